@@ -1,0 +1,3 @@
+from ptah.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Adapters around the core: YAML loading, sources, stores, embedders."""

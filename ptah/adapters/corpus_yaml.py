@@ -1,0 +1,392 @@
+"""Loading an evaluation corpus (format v1) from YAML into :class:`ptah.core.corpus.Corpus`.
+
+Every problem in a file is collected and raised together as one
+:class:`CorpusError`; each reads ``FILE:LINE: case "ID": field: message``.
+Nothing else escapes :func:`load_corpus`: a file is either a valid corpus or
+a ``CorpusError``.
+
+Keys keep the author's spelling: an unquoted ``0042`` is the key ``"0042"``,
+``1e3`` is ``"1e3"`` and ``true`` is ``"true"`` -- the text written, never a
+number or boolean YAML would make of it. A null key (``~``, ``null``, nothing)
+is refused.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from ptah.adapters.yaml_nodes import (
+    TAG_BOOL,
+    TAG_STR,
+    DocumentProblem,
+    describe,
+    integer,
+    is_null,
+    line_of,
+    mapping_fields,
+    number,
+    parse_document,
+    read_document,
+    scalar_text,
+    tag_of,
+)
+from ptah.core.corpus import (
+    CORPUS_VERSION,
+    MAX_CASES,
+    MAX_FILE_BYTES,
+    MAX_ID_CHARS,
+    MAX_K,
+    MAX_KEY_CHARS,
+    MAX_KEYS_PER_CASE,
+    MAX_QUERY_CHARS,
+    Case,
+    Corpus,
+)
+from ptah.core.errors import CorpusError, Problem
+
+TOP_FIELDS = ("version", "name", "description", "default_k", "cases")
+CASE_FIELDS = ("id", "query", "k", "required", "relevant", "forbidden")
+
+
+def load_corpus(path: str | Path) -> Corpus:
+    """Read and validate the corpus at ``path``; raise :class:`CorpusError` listing every problem."""
+    path = Path(path)
+    try:
+        root = read_document(path, max_bytes=MAX_FILE_BYTES, what="corpus")
+    except DocumentProblem as exc:
+        raise CorpusError([exc.problem]) from None
+    return _Reader(str(path)).corpus(root)
+
+
+def parse_corpus(data: bytes | str, name: str = "<corpus>") -> Corpus:
+    """Like :func:`load_corpus` for content in hand (tests, stdin)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    try:
+        root = parse_document(data, name=name, max_bytes=MAX_FILE_BYTES, what="corpus")
+    except DocumentProblem as exc:
+        raise CorpusError([exc.problem]) from None
+    return _Reader(name).corpus(root)
+
+
+class _Reader:
+    """One pass over a composed document, collecting problems as it goes."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.problems: list[Problem] = []
+
+    def report(self, message: str, *, line: int | None, field: str | None, case: str | None = None) -> None:
+        self.problems.append(Problem(message, path=self.path, line=line, case=case, field=field))
+
+    def corpus(self, root: Node) -> Corpus:
+        if not isinstance(root, MappingNode):
+            self.report(
+                f"a corpus is a YAML mapping with version, default_k and cases, not {describe(root)}",
+                line=line_of(root),
+                field=None,
+            )
+            raise CorpusError(self.problems)
+        fields = mapping_fields(root, known=TOP_FIELDS, report=self.report, where="the corpus")
+
+        self._version(fields, root)
+        name = self._text_field(fields, "name")
+        description = self._text_field(fields, "description")
+        default_k = self._default_k(fields)
+        cases = self._cases(fields, root, default_k)
+        if self.problems:
+            raise CorpusError(self.problems)
+        return Corpus(cases=tuple(cases), name=name, description=description, default_k=default_k, path=self.path)
+
+    def _version(self, fields: dict, root: MappingNode) -> None:
+        if "version" not in fields:
+            self.report("is missing; write `version: 1` at the top", line=line_of(root), field="version")
+            return
+        node = fields["version"].value
+        value = integer(node)
+        if value != CORPUS_VERSION:
+            self.report(
+                f"must be the number 1 (this ptah reads corpus format 1), not {describe(node)}",
+                line=line_of(node),
+                field="version",
+            )
+
+    def _text_field(self, fields: dict, name: str) -> str | None:
+        if name not in fields:
+            return None
+        node = fields[name].value
+        if is_null(node):
+            return None
+        text = scalar_text(node)
+        if text is None:
+            self.report(f"must be text, not {describe(node)}", line=line_of(node), field=name)
+        return text
+
+    def _default_k(self, fields: dict) -> int | None:
+        if "default_k" not in fields:
+            return None
+        node = fields["default_k"].value
+        k = self._depth(node, field="default_k", case=None)
+        if k == 0:
+            self.report("must be at least 1; it is the depth of every case without its own k", line=line_of(node), field="default_k")
+            return None
+        return k
+
+    def _depth(self, node: Node, *, field: str, case: str | None) -> int | None:
+        """A depth: a whole number 0..MAX_K written unquoted. Reports and returns None otherwise."""
+        value = integer(node)
+        line = line_of(node)
+        if value is None:
+            if isinstance(node, ScalarNode) and tag_of(node) == TAG_STR and integer_like(node.value):
+                hint = f"remove the quotes: {field}: {node.value.strip()}"
+            else:
+                hint = "write a whole number such as 10"
+            self.report(f"must be a whole number, not {describe(node)}; {hint}", line=line, field=field, case=case)
+            return None
+        if value < 0:
+            self.report(f"must not be negative (got {value})", line=line, field=field, case=case)
+            return None
+        if value > MAX_K:
+            self.report(f"{value} is above the limit of {MAX_K}", line=line, field=field, case=case)
+            return None
+        return value
+
+    def _cases(self, fields: dict, root: MappingNode, default_k: int | None) -> list[Case]:
+        if "cases" not in fields:
+            self.report("is missing; a corpus needs at least one case", line=line_of(root), field="cases")
+            return []
+        node = fields["cases"].value
+        if not isinstance(node, SequenceNode):
+            self.report(f"must be a list of cases, not {describe(node)}", line=line_of(node), field="cases")
+            return []
+        if not node.value:
+            self.report("is empty; a corpus needs at least one case", line=line_of(node), field="cases")
+            return []
+        if len(node.value) > MAX_CASES:
+            self.report(
+                f"holds {len(node.value):,} cases, more than the limit of {MAX_CASES:,}; split the corpus",
+                line=line_of(node),
+                field="cases",
+            )
+            return []
+        cases: list[Case] = []
+        first_line: dict[str, int] = {}
+        for item in node.value:
+            case_id, case = self._case(item, default_k)
+            if case_id is None:
+                continue
+            if case_id in first_line:
+                self.report(
+                    f"the id is used twice (lines {first_line[case_id]} and {line_of(item)}); case ids must be unique",
+                    line=line_of(item),
+                    field="id",
+                    case=case_id,
+                )
+                continue
+            first_line[case_id] = line_of(item)
+            if case is not None:
+                cases.append(case)
+        return cases
+
+    def _case(self, node: Node, default_k: int | None) -> tuple[str | None, Case | None]:
+        """The case's id (None when it has no usable id) and the case (None when invalid)."""
+        if not isinstance(node, MappingNode):
+            self.report(f"each case must be a mapping with id and query, not {describe(node)}", line=line_of(node), field="cases")
+            return None, None
+        before = len(self.problems)
+        line = line_of(node)
+        case_id = self._case_id(node)
+
+        def report(message: str, *, line: int | None, field: str | None) -> None:
+            self.report(message, line=line, field=field, case=case_id)
+
+        fields = mapping_fields(node, known=CASE_FIELDS, report=report, where="a case")
+        if case_id is None:
+            return None, None
+        query = self._query(fields, line, case_id)
+
+        k: int | None = None
+        if "k" in fields:
+            k = self._depth(fields["k"].value, field="k", case=case_id)
+        effective_k = k or default_k
+        if effective_k is None and not (k is None and "k" in fields):
+            report("no depth: give the case a k, or the corpus a default_k", line=line, field="k")
+
+        required = self._key_list(fields, "required", case_id)
+        forbidden = self._key_list(fields, "forbidden", case_id)
+        relevant = self._relevant(fields, case_id)
+        if required is None and relevant is None:
+            report(
+                "declares neither required nor relevant; any answer would satisfy it, so name the keys a good result contains",
+                line=line,
+                field=None,
+            )
+        if forbidden:
+            clash = sorted(set(forbidden) & (set(required or ()) | set(relevant or {})))
+            if clash:
+                report(
+                    f"key {clash[0]!r} is both forbidden and expected; a key cannot be both",
+                    line=line_of(fields["forbidden"].value),
+                    field="forbidden",
+                )
+        if len(self.problems) > before or query is None or effective_k is None:
+            return case_id, None
+        grades = relevant if relevant is not None else {key: 1.0 for key in required or ()}
+        return case_id, Case(
+            id=case_id,
+            query=query,
+            k=effective_k,
+            required=tuple(required or ()),
+            relevant=grades,
+            forbidden=tuple(forbidden or ()),
+            line=line,
+        )
+
+    def _case_id(self, node: MappingNode) -> str | None:
+        for key, value in node.value:
+            if isinstance(key, ScalarNode) and key.value == "id":
+                text = scalar_text(value)
+                if text is None or not text.strip():
+                    self.report(f"must be non-empty text, not {describe(value)}", line=line_of(value), field="id")
+                    return None
+                if len(text) > MAX_ID_CHARS:
+                    self.report(f"is {len(text):,} characters, above the limit of {MAX_ID_CHARS}", line=line_of(value), field="id")
+                    return None
+                return text
+        self.report("a case has no id; give every case a unique id", line=line_of(node), field="id")
+        return None
+
+    def _query(self, fields: dict, line: int, case_id: str) -> str | None:
+        if "query" not in fields:
+            self.report("is missing; a case needs the text to search with", line=line, field="query", case=case_id)
+            return None
+        node = fields["query"].value
+        text = scalar_text(node)
+        if text is None or not text.strip():
+            self.report(f"must be non-empty text, not {describe(node)}", line=line_of(node), field="query", case=case_id)
+            return None
+        if len(text) > MAX_QUERY_CHARS:
+            self.report(
+                f"is {len(text):,} characters, above the limit of {MAX_QUERY_CHARS:,}",
+                line=line_of(node),
+                field="query",
+                case=case_id,
+            )
+            return None
+        return text
+
+    def _key(self, node: Node, field: str, case_id: str) -> str | None:
+        """A key exactly as written; refuses collections, null and empty or oversized text."""
+        text = scalar_text(node)
+        if text is None:
+            self.report(f"a key must be a single text value such as \"42\", not {describe(node)}", line=line_of(node), field=field, case=case_id)
+            return None
+        if text == "":
+            self.report("a key must not be empty", line=line_of(node), field=field, case=case_id)
+            return None
+        if len(text) > MAX_KEY_CHARS:
+            self.report(f"a key of {len(text):,} characters is above the limit of {MAX_KEY_CHARS}", line=line_of(node), field=field, case=case_id)
+            return None
+        return text
+
+    def _key_list(self, fields: dict, name: str, case_id: str) -> list[str] | None:
+        if name not in fields:
+            return None
+        node = fields[name].value
+        if not isinstance(node, SequenceNode):
+            example = f'[{node.value!r}]' if isinstance(node, ScalarNode) and not is_null(node) else '["42"]'
+            self.report(f"must be a list of keys such as {example}, not {describe(node)}", line=line_of(node), field=name, case=case_id)
+            return []
+        if not node.value:
+            self.report("is empty; list at least one key or leave the field out", line=line_of(node), field=name, case=case_id)
+            return []
+        if len(node.value) > MAX_KEYS_PER_CASE:
+            self.report(f"lists {len(node.value):,} keys, above the limit of {MAX_KEYS_PER_CASE:,}", line=line_of(node), field=name, case=case_id)
+            return []
+        keys: list[str] = []
+        for item in node.value:
+            key = self._key(item, name, case_id)
+            if key is None:
+                continue
+            if key in keys:
+                self.report(f"key {key!r} is listed twice", line=line_of(item), field=name, case=case_id)
+                continue
+            keys.append(key)
+        return keys
+
+    def _relevant(self, fields: dict, case_id: str) -> dict[str, float] | None:
+        if "relevant" not in fields:
+            return None
+        node = fields["relevant"].value
+        if not isinstance(node, MappingNode):
+            self.report(
+                f'must be a mapping from key to grade such as {{"42": 1}}, not {describe(node)}',
+                line=line_of(node),
+                field="relevant",
+                case=case_id,
+            )
+            return {}
+        if not node.value:
+            self.report("is empty; grade at least one key or leave the field out", line=line_of(node), field="relevant", case=case_id)
+            return {}
+        if len(node.value) > MAX_KEYS_PER_CASE:
+            self.report(f"grades {len(node.value):,} keys, above the limit of {MAX_KEYS_PER_CASE:,}", line=line_of(node), field="relevant", case=case_id)
+            return {}
+        grades: dict[str, float] = {}
+        lines: dict[str, int] = {}
+        for key_node, grade_node in node.value:
+            key = self._key(key_node, "relevant", case_id)
+            grade = self._grade(grade_node, key, case_id)
+            if key is None or grade is None:
+                continue
+            if key in grades:
+                self.report(
+                    f"key {key!r} is graded twice (lines {lines[key]} and {line_of(key_node)}); keep one",
+                    line=line_of(key_node),
+                    field="relevant",
+                    case=case_id,
+                )
+                continue
+            grades[key] = grade
+            lines[key] = line_of(key_node)
+        return grades
+
+    def _grade(self, node: Node, key: str | None, case_id: str) -> float | None:
+        field = f"relevant[{key!r}]" if key is not None else "relevant"
+        line = line_of(node)
+        if isinstance(node, ScalarNode) and tag_of(node) == TAG_BOOL:
+            self.report(f"a grade must be a number above 0, not the boolean {node.value}", line=line, field=field, case=case_id)
+            return None
+        value = number(node)
+        if value is None:
+            hint = "; remove the quotes" if isinstance(node, ScalarNode) and tag_of(node) == TAG_STR and number_like(node.value) else ""
+            self.report(f"a grade must be a number above 0, not {describe(node)}{hint}", line=line, field=field, case=case_id)
+            return None
+        if math.isnan(value) or math.isinf(value):
+            self.report(f"a grade must be a finite number above 0, not {node.value}", line=line, field=field, case=case_id)
+            return None
+        if value <= 0:
+            self.report(
+                f"a grade must be above 0, not {node.value}; an unlisted key already means 0, so leave it out",
+                line=line,
+                field=field,
+                case=case_id,
+            )
+            return None
+        return value
+
+
+def integer_like(text: str) -> bool:
+    return text.strip().lstrip("+-").isdigit()
+
+
+def number_like(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+

@@ -1,0 +1,248 @@
+"""Reading YAML files as located nodes, for loaders that report ``FILE:LINE``.
+
+ptah's YAML files (corpora, the specification) are read at the node level
+with ruamel.yaml's composer instead of being constructed into Python objects,
+for three reasons:
+
+* every value keeps its line, so an error can name it;
+* a scalar keeps the text the author wrote, so an unquoted key ``0042`` stays
+  ``"0042"`` instead of silently becoming the integer 42;
+* aliases are refused outright (an alias bomb expands to nothing here) and
+  duplicate mapping keys are found, which the constructor would hide.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from ptah.core.errors import Problem
+
+TAG_STR = "tag:yaml.org,2002:str"
+TAG_INT = "tag:yaml.org,2002:int"
+TAG_FLOAT = "tag:yaml.org,2002:float"
+TAG_BOOL = "tag:yaml.org,2002:bool"
+TAG_NULL = "tag:yaml.org,2002:null"
+
+_DECIMAL_INT = re.compile(r"[-+]?[0-9]+\Z")
+
+
+class DocumentProblem(Exception):
+    """Raised inside this module when a file cannot be read as one YAML document."""
+
+    def __init__(self, problem: Problem):
+        super().__init__(str(problem))
+        self.problem = problem
+
+
+def tag_of(node: Node) -> str:
+    tag = node.tag
+    return str(getattr(tag, "value", tag))
+
+
+def line_of(node: Node) -> int:
+    return node.start_mark.line + 1
+
+
+def describe(node: Node) -> str:
+    """How a node reads in an error message: ``a list``, ``the boolean true``…"""
+    if isinstance(node, MappingNode):
+        return "a mapping"
+    if isinstance(node, SequenceNode):
+        return "a list"
+    tag = tag_of(node)
+    kinds = {
+        TAG_NULL: "nothing (null)",
+        TAG_BOOL: f"the boolean {node.value}",
+        TAG_INT: f"the number {node.value}",
+        TAG_FLOAT: f"the number {node.value}",
+    }
+    return kinds.get(tag, f'the text "{node.value}"')
+
+
+def read_document(path: Path, *, max_bytes: int, what: str) -> Node:
+    """Read ``path`` as exactly one YAML document and return its root node.
+
+    Raises :class:`DocumentProblem` for a missing, oversized, empty, non-UTF-8
+    or malformed file, for several documents, and for any alias.
+    """
+    name = str(path)
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise DocumentProblem(
+                Problem(f"the file is {size:,} bytes, more than the {what} limit of {max_bytes:,}; split it", path=name)
+            )
+        data = path.read_bytes()
+    except DocumentProblem:
+        raise
+    except IsADirectoryError:
+        raise DocumentProblem(Problem(f"is a directory, not a {what} file", path=name)) from None
+    except FileNotFoundError:
+        raise DocumentProblem(Problem("no such file", path=name)) from None
+    except OSError as exc:
+        raise DocumentProblem(Problem(f"cannot be read: {exc.strerror or exc}", path=name)) from None
+    return parse_document(data, name=name, max_bytes=max_bytes, what=what)
+
+
+def parse_document(data: bytes, *, name: str, max_bytes: int, what: str) -> Node:
+    """Like :func:`read_document`, for bytes already in hand."""
+    if len(data) > max_bytes:
+        raise DocumentProblem(
+            Problem(f"the file is {len(data):,} bytes, more than the {what} limit of {max_bytes:,}; split it", path=name)
+        )
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise DocumentProblem(
+            Problem(f"byte 0x{data[exc.start]:02x} is not UTF-8; save the file as UTF-8", path=name, line=line)
+        ) from None
+    if not text.strip():
+        raise DocumentProblem(Problem(f"the file is empty; a {what} is a YAML mapping", path=name))
+    yaml = YAML(typ="rt")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            documents = list(yaml.compose_all(text))
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        reason = exc.problem or exc.context or "malformed"
+        raise DocumentProblem(Problem(f"not valid YAML: {reason}", path=name, line=line)) from None
+    except RecursionError:
+        raise DocumentProblem(Problem("not accepted: the YAML is nested too deeply", path=name)) from None
+    except (YAMLError, Exception) as exc:  # the parser's own failures all mean "not YAML we accept"
+        raise DocumentProblem(Problem(f"not valid YAML: {exc}", path=name)) from None
+    documents = [d for d in documents if d is not None]
+    if not documents:
+        raise DocumentProblem(Problem(f"the file is empty; a {what} is a YAML mapping", path=name))
+    if len(documents) > 1:
+        raise DocumentProblem(
+            Problem(f"holds {len(documents)} YAML documents; a {what} file holds one", path=name, line=line_of(documents[1]))
+        )
+    root = documents[0]
+    _refuse_aliases(root, name)
+    return root
+
+
+def _refuse_aliases(root: Node, name: str) -> None:
+    """Every node must occur once: the composer turns an alias into a second reference."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            raise DocumentProblem(
+                Problem(
+                    "YAML anchors and aliases (&name / *name) are not accepted; write the value out",
+                    path=name,
+                    line=line_of(node),
+                )
+            )
+        seen.add(id(node))
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                stack.append(key)
+                stack.append(value)
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+
+
+@dataclass
+class Field:
+    name: str
+    key: ScalarNode
+    value: Node
+
+
+def mapping_fields(
+    node: MappingNode,
+    *,
+    known: tuple[str, ...],
+    report: Callable[..., None],
+    where: str,
+) -> dict[str, Field]:
+    """The fields of a mapping, reporting duplicates, non-text names and unknown names.
+
+    ``report(message, line=..., field=...)`` is called for each problem; the
+    first occurrence of a duplicated field is kept so later checks can go on.
+    """
+    fields: dict[str, Field] = {}
+    for key, value in node.value:
+        if not isinstance(key, ScalarNode) or tag_of(key) == TAG_NULL:
+            report(f"a field name must be text, not {describe(key)}", line=line_of(key), field=None)
+            continue
+        name = str(key.value)
+        if name in fields:
+            first = line_of(fields[name].key)
+            report(
+                f"is given twice in {where} (lines {first} and {line_of(key)}); keep one",
+                line=line_of(key),
+                field=name,
+            )
+            continue
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            hint = f'; did you mean "{close[0]}"?' if close else f"; known fields are {', '.join(known)}"
+            report(f"unknown field in {where}{hint}", line=line_of(key), field=name)
+            continue
+        fields[name] = Field(name, key, value)
+    return fields
+
+
+def integer(node: Node) -> int | None:
+    """The value of an unquoted decimal integer scalar, else ``None``."""
+    if not isinstance(node, ScalarNode) or tag_of(node) != TAG_INT:
+        return None
+    text = str(node.value).replace("_", "")
+    if not _DECIMAL_INT.match(text):
+        return None
+    return int(text)
+
+
+def number(node: Node) -> float | None:
+    """The value of an unquoted int or float scalar (``.nan``/``.inf`` included), else ``None``."""
+    if not isinstance(node, ScalarNode) or tag_of(node) not in (TAG_INT, TAG_FLOAT):
+        return None
+    text = str(node.value).replace("_", "").lower()
+    special = {".nan": math.nan, ".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf}
+    if text in special:
+        return special[text]
+    try:
+        if tag_of(node) == TAG_INT:
+            return float(int(text, 0)) if not _DECIMAL_INT.match(text) else float(int(text))
+        return float(text)
+    except ValueError:
+        return None
+
+
+def is_null(node: Node) -> bool:
+    return isinstance(node, ScalarNode) and tag_of(node) == TAG_NULL
+
+
+def scalar_text(node: Node) -> str | None:
+    """The text of a scalar exactly as written (quoted or not); ``None`` for null or a collection."""
+    if not isinstance(node, ScalarNode) or tag_of(node) == TAG_NULL:
+        return None
+    text = str(node.value)
+    if node.style == ">":
+        # ruamel's round-trip scanner marks the fold points of a folded scalar
+        # with BEL; YAML forbids a literal BEL in the stream, so each is a marker.
+        text = text.replace("\a", "")
+    return text
+
+
+def iter_sequence(node: SequenceNode) -> Iterator[Node]:
+    yield from node.value

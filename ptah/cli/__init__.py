@@ -1,0 +1,55 @@
+"""The ``ptah`` command line: a thin typer app with one error boundary.
+
+Command modules import services lazily inside their functions, so that
+``ptah --help`` and ``ptah corpus ...`` never import torch.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from ptah.cli import corpus as corpus_commands
+from ptah.cli import inference as inference_commands
+from ptah.core.errors import EXIT_OPERATIONAL, PtahError
+
+app = typer.Typer(
+    name="ptah",
+    help="Keep text-embedding generations of a table and measure, honestly, whether they work.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(corpus_commands.app, name="corpus")
+app.add_typer(inference_commands.app, name="inference")
+
+
+@app.callback()
+def _root() -> None:
+    """ptah: corpora, generations and their evaluation."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the app and turn every failure into a message and an exit code.
+
+    Usage errors are click's (exit 2); ptah's typed errors carry their exit
+    code; anything else is a bug, reported in one line (set ``PTAH_DEBUG=1``
+    for the traceback) with exit 3.
+    """
+    try:
+        app(args=argv, prog_name="ptah", standalone_mode=True)
+    except PtahError as exc:
+        _fail(str(exc), exc.exit_code)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except Exception as exc:  # the boundary: no traceback reaches a user
+        if os.environ.get("PTAH_DEBUG"):
+            raise
+        _fail(f"ptah: internal error: {type(exc).__name__}: {exc} (set PTAH_DEBUG=1 to see where)", EXIT_OPERATIONAL)
+
+
+def _fail(message: str, code: int) -> None:
+    print(message, file=sys.stderr)
+    sys.exit(code)

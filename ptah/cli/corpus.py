@@ -1,0 +1,47 @@
+"""``ptah corpus validate`` and ``ptah corpus digest``: checking corpora without a model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List
+
+import typer
+
+from ptah.adapters.corpus_yaml import load_corpus
+from ptah.core.errors import EXIT_INPUT, CorpusError
+
+app = typer.Typer(help="Check evaluation corpora and print their digests.", no_args_is_help=True)
+
+
+@app.command()
+def validate(
+    files: List[Path] = typer.Argument(..., help="Corpus files to check; every problem in every file is reported."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object per run instead of text."),
+) -> None:
+    """Check corpus files. Exit 0 when all are valid, 2 when any is not."""
+    results = []
+    for path in files:
+        try:
+            corpus = load_corpus(path)
+        except CorpusError as exc:
+            results.append({"path": str(path), "valid": False, "problems": [p.as_dict() for p in exc.problems]})
+            if not json_output:
+                typer.echo(str(exc), err=True)
+            continue
+        results.append({"path": str(path), "valid": True, "digest": corpus.digest, "cases": len(corpus.cases), "problems": []})
+        if not json_output:
+            typer.echo(f"{path}: valid, {len(corpus.cases)} cases, {corpus.digest}")
+    invalid = sum(not r["valid"] for r in results)
+    if json_output:
+        typer.echo(json.dumps({"valid": invalid == 0, "files": results}, indent=2, ensure_ascii=False))
+    elif invalid:
+        typer.echo(f"{invalid} of {len(results)} corpus files invalid", err=True)
+    if invalid:
+        raise typer.Exit(EXIT_INPUT)
+
+
+@app.command()
+def digest(file: Path = typer.Argument(..., help="The corpus file.")) -> None:
+    """Print the corpus digest (sha256:...): what --baseline comparability rests on."""
+    typer.echo(load_corpus(file).digest)

@@ -1,0 +1,152 @@
+"""The evaluation corpus (format v1) and its content digest.
+
+A corpus is a set of cases; each case has a query, an effective depth ``k``
+and expectations: ``required`` keys (must appear in the top k), graded
+``relevant`` keys (for the ranked measures) and ``forbidden`` keys (must not
+appear in the top k -- a ptah extension, reported as leakage).
+
+The loader (``ptah.adapters.corpus_yaml``) validates the file and builds these
+objects; the objects here hold values that already passed validation.
+
+Digest
+------
+The digest is the SHA-256 of a canonical JSON document, printed as
+``sha256:<64 hex digits>``. The canonical document is::
+
+    {"cases":[CASE,...],"format":"ptah-corpus@1"}
+
+with the cases sorted by ``id`` (Unicode code point order), and each CASE::
+
+    {"forbidden":[KEY,...],"id":ID,"k":K,"query":QUERY,
+     "relevant":[[KEY,GRADE],...],"required":[KEY,...]}
+
+where ``k`` is the *effective* depth (a case's own ``k``, or ``default_k``),
+``relevant`` holds the *effective* grades (the declared ones, or grade 1 for
+each required key when none are declared), and every key list is sorted by
+code point. A GRADE is written as a JSON number in Python's shortest
+round-trip ``repr`` of the IEEE-754 double (``1.0``, ``0.5``, ``2.0``), so a
+grade written ``1`` and one written ``1.0`` are the same. The document is
+serialised with object keys sorted, no whitespace (separators ``,`` and
+``:``), non-ASCII characters written as themselves (not escaped), and encoded
+as UTF-8. Queries and keys are taken exactly as written: no trimming, no case
+folding, no Unicode normalisation.
+
+Outside the digest: ``name``, ``description``, ``default_k`` itself (only the
+depths it resolves to count), YAML formatting, quoting, comments, mapping key
+order and the order of the cases.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+CORPUS_VERSION = 1
+DIGEST_FORMAT = "ptah-corpus@1"
+
+# Limits: oversized input is refused with a clear error, never truncated.
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_CASES = 50_000
+MAX_QUERY_CHARS = 8_192
+MAX_K = 1_000
+MAX_KEYS_PER_CASE = 10_000
+MAX_KEY_CHARS = 1_024
+MAX_ID_CHARS = 512
+
+COMPOSITE_KEY_SEPARATOR = "\x1f"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One evaluation case, with its effective depth and grades.
+
+    ``relevant`` maps each graded key to its grade (> 0); when the corpus
+    declared ``required`` and no ``relevant``, each required key is graded 1.
+    ``line`` is where the case starts in its file (for messages), if known.
+    """
+
+    id: str
+    query: str
+    k: int
+    required: tuple[str, ...] = ()
+    relevant: Mapping[str, float] = field(default_factory=dict)
+    forbidden: tuple[str, ...] = ()
+    line: int | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "relevant", MappingProxyType(dict(self.relevant)))
+
+    def expected_keys(self) -> frozenset[str]:
+        """Every key the case names: required, relevant and forbidden."""
+        return frozenset(self.required) | frozenset(self.relevant) | frozenset(self.forbidden)
+
+    def canonical(self) -> dict:
+        """This case's part of the canonical digest document (see module docs)."""
+        return {
+            "id": self.id,
+            "query": self.query,
+            "k": self.k,
+            "required": sorted(self.required),
+            "relevant": [[key, float(self.relevant[key])] for key in sorted(self.relevant)],
+            "forbidden": sorted(self.forbidden),
+        }
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A validated corpus. ``cases`` keep the file's order for display."""
+
+    cases: tuple[Case, ...]
+    name: str | None = None
+    description: str | None = None
+    default_k: int | None = None
+    path: str | None = field(default=None, compare=False)
+
+    @property
+    def digest(self) -> str:
+        return corpus_digest(self.cases)
+
+    def case(self, case_id: str) -> Case:
+        for case in self.cases:
+            if case.id == case_id:
+                return case
+        raise KeyError(case_id)
+
+    def expected_keys(self) -> frozenset[str]:
+        keys: set[str] = set()
+        for case in self.cases:
+            keys |= case.expected_keys()
+        return frozenset(keys)
+
+
+def canonical_document(cases: tuple[Case, ...] | list[Case]) -> bytes:
+    """The exact bytes the digest hashes (see module docs)."""
+    document = {
+        "format": DIGEST_FORMAT,
+        "cases": [case.canonical() for case in sorted(cases, key=lambda c: c.id)],
+    }
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return text.encode("utf-8")
+
+
+def corpus_digest(cases: tuple[Case, ...] | list[Case]) -> str:
+    """``sha256:`` followed by the hex SHA-256 of :func:`canonical_document`."""
+    return "sha256:" + hashlib.sha256(canonical_document(cases)).hexdigest()
+
+
+def join_key(components: list[str] | tuple[str, ...]) -> str:
+    """A key as the corpus spells it: components joined with U+001F."""
+    return COMPOSITE_KEY_SEPARATOR.join(components)
+
+
+def row_identity(components: list[str] | tuple[str, ...]) -> str:
+    """The unambiguous row identity: each component length-prefixed, e.g. ``5:acme1`` then ``1:2``.
+
+    Lengths count Unicode code points. The components are concatenated with
+    ``:`` after each prefix, so ``("acme1", "2")`` reads ``5:acme11:2``; no
+    separator inside a value can make two different rows read alike.
+    """
+    return "".join(f"{len(c)}:{c}" for c in components)

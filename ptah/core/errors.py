@@ -1,0 +1,140 @@
+"""Typed errors. Each carries the exit code DESIGN.md assigns to its kind.
+
+Exit codes, the same in every command:
+
+* 0 -- ok;
+* 1 -- the check ran and its verdict is negative (a gate failed, a generation
+  is incomplete or stale under ``verify``);
+* 2 -- bad input or usage (:class:`InputError` and its subclasses);
+* 3 -- operational failure (:class:`OperationalError` and its subclasses).
+
+The CLI has one error boundary that turns a :class:`PtahError` into its
+message on stderr and its exit code. Nothing here formats for a terminal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+EXIT_OK = 0
+EXIT_NEGATIVE = 1
+EXIT_INPUT = 2
+EXIT_OPERATIONAL = 3
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with an input file, located as precisely as known.
+
+    Rendered as ``FILE:LINE: case "ID": field: message`` with the parts that
+    are unknown left out.
+    """
+
+    message: str
+    path: str | None = None
+    line: int | None = None
+    case: str | None = None
+    field: str | None = None
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = self.path + (f":{self.line}" if self.line is not None else "") + ": "
+        elif self.line is not None:
+            where = f"line {self.line}: "
+        if self.case is not None:
+            where += f'case "{self.case}": '
+        if self.field is not None:
+            where += f"{self.field}: "
+        return where + self.message
+
+    def as_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "case": self.case,
+            "field": self.field,
+            "message": self.message,
+        }
+
+
+class PtahError(Exception):
+    """Base of every error ptah reports to a user. Never shown as a traceback."""
+
+    exit_code = EXIT_OPERATIONAL
+
+    def __init__(self, message: str, *, problems: tuple[Problem, ...] | list[Problem] = ()):
+        super().__init__(message)
+        self.message = message
+        self.problems = tuple(problems)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InputError(PtahError):
+    """Bad input or usage: exit 2."""
+
+    exit_code = EXIT_INPUT
+
+
+class OperationalError(PtahError):
+    """Something ptah needs is unavailable or unusable: exit 3."""
+
+    exit_code = EXIT_OPERATIONAL
+
+
+def _joined(problems: tuple[Problem, ...] | list[Problem]) -> str:
+    return "\n".join(str(p) for p in problems)
+
+
+class CorpusError(InputError):
+    """A corpus file is invalid. Carries every problem found, not just the first."""
+
+    def __init__(self, problems: tuple[Problem, ...] | list[Problem]):
+        super().__init__(_joined(problems), problems=problems)
+
+
+class SpecError(InputError):
+    """The specification (``ptah.yaml``) is invalid or cannot be found."""
+
+    def __init__(self, problems: tuple[Problem, ...] | list[Problem] | str):
+        if isinstance(problems, str):
+            problems = (Problem(problems),)
+        super().__init__(_joined(problems), problems=problems)
+
+
+class IncomparableBaseline(InputError):
+    """A baseline report was measured on a different corpus (digests differ) or is unreadable."""
+
+
+class UnknownGeneration(InputError):
+    """A generation name the specification does not declare, or one never built."""
+
+
+class UnknownKey(InputError):
+    """A corpus names a key the generation does not hold."""
+
+
+class ReportError(InputError):
+    """A report file (e.g. a baseline) cannot be read as ``ptah-report@1``."""
+
+
+class SourceUnavailable(OperationalError):
+    """The source database or table cannot be read."""
+
+
+class StoreUnavailable(OperationalError):
+    """The store cannot be opened, is locked, or is from an unknown schema version."""
+
+
+class ModelUnavailable(OperationalError):
+    """The embedding model cannot be found or loaded offline."""
+
+
+class StaleGeneration(OperationalError):
+    """Evaluation was asked of a generation that is incomplete or stale."""
+
+
+class CapabilityUnavailable(OperationalError):
+    """A requested capability (an index, a channel) is absent; never silently replaced."""

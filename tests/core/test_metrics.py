@@ -1,0 +1,283 @@
+"""Measures: exact hand-built values, agreement with trec_eval, measure names, means."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+import pytrec_eval
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ptah.core.corpus import Case
+from ptah.core.metrics import (
+    MEASURE_NAMES,
+    CaseMetrics,
+    Mean,
+    Measure,
+    Placement,
+    evaluate_case,
+    mean_of,
+    ndcg_at_k,
+    recall_at_k,
+    reciprocal_rank_at_k,
+)
+from ptah.core.ranking import find_ties, top_k
+
+# --- hand-built values, written as the formula ----------------------------
+
+
+def test_recall_counts_relevant_keys_in_the_top_k():
+    grades = {"a": 1.0, "b": 1.0, "c": 1.0}
+    ranking = ["a", "x", "c", "b"]
+    assert recall_at_k(ranking, grades, 3) == 2 / 3
+    assert recall_at_k(ranking, grades, 1) == 1 / 3
+    assert recall_at_k(ranking, grades, 4) == 3 / 3
+
+
+def test_recall_ignores_judged_non_relevant_keys():
+    assert recall_at_k(["a", "n"], {"a": 1.0, "n": 0.0, "b": 2.0}, 2) == 1 / 2
+
+
+def test_reciprocal_rank_is_one_over_the_first_relevant_rank_within_k():
+    grades = {"b": 1.0, "c": 3.0}
+    assert reciprocal_rank_at_k(["x", "y", "b", "c"], grades, 4) == 1 / 3
+    assert reciprocal_rank_at_k(["x", "y", "b", "c"], grades, 2) == 0.0
+    assert reciprocal_rank_at_k(["c"], grades, 10) == 1 / 1
+
+
+def test_ndcg_linear_gain_log2_discount():
+    grades = {"a": 1.0, "b": 0.5}
+    expected = (1.0 / math.log2(2) + 0.5 / math.log2(4)) / (1.0 / math.log2(2) + 0.5 / math.log2(3))
+    assert ndcg_at_k(["a", "x", "b"], grades, 3) == pytest.approx(expected, abs=1e-15)
+
+
+def test_ndcg_ideal_uses_all_judgements_even_never_retrieved():
+    grades = {"a": 2.0, "b": 1.0, "c": 3.0}  # "c" is never retrieved
+    expected = (1.0 / math.log2(2) + 2.0 / math.log2(3)) / (3.0 / math.log2(2) + 2.0 / math.log2(3))
+    assert ndcg_at_k(["b", "a", "z"], grades, 2) == pytest.approx(expected, abs=1e-15)
+
+
+def test_ndcg_with_k_beyond_the_ranking():
+    grades = {"a": 1.0, "b": 2.0}
+    expected = (2.0 / math.log2(2)) / (2.0 / math.log2(2) + 1.0 / math.log2(3))
+    assert ndcg_at_k(["b"], grades, 10) == pytest.approx(expected, abs=1e-15)
+
+
+def test_ndcg_float_grades_are_exact_not_truncated():
+    grades = {"a": 0.3, "b": 0.7}
+    expected = (0.3 / math.log2(2) + 0.7 / math.log2(3)) / (0.7 / math.log2(2) + 0.3 / math.log2(3))
+    assert ndcg_at_k(["a", "b"], grades, 2) == pytest.approx(expected, abs=1e-15)
+    assert ndcg_at_k(["b", "a"], grades, 2) == 1.0
+
+
+def test_unjudged_results_gain_zero():
+    grades = {"a": 1.0}
+    expected = (1.0 / math.log2(3)) / (1.0 / math.log2(2))
+    assert ndcg_at_k(["unjudged", "a"], grades, 5) == pytest.approx(expected, abs=1e-15)
+
+
+@pytest.mark.parametrize("grades", [{}, {"a": 0.0, "b": 0.0}])
+def test_every_measure_is_none_without_a_relevant_key(grades):
+    for measure in (recall_at_k, reciprocal_rank_at_k, ndcg_at_k):
+        assert measure(["a", "b"], grades, 2) is None
+
+
+def test_empty_ranking_scores_zero_when_something_is_relevant():
+    assert recall_at_k([], {"a": 1.0}, 5) == 0.0
+    assert reciprocal_rank_at_k([], {"a": 1.0}, 5) == 0.0
+    assert ndcg_at_k([], {"a": 1.0}, 5) == 0.0
+
+
+def test_invalid_inputs_are_refused():
+    with pytest.raises(ValueError, match="distinct keys"):
+        recall_at_k(["a", "a"], {"a": 1.0}, 2)
+    with pytest.raises(ValueError, match="finite number >= 0"):
+        ndcg_at_k(["a"], {"a": -1.0}, 1)
+    with pytest.raises(ValueError, match="finite number >= 0"):
+        ndcg_at_k(["a"], {"a": math.nan}, 1)
+    with pytest.raises(ValueError, match="depth k"):
+        reciprocal_rank_at_k(["a"], {"a": 1.0}, 0)
+
+
+# --- evaluate_case --------------------------------------------------------
+
+
+def test_evaluate_case_measures_and_expectations():
+    case = Case(
+        id="c1", query="q", k=3, required=("a", "q"), relevant={"a": 1.0, "b": 2.0}, forbidden=("f", "g")
+    )
+    ranked = [("f", 0.9), ("a", 0.8), ("z", 0.7), ("q", 0.6), ("g", 0.5)]
+    asked = []
+
+    def where(key):
+        asked.append(key)
+        return 4
+
+    metrics = evaluate_case(case, ranked, rank_of=where)
+    assert metrics == CaseMetrics(
+        recall=1 / 2,
+        rr=1 / 2,
+        ndcg=pytest.approx((1.0 / math.log2(3)) / (2.0 / math.log2(2) + 1.0 / math.log2(3)), abs=1e-15),
+        required_missed=(Placement("q", 4),),
+        forbidden_hits=(Placement("f", 1),),
+    )
+    assert asked == ["q"]  # only missed required keys are looked up
+
+
+def test_evaluate_case_without_rank_lookup_leaves_rank_unknown():
+    case = Case(id="c", query="q", k=1, required=("b", "a"), relevant={"a": 1.0, "b": 1.0})
+    metrics = evaluate_case(case, [("x", 1.0), ("a", 0.5)])
+    assert metrics.required_missed == (Placement("b", None), Placement("a", None))
+    assert metrics.forbidden_hits == ()
+    assert (metrics.recall, metrics.rr, metrics.ndcg) == (0.0, 0.0, 0.0)
+
+
+def test_evaluate_case_with_no_relevant_key_is_not_applicable():
+    case = Case(id="c", query="q", k=2, forbidden=("x",))
+    metrics = evaluate_case(case, [("x", 1.0)])
+    assert metrics == CaseMetrics(None, None, None, (), (Placement("x", 1),))
+
+
+# --- agreement with trec_eval (pytrec_eval) ------------------------------
+
+
+def trec_eval(grades, ranking, k):
+    """pytrec_eval's recall.k, recip_rank (on the run cut at k) and ndcg_cut.k for one query.
+
+    trec_eval orders by score descending and breaks ties by docno descending,
+    so the run's scores are made strictly decreasing in our rank order.
+    Returns None when trec_eval leaves the query out.
+    """
+    run = {key: float(len(ranking) - rank) for rank, key in enumerate(ranking[:k])}
+    evaluator = pytrec_eval.RelevanceEvaluator({"q": grades}, {f"recall.{k}", "recip_rank", f"ndcg_cut.{k}"})
+    result = evaluator.evaluate({"q": run}).get("q")
+    if result is None:
+        return None
+    return result[f"recall_{k}"], result["recip_rank"], result[f"ndcg_cut_{k}"]
+
+
+def test_agrees_with_pytrec_eval_on_random_rankings():
+    rng = random.Random(20240601)
+    seen = {"none": 0, "tie_at_cutoff": 0, "k_beyond_n": 0, "judged_unretrieved": 0, "float": 0}
+    for number in range(600):
+        n = rng.randint(1, 40)
+        keys = [f"d{i}" for i in rng.sample(range(100), n)]
+        scores = np.array([rng.choice([0.0, 0.25, 0.5, 0.75, 1.0]) for _ in keys], dtype=np.float32)
+        k = rng.choice([1, 2, 3, 5, 10, 20, 50])
+        # d100.. are judged but can never be retrieved.
+        judged = [f"d{i}" for i in rng.sample(range(130), rng.randint(0, 15))]
+        float_grades = number % 2 == 1
+        if float_grades:
+            # Linear nDCG is scale-invariant: grades g give the same value as 4g.
+            ours = {key: rng.choice([0.0, 0.25, 0.5, 1.75, 2.5]) for key in judged}
+            theirs = {key: int(grade * 4) for key, grade in ours.items()}
+        else:
+            theirs = {key: rng.choice([0, 1, 1, 2, 3, 4]) for key in judged}
+            ours = {key: float(grade) for key, grade in theirs.items()}
+        ranking = [key for key, _ in top_k(scores, keys, k)]
+
+        got = (recall_at_k(ranking, ours, k), reciprocal_rank_at_k(ranking, ours, k), ndcg_at_k(ranking, ours, k))
+        case = Case(id=str(number), query="q", k=k, relevant={key: g for key, g in ours.items() if g > 0})
+        by_case = evaluate_case(case, top_k(scores, keys, k))
+        assert (by_case.recall, by_case.rr, by_case.ndcg) == got
+
+        reference = trec_eval(theirs, ranking, k)
+        if not any(grade > 0 for grade in ours.values()):
+            # N/A for us; trec_eval skips the query or scores it 0.
+            assert got == (None, None, None)
+            assert reference is None or reference == (0.0, 0.0, 0.0)
+            seen["none"] += 1
+            continue
+        assert got == pytest.approx(reference, abs=1e-9), (number, ranking, ours, k)
+
+        seen["tie_at_cutoff"] += find_ties(scores, keys, k, set()).straddles_cutoff
+        seen["k_beyond_n"] += k > n
+        seen["judged_unretrieved"] += any(g > 0 and key not in ranking for key, g in ours.items())
+        seen["float"] += float_grades and any(g % 1 for g in ours.values())
+    # The random cases must have exercised every situation the comparison is for.
+    assert min(seen.values()) >= 30, seen
+
+
+def test_query_without_relevant_keys_is_none_where_trec_eval_says_zero_or_nothing():
+    assert trec_eval({"a": 0}, ["a", "b"], 2) == (0.0, 0.0, 0.0)
+    assert trec_eval({}, ["a", "b"], 2) is None
+    assert recall_at_k(["a", "b"], {"a": 0.0}, 2) is None
+    assert recall_at_k(["a", "b"], {}, 2) is None
+    assert mean_of([recall_at_k(["a"], {}, 1), 1.0]) == Mean(numerator=1.0, denominator=1, undefined=1)
+
+
+# --- measures as values ---------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["recall@10", "MRR@10", "nDCG@10", "nDCG@1", "recall@1000"])
+def test_measure_text_round_trips(text):
+    assert str(Measure.parse(text)) == text
+
+
+def test_measure_fields():
+    assert Measure.parse("nDCG@10") == Measure("nDCG", 10)
+    assert str(Measure("recall", 5)) == "recall@5"
+
+
+@given(name=st.sampled_from(MEASURE_NAMES), k=st.integers(min_value=1, max_value=10**9))
+def test_measure_value_round_trips(name, k):
+    measure = Measure(name, k)
+    assert Measure.parse(str(measure)) == measure
+
+
+@pytest.mark.parametrize(
+    "text", ["ndcg@10", "NDCG@10", "nDCG@0", "nDCG@010", "nDCG", "nDCG@", "nDCG@10 ", "P@10", "nDCG@-1", "nDCG@1.5"]
+)
+def test_measure_parse_refuses_other_spellings(text):
+    with pytest.raises(ValueError, match="e.g. nDCG@10"):
+        Measure.parse(text)
+
+
+@pytest.mark.parametrize("name, k", [("ndcg", 10), ("nDCG", 0), ("MRR", True), ("recall", 2.0)])
+def test_measure_refuses_invalid_fields(name, k):
+    with pytest.raises(ValueError):
+        Measure(name, k)
+
+
+def test_measure_scores_with_its_definition():
+    grades = {"a": 1.0, "b": 3.0}
+    ranking = ["x", "a", "b"]
+    assert Measure("recall", 2).score(ranking, grades) == recall_at_k(ranking, grades, 2) == 1 / 2
+    assert Measure("MRR", 3).score(ranking, grades) == 1 / 2
+    assert Measure("nDCG", 3).score(ranking, grades) == ndcg_at_k(ranking, grades, 3)
+
+
+# --- means ----------------------------------------------------------------
+
+
+def test_empty_mean_is_not_applicable():
+    mean = mean_of([])
+    assert mean == Mean(numerator=0.0, denominator=0, undefined=0)
+    assert mean.value is None
+
+
+def test_mean_of_only_undefined_values_is_not_applicable():
+    mean = mean_of([None, None])
+    assert (mean.value, mean.denominator, mean.undefined) == (None, 0, 2)
+
+
+def test_mean_leaves_undefined_values_out_of_the_denominator():
+    mean = mean_of([1.0, None, 0.5])
+    assert mean == Mean(numerator=1.5, denominator=2, undefined=1)
+    assert mean.value == 0.75
+
+
+def test_mean_of_zeros_is_zero_not_none():
+    assert mean_of([0.0, 0.0]).value == 0.0
+
+
+def test_mean_numerator_is_correctly_rounded():
+    assert mean_of([1e16, 1.0, -1e16]).numerator == 1.0
+
+
+def test_mean_refuses_nan():
+    with pytest.raises(ValueError, match="NaN"):
+        mean_of([1.0, math.nan])

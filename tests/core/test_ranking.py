@@ -1,0 +1,255 @@
+"""Ranking order, partial selection, ranks of single keys and tie flags."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ptah.core.ranking import Ties, find_ties, rank_of, top_k, top_k_many
+
+
+def full_sort(scores, keys):
+    """The reference ordering: every row sorted by (-score, key)."""
+    return sorted(((key, float(score)) for key, score in zip(keys, scores)), key=lambda e: (-e[1], e[0]))
+
+
+# --- top_k ----------------------------------------------------------------
+
+
+def test_top_k_orders_by_score_descending():
+    scores = np.array([0.1, 0.9, 0.5, 0.7])
+    assert top_k(scores, ["a", "b", "c", "d"], 3) == [("b", 0.9), ("d", 0.7), ("c", 0.5)]
+
+
+def test_ties_are_broken_by_key_ascending():
+    scores = np.array([0.5, 0.5, 0.5, 0.9])
+    assert top_k(scores, ["c", "a", "b", "z"], 4) == [("z", 0.9), ("a", 0.5), ("b", 0.5), ("c", 0.5)]
+
+
+def test_tie_at_the_cutoff_keeps_the_smallest_keys():
+    # Three rows share the cutoff score; only two places remain after "top".
+    scores = np.array([2.0, 3.0, 2.0, 2.0, 1.0])
+    keys = ["m", "top", "b", "x", "a"]
+    assert top_k(scores, keys, 3) == [("top", 3.0), ("b", 2.0), ("m", 2.0)]
+
+
+def test_key_order_is_code_point_order_not_numeric_or_case_folded():
+    scores = np.zeros(4)
+    keys = ["10", "9", "B", "a"]
+    assert [key for key, _ in top_k(scores, keys, 4)] == ["10", "9", "B", "a"]
+
+
+def test_k_larger_than_n_returns_all_rows():
+    scores = np.array([0.2, 0.4])
+    assert top_k(scores, ["a", "b"], 10) == [("b", 0.4), ("a", 0.2)]
+
+
+def test_no_rows_returns_empty():
+    assert top_k(np.array([], dtype=np.float32), [], 5) == []
+
+
+@pytest.mark.parametrize("k", [0, -1, 2.0, True])
+def test_k_below_one_or_not_an_integer_is_refused(k):
+    with pytest.raises(ValueError, match="depth k must be an integer >= 1"):
+        top_k(np.array([1.0]), ["a"], k)
+
+
+def test_mismatched_keys_are_refused():
+    with pytest.raises(ValueError, match="2 keys for 3 scores"):
+        top_k(np.array([1.0, 2.0, 3.0]), ["a", "b"], 1)
+
+
+def test_nan_score_is_refused():
+    with pytest.raises(ValueError, match="NaN"):
+        top_k(np.array([1.0, np.nan]), ["a", "b"], 1)
+
+
+def test_float32_ties_are_ties_in_float32():
+    # Distinct as float64, equal once rounded to float32.
+    scores = np.array([0.1 + 1e-12, 0.1], dtype=np.float64).astype(np.float32)
+    assert scores[0] == scores[1]
+    ranked = top_k(scores, ["b", "a"], 1)
+    assert ranked == [("a", float(np.float32(0.1)))]
+    assert type(ranked[0][1]) is float
+
+
+def test_float32_scores_come_back_exactly():
+    scores = np.array([0.3, 0.7], dtype=np.float32)
+    assert top_k(scores, ["a", "b"], 2) == [("b", float(np.float32(0.7))), ("a", float(np.float32(0.3)))]
+
+
+def test_top_k_does_not_sort_all_rows(monkeypatch):
+    # Partial selection: the only sort is over rows above the cutoff.
+    calls = []
+    original = sorted
+
+    def counting_sorted(iterable, *args, **kwargs):
+        items = list(iterable)
+        calls.append(len(items))
+        return original(items, *args, **kwargs)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("top_k must not sort all rows")
+
+    monkeypatch.setattr("builtins.sorted", counting_sorted)
+    monkeypatch.setattr(np, "sort", refuse)
+    monkeypatch.setattr(np, "argsort", refuse)
+    monkeypatch.setattr(np, "lexsort", refuse)
+    scores = np.arange(10_000, dtype=np.float64)
+    keys = [f"k{i}" for i in range(10_000)]
+    assert [key for key, _ in top_k(scores, keys, 3)] == ["k9999", "k9998", "k9997"]
+    assert calls and max(calls) <= 3
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_top_k_equals_full_sort_on_random_inputs_with_many_ties(dtype):
+    rng = np.random.default_rng(20240601)
+    for _ in range(400):
+        n = int(rng.integers(1, 60))
+        scores = (rng.integers(0, 6, size=n) / 4).astype(dtype)  # few distinct values: many ties
+        keys = [str(x) for x in rng.permutation(1000)[:n]]
+        k = int(rng.integers(1, n + 5))
+        assert top_k(scores, keys, k) == full_sort(scores, keys)[:k]
+
+
+@given(
+    rows=st.lists(
+        st.tuples(st.text(max_size=4), st.sampled_from([-1.0, 0.0, 0.25, 0.5, 1e300])),
+        unique_by=lambda row: row[0],
+        max_size=40,
+    ),
+    k=st.integers(min_value=1, max_value=50),
+)
+def test_top_k_property_equals_full_sort(rows, k):
+    keys = [key for key, _ in rows]
+    scores = np.array([score for _, score in rows], dtype=np.float64)
+    assert top_k(scores, keys, k) == full_sort(scores, keys)[:k]
+
+
+# --- top_k_many -----------------------------------------------------------
+
+
+def test_top_k_many_matches_top_k_per_query():
+    rng = np.random.default_rng(7)
+    for _ in range(100):
+        q, n = int(rng.integers(1, 6)), int(rng.integers(1, 40))
+        matrix = (rng.integers(0, 5, size=(q, n)) / 2).astype(np.float32)
+        keys = [f"d{i:03d}" for i in rng.permutation(n)]
+        ks = [int(x) for x in rng.integers(1, n + 4, size=q)]
+        assert top_k_many(matrix, keys, ks) == [top_k(matrix[i], keys, ks[i]) for i in range(q)]
+
+
+def test_top_k_many_hand_example():
+    matrix = np.array([[0.1, 0.9, 0.9], [0.8, 0.2, 0.8]])
+    assert top_k_many(matrix, ["a", "b", "c"], [1, 3]) == [
+        [("b", 0.9)],
+        [("a", 0.8), ("c", 0.8), ("b", 0.2)],
+    ]
+
+
+def test_top_k_many_edge_shapes():
+    assert top_k_many(np.zeros((0, 3)), ["a", "b", "c"], []) == []
+    assert top_k_many(np.zeros((2, 0)), [], [1, 2]) == [[], []]
+
+
+def test_top_k_many_refuses_wrong_shapes_and_depths():
+    with pytest.raises(ValueError, match="2 depths for 1 queries"):
+        top_k_many(np.zeros((1, 2)), ["a", "b"], [1, 1])
+    with pytest.raises(ValueError, match="1 keys for 2 score columns"):
+        top_k_many(np.zeros((1, 2)), ["a"], [1])
+    with pytest.raises(ValueError, match="2-D"):
+        top_k_many(np.zeros(3), ["a", "b", "c"], [1])
+    with pytest.raises(ValueError, match="depth k"):
+        top_k_many(np.zeros((1, 2)), ["a", "b"], [0])
+
+
+# --- rank_of --------------------------------------------------------------
+
+
+def test_rank_of_counts_strictly_better_rows():
+    scores = np.array([0.5, 0.9, 0.5, 0.5, 0.1])
+    keys = ["c", "z", "a", "b", "y"]
+    assert [rank_of(scores, keys, key) for key in ["z", "a", "b", "c", "y"]] == [1, 2, 3, 4, 5]
+
+
+def test_rank_of_agrees_with_full_sort():
+    rng = random.Random(11)
+    for _ in range(200):
+        n = rng.randint(1, 50)
+        scores = np.array([rng.choice([0.0, 0.5, 1.0, 2.0]) for _ in range(n)], dtype=np.float32)
+        keys = rng.sample([f"k{i}" for i in range(200)], n)
+        expected = {key: rank for rank, (key, _) in enumerate(full_sort(scores, keys), start=1)}
+        assert {key: rank_of(scores, keys, key) for key in keys} == expected
+
+
+def test_rank_of_unknown_key_raises_key_error():
+    with pytest.raises(KeyError):
+        rank_of(np.array([1.0]), ["a"], "b")
+
+
+# --- find_ties ------------------------------------------------------------
+
+
+def test_no_ties():
+    scores = np.array([0.9, 0.8, 0.7])
+    assert find_ties(scores, ["a", "b", "c"], 2, {"a", "c"}) == Ties(
+        cutoff_score=0.8, tied_outside=0, expected_tied=()
+    )
+
+
+def test_tie_straddling_the_cutoff():
+    # Top 2: "top", then "a" wins the 0.5 tie over "b" and "c" by key.
+    scores = np.array([1.0, 0.5, 0.5, 0.5, 0.1])
+    keys = ["top", "c", "a", "b", "low"]
+    ties = find_ties(scores, keys, 2, {"b", "low"})
+    assert ties == Ties(cutoff_score=0.5, tied_outside=2, expected_tied=("b",))
+    assert ties.straddles_cutoff and ties.any
+
+
+def test_tie_inside_the_top_k_flags_expected_keys_but_does_not_straddle():
+    scores = np.array([0.9, 0.9, 0.5, 0.1])
+    keys = ["b", "a", "c", "d"]
+    ties = find_ties(scores, keys, 3, {"b", "c"})
+    assert ties == Ties(cutoff_score=0.5, tied_outside=0, expected_tied=("b",))
+    assert not ties.straddles_cutoff and ties.any
+
+
+def test_ties_below_the_cutoff_are_not_flagged():
+    scores = np.array([0.9, 0.5, 0.1, 0.1])
+    ties = find_ties(scores, ["a", "b", "c", "d"], 2, {"c", "d"})
+    assert ties == Ties(cutoff_score=0.5, tied_outside=0, expected_tied=())
+    assert not ties.any
+
+
+def test_ties_with_k_beyond_n_never_straddle():
+    scores = np.array([0.5, 0.5])
+    assert find_ties(scores, ["a", "b"], 10, {"a", "missing"}) == Ties(
+        cutoff_score=0.5, tied_outside=0, expected_tied=("a",)
+    )
+
+
+def test_ties_on_no_rows():
+    assert find_ties(np.array([]), [], 3, {"a"}) == Ties(cutoff_score=None, tied_outside=0, expected_tied=())
+
+
+def test_ties_agree_with_a_brute_force_definition():
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n = int(rng.integers(1, 30))
+        scores = rng.integers(0, 4, size=n).astype(np.float32)
+        keys = [f"k{i:02d}" for i in rng.permutation(n)]
+        k = int(rng.integers(1, n + 3))
+        expected = {key for key in keys if rng.random() < 0.4}
+        ranked = full_sort(scores, keys)
+        cutoff = ranked[min(k, n) - 1][1]
+        outside = sum(1 for _, score in ranked[k:] if score == cutoff)
+        tied = sorted(
+            key
+            for key, score in ranked
+            if key in expected and score >= cutoff and sum(1 for _, s in ranked if s == score) > 1
+        )
+        assert find_ties(scores, keys, k, expected) == Ties(cutoff, outside, tuple(tied))

@@ -1,0 +1,54 @@
+"""The layer rule of STYLE.md, enforced: core imports only the standard library, numpy and core."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "ptah"
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+        elif isinstance(node, ast.ImportFrom) and node.level > 0:
+            names.add("ptah.core" if path.parent.name == "core" else "relative")
+    return names
+
+
+def allowed_in_core(module: str) -> bool:
+    top = module.split(".")[0]
+    return top in sys.stdlib_module_names or top == "numpy" or module == "ptah.core" or module.startswith("ptah.core.")
+
+
+def test_core_imports_only_stdlib_numpy_and_core():
+    offenders = {
+        f"{path.relative_to(PACKAGE.parent)}: {module}"
+        for path in (PACKAGE / "core").rglob("*.py")
+        for module in imported_modules(path)
+        if not allowed_in_core(module)
+    }
+    assert offenders == set()
+
+
+def test_adapters_do_not_import_services_or_cli():
+    offenders = {
+        f"{path.relative_to(PACKAGE.parent)}: {module}"
+        for path in (PACKAGE / "adapters").rglob("*.py")
+        for module in imported_modules(path)
+        if module.startswith(("ptah.services", "ptah.cli"))
+    }
+    assert offenders == set()
+
+
+def test_the_rule_itself_catches_a_violation(tmp_path):
+    bad = tmp_path / "core" / "bad.py"
+    bad.parent.mkdir()
+    bad.write_text("import yaml\nfrom ptah.adapters import corpus_yaml\nimport json\n")
+    assert {m for m in imported_modules(bad) if not allowed_in_core(m)} == {"yaml", "ptah.adapters"}
