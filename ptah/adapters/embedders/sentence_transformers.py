@@ -1,0 +1,91 @@
+"""The sentence-transformers embedder. torch is imported only when one is built.
+
+The model is loaded offline from :func:`resolve_model`'s folder
+(``HF_HUB_OFFLINE=1`` and ``TRANSFORMERS_OFFLINE=1`` are set before the
+import), on the CPU, with the generation's ``max_seq_length``; texts are
+encoded in batches of ``batch_size`` with the generation's prefixes, and
+normalised by the library when ``normalize`` is true.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import metadata
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ptah.adapters.embedders.base import as_matrix
+from ptah.adapters.embedders.resolve import resolve_model
+from ptah.core.errors import ModelUnavailable
+from ptah.core.spec import GenerationSettings
+
+LIBRARIES = ("ptah", "sentence-transformers", "torch", "transformers")
+
+
+def library_versions() -> dict[str, str | None]:
+    """Installed versions of the libraries vectors depend on (``None`` when absent); imports none of them."""
+    versions: dict[str, str | None] = {}
+    for name in LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def _first_sentence(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model, loaded offline on the CPU."""
+
+    def __init__(self, settings: GenerationSettings, root: str, *, model_path: Path | None = None):
+        self.settings = settings
+        self.model_path = model_path if model_path is not None else resolve_model(settings.model, root)
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        # ptah draws its own progress; the libraries' bars and notices would garble it
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise ModelUnavailable(
+                f"sentence-transformers cannot be imported ({_first_sentence(exc)}); install ptah's dependencies"
+            ) from None
+        try:
+            self.model = SentenceTransformer(str(self.model_path), device="cpu", local_files_only=True)
+            if settings.max_seq_length is not None:
+                self.model.max_seq_length = settings.max_seq_length
+            # renamed in sentence-transformers 5.x; the old name warns there and is all 3.x/4.x have
+            measure = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+            dimension = measure()
+        except Exception as exc:  # the library's load failures have no common base class
+            raise ModelUnavailable(
+                f'model "{settings.model}" at {self.model_path} could not be loaded: {_first_sentence(exc)}'
+            ) from None
+        if not dimension:
+            raise ModelUnavailable(f'model "{settings.model}" at {self.model_path} does not state its dimension')
+        self.dimension = int(dimension)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, self.settings.document_prefix)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, self.settings.query_prefix)
+
+    def _encode(self, texts: Sequence[str], prefix: str) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self.model.encode(
+            [prefix + text for text in texts],
+            batch_size=self.settings.batch_size,
+            normalize_embeddings=self.settings.normalize,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return as_matrix(vectors, self.dimension)

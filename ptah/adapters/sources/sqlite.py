@@ -1,0 +1,222 @@
+"""Reading source rows from a SQLite table with the standard library.
+
+Safety: the table, key and template columns are quoted identifiers and every
+value is a bound parameter; nothing from a corpus or a row is ever spliced
+into SQL. The one exception is ``source.filter``: it is the user's own SQL
+from their own specification, inserted as one parenthesised expression.
+
+Snapshot: the database is opened read-only (``file:…?mode=ro``) and a read
+transaction is begun and pinned at once, so everything one
+:class:`SqliteSource` answers -- rows, count, lookups -- comes from one
+snapshot, even while another process writes (in WAL mode). :meth:`close`
+ends it.
+
+Errors: a missing file, table or column, an unreadable database, a key value
+that is not an integer or text (REAL, BLOB, NULL), two rows with one key, or
+a BLOB in a template column raise :class:`SourceUnavailable` (exit 3): the
+specification is well formed, but the source cannot be read as it says. The
+message names the table, the column, the row and the redacted database. A
+``filter`` that SQLite cannot run raises :class:`SpecError` (exit 2) with
+SQLite's reason, since the fix is in the specification.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import sqlite3
+from typing import Iterable, Iterator
+from urllib.parse import quote
+
+from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR, join_key, row_identity
+from ptah.core.errors import Problem, SourceUnavailable, SpecError
+from ptah.core.spec import SourceRow, SourceSpec, key_component, render, sqlite_database_path, template_columns
+
+LOOKUP_PARAMETERS = 900  # below SQLite's oldest default limit of 999 bound parameters per statement
+_CANONICAL_INT = re.compile(r"(0|-?[1-9][0-9]{0,18})\Z")
+_INT64 = range(-(2**63), 2**63)
+
+
+def quote_identifier(name: str) -> str:
+    """``name`` as an SQL identifier: double-quoted, inner quotes doubled."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+class SqliteSource:
+    """The rows of ``source.table`` as ptah sees them, from one read-only snapshot."""
+
+    def __init__(self, source: SourceSpec, root: str):
+        self.source = source
+        self.where = f"{source.redacted_database} table {source.table}"
+        path = sqlite_database_path(source.database, root)
+        if path is None:
+            raise SourceUnavailable(f"{source.redacted_database}: not a sqlite:/// URL; the SQLite reader cannot open it")
+        self.path = path
+        if not os.path.isfile(path):
+            raise SourceUnavailable(f"{source.redacted_database}: no such database file {path}")
+        self._db = None
+        try:
+            self._db = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, isolation_level=None,
+                                       check_same_thread=False)
+            self._db.execute("BEGIN")
+            # The first read pins the snapshot; later statements see the same one.
+            self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            names = [row[0] for row in self._db.execute("SELECT name FROM pragma_table_xinfo(?)", (source.table,))]
+        except sqlite3.Error as exc:
+            self.close()
+            raise SourceUnavailable(f"{source.redacted_database}: cannot be read as SQLite ({exc})") from None
+        self._table = quote_identifier(source.table)
+        self._keys = ", ".join(quote_identifier(k) for k in source.key_fields)
+        self._where = f"WHERE ({source.filter})" if source.filter else ""
+        self._passes = f"CASE WHEN ({source.filter}) THEN 1 ELSE 0 END" if source.filter else "1"
+        self._columns = {name.lower(): name for name in names}
+        try:
+            if not names:
+                raise SourceUnavailable(f"{source.redacted_database}: no table or view named {source.table}")
+            self._check_columns(source.key_fields, "source.key_fields")
+            self._execute(f"SELECT 1 FROM {self._table} {self._where} LIMIT 0")  # the filter, checked once
+        except (SourceUnavailable, SpecError):
+            self.close()
+            raise
+
+    def __enter__(self) -> SqliteSource:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the read transaction and close the database."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def _check_columns(self, columns: Iterable[str], field: str) -> None:
+        for column in columns:
+            if column.lower() not in self._columns:
+                close = difflib.get_close_matches(column, list(self._columns.values()), n=1, cutoff=0.6)
+                hint = f'did you mean "{close[0]}"?' if close else "its columns are " + ", ".join(self._columns.values())
+                raise SourceUnavailable(f"{self.where}: has no column {column} (named in {field}); {hint}")
+
+    def _execute(self, sql: str, parameters: tuple | list = ()) -> sqlite3.Cursor:
+        try:
+            return self._db.execute(sql, parameters)
+        except sqlite3.Error as exc:
+            if self.source.filter:
+                try:
+                    self._db.execute(f"SELECT 1 FROM {self._table} WHERE ({self.source.filter}) LIMIT 0")
+                except sqlite3.Error as filter_exc:
+                    raise SpecError(
+                        [Problem(f"SQLite cannot run the filter on table {self.source.table}: {filter_exc}; fix the "
+                                 "SQL expression", field="source.filter")]
+                    ) from None
+            raise SourceUnavailable(f"{self.where}: cannot be read ({exc})") from None
+
+    def count(self) -> int:
+        """How many rows pass the filter."""
+        return int(self._execute(f"SELECT count(*) FROM {self._table} {self._where}").fetchone()[0])
+
+    def rows(self, template: str) -> Iterator[SourceRow]:
+        """Every row passing the filter, ordered by the key columns, with its rendered text.
+
+        Raises :class:`SourceUnavailable` at the first row whose key is not
+        integers/text, whose key another row already has, or whose template
+        column holds a BLOB.
+        """
+        columns = template_columns(template)
+        self._check_columns(columns, "the text template")
+        selected = ", ".join(quote_identifier(c) for c in (*self.source.key_fields, *columns))
+        cursor = self._execute(f"SELECT {selected} FROM {self._table} {self._where} ORDER BY {self._keys}")
+        return self._stream(cursor, template, columns)
+
+    def _stream(self, cursor: sqlite3.Cursor, template: str, columns: tuple[str, ...]) -> Iterator[SourceRow]:
+        fields = self.source.key_fields
+        seen: set[str] = set()  # identities: a key two rows share is an error, not a silent overwrite
+        width = len(fields)
+        try:
+            for values in cursor:
+                components = self._key(values[:width])
+                identity = row_identity(components)
+                key = join_key(components)
+                if identity in seen:
+                    raise SourceUnavailable(
+                        f"{self.where}: two rows have the key {key!r} ({', '.join(fields)}); key_fields must "
+                        "identify exactly one row"
+                    )
+                seen.add(identity)
+                yield SourceRow(key, identity, self._render(template, dict(zip(columns, values[width:])), key))
+        except sqlite3.Error as exc:
+            raise SourceUnavailable(f"{self.where}: reading rows failed ({exc})") from None
+
+    def _key(self, values: tuple) -> tuple[str, ...]:
+        try:
+            return tuple(key_component(v, c) for v, c in zip(values, self.source.key_fields))
+        except TypeError as exc:
+            shown = ", ".join(f"{c} = {v!r}" for c, v in zip(self.source.key_fields, values))
+            raise SourceUnavailable(f"{self.where}: in the row where {shown}, {exc}") from None
+
+    def _render(self, template: str, row: dict[str, object], key: str) -> str:
+        try:
+            return render(template, row)
+        except TypeError as exc:
+            raise SourceUnavailable(f"{self.where}: in the row with key {key!r}, {exc}; cast it to text in a view") from None
+
+    def lookup(self, keys: Iterable[str]) -> dict[str, str]:
+        """For each key as the corpus spells it: ``"ok"``, ``"filtered"`` or ``"missing"``.
+
+        ``ok``: a row has exactly this key and passes the filter; ``filtered``:
+        rows have it and none passes; ``missing``: no row has it, or the key
+        does not split on U+001F into one component per key field. Matching is
+        exact against the rendered key: ``"0042"`` does not match integer 42.
+        """
+        width = len(self.source.key_fields)
+        result: dict[str, str] = {}
+        wanted: dict[tuple[str, ...], str] = {}
+        for key in keys:
+            result[key] = "missing"
+            components = tuple(key.split(COMPOSITE_KEY_SEPARATOR))
+            if len(components) == width:
+                wanted[components] = key
+        batch: list[tuple[str, ...]] = []
+        size = 0
+        for components in wanted:
+            candidates = _candidates(components)
+            if batch and size + len(candidates) * width > LOOKUP_PARAMETERS:
+                self._lookup_batch(batch, wanted, result)
+                batch, size = [], 0
+            batch.extend(candidates)
+            size += len(candidates) * width
+        if batch:
+            self._lookup_batch(batch, wanted, result)
+        return result
+
+    def _lookup_batch(self, candidates: list[tuple], wanted: dict[tuple[str, ...], str], result: dict[str, str]) -> None:
+        width = len(self.source.key_fields)
+        if width == 1:
+            match = f"{self._keys} IN ({', '.join('?' * len(candidates))})"
+        else:  # an OR of equalities: SQLite searches the key index for each (a row-value IN scans)
+            term = "(" + " AND ".join(f"{quote_identifier(k)} = ?" for k in self.source.key_fields) + ")"
+            match = " OR ".join([term] * len(candidates))
+        sql = f"SELECT {self._keys}, {self._passes} FROM {self._table} WHERE {match}"
+        parameters = [value for candidate in candidates for value in candidate]
+        for values in self._execute(sql, parameters):
+            try:
+                components = tuple(key_component(v, c) for v, c in zip(values[:width], self.source.key_fields))
+            except TypeError:
+                continue  # a REAL/BLOB/NULL key can equal no key as spelled
+            key = wanted.get(components)
+            if key is not None and result[key] != "ok":
+                result[key] = "ok" if values[width] else "filtered"
+
+
+def _candidates(components: tuple[str, ...]) -> list[tuple]:
+    """Every way the key's components can be stored: as text, and as an integer where it renders back exactly.
+
+    SQL only narrows the search; the caller compares the rendered keys.
+    """
+    options: list[list] = [[c, int(c)] if _CANONICAL_INT.match(c) and int(c) in _INT64 else [c] for c in components]
+    combos: list[tuple] = [()]
+    for choice in options:
+        combos = [combo + (value,) for combo in combos for value in choice]
+    return combos

@@ -1,0 +1,404 @@
+"""Finding and loading the specification, ``ptah.yaml``.
+
+The file is read at the node level (:mod:`ptah.adapters.yaml_nodes`), so every
+problem is reported as ``FILE:LINE: field: what is wrong and how to fix it``,
+all of them at once, sorted by line. Format (DESIGN.md, "Specification")::
+
+    version: 1                          # required; only 1 is accepted
+    source:
+      database: sqlite:///support.db    # relative to this file; sqlite:////abs for absolute;
+                                        # or postgresql://...; ${ENV} is expanded
+      table: articles
+      key_fields: [id]                  # non-empty list of distinct column names
+      text: "{title}\\n\\n{body}"         # template (see ptah.core.spec)
+      filter: "status = 'published'"    # optional SQL boolean expression
+    store: .ptah/ptah.db                # default; relative to this file; or postgresql://...
+    active: minilm                      # optional when only one generation is declared
+    generations:                        # at least one; names: letters, digits, . _ -
+      minilm:
+        model: sentence-transformers/all-MiniLM-L6-v2   # or ptah/deterministic
+        normalize: true                 # default true
+        max_seq_length: 256             # optional positive whole number
+        query_prefix: ""                # default ""; null means ""
+        document_prefix: ""
+        text: "{body}"                  # optional: overrides source.text for this generation
+        batch_size: 64                  # default 64
+        dimension: 64                   # ptah/deterministic only; default 64
+
+``${NAME}`` is expanded in ``source.database`` and ``store`` only; an unset
+variable is an error naming it. Other ``$`` characters are kept as written.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from pathlib import Path
+from typing import Mapping
+
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from ptah.adapters.yaml_nodes import (
+    TAG_BOOL,
+    DocumentProblem,
+    Field,
+    describe,
+    integer,
+    is_null,
+    line_of,
+    mapping_fields,
+    read_document,
+    tag_of,
+)
+from ptah.core.errors import Problem, SpecError
+from ptah.core.spec import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_DETERMINISTIC_DIMENSION,
+    DETERMINISTIC_MODEL,
+    GenerationSettings,
+    SourceSpec,
+    Spec,
+    TemplateSyntaxError,
+    redact_url,
+    sqlite_database_path,
+    template_columns,
+)
+
+SPEC_FILE_NAME = "ptah.yaml"
+SPEC_ENV = "PTAH_SPEC"
+SPEC_VERSION = 1
+DEFAULT_STORE = ".ptah/ptah.db"
+MAX_SPEC_BYTES = 1024 * 1024
+MAX_BATCH_SIZE = 65_536
+MAX_DIMENSION = 65_536
+MAX_SEQ_LENGTH = 1_000_000
+
+TOP_FIELDS = ("version", "source", "store", "active", "generations")
+SOURCE_FIELDS = ("database", "table", "key_fields", "text", "filter")
+GENERATION_FIELDS = (
+    "model",
+    "normalize",
+    "max_seq_length",
+    "query_prefix",
+    "document_prefix",
+    "text",
+    "batch_size",
+    "dimension",
+)
+
+_GENERATION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_REFERENCE = re.compile(r"\$\{([^}]*)(\}?)")
+_POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def find_spec(explicit: str | None = None, env: Mapping[str, str] = os.environ, cwd: str | Path | None = None) -> Path:
+    """The specification file to use: ``--spec PATH``, else ``$PTAH_SPEC``, else the nearest ``ptah.yaml`` upward.
+
+    A relative PATH is taken from ``cwd``; a folder means its ``ptah.yaml``.
+    Raises :class:`SpecError` naming where it looked.
+    """
+    base = Path(cwd) if cwd is not None else Path.cwd()
+    if explicit:
+        return _named_file(explicit, base, "--spec")
+    if env.get(SPEC_ENV):
+        return _named_file(env[SPEC_ENV], base, SPEC_ENV)
+    here = base.absolute()
+    for folder in (here, *here.parents):
+        candidate = folder / SPEC_FILE_NAME
+        if candidate.is_file():
+            return candidate
+    raise SpecError(
+        f"no {SPEC_FILE_NAME} in {here} or any folder above it; "
+        f"pass --spec PATH or set {SPEC_ENV} to the specification file"
+    )
+
+
+def _named_file(value: str, base: Path, origin: str) -> Path:
+    path = (base / Path(value).expanduser()).absolute()
+    if path.is_dir():
+        path = path / SPEC_FILE_NAME
+    if not path.is_file():
+        raise SpecError(f"{path}: no such specification file (named by {origin} {value})")
+    return path
+
+
+def load_spec(path: str | Path, *, env: Mapping[str, str] | None = None) -> Spec:
+    """Read and validate a specification. Raises :class:`SpecError` listing every problem."""
+    path = Path(path).absolute()
+    try:
+        root_node = read_document(path, max_bytes=MAX_SPEC_BYTES, what="specification")
+    except DocumentProblem as exc:
+        raise SpecError([exc.problem]) from None
+    reader = _SpecReader(str(path), str(path.parent), os.environ if env is None else env)
+    spec = reader.read(root_node)
+    if reader.problems or spec is None:
+        raise SpecError(sorted(reader.problems, key=lambda p: p.line or 0))
+    return spec
+
+
+class _SpecReader:
+    """Collects every problem while building a :class:`Spec`; ``read`` returns ``None`` on any."""
+
+    def __init__(self, name: str, root: str, env: Mapping[str, str]):
+        self.name = name
+        self.root = root
+        self.env = env
+        self.problems: list[Problem] = []
+        self.declared: list[str] = []  # generation names, valid or not, for checking active:
+
+    def add(self, message: str, *, line: int | None, field: str | None) -> None:
+        self.problems.append(Problem(message, path=self.name, line=line, field=field))
+
+    def fields(self, node: MappingNode, known: tuple[str, ...], prefix: str, where: str) -> dict[str, Field]:
+        def report(message: str, *, line: int | None, field: str | None) -> None:
+            self.add(message, line=line, field=prefix + field if field else prefix.rstrip(".") or None)
+
+        return mapping_fields(node, known=known, report=report, where=where)
+
+    # -- the document ---------------------------------------------------------
+
+    def read(self, node: Node) -> Spec | None:
+        if not isinstance(node, MappingNode):
+            self.add(f"a specification is a YAML mapping (version, source, generations…), not {describe(node)}",
+                     line=line_of(node), field=None)
+            return None
+        top = self.fields(node, TOP_FIELDS, "", "the specification")
+        self.version(top.get("version"), line_of(node))
+        source = self.source(top.get("source"), line_of(node))
+        store = self.store(top.get("store"))
+        generations = self.generations(top.get("generations"), line_of(node))
+        active = self.active(top.get("active"))
+        if self.problems or source is None or generations is None:
+            return None
+        return Spec(self.name, self.root, source, store, active, generations)
+
+    def version(self, field: Field | None, line: int) -> None:
+        if field is None:
+            self.add(f"missing; write version: {SPEC_VERSION} at the top", line=line, field="version")
+        elif integer(field.value) != SPEC_VERSION:
+            self.add(f"{describe(field.value)} is not a supported version; write version: {SPEC_VERSION}",
+                     line=line_of(field.value), field="version")
+
+    def source(self, field: Field | None, line: int) -> SourceSpec | None:
+        if field is None:
+            self.add("missing; declare source: with database, table, key_fields and text", line=line, field="source")
+            return None
+        if not isinstance(field.value, MappingNode):
+            self.add(f"must be a mapping (database, table, key_fields, text), not {describe(field.value)}",
+                     line=line_of(field.value), field="source")
+            return None
+        at = line_of(field.key)
+        fields = self.fields(field.value, SOURCE_FIELDS, "source.", "source")
+        database = self.text(fields, "database", "source.", at, hint="write e.g. database: sqlite:///support.db")
+        if database is not None:
+            database = self.database(database, line_of(fields["database"].value))
+        table = self.text(fields, "table", "source.", at, hint="name the table (or view) whose rows are embedded")
+        key_fields = self.key_fields(fields.get("key_fields"), at)
+        text = self.template(fields.get("text"), "source.text", at, required=True)
+        filter_ = self.text(fields, "filter", "source.", at, required=False, hint="remove it to embed every row")
+        if None in (database, table, key_fields, text):
+            return None
+        return SourceSpec(database, table, key_fields, text, filter_)
+
+    def database(self, value: str, line: int) -> str | None:
+        expanded = self.expand(value, line, "source.database")
+        if expanded is None:
+            return None
+        if expanded.startswith(_POSTGRES_SCHEMES) or sqlite_database_path(expanded, self.root):
+            return expanded
+        shown = redact_url(expanded)
+        if expanded.startswith("sqlite:"):
+            hint = "write sqlite:///FILE (three slashes, then a path relative to this file) or sqlite:////ABSOLUTE/PATH"
+        else:
+            hint = "write sqlite:///FILE (relative to this file) or postgresql://USER@HOST/DATABASE"
+        self.add(f'"{shown}" is not a database URL ptah reads; {hint}', line=line, field="source.database")
+        return None
+
+    def key_fields(self, field: Field | None, at: int) -> tuple[str, ...] | None:
+        where = "source.key_fields"
+        if field is None:
+            self.add("missing; list the column(s) that identify a row, e.g. key_fields: [id]", line=at, field=where)
+            return None
+        node = field.value
+        if not isinstance(node, SequenceNode) or not node.value:
+            shown = describe(node) if not isinstance(node, SequenceNode) else "an empty list"
+            self.add(f"must be a non-empty list of column names such as [id], not {shown}", line=line_of(node), field=where)
+            return None
+        names: list[str] = []
+        ok = True
+        for item in node.value:
+            text = item.value if isinstance(item, ScalarNode) and not is_null(item) else None
+            if not text or not str(text).strip():
+                self.add(f"each key field is a column name, not {describe(item)}", line=line_of(item), field=where)
+                ok = False
+            elif str(text) in names:
+                self.add(f'"{text}" is listed twice; list each key column once', line=line_of(item), field=where)
+                ok = False
+            else:
+                names.append(str(text))
+        return tuple(names) if ok else None
+
+    def template(self, field: Field | None, where: str, at: int, *, required: bool) -> str | None:
+        if field is None:
+            if required:
+                self.add('missing; write the text to embed as a template, e.g. text: "{title}"', line=at, field=where)
+            return None
+        value = self.scalar(field, where)
+        if value is None:
+            return None
+        line = line_of(field.value)
+        try:
+            columns = template_columns(value)
+        except TemplateSyntaxError as exc:
+            self.add(f"the template is not valid: {exc.message}", line=line, field=where)
+            return None
+        if not columns:
+            self.add('the template names no column, so every row would embed the same text; write e.g. "{title}"',
+                     line=line, field=where)
+            return None
+        return value
+
+    def store(self, field: Field | None) -> str:
+        if field is None:
+            return os.path.normpath(os.path.join(self.root, DEFAULT_STORE))
+        value, line = self.scalar(field, "store"), line_of(field.value)
+        if value == "":
+            self.add(f"is empty; remove it for the default {DEFAULT_STORE} or name a file", line=line, field="store")
+        expanded = self.expand(value, line, "store") if value else None
+        if not expanded or expanded.startswith(_POSTGRES_SCHEMES):
+            return expanded or ""
+        if "://" not in expanded:
+            return os.path.normpath(os.path.join(self.root, os.path.expanduser(expanded)))
+        path = sqlite_database_path(expanded, self.root)
+        if path is None:
+            self.add(f'"{redact_url(expanded)}" is not a store ptah opens; write a file path or postgresql://…',
+                     line=line, field="store")
+        return path or ""
+
+    def generations(self, field: Field | None, line: int) -> dict[str, GenerationSettings] | None:
+        if field is None or is_null(field.value):
+            self.add("missing; declare at least one generation under generations: with its model",
+                     line=line if field is None else line_of(field.key), field="generations")
+            return None
+        node = field.value
+        if not isinstance(node, MappingNode) or not node.value:
+            self.add(f"must map generation names to their settings, not {describe(node)}",
+                     line=line_of(node), field="generations")
+            return None
+        entries = self.fields(node, tuple(str(k.value) for k, _ in node.value), "generations.", "generations")
+        self.declared = list(entries)
+        found = {name: self.generation(name, entry) for name, entry in entries.items()}
+        return found if found and None not in found.values() else None  # type: ignore[return-value]
+
+    def generation(self, name: str, field: Field) -> GenerationSettings | None:
+        where = f"generations.{name}"
+        if not _GENERATION_NAME.match(name):
+            self.add("a generation name is 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit",
+                     line=line_of(field.key), field=where)
+            return None
+        if not isinstance(field.value, MappingNode):
+            self.add(f"must be a mapping with at least model:, not {describe(field.value)}",
+                     line=line_of(field.value), field=where)
+            return None
+        at = line_of(field.key)
+        prefix = where + "."
+        fields = self.fields(field.value, GENERATION_FIELDS, prefix, where)
+        model = self.text(fields, "model", prefix, at,
+                          hint="name a model, e.g. sentence-transformers/all-MiniLM-L6-v2, or ptah/deterministic")
+        count = len(self.problems)
+        normalize = self.boolean(fields.get("normalize"), prefix + "normalize", default=True)
+        max_seq_length = self.positive(fields.get("max_seq_length"), prefix + "max_seq_length", MAX_SEQ_LENGTH, None)
+        query_prefix = self.text(fields, "query_prefix", prefix, at, required=False, empty=True) or ""
+        document_prefix = self.text(fields, "document_prefix", prefix, at, required=False, empty=True) or ""
+        text = self.template(fields.get("text"), prefix + "text", at, required=False)
+        batch_size = self.positive(fields.get("batch_size"), prefix + "batch_size", MAX_BATCH_SIZE, DEFAULT_BATCH_SIZE)
+        dimension = None
+        if model == DETERMINISTIC_MODEL:
+            dimension = self.positive(fields.get("dimension"), prefix + "dimension", MAX_DIMENSION,
+                                      DEFAULT_DETERMINISTIC_DIMENSION)
+        elif "dimension" in fields:
+            self.add(f"applies to model {DETERMINISTIC_MODEL} only (a real model's dimension comes from its weights); "
+                     "remove it", line=line_of(fields["dimension"].key), field=prefix + "dimension")
+        if model is None or len(self.problems) > count:
+            return None
+        return GenerationSettings(name, model, normalize, max_seq_length, query_prefix, document_prefix,
+                                  text, batch_size, dimension)
+
+    def active(self, field: Field | None) -> str | None:
+        if field is None or is_null(field.value):
+            return self.declared[0] if len(self.declared) == 1 else None
+        value = self.scalar(field, "active")
+        if value is None or not self.declared or value in self.declared:
+            return value
+        close = difflib.get_close_matches(value, self.declared, n=1, cutoff=0.6)
+        hint = f'did you mean "{close[0]}"?' if close else "declared: " + ", ".join(self.declared)
+        self.add(f'names no generation declared under generations:; {hint}', line=line_of(field.value), field="active")
+        return None
+
+    # -- values -----------------------------------------------------------------
+
+    def scalar(self, field: Field, where: str) -> str | None:
+        """The text of a scalar as written; reports a list, mapping or null."""
+        node = field.value
+        if isinstance(node, ScalarNode) and not is_null(node):
+            return str(node.value)
+        self.add(f"must be text, not {describe(node)}", line=line_of(node), field=where)
+        return None
+
+    def text(self, fields: dict[str, Field], name: str, prefix: str, at: int, *,
+             required: bool = True, empty: bool = False, hint: str = "") -> str | None:
+        field = fields.get(name)
+        if field is None:
+            if required:
+                self.add("missing; " + hint, line=at, field=prefix + name)
+            return None
+        if empty and is_null(field.value):
+            return ""
+        value = self.scalar(field, prefix + name)
+        if value is not None and not empty and not value.strip():
+            self.add("is empty; " + hint, line=line_of(field.value), field=prefix + name)
+            return None
+        return value
+
+    def boolean(self, field: Field | None, where: str, *, default: bool) -> bool:
+        if field is None:
+            return default
+        node = field.value
+        if isinstance(node, ScalarNode) and tag_of(node) == TAG_BOOL:
+            return str(node.value).lower() == "true"
+        self.add(f"must be true or false, not {describe(node)}", line=line_of(node), field=where)
+        return default
+
+    def positive(self, field: Field | None, where: str, limit: int, default: int | None) -> int | None:
+        if field is None or (default is None and is_null(field.value)):
+            return default
+        value = integer(field.value)
+        if value is None or not 1 <= value <= limit:
+            self.add(f"must be a whole number from 1 to {limit:,}, not {describe(field.value)}",
+                     line=line_of(field.value), field=where)
+            return default
+        return value
+
+    def expand(self, value: str, line: int, where: str) -> str | None:
+        """``${NAME}`` replaced by the environment's value; reports unset or malformed variables."""
+        failures: list[str] = []
+
+        def substitute(match: re.Match) -> str:
+            name = match.group(1)
+            if not match.group(2):
+                failures.append("a ${ is not closed; write ${NAME}")
+            elif not _VARIABLE.match(name):
+                failures.append(f'"${{{name}}}" is not an environment variable name; write ${{NAME}}')
+            elif name not in self.env:
+                failures.append(f"the environment variable {name} is not set; set it before running ptah, "
+                                "or write the value")
+            else:
+                return self.env[name]
+            return ""
+
+        expanded = _REFERENCE.sub(substitute, value)
+        for message in failures:
+            self.add(message, line=line, field=where)
+        return None if failures else expanded

@@ -1,0 +1,104 @@
+"""The SQLite store's schema, as named migrations applied in order.
+
+Each migration runs in one transaction together with the row that records it
+in ``migrations(name, applied_at)``: a store is either before or after a
+migration, never half-way. A store that records a migration this ptah does not
+know was written by a newer ptah and is refused, never guessed at.
+
+Append new migrations at the end; never edit or reorder an applied one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timezone
+
+from ptah.core.errors import StoreUnavailable
+
+# (name, statements). Names sort nowhere: the order of this list is the order applied.
+MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "0001_generations_vectors_query_cache",
+        (
+            """
+            CREATE TABLE generations (
+                identity         TEXT PRIMARY KEY,   -- sha256:... over everything vectors depend on
+                name             TEXT NOT NULL,      -- display name, outside the identity
+                model            TEXT NOT NULL,
+                settings         TEXT NOT NULL,      -- JSON: every setting of the generation
+                dimension        INTEGER NOT NULL,
+                model_digest     TEXT,               -- the model's weights/config digest, when known
+                identity_parts   TEXT NOT NULL,      -- JSON: what the identity digest covers
+                library_versions TEXT NOT NULL,      -- JSON: ptah, sentence-transformers, torch, transformers
+                created_at       TEXT NOT NULL,
+                updated_at       TEXT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE vectors (
+                generation   TEXT NOT NULL REFERENCES generations(identity),
+                row_identity TEXT NOT NULL,          -- length-prefixed key components
+                key          TEXT NOT NULL,          -- the key as a corpus spells it
+                text_sha256  TEXT NOT NULL,          -- SHA-256 (hex) of the exact embedded text
+                vector       BLOB NOT NULL,          -- float32, little-endian, `dimension` values
+                PRIMARY KEY (generation, row_identity)
+            )
+            """,
+            # Covers what build and verify compare, so they never read vector bytes.
+            "CREATE INDEX vectors_digests ON vectors (generation, row_identity, key, text_sha256)",
+            """
+            CREATE TABLE query_cache (
+                generation TEXT NOT NULL REFERENCES generations(identity),
+                query      TEXT NOT NULL,
+                vector     BLOB NOT NULL,            -- float32, little-endian
+                PRIMARY KEY (generation, query)
+            )
+            """,
+        ),
+    ),
+)
+
+
+def _applied(connection: sqlite3.Connection) -> list[str]:
+    return [row[0] for row in connection.execute("SELECT name FROM migrations ORDER BY rowid")]
+
+
+def migrate(connection: sqlite3.Connection, path: str) -> None:
+    """Bring the store at ``path`` up to date, or refuse a store from a newer schema.
+
+    ``connection`` must be in autocommit mode (``isolation_level=None``): the
+    transactions here are explicit. ``BEGIN IMMEDIATE`` takes the write lock
+    before looking, so two processes opening a fresh store at once do not
+    apply a migration twice.
+    """
+    connection.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    known = [name for name, _ in MIGRATIONS]
+    if _check(known, _applied(connection), path):
+        return
+    for name, statements in MIGRATIONS:
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            applied = _applied(connection)
+            _check(known, applied, path)
+            if name not in applied:
+                for statement in statements:
+                    connection.execute(statement)
+                connection.execute(
+                    "INSERT INTO migrations (name, applied_at) VALUES (?, ?)",
+                    (name, datetime.now(timezone.utc).isoformat(timespec="seconds")),
+                )
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+
+
+def _check(known: list[str], applied: list[str], path: str) -> bool:
+    """True when every known migration is applied; raise on an unknown one."""
+    unknown = [name for name in applied if name not in known]
+    if unknown:
+        raise StoreUnavailable(
+            f"store {path} has schema migration {unknown[0]!r}, which this ptah does not know; "
+            "it was written by a newer ptah, so upgrade ptah to read it."
+        )
+    return len(applied) == len(known)

@@ -1,0 +1,304 @@
+"""The specification (``ptah.yaml``) as values, and the text templates over columns.
+
+The loader (``ptah.adapters.spec_yaml``) validates the file and builds these
+objects; the objects here hold values that already passed validation.
+
+Text templates
+--------------
+A template is text with ``{column}`` placeholders; ``{{`` and ``}}`` write a
+literal brace. Nothing else is recognised: no format specs (``{n:>5}``), no
+conversions (``{n!r}``), no attribute or index access (``{a.b}``, ``{a[0]}``),
+no spaces around the name. A column's value renders as:
+
+* text -- itself, exactly;
+* NULL (``None``) -- the empty string;
+* an integer or a float -- ``str(value)`` (``42``, ``1.5``, ``1e+20``);
+* bytes (a BLOB) -- refused with :class:`TypeError`: binary data is not text;
+* anything else (a driver's date, decimal…) -- ``str(value)``.
+
+Keys
+----
+A key component is an integer or text. An integer renders as ``str(int)``
+(so ``42``, never ``42.0`` or ``0042``); text as itself. Components are joined
+with U+001F (:func:`ptah.core.corpus.join_key`) into the key the corpus spells.
+"""
+
+from __future__ import annotations
+
+import os.path
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Mapping
+from urllib.parse import parse_qsl, urlencode
+
+from ptah.core.errors import UnknownGeneration
+
+DETERMINISTIC_MODEL = "ptah/deterministic"
+"""The model name that selects the deterministic test embedder."""
+
+DEFAULT_DETERMINISTIC_DIMENSION = 64
+DEFAULT_BATCH_SIZE = 64
+REDACTED = "***"
+
+_SECRET_PARAMETERS = {"password", "passwd", "pass", "pwd", "sslpassword", "secret", "token"}
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any password (``user:PASSWORD@host`` or ``?password=…``) replaced by ``***``.
+
+    The password runs from the first ``:`` after ``scheme://`` to the *last*
+    ``@`` before the path's ``/``, so an unencoded ``@``, ``?`` or ``#``
+    inside a password is still hidden (an unencoded ``/`` cannot be told
+    from the path: percent-encode it as ``%2F``).
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    slash = rest.find("/")
+    at = (rest if slash < 0 else rest[:slash]).rfind("@")
+    prefix, after = "", rest
+    if at >= 0:
+        user, colon, _password = rest[:at].partition(":")
+        prefix = f"{user}:{REDACTED}@" if colon else rest[: at + 1]
+        after = rest[at + 1 :]
+    location, question, query = after.partition("?")
+    if question:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(name.lower() in _SECRET_PARAMETERS for name, _ in pairs):
+            query = urlencode(
+                [(name, REDACTED if name.lower() in _SECRET_PARAMETERS else value) for name, value in pairs],
+                safe="*",
+            )
+    return f"{scheme}://{prefix}{location}{question}{query}"
+
+
+def sqlite_database_path(database: str, root: str) -> str | None:
+    """The file a ``sqlite:///…`` URL names, or ``None`` for any other URL.
+
+    ``sqlite:///support.db`` is relative to ``root`` (the specification's
+    folder); ``sqlite:////srv/support.db`` is absolute. The path is taken
+    as written: no percent-decoding.
+    """
+    prefix = "sqlite:///"
+    if not database.startswith(prefix):
+        return None
+    rest = database[len(prefix) :]
+    if rest.startswith("/"):
+        return os.path.normpath(rest)
+    return os.path.normpath(os.path.join(root, os.path.expanduser(rest)))
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """Where the rows come from and which text of each row is embedded."""
+
+    database: str
+    table: str
+    key_fields: tuple[str, ...]
+    text: str
+    filter: str | None = None
+
+    @property
+    def redacted_database(self) -> str:
+        """The database URL safe to print: any password replaced by ``***``."""
+        return redact_url(self.database)
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """One generation's embedding function. ``name`` is for display only.
+
+    ``text`` overrides the source's template for this generation when set.
+    ``dimension`` applies to ``ptah/deterministic`` only (``None`` means its
+    default, 64).
+    """
+
+    name: str
+    model: str
+    normalize: bool = True
+    max_seq_length: int | None = None
+    query_prefix: str = ""
+    document_prefix: str = ""
+    text: str | None = None
+    batch_size: int = DEFAULT_BATCH_SIZE
+    dimension: int | None = None
+
+    def template(self, source: SourceSpec) -> str:
+        """The text template this generation embeds: its own, else the source's."""
+        return self.text if self.text is not None else source.text
+
+    @property
+    def is_deterministic(self) -> bool:
+        return self.model == DETERMINISTIC_MODEL
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A validated ``ptah.yaml``. ``root`` is the folder holding it.
+
+    ``store`` is an absolute file path (SQLite) or a ``postgresql://`` URL.
+    """
+
+    path: str
+    root: str
+    source: SourceSpec
+    store: str
+    active: str | None
+    generations: dict[str, GenerationSettings] = field(default_factory=dict)
+
+    def generation(self, name: str | None = None) -> GenerationSettings:
+        """The generation called ``name``; ``None`` means the active one.
+
+        Raises :class:`UnknownGeneration` (exit 2) naming the declared ones.
+        """
+        declared = ", ".join(self.generations) or "none"
+        if name is None:
+            if self.active is None:
+                raise UnknownGeneration(
+                    f"{self.path}: no generation is active; name one ({declared}) or set active: in the specification"
+                )
+            name = self.active
+        try:
+            return self.generations[name]
+        except KeyError:
+            raise UnknownGeneration(
+                f'{self.path}: no generation named "{name}"; the specification declares {declared}'
+            ) from None
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    """One source row as ptah sees it: its key, its row identity and the text to embed."""
+
+    key: str
+    identity: str
+    text: str
+
+
+# -- templates -----------------------------------------------------------------
+
+
+class TemplateSyntaxError(ValueError):
+    """A text template that is not ``{column}`` placeholders and literal text.
+
+    ``offset`` is the 0-based character position of the problem.
+    """
+
+    def __init__(self, message: str, offset: int):
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+
+
+_NOT_IN_NAME = re.compile(r"[{}:!.\[\]\x00-\x1f\x7f]")
+
+
+@lru_cache(maxsize=256)
+def parse_template(template: str) -> tuple[tuple[bool, str], ...]:
+    """The template as pieces ``(is_column, text_or_column_name)``.
+
+    Raises :class:`TemplateSyntaxError` naming the position and the fix.
+    """
+    pieces: list[tuple[bool, str]] = []
+    literal: list[str] = []
+    i, n = 0, len(template)
+    while i < n:
+        char = template[i]
+        if char == "}":
+            if template.startswith("}}", i):
+                literal.append("}")
+                i += 2
+                continue
+            raise TemplateSyntaxError(f"a single }} at character {i + 1}; write }}}} for a literal brace", i)
+        if char != "{":
+            literal.append(char)
+            i += 1
+            continue
+        if template.startswith("{{", i):
+            literal.append("{")
+            i += 2
+            continue
+        end = template.find("}", i + 1)
+        opening = template.find("{", i + 1)
+        if end < 0 or (0 <= opening < end):
+            raise TemplateSyntaxError(
+                f"the {{ at character {i + 1} is not closed; write {{column}}, or {{{{ for a literal brace", i
+            )
+        name = template[i + 1 : end]
+        _check_name(name, i)
+        if literal:
+            pieces.append((False, "".join(literal)))
+            literal = []
+        pieces.append((True, name))
+        i = end + 1
+    if literal:
+        pieces.append((False, "".join(literal)))
+    return tuple(pieces)
+
+
+def _check_name(name: str, offset: int) -> None:
+    shown = "{" + name + "}"
+    if not name.strip():
+        raise TemplateSyntaxError(f"{shown} at character {offset + 1} names no column; write {{column}}", offset)
+    if name != name.strip():
+        raise TemplateSyntaxError(
+            f"{shown} at character {offset + 1} has spaces around the column name; write {{{name.strip()}}}", offset
+        )
+    bad = _NOT_IN_NAME.search(name)
+    if bad is not None:
+        head = name[: bad.start()] or "column"
+        raise TemplateSyntaxError(
+            f"{shown} at character {offset + 1}: only plain {{column}} placeholders are supported "
+            f"(no format specs, conversions, attribute or index access); write {{{head}}}",
+            offset,
+        )
+
+
+def template_columns(template: str) -> tuple[str, ...]:
+    """The columns a template names, each once, in order of first use."""
+    seen: dict[str, None] = {}
+    for is_column, value in parse_template(template):
+        if is_column:
+            seen.setdefault(value, None)
+    return tuple(seen)
+
+
+def render_value(value: object, column: str) -> str:
+    """How one column value reads inside a template (see module docs)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raise TypeError(f'column "{column}" holds binary data (a BLOB), not text')
+    return str(value)
+
+
+def render(template: str, row: Mapping[str, object]) -> str:
+    """The template filled from ``row`` (see module docs for how values read).
+
+    Raises :class:`KeyError` for a column ``row`` lacks and :class:`TypeError`
+    for a binary value.
+    """
+    return "".join(render_value(row[value], value) if is_column else value for is_column, value in parse_template(template))
+
+
+def key_component(value: object, column: str) -> str:
+    """A key column's value as the corpus spells it: ``str(int)`` or the text itself.
+
+    Raises :class:`TypeError` for anything else (a float, a BLOB, NULL, a boolean).
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if value is None:
+        kind = "NULL"
+    elif isinstance(value, float):
+        kind = f"the real number {value!r}"
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        kind = "binary data (a BLOB)"
+    else:
+        kind = f"a {type(value).__name__} value ({value!r})"
+    raise TypeError(f'key column "{column}" holds {kind}; key columns must hold integers or text')

@@ -1,0 +1,165 @@
+"""A project: the specification, its source and its store, opened once per process.
+
+:func:`open_project` finds and loads ``ptah.yaml`` and wires the adapters it
+names. A :class:`Project` also keeps what is worth loading only once per
+process: each generation's identity, each model, and each generation's vectors
+as one contiguous matrix (for search and evaluate).
+
+Secrets: the source URL may hold a password; everything a project says about
+its source (:attr:`Project.source_label`, error messages) uses the redacted URL.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ptah.adapters.embedders.identity import GenerationIdentity, generation_identity
+from ptah.adapters.sources.sqlite import SqliteSource
+from ptah.adapters.spec_yaml import find_spec, load_spec
+from ptah.adapters.stores.sqlite import Matrix, SqliteStore
+from ptah.core.errors import CapabilityUnavailable, UnknownGeneration
+from ptah.core.spec import GenerationSettings, Spec, redact_url, sqlite_database_path
+
+
+@dataclass(frozen=True)
+class Generation:
+    """A generation as the specification declares it now: its settings and its identity."""
+
+    settings: GenerationSettings
+    identity: GenerationIdentity
+
+    @property
+    def name(self) -> str:
+        return self.settings.name
+
+
+@dataclass
+class Project:
+    """An opened specification with its source and (lazily) its store."""
+
+    spec: Spec
+    source: SqliteSource
+    store_path: Path
+    _store: SqliteStore | None = field(default=None, repr=False)
+    _identities: dict = field(default_factory=dict, repr=False)
+    _embedders: dict = field(default_factory=dict, repr=False)
+    _matrices: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def root(self) -> str:
+        return self.spec.root
+
+    @property
+    def source_label(self) -> str:
+        """The source URL safe to print (any password replaced by ``***``) and its table."""
+        return f"{self.spec.source.redacted_database} (table {self.spec.source.table})"
+
+    def generation(self, name: str | None = None) -> Generation:
+        """The declared generation ``name`` (None: the active one) with its identity.
+
+        Raises :class:`UnknownGeneration` (exit 2) for an undeclared name.
+        """
+        settings = self.spec.generation(name)
+        if settings not in self._identities:
+            self._identities[settings] = generation_identity(settings, self.spec.source, self.root)
+        return Generation(settings, self._identities[settings])
+
+    def store(self, *, create: bool = False) -> SqliteStore | None:
+        """The store, opened once. ``create=False`` gives None when no store file exists yet
+        (nothing was ever built); readers never create one."""
+        if self._store is None:
+            if not create and not self.store_path.exists():
+                return None
+            self._store = SqliteStore(self.store_path, create=create)
+        return self._store
+
+    def embedder(self, settings: GenerationSettings):
+        """The embedder of these settings, loaded once per process."""
+        if settings not in self._embedders:
+            from ptah.adapters.embedders import open_embedder
+
+            self._embedders[settings] = open_embedder(settings, self.root)
+        return self._embedders[settings]
+
+    def matrix(self, generation: Generation) -> Matrix:
+        """The generation's vectors as one float32 matrix with unit-length rows, read once per process.
+
+        The rows are read from one store snapshot. When the generation's
+        settings did not normalise at build, the rows are normalised here
+        (in place, once); a zero vector stays zero and scores 0 against
+        everything. Raises :class:`UnknownGeneration` when the generation
+        was never built with its current settings.
+        """
+        identity = generation.identity.identity
+        if identity not in self._matrices:
+            store = self.store()
+            record = None
+            if store is not None:
+                with store.snapshot() as snapshot:
+                    record = snapshot.generation(identity)
+                    matrix = snapshot.matrix(identity) if record is not None else None
+            if record is None:
+                raise UnknownGeneration(
+                    f'generation "{generation.name}" has not been built with its current settings '
+                    f"(identity {identity}); run `ptah inference build {generation.name}` first."
+                )
+            if not record.settings.get("normalize", True):
+                normalize_rows(matrix.vectors)
+            self._matrices[identity] = matrix
+        return self._matrices[identity]
+
+    def forget_matrices(self) -> None:
+        """Drop the loaded matrices (after a build changed the vectors)."""
+        self._matrices.clear()
+
+    def close(self) -> None:
+        self.source.close()
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+        self._matrices.clear()
+
+    def __enter__(self) -> "Project":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+def normalize_rows(vectors: np.ndarray) -> np.ndarray:
+    """Scale each row of a float32 matrix to unit length, in place; zero rows stay zero."""
+    if vectors.size == 0:
+        return vectors
+    norms = np.linalg.norm(vectors, axis=1)
+    norms[norms == 0] = 1.0
+    vectors /= norms[:, None]
+    return vectors
+
+
+def open_project(spec: str | None = None, cwd: str | os.PathLike | None = None) -> Project:
+    """Find the specification (``--spec``, ``PTAH_SPEC``, else upward from ``cwd``), load it and wire it.
+
+    Raises :class:`SpecError` (exit 2) for a missing or invalid specification
+    and :class:`CapabilityUnavailable` (exit 3) for a source or store kind this
+    ptah cannot use yet (PostgreSQL).
+    """
+    path = find_spec(spec, cwd=cwd)
+    loaded = load_spec(path)
+    if sqlite_database_path(loaded.source.database, loaded.root) is None:
+        raise CapabilityUnavailable(
+            f"{loaded.path}: source {loaded.source.redacted_database} is not a sqlite:/// database; "
+            "only SQLite sources are supported so far."
+        )
+    if "://" in loaded.store:
+        raise CapabilityUnavailable(
+            f"{loaded.path}: store {redact_url(loaded.store)} is not a SQLite file; only SQLite stores are supported so far."
+        )
+    store_path = Path(loaded.store)
+    if not store_path.is_absolute():
+        store_path = Path(loaded.root) / store_path
+    return Project(spec=loaded, source=SqliteSource(loaded.source, loaded.root), store_path=store_path)
+

@@ -1,0 +1,59 @@
+"""Exact cosine search over one generation.
+
+The generation's vectors are read once per process into one contiguous
+float32 matrix of unit-length rows (:meth:`Project.matrix`). A call embeds all
+its queries at once (unit length, as the rows), scores every query against
+every row in one matrix product (so a score is the cosine similarity, in
+float32), and keeps each query's top k by partial selection
+(:func:`ptah.core.ranking.top_k_many`): score descending, ties by key
+ascending. A query vector of length zero scores 0 against every row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ptah.core.errors import InputError, ModelUnavailable
+from ptah.core.ranking import Ranked, top_k_many
+from ptah.services.project import Generation, Project, normalize_rows
+
+
+def search(project: Project, name: str | None, queries: list[str], k: int, embedder=None) -> list[Ranked]:
+    """The top ``k`` ``(key, score)`` pairs of each query, best first, in generation ``name``.
+
+    ``name`` None means the active generation. ``embedder`` replaces the
+    generation's model (tests). Raises :class:`InputError` (exit 2) for
+    ``k < 1`` and :class:`UnknownGeneration` (exit 2) for a generation never
+    built with its current settings.
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InputError(f"-k must be a whole number of at least 1, not {k!r}.")
+    generation = project.generation(name)
+    matrix = project.matrix(generation)
+    if not queries:
+        return []
+    if embedder is None:
+        embedder = project.embedder(generation.settings)
+    query_vectors = embed_queries(embedder, generation, queries, matrix.vectors.shape[1])
+    return rank(query_vectors, matrix.vectors, matrix.keys, k)
+
+
+def embed_queries(embedder, generation: Generation, queries: list[str], dimension: int) -> np.ndarray:
+    """The queries as unit-length float32 rows, checked against the generation's dimension.
+
+    The embedder already normalises when the settings say ``normalize``
+    (scaling again would only perturb the last bits); otherwise it is done here.
+    """
+    vectors = np.array(embedder.embed_queries(list(queries)), dtype=np.float32, order="C")
+    if vectors.shape != (len(queries), dimension):
+        raise ModelUnavailable(
+            f'the model of generation "{generation.name}" returned query vectors of shape {vectors.shape}; '
+            f"the stored vectors have dimension {dimension}."
+        )
+    return vectors if generation.settings.normalize else normalize_rows(vectors)
+
+
+def rank(query_vectors: np.ndarray, vectors: np.ndarray, keys: list[str], k: int) -> list[Ranked]:
+    """Score unit-length queries against unit-length rows in one product; top k of each by partial selection."""
+    scores = query_vectors @ vectors.T
+    return top_k_many(scores, keys, [k] * len(query_vectors))

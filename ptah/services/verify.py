@@ -1,0 +1,215 @@
+"""Verifying a generation against its source, and listing the generations of a store.
+
+Definitions (over the source rows that pass the filter, and the vectors the
+store holds under the generation's *current* identity):
+
+* ``covered`` -- rows that have a vector; ``missing`` = rows - covered;
+* ``fresh`` -- covered rows whose vector was computed from the exact text the
+  row renders to now (equal SHA-256); ``stale`` = covered - fresh;
+* ``orphans`` -- vectors whose row is no longer in the source (or the filter);
+* coverage = covered / rows and freshness = fresh / covered, each ``None``
+  (N/A) when its denominator is 0;
+* ``complete`` means no row is missing, ``fresh_ok`` no vector is stale, and
+  ``ok`` means complete, fresh and without orphans.
+
+Offenders are listed by key, at most :data:`MAX_OFFENDERS` of each kind:
+missing and stale ones in source order, orphans in key order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Mapping
+
+from ptah.core.errors import ModelUnavailable
+from ptah.services.build import text_digest
+from ptah.services.project import Generation, Project
+
+MAX_OFFENDERS = 10
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """Coverage and freshness of one generation (see the module docs for each count)."""
+
+    generation: str
+    identity: str
+    built: bool
+    rows: int
+    vectors: int
+    covered: int
+    fresh: int
+    stale: int
+    missing: int
+    orphans: int
+    stale_keys: tuple[str, ...]
+    missing_keys: tuple[str, ...]
+    orphan_keys: tuple[str, ...]
+
+    @property
+    def coverage(self) -> float | None:
+        return self.covered / self.rows if self.rows else None
+
+    @property
+    def freshness(self) -> float | None:
+        return self.fresh / self.covered if self.covered else None
+
+    @property
+    def complete(self) -> bool:
+        return self.missing == 0
+
+    @property
+    def fresh_ok(self) -> bool:
+        return self.stale == 0
+
+    @property
+    def ok(self) -> bool:
+        return self.complete and self.fresh_ok and self.orphans == 0
+
+    def as_dict(self) -> dict:
+        values = asdict(self)
+        for name in ("stale_keys", "missing_keys", "orphan_keys"):
+            values[name] = list(values[name])
+        values.update(
+            coverage=self.coverage, freshness=self.freshness, complete=self.complete, fresh_ok=self.fresh_ok, ok=self.ok
+        )
+        return values
+
+
+def verify(project: Project, name: str | None = None) -> VerifyResult:
+    """Compare generation ``name`` (None: the active one) with the source, row by row.
+
+    Reads the store in one snapshot, so a build running meanwhile is seen as
+    of one commit. A generation never built under its current identity (or a
+    project without a store) reads as one with no vectors. Raises
+    :class:`SourceUnavailable` / :class:`StoreUnavailable` (exit 3) when either
+    cannot be read.
+    """
+    generation = project.generation(name)
+    identity = generation.identity.identity
+    stored: dict[str, tuple[str, str]] = {}
+    built = False
+    store = project.store()
+    if store is not None:
+        with store.snapshot() as snapshot:
+            built = snapshot.generation(identity) is not None
+            stored = snapshot.digests(identity)
+    return verify_stored(project, generation, built=built, stored=stored)
+
+
+def verify_stored(
+    project: Project, generation: Generation, *, built: bool, stored: Mapping[str, tuple[str, str]]
+) -> VerifyResult:
+    """Compare the source with ``stored`` (``row identity -> (key, text SHA-256)``, as
+    :meth:`StoreSnapshot.digests` reads it) -- for callers that read the store
+    in their own snapshot. ``stored`` is not modified."""
+    rows = covered = fresh = 0
+    stale_keys: list[str] = []
+    missing_keys: list[str] = []
+    seen: set[str] = set()
+    for row in project.source.rows(generation.settings.template(project.spec.source)):
+        rows += 1
+        held = stored.get(row.identity)
+        if held is None:
+            _note(missing_keys, row.key)
+            continue
+        covered += 1
+        seen.add(row.identity)
+        if held[1] == text_digest(row.text):
+            fresh += 1
+        else:
+            _note(stale_keys, row.key)
+    orphans = len(stored) - covered
+    orphan_keys = sorted(key for row_identity, (key, _) in stored.items() if row_identity not in seen) if orphans else []
+    return VerifyResult(
+        generation=generation.name,
+        identity=generation.identity.identity,
+        built=built,
+        rows=rows,
+        vectors=len(stored),
+        covered=covered,
+        fresh=fresh,
+        stale=covered - fresh,
+        missing=rows - covered,
+        orphans=orphans,
+        stale_keys=tuple(stale_keys),
+        missing_keys=tuple(missing_keys),
+        orphan_keys=tuple(orphan_keys[:MAX_OFFENDERS]),
+    )
+
+
+def _note(keys: list[str], key: str) -> None:
+    if len(keys) < MAX_OFFENDERS:
+        keys.append(key)
+
+
+@dataclass(frozen=True)
+class GenerationListing:
+    """One line of ``ptah inference list``.
+
+    ``status``: ``current`` -- the identity a declared generation has now;
+    ``superseded`` -- vectors of earlier settings (or of a generation no longer
+    declared), kept in the store; ``not built`` -- declared, never built;
+    ``model unavailable`` -- declared, but its model cannot be found, so its
+    current identity is unknown (``identity`` is empty).
+    ``covered`` counts vectors whose row is in the source now, whatever its
+    text; ``coverage`` = covered / rows (None when the source has no rows).
+    """
+
+    name: str
+    identity: str
+    model: str
+    status: str
+    dimension: int | None
+    vectors: int
+    rows: int
+    covered: int
+    created_at: str | None
+    updated_at: str | None
+
+    @property
+    def coverage(self) -> float | None:
+        return self.covered / self.rows if self.rows else None
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "coverage": self.coverage}
+
+
+def list_generations(project: Project) -> list[GenerationListing]:
+    """Every generation in the store, then every declared one never built, with coverage at a glance."""
+    current: dict[str, str] = {}
+    unavailable: list[str] = []
+    for name in project.spec.generations:
+        try:
+            current[project.generation(name).identity.identity] = name
+        except ModelUnavailable:
+            unavailable.append(name)
+    source_rows = {row.identity for row in project.source.rows(project.spec.source.text)}
+    listings: list[GenerationListing] = []
+    store = project.store()
+    built: set[str] = set()
+    if store is not None:
+        with store.snapshot() as snapshot:
+            for record in snapshot.generations():
+                held = snapshot.digests(record.identity)
+                built.add(record.identity)
+                listings.append(
+                    GenerationListing(
+                        name=current.get(record.identity, record.name),
+                        identity=record.identity,
+                        model=record.model,
+                        status="current" if record.identity in current else "superseded",
+                        dimension=record.dimension,
+                        vectors=len(held),
+                        rows=len(source_rows),
+                        covered=sum(1 for row_identity in held if row_identity in source_rows),
+                        created_at=record.created_at,
+                        updated_at=record.updated_at,
+                    )
+                )
+    missing = [(identity, name, "not built") for identity, name in current.items() if identity not in built]
+    missing += [("", name, "model unavailable") for name in unavailable]
+    for identity, name, status in missing:
+        settings = project.spec.generations[name]
+        listings.append(GenerationListing(name, identity, settings.model, status, None, 0, len(source_rows), 0, None, None))
+    return listings
