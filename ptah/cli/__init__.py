@@ -12,6 +12,7 @@ import sys
 import typer
 
 from ptah.cli import corpus as corpus_commands
+from ptah.cli import evaluate as evaluate_command
 from ptah.cli import inference as inference_commands
 from ptah.core.errors import EXIT_OPERATIONAL, PtahError
 
@@ -23,6 +24,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(corpus_commands.app, name="corpus")
+inference_commands.app.command("evaluate")(evaluate_command.evaluate)
 app.add_typer(inference_commands.app, name="inference")
 
 

@@ -1,0 +1,133 @@
+"""``ptah inference evaluate``: the main job, rendered for people (rich) or machines (``--json``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ptah.core.errors import EXIT_NEGATIVE
+from ptah.core.report import MEASURES
+
+LABELS = {"recall": "recall", "mrr": "MRR", "ndcg": "nDCG"}
+
+
+def evaluate(
+    corpus: Path = typer.Option(..., "--corpus", help="The evaluation corpus (YAML, format 1)."),
+    generation: Optional[List[str]] = typer.Option(None, "--generation", "-g", help="Generation to evaluate (repeatable; default: the spec's active one)."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", help="A previous report (--output) to compare with; its corpus digest must match."),
+    max_recall_drop: Optional[float] = typer.Option(None, "--max-recall-drop", help="Fail (exit 1) when mean recall fell by more than this (absolute, 0..1)."),
+    max_mrr_drop: Optional[float] = typer.Option(None, "--max-mrr-drop", help="Fail (exit 1) when MRR fell by more than this."),
+    max_ndcg_drop: Optional[float] = typer.Option(None, "--max-ndcg-drop", help="Fail (exit 1) when nDCG fell by more than this."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the JSON report here (atomically)."),
+    json_output: bool = typer.Option(False, "--json", help="Print the JSON report instead of tables."),
+    allow_stale: bool = typer.Option(False, "--allow-stale", help="Measure an incomplete or stale generation instead of refusing (recorded in the report)."),
+    spec: Optional[str] = typer.Option(None, "--spec", help="The specification (default: $PTAH_SPEC, else ptah.yaml upward from here)."),
+) -> None:
+    """Measure a generation on a corpus: recall, MRR, nDCG, required and forbidden keys, baseline gates.
+
+    Exit 0 when every gate passes, 1 when one fails (a required key missed, a
+    forbidden key leaked, a drop beyond a threshold), 2 on bad input, 3 when
+    the generation cannot be measured (not built, incomplete or stale).
+    """
+    from ptah.adapters.corpus_yaml import load_corpus
+    from ptah.services.evaluate import evaluate as run_evaluation
+    from ptah.services.evaluate import write_report
+    from ptah.services.project import open_project
+
+    loaded = load_corpus(corpus)
+    with open_project(spec) as project:
+        report = run_evaluation(
+            project,
+            loaded,
+            list(generation) if generation else None,
+            baseline_path=str(baseline) if baseline else None,
+            thresholds={"recall": max_recall_drop, "mrr": max_mrr_drop, "ndcg": max_ndcg_drop},
+            allow_stale=allow_stale,
+        )
+    if output is not None:
+        write_report(report, output)
+    if json_output:
+        typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        render(report, Console(highlight=False))
+    if report["verdict"] != "pass":
+        raise typer.Exit(EXIT_NEGATIVE)
+
+
+def fmt(value: float | None) -> str:
+    return "N/A" if value is None else f"{value:.4f}"
+
+
+def fmt_delta(delta: float | None) -> str:
+    if delta is None:
+        return "N/A"
+    colour = "green" if delta > 0 else "red" if delta < 0 else "dim"
+    return f"[{colour}]{delta:+.4f}[/{colour}]"
+
+
+def render(report: dict, console: Console) -> None:
+    """The human report: a table of cases per run, the means with denominators, deltas, the verdict."""
+    corpus = report["corpus"]
+    console.print(f"corpus {corpus['path']} ({corpus['cases']} cases, {corpus['digest']})")
+    comparisons = (report.get("baseline") or {}).get("comparisons") or []
+    for index, run in enumerate(report["runs"]):
+        _render_run(console, run, comparisons[index] if index < len(comparisons) else None)
+    for gate in report["gates"]:
+        mark = "[green]pass[/green]" if gate["passed"] else "[red]FAIL[/red]"
+        console.print(f"  {mark} {gate['name']} ({gate['generation']}): {gate['detail']}")
+    failed = [g for g in report["gates"] if not g["passed"]]
+    if failed:
+        console.print(f"[bold red]verdict: FAIL[/bold red] — {len(failed)} of {len(report['gates'])} gates failed")
+    else:
+        console.print(f"[bold green]verdict: pass[/bold green] — all {len(report['gates'])} gates passed")
+
+
+def _render_run(console: Console, run: dict, comparison: dict | None) -> None:
+    generation = run["generation"]
+    verification = generation["verification"]
+    stale = "" if verification["ok"] else " [yellow](incomplete or stale, measured with --allow-stale)[/yellow]"
+    console.print(
+        f"\ngeneration [bold]{generation['name']}[/bold] {generation['identity'][:19]}… "
+        f"model {generation['model']}, {generation['rows']} rows, {run['search']['mode']} {run['search']['similarity']}{stale}"
+    )
+    table = Table(show_edge=False, pad_edge=False)
+    for column in ("case", "k", "recall", "RR", "nDCG", "status"):
+        table.add_column(column, justify="right" if column in ("k", "recall", "RR", "nDCG") else "left")
+    for case in run["cases"]:
+        metrics = case["metrics"]
+        table.add_row(case["id"], str(case["k"]), fmt(metrics["recall"]), fmt(metrics["mrr"]), fmt(metrics["ndcg"]), _status(case))
+    console.print(table)
+    aggregates = run["aggregates"]
+    for name in MEASURES:
+        mean = aggregates[name]
+        line = f"  mean {LABELS[name]:<6} {fmt(mean['value'])}  ({mean['numerator']:.4f} / {mean['denominator']} cases)"
+        if comparison is not None:
+            entry = comparison["aggregates"][name]
+            line += f"  baseline {fmt(entry['baseline'])}  delta {fmt_delta(entry['delta'])}"
+        console.print(line)
+    forbidden = aggregates["forbidden"]
+    if forbidden["cases"]:
+        console.print(f"  forbidden leakage {forbidden['leaking']} of {forbidden['cases']} cases (rate {fmt(forbidden['rate'])})")
+    if comparison is not None and comparison["cases_changed"]:
+        console.print(f"  cases changed against baseline ({comparison['generation']}):")
+        for change in comparison["cases_changed"]:
+            deltas = ", ".join(f"{LABELS[m]} {fmt_delta(change['metrics'][m]['delta'])}" for m in MEASURES)
+            flip = ""
+            if change["passed"]["baseline"] != change["passed"]["current"]:
+                flip = " [red]now failing[/red]" if not change["passed"]["current"] else " [green]now passing[/green]"
+            console.print(f"    {change['id']}: {deltas}{flip}")
+
+
+def _status(case: dict) -> str:
+    problems = [f"missed {m['key']!r} ({m['where']})" for m in case["required"]["missed"]]
+    problems += [f"leaked {h['key']!r} (rank {h['rank']})" for h in case["forbidden"]["hits"]]
+    ties = case["ties"]
+    note = " [yellow]tie at cutoff[/yellow]" if ties["straddles_cutoff"] or ties["expected_tied"] else ""
+    if problems:
+        return "[red]FAIL[/red] " + "; ".join(problems) + note
+    return "[green]ok[/green]" + note

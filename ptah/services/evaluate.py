@@ -1,0 +1,296 @@
+"""The main job: evaluate generations on a corpus, compare with a baseline, judge the gates.
+
+For each generation asked for (the spec's active one by default):
+
+1. read the generation from one store snapshot -- its record, its rows' text
+   digests and its vectors together, so a build running meanwhile is seen as
+   of one commit;
+2. verify it against the source (coverage and freshness); an incomplete or
+   stale generation is refused (``StaleGeneration``, exit 3) unless
+   ``allow_stale``, and the report records which;
+3. check that every key the corpus names is a row of the generation; a key
+   missing from the table, or excluded by the filter, is an ``UnknownKey``
+   (exit 2) saying which;
+4. embed the queries -- from the store's query cache when all are there, so a
+   warm evaluate neither loads the model nor imports torch;
+5. score every query against every row in one matrix product (cosine, exact),
+   keep each case's top k (score descending, ties by key ascending), and
+   measure it.
+
+Then the baseline comparison and the gates (``ptah.core.baseline``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from ptah import __version__
+from ptah.core.baseline import check_comparable, check_thresholds, compare, gates, read_report
+from ptah.core.corpus import Corpus
+from ptah.core.errors import ModelUnavailable, ReportError, StaleGeneration, UnknownKey
+from ptah.core.metrics import evaluate_case
+from ptah.core.ranking import find_ties, rank_of, top_k_many
+from ptah.core.report import CaseOutcome, report_dict, run_dict
+from ptah.services.project import Generation, Project, normalize_rows
+from ptah.services.verify import VerifyResult, verify_stored
+
+MAX_UNKNOWN_LISTED = 10
+
+
+@dataclass
+class Measured:
+    """One generation evaluated: its report run and what it cost."""
+
+    run: dict
+    timings: dict
+
+
+def load_baseline(path: str | os.PathLike) -> dict:
+    """Read a baseline report; ``ReportError`` (exit 2) when it is not a ptah report."""
+    path = str(path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except FileNotFoundError:
+        raise ReportError(f"{path}: no such baseline report") from None
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); pass a report written by --output") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"{path}: cannot be read: {exc}") from None
+    return read_report(document, path)
+
+
+def evaluate(
+    project: Project,
+    corpus: Corpus,
+    names: list[str | None] | None = None,
+    *,
+    baseline_path: str | None = None,
+    thresholds: dict[str, float | None] | None = None,
+    allow_stale: bool = False,
+    embedder=None,
+) -> dict:
+    """Evaluate ``names`` (default: the active generation) on ``corpus``; return the report.
+
+    ``embedder`` replaces the generations' models (tests). Raises typed errors
+    for bad input (exit 2) and for what cannot be measured (exit 3); a
+    negative verdict is not an error: it is the report's ``verdict``.
+    """
+    started = time.perf_counter()
+    baseline = load_baseline(baseline_path) if baseline_path else None
+    if baseline is not None:
+        check_comparable(corpus.digest, baseline, baseline_path)
+    given = check_thresholds(thresholds or {}, baseline is not None)
+    generations = [project.generation(name) for name in (names or [None])]
+
+    measured = [_measure(project, corpus, generation, allow_stale, embedder) for generation in generations]
+    runs = [m.run for m in measured]
+    comparisons = [compare(run, baseline["runs"][0]) | {"against": run["generation"]["name"]} for run in runs] if baseline else []
+    verdicts = [
+        gate for index, run in enumerate(runs) for gate in gates(run, comparisons[index] if baseline else None, given)
+    ]
+    timings = {"total": time.perf_counter() - started}
+    for m in measured:
+        for step, seconds in m.timings.items():
+            timings[step] = timings.get(step, 0.0) + seconds
+    return report_dict(
+        corpus,
+        runs,
+        baseline={"path": baseline_path, "digest": baseline["corpus"]["digest"], "comparisons": comparisons} if baseline else None,
+        gates=verdicts,
+        timings=timings,
+        environment=environment(),
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+
+
+def _measure(project: Project, corpus: Corpus, generation: Generation, allow_stale: bool, embedder) -> Measured:
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+    identity = generation.identity.identity
+    store = project.store()
+    if store is None:
+        raise StaleGeneration(_never_built(generation))
+    with store.snapshot() as snapshot:
+        record = snapshot.generation(identity)
+        if record is None:
+            raise StaleGeneration(_never_built(generation))
+        stored = snapshot.digests(identity)
+        matrix = snapshot.matrix(identity)
+    timings["load_vectors"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    verification = verify_stored(project, generation, built=True, stored=stored)
+    timings["verify"] = time.perf_counter() - clock
+    if not verification.ok and not allow_stale:
+        raise StaleGeneration(_stale_message(verification))
+
+    keys = list(matrix.keys)
+    _check_keys(project, corpus, set(keys))
+    vectors = matrix.vectors
+    if not record.settings.get("normalize", True):
+        normalize_rows(vectors)
+
+    clock = time.perf_counter()
+    queries, cached = _query_vectors(project, generation, corpus, store, embedder, vectors.shape[1])
+    timings["embed_queries"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    scores = queries @ vectors.T
+    depths = [case.k for case in corpus.cases]
+    rankings = top_k_many(scores, keys, depths)
+    outcomes = []
+    present = set(keys)
+    for row, case, ranked in zip(scores, corpus.cases, rankings):
+        def full_rank(key: str, row=row) -> int | None:
+            return rank_of(row, keys, key) if key in present else None
+
+        metrics = evaluate_case(case, ranked, full_rank)
+        ties = find_ties(row, keys, case.k, case.expected_keys())
+        outcomes.append(CaseOutcome(case, tuple(ranked), metrics, ties))
+    timings["search"] = time.perf_counter() - clock
+
+    info = {
+        "name": generation.name,
+        "identity": identity,
+        "model": record.model,
+        "settings": dict(record.settings),
+        "dimension": int(vectors.shape[1]),
+        "rows": len(keys),
+        "model_digest": record.model_digest,
+        "versions": dict(record.library_versions),
+        "verification": verification.as_dict() | {"allow_stale": allow_stale},
+        "queries_from_cache": cached,
+    }
+    search = {"channel": "vector", "mode": "exact", "similarity": "cosine"}
+    return Measured(run_dict(info, search, outcomes, searched=len(keys)), timings)
+
+
+def _never_built(generation: Generation) -> str:
+    return (
+        f'generation "{generation.name}" has not been built with its current settings '
+        f"(identity {generation.identity.identity}); run `ptah inference build {generation.name}` first."
+    )
+
+
+def _stale_message(result: VerifyResult) -> str:
+    parts = []
+    if result.missing:
+        parts.append(f"{result.missing} of {result.rows} rows have no vector (e.g. {', '.join(result.missing_keys[:3])})")
+    if result.stale:
+        parts.append(f"{result.stale} vectors are stale (e.g. {', '.join(result.stale_keys[:3])})")
+    if result.orphans:
+        parts.append(f"{result.orphans} vectors belong to rows gone from the source (e.g. {', '.join(result.orphan_keys[:3])})")
+    return (
+        f'generation "{result.generation}" is not complete and fresh: {"; ".join(parts)}. '
+        f"Run `ptah inference build {result.generation}`, or pass --allow-stale to measure it as it is."
+    )
+
+
+def _check_keys(project: Project, corpus: Corpus, keys: set[str]) -> None:
+    """Every expected key must be a row of the generation; say which are not, and why."""
+    named: dict[str, list[str]] = defaultdict(list)
+    for case in corpus.cases:
+        for key in sorted(case.expected_keys() - keys):
+            named[key].append(case.id)
+    if not named:
+        return
+    status = project.source.lookup(list(named))
+    # A key whose row is in the source but has no vector (an incomplete generation measured
+    # with --allow-stale) is a miss, not a bad corpus.
+    unknown = {key: cases for key, cases in named.items() if status.get(key) != "ok"}
+    if not unknown:
+        return
+    lines = []
+    for key in sorted(unknown)[:MAX_UNKNOWN_LISTED]:
+        where = ", ".join(f'"{c}"' for c in unknown[key])
+        if status.get(key) == "filtered":
+            lines.append(
+                f"key {key!r} (case {where}) is a row the filter excludes; a query whose answer is a row your filter "
+                "excludes measures the filter, not the model"
+            )
+        else:
+            lines.append(f"key {key!r} (case {where}) is not in table {project.spec.source.table}")
+    more = len(unknown) - len(lines)
+    suffix = f"\n... and {more} more unknown keys" if more > 0 else ""
+    raise UnknownKey(f"{corpus.path}: " + f"\n{corpus.path}: ".join(lines) + suffix)
+
+
+def _query_vectors(project: Project, generation: Generation, corpus: Corpus, store, embedder, dimension: int):
+    """Unit-length query vectors in case order, from the cache where possible. Returns (vectors, cached count)."""
+    identity = generation.identity.identity
+    texts = list(dict.fromkeys(case.query for case in corpus.cases))
+    found = store.cached_queries(identity, texts)
+    missing = [text for text in texts if text not in found]
+    if missing:
+        model = embedder if embedder is not None else project.embedder(generation.settings)
+        fresh = np.asarray(model.embed_queries(missing), dtype=np.float32)
+        if fresh.shape != (len(missing), dimension):
+            raise ModelUnavailable(
+                f'the model of generation "{generation.name}" returned query vectors of shape {fresh.shape}; '
+                f"the stored vectors have dimension {dimension}."
+            )
+        computed = {text: fresh[i] for i, text in enumerate(missing)}
+        store.cache_queries(identity, computed)
+        found.update(computed)
+    vectors = np.stack([np.asarray(found[case.query], dtype=np.float32) for case in corpus.cases])
+    return normalize_rows(np.ascontiguousarray(vectors)), len(texts) - len(missing)
+
+
+def environment() -> dict:
+    """Versions and hardware, read without importing torch."""
+
+    def version(name: str) -> str | None:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return None
+
+    return {
+        "ptah": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "torch": version("torch"),
+        "sentence-transformers": version("sentence-transformers"),
+        "transformers": version("transformers"),
+        "platform": platform.platform(),
+        "cpu": _cpu_name(),
+        "cpus": os.cpu_count(),
+    }
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def write_report(report: dict, path: str | os.PathLike) -> None:
+    """Write the report atomically: a temporary file beside it, then a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump(report, handle, indent=2, ensure_ascii=False, allow_nan=False)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    finally:
+        if temporary.exists():
+            temporary.unlink()

@@ -1,0 +1,127 @@
+"""The main job end to end through the CLI, with the real MiniLM model on the bundled example."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ptah.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "support"
+CORPUS = REPO / "corpora" / "support.yaml"
+BASELINE = EXAMPLE / "baseline.json"
+
+
+def run(argv, capsys=None):
+    with pytest.raises(SystemExit) as info:
+        main([str(a) for a in argv])
+    out = capsys.readouterr() if capsys is not None else None
+    return info.value.code, out
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """A copy of the example with both generations built by the real model."""
+    folder = tmp_path_factory.mktemp("support")
+    for name in ("ptah.yaml", "make_db.py", "articles.jsonl"):
+        shutil.copy(EXAMPLE / name, folder / name)
+    subprocess.run([sys.executable, str(folder / "make_db.py")], check=True, capture_output=True)
+    for name in ("title-body", "body-only"):
+        with pytest.raises(SystemExit) as info:
+            main(["inference", "build", name, "--spec", str(folder / "ptah.yaml"), "--quiet"])
+        assert info.value.code == 0
+    return folder
+
+
+def evaluate(project, *extra, corpus=CORPUS):
+    return ["inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", corpus, *extra]
+
+
+def test_the_checked_in_baseline_passes_with_the_gate(project, capsys, tmp_path):
+    output = tmp_path / "report.json"
+    code, out = run(evaluate(project, "--baseline", BASELINE, "--max-recall-drop", "0.02", "--output", output), capsys)
+    assert code == 0, out.out + out.err
+    assert "verdict: pass" in out.out
+    report = json.loads(output.read_text())
+    baseline = json.loads(BASELINE.read_text())
+    assert report["corpus"]["digest"] == baseline["corpus"]["digest"]
+    assert report["verdict"] == "pass"
+    run_ = report["runs"][0]
+    assert run_["generation"]["name"] == "title-body"
+    assert run_["aggregates"]["required"]["failed"] == 0
+    # the same model and text on this machine reproduce the baseline's rankings
+    assert [[r["key"] for r in c["results"]] for c in run_["cases"]] == [
+        [r["key"] for r in c["results"]] for c in baseline["runs"][0]["cases"]
+    ]
+
+
+def test_a_worse_generation_fails_the_gate_with_exit_1(project, capsys):
+    code, out = run(evaluate(project, "--generation", "body-only", "--baseline", BASELINE, "--max-recall-drop", "0.0", "--json"), capsys)
+    assert code == 1
+    report = json.loads(out.out)
+    gate = next(g for g in report["gates"] if g["name"] == "max-recall-drop")
+    assert gate["passed"] is False and gate["drop"] > 0
+    assert report["verdict"] == "fail"
+
+
+def test_a_corpus_edited_by_one_character_is_incomparable(project, capsys, tmp_path):
+    edited = tmp_path / "edited.yaml"
+    edited.write_text(CORPUS.read_text().replace("?", "!", 1))
+    code, out = run(evaluate(project, "--baseline", BASELINE, corpus=edited), capsys)
+    assert code == 2
+    baseline_digest = json.loads(BASELINE.read_text())["corpus"]["digest"]
+    assert baseline_digest in out.err
+    assert "measured a different corpus" in out.err
+
+
+def test_an_unknown_key_exits_2(project, capsys, tmp_path):
+    corpus = tmp_path / "unknown.yaml"
+    corpus.write_text('version: 1\ndefault_k: 5\ncases:\n  - {id: a, query: "refund", required: ["9999"]}\n')
+    code, out = run(evaluate(project, corpus=corpus), capsys)
+    assert code == 2
+    assert out.err == f"{corpus}: key '9999' (case \"a\") is not in table articles\n"
+
+
+def test_a_draft_article_is_excluded_by_the_filter(project, capsys, tmp_path):
+    corpus = tmp_path / "draft.yaml"
+    corpus.write_text('version: 1\ndefault_k: 5\ncases:\n  - {id: a, query: "old pricing", required: ["9"]}\n')
+    code, out = run(evaluate(project, corpus=corpus), capsys)
+    assert code == 2
+    assert "is a row the filter excludes" in out.err and "measures the filter, not the model" in out.err
+
+
+def test_warm_cache_evaluate_never_imports_torch(project):
+    run(evaluate(project, "--json"))  # warms the cache (the module fixture's builds did not embed queries)
+    script = (
+        "import sys\nfrom ptah.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    code = exit.code\n"
+        "heavy = sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules)\n"
+        "print('exit', code, 'heavy', heavy, file=sys.stderr)\n"
+    )
+    argv = [str(a) for a in evaluate(project, "--json")]
+    result = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True)
+    assert result.stderr.strip().splitlines()[-1] == "exit 0 heavy []"
+    assert json.loads(result.stdout)["runs"][0]["generation"]["queries_from_cache"] == 25
+
+
+def test_a_stale_generation_exits_3(project, capsys):
+    database = project / "support.db"
+    backup = project / "support.db.bak"
+    shutil.copy(database, backup)
+    try:
+        with sqlite3.connect(database) as connection:
+            connection.execute("UPDATE articles SET body = body || ' Updated.' WHERE id = 8")
+        code, out = run(evaluate(project), capsys)
+        assert code == 3
+        assert out.err.startswith('generation "title-body" is not complete and fresh: 1 vectors are stale (e.g. 8).')
+        code, out = run(evaluate(project, "--allow-stale", "--json"), capsys)
+        assert json.loads(out.out)["runs"][0]["generation"]["verification"]["allow_stale"] is True
+    finally:
+        shutil.move(backup, database)

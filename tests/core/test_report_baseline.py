@@ -1,0 +1,154 @@
+"""Report building, baseline comparison and gates: exact values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ptah.core.baseline import check_comparable, check_thresholds, compare, gates, read_report
+from ptah.core.corpus import Case, Corpus
+from ptah.core.errors import IncomparableBaseline, InputError, ReportError
+from ptah.core.metrics import evaluate_case
+from ptah.core.ranking import find_ties, rank_of, top_k
+from ptah.core.report import CaseOutcome, aggregates, ordinal, report_dict, run_dict
+
+KEYS = ["a", "b", "c", "d", "e"]
+
+
+def outcome(case: Case, scores: list[float]) -> CaseOutcome:
+    array = np.array(scores, dtype=np.float32)
+    ranked = top_k(array, KEYS, case.k)
+    metrics = evaluate_case(case, ranked, lambda key: rank_of(array, KEYS, key))
+    return CaseOutcome(case, tuple(ranked), metrics, find_ties(array, KEYS, case.k, case.expected_keys()))
+
+
+CASES = [
+    Case(id="one", query="q1", k=2, required=("a",), relevant={"a": 1.0}),
+    Case(id="two", query="q2", k=2, required=("c",), relevant={"c": 2.0, "d": 1.0}, forbidden=("b",)),
+    Case(id="three", query="q3", k=3, relevant={"e": 1.0}),
+]
+SCORES = [
+    [0.9, 0.8, 0.1, 0.0, 0.0],  # a first: pass
+    [0.1, 0.9, 0.5, 0.6, 0.0],  # b (forbidden) first, d second, c third: missed + leaked
+    [0.5, 0.5, 0.5, 0.1, 0.5],  # a, b, c, e all tied at 0.5; key order puts e 4th, outside k=3
+]
+
+
+@pytest.fixture
+def outcomes():
+    return [outcome(c, s) for c, s in zip(CASES, SCORES)]
+
+
+def test_case_outcomes_exact(outcomes):
+    one, two, three = outcomes
+    assert one.ranked == (("a", pytest.approx(0.9)), ("b", pytest.approx(0.8)))
+    assert (one.metrics.recall, one.metrics.rr, one.metrics.ndcg) == (1.0, 1.0, 1.0)
+    assert one.passed
+    # two: top 2 = b, d. recall = 1/2 (d of c,d); rr = 1/2; ndcg = (1/log2(3)) / (2/log2(2) + 1/log2(3))
+    assert two.metrics.recall == 0.5
+    assert two.metrics.rr == 0.5
+    assert two.metrics.ndcg == pytest.approx((1 / math.log2(3)) / (2 / math.log2(2) + 1 / math.log2(3)), abs=1e-12)
+    assert [(p.key, p.rank) for p in two.metrics.required_missed] == [("c", 3)]
+    assert [(p.key, p.rank) for p in two.metrics.forbidden_hits] == [("b", 1)]
+    assert not two.passed
+    # three: a, b, c, e all score 0.5; key order fills k=3 with a, b, c and leaves e (the relevant key) outside
+    assert [key for key, _ in three.ranked] == ["a", "b", "c"]
+    assert three.metrics.recall == 0.0 and three.metrics.rr == 0.0 and three.metrics.ndcg == 0.0
+    assert three.ties.straddles_cutoff and three.ties.tied_outside == 1
+    assert three.ties.expected_tied == ("e",)
+
+
+def test_aggregates_carry_denominators(outcomes):
+    result = aggregates(outcomes)
+    assert result["recall"] == {"value": (1.0 + 0.5 + 0.0) / 3, "numerator": 1.5, "denominator": 3, "undefined": 0}
+    assert result["mrr"]["value"] == (1.0 + 0.5 + 0.0) / 3
+    assert result["required"] == {"cases": 2, "failed": 1, "keys_missed": 1}
+    assert result["forbidden"] == {"cases": 1, "leaking": 1, "hits": 1, "rate": 1.0}
+    assert result["ties"] == {"cases_flagged": 1}  # only three: its tie at 0.5 straddles the cutoff
+    assert result["cases"] == 3
+
+
+def test_empty_forbidden_rate_is_na():
+    result = aggregates([outcome(CASES[0], SCORES[0])])
+    assert result["forbidden"] == {"cases": 0, "leaking": 0, "hits": 0, "rate": None}
+
+
+def test_ordinals():
+    assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111, 112)] == [
+        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd", "101st", "111th", "112th"]
+
+
+def make_report(outcomes, *, digest_corpus=None):
+    corpus = digest_corpus or Corpus(cases=tuple(CASES), name="t", path="c.yaml")
+    run = run_dict({"name": "g", "identity": "sha256:x"}, {"channel": "vector", "mode": "exact"}, outcomes, searched=1000)
+    return report_dict(corpus, [run], baseline=None, gates=gates(run, None, {}), timings={}, environment={}, created_at="now")
+
+
+def test_report_case_entries(outcomes):
+    report = make_report(outcomes)
+    two = report["runs"][0]["cases"][1]
+    assert two["required"]["missed"] == [{"key": "c", "rank": 3, "where": "ranked 3rd"}]
+    assert two["forbidden"]["hits"] == [{"key": "b", "rank": 1}]
+    assert two["passed"] is False
+    assert report["verdict"] == "fail"
+    assert [g["passed"] for g in report["gates"]] == [False, False]
+
+
+def test_comparison_and_drop_gates(outcomes):
+    baseline = make_report(outcomes)
+    better = [outcome(CASES[0], SCORES[0]), outcome(CASES[1], [0.1, 0.0, 0.9, 0.8, 0.0]), outcome(CASES[2], SCORES[2])]
+    current = make_report(better)
+    comparison = compare(current["runs"][0], baseline["runs"][0])
+    assert comparison["aggregates"]["recall"] == {"baseline": 0.5, "current": 2 / 3, "delta": 2 / 3 - 0.5}
+    assert [c["id"] for c in comparison["cases_changed"]] == ["two"]
+    assert comparison["cases_changed"][0]["passed"] == {"baseline": False, "current": True}
+    # worse: current is the old one compared against the better baseline
+    worse = compare(baseline["runs"][0], current["runs"][0])
+    verdicts = gates(baseline["runs"][0], worse, {"recall": 0.0, "ndcg": 1.0})
+    assert [(g["name"], g["passed"]) for g in verdicts] == [
+        ("required", False), ("forbidden", False), ("max-recall-drop", False), ("max-ndcg-drop", True)]
+    assert verdicts[2]["drop"] == pytest.approx(2 / 3 - 0.5, abs=1e-15)
+
+
+def test_a_drop_of_exactly_the_threshold_passes_and_na_fails():
+    run = {"generation": {"name": "g"}, "aggregates": {"required": {"failed": 0, "cases": 1}, "forbidden": {"leaking": 0, "cases": 0}}}
+    comparison = {"aggregates": {"recall": {"baseline": 0.8, "current": 0.78}, "mrr": {"baseline": None, "current": 0.5}}}
+    result = gates(run, comparison, {"recall": 0.02, "mrr": 0.5})
+    assert [(g["name"], g["passed"]) for g in result] == [("required", True), ("forbidden", True), ("max-recall-drop", True), ("max-mrr-drop", False)]
+
+
+def test_comparability_names_both_digests(outcomes):
+    baseline = make_report(outcomes)
+    with pytest.raises(IncomparableBaseline) as info:
+        check_comparable("sha256:other", baseline, "base.json")
+    assert str(info.value) == (
+        f"the baseline base.json measured a different corpus (digest {baseline['corpus']['digest']}); this corpus is "
+        "sha256:other. Re-run the baseline on this corpus, or evaluate the corpus it was made with."
+    )
+    check_comparable(baseline["corpus"]["digest"], baseline, "base.json")
+
+
+def test_thresholds_are_checked():
+    assert check_thresholds({"recall": 0.02, "mrr": None}, True) == {"recall": 0.02}
+    with pytest.raises(InputError, match="between 0 and 1"):
+        check_thresholds({"recall": 1.5}, True)
+    with pytest.raises(InputError, match="needs --baseline"):
+        check_thresholds({"recall": 0.0}, False)
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ([], "b.json: not a ptah report (the top level is not a JSON object)"),
+        ({"format": "other"}, "b.json: format is 'other', not 'ptah-report@1'; pass a report written by ptah inference evaluate --output"),
+        ({"format": "ptah-report@1", "corpus": {}}, "b.json: corpus.digest is missing; the report is damaged"),
+        ({"format": "ptah-report@1", "corpus": {"digest": "d"}, "runs": []}, "b.json: runs is missing or empty; the report is damaged"),
+        ({"format": "ptah-report@1", "corpus": {"digest": "d"}, "runs": [{"aggregates": {}}]}, "b.json: runs[0].aggregates lacks recall, mrr or ndcg; the report is damaged"),
+    ],
+)
+def test_damaged_baselines_are_refused(document, message):
+    with pytest.raises(ReportError) as info:
+        read_report(document, "b.json")
+    assert str(info.value) == message
