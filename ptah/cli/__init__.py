@@ -13,6 +13,7 @@ import typer
 
 from ptah.cli import corpus as corpus_commands
 from ptah.cli import evaluate as evaluate_command
+from ptah.cli import imports
 from ptah.cli import inference as inference_commands
 from ptah.core.errors import EXIT_OPERATIONAL, PtahError
 
@@ -26,6 +27,7 @@ app = typer.Typer(
 app.add_typer(corpus_commands.app, name="corpus")
 inference_commands.app.command("evaluate")(evaluate_command.evaluate)
 app.add_typer(inference_commands.app, name="inference")
+app.add_typer(imports.app, name="import")
 
 
 @app.callback()

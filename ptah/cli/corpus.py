@@ -1,17 +1,17 @@
-"""``ptah corpus validate`` and ``ptah corpus digest``: checking corpora without a model."""
+"""``ptah corpus validate``, ``digest`` and ``export-qrels``: corpora without a model."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import List
+from typing import List, Optional
 
 import typer
 
 from ptah.adapters.corpus_yaml import load_corpus
 from ptah.core.errors import EXIT_INPUT, CorpusError
 
-app = typer.Typer(help="Check evaluation corpora and print their digests.", no_args_is_help=True)
+app = typer.Typer(help="Check evaluation corpora, print their digests, export their judgements.", no_args_is_help=True)
 
 
 @app.command()
@@ -45,3 +45,24 @@ def validate(
 def digest(file: Path = typer.Argument(..., help="The corpus file.")) -> None:
     """Print the corpus digest (sha256:...): what --baseline comparability rests on."""
     typer.echo(load_corpus(file).digest)
+
+
+@app.command("export-qrels")
+def export_qrels(
+    corpus: Path = typer.Argument(..., help="The corpus file."),
+    file: Path = typer.Argument(..., help="The TREC qrels file to write (replaced atomically)."),
+    scale: Optional[float] = typer.Option(
+        None, "--scale", help="Multiply every grade by this to make fractional grades whole (trec_eval reads integers)."
+    ),
+) -> None:
+    """Write the corpus judgements as TREC qrels (QID 0 DOCID GRADE), for trec_eval, pytrec_eval or ranx.
+
+    Exit 2 when a grade is fractional (give --scale) or a case id or key holds
+    whitespace, which TREC files cannot carry.
+    """
+    from ptah.adapters.files import write_text_atomically
+    from ptah.core.trec import qrels_lines
+
+    lines = qrels_lines(load_corpus(corpus), scale)
+    write_text_atomically(file, "".join(line + "\n" for line in lines))
+    typer.echo(f"{file}: {len(lines)} judgements")

@@ -24,6 +24,7 @@ def evaluate(
     max_mrr_drop: Optional[float] = typer.Option(None, "--max-mrr-drop", help="Fail (exit 1) when MRR fell by more than this."),
     max_ndcg_drop: Optional[float] = typer.Option(None, "--max-ndcg-drop", help="Fail (exit 1) when nDCG fell by more than this."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the JSON report here (atomically)."),
+    trec_run: Optional[Path] = typer.Option(None, "--trec-run", help="Also write the reference generation's ranked results as a TREC run file."),
     json_output: bool = typer.Option(False, "--json", help="Print the JSON report instead of tables."),
     allow_stale: bool = typer.Option(False, "--allow-stale", help="Measure an incomplete or stale generation instead of refusing (recorded in the report)."),
     spec: Optional[str] = typer.Option(None, "--spec", help="The specification (default: $PTAH_SPEC, else ptah.yaml upward from here)."),
@@ -51,6 +52,11 @@ def evaluate(
         )
     if output is not None:
         write_report(report, output)
+    if trec_run is not None:
+        from ptah.adapters.files import write_text_atomically
+        from ptah.core.trec import run_lines
+
+        write_text_atomically(trec_run, "".join(line + "\n" for line in run_lines(report)))
     if json_output:
         typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
     else:

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from ptah import __version__
+from ptah.adapters.files import write_text_atomically
 from ptah.core.baseline import check_comparable, check_thresholds, compare, gates, read_report
 from ptah.core.corpus import Corpus
 from ptah.core.errors import ModelUnavailable, ReportError, StaleGeneration, UnknownKey
@@ -280,17 +281,5 @@ def _cpu_name() -> str:
 
 
 def write_report(report: dict, path: str | os.PathLike) -> None:
-    """Write the report atomically: a temporary file beside it, then a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(temporary, "w", encoding="utf-8") as handle:
-            json.dump(report, handle, indent=2, ensure_ascii=False, allow_nan=False)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    finally:
-        if temporary.exists():
-            temporary.unlink()
+    """Write the report as indented JSON, atomically (a temporary sibling, then a rename)."""
+    write_text_atomically(path, json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n")

@@ -125,3 +125,28 @@ def test_a_stale_generation_exits_3(project, capsys):
         assert json.loads(out.out)["runs"][0]["generation"]["verification"]["allow_stale"] is True
     finally:
         shutil.move(backup, database)
+
+
+def test_trec_run_and_qrels_reproduce_the_report_in_pytrec_eval(project, capsys, tmp_path):
+    import pytrec_eval
+
+    report_path, run_path, qrels_path = tmp_path / "r.json", tmp_path / "run.txt", tmp_path / "qrels.txt"
+    code, _ = run(evaluate(project, "--output", report_path, "--trec-run", run_path), capsys)
+    assert code == 0
+    assert run(["corpus", "export-qrels", CORPUS, qrels_path], capsys)[0] == 0
+    trec_run: dict = {}
+    for line in run_path.read_text().splitlines():
+        qid, _, doc, _rank, score, _tag = line.split()
+        trec_run.setdefault(qid, {})[doc] = float(score)
+    qrels: dict = {}
+    for line in qrels_path.read_text().splitlines():
+        qid, _, doc, grade = line.split()
+        qrels.setdefault(qid, {})[doc] = int(grade)
+    report = json.loads(report_path.read_text())
+    for case in report["runs"][0]["cases"]:
+        k = case["k"]
+        measures = pytrec_eval.RelevanceEvaluator({case["id"]: qrels[case["id"]]}, {f"recall.{k}", f"ndcg_cut.{k}", "recip_rank"})
+        theirs = measures.evaluate({case["id"]: trec_run[case["id"]]})[case["id"]]
+        assert theirs[f"recall_{k}"] == pytest.approx(case["metrics"]["recall"], abs=1e-9)
+        assert theirs[f"ndcg_cut_{k}"] == pytest.approx(case["metrics"]["ndcg"], abs=1e-9)
+        assert theirs["recip_rank"] == pytest.approx(case["metrics"]["mrr"], abs=1e-9)

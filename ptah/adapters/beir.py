@@ -1,0 +1,348 @@
+"""Reading a BEIR-format directory, and writing what an import makes of it.
+
+A BEIR directory holds (Thakur et al., 2021; the layout ``beir.datasets.data_loader`` reads)::
+
+    corpus.jsonl        one JSON object per line: {"_id", "title", "text", ...}
+    queries.jsonl       one JSON object per line: {"_id", "text", ...}
+    qrels/SPLIT.tsv     a header line "query-id<TAB>corpus-id<TAB>score", then one judgement per line
+
+Reading is strict where BEIR's own loader is silent: a malformed line, a
+missing ``_id`` or ``text``, a duplicate id, a qrels line without three
+tab-separated fields or with a score that is not a whole number is an
+:class:`InputError` reading ``FILE:LINE: field: what is wrong``. Ids are taken
+exactly as written (a JSON number id becomes its decimal text); text is what
+``json`` decodes, unicode escapes included. A missing or null ``title`` reads
+as ``""`` and is flagged, so the import can say how many there were. Lines
+end at ``\\n``; a ``\\r`` before it is part of the line ending (BEIR's qrels
+files are CRLF), never of the last field.
+
+Writing: the source table (SQLite, in batches, into a temporary file the
+caller renames into place), corpus YAML text that :mod:`ptah.adapters.corpus_yaml`
+reads back to the same corpus, and atomic file replacement.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from ptah.core.corpus import Corpus
+from ptah.core.errors import InputError, Problem
+
+QRELS_HEADER = ("query-id", "corpus-id", "score")
+PROGRESS_EVERY_LINES = 2_000
+INSERT_BATCH_ROWS = 1_000
+
+ReadProgress = Callable[[str, int, int], None]
+"""Called as ``progress(file_name, bytes_read, file_bytes)`` while a file is read, and once at its end."""
+
+
+@dataclass(frozen=True)
+class BeirDocument:
+    """One corpus document. ``document`` is the text embedded: ``(title + " " + text).strip()``."""
+
+    id: str
+    title: str
+    text: str
+    title_missing: bool
+    line: int
+
+    @property
+    def document(self) -> str:
+        # The convention MTEB used for its published BEIR numbers (``corpus_to_str``).
+        return (self.title + " " + self.text).strip()
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One qrels line: query id, document id and score, exactly as written."""
+
+    query_id: str
+    doc_id: str
+    score: int
+    line: int
+
+
+def fail(message: str, *, path: str, line: int | None = None, field: str | None = None) -> InputError:
+    problem = Problem(message, path=path, line=line, field=field)
+    return InputError(str(problem), problems=(problem,))
+
+
+# -- reading -----------------------------------------------------------------------
+
+
+def _lines(path: Path, progress: ReadProgress | None) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of each non-blank line, decoded as UTF-8, line ending removed."""
+    name = str(path)
+    try:
+        total = path.stat().st_size
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        raise fail("no such file", path=name) from None
+    except OSError as exc:
+        raise fail(f"cannot be read: {exc.strerror or exc}", path=name) from None
+    done = 0
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            done += len(raw)
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise fail(f"byte 0x{raw[exc.start]:02x} is not UTF-8; BEIR files are UTF-8", path=name, line=number) from None
+            if number == 1 and text.startswith("\ufeff"):
+                text = text[1:]
+            text = text[:-1] if text.endswith("\n") else text
+            text = text[:-1] if text.endswith("\r") else text
+            if progress is not None and number % PROGRESS_EVERY_LINES == 0:
+                progress(path.name, done, total)
+            if text.strip():
+                yield number, text
+    if progress is not None:
+        progress(path.name, done, total)
+
+
+def _json_objects(path: Path, progress: ReadProgress | None) -> Iterator[tuple[int, dict]]:
+    name = str(path)
+    for number, text in _lines(path, progress):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise fail(f"not valid JSON: {exc.msg} (column {exc.colno})", path=name, line=number) from None
+        except RecursionError:
+            raise fail("not accepted: the JSON is nested too deeply", path=name, line=number) from None
+        if not isinstance(value, dict):
+            raise fail(f"each line must be a JSON object, not {_kind(value)}", path=name, line=number)
+        yield number, value
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "text"
+
+
+def _identifier(value: object, *, path: str, line: int) -> str:
+    """An ``_id`` as text: a JSON string as written, a JSON integer as its decimal text."""
+    if value is None:
+        raise fail("missing; every line needs an id", path=path, line=line, field="_id")
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        raise fail(f"must be text or a whole number, not {_kind(value)}", path=path, line=line, field="_id")
+    if value == "":
+        raise fail("is empty; every line needs an id", path=path, line=line, field="_id")
+    return _unicode(value, path=path, line=line, field="_id")
+
+
+def _unicode(value: str, *, path: str, line: int, field: str) -> str:
+    """``value`` if it is Unicode text; an unpaired surrogate escape (``\\ud800``) is refused."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise fail(
+            f"holds the unpaired surrogate escape \\u{ord(value[exc.start]):04x}, which is not Unicode text",
+            path=path,
+            line=line,
+            field=field,
+        ) from None
+    return value
+
+
+def _text_field(item: dict, field: str, *, path: str, line: int) -> str | None:
+    """The text of ``field``; None when missing or null; refuses anything but text."""
+    value = item.get(field)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise fail(f"must be text, not {_kind(value)}", path=path, line=line, field=field)
+    return _unicode(value, path=path, line=line, field=field)
+
+
+def read_corpus(path: Path, progress: ReadProgress | None = None) -> Iterator[BeirDocument]:
+    """The documents of ``corpus.jsonl`` in file order. Duplicate ids are the caller's to find."""
+    name = str(path)
+    for number, item in _json_objects(path, progress):
+        doc_id = _identifier(item.get("_id"), path=name, line=number)
+        text = _text_field(item, "text", path=name, line=number)
+        if text is None:
+            raise fail("missing; every document needs its text", path=name, line=number, field="text")
+        title = _text_field(item, "title", path=name, line=number)
+        yield BeirDocument(doc_id, title or "", text, title is None, number)
+
+
+def read_queries(path: Path, progress: ReadProgress | None = None) -> dict[str, tuple[str, int]]:
+    """``queries.jsonl`` as ``{query id: (text, line)}`` in file order; a duplicate id is refused."""
+    name = str(path)
+    queries: dict[str, tuple[str, int]] = {}
+    for number, item in _json_objects(path, progress):
+        query_id = _identifier(item.get("_id"), path=name, line=number)
+        text = _text_field(item, "text", path=name, line=number)
+        if text is None:
+            raise fail("missing; every query needs its text", path=name, line=number, field="text")
+        if query_id in queries:
+            raise fail(
+                f'"{query_id}" is used twice (lines {queries[query_id][1]} and {number}); query ids must be unique',
+                path=name,
+                line=number,
+                field="_id",
+            )
+        queries[query_id] = (text, number)
+    return queries
+
+
+def read_qrels(path: Path, progress: ReadProgress | None = None) -> list[Judgement]:
+    """The judgements of a qrels TSV file, after its header line."""
+    name = str(path)
+    judgements: list[Judgement] = []
+    header_seen = False
+    for number, text in _lines(path, progress):
+        fields = text.split("\t")
+        if not header_seen:
+            if tuple(field.strip() for field in fields) != QRELS_HEADER:
+                raise fail(
+                    "the first line must be the header query-id<TAB>corpus-id<TAB>score, not " + json.dumps(text),
+                    path=name,
+                    line=number,
+                )
+            header_seen = True
+            continue
+        if len(fields) != 3:
+            raise fail(
+                f"a judgement is query-id<TAB>corpus-id<TAB>score; this line has {len(fields)} tab-separated field(s)",
+                path=name,
+                line=number,
+            )
+        query_id, doc_id, score = fields
+        for field, value in (("query-id", query_id), ("corpus-id", doc_id)):
+            if value == "":
+                raise fail("is empty", path=name, line=number, field=field)
+        try:
+            grade = int(score.strip())
+        except ValueError:
+            raise fail(f"{json.dumps(score)} is not a whole number", path=name, line=number, field="score") from None
+        judgements.append(Judgement(query_id, doc_id, grade, number))
+    return judgements
+
+
+# -- writing -----------------------------------------------------------------------
+
+
+class DocumentTable:
+    """The source table ``documents(id, title, text, document)``, written in batches to a new SQLite file.
+
+    ``document`` holds ``(title + " " + text).strip()``, computed here with
+    Python's ``str.strip`` (SQL's ``trim`` strips spaces only), so the
+    specification can embed it with the template ``{document}``.
+    """
+
+    SCHEMA = (
+        "CREATE TABLE documents (id TEXT PRIMARY KEY, title TEXT NOT NULL, text TEXT NOT NULL, "
+        "document TEXT NOT NULL)"
+    )
+
+    def __init__(self, path: Path):
+        self.path = path
+        if path.exists():
+            path.unlink()
+        self._db = sqlite3.connect(str(path), isolation_level=None)
+        # A fresh file that is renamed into place only when complete needs no journal.
+        self._db.execute("PRAGMA journal_mode=OFF")
+        self._db.execute("PRAGMA synchronous=OFF")
+        self._db.execute(self.SCHEMA)
+        self._db.execute("BEGIN")
+        self._pending: list[tuple[str, str, str, str]] = []
+        self.rows = 0
+
+    def add(self, document: BeirDocument) -> None:
+        self._pending.append((document.id, document.title, document.text, document.document))
+        if len(self._pending) >= INSERT_BATCH_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        self._db.executemany("INSERT INTO documents (id, title, text, document) VALUES (?, ?, ?, ?)", self._pending)
+        self.rows += len(self._pending)
+        self._pending = []
+
+    def close(self) -> None:
+        """Write what is pending and close the file (still at its temporary path)."""
+        self._flush()
+        self._db.execute("COMMIT")
+        self._db.close()
+
+    def discard(self) -> None:
+        """Close without keeping anything; the file is removed."""
+        try:
+            self._db.close()
+        finally:
+            if self.path.exists():
+                self.path.unlink()
+
+
+# -- corpus YAML -----------------------------------------------------------------------
+
+
+def yaml_string(text: str) -> str:
+    """``text`` as a YAML double-quoted scalar that reads back as exactly ``text``.
+
+    Printable characters are written as themselves; ``"`` and ``\\`` are
+    escaped, and everything else -- control characters, line and paragraph
+    separators, NEL, BOM, non-printable and private-use code points -- is
+    written as ``\\xXX``, ``\\uXXXX`` or ``\\UXXXXXXXX``, all YAML escapes.
+    """
+    out = ['"']
+    for char in text:
+        if char == '"' or char == "\\":
+            out.append("\\" + char)
+        elif char.isprintable():
+            out.append(char)
+        else:
+            code = ord(char)
+            out.append(f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def _grade(grade: float) -> str:
+    return str(int(grade)) if float(grade).is_integer() else repr(float(grade))
+
+
+def corpus_yaml_text(corpus: Corpus, header: str = "") -> str:
+    """``corpus`` as corpus format 1 YAML (``header`` lines become comments).
+
+    Every id, query and key is double-quoted, so keys keep their spelling
+    (``"0042"`` stays text); a case's ``k`` is written only where it differs
+    from ``default_k``.
+    """
+    lines = [f"# {line}".rstrip() for line in header.splitlines()]
+    lines.append("version: 1")
+    if corpus.name is not None:
+        lines.append(f"name: {yaml_string(corpus.name)}")
+    if corpus.description is not None:
+        lines.append(f"description: {yaml_string(corpus.description)}")
+    if corpus.default_k is not None:
+        lines.append(f"default_k: {corpus.default_k}")
+    lines.append("cases:")
+    for case in corpus.cases:
+        lines.append(f"  - id: {yaml_string(case.id)}")
+        lines.append(f"    query: {yaml_string(case.query)}")
+        if case.k != corpus.default_k:
+            lines.append(f"    k: {case.k}")
+        if case.required:
+            lines.append("    required: [" + ", ".join(yaml_string(key) for key in case.required) + "]")
+        if case.relevant:
+            lines.append("    relevant:")
+            lines.extend(f"      {yaml_string(key)}: {_grade(grade)}" for key, grade in case.relevant.items())
+        if case.forbidden:
+            lines.append("    forbidden: [" + ", ".join(yaml_string(key) for key in case.forbidden) + "]")
+    return "\n".join(lines) + "\n"
