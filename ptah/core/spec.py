@@ -29,7 +29,7 @@ import os.path
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Mapping
+from typing import Callable, Mapping, NamedTuple, Sequence
 from urllib.parse import parse_qsl, urlencode
 
 from ptah.core.errors import UnknownGeneration
@@ -167,9 +167,12 @@ class Spec:
             ) from None
 
 
-@dataclass(frozen=True)
-class SourceRow:
-    """One source row as ptah sees it: its key, its row identity and the text to embed."""
+class SourceRow(NamedTuple):
+    """One source row as ptah sees it: its key, its row identity and the text to embed.
+
+    A named tuple rather than a frozen dataclass: sources make one per row,
+    and a tuple is several times cheaper to build.
+    """
 
     key: str
     identity: str
@@ -273,6 +276,28 @@ def render_value(value: object, column: str) -> str:
     if isinstance(value, (bytes, bytearray, memoryview)):
         raise TypeError(f'column "{column}" holds binary data (a BLOB), not text')
     return str(value)
+
+
+def renderer(template: str, columns: tuple[str, ...]) -> Callable[[Sequence[object]], str]:
+    """A function filling ``template`` from a row's values given in ``columns`` order.
+
+    The same result as :func:`render`, without parsing the template or
+    building a mapping per row -- for streaming many rows.
+    """
+    position = {column: index for index, column in enumerate(columns)}
+    pieces = tuple((position[value], value) if is_column else (None, value) for is_column, value in parse_template(template))
+
+    def fill(values: Sequence[object]) -> str:
+        parts = []
+        for index, text in pieces:
+            if index is None:
+                parts.append(text)
+            else:
+                value = values[index]
+                parts.append(value if type(value) is str else render_value(value, text))
+        return "".join(parts)
+
+    return fill
 
 
 def render(template: str, row: Mapping[str, object]) -> str:

@@ -29,9 +29,10 @@ import sqlite3
 from typing import Iterable, Iterator
 from urllib.parse import quote
 
-from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR, join_key, row_identity
+from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
 from ptah.core.errors import Problem, SourceUnavailable, SpecError
-from ptah.core.spec import SourceRow, SourceSpec, key_component, render, sqlite_database_path, template_columns
+from ptah.adapters.sources.rows import source_rows
+from ptah.core.spec import SourceRow, SourceSpec, key_component, sqlite_database_path, template_columns
 
 LOOKUP_PARAMETERS = 900  # below SQLite's oldest default limit of 999 bound parameters per statement
 _CANONICAL_INT = re.compile(r"(0|-?[1-9][0-9]{0,18})\Z")
@@ -131,36 +132,10 @@ class SqliteSource:
         return self._stream(cursor, template, columns)
 
     def _stream(self, cursor: sqlite3.Cursor, template: str, columns: tuple[str, ...]) -> Iterator[SourceRow]:
-        fields = self.source.key_fields
-        seen: set[str] = set()  # identities: a key two rows share is an error, not a silent overwrite
-        width = len(fields)
         try:
-            for values in cursor:
-                components = self._key(values[:width])
-                identity = row_identity(components)
-                key = join_key(components)
-                if identity in seen:
-                    raise SourceUnavailable(
-                        f"{self.where}: two rows have the key {key!r} ({', '.join(fields)}); key_fields must "
-                        "identify exactly one row"
-                    )
-                seen.add(identity)
-                yield SourceRow(key, identity, self._render(template, dict(zip(columns, values[width:])), key))
+            yield from source_rows(cursor, self.source.key_fields, template, columns, self.where)
         except sqlite3.Error as exc:
             raise SourceUnavailable(f"{self.where}: reading rows failed ({exc})") from None
-
-    def _key(self, values: tuple) -> tuple[str, ...]:
-        try:
-            return tuple(key_component(v, c) for v, c in zip(values, self.source.key_fields))
-        except TypeError as exc:
-            shown = ", ".join(f"{c} = {v!r}" for c, v in zip(self.source.key_fields, values))
-            raise SourceUnavailable(f"{self.where}: in the row where {shown}, {exc}") from None
-
-    def _render(self, template: str, row: dict[str, object], key: str) -> str:
-        try:
-            return render(template, row)
-        except TypeError as exc:
-            raise SourceUnavailable(f"{self.where}: in the row with key {key!r}, {exc}; cast it to text in a view") from None
 
     def lookup(self, keys: Iterable[str]) -> dict[str, str]:
         """For each key as the corpus spells it: ``"ok"``, ``"filtered"`` or ``"missing"``.
