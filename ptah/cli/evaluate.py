@@ -28,18 +28,37 @@ def evaluate(
     json_output: bool = typer.Option(False, "--json", help="Print the JSON report instead of tables."),
     allow_stale: bool = typer.Option(False, "--allow-stale", help="Measure an incomplete or stale generation instead of refusing (recorded in the report)."),
     spec: Optional[str] = typer.Option(None, "--spec", help="The specification (default: $PTAH_SPEC, else ptah.yaml upward from here)."),
+    channel: Optional[List[str]] = typer.Option(None, "--channel", help="vector (default), lexical (BM25 over the generation's text, no model) or hybrid (RRF of both); repeatable: each channel with each --generation is a run."),
+    rrf_k: float = typer.Option(60.0, "--rrf-k", help="Hybrid: the reciprocal rank fusion constant c in 1 / (c + rank)."),
+    rrf_depth: int = typer.Option(1000, "--rrf-depth", help="Hybrid: how many of each channel's top rows are fused."),
+    bootstrap: int = typer.Option(10_000, "--bootstrap", help="Resamples for the paired bootstrap intervals and Monte Carlo sign-flip tests."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and Monte Carlo draws (recorded in the report)."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML report here."),
+    search: str = typer.Option("exact", "--search", help="exact (every row scored in memory), index (the pgvector HNSW index, as served) or both (index, with its ANN recall and deltas against exact)."),
+    ef_search: Optional[int] = typer.Option(None, "--ef-search", help="Index search: hnsw.ef_search, 1..1000 (default 40)."),
 ) -> None:
     """Measure a generation on a corpus: recall, MRR, nDCG, required and forbidden keys, baseline gates.
+
+    With several runs (--generation A --generation B, or --channel), the first
+    is the reference and each other is compared with it side by side: mean
+    deltas, per-case wins/ties/losses, a paired bootstrap 95% interval and a
+    paired sign-flip test p-value per measure, and the cases that changed.
 
     Exit 0 when every gate passes, 1 when one fails (a required key missed, a
     forbidden key leaked, a drop beyond a threshold), 2 on bad input, 3 when
     the generation cannot be measured (not built, incomplete or stale).
     """
     from ptah.adapters.corpus_yaml import load_corpus
+    from ptah.core.comparison import StatisticsSettings
+    from ptah.services.channels import Fusion
     from ptah.services.evaluate import evaluate as run_evaluation
     from ptah.services.evaluate import write_report
+    from ptah.services.index_search import SearchOptions
     from ptah.services.project import open_project
 
+    search_options = SearchOptions(search, ef_search)
+    statistics = StatisticsSettings(resamples=bootstrap, seed=seed)
+    fusion = Fusion(k=rrf_k, depth=rrf_depth)
     loaded = load_corpus(corpus)
     with open_project(spec) as project:
         report = run_evaluation(
@@ -49,9 +68,17 @@ def evaluate(
             baseline_path=str(baseline) if baseline else None,
             thresholds={"recall": max_recall_drop, "mrr": max_mrr_drop, "ndcg": max_ndcg_drop},
             allow_stale=allow_stale,
+            channels=list(channel) if channel else None,
+            fusion=fusion,
+            statistics=statistics,
+            search=search_options,
         )
     if output is not None:
         write_report(report, output)
+    if html is not None:
+        from ptah.adapters.html_report import write_html
+
+        write_html(report, html)
     if trec_run is not None:
         from ptah.adapters.files import write_text_atomically
         from ptah.core.trec import run_lines
@@ -83,6 +110,10 @@ def render(report: dict, console: Console) -> None:
     comparisons = (report.get("baseline") or {}).get("comparisons") or []
     for index, run in enumerate(report["runs"]):
         _render_run(console, run, comparisons[index] if index < len(comparisons) else None)
+    if report.get("comparison"):
+        from ptah.cli.comparison_view import render_comparison
+
+        render_comparison(report["comparison"], console)
     for gate in report["gates"]:
         mark = "[green]pass[/green]" if gate["passed"] else "[red]FAIL[/red]"
         console.print(f"  {mark} {gate['name']} ({gate['generation']}): {gate['detail']}")
@@ -115,10 +146,20 @@ def _render_run(console: Console, run: dict, comparison: dict | None) -> None:
         if comparison is not None:
             entry = comparison["aggregates"][name]
             line += f"  baseline {fmt(entry['baseline'])}  delta {fmt_delta(entry['delta'])}"
+            significance = (comparison.get("significance") or {}).get(name)
+            if significance and significance["interval"] and significance["test"]:
+                from ptah.core.significance import p_value_text
+
+                low, high = significance["interval"]["low"], significance["interval"]["high"]
+                line += f"  CI {low:+.4f}..{high:+.4f}  p {p_value_text(significance['test'])}  {significance['finding']}"
         console.print(line)
     forbidden = aggregates["forbidden"]
     if forbidden["cases"]:
         console.print(f"  forbidden leakage {forbidden['leaking']} of {forbidden['cases']} cases (rate {fmt(forbidden['rate'])})")
+    if run["search"].get("index"):  # --search index|both: the index, and with both its ANN recall against exact
+        from ptah.cli.ann_view import render_index_search
+
+        render_index_search(console, run)
     if comparison is not None and comparison["cases_changed"]:
         console.print(f"  cases changed against baseline ({comparison['generation']}):")
         for change in comparison["cases_changed"]:

@@ -203,3 +203,36 @@ def search(
         return
     for rank, (key, score) in enumerate(results, 1):
         typer.echo(f"{rank:>3}  {score:.4f}  {_shown(key)}")
+
+
+@app.command()
+def index(
+    name: Optional[str] = typer.Argument(None, help=NAME_HELP),
+    hnsw: bool = typer.Option(False, "--hnsw", help="Build an HNSW index over cosine distance (the one kind there is)."),
+    m: int = typer.Option(16, "--m", help="HNSW: links per node (2..100; pgvector's default 16)."),
+    ef_construction: int = typer.Option(64, "--ef-construction", help="HNSW: candidate list while building (4..1000, at least 2 x m; default 64)."),
+    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+    json_output: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+) -> None:
+    """Build (or replace) a generation's vector index in the pgvector store, for `evaluate --search index|both`.
+
+    Exit 2 without --hnsw or for a generation never built, 3 on the SQLite
+    store (it has no index) or while a build of the generation runs.
+    """
+    from ptah.core.errors import InputError
+    from ptah.services.index_search import build_index
+    from ptah.services.project import open_project
+
+    if not hnsw:
+        raise InputError("name the kind of index to build: --hnsw (an HNSW index over cosine distance).")
+    with open_project(spec) as project:
+        summary = build_index(project, name, m=m, ef_construction=ef_construction)
+    if json_output:
+        _echo_json(summary.as_dict())
+        return
+    built = summary.index
+    typer.echo(
+        f"generation {summary.generation} ({summary.identity}): HNSW index {built['name']} "
+        f"(m {built['m']}, ef_construction {built['ef_construction']}, cosine) over {summary.vectors} vectors "
+        f"in {summary.seconds:.1f}s"
+    )

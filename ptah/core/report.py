@@ -10,6 +10,7 @@ Shape, in brief::
      "corpus": {path, name, digest, cases},
      "runs": [RUN, ...],          # one per generation evaluated; the first is the reference
      "baseline": null | {...},    # see ptah.core.baseline
+     "comparison": null | {...},  # runs side by side with significance; see ptah.core.comparison
      "gates": [...], "verdict": "pass" | "fail",
      "timings": {...}, "environment": {...}}
 
@@ -149,6 +150,7 @@ def report_dict(
     timings: dict,
     environment: dict,
     created_at: str,
+    comparison: dict | None = None,
 ) -> dict:
     gates = list(gates)
     return {
@@ -159,6 +161,7 @@ def report_dict(
         "baseline": baseline,
         "gates": gates,
         "verdict": "pass" if all(g["passed"] for g in gates) else "fail",
+        "comparison": comparison,
         "timings": timings,
         "environment": environment,
     }

@@ -37,11 +37,14 @@ import numpy as np
 from ptah import __version__
 from ptah.adapters.files import write_text_atomically
 from ptah.core.baseline import check_comparable, check_thresholds, compare, gates, read_report
+from ptah.core.comparison import StatisticsSettings, against_baseline, compare_runs
 from ptah.core.corpus import Corpus
 from ptah.core.errors import ModelUnavailable, ReportError, StaleGeneration, UnknownKey
 from ptah.core.metrics import evaluate_case
 from ptah.core.ranking import find_ties, rank_of, top_k_many
 from ptah.core.report import CaseOutcome, report_dict, run_dict
+from ptah.services.channels import Fusion, measure_runs, plan_runs
+from ptah.services.index_search import EXACT, SearchOptions, check_search, hold_index
 from ptah.services.project import Generation, Project, normalize_rows
 from ptah.services.verify import VerifyResult, verify_stored
 
@@ -54,6 +57,8 @@ class Measured:
 
     run: dict
     timings: dict
+    keys: list[str] | None = None  # the rows scored, and every case's scores (queries x rows), for fusion
+    scores: np.ndarray | None = None
 
 
 def load_baseline(path: str | os.PathLike) -> dict:
@@ -80,23 +85,39 @@ def evaluate(
     thresholds: dict[str, float | None] | None = None,
     allow_stale: bool = False,
     embedder=None,
+    channels: list[str] | None = None,
+    fusion: Fusion = Fusion(),
+    statistics: StatisticsSettings = StatisticsSettings(),
+    search: SearchOptions = EXACT,
 ) -> dict:
     """Evaluate ``names`` (default: the active generation) on ``corpus``; return the report.
 
+    ``channels`` (default ``["vector"]``) times ``names`` are the runs, the
+    first the reference (:mod:`ptah.services.channels`); with two runs or more
+    the report's ``comparison`` holds each against the reference
+    (:mod:`ptah.core.comparison`), drawn as ``statistics`` says.
     ``embedder`` replaces the generations' models (tests). Raises typed errors
     for bad input (exit 2) and for what cannot be measured (exit 3); a
     negative verdict is not an error: it is the report's ``verdict``.
+    ``search`` chooses exact or index search (:mod:`ptah.services.index_search`).
     """
     started = time.perf_counter()
     baseline = load_baseline(baseline_path) if baseline_path else None
     if baseline is not None:
         check_comparable(corpus.digest, baseline, baseline_path)
     given = check_thresholds(thresholds or {}, baseline is not None)
-    generations = [project.generation(name) for name in (names or [None])]
-
-    measured = [_measure(project, corpus, generation, allow_stale, embedder) for generation in generations]
+    check_search(project, search, channels)
+    plans = plan_runs(project.spec, names, channels)
+    measured = measure_runs(
+        project, corpus, plans, fusion=fusion, check_keys=_check_keys,
+        measure_vector=lambda generation: _measure(project, corpus, generation, allow_stale, embedder, search),
+    )
     runs = [m.run for m in measured]
-    comparisons = [compare(run, baseline["runs"][0]) | {"against": run["generation"]["name"]} for run in runs] if baseline else []
+    comparisons = [
+        compare(run, baseline["runs"][0])
+        | {"against": run["generation"]["name"], "significance": against_baseline(baseline["runs"][0], run, statistics)}
+        for run in runs
+    ] if baseline else []
     verdicts = [
         gate for index, run in enumerate(runs) for gate in gates(run, comparisons[index] if baseline else None, given)
     ]
@@ -109,13 +130,15 @@ def evaluate(
         runs,
         baseline={"path": baseline_path, "digest": baseline["corpus"]["digest"], "comparisons": comparisons} if baseline else None,
         gates=verdicts,
+        comparison=compare_runs(runs, statistics),
         timings=timings,
         environment=environment(),
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
 
 
-def _measure(project: Project, corpus: Corpus, generation: Generation, allow_stale: bool, embedder) -> Measured:
+def _measure(project: Project, corpus: Corpus, generation: Generation, allow_stale: bool, embedder,
+             search_options: SearchOptions = EXACT) -> Measured:
     timings: dict[str, float] = {}
     clock = time.perf_counter()
     identity = generation.identity.identity
@@ -128,6 +151,7 @@ def _measure(project: Project, corpus: Corpus, generation: Generation, allow_sta
             raise StaleGeneration(_never_built(generation))
         stored = snapshot.digests(identity)
         matrix = snapshot.matrix(identity)
+        index_search = hold_index(project, store, snapshot, generation, search_options)  # None for exact search
     timings["load_vectors"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -174,7 +198,10 @@ def _measure(project: Project, corpus: Corpus, generation: Generation, allow_sta
         "queries_from_cache": cached,
     }
     search = {"channel": "vector", "mode": "exact", "similarity": "cosine"}
-    return Measured(run_dict(info, search, outcomes, searched=len(keys)), timings)
+    if index_search is not None:  # the index's rankings, measured (and with --search both, compared with exact)
+        run = index_search.run(info, corpus, queries, scores, keys, outcomes, timings)
+        return Measured(run, timings, keys, scores)
+    return Measured(run_dict(info, search, outcomes, searched=len(keys)), timings, keys, scores)
 
 
 def _never_built(generation: Generation) -> str:

@@ -22,7 +22,9 @@ from ptah.adapters.sources.sqlite import SqliteSource
 from ptah.adapters.spec_yaml import find_spec, load_spec
 from ptah.adapters.stores.sqlite import Matrix, SqliteStore
 from ptah.core.errors import CapabilityUnavailable, UnknownGeneration
-from ptah.core.spec import GenerationSettings, Spec, redact_url, sqlite_database_path
+from ptah.core.spec import GenerationSettings, Spec, sqlite_database_path
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 @dataclass(frozen=True)
@@ -42,9 +44,10 @@ class Project:
     """An opened specification with its source and (lazily) its store."""
 
     spec: Spec
-    source: SqliteSource
-    store_path: Path
-    _store: SqliteStore | None = field(default=None, repr=False)
+    source: SqliteSource  # or a PostgresSource: the same contract
+    store_path: Path | None  # the SQLite store file; None when the store is pgvector (store_url)
+    store_url: str | None = None
+    _store: SqliteStore | None = field(default=None, repr=False)  # or a PgvectorStore
     _identities: dict = field(default_factory=dict, repr=False)
     _embedders: dict = field(default_factory=dict, repr=False)
     _matrices: dict = field(default_factory=dict, repr=False)
@@ -68,9 +71,20 @@ class Project:
             self._identities[settings] = generation_identity(settings, self.spec.source, self.root)
         return Generation(settings, self._identities[settings])
 
+    @property
+    def store_kind(self) -> str:
+        """``sqlite`` or ``pgvector``."""
+        return "pgvector" if self.store_url is not None else "sqlite"
+
     def store(self, *, create: bool = False) -> SqliteStore | None:
-        """The store, opened once. ``create=False`` gives None when no store file exists yet
+        """The store, opened once. ``create=False`` gives None when no store exists yet
         (nothing was ever built); readers never create one."""
+        if self._store is None and self.store_url is not None:
+            store = _postgres("ptah.adapters.stores.pgvector").PgvectorStore(self.store_url, create=create)
+            if not store.initialised:
+                store.close()
+                return None
+            self._store = store
         if self._store is None:
             if not create and not self.store_path.exists():
                 return None
@@ -143,23 +157,40 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
 def open_project(spec: str | None = None, cwd: str | os.PathLike | None = None) -> Project:
     """Find the specification (``--spec``, ``PTAH_SPEC``, else upward from ``cwd``), load it and wire it.
 
-    Raises :class:`SpecError` (exit 2) for a missing or invalid specification
-    and :class:`CapabilityUnavailable` (exit 3) for a source or store kind this
-    ptah cannot use yet (PostgreSQL).
+    The source is read by :class:`SqliteSource` for ``sqlite:///`` URLs and by
+    :class:`~ptah.adapters.sources.postgres.PostgresSource` for
+    ``postgresql://`` ones; a ``postgresql://`` store is a
+    :class:`~ptah.adapters.stores.pgvector.PgvectorStore`, anything else a
+    SQLite store file. Raises :class:`SpecError` (exit 2) for a missing or
+    invalid specification, :class:`SourceUnavailable` (exit 3) when the source
+    cannot be opened and :class:`CapabilityUnavailable` (exit 3) when
+    PostgreSQL support (psycopg) is not installed.
     """
     path = find_spec(spec, cwd=cwd)
     loaded = load_spec(path)
-    if sqlite_database_path(loaded.source.database, loaded.root) is None:
+    if loaded.source.database.startswith(POSTGRES_SCHEMES):
+        source = _postgres("ptah.adapters.sources.postgres").PostgresSource(loaded.source, loaded.root)
+    elif sqlite_database_path(loaded.source.database, loaded.root) is not None:
+        source = SqliteSource(loaded.source, loaded.root)
+    else:
         raise CapabilityUnavailable(
-            f"{loaded.path}: source {loaded.source.redacted_database} is not a sqlite:/// database; "
-            "only SQLite sources are supported so far."
+            f"{loaded.path}: source {loaded.source.redacted_database} is neither sqlite:/// nor postgresql://."
         )
-    if "://" in loaded.store:
-        raise CapabilityUnavailable(
-            f"{loaded.path}: store {redact_url(loaded.store)} is not a SQLite file; only SQLite stores are supported so far."
-        )
+    if loaded.store.startswith(POSTGRES_SCHEMES):
+        return Project(spec=loaded, source=source, store_path=None, store_url=loaded.store)
     store_path = Path(loaded.store)
     if not store_path.is_absolute():
         store_path = Path(loaded.root) / store_path
-    return Project(spec=loaded, source=SqliteSource(loaded.source, loaded.root), store_path=store_path)
+    return Project(spec=loaded, source=source, store_path=store_path)
 
+
+def _postgres(module: str):
+    """Import a PostgreSQL adapter, or say how to install what it needs (exit 3)."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise CapabilityUnavailable(
+            f"PostgreSQL support is not installed ({exc}); install it with: pip install 'ptah[postgres]'"
+        ) from None

@@ -27,17 +27,9 @@ def run(argv, capsys=None):
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    """A copy of the example with both generations built by the real model."""
-    folder = tmp_path_factory.mktemp("support")
-    for name in ("ptah.yaml", "make_db.py", "articles.jsonl"):
-        shutil.copy(EXAMPLE / name, folder / name)
-    subprocess.run([sys.executable, str(folder / "make_db.py")], check=True, capture_output=True)
-    for name in ("title-body", "body-only"):
-        with pytest.raises(SystemExit) as info:
-            main(["inference", "build", name, "--spec", str(folder / "ptah.yaml"), "--quiet"])
-        assert info.value.code == 0
-    return folder
+def project(example_project):
+    """A copy of the example with both generations built by the real model (tests/cli/conftest.py)."""
+    return example_project
 
 
 def evaluate(project, *extra, corpus=CORPUS):

@@ -56,6 +56,24 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             """,
         ),
     ),
+    (
+        "0002_lexical_indexes",
+        (
+            # The lexical channel's BM25 indexes (ptah.adapters.lexical), one per text template and settings.
+            """
+            CREATE TABLE lexical_indexes (
+                fingerprint     TEXT NOT NULL,       -- sha256 over sorted (row identity, text SHA-256)
+                settings        TEXT NOT NULL,       -- JSON: tokenizer, BM25 parameters, bm25s version
+                template_sha256 TEXT NOT NULL,       -- the text template indexed; a newer index replaces its older one
+                rows            INTEGER NOT NULL,
+                vocabulary      INTEGER NOT NULL,
+                serialized      BLOB NOT NULL,       -- ptah-bm25@1: a ZIP of bm25s's saved index and the keys
+                created_at      TEXT NOT NULL,
+                PRIMARY KEY (fingerprint, settings)
+            )
+            """,
+        ),
+    ),
 )
 
 

@@ -8,7 +8,9 @@ Layout (see :mod:`ptah.adapters.stores.migrations` for the schema):
 * ``vectors`` -- one row per (generation identity, row identity): the key as a
   corpus spells it, the SHA-256 of the exact text embedded and the vector as
   ``dimension`` float32 values, little-endian;
-* ``query_cache`` -- query vectors per (generation identity, query text).
+* ``query_cache`` -- query vectors per (generation identity, query text);
+* ``lexical_indexes`` -- the lexical channel's serialised BM25 indexes, keyed
+  by (text fingerprint, settings) (see :mod:`ptah.adapters.lexical`).
 
 Concurrency. The file is in WAL mode: a writer never blocks readers, and a
 reader inside :meth:`SqliteStore.snapshot` sees one consistent state of the
@@ -377,6 +379,30 @@ class SqliteStore:
                 "INSERT INTO query_cache (generation, query, vector) VALUES (?, ?, ?) "
                 "ON CONFLICT(generation, query) DO UPDATE SET vector = excluded.vector",
                 values,
+            )
+
+    # --- lexical indexes (ptah.adapters.lexical) --------------------------------
+
+    def lexical_index(self, fingerprint: str, settings: str) -> bytes | None:
+        """The serialised lexical index of this text fingerprint and settings, or None."""
+        with _guarded(self.path):
+            row = self._connection.execute(
+                "SELECT serialized FROM lexical_indexes WHERE fingerprint = ? AND settings = ?", (fingerprint, settings)
+            ).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def save_lexical_index(
+        self, fingerprint: str, settings: str, template_sha256: str, rows: int, vocabulary: int, serialized: bytes
+    ) -> None:
+        """Keep a lexical index, replacing the one of the same template and settings, in one transaction."""
+        with self._transaction() as connection:
+            connection.execute(
+                "DELETE FROM lexical_indexes WHERE template_sha256 = ? AND settings = ?", (template_sha256, settings)
+            )
+            connection.execute(
+                "INSERT OR REPLACE INTO lexical_indexes (fingerprint, settings, template_sha256, rows, vocabulary, "
+                "serialized, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (fingerprint, settings, template_sha256, rows, vocabulary, serialized, _now()),
             )
 
     # --- build lock -----------------------------------------------------------

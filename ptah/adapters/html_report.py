@@ -1,0 +1,345 @@
+"""The report as one self-contained HTML page (``evaluate --html FILE``).
+
+Everything is inline -- CSS, a few lines of JavaScript, the charts as SVG --
+and a Content-Security-Policy meta tag forbids every network resource, so the
+page reads the same offline, attached to a CI run, forever. Sections: the
+verdict, the summary table (every run's means with deltas, interval and p
+against the reference), a chart of per-case deltas per candidate, each case's
+top results side by side with expected keys marked, and the gates.
+
+Machine-checkable: every number of the summary table carries ``data-run``,
+``data-measure``, ``data-field`` and ``data-value`` (the report's float as
+Python's ``repr``, or ``null``), so a test can compare the rendered page with
+the JSON report exactly. The script only toggles what is shown; the page is
+complete without it, and sets ``data-ready`` on ``<html>`` when it ran.
+"""
+
+from __future__ import annotations
+
+import os
+from html import escape
+
+from ptah.adapters.files import write_text_atomically
+from ptah.core.comparison import case_deltas
+from ptah.core.report import MEASURES
+from ptah.core.significance import p_value_text
+
+LABELS = {"recall": "recall", "mrr": "MRR", "ndcg": "nDCG"}
+CHART_MEASURE = "ndcg"
+MAX_CHART_CASES = 200
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+
+STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#1d2430}
+h1{font-size:1.5rem;margin:0 0 .3rem}h2{font-size:1.15rem;margin:2rem 0 .5rem;border-bottom:1px solid #dde2ea;padding-bottom:.2rem}
+.meta{color:#5b6578;font-size:.85rem}.mono{font-family:ui-monospace,SFMono-Regular,Menlo,monospace}
+table{border-collapse:collapse;margin:.4rem 0}th,td{padding:.25rem .6rem;border-bottom:1px solid #e6e9ef;text-align:right;vertical-align:top}
+th:first-child,td:first-child,td.l,th.l{text-align:left}thead th{background:#f4f6f9}
+.verdict{display:inline-block;padding:.3rem .8rem;border-radius:4px;font-weight:600;margin:.6rem 0}
+.pass{background:#e3f5e8;color:#17602d}.fail{background:#fbe4e4;color:#8c1d1d}
+.better,.pos{color:#17602d}.worse,.neg{color:#a12020}.unclear,.zero{color:#6b7385}
+ul.headlines{padding-left:1.2rem}
+.case{border:1px solid #e6e9ef;border-radius:4px;margin:.5rem 0;padding:.3rem .6rem}.case summary{cursor:pointer}
+.flip{font-weight:600;color:#a12020}.results td{text-align:left}
+.k-required{background:#dff3e4;font-weight:600}.k-relevant{background:#eef8f0}.k-forbidden{background:#fbe1e1;text-decoration:line-through}
+.legend span{padding:0 .4rem;margin-right:.5rem}.controls{margin:.4rem 0}.controls label{margin-right:1rem}
+svg text{font:11px system-ui,sans-serif;fill:#1d2430}.hidden{display:none}
+"""
+
+SCRIPT = """
+(function () {
+  var radios = document.querySelectorAll('input[name="chart-measure"]');
+  function show(measure) {
+    document.querySelectorAll('[data-chart-measure]').forEach(function (g) {
+      g.classList.toggle('hidden', g.getAttribute('data-chart-measure') !== measure);
+    });
+  }
+  radios.forEach(function (radio) {
+    radio.addEventListener('change', function () { show(radio.value); });
+  });
+  var changedOnly = document.getElementById('changed-only');
+  if (changedOnly) {
+    changedOnly.addEventListener('change', function () {
+      document.querySelectorAll('details.case').forEach(function (d) {
+        d.classList.toggle('hidden', changedOnly.checked && d.getAttribute('data-changed') !== 'yes');
+      });
+    });
+  }
+  document.documentElement.setAttribute('data-ready', 'yes');
+})();
+"""
+
+
+def write_html(report: dict, path: str | os.PathLike) -> None:
+    """Write :func:`render_html` of ``report`` atomically."""
+    write_text_atomically(path, render_html(report))
+
+
+def _number(value: float | None) -> str:
+    return "N/A" if value is None else f"{value:.4f}"
+
+
+def _p_phrase(test: dict | None) -> str:
+    text = p_value_text(test)
+    return text if text.startswith(("<", "~")) else f"= {text}"
+
+
+def _cell(run: str, measure: str, field: str, value: float | None, text: str | None = None, css: str = "",
+          title: str = "") -> str:
+    data = "null" if value is None else repr(float(value))
+    shown = text if text is not None else _number(value)
+    tip = f' title="{escape(title)}"' if title else ""
+    return (f'<td class="{css}" data-run="{escape(run)}" data-measure="{measure}" data-field="{field}" '
+            f'data-value="{data}"{tip}>{escape(shown)}</td>')
+
+
+def _sign(value: float | None) -> str:
+    return "zero" if not value else "pos" if value > 0 else "neg"
+
+
+def render_html(report: dict) -> str:
+    """The whole page as one string (see the module docs)."""
+    corpus = report["corpus"]
+    title = f"ptah evaluation: {corpus.get('name') or corpus.get('path') or 'corpus'}"
+    body = [
+        f"<h1>{escape(title)}</h1>",
+        f'<div class="meta">corpus <span class="mono">{escape(str(corpus.get("path")))}</span>, '
+        f'{corpus["cases"]} cases, digest <span class="mono">{escape(corpus["digest"])}</span>; '
+        f"created {escape(report.get('created_at', ''))}</div>",
+        _verdict(report),
+        _summary(report),
+        _chart(report),
+        _cases(report),
+        _gates(report),
+    ]
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>\n"
+        + "\n".join(part for part in body if part)
+        + f"\n<script>{SCRIPT}</script>\n</body></html>\n"
+    )
+
+
+def _verdict(report: dict) -> str:
+    gates = report["gates"]
+    failed = [g for g in gates if not g["passed"]]
+    if failed:
+        text = f"verdict: FAIL — {len(failed)} of {len(gates)} gates failed"
+    else:
+        text = f"verdict: pass — all {len(gates)} gates passed"
+    return f'<div id="verdict" class="verdict {report["verdict"]}" data-verdict="{report["verdict"]}">{escape(text)}</div>'
+
+
+def _summary(report: dict) -> str:
+    """Every run's means with deltas against the reference; then each candidate's significance per measure."""
+    comparison = report.get("comparison")
+    candidates = {c["run"]: c for c in (comparison or {}).get("candidates", [])}
+    head = "".join(f"<th>{LABELS[m]}</th><th>Δ</th>" for m in MEASURES)
+    rows = []
+    for index, run in enumerate(report["runs"]):
+        name = run["generation"]["name"]
+        cells = [f'<td class="l">{escape(name)}</td><td class="l">{escape(run["search"]["channel"])}</td>']
+        candidate = candidates.get(name) if index else None
+        for measure in MEASURES:
+            mean = run["aggregates"][measure]
+            cells.append(_cell(name, measure, "mean", mean["value"],
+                               title=f"{mean['numerator']:.4f} / {mean['denominator']} cases"))
+            if candidate is None:
+                cells.append('<td class="unclear">reference</td>' if index == 0 and comparison else "<td></td>")
+            else:
+                delta = candidate["measures"][measure]["delta"]
+                cells.append(_cell(name, measure, "delta", delta, "N/A" if delta is None else f"{delta:+.4f}", _sign(delta)))
+        rows.append(f'<tr data-run="{escape(name)}">{"".join(cells)}</tr>')
+    parts = [
+        "<h2>Summary</h2>",
+        f'<table id="summary"><thead><tr><th>run</th><th class="l">channel</th>{head}</tr></thead>'
+        f'<tbody>{"".join(rows)}</tbody></table>',
+    ]
+    if not comparison:
+        parts.append('<p class="meta">Means over cases (hover a mean for its numerator and denominator).</p>')
+        return "".join(parts)
+    statistics = comparison["statistics"]
+    level = round(statistics["bootstrap"]["level"] * 100)
+    parts.append(
+        f'<p class="meta">Means over cases (hover a mean for its numerator and denominator); '
+        f'Δ = run − reference ({escape(str(comparison["reference"]))}).</p>'
+        f'<h2>Is it more than noise?</h2><table id="significance"><thead><tr><th>run</th><th class="l">measure</th>'
+        f'<th>Δ</th><th>{level}% CI</th><th>p</th><th>better</th><th>tied</th><th>worse</th>'
+        f'<th class="l">finding</th></tr></thead><tbody>'
+    )
+    for candidate in comparison["candidates"]:
+        name = candidate["run"]
+        for measure in MEASURES:
+            entry = candidate["measures"][measure]
+            interval, test = entry["interval"], entry["test"]
+            p = None if test is None else test["p_value"]
+            css = {"better": "better", "worse": "worse"}.get(entry["finding"], "unclear")
+            parts.append(
+                f'<tr><td class="l">{escape(name)}</td><td class="l">{LABELS[measure]}</td>'
+                f'<td class="{_sign(entry["delta"])}">{"N/A" if entry["delta"] is None else format(entry["delta"], "+.4f")}</td>'
+                + ("<td>N/A</td>" if interval is None else f"<td>[{interval['low']:+.4f}, {interval['high']:+.4f}]</td>")
+                + _cell(name, measure, "p", p, p_value_text(test))
+                + f'<td>{entry["wins"]}</td><td>{entry["ties"]}</td><td>{entry["losses"]}</td>'
+                f'<td class="l {css}">{escape(entry["finding"])}</td></tr>'
+            )
+    parts.append("</tbody></table>")
+    parts.append(
+        f'<p class="meta">Paired by case. Interval: paired bootstrap percentile interval of the mean difference, '
+        f'{statistics["bootstrap"]["resamples"]:,} resamples, seed {statistics["seed"]}. p: '
+        f'{escape(statistics["permutation"]["alternative"])} paired sign-flip (randomization) test, exact up to '
+        f'{statistics["permutation"]["exact_limit"]} non-zero differences, else Monte Carlo (marked ~) with the same '
+        f'resamples and seed. A run is called better or worse only when p &lt; {statistics["alpha"]:.2f}.</p>'
+    )
+    parts.append('<ul class="headlines">' + "".join(_headlines(comparison)) + "</ul>")
+    return "".join(parts)
+
+
+def _cases_text(count: int) -> str:
+    return f"{count} case" if count == 1 else f"{count} cases"
+
+
+def _headlines(comparison: dict) -> list[str]:
+    lines = []
+    reference = comparison["reference"]
+    for candidate in comparison["candidates"]:
+        for measure in MEASURES:
+            entry = candidate["measures"][measure]
+            if entry["delta"] is None or entry["test"] is None:
+                continue
+            what = (f"{candidate['run']} is {entry['finding']} than {reference} on {LABELS[measure]} by "
+                    f"{abs(entry['delta']):.4f}" if entry["finding"] in ("better", "worse") else
+                    f"{candidate['run']} vs {reference} on {LABELS[measure]}: {entry['delta']:+.4f}, within noise")
+            lines.append(f"<li>{escape(what)} (p {_p_phrase(entry['test'])}; {_cases_text(entry['wins'])} better, "
+                         f"{entry['losses']} worse, {entry['ties']} tied)</li>")
+        flipped = candidate["flipped"]
+        lines.append(f"<li>{escape(candidate['run'])}: {_cases_text(flipped['now_failing'])} now failing, "
+                     f"{flipped['now_passing']} now passing</li>")
+    return lines
+
+
+def _chart(report: dict) -> str:
+    if not report.get("comparison"):
+        return ""
+    runs = {run["generation"]["name"]: run for run in report["runs"]}
+    reference = report["runs"][0]
+    radios = "".join(
+        f'<label><input type="radio" name="chart-measure" value="{m}"{" checked" if m == CHART_MEASURE else ""}> '
+        f"{LABELS[m]}</label>" for m in MEASURES
+    )
+    parts = ['<h2>Per-case deltas</h2><p class="meta">Each changed case\'s measure minus the reference\'s; '
+             f'unchanged cases are left out.</p><div class="controls">{radios}</div>']
+    for candidate in report["comparison"]["candidates"]:
+        run = runs.get(candidate["run"])
+        if run is None:
+            continue
+        groups = [_bars(case_deltas(reference, run, m), m) for m in MEASURES]
+        parts.append(f"<h3>{escape(candidate['run'])} − {escape(reference['generation']['name'])}</h3>" + "".join(groups))
+    return "".join(parts)
+
+
+def _bars(deltas: list[tuple[str, float | None]], measure: str) -> str:
+    changed = sorted(((d, case) for case, d in deltas if d), key=lambda item: item[0])
+    hidden = "" if measure == CHART_MEASURE else " hidden"
+    if not changed:
+        return f'<div class="meta{hidden}" data-chart-measure="{measure}">no case changed on {LABELS[measure]}</div>'
+    more = len(changed) - MAX_CHART_CASES
+    changed = changed[:MAX_CHART_CASES // 2] + changed[-MAX_CHART_CASES // 2:] if more > 0 else changed
+    row, label, half = 16, 220, 260
+    width, height = label + 2 * half + 60, row * len(changed) + 30
+    scale = max(abs(d) for d, _ in changed) or 1.0
+    items = [f'<line x1="{label + half}" y1="0" x2="{label + half}" y2="{height - 20}" stroke="#8a93a5"/>']
+    for i, (delta, case) in enumerate(changed):
+        y = i * row + 2
+        length = abs(delta) / scale * half
+        x = label + half if delta > 0 else label + half - length
+        colour = "#2f9a4f" if delta > 0 else "#c23b3b"
+        items.append(
+            f'<text x="{label - 6}" y="{y + 11}" text-anchor="end">{escape(case[:40])}</text>'
+            f'<rect x="{x:.1f}" y="{y}" width="{max(length, 1):.1f}" height="{row - 4}" fill="{colour}">'
+            f"<title>{escape(case)}: {delta:+.4f}</title></rect>"
+            f'<text x="{label + 2 * half + 4}" y="{y + 11}">{delta:+.4f}</text>'
+        )
+    note = f'<p class="meta">{more} more changed cases not drawn.</p>' if more > 0 else ""
+    return (f'<div class="chart{hidden}" data-chart-measure="{measure}"><svg '
+            f'width="{width}" height="{height}" role="img" aria-label="{LABELS[measure]} delta per case">'
+            + "".join(items) + f"</svg>{note}</div>")
+
+
+def _cases(report: dict) -> str:
+    runs = report["runs"]
+    comparison = report.get("comparison") or {}
+    flipped, changed = set(), set()
+    for candidate in comparison.get("candidates", []):
+        for change in candidate["cases_changed"]:
+            changed.add(change["id"])
+            if change["flipped"]:
+                flipped.add(change["id"])
+    reference = runs[0]["cases"]
+    order = sorted(range(len(reference)), key=lambda i: (reference[i]["id"] not in flipped, reference[i]["id"] not in changed))
+    by_run = [{case["id"]: case for case in run["cases"]} for run in runs]
+    legend = ('<p class="legend"><span class="k-required">required</span><span class="k-relevant">relevant</span>'
+              '<span class="k-forbidden">forbidden</span></p>')
+    control = '<div class="controls"><label><input type="checkbox" id="changed-only"> only cases that changed</label></div>'
+    parts = ["<h2>Cases</h2>", legend, control if comparison else ""]
+    for i in order:
+        case_id = reference[i]["id"]
+        parts.append(_case(case_id, [lookup.get(case_id) for lookup in by_run], runs, case_id in flipped, case_id in changed))
+    return "".join(parts)
+
+
+def _case(case_id: str, cases: list, runs: list, flipped: bool, changed: bool) -> str:
+    first = cases[0]
+    required = set(first["required"]["keys"])
+    relevant = {entry["key"] for entry in first["relevant"]}
+    forbidden = set(first["forbidden"]["keys"])
+    status = " ".join(
+        f'{escape(run["generation"]["name"])}: {"pass" if case and case["passed"] else "FAIL"}' for run, case in zip(runs, cases)
+    )
+    mark = ' <span class="flip">flipped</span>' if flipped else ""
+    header = "".join(f'<th class="l">{escape(run["generation"]["name"])}</th>' for run in runs)
+    depth = max(len(case["results"]) if case else 0 for case in cases)
+    rows = []
+    for rank in range(depth):
+        cells = []
+        for case in cases:
+            if case is None or rank >= len(case["results"]):
+                cells.append("<td></td>")
+                continue
+            result = case["results"][rank]
+            key = result["key"]
+            css = ("k-forbidden" if key in forbidden else "k-required" if key in required
+                   else "k-relevant" if key in relevant else "")
+            cells.append(f'<td class="{css}"><span class="mono">{escape(key)}</span> '
+                         f'<span class="meta">{result["score"]:.4f}</span></td>')
+        rows.append(f"<tr><td>{rank + 1}</td>{''.join(cells)}</tr>")
+    metrics = "".join(
+        "<td>" + " · ".join(f"{LABELS[m]} {_number(case['metrics'][m])}" for m in MEASURES) + "</td>" if case else "<td></td>"
+        for case in cases
+    )
+    missed = "".join(
+        "<td>" + escape("; ".join(f"missed {m['key']} ({m['where']})" for m in case["required"]["missed"])
+                        + "".join(f"; leaked {h['key']} (rank {h['rank']})" for h in case["forbidden"]["hits"])) + "</td>"
+        if case else "<td></td>"
+        for case in cases
+    )
+    return (
+        f'<details class="case" data-changed="{"yes" if changed else "no"}"{" open" if flipped else ""}>'
+        f'<summary><b>{escape(case_id)}</b>{mark} — {escape(first["query"])} '
+        f'<span class="meta">(k = {first["k"]}; {status})</span></summary>'
+        f'<table class="results"><thead><tr><th>rank</th>{header}</tr></thead><tbody>{"".join(rows)}'
+        f'<tr><td></td>{metrics}</tr><tr><td></td>{missed}</tr></tbody></table></details>'
+    )
+
+
+def _gates(report: dict) -> str:
+    rows = "".join(
+        f'<tr><td class="l">{escape(g["name"])}</td><td class="l">{escape(str(g.get("generation")))}</td>'
+        f'<td class="l {"pass" if g["passed"] else "fail"}">{"pass" if g["passed"] else "FAIL"}</td>'
+        f'<td class="l">{escape(g["detail"])}</td></tr>'
+        for g in report["gates"]
+    )
+    bottom = _verdict(report).replace('id="verdict"', 'id="verdict-bottom"')
+    return ('<h2>Gates</h2><table id="gates"><thead><tr><th>gate</th><th class="l">run</th><th class="l">verdict</th>'
+            f'<th class="l">detail</th></tr></thead><tbody>{rows}</tbody></table>{bottom}')

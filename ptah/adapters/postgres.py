@@ -1,0 +1,103 @@
+"""Connecting to PostgreSQL (psycopg 3), and turning its failures into ptah's typed errors.
+
+Shared by the PostgreSQL source reader and the pgvector store. Every message
+names the database by its redacted URL (:func:`ptah.core.spec.redact_url`)
+and has any password the URL holds scrubbed from the server's or libpq's own
+text, so no password is ever printed.
+
+psycopg is an optional dependency (``pip install 'ptah[postgres]'``): this
+module imports it, and only the PostgreSQL adapters import this module, so a
+SQLite-only installation never needs it.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from typing import Iterator
+from urllib.parse import unquote, urlsplit
+
+from ptah.core.errors import OperationalError
+from ptah.core.spec import redact_url
+
+try:
+    import psycopg
+    from psycopg import errors as pg_errors
+    from psycopg.conninfo import conninfo_to_dict
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError("PostgreSQL support needs psycopg 3: pip install 'ptah[postgres]'") from exc
+
+DEFAULT_CONNECT_TIMEOUT_S = 10
+
+
+def secrets_of(url: str) -> list[str]:
+    """Every spelling of a password ``url`` carries (user:PASSWORD@, ?password=), to scrub from messages."""
+    found: set[str] = set()
+    try:
+        raw = urlsplit(url).password
+    except ValueError:
+        raw = None
+    if raw:
+        found.update({raw, unquote(raw)})
+    try:
+        parsed = conninfo_to_dict(url).get("password")
+    except psycopg.Error:
+        parsed = None
+    if parsed:
+        found.add(str(parsed))
+    return sorted(found, key=len, reverse=True)
+
+
+def reason(exc: BaseException, url: str) -> str:
+    """The server's or libpq's message on one line, with any password of ``url`` replaced by ``***``."""
+    diagnostic = getattr(exc, "diag", None)
+    text = (getattr(diagnostic, "message_primary", None) or str(exc)).strip()
+    text = "; ".join(line.strip() for line in text.splitlines() if line.strip())
+    for secret in secrets_of(url):
+        text = text.replace(secret, "***")
+    return text
+
+
+def connect(url: str, error: type[OperationalError], what: str, *, autocommit: bool = False,
+            application_name: str = "ptah") -> "psycopg.Connection":
+    """Open a connection, or raise ``error`` (exit 3) naming ``what`` and the redacted URL.
+
+    ``connect_timeout`` defaults to 10 seconds unless the URL sets one.
+    """
+    options: dict = {"autocommit": autocommit, "application_name": application_name}
+    try:
+        given = conninfo_to_dict(url)
+    except psycopg.Error as exc:
+        raise error(f"{what} {redact_url(url)} is not a valid PostgreSQL URL: {reason(exc, url)}.") from None
+    if "connect_timeout" not in given:
+        options["connect_timeout"] = DEFAULT_CONNECT_TIMEOUT_S
+    try:
+        return psycopg.connect(url, **options)
+    except psycopg.Error as exc:
+        raise error(f"cannot connect to the {what} {redact_url(url)}: {reason(exc, url)}.") from None
+
+
+def describe(exc: BaseException, url: str) -> str:
+    """What a failed statement means for the user, with the fix where there is one."""
+    text = reason(exc, url)
+    if isinstance(exc, pg_errors.InsufficientPrivilege):
+        return f"permission denied ({text}); grant the user the privilege, or use a role that has it"
+    if isinstance(exc, (pg_errors.AdminShutdown, pg_errors.CannotConnectNow)) or (
+        isinstance(exc, psycopg.OperationalError) and not isinstance(exc, pg_errors.QueryCanceled)
+    ):
+        return f"the connection failed ({text})"
+    return text
+
+
+@contextmanager
+def guarded(url: str, error: type[OperationalError], what: str) -> Iterator[None]:
+    """Turn any psycopg failure inside the block into ``error`` naming ``what`` and the redacted URL."""
+    try:
+        yield
+    except psycopg.Error as exc:
+        raise error(f"{what} {redact_url(url)}: {describe(exc, url)}.") from None
+
+
+def client_label() -> str:
+    """``pid N on HOST``: how a session names its process for others (``application_name``)."""
+    return f"pid {os.getpid()} on {os.uname().nodename}"

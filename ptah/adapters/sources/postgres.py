@@ -1,0 +1,256 @@
+"""Reading source rows from a PostgreSQL table or view (psycopg 3).
+
+The contract is :class:`ptah.adapters.sources.sqlite.SqliteSource`'s, exactly:
+the same keys, row identities and texts (both render through
+:func:`ptah.adapters.sources.rows.source_rows`), the same filter semantics, the same order, the same
+``lookup`` answers, the same errors and exit codes.
+
+Safety: the table and every column are quoted identifiers
+(``psycopg.sql.Identifier``) and every value is a bound parameter; the one
+piece of SQL taken as written is ``source.filter``, the user's own boolean
+expression from their own specification, inserted as one parenthesised
+``WHERE`` clause.
+
+Snapshot: one ``REPEATABLE READ READ ONLY`` transaction per source object,
+pinned when it is opened, so everything one :class:`PostgresSource` answers --
+rows, count, lookups -- reads one snapshot even while others write. Rows
+stream through server-side (named) cursors, so a table larger than memory is
+read in pieces.
+
+Order: rows come ordered by the key columns, integers numerically and text
+by code point (``COLLATE "C"``, which is SQLite's ``BINARY`` order for UTF-8),
+so both sources list rows identically whatever the database's collation.
+
+Types: a key column must be an integer (``smallint``, ``integer``,
+``bigint``) or a text type (``text``, ``varchar``, ``char``…); anything else is
+refused when the source is opened. A template column renders as
+:func:`ptah.core.spec.render_value` says: ``numeric`` as its exact decimal
+text, ``boolean`` as ``True``/``False``, dates and times as ``str()`` of the
+Python value; ``bytea`` is refused like a BLOB.
+
+Column names: a name is matched exactly, else case-insensitively when that
+names one column (as SQLite matches), so ``{Title}`` reads column ``title``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import re
+from typing import Iterable, Iterator
+
+from psycopg import IsolationLevel, sql
+
+from ptah.adapters.postgres import connect, pg_errors, psycopg, reason
+from ptah.adapters.sources.rows import source_rows
+from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
+from ptah.core.errors import Problem, SourceUnavailable, SpecError
+from ptah.core.spec import SourceRow, SourceSpec, key_component, template_columns
+
+LOOKUP_BATCH = 10_000  # keys per statement: one array parameter per key column
+ROWS_PER_FETCH = 2_000  # rows per round trip of a server-side cursor
+INTEGER_TYPES = frozenset({"smallint", "integer", "bigint"})
+_CANONICAL_INT = re.compile(r"(0|-?[1-9][0-9]{0,18})\Z")
+_INT64 = range(-(2**63), 2**63)
+
+_COLUMNS = """
+    SELECT a.attname, format_type(a.atttypid, a.atttypmod), t.typcategory
+    FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+    WHERE a.attrelid = %s AND a.attnum > 0 AND NOT a.attisdropped
+    ORDER BY a.attnum
+"""
+
+
+class PostgresSource:
+    """The rows of ``source.table`` as ptah sees them, from one read-only snapshot."""
+
+    def __init__(self, source: SourceSpec, root: str | None = None):
+        self.source = source
+        self.where = f"{source.redacted_database} table {source.table}"
+        self._names = itertools.count(1)
+        self._db = connect(source.database, SourceUnavailable, "source database")
+        try:
+            self._db.isolation_level = IsolationLevel.REPEATABLE_READ
+            self._db.read_only = True
+            relation = self._relation()
+            self._types: dict[str, tuple[str, str]] = {
+                name: (kind, category) for name, kind, category in self._db.execute(_COLUMNS, (relation,))
+            }
+            self._table = sql.SQL("{}.{}").format(*(sql.Identifier(part) for part in self._qualified(relation)))
+            self._key_columns = [self._column(k, "source.key_fields") for k in source.key_fields]
+            self._kinds = [self._key_kind(name) for name in self._key_columns]
+            self._where = sql.SQL("WHERE ({})").format(sql.SQL(source.filter)) if source.filter else sql.SQL("")
+            # Used beside bound parameters, where a literal % must be written %%.
+            passes = source.filter.replace("%", "%%") if source.filter else None
+            self._passes = sql.SQL("CASE WHEN ({}) THEN 1 ELSE 0 END").format(sql.SQL(passes)) if passes else sql.SQL("1")
+            self._check_filter()
+        except psycopg.Error as exc:
+            self.close()
+            raise SourceUnavailable(f"{self.where}: cannot be read ({reason(exc, source.database)})") from None
+        except (SourceUnavailable, SpecError):
+            self.close()
+            raise
+
+    def __enter__(self) -> PostgresSource:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the read transaction and close the connection."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    # --- opening ------------------------------------------------------------------
+
+    def _relation(self) -> int:
+        """The table's oid: the name as written (search_path applies), else ``schema.table`` split at the dot."""
+        table = self.source.table
+        oid = self._db.execute("SELECT to_regclass(quote_ident(%s))::oid", (table,)).fetchone()[0]
+        if oid is None and "." in table:
+            schema, _, name = table.partition(".")
+            oid = self._db.execute(
+                "SELECT to_regclass(quote_ident(%s) || '.' || quote_ident(%s))::oid", (schema, name)
+            ).fetchone()[0]
+        if oid is None:
+            raise SourceUnavailable(f"{self.source.redacted_database}: no table or view named {table}")
+        return oid
+
+    def _qualified(self, relation: int) -> tuple[str, str]:
+        return self._db.execute(
+            "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = %s",
+            (relation,),
+        ).fetchone()
+
+    def _column(self, name: str, field: str) -> str:
+        """The table's column ``name`` names: exact, else the one matching case-insensitively."""
+        if name in self._types:
+            return name
+        folded = [column for column in self._types if column.lower() == name.lower()]
+        if len(folded) == 1:
+            return folded[0]
+        close = difflib.get_close_matches(name, list(self._types), n=1, cutoff=0.6)
+        hint = f'did you mean "{close[0]}"?' if close else "its columns are " + ", ".join(self._types)
+        raise SourceUnavailable(f"{self.where}: has no column {name} (named in {field}); {hint}")
+
+    def _key_kind(self, column: str) -> str:
+        kind, category = self._types[column]
+        if kind in INTEGER_TYPES:
+            return "bigint"
+        if category == "S":
+            return "text"
+        raise SourceUnavailable(
+            f'{self.where}: key column "{column}" is of type {kind}; key columns must hold integers or text'
+        )
+
+    def _check_filter(self) -> None:
+        """Run the filter once on no rows: a filter PostgreSQL cannot run is the specification's fault (exit 2)."""
+        keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)
+        query = sql.SQL("SELECT {} FROM {} {} LIMIT 0").format(keys, self._table, self._where)
+        try:
+            self._db.execute(query)
+        except pg_errors.InsufficientPrivilege as exc:
+            raise SourceUnavailable(
+                f"{self.where}: permission denied ({reason(exc, self.source.database)}); grant SELECT on it"
+            ) from None
+        except psycopg.Error as exc:
+            # SQLSTATE class 42 (syntax, unknown column or function, wrong type) or 22 (data): the filter's fault.
+            if not self.source.filter or not (exc.sqlstate or "").startswith(("42", "22")):
+                raise
+            raise SpecError(
+                [Problem(f"PostgreSQL cannot run the filter on table {self.source.table}: "
+                         f"{reason(exc, self.source.database)}; fix the SQL expression", field="source.filter")]
+            ) from None
+
+    # --- reading ------------------------------------------------------------------
+
+    def _execute(self, query: sql.Composable, parameters: list | None = None):
+        try:
+            return self._db.execute(query, parameters)
+        except psycopg.Error as exc:
+            raise SourceUnavailable(f"{self.where}: cannot be read ({reason(exc, self.source.database)})") from None
+
+    def count(self) -> int:
+        """How many rows pass the filter."""
+        return int(self._execute(sql.SQL("SELECT count(*) FROM {} {}").format(self._table, self._where)).fetchone()[0])
+
+    def rows(self, template: str) -> Iterator[SourceRow]:
+        """Every row passing the filter, ordered by the key columns, with its rendered text.
+
+        Raises :class:`SourceUnavailable` at the first row whose key is NULL,
+        whose key another row already has, or whose template column holds
+        binary data.
+        """
+        columns = template_columns(template)
+        actual = [self._column(c, "the text template") for c in columns]
+        selected = sql.SQL(", ").join(sql.Identifier(c) for c in (*self._key_columns, *actual))
+        order = sql.SQL(", ").join(
+            sql.SQL('{} COLLATE "C"' if kind == "text" else "{}").format(sql.Identifier(c))
+            for c, kind in zip(self._key_columns, self._kinds)
+        )
+        query = sql.SQL("SELECT {} FROM {} {} ORDER BY {}").format(selected, self._table, self._where, order)
+        cursor = self._db.cursor(name=f"ptah_rows_{next(self._names)}")
+        cursor.itersize = ROWS_PER_FETCH
+        try:
+            cursor.execute(query)
+        except psycopg.Error as exc:
+            raise SourceUnavailable(f"{self.where}: cannot be read ({reason(exc, self.source.database)})") from None
+        return self._stream(cursor, template, columns)
+
+    def _stream(self, cursor, template: str, columns: tuple[str, ...]) -> Iterator[SourceRow]:
+        try:
+            yield from source_rows(cursor, self.source.key_fields, template, columns, self.where)
+        except psycopg.Error as exc:
+            raise SourceUnavailable(f"{self.where}: reading rows failed ({reason(exc, self.source.database)})") from None
+        finally:
+            try:
+                cursor.close()
+            except psycopg.Error:
+                pass  # the transaction already failed; closing the connection ends the cursor
+
+    # --- lookup -------------------------------------------------------------------
+
+    def lookup(self, keys: Iterable[str]) -> dict[str, str]:
+        """For each key as the corpus spells it: ``"ok"``, ``"filtered"`` or ``"missing"``.
+
+        ``ok``: a row has exactly this key and passes the filter; ``filtered``:
+        rows have it and none passes; ``missing``: no row has it, or the key
+        does not split on U+001F into one component per key field, or a
+        component cannot be stored in its column (``"0042"`` or ``"x"`` for an
+        integer column). Matching is exact against the rendered key.
+        """
+        width = len(self._key_columns)
+        result: dict[str, str] = {}
+        wanted: dict[tuple[str, ...], str] = {}
+        for key in keys:
+            result[key] = "missing"
+            components = tuple(key.split(COMPOSITE_KEY_SEPARATOR))
+            if len(components) == width and all(
+                kind == "text" or (_CANONICAL_INT.match(c) and int(c) in _INT64) for c, kind in zip(components, self._kinds)
+            ):
+                wanted[components] = key
+        pending = list(wanted)
+        for start in range(0, len(pending), LOOKUP_BATCH):
+            self._lookup_batch(pending[start : start + LOOKUP_BATCH], wanted, result)
+        return result
+
+    def _lookup_batch(self, batch: list[tuple[str, ...]], wanted: dict[tuple[str, ...], str], result: dict[str, str]) -> None:
+        width = len(self._key_columns)
+        keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)
+        arrays = sql.SQL(", ").join(sql.SQL(f"%s::{kind}[]") for kind in self._kinds)
+        query = sql.SQL("SELECT {keys}, {passes} FROM {table} WHERE ({keys}) IN (SELECT * FROM unnest({arrays}))").format(
+            keys=keys, passes=self._passes, table=self._table, arrays=arrays
+        )
+        parameters = [
+            [int(c[i]) if kind == "bigint" else c[i] for c in batch] for i, kind in enumerate(self._kinds)
+        ]
+        for values in self._execute(query, parameters):
+            try:
+                components = tuple(key_component(v, c) for v, c in zip(values[:width], self.source.key_fields))
+            except TypeError:
+                continue  # a NULL key can equal no key as spelled
+            key = wanted.get(components)
+            if key is not None and result[key] != "ok":
+                result[key] = "ok" if values[width] else "filtered"

@@ -1,0 +1,390 @@
+"""Generations in PostgreSQL with pgvector: the SQLite store's interface and guarantees, at scale.
+
+Layout: see :mod:`ptah.adapters.stores.pgvector_schema` -- a generations
+table, a query cache, and one ``vector(dimension)`` table per generation
+identity.
+
+Guarantees, the same as :class:`ptah.adapters.stores.sqlite.SqliteStore`'s
+(one contract test suite runs over both):
+
+* every write is one short transaction -- a batch of vectors is a ``DELETE``
+  of the rows it replaces and a binary ``COPY`` of the new ones, committed
+  together -- so a process killed at any moment leaves the store as of its
+  last commit;
+* :meth:`PgvectorStore.snapshot` is one ``REPEATABLE READ READ ONLY``
+  transaction on its own connection: every read inside sees one state of the
+  store however many batches a build commits meanwhile;
+* :meth:`PgvectorStore.build_lock` is a session-level ``pg_advisory_lock``
+  keyed on the identity, held on its own connection: the server releases it
+  when the holder's session ends, however it ends, so a killed build never
+  leaves a stale lock, and builds on different machines exclude each other.
+
+Beyond the SQLite store: an HNSW index per generation
+(:meth:`PgvectorStore.create_hnsw_index`), index search inside a snapshot
+(:meth:`PgvectorSnapshot.nearest`), and a snapshot that shares another's
+state (``snapshot(like=…)``), so an evaluation's index search sees exactly
+the vectors its exact search read.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import Iterable, Iterator, Mapping
+
+import numpy as np
+from psycopg import IsolationLevel, sql
+
+from ptah.adapters.postgres import connect, guarded
+from ptah.adapters.stores.pgvector_index import create_hnsw_index, describe_index, nearest
+from ptah.adapters.stores.pgvector_lock import build_lock
+from ptah.adapters.stores.pgvector_schema import (
+    VectorDecoder,
+    create_vectors_table,
+    encode_rows,
+    is_migrated,
+    migrate,
+    vectors_table,
+)
+from ptah.adapters.stores.sqlite import GenerationRecord, Matrix
+from ptah.core.errors import StoreUnavailable
+from ptah.core.spec import redact_url
+
+VECTOR_DTYPE = np.dtype("<f4")
+_GENERATION_COLUMNS = (
+    "identity, name, model, settings, dimension, model_digest, identity_parts, library_versions, created_at, updated_at"
+)
+
+
+def _record(row: tuple) -> GenerationRecord:
+    identity, name, model, settings, dimension, digest, parts, versions, created, updated = row
+    return GenerationRecord(
+        identity=identity, name=name, model=model, settings=settings, dimension=int(dimension), model_digest=digest,
+        identity_parts=parts, library_versions=versions, created_at=created, updated_at=updated,
+    )
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _json(value: Mapping) -> str:
+    return json.dumps(dict(value), sort_keys=True, ensure_ascii=False, default=str)
+
+
+class PgvectorSnapshot:
+    """Reads from one consistent state of the store (one REPEATABLE READ, read-only transaction)."""
+
+    def __init__(self, connection, store: "PgvectorStore"):
+        self._connection = connection
+        self._store = store
+
+    def _table(self, identity: str) -> tuple[sql.Identifier, int, str] | None:
+        """The generation's vectors table (as an identifier), its dimension and its name; None if unregistered."""
+        row = self._connection.execute(
+            "SELECT vectors_table, dimension FROM ptah_generations WHERE identity = %s", (identity,)
+        ).fetchone()
+        return None if row is None else (sql.Identifier(row[0]), int(row[1]), row[0])
+
+    def generation(self, identity: str) -> GenerationRecord | None:
+        """The generation with this identity, or None when it was never registered."""
+        with self._store._guarded():
+            row = self._connection.execute(
+                f"SELECT {_GENERATION_COLUMNS} FROM ptah_generations WHERE identity = %s", (identity,)
+            ).fetchone()
+        return None if row is None else _record(row)
+
+    def generations(self) -> list[GenerationRecord]:
+        """Every registered generation, oldest first."""
+        with self._store._guarded():
+            rows = self._connection.execute(
+                f"SELECT {_GENERATION_COLUMNS} FROM ptah_generations ORDER BY created_at, identity"
+            ).fetchall()
+        return [_record(row) for row in rows]
+
+    def vector_count(self, identity: str) -> int:
+        with self._store._guarded():
+            table = self._table(identity)
+            if table is None:
+                return 0
+            return self._connection.execute(sql.SQL("SELECT count(*) FROM {}").format(table[0])).fetchone()[0]
+
+    def digests(self, identity: str) -> dict[str, tuple[str, str]]:
+        """``row identity -> (key, text SHA-256)`` for every vector of the generation (no vector is read)."""
+        with self._store._guarded():
+            table = self._table(identity)
+            if table is None:
+                return {}
+            cursor = self._connection.execute(
+                sql.SQL("SELECT row_identity, key, text_sha256 FROM {} ORDER BY row_identity").format(table[0])
+            )
+            return {row_identity: (key, digest) for row_identity, key, digest in cursor}
+
+    def matrix(self, identity: str) -> Matrix:
+        """The generation's vectors as one C-contiguous float32 ``(n, dimension)`` matrix, rows by row identity.
+
+        Keys come from one query, vectors from a binary ``COPY`` decoded by
+        numpy straight into the preallocated matrix; both in this snapshot,
+        so they agree. An unregistered generation is an empty ``(0, 0)`` matrix.
+        """
+        with self._store._guarded():
+            table = self._table(identity)
+            if table is None:
+                return Matrix([], [], np.empty((0, 0), dtype=np.float32))
+            name, dimension, _ = table
+            pairs = self._connection.execute(
+                sql.SQL("SELECT key, row_identity FROM {} ORDER BY row_identity").format(name)
+            ).fetchall()
+            vectors = np.empty((len(pairs), dimension), dtype=VECTOR_DTYPE)
+            decoder = VectorDecoder(vectors, f"{self._store.where}: generation {identity}")
+            query = sql.SQL("COPY (SELECT embedding FROM {} ORDER BY row_identity) TO STDOUT (FORMAT BINARY)").format(name)
+            with self._connection.cursor().copy(query) as copy:
+                for block in copy:
+                    decoder.feed(block)
+            decoder.finish()
+        return Matrix([key for key, _ in pairs], [row_identity for _, row_identity in pairs], vectors)
+
+    def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
+        """The cached float32 vectors of those ``texts`` that have one under this generation."""
+        wanted = list(dict.fromkeys(texts))
+        with self._store._guarded():
+            cursor = self._connection.execute(
+                "SELECT query, vector FROM ptah_query_cache WHERE generation = %s AND query = ANY(%s::text[])",
+                (identity, wanted),
+            )
+            return {query: np.frombuffer(blob, dtype=VECTOR_DTYPE).astype(np.float32) for query, blob in cursor}
+
+    # --- the index (ptah.adapters.stores.pgvector_index) ---------------------------
+
+    def export(self) -> str:
+        """This snapshot's id, for :meth:`PgvectorStore.snapshot` ``like=`` while this one is open."""
+        with self._store._guarded():
+            return self._connection.execute("SELECT pg_export_snapshot()").fetchone()[0]
+
+    def index(self, identity: str) -> dict | None:
+        """The generation's HNSW cosine index as ``{name, kind, m, ef_construction, operator_class}``, or None."""
+        with self._store._guarded():
+            table = self._table(identity)
+            return None if table is None else describe_index(self._connection, table[2])
+
+    def nearest(self, identity: str, vectors: np.ndarray, limits: list[int], ef_search: int) -> list[list[tuple[str, float]]]:
+        """Each query's nearest rows through the HNSW index (see :func:`pgvector_index.nearest`)."""
+        with self._store._guarded():
+            table = self._table(identity)
+            if table is None:
+                raise StoreUnavailable(f"{self._store.where}: generation {identity} is not registered.")
+            return nearest(self._connection, table[2], vectors, limits, ef_search)
+
+
+class PgvectorStore:
+    """A pgvector store in the database a ``postgresql://`` URL names, migrated when opened.
+
+    ``create=False`` (a reader) never creates ptah's tables: :attr:`initialised`
+    is then False on a database where nothing was ever built.
+    """
+
+    def __init__(self, url: str, *, create: bool = True):
+        self.url = url
+        self.where = f"store {redact_url(url)}"
+        self._connection = connect(url, StoreUnavailable, "store", autocommit=True)
+        self._tables: dict[str, tuple[str, int]] = {}
+        try:
+            self.initialised = create or is_migrated(self._connection, url)
+            if self.initialised:
+                migrate(self._connection, url)
+        except BaseException:
+            self._connection.close()
+            raise
+
+    def _guarded(self):
+        return guarded(self.url, StoreUnavailable, "store")
+
+    def close(self) -> None:
+        self._connection.close()
+
+    def __enter__(self) -> "PgvectorStore":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    # --- reading ------------------------------------------------------------------
+
+    @contextmanager
+    def snapshot(self, like: PgvectorSnapshot | None = None) -> Iterator[PgvectorSnapshot]:
+        """One read-only REPEATABLE READ transaction on its own connection: every read inside sees one state.
+
+        ``like``: an open snapshot whose state this one shares
+        (``SET TRANSACTION SNAPSHOT``); this one stays valid after ``like`` ends.
+        """
+        connection = connect(self.url, StoreUnavailable, "store")
+        try:
+            with self._guarded():
+                connection.isolation_level = IsolationLevel.REPEATABLE_READ
+                connection.read_only = True
+                if like is not None:
+                    connection.execute(sql.SQL("SET TRANSACTION SNAPSHOT {}").format(sql.Literal(like.export())))
+                connection.execute("SELECT count(*) FROM ptah_migrations").fetchone()  # the snapshot starts here
+            yield PgvectorSnapshot(connection, self)
+        finally:
+            connection.close()  # ends (rolls back) the read transaction
+
+    def generation(self, identity: str) -> GenerationRecord | None:
+        with self.snapshot() as snapshot:
+            return snapshot.generation(identity)
+
+    def generations(self) -> list[GenerationRecord]:
+        with self.snapshot() as snapshot:
+            return snapshot.generations()
+
+    # --- writing ------------------------------------------------------------------
+
+    def register_generation(self, record: GenerationRecord) -> None:
+        """Record a generation and create its vectors table (or refresh its name, versions and ``updated_at``)."""
+        now = _now()
+        table = vectors_table(record.identity)
+        with self._guarded(), self._connection.transaction():
+            self._connection.execute(
+                f"INSERT INTO ptah_generations ({_GENERATION_COLUMNS}, vectors_table) "
+                "VALUES (%s, %s, %s, %s::jsonb, %s, %s, %s::jsonb, %s::jsonb, %s, %s, %s) "
+                "ON CONFLICT (identity) DO UPDATE SET name = excluded.name, model = excluded.model, "
+                "settings = excluded.settings, model_digest = excluded.model_digest, "
+                "identity_parts = excluded.identity_parts, library_versions = excluded.library_versions, "
+                "updated_at = excluded.updated_at",
+                (record.identity, record.name, record.model, _json(record.settings), int(record.dimension),
+                 record.model_digest, _json(record.identity_parts), _json(record.library_versions), now, now, table),
+            )
+            stored, table = self._connection.execute(
+                "SELECT dimension, vectors_table FROM ptah_generations WHERE identity = %s", (record.identity,)
+            ).fetchone()
+            if stored != int(record.dimension):
+                raise StoreUnavailable(
+                    f"generation {record.identity} is stored with dimension {stored}, "
+                    f"but its model now gives {record.dimension}."
+                )
+            self._connection.execute(create_vectors_table(table, stored))
+        self._tables[record.identity] = (table, stored)
+
+    def _table(self, identity: str) -> tuple[str, int] | None:
+        if identity not in self._tables:
+            row = self._connection.execute(
+                "SELECT vectors_table, dimension FROM ptah_generations WHERE identity = %s", (identity,)
+            ).fetchone()
+            if row is None:
+                return None
+            self._tables[identity] = (row[0], int(row[1]))
+        return self._tables[identity]
+
+    def write_vectors(self, identity: str, rows: list[tuple[str, str, str]], vectors: np.ndarray) -> None:
+        """Insert or replace vectors, all in one transaction: a DELETE of the rows replaced, then a binary COPY.
+
+        ``rows`` are ``(row identity, key, text SHA-256)``, one per row of
+        ``vectors`` (shape ``(len(rows), dimension)``).
+        """
+        data = np.ascontiguousarray(vectors, dtype=np.float32)
+        if data.ndim != 2 or data.shape[0] != len(rows):
+            raise ValueError(f"{len(rows)} rows for vectors of shape {data.shape}")
+        with self._guarded():
+            found = self._table(identity)
+            if found is None:
+                raise StoreUnavailable(f"{self.where}: generation {identity} is not registered; register it first.")
+            name, dimension = found
+            if data.shape[1] != dimension:
+                raise ValueError(f"vectors of dimension {data.shape[1]} for generation {identity} of dimension {dimension}")
+            table = sql.Identifier(name)
+            with self._connection.transaction():
+                self._connection.execute(
+                    sql.SQL("DELETE FROM {} WHERE row_identity = ANY(%s::text[])").format(table), ([r[0] for r in rows],)
+                )
+                copy_sql = sql.SQL("COPY {} (row_identity, key, text_sha256, embedding) FROM STDIN (FORMAT BINARY)")
+                with self._connection.cursor().copy(copy_sql.format(table)) as copy:
+                    copy.write(encode_rows(rows, data))
+                self._connection.execute(
+                    "UPDATE ptah_generations SET updated_at = %s WHERE identity = %s", (_now(), identity)
+                )
+
+    def delete_vectors(self, identity: str, row_identities: Iterable[str]) -> int:
+        """Delete the vectors of these rows, in one transaction; returns how many were deleted."""
+        doomed = list(row_identities)
+        if not doomed:
+            return 0
+        with self._guarded():
+            found = self._table(identity)
+            if found is None:
+                return 0
+            with self._connection.transaction():
+                deleted = self._connection.execute(
+                    sql.SQL("DELETE FROM {} WHERE row_identity = ANY(%s::text[])").format(sql.Identifier(found[0])),
+                    (doomed,),
+                ).rowcount
+                self._connection.execute(
+                    "UPDATE ptah_generations SET updated_at = %s WHERE identity = %s", (_now(), identity)
+                )
+        return deleted
+
+    # --- query cache --------------------------------------------------------------
+
+    def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
+        """The cached float32 vectors of those ``texts`` that have one under this generation."""
+        with self.snapshot() as snapshot:
+            return snapshot.cached_queries(identity, texts)
+
+    def cache_queries(self, identity: str, vectors: Mapping[str, np.ndarray]) -> None:
+        """Store query vectors (text -> 1-D float32 vector) under a registered generation, in one transaction."""
+        texts = list(vectors)
+        if not texts:
+            return
+        blobs = [np.ascontiguousarray(vectors[text], dtype=VECTOR_DTYPE).reshape(-1).tobytes() for text in texts]
+        with self._guarded(), self._connection.transaction():
+            self._connection.execute(
+                "INSERT INTO ptah_query_cache (generation, query, vector) "
+                "SELECT %s, q, v FROM unnest(%s::text[], %s::bytea[]) AS c(q, v) "
+                "ON CONFLICT (generation, query) DO UPDATE SET vector = excluded.vector",
+                (identity, texts, blobs),
+            )
+
+    # --- the index ----------------------------------------------------------------
+
+    def create_hnsw_index(self, identity: str, m: int, ef_construction: int) -> dict:
+        """(Re)build the generation's HNSW cosine index in one transaction; returns its description."""
+        with self._guarded():
+            found = self._table(identity)
+            if found is None:
+                raise StoreUnavailable(f"{self.where}: generation {identity} is not registered.")
+            with self._connection.transaction():
+                create_hnsw_index(self._connection, found[0], m, ef_construction)
+            return describe_index(self._connection, found[0])
+
+    # --- lexical indexes (ptah.adapters.lexical) ----------------------------------
+
+    def lexical_index(self, fingerprint: str, settings: str) -> bytes | None:
+        """The serialised lexical index of this text fingerprint and settings, or None."""
+        with self._guarded():
+            row = self._connection.execute(
+                "SELECT serialized FROM ptah_lexical_indexes WHERE fingerprint = %s AND settings = %s",
+                (fingerprint, settings),
+            ).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def save_lexical_index(
+        self, fingerprint: str, settings: str, template_sha256: str, rows: int, vocabulary: int, serialized: bytes
+    ) -> None:
+        """Keep a lexical index, replacing the one of the same template and settings, in one transaction."""
+        with self._guarded(), self._connection.transaction():
+            self._connection.execute(
+                "DELETE FROM ptah_lexical_indexes WHERE (template_sha256 = %s AND settings = %s) "
+                "OR (fingerprint = %s AND settings = %s)",
+                (template_sha256, settings, fingerprint, settings),
+            )
+            self._connection.execute(
+                "INSERT INTO ptah_lexical_indexes (fingerprint, settings, template_sha256, rows, vocabulary, "
+                "serialized, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                (fingerprint, settings, template_sha256, rows, vocabulary, serialized, _now()),
+            )
+
+    # --- build lock ---------------------------------------------------------------
+
+    def build_lock(self, identity: str, name: str):
+        """Hold the exclusive build lock of a generation, or refuse at once (:func:`pgvector_lock.build_lock`)."""
+        return build_lock(self.url, identity, name)

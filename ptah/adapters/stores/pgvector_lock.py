@@ -1,0 +1,67 @@
+"""The pgvector store's build lock: a PostgreSQL session-level advisory lock per generation identity.
+
+Keys: ptah's namespace (:data:`pgvector_schema.LOCK_NAMESPACE`) and 31 bits
+of a hash of the identity. The lock is held on a connection of its own whose
+``application_name`` is ``ptah build pid N on HOST``, so a refused build can
+say who holds it. The server releases a session's advisory locks when the
+session ends, however it ends (a SIGKILL'd client's socket closes), so a
+killed build never leaves a stale lock -- and builds running on different
+machines against one database exclude each other, which a file lock cannot do.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from typing import Iterator
+
+from ptah.adapters.postgres import client_label, connect, guarded, psycopg
+from ptah.adapters.stores.pgvector_schema import LOCK_NAMESPACE, generation_lock_key
+from ptah.core.errors import StoreUnavailable
+
+_LABEL = "ptah build "
+
+
+@contextmanager
+def build_lock(url: str, identity: str, name: str) -> Iterator[None]:
+    """Hold the exclusive build lock of generation ``identity`` (shown as ``name``), or refuse at once.
+
+    Raises :class:`StoreUnavailable` (exit 3): ``another build of generation
+    NAME is running (pid N); wait for it to finish, then run the build again.``
+    """
+    connection = connect(url, StoreUnavailable, "store", autocommit=True, application_name=_LABEL + client_label())
+    key = generation_lock_key(identity)
+    try:
+        with guarded(url, StoreUnavailable, "store"):
+            locked = connection.execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_NAMESPACE, key)).fetchone()[0]
+            if not locked:
+                raise StoreUnavailable(
+                    f"another build of generation {name} is running ({_holder(connection, key)}); "
+                    "wait for it to finish, then run the build again."
+                )
+        try:
+            yield
+        finally:
+            try:
+                connection.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_NAMESPACE, key))
+            except psycopg.Error:
+                pass  # closing the session below releases it anyway
+    finally:
+        connection.close()
+
+
+def _holder(connection, key: int) -> str:
+    """``pid N`` of the holding ptah process (``pid N on HOST`` when it runs elsewhere), else the server backend's."""
+    row = connection.execute(
+        "SELECT a.application_name, l.pid FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid "
+        "WHERE l.locktype = 'advisory' AND l.classid = %s::bigint::oid AND l.objid = %s::bigint::oid "
+        "AND l.objsubid = 2 AND l.granted LIMIT 1",
+        (LOCK_NAMESPACE, key),
+    ).fetchone()
+    if row is None:
+        return "a process that has just finished"
+    application, backend = row
+    if application and application.startswith(_LABEL + "pid "):
+        pid, _, host = application[len(_LABEL + "pid ") :].partition(" on ")
+        return f"pid {pid}" if host == os.uname().nodename else f"pid {pid} on {host}"
+    return f"server backend pid {backend}"

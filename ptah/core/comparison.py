@@ -1,0 +1,207 @@
+"""Side by side: every run of a report against the reference (the first), case by case, with significance.
+
+A report's ``comparison`` section (null when only one run was measured)::
+
+    {"reference": NAME,
+     "statistics": {STATISTICS},
+     "candidates": [CANDIDATE, ...]}      # one per run after the first, in run order
+
+    CANDIDATE = {"run": NAME, "channel": CHANNEL,
+                 "measures": {"recall" | "mrr" | "ndcg": MEASURE},
+                 "flipped": {"now_failing": N, "now_passing": N},
+                 "cases_changed": [CASE, ...]}   # flips first, then corpus order
+
+    MEASURE = {"reference": MEAN, "candidate": MEAN, "delta": candidate - reference (null when either is N/A),
+               "cases": paired cases, "wins": N, "ties": N, "losses": N, "undefined": N,
+               "interval": {"low", "high", "level"} | null,   # paired bootstrap CI of the mean difference
+               "test": {"p_value", "method", "nonzero", "patterns"} | null,   # paired sign-flip test
+               "finding": "better" | "worse" | "no clear difference"}
+
+A case is *paired* for a measure when both runs define it (a case with no
+relevant key defines none). Per case, the candidate *wins* when its value is
+greater, *loses* when smaller, and *ties* when equal. The interval and the
+test come from :mod:`ptah.core.significance` over the paired differences
+``candidate - reference``; both are null when no case is paired.
+
+The finding: ``better`` (``worse``) when the mean paired difference is above
+(below) zero and the test's p-value is below ``1 - level`` (0.05 by default);
+otherwise ``no clear difference`` -- the runs may differ, but a difference
+that size is what shuffling the two runs' results per case produces too
+often to call it more than noise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from ptah.core.errors import InputError
+from ptah.core.report import MEASURES
+from ptah.core.significance import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    EXACT_LIMIT,
+    MAX_RESAMPLES,
+    paired_bootstrap,
+    sign_flip_test,
+)
+
+BETTER, WORSE, UNCLEAR = "better", "worse", "no clear difference"
+
+
+@dataclass(frozen=True)
+class StatisticsSettings:
+    """How the significance numbers are drawn; recorded in the report so they can be reproduced."""
+
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = DEFAULT_SEED
+    level: float = DEFAULT_LEVEL
+    exact_limit: int = EXACT_LIMIT
+
+    def __post_init__(self) -> None:
+        if isinstance(self.resamples, bool) or not isinstance(self.resamples, int) or not 1 <= self.resamples <= MAX_RESAMPLES:
+            raise InputError(f"--bootstrap must be a whole number of resamples from 1 to {MAX_RESAMPLES:,}, not {self.resamples}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise InputError(f"--seed must be a whole number of at least 0, not {self.seed}")
+
+    @property
+    def alpha(self) -> float:
+        return 1 - self.level
+
+    def as_dict(self) -> dict:
+        return {
+            "seed": self.seed,
+            "bootstrap": {"resamples": self.resamples, "level": self.level, "method": "percentile", "paired": True},
+            "permutation": {
+                "test": "paired sign-flip",
+                "statistic": "mean difference",
+                "alternative": "two-sided",
+                "exact_limit": self.exact_limit,
+                "resamples": self.resamples,
+            },
+            "alpha": self.alpha,
+        }
+
+
+def run_name(run: Mapping) -> str | None:
+    return (run.get("generation") or {}).get("name")
+
+
+def compare_runs(runs: Sequence[Mapping], settings: StatisticsSettings = StatisticsSettings()) -> dict | None:
+    """The ``comparison`` section: every run after the first against the first; None for a single run."""
+    if len(runs) < 2:
+        return None
+    reference = runs[0]
+    return {
+        "reference": run_name(reference),
+        "statistics": settings.as_dict(),
+        "candidates": [compare_pair(reference, run, settings) for run in runs[1:]],
+    }
+
+
+def compare_pair(reference: Mapping, candidate: Mapping, settings: StatisticsSettings = StatisticsSettings()) -> dict:
+    """One candidate run against the reference run, paired by case id (see the module docs)."""
+    theirs = {case["id"]: case for case in reference["cases"]}
+    pairs = [(theirs[case["id"]], case) for case in candidate["cases"] if case["id"] in theirs]
+    measures = {name: _measure(name, reference, candidate, pairs, settings) for name in MEASURES}
+    changed = [_case_change(before, after) for before, after in pairs]
+    changed = [change for change in changed if change is not None]
+    changed.sort(key=lambda change: not change["flipped"])  # stable: flips first, then corpus order
+    return {
+        "run": run_name(candidate),
+        "channel": (candidate.get("search") or {}).get("channel"),
+        "measures": measures,
+        "flipped": {
+            "now_failing": sum(1 for c in changed if c["flipped"] and not c["passed"]["candidate"]),
+            "now_passing": sum(1 for c in changed if c["flipped"] and c["passed"]["candidate"]),
+        },
+        "cases_changed": changed,
+    }
+
+
+def _measure(name: str, reference: Mapping, candidate: Mapping, pairs, settings: StatisticsSettings) -> dict:
+    differences: list[float] = []
+    wins = ties = losses = undefined = 0
+    for before, after in pairs:
+        old, new = before["metrics"][name], after["metrics"][name]
+        if old is None or new is None:
+            undefined += 1
+            continue
+        differences.append(new - old)
+        if new > old:
+            wins += 1
+        elif new < old:
+            losses += 1
+        else:
+            ties += 1
+    old_mean = reference["aggregates"][name]["value"]
+    new_mean = candidate["aggregates"][name]["value"]
+    interval = paired_bootstrap(differences, settings.resamples, settings.seed, settings.level)
+    test = sign_flip_test(differences, settings.resamples, settings.seed, settings.exact_limit)
+    return {
+        "reference": old_mean,
+        "candidate": new_mean,
+        "delta": None if old_mean is None or new_mean is None else new_mean - old_mean,
+        "cases": len(differences),
+        "wins": wins,
+        "ties": ties,
+        "losses": losses,
+        "undefined": undefined,
+        "interval": interval.as_dict() if interval else None,
+        "test": test.as_dict() if test else None,
+        "finding": _finding(differences, test.p_value if test else None, settings.alpha),
+    }
+
+
+def _finding(differences: list[float], p_value: float | None, alpha: float) -> str:
+    if p_value is None or p_value >= alpha:
+        return UNCLEAR
+    total = math.fsum(differences)
+    return BETTER if total > 0 else WORSE if total < 0 else UNCLEAR
+
+
+def _case_change(before: Mapping, after: Mapping) -> dict | None:
+    """The case's per-measure values on both sides, or None when nothing about it changed."""
+    metrics = {}
+    for name in MEASURES:
+        old, new = before["metrics"][name], after["metrics"][name]
+        metrics[name] = {"reference": old, "candidate": new, "delta": None if old is None or new is None else new - old}
+    flipped = before["passed"] != after["passed"]
+    if not flipped and all(m["reference"] == m["candidate"] for m in metrics.values()):
+        return None
+    return {
+        "id": after["id"],
+        "passed": {"reference": before["passed"], "candidate": after["passed"]},
+        "flipped": flipped,
+        "metrics": metrics,
+    }
+
+
+def case_deltas(reference: Mapping, candidate: Mapping, measure: str) -> list[tuple[str, float | None]]:
+    """Every case of the candidate in corpus order with its ``measure`` delta against the reference
+    (None when undefined on either side or the reference lacks the case)."""
+    theirs = {case["id"]: case for case in reference["cases"]}
+    result = []
+    for case in candidate["cases"]:
+        before = theirs.get(case["id"])
+        old = before["metrics"][measure] if before else None
+        new = case["metrics"][measure]
+        result.append((case["id"], None if old is None or new is None else new - old))
+    return result
+
+
+def against_baseline(baseline_run: Mapping, run: Mapping, settings: StatisticsSettings = StatisticsSettings()) -> dict | None:
+    """The per-measure statistics of ``run`` against a baseline report's reference run (as in
+    :func:`compare_pair`'s ``measures``); None when the baseline's cases lack what pairing needs."""
+    for case in baseline_run.get("cases", []):
+        metrics = case.get("metrics") if isinstance(case, dict) else None
+        if not isinstance(metrics, dict) or "id" not in case or "passed" not in case:
+            return None
+        if any(not isinstance(metrics.get(m), (int, float, type(None))) or isinstance(metrics.get(m), bool) for m in MEASURES):
+            return None
+    aggregates = baseline_run.get("aggregates", {})
+    if any(not isinstance((aggregates.get(m) or {}).get("value", 0.0), (int, float, type(None))) for m in MEASURES):
+        return None
+    return compare_pair(baseline_run, run, settings)["measures"]

@@ -1,0 +1,29 @@
+"""The bundled example, built once per test session with the real MiniLM model (both generations)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ptah.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "support"
+
+
+@pytest.fixture(scope="session")
+def example_project(tmp_path_factory) -> Path:
+    """A copy of examples/support with generations title-body and body-only built (shared: restore what you change)."""
+    folder = tmp_path_factory.mktemp("support")
+    for name in ("ptah.yaml", "make_db.py", "articles.jsonl"):
+        shutil.copy(EXAMPLE / name, folder / name)
+    subprocess.run([sys.executable, str(folder / "make_db.py")], check=True, capture_output=True)
+    for name in ("title-body", "body-only"):
+        with pytest.raises(SystemExit) as info:
+            main(["inference", "build", name, "--spec", str(folder / "ptah.yaml"), "--quiet"])
+        assert info.value.code == 0
+    return folder

@@ -1,0 +1,104 @@
+"""Comparing generations and channels end to end through the CLI, on the example built with the real model."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from ptah.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO / "corpora" / "support.yaml"
+BASELINE = REPO / "examples" / "support" / "baseline.json"
+SCHEMA = json.loads(resources.files("ptah").joinpath("schemas/report.schema.json").read_text())
+
+
+def run(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        main([str(a) for a in argv])
+    return info.value.code, capsys.readouterr()
+
+
+def evaluate(project, *extra):
+    return ["inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", CORPUS, *extra]
+
+
+def test_two_generations_side_by_side_say_which_is_better_by_how_much_and_on_which_cases(example_project, capsys, tmp_path):
+    output = tmp_path / "report.json"
+    code, out = run(evaluate(example_project, "-g", "title-body", "-g", "body-only", "--baseline", BASELINE,
+                             "--output", output), capsys)
+    assert code == 1, out.err  # body-only misses required keys: its gate fails
+    report = json.loads(output.read_text())
+    jsonschema.validate(report, SCHEMA)
+    comparison = report["comparison"]
+    assert comparison["reference"] == "title-body"
+    assert comparison["statistics"]["seed"] == 0 and comparison["statistics"]["bootstrap"]["resamples"] == 10_000
+    (candidate,) = comparison["candidates"]
+    assert candidate["run"] == "body-only"
+    ndcg = candidate["measures"]["ndcg"]
+    runs = {r["generation"]["name"]: r for r in report["runs"]}
+    assert ndcg["delta"] == runs["body-only"]["aggregates"]["ndcg"]["value"] - runs["title-body"]["aggregates"]["ndcg"]["value"]
+    assert ndcg["wins"] + ndcg["ties"] + ndcg["losses"] == 25
+    assert ndcg["interval"]["low"] <= ndcg["delta"] <= ndcg["interval"]["high"]
+    assert ndcg["finding"] == "worse" and ndcg["test"]["p_value"] < 0.05
+    changed = candidate["cases_changed"]
+    flips = [c["id"] for c in changed if c["flipped"]]
+    assert flips and [c["id"] for c in changed[: len(flips)]] == flips  # flips listed first
+    assert candidate["flipped"]["now_failing"] == runs["body-only"]["aggregates"]["required"]["failed"]
+    # the terminal says it in words, with the interval and the p-value
+    assert "side by side against title-body (the reference)" in out.out
+    words = " ".join(out.out.split())  # rich wraps long lines at the terminal's width
+    assert f"body-only is worse than title-body on nDCG by {abs(ndcg['delta']):.4f}" in words
+    assert f"{flips[0]}: " in out.out and "now failing" in out.out
+    # the baseline comparison still covers each run, now with its significance
+    same, worse = report["baseline"]["comparisons"]
+    assert (same["against"], worse["against"]) == ("title-body", "body-only")
+    assert same["significance"]["ndcg"]["test"]["p_value"] == 1.0  # the baseline's rankings, reproduced
+    assert same["significance"]["ndcg"]["finding"] == "no clear difference"
+    assert worse["significance"]["ndcg"]["finding"] == "worse"
+    against = worse["significance"]["ndcg"]
+    assert f"CI {against['interval']['low']:+.4f}..{against['interval']['high']:+.4f}" in words
+    assert f"p {against['test']['p_value']:.4f} worse" in words
+
+
+def test_the_lexical_channel_end_to_end_with_a_seed(example_project, capsys, tmp_path):
+    output = tmp_path / "report.json"
+    code, out = run(evaluate(example_project, "--channel", "vector", "--channel", "lexical", "--bootstrap", "2000",
+                             "--seed", "7", "--output", output), capsys)
+    assert code == 1, out.err  # BM25 without stemming misses paraphrased questions' required keys
+    report = json.loads(output.read_text())
+    assert [(r["generation"]["name"], r["search"]["channel"]) for r in report["runs"]] == [
+        ("title-body", "vector"), ("lexical:title-body", "lexical")]
+    lexical = report["runs"][1]
+    assert lexical["generation"]["rows"] == 187 and lexical["search"]["similarity"] == "bm25"
+    assert report["comparison"]["statistics"]["seed"] == 7
+    assert report["comparison"]["statistics"]["bootstrap"]["resamples"] == 2000
+    assert "lexical:title-body" in out.out
+
+
+def test_channel_lexical_never_imports_torch(example_project):
+    script = (
+        "import sys\nfrom ptah.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    code = exit.code\n"
+        "heavy = sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules)\n"
+        "print('exit', code, 'heavy', heavy, file=sys.stderr)\n"
+    )
+    argv = [str(a) for a in evaluate(example_project, "--channel", "lexical", "-g", "body-only", "--json")]
+    result = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True)
+    assert result.stderr.strip().splitlines()[-1] == "exit 1 heavy []"
+    assert json.loads(result.stdout)["runs"][0]["generation"]["name"] == "lexical:body-only"
+
+
+def test_asking_for_what_does_not_exist_exits_2(example_project, capsys):
+    code, out = run(evaluate(example_project, "--channel", "semantic"), capsys)
+    assert code == 2 and out.err == "unknown channel 'semantic'; use vector, lexical, hybrid\n"
+    code, out = run(evaluate(example_project, "--channel", "hybrid", "-g", "nope"), capsys)
+    assert code == 2 and 'no generation named "nope"' in out.err
+    code, out = run(evaluate(example_project, "--bootstrap", "0", "-g", "title-body"), capsys)
+    assert code == 2 and "--bootstrap" in out.err

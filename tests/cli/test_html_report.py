@@ -1,0 +1,148 @@
+"""``evaluate --html``: one self-contained page, rendered in a real headless Chromium.
+
+The page is loaded from a file with the network disabled; Chromium logs every
+console message -- ``console.log``/``console.error``, an uncaught exception,
+a resource the page's Content-Security-Policy blocks -- to stderr as
+``...:INFO:CONSOLE...``, so the test demands there be none at all, and reads
+the DOM as rendered (after the script ran) from ``--dump-dom``.
+
+Skipped only when Chromium is absent and ``CI`` is not set; in CI it runs
+(``.ci/run`` installs Debian's ``chromium``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from ptah.adapters.html_report import render_html
+from ptah.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO / "corpora" / "support.yaml"
+CHROMIUM = shutil.which("chromium")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--enable-logging=stderr", "--v=0"]
+
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None and not os.environ.get("CI"),
+    reason="chromium is not installed (apt-get install chromium); CI installs it and runs this test",
+)
+
+
+def render_in_chromium(page: Path) -> tuple[str, list[str]]:
+    """The DOM after the page's scripts ran, and every console message Chromium logged."""
+    assert CHROMIUM is not None, "CI must have chromium: .ci/run installs it"
+    with tempfile.TemporaryDirectory(prefix="ptah-chromium-") as profile:
+        result = subprocess.run(
+            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.resolve().as_uri()],
+            capture_output=True, text=True, timeout=120,
+        )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout, [line for line in result.stderr.splitlines() if ":CONSOLE" in line]
+
+
+class Numbers(HTMLParser):
+    """Every element carrying data-field, with its attributes and text; and the <html> element's attributes."""
+
+    def __init__(self):
+        super().__init__()
+        self.cells: list[dict] = []
+        self.root: dict = {}
+        self._open: dict | None = None
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if tag == "html":
+            self.root = attributes
+        if "data-field" in attributes:
+            self._open = attributes | {"text": ""}
+
+    def handle_data(self, data):
+        if self._open is not None:
+            self._open["text"] += data
+
+    def handle_endtag(self, tag):
+        if tag == "td" and self._open is not None:
+            self.cells.append(self._open)
+            self._open = None
+
+
+def expected_numbers(report: dict) -> dict[tuple[str, str, str], float | None]:
+    numbers = {}
+    for run in report["runs"]:
+        for measure in ("recall", "mrr", "ndcg"):
+            numbers[(run["generation"]["name"], measure, "mean")] = run["aggregates"][measure]["value"]
+    for candidate in report["comparison"]["candidates"]:
+        for measure, entry in candidate["measures"].items():
+            numbers[(candidate["run"], measure, "delta")] = entry["delta"]
+            numbers[(candidate["run"], measure, "p")] = entry["test"]["p_value"]
+    return numbers
+
+
+@pytest.fixture(scope="module")
+def page(example_project, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("html")
+    argv = ["inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS,
+            "-g", "title-body", "-g", "body-only", "--channel", "vector", "--channel", "lexical",
+            "--output", folder / "report.json", "--html", folder / "report.html"]
+    with pytest.raises(SystemExit):
+        main([str(a) for a in argv])
+    return folder / "report.html", json.loads((folder / "report.json").read_text())
+
+
+@needs_chromium
+def test_the_page_renders_without_console_errors_and_its_numbers_are_the_reports(page):
+    path, report = page
+    dom, console = render_in_chromium(path)
+    assert console == []
+    parser = Numbers()
+    parser.feed(dom)
+    assert parser.root.get("data-ready") == "yes"  # the script ran to its end
+    found = {(c["data-run"], c["data-measure"], c["data-field"]): c for c in parser.cells}
+    expected = expected_numbers(report)
+    assert set(found) == set(expected)
+    assert len(expected) == 4 * 3 + 3 * 3 * 2  # four runs' means; three candidates' deltas and p-values
+    for where, value in expected.items():
+        cell = found[where]
+        assert cell["data-value"] == repr(value), where
+        shown = cell["text"].strip().lstrip("~")
+        if where[2] == "delta":
+            assert shown == f"{value:+.4f}", where
+        elif where[2] == "p" and value < 0.0001:
+            assert shown == "<0.0001", where
+        else:
+            assert shown == f"{value:.4f}", where
+    assert f'data-verdict="{report["verdict"]}"' in dom
+    assert "verdict: FAIL" in dom and report["verdict"] == "fail"
+
+
+@needs_chromium
+def test_the_console_check_catches_a_broken_page(page, tmp_path):
+    broken = tmp_path / "broken.html"
+    html = page[0].read_text()
+    broken.write_text(html.replace("</body>", '<img src="https://example.com/x.png"><script>missing();</script></body>'))
+    _dom, console = render_in_chromium(broken)
+    assert any("Content Security Policy" in line for line in console)
+    assert any("missing is not defined" in line for line in console)
+
+
+def test_the_page_is_self_contained_and_escapes_what_it_shows(page):
+    path, report = page
+    html = path.read_text()
+    assert not re.search(r"""\b(src|href)\s*=""", html)  # no resource of any kind is loaded
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
+    for case in report["runs"][0]["cases"]:
+        assert f"<b>{case['id']}</b>" in html
+    hostile = json.loads(json.dumps(report))
+    hostile["runs"][0]["cases"][0]["id"] = "<script>alert(1)</script>"
+    assert "<script>alert(1)</script>" not in render_html(hostile)
