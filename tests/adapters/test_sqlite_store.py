@@ -56,18 +56,6 @@ def test_reopening_applies_nothing_twice(tmp_path):
     assert count == len(MIGRATIONS)
 
 
-def test_a_store_from_a_newer_schema_is_refused(tmp_path):
-    path = tmp_path / "ptah.db"
-    SqliteStore(path).close()
-    connection = sqlite3.connect(path)
-    connection.execute("INSERT INTO migrations VALUES ('9999_from_the_future', '2099-01-01')")
-    connection.commit()
-    connection.close()
-    with pytest.raises(StoreUnavailable, match="9999_from_the_future") as raised:
-        SqliteStore(path)
-    assert raised.value.exit_code == EXIT_OPERATIONAL
-
-
 def test_a_missing_store_is_not_created_by_a_reader(tmp_path):
     with pytest.raises(StoreUnavailable, match="nothing has been built yet"):
         SqliteStore(tmp_path / "absent.db", create=False)
@@ -115,72 +103,6 @@ def test_a_damaged_vector_is_reported_not_misread(store):
     connection.commit()
     with store.snapshot() as snapshot, pytest.raises(StoreUnavailable, match="damaged"):
         snapshot.matrix(IDENTITY)
-
-
-def test_rewriting_a_row_replaces_its_vector_and_digest(store):
-    store.write_vectors(IDENTITY, [("1:a", "a", "old")], np.zeros((1, 3)))
-    store.write_vectors(IDENTITY, [("1:a", "a", "new")], np.ones((1, 3)))
-    with store.snapshot() as snapshot:
-        assert snapshot.digests(IDENTITY) == {"1:a": ("a", "new")}
-        assert snapshot.matrix(IDENTITY).vectors.tolist() == [[1.0, 1.0, 1.0]]
-
-
-def test_delete_vectors_counts_what_it_deleted(store):
-    store.write_vectors(IDENTITY, [("1:a", "a", "d"), ("1:b", "b", "d")], np.zeros((2, 3)))
-    assert store.delete_vectors(IDENTITY, ["1:a", "1:z"]) == 1
-    with store.snapshot() as snapshot:
-        assert list(snapshot.digests(IDENTITY)) == ["1:b"]
-
-
-def test_an_unregistered_generation_reads_as_empty(store):
-    with store.snapshot() as snapshot:
-        assert snapshot.generation("sha256:other") is None
-        assert snapshot.digests("sha256:other") == {}
-        assert snapshot.matrix("sha256:other").vectors.shape == (0, 0)
-
-
-def test_registering_again_keeps_created_at_and_takes_the_new_name(store):
-    first = store.generation(IDENTITY)
-    store.register_generation(record(name="renamed"))
-    again = store.generation(IDENTITY)
-    assert again.name == "renamed"
-    assert again.created_at == first.created_at
-    assert again.settings == {"normalize": True}
-    assert again.library_versions == {"ptah": "0.1.0"}
-    assert again.model_digest == "sha256:" + "cd" * 32
-
-
-def test_a_snapshot_does_not_see_writes_committed_after_it_began(store):
-    store.write_vectors(IDENTITY, [("1:a", "a", "d")], np.zeros((1, 3)))
-    with store.snapshot() as snapshot:
-        assert snapshot.vector_count(IDENTITY) == 1
-        writer = SqliteStore(store.path)
-        writer.write_vectors(IDENTITY, [("1:b", "b", "d"), ("1:c", "c", "d")], np.ones((2, 3)))
-        writer.delete_vectors(IDENTITY, ["1:a"])
-        writer.close()
-        assert snapshot.vector_count(IDENTITY) == 1
-        assert snapshot.matrix(IDENTITY).keys == ["a"]
-        assert list(snapshot.digests(IDENTITY)) == ["1:a"]
-    with store.snapshot() as later:
-        assert later.matrix(IDENTITY).keys == ["b", "c"]
-
-
-def test_query_cache_returns_only_what_was_cached(store):
-    store.cache_queries(IDENTITY, {"hello": np.array([1.0, 0.0, 0.5]), "world": np.array([0.0, 1.0, 0.0])})
-    found = store.cached_queries(IDENTITY, ["hello", "absent", "hello"])
-    assert list(found) == ["hello"]
-    assert found["hello"].dtype == np.float32
-    assert found["hello"].tolist() == [1.0, 0.0, 0.5]
-    assert store.cached_queries("sha256:other", ["hello"]) == {}
-
-
-def test_query_cache_overwrites_and_reads_many(store):
-    store.cache_queries(IDENTITY, {f"q{i}": np.full(3, i, dtype=np.float32) for i in range(1200)})
-    store.cache_queries(IDENTITY, {"q7": np.full(3, -1.0)})
-    found = store.cached_queries(IDENTITY, [f"q{i}" for i in range(1200)])
-    assert len(found) == 1200
-    assert found["q7"].tolist() == [-1.0, -1.0, -1.0]
-    assert found["q1199"].tolist() == [1199.0, 1199.0, 1199.0]
 
 
 def test_the_build_lock_refuses_a_second_holder_with_its_pid(tmp_path):
