@@ -47,6 +47,7 @@ class CaseOutcome:
     ranked: tuple[tuple[str, float], ...]
     metrics: CaseMetrics
     ties: Ties
+    matched: int | None = None  # rows the query matched at all, when a channel ranks only those (lexical, hybrid)
 
     @property
     def passed(self) -> bool:
@@ -84,7 +85,8 @@ def case_dict(outcome: CaseOutcome, searched: int) -> dict:
         "required": {
             "keys": list(case.required),
             "missed": [
-                {"key": p.key, "rank": p.rank, "where": placement_text(p.rank, searched)} for p in metrics.required_missed
+                {"key": p.key, "rank": p.rank, "where": placement_text(p.rank, searched if outcome.matched is None else outcome.matched)}
+                for p in metrics.required_missed
             ],
         },
         "relevant": [{"key": key, "grade": grade} for key, grade in sorted(case.relevant.items())],

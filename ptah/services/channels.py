@@ -251,14 +251,25 @@ def _hybrid_run(plan: RunPlan, corpus: Corpus, vector, lexical_side: tuple[dict,
 
 
 def outcomes(corpus: Corpus, keys: list[str], scores: np.ndarray) -> list[CaseOutcome]:
-    """Every case measured on its row of ``scores`` (queries x rows, one column per key)."""
+    """Every case measured on its row of ``scores`` (queries x rows, one column per key).
+
+    For the lexical and hybrid channels a score of 0 means the row did not
+    match at all (no query term, or in neither fused channel's top rows):
+    such rows are not results. A case's ranking holds only the rows it
+    matched -- possibly fewer than k -- and a missed key that was not matched
+    has no rank, rather than one that key order alone would give it.
+    """
     rankings = top_k_many(scores, keys, [case.k for case in corpus.cases])
     present = set(keys)
     result = []
     for row, case, ranked in zip(scores, corpus.cases, rankings):
         def full_rank(key: str, row=row) -> int | None:
-            return rank_of(row, keys, key) if key in present else None
+            if key not in present:
+                return None
+            return rank_of(row, keys, key) if row[keys.index(key)] > 0 else None
 
-        metrics = evaluate_case(case, ranked, full_rank)
-        result.append(CaseOutcome(case, tuple(ranked), metrics, find_ties(row, keys, case.k, case.expected_keys())))
+        matched = [(key, score) for key, score in ranked if score > 0]
+        metrics = evaluate_case(case, matched, full_rank)
+        ties = find_ties(row, keys, case.k, case.expected_keys())
+        result.append(CaseOutcome(case, tuple(matched), metrics, ties, matched=int(np.count_nonzero(row > 0))))
     return result

@@ -79,10 +79,21 @@ def test_the_lexical_channel_ranks_by_bm25_over_the_generations_text(built):
         tokens = bm25s.tokenize([case["query"]], stopwords="en", return_ids=False, show_progress=False)
         documents, scores = retriever.retrieve(tokens, k=len(published), show_progress=False)
         # bm25s orders equal scores arbitrarily; ptah by key ascending
-        expected = sorted(((str(published[d][0]), float(s)) for d, s in zip(documents[0], scores[0])),
-                          key=lambda pair: (-pair[1], pair[0]))[:3]
+        # rows with score 0 matched no query term: they are not results
+        expected = [pair for pair in sorted(((str(published[d][0]), float(s)) for d, s in zip(documents[0], scores[0])),
+                                            key=lambda pair: (-pair[1], pair[0])) if pair[1] > 0][:3]
         assert [(r["key"], r["score"]) for r in case["results"]] == expected
     assert only["cases"][0]["results"][0]["key"] == "1"
+
+
+def test_rows_a_query_does_not_match_are_not_results(built):
+    corpus = 'version: 1\ndefault_k: 3\ncases:\n  - {id: nothing, query: "zzzzqq xxyyzz", required: ["1"]}\n'
+    report = run(built, corpus, names=["docs"], channels=["lexical"])
+    (case,) = report["runs"][0]["cases"]
+    assert case["results"] == []
+    assert case["metrics"] == {"recall": 0.0, "mrr": 0.0, "ndcg": 0.0}
+    assert case["required"]["missed"] == [{"key": "1", "rank": None, "where": "not in the top 0"}]
+    assert report["verdict"] == "fail"
 
 
 def test_the_index_is_kept_in_the_store_and_rebuilt_only_when_the_text_changes(built):
