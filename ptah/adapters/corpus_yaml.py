@@ -31,6 +31,7 @@ from ptah.adapters.yaml_nodes import (
     parse_document,
     read_document,
     scalar_text,
+    shown,
     tag_of,
 )
 from ptah.core.corpus import (
@@ -366,11 +367,11 @@ class _Reader:
             self.report(f"a grade must be a number above 0, not {describe(node)}{hint}", line=line, field=field, case=case_id)
             return None
         if math.isnan(value) or math.isinf(value):
-            self.report(f"a grade must be a finite number above 0, not {node.value}", line=line, field=field, case=case_id)
+            self.report(f"a grade must be a finite number above 0, not {shown(node)}", line=line, field=field, case=case_id)
             return None
         if value <= 0:
             self.report(
-                f"a grade must be above 0, not {node.value}; an unlisted key already means 0, so leave it out",
+                f"a grade must be above 0, not {shown(node)}; an unlisted key already means 0, so leave it out",
                 line=line,
                 field=field,
                 case=case_id,

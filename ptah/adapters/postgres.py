@@ -45,6 +45,19 @@ def secrets_of(url: str) -> list[str]:
         parsed = None
     if parsed:
         found.add(str(parsed))
+    # user:PASSWORD@ read by hand too, up to the last @ before the query: a password may hold an unencoded /
+    head = url.partition("://")[2].partition("?")[0]
+    userinfo = head[: head.rfind("@")] if "@" in head else ""
+    if ":" in userinfo:
+        by_hand = userinfo.partition(":")[2]
+        if by_hand:
+            found.update({by_hand, unquote(by_hand)})
+    # ?password=… read by hand too: libpq's own parse fails on exactly the odd values worth hiding
+    query = url.partition("?")[2]
+    for part in query.split("&"):
+        name, _, value = part.partition("=")
+        if name.lower() in ("password", "sslpassword") and value:
+            found.update({value, unquote(value), unquote(value.replace("+", " "))})
     return sorted(found, key=len, reverse=True)
 
 

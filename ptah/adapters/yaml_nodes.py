@@ -34,6 +34,7 @@ TAG_BOOL = "tag:yaml.org,2002:bool"
 TAG_NULL = "tag:yaml.org,2002:null"
 
 _DECIMAL_INT = re.compile(r"[-+]?[0-9]+\Z")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class DocumentProblem(Exception):
@@ -53,6 +54,12 @@ def line_of(node: Node) -> int:
     return node.start_mark.line + 1
 
 
+def shown(node: Node, limit: int = 40) -> str:
+    """A scalar's text for a message, cut to ``limit`` characters so a huge value cannot flood it."""
+    text = str(node.value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def describe(node: Node) -> str:
     """How a node reads in an error message: ``a list``, ``the boolean true``…"""
     if isinstance(node, MappingNode):
@@ -63,10 +70,10 @@ def describe(node: Node) -> str:
     kinds = {
         TAG_NULL: "nothing (null)",
         TAG_BOOL: f"the boolean {node.value}",
-        TAG_INT: f"the number {node.value}",
-        TAG_FLOAT: f"the number {node.value}",
+        TAG_INT: f"the number {shown(node)}",
+        TAG_FLOAT: f"the number {shown(node)}",
     }
-    return kinds.get(tag, f'the text "{node.value}"')
+    return kinds.get(tag, f'the text "{shown(node)}"')
 
 
 def read_document(path: Path, *, max_bytes: int, what: str) -> Node:
@@ -138,11 +145,21 @@ def parse_document(data: bytes, *, name: str, max_bytes: int, what: str) -> Node
 
 
 def _refuse_aliases(root: Node, name: str) -> None:
-    """Every node must occur once: the composer turns an alias into a second reference."""
+    """Every node must occur once: the composer turns an alias into a second reference.
+
+    Also refuses lone surrogates (a double-quoted ``"\ud800"``): they are no
+    Unicode text, cannot be encoded as UTF-8, and so can be neither digested
+    nor embedded.
+    """
     seen: set[int] = set()
     stack = [root]
     while stack:
         node = stack.pop()
+        if isinstance(node, ScalarNode) and _SURROGATE.search(str(node.value)):
+            raise DocumentProblem(
+                Problem("holds a lone surrogate escape (\\uD800-\\uDFFF), which is not text; write the character itself",
+                        path=name, line=line_of(node))
+            )
         if id(node) in seen:
             raise DocumentProblem(
                 Problem(
@@ -209,7 +226,10 @@ def integer(node: Node) -> int | None:
     text = str(node.value).replace("_", "")
     if not _DECIMAL_INT.match(text):
         return None
-    return int(text)
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
+        return None
 
 
 def number(node: Node) -> float | None:
@@ -224,6 +244,8 @@ def number(node: Node) -> float | None:
         if tag_of(node) == TAG_INT:
             return float(int(text, 0)) if not _DECIMAL_INT.match(text) else float(int(text))
         return float(text)
+    except OverflowError:  # an integer too large for a double: infinite, which callers refuse
+        return -math.inf if text.startswith("-") else math.inf
     except ValueError:
         return None
 

@@ -46,9 +46,25 @@ def read_report(document: object, path: str) -> dict:
         aggregates = run.get("aggregates")
         if not isinstance(aggregates, dict) or not all(isinstance(aggregates.get(m), dict) for m in MEASURES):
             raise ReportError(f"{path}: runs[{index}].aggregates lacks recall, mrr or ndcg; the report is damaged")
-        if not isinstance(run.get("cases"), list):
+        for name in MEASURES:
+            if "value" not in aggregates[name] or not _measure_value(aggregates[name]["value"]):
+                raise ReportError(f"{path}: runs[{index}].aggregates.{name}.value is not a number or null; the report is damaged")
+        cases = run.get("cases")
+        if not isinstance(cases, list):
             raise ReportError(f"{path}: runs[{index}].cases is missing; the report is damaged")
+        for number, case in enumerate(cases):
+            metrics = case.get("metrics") if isinstance(case, dict) else None
+            if (not isinstance(case, dict) or not isinstance(case.get("id"), str) or not isinstance(metrics, dict)
+                    or not all(_measure_value(metrics.get(m)) for m in MEASURES)):
+                raise ReportError(f"{path}: runs[{index}].cases[{number}] lacks a text id or its metrics; the report is damaged")
     return document
+
+
+def _measure_value(value: object) -> bool:
+    """A measure as a report holds it: a finite number, or null for N/A (never a boolean)."""
+    if value is None:
+        return True
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def check_comparable(corpus_digest: str, baseline: Mapping, path: str) -> None:

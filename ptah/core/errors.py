@@ -136,5 +136,9 @@ class StaleGeneration(OperationalError):
     """Evaluation was asked of a generation that is incomplete or stale."""
 
 
+class OutputUnwritable(OperationalError):
+    """A file ptah was asked to write (a report, a run, a page) cannot be written."""
+
+
 class CapabilityUnavailable(OperationalError):
     """A requested capability (an index, a channel) is absent; never silently replaced."""

@@ -49,14 +49,21 @@ def redact_url(url: str) -> str:
 
     The password runs from the first ``:`` after ``scheme://`` to the *last*
     ``@`` before the path's ``/``, so an unencoded ``@``, ``?`` or ``#``
-    inside a password is still hidden (an unencoded ``/`` cannot be told
-    from the path: percent-encode it as ``%2F``).
+    inside a password is still hidden. An unencoded ``/`` in a password
+    cannot be told from the path; when an ``@`` follows a ``:`` anywhere
+    before the query, everything up to that ``@`` is taken as the user
+    part -- hiding too much is safer than showing a password.
     """
     scheme, sep, rest = url.partition("://")
     if not sep:
         return url
     slash = rest.find("/")
     at = (rest if slash < 0 else rest[:slash]).rfind("@")
+    if at < 0:
+        head = rest.partition("?")[0]
+        late = head.rfind("@")
+        if late >= 0 and ":" in head[:late]:
+            at = late
     prefix, after = "", rest
     if at >= 0:
         user, colon, _password = rest[:at].partition(":")

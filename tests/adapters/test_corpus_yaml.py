@@ -186,3 +186,16 @@ def test_missing_file_and_directory(tmp_path):
     with pytest.raises(CorpusError) as info:
         load_corpus(tmp_path)
     assert str(info.value) == f"{tmp_path}: is a directory, not a corpus file"
+
+
+def test_a_grade_too_large_for_a_double_is_refused_as_infinite():
+    huge = "1" + "0" * 400
+    assert one_problem(corpus_with_case(f'query: q\nrelevant: {{"1": {huge}}}\n')) == (
+        f"c.yaml:6: case \"c1\": relevant['1']: a grade must be a finite number above 0, not {huge[:39]}…"
+    )
+
+
+def test_a_lone_surrogate_is_refused_with_its_line():
+    assert one_problem(corpus_with_case('query: "bad \\ud800 text"\nrequired: ["1"]\n')) == (
+        "c.yaml:5: holds a lone surrogate escape (\\uD800-\\uDFFF), which is not text; write the character itself"
+    )

@@ -246,6 +246,7 @@ def test_an_unset_variable_is_named_and_no_secret_leaks(tmp_path):
         ("postgresql://h/db?user=u&password=p", "postgresql://h/db?user=u&password=***"),
         ("postgresql://u@h/db", "postgresql://u@h/db"),
         ("sqlite:///data/a@b.db", "sqlite:///data/a@b.db"),
+        ("postgresql://u:s3cr/et@h:1/db", "postgresql://u:***@h:1/db"),  # an unencoded / in the password
     ],
 )
 def test_passwords_are_redacted(url, redacted):

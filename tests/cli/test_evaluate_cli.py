@@ -142,3 +142,9 @@ def test_trec_run_and_qrels_reproduce_the_report_in_pytrec_eval(project, capsys,
         assert theirs[f"recall_{k}"] == pytest.approx(case["metrics"]["recall"], abs=1e-9)
         assert theirs[f"ndcg_cut_{k}"] == pytest.approx(case["metrics"]["ndcg"], abs=1e-9)
         assert theirs["recip_rank"] == pytest.approx(case["metrics"]["mrr"], abs=1e-9)
+
+
+def test_an_output_that_cannot_be_written_is_exit_3_without_traceback(project, capsys, tmp_path):
+    code, out = run(evaluate(project, "--output", tmp_path), capsys)
+    assert code == 3
+    assert out.err == f"{tmp_path}: cannot be written (is a folder); nothing was written there\n"

@@ -171,6 +171,18 @@ def test_an_unreachable_store_is_exit_3_and_never_shows_the_password(tmp_path, c
     assert "pa55-w0rd" not in err
 
 
+@pytest.mark.parametrize("url, secrets", [
+    ("postgresql://builder:pa/55@127.0.0.1:1/vectors?connect_timeout=2", ["pa/55"]),  # an unencoded /
+    ("postgresql://builder@127.0.0.1:1/vectors?connect_timeout=2&password=x y", ["x y", "x+y"]),  # libpq rejects it
+])
+def test_odd_passwords_never_reach_stderr(tmp_path, capsys, url, secrets):
+    space = make_workspace(tmp_path, url)
+    code, _, err = run(capsys, "inference", "build", "--spec", space.spec_path, "--quiet")
+    assert code == EXIT_OPERATIONAL
+    assert "postgresql://builder" in err and "***" in err
+    assert not any(secret in err for secret in secrets), err
+
+
 def test_a_database_without_pgvector_that_the_user_may_not_add_it_to(postgres_server, postgres_database):
     with postgres_server.admin(postgres_database) as connection:
         connection.execute("CREATE ROLE plain_user LOGIN")

@@ -146,6 +146,15 @@ def test_thresholds_are_checked():
         ({"format": "ptah-report@1", "corpus": {}}, "b.json: corpus.digest is missing; the report is damaged"),
         ({"format": "ptah-report@1", "corpus": {"digest": "d"}, "runs": []}, "b.json: runs is missing or empty; the report is damaged"),
         ({"format": "ptah-report@1", "corpus": {"digest": "d"}, "runs": [{"aggregates": {}}]}, "b.json: runs[0].aggregates lacks recall, mrr or ndcg; the report is damaged"),
+        ({"format": "ptah-report@1", "corpus": {"digest": "d"}, "runs": [{"cases": [], "aggregates": {
+            "recall": {"value": "0.88"}, "mrr": {"value": 1.0}, "ndcg": {"value": None}}}]},
+         "b.json: runs[0].aggregates.recall.value is not a number or null; the report is damaged"),
+        ({"format": "ptah-report@1", "corpus": {"digest": "d"}, "runs": [{"cases": [{"id": ["x"], "metrics": {}}], "aggregates": {
+            "recall": {"value": 1.0}, "mrr": {"value": 1.0}, "ndcg": {"value": True}}}]},
+         "b.json: runs[0].aggregates.ndcg.value is not a number or null; the report is damaged"),
+        ({"format": "ptah-report@1", "corpus": {"digest": "d"}, "runs": [{"cases": [{"id": ["x"], "metrics": {}}], "aggregates": {
+            "recall": {"value": 1.0}, "mrr": {"value": 1.0}, "ndcg": {"value": None}}}]},
+         "b.json: runs[0].cases[0] lacks a text id or its metrics; the report is damaged"),
     ],
 )
 def test_damaged_baselines_are_refused(document, message):
