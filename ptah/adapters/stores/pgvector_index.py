@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 from psycopg import sql
 
+from ptah.core.errors import CapabilityUnavailable
+
 HNSW_OPERATOR_CLASS = "vector_cosine_ops"
 DEFAULT_M = 16
 DEFAULT_EF_CONSTRUCTION = 64
@@ -75,8 +77,31 @@ def nearest(connection, table: str, vectors: np.ndarray, limits: list[int], ef_s
     query = sql.SQL(
         "SELECT key, 1 - (embedding <=> %s::vector) FROM {} ORDER BY embedding <=> %s::vector LIMIT %s"
     ).format(sql.Identifier(table))
+    if len(vectors):
+        _require_index_plan(connection, query, table, vector_literal(vectors[0]), max(limits))
     results = []
     for vector, limit in zip(vectors, limits):
         literal = vector_literal(vector)
         results.append([(key, float(score)) for key, score in connection.execute(query, (literal, literal, int(limit)))])
     return results
+
+
+def _require_index_plan(connection, query, table: str, literal: str, limit: int) -> None:
+    """Refuse unless the planner answers the query through the HNSW index.
+
+    ``enable_seqscan = off`` discourages a scan but does not forbid one (nor
+    a walk of another index followed by a sort); an exact answer reported as
+    the index's would be the silent fallback ptah never makes.
+    """
+    plan = connection.execute(sql.SQL("EXPLAIN (FORMAT JSON) ") + query, (literal, literal, int(limit))).fetchone()[0]
+    index = f"{table}_hnsw"
+
+    def uses_index(node: dict) -> bool:
+        return node.get("Index Name") == index or any(uses_index(child) for child in node.get("Plans", []))
+
+    if not uses_index(plan[0]["Plan"]):
+        raise CapabilityUnavailable(
+            f"PostgreSQL would not answer the search through the HNSW index {index}; "
+            "index search would be exact search in disguise, so it is refused. Rebuild the index with "
+            "`ptah inference index NAME --hnsw`, or use --search exact."
+        )
