@@ -39,13 +39,14 @@ from ptah.adapters.files import write_text_atomically
 from ptah.core.baseline import check_comparable, check_thresholds, compare, gates, read_report
 from ptah.core.comparison import StatisticsSettings, against_baseline, compare_runs
 from ptah.core.corpus import Corpus
-from ptah.core.errors import ModelUnavailable, ReportError, StaleGeneration, UnknownKey
+from ptah.core.errors import ReportError, StaleGeneration, UnknownKey
 from ptah.core.metrics import evaluate_case
 from ptah.core.ranking import find_ties, rank_of, top_k_many
 from ptah.core.report import CaseOutcome, report_dict, run_dict
 from ptah.services.channels import Fusion, measure_runs, plan_runs
 from ptah.services.index_search import EXACT, SearchOptions, check_search, hold_index
 from ptah.services.project import Generation, Project, normalize_rows
+from ptah.services.search import embed_queries
 from ptah.services.verify import VerifyResult, verify_stored
 
 MAX_UNKNOWN_LISTED = 10
@@ -255,24 +256,24 @@ def _check_keys(project: Project, corpus: Corpus, keys: set[str]) -> None:
 
 
 def _query_vectors(project: Project, generation: Generation, corpus: Corpus, store, embedder, dimension: int):
-    """Unit-length query vectors in case order, from the cache where possible. Returns (vectors, cached count)."""
+    """Unit-length query vectors in case order, from the cache where possible. Returns (vectors, cached count).
+
+    The model is asked only for the queries the cache lacks, through the same
+    step as ``ptah inference search`` (so both score a query alike), and the
+    cache keeps those unit-length vectors.
+    """
     identity = generation.identity.identity
     texts = list(dict.fromkeys(case.query for case in corpus.cases))
     found = store.cached_queries(identity, texts)
     missing = [text for text in texts if text not in found]
     if missing:
         model = embedder if embedder is not None else project.embedder(generation.settings)
-        fresh = np.asarray(model.embed_queries(missing), dtype=np.float32)
-        if fresh.shape != (len(missing), dimension):
-            raise ModelUnavailable(
-                f'the model of generation "{generation.name}" returned query vectors of shape {fresh.shape}; '
-                f"the stored vectors have dimension {dimension}."
-            )
+        fresh = embed_queries(model, generation, missing, dimension)
         computed = {text: fresh[i] for i, text in enumerate(missing)}
         store.cache_queries(identity, computed)
         found.update(computed)
     vectors = np.stack([np.asarray(found[case.query], dtype=np.float32) for case in corpus.cases])
-    return normalize_rows(np.ascontiguousarray(vectors)), len(texts) - len(missing)
+    return np.ascontiguousarray(vectors), len(texts) - len(missing)
 
 
 def environment() -> dict:

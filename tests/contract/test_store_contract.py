@@ -14,6 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -282,8 +283,6 @@ def test_the_build_lock_refuses_a_second_holder_and_dies_with_the_first(location
                 with store.build_lock(IDENTITY, "docs"):
                     break
             except StoreUnavailable:
-                import time
-
                 time.sleep(0.1)  # the server notices a dead client's socket within moments
         else:
             pytest.fail("the lock of a killed holder was never released")
@@ -389,8 +388,6 @@ def test_a_build_killed_with_sigkill_resumes_with_only_the_remainder(store_works
                 summary = build(project, embedder=embedder)
                 break
             except StoreUnavailable:
-                import time
-
                 time.sleep(0.1)
         result = verify(project)
     assert embedder.embedded_texts() == [store_workspace.text(row) for row in store_workspace.docs[3:]]

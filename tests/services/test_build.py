@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from ptah.adapters.embedders.deterministic import DeterministicEmbedder
-from ptah.core.errors import EXIT_OPERATIONAL, StoreUnavailable
 from ptah.services.build import build, text_digest
 from ptah.services.verify import list_generations, verify
 
@@ -239,13 +238,3 @@ def test_a_build_killed_with_sigkill_resumes_with_only_the_remainder(workspace, 
     assert embedder.embedded_texts() == [workspace.text(row) for row in workspace.docs if str(row[0]) not in committed]
     assert (summary.embedded, summary.unchanged) == (7, 3)
     assert (result.rows, result.covered, result.fresh, result.ok) == (10, 10, 10, True)
-
-
-def test_a_second_build_of_the_same_generation_refuses(workspace, slow_build):
-    with workspace.project() as project, pytest.raises(StoreUnavailable) as raised:
-        build(project, embedder=recorder())
-    assert str(raised.value) == (
-        f"another build of generation docs is running (pid {slow_build.pid}); "
-        "wait for it to finish, then run the build again."
-    )
-    assert raised.value.exit_code == EXIT_OPERATIONAL
