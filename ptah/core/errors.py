@@ -142,3 +142,11 @@ class OutputUnwritable(OperationalError):
 
 class CapabilityUnavailable(OperationalError):
     """A requested capability (an index, a channel) is absent; never silently replaced."""
+
+
+class UnknownModelKind(InputError):
+    """No registered embedder kind handles a generation's model."""
+
+
+class PluginError(OperationalError):
+    """An installed plugin cannot be loaded, or registers something unusable or conflicting."""

@@ -135,10 +135,6 @@ class GenerationSettings:
         """The text template this generation embeds: its own, else the source's."""
         return self.text if self.text is not None else source.text
 
-    @property
-    def is_deterministic(self) -> bool:
-        return self.model == DETERMINISTIC_MODEL
-
 
 @dataclass(frozen=True)
 class Spec:

@@ -102,7 +102,7 @@ def build(
 
         if todo or record is None:
             embedder = embedder if embedder is not None else project.embedder(settings)
-            record = _register(store, generation, int(embedder.dimension), _library_versions())
+            record = _register(store, generation, int(embedder.dimension), _library_versions(settings))
         else:
             record = _register(store, generation, record.dimension, record.library_versions)
         deleted = store.delete_vectors(identity, gone)
@@ -203,7 +203,7 @@ def _settings_dict(settings) -> dict:
     return values
 
 
-def _library_versions() -> dict:
-    from ptah.adapters.embedders.sentence_transformers import library_versions
+def _library_versions(settings) -> dict:
+    from ptah.adapters.embedders.registry import REGISTRY
 
-    return library_versions()
+    return REGISTRY.library_versions(settings)

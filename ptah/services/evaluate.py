@@ -27,9 +27,9 @@ import os
 import platform
 import time
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +43,8 @@ from ptah.core.errors import ReportError, StaleGeneration, UnknownKey
 from ptah.core.metrics import evaluate_case
 from ptah.core.ranking import find_ties, rank_of, top_k_many
 from ptah.core.report import CaseOutcome, report_dict, run_dict
-from ptah.services.channels import Fusion, measure_runs, plan_runs
+from ptah.core.spec import GenerationSettings
+from ptah.services.channels import LEXICAL, Fusion, measure_runs, plan_runs
 from ptah.services.index_search import EXACT, SearchOptions, check_search, hold_index
 from ptah.services.project import Generation, Project, normalize_rows
 from ptah.services.search import embed_queries
@@ -133,7 +134,7 @@ def evaluate(
         gates=verdicts,
         comparison=compare_runs(runs, statistics),
         timings=timings,
-        environment=environment(),
+        environment=environment(project.spec.generation(plan.generation) for plan in plans if plan.channel != LEXICAL),
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
 
@@ -276,22 +277,15 @@ def _query_vectors(project: Project, generation: Generation, corpus: Corpus, sto
     return np.ascontiguousarray(vectors), len(texts) - len(missing)
 
 
-def environment() -> dict:
-    """Versions and hardware, read without importing torch."""
-
-    def version(name: str) -> str | None:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return None
+def environment(embedded: Iterable[GenerationSettings] = ()) -> dict:
+    """Versions and hardware, read without importing torch: the libraries of the embedders ``embedded`` use."""
+    from ptah.adapters.embedders.registry import REGISTRY
 
     return {
         "ptah": __version__,
         "python": platform.python_version(),
         "numpy": np.__version__,
-        "torch": version("torch"),
-        "sentence-transformers": version("sentence-transformers"),
-        "transformers": version("transformers"),
+        **REGISTRY.versions_of(embedded),
         "platform": platform.platform(),
         "cpu": _cpu_name(),
         "cpus": os.cpu_count(),

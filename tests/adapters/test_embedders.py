@@ -16,7 +16,7 @@ from ptah.adapters.embedders.base import Embedder
 from ptah.adapters.embedders.deterministic import DeterministicEmbedder
 from ptah.adapters.embedders.identity import generation_identity
 from ptah.adapters.embedders.resolve import bundle_package_name, model_digest, resolve_model
-from ptah.adapters.embedders.sentence_transformers import library_versions
+from ptah.adapters.embedders.registry import REGISTRY
 from ptah.core.errors import EXIT_OPERATIONAL, ModelUnavailable
 from ptah.core.spec import GenerationSettings, SourceSpec
 
@@ -212,9 +212,10 @@ def test_identity_covers_what_vectors_depend_on_and_not_the_name(tmp_path):
 
 
 def test_library_versions_names_the_four_libraries():
-    versions = library_versions()
+    versions = REGISTRY.library_versions(GenerationSettings("minilm", MINILM))
     assert list(versions) == ["ptah", "sentence-transformers", "torch", "transformers"]
     assert versions["torch"].startswith("2.")
+    assert REGISTRY.library_versions(GenerationSettings("d", "ptah/deterministic")) == {"ptah": "0.1.0"}
 
 
 # -- the real model ------------------------------------------------------------------

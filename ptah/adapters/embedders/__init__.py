@@ -1,11 +1,13 @@
-"""Embedders: sentence-transformers (imported lazily) and the deterministic test embedder.
+"""Embedders: sentence-transformers (imported lazily), the deterministic test embedder, and plugins' kinds.
 
-Importing this package imports neither torch nor sentence-transformers; only
-building a :class:`SentenceTransformerEmbedder` does.
+The kind that handles a model comes from :mod:`ptah.adapters.embedders.registry`.
+Importing this package imports neither torch nor sentence-transformers, nor
+loads any plugin; only opening an embedder of such a kind does.
 """
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import TYPE_CHECKING
 
 from ptah.core.spec import GenerationSettings
@@ -15,14 +17,21 @@ if TYPE_CHECKING:
 
 
 def open_embedder(settings: GenerationSettings, root: str) -> Embedder:
-    """The embedder for ``settings``: deterministic for ``ptah/deterministic``, else sentence-transformers.
+    """The embedder for ``settings``, opened by the kind that handles its model.
 
-    Raises :class:`ModelUnavailable` when the model cannot be found or loaded offline.
+    Raises :class:`ModelUnavailable` when the model cannot be found or loaded
+    offline, :class:`UnknownModelKind` when no kind handles it.
     """
-    if settings.is_deterministic:
-        from ptah.adapters.embedders.deterministic import DeterministicEmbedder
+    from ptah.adapters.embedders.base import Embedder
+    from ptah.adapters.embedders.registry import kind_for
+    from ptah.core.errors import PluginError
 
-        return DeterministicEmbedder.from_settings(settings)
-    from ptah.adapters.embedders.sentence_transformers import SentenceTransformerEmbedder
-
-    return SentenceTransformerEmbedder(settings, root)
+    kind = kind_for(settings)
+    embedder = kind.open(settings, root)
+    dimension = getattr(embedder, "dimension", None)
+    if not isinstance(embedder, Embedder) or not isinstance(dimension, Integral) or isinstance(dimension, bool) \
+            or dimension < 1:
+        raise PluginError(f'the embedder kind "{kind.name}" opened {embedder!r} for model "{settings.model}"; '
+                          "open() returns an object with a positive int dimension, embed_documents() and "
+                          "embed_queries()")
+    return embedder

@@ -1,17 +1,26 @@
-"""The one small interface every embedder offers.
+"""The one small interface every embedder offers, and the kind that opens it.
 
 Documents and queries are embedded separately so asymmetric models can give
 each its own prefix (``document_prefix`` / ``query_prefix``); the embedder
 applies the prefix itself, so callers pass the bare texts. Results are
 ``float32`` matrices of shape ``(len(texts), dimension)``, C-contiguous, and
 L2-normalised when the generation's ``normalize`` is true.
+
+An :class:`EmbedderKind` is what a registry holds
+(:mod:`ptah.adapters.embedders.registry`): it says which models it handles,
+what of a model the generation identity covers, which library versions its
+vectors depend on, and opens the :class:`Embedder`.
 """
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ptah.core.spec import GenerationSettings
 
 
 @runtime_checkable
@@ -27,6 +36,53 @@ class Embedder(Protocol):
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of search queries, ``query_prefix`` applied."""
         ...
+
+
+@runtime_checkable
+class EmbedderKind(Protocol):
+    """One kind of embedder, e.g. ``sentence-transformers`` or ``ptah/deterministic``.
+
+    ``name`` is recorded in every generation identity as the model's ``kind``,
+    so it never changes once vectors were built with it. Only :meth:`open` may
+    import a heavy library (torch and the like); the other methods run on
+    every command that names a generation, so they read files and package
+    metadata only.
+    """
+
+    name: str
+
+    def claims(self, settings: GenerationSettings) -> bool:
+        """Whether this kind handles the generation's ``model``."""
+        ...
+
+    def identity_parts(self, settings: GenerationSettings, root: str, *, cache_dir: Path | None = None) -> dict:
+        """What of the model the generation identity covers (JSON values; ``kind`` is added by ptah).
+
+        ``root`` is the specification's folder (for relative paths);
+        ``cache_dir`` a folder for caches that only save time (``None``: ptah's default).
+        """
+        ...
+
+    def open(self, settings: GenerationSettings, root: str) -> Embedder:
+        """The embedder, loaded; raises :class:`ptah.core.errors.ModelUnavailable` when it cannot be."""
+        ...
+
+    def versions(self) -> dict[str, str | None]:
+        """Installed versions of the libraries its vectors depend on, read without importing them."""
+        ...
+
+
+def installed_versions(*names: str) -> dict[str, str | None]:
+    """``{name: version}`` of installed distributions (``None`` when absent); imports none of them."""
+    from importlib import metadata
+
+    versions: dict[str, str | None] = {}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
 
 
 def as_matrix(vectors: object, dimension: int) -> np.ndarray:

@@ -25,12 +25,13 @@ from __future__ import annotations
 import hashlib
 import re
 from functools import lru_cache
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from ptah.adapters.embedders.base import as_matrix, l2_normalize
-from ptah.core.spec import DEFAULT_DETERMINISTIC_DIMENSION, GenerationSettings
+from ptah.core.spec import DEFAULT_DETERMINISTIC_DIMENSION, DETERMINISTIC_MODEL, GenerationSettings
 
 ALGORITHM = "ptah-deterministic@1"
 _TOKEN = re.compile(r"\w+")
@@ -96,3 +97,21 @@ class DeterministicEmbedder:
                 matrix[row, bucket] += sign
         vectors = as_matrix(matrix, self.dimension)
         return l2_normalize(vectors) if self.normalize else vectors
+
+
+class DeterministicKind:
+    """The kind for the model ``ptah/deterministic``; its identity is the algorithm and the dimension."""
+
+    name = DETERMINISTIC_MODEL
+
+    def claims(self, settings: GenerationSettings) -> bool:
+        return settings.model == DETERMINISTIC_MODEL
+
+    def identity_parts(self, settings: GenerationSettings, root: str, *, cache_dir: Path | None = None) -> dict:
+        return {"algorithm": ALGORITHM, "dimension": settings.dimension or DEFAULT_DETERMINISTIC_DIMENSION}
+
+    def open(self, settings: GenerationSettings, root: str) -> DeterministicEmbedder:
+        return DeterministicEmbedder.from_settings(settings)
+
+    def versions(self) -> dict[str, str | None]:
+        return {}  # numpy and hashlib only, and ptah itself (recorded for every kind)

@@ -10,14 +10,16 @@ Canonical form (``ptah-generation@1``): the JSON document ::
      "query_prefix": QUERY_PREFIX,
      "text_template": TEMPLATE}
 
-where MODEL is ``{"digest": "sha256:…", "kind": "sentence-transformers"}``
-(the model folder's digest, :func:`ptah.adapters.embedders.resolve.model_digest`,
-which covers weights, configs, tokenizer and pooling) or, for
-``ptah/deterministic``, ``{"algorithm": "ptah-deterministic@1", "dimension":
-D, "kind": "ptah/deterministic"}``; TEMPLATE is the *effective* template (the
-generation's ``text`` else ``source.text``). It is serialised with object keys
-sorted, separators ``,`` and ``:``, non-ASCII written as itself, encoded as
-UTF-8; the identity is ``sha256:`` + its hex SHA-256.
+where MODEL is ``{"kind": NAME, ...}``: the name of the embedder kind that
+handles the model (:mod:`ptah.adapters.embedders.registry`) and the parts its
+``identity_parts`` gives -- for ``sentence-transformers``, ``{"digest":
+"sha256:…"}`` (the model folder's digest,
+:func:`ptah.adapters.embedders.resolve.model_digest`, which covers weights,
+configs, tokenizer and pooling); for ``ptah/deterministic``, ``{"algorithm":
+"ptah-deterministic@1", "dimension": D}``. TEMPLATE is the *effective*
+template (the generation's ``text`` else ``source.text``). It is serialised
+with object keys sorted, separators ``,`` and ``:``, non-ASCII written as
+itself, encoded as UTF-8; the identity is ``sha256:`` + its hex SHA-256.
 
 Outside the identity: the generation's display name, the model's *name* (the
 same weights found in a folder or in a package are the same model),
@@ -32,9 +34,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptah.adapters.embedders.deterministic import ALGORITHM
-from ptah.adapters.embedders.resolve import model_digest, resolve_model
-from ptah.core.spec import DEFAULT_DETERMINISTIC_DIMENSION, GenerationSettings, SourceSpec
+from ptah.adapters.embedders.base import EmbedderKind
+from ptah.adapters.embedders.registry import kind_for
+from ptah.core.errors import PluginError
+from ptah.core.spec import GenerationSettings, SourceSpec
 
 IDENTITY_FORMAT = "ptah-generation@1"
 
@@ -65,22 +68,15 @@ def generation_identity(
     *,
     cache_dir: str | Path | None = None,
 ) -> GenerationIdentity:
-    """The identity of ``settings`` over ``source``; resolves and digests the model (no torch import).
+    """The identity of ``settings`` over ``source``; asks the model's kind what of it counts (no torch import).
 
-    Raises :class:`ModelUnavailable` when the model cannot be found offline.
+    Raises :class:`UnknownModelKind` when no kind handles the model and
+    :class:`ModelUnavailable` when the model cannot be found offline.
     """
-    if settings.is_deterministic:
-        model = {
-            "kind": settings.model,
-            "algorithm": ALGORITHM,
-            "dimension": settings.dimension or DEFAULT_DETERMINISTIC_DIMENSION,
-        }
-    else:
-        path = resolve_model(settings.model, root)
-        model = {"kind": "sentence-transformers", "digest": model_digest(path, cache_dir)}
+    kind = kind_for(settings)
     parts = {
         "format": IDENTITY_FORMAT,
-        "model": model,
+        "model": {"kind": kind.name, **_model_parts(kind, settings, root, cache_dir)},
         "normalize": settings.normalize,
         "max_seq_length": settings.max_seq_length,
         "query_prefix": settings.query_prefix,
@@ -88,3 +84,19 @@ def generation_identity(
         "text_template": settings.template(source),
     }
     return GenerationIdentity("sha256:" + hashlib.sha256(canonical_json(parts)).hexdigest(), parts)
+
+
+def _model_parts(kind: EmbedderKind, settings: GenerationSettings, root: str, cache_dir: str | Path | None) -> dict:
+    parts = kind.identity_parts(settings, root, cache_dir=Path(cache_dir) if cache_dir is not None else None)
+    problem = None
+    if not isinstance(parts, dict) or "kind" in parts:
+        problem = "a mapping without the key kind (ptah adds it)"
+    else:
+        try:
+            canonical_json(parts)
+        except (TypeError, ValueError):
+            problem = "JSON values only (text, numbers that are finite, true/false, null, lists, mappings)"
+    if problem is not None:
+        raise PluginError(f'the embedder kind "{kind.name}" gave identity parts {parts!r} for model '
+                          f'"{settings.model}"; identity_parts() returns {problem}')
+    return parts

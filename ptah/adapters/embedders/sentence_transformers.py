@@ -10,29 +10,37 @@ normalised by the library when ``normalize`` is true.
 from __future__ import annotations
 
 import os
-from importlib import metadata
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from ptah.adapters.embedders.base import as_matrix
-from ptah.adapters.embedders.resolve import resolve_model
+from ptah.adapters.embedders.base import as_matrix, installed_versions
+from ptah.adapters.embedders.resolve import model_digest, resolve_model
 from ptah.core.errors import ModelUnavailable
 from ptah.core.spec import GenerationSettings
 
-LIBRARIES = ("ptah", "sentence-transformers", "torch", "transformers")
+KIND = "sentence-transformers"
+LIBRARIES = ("sentence-transformers", "torch", "transformers")
+RESERVED_PREFIX = "ptah/"  # ptah's own models; never looked for on disk or in the Hugging Face cache
 
 
-def library_versions() -> dict[str, str | None]:
-    """Installed versions of the libraries vectors depend on (``None`` when absent); imports none of them."""
-    versions: dict[str, str | None] = {}
-    for name in LIBRARIES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-    return versions
+class SentenceTransformersKind:
+    """The default kind: any model outside ``ptah/``, found offline; its identity is the model folder's digest."""
+
+    name = KIND
+
+    def claims(self, settings: GenerationSettings) -> bool:
+        return not settings.model.startswith(RESERVED_PREFIX)
+
+    def identity_parts(self, settings: GenerationSettings, root: str, *, cache_dir: Path | None = None) -> dict:
+        return {"digest": model_digest(resolve_model(settings.model, root), cache_dir)}
+
+    def open(self, settings: GenerationSettings, root: str) -> SentenceTransformerEmbedder:
+        return SentenceTransformerEmbedder(settings, root)
+
+    def versions(self) -> dict[str, str | None]:
+        return installed_versions(*LIBRARIES)
 
 
 def _first_sentence(exc: BaseException) -> str:
