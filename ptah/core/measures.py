@@ -1,0 +1,248 @@
+"""The measures ptah reports: one registry, the single source of names, labels, formulas and report keys.
+
+Every measure scores one case's ranking against its grades at a depth k:
+
+* a *ranking* is a list of distinct keys, best first; only its first ``k``
+  entries count; rank i is 1-based;
+* ``grades`` maps judged keys to their grade; a key is *relevant* when its
+  grade is > 0 (trec_eval's ``relevance_level`` 1 on integer grades); a key
+  absent from ``grades`` is unjudged and gains 0;
+* a case with no relevant key is N/A (``None``) for every measure -- never 0
+  or 1 -- and is left out of the mean's denominator (where trec_eval would
+  report 0, or skip the query).
+
+The definitions agree with trec_eval 9.x as wrapped by pytrec_eval to 1e-9
+(the tests check each on random rankings); each :class:`MeasureKind` names its
+trec_eval counterpart and states its formula.
+
+A :class:`Measure` is a kind at a depth. ``Measure("nDCG")`` (no depth) is
+measured at each case's own ``k`` -- the three default measures, reported
+under the flat keys ``recall``, ``mrr`` and ``ndcg``; ``Measure("MAP", 10)``
+is measured at depth 10 for every case and reported as ``MAP@10``. Both parse
+back from their string form (``nDCG``, ``MAP@10``).
+
+Adding a measure is one :func:`register` call with its scoring function (and
+a test that checks it against trec_eval); every table, report, HTML page and
+gate takes the registry's word for it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterator, Mapping, Sequence
+
+Score = Callable[[Sequence[str], Mapping[str, float], int], float]
+"""``score(top, relevant, k)``: ``top`` is the ranking cut at k, ``relevant`` the grades > 0 (non-empty)."""
+
+
+@dataclass(frozen=True)
+class MeasureKind:
+    """One registered measure.
+
+    ``name`` is how people write it (``nDCG``, ``--measure nDCG@10``,
+    ``--max-drop nDCG=0.02``); ``key`` its report key when measured at each
+    case's own depth (``ndcg``); ``label`` its column heading; ``trec_eval``
+    the trec_eval measure it agrees with; ``formula`` its definition in one
+    line; ``default`` whether every evaluation reports it at the cases' own
+    depths.
+    """
+
+    name: str
+    key: str
+    label: str
+    trec_eval: str
+    formula: str
+    score: Score
+    default: bool = False
+
+    def __call__(self, ranking: Sequence[str], grades: Mapping[str, float], k: int) -> float | None:
+        """This measure of one ranking at depth k; None when no key is relevant."""
+        top, relevant = _prepared(ranking, grades, k)
+        if not relevant:
+            return None
+        return self.score(top, relevant, k)
+
+
+_REGISTRY: dict[str, MeasureKind] = {}
+
+
+def register(kind: MeasureKind) -> MeasureKind:
+    """Add a measure to the registry; its name and key must be new (ValueError otherwise)."""
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", kind.name):
+        raise ValueError(f"a measure name is letters, digits and _ starting with a letter, not {kind.name!r}")
+    for other in _REGISTRY.values():
+        if kind.name.lower() in (other.name.lower(), other.key.lower()) or kind.key.lower() in (other.name.lower(), other.key.lower()):
+            raise ValueError(f"measure {kind.name!r} (key {kind.key!r}) is already registered as {other.name!r}")
+    _REGISTRY[kind.name] = kind
+    return kind
+
+
+def unregister(name: str) -> None:
+    """Remove a measure (for tests that register their own)."""
+    _REGISTRY.pop(name, None)
+
+
+def kinds() -> Iterator[MeasureKind]:
+    """Every registered measure, in registration order."""
+    return iter(tuple(_REGISTRY.values()))
+
+
+def kind(name: str) -> MeasureKind:
+    """The measure registered as ``name`` (or its report key, or any case spelling); ValueError otherwise."""
+    found = _REGISTRY.get(name)
+    if found is not None:
+        return found
+    for candidate in _REGISTRY.values():
+        if name.lower() in (candidate.name.lower(), candidate.key.lower()):
+            return candidate
+    shown = name if len(name) <= 40 else name[:40] + "…"
+    raise ValueError(f"unknown measure {shown!r}; use one of {', '.join(_REGISTRY)}")
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A measure at a depth: ``Measure("MAP", 10)`` is ``MAP@10``; ``Measure("nDCG")`` is nDCG at each case's k.
+
+    ``str(Measure.parse(text)) == text`` for every canonical text, and
+    ``Measure.parse(str(m)) == m`` for every measure.
+    """
+
+    name: str
+    k: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", kind(self.name).name)
+        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1):
+            raise ValueError(f"depth of {self.name} must be an integer >= 1, got {self.k!r}")
+
+    @property
+    def kind(self) -> MeasureKind:
+        return kind(self.name)
+
+    @property
+    def key(self) -> str:
+        """Its key in a report's means and case values: ``ndcg`` at each case's depth, ``MAP@10`` at a fixed one."""
+        return self.kind.key if self.k is None else f"{self.name}@{self.k}"
+
+    @property
+    def label(self) -> str:
+        return self.kind.label if self.k is None else f"{self.kind.label}@{self.k}"
+
+    def __str__(self) -> str:
+        return self.name if self.k is None else f"{self.name}@{self.k}"
+
+    @classmethod
+    def parse(cls, text: str) -> Measure:
+        """The measure ``text`` names: ``NAME`` or ``NAME@K`` (``MAP@10``, ``recall``, ``mrr``); ValueError otherwise."""
+        match = re.fullmatch(r"([A-Za-z][A-Za-z0-9_]*)(?:@([1-9][0-9]{0,5}))?", text.strip())
+        if match is None:
+            shown = text if len(text) <= 40 else text[:40] + "…"
+            raise ValueError(
+                f"cannot read measure {shown!r}; write NAME or NAME@K with NAME one of "
+                f"{', '.join(_REGISTRY)} and K a positive integer, e.g. nDCG@10"
+            )
+        return cls(match.group(1), int(match.group(2)) if match.group(2) else None)
+
+    def depth(self, case_k: int) -> int:
+        """The depth this measure looks at for a case of depth ``case_k``."""
+        return case_k if self.k is None else self.k
+
+    def score(self, ranking: Sequence[str], grades: Mapping[str, float], case_k: int | None = None) -> float | None:
+        """This measure of one ranking; None when no key is relevant."""
+        if self.k is None and case_k is None:
+            raise ValueError(f"{self.name} is measured at each case's own depth; give case_k")
+        return self.kind(ranking, grades, self.depth(case_k) if self.k is None else self.k)
+
+
+DEFAULT_MEASURES: tuple[Measure, ...]
+"""The measures every evaluation reports, each at the case's own depth (set below, after registration)."""
+
+
+def default_measures() -> tuple[Measure, ...]:
+    """The registered default measures, each at each case's own depth."""
+    return tuple(Measure(k.name) for k in kinds() if k.default)
+
+
+# --- the measures -----------------------------------------------------------
+
+
+def _recall(top: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
+    return sum(1 for key in top if key in relevant) / len(relevant)
+
+
+def _reciprocal_rank(top: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
+    for rank, key in enumerate(top, start=1):
+        if key in relevant:
+            return 1.0 / rank
+    return 0.0
+
+
+def _ndcg(top: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
+    dcg = sum(relevant.get(key, 0.0) / math.log2(rank + 1) for rank, key in enumerate(top, start=1))
+    ideal = sorted(relevant.values(), reverse=True)[:k]
+    idcg = sum(grade / math.log2(rank + 1) for rank, grade in enumerate(ideal, start=1))
+    return dcg / idcg
+
+
+def _average_precision(top: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
+    found, total = 0, 0.0
+    for rank, key in enumerate(top, start=1):
+        if key in relevant:
+            found += 1
+            total += found / rank
+    return total / len(relevant)
+
+
+def _precision(top: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
+    return sum(1 for key in top if key in relevant) / k
+
+
+def _success(top: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
+    return 1.0 if any(key in relevant for key in top) else 0.0
+
+
+register(MeasureKind(
+    "recall", "recall", "recall", "recall.k",
+    "|relevant keys in the top k| / |relevant keys|", _recall, default=True,
+))
+register(MeasureKind(
+    "MRR", "mrr", "MRR", "recip_rank (run cut at k)",
+    "1 / rank of the first relevant key in the top k, else 0", _reciprocal_rank, default=True,
+))
+register(MeasureKind(
+    "nDCG", "ndcg", "nDCG", "ndcg_cut.k",
+    "sum of grade / log2(rank + 1) over the top k, divided by the same sum over all grades sorted descending and cut at k",
+    _ndcg, default=True,
+))
+register(MeasureKind(
+    "MAP", "map", "MAP", "map_cut.k",
+    "sum of precision at the rank of each relevant key in the top k, divided by |relevant keys|", _average_precision,
+))
+register(MeasureKind(
+    "P", "p", "P", "P.k",
+    "|relevant keys in the top k| / k (k even when fewer rows were ranked)", _precision,
+))
+register(MeasureKind(
+    "success", "success", "success", "success.k",
+    "1 when a relevant key is in the top k, else 0 (hit rate)", _success,
+))
+
+DEFAULT_MEASURES = default_measures()
+
+
+def _prepared(ranking: Sequence[str], grades: Mapping[str, float], k: int) -> tuple[Sequence[str], dict[str, float]]:
+    """The ranking cut at k and the relevant keys' grades, after checking both."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"depth k must be an integer >= 1, got {k!r}")
+    top = ranking[:k]
+    if len(set(top)) != len(top):
+        raise ValueError("a ranking must hold distinct keys; remove the duplicates before measuring")
+    relevant: dict[str, float] = {}
+    for key, grade in grades.items():
+        if not (math.isfinite(grade) and grade >= 0):
+            raise ValueError(f"grade of {key!r} must be a finite number >= 0, got {grade!r}")
+        if grade > 0:
+            relevant[key] = float(grade)
+    return top, relevant
