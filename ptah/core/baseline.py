@@ -25,17 +25,26 @@ from typing import Mapping
 
 from ptah.core.errors import IncomparableBaseline, InputError, ReportError
 from ptah.core.report import MEASURES, REPORT_FORMAT
+from ptah.core.report_checks import check_consistency, is_measure
 
 FLOAT_NOISE = 1e-12
 
 
-def read_report(document: object, path: str) -> dict:
-    """Check that a parsed JSON document is a ``ptah-report@1`` with what a baseline needs."""
+def check_report_format(document: object, path: str) -> dict:
+    """Refuse a parsed JSON document that is not an object whose ``format`` is ``ptah-report@1``."""
     if not isinstance(document, dict):
         raise ReportError(f"{path}: not a ptah report (the top level is not a JSON object)")
     found = document.get("format")
     if found != REPORT_FORMAT:
-        raise ReportError(f"{path}: format is {found!r}, not {REPORT_FORMAT!r}; pass a report written by ptah inference evaluate --output")
+        shown = repr(found) if not isinstance(found, str) or len(found) <= 40 else f"a text of {len(found)} characters"
+        raise ReportError(f"{path}: format is {shown}, not {REPORT_FORMAT!r}; pass a report written by ptah inference evaluate --output")
+    return document
+
+
+def read_report(document: object, path: str) -> dict:
+    """Check that a parsed JSON document is a ``ptah-report@1`` with what a baseline needs, and that its
+    numbers agree with each other (``ptah.core.report_checks``)."""
+    check_report_format(document, path)
     digest = (document.get("corpus") or {}).get("digest") if isinstance(document.get("corpus"), dict) else None
     if not isinstance(digest, str):
         raise ReportError(f"{path}: corpus.digest is missing; the report is damaged")
@@ -47,7 +56,7 @@ def read_report(document: object, path: str) -> dict:
         if not isinstance(aggregates, dict) or not all(isinstance(aggregates.get(m), dict) for m in MEASURES):
             raise ReportError(f"{path}: runs[{index}].aggregates lacks recall, mrr or ndcg; the report is damaged")
         for name in MEASURES:
-            if "value" not in aggregates[name] or not _measure_value(aggregates[name]["value"]):
+            if "value" not in aggregates[name] or not is_measure(aggregates[name]["value"]):
                 raise ReportError(f"{path}: runs[{index}].aggregates.{name}.value is not a number or null; the report is damaged")
         cases = run.get("cases")
         if not isinstance(cases, list):
@@ -55,16 +64,10 @@ def read_report(document: object, path: str) -> dict:
         for number, case in enumerate(cases):
             metrics = case.get("metrics") if isinstance(case, dict) else None
             if (not isinstance(case, dict) or not isinstance(case.get("id"), str) or not isinstance(metrics, dict)
-                    or not all(_measure_value(metrics.get(m)) for m in MEASURES)):
+                    or not all(is_measure(metrics.get(m)) for m in MEASURES)):
                 raise ReportError(f"{path}: runs[{index}].cases[{number}] lacks a text id or its metrics; the report is damaged")
+    check_consistency(document, path)
     return document
-
-
-def _measure_value(value: object) -> bool:
-    """A measure as a report holds it: a finite number, or null for N/A (never a boolean)."""
-    if value is None:
-        return True
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def check_comparable(corpus_digest: str, baseline: Mapping, path: str) -> None:

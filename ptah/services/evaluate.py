@@ -36,6 +36,7 @@ import numpy as np
 
 from ptah import __version__
 from ptah.adapters.files import write_text_atomically
+from ptah.adapters.report_json import parse_report
 from ptah.core.baseline import check_comparable, check_thresholds, compare, gates, read_report
 from ptah.core.comparison import StatisticsSettings, against_baseline, compare_runs
 from ptah.core.corpus import Corpus
@@ -64,18 +65,17 @@ class Measured:
 
 
 def load_baseline(path: str | os.PathLike) -> dict:
-    """Read a baseline report; ``ReportError`` (exit 2) when it is not a ptah report."""
+    """Read a baseline report; ``ReportError`` (exit 2, naming the field) when it is not a ptah report that
+    matches the report schema and agrees with itself (``ptah.adapters.report_json``, ``ptah.core.report_checks``)."""
     path = str(path)
     try:
         with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
+            text = handle.read()
     except FileNotFoundError:
         raise ReportError(f"{path}: no such baseline report") from None
-    except json.JSONDecodeError as exc:
-        raise ReportError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); pass a report written by --output") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ReportError(f"{path}: cannot be read: {exc}") from None
-    return read_report(document, path)
+    return read_report(parse_report(text, path), path)
 
 
 def evaluate(

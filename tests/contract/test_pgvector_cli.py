@@ -16,6 +16,7 @@ import pytest
 from ptah.adapters.stores.pgvector import PgvectorStore
 from ptah.cli import main
 from ptah.core.errors import EXIT_OPERATIONAL, StoreUnavailable
+from ptah.services.evaluate import load_baseline
 from tests.contract.conftest import make_workspace
 
 CORPUS = """\
@@ -115,6 +116,8 @@ def test_ef_search_1_returns_one_row_per_query_so_ann_recall_is_a_third(postgres
     assert both["aggregates"]["ann"]["recall"]["denominator"] == 5
     assert both["aggregates"]["ann"]["recall"]["value"] == pytest.approx(1 / 3, abs=1e-15)
     assert code == (0 if both["aggregates"]["required"]["failed"] == 0 else 1), err
+    (space.folder / "both.json").write_text(out)  # a --search both report (ANN means of thirds) is a valid baseline
+    assert load_baseline(space.folder / "both.json")["runs"][0]["aggregates"]["ann"] == both["aggregates"]["ann"]
 
     code, out, err = run(capsys, "inference", "evaluate", "--spec", space.spec_path, "--corpus",
                          space.folder / "corpus.yaml", "--search", "both", "--ef-search", "1")
