@@ -15,7 +15,10 @@ from ptah.cli import corpus as corpus_commands
 from ptah.cli import evaluate as evaluate_command
 from ptah.cli import imports
 from ptah.cli import inference as inference_commands
+from ptah.cli.display import error_text
+from ptah.cli.streams import ReaderGone, guarded_streams, leave_quietly
 from ptah.core.errors import EXIT_OPERATIONAL, PtahError
+from ptah.core.visible import visible
 
 app = typer.Typer(
     name="ptah",
@@ -40,20 +43,28 @@ def main(argv: list[str] | None = None) -> None:
 
     Usage errors are click's (exit 2); ptah's typed errors carry their exit
     code; anything else is a bug, reported in one line (set ``PTAH_DEBUG=1``
-    for the traceback) with exit 3.
+    for the traceback) with exit 3. A closed pipe is exit 141
+    (:mod:`ptah.cli.streams`). Messages quote input, so their controls are
+    made visible (:mod:`ptah.cli.display`).
     """
     try:
-        app(args=argv, prog_name="ptah", standalone_mode=True)
+        with guarded_streams():
+            app(args=argv, prog_name="ptah", standalone_mode=True)
+    except ReaderGone:
+        leave_quietly()
     except PtahError as exc:
-        _fail(str(exc), exc.exit_code)
+        _fail(error_text(exc), exc.exit_code)
     except KeyboardInterrupt:
         _fail("interrupted", 130)
     except Exception as exc:  # the boundary: no traceback reaches a user
         if os.environ.get("PTAH_DEBUG"):
             raise
-        _fail(f"ptah: internal error: {type(exc).__name__}: {exc} (set PTAH_DEBUG=1 to see where)", EXIT_OPERATIONAL)
+        _fail(visible(f"ptah: internal error: {type(exc).__name__}: {exc} (set PTAH_DEBUG=1 to see where)"), EXIT_OPERATIONAL)
 
 
 def _fail(message: str, code: int) -> None:
-    print(message, file=sys.stderr)
+    try:
+        print(message, file=sys.stderr)
+    except BrokenPipeError:  # stderr's reader left too: the code is all that can still be said
+        pass
     sys.exit(code)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from ptah.cli.display import markup
 from ptah.cli.evaluate import fmt as _fmt
 from ptah.cli.evaluate import fmt_delta as _delta
 from ptah.core.report import MEASURES
@@ -17,7 +18,7 @@ def render_index_search(console: Console, run: dict) -> None:
     search = run["search"]
     index = search["index"]
     console.print(
-        f"  searched with index {index['name']} ({index['kind']}, m {index['m']}, "
+        f"  searched with index {markup(index['name'])} ({markup(index['kind'])}, m {index['m']}, "
         f"ef_construction {index['ef_construction']}) at ef_search {search['ef_search']}"
     )
     ann = run["aggregates"].get("ann")
@@ -28,8 +29,8 @@ def render_index_search(console: Console, run: dict) -> None:
         table.add_column(column, justify="left" if column.startswith(("case", "missed")) else "right")
     for case in run["cases"]:
         entry = case["ann"]
-        missed = ", ".join(entry["missed"][:5]) + (" …" if len(entry["missed"]) > 5 else "")
-        table.add_row(case["id"], _fmt(entry["recall"]), *(_delta(entry["delta"][m]) for m in MEASURES), missed)
+        missed = ", ".join(markup(key) for key in entry["missed"][:5]) + (" …" if len(entry["missed"]) > 5 else "")
+        table.add_row(markup(case["id"]), _fmt(entry["recall"]), *(_delta(entry["delta"][m]) for m in MEASURES), missed)
     console.print(table)
     recall = ann["recall"]
     console.print(f"  mean ANN recall {_fmt(recall['value'])}  ({recall['numerator']:.4f} / {recall['denominator']} cases)")

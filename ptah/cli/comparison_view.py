@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from ptah.cli.display import markup, plain
 from ptah.cli.evaluate import LABELS
 from ptah.cli.evaluate import fmt as _number
 from ptah.cli.evaluate import fmt_delta as _delta
@@ -26,7 +26,7 @@ def _cases(count: int) -> str:
 def headline(candidate: dict, reference: str, measure: str, level: float) -> str:
     """One sentence: which run is better on ``measure``, by how much, and whether it is more than noise."""
     entry = candidate["measures"][measure]
-    name, label = candidate["run"], LABELS[measure]
+    name, label, reference = plain(candidate["run"]), LABELS[measure], plain(reference)
     if entry["test"] is None or entry["delta"] is None:
         return f"{name} vs {reference}: {label} cannot be compared (no case defines it on both sides)"
     p = p_value_text(entry["test"])
@@ -44,7 +44,7 @@ def render_comparison(comparison: dict, console: Console) -> None:
     level = bootstrap["level"]
     reference = comparison["reference"]
     console.print(
-        f"\n[bold]side by side[/bold] against [bold]{escape(str(reference))}[/bold] (the reference): paired by case; "
+        f"\n[bold]side by side[/bold] against [bold]{markup(reference)}[/bold] (the reference): paired by case; "
         f"{round(level * 100)}% CI by paired bootstrap ({bootstrap['resamples']:,} resamples, seed {statistics['seed']}); "
         f"p by {permutation['alternative']} {permutation['test']} test "
         f"(exact up to {permutation['exact_limit']} non-zero differences, else Monte Carlo, marked ~)"
@@ -56,18 +56,18 @@ def render_comparison(comparison: dict, console: Console) -> None:
         table.add_column(LABELS[measure], justify="right")
         table.add_column("delta", justify="right")
     first = comparison["candidates"][0]["measures"]
-    table.add_row(escape(str(reference)), "reference", *[cell for m in MEASURES for cell in (_number(first[m]["reference"]), "")])
+    table.add_row(markup(reference), "reference", *[cell for m in MEASURES for cell in (_number(first[m]["reference"]), "")])
     for candidate in comparison["candidates"]:
         measures = candidate["measures"]
         cells = [cell for m in MEASURES for cell in (_number(measures[m]["candidate"]), _delta(measures[m]["delta"]))]
-        table.add_row(escape(str(candidate["run"])), candidate["channel"] or "", *cells)
+        table.add_row(markup(candidate["run"]), markup(candidate["channel"] or ""), *cells)
     console.print(table)
     for candidate in comparison["candidates"]:
         _render_candidate(console, candidate, reference, level)
 
 
 def _render_candidate(console: Console, candidate: dict, reference: str, level: float) -> None:
-    console.print(f"\n[bold]{escape(str(candidate['run']))}[/bold] vs [bold]{escape(str(reference))}[/bold]")
+    console.print(f"\n[bold]{markup(candidate['run'])}[/bold] vs [bold]{markup(reference)}[/bold]")
     table = Table(show_edge=False, pad_edge=False)
     for column in ("measure", "delta", f"{round(level * 100)}% CI", "p", "cases", "wins", "ties", "losses", "finding"):
         table.add_column(column, justify="left" if column in ("measure", "p", "finding") else "right")
@@ -95,4 +95,4 @@ def _render_candidate(console: Console, candidate: dict, reference: str, level: 
         flip = ""
         if change["flipped"]:
             flip = " [red]now failing[/red]" if not change["passed"]["candidate"] else " [green]now passing[/green]"
-        console.print(f"    {escape(change['id'])}: {deltas}{flip}")
+        console.print(f"    {markup(change['id'])}: {deltas}{flip}")

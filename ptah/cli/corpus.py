@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
 from ptah.adapters.corpus_yaml import load_corpus
+from ptah.cli.display import error_text, json_text, plain
 from ptah.core.errors import EXIT_INPUT, CorpusError
 
 app = typer.Typer(help="Check evaluation corpora, print their digests, export their judgements.", no_args_is_help=True)
@@ -27,14 +27,14 @@ def validate(
         except CorpusError as exc:
             results.append({"path": str(path), "valid": False, "problems": [p.as_dict() for p in exc.problems]})
             if not json_output:
-                typer.echo(str(exc), err=True)
+                typer.echo(error_text(exc), err=True)
             continue
         results.append({"path": str(path), "valid": True, "digest": corpus.digest, "cases": len(corpus.cases), "problems": []})
         if not json_output:
-            typer.echo(f"{path}: valid, {len(corpus.cases)} cases, {corpus.digest}")
+            typer.echo(f"{plain(path)}: valid, {len(corpus.cases)} cases, {corpus.digest}")
     invalid = sum(not r["valid"] for r in results)
     if json_output:
-        typer.echo(json.dumps({"valid": invalid == 0, "files": results}, indent=2, ensure_ascii=False))
+        typer.echo(json_text({"valid": invalid == 0, "files": results}))
     elif invalid:
         typer.echo(f"{invalid} of {len(results)} corpus files invalid", err=True)
     if invalid:
@@ -65,4 +65,4 @@ def export_qrels(
 
     lines = qrels_lines(load_corpus(corpus), scale)
     write_text_atomically(file, "".join(line + "\n" for line in lines))
-    typer.echo(f"{file}: {len(lines)} judgements")
+    typer.echo(f"{plain(file)}: {len(lines)} judgements")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import List, Optional
 
@@ -10,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from ptah.cli.display import json_text, markup
 from ptah.core.errors import EXIT_NEGATIVE
 from ptah.core.report import MEASURES
 
@@ -85,7 +85,7 @@ def evaluate(
 
         write_text_atomically(trec_run, "".join(line + "\n" for line in run_lines(report)))
     if json_output:
-        typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        typer.echo(json_text(report))
     else:
         render(report, Console(highlight=False))
     if report["verdict"] != "pass":
@@ -104,9 +104,13 @@ def fmt_delta(delta: float | None) -> str:
 
 
 def render(report: dict, console: Console) -> None:
-    """The human report: a table of cases per run, the means with denominators, deltas, the verdict."""
+    """The human report: a table of cases per run, the means with denominators, deltas, the verdict.
+
+    Every value that came from a file or the source (ids, keys, names, paths)
+    passes through :func:`markup`: controls made visible, rich markup escaped.
+    """
     corpus = report["corpus"]
-    console.print(f"corpus {corpus['path']} ({corpus['cases']} cases, {corpus['digest']})")
+    console.print(f"corpus {markup(corpus['path'])} ({corpus['cases']} cases, {markup(corpus['digest'])})")
     comparisons = (report.get("baseline") or {}).get("comparisons") or []
     for index, run in enumerate(report["runs"]):
         _render_run(console, run, comparisons[index] if index < len(comparisons) else None)
@@ -116,7 +120,7 @@ def render(report: dict, console: Console) -> None:
         render_comparison(report["comparison"], console)
     for gate in report["gates"]:
         mark = "[green]pass[/green]" if gate["passed"] else "[red]FAIL[/red]"
-        console.print(f"  {mark} {gate['name']} ({gate['generation']}): {gate['detail']}")
+        console.print(f"  {mark} {markup(gate['name'])} ({markup(gate['generation'])}): {markup(gate['detail'])}")
     failed = [g for g in report["gates"] if not g["passed"]]
     if failed:
         console.print(f"[bold red]verdict: FAIL[/bold red] — {len(failed)} of {len(report['gates'])} gates failed")
@@ -129,15 +133,16 @@ def _render_run(console: Console, run: dict, comparison: dict | None) -> None:
     verification = generation["verification"]
     stale = "" if verification["ok"] else " [yellow](incomplete or stale, measured with --allow-stale)[/yellow]"
     console.print(
-        f"\ngeneration [bold]{generation['name']}[/bold] {generation['identity'][:19]}… "
-        f"model {generation['model']}, {generation['rows']} rows, {run['search']['mode']} {run['search']['similarity']}{stale}"
+        f"\ngeneration [bold]{markup(generation['name'])}[/bold] {markup(generation['identity'][:19])}… "
+        f"model {markup(generation['model'])}, {generation['rows']} rows, "
+        f"{markup(run['search']['mode'])} {markup(run['search']['similarity'])}{stale}"
     )
     table = Table(show_edge=False, pad_edge=False)
     for column in ("case", "k", "recall", "RR", "nDCG", "status"):
         table.add_column(column, justify="right" if column in ("k", "recall", "RR", "nDCG") else "left")
     for case in run["cases"]:
         metrics = case["metrics"]
-        table.add_row(case["id"], str(case["k"]), fmt(metrics["recall"]), fmt(metrics["mrr"]), fmt(metrics["ndcg"]), _status(case))
+        table.add_row(markup(case["id"]), str(case["k"]), fmt(metrics["recall"]), fmt(metrics["mrr"]), fmt(metrics["ndcg"]), _status(case))
     console.print(table)
     aggregates = run["aggregates"]
     for name in MEASURES:
@@ -161,18 +166,18 @@ def _render_run(console: Console, run: dict, comparison: dict | None) -> None:
 
         render_index_search(console, run)
     if comparison is not None and comparison["cases_changed"]:
-        console.print(f"  cases changed against baseline ({comparison['generation']}):")
+        console.print(f"  cases changed against baseline ({markup(comparison['generation'])}):")
         for change in comparison["cases_changed"]:
             deltas = ", ".join(f"{LABELS[m]} {fmt_delta(change['metrics'][m]['delta'])}" for m in MEASURES)
             flip = ""
             if change["passed"]["baseline"] != change["passed"]["current"]:
                 flip = " [red]now failing[/red]" if not change["passed"]["current"] else " [green]now passing[/green]"
-            console.print(f"    {change['id']}: {deltas}{flip}")
+            console.print(f"    {markup(change['id'])}: {deltas}{flip}")
 
 
 def _status(case: dict) -> str:
-    problems = [f"missed {m['key']!r} ({m['where']})" for m in case["required"]["missed"]]
-    problems += [f"leaked {h['key']!r} (rank {h['rank']})" for h in case["forbidden"]["hits"]]
+    problems = [f"missed {markup(repr(m['key']))} ({markup(m['where'])})" for m in case["required"]["missed"]]
+    problems += [f"leaked {markup(repr(h['key']))} (rank {h['rank']})" for h in case["forbidden"]["hits"]]
     ties = case["ties"]
     note = " [yellow]tie at cutoff[/yellow]" if ties["straddles_cutoff"] or ties["expected_tied"] else ""
     if problems:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
 
 import typer
+
+from ptah.cli.display import json_text, markup, plain
 
 app = typer.Typer(help="Make a ptah project from a public collection.", no_args_is_help=True)
 
@@ -37,9 +38,10 @@ def beir(
         with _progress_bar() as progress:
             summary = import_beir(directory, split, into, progress, force=force)
     if json_output:
-        typer.echo(json.dumps(summary.as_dict(), indent=2, ensure_ascii=False))
+        typer.echo(json_text(summary.as_dict()))
         return
-    typer.echo(f"imported {summary.dataset} (split {summary.split}) into {summary.project} in {summary.seconds:.1f}s")
+    typer.echo(f"imported {plain(summary.dataset)} (split {plain(summary.split)}) into {plain(summary.project)} "
+               f"in {summary.seconds:.1f}s")
     typer.echo(f"  documents  {summary.documents}" + (f" ({summary.missing_titles} without a title)" if summary.missing_titles else ""))
     typer.echo(f"  queries    {summary.queries} read, {summary.cases} made into cases, "
                f"{summary.skipped_unjudged} without judgements in this split skipped"
@@ -47,9 +49,9 @@ def beir(
     typer.echo(f"  qrels      {summary.judgements} judgements, {summary.relevant_judgements} graded above 0"
                + (f", {summary.duplicate_judgements} repeated lines" if summary.duplicate_judgements else ""))
     for path, digest in summary.corpora.items():
-        typer.echo(f"  corpus     {path} ({digest})")
+        typer.echo(f"  corpus     {plain(path)} ({digest})")
     first = Path(next(iter(summary.corpora))).relative_to(summary.project)
-    typer.echo(f"next: cd {summary.project} && ptah inference build && ptah inference evaluate --corpus {first}")
+    typer.echo(f"next: cd {plain(summary.project)} && ptah inference build && ptah inference evaluate --corpus {plain(first)}")
 
 
 @contextmanager
@@ -64,7 +66,7 @@ def _progress_bar() -> Iterator:
 
         def update(name: str, done: int, total: int) -> None:
             if name not in tasks:
-                tasks[name] = progress.add_task(name, total=total)
+                tasks[name] = progress.add_task(markup(name), total=total)
             progress.update(tasks[name], completed=done, total=total)
 
         yield update

@@ -7,7 +7,9 @@ in :mod:`ptah.cli`.
 
 Keys are printed as written; a key holding a control character (a composite
 key's U+001F separator) is printed as a JSON string (``"acme\\u001f2"``) so it
-stays unambiguous. ``--json`` output holds the exact keys.
+stays unambiguous. ``--json`` output holds the exact keys. Every name and
+key printed passes through :mod:`ptah.cli.display`, so no control character
+from the spec or the source reaches the terminal raw.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from typing import Iterator, Optional
 
 import typer
 
+from ptah.cli.display import json_text, plain
 from ptah.core.errors import EXIT_NEGATIVE
+from ptah.core.visible import visible_json
 
 app = typer.Typer(help="Build, verify, search and evaluate generations.", no_args_is_help=True)
 
@@ -28,11 +32,11 @@ NAME_HELP = "The generation's name in the specification (default: the active one
 
 
 def _echo_json(value: object) -> None:
-    typer.echo(json.dumps(value, indent=2, ensure_ascii=False))
+    typer.echo(json_text(value))
 
 
 def _shown(key: str) -> str:
-    return key if key.isprintable() else json.dumps(key, ensure_ascii=False)
+    return key if key.isprintable() else visible_json(json.dumps(key, ensure_ascii=False))
 
 
 def _percent(value: float | None) -> str:
@@ -65,7 +69,7 @@ def build(
         _echo_json(summary.as_dict())
     elif not quiet:
         typer.echo(
-            f"generation {summary.generation} ({summary.identity}): {summary.rows} rows, "
+            f"generation {plain(summary.generation)} ({summary.identity}): {summary.rows} rows, "
             f"{summary.embedded} embedded, {summary.unchanged} unchanged, {summary.deleted} deleted "
             f"in {summary.seconds:.1f}s"
         )
@@ -113,7 +117,7 @@ def verify(
     if json_output:
         _echo_json(result.as_dict())
     else:
-        typer.echo(f"generation {result.generation} ({result.identity})" + ("" if result.built else ": never built"))
+        typer.echo(f"generation {plain(result.generation)} ({result.identity})" + ("" if result.built else ": never built"))
         typer.echo(f"  rows       {result.rows}")
         typer.echo(f"  vectors    {result.vectors}")
         typer.echo(f"  coverage   {_percent(result.coverage)} ({result.covered} of {result.rows} rows have a vector)")
@@ -140,7 +144,7 @@ def _verdict(result) -> str:
         problems.append(f"{result.stale} stale vectors")
     if result.orphans:
         problems.append(f"{result.orphans} orphan vectors")
-    return ", ".join(problems) + "; run `ptah inference build " + result.generation + "`"
+    return ", ".join(problems) + "; run `ptah inference build " + plain(result.generation) + "`"
 
 
 @app.command("list")
@@ -160,10 +164,10 @@ def list_command(
     header = ("NAME", "STATUS", "IDENTITY", "MODEL", "VECTORS", "ROWS", "COVERAGE")
     lines = [header] + [
         (
-            listing.name,
+            plain(listing.name),
             listing.status,
-            listing.identity[:19],
-            listing.model,
+            plain(listing.identity[:19]),
+            plain(listing.model),
             str(listing.vectors),
             str(listing.rows),
             _percent(listing.coverage),
@@ -232,7 +236,7 @@ def index(
         return
     built = summary.index
     typer.echo(
-        f"generation {summary.generation} ({summary.identity}): HNSW index {built['name']} "
+        f"generation {plain(summary.generation)} ({summary.identity}): HNSW index {plain(built['name'])} "
         f"(m {built['m']}, ef_construction {built['ef_construction']}, cosine) over {summary.vectors} vectors "
         f"in {summary.seconds:.1f}s"
     )

@@ -1,0 +1,39 @@
+"""How the CLI prints what came from a file or a database: controls made visible, rich markup escaped.
+
+Every case id, query, key, path, generation, table or column name and every
+message that may quote one passes through here on its way to a terminal
+(see :mod:`ptah.core.visible` for what is escaped and how). ``--json`` output
+goes through :func:`json_text`; files ptah writes (reports, runs, pages) hold
+the exact values and are not touched.
+"""
+
+from __future__ import annotations
+
+import json
+
+from rich.markup import escape
+
+from ptah.core.errors import PtahError
+from ptah.core.visible import visible, visible_json
+
+
+def plain(value: object) -> str:
+    """``value`` as one line for ``typer.echo``: controls, newlines included, written as escapes."""
+    return visible(str(value))
+
+
+def markup(value: object) -> str:
+    """``value`` as one line for rich: controls escaped, and ``[…]`` kept from reading as markup."""
+    return escape(visible(str(value)))
+
+
+def json_text(value: object) -> str:
+    """The indented JSON of ``value``, with DEL, C1 and bidi characters escaped as ``\\uXXXX``."""
+    return visible_json(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def error_text(exc: BaseException) -> str:
+    """An error for stderr: one line per located problem, each with its controls made visible."""
+    if isinstance(exc, PtahError) and exc.problems:
+        return "\n".join(visible(str(problem)) for problem in exc.problems)
+    return visible(str(exc), newlines=True)
