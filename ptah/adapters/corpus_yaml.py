@@ -5,6 +5,9 @@ Every problem in a file is collected and raised together as one
 Nothing else escapes :func:`load_corpus`: a file is either a valid corpus or
 a ``CorpusError``.
 
+No text of a corpus may hold a NUL character (``\\0``): PostgreSQL cannot
+store one, and every store must accept the same corpora.
+
 Keys keep the author's spelling: an unquoted ``0042`` is the key ``"0042"``,
 ``1e3`` is ``"1e3"`` and ``true`` is ``"true"`` -- the text written, never a
 number or boolean YAML would make of it. A null key (``~``, ``null``, nothing)
@@ -20,14 +23,17 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ptah.adapters.yaml_nodes import (
     TAG_BOOL,
+    TAG_INT,
     TAG_STR,
     DocumentProblem,
     describe,
     integer,
+    integer_like,
     is_null,
     line_of,
     mapping_fields,
     number,
+    number_like,
     parse_document,
     read_document,
     scalar_text,
@@ -38,6 +44,7 @@ from ptah.core.corpus import (
     CORPUS_VERSION,
     MAX_CASES,
     MAX_FILE_BYTES,
+    MAX_GRADE,
     MAX_ID_CHARS,
     MAX_K,
     MAX_KEY_CHARS,
@@ -124,7 +131,8 @@ class _Reader:
         text = scalar_text(node)
         if text is None:
             self.report(f"must be text, not {describe(node)}", line=line_of(node), field=name)
-        return text
+            return None
+        return None if self._holds_nul(text, node, field=name, case=None) else text
 
     def _default_k(self, fields: dict) -> int | None:
         if "default_k" not in fields:
@@ -138,20 +146,20 @@ class _Reader:
 
     def _depth(self, node: Node, *, field: str, case: str | None) -> int | None:
         """A depth: a whole number 0..MAX_K written unquoted. Reports and returns None otherwise."""
-        value = integer(node)
-        line = line_of(node)
+        value, line = integer(node), line_of(node)
+        digits = isinstance(node, ScalarNode) and integer_like(node.value)
+        if value is None and digits and tag_of(node) == TAG_INT:  # more digits than Python converts: out of range
+            value = -1 if node.value.strip().startswith("-") else MAX_K + 1
         if value is None:
-            if isinstance(node, ScalarNode) and tag_of(node) == TAG_STR and integer_like(node.value):
-                hint = f"remove the quotes: {field}: {node.value.strip()}"
-            else:
-                hint = "write a whole number such as 10"
+            quoted = digits and tag_of(node) == TAG_STR
+            hint = f"remove the quotes: {field}: {shown(node).strip()}" if quoted else "write a whole number such as 10"
             self.report(f"must be a whole number, not {describe(node)}; {hint}", line=line, field=field, case=case)
             return None
         if value < 0:
-            self.report(f"must not be negative (got {value})", line=line, field=field, case=case)
+            self.report(f"must not be negative (got {shown(node)})", line=line, field=field, case=case)
             return None
         if value > MAX_K:
-            self.report(f"{value} is above the limit of {MAX_K}", line=line, field=field, case=case)
+            self.report(f"{shown(node)} is above the limit of {MAX_K}", line=line, field=field, case=case)
             return None
         return value
 
@@ -256,7 +264,7 @@ class _Reader:
                 if len(text) > MAX_ID_CHARS:
                     self.report(f"is {len(text):,} characters, above the limit of {MAX_ID_CHARS}", line=line_of(value), field="id")
                     return None
-                return text
+                return None if self._holds_nul(text, value, field="id", case=None) else text
         self.report("a case has no id; give every case a unique id", line=line_of(node), field="id")
         return None
 
@@ -277,7 +285,7 @@ class _Reader:
                 case=case_id,
             )
             return None
-        return text
+        return None if self._holds_nul(text, node, field="query", case=case_id) else text
 
     def _key(self, node: Node, field: str, case_id: str) -> str | None:
         """A key exactly as written; refuses collections, null and empty or oversized text."""
@@ -291,7 +299,14 @@ class _Reader:
         if len(text) > MAX_KEY_CHARS:
             self.report(f"a key of {len(text):,} characters is above the limit of {MAX_KEY_CHARS}", line=line_of(node), field=field, case=case_id)
             return None
-        return text
+        return None if self._holds_nul(text, node, field=field, case=case_id) else text
+
+    def _holds_nul(self, text: str, node: Node, *, field: str, case: str | None) -> bool:
+        """Report a NUL character: PostgreSQL text cannot hold one, so no store could keep this value."""
+        if "\0" in text:
+            message = "holds a NUL character (\\x00), which a PostgreSQL store cannot keep; remove it"
+            self.report(message, line=line_of(node), field=field, case=case)
+        return "\0" in text
 
     def _key_list(self, fields: dict, name: str, case_id: str) -> list[str] | None:
         if name not in fields:
@@ -377,17 +392,7 @@ class _Reader:
                 case=case_id,
             )
             return None
+        if value > MAX_GRADE:
+            self.report(f"a grade must be at most {MAX_GRADE:,}, not {shown(node)}", line=line, field=field, case=case_id)
+            return None
         return value
-
-
-def integer_like(text: str) -> bool:
-    return text.strip().lstrip("+-").isdigit()
-
-
-def number_like(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-

@@ -26,6 +26,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ptah.core.errors import Problem
+from ptah.core.visible import abbreviated
 
 TAG_STR = "tag:yaml.org,2002:str"
 TAG_INT = "tag:yaml.org,2002:int"
@@ -55,9 +56,8 @@ def line_of(node: Node) -> int:
 
 
 def shown(node: Node, limit: int = 40) -> str:
-    """A scalar's text for a message, cut to ``limit`` characters so a huge value cannot flood it."""
-    text = str(node.value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """A scalar's text for a message, cut to ``limit`` characters (and its length said) so a huge value cannot flood it."""
+    return abbreviated(str(node.value), limit)
 
 
 def describe(node: Node) -> str:
@@ -242,12 +242,27 @@ def number(node: Node) -> float | None:
         return special[text]
     try:
         if tag_of(node) == TAG_INT:
-            return float(int(text, 0)) if not _DECIMAL_INT.match(text) else float(int(text))
+            # a decimal is parsed as a float directly: int() refuses more than 4,300 digits
+            return float(int(text, 0)) if not _DECIMAL_INT.match(text) else float(text)
         return float(text)
     except OverflowError:  # an integer too large for a double: infinite, which callers refuse
         return -math.inf if text.startswith("-") else math.inf
     except ValueError:
         return None
+
+
+def integer_like(text: str) -> bool:
+    """Whether quoted text reads as a whole number (for a "remove the quotes" hint)."""
+    return text.strip().lstrip("+-").isdigit()
+
+
+def number_like(text: str) -> bool:
+    """Whether quoted text reads as a number (for a "remove the quotes" hint)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def is_null(node: Node) -> bool:

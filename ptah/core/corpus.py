@@ -55,6 +55,7 @@ MAX_K = 1_000
 MAX_KEYS_PER_CASE = 10_000
 MAX_KEY_CHARS = 1_024
 MAX_ID_CHARS = 512
+MAX_GRADE = 1_000_000  # far below where nDCG's sums of grades would overflow to infinity
 
 COMPOSITE_KEY_SEPARATOR = "\x1f"
 

@@ -191,7 +191,7 @@ def test_missing_file_and_directory(tmp_path):
 def test_a_grade_too_large_for_a_double_is_refused_as_infinite():
     huge = "1" + "0" * 400
     assert one_problem(corpus_with_case(f'query: q\nrelevant: {{"1": {huge}}}\n')) == (
-        f"c.yaml:6: case \"c1\": relevant['1']: a grade must be a finite number above 0, not {huge[:39]}…"
+        f"c.yaml:6: case \"c1\": relevant['1']: a grade must be a finite number above 0, not {huge[:39]}… (401 characters)"
     )
 
 
