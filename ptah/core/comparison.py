@@ -47,6 +47,7 @@ from ptah.core.significance import (
     paired_bootstrap,
     sign_flip_test,
 )
+from ptah.core.visible import abbreviated
 
 BETTER, WORSE, UNCLEAR = "better", "worse", "no clear difference"
 
@@ -62,9 +63,10 @@ class StatisticsSettings:
 
     def __post_init__(self) -> None:
         if isinstance(self.resamples, bool) or not isinstance(self.resamples, int) or not 1 <= self.resamples <= MAX_RESAMPLES:
-            raise InputError(f"--bootstrap must be a whole number of resamples from 1 to {MAX_RESAMPLES:,}, not {self.resamples}")
+            raise InputError(f"--bootstrap must be a whole number of resamples from 1 to {MAX_RESAMPLES:,}, "
+                             f"not {abbreviated(str(self.resamples))}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise InputError(f"--seed must be a whole number of at least 0, not {self.seed}")
+            raise InputError(f"--seed must be a whole number of at least 0, not {abbreviated(str(self.seed))}")
 
     @property
     def alpha(self) -> float:

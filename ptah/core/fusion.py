@@ -26,6 +26,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ptah.core.visible import abbreviated
+
 DEFAULT_RRF_K = 60
 DEFAULT_RRF_DEPTH = 1000
 MAX_RRF_DEPTH = 100_000
@@ -36,7 +38,7 @@ def check_fusion(k: float, depth: int) -> None:
     if isinstance(k, bool) or not isinstance(k, (int, float)) or not np.isfinite(k) or k < 0:
         raise ValueError(f"the RRF constant must be a finite number >= 0, got {k!r}")
     if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_RRF_DEPTH:
-        raise ValueError(f"the RRF depth must be a whole number from 1 to {MAX_RRF_DEPTH}, got {depth!r}")
+        raise ValueError(f"the RRF depth must be a whole number from 1 to {MAX_RRF_DEPTH}, got {abbreviated(repr(depth))}")
 
 
 def rrf_scores(rankings: Sequence[Sequence[int]], rows: int, k: float = DEFAULT_RRF_K) -> np.ndarray:

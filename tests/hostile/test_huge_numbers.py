@@ -54,3 +54,17 @@ def test_a_huge_number_in_the_spec_is_refused_cut_short(tmp_path, capsys, field)
     limit = {"dimension": "65,536", "max_seq_length": "1,000,000", "batch_size": "65,536"}[field]
     assert err == (f"{spec}:{line}: generations.docs.{field}: must be a whole number from 1 to {limit}, "
                    f"not the number {cut(huge)}\n")
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("--bootstrap", "--bootstrap must be a whole number of resamples from 1 to 1,000,000, not {}"),
+        ("--rrf-depth", "--rrf-k / --rrf-depth: the RRF depth must be a whole number from 1 to 100000, got {}"),
+    ],
+)
+def test_a_huge_number_on_the_command_line_is_refused_cut_short(tmp_path, capsys, option, message):
+    huge = digits(1_000)  # within what Python converts: click accepts it, ptah refuses it
+    code, out, err = run_cli(capsys, "inference", "evaluate", "--corpus", tmp_path / "c.yaml", option, huge)
+    assert (code, out) == (2, "")
+    assert err == message.format(cut(huge)) + "\n"
