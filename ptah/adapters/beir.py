@@ -6,6 +6,10 @@ A BEIR directory holds (Thakur et al., 2021; the layout ``beir.datasets.data_loa
     queries.jsonl       one JSON object per line: {"_id", "text", ...}
     qrels/SPLIT.tsv     a header line "query-id<TAB>corpus-id<TAB>score", then one judgement per line
 
+Only regular files are read, each within a byte limit (:data:`MAX_CORPUS_BYTES`
+for ``corpus.jsonl``, :data:`MAX_SIDE_FILE_BYTES` for the others, and
+:data:`MAX_LINE_BYTES` for one line); past one, or for a FIFO or device, the
+read stops with an :class:`InputError` naming the file and the limit.
 Reading is strict where BEIR's own loader is silent: a malformed line, a
 missing ``_id`` or ``text``, a duplicate id, a qrels line without three
 tab-separated fields or with a score that is not a whole number is an
@@ -29,10 +33,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+from ptah.adapters.files import open_lines
 from ptah.core.corpus import Corpus
 from ptah.core.errors import InputError, Problem
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
+# Limits: a BEIR file is read only if it is a regular file, and never past these.
+MAX_CORPUS_BYTES = 32 * 1024**3  # corpus.jsonl; the largest BEIR corpora are a few GB
+MAX_SIDE_FILE_BYTES = 1024**3  # queries.jsonl and a qrels file, which are held in memory
+MAX_LINE_BYTES = 16 * 1024**2  # one line (one document, query or judgement) of any of them
 PROGRESS_EVERY_LINES = 2_000
 INSERT_BATCH_ROWS = 1_000
 
@@ -74,19 +83,14 @@ def fail(message: str, *, path: str, line: int | None = None, field: str | None 
 # -- reading -----------------------------------------------------------------------
 
 
-def _lines(path: Path, progress: ReadProgress | None) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` of each non-blank line, decoded as UTF-8, line ending removed."""
+def _lines(path: Path, progress: ReadProgress | None, limit: int, what: str) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of each non-blank line, decoded as UTF-8, line ending removed; ``limit`` bytes at most."""
     name = str(path)
-    try:
-        total = path.stat().st_size
-        handle = open(path, "rb")
-    except FileNotFoundError:
-        raise fail("no such file", path=name) from None
-    except OSError as exc:
-        raise fail(f"cannot be read: {exc.strerror or exc}", path=name) from None
+    lines = open_lines(path, limit=limit, line_limit=MAX_LINE_BYTES, what=what)
+    total = lines.size
     done = 0
-    with handle:
-        for number, raw in enumerate(handle, start=1):
+    with lines:
+        for number, raw in lines:
             done += len(raw)
             try:
                 text = raw.decode("utf-8")
@@ -104,9 +108,9 @@ def _lines(path: Path, progress: ReadProgress | None) -> Iterator[tuple[int, str
         progress(path.name, done, total)
 
 
-def _json_objects(path: Path, progress: ReadProgress | None) -> Iterator[tuple[int, dict]]:
+def _json_objects(path: Path, progress: ReadProgress | None, limit: int, what: str) -> Iterator[tuple[int, dict]]:
     name = str(path)
-    for number, text in _lines(path, progress):
+    for number, text in _lines(path, progress, limit, what):
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -172,7 +176,7 @@ def _text_field(item: dict, field: str, *, path: str, line: int) -> str | None:
 def read_corpus(path: Path, progress: ReadProgress | None = None) -> Iterator[BeirDocument]:
     """The documents of ``corpus.jsonl`` in file order. Duplicate ids are the caller's to find."""
     name = str(path)
-    for number, item in _json_objects(path, progress):
+    for number, item in _json_objects(path, progress, MAX_CORPUS_BYTES, "BEIR corpus"):
         doc_id = _identifier(item.get("_id"), path=name, line=number)
         text = _text_field(item, "text", path=name, line=number)
         if text is None:
@@ -185,7 +189,7 @@ def read_queries(path: Path, progress: ReadProgress | None = None) -> dict[str, 
     """``queries.jsonl`` as ``{query id: (text, line)}`` in file order; a duplicate id is refused."""
     name = str(path)
     queries: dict[str, tuple[str, int]] = {}
-    for number, item in _json_objects(path, progress):
+    for number, item in _json_objects(path, progress, MAX_SIDE_FILE_BYTES, "BEIR queries"):
         query_id = _identifier(item.get("_id"), path=name, line=number)
         text = _text_field(item, "text", path=name, line=number)
         if text is None:
@@ -206,7 +210,7 @@ def read_qrels(path: Path, progress: ReadProgress | None = None) -> list[Judgeme
     name = str(path)
     judgements: list[Judgement] = []
     header_seen = False
-    for number, text in _lines(path, progress):
+    for number, text in _lines(path, progress, MAX_SIDE_FILE_BYTES, "BEIR qrels"):
         fields = text.split("\t")
         if not header_seen:
             if tuple(field.strip() for field in fields) != QRELS_HEADER:

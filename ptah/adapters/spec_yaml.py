@@ -107,7 +107,7 @@ def find_spec(explicit: str | None = None, env: Mapping[str, str] = os.environ, 
     here = base.absolute()
     for folder in (here, *here.parents):
         candidate = folder / SPEC_FILE_NAME
-        if candidate.is_file():
+        if candidate.exists():
             return candidate
     raise SpecError(
         f"no {SPEC_FILE_NAME} in {here} or any folder above it; "
@@ -119,7 +119,7 @@ def _named_file(value: str, base: Path, origin: str) -> Path:
     path = (base / Path(value).expanduser()).absolute()
     if path.is_dir():
         path = path / SPEC_FILE_NAME
-    if not path.is_file():
+    if not path.exists():  # anything but a regular file is refused when read, by what it is
         raise SpecError(f"{path}: no such specification file (named by {origin} {value})")
     return path
 

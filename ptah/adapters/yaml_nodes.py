@@ -25,7 +25,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from ptah.core.errors import Problem
+from ptah.adapters.files import read_bounded
+from ptah.core.errors import InputError, Problem
 from ptah.core.visible import abbreviated
 
 TAG_STR = "tag:yaml.org,2002:str"
@@ -80,24 +81,15 @@ def read_document(path: Path, *, max_bytes: int, what: str) -> Node:
     """Read ``path`` as exactly one YAML document and return its root node.
 
     Raises :class:`DocumentProblem` for a missing, oversized, empty, non-UTF-8
-    or malformed file, for several documents, and for any alias.
+    or malformed file, for several documents, and for any alias; only a
+    regular file is read, and never more than ``max_bytes + 1`` bytes of it
+    (:func:`ptah.adapters.files.read_bounded`).
     """
     name = str(path)
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise DocumentProblem(
-                Problem(f"the file is {size:,} bytes, more than the {what} limit of {max_bytes:,}; split it", path=name)
-            )
-        data = path.read_bytes()
-    except DocumentProblem:
-        raise
-    except IsADirectoryError:
-        raise DocumentProblem(Problem(f"is a directory, not a {what} file", path=name)) from None
-    except FileNotFoundError:
-        raise DocumentProblem(Problem("no such file", path=name)) from None
-    except OSError as exc:
-        raise DocumentProblem(Problem(f"cannot be read: {exc.strerror or exc}", path=name)) from None
+        data = read_bounded(path, limit=max_bytes, what=what, hint="split it")
+    except InputError as exc:  # missing, a folder, not a regular file, over the limit, unreadable
+        raise DocumentProblem(exc.problems[0]) from None
     return parse_document(data, name=name, max_bytes=max_bytes, what=what)
 
 

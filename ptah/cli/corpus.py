@@ -50,7 +50,7 @@ def digest(file: Path = typer.Argument(..., help="The corpus file.")) -> None:
 @app.command("export-qrels")
 def export_qrels(
     corpus: Path = typer.Argument(..., help="The corpus file."),
-    file: Path = typer.Argument(..., help="The TREC qrels file to write (replaced atomically)."),
+    file: str = typer.Argument(..., help="The TREC qrels file to write (replaced atomically)."),
     scale: Optional[float] = typer.Option(
         None, "--scale", help="Multiply every grade by this to make fractional grades whole (trec_eval reads integers)."
     ),

@@ -23,8 +23,8 @@ def evaluate(
     max_recall_drop: Optional[float] = typer.Option(None, "--max-recall-drop", help="Fail (exit 1) when mean recall fell by more than this (absolute, 0..1)."),
     max_mrr_drop: Optional[float] = typer.Option(None, "--max-mrr-drop", help="Fail (exit 1) when MRR fell by more than this."),
     max_ndcg_drop: Optional[float] = typer.Option(None, "--max-ndcg-drop", help="Fail (exit 1) when nDCG fell by more than this."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the JSON report here (atomically)."),
-    trec_run: Optional[Path] = typer.Option(None, "--trec-run", help="Also write the reference generation's ranked results as a TREC run file."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the JSON report here (atomically)."),
+    trec_run: Optional[str] = typer.Option(None, "--trec-run", help="Also write the reference generation's ranked results as a TREC run file."),
     json_output: bool = typer.Option(False, "--json", help="Print the JSON report instead of tables."),
     allow_stale: bool = typer.Option(False, "--allow-stale", help="Measure an incomplete or stale generation instead of refusing (recorded in the report)."),
     spec: Optional[str] = typer.Option(None, "--spec", help="The specification (default: $PTAH_SPEC, else ptah.yaml upward from here)."),
@@ -33,7 +33,7 @@ def evaluate(
     rrf_depth: int = typer.Option(1000, "--rrf-depth", help="Hybrid: how many of each channel's top rows are fused."),
     bootstrap: int = typer.Option(10_000, "--bootstrap", help="Resamples for the paired bootstrap intervals and Monte Carlo sign-flip tests."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and Monte Carlo draws (recorded in the report)."),
-    html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML report here."),
+    html: Optional[str] = typer.Option(None, "--html", help="Also write a self-contained HTML report here."),
     search: str = typer.Option("exact", "--search", help="exact (every row scored in memory), index (the pgvector HNSW index, as served) or both (index, with its ANN recall and deltas against exact)."),
     ef_search: Optional[int] = typer.Option(None, "--ef-search", help="Index search: hnsw.ef_search, 1..1000 (default 40)."),
 ) -> None:
@@ -56,6 +56,11 @@ def evaluate(
     from ptah.services.index_search import SearchOptions
     from ptah.services.project import open_project
 
+    from ptah.adapters.files import check_output
+
+    for option, value in (("--output", output), ("--html", html), ("--trec-run", trec_run)):
+        if value is not None:  # a path ptah would refuse is refused now, not after the evaluation
+            check_output(value, option)
     search_options = SearchOptions(search, ef_search)
     statistics = StatisticsSettings(resamples=bootstrap, seed=seed)
     fusion = Fusion(k=rrf_k, depth=rrf_depth)

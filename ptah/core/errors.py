@@ -140,6 +140,10 @@ class OutputUnwritable(OperationalError):
     """A file ptah was asked to write (a report, a run, a page) cannot be written."""
 
 
+class OutputRefused(InputError):
+    """An output path ptah must not write: a folder, a read-only file, a link to a file, a FIFO nobody reads."""
+
+
 class CapabilityUnavailable(OperationalError):
     """A requested capability (an index, a channel) is absent; never silently replaced."""
 

@@ -21,11 +21,14 @@ Nothing is written until everything has been read and checked: queries
 without judgements in the split are skipped and counted; judged queries whose
 grades are all 0 or below are skipped and counted apart; qrels naming unknown
 documents or queries, and conflicting duplicate judgements, are an
-:class:`InputError`. Every file is written to a temporary sibling and renamed
-into place. An existing non-empty PROJECT_DIR is refused unless ``force``;
-with ``force`` the four files above are replaced and nothing else is touched
-(a store already there keeps its vectors; the next build re-embeds only what
-changed).
+:class:`InputError`. Every file is written through
+:class:`~ptah.adapters.files.ProjectFolder`: to a temporary file with an
+unpredictable name, then renamed into place, never through a link inside
+PROJECT_DIR (a ``corpora/`` that is a link, or a read-only or non-regular
+file in the way, is refused with exit 2 before anything is read or written).
+An existing non-empty PROJECT_DIR is refused unless ``force``; with ``force``
+the four files above are replaced and nothing else is touched (a store
+already there keeps its vectors; the next build re-embeds only what changed).
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ from ptah.adapters.beir import (
     read_qrels,
     read_queries,
 )
-from ptah.adapters.files import replace_atomically, temporary_path, write_text_atomically
+from ptah.adapters.files import ProjectFolder, check_project_files
 from ptah.adapters.corpus_yaml import parse_corpus
 from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import CorpusError, InputError
@@ -130,7 +133,7 @@ def import_beir(
     dataset = Path(directory)
     corpus_file, queries_file, qrels_file = _dataset_files(dataset, split)
     project = Path(into) if into is not None else default_project_dir(dataset)
-    _check_destination(project, dataset, force)
+    _check_destination(project, dataset, split, force)
 
     queries = read_queries(queries_file, progress)
     judgements = read_qrels(qrels_file, progress)
@@ -140,35 +143,34 @@ def import_beir(
 
     created = not project.exists()
     project.mkdir(parents=True, exist_ok=True)
-    source_path = project / SOURCE_FILE
-    table = DocumentTable(temporary_path(source_path))
+    source_path, spec_path = project / SOURCE_FILE, project / SPEC_FILE
     try:
-        ids, missing_titles = _load_documents(corpus_file, table, progress)
-        _refuse_unknown("document", [j for j in judgements if j.doc_id not in ids], qrels_file, corpus_file,
-                        lambda j: j.doc_id)
-        del ids
-        cases, unjudged, not_relevant = _cases(queries, by_query)
-        if not cases:
-            raise InputError(f"{qrels_file}: no query has a judgement graded above 0, so there is nothing to evaluate")
-        name = dataset.resolve().name
-        corpora = {
-            project / CORPORA_DIR / f"{split}-k{k}.yaml": _corpus_text(cases, name, split, k, unjudged, qrels_file)
-            for k in DEPTHS
-        }
-        table.close()
+        with ProjectFolder(project) as folder:
+            table = DocumentTable(folder.scratch_path(SOURCE_FILE))
+            try:
+                ids, missing_titles = _load_documents(corpus_file, table, progress)
+                _refuse_unknown("document", [j for j in judgements if j.doc_id not in ids], qrels_file, corpus_file,
+                                lambda j: j.doc_id)
+                del ids
+                cases, unjudged, not_relevant = _cases(queries, by_query)
+                if not cases:
+                    raise InputError(f"{qrels_file}: no query has a judgement graded above 0, so there is nothing to evaluate")
+                name = dataset.resolve().name
+                corpora = {k: _corpus_text(cases, name, split, k, unjudged, qrels_file) for k in DEPTHS}
+                table.close()
+            except BaseException:
+                table.discard()
+                raise
+            folder.move_in(SOURCE_FILE, SOURCE_FILE)
+            digests = {}
+            for k, (text, digest) in corpora.items():
+                folder.write_text(_corpus_file(split, k), text)
+                digests[str((project / _corpus_file(split, k)).resolve())] = digest
+            folder.write_text(SPEC_FILE, SPEC_TEXT.format(dataset=name, source=SOURCE_FILE))
     except BaseException:
-        table.discard()
         if created and not any(project.iterdir()):
             project.rmdir()
         raise
-
-    replace_atomically(table.path, source_path)
-    digests = {}
-    for path, (text, digest) in corpora.items():
-        write_text_atomically(path, text)
-        digests[str(path.resolve())] = digest
-    spec_path = project / SPEC_FILE
-    write_text_atomically(spec_path, SPEC_TEXT.format(dataset=name, source=SOURCE_FILE))
     relevant = sum(len(case.relevant) for case in cases)
     return ImportSummary(
         dataset=str(dataset.resolve()),
@@ -197,18 +199,18 @@ def _dataset_files(dataset: Path, split: str) -> tuple[Path, Path, Path]:
     if not _SPLIT_NAME.match(split):
         raise InputError(f'"{split}" is not a split name; a split is named by its file qrels/SPLIT.tsv, e.g. test')
     corpus_file, queries_file = dataset / "corpus.jsonl", dataset / "queries.jsonl"
-    for path in (corpus_file, queries_file):
-        if not path.is_file():
+    for path in (corpus_file, queries_file):  # anything but a regular file is refused when read, by name
+        if not path.exists():
             raise InputError(f"{path}: no such file; a BEIR dataset directory holds corpus.jsonl, queries.jsonl and qrels/")
     qrels_file = dataset / "qrels" / f"{split}.tsv"
-    if not qrels_file.is_file():
+    if not qrels_file.exists():
         splits = sorted(p.stem for p in (dataset / "qrels").glob("*.tsv")) if (dataset / "qrels").is_dir() else []
         known = "the splits here are " + ", ".join(splits) if splits else "there is no qrels/*.tsv file here"
         raise InputError(f"{qrels_file}: no such file; {known}")
     return corpus_file, queries_file, qrels_file
 
 
-def _check_destination(project: Path, dataset: Path, force: bool) -> None:
+def _check_destination(project: Path, dataset: Path, split: str, force: bool) -> None:
     if project.exists() and not project.is_dir():
         raise InputError(f"{project}: exists and is not a directory; choose another --into")
     if project.exists() and project.resolve() == dataset.resolve():
@@ -218,6 +220,13 @@ def _check_destination(project: Path, dataset: Path, force: bool) -> None:
             f"{project}: exists and is not empty; pass --force to replace its {SPEC_FILE}, {SOURCE_FILE} "
             f"and {CORPORA_DIR}/ files, or choose another --into"
         )
+    if project.is_dir():  # before anything is read or written: no link inside the project, no file that must stay
+        check_project_files(project, (SOURCE_FILE, SPEC_FILE, *(_corpus_file(split, k) for k in DEPTHS)))
+
+
+def _corpus_file(split: str, k: int) -> str:
+    """Where the corpus of ``split`` at depth ``k`` goes, relative to the project."""
+    return f"{CORPORA_DIR}/{split}-k{k}.yaml"
 
 
 def _judgements_by_query(judgements: list[Judgement], qrels_file: Path) -> tuple[dict[str, dict[str, Judgement]], int]:
@@ -302,7 +311,7 @@ def _corpus_text(cases: list[Case], name: str, split: str, k: int, unjudged: int
         "Keys are corpus.jsonl _id values exactly as the qrels spell them. Regenerate rather than edit."
     )
     text = corpus_yaml_text(corpus, header)
-    target = f"{CORPORA_DIR}/{split}-k{k}.yaml"
+    target = _corpus_file(split, k)
     try:
         loaded = parse_corpus(text, name=target)
     except CorpusError as exc:

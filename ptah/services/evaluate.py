@@ -35,12 +35,12 @@ from pathlib import Path
 import numpy as np
 
 from ptah import __version__
-from ptah.adapters.files import write_text_atomically
+from ptah.adapters.files import read_bounded, write_text_atomically
 from ptah.adapters.report_json import parse_report
 from ptah.core.baseline import check_comparable, check_thresholds, compare, gates, read_report
 from ptah.core.comparison import StatisticsSettings, against_baseline, compare_runs
 from ptah.core.corpus import Corpus
-from ptah.core.errors import ReportError, StaleGeneration, UnknownKey
+from ptah.core.errors import InputError, ReportError, StaleGeneration, UnknownKey
 from ptah.core.metrics import evaluate_case
 from ptah.core.ranking import find_ties, rank_of, top_k_many
 from ptah.core.report import CaseOutcome, report_dict, run_dict
@@ -52,6 +52,7 @@ from ptah.services.search import embed_queries
 from ptah.services.verify import VerifyResult, verify_stored
 
 MAX_UNKNOWN_LISTED = 10
+MAX_BASELINE_BYTES = 1024 * 1024 * 1024  # a report of 50,000 cases at k=100 is about 450 MB
 
 
 @dataclass
@@ -69,11 +70,10 @@ def load_baseline(path: str | os.PathLike) -> dict:
     matches the report schema and agrees with itself (``ptah.adapters.report_json``, ``ptah.core.report_checks``)."""
     path = str(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except FileNotFoundError:
-        raise ReportError(f"{path}: no such baseline report") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_bounded(path, limit=MAX_BASELINE_BYTES, what="baseline report").decode("utf-8")
+    except InputError as exc:  # missing, not a regular file, over the limit, unreadable
+        raise ReportError(str(exc)) from None
+    except UnicodeDecodeError as exc:
         raise ReportError(f"{path}: cannot be read: {exc}") from None
     return read_report(parse_report(text, path), path)
 

@@ -144,7 +144,8 @@ def test_trec_run_and_qrels_reproduce_the_report_in_pytrec_eval(project, capsys,
         assert theirs["recip_rank"] == pytest.approx(case["metrics"]["mrr"], abs=1e-9)
 
 
-def test_an_output_that_cannot_be_written_is_exit_3_without_traceback(project, capsys, tmp_path):
+def test_an_output_that_is_a_folder_is_refused_with_exit_2_before_evaluating(project, capsys, tmp_path):
     code, out = run(evaluate(project, "--output", tmp_path), capsys)
-    assert code == 3
-    assert out.err == f"{tmp_path}: cannot be written (is a folder); nothing was written there\n"
+    assert code == 2
+    assert out.err == f"--output {tmp_path}: is a folder; give the path of a file to write\n"
+    assert out.out == ""

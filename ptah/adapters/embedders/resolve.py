@@ -38,14 +38,17 @@ import importlib.util
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
+from stat import S_ISREG
 from typing import Mapping
 
-from ptah.core.errors import ModelUnavailable
+from ptah.adapters.files import kind_of, read_bounded, write_text_atomically
+from ptah.core.errors import InputError, ModelUnavailable, OutputRefused, OutputUnwritable
 
 CACHE_FILE = "model-files.json"
 CACHE_FORMAT = "ptah-file-digests@1"
+MAX_CACHE_BYTES = 64 * 1024 * 1024  # the model-files cache; a larger one is ignored (rebuilt)
+MAX_REF_BYTES = 4096  # a Hugging Face refs/main file holds one commit hash
 _MARKERS = ("modules.json", "config.json")
 
 
@@ -117,8 +120,8 @@ def _package_folders(package: str) -> list[Path]:
 def _cached_snapshot(entry: Path) -> Path | None:
     snapshots = entry / "snapshots"
     try:
-        revision = (entry / "refs" / "main").read_text(encoding="utf-8").strip()
-    except OSError:
+        revision = read_bounded(entry / "refs" / "main", limit=MAX_REF_BYTES, what="revision").decode("utf-8").strip()
+    except (InputError, UnicodeDecodeError):
         revision = ""
     if revision and _holds_model(snapshots / revision):
         return snapshots / revision
@@ -176,16 +179,18 @@ class _FileDigestCache:
         self.entries: dict[str, list] = {}
         self.changed = False
         try:
-            document = json.loads(self.file.read_text(encoding="utf-8"))
+            document = json.loads(read_bounded(self.file, limit=MAX_CACHE_BYTES, what="cache"))
             if document.get("format") == CACHE_FORMAT and isinstance(document.get("files"), dict):
                 self.entries = document["files"]
-        except (OSError, ValueError, AttributeError):
+        except (InputError, ValueError, AttributeError, RecursionError):
             pass
 
     def sha256(self, file: Path) -> str:
         real = os.path.realpath(file)
         try:
             stat = os.stat(real)
+            if not S_ISREG(stat.st_mode):  # a FIFO would hang the hash, a device never end it
+                raise ModelUnavailable(f"the model file {file} is {kind_of(stat.st_mode)}, not a regular file")
             entry = self.entries.get(real)
             if isinstance(entry, list) and entry[:2] == [stat.st_size, stat.st_mtime_ns]:
                 return str(entry[2])
@@ -203,14 +208,7 @@ class _FileDigestCache:
         if not self.changed:
             return
         entries = {path: entry for path, entry in self.entries.items() if os.path.exists(path)}
-        temporary = None
-        try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=self.file.parent, delete=False,
-                                             prefix=".model-files-", suffix=".tmp") as handle:
-                temporary = handle.name
-                json.dump({"format": CACHE_FORMAT, "files": entries}, handle, sort_keys=True)
-            os.replace(temporary, self.file)  # atomic: a concurrent reader sees the old or the new cache
-        except OSError:
-            if temporary is not None and os.path.exists(temporary):
-                os.unlink(temporary)  # a cache we cannot write only costs time
+        try:  # atomic: a concurrent reader sees the old or the new cache
+            write_text_atomically(self.file, json.dumps({"format": CACHE_FORMAT, "files": entries}, sort_keys=True))
+        except (OutputRefused, OutputUnwritable):
+            pass  # a cache we cannot write only costs time

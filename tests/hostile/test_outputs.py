@@ -1,0 +1,239 @@
+"""Hostile outputs: every file ptah writes is replaced atomically, written through, or refused -- never misplaced.
+
+What is at the path decides (ptah/adapters/files/writes.py): a regular file or nothing is replaced
+atomically through an unpredictable temporary name; a character device or FIFO is written through;
+a link is never replaced; a folder, an empty path, a read-only file, a link to a file and a FIFO nobody
+reads are refused with exit 2. Project writes (``import beir``) never pass through a link inside the
+project. Runs that could hang (a FIFO) run in a child process with a timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.hostile.files_project import beir_dataset, evaluate, make_project, ptah_popen, ptah_process, run_cli
+
+REFUSED_LINK = "ptah never replaces a link nor writes through one to a file: give the path of the file itself"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    return make_project(tmp_path_factory.mktemp("hostile-outputs"))
+
+
+def is_report(text: str) -> bool:
+    return json.loads(text)["format"] == "ptah-report@1"
+
+
+# -- devices, FIFOs, links to them: written through, never replaced ------------------------------------
+
+
+def test_dev_full_is_written_through_and_its_failure_is_exit_3(project, capsys):
+    before = os.stat("/dev/full")
+    code, _, err = run_cli(capsys, *evaluate(project, "--output", "/dev/full"))
+    assert (code, err) == (3, "/dev/full: cannot be written (No space left on device)\n")
+    after = os.stat("/dev/full")
+    assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
+
+
+@pytest.mark.parametrize("option", ["--output", "--html", "--trec-run"])
+def test_dev_null_takes_every_output_and_stays_a_device(project, capsys, option):
+    code, _, err = run_cli(capsys, *evaluate(project, option, "/dev/null"))
+    assert (code, err) == (0, "")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_export_qrels_to_dev_full_is_exit_3_and_dev_full_stays(project, capsys):
+    code, _, err = run_cli(capsys, "corpus", "export-qrels", project / "corpus.yaml", "/dev/full")
+    assert (code, err) == (3, "/dev/full: cannot be written (No space left on device)\n")
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def drain(reader: int, process: subprocess.Popen, timeout: float = 60) -> bytes:
+    """Everything written into the FIFO open (non-blocking) as ``reader`` while ``process`` runs."""
+    data, deadline = b"", time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        select.select([reader], [], [], 0.2)
+        try:
+            chunk = os.read(reader, 1 << 16)
+        except BlockingIOError:
+            continue
+        data += chunk
+        if not chunk and process.poll() is not None:
+            return data
+    process.kill()
+    raise AssertionError(f"still running after {timeout}s")
+
+
+def test_a_fifo_with_a_reader_receives_the_report_and_stays_a_fifo(project, tmp_path):
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader exists before ptah opens it
+    try:
+        process = ptah_popen(*evaluate(project, "--output", fifo))
+        data = drain(reader, process)
+    finally:
+        os.close(reader)
+    assert process.wait(timeout=10) == 0, process.stderr.read()
+    assert is_report(data.decode("utf-8"))
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_a_fifo_nobody_reads_is_refused_with_exit_2_without_waiting(project, tmp_path):
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    done = ptah_process(*evaluate(project, "--output", fifo))
+    assert (done.returncode, done.stderr) == (
+        2, f"{fifo}: is a FIFO that no process is reading; start its reader first, or give the path of a file\n")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_a_link_to_proc_self_fd_1_writes_to_stdout_and_stays_a_link(project, tmp_path):
+    link = tmp_path / "out"
+    link.symlink_to("/proc/self/fd/1")
+    done = ptah_process(*evaluate(project, "--output", link))  # stdout is a pipe here
+    assert (done.returncode, done.stderr) == (0, "")
+    report, _end = json.JSONDecoder().raw_decode(done.stdout)
+    assert report["format"] == "ptah-report@1"
+    assert os.readlink(link) == "/proc/self/fd/1"
+
+
+def test_a_link_to_a_regular_file_is_refused_and_both_stay(project, tmp_path, capsys):
+    target, link = tmp_path / "target.json", tmp_path / "link.json"
+    target.write_text("keep")
+    link.symlink_to(target)
+    code, _, err = run_cli(capsys, *evaluate(project, "--output", link))
+    assert (code, err) == (2, f"--output {link}: is a symbolic link to a regular file; {REFUSED_LINK}\n")
+    assert (os.readlink(link), target.read_text()) == (str(target), "keep")
+
+
+def test_a_dangling_link_is_refused_and_nothing_is_created(project, tmp_path, capsys):
+    link = tmp_path / "dangling.html"
+    link.symlink_to(tmp_path / "elsewhere.html")
+    code, _, err = run_cli(capsys, *evaluate(project, "--html", link))
+    assert (code, err) == (2, f"--html {link}: is a symbolic link to nothing; {REFUSED_LINK}\n")
+    assert sorted(os.listdir(tmp_path)) == ["dangling.html"]
+
+
+def test_a_socket_is_refused_with_exit_2(project, tmp_path, capsys):
+    path = tmp_path / "s"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    try:
+        code, _, err = run_cli(capsys, *evaluate(project, "--trec-run", path))
+    finally:
+        server.close()
+    assert (code, err) == (
+        2, f"--trec-run {path}: is a socket, which ptah neither replaces nor writes to here; give the path of a regular file\n")
+    assert stat.S_ISSOCK(os.lstat(path).st_mode)
+
+
+# -- regular files: atomic, through an unpredictable name, protection kept ------------------------------
+
+
+def test_a_planted_link_at_the_old_temporary_name_redirects_nothing(project, tmp_path, capsys):
+    victim, output = tmp_path / "victim.txt", tmp_path / "report.json"
+    victim.write_text("unrelated")
+    planted = tmp_path / f".report.json.{os.getpid()}.tmp"  # the name ptah used to write through
+    planted.symlink_to(victim)
+    code, _, err = run_cli(capsys, *evaluate(project, "--output", output))
+    assert (code, err) == (0, "")
+    assert victim.read_text() == "unrelated"
+    assert os.readlink(planted) == str(victim)
+    assert not output.is_symlink() and is_report(output.read_text())
+    assert sorted(os.listdir(tmp_path)) == sorted([victim.name, planted.name, output.name])  # no temporary left
+
+
+def test_a_read_only_report_keeps_its_content_and_mode(project, tmp_path, capsys):
+    output = tmp_path / "report.json"
+    output.write_text("keep")
+    output.chmod(0o444)
+    code, _, err = run_cli(capsys, *evaluate(project, "--output", output))
+    assert (code, err) == (2, f"--output {output}: is read-only (mode 0444); ptah does not replace a file protected "
+                              "against writing: make it writable or give another path\n")
+    assert (output.read_text(), stat.S_IMODE(output.stat().st_mode)) == ("keep", 0o444)
+
+
+def test_a_replaced_report_keeps_its_permission_bits(project, tmp_path, capsys):
+    output = tmp_path / "report.html"
+    output.write_text("old")
+    output.chmod(0o640)
+    code, _, err = run_cli(capsys, *evaluate(project, "--html", output))
+    assert (code, err) == (0, "")
+    assert stat.S_IMODE(output.stat().st_mode) == 0o640
+    assert output.read_text().startswith("<!DOCTYPE html>")
+
+
+# -- paths that are no file: exit 2 naming the option and its value -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--output", "", '--output "": is an empty path; give the path of a file to write'),
+        ("--html", ".", "--html .: names a folder; give the path of a file to write"),
+        ("--trec-run", "runs/", "--trec-run runs/: names a folder; give the path of a file to write"),
+    ],
+)
+def test_an_empty_or_folder_path_is_exit_2_naming_the_value(project, tmp_path, capsys, monkeypatch, option, value, message):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(capsys, *evaluate(project, option, value))
+    assert (code, out, err) == (2, "", message + "\n")
+    assert os.listdir(tmp_path) == []
+
+
+def test_export_qrels_to_an_empty_path_is_exit_2(project, capsys):
+    code, _, err = run_cli(capsys, "corpus", "export-qrels", project / "corpus.yaml", "")
+    assert (code, err) == (2, '"": is an empty path; give the path of a file to write\n')
+
+
+# -- import beir: never through a link inside the project ------------------------------------------------
+
+
+def tree(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): (os.readlink(p) if p.is_symlink() else p.read_text() if p.is_file() else "/")
+            for p in sorted(folder.rglob("*"))}
+
+
+def test_import_beir_force_into_a_project_whose_corpora_is_a_link_writes_nothing(tmp_path, capsys):
+    dataset, project, outside = beir_dataset(tmp_path / "scifact"), tmp_path / "project", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    (project / "notes.txt").write_text("mine")
+    (project / "corpora").symlink_to(outside)
+    before = tree(project)
+    code, _, err = run_cli(capsys, "import", "beir", dataset, "--into", project, "--force")
+    assert (code, err) == (2, f"{project / 'corpora'}: is a symbolic link; ptah writes a project's files only inside "
+                              "the project folder, never through a link: remove the link or choose another folder\n")
+    assert os.listdir(outside) == []
+    assert tree(project) == before
+
+
+def test_import_beir_force_keeps_a_linked_spec_and_its_target(tmp_path, capsys):
+    dataset, project = beir_dataset(tmp_path / "scifact"), tmp_path / "project"
+    project.mkdir()
+    target = tmp_path / "elsewhere.yaml"
+    target.write_text("mine")
+    (project / "ptah.yaml").symlink_to(target)
+    code, _, err = run_cli(capsys, "import", "beir", dataset, "--into", project, "--force")
+    assert (code, err) == (2, f"{project / 'ptah.yaml'}: is a symbolic link; ptah writes a project's files only inside "
+                              "the project folder, never through a link: remove the link or choose another folder\n")
+    assert target.read_text() == "mine"
+    assert sorted(os.listdir(project)) == ["ptah.yaml"]
+
+
+def test_import_beir_leaves_only_its_four_files(tmp_path, capsys):
+    dataset, project = beir_dataset(tmp_path / "scifact"), tmp_path / "project"
+    code, _, err = run_cli(capsys, "import", "beir", dataset, "--into", project)
+    assert (code, err) == (0, "")
+    assert sorted(str(p.relative_to(project)) for p in project.rglob("*")) == [
+        "corpora", "corpora/test-k10.yaml", "corpora/test-k100.yaml", "ptah.yaml", "source.db"]
