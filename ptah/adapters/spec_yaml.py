@@ -39,6 +39,8 @@ from typing import Mapping
 
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from ptah.adapters import spec_databases as databases
+from ptah.adapters.sources.filter_sql import dialect_of, filter_problem
 from ptah.adapters.yaml_nodes import (
     TAG_BOOL,
     DocumentProblem,
@@ -60,8 +62,6 @@ from ptah.core.spec import (
     SourceSpec,
     Spec,
     TemplateSyntaxError,
-    redact_url,
-    sqlite_database_path,
     template_columns,
 )
 
@@ -90,7 +90,6 @@ GENERATION_FIELDS = (
 _GENERATION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _REFERENCE = re.compile(r"\$\{([^}]*)(\}?)")
-_POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 def find_spec(explicit: str | None = None, env: Mapping[str, str] = os.environ, cwd: str | Path | None = None) -> Path:
@@ -168,6 +167,9 @@ class _SpecReader:
         self.version(top.get("version"), line_of(node))
         source = self.source(top.get("source"), line_of(node))
         store = self.store(top.get("store"))
+        if source is not None and store and databases.same_database(source.database, store, self.root, self.env):
+            at = line_of(top["store"].value) if "store" in top else line_of(top["source"].key)
+            self.add(databases.SAME_DATABASE, line=at, field="store")
         generations = self.generations(top.get("generations"), line_of(node))
         active = self.active(top.get("active"))
         if self.problems or source is None or generations is None:
@@ -198,23 +200,19 @@ class _SpecReader:
         key_fields = self.key_fields(fields.get("key_fields"), at)
         text = self.template(fields.get("text"), "source.text", at, required=True)
         filter_ = self.text(fields, "filter", "source.", at, required=False, hint="remove it to embed every row")
+        if filter_ is not None and database is not None and (problem := filter_problem(filter_, dialect_of(database))):
+            self.add(problem, line=line_of(fields["filter"].value), field="source.filter")
+            return None
         if None in (database, table, key_fields, text):
             return None
         return SourceSpec(database, table, key_fields, text, filter_)
 
     def database(self, value: str, line: int) -> str | None:
         expanded = self.expand(value, line, "source.database")
-        if expanded is None:
-            return None
-        if expanded.startswith(_POSTGRES_SCHEMES) or sqlite_database_path(expanded, self.root):
-            return expanded
-        shown = redact_url(expanded)
-        if expanded.startswith("sqlite:"):
-            hint = "write sqlite:///FILE (three slashes, then a path relative to this file) or sqlite:////ABSOLUTE/PATH"
-        else:
-            hint = "write sqlite:///FILE (relative to this file) or postgresql://USER@HOST/DATABASE"
-        self.add(f'"{shown}" is not a database URL ptah reads; {hint}', line=line, field="source.database")
-        return None
+        problem = databases.database_problem(value, expanded) if expanded is not None else None
+        if problem:
+            self.add(problem, line=line, field="source.database")
+        return None if problem else expanded
 
     def key_fields(self, field: Field | None, at: int) -> tuple[str, ...] | None:
         where = "source.key_fields"
@@ -267,15 +265,10 @@ class _SpecReader:
         if value == "":
             self.add(f"is empty; remove it for the default {DEFAULT_STORE} or name a file", line=line, field="store")
         expanded = self.expand(value, line, "store") if value else None
-        if not expanded or expanded.startswith(_POSTGRES_SCHEMES):
-            return expanded or ""
-        if "://" not in expanded:
-            return os.path.normpath(os.path.join(self.root, os.path.expanduser(expanded)))
-        path = sqlite_database_path(expanded, self.root)
-        if path is None:
-            self.add(f'"{redact_url(expanded)}" is not a store ptah opens; write a file path or postgresql://…',
-                     line=line, field="store")
-        return path or ""
+        problem = databases.store_problem(value, expanded) if expanded else None
+        if problem:
+            self.add(problem, line=line, field="store")
+        return databases.store_location(expanded, self.root) if expanded and not problem else ""
 
     def generations(self, field: Field | None, line: int) -> dict[str, GenerationSettings] | None:
         if field is None or is_null(field.value):

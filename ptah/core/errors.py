@@ -128,6 +128,14 @@ class StoreUnavailable(OperationalError):
     """The store cannot be opened, is locked, or is from an unknown schema version."""
 
 
+class StoreDamaged(StoreUnavailable):
+    """The store's contents are damaged: its database reports corruption, or a vector is not finite.
+
+    ptah never writes such a store; the message says what was found and how to
+    rebuild without deleting anything unasked.
+    """
+
+
 class ModelUnavailable(OperationalError):
     """The embedding model cannot be found or loaded offline."""
 

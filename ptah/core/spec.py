@@ -42,6 +42,18 @@ DEFAULT_BATCH_SIZE = 64
 REDACTED = "***"
 
 _SECRET_PARAMETERS = {"password", "passwd", "pass", "pwd", "sslpassword", "secret", "token"}
+# NAME = VALUE for a secret NAME, as libpq's key=value strings write it: VALUE quoted ('…', backslash escapes)
+# or bare up to whitespace (a backslash escapes there too). An unclosed quote hides the rest. NAME may end a
+# longer name (DB_PASSWORD=…): hiding too much is safer than showing a password.
+_SECRET_PAIR = re.compile(
+    r"(" + "|".join(sorted(_SECRET_PARAMETERS, key=len, reverse=True)) + r")(\s*=\s*)"
+    r"('(?:[^'\\]|\\.)*'?|(?:\\.|[^\s\\])*\\?)",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _redact_pairs(text: str) -> str:
+    return _SECRET_PAIR.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
 
 
 def redact_url(url: str) -> str:
@@ -53,10 +65,19 @@ def redact_url(url: str) -> str:
     cannot be told from the path; when an ``@`` follows a ``:`` anywhere
     before the query, everything up to that ``@`` is taken as the user
     part -- hiding too much is safer than showing a password.
+
+    Text that is not a URL is redacted too, since a user can write anything
+    where a URL belongs: every ``password=…`` of a libpq ``key=value``
+    string (``host=db password='s e c'`` becomes ``host=db password=***``),
+    and ``user:PASSWORD@host`` without a scheme. ``password=…`` inside a
+    URL's path is hidden the same way.
     """
     scheme, sep, rest = url.partition("://")
     if not sep:
-        return url
+        text = _redact_pairs(url)
+        at = text.rfind("@")
+        colon = text.find(":", 0, at) if at > 0 else -1
+        return text if colon < 0 else f"{text[:colon + 1]}{REDACTED}{text[at:]}"
     slash = rest.find("/")
     at = (rest if slash < 0 else rest[:slash]).rfind("@")
     if at < 0:
@@ -70,6 +91,7 @@ def redact_url(url: str) -> str:
         prefix = f"{user}:{REDACTED}@" if colon else rest[: at + 1]
         after = rest[at + 1 :]
     location, question, query = after.partition("?")
+    location = _redact_pairs(location)
     if question:
         pairs = parse_qsl(query, keep_blank_values=True)
         if any(name.lower() in _SECRET_PARAMETERS for name, _ in pairs):

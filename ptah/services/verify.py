@@ -83,7 +83,10 @@ def verify(project: Project, name: str | None = None) -> VerifyResult:
     of one commit. A generation never built under its current identity (or a
     project without a store) reads as one with no vectors. Raises
     :class:`SourceUnavailable` / :class:`StoreUnavailable` (exit 3) when either
-    cannot be read.
+    cannot be read, and :class:`StoreDamaged` (exit 3) when the store fails its
+    own integrity check or a vector of the generation is not finite
+    (``snapshot.check``: one read of the store, so verify costs about what a
+    search's first read does) -- a damaged store is never reported as fresh.
     """
     generation = project.generation(name)
     identity = generation.identity.identity
@@ -92,6 +95,7 @@ def verify(project: Project, name: str | None = None) -> VerifyResult:
     store = project.store()
     if store is not None:
         with store.snapshot() as snapshot:
+            snapshot.check(identity)
             built = snapshot.generation(identity) is not None
             stored = snapshot.digests(identity)
     return verify_stored(project, generation, built=built, stored=stored)

@@ -12,7 +12,7 @@ import pytest
 
 from ptah.adapters.stores.migrations import MIGRATIONS
 from ptah.adapters.stores.sqlite import GenerationRecord, SqliteStore
-from ptah.core.errors import EXIT_OPERATIONAL, StoreUnavailable
+from ptah.core.errors import EXIT_OPERATIONAL, StoreDamaged, StoreUnavailable
 
 IDENTITY = "sha256:" + "ab" * 32
 
@@ -62,11 +62,15 @@ def test_a_missing_store_is_not_created_by_a_reader(tmp_path):
     assert not (tmp_path / "absent.db").exists()
 
 
-def test_a_file_that_is_not_sqlite_is_unavailable(tmp_path):
+def test_a_file_that_is_not_sqlite_is_damaged(tmp_path):
     path = tmp_path / "ptah.db"
     path.write_bytes(b"this is not a database, just some text " * 100)
-    with pytest.raises(StoreUnavailable, match="cannot be used"):
+    with pytest.raises(StoreDamaged) as info:
         SqliteStore(path)
+    assert str(info.value) == (
+        f"store {path} is damaged (SQLite: file is not a database); move it aside and run `ptah inference build` again."
+    )
+    assert info.value.exit_code == 3
 
 
 def test_vectors_round_trip_as_little_endian_float32(store):

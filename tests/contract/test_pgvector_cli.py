@@ -49,9 +49,10 @@ def run(capsys, *argv):
 
 
 @pytest.fixture
-def postgres_project(tmp_path, postgres_url, capsys):
-    """Source table and store both in one PostgreSQL database; generation ``docs`` built; a corpus."""
-    space = make_workspace(tmp_path / "project", postgres_url, source_url=postgres_url)
+def postgres_project(tmp_path, postgres_server, postgres_url, capsys):
+    """Source table and store in two databases of one PostgreSQL server; generation ``docs`` built; a corpus."""
+    source_url = postgres_server.url(postgres_server.create_database())
+    space = make_workspace(tmp_path / "project", postgres_url, source_url=source_url)
     (space.folder / "corpus.yaml").write_text(CORPUS)
     code, _, err = run(capsys, "inference", "build", "--spec", space.spec_path, "--quiet")
     assert code == 0, err

@@ -9,7 +9,15 @@ Safety: the table and every column are quoted identifiers
 (``psycopg.sql.Identifier``) and every value is a bound parameter; the one
 piece of SQL taken as written is ``source.filter``, the user's own boolean
 expression from their own specification, inserted as one parenthesised
-``WHERE`` clause.
+``WHERE`` clause. It is held to one expression twice: lexically before the
+server sees it (:mod:`ptah.adapters.sources.filter_sql`; the session sets
+``standard_conforming_strings`` so the server reads quotes as that check did),
+and by the server, since every statement holding it goes through the extended
+query protocol (prepared, or a server-side cursor), which accepts exactly one
+statement -- so it can never ``COMMIT`` the read-only transaction and write. A
+filter the server refuses to run in that transaction (``nextval()``,
+``set_config('transaction_read_only', …)``, a syntax error) is the
+specification's fault: :class:`SpecError`, exit 2.
 
 Snapshot: one ``REPEATABLE READ READ ONLY`` transaction per source object,
 pinned when it is opened, so everything one :class:`PostgresSource` answers --
@@ -42,6 +50,7 @@ from typing import Iterable, Iterator
 from psycopg import IsolationLevel, sql
 
 from ptah.adapters.postgres import connect, pg_errors, psycopg, reason
+from ptah.adapters.sources.filter_sql import POSTGRES, filter_problem
 from ptah.adapters.sources.rows import source_rows
 from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
 from ptah.core.errors import Problem, SourceUnavailable, SpecError
@@ -52,6 +61,9 @@ ROWS_PER_FETCH = 2_000  # rows per round trip of a server-side cursor
 INTEGER_TYPES = frozenset({"smallint", "integer", "bigint"})
 _CANONICAL_INT = re.compile(r"(0|-?[1-9][0-9]{0,18})\Z")
 _INT64 = range(-(2**63), 2**63)
+# SQLSTATE classes that mean the filter cannot run in a read-only snapshot: 42 syntax, unknown name or wrong
+# type; 25 invalid transaction state (a write, or set_config of transaction_read_only); 0A not supported there.
+_FILTER_FAULTS = ("42", "25", "0A")
 
 _COLUMNS = """
     SELECT a.attname, format_type(a.atttypid, a.atttypmod), t.typcategory
@@ -68,10 +80,14 @@ class PostgresSource:
         self.source = source
         self.where = f"{source.redacted_database} table {source.table}"
         self._names = itertools.count(1)
+        self._db = None
+        if source.filter is not None and (problem := filter_problem(source.filter, POSTGRES)):
+            raise SpecError([Problem(problem, field="source.filter")])
         self._db = connect(source.database, SourceUnavailable, "source database")
         try:
             self._db.isolation_level = IsolationLevel.REPEATABLE_READ
             self._db.read_only = True
+            self._db.execute("SET standard_conforming_strings = on")  # quotes read as filter_problem read them
             relation = self._relation()
             self._types: dict[str, tuple[str, str]] = {
                 name: (kind, category) for name, kind, category in self._db.execute(_COLUMNS, (relation,))
@@ -150,27 +166,35 @@ class PostgresSource:
         keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)
         query = sql.SQL("SELECT {} FROM {} {} LIMIT 0").format(keys, self._table, self._where)
         try:
-            self._db.execute(query)
+            self._db.execute(query, prepare=True)
         except pg_errors.InsufficientPrivilege as exc:
             raise SourceUnavailable(
                 f"{self.where}: permission denied ({reason(exc, self.source.database)}); grant SELECT on it"
             ) from None
         except psycopg.Error as exc:
-            # SQLSTATE class 42 (syntax, unknown column or function, wrong type) or 22 (data): the filter's fault.
-            if not self.source.filter or not (exc.sqlstate or "").startswith(("42", "22")):
-                raise
-            raise SpecError(
-                [Problem(f"PostgreSQL cannot run the filter on table {self.source.table}: "
-                         f"{reason(exc, self.source.database)}; fix the SQL expression", field="source.filter")]
-            ) from None
+            # Class 22 (data) too, here: the filter is the only expression this statement evaluates.
+            raise self._filter_fault(exc, ("22",)) or exc from None
+
+    def _filter_fault(self, exc: psycopg.Error, classes: tuple[str, ...] = ()) -> SpecError | None:
+        """The SpecError (exit 2) to raise when ``exc`` is the filter's fault; None when it is not."""
+        if not self.source.filter or not (exc.sqlstate or "").startswith(_FILTER_FAULTS + classes):
+            return None
+        return SpecError(
+            [Problem(f"PostgreSQL cannot run the filter on table {self.source.table}: "
+                     f"{reason(exc, self.source.database)}; fix the SQL expression (a filter is one read-only "
+                     "boolean expression)", field="source.filter")]
+        )
 
     # --- reading ------------------------------------------------------------------
 
     def _execute(self, query: sql.Composable, parameters: list | None = None):
+        """Run one statement, always prepared: the extended protocol refuses a second statement."""
         try:
-            return self._db.execute(query, parameters)
+            return self._db.execute(query, parameters, prepare=True)
         except psycopg.Error as exc:
-            raise SourceUnavailable(f"{self.where}: cannot be read ({reason(exc, self.source.database)})") from None
+            raise self._filter_fault(exc) or SourceUnavailable(
+                f"{self.where}: cannot be read ({reason(exc, self.source.database)})"
+            ) from None
 
     def count(self) -> int:
         """How many rows pass the filter."""
@@ -194,16 +218,20 @@ class PostgresSource:
         cursor = self._db.cursor(name=f"ptah_rows_{next(self._names)}")
         cursor.itersize = ROWS_PER_FETCH
         try:
-            cursor.execute(query)
+            cursor.execute(query)  # DECLARE … CURSOR: psycopg sends it through the extended protocol
         except psycopg.Error as exc:
-            raise SourceUnavailable(f"{self.where}: cannot be read ({reason(exc, self.source.database)})") from None
+            raise self._filter_fault(exc) or SourceUnavailable(
+                f"{self.where}: cannot be read ({reason(exc, self.source.database)})"
+            ) from None
         return self._stream(cursor, template, columns)
 
     def _stream(self, cursor, template: str, columns: tuple[str, ...]) -> Iterator[SourceRow]:
         try:
             yield from source_rows(cursor, self.source.key_fields, template, columns, self.where)
         except psycopg.Error as exc:
-            raise SourceUnavailable(f"{self.where}: reading rows failed ({reason(exc, self.source.database)})") from None
+            raise self._filter_fault(exc) or SourceUnavailable(
+                f"{self.where}: reading rows failed ({reason(exc, self.source.database)})"
+            ) from None
         finally:
             try:
                 cursor.close()

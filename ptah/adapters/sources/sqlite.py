@@ -3,7 +3,12 @@
 Safety: the table, key and template columns are quoted identifiers and every
 value is a bound parameter; nothing from a corpus or a row is ever spliced
 into SQL. The one exception is ``source.filter``: it is the user's own SQL
-from their own specification, inserted as one parenthesised expression.
+from their own specification, inserted as one parenthesised expression. It is
+held to one expression twice: lexically before SQLite sees it
+(:mod:`ptah.adapters.sources.filter_sql`), and by ``sqlite3``, whose
+``execute`` refuses a second statement. Nothing it holds can write: the file
+is opened read-only and ``PRAGMA query_only`` is on (an expression cannot
+``ATTACH`` or change a pragma, and loading extensions stays disabled).
 
 Snapshot: the database is opened read-only (``file:…?mode=ro``) and a read
 transaction is begun and pinned at once, so everything one
@@ -31,6 +36,7 @@ from urllib.parse import quote
 
 from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
 from ptah.core.errors import Problem, SourceUnavailable, SpecError
+from ptah.adapters.sources.filter_sql import SQLITE, filter_problem
 from ptah.adapters.sources.rows import source_rows
 from ptah.core.spec import SourceRow, SourceSpec, key_component, sqlite_database_path, template_columns
 
@@ -54,12 +60,15 @@ class SqliteSource:
         if path is None:
             raise SourceUnavailable(f"{source.redacted_database}: not a sqlite:/// URL; the SQLite reader cannot open it")
         self.path = path
+        self._db = None
+        if source.filter is not None and (problem := filter_problem(source.filter, SQLITE)):
+            raise SpecError([Problem(problem, field="source.filter")])
         if not os.path.isfile(path):
             raise SourceUnavailable(f"{source.redacted_database}: no such database file {path}")
-        self._db = None
         try:
             self._db = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, isolation_level=None,
                                        check_same_thread=False)
+            self._db.execute("PRAGMA query_only = ON")
             self._db.execute("BEGIN")
             # The first read pins the snapshot; later statements see the same one.
             self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()
@@ -104,15 +113,22 @@ class SqliteSource:
         try:
             return self._db.execute(sql, parameters)
         except sqlite3.Error as exc:
-            if self.source.filter:
-                try:
-                    self._db.execute(f"SELECT 1 FROM {self._table} WHERE ({self.source.filter}) LIMIT 0")
-                except sqlite3.Error as filter_exc:
-                    raise SpecError(
-                        [Problem(f"SQLite cannot run the filter on table {self.source.table}: {filter_exc}; fix the "
-                                 "SQL expression", field="source.filter")]
-                    ) from None
-            raise SourceUnavailable(f"{self.where}: cannot be read ({exc})") from None
+            raise self._filter_fault(exc) or SourceUnavailable(f"{self.where}: cannot be read ({exc})") from None
+
+    def _filter_fault(self, exc: sqlite3.Error) -> SpecError | None:
+        """The SpecError (exit 2) to raise when ``exc`` is the filter's fault; None when it is not.
+
+        With the table and columns checked at open, SQLite's generic error
+        (``SQLITE_ERROR``: syntax, unknown name, ``load_extension`` not
+        authorized…) or the driver's refusal (a second statement, a
+        parameter) can only come from the filter; a busy, damaged or
+        unreadable file cannot.
+        """
+        code = getattr(exc, "sqlite_errorcode", None)
+        if not self.source.filter or (code is not None and code & 0xFF != sqlite3.SQLITE_ERROR):
+            return None
+        return SpecError([Problem(f"SQLite cannot run the filter on table {self.source.table}: {exc}; fix the SQL "
+                                  "expression", field="source.filter")])
 
     def count(self) -> int:
         """How many rows pass the filter."""
@@ -135,7 +151,7 @@ class SqliteSource:
         try:
             yield from source_rows(cursor, self.source.key_fields, template, columns, self.where)
         except sqlite3.Error as exc:
-            raise SourceUnavailable(f"{self.where}: reading rows failed ({exc})") from None
+            raise self._filter_fault(exc) or SourceUnavailable(f"{self.where}: reading rows failed ({exc})") from None
 
     def lookup(self, keys: Iterable[str]) -> dict[str, str]:
         """For each key as the corpus spells it: ``"ok"``, ``"filtered"`` or ``"missing"``.

@@ -74,6 +74,16 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             """,
         ),
     ),
+    (
+        "0003_vector_checksums",
+        (
+            # zlib.crc32 of `vector`, so a vector damaged on disk is told from the one ptah wrote (SQLite
+            # checks its pages' structure, not their contents): verify checks the generation's, and a cached
+            # query vector that fails is embedded again. NULL: written before ptah kept it.
+            "ALTER TABLE vectors ADD COLUMN vector_crc32 INTEGER",
+            "ALTER TABLE query_cache ADD COLUMN vector_crc32 INTEGER",
+        ),
+    ),
 )
 
 

@@ -28,9 +28,7 @@ the vectors its exact search read.
 
 from __future__ import annotations
 
-import json
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from typing import Iterable, Iterator, Mapping
 
 import numpy as np
@@ -47,15 +45,11 @@ from ptah.adapters.stores.pgvector_schema import (
     migrate,
     vectors_table,
 )
-from ptah.adapters.stores.sqlite import GenerationRecord, Matrix
-from ptah.core.errors import StoreUnavailable
+from ptah.adapters.stores.records import GENERATION_COLUMNS as _GENERATION_COLUMNS
+from ptah.adapters.stores.records import GenerationRecord, Matrix, now as _now, to_json as _json
+from ptah.adapters.stores.vector_checks import VECTOR_DTYPE, non_finite, non_finite_text, usable_query_vector
+from ptah.core.errors import StoreDamaged, StoreUnavailable
 from ptah.core.spec import redact_url
-
-VECTOR_DTYPE = np.dtype("<f4")
-_GENERATION_COLUMNS = (
-    "identity, name, model, settings, dimension, model_digest, identity_parts, library_versions, created_at, updated_at"
-)
-
 
 def _record(row: tuple) -> GenerationRecord:
     identity, name, model, settings, dimension, digest, parts, versions, created, updated = row
@@ -63,14 +57,6 @@ def _record(row: tuple) -> GenerationRecord:
         identity=identity, name=name, model=model, settings=settings, dimension=int(dimension), model_digest=digest,
         identity_parts=parts, library_versions=versions, created_at=created, updated_at=updated,
     )
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _json(value: Mapping) -> str:
-    return json.dumps(dict(value), sort_keys=True, ensure_ascii=False, default=str)
 
 
 class PgvectorSnapshot:
@@ -143,17 +129,34 @@ class PgvectorSnapshot:
                 for block in copy:
                     decoder.feed(block)
             decoder.finish()
-        return Matrix([key for key, _ in pairs], [row_identity for _, row_identity in pairs], vectors)
+        keys = [key for key, _ in pairs]
+        bad, first = non_finite(vectors, keys)
+        if bad:  # pgvector refuses NaN and infinities on every input path: only damage on disk gets here
+            found = non_finite_text(bad, len(keys), self.generation(identity).name, first)
+            raise StoreDamaged(f"{self._store.where} is damaged: {found}; delete those rows from table {table[2]} "
+                               "and run `ptah inference build` to embed them again.")
+        return Matrix(keys, [row_identity for _, row_identity in pairs], vectors)
+
+    def check(self, identity: str) -> None:
+        """StoreDamaged unless every vector of the generation decodes at its dimension and is finite.
+
+        Reads them as :meth:`matrix` does (a search's memory). PostgreSQL has
+        no integrity check every user may run (``amcheck`` is optional), and
+        pgvector refuses NaN and infinities on every input path.
+        """
+        self.matrix(identity)
 
     def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
         """The cached float32 vectors of those ``texts`` that have one under this generation."""
         wanted = list(dict.fromkeys(texts))
         with self._store._guarded():
+            table = self._table(identity)
             cursor = self._connection.execute(
                 "SELECT query, vector FROM ptah_query_cache WHERE generation = %s AND query = ANY(%s::text[])",
                 (identity, wanted),
             )
-            return {query: np.frombuffer(blob, dtype=VECTOR_DTYPE).astype(np.float32) for query, blob in cursor}
+            found = {query: usable_query_vector(blob, table[1] if table else None) for query, blob in cursor}
+        return {query: vector for query, vector in found.items() if vector is not None}  # unusable: embedded again
 
     # --- the index (ptah.adapters.stores.pgvector_index) ---------------------------
 

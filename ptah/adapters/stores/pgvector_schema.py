@@ -34,7 +34,7 @@ import numpy as np
 from psycopg import sql
 
 from ptah.adapters.postgres import guarded, pg_errors, reason
-from ptah.core.errors import StoreUnavailable
+from ptah.core.errors import StoreDamaged, StoreUnavailable
 from ptah.core.spec import redact_url
 
 LOCK_NAMESPACE = 0x70746168  # "ptah": the first key of every advisory lock ptah takes
@@ -273,7 +273,11 @@ class VectorDecoder:
             records = np.frombuffer(data, dtype=np.uint8, count=whole * self._record, offset=start)
             records = records.reshape(whole, self._record)
             if not (records[:, : self._prefix.size] == self._prefix).all():
-                raise StoreUnavailable(f"{self.where}: a stored vector does not have the generation's dimension.")
+                raise StoreDamaged(
+                    f"{self.where}: a stored vector does not have the generation's dimension, so the table was "
+                    "changed outside ptah; delete the rows whose vector_dims(embedding) differs and run "
+                    "`ptah inference build` to embed them again."
+                )
             self.target[self.rows : self.rows + whole] = records[:, self._prefix.size :].view(">f4")
             self.rows += whole
         self._rest = data[start + whole * self._record :]

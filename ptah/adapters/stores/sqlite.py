@@ -6,8 +6,8 @@ Layout (see :mod:`ptah.adapters.stores.migrations` for the schema):
   settings, dimension, model digest, what the identity covers and the library
   versions that computed the vectors;
 * ``vectors`` -- one row per (generation identity, row identity): the key as a
-  corpus spells it, the SHA-256 of the exact text embedded and the vector as
-  ``dimension`` float32 values, little-endian;
+  corpus spells it, the SHA-256 of the exact text embedded, the vector as
+  ``dimension`` float32 values, little-endian, and its CRC-32;
 * ``query_cache`` -- query vectors per (generation identity, query text);
 * ``lexical_indexes`` -- the lexical channel's serialised BM25 indexes, keyed
   by (text fingerprint, settings) (see :mod:`ptah.adapters.lexical`).
@@ -20,26 +20,35 @@ Every write is one short transaction, so a process killed at any moment
 same generation are kept apart by :meth:`SqliteStore.build_lock`, an
 ``fcntl.flock`` on a file beside the store that the OS releases when the
 holder dies.
+
+Damage (:mod:`ptah.adapters.stores.sqlite_damage`). A file SQLite reports as
+corrupt, a vector that is not finite, or one that disagrees with its CRC-32
+or with the index is a :class:`StoreDamaged` (exit 3), never a result:
+:meth:`StoreSnapshot.matrix` checks what it reads, :meth:`StoreSnapshot.check`
+(``verify``) checks the whole file and the generation.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import sqlite3
+import zlib
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 
 from ptah.adapters.stores.migrations import migrate
+from ptah.adapters.stores.records import GENERATION_COLUMNS as _GENERATION_COLUMNS
+from ptah.adapters.stores.records import GenerationRecord, Matrix, now as _now, to_json as _json  # re-exported
+from ptah.adapters.stores.sqlite_damage import check_vectors, damaged, integrity_problems, refuse_non_finite
+from ptah.adapters.stores.sqlite_damage import guarded as _guarded
+from ptah.adapters.stores.sqlite_lock import build_lock
+from ptah.adapters.stores.vector_checks import VECTOR_DTYPE, usable_query_vector
 from ptah.core.errors import StoreUnavailable
 
-VECTOR_DTYPE = np.dtype("<f4")
 # Rows fetched per step when reading a matrix: bounds the temporary bytes
 # beside the preallocated matrix (8192 x 384 x 4 = 12 MiB).
 _READ_CHUNK = 8192
@@ -48,75 +57,13 @@ _IN_CHUNK = 500
 _BUSY_TIMEOUT_S = 30.0
 
 
-@dataclass(frozen=True)
-class GenerationRecord:
-    """What the store knows of one generation identity."""
-
-    identity: str
-    name: str
-    model: str
-    settings: Mapping = field(default_factory=dict)
-    dimension: int = 0
-    model_digest: str | None = None
-    identity_parts: Mapping = field(default_factory=dict)
-    library_versions: Mapping = field(default_factory=dict)
-    created_at: str = ""
-    updated_at: str = ""
-
-    def as_dict(self) -> dict:
-        return {name: dict(value) if isinstance(value, Mapping) else value for name, value in vars(self).items()}
-
-
-@dataclass(frozen=True)
-class Matrix:
-    """A generation's vectors as one contiguous float32 matrix, rows ordered by row identity."""
-
-    keys: list[str]
-    row_identities: list[str]
-    vectors: np.ndarray
-
-    def __iter__(self):  # unpacks as (keys, row_identities, vectors)
-        return iter((self.keys, self.row_identities, self.vectors))
-
-
-_GENERATION_COLUMNS = (
-    "identity, name, model, settings, dimension, model_digest, identity_parts, library_versions, created_at, updated_at"
-)
-
-
 def _record(row: tuple) -> GenerationRecord:
     identity, name, model, settings, dimension, digest, parts, versions, created, updated = row
     return GenerationRecord(
-        identity=identity,
-        name=name,
-        model=model,
-        settings=json.loads(settings),
-        dimension=int(dimension),
-        model_digest=digest,
-        identity_parts=json.loads(parts),
-        library_versions=json.loads(versions),
-        created_at=created,
-        updated_at=updated,
+        identity=identity, name=name, model=model, settings=json.loads(settings), dimension=int(dimension),
+        model_digest=digest, identity_parts=json.loads(parts), library_versions=json.loads(versions),
+        created_at=created, updated_at=updated,
     )
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _json(value: Mapping) -> str:
-    return json.dumps(dict(value), sort_keys=True, ensure_ascii=False, default=str)
-
-
-@contextmanager
-def _guarded(path: Path) -> Iterator[None]:
-    """Turn SQLite's operational failures (locked, corrupt, disk full) into StoreUnavailable."""
-    try:
-        yield
-    except (sqlite3.OperationalError, sqlite3.DatabaseError) as exc:
-        if isinstance(exc, (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError)):
-            raise
-        raise StoreUnavailable(f"store {path} cannot be used: {exc}.") from exc
 
 
 def _chunks(items: list, size: int) -> Iterator[list]:
@@ -148,8 +95,11 @@ class StoreSnapshot:
         return [_record(row) for row in rows]
 
     def vector_count(self, identity: str) -> int:
+        """How many vectors the generation has, counted in the index :meth:`digests` reads."""
         with _guarded(self._path):
-            return self._connection.execute("SELECT count(*) FROM vectors WHERE generation = ?", (identity,)).fetchone()[0]
+            return self._connection.execute(
+                "SELECT count(*) FROM vectors INDEXED BY vectors_digests WHERE generation = ?", (identity,)
+            ).fetchone()[0]
 
     def digests(self, identity: str) -> dict[str, tuple[str, str]]:
         """``row identity -> (key, text SHA-256)`` for every vector of the generation.
@@ -170,53 +120,82 @@ class StoreSnapshot:
         copied into it chunk by chunk, so the peak memory is the matrix plus
         one chunk plus the key lists -- no per-row arrays. Rows are ordered by
         row identity. An unregistered generation is an empty ``(0, 0)`` matrix.
+        Raises :class:`StoreDamaged` when a vector is not ``dimension`` finite
+        float32 values, or when the table and the index :meth:`digests` reads
+        disagree on how many vectors there are: nothing non-finite is measured.
         """
         record = self.generation(identity)
         if record is None:
             return Matrix([], [], np.empty((0, 0), dtype=np.float32))
-        dimension = record.dimension
         count = self.vector_count(identity)
-        vectors = np.empty((count, dimension), dtype=VECTOR_DTYPE)
-        target = memoryview(vectors).cast("B")
-        row_bytes = dimension * VECTOR_DTYPE.itemsize
+        vectors = np.empty((count, record.dimension), dtype=VECTOR_DTYPE)
         keys: list[str] = []
         row_identities: list[str] = []
-        offset = 0
-        with _guarded(self._path):
-            cursor = self._connection.execute(
-                "SELECT key, row_identity, vector FROM vectors WHERE generation = ? ORDER BY row_identity", (identity,)
-            )
-            while rows := cursor.fetchmany(_READ_CHUNK):
-                keys.extend(row[0] for row in rows)
-                row_identities.extend(row[1] for row in rows)
-                data = b"".join(row[2] for row in rows)
-                if len(data) != len(rows) * row_bytes:
-                    raise StoreUnavailable(
-                        f"store {self._path} is damaged: a vector of generation {identity} "
-                        f"does not hold {dimension} float32 values."
-                    )
-                target[offset : offset + len(data)] = data
-                offset += len(data)
-        if offset != count * row_bytes:  # cannot happen inside one read transaction
-            raise StoreUnavailable(f"store {self._path} changed while generation {identity} was read.")
+        disagree = f"its index and its table disagree on how many vectors generation {record.name} has"
+        for rows, block in self._blocks(record):
+            if len(keys) + len(rows) > count:
+                raise damaged(self._path, disagree)
+            vectors[len(keys) : len(keys) + len(rows)] = block
+            keys.extend(row[0] for row in rows)
+            row_identities.extend(row[1] for row in rows)
+        if len(keys) != count:  # one read transaction: only damage makes them differ
+            raise damaged(self._path, disagree)
+        refuse_non_finite(self._path, record.name, vectors, keys)
         if VECTOR_DTYPE != np.dtype(np.float32):  # a big-endian machine
             vectors = vectors.astype(np.float32)
         return Matrix(keys, row_identities, vectors)
 
+    def check(self, identity: str) -> None:
+        """StoreDamaged unless SQLite's ``integrity_check`` passes and the generation's vectors are finite and
+        match their CRC-32s (:mod:`ptah.adapters.stores.sqlite_damage`): one read of the whole file."""
+        with _guarded(self._path):
+            found = integrity_problems(self._connection)
+        if found:
+            raise damaged(self._path, f"SQLite's integrity check: {found}")
+        record = self.generation(identity)
+        if record is not None:
+            check_vectors(self._path, record.name, self._blocks(record))
+
+    def _blocks(self, record: GenerationRecord) -> Iterator[tuple[list[tuple], np.ndarray]]:
+        """The generation's ``(key, row identity, vector, CRC-32)`` rows by row identity, :data:`_READ_CHUNK` at
+        a time, each with its vectors as a read-only array; StoreDamaged for a vector of another size."""
+        size = record.dimension
+        row_bytes = size * VECTOR_DTYPE.itemsize
+        with _guarded(self._path):
+            cursor = self._connection.execute(
+                "SELECT key, row_identity, vector, vector_crc32 FROM vectors WHERE generation = ? "
+                "ORDER BY row_identity", (record.identity,),
+            )
+            while rows := cursor.fetchmany(_READ_CHUNK):
+                try:
+                    data = b"".join(row[2] for row in rows)
+                except TypeError:  # a TEXT value where a BLOB was written
+                    data = b""
+                if len(data) != len(rows) * row_bytes:
+                    raise damaged(self._path, f"a vector of generation {record.name} is not {size} float32 values")
+                yield rows, np.frombuffer(data, dtype=VECTOR_DTYPE).reshape(len(rows), size)
 
     def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
-        """The cached float32 vectors of those ``texts`` that have one under this generation."""
+        """The cached float32 vectors of those ``texts`` that have a usable one under this generation.
+
+        A cached vector that is not ``dimension`` finite values is left out, so
+        the caller embeds that query again (and the cache entry is replaced).
+        """
         wanted = list(dict.fromkeys(texts))
+        record = self.generation(identity)
+        dimension = record.dimension if record is not None else None
         found: dict[str, np.ndarray] = {}
         with _guarded(self._path):
             for chunk in _chunks(wanted, _IN_CHUNK):
                 marks = ", ".join("?" * len(chunk))
                 cursor = self._connection.execute(
-                    f"SELECT query, vector FROM query_cache WHERE generation = ? AND query IN ({marks})",
+                    f"SELECT query, vector, vector_crc32 FROM query_cache WHERE generation = ? AND query IN ({marks})",
                     (identity, *chunk),
                 )
-                for query, blob in cursor:
-                    found[query] = np.frombuffer(blob, dtype=VECTOR_DTYPE).astype(np.float32)
+                for query, blob, crc32 in cursor:
+                    vector = usable_query_vector(blob, dimension, crc32)
+                    if vector is not None:
+                        found[query] = vector
         return found
 
 
@@ -334,15 +313,17 @@ class SqliteStore:
             raise ValueError(f"{len(rows)} rows for vectors of shape {data_array.shape}")
         data = data_array.tobytes()
         row_bytes = data_array.shape[1] * VECTOR_DTYPE.itemsize
+        blobs = [data[i * row_bytes : (i + 1) * row_bytes] for i in range(len(rows))]
         values = [
-            (identity, row_identity, key, digest, data[i * row_bytes : (i + 1) * row_bytes])
-            for i, (row_identity, key, digest) in enumerate(rows)
+            (identity, row_identity, key, digest, blob, zlib.crc32(blob))
+            for (row_identity, key, digest), blob in zip(rows, blobs)
         ]
         with self._transaction() as connection:
             connection.executemany(
-                "INSERT INTO vectors (generation, row_identity, key, text_sha256, vector) VALUES (?, ?, ?, ?, ?) "
+                "INSERT INTO vectors (generation, row_identity, key, text_sha256, vector, vector_crc32) "
+                "VALUES (?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT(generation, row_identity) DO UPDATE SET key = excluded.key, "
-                "text_sha256 = excluded.text_sha256, vector = excluded.vector",
+                "text_sha256 = excluded.text_sha256, vector = excluded.vector, vector_crc32 = excluded.vector_crc32",
                 values,
             )
             connection.execute("UPDATE generations SET updated_at = ? WHERE identity = ?", (_now(), identity))
@@ -368,17 +349,15 @@ class SqliteStore:
 
     def cache_queries(self, identity: str, vectors: Mapping[str, np.ndarray]) -> None:
         """Store query vectors (text -> 1-D float32 vector) under a registered generation, in one transaction."""
-        values = [
-            (identity, text, np.ascontiguousarray(vector, dtype=VECTOR_DTYPE).reshape(-1).tobytes())
-            for text, vector in vectors.items()
-        ]
-        if not values:
+        blobs = {text: np.ascontiguousarray(v, dtype=VECTOR_DTYPE).reshape(-1).tobytes() for text, v in vectors.items()}
+        if not blobs:
             return
         with self._transaction() as connection:
             connection.executemany(
-                "INSERT INTO query_cache (generation, query, vector) VALUES (?, ?, ?) "
-                "ON CONFLICT(generation, query) DO UPDATE SET vector = excluded.vector",
-                values,
+                "INSERT INTO query_cache (generation, query, vector, vector_crc32) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(generation, query) DO UPDATE SET vector = excluded.vector, "
+                "vector_crc32 = excluded.vector_crc32",
+                [(identity, text, blob, zlib.crc32(blob)) for text, blob in blobs.items()],
             )
 
     # --- lexical indexes (ptah.adapters.lexical) --------------------------------
@@ -411,36 +390,6 @@ class SqliteStore:
         digest = identity.split(":", 1)[-1][:16]
         return self.path.with_name(f"{self.path.name}.build-{digest}.lock")
 
-    @contextmanager
-    def build_lock(self, identity: str, name: str) -> Iterator[None]:
-        """Hold the exclusive build lock of a generation, or refuse at once.
-
-        An ``fcntl.flock`` on ``<store>.build-<identity prefix>.lock``: the OS
-        drops it when the holder exits, however it exits, so a killed build
-        never leaves a stale lock. The holder writes its pid into the file
-        for the refusal message. The file itself is never removed (removing
-        a locked file would let a third build lock a different inode).
-        """
-        path = self.lock_path(identity)
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise StoreUnavailable(f"cannot open the build lock {path}: {exc.strerror}.") from exc
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
-                raise StoreUnavailable(
-                    f"another build of generation {name} is running (pid {holder}); "
-                    "wait for it to finish, then run the build again."
-                ) from None
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-            try:
-                yield
-            finally:
-                os.ftruncate(fd, 0)
-                fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
+    def build_lock(self, identity: str, name: str):
+        """Hold the exclusive build lock of a generation, or refuse at once (:func:`sqlite_lock.build_lock`)."""
+        return build_lock(self.lock_path(identity), name)

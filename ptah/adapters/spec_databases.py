@@ -1,0 +1,140 @@
+"""What ``source.database`` and ``store`` may name, checked when the specification is read.
+
+``source.database`` is ``sqlite:///FILE`` (relative to the specification's
+folder), ``sqlite:////ABSOLUTE/FILE``, or a ``postgresql://`` (``postgres://``)
+URL. ``store`` is one of those URLs, or a file path: relative to the
+specification's folder, ``~/…``, or absolute. A file path (a store, or what
+follows ``sqlite:///``) is refused, exit 2, when it
+
+* looks like a libpq ``key=value`` connection string (``host=db password=…
+  dbname=src``): taken as a path, it would become a file name with the
+  password in it. A store path may hold no ``=`` at all (ptah creates the
+  store, so choosing a name without one costs nothing); a source path may
+  hold one where it cannot start a pair (``exports/date=2024-01-01.db``);
+* has a ``user:password@`` part, or names a URL scheme ptah does not open;
+* holds a control character.
+
+A refused value is quoted as written in the specification -- ``${VAR}``
+unexpanded, so nothing from the environment is echoed -- with every password
+redacted (:func:`ptah.core.spec.redact_url`).
+
+The store may not be the source database (:func:`same_database`): ptah writes
+its own tables into the store, and promises only to read the source.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+from typing import Mapping
+from urllib.parse import parse_qsl, unquote
+
+from ptah.core.spec import redact_url, sqlite_database_path
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+SQLITE_PREFIX = "sqlite:///"
+DEFAULT_POSTGRES_PORT = "5432"
+
+_CONNINFO = re.compile(r"(?:^|\s)[A-Za-z_]+\s*=")  # a key=value pair starts the text or follows whitespace
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+SAME_DATABASE = (
+    "names the source database itself; ptah writes its own tables into the store and only ever reads the source, "
+    "so give the store a database of its own (the default file .ptah/ptah.db, or another PostgreSQL database)"
+)
+_URL_HINT = "write postgresql://USER@HOST:PORT/DBNAME, the password in PGPASSWORD, ~/.pgpass or ${VAR}"
+
+
+def is_postgres(value: str) -> bool:
+    return value.startswith(POSTGRES_SCHEMES)
+
+
+def database_problem(written: str, expanded: str) -> str | None:
+    """Why ``source.database`` (as ``written``, and after ``${VAR}`` expansion) is refused; None when it is not."""
+    shown = f'"{redact_url(written)}"'
+    if is_postgres(expanded):
+        return None
+    if expanded.startswith(SQLITE_PREFIX):
+        reason = _path_problem(expanded[len(SQLITE_PREFIX):], store=False)
+        return f"{shown} {reason}" if reason else None
+    if _CONNINFO.search(expanded):
+        return f"{shown} is a libpq key=value connection string, and ptah reads URLs: {_URL_HINT}"
+    if expanded.startswith("sqlite:"):
+        hint = "write sqlite:///FILE (three slashes, then a path relative to this file) or sqlite:////ABSOLUTE/PATH"
+    else:
+        hint = "write sqlite:///FILE (relative to this file) or postgresql://USER@HOST/DATABASE"
+    return f"{shown} is not a database URL ptah reads; {hint}"
+
+
+def store_problem(written: str, expanded: str) -> str | None:
+    """Why ``store`` (as ``written``, and after ``${VAR}`` expansion) is refused; None when it is not."""
+    shown = f'"{redact_url(written)}"'
+    if is_postgres(expanded):
+        return None
+    path = expanded[len(SQLITE_PREFIX):] if expanded.startswith(SQLITE_PREFIX) else expanded
+    if "://" in path or (expanded.startswith("sqlite:") and path is expanded):
+        return f"{shown} is not a store ptah opens; write a file path or postgresql://…"
+    reason = _path_problem(path, store=True)
+    return f"{shown} {reason}" if reason else None
+
+
+def store_location(expanded: str, root: str) -> str:
+    """Where a ``store`` value :func:`store_problem` accepts points: its URL, or its file's absolute path."""
+    if is_postgres(expanded):
+        return expanded
+    if expanded.startswith(SQLITE_PREFIX):
+        return sqlite_database_path(expanded, root)
+    return os.path.normpath(os.path.join(root, os.path.expanduser(expanded)))
+
+
+def _path_problem(path: str, *, store: bool) -> str | None:
+    if _CONTROL.search(path):
+        return "holds a control character, which ptah does not accept in a file name"
+    if _CONNINFO.search(path):
+        return f"is a libpq key=value connection string, not a file path; {_URL_HINT}"
+    if store and "=" in path:
+        return f"holds =, which a store path may not (a key=value connection string is no file name); {_URL_HINT}"
+    if redact_url(path) != path:
+        return f"has a user:password@ part, which a file path cannot have; {_URL_HINT}"
+    if "://" in path:
+        return "names a URL scheme ptah does not open; write sqlite:///FILE or postgresql://…"
+    return None
+
+
+def same_database(database: str, store: str, root: str, env: Mapping[str, str] = os.environ) -> bool:
+    """Whether the store (a resolved file path or a URL) is the source ``database``.
+
+    SQLite: the same file (one inode, else one resolved path -- symbolic links
+    followed). PostgreSQL: the same host, port and database name, as libpq
+    would fill them in from the URL, its query and the ``PG*`` environment.
+    Two spellings of one server (``localhost`` and ``127.0.0.1``) are not
+    recognised as one.
+    """
+    if is_postgres(database) or is_postgres(store):
+        return is_postgres(database) and is_postgres(store) and _target(database, env) == _target(store, env)
+    source = sqlite_database_path(database, root)
+    if source is None:
+        return False
+    try:
+        return os.path.samefile(source, store)
+    except OSError:  # one of them does not exist (yet)
+        return os.path.realpath(source) == os.path.realpath(store)
+
+
+def _target(url: str, env: Mapping[str, str]) -> tuple[str, str, str]:
+    """(host, port, database) a ``postgresql://`` URL connects to."""
+    location, _, query = url.partition("://")[2].partition("?")
+    netloc, _, path = location.partition("/")
+    userinfo, _, hostspec = netloc.rpartition("@")
+    params = dict(parse_qsl(query, keep_blank_values=True))
+    hosts, ports = [], []
+    for part in filter(None, hostspec.split(",")):
+        host, _, port = part.rpartition(":") if not part.endswith("]") and ":" in part else (part, "", "")
+        hosts.append(unquote(host).strip("[]").lower())
+        ports.append(port)
+    host = params.get("host") or ",".join(hosts) or env.get("PGHOST", "")
+    default_port = env.get("PGPORT", DEFAULT_POSTGRES_PORT)
+    port = params.get("port") or ",".join(p or default_port for p in ports) or default_port
+    user = params.get("user") or unquote(userinfo.partition(":")[0]) or env.get("PGUSER") or getpass.getuser()
+    name = params.get("dbname") or unquote(path) or env.get("PGDATABASE") or user
+    return host, port, name
