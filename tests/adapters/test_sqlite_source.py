@@ -116,14 +116,14 @@ def test_composite_keys_with_separators_and_digits_inside_values_stay_distinct(t
             ("a:b", "c", "colon in tenant"),
             ("a", "b:c", "colon in id"),
             ("a" + US + "b", "c", "separator in tenant"),
-            ("a", "b" + US + "c", "separator in id"),
+            ("a", "b" + US + "d", "separator in id"),  # with tenant a␟b and id c it would read alike: refused
         ],
         insert="INSERT INTO items VALUES (?, ?, ?)",
     )
     with source(tmp_path, table="items", keys=("tenant", "id"), text="{body}") as rows:
         found = list(rows.rows("{body}"))
         assert [(r.key, r.identity, r.text) for r in found] == [
-            ("a" + US + "b" + US + "c", "1:a3:b\x1fc", "separator in id"),
+            ("a" + US + "b" + US + "d", "1:a3:b\x1fd", "separator in id"),
             ("a" + US + "b:c", "1:a3:b:c", "colon in id"),
             ("a" + US + "b" + US + "c", "3:a\x1fb1:c", "separator in tenant"),
             ("a:b" + US + "c", "3:a:b1:c", "colon in tenant"),

