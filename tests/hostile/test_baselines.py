@@ -313,3 +313,15 @@ def test_lone_surrogates_are_found_exactly_where_json_makes_them(pieces):
     except UnicodeEncodeError:
         lone = True
     assert (lone_surrogate_escape(text) is not None) == lone
+
+
+def test_a_huge_baseline_is_refused_by_its_size_before_it_is_parsed(project, capsys, tmp_path):
+    from ptah.services.evaluate import MAX_BASELINE_BYTES
+
+    path = tmp_path / "huge.json"
+    with open(path, "w") as handle:  # a sparse file: an array of a billion elements would take as many bytes
+        handle.write('{"format": "ptah-report@1", "runs": [' + "0," * 8)
+        handle.truncate(MAX_BASELINE_BYTES + 1)
+    code, _, err = gate(project, path, capsys)
+    assert (code, err.strip()) == (2, f"{path}: the file is {MAX_BASELINE_BYTES + 1:,} bytes, more than the baseline report limit "
+                                      f"of {MAX_BASELINE_BYTES:,}")
