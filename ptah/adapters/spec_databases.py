@@ -55,7 +55,7 @@ def database_problem(written: str, expanded: str) -> str | None:
     if is_postgres(expanded):
         return None
     if expanded.startswith(SQLITE_PREFIX):
-        reason = _path_problem(expanded[len(SQLITE_PREFIX):], store=False)
+        reason = _path_problem(expanded.removeprefix(SQLITE_PREFIX), store=False)
         return f"{shown} {reason}" if reason else None
     if _CONNINFO.search(expanded):
         return f"{shown} is a libpq key=value connection string, and ptah reads URLs: {_URL_HINT}"
@@ -71,8 +71,8 @@ def store_problem(written: str, expanded: str) -> str | None:
     shown = f'"{redact_url(written)}"'
     if is_postgres(expanded):
         return None
-    path = expanded[len(SQLITE_PREFIX):] if expanded.startswith(SQLITE_PREFIX) else expanded
-    if "://" in path or (expanded.startswith("sqlite:") and path is expanded):
+    path = expanded.removeprefix(SQLITE_PREFIX)
+    if "://" in path or path.startswith("sqlite:"):  # another scheme, or sqlite://x.db misspelt: not a file name
         return f"{shown} is not a store ptah opens; write a file path or postgresql://…"
     reason = _path_problem(path, store=True)
     return f"{shown} {reason}" if reason else None

@@ -15,6 +15,8 @@ import json
 import sqlite3
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ptah.adapters.sources.filter_sql import POSTGRES, SQLITE, filter_problem
 from ptah.core.errors import EXIT_INPUT, EXIT_OK, SpecError
@@ -292,3 +294,12 @@ def test_the_postgres_reader_sends_the_filter_as_one_statement_even_past_the_che
 ])
 def test_the_lexical_check_reads_quotes_as_the_database_does(text, dialect, accepted):
     assert (filter_problem(text, dialect) is None) == accepted
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="a1 ()'\"`[];-/*$\\E\n", max_size=24))
+def test_what_the_check_accepts_sqlite_reads_as_ending_outside_quotes_and_comments(text):
+    """SQLite's own lexer (``complete_statement``) agrees: an accepted filter leaves no quote or comment open."""
+    if filter_problem(text, SQLITE) is None:
+        assert sqlite3.complete_statement(f"SELECT 1 WHERE ({text});")
+        assert not sqlite3.complete_statement(f"SELECT 1 WHERE ({text})")
