@@ -29,6 +29,15 @@ tie straddles the cutoff (a row outside the top k has the cutoff score, so the
 top k's membership was decided by key order alone) and which expected keys
 share their score with another row while scoring at or above the cutoff (their
 rank, and perhaps their membership, was decided by key order).
+
+Many queries in one pass
+------------------------
+:func:`rank_many` gives, for each query of a score matrix, what
+:func:`top_k_many`, :func:`find_ties` and :func:`rank_of` give on its row --
+exactly the same values -- from one batched partition and two passes over the
+row: the rows above the cutoff and the rows at it decide the top k, the tie
+counts and which expected keys are tied; only an asked key outside the top k
+costs two more passes (its rank by counting).
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from dataclasses import dataclass
-from typing import AbstractSet, Sequence
+from typing import AbstractSet, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -104,10 +113,7 @@ def rank_of(scores: np.ndarray, keys: Sequence[str], key: str) -> int:
         index = keys.index(key)
     except ValueError:
         raise KeyError(key) from None
-    score = scores[index]
-    above = int(np.count_nonzero(scores > score))
-    tied_before = sum(1 for j in np.flatnonzero(scores == score).tolist() if keys[j] < key)
-    return 1 + above + tied_before
+    return _rank_at(scores, keys, index)
 
 
 @dataclass(frozen=True)
@@ -169,6 +175,106 @@ def find_ties(scores: np.ndarray, keys: Sequence[str], k: int, expected: Abstrac
     return Ties(cutoff_score=float(cutoff), tied_outside=tied_outside, expected_tied=tuple(sorted(tied)))
 
 
+@dataclass(frozen=True)
+class QueryRanking:
+    """One query ranked by :func:`rank_many`.
+
+    ``ranked`` is its top k (as :func:`top_k`), ``ties`` its :class:`Ties` at
+    depth k (as :func:`find_ties`; None when no expected keys were given) and
+    ``ranks`` the 1-based rank of each asked key that is a row (as
+    :func:`rank_of`).
+    """
+
+    ranked: Ranked
+    ties: Ties | None
+    ranks: dict[str, int]
+
+
+def key_columns(keys: Sequence[str]) -> dict[str, int]:
+    """Each key's column in ``keys`` (the first, as ``list.index`` finds it)."""
+    columns: dict[str, int] = {}
+    for column, key in enumerate(keys):
+        columns.setdefault(key, column)
+    return columns
+
+
+def rank_many(
+    score_matrix: np.ndarray,
+    keys: Sequence[str],
+    ks: Sequence[int],
+    expected: Sequence[AbstractSet[str]] | None = None,
+    asked: Sequence[Iterable[str]] | None = None,
+    columns: Mapping[str, int] | None = None,
+) -> list[QueryRanking]:
+    """Rank q queries at once: query i's top ``ks[i]``, its ties and the ranks of the keys it asks about.
+
+    ``score_matrix`` (q, n) holds query i's score of each row named by
+    ``keys``. ``expected[i]`` are the keys whose ties query i reports (see
+    :func:`find_ties`); ``asked[i]`` the keys whose full rank it needs (a key
+    that is not a row gets none). ``columns`` is :func:`key_columns` of
+    ``keys``, given when the same keys are ranked block after block. Every
+    value equals what :func:`top_k_many`, :func:`find_ties` and
+    :func:`rank_of` return for the same row.
+    """
+    matrix = np.asarray(score_matrix)
+    if matrix.ndim != 2:
+        raise ValueError(f"score_matrix must be 2-D (queries, rows), got shape {matrix.shape}")
+    q, n = matrix.shape
+    for name, values in (("depths", ks), ("expected key sets", expected), ("asked key lists", asked)):
+        if values is not None and len(values) != q:
+            raise ValueError(f"got {len(values)} {name} for {q} queries; give one per query")
+    for k in ks:
+        _check_depth(k)
+    if len(keys) != n:
+        raise ValueError(f"got {len(keys)} keys for {n} score columns; give one key per row")
+    _check_not_nan(matrix)
+    if n == 0:
+        none = Ties(cutoff_score=None, tied_outside=0, expected_tied=())
+        return [QueryRanking([], none if expected is not None else None, {}) for _ in range(q)]
+    if columns is None and (expected is not None or asked is not None):
+        columns = key_columns(keys)
+    depths = [min(k, n) for k in ks]
+    partitioned = np.partition(matrix, sorted({n - depth for depth in depths}), axis=1) if q else matrix
+    result = []
+    for i, depth in enumerate(depths):
+        row, cutoff = matrix[i], partitioned[i, n - depth]
+        above, at_cutoff = np.flatnonzero(row > cutoff), np.flatnonzero(row == cutoff)
+        ranked = _ordered(row, keys, cutoff, depth, above, at_cutoff)
+        ties = None if expected is None else _ties(row, columns, cutoff, depth, above, at_cutoff, expected[i])
+        ranks: dict[str, int] = {}
+        if asked is not None:
+            places = {key: place for place, (key, _) in enumerate(ranked, start=1)}
+            for key in asked[i]:
+                if key in columns:
+                    ranks[key] = places.get(key) or _rank_at(row, keys, columns[key])
+        result.append(QueryRanking(ranked, ties, ranks))
+    return result
+
+
+def _ties(row: np.ndarray, columns: Mapping[str, int], cutoff: np.generic, depth: int, above: np.ndarray,
+          at_cutoff: np.ndarray, expected: AbstractSet[str]) -> Ties:
+    """:func:`find_ties` of ``row``, given its cutoff and the rows above and at it."""
+    tied = []
+    for key in expected:
+        column = columns.get(key)
+        if column is None or row[column] < cutoff:
+            continue
+        score = row[column]
+        group = len(at_cutoff) if score == cutoff else int(np.count_nonzero(row[above] == score))
+        if group > 1:
+            tied.append(key)
+    tied_outside = len(at_cutoff) - (depth - len(above))
+    return Ties(cutoff_score=float(cutoff), tied_outside=tied_outside, expected_tied=tuple(sorted(tied)))
+
+
+def _rank_at(scores: np.ndarray, keys: Sequence[str], index: int) -> int:
+    """The 1-based rank of row ``index``: 1 + the rows with a greater score, or an equal one and a smaller key."""
+    score, key = scores[index], keys[index]
+    above = int(np.count_nonzero(scores > score))
+    tied_before = sum(1 for j in np.flatnonzero(scores == score).tolist() if keys[j] < key)
+    return 1 + above + tied_before
+
+
 def _cutoff(scores: np.ndarray, depth: int) -> np.generic:
     """The score at rank ``depth`` (the depth-th largest), by partial selection."""
     n = len(scores)
@@ -177,10 +283,14 @@ def _cutoff(scores: np.ndarray, depth: int) -> np.generic:
 
 def _select(scores: np.ndarray, keys: Sequence[str], cutoff: np.generic, depth: int) -> Ranked:
     """The top ``depth`` rows, given that ``cutoff`` is the score at rank ``depth``."""
-    above = np.flatnonzero(scores > cutoff).tolist()
-    ranked = sorted(((keys[i], float(scores[i])) for i in above), key=_order)
-    at_cutoff = np.flatnonzero(scores == cutoff).tolist()
-    chosen = heapq.nsmallest(depth - len(above), (keys[i] for i in at_cutoff))
+    return _ordered(scores, keys, cutoff, depth, np.flatnonzero(scores > cutoff), np.flatnonzero(scores == cutoff))
+
+
+def _ordered(scores: np.ndarray, keys: Sequence[str], cutoff: np.generic, depth: int, above: np.ndarray,
+             at_cutoff: np.ndarray) -> Ranked:
+    """The top ``depth`` rows from the rows ``above`` the cutoff score and those ``at_cutoff``."""
+    ranked = sorted(((keys[i], float(scores[i])) for i in above.tolist()), key=_order)
+    chosen = heapq.nsmallest(depth - len(above), (keys[i] for i in at_cutoff.tolist()))
     ranked.extend((key, float(cutoff)) for key in chosen)
     return ranked
 
