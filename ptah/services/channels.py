@@ -39,12 +39,13 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ptah.adapters import lexical
-from ptah.core.corpus import Corpus
+from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import CapabilityUnavailable, InputError, UnknownGeneration
 from ptah.core.fusion import DEFAULT_RRF_DEPTH, DEFAULT_RRF_K, check_fusion, rrf_scores
 from ptah.core.metrics import evaluate_case
-from ptah.core.ranking import find_ties, rank_of, top_k, top_k_many
+from ptah.core.ranking import key_columns, rank_many, top_k
 from ptah.core.report import CaseOutcome, run_dict
+from ptah.core.scoring import query_blocks
 from ptah.core.spec import GenerationSettings, Spec
 from ptah.services.build import text_digest
 from ptah.services.project import Project
@@ -119,12 +120,15 @@ def measure_runs(
     """Measure every planned run; each generation's vector side and each template's lexical side once.
 
     ``measure_vector(generation)`` measures a vector run and returns an object
-    with ``run``, ``timings``, ``keys`` and ``scores`` (the full score matrix,
-    queries x rows). ``check_keys(project, corpus, keys)`` raises when the
-    corpus names a key outside ``keys``.
+    with ``run``, ``timings``, ``keys`` and ``blocks`` (which yields the cases'
+    scores a block of cases at a time: ``(start, stop, scores)``, see
+    :mod:`ptah.core.scoring`). ``check_keys(project, corpus, keys)`` raises
+    when the corpus names a key outside ``keys``. No run holds every case's
+    scores at once: memory does not grow with cases x rows.
     """
     vectors: dict[str, object] = {}
-    lexicals: dict[str, tuple[dict, np.ndarray]] = {}
+    lexicals: dict[str, tuple[dict, lexical.LexicalIndex]] = {}
+    lexical_outcomes: dict[str, list[CaseOutcome]] = {}
     spent: dict[str, float] = {}  # each side's cost, charged to the first run that needed it
 
     def charge(timings: dict) -> None:
@@ -141,19 +145,32 @@ def measure_runs(
         settings = project.spec.generation(name)
         template = settings.template(project.spec.source)
         if template not in lexicals:
-            info, scores, timings = _lexical_scores(project, corpus, settings, check_keys)
-            lexicals[template] = (info, scores)
+            info, index, timings = _lexical_index(project, corpus, settings, check_keys)
+            lexicals[template] = (info, index)
             charge(timings)
-        return lexicals[template]
+        return template, *lexicals[template]
+
+    def lexical_run(plan: RunPlan) -> dict:
+        template, info, index = lexical_side(plan.generation)
+        if template not in lexical_outcomes:
+            clock = time.perf_counter()
+            queries = [case.query for case in corpus.cases]
+            columns = key_columns(info["keys"])
+            lexical_outcomes[template] = [
+                outcome for start, stop in query_blocks(len(queries), len(info["keys"]))
+                for outcome in outcomes(corpus.cases[start:stop], info["keys"], columns, index.scores(queries[start:stop]))
+            ]
+            charge({"lexical_search": time.perf_counter() - clock})
+        return _lexical_run(plan, info, lexical_outcomes[template])
 
     measured = []
     for plan in plans:
         if plan.channel == VECTOR:
             run = vector_side(plan.generation).run
         elif plan.channel == LEXICAL:
-            run = _lexical_run(plan, corpus, *lexical_side(plan.generation))
+            run = lexical_run(plan)
         else:
-            sides = vector_side(plan.generation), lexical_side(plan.generation)
+            sides = vector_side(plan.generation), lexical_side(plan.generation)[1:]
             clock = time.perf_counter()
             run = _hybrid_run(plan, corpus, *sides, fusion)
             charge({"fusion": time.perf_counter() - clock})
@@ -162,10 +179,10 @@ def measure_runs(
     return measured
 
 
-def _lexical_scores(
+def _lexical_index(
     project: Project, corpus: Corpus, settings: GenerationSettings, check_keys
-) -> tuple[dict, np.ndarray, dict]:
-    """The lexical index of the generation's text (loaded or built), its description and every case's scores."""
+) -> tuple[dict, lexical.LexicalIndex, dict]:
+    """The lexical index of the generation's text (loaded or built) and its description."""
     clock = time.perf_counter()
     template = settings.template(project.spec.source)
     rows = sorted(project.source.rows(template), key=lambda row: row.identity)
@@ -186,9 +203,6 @@ def _lexical_scores(
         store.save_lexical_index(fingerprint, key, template_sha256, len(rows), index.vocabulary, index.to_bytes())
     timings = {"lexical_index": time.perf_counter() - clock}
     check_keys(project, corpus, set(index.keys))
-    clock = time.perf_counter()
-    scores = index.scores([case.query for case in corpus.cases])
-    timings["lexical_search"] = time.perf_counter() - clock
     identity = "sha256:" + hashlib.sha256(
         json.dumps({"fingerprint": fingerprint, "settings": values}, sort_keys=True, separators=(",", ":")).encode()
     ).hexdigest()
@@ -204,26 +218,38 @@ def _lexical_scores(
         "index": {"fingerprint": fingerprint, "reused": reused},
         "keys": index.keys,
     }
-    return info, scores, timings
+    return info, index, timings
 
 
-def _lexical_run(plan: RunPlan, corpus: Corpus, info: dict, scores: np.ndarray) -> dict:
-    keys = info["keys"]
+def _lexical_run(plan: RunPlan, info: dict, measured: list[CaseOutcome]) -> dict:
     generation = {"name": plan.name, **{n: v for n, v in info.items() if n != "keys"}, "text_of": plan.generation}
     search = {"channel": LEXICAL, "mode": "exact", "similarity": "bm25"}
-    return run_dict(generation, search, outcomes(corpus, keys, scores), searched=len(keys))
+    return run_dict(generation, search, measured, searched=len(info["keys"]))
 
 
-def _hybrid_run(plan: RunPlan, corpus: Corpus, vector, lexical_side: tuple[dict, np.ndarray], fusion: Fusion) -> dict:
-    """The RRF of the lexical and vector channels' top ``fusion.depth`` rows, measured (see ptah.core.fusion)."""
-    info, lexical_matrix = lexical_side
+def _hybrid_run(plan: RunPlan, corpus: Corpus, vector, lexical_side: tuple[dict, lexical.LexicalIndex],
+                fusion: Fusion) -> dict:
+    """The RRF of the lexical and vector channels' top ``fusion.depth`` rows, measured (see ptah.core.fusion).
+
+    The vector side's scores come block by block as its own run computed
+    them; within a block the fused scores (float64) are made and measured for
+    a few cases at a time, so neither grows with cases x rows.
+    """
+    info, index = lexical_side
     keys = list(dict.fromkeys([*vector.keys, *info["keys"]]))  # the vector side's rows, then any it lacks
-    position = {key: i for i, key in enumerate(keys)}
-    fused = np.empty((len(corpus.cases), len(keys)), dtype=np.float64)
-    for i in range(len(corpus.cases)):
-        lexical_ranking = [position[key] for key, score in top_k(lexical_matrix[i], info["keys"], fusion.depth) if score > 0]
-        vector_ranking = [position[key] for key, _ in top_k(vector.scores[i], vector.keys, fusion.depth)]
-        fused[i] = rrf_scores([lexical_ranking, vector_ranking], len(keys), fusion.k)
+    position = key_columns(keys)
+    queries = [case.query for case in corpus.cases]
+    measured: list[CaseOutcome] = []
+    for start, stop, vector_scores in vector.blocks():
+        for first, last in query_blocks(stop - start, 2 * len(keys)):  # a float64 score takes the room of two
+            lexical_scores = index.scores(queries[start + first:start + last])
+            fused = np.empty((last - first, len(keys)), dtype=np.float64)
+            for i in range(last - first):
+                lexical_ranking = [position[key] for key, score in top_k(lexical_scores[i], info["keys"], fusion.depth)
+                                   if score > 0]
+                vector_ranking = [position[key] for key, _ in top_k(vector_scores[first + i], vector.keys, fusion.depth)]
+                fused[i] = rrf_scores([lexical_ranking, vector_ranking], len(keys), fusion.k)
+            measured.extend(outcomes(corpus.cases[start + first:start + last], keys, position, fused))
     side = vector.run["generation"]
     parts = {"vector": side["identity"], "lexical": info["identity"], "rrf_k": fusion.k, "depth": fusion.depth}
     identity = "sha256:" + hashlib.sha256(json.dumps(parts, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
@@ -247,11 +273,11 @@ def _hybrid_run(plan: RunPlan, corpus: Corpus, vector, lexical_side: tuple[dict,
         "similarity": "rrf",
         "fusion": {"method": "reciprocal rank fusion", "k": fusion.k, "depth": fusion.depth, "channels": channels},
     }
-    return run_dict(generation, search, outcomes(corpus, keys, fused), searched=len(keys))
+    return run_dict(generation, search, measured, searched=len(keys))
 
 
-def outcomes(corpus: Corpus, keys: list[str], scores: np.ndarray) -> list[CaseOutcome]:
-    """Every case measured on its row of ``scores`` (queries x rows, one column per key).
+def outcomes(cases: Sequence[Case], keys: list[str], columns: dict[str, int], scores: np.ndarray) -> list[CaseOutcome]:
+    """Each case measured on its row of ``scores`` (cases x rows, one column per key; ``columns`` by key).
 
     For the lexical and hybrid channels a score of 0 means the row did not
     match at all (no query term, or in neither fused channel's top rows):
@@ -259,17 +285,14 @@ def outcomes(corpus: Corpus, keys: list[str], scores: np.ndarray) -> list[CaseOu
     matched -- possibly fewer than k -- and a missed key that was not matched
     has no rank, rather than one that key order alone would give it.
     """
-    rankings = top_k_many(scores, keys, [case.k for case in corpus.cases])
-    present = set(keys)
+    rankings = rank_many(scores, keys, [case.k for case in cases], expected=[case.expected_keys() for case in cases],
+                         asked=[case.required for case in cases], columns=columns)
     result = []
-    for row, case, ranked in zip(scores, corpus.cases, rankings):
-        def full_rank(key: str, row=row) -> int | None:
-            if key not in present:
-                return None
-            return rank_of(row, keys, key) if row[keys.index(key)] > 0 else None
+    for row, case, ranking in zip(scores, cases, rankings):
+        def full_rank(key: str, row=row, ranks=ranking.ranks) -> int | None:
+            return ranks[key] if key in ranks and row[columns[key]] > 0 else None
 
-        matched = [(key, score) for key, score in ranked if score > 0]
+        matched = [(key, score) for key, score in ranking.ranked if score > 0]
         metrics = evaluate_case(case, matched, full_rank)
-        ties = find_ties(row, keys, case.k, case.expected_keys())
-        result.append(CaseOutcome(case, tuple(matched), metrics, ties, matched=int(np.count_nonzero(row > 0))))
+        result.append(CaseOutcome(case, tuple(matched), metrics, ranking.ties, matched=int(np.count_nonzero(row > 0))))
     return result

@@ -13,7 +13,8 @@ For each generation asked for (the spec's active one by default):
    (exit 2) saying which;
 4. embed the queries -- from the store's query cache when all are there, so a
    warm evaluate neither loads the model nor imports torch;
-5. score every query against every row in one matrix product (cosine, exact),
+5. score the queries against every row (cosine, exact), a block of queries at
+   a time so memory does not grow with cases x rows (:mod:`ptah.core.scoring`),
    keep each case's top k (score descending, ties by key ascending), and
    measure it.
 
@@ -30,7 +31,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -42,8 +45,9 @@ from ptah.core.comparison import StatisticsSettings, against_baseline, compare_r
 from ptah.core.corpus import Corpus
 from ptah.core.errors import InputError, ReportError, StaleGeneration, UnknownKey
 from ptah.core.metrics import evaluate_case
-from ptah.core.ranking import find_ties, rank_of, top_k_many
+from ptah.core.ranking import key_columns, rank_many
 from ptah.core.report import CaseOutcome, report_dict, run_dict
+from ptah.core.scoring import score_blocks
 from ptah.core.spec import GenerationSettings
 from ptah.services.channels import LEXICAL, Fusion, measure_runs, plan_runs
 from ptah.services.index_search import EXACT, SearchOptions, check_search, hold_index
@@ -61,8 +65,8 @@ class Measured:
 
     run: dict
     timings: dict
-    keys: list[str] | None = None  # the rows scored, and every case's scores (queries x rows), for fusion
-    scores: np.ndarray | None = None
+    keys: list[str] | None = None  # the rows scored, and their scores block after block, for fusion
+    blocks: Callable[[], Iterator[tuple[int, int, np.ndarray]]] | None = None
 
 
 def load_baseline(path: str | os.PathLike) -> dict:
@@ -173,19 +177,18 @@ def _measure(project: Project, corpus: Corpus, generation: Generation, allow_sta
     timings["embed_queries"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    scores = queries @ vectors.T
-    depths = [case.k for case in corpus.cases]
-    rankings = top_k_many(scores, keys, depths)
-    outcomes = []
-    present = set(keys)
-    for row, case, ranked in zip(scores, corpus.cases, rankings):
-        def full_rank(key: str, row=row) -> int | None:
-            return rank_of(row, keys, key) if key in present else None
-
-        metrics = evaluate_case(case, ranked, full_rank)
-        ties = find_ties(row, keys, case.k, case.expected_keys())
-        outcomes.append(CaseOutcome(case, tuple(ranked), metrics, ties))
-    timings["search"] = time.perf_counter() - clock
+    columns = key_columns(keys)
+    outcomes: list[CaseOutcome] = []
+    try:
+        for start, stop, scores in score_blocks(queries, vectors):
+            cases = corpus.cases[start:stop]
+            outcomes.extend(_vector_outcomes(cases, keys, columns, scores))
+            if index_search is not None:  # the index's rankings of the same cases, held against these scores
+                index_search.search_block(cases, queries[start:stop], scores, columns)
+    finally:
+        if index_search is not None:
+            index_search.close()
+    timings["search"] = time.perf_counter() - clock - (index_search.seconds if index_search is not None else 0.0)
 
     info = {
         "name": generation.name,
@@ -200,10 +203,20 @@ def _measure(project: Project, corpus: Corpus, generation: Generation, allow_sta
         "queries_from_cache": cached,
     }
     search = {"channel": "vector", "mode": "exact", "similarity": "cosine"}
+    blocks = partial(score_blocks, queries, vectors)
     if index_search is not None:  # the index's rankings, measured (and with --search both, compared with exact)
-        run = index_search.run(info, corpus, queries, scores, keys, outcomes, timings)
-        return Measured(run, timings, keys, scores)
-    return Measured(run_dict(info, search, outcomes, searched=len(keys)), timings, keys, scores)
+        return Measured(index_search.run(info, outcomes, timings), timings, keys, blocks)
+    return Measured(run_dict(info, search, outcomes, searched=len(keys)), timings, keys, blocks)
+
+
+def _vector_outcomes(cases, keys: list[str], columns: dict[str, int], scores: np.ndarray) -> list[CaseOutcome]:
+    """Each case measured on its row of ``scores`` (cases x rows): its top k, ties, and where missed keys ranked."""
+    rankings = rank_many(scores, keys, [case.k for case in cases], expected=[case.expected_keys() for case in cases],
+                         asked=[case.required for case in cases], columns=columns)
+    return [
+        CaseOutcome(case, tuple(ranking.ranked), evaluate_case(case, ranking.ranked, ranking.ranks.get), ranking.ties)
+        for case, ranking in zip(cases, rankings)
+    ]
 
 
 def _never_built(generation: Generation) -> str:

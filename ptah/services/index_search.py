@@ -38,11 +38,12 @@ from __future__ import annotations
 
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
 
 import numpy as np
 
-from ptah.core.corpus import Corpus
+from ptah.core.corpus import Case
 from ptah.core.errors import CapabilityUnavailable, InputError, UnknownGeneration
 from ptah.core.metrics import evaluate_case, mean_of
 from ptah.core.ranking import find_ties, top_k
@@ -182,37 +183,53 @@ def hold_index(project, store, snapshot, generation, options: SearchOptions) -> 
 
 @dataclass
 class IndexSearch:
-    """An index search pinned to the snapshot the exact search read. :meth:`run` closes it."""
+    """An index search pinned to the snapshot the exact search read.
+
+    The exact search hands it each block of cases it scored
+    (:meth:`search_block`), so the index's rankings are held against exact
+    scores without keeping every case's scores; :meth:`close` ends the pinned
+    transaction and :meth:`run` makes the report run.
+    """
 
     identity: str
     index: dict
     options: SearchOptions
     snapshot: object
     stack: ExitStack
+    outcomes: list[CaseOutcome] = field(default_factory=list)
+    exact_scores: list[dict[str, float]] = field(default_factory=list)  # per case: the exact score of its index top k
+    seconds: float = 0.0
 
     def close(self) -> None:
         self.stack.close()
 
     __del__ = close  # an evaluation that failed before run() still ends the pinned transaction
 
-    def run(self, info: dict, corpus: Corpus, queries: np.ndarray, scores: np.ndarray, keys: list[str],
-            exact: list[CaseOutcome], timings: dict) -> dict:
-        """The report run of the index search (``both``: with the exact comparison); records its time."""
+    def search_block(self, cases: Sequence[Case], queries: np.ndarray, scores: np.ndarray,
+                     columns: Mapping[str, int]) -> None:
+        """Search the index for these cases; ``scores`` are their exact scores (cases x rows, columns by key)."""
         clock = time.perf_counter()
         ef_search = self.options.effective_ef_search
-        try:
-            found = self.snapshot.nearest(
-                self.identity, queries, [max(case.k, ef_search) for case in corpus.cases], ef_search
-            )
-        finally:
-            self.close()
-        outcomes = [_outcome(case, candidates) for case, candidates in zip(corpus.cases, found)]
-        timings["index_search"] = time.perf_counter() - clock
+        found = self.snapshot.nearest(self.identity, queries, [max(case.k, ef_search) for case in cases], ef_search)
+        for case, candidates, row in zip(cases, found, scores):
+            outcome = _outcome(case, candidates)
+            self.outcomes.append(outcome)
+            if self.options.mode == "both":
+                self.exact_scores.append(
+                    {key: float(row[columns[key]]) for key, _ in outcome.ranked if key in columns}
+                )
+        self.seconds += time.perf_counter() - clock
+
+    def run(self, info: dict, exact: list[CaseOutcome], timings: dict) -> dict:
+        """The report run of the index search (``both``: with the exact comparison); records its time."""
+        self.close()
+        timings["index_search"] = self.seconds
+        ef_search = self.options.effective_ef_search
         search = {"channel": "vector", "mode": self.options.mode, "similarity": "cosine",
                   "index": dict(self.index), "ef_search": ef_search}
-        run = run_dict(info, search, outcomes, searched=ef_search)
+        run = run_dict(info, search, self.outcomes, searched=ef_search)
         if self.options.mode == "both":
-            _compare_with_exact(run, outcomes, exact, scores, keys)
+            _compare_with_exact(run, self.outcomes, exact, self.exact_scores)
         return run
 
 
@@ -239,15 +256,16 @@ def ann_recall(index_top: list[str], exact_top: list[tuple[str, float]], exact_s
     return min(hits, len(exact_top)) / len(exact_top)
 
 
-def _compare_with_exact(run: dict, outcomes: list[CaseOutcome], exact: list[CaseOutcome], scores: np.ndarray,
-                        keys: list[str]) -> None:
-    """Add each case's ``ann`` (recall, exact measures, deltas, missed keys) and the means' ``aggregates.ann``."""
-    column = {key: i for i, key in enumerate(keys)}
+def _compare_with_exact(run: dict, outcomes: list[CaseOutcome], exact: list[CaseOutcome],
+                        exact_scores: list[dict[str, float]]) -> None:
+    """Add each case's ``ann`` (recall, exact measures, deltas, missed keys) and the means' ``aggregates.ann``.
+
+    ``exact_scores[i]`` holds case i's exact score of each key of its index top k that is a row.
+    """
     recalls: list[float | None] = []
-    for case_dict, index_outcome, exact_outcome, row in zip(run["cases"], outcomes, exact, scores):
+    for case_dict, index_outcome, exact_outcome, exact_score in zip(run["cases"], outcomes, exact, exact_scores):
         exact_top = list(exact_outcome.ranked[: exact_outcome.case.k])
         index_top = [key for key, _ in index_outcome.ranked]
-        exact_score = {key: float(row[column[key]]) for key in index_top if key in column}
         recall = ann_recall(index_top, exact_top, exact_score)
         recalls.append(recall)
         measures = {name: exact_outcome.measure(name) for name in MEASURES}

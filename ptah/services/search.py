@@ -2,11 +2,13 @@
 
 The generation's vectors are read once per process into one contiguous
 float32 matrix of unit-length rows (:meth:`Project.matrix`). A call embeds all
-its queries at once (unit length, as the rows), scores every query against
-every row in one matrix product (so a score is the cosine similarity, in
-float32), and keeps each query's top k by partial selection
-(:func:`ptah.core.ranking.top_k_many`): score descending, ties by key
-ascending. A query vector of length zero scores 0 against every row.
+its queries at once (unit length, as the rows), scores them against every row
+by matrix products in blocks of queries (:mod:`ptah.core.scoring`: so a score
+is the cosine similarity, in float32, the same bits whatever the blocks, and
+memory does not grow with queries x rows), and keeps each query's top k by
+partial selection (:func:`ptah.core.ranking.top_k_many`): score descending,
+ties by key ascending. A query vector of length zero scores 0 against every
+row.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 
 from ptah.core.errors import InputError, ModelUnavailable
 from ptah.core.ranking import Ranked, top_k_many
+from ptah.core.scoring import score_blocks
 from ptah.services.project import Generation, Project, normalize_rows
 
 
@@ -54,6 +57,6 @@ def embed_queries(embedder, generation: Generation, queries: list[str], dimensio
 
 
 def rank(query_vectors: np.ndarray, vectors: np.ndarray, keys: list[str], k: int) -> list[Ranked]:
-    """Score unit-length queries against unit-length rows in one product; top k of each by partial selection."""
-    scores = query_vectors @ vectors.T
-    return top_k_many(scores, keys, [k] * len(query_vectors))
+    """Score unit-length queries against unit-length rows, a block of queries at a time; top k of each."""
+    return [ranked for start, stop, scores in score_blocks(query_vectors, vectors)
+            for ranked in top_k_many(scores, keys, [k] * (stop - start))]
