@@ -155,11 +155,12 @@ def build_index(keys: Sequence[str], texts: Sequence[str], fingerprint: str) -> 
     import bm25s
 
     retriever = bm25s.BM25(method=METHOD, k1=K1, b=B)
-    if texts:
-        retriever.index(tokenize(texts), show_progress=False)
-    else:  # bm25s cannot index nothing; an empty table has an empty vocabulary
+    tokens = tokenize(texts) if texts else []
+    if any(tokens):
+        retriever.index(tokens, show_progress=False)
+    else:  # bm25s cannot index no token: an empty table, or texts of stop words only, has an empty vocabulary
         retriever.scores = {"data": np.zeros(0, np.float32), "indices": np.zeros(0, np.int32),
-                            "indptr": np.zeros(1, np.int32), "num_docs": 0}
+                            "indptr": np.zeros(1, np.int32), "num_docs": len(texts)}
         retriever.vocab_dict = {}
         retriever.nonoccurrence_array = None
     return LexicalIndex(keys=list(keys), fingerprint=fingerprint, settings=values, retriever=retriever)
