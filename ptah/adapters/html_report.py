@@ -21,7 +21,7 @@ from html import escape
 
 from ptah.adapters.files import write_text_atomically
 from ptah.core.comparison import case_deltas
-from ptah.core.report import MEASURES
+from ptah.core.outcomes import MEASURES
 from ptah.core.significance import p_value_text
 
 LABELS = {"recall": "recall", "mrr": "MRR", "ndcg": "nDCG"}

@@ -8,7 +8,7 @@ from rich.table import Table
 from ptah.cli.display import markup
 from ptah.cli.evaluate import fmt as _fmt
 from ptah.cli.evaluate import fmt_delta as _delta
-from ptah.core.report import MEASURES
+from ptah.core.outcomes import MEASURES
 
 LABELS = {"recall": "recall", "mrr": "RR", "ndcg": "nDCG"}
 

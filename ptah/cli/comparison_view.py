@@ -9,7 +9,7 @@ from ptah.cli.display import markup, plain
 from ptah.cli.evaluate import LABELS
 from ptah.cli.evaluate import fmt as _number
 from ptah.cli.evaluate import fmt_delta as _delta
-from ptah.core.report import MEASURES
+from ptah.core.outcomes import MEASURES
 from ptah.core.significance import p_value_text
 
 FINDING_STYLE = {"better": "green", "worse": "red"}

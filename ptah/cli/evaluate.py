@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ptah.cli.display import json_text, markup
 from ptah.core.errors import EXIT_NEGATIVE
-from ptah.core.report import MEASURES
+from ptah.core.outcomes import MEASURES
 
 LABELS = {"recall": "recall", "mrr": "MRR", "ndcg": "nDCG"}
 

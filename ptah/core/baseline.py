@@ -24,7 +24,7 @@ import math
 from typing import Mapping
 
 from ptah.core.errors import IncomparableBaseline, InputError, ReportError
-from ptah.core.report import MEASURES, REPORT_FORMAT
+from ptah.core.outcomes import MEASURES, REPORT_FORMAT
 from ptah.core.report_checks import check_consistency, is_measure
 
 FLOAT_NOISE = 1e-12

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ptah.core.errors import InputError
-from ptah.core.report import MEASURES
+from ptah.core.outcomes import MEASURES
 from ptah.core.significance import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,

@@ -1,169 +1,381 @@
-"""The evaluation report, ``ptah-report@1``: one result object, several renderers.
+"""The typed report: one result object, built in one place, read back from every ``ptah-report@1`` file.
 
-A report is a JSON document (schema: ``ptah/schemas/report.schema.json``). Its
-parts are built here from pure values; the services add what only I/O can
-know (timings, environment, the generation's verification) and write it.
+:class:`Report` and its parts are frozen dataclasses. ``Report.to_dict()`` is
+exactly the JSON document ``ptah inference evaluate --output`` writes (schema:
+``ptah/schemas/report.schema.json``); ``Report.from_dict()`` reads every
+``ptah-report@1`` document written so far, the checked-in baseline included,
+and ``Report.from_dict(d).to_dict() == d`` for each of them (older reports
+without a ``comparison`` member read it as null).
 
-Shape, in brief::
+Measures are named by :class:`ptah.core.measures.Measure`: a run's ``means``
+and a case's ``values`` are keyed by the measure's string form (``recall``,
+``MRR``, ``nDCG``, ``MAP@10``); the JSON keys them by the measure's report key
+(``recall``, ``mrr``, ``ndcg``, ``MAP@10``).
 
-    {"format": "ptah-report@1",
-     "corpus": {path, name, digest, cases},
-     "runs": [RUN, ...],          # one per generation evaluated; the first is the reference
-     "baseline": null | {...},    # see ptah.core.baseline
-     "comparison": null | {...},  # runs side by side with significance; see ptah.core.comparison
-     "gates": [...], "verdict": "pass" | "fail",
-     "timings": {...}, "environment": {...}}
-
-    RUN = {"generation": {name, identity, model, settings, dimension, rows, verification},
-           "search": {channel, mode, similarity, ranking},
-           "cases": [CASE, ...],
-           "aggregates": {recall, mrr, ndcg: MEAN, required: {...}, forbidden: {...}, ties: {...}}}
-
-    MEAN = {"value": float | null, "numerator": float, "denominator": int, "undefined": int}
-
-Means are over cases, each case measured at its own depth ``k``; that is why
-the flat names ``recall``, ``mrr`` and ``ndcg`` carry no ``@k``.
+The descriptive parts -- a run's generation and search, the environment, the
+timings, the comparison statistics -- are read-only mappings kept as written:
+they describe, and nothing computes on them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
 
-from ptah.core.corpus import Case, Corpus
-from ptah.core.metrics import CaseMetrics, Mean, mean_of
-from ptah.core.ranking import Ties
+from ptah.core.measures import Measure
+from ptah.core.metrics import Mean
 
 REPORT_FORMAT = "ptah-report@1"
-MEASURES = ("recall", "mrr", "ndcg")
 RANKING_RULE = "score descending, ties broken by key ascending"
 
 
-@dataclass(frozen=True)
-class CaseOutcome:
-    """One case evaluated: its ranked results (top k), measures and tie flags."""
-
-    case: Case
-    ranked: tuple[tuple[str, float], ...]
-    metrics: CaseMetrics
-    ties: Ties
-    matched: int | None = None  # rows the query matched at all, when a channel ranks only those (lexical, hybrid)
-
-    @property
-    def passed(self) -> bool:
-        """No required key missed and no forbidden key leaked."""
-        return not self.metrics.required_missed and not self.metrics.forbidden_hits
-
-    def measure(self, name: str) -> float | None:
-        return {"recall": self.metrics.recall, "mrr": self.metrics.rr, "ndcg": self.metrics.ndcg}[name]
+def _frozen(value: Any) -> Any:
+    """A read-only deep copy of JSON data: mappings become read-only, lists tuples."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({key: _frozen(item) for key, item in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(item) for item in value)
+    return value
 
 
-def mean_dict(mean: Mean) -> dict:
+def _thawed(value: Any) -> Any:
+    """JSON data back from :func:`_frozen`: dicts and lists."""
+    if isinstance(value, Mapping):
+        return {key: _thawed(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return [_thawed(item) for item in value]
+    return value
+
+
+def mean_to_dict(mean: Mean) -> dict:
     return {"value": mean.value, "numerator": mean.numerator, "denominator": mean.denominator, "undefined": mean.undefined}
 
 
-def ordinal(n: int) -> str:
-    """``1st``, ``2nd``, ``3rd``, ``11th``, ``22nd``…"""
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
+def mean_from_dict(data: Mapping) -> Mean:
+    return Mean(numerator=data["numerator"], denominator=data["denominator"], undefined=data["undefined"])
 
 
-def placement_text(rank: int | None, searched: int) -> str:
-    """Where a missed key ranked: ``ranked 11th`` or ``not in the top 1000``."""
-    return f"ranked {ordinal(rank)}" if rank is not None else f"not in the top {searched}"
+def _measure_keys(data: Mapping) -> dict[str, str]:
+    """The report keys in ``data`` that name measures, mapped to each measure's string form, in order."""
+    found = {}
+    for key in data:
+        try:
+            measure = Measure.parse(key)
+        except ValueError:
+            continue
+        if measure.key == key:
+            found[key] = str(measure)
+    return found
 
 
-def case_dict(outcome: CaseOutcome, searched: int) -> dict:
-    case, metrics = outcome.case, outcome.metrics
-    return {
-        "id": case.id,
-        "query": case.query,
-        "k": case.k,
-        "results": [{"key": key, "score": score} for key, score in outcome.ranked],
-        "metrics": {name: outcome.measure(name) for name in MEASURES},
-        "passed": outcome.passed,
-        "required": {
-            "keys": list(case.required),
-            "missed": [
-                {"key": p.key, "rank": p.rank, "where": placement_text(p.rank, searched if outcome.matched is None else outcome.matched)}
-                for p in metrics.required_missed
-            ],
-        },
-        "relevant": [{"key": key, "grade": grade} for key, grade in sorted(case.relevant.items())],
-        "forbidden": {
-            "keys": list(case.forbidden),
-            "hits": [{"key": p.key, "rank": p.rank} for p in metrics.forbidden_hits],
-        },
-        "ties": {
-            "straddles_cutoff": outcome.ties.straddles_cutoff,
-            "cutoff_score": outcome.ties.cutoff_score,
-            "tied_outside": outcome.ties.tied_outside,
-            "expected_tied": list(outcome.ties.expected_tied),
-        },
-    }
+@dataclass(frozen=True)
+class Result:
+    """One ranked row: its key and score."""
+
+    key: str
+    score: float
 
 
-def aggregates(outcomes: Sequence[CaseOutcome]) -> dict:
-    """Means of the three measures with explicit denominators, and the expectation counts.
+@dataclass(frozen=True)
+class Miss:
+    """A required key absent from the top k: where it ranked (``rank`` None when not known) and the sentence."""
 
-    ``forbidden.rate`` is leaking cases / cases that declare forbidden keys;
-    N/A (null) when no case declares any.
+    key: str
+    rank: int | None
+    where: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A forbidden key in the top k, at ``rank``."""
+
+    key: str
+    rank: int
+
+
+@dataclass(frozen=True)
+class CaseTies:
+    """What ties did to a case's top k (see :mod:`ptah.core.ranking`)."""
+
+    straddles_cutoff: bool
+    cutoff_score: float | None
+    tied_outside: int
+    expected_tied: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One case measured in one run.
+
+    ``ranking`` holds the top k, best first; ``values`` each measure's value
+    keyed by the measure's string form (None: N/A); ``missed`` the required
+    keys absent from the top k; ``hits`` the forbidden keys present.
     """
-    result: dict = {name: mean_dict(mean_of(o.measure(name) for o in outcomes)) for name in MEASURES}
-    with_required = [o for o in outcomes if o.case.required]
-    with_forbidden = [o for o in outcomes if o.case.forbidden]
-    leaking = sum(1 for o in with_forbidden if o.metrics.forbidden_hits)
-    result["required"] = {
-        "cases": len(with_required),
-        "failed": sum(1 for o in with_required if o.metrics.required_missed),
-        "keys_missed": sum(len(o.metrics.required_missed) for o in outcomes),
-    }
-    result["forbidden"] = {
-        "cases": len(with_forbidden),
-        "leaking": leaking,
-        "hits": sum(len(o.metrics.forbidden_hits) for o in outcomes),
-        "rate": (leaking / len(with_forbidden)) if with_forbidden else None,
-    }
-    result["ties"] = {"cases_flagged": sum(1 for o in outcomes if o.ties.any)}
-    result["cases"] = len(outcomes)
-    return result
+
+    id: str
+    query: str
+    k: int
+    ranking: tuple[Result, ...]
+    values: Mapping[str, float | None]
+    passed: bool
+    required: tuple[str, ...]
+    missed: tuple[Miss, ...]
+    relevant: tuple[tuple[str, float], ...]
+    forbidden: tuple[str, ...]
+    hits: tuple[Hit, ...]
+    ties: CaseTies
+    ann: Mapping | None = None  # --search both: the index against exact search for this case
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The ranked keys, best first."""
+        return tuple(result.key for result in self.ranking)
+
+    def to_dict(self) -> dict:
+        data = {
+            "id": self.id,
+            "query": self.query,
+            "k": self.k,
+            "results": [{"key": r.key, "score": r.score} for r in self.ranking],
+            "metrics": {Measure.parse(name).key: value for name, value in self.values.items()},
+            "passed": self.passed,
+            "required": {
+                "keys": list(self.required),
+                "missed": [{"key": m.key, "rank": m.rank, "where": m.where} for m in self.missed],
+            },
+            "relevant": [{"key": key, "grade": grade} for key, grade in self.relevant],
+            "forbidden": {"keys": list(self.forbidden), "hits": [{"key": h.key, "rank": h.rank} for h in self.hits]},
+            "ties": {
+                "straddles_cutoff": self.ties.straddles_cutoff,
+                "cutoff_score": self.ties.cutoff_score,
+                "tied_outside": self.ties.tied_outside,
+                "expected_tied": list(self.ties.expected_tied),
+            },
+        }
+        if self.ann is not None:
+            data["ann"] = _thawed(self.ann)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> CaseResult:
+        metrics = data["metrics"]
+        ties = data["ties"]
+        return cls(
+            id=data["id"],
+            query=data["query"],
+            k=data["k"],
+            ranking=tuple(Result(r["key"], r["score"]) for r in data["results"]),
+            values=MappingProxyType({name: metrics[key] for key, name in _measure_keys(metrics).items()}),
+            passed=data["passed"],
+            required=tuple(data["required"]["keys"]),
+            missed=tuple(Miss(m["key"], m["rank"], m["where"]) for m in data["required"]["missed"]),
+            relevant=tuple((r["key"], r["grade"]) for r in data["relevant"]),
+            forbidden=tuple(data["forbidden"]["keys"]),
+            hits=tuple(Hit(h["key"], h["rank"]) for h in data["forbidden"]["hits"]),
+            ties=CaseTies(ties["straddles_cutoff"], ties["cutoff_score"], ties["tied_outside"], tuple(ties["expected_tied"])),
+            ann=_frozen(data["ann"]) if data.get("ann") is not None else None,
+        )
 
 
-def run_dict(generation: dict, search: dict, outcomes: Sequence[CaseOutcome], searched: int) -> dict:
-    """One generation's part of the report. ``searched`` is how deep misses were looked for."""
-    return {
-        "generation": generation,
-        "search": {**search, "ranking": RANKING_RULE},
-        "cases": [case_dict(o, searched) for o in outcomes],
-        "aggregates": aggregates(outcomes),
-    }
+@dataclass(frozen=True)
+class Run:
+    """One (channel, generation) measured: what was searched, every case, and the means.
+
+    ``means`` is keyed by each measure's string form; ``required``,
+    ``forbidden`` and ``ties`` are the expectation counts; ``ann`` the index's
+    quality against exact search (``--search both``).
+    """
+
+    generation: Mapping
+    search: Mapping
+    cases: tuple[CaseResult, ...]
+    means: Mapping[str, Mean]
+    required: Mapping
+    forbidden: Mapping
+    ties: Mapping
+    ann: Mapping | None = None
+
+    @property
+    def name(self) -> str:
+        return self.generation["name"]
+
+    @property
+    def channel(self) -> str:
+        return self.search["channel"]
+
+    @property
+    def measures(self) -> tuple[Measure, ...]:
+        return tuple(Measure.parse(name) for name in self.means)
+
+    def case(self, case_id: str) -> CaseResult:
+        for case in self.cases:
+            if case.id == case_id:
+                return case
+        raise KeyError(case_id)
+
+    def to_dict(self) -> dict:
+        aggregates: dict = {Measure.parse(name).key: mean_to_dict(mean) for name, mean in self.means.items()}
+        aggregates["required"] = _thawed(self.required)
+        aggregates["forbidden"] = _thawed(self.forbidden)
+        aggregates["ties"] = _thawed(self.ties)
+        aggregates["cases"] = len(self.cases)
+        if self.ann is not None:
+            aggregates["ann"] = _thawed(self.ann)
+        return {
+            "generation": _thawed(self.generation),
+            "search": _thawed(self.search),
+            "cases": [case.to_dict() for case in self.cases],
+            "aggregates": aggregates,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Run:
+        aggregates = data["aggregates"]
+        return cls(
+            generation=_frozen(data["generation"]),
+            search=_frozen(data["search"]),
+            cases=tuple(CaseResult.from_dict(case) for case in data["cases"]),
+            means=MappingProxyType({name: mean_from_dict(aggregates[key]) for key, name in _measure_keys(aggregates).items()}),
+            required=_frozen(aggregates["required"]),
+            forbidden=_frozen(aggregates["forbidden"]),
+            ties=_frozen(aggregates["ties"]),
+            ann=_frozen(aggregates["ann"]) if aggregates.get("ann") is not None else None,
+        )
 
 
-def corpus_dict(corpus: Corpus) -> dict:
-    return {"path": corpus.path, "name": corpus.name, "digest": corpus.digest, "cases": len(corpus.cases)}
+@dataclass(frozen=True)
+class Gate:
+    """One gate's verdict: ``required``, ``forbidden`` or ``max-NAME-drop`` (with its threshold and the drop)."""
+
+    name: str
+    generation: str | None
+    passed: bool
+    detail: str
+    threshold: float | None = None
+    drop: float | None = None
+
+    @property
+    def is_drop_gate(self) -> bool:
+        return self.threshold is not None
+
+    def to_dict(self) -> dict:
+        data: dict = {"name": self.name, "generation": self.generation}
+        if self.is_drop_gate:
+            data |= {"threshold": self.threshold, "drop": self.drop}
+        return data | {"passed": self.passed, "detail": self.detail}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Gate:
+        return cls(data["name"], data.get("generation"), data["passed"], data["detail"], data.get("threshold"), data.get("drop"))
 
 
-def report_dict(
-    corpus: Corpus,
-    runs: Iterable[dict],
-    *,
-    baseline: dict | None,
-    gates: list[dict],
-    timings: dict,
-    environment: dict,
-    created_at: str,
-    comparison: dict | None = None,
-) -> dict:
-    gates = list(gates)
-    return {
-        "format": REPORT_FORMAT,
-        "created_at": created_at,
-        "corpus": corpus_dict(corpus),
-        "runs": list(runs),
-        "baseline": baseline,
-        "gates": gates,
-        "verdict": "pass" if all(g["passed"] for g in gates) else "fail",
-        "comparison": comparison,
-        "timings": timings,
-        "environment": environment,
-    }
+@dataclass(frozen=True)
+class BaselineComparison:
+    """One current run against the baseline's reference run: deltas, significance and the cases that changed."""
+
+    data: Mapping
+
+    @property
+    def generation(self) -> str | None:
+        return self.data.get("generation")
+
+    def delta(self, measure: str) -> float | None:
+        entry = self.data["aggregates"].get(Measure.parse(measure).key)
+        return None if entry is None else entry["delta"]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Several runs side by side: each candidate run against the reference (the first), per measure.
+
+    ``candidates[i]["measures"][KEY]`` holds the means, the delta, wins/ties/losses,
+    the paired bootstrap interval, the sign-flip test and the finding
+    (:mod:`ptah.core.comparison`); ``statistics`` how they were drawn.
+    """
+
+    data: Mapping
+
+    @property
+    def reference(self) -> str | None:
+        return self.data["reference"]
+
+    @property
+    def statistics(self) -> Mapping:
+        return self.data["statistics"]
+
+    @property
+    def candidates(self) -> tuple[Mapping, ...]:
+        return self.data["candidates"]
+
+    def candidate(self, run: str) -> Mapping:
+        for candidate in self.candidates:
+            if candidate["run"] == run:
+                return candidate
+        raise KeyError(run)
+
+
+@dataclass(frozen=True)
+class Report:
+    """The result of one evaluation (see the module docs)."""
+
+    created_at: str
+    corpus: Mapping
+    runs: tuple[Run, ...]
+    gates: tuple[Gate, ...]
+    timings: Mapping[str, float]
+    environment: Mapping
+    baseline: Mapping | None = None  # path, digest; see ``comparisons``
+    comparisons: tuple[BaselineComparison, ...] = ()  # per run, against the baseline's reference run
+    comparison: Comparison | None = None  # several runs side by side (ptah.core.comparison)
+    format: str = field(default=REPORT_FORMAT)
+
+    @property
+    def verdict(self) -> str:
+        """``pass`` when every gate passed, else ``fail``."""
+        return "pass" if all(gate.passed for gate in self.gates) else "fail"
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "pass"
+
+    def run(self, name: str) -> Run:
+        for run in self.runs:
+            if run.name == name:
+                return run
+        raise KeyError(name)
+
+    def to_dict(self) -> dict:
+        baseline = None
+        if self.baseline is not None:
+            baseline = _thawed(self.baseline) | {"comparisons": [_thawed(c.data) for c in self.comparisons]}
+        return {
+            "format": self.format,
+            "created_at": self.created_at,
+            "corpus": _thawed(self.corpus),
+            "runs": [run.to_dict() for run in self.runs],
+            "baseline": baseline,
+            "gates": [gate.to_dict() for gate in self.gates],
+            "verdict": self.verdict,
+            "comparison": None if self.comparison is None else _thawed(self.comparison.data),
+            "timings": _thawed(self.timings),
+            "environment": _thawed(self.environment),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Report:
+        """The report a ``ptah-report@1`` document holds (validate it first: see ``ptah.core.baseline``)."""
+        baseline = data.get("baseline")
+        return cls(
+            format=data["format"],
+            created_at=data["created_at"],
+            corpus=_frozen(data["corpus"]),
+            runs=tuple(Run.from_dict(run) for run in data["runs"]),
+            gates=tuple(Gate.from_dict(gate) for gate in data["gates"]),
+            timings=_frozen(data["timings"]),
+            environment=_frozen(data["environment"]),
+            baseline=None if baseline is None else _frozen({k: v for k, v in baseline.items() if k != "comparisons"}),
+            comparisons=() if baseline is None else tuple(BaselineComparison(_frozen(c)) for c in baseline["comparisons"]),
+            comparison=None if data.get("comparison") is None else Comparison(_frozen(data["comparison"])),
+        )
+

@@ -28,7 +28,7 @@ import re
 from typing import Callable, Mapping, Sequence
 
 from ptah.core.errors import ReportError
-from ptah.core.report import MEASURES
+from ptah.core.outcomes import MEASURES
 
 TOLERANCE = 1e-9
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")

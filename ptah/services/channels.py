@@ -44,7 +44,7 @@ from ptah.core.errors import CapabilityUnavailable, InputError, UnknownGeneratio
 from ptah.core.fusion import DEFAULT_RRF_DEPTH, DEFAULT_RRF_K, check_fusion, rrf_scores
 from ptah.core.metrics import evaluate_case
 from ptah.core.ranking import key_columns, rank_many, top_k
-from ptah.core.report import CaseOutcome, run_dict
+from ptah.core.outcomes import CaseOutcome, run_dict
 from ptah.core.scoring import query_blocks
 from ptah.core.spec import GenerationSettings, Spec
 from ptah.services.build import text_digest

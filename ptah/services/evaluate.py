@@ -46,7 +46,7 @@ from ptah.core.corpus import Corpus
 from ptah.core.errors import InputError, ReportError, StaleGeneration, UnknownKey
 from ptah.core.metrics import evaluate_case
 from ptah.core.ranking import key_columns, rank_many
-from ptah.core.report import CaseOutcome, report_dict, run_dict
+from ptah.core.outcomes import CaseOutcome, report_dict, run_dict
 from ptah.core.scoring import score_blocks
 from ptah.core.spec import GenerationSettings
 from ptah.services.channels import LEXICAL, Fusion, measure_runs, plan_runs

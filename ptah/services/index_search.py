@@ -47,7 +47,7 @@ from ptah.core.corpus import Case
 from ptah.core.errors import CapabilityUnavailable, InputError, UnknownGeneration
 from ptah.core.metrics import evaluate_case, mean_of
 from ptah.core.ranking import find_ties, top_k
-from ptah.core.report import MEASURES, CaseOutcome, mean_dict, run_dict
+from ptah.core.outcomes import MEASURES, CaseOutcome, mean_dict, run_dict
 
 SEARCH_MODES = ("exact", "index", "both")
 DEFAULT_EF_SEARCH = 40  # pgvector's own default

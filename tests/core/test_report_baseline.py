@@ -12,7 +12,7 @@ from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import IncomparableBaseline, InputError, ReportError
 from ptah.core.metrics import evaluate_case
 from ptah.core.ranking import find_ties, rank_of, top_k
-from ptah.core.report import CaseOutcome, aggregates, ordinal, report_dict, run_dict
+from ptah.core.outcomes import CaseOutcome, aggregates, ordinal, report_dict, run_dict
 
 KEYS = ["a", "b", "c", "d", "e"]
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from ptah.adapters.report_json import lone_surrogate_escape
 from ptah.cli import main
 from ptah.core.metrics import mean_of
-from ptah.core.report import mean_dict
+from ptah.core.outcomes import mean_dict
 from ptah.services.evaluate import load_baseline
 
 REPO = Path(__file__).resolve().parents[2]
