@@ -141,13 +141,3 @@ def corpus_digest(cases: tuple[Case, ...] | list[Case]) -> str:
 def join_key(components: list[str] | tuple[str, ...]) -> str:
     """A key as the corpus spells it: components joined with U+001F."""
     return COMPOSITE_KEY_SEPARATOR.join(components)
-
-
-def row_identity(components: list[str] | tuple[str, ...]) -> str:
-    """The unambiguous row identity: each component length-prefixed, e.g. ``5:acme1`` then ``1:2``.
-
-    Lengths count Unicode code points. The components are concatenated with
-    ``:`` after each prefix, so ``("acme1", "2")`` reads ``5:acme11:2``; no
-    separator inside a value can make two different rows read alike.
-    """
-    return "".join(f"{len(c)}:{c}" for c in components)

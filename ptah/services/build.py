@@ -24,7 +24,6 @@ identity, so renaming a generation re-registers the name and embeds nothing.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
@@ -33,6 +32,7 @@ import numpy as np
 
 from ptah.adapters.stores.sqlite import GenerationRecord
 from ptah.core.errors import ModelUnavailable
+from ptah.core.identity import text_digest
 from ptah.core.spec import SourceRow
 from ptah.services.project import Generation, Project
 
@@ -63,11 +63,6 @@ class BuildSummary:
 
     def as_dict(self) -> dict:
         return asdict(self)
-
-
-def text_digest(text: str) -> str:
-    """The SHA-256 (hex) of the exact text embedded, encoded as UTF-8."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def build(

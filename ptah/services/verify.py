@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Mapping
 
 from ptah.core.errors import ModelUnavailable
-from ptah.services.build import text_digest
+from ptah.core.identity import text_digest
 from ptah.services.project import Generation, Project
 
 MAX_OFFENDERS = 10

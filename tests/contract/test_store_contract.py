@@ -23,7 +23,8 @@ from ptah.adapters.embedders.deterministic import DeterministicEmbedder
 from ptah.adapters.stores.migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from ptah.adapters.stores.sqlite import GenerationRecord, SqliteStore
 from ptah.core.errors import EXIT_OPERATIONAL, StoreUnavailable
-from ptah.services.build import build, text_digest
+from ptah.core.identity import text_digest
+from ptah.services.build import build
 from ptah.services.verify import verify
 from tests.services.test_build import SLOW_BUILD
 

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from ptah.adapters.embedders.deterministic import DeterministicEmbedder
-from ptah.services.build import build, text_digest
+from ptah.core.identity import text_digest
+from ptah.services.build import build
 from ptah.services.verify import list_generations, verify
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator, Sequence
 
-from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR, join_key, row_identity
+from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR, join_key
 from ptah.core.errors import SourceUnavailable
+from ptah.core.identity import row_identity
 from ptah.core.spec import SourceRow, key_component, renderer
 
 
@@ -41,7 +42,7 @@ def source_rows(
         first = values[0]
         if width == 1 and type(first) in (int, str):  # the common case, without the general path's tuples
             key = first if type(first) is str else str(first)
-            identity = f"{len(key)}:{key}"
+            identity = f"{len(key)}:{key}"  # row_identity((key,)), inlined
         else:
             components = key_components(values[:width], key_fields, where)
             identity = row_identity(components)
