@@ -310,10 +310,3 @@ def test_without_into_the_project_is_named_after_the_dataset_here(dataset, tmp_p
     assert json.loads(out)["project"] == str(tmp_path / "elsewhere" / "mini")
     monkeypatch.chdir(tmp_path)
     assert refused(dataset, dataset, capsys) == f"{dataset}: is the dataset directory itself; choose another --into\n"
-
-
-@pytest.mark.parametrize("argv", [["import", "beir", "--help"], ["corpus", "export-qrels", "--help"]])
-def test_help_exists(argv, capsys):
-    code, out, _ = run(argv, capsys)
-    assert code == 0
-    assert "Usage: ptah " + " ".join(argv[:2]) in out

@@ -86,12 +86,6 @@ def test_unknown_command_is_a_usage_error(capsys):
     assert run(["corpus", "frobnicate"], capsys)[0] == 2
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["corpus", "--help"], ["corpus", "validate", "--help"], ["corpus", "digest", "--help"]])
-def test_help_exists(argv, capsys):
-    code, out, _ = run(argv, capsys)
-    assert code == 0 and "Usage" in out
-
-
 def test_corpus_commands_do_not_import_torch(files):
     good, _ = files
     script = (

@@ -61,31 +61,6 @@ def identity_of(spec) -> str:
         return project.generation().identity.identity
 
 
-@pytest.mark.parametrize("command", [[], ["inference"], ["inference", "build"], ["inference", "verify"],
-                                     ["inference", "list"], ["inference", "search"]])
-def test_every_command_has_help(command, capsys):
-    code, out, _ = run([*command, "--help"], capsys)
-    assert code == 0
-    assert out.strip().startswith("Usage: ptah")
-    if command[1:]:
-        assert "--spec" in out
-
-
-def test_help_does_not_import_torch():
-    probe = textwrap.dedent(
-        """
-        import atexit, sys
-        atexit.register(lambda: print(sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules)))
-        from ptah.cli import main
-        main(sys.argv[1:])
-        """
-    )
-    for argv in (["--help"], ["inference", "--help"], ["inference", "build", "--help"], ["inference", "search", "--help"]):
-        done = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=60)
-        assert done.returncode == 0, done.stderr
-        assert done.stdout.splitlines()[-1] == "[]"
-
-
 def test_python_dash_m_ptah_runs_the_cli():
     done = subprocess.run([sys.executable, "-m", "ptah", "inference", "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0

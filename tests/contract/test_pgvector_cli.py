@@ -216,11 +216,3 @@ def test_a_user_who_may_not_create_tables_is_told_so(postgres_server, postgres_d
         "grant the user the privilege, or use a role that has it."
     )
     assert raised.value.exit_code == EXIT_OPERATIONAL
-
-
-def test_the_index_command_and_the_search_options_have_help(capsys):
-    code, out, _ = run(capsys, "inference", "index", "--help")
-    assert code == 0 and out.strip().startswith("Usage: ptah inference index")
-    assert all(option in out for option in ("--hnsw", "--m", "--ef-construction", "--spec"))
-    code, out, _ = run(capsys, "inference", "evaluate", "--help")
-    assert code == 0 and "--search" in out and "--ef-search" in out

@@ -1,0 +1,112 @@
+"""Help and README derived from the Typer app itself: a command or option added later is checked without a list to update.
+
+Every group and command is walked from ``ptah.cli.app``; each must answer
+``--help`` with exit 0 and show every option it declares; every command must be
+in the README's Commands table and every option documented in the README.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+
+from ptah.cli import app, main
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+
+
+def walk(command, path: tuple[str, ...] = ()):
+    """``(path, command)`` for the command and every group and command under it, depth first."""
+    yield path, command
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        yield from walk(sub, (*path, name))
+
+
+TREE = list(walk(typer.main.get_command(app)))
+COMMANDS = [(path, command) for path, command in TREE if not hasattr(command, "commands")]
+OPTIONS = [
+    (path, param)
+    for path, command in COMMANDS
+    for param in command.params
+    if param.param_type_name == "option" and not param.hidden
+]
+
+
+def spellings(option) -> list[str]:
+    return [*option.opts, *option.secondary_opts]
+
+
+def mentions(text: str, word: str) -> bool:
+    """Whether ``word`` occurs in ``text`` as a whole word: ``--m`` is not in ``--max-drop``, nor ``-k`` in ``--k``."""
+    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text) is not None
+
+
+def section(text: str, heading: str) -> str:
+    start = text.index(f"\n{heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:] if end < 0 else text[start:end]
+
+
+def label(path: tuple[str, ...]) -> str:
+    return " ".join(("ptah", *path))
+
+
+def test_the_walk_finds_every_command():
+    assert len(COMMANDS) >= 10
+    assert {("inference", "evaluate"), ("inference", "index"), ("corpus", "export-qrels"), ("import", "beir")} <= {
+        path for path, _ in COMMANDS
+    }
+
+
+@pytest.mark.parametrize("path, command", TREE, ids=[label(path) for path, _ in TREE])
+def test_every_group_and_command_answers_help_with_its_options_and_commands(path, command, capsys):
+    with pytest.raises(SystemExit) as info:
+        main([*path, "--help"])
+    out, err = capsys.readouterr()
+    assert (info.value.code, err) == (0, "")
+    assert f"Usage: {label(path)} [OPTIONS]" in out
+    hidden_in_help = [
+        word
+        for param in command.params
+        if param.param_type_name == "option" and not param.hidden
+        for word in spellings(param)
+        if not mentions(out, word)
+    ]
+    assert hidden_in_help == []
+    missing = [name for name in getattr(command, "commands", {}) if not mentions(out, name)]
+    assert missing == []
+
+
+@pytest.mark.parametrize("path", [path for path, _ in COMMANDS], ids=[label(path) for path, _ in COMMANDS])
+def test_every_command_is_in_the_readme_commands_table(path):
+    table = section(README, "## Commands")
+    assert f"`{label(path)}" in table, f"{label(path)} is not in the README's Commands table"
+
+
+@pytest.mark.parametrize(
+    "path, option", OPTIONS, ids=[f"{label(path)} {option.opts[0]}" for path, option in OPTIONS]
+)
+def test_every_option_is_documented_in_the_readme(path, option):
+    assert any(mentions(README, word) for word in spellings(option)), (
+        f"{label(path)} {'/'.join(spellings(option))} is not documented in README.md"
+    )
+
+
+def test_no_help_imports_torch():
+    """``--help`` of every group and command, in one fresh interpreter, imports no model library."""
+    probe = (
+        "import sys\nfrom ptah.cli import main\n"
+        "for argv in sys.argv[1:]:\n"
+        "    try:\n        main([*argv.split(), '--help'])\n    except SystemExit as exit:\n"
+        "        assert exit.code == 0, argv\n"
+        "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules))\n"
+    )
+    argv = [" ".join(path) for path, _ in TREE]
+    done = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]"
