@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ptah.adapters.corpus_yaml import parse_corpus
@@ -35,7 +35,7 @@ def load(data: bytes) -> None:
         assert all(str(p).startswith("fuzz.yaml") for p in exc.problems)
         return
     assert isinstance(corpus, Corpus)
-    assert corpus.cases and all(c.k >= 1 and c.query.strip() and c.relevant or c.required for c in corpus.cases)
+    assert corpus.cases and all(c.k >= 1 and c.query.strip() and (c.relevant or c.required) for c in corpus.cases)
     assert corpus.digest.startswith("sha256:") and len(corpus.digest) == 71
 
 
@@ -51,7 +51,13 @@ def test_yaml_shaped_text(text):
     load(text.encode("utf-8"))
 
 
+BLANK_QUERY = [(VALID.index(b'"How much'), len(b'"How much does it cost per month?"'), b'" "')]  # a case with required
+ZERO_K = [(VALID.index(b"k: 3"), len(b"k: 3"), b"k: 0")]  # a case with required; 0 means default_k
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(BLANK_QUERY)
+@example(ZERO_K)
 @given(st.lists(st.tuples(st.integers(0, len(VALID)), st.integers(0, 6), st.sampled_from(FRAGMENTS)), max_size=6))
 def test_mutated_valid_corpus(mutations):
     data = bytearray(VALID)
