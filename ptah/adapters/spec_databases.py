@@ -20,6 +20,12 @@ redacted (:func:`ptah.core.spec.redact_url`).
 
 The store may not be the source database (:func:`same_database`): ptah writes
 its own tables into the store, and promises only to read the source.
+
+Which kind a value is comes from the registries alone
+(:func:`~ptah.adapters.sources.base.source_kind`,
+:func:`~ptah.adapters.stores.registry.store_kind`): the checks above are the
+SQLite kinds' (file paths) and a ``postgresql://`` URL's; a value a store kind
+added by a package claims is that kind's to check when it opens it.
 """
 
 from __future__ import annotations
@@ -30,10 +36,12 @@ import re
 from typing import Mapping
 from urllib.parse import parse_qsl, unquote
 
+from ptah.adapters.sources.base import SQLITE_PREFIX, source_kind
+from ptah.adapters.stores.registry import DEFAULT as SQLITE_STORE
+from ptah.adapters.stores.registry import store_kind
 from ptah.core.spec import redact_url, sqlite_database_path
 
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-SQLITE_PREFIX = "sqlite:///"
+SQLITE_SOURCE, POSTGRES_SOURCE, PGVECTOR_STORE = "sqlite", "postgresql", "pgvector"
 DEFAULT_POSTGRES_PORT = "5432"
 
 _CONNINFO = re.compile(r"(?:^|\s)[A-Za-z_]+\s*=")  # a key=value pair starts the text or follows whitespace
@@ -45,16 +53,13 @@ SAME_DATABASE = (
 _URL_HINT = "write postgresql://USER@HOST:PORT/DBNAME, the password in PGPASSWORD, ~/.pgpass or ${VAR}"
 
 
-def is_postgres(value: str) -> bool:
-    return value.startswith(POSTGRES_SCHEMES)
-
-
 def database_problem(written: str, expanded: str) -> str | None:
     """Why ``source.database`` (as ``written``, and after ``${VAR}`` expansion) is refused; None when it is not."""
     shown = f'"{redact_url(written)}"'
-    if is_postgres(expanded):
+    kind = source_kind(expanded)
+    if kind is not None and kind != SQLITE_SOURCE:
         return None
-    if expanded.startswith(SQLITE_PREFIX):
+    if kind == SQLITE_SOURCE:
         reason = _path_problem(expanded.removeprefix(SQLITE_PREFIX), store=False)
         return f"{shown} {reason}" if reason else None
     if _CONNINFO.search(expanded):
@@ -69,7 +74,7 @@ def database_problem(written: str, expanded: str) -> str | None:
 def store_problem(written: str, expanded: str) -> str | None:
     """Why ``store`` (as ``written``, and after ``${VAR}`` expansion) is refused; None when it is not."""
     shown = f'"{redact_url(written)}"'
-    if is_postgres(expanded):
+    if store_kind(expanded) != SQLITE_STORE:
         return None
     path = expanded.removeprefix(SQLITE_PREFIX)
     if "://" in path or path.startswith("sqlite:"):  # another scheme, or sqlite://x.db misspelt: not a file name
@@ -80,7 +85,7 @@ def store_problem(written: str, expanded: str) -> str | None:
 
 def store_location(expanded: str, root: str) -> str:
     """Where a ``store`` value :func:`store_problem` accepts points: its URL, or its file's absolute path."""
-    if is_postgres(expanded):
+    if store_kind(expanded) != SQLITE_STORE:
         return expanded
     if expanded.startswith(SQLITE_PREFIX):
         return sqlite_database_path(expanded, root)
@@ -110,11 +115,12 @@ def same_database(database: str, store: str, root: str, env: Mapping[str, str] =
     Two spellings of one server (``localhost`` and ``127.0.0.1``) are not
     recognised as one.
     """
-    if is_postgres(database) or is_postgres(store):
-        return is_postgres(database) and is_postgres(store) and _target(database, env) == _target(store, env)
-    source = sqlite_database_path(database, root)
-    if source is None:
+    pair = (source_kind(database), store_kind(store))
+    if pair == (POSTGRES_SOURCE, PGVECTOR_STORE):
+        return _target(database, env) == _target(store, env)
+    if pair != (SQLITE_SOURCE, SQLITE_STORE):
         return False
+    source = sqlite_database_path(database, root)
     try:
         return os.path.samefile(source, store)
     except OSError:  # one of them does not exist (yet)

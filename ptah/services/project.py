@@ -13,18 +13,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from ptah.adapters.embedders.identity import GenerationIdentity, generation_identity
-from ptah.adapters.sources.sqlite import SqliteSource
+from ptah.adapters.sources.base import Source, open_source
 from ptah.adapters.spec_yaml import find_spec, load_spec
-from ptah.adapters.stores.sqlite import Matrix, SqliteStore
-from ptah.core.errors import CapabilityUnavailable, UnknownGeneration
-from ptah.core.spec import GenerationSettings, Spec, sqlite_database_path
-
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+from ptah.adapters.stores import registry as stores
+from ptah.adapters.stores.base import Capabilities, Store
+from ptah.adapters.stores.records import Matrix
+from ptah.core.errors import UnknownGeneration
+from ptah.core.spec import GenerationSettings, Spec
 
 
 @dataclass(frozen=True)
@@ -44,10 +43,8 @@ class Project:
     """An opened specification with its source and (lazily) its store."""
 
     spec: Spec
-    source: SqliteSource  # or a PostgresSource: the same contract
-    store_path: Path | None  # the SQLite store file; None when the store is pgvector (store_url)
-    store_url: str | None = None
-    _store: SqliteStore | None = field(default=None, repr=False)  # or a PgvectorStore
+    source: Source
+    _store: Store | None = field(default=None, repr=False)
     _identities: dict = field(default_factory=dict, repr=False)
     _embedders: dict = field(default_factory=dict, repr=False)
     _matrices: dict = field(default_factory=dict, repr=False)
@@ -72,23 +69,15 @@ class Project:
         return Generation(settings, self._identities[settings])
 
     @property
-    def store_kind(self) -> str:
-        """``sqlite`` or ``pgvector``."""
-        return "pgvector" if self.store_url is not None else "sqlite"
+    def store_capabilities(self) -> Capabilities:
+        """What the store can do (a vector index, lexical indexes), known before it is opened."""
+        return stores.capabilities_of(self.spec.store)
 
-    def store(self, *, create: bool = False) -> SqliteStore | None:
-        """The store, opened once. ``create=False`` gives None when no store exists yet
-        (nothing was ever built); readers never create one."""
-        if self._store is None and self.store_url is not None:
-            store = _postgres("ptah.adapters.stores.pgvector").PgvectorStore(self.store_url, create=create)
-            if not store.initialised:
-                store.close()
-                return None
-            self._store = store
+    def store(self, *, create: bool = False) -> Store | None:
+        """The store, opened once by its registered kind. ``create=False`` gives None when no store
+        exists yet (nothing was ever built); readers never create one."""
         if self._store is None:
-            if not create and not self.store_path.exists():
-                return None
-            self._store = SqliteStore(self.store_path, create=create)
+            self._store = stores.open_store(self.spec.store, create=create)
         return self._store
 
     def embedder(self, settings: GenerationSettings):
@@ -157,40 +146,20 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
 def open_project(spec: str | None = None, cwd: str | os.PathLike | None = None) -> Project:
     """Find the specification (``--spec``, ``PTAH_SPEC``, else upward from ``cwd``), load it and wire it.
 
-    The source is read by :class:`SqliteSource` for ``sqlite:///`` URLs and by
-    :class:`~ptah.adapters.sources.postgres.PostgresSource` for
-    ``postgresql://`` ones; a ``postgresql://`` store is a
-    :class:`~ptah.adapters.stores.pgvector.PgvectorStore`, anything else a
-    SQLite store file. Raises :class:`SpecError` (exit 2) for a missing or
-    invalid specification, :class:`SourceUnavailable` (exit 3) when the source
+    The source kind that reads ``source.database`` opens it
+    (:mod:`ptah.adapters.sources.base`: SQLite for ``sqlite:///``, PostgreSQL
+    for ``postgresql://``); the store is opened on first use by the store
+    kind that claims ``store`` (:mod:`ptah.adapters.stores.registry`:
+    pgvector for ``postgresql://``, else a SQLite file). Raises
+    :class:`SpecError` (exit 2) for a missing or invalid specification, :class:`SourceUnavailable` (exit 3) when the source
     cannot be opened and :class:`CapabilityUnavailable` (exit 3) when
     PostgreSQL support (psycopg) is not installed.
     """
     path = find_spec(spec, cwd=cwd)
     loaded = load_spec(path)
-    if loaded.source.database.startswith(POSTGRES_SCHEMES):
-        source = _postgres("ptah.adapters.sources.postgres").PostgresSource(loaded.source, loaded.root)
-    elif sqlite_database_path(loaded.source.database, loaded.root) is not None:
-        source = SqliteSource(loaded.source, loaded.root)
-    else:
-        raise CapabilityUnavailable(
-            f"{loaded.path}: source {loaded.source.redacted_database} is neither sqlite:/// nor postgresql://."
-        )
-    if loaded.store.startswith(POSTGRES_SCHEMES):
-        return Project(spec=loaded, source=source, store_path=None, store_url=loaded.store)
-    store_path = Path(loaded.store)
-    if not store_path.is_absolute():
-        store_path = Path(loaded.root) / store_path
-    return Project(spec=loaded, source=source, store_path=store_path)
+    return Project(spec=loaded, source=open_source(loaded.source, loaded.root, str(loaded.path)))
 
 
-def _postgres(module: str):
-    """Import a PostgreSQL adapter, or say how to install what it needs (exit 3)."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise CapabilityUnavailable(
-            f"PostgreSQL support is not installed ({exc}); install it with: pip install 'ptah[postgres]'"
-        ) from None
+def project_of(spec: Spec) -> Project:
+    """A project over a specification already loaded (or built in code); its source is opened here."""
+    return Project(spec=spec, source=open_source(spec.source, spec.root, str(spec.path)))

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import re
 
+from ptah.adapters.sources.base import source_kind
+
 POSTGRES = "postgresql"
 SQLITE = "sqlite"
 
@@ -40,8 +42,8 @@ _SUFFIX = "; a filter is one boolean expression, such as status = 'published'"
 
 
 def dialect_of(database: str) -> str:
-    """The SQL dialect the filter of a source at ``database`` (a URL) is read in."""
-    return POSTGRES if database.startswith(("postgresql://", "postgres://")) else SQLITE
+    """The SQL dialect the filter of a source at ``database`` (a URL) is read in (named as its source kind)."""
+    return POSTGRES if source_kind(database) == POSTGRES else SQLITE
 
 
 def filter_problem(text: str, dialect: str) -> str | None:

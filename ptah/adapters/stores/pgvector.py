@@ -47,6 +47,7 @@ from ptah.adapters.stores.pgvector_schema import (
 )
 from ptah.adapters.stores.records import GENERATION_COLUMNS as _GENERATION_COLUMNS
 from ptah.adapters.stores.records import GenerationRecord, Matrix, now as _now, to_json as _json
+from ptah.adapters.stores.registry import PGVECTOR_CAPABILITIES
 from ptah.adapters.stores.vector_checks import VECTOR_DTYPE, non_finite, non_finite_text, usable_query_vector
 from ptah.core.errors import StoreDamaged, StoreUnavailable
 from ptah.core.spec import redact_url
@@ -186,6 +187,8 @@ class PgvectorStore:
     ``create=False`` (a reader) never creates ptah's tables: :attr:`initialised`
     is then False on a database where nothing was ever built.
     """
+
+    capabilities = PGVECTOR_CAPABILITIES
 
     def __init__(self, url: str, *, create: bool = True):
         self.url = url

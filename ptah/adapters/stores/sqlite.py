@@ -43,6 +43,7 @@ import numpy as np
 from ptah.adapters.stores.migrations import migrate
 from ptah.adapters.stores.records import GENERATION_COLUMNS as _GENERATION_COLUMNS
 from ptah.adapters.stores.records import GenerationRecord, Matrix, now as _now, to_json as _json  # re-exported
+from ptah.adapters.stores.registry import SQLITE_CAPABILITIES
 from ptah.adapters.stores.sqlite_damage import check_vectors, damaged, integrity_problems, refuse_non_finite
 from ptah.adapters.stores.sqlite_damage import guarded as _guarded
 from ptah.adapters.stores.sqlite_lock import build_lock
@@ -202,8 +203,11 @@ class StoreSnapshot:
 class SqliteStore:
     """A SQLite store file, migrated to the current schema when opened."""
 
+    capabilities = SQLITE_CAPABILITIES
+
     def __init__(self, path: str | os.PathLike, *, create: bool = True):
         self.path = Path(path)
+        self.where = f"store {self.path}"
         if not self.path.exists():
             if not create:
                 raise StoreUnavailable(f"there is no store at {self.path}: nothing has been built yet (run `ptah inference build`).")

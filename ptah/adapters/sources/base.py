@@ -1,0 +1,118 @@
+"""What a source is, and which source kind reads a ``source.database`` URL.
+
+A :class:`Source` is the rows of ``source.table`` as ptah sees them, read from
+one snapshot of the database (``tests/contract/test_source_contract.py`` holds
+the SQLite and the PostgreSQL reader to the same answers). A source kind is
+registered with :func:`register`: its name, which URLs it reads, and how to
+open one. ptah registers ``sqlite`` (``sqlite:///FILE``) and ``postgresql``
+(``postgresql://`` and ``postgres://``, needing psycopg: without it, opening
+one says how to install it, :class:`CapabilityUnavailable`, exit 3).
+:func:`source_kind` is the one place that decides which kind a URL is.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Protocol, runtime_checkable
+
+from ptah.core.errors import CapabilityUnavailable, PluginError
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from ptah.core.spec import SourceRow, SourceSpec
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+SQLITE_PREFIX = "sqlite:///"
+
+
+@runtime_checkable
+class Source(Protocol):
+    """The rows of one table (or view), filtered, read from one snapshot until :meth:`close`."""
+
+    def count(self) -> int:
+        """How many rows pass the filter."""
+
+    def rows(self, template: str) -> Iterator[SourceRow]:
+        """Every row passing the filter with its key, row identity and ``template`` rendered, by key."""
+
+    def lookup(self, keys: Iterable[str]) -> dict[str, str]:
+        """For each key: ``present``, ``filtered`` (in the table, excluded by the filter) or ``absent``."""
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Source: ...
+
+    def __exit__(self, *exc_info: object) -> None: ...
+
+
+@dataclass(frozen=True)
+class SourceKind:
+    """A kind of source: its name, whether it reads a ``source.database`` URL, and how to open one."""
+
+    name: str
+    reads: Callable[[str], bool]
+    open: Callable[[SourceSpec, str], Source]  # (the source's settings, the specification's folder)
+
+
+_KINDS: dict[str, SourceKind] = {}
+
+
+def register(kind: SourceKind) -> None:
+    """Add a source kind, asked before those registered earlier; PluginError (exit 3) for a name taken."""
+    if kind.name in _KINDS:
+        raise PluginError(f'the source kind "{kind.name}" is registered already')
+    _KINDS[kind.name] = kind
+
+
+def unregister(name: str) -> None:
+    """Remove the source kind ``name`` (a test's toy kind) if it is registered."""
+    _KINDS.pop(name, None)
+
+
+def source_kind(database: str) -> str | None:
+    """The name of the kind that reads ``database`` (a URL), or None when none does."""
+    for kind in reversed(_KINDS.values()):
+        if kind.reads(database):
+            return kind.name
+    return None
+
+
+def open_source(source: SourceSpec, root: str, where: str) -> Source:
+    """The source ``source.database`` names, opened by its kind; ``where`` names the specification in messages.
+
+    Raises :class:`CapabilityUnavailable` (exit 3) for a URL no kind reads, or
+    when the kind's library is not installed, and whatever the kind raises
+    (:class:`SourceUnavailable`, :class:`SpecError`).
+    """
+    name = source_kind(source.database)
+    if name is None:
+        raise CapabilityUnavailable(
+            f"{where}: source {source.redacted_database} is neither sqlite:/// nor postgresql://."
+        )
+    return _KINDS[name].open(source, root)
+
+
+def postgres_module(module: str) -> ModuleType:
+    """Import a PostgreSQL adapter, or say how to install what it needs (exit 3)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise CapabilityUnavailable(
+            f"PostgreSQL support is not installed ({exc}); install it with: pip install 'ptah[postgres]'"
+        ) from None
+
+
+def _open_sqlite(source: SourceSpec, root: str) -> Source:
+    from ptah.adapters.sources.sqlite import SqliteSource
+
+    return SqliteSource(source, root)
+
+
+def _open_postgres(source: SourceSpec, root: str) -> Source:
+    return postgres_module("ptah.adapters.sources.postgres").PostgresSource(source, root)
+
+
+register(SourceKind("sqlite", lambda database: database.startswith(SQLITE_PREFIX), _open_sqlite))
+register(SourceKind("postgresql", lambda database: database.startswith(POSTGRES_SCHEMES), _open_postgres))

@@ -1,0 +1,173 @@
+"""What a store is: the protocols every store kind implements, and the capabilities that tell the optional parts.
+
+A store keeps generations (:class:`~ptah.adapters.stores.records.GenerationRecord`)
+and their vectors, cached query vectors and, optionally, lexical indexes and a
+vector index. The contract suite (``tests/contract/test_store_contract.py``)
+holds every store kind to the same behaviour; these protocols name the methods
+it and the services call.
+
+* :class:`Store` and :class:`Snapshot` -- what every store has. A snapshot
+  is one consistent state of the store: every read through it sees the same
+  vectors however many batches a build commits meanwhile.
+* :class:`LexicalIndexStore` -- a store whose ``capabilities.lexical_index``
+  is true keeps the lexical channel's serialised indexes.
+* :class:`VectorIndexStore` and :class:`VectorIndexSnapshot` -- a store whose
+  ``capabilities.vector_index`` is true builds an approximate nearest-neighbour
+  index per generation and searches it inside a snapshot; a second snapshot
+  may share an open one's state (``snapshot(like=…)``).
+
+Callers ask ``store.capabilities`` (or, before any store is opened, the
+registered kind's, :func:`ptah.adapters.stores.registry.capabilities_of`),
+never the store's type. :func:`conformance_problem` says what a store lacks
+for the capabilities it declares.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ContextManager, Iterable, Mapping, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ptah.adapters.stores.records import GenerationRecord, Matrix
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """The optional parts a store kind has."""
+
+    lexical_index: bool = False  # keeps lexical indexes (:class:`LexicalIndexStore`)
+    vector_index: bool = False  # builds and searches a vector index (:class:`VectorIndexStore`)
+
+
+@runtime_checkable
+class Snapshot(Protocol):
+    """Reads from one consistent state of the store."""
+
+    def generation(self, identity: str) -> GenerationRecord | None:
+        """The generation with this identity, or None when it was never registered."""
+
+    def generations(self) -> list[GenerationRecord]:
+        """Every registered generation, oldest first."""
+
+    def vector_count(self, identity: str) -> int:
+        """How many vectors the generation has (0 when unregistered)."""
+
+    def digests(self, identity: str) -> dict[str, tuple[str, str]]:
+        """``row identity -> (key, text SHA-256)`` for every vector of the generation, no vector read."""
+
+    def matrix(self, identity: str) -> Matrix:
+        """The generation's vectors as one C-contiguous float32 matrix, rows by row identity (``(0, 0)``
+        when unregistered); the caller owns the array. StoreDamaged for a vector that is not finite."""
+
+    def check(self, identity: str) -> None:
+        """StoreDamaged unless the store and the generation's vectors are sound (``verify``)."""
+
+    def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
+        """The cached float32 vectors of those ``texts`` that have a usable one under this generation."""
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Generations and their vectors, opened by a registered store kind."""
+
+    capabilities: Capabilities
+    where: str  # how messages name the store: "store PATH" or "store URL" with the password redacted
+
+    def snapshot(self) -> ContextManager[Snapshot]:
+        """One consistent state of the store, until the context ends."""
+
+    def generation(self, identity: str) -> GenerationRecord | None: ...
+
+    def generations(self) -> list[GenerationRecord]: ...
+
+    def register_generation(self, record: GenerationRecord) -> None:
+        """Record a generation, or refresh its name, versions and ``updated_at`` (``created_at`` kept);
+        StoreUnavailable when it is stored with another dimension."""
+
+    def write_vectors(self, identity: str, rows: list[tuple[str, str, str]], vectors: np.ndarray) -> None:
+        """Insert or replace vectors in one transaction; ``rows`` are ``(row identity, key, text SHA-256)``."""
+
+    def delete_vectors(self, identity: str, row_identities: Iterable[str]) -> int:
+        """Delete the vectors of these rows in one transaction; how many were deleted."""
+
+    def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]: ...
+
+    def cache_queries(self, identity: str, vectors: Mapping[str, np.ndarray]) -> None:
+        """Keep query vectors (text -> 1-D float32 vector) under a registered generation."""
+
+    def build_lock(self, identity: str, name: str) -> ContextManager[None]:
+        """Hold the exclusive build lock of a generation, or refuse at once (StoreUnavailable)."""
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Store: ...
+
+    def __exit__(self, *exc_info: object) -> None: ...
+
+
+@runtime_checkable
+class LexicalIndexStore(Store, Protocol):
+    """A store that keeps the lexical channel's indexes (``capabilities.lexical_index``)."""
+
+    def lexical_index(self, fingerprint: str, settings: str) -> bytes | None:
+        """The serialised lexical index of this text fingerprint and settings, or None."""
+
+    def save_lexical_index(
+        self, fingerprint: str, settings: str, template_sha256: str, rows: int, vocabulary: int, serialized: bytes
+    ) -> None:
+        """Keep a lexical index, replacing the one of the same template and settings."""
+
+
+@runtime_checkable
+class VectorIndexSnapshot(Snapshot, Protocol):
+    """A snapshot of a store with a vector index."""
+
+    def export(self) -> str:
+        """This snapshot's id, for ``snapshot(like=…)`` while this one is open."""
+
+    def index(self, identity: str) -> dict | None:
+        """The generation's index as ``{name, kind, m, ef_construction, operator_class}``, or None."""
+
+    def nearest(self, identity: str, vectors: np.ndarray, limits: list[int], ef_search: int) -> list[list[tuple[str, float]]]:
+        """Each query's nearest ``(key, score)`` rows through the index."""
+
+
+@runtime_checkable
+class VectorIndexStore(Store, Protocol):
+    """A store that builds and searches a vector index (``capabilities.vector_index``)."""
+
+    def snapshot(self, like: VectorIndexSnapshot | None = None) -> ContextManager[VectorIndexSnapshot]:
+        """One consistent state; ``like``: an open snapshot whose state this one shares."""
+
+    def create_hnsw_index(self, identity: str, m: int, ef_construction: int) -> dict:
+        """(Re)build the generation's HNSW cosine index; its description."""
+
+
+def conformance_problem(store: object) -> str | None:
+    """What ``store`` lacks to be a :class:`Store` with the capabilities it declares; None when nothing."""
+    capabilities = getattr(store, "capabilities", None)
+    if not isinstance(capabilities, Capabilities):
+        return "it has no capabilities (a ptah.adapters.stores.base.Capabilities)"
+    needed = [(Store, "a Store")]
+    if capabilities.lexical_index:
+        needed.append((LexicalIndexStore, "a LexicalIndexStore, as it declares capabilities.lexical_index"))
+    if capabilities.vector_index:
+        needed.append((VectorIndexStore, "a VectorIndexStore, as it declares capabilities.vector_index"))
+    for protocol, name in needed:
+        if not isinstance(store, protocol):
+            missing = sorted(member for member in _members(protocol) if getattr(store, member, None) is None)
+            return f"it is not {name}: it lacks {', '.join(missing)}"
+    return None
+
+
+def _members(protocol: type) -> set[str]:
+    """The attributes and methods a protocol (with its protocol bases) names."""
+    names: set[str] = set()
+    for cls in protocol.__mro__:
+        if cls is Protocol or cls is object or not getattr(cls, "_is_protocol", False):
+            continue
+        names.update(name for name in vars(cls) if not name.startswith("_") or name in ("__enter__", "__exit__"))
+        names.update(getattr(cls, "__annotations__", {}))
+    return names

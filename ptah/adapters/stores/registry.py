@@ -1,0 +1,121 @@
+"""Which store kind keeps a specification's ``store:``, and how it is opened.
+
+A store kind is registered once with :func:`register`: its name, its
+:class:`~ptah.adapters.stores.base.Capabilities`, which ``store:`` values it
+claims, and how to open one. ptah registers
+
+* ``pgvector`` -- ``postgresql://`` and ``postgres://`` URLs (psycopg is
+  imported only when one is opened; without it, opening says how to install
+  it, :class:`CapabilityUnavailable`, exit 3);
+* ``sqlite`` -- the default: every value no other kind claims is a file path
+  (``sqlite:///FILE`` too), which the specification reader checks and
+  resolves (:mod:`ptah.adapters.spec_databases`).
+
+:func:`store_kind` is the one place that decides which kind a value is: the
+specification reader, :func:`open_store` and :func:`capabilities_of` all ask
+it. Kinds registered later are asked first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from ptah.adapters.sources.base import POSTGRES_SCHEMES, postgres_module
+from ptah.adapters.stores.base import Capabilities, conformance_problem
+from ptah.core.errors import PluginError
+
+if TYPE_CHECKING:
+    from ptah.adapters.stores.base import Store
+
+DEFAULT = "sqlite"
+
+
+@dataclass(frozen=True)
+class StoreKind:
+    """A kind of store.
+
+    ``claims(value)``: whether a ``store:`` value (after ``${VAR}``
+    expansion) is this kind's. ``open(location, create)``: the store at
+    ``location`` (the value as the specification resolved it); with
+    ``create=False`` None when nothing was ever stored there, and nothing
+    is created.
+    """
+
+    name: str
+    capabilities: Capabilities
+    claims: Callable[[str], bool]
+    open: Callable[[str, bool], "Store | None"]
+
+
+_KINDS: dict[str, StoreKind] = {}
+
+
+def register(kind: StoreKind) -> None:
+    """Add a store kind, asked before those registered earlier; PluginError (exit 3) for a name taken."""
+    if kind.name in _KINDS:
+        raise PluginError(f'the store kind "{kind.name}" is registered already')
+    _KINDS[kind.name] = kind
+
+
+def unregister(name: str) -> None:
+    """Remove the store kind ``name`` (a test's toy kind) if it is registered; the default stays."""
+    if name != DEFAULT:
+        _KINDS.pop(name, None)
+
+
+def store_kind(value: str) -> str:
+    """The name of the kind that keeps the store ``value`` names: the last registered that claims it, else sqlite."""
+    for kind in reversed(_KINDS.values()):
+        if kind.name != DEFAULT and kind.claims(value):
+            return kind.name
+    return DEFAULT
+
+
+def capabilities_of(value: str) -> Capabilities:
+    """What the store ``value`` names can do, known without opening it."""
+    return _KINDS[store_kind(value)].capabilities
+
+
+def open_store(location: str, *, create: bool) -> Store | None:
+    """The store at ``location``, opened by its kind (None: ``create=False`` and nothing there).
+
+    Raises :class:`PluginError` (exit 3) when the kind opens something that is
+    not a store with the capabilities the kind declared.
+    """
+    kind = _KINDS[store_kind(location)]
+    store = kind.open(location, create)
+    if store is None:
+        return None
+    problem = conformance_problem(store)
+    if problem is None and store.capabilities != kind.capabilities:
+        problem = f"its capabilities {store.capabilities} are not the kind's {kind.capabilities}"
+    if problem is not None:
+        store.close()
+        raise PluginError(f'the store kind "{kind.name}" opened {type(store).__name__}, but {problem}')
+    return store
+
+
+def _open_sqlite(location: str, create: bool) -> Store | None:
+    from ptah.adapters.stores.sqlite import SqliteStore
+
+    path = Path(location)
+    if not create and not path.exists():
+        return None
+    return SqliteStore(path, create=create)
+
+
+def _open_pgvector(location: str, create: bool) -> Store | None:
+    store = postgres_module("ptah.adapters.stores.pgvector").PgvectorStore(location, create=create)
+    if not store.initialised:
+        store.close()
+        return None
+    return store
+
+
+SQLITE_CAPABILITIES = Capabilities(lexical_index=True, vector_index=False)
+PGVECTOR_CAPABILITIES = Capabilities(lexical_index=True, vector_index=True)
+
+register(StoreKind(DEFAULT, SQLITE_CAPABILITIES, lambda value: True, _open_sqlite))
+register(StoreKind("pgvector", PGVECTOR_CAPABILITIES, lambda value: value.startswith(POSTGRES_SCHEMES), _open_pgvector))
