@@ -173,9 +173,11 @@ def check_trec_export(report: dict, corpus) -> dict:
     """pytrec_eval on ptah's exported run and qrels lines must give ptah's per-case numbers (1e-9)."""
     import pytrec_eval
 
-    from ptah.core.trec import qrels_lines, run_lines
+    from ptah.core.report import Report
+    from ptah.core.trec import qrels_lines
+    from ptah.render.trec import run_lines
 
-    run = pytrec_eval.parse_run(run_lines(report))
+    run = pytrec_eval.parse_run(run_lines(Report.from_dict(report)))
     qrels = pytrec_eval.parse_qrel(qrels_lines(corpus))
     measured = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recall.10", "recip_rank"}).evaluate(run)
     worst = 0.0

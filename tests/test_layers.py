@@ -47,6 +47,16 @@ def test_adapters_do_not_import_services_or_cli():
     assert offenders == set()
 
 
+def test_renderers_import_only_stdlib_rich_core_and_render():
+    offenders = {
+        f"{path.relative_to(PACKAGE.parent)}: {module}"
+        for path in (PACKAGE / "render").rglob("*.py")
+        for module in imported_modules(path)
+        if not (module.split(".")[0] in (*sys.stdlib_module_names, "rich") or module.startswith(("ptah.core.", "ptah.render.")))
+    }
+    assert offenders == set()
+
+
 def test_the_rule_itself_catches_a_violation(tmp_path):
     bad = tmp_path / "core" / "bad.py"
     bad.parent.mkdir()

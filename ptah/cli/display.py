@@ -1,30 +1,22 @@
 """How the CLI prints what came from a file or a database: controls made visible, rich markup escaped.
 
 Every case id, query, key, path, generation, table or column name and every
-message that may quote one passes through here on its way to a terminal
-(see :mod:`ptah.core.visible` for what is escaped and how). ``--json`` output
-goes through :func:`json_text`; files ptah writes (reports, runs, pages) hold
-the exact values and are not touched.
+message that may quote one passes through :func:`plain` or :func:`markup`
+(from :mod:`ptah.render.text`, shared with the report's renderers) on its way
+to a terminal (see :mod:`ptah.core.visible` for what is escaped and how).
+``--json`` output goes through :func:`json_text`; files ptah writes (reports,
+runs, pages) hold the exact values and are not touched.
 """
 
 from __future__ import annotations
 
 import json
 
-from rich.markup import escape
-
 from ptah.core.errors import PtahError
 from ptah.core.visible import visible, visible_json
+from ptah.render.text import markup, plain
 
-
-def plain(value: object) -> str:
-    """``value`` as one line for ``typer.echo``: controls, newlines included, written as escapes."""
-    return visible(str(value))
-
-
-def markup(value: object) -> str:
-    """``value`` as one line for rich: controls escaped, and ``[…]`` kept from reading as markup."""
-    return escape(visible(str(value)))
+__all__ = ["error_text", "json_text", "markup", "plain"]
 
 
 def json_text(value: object) -> str:

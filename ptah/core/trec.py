@@ -1,23 +1,8 @@
-"""TREC run and qrels lines, so trec_eval, pytrec_eval and ranx users can check ptah's numbers.
+"""TREC qrels lines of a corpus's judgements, so trec_eval, pytrec_eval and ranx users can check ptah's numbers.
 
-Pure: these functions build the lines; the CLI writes them (atomically).
-
-Run lines (``QID Q0 DOCID RANK SCORE TAG``)
--------------------------------------------
-One line per ranked result of one run of a report (``runs[i].cases[j].results``):
-the case id as QID, the literal ``Q0``, the key as DOCID, the 1-based rank in
-ptah's order (score descending, key ascending on ties), the score as Python's
-shortest round-trip ``repr`` of the double (exactly the score in the report),
-and the run's tag. A case with no results writes no line (trec_eval then
-leaves the query out of its means unless run with ``-c``).
-
-Ties: trec_eval ignores the RANK column. It re-sorts each query's lines by
-score descending and breaks ties by DOCID *descending*, the opposite of
-ptah's key-ascending rule. The true scores are written, never nudged apart,
-so on a ranking with tied scores trec_eval may order (and, at a cutoff,
-select) the tied keys differently from ptah, and its numbers may then differ.
-The report flags every such tie (``cases[j].ties``); without ties the numbers
-agree.
+Pure: these functions build the lines; the CLI writes them (atomically). The
+run side -- a report's ranked results as ``QID Q0 DOCID RANK SCORE TAG`` --
+is :func:`ptah.render.trec.run_lines`, which shares :func:`check_fields`.
 
 Qrels lines (``QID 0 DOCID GRADE``)
 -----------------------------------
@@ -40,44 +25,13 @@ on) cannot be written: :class:`InputError` names them.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Mapping
+from typing import Iterable
 
 from ptah.core.corpus import Corpus
 from ptah.core.errors import InputError
 
-DEFAULT_TAG = "ptah"
 MAX_NAMED = 5
 _INTEGRAL_TOLERANCE = 1e-9
-
-
-def run_lines(report: Mapping, run_index: int = 0, tag: str | None = None) -> list[str]:
-    """The TREC run lines of ``report["runs"][run_index]`` (see the module docs).
-
-    ``tag`` defaults to the run's generation name, else ``ptah``. Raises
-    :class:`InputError` for a run index the report lacks, and for case ids,
-    keys or a tag that hold whitespace or are empty.
-    """
-    runs = report.get("runs") or []
-    if not 0 <= run_index < len(runs):
-        raise InputError(f"the report holds {len(runs)} run(s); there is no run number {run_index + 1}")
-    run = runs[run_index]
-    if tag is None:
-        tag = (run.get("generation") or {}).get("name") or DEFAULT_TAG
-    _check_fields("tag", [tag])
-    cases = run.get("cases") or []
-    _check_fields("case id", [case["id"] for case in cases])
-    _check_fields("key", [result["key"] for case in cases for result in case["results"]])
-    lines: list[str] = []
-    for case in cases:
-        for rank, result in enumerate(case["results"], start=1):
-            score = float(result["score"])
-            if not math.isfinite(score):
-                raise InputError(
-                    f'case "{case["id"]}": key "{result["key"]}" has the score {score!r}, '
-                    "which a TREC run cannot rank"
-                )
-            lines.append(f"{case['id']} Q0 {result['key']} {rank} {score!r} {tag}")
-    return lines
 
 
 def qrels_lines(corpus: Corpus, scale: float | None = None) -> list[str]:
@@ -89,8 +43,8 @@ def qrels_lines(corpus: Corpus, scale: float | None = None) -> list[str]:
     """
     if scale is not None and (isinstance(scale, bool) or not math.isfinite(scale) or scale <= 0):
         raise InputError(f"the grade scale must be a positive number, not {scale!r}")
-    _check_fields("case id", [case.id for case in corpus.cases])
-    _check_fields("key", [key for case in corpus.cases for key in case.relevant])
+    check_fields("case id", [case.id for case in corpus.cases])
+    check_fields("key", [key for case in corpus.cases for key in case.relevant])
     lines: list[str] = []
     for case in corpus.cases:
         for key in sorted(case.relevant):
@@ -118,7 +72,7 @@ def _integer_grade(grade: float, scale: float | None, case_id: str, key: str) ->
     )
 
 
-def _check_fields(what: str, values: Iterable[str]) -> None:
+def check_fields(what: str, values: Iterable[str]) -> None:
     """Refuse empty values and values holding whitespace, naming the first few distinct ones."""
     offending: dict[str, None] = {}
     for value in values:

@@ -23,8 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from ptah.adapters.html_report import render_html
 from ptah.cli import main
+from ptah.core.report import Report
+from ptah.render.html import render_html
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "corpora" / "support.yaml"
@@ -145,4 +146,4 @@ def test_the_page_is_self_contained_and_escapes_what_it_shows(page):
         assert f"<b>{case['id']}</b>" in html
     hostile = json.loads(json.dumps(report))
     hostile["runs"][0]["cases"][0]["id"] = "<script>alert(1)</script>"
-    assert "<script>alert(1)</script>" not in render_html(hostile)
+    assert "<script>alert(1)</script>" not in render_html(Report.from_dict(hostile))

@@ -12,20 +12,24 @@ Machine-checkable: every number of the summary table carries ``data-run``,
 Python's ``repr``, or ``null``), so a test can compare the rendered page with
 the JSON report exactly. The script only toggles what is shown; the page is
 complete without it, and sets ``data-ready`` on ``<html>`` when it ran.
+
+Measures: the summary's columns, the chart's choices and each case's line
+are the measures the reference run holds, labelled by the measure registry
+(a report with ``MAP@10`` shows a ``MAP@10`` column); ``data-measure`` is
+the measure's report key (``recall``, ``mrr``, ``ndcg``, ``MAP@10``).
+Writing the page to a file is the caller's (``ptah.adapters.files``).
 """
 
 from __future__ import annotations
 
-import os
 from html import escape
+from typing import Mapping
 
-from ptah.adapters.files import write_text_atomically
-from ptah.core.comparison import case_deltas
-from ptah.core.outcomes import MEASURES
+from ptah.core.measures import Measure
+from ptah.core.report import CaseResult, Report, Run
 from ptah.core.significance import p_value_text
 
-LABELS = {"recall": "recall", "mrr": "MRR", "ndcg": "nDCG"}
-CHART_MEASURE = "ndcg"
+CHART_MEASURE = "ndcg"  # the report key of the measure the chart shows first
 MAX_CHART_CASES = 200
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
@@ -70,16 +74,13 @@ SCRIPT = """
 """
 
 
-def write_html(report: dict, path: str | os.PathLike) -> None:
-    """Write :func:`render_html` of ``report`` atomically."""
-    write_text_atomically(path, render_html(report))
 
 
 def _number(value: float | None) -> str:
     return "N/A" if value is None else f"{value:.4f}"
 
 
-def _p_phrase(test: dict | None) -> str:
+def _p_phrase(test: Mapping | None) -> str:
     text = p_value_text(test)
     return text if text.startswith(("<", "~")) else f"= {text}"
 
@@ -89,7 +90,7 @@ def _cell(run: str, measure: str, field: str, value: float | None, text: str | N
     data = "null" if value is None else repr(float(value))
     shown = text if text is not None else _number(value)
     tip = f' title="{escape(title)}"' if title else ""
-    return (f'<td class="{css}" data-run="{escape(run)}" data-measure="{measure}" data-field="{field}" '
+    return (f'<td class="{css}" data-run="{escape(run)}" data-measure="{escape(measure)}" data-field="{field}" '
             f'data-value="{data}"{tip}>{escape(shown)}</td>')
 
 
@@ -97,15 +98,25 @@ def _sign(value: float | None) -> str:
     return "zero" if not value else "pos" if value > 0 else "neg"
 
 
-def render_html(report: dict) -> str:
+def _label(key: str) -> str:
+    """The registry's label of the measure a report key (or string form) names: ``mrr`` reads ``MRR``."""
+    return Measure.parse(key).label
+
+
+def _measures(run: Run) -> list[tuple[str, str]]:
+    """The run's measures as (string form, report key), in the report's order."""
+    return [(name, Measure.parse(name).key) for name in run.means]
+
+
+def render_html(report: Report) -> str:
     """The whole page as one string (see the module docs)."""
-    corpus = report["corpus"]
+    corpus = report.corpus
     title = f"ptah evaluation: {corpus.get('name') or corpus.get('path') or 'corpus'}"
     body = [
         f"<h1>{escape(title)}</h1>",
         f'<div class="meta">corpus <span class="mono">{escape(str(corpus.get("path")))}</span>, '
         f'{corpus["cases"]} cases, digest <span class="mono">{escape(corpus["digest"])}</span>; '
-        f"created {escape(report.get('created_at', ''))}</div>",
+        f"created {escape(report.created_at)}</div>",
         _verdict(report),
         _summary(report),
         _chart(report),
@@ -122,65 +133,68 @@ def render_html(report: dict) -> str:
     )
 
 
-def _verdict(report: dict) -> str:
-    gates = report["gates"]
-    failed = [g for g in gates if not g["passed"]]
+def _verdict(report: Report) -> str:
+    gates = report.gates
+    failed = [gate for gate in gates if not gate.passed]
     if failed:
         text = f"verdict: FAIL — {len(failed)} of {len(gates)} gates failed"
     else:
         text = f"verdict: pass — all {len(gates)} gates passed"
-    return f'<div id="verdict" class="verdict {report["verdict"]}" data-verdict="{report["verdict"]}">{escape(text)}</div>'
+    return f'<div id="verdict" class="verdict {report.verdict}" data-verdict="{report.verdict}">{escape(text)}</div>'
 
 
-def _summary(report: dict) -> str:
+def _summary(report: Report) -> str:
     """Every run's means with deltas against the reference; then each candidate's significance per measure."""
-    comparison = report.get("comparison")
-    candidates = {c["run"]: c for c in (comparison or {}).get("candidates", [])}
-    head = "".join(f"<th>{LABELS[m]}</th><th>Δ</th>" for m in MEASURES)
+    comparison = report.comparison
+    candidates = {c["run"]: c for c in comparison.candidates} if comparison is not None else {}
+    measures = _measures(report.runs[0])
+    head = "".join(f"<th>{escape(_label(name))}</th><th>Δ</th>" for name, _ in measures)
     rows = []
-    for index, run in enumerate(report["runs"]):
-        name = run["generation"]["name"]
-        cells = [f'<td class="l">{escape(name)}</td><td class="l">{escape(run["search"]["channel"])}</td>']
+    for index, run in enumerate(report.runs):
+        name = run.name
+        cells = [f'<td class="l">{escape(name)}</td><td class="l">{escape(run.channel)}</td>']
         candidate = candidates.get(name) if index else None
-        for measure in MEASURES:
-            mean = run["aggregates"][measure]
-            cells.append(_cell(name, measure, "mean", mean["value"],
-                               title=f"{mean['numerator']:.4f} / {mean['denominator']} cases"))
-            if candidate is None:
+        for measure, key in measures:
+            mean = run.means.get(measure)
+            if mean is None:
+                cells.append("<td>N/A</td><td></td>")
+                continue
+            cells.append(_cell(name, key, "mean", mean.value, title=f"{mean.numerator:.4f} / {mean.denominator} cases"))
+            entry = None if candidate is None else candidate["measures"].get(key)
+            if entry is None:
                 cells.append('<td class="unclear">reference</td>' if index == 0 and comparison else "<td></td>")
             else:
-                delta = candidate["measures"][measure]["delta"]
-                cells.append(_cell(name, measure, "delta", delta, "N/A" if delta is None else f"{delta:+.4f}", _sign(delta)))
+                delta = entry["delta"]
+                cells.append(_cell(name, key, "delta", delta, "N/A" if delta is None else f"{delta:+.4f}", _sign(delta)))
         rows.append(f'<tr data-run="{escape(name)}">{"".join(cells)}</tr>')
     parts = [
         "<h2>Summary</h2>",
         f'<table id="summary"><thead><tr><th>run</th><th class="l">channel</th>{head}</tr></thead>'
         f'<tbody>{"".join(rows)}</tbody></table>',
     ]
-    if not comparison:
+    if comparison is None:
         parts.append('<p class="meta">Means over cases (hover a mean for its numerator and denominator).</p>')
         return "".join(parts)
-    statistics = comparison["statistics"]
+    statistics = comparison.statistics
     level = round(statistics["bootstrap"]["level"] * 100)
     parts.append(
         f'<p class="meta">Means over cases (hover a mean for its numerator and denominator); '
-        f'Δ = run − reference ({escape(str(comparison["reference"]))}).</p>'
+        f'Δ = run − reference ({escape(str(comparison.reference))}).</p>'
         f'<h2>Is it more than noise?</h2><table id="significance"><thead><tr><th>run</th><th class="l">measure</th>'
         f'<th>Δ</th><th>{level}% CI</th><th>p</th><th>better</th><th>tied</th><th>worse</th>'
         f'<th class="l">finding</th></tr></thead><tbody>'
     )
-    for candidate in comparison["candidates"]:
+    for candidate in comparison.candidates:
         name = candidate["run"]
-        for measure in MEASURES:
-            entry = candidate["measures"][measure]
+        for key, entry in candidate["measures"].items():
             interval, test = entry["interval"], entry["test"]
             p = None if test is None else test["p_value"]
             css = {"better": "better", "worse": "worse"}.get(entry["finding"], "unclear")
             parts.append(
-                f'<tr><td class="l">{escape(name)}</td><td class="l">{LABELS[measure]}</td>'
+                f'<tr><td class="l">{escape(name)}</td><td class="l">{escape(_label(key))}</td>'
                 f'<td class="{_sign(entry["delta"])}">{"N/A" if entry["delta"] is None else format(entry["delta"], "+.4f")}</td>'
                 + ("<td>N/A</td>" if interval is None else f"<td>[{interval['low']:+.4f}, {interval['high']:+.4f}]</td>")
-                + _cell(name, measure, "p", p, p_value_text(test))
+                + _cell(name, key, "p", p, p_value_text(test))
                 + f'<td>{entry["wins"]}</td><td>{entry["ties"]}</td><td>{entry["losses"]}</td>'
                 f'<td class="l {css}">{escape(entry["finding"])}</td></tr>'
             )
@@ -192,7 +206,7 @@ def _summary(report: dict) -> str:
         f'{statistics["permutation"]["exact_limit"]} non-zero differences, else Monte Carlo (marked ~) with the same '
         f'resamples and seed. A run is called better or worse only when p &lt; {statistics["alpha"]:.2f}.</p>'
     )
-    parts.append('<ul class="headlines">' + "".join(_headlines(comparison)) + "</ul>")
+    parts.append('<ul class="headlines">' + "".join(_headlines(comparison.reference, comparison.candidates)) + "</ul>")
     return "".join(parts)
 
 
@@ -200,17 +214,16 @@ def _cases_text(count: int) -> str:
     return f"{count} case" if count == 1 else f"{count} cases"
 
 
-def _headlines(comparison: dict) -> list[str]:
+def _headlines(reference: str, candidates: tuple[Mapping, ...]) -> list[str]:
     lines = []
-    reference = comparison["reference"]
-    for candidate in comparison["candidates"]:
-        for measure in MEASURES:
-            entry = candidate["measures"][measure]
+    for candidate in candidates:
+        for key, entry in candidate["measures"].items():
             if entry["delta"] is None or entry["test"] is None:
                 continue
-            what = (f"{candidate['run']} is {entry['finding']} than {reference} on {LABELS[measure]} by "
+            label = _label(key)
+            what = (f"{candidate['run']} is {entry['finding']} than {reference} on {label} by "
                     f"{abs(entry['delta']):.4f}" if entry["finding"] in ("better", "worse") else
-                    f"{candidate['run']} vs {reference} on {LABELS[measure]}: {entry['delta']:+.4f}, within noise")
+                    f"{candidate['run']} vs {reference} on {label}: {entry['delta']:+.4f}, within noise")
             lines.append(f"<li>{escape(what)} (p {_p_phrase(entry['test'])}; {_cases_text(entry['wins'])} better, "
                          f"{entry['losses']} worse, {entry['ties']} tied)</li>")
         flipped = candidate["flipped"]
@@ -219,126 +232,137 @@ def _headlines(comparison: dict) -> list[str]:
     return lines
 
 
-def _chart(report: dict) -> str:
-    if not report.get("comparison"):
+def _case_deltas(reference: Run, candidate: Run, measure: str) -> list[tuple[str, float | None]]:
+    """Each case of the candidate with its ``measure`` delta against the reference (None when undefined)."""
+    theirs = {case.id: case for case in reference.cases}
+    deltas = []
+    for case in candidate.cases:
+        before = theirs.get(case.id)
+        old = None if before is None else before.values.get(measure)
+        new = case.values.get(measure)
+        deltas.append((case.id, None if old is None or new is None else new - old))
+    return deltas
+
+
+def _chart(report: Report) -> str:
+    if report.comparison is None:
         return ""
-    runs = {run["generation"]["name"]: run for run in report["runs"]}
-    reference = report["runs"][0]
+    runs = {run.name: run for run in report.runs}
+    reference = report.runs[0]
+    measures = _measures(reference)
     radios = "".join(
-        f'<label><input type="radio" name="chart-measure" value="{m}"{" checked" if m == CHART_MEASURE else ""}> '
-        f"{LABELS[m]}</label>" for m in MEASURES
+        f'<label><input type="radio" name="chart-measure" value="{escape(key)}"{" checked" if key == CHART_MEASURE else ""}> '
+        f"{escape(_label(name))}</label>" for name, key in measures
     )
     parts = ['<h2>Per-case deltas</h2><p class="meta">Each changed case\'s measure minus the reference\'s; '
              f'unchanged cases are left out.</p><div class="controls">{radios}</div>']
-    for candidate in report["comparison"]["candidates"]:
+    for candidate in report.comparison.candidates:
         run = runs.get(candidate["run"])
         if run is None:
             continue
-        groups = [_bars(case_deltas(reference, run, m), m) for m in MEASURES]
-        parts.append(f"<h3>{escape(candidate['run'])} − {escape(reference['generation']['name'])}</h3>" + "".join(groups))
+        groups = [_bars(_case_deltas(reference, run, name), key, _label(name)) for name, key in measures]
+        parts.append(f"<h3>{escape(candidate['run'])} − {escape(reference.name)}</h3>" + "".join(groups))
     return "".join(parts)
 
 
-def _bars(deltas: list[tuple[str, float | None]], measure: str) -> str:
+def _bars(deltas: list[tuple[str, float | None]], measure: str, label: str) -> str:
     changed = sorted(((d, case) for case, d in deltas if d), key=lambda item: item[0])
     hidden = "" if measure == CHART_MEASURE else " hidden"
     if not changed:
-        return f'<div class="meta{hidden}" data-chart-measure="{measure}">no case changed on {LABELS[measure]}</div>'
+        return f'<div class="meta{hidden}" data-chart-measure="{escape(measure)}">no case changed on {escape(label)}</div>'
     more = len(changed) - MAX_CHART_CASES
     changed = changed[:MAX_CHART_CASES // 2] + changed[-MAX_CHART_CASES // 2:] if more > 0 else changed
-    row, label, half = 16, 220, 260
-    width, height = label + 2 * half + 60, row * len(changed) + 30
+    row, left, half = 16, 220, 260
+    width, height = left + 2 * half + 60, row * len(changed) + 30
     scale = max(abs(d) for d, _ in changed) or 1.0
-    items = [f'<line x1="{label + half}" y1="0" x2="{label + half}" y2="{height - 20}" stroke="#8a93a5"/>']
+    items = [f'<line x1="{left + half}" y1="0" x2="{left + half}" y2="{height - 20}" stroke="#8a93a5"/>']
     for i, (delta, case) in enumerate(changed):
         y = i * row + 2
         length = abs(delta) / scale * half
-        x = label + half if delta > 0 else label + half - length
+        x = left + half if delta > 0 else left + half - length
         colour = "#2f9a4f" if delta > 0 else "#c23b3b"
         items.append(
-            f'<text x="{label - 6}" y="{y + 11}" text-anchor="end">{escape(case[:40])}</text>'
+            f'<text x="{left - 6}" y="{y + 11}" text-anchor="end">{escape(case[:40])}</text>'
             f'<rect x="{x:.1f}" y="{y}" width="{max(length, 1):.1f}" height="{row - 4}" fill="{colour}">'
             f"<title>{escape(case)}: {delta:+.4f}</title></rect>"
-            f'<text x="{label + 2 * half + 4}" y="{y + 11}">{delta:+.4f}</text>'
+            f'<text x="{left + 2 * half + 4}" y="{y + 11}">{delta:+.4f}</text>'
         )
     note = f'<p class="meta">{more} more changed cases not drawn.</p>' if more > 0 else ""
-    return (f'<div class="chart{hidden}" data-chart-measure="{measure}"><svg '
-            f'width="{width}" height="{height}" role="img" aria-label="{LABELS[measure]} delta per case">'
+    return (f'<div class="chart{hidden}" data-chart-measure="{escape(measure)}"><svg '
+            f'width="{width}" height="{height}" role="img" aria-label="{escape(label)} delta per case">'
             + "".join(items) + f"</svg>{note}</div>")
 
 
-def _cases(report: dict) -> str:
-    runs = report["runs"]
-    comparison = report.get("comparison") or {}
+def _cases(report: Report) -> str:
+    runs = report.runs
     flipped, changed = set(), set()
-    for candidate in comparison.get("candidates", []):
+    for candidate in report.comparison.candidates if report.comparison is not None else ():
         for change in candidate["cases_changed"]:
             changed.add(change["id"])
             if change["flipped"]:
                 flipped.add(change["id"])
-    reference = runs[0]["cases"]
-    order = sorted(range(len(reference)), key=lambda i: (reference[i]["id"] not in flipped, reference[i]["id"] not in changed))
-    by_run = [{case["id"]: case for case in run["cases"]} for run in runs]
+    reference = runs[0].cases
+    order = sorted(range(len(reference)), key=lambda i: (reference[i].id not in flipped, reference[i].id not in changed))
+    by_run = [{case.id: case for case in run.cases} for run in runs]
     legend = ('<p class="legend"><span class="k-required">required</span><span class="k-relevant">relevant</span>'
               '<span class="k-forbidden">forbidden</span></p>')
     control = '<div class="controls"><label><input type="checkbox" id="changed-only"> only cases that changed</label></div>'
-    parts = ["<h2>Cases</h2>", legend, control if comparison else ""]
+    parts = ["<h2>Cases</h2>", legend, control if report.comparison is not None else ""]
     for i in order:
-        case_id = reference[i]["id"]
+        case_id = reference[i].id
         parts.append(_case(case_id, [lookup.get(case_id) for lookup in by_run], runs, case_id in flipped, case_id in changed))
     return "".join(parts)
 
 
-def _case(case_id: str, cases: list, runs: list, flipped: bool, changed: bool) -> str:
+def _case(case_id: str, cases: list[CaseResult | None], runs: tuple[Run, ...], flipped: bool, changed: bool) -> str:
     first = cases[0]
-    required = set(first["required"]["keys"])
-    relevant = {entry["key"] for entry in first["relevant"]}
-    forbidden = set(first["forbidden"]["keys"])
-    status = " ".join(
-        f'{escape(run["generation"]["name"])}: {"pass" if case and case["passed"] else "FAIL"}' for run, case in zip(runs, cases)
-    )
+    required = set(first.required)
+    relevant = {key for key, _ in first.relevant}
+    forbidden = set(first.forbidden)
+    status = " ".join(f'{escape(run.name)}: {"pass" if case and case.passed else "FAIL"}' for run, case in zip(runs, cases))
     mark = ' <span class="flip">flipped</span>' if flipped else ""
-    header = "".join(f'<th class="l">{escape(run["generation"]["name"])}</th>' for run in runs)
-    depth = max(len(case["results"]) if case else 0 for case in cases)
+    header = "".join(f'<th class="l">{escape(run.name)}</th>' for run in runs)
+    depth = max(len(case.ranking) if case else 0 for case in cases)
     rows = []
     for rank in range(depth):
         cells = []
         for case in cases:
-            if case is None or rank >= len(case["results"]):
+            if case is None or rank >= len(case.ranking):
                 cells.append("<td></td>")
                 continue
-            result = case["results"][rank]
-            key = result["key"]
+            result = case.ranking[rank]
+            key = result.key
             css = ("k-forbidden" if key in forbidden else "k-required" if key in required
                    else "k-relevant" if key in relevant else "")
             cells.append(f'<td class="{css}"><span class="mono">{escape(key)}</span> '
-                         f'<span class="meta">{result["score"]:.4f}</span></td>')
+                         f'<span class="meta">{result.score:.4f}</span></td>')
         rows.append(f"<tr><td>{rank + 1}</td>{''.join(cells)}</tr>")
     metrics = "".join(
-        "<td>" + " · ".join(f"{LABELS[m]} {_number(case['metrics'][m])}" for m in MEASURES) + "</td>" if case else "<td></td>"
-        for case in cases
+        "<td>" + " · ".join(f"{escape(_label(name))} {_number(case.values.get(name))}" for name, _ in _measures(run))
+        + "</td>" if case else "<td></td>"
+        for run, case in zip(runs, cases)
     )
     missed = "".join(
-        "<td>" + escape("; ".join(f"missed {m['key']} ({m['where']})" for m in case["required"]["missed"])
-                        + "".join(f"; leaked {h['key']} (rank {h['rank']})" for h in case["forbidden"]["hits"])) + "</td>"
+        "<td>" + escape("; ".join(f"missed {m.key} ({m.where})" for m in case.missed)
+                        + "".join(f"; leaked {h.key} (rank {h.rank})" for h in case.hits)) + "</td>"
         if case else "<td></td>"
         for case in cases
     )
     return (
         f'<details class="case" data-changed="{"yes" if changed else "no"}"{" open" if flipped else ""}>'
-        f'<summary><b>{escape(case_id)}</b>{mark} — {escape(first["query"])} '
-        f'<span class="meta">(k = {first["k"]}; {status})</span></summary>'
+        f'<summary><b>{escape(case_id)}</b>{mark} — {escape(first.query)} '
+        f'<span class="meta">(k = {first.k}; {status})</span></summary>'
         f'<table class="results"><thead><tr><th>rank</th>{header}</tr></thead><tbody>{"".join(rows)}'
         f'<tr><td></td>{metrics}</tr><tr><td></td>{missed}</tr></tbody></table></details>'
     )
 
 
-def _gates(report: dict) -> str:
+def _gates(report: Report) -> str:
     rows = "".join(
-        f'<tr><td class="l">{escape(g["name"])}</td><td class="l">{escape(str(g.get("generation")))}</td>'
-        f'<td class="l {"pass" if g["passed"] else "fail"}">{"pass" if g["passed"] else "FAIL"}</td>'
-        f'<td class="l">{escape(g["detail"])}</td></tr>'
-        for g in report["gates"]
+        f'<tr><td class="l">{escape(gate.name)}</td><td class="l">{escape(str(gate.generation))}</td>'
+        f'<td class="l {"pass" if gate.passed else "fail"}">{"pass" if gate.passed else "FAIL"}</td>'
+        f'<td class="l">{escape(gate.detail)}</td></tr>'
+        for gate in report.gates
     )
     bottom = _verdict(report).replace('id="verdict"', 'id="verdict-bottom"')
     return ('<h2>Gates</h2><table id="gates"><thead><tr><th>gate</th><th class="l">run</th><th class="l">verdict</th>'

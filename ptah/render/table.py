@@ -1,0 +1,240 @@
+"""The report for people on a terminal: a table of cases per run, the means, deltas, comparisons and the verdict.
+
+Columns and mean lines follow the measures each run holds (``run.means``,
+labelled by the measure registry), so a report with ``MAP@10`` shows a
+``MAP@10`` column and mean line. Deltas against a baseline and between runs
+follow the measures their data holds (keyed by report key). Every value that
+came from a file or the source -- ids, keys, names, paths, messages -- passes
+through :func:`ptah.render.text.markup` (or :func:`~ptah.render.text.plain`
+where rich markup is off): controls made visible, markup escaped.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+from rich.console import Console
+from rich.table import Table
+
+from ptah.core.measures import Measure
+from ptah.core.report import BaselineComparison, CaseResult, Comparison, Report, Run
+from ptah.core.significance import p_value_text
+from ptah.render.text import delta, markup, number, plain
+
+FINDING_STYLE = {"better": "green", "worse": "red"}
+
+
+def _labels(keys: Iterable[str]) -> list[tuple[str, str]]:
+    """Each measure named in ``keys`` (report keys or string forms) with its label, in order."""
+    return [(key, Measure.parse(key).label) for key in keys]
+
+
+def _deltas(metrics: Mapping) -> str:
+    """``recall +0.5000, MRR N/A, …``: a changed case's delta per measure."""
+    return ", ".join(f"{label} {delta(metrics[key]['delta'])}" for key, label in _labels(metrics))
+
+
+def render(report: Report, console: Console) -> None:
+    """The human report: a table of cases per run, the means with denominators, deltas, the verdict."""
+    corpus = report.corpus
+    console.print(f"corpus {markup(corpus['path'])} ({corpus['cases']} cases, {markup(corpus['digest'])})")
+    comparisons = report.comparisons
+    for index, run in enumerate(report.runs):
+        _render_run(console, run, comparisons[index] if index < len(comparisons) else None)
+    if report.comparison is not None:
+        render_comparison(report.comparison, console)
+    for gate in report.gates:
+        mark = "[green]pass[/green]" if gate.passed else "[red]FAIL[/red]"
+        console.print(f"  {mark} {markup(gate.name)} ({markup(gate.generation)}): {markup(gate.detail)}")
+    failed = [gate for gate in report.gates if not gate.passed]
+    if failed:
+        console.print(f"[bold red]verdict: FAIL[/bold red] — {len(failed)} of {len(report.gates)} gates failed")
+    else:
+        console.print(f"[bold green]verdict: pass[/bold green] — all {len(report.gates)} gates passed")
+
+
+def _render_run(console: Console, run: Run, comparison: BaselineComparison | None) -> None:
+    generation = run.generation
+    stale = "" if generation["verification"]["ok"] else " [yellow](incomplete or stale, measured with --allow-stale)[/yellow]"
+    console.print(
+        f"\ngeneration [bold]{markup(generation['name'])}[/bold] {markup(generation['identity'][:19])}… "
+        f"model {markup(generation['model'])}, {generation['rows']} rows, "
+        f"{markup(run.search['mode'])} {markup(run.search['similarity'])}{stale}"
+    )
+    measures = _labels(run.means)
+    table = Table(show_edge=False, pad_edge=False)
+    table.add_column("case")
+    table.add_column("k", justify="right")
+    for _, label in measures:
+        table.add_column(label, justify="right")
+    table.add_column("status")
+    for case in run.cases:
+        values = [number(case.values.get(name)) for name, _ in measures]
+        table.add_row(markup(case.id), str(case.k), *values, _status(case))
+    console.print(table)
+    for name, label in measures:
+        mean = run.means[name]
+        line = f"  mean {label:<6} {number(mean.value)}  ({mean.numerator:.4f} / {mean.denominator} cases)"
+        if comparison is not None:
+            line += _against_baseline(comparison.data, Measure.parse(name).key)
+        console.print(line)
+    forbidden = run.forbidden
+    if forbidden["cases"]:
+        console.print(f"  forbidden leakage {forbidden['leaking']} of {forbidden['cases']} cases (rate {number(forbidden['rate'])})")
+    if run.search.get("index"):  # --search index|both: the index, and with both its ANN recall against exact
+        render_index_search(console, run)
+    if comparison is not None and comparison.data["cases_changed"]:
+        console.print(f"  cases changed against baseline ({markup(comparison.generation)}):")
+        for change in comparison.data["cases_changed"]:
+            flip = ""
+            if change["passed"]["baseline"] != change["passed"]["current"]:
+                flip = " [red]now failing[/red]" if not change["passed"]["current"] else " [green]now passing[/green]"
+            console.print(f"    {markup(change['id'])}: {_deltas(change['metrics'])}{flip}")
+
+
+def _against_baseline(comparison: Mapping, key: str) -> str:
+    """A mean line's tail: the baseline's mean and the delta, with the interval and p when drawn."""
+    entry = comparison["aggregates"].get(key)
+    if entry is None:  # the baseline did not measure it
+        return ""
+    text = f"  baseline {number(entry['baseline'])}  delta {delta(entry['delta'])}"
+    significance = (comparison.get("significance") or {}).get(key)
+    if significance and significance["interval"] and significance["test"]:
+        low, high = significance["interval"]["low"], significance["interval"]["high"]
+        text += f"  CI {low:+.4f}..{high:+.4f}  p {p_value_text(significance['test'])}  {significance['finding']}"
+    return text
+
+
+def _status(case: CaseResult) -> str:
+    problems = [f"missed {markup(repr(miss.key))} ({markup(miss.where)})" for miss in case.missed]
+    problems += [f"leaked {markup(repr(hit.key))} (rank {hit.rank})" for hit in case.hits]
+    ties = case.ties
+    note = " [yellow]tie at cutoff[/yellow]" if ties.straddles_cutoff or ties.expected_tied else ""
+    if problems:
+        return "[red]FAIL[/red] " + "; ".join(problems) + note
+    return "[green]ok[/green]" + note
+
+
+# --- --search index|both -------------------------------------------------------
+
+
+def render_index_search(console: Console, run: Run) -> None:
+    """The index line; with ``--search both``, each case's ANN recall and deltas, then the means."""
+    search = run.search
+    index = search["index"]
+    console.print(
+        f"  searched with index {markup(index['name'])} ({markup(index['kind'])}, m {index['m']}, "
+        f"ef_construction {index['ef_construction']}) at ef_search {search['ef_search']}"
+    )
+    ann = run.ann
+    if ann is None:
+        return
+    measures = _labels(ann["delta"])
+    table = Table(show_edge=False, pad_edge=False, title="index against exact search", title_justify="left")
+    table.add_column("case")
+    table.add_column("ANN recall", justify="right")
+    for _, label in measures:
+        table.add_column(f"Δ{label}", justify="right")
+    table.add_column("missed from exact top k")
+    for case in run.cases:
+        entry = case.ann
+        if entry is None:
+            continue
+        missed = ", ".join(markup(key) for key in entry["missed"][:5]) + (" …" if len(entry["missed"]) > 5 else "")
+        table.add_row(markup(case.id), number(entry["recall"]), *(delta(entry["delta"][key]) for key, _ in measures), missed)
+    console.print(table)
+    recall = ann["recall"]
+    console.print(f"  mean ANN recall {number(recall['value'])}  ({recall['numerator']:.4f} / {recall['denominator']} cases)")
+    for key, label in measures:
+        mean = run.means.get(str(Measure.parse(key)))
+        console.print(
+            f"  mean {label:<6} index {number(None if mean is None else mean.value)}  "
+            f"exact {number(ann['exact'][key]['value'])}  delta {delta(ann['delta'][key])}"
+        )
+
+
+# --- several runs side by side -------------------------------------------------
+
+
+def _interval(interval: Mapping | None) -> str:
+    return "N/A" if interval is None else f"{interval['low']:+.4f}..{interval['high']:+.4f}"
+
+
+def _cases(count: int) -> str:
+    return f"{count} case" if count == 1 else f"{count} cases"
+
+
+def headline(candidate: Mapping, reference: str, key: str, level: float) -> str:
+    """One sentence: which run is better on measure ``key``, by how much, and whether it is more than noise."""
+    entry = candidate["measures"][key]
+    name, label, reference = plain(candidate["run"]), Measure.parse(key).label, plain(reference)
+    if entry["test"] is None or entry["delta"] is None:
+        return f"{name} vs {reference}: {label} cannot be compared (no case defines it on both sides)"
+    p = p_value_text(entry["test"])
+    spread = f"{round(level * 100)}% CI {_interval(entry['interval'])}, p {p if p.startswith('<') else '= ' + p}"
+    counts = f"{_cases(entry['wins'])} better, {entry['losses']} worse, {entry['ties']} tied"
+    if entry["finding"] == "no clear difference":
+        return f"{name} vs {reference}: {label} {entry['delta']:+.4f} is within noise ({spread}; {counts})"
+    return f"{name} is {entry['finding']} than {reference} on {label} by {abs(entry['delta']):.4f} ({spread}; {counts})"
+
+
+def render_comparison(comparison: Comparison, console: Console) -> None:
+    """Print the means of every run with deltas against the reference, then each candidate's statistics."""
+    statistics = comparison.statistics
+    bootstrap, permutation = statistics["bootstrap"], statistics["permutation"]
+    level = bootstrap["level"]
+    reference = comparison.reference
+    console.print(
+        f"\n[bold]side by side[/bold] against [bold]{markup(reference)}[/bold] (the reference): paired by case; "
+        f"{round(level * 100)}% CI by paired bootstrap ({bootstrap['resamples']:,} resamples, seed {statistics['seed']}); "
+        f"p by {permutation['alternative']} {permutation['test']} test "
+        f"(exact up to {permutation['exact_limit']} non-zero differences, else Monte Carlo, marked ~)"
+    )
+    first = comparison.candidates[0]["measures"]
+    measures = _labels(first)
+    table = Table(show_edge=False, pad_edge=False)
+    table.add_column("run")
+    table.add_column("channel")
+    for _, label in measures:
+        table.add_column(label, justify="right")
+        table.add_column("delta", justify="right")
+    table.add_row(markup(reference), "reference", *[cell for key, _ in measures for cell in (number(first[key]["reference"]), "")])
+    for candidate in comparison.candidates:
+        entries = candidate["measures"]
+        cells = [cell for key, _ in measures for cell in (number(entries[key]["candidate"]), delta(entries[key]["delta"]))]
+        table.add_row(markup(candidate["run"]), markup(candidate["channel"] or ""), *cells)
+    console.print(table)
+    for candidate in comparison.candidates:
+        _render_candidate(console, candidate, reference, level)
+
+
+def _render_candidate(console: Console, candidate: Mapping, reference: str, level: float) -> None:
+    console.print(f"\n[bold]{markup(candidate['run'])}[/bold] vs [bold]{markup(reference)}[/bold]")
+    table = Table(show_edge=False, pad_edge=False)
+    for column in ("measure", "delta", f"{round(level * 100)}% CI", "p", "cases", "wins", "ties", "losses", "finding"):
+        table.add_column(column, justify="left" if column in ("measure", "p", "finding") else "right")
+    measures = _labels(candidate["measures"])
+    for key, label in measures:
+        entry = candidate["measures"][key]
+        style = FINDING_STYLE.get(entry["finding"], "dim")
+        table.add_row(
+            label, delta(entry["delta"]), _interval(entry["interval"]), p_value_text(entry["test"]),
+            str(entry["cases"]), str(entry["wins"]), str(entry["ties"]), str(entry["losses"]),
+            f"[{style}]{entry['finding']}[/{style}]",
+        )
+    console.print(table)
+    for key, _ in measures:
+        console.print("  " + headline(candidate, reference, key, level), highlight=False, markup=False)
+    flipped = candidate["flipped"]
+    changed = candidate["cases_changed"]
+    if not changed:
+        console.print("  no case changed")
+        return
+    console.print(
+        f"  cases changed: {len(changed)} ({flipped['now_failing']} now failing, {flipped['now_passing']} now passing)"
+    )
+    for change in changed:
+        flip = ""
+        if change["flipped"]:
+            flip = " [red]now failing[/red]" if not change["passed"]["candidate"] else " [green]now passing[/green]"
+        console.print(f"    {markup(change['id'])}: {_deltas(change['metrics'])}{flip}")

@@ -1,0 +1,79 @@
+"""The terminal table follows the measures a report holds: an extra MAP@10 is a column, a mean line and a delta."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from rich.console import Console
+
+from ptah.core.report import Report
+from ptah.render.table import render
+from tests.render.reports import compared, document, report
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def printed(value: Report) -> str:
+    buffer = io.StringIO()
+    render(value, Console(file=buffer, width=120, highlight=False, color_system=None))
+    return buffer.getvalue()
+
+
+def test_a_report_with_map_at_10_shows_its_column_and_mean_line():
+    assert printed(report()).splitlines() == [
+        "corpus corpus.yaml (2 cases, sha256:abc)",
+        "",
+        "generation base sha256:0123456789ab… model ptah/deterministic, 3 rows, exact cosine",
+        "case ┃ k ┃ recall ┃    MRR ┃   nDCG ┃ MAP@10 ┃ status",
+        "━━━━━╇━━━╇━━━━━━━━╇━━━━━━━━╇━━━━━━━━╇━━━━━━━━╇━━━━━━━",
+        "a    │ 2 │ 1.0000 │ 0.5000 │ 0.6309 │ 0.5000 │ ok    ",
+        "b    │ 2 │ 0.0000 │ 0.0000 │ 0.0000 │    N/A │ ok    ",
+        "  mean recall 0.5000  (1.0000 / 2 cases)",
+        "  mean MRR    0.2500  (0.5000 / 2 cases)",
+        "  mean nDCG   0.3155  (0.6309 / 2 cases)",
+        "  mean MAP@10 0.5000  (0.5000 / 1 cases)",
+        "  pass required (base): all required keys found",
+        "verdict: pass — all 1 gates passed",
+    ]
+
+
+def test_a_report_without_it_shows_the_three_default_measures_with_mrr_spelt_out():
+    lines = printed(Report.from_dict(json.loads((REPO / "examples" / "support" / "baseline.json").read_text()))).splitlines()
+    assert lines[3] == "case                   ┃  k ┃ recall ┃    MRR ┃   nDCG ┃ status"
+    assert [line[:13] for line in lines if line.startswith("  mean ")] == ["  mean recall", "  mean MRR   ", "  mean nDCG  "]
+
+
+def test_deltas_against_a_baseline_are_read_by_report_key_and_a_measure_it_lacks_has_none():
+    data = document()
+    data["baseline"] = {"path": "old.json", "digest": "sha256:abc", "comparisons": [{
+        "generation": "base", "identity": "sha256:0123456789abcdef0123",
+        "aggregates": {"recall": {"baseline": 0.75, "delta": -0.25}, "mrr": {"baseline": 0.25, "delta": 0.0},
+                       "ndcg": {"baseline": 0.3155, "delta": 0.0}},
+        "cases_changed": [{"id": "a", "passed": {"baseline": False, "current": True},
+                           "metrics": {"recall": {"delta": 0.5}, "mrr": {"delta": 0.0}, "ndcg": {"delta": None}}}],
+        "against": "base", "significance": None,
+    }]}
+    lines = printed(report(data)).splitlines()
+    assert lines[7:13] == [
+        "  mean recall 0.5000  (1.0000 / 2 cases)  baseline 0.7500  delta -0.2500",
+        "  mean MRR    0.2500  (0.5000 / 2 cases)  baseline 0.2500  delta +0.0000",
+        "  mean nDCG   0.3155  (0.6309 / 2 cases)  baseline 0.3155  delta +0.0000",
+        "  mean MAP@10 0.5000  (0.5000 / 1 cases)",  # the baseline did not measure it
+        "  cases changed against baseline (base):",
+        "    a: recall +0.5000, MRR +0.0000, nDCG N/A now passing",
+    ]
+
+
+def test_runs_side_by_side_compare_every_measure_the_comparison_holds():
+    lines = printed(report(compared())).splitlines()
+    start = lines.index("run   ┃ channel   ┃ recall ┃   delta ┃    MRR ┃   delta ┃   nDCG ┃   delta ┃ MAP@10 ┃   delta")
+    assert lines[start + 2:start + 4] == [
+        "base  │ reference │ 0.5000 │         │ 0.2500 │         │ 0.3155 │         │ 0.5000 │        ",
+        "worse │ vector    │ 0.2500 │ -0.2500 │ 0.0000 │ -0.2500 │ 0.1500 │ -0.1655 │ 0.0000 │ -0.5000",
+    ]
+    assert "MAP@10  │ -0.5000 │ -1.0000..+0.0000 │ 0.5000 │     2 │    0 │    1 │      1 │ worse              " in lines
+    assert ("  worse is worse than base on MAP@10 by 0.5000 (95% CI -1.0000..+0.0000, p = 0.5000; "
+            "0 cases better, 1 worse, 1 tied)") in lines
+    assert "    a: recall -0.5000, MRR -0.5000, nDCG -0.5000, MAP@10 -0.5000 now failing" in lines
