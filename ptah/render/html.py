@@ -25,6 +25,7 @@ from __future__ import annotations
 from html import escape
 from typing import Mapping
 
+from ptah.core.comparison import case_deltas
 from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Report, Run
 from ptah.core.significance import p_value_text
@@ -232,18 +233,6 @@ def _headlines(reference: str, candidates: tuple[Mapping, ...]) -> list[str]:
     return lines
 
 
-def _case_deltas(reference: Run, candidate: Run, measure: str) -> list[tuple[str, float | None]]:
-    """Each case of the candidate with its ``measure`` delta against the reference (None when undefined)."""
-    theirs = {case.id: case for case in reference.cases}
-    deltas = []
-    for case in candidate.cases:
-        before = theirs.get(case.id)
-        old = None if before is None else before.values.get(measure)
-        new = case.values.get(measure)
-        deltas.append((case.id, None if old is None or new is None else new - old))
-    return deltas
-
-
 def _chart(report: Report) -> str:
     if report.comparison is None:
         return ""
@@ -260,7 +249,7 @@ def _chart(report: Report) -> str:
         run = runs.get(candidate["run"])
         if run is None:
             continue
-        groups = [_bars(_case_deltas(reference, run, name), key, _label(name)) for name, key in measures]
+        groups = [_bars(case_deltas(reference, run, name), key, _label(name)) for name, key in measures]
         parts.append(f"<h3>{escape(candidate['run'])} − {escape(reference.name)}</h3>" + "".join(groups))
     return "".join(parts)
 
