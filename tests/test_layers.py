@@ -62,3 +62,34 @@ def test_the_rule_itself_catches_a_violation(tmp_path):
     bad.parent.mkdir()
     bad.write_text("import yaml\nfrom ptah.adapters import corpus_yaml\nimport json\n")
     assert {m for m in imported_modules(bad) if not allowed_in_core(m)} == {"yaml", "ptah.adapters"}
+
+
+def test_the_cli_and_the_api_import_no_adapter():
+    """The CLI is a client of the API (and services, render, core); neither reaches past the use cases."""
+    paths = [*(PACKAGE / "cli").rglob("*.py"), PACKAGE / "_api.py", PACKAGE / "__init__.py"]
+    offenders = {
+        f"{path.relative_to(PACKAGE.parent)}: {module}"
+        for path in paths
+        for module in imported_modules(path)
+        if module.startswith("ptah.adapters")
+    }
+    assert offenders == set()
+
+
+def test_services_and_core_never_import_the_cli_or_the_api():
+    offenders = {
+        f"{path.relative_to(PACKAGE.parent)}: {module}"
+        for folder in ("core", "adapters", "services", "render")
+        for path in (PACKAGE / folder).rglob("*.py")
+        for module in imported_modules(path)
+        if module.startswith(("ptah.cli", "ptah._api"))  # "from ptah import __version__" is fine: ptah/__init__ is lazy
+    }
+    assert offenders == set()
+
+
+def test_the_public_api_names_what_it_exports():
+    import ptah
+
+    assert sorted(ptah.__all__) == sorted({*ptah._WHERE, "__version__"})
+    for name in ptah.__all__:
+        assert getattr(ptah, name) is not None

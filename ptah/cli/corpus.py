@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from ptah.adapters.corpus_yaml import load_corpus
+from ptah.services.documents import load_corpus, write_qrels
 from ptah.cli.display import error_text, json_text, plain
 from ptah.core.errors import EXIT_INPUT, CorpusError
 
@@ -60,9 +60,5 @@ def export_qrels(
     Exit 2 when a grade is fractional (give --scale) or a case id or key holds
     whitespace, which TREC files cannot carry.
     """
-    from ptah.adapters.files import write_text_atomically
-    from ptah.core.trec import qrels_lines
-
-    lines = qrels_lines(load_corpus(corpus), scale)
-    write_text_atomically(file, "".join(line + "\n" for line in lines))
-    typer.echo(f"{plain(file)}: {len(lines)} judgements")
+    written = write_qrels(load_corpus(corpus), file, scale)
+    typer.echo(f"{plain(file)}: {written} judgements")

@@ -1,19 +1,15 @@
-"""``ptah inference evaluate``: the main job, rendered for people (rich) or machines (``--json``)."""
+"""``ptah inference evaluate``: the main job, rendered for people (rich) or machines (``--json``) by :mod:`ptah.render`."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
-from ptah.cli.display import json_text, markup
 from ptah.core.errors import EXIT_NEGATIVE
-from ptah.core.outcomes import MEASURES
-
-LABELS = {"recall": "recall", "mrr": "MRR", "ndcg": "nDCG"}
 
 
 def evaluate(
@@ -23,6 +19,8 @@ def evaluate(
     max_recall_drop: Optional[float] = typer.Option(None, "--max-recall-drop", help="Fail (exit 1) when mean recall fell by more than this (absolute, 0..1)."),
     max_mrr_drop: Optional[float] = typer.Option(None, "--max-mrr-drop", help="Fail (exit 1) when MRR fell by more than this."),
     max_ndcg_drop: Optional[float] = typer.Option(None, "--max-ndcg-drop", help="Fail (exit 1) when nDCG fell by more than this."),
+    max_drop: Optional[List[str]] = typer.Option(None, "--max-drop", help="NAME=X: fail (exit 1) when the mean of measure NAME (recall, MRR, nDCG, MAP@10, P@5, success@1…) fell by more than X (repeatable; --max-recall-drop X is --max-drop recall=X)."),
+    measure: Optional[List[str]] = typer.Option(None, "--measure", help="Also report NAME@K (MAP@10, P@5, success@1, …) for every case, at depth K (repeatable)."),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the JSON report here (atomically)."),
     trec_run: Optional[str] = typer.Option(None, "--trec-run", help="Also write the reference generation's ranked results as a TREC run file."),
     json_output: bool = typer.Option(False, "--json", help="Print the JSON report instead of tables."),
@@ -48,143 +46,83 @@ def evaluate(
     forbidden key leaked, a drop beyond a threshold), 2 on bad input, 3 when
     the generation cannot be measured (not built, incomplete or stale).
     """
-    from ptah.adapters.corpus_yaml import load_corpus
+    import ptah
     from ptah.core.comparison import StatisticsSettings
-    from ptah.services.channels import Fusion
-    from ptah.services.evaluate import evaluate as run_evaluation
-    from ptah.services.evaluate import write_report
-    from ptah.services.index_search import SearchOptions
-    from ptah.services.project import open_project
-
-    from ptah.adapters.files import check_output
+    from ptah.core.request import EvaluationRequest, Fusion, SearchOptions
+    from ptah.services.documents import check_output
 
     for option, value in (("--output", output), ("--html", html), ("--trec-run", trec_run)):
         if value is not None:  # a path ptah would refuse is refused now, not after the evaluation
             check_output(value, option)
-    search_options = SearchOptions(search, ef_search)
-    statistics = StatisticsSettings(resamples=bootstrap, seed=seed)
-    fusion = Fusion(k=rrf_k, depth=rrf_depth)
-    loaded = load_corpus(corpus)
-    with open_project(spec) as project:
-        report = run_evaluation(
-            project,
-            loaded,
-            list(generation) if generation else None,
-            baseline_path=str(baseline) if baseline else None,
-            thresholds={"recall": max_recall_drop, "mrr": max_mrr_drop, "ndcg": max_ndcg_drop},
+    with options("--search / --ef-search"):
+        search_options = SearchOptions(search, ef_search)
+    with options("--rrf-k / --rrf-depth"):
+        fusion = Fusion(k=rrf_k, depth=rrf_depth)
+    with options("--bootstrap / --seed"):
+        statistics = StatisticsSettings(resamples=bootstrap, seed=seed)
+    with options("--measure / --max-drop"):
+        request = EvaluationRequest(
+            generations=tuple(generation or ()),
+            channels=tuple(channel or ()),
+            measures=tuple(measure or ()),
+            max_drop=drops({"recall": max_recall_drop, "MRR": max_mrr_drop, "nDCG": max_ndcg_drop}, max_drop or []),
+            baseline=str(baseline) if baseline else None,
             allow_stale=allow_stale,
-            channels=list(channel) if channel else None,
+            search=search_options,
             fusion=fusion,
             statistics=statistics,
-            search=search_options,
         )
+    loaded = ptah.load_corpus(corpus)
+    with ptah.open_project(spec) as project:
+        report = project.evaluate(loaded, request)
     if output is not None:
-        write_report(report, output)
+        report.write_json(output)
     if html is not None:
-        from ptah.adapters.html_report import write_html
-
-        write_html(report, html)
+        report.write_html(html)
     if trec_run is not None:
-        from ptah.adapters.files import write_text_atomically
-        from ptah.core.trec import run_lines
-
-        write_text_atomically(trec_run, "".join(line + "\n" for line in run_lines(report)))
+        report.write_trec_run(trec_run)
     if json_output:
-        typer.echo(json_text(report))
+        from ptah.render.json import terminal_json
+
+        typer.echo(terminal_json(report), nl=False)
     else:
+        from ptah.render.table import render
+
         render(report, Console(highlight=False))
-    if report["verdict"] != "pass":
+    if not report.passed:
         raise typer.Exit(EXIT_NEGATIVE)
 
 
-def fmt(value: float | None) -> str:
-    return "N/A" if value is None else f"{value:.4f}"
+def drops(spelled: dict[str, float | None], given: List[str]) -> dict[str, float]:
+    """The drop gates: ``--max-recall-drop X`` and friends, and each ``--max-drop NAME=X``; a measure named twice
+    is refused (exit 2)."""
+    from ptah.core.errors import InputError
+    from ptah.core.measures import Measure
+    from ptah.core.visible import abbreviated
+
+    result = {name: value for name, value in spelled.items() if value is not None}
+    for text in given:
+        name, sep, value = text.partition("=")
+        try:
+            measure = str(Measure.parse(name))
+            threshold = float(value)
+        except ValueError as exc:
+            detail = str(exc) if sep and name else "write NAME=X, e.g. --max-drop nDCG=0.02"
+            raise InputError(f"--max-drop {abbreviated(text)}: {detail}") from None
+        if measure in result:
+            raise InputError(f"--max-drop {abbreviated(text)}: a drop of {measure} is already gated")
+        result[measure] = threshold
+    return result
 
 
-def fmt_delta(delta: float | None) -> str:
-    if delta is None:
-        return "N/A"
-    colour = "green" if delta > 0 else "red" if delta < 0 else "dim"
-    return f"[{colour}]{delta:+.4f}[/{colour}]"
+@contextmanager
+def options(flags: str):
+    """Name the options a value came from in the refusal of a bad one (the API's messages name settings)."""
+    from ptah.core.errors import InputError
 
-
-def render(report: dict, console: Console) -> None:
-    """The human report: a table of cases per run, the means with denominators, deltas, the verdict.
-
-    Every value that came from a file or the source (ids, keys, names, paths)
-    passes through :func:`markup`: controls made visible, rich markup escaped.
-    """
-    corpus = report["corpus"]
-    console.print(f"corpus {markup(corpus['path'])} ({corpus['cases']} cases, {markup(corpus['digest'])})")
-    comparisons = (report.get("baseline") or {}).get("comparisons") or []
-    for index, run in enumerate(report["runs"]):
-        _render_run(console, run, comparisons[index] if index < len(comparisons) else None)
-    if report.get("comparison"):
-        from ptah.cli.comparison_view import render_comparison
-
-        render_comparison(report["comparison"], console)
-    for gate in report["gates"]:
-        mark = "[green]pass[/green]" if gate["passed"] else "[red]FAIL[/red]"
-        console.print(f"  {mark} {markup(gate['name'])} ({markup(gate['generation'])}): {markup(gate['detail'])}")
-    failed = [g for g in report["gates"] if not g["passed"]]
-    if failed:
-        console.print(f"[bold red]verdict: FAIL[/bold red] — {len(failed)} of {len(report['gates'])} gates failed")
-    else:
-        console.print(f"[bold green]verdict: pass[/bold green] — all {len(report['gates'])} gates passed")
-
-
-def _render_run(console: Console, run: dict, comparison: dict | None) -> None:
-    generation = run["generation"]
-    verification = generation["verification"]
-    stale = "" if verification["ok"] else " [yellow](incomplete or stale, measured with --allow-stale)[/yellow]"
-    console.print(
-        f"\ngeneration [bold]{markup(generation['name'])}[/bold] {markup(generation['identity'][:19])}… "
-        f"model {markup(generation['model'])}, {generation['rows']} rows, "
-        f"{markup(run['search']['mode'])} {markup(run['search']['similarity'])}{stale}"
-    )
-    table = Table(show_edge=False, pad_edge=False)
-    for column in ("case", "k", "recall", "RR", "nDCG", "status"):
-        table.add_column(column, justify="right" if column in ("k", "recall", "RR", "nDCG") else "left")
-    for case in run["cases"]:
-        metrics = case["metrics"]
-        table.add_row(markup(case["id"]), str(case["k"]), fmt(metrics["recall"]), fmt(metrics["mrr"]), fmt(metrics["ndcg"]), _status(case))
-    console.print(table)
-    aggregates = run["aggregates"]
-    for name in MEASURES:
-        mean = aggregates[name]
-        line = f"  mean {LABELS[name]:<6} {fmt(mean['value'])}  ({mean['numerator']:.4f} / {mean['denominator']} cases)"
-        if comparison is not None:
-            entry = comparison["aggregates"][name]
-            line += f"  baseline {fmt(entry['baseline'])}  delta {fmt_delta(entry['delta'])}"
-            significance = (comparison.get("significance") or {}).get(name)
-            if significance and significance["interval"] and significance["test"]:
-                from ptah.core.significance import p_value_text
-
-                low, high = significance["interval"]["low"], significance["interval"]["high"]
-                line += f"  CI {low:+.4f}..{high:+.4f}  p {p_value_text(significance['test'])}  {significance['finding']}"
-        console.print(line)
-    forbidden = aggregates["forbidden"]
-    if forbidden["cases"]:
-        console.print(f"  forbidden leakage {forbidden['leaking']} of {forbidden['cases']} cases (rate {fmt(forbidden['rate'])})")
-    if run["search"].get("index"):  # --search index|both: the index, and with both its ANN recall against exact
-        from ptah.cli.ann_view import render_index_search
-
-        render_index_search(console, run)
-    if comparison is not None and comparison["cases_changed"]:
-        console.print(f"  cases changed against baseline ({markup(comparison['generation'])}):")
-        for change in comparison["cases_changed"]:
-            deltas = ", ".join(f"{LABELS[m]} {fmt_delta(change['metrics'][m]['delta'])}" for m in MEASURES)
-            flip = ""
-            if change["passed"]["baseline"] != change["passed"]["current"]:
-                flip = " [red]now failing[/red]" if not change["passed"]["current"] else " [green]now passing[/green]"
-            console.print(f"    {markup(change['id'])}: {deltas}{flip}")
-
-
-def _status(case: dict) -> str:
-    problems = [f"missed {markup(repr(m['key']))} ({markup(m['where'])})" for m in case["required"]["missed"]]
-    problems += [f"leaked {markup(repr(h['key']))} (rank {h['rank']})" for h in case["forbidden"]["hits"]]
-    ties = case["ties"]
-    note = " [yellow]tie at cutoff[/yellow]" if ties["straddles_cutoff"] or ties["expected_tied"] else ""
-    if problems:
-        return "[red]FAIL[/red] " + "; ".join(problems) + note
-    return "[green]ok[/green]" + note
+    try:
+        yield
+    except InputError as exc:
+        if exc.message.startswith("--"):
+            raise
+        raise InputError(f"{flags}: {exc.message}", problems=exc.problems) from None

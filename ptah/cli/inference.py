@@ -56,15 +56,14 @@ def build(
     and the next one embeds only what is still missing. Shows a progress bar
     on a terminal. Exit 3 when another build of the generation is running.
     """
-    from ptah.services.build import build as build_generation
-    from ptah.services.project import open_project
+    import ptah
 
-    with open_project(spec) as project:
+    with ptah.open_project(spec) as project:
         if quiet or json_output or not sys.stderr.isatty():
-            summary = build_generation(project, name)
+            summary = project.build(name)
         else:
             with _progress_bar() as progress:
-                summary = build_generation(project, name, progress=progress)
+                summary = project.build(name, progress=progress)
     if json_output:
         _echo_json(summary.as_dict())
     elif not quiet:
@@ -109,11 +108,10 @@ def verify(
     Exit 0 when complete and fresh with no orphans, 1 when not (the first
     offenders are listed by key), 3 when the store or source is unavailable.
     """
-    from ptah.services.project import open_project
-    from ptah.services.verify import verify as verify_generation
+    import ptah
 
-    with open_project(spec) as project:
-        result = verify_generation(project, name)
+    with ptah.open_project(spec) as project:
+        result = project.verify(name)
     if json_output:
         _echo_json(result.as_dict())
     else:
@@ -153,11 +151,10 @@ def list_command(
     json_output: bool = typer.Option(False, "--json", help="Print the generations as JSON."),
 ) -> None:
     """List the generations in the store and the declared ones: identity, rows, coverage."""
-    from ptah.services.project import open_project
-    from ptah.services.verify import list_generations
+    import ptah
 
-    with open_project(spec) as project:
-        listings = list_generations(project)
+    with ptah.open_project(spec) as project:
+        listings = project.list_generations()
     if json_output:
         _echo_json([listing.as_dict() for listing in listings])
         return
@@ -188,12 +185,11 @@ def search(
     json_output: bool = typer.Option(False, "--json", help="Print the results as JSON."),
 ) -> None:
     """The top k rows for a query by exact cosine similarity: score descending, ties by key ascending."""
-    from ptah.services.project import open_project
-    from ptah.services.search import search as search_generation
+    import ptah
 
-    with open_project(spec) as project:
+    with ptah.open_project(spec) as project:
         chosen = project.generation(generation)
-        (results,) = search_generation(project, generation, [text], k)
+        results = project.search(text, k, generation=generation)
     if json_output:
         _echo_json(
             {
@@ -223,14 +219,13 @@ def index(
     Exit 2 without --hnsw or for a generation never built, 3 on the SQLite
     store (it has no index) or while a build of the generation runs.
     """
+    import ptah
     from ptah.core.errors import InputError
-    from ptah.services.index_search import build_index
-    from ptah.services.project import open_project
 
     if not hnsw:
         raise InputError("name the kind of index to build: --hnsw (an HNSW index over cosine distance).")
-    with open_project(spec) as project:
-        summary = build_index(project, name, m=m, ef_construction=ef_construction)
+    with ptah.open_project(spec) as project:
+        summary = project.index(name, m=m, ef_construction=ef_construction)
     if json_output:
         _echo_json(summary.as_dict())
         return

@@ -24,8 +24,11 @@ import math
 from typing import Mapping
 
 from ptah.core.errors import IncomparableBaseline, InputError, ReportError
-from ptah.core.outcomes import MEASURES, REPORT_FORMAT
+from ptah.core.measures import DEFAULT_MEASURES, Measure
+from ptah.core.report import REPORT_FORMAT, Gate, Report, Run
 from ptah.core.report_checks import check_consistency, is_measure
+
+MEASURES = tuple(m.key for m in DEFAULT_MEASURES)  # every report carries these
 
 FLOAT_NOISE = 1e-12
 
@@ -70,13 +73,24 @@ def read_report(document: object, path: str) -> dict:
     return document
 
 
-def check_comparable(corpus_digest: str, baseline: Mapping, path: str) -> None:
-    theirs = baseline["corpus"]["digest"]
+def check_comparable(corpus_digest: str, baseline: Report, path: str) -> None:
+    theirs = baseline.corpus["digest"]
     if theirs != corpus_digest:
         raise IncomparableBaseline(
             f"the baseline {path} measured a different corpus (digest {theirs}); "
             f"this corpus is {corpus_digest}. Re-run the baseline on this corpus, or evaluate the corpus it was made with."
         )
+
+
+def check_measures(baseline: Report, thresholds: Mapping[str, float], path: str) -> None:
+    """A drop gate needs its measure on the baseline's reference run: say how to get it, or refuse (exit 2)."""
+    run = baseline.runs[0]
+    for name in thresholds:
+        if name not in run.means:
+            raise IncomparableBaseline(
+                f"the baseline {path} has no {name} to measure a drop against; "
+                f"write a new baseline with the measure {name} requested"
+            )
 
 
 def _delta(current: float | None, baseline: float | None) -> float | None:
@@ -85,79 +99,75 @@ def _delta(current: float | None, baseline: float | None) -> float | None:
     return current - baseline
 
 
-def compare(run: Mapping, baseline_run: Mapping) -> dict:
-    """Deltas (current - baseline) of every aggregate, and every case whose measures or verdict changed
-    (those that flipped between pass and fail first)."""
+def compare(run: Run, baseline_run: Run) -> dict:
+    """Deltas (current - baseline) of every mean both carry, and every case whose measures or verdict
+    changed (those that flipped between pass and fail first)."""
+    measures = [m for m in run.measures if str(m) in baseline_run.means]
     aggregates = {}
-    for name in MEASURES:
-        now = run["aggregates"][name]["value"]
-        before = baseline_run["aggregates"][name]["value"]
-        aggregates[name] = {"baseline": before, "current": now, "delta": _delta(now, before)}
-    before_cases = {c.get("id"): c for c in baseline_run["cases"] if isinstance(c, dict)}
+    for m in measures:
+        now, before = run.means[str(m)].value, baseline_run.means[str(m)].value
+        aggregates[m.key] = {"baseline": before, "current": now, "delta": _delta(now, before)}
+    before_cases = {case.id: case for case in baseline_run.cases}
     changed = []
-    for case in run["cases"]:
-        old = before_cases.get(case["id"])
+    for case in run.cases:
+        old = before_cases.get(case.id)
         if old is None:
             continue
-        old_metrics = old.get("metrics") or {}
         deltas = {
-            name: {"baseline": old_metrics.get(name), "current": case["metrics"][name], "delta": _delta(case["metrics"][name], old_metrics.get(name))}
-            for name in MEASURES
+            m.key: {"baseline": old.values[str(m)], "current": case.values[str(m)],
+                    "delta": _delta(case.values[str(m)], old.values[str(m)])}
+            for m in measures
         }
-        if any(d["baseline"] != d["current"] for d in deltas.values()) or old.get("passed") != case["passed"]:
-            changed.append({"id": case["id"], "passed": {"baseline": old.get("passed"), "current": case["passed"]}, "metrics": deltas})
+        if any(d["baseline"] != d["current"] for d in deltas.values()) or old.passed != case.passed:
+            changed.append({"id": case.id, "passed": {"baseline": old.passed, "current": case.passed}, "metrics": deltas})
     # cases that flipped between pass and fail first, then file order
     changed.sort(key=lambda c: c["passed"]["baseline"] == c["passed"]["current"])
     return {
-        "generation": (baseline_run.get("generation") or {}).get("name"),
-        "identity": (baseline_run.get("generation") or {}).get("identity"),
+        "generation": baseline_run.generation.get("name"),
+        "identity": baseline_run.generation.get("identity"),
         "aggregates": aggregates,
         "cases_changed": changed,
     }
 
 
 def check_thresholds(thresholds: Mapping[str, float | None], has_baseline: bool) -> dict[str, float]:
-    """The drop thresholds that were given, checked: 0 <= X <= 1, and only with a baseline."""
-    given = {name: value for name, value in thresholds.items() if value is not None}
-    for name, value in given.items():
-        if not (isinstance(value, (int, float)) and math.isfinite(value) and 0 <= value <= 1):
-            raise InputError(f"--max-{name}-drop must be between 0 and 1 (an absolute drop), not {value}")
+    """The drop thresholds that were given, keyed by measure (``recall``, ``MAP@10``), checked:
+    a known measure, 0 <= X <= 1, and only with a baseline."""
+    given: dict[str, float] = {}
+    for name, value in thresholds.items():
+        if value is None:
+            continue
+        try:
+            measure = str(Measure.parse(name))
+        except ValueError as exc:
+            raise InputError(f"max drop: {exc}") from None
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and 0 <= value <= 1):
+            raise InputError(f"the max drop of {measure} must be between 0 and 1 (an absolute drop), not {value}")
+        given[measure] = float(value)
     if given and not has_baseline:
-        flags = ", ".join(f"--max-{name}-drop" for name in given)
-        raise InputError(f"{flags} needs --baseline REPORT to measure a drop against")
+        raise InputError(f"a max drop of {', '.join(given)} needs a baseline report to measure the drop against")
     return given
 
 
-def gates(run: Mapping, comparison: Mapping | None, thresholds: Mapping[str, float]) -> list[dict]:
+def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float]) -> list[Gate]:
     """The gate verdicts of one run (see the module docs)."""
-    generation = (run.get("generation") or {}).get("name")
-    required = run["aggregates"]["required"]
-    forbidden = run["aggregates"]["forbidden"]
+    required, forbidden = run.required, run.forbidden
     result = [
-        {
-            "name": "required",
-            "generation": generation,
-            "passed": required["failed"] == 0,
-            "detail": f"{required['failed']} of {required['cases']} cases missed a required key",
-        },
-        {
-            "name": "forbidden",
-            "generation": generation,
-            "passed": forbidden["leaking"] == 0,
-            "detail": f"{forbidden['leaking']} of {forbidden['cases']} cases leaked a forbidden key",
-        },
+        Gate("required", run.name, required["failed"] == 0,
+             f"{required['failed']} of {required['cases']} cases missed a required key"),
+        Gate("forbidden", run.name, forbidden["leaking"] == 0,
+             f"{forbidden['leaking']} of {forbidden['cases']} cases leaked a forbidden key"),
     ]
     for name, threshold in thresholds.items():
-        entry = (comparison or {}).get("aggregates", {}).get(name, {})
+        measure = Measure.parse(name)
+        entry = (comparison or {}).get("aggregates", {}).get(measure.key, {})
         before, now = entry.get("baseline"), entry.get("current")
         if before is None or now is None:
             passed, drop = False, None
-            detail = f"{name} is N/A on one side, so its drop cannot be measured"
+            detail = f"{measure.key} is N/A on one side, so its drop cannot be measured"
         else:
             drop = before - now
             passed = drop <= threshold + FLOAT_NOISE
-            detail = f"{name} {before:.4f} -> {now:.4f} (drop {drop:+.4f}, allowed {threshold:.4f})"
-        result.append(
-            {"name": f"max-{name}-drop", "generation": generation, "threshold": threshold, "drop": drop, "passed": passed, "detail": detail}
-        )
+            detail = f"{measure.key} {before:.4f} -> {now:.4f} (drop {drop:+.4f}, allowed {threshold:.4f})"
+        result.append(Gate(f"max-{measure.key}-drop", run.name, passed, detail, threshold, drop))
     return result

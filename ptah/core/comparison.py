@@ -34,10 +34,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from ptah.core.errors import InputError
-from ptah.core.outcomes import MEASURES
+from ptah.core.measures import Measure
+from ptah.core.report import CaseResult, Run
 from ptah.core.significance import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
@@ -63,10 +64,10 @@ class StatisticsSettings:
 
     def __post_init__(self) -> None:
         if isinstance(self.resamples, bool) or not isinstance(self.resamples, int) or not 1 <= self.resamples <= MAX_RESAMPLES:
-            raise InputError(f"--bootstrap must be a whole number of resamples from 1 to {MAX_RESAMPLES:,}, "
+            raise InputError(f"the bootstrap resamples must be a whole number from 1 to {MAX_RESAMPLES:,}, "
                              f"not {abbreviated(str(self.resamples))}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise InputError(f"--seed must be a whole number of at least 0, not {abbreviated(str(self.seed))}")
+            raise InputError(f"the seed must be a whole number of at least 0, not {abbreviated(str(self.seed))}")
 
     @property
     def alpha(self) -> float:
@@ -87,34 +88,35 @@ class StatisticsSettings:
         }
 
 
-def run_name(run: Mapping) -> str | None:
-    return (run.get("generation") or {}).get("name")
-
-
-def compare_runs(runs: Sequence[Mapping], settings: StatisticsSettings = StatisticsSettings()) -> dict | None:
+def compare_runs(runs: Sequence[Run], settings: StatisticsSettings = StatisticsSettings()) -> dict | None:
     """The ``comparison`` section: every run after the first against the first; None for a single run."""
     if len(runs) < 2:
         return None
     reference = runs[0]
     return {
-        "reference": run_name(reference),
+        "reference": reference.name,
         "statistics": settings.as_dict(),
         "candidates": [compare_pair(reference, run, settings) for run in runs[1:]],
     }
 
 
-def compare_pair(reference: Mapping, candidate: Mapping, settings: StatisticsSettings = StatisticsSettings()) -> dict:
+def shared_measures(reference: Run, candidate: Run) -> list[Measure]:
+    """The measures both runs carry, in the candidate's order."""
+    return [m for m in candidate.measures if str(m) in reference.means]
+
+
+def compare_pair(reference: Run, candidate: Run, settings: StatisticsSettings = StatisticsSettings()) -> dict:
     """One candidate run against the reference run, paired by case id (see the module docs)."""
-    theirs = {case["id"]: case for case in reference["cases"]}
-    pairs = [(theirs[case["id"]], case) for case in candidate["cases"] if case["id"] in theirs]
-    measures = {name: _measure(name, reference, candidate, pairs, settings) for name in MEASURES}
-    changed = [_case_change(before, after) for before, after in pairs]
+    theirs = {case.id: case for case in reference.cases}
+    pairs = [(theirs[case.id], case) for case in candidate.cases if case.id in theirs]
+    measures = shared_measures(reference, candidate)
+    changed = [_case_change(before, after, measures) for before, after in pairs]
     changed = [change for change in changed if change is not None]
     changed.sort(key=lambda change: not change["flipped"])  # stable: flips first, then corpus order
     return {
-        "run": run_name(candidate),
-        "channel": (candidate.get("search") or {}).get("channel"),
-        "measures": measures,
+        "run": candidate.name,
+        "channel": candidate.search.get("channel"),
+        "measures": {m.key: _measure(str(m), reference, candidate, pairs, settings) for m in measures},
         "flipped": {
             "now_failing": sum(1 for c in changed if c["flipped"] and not c["passed"]["candidate"]),
             "now_passing": sum(1 for c in changed if c["flipped"] and c["passed"]["candidate"]),
@@ -123,11 +125,11 @@ def compare_pair(reference: Mapping, candidate: Mapping, settings: StatisticsSet
     }
 
 
-def _measure(name: str, reference: Mapping, candidate: Mapping, pairs, settings: StatisticsSettings) -> dict:
+def _measure(name: str, reference: Run, candidate: Run, pairs, settings: StatisticsSettings) -> dict:
     differences: list[float] = []
     wins = ties = losses = undefined = 0
     for before, after in pairs:
-        old, new = before["metrics"][name], after["metrics"][name]
+        old, new = before.values[name], after.values[name]
         if old is None or new is None:
             undefined += 1
             continue
@@ -138,8 +140,8 @@ def _measure(name: str, reference: Mapping, candidate: Mapping, pairs, settings:
             losses += 1
         else:
             ties += 1
-    old_mean = reference["aggregates"][name]["value"]
-    new_mean = candidate["aggregates"][name]["value"]
+    old_mean = reference.means[name].value
+    new_mean = candidate.means[name].value
     interval = paired_bootstrap(differences, settings.resamples, settings.seed, settings.level)
     test = sign_flip_test(differences, settings.resamples, settings.seed, settings.exact_limit)
     return {
@@ -164,46 +166,38 @@ def _finding(differences: list[float], p_value: float | None, alpha: float) -> s
     return BETTER if total > 0 else WORSE if total < 0 else UNCLEAR
 
 
-def _case_change(before: Mapping, after: Mapping) -> dict | None:
+def _case_change(before: CaseResult, after: CaseResult, measures: Sequence[Measure]) -> dict | None:
     """The case's per-measure values on both sides, or None when nothing about it changed."""
     metrics = {}
-    for name in MEASURES:
-        old, new = before["metrics"][name], after["metrics"][name]
-        metrics[name] = {"reference": old, "candidate": new, "delta": None if old is None or new is None else new - old}
-    flipped = before["passed"] != after["passed"]
+    for m in measures:
+        old, new = before.values[str(m)], after.values[str(m)]
+        metrics[m.key] = {"reference": old, "candidate": new, "delta": None if old is None or new is None else new - old}
+    flipped = before.passed != after.passed
     if not flipped and all(m["reference"] == m["candidate"] for m in metrics.values()):
         return None
     return {
-        "id": after["id"],
-        "passed": {"reference": before["passed"], "candidate": after["passed"]},
+        "id": after.id,
+        "passed": {"reference": before.passed, "candidate": after.passed},
         "flipped": flipped,
         "metrics": metrics,
     }
 
 
-def case_deltas(reference: Mapping, candidate: Mapping, measure: str) -> list[tuple[str, float | None]]:
+def case_deltas(reference: Run, candidate: Run, measure: str) -> list[tuple[str, float | None]]:
     """Every case of the candidate in corpus order with its ``measure`` delta against the reference
     (None when undefined on either side or the reference lacks the case)."""
-    theirs = {case["id"]: case for case in reference["cases"]}
+    theirs = {case.id: case for case in reference.cases}
+    name = str(Measure.parse(measure))
     result = []
-    for case in candidate["cases"]:
-        before = theirs.get(case["id"])
-        old = before["metrics"][measure] if before else None
-        new = case["metrics"][measure]
-        result.append((case["id"], None if old is None or new is None else new - old))
+    for case in candidate.cases:
+        before = theirs.get(case.id)
+        old = before.values.get(name) if before else None
+        new = case.values[name]
+        result.append((case.id, None if old is None or new is None else new - old))
     return result
 
 
-def against_baseline(baseline_run: Mapping, run: Mapping, settings: StatisticsSettings = StatisticsSettings()) -> dict | None:
+def against_baseline(baseline_run: Run, run: Run, settings: StatisticsSettings = StatisticsSettings()) -> dict:
     """The per-measure statistics of ``run`` against a baseline report's reference run (as in
-    :func:`compare_pair`'s ``measures``); None when the baseline's cases lack what pairing needs."""
-    for case in baseline_run.get("cases", []):
-        metrics = case.get("metrics") if isinstance(case, dict) else None
-        if not isinstance(metrics, dict) or "id" not in case or "passed" not in case:
-            return None
-        if any(not isinstance(metrics.get(m), (int, float, type(None))) or isinstance(metrics.get(m), bool) for m in MEASURES):
-            return None
-    aggregates = baseline_run.get("aggregates", {})
-    if any(not isinstance((aggregates.get(m) or {}).get("value", 0.0), (int, float, type(None))) for m in MEASURES):
-        return None
+    :func:`compare_pair`'s ``measures``), over the measures both carry."""
     return compare_pair(baseline_run, run, settings)["measures"]

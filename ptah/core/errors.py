@@ -144,6 +144,17 @@ class StaleGeneration(OperationalError):
     """Evaluation was asked of a generation that is incomplete or stale."""
 
 
+class NotBuilt(StaleGeneration):
+    """A generation asked for has no vectors built with its current settings (exit 3): the most incomplete of all."""
+
+    def __init__(self, name: str, identity: str) -> None:
+        super().__init__(
+            f'generation "{name}" has not been built with its current settings (identity {identity}); '
+            f"run `ptah inference build {name}` first."
+        )
+        self.generation, self.identity = name, identity
+
+
 class OutputUnwritable(OperationalError):
     """A file ptah was asked to write (a report, a run, a page) cannot be written."""
 

@@ -1,65 +1,35 @@
-"""Measuring cases into report parts (being replaced by the typed report in ptah.core.report).
+"""Measuring: the one per-case loop that turns a ranking into a :class:`~ptah.core.report.CaseResult`,
+and the one place a :class:`~ptah.core.report.Run` and its means are made.
 
-A report is a JSON document (schema: ``ptah/schemas/report.schema.json``). Its
-parts are built here from pure values; the services add what only I/O can
-know (timings, environment, the generation's verification) and write it.
+Every channel (vector, exact or through an index; lexical; hybrid) ranks each
+case its own way and hands the ranking here, so every number in a report is
+measured by the same code:
 
-Shape, in brief::
+* the case's results are its top ``k`` (score descending, ties by key);
+* each measure (:mod:`ptah.core.measures`) is scored on the ranking: the
+  default ones at the case's own ``k``, a fixed-depth one (``MAP@10``) at its
+  depth -- which is why a ranking may run deeper than ``k``
+  (:func:`ranking_depth`);
+* a required key absent from the top k is a miss, placed where it ranked
+  ("ranked 11th") or "not in the top N" when its rank is not known; a
+  forbidden key in the top k is a hit (leakage); a case passes with neither.
 
-    {"format": "ptah-report@1",
-     "corpus": {path, name, digest, cases},
-     "runs": [RUN, ...],          # one per generation evaluated; the first is the reference
-     "baseline": null | {...},    # see ptah.core.baseline
-     "comparison": null | {...},  # runs side by side with significance; see ptah.core.comparison
-     "gates": [...], "verdict": "pass" | "fail",
-     "timings": {...}, "environment": {...}}
-
-    RUN = {"generation": {name, identity, model, settings, dimension, rows, verification},
-           "search": {channel, mode, similarity, ranking},
-           "cases": [CASE, ...],
-           "aggregates": {recall, mrr, ndcg: MEAN, required: {...}, forbidden: {...}, ties: {...}}}
-
-    MEAN = {"value": float | null, "numerator": float, "denominator": int, "undefined": int}
-
-Means are over cases, each case measured at its own depth ``k``; that is why
-the flat names ``recall``, ``mrr`` and ``ndcg`` carry no ``@k``.
+Means are over cases, each case measured at its own depth; they carry their
+numerator and denominator (:func:`ptah.core.metrics.mean_of`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable, Sequence
+from types import MappingProxyType
+from typing import Callable, Mapping, Sequence
 
-from ptah.core.corpus import Case, Corpus
-from ptah.core.metrics import CaseMetrics, Mean, mean_of
+from ptah.core.corpus import Case
+from ptah.core.measures import DEFAULT_MEASURES, Measure
+from ptah.core.metrics import Mean, mean_of
 from ptah.core.ranking import Ties
+from ptah.core.report import RANKING_RULE, CaseResult, CaseTies, Hit, Miss, Result, Run, read_only
 
-REPORT_FORMAT = "ptah-report@1"
-MEASURES = ("recall", "mrr", "ndcg")
-RANKING_RULE = "score descending, ties broken by key ascending"
-
-
-@dataclass(frozen=True)
-class CaseOutcome:
-    """One case evaluated: its ranked results (top k), measures and tie flags."""
-
-    case: Case
-    ranked: tuple[tuple[str, float], ...]
-    metrics: CaseMetrics
-    ties: Ties
-    matched: int | None = None  # rows the query matched at all, when a channel ranks only those (lexical, hybrid)
-
-    @property
-    def passed(self) -> bool:
-        """No required key missed and no forbidden key leaked."""
-        return not self.metrics.required_missed and not self.metrics.forbidden_hits
-
-    def measure(self, name: str) -> float | None:
-        return {"recall": self.metrics.recall, "mrr": self.metrics.rr, "ndcg": self.metrics.ndcg}[name]
-
-
-def mean_dict(mean: Mean) -> dict:
-    return {"value": mean.value, "numerator": mean.numerator, "denominator": mean.denominator, "undefined": mean.undefined}
+NO_TIES = Ties(cutoff_score=None, tied_outside=0, expected_tied=())
 
 
 def ordinal(n: int) -> str:
@@ -73,97 +43,92 @@ def placement_text(rank: int | None, searched: int) -> str:
     return f"ranked {ordinal(rank)}" if rank is not None else f"not in the top {searched}"
 
 
-def case_dict(outcome: CaseOutcome, searched: int) -> dict:
-    case, metrics = outcome.case, outcome.metrics
-    return {
-        "id": case.id,
-        "query": case.query,
-        "k": case.k,
-        "results": [{"key": key, "score": score} for key, score in outcome.ranked],
-        "metrics": {name: outcome.measure(name) for name in MEASURES},
-        "passed": outcome.passed,
-        "required": {
-            "keys": list(case.required),
-            "missed": [
-                {"key": p.key, "rank": p.rank, "where": placement_text(p.rank, searched if outcome.matched is None else outcome.matched)}
-                for p in metrics.required_missed
-            ],
-        },
-        "relevant": [{"key": key, "grade": grade} for key, grade in sorted(case.relevant.items())],
-        "forbidden": {
-            "keys": list(case.forbidden),
-            "hits": [{"key": p.key, "rank": p.rank} for p in metrics.forbidden_hits],
-        },
-        "ties": {
-            "straddles_cutoff": outcome.ties.straddles_cutoff,
-            "cutoff_score": outcome.ties.cutoff_score,
-            "tied_outside": outcome.ties.tied_outside,
-            "expected_tied": list(outcome.ties.expected_tied),
-        },
-    }
+def ranking_depth(case: Case, measures: Sequence[Measure] = DEFAULT_MEASURES) -> int:
+    """How deep a case's ranking must go: its own k, or deeper when a fixed-depth measure looks further."""
+    return max([case.k, *(m.k for m in measures if m.k is not None)])
 
 
-def aggregates(outcomes: Sequence[CaseOutcome]) -> dict:
-    """Means of the three measures with explicit denominators, and the expectation counts.
+def measure_case(
+    case: Case,
+    ranked: Sequence[tuple[str, float]],
+    *,
+    measures: Sequence[Measure] = DEFAULT_MEASURES,
+    searched: int,
+    rank_of: Callable[[str], int | None] | None = None,
+    ties: Ties | None = None,
+) -> CaseResult:
+    """Measure ``case`` on ``ranked``, ``(key, score)`` pairs best first, at least :func:`ranking_depth` deep
+    (or every row there is).
+
+    ``rank_of`` answers the full rank of a missed required key (None when it
+    cannot say: the miss then reads "not in the top ``searched``"); ``ties``
+    are the ranking's ties at depth k (:func:`ptah.core.ranking.find_ties`).
+    """
+    ranked = list(ranked)
+    top = [key for key, _ in ranked[: case.k]]
+    keys = [key for key, _ in ranked]
+    positions = {key: rank for rank, key in enumerate(top, start=1)}
+    missed = []
+    for key in case.required:
+        if key not in positions:
+            rank = rank_of(key) if rank_of is not None else None
+            missed.append(Miss(key, rank, placement_text(rank, searched)))
+    forbidden = set(case.forbidden)
+    hits = tuple(Hit(key, positions[key]) for key in top if key in forbidden)
+    values = {str(m): m.score(keys, case.relevant, case.k) for m in measures}
+    ties = ties or NO_TIES
+    return CaseResult(
+        id=case.id,
+        query=case.query,
+        k=case.k,
+        ranking=tuple(Result(key, score) for key, score in ranked[: case.k]),
+        values=MappingProxyType(values),
+        passed=not missed and not hits,
+        required=tuple(case.required),
+        missed=tuple(missed),
+        relevant=tuple(sorted(case.relevant.items())),
+        forbidden=tuple(case.forbidden),
+        hits=hits,
+        ties=CaseTies(ties.straddles_cutoff, ties.cutoff_score, ties.tied_outside, tuple(ties.expected_tied)),
+    )
+
+
+def means(results: Sequence[CaseResult], measures: Sequence[Measure]) -> dict[str, Mean]:
+    """Each measure's mean over the cases where it is defined, keyed by the measure's string form."""
+    return {str(m): mean_of(result.values[str(m)] for result in results) for m in measures}
+
+
+def make_run(
+    generation: Mapping,
+    search: Mapping,
+    results: Sequence[CaseResult],
+    measures: Sequence[Measure] = DEFAULT_MEASURES,
+    ann: Mapping | None = None,
+) -> Run:
+    """A run: what was searched, every case, the means and the expectation counts.
 
     ``forbidden.rate`` is leaking cases / cases that declare forbidden keys;
-    N/A (null) when no case declares any.
+    N/A (None) when no case declares any.
     """
-    result: dict = {name: mean_dict(mean_of(o.measure(name) for o in outcomes)) for name in MEASURES}
-    with_required = [o for o in outcomes if o.case.required]
-    with_forbidden = [o for o in outcomes if o.case.forbidden]
-    leaking = sum(1 for o in with_forbidden if o.metrics.forbidden_hits)
-    result["required"] = {
-        "cases": len(with_required),
-        "failed": sum(1 for o in with_required if o.metrics.required_missed),
-        "keys_missed": sum(len(o.metrics.required_missed) for o in outcomes),
-    }
-    result["forbidden"] = {
-        "cases": len(with_forbidden),
-        "leaking": leaking,
-        "hits": sum(len(o.metrics.forbidden_hits) for o in outcomes),
-        "rate": (leaking / len(with_forbidden)) if with_forbidden else None,
-    }
-    result["ties"] = {"cases_flagged": sum(1 for o in outcomes if o.ties.any)}
-    result["cases"] = len(outcomes)
-    return result
-
-
-def run_dict(generation: dict, search: dict, outcomes: Sequence[CaseOutcome], searched: int) -> dict:
-    """One generation's part of the report. ``searched`` is how deep misses were looked for."""
-    return {
-        "generation": generation,
-        "search": {**search, "ranking": RANKING_RULE},
-        "cases": [case_dict(o, searched) for o in outcomes],
-        "aggregates": aggregates(outcomes),
-    }
-
-
-def corpus_dict(corpus: Corpus) -> dict:
-    return {"path": corpus.path, "name": corpus.name, "digest": corpus.digest, "cases": len(corpus.cases)}
-
-
-def report_dict(
-    corpus: Corpus,
-    runs: Iterable[dict],
-    *,
-    baseline: dict | None,
-    gates: list[dict],
-    timings: dict,
-    environment: dict,
-    created_at: str,
-    comparison: dict | None = None,
-) -> dict:
-    gates = list(gates)
-    return {
-        "format": REPORT_FORMAT,
-        "created_at": created_at,
-        "corpus": corpus_dict(corpus),
-        "runs": list(runs),
-        "baseline": baseline,
-        "gates": gates,
-        "verdict": "pass" if all(g["passed"] for g in gates) else "fail",
-        "comparison": comparison,
-        "timings": timings,
-        "environment": environment,
-    }
+    with_required = [r for r in results if r.required]
+    with_forbidden = [r for r in results if r.forbidden]
+    leaking = sum(1 for r in with_forbidden if r.hits)
+    return Run(
+        generation=read_only(generation),
+        search=read_only({**search, "ranking": RANKING_RULE}),
+        cases=tuple(results),
+        means=MappingProxyType(means(results, measures)),
+        required=MappingProxyType({
+            "cases": len(with_required),
+            "failed": sum(1 for r in with_required if r.missed),
+            "keys_missed": sum(len(r.missed) for r in results),
+        }),
+        forbidden=MappingProxyType({
+            "cases": len(with_forbidden),
+            "leaking": leaking,
+            "hits": sum(len(r.hits) for r in results),
+            "rate": (leaking / len(with_forbidden)) if with_forbidden else None,
+        }),
+        ties=MappingProxyType({"cases_flagged": sum(1 for r in results if r.ties.straddles_cutoff or r.ties.expected_tied)}),
+        ann=None if ann is None else read_only(ann),
+    )

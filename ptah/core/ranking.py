@@ -205,8 +205,13 @@ def rank_many(
     expected: Sequence[AbstractSet[str]] | None = None,
     asked: Sequence[Iterable[str]] | None = None,
     columns: Mapping[str, int] | None = None,
+    reach: Sequence[int] | None = None,
 ) -> list[QueryRanking]:
     """Rank q queries at once: query i's top ``ks[i]``, its ties and the ranks of the keys it asks about.
+
+    ``reach[i]`` (at least ``ks[i]``; default ``ks[i]``) is how deep query i's
+    ranking goes -- deeper than its k when a measure looks further -- while
+    its ties are still those at depth ``ks[i]``.
 
     ``score_matrix`` (q, n) holds query i's score of each row named by
     ``keys``. ``expected[i]`` are the keys whose ties query i reports (see
@@ -220,7 +225,7 @@ def rank_many(
     if matrix.ndim != 2:
         raise ValueError(f"score_matrix must be 2-D (queries, rows), got shape {matrix.shape}")
     q, n = matrix.shape
-    for name, values in (("depths", ks), ("expected key sets", expected), ("asked key lists", asked)):
+    for name, values in (("depths", ks), ("expected key sets", expected), ("asked key lists", asked), ("reaches", reach)):
         if values is not None and len(values) != q:
             raise ValueError(f"got {len(values)} {name} for {q} queries; give one per query")
     for k in ks:
@@ -234,13 +239,17 @@ def rank_many(
     if columns is None and (expected is not None or asked is not None):
         columns = key_columns(keys)
     depths = [min(k, n) for k in ks]
-    partitioned = np.partition(matrix, sorted({n - depth for depth in depths}), axis=1) if q else matrix
+    reaches = depths if reach is None else [min(max(r, k), n) for r, k in zip(reach, ks)]
+    partitioned = np.partition(matrix, sorted({n - d for d in (*depths, *reaches)}), axis=1) if q else matrix
     result = []
     for i, depth in enumerate(depths):
         row, cutoff = matrix[i], partitioned[i, n - depth]
         above, at_cutoff = np.flatnonzero(row > cutoff), np.flatnonzero(row == cutoff)
-        ranked = _ordered(row, keys, cutoff, depth, above, at_cutoff)
         ties = None if expected is None else _ties(row, columns, cutoff, depth, above, at_cutoff, expected[i])
+        if reaches[i] != depth:  # the ranking goes deeper than k: select it at its own cutoff
+            depth, cutoff = reaches[i], partitioned[i, n - reaches[i]]
+            above, at_cutoff = np.flatnonzero(row > cutoff), np.flatnonzero(row == cutoff)
+        ranked = _ordered(row, keys, cutoff, depth, above, at_cutoff)
         ranks: dict[str, int] = {}
         if asked is not None:
             places = {key: place for place, (key, _) in enumerate(ranked, start=1)}

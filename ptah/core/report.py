@@ -19,7 +19,7 @@ they describe, and nothing computes on them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -30,21 +30,21 @@ REPORT_FORMAT = "ptah-report@1"
 RANKING_RULE = "score descending, ties broken by key ascending"
 
 
-def _frozen(value: Any) -> Any:
+def read_only(value: Any) -> Any:
     """A read-only deep copy of JSON data: mappings become read-only, lists tuples."""
     if isinstance(value, Mapping):
-        return MappingProxyType({key: _frozen(item) for key, item in value.items()})
+        return MappingProxyType({key: read_only(item) for key, item in value.items()})
     if isinstance(value, (list, tuple)):
-        return tuple(_frozen(item) for item in value)
+        return tuple(read_only(item) for item in value)
     return value
 
 
-def _thawed(value: Any) -> Any:
-    """JSON data back from :func:`_frozen`: dicts and lists."""
+def plain(value: Any) -> Any:
+    """JSON data back from :func:`read_only`: dicts and lists."""
     if isinstance(value, Mapping):
-        return {key: _thawed(item) for key, item in value.items()}
+        return {key: plain(item) for key, item in value.items()}
     if isinstance(value, tuple):
-        return [_thawed(item) for item in value]
+        return [plain(item) for item in value]
     return value
 
 
@@ -132,6 +132,10 @@ class CaseResult:
         """The ranked keys, best first."""
         return tuple(result.key for result in self.ranking)
 
+    def with_ann(self, ann: Mapping) -> CaseResult:
+        """This case with the index-against-exact comparison of ``--search both``."""
+        return replace(self, ann=read_only(ann))
+
     def to_dict(self) -> dict:
         data = {
             "id": self.id,
@@ -154,7 +158,7 @@ class CaseResult:
             },
         }
         if self.ann is not None:
-            data["ann"] = _thawed(self.ann)
+            data["ann"] = plain(self.ann)
         return data
 
     @classmethod
@@ -174,7 +178,7 @@ class CaseResult:
             forbidden=tuple(data["forbidden"]["keys"]),
             hits=tuple(Hit(h["key"], h["rank"]) for h in data["forbidden"]["hits"]),
             ties=CaseTies(ties["straddles_cutoff"], ties["cutoff_score"], ties["tied_outside"], tuple(ties["expected_tied"])),
-            ann=_frozen(data["ann"]) if data.get("ann") is not None else None,
+            ann=read_only(data["ann"]) if data.get("ann") is not None else None,
         )
 
 
@@ -216,15 +220,15 @@ class Run:
 
     def to_dict(self) -> dict:
         aggregates: dict = {Measure.parse(name).key: mean_to_dict(mean) for name, mean in self.means.items()}
-        aggregates["required"] = _thawed(self.required)
-        aggregates["forbidden"] = _thawed(self.forbidden)
-        aggregates["ties"] = _thawed(self.ties)
+        aggregates["required"] = plain(self.required)
+        aggregates["forbidden"] = plain(self.forbidden)
+        aggregates["ties"] = plain(self.ties)
         aggregates["cases"] = len(self.cases)
         if self.ann is not None:
-            aggregates["ann"] = _thawed(self.ann)
+            aggregates["ann"] = plain(self.ann)
         return {
-            "generation": _thawed(self.generation),
-            "search": _thawed(self.search),
+            "generation": plain(self.generation),
+            "search": plain(self.search),
             "cases": [case.to_dict() for case in self.cases],
             "aggregates": aggregates,
         }
@@ -233,14 +237,14 @@ class Run:
     def from_dict(cls, data: Mapping) -> Run:
         aggregates = data["aggregates"]
         return cls(
-            generation=_frozen(data["generation"]),
-            search=_frozen(data["search"]),
+            generation=read_only(data["generation"]),
+            search=read_only(data["search"]),
             cases=tuple(CaseResult.from_dict(case) for case in data["cases"]),
             means=MappingProxyType({name: mean_from_dict(aggregates[key]) for key, name in _measure_keys(aggregates).items()}),
-            required=_frozen(aggregates["required"]),
-            forbidden=_frozen(aggregates["forbidden"]),
-            ties=_frozen(aggregates["ties"]),
-            ann=_frozen(aggregates["ann"]) if aggregates.get("ann") is not None else None,
+            required=read_only(aggregates["required"]),
+            forbidden=read_only(aggregates["forbidden"]),
+            ties=read_only(aggregates["ties"]),
+            ann=read_only(aggregates["ann"]) if aggregates.get("ann") is not None else None,
         )
 
 
@@ -348,18 +352,18 @@ class Report:
     def to_dict(self) -> dict:
         baseline = None
         if self.baseline is not None:
-            baseline = _thawed(self.baseline) | {"comparisons": [_thawed(c.data) for c in self.comparisons]}
+            baseline = plain(self.baseline) | {"comparisons": [plain(c.data) for c in self.comparisons]}
         return {
             "format": self.format,
             "created_at": self.created_at,
-            "corpus": _thawed(self.corpus),
+            "corpus": plain(self.corpus),
             "runs": [run.to_dict() for run in self.runs],
             "baseline": baseline,
             "gates": [gate.to_dict() for gate in self.gates],
             "verdict": self.verdict,
-            "comparison": None if self.comparison is None else _thawed(self.comparison.data),
-            "timings": _thawed(self.timings),
-            "environment": _thawed(self.environment),
+            "comparison": None if self.comparison is None else plain(self.comparison.data),
+            "timings": plain(self.timings),
+            "environment": plain(self.environment),
         }
 
     @classmethod
@@ -369,13 +373,13 @@ class Report:
         return cls(
             format=data["format"],
             created_at=data["created_at"],
-            corpus=_frozen(data["corpus"]),
+            corpus=read_only(data["corpus"]),
             runs=tuple(Run.from_dict(run) for run in data["runs"]),
             gates=tuple(Gate.from_dict(gate) for gate in data["gates"]),
-            timings=_frozen(data["timings"]),
-            environment=_frozen(data["environment"]),
-            baseline=None if baseline is None else _frozen({k: v for k, v in baseline.items() if k != "comparisons"}),
-            comparisons=() if baseline is None else tuple(BaselineComparison(_frozen(c)) for c in baseline["comparisons"]),
-            comparison=None if data.get("comparison") is None else Comparison(_frozen(data["comparison"])),
+            timings=read_only(data["timings"]),
+            environment=read_only(data["environment"]),
+            baseline=None if baseline is None else read_only({k: v for k, v in baseline.items() if k != "comparisons"}),
+            comparisons=() if baseline is None else tuple(BaselineComparison(read_only(c)) for c in baseline["comparisons"]),
+            comparison=None if data.get("comparison") is None else Comparison(read_only(data["comparison"])),
         )
 

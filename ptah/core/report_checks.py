@@ -28,10 +28,23 @@ import re
 from typing import Callable, Mapping, Sequence
 
 from ptah.core.errors import ReportError
-from ptah.core.outcomes import MEASURES
+from ptah.core.measures import DEFAULT_MEASURES, Measure
 
 TOLERANCE = 1e-9
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def measure_keys(aggregates: Mapping) -> list[str]:
+    """The report keys of the measures a run carries: the defaults, then any fixed-depth ones (``MAP@10``)."""
+    keys = [m.key for m in DEFAULT_MEASURES]
+    for key in aggregates:
+        if key not in keys and "@" in key:
+            try:
+                if Measure.parse(key).key == key:
+                    keys.append(key)
+            except ValueError:
+                continue
+    return keys
 
 
 def is_measure(value: object) -> bool:
@@ -73,7 +86,10 @@ def _check_run(run: Mapping, where: str, path: str) -> None:
         if case["id"] in seen:
             raise _damaged(path, f"{where}.cases[{number}].id", f"repeats {where}.cases[{seen[case['id']]}].id")
         seen[case["id"]] = number
-    for name in MEASURES:
+    for name in measure_keys(aggregates):
+        for number, case in enumerate(cases):
+            if name not in case["metrics"]:
+                raise _damaged(path, f"{where}.cases[{number}].metrics.{name}", "is missing, but the run has a mean of it")
         _check_mean(aggregates[name], [case["metrics"][name] for case in cases], f"{where}.aggregates.{name}",
                     lambda n, name=name: f"{where}.cases[{n}].metrics.{name}", path)
     _check_counts(aggregates, len(cases), where, path)
@@ -151,6 +167,6 @@ def _check_ann(ann: object, cases: Sequence[Mapping], where: str, path: str) -> 
         per_case.append(entry)
     _check_mean(ann.get("recall"), [e.get("recall") for e in per_case], f"{where}.aggregates.ann.recall",
                 lambda n: f"{where}.cases[{n}].ann.recall", path)
-    for name in MEASURES:
+    for name in measure_keys(ann["exact"]):
         _check_mean(ann["exact"].get(name), [e["exact"].get(name) for e in per_case], f"{where}.aggregates.ann.exact.{name}",
                     lambda n, name=name: f"{where}.cases[{n}].ann.exact.{name}", path)

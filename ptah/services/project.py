@@ -22,7 +22,7 @@ from ptah.adapters.spec_yaml import find_spec, load_spec
 from ptah.adapters.stores import registry as stores
 from ptah.adapters.stores.base import Capabilities, Store
 from ptah.adapters.stores.records import Matrix
-from ptah.core.errors import UnknownGeneration
+from ptah.core.errors import NotBuilt, UnknownGeneration
 from ptah.core.spec import GenerationSettings, Spec
 
 
@@ -94,7 +94,7 @@ class Project:
         The rows are read from one store snapshot. When the generation's
         settings did not normalise at build, the rows are normalised here
         (in place, once); a zero vector stays zero and scores 0 against
-        everything. Raises :class:`UnknownGeneration` when the generation
+        everything. Raises :class:`NotBuilt` (exit 3) when the generation
         was never built with its current settings.
         """
         identity = generation.identity.identity
@@ -106,10 +106,7 @@ class Project:
                     record = snapshot.generation(identity)
                     matrix = snapshot.matrix(identity) if record is not None else None
             if record is None:
-                raise UnknownGeneration(
-                    f'generation "{generation.name}" has not been built with its current settings '
-                    f"(identity {identity}); run `ptah inference build {generation.name}` first."
-                )
+                raise NotBuilt(generation.name, identity)
             if not record.settings.get("normalize", True):
                 normalize_rows(matrix.vectors)
             self._matrices[identity] = matrix

@@ -26,7 +26,7 @@ def search(project: Project, name: str | None, queries: list[str], k: int, embed
 
     ``name`` None means the active generation. ``embedder`` replaces the
     generation's model (tests). Raises :class:`InputError` (exit 2) for
-    ``k < 1`` and :class:`UnknownGeneration` (exit 2) for a generation never
+    ``k < 1`` and :class:`NotBuilt` (exit 3) for a generation never
     built with its current settings.
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:

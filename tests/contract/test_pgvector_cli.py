@@ -118,7 +118,7 @@ def test_ef_search_1_returns_one_row_per_query_so_ann_recall_is_a_third(postgres
     assert both["aggregates"]["ann"]["recall"]["value"] == pytest.approx(1 / 3, abs=1e-15)
     assert code == (0 if both["aggregates"]["required"]["failed"] == 0 else 1), err
     (space.folder / "both.json").write_text(out)  # a --search both report (ANN means of thirds) is a valid baseline
-    assert load_baseline(space.folder / "both.json")["runs"][0]["aggregates"]["ann"] == both["aggregates"]["ann"]
+    assert load_baseline(space.folder / "both.json").to_dict()["runs"][0]["aggregates"]["ann"] == both["aggregates"]["ann"]
 
     code, out, err = run(capsys, "inference", "evaluate", "--spec", space.spec_path, "--corpus",
                          space.folder / "corpus.yaml", "--search", "both", "--ef-search", "1")
@@ -129,11 +129,11 @@ def test_ef_search_1_returns_one_row_per_query_so_ann_recall_is_a_third(postgres
 def test_search_options_are_checked(postgres_project, capsys):
     space = postgres_project
     code, _, err = run(capsys, *evaluate(space, "--ef-search", "40"))
-    assert (code, err.strip()) == (2, "--ef-search applies to index search; add --search index or --search both.")
+    assert (code, err.strip()) == (2, "--search / --ef-search: ef_search applies to index search; search in mode index or both.")
     code, _, err = run(capsys, *evaluate(space, "--search", "nearest"))
-    assert (code, err.strip()) == (2, "--search must be one of exact, index, both, not 'nearest'.")
+    assert (code, err.strip()) == (2, "--search / --ef-search: the search mode must be one of exact, index, both, not 'nearest'.")
     code, _, err = run(capsys, *evaluate(space, "--search", "index", "--ef-search", "0"))
-    assert (code, err.strip()) == (2, "--ef-search must be a whole number from 1 to 1000, not 0.")
+    assert (code, err.strip()) == (2, "--search / --ef-search: ef_search must be a whole number from 1 to 1000, not 0.")
     code, _, err = run(capsys, "inference", "index", "--hnsw", "--m", "16", "--ef-construction", "20",
                        "--spec", space.spec_path)
     assert (code, err.strip()) == (2, "--ef-construction (20) must be at least twice --m (16); pgvector requires it.")

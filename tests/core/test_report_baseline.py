@@ -7,21 +7,26 @@ import math
 import numpy as np
 import pytest
 
+from types import MappingProxyType
+
 from ptah.core.baseline import check_comparable, check_thresholds, compare, gates, read_report
 from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import IncomparableBaseline, InputError, ReportError
-from ptah.core.metrics import evaluate_case
+from ptah.core.outcomes import make_run, measure_case, ordinal
 from ptah.core.ranking import find_ties, rank_of, top_k
-from ptah.core.outcomes import CaseOutcome, aggregates, ordinal, report_dict, run_dict
+from ptah.core.report import CaseResult, Report, Run
 
 KEYS = ["a", "b", "c", "d", "e"]
 
 
-def outcome(case: Case, scores: list[float]) -> CaseOutcome:
+def outcome(case: Case, scores: list[float]) -> CaseResult:
     array = np.array(scores, dtype=np.float32)
-    ranked = top_k(array, KEYS, case.k)
-    metrics = evaluate_case(case, ranked, lambda key: rank_of(array, KEYS, key))
-    return CaseOutcome(case, tuple(ranked), metrics, find_ties(array, KEYS, case.k, case.expected_keys()))
+    return measure_case(case, top_k(array, KEYS, case.k), searched=1000, rank_of=lambda key: rank_of(array, KEYS, key),
+                        ties=find_ties(array, KEYS, case.k, case.expected_keys()))
+
+
+def run_of(outcomes) -> Run:
+    return make_run({"name": "g", "identity": "sha256:x"}, {"channel": "vector", "mode": "exact"}, outcomes)
 
 
 CASES = [
@@ -43,25 +48,25 @@ def outcomes():
 
 def test_case_outcomes_exact(outcomes):
     one, two, three = outcomes
-    assert one.ranked == (("a", pytest.approx(0.9)), ("b", pytest.approx(0.8)))
-    assert (one.metrics.recall, one.metrics.rr, one.metrics.ndcg) == (1.0, 1.0, 1.0)
+    assert [(r.key, r.score) for r in one.ranking] == [("a", pytest.approx(0.9)), ("b", pytest.approx(0.8))]
+    assert (one.values["recall"], one.values["MRR"], one.values["nDCG"]) == (1.0, 1.0, 1.0)
     assert one.passed
     # two: top 2 = b, d. recall = 1/2 (d of c,d); rr = 1/2; ndcg = (1/log2(3)) / (2/log2(2) + 1/log2(3))
-    assert two.metrics.recall == 0.5
-    assert two.metrics.rr == 0.5
-    assert two.metrics.ndcg == pytest.approx((1 / math.log2(3)) / (2 / math.log2(2) + 1 / math.log2(3)), abs=1e-12)
-    assert [(p.key, p.rank) for p in two.metrics.required_missed] == [("c", 3)]
-    assert [(p.key, p.rank) for p in two.metrics.forbidden_hits] == [("b", 1)]
+    assert two.values["recall"] == 0.5
+    assert two.values["MRR"] == 0.5
+    assert two.values["nDCG"] == pytest.approx((1 / math.log2(3)) / (2 / math.log2(2) + 1 / math.log2(3)), abs=1e-12)
+    assert [(p.key, p.rank) for p in two.missed] == [("c", 3)]
+    assert [(p.key, p.rank) for p in two.hits] == [("b", 1)]
     assert not two.passed
     # three: a, b, c, e all score 0.5; key order fills k=3 with a, b, c and leaves e (the relevant key) outside
-    assert [key for key, _ in three.ranked] == ["a", "b", "c"]
-    assert three.metrics.recall == 0.0 and three.metrics.rr == 0.0 and three.metrics.ndcg == 0.0
+    assert list(three.keys) == ["a", "b", "c"]
+    assert three.values["recall"] == 0.0 and three.values["MRR"] == 0.0 and three.values["nDCG"] == 0.0
     assert three.ties.straddles_cutoff and three.ties.tied_outside == 1
     assert three.ties.expected_tied == ("e",)
 
 
 def test_aggregates_carry_denominators(outcomes):
-    result = aggregates(outcomes)
+    result = run_of(outcomes).to_dict()["aggregates"]
     assert result["recall"] == {"value": (1.0 + 0.5 + 0.0) / 3, "numerator": 1.5, "denominator": 3, "undefined": 0}
     assert result["mrr"]["value"] == (1.0 + 0.5 + 0.0) / 3
     assert result["required"] == {"cases": 2, "failed": 1, "keys_missed": 1}
@@ -71,7 +76,7 @@ def test_aggregates_carry_denominators(outcomes):
 
 
 def test_empty_forbidden_rate_is_na():
-    result = aggregates([outcome(CASES[0], SCORES[0])])
+    result = run_of([outcome(CASES[0], SCORES[0])]).to_dict()["aggregates"]
     assert result["forbidden"] == {"cases": 0, "leaking": 0, "hits": 0, "rate": None}
 
 
@@ -80,14 +85,16 @@ def test_ordinals():
         "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd", "101st", "111th", "112th"]
 
 
-def make_report(outcomes, *, digest_corpus=None):
+def make_report(outcomes, *, digest_corpus=None) -> Report:
     corpus = digest_corpus or Corpus(cases=tuple(CASES), name="t", path="c.yaml")
-    run = run_dict({"name": "g", "identity": "sha256:x"}, {"channel": "vector", "mode": "exact"}, outcomes, searched=1000)
-    return report_dict(corpus, [run], baseline=None, gates=gates(run, None, {}), timings={}, environment={}, created_at="now")
+    run = run_of(outcomes)
+    return Report(created_at="now", corpus=MappingProxyType({"path": corpus.path, "name": corpus.name, "digest": corpus.digest,
+                                                             "cases": len(corpus.cases)}),
+                  runs=(run,), gates=tuple(gates(run, None, {})), timings={}, environment={})
 
 
 def test_report_case_entries(outcomes):
-    report = make_report(outcomes)
+    report = make_report(outcomes).to_dict()
     two = report["runs"][0]["cases"][1]
     assert two["required"]["missed"] == [{"key": "c", "rank": 3, "where": "ranked 3rd"}]
     assert two["forbidden"]["hits"] == [{"key": "b", "rank": 1}]
@@ -100,23 +107,23 @@ def test_comparison_and_drop_gates(outcomes):
     baseline = make_report(outcomes)
     better = [outcome(CASES[0], SCORES[0]), outcome(CASES[1], [0.1, 0.0, 0.9, 0.8, 0.0]), outcome(CASES[2], SCORES[2])]
     current = make_report(better)
-    comparison = compare(current["runs"][0], baseline["runs"][0])
+    comparison = compare(current.runs[0], baseline.runs[0])
     assert comparison["aggregates"]["recall"] == {"baseline": 0.5, "current": 2 / 3, "delta": 2 / 3 - 0.5}
     assert [c["id"] for c in comparison["cases_changed"]] == ["two"]
     assert comparison["cases_changed"][0]["passed"] == {"baseline": False, "current": True}
     # worse: current is the old one compared against the better baseline
-    worse = compare(baseline["runs"][0], current["runs"][0])
-    verdicts = gates(baseline["runs"][0], worse, {"recall": 0.0, "ndcg": 1.0})
-    assert [(g["name"], g["passed"]) for g in verdicts] == [
+    worse = compare(baseline.runs[0], current.runs[0])
+    verdicts = gates(baseline.runs[0], worse, {"recall": 0.0, "nDCG": 1.0})
+    assert [(g.name, g.passed) for g in verdicts] == [
         ("required", False), ("forbidden", False), ("max-recall-drop", False), ("max-ndcg-drop", True)]
-    assert verdicts[2]["drop"] == pytest.approx(2 / 3 - 0.5, abs=1e-15)
+    assert verdicts[2].drop == pytest.approx(2 / 3 - 0.5, abs=1e-15)
 
 
 def test_a_drop_of_exactly_the_threshold_passes_and_na_fails():
-    run = {"generation": {"name": "g"}, "aggregates": {"required": {"failed": 0, "cases": 1}, "forbidden": {"leaking": 0, "cases": 0}}}
+    run = run_of([outcome(CASES[0], SCORES[0])])
     comparison = {"aggregates": {"recall": {"baseline": 0.8, "current": 0.78}, "mrr": {"baseline": None, "current": 0.5}}}
-    result = gates(run, comparison, {"recall": 0.02, "mrr": 0.5})
-    assert [(g["name"], g["passed"]) for g in result] == [("required", True), ("forbidden", True), ("max-recall-drop", True), ("max-mrr-drop", False)]
+    result = gates(run, comparison, {"recall": 0.02, "MRR": 0.5})
+    assert [(g.name, g.passed) for g in result] == [("required", True), ("forbidden", True), ("max-recall-drop", True), ("max-mrr-drop", False)]
 
 
 def test_comparability_names_both_digests(outcomes):
@@ -124,18 +131,20 @@ def test_comparability_names_both_digests(outcomes):
     with pytest.raises(IncomparableBaseline) as info:
         check_comparable("sha256:other", baseline, "base.json")
     assert str(info.value) == (
-        f"the baseline base.json measured a different corpus (digest {baseline['corpus']['digest']}); this corpus is "
+        f"the baseline base.json measured a different corpus (digest {baseline.corpus['digest']}); this corpus is "
         "sha256:other. Re-run the baseline on this corpus, or evaluate the corpus it was made with."
     )
-    check_comparable(baseline["corpus"]["digest"], baseline, "base.json")
+    check_comparable(baseline.corpus["digest"], baseline, "base.json")
 
 
 def test_thresholds_are_checked():
-    assert check_thresholds({"recall": 0.02, "mrr": None}, True) == {"recall": 0.02}
+    assert check_thresholds({"recall": 0.02, "mrr": None, "map@10": 0.1}, True) == {"recall": 0.02, "MAP@10": 0.1}
     with pytest.raises(InputError, match="between 0 and 1"):
         check_thresholds({"recall": 1.5}, True)
-    with pytest.raises(InputError, match="needs --baseline"):
+    with pytest.raises(InputError, match="needs a baseline report"):
         check_thresholds({"recall": 0.0}, False)
+    with pytest.raises(InputError, match="unknown measure 'BM25'"):
+        check_thresholds({"BM25": 0.0}, True)
 
 
 @pytest.mark.parametrize(

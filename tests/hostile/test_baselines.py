@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from ptah.adapters.report_json import lone_surrogate_escape
 from ptah.cli import main
 from ptah.core.metrics import mean_of
-from ptah.core.outcomes import mean_dict
+from ptah.core.report import mean_to_dict as mean_dict
 from ptah.services.evaluate import load_baseline
 
 REPO = Path(__file__).resolve().parents[2]
@@ -122,11 +122,11 @@ def test_a_report_ptah_wrote_still_loads_and_gates_as_before(project, written, c
                                  "--output", compared), capsys)
     assert got == code, err  # the same verdict as the run that wrote it: the recall drop is 0
     # a report with baseline comparisons (and their significance) is a baseline too
-    assert len(load_baseline(compared)["baseline"]["comparisons"]) == 2
+    assert len(load_baseline(compared).to_dict()["baseline"]["comparisons"]) == 2
 
 
 def test_the_checked_in_baseline_still_loads():
-    baseline = load_baseline(REPO / "examples" / "support" / "baseline.json")
+    baseline = load_baseline(REPO / "examples" / "support" / "baseline.json").to_dict()
     assert baseline["runs"][0]["aggregates"]["recall"] == {"value": 0.88, "numerator": 22.0, "denominator": 25, "undefined": 0}
 
 
@@ -218,7 +218,7 @@ def test_float_rounding_and_na_means_are_accepted(project, written, capsys, tmp_
             run["aggregates"][name] = {"value": None, "numerator": 0.0, "denominator": 0, "undefined": 4}
     path = tmp_path / "b.json"
     path.write_text(json.dumps(document))
-    assert load_baseline(path)["runs"][1]["aggregates"]["recall"]["value"] is None
+    assert load_baseline(path).to_dict()["runs"][1]["aggregates"]["recall"]["value"] is None
     document["runs"][1]["aggregates"]["mrr"]["value"] = 0.0
     assert refused(project, tmp_path, capsys, document) == (
         2, "B: runs[1].aggregates.mrr.value is 0.0, but no case defines the measure, so it must be null; the report is damaged")
@@ -282,7 +282,7 @@ def test_ann_means_of_search_both_are_checked_against_their_cases(project, writt
     document = with_ann(written[0])
     path = tmp_path / "both.json"
     path.write_text(json.dumps(document))
-    assert load_baseline(path)["runs"][0]["aggregates"]["ann"]["recall"]["value"] == 1 / 3
+    assert load_baseline(path).to_dict()["runs"][0]["aggregates"]["ann"]["recall"]["value"] == 1 / 3
     assert refused(project, tmp_path, capsys, edited(document, "runs.0.aggregates.ann.recall.value", 1.0)) == (
         2, "B: runs[0].aggregates.ann.recall.value is 1.0, but the mean of the cases' values is 0.3333333333333333; the report is damaged")
     assert refused(project, tmp_path, capsys, edited(document, "runs.0.cases.2.ann.exact.ndcg", 0.0)) == (
@@ -301,7 +301,7 @@ def test_an_unpaired_surrogate_escape_is_refused(project, written, capsys, tmp_p
         2, f"B:{line}: holds the unpaired surrogate escape \\ud800, which is not text; the report is damaged")
     path = tmp_path / "paired.json"
     path.write_text(text.replace('"X"', '"\\ud83d\\ude00 \\\\ud800"'))  # a pair, and an escaped backslash before "ud800"
-    assert load_baseline(path)["runs"][0]["generation"]["name"] == "\U0001f600 \\ud800"
+    assert load_baseline(path).to_dict()["runs"][0]["generation"]["name"] == "\U0001f600 \\ud800"
 
 
 @given(st.lists(st.sampled_from(["\\ud800", "\\udbff", "\\udc00", "\\udfff", "\\\\", "\\u0041", "a", "u", "d800"]), max_size=8))

@@ -85,3 +85,15 @@ def workspace(tmp_path) -> Workspace:
     space.write_spec()
     return space
 
+
+
+def request(*, names=None, baseline_path=None, thresholds=None, **options):
+    """An EvaluationRequest from the keywords these tests spell: ``names``, ``baseline_path``, ``thresholds``."""
+    from ptah.core.request import EvaluationRequest
+
+    return EvaluationRequest(
+        generations=tuple(names or ()),
+        baseline=baseline_path,
+        max_drop={name: value for name, value in (thresholds or {}).items() if value is not None},
+        **{key: tuple(value) if isinstance(value, list) else value for key, value in options.items()},
+    )

@@ -16,10 +16,12 @@ from ptah.adapters.corpus_yaml import parse_corpus
 from ptah.core.comparison import StatisticsSettings
 from ptah.core.errors import InputError, ModelUnavailable, StaleGeneration, UnknownGeneration, UnknownKey
 from ptah.services.build import build
-from ptah.services.channels import Fusion, RunPlan, plan_runs
+from ptah.core.request import Fusion
+from ptah.services.channels import RunPlan, plan_runs
 from ptah.services.evaluate import evaluate
 
-from tests.services.conftest import DOCS, Workspace
+from tests.embedders import EMBEDDERS
+from tests.services.conftest import DOCS, Workspace, request
 from tests.services.test_evaluate import TableEmbedder
 
 CORPUS = """\
@@ -37,20 +39,22 @@ cases:
     required: ["8"]
     relevant: {"8": 2, "4": 1}
 """
-TWO = {"docs": "model: ptah/deterministic\n    dimension: 3", "bodies": "model: ptah/deterministic\n    dimension: 3\n    text: '{body}'"}
+TWO = {"docs": "model: test/table", "bodies": "model: test/table\n    text: '{body}'"}
 
 
 @pytest.fixture
-def built(workspace):
+def built(workspace, embedders):
     workspace.write_spec(filter="status = 'published'", generations=TWO)
+    embedders["test/table"] = TableEmbedder()
     with workspace.project() as project:
-        build(project, "docs", embedder=TableEmbedder())
+        build(project, "docs")
     return workspace
 
 
 def run(workspace, corpus_text=CORPUS, **options):
+    EMBEDDERS["test/table"] = TableEmbedder()
     with workspace.project() as project:
-        return evaluate(project, parse_corpus(corpus_text, name="c.yaml"), embedder=TableEmbedder(), **options)
+        return evaluate(project, parse_corpus(corpus_text, name="c.yaml"), request(**options)).to_dict()
 
 
 def lexical_indexes(workspace) -> list[tuple]:
@@ -174,7 +178,7 @@ def test_what_does_not_exist_is_an_error_never_a_fallback(built, workspace):
 
 
 def test_bad_fusion_settings_are_usage_errors():
-    with pytest.raises(InputError, match="--rrf-k"):
+    with pytest.raises(InputError, match="the RRF constant"):
         Fusion(k=-1)
     with pytest.raises(InputError, match="depth"):
         Fusion(depth=0)

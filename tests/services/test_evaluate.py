@@ -11,9 +11,12 @@ import pytest
 from ptah.adapters.corpus_yaml import parse_corpus
 from ptah.core.errors import IncomparableBaseline, InputError, StaleGeneration, UnknownKey
 from ptah.services.build import build
-from ptah.services.evaluate import evaluate, write_report
+from ptah.core.report import Report
+from ptah.services.documents import write_json
+from ptah.services.evaluate import evaluate
 
-from tests.services.conftest import DOCS, Workspace
+from tests.embedders import EMBEDDERS
+from tests.services.conftest import DOCS, Workspace, request
 
 
 def angle_vector(degrees: float) -> list[float]:
@@ -68,17 +71,20 @@ cases:
 
 
 @pytest.fixture
-def built(workspace):
-    workspace.write_spec(filter="status = 'published'", generations={"docs": "model: ptah/deterministic\n    dimension: 3"})
+def built(workspace, embedders):
+    workspace.write_spec(filter="status = 'published'", generations={"docs": "model: test/table"})
+    embedders["test/table"] = TableEmbedder()
     with workspace.project() as project:
-        build(project, None, embedder=TableEmbedder())
+        build(project, None)
     return workspace
 
 
 def run(workspace, corpus_text=CORPUS, embedder=None, **options):
+    """The report as a dict, evaluated with ``embedder`` (default: a fresh TableEmbedder) as the model."""
     corpus = parse_corpus(corpus_text, name="c.yaml")
+    EMBEDDERS["test/table"] = embedder or TableEmbedder()
     with workspace.project() as project:
-        return evaluate(project, corpus, embedder=embedder or TableEmbedder(), **options)
+        return evaluate(project, corpus, request(**options)).to_dict()
 
 
 def test_exact_numbers(built):
@@ -119,7 +125,7 @@ def test_report_matches_its_schema(built, tmp_path):
     report = run(built)
     jsonschema.validate(report, schema)
     path = tmp_path / "out" / "report.json"
-    write_report(report, path)
+    write_json(Report.from_dict(report), path)
     assert json.loads(path.read_text()) == report
     assert sorted(p.name for p in path.parent.iterdir()) == ["report.json"]
 
@@ -135,7 +141,7 @@ def test_queries_are_cached_so_a_second_run_needs_no_model(built):
 
 def test_baseline_comparison_and_gates(built, tmp_path):
     baseline = tmp_path / "baseline.json"
-    write_report(run(built), baseline)
+    write_json(Report.from_dict(run(built)), baseline)
     same = run(built, baseline_path=str(baseline), thresholds={"recall": 0.0})
     comparison = same["baseline"]["comparisons"][0]
     assert comparison["aggregates"]["recall"] == {"baseline": 2 / 3, "current": 2 / 3, "delta": 0.0}
@@ -152,7 +158,7 @@ def test_baseline_comparison_and_gates(built, tmp_path):
 
 def test_a_drop_beyond_the_threshold_fails(built, tmp_path):
     baseline = tmp_path / "baseline.json"
-    write_report(run(built), baseline)
+    write_json(Report.from_dict(run(built)), baseline)
     # c1 now at 30 degrees: 3, 2|4 ... required 1 falls out of the top 3
     worse = {"at 10": 30.0}
 
@@ -177,7 +183,7 @@ def test_a_drop_beyond_the_threshold_fails(built, tmp_path):
 
 
 def test_thresholds_without_baseline_are_a_usage_error(built):
-    with pytest.raises(InputError, match="needs --baseline"):
+    with pytest.raises(InputError, match="needs a baseline report"):
         run(built, thresholds={"recall": 0.02})
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from ptah.core.errors import EXIT_INPUT, EXIT_OPERATIONAL, CapabilityUnavailable, InputError
-from ptah.services.index_search import DEFAULT_EF_SEARCH, SearchOptions, ann_recall, build_index, check_search
+from ptah.core.request import DEFAULT_EF_SEARCH, SearchOptions
+from ptah.services.channels.index import ann_recall, check_search
+from ptah.services.index_search import build_index
 
 
 def test_search_options_default_to_exact_and_ef_search_40():
@@ -17,10 +19,10 @@ def test_search_options_default_to_exact_and_ef_search_40():
 @pytest.mark.parametrize(
     ("mode", "ef_search", "message"),
     [
-        ("fast", None, "--search must be one of exact, index, both, not 'fast'."),
-        ("exact", 40, "--ef-search applies to index search; add --search index or --search both."),
-        ("index", 1001, "--ef-search must be a whole number from 1 to 1000, not 1001."),
-        ("both", True, "--ef-search must be a whole number from 1 to 1000, not True."),
+        ("fast", None, "the search mode must be one of exact, index, both, not 'fast'."),
+        ("exact", 40, "ef_search applies to index search; search in mode index or both."),
+        ("index", 1001, "ef_search must be a whole number from 1 to 1000, not 1001."),
+        ("both", True, "ef_search must be a whole number from 1 to 1000, not True."),
     ],
 )
 def test_bad_search_options_are_exit_2(mode, ef_search, message):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ptah.adapters.embedders.deterministic import DeterministicEmbedder
-from ptah.core.errors import EXIT_INPUT, EXIT_OPERATIONAL, InputError, SourceUnavailable, UnknownGeneration
+from ptah.core.errors import EXIT_INPUT, EXIT_OPERATIONAL, InputError, NotBuilt, SourceUnavailable
 from ptah.services.build import build
 from ptah.services.search import search
 from ptah.services.verify import list_generations, verify
@@ -188,8 +188,9 @@ def test_search_refuses_k_below_one_and_a_generation_never_built(workspace):
         with pytest.raises(InputError, match="at least 1") as raised:
             search(project, None, ["x"], 0)
         assert raised.value.exit_code == EXIT_INPUT
-        with pytest.raises(UnknownGeneration, match="has not been built with its current settings"):
+        with pytest.raises(NotBuilt, match="has not been built with its current settings") as raised:
             search(project, None, ["x"], 3, embedder=recorder())
+        assert raised.value.exit_code == 3
 
 
 MINILM_ROWS = [

@@ -1,0 +1,188 @@
+"""The public Python API (``import ptah``): projects, corpora, evaluations and their reports.
+
+The CLI is a client of this module: it parses options, calls these
+functions and renders what they return. Everything here sits on the use
+cases in :mod:`ptah.services`; errors are the typed ones of
+:mod:`ptah.core.errors`, each with the exit code the CLI would use.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import fields
+from typing import Callable, Iterable, Mapping, Sequence
+
+from ptah.core import report as _report
+from ptah.core.comparison import StatisticsSettings
+from ptah.core.corpus import Corpus
+from ptah.core.measures import Measure
+from ptah.core.request import EXACT, EvaluationRequest, Fusion, SearchOptions
+from ptah.core.spec import Spec
+
+
+class Report(_report.Report):
+    """The result of one evaluation (:class:`ptah.core.report.Report`), with the ways to write it."""
+
+    @classmethod
+    def of(cls, report: _report.Report) -> Report:
+        """The same report as this class."""
+        if isinstance(report, cls):
+            return report
+        return cls(**{f.name: getattr(report, f.name) for f in fields(report)})
+
+    def to_json(self) -> str:
+        """Exactly the text ``--output`` writes."""
+        from ptah.render.json import report_json
+
+        return report_json(self)
+
+    def write_json(self, path: str | os.PathLike) -> None:
+        """Write the report as ``--output`` does (atomically; devices and FIFOs written through)."""
+        from ptah.services.documents import write_json
+
+        write_json(self, path)
+
+    def write_html(self, path: str | os.PathLike) -> None:
+        """Write the self-contained HTML page ``--html`` writes."""
+        from ptah.services.documents import write_html
+
+        write_html(self, path)
+
+    def write_trec_run(self, path: str | os.PathLike) -> None:
+        """Write the reference run's rankings as the TREC run file ``--trec-run`` writes."""
+        from ptah.services.documents import write_trec_run
+
+        write_trec_run(self, path)
+
+
+def load_corpus(path: str | os.PathLike) -> Corpus:
+    """Read and validate a corpus file (format 1); :class:`CorpusError` (exit 2) lists every problem."""
+    from ptah.services.documents import load_corpus as load
+
+    return load(path)
+
+
+def load_report(path: str | os.PathLike) -> Report:
+    """Read a report written earlier (``--output``), checked as a baseline is."""
+    from ptah.services.documents import load_report as load
+
+    return Report.of(load(path))
+
+
+def open_project(spec: str | os.PathLike | Spec | None = None, *, cwd: str | os.PathLike | None = None) -> Project:
+    """Open a project: a ``ptah.yaml`` path (None: ``$PTAH_SPEC``, else found upward from ``cwd``) or a Spec.
+
+    Use it as a context manager, or call :meth:`Project.close`, to release
+    the source and store connections.
+    """
+    from ptah.services import project as projects
+
+    if isinstance(spec, Spec):
+        return Project(projects.project_of(spec))
+    return Project(projects.open_project(None if spec is None else os.fspath(spec), cwd=cwd))
+
+
+class Project:
+    """An opened specification: its source, its store, its generations."""
+
+    def __init__(self, opened) -> None:
+        self._project = opened
+
+    @property
+    def spec(self) -> Spec:
+        return self._project.spec
+
+    @property
+    def generations(self) -> tuple[str, ...]:
+        """The declared generations' names, in the specification's order."""
+        return tuple(settings.name for settings in self._project.spec.generations)
+
+    def evaluate(
+        self,
+        corpus: Corpus | str | os.PathLike,
+        request: EvaluationRequest | None = None,
+        *,
+        generations: Sequence[str] = (),
+        channels: Sequence[str] = ("vector",),
+        measures: Iterable[Measure | str] = (),
+        baseline: str | os.PathLike | None = None,
+        max_drop: Mapping[str, float] | None = None,
+        allow_stale: bool = False,
+        search: SearchOptions | str = EXACT,
+        fusion: Fusion = Fusion(),
+        statistics: StatisticsSettings = StatisticsSettings(),
+    ) -> Report:
+        """Measure generations on a corpus and judge the gates (see :class:`EvaluationRequest`).
+
+        ``corpus`` is a loaded :class:`Corpus` or a path. Give a ready
+        ``request``, or its parts as keywords. A negative verdict is not an
+        error: it is ``report.verdict``.
+        """
+        from ptah.services.evaluate import evaluate
+
+        if not isinstance(corpus, Corpus):
+            corpus = load_corpus(corpus)
+        if request is None:
+            request = EvaluationRequest(
+                generations=tuple(generations),
+                channels=tuple(channels),
+                measures=tuple(measures),
+                max_drop=dict(max_drop or {}),
+                baseline=None if baseline is None else os.fspath(baseline),
+                allow_stale=allow_stale,
+                search=SearchOptions(search) if isinstance(search, str) else search,
+                fusion=fusion,
+                statistics=statistics,
+            )
+        return Report.of(evaluate(self._project, corpus, request))
+
+    def build(self, generation: str | None = None, *, progress: Callable[[int, int], None] | None = None):
+        """Embed the rows that are new or changed and drop the vectors of rows gone (None: the active one).
+
+        ``progress(done, total)`` is called before the first batch and after
+        each committed batch. Returns what the build did (rows, embedded,
+        deleted, unchanged, seconds).
+        """
+        from ptah.services.build import build
+
+        summary = build(self._project, generation, progress)
+        self._project.forget_matrices()
+        return summary
+
+    def generation(self, name: str | None = None):
+        """The declared generation ``name`` (None: the active one): ``.name``, ``.settings``, ``.identity.identity``."""
+        return self._project.generation(name)
+
+    def list_generations(self):
+        """The generations in the store and the declared ones: identity, model, vectors, rows, coverage."""
+        from ptah.services.verify import list_generations
+
+        return list_generations(self._project)
+
+    def index(self, generation: str | None = None, *, m: int = 16, ef_construction: int = 64):
+        """Build (or replace) a generation's HNSW index (a store with ``capabilities.vector_index``)."""
+        from ptah.services.index_search import build_index
+
+        return build_index(self._project, generation, m=m, ef_construction=ef_construction)
+
+    def verify(self, generation: str | None = None):
+        """Coverage and freshness of a generation against the source (``.ok`` when complete and fresh)."""
+        from ptah.services.verify import verify
+
+        return verify(self._project, generation)
+
+    def search(self, query: str, k: int = 10, *, generation: str | None = None) -> list[tuple[str, float]]:
+        """The top ``k`` rows for ``query`` as ``(key, cosine score)`` pairs, best first."""
+        from ptah.services.search import search
+
+        (ranked,) = search(self._project, generation, [query], k)
+        return list(ranked)
+
+    def close(self) -> None:
+        self._project.close()
+
+    def __enter__(self) -> Project:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -1,0 +1,207 @@
+"""The channel seam: what a run of an evaluation searches with, declared once and registered by name.
+
+A :class:`Channel` measures one planned run (:class:`RunPlan`: a channel over
+a declared generation) and returns a typed :class:`~ptah.core.report.Run`.
+Channels share the expensive *sides* of an evaluation through
+:class:`Sides` -- a generation's vectors are read, verified and searched
+once however many runs use them; a template's lexical index is loaded once.
+
+Every channel ranks its own way and measures through the same loop,
+:func:`ptah.core.outcomes.measure_case` (here :func:`measure_scores` for
+channels that score every row), so every number in a report comes from one
+piece of code.
+
+Runs: every channel (in the order asked, default ``vector``) with every
+generation (in the order asked, default the active one), channel-major. A
+(channel, generation) pair asked twice is measured once. A run's name is the
+generation's for ``vector``, ``CHANNEL:NAME`` otherwise. Nothing falls back:
+an unknown channel or generation is exit 2.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Protocol, Sequence
+
+import numpy as np
+
+from ptah.core.corpus import Case, Corpus
+from ptah.core.errors import InputError, UnknownGeneration, UnknownKey
+from ptah.core.measures import Measure
+from ptah.core.outcomes import measure_case, ranking_depth
+from ptah.core.ranking import rank_many
+from ptah.core.report import CaseResult, Run
+from ptah.core.request import VECTOR, EvaluationRequest
+from ptah.core.spec import Spec
+from ptah.services.project import Project
+
+MAX_UNKNOWN_LISTED = 10
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """One run to measure: a channel over a declared generation."""
+
+    channel: str
+    generation: str
+
+    @property
+    def name(self) -> str:
+        return self.generation if self.channel == VECTOR else f"{self.channel}:{self.generation}"
+
+
+class Channel(Protocol):
+    """A way of ranking rows for a query, measured as a run.
+
+    ``name`` is how it is asked for (``--channel NAME``); ``needs_vectors``
+    says whether it reads a generation's vectors (so its generation must be
+    built, and its embedder's libraries are the report's environment);
+    ``measure`` measures one planned run, sharing sides through ``sides``.
+    """
+
+    name: str
+    needs_vectors: bool
+
+    def measure(self, plan: RunPlan, sides: Sides) -> Run: ...
+
+
+_CHANNELS: dict[str, Channel] = {}
+
+
+def register_channel(channel: Channel) -> Channel:
+    """Add a channel; its name must be new."""
+    if channel.name in _CHANNELS:
+        raise ValueError(f"channel {channel.name!r} is already registered")
+    _CHANNELS[channel.name] = channel
+    return channel
+
+
+def channel(name: str) -> Channel:
+    """The channel registered as ``name``; :class:`InputError` (exit 2) otherwise."""
+    try:
+        return _CHANNELS[name]
+    except KeyError:
+        raise InputError(f"unknown channel {name!r}; use {', '.join(_CHANNELS)}") from None
+
+
+def channel_names() -> tuple[str, ...]:
+    return tuple(_CHANNELS)
+
+
+def plan_runs(spec: Spec, names: Sequence[str | None] | None, channels: Sequence[str] | None) -> list[RunPlan]:
+    """The runs to measure, in order (see the module docs); typed errors for what does not exist."""
+    channels = list(channels or [VECTOR])
+    for name in channels:
+        channel(name)
+    plans: list[RunPlan] = []
+    for name in channels:
+        for generation in names or [None]:
+            if generation is None and name != VECTOR and spec.active is None:
+                raise UnknownGeneration(
+                    f"{spec.path}: --channel {name} reads its text (and, for hybrid, its vectors) from a "
+                    "generation, and none is named or active; pass --generation NAME"
+                )
+            plan = RunPlan(name, spec.generation(generation).name)
+            if plan not in plans:
+                plans.append(plan)
+    return plans
+
+
+@dataclass
+class Sides:
+    """What the runs of one evaluation share, each made once: a generation's vector side, a template's
+    lexical side. ``timings`` collects the seconds each step took, for the run that first needed it."""
+
+    project: Project
+    corpus: Corpus
+    request: EvaluationRequest
+    cache: dict = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+
+    @property
+    def measures(self) -> tuple[Measure, ...]:
+        return self.request.all_measures
+
+    def once(self, key: tuple, make: Callable[[], object]):
+        """The value made for ``key``, made by ``make()`` the first time it is asked for."""
+        if key not in self.cache:
+            self.cache[key] = make()
+        return self.cache[key]
+
+    def charge(self, step: str, since: float) -> None:
+        self.timings[step] += time.perf_counter() - since
+
+    def take_timings(self) -> dict[str, float]:
+        """The seconds spent since the last call, by step."""
+        taken = dict(self.timings)
+        self.timings.clear()
+        return taken
+
+    def check_keys(self, keys: set[str]) -> None:
+        """Every key the corpus expects must be a row of the run; say which are not, and why (exit 2).
+
+        A key whose row is in the source but has no vector (an incomplete
+        generation measured with ``allow_stale``) is a miss, not a bad corpus.
+        """
+        named: dict[str, list[str]] = defaultdict(list)
+        for case in self.corpus.cases:
+            for key in sorted(case.expected_keys() - keys):
+                named[key].append(case.id)
+        if not named:
+            return
+        status = self.project.source.lookup(list(named))
+        unknown = {key: cases for key, cases in named.items() if status.get(key) != "ok"}
+        if not unknown:
+            return
+        lines = []
+        for key in sorted(unknown)[:MAX_UNKNOWN_LISTED]:
+            where = ", ".join(f'"{c}"' for c in unknown[key])
+            if status.get(key) == "filtered":
+                lines.append(
+                    f"key {key!r} (case {where}) is a row the filter excludes; a query whose answer is a row your "
+                    "filter excludes measures the filter, not the model"
+                )
+            else:
+                lines.append(f"key {key!r} (case {where}) is not in table {self.project.spec.source.table}")
+        more = len(unknown) - len(lines)
+        suffix = f"\n... and {more} more unknown keys" if more > 0 else ""
+        path = self.corpus.path
+        raise UnknownKey(f"{path}: " + f"\n{path}: ".join(lines) + suffix)
+
+
+def measure_scores(
+    cases: Sequence[Case],
+    keys: Sequence[str],
+    columns: Mapping[str, int],
+    scores: np.ndarray,
+    measures: Sequence[Measure],
+    *,
+    matched_only: bool = False,
+) -> list[CaseResult]:
+    """Each case measured on its row of ``scores`` (cases x rows, one column per key; ``columns`` by key).
+
+    With ``matched_only`` (lexical, hybrid) a score of 0 means the row did not
+    match at all (no query term, or in neither fused channel's top rows): such
+    rows are not results, a case's ranking holds only the rows it matched --
+    possibly fewer than k -- and a missed key that was not matched has no
+    rank, rather than one key order alone would give it.
+    """
+    rankings = rank_many(scores, keys, [case.k for case in cases], expected=[case.expected_keys() for case in cases],
+                         asked=[case.required for case in cases], columns=columns,
+                         reach=[ranking_depth(case, measures) for case in cases])
+    results = []
+    for row, case, ranking in zip(scores, cases, rankings):
+        if not matched_only:
+            results.append(measure_case(case, ranking.ranked, measures=measures, searched=len(keys),
+                                        rank_of=ranking.ranks.get, ties=ranking.ties))
+            continue
+
+        def rank_of(key: str, row=row, ranks=ranking.ranks) -> int | None:
+            return ranks[key] if key in ranks and row[columns[key]] > 0 else None
+
+        matched = [(key, score) for key, score in ranking.ranked if score > 0]
+        results.append(measure_case(case, matched, measures=measures, searched=int(np.count_nonzero(row > 0)),
+                                    rank_of=rank_of, ties=ranking.ties))
+    return results

@@ -1,0 +1,93 @@
+"""The hybrid channel: reciprocal rank fusion (:mod:`ptah.core.fusion`) of the lexical and vector channels.
+
+Each row scores ``sum of 1 / (c + rank)`` over the two channels, each
+contributing its top ``depth`` rows in ranking order (the lexical channel only
+rows matching a query term: a BM25 score of 0 says nothing). Fused scores
+(float64) are ranked descending, ties by key ascending; a row in neither
+channel's top rows is not a result. The vector side must be built, complete
+and fresh (or allowed stale), as for the vector channel, and is shared with it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+
+import numpy as np
+
+from ptah.core.fusion import rrf_scores
+from ptah.core.outcomes import make_run
+from ptah.core.ranking import key_columns, top_k
+from ptah.core.report import CaseResult, Run
+from ptah.core.request import HYBRID, LEXICAL
+from ptah.core.scoring import query_blocks
+from ptah.services.channels.base import RunPlan, Sides, measure_scores, register_channel
+from ptah.services.channels.lexical import LexicalSide, lexical_side
+from ptah.services.channels.vector import VectorSide, vector_side
+
+
+class HybridChannel:
+    name = HYBRID
+    needs_vectors = True
+
+    def measure(self, plan: RunPlan, sides: Sides) -> Run:
+        vector, lexical = vector_side(sides, plan.generation), lexical_side(sides, plan.generation)
+        clock = time.perf_counter()
+        keys = list(dict.fromkeys([*vector.keys, *lexical.keys]))  # the vector side's rows, then any it lacks
+        results = _fused(sides, vector, lexical, keys)
+        sides.charge("fusion", clock)
+        fusion = sides.request.fusion
+        side = vector.run.generation
+        parts = {"vector": side["identity"], "lexical": lexical.info["identity"], "rrf_k": fusion.k, "depth": fusion.depth}
+        identity = "sha256:" + hashlib.sha256(json.dumps(parts, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+        generation = {
+            "name": plan.name,
+            "identity": identity,
+            "model": side["model"],
+            "settings": {"rrf_k": fusion.k, "depth": fusion.depth, "vector": side["settings"], "lexical": lexical.info["settings"]},
+            "dimension": side["dimension"],
+            "rows": len(keys),
+            "model_digest": side.get("model_digest"),
+            "versions": {**side.get("versions", {}), **lexical.info["versions"]},
+            "verification": side["verification"],
+            "queries_from_cache": side.get("queries_from_cache"),
+            "index": lexical.info["index"],
+        }
+        search = {
+            "channel": HYBRID,
+            "mode": "exact",
+            "similarity": "rrf",
+            "fusion": {"method": "reciprocal rank fusion", "k": fusion.k, "depth": fusion.depth,
+                       "channels": [f"{LEXICAL}:{plan.generation}", plan.generation]},
+        }
+        return make_run(generation, search, results, sides.measures)
+
+
+def _fused(sides: Sides, vector: VectorSide, lexical: LexicalSide, keys: list[str]) -> list[CaseResult]:
+    """Every case measured on its fused scores.
+
+    The vector side's scores come block by block as its own run computed
+    them; within a block the fused scores are made and measured for a few
+    cases at a time, so neither grows with cases x rows.
+    """
+    fusion = sides.request.fusion
+    position = key_columns(keys)
+    cases = sides.corpus.cases
+    queries = [case.query for case in cases]
+    results: list[CaseResult] = []
+    for start, stop, vector_scores in vector.blocks():
+        for first, last in query_blocks(stop - start, 2 * len(keys)):  # a float64 score takes the room of two
+            lexical_scores = lexical.index.scores(queries[start + first:start + last])
+            fused = np.empty((last - first, len(keys)), dtype=np.float64)
+            for i in range(last - first):
+                lexical_ranking = [position[key] for key, score in top_k(lexical_scores[i], lexical.keys, fusion.depth)
+                                   if score > 0]
+                vector_ranking = [position[key] for key, _ in top_k(vector_scores[first + i], vector.keys, fusion.depth)]
+                fused[i] = rrf_scores([lexical_ranking, vector_ranking], len(keys), fusion.k)
+            results.extend(measure_scores(cases[start + first:start + last], keys, position, fused, sides.measures,
+                                          matched_only=True))
+    return results
+
+
+register_channel(HybridChannel())

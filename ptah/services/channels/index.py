@@ -1,0 +1,189 @@
+"""Index search, a mode of the vector channel: what a generation's HNSW index answers, measured as served.
+
+* ``index`` -- each case's ranking is what the index answers (``ORDER BY
+  embedding <=> query LIMIT n`` with ``SET LOCAL hnsw.ef_search``); a store
+  without a vector index, or a generation never indexed, is refused with
+  :class:`CapabilityUnavailable` (exit 3), never answered exactly instead;
+* ``both`` -- the cases are measured on the index's rankings, and each case
+  and the means also carry the exact search's measures, the deltas
+  (index - exact) and the **ANN recall**.
+
+ANN recall of a case = |hits| / |exact top k|, where exact top k is the exact
+ranking cut at the case's depth (fewer when the generation has fewer rows)
+and a hit is a key of the index's top k that is in the exact top k or scores
+(exactly) at least the exact k-th score -- a row tied with the cutoff is as
+good an answer. N/A when the exact top k is empty.
+
+The index search reads the same snapshot as the exact search: the snapshot
+that read the vectors is shared (``snapshot(like=…)``) before it ends.
+Each query asks the index for ``max(depth, ef_search)`` rows (an HNSW scan
+returns at most ``ef_search``); they are re-ordered by ptah's rule (score
+descending, ties by key ascending). A missed required key is placed within
+those candidates, else "not in the top ef_search".
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ptah.core.corpus import Case
+from ptah.core.errors import CapabilityUnavailable
+from ptah.core.measures import Measure
+from ptah.core.metrics import mean_of
+from ptah.core.outcomes import make_run, measure_case, ranking_depth
+from ptah.core.ranking import find_ties, top_k
+from ptah.core.report import CaseResult, Run, mean_to_dict
+from ptah.core.request import HYBRID, VECTOR, SearchOptions
+
+
+def check_search(project, options: SearchOptions, channels: Sequence[str] = ()) -> None:
+    """Refuse, before any work, index search where it cannot be what was asked for (exit 3).
+
+    A store without a vector index has none to search; and the hybrid channel
+    fuses the exact vector ranking, so it cannot honour an index search. The
+    lexical channel is exact by nature and is measured as such beside the
+    index-searched vector runs.
+    """
+    if options.uses_index and HYBRID in channels:
+        raise CapabilityUnavailable(
+            f"--search {options.mode} applies to the vector channel; the hybrid channel fuses the exact vector "
+            "ranking, so run it with --search exact (or evaluate the index on --channel vector)."
+        )
+    if options.uses_index and not project.store_capabilities.vector_index:
+        raise CapabilityUnavailable(
+            f"--search {options.mode} needs a vector index, and the SQLite store has none; keep the "
+            "generations in PostgreSQL with pgvector (store: postgresql://…) and build one with `ptah inference index "
+            "NAME --hnsw`, or evaluate with --search exact."
+        )
+
+
+def hold_index(project, store, snapshot, generation, options: SearchOptions) -> IndexSearch | None:
+    """For index modes: check the generation has an HNSW index and pin a second transaction on ``snapshot``'s state.
+
+    Call it while ``snapshot`` is open; None for exact search. Raises
+    :class:`CapabilityUnavailable` (exit 3) when the generation has no index.
+    """
+    if not options.uses_index:
+        return None
+    check_search(project, options)
+    identity = generation.identity.identity
+    index = snapshot.index(identity)
+    if index is None:
+        raise CapabilityUnavailable(
+            f'generation "{generation.name}" has no HNSW index in {store.where}; build one with '
+            f"`ptah inference index {generation.name} --hnsw`, or evaluate with --search exact."
+        )
+    stack = ExitStack()
+    shared = stack.enter_context(store.snapshot(like=snapshot))
+    return IndexSearch(identity, index, options, shared, stack)
+
+
+@dataclass
+class IndexSearch:
+    """An index search pinned to the snapshot the exact search read.
+
+    The exact search hands it each block of cases it scored
+    (:meth:`search_block`), so the index's rankings are held against exact
+    scores without keeping every case's scores; :meth:`close` ends the pinned
+    transaction and :meth:`run` makes the run.
+    """
+
+    identity: str
+    index: dict
+    options: SearchOptions
+    snapshot: object
+    stack: ExitStack
+    measures: tuple[Measure, ...] = ()
+    results: list[CaseResult] = field(default_factory=list)
+    exact_scores: list[dict[str, float]] = field(default_factory=list)  # per case: the exact score of its index top k
+    seconds: float = 0.0
+
+    def close(self) -> None:
+        self.stack.close()
+
+    __del__ = close  # an evaluation that failed before run() still ends the pinned transaction
+
+    def search_block(self, cases: Sequence[Case], queries: np.ndarray, scores: np.ndarray,
+                     columns: Mapping[str, int], measures: Sequence[Measure]) -> None:
+        """Search the index for these cases; ``scores`` are their exact scores (cases x rows, columns by key)."""
+        clock = time.perf_counter()
+        ef_search = self.options.effective_ef_search
+        depths = [max(ranking_depth(case, measures), ef_search) for case in cases]
+        found = self.snapshot.nearest(self.identity, queries, depths, ef_search)
+        for case, candidates, row in zip(cases, found, scores):
+            result = _measured(case, candidates, measures, ef_search)
+            self.results.append(result)
+            if self.options.mode == "both":
+                self.exact_scores.append({r.key: float(row[columns[r.key]]) for r in result.ranking if r.key in columns})
+        self.seconds += time.perf_counter() - clock
+
+    def run(self, generation: dict, exact: list[CaseResult], measures: Sequence[Measure]) -> Run:
+        """The index search's run (mode both: with the exact comparison)."""
+        self.close()
+        search = {"channel": VECTOR, "mode": self.options.mode, "similarity": "cosine",
+                  "index": dict(self.index), "ef_search": self.options.effective_ef_search}
+        if self.options.mode != "both":
+            return make_run(generation, search, self.results, measures)
+        results, ann = _compare_with_exact(self.results, exact, self.exact_scores, measures)
+        return make_run(generation, search, results, measures, ann=ann)
+
+
+def _measured(case: Case, candidates: list[tuple[str, float]], measures: Sequence[Measure], ef_search: int) -> CaseResult:
+    if candidates:
+        keys = [key for key, _ in candidates]
+        values = np.array([score for _, score in candidates], dtype=np.float64)
+        ordered = top_k(values, keys, len(candidates))
+        ties = find_ties(values, keys, case.k, case.expected_keys())
+    else:
+        ordered, ties = [], find_ties(np.empty(0), [], case.k, case.expected_keys())
+    positions = {key: rank for rank, (key, _) in enumerate(ordered, start=1)}
+    return measure_case(case, ordered, measures=measures, searched=ef_search, rank_of=positions.get, ties=ties)
+
+
+def ann_recall(index_top: list[str], exact_top: list[tuple[str, float]], exact_score: dict[str, float]) -> float | None:
+    """Share of the exact top k that the index returned; a row tied with the exact cutoff counts (module docs)."""
+    if not exact_top:
+        return None
+    wanted = {key for key, _ in exact_top}
+    cutoff = exact_top[-1][1]
+    hits = sum(1 for key in dict.fromkeys(index_top) if key in wanted or exact_score.get(key, -np.inf) >= cutoff)
+    return min(hits, len(exact_top)) / len(exact_top)
+
+
+def _compare_with_exact(results: list[CaseResult], exact: list[CaseResult], exact_scores: list[dict[str, float]],
+                        measures: Sequence[Measure]) -> tuple[list[CaseResult], dict]:
+    """Each case with its ``ann`` (recall, exact measures, deltas, missed keys), and the means' ``ann``.
+
+    ``exact_scores[i]`` holds case i's exact score of each key of its index top k that is a row.
+    """
+    recalls: list[float | None] = []
+    with_ann = []
+    for index_result, exact_result, exact_score in zip(results, exact, exact_scores):
+        exact_top = [(r.key, r.score) for r in exact_result.ranking]
+        index_top = list(index_result.keys)
+        recall = ann_recall(index_top, exact_top, exact_score)
+        recalls.append(recall)
+        values = {m.key: exact_result.values[str(m)] for m in measures}
+        ann = {
+            "recall": recall,
+            "exact": values,
+            "delta": {m.key: _delta(index_result.values[str(m)], values[m.key]) for m in measures},
+            "missed": [key for key, _ in exact_top if key not in set(index_top)],
+        }
+        with_ann.append(index_result.with_ann(ann))
+    exact_means = {m.key: mean_to_dict(mean_of(r.values[str(m)] for r in exact)) for m in measures}
+    index_means = {m.key: mean_of(r.values[str(m)] for r in results).value for m in measures}
+    return with_ann, {
+        "recall": mean_to_dict(mean_of(recalls)),
+        "exact": exact_means,
+        "delta": {m.key: _delta(index_means[m.key], exact_means[m.key]["value"]) for m in measures},
+    }
+
+
+def _delta(index: float | None, exact: float | None) -> float | None:
+    return None if index is None or exact is None else index - exact

@@ -1,0 +1,173 @@
+"""The vector channel: a generation's vectors, searched exactly (every row scored) or through an index.
+
+For a generation (its *vector side*, made once per evaluation and shared with
+the hybrid channel):
+
+1. read its record, its rows' text digests and its vectors from one store
+   snapshot, so a build running meanwhile is seen as of one commit; a
+   generation never built with its current settings is :class:`NotBuilt`
+   (exit 3);
+2. verify it against the source (coverage and freshness); an incomplete or
+   stale generation is refused (:class:`StaleGeneration`, exit 3) unless the
+   request allows it, and the run records which;
+3. check that every key the corpus names is a row (exit 2 otherwise);
+4. embed the queries -- from the store's query cache when all are there, so a
+   warm evaluate neither loads the model nor imports torch;
+5. score the queries against every row a block of cases at a time
+   (:mod:`ptah.core.scoring`: cosine, float32, the same bits whatever the
+   blocks; memory does not grow with cases x rows) and measure each case.
+
+Index search (``mode`` index or both) is a mode of this channel: see
+:mod:`ptah.services.channels.index`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import partial
+from typing import Callable, Iterator
+
+import numpy as np
+
+from ptah.core.errors import NotBuilt, StaleGeneration
+from ptah.core.outcomes import make_run
+from ptah.core.ranking import key_columns
+from ptah.core.report import CaseResult, Run
+from ptah.core.request import VECTOR
+from ptah.core.scoring import score_blocks
+from ptah.services.channels.base import RunPlan, Sides, measure_scores, register_channel
+from ptah.services.channels.index import hold_index
+from ptah.services.project import Generation, normalize_rows
+from ptah.services.search import embed_queries
+from ptah.services.verify import VerifyResult, verify_stored
+
+
+@dataclass
+class VectorSide:
+    """A generation's vectors measured once: its exact results, its run, and its scores block by block."""
+
+    run: Run
+    keys: list[str]
+    blocks: Callable[[], Iterator[tuple[int, int, np.ndarray]]]  # (start, stop, cases x rows scores)
+
+
+class VectorChannel:
+    name = VECTOR
+    needs_vectors = True
+
+    def measure(self, plan: RunPlan, sides: Sides) -> Run:
+        return vector_side(sides, plan.generation).run
+
+
+def vector_side(sides: Sides, name: str) -> VectorSide:
+    """The generation's vector side, measured the first time it is asked for."""
+    return sides.once(("vector", name), lambda: _measure(sides, sides.project.generation(name)))
+
+
+def _measure(sides: Sides, generation: Generation) -> VectorSide:
+    project, corpus, request = sides.project, sides.corpus, sides.request
+    clock = time.perf_counter()
+    identity = generation.identity.identity
+    store = project.store()
+    if store is None:
+        raise NotBuilt(generation.name, identity)
+    with store.snapshot() as snapshot:
+        record = snapshot.generation(identity)
+        if record is None:
+            raise NotBuilt(generation.name, identity)
+        stored = snapshot.digests(identity)
+        matrix = snapshot.matrix(identity)
+        index_search = hold_index(project, store, snapshot, generation, request.search)  # None for exact search
+    sides.charge("load_vectors", clock)
+
+    clock = time.perf_counter()
+    verification = verify_stored(project, generation, built=True, stored=stored)
+    sides.charge("verify", clock)
+    if not verification.ok and not request.allow_stale:
+        raise StaleGeneration(_stale_message(verification))
+
+    keys = list(matrix.keys)
+    sides.check_keys(set(keys))
+    vectors = matrix.vectors
+    if not record.settings.get("normalize", True):
+        normalize_rows(vectors)
+
+    clock = time.perf_counter()
+    queries, cached = _query_vectors(sides, generation, store, vectors.shape[1])
+    sides.charge("embed_queries", clock)
+
+    clock = time.perf_counter()
+    columns = key_columns(keys)
+    results: list[CaseResult] = []
+    try:
+        for start, stop, scores in score_blocks(queries, vectors):
+            cases = corpus.cases[start:stop]
+            results.extend(measure_scores(cases, keys, columns, scores, sides.measures))
+            if index_search is not None:  # the index's rankings of the same cases, held against these scores
+                index_search.search_block(cases, queries[start:stop], scores, columns, sides.measures)
+    finally:
+        if index_search is not None:
+            index_search.close()
+    sides.charge("search", clock)
+    if index_search is not None:
+        sides.timings["search"] -= index_search.seconds
+        sides.timings["index_search"] += index_search.seconds
+
+    generation_info = {
+        "name": generation.name,
+        "identity": identity,
+        "model": record.model,
+        "settings": dict(record.settings),
+        "dimension": int(vectors.shape[1]),
+        "rows": len(keys),
+        "model_digest": record.model_digest,
+        "versions": dict(record.library_versions),
+        "verification": verification.as_dict() | {"allow_stale": request.allow_stale},
+        "queries_from_cache": cached,
+    }
+    blocks = partial(score_blocks, queries, vectors)
+    if index_search is not None:  # the index's rankings, measured (and with mode both, compared with exact)
+        return VectorSide(index_search.run(generation_info, results, sides.measures), keys, blocks)
+    search = {"channel": VECTOR, "mode": "exact", "similarity": "cosine"}
+    return VectorSide(make_run(generation_info, search, results, sides.measures), keys, blocks)
+
+
+def _stale_message(result: VerifyResult) -> str:
+    parts = []
+    if result.missing:
+        parts.append(f"{result.missing} of {result.rows} rows have no vector (e.g. {', '.join(result.missing_keys[:3])})")
+    if result.stale:
+        parts.append(f"{result.stale} vectors are stale (e.g. {', '.join(result.stale_keys[:3])})")
+    if result.orphans:
+        parts.append(f"{result.orphans} vectors belong to rows gone from the source (e.g. {', '.join(result.orphan_keys[:3])})")
+    return (
+        f'generation "{result.generation}" is not complete and fresh: {"; ".join(parts)}. '
+        f"Run `ptah inference build {result.generation}`, or pass --allow-stale to measure it as it is."
+    )
+
+
+def _query_vectors(sides: Sides, generation: Generation, store, dimension: int) -> tuple[np.ndarray, int]:
+    """Unit-length query vectors in case order, from the cache where possible. Returns (vectors, cached count).
+
+    The model is asked only for the queries the cache lacks, through the same
+    step as ``ptah inference search`` (so both score a query alike), and the
+    cache keeps those unit-length vectors.
+    """
+    identity = generation.identity.identity
+    cases = sides.corpus.cases
+    texts = list(dict.fromkeys(case.query for case in cases))
+    found = store.cached_queries(identity, texts)
+    missing = [text for text in texts if text not in found]
+    if missing:
+        fresh = embed_queries(sides.project.embedder(generation.settings), generation, missing, dimension)
+        computed = {text: fresh[i] for i, text in enumerate(missing)}
+        store.cache_queries(identity, computed)
+        found.update(computed)
+    if not cases:
+        return np.zeros((0, dimension), dtype=np.float32), 0
+    vectors = np.stack([np.asarray(found[case.query], dtype=np.float32) for case in cases])
+    return np.ascontiguousarray(vectors), len(texts) - len(missing)
+
+
+register_channel(VectorChannel())

@@ -1,0 +1,73 @@
+"""Reading and writing the documents an evaluation uses: corpora, reports, pages, runs and qrels.
+
+Every read is bounded and every write goes through :mod:`ptah.adapters.files`
+(atomic for regular files, written through or refused for devices, FIFOs and
+links); the renderers (:mod:`ptah.render`) make the text. Imports are made
+inside the functions, so ``ptah corpus …`` pays only for what it uses.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ptah.core.corpus import Corpus
+    from ptah.core.report import Report
+
+
+def load_corpus(path: str | os.PathLike) -> Corpus:
+    """Read and validate a corpus file; :class:`CorpusError` (exit 2) lists every problem."""
+    from ptah.adapters.corpus_yaml import load_corpus as load
+
+    return load(path)
+
+
+def load_report(path: str | os.PathLike) -> Report:
+    """A report written earlier, checked as a baseline is (schema and self-consistency; exit 2 otherwise)."""
+    from ptah.services.evaluate import load_baseline
+
+    return load_baseline(path)
+
+
+def check_output(path: str | os.PathLike, option: str | None = None) -> None:
+    """Refuse (exit 2), before any work, an output path ptah would refuse to write."""
+    from ptah.adapters.files import check_output as check
+
+    check(path, option)
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    from ptah.adapters.files import write_text_atomically
+
+    write_text_atomically(path, text)
+
+
+def write_json(report: Report, path: str | os.PathLike) -> None:
+    """The report as ``--output`` writes it (indented JSON)."""
+    from ptah.render.json import report_json
+
+    write_text(path, report_json(report))
+
+
+def write_html(report: Report, path: str | os.PathLike) -> None:
+    """The self-contained HTML page of the report."""
+    from ptah.render.html import render_html
+
+    write_text(path, render_html(report))
+
+
+def write_trec_run(report: Report, path: str | os.PathLike) -> None:
+    """The reference run's ranked results as a TREC run file."""
+    from ptah.render.trec import run_lines
+
+    write_text(path, "".join(line + "\n" for line in run_lines(report)))
+
+
+def write_qrels(corpus: Corpus, path: str | os.PathLike, scale: float | None = None) -> int:
+    """The corpus judgements as TREC qrels; returns how many lines were written."""
+    from ptah.core.trec import qrels_lines
+
+    lines = qrels_lines(corpus, scale)
+    write_text(path, "".join(line + "\n" for line in lines))
+    return len(lines)
