@@ -1,0 +1,119 @@
+"""The public Python API on the bundled example: what the README shows, and that the CLI is its client."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+import ptah
+from ptah.cli import main
+from ptah.core import measures
+from ptah.core.measures import MeasureKind
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO / "corpora" / "support.yaml"
+BASELINE = REPO / "examples" / "support" / "baseline.json"
+
+
+def cli(capsys, *argv) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return info.value.code, out.out, out.err
+
+
+def test_the_readme_example(example_project, tmp_path):
+    with ptah.open_project(example_project / "ptah.yaml") as project:
+        corpus = ptah.load_corpus(CORPUS)
+        report = project.evaluate(corpus, generations=["title-body"], baseline=BASELINE, max_drop={"recall": 0.02},
+                                  measures=["MAP@10"])
+        assert isinstance(report, ptah.Report)
+        assert report.verdict == "pass"
+        baseline = json.loads(BASELINE.read_text())["runs"][0]["aggregates"]
+        assert report.runs[0].means["nDCG"].value == baseline["ndcg"]["value"]  # the checked-in baseline, reproduced
+        assert report.runs[0].means["recall"] == ptah.Mean(numerator=22.0, denominator=25)
+        assert 0 < report.runs[0].means["MAP@10"].value <= 1
+        assert report.runs[0].cases[0].ranking[0].key == "8"
+        assert [g.name for g in report.gates] == ["required", "forbidden", "max-recall-drop"]
+        report.write_json(tmp_path / "r.json")
+        report.write_html(tmp_path / "r.html")
+        assert json.loads((tmp_path / "r.json").read_text()) == report.to_dict()
+        assert ptah.load_report(tmp_path / "r.json").to_dict() == report.to_dict()
+        assert project.verify("title-body").ok
+        top = project.search("refund", k=5)
+        assert len(top) == 5 and top == sorted(top, key=lambda pair: (-pair[1], pair[0]))
+
+
+def test_to_dict_is_exactly_what_the_cli_writes(example_project, tmp_path, capsys):
+    output = tmp_path / "cli.json"
+    code, _, err = cli(capsys, "inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS,
+                       "-g", "title-body", "-g", "body-only", "--baseline", BASELINE, "--max-recall-drop", "0.02",
+                       "--measure", "P@3", "--bootstrap", "500", "--output", output)
+    assert code == 1, err  # body-only fails its gates
+    written = json.loads(output.read_text())
+    with ptah.open_project(example_project / "ptah.yaml") as project:
+        report = project.evaluate(CORPUS, generations=["title-body", "body-only"], baseline=BASELINE,
+                                  max_drop={"recall": 0.02}, measures=["P@3"],
+                                  statistics=ptah.StatisticsSettings(resamples=500))
+    mine = report.to_dict()
+    for document in (written, mine):
+        document.pop("created_at"), document.pop("timings")
+        for run in document["runs"]:
+            run["generation"]["queries_from_cache"] = None
+    assert mine == written
+
+
+def search_did_not_get_worse(spec: Path, generation: str) -> None:
+    """The README's pytest example, verbatim but for the paths and the generation."""
+    with ptah.open_project(spec) as project:
+        report = project.evaluate(CORPUS, generations=[generation], baseline=BASELINE,
+                                  max_drop={"nDCG": 0.02, "recall": 0.02})
+    failed = [f"{gate.name} ({gate.generation}): {gate.detail}" for gate in report.gates if not gate.passed]
+    assert report.verdict == "pass", "\n".join(failed)
+
+
+def test_the_readme_pytest_gate_passes_and_fails_when_search_got_worse(example_project):
+    search_did_not_get_worse(example_project / "ptah.yaml", "title-body")
+    with pytest.raises(AssertionError, match="max-ndcg-drop \\(body-only\\): ndcg 0.8904 -> "):
+        search_did_not_get_worse(example_project / "ptah.yaml", "body-only")
+
+
+def test_a_measure_added_by_one_registration_reaches_the_cli_report_and_gates(example_project, tmp_path, capsys):
+    def dcg(top, relevant, k):
+        return math.fsum(relevant.get(key, 0.0) / math.log2(rank + 1) for rank, key in enumerate(top, start=1)) / 10
+
+    measures.register(MeasureKind("DCG", "dcg", "DCG", "-", "sum of grade / log2(rank + 1) over the top k, / 10", dcg))
+    try:
+        first = tmp_path / "first.json"
+        code, out, err = cli(capsys, "inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS,
+                             "--measure", "DCG@5", "--output", first)
+        assert code == 0, err
+        report = json.loads(first.read_text())
+        values = [case["metrics"]["DCG@5"] for case in report["runs"][0]["cases"]]
+        assert report["runs"][0]["aggregates"]["DCG@5"]["value"] == pytest.approx(math.fsum(values) / len(values), abs=1e-15)
+        assert "DCG@5" in out  # a column and a mean line, from the registry
+        code, out, err = cli(capsys, "inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS,
+                             "--baseline", first, "--max-drop", "DCG@5=0")
+        assert code == 0, err
+        assert "pass max-DCG@5-drop (title-body)" in " ".join(out.split())
+    finally:
+        measures.unregister("DCG")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--max-drop", "MAP@10"], "--max-drop MAP@10: write NAME=X, e.g. --max-drop nDCG=0.02\n"),
+        (["--max-drop", "BM25=0.1"], "--max-drop BM25=0.1: unknown measure 'BM25'; use one of recall, MRR, nDCG, MAP, P, success\n"),
+        (["--max-drop", "recall=0.1", "--max-recall-drop", "0.2"], "--max-drop recall=0.1: a drop of recall is already gated\n"),
+        (["--max-drop", "MAP@10=0.02"], "--measure / --max-drop: a max drop of MAP@10 needs a baseline report to measure the drop against\n"),
+        (["--measure", "MAP@0"], "--measure / --max-drop: measure: cannot read measure 'MAP@0'; write NAME or NAME@K with NAME one of recall, MRR, nDCG, MAP, P, success and K a positive integer, e.g. nDCG@10\n"),
+        (["--baseline", BASELINE, "--max-drop", "MAP@10=0.02"], f"the baseline {BASELINE} has no MAP@10 to measure a drop against; write a new baseline with the measure MAP@10 requested\n"),
+    ],
+)
+def test_measures_and_drops_that_cannot_be_are_exit_2(example_project, capsys, argv, message):
+    code, out, err = cli(capsys, "inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS, *argv)
+    assert (code, out, err) == (2, "", message)
