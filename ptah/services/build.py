@@ -69,16 +69,15 @@ def build(
     project: Project,
     name: str | None = None,
     progress: Progress | None = None,
-    embedder=None,
     *,
     batch_rows: int | None = None,
 ) -> BuildSummary:
     """Bring generation ``name`` (None: the active one) up to date with the source.
 
-    ``embedder`` replaces the model the settings name (tests inject a slow or
-    recording one); ``batch_rows`` is how many rows each committed batch
-    holds (default ``16 x batch_size``). Returns counts of source rows,
-    rows embedded, vectors deleted and rows left unchanged.
+    The model is the one the settings name, opened through the embedder
+    registry (tests register theirs there); ``batch_rows`` is how many rows
+    each committed batch holds (default ``16 x batch_size``). Returns counts
+    of source rows, rows embedded, vectors deleted and rows left unchanged.
     """
     started = time.perf_counter()
     generation = project.generation(name)
@@ -96,7 +95,7 @@ def build(
         del stored
 
         if todo or record is None:
-            embedder = embedder if embedder is not None else project.embedder(settings)
+            embedder = project.embedder(settings)
             record = _register(store, generation, int(embedder.dimension), _library_versions(settings))
         else:
             record = _register(store, generation, record.dimension, record.library_versions)

@@ -21,11 +21,11 @@ from ptah.core.scoring import score_blocks
 from ptah.services.project import Generation, Project, normalize_rows
 
 
-def search(project: Project, name: str | None, queries: list[str], k: int, embedder=None) -> list[Ranked]:
+def search(project: Project, name: str | None, queries: list[str], k: int) -> list[Ranked]:
     """The top ``k`` ``(key, score)`` pairs of each query, best first, in generation ``name``.
 
-    ``name`` None means the active generation. ``embedder`` replaces the
-    generation's model (tests). Raises :class:`InputError` (exit 2) for
+    ``name`` None means the active generation; its model is opened through
+    the embedder registry. Raises :class:`InputError` (exit 2) for
     ``k < 1`` and :class:`NotBuilt` (exit 3) for a generation never
     built with its current settings.
     """
@@ -35,9 +35,7 @@ def search(project: Project, name: str | None, queries: list[str], k: int, embed
     matrix = project.matrix(generation)
     if not queries:
         return []
-    if embedder is None:
-        embedder = project.embedder(generation.settings)
-    query_vectors = embed_queries(embedder, generation, queries, matrix.vectors.shape[1])
+    query_vectors = embed_queries(project.embedder(generation.settings), generation, queries, matrix.vectors.shape[1])
     return rank(query_vectors, matrix.vectors, matrix.keys, k)
 
 

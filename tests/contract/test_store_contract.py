@@ -2,8 +2,8 @@
 
 Every test here runs once over each store (``store_kind``). The store-level
 tests speak the store interface; the build tests go through
-``ptah.services.build`` with the recording deterministic embedder, and real
-second processes for the lock and SIGKILL tests.
+``ptah.services.build`` with the recording deterministic embedder the project
+opens, and real second processes for the lock and SIGKILL tests.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ptah.core.errors import EXIT_OPERATIONAL, StoreUnavailable
 from ptah.core.identity import text_digest
 from ptah.services.build import build
 from ptah.services.verify import verify
-from tests.services.test_build import SLOW_BUILD
+from tests.services.test_build import SLOW_MODEL, model_of, slow_build_of
 
 IDENTITY = "sha256:" + "ab" * 32
 OTHER = "sha256:" + "ef" * 32
@@ -298,9 +298,9 @@ def recorder() -> DeterministicEmbedder:
 
 def test_builds_are_incremental_and_hold_the_embedders_vectors(store_workspace):
     space = store_workspace
-    embedder = recorder()
     with space.project() as project:
-        summary = build(project, embedder=embedder)
+        embedder = model_of(project)
+        summary = build(project)
         identity = project.generation().identity.identity
         matrix = project.matrix(project.generation())
     assert (summary.rows, summary.embedded, summary.unchanged, summary.deleted, summary.dimension) == (10, 10, 0, 0, 32)
@@ -310,9 +310,9 @@ def test_builds_are_incremental_and_hold_the_embedders_vectors(store_workspace):
 
     space.execute("UPDATE articles SET body = body || ' Updated.' WHERE id IN (2, 5, 8)")
     space.execute("DELETE FROM articles WHERE id = 4")
-    embedder = recorder()
     with space.project() as project:
-        summary = build(project, embedder=embedder)
+        embedder = model_of(project)
+        summary = build(project)
         result = verify(project)
         with project.store().snapshot() as snapshot:
             digests = snapshot.digests(identity)
@@ -322,9 +322,9 @@ def test_builds_are_incremental_and_hold_the_embedders_vectors(store_workspace):
     assert "1:4" not in digests and len(digests) == 9
     assert (result.rows, result.covered, result.fresh, result.orphans, result.ok) == (9, 9, 9, 0, True)
 
-    embedder = recorder()
     with space.project() as project:
-        summary = build(project, embedder=embedder)
+        embedder = model_of(project)
+        summary = build(project)
     assert (summary.embedded, summary.unchanged, summary.deleted, embedder.calls) == (0, 9, 0, [])
 
 
@@ -336,10 +336,10 @@ def test_both_stores_hold_the_same_generation_after_the_same_builds(tmp_path, po
         space = make_workspace(tmp_path / folder, store)
         space.write_spec(filter="status = 'published'")
         with space.project() as project:
-            build(project, embedder=recorder(), batch_rows=3)
+            build(project, batch_rows=3)
         space.execute("UPDATE articles SET title = 'Cancel a plan' WHERE id = 1")
         with space.project() as project:
-            build(project, embedder=recorder(), batch_rows=3)
+            build(project, batch_rows=3)
             identity = project.generation().identity.identity
             with project.store().snapshot() as snapshot:
                 results.append((identity, snapshot.generation(identity).settings, snapshot.digests(identity),
@@ -353,21 +353,14 @@ def test_both_stores_hold_the_same_generation_after_the_same_builds(tmp_path, po
 
 @pytest.fixture
 def slow_build(store_workspace):
-    """A build in another process, stopped inside its second batch after committing the first three rows."""
-    process = subprocess.Popen([sys.executable, "-c", SLOW_BUILD, str(store_workspace.spec_path)],
-                               stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout.readline() == "0 10\n"
-        assert process.stdout.readline() == "3 10\n"
+    with slow_build_of(store_workspace) as process:
         yield process
-    finally:
-        process.kill()
-        process.wait()
 
 
-def test_a_second_build_of_the_same_generation_refuses(store_workspace, slow_build):
+def test_a_second_build_of_the_same_generation_refuses(store_workspace, slow_build, embedders):
+    embedders[SLOW_MODEL] = recorder()
     with store_workspace.project() as project, pytest.raises(StoreUnavailable) as raised:
-        build(project, embedder=recorder())
+        build(project)
     assert str(raised.value) == (
         f"another build of generation docs is running (pid {slow_build.pid}); "
         "wait for it to finish, then run the build again."
@@ -375,18 +368,18 @@ def test_a_second_build_of_the_same_generation_refuses(store_workspace, slow_bui
     assert raised.value.exit_code == EXIT_OPERATIONAL
 
 
-def test_a_build_killed_with_sigkill_resumes_with_only_the_remainder(store_workspace, slow_build):
+def test_a_build_killed_with_sigkill_resumes_with_only_the_remainder(store_workspace, slow_build, embedders):
     os.kill(slow_build.pid, signal.SIGKILL)
     assert slow_build.wait() == -signal.SIGKILL
     with store_workspace.project() as project:
         identity = project.generation().identity.identity
     assert store_workspace.store_keys(identity) == ["1", "2", "3"]  # the first batch, committed
-    embedder = recorder()
+    embedder = embedders[SLOW_MODEL] = recorder()
     with store_workspace.project() as project:
         summary = None
         for _attempt in range(50):  # the server may take a moment to notice the killed client
             try:
-                summary = build(project, embedder=embedder)
+                summary = build(project)
                 break
             except StoreUnavailable:
                 time.sleep(0.1)

@@ -1,4 +1,9 @@
-"""Building generations on real SQLite files, proven with the recording deterministic embedder."""
+"""Building generations on real SQLite files, proven with the recording deterministic embedder.
+
+The embedder is always the one the project opens for the generation's model:
+a test reads the calls of ``ptah/deterministic`` through :func:`model_of`,
+or registers its own under ``test/NAME`` (the ``embedders`` fixture).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,8 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +30,11 @@ def recorder() -> DeterministicEmbedder:
     return DeterministicEmbedder(dimension=32)
 
 
+def model_of(project) -> DeterministicEmbedder:
+    """The embedder the project opens for its active generation (one per project), which records its calls."""
+    return project.embedder(project.generation().settings)
+
+
 def stored(workspace, identity):
     with sqlite3.connect(workspace.store_path) as connection:
         return dict(
@@ -33,9 +45,9 @@ def stored(workspace, identity):
 
 
 def test_a_first_build_embeds_every_row_and_registers_the_generation(workspace):
-    embedder = recorder()
     with workspace.project() as project:
-        summary = build(project, embedder=embedder)
+        embedder = model_of(project)
+        summary = build(project)
         identity = project.generation().identity.identity
     assert (summary.generation, summary.identity, summary.rows) == ("docs", identity, 10)
     assert (summary.embedded, summary.unchanged, summary.deleted, summary.dimension) == (10, 0, 0, 32)
@@ -53,7 +65,7 @@ def test_a_first_build_embeds_every_row_and_registers_the_generation(workspace):
 
 def test_the_stored_vectors_are_the_embedders_vectors(workspace):
     with workspace.project() as project:
-        build(project, embedder=recorder())
+        build(project)
         matrix = project.matrix(project.generation())
     # Rows come back in row identity order: "1:1" ... "1:9", then "2:10".
     assert matrix.keys == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"]
@@ -64,18 +76,18 @@ def test_the_stored_vectors_are_the_embedders_vectors(workspace):
 
 def test_changing_three_rows_embeds_exactly_those_three_texts(workspace):
     with workspace.project() as project:
-        build(project, embedder=recorder())
+        build(project)
     workspace.execute("UPDATE articles SET body = body || ' Updated.' WHERE id IN (2, 5, 8)")
-    embedder = recorder()
     with workspace.project() as project:
-        summary = build(project, embedder=embedder)
+        embedder = model_of(project)
+        summary = build(project)
     assert embedder.embedded_texts() == [workspace.text(workspace.docs[i - 1]) + " Updated." for i in (2, 5, 8)]
     assert (summary.rows, summary.embedded, summary.unchanged, summary.deleted) == (10, 3, 7, 0)
 
 
 def test_a_build_with_nothing_to_do_never_loads_the_model(workspace, monkeypatch):
     with workspace.project() as project:
-        build(project, embedder=recorder())
+        build(project)
 
     def no_model(*args, **kwargs):
         raise AssertionError("the model was loaded")
@@ -88,12 +100,12 @@ def test_a_build_with_nothing_to_do_never_loads_the_model(workspace, monkeypatch
 
 def test_a_deleted_rows_vector_is_gone(workspace):
     with workspace.project() as project:
-        build(project, embedder=recorder())
+        build(project)
         identity = project.generation().identity.identity
     workspace.execute("DELETE FROM articles WHERE id = 4")
-    embedder = recorder()
     with workspace.project() as project:
-        summary = build(project, embedder=embedder)
+        embedder = model_of(project)
+        summary = build(project)
     assert (summary.rows, summary.embedded, summary.deleted) == (9, 0, 1)
     assert embedder.calls == []
     assert "4" not in stored(workspace, identity)
@@ -103,13 +115,13 @@ def test_a_deleted_rows_vector_is_gone(workspace):
 def test_the_filter_excludes_rows_and_a_row_leaving_it_loses_its_vector(workspace):
     workspace.write_spec(filter="status = 'published'")
     with workspace.project() as project:
-        summary = build(project, embedder=recorder())
+        summary = build(project)
         identity = project.generation().identity.identity
     assert (summary.rows, summary.embedded) == (9, 9)
     assert "9" not in stored(workspace, identity)
     workspace.execute("UPDATE articles SET status = 'draft' WHERE id = 1")
     with workspace.project() as project:
-        summary = build(project, embedder=recorder())
+        summary = build(project)
     assert (summary.rows, summary.embedded, summary.deleted) == (8, 0, 1)
     assert sorted(stored(workspace, identity)) == ["10", "2", "3", "4", "5", "6", "7", "8"]
 
@@ -122,7 +134,7 @@ def test_composite_keys_with_separators_inside_values_stay_distinct(workspace):
     workspace.write_spec(key_fields="[tenant, id]", text='"{body}"')
     workspace.spec_path.write_text(workspace.spec_path.read_text().replace("table: articles", "table: tenants"))
     with workspace.project() as project:
-        summary = build(project, embedder=recorder())
+        summary = build(project)
         identity = project.generation().identity.identity
     assert (summary.rows, summary.embedded) == (6, 6)
     with sqlite3.connect(workspace.store_path) as connection:
@@ -136,21 +148,21 @@ def test_composite_keys_with_separators_inside_values_stay_distinct(workspace):
         "1:54:x1:y": "5\x1fx1:y",
     }
     workspace.execute("UPDATE tenants SET body = 'changed' WHERE tenant = 'a'")
-    embedder = recorder()
     with workspace.project() as project:
-        summary = build(project, embedder=embedder)
+        embedder = model_of(project)
+        summary = build(project)
     assert embedder.embedded_texts() == ["changed"]
     assert (summary.embedded, summary.unchanged) == (1, 5)
 
 
 def test_changed_settings_make_a_new_identity_and_keep_the_old_vectors(workspace):
     with workspace.project() as project:
-        build(project, embedder=recorder())
+        build(project)
         old = project.generation().identity.identity
     workspace.write_spec(generations={"docs": "model: ptah/deterministic\n    dimension: 32\n    query_prefix: 'q: '"})
     with workspace.project() as project:
         new = project.generation().identity.identity
-        summary = build(project, embedder=recorder())
+        summary = build(project)
         listings = list_generations(project)
     assert new != old
     assert summary.embedded == 10
@@ -163,13 +175,13 @@ def test_changed_settings_make_a_new_identity_and_keep_the_old_vectors(workspace
 
 def test_renaming_a_generation_keeps_its_vectors_and_embeds_nothing(workspace):
     with workspace.project() as project:
-        build(project, embedder=recorder())
+        build(project)
         identity = project.generation().identity.identity
     workspace.write_spec(generations={"renamed": "model: ptah/deterministic\n    dimension: 32\n    batch_size: 4"},
                          active="renamed")
-    embedder = recorder()
     with workspace.project() as project:
-        summary = build(project, embedder=embedder)
+        embedder = model_of(project)
+        summary = build(project)
         assert verify(project).ok
     assert (summary.generation, summary.identity, summary.embedded, summary.unchanged) == ("renamed", identity, 0, 10)
     assert embedder.calls == []
@@ -180,11 +192,14 @@ def test_renaming_a_generation_keeps_its_vectors_and_embeds_nothing(workspace):
 def test_progress_is_reported_before_the_first_batch_and_after_each_commit(workspace):
     calls = []
     with workspace.project() as project:
-        build(project, embedder=recorder(), progress=lambda done, total: calls.append((done, total)), batch_rows=4)
+        build(project, progress=lambda done, total: calls.append((done, total)), batch_rows=4)
     assert calls == [(0, 10), (4, 10), (8, 10), (10, 10)]
 
 
 # --- interruption and concurrency, with a real second process ------------------------
+
+SLOW_MODEL = "test/slow"
+"""The model of the slow builds; the other process registers a slow deterministic embedder under it."""
 
 SLOW_BUILD = textwrap.dedent(
     """
@@ -192,6 +207,7 @@ SLOW_BUILD = textwrap.dedent(
     from ptah.adapters.embedders.deterministic import DeterministicEmbedder
     from ptah.services.build import build
     from ptah.services.project import open_project
+    from tests.embedders import EMBEDDERS
 
     class SlowAfterFirstBatch(DeterministicEmbedder):
         def embed_documents(self, texts):
@@ -202,17 +218,21 @@ SLOW_BUILD = textwrap.dedent(
     def report(done, total):
         print(done, total, flush=True)
 
+    EMBEDDERS[sys.argv[2]] = SlowAfterFirstBatch(dimension=32)
     with open_project(sys.argv[1]) as project:
-        build(project, embedder=SlowAfterFirstBatch(dimension=32), batch_rows=3, progress=report)
+        build(project, batch_rows=3, progress=report)
     """
 )
 
 
-@pytest.fixture
-def slow_build(workspace):
-    """A build in another process, stopped inside its second batch after committing the first three rows."""
+@contextmanager
+def slow_build_of(workspace):
+    """Generation ``docs`` of model ``test/slow``, built in another process (run from the repository root, so it
+    imports ``tests.embedders``) and stopped inside its second batch after committing the first three rows."""
+    workspace.write_spec(generations={"docs": f"model: {SLOW_MODEL}"})
     process = subprocess.Popen(
-        [sys.executable, "-c", SLOW_BUILD, str(workspace.spec_path)],
+        [sys.executable, "-c", SLOW_BUILD, str(workspace.spec_path), SLOW_MODEL],
+        cwd=Path(__file__).resolve().parents[2],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -225,16 +245,22 @@ def slow_build(workspace):
         process.wait()
 
 
-def test_a_build_killed_with_sigkill_resumes_with_only_the_remainder(workspace, slow_build):
+@pytest.fixture
+def slow_build(workspace):
+    with slow_build_of(workspace) as process:
+        yield process
+
+
+def test_a_build_killed_with_sigkill_resumes_with_only_the_remainder(workspace, slow_build, embedders):
     os.kill(slow_build.pid, signal.SIGKILL)
     assert slow_build.wait() == -signal.SIGKILL
     with sqlite3.connect(workspace.store_path) as connection:
         assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         committed = [key for (key,) in connection.execute("SELECT key FROM vectors ORDER BY key")]
     assert committed == ["1", "2", "3"]  # the first batch, in source order
-    embedder = recorder()
+    embedder = embedders[SLOW_MODEL] = recorder()
     with workspace.project() as project:
-        summary = build(project, embedder=embedder)
+        summary = build(project)
         result = verify(project)
     assert embedder.embedded_texts() == [workspace.text(row) for row in workspace.docs if str(row[0]) not in committed]
     assert (summary.embedded, summary.unchanged) == (7, 3)

@@ -19,7 +19,7 @@ def recorder() -> DeterministicEmbedder:
 @pytest.fixture
 def built(workspace):
     with workspace.project() as project:
-        build(project, embedder=recorder())
+        build(project)
     return workspace
 
 
@@ -80,7 +80,7 @@ def test_a_generation_never_built_has_every_row_missing_and_no_store_is_created(
 def test_an_empty_table_is_complete_with_coverage_not_applicable(workspace):
     workspace.execute("DELETE FROM articles")
     with workspace.project() as project:
-        build(project, embedder=recorder())
+        build(project)
         result = verify(project)
     assert counts(result) == (0, 0, 0, 0, 0, 0, 0)
     assert (result.coverage, result.freshness, result.ok) == (None, None, True)
@@ -97,7 +97,7 @@ def test_list_shows_declared_generations_never_built(workspace):
     workspace.write_spec(generations={"docs": "model: ptah/deterministic\n    dimension: 32",
                                       "other": "model: ptah/deterministic\n    dimension: 16"})
     with workspace.project() as project:
-        build(project, "docs", embedder=recorder())
+        build(project, "docs")
         listings = list_generations(project)
         other = project.generation("other").identity.identity
     assert [(item.name, item.status, item.vectors, item.rows, item.coverage) for item in listings] == [
@@ -132,7 +132,7 @@ def expected_ranking(workspace, query: str, rows) -> list[tuple[str, float]]:
 
 def test_search_ranks_by_cosine_with_exact_scores(built):
     with built.project() as project:
-        (ranked,) = search(project, None, ["export invoices from billing"], 3, embedder=recorder())
+        (ranked,) = search(project, None, ["export invoices from billing"], 3)
     expected = expected_ranking(built, "export invoices from billing", built.docs)[:3]
     assert [key for key, _ in ranked] == [key for key, _ in expected]
     # float32 products may differ in the last bit with the BLAS kernel's summation order.
@@ -143,8 +143,8 @@ def test_search_ranks_by_cosine_with_exact_scores(built):
 def test_ties_are_broken_by_key_ascending(built):
     built.execute("INSERT INTO articles VALUES (?, ?, ?, 'published')", [(12, "Twin", "Same text."), (11, "Twin", "Same text.")])
     with built.project() as project:
-        build(project, embedder=recorder())
-        (ranked,) = search(project, None, ["twin same text"], 2, embedder=recorder())
+        build(project)
+        (ranked,) = search(project, None, ["twin same text"], 2)
     assert [key for key, _ in ranked] == ["11", "12"]
     assert ranked[0][1] == ranked[1][1]
 
@@ -152,7 +152,7 @@ def test_ties_are_broken_by_key_ascending(built):
 def test_all_queries_of_a_call_are_answered_in_order_and_k_beyond_n_returns_all(built):
     queries = ["reset password", "webhooks json endpoint", "api tokens"]
     with built.project() as project:
-        results = search(project, None, queries, 50, embedder=recorder())
+        results = search(project, None, queries, 50)
     assert [ranked[0][0] for ranked in results] == ["2", "10", "8"]
     assert [len(ranked) for ranked in results] == [10, 10, 10]
     expected = expected_ranking(built, "webhooks json endpoint", built.docs)
@@ -167,17 +167,16 @@ def test_the_matrix_is_read_once_per_project(built, monkeypatch):
     original = StoreSnapshot.matrix
     monkeypatch.setattr(StoreSnapshot, "matrix", lambda self, identity: reads.append(identity) or original(self, identity))
     with built.project() as project:
-        search(project, None, ["billing"], 1, embedder=recorder())
-        search(project, None, ["password"], 1, embedder=recorder())
+        search(project, None, ["billing"], 1)
+        search(project, None, ["password"], 1)
         assert reads == [project.generation().identity.identity]
 
 
 def test_unnormalised_vectors_are_normalised_at_search(workspace):
     workspace.write_spec(generations={"docs": "model: ptah/deterministic\n    dimension: 32\n    normalize: false"})
-    raw = DeterministicEmbedder(dimension=32, normalize=False)
     with workspace.project() as project:
-        build(project, embedder=raw)
-        (ranked,) = search(project, None, ["export invoices from billing"], 10, embedder=raw)
+        build(project)
+        (ranked,) = search(project, None, ["export invoices from billing"], 10)
     expected = expected_ranking(workspace, "export invoices from billing", workspace.docs)
     assert [key for key, _ in ranked] == [key for key, _ in expected]
     assert np.allclose([score for _, score in ranked], [score for _, score in expected], rtol=0, atol=1e-6)
@@ -189,7 +188,7 @@ def test_search_refuses_k_below_one_and_a_generation_never_built(workspace):
             search(project, None, ["x"], 0)
         assert raised.value.exit_code == EXIT_INPUT
         with pytest.raises(NotBuilt, match="has not been built with its current settings") as raised:
-            search(project, None, ["x"], 3, embedder=recorder())
+            search(project, None, ["x"], 3)
         assert raised.value.exit_code == 3
 
 
