@@ -40,7 +40,7 @@ def check_report_format(document: object, path: str) -> dict:
     found = document.get("format")
     if found != REPORT_FORMAT:
         shown = repr(found) if not isinstance(found, str) or len(found) <= 40 else f"a text of {len(found)} characters"
-        raise ReportError(f"{path}: format is {shown}, not {REPORT_FORMAT!r}; pass a report written by ptah inference evaluate --output")
+        raise ReportError(f"{path}: format is {shown}, not {REPORT_FORMAT!r}; pass a report that ptah wrote")
     return document
 
 

@@ -136,7 +136,7 @@ class Measure:
     @classmethod
     def parse(cls, text: str) -> Measure:
         """The measure ``text`` names: ``NAME`` or ``NAME@K`` (``MAP@10``, ``recall``, ``mrr``); ValueError otherwise."""
-        match = re.fullmatch(r"([A-Za-z][A-Za-z0-9_]*)(?:@([1-9][0-9]{0,5}))?", text.strip())
+        match = re.fullmatch(r"([A-Za-z][A-Za-z0-9_]*)(?:@([1-9][0-9]{0,5}))?", text)
         if match is None:
             shown = text if len(text) <= 40 else text[:40] + "…"
             raise ValueError(

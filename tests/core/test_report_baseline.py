@@ -151,7 +151,7 @@ def test_thresholds_are_checked():
     ("document", "message"),
     [
         ([], "b.json: not a ptah report (the top level is not a JSON object)"),
-        ({"format": "other"}, "b.json: format is 'other', not 'ptah-report@1'; pass a report written by ptah inference evaluate --output"),
+        ({"format": "other"}, "b.json: format is 'other', not 'ptah-report@1'; pass a report that ptah wrote"),
         ({"format": "ptah-report@1", "corpus": {}}, "b.json: corpus.digest is missing; the report is damaged"),
         ({"format": "ptah-report@1", "corpus": {"digest": "d"}, "runs": []}, "b.json: runs is missing or empty; the report is damaged"),
         ({"format": "ptah-report@1", "corpus": {"digest": "d"}, "runs": [{"aggregates": {}}]}, "b.json: runs[0].aggregates lacks recall, mrr or ndcg; the report is damaged"),

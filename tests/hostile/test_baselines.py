@@ -172,7 +172,7 @@ MEAN = "runs.0.aggregates.recall"
         ("runs.0.aggregates.forbidden.leaking", 3, "B: runs[0].aggregates.forbidden.leaking is more than forbidden.cases; the report is damaged"),
         ("runs.0.cases.1.id", "c1", "B: runs[0].cases[1].id repeats runs[0].cases[0].id; the report is damaged"),
         ("sneaky", 1, "B: sneaky is not a known field; the report is damaged"),
-        ("format", "ptah-report@2", "B: format is 'ptah-report@2', not 'ptah-report@1'; pass a report written by ptah inference evaluate --output"),
+        ("format", "ptah-report@2", "B: format is 'ptah-report@2', not 'ptah-report@1'; pass a report that ptah wrote"),
     ],
 )
 def test_a_field_that_is_out_of_range_or_of_the_wrong_type_is_named(project, written, capsys, tmp_path, field, value, message):
@@ -260,7 +260,7 @@ def test_not_a_report_at_all(project, written, capsys, tmp_path):
         expected = f"B:{exc.lineno}: not valid JSON ({exc.msg}); pass a report written by --output"
     assert refused(project, tmp_path, capsys, text=truncated) == (2, expected)
     assert refused(project, tmp_path, capsys, edited(written[0], "format", "x" * 5000)) == (
-        2, "B: format is a text of 5000 characters, not 'ptah-report@1'; pass a report written by ptah inference evaluate --output")
+        2, "B: format is a text of 5000 characters, not 'ptah-report@1'; pass a report that ptah wrote")
 
 
 def with_ann(report: dict) -> dict:
