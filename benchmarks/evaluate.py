@@ -77,10 +77,9 @@ def example(workdir: Path, repeat: int) -> dict:
     return cold_and_warm(folder, REPO / "corpora" / "support.yaml", repeat)
 
 
-def synthetic(workdir: Path, rows: int, repeat: int) -> dict:
-    folder = workdir / "synthetic"
-    folder.mkdir()
-    rng = random.Random(7)
+def synthetic_project(folder: Path, rows: int, rng: random.Random) -> None:
+    """``rows.db`` (``rows`` rows of 24 random words) and ``ptah.yaml`` (generation ``hashed``: deterministic, 384-d)."""
+    folder.mkdir(parents=True)
     with sqlite3.connect(folder / "rows.db") as connection:
         connection.execute("CREATE TABLE rows (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
         connection.executemany(
@@ -91,6 +90,12 @@ def synthetic(workdir: Path, rows: int, repeat: int) -> dict:
         "version: 1\nsource:\n  database: sqlite:///rows.db\n  table: rows\n  key_fields: [id]\n  text: \"{body}\"\n"
         "active: hashed\ngenerations:\n  hashed:\n    model: ptah/deterministic\n    dimension: 384\n    batch_size: 4096\n"
     )
+
+
+def synthetic(workdir: Path, rows: int, repeat: int) -> dict:
+    folder = workdir / "synthetic"
+    rng = random.Random(7)
+    synthetic_project(folder, rows, rng)
     lines = ["version: 1", "default_k: 10", "cases:"]
     for case in range(30):
         query = " ".join(rng.choice(WORDS) for _ in range(6))
