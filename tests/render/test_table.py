@@ -6,10 +6,13 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from rich.console import Console
+from rich.table import Table
 
 from ptah.core.report import Report
-from ptah.render.table import render
+from ptah.render.table import print_table, render
+from ptah.render.text import markup
 from tests.render.reports import compared, document, report
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,3 +80,49 @@ def test_runs_side_by_side_compare_every_measure_the_comparison_holds():
     assert ("  worse is worse than base on MAP@10 by 0.5000 (95% CI -1.0000..+0.0000, p = 0.5000; "
             "0 cases better, 1 worse, 1 tied)") in lines
     assert "    a: recall -0.5000, MRR -0.5000, nDCG -0.5000, MAP@10 -0.5000 now failing" in lines
+
+
+COLUMNS = [("case", "left"), ("k", "right"), ("nDCG", "right"), ("status", "left")]
+ROWS = [  # ids as markup() passes them, statuses with styles, a wide id, a long status that wraps when narrow
+    [markup("1"), "10", "0.3869", "[green]ok[/green]"],
+    [markup("[bold]x[/bold]"), "10", "N/A", "[red]FAIL[/red] missed '7' (not retrieved) [yellow]tie at cutoff[/yellow]"],
+    [markup("案例 \\"), "5", "1.0000", "[green]ok[/green]"],
+    [markup("ends with ["), "100", "0.0000", "[green]ok[/green] [yellow]tie at cutoff[/yellow]"],
+    [markup(":smile: \\[x]"), "1", "0.5000", "[green]ok[/green]"],
+]
+
+
+def by_row(console: Console, columns: list[tuple[str, str]], rows: list[list[str]], **options) -> None:
+    """The table laid out by rich row by row, as the renderer printed it before it joined rows."""
+    table = Table(show_edge=False, pad_edge=False, **options)
+    for heading, justify in columns:
+        table.add_column(heading, justify=justify)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+
+
+def both_ways(rows: list[list[str]], width: int, colour: str | None = None, **options) -> list[str]:
+    """What :func:`print_table` prints, and what rich prints row by row."""
+    printed = []
+    for draw in (print_table, by_row):
+        buffer = io.StringIO()
+        console = Console(file=buffer, width=width, highlight=False, color_system=colour, force_terminal=colour is not None)
+        draw(console, COLUMNS, rows, **options)
+        printed.append(buffer.getvalue())
+    return printed
+
+
+@pytest.mark.parametrize("colour", [None, "truecolor"])
+def test_a_table_joined_into_one_row_prints_exactly_what_rich_prints_row_by_row(colour):
+    """Every width from too narrow (cells wrap: laid out row by row) to wide (one row of joined cells), with styles."""
+    for width in range(12, 100):
+        for options in ({}, {"title": "index against exact search", "title_justify": "left"}):
+            joined, rich = both_ways(ROWS, width, colour, **options)
+            assert joined == rich, (width, options)
+
+
+def test_no_rows_and_one_row_print_as_rich_prints_them():
+    for rows in ([], ROWS[:1]):
+        joined, rich = both_ways(rows, 80)
+        assert joined == rich
