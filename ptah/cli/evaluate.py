@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
 
 from ptah.core.errors import EXIT_NEGATIVE
 
@@ -86,6 +85,8 @@ def evaluate(
 
         typer.echo(terminal_json(report), nl=False)
     else:
+        from rich.console import Console
+
         from ptah.render.table import render
 
         render(report, Console(highlight=False))

@@ -8,8 +8,6 @@ how); files ptah writes (reports, runs, pages) hold the exact values.
 
 from __future__ import annotations
 
-from rich.markup import escape
-
 from ptah.core.visible import visible
 
 
@@ -20,6 +18,8 @@ def plain(value: object) -> str:
 
 def markup(value: object) -> str:
     """``value`` as one line for rich: controls escaped, and ``[…]`` kept from reading as markup."""
+    from rich.markup import escape  # here, so that a command printing no table (``--json``) never imports rich
+
     return escape(visible(str(value)))
 
 

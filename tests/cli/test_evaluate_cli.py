@@ -90,11 +90,14 @@ def test_a_draft_article_is_excluded_by_the_filter(project, capsys, tmp_path):
 
 
 def test_warm_cache_evaluate_never_imports_torch(project):
+    """Nor anything else a warm vector evaluate does not use: the lexical channel's libraries, the HTML page's
+    renderer, and with --json no table library (rich)."""
     run(evaluate(project, "--json"))  # warms the cache (the module fixture's builds did not embed queries)
+    unused = ("torch", "sentence_transformers", "transformers", "scipy", "bm25s", "ptah.render.html", "rich")
     script = (
         "import sys\nfrom ptah.cli import main\n"
         "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    code = exit.code\n"
-        "heavy = sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules)\n"
+        f"heavy = sorted(m for m in {unused!r} if m in sys.modules)\n"
         "print('exit', code, 'heavy', heavy, file=sys.stderr)\n"
     )
     argv = [str(a) for a in evaluate(project, "--json")]
