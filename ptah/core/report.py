@@ -218,7 +218,8 @@ class Run:
                 return case
         raise KeyError(case_id)
 
-    def to_dict(self) -> dict:
+    def to_dict(self, *, cases: bool = True) -> dict:
+        """The run's JSON document; ``cases=False`` leaves ``cases`` empty, for a writer that adds them one by one."""
         aggregates: dict = {Measure.parse(name).key: mean_to_dict(mean) for name, mean in self.means.items()}
         aggregates["required"] = plain(self.required)
         aggregates["forbidden"] = plain(self.forbidden)
@@ -229,7 +230,7 @@ class Run:
         return {
             "generation": plain(self.generation),
             "search": plain(self.search),
-            "cases": [case.to_dict() for case in self.cases],
+            "cases": [case.to_dict() for case in self.cases] if cases else [],
             "aggregates": aggregates,
         }
 
@@ -349,7 +350,8 @@ class Report:
                 return run
         raise KeyError(name)
 
-    def to_dict(self) -> dict:
+    def to_dict(self, *, cases: bool = True) -> dict:
+        """The ``ptah-report@1`` document; ``cases=False``: every run's ``cases`` empty (see :meth:`Run.to_dict`)."""
         baseline = None
         if self.baseline is not None:
             baseline = plain(self.baseline) | {"comparisons": [plain(c.data) for c in self.comparisons]}
@@ -357,7 +359,7 @@ class Report:
             "format": self.format,
             "created_at": self.created_at,
             "corpus": plain(self.corpus),
-            "runs": [run.to_dict() for run in self.runs],
+            "runs": [run.to_dict(cases=cases) for run in self.runs],
             "baseline": baseline,
             "gates": [gate.to_dict() for gate in self.gates],
             "verdict": self.verdict,

@@ -44,10 +44,11 @@ def write_text(path: str | os.PathLike, text: str) -> None:
 
 
 def write_json(report: Report, path: str | os.PathLike) -> None:
-    """The report as ``--output`` writes it (indented JSON)."""
-    from ptah.render.json import report_json
+    """The report as ``--output`` writes it (indented JSON), written as it is encoded, a case at a time."""
+    from ptah.adapters.files import write_pieces_atomically
+    from ptah.render.json import report_chunks
 
-    write_text(path, report_json(report))
+    write_pieces_atomically(path, report_chunks(report))
 
 
 def write_html(report: Report, path: str | os.PathLike) -> None:

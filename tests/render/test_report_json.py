@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import tracemalloc
 
-from ptah.render.json import report_json, terminal_json
-from tests.render.reports import compared, report
+from ptah.render.json import report_chunks, report_json, terminal_json
+from ptah.services.documents import write_json
+from tests.render.reports import compared, document, report
 
 
 def test_the_file_is_the_document_indented_with_a_trailing_newline():
@@ -23,3 +26,35 @@ def test_the_terminal_form_escapes_c1_and_bidi_and_reads_back_as_the_same_report
     assert "\x9b" in written and "\x9b" not in shown and "\u202e" not in shown
     assert json.loads(shown) == json.loads(written) == data
     assert shown.endswith("}\n")
+
+
+def test_the_pieces_are_the_document_a_case_at_a_time():
+    data = compared()
+    data["runs"][0]["cases"][0]["query"] = "line\nbreak \u2028 \"quoted\" ⟨naïve⟩ \\"
+    data["runs"][1]["cases"][1]["id"] = "ptah-cases-"
+    empty = copy.deepcopy(data["runs"][1]) | {"cases": []}
+    empty["aggregates"]["cases"] = 0
+    data["runs"].append(empty)
+    pieces = list(report_chunks(report(data)))
+    assert "".join(pieces) == report_json(report(data)) == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    # Per run: the text before its cases, each case alone, the list's end (or "[]"); then the rest.
+    assert [piece.count('"query": ') for piece in pieces] == [0, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0]
+    assert pieces[-3].endswith('"cases": ') and pieces[-2] == "[]"
+
+
+def test_a_report_of_many_cases_is_written_without_its_whole_text_in_memory(tmp_path):
+    data = document()
+    [case] = data["runs"][0]["cases"][:1]
+    data["runs"][0]["cases"] = [case | {"id": f"c{i}", "query": f"query {i} " + "word " * 40} for i in range(5_000)]
+    data["runs"][0]["aggregates"]["cases"] = 5_000
+    measured = report(data)
+    path = tmp_path / "report.json"
+    tracemalloc.start()
+    try:
+        write_json(measured, path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    text = path.read_text(encoding="utf-8")
+    assert text == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    assert len(text) > 5_000_000 and peak < 2_000_000  # a quarter MiB gathered per write, and one case at a time

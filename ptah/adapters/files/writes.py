@@ -33,12 +33,14 @@ import fcntl
 import os
 import secrets
 import stat
+from typing import Iterable
 
 from ptah.adapters.files.reads import kind_of
 from ptah.core.errors import OutputRefused, OutputUnwritable
 
 _OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _NOTHING_WRITTEN = "; nothing was written there"
+_WRITE_SIZE = 1 << 18  # pieces of text are gathered into writes of about this many bytes
 
 
 def _label(path: str, option: str | None) -> str:
@@ -134,6 +136,13 @@ def write_text_atomically(path: str | os.PathLike, text: str, *, option: str | N
     and :class:`OutputUnwritable` (exit 3) when the write itself fails (no
     permission on the folder, a full disk); ``option`` prefixes messages.
     """
+    write_pieces_atomically(path, (text,), option=option)
+
+
+def write_pieces_atomically(path: str | os.PathLike, pieces: Iterable[str], *, option: str | None = None) -> None:
+    """:func:`write_text_atomically` of ``"".join(pieces)``, with never more than about 256 KiB of it in memory:
+    the pieces are encoded and written as they come. The same rules and errors; an exception raised by
+    ``pieces`` itself propagates, and a replaced file then keeps its earlier content."""
     raw = os.fspath(path)
     label = _label(raw, option)
     folder, name = _split(raw, label)
@@ -144,13 +153,28 @@ def write_text_atomically(path: str | os.PathLike, text: str, *, option: str | N
     except OSError as exc:
         raise unwritable(label, exc) from None
     try:
-        write_at(dir_fd, name, text.encode("utf-8"), label, devices=True)
+        write_at(dir_fd, name, _encoded(pieces), label, devices=True)
     finally:
         os.close(dir_fd)
 
 
-def write_at(dir_fd: int, name: str, data: bytes, label: str, *, devices: bool) -> None:
-    """Write ``data`` at ``name`` in the open folder ``dir_fd``; ``devices`` allows writing through (module docs)."""
+def _encoded(pieces: Iterable[str]) -> Iterable[bytes]:
+    """``pieces`` as UTF-8, gathered into runs of about :data:`_WRITE_SIZE` bytes."""
+    gathered, size = [], 0
+    for piece in pieces:
+        gathered.append(piece)
+        size += len(piece)
+        if size >= _WRITE_SIZE:
+            yield "".join(gathered).encode("utf-8")
+            gathered, size = [], 0
+    if gathered:
+        yield "".join(gathered).encode("utf-8")
+
+
+def write_at(dir_fd: int, name: str, data: bytes | Iterable[bytes], label: str, *, devices: bool) -> None:
+    """Write ``data`` (bytes, or pieces of it) at ``name`` in the open folder ``dir_fd``; ``devices`` allows
+    writing through (module docs)."""
+    pieces = (data,) if isinstance(data, bytes) else data
     try:
         found = lstat_at(dir_fd, name)
         how = decide(found, label, devices=devices, followed=lambda: lstat_at(dir_fd, name, follow=True),
@@ -158,12 +182,13 @@ def write_at(dir_fd: int, name: str, data: bytes, label: str, *, devices: bool) 
     except OSError as exc:
         raise unwritable(label, exc) from None
     if how == "through":
-        _write_through(dir_fd, name, data, label)
+        _write_through(dir_fd, name, pieces, label)
         return
     temporary, fd = _create_temporary(dir_fd, label)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for piece in pieces:
+                handle.write(piece)
             handle.flush()
             _keep_mode(handle.fileno(), found)
             os.fsync(handle.fileno())
@@ -192,8 +217,8 @@ def move_at(src_fd: int, source: str, dir_fd: int, name: str, label: str) -> Non
         raise unwritable(label, exc) from None
 
 
-def _write_through(dir_fd: int, name: str, data: bytes, label: str) -> None:
-    """Write ``data`` into the character device or FIFO at ``name`` (a link to one followed), never replacing it."""
+def _write_through(dir_fd: int, name: str, pieces: Iterable[bytes], label: str) -> None:
+    """Write ``pieces`` into the character device or FIFO at ``name`` (a link to one followed), never replacing it."""
     try:
         fd = os.open(name, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=dir_fd)
     except OSError as exc:
@@ -205,9 +230,10 @@ def _write_through(dir_fd: int, name: str, data: bytes, label: str) -> None:
         if not _through(os.fstat(fd).st_mode):
             raise OutputUnwritable(f"{label}: changed while it was being opened{_NOTHING_WRITTEN}")
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        for piece in pieces:
+            view = memoryview(piece)
+            while view:
+                view = view[os.write(fd, view):]
     except OSError as exc:
         raise unwritable(label, exc, tail="") from None
     finally:
