@@ -139,6 +139,23 @@ def test_queries_are_cached_so_a_second_run_needs_no_model(built):
     assert again["runs"][0]["aggregates"]["recall"]["value"] == 2 / 3
 
 
+def test_queries_read_from_the_cache_a_slice_at_a_time_with_repeats_and_misses_place_every_vector(built, monkeypatch):
+    import ptah.services.channels.vector as vector
+
+    monkeypatch.setattr(vector, "_CACHE_READ", 2)  # three slices of the five distinct queries
+    run(built)  # caches "at 10", "at 78", "at 32"
+    repeated = CORPUS + "".join(
+        f"  - id: r{i}\n    query: at {degrees}\n    required: [\"{key}\"]\n"
+        for i, (degrees, key) in enumerate([(32, "3"), (10, "1"), (50, "5"), (32, "3"), (21, "2")]))
+    model = TableEmbedder()
+    mixed = run(built, repeated, embedder=model)
+    assert model.calls == [("queries", ["at 50", "at 21"])]  # only the distinct queries the cache lacks, once
+    assert mixed["runs"][0]["generation"]["queries_from_cache"] == 3
+    fresh = {case["id"]: case for case in run(built, repeated.replace("at ", "at 0"))["runs"][0]["cases"]}
+    for case in mixed["runs"][0]["cases"]:
+        assert case | {"query": None} == fresh[case["id"]] | {"query": None}, case["id"]
+
+
 def test_baseline_comparison_and_gates(built, tmp_path):
     baseline = tmp_path / "baseline.json"
     write_json(Report.from_dict(run(built)), baseline)

@@ -43,6 +43,9 @@ from ptah.services.search import embed_queries
 from ptah.services.verify import VerifyResult, verify_stored
 
 
+_CACHE_READ = 4096  # distinct queries read from the query cache at a time
+
+
 @dataclass
 class VectorSide:
     """A generation's vectors measured once: its exact results, its run, and its scores block by block."""
@@ -155,19 +158,27 @@ def _query_vectors(sides: Sides, generation: Generation, store, dimension: int) 
     cache keeps those unit-length vectors.
     """
     identity = generation.identity.identity
-    cases = sides.corpus.cases
-    texts = list(dict.fromkeys(case.query for case in cases))
-    found = store.cached_queries(identity, texts)
-    missing = [text for text in texts if text not in found]
+    rows: dict[str, list[int]] = {}  # each distinct query -> the cases (rows of the matrix) that ask it
+    for row, case in enumerate(sides.corpus.cases):
+        rows.setdefault(case.query, []).append(row)
+    vectors = np.zeros((len(sides.corpus.cases), dimension), dtype=np.float32)
+    texts = list(rows)
+    missing = []
+    for start in range(0, len(texts), _CACHE_READ):  # a slice of the cache at a time: one copy of the vectors held
+        chunk = texts[start:start + _CACHE_READ]
+        found = store.cached_queries(identity, chunk)
+        for text in chunk:
+            if text in found:
+                vectors[rows[text]] = found[text]
+            else:
+                missing.append(text)
     if missing:
         fresh = embed_queries(sides.project.embedder(generation.settings), generation, missing, dimension)
         computed = {text: fresh[i] for i, text in enumerate(missing)}
         store.cache_queries(identity, computed)
-        found.update(computed)
-    if not cases:
-        return np.zeros((0, dimension), dtype=np.float32), 0
-    vectors = np.stack([np.asarray(found[case.query], dtype=np.float32) for case in cases])
-    return np.ascontiguousarray(vectors), len(texts) - len(missing)
+        for text, vector in computed.items():
+            vectors[rows[text]] = vector
+    return vectors, len(texts) - len(missing)
 
 
 register_channel(VectorChannel())
