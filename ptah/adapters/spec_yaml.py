@@ -25,6 +25,9 @@ all of them at once, sorted by line. Format (DESIGN.md, "Specification")::
         batch_size: 64                  # default 64
         dimension: 64                   # ptah/deterministic only; default 64
 
+A generation embedded by a service (``provider: openai``) is read by
+:mod:`ptah.adapters.spec_generations`, which documents its fields.
+
 ``${NAME}`` is expanded in ``source.database`` and ``store`` only; an unset
 variable is an error naming it. Other ``$`` characters are kept as written.
 """
@@ -40,6 +43,7 @@ from typing import Mapping
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ptah.adapters import spec_databases as databases
+from ptah.adapters.spec_generations import GenerationFields
 from ptah.adapters.sources.filter_sql import dialect_of, filter_problem
 from ptah.adapters.yaml_nodes import (
     TAG_BOOL,
@@ -55,10 +59,6 @@ from ptah.adapters.yaml_nodes import (
 )
 from ptah.core.errors import Problem, SpecError
 from ptah.core.spec import (
-    DEFAULT_BATCH_SIZE,
-    DEFAULT_DETERMINISTIC_DIMENSION,
-    DETERMINISTIC_MODEL,
-    GenerationSettings,
     SourceSpec,
     Spec,
     TemplateSyntaxError,
@@ -70,24 +70,8 @@ SPEC_ENV = "PTAH_SPEC"
 SPEC_VERSION = 1
 DEFAULT_STORE = ".ptah/ptah.db"
 MAX_SPEC_BYTES = 1024 * 1024
-MAX_BATCH_SIZE = 65_536
-MAX_DIMENSION = 65_536
-MAX_SEQ_LENGTH = 1_000_000
-
 TOP_FIELDS = ("version", "source", "store", "active", "generations")
 SOURCE_FIELDS = ("database", "table", "key_fields", "text", "filter")
-GENERATION_FIELDS = (
-    "model",
-    "normalize",
-    "max_seq_length",
-    "query_prefix",
-    "document_prefix",
-    "text",
-    "batch_size",
-    "dimension",
-)
-
-_GENERATION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _REFERENCE = re.compile(r"\$\{([^}]*)(\}?)")
 
@@ -137,7 +121,7 @@ def load_spec(path: str | Path, *, env: Mapping[str, str] | None = None) -> Spec
     return spec
 
 
-class _SpecReader:
+class _SpecReader(GenerationFields):
     """Collects every problem while building a :class:`Spec`; ``read`` returns ``None`` on any."""
 
     def __init__(self, name: str, root: str, env: Mapping[str, str]):
@@ -269,55 +253,6 @@ class _SpecReader:
         if problem:
             self.add(problem, line=line, field="store")
         return databases.store_location(expanded, self.root) if expanded and not problem else ""
-
-    def generations(self, field: Field | None, line: int) -> dict[str, GenerationSettings] | None:
-        if field is None or is_null(field.value):
-            self.add("missing; declare at least one generation under generations: with its model",
-                     line=line if field is None else line_of(field.key), field="generations")
-            return None
-        node = field.value
-        if not isinstance(node, MappingNode) or not node.value:
-            self.add(f"must map generation names to their settings, not {describe(node)}",
-                     line=line_of(node), field="generations")
-            return None
-        entries = self.fields(node, tuple(str(k.value) for k, _ in node.value), "generations.", "generations")
-        self.declared = list(entries)
-        found = {name: self.generation(name, entry) for name, entry in entries.items()}
-        return found if found and None not in found.values() else None  # type: ignore[return-value]
-
-    def generation(self, name: str, field: Field) -> GenerationSettings | None:
-        where = f"generations.{name}"
-        if not _GENERATION_NAME.match(name):
-            self.add("a generation name is 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit",
-                     line=line_of(field.key), field=where)
-            return None
-        if not isinstance(field.value, MappingNode):
-            self.add(f"must be a mapping with at least model:, not {describe(field.value)}",
-                     line=line_of(field.value), field=where)
-            return None
-        at = line_of(field.key)
-        prefix = where + "."
-        fields = self.fields(field.value, GENERATION_FIELDS, prefix, where)
-        model = self.text(fields, "model", prefix, at,
-                          hint="name a model, e.g. sentence-transformers/all-MiniLM-L6-v2, or ptah/deterministic")
-        count = len(self.problems)
-        normalize = self.boolean(fields.get("normalize"), prefix + "normalize", default=True)
-        max_seq_length = self.positive(fields.get("max_seq_length"), prefix + "max_seq_length", MAX_SEQ_LENGTH, None)
-        query_prefix = self.text(fields, "query_prefix", prefix, at, required=False, empty=True) or ""
-        document_prefix = self.text(fields, "document_prefix", prefix, at, required=False, empty=True) or ""
-        text = self.template(fields.get("text"), prefix + "text", at, required=False)
-        batch_size = self.positive(fields.get("batch_size"), prefix + "batch_size", MAX_BATCH_SIZE, DEFAULT_BATCH_SIZE)
-        dimension = None
-        if model == DETERMINISTIC_MODEL:
-            dimension = self.positive(fields.get("dimension"), prefix + "dimension", MAX_DIMENSION,
-                                      DEFAULT_DETERMINISTIC_DIMENSION)
-        elif "dimension" in fields:
-            self.add(f"applies to model {DETERMINISTIC_MODEL} only (a real model's dimension comes from its weights); "
-                     "remove it", line=line_of(fields["dimension"].key), field=prefix + "dimension")
-        if model is None or len(self.problems) > count:
-            return None
-        return GenerationSettings(name, model, normalize, max_seq_length, query_prefix, document_prefix,
-                                  text, batch_size, dimension)
 
     def active(self, field: Field | None) -> str | None:
         if field is None or is_null(field.value):

@@ -140,6 +140,14 @@ class ModelUnavailable(OperationalError):
     """The embedding model cannot be found or loaded offline."""
 
 
+class ServiceUnavailable(ModelUnavailable):
+    """An embedding service failed, kept failing past its retries, or answered something refused (exit 3)."""
+
+
+class CredentialMissing(InputError):
+    """The environment variable that should hold a service's key is not set (exit 2)."""
+
+
 class StaleGeneration(OperationalError):
     """Evaluation was asked of a generation that is incomplete or stale."""
 

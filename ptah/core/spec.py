@@ -135,12 +135,28 @@ class SourceSpec:
 
 
 @dataclass(frozen=True)
+class ServiceSettings:
+    """Where an embedding service is and how to talk to it (``provider:``; the key is read from ``api_key_env``).
+
+    ``base_url`` has no credentials, query or fragment; ``api_key_env`` is
+    ``None`` for a server that wants no key.
+    """
+
+    provider: str
+    base_url: str
+    api_key_env: str | None
+    max_concurrency: int
+
+
+@dataclass(frozen=True)
 class GenerationSettings:
     """One generation's embedding function. ``name`` is for display only.
 
     ``text`` overrides the source's template for this generation when set.
-    ``dimension`` applies to ``ptah/deterministic`` only (``None`` means its
-    default, 64).
+    ``dimension`` is ``ptah/deterministic``'s dimension (``None`` means its
+    default, 64) or, with a ``service``, the ``dimensions`` asked of it
+    (``None``: the model's own). ``service`` is set when an embedding service
+    (``provider:``) embeds the texts instead of a local model.
     """
 
     name: str
@@ -152,6 +168,7 @@ class GenerationSettings:
     text: str | None = None
     batch_size: int = DEFAULT_BATCH_SIZE
     dimension: int | None = None
+    service: ServiceSettings | None = None
 
     def template(self, source: SourceSpec) -> str:
         """The text template this generation embeds: its own, else the source's."""

@@ -194,6 +194,8 @@ def _register(store, generation: Generation, dimension: int, library_versions) -
 def _settings_dict(settings) -> dict:
     values = asdict(settings)
     values.pop("name", None)
+    if values.get("service") is None:  # a local model's settings read as before services existed
+        values.pop("service", None)
     return values
 
 

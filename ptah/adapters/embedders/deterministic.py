@@ -105,7 +105,7 @@ class DeterministicKind:
     name = DETERMINISTIC_MODEL
 
     def claims(self, settings: GenerationSettings) -> bool:
-        return settings.model == DETERMINISTIC_MODEL
+        return settings.model == DETERMINISTIC_MODEL and settings.service is None
 
     def identity_parts(self, settings: GenerationSettings, root: str, *, cache_dir: Path | None = None) -> dict:
         return {"algorithm": ALGORITHM, "dimension": settings.dimension or DEFAULT_DETERMINISTIC_DIMENSION}

@@ -1,8 +1,10 @@
 """Which embedder kind handles a generation's model: a registry that installed packages extend.
 
-ptah registers two kinds: ``ptah/deterministic`` (the model of that name) and
+ptah registers three kinds: ``ptah/deterministic`` (the model of that name),
+``openai`` (a generation with ``provider: openai``: an embedding service) and
 ``sentence-transformers``, the *default*: it handles any model no other kind
-claims, except names under ``ptah/``, which are ptah's own. A package adds a
+claims, except names under ``ptah/``, which are ptah's own. The local kinds
+never claim a generation that names a provider. A package adds a
 kind by declaring an entry point in the group ``ptah.embedders``::
 
     [project.entry-points."ptah.embedders"]
@@ -141,11 +143,13 @@ class EmbedderRegistry:
             return
         self._discovered = True
         from ptah.adapters.embedders.deterministic import DeterministicKind
+        from ptah.adapters.embedders.openai_compatible import OpenAICompatibleKind
         from ptah.adapters.embedders.sentence_transformers import SentenceTransformersKind
 
         self._origin = _PTAH
         try:
             self.register(DeterministicKind())
+            self.register(OpenAICompatibleKind())
             self.register(SentenceTransformersKind(), default=True)
             for entry in _entry_points():
                 self._origin = _describe_entry(entry)

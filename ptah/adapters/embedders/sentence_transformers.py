@@ -31,7 +31,7 @@ class SentenceTransformersKind:
     name = KIND
 
     def claims(self, settings: GenerationSettings) -> bool:
-        return not settings.model.startswith(RESERVED_PREFIX)
+        return not settings.model.startswith(RESERVED_PREFIX) and settings.service is None
 
     def identity_parts(self, settings: GenerationSettings, root: str, *, cache_dir: Path | None = None) -> dict:
         return {"digest": model_digest(resolve_model(settings.model, root), cache_dir)}

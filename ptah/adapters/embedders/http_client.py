@@ -1,0 +1,270 @@
+"""A client of the OpenAI embeddings API (``POST {base_url}/embeddings``) on the standard library.
+
+Texts are sent in requests of at most ``batch_size`` inputs and
+:attr:`Policy.max_request_chars` characters, ``max_concurrency`` of them in
+flight (threads). A request that times out, loses its connection or is
+answered 429 or 5xx is retried after an exponential backoff with jitter
+(``Retry-After`` honoured), at most :attr:`Policy.attempts` times in all, each
+wait capped at :attr:`Policy.max_delay_s`; then, or at once for any other
+4xx, :class:`ServiceUnavailable` (exit 3) says in one sentence the endpoint,
+the HTTP status and the provider's message (bounded, control characters
+escaped, the key masked). An answer is refused unless it is JSON with one
+finite vector per input, in order, all of the same dimension (the one asked
+for, when asked), from the model asked for; at most
+:meth:`Policy.response_limit` bytes of it are read. Redirects are not
+followed, so the key is never sent to another host.
+
+The key goes into the ``Authorization`` header and nowhere else.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http.client
+import json
+import random
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from ptah.core.errors import ServiceUnavailable
+
+MESSAGE_LIMIT = 200  # characters of a provider's message told to the user
+ERROR_BODY_LIMIT = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Timeouts, retries and request sizes; tests lower them (``openai_compatible.POLICY``)."""
+
+    timeout_s: float = 60.0
+    attempts: int = 6
+    backoff_s: float = 0.5
+    max_delay_s: float = 30.0
+    max_request_chars: int = 400_000
+    bytes_per_value: int = 32  # a float written in JSON, with its separator, is at most 25 characters
+
+    def response_limit(self, inputs: int, dimension: int | None) -> int:
+        """The most bytes read of an answer to ``inputs`` texts."""
+        return 1024 * 1024 + inputs * (dimension or 8192) * self.bytes_per_value
+
+
+@dataclass
+class Usage:
+    """What embedding cost: requests sent (retries included), retries, input tokens the server reported, seconds."""
+
+    requests: int = 0
+    retries: int = 0
+    input_tokens: int | None = None
+    server_s: float = 0.0
+    backoff_s: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, *, requests: int = 0, retries: int = 0, tokens: int | None = None,
+            server_s: float = 0.0, backoff_s: float = 0.0) -> None:
+        with self._lock:
+            self.requests += requests
+            self.retries += retries
+            if tokens is not None:
+                self.input_tokens = (self.input_tokens or 0) + tokens
+            self.server_s += server_s
+            self.backoff_s += backoff_s
+
+    def as_dict(self) -> dict:
+        return {"requests": self.requests, "retries": self.retries, "input_tokens": self.input_tokens,
+                "server_seconds": round(self.server_s, 3), "backoff_seconds": round(self.backoff_s, 3)}
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):  # a 3xx is answered as an error: the key stays with this host
+        return None
+
+
+class _Retry(Exception):
+    def __init__(self, what: str, retry_after: float | None = None):
+        super().__init__(what)
+        self.what, self.retry_after = what, retry_after
+
+
+class EmbeddingsClient:
+    """Embeds texts with one model of one OpenAI-compatible server (see module docs)."""
+
+    def __init__(self, base_url: str, model: str, *, key: str | None, dimensions: int | None,
+                 batch_size: int, max_concurrency: int, policy: Policy):
+        self.endpoint = base_url.rstrip("/") + "/embeddings"
+        self.model, self.dimensions = model, dimensions
+        self.batch_size, self.max_concurrency, self.policy = batch_size, max_concurrency, policy
+        self.dimension: int | None = dimensions  # learnt from the first answer when not asked
+        self.usage = Usage()
+        self._key = key
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json",
+                         "User-Agent": "ptah"}
+        if key:
+            self._headers["Authorization"] = f"Bearer {key}"
+        self._opener = urllib.request.build_opener(_NoRedirect)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One float32 row per text, in order (``(0, dimension)`` for none)."""
+        batches = list(self._batches(texts))
+        if not batches:
+            return np.zeros((0, self.dimension or 0), dtype=np.float32)
+        if len(batches) == 1 or self.max_concurrency == 1:
+            parts = [self._request(batch) for batch in batches]
+        else:
+            with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(batches))) as pool:
+                parts = list(pool.map(self._request, batches))
+        return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+
+    def _batches(self, texts: Sequence[str]):
+        batch: list[str] = []
+        chars = 0
+        for text in texts:
+            if batch and (len(batch) >= self.batch_size or chars + len(text) > self.policy.max_request_chars):
+                yield batch
+                batch, chars = [], 0
+            batch.append(text)
+            chars += len(text)
+        if batch:
+            yield batch
+
+    def _request(self, batch: list[str]) -> np.ndarray:
+        body = {"model": self.model, "input": batch, "encoding_format": "float"}
+        if self.dimensions is not None:
+            body["dimensions"] = self.dimensions
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        policy = self.policy
+        for attempt in range(1, policy.attempts + 1):
+            started = time.monotonic()
+            try:
+                raw = self._post(data, len(batch))
+            except _Retry as exc:
+                self.usage.add(requests=1, server_s=time.monotonic() - started)
+                if attempt == policy.attempts:
+                    raise ServiceUnavailable(f"the embedding service {self.endpoint} {exc.what} "
+                                             f"to all {policy.attempts} attempts; try again later") from None
+                delay = min(policy.max_delay_s, policy.backoff_s * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+                if exc.retry_after is not None:
+                    delay = max(delay, min(exc.retry_after, policy.max_delay_s))
+                self.usage.add(retries=1, backoff_s=delay)
+                time.sleep(delay)
+                continue
+            self.usage.add(requests=1, server_s=time.monotonic() - started)
+            return self._vectors(raw, len(batch))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _post(self, data: bytes, inputs: int) -> bytes:
+        request = urllib.request.Request(self.endpoint, data=data, headers=self._headers, method="POST")
+        limit = self.policy.response_limit(inputs, self.dimension)
+        try:
+            with self._opener.open(request, timeout=self.policy.timeout_s) as response:
+                raw = response.read(limit + 1)
+        except urllib.error.HTTPError as exc:
+            status, message = exc.code, self._message(exc)
+            if status == 429 or status >= 500:
+                raise _Retry(f"answered HTTP {status} ({message})", _retry_after(exc.headers.get("Retry-After")))
+            raise ServiceUnavailable(f"the embedding service {self.endpoint} refused the request with HTTP {status} "
+                                     f"({message}); check the model, the key and base_url") from None
+        except (TimeoutError, ConnectionError, http.client.HTTPException, urllib.error.URLError, OSError) as exc:
+            raise _Retry(self._failure(exc)) from None
+        if len(raw) > limit:
+            self._refuse(f"sent more than {limit:,} bytes")
+        return raw
+
+    def _failure(self, exc: BaseException) -> str:
+        reason = getattr(exc, "reason", exc)
+        if isinstance(reason, TimeoutError) or "timed out" in str(reason):
+            return f"did not answer within {self.policy.timeout_s:g} s"
+        return f"could not be reached or dropped the connection ({self._visible(str(reason) or type(reason).__name__)})"
+
+    def _message(self, exc: urllib.error.HTTPError) -> str:
+        try:
+            raw = exc.read(ERROR_BODY_LIMIT)
+        except Exception:  # the body is only told, never needed
+            raw = b""
+        text = raw.decode("utf-8", errors="replace")
+        try:
+            document = json.loads(text)
+        except ValueError:
+            document = None
+        if isinstance(document, dict):
+            error = document.get("error", document.get("detail", document.get("message")))
+            if isinstance(error, dict):
+                error = error.get("message")
+            if isinstance(error, str):
+                text = error
+        return self._visible(text) if text.strip() else "no message"
+
+    def _visible(self, text: str) -> str:
+        """``text`` on one bounded line: control characters escaped, the key masked."""
+        if self._key:
+            text = text.replace(self._key, "***")
+        shown = "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)
+        shown = " ".join(shown.split())
+        return shown if len(shown) <= MESSAGE_LIMIT else shown[: MESSAGE_LIMIT - 3] + "..."
+
+    def _refuse(self, what: str) -> None:
+        raise ServiceUnavailable(f"the embedding service {self.endpoint} {what}; the answer was refused "
+                                 "and nothing was stored")
+
+    def _vectors(self, raw: bytes, inputs: int) -> np.ndarray:
+        try:
+            document = json.loads(raw, parse_constant=_no_constant)
+        except (ValueError, UnicodeDecodeError):
+            self._refuse("answered with something that is not JSON")
+        data = document.get("data") if isinstance(document, dict) else None
+        if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+            self._refuse("answered JSON that is not an embeddings list (no data: [{embedding: …}])")
+        served = document.get("model")
+        if served is not None and served != self.model:
+            self._refuse(f'answered with model "{self._visible(str(served))}", not "{self.model}" as asked')
+        if len(data) != inputs:
+            self._refuse(f"answered {len(data)} vectors for {inputs} texts")
+        order = [item.get("index", position) for position, item in enumerate(data)]
+        if sorted(order) != list(range(inputs)) or any(isinstance(index, bool) for index in order):
+            self._refuse("answered vectors whose index fields are not each of 0 to n-1 once")
+        rows = [None] * inputs
+        for index, item in zip(order, data):
+            rows[index] = item.get("embedding")
+        if not all(isinstance(row, list) and row and all(
+                isinstance(value, (int, float)) and not isinstance(value, bool) for value in row) for row in rows):
+            self._refuse("answered an embedding that is not a list of numbers")
+        lengths = {len(row) for row in rows}
+        expected = self.dimension
+        if len(lengths) != 1 or (expected is not None and lengths != {expected}):
+            sizes = ", ".join(str(n) for n in sorted(lengths))
+            self._refuse(f"answered vectors of dimension {sizes}" + (f", not {expected}" if expected else ""))
+        with np.errstate(over="ignore"):
+            matrix = np.asarray(rows, dtype=np.float64).astype(np.float32)
+        if not np.isfinite(matrix).all():
+            self._refuse("answered a vector with a value that is not a finite float32")
+        if self.dimension is None:
+            self.dimension = matrix.shape[1]
+        usage = document.get("usage")
+        tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        self.usage.add(tokens=tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None)
+        return matrix
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds a ``Retry-After`` header asks to wait (a number of seconds or an HTTP date); ``None`` if unreadable."""
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()
+    return max(0.0, seconds) if seconds == seconds else None

@@ -1,0 +1,112 @@
+"""The ``openai`` embedder kind: a generation embedded by a server speaking the OpenAI embeddings API.
+
+It handles generations whose specification names ``provider: openai``
+(:mod:`ptah.adapters.spec_generations`): OpenAI itself, or Ollama, vLLM, TEI,
+infinity, LiteLLM… by ``base_url``. Its identity parts are the provider, the
+model name as sent, the dimensions asked (``null``: the model's own) and the
+normalised base URL (:func:`normalised_base_url`), so the same model name on
+another server is another generation.
+
+Opening reads the key from the variable ``api_key_env`` names (a missing
+variable is :class:`CredentialMissing`, exit 2, naming it); ptah opens an
+embedder only when texts must be embedded, so a warm evaluate needs no key.
+When ``dimensions`` is not set, opening embeds :data:`PROBE_TEXT` once to
+learn the dimension. Vectors are L2-normalised here when ``normalize`` is
+true, whatever the server did. The HTTP client is
+:mod:`ptah.adapters.embedders.http_client`; :data:`POLICY` sets its timeouts
+and retries.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Mapping, Sequence
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from ptah.adapters.embedders.base import l2_normalize
+from ptah.adapters.embedders.http_client import EmbeddingsClient, Policy, Usage
+from ptah.core.errors import CredentialMissing
+from ptah.core.spec import GenerationSettings
+
+KIND = "openai"
+PROBE_TEXT = "ptah probe: the quick brown fox jumps over the lazy dog"
+POLICY = Policy()
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def normalised_base_url(url: str) -> str:
+    """``scheme://host:port/path``: scheme and host lower-cased, the port always written, no trailing ``/``.
+
+    The specification refuses credentials, a query and a fragment, so none is here to drop.
+    """
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    port = parts.port or _DEFAULT_PORTS.get(scheme, 0)
+    return f"{scheme}://{host}:{port}{parts.path.rstrip('/')}"
+
+
+class OpenAICompatibleKind:
+    """Generations with ``provider: openai``; identity: provider, model, dimensions, normalised base URL."""
+
+    name = KIND
+
+    def claims(self, settings: GenerationSettings) -> bool:
+        return settings.service is not None and settings.service.provider == "openai"
+
+    def identity_parts(self, settings: GenerationSettings, root: str, *, cache_dir: Path | None = None) -> dict:
+        service = settings.service
+        assert service is not None  # claimed only with a service
+        return {"provider": service.provider, "name": settings.model, "dimensions": settings.dimension,
+                "base_url": normalised_base_url(service.base_url)}
+
+    def open(self, settings: GenerationSettings, root: str, *, env: Mapping[str, str] | None = None
+             ) -> ServiceEmbedder:
+        return ServiceEmbedder(settings, os.environ if env is None else env)
+
+    def versions(self) -> dict[str, str | None]:
+        return {}  # the standard library's HTTP client; what the server runs cannot be seen from here
+
+
+class ServiceEmbedder:
+    """Embeds through an :class:`EmbeddingsClient`; ``usage`` says what it cost."""
+
+    def __init__(self, settings: GenerationSettings, env: Mapping[str, str], *, policy: Policy | None = None):
+        service = settings.service
+        assert service is not None
+        key = None
+        if service.api_key_env is not None:
+            key = env.get(service.api_key_env)
+            if not key:
+                raise CredentialMissing(
+                    f'generation "{settings.name}": the environment variable {service.api_key_env} that should hold '
+                    f"the key of {service.base_url} is not set; set it, or name another with api_key_env"
+                )
+        self.settings = settings
+        self.client = EmbeddingsClient(service.base_url, settings.model, key=key, dimensions=settings.dimension,
+                                       batch_size=settings.batch_size, max_concurrency=service.max_concurrency,
+                                       policy=policy or POLICY)
+        if self.client.dimension is None:
+            self.client.embed([PROBE_TEXT])
+        self.dimension = int(self.client.dimension)
+
+    @property
+    def usage(self) -> Usage:
+        return self.client.usage
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, self.settings.document_prefix)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, self.settings.query_prefix)
+
+    def _embed(self, texts: Sequence[str], prefix: str) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self.client.embed([prefix + text for text in texts])
+        return l2_normalize(vectors) if self.settings.normalize else vectors

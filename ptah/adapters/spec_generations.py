@@ -1,0 +1,172 @@
+"""Reading ``generations:`` of the specification: each generation's model and, for a service, its endpoint.
+
+A mixin of the specification reader (:mod:`ptah.adapters.spec_yaml`), which
+provides ``add``, ``fields``, ``text``, ``boolean``, ``positive`` and
+``template``. A generation embedded by a service names a ``provider``::
+
+    generations:
+      small-512:
+        provider: openai                    # any server speaking the OpenAI embeddings API
+        model: text-embedding-3-small
+        base_url: http://127.0.0.1:8080/v1  # default https://api.openai.com/v1; http or https, no credentials
+        api_key_env: OPENAI_API_KEY         # default; null for a server that wants no key
+        dimensions: 512                     # optional, passed to the API
+        batch_size: 256                     # inputs per request (default 64)
+        max_concurrency: 4                  # requests in flight (default 4)
+
+The key itself is never in the file: it is read from the variable when texts
+must be embedded.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+from ruamel.yaml.nodes import MappingNode
+
+from ptah.adapters.yaml_nodes import Field, describe, is_null, line_of
+from ptah.core.spec import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_DETERMINISTIC_DIMENSION,
+    DETERMINISTIC_MODEL,
+    GenerationSettings,
+    ServiceSettings,
+)
+
+MAX_BATCH_SIZE = 65_536
+MAX_DIMENSION = 65_536
+MAX_SEQ_LENGTH = 1_000_000
+MAX_CONCURRENCY = 64
+
+PROVIDERS = ("openai",)
+DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1"}
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_MAX_CONCURRENCY = 4
+
+SERVICE_FIELDS = ("provider", "base_url", "api_key_env", "dimensions", "max_concurrency")
+GENERATION_FIELDS = (
+    "model",
+    "normalize",
+    "max_seq_length",
+    "query_prefix",
+    "document_prefix",
+    "text",
+    "batch_size",
+    "dimension",
+    *SERVICE_FIELDS,
+)
+
+_GENERATION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def base_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a service's base URL (``None``: it can); never repeats a credential it holds."""
+    if any(not char.isprintable() or char.isspace() for char in url):
+        return "must not contain spaces or control characters"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 -- raises on a port that is not a number from 0 to 65535
+    except ValueError:
+        return "is not a URL; write e.g. http://127.0.0.1:8080/v1"
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return "must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:8080/v1"
+    if "@" in parts.netloc:
+        return "must not hold credentials; put the key in the variable api_key_env names"
+    if parts.query or parts.fragment or url.rstrip().endswith(("?", "#")):
+        return "must not have a query or fragment; write the scheme, host, port and path only"
+    return None
+
+
+class GenerationFields:
+    """The ``generations:`` part of the specification reader (see module docs)."""
+
+    def generations(self, field: Field | None, line: int) -> dict[str, GenerationSettings] | None:
+        if field is None or is_null(field.value):
+            self.add("missing; declare at least one generation under generations: with its model",
+                     line=line if field is None else line_of(field.key), field="generations")
+            return None
+        node = field.value
+        if not isinstance(node, MappingNode) or not node.value:
+            self.add(f"must map generation names to their settings, not {describe(node)}",
+                     line=line_of(node), field="generations")
+            return None
+        entries = self.fields(node, tuple(str(k.value) for k, _ in node.value), "generations.", "generations")
+        self.declared = list(entries)
+        found = {name: self.generation(name, entry) for name, entry in entries.items()}
+        return found if found and None not in found.values() else None  # type: ignore[return-value]
+
+    def generation(self, name: str, field: Field) -> GenerationSettings | None:
+        where = f"generations.{name}"
+        if not _GENERATION_NAME.match(name):
+            self.add("a generation name is 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit",
+                     line=line_of(field.key), field=where)
+            return None
+        if not isinstance(field.value, MappingNode):
+            self.add(f"must be a mapping with at least model:, not {describe(field.value)}",
+                     line=line_of(field.value), field=where)
+            return None
+        at = line_of(field.key)
+        prefix = where + "."
+        fields = self.fields(field.value, GENERATION_FIELDS, prefix, where)
+        model = self.text(fields, "model", prefix, at,
+                          hint="name a model, e.g. sentence-transformers/all-MiniLM-L6-v2, or ptah/deterministic")
+        count = len(self.problems)
+        normalize = self.boolean(fields.get("normalize"), prefix + "normalize", default=True)
+        max_seq_length = self.positive(fields.get("max_seq_length"), prefix + "max_seq_length", MAX_SEQ_LENGTH, None)
+        query_prefix = self.text(fields, "query_prefix", prefix, at, required=False, empty=True) or ""
+        document_prefix = self.text(fields, "document_prefix", prefix, at, required=False, empty=True) or ""
+        text = self.template(fields.get("text"), prefix + "text", at, required=False)
+        batch_size = self.positive(fields.get("batch_size"), prefix + "batch_size", MAX_BATCH_SIZE, DEFAULT_BATCH_SIZE)
+        service = self.service(fields, prefix, at)
+        dimension = None
+        if service is not None:
+            dimension = self.positive(fields.get("dimensions"), prefix + "dimensions", MAX_DIMENSION, None)
+            self.refuse(fields, prefix, "dimension", "applies to model ptah/deterministic only; "
+                        "to ask a service for fewer dimensions write dimensions:")
+            self.refuse(fields, prefix, "max_seq_length", "applies to a local model only; a service truncates "
+                        "texts by its own rules; remove it")
+        elif model == DETERMINISTIC_MODEL:
+            dimension = self.positive(fields.get("dimension"), prefix + "dimension", MAX_DIMENSION,
+                                      DEFAULT_DETERMINISTIC_DIMENSION)
+        else:
+            self.refuse(fields, prefix, "dimension", f"applies to model {DETERMINISTIC_MODEL} only (a real model's "
+                        "dimension comes from its weights); remove it")
+        if model is None or len(self.problems) > count:
+            return None
+        return GenerationSettings(name, model, normalize, max_seq_length, query_prefix, document_prefix,
+                                  text, batch_size, dimension, service)
+
+    def service(self, fields: dict[str, Field], prefix: str, at: int) -> ServiceSettings | None:
+        """The service a ``provider:`` names; without one, each service field is refused as out of place."""
+        if "provider" not in fields:
+            for name in SERVICE_FIELDS:
+                self.refuse(fields, prefix, name, "applies to a generation embedded by a service only; "
+                            "add provider: openai or remove it")
+            return None
+        provider = self.text(fields, "provider", prefix, at, hint="write provider: openai")
+        if provider is not None and provider not in PROVIDERS:
+            self.add(f'"{provider}" is not a provider ptah knows; write provider: {" or ".join(PROVIDERS)}',
+                     line=line_of(fields["provider"].value), field=prefix + "provider")
+            provider = None
+        base_url = self.text(fields, "base_url", prefix, at, required=False, hint="remove it for the provider's own")
+        if base_url is not None and (problem := base_url_problem(base_url)):
+            self.add(problem, line=line_of(fields["base_url"].value), field=prefix + "base_url")
+        key_env: str | None = DEFAULT_API_KEY_ENV
+        if "api_key_env" in fields:
+            key_env = None if is_null(fields["api_key_env"].value) else self.text(
+                fields, "api_key_env", prefix, at, hint="name the environment variable that holds the key")
+            if key_env is not None and not _VARIABLE.match(key_env):
+                self.add("must name an environment variable (letters, digits and _), not the key itself",
+                         line=line_of(fields["api_key_env"].value), field=prefix + "api_key_env")
+        concurrency = self.positive(fields.get("max_concurrency"), prefix + "max_concurrency", MAX_CONCURRENCY,
+                                    DEFAULT_MAX_CONCURRENCY)
+        if provider is None:
+            return None
+        return ServiceSettings(provider, (base_url or DEFAULT_BASE_URLS[provider]).rstrip("/"), key_env,
+                               concurrency or DEFAULT_MAX_CONCURRENCY)
+
+    def refuse(self, fields: dict[str, Field], prefix: str, name: str, message: str) -> None:
+        if name in fields:
+            self.add(message, line=line_of(fields[name].key), field=prefix + name)

@@ -1,0 +1,127 @@
+"""A real OpenAI-compatible embeddings server on 127.0.0.1 serving the bundled MiniLM, with injectable faults.
+
+``POST /v1/embeddings`` encodes ``input`` with sentence-transformers
+(normalised, like ``normalize: true`` locally) and writes each float32 value
+as the float64 it equals, so JSON carries it exactly. Each request is
+recorded (``requests``); ``faults`` is a list of modes the next requests take,
+one each, and ``always`` a mode every request takes:
+
+``429`` (``Retry-After: retry_after``), ``500`` (a message with a control
+character), ``400``, ``401-echo`` (echoes the key it was sent), ``slow``
+(sleeps ``slow_s`` before answering), ``drop`` (closes the connection
+unanswered), ``malformed`` (not JSON), ``nan``, ``wrong-dimension``, ``fewer``
+(one vector fewer than inputs), ``other-model``.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MODEL = "all-minilm-l6-v2"
+
+
+class EmbeddingServer:
+    def __init__(self, model, *, max_seq_length: int = 256):
+        model.max_seq_length = max_seq_length
+        self.model = model
+        self.requests: list[dict] = []
+        self.faults: list[str] = []
+        self.always: str | None = None
+        self.retry_after = "0"
+        self.slow_s = 1.0
+        self._lock = threading.Lock()
+        self._encode_lock = threading.Lock()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.faults.clear()
+            self.always = None
+            self.retry_after = "0"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def next_mode(self) -> str | None:
+        with self._lock:
+            return self.faults.pop(0) if self.faults else self.always
+
+    def encode(self, texts: list[str]):
+        with self._encode_lock:
+            return self.model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
+                                     show_progress_bar=False)
+
+
+def _handler(server: EmbeddingServer):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):  # quiet
+            pass
+
+        def do_POST(self):
+            length = int(self.headers.get("Content-Length", "0"))
+            body = json.loads(self.rfile.read(length))
+            mode = server.next_mode()
+            with server._lock:
+                server.requests.append({"path": self.path, "authorization": self.headers.get("Authorization"),
+                                        "body": body, "mode": mode})
+            if self.path != "/v1/embeddings":
+                return self.answer(404, {"error": {"message": f"no route {self.path}"}})
+            if mode == "drop":
+                self.connection.shutdown(socket.SHUT_RDWR)
+                self.close_connection = True
+                return None
+            if mode == "slow":
+                time.sleep(server.slow_s)
+            if mode == "429":
+                return self.answer(429, {"error": {"message": "Rate limit reached"}},
+                                   {"Retry-After": server.retry_after})
+            if mode == "500":
+                return self.answer(500, {"error": {"message": "upstream\x1b[31m failed\nbadly"}})
+            if mode == "400":
+                return self.answer(400, {"error": {"message": "input is too long"}})
+            if mode == "401-echo":
+                return self.answer(401, {"error": {"message": f"Incorrect API key provided: "
+                                                              f"{self.headers.get('Authorization')}"}})
+            if mode == "malformed":
+                return self.answer(200, b'{"data": [{"embedding": [0.1, ')
+            texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            dimensions = body.get("dimensions")
+            if dimensions is not None and dimensions != 384:
+                return self.answer(400, {"error": {"message": "This model does not support dimensions"}})
+            vectors = [[float(v) for v in row] for row in server.encode(texts)]
+            if mode == "wrong-dimension":
+                vectors = [row[:383] for row in vectors]
+            if mode == "fewer":
+                vectors = vectors[:-1]
+            if mode == "nan":
+                vectors[0][0] = float("nan")
+            data = [{"object": "embedding", "index": i, "embedding": row} for i, row in enumerate(vectors)]
+            model = "other-model" if mode == "other-model" else body["model"]
+            tokens = sum(len(text.split()) for text in texts)
+            return self.answer(200, {"object": "list", "data": data, "model": model,
+                                     "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+
+        def answer(self, status: int, document, headers: dict | None = None):
+            payload = document if isinstance(document, bytes) else json.dumps(document).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(payload)
+
+    return Handler
