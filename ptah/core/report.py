@@ -69,7 +69,7 @@ def _measure_keys(data: Mapping) -> dict[str, str]:
     return found
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Result:
     """One ranked row: its key and score."""
 
@@ -77,7 +77,7 @@ class Result:
     score: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Miss:
     """A required key absent from the top k: where it ranked (``rank`` None when not known) and the sentence."""
 
@@ -86,7 +86,7 @@ class Miss:
     where: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Hit:
     """A forbidden key in the top k, at ``rank``."""
 
@@ -94,7 +94,7 @@ class Hit:
     rank: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CaseTies:
     """What ties did to a case's top k (see :mod:`ptah.core.ranking`)."""
 
@@ -104,7 +104,7 @@ class CaseTies:
     expected_tied: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CaseResult:
     """One case measured in one run.
 
