@@ -8,8 +8,9 @@ DATASET_DIR defaults to ``../shared/datasets/scifact`` beside this repository
 1. imports the dataset into a temporary project (``ptah import beir``'s
    service): ``source.db``, ``ptah.yaml`` with generation ``minilm``,
    ``corpora/test-k10.yaml`` and ``corpora/test-k100.yaml``;
-2. times ptah through its services API, in this process: ``build`` (loads
-   the model, embeds the 5,183 documents), ``evaluate`` on the k10 corpus
+2. times ptah through its public Python API (``import ptah``), in this
+   process: ``project.build()`` (loads the model, embeds the 5,183
+   documents), ``project.evaluate`` on the k10 corpus
    (embeds the 300 queries) and on the k100 corpus (queries now cached);
    then a *warm* evaluate of k10 on a freshly opened project (queries from
    the store's cache, no model load), and the same through the CLI
@@ -20,8 +21,9 @@ DATASET_DIR defaults to ``../shared/datasets/scifact`` beside this repository
    ptah does), exact search with numpy, nDCG@10 / Recall@10 / Recall@100 from
    pytrec_eval (``ndcg_cut.10``, ``recall.10``, ``recall.100``) and MRR@10 as
    MTEB computes it (reciprocal rank of the first relevant doc in the top 10);
-4. checks ptah's TREC export: pytrec_eval on ``run_lines`` / ``qrels_lines``
-   of the k10 report must give ptah's per-case numbers;
+4. checks ptah's TREC export: pytrec_eval on the run ``report.write_trec_run``
+   writes and on ``qrels_lines`` of the k10 corpus must give ptah's per-case
+   numbers;
 5. prints ptah's numbers beside the bare pipeline's and the published ones,
    the wall-time ratio of ptah's build + both evaluates to the bare pipeline
    (target <= 1.05) and the warm evaluate's speed-up over it (target >= 20x).
@@ -107,11 +109,9 @@ def warm_up() -> Path:
 
 
 def run_ptah(dataset: Path, project_dir: Path) -> dict:
-    from ptah.adapters.corpus_yaml import load_corpus
+    """ptah through its public Python API (``import ptah``), as a notebook or a test suite would call it."""
+    import ptah
     from ptah.services.beir_import import import_beir
-    from ptah.services.build import build
-    from ptah.services.evaluate import evaluate
-    from ptah.services.project import open_project
 
     clock = time.perf_counter()
     summary = import_beir(dataset, "test", project_dir, force=True)
@@ -121,20 +121,20 @@ def run_ptah(dataset: Path, project_dir: Path) -> dict:
     k100 = project_dir / "corpora" / "test-k100.yaml"
 
     clock = time.perf_counter()
-    with open_project(spec) as project:
-        built = build(project)
+    with ptah.open_project(spec) as project:
+        built = project.build()
         seconds["build"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        report10 = evaluate(project, load_corpus(k10))
+        report10 = project.evaluate(ptah.load_corpus(k10))
         seconds["evaluate_k10"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        report100 = evaluate(project, load_corpus(k100))
+        report100 = project.evaluate(ptah.load_corpus(k100))
         seconds["evaluate_k100"] = time.perf_counter() - clock
     seconds["build_and_evaluate"] = seconds["build"] + seconds["evaluate_k10"] + seconds["evaluate_k100"]
 
     clock = time.perf_counter()
-    with open_project(spec) as project:
-        warm = evaluate(project, load_corpus(k10))
+    with ptah.open_project(spec) as project:
+        warm = project.evaluate(ptah.load_corpus(k10))
     seconds["warm_evaluate_k10"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -146,42 +146,44 @@ def run_ptah(dataset: Path, project_dir: Path) -> dict:
     if cli.returncode != 0:
         raise SystemExit(f"ptah inference evaluate exited {cli.returncode}: {cli.stderr.strip()}")
 
-    aggregates10, aggregates100 = report10["runs"][0]["aggregates"], report100["runs"][0]["aggregates"]
+    run10, run100 = report10.runs[0], report100.runs[0]
     numbers = {
-        "nDCG@10": aggregates10["ndcg"]["value"],
-        "Recall@10": aggregates10["recall"]["value"],
-        "MRR@10": aggregates10["mrr"]["value"],
-        "Recall@100": aggregates100["recall"]["value"],
+        "nDCG@10": run10.means["nDCG"].value,
+        "Recall@10": run10.means["recall"].value,
+        "MRR@10": run10.means["MRR"].value,
+        "Recall@100": run100.means["recall"].value,
     }
-    if warm["runs"][0]["aggregates"]["ndcg"] != aggregates10["ndcg"]:
+    if warm.runs[0].means["nDCG"] != run10.means["nDCG"]:
         raise SystemExit("the warm evaluate measured a different nDCG@10 than the cold one")
+    as_dict10, as_dict100 = report10.to_dict(), report100.to_dict()
     return {
         "numbers": numbers,
-        "per_case": {case["id"]: case["metrics"] for case in report10["runs"][0]["cases"]},
-        "recall100_per_case": {case["id"]: case["metrics"]["recall"] for case in report100["runs"][0]["cases"]},
-        "trec_export": check_trec_export(report10, load_corpus(k10)),
-        "ties_flagged": {"k10": aggregates10["ties"]["cases_flagged"], "k100": aggregates100["ties"]["cases_flagged"]},
+        "per_case": {case["id"]: case["metrics"] for case in as_dict10["runs"][0]["cases"]},
+        "recall100_per_case": {case["id"]: case["metrics"]["recall"] for case in as_dict100["runs"][0]["cases"]},
+        "trec_export": check_trec_export(report10, ptah.load_corpus(k10), project_dir),
+        "ties_flagged": {"k10": run10.ties["cases_flagged"], "k100": run100.ties["cases_flagged"]},
         "documents": summary.documents,
         "cases": summary.cases,
         "embedded": built.embedded,
         "seconds": seconds,
-        "environment": report10.get("environment"),
+        "environment": dict(report10.environment),
     }
 
 
-def check_trec_export(report: dict, corpus) -> dict:
-    """pytrec_eval on ptah's exported run and qrels lines must give ptah's per-case numbers (1e-9)."""
+def check_trec_export(report, corpus, folder: Path) -> dict:
+    """pytrec_eval on the TREC run ptah writes (``report.write_trec_run``) and its qrels lines must give ptah's
+    per-case numbers (1e-9)."""
     import pytrec_eval
 
-    from ptah.core.report import Report
     from ptah.core.trec import qrels_lines
-    from ptah.render.trec import run_lines
 
-    run = pytrec_eval.parse_run(run_lines(Report.from_dict(report)))
+    run_file = folder / "run.trec"
+    report.write_trec_run(run_file)
+    run = pytrec_eval.parse_run(run_file.read_text(encoding="utf-8").splitlines())
     qrels = pytrec_eval.parse_qrel(qrels_lines(corpus))
     measured = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recall.10", "recip_rank"}).evaluate(run)
     worst = 0.0
-    for case in report["runs"][0]["cases"]:
+    for case in report.to_dict()["runs"][0]["cases"]:
         theirs = measured.get(case["id"], {"ndcg_cut_10": 0.0, "recall_10": 0.0, "recip_rank": 0.0})
         ours = case["metrics"]
         for mine, their in (("ndcg", "ndcg_cut_10"), ("recall", "recall_10"), ("mrr", "recip_rank")):
