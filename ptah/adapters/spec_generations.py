@@ -16,6 +16,17 @@ provides ``add``, ``fields``, ``text``, ``boolean``, ``positive`` and
 
 The key itself is never in the file: it is read from the variable when texts
 must be embedded.
+
+An *external* generation names the column of ``source.table`` that already
+holds each row's vector; its model (or provider) embeds the queries only::
+
+    generations:
+      production:
+        vectors: {column: embedding}   # PostgreSQL: pgvector vector/halfvec; SQLite: float32 BLOB or JSON array text
+        model: sentence-transformers/all-MiniLM-L6-v2
+
+``text`` and ``document_prefix`` are refused beside ``vectors``: ptah embeds no
+row text for it, so they could change nothing.
 """
 
 from __future__ import annotations
@@ -55,7 +66,9 @@ GENERATION_FIELDS = (
     "batch_size",
     "dimension",
     *SERVICE_FIELDS,
+    "vectors",
 )
+DOCUMENT_ONLY = ("text", "document_prefix")  # settings of the rows' embedding: nothing for an external generation
 
 _GENERATION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -133,10 +146,26 @@ class GenerationFields:
         else:
             self.refuse(fields, prefix, "dimension", f"applies to model {DETERMINISTIC_MODEL} only (a real model's "
                         "dimension comes from its weights); remove it")
+        vectors = self.vectors(fields, prefix) if "vectors" in fields else None
         if model is None or len(self.problems) > count:
             return None
         return GenerationSettings(name, model, normalize, max_seq_length, query_prefix, document_prefix,
-                                  text, batch_size, dimension, service)
+                                  text, batch_size, dimension, service, vectors)
+
+    def vectors(self, fields: dict[str, Field], prefix: str) -> str | None:
+        """The column ``vectors: {column: NAME}`` names; fields that only shape the rows' text are refused."""
+        node = fields["vectors"].value
+        entries = self.fields(node, ("column",), prefix + "vectors.", prefix + "vectors") \
+            if isinstance(node, MappingNode) else None
+        column = self.text(entries, "column", prefix + "vectors.", line_of(node),
+                           hint="name the column that holds each row's vector") if entries is not None else None
+        if entries is None:
+            self.add(f"must be a mapping like {{column: embedding}}, not {describe(node)}",
+                     line=line_of(node), field=prefix + "vectors")
+        for name in DOCUMENT_ONLY:
+            self.refuse(fields, prefix, name, "has no effect beside vectors: (ptah embeds no row text for a "
+                        "generation whose vectors are the table's); remove it")
+        return column
 
     def service(self, fields: dict[str, Field], prefix: str, at: int) -> ServiceSettings | None:
         """The service a ``provider:`` names; without one, each service field is refused as out of place."""

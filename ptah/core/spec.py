@@ -156,7 +156,9 @@ class GenerationSettings:
     ``dimension`` is ``ptah/deterministic``'s dimension (``None`` means its
     default, 64) or, with a ``service``, the ``dimensions`` asked of it
     (``None``: the model's own). ``service`` is set when an embedding service
-    (``provider:``) embeds the texts instead of a local model.
+    (``provider:``) embeds the texts instead of a local model. ``vectors`` is
+    set for an *external* generation: the column of ``source.table`` that
+    already holds each row's vector; the model then embeds the queries only.
     """
 
     name: str
@@ -169,6 +171,7 @@ class GenerationSettings:
     batch_size: int = DEFAULT_BATCH_SIZE
     dimension: int | None = None
     service: ServiceSettings | None = None
+    vectors: str | None = None
 
     def template(self, source: SourceSpec) -> str:
         """The text template this generation embeds: its own, else the source's."""

@@ -34,6 +34,7 @@ from ptah.adapters.stores.sqlite import GenerationRecord
 from ptah.core.errors import ModelUnavailable
 from ptah.core.identity import text_digest
 from ptah.core.spec import SourceRow
+from ptah.services.external import refuse_build
 from ptah.services.project import Generation, Project
 
 Progress = Callable[[int, int], None]
@@ -81,6 +82,7 @@ def build(
     """
     started = time.perf_counter()
     generation = project.generation(name)
+    refuse_build(generation)
     settings = generation.settings
     identity = generation.identity.identity
     template = settings.template(project.spec.source)
@@ -196,6 +198,8 @@ def _settings_dict(settings) -> dict:
     values.pop("name", None)
     if values.get("service") is None:  # a local model's settings read as before services existed
         values.pop("service", None)
+    if values.get("vectors") is None:  # a built generation's settings read as before external ones existed
+        values.pop("vectors", None)
     return values
 
 

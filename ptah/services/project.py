@@ -95,9 +95,14 @@ class Project:
         settings did not normalise at build, the rows are normalised here
         (in place, once); a zero vector stays zero and scores 0 against
         everything. Raises :class:`NotBuilt` (exit 3) when the generation
-        was never built with its current settings.
+        was never built with its current settings. An external generation's
+        rows are the vectors its column holds (:mod:`ptah.services.external`).
         """
         identity = generation.identity.identity
+        if identity not in self._matrices and generation.settings.vectors is not None:
+            from ptah.services.external import read_external  # the table's own vectors, from the source
+
+            self._matrices[identity] = read_external(self, generation)[0]
         if identity not in self._matrices:
             store = self.store()
             record = None

@@ -25,6 +25,21 @@ Outside the identity: the generation's display name, the model's *name* (the
 same weights found in a folder or in a package are the same model),
 ``batch_size``, the source's database, table, keys and filter (they choose
 rows, not vectors), and library versions (recorded beside, not hashed).
+
+An external generation (``vectors: {column: …}``: the table holds the
+vectors) has the canonical form ``ptah-external@1`` instead ::
+
+    {"format": "ptah-external@1",
+     "max_seq_length": N or null,
+     "model": MODEL,
+     "normalize": true|false,
+     "query_prefix": QUERY_PREFIX,
+     "vectors": {"column": COLUMN, "table": TABLE}}
+
+MODEL being the query embedder's parts as above. The database URL stays out
+(it may hold a password); the table and column say which vectors these are,
+the rest how queries are embedded against them -- so the query cache kept
+under this identity is never used for another model or prefix.
 """
 
 from __future__ import annotations
@@ -40,6 +55,7 @@ from ptah.core.errors import PluginError
 from ptah.core.spec import GenerationSettings, SourceSpec
 
 IDENTITY_FORMAT = "ptah-generation@1"
+EXTERNAL_FORMAT = "ptah-external@1"
 
 
 @dataclass(frozen=True)
@@ -80,9 +96,11 @@ def generation_identity(
         "normalize": settings.normalize,
         "max_seq_length": settings.max_seq_length,
         "query_prefix": settings.query_prefix,
-        "document_prefix": settings.document_prefix,
-        "text_template": settings.template(source),
     }
+    if settings.vectors is not None:  # the table's vectors: which ones, and how queries are embedded against them
+        parts |= {"format": EXTERNAL_FORMAT, "vectors": {"table": source.table, "column": settings.vectors}}
+    else:
+        parts |= {"document_prefix": settings.document_prefix, "text_template": settings.template(source)}
     return GenerationIdentity("sha256:" + hashlib.sha256(canonical_json(parts)).hexdigest(), parts)
 
 

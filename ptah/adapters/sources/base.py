@@ -21,6 +21,7 @@ from ptah.core.errors import CapabilityUnavailable, PluginError
 if TYPE_CHECKING:
     from types import ModuleType
 
+    from ptah.adapters.sources.vectors import TableVectors
     from ptah.core.spec import SourceRow, SourceSpec
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -39,6 +40,10 @@ class Source(Protocol):
 
     def lookup(self, keys: Iterable[str]) -> dict[str, str]:
         """For each key: ``present``, ``filtered`` (in the table, excluded by the filter) or ``absent``."""
+
+    def vectors(self, column: str) -> TableVectors:
+        """Every row passing the filter with the vector ``column`` holds, in the order of :meth:`rows`
+        (:mod:`ptah.adapters.sources.vectors`); for an external generation."""
 
     def close(self) -> None: ...
 

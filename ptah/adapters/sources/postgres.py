@@ -52,6 +52,7 @@ from psycopg import IsolationLevel, sql
 from ptah.adapters.postgres import connect, pg_errors, psycopg, reason
 from ptah.adapters.sources.filter_sql import POSTGRES, filter_problem
 from ptah.adapters.sources.rows import source_rows
+from ptah.adapters.sources.vectors import TableVectors, table_vectors
 from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
 from ptah.core.errors import Problem, SourceUnavailable, SpecError
 from ptah.core.spec import SourceRow, SourceSpec, key_component, template_columns
@@ -210,11 +211,18 @@ class PostgresSource:
         columns = template_columns(template)
         actual = [self._column(c, "the text template") for c in columns]
         selected = sql.SQL(", ").join(sql.Identifier(c) for c in (*self._key_columns, *actual))
-        order = sql.SQL(", ").join(
+        query = sql.SQL("SELECT {} FROM {} {} ORDER BY {}").format(selected, self._table, self._where, self._order())
+        return self._stream(self._cursor(query), template, columns)
+
+    def _order(self) -> sql.Composable:
+        """The key columns, integers numerically and text by code point."""
+        return sql.SQL(", ").join(
             sql.SQL('{} COLLATE "C"' if kind == "text" else "{}").format(sql.Identifier(c))
             for c, kind in zip(self._key_columns, self._kinds)
         )
-        query = sql.SQL("SELECT {} FROM {} {} ORDER BY {}").format(selected, self._table, self._where, order)
+
+    def _cursor(self, query: sql.Composable):
+        """A server-side cursor running ``query`` (one statement, extended protocol)."""
         cursor = self._db.cursor(name=f"ptah_rows_{next(self._names)}")
         cursor.itersize = ROWS_PER_FETCH
         try:
@@ -223,20 +231,42 @@ class PostgresSource:
             raise self._filter_fault(exc) or SourceUnavailable(
                 f"{self.where}: cannot be read ({reason(exc, self.source.database)})"
             ) from None
-        return self._stream(cursor, template, columns)
+        return cursor
 
     def _stream(self, cursor, template: str, columns: tuple[str, ...]) -> Iterator[SourceRow]:
+        return self._guarded(cursor, "rows", source_rows(cursor, self.source.key_fields, template, columns, self.where))
+
+    def _guarded(self, cursor, what: str, items: Iterator) -> Iterator:
+        """``items`` (read from ``cursor``) with a failed read said in one sentence; the cursor closed at the end."""
         try:
-            yield from source_rows(cursor, self.source.key_fields, template, columns, self.where)
+            yield from items
         except psycopg.Error as exc:
             raise self._filter_fault(exc) or SourceUnavailable(
-                f"{self.where}: reading rows failed ({reason(exc, self.source.database)})"
+                f"{self.where}: reading {what} failed ({reason(exc, self.source.database)})"
             ) from None
         finally:
             try:
                 cursor.close()
             except psycopg.Error:
                 pass  # the transaction already failed; closing the connection ends the cursor
+
+    def vectors(self, column: str) -> TableVectors:
+        """Every row passing the filter with the vector ``column`` holds, by key (the order of :meth:`rows`).
+
+        The column must be a pgvector ``vector`` or ``halfvec``; it is read as
+        its text form ``[1,2,3]`` (no adapter registered on psycopg), through
+        a server-side cursor of this source's one snapshot.
+        """
+        name = self._column(column, "vectors.column")
+        kind = self._types[name][0]
+        if not kind.startswith(("vector", "halfvec")):
+            raise SourceUnavailable(f'{self.where}: column "{name}" is of type {kind}; vectors: reads a pgvector '
+                                    "vector or halfvec column")
+        selected = sql.SQL(", ").join([*(sql.Identifier(c) for c in self._key_columns),
+                                       sql.SQL("{}::text").format(sql.Identifier(name))])
+        cursor = self._cursor(sql.SQL("SELECT {} FROM {} {} ORDER BY {}").format(
+            selected, self._table, self._where, self._order()))
+        return table_vectors(self._guarded(cursor, "vectors", cursor), self.source.key_fields, column, self.where)
 
     # --- lookup -------------------------------------------------------------------
 

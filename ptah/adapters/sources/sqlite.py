@@ -38,6 +38,7 @@ from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
 from ptah.core.errors import Problem, SourceUnavailable, SpecError
 from ptah.adapters.sources.filter_sql import SQLITE, filter_problem
 from ptah.adapters.sources.rows import source_rows
+from ptah.adapters.sources.vectors import TableVectors, table_vectors
 from ptah.core.spec import SourceRow, SourceSpec, key_component, sqlite_database_path, template_columns
 
 LOOKUP_PARAMETERS = 900  # below SQLite's oldest default limit of 999 bound parameters per statement
@@ -152,6 +153,16 @@ class SqliteSource:
             yield from source_rows(cursor, self.source.key_fields, template, columns, self.where)
         except sqlite3.Error as exc:
             raise self._filter_fault(exc) or SourceUnavailable(f"{self.where}: reading rows failed ({exc})") from None
+
+    def vectors(self, column: str) -> TableVectors:
+        """Every row passing the filter with the vector ``column`` holds (see :mod:`~ptah.adapters.sources.vectors`), by key."""
+        self._check_columns((column,), "vectors.column")
+        selected = f"{self._keys}, {quote_identifier(self._columns[column.lower()])}"
+        cursor = self._execute(f"SELECT {selected} FROM {self._table} {self._where} ORDER BY {self._keys}")
+        try:
+            return table_vectors(cursor, self.source.key_fields, column, self.where)
+        except sqlite3.Error as exc:
+            raise self._filter_fault(exc) or SourceUnavailable(f"{self.where}: reading vectors failed ({exc})") from None
 
     def lookup(self, keys: Iterable[str]) -> dict[str, str]:
         """For each key as the corpus spells it: ``"ok"``, ``"filtered"`` or ``"missing"``.

@@ -38,6 +38,7 @@ from ptah.core.request import VECTOR
 from ptah.core.scoring import score_blocks
 from ptah.services.channels.base import RunPlan, Sides, measure_scores, register_channel
 from ptah.services.channels.index import hold_index
+from ptah.services.external import cache_store, external_settings, is_external, read_external, refuse_index, verification_dict
 from ptah.services.project import Generation, normalize_rows
 from ptah.services.search import embed_queries
 from ptah.services.verify import VerifyResult, verify_stored
@@ -72,20 +73,25 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
     project, corpus, request = sides.project, sides.corpus, sides.request
     clock = time.perf_counter()
     identity = generation.identity.identity
-    store = project.store()
-    if store is None:
-        raise NotBuilt(generation.name, identity)
-    with store.snapshot() as snapshot:
-        record = snapshot.generation(identity)
-        if record is None:
+    if is_external(generation):  # the table's vectors, from the source's snapshot; the store holds the query cache
+        record, index_search = None, refuse_index(generation, request.search)
+        matrix, verification = read_external(project, generation)
+        store = cache_store(project, generation, int(matrix.vectors.shape[1]))
+        sides.charge("load_vectors", clock)
+    else:
+        store = project.store()
+        if store is None:
             raise NotBuilt(generation.name, identity)
-        stored = snapshot.digests(identity)
-        matrix = snapshot.matrix(identity)
-        index_search = hold_index(project, store, snapshot, generation, request.search)  # None for exact search
-    sides.charge("load_vectors", clock)
-
-    clock = time.perf_counter()
-    verification = verify_stored(project, generation, built=True, stored=stored)
+        with store.snapshot() as snapshot:
+            record = snapshot.generation(identity)
+            if record is None:
+                raise NotBuilt(generation.name, identity)
+            stored = snapshot.digests(identity)
+            matrix = snapshot.matrix(identity)
+            index_search = hold_index(project, store, snapshot, generation, request.search)  # None for exact search
+        sides.charge("load_vectors", clock)
+        clock = time.perf_counter()
+        verification = verify_stored(project, generation, built=True, stored=stored)
     sides.charge("verify", clock)
     if not verification.ok and not request.allow_stale:
         raise StaleGeneration(_stale_message(verification))
@@ -93,7 +99,7 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
     keys = list(matrix.keys)
     sides.check_keys(set(keys))
     vectors = matrix.vectors
-    if not record.settings.get("normalize", True):
+    if record is not None and not record.settings.get("normalize", True):
         normalize_rows(vectors)
 
     clock = time.perf_counter()
@@ -120,13 +126,14 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
     generation_info = {
         "name": generation.name,
         "identity": identity,
-        "model": record.model,
-        "settings": dict(record.settings),
+        "model": record.model if record else generation.settings.model,
+        "settings": dict(record.settings) if record else external_settings(generation),
         "dimension": int(vectors.shape[1]),
         "rows": len(keys),
-        "model_digest": record.model_digest,
-        "versions": dict(record.library_versions),
-        "verification": verification.as_dict() | {"allow_stale": request.allow_stale},
+        "model_digest": record.model_digest if record else generation.identity.model_digest,
+        "versions": dict(record.library_versions) if record else {},
+        "verification": (verification_dict(verification) if record is None else verification.as_dict())
+        | {"allow_stale": request.allow_stale},
         "queries_from_cache": cached,
     }
     blocks = partial(score_blocks, queries, vectors)
