@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptah.adapters.stores.records import GenerationRecord, Matrix
-from ptah.core.errors import CapabilityUnavailable, InputError
+from ptah.core.errors import CapabilityUnavailable, InputError, StaleGeneration
 from ptah.services.project import Generation, Project
 from ptah.services.verify import MAX_OFFENDERS, VerifyResult
 
@@ -40,10 +40,17 @@ def refuse_build(generation: Generation) -> None:
                          "nothing to build")
 
 
-def read_external(project: Project, generation: Generation) -> tuple[Matrix, VerifyResult]:
-    """The rows' vectors (rows with one, unit length) and the coverage of the rows passing the filter."""
+def read_external(project: Project, generation: Generation, *, measure: bool = True) -> tuple[Matrix, VerifyResult]:
+    """The rows' vectors (rows with one, unit length) and the coverage of the rows passing the filter.
+
+    With ``measure``, a column without a single vector is :class:`StaleGeneration` (exit 3, even with
+    --allow-stale): there is nothing to score and no dimension to embed the queries at.
+    """
     read = project.source.vectors(generation.settings.vectors)
     covered = len(read.keys)
+    if measure and not covered:
+        raise StaleGeneration(f'generation "{generation.name}" has no vector to measure: none of the {read.rows} '
+                              f"rows passing the filter holds one in column {generation.settings.vectors}")
     verification = VerifyResult(
         generation=generation.name, identity=generation.identity.identity, built=True, rows=read.rows,
         vectors=covered, covered=covered, fresh=covered, stale=0, missing=read.missing, orphans=0,

@@ -92,7 +92,7 @@ def verify(project: Project, name: str | None = None) -> VerifyResult:
     if generation.settings.vectors is not None:  # coverage of the table's own vectors
         from ptah.services.external import read_external
 
-        return read_external(project, generation)[1]
+        return read_external(project, generation, measure=False)[1]
     identity = generation.identity.identity
     stored: dict[str, tuple[str, str]] = {}
     built = False

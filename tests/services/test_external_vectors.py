@@ -103,6 +103,19 @@ def test_null_vectors_are_missing_rows_refused_unless_allow_stale(sqlite_externa
     assert runs(workspace, "ext", allow_stale=True)["ext"]["generation"]["rows"] == 8
 
 
+def test_a_column_without_any_vector_has_nothing_to_measure(sqlite_external, capsys):
+    workspace, _ = sqlite_external
+    workspace.execute("UPDATE articles SET embedding = NULL")
+    with workspace.project() as project:
+        assert (verify(project, "ext").covered, verify(project, "ext").missing) == (0, 10)
+    (workspace.folder / "c.yaml").write_text(CORPUS)
+    code, output = cli(capsys, workspace, "inference", "evaluate", "--corpus", workspace.folder / "c.yaml", "-g", "ext",
+                       "--allow-stale")
+    assert code == 3
+    assert ('generation "ext" has no vector to measure: none of the 10 rows passing the filter holds one in column '
+            "embedding") in output
+
+
 def test_mixed_dimensions_are_refused_naming_rows(sqlite_external, capsys):
     workspace, _ = sqlite_external
     workspace.execute("UPDATE articles SET embedding = ? WHERE id IN (4, 6)", (np.ones(31, "<f4").tobytes(),))
@@ -192,3 +205,38 @@ def test_postgres_pgvector_column_measures_exactly_as_the_built_generation(sqlit
     assert code == 2
     assert ("column other holds vectors of 2 dimensions (2: 1 rows, 3: 9 rows); 1 rows differ from the 3 of most, "
             "e.g. the rows with keys '2'") in output
+
+
+def test_minilm_vectors_in_the_example_table_measure_exactly_as_its_built_generation(tmp_path):
+    """The bundled example, with the real MiniLM: its own generation's vectors copied into a BLOB column."""
+    import shutil
+    import sqlite3
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from ptah.services.project import open_project
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "support"
+    for name in ("ptah.yaml", "make_db.py", "articles.jsonl"):
+        shutil.copy(example / name, tmp_path / name)
+    subprocess.run([sys.executable, str(tmp_path / "make_db.py")], check=True, capture_output=True)
+    spec = tmp_path / "ptah.yaml"
+    spec.write_text(spec.read_text() + "  production:\n    vectors: {column: embedding}\n"
+                    "    model: sentence-transformers/all-MiniLM-L6-v2\n    max_seq_length: 256\n")
+    with open_project(str(spec)) as project:
+        build(project, "title-body")
+        matrix = project.matrix(project.generation("title-body"))
+        pairs = [(matrix.vectors[i].astype("<f4").tobytes(), key) for i, key in enumerate(matrix.keys)]
+    with sqlite3.connect(tmp_path / "support.db") as db:
+        db.execute("ALTER TABLE articles ADD COLUMN embedding BLOB")
+        db.executemany("UPDATE articles SET embedding = ? WHERE id = ?", pairs)
+    db.close()
+    corpus = parse_corpus((Path(__file__).resolve().parents[2] / "corpora" / "support.yaml").read_text(),
+                          name="support.yaml")
+    with open_project(str(spec)) as project:
+        report = evaluate(project, corpus, request(names=("title-body", "production"))).to_dict()
+    own, production = report["runs"]
+    assert production["aggregates"] == own["aggregates"]
+    assert [c["results"] for c in production["cases"]] == [c["results"] for c in own["cases"]]
+    assert production["generation"]["verification"]["coverage"] == 1.0
