@@ -119,7 +119,8 @@ def verify(
         typer.echo(f"  rows       {result.rows}")
         typer.echo(f"  vectors    {result.vectors}")
         typer.echo(f"  coverage   {_percent(result.coverage)} ({result.covered} of {result.rows} rows have a vector)")
-        typer.echo(f"  freshness  {_percent(result.freshness)} ({result.fresh} of {result.covered} vectors match their row's text)")
+        typer.echo(f"  freshness  {result.freshness_note}" if result.freshness_note else
+                   f"  freshness  {_percent(result.freshness)} ({result.fresh} of {result.covered} vectors match their row's text)")
         typer.echo(f"  orphans    {result.orphans}")
         for label, count, keys in (
             ("missing", result.missing, result.missing_keys),
@@ -142,6 +143,8 @@ def _verdict(result) -> str:
         problems.append(f"{result.stale} stale vectors")
     if result.orphans:
         problems.append(f"{result.orphans} orphan vectors")
+    if result.freshness_note:  # an external generation: the table's pipeline fills its vectors, not ptah
+        return ", ".join(problems) + "; fill them in the table"
     return ", ".join(problems) + "; run `ptah inference build " + plain(result.generation) + "`"
 
 

@@ -55,14 +55,14 @@ def read_external(project: Project, generation: Generation, *, measure: bool = T
         generation=generation.name, identity=generation.identity.identity, built=True, rows=read.rows,
         vectors=covered, covered=covered, fresh=covered, stale=0, missing=read.missing, orphans=0,
         stale_keys=(), missing_keys=tuple(read.missing_keys[:MAX_OFFENDERS]), orphan_keys=(),
+        freshness_note=FRESHNESS_NOTE,
     )
     return Matrix(read.keys, read.identities, unit_rows(read.vectors)), verification
 
 
 def verification_dict(result: VerifyResult) -> dict:
     """``result`` as a report holds it, freshness written in words instead of counts."""
-    return result.as_dict() | {"fresh": None, "stale": None, "freshness": None, "fresh_ok": None,
-                               "freshness_note": FRESHNESS_NOTE}
+    return result.as_dict() | {"fresh": None, "stale": None, "fresh_ok": None}
 
 
 def unit_rows(vectors: np.ndarray) -> np.ndarray:

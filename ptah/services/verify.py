@@ -45,6 +45,7 @@ class VerifyResult:
     stale_keys: tuple[str, ...]
     missing_keys: tuple[str, ...]
     orphan_keys: tuple[str, ...]
+    freshness_note: str | None = None  # set when freshness cannot be verified (an external generation): why
 
     @property
     def coverage(self) -> float | None:
@@ -52,7 +53,7 @@ class VerifyResult:
 
     @property
     def freshness(self) -> float | None:
-        return self.fresh / self.covered if self.covered else None
+        return self.fresh / self.covered if self.covered and self.freshness_note is None else None
 
     @property
     def complete(self) -> bool:
@@ -73,6 +74,8 @@ class VerifyResult:
         values.update(
             coverage=self.coverage, freshness=self.freshness, complete=self.complete, fresh_ok=self.fresh_ok, ok=self.ok
         )
+        if self.freshness_note is None:  # a built generation's verification reads as before external ones existed
+            del values["freshness_note"]
         return values
 
 

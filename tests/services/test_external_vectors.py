@@ -99,7 +99,12 @@ def test_null_vectors_are_missing_rows_refused_unless_allow_stale(sqlite_externa
     (workspace.folder / "c.yaml").write_text(CORPUS)
     code, output = cli(capsys, workspace, "inference", "evaluate", "--corpus", workspace.folder / "c.yaml", "-g", "ext")
     assert code == 3
-    assert 'generation "ext" is not complete and fresh: 2 of 10 rows have no vector (e.g. 3, 9)' in output
+    assert ('generation "ext" is not complete and fresh: 2 of 10 rows have no vector (e.g. 3, 9). Fill the table\'s '
+            "missing vectors, or pass --allow-stale") in output
+    code, output = cli(capsys, workspace, "inference", "verify", "ext")
+    assert code == 1
+    assert "  freshness  cannot be verified: the vectors are the table's\n" in output
+    assert output.endswith("not ok: 2 rows without a vector; fill them in the table\n")
     assert runs(workspace, "ext", allow_stale=True)["ext"]["generation"]["rows"] == 8
 
 

@@ -153,7 +153,8 @@ def _stale_message(result: VerifyResult) -> str:
         parts.append(f"{result.orphans} vectors belong to rows gone from the source (e.g. {', '.join(result.orphan_keys[:3])})")
     return (
         f'generation "{result.generation}" is not complete and fresh: {"; ".join(parts)}. '
-        f"Run `ptah inference build {result.generation}`, or pass --allow-stale to measure it as it is."
+        + ("Fill the table's missing vectors" if result.freshness_note else f"Run `ptah inference build {result.generation}`")
+        + ", or pass --allow-stale to measure it as it is."
     )
 
 
