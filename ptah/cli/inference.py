@@ -70,8 +70,17 @@ def build(
         typer.echo(
             f"generation {plain(summary.generation)} ({summary.identity}): {summary.rows} rows, "
             f"{summary.embedded} embedded, {summary.unchanged} unchanged, {summary.deleted} deleted "
-            f"in {summary.seconds:.1f}s"
+            f"in {summary.seconds:.1f}s" + _usage_text(summary.usage)
         )
+
+
+def _usage_text(usage: dict | None) -> str:
+    """What a service was asked, for the build's line ("" for a local model)."""
+    if usage is None:
+        return ""
+    tokens = "input tokens not reported" if usage["input_tokens"] is None else f"{usage['input_tokens']} input tokens"
+    return (f"; service: {usage['requests']} requests ({usage['retries']} retries), {tokens}, "
+            f"{usage['server_seconds']:.1f}s waiting on the server")
 
 
 @contextmanager

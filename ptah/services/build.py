@@ -30,11 +30,13 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from ptah.adapters.embedders.base import usage_of
 from ptah.adapters.stores.sqlite import GenerationRecord
 from ptah.core.errors import ModelUnavailable
 from ptah.core.identity import text_digest
 from ptah.core.spec import SourceRow
 from ptah.services.external import refuse_build
+from ptah.services.probe import probe_for_build, stored_probe
 from ptah.services.project import Generation, Project
 
 Progress = Callable[[int, int], None]
@@ -61,9 +63,13 @@ class BuildSummary:
     unchanged: int
     dimension: int
     seconds: float
+    usage: dict | None = None  # what a service was asked (requests, retries, tokens, seconds); None: no service
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        values = asdict(self)
+        if values["usage"] is None:  # a local model's summary reads as before services existed
+            del values["usage"]
+        return values
 
 
 def build(
@@ -96,11 +102,14 @@ def build(
         unchanged = rows - len(todo)
         del stored
 
+        embedder = None
         if todo or record is None:
             embedder = project.embedder(settings)
-            record = _register(store, generation, int(embedder.dimension), _library_versions(settings))
+            kept = probe_for_build(embedder, record.settings if record is not None else {})
+            record = _register(store, generation, int(embedder.dimension), _library_versions(settings), kept)
         else:
-            record = _register(store, generation, record.dimension, record.library_versions)
+            kept = stored_probe(record.settings)
+            record = _register(store, generation, record.dimension, record.library_versions, kept)
         deleted = store.delete_vectors(identity, gone)
 
         embedded = 0
@@ -113,6 +122,7 @@ def build(
                 embedded += len(batch)
                 if progress is not None:
                     progress(embedded, len(todo))
+        usage = usage_of(embedder)  # None: no service was asked
     project.forget_matrices()
     return BuildSummary(
         generation=settings.name,
@@ -123,6 +133,7 @@ def build(
         unchanged=unchanged,
         dimension=record.dimension,
         seconds=round(time.perf_counter() - started, 3),
+        usage=usage,
     )
 
 
@@ -176,14 +187,14 @@ def _embed(embedder, batch: list[tuple[SourceRow, str]], dimension: int) -> np.n
     return vectors
 
 
-def _register(store, generation: Generation, dimension: int, library_versions) -> GenerationRecord:
+def _register(store, generation: Generation, dimension: int, library_versions, probe: dict | None) -> GenerationRecord:
     settings = generation.settings
     parts = dict(generation.identity.parts)
     record = GenerationRecord(
         identity=generation.identity.identity,
         name=settings.name,
         model=settings.model,
-        settings=_settings_dict(settings),
+        settings=_settings_dict(settings) | ({"probe": probe} if probe is not None else {}),
         dimension=dimension,
         model_digest=generation.identity.model_digest,
         identity_parts=parts,

@@ -10,7 +10,8 @@ one each, and ``always`` a mode every request takes:
 character), ``400``, ``401-echo`` (echoes the key it was sent), ``slow``
 (sleeps ``slow_s`` before answering), ``drop`` (closes the connection
 unanswered), ``malformed`` (not JSON), ``nan``, ``wrong-dimension``, ``fewer``
-(one vector fewer than inputs), ``other-model``.
+(one vector fewer than inputs), ``other-model``, ``no-model`` (answers ``model: null``),
+``perturbed`` (the first 16 values of each vector negated).
 """
 
 from __future__ import annotations
@@ -108,8 +109,10 @@ def _handler(server: EmbeddingServer):
                 vectors = vectors[:-1]
             if mode == "nan":
                 vectors[0][0] = float("nan")
+            if mode == "perturbed":  # the first 16 values negated: cosine with the true vector about 0.9
+                vectors = [[-v for v in row[:16]] + row[16:] for row in vectors]
             data = [{"object": "embedding", "index": i, "embedding": row} for i, row in enumerate(vectors)]
-            model = "other-model" if mode == "other-model" else body["model"]
+            model = {"other-model": "other-model", "no-model": None}.get(mode, body["model"])
             tokens = sum(len(text.split()) for text in texts)
             return self.answer(200, {"object": "list", "data": data, "model": model,
                                      "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})

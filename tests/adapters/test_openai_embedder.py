@@ -77,8 +77,8 @@ def test_vectors_served_over_http_equal_local_encoding(server, local):
     assert sorted(len(r["body"]["input"]) for r in server.requests) == [1, 1, 3, 3]
     assert {r["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
     assert [r["body"]["model"] for r in server.requests] == [MODEL] * 4
-    assert embedder.usage.requests == 4 and embedder.usage.retries == 0
-    assert embedder.usage.input_tokens == sum(len(t.split()) for t in [openai_compatible.PROBE_TEXT, *TEXTS])
+    assert embedder.client.usage.requests == 4 and embedder.client.usage.retries == 0
+    assert embedder.client.usage.input_tokens == sum(len(t.split()) for t in [openai_compatible.PROBE_TEXT, *TEXTS])
 
 
 def test_requests_are_cut_by_an_input_size_budget_and_dimensions_are_passed(server, monkeypatch):
@@ -96,9 +96,9 @@ def test_a_passing_fault_is_retried(server, local, mode):
     vectors = embedder.embed_documents(TEXTS[:3])
     assert np.abs(vectors - local.embed_documents(TEXTS[:3])).max() <= 1e-6
     assert [r["mode"] for r in server.requests] == [mode, None]
-    assert (embedder.usage.requests, embedder.usage.retries) == (3, 1)  # the probe, the failure, the retry
+    assert (embedder.client.usage.requests, embedder.client.usage.retries) == (3, 1)  # the probe, the failure, the retry
     if mode == "slow":
-        assert embedder.usage.server_s >= TIMEOUT_S
+        assert embedder.client.usage.server_s >= TIMEOUT_S
 
 
 def test_retry_after_is_honoured(server):
@@ -107,7 +107,7 @@ def test_retry_after_is_honoured(server):
     started = time.monotonic()
     embedder.embed_documents(TEXTS[:1])
     assert time.monotonic() - started >= 1.0
-    assert embedder.usage.backoff_s >= 1.0
+    assert embedder.client.usage.backoff_s >= 1.0
 
 
 @pytest.mark.parametrize(("mode", "what", "requests"), [

@@ -25,7 +25,16 @@ if TYPE_CHECKING:
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Turns texts into vectors for one generation."""
+    """Turns texts into vectors for one generation.
+
+    Two members are optional, for embedders that ask a service (read them
+    through :func:`usage_of` and :func:`probe_of`, never directly):
+    ``usage()`` -- a JSON dict of what was asked of the server since the
+    embedder was opened or ``usage()`` last called (``requests``, ``retries``,
+    ``input_tokens``, ``server_seconds``, ``backoff_seconds``); ``probe()`` -- ``{"model": served name or None,
+    "vector": [floats]}``, a fixed text embedded now, so a later run can tell
+    whether the model behind the name changed.
+    """
 
     dimension: int
 
@@ -70,6 +79,18 @@ class EmbedderKind(Protocol):
     def versions(self) -> dict[str, str | None]:
         """Installed versions of the libraries its vectors depend on, read without importing them."""
         ...
+
+
+def usage_of(embedder: object) -> dict | None:
+    """The embedder's optional ``usage()`` (see :class:`Embedder`); None for one that reports none."""
+    usage = getattr(embedder, "usage", None)
+    return usage() if callable(usage) else None
+
+
+def probe_of(embedder: object) -> dict | None:
+    """The embedder's optional ``probe()`` (see :class:`Embedder`); None for one that offers none."""
+    probe = getattr(embedder, "probe", None)
+    return probe() if callable(probe) else None
 
 
 def installed_versions(*names: str) -> dict[str, str | None]:

@@ -102,6 +102,7 @@ class EmbeddingsClient:
         self.batch_size, self.max_concurrency, self.policy = batch_size, max_concurrency, policy
         self.dimension: int | None = dimensions  # learnt from the first answer when not asked
         self.usage = Usage()
+        self.served_model: str | None = None  # the model the last answer named (None: it named none)
         self._key = key
         self._headers = {"Content-Type": "application/json", "Accept": "application/json",
                          "User-Agent": "ptah"}
@@ -223,6 +224,7 @@ class EmbeddingsClient:
         served = document.get("model")
         if served is not None and served != self.model:
             self._refuse(f'answered with model "{self._visible(str(served))}", not "{self.model}" as asked')
+        self.served_model = served
         if len(data) != inputs:
             self._refuse(f"answered {len(data)} vectors for {inputs} texts")
         order = [item.get("index", position) for position, item in enumerate(data)]

@@ -74,7 +74,7 @@ class OpenAICompatibleKind:
 
 
 class ServiceEmbedder:
-    """Embeds through an :class:`EmbeddingsClient`; ``usage`` says what it cost."""
+    """Embeds through an :class:`EmbeddingsClient`; :meth:`usage` says what it cost, :meth:`probe` what it serves."""
 
     def __init__(self, settings: GenerationSettings, env: Mapping[str, str], *, policy: Policy | None = None):
         service = settings.service
@@ -91,13 +91,22 @@ class ServiceEmbedder:
         self.client = EmbeddingsClient(service.base_url, settings.model, key=key, dimensions=settings.dimension,
                                        batch_size=settings.batch_size, max_concurrency=service.max_concurrency,
                                        policy=policy or POLICY)
+        self._probe: np.ndarray | None = None
         if self.client.dimension is None:
-            self.client.embed([PROBE_TEXT])
+            self._probe = self.client.embed([PROBE_TEXT])[0]  # the first probe() answers with it
         self.dimension = int(self.client.dimension)
 
-    @property
-    def usage(self) -> Usage:
-        return self.client.usage
+    def usage(self) -> dict:
+        """What this embedder asked of the server since it was opened or last asked this (:meth:`Usage.as_dict`)."""
+        usage, self.client.usage = self.client.usage, Usage()
+        return usage.as_dict()
+
+    def probe(self) -> dict:
+        """:data:`PROBE_TEXT` embedded now (bare, no prefix, as served) and the model name the server answered with."""
+        vector, self._probe = self._probe, None
+        if vector is None:
+            vector = self.client.embed([PROBE_TEXT])[0]
+        return {"model": self.client.served_model, "vector": [float(value) for value in vector]}
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts, self.settings.document_prefix)

@@ -52,6 +52,7 @@ class HybridChannel:
             "versions": {**side.get("versions", {}), **lexical.info["versions"]},
             "verification": side["verification"],
             "queries_from_cache": side.get("queries_from_cache"),
+            **{name: side[name] for name in ("probe", "usage") if name in side},  # a service's, as the vector run's
             "index": lexical.info["index"],
         }
         search = {

@@ -26,10 +26,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Mapping
 
 import numpy as np
 
+from ptah.adapters.embedders.base import usage_of
 from ptah.core.errors import NotBuilt, StaleGeneration
 from ptah.core.outcomes import make_run
 from ptah.core.ranking import key_columns
@@ -39,6 +40,7 @@ from ptah.core.scoring import score_blocks
 from ptah.services.channels.base import RunPlan, Sides, measure_scores, register_channel
 from ptah.services.channels.index import hold_index
 from ptah.services.external import cache_store, external_settings, is_external, read_external, refuse_index, verification_dict
+from ptah.services.probe import NOT_CHECKED, check, report_settings, stored_probe
 from ptah.services.project import Generation, normalize_rows
 from ptah.services.search import embed_queries
 from ptah.services.verify import VerifyResult, verify_stored
@@ -103,7 +105,7 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
         normalize_rows(vectors)
 
     clock = time.perf_counter()
-    queries, cached = _query_vectors(sides, generation, store, vectors.shape[1])
+    queries, cached, service = _query_vectors(sides, generation, store, vectors.shape[1], record.settings if record else {})
     sides.charge("embed_queries", clock)
 
     clock = time.perf_counter()
@@ -127,7 +129,7 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
         "name": generation.name,
         "identity": identity,
         "model": record.model if record else generation.settings.model,
-        "settings": dict(record.settings) if record else external_settings(generation),
+        "settings": report_settings(record.settings) if record else external_settings(generation),
         "dimension": int(vectors.shape[1]),
         "rows": len(keys),
         "model_digest": record.model_digest if record else generation.identity.model_digest,
@@ -135,6 +137,7 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
         "verification": (verification_dict(verification) if record is None else verification.as_dict())
         | {"allow_stale": request.allow_stale},
         "queries_from_cache": cached,
+        **service,  # a service's probe check and usage (ptah.services.probe); nothing for a local model
     }
     blocks = partial(score_blocks, queries, vectors)
     if index_search is not None:  # the index's rankings, measured (and with mode both, compared with exact)
@@ -158,8 +161,13 @@ def _stale_message(result: VerifyResult) -> str:
     )
 
 
-def _query_vectors(sides: Sides, generation: Generation, store, dimension: int) -> tuple[np.ndarray, int]:
-    """Unit-length query vectors in case order, from the cache where possible. Returns (vectors, cached count).
+def _query_vectors(sides: Sides, generation: Generation, store, dimension: int, kept: Mapping
+                   ) -> tuple[np.ndarray, int, dict]:
+    """Unit-length query vectors in case order, from the cache where possible.
+
+    Returns (vectors, cached count, the report's members for a service: its
+    probe check and usage, :mod:`ptah.services.probe`; ``kept`` is the record's
+    settings, holding the probe).
 
     The model is asked only for the queries the cache lacks, through the same
     step as ``ptah inference search`` (so both score a query alike), and the
@@ -180,13 +188,18 @@ def _query_vectors(sides: Sides, generation: Generation, store, dimension: int) 
                 vectors[rows[text]] = found[text]
             else:
                 missing.append(text)
+    service: dict = {"probe": NOT_CHECKED} if stored_probe(kept) is not None else {}
     if missing:
-        fresh = embed_queries(sides.project.embedder(generation.settings), generation, missing, dimension)
+        embedder = sides.project.embedder(generation.settings)
+        probe = check(generation.name, kept, embedder, allow_stale=sides.request.allow_stale)
+        fresh = embed_queries(embedder, generation, missing, dimension)
+        usage = usage_of(embedder)
+        service = ({"probe": probe} if probe else {}) | ({"usage": usage} if usage else {})
         computed = {text: fresh[i] for i, text in enumerate(missing)}
         store.cache_queries(identity, computed)
         for text, vector in computed.items():
             vectors[rows[text]] = vector
-    return vectors, len(texts) - len(missing)
+    return vectors, len(texts) - len(missing), service
 
 
 register_channel(VectorChannel())

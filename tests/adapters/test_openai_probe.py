@@ -1,0 +1,106 @@
+"""A service generation's usage (build summary, report) and its probe against a silent model change."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from ptah.services.probe import NOT_CHECKED, TOLERANCE
+from tests.adapters.openai_server import MODEL
+from tests.adapters.test_openai_embedder import CORPUS, EXAMPLE, KEY, fast_policy, local, run, server  # noqa: F401
+
+ROWS, BATCH = 187, 16
+
+
+@pytest.fixture
+def project(tmp_path, server, monkeypatch):  # noqa: F811
+    for name in ("ptah.yaml", "make_db.py", "articles.jsonl"):
+        shutil.copy(EXAMPLE / name, tmp_path / name)
+    subprocess.run([sys.executable, str(tmp_path / "make_db.py")], check=True, capture_output=True)
+    with (tmp_path / "ptah.yaml").open("a", encoding="utf-8") as spec:
+        spec.write(f"  served:\n    provider: openai\n    model: {MODEL}\n    base_url: {server.base_url}\n"
+                   f"    api_key_env: PTAH_TEST_KEY\n    batch_size: {BATCH}\n    max_concurrency: 4\n")
+    monkeypatch.setenv("PTAH_TEST_KEY", KEY)
+    return tmp_path
+
+
+def evaluate(project, capsys, *extra):
+    code, out = run(["inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", CORPUS,
+                     "--generation", "served", "--json", *extra], capsys)
+    return code, (json.loads(out)["runs"][0]["generation"] if code in (0, 1) else out)
+
+
+def forget_queries(project):
+    with sqlite3.connect(project / ".ptah" / "ptah.db") as connection:  # the next evaluate is cold again
+        connection.execute("DELETE FROM query_cache")
+
+
+def test_build_and_a_cold_evaluate_record_usage_and_the_probe_passes(project, server, capsys):
+    code, out = run(["inference", "build", "served", "--spec", project / "ptah.yaml", "--json"], capsys)
+    assert code == 0, out
+    usage = json.loads(out)["usage"]
+    requests = 1 + -(-ROWS // BATCH)  # the probe (which also told the dimension), then the rows 16 at a time
+    assert (usage["requests"], usage["retries"], usage["backoff_seconds"]) == (requests, 0, 0.0)
+    assert usage["input_tokens"] == sum(len(text.split()) for r in server.requests for text in r["body"]["input"])
+    assert usage["server_seconds"] > 0
+    code, out = run(["inference", "build", "served", "--spec", project / "ptah.yaml"], capsys)
+    assert out.endswith(" 0 embedded, 187 unchanged, 0 deleted in " + out.split(" in ")[-1])  # nothing asked
+    with sqlite3.connect(project / ".ptah" / "ptah.db") as connection:
+        settings = json.loads(connection.execute("SELECT settings FROM generations WHERE name = 'served'").fetchone()[0])
+    assert settings["probe"]["model"] == MODEL and len(settings["probe"]["vector"]) == 384
+
+    before = len(server.requests)
+    code, generation = evaluate(project, capsys)
+    assert code in (0, 1), generation
+    assert generation["probe"] == {"checked": True, "passed": True, "cosine": 1.0, "tolerance": TOLERANCE,
+                                   "model_at_build": MODEL, "model_now": MODEL}
+    assert generation["usage"]["requests"] == len(server.requests) - before
+    assert generation["usage"]["input_tokens"] > 0
+    assert "probe" not in generation["settings"]
+
+    before = len(server.requests)
+    code, generation = evaluate(project, capsys)  # warm: nothing asked, so neither checked nor used
+    assert len(server.requests) == before
+    assert generation["probe"] == NOT_CHECKED and "usage" not in generation
+
+
+def test_a_changed_model_refuses_a_cold_evaluate_with_exit_3_and_allow_stale_measures_it(project, server, capsys):
+    code, out = run(["inference", "build", "served", "--spec", project / "ptah.yaml", "--quiet"], capsys)
+    assert code == 0, out
+    server.always = "perturbed"
+    code, out = evaluate(project, capsys)
+    assert code == 3
+    assert out.startswith('generation "served": its probe vector\'s cosine with the one stored at build is 0.')
+    assert out.endswith(f", below {TOLERANCE}, so the model behind the name may have changed and the stored "
+                        "vectors may not match new queries. Rebuild it under a new name, or pass --allow-stale "
+                        "to measure it anyway.\n")
+    code, generation = evaluate(project, capsys, "--allow-stale")
+    assert code in (0, 1), generation
+    probe = generation["probe"]
+    assert (probe["checked"], probe["passed"], probe["model_now"]) == (True, False, MODEL)
+    assert 0.5 < probe["cosine"] < TOLERANCE
+
+    forget_queries(project)
+    server.always = "no-model"  # the server names no model now; at build it named the one asked
+    code, out = evaluate(project, capsys)
+    assert (code, out) == (3, f'generation "served": the server now answers as model (no model named), at build as '
+                              f'"{MODEL}", so the model behind the name may have changed and the stored vectors may '
+                              "not match new queries. Rebuild it under a new name, or pass --allow-stale to measure "
+                              "it anyway.\n")
+    server.always = "other-model"  # another name than asked: refused by the client whatever --allow-stale says
+    code, out = evaluate(project, capsys, "--allow-stale")
+    assert code == 3 and '"other-model"' in out and f'"{MODEL}"' in out, out
+
+
+def test_a_local_generation_reports_no_usage_and_no_probe(project, capsys):
+    code, out = run(["inference", "build", "title-body", "--spec", project / "ptah.yaml", "--json"], capsys)
+    assert code == 0 and "usage" not in json.loads(out), out
+    code, out = run(["inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", CORPUS,
+                     "--generation", "title-body", "--json"], capsys)
+    generation = json.loads(out)["runs"][0]["generation"]
+    assert "probe" not in generation and "usage" not in generation and "probe" not in generation["settings"]
