@@ -5,7 +5,7 @@ names the database by its redacted URL (:func:`ptah.core.spec.redact_url`)
 and has any password the URL holds scrubbed from the server's or libpq's own
 text, so no password is ever printed.
 
-psycopg is an optional dependency (``pip install 'ptah[postgres]'``): this
+psycopg is an optional dependency (ptah's ``postgres`` extra, or ``pip install 'psycopg[binary]>=3.1'``): this
 module imports it, and only the PostgreSQL adapters import this module, so a
 SQLite-only installation never needs it.
 """
@@ -25,7 +25,7 @@ try:
     from psycopg import errors as pg_errors
     from psycopg.conninfo import conninfo_to_dict
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("PostgreSQL support needs psycopg 3: pip install 'ptah[postgres]'") from exc
+    raise ImportError("PostgreSQL support needs psycopg 3: pip install 'psycopg[binary]>=3.1' (the postgres extra of ptah)") from exc
 
 DEFAULT_CONNECT_TIMEOUT_S = 10
 
