@@ -160,16 +160,21 @@ def _type_check(wanted: list[str]) -> Check:
     return check
 
 
+def _within(part: str | int, child: Check, value: object) -> None:
+    """``child(value)``, a violation found there located under ``part``."""
+    try:
+        child(value)
+    except SchemaViolation as violation:
+        violation.parts.append(part)
+        raise
+
+
 def _properties_check(children: dict[str, Check]) -> Check:
     def check(value: object) -> None:
         if isinstance(value, dict):
             for name, child in children.items():
                 if name in value:
-                    try:
-                        child(value[name])
-                    except SchemaViolation as violation:
-                        violation.parts.append(name)
-                        raise
+                    _within(name, child, value[name])
 
     return check
 
@@ -182,11 +187,7 @@ def _additional_check(known: set[str], child: Check | None) -> Check:
                     continue
                 if child is None:
                     raise SchemaViolation("is not a known field", [name])
-                try:
-                    child(value[name])
-                except SchemaViolation as violation:
-                    violation.parts.append(name)
-                    raise
+                _within(name, child, value[name])
 
     return check
 
@@ -195,11 +196,7 @@ def _items_check(child: Check) -> Check:
     def check(value: object) -> None:
         if isinstance(value, list):
             for index, item in enumerate(value):
-                try:
-                    child(item)
-                except SchemaViolation as violation:
-                    violation.parts.append(index)
-                    raise
+                _within(index, child, item)
 
     return check
 

@@ -22,7 +22,7 @@ from ptah.adapters.spec_yaml import find_spec, load_spec
 from ptah.adapters.stores import registry as stores
 from ptah.adapters.stores.base import Capabilities, Store
 from ptah.adapters.stores.records import Matrix
-from ptah.core.errors import NotBuilt, UnknownGeneration
+from ptah.core.errors import NotBuilt
 from ptah.core.spec import GenerationSettings, Spec
 
 

@@ -93,7 +93,8 @@ def test_warm_cache_evaluate_never_imports_torch(project):
     """Nor anything else a warm vector evaluate does not use: the lexical channel's libraries, the HTML page's
     renderer, and with --json no table library (rich)."""
     run(evaluate(project, "--json"))  # warms the cache (the module fixture's builds did not embed queries)
-    unused = ("torch", "sentence_transformers", "transformers", "scipy", "bm25s", "ptah.render.html", "rich")
+    unused = ("torch", "sentence_transformers", "transformers", "scipy", "bm25s", "ptah.render.html", "rich",
+              "ptah.adapters.embedders.http_client")
     script = (
         "import sys\nfrom ptah.cli import main\n"
         "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    code = exit.code\n"

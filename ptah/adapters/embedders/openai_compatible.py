@@ -21,19 +21,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 from urllib.parse import urlsplit
 
 import numpy as np
 
 from ptah.adapters.embedders.base import l2_normalize
-from ptah.adapters.embedders.http_client import EmbeddingsClient, Policy, Usage
 from ptah.core.errors import CredentialMissing
 from ptah.core.spec import GenerationSettings
 
+if TYPE_CHECKING:
+    from ptah.adapters.embedders.http_client import Policy
+
 KIND = "openai"
 PROBE_TEXT = "ptah probe: the quick brown fox jumps over the lazy dog"
-POLICY = Policy()
+POLICY: Policy | None = None  # the client's timeouts and retries (None: its defaults); tests lower them
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -87,10 +89,14 @@ class ServiceEmbedder:
                     f'generation "{settings.name}": the environment variable {service.api_key_env} that should hold '
                     f"the key of {service.base_url} is not set; set it, or name another with api_key_env"
                 )
+        # the HTTP client (ssl, http.client, threads) is imported only when texts must be embedded:
+        # choosing the kind and computing the identity, which every warm evaluate does, need none of it
+        from ptah.adapters.embedders.http_client import EmbeddingsClient, Policy
+
         self.settings = settings
         self.client = EmbeddingsClient(service.base_url, settings.model, key=key, dimensions=settings.dimension,
                                        batch_size=settings.batch_size, max_concurrency=service.max_concurrency,
-                                       policy=policy or POLICY)
+                                       policy=policy or POLICY or Policy())
         self._probe: np.ndarray | None = None
         if self.client.dimension is None:
             self._probe = self.client.embed([PROBE_TEXT])[0]  # the first probe() answers with it
@@ -98,7 +104,7 @@ class ServiceEmbedder:
 
     def usage(self) -> dict:
         """What this embedder asked of the server since it was opened or last asked this (:meth:`Usage.as_dict`)."""
-        usage, self.client.usage = self.client.usage, Usage()
+        usage, self.client.usage = self.client.usage, type(self.client.usage)()
         return usage.as_dict()
 
     def probe(self) -> dict:

@@ -98,7 +98,6 @@ class IndexSearch:
     options: SearchOptions
     snapshot: object
     stack: ExitStack
-    measures: tuple[Measure, ...] = ()
     results: list[CaseResult] = field(default_factory=list)
     exact_scores: list[dict[str, float]] = field(default_factory=list)  # per case: the exact score of its index top k
     seconds: float = 0.0
