@@ -25,7 +25,7 @@ try:
     from psycopg import errors as pg_errors
     from psycopg.conninfo import conninfo_to_dict
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("PostgreSQL support needs psycopg 3: pip install 'psycopg[binary]>=3.1' (the postgres extra of ptah)") from exc
+    raise ImportError("PostgreSQL support needs psycopg 3: pip install 'psycopg[binary]>=3.1' (the postgres extra of ptah-eval)") from exc
 
 DEFAULT_CONNECT_TIMEOUT_S = 10
 

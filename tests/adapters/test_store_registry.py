@@ -292,7 +292,7 @@ def test_missing_psycopg_says_how_to_install_it(tmp_path, monkeypatch):
     with open_project(str(space.spec_path)) as project, pytest.raises(CapabilityUnavailable) as raised:
         project.store()
     assert raised.value.exit_code == EXIT_OPERATIONAL
-    assert str(raised.value).endswith("; install it with: pip install 'psycopg[binary]>=3.1' (the postgres extra of ptah)")
+    assert str(raised.value).endswith("; install it with: pip install 'psycopg[binary]>=3.1' (the postgres extra of ptah-eval)")
 
 
 # --- a project over the toy store -------------------------------------------------------

@@ -105,7 +105,7 @@ def postgres_module(module: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as exc:
         raise CapabilityUnavailable(
-            f"PostgreSQL support is not installed ({exc}); install it with: pip install 'psycopg[binary]>=3.1' (the postgres extra of ptah)"
+            f"PostgreSQL support is not installed ({exc}); install it with: pip install 'psycopg[binary]>=3.1' (the postgres extra of ptah-eval)"
         ) from None
 
 
