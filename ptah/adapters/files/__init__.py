@@ -13,7 +13,7 @@ Each module's docs state its rules.
 
 from ptah.adapters.files.project import ProjectFolder, check_project_files
 from ptah.adapters.files.reads import LineFile, kind_of, open_lines, read_bounded
-from ptah.adapters.files.writes import check_output, write_pieces_atomically, write_text_atomically
+from ptah.adapters.files.writes import check_output, replace_regular_file, write_pieces_atomically, write_text_atomically
 
 __all__ = [
     "LineFile",
@@ -23,6 +23,7 @@ __all__ = [
     "kind_of",
     "open_lines",
     "read_bounded",
+    "replace_regular_file",
     "write_pieces_atomically",
     "write_text_atomically",
 ]

@@ -158,6 +158,21 @@ def write_pieces_atomically(path: str | os.PathLike, pieces: Iterable[str], *, o
         os.close(dir_fd)
 
 
+def replace_regular_file(path: str | os.PathLike, text: str) -> None:
+    """Replace the regular file at ``path`` (or create it) with ``text``, atomically -- never writing through
+    a device, a FIFO or a link: for files ptah reads back itself (a corpus it edits, a judgement record)."""
+    raw = os.fspath(path)
+    folder, name = _split(raw, raw)
+    try:
+        dir_fd = os.open(folder or ".", _OPEN_FOLDER)
+    except OSError as exc:
+        raise unwritable(raw, exc) from None
+    try:
+        write_at(dir_fd, name, text.encode("utf-8"), raw, devices=False)
+    finally:
+        os.close(dir_fd)
+
+
 def _encoded(pieces: Iterable[str]) -> Iterable[bytes]:
     """``pieces`` as UTF-8, gathered into runs of about :data:`_WRITE_SIZE` bytes."""
     gathered, size = [], 0

@@ -1,0 +1,278 @@
+"""Reading and writing a corpus's judgement record: ``NAME.judged.yaml`` beside ``NAME.yaml``.
+
+The format is pinned in DESIGN.md ("Judged keys and holes")::
+
+    version: 1
+    corpus: sha256:…            # the corpus digest it was last written against (informative)
+    cases:
+      pricing:                  # case id
+        "42": {grade: 1, text_sha256: "…", judged_at: "2026-11-30T12:00:00Z"}
+        "17": {grade: 0, text_sha256: "…", judged_at: "…"}   # judged not relevant
+
+Reading is strict: only a regular file (a link, FIFO or device is refused, as
+is a file over :data:`MAX_RECORD_BYTES`), one YAML document, no alias, no
+unknown field, every grade a number from 0 to the corpus's grade limit, every
+``text_sha256`` 64 lowercase hex digits and every ``judged_at`` a UTC time
+written ``YYYY-MM-DDTHH:MM:SSZ``; every problem is reported with its
+``FILE:LINE`` (:class:`CorpusError`, exit 2). A corpus without a record has
+the empty one.
+
+Writing replaces the file atomically (:mod:`ptah.adapters.files.writes`),
+never through a link or into a FIFO; cases and keys are written sorted, every
+text double-quoted, so the file diffs well under version control.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import stat
+from datetime import datetime
+from pathlib import Path
+
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode
+
+from ptah.adapters.files import kind_of, replace_regular_file
+from ptah.adapters.yaml_nodes import (
+    DocumentProblem,
+    describe,
+    integer,
+    line_of,
+    mapping_fields,
+    number,
+    read_document,
+    scalar_text,
+)
+from ptah.core.corpus import MAX_CASES, MAX_GRADE, MAX_ID_CHARS, MAX_KEY_CHARS, MAX_KEYS_PER_CASE
+from ptah.core.errors import CorpusError, Problem
+from ptah.core.judged import JUDGED_VERSION, Judgement, JudgementRecord
+
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+_SHA256 = re.compile(r"[0-9a-f]{64}\Z")
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}\Z")
+_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\Z")
+_TOP_FIELDS = ("version", "corpus", "cases")
+_JUDGEMENT_FIELDS = ("grade", "text_sha256", "judged_at")
+_LINE_BREAKS = "\x85\u2028\u2029\ufeff"
+
+
+def record_path(corpus_path: str | os.PathLike) -> Path:
+    """``NAME.judged.yaml`` beside the corpus ``NAME.yaml`` (or ``NAME.yml``; any other name gains the suffix)."""
+    path = Path(corpus_path)
+    stem = path.stem if path.suffix in (".yaml", ".yml") else path.name
+    return path.with_name(stem + ".judged.yaml")
+
+
+def read_record(corpus_path: str | os.PathLike) -> JudgementRecord:
+    """The judgement record beside ``corpus_path``; the empty record when there is none (see the module docs)."""
+    path = record_path(corpus_path)
+    name = str(path)
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return JudgementRecord.empty()
+    except OSError as exc:
+        raise CorpusError([Problem(f"cannot be read: {exc.strerror or exc}", path=name)]) from None
+    if not stat.S_ISREG(found.st_mode):
+        raise CorpusError([Problem(
+            f"is {kind_of(found.st_mode)}, not a regular file; the judgement record is read only from a regular "
+            "file beside its corpus: replace it with the file itself", path=name)])
+    try:
+        root = read_document(path, max_bytes=MAX_RECORD_BYTES, what="judgement record")
+    except DocumentProblem as exc:
+        raise CorpusError([exc.problem]) from None
+    return _Reader(name).record(root)
+
+
+class _Reader:
+    def __init__(self, path: str):
+        self.path = path
+        self.problems: list[Problem] = []
+
+    def report(self, message: str, *, line: int | None, field: str | None, case: str | None = None) -> None:
+        self.problems.append(Problem(message, path=self.path, line=line, case=case, field=field))
+
+    def record(self, root: Node) -> JudgementRecord:
+        if not isinstance(root, MappingNode):
+            self.report(f"a judgement record is a YAML mapping with version and cases, not {describe(root)}",
+                        line=line_of(root), field=None)
+            raise CorpusError(self.problems)
+        fields = mapping_fields(root, known=_TOP_FIELDS, report=self.report, where="the judgement record")
+        if "version" not in fields:
+            self.report("is missing; write `version: 1` at the top", line=line_of(root), field="version")
+        elif integer(fields["version"].value) != JUDGED_VERSION:
+            node = fields["version"].value
+            self.report(f"must be the number 1 (this ptah reads judgement records of format 1), not {describe(node)}",
+                        line=line_of(node), field="version")
+        corpus = None
+        if "corpus" in fields:
+            node = fields["corpus"].value
+            corpus = scalar_text(node)
+            if corpus is not None and not _DIGEST.match(corpus):
+                self.report(f"must be a corpus digest sha256:<64 hex digits>, not {describe(node)}",
+                            line=line_of(node), field="corpus")
+        cases = self._cases(fields["cases"].value) if "cases" in fields else {}
+        if self.problems:
+            raise CorpusError(self.problems)
+        return JudgementRecord(version=JUDGED_VERSION, corpus=corpus, cases=cases)
+
+    def _cases(self, node: Node) -> dict[str, dict[str, Judgement]]:
+        if isinstance(node, ScalarNode) and scalar_text(node) is None:
+            return {}  # `cases:` with nothing under it: no judgement yet
+        if not isinstance(node, MappingNode):
+            self.report(f"must be a mapping from case id to its judgements, not {describe(node)}",
+                        line=line_of(node), field="cases")
+            return {}
+        if len(node.value) > MAX_CASES:
+            self.report(f"holds {len(node.value):,} cases, more than the limit of {MAX_CASES:,}",
+                        line=line_of(node), field="cases")
+            return {}
+        cases: dict[str, dict[str, Judgement]] = {}
+        for key_node, value in node.value:
+            case_id = self._text(key_node, "case id", MAX_ID_CHARS, field="cases", case=None)
+            if case_id is None:
+                continue
+            if case_id in cases:
+                self.report("the case is given twice; keep one", line=line_of(key_node), field="cases", case=case_id)
+                continue
+            cases[case_id] = self._judgements(value, case_id)
+        return cases
+
+    def _judgements(self, node: Node, case_id: str) -> dict[str, Judgement]:
+        if not isinstance(node, MappingNode):
+            self.report(f'must be a mapping from key to its judgement such as "42": {{grade: 1, …}}, not {describe(node)}',
+                        line=line_of(node), field=None, case=case_id)
+            return {}
+        if len(node.value) > MAX_KEYS_PER_CASE:
+            self.report(f"holds {len(node.value):,} judgements, above the limit of {MAX_KEYS_PER_CASE:,}",
+                        line=line_of(node), field=None, case=case_id)
+            return {}
+        judgements: dict[str, Judgement] = {}
+        for key_node, value in node.value:
+            key = self._text(key_node, "key", MAX_KEY_CHARS, field="key", case=case_id)
+            if key is None:
+                continue
+            if key in judgements:
+                self.report(f"key {key!r} is judged twice; keep one", line=line_of(key_node), field="key", case=case_id)
+                continue
+            judgement = self._judgement(value, case_id, key)
+            if judgement is not None:
+                judgements[key] = judgement
+        return judgements
+
+    def _judgement(self, node: Node, case_id: str, key: str) -> Judgement | None:
+        where = f"key {key!r}"
+        if not isinstance(node, MappingNode):
+            self.report(f"{where}: must be a mapping {{grade, text_sha256, judged_at}}, not {describe(node)}",
+                        line=line_of(node), field=None, case=case_id)
+            return None
+        before = len(self.problems)
+
+        def report(message: str, *, line: int | None, field: str | None) -> None:
+            self.report(f"{where}: {message}", line=line, field=field, case=case_id)
+
+        fields = mapping_fields(node, known=_JUDGEMENT_FIELDS, report=report, where="a judgement")
+        for name in _JUDGEMENT_FIELDS:
+            if name not in fields:
+                report("is missing", line=line_of(node), field=name)
+        grade = self._grade(fields["grade"].value, report) if "grade" in fields else None
+        digest = self._matching(fields.get("text_sha256"), _SHA256, "the SHA-256 of the row text: 64 lowercase hex digits",
+                                report, "text_sha256")
+        judged_at = self._matching(fields.get("judged_at"), _TIME, 'a UTC time such as "2026-11-30T12:00:00Z"',
+                                   report, "judged_at")
+        if judged_at is not None:
+            try:
+                datetime.strptime(judged_at, TIME_FORMAT)
+            except ValueError:
+                report(f"{judged_at!r} is no date and time of the calendar", line=line_of(fields["judged_at"].value),
+                       field="judged_at")
+        if len(self.problems) > before or grade is None or digest is None or judged_at is None:
+            return None
+        return Judgement(grade=grade, text_sha256=digest, judged_at=judged_at)
+
+    @staticmethod
+    def _grade(node: Node, report) -> float | None:
+        value = number(node)
+        if value is None or math.isnan(value) or not 0 <= value <= MAX_GRADE:
+            report(f"must be a number from 0 (not relevant) to {MAX_GRADE:,}, not {describe(node)}",
+                   line=line_of(node), field="grade")
+            return None
+        return value
+
+    @staticmethod
+    def _matching(found, pattern: re.Pattern, wanted: str, report, name: str) -> str | None:
+        if found is None:
+            return None
+        text = scalar_text(found.value)
+        if text is None or not pattern.match(text):
+            report(f"must be {wanted}, not {describe(found.value)}", line=line_of(found.value), field=name)
+            return None
+        return text
+
+    def _text(self, node: Node, what: str, limit: int, *, field: str, case: str | None) -> str | None:
+        text = scalar_text(node)
+        if text is None or text == "":
+            self.report(f"a {what} must be non-empty text, not {describe(node)}", line=line_of(node), field=field, case=case)
+            return None
+        if len(text) > limit:
+            self.report(f"a {what} of {len(text):,} characters is above the limit of {limit:,}",
+                        line=line_of(node), field=field, case=case)
+            return None
+        if "\0" in text:
+            self.report(f"a {what} holds a NUL character (\\x00)", line=line_of(node), field=field, case=case)
+            return None
+        return text
+
+
+def record_text(record: JudgementRecord) -> str:
+    """The YAML text of ``record`` as :func:`write_record` writes it (cases and keys sorted)."""
+    lines = [
+        "# Judgement record: every key a person judged for each case (grade 0: not relevant), the SHA-256 of",
+        "# the row's text then, and when (UTC). Written by `ptah corpus judge`, `add` and `pin`.",
+        f"version: {JUDGED_VERSION}",
+    ]
+    if record.corpus is not None:
+        lines.append(f"corpus: {quoted(record.corpus)}")
+    cases = {case_id: keys for case_id, keys in record.cases.items() if keys}
+    lines.append("cases:" if cases else "cases: {}")
+    for case_id in sorted(cases):
+        lines.append(f"  {quoted(case_id)}:")
+        for key in sorted(cases[case_id]):
+            judgement = cases[case_id][key]
+            lines.append(f"    {quoted(key)}: {{grade: {grade_text(judgement.grade)}, "
+                         f"text_sha256: {quoted(judgement.text_sha256)}, judged_at: {quoted(judgement.judged_at)}}}")
+    return "\n".join(lines) + "\n"
+
+
+def write_record(corpus_path: str | os.PathLike, record: JudgementRecord) -> Path:
+    """Replace the judgement record beside ``corpus_path`` with ``record``, atomically; returns its path."""
+    path = record_path(corpus_path)
+    replace_regular_file(path, record_text(record))
+    return path
+
+
+def grade_text(grade: float) -> str:
+    """A grade as YAML: ``1`` for a whole number, else the shortest float that reads back the same."""
+    return str(int(grade)) if float(grade).is_integer() else repr(float(grade))
+
+
+def quoted(text: str) -> str:
+    """``text`` as a double-quoted YAML scalar that reads back exactly: controls, line breaks of any kind
+    and characters that are not printable are escaped, the rest written as themselves."""
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if char in '"\\':
+            out.append("\\" + char)
+        elif 0x20 <= code < 0x7F or (code > 0x9F and char.isprintable() and char not in _LINE_BREAKS):
+            out.append(char)
+        elif code <= 0xFF:
+            out.append(f"\\x{code:02x}")
+        elif code <= 0xFFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)

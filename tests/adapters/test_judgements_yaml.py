@@ -1,0 +1,118 @@
+"""The judgement record beside a corpus: read strictly with FILE:LINE errors, written atomically, read back exactly."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+import pytest
+
+from ptah.adapters.judgements_yaml import quoted, read_record, record_path, record_text, write_record
+from ptah.core.errors import CorpusError
+from ptah.core.judged import Judgement, JudgementRecord
+
+SHA = "a" * 64
+DIGEST = "sha256:" + "b" * 64
+
+
+def test_the_record_sits_beside_its_corpus(tmp_path):
+    assert record_path(tmp_path / "support.yaml") == tmp_path / "support.judged.yaml"
+    assert record_path(tmp_path / "support.yml") == tmp_path / "support.judged.yaml"
+    assert record_path(tmp_path / "corpus") == tmp_path / "corpus.judged.yaml"
+
+
+def test_no_record_is_the_empty_record(tmp_path):
+    record = read_record(tmp_path / "c.yaml")
+    assert record == JudgementRecord.empty() and len(record) == 0
+
+
+def test_the_pinned_format_reads(tmp_path):
+    (tmp_path / "c.judged.yaml").write_text(
+        "version: 1\n"
+        f"corpus: {DIGEST}            # informative\n"
+        "cases:\n"
+        "  pricing:                  # case id\n"
+        f'    "42": {{grade: 1.0, text_sha256: "{SHA}", judged_at: "2026-11-30T12:00:00Z"}}\n'
+        f'    17: {{grade: 0, text_sha256: "{SHA}", judged_at: "2026-11-30T12:01:00Z"}}   # judged not relevant\n'
+        "  other:\n"
+        f"    '0042':\n      grade: 0.5\n      text_sha256: {SHA}\n      judged_at: 2026-12-01T00:00:00Z\n"
+    )
+    record = read_record(tmp_path / "c.yaml")
+    assert record.corpus == DIGEST
+    assert dict(record.cases["pricing"]) == {
+        "42": Judgement(1.0, SHA, "2026-11-30T12:00:00Z"),
+        "17": Judgement(0.0, SHA, "2026-11-30T12:01:00Z"),
+    }
+    assert dict(record.cases["other"]) == {"0042": Judgement(0.5, SHA, "2026-12-01T00:00:00Z")}
+
+
+def test_written_records_read_back_equal_with_the_same_digest(tmp_path):
+    record = JudgementRecord(corpus=DIGEST, cases={
+        "b case": {"9": Judgement(2.0, SHA, "2026-11-30T12:00:00Z"), "10": Judgement(0.0, "c" * 64, "2026-11-30T12:00:01Z")},
+        "a": {"x\x1fy": Judgement(0.25, SHA, "2026-11-30T12:00:02Z")},
+        "empty": {},
+    })
+    path = write_record(tmp_path / "c.yaml", record)
+    assert path == tmp_path / "c.judged.yaml"
+    text = path.read_text()
+    assert text == record_text(record)
+    assert text.splitlines()[2:] == [
+        "version: 1",
+        f'corpus: "{DIGEST}"',
+        "cases:",
+        '  "a":',
+        f'    "x\\x1fy": {{grade: 0.25, text_sha256: "{SHA}", judged_at: "2026-11-30T12:00:02Z"}}',
+        '  "b case":',
+        f'    "10": {{grade: 0, text_sha256: "{"c" * 64}", judged_at: "2026-11-30T12:00:01Z"}}',
+        f'    "9": {{grade: 2, text_sha256: "{SHA}", judged_at: "2026-11-30T12:00:00Z"}}',
+    ]
+    again = read_record(tmp_path / "c.yaml")
+    assert again.digest() == record.digest()
+    assert {case: dict(keys) for case, keys in again.cases.items()} == {
+        "a": dict(record.cases["a"]), "b case": dict(record.cases["b case"])}
+
+
+def test_an_empty_record_writes_and_reads(tmp_path):
+    write_record(tmp_path / "c.yaml", JudgementRecord())
+    assert read_record(tmp_path / "c.yaml") == JudgementRecord()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=1, max_size=30).filter(lambda t: "\0" not in t and not any(0xD800 <= ord(c) <= 0xDFFF for c in t)))
+def test_any_key_text_is_quoted_so_that_it_reads_back_exactly(text):
+    from ptah.adapters.yaml_nodes import parse_document, scalar_text
+
+    node = parse_document(f"k: {quoted(text)}\n".encode(), name="t", max_bytes=1 << 20, what="t")
+    assert scalar_text(node.value[0][1]) == text
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ("version: 2\ncases: {}\n",
+     'c.judged.yaml:1: version: must be the number 1 (this ptah reads judgement records of format 1), not the number 2'),
+    ("version: 1\ncases:\n  p:\n    '1': {grade: -1, text_sha256: " + SHA + ", judged_at: 2026-11-30T12:00:00Z}\n",
+     "c.judged.yaml:4: case \"p\": grade: key '1': must be a number from 0 (not relevant) to 1,000,000, not the number -1"),
+    ("version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: ABC, judged_at: 2026-11-30T12:00:00Z}\n",
+     'c.judged.yaml:4: case "p": text_sha256: key \'1\': must be the SHA-256 of the row text: 64 lowercase hex digits, '
+     'not the text "ABC"'),
+    ("version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: " + SHA + ", judged_at: 2026-02-30T12:00:00Z}\n",
+     "c.judged.yaml:4: case \"p\": judged_at: key '1': '2026-02-30T12:00:00Z' is no date and time of the calendar"),
+    ("version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: " + SHA + "}\n",
+     "c.judged.yaml:4: case \"p\": judged_at: key '1': is missing"),
+    ("version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: " + SHA + ", judged_at: 2026-11-30T12:00:00Z, by: me}\n",
+     "c.judged.yaml:4: case \"p\": by: key '1': unknown field in a judgement; known fields are grade, text_sha256, judged_at"),
+    ("version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: " + SHA + ", judged_at: 2026-11-30T12:00:00Z}\n"
+     "    1: {grade: 1, text_sha256: " + SHA + ", judged_at: 2026-11-30T12:00:00Z}\n",
+     "c.judged.yaml:5: case \"p\": key: key '1' is judged twice; keep one"),
+    ("version: 1\ncases: [a]\n", "c.judged.yaml:2: cases: must be a mapping from case id to its judgements, not a list"),
+    ("cases: {}\n", "c.judged.yaml:1: version: is missing; write `version: 1` at the top"),
+    ("version: 1\ncorpus: md5:x\ncases: {}\n",
+     'c.judged.yaml:2: corpus: must be a corpus digest sha256:<64 hex digits>, not the text "md5:x"'),
+    ("- 1\n", "c.judged.yaml:1: a judgement record is a YAML mapping with version and cases, not a list"),
+    ("version: 1\ncases: {a: &x {}, b: *x}\n",
+     "c.judged.yaml:2: YAML anchors and aliases (&name / *name) are not accepted; write the value out"),
+])
+def test_a_bad_record_is_refused_naming_file_line_and_field(tmp_path, body, expected):
+    (tmp_path / "c.judged.yaml").write_text(body)
+    with pytest.raises(CorpusError) as info:
+        read_record(tmp_path / "c.yaml")
+    assert info.value.exit_code == 2
+    assert str(info.value) == str(tmp_path) + "/" + expected

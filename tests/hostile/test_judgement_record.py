@@ -1,0 +1,63 @@
+"""A judgement record that is not a regular file of a sane size is refused, read or written, naming the file.
+
+A link could make ptah read (and then replace) a file outside the corpus's
+folder; a FIFO with no writer would hang the read; a huge file would fill
+memory. Each is refused (exit 2) before anything is read or written.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ptah.adapters.judgements_yaml import MAX_RECORD_BYTES, read_record, write_record
+from ptah.core.errors import CorpusError, OutputRefused
+from ptah.core.judged import Judgement, JudgementRecord
+
+VALID = "version: 1\ncases: {}\n"
+RECORD = JudgementRecord(cases={"a": {"1": Judgement(1.0, "a" * 64, "2026-11-30T12:00:00Z")}})
+
+
+def refused(path) -> str:
+    with pytest.raises(CorpusError) as info:
+        read_record(path)
+    assert info.value.exit_code == 2
+    return str(info.value)
+
+
+def test_a_record_that_is_a_link_is_refused_even_to_a_valid_record(tmp_path):
+    elsewhere = tmp_path / "elsewhere.yaml"
+    elsewhere.write_text(VALID)
+    os.symlink(elsewhere, tmp_path / "c.judged.yaml")
+    assert refused(tmp_path / "c.yaml") == (
+        f"{tmp_path}/c.judged.yaml: is a symbolic link, not a regular file; the judgement record is read only from a "
+        "regular file beside its corpus: replace it with the file itself")
+    with pytest.raises(OutputRefused):
+        write_record(tmp_path / "c.yaml", RECORD)
+    assert elsewhere.read_text() == VALID  # never written through the link
+    assert os.path.islink(tmp_path / "c.judged.yaml")
+
+
+def test_a_record_that_is_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+    os.mkfifo(tmp_path / "c.judged.yaml")
+    assert refused(tmp_path / "c.yaml") == (
+        f"{tmp_path}/c.judged.yaml: is a FIFO (named pipe), not a regular file; the judgement record is read only "
+        "from a regular file beside its corpus: replace it with the file itself")
+    with pytest.raises(OutputRefused):
+        write_record(tmp_path / "c.yaml", RECORD)
+
+
+def test_a_record_that_is_a_folder_is_refused(tmp_path):
+    (tmp_path / "c.judged.yaml").mkdir()
+    assert "c.judged.yaml: is a folder, not a regular file" in refused(tmp_path / "c.yaml")
+
+
+def test_an_oversized_record_is_refused_before_it_is_read(tmp_path):
+    path = tmp_path / "c.judged.yaml"
+    with open(path, "wb") as handle:  # sparse: the size is what is refused, nothing is read
+        handle.write(VALID.encode())
+        handle.truncate(MAX_RECORD_BYTES + 1)
+    assert refused(tmp_path / "c.yaml") == (
+        f"{path}: the file is {MAX_RECORD_BYTES + 1:,} bytes, more than the judgement record limit of "
+        f"{MAX_RECORD_BYTES:,}; split it")
