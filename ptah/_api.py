@@ -165,6 +165,13 @@ class Project:
 
         return build_index(self._project, generation, m=m, ef_construction=ef_construction)
 
+    def prune(self, keep: Sequence[str] = (), *, dry_run: bool = False):
+        """Remove superseded generations from the store, keeping every declared one and those ``keep`` names
+        (a stored name or identity); ``dry_run`` removes nothing. Returns ``.removed`` and ``.kept``."""
+        from ptah.services.prune import prune
+
+        return prune(self._project, tuple(keep), dry_run=dry_run)
+
     def verify(self, generation: str | None = None):
         """Coverage and freshness of a generation against the source (``.ok`` when complete and fresh)."""
         from ptah.services.verify import verify

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import contextmanager
-from typing import Iterator, Optional
+from typing import Iterator, List, Optional
 
 import typer
 
@@ -247,3 +247,37 @@ def index(
         f"(m {built['m']}, ef_construction {built['ef_construction']}, cosine) over {summary.vectors} vectors "
         f"in {summary.seconds:.1f}s"
     )
+
+
+@app.command()
+def prune(
+    keep: Optional[List[str]] = typer.Option(None, "--keep", metavar="NAME", help="Also keep this stored generation: its name or identity as `inference list` shows it (repeatable)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Say what would be removed; remove nothing."),
+    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+    json_output: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Remove superseded generations (vectors, cached queries, record) from the store.
+
+    Keeps every generation the specification declares and each --keep. Exit 0
+    when done (or nothing to remove), 2 for a --keep that names nothing, 3
+    when the store is unavailable or a generation to remove is being built.
+    """
+    import ptah
+
+    with ptah.open_project(spec) as project:
+        result = project.prune(keep or (), dry_run=dry_run)
+    if json_output:
+        _echo_json(result.as_dict())
+        return
+    verb = "would remove" if dry_run else "removed"
+    for generation in result.removed:
+        typer.echo(f"{verb} {plain(generation.name)} ({generation.identity[:19]}, {plain(generation.model)}): "
+                   f"{generation.vectors:,} vectors, last built {generation.updated_at}")
+    for generation in result.kept:
+        typer.echo(f"kept {plain(generation.name)} ({generation.identity[:19]}): {plain(generation.kept_because)}")
+    if not result.removed:
+        typer.echo("nothing to prune: every stored generation is declared or kept")
+    else:
+        count = len(result.removed)
+        typer.echo(f"{verb} {count} superseded generation{'s' if count != 1 else ''} "
+                   f"({result.vectors_removed:,} vectors)" + ("; run without --dry-run to remove them" if dry_run else ""))

@@ -152,6 +152,11 @@ class MemoryStore:
         held = self._state.vectors.get(identity, {})
         return sum(held.pop(row, None) is not None for row in list(row_identities))
 
+    def drop_generation(self, identity):
+        self._state.generations.pop(identity, None)
+        self._state.queries.pop(identity, None)
+        return len(self._state.vectors.pop(identity, {}))
+
     def cached_queries(self, identity, texts):
         return MemorySnapshot(self._state).cached_queries(identity, texts)
 

@@ -92,6 +92,10 @@ class Store(Protocol):
     def delete_vectors(self, identity: str, row_identities: Iterable[str]) -> int:
         """Delete the vectors of these rows in one transaction; how many were deleted."""
 
+    def drop_generation(self, identity: str) -> int:
+        """Remove a generation -- its vectors, cached queries and record -- in one transaction; how many
+        vectors went (0 when it is not registered). The caller holds its build lock (``ptah inference prune``)."""
+
     def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]: ...
 
     def cache_queries(self, identity: str, vectors: Mapping[str, np.ndarray]) -> None:

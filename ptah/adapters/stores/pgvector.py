@@ -329,6 +329,22 @@ class PgvectorStore:
                 )
         return deleted
 
+    def drop_generation(self, identity: str) -> int:
+        """Remove a generation: its vectors table (its index with it), cached queries and record, in one
+        transaction; how many vectors went. A reader holding a snapshot of the table is waited for."""
+        with self._guarded():
+            found = self._table(identity)
+            if found is None:
+                return 0
+            table = sql.Identifier(found[0])
+            with self._connection.transaction():
+                removed = self._connection.execute(sql.SQL("SELECT count(*) FROM {}").format(table)).fetchone()[0]
+                self._connection.execute(sql.SQL("DROP TABLE {}").format(table))
+                self._connection.execute("DELETE FROM ptah_query_cache WHERE generation = %s", (identity,))
+                self._connection.execute("DELETE FROM ptah_generations WHERE identity = %s", (identity,))
+            self._tables.pop(identity, None)
+        return int(removed)
+
     # --- query cache --------------------------------------------------------------
 
     def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]:

@@ -344,6 +344,16 @@ class SqliteStore:
             connection.execute("UPDATE generations SET updated_at = ? WHERE identity = ?", (_now(), identity))
         return deleted
 
+    def drop_generation(self, identity: str) -> int:
+        """Remove a generation: its vectors, cached queries and record, in one transaction; how many vectors went.
+
+        The file keeps its size: SQLite reuses the freed pages for later builds."""
+        with self._transaction() as connection:
+            removed = connection.execute("DELETE FROM vectors WHERE generation = ?", (identity,)).rowcount
+            connection.execute("DELETE FROM query_cache WHERE generation = ?", (identity,))
+            connection.execute("DELETE FROM generations WHERE identity = ?", (identity,))
+        return removed
+
     # --- query cache ----------------------------------------------------------
 
     def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
