@@ -1,0 +1,332 @@
+"""Editing a corpus file in place: grades, required and forbidden keys added to a case, new cases appended.
+
+The file is edited with ruamel.yaml's round-trip mode, so comments, key
+order, quoting and flow or block style stay as the author wrote them; only the
+added entries are new:
+
+* a new key is written double-quoted (``"42"``), so no YAML reader can take it
+  for a number; a grade as a whole number when it is one (``1``), else as the
+  shortest float that reads back (``0.5``);
+* a key is appended to its collection in that collection's style (a flow list
+  ``[a, b]`` gains ``, c`` on its line); a field a case lacks is added at the
+  end of the case, in the style the corpus uses for that field elsewhere
+  (block when no case has it); a new case is appended at the end of ``cases``;
+* comment lines that followed the collection's last entry still follow it,
+  after the added entry;
+* the layout (indentation of mappings, of lists and of their dashes) is read
+  from the file. A save counts the lines it added and the lines it changed
+  (:func:`line_changes`): a line changes only where a flow collection gains an
+  entry or a grade is changed, unless the file mixes layouts that ruamel.yaml
+  writes back one way -- a command says so.
+
+Nothing is written until :meth:`CorpusDocument.save`: the edited text must be
+a valid corpus (:func:`ptah.adapters.corpus_yaml.parse_corpus`), the file must
+hold the bytes it held when read (else exit 3: it changed meanwhile), and it
+is then replaced atomically -- never half written, never through a link.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import warnings
+from typing import Iterable
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+from ruamel.yaml.tokens import CommentToken
+
+from ptah.adapters.corpus_yaml import parse_corpus
+from ptah.adapters.files import read_bounded, replace_regular_file
+from ptah.core.corpus import MAX_FILE_BYTES, Case, Corpus
+from ptah.core.errors import InputError, OperationalError
+
+REQUIRED, FORBIDDEN = "required", "forbidden"
+_KEY_LINE = re.compile(r"( *)(?:-\s+)?[^\s#-][^#]*:\s*(?:#.*)?$")
+
+
+class CorpusDocument:
+    """One corpus file, read and validated, held as a round-trip document to edit (see the module docs)."""
+
+    def __init__(self, path: str | os.PathLike, data: bytes):
+        self.path = str(path)
+        self.original = data
+        self.corpus = parse_corpus(data, name=self.path)
+        text = data.decode("utf-8").removeprefix("\ufeff")
+        self._yaml = _round_trip_yaml(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self._data = self._yaml.load(text)
+        self._text = text
+        self._changed = False
+        self.lines_added = self.lines_changed = 0  # by the last save
+
+    @classmethod
+    def open(cls, path: str | os.PathLike) -> CorpusDocument:
+        """Read the corpus at ``path`` (a regular file, bounded); :class:`CorpusError` (exit 2) when invalid."""
+        return cls(path, read_bounded(path, limit=MAX_FILE_BYTES, what="corpus", hint="split it"))
+
+
+    def judge(self, case_id: str, key: str, grade: float, mark: str | None = None) -> float:
+        """Record ``grade`` for ``key`` in case ``case_id``; ``mark`` REQUIRED or FORBIDDEN adds it there too.
+
+        Grades above 0 go into ``relevant`` (created from the required keys,
+        graded 1, when the case had none; a required key graded 1 in a case
+        without ``relevant`` is only listed); a grade of 0 changes nothing
+        here (it lives in the judgement record). Returns the grade the key
+        holds now. Raises :class:`InputError` (exit 2) for an unknown case
+        and for a judgement the corpus contradicts (a forbidden key graded
+        relevant, a relevant key graded 0 or made forbidden).
+        """
+        case = self.corpus.case(case_id) if case_id in self.case_ids else _unknown_case(case_id, self.path)
+        node = self._case_node(case_id)
+        _check_contradiction(case, key, grade, mark)
+        if mark == FORBIDDEN:
+            self._add_to_list(node, FORBIDDEN, key)
+            return 0.0
+        if mark == REQUIRED:
+            self._add_to_list(node, REQUIRED, key)
+            if "relevant" not in node and grade == 1:
+                return 1.0
+        if grade > 0:
+            if "relevant" not in node:
+                grades = {DoubleQuotedScalarString(k): 1 for k in case.required}
+                self._add_field(node, "relevant", self._new_collection("relevant", grades, node))
+            if node["relevant"].get(key) != grade:
+                self._set_in_map(node["relevant"], key, grade)
+        return float(grade)
+
+    def append_case(self, case_id: str, query: str, k: int | None, judgements: Iterable[tuple[str, float, str | None]]) -> None:
+        """Append the case ``case_id`` with its judgements ``(key, grade, mark)``; exit 2 for a taken id or
+        for a case no judgement makes relevant (it would be no case)."""
+        if case_id in self.case_ids:
+            raise InputError(f'{self.path}: case "{case_id}" exists already; choose another id or judge it with '
+                             "`ptah corpus judge`")
+        judgements = list(judgements)
+        required = [key for key, _, mark in judgements if mark == REQUIRED]
+        forbidden = [key for key, _, mark in judgements if mark == FORBIDDEN]
+        graded = {key: grade for key, grade, mark in judgements if grade > 0}
+        if not graded:
+            raise InputError(f'case "{case_id}": no row was judged relevant (1-3) or required (r); the case was not added')
+        node = CommentedMap([("id", DoubleQuotedScalarString(case_id)), ("query", DoubleQuotedScalarString(query))])
+        if k is not None:
+            node["k"] = k
+        if required:
+            node[REQUIRED] = self._new_collection(REQUIRED, [DoubleQuotedScalarString(key) for key in required])
+        if not required or any(grade != 1 or key not in required for key, grade in graded.items()):
+            node["relevant"] = self._new_collection("relevant", {DoubleQuotedScalarString(key): _grade(g)
+                                                                 for key, g in graded.items()})
+        if forbidden:
+            node[FORBIDDEN] = self._new_collection(FORBIDDEN, [DoubleQuotedScalarString(key) for key in forbidden])
+        cases = self._data["cases"]
+        trailing = _take_trailing(cases)
+        cases.append(node)
+        _give_trailing(cases, trailing)
+        self._changed = True
+
+    @property
+    def case_ids(self) -> frozenset[str]:
+        return frozenset(case.id for case in self.corpus.cases)
+
+    def text(self) -> str:
+        """The document as it would be written now."""
+        return _dumped(self._yaml, self._data) if self._changed else self._text
+
+    def save(self) -> Corpus:
+        """Validate and write the edited corpus (see the module docs); returns it as loaded from the new text."""
+        if not self._changed:
+            return self.corpus
+        text = self.text()
+        corpus = parse_corpus(text, name=self.path)
+        if read_bounded(self.path, limit=MAX_FILE_BYTES, what="corpus") != self.original:
+            raise OperationalError(f"{self.path}: the corpus changed while it was being edited; nothing was written: "
+                                   "run the command again")
+        replace_regular_file(self.path, text)
+        self.lines_added, self.lines_changed = line_changes(self._text.splitlines(), text.splitlines())
+        self.original, self.corpus, self._text, self._changed = text.encode("utf-8"), corpus, text, False
+        return corpus
+
+    # -- the nodes ---------------------------------------------------------------
+
+    def _case_node(self, case_id: str) -> CommentedMap:
+        for node in self._data["cases"]:
+            if str(node.get("id")) == case_id:
+                return node
+        return _unknown_case(case_id, self.path)
+
+    def _add_to_list(self, case: CommentedMap, field: str, key: str) -> None:
+        if field not in case:
+            self._add_field(case, field, self._new_collection(field, [DoubleQuotedScalarString(key)], case))
+            return
+        keys = case[field]
+        if key in [str(item) for item in keys]:
+            return
+        trailing = _take_trailing(keys)
+        keys.append(DoubleQuotedScalarString(key))
+        _give_trailing(keys, trailing)
+        self._changed = True
+
+    def _set_in_map(self, mapping: CommentedMap, key: str, grade: float) -> None:
+        for existing in mapping:
+            if str(existing) == key:
+                mapping[existing] = _grade(grade)
+                self._changed = True
+                return
+        trailing = _take_trailing(mapping)
+        mapping[DoubleQuotedScalarString(key)] = _grade(grade)
+        _give_trailing(mapping, trailing)
+        self._changed = True
+
+    def _add_field(self, case: CommentedMap, field: str, value) -> None:
+        trailing = _take_trailing(case)
+        case[field] = value
+        _give_trailing(case, trailing)
+        self._changed = True
+
+    def _new_collection(self, field: str, items, case: CommentedMap | None = None):
+        """A new list or mapping for ``field``, in the style the corpus uses for it (module docs)."""
+        collection = CommentedMap(items) if isinstance(items, dict) else CommentedSeq(items)
+        if isinstance(collection, CommentedMap):
+            for key, grade in list(collection.items()):
+                collection[key] = _grade(grade)
+        flow = case is not None and case.fa.flow_style()
+        if not flow:
+            flow = next((bool(other[field].fa.flow_style()) for other in self._data["cases"]
+                         if isinstance(other, CommentedMap) and isinstance(other.get(field), (CommentedMap, CommentedSeq))),
+                        False)
+        collection.fa.set_flow_style() if flow else collection.fa.set_block_style()
+        return collection
+
+
+def _unknown_case(case_id: str, path: str):
+    raise InputError(f'{path}: no case "{case_id}" in the corpus; a judgement names a case of the corpus '
+                     "(`ptah corpus add` appends a new one)")
+
+
+def _check_contradiction(case: Case, key: str, grade: float, mark: str | None) -> None:
+    where = f'case "{case.id}": key {key!r}'
+    if mark == FORBIDDEN:
+        if grade:
+            raise InputError(f"{where}: a forbidden key is not relevant: give it grade 0")
+        if key in case.required or key in case.relevant:
+            raise InputError(f"{where}: the corpus expects this key (required or relevant); a key cannot be both "
+                             "expected and forbidden: edit the corpus to change its mind")
+        return
+    if key in case.forbidden and (grade > 0 or mark == REQUIRED):
+        raise InputError(f"{where}: the corpus forbids this key; remove it from forbidden before grading it relevant")
+    if mark == REQUIRED and grade <= 0:
+        raise InputError(f"{where}: a required key is relevant: give it a grade above 0")
+    if grade == 0 and (key in case.relevant or key in case.required):
+        raise InputError(f"{where}: the corpus grades this key {case.relevant.get(key, 1):g}; edit the corpus "
+                         "to remove it before judging it not relevant")
+
+
+def _grade(grade: float) -> int | float:
+    return int(grade) if float(grade).is_integer() else float(grade)
+
+
+# -- comments that follow a collection's last entry -------------------------------
+
+def _last_slots(node) -> list[tuple[object, object, int]]:
+    """``(collection, key or index, slot)`` from ``node`` down through each last entry of a block collection."""
+    slots = []
+    while isinstance(node, (CommentedMap, CommentedSeq)) and len(node) and not node.fa.flow_style():
+        if isinstance(node, CommentedMap):
+            key, slot = next(reversed(node)), 2
+        else:
+            key, slot = len(node) - 1, 0
+        slots.append((node, key, slot))
+        node = node[key]
+    return slots
+
+
+def _take_trailing(node) -> CommentToken | None:
+    """Detach the comment lines after ``node``'s last entry (its end-of-line comment stays): ruamel keeps them
+    on the deepest last entry, and an entry appended after it must come before them."""
+    for collection, key, slot in _last_slots(node):
+        entry = collection.ca.items.get(key)
+        token = entry[slot] if entry and len(entry) > slot else None
+        if not isinstance(token, CommentToken):
+            continue
+        value = token.value
+        cut = value.find("\n")
+        if cut == -1 or cut == len(value) - 1:
+            continue
+        token.value = value[: cut + 1]
+        return CommentToken("\n" + value[cut + 1:], token.start_mark, token.end_mark)
+    return None
+
+
+def _give_trailing(node, token: CommentToken | None) -> None:
+    """Attach detached comment lines after ``node``'s (new) last entry."""
+    if token is None:
+        return
+    slots = _last_slots(node)
+    if not slots:
+        return
+    collection, key, slot = slots[-1]
+    entry = collection.ca.items.setdefault(key, [None, None, None, None] if slot == 2 else [None, None])
+    entry[slot] = token
+
+
+# -- layout ---------------------------------------------------------------------
+
+def _round_trip_yaml(text: str) -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.width = 1 << 30  # never fold a long line
+    mapping, sequence, offset = _layout(text)
+    yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
+    return yaml
+
+
+def _layout(text: str) -> tuple[int, int, int]:
+    """(mapping indent, sequence indent, dash offset) as ruamel counts them, from the first block of each kind."""
+    mapping = sequence = offset = None
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    for parent, child in zip(lines, lines[1:]):
+        if not _KEY_LINE.match(parent):
+            continue
+        depth = len(parent) - len(parent.lstrip(" "))
+        if parent.lstrip(" ").startswith("- "):
+            depth += len(parent.lstrip(" ")) - len(parent.lstrip(" ")[1:].lstrip(" "))
+        inner = len(child) - len(child.lstrip(" "))
+        if inner <= depth and not (inner == depth and child.lstrip(" ").startswith("- ")):
+            continue
+        body = child.lstrip(" ")
+        if body.startswith("- ") and sequence is None:
+            offset = inner - depth
+            sequence = offset + len(body) - len(body[1:].lstrip(" "))
+        elif not body.startswith("- ") and mapping is None:
+            mapping = inner - depth
+        if mapping is not None and sequence is not None:
+            break
+    mapping = mapping or 2
+    return mapping, sequence if sequence is not None else mapping, offset or 0
+
+
+def line_changes(old: list[str], new: list[str], window: int = 20_000) -> tuple[int, int]:
+    """``(added, changed)``: how many lines of ``new`` were inserted into ``old`` and how many of ``old`` were
+    rewritten or dropped, for an edit that mostly inserts. Linear: a line of ``old`` not found in the next
+    ``window`` lines of ``new`` counts as changed."""
+    added = changed = 0
+    i = j = 0
+    while i < len(old) and j < len(new):
+        if old[i] == new[j]:
+            i, j = i + 1, j + 1
+            continue
+        try:
+            found = new.index(old[i], j + 1, j + 1 + window)
+        except ValueError:
+            changed, i, j = changed + 1, i + 1, j + 1
+            continue
+        added, j = added + found - j, found
+    return added + len(new) - j, changed + len(old) - i
+
+
+def _dumped(yaml: YAML, data) -> str:
+    out = io.StringIO()
+    yaml.dump(data, out)
+    return out.getvalue()

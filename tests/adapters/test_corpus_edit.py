@@ -1,0 +1,173 @@
+"""Editing a corpus in place: only the added entries change; comments, order, quoting and style stay."""
+
+from __future__ import annotations
+
+import difflib
+
+import pytest
+
+from ptah.adapters.corpus_edit import FORBIDDEN, REQUIRED, CorpusDocument, line_changes
+from ptah.adapters.corpus_yaml import load_corpus
+from ptah.core.errors import CorpusError, InputError, OperationalError
+
+CORPUS = """\
+# Support corpus, judged by hand
+version: 1
+name: "support"   # quoted name
+default_k: 3
+
+cases:
+  # billing questions
+  - id: cancel
+    query: "how do I cancel my subscription?"
+    required: ["1"]   # the cancel article
+  - id: 'invoices'
+    query: export invoices as pdf
+    relevant:
+      '3': 2
+      "6": 1   # plan changes mention billing
+    # end of the invoices case
+  - id: login
+    query: >-
+      two factor
+      login
+    required:
+      - "7"
+    forbidden: ['9']
+# the end
+"""
+
+
+def changes(before: str, after: str) -> list[str]:
+    """The lines removed (``-``) and added (``+``), in order."""
+    return [line for line in difflib.ndiff(before.splitlines(), after.splitlines()) if line[:2] in ("+ ", "- ")]
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    path = tmp_path / "support.yaml"
+    path.write_text(CORPUS)
+    return path
+
+
+def test_grades_added_to_block_collections_and_new_fields_are_the_only_new_lines(corpus):
+    document = CorpusDocument.open(corpus)
+    before = document.corpus.digest
+    assert document.judge("invoices", "2", 1) == 1.0
+    assert document.judge("login", "3", 0.5) == 0.5  # a case with only required: relevant made from it
+    assert document.judge("login", "4", 0, FORBIDDEN) == 0.0
+    document.append_case("tokens", "api tokens", 5, [("8", 3, None), ("10", 1, REQUIRED), ("1", 0, FORBIDDEN)])
+    saved = document.save()
+    after = corpus.read_text()
+    assert changes(CORPUS, after) == [
+        '+       "2": 1',
+        "-     forbidden: ['9']",
+        '+     forbidden: [\'9\', "4"]',
+        '+     relevant:',
+        '+       "7": 1',
+        '+       "3": 0.5',
+        '+   - id: "tokens"',
+        '+     query: "api tokens"',
+        '+     k: 5',
+        '+     required: ["10"]',
+        '+     relevant:',
+        '+       "8": 3',
+        '+       "10": 1',
+        '+     forbidden: ["1"]',
+    ]
+    # the comment that followed the invoices grades still follows them, the end comment still ends the file
+    assert after.splitlines()[14:17] == ['      "6": 1   # plan changes mention billing', '      "2": 1',
+                                         "    # end of the invoices case"]
+    assert after.endswith('    forbidden: ["1"]\n# the end\n')
+    assert (document.lines_added, document.lines_changed) == (12, 1)  # the flow list rewrote its line
+    assert saved == load_corpus(corpus) and saved.digest != before
+    assert dict(saved.case("login").relevant) == {"7": 1.0, "3": 0.5}
+    assert saved.case("login").forbidden == ("9", "4")
+    assert dict(saved.case("tokens").relevant) == {"8": 3.0, "10": 1.0} and saved.case("tokens").k == 5
+
+
+def test_a_flow_list_gains_its_entry_on_its_own_line_and_nothing_else_changes(corpus):
+    document = CorpusDocument.open(corpus)
+    document.judge("cancel", "x\x1fy", 1, REQUIRED)
+    document.save()
+    assert changes(CORPUS, corpus.read_text()) == [
+        '-     required: ["1"]   # the cancel article',
+        '+     required: ["1", "x\\x1Fy"] # the cancel article',
+    ]
+    assert load_corpus(corpus).case("cancel").required == ("1", "x\x1fy")
+
+
+def test_required_in_a_case_with_relevant_is_graded_there_too(corpus):
+    document = CorpusDocument.open(corpus)
+    assert document.judge("invoices", "5", 2, REQUIRED) == 2.0
+    saved = document.save()
+    assert saved.case("invoices").required == ("5",)
+    assert dict(saved.case("invoices").relevant) == {"3": 2.0, "6": 1.0, "5": 2.0}
+
+
+def test_a_grade_of_zero_changes_nothing_in_the_corpus(corpus):
+    document = CorpusDocument.open(corpus)
+    assert document.judge("cancel", "4", 0) == 0.0
+    document.save()
+    assert corpus.read_text() == CORPUS
+
+
+@pytest.mark.parametrize(("case", "key", "grade", "mark", "message"), [
+    ("nope", "1", 1, None, 'no case "nope" in the corpus; a judgement names a case of the corpus '
+                           "(`ptah corpus add` appends a new one)"),
+    ("login", "9", 1, None, "case \"login\": key '9': the corpus forbids this key; remove it from forbidden before "
+                            "grading it relevant"),
+    ("login", "7", 0, FORBIDDEN, "case \"login\": key '7': the corpus expects this key (required or relevant); a key "
+                                 "cannot be both expected and forbidden: edit the corpus to change its mind"),
+    ("invoices", "3", 0, None, "case \"invoices\": key '3': the corpus grades this key 2; edit the corpus to remove "
+                               "it before judging it not relevant"),
+    ("cancel", "2", 0, REQUIRED, "case \"cancel\": key '2': a required key is relevant: give it a grade above 0"),
+])
+def test_a_judgement_the_corpus_contradicts_is_refused(corpus, case, key, grade, mark, message):
+    document = CorpusDocument.open(corpus)
+    with pytest.raises(InputError) as info:
+        document.judge(case, key, grade, mark)
+    assert info.value.exit_code == 2
+    assert str(info.value).removeprefix(f"{corpus}: ") == message
+
+
+def test_a_new_case_needs_a_new_id_and_a_relevant_row(corpus):
+    document = CorpusDocument.open(corpus)
+    with pytest.raises(InputError, match='case "cancel" exists already'):
+        document.append_case("cancel", "q", None, [("1", 1, None)])
+    with pytest.raises(InputError, match='case "new": no row was judged relevant'):
+        document.append_case("new", "q", None, [("1", 0, None), ("2", 0, FORBIDDEN)])
+
+
+def test_an_edit_that_would_make_an_invalid_corpus_writes_nothing(corpus):
+    document = CorpusDocument.open(corpus)
+    document.append_case("bad\0id", "q", None, [("1", 1, None)])
+    with pytest.raises(CorpusError, match="NUL"):
+        document.save()
+    assert corpus.read_text() == CORPUS
+
+
+def test_a_corpus_changed_since_it_was_read_is_not_overwritten(corpus):
+    document = CorpusDocument.open(corpus)
+    document.judge("invoices", "2", 1)
+    corpus.write_text(CORPUS + "\n")
+    with pytest.raises(OperationalError) as info:
+        document.save()
+    assert info.value.exit_code == 3
+    assert corpus.read_text() == CORPUS + "\n"
+
+
+def test_an_unindented_list_layout_is_kept(tmp_path):
+    path = tmp_path / "c.yaml"
+    text = "version: 1\ndefault_k: 2\ncases:\n- id: a\n  query: q\n  relevant:\n    k1: 1\n"
+    path.write_text(text)
+    document = CorpusDocument.open(path)
+    document.judge("a", "k2", 2)
+    document.save()
+    assert path.read_text() == text + '    "k2": 2\n'
+
+
+def test_line_changes_counts_insertions_and_rewrites():
+    assert line_changes(["a", "b", "c"], ["a", "x", "b", "c", "y"]) == (2, 0)
+    assert line_changes(["a", "b", "c"], ["a", "B", "c"]) == (0, 1)
+    assert line_changes(["a", "b"], ["a", "b"]) == (0, 0)
