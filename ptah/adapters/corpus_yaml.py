@@ -16,6 +16,7 @@ is refused.
 
 from __future__ import annotations
 
+import difflib
 import math
 from pathlib import Path
 
@@ -86,6 +87,7 @@ class _Reader:
     def __init__(self, path: str):
         self.path = path
         self.problems: list[Problem] = []
+        self.default_k_misspelt = False  # then a case without k is the typo's consequence, not a problem of its own
 
     def report(self, message: str, *, line: int | None, field: str | None, case: str | None = None) -> None:
         self.problems.append(Problem(message, path=self.path, line=line, case=case, field=field))
@@ -99,6 +101,10 @@ class _Reader:
             )
             raise CorpusError(self.problems)
         fields = mapping_fields(root, known=TOP_FIELDS, report=self.report, where="the corpus")
+        self.default_k_misspelt = "default_k" not in fields and any(
+            difflib.get_close_matches(str(key.value), TOP_FIELDS, n=1, cutoff=0.6) == ["default_k"]
+            for key, _ in root.value if isinstance(key, ScalarNode) and key.value not in TOP_FIELDS
+        )
 
         self._version(fields, root)
         name = self._text_field(fields, "name")
@@ -221,7 +227,7 @@ class _Reader:
         if "k" in fields:
             k = self._depth(fields["k"].value, field="k", case=case_id)
         effective_k = k or default_k
-        if effective_k is None and not (k is None and "k" in fields):
+        if effective_k is None and not (k is None and "k" in fields) and not self.default_k_misspelt:
             report("no depth: give the case a k, or the corpus a default_k", line=line, field="k")
 
         required = self._key_list(fields, "required", case_id)

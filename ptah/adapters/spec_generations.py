@@ -126,8 +126,10 @@ class GenerationFields:
         model = self.text(fields, "model", prefix, at,
                           hint="name a model, e.g. sentence-transformers/all-MiniLM-L6-v2, or ptah/deterministic")
         count = len(self.problems)
-        normalize = self.boolean(fields.get("normalize"), prefix + "normalize", default=True)
-        max_seq_length = self.positive(fields.get("max_seq_length"), prefix + "max_seq_length", MAX_SEQ_LENGTH, None)
+        normalize = self.boolean(fields.get("normalize"), prefix + "normalize", default=True,
+                                 hint="; leave it out for the default, true (vectors scaled to unit length)")
+        max_seq_length = self.positive(fields.get("max_seq_length"), prefix + "max_seq_length", MAX_SEQ_LENGTH, None,
+                                       hint="; leave it out for the model's own limit (256 tokens for MiniLM)")
         query_prefix = self.text(fields, "query_prefix", prefix, at, required=False, empty=True) or ""
         document_prefix = self.text(fields, "document_prefix", prefix, at, required=False, empty=True) or ""
         text = self.template(fields.get("text"), prefix + "text", at, required=False)

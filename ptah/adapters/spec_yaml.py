@@ -17,8 +17,8 @@ all of them at once, sorted by line. Format (DESIGN.md, "Specification")::
     generations:                        # at least one; names: letters, digits, . _ -
       minilm:
         model: sentence-transformers/all-MiniLM-L6-v2   # or ptah/deterministic
-        normalize: true                 # default true
-        max_seq_length: 256             # optional positive whole number
+        normalize: true                 # default true: vectors scaled to unit length
+        max_seq_length: 256             # default: the model's own limit (256 tokens for MiniLM); longer texts are cut
         query_prefix: ""                # default ""; null means ""
         document_prefix: ""
         text: "{body}"                  # optional: overrides source.text for this generation
@@ -290,21 +290,21 @@ class _SpecReader(GenerationFields):
             return None
         return value
 
-    def boolean(self, field: Field | None, where: str, *, default: bool) -> bool:
+    def boolean(self, field: Field | None, where: str, *, default: bool, hint: str = "") -> bool:
         if field is None:
             return default
         node = field.value
         if isinstance(node, ScalarNode) and tag_of(node) == TAG_BOOL:
             return str(node.value).lower() == "true"
-        self.add(f"must be true or false, not {describe(node)}", line=line_of(node), field=where)
+        self.add(f"must be true or false, not {describe(node)}{hint}", line=line_of(node), field=where)
         return default
 
-    def positive(self, field: Field | None, where: str, limit: int, default: int | None) -> int | None:
+    def positive(self, field: Field | None, where: str, limit: int, default: int | None, hint: str = "") -> int | None:
         if field is None or (default is None and is_null(field.value)):
             return default
         value = integer(field.value)
         if value is None or not 1 <= value <= limit:
-            self.add(f"must be a whole number from 1 to {limit:,}, not {describe(field.value)}",
+            self.add(f"must be a whole number from 1 to {limit:,}, not {describe(field.value)}{hint}",
                      line=line_of(field.value), field=where)
             return default
         return value

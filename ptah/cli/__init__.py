@@ -16,6 +16,7 @@ from ptah.cli import evaluate as evaluate_command
 from ptah.cli import imports
 from ptah.cli import inference as inference_commands
 from ptah.cli.display import error_text
+from ptah.cli.help import plain_metavars
 from ptah.cli.streams import ReaderGone, guarded_streams, leave_quietly
 from ptah.core.errors import EXIT_OPERATIONAL, PtahError
 from ptah.core.visible import visible
@@ -33,8 +34,18 @@ app.add_typer(inference_commands.app, name="inference")
 app.add_typer(imports.app, name="import")
 
 
+def _version(asked: bool) -> None:
+    if asked:
+        from ptah import __version__
+
+        typer.echo(f"ptah {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print ptah's version and exit."),
+) -> None:
     """ptah: corpora, generations and their evaluation."""
 
 
@@ -49,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     """
     try:
         with guarded_streams():
-            app(args=argv, prog_name="ptah", standalone_mode=True)
+            plain_metavars(typer.main.get_command(app))(args=argv, prog_name="ptah", standalone_mode=True)
     except ReaderGone:
         leave_quietly()
     except PtahError as exc:

@@ -42,9 +42,16 @@ def validate(
 
 
 @app.command()
-def digest(file: Path = typer.Argument(..., help="The corpus file.")) -> None:
+def digest(
+    file: Path = typer.Argument(..., help="The corpus file."),
+    json_output: bool = typer.Option(False, "--json", help='Print {"path", "digest", "cases"} as JSON.'),
+) -> None:
     """Print the corpus digest (sha256:...): what --baseline comparability rests on."""
-    typer.echo(load_corpus(file).digest)
+    corpus = load_corpus(file)
+    if json_output:
+        typer.echo(json_text({"path": str(file), "digest": corpus.digest, "cases": len(corpus.cases)}))
+    else:
+        typer.echo(corpus.digest)
 
 
 @app.command("export-qrels")

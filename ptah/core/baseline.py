@@ -149,14 +149,24 @@ def check_thresholds(thresholds: Mapping[str, float | None], has_baseline: bool)
     return given
 
 
+def movement(drop: float) -> str:
+    """How a mean moved, said with one sign: ``dropped 0.0625``, ``rose 0.0625`` or ``unchanged``."""
+    if abs(drop) <= FLOAT_NOISE:
+        return "unchanged"
+    shown = f"{abs(drop):.4f}"
+    return ("dropped " if drop > 0 else "rose ") + ("less than 0.0001" if shown == "0.0000" else shown)
+
+
 def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float]) -> list[Gate]:
     """The gate verdicts of one run (see the module docs)."""
     required, forbidden = run.required, run.forbidden
     result = [
         Gate("required", run.name, required["failed"] == 0,
-             f"{required['failed']} of {required['cases']} cases missed a required key"),
+             f"{required['failed']} of {required['cases']} cases missed a required key" if required["cases"] else
+             "no required keys: no case names one"),
         Gate("forbidden", run.name, forbidden["leaking"] == 0,
-             f"{forbidden['leaking']} of {forbidden['cases']} cases leaked a forbidden key"),
+             f"{forbidden['leaking']} of {forbidden['cases']} cases leaked a forbidden key" if forbidden["cases"] else
+             "no forbidden keys: no case names one"),
     ]
     for name, threshold in thresholds.items():
         measure = Measure.parse(name)
@@ -168,6 +178,6 @@ def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float])
         else:
             drop = before - now
             passed = drop <= threshold + FLOAT_NOISE
-            detail = f"{measure.key} {before:.4f} -> {now:.4f} (drop {drop:+.4f}, allowed {threshold:.4f})"
+            detail = f"{measure.key} {before:.4f} -> {now:.4f} ({movement(drop)}; a drop of {threshold:.4f} is allowed)"
         result.append(Gate(f"max-{measure.key}-drop", run.name, passed, detail, threshold, drop))
     return result

@@ -88,10 +88,20 @@ def _joined(problems: tuple[Problem, ...] | list[Problem]) -> str:
     return "\n".join(str(p) for p in problems)
 
 
+def in_file_order(problems: tuple[Problem, ...] | list[Problem]) -> tuple[Problem, ...]:
+    """``problems`` as a reader meets them in the file: by line within each file (files in the order first
+    named, problems without a line last in theirs); problems on one line keep the order they were found in."""
+    files: dict[str | None, int] = {}
+    for problem in problems:
+        files.setdefault(problem.path, len(files))
+    return tuple(sorted(problems, key=lambda p: (files[p.path], p.line is None, p.line or 0)))
+
+
 class CorpusError(InputError):
-    """A corpus file is invalid. Carries every problem found, not just the first."""
+    """A corpus file is invalid. Carries every problem found, not just the first, in file order."""
 
     def __init__(self, problems: tuple[Problem, ...] | list[Problem]):
+        problems = in_file_order(problems)
         super().__init__(_joined(problems), problems=problems)
 
 
@@ -99,8 +109,7 @@ class SpecError(InputError):
     """The specification (``ptah.yaml``) is invalid or cannot be found."""
 
     def __init__(self, problems: tuple[Problem, ...] | list[Problem] | str):
-        if isinstance(problems, str):
-            problems = (Problem(problems),)
+        problems = (Problem(problems),) if isinstance(problems, str) else in_file_order(problems)
         super().__init__(_joined(problems), problems=problems)
 
 

@@ -56,13 +56,15 @@ def measure_case(
     searched: int,
     rank_of: Callable[[str], int | None] | None = None,
     ties: Ties | None = None,
+    unranked: str | None = None,
 ) -> CaseResult:
     """Measure ``case`` on ``ranked``, ``(key, score)`` pairs best first, at least :func:`ranking_depth` deep
     (or every row there is).
 
     ``rank_of`` answers the full rank of a missed required key (None when it
-    cannot say: the miss then reads "not in the top ``searched``"); ``ties``
-    are the ranking's ties at depth k (:func:`ptah.core.ranking.find_ties`).
+    cannot say: the miss then reads ``unranked``, by default "not in the top
+    ``searched``"); ``ties`` are the ranking's ties at depth k
+    (:func:`ptah.core.ranking.find_ties`).
     """
     ranked = list(ranked)
     top = [key for key, _ in ranked[: case.k]]
@@ -72,7 +74,7 @@ def measure_case(
     for key in case.required:
         if key not in positions:
             rank = rank_of(key) if rank_of is not None else None
-            missed.append(Miss(key, rank, placement_text(rank, searched)))
+            missed.append(Miss(key, rank, unranked if rank is None and unranked else placement_text(rank, searched)))
     forbidden = set(case.forbidden)
     hits = tuple(Hit(key, positions[key]) for key in top if key in forbidden)
     values = {str(m): m.score(keys, case.relevant, case.k) for m in measures}

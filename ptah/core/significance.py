@@ -181,9 +181,20 @@ def sign_flip_test(
 
 
 def p_value_text(test: dict | None) -> str:
-    """How a test's p-value reads: ``0.0039`` (exact), ``~0.0002`` (Monte Carlo), ``<0.0001``; N/A without a test."""
+    """How a test's p-value reads in a column: ``0.0039`` (exact), ``~0.0002`` (Monte Carlo), ``<0.0001`` (either:
+    a bound needs no mark); N/A without a test."""
     if test is None:
         return "N/A"
     value = test["p_value"]
-    shown = "<0.0001" if value < 0.0001 else f"{value:.4f}"
-    return ("~" if test["method"] == "monte-carlo" else "") + shown
+    if value < 0.0001:
+        return "<0.0001"
+    return ("~" if test["method"] == "monte-carlo" else "") + f"{value:.4f}"
+
+
+def p_value_phrase(test: dict | None) -> str:
+    """How a test's p-value reads in a sentence: ``p = 0.0039``, ``p ~ 0.0002`` (Monte Carlo), ``p < 0.0001``,
+    ``p N/A``."""
+    text = p_value_text(test)
+    if text[0] in "<~":
+        return f"p {text[0]} {text[1:]}"
+    return "p N/A" if test is None else f"p = {text}"

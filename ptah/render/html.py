@@ -28,7 +28,7 @@ from typing import Mapping
 from ptah.core.comparison import case_deltas
 from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Report, Run
-from ptah.core.significance import p_value_text
+from ptah.core.significance import p_value_phrase, p_value_text
 
 CHART_MEASURE = "ndcg"  # the report key of the measure the chart shows first
 MAX_CHART_CASES = 200
@@ -82,8 +82,7 @@ def _number(value: float | None) -> str:
 
 
 def _p_phrase(test: Mapping | None) -> str:
-    text = p_value_text(test)
-    return text if text.startswith(("<", "~")) else f"= {text}"
+    return p_value_phrase(test).removeprefix("p ")
 
 
 def _cell(run: str, measure: str, field: str, value: float | None, text: str | None = None, css: str = "",

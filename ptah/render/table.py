@@ -19,7 +19,7 @@ from rich.table import Table
 
 from ptah.core.measures import Measure
 from ptah.core.report import BaselineComparison, CaseResult, Comparison, Report, Run
-from ptah.core.significance import p_value_text
+from ptah.core.significance import p_value_phrase, p_value_text
 from ptah.render.text import delta, markup, number, plain
 
 FINDING_STYLE = {"better": "green", "worse": "red"}
@@ -129,7 +129,7 @@ def _against_baseline(comparison: Mapping, key: str) -> str:
     significance = (comparison.get("significance") or {}).get(key)
     if significance and significance["interval"] and significance["test"]:
         low, high = significance["interval"]["low"], significance["interval"]["high"]
-        text += f"  CI {low:+.4f}..{high:+.4f}  p {p_value_text(significance['test'])}  {significance['finding']}"
+        text += f"  CI {low:+.4f}..{high:+.4f}  {p_value_phrase(significance['test'])}  {significance['finding']}"
     return text
 
 
@@ -195,8 +195,7 @@ def headline(candidate: Mapping, reference: str, key: str, level: float) -> str:
     name, label, reference = plain(candidate["run"]), Measure.parse(key).label, plain(reference)
     if entry["test"] is None or entry["delta"] is None:
         return f"{name} vs {reference}: {label} cannot be compared (no case defines it on both sides)"
-    p = p_value_text(entry["test"])
-    spread = f"{round(level * 100)}% CI {_interval(entry['interval'])}, p {p if p.startswith('<') else '= ' + p}"
+    spread = f"{round(level * 100)}% CI {_interval(entry['interval'])}, {p_value_phrase(entry['test'])}"
     counts = f"{_cases(entry['wins'])} better, {entry['losses']} worse, {entry['ties']} tied"
     if entry["finding"] == "no clear difference":
         return f"{name} vs {reference}: {label} {entry['delta']:+.4f} is within noise ({spread}; {counts})"

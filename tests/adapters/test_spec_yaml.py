@@ -176,7 +176,8 @@ def minimal(**overrides: str) -> str:
          "8: generations.g.dimension: applies to model ptah/deterministic only (a real model's dimension comes "
          "from its weights); remove it"),
         ({"generations": "generations:\n  g: {model: m, normalize: yes}"},
-         '8: generations.g.normalize: must be true or false, not the text "yes"'),
+         '8: generations.g.normalize: must be true or false, not the text "yes"; leave it out for the default, '
+         'true (vectors scaled to unit length)'),
         ({"generations": "generations:\n  g: {normalize: true}"},
          "8: generations.g.model: missing; name a model, e.g. sentence-transformers/all-MiniLM-L6-v2, "
          "or ptah/deterministic"),
@@ -184,7 +185,8 @@ def minimal(**overrides: str) -> str:
          "8: generations.bad name: a generation name is 1 to 64 letters, digits, '.', '_' or '-', "
          "starting with a letter or digit"),
         ({"generations": "generations:\n  g: {model: m, max_seq_length: true}"},
-         "8: generations.g.max_seq_length: must be a whole number from 1 to 1,000,000, not the boolean true"),
+         "8: generations.g.max_seq_length: must be a whole number from 1 to 1,000,000, not the boolean true; "
+         "leave it out for the model's own limit (256 tokens for MiniLM)"),
         ({"generations": "generations:\n  g:\n    model: m\n  g:\n    model: n"},
          "10: generations.g: is given twice in generations (lines 8 and 10); keep one"),
         ({"source": "source: [a]", "database": "", "table": "", "key_fields": "", "text": ""},

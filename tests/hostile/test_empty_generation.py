@@ -129,4 +129,4 @@ def test_texts_without_a_word_the_lexical_channel_indexes_give_it_an_empty_vocab
         if channel == "lexical":  # no query term matches a row: nothing is a result
             assert run["generation"]["dimension"] == 0
             assert [case["results"] for case in run["cases"]] == [[], []]
-            assert run["cases"][1]["required"]["missed"] == [{"key": "3", "rank": None, "where": "not in the top 0"}]
+            assert run["cases"][1]["required"]["missed"] == [{"key": "3", "rank": None, "where": "not among the 0 rows the query matched"}]

@@ -52,8 +52,9 @@ def test_a_huge_number_in_the_spec_is_refused_cut_short(tmp_path, capsys, field)
     assert (code, out) == (2, "")
     line = 11 if field == "dimension" else 12
     limit = {"dimension": "65,536", "max_seq_length": "1,000,000", "batch_size": "65,536"}[field]
+    hint = "; leave it out for the model's own limit (256 tokens for MiniLM)" if field == "max_seq_length" else ""
     assert err == (f"{spec}:{line}: generations.docs.{field}: must be a whole number from 1 to {limit}, "
-                   f"not the number {cut(huge)}\n")
+                   f"not the number {cut(huge)}{hint}\n")
 
 
 @pytest.mark.parametrize(

@@ -96,7 +96,7 @@ def test_rows_a_query_does_not_match_are_not_results(built):
     (case,) = report["runs"][0]["cases"]
     assert case["results"] == []
     assert case["metrics"] == {"recall": 0.0, "mrr": 0.0, "ndcg": 0.0}
-    assert case["required"]["missed"] == [{"key": "1", "rank": None, "where": "not in the top 0"}]
+    assert case["required"]["missed"] == [{"key": "1", "rank": None, "where": "not among the 0 rows the query matched"}]
     assert report["verdict"] == "fail"
 
 
@@ -183,3 +183,14 @@ def test_bad_fusion_settings_are_usage_errors():
     with pytest.raises(InputError, match="depth"):
         Fusion(depth=0)
     assert np.isfinite(Fusion().k)
+
+
+def test_a_lexical_miss_says_how_many_rows_its_own_query_matched(built):
+    """Each case's query matches its own number of rows: the miss says that number, never one depth for all."""
+    corpus = ('version: 1\ndefault_k: 3\ncases:\n  - {id: billing, query: billing, required: ["2"]}\n'
+              '  - {id: hooks, query: webhooks, required: ["2"]}\n')
+    report = run(built, corpus, names=["docs"], channels=["lexical"])
+    assert [case["required"]["missed"] for case in report["runs"][0]["cases"]] == [
+        [{"key": "2", "rank": None, "where": "not among the 3 rows the query matched"}],
+        [{"key": "2", "rank": None, "where": "not among the 1 row the query matched"}],
+    ]

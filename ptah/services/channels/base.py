@@ -179,6 +179,7 @@ def measure_scores(
     measures: Sequence[Measure],
     *,
     matched_only: bool = False,
+    matched_by: str = "the query matched",
 ) -> list[CaseResult]:
     """Each case measured on its row of ``scores`` (cases x rows, one column per key; ``columns`` by key).
 
@@ -186,7 +187,8 @@ def measure_scores(
     match at all (no query term, or in neither fused channel's top rows): such
     rows are not results, a case's ranking holds only the rows it matched --
     possibly fewer than k -- and a missed key that was not matched has no
-    rank, rather than one key order alone would give it.
+    rank, rather than one key order alone would give it: it reads "not among
+    the 12 rows ``matched_by``", the count the case's own.
     """
     rankings = rank_many(scores, keys, [case.k for case in cases], expected=[case.expected_keys() for case in cases],
                          asked=[case.required for case in cases], columns=columns,
@@ -202,6 +204,11 @@ def measure_scores(
             return ranks[key] if key in ranks and row[columns[key]] > 0 else None
 
         matched = [(key, score) for key, score in ranking.ranked if score > 0]
-        results.append(measure_case(case, matched, measures=measures, searched=int(np.count_nonzero(row > 0)),
-                                    rank_of=rank_of, ties=ranking.ties))
+        count = int(np.count_nonzero(row > 0))
+        results.append(measure_case(case, matched, measures=measures, searched=count, rank_of=rank_of,
+                                    ties=ranking.ties, unranked=f"not among the {count:,} {_rows(count)} {matched_by}"))
     return results
+
+
+def _rows(count: int) -> str:
+    return "row" if count == 1 else "rows"

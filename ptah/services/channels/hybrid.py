@@ -87,7 +87,7 @@ def _fused(sides: Sides, vector: VectorSide, lexical: LexicalSide, keys: list[st
                 vector_ranking = [position[key] for key, _ in top_k(vector_scores[first + i], vector.keys, fusion.depth)]
                 fused[i] = rrf_scores([lexical_ranking, vector_ranking], len(keys), fusion.k)
             results.extend(measure_scores(cases[start + first:start + last], keys, position, fused, sides.measures,
-                                          matched_only=True))
+                                          matched_only=True, matched_by=f"either channel ranked in its top {fusion.depth:,}"))
     return results
 
 
