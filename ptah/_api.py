@@ -111,12 +111,14 @@ class Project:
         search: SearchOptions | str = EXACT,
         fusion: Fusion = Fusion(),
         statistics: StatisticsSettings = StatisticsSettings(),
+        baseline_report: _report.Report | None = None,
     ) -> Report:
         """Measure generations on a corpus and judge the gates (see :class:`EvaluationRequest`).
 
         ``corpus`` is a loaded :class:`Corpus` or a path. Give a ready
         ``request``, or its parts as keywords. A negative verdict is not an
-        error: it is ``report.verdict``.
+        error: it is ``report.verdict``. ``baseline_report``: a baseline report in hand
+        (``request.baseline`` then only names it).
         """
         from ptah.services.evaluate import evaluate
 
@@ -134,7 +136,7 @@ class Project:
                 fusion=fusion,
                 statistics=statistics,
             )
-        return Report.of(evaluate(self._project, corpus, request))
+        return Report.of(evaluate(self._project, corpus, request, baseline_report))
 
     def build(self, generation: str | None = None, *, progress: Callable[[int, int], None] | None = None):
         """Embed the rows that are new or changed and drop the vectors of rows gone (None: the active one).

@@ -65,8 +65,8 @@ def test_the_rule_itself_catches_a_violation(tmp_path):
 
 
 def test_the_cli_and_the_api_import_no_adapter():
-    """The CLI is a client of the API (and services, render, core); neither reaches past the use cases."""
-    paths = [*(PACKAGE / "cli").rglob("*.py"), PACKAGE / "_api.py", PACKAGE / "__init__.py"]
+    """The CLI and the server are clients of the API (and services, render, core); none reaches past the use cases."""
+    paths = [*(PACKAGE / "cli").rglob("*.py"), *(PACKAGE / "serve").rglob("*.py"), PACKAGE / "_api.py", PACKAGE / "__init__.py"]
     offenders = {
         f"{path.relative_to(PACKAGE.parent)}: {module}"
         for path in paths

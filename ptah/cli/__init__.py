@@ -15,6 +15,7 @@ from ptah.cli import corpus as corpus_commands
 from ptah.cli import evaluate as evaluate_command
 from ptah.cli import imports
 from ptah.cli import inference as inference_commands
+from ptah.cli import serve as serve_commands
 from ptah.cli.display import error_text
 from ptah.cli.help import plain_metavars
 from ptah.cli.streams import ReaderGone, guarded_streams, leave_quietly
@@ -32,6 +33,8 @@ app.add_typer(corpus_commands.app, name="corpus")
 inference_commands.app.command("evaluate")(evaluate_command.evaluate)
 app.add_typer(inference_commands.app, name="inference")
 app.add_typer(imports.app, name="import")
+app.command("serve")(serve_commands.serve)
+app.add_typer(serve_commands.token_app, name="token")
 
 
 def _version(asked: bool) -> None:

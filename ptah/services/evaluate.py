@@ -58,10 +58,16 @@ def load_baseline(path: str | os.PathLike) -> Report:
     return Report.from_dict(read_report(parse_report(text, path), path))
 
 
-def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = EvaluationRequest()) -> Report:
-    """Evaluate ``request``'s runs on ``corpus`` and return the report (see the module docs)."""
+def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = EvaluationRequest(),
+             baseline_report: Report | None = None) -> Report:
+    """Evaluate ``request``'s runs on ``corpus`` and return the report (see the module docs).
+
+    ``baseline_report``: the baseline in hand (the server's earlier evaluation), named by ``request.baseline``.
+    """
     started = time.perf_counter()
-    baseline = load_baseline(request.baseline) if request.baseline is not None else None
+    baseline = baseline_report
+    if baseline is None and request.baseline is not None:
+        baseline = load_baseline(request.baseline)
     if baseline is not None:
         check_comparable(corpus.digest, baseline, request.baseline)
         check_measures(baseline, request.max_drop, request.baseline)

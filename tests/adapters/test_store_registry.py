@@ -221,8 +221,8 @@ def test_store_kind_is_pgvector_for_postgres_urls_and_sqlite_for_everything_else
     assert [store_kind(value) for value in (
         "postgresql://u@db/x", "postgres://db/x", "/srv/ptah.db", ".ptah/ptah.db", "sqlite:///x.db", "memory:x",
     )] == ["pgvector", "pgvector", "sqlite", "sqlite", "sqlite", "sqlite"]
-    assert capabilities_of("postgresql://db/x") == Capabilities(lexical_index=True, vector_index=True)
-    assert capabilities_of("/srv/ptah.db") == Capabilities(lexical_index=True, vector_index=False)
+    assert capabilities_of("postgresql://db/x") == Capabilities(lexical_index=True, vector_index=True, records=True)
+    assert capabilities_of("/srv/ptah.db") == Capabilities(lexical_index=True, vector_index=False, records=True)
 
 
 def test_source_kind_reads_only_the_schemes_a_kind_registered():

@@ -39,6 +39,7 @@ class Capabilities:
 
     lexical_index: bool = False  # keeps lexical indexes (:class:`LexicalIndexStore`)
     vector_index: bool = False  # builds and searches a vector index (:class:`VectorIndexStore`)
+    records: bool = False  # keeps small text records by (kind, key) (:class:`RecordStore`, for ``ptah serve``)
 
 
 @runtime_checkable
@@ -147,6 +148,27 @@ class VectorIndexStore(Store, Protocol):
 
     def create_hnsw_index(self, identity: str, m: int, ef_construction: int) -> dict:
         """(Re)build the generation's HNSW cosine index; its description."""
+
+
+@runtime_checkable
+class RecordStore(Protocol):
+    """Small text records by ``(kind, key)`` beside the generations (``capabilities.records``): the server's
+    tokens, corpora and evaluations. Each call is one transaction; records list in the order first added."""
+
+    def add(self, kind: str, key: str, body: str) -> bool:
+        """Add a record; False (and nothing written) when ``(kind, key)`` exists already."""
+
+    def put(self, kind: str, key: str, body: str) -> None:
+        """Add a record or replace its body (its place in the order kept)."""
+
+    def get(self, kind: str, key: str) -> str | None: ...
+
+    def items(self, kind: str) -> list[tuple[str, str]]:
+        """Every ``(key, body)`` of a kind, in the order first added."""
+
+    def remove(self, kind: str, key: str) -> bool: ...
+
+    def close(self) -> None: ...
 
 
 def conformance_problem(store: object) -> str | None:

@@ -84,6 +84,22 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "ALTER TABLE query_cache ADD COLUMN vector_crc32 INTEGER",
         ),
     ),
+    (
+        "0004_records",
+        (
+            # Small text records by (kind, key) for `ptah serve`: tokens (salted hashes), corpora, evaluations.
+            """
+            CREATE TABLE records (
+                seq        INTEGER PRIMARY KEY AUTOINCREMENT,   -- the order first added
+                kind       TEXT NOT NULL,
+                key        TEXT NOT NULL,
+                body       TEXT NOT NULL,
+                updated_at TEXT NOT NULL,
+                UNIQUE (kind, key)
+            )
+            """,
+        ),
+    ),
 )
 
 

@@ -87,6 +87,22 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             """,
         ),
     ),
+    (
+        "0003_records",
+        (
+            # Small text records by (kind, key) for `ptah serve`, as in the SQLite store.
+            """
+            CREATE TABLE ptah_records (
+                seq        bigserial PRIMARY KEY,   -- the order first added
+                kind       text COLLATE "C" NOT NULL,
+                key        text COLLATE "C" NOT NULL,
+                body       text NOT NULL,
+                updated_at text NOT NULL,
+                UNIQUE (kind, key)
+            )
+            """,
+        ),
+    ),
 )
 
 _HEX_IDENTITY = re.compile(r"sha256:([0-9a-f]{64})\Z")

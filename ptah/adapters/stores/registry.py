@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Callable
 
 from ptah.adapters.sources.base import POSTGRES_SCHEMES, postgres_module
 from ptah.adapters.stores.base import Capabilities, conformance_problem
-from ptah.core.errors import PluginError
+from ptah.core.errors import CapabilityUnavailable, PluginError
 
 if TYPE_CHECKING:
-    from ptah.adapters.stores.base import Store
+    from ptah.adapters.stores.base import RecordStore, Store
 
 DEFAULT = "sqlite"
 
@@ -40,13 +40,15 @@ class StoreKind:
     expansion) is this kind's. ``open(location, create)``: the store at
     ``location`` (the value as the specification resolved it); with
     ``create=False`` None when nothing was ever stored there, and nothing
-    is created.
+    is created. ``records(location)``: the kind's record store (a kind with
+    ``capabilities.records``), created when absent.
     """
 
     name: str
     capabilities: Capabilities
     claims: Callable[[str], bool]
     open: Callable[[str, bool], "Store | None"]
+    records: Callable[[str], "RecordStore"] | None = None
 
 
 _KINDS: dict[str, StoreKind] = {}
@@ -97,6 +99,28 @@ def open_store(location: str, *, create: bool) -> Store | None:
     return store
 
 
+def open_records(location: str) -> RecordStore:
+    """The record store beside the store at ``location`` (created when absent); CapabilityUnavailable (exit 3)
+    when its kind keeps no records."""
+    kind = _KINDS[store_kind(location)]
+    if not kind.capabilities.records or kind.records is None:
+        raise CapabilityUnavailable(f'the store kind "{kind.name}" keeps no records, which the server needs.')
+    return kind.records(location)
+
+
+def _sqlite_records(location: str) -> RecordStore:
+    from ptah.adapters.stores.record_tables import SqliteRecords
+
+    return SqliteRecords(location)
+
+
+def _pgvector_records(location: str) -> RecordStore:
+    from ptah.adapters.stores.record_tables import PostgresRecords
+
+    postgres_module("ptah.adapters.postgres")  # psycopg, or how to install it
+    return PostgresRecords(location)
+
+
 def _open_sqlite(location: str, create: bool) -> Store | None:
     from ptah.adapters.stores.sqlite import SqliteStore
 
@@ -114,8 +138,9 @@ def _open_pgvector(location: str, create: bool) -> Store | None:
     return store
 
 
-SQLITE_CAPABILITIES = Capabilities(lexical_index=True, vector_index=False)
-PGVECTOR_CAPABILITIES = Capabilities(lexical_index=True, vector_index=True)
+SQLITE_CAPABILITIES = Capabilities(lexical_index=True, vector_index=False, records=True)
+PGVECTOR_CAPABILITIES = Capabilities(lexical_index=True, vector_index=True, records=True)
 
-register(StoreKind(DEFAULT, SQLITE_CAPABILITIES, lambda value: True, _open_sqlite))
-register(StoreKind("pgvector", PGVECTOR_CAPABILITIES, lambda value: value.startswith(POSTGRES_SCHEMES), _open_pgvector))
+register(StoreKind(DEFAULT, SQLITE_CAPABILITIES, lambda value: True, _open_sqlite, _sqlite_records))
+register(StoreKind("pgvector", PGVECTOR_CAPABILITIES, lambda value: value.startswith(POSTGRES_SCHEMES), _open_pgvector,
+                   _pgvector_records))

@@ -1,0 +1,56 @@
+"""``ptah serve``: one project's registered corpora and evaluation jobs over HTTP, with scoped tokens.
+
+A client of the Python API (:mod:`ptah._api`) and of the typed report: an
+evaluation job calls ``Project.evaluate`` and keeps ``Report.to_json()``.
+Starlette and uvicorn are imported only here, so no other command pays for
+them. See :mod:`ptah.serve.app` for the endpoints, :mod:`ptah.serve.jobs`
+for the jobs and :mod:`ptah.serve.limits` for what is refused.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ptah.core.errors import CapabilityUnavailable
+
+
+def _need_server_libraries() -> None:
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        raise CapabilityUnavailable(
+            f"the server needs starlette and uvicorn ({exc}); install them with: pip install -e '.[serve]' "
+            "from a checkout of ptah."
+        ) from None
+
+
+def build_app(spec: str | os.PathLike | None, *, workers: int = 2, limits=None):
+    """The application for the project ``spec`` names: ``(app, records)``; its jobs recovered."""
+    _need_server_libraries()
+    import ptah
+    from ptah.serve.app import create_app
+    from ptah.serve.limits import Limits
+    from ptah.services.corpora import open_records
+
+    with ptah.open_project(spec) as project:
+        loaded = project.spec
+    records = open_records(loaded)
+    return create_app(records, loaded, workers=workers, limits=limits or Limits()), records
+
+
+def serve(spec: str | os.PathLike | None, *, host: str = "127.0.0.1", port: int = 8470, workers: int = 2,
+          limits=None, announce=print) -> None:
+    """Serve until interrupted (SIGINT, SIGTERM); ``announce`` gets the one line saying where."""
+    app, records = build_app(spec, workers=workers, limits=limits)
+    import uvicorn
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
+                            server_header=False, date_header=True, lifespan="off")
+    server = uvicorn.Server(config)
+    announce(f"ptah serve: http://{host}:{port}/ ({workers} worker(s); stop with Ctrl-C)")
+    try:
+        server.run()
+    finally:
+        app.state.jobs.close()
+        records.close()

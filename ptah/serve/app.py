@@ -1,0 +1,201 @@
+"""The HTTP API of ``ptah serve`` (Starlette): corpora, evaluations, the OpenAPI document, the page.
+
+| method and path | scope | answers |
+|---|---|---|
+| ``GET /openapi.json`` | none | the OpenAPI 3.1 document |
+| ``POST /v1/corpora[?split=development\\|test]`` | manage | 201 registered, 200 registered already; 409 leakage |
+| ``GET /v1/corpora``, ``GET /v1/corpora/{digest}`` | read | the registered corpora |
+| ``POST /v1/evaluations`` | manage | 202 ``{"id": …, "status": "queued"}`` |
+| ``GET /v1/evaluations[?corpus=&generation=&status=&limit=&after=]`` | read | a page of jobs, oldest first |
+| ``GET /v1/evaluations/{id}`` | read | the job; its ``report`` exactly as ``--output`` writes it once done |
+| ``DELETE /v1/evaluations/{id}`` | manage | the job, cancelled when it was queued or running |
+
+Everything blocking (the store, scrypt) runs in a thread; evaluations run in
+the job pool (:mod:`ptah.serve.jobs`). No endpoint takes a server path.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ptah.core.errors import InputError, PtahError
+from ptah.serve import page
+from ptah.serve.auth import require
+from ptah.serve.evaluations import DIGEST, EVALUATION_ID, checked_body, evaluation_request
+from ptah.serve.jobs import Jobs
+from ptah.serve.limits import Limits, admit
+from ptah.serve.openapi import document
+from ptah.serve.problems import HttpProblem, bounded_body, from_error, json_body, problem
+from ptah.services import corpora
+from ptah.services.channels import plan_runs
+from ptah.services.tokens import Checker
+
+log = logging.getLogger("ptah.serve")
+MAX_PAGE = 200
+
+
+def _not_found(what: str) -> HttpProblem:
+    return HttpProblem(404, "NOT_FOUND", f"there is no {what}.")
+
+
+# --- corpora --------------------------------------------------------------------------
+
+
+async def register_corpus(request: Request) -> Response:
+    await require(request, "manage")
+    split = request.query_params.get("split")
+    data = await bounded_body(request, request.app.state.limits.max_corpus_bytes)
+    records = request.app.state.records
+    created, info = await run_in_threadpool(corpora.register_corpus, records, data, split)
+    return JSONResponse(info, status_code=201 if created else 200)
+
+
+async def list_corpora(request: Request) -> Response:
+    await require(request, "read")
+    return JSONResponse({"items": await run_in_threadpool(corpora.list_corpora, request.app.state.records)})
+
+
+async def get_corpus(request: Request) -> Response:
+    await require(request, "read")
+    digest = request.path_params["digest"]
+    info = await run_in_threadpool(corpora.corpus_info, request.app.state.records, digest) if DIGEST.match(digest) else None
+    if info is None:
+        raise _not_found("corpus with this digest")
+    return JSONResponse(info)
+
+
+# --- evaluations ----------------------------------------------------------------------
+
+
+def _admit(state, checked: dict) -> dict:
+    """Check an evaluation against what is registered and the limits, then queue it (in a thread)."""
+    corpus = state.jobs.corpus(checked["corpus"])
+    if corpus is None:
+        raise InputError(f"corpus: {checked['corpus']} is not registered (POST /v1/corpora first).")
+    request = evaluation_request(checked)
+    if checked["baseline"] is not None:
+        baseline = state.jobs.get(checked["baseline"])
+        if baseline is None or baseline["status"] != "done":
+            raise InputError(f"baseline: evaluation {checked['baseline']} does not exist or is not done.")
+        if baseline["corpus"] != checked["corpus"]:
+            raise InputError(f"baseline: evaluation {checked['baseline']} measured corpus {baseline['corpus']}, "
+                             f"not {checked['corpus']}: they are not comparable.")
+    plans = plan_runs(state.jobs.spec, checked["generations"] or None, checked["channels"])  # names that exist
+    admit(state.limits, corpus, len(plans), len(request.all_measures))
+    return state.jobs.submit(checked)
+
+
+async def start_evaluation(request: Request) -> Response:
+    await require(request, "manage")
+    checked = checked_body(await json_body(request, request.app.state.limits.max_json_bytes))
+    job = await run_in_threadpool(_admit, request.app.state, checked)
+    return JSONResponse({"id": job["id"], "status": job["status"]}, status_code=202,
+                        headers={"Location": f"/v1/evaluations/{job['id']}"})
+
+
+def _matches(job: dict, corpus: str | None, generation: str | None, status: str | None) -> bool:
+    if corpus is not None and job["corpus"] != corpus:
+        return False
+    if status is not None and job["status"] != status:
+        return False
+    if generation is not None:
+        asked = job["request"]["generations"]
+        ran = [run["generation"] for run in job["runs"] or ()]
+        return generation in asked or generation in ran
+    return True
+
+
+async def list_evaluations(request: Request) -> Response:
+    await require(request, "read")
+    params = request.query_params
+    limit_text = params.get("limit", "50")
+    if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_PAGE:
+        raise InputError(f"limit: a whole number from 1 to {MAX_PAGE} is expected.")
+    after = params.get("after")
+    jobs = await run_in_threadpool(request.app.state.jobs.all)
+    chosen = [job for job in jobs if _matches(job, params.get("corpus"), params.get("generation"), params.get("status"))]
+    if after is not None:
+        ids = [job["id"] for job in chosen]
+        if after not in ids:
+            raise InputError("after: not an evaluation of this listing (use the previous page's next).")
+        chosen = chosen[ids.index(after) + 1:]
+    page_items = chosen[: int(limit_text)]
+    more = len(chosen) > len(page_items)
+    return JSONResponse({"items": page_items, "next": page_items[-1]["id"] if more else None})
+
+
+def _job_or_404(jobs: Jobs, job_id: str) -> dict:
+    job = jobs.get(job_id) if EVALUATION_ID.match(job_id) else None
+    if job is None:
+        raise _not_found("evaluation with this id")
+    return job
+
+
+async def get_evaluation(request: Request) -> Response:
+    await require(request, "read")
+    jobs: Jobs = request.app.state.jobs
+
+    def read() -> bytes:
+        job = _job_or_404(jobs, request.path_params["id"])
+        text = jobs.report_text(job["id"]) if job["status"] == "done" else None
+        head = json.dumps(job, ensure_ascii=False)
+        return (head[:-1] + ', "report": ' + (text or "null") + "}").encode("utf-8")
+
+    return Response(await run_in_threadpool(read), media_type="application/json")
+
+
+async def cancel_evaluation(request: Request) -> Response:
+    await require(request, "manage")
+    jobs: Jobs = request.app.state.jobs
+
+    def cancel() -> dict:
+        _job_or_404(jobs, request.path_params["id"])
+        return jobs.cancel(request.path_params["id"])
+
+    return JSONResponse(await run_in_threadpool(cancel))
+
+
+async def openapi(request: Request) -> Response:
+    return JSONResponse(document())
+
+
+# --- errors ---------------------------------------------------------------------------
+
+
+async def _problem(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, HTTPException):
+        return problem(exc.status_code, "HTTP", str(exc.detail), headers=dict(exc.headers or {}))
+    if not isinstance(exc, (HttpProblem, PtahError)):
+        log.error("unexpected %s on %s %s", type(exc).__name__, request.method, request.url.path)
+    return from_error(exc)
+
+
+def create_app(records, spec, *, workers: int = 2, limits: Limits = Limits()) -> Starlette:
+    """The application over a project's record store; its jobs recovered and ready."""
+    routes = [
+        Route("/openapi.json", openapi, methods=["GET"]),
+        Route("/v1/corpora", register_corpus, methods=["POST"]),
+        Route("/v1/corpora", list_corpora, methods=["GET"]),
+        Route("/v1/corpora/{digest}", get_corpus, methods=["GET"]),
+        Route("/v1/evaluations", start_evaluation, methods=["POST"]),
+        Route("/v1/evaluations", list_evaluations, methods=["GET"]),
+        Route("/v1/evaluations/{id}", get_evaluation, methods=["GET"]),
+        Route("/v1/evaluations/{id}", cancel_evaluation, methods=["DELETE"]),
+        *page.routes(),
+    ]
+    app = Starlette(routes=routes, exception_handlers={Exception: _problem, HTTPException: _problem,
+                                                      HttpProblem: _problem, PtahError: _problem})
+    app.state.records = records
+    app.state.limits = limits
+    app.state.checker = Checker(records)
+    app.state.jobs = Jobs(records, spec, workers, limits)
+    app.state.jobs.recover()
+    return app

@@ -1,0 +1,61 @@
+"""Who may do what: bearer tokens for the API, the same token in a session cookie for the page.
+
+``Authorization: Bearer ptah.ID.SECRET`` on every ``/v1`` call (the cookie
+is never read there, so a page open in a browser cannot be made to call the
+API). No token, a malformed, unknown or revoked one: 401 with
+``WWW-Authenticate: Bearer``; a valid token of the wrong scope: 403. The
+check runs in a worker thread (scrypt is not for the event loop) and reads
+the token's record every time, so a revocation counts from the next request.
+
+The page's login form posts the token once; it is kept in the cookie
+``ptah_session`` (``HttpOnly; SameSite=Strict; Path=/``), never in a URL,
+and never logged.
+"""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+
+from ptah.serve.problems import HttpProblem
+from ptah.services.tokens import Checker, Grant
+
+COOKIE = "ptah_session"
+_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="ptah"'}
+_WHY = {"missing": "this endpoint needs a token: Authorization: Bearer …",
+        "invalid": "the token is not valid.",
+        "revoked": "the token was revoked."}
+
+
+def bearer(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+async def grant_of(checker: Checker, presented: str | None) -> tuple[Grant | None, str]:
+    return await run_in_threadpool(checker.grant, presented)
+
+
+async def require(request: Request, scope: str) -> Grant:
+    """The request's grant, which allows ``scope``; HttpProblem 401 or 403 otherwise."""
+    checker: Checker = request.app.state.checker
+    grant, why = await grant_of(checker, bearer(request))
+    if grant is None:
+        raise HttpProblem(401, "UNAUTHORIZED", _WHY[why], _CHALLENGE)
+    if not grant.allows(scope):
+        raise HttpProblem(403, "FORBIDDEN", f'the token "{grant.name}" has scope {grant.scope}; this needs {scope}.')
+    return grant
+
+
+async def page_grant(request: Request) -> Grant | None:
+    """The page's session: a read grant from the cookie, or None (show the login form)."""
+    grant, _ = await grant_of(request.app.state.checker, request.cookies.get(COOKIE))
+    return grant if grant is not None and grant.allows("read") else None
+
+
+def session_cookie(token: str | None) -> str:
+    """The Set-Cookie value keeping ``token`` (None: ending the session)."""
+    if token is None:
+        return f"{COOKIE}=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict"
+    return f"{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"

@@ -1,0 +1,191 @@
+"""Evaluation jobs: kept in the store, run by a pool of worker threads off the event loop.
+
+A job is the record ``evaluation/ID``: its id, status, the checked request
+body, times, and once done the verdict and each run's means (for the
+listings and the page); its report is the record ``report/ID``, the text
+``--output`` writes. Statuses: ``queued`` -> ``running`` -> ``done`` |
+``failed``; ``cancelled`` from queued or running (a running evaluation
+cannot be interrupted: it finishes in the background and its report is
+dropped). Every change of status is written before it is announced.
+
+Each worker thread opens the project once through the Python API and keeps
+it, so a generation's vectors and cached query vectors are read once, and
+every later evaluation is warm. When the server starts, a job the store says
+is running was running when the server stopped: it is marked failed
+(``SERVER_RESTARTED``), never lost silently; queued jobs are queued again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+
+import ptah
+from ptah.core.errors import PtahError
+from ptah.core.report import Report
+from ptah.serve.evaluations import evaluation_request
+from ptah.serve.limits import LimitExceeded, Limits
+from ptah.services.corpora import registered_corpus
+
+log = logging.getLogger("ptah.serve")
+FINAL = ("done", "failed", "cancelled")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def error_code(exc: BaseException) -> str:
+    """A failed job's code: ``LIMIT_EXCEEDED``, else the error's kind (``NotBuilt``, ``UnknownGeneration``…)."""
+    return getattr(exc, "code", None) or type(exc).__name__
+
+
+class Jobs:
+    """The evaluation jobs of one server (one server per store)."""
+
+    def __init__(self, records, spec, workers: int, limits: Limits):
+        self._records = records
+        self.spec = spec
+        self._limits = limits
+        self._lock = threading.Lock()  # status changes are read-modify-write on one record
+        self._local = threading.local()
+        self._projects: list = []
+        self._corpora: dict = {}
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ptah-job")
+
+    # --- records ----------------------------------------------------------------
+
+    def get(self, job_id: str) -> dict | None:
+        body = self._records.get("evaluation", job_id)
+        return None if body is None else json.loads(body)
+
+    def _put(self, job: dict) -> None:
+        self._records.put("evaluation", job["id"], json.dumps(job, ensure_ascii=False, sort_keys=True))
+
+    def report_text(self, job_id: str) -> str | None:
+        return self._records.get("report", job_id)
+
+    def all(self) -> list[dict]:
+        """Every job, oldest first."""
+        return [json.loads(body) for _, body in self._records.items("evaluation")]
+
+    # --- lifecycle --------------------------------------------------------------
+
+    def recover(self) -> None:
+        """After a restart: fail the jobs that were running, queue again the ones that were queued."""
+        for job in self.all():
+            if job["status"] == "running":
+                job.update(status="failed", finished_at=_now(),
+                           error={"code": "SERVER_RESTARTED",
+                                  "detail": "the server stopped while this evaluation was running; start it again."})
+                self._put(job)
+            elif job["status"] == "queued":
+                self._pool.submit(self._run, job["id"])
+
+    def submit(self, checked: dict) -> dict:
+        """Queue a checked evaluation body; its job record."""
+        job = {"id": f"ev_{secrets.token_hex(12)}", "status": "queued", "corpus": checked["corpus"],
+               "request": checked, "created_at": _now(), "started_at": None, "finished_at": None,
+               "verdict": None, "runs": None, "error": None}
+        self._put(job)
+        self._pool.submit(self._run, job["id"])
+        return job
+
+    def cancel(self, job_id: str) -> dict | None:
+        """Cancel a queued or running job (None: no such job); a finished one is returned unchanged."""
+        with self._lock:
+            job = self.get(job_id)
+            if job is not None and job["status"] not in FINAL:
+                job.update(status="cancelled", finished_at=_now())
+                self._put(job)
+        return job
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for project in self._projects:
+            project.close()
+
+    # --- the work ---------------------------------------------------------------
+
+    def _project(self):
+        project = getattr(self._local, "project", None)
+        if project is None:
+            project = ptah.open_project(self.spec)
+            self._local.project = project
+            with self._lock:
+                self._projects.append(project)
+        return project
+
+    def corpus(self, digest: str):
+        """The registered corpus with this digest (None: unregistered); registered corpora never change, so each
+        is read once."""
+        corpus = self._corpora.get(digest)
+        if corpus is None:
+            corpus = registered_corpus(self._records, digest)
+            if corpus is not None:
+                self._corpora[digest] = corpus
+        return corpus
+
+    def _start(self, job_id: str) -> dict | None:
+        with self._lock:
+            job = self.get(job_id)
+            if job is None or job["status"] != "queued":
+                return None
+            job.update(status="running", started_at=_now())
+            self._put(job)
+        return job
+
+    def _finish(self, job_id: str, **changes) -> None:
+        with self._lock:
+            job = self.get(job_id)
+            if job is None or job["status"] != "running":  # cancelled meanwhile: the result is dropped
+                return
+            if "report" in changes:
+                self._records.put("report", job_id, changes.pop("report"))
+            job.update(finished_at=_now(), **changes)
+            self._put(job)
+
+    def _run(self, job_id: str) -> None:
+        job = self._start(job_id)
+        if job is None:
+            return
+        try:
+            text, report = self._evaluate(job["request"])
+        except PtahError as exc:
+            self._finish(job_id, status="failed", error={"code": error_code(exc), "detail": str(exc)})
+            return
+        except Exception as exc:  # a bug: said in one line, logged without the request's secrets
+            log.exception("evaluation %s failed", job_id)
+            self._finish(job_id, status="failed",
+                         error={"code": "INTERNAL", "detail": f"internal error: {type(exc).__name__}"})
+            return
+        self._finish(job_id, status="done", report=text, verdict=report.verdict, runs=summary(report))
+
+    def _evaluate(self, checked: dict) -> tuple[str, Report]:
+        corpus = self.corpus(checked["corpus"])
+        baseline = None
+        if checked["baseline"] is not None:
+            baseline_text = self.report_text(checked["baseline"])
+            baseline = Report.from_dict(json.loads(baseline_text))
+        report = self._project().evaluate(corpus, evaluation_request(checked), baseline_report=baseline)
+        text = report.to_json()
+        size = len(text.encode("utf-8"))
+        if size > self._limits.max_report_bytes:
+            raise LimitExceeded(f"the report is {size:,} bytes, more than the limit of "
+                                f"{self._limits.max_report_bytes:,}; it was not kept (never cut).")
+        return text, report
+
+
+def summary(report: Report) -> list[dict]:
+    """Each run's name, channel and means (value, numerator, denominator): what listings and the page show."""
+    runs = report.to_dict(cases=False)["runs"]
+    return [
+        {"name": run.name, "generation": run.generation["name"], "channel": run.channel,
+         "means": {name: {field: data["aggregates"][key][field] for field in ("value", "numerator", "denominator")}
+                   for name, key in ((str(measure), measure.key) for measure in run.measures)}}
+        for run, data in zip(report.runs, runs)
+    ]

@@ -1,0 +1,103 @@
+"""Corpora registered with ``ptah serve``: kept in the store by digest, immutable, split development/test.
+
+Registering reads the uploaded YAML with the same loader and limits as a
+corpus file (:func:`ptah.adapters.corpus_yaml.parse_corpus`; its problems
+carry their line numbers). A corpus is kept under its digest: the exact
+bytes first registered (``corpus_text/DIGEST``), what the listings show
+(``corpus/DIGEST``) and its query texts (``corpus_queries/DIGEST``, for the
+leakage check). Content with a digest already registered is not stored
+again; nothing registered is ever changed or deleted.
+
+Splits. A corpus may be registered as ``development`` or ``test``. A test
+corpus that shares a query text with a development corpus of the project
+(or the reverse) is refused: tuning on the development corpus would leak
+into the test verdict.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+from ptah.core.corpus import Corpus
+from ptah.core.errors import InputError
+from ptah.core.spec import Spec
+from ptah.core.visible import abbreviated
+
+SPLITS = ("development", "test")
+UPLOAD_NAME = "corpus"  # how problems name the uploaded text: corpus:LINE: …
+
+
+class CorpusConflict(InputError):
+    """Registering would break a rule of registered corpora (leakage across splits, a split changed)."""
+
+
+def open_records(spec: Spec):
+    """The record store beside the project's store (created when absent): tokens, corpora, evaluations."""
+    from ptah.adapters.stores.registry import open_records as open_store_records
+
+    return open_store_records(spec.store)
+
+
+def parse_corpus(data: bytes) -> Corpus:
+    """Uploaded YAML read as a corpus file is; CorpusError (exit 2) lists every problem with its line."""
+    from ptah.adapters.corpus_yaml import parse_corpus as parse
+
+    return parse(data, name=UPLOAD_NAME)
+
+
+def register_corpus(records, data: bytes, split: str | None = None) -> tuple[bool, dict]:
+    """Register uploaded corpus bytes: ``(created, description)``; ``created`` is False when its digest was
+    registered already (nothing stored). CorpusError for an invalid corpus, CorpusConflict as the module says."""
+    if split is not None and split not in SPLITS:
+        raise InputError(f"split must be development or test, not {abbreviated(repr(split))}.")
+    corpus = parse_corpus(data)
+    existing = corpus_info(records, corpus.digest)
+    if existing is not None:
+        if split is not None and existing["split"] != split:
+            raise CorpusConflict(f"corpus {corpus.digest} is registered already with split "
+                                 f"{existing['split'] or 'none'}; a registered corpus never changes.")
+        return False, existing
+    queries = sorted({case.query for case in corpus.cases})
+    if split is not None:
+        _check_leakage(records, split, set(queries))
+    info = {
+        "digest": corpus.digest, "name": corpus.name, "cases": len(corpus.cases), "split": split,
+        "bytes": len(data), "registered_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    records.put("corpus_text", corpus.digest, data.decode("utf-8"))
+    records.put("corpus_queries", corpus.digest, json.dumps(queries, ensure_ascii=False))
+    if not records.add("corpus", corpus.digest, json.dumps(info, ensure_ascii=False)):
+        return False, corpus_info(records, corpus.digest)  # registered meanwhile by another request
+    return True, info
+
+
+def _check_leakage(records, split: str, queries: set[str]) -> None:
+    other = "development" if split == "test" else "test"
+    for info in list_corpora(records):
+        if info["split"] != other:
+            continue
+        shared = queries.intersection(json.loads(records.get("corpus_queries", info["digest"]) or "[]"))
+        if shared:
+            first = min(shared)
+            raise CorpusConflict(
+                f"this {split} corpus shares {len(shared):,} query text(s) with the {other} corpus "
+                f"{info['digest']}, such as {abbreviated(repr(first))}: a query may not cross splits."
+            )
+
+
+def corpus_info(records, digest: str) -> dict | None:
+    """What the listings show of a registered corpus, or None."""
+    body = records.get("corpus", digest)
+    return None if body is None else json.loads(body)
+
+
+def list_corpora(records) -> list[dict]:
+    """Every registered corpus, in the order registered."""
+    return [json.loads(body) for _, body in records.items("corpus")]
+
+
+def registered_corpus(records, digest: str) -> Corpus | None:
+    """The registered corpus with this digest, read back from its stored bytes; None when unregistered."""
+    text = records.get("corpus_text", digest)
+    return None if text is None else parse_corpus(text.encode("utf-8"))

@@ -1,0 +1,166 @@
+"""A real ``ptah serve`` on 127.0.0.1 (a free port) over a project of ten rows and two deterministic generations.
+
+The server is the installed command in its own process, exactly as a user
+starts it; tokens are made with ``ptah token create`` (its last stdout line);
+the client is httpx.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ptah.cli import main
+from tests.services.conftest import DOCS
+
+GENERATIONS = ("docs", "wide")
+CASES = [  # (id, query, required key)
+    ("cancel", "cancel a subscription in billing", "1"),
+    ("password", "forgot password link", "2"),
+    ("invoices", "export invoices pdf", "3"),
+    ("invite", "invite people teammate", "4"),
+    ("delete", "delete my account", "5"),
+    ("plan", "upgrade or downgrade plan", "6"),
+    ("2fa", "authenticator app login", "7"),
+    ("webhooks", "webhooks post json", "10"),
+]
+
+
+def corpus_yaml(cases=CASES, name: str = "support", k: int = 3) -> str:
+    lines = ["version: 1", f"name: {name}", f"default_k: {k}", "cases:"]
+    for case_id, query, key in cases:
+        lines += [f"  - id: {case_id}", f'    query: "{query}"', f'    required: ["{key}"]']
+    return "\n".join(lines) + "\n"
+
+
+def ptah(*args: str) -> subprocess.CompletedProcess:
+    """The ``ptah`` command in its own process, as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "ptah", *args], capture_output=True, text=True, timeout=120)
+
+
+def build(spec: Path, name: str) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["inference", "build", name, "--spec", str(spec), "--quiet"])
+    assert info.value.code == 0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Server:
+    """``ptah serve`` in a subprocess; ``url``, ``client(token)``."""
+
+    def __init__(self, spec: Path, *options: str):
+        self.spec, self.options = spec, options
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = spec.parent / f"serve-{self.port}.log"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> Server:
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "ptah", "serve", "--spec", str(self.spec), "--port", str(self.port), *self.options],
+                stdout=log, stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, self.log.read_text()
+            try:
+                if httpx.get(f"{self.url}/openapi.json", timeout=2).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise AssertionError(f"the server did not answer in 60 s: {self.log.read_text()}")
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(30)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def client(self, token: str | None = None, **options) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=60, **options)
+
+
+class Project:
+    """The project folder, its spec, its tokens by scope (``manage``, ``read``, ``revoked``)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.spec = folder / "ptah.yaml"
+        self.tokens: dict[str, str] = {}
+        self.corpus = folder / "support.yaml"
+
+    def token(self, scope: str, name: str) -> str:
+        """A new token made by ``ptah token create``: the last line of its output."""
+        made = ptah("token", "create", "--scope", scope, "--name", name, "--spec", str(self.spec))
+        assert made.returncode == 0, made.stderr
+        return made.stdout.splitlines()[-1]
+
+    def revoke(self, name: str) -> None:
+        revoked = ptah("token", "revoke", name, "--spec", str(self.spec))
+        assert revoked.returncode == 0, revoked.stderr
+
+
+def make_project(folder: Path) -> Project:
+    import sqlite3
+
+    project = Project(folder)
+    connection = sqlite3.connect(folder / "source.db")
+    with connection:
+        connection.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)")
+        connection.executemany("INSERT INTO articles VALUES (?, ?, ?, ?)", DOCS)
+    connection.close()
+    project.spec.write_text(
+        "version: 1\nsource:\n  database: sqlite:///source.db\n  table: articles\n  key_fields: [id]\n"
+        '  text: "{title}\\n\\n{body}"\n  filter: "status = \'published\'"\nactive: docs\ngenerations:\n'
+        "  docs:\n    model: ptah/deterministic\n    dimension: 32\n"
+        '  wide:\n    model: ptah/deterministic\n    dimension: 64\n    text: "{body}"\n'
+    )
+    project.corpus.write_text(corpus_yaml())
+    for name in GENERATIONS:
+        build(project.spec, name)
+    for scope in ("manage", "read", "revoked"):
+        project.tokens[scope] = project.token("manage" if scope == "revoked" else scope, scope)
+    project.revoke("revoked")
+    return project
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Project:
+    return make_project(tmp_path_factory.mktemp("serve"))
+
+
+@pytest.fixture(scope="module")
+def server(project) -> Server:
+    running = Server(project.spec, "--workers", "2").start()
+    yield running
+    running.stop()
+
+
+def wait_done(client: httpx.Client, job_id: str, timeout: float = 120) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = client.get(f"/v1/evaluations/{job_id}").json()
+        if job["status"] in ("done", "failed", "cancelled"):
+            return job
+        time.sleep(0.05)
+    raise AssertionError(f"evaluation {job_id} did not finish in {timeout} s")
