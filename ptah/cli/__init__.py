@@ -14,6 +14,7 @@ import typer
 from ptah.cli import corpus as corpus_commands
 from ptah.cli import evaluate as evaluate_command
 from ptah.cli import imports
+from ptah.cli import judge as judge_commands  # noqa: F401  (adds corpus holes, judge, add and pin)
 from ptah.cli import inference as inference_commands
 from ptah.cli import serve as serve_commands
 from ptah.cli.display import error_text

@@ -1,0 +1,215 @@
+"""``ptah corpus holes``, ``judge``, ``add`` and ``pin``: fill the holes of a corpus from the source table.
+
+* ``holes`` lists, per case, the rows the runs asked for rank in the top k that
+  nobody judged (the pooled worklist, :mod:`ptah.core.worklist`);
+* ``judge`` walks a worklist in the terminal (:mod:`ptah.cli.judge_session`),
+  or records one judgement from a script;
+* ``add`` authors a new case against the table: the pooled top rows of the
+  vector and lexical channels, judged in the same session, then appended;
+* ``pin`` records the current text digest of every key the corpus names.
+
+Grades above 0 (and required, forbidden keys) are written into the corpus,
+edited in place with its comments and layout kept; every judgement goes into
+the judgement record beside it (``NAME.judged.yaml``). Services are imported
+inside the commands, so ``ptah corpus --help`` stays light.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ptah.cli.corpus import app
+from ptah.cli.display import json_text, plain
+from ptah.core.errors import InputError
+
+SPEC_HELP = "The specification file (default: $PTAH_SPEC, else the nearest ptah.yaml in this folder or above)."
+GENERATION_HELP = "A generation to search (repeat for several; default: the active one). The first renders the text."
+CHANNEL_HELP = "vector, lexical or hybrid (repeat for several; default: vector)."
+LINE_CHARS = 160
+
+
+@app.command()
+def holes(
+    corpus: Path = typer.Argument(..., help="The corpus file."),
+    generation: List[str] = typer.Option([], "--generation", "-g", help=GENERATION_HELP),
+    channel: List[str] = typer.Option([], "--channel", help=CHANNEL_HELP),
+    output: Optional[str] = typer.Option(None, "--output", help="Write the worklist here as JSON (for judge --worklist)."),
+    json_output: bool = typer.Option(False, "--json", help="Print the worklist as JSON."),
+    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+) -> None:
+    """List the holes: rows in a case's top k that neither the corpus nor its judgement record judges.
+
+    For each case, the union over every run asked for, with the rank each run
+    gave the row and its text; best rank first. Exit 0 (holes or none).
+    """
+    from ptah.services.documents import check_output, write_text
+    from ptah.services.judging import make_worklist
+    from ptah.services.project import open_project
+
+    if output is not None:
+        check_output(output, "--output")
+    with open_project(spec) as project:
+        worklist = make_worklist(project, corpus, generation, channel or ["vector"])
+    if output is not None:
+        write_text(output, json.dumps(worklist.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    if json_output:
+        typer.echo(json_text(worklist.to_dict()))
+        return
+    typer.echo(f"corpus {plain(corpus)} ({worklist.corpus['digest']}); runs: {plain(', '.join(worklist.runs))}; "
+               f"text of {plain(worklist.text_of)}")
+    for case in worklist.cases:
+        typer.echo(f'case "{plain(case.id)}" (k {case.k}): {plain(case.query)}')
+        for hole in case.holes:
+            where = ", ".join(f"{plain(run)} #{rank}" for run, rank in hole.ranks.items())
+            typer.echo(f'  "{plain(hole.key)}": {where}')
+            typer.echo(f"      {plain(_line(hole.text))}")
+    count = worklist.count
+    typer.echo(f"{count} holes in {len(worklist.cases)} cases" + (
+        f"; judge them with: ptah corpus judge {plain(corpus)}" + (f" --worklist {plain(output)}" if output else "")
+        if count else ""))
+
+
+def _line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= LINE_CHARS else flat[: LINE_CHARS - 1] + "…"
+
+
+@app.command()
+def judge(
+    corpus: Path = typer.Argument(..., help="The corpus file (edited in place; its judgement record beside it)."),
+    worklist: Optional[Path] = typer.Option(None, "--worklist", help="A worklist from holes --output (default: list the holes now)."),
+    case: Optional[str] = typer.Option(None, "--case", help="Script: the case id to judge a key for."),
+    key: Optional[str] = typer.Option(None, "--key", help="Script: the row's key (a row of the source)."),
+    grade: Optional[float] = typer.Option(None, "--grade", help="Script: the grade; 0 means judged not relevant."),
+    required: bool = typer.Option(False, "--required", help="Script: the key is required (grade 1 unless given)."),
+    forbidden: bool = typer.Option(False, "--forbidden", help="Script: the key is forbidden (grade 0)."),
+    generation: List[str] = typer.Option([], "--generation", "-g", help=GENERATION_HELP),
+    channel: List[str] = typer.Option([], "--channel", help=CHANNEL_HELP),
+    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+) -> None:
+    """Judge the holes in the terminal, one row at a time, or one key from a script (--case --key --grade).
+
+    Keys: 0 not relevant, 1-3 grade, r required, f forbidden, s skip, u undo,
+    q save and quit (resumable: the next session asks only what is still
+    unjudged). Grades above 0, required and forbidden keys go into the
+    corpus; every judgement, with the SHA-256 of the row's text, into the
+    judgement record. Exit 2 for a case not in the corpus or a key that is
+    not a row of the source.
+    """
+    from ptah.cli.judge_session import say_saved
+    from ptah.services.judging import FORBIDDEN, REQUIRED, judge_key
+    from ptah.services.project import open_project
+
+    scripted = case is not None or key is not None or grade is not None or required or forbidden
+    if not scripted:
+        _judge_interactively(corpus, worklist, generation, channel, spec)
+        return
+    if case is None or key is None:
+        raise InputError("--case and --key go together: give both (and --grade, --required or --forbidden)")
+    if required and forbidden:
+        raise InputError("--required and --forbidden exclude each other: a key is one or the other")
+    if worklist is not None:
+        raise InputError("--worklist is for the terminal session; a scripted judgement names --case and --key")
+    mark = REQUIRED if required else FORBIDDEN if forbidden else None
+    if grade is None:
+        if mark is None:
+            raise InputError("--grade: give the grade (0 for not relevant), or --required or --forbidden")
+        grade = 1.0 if mark == REQUIRED else 0.0
+    _check_grade(grade)
+    with open_project(spec) as project:
+        saved = judge_key(project, corpus, case, key, grade, mark, generation[0] if generation else None)
+    say_saved(saved, str(corpus))
+
+
+def _check_grade(grade: float) -> None:
+    from ptah.core.corpus import MAX_GRADE
+
+    if not math.isfinite(grade) or not 0 <= grade <= MAX_GRADE:
+        raise InputError(f"--grade must be a number from 0 (not relevant) to {MAX_GRADE:,}, not {grade:g}")
+
+
+def _judge_interactively(corpus: Path, worklist: Path | None, generations: list[str], channels: list[str],
+                         spec: str | None) -> None:
+    from ptah.cli.judge_session import key_reader, run_session, say_saved
+    from ptah.services.judging import make_worklist, read_worklist, save_judgements, still_unjudged
+
+    if worklist is not None:
+        listed = read_worklist(worklist)
+    else:
+        from ptah.services.project import open_project
+
+        with open_project(spec) as project:
+            listed = make_worklist(project, corpus, generations, channels or ["vector"])
+    items = still_unjudged(corpus, listed)
+    typer.echo(f"corpus {plain(corpus)}: {len(items)} rows to judge" +
+               (f" ({listed.count - len(items)} of the worklist judged already)" if listed.count > len(items) else ""))
+    if not items:
+        return
+    with key_reader() as read:
+        verdicts = run_session(items, read)
+    if not verdicts:
+        typer.echo("nothing judged; nothing written")
+        return
+    say_saved(save_judgements(corpus, verdicts), str(corpus))
+
+
+@app.command()
+def add(
+    corpus: Path = typer.Argument(..., help="The corpus file (the case is appended; its layout kept)."),
+    case_id: str = typer.Option(..., "--id", help="The new case's id (unique in the corpus)."),
+    query: str = typer.Option(..., "--query", help="The text to search with."),
+    k: Optional[int] = typer.Option(None, "--k", min=1, max=1000, help="The case's depth (default: the corpus's default_k, else 10)."),
+    generation: Optional[str] = typer.Option(None, "--generation", "-g", help="The generation to search (default: the active one)."),
+    channel: List[str] = typer.Option([], "--channel", help="Channels to pool (default: vector and lexical)."),
+    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+) -> None:
+    """Author a case against the table: judge the pooled top rows of the query, then append the case.
+
+    The same keys as judge; at least one row must be graded relevant or
+    required. Exit 2 for an id the corpus has already.
+    """
+    from ptah.cli.judge_session import key_reader, run_session, say_saved
+    from ptah.services.judging import candidates, save_judgements
+    from ptah.services.project import open_project
+
+    with open_project(spec) as project:
+        found = candidates(project, corpus, case_id, query, k, generation, channel or ["vector", "lexical"])
+    typer.echo(f'case "{plain(case_id)}": {len(found.holes)} rows in the top {found.k} of '
+               f"{plain(', '.join(dict.fromkeys(run for hole in found.holes for run in hole.ranks)))}")
+    with key_reader() as read:
+        verdicts = run_session([(found, hole) for hole in found.holes], read)
+    if not any(v.grade > 0 for v in verdicts):
+        raise InputError(f'no row was judged relevant (1-3) or required (r): case "{case_id}" was not added')
+    written_k = k if k is not None or _has_default_k(corpus) else found.k
+    say_saved(save_judgements(corpus, verdicts, new_case=(case_id, query, written_k)), str(corpus))
+
+
+def _has_default_k(corpus: Path) -> bool:
+    from ptah.services.documents import load_corpus
+
+    return load_corpus(corpus).default_k is not None
+
+
+@app.command()
+def pin(
+    corpus: Path = typer.Argument(..., help="The corpus file."),
+    generation: Optional[str] = typer.Option(None, "--generation", "-g", help="The generation whose template renders the text (default: the active one)."),
+    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+) -> None:
+    """Record the current text digest of every key the corpus names in its judgement record.
+
+    Each becomes a judgement with its corpus grade (forbidden: 0), so that
+    evaluate can list the judged rows whose text changed since. Exit 2 for a
+    key that is not a row of the source.
+    """
+    from ptah.services.judging import pin as pin_keys
+    from ptah.services.project import open_project
+
+    with open_project(spec) as project:
+        pinned, path = pin_keys(project, corpus, generation)
+    typer.echo(f"judgement record {plain(path)}: {pinned} keys pinned")

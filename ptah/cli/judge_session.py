@@ -1,0 +1,122 @@
+"""The terminal session of ``ptah corpus judge`` and ``ptah corpus add``: one row at a time, one key each.
+
+For each hole: the case's query, the row's key and text, and which runs
+returned it at which rank. Keys: ``0`` not relevant, ``1``-``3`` the grade,
+``r`` required (grade 1), ``f`` forbidden, ``s`` skip (asked again next
+session), ``u`` undo the last answer (its row is shown again), ``q`` save and
+quit. The end of the worklist, the end of input (Ctrl-D) and Ctrl-C save too:
+nothing judged is lost, and a later session resumes with the rows still
+unjudged.
+
+On a terminal a key is read as it is pressed; from a pipe, a line at a time
+(its first character). Text from the corpus and the source is printed with its
+controls made visible (:mod:`ptah.cli.display`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import termios
+import tty
+from contextlib import contextmanager
+from typing import Callable, Iterator, Sequence
+
+import typer
+
+from ptah.cli.display import plain
+from ptah.core.visible import visible
+from ptah.core.worklist import Hole, WorkCase
+from ptah.services.judging import FORBIDDEN, REQUIRED, Verdict
+
+PROMPT = "[0 not relevant · 1-3 grade · r required · f forbidden · s skip · u undo · q save and quit] "
+_ANSWERS = {"0": (0.0, None), "1": (1.0, None), "2": (2.0, None), "3": (3.0, None),
+            "r": (1.0, REQUIRED), "f": (0.0, FORBIDDEN)}
+_SAID = {None: "grade {grade:g}", REQUIRED: "required", FORBIDDEN: "forbidden"}
+
+
+@contextmanager
+def key_reader() -> Iterator[Callable[[], str]]:
+    """A function returning the next key pressed ('' at the end of input); a key at a time on a terminal."""
+    stream = sys.stdin
+    if not stream.isatty():
+        def next_line() -> str:
+            line = stream.readline()
+            return (line.strip()[:1] or " ") if line else ""
+
+        yield next_line
+        return
+    fd = stream.fileno()
+    saved = termios.tcgetattr(fd)
+    try:
+        tty.setcbreak(fd)
+
+        def next_key() -> str:
+            data = os.read(fd, 1)
+            return data.decode("ascii", "replace") if data else ""
+
+        yield next_key
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+def show(item: tuple[WorkCase, Hole], index: int, total: int) -> None:
+    case, hole = item
+    where = ", ".join(f"{plain(run)} #{rank}" for run, rank in hole.ranks.items())
+    typer.echo("")
+    typer.echo(f'[{index + 1}/{total}] case "{plain(case.id)}" (k {case.k}): {plain(case.query)}')
+    typer.echo(f'  key "{plain(hole.key)}" — {where}')
+    for line in visible(hole.text, newlines=True).splitlines() or [""]:
+        typer.echo(f"  | {line}")
+
+
+def run_session(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str]) -> list[Verdict]:
+    """Ask for each ``(case, hole)`` in turn (module docs); returns the judgements made, in order."""
+    verdicts: list[Verdict] = []
+    history: list[tuple[int, bool]] = []  # (item index, whether it was judged), for undo
+    index = 0
+    shown = -1
+    while index < len(items):
+        if shown != index:
+            show(items[index], index, len(items))
+            shown = index
+        typer.echo(PROMPT, nl=False)
+        try:
+            key = read()
+        except KeyboardInterrupt:
+            key = "q"
+        typer.echo(key if key.strip() else "")
+        if key in ("", "q"):
+            break
+        if key == "u":
+            if not history:
+                typer.echo("  nothing to undo")
+                continue
+            index, judged = history.pop()
+            if judged:
+                undone = verdicts.pop()
+                typer.echo(f'  undone: "{plain(undone.key)}" in case "{plain(undone.case)}"')
+            shown = -1
+            continue
+        if key == "s":
+            history.append((index, False))
+            index += 1
+            continue
+        if key not in _ANSWERS:
+            typer.echo(f"  {plain(key)!s} is not an answer")
+            continue
+        grade, mark = _ANSWERS[key]
+        case, hole = items[index]
+        verdicts.append(Verdict(case.id, hole.key, grade, mark, hole.text_sha256))
+        typer.echo("  → " + _SAID[mark].format(grade=grade))
+        history.append((index, True))
+        index += 1
+    return verdicts
+
+
+def say_saved(saved, corpus: str) -> None:
+    """The digest before and after, the lines written and the record, after a save."""
+    typer.echo(f"corpus {plain(corpus)}: {saved.before} before")
+    typer.echo(f"corpus {plain(corpus)}: {saved.after} after (+{saved.lines_added} lines, "
+               f"{saved.lines_changed} changed)")
+    typer.echo(f"judgement record {plain(saved.record)}: {saved.judgements} judgements")

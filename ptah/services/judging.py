@@ -1,0 +1,229 @@
+"""Filling the holes: the pooled worklist, judgements written into the corpus and its record, pins.
+
+* :func:`make_worklist` -- the runs asked for are evaluated (the same
+  searches as ``evaluate``: a warm query cache is used), and each case's holes
+  are pooled (:mod:`ptah.core.worklist`) with the row text the first run's
+  generation renders;
+* :func:`save_judgements` -- judgements made in a session: grades above 0,
+  required and forbidden keys go into the corpus (edited in place,
+  :mod:`ptah.adapters.corpus_edit`), every judgement into the record beside it
+  (:mod:`ptah.adapters.judgements_yaml`) with the SHA-256 of the row's text and
+  the UTC time;
+* :func:`judge_key` -- one judgement from a script: the case must be in the
+  corpus and the key a row of the source (exit 2 otherwise);
+* :func:`candidates` -- the pooled top rows of a query not in the corpus yet,
+  for ``ptah corpus add``;
+* :func:`pin` -- every key the corpus names recorded with its current text
+  digest and its corpus grade, so that ``evaluate`` can say when a judged row
+  changed.
+
+The text of a row is the one its generation's template renders: the
+generation given, else the active one (for a worklist, the first run's).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Iterable, Sequence
+
+from ptah.adapters.corpus_edit import FORBIDDEN, REQUIRED, CorpusDocument
+from ptah.adapters.files import read_bounded
+from ptah.adapters.judgements_yaml import TIME_FORMAT, read_record, record_path, write_record
+from ptah.core.corpus import Case, Corpus
+from ptah.core.errors import InputError, OperationalError, UnknownKey
+from ptah.core.identity import text_digest
+from ptah.core.judged import Judgement, JudgementRecord, judged_keys
+from ptah.core.request import LEXICAL, VECTOR, EvaluationRequest
+from ptah.core.visible import abbreviated
+from ptah.core.worklist import TEXT_CHARS, Hole, WorkCase, Worklist, pooled_holes
+from ptah.services.channels import plan_runs
+from ptah.services.documents import load_corpus
+from ptah.services.evaluate import evaluate
+from ptah.services.project import Project
+
+__all__ = ["FORBIDDEN", "REQUIRED", "Saved", "Verdict", "candidates", "judge_key", "make_worklist", "pin",
+           "read_worklist", "save_judgements", "still_unjudged"]
+
+MAX_WORKLIST_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One judgement made: ``grade`` (0: not relevant), ``mark`` REQUIRED, FORBIDDEN or None, and the SHA-256
+    of the row text the person read."""
+
+    case: str
+    key: str
+    grade: float
+    mark: str | None
+    text_sha256: str
+
+
+@dataclass(frozen=True)
+class Saved:
+    """What a save wrote: the corpus digest before and after, the lines it added and changed, the record."""
+
+    before: str
+    after: str
+    lines_added: int
+    lines_changed: int
+    record: str
+    judgements: int
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).strftime(TIME_FORMAT)
+
+
+def text_generation(project: Project, generations: Sequence[str], channels: Sequence[str]) -> str:
+    """The generation whose template renders the rows' text: the first run's."""
+    return plan_runs(project.spec, list(generations) or None, list(channels) or [VECTOR])[0].generation
+
+
+def row_texts(project: Project, generation: str | None, keys: Iterable[str]) -> dict[str, str]:
+    """The text generation ``generation`` (None: the active one) renders for each of ``keys`` that is a row."""
+    wanted = set(keys)
+    if not wanted:
+        return {}
+    template = project.spec.generation(generation).template(project.spec.source)
+    return {row.key: row.text for row in project.source.rows(template) if row.key in wanted}
+
+
+def _refuse_unknown(project: Project, keys: Iterable[str], texts: dict[str, str], where: str) -> None:
+    unknown = sorted(set(keys) - set(texts))
+    if not unknown:
+        return
+    status = project.source.lookup(unknown)
+    said = [f"key {key!r} is a row the filter excludes" if status.get(key) == "filtered"
+            else f"key {key!r} is not in table {project.spec.source.table}" for key in unknown[:10]]
+    more = f" (and {len(unknown) - 10} more)" if len(unknown) > 10 else ""
+    raise UnknownKey(f"{where}: " + "; ".join(said) + more + "; judge rows of the source only")
+
+
+def make_worklist(project: Project, corpus_path: str | os.PathLike, generations: Sequence[str] = (),
+                  channels: Sequence[str] = (VECTOR,)) -> Worklist:
+    """The pooled holes of the runs ``generations`` x ``channels`` on the corpus (see the module docs)."""
+    corpus = load_corpus(corpus_path)
+    record = read_record(corpus_path)
+    report = evaluate(project, corpus, EvaluationRequest(generations=tuple(generations), channels=tuple(channels)))
+    runs = [(run.generation["name"], {case.id: case.keys for case in run.cases}) for run in report.runs]
+    pooled = pooled_holes(corpus, record, runs)
+    text_of = text_generation(project, generations, channels)
+    texts = row_texts(project, text_of, {key for _, found in pooled for key, _ in found})
+    _refuse_gone(texts, {key for _, found in pooled for key, _ in found}, text_of)
+    cases = tuple(
+        WorkCase(case_id, corpus.case(case_id).query, corpus.case(case_id).k,
+                 tuple(Hole(key, ranks, abbreviated(texts[key], TEXT_CHARS), text_digest(texts[key])) for key, ranks in found))
+        for case_id, found in pooled
+    )
+    return Worklist({"path": str(corpus_path), "digest": corpus.digest},
+                    {"path": str(record_path(corpus_path)), "digest": record.digest()},
+                    tuple(name for name, _ in runs), text_of, cases)
+
+
+def _refuse_gone(texts: dict[str, str], keys: set[str], generation: str) -> None:
+    gone = sorted(keys - set(texts))
+    if gone:
+        raise OperationalError(f"generation {generation}: the rows {', '.join(repr(k) for k in gone[:5])} were ranked "
+                               "but are no longer in the source; build the generation again, then list the holes")
+
+
+def candidates(project: Project, corpus_path: str | os.PathLike, case_id: str, query: str, k: int | None,
+               generation: str | None = None, channels: Sequence[str] = (VECTOR, LEXICAL)) -> WorkCase:
+    """The pooled top rows of ``query`` in the runs ``generation`` x ``channels``, to judge for a new case."""
+    corpus = load_corpus(corpus_path)
+    if case_id in {case.id for case in corpus.cases}:
+        raise InputError(f'{corpus_path}: case "{case_id}" exists already; choose another id or judge it with '
+                         "`ptah corpus judge`")
+    if not query.strip():
+        raise InputError("--query: give the text to search with")
+    depth = k or corpus.default_k or 10
+    probe = Corpus(cases=(Case(id=case_id, query=query, k=depth),), path=str(corpus_path))
+    generations = () if generation is None else (generation,)
+    report = evaluate(project, probe, EvaluationRequest(generations=generations, channels=tuple(channels)))
+    runs = [(run.generation["name"], {case.id: case.keys for case in run.cases}) for run in report.runs]
+    pooled = pooled_holes(probe, JudgementRecord.empty(), runs)
+    found = pooled[0][1] if pooled else []
+    text_of = text_generation(project, generations, channels)
+    texts = row_texts(project, text_of, {key for key, _ in found})
+    _refuse_gone(texts, {key for key, _ in found}, text_of)
+    return WorkCase(case_id, query, depth, tuple(Hole(key, ranks, abbreviated(texts[key], TEXT_CHARS),
+                                                      text_digest(texts[key])) for key, ranks in found))
+
+
+def read_worklist(path: str | os.PathLike) -> Worklist:
+    """A worklist written by ``ptah corpus holes --output`` (bounded; exit 2 when it is not one)."""
+    try:
+        data = json.loads(read_bounded(path, limit=MAX_WORKLIST_BYTES, what="worklist").decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: not a ptah worklist: {exc}; write one with `ptah corpus holes CORPUS --output FILE`") from None
+    return Worklist.from_dict(data, str(path))
+
+
+def still_unjudged(corpus_path: str | os.PathLike, worklist: Worklist) -> list[tuple[WorkCase, Hole]]:
+    """The worklist's rows that neither the corpus nor its record judges now (a resumed session asks only
+    these); cases no longer in the corpus are left out."""
+    corpus = load_corpus(corpus_path)
+    record = read_record(corpus_path)
+    cases = {case.id: case for case in corpus.cases}
+    return [(listed, hole) for listed in worklist.cases if listed.id in cases
+            for hole in listed.holes if hole.key not in judged_keys(cases[listed.id], record)]
+
+
+def save_judgements(corpus_path: str | os.PathLike, verdicts: Sequence[Verdict],
+                    new_case: tuple[str, str, int | None] | None = None) -> Saved:
+    """Write ``verdicts`` into the corpus and its record (module docs); ``new_case`` ``(id, query, k)`` is
+    appended with them. The record is read (and so checked) before the corpus is written; the corpus is
+    written first, so a record that cannot be written loses no grade."""
+    record = read_record(corpus_path)
+    document = CorpusDocument.open(corpus_path)
+    before = document.corpus.digest
+    if new_case is not None:
+        case_id, query, k = new_case
+        document.append_case(case_id, query, k, [(v.key, v.grade, v.mark) for v in verdicts])
+        grades = [(v, v.grade if v.mark != FORBIDDEN else 0.0) for v in verdicts]
+    else:
+        grades = [(v, document.judge(v.case, v.key, v.grade, v.mark)) for v in verdicts]
+    corpus = document.save()
+    cases = {case_id: dict(keys) for case_id, keys in record.cases.items()}
+    when = now()
+    for verdict, grade in grades:
+        cases.setdefault(verdict.case, {})[verdict.key] = Judgement(grade, verdict.text_sha256, when)
+    updated = JudgementRecord(corpus=corpus.digest, cases=cases)
+    path = write_record(corpus_path, updated)
+    return Saved(before, corpus.digest, document.lines_added, document.lines_changed, str(path), len(updated))
+
+
+def judge_key(project: Project, corpus_path: str | os.PathLike, case_id: str, key: str, grade: float,
+              mark: str | None = None, generation: str | None = None) -> Saved:
+    """One judgement from a script: exit 2 for a case not in the corpus or a key that is no row."""
+    corpus = load_corpus(corpus_path)
+    if case_id not in {case.id for case in corpus.cases}:
+        raise InputError(f'{corpus_path}: no case "{case_id}" in the corpus; a judgement names a case of the corpus '
+                         "(`ptah corpus add` appends a new one)")
+    texts = row_texts(project, generation, {key})
+    _refuse_unknown(project, {key}, texts, f'{corpus_path}: case "{case_id}"')
+    return save_judgements(corpus_path, [Verdict(case_id, key, grade, mark, text_digest(texts[key]))])
+
+
+def pin(project: Project, corpus_path: str | os.PathLike, generation: str | None = None) -> tuple[int, str]:
+    """Record every key the corpus names with its corpus grade (a forbidden key 0, a required key without a
+    grade 1) and its row's current text digest; returns how many and the record's path."""
+    corpus = load_corpus(corpus_path)
+    record = read_record(corpus_path)
+    keys = corpus.expected_keys()
+    texts = row_texts(project, generation, keys)
+    _refuse_unknown(project, keys, texts, str(corpus_path))
+    cases = {case_id: dict(judged) for case_id, judged in record.cases.items()}
+    when = now()
+    pinned = 0
+    for case in corpus.cases:
+        for key in sorted(case.expected_keys()):
+            grade = case.relevant.get(key, 1.0 if key in case.required else 0.0)
+            cases.setdefault(case.id, {})[key] = Judgement(float(grade), text_digest(texts[key]), when)
+            pinned += 1
+    path = write_record(corpus_path, JudgementRecord(corpus=corpus.digest, cases=cases))
+    return pinned, str(path)

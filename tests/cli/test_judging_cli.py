@@ -1,0 +1,248 @@
+"""Filling the holes end to end: holes, the judge session in a real pseudo-terminal, scripted judge, add, pin.
+
+A real SQLite source and store and the deterministic embedder; the session is
+``python -m ptah`` driven through a pseudo-terminal by pexpect, a key at a
+time as a person types.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import subprocess
+import sys
+
+import pexpect
+import pytest
+
+import ptah
+from ptah.adapters.judgements_yaml import read_record
+from ptah.cli import main
+from ptah.core.identity import text_digest
+from ptah.services.project import open_project
+from ptah.services.search import search
+from tests.adapters.test_corpus_edit import CORPUS  # comments, flow lists, quoted keys, a folded query
+from tests.services.conftest import DOCS, Workspace
+
+TEXT = {str(row[0]): Workspace.text(row) for row in DOCS}
+NAMED = {"cancel": {"1"}, "invoices": {"3", "6"}, "login": {"7", "9"}}
+
+
+def run(capsys, *argv):
+    with pytest.raises(SystemExit) as info:
+        main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return info.value.code, out.out, out.err
+
+
+@pytest.fixture
+def space(tmp_path):
+    space = Workspace(tmp_path)
+    space.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)")
+    space.execute("INSERT INTO articles VALUES (?, ?, ?, ?)", DOCS)
+    space.write_spec()
+    (tmp_path / "support.yaml").write_text(CORPUS)
+    with pytest.raises(SystemExit) as info:
+        main(["inference", "build", "--spec", str(space.spec_path), "--quiet"])
+    assert info.value.code == 0
+    return space
+
+
+def top(space, query: str, k: int = 3) -> list[str]:
+    with open_project(str(space.spec_path)) as project:
+        (ranked,) = search(project, None, [query], k)
+    return [key for key, _ in ranked]
+
+
+def expected_worklist(space, runs: dict[str, dict[str, list[str]]]) -> list[dict]:
+    """The pooled holes written out from the definitions: unjudged keys of each run's top 3, best rank first."""
+    cases = []
+    for case_id, query in (("cancel", "how do I cancel my subscription?"), ("invoices", "export invoices as pdf"),
+                           ("login", "two factor login")):
+        found: dict[str, dict[str, int]] = {}
+        for run_name, rankings in runs.items():
+            for rank, key in enumerate(rankings[case_id][:3], start=1):
+                if key not in NAMED[case_id]:
+                    found.setdefault(key, {})[run_name] = rank
+        order = list(runs)
+        ranked = sorted(found.items(), key=lambda item: (min(item[1].values()),
+                                                         min(order.index(n) for n, r in item[1].items()
+                                                             if r == min(item[1].values())), item[0]))
+        if ranked:
+            cases.append({"id": case_id, "query": query, "k": 3, "holes": [
+                {"key": key, "ranks": ranks, "text": TEXT[key], "text_sha256": text_digest(TEXT[key])}
+                for key, ranks in ranked]})
+    return cases
+
+
+def test_holes_lists_the_pooled_unjudged_rows_of_every_run_with_their_ranks_and_text(space, capsys):
+    folder = space.folder
+    code, out, err = run(capsys, "corpus", "holes", folder / "support.yaml", "--spec", space.spec_path,
+                         "--channel", "vector", "--channel", "lexical", "--output", folder / "wl.json")
+    assert code == 0, err
+    with ptah.open_project(space.spec_path) as project:
+        report = project.evaluate(folder / "support.yaml", channels=["vector", "lexical"])
+    runs = {run.name: {case.id: list(case.keys) for case in run.cases} for run in report.runs}
+    assert runs["docs"] == {case: top(space, query) for case, query in (
+        ("cancel", "how do I cancel my subscription?"), ("invoices", "export invoices as pdf"),
+        ("login", "two factor login"))}
+    worklist = json.loads((folder / "wl.json").read_text())
+    cases = expected_worklist(space, runs)
+    assert worklist == {
+        "format": "ptah-worklist@1",
+        "corpus": {"path": str(folder / "support.yaml"), "digest": report.corpus["digest"]},
+        "judgements": {"path": str(folder / "support.judged.yaml"), "digest": read_record(folder / "support.yaml").digest()},
+        "runs": ["docs", "lexical:docs"],
+        "text_of": "docs",
+        "holes": sum(len(case["holes"]) for case in cases),
+        "cases": cases,
+    }
+    assert worklist["holes"] == 7
+    first = cases[0]["holes"][0]
+    assert f'  "{first["key"]}": ' in out and out.endswith(
+        f"7 holes in 3 cases; judge them with: ptah corpus judge {folder / 'support.yaml'} --worklist {folder / 'wl.json'}\n")
+
+
+def test_the_terminal_session_writes_only_added_lines_and_the_record_and_resumes(space, capsys):
+    folder = space.folder
+    assert run(capsys, "corpus", "holes", folder / "support.yaml", "--spec", space.spec_path,
+               "--output", folder / "wl.json")[0] == 0
+    listed = json.loads((folder / "wl.json").read_text())
+    items = [(case["id"], hole["key"]) for case in listed["cases"] for hole in case["holes"]]
+    assert len(items) == 7
+    before = (folder / "support.yaml").read_text()
+    code, digest_before, _ = run(capsys, "corpus", "digest", folder / "support.yaml")
+    session = pexpect.spawn(sys.executable, ["-m", "ptah", "corpus", "judge", "support.yaml", "--worklist", "wl.json"],
+                            cwd=str(folder), encoding="utf-8", timeout=60, dimensions=(40, 200))
+    session.expect_exact("7 rows to judge")
+    answers = {}
+    for index, key in enumerate(["2", "s", "u", "0", "f", "r", "1"]):
+        session.expect_exact("q save and quit] ")
+        session.send(key)
+        if key == "u":
+            session.expect_exact("[2/7]")
+    # 1: grade 2, 2: skipped then undone and judged 0, 3: forbidden, 4: required, 5: grade 1
+    answers = {items[0]: (2.0, None), items[1]: (0.0, None), items[2]: (0.0, "forbidden"), items[3]: (1.0, "required"),
+               items[4]: (1.0, None)}
+    session.expect_exact("[6/7]")
+    session.expect_exact("q save and quit] ")
+    session.send("q")
+    session.expect(pexpect.EOF)
+    session.close()
+    assert session.exitstatus == 0, session.before
+    transcript = session.before
+    after = (folder / "support.yaml").read_text()
+    code, digest_after, _ = run(capsys, "corpus", "digest", folder / "support.yaml")
+    assert f"{digest_before.strip()} before" in transcript and f"{digest_after.strip()} after" in transcript
+    assert digest_before != digest_after
+    # the corpus differs only by added lines, but for a flow list that gained entries on its own line
+    diff = [line for line in difflib.ndiff(before.splitlines(), after.splitlines()) if line[:2] in ("+ ", "- ")]
+    added = [line[2:] for line in diff if line.startswith("+ ")]
+    for removed in (line[2:] for line in diff if line.startswith("- ")):
+        flow = removed[: removed.index("]")]
+        assert any(line.startswith(flow + ", ") for line in added), (removed, diff)
+    assert len(added) > len(diff) - len(added)
+    corpus = ptah.load_corpus(folder / "support.yaml")
+    record = read_record(folder / "support.yaml")
+    assert record.corpus == digest_after.strip()
+    for (case_id, key), (grade, mark) in answers.items():
+        judgement = record.cases[case_id][key]
+        assert (judgement.grade, judgement.text_sha256) == (grade, text_digest(TEXT[key]))
+        case = corpus.case(case_id)
+        assert (key in case.forbidden) == (mark == "forbidden") and (key in case.required) == (mark == "required")
+        assert case.relevant.get(key, 0.0) == grade or (mark == "required" and key in case.required)
+    assert len(record) == 5
+    # resumed: only the two rows still unjudged are asked
+    session = pexpect.spawn(sys.executable, ["-m", "ptah", "corpus", "judge", "support.yaml", "--worklist", "wl.json"],
+                            cwd=str(folder), encoding="utf-8", timeout=60, dimensions=(40, 200))
+    session.expect_exact("2 rows to judge (5 of the worklist judged already)")
+    session.expect_exact("[1/2]")
+    session.expect_exact("q save and quit] ")
+    session.send("q")
+    session.expect(pexpect.EOF)
+    session.close()
+    assert session.exitstatus == 0 and "nothing judged; nothing written" in session.before
+    assert (folder / "support.yaml").read_text() == after
+
+
+def test_a_scripted_judgement_goes_into_the_corpus_and_the_record(space, capsys):
+    corpus = space.folder / "support.yaml"
+    code, out, err = run(capsys, "corpus", "judge", corpus, "--spec", space.spec_path, "--case", "login",
+                         "--key", "2", "--grade", "2")
+    assert code == 0, err
+    assert "(+3 lines, 0 changed)" in out  # relevant: made from required ("7": 1) and the new grade
+    assert dict(ptah.load_corpus(corpus).case("login").relevant) == {"7": 1.0, "2": 2.0}
+    code, out, err = run(capsys, "corpus", "judge", corpus, "--spec", space.spec_path, "--case", "login",
+                         "--key", "4", "--forbidden")
+    assert code == 0, err
+    assert ptah.load_corpus(corpus).case("login").forbidden == ("9", "4")
+    record = read_record(corpus)
+    assert {key: (j.grade, j.text_sha256) for key, j in record.cases["login"].items()} == {
+        "2": (2.0, text_digest(TEXT["2"])), "4": (0.0, text_digest(TEXT["4"]))}
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--case", "nope", "--key", "1", "--grade", "1"], 'no case "nope" in the corpus'),
+    (["--case", "login", "--key", "99", "--grade", "1"], "case \"login\": key '99' is not in table articles; judge rows of the source only"),
+    (["--case", "login", "--key", "9", "--grade", "1"], "the corpus forbids this key"),
+    (["--case", "login", "--key", "2"], "--grade: give the grade (0 for not relevant), or --required or --forbidden"),
+    (["--case", "login", "--key", "2", "--grade", "-1"], "--grade must be a number from 0 (not relevant) to 1,000,000, not -1"),
+    (["--case", "login", "--key", "2", "--required", "--forbidden"], "--required and --forbidden exclude each other"),
+    (["--key", "2", "--grade", "1"], "--case and --key go together"),
+])
+def test_a_scripted_judgement_of_what_is_not_there_is_refused_and_writes_nothing(space, capsys, argv, message):
+    corpus = space.folder / "support.yaml"
+    code, out, err = run(capsys, "corpus", "judge", corpus, "--spec", space.spec_path, *argv)
+    assert code == 2 and message in err, err
+    assert corpus.read_text() == CORPUS and not (space.folder / "support.judged.yaml").exists()
+
+
+def test_add_authors_a_case_from_the_pooled_top_rows(space):
+    folder = space.folder
+    result = subprocess.run([sys.executable, "-m", "ptah", "corpus", "add", "support.yaml", "--id", "tokens",
+                             "--query", "api tokens for developers", "--k", "3"],
+                            cwd=folder, input="3\n0\nr\n", capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    with ptah.open_project(space.spec_path) as project:
+        vector = [key for key, _ in project.search("api tokens for developers", 3)]
+    assert vector == ["8", "1", "9"]
+    # BM25 matches only row 8 ("API tokens … developer settings"): the pool is the vector top 3, ranked by both
+    assert result.stdout.splitlines()[0] == 'case "tokens": 3 rows in the top 3 of docs, lexical:docs'
+    shown = [line for line in result.stdout.splitlines() if line.startswith('  key "')]
+    assert shown == ['  key "8" — docs #1, lexical:docs #1', '  key "1" — docs #2', '  key "9" — docs #3']
+    after = (folder / "support.yaml").read_text()
+    assert after == CORPUS.removesuffix("# the end\n") + (
+        '  - id: "tokens"\n'
+        '    query: "api tokens for developers"\n'
+        "    k: 3\n"
+        '    required: ["9"]\n'
+        "    relevant:\n"
+        '      "8": 3\n'
+        '      "9": 1\n'
+        "# the end\n"  # the comment that ended the file still does
+    )
+    record = read_record(folder / "support.yaml")
+    assert {key: (j.grade, j.text_sha256) for key, j in record.cases["tokens"].items()} == {
+        "8": (3.0, text_digest(TEXT["8"])), "1": (0.0, text_digest(TEXT["1"])), "9": (1.0, text_digest(TEXT["9"]))}
+
+
+def test_add_without_a_relevant_row_adds_nothing(space):
+    result = subprocess.run([sys.executable, "-m", "ptah", "corpus", "add", "support.yaml", "--id", "x",
+                             "--query", "webhooks"], cwd=space.folder, input="0\nq\n", capture_output=True, text=True)
+    assert result.returncode == 2
+    assert 'no row was judged relevant (1-3) or required (r): case "x" was not added' in result.stderr
+    assert (space.folder / "support.yaml").read_text() == CORPUS
+
+
+def test_pin_records_every_named_key_with_its_corpus_grade_and_text_digest(space, capsys):
+    corpus = space.folder / "support.yaml"
+    code, out, err = run(capsys, "corpus", "pin", corpus, "--spec", space.spec_path)
+    assert code == 0, err
+    assert out == f"judgement record {space.folder / 'support.judged.yaml'}: 5 keys pinned\n"
+    record = read_record(corpus)
+    assert {case: {key: (j.grade, j.text_sha256) for key, j in keys.items()} for case, keys in record.cases.items()} == {
+        "cancel": {"1": (1.0, text_digest(TEXT["1"]))},
+        "invoices": {"3": (2.0, text_digest(TEXT["3"])), "6": (1.0, text_digest(TEXT["6"]))},
+        "login": {"7": (1.0, text_digest(TEXT["7"])), "9": (0.0, text_digest(TEXT["9"]))},
+    }
+    assert corpus.read_text() == CORPUS and record.corpus == ptah.load_corpus(corpus).digest
