@@ -150,10 +150,11 @@ def render_index_search(console: Console, run: Run) -> None:
     """The index line; with ``--search both``, each case's ANN recall and deltas, then the means."""
     search = run.search
     index = search["index"]
-    console.print(
-        f"  searched with index {markup(index['name'])} ({markup(index['kind'])}, m {index['m']}, "
-        f"ef_construction {index['ef_construction']}) at ef_search {search['ef_search']}"
-    )
+    if index["kind"] == "ivfflat":  # a table's own index (an external generation's)
+        shape, at = f"lists {index['lists']}", f"probes {index['probes']}"
+    else:
+        shape, at = f"m {index['m']}, ef_construction {index['ef_construction']}", f"ef_search {search['ef_search']}"
+    console.print(f"  searched with index {markup(index['name'])} ({markup(index['kind'])}, {shape}) at {at}")
     ann = run.ann
     if ann is None:
         return

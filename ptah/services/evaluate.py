@@ -71,8 +71,8 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
     if baseline is not None:
         check_comparable(corpus.digest, baseline, request.baseline)
         check_measures(baseline, request.max_drop, request.baseline)
-    check_search(project, request.search, request.channels)
     plans = plan_runs(project.spec, list(request.generations) or None, request.channels)
+    check_search(project, request.search, request.channels, [plan.generation for plan in plans])
     sides = Sides(project, corpus, request)
     runs, timings = [], {"total": 0.0}
     for plan in plans:

@@ -17,10 +17,12 @@ and any other nonzero vector is scaled to unit length.
 
 from __future__ import annotations
 
+from contextlib import ExitStack
+
 import numpy as np
 
 from ptah.adapters.stores.records import GenerationRecord, Matrix
-from ptah.core.errors import CapabilityUnavailable, InputError, StaleGeneration
+from ptah.core.errors import InputError, StaleGeneration
 from ptah.services.project import Generation, Project
 from ptah.services.verify import MAX_OFFENDERS, VerifyResult
 
@@ -40,8 +42,10 @@ def refuse_build(generation: Generation) -> None:
                          "nothing to build")
 
 
-def read_external(project: Project, generation: Generation, *, measure: bool = True) -> tuple[Matrix, VerifyResult]:
-    """The rows' vectors (rows with one, unit length) and the coverage of the rows passing the filter.
+def read_external(project: Project, generation: Generation, *, measure: bool = True
+                  ) -> tuple[Matrix, VerifyResult, bool]:
+    """The rows' vectors (rows with one, unit length), the coverage of the rows passing the filter, and
+    whether the table's vectors all were unit length already (inner product then ranks as cosine).
 
     With ``measure``, a column without a single vector is :class:`StaleGeneration` (exit 3, even with
     --allow-stale): there is nothing to score and no dimension to embed the queries at.
@@ -57,7 +61,8 @@ def read_external(project: Project, generation: Generation, *, measure: bool = T
         stale_keys=(), missing_keys=tuple(read.missing_keys[:MAX_OFFENDERS]), orphan_keys=(),
         freshness_note=FRESHNESS_NOTE,
     )
-    return Matrix(read.keys, read.identities, unit_rows(read.vectors)), verification
+    scaled = unit_rows(read.vectors)
+    return Matrix(read.keys, read.identities, read.vectors), verification, not scaled
 
 
 def verification_dict(result: VerifyResult) -> dict:
@@ -65,15 +70,17 @@ def verification_dict(result: VerifyResult) -> dict:
     return result.as_dict() | {"fresh": None, "stale": None, "fresh_ok": None}
 
 
-def unit_rows(vectors: np.ndarray) -> np.ndarray:
-    """Scale, in place, the nonzero rows whose length is not 1 to within float32 rounding."""
+def unit_rows(vectors: np.ndarray) -> int:
+    """Scale, in place, the rows whose length is not 1 to within float32 rounding; how many were not
+    (a zero vector counts: it stays zero, and no measure ranks it as cosine would)."""
     if vectors.size == 0:
-        return vectors
+        return 0
     norms = np.linalg.norm(vectors.astype(np.float64), axis=1)
-    scale = (norms > 0) & (np.abs(norms - 1.0) > UNIT_TOLERANCE)
+    off = np.abs(norms - 1.0) > UNIT_TOLERANCE
+    scale = (norms > 0) & off
     if scale.any():
         vectors[scale] /= norms[scale, None].astype(np.float32)
-    return vectors
+    return int(off.sum())
 
 
 def external_settings(generation: Generation) -> dict:
@@ -84,13 +91,31 @@ def external_settings(generation: Generation) -> dict:
             "dimension": settings.dimension, "vectors": {"column": settings.vectors}}
 
 
-def refuse_index(generation: Generation, options) -> None:
-    """CapabilityUnavailable (exit 3) for index search of an external generation: not supported yet."""
-    if options.uses_index:
-        raise CapabilityUnavailable(
-            f'generation "{generation.name}" holds the table\'s own vectors; searching them through an index '
-            "is not supported yet; evaluate it with --search exact"
-        )
+def hold_table_index(project: Project, generation: Generation, options, unit_vectors: bool):
+    """For index modes: the table's own index on the column, searched in the source's snapshot; None for exact.
+
+    InputError (exit 2) when the source has no index to offer (SQLite), or the
+    column none whose operator class ranks by cosine (:mod:`ptah.adapters.sources.postgres_index`).
+    """
+    if not options.uses_index:
+        return None
+    column = generation.settings.vectors
+    search_table = getattr(project.source, "index_search", None)
+    if search_table is None:
+        raise InputError(f'generation "{generation.name}" reads column {column} of table '
+                         f"{project.spec.source.table} in {project.spec.source.redacted_database}, where no vector "
+                         "index exists to search; evaluate it with --search exact")
+    table_index = search_table(column, unit_vectors=unit_vectors)
+    if table_index.index.kind != "hnsw" and options.ef_search is not None:
+        raise InputError(f"--ef-search applies to HNSW; the index {table_index.index.name} on table "
+                         f"{project.spec.source.table}, column {column} is IVFFlat (it searches the server's "
+                         "ivfflat.probes lists)")
+    from ptah.services.channels.index import IndexSearch
+
+    described = table_index.describe(project.spec.source.table)
+    if table_index.index.kind == "ivfflat":
+        described["probes"] = table_index.probes()
+    return IndexSearch(generation.identity.identity, described, options, table_index, ExitStack())
 
 
 def cache_store(project: Project, generation: Generation, dimension: int):

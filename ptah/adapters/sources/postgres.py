@@ -51,6 +51,7 @@ from psycopg import IsolationLevel, sql
 
 from ptah.adapters.postgres import connect, pg_errors, psycopg, reason
 from ptah.adapters.sources.filter_sql import POSTGRES, filter_problem
+from ptah.adapters.sources.postgres_index import TableIndexSearch, find_index
 from ptah.adapters.sources.rows import source_rows
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
 from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
@@ -267,6 +268,21 @@ class PostgresSource:
         cursor = self._cursor(sql.SQL("SELECT {} FROM {} {} ORDER BY {}").format(
             selected, self._table, self._where, self._order()))
         return table_vectors(self._guarded(cursor, "vectors", cursor), self.source.key_fields, column, self.where)
+
+    def index_search(self, column: str, *, unit_vectors: bool) -> TableIndexSearch:
+        """Search ``column`` through the index the table has on it (:mod:`~ptah.adapters.sources.postgres_index`).
+
+        InputError (exit 2) when it has none whose operator class ranks by cosine.
+        """
+        name = self._column(column, "vectors.column")
+        try:
+            index = find_index(self._db, self._relation(), self.source.table, name, unit_vectors=unit_vectors)
+        except psycopg.Error as exc:
+            raise SourceUnavailable(f"{self.where}: cannot be read ({reason(exc, self.source.database)})") from None
+        passes = self.source.filter.replace("%", "%%") if self.source.filter else None
+        where = sql.SQL("WHERE ({})").format(sql.SQL(passes)) if passes else sql.SQL("")
+        return TableIndexSearch(self._db, index, self._table, self._key_columns, self.source.key_fields, name,
+                                self._types[name][0].split("(")[0], where, self.where, self._execute)
 
     # --- lookup -------------------------------------------------------------------
 

@@ -41,19 +41,23 @@ from ptah.core.report import CaseResult, Run, mean_to_dict
 from ptah.core.request import HYBRID, VECTOR, SearchOptions
 
 
-def check_search(project, options: SearchOptions, channels: Sequence[str] = ()) -> None:
+def check_search(project, options: SearchOptions, channels: Sequence[str] = (), generations: Sequence[str] | None = None
+                 ) -> None:
     """Refuse, before any work, index search where it cannot be what was asked for (exit 3).
 
-    A store without a vector index has none to search; and the hybrid channel
-    fuses the exact vector ranking, so it cannot honour an index search. The
-    lexical channel is exact by nature and is measured as such beside the
-    index-searched vector runs.
+    A store without a vector index has none to search (unless every generation
+    of ``generations`` is external: those search the table's own index); and
+    the hybrid channel fuses the exact vector ranking, so it cannot honour an
+    index search. The lexical channel is exact by nature and is measured as
+    such beside the index-searched vector runs.
     """
     if options.uses_index and HYBRID in channels:
         raise CapabilityUnavailable(
             f"--search {options.mode} applies to the vector channel; the hybrid channel fuses the exact vector "
             "ranking, so run it with --search exact (or evaluate the index on --channel vector)."
         )
+    if generations is not None and all(project.generation(name).settings.vectors is not None for name in generations):
+        return  # external generations only: each searches its table's own index (ptah.services.external)
     if options.uses_index and not project.store_capabilities.vector_index:
         raise CapabilityUnavailable(
             f"--search {options.mode} needs a vector index, and the SQLite store has none; keep the "
@@ -124,8 +128,9 @@ class IndexSearch:
     def run(self, generation: dict, exact: list[CaseResult], measures: Sequence[Measure]) -> Run:
         """The index search's run (mode both: with the exact comparison)."""
         self.close()
-        search = {"channel": VECTOR, "mode": self.options.mode, "similarity": "cosine",
-                  "index": dict(self.index), "ef_search": self.options.effective_ef_search}
+        search = {"channel": VECTOR, "mode": self.options.mode, "similarity": "cosine", "index": dict(self.index)}
+        if self.index["kind"] == "hnsw":  # an IVFFlat index (a table's own) searches its probes instead
+            search["ef_search"] = self.options.effective_ef_search
         if self.options.mode != "both":
             return make_run(generation, search, self.results, measures)
         results, ann = _compare_with_exact(self.results, exact, self.exact_scores, measures)

@@ -39,7 +39,8 @@ from ptah.core.request import VECTOR
 from ptah.core.scoring import score_blocks
 from ptah.services.channels.base import RunPlan, Sides, measure_scores, register_channel
 from ptah.services.channels.index import hold_index
-from ptah.services.external import cache_store, external_settings, is_external, read_external, refuse_index, verification_dict
+from ptah.services.external import (cache_store, external_settings, hold_table_index, is_external, read_external,
+                                    verification_dict)
 from ptah.services.probe import NOT_CHECKED, check, report_settings, stored_probe
 from ptah.services.project import Generation, normalize_rows
 from ptah.services.search import embed_queries
@@ -76,8 +77,9 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
     clock = time.perf_counter()
     identity = generation.identity.identity
     if is_external(generation):  # the table's vectors, from the source's snapshot; the store holds the query cache
-        record, index_search = None, refuse_index(generation, request.search)
-        matrix, verification = read_external(project, generation)
+        record = None
+        matrix, verification, unit = read_external(project, generation)
+        index_search = hold_table_index(project, generation, request.search, unit)  # None for exact search
         store = cache_store(project, generation, int(matrix.vectors.shape[1]))
         sides.charge("load_vectors", clock)
     else:

@@ -1,0 +1,142 @@
+"""Index search of an external generation: the index the table already has on its column, in a real PostgreSQL.
+
+The table holds generation ``own``'s very vectors (ten rows), so an index
+that finds every row (HNSW at ef_search 40; IVFFlat with one list) must
+give ``own``'s exact numbers, and ``--search both`` an ANN recall of 1.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.contract.conftest import postgres_database, postgres_server, postgres_url  # noqa: F401 (fixtures)
+from tests.services.test_external_vectors import CORPUS, cli, runs, sqlite_external  # noqa: F401
+
+
+@pytest.fixture
+def pg_external(sqlite_external, postgres_server, postgres_database):
+    """The articles in PostgreSQL with ``embedding vector(32)`` holding ``own``'s vectors; the spec reads them there."""
+    workspace, vectors = sqlite_external
+    db = postgres_server.admin(postgres_database)
+    db.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    db.execute("CREATE TABLE articles (id integer PRIMARY KEY, title text, body text, status text, embedding vector(32))")
+    for row in workspace.docs:
+        text = "[" + ",".join(repr(float(x)) for x in vectors[str(row[0])]) + "]"
+        db.execute("INSERT INTO articles VALUES (%s, %s, %s, %s, %s::vector)", (*row, text))
+    spec = workspace.spec_path.read_text()
+    workspace.spec_path.write_text(spec.replace("sqlite:///source.db", postgres_server.url(postgres_database)))
+    (workspace.folder / "c.yaml").write_text(CORPUS)
+    yield workspace, db
+    db.close()
+
+
+def evaluate_cli(capsys, workspace, *options) -> tuple[int, str]:
+    """The exit code and the output, its lines joined (a narrow terminal wraps them)."""
+    code, output = cli(capsys, workspace, "inference", "evaluate", "--corpus", workspace.folder / "c.yaml", "-g", "ext",
+                       *options)
+    return code, " ".join(output.split())
+
+
+def test_hnsw_index_of_the_table_is_searched_and_measured_against_exact(pg_external, capsys):
+    workspace, db = pg_external
+    db.execute("CREATE INDEX articles_embedding_hnsw ON articles USING hnsw (embedding vector_cosine_ops)")
+    exact = runs(workspace, "own")["own"]
+    both = runs(workspace, "ext", search=_search("both"))["ext"]
+    assert both["search"] == {"channel": "vector", "mode": "both", "similarity": "cosine", "ranking": both["search"]["ranking"],
+                              "index": {"name": "articles_embedding_hnsw", "kind": "hnsw", "m": 16, "ef_construction": 64,
+                                        "operator_class": "vector_cosine_ops", "table": "articles", "column": "embedding"},
+                              "ef_search": 40}
+    assert {k: both["aggregates"][k] for k in ("recall", "mrr", "ndcg")} == \
+        {k: exact["aggregates"][k] for k in ("recall", "mrr", "ndcg")}
+    assert both["aggregates"]["ann"]["recall"]["value"] == 1.0
+    assert [c["ann"]["recall"] for c in both["cases"]] == [1.0, 1.0, 1.0, 1.0]
+    code, output = evaluate_cli(capsys, workspace, "--search", "index", "--ef-search", "10")
+    assert code == 1  # case c3 leaks its forbidden key, as in exact search
+    assert "searched with index articles_embedding_hnsw (hnsw, m 16, ef_construction 64) at ef_search 10" in output
+
+
+def test_ivfflat_index_searches_the_servers_probes(pg_external, capsys):
+    workspace, db = pg_external
+    db.execute("CREATE INDEX articles_ivf ON articles USING ivfflat (embedding vector_cosine_ops) WITH (lists = 1)")
+    exact = runs(workspace, "own")["own"]
+    both = runs(workspace, "ext", search=_search("both"))["ext"]
+    assert both["search"]["index"] == {"name": "articles_ivf", "kind": "ivfflat", "lists": 1, "probes": 1,
+                                       "operator_class": "vector_cosine_ops", "table": "articles", "column": "embedding"}
+    assert "ef_search" not in both["search"]
+    assert both["aggregates"]["recall"] == exact["aggregates"]["recall"]
+    assert both["aggregates"]["ann"]["recall"]["value"] == 1.0
+    code, output = evaluate_cli(capsys, workspace, "--search", "index")
+    assert code == 1 and "searched with index articles_ivf (ivfflat, lists 1) at probes 1" in output
+    code, output = evaluate_cli(capsys, workspace, "--search", "index", "--ef-search", "10")
+    assert code == 2
+    assert ("--ef-search applies to HNSW; the index articles_ivf on table articles, column embedding is IVFFlat (it "
+            "searches the server's ivfflat.probes lists)") in output
+
+
+def test_an_index_of_another_operator_class_is_refused(pg_external, capsys):
+    workspace, db = pg_external
+    db.execute("CREATE INDEX articles_l2 ON articles USING hnsw (embedding vector_l2_ops)")
+    code, output = evaluate_cli(capsys, workspace, "--search", "index")
+    assert code == 2
+    assert ("table articles, column embedding: its index articles_l2 (hnsw, vector_l2_ops) ranks by another measure "
+            "than cosine, the similarity ptah scores with (vector_cosine_ops or halfvec_cosine_ops); evaluate with "
+            "--search exact") in output
+
+
+def test_inner_product_is_accepted_only_on_unit_length_vectors(pg_external, capsys):
+    workspace, db = pg_external
+    db.execute("CREATE INDEX articles_ip ON articles USING hnsw (embedding vector_ip_ops)")
+    exact = runs(workspace, "own")["own"]
+    index = runs(workspace, "ext", search=_search("index"))["ext"]
+    assert index["search"]["index"]["operator_class"] == "vector_ip_ops"
+    assert index["aggregates"]["recall"] == exact["aggregates"]["recall"]
+    assert [c["results"][0]["key"] for c in index["cases"]] == [c["results"][0]["key"] for c in exact["cases"]]
+    db.execute("UPDATE articles SET embedding = (SELECT array_agg(x * 2)::vector FROM unnest(embedding::real[]) x) "
+               "WHERE id = 5")  # twice as long: inner product no longer ranks as cosine
+    code, output = evaluate_cli(capsys, workspace, "--search", "index")
+    assert code == 2
+    assert ("table articles, column embedding: its index articles_ip (hnsw, vector_ip_ops) ranks by another measure "
+            "than cosine, the similarity ptah scores with (vector_cosine_ops or halfvec_cosine_ops); inner product "
+            "would rank as cosine only if every vector were unit length, and some are not; evaluate with --search "
+            "exact") in output
+
+
+def test_no_index_on_the_column_is_refused(pg_external, capsys):
+    workspace, db = pg_external
+    code, output = evaluate_cli(capsys, workspace, "--search", "both")
+    assert code == 2
+    assert ("table articles, column embedding has no HNSW or IVFFlat index to search (no index at all); create one "
+            "with USING hnsw (embedding vector_cosine_ops), or evaluate with --search exact") in output
+    db.execute("CREATE INDEX articles_btree ON articles (embedding)")
+    code, output = evaluate_cli(capsys, workspace, "--search", "index")
+    assert code == 2 and "has no HNSW or IVFFlat index to search (only articles_btree (btree))" in output
+
+
+def test_a_sqlite_source_has_no_index(sqlite_external, capsys):
+    workspace, _ = sqlite_external
+    (workspace.folder / "c.yaml").write_text(CORPUS)
+    code, output = evaluate_cli(capsys, workspace, "--search", "index")
+    assert code == 2
+    assert ('generation "ext" reads column embedding of table articles in sqlite:///source.db, where no vector index '
+            "exists to search; evaluate it with --search exact") in output
+
+
+def test_the_filter_applies_to_the_index_search_and_a_hostile_one_is_refused(pg_external, capsys):
+    workspace, db = pg_external
+    db.execute("CREATE INDEX articles_embedding_hnsw ON articles USING hnsw (embedding vector_cosine_ops)")
+    url_spec = workspace.spec_path.read_text()
+    workspace.spec_path.write_text(url_spec.replace("  key_fields:", "  filter: \"title NOT LIKE '%roadmap%'\"\n  key_fields:"))
+    index = runs(workspace, "ext", search=_search("both"))["ext"]
+    assert index["generation"]["rows"] == 9
+    assert all(r["key"] != "9" for c in index["cases"] for r in c["results"])
+    assert index["aggregates"]["ann"]["recall"]["value"] == 1.0
+    workspace.spec_path.write_text(url_spec.replace("  key_fields:", '  filter: "1); DROP TABLE articles; --"\n  key_fields:'))
+    code, output = evaluate_cli(capsys, workspace, "--search", "index")
+    assert code == 2 and "source.filter" in output
+    assert db.execute("SELECT count(*) FROM articles").fetchone()[0] == 10
+
+
+def _search(mode):
+    from ptah.core.request import SearchOptions
+
+    return SearchOptions(mode)
