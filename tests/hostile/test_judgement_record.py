@@ -14,6 +14,7 @@ import pytest
 from ptah.adapters.judgements_yaml import MAX_RECORD_BYTES, read_record, write_record
 from ptah.core.errors import CorpusError, OutputRefused
 from ptah.core.judged import Judgement, JudgementRecord
+from tests.cli.test_judging_cli import space  # noqa: F401  (a built deterministic project with a corpus)
 
 VALID = "version: 1\ncases: {}\n"
 RECORD = JudgementRecord(cases={"a": {"1": Judgement(1.0, "a" * 64, "2026-11-30T12:00:00Z")}})
@@ -61,3 +62,16 @@ def test_an_oversized_record_is_refused_before_it_is_read(tmp_path):
     assert refused(tmp_path / "c.yaml") == (
         f"{path}: the file is {MAX_RECORD_BYTES + 1:,} bytes, more than the judgement record limit of "
         f"{MAX_RECORD_BYTES:,}; split it")
+
+
+def test_judging_with_a_linked_record_writes_neither_the_corpus_nor_the_link_target(space, capsys):  # noqa: F811
+    from tests.cli.test_judging_cli import CORPUS, run
+
+    target = space.folder / "elsewhere.yaml"
+    target.write_text(VALID)
+    os.symlink(target, space.folder / "support.judged.yaml")
+    for argv in (["judge", space.folder / "support.yaml", "--case", "login", "--key", "2", "--grade", "1"],
+                 ["holes", space.folder / "support.yaml"], ["pin", space.folder / "support.yaml"]):
+        code, out, err = run(capsys, "corpus", *argv, "--spec", space.spec_path)
+        assert code == 2 and "support.judged.yaml: is a symbolic link, not a regular file" in err, (argv, err)
+    assert (space.folder / "support.yaml").read_text() == CORPUS and target.read_text() == VALID

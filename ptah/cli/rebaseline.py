@@ -1,0 +1,44 @@
+"""``ptah report rebaseline``: a new baseline from an old report, after the corpus changed (no hand work)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ptah.cli.display import plain
+
+SPEC_HELP = "The specification file (default: $PTAH_SPEC, else the nearest ptah.yaml in this folder or above)."
+
+
+def rebaseline(
+    old: Path = typer.Argument(..., help="The old report (evaluate --output) whose runs to measure again."),
+    corpus: Path = typer.Option(..., "--corpus", help="The new corpus to measure them on."),
+    output: Optional[str] = typer.Option(None, "--output", help="Write the new report (the new baseline) here."),
+    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+) -> None:
+    """Measure an old report's generations again, by identity, on a new corpus: the new baseline.
+
+    The same runs, channels, search mode, fusion, extra measures and
+    statistics. Exit 0 when measured; 2 for a report or corpus that cannot
+    be read; 3 when a generation is no longer declared with the same
+    identity, not in the store, incomplete or stale, or measures differently
+    now (its text changed).
+    """
+    from ptah.services.documents import check_output, load_corpus, write_json
+    from ptah.services.project import open_project
+    from ptah.services.rebaseline import rebaseline as measure_again
+
+    if output is not None:
+        check_output(output, "--output")
+    loaded = load_corpus(corpus)
+    with open_project(spec) as project:
+        report = measure_again(project, old, loaded)
+    if output is not None:
+        write_json(report, output)
+    typer.echo(f"{plain(old)} measured again on {plain(corpus)} ({report.corpus['digest']}):")
+    for run in report.runs:
+        means = ", ".join(f"{name} {'N/A' if mean.value is None else f'{mean.value:.4f}'}" for name, mean in run.means.items())
+        typer.echo(f"  {plain(run.name)}: {means}")
+    typer.echo(f"wrote {plain(output)}" if output is not None else "not written: give --output NEW.json to keep it")

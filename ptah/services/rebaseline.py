@@ -1,0 +1,112 @@
+"""``ptah report rebaseline``: the runs of an old report measured again, by identity, on a new corpus.
+
+After a corpus changes (cases judged, added, holes filled) its digest differs,
+and a baseline report of the old corpus can no longer be compared with. The
+new baseline is the old report's generations measured on the new corpus --
+the same runs, channels, search mode, fusion, extra measures and statistics
+-- provided they are still what the old report measured:
+
+* each run's generation is found among the declared ones by its identity
+  (a generation renamed since is found under its new name); none with that
+  identity: exit 3;
+* it must be in the store, complete and fresh (``evaluate``'s own checks,
+  never ``allow_stale``): otherwise exit 3;
+* each run measured again must have the identity it had (a lexical or hybrid
+  run's identity covers the text it searched): otherwise exit 3, since the
+  new report would not be the old generations' baseline.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ptah.core.comparison import StatisticsSettings
+from ptah.core.corpus import Corpus
+from ptah.core.errors import OperationalError
+from ptah.core.measures import DEFAULT_MEASURES, Measure
+from ptah.core.report import Report, Run
+from ptah.core.request import VECTOR, EvaluationRequest, Fusion, SearchOptions
+from ptah.services.evaluate import evaluate, load_baseline
+from ptah.services.project import Project
+
+
+class CannotRebaseline(OperationalError):
+    """An old report's runs cannot be measured again as they were (exit 3)."""
+
+
+def rebaseline(project: Project, old_path: str | os.PathLike, corpus: Corpus) -> Report:
+    """The old report's runs measured on ``corpus`` (see the module docs)."""
+    old = load_baseline(old_path)
+    where = f"{old_path}"
+    names = [_declared(project, run, where) for run in old.runs]
+    request = EvaluationRequest(
+        generations=tuple(dict.fromkeys(names)),
+        channels=tuple(dict.fromkeys(run.search["channel"] for run in old.runs)),
+        measures=tuple(dict.fromkeys(m for run in old.runs for m in run.means if Measure.parse(m) not in DEFAULT_MEASURES)),
+        search=_search(old.runs),
+        fusion=_fusion(old.runs),
+        statistics=_statistics(old),
+    )
+    try:
+        report = evaluate(project, corpus, request)
+    except OperationalError as exc:
+        raise CannotRebaseline(f"cannot rebaseline {where}: {exc}") from None
+    if len(report.runs) != len(old.runs):
+        raise CannotRebaseline(f"cannot rebaseline {where}: its runs ({', '.join(r.name for r in old.runs)}) are not "
+                               "every channel with every generation, as evaluate measures them")
+    for before, now in zip(old.runs, report.runs):
+        if before.generation["identity"] != now.generation["identity"]:
+            raise CannotRebaseline(
+                f"cannot rebaseline {where}: run {before.name} measured {before.generation['identity']}, and measured "
+                f"now it is {now.generation['identity']} (its text or settings changed since); the old report's "
+                "runs can no longer be reproduced")
+    return report
+
+
+def _base_name(run: Run) -> str:
+    """The declared generation a run searched: ``NAME`` of ``NAME`` or ``CHANNEL:NAME``."""
+    channel = run.search["channel"]
+    name = run.generation["name"]
+    return name if channel == VECTOR else name.removeprefix(f"{channel}:")
+
+
+def _declared(project: Project, run: Run, where: str) -> str:
+    """The declared generation of ``run``: a vector run's by its identity, else by its name."""
+    name = _base_name(run)
+    if run.search["channel"] != VECTOR:
+        if name not in project.spec.generations:
+            raise CannotRebaseline(f"cannot rebaseline {where}: run {run.name} searched the text of generation {name}, "
+                                   "which the specification no longer declares")
+        return name
+    identity = run.generation["identity"]
+    for declared in project.spec.generations:
+        if project.generation(declared).identity.identity == identity:
+            return declared
+    raise CannotRebaseline(
+        f"cannot rebaseline {where}: no generation declared now has the identity of its run {name} ({identity}); "
+        "its settings changed or it was removed, so its vectors are not the ones the old report measured")
+
+
+def _search(runs: tuple[Run, ...]) -> SearchOptions:
+    for run in runs:
+        if run.search["channel"] == VECTOR and run.search.get("mode", "exact") != "exact":
+            return SearchOptions(run.search["mode"], run.search.get("ef_search"))
+    return SearchOptions()
+
+
+def _fusion(runs: tuple[Run, ...]) -> Fusion:
+    for run in runs:
+        fusion = run.search.get("fusion")
+        if fusion is not None:
+            return Fusion(k=fusion["k"], depth=fusion["depth"])
+    return Fusion()
+
+
+def _statistics(report: Report) -> StatisticsSettings:
+    statistics = report.comparison.statistics if report.comparison is not None else None
+    if statistics is None:
+        return StatisticsSettings()
+    bootstrap = statistics.get("bootstrap", {})
+    return StatisticsSettings(resamples=bootstrap.get("resamples", StatisticsSettings.resamples),
+                              seed=statistics.get("seed", StatisticsSettings.seed),
+                              level=bootstrap.get("level", StatisticsSettings.level))
