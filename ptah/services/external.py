@@ -42,6 +42,14 @@ def refuse_build(generation: Generation) -> None:
                          "nothing to build")
 
 
+def refuse_index(generation: Generation) -> None:
+    """InputError (exit 2) for building an index on an external generation: the table's own index is used."""
+    if is_external(generation):
+        raise InputError(f'generation "{generation.name}" reads its vectors from column '
+                         f"{generation.settings.vectors} of the source table: its vectors are the table's; ptah uses "
+                         "the table's own index (evaluate --search index) and builds none")
+
+
 def read_external(project: Project, generation: Generation, *, measure: bool = True
                   ) -> tuple[Matrix, VerifyResult, bool]:
     """The rows' vectors (rows with one, unit length), the coverage of the rows passing the filter, and

@@ -18,10 +18,11 @@ missing and stale ones in source order, orphans in key order.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import asdict, dataclass
 from typing import Mapping
 
-from ptah.core.errors import ModelUnavailable
+from ptah.core.errors import InputError, ModelUnavailable, SourceUnavailable
 from ptah.core.identity import text_digest
 from ptah.services.project import Generation, Project
 
@@ -46,6 +47,9 @@ class VerifyResult:
     missing_keys: tuple[str, ...]
     orphan_keys: tuple[str, ...]
     freshness_note: str | None = None  # set when freshness cannot be verified (an external generation): why
+    # the source snapshot as this generation renders it: SHA-256 over each row's identity and text digest, in
+    # source order (the report's verification.fingerprint; a baseline's tells another snapshot). Not in as_dict.
+    fingerprint: str | None = None
 
     @property
     def coverage(self) -> float | None:
@@ -76,6 +80,7 @@ class VerifyResult:
         )
         if self.freshness_note is None:  # a built generation's verification reads as before external ones existed
             del values["freshness_note"]
+        del values["fingerprint"]
         return values
 
 
@@ -118,15 +123,18 @@ def verify_stored(
     stale_keys: list[str] = []
     missing_keys: list[str] = []
     seen: set[str] = set()
+    snapshot = hashlib.sha256()
     for row in project.source.rows(generation.settings.template(project.spec.source)):
         rows += 1
+        digest = text_digest(row.text)
+        snapshot.update(f"{len(row.identity)}:{row.identity}{digest}\n".encode("utf-8", "surrogatepass"))
         held = stored.get(row.identity)
         if held is None:
             _note(missing_keys, row.key)
             continue
         covered += 1
         seen.add(row.identity)
-        if held[1] == text_digest(row.text):
+        if held[1] == digest:
             fresh += 1
         else:
             _note(stale_keys, row.key)
@@ -146,6 +154,7 @@ def verify_stored(
         stale_keys=tuple(stale_keys),
         missing_keys=tuple(missing_keys),
         orphan_keys=tuple(orphan_keys[:MAX_OFFENDERS]),
+        fingerprint="sha256:" + snapshot.hexdigest(),
     )
 
 
@@ -162,7 +171,10 @@ class GenerationListing:
     ``superseded`` -- vectors of earlier settings (or of a generation no longer
     declared), kept in the store; ``not built`` -- declared, never built;
     ``model unavailable`` -- declared, but its model cannot be found, so its
-    current identity is unknown (``identity`` is empty).
+    current identity is unknown (``identity`` is empty); ``external (the
+    table's vectors)`` -- declared with ``vectors: {column: …}``: ``vectors``
+    and ``covered`` count the rows passing the filter whose column holds a
+    vector (the store keeps only its query cache).
     ``covered`` counts vectors whose row is in the source now, whatever its
     text; ``coverage`` = covered / rows (None when the source has no rows).
     """
@@ -190,11 +202,18 @@ def list_generations(project: Project) -> list[GenerationListing]:
     """Every generation in the store, then every declared one never built, with coverage at a glance."""
     current: dict[str, str] = {}
     unavailable: list[str] = []
+    external: list[GenerationListing] = []
     for name in project.spec.generations:
         try:
-            current[project.generation(name).identity.identity] = name
+            generation = project.generation(name)
         except ModelUnavailable:
             unavailable.append(name)
+            continue
+        if generation.settings.vectors is not None:  # the table's vectors: listed from the column, not the store
+            external.append(_external_listing(project, generation))
+        else:
+            current[generation.identity.identity] = name
+    skipped = {listing.identity for listing in external}  # their store records hold only the query cache
     source_rows = {row.identity for row in project.source.rows(project.spec.source.text)}
     listings: list[GenerationListing] = []
     store = project.store()
@@ -202,6 +221,8 @@ def list_generations(project: Project) -> list[GenerationListing]:
     if store is not None:
         with store.snapshot() as snapshot:
             for record in snapshot.generations():
+                if record.identity in skipped:
+                    continue
                 held = snapshot.digests(record.identity)
                 built.add(record.identity)
                 listings.append(
@@ -223,4 +244,23 @@ def list_generations(project: Project) -> list[GenerationListing]:
     for identity, name, status in missing:
         settings = project.spec.generations[name]
         listings.append(GenerationListing(name, identity, settings.model, status, None, 0, len(source_rows), 0, None, None))
-    return listings
+    return listings + external
+
+
+EXTERNAL_STATUS = "external (the table's vectors)"
+
+
+def _external_listing(project: Project, generation: Generation) -> GenerationListing:
+    """An external generation's line: its column's coverage, read from the source (never 'not built')."""
+    from ptah.services.external import read_external
+
+    identity, model = generation.identity.identity, generation.settings.model
+    try:
+        matrix, result, _ = read_external(project, generation, measure=False)
+    except (InputError, SourceUnavailable):
+        rows = project.source.count()
+        return GenerationListing(generation.name, identity, model, "external (column unreadable: see verify)",
+                                 None, 0, rows, 0, None, None)
+    dimension = int(matrix.vectors.shape[1]) if result.covered else None
+    return GenerationListing(generation.name, identity, model, EXTERNAL_STATUS, dimension, result.covered,
+                             result.rows, result.covered, None, None)

@@ -245,3 +245,22 @@ def test_minilm_vectors_in_the_example_table_measure_exactly_as_its_built_genera
     assert production["aggregates"] == own["aggregates"]
     assert [c["results"] for c in production["cases"]] == [c["results"] for c in own["cases"]]
     assert production["generation"]["verification"]["coverage"] == 1.0
+
+
+def test_list_shows_the_columns_coverage_and_index_is_refused(sqlite_external, capsys):
+    workspace, _ = sqlite_external
+    workspace.execute("UPDATE articles SET embedding = NULL WHERE id = 3")
+    runs(workspace, "ext", allow_stale=True)  # the store now holds the external generation's query cache
+    code, output = cli(capsys, workspace, "inference", "list", "--json")
+    assert code == 0
+    listed = {entry["name"]: entry for entry in json.loads(output)}
+    ext = listed["ext"]
+    assert (ext["status"], ext["vectors"], ext["rows"], ext["covered"], ext["coverage"], ext["dimension"]) == \
+        ("external (the table's vectors)", 9, 10, 9, 0.9, 32)
+    assert [entry["name"] for entry in json.loads(output)].count("ext") == 1  # its cache record is not listed apart
+    code, output = cli(capsys, workspace, "inference", "list")
+    assert code == 0 and "ext   external (the table's vectors)" in output
+    code, output = cli(capsys, workspace, "inference", "index", "ext", "--hnsw")
+    assert code == 2
+    assert ('generation "ext" reads its vectors from column embedding of the source table: its vectors are the '
+            "table's; ptah uses the table's own index (evaluate --search index) and builds none") in output
