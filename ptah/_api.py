@@ -48,6 +48,18 @@ class Report(_report.Report):
 
         write_html(self, path)
 
+    def write_junit(self, path: str | os.PathLike, corpus: Corpus | None = None) -> None:
+        """Write the JUnit XML ``--junit`` writes; give the measured ``corpus`` for each case's file and line."""
+        from ptah.services.documents import write_junit
+
+        write_junit(self, path, corpus)
+
+    def write_markdown(self, path: str | os.PathLike) -> None:
+        """Write the Markdown summary ``--markdown`` writes (fit for a pull-request comment)."""
+        from ptah.services.documents import write_markdown
+
+        write_markdown(self, path)
+
     def write_trec_run(self, path: str | os.PathLike) -> None:
         """Write the reference run's rankings as the TREC run file ``--trec-run`` writes."""
         from ptah.services.documents import write_trec_run

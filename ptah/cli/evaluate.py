@@ -31,6 +31,8 @@ def evaluate(
     bootstrap: int = typer.Option(10_000, "--bootstrap", help="Resamples for the paired bootstrap intervals and Monte Carlo sign-flip tests."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and Monte Carlo draws (recorded in the report)."),
     html: Optional[str] = typer.Option(None, "--html", help="Also write a self-contained HTML report here."),
+    junit: Optional[str] = typer.Option(None, "--junit", help="Also write JUnit XML here: a test case per corpus case and per gate, for CI."),
+    markdown: Optional[str] = typer.Option(None, "--markdown", help="Also write a Markdown summary here (a pull-request comment); appended to $GITHUB_STEP_SUMMARY when set."),
     search: str = typer.Option("exact", "--search", help="exact (every row scored in memory), index (the pgvector HNSW index, as served) or both (index, with its ANN recall and deltas against exact)."),
     ef_search: Optional[int] = typer.Option(None, "--ef-search", help="Index search: hnsw.ef_search, 1..1000 (default 40)."),
 ) -> None:
@@ -50,7 +52,8 @@ def evaluate(
     from ptah.core.request import EvaluationRequest, Fusion, SearchOptions
     from ptah.services.documents import check_output
 
-    for option, value in (("--output", output), ("--html", html), ("--trec-run", trec_run)):
+    for option, value in (("--output", output), ("--html", html), ("--trec-run", trec_run), ("--junit", junit),
+                          ("--markdown", markdown)):
         if value is not None:  # a path ptah would refuse is refused now, not after the evaluation
             check_output(value, option)
     with options("--search / --ef-search"):
@@ -80,6 +83,13 @@ def evaluate(
         report.write_html(html)
     if trec_run is not None:
         report.write_trec_run(trec_run)
+    if junit is not None:
+        report.write_junit(junit, loaded)
+    if markdown is not None:
+        report.write_markdown(markdown)
+    from ptah.cli.ci import report_to_ci
+
+    report_to_ci(report, loaded)
     if json_output:
         from ptah.render.json import terminal_json
 

@@ -29,6 +29,7 @@ from ptah.core.comparison import case_deltas
 from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Report, Run
 from ptah.core.significance import p_value_phrase, p_value_text
+from ptah.render.html_baseline import baseline_delta, baseline_section
 
 CHART_MEASURE = "ndcg"  # the report key of the measure the chart shows first
 MAX_CHART_CASES = 200
@@ -119,6 +120,7 @@ def render_html(report: Report) -> str:
         f"created {escape(report.created_at)}</div>",
         _verdict(report),
         _summary(report),
+        baseline_section(report, _cell, _sign),
         _chart(report),
         _cases(report),
         _gates(report),
@@ -161,7 +163,10 @@ def _summary(report: Report) -> str:
                 continue
             cells.append(_cell(name, key, "mean", mean.value, title=f"{mean.numerator:.4f} / {mean.denominator} cases"))
             entry = None if candidate is None else candidate["measures"].get(key)
-            if entry is None:
+            if entry is None and comparison is None and report.comparisons:  # one run: Δ against the baseline
+                delta = baseline_delta(report, index, key)
+                cells.append(_cell(name, key, "delta", delta, "N/A" if delta is None else f"{delta:+.4f}", _sign(delta)))
+            elif entry is None:
                 cells.append('<td class="unclear">reference</td>' if index == 0 and comparison else "<td></td>")
             else:
                 delta = entry["delta"]
@@ -173,7 +178,8 @@ def _summary(report: Report) -> str:
         f'<tbody>{"".join(rows)}</tbody></table>',
     ]
     if comparison is None:
-        parts.append('<p class="meta">Means over cases (hover a mean for its numerator and denominator).</p>')
+        against = "; Δ = run − baseline (see below)" if report.comparisons else ""
+        parts.append(f'<p class="meta">Means over cases (hover a mean for its numerator and denominator){against}.</p>')
         return "".join(parts)
     statistics = comparison.statistics
     level = round(statistics["bootstrap"]["level"] * 100)
@@ -289,13 +295,21 @@ def _cases(report: Report) -> str:
             changed.add(change["id"])
             if change["flipped"]:
                 flipped.add(change["id"])
+    for against in report.comparisons:
+        for change in against.data["cases_changed"]:
+            changed.add(change["id"])
+            if change["passed"]["baseline"] != change["passed"]["current"]:
+                flipped.add(change["id"])
+    failing = {case.id for run in runs for case in run.cases if not case.passed}
     reference = runs[0].cases
-    order = sorted(range(len(reference)), key=lambda i: (reference[i].id not in flipped, reference[i].id not in changed))
+    order = sorted(range(len(reference)), key=lambda i: (reference[i].id not in failing, reference[i].id not in flipped,
+                                                         reference[i].id not in changed))
     by_run = [{case.id: case for case in run.cases} for run in runs]
     legend = ('<p class="legend"><span class="k-required">required</span><span class="k-relevant">relevant</span>'
               '<span class="k-forbidden">forbidden</span></p>')
     control = '<div class="controls"><label><input type="checkbox" id="changed-only"> only cases that changed</label></div>'
-    parts = ["<h2>Cases</h2>", legend, control if report.comparison is not None else ""]
+    parts = ["<h2>Cases</h2>", '<p class="meta">Failing cases first, then those that flipped, then those that changed.</p>',
+             legend, control if report.comparison is not None or report.comparisons else ""]
     for i in order:
         case_id = reference[i].id
         parts.append(_case(case_id, [lookup.get(case_id) for lookup in by_run], runs, case_id in flipped, case_id in changed))
@@ -308,6 +322,7 @@ def _case(case_id: str, cases: list[CaseResult | None], runs: tuple[Run, ...], f
     relevant = {key for key, _ in first.relevant}
     forbidden = set(first.forbidden)
     status = " ".join(f'{escape(run.name)}: {"pass" if case and case.passed else "FAIL"}' for run, case in zip(runs, cases))
+    failing = any(case is not None and not case.passed for case in cases)
     mark = ' <span class="flip">flipped</span>' if flipped else ""
     header = "".join(f'<th class="l">{escape(run.name)}</th>' for run in runs)
     depth = max(len(case.ranking) if case else 0 for case in cases)
@@ -337,7 +352,7 @@ def _case(case_id: str, cases: list[CaseResult | None], runs: tuple[Run, ...], f
         for case in cases
     )
     return (
-        f'<details class="case" data-changed="{"yes" if changed else "no"}"{" open" if flipped else ""}>'
+        f'<details class="case" data-changed="{"yes" if changed else "no"}"{" open" if flipped or failing else ""}>'
         f'<summary><b>{escape(case_id)}</b>{mark} — {escape(first.query)} '
         f'<span class="meta">(k = {first.k}; {status})</span></summary>'
         f'<table class="results"><thead><tr><th>rank</th>{header}</tr></thead><tbody>{"".join(rows)}'

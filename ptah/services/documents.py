@@ -58,6 +58,30 @@ def write_html(report: Report, path: str | os.PathLike) -> None:
     write_text(path, render_html(report))
 
 
+def write_junit(report: Report, path: str | os.PathLike, corpus: Corpus | None = None) -> None:
+    """The report as JUnit XML; with the ``corpus`` it measured, each case carries its file and line."""
+    from ptah.render.junit import render_junit
+
+    lines = None if corpus is None else {case.id: case.line for case in corpus.cases if case.line is not None}
+    write_text(path, render_junit(report, lines, None if corpus is None else corpus.path))
+
+
+def write_markdown(report: Report, path: str | os.PathLike) -> None:
+    """The report's Markdown summary (a pull-request comment)."""
+    from ptah.render.markdown import render_markdown
+
+    write_text(path, render_markdown(report))
+
+
+def append_markdown(report: Report, path: str | os.PathLike, label: str | None = None) -> None:
+    """Append the Markdown summary and a blank line to ``path`` (GitHub's step summary): a regular file only,
+    never through a link, at most 1 MiB in all (:mod:`ptah.adapters.files.appends`)."""
+    from ptah.adapters.files.appends import append_text
+    from ptah.render.markdown import render_markdown
+
+    append_text(path, render_markdown(report) + "\n", label=label)
+
+
 def write_trec_run(report: Report, path: str | os.PathLike) -> None:
     """The reference run's ranked results as a TREC run file."""
     from ptah.render.trec import run_lines

@@ -1,0 +1,162 @@
+"""``ptah report show``, ``diff`` and ``trend``: saved reports (``--output``) re-read, with no store and no model.
+
+Each report is read as a baseline is (bounded, checked against the report
+schema and against itself; exit 2 otherwise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+app = typer.Typer(help="Re-render, compare and chart saved reports (--output files); no store, no model.",
+                  no_args_is_help=True)
+
+
+def _load(path: Path):
+    import ptah
+
+    return ptah.load_report(path)
+
+
+def _check_outputs(*pairs: tuple[str, str | None]) -> None:
+    from ptah.services.documents import check_output
+
+    for option, value in pairs:
+        if value is not None:
+            check_output(value, option)
+
+
+@app.command()
+def show(
+    report: Path = typer.Argument(..., help="A report written by evaluate --output."),
+    html: Optional[str] = typer.Option(None, "--html", help="Write the self-contained HTML page here."),
+    markdown: Optional[str] = typer.Option(None, "--markdown", help="Write the Markdown summary here."),
+    junit: Optional[str] = typer.Option(None, "--junit", help="Write JUnit XML here (cases carry no corpus line)."),
+    json_output: bool = typer.Option(False, "--json", help="Print the JSON report instead of tables."),
+) -> None:
+    """Print a saved report as evaluate did, and write its page, summary or JUnit XML.
+
+    Exit 0 when it was read and rendered, whatever its verdict (the verdict
+    was evaluate's exit code); 2 when it is not a ptah report.
+    """
+    _check_outputs(("--html", html), ("--markdown", markdown), ("--junit", junit))
+    loaded = _load(report)
+    if html is not None:
+        loaded.write_html(html)
+    if markdown is not None:
+        loaded.write_markdown(markdown)
+    if junit is not None:
+        loaded.write_junit(junit)
+    if json_output:
+        from ptah.render.json import terminal_json
+
+        typer.echo(terminal_json(loaded), nl=False)
+        return
+    from rich.console import Console
+
+    from ptah.render.table import render
+
+    render(loaded, Console(highlight=False))
+
+
+def _pick(report, path: Path, name: str | None):
+    from ptah.core.errors import InputError
+    from ptah.core.visible import abbreviated
+
+    if name is None:
+        return report.runs[0]
+    for run in report.runs:
+        if run.name == name:
+            return run
+    raise InputError(f"{path}: has no run of the generation {abbreviated(name)}; it has "
+                     + ", ".join(sorted({run.name for run in report.runs})))
+
+
+def _labelled(run, label: str):
+    from ptah.core.report import plain, read_only
+
+    return replace(run, generation=read_only(plain(run.generation) | {"name": label}))
+
+
+@app.command()
+def diff(
+    a: Path = typer.Argument(..., help="The earlier report (the reference)."),
+    b: Path = typer.Argument(..., help="The later report, compared with A case by case."),
+    run: Optional[str] = typer.Option(None, "--run", help="Compare the runs of this generation (default: each report's first run)."),
+    bootstrap: int = typer.Option(10_000, "--bootstrap", help="Resamples for the paired bootstrap intervals and Monte Carlo sign-flip tests."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and Monte Carlo draws."),
+    json_output: bool = typer.Option(False, "--json", help="Print the comparison as JSON (a report's comparison section)."),
+) -> None:
+    """Compare two saved reports of the same corpus, case by case.
+
+    Mean deltas, wins/ties/losses, the paired bootstrap interval and sign-flip
+    p-value per measure, and the cases that changed, as evaluate compares runs.
+
+    Exit 0 when compared; 2 when the reports measured different corpora (their digests differ) or a run is missing.
+    """
+    from ptah.cli.evaluate import options
+    from ptah.core.comparison import StatisticsSettings, compare_runs
+    from ptah.core.errors import IncomparableBaseline
+    from ptah.core.report import Comparison, read_only
+
+    with options("--bootstrap / --seed"):
+        settings = StatisticsSettings(resamples=bootstrap, seed=seed)
+    first, second = _load(a), _load(b)
+    if first.corpus["digest"] != second.corpus["digest"]:
+        raise IncomparableBaseline(
+            f"{a} and {b} measured different corpora (digests {first.corpus['digest']} and {second.corpus['digest']}); "
+            "only reports of the same corpus can be compared case by case"
+        )
+    reference, candidate = _pick(first, a, run), _pick(second, b, run)
+    runs = [_labelled(reference, f"A {reference.name}"), _labelled(candidate, f"B {candidate.name}")]
+    comparison = Comparison(read_only(compare_runs(runs, settings)))
+    if json_output:
+        from ptah.cli.display import json_text
+        from ptah.core.report import plain
+
+        typer.echo(json_text({"a": {"path": str(a), "created_at": first.created_at, "run": reference.name},
+                              "b": {"path": str(b), "created_at": second.created_at, "run": candidate.name},
+                              "comparison": plain(comparison.data)}))
+        return
+    from rich.console import Console
+
+    from ptah.render.table import render_comparison
+    from ptah.render.text import markup
+
+    console = Console(highlight=False)
+    console.print(f"A {markup(a)} ({markup(first.created_at)}), B {markup(b)} ({markup(second.created_at)}); "
+                  f"corpus {markup(first.corpus['digest'])}")
+    render_comparison(comparison, console)
+
+
+@app.command()
+def trend(
+    reports: List[Path] = typer.Argument(..., help="Saved reports, in any order (sorted by created_at)."),
+    html: str = typer.Option(..., "--html", help="Write the trend page here."),
+) -> None:
+    """Draw each mean over time (created_at) on a self-contained HTML page.
+
+    One line per generation and channel, each mean with its interval.
+    Exit 0 when written; 2 when a report is not a ptah report.
+    """
+    from ptah.core.errors import ReportError
+    from ptah.render.trend import created, render_trend
+    from ptah.services.documents import write_text
+
+    _check_outputs(("--html", html))
+    loaded = []
+    for path in reports:
+        report = _load(path)
+        try:
+            created(report)
+        except ValueError:
+            raise ReportError(f"{path}: created_at is not an ISO 8601 time; the report is damaged") from None
+        loaded.append(report)
+    write_text(html, render_trend(loaded))
+    from ptah.cli.display import plain
+
+    typer.echo(f"wrote {plain(html)}: {len(loaded)} reports")

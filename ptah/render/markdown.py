@@ -1,0 +1,172 @@
+"""The report as a Markdown summary for a pull-request comment (``evaluate --markdown FILE``).
+
+The verdict first, then each run's means -- with the baseline's means, the
+deltas, the paired bootstrap intervals, the p-values and the findings when
+there is a baseline or a second run -- the gates, and the cases that flipped
+or regressed most (:data:`TOP_CASES` of them, each with its query and where
+its key went), then the failing cases. It reads as plain text too: tables
+are pipe tables, there is no link, no image and no HTML.
+
+Every value from a file or the source (case ids, queries, keys, run names,
+paths, gate details) is shown in a code span: Markdown, HTML and autolinks
+are not read inside one, its fence is longer than any run of backticks in
+the value, controls are escaped (:func:`ptah.core.visible.visible`), ``|``
+is escaped inside tables, and a value longer than :data:`MAX_VALUE` is cut.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Mapping
+
+from ptah.core.measures import Measure
+from ptah.core.report import Report, Run
+from ptah.core.significance import p_value_text
+from ptah.core.visible import abbreviated, visible
+from ptah.render.cases import changes, failed_cases, problems, whereabouts
+
+TOP_CASES = 10
+MAX_VALUE = 160
+_TICKS = re.compile("`+")
+
+
+def code(value: object, *, cell: bool = False) -> str:
+    """``value`` as one inline code span (module docs); ``cell``: fit for a table cell."""
+    text = abbreviated(visible(str(value)), MAX_VALUE)
+    longest = max((len(run) for run in _TICKS.findall(text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    span = f"{fence}{pad}{text}{pad}{fence}"
+    return span.replace("|", "\\|") if cell else span
+
+
+def _number(value: float | None) -> str:
+    return "N/A" if value is None else f"{value:.4f}"
+
+
+def _delta(value: float | None) -> str:
+    return "N/A" if value is None else f"{value:+.4f}"
+
+
+def _interval(interval: Mapping | None) -> str:
+    return "N/A" if interval is None else f"[{interval['low']:+.4f}, {interval['high']:+.4f}]"
+
+
+def _label(key: str) -> str:
+    return Measure.parse(key).label
+
+
+def run_label(run: Run) -> str:
+    return f"{run.name} ({run.channel})"
+
+
+def render_markdown(report: Report) -> str:
+    """The summary as Markdown text (module docs), ending with a newline."""
+    parts = [_verdict(report), _means(report)]
+    parts += [_baseline(report, run, comparison.data) for run, comparison in zip(report.runs, report.comparisons)]
+    if report.comparison is not None:
+        parts.append(_side_by_side(report))
+    parts += [_gates(report), _changed(report), _failing(report)]
+    return "\n\n".join(part for part in parts if part) + "\n"
+
+
+def _verdict(report: Report) -> str:
+    failed = [gate for gate in report.gates if not gate.passed]
+    verdict = (f"FAIL: {len(failed)} of {len(report.gates)} gates failed" if failed
+               else f"pass: all {len(report.gates)} gates passed")
+    corpus = report.corpus
+    return (f"## ptah evaluate: {verdict}\n\ncorpus {code(corpus.get('path'))}, {corpus.get('cases')} cases, "
+            f"digest {code(corpus.get('digest'))}; created {report.created_at}")
+
+
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _means(report: Report) -> str:
+    measures = list(report.runs[0].means)
+    rows = [[code(run_label(run), cell=True),
+             *(_number(run.means[name].value) if name in run.means else "N/A" for name in measures)]
+            for run in report.runs]
+    return "### Means\n\n" + _table(["run", *(Measure.parse(name).label for name in measures)], rows)
+
+
+def _baseline(report: Report, run: Run, data: Mapping) -> str:
+    significance = data.get("significance") or {}
+    rows = []
+    for key, entry in data["aggregates"].items():
+        stats = significance.get(key) or {}
+        rows.append([_label(key), _number(entry["baseline"]), _number(entry["current"]), _delta(entry["delta"]),
+                     _interval(stats.get("interval")), p_value_text(stats.get("test")), stats.get("finding", "N/A")])
+    head = ["measure", "baseline", "now", "Δ", "95% CI", "p", "finding"]
+    title = f"### {code(run_label(run))} against the baseline {code(data.get('generation'))}"
+    sentences = [_finding(run_label(run), f"the baseline {code(data.get('generation'))}", key, entry)
+                 for key, entry in significance.items()]
+    return "\n\n".join([title, _table(head, rows), *_bullets(sentences)])
+
+
+def _side_by_side(report: Report) -> str:
+    comparison = report.comparison
+    reference = comparison.reference
+    parts = [f"### Side by side against {code(run_label(report.runs[0]))}"]
+    for run, candidate in zip(report.runs[1:], comparison.candidates):
+        rows = [[_label(key), _number(entry["reference"]), _number(entry["candidate"]), _delta(entry["delta"]),
+                 _interval(entry["interval"]), p_value_text(entry["test"]), entry["finding"]]
+                for key, entry in candidate["measures"].items()]
+        parts.append(f"{code(run_label(run))}\n\n" + _table(
+            ["measure", "reference", "run", "Δ", "95% CI", "p", "finding"], rows))
+        parts += _bullets([_finding(run_label(run), code(reference), key, entry) for key, entry in candidate["measures"].items()])
+    return "\n\n".join(parts)
+
+
+def _finding(run: str, against: str, key: str, entry: Mapping) -> str:
+    """One sentence on ``run`` against ``against`` (Markdown already) on measure ``key``."""
+    if entry.get("test") is None or entry.get("delta") is None:
+        return f"{code(run)} vs {against}: {_label(key)} cannot be compared (no case defines it on both sides)"
+    p = p_value_text(entry["test"])
+    counts = f"p {p if p.startswith(('<', '~')) else '= ' + p}; {entry['wins']} better, {entry['losses']} worse, {entry['ties']} tied"
+    if entry["finding"] in ("better", "worse"):
+        return (f"{code(run)} is {entry['finding']} than {against} on {_label(key)} by "
+                f"{abs(entry['delta']):.4f} ({counts})")
+    return f"{code(run)} vs {against} on {_label(key)}: {entry['delta']:+.4f}, within noise ({counts})"
+
+
+def _bullets(sentences: list[str]) -> list[str]:
+    return ["\n".join(f"- {sentence}" for sentence in sentences)] if sentences else []
+
+
+def _gates(report: Report) -> str:
+    lines = [f"- {'pass' if gate.passed else '**FAIL**'} {gate.name} ({code(gate.generation)}): {code(gate.detail)}"
+             for gate in report.gates]
+    return "### Gates\n\n" + "\n".join(lines)
+
+
+def _changed(report: Report) -> str:
+    found = [entry for entry in changes(report) if entry["flipped"] or entry["drop"] > 0]
+    if not found:
+        return ""
+    lines = []
+    for entry in found[:TOP_CASES]:
+        case = entry["after"] or entry["before"]
+        what = f"now {entry['now']}" if entry["flipped"] else f"fell by {entry['drop']:.4f}"
+        before = "" if entry["before"] is None else f"; before: {code(whereabouts(entry['before']))}"
+        query = f" query {code(case.query)}" if case is not None else ""
+        lines.append(f"- {code(entry['id'])} in {code(entry['run'])} against {code(entry['against'])}: **{what}**;"
+                     f"{query}; now: {code(whereabouts(entry['after']))}{before}")
+    more = len(found) - TOP_CASES
+    tail = f"\n\n{more} more changed cases are in the JSON report." if more > 0 else ""
+    return (f"### Cases that flipped or regressed most ({min(len(found), TOP_CASES)} of {len(found)})\n\n"
+            + "\n".join(lines) + tail)
+
+
+def _failing(report: Report) -> str:
+    failing = list(failed_cases(report))
+    if not failing:
+        return ""
+    lines = [f"- {code(case.id)} in {code(run_label(run))}: query {code(case.query)}; {code('; '.join(problems(case)))}"
+             for run, case in failing[:TOP_CASES]]
+    more = len(failing) - TOP_CASES
+    tail = f"\n\n{more} more failing cases are in the JSON report." if more > 0 else ""
+    return f"### Failing cases ({min(len(failing), TOP_CASES)} of {len(failing)})\n\n" + "\n".join(lines) + tail

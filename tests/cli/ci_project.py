@@ -1,0 +1,51 @@
+"""A small built project for the CI outputs' tests: two deterministic generations, a corpus, a baseline.
+
+Generation ``docs`` (dimension 16) misses a required key of case c1 (it
+ranks 2nd at k = 1); generation ``small`` (dimension 2) also fails c2 (key
+'2' ranked 2nd, forbidden '3' at rank 1), so a run of ``small`` against the
+baseline ``base.json`` (made with ``docs``) has c2 now failing: recall falls
+from 0.8333 to 0.5000.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ptah.cli import main
+from tests.cli.test_inference_cli import SPEC as ONE_GENERATION
+from tests.hostile.files_project import make_project
+
+SPEC = ONE_GENERATION + "  small:\n    model: ptah/deterministic\n    dimension: 2\n"
+CORPUS = """\
+version: 1
+default_k: 1
+cases:
+  - {id: c1, query: "cancel my plan", required: ["1", "2"]}
+  - id: c2
+    query: "reset password"
+    required: ["2"]
+    forbidden: ["3", "1"]
+  - {id: c3, query: "pdf invoices", relevant: {"3": 1}}
+"""
+
+
+def run(*argv) -> int:
+    with pytest.raises(SystemExit) as info:
+        main([str(a) for a in argv])
+    return info.value.code
+
+
+def make_ci_project(folder: Path) -> Path:
+    """``folder`` with source.db, ptah.yaml, corpus.yaml, both generations built and base.json (``docs``'s report)."""
+    make_project(folder)  # the three-row source, generation docs built
+    (folder / "ptah.yaml").write_text(SPEC)
+    (folder / "corpus.yaml").write_text(CORPUS)
+    assert run("inference", "build", "small", "--spec", folder / "ptah.yaml", "--quiet") == 0
+    assert run(*evaluate(folder, "-g", "docs", "--output", folder / "base.json", "--json")) == 1
+    return folder
+
+
+def evaluate(folder: Path, *extra) -> list:
+    return ["inference", "evaluate", "--spec", folder / "ptah.yaml", "--corpus", folder / "corpus.yaml", *extra]
