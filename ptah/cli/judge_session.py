@@ -85,8 +85,8 @@ def run_session(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str])
             key = read()
         except KeyboardInterrupt:
             key = "q"
-        typer.echo(key if key.strip() else "")
-        if key in ("", "q"):
+        typer.echo(key if key.isprintable() and key.strip() else "")
+        if key in ("", "q", "\x04"):  # end of input; Ctrl-D read a key at a time
             break
         if key == "u":
             if not history:

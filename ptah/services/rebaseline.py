@@ -50,7 +50,9 @@ def rebaseline(project: Project, old_path: str | os.PathLike, corpus: Corpus) ->
     try:
         report = evaluate(project, corpus, request)
     except OperationalError as exc:
-        raise CannotRebaseline(f"cannot rebaseline {where}: {exc}") from None
+        said = str(exc).replace(", or pass --allow-stale to measure it as it is.", " first: a baseline is measured "
+                                "only on complete and fresh generations.")  # rebaseline has no --allow-stale
+        raise CannotRebaseline(f"cannot rebaseline {where}: {said}") from None
     if len(report.runs) != len(old.runs):
         raise CannotRebaseline(f"cannot rebaseline {where}: its runs ({', '.join(r.name for r in old.runs)}) are not "
                                "every channel with every generation, as evaluate measures them")

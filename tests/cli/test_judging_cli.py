@@ -165,6 +165,28 @@ def test_the_terminal_session_writes_only_added_lines_and_the_record_and_resumes
     assert (folder / "support.yaml").read_text() == after
 
 
+@pytest.mark.parametrize("leave", ["ctrl-c", "ctrl-d"])
+def test_ctrl_c_and_ctrl_d_save_what_was_judged(space, capsys, leave):
+    folder = space.folder
+    assert run(capsys, "corpus", "holes", folder / "support.yaml", "--spec", space.spec_path,
+               "--output", folder / "wl.json")[0] == 0
+    first = json.loads((folder / "wl.json").read_text())["cases"][0]
+    session = pexpect.spawn(sys.executable, ["-m", "ptah", "corpus", "judge", "support.yaml", "--worklist", "wl.json"],
+                            cwd=str(folder), encoding="utf-8", timeout=60, dimensions=(40, 200))
+    session.expect_exact("q save and quit] ")
+    session.send("3")
+    session.expect_exact("[2/7]")
+    session.expect_exact("q save and quit] ")
+    session.sendintr() if leave == "ctrl-c" else session.sendcontrol("d")
+    session.expect(pexpect.EOF)
+    session.close()
+    assert session.exitstatus == 0, session.before
+    assert "judgements" in session.before
+    record = read_record(folder / "support.yaml")
+    assert {case: dict(keys) for case, keys in record.cases.items()}.keys() == {first["id"]}
+    assert record.cases[first["id"]][first["holes"][0]["key"]].grade == 3.0
+
+
 def test_a_scripted_judgement_goes_into_the_corpus_and_the_record(space, capsys):
     corpus = space.folder / "support.yaml"
     code, out, err = run(capsys, "corpus", "judge", corpus, "--spec", space.spec_path, "--case", "login",
