@@ -15,7 +15,7 @@ from typing import Mapping
 
 from ptah.core.measures import Measure
 from ptah.core.report import Report
-from ptah.core.significance import p_value_text
+from ptah.core.significance import p_value_phrase, p_value_text
 
 
 def baseline_delta(report: Report, index: int, key: str) -> float | None:
@@ -63,7 +63,7 @@ def _run(name: str, channel: str, data: Mapping, cell, sign) -> str:
         )
         if delta is not None and test is not None:
             sentences.append(f"{name} on {label}: {entry['baseline']:.4f} → {entry['current']:.4f} ({delta:+.4f}), "
-                             f"p {p_value_text(test)}: {finding}")
+                             f"{p_value_phrase(test)}: {finding}")
     table = (f'<h3>{escape(name)} <span class="meta">({escape(channel)}) against {escape(str(data.get("generation")))}'
              '</span></h3><table class="baseline"><thead><tr><th class="l">measure</th><th>baseline</th><th>now</th>'
              '<th>Δ</th><th>95% CI</th><th>p</th><th>better</th><th>tied</th><th>worse</th><th class="l">finding</th>'

@@ -21,7 +21,7 @@ from typing import Mapping
 
 from ptah.core.measures import Measure
 from ptah.core.report import Report, Run
-from ptah.core.significance import p_value_text
+from ptah.core.significance import p_value_phrase, p_value_text
 from ptah.core.visible import abbreviated, visible
 from ptah.render.cases import changes, failed_cases, problems, whereabouts
 
@@ -125,8 +125,7 @@ def _finding(run: str, against: str, key: str, entry: Mapping) -> str:
     """One sentence on ``run`` against ``against`` (Markdown already) on measure ``key``."""
     if entry.get("test") is None or entry.get("delta") is None:
         return f"{code(run)} vs {against}: {_label(key)} cannot be compared (no case defines it on both sides)"
-    p = p_value_text(entry["test"])
-    counts = f"p {p if p.startswith(('<', '~')) else '= ' + p}; {entry['wins']} better, {entry['losses']} worse, {entry['ties']} tied"
+    counts = f"{p_value_phrase(entry['test'])}; {entry['wins']} better, {entry['losses']} worse, {entry['ties']} tied"
     if entry["finding"] in ("better", "worse"):
         return (f"{code(run)} is {entry['finding']} than {against} on {_label(key)} by "
                 f"{abs(entry['delta']):.4f} ({counts})")
