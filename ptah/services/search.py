@@ -46,6 +46,13 @@ def embed_queries(embedder, generation: Generation, queries: list[str], dimensio
     (scaling again would only perturb the last bits); otherwise it is done here.
     """
     vectors = np.array(embedder.embed_queries(list(queries)), dtype=np.float32, order="C")
+    if vectors.shape != (len(queries), dimension) and generation.settings.vectors is not None:
+        raise InputError(  # the specification pairs the column with a model that embeds at another dimension
+            f'generation "{generation.name}": column {generation.settings.vectors} holds vectors of dimension '
+            f"{dimension}, and its model {generation.settings.model} embeds the queries at dimension "
+            f"{vectors.shape[-1] if vectors.ndim == 2 else vectors.shape}; name the model that made the column's "
+            "vectors"
+        )
     if vectors.shape != (len(queries), dimension):
         raise ModelUnavailable(
             f'the model of generation "{generation.name}" returned query vectors of shape {vectors.shape}; '

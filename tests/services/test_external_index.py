@@ -7,6 +7,7 @@ give ``own``'s exact numbers, and ``--search both`` an ANN recall of 1.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tests.contract.conftest import postgres_database, postgres_server, postgres_url  # noqa: F401 (fixtures)
@@ -140,3 +141,63 @@ def _search(mode):
     from ptah.core.request import SearchOptions
 
     return SearchOptions(mode)
+
+
+HALF_ERROR = 2.0 ** -10  # bound on a cosine score's change when a unit vector is rounded to float16 (see below)
+
+
+@pytest.mark.parametrize("column_type", ["halfvec(32)", "vector(32)"])
+def test_half_precision_vectors_rank_as_the_built_generation(sqlite_external, postgres_server, postgres_database,
+                                                             column_type):
+    """A halfvec column (or, where the server's pgvector predates halfvec, 0.7, a vector column holding the same
+    float16-rounded values a halfvec hands back) ranks every case as the built generation does.
+
+    Rounding to float16 moves each component by at most 2^-11 of itself, so a unit vector moves by at most
+    2^-11 and, scaled back to unit length, by at most 2^-10; a cosine with a unit query moves as much. So each
+    score is asserted within 2^-10 (+1e-6 for float32 arithmetic) of the built generation's, and -- since no two
+    rows of these cases score within 2 x 2^-10 of each other at the ranks that count -- the same keys in the same
+    order, hence exactly the same recall, MRR and nDCG means.
+    """
+    workspace, vectors = sqlite_external
+    db = postgres_server.admin(postgres_database)
+    db.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    version = db.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]
+    half = column_type.startswith("halfvec")
+    if half and tuple(int(part) for part in version.split(".")[:2]) < (0, 7):
+        pytest.skip(f"pgvector {version} has no halfvec type (0.7 added it); the vector(32) case holds its values")
+    db.execute(f"CREATE TABLE articles (id integer PRIMARY KEY, title text, body text, status text, "
+               f"embedding {column_type})")
+    for row in workspace.docs:
+        vector = vectors[str(row[0])] if half else vectors[str(row[0])].astype(np.float16).astype(np.float32)
+        text = "[" + ",".join(repr(float(x)) for x in vector) + "]"
+        db.execute(f"INSERT INTO articles VALUES (%s, %s, %s, %s, %s::{column_type})", (*row, text))
+    if half:
+        db.execute("CREATE INDEX articles_half ON articles USING hnsw (embedding halfvec_cosine_ops)")
+    db.close()
+    spec = workspace.spec_path.read_text()
+    workspace.spec_path.write_text(spec.replace("sqlite:///source.db", postgres_server.url(postgres_database)))
+    measured = runs(workspace, "own", "ext")
+    own, ext = measured["own"], measured["ext"]
+    assert {k: ext["aggregates"][k] for k in ("recall", "mrr", "ndcg")} == \
+        {k: own["aggregates"][k] for k in ("recall", "mrr", "ndcg")}
+    for own_case, ext_case in zip(own["cases"], ext["cases"]):
+        assert [r["key"] for r in ext_case["results"]] == [r["key"] for r in own_case["results"]]
+        assert max(abs(a["score"] - b["score"]) for a, b in zip(ext_case["results"], own_case["results"])) \
+            <= HALF_ERROR + 1e-6
+    if half:
+        index = runs(workspace, "ext", search=_search("both"))["ext"]
+        assert index["search"]["index"]["operator_class"] == "halfvec_cosine_ops"
+        assert index["aggregates"]["ann"]["recall"]["value"] == 1.0
+
+
+def test_a_query_model_of_another_dimension_is_refused_naming_the_column(pg_external, capsys):
+    workspace, _ = pg_external
+    workspace.spec_path.write_text(workspace.spec_path.read_text().replace(
+        "vectors: {column: embedding}\n    model: ptah/deterministic\n    dimension: 32",
+        "vectors: {column: embedding}\n    model: ptah/deterministic\n    dimension: 16"))
+    expected = ('generation "ext": column embedding holds vectors of dimension 32, and its model ptah/deterministic '
+                "embeds the queries at dimension 16; name the model that made the column's vectors")
+    code, output = evaluate_cli(capsys, workspace)
+    assert code == 2 and expected in output
+    code, output = cli(capsys, workspace, "inference", "search", "-g", "ext", "password")
+    assert code == 2 and expected in " ".join(output.split())
