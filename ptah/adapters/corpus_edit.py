@@ -35,6 +35,7 @@ from typing import Iterable
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 from ruamel.yaml.tokens import CommentToken
 
@@ -92,10 +93,9 @@ class CorpusDocument:
                 return 1.0
         if grade > 0:
             if "relevant" not in node:
-                grades = {DoubleQuotedScalarString(k): 1 for k in case.required}
+                grades = {DoubleQuotedScalarString(k): 1.0 for k in case.required}
                 self._add_field(node, "relevant", self._new_collection("relevant", grades, node))
-            if node["relevant"].get(key) != grade:
-                self._set_in_map(node["relevant"], key, grade)
+            self._set_in_map(node["relevant"], key, grade)
         return float(grade)
 
     def append_case(self, case_id: str, query: str, k: int | None, judgements: Iterable[tuple[str, float, str | None]]) -> None:
@@ -112,11 +112,11 @@ class CorpusDocument:
             raise InputError(f'case "{case_id}": no row was judged relevant (1-3) or required (r); the case was not added')
         node = CommentedMap([("id", DoubleQuotedScalarString(case_id)), ("query", DoubleQuotedScalarString(query))])
         if k is not None:
-            node["k"] = k
+            node["k"] = str(k)
         if required:
             node[REQUIRED] = self._new_collection(REQUIRED, [DoubleQuotedScalarString(key) for key in required])
         if not required or any(grade != 1 or key not in required for key, grade in graded.items()):
-            node["relevant"] = self._new_collection("relevant", {DoubleQuotedScalarString(key): _grade(g)
+            node["relevant"] = self._new_collection("relevant", {DoubleQuotedScalarString(key): g
                                                                  for key, g in graded.items()})
         if forbidden:
             node[FORBIDDEN] = self._new_collection(FORBIDDEN, [DoubleQuotedScalarString(key) for key in forbidden])
@@ -171,8 +171,9 @@ class CorpusDocument:
     def _set_in_map(self, mapping: CommentedMap, key: str, grade: float) -> None:
         for existing in mapping:
             if str(existing) == key:
-                mapping[existing] = _grade(grade)
-                self._changed = True
+                if str(mapping[existing]) != _grade(grade):
+                    mapping[existing] = _grade(grade)
+                    self._changed = True
                 return
         trailing = _take_trailing(mapping)
         mapping[DoubleQuotedScalarString(key)] = _grade(grade)
@@ -223,8 +224,9 @@ def _check_contradiction(case: Case, key: str, grade: float, mark: str | None) -
                          "to remove it before judging it not relevant")
 
 
-def _grade(grade: float) -> int | float:
-    return int(grade) if float(grade).is_integer() else float(grade)
+def _grade(grade: float) -> str:
+    """A grade as the plain scalar written: ``1`` for a whole number, else the shortest float that reads back."""
+    return str(int(grade)) if float(grade).is_integer() else repr(float(grade))
 
 
 # -- comments that follow a collection's last entry -------------------------------
@@ -273,8 +275,19 @@ def _give_trailing(node, token: CommentToken | None) -> None:
 
 # -- layout ---------------------------------------------------------------------
 
+class _TextResolver(VersionedResolver):
+    """Every plain scalar is text, exactly as written: ptah's own reading (``0042`` is the key "0042", and
+    ``1e3`` and ``1000`` are two keys), which the round trip must keep -- its number and boolean forms would
+    merge keys YAML reads as equal and rewrite how numbers are spelt. A plain text is written back plain."""
+
+    @property
+    def versioned_resolver(self) -> dict:
+        return {}
+
+
 def _round_trip_yaml(text: str) -> YAML:
     yaml = YAML(typ="rt")
+    yaml.Resolver = _TextResolver
     yaml.preserve_quotes = True
     yaml.width = 1 << 30  # never fold a long line
     mapping, sequence, offset = _layout(text)

@@ -16,6 +16,7 @@ from ptah.cli import evaluate as evaluate_command
 from ptah.cli import imports
 from ptah.cli import judge as judge_commands  # noqa: F401  (adds corpus holes, judge, add and pin)
 from ptah.cli import inference as inference_commands
+from ptah.cli import rebaseline as rebaseline_command
 from ptah.cli import report as report_commands
 from ptah.cli import serve as serve_commands
 from ptah.cli.display import error_text
@@ -36,6 +37,7 @@ inference_commands.app.command("evaluate")(evaluate_command.evaluate)
 app.add_typer(inference_commands.app, name="inference")
 app.add_typer(imports.app, name="import")
 app.add_typer(report_commands.app, name="report")
+report_commands.app.command("rebaseline")(rebaseline_command.rebaseline)
 app.command("serve")(serve_commands.serve)
 app.add_typer(serve_commands.token_app, name="token")
 

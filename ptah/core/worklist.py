@@ -87,13 +87,13 @@ class Worklist:
     def from_dict(cls, data: object, where: str) -> Worklist:
         """A worklist read back from its JSON; :class:`InputError` (exit 2) naming what is wrong."""
         try:
-            if data.get("format") != WORKLIST_FORMAT:
+            if not isinstance(data, dict) or data.get("format") != WORKLIST_FORMAT:
                 raise InputError(f"{where}: not a ptah worklist (format {WORKLIST_FORMAT}); write one with "
                                  "`ptah corpus holes CORPUS --output FILE`")
             cases = tuple(
                 WorkCase(_text(case["id"]), _text(case["query"]), _count(case["k"]), tuple(
                     Hole(_text(hole["key"]), {_text(run): _count(rank) for run, rank in hole["ranks"].items()},
-                         _text(hole["text"]), _text(hole["text_sha256"]))
+                         _text(hole["text"]), _sha256(hole["text_sha256"]))
                     for hole in case["holes"]))
                 for case in data["cases"]
             )
@@ -110,6 +110,12 @@ class Worklist:
 def _text(value: object) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{value!r} is not text")
+    return value
+
+
+def _sha256(value: object) -> str:
+    if not isinstance(value, str) or len(value) != 64 or value.strip("0123456789abcdef"):
+        raise ValueError(f"{value!r} is not a SHA-256: 64 lowercase hex digits")
     return value
 
 

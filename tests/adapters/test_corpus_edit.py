@@ -171,3 +171,20 @@ def test_line_changes_counts_insertions_and_rewrites():
     assert line_changes(["a", "b", "c"], ["a", "x", "b", "c", "y"]) == (2, 0)
     assert line_changes(["a", "b", "c"], ["a", "B", "c"]) == (0, 1)
     assert line_changes(["a", "b"], ["a", "b"]) == (0, 0)
+
+
+def test_unquoted_numbers_and_booleans_stay_the_text_written(tmp_path):
+    """ptah reads ``0042`` as the key "0042" and ``1e3`` and ``1000`` as two keys; the round trip must too."""
+    path = tmp_path / "c.yaml"
+    text = ("version: 1\ndefault_k: 0003\ncases:\n- id: 0042\n  query: q\n"
+            "  relevant: {0042: 1, 1e3: 2, 1000: 1.50, true: 1}\n- id: true\n  query: r\n  required: [0x1F, 1_000]\n")
+    path.write_text(text)
+    document = CorpusDocument.open(path)
+    document.judge("0042", "1e3", 3)  # a grade changed in place
+    document.judge("0042", "42", 0.5)
+    document.judge("true", "0x1F", 2)
+    saved = document.save()
+    assert path.read_text() == text.replace("1e3: 2", "1e3: 3").replace("true: 1}", 'true: 1, "42": 0.5}') + (
+        '  relevant: {"0x1F": 2, "1_000": 1}\n')  # in the flow style the corpus's other relevant uses
+    assert dict(saved.case("0042").relevant) == {"0042": 1.0, "1e3": 3.0, "1000": 1.5, "true": 1.0, "42": 0.5}
+    assert dict(saved.case("true").relevant) == {"0x1F": 2.0, "1_000": 1.0}

@@ -7,6 +7,7 @@ memory. Each is refused (exit 2) before anything is read or written.
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -75,3 +76,27 @@ def test_judging_with_a_linked_record_writes_neither_the_corpus_nor_the_link_tar
         code, out, err = run(capsys, "corpus", *argv, "--spec", space.spec_path)
         assert code == 2 and "support.judged.yaml: is a symbolic link, not a regular file" in err, (argv, err)
     assert (space.folder / "support.yaml").read_text() == CORPUS and target.read_text() == VALID
+
+
+def test_a_worklist_that_is_not_one_is_refused_before_the_session(space, capsys):  # noqa: F811
+    from tests.cli.test_judging_cli import CORPUS, run
+
+    worklist = space.folder / "wl.json"
+    bad_hole = {"key": "2", "ranks": {"docs": 1}, "text": "t", "text_sha256": "not a digest"}
+    documents = {
+        "[1, 2]": "not a ptah worklist (format ptah-worklist@1)",
+        '{"format": "ptah-worklist@1"}': "not a ptah worklist: KeyError 'cases'",
+        json.dumps({"format": "ptah-worklist@1", "corpus": {"digest": "d"}, "judgements": {}, "runs": ["docs"],
+                    "text_of": "docs", "cases": [{"id": "login", "query": "q", "k": 3, "holes": [bad_hole]}]}):
+            "not a ptah worklist: ValueError 'not a digest' is not a SHA-256: 64 lowercase hex digits",
+        "\xff": "not a ptah worklist:",
+    }
+    for text, message in documents.items():
+        worklist.write_text(text, encoding="latin-1" if text == "\xff" else "utf-8")
+        code, out, err = run(capsys, "corpus", "judge", space.folder / "support.yaml", "--worklist", worklist)
+        assert code == 2 and err.startswith(f"{worklist}: {message}"), err
+    os.unlink(worklist)
+    os.mkfifo(worklist)
+    code, out, err = run(capsys, "corpus", "judge", space.folder / "support.yaml", "--worklist", worklist)
+    assert code == 2 and "is a FIFO (named pipe), not a regular file" in err
+    assert (space.folder / "support.yaml").read_text() == CORPUS and not (space.folder / "support.judged.yaml").exists()
