@@ -15,6 +15,7 @@ from the spec or the source reaches the terminal raw.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from contextlib import contextmanager
 from typing import Iterator, List, Optional
@@ -196,12 +197,20 @@ def search(
     spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
     json_output: bool = typer.Option(False, "--json", help="Print the results as JSON."),
 ) -> None:
-    """The top k rows for a query by exact cosine similarity: score descending, ties by key ascending."""
-    import ptah
+    """The top k rows for a query by exact cosine similarity: score descending, ties by key ascending.
 
-    with ptah.open_project(spec) as project:
+    Each row is printed with its score, key and text (on one line, cut to the
+    terminal's width; --json holds the whole text). A query searched before
+    (or asked by an evaluate) comes from the query cache: no model is loaded.
+    """
+    from ptah.services.project import open_project
+    from ptah.services.search import row_texts
+    from ptah.services.search import search as search_rows
+
+    with open_project(spec) as project:
         chosen = project.generation(generation)
-        results = project.search(text, k, generation=generation)
+        (results,) = search_rows(project, generation, [text], k)
+        texts = row_texts(project, chosen, {key for key, _ in results})
     if json_output:
         _echo_json(
             {
@@ -209,12 +218,23 @@ def search(
                 "identity": chosen.identity.identity,
                 "query": text,
                 "k": k,
-                "results": [{"rank": rank, "key": key, "score": score} for rank, (key, score) in enumerate(results, 1)],
+                "results": [{"rank": rank, "key": key, "score": score, "text": texts.get(key)}
+                            for rank, (key, score) in enumerate(results, 1)],
             }
         )
         return
+    width = shutil.get_terminal_size((120, 24)).columns  # a pipe: $COLUMNS, else 120
     for rank, (key, score) in enumerate(results, 1):
-        typer.echo(f"{rank:>3}  {score:.4f}  {_shown(key)}")
+        line = f"{rank:>3}  {score:.4f}  {_shown(key)}"
+        typer.echo(f"{line}  {_one_line(texts.get(key, ''), width - len(line) - 2)}".rstrip())
+
+
+def _one_line(text: str, room: int) -> str:
+    """``text`` on one line (runs of white space, newlines included, as one space; controls made visible), cut with
+    an ellipsis to ``room`` characters (at least 20)."""
+    flat = plain(" ".join(text.split()))
+    room = max(room, 20)
+    return flat if len(flat) <= room else flat[: room - 1].rstrip() + "…"
 
 
 @app.command()

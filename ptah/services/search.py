@@ -9,6 +9,11 @@ memory does not grow with queries x rows), and keeps each query's top k by
 partial selection (:func:`ptah.core.ranking.top_k_many`): score descending,
 ties by key ascending. A query vector of length zero scores 0 against every
 row.
+
+Queries are read from the store's query cache (the one ``evaluate`` fills, by
+generation identity and exact query text) when it holds them: a repeated
+search neither loads the model nor imports its library. The model embeds only
+the queries the cache lacks, and the cache keeps them.
 """
 
 from __future__ import annotations
@@ -35,8 +40,33 @@ def search(project: Project, name: str | None, queries: list[str], k: int) -> li
     matrix = project.matrix(generation)
     if not queries:
         return []
-    query_vectors = embed_queries(project.embedder(generation.settings), generation, queries, matrix.vectors.shape[1])
-    return rank(query_vectors, matrix.vectors, matrix.keys, k)
+    return rank(cached_queries(project, generation, queries, matrix.vectors.shape[1]), matrix.vectors, matrix.keys, k)
+
+
+def cached_queries(project: Project, generation: Generation, queries: list[str], dimension: int) -> np.ndarray:
+    """The queries as unit-length float32 rows: from the query cache where it holds them, else embedded (and
+    then kept there)."""
+    from ptah.services.external import cache_store, is_external
+
+    store = cache_store(project, generation, dimension) if is_external(generation) else project.store()
+    identity = generation.identity.identity
+    found = store.cached_queries(identity, queries)
+    missing = [text for text in dict.fromkeys(queries) if text not in found]
+    if missing:
+        fresh = embed_queries(project.embedder(generation.settings), generation, missing, dimension)
+        computed = {text: fresh[i] for i, text in enumerate(missing)}
+        store.cache_queries(identity, computed)
+        found |= computed
+    return np.array([found[text] for text in queries], dtype=np.float32, order="C").reshape(len(queries), dimension)
+
+
+def row_texts(project: Project, generation: Generation, keys: set[str]) -> dict[str, str]:
+    """The text the generation's template renders now for each of ``keys`` (one pass over the source)."""
+    texts: dict[str, str] = {}
+    for row in project.source.rows(generation.settings.template(project.spec.source)):
+        if row.key in keys:
+            texts[row.key] = row.text
+    return texts
 
 
 def embed_queries(embedder, generation: Generation, queries: list[str], dimension: int) -> np.ndarray:

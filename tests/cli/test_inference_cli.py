@@ -164,7 +164,7 @@ def test_search_prints_ranked_keys_and_scores(spec, capsys):
     assert [(r["rank"], r["key"], round(r["score"], 6)) for r in result["results"]] == [(1, "3", 1.0), (2, "2", 0.308607)]
     code, out, _ = run(["inference", "search", "export invoices as pdf", "-k", "1", "--spec", str(spec)], capsys)
     score = result["results"][0]["score"]
-    assert (code, out) == (0, f"  1  {score:.4f}  3\n")
+    assert (code, out) == (0, f"  1  {score:.4f}  3  Invoices: export as pdf\n")
 
 
 def test_search_refuses_k_0_and_a_generation_never_built(spec, capsys):
