@@ -33,6 +33,7 @@ from ptah.services.corpora import registered_corpus
 
 log = logging.getLogger("ptah.serve")
 FINAL = ("done", "failed", "cancelled")
+_CORPORA_KEPT = 32  # parsed corpora kept in memory (each up to 16 MiB of YAML)
 
 
 def _now() -> str:
@@ -127,6 +128,8 @@ class Jobs:
         if corpus is None:
             corpus = registered_corpus(self._records, digest)
             if corpus is not None:
+                if len(self._corpora) >= _CORPORA_KEPT:
+                    self._corpora.clear()
                 self._corpora[digest] = corpus
         return corpus
 

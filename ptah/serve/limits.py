@@ -47,8 +47,8 @@ class BodyTooLarge(InputError):
     """A request body past its byte bound (413)."""
 
 
-# An upper bound of what one case adds to one run in the report: its fields and measures (generous), and per
-# ranked result its key (JSON-escaped: at most 6 bytes a character) and score.
+# What one case adds to one run in the report, generously: its fields and measures, and per ranked result its
+# key (JSON-escaped: at most 6 bytes a character) and score.
 _CASE_BYTES = 4096
 _RESULT_BYTES = 96
 

@@ -30,8 +30,8 @@ from ptah.serve.evaluations import EVALUATION_ID
 from ptah.serve.problems import bounded_body
 from ptah.services.corpora import list_corpora
 
-CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
-HEADERS = {"Content-Security-Policy": CSP, "Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'"
+HEADERS = {"Content-Security-Policy": CSP + "; frame-ancestors 'none'", "Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
            "X-Content-Type-Options": "nosniff"}
 COLOURS = ("#1f6fb4", "#d2691e", "#2f9a4f", "#8e44ad", "#c23b3b", "#4f6d7a", "#b8860b", "#17a2b8")
 WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 640, 220, 50, 170, 14, 30

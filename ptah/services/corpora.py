@@ -17,6 +17,7 @@ into the test verdict.
 from __future__ import annotations
 
 import json
+import threading
 from datetime import datetime, timezone
 
 from ptah.core.corpus import Corpus
@@ -26,6 +27,7 @@ from ptah.core.visible import abbreviated
 
 SPLITS = ("development", "test")
 UPLOAD_NAME = "corpus"  # how problems name the uploaded text: corpus:LINE: …
+_REGISTERING = threading.Lock()  # the leakage check and the write are one step in a server
 
 
 class CorpusConflict(InputError):
@@ -52,6 +54,11 @@ def register_corpus(records, data: bytes, split: str | None = None) -> tuple[boo
     if split is not None and split not in SPLITS:
         raise InputError(f"split must be development or test, not {abbreviated(repr(split))}.")
     corpus = parse_corpus(data)
+    with _REGISTERING:
+        return _register(records, corpus, data, split)
+
+
+def _register(records, corpus: Corpus, data: bytes, split: str | None) -> tuple[bool, dict]:
     existing = corpus_info(records, corpus.digest)
     if existing is not None:
         if split is not None and existing["split"] != split:

@@ -395,3 +395,31 @@ def test_the_identities_of_ptahs_kinds_are_unchanged(tmp_path):
     assert minilm.identity == baseline["runs"][0]["generation"]["identity"] == (
         "sha256:c7138e3cf6d2ae1d2509caa43e68417af49000acae7e48e6ca39b06080807667"
     )
+
+
+def test_threads_looking_up_while_the_kinds_are_discovered_wait_for_them(monkeypatch):
+    """A server's workers resolve their first generations at once: none may see a registry half discovered
+    (it said "the kinds registered are none" before discovery held a lock)."""
+    import threading
+    import time
+
+    def slow_entry_points():
+        time.sleep(0.3)  # an installed plugin being looked up
+        return []
+
+    monkeypatch.setattr(registry_module, "_entry_points", slow_entry_points)
+    registry = EmbedderRegistry()
+    found, failed = [], []
+
+    def look_up():
+        try:
+            found.append(registry.kind_for(GenerationSettings("d", "ptah/deterministic")).name)
+        except UnknownModelKind as exc:
+            failed.append(str(exc))
+
+    threads = [threading.Thread(target=look_up) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert (found, failed) == (["ptah/deterministic"] * 8, [])

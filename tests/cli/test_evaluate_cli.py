@@ -91,10 +91,10 @@ def test_a_draft_article_is_excluded_by_the_filter(project, capsys, tmp_path):
 
 def test_warm_cache_evaluate_never_imports_torch(project):
     """Nor anything else a warm vector evaluate does not use: the lexical channel's libraries, the HTML page's
-    renderer, and with --json no table library (rich)."""
+    renderer, the server's libraries, and with --json no table library (rich)."""
     run(evaluate(project, "--json"))  # warms the cache (the module fixture's builds did not embed queries)
     unused = ("torch", "sentence_transformers", "transformers", "scipy", "bm25s", "ptah.render.html", "rich",
-              "ptah.adapters.embedders.http_client")
+              "ptah.adapters.embedders.http_client", "starlette", "uvicorn", "ptah.serve", "ptah.services.tokens")
     script = (
         "import sys\nfrom ptah.cli import main\n"
         "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    code = exit.code\n"

@@ -28,6 +28,7 @@ point.
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Iterable
 
 from ptah.adapters.embedders.base import EmbedderKind, installed_versions
@@ -54,6 +55,8 @@ class EmbedderRegistry:
         self._origins: dict[str, str] = {}
         self._default: str | None = None
         self._discovered = not discover
+        self._complete = not discover  # every kind registered: lookups need not wait
+        self._discovering = threading.RLock()
         self._origin: str | None = None  # who is registering now, while discovery runs
         self._failure: PluginError | None = None  # a broken plugin fails every lookup, not just the first
 
@@ -137,6 +140,12 @@ class EmbedderRegistry:
                               f'it handles model "{settings.model}": {describe_exception(exc)}') from None
 
     def _discover(self) -> None:
+        if self._complete:
+            return
+        with self._discovering:  # other threads wait for the kinds; the discovering thread may look again
+            self._discover_once()
+
+    def _discover_once(self) -> None:
         if self._failure is not None:
             raise self._failure
         if self._discovered:
@@ -159,6 +168,7 @@ class EmbedderRegistry:
             raise
         finally:
             self._origin = None
+        self._complete = True
 
     def _load(self, entry: EntryPoint) -> None:
         try:
