@@ -12,6 +12,13 @@ character), ``400``, ``401-echo`` (echoes the key it was sent), ``slow``
 unanswered), ``malformed`` (not JSON), ``nan``, ``wrong-dimension``, ``fewer``
 (one vector fewer than inputs), ``other-model``, ``no-model`` (answers ``model: null``),
 ``perturbed`` (the first 16 values of each vector negated).
+
+Hostile modes (tests/hostile/test_service_client.py): ``endless`` (a 200 whose
+body streams ``flood_bytes`` of JSON-looking bytes, with no length), ``huge-500``
+(a 500 whose message is ``flood_bytes`` long), ``redirect`` (302 to
+``redirect_to``), ``echo-model`` (a 200 naming the key it was sent as its model),
+``html`` (a 200 holding the right embeddings JSON, labelled ``text/html``). ``sent``
+counts the bytes of a flooding body the client took before it hung up.
 """
 
 from __future__ import annotations
@@ -34,6 +41,9 @@ class EmbeddingServer:
         self.always: str | None = None
         self.retry_after = "0"
         self.slow_s = 1.0
+        self.flood_bytes = 64 * 1024 * 1024
+        self.redirect_to = ""
+        self.sent = 0
         self._lock = threading.Lock()
         self._encode_lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -49,6 +59,7 @@ class EmbeddingServer:
             self.faults.clear()
             self.always = None
             self.retry_after = "0"
+            self.sent = 0
 
     def close(self) -> None:
         self.httpd.shutdown()
@@ -70,6 +81,12 @@ def _handler(server: EmbeddingServer):
 
         def log_message(self, *args):  # quiet
             pass
+
+        def do_GET(self):  # what a client following a redirect of its POST would send (urllib makes it a GET)
+            with server._lock:
+                server.requests.append({"path": self.path, "authorization": self.headers.get("Authorization"),
+                                        "body": None, "mode": "GET"})
+            return self.answer(405, {"error": {"message": "POST only"}})
 
         def do_POST(self):
             length = int(self.headers.get("Content-Length", "0"))
@@ -96,6 +113,13 @@ def _handler(server: EmbeddingServer):
             if mode == "401-echo":
                 return self.answer(401, {"error": {"message": f"Incorrect API key provided: "
                                                               f"{self.headers.get('Authorization')}"}})
+            if mode in ("endless", "huge-500"):
+                return self.flood(200 if mode == "endless" else 500)
+            if mode == "redirect":
+                return self.answer(302, b"", {"Location": server.redirect_to})
+            if mode == "echo-model":
+                return self.answer(200, {"object": "list", "model": self.headers.get("Authorization"),
+                                         "data": [{"index": 0, "embedding": [1.0, 0.0]}]})
             if mode == "malformed":
                 return self.answer(200, b'{"data": [{"embedding": [0.1, ')
             texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
@@ -115,14 +139,33 @@ def _handler(server: EmbeddingServer):
             model = {"other-model": "other-model", "no-model": None}.get(mode, body["model"])
             tokens = sum(len(text.split()) for text in texts)
             return self.answer(200, {"object": "list", "data": data, "model": model,
-                                     "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+                                     "usage": {"prompt_tokens": tokens, "total_tokens": tokens}},
+                               {"Content-Type": "text/html"} if mode == "html" else None)
+
+        def flood(self, status: int):
+            """A body of ``flood_bytes`` with no length, written until done or the client hangs up."""
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            chunk = b'{"error": {"message": "' if status >= 400 else b'{"data": [{"embedding": ['
+            filler = (b"x" if status >= 400 else b"0.1, ") * 65536
+            try:
+                self.wfile.write(chunk)
+                while server.sent < server.flood_bytes:
+                    self.wfile.write(filler)
+                    server.sent += len(filler)
+            except OSError:
+                pass  # the client hung up: what it took is in server.sent
 
         def answer(self, status: int, document, headers: dict | None = None):
             payload = document if isinstance(document, bytes) else json.dumps(document).encode()
+            headers = dict(headers or {})
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
             self.send_header("Content-Length", str(len(payload)))
-            for name, value in (headers or {}).items():
+            for name, value in headers.items():
                 self.send_header(name, value)
             self.end_headers()
             self.wfile.write(payload)

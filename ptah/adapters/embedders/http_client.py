@@ -10,7 +10,9 @@ wait capped at :attr:`Policy.max_delay_s`; then, or at once for any other
 the HTTP status and the provider's message (bounded, control characters
 escaped, the key masked). An answer is refused unless it is JSON with one
 finite vector per input, in order, all of the same dimension (the one asked
-for, when asked), from the model asked for; at most
+for, when asked), from the model asked for, labelled JSON when labelled at
+all (``application/json`` or ``…+json``: a ``text/html`` 200 is a proxy's or a
+login page's); at most
 :meth:`Policy.response_limit` bytes of it are read. Redirects are not
 followed, so the key is never sent to another host.
 
@@ -164,6 +166,10 @@ class EmbeddingsClient:
         limit = self.policy.response_limit(inputs, self.dimension)
         try:
             with self._opener.open(request, timeout=self.policy.timeout_s) as response:
+                kind = response.headers.get("Content-Type")
+                if kind is not None and not _is_json(kind):  # a proxy's or a login page's answer, not the API's
+                    self._refuse(f"answered {self._visible(kind.split(';')[0].strip())}, not JSON (a proxy or a "
+                                 "login page?)")
                 raw = response.read(limit + 1)
         except urllib.error.HTTPError as exc:
             status, message = exc.code, self._message(exc)
@@ -251,6 +257,11 @@ class EmbeddingsClient:
         tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
         self.usage.add(tokens=tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None)
         return matrix
+
+
+def _is_json(content_type: str) -> bool:
+    media = content_type.split(";")[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
 
 
 def _no_constant(name: str) -> float:
