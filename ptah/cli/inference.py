@@ -14,6 +14,7 @@ from the spec or the source reaches the terminal raw.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import sys
@@ -44,7 +45,23 @@ def _percent(value: float | None) -> str:
     return "N/A" if value is None else f"{100 * value:.2f}%"
 
 
+def _interrupt_says_what_was_kept(command):
+    """Ctrl-C in a build ends it with exit 130 and the sentence of what its commits kept
+    (:class:`ptah.services.build_progress.BuildInterrupted`); Typer alone would exit 130 without a word."""
+
+    @functools.wraps(command)
+    def interruptible(*args, **options):
+        try:
+            return command(*args, **options)
+        except KeyboardInterrupt as exc:
+            typer.echo(str(exc) or "interrupted", err=True)
+            raise typer.Exit(130) from None
+
+    return interruptible
+
+
 @app.command()
+@_interrupt_says_what_was_kept
 def build(
     name: Optional[str] = typer.Argument(None, help=NAME_HELP),
     spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
@@ -103,6 +120,8 @@ def _progress_bar() -> Iterator:
 
         def update(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
+
+        update.rows = update  # rows as the model embeds them, between commits: a rate and an ETA from the first
 
         yield update
 

@@ -167,9 +167,13 @@ def _note(keys: list[str], key: str) -> None:
 class GenerationListing:
     """One line of ``ptah inference list``.
 
-    ``status``: ``current`` -- the identity a declared generation has now;
-    ``superseded`` -- vectors of earlier settings (or of a generation no longer
-    declared), kept in the store; ``not built`` -- declared, never built;
+    ``status``: ``current`` -- the identity a declared generation has now,
+    with a vector for every row; ``partial 34%`` -- that identity with some
+    rows still missing a vector (a first build interrupted, or rows added
+    since: the percentage is the coverage, rounded down, so it never reads
+    100% while one row lacks a vector); ``superseded`` -- vectors of earlier
+    settings (or of a generation no longer declared), kept in the store;
+    ``not built`` -- declared, never built;
     ``model unavailable`` -- declared, but its model cannot be found, so its
     current identity is unknown (``identity`` is empty); ``external (the
     table's vectors)`` -- declared with ``vectors: {column: …}``: ``vectors``
@@ -225,16 +229,17 @@ def list_generations(project: Project) -> list[GenerationListing]:
                     continue
                 held = snapshot.digests(record.identity)
                 built.add(record.identity)
+                covered = sum(1 for row_identity in held if row_identity in source_rows)
                 listings.append(
                     GenerationListing(
                         name=current.get(record.identity, record.name),
                         identity=record.identity,
                         model=record.model,
-                        status="current" if record.identity in current else "superseded",
+                        status=_built_status(record.identity in current, len(source_rows), covered),
                         dimension=record.dimension,
                         vectors=len(held),
                         rows=len(source_rows),
-                        covered=sum(1 for row_identity in held if row_identity in source_rows),
+                        covered=covered,
                         created_at=record.created_at,
                         updated_at=record.updated_at,
                     )
@@ -245,6 +250,13 @@ def list_generations(project: Project) -> list[GenerationListing]:
         settings = project.spec.generations[name]
         listings.append(GenerationListing(name, identity, settings.model, status, None, 0, len(source_rows), 0, None, None))
     return listings + external
+
+
+def _built_status(declared: bool, rows: int, covered: int) -> str:
+    """``current``, ``partial 34%`` (the coverage rounded down) or ``superseded``."""
+    if not declared:
+        return "superseded"
+    return "current" if covered >= rows else f"partial {100 * covered // rows}%"
 
 
 EXTERNAL_STATUS = "external (the table's vectors)"

@@ -145,8 +145,8 @@ def test_list_shows_identity_rows_and_coverage(spec, capsys):
     identity = identity_of(spec)
     assert code == 0
     assert out.splitlines() == [
-        "NAME  STATUS   IDENTITY             MODEL               VECTORS  ROWS  COVERAGE",
-        f"docs  current  {identity[:19]}  ptah/deterministic  3        4     75.00%",
+        "NAME  STATUS       IDENTITY             MODEL               VECTORS  ROWS  COVERAGE",
+        f"docs  partial 75%  {identity[:19]}  ptah/deterministic  3        4     75.00%",  # a row added: not current
     ]
     code, out, _ = run(["inference", "list", "--spec", str(spec), "--json"], capsys)
     (listing,) = json.loads(out)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -80,8 +80,20 @@ class SentenceTransformerEmbedder:
             raise ModelUnavailable(f'model "{settings.model}" at {self.model_path} does not state its dimension')
         self.dimension = int(dimension)
 
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return self._encode(texts, self.settings.document_prefix)
+    def embed_documents(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """The texts' vectors; with ``progress``, encoded one model batch at a time, longest texts first (the
+        batches the library's own length sort makes), and ``progress(rows done)`` told after each."""
+        prefix = self.settings.document_prefix
+        if progress is None or not texts:
+            return self._encode(texts, prefix)
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
+        size = self.settings.batch_size
+        for start in range(0, len(order), size):
+            chunk = order[start:start + size]
+            vectors[chunk] = self._encode([texts[i] for i in chunk], prefix)
+            progress(start + len(chunk))
+        return vectors
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts, self.settings.query_prefix)
