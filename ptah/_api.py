@@ -123,6 +123,7 @@ class Project:
         search: SearchOptions | str = EXACT,
         fusion: Fusion = Fusion(),
         statistics: StatisticsSettings = StatisticsSettings(),
+        fail_on_stale_judgements: bool = False,
         baseline_report: _report.Report | None = None,
     ) -> Report:
         """Measure generations on a corpus and judge the gates (see :class:`EvaluationRequest`).
@@ -147,6 +148,7 @@ class Project:
                 search=SearchOptions(search) if isinstance(search, str) else search,
                 fusion=fusion,
                 statistics=statistics,
+                fail_on_stale_judgements=fail_on_stale_judgements,
             )
         return Report.of(evaluate(self._project, corpus, request, baseline_report))
 

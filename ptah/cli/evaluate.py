@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from ptah.core.errors import EXIT_NEGATIVE
+from ptah.core.errors import EXIT_INCONCLUSIVE, EXIT_NEGATIVE
 
 
 def evaluate(
@@ -35,6 +35,7 @@ def evaluate(
     markdown: Optional[str] = typer.Option(None, "--markdown", help="Also write a Markdown summary here (a pull-request comment); appended to $GITHUB_STEP_SUMMARY when set."),
     search: str = typer.Option("exact", "--search", help="exact (every row scored in memory), index (the pgvector HNSW index, as served) or both (index, with its ANN recall and deltas against exact)."),
     ef_search: Optional[int] = typer.Option(None, "--ef-search", help="Index search: hnsw.ef_search, 1..1000 (default 40)."),
+    fail_on_stale_judgements: bool = typer.Option(False, "--fail-on-stale-judgements", help="Fail (exit 1) when a judgement of the corpus's record (NAME.judged.yaml) was made on a row whose text changed since; they are listed either way."),
 ) -> None:
     """Measure a generation on a corpus: recall, MRR, nDCG, required and forbidden keys, baseline gates.
 
@@ -45,7 +46,12 @@ def evaluate(
 
     Exit 0 when every gate passes, 1 when one fails (a required key missed, a
     forbidden key leaked, a drop beyond a threshold), 2 on bad input, 3 when
-    the generation cannot be measured (not built, incomplete or stale).
+    the generation cannot be measured (not built, incomplete or stale), 4 when
+    the verdict is inconclusive: a drop gate fails on the measured means and
+    passes on their high bounds (every unjudged row in the top k taken as
+    relevant), so the holes in the judgements decide it -- list them with
+    `ptah corpus holes CORPUS -g NAME`, judge them, and evaluate again (a
+    failing gate wins: exit 1).
     """
     import ptah
     from ptah.core.comparison import StatisticsSettings
@@ -73,6 +79,7 @@ def evaluate(
             search=search_options,
             fusion=fusion,
             statistics=statistics,
+            fail_on_stale_judgements=fail_on_stale_judgements,
         )
     loaded = ptah.load_corpus(corpus)
     with ptah.open_project(spec) as project:
@@ -101,7 +108,7 @@ def evaluate(
 
         render(report, Console(highlight=False))
     if not report.passed:
-        raise typer.Exit(EXIT_NEGATIVE)
+        raise typer.Exit(EXIT_INCONCLUSIVE if report.verdict == "inconclusive" else EXIT_NEGATIVE)
 
 
 def drops(spelled: dict[str, float | None], given: List[str]) -> dict[str, float]:

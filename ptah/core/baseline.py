@@ -16,6 +16,10 @@ Gates, each a ``{"name", "passed", ...}`` entry in the report:
   0 <= X <= 1. The comparison allows 1e-12 of floating-point noise so that a
   drop of exactly X passes. A mean that is N/A on either side fails the gate:
   a number that cannot be compared is never taken as no regression.
+  *Inconclusive* (not passed; the report's verdict ``inconclusive``, exit 4,
+  unless another gate fails) when it fails on the current run's mean and
+  passes on the current run's high bound (the baseline at its recorded
+  value): the holes in the judgements decide it (:mod:`ptah.core.judged`).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Mapping
 
 from ptah.core.errors import IncomparableBaseline, InputError, ReportError
 from ptah.core.measures import DEFAULT_MEASURES, Measure
-from ptah.core.report import REPORT_FORMAT, Gate, Report, Run
+from ptah.core.report import REPORT_FORMATS, Gate, Report, Run
 from ptah.core.report_checks import check_consistency, is_measure
 
 MEASURES = tuple(m.key for m in DEFAULT_MEASURES)  # every report carries these
@@ -34,18 +38,19 @@ FLOAT_NOISE = 1e-12
 
 
 def check_report_format(document: object, path: str) -> dict:
-    """Refuse a parsed JSON document that is not an object whose ``format`` is ``ptah-report@1``."""
+    """Refuse a parsed JSON document that is not an object whose ``format`` is ``ptah-report@1`` or ``@2``."""
     if not isinstance(document, dict):
         raise ReportError(f"{path}: not a ptah report (the top level is not a JSON object)")
     found = document.get("format")
-    if found != REPORT_FORMAT:
+    if found not in REPORT_FORMATS:
         shown = repr(found) if not isinstance(found, str) or len(found) <= 40 else f"a text of {len(found)} characters"
-        raise ReportError(f"{path}: format is {shown}, not {REPORT_FORMAT!r}; pass a report that ptah wrote")
+        expected = " or ".join(repr(f) for f in REPORT_FORMATS)
+        raise ReportError(f"{path}: format is {shown}, not {expected}; pass a report that ptah wrote")
     return document
 
 
 def read_report(document: object, path: str) -> dict:
-    """Check that a parsed JSON document is a ``ptah-report@1`` with what a baseline needs, and that its
+    """Check that a parsed JSON document is a ptah report with what a baseline needs, and that its
     numbers agree with each other (``ptah.core.report_checks``)."""
     check_report_format(document, path)
     digest = (document.get("corpus") or {}).get("digest") if isinstance(document.get("corpus"), dict) else None
@@ -101,12 +106,14 @@ def _delta(current: float | None, baseline: float | None) -> float | None:
 
 def compare(run: Run, baseline_run: Run) -> dict:
     """Deltas (current - baseline) of every mean both carry, and every case whose measures or verdict
-    changed (those that flipped between pass and fail first)."""
+    changed (those that flipped between pass and fail first). ``current_high`` is the current mean's high
+    bound (null when unknown)."""
     measures = [m for m in run.measures if str(m) in baseline_run.means]
     aggregates = {}
     for m in measures:
         now, before = run.means[str(m)].value, baseline_run.means[str(m)].value
-        aggregates[m.key] = {"baseline": before, "current": now, "delta": _delta(now, before)}
+        aggregates[m.key] = {"baseline": before, "current": now, "delta": _delta(now, before),
+                             "current_high": run.means[str(m)].high}
     before_cases = {case.id: case for case in baseline_run.cases}
     changed = []
     for case in run.cases:
@@ -157,8 +164,9 @@ def movement(drop: float) -> str:
     return ("dropped " if drop > 0 else "rose ") + ("less than 0.0001" if shown == "0.0000" else shown)
 
 
-def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float]) -> list[Gate]:
-    """The gate verdicts of one run (see the module docs)."""
+def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float], corpus_path: str | None = None) -> list[Gate]:
+    """The gate verdicts of one run (see the module docs); ``corpus_path`` names the corpus in the command that
+    lists the holes deciding an inconclusive gate."""
     required, forbidden = run.required, run.forbidden
     result = [
         Gate("required", run.name, required["failed"] == 0,
@@ -171,7 +179,8 @@ def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float])
     for name, threshold in thresholds.items():
         measure = Measure.parse(name)
         entry = (comparison or {}).get("aggregates", {}).get(measure.key, {})
-        before, now = entry.get("baseline"), entry.get("current")
+        before, now, high = entry.get("baseline"), entry.get("current"), entry.get("current_high")
+        drop_high, inconclusive = None, False
         if before is None or now is None:
             passed, drop = False, None
             detail = f"{measure.key} is N/A on one side, so its drop cannot be measured"
@@ -179,5 +188,29 @@ def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float])
             drop = before - now
             passed = drop <= threshold + FLOAT_NOISE
             detail = f"{measure.key} {before:.4f} -> {now:.4f} ({movement(drop)}; a drop of {threshold:.4f} is allowed)"
-        result.append(Gate(f"max-{measure.key}-drop", run.name, passed, detail, threshold, drop))
+            if high is not None:
+                drop_high = before - high
+                inconclusive = not passed and drop_high <= threshold + FLOAT_NOISE
+            if inconclusive:
+                detail += "; " + deciding_holes(run, measure, high, corpus_path)
+        result.append(Gate(f"max-{measure.key}-drop", run.name, passed, detail, threshold, drop, drop_high, inconclusive))
     return result
+
+
+MAX_CASES_NAMED = 5
+
+
+def deciding_holes(run: Run, measure: Measure, high: float, corpus_path: str | None) -> str:
+    """The sentence of an inconclusive drop gate: the high bound, how many holes in which cases decide it, and
+    the command that lists them."""
+    cases = [case for case in run.cases if case.holes and case.highs and case.highs[str(measure)] != case.values[str(measure)]]
+    count = sum(len(case.holes) for case in cases)
+    named = ", ".join(repr(case.id) for case in cases[:MAX_CASES_NAMED])
+    more = f" and {len(cases) - MAX_CASES_NAMED} more" if len(cases) > MAX_CASES_NAMED else ""
+    generation = run.generation.get("text_of") or run.generation.get("name")
+    channel = run.search.get("channel")
+    where = f" --channel {channel}" if channel not in (None, "vector") else ""
+    return (f"inconclusive: {measure.key} is {high:.4f} if every hole is relevant, within the allowed drop; "
+            f"{count} unjudged {'row' if count == 1 else 'rows'} in {len(cases)} {'case' if len(cases) == 1 else 'cases'} "
+            f"({named}{more}) decide it: list them with `ptah corpus holes {corpus_path or 'CORPUS'} -g {generation}{where}`, "
+            f"judge them, and evaluate again")

@@ -28,6 +28,14 @@ The finding: ``better`` (``worse``) when the mean paired difference is above
 otherwise ``no clear difference`` -- the runs may differ, but a difference
 that size is what shuffling the two runs' results per case produces too
 often to call it more than noise.
+
+The holes (:mod:`ptah.core.judged`): the finding is drawn again on both
+runs' high bounds (each hole in a run's top k taken as relevant). When it
+differs from the finding on the values, the holes decide it: the finding
+reads ``inconclusive (N holes)``, N the holes in either run's top k over the
+paired cases whose high bound differs from their value; ``holes`` counts
+them. A run whose high bounds are unknown (read from a ``ptah-report@1``
+baseline) has its finding drawn on the values alone.
 """
 
 from __future__ import annotations
@@ -51,6 +59,11 @@ from ptah.core.significance import (
 from ptah.core.visible import abbreviated
 
 BETTER, WORSE, UNCLEAR = "better", "worse", "no clear difference"
+
+
+def inconclusive(holes: int) -> str:
+    """The finding a comparison that the holes decide reads: ``inconclusive (3 holes)``."""
+    return f"inconclusive ({holes} {'hole' if holes == 1 else 'holes'})"
 
 
 @dataclass(frozen=True)
@@ -144,6 +157,10 @@ def _measure(name: str, reference: Run, candidate: Run, pairs, settings: Statist
     new_mean = candidate.means[name].value
     interval = paired_bootstrap(differences, settings.resamples, settings.seed, settings.level)
     test = sign_flip_test(differences, settings.resamples, settings.seed, settings.exact_limit)
+    finding = _finding(differences, test.p_value if test else None, settings.alpha)
+    holes = _moving_holes(name, pairs)
+    if holes and _high_finding(name, pairs, settings) not in (None, finding):
+        finding = inconclusive(holes)
     return {
         "reference": old_mean,
         "candidate": new_mean,
@@ -155,8 +172,31 @@ def _measure(name: str, reference: Run, candidate: Run, pairs, settings: Statist
         "undefined": undefined,
         "interval": interval.as_dict() if interval else None,
         "test": test.as_dict() if test else None,
-        "finding": _finding(differences, test.p_value if test else None, settings.alpha),
+        "finding": finding,
+        "holes": holes,
     }
+
+
+def _moved(case: CaseResult, name: str) -> bool:
+    return case.highs is not None and case.highs[name] != case.values[name]
+
+
+def _moving_holes(name: str, pairs) -> int:
+    """The holes in either run's top k over the paired cases whose high bound of ``name`` differs from its value."""
+    return sum(len(case.holes or ()) for pair in pairs for case in pair if _moved(case, name))
+
+
+def _high_finding(name: str, pairs, settings: StatisticsSettings) -> str | None:
+    """The finding on both runs' high bounds; None when either run's are unknown."""
+    differences = []
+    for before, after in pairs:
+        if before.highs is None or after.highs is None:
+            return None
+        old, new = before.highs[name], after.highs[name]
+        if old is not None and new is not None:
+            differences.append(new - old)
+    test = sign_flip_test(differences, settings.resamples, settings.seed, settings.exact_limit)
+    return _finding(differences, test.p_value if test else None, settings.alpha)
 
 
 def _finding(differences: list[float], p_value: float | None, alpha: float) -> str:

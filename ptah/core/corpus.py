@@ -40,9 +40,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Mapping
+
+from ptah.core.judged import EMPTY, JudgementRecord
 
 CORPUS_VERSION = 1
 DIGEST_FORMAT = "ptah-corpus@1"
@@ -67,6 +69,8 @@ class Case:
     ``relevant`` maps each graded key to its grade (> 0); when the corpus
     declared ``required`` and no ``relevant``, each required key is graded 1.
     ``line`` is where the case starts in its file (for messages), if known.
+    ``judged`` holds the keys its entry in the judgement record holds (outside
+    the digest; see :mod:`ptah.core.judged`).
     """
 
     id: str
@@ -76,6 +80,7 @@ class Case:
     relevant: Mapping[str, float] = field(default_factory=dict)
     forbidden: tuple[str, ...] = ()
     line: int | None = field(default=None, compare=False)
+    judged: frozenset[str] = field(default=frozenset(), compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "relevant", MappingProxyType(dict(self.relevant)))
@@ -105,10 +110,16 @@ class Corpus:
     description: str | None = None
     default_k: int | None = None
     path: str | None = field(default=None, compare=False)
+    judgements: JudgementRecord = field(default=EMPTY, compare=False)
 
     @property
     def digest(self) -> str:
         return corpus_digest(self.cases)
+
+    def with_judgements(self, record: JudgementRecord) -> Corpus:
+        """This corpus with its judgement record: each case also judges the keys the record holds for it."""
+        cases = tuple(replace(case, judged=record.keys(case.id)) for case in self.cases)
+        return replace(self, cases=cases, judgements=record)
 
     def case(self, case_id: str) -> Case:
         for case in self.cases:

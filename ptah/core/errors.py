@@ -6,7 +6,10 @@ Exit codes, the same in every command:
 * 1 -- the check ran and its verdict is negative (a gate failed, a generation
   is incomplete or stale under ``verify``);
 * 2 -- bad input or usage (:class:`InputError` and its subclasses);
-* 3 -- operational failure (:class:`OperationalError` and its subclasses).
+* 3 -- operational failure (:class:`OperationalError` and its subclasses);
+* 4 -- inconclusive: a drop gate fails on the measured values and passes on
+  their high bounds, so the holes in the judgements decide it (and no other
+  gate failed: 1 wins). Like 1, a verdict, not an error.
 
 The CLI has one error boundary that turns a :class:`PtahError` into its
 message on stderr and its exit code. Nothing here formats for a terminal.
@@ -20,6 +23,7 @@ EXIT_OK = 0
 EXIT_NEGATIVE = 1
 EXIT_INPUT = 2
 EXIT_OPERATIONAL = 3
+EXIT_INCONCLUSIVE = 4
 
 
 @dataclass(frozen=True)

@@ -35,9 +35,10 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
-from ptah.core.corpus import Case
+if TYPE_CHECKING:
+    from ptah.core.corpus import Case
 
 JUDGED_VERSION = 1
 JUDGED_DIGEST_FORMAT = "ptah-judged@1"
@@ -106,9 +107,9 @@ EMPTY = JudgementRecord()
 
 
 def judged_keys(case: Case, record: JudgementRecord | None = None) -> frozenset[str]:
-    """The keys judged for ``case``: required, relevant and forbidden, and those its record entry holds."""
-    named = case.expected_keys()
-    return named if record is None else named | record.keys(case.id)
+    """The keys judged for ``case``: required, relevant and forbidden, and those its record entry holds
+    (``record``'s, else those the case was loaded with: :meth:`ptah.core.corpus.Corpus.with_judgements`)."""
+    return case.expected_keys() | (case.judged if record is None else record.keys(case.id))
 
 
 def holes(ranking: Sequence[str], judged: frozenset[str] | set[str], k: int) -> tuple[tuple[str, int], ...]:

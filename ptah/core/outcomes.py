@@ -12,7 +12,10 @@ measured by the same code:
   (:func:`ranking_depth`);
 * a required key absent from the top k is a miss, placed where it ranked
   ("ranked 11th") or "not in the top N" when its rank is not known; a
-  forbidden key in the top k is a hit (leakage); a case passes with neither.
+  forbidden key in the top k is a hit (leakage); a case passes with neither;
+* the holes (:mod:`ptah.core.judged`): each unjudged key of the top k with its
+  rank, judged@k, and each measure's *high* bound -- the same formula with
+  each hole in the measure's top (its depth) graded the case's highest grade.
 
 Means are over cases, each case measured at its own depth; they carry their
 numerator and denominator (:func:`ptah.core.metrics.mean_of`).
@@ -24,10 +27,11 @@ from types import MappingProxyType
 from typing import Callable, Mapping, Sequence
 
 from ptah.core.corpus import Case
+from ptah.core.judged import high_grades, holes, judged_at_k, judged_keys
 from ptah.core.measures import DEFAULT_MEASURES, Measure
-from ptah.core.metrics import Mean, mean_of
+from ptah.core.metrics import Mean, bounded_mean, mean_of
 from ptah.core.ranking import Ties
-from ptah.core.report import RANKING_RULE, CaseResult, CaseTies, Hit, Miss, Result, Run, read_only
+from ptah.core.report import RANKING_RULE, CaseResult, CaseTies, Hit, Hole, Miss, Result, Run, read_only
 
 NO_TIES = Ties(cutoff_score=None, tied_outside=0, expected_tied=())
 
@@ -78,6 +82,8 @@ def measure_case(
     forbidden = set(case.forbidden)
     hits = tuple(Hit(key, positions[key]) for key in top if key in forbidden)
     values = {str(m): m.score(keys, case.relevant, case.k) for m in measures}
+    judged = judged_keys(case)
+    unjudged = holes(keys, judged, case.k)
     ties = ties or NO_TIES
     return CaseResult(
         id=case.id,
@@ -92,12 +98,30 @@ def measure_case(
         forbidden=tuple(case.forbidden),
         hits=hits,
         ties=CaseTies(ties.straddles_cutoff, ties.cutoff_score, ties.tied_outside, tuple(ties.expected_tied)),
+        highs=MappingProxyType(high_bounds(case, keys, judged, values, measures)),
+        holes=tuple(Hole(key, rank) for key, rank in unjudged),
+        judged=judged_at_k(keys, judged, case.k),
     )
 
 
+def high_bounds(case: Case, keys: Sequence[str], judged: frozenset[str], values: Mapping[str, float | None],
+                measures: Sequence[Measure]) -> dict[str, float | None]:
+    """Each measure's high bound: its value with each hole in its top (its depth) graded the case's highest
+    grade; the value itself where the measure's top holds no hole."""
+    highs = {}
+    for m in measures:
+        depth = m.depth(case.k)
+        found = [key for key, _ in holes(keys, judged, depth)]
+        highs[str(m)] = m.score(keys, high_grades(case.relevant, found), case.k) if found else values[str(m)]
+    return highs
+
+
 def means(results: Sequence[CaseResult], measures: Sequence[Measure]) -> dict[str, Mean]:
-    """Each measure's mean over the cases where it is defined, keyed by the measure's string form."""
-    return {str(m): mean_of(result.values[str(m)] for result in results) for m in measures}
+    """Each measure's mean over the cases where it is defined, keyed by the measure's string form, with the
+    mean of its high bounds beside (unknown when a case's is: read from a ``ptah-report@1``)."""
+    if any(result.highs is None for result in results):
+        return {str(m): mean_of(result.values[str(m)] for result in results) for m in measures}
+    return {str(m): bounded_mean((r.values[str(m)] for r in results), (r.highs[str(m)] for r in results)) for m in measures}
 
 
 def make_run(
@@ -133,4 +157,5 @@ def make_run(
         }),
         ties=MappingProxyType({"cases_flagged": sum(1 for r in results if r.ties.straddles_cutoff or r.ties.expected_tied)}),
         ann=None if ann is None else read_only(ann),
+        judged=mean_of(r.judged for r in results) if all(r.holes is not None for r in results) else None,
     )

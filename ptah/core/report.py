@@ -1,4 +1,4 @@
-"""The typed report: one result object, built in one place, read back from every ``ptah-report@1`` file.
+"""The typed report: one result object, built in one place, read back from every ``ptah-report@1`` and ``@2`` file.
 
 :class:`Report` and its parts are frozen dataclasses. ``Report.to_dict()`` is
 exactly the JSON document ``ptah inference evaluate --output`` writes (schema:
@@ -11,6 +11,13 @@ Measures are named by :class:`ptah.core.measures.Measure`: a run's ``means``
 and a case's ``values`` are keyed by the measure's string form (``recall``,
 ``MRR``, ``nDCG``, ``MAP@10``); the JSON keys them by the measure's report key
 (``recall``, ``mrr``, ``ndcg``, ``MAP@10``).
+
+``ptah-report@2`` adds the holes in the judgements (:mod:`ptah.core.judged`):
+each case's ``judged`` (judged@k), ``holes`` (key, rank) and ``high`` (each
+measure's high bound); each run's ``aggregates.judged`` and, in every mean,
+``high`` and ``high_numerator``; the corpus's ``judgements`` digest;
+``stale_judgements``; and the ``inconclusive`` verdict. A ``ptah-report@1``
+reads with those unknown (None) and writes back as it was.
 
 The descriptive parts -- a run's generation and search, the environment, the
 timings, the comparison statistics -- are read-only mappings kept as written:
@@ -25,8 +32,13 @@ from typing import Any, Mapping
 
 from ptah.core.measures import Measure
 from ptah.core.metrics import Mean
+from ptah.core.verdicts import BaselineComparison, Comparison, Gate
 
-REPORT_FORMAT = "ptah-report@1"
+__all__ = ["BaselineComparison", "CaseResult", "CaseTies", "Comparison", "Gate", "Hit", "Hole", "Miss", "Report",
+           "Result", "Run"]
+
+REPORT_FORMAT = "ptah-report@2"
+REPORT_FORMATS = ("ptah-report@1", REPORT_FORMAT)  # every format ptah reads
 RANKING_RULE = "score descending, ties broken by key ascending"
 
 
@@ -49,11 +61,15 @@ def plain(value: Any) -> Any:
 
 
 def mean_to_dict(mean: Mean) -> dict:
-    return {"value": mean.value, "numerator": mean.numerator, "denominator": mean.denominator, "undefined": mean.undefined}
+    data = {"value": mean.value, "numerator": mean.numerator, "denominator": mean.denominator, "undefined": mean.undefined}
+    if mean.high_numerator is not None:
+        data |= {"high": mean.high, "high_numerator": mean.high_numerator}
+    return data
 
 
 def mean_from_dict(data: Mapping) -> Mean:
-    return Mean(numerator=data["numerator"], denominator=data["denominator"], undefined=data["undefined"])
+    return Mean(numerator=data["numerator"], denominator=data["denominator"], undefined=data["undefined"],
+                high_numerator=data.get("high_numerator"))
 
 
 def _measure_keys(data: Mapping) -> dict[str, str]:
@@ -95,6 +111,14 @@ class Hit:
 
 
 @dataclass(frozen=True, slots=True)
+class Hole:
+    """An unjudged key in the top k, at ``rank`` (:mod:`ptah.core.judged`)."""
+
+    key: str
+    rank: int
+
+
+@dataclass(frozen=True, slots=True)
 class CaseTies:
     """What ties did to a case's top k (see :mod:`ptah.core.ranking`)."""
 
@@ -110,7 +134,10 @@ class CaseResult:
 
     ``ranking`` holds the top k, best first; ``values`` each measure's value
     keyed by the measure's string form (None: N/A); ``missed`` the required
-    keys absent from the top k; ``hits`` the forbidden keys present.
+    keys absent from the top k; ``hits`` the forbidden keys present;
+    ``highs`` each measure's high bound, ``holes`` the unjudged keys of the
+    top k and ``judged`` judged@k (N/A: None) -- ``highs`` and ``holes`` are
+    None when unknown (read from a ``ptah-report@1``).
     """
 
     id: str
@@ -126,6 +153,9 @@ class CaseResult:
     hits: tuple[Hit, ...]
     ties: CaseTies
     ann: Mapping | None = None  # --search both: the index against exact search for this case
+    highs: Mapping[str, float | None] | None = None
+    holes: tuple[Hole, ...] | None = None
+    judged: float | None = None
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -159,12 +189,18 @@ class CaseResult:
         }
         if self.ann is not None:
             data["ann"] = plain(self.ann)
+        if self.highs is not None:
+            data["high"] = {Measure.parse(name).key: value for name, value in self.highs.items()}
+        if self.holes is not None:
+            data["judged"] = self.judged
+            data["holes"] = [{"key": h.key, "rank": h.rank} for h in self.holes]
         return data
 
     @classmethod
     def from_dict(cls, data: Mapping) -> CaseResult:
         metrics = data["metrics"]
         ties = data["ties"]
+        highs, holes = data.get("high"), data.get("holes")
         return cls(
             id=data["id"],
             query=data["query"],
@@ -179,6 +215,9 @@ class CaseResult:
             hits=tuple(Hit(h["key"], h["rank"]) for h in data["forbidden"]["hits"]),
             ties=CaseTies(ties["straddles_cutoff"], ties["cutoff_score"], ties["tied_outside"], tuple(ties["expected_tied"])),
             ann=read_only(data["ann"]) if data.get("ann") is not None else None,
+            highs=None if highs is None else MappingProxyType({name: highs[key] for key, name in _measure_keys(highs).items()}),
+            holes=None if holes is None else tuple(Hole(h["key"], h["rank"]) for h in holes),
+            judged=data.get("judged"),
         )
 
 
@@ -188,7 +227,8 @@ class Run:
 
     ``means`` is keyed by each measure's string form; ``required``,
     ``forbidden`` and ``ties`` are the expectation counts; ``ann`` the index's
-    quality against exact search (``--search both``).
+    quality against exact search (``--search both``); ``judged`` the mean
+    judged@k (None when unknown: a ``ptah-report@1``).
     """
 
     generation: Mapping
@@ -199,6 +239,12 @@ class Run:
     forbidden: Mapping
     ties: Mapping
     ann: Mapping | None = None
+    judged: Mean | None = None
+
+    @property
+    def holes(self) -> int:
+        """How many holes the run's top k hold, over every case."""
+        return sum(len(case.holes or ()) for case in self.cases)
 
     @property
     def name(self) -> str:
@@ -227,6 +273,8 @@ class Run:
         aggregates["cases"] = len(self.cases)
         if self.ann is not None:
             aggregates["ann"] = plain(self.ann)
+        if self.judged is not None:
+            aggregates["judged"] = mean_to_dict(self.judged) | {"holes": self.holes}
         return {
             "generation": plain(self.generation),
             "search": plain(self.search),
@@ -246,78 +294,8 @@ class Run:
             forbidden=read_only(aggregates["forbidden"]),
             ties=read_only(aggregates["ties"]),
             ann=read_only(aggregates["ann"]) if aggregates.get("ann") is not None else None,
+            judged=mean_from_dict(aggregates["judged"]) if aggregates.get("judged") is not None else None,
         )
-
-
-@dataclass(frozen=True)
-class Gate:
-    """One gate's verdict: ``required``, ``forbidden`` or ``max-NAME-drop`` (with its threshold and the drop)."""
-
-    name: str
-    generation: str | None
-    passed: bool
-    detail: str
-    threshold: float | None = None
-    drop: float | None = None
-
-    @property
-    def is_drop_gate(self) -> bool:
-        return self.threshold is not None
-
-    def to_dict(self) -> dict:
-        data: dict = {"name": self.name, "generation": self.generation}
-        if self.is_drop_gate:
-            data |= {"threshold": self.threshold, "drop": self.drop}
-        return data | {"passed": self.passed, "detail": self.detail}
-
-    @classmethod
-    def from_dict(cls, data: Mapping) -> Gate:
-        return cls(data["name"], data.get("generation"), data["passed"], data["detail"], data.get("threshold"), data.get("drop"))
-
-
-@dataclass(frozen=True)
-class BaselineComparison:
-    """One current run against the baseline's reference run: deltas, significance and the cases that changed."""
-
-    data: Mapping
-
-    @property
-    def generation(self) -> str | None:
-        return self.data.get("generation")
-
-    def delta(self, measure: str) -> float | None:
-        entry = self.data["aggregates"].get(Measure.parse(measure).key)
-        return None if entry is None else entry["delta"]
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Several runs side by side: each candidate run against the reference (the first), per measure.
-
-    ``candidates[i]["measures"][KEY]`` holds the means, the delta, wins/ties/losses,
-    the paired bootstrap interval, the sign-flip test and the finding
-    (:mod:`ptah.core.comparison`); ``statistics`` how they were drawn.
-    """
-
-    data: Mapping
-
-    @property
-    def reference(self) -> str | None:
-        return self.data["reference"]
-
-    @property
-    def statistics(self) -> Mapping:
-        return self.data["statistics"]
-
-    @property
-    def candidates(self) -> tuple[Mapping, ...]:
-        return self.data["candidates"]
-
-    def candidate(self, run: str) -> Mapping:
-        for candidate in self.candidates:
-            if candidate["run"] == run:
-                return candidate
-        raise KeyError(run)
 
 
 @dataclass(frozen=True)
@@ -334,11 +312,15 @@ class Report:
     comparisons: tuple[BaselineComparison, ...] = ()  # per run, against the baseline's reference run
     comparison: Comparison | None = None  # several runs side by side (ptah.core.comparison)
     format: str = field(default=REPORT_FORMAT)
+    stale_judgements: tuple[Mapping, ...] = ()  # {case, key, judged_at, why}: the row's text changed since
 
     @property
     def verdict(self) -> str:
-        """``pass`` when every gate passed, else ``fail``."""
-        return "pass" if all(gate.passed for gate in self.gates) else "fail"
+        """``pass`` when every gate passed; ``fail`` when one failed outright; else ``inconclusive`` (the holes
+        decide a drop gate)."""
+        if all(gate.passed for gate in self.gates):
+            return "pass"
+        return "fail" if any(not gate.passed and not gate.inconclusive for gate in self.gates) else "inconclusive"
 
     @property
     def passed(self) -> bool:
@@ -351,11 +333,11 @@ class Report:
         raise KeyError(name)
 
     def to_dict(self, *, cases: bool = True) -> dict:
-        """The ``ptah-report@1`` document; ``cases=False``: every run's ``cases`` empty (see :meth:`Run.to_dict`)."""
+        """The report's JSON document; ``cases=False``: every run's ``cases`` empty (see :meth:`Run.to_dict`)."""
         baseline = None
         if self.baseline is not None:
             baseline = plain(self.baseline) | {"comparisons": [plain(c.data) for c in self.comparisons]}
-        return {
+        data = {
             "format": self.format,
             "created_at": self.created_at,
             "corpus": plain(self.corpus),
@@ -367,10 +349,13 @@ class Report:
             "timings": plain(self.timings),
             "environment": plain(self.environment),
         }
+        if self.format != REPORT_FORMATS[0]:
+            data["stale_judgements"] = [plain(stale) for stale in self.stale_judgements]
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Report:
-        """The report a ``ptah-report@1`` document holds (validate it first: see ``ptah.core.baseline``)."""
+        """The report a ``ptah-report@1`` or ``@2`` document holds (validate it first: see ``ptah.core.baseline``)."""
         baseline = data.get("baseline")
         return cls(
             format=data["format"],
@@ -383,5 +368,6 @@ class Report:
             baseline=None if baseline is None else read_only({k: v for k, v in baseline.items() if k != "comparisons"}),
             comparisons=() if baseline is None else tuple(BaselineComparison(read_only(c)) for c in baseline["comparisons"]),
             comparison=None if data.get("comparison") is None else Comparison(read_only(data["comparison"])),
+            stale_judgements=tuple(read_only(stale) for stale in data.get("stale_judgements", ())),
         )
 

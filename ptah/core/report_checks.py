@@ -11,7 +11,9 @@ a JSON path such as ``runs[0].aggregates.recall.value``) a report where
   cases that define the measure, ``undefined`` not the number that leave it
   N/A, ``numerator`` not their sum, or ``value`` not their mean (null when the
   denominator is 0). Recorded and recomputed numbers may differ by float
-  rounding, :data:`TOLERANCE` relative or absolute;
+  rounding, :data:`TOLERANCE` relative or absolute; the same for a mean's
+  ``high`` and ``high_numerator`` against the cases' ``high`` values, and for
+  ``aggregates.judged`` against the cases' ``judged`` (``ptah-report@2``);
 * a count (cases, failed, leaking, ...) is not a non-negative integer, or more
   than the run has cases; ``forbidden.rate`` is not leaking / cases;
 * a case id appears twice in a run, or the corpus digest is not
@@ -92,13 +94,19 @@ def _check_run(run: Mapping, where: str, path: str) -> None:
                 raise _damaged(path, f"{where}.cases[{number}].metrics.{name}", "is missing, but the run has a mean of it")
         _check_mean(aggregates[name], [case["metrics"][name] for case in cases], f"{where}.aggregates.{name}",
                     lambda n, name=name: f"{where}.cases[{n}].metrics.{name}", path)
+        _check_high(aggregates[name], cases, name, where, path)
+    if "judged" in aggregates:
+        _check_mean(aggregates["judged"], [case.get("judged") for case in cases], f"{where}.aggregates.judged",
+                    lambda n: f"{where}.cases[{n}].judged", path)
     _check_counts(aggregates, len(cases), where, path)
     if "ann" in aggregates:
         _check_ann(aggregates["ann"], cases, where, path)
 
 
-def _check_mean(mean: object, values: Sequence[object], field: str, case_field: Callable[[int], str], path: str) -> None:
-    """``mean`` (a report's MEAN) against the per-case ``values`` it was computed from."""
+def _check_mean(mean: object, values: Sequence[object], field: str, case_field: Callable[[int], str], path: str,
+                value_part: str = "value", numerator_part: str = "numerator") -> None:
+    """``mean`` (a report's MEAN) against the per-case ``values`` it was computed from (its ``value_part`` and
+    ``numerator_part``: ``high`` and ``high_numerator`` for the high bounds)."""
     for number, value in enumerate(values):
         if not is_measure(value):
             raise _damaged(path, case_field(number), "is not a number or null")
@@ -106,16 +114,16 @@ def _check_mean(mean: object, values: Sequence[object], field: str, case_field: 
             raise _damaged(path, case_field(number), f"is {value!r}, outside [0, 1]")
     if not isinstance(mean, Mapping):
         raise _damaged(path, field, "is missing or not an object")
-    value, numerator = mean.get("value"), mean.get("numerator")
+    value, numerator = mean.get(value_part), mean.get(numerator_part)
     if not is_measure(value):
-        raise _damaged(path, f"{field}.value", "is not a number or null")
+        raise _damaged(path, f"{field}.{value_part}", "is not a number or null")
     if value is not None and not 0 <= value <= 1:
-        raise _damaged(path, f"{field}.value", f"is {value!r}, outside [0, 1]")
+        raise _damaged(path, f"{field}.{value_part}", f"is {value!r}, outside [0, 1]")
     for part in ("denominator", "undefined"):
         if not _is_count(mean.get(part)):
             raise _damaged(path, f"{field}.{part}", _not_a_count(mean.get(part)))
     if numerator is None or not is_measure(numerator):
-        raise _damaged(path, f"{field}.numerator", "is missing or not a number")
+        raise _damaged(path, f"{field}.{numerator_part}", "is missing or not a number")
     defined = [v for v in values if v is not None]
     if mean["denominator"] != len(defined):
         raise _damaged(path, f"{field}.denominator", f"is {mean['denominator']}, but {len(defined)} of the run's {len(values)} cases define the measure")
@@ -123,12 +131,28 @@ def _check_mean(mean: object, values: Sequence[object], field: str, case_field: 
         raise _damaged(path, f"{field}.undefined", f"is {mean['undefined']}, but {len(values) - len(defined)} of the run's {len(values)} cases leave it N/A")
     total = math.fsum(defined)
     if not _close(numerator, total):
-        raise _damaged(path, f"{field}.numerator", f"is {numerator!r}, but the cases' values sum to {total!r}")
+        raise _damaged(path, f"{field}.{numerator_part}", f"is {numerator!r}, but the cases' values sum to {total!r}")
     expected = total / len(defined) if defined else None
     if expected is None and value is not None:
-        raise _damaged(path, f"{field}.value", f"is {value!r}, but no case defines the measure, so it must be null")
+        raise _damaged(path, f"{field}.{value_part}", f"is {value!r}, but no case defines the measure, so it must be null")
     if expected is not None and (value is None or not _close(value, expected)):
-        raise _damaged(path, f"{field}.value", f"is {value!r}, but the mean of the cases' values is {expected!r}")
+        raise _damaged(path, f"{field}.{value_part}", f"is {value!r}, but the mean of the cases' values is {expected!r}")
+
+
+def _check_high(mean: Mapping, cases: Sequence[Mapping], name: str, where: str, path: str) -> None:
+    """A mean's high bound against its cases' (``ptah-report@2``): the same sums over the same cases."""
+    if "high_numerator" not in mean:
+        return
+    highs = []
+    for number, case in enumerate(cases):
+        high = case.get("high")
+        if not isinstance(high, Mapping) or name not in high:
+            raise _damaged(path, f"{where}.cases[{number}].high.{name}", "is missing, but the run has a high bound of it")
+        if (high[name] is None) != (case["metrics"][name] is None):
+            raise _damaged(path, f"{where}.cases[{number}].high.{name}", "is N/A where the value is not, or the other way")
+        highs.append(high[name])
+    _check_mean(mean, highs, f"{where}.aggregates.{name}", lambda n: f"{where}.cases[{n}].high.{name}", path,
+                "high", "high_numerator")
 
 
 def _check_counts(aggregates: Mapping, cases: int, where: str, path: str) -> None:

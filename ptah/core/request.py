@@ -96,7 +96,10 @@ class EvaluationRequest:
     * ``baseline`` -- the path of an earlier report of the same corpus;
     * ``allow_stale`` -- measure an incomplete or stale generation instead of
       refusing it (recorded in the report);
-    * ``search``, ``fusion``, ``statistics`` -- see their types.
+    * ``search``, ``fusion``, ``statistics`` -- see their types;
+    * ``fail_on_stale_judgements`` -- a judgement whose row's text changed
+      since it was judged fails the ``stale-judgements`` gate (exit 1); it is
+      listed either way.
     """
 
     generations: tuple[str, ...] = ()
@@ -108,6 +111,7 @@ class EvaluationRequest:
     search: SearchOptions = EXACT
     fusion: Fusion = Fusion()
     statistics: StatisticsSettings = StatisticsSettings()
+    fail_on_stale_judgements: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.generations, str) or isinstance(self.channels, str):

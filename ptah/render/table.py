@@ -20,7 +20,7 @@ from rich.table import Table
 from ptah.core.measures import Measure
 from ptah.core.report import BaselineComparison, CaseResult, Comparison, Report, Run
 from ptah.core.significance import p_value_phrase, p_value_text
-from ptah.render.text import delta, markup, number, plain
+from ptah.render.text import bounded, delta, markup, number, plain
 
 FINDING_STYLE = {"better": "green", "worse": "red"}
 _UNBOUNDED = 1 << 30  # a width no table reaches: what rich measures there is a table's natural width
@@ -45,11 +45,18 @@ def render(report: Report, console: Console) -> None:
         _render_run(console, run, comparisons[index] if index < len(comparisons) else None)
     if report.comparison is not None:
         render_comparison(report.comparison, console)
+    for stale in report.stale_judgements:
+        console.print(f"  [yellow]stale judgement[/yellow] case {markup(stale['case'])} key {markup(repr(stale['key']))}: "
+                      f"{markup(stale['why'])}")
     for gate in report.gates:
-        mark = "[green]pass[/green]" if gate.passed else "[red]FAIL[/red]"
+        mark = ("[green]pass[/green]" if gate.passed else "[yellow]INCONCLUSIVE[/yellow]" if gate.inconclusive
+                else "[red]FAIL[/red]")
         console.print(f"  {mark} {markup(gate.name)} ({markup(gate.generation)}): {markup(gate.detail)}")
     failed = [gate for gate in report.gates if not gate.passed]
-    if failed:
+    if report.verdict == "inconclusive":
+        console.print(f"[bold yellow]verdict: INCONCLUSIVE[/bold yellow] — the holes in the judgements decide "
+                      f"{len(failed)} of {len(report.gates)} gates; judge them and evaluate again")
+    elif failed:
         console.print(f"[bold red]verdict: FAIL[/bold red] — {len(failed)} of {len(report.gates)} gates failed")
     else:
         console.print(f"[bold green]verdict: pass[/bold green] — all {len(report.gates)} gates passed")
@@ -66,16 +73,24 @@ def _render_run(console: Console, run: Run, comparison: BaselineComparison | Non
     measures = _labels(run.means)
     columns = [("case", "left"), ("k", "right"), *((label, "right") for _, label in measures), ("status", "left")]
     rows = [
-        [markup(case.id), str(case.k), *(number(case.values.get(name)) for name, _ in measures), _status(case)]
+        [markup(case.id), str(case.k), *(bounded(case.values.get(name), (case.highs or {}).get(name)) for name, _ in measures),
+         _status(case)]
         for case in run.cases
     ]
     print_table(console, columns, rows)
     for name, label in measures:
         mean = run.means[name]
         line = f"  mean {label:<6} {number(mean.value)}  ({mean.numerator:.4f} / {mean.denominator} cases)"
+        if mean.high is not None and mean.high != mean.value:
+            line += f"  high {number(mean.high)}"
         if comparison is not None:
             line += _against_baseline(comparison.data, Measure.parse(name).key)
         console.print(line)
+    if run.judged is not None:
+        holed = sum(1 for case in run.cases if case.holes)
+        console.print(f"  judged@k    {number(run.judged.value)}  ({run.judged.numerator:.4f} / {run.judged.denominator} cases); "
+                      f"{run.holes} {'hole' if run.holes == 1 else 'holes'} in {holed} {'case' if holed == 1 else 'cases'}"
+                      + (" (a value low..high: high takes every hole as relevant)" if run.holes else ""))
     forbidden = run.forbidden
     if forbidden["cases"]:
         console.print(f"  forbidden leakage {forbidden['leaking']} of {forbidden['cases']} cases (rate {number(forbidden['rate'])})")
@@ -138,6 +153,8 @@ def _status(case: CaseResult) -> str:
     problems += [f"leaked {markup(repr(hit.key))} (rank {hit.rank})" for hit in case.hits]
     ties = case.ties
     note = " [yellow]tie at cutoff[/yellow]" if ties.straddles_cutoff or ties.expected_tied else ""
+    if case.holes:
+        note += f" [dim]{len(case.holes)} {'hole' if len(case.holes) == 1 else 'holes'}[/dim]"
     if problems:
         return "[red]FAIL[/red] " + "; ".join(problems) + note
     return "[green]ok[/green]" + note
@@ -200,6 +217,9 @@ def headline(candidate: Mapping, reference: str, key: str, level: float) -> str:
     counts = f"{_cases(entry['wins'])} better, {entry['losses']} worse, {entry['ties']} tied"
     if entry["finding"] == "no clear difference":
         return f"{name} vs {reference}: {label} {entry['delta']:+.4f} is within noise ({spread}; {counts})"
+    if entry["finding"].startswith("inconclusive"):
+        return (f"{name} vs {reference}: {label} {entry['delta']:+.4f} is {entry['finding']}: the finding differs "
+                f"between the bounds, so unjudged rows decide it ({spread}; {counts})")
     return f"{name} is {entry['finding']} than {reference} on {label} by {abs(entry['delta']):.4f} ({spread}; {counts})"
 
 

@@ -28,6 +28,13 @@ def number(value: float | None) -> str:
     return "N/A" if value is None else f"{value:.4f}"
 
 
+def bounded(value: float | None, high: float | None) -> str:
+    """A measure's value and, where the holes move it, its high bound: ``0.5000..0.7500`` (low..high)."""
+    if high is None or value is None or high == value:
+        return number(value)
+    return f"{value:.4f}..{high:.4f}"
+
+
 def delta(value: float | None) -> str:
     """A signed difference in rich markup: green when up, red when down, dim when none; ``N/A`` when undefined."""
     if value is None:

@@ -17,10 +17,14 @@ if TYPE_CHECKING:
 
 
 def load_corpus(path: str | os.PathLike) -> Corpus:
-    """Read and validate a corpus file; :class:`CorpusError` (exit 2) lists every problem."""
+    """Read and validate a corpus file, with its judgement record ``NAME.judged.yaml`` when one lies beside it
+    (:mod:`ptah.core.judged`); :class:`CorpusError` (exit 2) lists every problem."""
     from ptah.adapters.corpus_yaml import load_corpus as load
+    from ptah.adapters.judgements_yaml import read_record
 
-    return load(path)
+    corpus = load(path)
+    record = read_record(path)
+    return corpus.with_judgements(record) if len(record) else corpus
 
 
 def load_report(path: str | os.PathLike) -> Report:

@@ -11,7 +11,10 @@ returns a typed :class:`~ptah.core.report.Report`:
 3. with two runs or more, each is compared with the first (the reference) side
    by side (:mod:`ptah.core.comparison`); with a baseline, each run is compared
    with the baseline's reference run and its drop gates judged
-   (:mod:`ptah.core.baseline`).
+   (:mod:`ptah.core.baseline`);
+4. the corpus's judgement record is checked against the rows' text: each
+   judgement whose row changed since is listed (:mod:`ptah.services.stale`),
+   a failed gate with ``fail_on_stale_judgements``.
 
 Typed errors for bad input (exit 2) and for what cannot be measured (exit 3);
 a negative verdict is not an error: it is the report's ``verdict``.
@@ -35,12 +38,13 @@ from ptah.core.baseline import check_comparable, check_measures, compare, gates,
 from ptah.core.comparison import against_baseline, compare_runs
 from ptah.core.corpus import Corpus
 from ptah.core.errors import InputError, ReportError
-from ptah.core.report import BaselineComparison, Comparison, Report, read_only
+from ptah.core.report import BaselineComparison, Comparison, Gate, Report, read_only
 from ptah.core.request import EvaluationRequest
 from ptah.core.spec import GenerationSettings
 from ptah.services.channels import Sides, channel, plan_runs
 from ptah.services.channels.index import check_search
 from ptah.services.project import Project
+from ptah.services.stale import stale_judgements
 
 MAX_BASELINE_BYTES = 1024 * 1024 * 1024  # a report of 50,000 cases at k=100 is about 450 MB
 
@@ -91,14 +95,19 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
         ]
     verdicts = [
         gate for index, run in enumerate(runs)
-        for gate in gates(run, comparisons[index].data if baseline is not None else None, request.max_drop)
+        for gate in gates(run, comparisons[index].data if baseline is not None else None, request.max_drop, corpus.path)
     ]
+    stale = stale_judgements(project, corpus.judgements, [plan.generation for plan in plans])
+    if request.fail_on_stale_judgements:
+        verdicts.append(Gate("stale-judgements", None, not stale,
+                             f"{len(stale)} of {len(corpus.judgements)} judgements were made on a row whose text changed since"))
     side_by_side = compare_runs(runs, request.statistics)
     timings["total"] = time.perf_counter() - started
     embedded = [project.spec.generation(plan.generation) for plan in plans if channel(plan.channel).needs_vectors]
     return Report(
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        corpus=read_only({"path": corpus.path, "name": corpus.name, "digest": corpus.digest, "cases": len(corpus.cases)}),
+        corpus=read_only({"path": corpus.path, "name": corpus.name, "digest": corpus.digest, "cases": len(corpus.cases),
+                          "judgements": corpus.judgements.digest() if len(corpus.judgements) else None}),
         runs=tuple(runs),
         gates=tuple(verdicts),
         timings=read_only(timings),
@@ -106,6 +115,7 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
         baseline=None if baseline is None else read_only({"path": request.baseline, "digest": baseline.corpus["digest"]}),
         comparisons=tuple(comparisons),
         comparison=None if side_by_side is None else Comparison(read_only(side_by_side)),
+        stale_judgements=tuple(read_only(entry) for entry in stale),
     )
 
 

@@ -67,7 +67,11 @@ def test_case_outcomes_exact(outcomes):
 
 def test_aggregates_carry_denominators(outcomes):
     result = run_of(outcomes).to_dict()["aggregates"]
-    assert result["recall"] == {"value": (1.0 + 0.5 + 0.0) / 3, "numerator": 1.5, "denominator": 3, "undefined": 0}
+    # high: one's hole b counts (2/2), two's top 2 is judged (1/2), three's holes a, b, c join e (3/4)
+    assert result["recall"] == {"value": (1.0 + 0.5 + 0.0) / 3, "numerator": 1.5, "denominator": 3, "undefined": 0,
+                                "high": (1.0 + 0.5 + 0.75) / 3, "high_numerator": 2.25}
+    assert result["judged"] == {"value": (0.5 + 1.0 + 0.0) / 3, "numerator": 1.5, "denominator": 3, "undefined": 0,
+                                "holes": 4}
     assert result["mrr"]["value"] == (1.0 + 0.5 + 0.0) / 3
     assert result["required"] == {"cases": 2, "failed": 1, "keys_missed": 1}
     assert result["forbidden"] == {"cases": 1, "leaking": 1, "hits": 1, "rate": 1.0}
@@ -108,15 +112,24 @@ def test_comparison_and_drop_gates(outcomes):
     better = [outcome(CASES[0], SCORES[0]), outcome(CASES[1], [0.1, 0.0, 0.9, 0.8, 0.0]), outcome(CASES[2], SCORES[2])]
     current = make_report(better)
     comparison = compare(current.runs[0], baseline.runs[0])
-    assert comparison["aggregates"]["recall"] == {"baseline": 0.5, "current": 2 / 3, "delta": 2 / 3 - 0.5}
+    # current_high: one's hole b relevant (1), two's top 2 judged (1), three's holes a, b, c relevant (3/4)
+    assert comparison["aggregates"]["recall"] == {"baseline": 0.5, "current": 2 / 3, "delta": 2 / 3 - 0.5,
+                                                  "current_high": (1 + 1 + 0.75) / 3}
     assert [c["id"] for c in comparison["cases_changed"]] == ["two"]
     assert comparison["cases_changed"][0]["passed"] == {"baseline": False, "current": True}
     # worse: current is the old one compared against the better baseline
     worse = compare(baseline.runs[0], current.runs[0])
     verdicts = gates(baseline.runs[0], worse, {"recall": 0.0, "nDCG": 1.0})
-    assert [(g.name, g.passed) for g in verdicts] == [
-        ("required", False), ("forbidden", False), ("max-recall-drop", False), ("max-ndcg-drop", True)]
+    assert [(g.name, g.passed, g.inconclusive) for g in verdicts] == [
+        ("required", False, False), ("forbidden", False, False), ("max-recall-drop", False, True), ("max-ndcg-drop", True, False)]
     assert verdicts[2].drop == pytest.approx(2 / 3 - 0.5, abs=1e-15)
+    # the old run's recall is 0.5 on its judged keys and 0.75 if its holes are relevant: 2/3 - 0.75 < 0; only
+    # three's holes move it (one's hole b leaves its recall at 1)
+    assert verdicts[2].drop_high == pytest.approx(2 / 3 - 0.75, abs=1e-15)
+    assert verdicts[2].detail == (
+        "recall 0.6667 -> 0.5000 (dropped 0.1667; a drop of 0.0000 is allowed); inconclusive: recall is 0.7500 if every "
+        "hole is relevant, within the allowed drop; 3 unjudged rows in 1 case ('three') decide it: list them "
+        "with `ptah corpus holes CORPUS -g g`, judge them, and evaluate again")
 
 
 def test_a_drop_of_exactly_the_threshold_passes_and_na_fails():
@@ -151,7 +164,7 @@ def test_thresholds_are_checked():
     ("document", "message"),
     [
         ([], "b.json: not a ptah report (the top level is not a JSON object)"),
-        ({"format": "other"}, "b.json: format is 'other', not 'ptah-report@1'; pass a report that ptah wrote"),
+        ({"format": "other"}, "b.json: format is 'other', not 'ptah-report@1' or 'ptah-report@2'; pass a report that ptah wrote"),
         ({"format": "ptah-report@1", "corpus": {}}, "b.json: corpus.digest is missing; the report is damaged"),
         ({"format": "ptah-report@1", "corpus": {"digest": "d"}, "runs": []}, "b.json: runs is missing or empty; the report is damaged"),
         ({"format": "ptah-report@1", "corpus": {"digest": "d"}, "runs": [{"aggregates": {}}]}, "b.json: runs[0].aggregates lacks recall, mrr or ndcg; the report is damaged"),

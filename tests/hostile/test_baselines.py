@@ -172,7 +172,7 @@ MEAN = "runs.0.aggregates.recall"
         ("runs.0.aggregates.forbidden.leaking", 3, "B: runs[0].aggregates.forbidden.leaking is more than forbidden.cases; the report is damaged"),
         ("runs.0.cases.1.id", "c1", "B: runs[0].cases[1].id repeats runs[0].cases[0].id; the report is damaged"),
         ("sneaky", 1, "B: sneaky is not a known field; the report is damaged"),
-        ("format", "ptah-report@2", "B: format is 'ptah-report@2', not 'ptah-report@1'; pass a report that ptah wrote"),
+        ("format", "ptah-report@3", "B: format is 'ptah-report@3', not 'ptah-report@1' or 'ptah-report@2'; pass a report that ptah wrote"),
     ],
 )
 def test_a_field_that_is_out_of_range_or_of_the_wrong_type_is_named(project, written, capsys, tmp_path, field, value, message):
@@ -190,7 +190,15 @@ def test_means_that_disagree_with_their_cases_are_refused(project, written, caps
     mean = written[0]["runs"][0]["aggregates"]["recall"]
     cases = [c["metrics"]["recall"] for c in written[0]["runs"][0]["cases"]]
     total = sum(v for v in cases if v is not None)
-    assert mean == {"value": mean["value"], "numerator": total, "denominator": 4, "undefined": 0}
+    highs = [c["high"]["recall"] for c in written[0]["runs"][0]["cases"]]
+    high = sum(v for v in highs if v is not None)
+    assert mean == {"value": mean["value"], "numerator": total, "denominator": 4, "undefined": 0,
+                    "high": high / 4, "high_numerator": high}
+    # a high bound that is not its cases' mean would decide an inconclusive gate with a made-up number
+    assert refused(project, tmp_path, capsys, edited(written[0], f"{MEAN}.high", 0.0)) == (
+        2, f"B: runs[0].aggregates.recall.high is 0.0, but the mean of the cases' values is {high / 4!r}; the report is damaged")
+    assert refused(project, tmp_path, capsys, edited(written[0], "runs.0.cases.0.high.recall", 7.0)) == (
+        2, "B: runs[0].cases[0].high.recall is 7.0, above the maximum 1; the report is damaged")
     # a value within [0, 1] that is not the cases' mean: the gate would compare against a made-up number
     assert refused(project, tmp_path, capsys, edited(written[0], f"{MEAN}.value", 1.0)) == (
         2, f"B: runs[0].aggregates.recall.value is 1.0, but the mean of the cases' values is {total / 4!r}; the report is damaged")
@@ -260,7 +268,7 @@ def test_not_a_report_at_all(project, written, capsys, tmp_path):
         expected = f"B:{exc.lineno}: not valid JSON ({exc.msg}); pass a report written by --output"
     assert refused(project, tmp_path, capsys, text=truncated) == (2, expected)
     assert refused(project, tmp_path, capsys, edited(written[0], "format", "x" * 5000)) == (
-        2, "B: format is a text of 5000 characters, not 'ptah-report@1'; pass a report that ptah wrote")
+        2, "B: format is a text of 5000 characters, not 'ptah-report@1' or 'ptah-report@2'; pass a report that ptah wrote")
 
 
 def with_ann(report: dict) -> dict:

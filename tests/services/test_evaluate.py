@@ -104,7 +104,14 @@ def test_exact_numbers(built):
     assert cases["c3"]["forbidden"]["hits"] == [{"key": "2", "rank": 3}]
     assert cases["c3"]["results"][0]["score"] == pytest.approx(math.cos(math.radians(2)), abs=1e-6)
     aggregates = only["aggregates"]
-    assert aggregates["recall"] == {"value": 2 / 3, "numerator": 2.0, "denominator": 3, "undefined": 0}
+    # high: c1's hole 2 joins (3/3), c2's holes 8 and 7 join 6 (2/3), c3's hole 4 joins 3 (2/2)
+    assert aggregates["recall"] == {"value": 2 / 3, "numerator": 2.0, "denominator": 3, "undefined": 0,
+                                    "high": (1 + 2 / 3 + 1) / 3, "high_numerator": 1 + 2 / 3 + 1}
+    assert [(c["judged"], c["holes"]) for c in only["cases"]] == [
+        (2 / 3, [{"key": "2", "rank": 2}]), (0.0, [{"key": "8", "rank": 1}, {"key": "7", "rank": 2}]),
+        (2 / 3, [{"key": "4", "rank": 2}])]
+    assert aggregates["judged"] == {"value": (2 / 3 + 0 + 2 / 3) / 3, "numerator": 4 / 3, "denominator": 3, "undefined": 0,
+                                    "holes": 4}
     assert aggregates["mrr"]["value"] == pytest.approx(2 / 3, abs=1e-15)
     assert aggregates["ndcg"]["value"] == pytest.approx((ndcg_c1 + 0 + 1) / 3, abs=1e-12)
     assert aggregates["forbidden"] == {"cases": 1, "leaking": 1, "hits": 1, "rate": 1.0}
@@ -161,7 +168,8 @@ def test_baseline_comparison_and_gates(built, tmp_path):
     write_json(Report.from_dict(run(built)), baseline)
     same = run(built, baseline_path=str(baseline), thresholds={"recall": 0.0})
     comparison = same["baseline"]["comparisons"][0]
-    assert comparison["aggregates"]["recall"] == {"baseline": 2 / 3, "current": 2 / 3, "delta": 0.0}
+    assert comparison["aggregates"]["recall"] == {"baseline": 2 / 3, "current": 2 / 3, "delta": 0.0,
+                                                  "current_high": (1 + 2 / 3 + 1) / 3}
     assert comparison["cases_changed"] == []
     assert [(g["name"], g["passed"]) for g in same["gates"]][2] == ("max-recall-drop", True)
 

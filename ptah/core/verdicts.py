@@ -1,0 +1,93 @@
+"""The verdict parts of a report: each gate's verdict, and the comparisons with a baseline and between runs.
+
+Re-exported by :mod:`ptah.core.report`, which builds and reads them with the
+rest of the report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from ptah.core.measures import Measure
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One gate's verdict: ``required``, ``forbidden`` or ``max-NAME-drop`` (with its threshold and the drop).
+
+    A drop gate is ``inconclusive`` (and not ``passed``) when it fails on the
+    current run's low bound and passes on its high bound (``drop_high``): the
+    holes decide it.
+    """
+
+    name: str
+    generation: str | None
+    passed: bool
+    detail: str
+    threshold: float | None = None
+    drop: float | None = None
+    drop_high: float | None = None
+    inconclusive: bool = False
+
+    @property
+    def is_drop_gate(self) -> bool:
+        return self.threshold is not None
+
+    def to_dict(self) -> dict:
+        data: dict = {"name": self.name, "generation": self.generation}
+        if self.is_drop_gate:
+            data |= {"threshold": self.threshold, "drop": self.drop}
+            if self.drop_high is not None or self.inconclusive:
+                data |= {"drop_high": self.drop_high, "inconclusive": self.inconclusive}
+        return data | {"passed": self.passed, "detail": self.detail}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Gate:
+        return cls(data["name"], data.get("generation"), data["passed"], data["detail"], data.get("threshold"), data.get("drop"),
+                   data.get("drop_high"), data.get("inconclusive", False))
+
+
+@dataclass(frozen=True)
+class BaselineComparison:
+    """One current run against the baseline's reference run: deltas, significance and the cases that changed."""
+
+    data: Mapping
+
+    @property
+    def generation(self) -> str | None:
+        return self.data.get("generation")
+
+    def delta(self, measure: str) -> float | None:
+        entry = self.data["aggregates"].get(Measure.parse(measure).key)
+        return None if entry is None else entry["delta"]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Several runs side by side: each candidate run against the reference (the first), per measure.
+
+    ``candidates[i]["measures"][KEY]`` holds the means, the delta, wins/ties/losses,
+    the paired bootstrap interval, the sign-flip test and the finding
+    (:mod:`ptah.core.comparison`); ``statistics`` how they were drawn.
+    """
+
+    data: Mapping
+
+    @property
+    def reference(self) -> str | None:
+        return self.data["reference"]
+
+    @property
+    def statistics(self) -> Mapping:
+        return self.data["statistics"]
+
+    @property
+    def candidates(self) -> tuple[Mapping, ...]:
+        return self.data["candidates"]
+
+    def candidate(self, run: str) -> Mapping:
+        for candidate in self.candidates:
+            if candidate["run"] == run:
+                return candidate
+        raise KeyError(run)
