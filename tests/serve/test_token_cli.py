@@ -1,0 +1,44 @@
+"""``ptah token create|list|revoke``: the token is printed once, only a salted hash is stored, bad input is exit 2."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from tests.serve.conftest import ptah
+
+
+def test_tokens_are_created_listed_and_revoked_and_only_their_hash_is_stored(project):
+    made = ptah("token", "create", "--scope", "read", "--name", "viewer", "--spec", str(project.spec))
+    assert made.returncode == 0
+    token = made.stdout.splitlines()[-1]
+    assert made.stdout.splitlines()[0] == "token viewer (scope read); keep it now, it is not shown again:"
+    token_id, secret = token.split(".")[1:]
+    assert token.startswith("ptah.") and len(token_id) == 12 and len(secret) == 43
+    listed = ptah("token", "list", "--json", "--spec", str(project.spec))
+    entries = json.loads(listed.stdout)
+    assert [(entry["name"], entry["scope"], entry["revoked_at"] is None) for entry in entries] == [
+        ("manage", "manage", True), ("read", "read", True), ("revoked", "manage", False), ("viewer", "read", True)]
+    assert sorted(entries[0]) == ["created_at", "name", "revoked_at", "scope"]
+    assert secret not in listed.stdout and secret not in ptah("token", "list", "--spec", str(project.spec)).stdout
+    with sqlite3.connect(project.folder / ".ptah" / "ptah.db") as connection:
+        stored = " ".join(body for (body,) in connection.execute("SELECT body FROM records"))
+    assert secret not in stored and token_id in stored
+    record = json.loads(next(body for (body,) in sqlite3.connect(project.folder / ".ptah" / "ptah.db").execute(
+        "SELECT body FROM records WHERE kind = 'token' AND key = ?", (token_id,))))
+    assert sorted(record) == ["created_at", "hash", "id", "kdf", "name", "revoked_at", "salt", "scope"]
+    assert (len(bytes.fromhex(record["salt"])), len(bytes.fromhex(record["hash"]))) == (16, 32)
+    assert ptah("token", "revoke", "viewer", "--spec", str(project.spec)).returncode == 0
+    again = ptah("token", "revoke", "viewer", "--spec", str(project.spec))
+    assert (again.returncode, again.stderr.strip()) == (2, "no active token is named 'viewer' (see `ptah token list`).")
+
+
+def test_bad_scopes_names_and_duplicates_are_exit_2(project):
+    for args, message in (
+        (["--scope", "admin"], "the scope must be read or manage, not 'admin'."),
+        (["--scope", "read", "--name", "a b"], "a token name is 1 to 64 letters"),
+        (["--scope", "read", "--name", "manage"], 'an active token is named "manage" already'),
+    ):
+        made = ptah("token", "create", *args, "--spec", str(project.spec))
+        assert made.returncode == 2 and made.stderr.startswith(message), made.stderr
+        assert made.stdout == ""
