@@ -172,7 +172,8 @@ async def openapi(request: Request) -> Response:
 
 async def _problem(request: Request, exc: Exception) -> Response:
     if isinstance(exc, HTTPException):
-        return problem(exc.status_code, "HTTP", str(exc.detail), headers=dict(exc.headers or {}))
+        code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(exc.status_code, "HTTP")
+        return problem(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {}))
     if not isinstance(exc, (HttpProblem, PtahError)):
         log.error("unexpected %s on %s %s", type(exc).__name__, request.method, request.url.path)
     return from_error(exc)

@@ -27,6 +27,7 @@ from starlette.routing import Route
 from ptah.core.report import Report
 from ptah.serve.auth import grant_of, page_grant, session_cookie
 from ptah.serve.evaluations import EVALUATION_ID
+from ptah.serve.limits import BodyTooLarge
 from ptah.serve.problems import bounded_body
 from ptah.services.corpora import list_corpora
 
@@ -65,9 +66,7 @@ async def login(request: Request) -> Response:
     try:
         data = await bounded_body(request, MAX_LOGIN_BYTES)
         token = (parse_qs(data.decode("ascii"), max_num_fields=4).get("token") or [""])[0].strip()
-    except (UnicodeDecodeError, ValueError):
-        token = ""
-    except Exception:  # a body past its bound: refused as a failed sign-in
+    except (UnicodeDecodeError, ValueError, BodyTooLarge):  # refused as a failed sign-in
         token = ""
     grant, _ = await grant_of(request.app.state.checker, token or None)
     if grant is None or not grant.allows("read"):

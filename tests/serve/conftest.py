@@ -120,7 +120,8 @@ class Project:
         assert revoked.returncode == 0, revoked.stderr
 
 
-def make_project(folder: Path) -> Project:
+def make_project(folder: Path, store: str | None = None) -> Project:
+    """The ten DOCS, generations docs and wide built, tokens manage, read and revoked; ``store``: a URL."""
     import sqlite3
 
     project = Project(folder)
@@ -134,6 +135,7 @@ def make_project(folder: Path) -> Project:
         '  text: "{title}\\n\\n{body}"\n  filter: "status = \'published\'"\nactive: docs\ngenerations:\n'
         "  docs:\n    model: ptah/deterministic\n    dimension: 32\n"
         '  wide:\n    model: ptah/deterministic\n    dimension: 64\n    text: "{body}"\n'
+        + (f"store: {store}\n" if store else "")
     )
     project.corpus.write_text(corpus_yaml())
     for name in GENERATIONS:

@@ -88,3 +88,16 @@ def test_the_page_wants_a_read_token_in_the_session_cookie_never_in_the_url(proj
     assert api.status_code == 401
     out = anonymous.post("/logout", follow_redirects=False)
     assert out.headers["set-cookie"].startswith("ptah_session=; Max-Age=0")
+
+
+def test_unknown_paths_methods_and_oversized_sign_ins_are_problems_not_tracebacks(project, server):
+    client = server.client(project.tokens["manage"])
+    for method, path, status, code in (("GET", "/v1/nothing", 404, "NOT_FOUND"), ("PUT", "/v1/corpora", 405, "METHOD_NOT_ALLOWED"),
+                                       ("GET", "/v1/corpora/..%2F..%2Fetc%2Fpasswd", 404, "NOT_FOUND"),
+                                       ("GET", "/v1/evaluations/ev_../../x", 404, "NOT_FOUND")):
+        answer = client.request(method, path)
+        assert (answer.status_code, answer.json()["code"]) == (status, code), (method, path)
+        assert answer.headers["content-type"] == "application/problem+json"
+    huge = server.client().post("/login", content=b"token=" + b"a" * 10_000,
+                                headers={"content-type": "application/x-www-form-urlencoded"})
+    assert huge.status_code == 401 and "set-cookie" not in huge.headers
