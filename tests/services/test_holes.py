@@ -1,0 +1,154 @@
+"""The holes end to end, through the CLI: a drop the holes decide is inconclusive (exit 4) until they are
+judged in the record beside the corpus; a judged row whose text changed is stale (listed; exit 1 on request)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from ptah.adapters.judgements_yaml import write_record
+from ptah.cli import main
+from ptah.core.identity import text_digest
+from ptah.core.judged import Judgement, JudgementRecord
+from ptah.services.build import build
+
+from tests.embedders import EMBEDDERS
+from tests.services.conftest import DOCS, Workspace
+
+# one case at depth 1: "at 30" finds row 3 (at 30 degrees), judged relevant
+CORPUS = """\
+version: 1
+default_k: 1
+cases:
+  - id: c1
+    query: at 30
+    relevant: {"3": 1}
+"""
+
+
+def angle(degrees: float) -> list[float]:
+    return [math.cos(math.radians(degrees)), math.sin(math.radians(degrees)), 0.0]
+
+
+class Angles:
+    """Row i sits at i*10 degrees; a query "at D" at D degrees, plus ``turn`` (a changed query model)."""
+
+    dimension = 3
+
+    def __init__(self, turn: float = 0.0):
+        self.turn = turn
+        self.documents = {Workspace.text(row): angle(row[0] * 10) for row in DOCS}
+
+    def embed_documents(self, texts):
+        return np.array([self.documents[t] for t in texts], dtype=np.float32)
+
+    def embed_queries(self, texts):
+        return np.array([angle(float(t.split()[-1]) + self.turn) for t in texts], dtype=np.float32)
+
+
+@pytest.fixture
+def project(workspace):
+    """Generations ``old`` and ``new``: the same rows; ``new``'s queries turn 20 degrees (row 5 comes first)."""
+    workspace.write_spec(generations={"old": "model: test/old", "new": "model: test/new"}, active="old")
+    EMBEDDERS["test/old"], EMBEDDERS["test/new"] = Angles(), Angles(turn=20.0)
+    with workspace.project() as opened:
+        build(opened, "old")
+        build(opened, "new")
+    (workspace.folder / "c.yaml").write_text(CORPUS)
+    return workspace
+
+
+def evaluate(capsys, workspace, *options) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(["inference", "evaluate", "--spec", str(workspace.spec_path), "--corpus", str(workspace.folder / "c.yaml"),
+              *map(str, options)])
+    out = capsys.readouterr()
+    return info.value.code, out.out, out.err
+
+
+def judged(key: str, grade: float, text: str, when: str = "2026-11-30T12:00:00Z") -> JudgementRecord:
+    return JudgementRecord(cases={"c1": {key: Judgement(grade, text_digest(text), when)}})
+
+
+def test_a_drop_the_holes_decide_is_inconclusive_until_they_are_judged(project, capsys):
+    baseline = project.folder / "baseline.json"
+    code, _, err = evaluate(capsys, project, "-g", "old", "--output", baseline)
+    assert code == 0, err
+    corpus = project.folder / "c.yaml"
+
+    # new ranks row 5 (unjudged) first: MRR 0 on the judged rows, 1 if row 5 is relevant
+    output = project.folder / "new.json"
+    code, out, err = evaluate(capsys, project, "-g", "new", "--baseline", baseline, "--max-mrr-drop", "0.1",
+                              "--output", output)
+    assert code == 4, err
+    report = json.loads(output.read_text())
+    assert report["format"] == "ptah-report@2" and report["verdict"] == "inconclusive"
+    (case,) = report["runs"][0]["cases"]
+    assert (case["judged"], case["holes"]) == (0.0, [{"key": "5", "rank": 1}])
+    assert case["metrics"]["mrr"] == 0.0 and case["high"]["mrr"] == 1.0
+    assert case["metrics"]["recall"] == 0.0 and case["high"]["recall"] == 0.5  # row 5 joins recall's denominator
+    assert report["runs"][0]["aggregates"]["judged"] == {"value": 0.0, "numerator": 0.0, "denominator": 1,
+                                                         "undefined": 0, "holes": 1}
+    gate = report["gates"][2]
+    assert (gate["name"], gate["passed"], gate["inconclusive"], gate["drop"], gate["drop_high"]) == (
+        "max-mrr-drop", False, True, 1.0, 0.0)
+    assert gate["detail"] == (
+        "mrr 1.0000 -> 0.0000 (dropped 1.0000; a drop of 0.1000 is allowed); inconclusive: mrr is 1.0000 if every hole "
+        f"is relevant, within the allowed drop; 1 unjudged row in 1 case ('c1') decide it: list them with "
+        f"`ptah corpus holes {corpus} -g new`, judge them, and evaluate again")
+    words = " ".join(out.split())
+    assert "INCONCLUSIVE max-mrr-drop (new)" in words
+    assert "verdict: INCONCLUSIVE" in words
+    assert report["corpus"]["judgements"] is None
+
+    # a failing gate wins: exit 1
+    code, _, err = evaluate(capsys, project, "-g", "new", "--baseline", baseline, "--max-mrr-drop", "0.1",
+                            "--max-recall-drop", "0.1")
+    assert code == 1, err
+
+    # row 5 judged not relevant, in the record beside the corpus (the corpus and its digest unchanged): a plain fail
+    record = judged("5", 0, Workspace.text(DOCS[4]))
+    write_record(corpus, record)
+    code, _, err = evaluate(capsys, project, "-g", "new", "--baseline", baseline, "--max-mrr-drop", "0.1",
+                            "--output", output)
+    assert code == 1, err
+    report = json.loads(output.read_text())
+    (case,) = report["runs"][0]["cases"]
+    assert (case["judged"], case["holes"], case["high"]["mrr"]) == (1.0, [], 0.0)
+    assert report["verdict"] == "fail" and report["gates"][2]["inconclusive"] is False
+    assert report["corpus"]["judgements"] == record.digest()
+    assert report["stale_judgements"] == []
+
+    # and a drop the judged rows allow passes: exit 0
+    code, _, err = evaluate(capsys, project, "-g", "new", "--baseline", baseline, "--max-mrr-drop", "1")
+    assert code == 0, err
+
+
+def test_a_judged_row_edited_in_the_source_is_stale(project, capsys):
+    corpus = project.folder / "c.yaml"
+    write_record(corpus, judged("5", 0, Workspace.text(DOCS[4]), "2026-11-30T09:15:00Z"))
+    output = project.folder / "r.json"
+    code, out, err = evaluate(capsys, project, "-g", "new", "--output", output)
+    assert code == 0, err
+    assert json.loads(output.read_text())["stale_judgements"] == []
+    assert "stale judgement" not in out
+
+    project.execute("UPDATE articles SET body = 'Contact support, then wait a week.' WHERE id = 5")
+    code, out, err = evaluate(capsys, project, "-g", "old", "--allow-stale", "--output", output)
+    assert code == 0, err  # listed, not failed, unless asked
+    stale = [{"case": "c1", "key": "5", "judged_at": "2026-11-30T09:15:00Z", "why": "judged 2026-11-30, row text changed since"}]
+    assert json.loads(output.read_text())["stale_judgements"] == stale
+    assert "stale judgement case c1 key '5': judged 2026-11-30, row text changed since" in " ".join(out.split())
+
+    code, out, err = evaluate(capsys, project, "-g", "old", "--allow-stale", "--fail-on-stale-judgements", "--output", output)
+    assert code == 1, err
+    report = json.loads(output.read_text())
+    assert report["gates"][-1] == {"name": "stale-judgements", "generation": None, "passed": False,
+                                   "detail": "1 of 1 judgements were made on a row whose text changed since"}
+
+    project.execute("DELETE FROM articles WHERE id = 5")
+    code, out, err = evaluate(capsys, project, "-g", "old", "--allow-stale", "--output", output)
+    assert json.loads(output.read_text())["stale_judgements"][0]["why"] == "judged 2026-11-30, row no longer in the table"
