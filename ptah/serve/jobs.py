@@ -6,7 +6,9 @@ listings and the page); its report is the record ``report/ID``, the text
 ``--output`` writes. Statuses: ``queued`` -> ``running`` -> ``done`` |
 ``failed``; ``cancelled`` from queued or running (a running evaluation
 cannot be interrupted: it finishes in the background and its report is
-dropped). Every change of status is written before it is announced.
+dropped). Every change of status is written before it is announced. A
+graceful stop fails the running jobs (``SERVER_STOPPED``) and leaves the
+queued ones for the next start.
 
 Each worker thread opens the project once through the Python API and keeps
 it, so a generation's vectors and cached query vectors are read once, and
@@ -54,7 +56,6 @@ class Jobs:
         self._limits = limits
         self._lock = threading.Lock()  # status changes are read-modify-write on one record
         self._local = threading.local()
-        self._projects: list = []
         self._corpora: dict = {}
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ptah-job")
 
@@ -106,19 +107,24 @@ class Jobs:
         return job
 
     def close(self) -> None:
+        """On a graceful stop: queued jobs stay queued (for the next start), running ones are failed
+        (``SERVER_STOPPED``) now; an evaluation still computing finishes in its thread and is dropped."""
         self._pool.shutdown(wait=False, cancel_futures=True)
-        for project in self._projects:
-            project.close()
+        with self._lock:
+            for job in self.all():
+                if job["status"] == "running":
+                    job.update(status="failed", finished_at=_now(),
+                               error={"code": "SERVER_STOPPED",
+                                      "detail": "the server was stopped while this evaluation was running; start it again."})
+                    self._put(job)
 
     # --- the work ---------------------------------------------------------------
 
     def _project(self):
         project = getattr(self._local, "project", None)
         if project is None:
-            project = ptah.open_project(self.spec)
+            project = ptah.open_project(self.spec)  # kept for the thread's life: warm for every later job
             self._local.project = project
-            with self._lock:
-                self._projects.append(project)
         return project
 
     def corpus(self, digest: str):

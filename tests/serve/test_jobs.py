@@ -1,0 +1,87 @@
+"""Job states in process, with an evaluation held open: a cancel or a graceful stop during a run wins over its
+result, and a restart fails what was running."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("starlette")
+
+from ptah.adapters.stores.registry import open_records  # noqa: E402
+from ptah.core.report import Report  # noqa: E402
+from ptah.serve.jobs import Jobs  # noqa: E402
+from ptah.serve.limits import Limits  # noqa: E402
+
+BODY = {"corpus": "sha256:" + "0" * 64}
+
+
+class Held(Jobs):
+    """Jobs whose evaluation waits for ``release`` and then returns a report of nothing."""
+
+    def __init__(self, records):
+        super().__init__(records, spec=None, workers=1, limits=Limits())
+        self.started, self.release = threading.Event(), threading.Event()
+
+    def _evaluate(self, checked):
+        self.started.set()
+        assert self.release.wait(30)
+        return "{}", Report(created_at="now", corpus={}, runs=(), gates=(), timings={}, environment={})
+
+
+def status_of(jobs: Jobs, job_id: str, wanted: str) -> dict:
+    deadline = time.monotonic() + 30
+    while (job := jobs.get(job_id))["status"] != wanted:
+        assert time.monotonic() < deadline, job
+        time.sleep(0.01)
+    return job
+
+
+@pytest.fixture
+def records(tmp_path):
+    opened = open_records(str(tmp_path / "ptah.db"))
+    yield opened
+    opened.close()
+
+
+def test_a_cancel_during_the_run_drops_its_result(records):
+    jobs = Held(records)
+    job = jobs.submit(BODY)
+    assert jobs.started.wait(30)
+    assert jobs.cancel(job["id"])["status"] == "cancelled"
+    jobs.release.set()
+    jobs._pool.shutdown(wait=True)
+    assert (jobs.get(job["id"])["status"], jobs.report_text(job["id"])) == ("cancelled", None)
+
+
+def test_a_graceful_stop_fails_the_running_job_and_leaves_the_queued_one_for_the_next_start(records):
+    jobs = Held(records)
+    running, queued = jobs.submit(BODY), jobs.submit(BODY)
+    assert jobs.started.wait(30)
+    jobs.close()
+    failed = jobs.get(running["id"])
+    assert (failed["status"], failed["error"]["code"]) == ("failed", "SERVER_STOPPED")
+    jobs.release.set()
+    jobs._pool.shutdown(wait=True)
+    assert jobs.get(running["id"])["status"] == "failed"  # its late result did not overwrite the failure
+    assert jobs.get(queued["id"])["status"] == "queued"
+    again = Held(records)
+    again.release.set()
+    again.recover()
+    assert status_of(again, queued["id"], "done")["verdict"] == "pass"
+    again._pool.shutdown(wait=True)
+
+
+def test_a_restart_fails_what_the_store_says_was_running(records):
+    jobs = Held(records)
+    job = jobs.submit(BODY)
+    assert jobs.started.wait(30)  # the process "dies" here: nothing more is written
+    after = Held(records)
+    after.recover()
+    failed = after.get(job["id"])
+    assert (failed["status"], failed["error"]["code"]) == ("failed", "SERVER_RESTARTED")
+    jobs.release.set()
+    jobs._pool.shutdown(wait=True)
+    assert jobs.get(job["id"])["status"] == "failed"
