@@ -102,11 +102,10 @@ def evaluate(
 
         typer.echo(terminal_json(report), nl=False)
     else:
-        from rich.console import Console
-
+        from ptah.render.layout import output_console
         from ptah.render.table import render
 
-        render(report, Console(highlight=False))
+        render(report, output_console())
     if not report.passed:
         raise typer.Exit(EXIT_INCONCLUSIVE if report.verdict == "inconclusive" else EXIT_NEGATIVE)
 

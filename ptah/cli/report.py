@@ -56,11 +56,10 @@ def show(
 
         typer.echo(terminal_json(loaded), nl=False)
         return
-    from rich.console import Console
-
+    from ptah.render.layout import output_console
     from ptah.render.table import render
 
-    render(loaded, Console(highlight=False))
+    render(loaded, output_console())
 
 
 def _pick(report, path: Path, name: str | None):
@@ -122,12 +121,11 @@ def diff(
                               "b": {"path": str(b), "created_at": second.created_at, "run": candidate.name},
                               "comparison": plain(comparison.data)}))
         return
-    from rich.console import Console
-
+    from ptah.render.layout import output_console
     from ptah.render.table import render_comparison
     from ptah.render.text import markup
 
-    console = Console(highlight=False)
+    console = output_console()
     console.print(f"A {markup(a)} ({markup(first.created_at)}), B {markup(b)} ({markup(second.created_at)}); "
                   f"corpus {markup(first.corpus['digest'])}")
     render_comparison(comparison, console)

@@ -20,6 +20,7 @@ from rich.table import Table
 from ptah.core.measures import Measure
 from ptah.core.report import BaselineComparison, CaseResult, Comparison, Report, Run
 from ptah.core.significance import p_value_phrase, p_value_text
+from ptah.render.layout import column_widths, print_stacked, shape_columns
 from ptah.render.text import bounded, delta, markup, number, plain
 
 FINDING_STYLE = {"better": "green", "worse": "red"}
@@ -113,7 +114,9 @@ def print_table(console: Console, columns: Sequence[tuple[str, str]], rows: Sequ
     than the evaluation it reports. When no row would wrap, the same table is
     printed as one row whose cells hold a column's lines: six cells to lay out
     instead of 1,800, and the same text and styles (``tests/render/test_table.py``
-    prints both ways and compares). A row that would wrap is laid out row by row.
+    prints both ways and compares). A row that would wrap is laid out row by row,
+    its single-word cells never cut (:mod:`ptah.render.layout`); a table that
+    cannot be laid out without cutting one is printed stacked.
     """
 
     def table() -> Table:
@@ -129,7 +132,11 @@ def print_table(console: Console, columns: Sequence[tuple[str, str]], rows: Sequ
         if natural <= console.options.max_width:  # rich lays it out at its natural widths: nothing wraps
             console.print(joined)
             return
-    by_row = table()
+    widths = column_widths(console, columns, rows)
+    if widths is None:
+        print_stacked(console, columns, rows, options.get("title"))
+        return
+    by_row = shape_columns(table(), widths)
     for row in rows:
         by_row.add_row(*row)
     console.print(by_row)
@@ -237,37 +244,33 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
     )
     first = comparison.candidates[0]["measures"]
     measures = _labels(first)
-    table = Table(show_edge=False, pad_edge=False)
-    table.add_column("run")
-    table.add_column("channel")
-    for _, label in measures:
-        table.add_column(label, justify="right")
-        table.add_column("delta", justify="right")
-    table.add_row(markup(reference), "reference", *[cell for key, _ in measures for cell in (number(first[key]["reference"]), "")])
+    columns = [("run", "left"), ("channel", "left"),
+               *(column for _, label in measures for column in ((label, "right"), ("delta", "right")))]
+    rows = [[markup(reference), "reference", *[cell for key, _ in measures for cell in (number(first[key]["reference"]), "")]]]
     for candidate in comparison.candidates:
         entries = candidate["measures"]
         cells = [cell for key, _ in measures for cell in (number(entries[key]["candidate"]), delta(entries[key]["delta"]))]
-        table.add_row(markup(candidate["run"]), markup(candidate["channel"] or ""), *cells)
-    console.print(table)
+        rows.append([markup(candidate["run"]), markup(candidate["channel"] or ""), *cells])
+    print_table(console, columns, rows)
     for candidate in comparison.candidates:
         _render_candidate(console, candidate, reference, level)
 
 
 def _render_candidate(console: Console, candidate: Mapping, reference: str, level: float) -> None:
     console.print(f"\n[bold]{markup(candidate['run'])}[/bold] vs [bold]{markup(reference)}[/bold]")
-    table = Table(show_edge=False, pad_edge=False)
-    for column in ("measure", "delta", f"{round(level * 100)}% CI", "p", "cases", "wins", "ties", "losses", "finding"):
-        table.add_column(column, justify="left" if column in ("measure", "p", "finding") else "right")
+    headings = ("measure", "delta", f"{round(level * 100)}% CI", "p", "cases", "wins", "ties", "losses", "finding")
+    columns = [(heading, "left" if heading in ("measure", "p", "finding") else "right") for heading in headings]
     measures = _labels(candidate["measures"])
+    rows = []
     for key, label in measures:
         entry = candidate["measures"][key]
         style = FINDING_STYLE.get(entry["finding"], "dim")
-        table.add_row(
+        rows.append([
             label, delta(entry["delta"]), _interval(entry["interval"]), p_value_text(entry["test"]),
             str(entry["cases"]), str(entry["wins"]), str(entry["ties"]), str(entry["losses"]),
             f"[{style}]{entry['finding']}[/{style}]",
-        )
-    console.print(table)
+        ])
+    print_table(console, columns, rows)
     for key, _ in measures:
         console.print("  " + headline(candidate, reference, key, level), highlight=False, markup=False)
     flipped = candidate["flipped"]

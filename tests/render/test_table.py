@@ -24,8 +24,23 @@ def printed(value: Report) -> str:
     return buffer.getvalue()
 
 
+DETAIL = "detail: each run's cases, then the comparisons, the gates and the verdict"
+
+
+def detail(value: Report) -> list[str]:
+    """The lines after the one-screen summary (ptah.render.summary)."""
+    lines = printed(value).splitlines()
+    return lines[lines.index(DETAIL) + 1:]
+
+
 def test_a_report_with_map_at_10_shows_its_column_and_mean_line():
     assert printed(report()).splitlines() == [
+        "verdict: pass (exit 0) — all 1 gates passed",
+        "corpus corpus.yaml: 2 cases",
+        "means ┃ recall ┃    MRR ┃   nDCG ┃ MAP@10",
+        "━━━━━━╇━━━━━━━━╇━━━━━━━━╇━━━━━━━━╇━━━━━━━",
+        "base  │ 0.5000 │ 0.2500 │ 0.3155 │ 0.5000",
+        DETAIL,
         "corpus corpus.yaml (2 cases, sha256:abc)",
         "",
         "generation base sha256:0123456789ab… model ptah/deterministic, 3 rows, exact cosine",
@@ -43,7 +58,7 @@ def test_a_report_with_map_at_10_shows_its_column_and_mean_line():
 
 
 def test_a_report_without_it_shows_the_three_default_measures_with_mrr_spelt_out():
-    lines = printed(Report.from_dict(json.loads((REPO / "examples" / "support" / "baseline.json").read_text()))).splitlines()
+    lines = detail(Report.from_dict(json.loads((REPO / "examples" / "support" / "baseline.json").read_text())))
     assert lines[3] == "case                   ┃  k ┃ recall ┃    MRR ┃   nDCG ┃ status"
     assert [line[:13] for line in lines if line.startswith("  mean ")] == ["  mean recall", "  mean MRR   ", "  mean nDCG  "]
 
@@ -58,7 +73,7 @@ def test_deltas_against_a_baseline_are_read_by_report_key_and_a_measure_it_lacks
                            "metrics": {"recall": {"delta": 0.5}, "mrr": {"delta": 0.0}, "ndcg": {"delta": None}}}],
         "against": "base", "significance": None,
     }]}
-    lines = printed(report(data)).splitlines()
+    lines = detail(report(data))
     assert lines[7:13] == [
         "  mean recall 0.5000  (1.0000 / 2 cases)  baseline 0.7500  delta -0.2500",
         "  mean MRR    0.2500  (0.5000 / 2 cases)  baseline 0.2500  delta +0.0000",
@@ -113,13 +128,33 @@ def both_ways(rows: list[list[str]], width: int, colour: str | None = None, **op
     return printed
 
 
+NATURAL = max(len(line) for line in both_ways(ROWS, 200)[1].splitlines())  # the table's width where nothing wraps
+
+
 @pytest.mark.parametrize("colour", [None, "truecolor"])
 def test_a_table_joined_into_one_row_prints_exactly_what_rich_prints_row_by_row(colour):
-    """Every width from too narrow (cells wrap: laid out row by row) to wide (one row of joined cells), with styles."""
-    for width in range(12, 100):
+    """Every width where the table fits (one row of joined cells), with styles; narrower is laid out by ptah
+    (the next test), since rich would cut cells there."""
+    for width in range(NATURAL, 100):
         for options in ({}, {"title": "index against exact search", "title_justify": "left"}):
             joined, rich = both_ways(ROWS, width, colour, **options)
             assert joined == rich, (width, options)
+
+
+def test_a_table_too_wide_for_the_terminal_is_laid_out_never_cut():
+    """Rich fits a narrow terminal by cutting cells ("…"); ptah wraps a status at its spaces, keeps single-word
+    cells whole and, when even that does not fit, stacks each row: every word of every cell is printed whole."""
+    words = {word for row in ROWS for cell in row for word in Console().render_str(cell).plain.split()}
+    layouts, cut_by_rich = set(), []
+    for width in range(max(len(word) for word in words) + 4, NATURAL):  # a word wider than the line must fold
+        printed, rich = both_ways(ROWS, width)
+        cut_by_rich += ["…" in rich]
+        assert "…" not in printed, width
+        assert all(len(line) <= width for line in printed.splitlines()), width
+        assert words <= set(printed.split()), (width, words - set(printed.split()))
+        layouts.add("stacked" if "\n    k 10" in printed else "table")
+    assert layouts == {"stacked", "table"}  # both layouts were met on the way
+    assert sum(cut_by_rich) >= 20  # widths where rich alone cuts cells
 
 
 def test_no_rows_and_one_row_print_as_rich_prints_them():
