@@ -109,7 +109,7 @@ def build(
         embedder = None
         if todo or record is None:
             embedder = project.embedder(settings)
-            kept = probe_for_build(embedder, record.settings if record is not None else {})
+            kept = probe_for_build(embedder, record.settings if record is not None else {}, generation.name)
             record = _register(store, generation, int(embedder.dimension), _library_versions(settings), kept)
         else:
             kept = stored_probe(record.settings)

@@ -54,10 +54,17 @@ def report_settings(settings: Mapping) -> dict:
     return {name: value for name, value in settings.items() if name != _KEY}
 
 
-def probe_for_build(embedder, previous: Mapping) -> dict | None:
-    """The probe to keep with the record: the one kept already, else the embedder's now (None when it has none)."""
+def probe_for_build(embedder, previous: Mapping, name: str = "") -> dict | None:
+    """The probe to keep with the record: the one kept already, else the embedder's now (None when it has none).
+
+    A build that embeds into a generation holding a probe checks it first:
+    vectors of two models in one generation would rank nonsense, so a failed
+    check is :class:`ProbeMismatch` (exit 3) before anything is written, with
+    no override.
+    """
     kept = stored_probe(previous)
     if kept is not None:
+        check(name, previous, embedder, allow_stale=False, advice=BUILD_ADVICE)
         return dict(kept)
     probe = probe_of(embedder)
     if probe is None:
@@ -67,7 +74,27 @@ def probe_for_build(embedder, previous: Mapping) -> dict | None:
             "vector": [float(value) for value in vector]}
 
 
-def check(name: str, settings: Mapping, embedder, *, allow_stale: bool) -> dict | None:
+FROM_EMPTY = "build it again from empty (undeclare it, run `ptah inference prune`, declare it again)"
+MEASURE_ADVICE = f"To measure it as it is now, {FROM_EMPTY}; or pass --allow-stale to measure it anyway."
+SEARCH_ADVICE = f"Nothing was searched; {FROM_EMPTY}."
+BUILD_ADVICE = (f"Embedding more rows now would mix two models' vectors in one generation, so nothing was embedded; "
+                f"{FROM_EMPTY}.")
+
+
+def checked_embedder(project, generation, store):
+    """``generation``'s embedder, its probe checked first against the one ``store`` keeps (exit 3 on a failure).
+
+    For ``ptah inference search`` on a query the cache lacks: the query would
+    otherwise be embedded by a model that may not be the one that made the rows.
+    """
+    embedder = project.embedder(generation.settings)
+    record = store.generation(generation.identity.identity) if store is not None else None
+    if record is not None:
+        check(generation.name, record.settings, embedder, allow_stale=False, advice=SEARCH_ADVICE)
+    return embedder
+
+
+def check(name: str, settings: Mapping, embedder, *, allow_stale: bool, advice: str = MEASURE_ADVICE) -> dict | None:
     """Embed the probe again and hold it against the stored one; the report's record of the check.
 
     None for an embedder that offers no probe (local models: their reports
@@ -93,7 +120,7 @@ def check(name: str, settings: Mapping, embedder, *, allow_stale: bool) -> dict 
             what = f"its probe vector's cosine with the one stored at build is {cosine:.6f}, below {TOLERANCE}"
         raise ProbeMismatch(
             f'generation "{name}": {what}, so the model behind the name may have changed and the stored vectors '
-            f"may not match new queries. Rebuild it under a new name, or pass --allow-stale to measure it anyway."
+            f"may not match new queries. {advice}"
         )
     return result
 

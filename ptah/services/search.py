@@ -23,6 +23,7 @@ import numpy as np
 from ptah.core.errors import InputError, ModelUnavailable
 from ptah.core.ranking import Ranked, top_k_many
 from ptah.core.scoring import score_blocks
+from ptah.services.probe import checked_embedder
 from ptah.services.project import Generation, Project, normalize_rows
 
 
@@ -53,7 +54,7 @@ def cached_queries(project: Project, generation: Generation, queries: list[str],
     found = store.cached_queries(identity, queries)
     missing = [text for text in dict.fromkeys(queries) if text not in found]
     if missing:
-        fresh = embed_queries(project.embedder(generation.settings), generation, missing, dimension)
+        fresh = embed_queries(checked_embedder(project, generation, store), generation, missing, dimension)
         computed = {text: fresh[i] for i, text in enumerate(missing)}
         store.cache_queries(identity, computed)
         found |= computed

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from ptah.services.probe import NOT_CHECKED, TOLERANCE
+from ptah.adapters.embedders.openai_compatible import PROBE_TEXT
+from ptah.services.probe import MEASURE_ADVICE, NOT_CHECKED, TOLERANCE
 from tests.adapters.openai_server import MODEL
 from tests.adapters.test_openai_embedder import CORPUS, EXAMPLE, KEY, fast_policy, local, run, server  # noqa: F401
 
@@ -77,8 +78,7 @@ def test_a_changed_model_refuses_a_cold_evaluate_with_exit_3_and_allow_stale_mea
     assert code == 3
     assert out.startswith('generation "served": its probe vector\'s cosine with the one stored at build is 0.')
     assert out.endswith(f", below {TOLERANCE}, so the model behind the name may have changed and the stored "
-                        "vectors may not match new queries. Rebuild it under a new name, or pass --allow-stale "
-                        "to measure it anyway.\n")
+                        f"vectors may not match new queries. {MEASURE_ADVICE}\n")
     code, generation = evaluate(project, capsys, "--allow-stale")
     assert code in (0, 1), generation
     probe = generation["probe"]
@@ -90,8 +90,7 @@ def test_a_changed_model_refuses_a_cold_evaluate_with_exit_3_and_allow_stale_mea
     code, out = evaluate(project, capsys)
     assert (code, out) == (3, f'generation "served": the server now answers as model (no model named), at build as '
                               f'"{MODEL}", so the model behind the name may have changed and the stored vectors may '
-                              "not match new queries. Rebuild it under a new name, or pass --allow-stale to measure "
-                              "it anyway.\n")
+                              f"not match new queries. {MEASURE_ADVICE}\n")
     server.always = "other-model"  # another name than asked: refused by the client whatever --allow-stale says
     code, out = evaluate(project, capsys, "--allow-stale")
     assert code == 3 and '"other-model"' in out and f'"{MODEL}"' in out, out
@@ -104,3 +103,31 @@ def test_a_local_generation_reports_no_usage_and_no_probe(project, capsys):
                      "--generation", "title-body", "--json"], capsys)
     generation = json.loads(out)["runs"][0]["generation"]
     assert "probe" not in generation and "usage" not in generation and "probe" not in generation["settings"]
+
+
+def test_a_changed_model_refuses_a_cold_search_and_a_build_that_would_embed_more_rows(project, server, capsys):
+    spec = project / "ptah.yaml"
+    code, out = run(["inference", "build", "served", "--spec", spec, "--quiet"], capsys)
+    assert code == 0, out
+    code, out = run(["inference", "search", "-g", "served", "--spec", spec, "--json", "reset my password"], capsys)
+    assert code == 0, out  # the model is unchanged: the probe passes
+    server.always = "no-model"
+    changed = (f'generation "served": the server now answers as model (no model named), at build as "{MODEL}", so '
+               "the model behind the name may have changed and the stored vectors may not match new queries. ")
+    code, out = run(["inference", "search", "-g", "served", "--spec", spec, "a query never asked"], capsys)
+    assert (code, out) == (3, changed + "Nothing was searched; build it again from empty (undeclare it, run `ptah "
+                              "inference prune`, declare it again).\n")
+    code, out = run(["inference", "search", "-g", "served", "--spec", spec, "--json", "reset my password"], capsys)
+    assert code == 0, out  # a query the cache holds asks the server nothing, so nothing is checked
+    with sqlite3.connect(project / "support.db") as connection:
+        connection.execute("INSERT INTO articles VALUES (9999, 'New', 'A row added after the build', 'billing', 'published')")
+    connection.close()
+    requests = len(server.requests)
+    code, out = run(["inference", "build", "served", "--spec", spec], capsys)
+    assert (code, out) == (3, changed + "Embedding more rows now would mix two models' vectors in one generation, so "
+                              "nothing was embedded; build it again from empty (undeclare it, run `ptah inference "
+                              "prune`, declare it again).\n")
+    assert [r["body"]["input"] for r in server.requests[requests:]] == [[PROBE_TEXT]]  # the probe, and no row
+    server.always = None
+    code, out = run(["inference", "build", "served", "--spec", spec, "--json"], capsys)
+    assert code == 0 and json.loads(out)["embedded"] == 1, out
