@@ -3,7 +3,8 @@
 ``evaluate`` prints them (to stderr, so that ``--json`` on stdout stays one
 document) when ``GITHUB_ACTIONS`` is ``true``; GitHub shows each on the
 pull request's diff at ``file`` and ``line``. A failed gate that no case
-explains (a drop gate) gets one annotation on the corpus file without a line.
+explains (a drop gate) gets one annotation on the corpus file without a line;
+an inconclusive one (the holes in the judgements decide it) a ``::warning``.
 
 Escaping follows GitHub's rules for workflow commands: in the message, ``%``,
 ``\\r`` and ``\\n`` are written ``%25``, ``%0D`` and ``%0A``; in a property
@@ -51,7 +52,8 @@ def annotations(report: Report, corpus_file: str, lines: Mapping[str, int]) -> I
         found.append(command("error", message, file=corpus_file, line=lines.get(case.id), title=title))
     for gate in report.gates:
         if not gate.passed and gate.is_drop_gate:
-            found.append(command("error", gate.detail, file=corpus_file, title=f"ptah: gate {gate.name} failed ({gate.generation})"))
+            kind, what = ("warning", "is inconclusive") if gate.inconclusive else ("error", "failed")
+            found.append(command(kind, gate.detail, file=corpus_file, title=f"ptah: gate {gate.name} {what} ({gate.generation})"))
     yield from found[:MAX_ANNOTATIONS]
     if len(found) > MAX_ANNOTATIONS:
         yield command("warning", f"{len(found) - MAX_ANNOTATIONS} more failures are not annotated; see the report",

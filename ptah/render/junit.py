@@ -5,7 +5,9 @@ properties (generation, identity, model, channel, corpus digest, verdict)
 and one ``<testcase>`` per corpus case (``classname`` ``ptah.GENERATION.CHANNEL``,
 ``name`` the case id): a ``<failure>`` when a required key was missed
 (saying where it ranked) or a forbidden key leaked. Then one ``<testsuite>``
-named ``gates`` with one ``<testcase>`` per gate, failed when the gate failed.
+named ``gates`` with one ``<testcase>`` per gate, failed when the gate failed
+(``type="gate"``) or is inconclusive (``type="inconclusive"``: the holes in
+the judgements decide it; evaluate exits 4).
 
 Times: a case's ``time`` is its share of the run's search (the report keeps
 one time per step, not per case): the evaluation's total seconds spread
@@ -126,7 +128,8 @@ def _gates(report: Report) -> str:
         if gate.passed:
             cases.append(head + "/>\n")
         else:
-            cases.append(f"{head}>\n      <failure message={_attr(gate.detail)} type=\"gate\">{_xml_text(gate.detail)}"
+            kind = "inconclusive" if gate.inconclusive else "gate"
+            cases.append(f"{head}>\n      <failure message={_attr(gate.detail)} type=\"{kind}\">{_xml_text(gate.detail)}"
                          "</failure>\n    </testcase>\n")
     failed = sum(1 for gate in report.gates if not gate.passed)
     return (f'  <testsuite name="gates" tests="{len(report.gates)}" failures="{failed}" errors="0" skipped="0" '

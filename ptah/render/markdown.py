@@ -1,6 +1,7 @@
 """The report as a Markdown summary for a pull-request comment (``evaluate --markdown FILE``).
 
-The verdict first, then each run's means -- with the baseline's means, the
+The verdict first, then each run's means (a range ``low..high`` where the
+holes in the judgements move one, and judged@k) -- with the baseline's means, the
 deltas, the paired bootstrap intervals, the p-values and the findings when
 there is a baseline or a second run -- the gates, and the cases that flipped
 or regressed most (:data:`TOP_CASES` of them, each with its query and where
@@ -23,6 +24,7 @@ from ptah.core.measures import Measure
 from ptah.core.report import Report, Run
 from ptah.core.significance import p_value_phrase, p_value_text
 from ptah.core.visible import abbreviated, visible
+from ptah.render.text import bounded
 from ptah.render.cases import changes, failed_cases, problems, whereabouts
 
 TOP_CASES = 10
@@ -72,8 +74,13 @@ def render_markdown(report: Report) -> str:
 
 def _verdict(report: Report) -> str:
     failed = [gate for gate in report.gates if not gate.passed]
-    verdict = (f"FAIL: {len(failed)} of {len(report.gates)} gates failed" if failed
-               else f"pass: all {len(report.gates)} gates passed")
+    if report.verdict == "inconclusive":
+        verdict = (f"INCONCLUSIVE: the holes in the judgements decide {len(failed)} of {len(report.gates)} gates; "
+                   "judge them and evaluate again")
+    elif failed:
+        verdict = f"FAIL: {len(failed)} of {len(report.gates)} gates failed"
+    else:
+        verdict = f"pass: all {len(report.gates)} gates passed"
     corpus = report.corpus
     return (f"## ptah evaluate: {verdict}\n\ncorpus {code(corpus.get('path'))}, {corpus.get('cases')} cases, "
             f"digest {code(corpus.get('digest'))}; created {report.created_at}")
@@ -87,10 +94,15 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
 
 def _means(report: Report) -> str:
     measures = list(report.runs[0].means)
+    judged = any(run.judged is not None for run in report.runs)
     rows = [[code(run_label(run), cell=True),
-             *(_number(run.means[name].value) if name in run.means else "N/A" for name in measures)]
+             *(bounded(run.means[name].value, run.means[name].high) if name in run.means else "N/A" for name in measures),
+             *([] if not judged else [_number(None if run.judged is None else run.judged.value)])]
             for run in report.runs]
-    return "### Means\n\n" + _table(["run", *(Measure.parse(name).label for name in measures)], rows)
+    note = ("\n\nA range low..high: the mean if no unjudged key in the top k is relevant, and if every one is; "
+            "judged@k: the share of the top k that is judged." if judged else "")
+    head = ["run", *(Measure.parse(name).label for name in measures), *(["judged@k"] if judged else [])]
+    return "### Means\n\n" + _table(head, rows) + note
 
 
 def _baseline(report: Report, run: Run, data: Mapping) -> str:
@@ -137,8 +149,8 @@ def _bullets(sentences: list[str]) -> list[str]:
 
 
 def _gates(report: Report) -> str:
-    lines = [f"- {'pass' if gate.passed else '**FAIL**'} {gate.name} ({code(gate.generation)}): {code(gate.detail)}"
-             for gate in report.gates]
+    lines = [f"- {'pass' if gate.passed else '**INCONCLUSIVE**' if gate.inconclusive else '**FAIL**'} {gate.name} "
+             f"({code(gate.generation)}): {code(gate.detail)}" for gate in report.gates]
     return "### Gates\n\n" + "\n".join(lines)
 
 

@@ -93,7 +93,7 @@ def test_the_markdown_summary_holds_verdict_deltas_intervals_and_the_flipped_cas
     interval = stats["interval"]
     lines = text.splitlines()
     assert lines[0] == "## ptah evaluate: FAIL: 3 of 3 gates failed"
-    assert "| `small (vector)` | 0.5000 | 0.6667 | 0.6667 |" in lines
+    assert "| `small (vector)` | 0.5000 | 0.6667 | 0.6667 | 1.0000 |" in lines
     assert (f"| recall | 0.8333 | 0.5000 | -0.3333 | [{interval['low']:+.4f}, {interval['high']:+.4f}] | "
             f"{stats['test']['p_value']:.4f} | {stats['finding']} |") in lines
     assert ("- `c2` in `small` against `baseline docs`: **now failing**; query `reset password`; "

@@ -1,0 +1,65 @@
+"""The CI renderers on small typed reports: an inconclusive drop gate, the holes' high bounds, side-by-side runs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
+
+import xmlschema
+
+from ptah.core.metrics import Mean
+from ptah.core.report import Gate
+from ptah.render.annotations import annotations
+from ptah.render.junit import render_junit
+from ptah.render.markdown import code, render_markdown
+from tests.render.reports import compared, report
+
+XSD = Path(__file__).resolve().parent / "junit.xsd"
+INCONCLUSIVE = Gate("max-recall-drop", "base", False, "inconclusive: recall 0.5000..0.7000", 0.1, 0.2, 0.0, True)
+
+
+def inconclusive():
+    """One run whose drop gate the holes decide, with recall's mean ranging 0.5000..0.7500."""
+    typed = report()
+    run = typed.runs[0]
+    means = dict(run.means) | {"recall": Mean(1.0, 2, 0, 1.5)}
+    return replace(typed, runs=(replace(run, means=MappingProxyType(means)),), gates=(*typed.gates, INCONCLUSIVE))
+
+
+def test_an_inconclusive_gate_is_said_in_every_ci_output():
+    typed = inconclusive()
+    assert typed.verdict == "inconclusive"
+    text = render_markdown(typed)
+    assert text.splitlines()[0] == ("## ptah evaluate: INCONCLUSIVE: the holes in the judgements decide 1 of 2 gates; "
+                                    "judge them and evaluate again")
+    assert "- **INCONCLUSIVE** max-recall-drop (`base`): `inconclusive: recall 0.5000..0.7000`" in text
+    assert "| `base (vector)` | 0.5000..0.7500 | 0.2500 | 0.3155 | 0.5000 |" in text
+    junit = render_junit(typed)
+    xmlschema.XMLSchema(str(XSD)).validate(junit)
+    assert ('<testcase name="max-recall-drop (base)" classname="ptah.gates" time="0.000000">\n'
+            '      <failure message="inconclusive: recall 0.5000..0.7000" type="inconclusive">') in junit
+    assert list(annotations(typed, "corpus.yaml", {})) == [
+        "::warning file=corpus.yaml,title=ptah%3A gate max-recall-drop is inconclusive (base)::"
+        "inconclusive: recall 0.5000..0.7000"]
+
+
+def test_side_by_side_runs_are_compared_in_the_summary_and_the_junit_file():
+    typed = report(compared())
+    text = render_markdown(typed)
+    assert "### Side by side against `base (vector)`" in text
+    assert "| MAP@10 | 0.5000 | 0.0000 | -0.5000 | [-1.0000, +0.0000] | 0.5000 | worse |" in text
+    assert "- `worse (vector)` is worse than `base` on MAP@10 by 0.5000 (p = 0.5000; 0 better, 1 worse, 1 tied)" in text
+    # both runs' results are in the report: where the case's key went before and now (a relevant key: its rank)
+    assert ("- `a` in `worse` against `base`: **now failing**; query `query a`; now: `'d1' at rank 1`; before: "
+            "`'d1' at rank 1`") in text
+    junit = render_junit(typed)
+    xmlschema.XMLSchema(str(XSD)).validate(junit)
+    assert junit.count("<testsuite ") == 3  # two runs and the gates
+
+
+def test_a_code_span_outlasts_any_run_of_backticks_and_escapes_pipes_in_tables():
+    assert code("a ``b`` c") == "```a ``b`` c```"
+    assert code("`x`") == "`` `x` ``"
+    assert code("a|b", cell=True) == "`a\\|b`"
+    assert code("x" * 200) == "`" + "x" * 159 + "… (200 characters)`"
