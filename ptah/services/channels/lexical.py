@@ -14,8 +14,8 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ptah.adapters import lexical
 from ptah.core.errors import CapabilityUnavailable
 from ptah.core.identity import text_digest
 from ptah.core.outcomes import make_run
@@ -24,6 +24,9 @@ from ptah.core.report import CaseResult, Run
 from ptah.core.request import LEXICAL
 from ptah.core.scoring import query_blocks
 from ptah.services.channels.base import RunPlan, Sides, measure_scores, register_channel
+
+if TYPE_CHECKING:
+    from ptah.adapters import lexical
 
 
 @dataclass
@@ -74,6 +77,8 @@ def _results(sides: Sides, side: LexicalSide) -> list[CaseResult]:
 
 def _index(sides: Sides, template: str) -> LexicalSide:
     """The lexical index of the template's text (loaded from the store or built and kept there)."""
+    from ptah.adapters import lexical  # here, not at import: a vector-only evaluate never needs it (zipfile, metadata)
+
     project = sides.project
     clock = time.perf_counter()
     rows = sorted(project.source.rows(template), key=lambda row: row.identity)
