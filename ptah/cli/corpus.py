@@ -68,4 +68,4 @@ def export_qrels(
     whitespace, which TREC files cannot carry.
     """
     written = write_qrels(load_corpus(corpus), file, scale)
-    typer.echo(f"{plain(file)}: {written} judgements")
+    typer.echo(f"wrote {plain(file)} ({written} judgements)")

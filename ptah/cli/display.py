@@ -16,7 +16,15 @@ from ptah.core.errors import PtahError
 from ptah.core.visible import visible, visible_json
 from ptah.render.text import markup, plain
 
-__all__ = ["error_text", "json_text", "markup", "plain"]
+__all__ = ["error_text", "json_text", "markup", "plain", "wrote"]
+
+
+def wrote(path: object, *, err: bool = False) -> None:
+    """Say where a file went: ``wrote report.html``, the last line of a command's output (``err``: on stderr,
+    when stdout holds a ``--json`` document)."""
+    import typer
+
+    typer.echo(f"wrote {plain(path)}", err=err)
 
 
 def json_text(value: object) -> str:

@@ -29,6 +29,7 @@ from typing import Mapping
 
 from ptah.core.errors import IncomparableBaseline, InputError, ReportError
 from ptah.core.measures import DEFAULT_MEASURES, Measure
+from ptah.core.provenance import provenance
 from ptah.core.report import REPORT_FORMATS, Gate, Report, Run
 from ptah.core.report_checks import check_consistency, is_measure
 
@@ -132,6 +133,7 @@ def compare(run: Run, baseline_run: Run) -> dict:
     return {
         "generation": baseline_run.generation.get("name"),
         "identity": baseline_run.generation.get("identity"),
+        "provenance": provenance(run, baseline_run),  # another generation identity, another source snapshot
         "aggregates": aggregates,
         "cases_changed": changed,
     }

@@ -6,19 +6,12 @@ import json
 
 import pytest
 
-from ptah.cli import main
 from ptah.core.errors import EXIT_INPUT, EXIT_OPERATIONAL
+from tests.contract.test_pgvector_cli import run
 
 DOCS_32 = "model: ptah/deterministic\n    dimension: 32\n    batch_size: 4"
 DOCS_16 = "model: ptah/deterministic\n    dimension: 16\n    batch_size: 4"
 OTHER = "model: ptah/deterministic\n    dimension: 8"
-
-
-def run(capsys, *argv):
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return info.value.code, out.out, out.err
 
 
 @pytest.fixture

@@ -69,7 +69,7 @@ def test_export_qrels_writes_the_file_and_refuses_fractional_grades(tmp_path, ca
     with pytest.raises(SystemExit) as info:
         main(["corpus", "export-qrels", str(corpus), str(out)])
     assert info.value.code == 0
-    assert capsys.readouterr().out == f"{out}: 3 judgements\n"
+    assert capsys.readouterr().out == f"wrote {out} (3 judgements)\n"
     assert out.read_text() == "q1 0 0042 2\nq1 0 d1 1\nq2 0 7 1\n"
 
     corpus.write_text('version: 1\ndefault_k: 5\ncases:\n  - {id: q1, query: "one", relevant: {a: 0.5}}\n')

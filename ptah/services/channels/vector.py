@@ -137,7 +137,8 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
         "model_digest": record.model_digest if record else generation.identity.model_digest,
         "versions": dict(record.library_versions) if record else {},
         "verification": (verification_dict(verification) if record is None else verification.as_dict())
-        | {"allow_stale": request.allow_stale},
+        | {"allow_stale": request.allow_stale}
+        | ({} if verification.fingerprint is None else {"fingerprint": verification.fingerprint}),
         "queries_from_cache": cached,
         **service,  # a service's probe check and usage (ptah.services.probe); nothing for a local model
     }

@@ -1,0 +1,114 @@
+"""The first screen of an evaluation on a terminal: what a reader needs before the detail.
+
+The verdict with the exit code it gives and every gate that did not pass;
+one table of every run's means, each with its delta against the reference
+run; one sentence per finding (each candidate against the reference, and
+each run against the baseline); and the notes on where the baseline came
+from (another generation identity, another snapshot of the source:
+``baseline.comparisons[i].provenance``). The detail -- every case, the
+side-by-side statistics, the gates and the verdict again -- follows
+(:mod:`ptah.render.table`).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from rich.console import Console
+
+from ptah.core.measures import Measure
+from ptah.core.report import Report
+from ptah.core.significance import p_value_phrase
+from ptah.render.text import delta, markup, number, plain
+
+# The exit code of each verdict (ptah.core.errors: 0 ok, 1 negative, 4 inconclusive).
+VERDICT_EXIT = {"pass": 0, "fail": 1, "inconclusive": 4}
+_STYLE = {"pass": "bold green", "fail": "bold red", "inconclusive": "bold yellow"}
+
+
+def render_summary(report: Report, console: Console) -> None:
+    """Print the summary (see the module docs); at most a screen for a few runs and measures."""
+    verdict = report.verdict
+    failed = [gate for gate in report.gates if not gate.passed]
+    style = _STYLE.get(verdict, "bold")
+    told = f"{len(failed)} of {len(report.gates)} gates did not pass" if failed else f"all {len(report.gates)} gates passed"
+    console.print(f"[{style}]verdict: {verdict.upper() if verdict != 'pass' else verdict}[/{style}] "
+                  f"(exit {VERDICT_EXIT.get(verdict, 1)}) — {told}")
+    for gate in failed:
+        mark = "[yellow]INCONCLUSIVE[/yellow]" if getattr(gate, "inconclusive", False) else "[red]FAIL[/red]"
+        console.print(f"  {mark} {markup(gate.name)} ({markup(gate.generation)}): {markup(gate.detail)}")
+    corpus = report.corpus
+    console.print(f"corpus {markup(corpus['path'])}: {corpus['cases']} cases")
+    _means(report, console)
+    for line in findings(report):
+        console.print("  " + line, highlight=False, markup=False)
+    for line in provenance_notes(report):
+        console.print(f"  [yellow]note[/yellow]: {markup(line)}")
+    console.print("[dim]detail: each run's cases, then the comparisons, the gates and the verdict[/dim]")
+
+
+def _means(report: Report, console: Console) -> None:
+    from ptah.render.table import print_table
+
+    keys = [Measure.parse(name).key for name in report.runs[0].means]
+    deltas = _reference_deltas(report)
+    columns = [("means", "left"), *((Measure.parse(key).label, "right") for key in keys)]
+    rows = []
+    for run in report.runs:
+        cells = []
+        for key in keys:
+            mean = run.means.get(str(Measure.parse(key)))
+            cell = number(None if mean is None else mean.value)
+            if run.name in deltas and key in deltas[run.name]:
+                cell += " " + delta(deltas[run.name][key])
+            cells.append(cell)
+        rows.append([markup(run.name), *cells])
+    print_table(console, columns, rows)
+    if deltas:
+        console.print(f"  [dim](delta: against {markup(report.comparison.reference)}, the reference run)[/dim]")
+
+
+def _reference_deltas(report: Report) -> dict[str, dict[str, float | None]]:
+    if report.comparison is None:
+        return {}
+    return {candidate["run"]: {key: entry["delta"] for key, entry in candidate["measures"].items()}
+            for candidate in report.comparison.candidates}
+
+
+def findings(report: Report) -> list[str]:
+    """One line per comparison, each measure's delta and finding: every candidate against the reference run,
+    then every run against the baseline's reference run (the sentences and intervals are in the detail)."""
+    lines = []
+    if report.comparison is not None:
+        for candidate in report.comparison.candidates:
+            lines.append(f"{plain(candidate['run'])} vs {plain(report.comparison.reference)}: "
+                         + _measures(candidate["measures"], lambda key: candidate["measures"][key]["delta"]))
+    for comparison in report.comparisons:
+        significance = comparison.data.get("significance") or {}
+        if significance:
+            lines.append(f"{plain(comparison.data.get('against', ''))} vs the baseline's "
+                         f"{plain(comparison.generation)}: " + _measures(significance, comparison.delta))
+    return lines
+
+
+def _measures(entries: Mapping, delta_of) -> str:
+    """``recall -0.1600 worse (p = 0.0312); MRR +0.0100 no clear difference``."""
+    parts = []
+    for key, entry in entries.items():
+        value = delta_of(key)
+        text = f"{Measure.parse(key).label} {'N/A' if value is None else f'{value:+.4f}'} {entry['finding']}"
+        if entry["finding"] in ("better", "worse") and entry.get("test"):
+            text += f" ({p_value_phrase(entry['test'])})"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def provenance_notes(report: Report) -> list[str]:
+    """The baseline comparisons' notes on where the baseline came from, each said once."""
+    notes: list[str] = []
+    for comparison in report.comparisons:
+        provenance: Mapping = comparison.data.get("provenance") or {}
+        for note in provenance.get("notes", ()):
+            if note not in notes:
+                notes.append(note)
+    return notes
