@@ -5,8 +5,11 @@ an embedder that offers a probe (:func:`ptah.adapters.embedders.base.probe_of`:
 the ``openai`` kind) embeds a fixed text; the vector, its SHA-256 and the model
 name the server answered with are kept with the generation's record, in its
 settings under ``"probe"`` (so no store migration: the reports' ``settings``
-leave it out, see :func:`report_settings`). A later build that embeds keeps the
-first probe, so every vector is held against the model that embedded the first.
+leave it out, see :func:`report_settings`). A later build that embeds checks
+the kept probe first and refuses (exit 3, no override) when it fails, so one
+generation never holds two models' vectors; it keeps the first probe.
+``ptah inference search`` on a query the cache lacks checks it too
+(:func:`checked_embedder`).
 
 A cold evaluation (one that must embed queries, so asks the server anyway)
 embeds the probe again and refuses (:class:`ProbeMismatch`, exit 3;
