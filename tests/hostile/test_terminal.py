@@ -175,7 +175,10 @@ def test_search_shows_hostile_keys_visibly(project, capsys):
     code, out, err = run_cli(capsys, "inference", "search", "text", "-k", "6", "--spec", project / "ptah.yaml")
     assert code == 0
     assert_no_raw_controls(out, err)
-    shown = sorted(re.fullmatch(r" +\d+  -?\d\.\d{4}  (.*)", line).group(1) for line in out.splitlines())
+    rows = [re.fullmatch(r" +\d+  -?\d\.\d{4}  (\S+)  (.*)", line).groups() for line in out.splitlines()]
+    assert sorted(text for _, text in rows) == sorted(  # each row's text beside its key, its controls made visible
+        "text: " + visible(f"{sequence} of {name}") for name, sequence in HOSTILE.items())
+    shown = sorted(key for key, _ in rows)
     assert shown == sorted([
         '"key-clear\\u001b[2J"',
         '"key-title\\u001b]0;pwned\\u0007"',
