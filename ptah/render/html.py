@@ -30,6 +30,7 @@ from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Report, Run
 from ptah.core.significance import p_value_phrase, p_value_text
 from ptah.render.html_baseline import baseline_delta, baseline_section
+from ptah.render.text import bounded
 
 CHART_MEASURE = "ndcg"  # the report key of the measure the chart shows first
 MAX_CHART_CASES = 200
@@ -42,12 +43,12 @@ h1{font-size:1.5rem;margin:0 0 .3rem}h2{font-size:1.15rem;margin:2rem 0 .5rem;bo
 table{border-collapse:collapse;margin:.4rem 0}th,td{padding:.25rem .6rem;border-bottom:1px solid #e6e9ef;text-align:right;vertical-align:top}
 th:first-child,td:first-child,td.l,th.l{text-align:left}thead th{background:#f4f6f9}
 .verdict{display:inline-block;padding:.3rem .8rem;border-radius:4px;font-weight:600;margin:.6rem 0}
-.pass{background:#e3f5e8;color:#17602d}.fail{background:#fbe4e4;color:#8c1d1d}
+.pass{background:#e3f5e8;color:#17602d}.fail{background:#fbe4e4;color:#8c1d1d}.inconclusive{background:#fdf3d8;color:#7a5300}
 .better,.pos{color:#17602d}.worse,.neg{color:#a12020}.unclear,.zero{color:#6b7385}
 ul.headlines{padding-left:1.2rem}
 .case{border:1px solid #e6e9ef;border-radius:4px;margin:.5rem 0;padding:.3rem .6rem}.case summary{cursor:pointer}
 .flip{font-weight:600;color:#a12020}.results td{text-align:left}
-.k-required{background:#dff3e4;font-weight:600}.k-relevant{background:#eef8f0}.k-forbidden{background:#fbe1e1;text-decoration:line-through}
+.k-hole{border-left:3px dotted #c99a00}.k-required{background:#dff3e4;font-weight:600}.k-relevant{background:#eef8f0}.k-forbidden{background:#fbe1e1;text-decoration:line-through}
 .legend span{padding:0 .4rem;margin-right:.5rem}.controls{margin:.4rem 0}.controls label{margin-right:1rem}
 svg text{font:11px system-ui,sans-serif;fill:#1d2430}.hidden{display:none}
 """
@@ -138,7 +139,9 @@ def render_html(report: Report) -> str:
 def _verdict(report: Report) -> str:
     gates = report.gates
     failed = [gate for gate in gates if not gate.passed]
-    if failed:
+    if report.verdict == "inconclusive":
+        text = f"verdict: INCONCLUSIVE — the unjudged rows decide {len(failed)} of {len(gates)} gates"
+    elif failed:
         text = f"verdict: FAIL — {len(failed)} of {len(gates)} gates failed"
     else:
         text = f"verdict: pass — all {len(gates)} gates passed"
@@ -161,7 +164,9 @@ def _summary(report: Report) -> str:
             if mean is None:
                 cells.append("<td>N/A</td><td></td>")
                 continue
-            cells.append(_cell(name, key, "mean", mean.value, title=f"{mean.numerator:.4f} / {mean.denominator} cases"))
+            cells.append(_cell(name, key, "mean", mean.value, bounded(mean.value, mean.high),
+                               title=f"{mean.numerator:.4f} / {mean.denominator} cases"
+                               + ("" if mean.high is None else f"; high bound {mean.high:.4f}")))
             entry = None if candidate is None else candidate["measures"].get(key)
             if entry is None and comparison is None and report.comparisons:  # one run: Δ against the baseline
                 delta = baseline_delta(report, index, key)
@@ -177,6 +182,9 @@ def _summary(report: Report) -> str:
         f'<table id="summary"><thead><tr><th>run</th><th class="l">channel</th>{head}</tr></thead>'
         f'<tbody>{"".join(rows)}</tbody></table>',
     ]
+    parts.append('<p class="meta" id="judged">judged@k (judged rows in each top k; a mean low..high takes every hole as '
+                 'relevant): ' + "; ".join(f"{escape(run.name)} {_number(run.judged.value)}, {run.holes} holes"
+                                            for run in report.runs if run.judged is not None) + "</p>")
     if comparison is None:
         against = "; Δ = run − baseline (see below)" if report.comparisons else ""
         parts.append(f'<p class="meta">Means over cases (hover a mean for its numerator and denominator){against}.</p>')
@@ -336,12 +344,13 @@ def _case(case_id: str, cases: list[CaseResult | None], runs: tuple[Run, ...], f
             result = case.ranking[rank]
             key = result.key
             css = ("k-forbidden" if key in forbidden else "k-required" if key in required
-                   else "k-relevant" if key in relevant else "")
+                   else "k-relevant" if key in relevant else "k-hole" if key in {h.key for h in case.holes or ()} else "")
             cells.append(f'<td class="{css}"><span class="mono">{escape(key)}</span> '
                          f'<span class="meta">{result.score:.4f}</span></td>')
         rows.append(f"<tr><td>{rank + 1}</td>{''.join(cells)}</tr>")
     metrics = "".join(
-        "<td>" + " · ".join(f"{escape(_label(name))} {_number(case.values.get(name))}" for name, _ in _measures(run))
+        "<td>" + " · ".join(f"{escape(_label(name))} {bounded(case.values.get(name), (case.highs or {}).get(name))}"
+                            for name, _ in _measures(run))
         + "</td>" if case else "<td></td>"
         for run, case in zip(runs, cases)
     )
@@ -363,10 +372,13 @@ def _case(case_id: str, cases: list[CaseResult | None], runs: tuple[Run, ...], f
 def _gates(report: Report) -> str:
     rows = "".join(
         f'<tr><td class="l">{escape(gate.name)}</td><td class="l">{escape(str(gate.generation))}</td>'
-        f'<td class="l {"pass" if gate.passed else "fail"}">{"pass" if gate.passed else "FAIL"}</td>'
+        f'<td class="l {"pass" if gate.passed else "inconclusive" if gate.inconclusive else "fail"}">'
+        f'{"pass" if gate.passed else "INCONCLUSIVE" if gate.inconclusive else "FAIL"}</td>'
         f'<td class="l">{escape(gate.detail)}</td></tr>'
         for gate in report.gates
-    )
+    ) + "".join(f'<tr class="stale"><td class="l">stale judgement</td><td class="l">{escape(stale["case"])}</td>'
+                f'<td class="l mono">{escape(stale["key"])}</td><td class="l">{escape(stale["why"])}</td></tr>'
+                for stale in report.stale_judgements)
     bottom = _verdict(report).replace('id="verdict"', 'id="verdict-bottom"')
     return ('<h2>Gates</h2><table id="gates"><thead><tr><th>gate</th><th class="l">run</th><th class="l">verdict</th>'
             f'<th class="l">detail</th></tr></thead><tbody>{rows}</tbody></table>{bottom}')

@@ -81,9 +81,13 @@ def test_a_drop_the_holes_decide_is_inconclusive_until_they_are_judged(project, 
 
     # new ranks row 5 (unjudged) first: MRR 0 on the judged rows, 1 if row 5 is relevant
     output = project.folder / "new.json"
+    page = project.folder / "new.html"
     code, out, err = evaluate(capsys, project, "-g", "new", "--baseline", baseline, "--max-mrr-drop", "0.1",
-                              "--output", output)
+                              "--output", output, "--html", page)
     assert code == 4, err
+    html = page.read_text()
+    assert 'data-verdict="inconclusive"' in html and "verdict: INCONCLUSIVE" in html
+    assert '<td class="k-hole"><span class="mono">5</span>' in html and "MRR 0.0000..1.0000" in html
     report = json.loads(output.read_text())
     assert report["format"] == "ptah-report@2" and report["verdict"] == "inconclusive"
     (case,) = report["runs"][0]["cases"]
