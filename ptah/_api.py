@@ -109,6 +109,14 @@ class Project:
         """The declared generations' names, in the specification's order."""
         return tuple(settings.name for settings in self._project.spec.generations)
 
+    def load_corpus(self, path: str | os.PathLike) -> Corpus:
+        """Read and validate a corpus as :func:`load_corpus` does; the project's store (once it exists)
+        remembers each validated parse by the file's SHA-256, so an unchanged corpus is parsed once
+        (:mod:`ptah.services.corpus_cache`)."""
+        from ptah.services.corpus_cache import load_corpus_cached
+
+        return load_corpus_cached(self._project, path)
+
     def evaluate(
         self,
         corpus: Corpus | str | os.PathLike,
@@ -136,7 +144,7 @@ class Project:
         from ptah.services.evaluate import evaluate
 
         if not isinstance(corpus, Corpus):
-            corpus = load_corpus(corpus)
+            corpus = self.load_corpus(corpus)
         if request is None:
             request = EvaluationRequest(
                 generations=tuple(generations),

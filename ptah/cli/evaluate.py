@@ -81,8 +81,8 @@ def evaluate(
             statistics=statistics,
             fail_on_stale_judgements=fail_on_stale_judgements,
         )
-    loaded = ptah.load_corpus(corpus)
     with ptah.open_project(spec) as project:
+        loaded = project.load_corpus(corpus)
         report = project.evaluate(loaded, request)
     if output is not None:
         report.write_json(output)
