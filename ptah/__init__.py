@@ -8,8 +8,8 @@ The public Python API (the CLI is its client)::
         corpus = ptah.load_corpus("corpora/support.yaml")
         report = project.evaluate(corpus, generations=["title-body"],
                                   baseline="examples/support/baseline.json", max_drop={"recall": 0.02})
-        report.verdict                            # "pass" | "fail"
-        report.runs[0].means["nDCG"].value
+        report.verdict                            # "pass" | "fail" | "inconclusive"
+        report.runs[0].means["nDCG"].value        # .high: every unjudged row in the top k relevant
         report.write_json("report.json")
 
 Names not in ``__all__`` are private.
