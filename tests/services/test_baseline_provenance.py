@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ptah.cli import main
+from tests.contract.test_pgvector_cli import run
 
 CORPUS = """\
 version: 1
@@ -21,13 +21,6 @@ cases:
 """
 SNAPSHOT_NOTE = ("note: the baseline measured generation docs on another snapshot of the source (10 rows then, 11 now; "
                  "rows were added, removed or edited since)")
-
-
-def run(capsys, *argv):
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return info.value.code, out.out, out.err
 
 
 @pytest.fixture
