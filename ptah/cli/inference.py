@@ -204,6 +204,12 @@ def list_command(
         for listing in listings
     ]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    room = shutil.get_terminal_size((0, 0)).columns if sys.stdout.isatty() else 0
+    if room and sum(widths) + 2 * (len(widths) - 1) > room:  # too wide for the terminal: stacked, never wrapped
+        from ptah.render.layout import stacked_text
+
+        typer.echo("\n".join(stacked_text([heading.lower() for heading in header], lines[1:], room)))
+        return
     for line in lines:
         typer.echo("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
 

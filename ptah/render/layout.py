@@ -75,23 +75,37 @@ def shape_columns(table: Table, widths: Sequence[int]) -> Table:
     return table
 
 
+def packed(pairs: Sequence[tuple[str, int]], width: int, indent: str = "    ") -> list[str]:
+    """``(text, cells it takes)`` pairs packed into lines of ``indent`` and pairs two spaces apart, at most
+    ``width`` cells each; a pair is never split (one wider than a line has a line of its own)."""
+    lines, line, used = [], "", 0
+    for text, size in pairs:
+        if line and len(indent) + used + 2 + size > width:
+            lines.append(indent + line)
+            line, used = "", 0
+        line, used = (f"{line}  {text}", used + 2 + size) if line else (text, size)
+    return lines + ([indent + line] if line else [])
+
+
+def stacked_text(headings: Sequence[str], rows: Sequence[Sequence[str]], width: int) -> list[str]:
+    """Rows of plain text stacked as :func:`print_stacked` stacks markup: the first cell, then the others."""
+    lines = []
+    for row in rows:
+        lines.append(row[0])
+        lines += packed([(f"{heading} {cell}", len(heading) + 1 + len(cell))
+                         for heading, cell in zip(headings[1:], row[1:]) if cell], width)
+    return lines
+
+
 def print_stacked(console: Console, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]],
                   title: str | None = None) -> None:
     """Each row as its first cell, then its other cells as ``heading value`` pairs on indented lines."""
-    width = console.options.max_width
     if title:
         console.print(title)
     for row in rows:
         console.print(row[0])
-        line, used = "   ", 3
-        for (heading, _), cell in zip(columns[1:], row[1:]):
-            length = console.render_str(cell, highlight=False).cell_len
-            if not length:
-                continue
-            pair, size = f"[dim]{escape(heading)}[/dim] {cell}", len(heading) + 1 + length
-            if used > 3 and used + 2 + size > width:
-                console.print(line)
-                line, used = "   ", 3
-            line, used = f"{line}{'  ' if used > 3 else ' '}{pair}", used + (2 if used > 3 else 1) + size
-        if used > 3:
+        sizes = [console.render_str(cell, highlight=False).cell_len for cell in row[1:]]
+        pairs = [(f"[dim]{escape(heading)}[/dim] {cell}", len(heading) + 1 + size)
+                 for (heading, _), cell, size in zip(columns[1:], row[1:], sizes) if size]
+        for line in packed(pairs, console.options.max_width):
             console.print(line)

@@ -7,6 +7,7 @@ CI log reads it), once with stdout a pseudo-terminal of 80 columns.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import pty
 import re
@@ -103,3 +104,20 @@ def test_an_80_column_terminal_gets_every_name_and_interval_whole(evaluate_argv)
     assert len(INTERVAL.findall(shown)) == 6
     for case in ("cancel-a-subscription-from-the-billing-page", "export-every-invoice-as-a-pdf-file"):
         assert sum(case in line for line in lines) == 2  # one table of cases per run
+
+
+def test_inference_list_is_stacked_on_a_terminal_too_narrow_for_its_table(evaluate_argv):
+    spec = evaluate_argv[-1]
+    listed = subprocess.run([sys.executable, "-m", "ptah", "inference", "list", "--spec", spec, "--json"],
+                            capture_output=True, text=True, timeout=120)
+    identities = {listing["name"]: listing["identity"][:19] for listing in json.loads(listed.stdout)}
+    shown = terminal_output([sys.executable, "-m", "ptah", "inference", "list", "--spec", spec], 80)
+    assert shown.splitlines() == [
+        line for name in (FIRST, SECOND) for line in (
+            name,
+            f"    status current  identity {identities[name]}  model ptah/deterministic",
+            "    vectors 3  rows 3  coverage 100.00%",
+        )
+    ]
+    wide = terminal_output([sys.executable, "-m", "ptah", "inference", "list", "--spec", spec], 200)
+    assert wide.splitlines()[0].split() == ["NAME", "STATUS", "IDENTITY", "MODEL", "VECTORS", "ROWS", "COVERAGE"]
