@@ -16,7 +16,6 @@ is refused.
 
 from __future__ import annotations
 
-import difflib
 import math
 from pathlib import Path
 
@@ -39,6 +38,7 @@ from ptah.adapters.yaml_nodes import (
     read_document,
     scalar_text,
     shown,
+    suggestions,
     tag_of,
 )
 from ptah.core.corpus import (
@@ -87,24 +87,17 @@ class _Reader:
     def __init__(self, path: str):
         self.path = path
         self.problems: list[Problem] = []
-        self.default_k_misspelt = False  # then a case without k is the typo's consequence, not a problem of its own
 
     def report(self, message: str, *, line: int | None, field: str | None, case: str | None = None) -> None:
         self.problems.append(Problem(message, path=self.path, line=line, case=case, field=field))
 
     def corpus(self, root: Node) -> Corpus:
         if not isinstance(root, MappingNode):
-            self.report(
-                f"a corpus is a YAML mapping with version, default_k and cases, not {describe(root)}",
-                line=line_of(root),
-                field=None,
-            )
+            self.report(f"a corpus is a YAML mapping with version, default_k and cases, not {describe(root)}",
+                        line=line_of(root), field=None)
             raise CorpusError(self.problems)
         fields = mapping_fields(root, known=TOP_FIELDS, report=self.report, where="the corpus")
-        self.default_k_misspelt = "default_k" not in fields and any(
-            difflib.get_close_matches(str(key.value), TOP_FIELDS, n=1, cutoff=0.6) == ["default_k"]
-            for key, _ in root.value if isinstance(key, ScalarNode) and key.value not in TOP_FIELDS
-        )
+        self.default_k_misspelt = "default_k" not in fields and "default_k" in suggestions(root, TOP_FIELDS)  # k follows
 
         self._version(fields, root)
         name = self._text_field(fields, "name")

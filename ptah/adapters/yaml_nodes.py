@@ -208,6 +208,18 @@ class Field:
     value: Node
 
 
+def suggestion(name: str, known: tuple[str, ...]) -> str | None:
+    """The known field name an unknown ``name`` is most likely a misspelling of, if any."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def suggestions(node: MappingNode, known: tuple[str, ...]) -> set[str]:
+    """The known field names the mapping's unknown ones are likely misspellings of (``defualt_k``: ``default_k``)."""
+    return {suggestion(str(key.value), known) for key, _ in node.value
+            if isinstance(key, ScalarNode) and str(key.value) not in known} - {None}
+
+
 def mapping_fields(
     node: MappingNode,
     *,
@@ -235,8 +247,8 @@ def mapping_fields(
             )
             continue
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-            hint = f'; did you mean "{close[0]}"?' if close else f"; known fields are {', '.join(known)}"
+            close = suggestion(name, known)
+            hint = f'; did you mean "{close}"?' if close else f"; known fields are {', '.join(known)}"
             report(f"unknown field in {where}{hint}", line=line_of(key), field=name)
             continue
         fields[name] = Field(name, key, value)
