@@ -7,7 +7,7 @@ that also has a ``rows`` attribute is told ``rows(done, total)`` as rows are
 embedded inside a batch, before their commit -- when the embedder reports
 them: an ``embed_documents(texts, progress=...)`` that calls
 ``progress(rows_done_in_this_call)`` (the local sentence-transformers model
-does, once per model batch). So a progress bar moves, and has a rate and an
+does once per model batch, an embedding service once per answered request). So a progress bar moves, and has a rate and an
 ETA, from the first rows; ``done`` at a commit is what is kept.
 
 Interruption. A build stopped by Ctrl-C (``KeyboardInterrupt``) while it

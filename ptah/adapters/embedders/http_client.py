@@ -31,7 +31,7 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -112,16 +112,18 @@ class EmbeddingsClient:
             self._headers["Authorization"] = f"Bearer {key}"
         self._opener = urllib.request.build_opener(_NoRedirect)
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """One float32 row per text, in order (``(0, dimension)`` for none)."""
+    def embed(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """One float32 row per text, in order (``(0, dimension)`` for none); ``progress(texts answered so far)``
+        after each request that is answered."""
         batches = list(self._batches(texts))
         if not batches:
             return np.zeros((0, self.dimension or 0), dtype=np.float32)
+        request = self._request if progress is None else _counted(self._request, progress)
         if len(batches) == 1 or self.max_concurrency == 1:
-            parts = [self._request(batch) for batch in batches]
+            parts = [request(batch) for batch in batches]
         else:
             with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(batches))) as pool:
-                parts = list(pool.map(self._request, batches))
+                parts = list(pool.map(request, batches))
         return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
 
     def _batches(self, texts: Sequence[str]):
@@ -281,3 +283,17 @@ def _retry_after(value: str | None) -> float | None:
             return None
         seconds = when.timestamp() - time.time()
     return max(0.0, seconds) if seconds == seconds else None
+
+
+def _counted(request: Callable[[list[str]], np.ndarray], progress: Callable[[int], None]):
+    """``request``, telling ``progress`` the texts answered so far after each answer (from any thread)."""
+    lock, answered = threading.Lock(), [0]
+
+    def counted(batch: list[str]) -> np.ndarray:
+        part = request(batch)
+        with lock:
+            answered[0] += len(batch)
+            progress(answered[0])
+        return part
+
+    return counted

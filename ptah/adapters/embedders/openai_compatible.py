@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -114,14 +114,15 @@ class ServiceEmbedder:
             vector = self.client.embed([PROBE_TEXT])[0]
         return {"model": self.client.served_model, "vector": [float(value) for value in vector]}
 
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return self._embed(texts, self.settings.document_prefix)
+    def embed_documents(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """The texts' vectors; ``progress(texts answered so far)`` after each request answered."""
+        return self._embed(texts, self.settings.document_prefix, progress)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts, self.settings.query_prefix)
 
-    def _embed(self, texts: Sequence[str], prefix: str) -> np.ndarray:
+    def _embed(self, texts: Sequence[str], prefix: str, progress: Callable[[int], None] | None = None) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        vectors = self.client.embed([prefix + text for text in texts])
+        vectors = self.client.embed([prefix + text for text in texts], progress)
         return l2_normalize(vectors) if self.settings.normalize else vectors
