@@ -31,7 +31,7 @@ def project(tmp_path_factory) -> Path:
 
 
 def is_report(text: str) -> bool:
-    return json.loads(text)["format"] == "ptah-report@1"
+    return json.loads(text)["format"] == "ptah-report@2"
 
 
 # -- devices, FIFOs, links to them: written through, never replaced ------------------------------------
@@ -103,7 +103,7 @@ def test_a_link_to_proc_self_fd_1_writes_to_stdout_and_stays_a_link(project, tmp
     done = ptah_process(*evaluate(project, "--output", link))  # stdout is a pipe here
     assert (done.returncode, done.stderr) == (0, "")
     report, _end = json.JSONDecoder().raw_decode(done.stdout)
-    assert report["format"] == "ptah-report@1"
+    assert report["format"] == "ptah-report@2"
     assert os.readlink(link) == "/proc/self/fd/1"
 
 
