@@ -31,7 +31,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Iterable
 
-from ptah.adapters.embedders.base import EmbedderKind, installed_versions
+from ptah.adapters.embedders.base import EmbedderKind
 from ptah.core.errors import PluginError, PtahError, UnknownModelKind
 
 if TYPE_CHECKING:
@@ -111,8 +111,12 @@ class EmbedderRegistry:
         )
 
     def library_versions(self, settings: GenerationSettings) -> dict[str, str | None]:
-        """ptah's version and those of the libraries the settings' kind depends on, recorded at build."""
-        return {**installed_versions(_PTAH), **self._versions(self.kind_for(settings))}
+        """ptah's version and those of the libraries the settings' kind depends on, recorded at build.
+
+        ptah's is its own ``__version__``: the distribution is named ptah-eval, and a checkout runs uninstalled."""
+        from ptah import __version__
+
+        return {_PTAH: __version__, **self._versions(self.kind_for(settings))}
 
     def versions_of(self, generations: Iterable[GenerationSettings]) -> dict[str, str | None]:
         """The libraries every kind these generations use depends on (a report's environment)."""
