@@ -55,11 +55,16 @@ def show(
         from ptah.render.json import terminal_json
 
         typer.echo(terminal_json(loaded), nl=False)
-        return
-    from ptah.render.layout import output_console
-    from ptah.render.table import render
+    else:
+        from ptah.render.layout import output_console
+        from ptah.render.table import render
 
-    render(loaded, output_console())
+        render(loaded, output_console())
+    from ptah.cli.display import wrote
+
+    for path in (html, markdown, junit):
+        if path is not None:
+            wrote(path, err=json_output)
 
 
 def _pick(report, path: Path, name: str | None):

@@ -32,6 +32,7 @@ def test_show_re_renders_the_saved_report_exactly_as_evaluate_wrote_it(saved, tm
                           tmp_path / "s.md", "--junit", tmp_path / "r.xml")
     assert (code, err) == (0, "")  # rendered: 0, whatever the verdict was
     assert "verdict: FAIL" in out and "cases changed against baseline (docs):" in out
+    assert out.splitlines()[-3:] == [f"wrote {tmp_path / name}" for name in ("p.html", "s.md", "r.xml")]
     assert (tmp_path / "p.html").read_text() == (saved / "now.html").read_text()
     assert (tmp_path / "s.md").read_text() == (saved / "now.md").read_text()
     # a saved report does not know its corpus's lines: the same XML without file and line
