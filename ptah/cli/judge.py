@@ -24,7 +24,7 @@ from typing import List, Optional
 import typer
 
 from ptah.cli.corpus import app
-from ptah.cli.display import json_text, plain
+from ptah.cli.display import json_text, plain, wrote
 from ptah.core.errors import InputError
 
 SPEC_HELP = "The specification file (default: $PTAH_SPEC, else the nearest ptah.yaml in this folder or above)."
@@ -59,6 +59,8 @@ def holes(
         write_text(output, json.dumps(worklist.to_dict(), indent=2, ensure_ascii=False) + "\n")
     if json_output:
         typer.echo(json_text(worklist.to_dict()))
+        if output is not None:
+            wrote(output, err=True)
         return
     typer.echo(f"corpus {plain(corpus)} ({worklist.corpus['digest']}); runs: {plain(', '.join(worklist.runs))}; "
                f"text of {plain(worklist.text_of)}")
@@ -72,6 +74,8 @@ def holes(
     typer.echo(f"{count} holes in {len(worklist.cases)} cases" + (
         f"; judge them with: ptah corpus judge {plain(corpus)}" + (f" --worklist {plain(output)}" if output else "")
         if count else ""))
+    if output is not None:
+        wrote(output)
 
 
 def _line(text: str) -> str:
