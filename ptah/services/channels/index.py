@@ -56,7 +56,9 @@ def check_search(project, options: SearchOptions, channels: Sequence[str] = (), 
             f"--search {options.mode} applies to the vector channel; the hybrid channel fuses the exact vector "
             "ranking, so run it with --search exact (or evaluate the index on --channel vector)."
         )
-    if generations is not None and all(project.generation(name).settings.vectors is not None for name in generations):
+    if not options.uses_index:
+        return
+    if generations is not None and all(project.spec.generations[name].vectors is not None for name in generations):
         return  # external generations only: each searches its table's own index (ptah.services.external)
     if options.uses_index and not project.store_capabilities.vector_index:
         raise CapabilityUnavailable(
