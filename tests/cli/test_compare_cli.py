@@ -68,7 +68,7 @@ def test_two_generations_side_by_side_say_which_is_better_by_how_much_and_on_whi
     assert worse["significance"]["ndcg"]["finding"] == "worse"
     against = worse["significance"]["ndcg"]
     assert f"CI {against['interval']['low']:+.4f}..{against['interval']['high']:+.4f}" in words
-    assert f"p {against['test']['p_value']:.4f} worse" in words
+    assert f"p = {against['test']['p_value']:.4f} worse" in words
 
 
 def test_the_lexical_channel_end_to_end_with_a_seed(example_project, capsys, tmp_path):
