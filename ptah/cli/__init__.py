@@ -6,16 +6,8 @@ Command modules import services lazily inside their functions, so that
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
-
-# A command is one short process that allocates many small objects (imports,
-# a parsed corpus, a report) and frees most of them by reference counting: the
-# default threshold (700) ran a young-generation collection every few hundred
-# allocations, about a tenth of a warm evaluate's CPU (benchmarks/RESULTS.md).
-# Set before the imports below, which are most of that. Cycles are still collected.
-gc.set_threshold(100_000, 50, 100)
 
 import typer
 
