@@ -160,16 +160,19 @@ class Project:
             )
         return Report.of(evaluate(self._project, corpus, request, baseline_report))
 
-    def build(self, generation: str | None = None, *, progress: Callable[[int, int], None] | None = None):
+    def build(self, generation: str | None = None, *, progress: Callable[[int, int], None] | None = None,
+              engine: str = "local", **engine_options):
         """Embed the rows that are new or changed and drop the vectors of rows gone (None: the active one).
 
         ``progress(done, total)`` is called before the first batch and after
         each committed batch. Returns what the build did (rows, embedded,
-        deleted, unchanged, seconds).
+        deleted, unchanged, seconds). ``engine="ray"`` builds on Ray
+        (:mod:`ptah.services.engines.ray_engine`; options ``ray_address``,
+        ``partitions``, ``actors``, ``actor_cpus``, ``actor_gpus``).
         """
-        from ptah.services.build import build
+        from ptah.services.engines import run_build
 
-        summary = build(self._project, generation, progress)
+        summary = run_build(self._project, generation, progress, engine=engine, **engine_options)
         self._project.forget_matrices()
         return summary
 

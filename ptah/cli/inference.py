@@ -67,21 +67,31 @@ def build(
     spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary of the build."),
+    engine: str = typer.Option("local", "--engine", help="What runs the build: local (this process) or ray."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS", help="ray: the cluster to join (default: start a local Ray instance)."),
+    partitions: Optional[int] = typer.Option(None, "--partitions", metavar="N", help="ray: key ranges to cut the source into (default: 4 per actor)."),
+    actors: Optional[int] = typer.Option(None, "--actors", metavar="N", help="ray: embedding actors (default: as many as the cluster's CPUs hold)."),
+    actor_cpus: Optional[float] = typer.Option(None, "--actor-cpus", metavar="C", help="ray: CPUs per actor (default 1)."),
+    actor_gpus: Optional[float] = typer.Option(None, "--actor-gpus", metavar="G", help="ray: GPUs per actor (default 0)."),
 ) -> None:
     """Embed rows that are new or whose text changed; delete vectors of rows gone.
 
     Incremental and resumable: an interrupted build keeps every committed batch,
     and the next one embeds only what is still missing. Shows a progress bar
     on a terminal. Exit 3 when another build of the generation is running.
+    --engine ray builds a PostgreSQL source into a pgvector store on Ray, every
+    worker reading the driver's one exported snapshot (exit 2 for SQLite).
     """
     import ptah
 
+    options = {"engine": engine, "ray_address": ray_address, "partitions": partitions, "actors": actors,
+               "actor_cpus": actor_cpus, "actor_gpus": actor_gpus}
     with ptah.open_project(spec) as project:
         if quiet or json_output or not sys.stderr.isatty():
-            summary = project.build(name)
+            summary = project.build(name, **options)
         else:
             with _progress_bar() as progress:
-                summary = project.build(name, progress=progress)
+                summary = project.build(name, progress=progress, **options)
     if json_output:
         _echo_json(summary.as_dict())
     elif not quiet:
@@ -113,7 +123,7 @@ def _progress_bar() -> Iterator:
             speed = task.finished_speed or task.speed
             return Text("-- rows/s" if speed is None else f"{speed:,.0f} rows/s")
 
-    columns = (TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), RowsPerSecond(), TextColumn("ETA"),
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), RowsPerSecond(), TextColumn("ETA"),
                TimeRemainingColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("embedding", total=None)
@@ -123,6 +133,10 @@ def _progress_bar() -> Iterator:
 
         update.rows = update  # rows as the model embeds them, between commits: a rate and an ETA from the first
 
+        def partitions(done: int, total: int) -> None:  # the ray engine's partitions, as they finish
+            progress.update(task, description=f"embedding, partitions {done}/{total}")
+
+        update.partitions = partitions
         yield update
 
 

@@ -110,10 +110,10 @@ def build(
         if todo or record is None:
             embedder = project.embedder(settings)
             kept = probe_for_build(embedder, record.settings if record is not None else {}, generation.name)
-            record = _register(store, generation, int(embedder.dimension), _library_versions(settings), kept)
+            record = register_generation(store, generation, int(embedder.dimension), library_versions(settings), kept)
         else:
             kept = stored_probe(record.settings)
-            record = _register(store, generation, record.dimension, record.library_versions, kept)
+            record = register_generation(store, generation, record.dimension, record.library_versions, kept)
         deleted = store.delete_vectors(identity, gone)
 
         embedded = 0
@@ -122,7 +122,7 @@ def build(
         if todo:
             embedder = with_row_progress(embedder, progress, len(todo))
             for batch in _batches(_rows_to_embed(project, template, todo), batch_rows):
-                vectors = _embed(embedder, batch, record.dimension)
+                vectors = embed_batch(embedder, batch, record.dimension)
                 store.write_vectors(identity, [(row.identity, row.key, digest) for row, digest in batch], vectors)
                 embedded += len(batch)
                 if progress is not None:
@@ -180,7 +180,7 @@ def _batches(rows: Iterator, size: int) -> Iterator[list]:
         yield batch
 
 
-def _embed(embedder, batch: list[tuple[SourceRow, str]], dimension: int) -> np.ndarray:
+def embed_batch(embedder, batch: list[tuple[SourceRow, str]], dimension: int) -> np.ndarray:
     vectors = np.asarray(embedder.embed_documents([row.text for row, _ in batch]), dtype=np.float32)
     if vectors.shape != (len(batch), dimension):
         raise ModelUnavailable(
@@ -192,7 +192,8 @@ def _embed(embedder, batch: list[tuple[SourceRow, str]], dimension: int) -> np.n
     return vectors
 
 
-def _register(store, generation: Generation, dimension: int, library_versions, probe: dict | None) -> GenerationRecord:
+def register_generation(store, generation: Generation, dimension: int, library_versions,
+                        probe: dict | None) -> GenerationRecord:
     settings = generation.settings
     parts = dict(generation.identity.parts)
     record = GenerationRecord(
@@ -219,7 +220,7 @@ def _settings_dict(settings) -> dict:
     return values
 
 
-def _library_versions(settings) -> dict:
+def library_versions(settings) -> dict:
     from ptah.adapters.embedders.registry import REGISTRY
 
     return REGISTRY.library_versions(settings)

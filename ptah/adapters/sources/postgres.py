@@ -78,7 +78,7 @@ _COLUMNS = """
 class PostgresSource:
     """The rows of ``source.table`` as ptah sees them, from one read-only snapshot."""
 
-    def __init__(self, source: SourceSpec, root: str | None = None):
+    def __init__(self, source: SourceSpec, root: str | None = None, *, snapshot: str | None = None):
         self.source = source
         self.where = f"{source.redacted_database} table {source.table}"
         self._names = itertools.count(1)
@@ -90,6 +90,8 @@ class PostgresSource:
             self._db.isolation_level = IsolationLevel.REPEATABLE_READ
             self._db.read_only = True
             self._db.execute("SET standard_conforming_strings = on")  # quotes read as filter_problem read them
+            if snapshot is not None:  # a partition of a distributed build reads the driver's exported snapshot
+                self._db.execute(sql.SQL("SET TRANSACTION SNAPSHOT {}").format(sql.Literal(snapshot)))
             relation = self._relation()
             self._types: dict[str, tuple[str, str]] = {
                 name: (kind, category) for name, kind, category in self._db.execute(_COLUMNS, (relation,))
@@ -217,10 +219,12 @@ class PostgresSource:
 
     def _order(self) -> sql.Composable:
         """The key columns, integers numerically and text by code point."""
-        return sql.SQL(", ").join(
-            sql.SQL('{} COLLATE "C"' if kind == "text" else "{}").format(sql.Identifier(c))
-            for c, kind in zip(self._key_columns, self._kinds)
-        )
+        return sql.SQL(", ").join(self._key_expressions())
+
+    def _key_expressions(self) -> list[sql.Composable]:
+        """Each key column as it orders: integers as they are, text ``COLLATE "C"`` (code point order)."""
+        return [sql.SQL('{} COLLATE "C"' if kind == "text" else "{}").format(sql.Identifier(c))
+                for c, kind in zip(self._key_columns, self._kinds)]
 
     def _cursor(self, query: sql.Composable):
         """A server-side cursor running ``query`` (one statement, extended protocol)."""

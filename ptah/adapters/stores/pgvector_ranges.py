@@ -1,0 +1,62 @@
+"""What a pgvector store holds for a set of rows or a key range (a distributed build's partitions).
+
+A partition worker needs the stored text digests of the rows it reads (by row
+identity: the primary key) and the stored rows of its key range that the
+source no longer has. The store keeps each row's key as the corpus spells it
+(components joined with U+001F), so a range is tested on the components split
+back out, cast to the key column's kind (``bigint``, or text compared by code
+point): the source's own order. A key with more separators than its width
+allows (a component holding U+001F) cannot be split back unambiguously; such
+rows are never matched by a range: :func:`stored_unsplittable` lists them for
+the driver, which settles them once every partition is done.
+"""
+
+from __future__ import annotations
+
+from psycopg import sql
+
+from ptah.adapters.sources.postgres_partitions import KeyRange, range_clause
+from ptah.adapters.stores.pgvector import PgvectorStore
+
+_SEPARATORS = sql.SQL("length(key) - length(replace(key, chr(31), ''))")
+
+
+def _table(store: PgvectorStore, identity: str) -> sql.Identifier | None:
+    found = store._table(identity)
+    return None if found is None else sql.Identifier(found[0])
+
+
+def stored_digests(store: PgvectorStore, identity: str, row_identities: list[str]) -> dict[str, str]:
+    """``row identity -> text SHA-256`` of those of ``row_identities`` the generation holds a vector for."""
+    with store._guarded():
+        table = _table(store, identity)
+        if table is None or not row_identities:
+            return {}
+        query = sql.SQL("SELECT row_identity, text_sha256 FROM {} WHERE row_identity = ANY(%s::text[])").format(table)
+        return dict(store._connection.execute(query, (row_identities,)).fetchall())
+
+
+def stored_in_range(store: PgvectorStore, identity: str, kinds: tuple[str, ...], within: KeyRange) -> set[str]:
+    """The row identities of the generation's vectors whose key lies in ``within`` (keys that split cleanly)."""
+    width = len(kinds)
+    components = [sql.SQL("key") if width == 1 else sql.SQL("split_part(key, chr(31), {})").format(i + 1)
+                  for i in range(width)]
+    expressions = [sql.SQL("({})::bigint").format(c) if kind == "bigint" else sql.SQL('{} COLLATE "C"').format(c)
+                   for c, kind in zip(components, kinds)]
+    with store._guarded():
+        table = _table(store, identity)
+        if table is None:
+            return set()
+        query = sql.SQL("SELECT row_identity FROM {} WHERE CASE WHEN {} = {} THEN {} ELSE false END").format(
+            table, _SEPARATORS, width - 1, range_clause(expressions, within))
+        return {row[0] for row in store._connection.execute(query)}
+
+
+def stored_unsplittable(store: PgvectorStore, identity: str, width: int) -> dict[str, str]:
+    """``row identity -> key`` of the vectors whose key has more separators than ``width`` components allow."""
+    with store._guarded():
+        table = _table(store, identity)
+        if table is None:
+            return {}
+        query = sql.SQL("SELECT row_identity, key FROM {} WHERE {} <> {}").format(table, _SEPARATORS, width - 1)
+        return dict(store._connection.execute(query).fetchall())

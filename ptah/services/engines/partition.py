@@ -1,0 +1,155 @@
+"""One partition of a distributed build: a key range of the source, brought up to date in the store.
+
+A :class:`PartitionWorker` lives as long as its actor: it opens the embedder
+(through the embedder registry, any kind) at most once, when a row first needs
+a vector, and the store once. For each partition it is given it:
+
+1. reads the partition's rows from the driver's exported snapshot
+   (:class:`~ptah.adapters.sources.postgres_partitions.PartitionedSource`: the
+   source's filter checks and read-only transaction, narrowed to the range);
+2. compares each row's text digest with the stored one (by row identity, a
+   block of rows at a time) and embeds the new and changed rows, committing
+   each batch -- a ``DELETE`` of the rows replaced and a binary ``COPY`` -- in
+   its own transaction, as the local build does;
+3. deletes the vectors whose key lies in the range and whose row is gone.
+
+Nothing here imports Ray: the ``ray`` engine runs this class as an actor.
+Killed at any moment, a worker leaves the store as of its last committed
+batch; the next build (either engine) embeds exactly what is still missing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field, replace
+
+from ptah.adapters.embedders.base import usage_of
+from ptah.adapters.sources.postgres_partitions import KeyRange, PartitionedSource
+from ptah.adapters.stores.pgvector import PgvectorStore
+from ptah.adapters.stores.pgvector_ranges import stored_digests, stored_in_range
+from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
+from ptah.core.identity import text_digest
+from ptah.core.spec import GenerationSettings, SourceSpec
+from ptah.services.build import embed_batch
+from ptah.services.probe import probe_for_build
+
+LOOKUP_ROWS = 2_000  # rows whose stored digests one statement reads
+
+
+@dataclass(frozen=True)
+class BuildPlan:
+    """What every worker of one build shares: where to read and write, and how."""
+
+    source: SourceSpec
+    settings: GenerationSettings
+    root: str
+    store_url: str
+    identity: str
+    dimension: int
+    batch_rows: int
+    snapshot: str  # the driver's exported snapshot id
+
+
+@dataclass
+class PartitionResult:
+    """What one partition did; ``unsplittable``: ``(key, row identity)`` of its rows whose key holds U+001F
+    inside a component (the driver settles their vectors, since a stored key cannot be cut back by range)."""
+
+    index: int
+    rows: int = 0
+    embedded: int = 0
+    deleted: int = 0
+    unsplittable: list[tuple[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+    worker: str = ""
+
+
+class PartitionWorker:
+    """Brings partitions of one build up to date; loads the model once, when first needed."""
+
+    def __init__(self, plan: BuildPlan):
+        self.plan = plan
+        self._embedder = None
+        self._store: PgvectorStore | None = None
+        self.scanned = 0  # rows of the current partition read so far (progress)
+        self.embedded = 0
+
+    def describe(self) -> tuple[int, dict | None]:
+        """The model's dimension and the probe to keep with a generation registered for the first time."""
+        embedder = self.embedder()
+        return int(embedder.dimension), probe_for_build(embedder, {})
+
+    def set_dimension(self, dimension: int) -> None:
+        """The dimension the generation is registered with (known once the driver registered it)."""
+        self.plan = replace(self.plan, dimension=dimension)
+
+    def embedder(self):
+        if self._embedder is None:
+            from ptah.adapters.embedders import open_embedder
+
+            self._embedder = open_embedder(self.plan.settings, self.plan.root)
+        return self._embedder
+
+    def progress(self) -> tuple[int, int]:
+        """``(rows read, rows embedded)`` of the partition running now."""
+        return self.scanned, self.embedded
+
+    def usage(self) -> dict | None:
+        """What a service was asked by this worker's embedder so far (None: no service, or no model loaded)."""
+        return None if self._embedder is None else usage_of(self._embedder)
+
+    def run(self, index: int, within: KeyRange) -> PartitionResult:
+        """Bring the rows of key range ``within`` up to date; ``index`` names the partition in the result."""
+        started = time.perf_counter()
+        plan = self.plan
+        if self._store is None:
+            self._store = PgvectorStore(plan.store_url, create=False)
+        result = PartitionResult(index, worker=f"pid {os.getpid()} on {os.uname().nodename}")
+        self.scanned = self.embedded = 0
+        width = len(plan.source.key_fields)
+        template = plan.settings.template(plan.source)
+        seen: set[str] = set()
+        todo: list = []
+        with PartitionedSource(plan.source, plan.root, snapshot=plan.snapshot, within=within) as source:
+            block: list = []
+            for row in source.rows(template):
+                block.append(row)
+                if len(block) == LOOKUP_ROWS:
+                    self._compare(block, seen, todo, result, width)
+                    block = []
+                    while len(todo) >= plan.batch_rows:
+                        self._write(todo[: plan.batch_rows])
+                        del todo[: plan.batch_rows]
+            self._compare(block, seen, todo, result, width)
+            for start in range(0, len(todo), plan.batch_rows):
+                self._write(todo[start : start + plan.batch_rows])
+            kinds = source.key_kinds
+        gone = stored_in_range(self._store, plan.identity, kinds, within) - seen
+        result.deleted = self._store.delete_vectors(plan.identity, sorted(gone))
+        result.rows, result.embedded = len(seen), self.embedded
+        result.seconds = round(time.perf_counter() - started, 3)
+        return result
+
+    def _compare(self, block: list, seen: set[str], todo: list, result: PartitionResult, width: int) -> None:
+        """Queue the rows of ``block`` whose vector is missing or whose text changed."""
+        stored = stored_digests(self._store, self.plan.identity, [row.identity for row in block])
+        for row in block:
+            seen.add(row.identity)
+            digest = text_digest(row.text)
+            if stored.get(row.identity) != digest:
+                todo.append((row, digest))
+            if row.key.count(COMPOSITE_KEY_SEPARATOR) != width - 1:
+                result.unsplittable.append((row.key, row.identity))
+        self.scanned += len(block)
+
+    def _write(self, batch: list) -> None:
+        vectors = embed_batch(self.embedder(), batch, self.plan.dimension)
+        rows = [(row.identity, row.key, digest) for row, digest in batch]
+        self._store.write_vectors(self.plan.identity, rows, vectors)
+        self.embedded += len(batch)
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None

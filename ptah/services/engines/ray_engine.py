@@ -1,0 +1,301 @@
+"""The ``ray`` build engine: a generation built by a pool of Ray actors, from one snapshot of the source.
+
+The driver (this process):
+
+1. refuses what one machine owns: a SQLite source or a SQLite store is one
+   file (InputError, exit 2);
+2. takes the store's build lock for the generation -- the lock a local build
+   takes, so a local and a Ray build of one generation exclude each other;
+3. opens the source's read-only ``REPEATABLE READ`` transaction, exports its
+   snapshot (``pg_export_snapshot()``) and cuts the rows it sees into key
+   ranges (:meth:`PartitionedSource.partitions`), keeping the transaction open
+   (and so the snapshot importable) until every partition is done;
+4. starts Ray (``ray.init``: a local instance without an address, the cluster
+   at ``ray_address`` with one; a process that already called ``ray.init``
+   keeps its own), registers the generation, and hands partitions to a pool
+   of actors (:class:`~ptah.services.engines.partition.PartitionWorker`), at
+   most one partition per actor at a time: a slow actor holds back only its
+   own next partition, and no more rows are read than the actors embed;
+5. reports progress (rows read of the snapshot's rows, so rows/s and ETA, and
+   partitions done) and, once every partition has succeeded, the summary.
+
+A partition that fails (an actor killed, a node lost, a model error) leaves
+its committed batches; the other partitions run to the end, then the build
+fails (exit 3) saying how many partitions did not finish: the next build,
+either engine, embeds exactly what is missing. A ptah error raised in an actor
+(a filter PostgreSQL refuses, a duplicate key) is raised here as itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from typing import Callable
+
+from ptah.adapters.sources.base import source_kind
+from ptah.adapters.stores import registry as stores
+from ptah.core.errors import CapabilityUnavailable, InputError, OperationalError, PtahError, SourceUnavailable
+from ptah.services.build import BuildSummary, library_versions, register_generation
+from ptah.services.external import refuse_build
+from ptah.services.probe import stored_probe
+from ptah.services.project import Project
+
+LOCAL_OBJECT_STORE = 256 * 2**20  # bytes; partitions and results are small: vectors go straight to PostgreSQL
+PARTITIONS_PER_ACTOR = 4
+POLL_SECONDS = 0.5
+ACTOR_START_SECONDS = 300
+
+
+class RayUnavailable(OperationalError):
+    """Ray is not installed, or the cluster cannot be reached (exit 3)."""
+
+
+class BuildIncomplete(OperationalError):
+    """Some partitions did not finish; their committed batches are kept (exit 3)."""
+
+
+def build(project: Project, name: str | None = None, progress: Callable | None = None, *,
+          ray_address: str | None = None, partitions: int | None = None, actors: int | None = None,
+          actor_cpus: float | None = None, actor_gpus: float | None = None) -> BuildSummary:
+    """Bring generation ``name`` up to date on Ray; see the module's documentation for the steps."""
+    from ptah.adapters.sources.postgres_partitions import PartitionedSource
+    from ptah.services.engines.partition import BuildPlan
+
+    started = time.perf_counter()
+    generation = project.generation(name)
+    refuse_build(generation)
+    _refuse_single_machine(project)
+    for option, value in (("--partitions", partitions), ("--actors", actors)):
+        if value is not None and value < 1:
+            raise InputError(f"{option} must be at least 1, not {value}")
+    for option, value in (("--actor-cpus", actor_cpus), ("--actor-gpus", actor_gpus)):
+        if value is not None and value < 0:
+            raise InputError(f"{option} must be 0 or more, not {value}")
+    settings = generation.settings
+    identity = generation.identity.identity
+    store = project.store(create=True)
+    spec = project.spec
+    ray = _ray()
+    with store.build_lock(identity, settings.name):
+        with PartitionedSource(spec.source, spec.root) as source:
+            snapshot = source.export_snapshot()
+            total = source.count()
+            owned = _connect(ray, ray_address)
+            workers: list = []
+            try:
+                pool = _pool(ray, actors, actor_cpus, actor_gpus)
+                ranges = source.partitions(partitions or PARTITIONS_PER_ACTOR * pool)
+                with store.snapshot() as snap:
+                    record = snap.generation(identity)
+                plan = BuildPlan(spec.source, settings, spec.root, spec.store, identity, 0,
+                                 16 * settings.batch_size, snapshot)
+                workers = _actors(ray, plan, pool, actor_cpus, actor_gpus)
+                _started(ray, workers)
+                if record is None:  # the first build: one actor opens the model for its dimension and probe
+                    dimension, probe = _get(ray, workers[0].describe.remote())
+                    record = register_generation(store, generation, dimension, library_versions(settings), probe)
+                else:
+                    record = register_generation(store, generation, record.dimension, record.library_versions,
+                                                 stored_probe(record.settings))
+                _set_dimension(ray, workers, record.dimension)
+                results, failures, usage = _run(ray, workers, ranges, total, progress)
+            finally:
+                for worker in workers:
+                    ray.kill(worker)  # now, not when the last handle goes: a kept traceback would hold their CPUs
+                if owned:
+                    ray.shutdown()
+        deleted = 0 if failures else _settle_unsplittable(store, identity, len(spec.source.key_fields), results,
+                                                          where=source.where)
+    if failures:
+        raise BuildIncomplete(
+            f"{len(failures)} of {len(ranges)} partitions of generation {settings.name} did not finish "
+            f"({failures[0]}); the batches they committed are kept: run the build again to finish it")
+    project.forget_matrices()
+    rows = sum(r.rows for r in results)
+    embedded = sum(r.embedded for r in results)
+    return BuildSummary(generation=settings.name, identity=identity, rows=rows, embedded=embedded,
+                        deleted=deleted + sum(r.deleted for r in results), unchanged=rows - embedded,
+                        dimension=record.dimension, seconds=round(time.perf_counter() - started, 3), usage=usage)
+
+
+def _refuse_single_machine(project: Project) -> None:
+    spec = project.spec
+    if source_kind(spec.source.database) != "postgresql":
+        raise InputError("--engine ray reads a PostgreSQL source: this source is a SQLite file, which one machine "
+                         "reads; build it with the local engine")
+    if stores.store_kind(spec.store) != "pgvector":
+        raise InputError("--engine ray writes to a pgvector store (store: postgresql://…): this store is a SQLite "
+                         "file, which one machine writes; build it with the local engine")
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError as exc:
+        raise RayUnavailable(f"Ray is not installed ({exc}); install it with: pip install 'ray>=2.9' "
+                             "(the ray extra of ptah-eval)") from None
+    return ray
+
+
+def _connect(ray, address: str | None) -> bool:
+    """Join the cluster at ``address`` (None: start a local instance); False when this process had joined one."""
+    if ray.is_initialized():
+        return False
+    options = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
+    if address is None:
+        options["object_store_memory"] = LOCAL_OBJECT_STORE
+    try:
+        ray.init(address=address, **options)
+    except Exception as exc:  # ConnectionError, ValueError, RuntimeError: Ray says what failed
+        where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+        raise RayUnavailable(f"cannot start or reach {where} ({str(exc).splitlines()[0] if str(exc) else exc!r})") \
+            from None
+    return True
+
+
+def _pool(ray, actors: int | None, cpus: float | None, gpus: float | None) -> int:
+    """How many actors: as asked, else as many as the cluster's CPUs (and GPUs, if each needs some) hold."""
+    if actors is not None:
+        return actors
+    resources = ray.cluster_resources()
+    fits = int(resources.get("CPU", 1) // (cpus or 1)) if (cpus if cpus is not None else 1) > 0 else 1
+    if gpus:
+        fits = min(fits, int(resources.get("GPU", 0) // gpus))
+    return max(1, fits)
+
+
+def _actors(ray, plan, count: int, cpus: float | None, gpus: float | None) -> list:
+    from ptah.services.engines.partition import PartitionWorker
+
+    remote = ray.remote(PartitionWorker).options(
+        num_cpus=1 if cpus is None else cpus, num_gpus=gpus or 0, max_concurrency=2, max_restarts=0)
+    return [remote.remote(plan) for _ in range(count)]
+
+
+def _started(ray, workers: list) -> None:
+    """Wait for every actor to start; RayUnavailable when the cluster cannot place them all in time."""
+    refs = [worker.progress.remote() for worker in workers]
+    ready, _ = ray.wait(refs, num_returns=len(refs), timeout=ACTOR_START_SECONDS)
+    if len(ready) < len(refs):
+        raise RayUnavailable(f"only {len(ready)} of {len(refs)} Ray actors started within {ACTOR_START_SECONDS} s: "
+                             "the cluster lacks the CPUs or GPUs they ask for (--actors, --actor-cpus, --actor-gpus)")
+    _get(ray, ready)
+
+
+def _set_dimension(ray, workers: list, dimension: int) -> None:
+    _get(ray, [worker.set_dimension.remote(dimension) for worker in workers])
+
+
+def _get(ray, refs):
+    """``ray.get``, with a ptah error raised in an actor raised here as itself."""
+    try:
+        return ray.get(refs)
+    except ray.exceptions.RayTaskError as exc:
+        if isinstance(exc.cause, PtahError):
+            raise exc.cause from None
+        raise RayUnavailable(f"a Ray worker failed: {_first_line(exc.cause or exc)}") from None
+    except ray.exceptions.RayError as exc:
+        raise RayUnavailable(f"a Ray worker failed: {_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[-1] if text else type(exc).__name__)[:300]
+
+
+def _run(ray, workers: list, ranges: list, total: int, progress: Callable | None):
+    """Hand each key range to an idle actor until all are done; ``(results, failures, usage)``."""
+    queue = deque(enumerate(ranges))
+    idle = list(workers)
+    running: dict = {}  # ObjectRef -> (actor, index)
+    results, failures, first_error = [], [], None
+    done_rows = 0
+    _report(progress, 0, total, 0, len(ranges))
+    while queue or running:
+        while idle and queue and first_error is None:
+            worker, (index, within) = idle.pop(), queue.popleft()
+            running[worker.run.remote(index, within)] = (worker, index)
+        if not running:
+            break
+        ready, _ = ray.wait(list(running), num_returns=1, timeout=POLL_SECONDS)
+        for ref in ready:
+            worker, index = running.pop(ref)
+            try:
+                result = ray.get(ref)
+            except ray.exceptions.RayTaskError as exc:  # the actor lives: its partition raised
+                if isinstance(exc.cause, PtahError):
+                    first_error = first_error or exc.cause
+                failures.append(f"partition {index + 1}: {_first_line(exc.cause or exc)}")
+                idle.append(worker)
+            except ray.exceptions.RayError as exc:  # the actor or its node is gone: its partition is not done
+                failures.append(f"partition {index + 1}: its worker died ({_first_line(exc)})")
+            else:
+                results.append(result)
+                done_rows += result.rows
+                idle.append(worker)
+        if not idle and not running:
+            failures.extend(f"partition {index + 1}: no worker was left to run it" for index, _ in queue)
+            queue.clear()
+        in_flight = _in_flight(ray, [worker for worker, _ in running.values()])
+        _report(progress, min(total, done_rows + in_flight), total, len(results), len(ranges))
+    if first_error is not None:
+        raise first_error
+    usage = _usage(ray, idle)
+    return results, failures, usage
+
+
+def _in_flight(ray, workers: list) -> int:
+    """Rows the running partitions have read so far (0 for an actor that does not answer in time)."""
+    if not workers:
+        return 0
+    refs = [worker.progress.remote() for worker in workers]
+    ready, _ = ray.wait(refs, num_returns=len(refs), timeout=POLL_SECONDS)
+    read = 0
+    for ref in ready:
+        try:
+            read += ray.get(ref)[0]
+        except ray.exceptions.RayError:
+            pass
+    return read
+
+
+def _report(progress: Callable | None, done: int, total: int, partitions_done: int, partitions: int) -> None:
+    if progress is None:
+        return
+    progress(done, total)
+    hears_partitions = getattr(progress, "partitions", None)
+    if callable(hears_partitions):
+        hears_partitions(partitions_done, partitions)
+
+
+def _usage(ray, workers: list) -> dict | None:
+    """What the actors asked a service, summed (None: no service was asked)."""
+    try:
+        found = [usage for usage in ray.get([worker.usage.remote() for worker in workers]) if usage is not None]
+    except ray.exceptions.RayError:
+        return None
+    if not found:
+        return None
+    summed = dict(found[0])
+    for usage in found[1:]:
+        for name, value in usage.items():
+            if isinstance(value, (int, float)) and isinstance(summed.get(name), (int, float)):
+                summed[name] = summed[name] + value
+            elif value is None:
+                summed[name] = None
+    return summed
+
+
+def _settle_unsplittable(store, identity: str, width: int, results: list, where: str) -> int:
+    """Rows whose key holds U+001F inside a component: refuse two that read alike, delete such vectors gone."""
+    from ptah.adapters.stores.pgvector_ranges import stored_unsplittable
+
+    keys: dict[str, str] = {}
+    for result in results:
+        for key, row_identity in result.unsplittable:
+            if keys.setdefault(key, row_identity) != row_identity:
+                raise SourceUnavailable(f"{where}: two rows have the key {key!r}, because a key column holds U+001F, "
+                                        "the separator of composite keys; key_fields must identify exactly one row")
+    present = set(keys.values())
+    return store.delete_vectors(identity, sorted(set(stored_unsplittable(store, identity, width)) - present))
