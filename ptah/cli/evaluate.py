@@ -106,6 +106,11 @@ def evaluate(
         from ptah.render.table import render
 
         render(report, output_console())
+    from ptah.cli.display import wrote
+
+    for path in (output, html, trec_run, junit, markdown):
+        if path is not None:
+            wrote(path, err=json_output)
     if not report.passed:
         raise typer.Exit(EXIT_INCONCLUSIVE if report.verdict == "inconclusive" else EXIT_NEGATIVE)
 

@@ -38,7 +38,11 @@ def _deltas(metrics: Mapping) -> str:
 
 
 def render(report: Report, console: Console) -> None:
-    """The human report: a table of cases per run, the means with denominators, deltas, the verdict."""
+    """The human report: a one-screen summary (:mod:`ptah.render.summary`), then a table of cases per run, the
+    means with denominators, deltas, the gates and the verdict."""
+    from ptah.render.summary import render_summary
+
+    render_summary(report, console)
     corpus = report.corpus
     console.print(f"corpus {markup(corpus['path'])} ({corpus['cases']} cases, {markup(corpus['digest'])})")
     comparisons = report.comparisons
