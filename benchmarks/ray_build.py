@@ -1,0 +1,201 @@
+"""Benchmark: the ray build engine against the local one, and evaluate over a large pgvector generation.
+
+    python benchmarks/ray_build.py throughput --rows 20000 [--model ptah/deterministic] [--actors 2]
+    python benchmarks/ray_build.py evaluate --rows 1000000 [--dimension 64] [--cases 100]
+
+Starts its own PostgreSQL 16 + pgvector with ``pgserver`` in a temporary
+folder (removed at the end) holding the source table and the stores.
+
+* ``throughput``: the same generation of N synthetic documents built from
+  empty by the local engine (store A) and by the ray engine on a local Ray
+  instance (store B, ``--actors`` actors of 1 CPU, 4 partitions per actor),
+  in the order L R R L; the medians. Ray's start is timed apart (``ray.init``
+  before the build: the engine joins it), so the figure is the engine's own
+  overhead: snapshot export and cut, actors' start and model load, partitions.
+* ``evaluate``: N synthetic documents built by the local engine with the
+  deterministic embedder at ``--dimension``, an HNSW index (m 16,
+  ef_construction 64), then ``ptah inference evaluate`` of a corpus of
+  ``--cases`` questions (each a row's own words; that row required) as a whole
+  process, ``--search exact`` and ``--search both``: wall time, peak RSS
+  (``/usr/bin/time``) and the ANN recall the report gives.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+WORDS = ("invoice billing export account password reset team invite plan upgrade token webhook report tax "
+         "payment refund currency customer vendor receipt ledger archive audit policy").split()
+
+
+def server(folder: Path):
+    import pgserver
+
+    pg = pgserver.get_server(folder, cleanup_mode="delete")
+    pg.psql("ALTER SYSTEM SET maintenance_work_mem = '4GB'")
+    pg.psql("SELECT pg_reload_conf()")
+    return pg
+
+
+def url(folder: Path, database: str) -> str:
+    return f"postgresql://postgres@/{database}?host={quote(str(folder))}"
+
+
+def create_source(folder: Path, rows: int) -> str:
+    """Table ``docs(id, title, body)`` of ``rows`` synthetic documents, made by the server (generate_series)."""
+    import psycopg
+
+    with psycopg.connect(url(folder, "postgres"), autocommit=True) as admin:
+        admin.execute("CREATE DATABASE source")
+    words = "ARRAY[" + ",".join(f"'{w}'" for w in WORDS) + "]"
+    with psycopg.connect(url(folder, "source"), autocommit=True) as connection:
+        connection.execute(
+            "CREATE TABLE docs AS SELECT i AS id, 'doc ' || i || ' ' || (" + words + ")[1 + i %% 23] AS title, "
+            "(SELECT string_agg((" + words + ")[1 + (i * j * 7919) %% 23] || ' w' || ((i * j) %% 9973), ' ') "
+            "FROM generate_series(1, 12) AS j) AS body FROM generate_series(1::bigint, %s) AS i", (rows,))
+        connection.execute("ALTER TABLE docs ADD PRIMARY KEY (id)")
+    return url(folder, "source")
+
+
+def spec(folder: Path, name: str, source: str, model: str, dimension: int | None = None) -> str:
+    import psycopg
+
+    with psycopg.connect(url(folder, "postgres"), autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    place = folder.parent / f"spec-{name}"
+    place.mkdir()
+    extra = f"\n    dimension: {dimension}" if dimension else ""
+    (place / "ptah.yaml").write_text(
+        f"version: 1\nsource:\n  database: {source}\n  table: docs\n  key_fields: [id]\n"
+        f'  text: "{{title}}\\n\\n{{body}}"\nstore: {url(folder, name)}\nactive: g\ngenerations:\n'
+        f"  g:\n    model: {model}{extra}\n    batch_size: 64\n")
+    return str(place / "ptah.yaml")
+
+
+def drop_vectors(spec_path: str) -> None:
+    import psycopg
+
+    import ptah
+
+    with ptah.open_project(spec_path) as project:
+        store = project._project.spec.store
+    with psycopg.connect(store, autocommit=True) as connection:
+        for (table,) in connection.execute("SELECT vectors_table FROM ptah_generations").fetchall():
+            connection.execute(f"TRUNCATE {table}")
+
+
+def throughput(args) -> dict:
+    import ray
+
+    import ptah
+
+    folder = Path(tempfile.mkdtemp(prefix="ptah-raybench-")) / "pg"
+    pg = server(folder)
+    try:
+        source = create_source(folder, args.rows)
+        dimension = 384 if args.model == "ptah/deterministic" else None
+        specs = {"local": spec(folder, "local_store", source, args.model, dimension),
+                 "ray": spec(folder, "ray_store", source, args.model, dimension)}
+        started = time.perf_counter()
+        ray.init(num_cpus=args.actors, object_store_memory=200 * 2**20, include_dashboard=False,
+                 log_to_driver=False, logging_level=logging.ERROR)
+        ray_start = time.perf_counter() - started
+        seconds: dict[str, list[float]] = {"local": [], "ray": []}
+        for engine in ("local", "ray", "ray", "local"):
+            if seconds[engine]:  # the second build of this engine starts from empty too
+                drop_vectors(specs[engine])
+            options = {"engine": "ray", "actors": args.actors} if engine == "ray" else {}
+            with ptah.open_project(specs[engine]) as project:
+                started = time.perf_counter()
+                summary = project.build(**options)
+                seconds[engine].append(time.perf_counter() - started)
+            assert summary.embedded == args.rows, summary
+            print(engine, f"{seconds[engine][-1]:.2f} s", flush=True)
+        ray.shutdown()
+        local, distributed = statistics.median(seconds["local"]), statistics.median(seconds["ray"])
+        return {"rows": args.rows, "model": args.model, "actors": args.actors, "ray_start_s": round(ray_start, 2),
+                "local_s": [round(s, 2) for s in seconds["local"]], "ray_s": [round(s, 2) for s in seconds["ray"]],
+                "local_rows_per_s": round(args.rows / local), "ray_rows_per_s": round(args.rows / distributed),
+                "ray_over_local_time": round(distributed / local, 3)}
+    finally:
+        pg.cleanup()
+
+
+def evaluate(args) -> dict:
+    import ptah
+
+    folder = Path(tempfile.mkdtemp(prefix="ptah-evalbench-")) / "pg"
+    pg = server(folder)
+    try:
+        source = create_source(folder, args.rows)
+        path = spec(folder, "store", source, "ptah/deterministic", args.dimension)
+        result: dict = {"rows": args.rows, "dimension": args.dimension, "cases": args.cases}
+        with ptah.open_project(path) as project:
+            started = time.perf_counter()
+            project.build()
+            result["build_s"] = round(time.perf_counter() - started, 1)
+            started = time.perf_counter()
+            project.index(m=16, ef_construction=64)
+            result["hnsw_build_s"] = round(time.perf_counter() - started, 1)
+        corpus = Path(path).parent / "corpus.yaml"
+        chosen = random.Random(7).sample(range(1, args.rows + 1), args.cases)
+        lines = ["version: 1", "default_k: 10", "cases:"]
+        for number in chosen:
+            lines += [f"  - id: c{number}", f'    query: "doc {number} {WORDS[number % 23]}"', f'    required: ["{number}"]']
+        corpus.write_text("\n".join(lines) + "\n")
+        for search in ("exact", "both"):
+            command = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "ptah", "inference", "evaluate",
+                       "--spec", path, "--corpus", str(corpus), "--search", search, "--json"]
+            done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+            wall, peak_kib = done.stderr.strip().splitlines()[-1].split()
+            report = json.loads(done.stdout)
+            result[search] = {"wall_s": float(wall), "peak_rss_mib": round(int(peak_kib) / 1024),
+                              "exit": done.returncode, "summary": _summary(report)}
+            print(search, result[search], flush=True)
+        return result
+    finally:
+        pg.cleanup()
+
+
+def _summary(report: dict) -> dict:
+    """The report's means and ANN recall, wherever this report format keeps them."""
+    text = json.dumps(report)
+    found = {}
+    for name in ("ann_recall", "recall", "mrr"):
+        at = text.find(f'"{name}"')
+        if at >= 0:
+            found[name] = text[at : at + 80].split(",")[0]
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("mode", choices=("throughput", "evaluate"))
+    parser.add_argument("--rows", type=int, default=20_000)
+    parser.add_argument("--model", default="ptah/deterministic")
+    parser.add_argument("--actors", type=int, default=2)
+    parser.add_argument("--dimension", type=int, default=64)
+    parser.add_argument("--cases", type=int, default=100)
+    parser.add_argument("--output")
+    args = parser.parse_args()
+    result = throughput(args) if args.mode == "throughput" else evaluate(args)
+    print(json.dumps(result, indent=2))
+    if args.output:
+        Path(args.output).write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
