@@ -157,8 +157,12 @@ def test_a_toy_embedder_installed_as_a_plugin_builds_and_evaluates(tmp_path):
     # cosines: "a" 1 (1.0), 3 (0.71); "b" 2 (1.0), 3 (0.71); "ccb" 4 (0.89), 2 (0.45): required keys at ranks 1, 2, 1
     assert [[r["key"] for r in case["results"]] for case in run["cases"]] == [["1", "3"], ["2", "3"], ["4", "2"]]
     aggregates = run["aggregates"]
-    assert aggregates["recall"] == {"value": 1.0, "numerator": 3.0, "denominator": 3, "undefined": 0}
-    assert aggregates["mrr"] == {"value": 2.5 / 3, "numerator": 2.5, "denominator": 3, "undefined": 0}
+    # each case's one other row is a hole; taken as relevant (grade 1) every case is perfect: high bounds 1
+    assert aggregates["recall"] == {"value": 1.0, "numerator": 3.0, "denominator": 3, "undefined": 0,
+                                    "high": 1.0, "high_numerator": 3.0}
+    assert aggregates["mrr"] == {"value": 2.5 / 3, "numerator": 2.5, "denominator": 3, "undefined": 0,
+                                 "high": 1.0, "high_numerator": 3.0}
+    assert (aggregates["ndcg"]["high"], aggregates["ndcg"]["high_numerator"]) == (1.0, 3.0)
     ndcg = 2 + 1 / 1.584962500721156  # 1 + 1 / log2(3) + 1
     assert aggregates["ndcg"]["numerator"] == pytest.approx(ndcg, abs=1e-12)
     assert aggregates["ndcg"]["value"] == pytest.approx(ndcg / 3, abs=1e-12)

@@ -178,7 +178,9 @@ def test_the_example_served_over_http_evaluates_exactly_like_the_local_model(pro
                          "--json", "--html", tmp_path / f"{name}.html"], capsys)
         assert code in (0, 1), out
         outputs.append(out)
-        reports[name] = json.loads(out)["runs"][0]
+        document, end = json.JSONDecoder().raw_decode(out)  # the JSON on stdout, then "wrote FILE" on stderr
+        assert out[end:] == f"\nwrote {tmp_path / f'{name}.html'}\n"
+        reports[name] = document["runs"][0]
     local, served = reports["title-body"], reports["served"]
     assert served["generation"]["model"] == MODEL
     for measure in ("recall", "mrr", "ndcg"):

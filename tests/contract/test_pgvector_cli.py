@@ -102,7 +102,9 @@ def test_index_search_is_refused_until_an_index_exists_then_measured_against_exa
     ann = both["aggregates"]["ann"]
     assert ann["recall"] == {"value": 1.0, "numerator": 5.0, "denominator": 5, "undefined": 0}
     assert ann["delta"] == {"recall": 0.0, "mrr": 0.0, "ndcg": 0.0}
-    assert ann["exact"]["recall"] == exact["aggregates"]["recall"]
+    # what the index costs is measured on the values (the judged rows); the exact run's high bound is its own
+    plain = {name: value for name, value in exact["aggregates"]["recall"].items() if not name.startswith("high")}
+    assert ann["exact"]["recall"] == plain
 
 
 def test_ef_search_1_returns_one_row_per_query_so_ann_recall_is_a_third(postgres_project, capsys):
