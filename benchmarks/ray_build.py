@@ -171,14 +171,17 @@ def evaluate(args) -> dict:
 
 
 def _summary(report: dict) -> dict:
-    """The report's means and ANN recall, wherever this report format keeps them."""
-    text = json.dumps(report)
-    found = {}
-    for name in ("ann_recall", "recall", "mrr"):
-        at = text.find(f'"{name}"')
-        if at >= 0:
-            found[name] = text[at : at + 80].split(",")[0]
-    return found
+    """The first generation's ``aggregates`` (means, and ``ann`` under --search both), found wherever they sit."""
+    stack = [report]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("aggregates"), dict):
+                return node["aggregates"]
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return {}
 
 
 def main() -> None:
