@@ -276,3 +276,15 @@ def test_nothing_but_the_ray_engine_imports_ray():
              "ptah.adapters.sources.postgres_partitions; print('ray' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT,
                           check=True).stdout == "False\n"
+
+
+def test_the_cli_joins_a_running_cluster_with_ray_address(ray_local, databases):
+    spec = databases.spec("ray")
+    address = ray_local.get_runtime_context().gcs_address
+    done = subprocess.run([sys.executable, "-m", "ptah", "inference", "build", "--spec", spec, "--engine", "ray",
+                           "--ray-address", address, "--actors", "2", "--partitions", "3", "--json"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert (summary["rows"], summary["embedded"], summary["deleted"]) == (272, 272, 0)
+    assert check(spec).ok
