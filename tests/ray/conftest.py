@@ -1,4 +1,4 @@
-"""Ray for the distributed-build tests: one local instance (2 CPUs) per session, beside a real PostgreSQL.
+"""Ray for the distributed-build tests: one local instance (2 CPUs) per module, beside a real PostgreSQL.
 
 Ray workers import ``tests.ray.kinds`` at start (``worker_process_setup_hook``)
 so the ``raytest/…`` embedders open there as in this process. The instance is
@@ -27,8 +27,8 @@ def ray_runtime_env() -> dict:
     return {"env_vars": {"PYTHONPATH": path}, "worker_process_setup_hook": "tests.ray.kinds.register"}
 
 
-@pytest.fixture(scope="session")
-def ray_local():
+@pytest.fixture(scope="module")
+def ray_local():  # shut down after the module: the rest of the suite runs without Ray's threads and processes
     import ray
 
     ray.init(num_cpus=2, object_store_memory=200 * 2**20, include_dashboard=False, log_to_driver=False,
