@@ -88,7 +88,7 @@ def test_vectors_round_trip_as_little_endian_float32(store):
 
 
 def test_matrix_reads_across_chunks(store, monkeypatch):
-    import ptah.adapters.stores.sqlite as module
+    import ptah.adapters.stores.sqlite_snapshot as module
 
     monkeypatch.setattr(module, "_READ_CHUNK", 4)
     vectors = np.arange(30, dtype=np.float32).reshape(10, 3)

@@ -1,0 +1,169 @@
+"""A read snapshot of the SQLite store: one read transaction (see :mod:`.sqlite`).
+
+Everything an evaluation or ``verify`` reads -- generation records, vectors as
+one matrix (checked as they are read), digests, cached queries and the whole
+file's integrity -- comes through one :class:`StoreSnapshot`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from ptah.adapters.stores.records import GENERATION_COLUMNS as _GENERATION_COLUMNS
+from ptah.adapters.stores.records import GenerationRecord, Matrix
+from ptah.adapters.stores.sqlite_damage import check_vectors, damaged, integrity_problems, refuse_non_finite
+from ptah.adapters.stores.sqlite_damage import guarded as _guarded
+from ptah.adapters.stores.vector_checks import VECTOR_DTYPE, usable_query_vector
+
+# Rows fetched per step when reading a matrix: bounds the temporary bytes
+# beside the preallocated matrix (8192 x 384 x 4 = 12 MiB).
+_READ_CHUNK = 8192
+# Bound parameters per IN (...) list, well under SQLite's limit.
+_IN_CHUNK = 500
+
+
+def _record(row: tuple) -> GenerationRecord:
+    identity, name, model, settings, dimension, digest, parts, versions, created, updated = row
+    return GenerationRecord(
+        identity=identity, name=name, model=model, settings=json.loads(settings), dimension=int(dimension),
+        model_digest=digest, identity_parts=json.loads(parts), library_versions=json.loads(versions),
+        created_at=created, updated_at=updated,
+    )
+
+
+def _chunks(items: list, size: int) -> Iterator[list]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+class StoreSnapshot:
+    """Reads from one consistent state of the store (a single read transaction)."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path):
+        self._connection = connection
+        self._path = path
+
+    def generation(self, identity: str) -> GenerationRecord | None:
+        """The generation with this identity, or None when it was never registered."""
+        with _guarded(self._path):
+            row = self._connection.execute(
+                f"SELECT {_GENERATION_COLUMNS} FROM generations WHERE identity = ?", (identity,)
+            ).fetchone()
+        return None if row is None else _record(row)
+
+    def generations(self) -> list[GenerationRecord]:
+        """Every registered generation, oldest first."""
+        with _guarded(self._path):
+            rows = self._connection.execute(
+                f"SELECT {_GENERATION_COLUMNS} FROM generations ORDER BY created_at, identity"
+            ).fetchall()
+        return [_record(row) for row in rows]
+
+    def vector_count(self, identity: str) -> int:
+        """How many vectors the generation has, counted in the index :meth:`digests` reads."""
+        with _guarded(self._path):
+            return self._connection.execute(
+                "SELECT count(*) FROM vectors INDEXED BY vectors_digests WHERE generation = ?", (identity,)
+            ).fetchone()[0]
+
+    def digests(self, identity: str) -> dict[str, tuple[str, str]]:
+        """``row identity -> (key, text SHA-256)`` for every vector of the generation.
+
+        Read from a covering index: no vector bytes are touched.
+        """
+        with _guarded(self._path):
+            cursor = self._connection.execute(
+                "SELECT row_identity, key, text_sha256 FROM vectors INDEXED BY vectors_digests WHERE generation = ?",
+                (identity,),
+            )
+            return {row_identity: (key, digest) for row_identity, key, digest in cursor}
+
+    def matrix(self, identity: str) -> Matrix:
+        """The generation's vectors as one C-contiguous float32 ``(n, dimension)`` matrix.
+
+        The matrix is allocated once at its final size and the stored bytes are
+        copied into it chunk by chunk, so the peak memory is the matrix plus
+        one chunk plus the key lists -- no per-row arrays. Rows are ordered by
+        row identity. An unregistered generation is an empty ``(0, 0)`` matrix.
+        Raises :class:`StoreDamaged` when a vector is not ``dimension`` finite
+        float32 values, or when the table and the index :meth:`digests` reads
+        disagree on how many vectors there are: nothing non-finite is measured.
+        """
+        record = self.generation(identity)
+        if record is None:
+            return Matrix([], [], np.empty((0, 0), dtype=np.float32))
+        count = self.vector_count(identity)
+        vectors = np.empty((count, record.dimension), dtype=VECTOR_DTYPE)
+        keys: list[str] = []
+        row_identities: list[str] = []
+        disagree = f"its index and its table disagree on how many vectors generation {record.name} has"
+        for rows, block in self._blocks(record):
+            if len(keys) + len(rows) > count:
+                raise damaged(self._path, disagree)
+            vectors[len(keys) : len(keys) + len(rows)] = block
+            keys.extend(row[0] for row in rows)
+            row_identities.extend(row[1] for row in rows)
+        if len(keys) != count:  # one read transaction: only damage makes them differ
+            raise damaged(self._path, disagree)
+        refuse_non_finite(self._path, record.name, vectors, keys)
+        if VECTOR_DTYPE != np.dtype(np.float32):  # a big-endian machine
+            vectors = vectors.astype(np.float32)
+        return Matrix(keys, row_identities, vectors)
+
+    def check(self, identity: str) -> None:
+        """StoreDamaged unless SQLite's ``integrity_check`` passes and the generation's vectors are finite and
+        match their CRC-32s (:mod:`ptah.adapters.stores.sqlite_damage`): one read of the whole file."""
+        with _guarded(self._path):
+            found = integrity_problems(self._connection)
+        if found:
+            raise damaged(self._path, f"SQLite's integrity check: {found}")
+        record = self.generation(identity)
+        if record is not None:
+            check_vectors(self._path, record.name, self._blocks(record))
+
+    def _blocks(self, record: GenerationRecord) -> Iterator[tuple[list[tuple], np.ndarray]]:
+        """The generation's ``(key, row identity, vector, CRC-32)`` rows by row identity, :data:`_READ_CHUNK` at
+        a time, each with its vectors as a read-only array; StoreDamaged for a vector of another size."""
+        size = record.dimension
+        row_bytes = size * VECTOR_DTYPE.itemsize
+        with _guarded(self._path):
+            cursor = self._connection.execute(
+                "SELECT key, row_identity, vector, vector_crc32 FROM vectors WHERE generation = ? "
+                "ORDER BY row_identity", (record.identity,),
+            )
+            while rows := cursor.fetchmany(_READ_CHUNK):
+                try:
+                    data = b"".join(row[2] for row in rows)
+                except TypeError:  # a TEXT value where a BLOB was written
+                    data = b""
+                if len(data) != len(rows) * row_bytes:
+                    raise damaged(self._path, f"a vector of generation {record.name} is not {size} float32 values")
+                yield rows, np.frombuffer(data, dtype=VECTOR_DTYPE).reshape(len(rows), size)
+
+    def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
+        """The cached float32 vectors of those ``texts`` that have a usable one under this generation.
+
+        A cached vector that is not ``dimension`` finite values is left out, so
+        the caller embeds that query again (and the cache entry is replaced).
+        """
+        wanted = list(dict.fromkeys(texts))
+        record = self.generation(identity)
+        dimension = record.dimension if record is not None else None
+        found: dict[str, np.ndarray] = {}
+        with _guarded(self._path):
+            for chunk in _chunks(wanted, _IN_CHUNK):
+                marks = ", ".join("?" * len(chunk))
+                cursor = self._connection.execute(
+                    f"SELECT query, vector, vector_crc32 FROM query_cache WHERE generation = ? AND query IN ({marks})",
+                    (identity, *chunk),
+                )
+                for query, blob, crc32 in cursor:
+                    vector = usable_query_vector(blob, dimension, crc32)
+                    if vector is not None:
+                        found[query] = vector
+        return found
