@@ -83,7 +83,7 @@ def _verdict(report: Report) -> str:
         verdict = f"pass: all {len(report.gates)} gates passed"
     corpus = report.corpus
     return (f"## ptah evaluate: {verdict}\n\ncorpus {code(corpus.get('path'))}, {corpus.get('cases')} cases, "
-            f"digest {code(corpus.get('digest'))}; created {report.created_at}")
+            f"digest {code(corpus.get('digest'))}; created {code(report.created_at)}")
 
 
 def _table(head: list[str], rows: list[list[str]]) -> str:

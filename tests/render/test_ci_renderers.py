@@ -63,3 +63,10 @@ def test_a_code_span_outlasts_any_run_of_backticks_and_escapes_pipes_in_tables()
     assert code("`x`") == "`` `x` ``"
     assert code("a|b", cell=True) == "`a\\|b`"
     assert code("x" * 200) == "`" + "x" * 159 + "… (200 characters)`"
+
+
+def test_a_saved_reports_created_at_is_shown_as_code_in_the_summary():
+    # report show re-renders a file: its created_at is only "a string" to the schema, so it may hold Markdown or HTML.
+    typed = replace(report(), created_at="x\n\n<img src=https://evil.example/p.png> [go](https://evil.example)")
+    head = render_markdown(typed).split("\n\n")[1]
+    assert head.endswith("created `x\\n\\n<img src=https://evil.example/p.png> [go](https://evil.example)`")
