@@ -234,3 +234,20 @@ def test_a_run_that_succeeds_keeps_the_password_out_of_output_report_and_file_na
     report = (tmp_path / "report.json").read_text()
     assert json.loads(report)["runs"][0]["generation"]["name"] == "docs"
     assert_nowhere(SECRET, tmp_path, *outputs, report, (tmp_path / "report.html").read_text())
+
+
+def test_a_ray_build_plan_never_shows_the_passwords_it_carries_to_the_workers():
+    """Ray writes an argument's ``repr`` into its own errors ("Could not serialize the argument …"), and the
+    plan every Ray actor receives holds both URLs whole (the workers connect with them)."""
+    import pickle
+
+    from ptah.core.spec import GenerationSettings, SourceSpec
+    from ptah.services.engines.partition import BuildPlan
+
+    source = SourceSpec(f"postgresql://reader:{SECRET}@db.example/src", "articles", ("id",), "{title}")
+    plan = BuildPlan(source, GenerationSettings("docs", "ptah/deterministic"), "/project",
+                     f"postgresql://writer:{SECRET}@db.example/store", "abc123", 16, 64, "00000003-0000001B-1")
+    assert repr(plan) == ("BuildPlan(source=postgresql://reader:***@db.example/src table articles, "
+                          "store=postgresql://writer:***@db.example/store, identity=abc123, "
+                          "snapshot=00000003-0000001B-1)")
+    assert pickle.loads(pickle.dumps(plan)) == plan  # what the workers receive is whole

@@ -30,7 +30,7 @@ from ptah.adapters.stores.pgvector import PgvectorStore
 from ptah.adapters.stores.pgvector_ranges import stored_digests, stored_in_range
 from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
 from ptah.core.identity import text_digest
-from ptah.core.spec import GenerationSettings, SourceSpec
+from ptah.core.spec import GenerationSettings, SourceSpec, redact_url
 from ptah.services.build import embed_batch
 from ptah.services.probe import probe_for_build
 
@@ -49,6 +49,10 @@ class BuildPlan:
     dimension: int
     batch_rows: int
     snapshot: str  # the driver's exported snapshot id
+
+    def __repr__(self) -> str:  # Ray writes an argument's repr into its errors: never the URLs' passwords
+        return (f"BuildPlan(source={self.source.redacted_database} table {self.source.table}, "
+                f"store={redact_url(self.store_url)}, identity={self.identity}, snapshot={self.snapshot})")
 
 
 @dataclass
