@@ -23,10 +23,6 @@ from ptah.core.report import Report
 from ptah.core.visible import visible
 
 
-def corpus_lines(corpus: Corpus) -> dict[str, int]:
-    return {case.id: case.line for case in corpus.cases if case.line is not None}
-
-
 def workspace_path(path: str, environ: Mapping[str, str]) -> str:
     """``path`` relative to ``GITHUB_WORKSPACE`` when it lies inside it; else as given."""
     workspace = environ.get("GITHUB_WORKSPACE")
@@ -43,6 +39,7 @@ def report_to_ci(report: Report, corpus: Corpus, environ: Mapping[str, str] | No
     environ = os.environ if environ is None else environ
     if environ.get("GITHUB_ACTIONS") == "true" and not report.passed:
         from ptah.render.annotations import annotations
+        from ptah.services.documents import corpus_lines
 
         for line in annotations(report, workspace_path(corpus.path or "corpus", environ), corpus_lines(corpus)):
             print(line, file=sys.stderr)

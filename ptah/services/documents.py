@@ -62,11 +62,16 @@ def write_html(report: Report, path: str | os.PathLike) -> None:
     write_text(path, render_html(report))
 
 
+def corpus_lines(corpus: Corpus) -> dict[str, int]:
+    """Each case's line in its corpus file, where the loader knew it (JUnit's ``line``, the annotations' place)."""
+    return {case.id: case.line for case in corpus.cases if case.line is not None}
+
+
 def write_junit(report: Report, path: str | os.PathLike, corpus: Corpus | None = None) -> None:
     """The report as JUnit XML; with the ``corpus`` it measured, each case carries its file and line."""
     from ptah.render.junit import render_junit
 
-    lines = None if corpus is None else {case.id: case.line for case in corpus.cases if case.line is not None}
+    lines = None if corpus is None else corpus_lines(corpus)
     write_text(path, render_junit(report, lines, None if corpus is None else corpus.path))
 
 
