@@ -35,7 +35,7 @@ from typing import Callable
 
 from ptah.adapters.sources.base import source_kind
 from ptah.adapters.stores import registry as stores
-from ptah.core.errors import CapabilityUnavailable, InputError, OperationalError, PtahError, SourceUnavailable
+from ptah.core.errors import InputError, OperationalError, PtahError, SourceUnavailable
 from ptah.services.build import BuildSummary, library_versions, register_generation
 from ptah.services.external import refuse_build
 from ptah.services.probe import stored_probe
