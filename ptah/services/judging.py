@@ -109,14 +109,12 @@ def make_worklist(project: Project, corpus_path: str | os.PathLike, generations:
     corpus = load_corpus(corpus_path)
     record = read_record(corpus_path)
     report = evaluate(project, corpus, EvaluationRequest(generations=tuple(generations), channels=tuple(channels)))
-    runs = [(run.generation["name"], {case.id: case.keys for case in run.cases}) for run in report.runs]
+    runs = _rankings(report)
     pooled = pooled_holes(corpus, record, runs)
     text_of = text_generation(project, generations, channels)
-    texts = row_texts(project, text_of, {key for _, found in pooled for key, _ in found})
-    _refuse_gone(texts, {key for _, found in pooled for key, _ in found}, text_of)
+    texts = _hole_texts(project, text_of, {key for _, found in pooled for key, _ in found})
     cases = tuple(
-        WorkCase(case_id, corpus.case(case_id).query, corpus.case(case_id).k,
-                 tuple(Hole(key, ranks, abbreviated(texts[key], TEXT_CHARS), text_digest(texts[key])) for key, ranks in found))
+        WorkCase(case_id, corpus.case(case_id).query, corpus.case(case_id).k, _holes(found, texts))
         for case_id, found in pooled
     )
     return Worklist({"path": str(corpus_path), "digest": corpus.digest},
@@ -124,11 +122,24 @@ def make_worklist(project: Project, corpus_path: str | os.PathLike, generations:
                     tuple(name for name, _ in runs), text_of, cases)
 
 
-def _refuse_gone(texts: dict[str, str], keys: set[str], generation: str) -> None:
+def _rankings(report) -> list[tuple[str, dict[str, list[str]]]]:
+    """Each run's name with each case's ranked keys, as :func:`ptah.core.worklist.pooled_holes` takes them."""
+    return [(run.generation["name"], {case.id: case.keys for case in run.cases}) for run in report.runs]
+
+
+def _holes(found: list[tuple[str, dict[str, int]]], texts: dict[str, str]) -> tuple[Hole, ...]:
+    """The pooled holes of one case with their text (cut to show) and the whole text's SHA-256."""
+    return tuple(Hole(key, ranks, abbreviated(texts[key], TEXT_CHARS), text_digest(texts[key])) for key, ranks in found)
+
+
+def _hole_texts(project: Project, generation: str, keys: set[str]) -> dict[str, str]:
+    """The text ``generation`` renders for each ranked key; exit 3 when a ranked row has left the source."""
+    texts = row_texts(project, generation, keys)
     gone = sorted(keys - set(texts))
     if gone:
         raise OperationalError(f"generation {generation}: the rows {', '.join(repr(k) for k in gone[:5])} were ranked "
                                "but are no longer in the source; build the generation again, then list the holes")
+    return texts
 
 
 def candidates(project: Project, corpus_path: str | os.PathLike, case_id: str, query: str, k: int | None,
@@ -144,14 +155,10 @@ def candidates(project: Project, corpus_path: str | os.PathLike, case_id: str, q
     probe = Corpus(cases=(Case(id=case_id, query=query, k=depth),), path=str(corpus_path))
     generations = () if generation is None else (generation,)
     report = evaluate(project, probe, EvaluationRequest(generations=generations, channels=tuple(channels)))
-    runs = [(run.generation["name"], {case.id: case.keys for case in run.cases}) for run in report.runs]
-    pooled = pooled_holes(probe, JudgementRecord.empty(), runs)
+    pooled = pooled_holes(probe, JudgementRecord.empty(), _rankings(report))
     found = pooled[0][1] if pooled else []
-    text_of = text_generation(project, generations, channels)
-    texts = row_texts(project, text_of, {key for key, _ in found})
-    _refuse_gone(texts, {key for key, _ in found}, text_of)
-    return WorkCase(case_id, query, depth, tuple(Hole(key, ranks, abbreviated(texts[key], TEXT_CHARS),
-                                                      text_digest(texts[key])) for key, ranks in found))
+    texts = _hole_texts(project, text_generation(project, generations, channels), {key for key, _ in found})
+    return WorkCase(case_id, query, depth, _holes(found, texts))
 
 
 def read_worklist(path: str | os.PathLike) -> Worklist:
