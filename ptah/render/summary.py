@@ -17,7 +17,7 @@ from typing import Mapping
 from rich.console import Console
 
 from ptah.core.measures import Measure
-from ptah.core.report import Report
+from ptah.core.report import Gate, Report
 from ptah.core.significance import p_value_phrase
 from ptah.render.text import delta, markup, number, plain
 
@@ -35,8 +35,7 @@ def render_summary(report: Report, console: Console) -> None:
     console.print(f"[{style}]verdict: {verdict.upper() if verdict != 'pass' else verdict}[/{style}] "
                   f"(exit {VERDICT_EXIT.get(verdict, 1)}) — {told}")
     for gate in failed:
-        mark = "[yellow]INCONCLUSIVE[/yellow]" if getattr(gate, "inconclusive", False) else "[red]FAIL[/red]"
-        console.print(f"  {mark} {markup(gate.name)} ({markup(gate.generation)}): {markup(gate.detail)}")
+        console.print(gate_line(gate))
     corpus = report.corpus
     console.print(f"corpus {markup(corpus['path'])}: {corpus['cases']} cases")
     _means(report, console)
@@ -45,6 +44,13 @@ def render_summary(report: Report, console: Console) -> None:
     for line in provenance_notes(report):
         console.print(f"  [yellow]note[/yellow]: {markup(line)}")
     console.print("[dim]detail: each run's cases, then the comparisons, the gates and the verdict[/dim]")
+
+
+def gate_line(gate: Gate) -> str:
+    """One gate as the terminal shows it: ``  pass|INCONCLUSIVE|FAIL NAME (GENERATION): DETAIL`` (Rich markup)."""
+    mark = ("[green]pass[/green]" if gate.passed else "[yellow]INCONCLUSIVE[/yellow]" if gate.inconclusive
+            else "[red]FAIL[/red]")
+    return f"  {mark} {markup(gate.name)} ({markup(gate.generation)}): {markup(gate.detail)}"
 
 
 def _means(report: Report, console: Console) -> None:

@@ -40,7 +40,7 @@ def _deltas(metrics: Mapping) -> str:
 def render(report: Report, console: Console) -> None:
     """The human report: a one-screen summary (:mod:`ptah.render.summary`), then a table of cases per run, the
     means with denominators, deltas, the gates and the verdict."""
-    from ptah.render.summary import render_summary
+    from ptah.render.summary import gate_line, render_summary
 
     render_summary(report, console)
     corpus = report.corpus
@@ -54,9 +54,7 @@ def render(report: Report, console: Console) -> None:
         console.print(f"  [yellow]stale judgement[/yellow] case {markup(stale['case'])} key {markup(repr(stale['key']))}: "
                       f"{markup(stale['why'])}")
     for gate in report.gates:
-        mark = ("[green]pass[/green]" if gate.passed else "[yellow]INCONCLUSIVE[/yellow]" if gate.inconclusive
-                else "[red]FAIL[/red]")
-        console.print(f"  {mark} {markup(gate.name)} ({markup(gate.generation)}): {markup(gate.detail)}")
+        console.print(gate_line(gate))
     failed = [gate for gate in report.gates if not gate.passed]
     if report.verdict == "inconclusive":
         console.print(f"[bold yellow]verdict: INCONCLUSIVE[/bold yellow] — the holes in the judgements decide "
