@@ -176,7 +176,7 @@ async def _problem(request: Request, exc: Exception) -> Response:
         return problem(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {}))
     if not isinstance(exc, (HttpProblem, PtahError)):
         log.error("unexpected %s on %s %s", type(exc).__name__, request.method, request.url.path)
-    return from_error(exc)
+    return from_error(exc, request.app.state.jobs.spec.root)
 
 
 def create_app(records, spec, *, workers: int = 2, limits: Limits = Limits()) -> Starlette:

@@ -31,6 +31,7 @@ from ptah.core.errors import PtahError
 from ptah.core.report import Report
 from ptah.serve.evaluations import evaluation_request
 from ptah.serve.limits import LimitExceeded, Limits
+from ptah.serve.problems import unrooted
 from ptah.services.corpora import registered_corpus
 
 log = logging.getLogger("ptah.serve")
@@ -53,6 +54,7 @@ class Jobs:
     def __init__(self, records, spec, workers: int, limits: Limits):
         self._records = records
         self.spec = spec
+        self._root = getattr(spec, "root", None)  # what a failed job's detail shows relative to it
         self._limits = limits
         self._lock = threading.Lock()  # status changes are read-modify-write on one record
         self._local = threading.local()
@@ -165,7 +167,7 @@ class Jobs:
         try:
             text, report = self._evaluate(job["request"])
         except PtahError as exc:
-            self._finish(job_id, status="failed", error={"code": error_code(exc), "detail": str(exc)})
+            self._finish(job_id, status="failed", error={"code": error_code(exc), "detail": unrooted(str(exc), self._root)})
             return
         except Exception as exc:  # a bug: said in one line, logged without the request's secrets
             log.exception("evaluation %s failed", job_id)

@@ -10,6 +10,7 @@ corpus, ``problems``: each with its ``line``, ``case``, ``field`` and
 from __future__ import annotations
 
 import json
+import os
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -39,8 +40,16 @@ def problem(status: int, code: str, detail: str, *, problems: list | None = None
     return Response(json.dumps(body, ensure_ascii=False), status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
-def from_error(exc: BaseException) -> Response:
-    """The problem a typed error (or an HttpProblem) is."""
+def unrooted(text: str, root: str | None) -> str:
+    """``text`` with the project folder ``root`` (absolute) written relative to it: the spec's and the store's
+    errors start with their absolute paths, which a client has no business learning."""
+    if not root or not os.path.isabs(root) or root == os.sep:
+        return text
+    return text.replace(root.rstrip(os.sep) + os.sep, "").replace(root, ".")
+
+
+def from_error(exc: BaseException, root: str | None = None) -> Response:
+    """The problem a typed error (or an HttpProblem) is; paths under ``root`` shown relative to it."""
     if isinstance(exc, HttpProblem):
         return problem(exc.status, exc.code, exc.detail, headers=exc.headers)
     if isinstance(exc, BodyTooLarge):
@@ -50,8 +59,9 @@ def from_error(exc: BaseException) -> Response:
     if isinstance(exc, PtahError):
         status = 422 if isinstance(exc, InputError) else 503 if isinstance(exc, OperationalError) else 500
         code = getattr(exc, "code", None) or type(exc).__name__
-        problems = [item.as_dict() for item in exc.problems] or None
-        return problem(status, code, str(exc), problems=problems)
+        problems = [{name: unrooted(value, root) if isinstance(value, str) else value
+                     for name, value in item.as_dict().items()} for item in exc.problems] or None
+        return problem(status, code, unrooted(str(exc), root), problems=problems)
     return problem(500, "INTERNAL", "internal error; the server's log says where.")
 
 

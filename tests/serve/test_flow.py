@@ -165,3 +165,12 @@ def test_listing_filters_and_pages(project, server):
             break
     assert pages == [job["id"] for job in everything]
     assert len(set(pages)) == len(pages)
+
+
+def test_an_error_naming_a_server_file_shows_it_relative_to_the_project_folder(project, server):
+    manage = server.client(project.tokens["manage"])
+    digest = register(manage, project.corpus.read_text()).json()["digest"]
+    answer = manage.post("/v1/evaluations", json={"corpus": digest, "generations": ["nope"]})
+    assert (answer.status_code, answer.json()["detail"]) == (
+        422, 'ptah.yaml: no generation named "nope"; the specification declares docs, wide')
+    assert str(project.folder) not in answer.text

@@ -85,3 +85,19 @@ def test_a_restart_fails_what_the_store_says_was_running(records):
     jobs.release.set()
     jobs._pool.shutdown(wait=True)
     assert jobs.get(job["id"])["status"] == "failed"
+
+
+def test_a_failed_jobs_detail_names_server_files_relative_to_the_project_folder(records, tmp_path):
+    from types import SimpleNamespace
+
+    from ptah.core.errors import StoreUnavailable
+
+    class Failing(Jobs):
+        def _evaluate(self, checked):
+            raise StoreUnavailable(f"store {tmp_path}/.ptah/store.db: database is locked; {tmp_path} is busy")
+
+    jobs = Failing(records, spec=SimpleNamespace(root=str(tmp_path)), workers=1, limits=Limits())
+    job = jobs.submit(BODY)
+    jobs._pool.shutdown(wait=True)
+    assert jobs.get(job["id"])["error"] == {"code": "StoreUnavailable",
+                                            "detail": "store .ptah/store.db: database is locked; . is busy"}
