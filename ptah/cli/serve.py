@@ -21,7 +21,7 @@ SPEC_HELP = "The specification (default: $PTAH_SPEC, else ptah.yaml upward from 
 def serve(
     spec: Optional[str] = typer.Option(None, "--spec", help=SPEC_HELP),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (loopback unless told otherwise)."),
-    port: int = typer.Option(8470, "--port", help="TCP port."),
+    port: int = typer.Option(8470, "--port", min=1, max=65535, help="TCP port."),
     workers: int = typer.Option(2, "--workers", min=1, max=64, help="Evaluations run at once."),
     max_searches: int = typer.Option(1024, "--max-searches", help="Refuse an evaluation of more case x run searches."),
     max_report_bytes: int = typer.Option(64 * 1024 * 1024, "--max-report-bytes", help="Refuse a report larger than this."),

@@ -42,3 +42,9 @@ def test_bad_scopes_names_and_duplicates_are_exit_2(project):
         made = ptah("token", "create", *args, "--spec", str(project.spec))
         assert made.returncode == 2 and made.stderr.startswith(message), made.stderr
         assert made.stdout == ""
+
+
+def test_a_port_out_of_range_is_exit_2_not_an_internal_error(project):
+    served = ptah("serve", "--spec", str(project.spec), "--port", "70000")
+    assert served.returncode == 2
+    assert "70000 is not in the range 1<=x<=65535" in served.stderr and "internal error" not in served.stderr
