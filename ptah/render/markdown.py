@@ -149,7 +149,7 @@ def _bullets(sentences: list[str]) -> list[str]:
 
 
 def _gates(report: Report) -> str:
-    lines = [f"- {'pass' if gate.passed else '**INCONCLUSIVE**' if gate.inconclusive else '**FAIL**'} {gate.name} "
+    lines = [f"- {'pass' if gate.passed else '**INCONCLUSIVE**' if gate.inconclusive else '**FAIL**'} {code(gate.name)} "
              f"({code(gate.generation)}): {code(gate.detail)}" for gate in report.gates]
     return "### Gates\n\n" + "\n".join(lines)
 

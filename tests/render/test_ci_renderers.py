@@ -33,7 +33,7 @@ def test_an_inconclusive_gate_is_said_in_every_ci_output():
     text = render_markdown(typed)
     assert text.splitlines()[0] == ("## ptah evaluate: INCONCLUSIVE: the holes in the judgements decide 1 of 2 gates; "
                                     "judge them and evaluate again")
-    assert "- **INCONCLUSIVE** max-recall-drop (`base`): `inconclusive: recall 0.5000..0.7000`" in text
+    assert "- **INCONCLUSIVE** `max-recall-drop` (`base`): `inconclusive: recall 0.5000..0.7000`" in text
     assert "| `base (vector)` | 0.5000..0.7500 | 0.2500 | 0.3155 | 0.5000 |" in text
     junit = render_junit(typed)
     xmlschema.XMLSchema(str(XSD)).validate(junit)
