@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -45,7 +46,8 @@ def unrooted(text: str, root: str | None) -> str:
     errors start with their absolute paths, which a client has no business learning."""
     if not root or not os.path.isabs(root) or root == os.sep:
         return text
-    return text.replace(root.rstrip(os.sep) + os.sep, "").replace(root, ".")
+    inside = re.compile(re.escape(root.rstrip(os.sep)) + r"(?:" + re.escape(os.sep) + r"|(?![\w-]|\.\w))")
+    return inside.sub(lambda found: "" if found.group().endswith(os.sep) else ".", text)
 
 
 def from_error(exc: BaseException, root: str | None = None) -> Response:

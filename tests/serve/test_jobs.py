@@ -101,3 +101,11 @@ def test_a_failed_jobs_detail_names_server_files_relative_to_the_project_folder(
     jobs._pool.shutdown(wait=True)
     assert jobs.get(job["id"])["error"] == {"code": "StoreUnavailable",
                                             "detail": "store .ptah/store.db: database is locked; . is busy"}
+
+
+def test_only_the_project_folder_itself_is_written_relative(tmp_path):
+    from ptah.serve.problems import unrooted
+
+    root = str(tmp_path)
+    assert unrooted(f"{root}/ptah.yaml: bad; {root} is busy; in {root}.", root) == "ptah.yaml: bad; . is busy; in .."
+    assert unrooted(f"{root}2/a and {root}-old/b and {root}.bak", root) == f"{root}2/a and {root}-old/b and {root}.bak"
