@@ -30,7 +30,8 @@ def whereabouts(case: CaseResult | None) -> str:
     for key in expected:
         if key in keys:
             return f"{key!r} at rank {keys.index(key) + 1}"
-    return "no judged key in the top k" if expected else "no key judged"
+    # not "judged": a judged key (DESIGN, "Judged keys and holes") may be forbidden or graded 0
+    return "no required or relevant key in the top k" if expected else "no required or relevant key"
 
 
 def failed_cases(report: Report) -> Iterator[tuple[Run, CaseResult]]:

@@ -11,6 +11,7 @@ import xmlschema
 from ptah.core.metrics import Mean
 from ptah.core.report import Gate
 from ptah.render.annotations import annotations
+from ptah.render.cases import whereabouts
 from ptah.render.junit import render_junit
 from ptah.render.markdown import code, render_markdown
 from tests.render.reports import compared, report
@@ -70,3 +71,10 @@ def test_a_saved_reports_created_at_is_shown_as_code_in_the_summary():
     typed = replace(report(), created_at="x\n\n<img src=https://evil.example/p.png> [go](https://evil.example)")
     head = render_markdown(typed).split("\n\n")[1]
     assert head.endswith("created `x\\n\\n<img src=https://evil.example/p.png> [go](https://evil.example)`")
+
+
+def test_where_a_passing_cases_keys_went_says_relevant_not_judged():
+    case = report().runs[0].cases[0]  # relevant d1, ranked d1, d2
+    assert whereabouts(case) == "'d1' at rank 1"
+    assert whereabouts(replace(case, ranking=case.ranking[1:])) == "no required or relevant key in the top k"
+    assert whereabouts(replace(case, relevant=(), ranking=case.ranking[1:])) == "no required or relevant key"
