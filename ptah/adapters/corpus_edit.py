@@ -41,6 +41,7 @@ from ruamel.yaml.tokens import CommentToken
 
 from ptah.adapters.corpus_yaml import parse_corpus
 from ptah.adapters.files import read_bounded, replace_regular_file
+from ptah.adapters.judgements_yaml import grade_text as _grade  # the corpus and the record spell a grade alike
 from ptah.core.corpus import MAX_FILE_BYTES, Case, Corpus
 from ptah.core.errors import InputError, OperationalError
 
@@ -222,11 +223,6 @@ def _check_contradiction(case: Case, key: str, grade: float, mark: str | None) -
     if grade == 0 and (key in case.relevant or key in case.required):
         raise InputError(f"{where}: the corpus grades this key {case.relevant.get(key, 1):g}; edit the corpus "
                          "to remove it before judging it not relevant")
-
-
-def _grade(grade: float) -> str:
-    """A grade as the plain scalar written: ``1`` for a whole number, else the shortest float that reads back."""
-    return str(int(grade)) if float(grade).is_integer() else repr(float(grade))
 
 
 # -- comments that follow a collection's last entry -------------------------------
