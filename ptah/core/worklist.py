@@ -41,10 +41,6 @@ class Hole:
     def __post_init__(self) -> None:
         object.__setattr__(self, "ranks", MappingProxyType(dict(self.ranks)))
 
-    @property
-    def best(self) -> int:
-        return min(self.ranks.values())
-
     def to_dict(self) -> dict:
         return {"key": self.key, "ranks": dict(self.ranks), "text": self.text, "text_sha256": self.text_sha256}
 
