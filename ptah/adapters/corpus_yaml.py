@@ -22,6 +22,7 @@ from pathlib import Path
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ptah.adapters.yaml_nodes import (
+    ProblemReader,
     TAG_BOOL,
     TAG_INT,
     TAG_STR,
@@ -54,7 +55,7 @@ from ptah.core.corpus import (
     Case,
     Corpus,
 )
-from ptah.core.errors import CorpusError, Problem
+from ptah.core.errors import CorpusError
 
 TOP_FIELDS = ("version", "name", "description", "default_k", "cases")
 CASE_FIELDS = ("id", "query", "k", "required", "relevant", "forbidden")
@@ -81,15 +82,8 @@ def parse_corpus(data: bytes | str, name: str = "<corpus>") -> Corpus:
     return _Reader(name).corpus(root)
 
 
-class _Reader:
-    """One pass over a composed document, collecting problems as it goes."""
-
-    def __init__(self, path: str):
-        self.path = path
-        self.problems: list[Problem] = []
-
-    def report(self, message: str, *, line: int | None, field: str | None, case: str | None = None) -> None:
-        self.problems.append(Problem(message, path=self.path, line=line, case=case, field=field))
+class _Reader(ProblemReader):
+    """One pass over a composed corpus, collecting problems as it goes."""
 
     def corpus(self, root: Node) -> Corpus:
         if not isinstance(root, MappingNode):

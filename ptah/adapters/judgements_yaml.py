@@ -35,6 +35,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode
 
 from ptah.adapters.files import kind_of, replace_regular_file
 from ptah.adapters.yaml_nodes import (
+    ProblemReader,
     DocumentProblem,
     describe,
     integer,
@@ -86,14 +87,7 @@ def read_record(corpus_path: str | os.PathLike) -> JudgementRecord:
     return _Reader(name).record(root)
 
 
-class _Reader:
-    def __init__(self, path: str):
-        self.path = path
-        self.problems: list[Problem] = []
-
-    def report(self, message: str, *, line: int | None, field: str | None, case: str | None = None) -> None:
-        self.problems.append(Problem(message, path=self.path, line=line, case=case, field=field))
-
+class _Reader(ProblemReader):
     def record(self, root: Node) -> JudgementRecord:
         if not isinstance(root, MappingNode):
             self.report(f"a judgement record is a YAML mapping with version and cases, not {describe(root)}",

@@ -201,6 +201,18 @@ def _refuse_aliases(root: Node, name: str) -> None:
             stack.extend(node.value)
 
 
+class ProblemReader:
+    """A pass over one composed document that collects every problem (``FILE:LINE: case "ID": field: message``)
+    instead of stopping at the first; the corpus and judgement-record readers build on it."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.problems: list[Problem] = []
+
+    def report(self, message: str, *, line: int | None, field: str | None, case: str | None = None) -> None:
+        self.problems.append(Problem(message, path=self.path, line=line, case=case, field=field))
+
+
 @dataclass
 class Field:
     name: str
