@@ -174,7 +174,10 @@ class Jobs:
             self._finish(job_id, status="failed",
                          error={"code": "INTERNAL", "detail": f"internal error: {type(exc).__name__}"})
             return
-        self._finish(job_id, status="done", report=text, verdict=report.verdict, runs=summary(report))
+        try:
+            self._finish(job_id, status="done", report=text, verdict=report.verdict, runs=summary(report))
+        except PtahError as exc:  # the store refused the result (locked, full): the job failed, not "running" for good
+            self._finish(job_id, status="failed", error={"code": error_code(exc), "detail": unrooted(str(exc), self._root)})
 
     def _evaluate(self, checked: dict) -> tuple[str, Report]:
         corpus = self.corpus(checked["corpus"])

@@ -109,3 +109,23 @@ def test_only_the_project_folder_itself_is_written_relative(tmp_path):
     root = str(tmp_path)
     assert unrooted(f"{root}/ptah.yaml: bad; {root} is busy; in {root}.", root) == "ptah.yaml: bad; . is busy; in .."
     assert unrooted(f"{root}2/a and {root}-old/b and {root}.bak", root) == f"{root}2/a and {root}-old/b and {root}.bak"
+
+
+def test_a_result_the_store_cannot_keep_fails_the_job_instead_of_leaving_it_running(records, monkeypatch):
+    from ptah.core.errors import StoreUnavailable
+
+    put = records.put
+
+    def refuse_reports(kind, key, body):
+        if kind == "report":
+            raise StoreUnavailable("store ptah.db: database or disk is full.")
+        return put(kind, key, body)
+
+    monkeypatch.setattr(records, "put", refuse_reports)
+    jobs = Held(records)
+    job = jobs.submit(BODY)
+    jobs.release.set()
+    failed = status_of(jobs, job["id"], "failed")
+    assert failed["error"] == {"code": "StoreUnavailable", "detail": "store ptah.db: database or disk is full."}
+    assert jobs.report_text(job["id"]) is None
+    jobs._pool.shutdown(wait=True)
