@@ -16,7 +16,7 @@ from ptah.core.errors import PtahError
 from ptah.core.visible import visible, visible_json
 from ptah.render.text import markup, plain
 
-__all__ = ["error_text", "json_text", "markup", "plain", "wrote"]
+__all__ = ["check_outputs", "error_text", "json_text", "markup", "plain", "show_report", "wrote"]
 
 
 def wrote(path: object, *, err: bool = False) -> None:
@@ -37,3 +37,31 @@ def error_text(exc: BaseException) -> str:
     if isinstance(exc, PtahError) and exc.problems:
         return "\n".join(visible(str(problem)) for problem in exc.problems)
     return visible(str(exc), newlines=True)
+
+
+def check_outputs(*pairs: tuple[str, object]) -> None:
+    """Refuse (exit 2), before any work, each ``(option, path)`` output ptah would refuse to write."""
+    from ptah.services.documents import check_output
+
+    for option, value in pairs:
+        if value is not None:
+            check_output(value, option)
+
+
+def show_report(report, *, json_output: bool, written: tuple = ()) -> None:
+    """Print a report -- its ``--json`` document, or the summary and tables -- then ``wrote FILE`` for each file
+    written (on stderr beside ``--json``, whose stdout stays one document)."""
+    import typer
+
+    if json_output:
+        from ptah.render.json import terminal_json
+
+        typer.echo(terminal_json(report), nl=False)
+    else:
+        from ptah.render.layout import output_console
+        from ptah.render.table import render
+
+        render(report, output_console())
+    for path in written:
+        if path is not None:
+            wrote(path, err=json_output)

@@ -56,12 +56,11 @@ def evaluate(
     import ptah
     from ptah.core.comparison import StatisticsSettings
     from ptah.core.request import EvaluationRequest, Fusion, SearchOptions
-    from ptah.services.documents import check_output
+    from ptah.cli.display import check_outputs, show_report
 
-    for option, value in (("--output", output), ("--html", html), ("--trec-run", trec_run), ("--junit", junit),
-                          ("--markdown", markdown)):
-        if value is not None:  # a path ptah would refuse is refused now, not after the evaluation
-            check_output(value, option)
+    # a path ptah would refuse is refused now, not after the evaluation
+    check_outputs(("--output", output), ("--html", html), ("--trec-run", trec_run), ("--junit", junit),
+                  ("--markdown", markdown))
     with options("--search / --ef-search"):
         search_options = SearchOptions(search, ef_search)
     with options("--rrf-k / --rrf-depth"):
@@ -97,20 +96,7 @@ def evaluate(
     from ptah.cli.ci import report_to_ci
 
     report_to_ci(report, loaded)
-    if json_output:
-        from ptah.render.json import terminal_json
-
-        typer.echo(terminal_json(report), nl=False)
-    else:
-        from ptah.render.layout import output_console
-        from ptah.render.table import render
-
-        render(report, output_console())
-    from ptah.cli.display import wrote
-
-    for path in (output, html, trec_run, junit, markdown):
-        if path is not None:
-            wrote(path, err=json_output)
+    show_report(report, json_output=json_output, written=(output, html, trec_run, junit, markdown))
     if not report.passed:
         raise typer.Exit(EXIT_INCONCLUSIVE if report.verdict == "inconclusive" else EXIT_NEGATIVE)
 

@@ -12,6 +12,8 @@ from typing import List, Optional
 
 import typer
 
+from ptah.cli.display import check_outputs, show_report
+
 app = typer.Typer(help="Re-render, compare and chart saved reports (--output files); no store, no model.",
                   no_args_is_help=True)
 
@@ -20,14 +22,6 @@ def _load(path: Path):
     import ptah
 
     return ptah.load_report(path)
-
-
-def _check_outputs(*pairs: tuple[str, str | None]) -> None:
-    from ptah.services.documents import check_output
-
-    for option, value in pairs:
-        if value is not None:
-            check_output(value, option)
 
 
 @app.command()
@@ -43,7 +37,7 @@ def show(
     Exit 0 when it was read and rendered, whatever its verdict (the verdict
     was evaluate's exit code); 2 when it is not a ptah report.
     """
-    _check_outputs(("--html", html), ("--markdown", markdown), ("--junit", junit))
+    check_outputs(("--html", html), ("--markdown", markdown), ("--junit", junit))
     loaded = _load(report)
     if html is not None:
         loaded.write_html(html)
@@ -51,20 +45,7 @@ def show(
         loaded.write_markdown(markdown)
     if junit is not None:
         loaded.write_junit(junit)
-    if json_output:
-        from ptah.render.json import terminal_json
-
-        typer.echo(terminal_json(loaded), nl=False)
-    else:
-        from ptah.render.layout import output_console
-        from ptah.render.table import render
-
-        render(loaded, output_console())
-    from ptah.cli.display import wrote
-
-    for path in (html, markdown, junit):
-        if path is not None:
-            wrote(path, err=json_output)
+    show_report(loaded, json_output=json_output, written=(html, markdown, junit))
 
 
 def _pick(report, path: Path, name: str | None):
@@ -150,7 +131,7 @@ def trend(
     from ptah.render.trend import created, render_trend
     from ptah.services.documents import write_text
 
-    _check_outputs(("--html", html))
+    check_outputs(("--html", html))
     loaded = []
     for path in reports:
         report = _load(path)
