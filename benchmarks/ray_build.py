@@ -1,7 +1,7 @@
 """Benchmark: the ray build engine against the local one, and evaluate over a large pgvector generation.
 
     python benchmarks/ray_build.py throughput --rows 20000 [--model ptah/deterministic] [--actors 2]
-    python benchmarks/ray_build.py evaluate --rows 1000000 [--dimension 64] [--cases 100]
+    python benchmarks/ray_build.py evaluate --rows 1000000 [--dimension 64] [--cases 100] [--keep FOLDER]
 
 Starts its own PostgreSQL 16 + pgvector with ``pgserver`` in a temporary
 folder (removed at the end) holding the source table and the stores.
@@ -39,13 +39,14 @@ sys.path.insert(0, str(ROOT))
 
 WORDS = ("invoice billing export account password reset team invite plan upgrade token webhook report tax "
          "payment refund currency customer vendor receipt ledger archive audit policy").split()
+MAINTENANCE_WORK_MEM = "8GB"  # the HNSW graph of 10M x 64 (~3-5 GB) must fit it, or pgvector's build slows tenfold
 
 
-def server(folder: Path):
+def server(folder: Path, cleanup: str | None = "delete"):
     import pgserver
 
-    pg = pgserver.get_server(folder, cleanup_mode="delete")
-    pg.psql("ALTER SYSTEM SET maintenance_work_mem = '4GB'")
+    pg = pgserver.get_server(folder, cleanup_mode=cleanup)
+    pg.psql(f"ALTER SYSTEM SET maintenance_work_mem = '{MAINTENANCE_WORK_MEM}'")
     pg.psql("SELECT pg_reload_conf()")
     return pg
 
@@ -135,28 +136,22 @@ def throughput(args) -> dict:
 
 
 def evaluate(args) -> dict:
-    import ptah
-
-    folder = Path(tempfile.mkdtemp(prefix="ptah-evalbench-")) / "pg"
-    pg = server(folder)
+    """Set up (or, with ``--keep`` on a folder set up before, reuse) the generation and its index; evaluate it."""
+    keep = Path(args.keep).resolve() if args.keep else None
+    folder = (keep or Path(tempfile.mkdtemp(prefix="ptah-evalbench-"))) / "pg"
+    ready = folder.parent / "ready.json"
+    reuse = ready.is_file()
+    pg = server(folder, cleanup="delete" if keep is None else None)
     try:
-        source = create_source(folder, args.rows)
-        path = spec(folder, "store", source, "ptah/deterministic", args.dimension)
-        result: dict = {"rows": args.rows, "dimension": args.dimension, "cases": args.cases}
-        with ptah.open_project(path) as project:
-            started = time.perf_counter()
-            project.build()
-            result["build_s"] = round(time.perf_counter() - started, 1)
-            started = time.perf_counter()
-            project.index(m=16, ef_construction=64)
-            result["hnsw_build_s"] = round(time.perf_counter() - started, 1)
+        if reuse:
+            result = json.loads(ready.read_text())
+            path = result.pop("spec")
+        else:
+            result, path = _set_up(folder, args)
+            if keep is not None:
+                ready.write_text(json.dumps(result | {"spec": path}) + "\n")
         corpus = Path(path).parent / "corpus.yaml"
-        chosen = random.Random(7).sample(range(1, args.rows + 1), args.cases)
-        lines = ["version: 1", "default_k: 10", "cases:"]
-        for number in chosen:
-            lines += [f"  - id: c{number}", f'    query: "doc {number} {WORDS[number % 23]}"', f'    required: ["{number}"]']
-        corpus.write_text("\n".join(lines) + "\n")
-        for search in ("exact", "both"):
+        for search in args.search:
             command = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "ptah", "inference", "evaluate",
                        "--spec", path, "--corpus", str(corpus), "--search", search, "--json"]
             done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
@@ -167,7 +162,33 @@ def evaluate(args) -> dict:
             print(search, result[search], flush=True)
         return result
     finally:
-        pg.cleanup()
+        if keep is None:
+            pg.cleanup()
+
+
+def _set_up(folder: Path, args) -> tuple[dict, str]:
+    """The source table, the generation built by the local engine, its HNSW index, and the corpus."""
+    import ptah
+
+    source = create_source(folder, args.rows)
+    path = spec(folder, "store", source, "ptah/deterministic", args.dimension)
+    result: dict = {"rows": args.rows, "dimension": args.dimension, "cases": args.cases}
+    with ptah.open_project(path) as project:
+        started = time.perf_counter()
+        project.build()
+        result["build_s"] = round(time.perf_counter() - started, 1)
+        print("built", result["build_s"], flush=True)
+        started = time.perf_counter()
+        project.index(m=16, ef_construction=64)
+        result["hnsw_build_s"] = round(time.perf_counter() - started, 1)
+        print("indexed", result["hnsw_build_s"], flush=True)
+    corpus = Path(path).parent / "corpus.yaml"
+    chosen = random.Random(7).sample(range(1, args.rows + 1), args.cases)
+    lines = ["version: 1", "default_k: 10", "cases:"]
+    for number in chosen:
+        lines += [f"  - id: c{number}", f'    query: "doc {number} {WORDS[number % 23]}"', f'    required: ["{number}"]']
+    corpus.write_text("\n".join(lines) + "\n")
+    return result, path
 
 
 def _summary(report: dict) -> dict:
@@ -192,6 +213,9 @@ def main() -> None:
     parser.add_argument("--actors", type=int, default=2)
     parser.add_argument("--dimension", type=int, default=64)
     parser.add_argument("--cases", type=int, default=100)
+    parser.add_argument("--search", nargs="+", default=["exact", "both"], choices=("exact", "both", "index"))
+    parser.add_argument("--keep", metavar="FOLDER", help="evaluate: set up in FOLDER once and keep it (the server, "
+                        "the generation, its index); a later run with the same FOLDER only evaluates")
     parser.add_argument("--output")
     args = parser.parse_args()
     result = throughput(args) if args.mode == "throughput" else evaluate(args)
