@@ -104,6 +104,12 @@ class MemorySnapshot:
             vectors[position] = vector
         return Matrix([key for _, (key, _, _) in rows], [row for row, _ in rows], vectors)
 
+    def vector_blocks(self, identity, rows):
+        whole = self.matrix(identity)
+        for start in range(0, len(whole.keys), rows):
+            end = start + rows
+            yield Matrix(whole.keys[start:end], whole.row_identities[start:end], whole.vectors[start:end])
+
     def check(self, identity):
         if not np.isfinite(self.matrix(identity).vectors).all():
             raise StoreUnavailable(f"store memory: generation {identity} holds a vector that is not finite")

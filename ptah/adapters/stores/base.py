@@ -25,7 +25,7 @@ for the capabilities it declares.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ContextManager, Iterable, Mapping, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ContextManager, Iterable, Iterator, Mapping, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -61,6 +61,12 @@ class Snapshot(Protocol):
     def matrix(self, identity: str) -> Matrix:
         """The generation's vectors as one C-contiguous float32 matrix, rows by row identity (``(0, 0)``
         when unregistered); the caller owns the array. StoreDamaged for a vector that is not finite."""
+
+    def vector_blocks(self, identity: str, rows: int) -> Iterator[Matrix]:
+        """The same vectors as :meth:`matrix`, in its order, as consecutive blocks of ``rows`` rows (the last
+        fewer, none empty; nothing when unregistered or empty) read in this snapshot while it is open, so the
+        memory is one block; joined, they equal :meth:`matrix` bit for bit. ValueError unless ``rows`` >= 1;
+        StoreDamaged for a vector that is not finite, in :meth:`matrix`'s sentence, before its block."""
 
     def check(self, identity: str) -> None:
         """StoreDamaged unless the store and the generation's vectors are sound (``verify``)."""

@@ -8,7 +8,7 @@ batches a build commits meanwhile.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import numpy as np
 from psycopg import sql
@@ -17,7 +17,9 @@ from ptah.adapters.stores.pgvector_index import describe_index, nearest
 from ptah.adapters.stores.pgvector_schema import VectorDecoder
 from ptah.adapters.stores.records import GENERATION_COLUMNS as _GENERATION_COLUMNS
 from ptah.adapters.stores.records import GenerationRecord, Matrix
-from ptah.adapters.stores.vector_checks import VECTOR_DTYPE, non_finite, non_finite_text, usable_query_vector
+from ptah.adapters.stores.vector_checks import (
+    VECTOR_DTYPE, block_rows, finite_blocks, non_finite_text, usable_query_vector,
+)
 from ptah.core.errors import StoreDamaged, StoreUnavailable
 
 if TYPE_CHECKING:
@@ -89,26 +91,77 @@ class PgvectorSnapshot:
         """
         with self._store._guarded():
             table = self._table(identity)
-            if table is None:
-                return Matrix([], [], np.empty((0, 0), dtype=np.float32))
-            name, dimension, _ = table
+        if table is None:
+            return Matrix([], [], np.empty((0, 0), dtype=np.float32))
+        return next(finite_blocks([self._range(identity, table, None, None)], self._non_finite(identity, table[2])))
+
+    def vector_blocks(self, identity: str, rows: int) -> Iterator[Matrix]:
+        """The generation's vectors as consecutive :class:`Matrix` blocks of ``rows`` rows (the last fewer, none
+        empty), in :meth:`matrix`'s order: joined, they are :meth:`matrix`. Nothing for an unregistered or empty
+        generation; ValueError unless ``rows`` >= 1; read them while this snapshot is open.
+
+        Each block is one range of the primary key -- the ``rows`` row
+        identities after the previous block's last, an index range scan --
+        read as :meth:`matrix` reads the whole: keys by one query, vectors by a
+        binary ``COPY`` of the same range into the block; so the memory is one
+        block. A vector that is not finite is StoreDamaged in :meth:`matrix`'s
+        sentence, raised before its block is yielded.
+        """
+        return self._blocks(identity, block_rows(rows))
+
+    def _blocks(self, identity: str, rows: int) -> Iterator[Matrix]:
+        with self._store._guarded():
+            table = self._table(identity)
+        if table is None:
+            return
+
+        def ranges() -> Iterator[Matrix]:
+            after = None
+            while True:
+                block = self._range(identity, table, after, rows)
+                if block.keys:
+                    yield block
+                if len(block.keys) < rows:
+                    return
+                after = block.row_identities[-1]
+
+        yield from finite_blocks(ranges(), self._non_finite(identity, table[2]))
+
+    def _range(self, identity: str, table: tuple[sql.Identifier, int, str], after: str | None, limit: int | None) -> Matrix:
+        """The generation's rows after row identity ``after`` (from the first when None), at most ``limit`` (all
+        when None), by row identity: keys by one query, vectors by a binary COPY of the same rows, decoded by numpy
+        straight into the preallocated matrix."""
+        name, dimension, _ = table
+        where = sql.SQL("" if after is None else " WHERE row_identity > %(after)s")
+        bound = sql.SQL("" if limit is None else " LIMIT %(limit)s")
+        parameters = {"after": after, "limit": limit}
+        with self._store._guarded():
             pairs = self._connection.execute(
-                sql.SQL("SELECT key, row_identity FROM {} ORDER BY row_identity").format(name)
+                sql.SQL("SELECT key, row_identity FROM {}{} ORDER BY row_identity{}").format(name, where, bound),
+                parameters,
             ).fetchall()
             vectors = np.empty((len(pairs), dimension), dtype=VECTOR_DTYPE)
-            decoder = VectorDecoder(vectors, f"{self._store.where}: generation {identity}")
-            query = sql.SQL("COPY (SELECT embedding FROM {} ORDER BY row_identity) TO STDOUT (FORMAT BINARY)").format(name)
-            with self._connection.cursor().copy(query) as copy:
-                for block in copy:
-                    decoder.feed(block)
-            decoder.finish()
-        keys = [key for key, _ in pairs]
-        bad, first = non_finite(vectors, keys)
-        if bad:  # pgvector refuses NaN and infinities on every input path: only damage on disk gets here
-            found = non_finite_text(bad, len(keys), self.generation(identity).name, first)
-            raise StoreDamaged(f"{self._store.where} is damaged: {found}; delete those rows from table {table[2]} "
-                               "and run `ptah inference build` to embed them again.")
-        return Matrix(keys, [row_identity for _, row_identity in pairs], vectors)
+            if pairs:
+                decoder = VectorDecoder(vectors, f"{self._store.where}: generation {identity}")
+                query = sql.SQL(
+                    "COPY (SELECT embedding FROM {}{} ORDER BY row_identity{}) TO STDOUT (FORMAT BINARY)"
+                ).format(name, where, bound)
+                with self._connection.cursor().copy(query, parameters) as copy:
+                    for block in copy:
+                        decoder.feed(block)
+                decoder.finish()
+        return Matrix([key for key, _ in pairs], [row_identity for _, row_identity in pairs], vectors)
+
+    def _non_finite(self, identity: str, table: str):
+        """What :func:`finite_blocks` raises for the generation's vectors that are not finite."""
+
+        def damaged(bad: int, total: int, first: str | None) -> StoreDamaged:
+            # pgvector refuses NaN and infinities on every input path: only damage on disk gets here
+            found = non_finite_text(bad, total, self.generation(identity).name, first)
+            return StoreDamaged(f"{self._store.where} is damaged: {found}; delete those rows from table {table} "
+                                "and run `ptah inference build` to embed them again.")
+
+        return damaged
 
     def check(self, identity: str) -> None:
         """StoreDamaged unless every vector of the generation decodes at its dimension and is finite.

@@ -66,13 +66,6 @@ def integrity_problems(connection: sqlite3.Connection) -> str | None:
     return "; ".join([line for line in lines if line and not line.startswith("***")][:2])[:200]
 
 
-def refuse_non_finite(path: Path, name: str, vectors: np.ndarray, keys: list[str]) -> None:
-    """StoreDamaged when a row of generation ``name``'s ``vectors`` holds NaN or an infinity."""
-    bad, first = non_finite(vectors, keys)
-    if bad:
-        raise damaged(path, non_finite_text(bad, len(keys), name, first))
-
-
 def check_vectors(path: Path, name: str, blocks: Iterable[tuple[list[tuple], np.ndarray]]) -> None:
     """StoreDamaged when a vector of generation ``name`` is not finite or does not match its CRC-32.
 

@@ -16,9 +16,9 @@ import numpy as np
 
 from ptah.adapters.stores.records import GENERATION_COLUMNS as _GENERATION_COLUMNS
 from ptah.adapters.stores.records import GenerationRecord, Matrix
-from ptah.adapters.stores.sqlite_damage import check_vectors, damaged, integrity_problems, refuse_non_finite
+from ptah.adapters.stores.sqlite_damage import check_vectors, damaged, integrity_problems
 from ptah.adapters.stores.sqlite_damage import guarded as _guarded
-from ptah.adapters.stores.vector_checks import VECTOR_DTYPE, usable_query_vector
+from ptah.adapters.stores.vector_checks import VECTOR_DTYPE, block_rows, finite_blocks, non_finite_text, usable_query_vector
 
 # Rows fetched per step when reading a matrix: bounds the temporary bytes
 # beside the preallocated matrix (8192 x 384 x 4 = 12 MiB).
@@ -98,22 +98,56 @@ class StoreSnapshot:
         if record is None:
             return Matrix([], [], np.empty((0, 0), dtype=np.float32))
         count = self.vector_count(identity)
-        vectors = np.empty((count, record.dimension), dtype=VECTOR_DTYPE)
+        whole = Matrix([], [], np.empty((0, record.dimension), dtype=np.float32))
+        for block in self._filled(record, max(count, 1)):  # one block, unless the table holds more rows
+            if whole.keys or len(block.keys) != count:  # one read transaction: only damage makes them differ
+                raise damaged(self._path, f"its index and its table disagree on how many vectors generation "
+                                          f"{record.name} has")
+            whole = block
+        return next(finite_blocks([whole], self._non_finite(record.name)))
+
+    def vector_blocks(self, identity: str, rows: int) -> Iterator[Matrix]:
+        """The generation's vectors as consecutive :class:`Matrix` blocks of ``rows`` rows (the last fewer, none
+        empty), in :meth:`matrix`'s order: joined, they are :meth:`matrix`. Nothing for an unregistered or empty
+        generation; ValueError unless ``rows`` >= 1; read them while this snapshot is open.
+
+        One query in this read transaction, its rows copied into each block
+        as :meth:`matrix` copies them, so the memory is one block plus one
+        chunk. A vector that is not finite is StoreDamaged in :meth:`matrix`'s
+        sentence, raised before its block is yielded.
+        """
+        return self._stream(identity, block_rows(rows))
+
+    def _stream(self, identity: str, rows: int) -> Iterator[Matrix]:
+        record = self.generation(identity)
+        if record is not None:
+            yield from finite_blocks(self._filled(record, rows), self._non_finite(record.name))
+
+    def _non_finite(self, name: str):
+        """What :func:`finite_blocks` raises for generation ``name``'s vectors that are not finite."""
+        return lambda bad, total, first: damaged(self._path, non_finite_text(bad, total, name, first))
+
+    def _filled(self, record: GenerationRecord, size: int) -> Iterator[Matrix]:
+        """The generation's vectors in blocks of ``size`` rows (the last fewer, none empty), each allocated once
+        and filled from :meth:`_blocks` read at most ``size`` rows at a time."""
+        block, filled = None, 0
         keys: list[str] = []
         row_identities: list[str] = []
-        disagree = f"its index and its table disagree on how many vectors generation {record.name} has"
-        for rows, block in self._blocks(record):
-            if len(keys) + len(rows) > count:
-                raise damaged(self._path, disagree)
-            vectors[len(keys) : len(keys) + len(rows)] = block
-            keys.extend(row[0] for row in rows)
-            row_identities.extend(row[1] for row in rows)
-        if len(keys) != count:  # one read transaction: only damage makes them differ
-            raise damaged(self._path, disagree)
-        refuse_non_finite(self._path, record.name, vectors, keys)
-        if VECTOR_DTYPE != np.dtype(np.float32):  # a big-endian machine
-            vectors = vectors.astype(np.float32)
-        return Matrix(keys, row_identities, vectors)
+        for rows, vectors in self._blocks(record, min(size, _READ_CHUNK)):
+            start = 0
+            while start < len(rows):
+                if block is None:
+                    block, filled, keys, row_identities = np.empty((size, record.dimension), np.float32), 0, [], []
+                step = min(size - filled, len(rows) - start)
+                block[filled : filled + step] = vectors[start : start + step]
+                keys.extend(row[0] for row in rows[start : start + step])
+                row_identities.extend(row[1] for row in rows[start : start + step])
+                filled, start = filled + step, start + step
+                if filled == size:
+                    yield Matrix(keys, row_identities, block)
+                    block = None
+        if block is not None:
+            yield Matrix(keys, row_identities, block[:filled])
 
     def check(self, identity: str) -> None:
         """StoreDamaged unless SQLite's ``integrity_check`` passes and the generation's vectors are finite and
@@ -126,9 +160,9 @@ class StoreSnapshot:
         if record is not None:
             check_vectors(self._path, record.name, self._blocks(record))
 
-    def _blocks(self, record: GenerationRecord) -> Iterator[tuple[list[tuple], np.ndarray]]:
-        """The generation's ``(key, row identity, vector, CRC-32)`` rows by row identity, :data:`_READ_CHUNK` at
-        a time, each with its vectors as a read-only array; StoreDamaged for a vector of another size."""
+    def _blocks(self, record: GenerationRecord, chunk: int = _READ_CHUNK) -> Iterator[tuple[list[tuple], np.ndarray]]:
+        """The generation's ``(key, row identity, vector, CRC-32)`` rows by row identity, ``chunk`` at a time,
+        each with its vectors as a read-only array; StoreDamaged for a vector of another size."""
         size = record.dimension
         row_bytes = size * VECTOR_DTYPE.itemsize
         with _guarded(self._path):
@@ -136,7 +170,7 @@ class StoreSnapshot:
                 "SELECT key, row_identity, vector, vector_crc32 FROM vectors WHERE generation = ? "
                 "ORDER BY row_identity", (record.identity,),
             )
-            while rows := cursor.fetchmany(_READ_CHUNK):
+            while rows := cursor.fetchmany(chunk):
                 try:
                     data = b"".join(row[2] for row in rows)
                 except TypeError:  # a TEXT value where a BLOB was written

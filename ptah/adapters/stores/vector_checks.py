@@ -8,10 +8,14 @@ the generation's vectors, with these.
 
 from __future__ import annotations
 
+import operator
 import zlib
-from typing import Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ptah.adapters.stores.records import Matrix
 
 VECTOR_DTYPE = np.dtype("<f4")
 # Rows checked per step: bounds the temporary flags beside the matrix.
@@ -40,6 +44,38 @@ def non_finite_text(count: int, total: int, name: str, first: str | None) -> str
         f"{count} of {total} vectors of generation {name} hold NaN or infinite values, the first for key {first!r}; "
         "ptah never writes such vectors"
     )
+
+
+def block_rows(rows: int) -> int:
+    """``rows`` for a snapshot's ``vector_blocks``: a whole number of at least 1, else ValueError."""
+    try:
+        size = operator.index(rows)
+    except TypeError:
+        size = 0
+    if isinstance(rows, bool) or size < 1:
+        raise ValueError(f"blocks of vectors need a whole number of rows of at least 1, not {rows!r}")
+    return size
+
+
+def finite_blocks(blocks: Iterable[Matrix], damaged: Callable[[int, int, str | None], Exception]) -> Iterator[Matrix]:
+    """``blocks`` as they come while every vector is finite.
+
+    At the first block holding NaN or an infinity, that block and the rest are
+    read without being yielded, to count them all, and ``damaged(count, total,
+    first key)`` is raised: a stream of blocks reports damage in the same
+    sentence as the whole matrix (which is one block).
+    """
+    bad, total, first = 0, 0, None
+    for block in blocks:
+        found, key = non_finite(block.vectors, block.keys)
+        total += len(block.keys)
+        if found and not bad:
+            first = key
+        bad += found
+        if not bad:
+            yield block
+    if bad:
+        raise damaged(bad, total, first)
 
 
 def usable_query_vector(blob: bytes, dimension: int | None, crc32: int | None = None) -> np.ndarray | None:
