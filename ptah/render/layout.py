@@ -16,19 +16,28 @@ Output that is not a terminal (a pipe, a CI log) is never wrapped at all:
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ptah.render.pipe import PipeConsole
 
 NO_WRAP_WIDTH = 1 << 20  # a pipe's width: no line of a report reaches it
 WRAPPED_ROOM = 12  # the least a column of several words keeps before the table is stacked instead
 GAP = 3  # between two columns of a table without edges: padding, the rule, padding
 
 
-def output_console(*, stderr: bool = False) -> Console:
-    """The console to print a report on: the terminal's, or one that never wraps when not on a terminal."""
+def output_console(*, stderr: bool = False) -> Console | PipeConsole:
+    """The console to print a report on: the terminal's, or one that never wraps when not on a terminal (there
+    without rich where it can: :mod:`ptah.render.pipe`)."""
+    from ptah.render.pipe import PipeConsole, is_plain_pipe
+
+    if is_plain_pipe(stderr):
+        return PipeConsole(stderr=stderr)
+    from rich.console import Console
+
     console = Console(highlight=False, stderr=stderr)
     if console.is_terminal:
         return console
@@ -100,6 +109,8 @@ def stacked_text(headings: Sequence[str], rows: Sequence[Sequence[str]], width: 
 def print_stacked(console: Console, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]],
                   title: str | None = None) -> None:
     """Each row as its first cell, then its other cells as ``heading value`` pairs on indented lines."""
+    from rich.markup import escape
+
     if title:
         console.print(title)
     for row in rows:

@@ -12,14 +12,15 @@ side-by-side statistics, the gates and the verdict again -- follows
 
 from __future__ import annotations
 
-from typing import Mapping
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Mapping
 
 from ptah.core.measures import Measure
 from ptah.core.report import Gate, Report
 from ptah.core.significance import p_value_phrase
 from ptah.render.text import delta, markup, number, plain
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # The exit code of each verdict (ptah.core.errors: 0 ok, 1 negative, 4 inconclusive).
 VERDICT_EXIT = {"pass": 0, "fail": 1, "inconclusive": 4}

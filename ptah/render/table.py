@@ -11,17 +11,18 @@ where rich markup is off): controls made visible, markup escaped.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
-
-from rich.console import Console
-from rich.measure import Measurement
-from rich.table import Table
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from ptah.core.measures import Measure
 from ptah.core.report import BaselineComparison, CaseResult, Comparison, Report, Run
 from ptah.core.significance import p_value_phrase, p_value_text
 from ptah.render.layout import column_widths, print_stacked, shape_columns
+from ptah.render.pipe import PipeConsole
 from ptah.render.text import bounded, delta, markup, number, plain
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 FINDING_STYLE = {"better": "green", "worse": "red"}
 _UNBOUNDED = 1 << 30  # a width no table reaches: what rich measures there is a table's natural width
@@ -118,8 +119,15 @@ def print_table(console: Console, columns: Sequence[tuple[str, str]], rows: Sequ
     instead of 1,800, and the same text and styles (``tests/render/test_table.py``
     prints both ways and compares). A row that would wrap is laid out row by row,
     its single-word cells never cut (:mod:`ptah.render.layout`); a table that
-    cannot be laid out without cutting one is printed stacked.
+    cannot be laid out without cutting one is printed stacked. A console for a pipe
+    (:class:`ptah.render.pipe.PipeConsole`) prints the table itself where it can.
     """
+    if isinstance(console, PipeConsole):
+        if not options and console.table(columns, rows):
+            return
+        console = console.rich()  # a table only rich can print exactly
+    from rich.measure import Measurement
+    from rich.table import Table
 
     def table() -> Table:
         made = Table(show_edge=False, pad_edge=False, **options)

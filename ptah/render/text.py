@@ -8,7 +8,12 @@ how); files ptah writes (reports, runs, pages) hold the exact values.
 
 from __future__ import annotations
 
+import re
+
 from ptah.core.visible import visible
+
+# What rich reads as a tag, with the backslashes before it: ``[bold]``, ``\\[/red]`` (see :func:`markup`).
+_TAG = re.compile(r"(\\*)(\[[a-z#/@][^\[]*?])")
 
 
 def plain(value: object) -> str:
@@ -17,10 +22,13 @@ def plain(value: object) -> str:
 
 
 def markup(value: object) -> str:
-    """``value`` as one line for rich: controls escaped, and ``[…]`` kept from reading as markup."""
-    from rich.markup import escape  # here, so that a command printing no table (``--json``) never imports rich
+    """``value`` as one line for rich: controls escaped, and ``[…]`` kept from reading as markup.
 
-    return escape(visible(str(value)))
+    Escaped as ``rich.markup.escape`` escapes (``tests/render/test_pipe.py`` compares them), without importing
+    rich: a backslash before each tag, the backslashes already there doubled, and a trailing lone backslash
+    doubled so that it escapes nothing that follows."""
+    text = _TAG.sub(lambda found: found.group(1) * 2 + "\\" + found.group(2), visible(str(value)))
+    return text + "\\" if text.endswith("\\") and not text.endswith("\\\\") else text
 
 
 def number(value: float | None) -> str:
