@@ -69,6 +69,20 @@ def test_blocked_products_are_the_bits_of_the_whole_product(queries, rows, dimen
         assert scores.tobytes() == whole[start:stop].tobytes()
 
 
+@pytest.mark.parametrize(("queries", "rows", "dimension", "block"), [
+    (300, 150_001, 64, 1 << 16),  # the streamed search's blocks (ptah.services.channels.streamed.STREAM_ROWS)
+    (7, 50_003, 384, 1 << 12),
+    (2, 20_001, 64, 1 << 13),
+])
+def test_rows_cut_at_multiples_of_4096_keep_the_bits_of_the_whole_product(queries, rows, dimension, block):
+    rng = np.random.default_rng(rows)
+    q = rng.standard_normal((queries, dimension), dtype=np.float32)
+    v = rng.standard_normal((rows, dimension), dtype=np.float32)
+    whole = q @ v.T
+    for first in range(0, rows, block):
+        assert (q @ v[first:first + block].T).tobytes() == whole[:, first:first + block].tobytes()
+
+
 def test_score_blocks_of_no_rows_and_no_queries():
     assert [(a, b, s.shape) for a, b, s in score_blocks(np.ones((3, 4), np.float32), np.ones((0, 4), np.float32))] == [
         (0, 3, (3, 0))]

@@ -31,7 +31,7 @@ from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import InputError, UnknownGeneration, UnknownKey
 from ptah.core.measures import Measure
 from ptah.core.outcomes import measure_case, ranking_depth
-from ptah.core.ranking import rank_many
+from ptah.core.ranking import QueryRanking, rank_many
 from ptah.core.report import CaseResult, Run
 from ptah.core.request import VECTOR, EvaluationRequest
 from ptah.core.spec import Spec
@@ -193,12 +193,10 @@ def measure_scores(
     rankings = rank_many(scores, keys, [case.k for case in cases], expected=[case.expected_keys() for case in cases],
                          asked=[case.required for case in cases], columns=columns,
                          reach=[ranking_depth(case, measures) for case in cases])
+    if not matched_only:
+        return measure_rankings(cases, rankings, len(keys), measures)
     results = []
     for row, case, ranking in zip(scores, cases, rankings):
-        if not matched_only:
-            results.append(measure_case(case, ranking.ranked, measures=measures, searched=len(keys),
-                                        rank_of=ranking.ranks.get, ties=ranking.ties))
-            continue
 
         def rank_of(key: str, row=row, ranks=ranking.ranks) -> int | None:
             return ranks[key] if key in ranks and row[columns[key]] > 0 else None
@@ -208,6 +206,13 @@ def measure_scores(
         results.append(measure_case(case, matched, measures=measures, searched=count, rank_of=rank_of,
                                     ties=ranking.ties, unranked=f"not among the {count:,} {_rows(count)} {matched_by}"))
     return results
+
+
+def measure_rankings(cases: Sequence[Case], rankings: Sequence[QueryRanking], searched: int,
+                     measures: Sequence[Measure]) -> list[CaseResult]:
+    """Each case measured on its ranking of every one of ``searched`` rows (:func:`rank_many`'s, or a stream's)."""
+    return [measure_case(case, ranking.ranked, measures=measures, searched=searched, rank_of=ranking.ranks.get,
+                         ties=ranking.ties) for case, ranking in zip(cases, rankings)]
 
 
 def _rows(count: int) -> str:

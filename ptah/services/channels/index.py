@@ -116,16 +116,27 @@ class IndexSearch:
     def search_block(self, cases: Sequence[Case], queries: np.ndarray, scores: np.ndarray,
                      columns: Mapping[str, int], measures: Sequence[Measure]) -> None:
         """Search the index for these cases; ``scores`` are their exact scores (cases x rows, columns by key)."""
+        first = len(self.results)
+        self.search(cases, queries, measures)
+        if self.options.mode == "both":
+            for result, row in zip(self.results[first:], scores):
+                self.exact_scores.append({r.key: float(row[columns[r.key]]) for r in result.ranking if r.key in columns})
+
+    def search(self, cases: Sequence[Case], queries: np.ndarray, measures: Sequence[Measure]) -> list[CaseResult]:
+        """Search the index for these cases and measure its rankings (kept for :meth:`run`; returned too).
+
+        With mode both, :meth:`run` also needs each case's exact score of every
+        key of its index ranking: :meth:`search_block` takes them from the
+        exact scores; a streamed exact search sets :attr:`exact_scores` itself.
+        """
         clock = time.perf_counter()
         ef_search = self.options.effective_ef_search
         depths = [max(ranking_depth(case, measures), ef_search) for case in cases]
         found = self.snapshot.nearest(self.identity, queries, depths, ef_search)
-        for case, candidates, row in zip(cases, found, scores):
-            result = _measured(case, candidates, measures, ef_search)
-            self.results.append(result)
-            if self.options.mode == "both":
-                self.exact_scores.append({r.key: float(row[columns[r.key]]) for r in result.ranking if r.key in columns})
+        results = [_measured(case, candidates, measures, ef_search) for case, candidates in zip(cases, found)]
+        self.results.extend(results)
         self.seconds += time.perf_counter() - clock
+        return results
 
     def run(self, generation: dict, exact: list[CaseResult], measures: Sequence[Measure]) -> Run:
         """The index search's run (mode both: with the exact comparison)."""

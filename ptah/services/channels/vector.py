@@ -39,6 +39,7 @@ from ptah.core.request import VECTOR
 from ptah.core.scoring import score_blocks
 from ptah.services.channels.base import RunPlan, Sides, measure_scores, register_channel
 from ptah.services.channels.index import hold_index
+from ptah.services.channels.streamed import search_streamed, streams
 from ptah.services.external import (cache_store, external_settings, hold_table_index, is_external, read_external,
                                     verification_dict)
 from ptah.services.probe import NOT_CHECKED, check, report_settings, stored_probe
@@ -91,14 +92,14 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
             if record is None:
                 raise NotBuilt(generation.name, identity)
             stored = snapshot.digests(identity)
+            if streams(request.channels, len(stored), record.dimension):  # too big to hold: scored block by block
+                return _measure_streamed(sides, generation, store, snapshot, record, stored, clock)
             matrix = snapshot.matrix(identity)
             index_search = hold_index(project, store, snapshot, generation, request.search)  # None for exact search
         sides.charge("load_vectors", clock)
         clock = time.perf_counter()
         verification = verify_stored(project, generation, built=True, stored=stored)
-    sides.charge("verify", clock)
-    if not verification.ok and not request.allow_stale:
-        raise StaleGeneration(_stale_message(verification))
+    _refuse_stale(sides, verification, clock)
 
     keys = list(matrix.keys)
     sides.check_keys(set(keys))
@@ -127,13 +128,64 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
         sides.timings["search"] -= index_search.seconds
         sides.timings["index_search"] += index_search.seconds
 
-    generation_info = {
+    generation_info = _generation_info(generation, record, verification, request, len(keys), int(vectors.shape[1]),
+                                       cached, service)
+    blocks = partial(score_blocks, queries, vectors)
+    if index_search is not None:  # the index's rankings, measured (and with mode both, compared with exact)
+        return VectorSide(index_search.run(generation_info, results, sides.measures), keys, blocks)
+    search = {"channel": VECTOR, "mode": "exact", "similarity": "cosine"}
+    return VectorSide(make_run(generation_info, search, results, sides.measures), keys, blocks)
+
+
+def _measure_streamed(sides: Sides, generation: Generation, store, snapshot, record, stored: dict, clock: float
+                      ) -> VectorSide:
+    """:func:`_measure` for a generation whose vectors are read in blocks (:mod:`.streamed`), inside ``snapshot``.
+
+    ``stored`` (every row's digest) is emptied once verified: at ten million
+    rows it is gigabytes, and nothing needs it after.
+    """
+    project, corpus, request = sides.project, sides.corpus, sides.request
+    identity = generation.identity.identity
+    index_search = hold_index(project, store, snapshot, generation, request.search)  # None for exact search
+    sides.charge("load_vectors", clock)
+    clock = time.perf_counter()
+    verification = verify_stored(project, generation, built=True, stored=stored)
+    _refuse_stale(sides, verification, clock)
+    expected = set().union(*(case.expected_keys() for case in corpus.cases))
+    sides.check_keys({key for key, _ in stored.values() if key in expected})
+    rows = len(stored)
+    stored.clear()
+
+    clock = time.perf_counter()
+    queries, cached, service = _query_vectors(sides, generation, store, record.dimension, record.settings)
+    sides.charge("embed_queries", clock)
+    clock = time.perf_counter()
+    try:
+        results = search_streamed(snapshot, identity, corpus.cases, queries, sides.measures,
+                                  normalize=not record.settings.get("normalize", True), index_search=index_search)
+    finally:
+        if index_search is not None:
+            index_search.close()
+    sides.charge("search", clock)
+    generation_info = _generation_info(generation, record, verification, request, rows, record.dimension, cached, service)
+    if index_search is not None:
+        sides.timings["search"] -= index_search.seconds
+        sides.timings["index_search"] += index_search.seconds
+        return VectorSide(index_search.run(generation_info, results, sides.measures), [], _not_held)
+    search = {"channel": VECTOR, "mode": "exact", "similarity": "cosine"}
+    return VectorSide(make_run(generation_info, search, results, sides.measures), [], _not_held)
+
+
+def _generation_info(generation: Generation, record, verification, request, rows: int, dimension: int, cached: int,
+                     service: dict) -> dict:
+    """The report's ``generation`` member of a vector run (``record`` None for a table's own vectors)."""
+    return {
         "name": generation.name,
-        "identity": identity,
+        "identity": generation.identity.identity,
         "model": record.model if record else generation.settings.model,
         "settings": report_settings(record.settings) if record else external_settings(generation),
-        "dimension": int(vectors.shape[1]),
-        "rows": len(keys),
+        "dimension": dimension,
+        "rows": rows,
         "model_digest": record.model_digest if record else generation.identity.model_digest,
         "versions": dict(record.library_versions) if record else {},
         "verification": (verification_dict(verification) if record is None else verification.as_dict())
@@ -142,11 +194,17 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
         "queries_from_cache": cached,
         **service,  # a service's probe check and usage (ptah.services.probe); nothing for a local model
     }
-    blocks = partial(score_blocks, queries, vectors)
-    if index_search is not None:  # the index's rankings, measured (and with mode both, compared with exact)
-        return VectorSide(index_search.run(generation_info, results, sides.measures), keys, blocks)
-    search = {"channel": VECTOR, "mode": "exact", "similarity": "cosine"}
-    return VectorSide(make_run(generation_info, search, results, sides.measures), keys, blocks)
+
+
+def _not_held() -> Iterator[tuple[int, int, np.ndarray]]:
+    raise AssertionError("a streamed generation's scores are not held; hybrid runs read the whole matrix")
+
+
+def _refuse_stale(sides: Sides, verification: VerifyResult, clock: float) -> None:
+    """Charge the verification's time; refuse a generation not complete and fresh unless the request allows it."""
+    sides.charge("verify", clock)
+    if not verification.ok and not sides.request.allow_stale:
+        raise StaleGeneration(_stale_message(verification))
 
 
 def _stale_message(result: VerifyResult) -> str:
