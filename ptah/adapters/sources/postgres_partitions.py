@@ -59,13 +59,14 @@ class PartitionedSource(PostgresSource):
         """This source's snapshot id, for workers' ``snapshot=`` while this source stays open."""
         return self._execute(sql.SQL("SELECT pg_export_snapshot()")).fetchone()[0]
 
-    def partitions(self, count: int) -> list[KeyRange]:
-        """At most ``count`` key ranges of about equal row counts covering every row that passes the filter.
+    def partitions(self, count: int, rows: int | None = None) -> list[KeyRange]:
+        """At most ``count`` key ranges of about equal row counts covering every row that passes the filter
+        (``rows``: their number, when the caller counted them in this snapshot already).
 
         Raises :class:`SourceUnavailable` for a row whose key is NULL, as reading the rows would.
         """
         self._refuse_null_keys()
-        rows = self.count()
+        rows = self.count() if rows is None else rows
         step = max(1, math.ceil(rows / max(1, count)))
         keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)
         query = sql.SQL(

@@ -1,14 +1,15 @@
 """What a pgvector store holds for a set of rows or a key range (a distributed build's partitions).
 
-A partition worker needs the stored text digests of the rows it reads (by row
-identity: the primary key) and the stored rows of its key range that the
-source no longer has. The store keeps each row's key as the corpus spells it
-(components joined with U+001F), so a range is tested on the components split
-back out, cast to the key column's kind (``bigint``, or text compared by code
-point): the source's own order. A key with more separators than its width
-allows (a component holding U+001F) cannot be split back unambiguously; such
-rows are never matched by a range: :func:`stored_unsplittable` lists them for
-the driver, which settles them once every partition is done.
+A partition worker needs the stored text digests of its key range (to compare
+with the rows it reads, and to find the stored rows the source no longer has)
+and, for a few rows, by row identity (the primary key). The store keeps each
+row's key as the corpus spells it (components joined with U+001F), so a range
+is tested on the components split back out, cast to the key column's kind
+(``bigint``, or text compared by code point): the source's own order. A key
+with more separators than its width allows (a component holding U+001F)
+cannot be split back unambiguously; such rows are never matched by a range:
+:func:`stored_unsplittable` lists them for the driver, which settles them
+once every partition is done.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ def stored_digests(store: PgvectorStore, identity: str, row_identities: list[str
         return dict(store._connection.execute(query, (row_identities,)).fetchall())
 
 
-def stored_in_range(store: PgvectorStore, identity: str, kinds: tuple[str, ...], within: KeyRange) -> set[str]:
-    """The row identities of the generation's vectors whose key lies in ``within`` (keys that split cleanly)."""
+def stored_in_range(store: PgvectorStore, identity: str, kinds: tuple[str, ...], within: KeyRange) -> dict[str, str]:
+    """``row identity -> text SHA-256`` of the generation's vectors whose key lies in ``within`` (keys that split
+    cleanly), in one query."""
     width = len(kinds)
     components = [sql.SQL("key") if width == 1 else sql.SQL("split_part(key, chr(31), {})").format(i + 1)
                   for i in range(width)]
@@ -46,10 +48,10 @@ def stored_in_range(store: PgvectorStore, identity: str, kinds: tuple[str, ...],
     with store._guarded():
         table = _table(store, identity)
         if table is None:
-            return set()
-        query = sql.SQL("SELECT row_identity FROM {} WHERE CASE WHEN {} = {} THEN {} ELSE false END").format(
-            table, _SEPARATORS, width - 1, range_clause(expressions, within))
-        return {row[0] for row in store._connection.execute(query)}
+            return {}
+        query = sql.SQL("SELECT row_identity, text_sha256 FROM {} WHERE CASE WHEN {} = {} THEN {} ELSE false END"
+                        ).format(table, _SEPARATORS, width - 1, range_clause(expressions, within))
+        return dict(store._connection.execute(query).fetchall())
 
 
 def stored_unsplittable(store: PgvectorStore, identity: str, width: int) -> dict[str, str]:

@@ -2,16 +2,18 @@
 
 A :class:`PartitionWorker` lives as long as its actor: it opens the embedder
 (through the embedder registry, any kind) at most once, when a row first needs
-a vector, and the store once. For each partition it is given it:
+a vector, and the store once, as it starts. For each partition it is given it:
 
 1. reads the partition's rows from the driver's exported snapshot
    (:class:`~ptah.adapters.sources.postgres_partitions.PartitionedSource`: the
    source's filter checks and read-only transaction, narrowed to the range);
-2. compares each row's text digest with the stored one (by row identity, a
-   block of rows at a time) and embeds the new and changed rows, committing
-   each batch -- a ``DELETE`` of the rows replaced and a binary ``COPY`` -- in
-   its own transaction, as the local build does;
-3. deletes the vectors whose key lies in the range and whose row is gone.
+2. compares each row's text digest with the stored ones of the range (read
+   in one query before the rows: the worker holds a partition's stored row
+   identities and digests, not the generation's) and embeds the new and
+   changed rows, committing each batch -- a ``DELETE`` of the rows replaced
+   and a binary ``COPY`` -- in its own transaction, as the local build does;
+3. deletes the vectors whose key lies in the range and whose row is gone:
+   the stored rows of the range that no row of it matched.
 
 Nothing here imports Ray: the ``ray`` engine runs this class as an actor.
 Killed at any moment, a worker leaves the store as of its last committed
@@ -33,9 +35,6 @@ from ptah.core.identity import text_digest
 from ptah.core.spec import GenerationSettings, SourceSpec, redact_url
 from ptah.services.build import embed_batch
 from ptah.services.probe import probe_for_build
-
-LOOKUP_ROWS = 2_000  # rows whose stored digests one statement reads
-
 
 @dataclass(frozen=True)
 class BuildPlan:
@@ -76,17 +75,23 @@ class PartitionWorker:
         self.plan = plan
         self._embedder = None
         self._store: PgvectorStore | None = None
-        self.scanned = 0  # rows of the current partition read so far (progress)
+        self.index = -1  # the partition running now (progress)
+        self.scanned = 0  # rows of it read so far
         self.embedded = 0
+
+    def open(self) -> None:
+        """Connect to the store: the driver asks it of each actor as it starts, before it cuts the snapshot."""
+        if self._store is None:
+            self._store = PgvectorStore(self.plan.store_url, create=False)
 
     def describe(self) -> tuple[int, dict | None]:
         """The model's dimension and the probe to keep with a generation registered for the first time."""
         embedder = self.embedder()
         return int(embedder.dimension), probe_for_build(embedder, {})
 
-    def set_dimension(self, dimension: int) -> None:
-        """The dimension the generation is registered with (known once the driver registered it)."""
-        self.plan = replace(self.plan, dimension=dimension)
+    def begin(self, snapshot: str, dimension: int) -> None:
+        """The driver's exported snapshot, and the dimension the generation is registered with."""
+        self.plan = replace(self.plan, snapshot=snapshot, dimension=dimension)
 
     def embedder(self):
         if self._embedder is None:
@@ -95,9 +100,9 @@ class PartitionWorker:
             self._embedder = open_embedder(self.plan.settings, self.plan.root)
         return self._embedder
 
-    def progress(self) -> tuple[int, int]:
-        """``(rows read, rows embedded)`` of the partition running now."""
-        return self.scanned, self.embedded
+    def progress(self) -> tuple[int, int, int]:
+        """``(partition index, rows read, rows embedded)`` of the partition running now (or that ran last)."""
+        return self.index, self.scanned, self.embedded
 
     def usage(self) -> dict | None:
         """What a service was asked by this worker's embedder so far (None: no service, or no model loaded)."""
@@ -107,45 +112,37 @@ class PartitionWorker:
         """Bring the rows of key range ``within`` up to date; ``index`` names the partition in the result."""
         started = time.perf_counter()
         plan = self.plan
-        if self._store is None:
-            self._store = PgvectorStore(plan.store_url, create=False)
+        self.open()
         result = PartitionResult(index, worker=f"pid {os.getpid()} on {os.uname().nodename}")
-        self.scanned = self.embedded = 0
+        self.index, self.scanned, self.embedded = index, 0, 0
         width = len(plan.source.key_fields)
         template = plan.settings.template(plan.source)
-        seen: set[str] = set()
         todo: list = []
+        unsplittable: list = []
         with PartitionedSource(plan.source, plan.root, snapshot=plan.snapshot, within=within) as source:
-            block: list = []
+            stored = stored_in_range(self._store, plan.identity, source.key_kinds, within)
             for row in source.rows(template):
-                block.append(row)
-                if len(block) == LOOKUP_ROWS:
-                    self._compare(block, seen, todo, result, width)
-                    block = []
-                    while len(todo) >= plan.batch_rows:
-                        self._write(todo[: plan.batch_rows])
-                        del todo[: plan.batch_rows]
-            self._compare(block, seen, todo, result, width)
-            for start in range(0, len(todo), plan.batch_rows):
-                self._write(todo[start : start + plan.batch_rows])
-            kinds = source.key_kinds
-        gone = stored_in_range(self._store, plan.identity, kinds, within) - seen
-        result.deleted = self._store.delete_vectors(plan.identity, sorted(gone))
-        result.rows, result.embedded = len(seen), self.embedded
+                self.scanned += 1
+                if row.key.count(COMPOSITE_KEY_SEPARATOR) != width - 1:  # no range holds its stored key
+                    unsplittable.append(row)
+                    continue
+                digest = text_digest(row.text)
+                if stored.pop(row.identity, None) != digest:
+                    todo.append((row, digest))
+                    if len(todo) == plan.batch_rows:
+                        self._write(todo)
+                        todo = []
+        if unsplittable:
+            held = stored_digests(self._store, plan.identity, [row.identity for row in unsplittable])
+            todo += [(row, digest) for row in unsplittable
+                     if held.get(row.identity) != (digest := text_digest(row.text))]
+            result.unsplittable = [(row.key, row.identity) for row in unsplittable]
+        for start in range(0, len(todo), plan.batch_rows):
+            self._write(todo[start : start + plan.batch_rows])
+        result.deleted = self._store.delete_vectors(plan.identity, sorted(stored))  # what is left: rows gone
+        result.rows, result.embedded = self.scanned, self.embedded
         result.seconds = round(time.perf_counter() - started, 3)
         return result
-
-    def _compare(self, block: list, seen: set[str], todo: list, result: PartitionResult, width: int) -> None:
-        """Queue the rows of ``block`` whose vector is missing or whose text changed."""
-        stored = stored_digests(self._store, self.plan.identity, [row.identity for row in block])
-        for row in block:
-            seen.add(row.identity)
-            digest = text_digest(row.text)
-            if stored.get(row.identity) != digest:
-                todo.append((row, digest))
-            if row.key.count(COMPOSITE_KEY_SEPARATOR) != width - 1:
-                result.unsplittable.append((row.key, row.identity))
-        self.scanned += len(block)
 
     def _write(self, batch: list) -> None:
         vectors = embed_batch(self.embedder(), batch, self.plan.dimension)

@@ -6,16 +6,18 @@ The driver (this process):
    file (InputError, exit 2);
 2. takes the store's build lock for the generation -- the lock a local build
    takes, so a local and a Ray build of one generation exclude each other;
-3. opens the source's read-only ``REPEATABLE READ`` transaction, exports its
+3. starts Ray (``ray.init``: a local instance without an address, the cluster
+   at ``ray_address`` with one; a process that already called ``ray.init``
+   keeps its own) and its pool of actors
+   (:class:`~ptah.services.engines.partition.PartitionWorker`), which start
+   (a process, its imports, a store connection) while the driver
+4. opens the source's read-only ``REPEATABLE READ`` transaction, exports its
    snapshot (``pg_export_snapshot()``) and cuts the rows it sees into key
    ranges (:meth:`PartitionedSource.partitions`), keeping the transaction open
-   (and so the snapshot importable) until every partition is done;
-4. starts Ray (``ray.init``: a local instance without an address, the cluster
-   at ``ray_address`` with one; a process that already called ``ray.init``
-   keeps its own), registers the generation, and hands partitions to a pool
-   of actors (:class:`~ptah.services.engines.partition.PartitionWorker`), at
-   most one partition per actor at a time: a slow actor holds back only its
-   own next partition, and no more rows are read than the actors embed;
+   (and so the snapshot importable) until every partition is done; then it
+   registers the generation and hands the partitions to the actors, at most
+   one partition per actor at a time: a slow actor holds back only its own
+   next partition, and no more rows are read than the actors embed;
 5. reports progress (rows read of the snapshot's rows, so rows/s and ETA, and
    partitions done) and, once every partition has succeeded, the summary.
 
@@ -43,7 +45,7 @@ from ptah.services.project import Project
 
 LOCAL_OBJECT_STORE = 256 * 2**20  # bytes; partitions and results are small: vectors go straight to PostgreSQL
 PARTITIONS_PER_ACTOR = 4
-POLL_SECONDS = 0.5
+PROGRESS_SECONDS = 0.5  # how often running actors are asked how far they are, when progress is shown
 ACTOR_START_SECONDS = 300
 
 
@@ -78,33 +80,33 @@ def build(project: Project, name: str | None = None, progress: Callable | None =
     spec = project.spec
     ray = _ray()
     with store.build_lock(identity, settings.name):
-        with PartitionedSource(spec.source, spec.root) as source:
-            snapshot = source.export_snapshot()
-            total = source.count()
-            owned = _connect(ray, ray_address)
-            workers: list = []
-            try:
-                pool = _pool(ray, actors, actor_cpus, actor_gpus)
-                ranges = source.partitions(partitions or PARTITIONS_PER_ACTOR * pool)
+        owned = _connect(ray, ray_address)
+        workers: list = []
+        try:
+            pool = _pool(ray, actors, actor_cpus, actor_gpus)
+            plan = BuildPlan(spec.source, settings, spec.root, spec.store, identity, 0, 16 * settings.batch_size, "")
+            workers = _actors(ray, plan, pool, actor_cpus, actor_gpus)
+            opening = [worker.open.remote() for worker in workers]  # they start while the snapshot is cut
+            with PartitionedSource(spec.source, spec.root) as source:
+                snapshot = source.export_snapshot()
+                total = source.count()
+                ranges = source.partitions(partitions or PARTITIONS_PER_ACTOR * pool, rows=total)
                 with store.snapshot() as snap:
                     record = snap.generation(identity)
-                plan = BuildPlan(spec.source, settings, spec.root, spec.store, identity, 0,
-                                 16 * settings.batch_size, snapshot)
-                workers = _actors(ray, plan, pool, actor_cpus, actor_gpus)
-                _started(ray, workers)
+                _started(ray, opening)
                 if record is None:  # the first build: one actor opens the model for its dimension and probe
                     dimension, probe = _get(ray, workers[0].describe.remote())
                     record = register_generation(store, generation, dimension, library_versions(settings), probe)
                 else:
                     record = register_generation(store, generation, record.dimension, record.library_versions,
                                                  stored_probe(record.settings))
-                _set_dimension(ray, workers, record.dimension)
+                _get(ray, [worker.begin.remote(snapshot, record.dimension) for worker in workers])
                 results, failures, usage = _run(ray, workers, ranges, total, progress)
-            finally:
-                for worker in workers:
-                    ray.kill(worker)  # now, not when the last handle goes: a kept traceback would hold their CPUs
-                if owned:
-                    ray.shutdown()
+        finally:
+            for worker in workers:
+                ray.kill(worker)  # now, not when the last handle goes: a kept traceback would hold their CPUs
+            if owned:
+                ray.shutdown()
         deleted = 0 if failures else _settle_unsplittable(store, identity, len(spec.source.key_fields), results,
                                                           where=source.where)
     if failures:
@@ -173,18 +175,14 @@ def _actors(ray, plan, count: int, cpus: float | None, gpus: float | None) -> li
     return [remote.remote(plan) for _ in range(count)]
 
 
-def _started(ray, workers: list) -> None:
-    """Wait for every actor to start; RayUnavailable when the cluster cannot place them all in time."""
-    refs = [worker.progress.remote() for worker in workers]
-    ready, _ = ray.wait(refs, num_returns=len(refs), timeout=ACTOR_START_SECONDS)
-    if len(ready) < len(refs):
-        raise RayUnavailable(f"only {len(ready)} of {len(refs)} Ray actors started within {ACTOR_START_SECONDS} s: "
+def _started(ray, opening: list) -> None:
+    """Wait for every actor to start and open the store; RayUnavailable when the cluster cannot place them all
+    in time."""
+    ready, _ = ray.wait(opening, num_returns=len(opening), timeout=ACTOR_START_SECONDS)
+    if len(ready) < len(opening):
+        raise RayUnavailable(f"only {len(ready)} of {len(opening)} Ray actors started within {ACTOR_START_SECONDS} s: "
                              "the cluster lacks the CPUs or GPUs they ask for (--actors, --actor-cpus, --actor-gpus)")
     _get(ray, ready)
-
-
-def _set_dimension(ray, workers: list, dimension: int) -> None:
-    _get(ray, [worker.set_dimension.remote(dimension) for worker in workers])
 
 
 def _get(ray, refs):
@@ -218,7 +216,11 @@ def _run(ray, workers: list, ranges: list, total: int, progress: Callable | None
             running[worker.run.remote(index, within)] = (worker, index)
         if not running:
             break
-        ready, _ = ray.wait(list(running), num_returns=1, timeout=POLL_SECONDS)
+        if progress is not None:  # asked after the idle actors got their next partition, so none waits for it
+            in_flight = _in_flight(ray, list(running.values()))
+            _report(progress, min(total, done_rows + in_flight), total, len(results), len(ranges))
+        # Woken by a partition's end; with progress to show, also every PROGRESS_SECONDS to ask how far they are.
+        ready, _ = ray.wait(list(running), num_returns=1, timeout=None if progress is None else PROGRESS_SECONDS)
         for ref in ready:
             worker, index = running.pop(ref)
             try:
@@ -237,26 +239,25 @@ def _run(ray, workers: list, ranges: list, total: int, progress: Callable | None
         if not idle and not running:
             failures.extend(f"partition {index + 1}: no worker was left to run it" for index, _ in queue)
             queue.clear()
-        in_flight = _in_flight(ray, [worker for worker, _ in running.values()])
-        _report(progress, min(total, done_rows + in_flight), total, len(results), len(ranges))
+    _report(progress, min(total, done_rows), total, len(results), len(ranges))
     if first_error is not None:
         raise first_error
     usage = _usage(ray, idle)
     return results, failures, usage
 
 
-def _in_flight(ray, workers: list) -> int:
-    """Rows the running partitions have read so far (0 for an actor that does not answer in time)."""
-    if not workers:
-        return 0
-    refs = [worker.progress.remote() for worker in workers]
-    ready, _ = ray.wait(refs, num_returns=len(refs), timeout=POLL_SECONDS)
+def _in_flight(ray, running: list) -> int:
+    """Rows the running partitions (``(actor, index)``) have read so far; 0 for an actor that does not answer
+    in time, or that has not begun the partition yet (it still counts its previous one)."""
+    refs = {worker.progress.remote(): index for worker, index in running}
+    ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=PROGRESS_SECONDS)
     read = 0
     for ref in ready:
         try:
-            read += ray.get(ref)[0]
+            index, rows, _ = ray.get(ref)
         except ray.exceptions.RayError:
-            pass
+            continue
+        read += rows if index == refs[ref] else 0
     return read
 
 

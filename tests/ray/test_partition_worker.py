@@ -1,0 +1,63 @@
+"""One partition worker, run in this process (no Ray), against a real PostgreSQL: what it asks the store.
+
+A partition reads its key range's stored digests in one statement, whatever
+its row count, and finds the rows gone in what that statement returned: the
+store is not asked again per block of rows, nor scanned a second time.
+"""
+
+from __future__ import annotations
+
+import ptah
+from ptah.adapters.sources.postgres_partitions import PartitionedSource
+from ptah.services.engines.partition import BuildPlan, PartitionWorker
+from tests.ray.test_ray_build import SEP, Databases, content, databases  # noqa: F401 (fixture)
+
+ROWS = 5_000  # more than a block of 2,000 rows in each of the two partitions
+
+
+def _statements(connection) -> list[str]:
+    """Every statement ``connection.execute`` runs from now on, as SQL text, in order."""
+    seen: list[str] = []
+    execute = connection.execute
+
+    def spy(query, *args, **kwargs):
+        seen.append(query if isinstance(query, str) else query.as_string(connection))
+        return execute(query, *args, **kwargs)
+
+    connection.execute = spy
+    return seen
+
+
+def test_a_partition_reads_its_ranges_stored_digests_in_one_statement(databases: Databases):
+    databases.execute("INSERT INTO items SELECT 't5', i, 'title ' || i, 'body ' || i, 'published' "
+                      "FROM generate_series(1000, %s) AS i", (1000 + ROWS - 300 - 1,))
+    spec = databases.spec("worker", batch_size=64)
+    with ptah.open_project(spec) as project:
+        assert project.build().embedded == 272 + ROWS - 300
+        inner = project._project
+        generation = inner.generation(None)
+        source_spec, root, store = inner.spec.source, inner.spec.root, inner.spec.store
+    databases.execute("UPDATE items SET body = 'rewritten' WHERE (tenant, id) IN (('t1', 1), ('t5', 4000))")
+    databases.execute("UPDATE items SET title = 'renamed' WHERE tenant = %s AND id = 7", (f"a{SEP}b",))
+    databases.execute("DELETE FROM items WHERE (tenant, id) IN (('t0', 3), ('t5', 4500))")
+    plan = BuildPlan(source_spec, generation.settings, root, store, generation.identity.identity, 0, 1024, "")
+    worker = PartitionWorker(plan)
+    worker.open()
+    statements = _statements(worker._store._connection)
+    with PartitionedSource(source_spec, root) as source:
+        worker.begin(source.export_snapshot(), 32)
+        ranges = source.partitions(2)
+        results = [worker.run(index, within) for index, within in enumerate(ranges)]
+    worker.close()
+    assert len(ranges) == 2 and [result.index for result in results] == [0, 1]
+    assert sum(result.rows for result in results) == 272 + ROWS - 300 - 2
+    assert [(result.embedded, result.deleted) for result in results] == [(2, 1), (1, 1)]
+    assert worker.progress() == (1, results[1].rows, 1)
+    reads = [text.split(" FROM ")[0] + (" by range" if " CASE WHEN " in text else " by identity")
+             for text in statements if text.startswith("SELECT row_identity")]
+    assert reads == ["SELECT row_identity, text_sha256 by range",  # partition 1: its range, once
+                     "SELECT row_identity, text_sha256 by identity",  # its row whose key holds U+001F
+                     "SELECT row_identity, text_sha256 by range"]  # partition 2
+    with ptah.open_project(databases.spec("local")) as project:
+        project.build()
+    assert content(spec) == content(databases.spec("local"))
