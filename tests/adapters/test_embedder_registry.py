@@ -430,33 +430,14 @@ def test_threads_looking_up_while_the_kinds_are_discovered_wait_for_them(monkeyp
 
 
 def test_without_a_distribution_declaring_the_group_importlib_metadata_is_not_imported():
-    """It costs a warm evaluate 15 ms or more; ptah's own kinds are all there is to find."""
+    """It costs a warm evaluate 16 ms or more; ptah's own kinds are all there is to find, and their libraries'
+    versions (the report's environment) are read from the same files (ptah.adapters.embedders.distributions)."""
     script = ("import sys\nfrom ptah.adapters.embedders.registry import EmbedderRegistry\n"
-              "print(EmbedderRegistry().names(), 'importlib.metadata' in sys.modules)")
+              "from ptah.core.spec import GenerationSettings\n"
+              "registry = EmbedderRegistry()\n"
+              "versions = registry.versions_of([GenerationSettings('g', 'sentence-transformers/all-MiniLM-L6-v2')])\n"
+              "print(registry.names(), sorted(versions), 'importlib.metadata' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert done.stdout == "['ptah/deterministic', 'openai', 'sentence-transformers'] False\n"
+    assert done.stdout == ("['ptah/deterministic', 'openai', 'sentence-transformers'] "
+                           "['sentence-transformers', 'torch', 'transformers'] False\n")
 
-
-def test_what_may_declare_the_group_is_read_by_importlib_metadata(on_path, monkeypatch, tmp_path):
-    assert registry_module._group_may_be_declared() is False
-    other = on_path / "other-1.0.dist-info"
-    other.mkdir()
-    (other / "entry_points.txt").write_text("[console_scripts]\nother = other:main\n")
-    (on_path / "old.egg-info").write_text("Metadata-Version: 1.0\n")  # an egg-info file, not a folder
-    assert registry_module._group_may_be_declared() is False
-    install(on_path, "toy-embedder", "toy = toy_embedder:register", {})
-    assert registry_module._group_may_be_declared() is True
-    monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(on_path)])
-    assert registry_module._group_may_be_declared() is False
-    archive = tmp_path / "plugins.zip"
-    archive.write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip: a path entry only importlib.metadata reads
-    monkeypatch.setattr(sys, "path", [*sys.path, str(archive)])
-    assert registry_module._group_may_be_declared() is True
-    monkeypatch.setattr(sys, "path", sys.path[:-1])
-
-    class Finder:
-        def find_distributions(self, context=None):
-            return iter(())
-
-    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder()])
-    assert registry_module._group_may_be_declared() is True

@@ -202,49 +202,13 @@ def describe_exception(exc: BaseException) -> str:
 
 
 def _entry_points() -> list[EntryPoint]:
-    if not _group_may_be_declared():
+    from ptah.adapters.embedders.distributions import may_declare
+
+    if not may_declare(GROUP):  # importlib.metadata and its reading of every distribution cost 16 ms or more
         return []
     from importlib import metadata
 
     return sorted(metadata.entry_points(group=GROUP), key=lambda entry: (entry.name, entry.value))
-
-
-def _group_may_be_declared() -> bool:
-    """False only where no distribution importlib.metadata would find declares an entry point in :data:`GROUP`:
-    no ``entry_points.txt`` of a ``*.dist-info`` or ``*.egg-info`` folder in a ``sys.path`` folder names it.
-
-    importlib.metadata (its import and its reading of every installed distribution's metadata) costs a warm
-    evaluate 15 ms or more; this look costs about one. Anything it does not look into -- a zip or egg on the
-    path, a meta path finder of another kind that finds distributions -- is taken as a possible declaration."""
-    import os
-    import sys
-    from importlib.machinery import PathFinder
-
-    if any(getattr(finder, "find_distributions", None) is not None and finder is not PathFinder
-           for finder in sys.meta_path):
-        return True
-    needle = GROUP.encode()
-    for entry in sys.path:
-        if not isinstance(entry, str) or entry.lower().endswith(".egg"):
-            return True
-        folder = entry or "."
-        try:
-            children = os.listdir(folder)
-        except NotADirectoryError:
-            return True  # a zip file: importlib.metadata reads its dist-info folders
-        except OSError:
-            continue  # not there: importlib.metadata finds nothing either
-        for child in children:
-            if child.lower().endswith((".dist-info", ".egg-info")):
-                try:
-                    with open(os.path.join(folder, child, "entry_points.txt"), "rb") as handle:
-                        if needle in handle.read():
-                            return True
-                except (FileNotFoundError, NotADirectoryError):  # none, or an egg-info file: no entry points
-                    continue
-                except OSError:
-                    return True
-    return False
 
 
 def _distribution(entry: EntryPoint) -> str:
