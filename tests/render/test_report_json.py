@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import copy
+import enum
 import json
+import random
 import tracemalloc
 
-from ptah.render.json import report_chunks, report_json, terminal_json
+import pytest
+
+from ptah.render.json import indented, report_chunks, report_json, terminal_json
 from ptah.services.documents import write_json
 from tests.render.reports import compared, document, report
 
@@ -58,3 +62,45 @@ def test_a_report_of_many_cases_is_written_without_its_whole_text_in_memory(tmp_
     text = path.read_text(encoding="utf-8")
     assert text == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     assert len(text) > 5_000_000 and peak < 2_000_000  # a quarter MiB gathered per write, and one case at a time
+
+
+def test_indented_is_json_dumps_with_indent_two_for_any_value():
+    """ptah's indenting encoder against json's, on random nested values and on what json alone refuses."""
+    class Grade(enum.IntEnum):
+        HIGH = 2
+
+    class Text(str):
+        pass
+
+    leaves = [0, -3, 10**30, 0.1, -2.5e-300, 1e16, 0.0, -0.0, True, False, None, "", "a\"b\\c\n\t\x00\x7f",
+              "café ⟨naïve⟩ \u2028", Grade.HIGH, Text("sub"), 1.5]
+    draw = random.Random(7)
+
+    def value(depth: int):
+        if depth > 4 or draw.random() < 0.4:
+            return draw.choice(leaves)
+        if draw.random() < 0.5:
+            return [value(depth + 1) for _ in range(draw.randint(0, 4))]
+        if draw.random() < 0.2:
+            return tuple(value(depth + 1) for _ in range(draw.randint(0, 3)))
+        keys = ["k", "é", "a\"b", "", 1, 2.5, True, None] if draw.random() < 0.1 else ["k", "é", "a\"b", "", "x y"]
+        return {draw.choice(keys): value(depth + 1) for _ in range(draw.randint(0, 4))}
+
+    for _ in range(3000):
+        item = value(0)
+        expected = json.dumps(item, indent=2, ensure_ascii=False, allow_nan=False)
+        assert indented(item) == expected
+        assert indented(item, "\n    ") == expected.replace("\n", "\n    ")
+    deep: list = []
+    for _ in range(150):
+        deep = [deep]
+    assert indented(deep) == json.dumps(deep, indent=2)
+    circle: list = []
+    circle.append(circle)
+    refused = [float("nan"), {"x": float("inf")}, [-float("inf")], {(1, 2): 3}, {"x": object()}, circle]
+    for item in refused:
+        with pytest.raises((ValueError, TypeError)) as ours:
+            indented(item)
+        with pytest.raises((ValueError, TypeError)) as theirs:
+            json.dumps(item, indent=2, allow_nan=False)
+        assert (type(ours.value), str(ours.value)) == (type(theirs.value), str(theirs.value))
