@@ -240,14 +240,18 @@ def test_a_ray_build_plan_never_shows_the_passwords_it_carries_to_the_workers():
     """Ray writes an argument's ``repr`` into its own errors ("Could not serialize the argument …"), and the
     plan every Ray actor receives holds both URLs whole (the workers connect with them)."""
     import pickle
+    from dataclasses import fields
 
     from ptah.core.spec import GenerationSettings, SourceSpec
     from ptah.services.engines.partition import BuildPlan
 
     source = SourceSpec(f"postgresql://reader:{SECRET}@db.example/src", "articles", ("id",), "{title}")
-    plan = BuildPlan(source, GenerationSettings("docs", "ptah/deterministic"), "/project",
-                     f"postgresql://writer:{SECRET}@db.example/store", "abc123", 16, 64, "00000003-0000001B-1")
-    assert repr(plan) == ("BuildPlan(source=postgresql://reader:***@db.example/src table articles, "
-                          "store=postgresql://writer:***@db.example/store, identity=abc123, "
-                          "snapshot=00000003-0000001B-1)")
-    assert pickle.loads(pickle.dumps(plan)) == plan  # what the workers receive is whole
+    store = f"host=db.example dbname=store user=writer password='{SECRET}'"
+    plan = BuildPlan.sealing(source, GenerationSettings("docs", "ptah/deterministic"), "/project", store, "abc123", 64)
+    shown = [repr(plan), str(plan), f"{plan}"] + [text for field in fields(plan)
+                                                  for text in (repr(getattr(plan, field.name)), str(getattr(plan, field.name)))]
+    assert_nowhere(SECRET, Path("/nonexistent"), *shown)
+    assert str(plan.source_url) == "postgresql://reader:***@db.example/src" and plan.source.database == str(plan.source_url)
+    assert repr(plan.store_url) == "Sealed('host=db.example dbname=store user=writer password=***')"
+    received = pickle.loads(pickle.dumps(plan))  # what the workers receive is whole
+    assert received == plan and received.connected_source() == source and received.store_url.reveal() == store

@@ -8,11 +8,15 @@ models embed exactly as ``ptah/deterministic`` does (same vectors), and:
   ``kill-worker`` exists in the specification's folder, removes it and ends the
   process at once (``os._exit``): a worker killed mid-partition, once;
 * ``raytest/slow``: sleeps 0.25 s before each call, so a build takes long enough
-  to be killed in the middle.
+  to be killed in the middle;
+* ``raytest/leaky``: refuses every source row with an error that quotes the
+  store URL its worker connects with, password included (found up the stack,
+  as a library quoting the connection string it was given would).
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import time
 from pathlib import Path
@@ -43,6 +47,15 @@ class _Slow(DeterministicEmbedder):
         return super().embed_documents(texts)
 
 
+class _Leaky(DeterministicEmbedder):
+    def embed_documents(self, texts):
+        if any(text.startswith("title") for text in texts):  # a source row, not the probe
+            plan = next(frame.frame.f_locals["self"].plan for frame in inspect.stack()
+                        if hasattr(frame.frame.f_locals.get("self"), "plan"))
+            raise RuntimeError(f"cannot embed with the store at {plan.store_url.reveal()}")
+        return super().embed_documents(texts)
+
+
 class RayTestKind:
     name = "raytest"
 
@@ -56,6 +69,8 @@ class RayTestKind:
         options = dict(dimension=settings.dimension or 32, normalize=settings.normalize)
         if settings.model == "raytest/killer":
             return _Killer(Path(root) / "kill-worker", **options)
+        if settings.model == "raytest/leaky":
+            return _Leaky(**options)
         return _Slow(**options)
 
     def versions(self) -> dict:

@@ -40,7 +40,7 @@ def test_a_partition_reads_its_ranges_stored_digests_in_one_statement(databases:
     databases.execute("UPDATE items SET body = 'rewritten' WHERE (tenant, id) IN (('t1', 1), ('t5', 4000))")
     databases.execute("UPDATE items SET title = 'renamed' WHERE tenant = %s AND id = 7", (f"a{SEP}b",))
     databases.execute("DELETE FROM items WHERE (tenant, id) IN (('t0', 3), ('t5', 4500))")
-    plan = BuildPlan(source_spec, generation.settings, root, store, generation.identity.identity, 0, 1024, "")
+    plan = BuildPlan.sealing(source_spec, generation.settings, root, store, generation.identity.identity, 1024)
     worker = PartitionWorker(plan)
     worker.open()
     statements = _statements(worker._store._connection)

@@ -22,6 +22,7 @@ batch; the next build (either engine) embeds exactly what is still missing.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -32,26 +33,68 @@ from ptah.adapters.stores.pgvector import PgvectorStore
 from ptah.adapters.stores.pgvector_ranges import stored_digests, stored_in_range
 from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
 from ptah.core.identity import text_digest
-from ptah.core.spec import GenerationSettings, SourceSpec, redact_url
+from ptah.core.errors import PtahError
+from ptah.core.spec import GenerationSettings, SourceSpec
 from ptah.services.build import embed_batch
+from ptah.services.engines.sealed import Sealed, scrub
 from ptah.services.probe import probe_for_build
 
 @dataclass(frozen=True)
 class BuildPlan:
-    """What every worker of one build shares: where to read and write, and how."""
+    """What every worker of one build shares: where to read and write, and how.
 
-    source: SourceSpec
+    Nothing in it shows a password (Ray may write an argument's ``repr`` into
+    an error or a log): ``source`` holds the source's URL redacted, and the
+    URLs the workers connect with are :class:`Sealed`. Make one with
+    :meth:`sealing`.
+    """
+
+    source: SourceSpec  # its database URL redacted: the worker connects with source_url
     settings: GenerationSettings
     root: str
-    store_url: str
+    source_url: Sealed
+    store_url: Sealed
     identity: str
     dimension: int
     batch_rows: int
     snapshot: str  # the driver's exported snapshot id
 
-    def __repr__(self) -> str:  # Ray writes an argument's repr into its errors: never the URLs' passwords
-        return (f"BuildPlan(source={self.source.redacted_database} table {self.source.table}, "
-                f"store={redact_url(self.store_url)}, identity={self.identity}, snapshot={self.snapshot})")
+    @classmethod
+    def sealing(cls, source: SourceSpec, settings: GenerationSettings, root: str, store_url: str, identity: str,
+                batch_rows: int) -> BuildPlan:
+        """The plan of a build from ``source`` into the store at ``store_url``, its URLs sealed."""
+        return cls(replace(source, database=source.redacted_database), settings, root, Sealed(source.database),
+                   Sealed(store_url), identity, 0, batch_rows, "")
+
+    def connected_source(self) -> SourceSpec:
+        """The source as a worker connects to it: its URL whole."""
+        return replace(self.source, database=self.source_url.reveal())
+
+    def scrub(self, text: str) -> str:
+        """``text`` without the plan's passwords."""
+        return scrub(text, self.source_url, self.store_url)
+
+
+class WorkerFailed(RuntimeError):
+    """What a worker raised, said without the build's passwords (the driver counts its partition as failed)."""
+
+
+def _said_safely(method):
+    """``method`` of a worker, whatever it raises said without the plan's passwords: a library's error may quote
+    the URL it was given, and the error travels to the driver and into Ray's logs."""
+
+    @functools.wraps(method)
+    def guarded(self, *args):
+        try:
+            return method(self, *args)
+        except Exception as exc:
+            text = str(exc)
+            clean = self.plan.scrub(text)
+            if isinstance(exc, (PtahError, WorkerFailed)) and clean == text:
+                raise  # the driver raises a ptah error as itself
+            raise WorkerFailed(f"{type(exc).__name__}: {clean}" if clean else type(exc).__name__) from None
+
+    return guarded
 
 
 @dataclass
@@ -79,11 +122,13 @@ class PartitionWorker:
         self.scanned = 0  # rows of it read so far
         self.embedded = 0
 
+    @_said_safely
     def open(self) -> None:
         """Connect to the store: the driver asks it of each actor as it starts, before it cuts the snapshot."""
         if self._store is None:
-            self._store = PgvectorStore(self.plan.store_url, create=False)
+            self._store = PgvectorStore(self.plan.store_url.reveal(), create=False)
 
+    @_said_safely
     def describe(self) -> tuple[int, dict | None]:
         """The model's dimension and the probe to keep with a generation registered for the first time."""
         embedder = self.embedder()
@@ -108,6 +153,7 @@ class PartitionWorker:
         """What a service was asked by this worker's embedder so far (None: no service, or no model loaded)."""
         return None if self._embedder is None else usage_of(self._embedder)
 
+    @_said_safely
     def run(self, index: int, within: KeyRange) -> PartitionResult:
         """Bring the rows of key range ``within`` up to date; ``index`` names the partition in the result."""
         started = time.perf_counter()
@@ -119,7 +165,7 @@ class PartitionWorker:
         template = plan.settings.template(plan.source)
         todo: list = []
         unsplittable: list = []
-        with PartitionedSource(plan.source, plan.root, snapshot=plan.snapshot, within=within) as source:
+        with PartitionedSource(plan.connected_source(), plan.root, snapshot=plan.snapshot, within=within) as source:
             stored = stored_in_range(self._store, plan.identity, source.key_kinds, within)
             for row in source.rows(template):
                 self.scanned += 1

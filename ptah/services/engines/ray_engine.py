@@ -39,6 +39,7 @@ from ptah.adapters.sources.base import source_kind
 from ptah.adapters.stores import registry as stores
 from ptah.core.errors import InputError, OperationalError, PtahError, SourceUnavailable
 from ptah.services.build import BuildSummary, library_versions, register_generation
+from ptah.services.engines.sealed import Sealed, scrub
 from ptah.services.external import refuse_build
 from ptah.services.probe import stored_probe
 from ptah.services.project import Project
@@ -57,10 +58,21 @@ class BuildIncomplete(OperationalError):
     """Some partitions did not finish; their committed batches are kept (exit 3)."""
 
 
-def build(project: Project, name: str | None = None, progress: Callable | None = None, *,
-          ray_address: str | None = None, partitions: int | None = None, actors: int | None = None,
-          actor_cpus: float | None = None, actor_gpus: float | None = None) -> BuildSummary:
+def build(project: Project, name: str | None = None, progress: Callable | None = None, **options) -> BuildSummary:
     """Bring generation ``name`` up to date on Ray; see the module's documentation for the steps."""
+    try:
+        return _build(project, name, progress, **options)
+    except (RayUnavailable, BuildIncomplete) as exc:  # they quote what Ray or a worker said: never a password
+        text = str(exc)
+        clean = scrub(text, Sealed(project.spec.source.database), Sealed(project.spec.store))
+        if clean == text:
+            raise
+        raise type(exc)(clean) from None
+
+
+def _build(project: Project, name: str | None, progress: Callable | None, *, ray_address: str | None = None,
+           partitions: int | None = None, actors: int | None = None, actor_cpus: float | None = None,
+           actor_gpus: float | None = None) -> BuildSummary:
     from ptah.adapters.sources.postgres_partitions import PartitionedSource
     from ptah.services.engines.partition import BuildPlan
 
@@ -84,7 +96,7 @@ def build(project: Project, name: str | None = None, progress: Callable | None =
         workers: list = []
         try:
             pool = _pool(ray, actors, actor_cpus, actor_gpus)
-            plan = BuildPlan(spec.source, settings, spec.root, spec.store, identity, 0, 16 * settings.batch_size, "")
+            plan = BuildPlan.sealing(spec.source, settings, spec.root, spec.store, identity, 16 * settings.batch_size)
             workers = _actors(ray, plan, pool, actor_cpus, actor_gpus)
             opening = [worker.open.remote() for worker in workers]  # they start while the snapshot is cut
             with PartitionedSource(spec.source, spec.root) as source:

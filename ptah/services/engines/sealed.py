@@ -1,0 +1,70 @@
+"""Connection URLs that travel to Ray workers whole, but never show their passwords.
+
+A distributed build's workers connect to the source and the store themselves,
+with the URLs as the driver expanded them (``${VAR}`` included), so the URLs
+travel in the actors' creation arguments. A :class:`Sealed` URL carries one:
+its ``repr`` and ``str`` -- what Ray writes into an error about an argument,
+a log line or a task's description -- are the URL with its password replaced
+by ``***``; :meth:`Sealed.reveal` gives it whole to the code that connects.
+
+:func:`scrub` clears a message of the passwords, for what a worker raises and
+what the driver says about it: a library's error may quote the URL it was
+given, and a worker's error travels to the driver and into Ray's logs.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import psycopg
+from psycopg import conninfo
+
+from ptah.core.spec import redact_url
+
+HIDDEN = "***"
+
+
+class Sealed:
+    """A database URL whose ``repr`` and ``str`` hide its password; pickled whole."""
+
+    __slots__ = ("_url",)
+
+    def __init__(self, url: str):
+        self._url = url
+
+    def reveal(self) -> str:
+        """The URL as written, password included: only to connect with."""
+        return self._url
+
+    def __str__(self) -> str:
+        return redact_url(self._url)
+
+    def __repr__(self) -> str:
+        return f"Sealed({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sealed) and other._url == self._url
+
+    def __hash__(self) -> int:
+        return hash(self._url)
+
+    def __reduce__(self):
+        return Sealed, (self._url,)
+
+
+def scrub(text: str, *urls: Sealed) -> str:
+    """``text`` with each of ``urls`` shown redacted, and each of their passwords (as written, percent-decoded
+    or percent-encoded) replaced by ``***``."""
+    for url in urls:
+        text = text.replace(url.reveal(), str(url))
+    for secret in sorted({form for url in urls for form in _password_forms(url.reveal())}, key=len, reverse=True):
+        text = text.replace(secret, HIDDEN)
+    return text
+
+
+def _password_forms(url: str) -> set[str]:
+    try:
+        password = conninfo.conninfo_to_dict(url).get("password")
+    except psycopg.Error:  # a string libpq cannot parse: its redacted form is all there is to hide
+        return set()
+    return {form for form in (password, quote(password or "", safe=""), quote(password or "")) if form}
