@@ -31,6 +31,7 @@ either engine, embeds exactly what is missing. A ptah error raised in an actor
 from __future__ import annotations
 
 import logging
+import socket
 import time
 from collections import deque
 from typing import Callable
@@ -48,6 +49,7 @@ LOCAL_OBJECT_STORE = 256 * 2**20  # bytes; partitions and results are small: vec
 PARTITIONS_PER_ACTOR = 4
 PROGRESS_SECONDS = 0.5  # how often running actors are asked how far they are, when progress is shown
 ACTOR_START_SECONDS = 300
+CONNECT_SECONDS = 5  # for a --ray-address to answer at all
 
 
 class RayUnavailable(OperationalError):
@@ -86,11 +88,13 @@ def _build(project: Project, name: str | None, progress: Callable | None, *, ray
     for option, value in (("--actor-cpus", actor_cpus), ("--actor-gpus", actor_gpus)):
         if value is not None and value < 0:
             raise InputError(f"{option} must be 0 or more, not {value}")
+    ray = _ray()
+    if not ray.is_initialized():
+        _reach(ray_address)  # before the store is asked
     settings = generation.settings
     identity = generation.identity.identity
     store = project.store(create=True)
     spec = project.spec
-    ray = _ray()
     with store.build_lock(identity, settings.name):
         owned = _connect(ray, ray_address)
         workers: list = []
@@ -166,6 +170,22 @@ def _connect(ray, address: str | None) -> bool:
         raise RayUnavailable(f"cannot start or reach {where} ({str(exc).splitlines()[0] if str(exc) else exc!r})") \
             from None
     return True
+
+
+def _reach(address: str | None) -> None:
+    """Refuse at once a cluster address where nothing answers within CONNECT_SECONDS: ``ray.init`` would retry
+    for minutes. Only a ``host:port`` (or ``ray://host:port``) is tried; ``auto`` and the like go to Ray."""
+    host, _, port = (address or "").split("://", 1)[-1].rstrip("/").rpartition(":")
+    if not host or not port.isdigit():
+        return
+    if not 0 < int(port) < 65536:
+        raise InputError(f"--ray-address {address}: the port must be 1 to 65535")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_SECONDS).close()
+    except OSError as exc:
+        why = f"no answer within {CONNECT_SECONDS:g} s" if isinstance(exc, TimeoutError) else exc.strerror or str(exc)
+        raise RayUnavailable(f"cannot reach the Ray cluster at {address} ({why}): start Ray there (ray start --head) "
+                             "or give the address it printed") from None
 
 
 def _pool(ray, actors: int | None, cpus: float | None, gpus: float | None) -> int:

@@ -1,0 +1,60 @@
+"""A ``--ray-address`` where nothing answers is refused at once (exit 3, one sentence), not after Ray's retries.
+
+No Ray instance is needed: the address is tried before the build takes the
+store's lock or reads the source (nothing listens on 127.0.0.1 port 1, so the
+connection is refused at once).
+"""
+
+from __future__ import annotations
+
+import time
+
+import psycopg
+import pytest
+
+from ptah.cli import main
+from ptah.core.errors import EXIT_INPUT, EXIT_OPERATIONAL
+from tests.ray.conftest import postgres_server  # noqa: F401 (fixture)
+
+SPEC = """\
+version: 1
+source: {{database: "{source}", table: items, key_fields: [id], text: "{{title}}"}}
+store: "{store}"
+active: docs
+generations:
+  docs: {{model: ptah/deterministic, dimension: 8}}
+"""
+
+
+@pytest.fixture
+def spec(postgres_server, tmp_path):  # noqa: F811
+    source = postgres_server.url(postgres_server.create_database())
+    with psycopg.connect(source, autocommit=True) as connection:
+        connection.execute("CREATE TABLE items (id integer PRIMARY KEY, title text)")
+    store = postgres_server.url(postgres_server.create_database())
+    (tmp_path / "ptah.yaml").write_text(SPEC.format(source=source, store=store))
+    return tmp_path / "ptah.yaml"
+
+
+def run(capsys, *argv):
+    with pytest.raises(SystemExit) as info:
+        main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return info.value.code, out.out, out.err
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:1", "ray://127.0.0.1:1"])
+def test_an_address_where_nothing_listens_is_refused_in_a_few_seconds(spec, capsys, address):
+    started = time.monotonic()
+    code, out, err = run(capsys, "inference", "build", "--spec", spec, "--engine", "ray",
+                         "--ray-address", address)
+    assert time.monotonic() - started < 15  # Ray's own retries take minutes
+    assert (code, out) == (EXIT_OPERATIONAL, "")
+    assert err == (f"cannot reach the Ray cluster at {address} (Connection refused): start Ray there "
+                   "(ray start --head) or give the address it printed\n")
+
+
+def test_an_address_whose_port_cannot_be_is_a_usage_error(spec, capsys):
+    code, out, err = run(capsys, "inference", "build", "--spec", spec, "--engine", "ray",
+                         "--ray-address", "10.0.0.1:70000")
+    assert (code, out, err) == (EXIT_INPUT, "", "--ray-address 10.0.0.1:70000: the port must be 1 to 65535\n")
