@@ -1,45 +1,74 @@
 """The ``ptah`` command line: a thin typer app with one error boundary.
 
 Command modules import services lazily inside their functions, so that
-``ptah --help`` and ``ptah corpus ...`` never import torch.
+``ptah --help`` and ``ptah corpus ...`` never import torch. The modules
+themselves are imported when their commands are used: ``ptah inference
+evaluate`` builds the app with the ``inference`` group alone (the other
+groups' modules and their conversion to click cost a warm evaluate about
+20 ms), and anything else -- ``ptah --help``, a root option, a misspelt
+command -- the whole app, ``ptah.cli.app``.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
 import typer
 
-from ptah.cli import corpus as corpus_commands
-from ptah.cli import evaluate as evaluate_command
-from ptah.cli import imports
-from ptah.cli import judge as judge_commands  # noqa: F401  (adds corpus holes, judge, add and pin)
-from ptah.cli import inference as inference_commands
-from ptah.cli import rebaseline as rebaseline_command
-from ptah.cli import report as report_commands
-from ptah.cli import serve as serve_commands
 from ptah.cli.display import error_text
 from ptah.cli.help import plain_metavars
 from ptah.cli.streams import ReaderGone, guarded_streams, leave_quietly
 from ptah.core.errors import EXIT_OPERATIONAL, PtahError
 from ptah.core.visible import visible
 
-app = typer.Typer(
-    name="ptah",
-    help="Keep text-embedding generations of a table and measure, honestly, whether they work.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-app.add_typer(corpus_commands.app, name="corpus")
-inference_commands.app.command("evaluate")(evaluate_command.evaluate)
-app.add_typer(inference_commands.app, name="inference")
-app.add_typer(imports.app, name="import")
-app.add_typer(report_commands.app, name="report")
-report_commands.app.command("rebaseline")(rebaseline_command.rebaseline)
-app.command("serve")(serve_commands.serve)
-app.add_typer(serve_commands.token_app, name="token")
+
+@functools.cache
+def _corpus() -> typer.Typer:
+    from ptah.cli import corpus, judge  # noqa: F401  (judge adds corpus holes, judge, add and pin)
+
+    return corpus.app
+
+
+@functools.cache
+def _inference() -> typer.Typer:
+    from ptah.cli import evaluate, inference
+
+    inference.app.command("evaluate")(evaluate.evaluate)
+    return inference.app
+
+
+def _import() -> typer.Typer:
+    from ptah.cli import imports
+
+    return imports.app
+
+
+@functools.cache
+def _report() -> typer.Typer:
+    from ptah.cli import rebaseline, report
+
+    report.app.command("rebaseline")(rebaseline.rebaseline)
+    return report.app
+
+
+def _serve():
+    from ptah.cli import serve
+
+    return serve.serve
+
+
+def _token() -> typer.Typer:
+    from ptah.cli import serve
+
+    return serve.token_app
+
+
+# Each name under ``ptah`` and how to get its group or command, in the order the app adds them.
+_PARTS = {"corpus": _corpus, "inference": _inference, "import": _import, "report": _report, "serve": _serve,
+          "token": _token}
+_COMMANDS = {"serve"}  # the rest are groups
 
 
 def _version(asked: bool) -> None:
@@ -50,11 +79,50 @@ def _version(asked: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print ptah's version and exit."),
 ) -> None:
     """ptah: corpora, generations and their evaluation."""
+
+
+def _app(names) -> typer.Typer:
+    """The app with the groups and commands ``names`` (in the order of :data:`_PARTS`)."""
+    made = typer.Typer(
+        name="ptah",
+        help="Keep text-embedding generations of a table and measure, honestly, whether they work.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    made.callback()(_root)
+    for name in _PARTS:
+        if name in names:
+            part = _PARTS[name]()
+            if name in _COMMANDS:
+                made.command(name)(part)
+            else:
+                made.add_typer(part, name=name)
+    return made
+
+
+@functools.cache
+def _whole() -> typer.Typer:
+    return _app(_PARTS)
+
+
+def __getattr__(name: str):
+    if name == "app":  # the whole app (help tests walk it)
+        return _whole()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _app_for(argv: list[str] | None) -> typer.Typer:
+    """The app for a command line: the one group or command its first word names, else the whole app (whose
+    root help, root options, shell completion and "no such command" need every part)."""
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in _PARTS and not os.environ.get("_PTAH_COMPLETE"):
+        return _app((args[0],))
+    return _whole()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -68,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
     """
     try:
         with guarded_streams():
-            plain_metavars(typer.main.get_command(app))(args=argv, prog_name="ptah", standalone_mode=True)
+            plain_metavars(typer.main.get_command(_app_for(argv)))(args=argv, prog_name="ptah", standalone_mode=True)
     except ReaderGone:
         leave_quietly()
     except PtahError as exc:
