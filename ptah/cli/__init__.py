@@ -32,25 +32,20 @@ def _corpus() -> typer.Typer:
 
 
 @functools.cache
-def _inference() -> typer.Typer:
-    from ptah.cli import evaluate, inference
+def _joined(group: str, command: str) -> typer.Typer:
+    """The app of the module ``ptah.cli.<group>`` with the function ``command`` of ``ptah.cli.<command>`` added
+    as its command of that name (once: the app is the module's own)."""
+    import importlib
 
-    inference.app.command("evaluate")(evaluate.evaluate)
-    return inference.app
+    app = importlib.import_module(f"ptah.cli.{group}").app
+    app.command(command)(getattr(importlib.import_module(f"ptah.cli.{command}"), command))
+    return app
 
 
 def _import() -> typer.Typer:
     from ptah.cli import imports
 
     return imports.app
-
-
-@functools.cache
-def _report() -> typer.Typer:
-    from ptah.cli import rebaseline, report
-
-    report.app.command("rebaseline")(rebaseline.rebaseline)
-    return report.app
 
 
 def _serve():
@@ -66,8 +61,8 @@ def _token() -> typer.Typer:
 
 
 # Each name under ``ptah`` and how to get its group or command, in the order the app adds them.
-_PARTS = {"corpus": _corpus, "inference": _inference, "import": _import, "report": _report, "serve": _serve,
-          "token": _token}
+_PARTS = {"corpus": _corpus, "inference": lambda: _joined("inference", "evaluate"), "import": _import,
+          "report": lambda: _joined("report", "rebaseline"), "serve": _serve, "token": _token}
 _COMMANDS = {"serve"}  # the rest are groups
 
 
