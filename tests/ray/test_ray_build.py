@@ -186,6 +186,7 @@ def test_a_worker_killed_mid_partition_leaves_exactly_the_missing_rows_to_the_ne
     assert str(failed.value).startswith("1 of 6 partitions of generation docs did not finish (partition ")
     kept = len(vectors(spec))
     assert 0 < kept < 272
+    _wait_for_workers_to_go(databases, spec)  # the driver's exporting transaction among them: closed on failure
     summary = build(spec, partitions=6)
     assert (summary.rows, summary.embedded, summary.unchanged) == (272, 272 - kept, kept)
     assert check(spec).ok
@@ -221,6 +222,56 @@ def test_a_driver_killed_mid_build_leaves_exactly_the_missing_rows_to_the_next_b
         driver.kill()
         driver.wait()
     _wait_for_workers_to_go(databases, spec)
+    kept = len(vectors(spec))
+    assert 0 < kept < 272
+    summary = build(spec, partitions=4)
+    assert (summary.rows, summary.embedded, summary.unchanged) == (272, 272 - kept, kept)
+    assert check(spec).ok
+
+
+INTERRUPTED = textwrap.dedent(
+    """
+    import logging, sys, time
+    import psycopg, ray, ptah
+    from tests.ray.conftest import ray_runtime_env
+    ray.init(address=sys.argv[2], log_to_driver=False, logging_level=logging.ERROR, runtime_env=ray_runtime_env())
+    print("building", flush=True)
+    with ptah.open_project(sys.argv[1]) as project:
+        try:
+            project.build(engine="ray", actors=2, partitions=4)
+        except KeyboardInterrupt:
+            held = sys.exc_info()  # its traceback keeps the build's frames, and what they hold, alive
+    with psycopg.connect(sys.argv[3], autocommit=True) as connection:  # the source: until its other sessions end
+        deadline = time.monotonic() + 60
+        while (time.monotonic() < deadline and connection.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid()").fetchone()[0]):
+            time.sleep(0.1)
+        print("interrupted" if held[0] is KeyboardInterrupt else "not interrupted",
+              "source sessions left:", connection.execute(
+                  "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                  "AND pid <> pg_backend_pid()").fetchone()[0], flush=True)
+    """
+)
+
+
+def test_a_ctrl_c_mid_build_closes_the_drivers_snapshot_and_the_next_build_finishes(ray_local, databases):
+    spec = databases.spec("ray", model="raytest/slow", batch_size=1)
+    address = ray_local.get_runtime_context().gcs_address
+    driver = subprocess.Popen([sys.executable, "-c", INTERRUPTED, spec, address, databases.source], cwd=ROOT,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert driver.stdout.readline() == "building\n"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and driver.poll() is None and not _stored(spec):
+            time.sleep(0.05)
+        assert driver.poll() is None, "the build ended before it could be interrupted"
+        driver.send_signal(signal.SIGINT)
+        out, _ = driver.communicate(timeout=120)
+    finally:
+        driver.kill()
+        driver.wait()
+    assert (driver.returncode, out) == (0, "interrupted source sessions left: 0\n")
     kept = len(vectors(spec))
     assert 0 < kept < 272
     summary = build(spec, partitions=4)

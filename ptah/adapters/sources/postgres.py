@@ -107,7 +107,7 @@ class PostgresSource:
         except psycopg.Error as exc:
             self.close()
             raise SourceUnavailable(f"{self.where}: cannot be read ({reason(exc, source.database)})") from None
-        except (SourceUnavailable, SpecError):
+        except BaseException:  # SourceUnavailable, SpecError, and a Ctrl-C while opening: no session left open
             self.close()
             raise
 

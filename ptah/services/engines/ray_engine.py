@@ -21,6 +21,15 @@ The driver (this process):
 5. reports progress (rows read of the snapshot's rows, so rows/s and ETA, and
    partitions done) and, once every partition has succeeded, the summary.
 
+Why the driver's transaction stays open for the whole build: an exported
+snapshot can be imported (``SET TRANSACTION SNAPSHOT``) only while the
+transaction that exported it is open, and each partition imports it when it
+begins -- the last one may begin long after the first. Holding it open keeps
+the source's ``VACUUM`` from removing rows dead since the snapshot, so it is
+closed on every way out: the build's end, a failed partition, an error, a
+Ctrl-C (the ``with`` around it closes the connection, and PostgreSQL ends the
+transaction), before the actors are stopped.
+
 A partition that fails (an actor killed, a node lost, a model error) leaves
 its committed batches; the other partitions run to the end, then the build
 fails (exit 3) saying how many partitions did not finish: the next build,
@@ -103,7 +112,7 @@ def _build(project: Project, name: str | None, progress: Callable | None, *, ray
             plan = BuildPlan.sealing(spec.source, settings, spec.root, spec.store, identity, 16 * settings.batch_size)
             workers = _actors(ray, plan, pool, actor_cpus, actor_gpus)
             opening = [worker.open.remote() for worker in workers]  # they start while the snapshot is cut
-            with PartitionedSource(spec.source, spec.root) as source:
+            with PartitionedSource(spec.source, spec.root) as source:  # open until every partition is done
                 snapshot = source.export_snapshot()
                 total = source.count()
                 ranges = source.partitions(partitions or PARTITIONS_PER_ACTOR * pool, rows=total)
