@@ -32,8 +32,6 @@ from pathlib import Path
 import numpy as np
 
 from ptah import __version__
-from ptah.adapters.files import read_bounded
-from ptah.adapters.report_json import parse_report
 from ptah.core.baseline import check_comparable, check_measures, compare, gates, read_report
 from ptah.core.comparison import against_baseline, compare_runs
 from ptah.core.corpus import Corpus
@@ -52,6 +50,9 @@ MAX_BASELINE_BYTES = 1024 * 1024 * 1024  # a report of 50,000 cases at k=100 is 
 def load_baseline(path: str | os.PathLike) -> Report:
     """Read a baseline report; ``ReportError`` (exit 2, naming the field) when it is not a ptah report that
     matches the report schema and agrees with itself (``ptah.adapters.report_json``, ``ptah.core.report_checks``)."""
+    from ptah.adapters.files import read_bounded
+    from ptah.adapters.report_json import parse_report  # and the schema: only an evaluation with a baseline
+
     path = str(path)
     try:
         text = read_bounded(path, limit=MAX_BASELINE_BYTES, what="baseline report").decode("utf-8")
