@@ -2,13 +2,15 @@
 
 A partition reads its key range's stored digests in one statement, whatever
 its row count, and finds the rows gone in what that statement returned: the
-store is not asked again per block of rows, nor scanned a second time.
+store is not asked again per block of rows, nor scanned a second time. With
+the keys index the driver makes, that statement reads the range through it,
+and finds the very rows a scan of the whole table finds.
 """
 
 from __future__ import annotations
 
 import ptah
-from ptah.adapters.sources.postgres_partitions import PartitionedSource
+from ptah.adapters.sources.postgres_partitions import KeyRange, PartitionedSource
 from ptah.services.engines.partition import BuildPlan, PartitionWorker
 from tests.ray.test_ray_build import SEP, Databases, content, databases  # noqa: F401 (fixture)
 
@@ -53,7 +55,7 @@ def test_a_partition_reads_its_ranges_stored_digests_in_one_statement(databases:
     assert sum(result.rows for result in results) == 272 + ROWS - 300 - 2
     assert [(result.embedded, result.deleted) for result in results] == [(2, 1), (1, 1)]
     assert worker.progress() == (1, results[1].rows, 1)
-    reads = [text.split(" FROM ")[0] + (" by range" if " CASE WHEN " in text else " by identity")
+    reads = [text.split(" FROM ")[0] + (" by identity" if "= ANY(" in text else " by range")
              for text in statements if text.startswith("SELECT row_identity")]
     assert reads == ["SELECT row_identity, text_sha256 by range",  # partition 1: its range, once
                      "SELECT row_identity, text_sha256 by identity",  # its row whose key holds U+001F
@@ -61,3 +63,38 @@ def test_a_partition_reads_its_ranges_stored_digests_in_one_statement(databases:
     with ptah.open_project(databases.spec("local")) as project:
         project.build()
     assert content(spec) == content(databases.spec("local"))
+
+
+def test_a_range_reads_the_same_rows_through_the_keys_index(databases: Databases):
+    from ptah.adapters.stores.pgvector import PgvectorStore
+    from ptah.adapters.stores.pgvector_ranges import ensure_range_index, stored_in_range
+
+    spec = databases.spec("indexed")
+    with ptah.open_project(spec) as project:
+        project.build()
+        inner = project._project
+        identity, source_spec, url = inner.generation(None).identity.identity, inner.spec.source, inner.spec.store
+    with PartitionedSource(source_spec) as source:
+        ranges, kinds = [*source.partitions(3), KeyRange(None, None)], source.key_kinds
+    assert kinds == ("text", "bigint")
+    with PgvectorStore(url, create=False) as store:
+        scanned = [stored_in_range(store, identity, kinds, within) for within in ranges]
+        ensure_range_index(store, identity, kinds)
+        ensure_range_index(store, identity, kinds)  # once is enough: the second finds it
+        store._connection.execute("SET enable_seqscan = off")
+        plan = "\n".join(row[0] for row in store._connection.execute(
+            "EXPLAIN " + _range_query(store, identity, kinds, ranges[1])))
+        indexed = [stored_in_range(store, identity, kinds, within) for within in ranges]
+    assert f"Index Scan on {store._table(identity)[0]}_keys_tb" in plan
+    assert indexed == scanned and all(scanned)
+    assert sum(len(found) for found in scanned[:3]) == len(scanned[3]) == 271  # all but the key holding U+001F
+
+
+def _range_query(store, identity: str, kinds, within) -> str:
+    """The SQL text :func:`stored_in_range` runs for ``within``."""
+    from ptah.adapters.stores.pgvector_ranges import stored_in_range
+
+    seen = _statements(store._connection)
+    stored_in_range(store, identity, kinds, within)
+    del store._connection.execute  # the spy
+    return seen[-1]

@@ -37,20 +37,44 @@ def stored_digests(store: PgvectorStore, identity: str, row_identities: list[str
         return dict(store._connection.execute(query, (row_identities,)).fetchall())
 
 
+def _components(kinds: tuple[str, ...]) -> list[sql.Composable]:
+    """Each key component as the source orders it (``bigint``, or text by code point); NULL for every component
+    of a key that does not split into ``len(kinds)`` (no range holds it)."""
+    width = len(kinds)
+    expressions = []
+    for position, kind in enumerate(kinds):
+        part = sql.SQL("key") if width == 1 else sql.SQL("split_part(key, chr(31), {})").format(position + 1)
+        typed = sql.SQL("({})::bigint").format(part) if kind == "bigint" else part
+        component = sql.SQL("(CASE WHEN {} = {} THEN {} END)").format(_SEPARATORS, width - 1, typed)
+        expressions.append(component if kind == "bigint" else sql.SQL('{} COLLATE "C"').format(component))
+    return expressions
+
+
+def ensure_range_index(store: PgvectorStore, identity: str, kinds: tuple[str, ...]) -> None:
+    """Index the generation's vectors by key components of these kinds, unless they are already: each
+    partition's :func:`stored_in_range` then reads its range through the index, not the whole table.
+
+    Built once per generation and kinds (a sort of the keys; instant on an empty table), kept up to date by
+    every write after, and dropped with the generation's table.
+    """
+    with store._guarded():
+        found = store._table(identity)
+        if found is None:
+            return
+        name = f"{found[0]}_keys_{''.join(kind[0] for kind in kinds)}"[:63]
+        store._connection.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} ({})").format(
+            sql.Identifier(name), sql.Identifier(found[0]), sql.SQL(", ").join(_components(kinds))))
+
+
 def stored_in_range(store: PgvectorStore, identity: str, kinds: tuple[str, ...], within: KeyRange) -> dict[str, str]:
     """``row identity -> text SHA-256`` of the generation's vectors whose key lies in ``within`` (keys that split
-    cleanly), in one query."""
-    width = len(kinds)
-    components = [sql.SQL("key") if width == 1 else sql.SQL("split_part(key, chr(31), {})").format(i + 1)
-                  for i in range(width)]
-    expressions = [sql.SQL("({})::bigint").format(c) if kind == "bigint" else sql.SQL('{} COLLATE "C"').format(c)
-                   for c, kind in zip(components, kinds)]
+    cleanly), in one query (through the index of :func:`ensure_range_index` where there is one)."""
     with store._guarded():
         table = _table(store, identity)
         if table is None:
             return {}
-        query = sql.SQL("SELECT row_identity, text_sha256 FROM {} WHERE CASE WHEN {} = {} THEN {} ELSE false END"
-                        ).format(table, _SEPARATORS, width - 1, range_clause(expressions, within))
+        query = sql.SQL("SELECT row_identity, text_sha256 FROM {} WHERE {} AND {} = {}").format(
+            table, range_clause(_components(kinds), within), _SEPARATORS, len(kinds) - 1)
         return dict(store._connection.execute(query).fetchall())
 
 

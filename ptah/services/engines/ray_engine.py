@@ -15,7 +15,9 @@ The driver (this process):
    snapshot (``pg_export_snapshot()``) and cuts the rows it sees into key
    ranges (:meth:`PartitionedSource.partitions`), keeping the transaction open
    (and so the snapshot importable) until every partition is done; then it
-   registers the generation and hands the partitions to the actors, at most
+   registers the generation, indexes its vectors by key once (so each
+   partition reads its range's stored digests through an index, not by a
+   scan of the whole table) and hands the partitions to the actors, at most
    one partition per actor at a time: a slow actor holds back only its own
    next partition, and no more rows are read than the actors embed;
 5. reports progress (rows read of the snapshot's rows, so rows/s and ETA, and
@@ -85,6 +87,7 @@ def _build(project: Project, name: str | None, progress: Callable | None, *, ray
            partitions: int | None = None, actors: int | None = None, actor_cpus: float | None = None,
            actor_gpus: float | None = None) -> BuildSummary:
     from ptah.adapters.sources.postgres_partitions import PartitionedSource
+    from ptah.adapters.stores.pgvector_ranges import ensure_range_index
     from ptah.services.engines.partition import BuildPlan
 
     started = time.perf_counter()
@@ -125,6 +128,7 @@ def _build(project: Project, name: str | None, progress: Callable | None, *, ray
                 else:
                     record = register_generation(store, generation, record.dimension, record.library_versions,
                                                  stored_probe(record.settings))
+                ensure_range_index(store, identity, source.key_kinds)
                 _get(ray, [worker.begin.remote(snapshot, record.dimension) for worker in workers])
                 results, failures, usage = _run(ray, workers, ranges, total, progress)
         finally:
