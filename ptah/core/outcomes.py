@@ -109,10 +109,14 @@ def high_bounds(case: Case, keys: Sequence[str], judged: frozenset[str], values:
     """Each measure's high bound: its value with each hole in its top (its depth) graded the case's highest
     grade; the value itself where the measure's top holds no hole."""
     highs = {}
+    grades_at: dict[int, dict[str, float] | None] = {}  # measures of one depth share its holes and grades
     for m in measures:
         depth = m.depth(case.k)
-        found = [key for key, _ in holes(keys, judged, depth)]
-        highs[str(m)] = m.score(keys, high_grades(case.relevant, found), case.k) if found else values[str(m)]
+        if depth not in grades_at:
+            found = [key for key, _ in holes(keys, judged, depth)]
+            grades_at[depth] = high_grades(case.relevant, found) if found else None
+        grades = grades_at[depth]
+        highs[str(m)] = m.score(keys, grades, case.k) if grades is not None else values[str(m)]
     return highs
 
 
