@@ -116,8 +116,8 @@ class StreamedRanking:
             self._block += 1
             self.rows += len(keys)
         positions = self._positions(keys)
-        thresholds = np.array([-np.inf if query.threshold is None else query.threshold
-                               for query in self._queries[start:stop]], dtype=np.float64)
+        thresholds = np.array([_floor(query, row, len(keys)) for query, row in zip(self._queries[start:stop], scores)],
+                              dtype=np.float64)
         kept = scores >= thresholds.astype(scores.dtype)[:, None] if len(thresholds) else scores
         for i, query in enumerate(self._queries[start:stop]):
             row = scores[i]
@@ -190,6 +190,16 @@ class StreamedRanking:
                     ranks[key] = places.get(key) or 1 + query.better[key]
             result.append(QueryRanking(ranked, ties, ranks))
         return result
+
+
+def _floor(query: _Query, row: np.ndarray, n: int):
+    """The lowest score of ``row`` that can still enter the query's top ``reach``: its threshold once it has one;
+    before that, the block's own ``reach``-th best score (the threshold can only be higher), when it has that many."""
+    if query.threshold is not None:
+        return query.threshold
+    if n < query.reach:
+        return -np.inf
+    return np.partition(row, n - query.reach)[n - query.reach]
 
 
 def _checked(scores: np.ndarray, queries: int, keys: Sequence[str]) -> np.ndarray:
