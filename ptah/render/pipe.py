@@ -156,6 +156,8 @@ class PipeConsole:
         return encoding.lower().startswith("utf")
 
     def __getattr__(self, name: str):  # options, render_str …: what only rich's console has
+        if name.startswith("_"):  # this object's own, not yet set (a copy being made): never rich's
+            raise AttributeError(name)
         return getattr(self.rich(), name)
 
 
