@@ -67,7 +67,7 @@ def test_a_partition_reads_its_ranges_stored_digests_in_one_statement(databases:
 
 def test_a_range_reads_the_same_rows_through_the_keys_index(databases: Databases):
     from ptah.adapters.stores.pgvector import PgvectorStore
-    from ptah.adapters.stores.pgvector_ranges import ensure_range_index, stored_in_range
+    from ptah.adapters.stores.pgvector_ranges import ensure_range_index, stored_in_range, stored_unsplittable
 
     spec = databases.spec("indexed")
     with ptah.open_project(spec) as project:
@@ -79,22 +79,23 @@ def test_a_range_reads_the_same_rows_through_the_keys_index(databases: Databases
     assert kinds == ("text", "bigint")
     with PgvectorStore(url, create=False) as store:
         scanned = [stored_in_range(store, identity, kinds, within) for within in ranges]
+        odd = stored_unsplittable(store, identity, kinds)
         ensure_range_index(store, identity, kinds)
         ensure_range_index(store, identity, kinds)  # once is enough: the second finds it
         store._connection.execute("SET enable_seqscan = off")
-        plan = "\n".join(row[0] for row in store._connection.execute(
-            "EXPLAIN " + _range_query(store, identity, kinds, ranges[1])))
+        plans = [_plan(store, lambda: stored_in_range(store, identity, kinds, ranges[1])),
+                 _plan(store, lambda: stored_unsplittable(store, identity, kinds))]
         indexed = [stored_in_range(store, identity, kinds, within) for within in ranges]
-    assert f"Index Scan on {store._table(identity)[0]}_keys_tb" in plan
+        assert stored_unsplittable(store, identity, kinds) == odd == {f"3:a{SEP}b1:7": f"a{SEP}b{SEP}7"}
+        index = f"{store._table(identity)[0]}_keys_tb"
+    assert [f"Index Scan on {index}" in plan or f"Index Scan using {index}" in plan for plan in plans] == [True, True]
     assert indexed == scanned and all(scanned)
     assert sum(len(found) for found in scanned[:3]) == len(scanned[3]) == 271  # all but the key holding U+001F
 
 
-def _range_query(store, identity: str, kinds, within) -> str:
-    """The SQL text :func:`stored_in_range` runs for ``within``."""
-    from ptah.adapters.stores.pgvector_ranges import stored_in_range
-
+def _plan(store, call) -> str:
+    """PostgreSQL's plan for the last statement ``call()`` runs on the store."""
     seen = _statements(store._connection)
-    stored_in_range(store, identity, kinds, within)
+    call()
     del store._connection.execute  # the spy
-    return seen[-1]
+    return "\n".join(row[0] for row in store._connection.execute("EXPLAIN " + seen[-1]))

@@ -78,11 +78,12 @@ def stored_in_range(store: PgvectorStore, identity: str, kinds: tuple[str, ...],
         return dict(store._connection.execute(query).fetchall())
 
 
-def stored_unsplittable(store: PgvectorStore, identity: str, width: int) -> dict[str, str]:
-    """``row identity -> key`` of the vectors whose key has more separators than ``width`` components allow."""
+def stored_unsplittable(store: PgvectorStore, identity: str, kinds: tuple[str, ...]) -> dict[str, str]:
+    """``row identity -> key`` of the vectors whose key has more separators than ``len(kinds)`` components allow
+    (their first component is NULL: read through the index of :func:`ensure_range_index` where there is one)."""
     with store._guarded():
         table = _table(store, identity)
         if table is None:
             return {}
-        query = sql.SQL("SELECT row_identity, key FROM {} WHERE {} <> {}").format(table, _SEPARATORS, width - 1)
+        query = sql.SQL("SELECT row_identity, key FROM {} WHERE {} IS NULL").format(table, _components(kinds)[0])
         return dict(store._connection.execute(query).fetchall())

@@ -136,7 +136,7 @@ def _build(project: Project, name: str | None, progress: Callable | None, *, ray
                 ray.kill(worker)  # now, not when the last handle goes: a kept traceback would hold their CPUs
             if owned:
                 ray.shutdown()
-        deleted = 0 if failures else _settle_unsplittable(store, identity, len(spec.source.key_fields), results,
+        deleted = 0 if failures else _settle_unsplittable(store, identity, source.key_kinds, results,
                                                           where=source.where)
     if failures:
         raise BuildIncomplete(
@@ -333,7 +333,7 @@ def _usage(ray, workers: list) -> dict | None:
     return summed
 
 
-def _settle_unsplittable(store, identity: str, width: int, results: list, where: str) -> int:
+def _settle_unsplittable(store, identity: str, kinds: tuple[str, ...], results: list, where: str) -> int:
     """Rows whose key holds U+001F inside a component: refuse two that read alike, delete such vectors gone."""
     from ptah.adapters.stores.pgvector_ranges import stored_unsplittable
 
@@ -344,4 +344,4 @@ def _settle_unsplittable(store, identity: str, width: int, results: list, where:
                 raise SourceUnavailable(f"{where}: two rows have the key {key!r}, because a key column holds U+001F, "
                                         "the separator of composite keys; key_fields must identify exactly one row")
     present = set(keys.values())
-    return store.delete_vectors(identity, sorted(set(stored_unsplittable(store, identity, width)) - present))
+    return store.delete_vectors(identity, sorted(set(stored_unsplittable(store, identity, kinds)) - present))
