@@ -39,13 +39,24 @@ def stored_digests(store: PgvectorStore, identity: str, row_identities: list[str
 
 def _components(kinds: tuple[str, ...]) -> list[sql.Composable]:
     """Each key component as the source orders it (``bigint``, or text by code point); NULL for every component
-    of a key that does not split into ``len(kinds)`` (no range holds it)."""
+    of a key that does not split into ``len(kinds)`` (no range holds it).
+
+    An integer component is cast to ``numeric`` (the integers' order, and no
+    overflow) only when it is written as an integer: these expressions are
+    also an index's (:func:`ensure_range_index`), and an expression that
+    raised on one stored key -- a key column whose type changed since the
+    build -- would fail every later write to the table. Such a key is in no
+    range, like an unsplittable one; verify reports its vector if its row is gone.
+    """
     width = len(kinds)
     expressions = []
     for position, kind in enumerate(kinds):
         part = sql.SQL("key") if width == 1 else sql.SQL("split_part(key, chr(31), {})").format(position + 1)
-        typed = sql.SQL("({})::bigint").format(part) if kind == "bigint" else part
-        component = sql.SQL("(CASE WHEN {} = {} THEN {} END)").format(_SEPARATORS, width - 1, typed)
+        separated = sql.SQL("{} = {}").format(_SEPARATORS, width - 1)
+        if kind == "bigint":
+            separated = sql.SQL("{} AND {} ~ '^-?[0-9]+$'").format(separated, part)
+            part = sql.SQL("({})::numeric").format(part)
+        component = sql.SQL("(CASE WHEN {} THEN {} END)").format(separated, part)
         expressions.append(component if kind == "bigint" else sql.SQL('{} COLLATE "C"').format(component))
     return expressions
 
