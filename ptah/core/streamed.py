@@ -100,7 +100,6 @@ class StreamedRanking:
         self._watched = frozenset().union(*(query.watched for query in self._queries))
         self.rows = 0  # rows added so far (counted once per block, on its first range of queries)
         self._block = -1
-        self._block_rows = None
         self._counting = -1
 
     # --- the first pass --------------------------------------------------------------
@@ -118,7 +117,7 @@ class StreamedRanking:
         positions = self._positions(keys)
         thresholds = np.array([_floor(query, row, len(keys)) for query, row in zip(self._queries[start:stop], scores)],
                               dtype=np.float64)
-        kept = scores >= thresholds.astype(scores.dtype)[:, None] if len(thresholds) else scores
+        kept = scores >= thresholds.astype(scores.dtype)[:, None]
         for i, query in enumerate(self._queries[start:stop]):
             row = scores[i]
             query.rows += len(keys)
@@ -128,7 +127,7 @@ class StreamedRanking:
                     if key in query.asked:
                         query.found_in[key] = self._block
                         query.better[key] = 0
-            self._count_better(query, row, keys, positions)
+            self._count_better(query, row, keys)
             columns = np.flatnonzero(kept[i])
             if len(columns):
                 _merge(query, row[columns], [keys[c] for c in columns.tolist()])
@@ -138,7 +137,7 @@ class StreamedRanking:
         present = self._watched.intersection(keys)
         return {key: column for column, key in enumerate(keys) if key in present} if present else {}
 
-    def _count_better(self, query: _Query, row: np.ndarray, keys: Sequence[str], positions: dict[str, int]) -> None:
+    def _count_better(self, query: _Query, row: np.ndarray, keys: Sequence[str]) -> None:
         """Count this block's rows ranking above each asked key whose score is known (module docs)."""
         for key in query.asked:
             if key in query.better:
@@ -162,7 +161,7 @@ class StreamedRanking:
                     query.better[key] += _better(scores[i], keys, query.seen[key], key)
 
     def _missed(self, query: _Query) -> list[str]:
-        ranked = set(_ranked_keys(query, self.rows))
+        ranked = {key for key, _ in _ranking(query, self.rows)}
         return [key for key in query.asked if key in query.found_in and key not in ranked]
 
     # --- the result -----------------------------------------------------------------------
@@ -253,10 +252,6 @@ def _ordered(query: _Query) -> list[tuple[str, float]]:
 
 def _ranking(query: _Query, n: int) -> list[tuple[str, float]]:
     return _ordered(query)[: min(query.reach, n)]
-
-
-def _ranked_keys(query: _Query, n: int) -> list[str]:
-    return [key for key, _ in _ranking(query, n)]
 
 
 def _ties(query: _Query, ranked: list[tuple[str, float]], n: int) -> Ties:

@@ -124,17 +124,21 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
         if index_search is not None:
             index_search.close()
     sides.charge("search", clock)
-    if index_search is not None:
-        sides.timings["search"] -= index_search.seconds
-        sides.timings["index_search"] += index_search.seconds
-
     generation_info = _generation_info(generation, record, verification, request, len(keys), int(vectors.shape[1]),
                                        cached, service)
-    blocks = partial(score_blocks, queries, vectors)
-    if index_search is not None:  # the index's rankings, measured (and with mode both, compared with exact)
-        return VectorSide(index_search.run(generation_info, results, sides.measures), keys, blocks)
-    search = {"channel": VECTOR, "mode": "exact", "similarity": "cosine"}
-    return VectorSide(make_run(generation_info, search, results, sides.measures), keys, blocks)
+    return _side(sides, generation_info, results, index_search, keys, partial(score_blocks, queries, vectors))
+
+
+def _side(sides: Sides, generation_info: dict, results: list[CaseResult], index_search, keys: list[str],
+          blocks: Callable[[], Iterator[tuple[int, int, np.ndarray]]]) -> VectorSide:
+    """The vector side: the exact run, or the index's (measured, and with mode both compared with exact), its
+    seconds moved from the search's timing to its own."""
+    if index_search is None:
+        search = {"channel": VECTOR, "mode": "exact", "similarity": "cosine"}
+        return VectorSide(make_run(generation_info, search, results, sides.measures), keys, blocks)
+    sides.timings["search"] -= index_search.seconds
+    sides.timings["index_search"] += index_search.seconds
+    return VectorSide(index_search.run(generation_info, results, sides.measures), keys, blocks)
 
 
 def _measure_streamed(sides: Sides, generation: Generation, store, snapshot, record, stored: dict, clock: float
@@ -168,12 +172,7 @@ def _measure_streamed(sides: Sides, generation: Generation, store, snapshot, rec
             index_search.close()
     sides.charge("search", clock)
     generation_info = _generation_info(generation, record, verification, request, rows, record.dimension, cached, service)
-    if index_search is not None:
-        sides.timings["search"] -= index_search.seconds
-        sides.timings["index_search"] += index_search.seconds
-        return VectorSide(index_search.run(generation_info, results, sides.measures), [], _not_held)
-    search = {"channel": VECTOR, "mode": "exact", "similarity": "cosine"}
-    return VectorSide(make_run(generation_info, search, results, sides.measures), [], _not_held)
+    return _side(sides, generation_info, results, index_search, [], _not_held)
 
 
 def _generation_info(generation: Generation, record, verification, request, rows: int, dimension: int, cached: int,
