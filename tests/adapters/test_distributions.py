@@ -46,6 +46,8 @@ METADATA = {
     "a byte order mark": "\ufeffMetadata-Version: 2.1\nName: odd\nVersion: 4\n",
     "non-ASCII": "Metadata-Version: 2.1\nName: odd\nVersion: 5\u00e9\n",
     "empty": "",
+    "headers longer than what is read here": "Metadata-Version: 2.1\n" + "X-Pad: " + "p" * 70_000 + "\nVersion: 6\n",
+    "a version line cut where the read stops": "Metadata-Version: 2.1\nX-Pad: " + "p" * 65_495 + "\nVersion: 7.123456\n",
 }
 
 
@@ -73,6 +75,9 @@ def test_what_may_declare_the_group_is_read_by_importlib_metadata(on_path, monke
     (other / "entry_points.txt").write_text("[console_scripts]\nother = other:main\n")
     (on_path / "old.egg-info").write_text("Metadata-Version: 1.0\n")  # an egg-info file, not a folder
     assert may_declare(GROUP) is False
+    (other / "entry_points.txt").write_text("[console_scripts]\n" + "# padding\n" * 7_000)  # too long to read here
+    assert may_declare(GROUP) is True
+    (other / "entry_points.txt").write_text("[console_scripts]\nother = other:main\n")
     install(on_path, "toy-embedder", "toy = toy_embedder:register", {})
     assert may_declare(GROUP) is True
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(on_path)])

@@ -22,6 +22,7 @@ import re
 import sys
 
 _INFO = (".dist-info", ".egg-info")
+_READ = 1 << 16  # bytes read of an entry_points.txt or METADATA: more is left to importlib.metadata to judge
 _HEADER = re.compile(r"[\041-\071\073-\176]+:")  # a header line as the email parser reads one: NAME:
 
 
@@ -63,8 +64,9 @@ def may_declare(group: str) -> bool:
     for folder, child in folders:
         try:
             with open(os.path.join(folder, child, "entry_points.txt"), "rb") as handle:
-                if needle in handle.read():
-                    return True
+                text = handle.read(_READ + 1)
+            if needle in text or len(text) > _READ:  # named, or too long to read here: importlib.metadata looks
+                return True
         except (FileNotFoundError, NotADirectoryError):  # none, or an egg-info file: no entry points
             continue
         except OSError:
@@ -90,7 +92,10 @@ def _version(name: str, folders: list[tuple[str, str]]):
         if _normalized(child.lower().rpartition(".")[0].partition("-")[0]) == wanted:
             try:
                 with open(os.path.join(folder, child, "METADATA"), encoding="utf-8") as handle:
-                    return _version_header(handle.read())
+                    text = handle.read(_READ + 1)
+                if len(text) > _READ:  # the headers come first: keep the whole lines read
+                    text = text[: text.rfind("\n") + 1]
+                return _version_header(text)
             except (OSError, UnicodeDecodeError):  # no METADATA (PKG-INFO, an egg-info file), or unreadable
                 return ...
     return None
