@@ -1,81 +1,127 @@
-"""Scoring many queries against many rows in blocks of bounded size.
+"""Scoring queries against rows: float32 products choose candidates, one float64 computation per pair decides.
 
-One product of every query with every row holds cases x rows scores: 50,000
-cases over 100,000 rows is 20 GB of float32, before ranking copies any of it.
-So queries are scored a block at a time (:func:`score_blocks`); each block is
-ranked and measured, and dropped before the next is computed.
+Why two computations
+--------------------
+A float32 matrix product computed by BLAS is fast, and its last bits depend
+on the kernel the CPU gets (AVX2 or AVX-512), the thread count and how the
+matrices are cut into blocks. A ranking decided on those bits moves when a
+case is added to the corpus or BLAS takes another thread (DESIGN.md, "The same
+ranking on every machine"). So ptah never ranks on a BLAS product:
 
-Blocks of queries, every row in each
-------------------------------------
-A block holds some of the queries and *all* of the rows, because every number
-ptah reports is measured on scores that must be the same bits however the
-work is split: ties are exact float32 equalities, and a tie decided the other
-way moves a row across the cutoff. A float32 product computed by BLAS is not
-always the same bits when the matrices are cut differently. Measured with
-OpenBLAS 0.3.31 (numpy 2.4, x86-64): cutting the rows into blocks changed the
-last bits of some scores (blocks of 8 rows, and with two queries blocks of up
-to 512 rows: the library takes other kernels for small and for edge-sized
-products); cutting the queries never did when each block held two queries or
-more and at least a few thousand scores; a block of one query takes the
-matrix-vector path and differs again. Hence the plan of :func:`query_blocks`:
+1. the product ``queries @ rows.T`` in float32 only *selects candidates*: a
+   row is a candidate when its float32 score is within a proven margin of the
+   score that decides (the running cutoff of a ranking, or a missed key's
+   score);
+2. each candidate's score is recomputed by :func:`pair_scores` -- the float64
+   dot product of the two float32 vectors, the products (exact in float64)
+   summed in dimension order, one element-wise operation at a time -- which
+   depends on the two vectors' bits alone, on every machine;
+3. ranks, ties and the counted rank of a missed key are decided on those
+   float64 scores, and those are the scores reported.
 
-* one block -- the whole product, as computed before blocks existed -- when
-  all the scores fit in :data:`BLOCK_SCORES`;
-* otherwise blocks of nearly equal size (they differ by one query at most),
-  each at least half the largest block that fits, so never one query and
-  never a small product.
+The margin
+----------
+Any float32 dot product of length d, in any order, with or without fused
+multiply-adds, is within ``gamma_d * sum_j |q_j v_j|`` of the exact value,
+where ``gamma_d = d u / (1 - d u)`` and ``u = 2**-24``; by Cauchy-Schwarz that
+sum is at most ``|q| |v|``. The float64 score is within the same expression
+with ``u = 2**-53``. :func:`margins` takes twice the float32 bound plus the
+float64 one (``(d + 2) * 2**-23 * |q| * max|v|``), so a float32 score and the
+float64 score of the same pair never differ by more than the margin, and:
 
-A block then holds at most ``max(BLOCK_SCORES, MIN_BLOCK_QUERIES x rows)``
-scores: the memory scoring needs is bounded by the rows, never by cases x rows
-(the rows' vectors themselves take ``dimension`` floats per row, more than the
-4 scores per row of the smallest block). ``tests/core/test_scoring.py`` checks
-that blocked products equal the whole product on the machine that runs it.
+* a row whose float64 score reaches a threshold T has a float32 score of at
+  least ``T - margin`` (it is a candidate against T);
+* when a block's float32 scores put ``r`` rows at or above t, those rows'
+  float64 scores are at least ``t - margin``, so any row of the top ``r``
+  (by float64 score) has a float32 score of at least ``t - 2 x margin``.
+
+Blocks
+------
+Scores are computed a block at a time so memory never grows with queries x
+rows: :func:`query_blocks` cuts the queries so one block of float32 scores
+holds at most :data:`BLOCK_SCORES` (128 MiB), or one query's row when the rows
+alone need more. How the work is cut changes float32 bits only, never a
+candidate's fate (the margin holds for any bits) nor a float64 score.
 """
 
 from __future__ import annotations
 
-from typing import Iterator
-
 import numpy as np
 
 BLOCK_SCORES = 1 << 25
-"""Scores per block, at most (128 MiB of float32), unless the rows alone need more (see the module docs)."""
-MIN_BLOCK_QUERIES = 4
-"""The fewest queries a block is planned for; balanced blocks are never below half of it, so never one query."""
+"""Float32 scores per block, at most (128 MiB), unless one query's row alone needs more."""
+PAIRS_AT_ONCE = 1 << 13
+"""Pairs :func:`pair_scores` multiplies at a time (three float64 arrays of 8,192 x d)."""
 
 
 def query_blocks(queries: int, rows: int, budget: int = BLOCK_SCORES) -> list[tuple[int, int]]:
     """Half-open ranges ``(start, stop)`` of queries, in order, covering ``range(queries)``.
 
-    One range when ``queries x rows <= budget`` (or there are at most
-    :data:`MIN_BLOCK_QUERIES` queries); otherwise ranges of nearly equal size,
-    each of at most ``max(budget // rows, MIN_BLOCK_QUERIES)`` queries and at
-    least half that (see the module docs for why).
+    Each holds at most ``max(1, budget // rows)`` queries (one range when all
+    the scores fit in ``budget``), and the ranges differ in size by one at most.
     """
-    if isinstance(queries, bool) or not isinstance(queries, int) or queries < 0:
-        raise ValueError(f"queries must be a whole number >= 0, got {queries!r}")
-    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
-        raise ValueError(f"rows must be a whole number >= 0, got {rows!r}")
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-        raise ValueError(f"budget must be a whole number >= 1, got {budget!r}")
+    for name, value, least in (("queries", queries, 0), ("rows", rows, 0), ("budget", budget, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(f"{name} must be a whole number >= {least}, got {value!r}")
     if queries == 0:
         return []
-    if queries * rows <= budget:
-        return [(0, queries)]
-    size = max(MIN_BLOCK_QUERIES, budget // rows)
+    size = max(1, budget // max(rows, 1))
     count = -(-queries // size)
     bounds = [queries * i // count for i in range(count + 1)]
     return list(zip(bounds, bounds[1:]))
 
 
-def score_blocks(queries: np.ndarray, vectors: np.ndarray, budget: int = BLOCK_SCORES) -> Iterator[tuple[int, int, np.ndarray]]:
-    """``(start, stop, queries[start:stop] @ vectors.T)`` for each block of :func:`query_blocks`.
+def pair_scores(queries: np.ndarray, rows: np.ndarray, query_index: np.ndarray, row_index: np.ndarray) -> np.ndarray:
+    """The float64 score ``queries[query_index[p]] . rows[row_index[p]]`` of each pair p.
 
-    ``queries`` (q, d) and ``vectors`` (n, d) are float32; with unit-length
-    rows a score is the cosine similarity. Each block's scores are the bits
-    the whole product ``queries @ vectors.T`` holds for those queries.
+    ``queries`` (q, d) and ``rows`` (n, d) are float32. Each product of two
+    float32 values is exact in float64; the d products of a pair are added in
+    dimension order, one element-wise addition per dimension, so a pair's
+    score depends only on the two vectors' bits -- not on the CPU, the BLAS,
+    the other pairs or how they are cut.
     """
-    if queries.ndim != 2 or vectors.ndim != 2:
-        raise ValueError(f"queries and vectors must be 2-D, got shapes {queries.shape} and {vectors.shape}")
-    for start, stop in query_blocks(len(queries), len(vectors), budget):
-        yield start, stop, queries[start:stop] @ vectors.T
+    count = len(query_index)
+    scores = np.zeros(count, dtype=np.float64)
+    for first in range(0, count, PAIRS_AT_ONCE):
+        last = min(count, first + PAIRS_AT_ONCE)
+        left = queries[query_index[first:last]].T.astype(np.float64, order="C")  # (d, m): a dimension a row
+        right = rows[row_index[first:last]].T.astype(np.float64, order="C")
+        left *= right
+        total = scores[first:last]
+        for products in left:
+            total += products
+    return scores
+
+
+def margins(queries: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """For each query, how far a float32 score of it against any of ``rows`` can be from its float64 score.
+
+    ``(d + 2) * 2**-23 * |q| * max|v|`` (module docs). The squared lengths
+    are float32 sums, so they are taken larger by their own worst rounding,
+    ``(1 + d * 2**-23)``; an empty block of rows has margin 0.
+    """
+    dimension = queries.shape[1]
+    if len(rows) == 0 or dimension == 0:
+        return np.zeros(len(queries), dtype=np.float64)
+    slack = 1 + (dimension + 2) * 2.0 ** -23
+    largest = np.sqrt(float(np.max(np.einsum("ij,ij->i", rows, rows))) * slack)
+    lengths = np.sqrt(np.einsum("ij,ij->i", queries, queries).astype(np.float64) * slack)
+    return (dimension + 2) * 2.0 ** -23 * slack * lengths * largest
+
+
+def normalize_rows(vectors: np.ndarray) -> np.ndarray:
+    """Scale each row of a float32 matrix to unit length, in place; zero rows stay zero.
+
+    The length is the float64 square root of the squares summed in dimension
+    order (:func:`pair_scores` of the row with itself), so a row's unit vector
+    is the same bits on every machine.
+    """
+    if vectors.size == 0:
+        return vectors
+    for first in range(0, len(vectors), PAIRS_AT_ONCE):
+        block = vectors[first:first + PAIRS_AT_ONCE]
+        index = np.arange(len(block))
+        lengths = np.sqrt(pair_scores(block, block, index, index))
+        lengths[lengths == 0] = 1.0
+        block[:] = (block / lengths[:, None]).astype(np.float32)
+    return vectors

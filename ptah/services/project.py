@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from ptah.adapters.embedders.identity import GenerationIdentity, generation_identity
 from ptah.adapters.sources.base import Source, open_source
@@ -23,6 +22,7 @@ from ptah.adapters.stores import registry as stores
 from ptah.adapters.stores.base import Capabilities, Store
 from ptah.adapters.stores.records import Matrix
 from ptah.core.errors import NotBuilt
+from ptah.core.scoring import normalize_rows
 from ptah.core.spec import GenerationSettings, Spec
 
 
@@ -133,16 +133,6 @@ class Project:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
-
-
-def normalize_rows(vectors: np.ndarray) -> np.ndarray:
-    """Scale each row of a float32 matrix to unit length, in place; zero rows stay zero."""
-    if vectors.size == 0:
-        return vectors
-    norms = np.linalg.norm(vectors, axis=1)
-    norms[norms == 0] = 1.0
-    vectors /= norms[:, None]
-    return vectors
 
 
 def open_project(spec: str | None = None, cwd: str | os.PathLike | None = None) -> Project:

@@ -2,13 +2,11 @@
 
 The generation's vectors are read once per process into one contiguous
 float32 matrix of unit-length rows (:meth:`Project.matrix`). A call embeds all
-its queries at once (unit length, as the rows), scores them against every row
-by matrix products in blocks of queries (:mod:`ptah.core.scoring`: so a score
-is the cosine similarity, in float32, the same bits whatever the blocks, and
-memory does not grow with queries x rows), and keeps each query's top k by
-partial selection (:func:`ptah.core.ranking.top_k_many`): score descending,
-ties by key ascending. A query vector of length zero scores 0 against every
-row.
+its queries at once (unit length, as the rows) and ranks every row for each
+by the one exact plan of ``evaluate`` (:mod:`ptah.core.exact`: a score is the
+cosine similarity computed in float64, the same on every machine; ranked
+score descending, ties by key ascending). A query vector of length zero
+scores 0 against every row.
 
 Queries are read from the store's query cache (the one ``evaluate`` fills, by
 generation identity and exact query text) when it holds them: a repeated
@@ -21,10 +19,11 @@ from __future__ import annotations
 import numpy as np
 
 from ptah.core.errors import InputError, ModelUnavailable
-from ptah.core.ranking import Ranked, top_k_many
-from ptah.core.scoring import score_blocks
+from ptah.core.exact import rank_exact
+from ptah.core.ranking import Ranked
+from ptah.core.scoring import normalize_rows
 from ptah.services.probe import checked_embedder
-from ptah.services.project import Generation, Project, normalize_rows
+from ptah.services.project import Generation, Project
 
 
 def search(project: Project, name: str | None, queries: list[str], k: int) -> list[Ranked]:
@@ -93,6 +92,5 @@ def embed_queries(embedder, generation: Generation, queries: list[str], dimensio
 
 
 def rank(query_vectors: np.ndarray, vectors: np.ndarray, keys: list[str], k: int) -> list[Ranked]:
-    """Score unit-length queries against unit-length rows, a block of queries at a time; top k of each."""
-    return [ranked for start, stop, scores in score_blocks(query_vectors, vectors)
-            for ranked in top_k_many(scores, keys, [k] * (stop - start))]
+    """Each unit-length query's top k of the unit-length rows (:func:`ptah.core.exact.rank_exact`)."""
+    return [ranking.ranked for ranking in rank_exact(query_vectors, keys, vectors, [k] * len(query_vectors)).rankings()]

@@ -14,7 +14,8 @@ import random
 import pytest
 
 import ptah
-from ptah.services.channels import streamed
+from ptah.core.exact import ExactRanking
+from ptah.services.channels import exact
 from tests.contract.conftest import make_workspace
 
 ROWS = 9_500
@@ -59,10 +60,10 @@ def measured(report) -> dict:
 
 def evaluate(space, monkeypatch, *, streaming: bool, **options):
     if streaming:
-        monkeypatch.setattr(streamed, "STREAM_ROWS", 4_096)
-        monkeypatch.setattr(streamed, "STREAM_BYTES", 0)
+        monkeypatch.setattr(exact, "STREAM_ROWS", 4_096)
+        monkeypatch.setattr(exact, "STREAM_BYTES", 0)
     else:
-        monkeypatch.setattr(streamed, "STREAM_BYTES", 1 << 40)
+        monkeypatch.setattr(exact, "STREAM_BYTES", 1 << 40)
     with ptah.open_project(space.spec_path) as project:
         return project.evaluate(space.folder / "corpus.yaml", measures=["MAP@10", "P@10"], **options)
 
@@ -98,13 +99,13 @@ def test_index_search_both_streams_the_exact_side_and_index_alone_reads_no_vecto
     whole = evaluate(big_workspace, monkeypatch, streaming=False, search="both")
     assert measured(evaluate(big_workspace, monkeypatch, streaming=True, search="both")) == measured(whole)
     blocks = []
-    original = streamed.StreamedRanking.add
+    original = ExactRanking.add
 
     def counted(self, *args, **kwargs):
         blocks.append(1)
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(streamed.StreamedRanking, "add", counted)
+    monkeypatch.setattr(ExactRanking, "add", counted)
     index_only = evaluate(big_workspace, monkeypatch, streaming=True, search="index")
     assert blocks == []
     assert [case.ranking for case in index_only.runs[0].cases] == [case.ranking for case in whole.runs[0].cases]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ptah.core.ranking import Ties, find_ties, rank_of, top_k, top_k_many
+from ptah.core.ranking import QueryRanking, Ties, find_ties, key_columns, rank_many, rank_of, top_k, top_k_many
 
 
 def full_sort(scores, keys):
@@ -253,3 +253,95 @@ def test_ties_agree_with_a_brute_force_definition():
             if key in expected and score >= cutoff and sum(1 for _, s in ranked if s == score) > 1
         )
         assert find_ties(scores, keys, k, expected) == Ties(cutoff, outside, tuple(tied))
+
+
+# --- ranking a block at once ----------------------------------------------
+
+
+def _tied_scores(rng, q: int, n: int, dtype) -> np.ndarray:
+    """Scores on a coarse grid (ties everywhere), some rows all zero, some whole rows equal."""
+    scores = (np.round(rng.standard_normal((q, n)) * 3) / 3).astype(dtype)
+    scores[rng.random((q, n)) < 0.2] = 0
+    if q > 2:
+        scores[1] = 0.5
+    # -0.0 equals 0.0, so which of the two a partition leaves at a zero cutoff is its own affair; none of
+    # ptah's scorers makes -0.0 (BLAS adds products onto +0, BM25 and RRF sum non-negative terms).
+    return scores + dtype(0)
+
+
+def _expected(case: int, rng, keys: list[str], n: int) -> tuple[set[str], list[str]]:
+    picked = [keys[i] for i in rng.choice(n, size=min(n, 4), replace=False)] if n else []
+    expected = set(picked[:3]) | ({"no-such-row"} if case % 3 == 0 else set())
+    asked = picked[1:] + (["missing"] if case % 4 == 0 else [])
+    return expected, asked
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("q", "n"), [(23, 1), (23, 2), (17, 31), (40, 200), (9, 1000)])
+def test_rank_many_in_blocks_equals_the_full_matrix_functions(dtype, q, n):
+    rng = np.random.default_rng(q * 1000 + n)
+    scores = _tied_scores(rng, q, n, dtype)
+    keys = [f"k{i:04d}" for i in rng.permutation(n)]  # key order is not column order
+    ks = [int(k) for k in rng.integers(1, n + 4, size=q)]
+    wanted = [_expected(i, rng, keys, n) for i in range(q)]
+    expected = [e for e, _ in wanted]
+    asked = [a for _, a in wanted]
+
+    full = top_k_many(scores, keys, ks)
+    ties = [find_ties(scores[i], keys, ks[i], expected[i]) for i in range(q)]
+    ranks = [{key: rank_of(scores[i], keys, key) for key in asked[i] if key in keys} for i in range(q)]
+    assert any(t.straddles_cutoff for t in ties) and any(t.expected_tied for t in ties) or n < 3
+
+    columns = key_columns(keys)
+    for size in (1, 2, 3, 7, q):
+        got: list[QueryRanking] = []
+        for start in range(0, q, size):
+            stop = min(q, start + size)
+            got.extend(rank_many(scores[start:stop], keys, ks[start:stop], expected[start:stop], asked[start:stop],
+                                 columns=columns if size % 2 else None))
+        assert [r.ranked for r in got] == full
+        assert [r.ties for r in got] == ties
+        assert [r.ranks for r in got] == ranks
+        for mine, theirs in zip(got, full):  # the scores are the very floats, not merely equal ones
+            assert [repr(score) for _, score in mine.ranked] == [repr(score) for _, score in theirs]
+
+
+def test_rank_many_without_expected_or_asked_keys_is_top_k_many():
+    scores = np.array([[0.5, 0.5, 0.1], [0.0, 0.2, 0.2]], dtype=np.float32)
+    got = rank_many(scores, ["b", "a", "c"], [2, 1])
+    assert got == [
+        QueryRanking([("a", 0.5), ("b", 0.5)], None, {}),
+        QueryRanking([("a", np.float32(0.2).item())], None, {}),
+    ]
+
+
+def test_rank_many_hand_example_with_ties_and_ranks():
+    scores = np.array([[0.9, 0.5, 0.5, 0.5, 0.1]], dtype=np.float64)
+    keys = ["top", "d", "b", "c", "low"]
+    [got] = rank_many(scores, keys, [2], [{"c", "top", "low", "gone"}], [["c", "low", "top", "gone"]])
+    assert got.ranked == [("top", 0.9), ("b", 0.5)]
+    assert got.ties == Ties(cutoff_score=0.5, tied_outside=2, expected_tied=("c",))
+    assert got.ranks == {"c": 3, "low": 5, "top": 1}
+
+
+def test_rank_many_of_no_rows_and_no_queries():
+    empty = Ties(cutoff_score=None, tied_outside=0, expected_tied=())
+    assert rank_many(np.zeros((2, 0)), [], [1, 5], [{"a"}, set()], [["a"], []]) == [
+        QueryRanking([], empty, {}), QueryRanking([], empty, {})]
+    assert rank_many(np.zeros((2, 0)), [], [1, 5]) == [QueryRanking([], None, {}), QueryRanking([], None, {})]
+    assert rank_many(np.zeros((0, 3)), ["a", "b", "c"], []) == []
+
+
+def test_rank_many_refuses_what_top_k_many_refuses():
+    with pytest.raises(ValueError, match="2-D"):
+        rank_many(np.zeros(3), ["a", "b", "c"], [1])
+    with pytest.raises(ValueError, match="depths"):
+        rank_many(np.zeros((1, 2)), ["a", "b"], [1, 1])
+    with pytest.raises(ValueError, match="expected key sets"):
+        rank_many(np.zeros((1, 2)), ["a", "b"], [1], [set(), set()])
+    with pytest.raises(ValueError, match="keys"):
+        rank_many(np.zeros((1, 2)), ["a"], [1])
+    with pytest.raises(ValueError, match="depth k"):
+        rank_many(np.zeros((1, 2)), ["a", "b"], [0])
+    with pytest.raises(ValueError, match="NaN"):
+        rank_many(np.array([[np.nan, 1.0]]), ["a", "b"], [1])

@@ -66,28 +66,22 @@ class HybridChannel:
 
 
 def _fused(sides: Sides, vector: VectorSide, lexical: LexicalSide, keys: list[str]) -> list[CaseResult]:
-    """Every case measured on its fused scores.
-
-    The vector side's scores come block by block as its own run computed
-    them; within a block the fused scores are made and measured for a few
-    cases at a time, so neither grows with cases x rows.
-    """
+    """Every case measured on its fused scores, a block of cases at a time (neither grows with cases x rows)."""
     fusion = sides.request.fusion
     position = key_columns(keys)
     cases = sides.corpus.cases
     queries = [case.query for case in cases]
     results: list[CaseResult] = []
-    for start, stop, vector_scores in vector.blocks():
-        for first, last in query_blocks(stop - start, 2 * len(keys)):  # a float64 score takes the room of two
-            lexical_scores = lexical.index.scores(queries[start + first:start + last])
-            fused = np.empty((last - first, len(keys)), dtype=np.float64)
-            for i in range(last - first):
-                lexical_ranking = [position[key] for key, score in top_k(lexical_scores[i], lexical.keys, fusion.depth)
-                                   if score > 0]
-                vector_ranking = [position[key] for key, _ in top_k(vector_scores[first + i], vector.keys, fusion.depth)]
-                fused[i] = rrf_scores([lexical_ranking, vector_ranking], len(keys), fusion.k)
-            results.extend(measure_scores(cases[start + first:start + last], keys, position, fused, sides.measures,
-                                          matched_only=True, matched_by=f"either channel ranked in its top {fusion.depth:,}"))
+    for start, stop in query_blocks(len(cases), 2 * len(keys)):  # a float64 score takes the room of two
+        lexical_scores = lexical.index.scores(queries[start:stop])
+        vector_top = vector.top(start, stop, fusion.depth)
+        fused = np.empty((stop - start, len(keys)), dtype=np.float64)
+        for i in range(stop - start):
+            lexical_ranking = [position[key] for key, score in top_k(lexical_scores[i], lexical.keys, fusion.depth)
+                               if score > 0]
+            fused[i] = rrf_scores([lexical_ranking, [position[key] for key, _ in vector_top[i]]], len(keys), fusion.k)
+        results.extend(measure_scores(cases[start:stop], keys, position, fused, sides.measures, matched_only=True,
+                                      matched_by=f"either channel ranked in its top {fusion.depth:,}"))
     return results
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -93,10 +93,9 @@ def hold_index(project, store, snapshot, generation, options: SearchOptions) -> 
 class IndexSearch:
     """An index search pinned to the snapshot the exact search read.
 
-    The exact search hands it each block of cases it scored
-    (:meth:`search_block`), so the index's rankings are held against exact
-    scores without keeping every case's scores; :meth:`close` ends the pinned
-    transaction and :meth:`run` makes the run.
+    The exact search runs it first and then watches the exact scores of the
+    keys it returned; :meth:`close` ends the pinned transaction and
+    :meth:`run` makes the run.
     """
 
     identity: str
@@ -113,21 +112,12 @@ class IndexSearch:
 
     __del__ = close  # an evaluation that failed before run() still ends the pinned transaction
 
-    def search_block(self, cases: Sequence[Case], queries: np.ndarray, scores: np.ndarray,
-                     columns: Mapping[str, int], measures: Sequence[Measure]) -> None:
-        """Search the index for these cases; ``scores`` are their exact scores (cases x rows, columns by key)."""
-        first = len(self.results)
-        self.search(cases, queries, measures)
-        if self.options.mode == "both":
-            for result, row in zip(self.results[first:], scores):
-                self.exact_scores.append({r.key: float(row[columns[r.key]]) for r in result.ranking if r.key in columns})
-
     def search(self, cases: Sequence[Case], queries: np.ndarray, measures: Sequence[Measure]) -> list[CaseResult]:
         """Search the index for these cases and measure its rankings (kept for :meth:`run`; returned too).
 
         With mode both, :meth:`run` also needs each case's exact score of every
-        key of its index ranking: :meth:`search_block` takes them from the
-        exact scores; a streamed exact search sets :attr:`exact_scores` itself.
+        key of its index ranking: the exact search sets :attr:`exact_scores`
+        (:func:`ptah.services.channels.exact.search_exact`).
         """
         clock = time.perf_counter()
         ef_search = self.options.effective_ef_search

@@ -13,9 +13,9 @@ the hybrid channel):
 3. check that every key the corpus names is a row (exit 2 otherwise);
 4. embed the queries -- from the store's query cache when all are there, so a
    warm evaluate neither loads the model nor imports torch;
-5. score the queries against every row a block of cases at a time
-   (:mod:`ptah.core.scoring`: cosine, float32, the same bits whatever the
-   blocks; memory does not grow with cases x rows) and measure each case.
+5. search every case exactly (:mod:`ptah.services.channels.exact`: the
+   vectors held whole, or read in blocks from the snapshot when they are too
+   many to hold) and measure each case.
 
 Index search (``mode`` index or both) is a mode of this channel: see
 :mod:`ptah.services.channels.index`.
@@ -24,26 +24,25 @@ Index search (``mode`` index or both) is a mode of this channel: see
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from functools import partial
-from typing import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
 
 import numpy as np
 
 from ptah.adapters.embedders.base import usage_of
 from ptah.core.errors import NotBuilt, StaleGeneration
 from ptah.core.outcomes import make_run
-from ptah.core.ranking import key_columns
-from ptah.core.report import CaseResult, Run
+from ptah.core.ranking import Ranked
+from ptah.core.report import Run
 from ptah.core.request import VECTOR
-from ptah.core.scoring import score_blocks
-from ptah.services.channels.base import RunPlan, Sides, measure_scores, register_channel
+from ptah.core.scoring import normalize_rows
+from ptah.services.channels.base import RunPlan, Sides, register_channel
+from ptah.services.channels.exact import Blocks, matrix_blocks, search_exact, snapshot_blocks, streams, top_rows
 from ptah.services.channels.index import hold_index
-from ptah.services.channels.streamed import search_streamed, streams
 from ptah.services.external import (cache_store, external_settings, hold_table_index, is_external, read_external,
                                     verification_dict)
 from ptah.services.probe import NOT_CHECKED, check, report_settings, stored_probe
-from ptah.services.project import Generation, normalize_rows
+from ptah.services.project import Generation
 from ptah.services.search import embed_queries
 from ptah.services.verify import VerifyResult, verify_stored
 
@@ -53,11 +52,11 @@ _CACHE_READ = 4096  # distinct queries read from the query cache at a time
 
 @dataclass
 class VectorSide:
-    """A generation's vectors measured once: its exact results, its run, and its scores block by block."""
+    """A generation's vectors measured once: its run, and each case's exact top rows on demand (for fusion)."""
 
     run: Run
     keys: list[str]
-    blocks: Callable[[], Iterator[tuple[int, int, np.ndarray]]]  # (start, stop, cases x rows scores)
+    top: Callable[[int, int, int], list[Ranked]]  # (start, stop, depth): cases start..stop's exact top depth rows
 
 
 class VectorChannel:
@@ -74,105 +73,106 @@ def vector_side(sides: Sides, name: str) -> VectorSide:
 
 
 def _measure(sides: Sides, generation: Generation) -> VectorSide:
-    project, corpus, request = sides.project, sides.corpus, sides.request
+    """Read the generation's vectors (whole, or as blocks from the store's snapshot), verify, search, measure."""
+    project, request = sides.project, sides.request
     clock = time.perf_counter()
     identity = generation.identity.identity
     if is_external(generation):  # the table's vectors, from the source's snapshot; the store holds the query cache
-        record = None
         matrix, verification, unit = read_external(project, generation)
         index_search = hold_table_index(project, generation, request.search, unit)  # None for exact search
         store = cache_store(project, generation, int(matrix.vectors.shape[1]))
         sides.charge("load_vectors", clock)
-    else:
-        store = project.store()
-        if store is None:
+        _refuse_stale(sides, verification, clock)
+        return _search(sides, generation, _Vectors(store, None, verification, index_search, matrix=matrix))
+    store = project.store()
+    if store is None:
+        raise NotBuilt(generation.name, identity)
+    with store.snapshot() as snapshot:
+        record = snapshot.generation(identity)
+        if record is None:
             raise NotBuilt(generation.name, identity)
-        with store.snapshot() as snapshot:
-            record = snapshot.generation(identity)
-            if record is None:
-                raise NotBuilt(generation.name, identity)
-            stored = snapshot.digests(identity)
-            if streams(request.channels, len(stored), record.dimension):  # too big to hold: scored block by block
-                return _measure_streamed(sides, generation, store, snapshot, record, stored, clock)
-            matrix = snapshot.matrix(identity)
-            index_search = hold_index(project, store, snapshot, generation, request.search)  # None for exact search
-        sides.charge("load_vectors", clock)
-        clock = time.perf_counter()
-        verification = verify_stored(project, generation, built=True, stored=stored)
-    _refuse_stale(sides, verification, clock)
-
-    keys = list(matrix.keys)
-    sides.check_keys(set(keys))
-    vectors = matrix.vectors
-    if record is not None and not record.settings.get("normalize", True):
-        normalize_rows(vectors)
-
-    clock = time.perf_counter()
-    queries, cached, service = _query_vectors(sides, generation, store, vectors.shape[1], record.settings if record else {})
-    sides.charge("embed_queries", clock)
-
-    clock = time.perf_counter()
-    columns = key_columns(keys)
-    results: list[CaseResult] = []
-    try:
-        for start, stop, scores in score_blocks(queries, vectors):
-            cases = corpus.cases[start:stop]
-            results.extend(measure_scores(cases, keys, columns, scores, sides.measures))
-            if index_search is not None:  # the index's rankings of the same cases, held against these scores
-                index_search.search_block(cases, queries[start:stop], scores, columns, sides.measures)
-    finally:
-        if index_search is not None:
-            index_search.close()
-    sides.charge("search", clock)
-    generation_info = _generation_info(generation, record, verification, request, len(keys), int(vectors.shape[1]),
-                                       cached, service)
-    return _side(sides, generation_info, results, index_search, keys, partial(score_blocks, queries, vectors))
-
-
-def _side(sides: Sides, generation_info: dict, results: list[CaseResult], index_search, keys: list[str],
-          blocks: Callable[[], Iterator[tuple[int, int, np.ndarray]]]) -> VectorSide:
-    """The vector side: the exact run, or the index's (measured, and with mode both compared with exact), its
-    seconds moved from the search's timing to its own."""
-    if index_search is None:
-        search = {"channel": VECTOR, "mode": "exact", "similarity": "cosine"}
-        return VectorSide(make_run(generation_info, search, results, sides.measures), keys, blocks)
-    sides.timings["search"] -= index_search.seconds
-    sides.timings["index_search"] += index_search.seconds
-    return VectorSide(index_search.run(generation_info, results, sides.measures), keys, blocks)
-
-
-def _measure_streamed(sides: Sides, generation: Generation, store, snapshot, record, stored: dict, clock: float
-                      ) -> VectorSide:
-    """:func:`_measure` for a generation whose vectors are read in blocks (:mod:`.streamed`), inside ``snapshot``.
-
-    ``stored`` (every row's digest) is emptied once verified: at ten million
-    rows it is gigabytes, and nothing needs it after.
-    """
-    project, corpus, request = sides.project, sides.corpus, sides.request
-    identity = generation.identity.identity
-    index_search = hold_index(project, store, snapshot, generation, request.search)  # None for exact search
+        stored = snapshot.digests(identity)
+        if streams(request.channels, len(stored), record.dimension):  # too big to hold: read block by block
+            return _search_streamed(sides, generation, store, snapshot, record, stored, clock)
+        matrix = snapshot.matrix(identity)
+        index_search = hold_index(project, store, snapshot, generation, request.search)  # None for exact search
     sides.charge("load_vectors", clock)
     clock = time.perf_counter()
     verification = verify_stored(project, generation, built=True, stored=stored)
     _refuse_stale(sides, verification, clock)
-    expected = set().union(*(case.expected_keys() for case in corpus.cases))
-    sides.check_keys({key for key, _ in stored.values() if key in expected})
+    return _search(sides, generation, _Vectors(store, record, verification, index_search, matrix=matrix))
+
+
+def _search_streamed(sides: Sides, generation: Generation, store, snapshot, record, stored: dict, clock: float
+                     ) -> VectorSide:
+    """:func:`_search` over blocks read from ``snapshot`` (open throughout); ``stored`` is every row's digest."""
+    identity = generation.identity.identity
+    index_search = hold_index(sides.project, store, snapshot, generation, sides.request.search)
+    sides.charge("load_vectors", clock)
+    clock = time.perf_counter()
+    verification = verify_stored(sides.project, generation, built=True, stored=stored)
+    _refuse_stale(sides, verification, clock)
+    expected = set().union(*(case.expected_keys() for case in sides.corpus.cases))
+    present = {key for key, _ in stored.values() if key in expected}
     rows = len(stored)
-    stored.clear()
+    stored.clear()  # every row's digest: at ten million rows gigabytes, and nothing needs it after
+    blocks = snapshot_blocks(snapshot, identity, normalize=not record.settings.get("normalize", True))
+    return _search(sides, generation, _Vectors(store, record, verification, index_search, blocks=blocks, rows=rows,
+                                               present=present))
+
+
+@dataclass
+class _Vectors:
+    """Where a vector side's rows come from: a matrix held whole, or blocks read from a snapshot."""
+
+    store: object
+    record: object  # the generation's record; None for a table's own vectors
+    verification: VerifyResult
+    index_search: object  # IndexSearch, or None for exact search
+    matrix: object = None
+    blocks: Blocks | None = None
+    rows: int = 0
+    present: set[str] = field(default_factory=set)  # streamed: the expected keys that are rows
+
+
+def _search(sides: Sides, generation: Generation, source: _Vectors) -> VectorSide:
+    """Embed the queries, search every case exactly (and through the index if asked) and measure; the side."""
+    record, index_search = source.record, source.index_search
+    settings = record.settings if record is not None else {}
+    keys: list[str] = []
+    if source.matrix is not None:
+        keys, vectors = list(source.matrix.keys), source.matrix.vectors
+        if record is not None and not settings.get("normalize", True):
+            normalize_rows(vectors)
+        source.blocks, source.rows, source.present = matrix_blocks(keys, vectors), len(keys), set(keys)
+        dimension = int(vectors.shape[1])
+    else:
+        dimension = record.dimension
+    sides.check_keys(source.present)
 
     clock = time.perf_counter()
-    queries, cached, service = _query_vectors(sides, generation, store, record.dimension, record.settings)
+    queries, cached, service = _query_vectors(sides, generation, source.store, dimension, settings)
     sides.charge("embed_queries", clock)
     clock = time.perf_counter()
     try:
-        results = search_streamed(snapshot, identity, corpus.cases, queries, sides.measures,
-                                  normalize=not record.settings.get("normalize", True), index_search=index_search)
+        results = search_exact(source.blocks, sides.corpus.cases, queries, sides.measures, index_search)
     finally:
         if index_search is not None:
             index_search.close()
     sides.charge("search", clock)
-    generation_info = _generation_info(generation, record, verification, request, rows, record.dimension, cached, service)
-    return _side(sides, generation_info, results, index_search, [], _not_held)
+    generation_info = _generation_info(generation, record, source.verification, sides.request, source.rows, dimension,
+                                       cached, service)
+    blocks = source.blocks
+
+    def top(start: int, stop: int, depth: int) -> list[Ranked]:
+        return top_rows(blocks, queries[start:stop], depth)
+
+    if index_search is None:
+        search = {"channel": VECTOR, "mode": "exact", "similarity": "cosine"}
+        return VectorSide(make_run(generation_info, search, results, sides.measures), keys, top)
+    sides.timings["search"] -= index_search.seconds  # the index's seconds are its own step
+    sides.timings["index_search"] += index_search.seconds
+    return VectorSide(index_search.run(generation_info, results, sides.measures), keys, top)
 
 
 def _generation_info(generation: Generation, record, verification, request, rows: int, dimension: int, cached: int,
@@ -193,10 +193,6 @@ def _generation_info(generation: Generation, record, verification, request, rows
         "queries_from_cache": cached,
         **service,  # a service's probe check and usage (ptah.services.probe); nothing for a local model
     }
-
-
-def _not_held() -> Iterator[tuple[int, int, np.ndarray]]:
-    raise AssertionError("a streamed generation's scores are not held; hybrid runs read the whole matrix")
 
 
 def _refuse_stale(sides: Sides, verification: VerifyResult, clock: float) -> None:

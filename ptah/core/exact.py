@@ -1,0 +1,344 @@
+"""Exact search: each query's ranking of every row, the rows added a block at a time.
+
+:class:`ExactRanking` is the one scoring plan of exact search. The whole
+matrix of a generation that fits in memory and the blocks streamed from a
+store snapshot go through it alike (the matrix is a sequence of blocks too),
+so there is no second implementation that has to agree with the first.
+
+For each query it gives what :func:`ptah.core.ranking.rank_many` gives on the
+float64 scores of :func:`ptah.core.scoring.pair_scores` of every row -- the
+same top ``reach`` (score descending, ties by key), the same :class:`Ties` at
+depth k, the same ranks of the asked keys -- without computing those scores
+for every row: float32 products choose the candidates, within the proven
+margin of :mod:`ptah.core.scoring`, and only candidates are scored in float64.
+Since every decision is taken on float64 scores that depend on a pair's
+vectors alone, a ranking does not depend on the CPU, the BLAS threads, the
+blocks, the order of the rows, or the other queries.
+``tests/core/test_exact.py`` checks it against ``rank_many`` of every pair's
+score, on data full of near-ties.
+
+What a query keeps
+------------------
+Its *threshold* T is the ``reach``-th best score seen so far (it only rises).
+Every row scoring above T is kept (fewer than ``reach`` of them); of the rows
+scoring exactly T it keeps a count and the ``reach`` smallest keys -- all the
+top ``reach`` can take from them. So a query holds about ``reach`` rows
+whatever the block count. A row of a new block is a candidate when its
+float32 score is at least T less the margin; before a query has a threshold,
+at least the block's own ``reach``-th float32 score less twice the margin.
+
+The scores of *watched* keys (the expected and asked keys, and any others a
+caller names) are computed as their rows go by: ties of expected keys need
+them, and so does the rank of a missed key.
+
+Ranks of missed keys: a second pass over the first blocks
+---------------------------------------------------------
+The rank of an asked key that is not in the ranking is one plus the rows
+scoring above it, plus the rows scoring the same with a smaller key. A row
+whose float32 score is more than the margin away from the key's score is
+counted on its float32 score; the rows within the margin are scored in
+float64. From the block the key's row is in onwards, rows are counted as they
+go by; the rows of the blocks before it were dropped before its score was
+known, so when some asked key is missed, :meth:`ExactRanking.recount` says how
+many leading blocks must be given again (:meth:`ExactRanking.count` them, in
+the same order) -- on average half a pass, and none when nothing is missed.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import AbstractSet, Iterable, Sequence
+
+import numpy as np
+
+from ptah.core.ranking import QueryRanking, Ties, _check_depth, _check_not_nan
+from ptah.core.scoring import BLOCK_SCORES, margins, pair_scores, query_blocks
+
+
+_COUNTED_AT_ONCE = 1 << 22
+"""Scores compared at a time when rows are counted above missed keys (a few float64 temporaries of this size)."""
+
+
+@dataclass
+class _Query:
+    """One query's running state (see the module docs); every score float64."""
+
+    k: int
+    reach: int
+    expected: AbstractSet[str]
+    asked: tuple[str, ...]
+    watched: frozenset[str]
+    threshold: float | None = None  # None until reach rows have been seen: then every row is kept
+    scores: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float64))  # kept rows: above or at T
+    keys: list[str] = field(default_factory=list)
+    at_threshold: int = 0  # every row seen scoring exactly T, kept or not
+    rows: int = 0  # rows seen
+    seen: dict[str, float] = field(default_factory=dict)  # watched key -> its score
+    found_in: dict[str, int] = field(default_factory=dict)  # asked key -> the block its row was in
+    better: dict[str, int] = field(default_factory=dict)  # asked key -> rows counted ranking above it so far
+    missed: frozenset[str] = frozenset()  # asked keys outside the ranking, once the first pass is over
+
+
+class ExactRanking:
+    """Rank q queries over rows added a block at a time (module docs).
+
+    ``queries`` (q, d) are float32 query vectors; ``ks``, ``expected``,
+    ``asked`` and ``reach`` mean what they mean to :func:`rank_many`;
+    ``watched[i]`` are further keys whose scores query i wants to know
+    (:meth:`score_of`). Add every block of rows with :meth:`add`; then, when
+    :meth:`recount` is non-zero, :meth:`count` that many leading blocks again,
+    in the same order; then :meth:`rankings`.
+    """
+
+    def __init__(self, queries: np.ndarray, ks: Sequence[int], expected: Sequence[AbstractSet[str]] | None = None,
+                 asked: Sequence[Iterable[str]] | None = None, reach: Sequence[int] | None = None,
+                 watched: Sequence[Iterable[str]] | None = None, *, budget: int = BLOCK_SCORES):
+        queries = np.asarray(queries)
+        if queries.ndim != 2 or queries.dtype != np.float32:
+            raise ValueError(f"queries must be a 2-D float32 array, got {queries.dtype} of shape {queries.shape}")
+        q = len(ks)
+        for name, values in (("query vectors", queries), ("expected key sets", expected), ("asked key lists", asked),
+                             ("reaches", reach), ("watched key lists", watched)):
+            if values is not None and len(values) != q:
+                raise ValueError(f"got {len(values)} {name} for {q} queries; give one per query")
+        for k in ks:
+            _check_depth(k)
+        self._vectors = np.ascontiguousarray(queries)
+        self._budget = budget
+        self._expected = expected is not None
+        self._queries = []
+        for i, k in enumerate(ks):
+            wanted = frozenset(expected[i]) if expected is not None else frozenset()
+            asking = tuple(dict.fromkeys(asked[i])) if asked is not None else ()
+            extra = frozenset(watched[i]) if watched is not None else frozenset()
+            self._queries.append(_Query(k=k, reach=max(k, reach[i] if reach is not None else k), expected=wanted,
+                                        asked=asking, watched=wanted | frozenset(asking) | extra))
+        self._watched = frozenset().union(*(query.watched for query in self._queries))
+        self.rows = 0  # rows added so far
+        self._block = -1
+        self._counting = -1
+
+    # --- the first pass --------------------------------------------------------------
+
+    def add(self, keys: Sequence[str], rows: np.ndarray) -> None:
+        """Add a block of rows: ``rows[j]`` (float32, the queries' dimension) is the vector of ``keys[j]``."""
+        rows = self._checked(keys, rows)
+        self._block += 1
+        self.rows += len(keys)
+        margin = margins(self._vectors, rows)
+        positions = self._positions(keys)
+        for start, stop in query_blocks(len(self._queries), len(keys), self._budget):
+            approximate = self._vectors[start:stop] @ rows.T
+            _check_not_nan(approximate)
+            self._watch(start, stop, rows, positions)
+            self._count_better(start, stop, approximate, margin, rows, keys, lambda query, key: key in query.better)
+            self._fold(start, stop, approximate, margin, rows, keys)
+
+    def _positions(self, keys: Sequence[str]) -> dict[str, int]:
+        """Each watched key of this block with its column (blocks are large; watched keys few)."""
+        present = self._watched.intersection(keys)
+        return {key: column for column, key in enumerate(keys) if key in present} if present else {}
+
+    def _watch(self, start: int, stop: int, rows: np.ndarray, positions: dict[str, int]) -> None:
+        """Score the watched keys of this block for queries ``start..stop``."""
+        pairs = [(number, key) for number in range(start, stop) for key in positions
+                 if key in self._queries[number].watched]
+        if not pairs:
+            return
+        scores = pair_scores(self._vectors, rows, np.array([number for number, _ in pairs]),
+                             np.array([positions[key] for _, key in pairs]))
+        for (number, key), score in zip(pairs, scores.tolist()):
+            query = self._queries[number]
+            query.seen[key] = score
+            if key in query.asked:
+                query.found_in[key] = self._block
+                query.better[key] = 0
+
+    def _fold(self, start: int, stop: int, approximate: np.ndarray, margin: np.ndarray, rows: np.ndarray,
+              keys: Sequence[str]) -> None:
+        """Score this block's candidates for queries ``start..stop`` in float64 and fold them into the rankings."""
+        n = len(keys)
+        floor = np.empty(stop - start, dtype=np.float64)
+        for i, query in enumerate(self._queries[start:stop]):
+            if query.threshold is not None:  # a row reaching T scores at least T - margin in float32
+                floor[i] = query.threshold - margin[start + i]
+            elif n >= query.reach:  # the block's own reach-th score: the threshold can only be higher
+                floor[i] = float(np.partition(approximate[i], n - query.reach)[n - query.reach]) - 2 * margin[start + i]
+            else:
+                floor[i] = -np.inf
+        chosen, columns = np.nonzero(approximate >= _below(floor)[:, None])
+        scores = pair_scores(self._vectors, rows, chosen + start, columns)
+        bounds = np.searchsorted(chosen, np.arange(stop - start + 1))
+        for i, query in enumerate(self._queries[start:stop]):
+            query.rows += n
+            first, last = bounds[i], bounds[i + 1]
+            if last > first:
+                _merge(query, scores[first:last], [keys[c] for c in columns[first:last].tolist()])
+
+    def _count_better(self, start: int, stop: int, approximate: np.ndarray, margin: np.ndarray, rows: np.ndarray,
+                      keys: Sequence[str], counts) -> None:
+        """Add this block's rows ranking above each asked key that ``counts(query, key)`` names (module docs)."""
+        asked = [(number, key) for number in range(start, stop) for key in self._queries[number].asked
+                 if counts(self._queries[number], key)]
+        step = max(1, _COUNTED_AT_ONCE // max(1, len(keys)))
+        for first in range(0, len(asked), step):
+            part = asked[first:first + step]
+            numbers = np.array([number for number, _ in part])
+            scores = np.array([self._queries[number].seen[key] for number, key in part])
+            width = margin[numbers]
+            positions = numbers - start
+            same = len(part) == len(approximate) and (positions == np.arange(len(part))).all()
+            block = approximate if same else approximate[positions]  # mostly one asked key a query: no copy
+            low, high = _below(scores - width)[:, None], _above(scores + width)[:, None]
+            above = np.count_nonzero(block > high, axis=1)
+            near = block >= low
+            near &= block <= high
+            pair, column = np.nonzero(near)
+            exact = pair_scores(self._vectors, rows, numbers[pair], column)
+            above += np.bincount(pair[exact > scores[pair]], minlength=len(part))
+            for p, c in zip(*(index[exact == scores[pair]].tolist() for index in (pair, column))):
+                if keys[c] < part[p][1]:  # the same score: a smaller key ranks above
+                    above[p] += 1
+            for (number, key), count in zip(part, above.tolist()):
+                self._queries[number].better[key] += count
+
+    # --- the second pass ----------------------------------------------------------------
+
+    def recount(self) -> int:
+        """How many leading blocks :meth:`count` must be given again (0: none); call it once the blocks are added."""
+        for query in self._queries:
+            query.missed = frozenset(self._missed(query))
+        return max((query.found_in[key] for query in self._queries for key in query.missed), default=0)
+
+    def count(self, keys: Sequence[str], rows: np.ndarray) -> None:
+        """Give again one of the first :meth:`recount` blocks, as :meth:`add` was given it."""
+        rows = self._checked(keys, rows)
+        self._counting += 1
+        missed = [query.missed for query in self._queries]
+        margin = margins(self._vectors, rows)
+
+        def counts(query: _Query, key: str) -> bool:  # from its own block on, the first pass counted
+            return key in query.missed and self._counting < query.found_in[key]
+
+        for start, stop in query_blocks(len(self._queries), len(keys), self._budget):
+            if any(missed[start:stop]):
+                approximate = self._vectors[start:stop] @ rows.T
+                self._count_better(start, stop, approximate, margin, rows, keys, counts)
+
+    def _missed(self, query: _Query) -> list[str]:
+        ranked = {key for key, _ in _ranking(query, self.rows)}
+        return [key for key in query.asked if key in query.found_in and key not in ranked]
+
+    # --- the result -----------------------------------------------------------------------
+
+    def score_of(self, query: int, key: str) -> float | None:
+        """The score of a watched ``key`` for query ``query`` (None when its row never came)."""
+        return self._queries[query].seen.get(key)
+
+    def rankings(self) -> list[QueryRanking]:
+        """Each query's ranking: what :func:`rank_many` returns for every row's float64 score."""
+        n = self.rows
+        result = []
+        for query in self._queries:
+            if n == 0:
+                none = Ties(cutoff_score=None, tied_outside=0, expected_tied=())
+                result.append(QueryRanking([], none if self._expected else None, {}))
+                continue
+            ranked = _ranking(query, n)
+            ties = _ties(query, ranked, n) if self._expected else None
+            places = {key: place for place, (key, _) in enumerate(ranked, start=1)}
+            ranks = {key: places.get(key) or 1 + query.better[key] for key in query.asked if key in query.found_in}
+            result.append(QueryRanking(ranked, ties, ranks))
+        return result
+
+    def _checked(self, keys: Sequence[str], rows: np.ndarray) -> np.ndarray:
+        rows = np.asarray(rows)
+        if rows.ndim != 2 or rows.dtype != np.float32 or rows.shape != (len(keys), self._vectors.shape[1]):
+            raise ValueError(f"rows must be float32 of shape ({len(keys)}, {self._vectors.shape[1]}), "
+                             f"got {rows.dtype} of shape {rows.shape}")
+        return rows
+
+
+def rank_exact(queries: np.ndarray, keys: Sequence[str], rows: np.ndarray, ks: Sequence[int], *,
+               block_rows: int = 1 << 16, **options) -> ExactRanking:
+    """:class:`ExactRanking` of ``queries`` over every row of a matrix held whole, ``block_rows`` rows at a time.
+
+    ``options`` are :class:`ExactRanking`'s; its rankings (and the scores of
+    its watched keys) are ready to read.
+    """
+    ranking = ExactRanking(queries, ks, **options)
+    blocks = range(0, len(keys), block_rows)
+    for first in blocks:
+        ranking.add(keys[first:first + block_rows], rows[first:first + block_rows])
+    for first in blocks[:ranking.recount()]:
+        ranking.count(keys[first:first + block_rows], rows[first:first + block_rows])
+    return ranking
+
+
+def _below(bounds: np.ndarray) -> np.ndarray:
+    """The largest float32 values at most ``bounds`` (float64): a float32 score at or above it may reach the bound."""
+    rounded = bounds.astype(np.float32)
+    return np.where(rounded > bounds, np.nextafter(rounded, np.float32(-np.inf)), rounded)
+
+
+def _above(bounds: np.ndarray) -> np.ndarray:
+    """The smallest float32 values at least ``bounds``: a float32 score above it is above the bound."""
+    rounded = bounds.astype(np.float32)
+    return np.where(rounded < bounds, np.nextafter(rounded, np.float32(np.inf)), rounded)
+
+
+def _merge(query: _Query, scores: np.ndarray, keys: list[str]) -> None:
+    """Fold a block's candidate rows (every row at or above the threshold, perhaps more) into the kept rows."""
+    merged = np.concatenate([query.scores, scores]) if query.keys else scores.copy()
+    merged_keys = query.keys + keys
+    old = query.threshold
+    if old is None and query.rows < query.reach:  # not yet reach rows: keep them all
+        query.scores, query.keys = merged, merged_keys
+        return
+    above_old = merged > old if old is not None else np.ones(len(merged), dtype=bool)
+    if int(np.count_nonzero(above_old)) >= query.reach:  # the threshold rises: every row at the new one is kept
+        candidates = merged[above_old]
+        threshold = float(np.partition(candidates, len(candidates) - query.reach)[len(candidates) - query.reach])
+        at_threshold = int(np.count_nonzero(merged == threshold))
+    else:  # it stays: add this block's rows at it to the count
+        threshold = old
+        at_threshold = query.at_threshold + int(np.count_nonzero(scores == old))
+    above = np.flatnonzero(merged > threshold)
+    at = np.flatnonzero(merged == threshold).tolist()
+    chosen = heapq.nsmallest(query.reach - len(above), at, key=lambda j: merged_keys[j])
+    keep = np.sort(np.concatenate([above, np.array(chosen, dtype=np.int64)]))
+    query.scores = merged[keep]
+    query.keys = [merged_keys[j] for j in keep.tolist()]
+    query.threshold, query.at_threshold = threshold, at_threshold
+
+
+def _ordered(query: _Query) -> list[tuple[str, float]]:
+    """The kept rows, best first (score descending, key ascending)."""
+    return sorted(zip(query.keys, query.scores.tolist()), key=lambda entry: (-entry[1], entry[0]))
+
+
+def _ranking(query: _Query, n: int) -> list[tuple[str, float]]:
+    return _ordered(query)[: min(query.reach, n)]
+
+
+def _ties(query: _Query, ranked: list[tuple[str, float]], n: int) -> Ties:
+    """:func:`ptah.core.ranking.find_ties` at depth k, from the kept rows and the count at the threshold."""
+    depth = min(query.k, n)
+    cutoff = ranked[depth - 1][1]
+    threshold = query.threshold
+    above = int(np.count_nonzero(query.scores > cutoff))
+    at_cutoff = query.at_threshold if threshold is not None and cutoff == threshold else _count(query.scores, cutoff)
+    tied = []
+    for key in query.expected:
+        score = query.seen.get(key)
+        if score is None or score < cutoff:
+            continue
+        group = query.at_threshold if threshold is not None and score == threshold else _count(query.scores, score)
+        if group > 1:
+            tied.append(key)
+    return Ties(cutoff_score=cutoff, tied_outside=at_cutoff - (depth - above), expected_tied=tuple(sorted(tied)))
+
+
+def _count(scores: np.ndarray, value: float) -> int:
+    return int(np.count_nonzero(scores == value))
