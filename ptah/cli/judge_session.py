@@ -6,7 +6,8 @@ returned it at which rank. Keys: ``0`` not relevant, ``1``-``3`` the grade,
 session), ``u`` undo the last answer (its row is shown again), ``q`` save and
 quit. The end of the worklist, the end of input (Ctrl-D) and Ctrl-C save too:
 nothing judged is lost, and a later session resumes with the rows still
-unjudged.
+unjudged. On a terminal Ctrl-C is read as a key, not taken as a signal, so
+it means the same wherever the session is when it is pressed.
 
 On a terminal a key is read as it is pressed; from a pipe, a line at a time
 (its first character). Text from the corpus and the source is printed with its
@@ -50,6 +51,10 @@ def key_reader() -> Iterator[Callable[[], str]]:
     saved = termios.tcgetattr(fd)
     try:
         tty.setcbreak(fd)
+        # Ctrl-C arrives as a key (\x03), read like q: a SIGINT could land anywhere, between the prompt and read()
+        quiet = termios.tcgetattr(fd)
+        quiet[3] &= ~termios.ISIG
+        termios.tcsetattr(fd, termios.TCSANOW, quiet)
 
         def next_key() -> str:
             data = os.read(fd, 1)
@@ -83,10 +88,10 @@ def run_session(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str])
         typer.echo(PROMPT, nl=False)
         try:
             key = read()
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # from a pipe (on a terminal Ctrl-C is read as a key)
             key = "q"
         typer.echo(key if key.isprintable() and key.strip() else "")
-        if key in ("", "q", "\x04"):  # end of input; Ctrl-D read a key at a time
+        if key in ("", "q", "\x04", "\x03"):  # end of input; Ctrl-D and Ctrl-C read a key at a time
             break
         if key == "u":
             if not history:
