@@ -37,8 +37,11 @@ def corpus_text() -> str:
 
 @pytest.fixture
 def big_workspace(store_kind, tmp_path, request):
-    store = request.getfixturevalue("postgres_url") if store_kind == "pgvector" else None
-    space = make_workspace(tmp_path, store)
+    return filled(make_workspace(tmp_path, request.getfixturevalue("postgres_url") if store_kind == "pgvector" else None))
+
+
+def filled(space):
+    """``space`` with ROWS look-alike rows (ties everywhere), the corpus, and generation ``docs`` built."""
     rng = random.Random(3)
     rows = [(i, " ".join(rng.sample(WORDS, 2)), " ".join(rng.sample(WORDS, 1)), "published") for i in range(11, ROWS)]
     space.execute("INSERT INTO articles VALUES (?, ?, ?, ?)", rows)  # 12 x 11 x 12 texts: every text many times over
@@ -109,3 +112,13 @@ def test_index_search_both_streams_the_exact_side_and_index_alone_reads_no_vecto
     index_only = evaluate(big_workspace, monkeypatch, streaming=True, search="index")
     assert blocks == []
     assert [case.ranking for case in index_only.runs[0].cases] == [case.ranking for case in whole.runs[0].cases]
+
+
+def test_the_sqlite_and_the_pgvector_store_give_the_same_report(tmp_path, postgres_url, monkeypatch):
+    reports = []
+    for folder, store in (("sqlite", None), ("pgvector", postgres_url)):
+        (tmp_path / folder).mkdir()
+        space = filled(make_workspace(tmp_path / folder, store))
+        report = measured(evaluate(space, monkeypatch, streaming=folder == "pgvector"))  # matrix, then stream
+        reports.append([(run["cases"], run["aggregates"]) for run in report["runs"]])
+    assert reports[0] == reports[1]

@@ -129,6 +129,14 @@ def test_a_ray_build_equals_a_local_build_bit_for_bit(ray_local, databases, caps
     for spec in (local, distributed):
         result = check(spec)
         assert (result.ok, result.rows, result.covered, result.fresh, result.orphans) == (True, 272, 272, 272, 0)
+    corpus = databases.folder / "corpus.yaml"  # evaluating either gives every case the same results (no draft rows)
+    corpus.write_text("version: 1\ndefault_k: 5\ncases:\n" + "".join(
+        f'  - {{id: c{i}, query: "body words {i}", required: ["t{i % 3}\\u001f{i}"]}}\n' for i in (1, 4, 10, 13, 16, 19, 25, 28, 31, 34, 37, 40, 43)))
+    measured = []
+    for spec in (local, distributed):
+        with ptah.open_project(spec) as project:
+            measured.append([case.to_dict() for case in project.evaluate(corpus).runs[0].cases])
+    assert measured[0] == measured[1] and len(measured[0]) == 13
 
 
 def test_only_rows_inserted_updated_or_deleted_between_builds_are_embedded(ray_local, databases):
