@@ -22,7 +22,7 @@ __version__ = "0.1.0"
 _WHERE = {
     "Project": "ptah._api", "Report": "ptah._api", "load_corpus": "ptah._api", "load_report": "ptah._api",
     "open_project": "ptah._api",
-    "StatisticsSettings": "ptah.core.comparison",
+    "StatisticsSettings": "ptah.core.request",
     "Case": "ptah.core.corpus", "Corpus": "ptah.core.corpus",
     "CorpusError": "ptah.core.errors", "IncomparableBaseline": "ptah.core.errors", "InputError": "ptah.core.errors",
     "NotBuilt": "ptah.core.errors", "OperationalError": "ptah.core.errors", "PtahError": "ptah.core.errors",

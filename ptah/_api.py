@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import fields
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 from ptah.core import report as _report
-from ptah.core.comparison import StatisticsSettings
 from ptah.core.corpus import Corpus
-from ptah.core.measures import Measure
-from ptah.core.request import EXACT, EvaluationRequest, Fusion, SearchOptions
+from ptah.core.request import EvaluationRequest
 from ptah.core.spec import Spec
 
 
@@ -117,47 +115,27 @@ class Project:
 
         return load_corpus_cached(self._project, path)
 
-    def evaluate(
-        self,
-        corpus: Corpus | str | os.PathLike,
-        request: EvaluationRequest | None = None,
-        *,
-        generations: Sequence[str] = (),
-        channels: Sequence[str] = ("vector",),
-        measures: Iterable[Measure | str] = (),
-        baseline: str | os.PathLike | None = None,
-        max_drop: Mapping[str, float] | None = None,
-        allow_stale: bool = False,
-        search: SearchOptions | str = EXACT,
-        fusion: Fusion = Fusion(),
-        statistics: StatisticsSettings = StatisticsSettings(),
-        fail_on_stale_judgements: bool = False,
-        baseline_report: _report.Report | None = None,
-    ) -> Report:
-        """Measure generations on a corpus and judge the gates (see :class:`EvaluationRequest`).
+    def evaluate(self, corpus: Corpus | str | os.PathLike, request: EvaluationRequest | None = None, *,
+                 baseline_report: _report.Report | None = None, **options: Any) -> Report:
+        """Measure generations on a corpus and judge the gates.
 
         ``corpus`` is a loaded :class:`Corpus` or a path. Give a ready
-        ``request``, or its parts as keywords. A negative verdict is not an
-        error: it is ``report.verdict``. ``baseline_report``: a baseline report in hand
-        (``request.baseline`` then only names it).
+        ``request``, or its options as keywords (``generations``, ``channels``,
+        ``max_drop``, ``search``, ``ef_search``, ``bootstrap`` …: every option
+        :class:`EvaluationRequest` declares, by the name the server's body
+        gives it), never both (TypeError). A negative verdict is not an
+        error: it is ``report.verdict``. ``baseline_report``: a baseline report
+        in hand (``request.baseline`` then only names it).
         """
         from ptah.services.evaluate import evaluate
 
+        if request is not None and options:
+            raise TypeError(f"evaluate() takes a request or its options as keywords, not both; "
+                            f"put {', '.join(options)} in the request")
+        if request is None:
+            request = EvaluationRequest.of(**options)
         if not isinstance(corpus, Corpus):
             corpus = self.load_corpus(corpus)
-        if request is None:
-            request = EvaluationRequest(
-                generations=tuple(generations),
-                channels=tuple(channels),
-                measures=tuple(measures),
-                max_drop=dict(max_drop or {}),
-                baseline=None if baseline is None else os.fspath(baseline),
-                allow_stale=allow_stale,
-                search=SearchOptions(search) if isinstance(search, str) else search,
-                fusion=fusion,
-                statistics=statistics,
-                fail_on_stale_judgements=fail_on_stale_judgements,
-            )
         return Report.of(evaluate(self._project, corpus, request, baseline_report))
 
     def build(self, generation: str | None = None, *, progress: Callable[[int, int], None] | None = None,

@@ -83,12 +83,12 @@ def diff(
 
     Exit 0 when compared; 2 when the reports measured different corpora (their digests differ) or a run is missing.
     """
-    from ptah.cli.evaluate import options
+    from ptah.cli.evaluate import as_flags
     from ptah.core.comparison import StatisticsSettings, compare_runs
     from ptah.core.errors import IncomparableBaseline
     from ptah.core.report import Comparison, read_only
 
-    with options("--bootstrap / --seed"):
+    with as_flags():
         settings = StatisticsSettings(resamples=bootstrap, seed=seed)
     first, second = _load(a), _load(b)
     if first.corpus["digest"] != second.corpus["digest"]:

@@ -24,7 +24,6 @@ Gates, each a ``{"name", "passed", ...}`` entry in the report:
 
 from __future__ import annotations
 
-import math
 from typing import Mapping
 
 from ptah.core.errors import IncomparableBaseline, InputError, ReportError
@@ -137,25 +136,6 @@ def compare(run: Run, baseline_run: Run) -> dict:
         "aggregates": aggregates,
         "cases_changed": changed,
     }
-
-
-def check_thresholds(thresholds: Mapping[str, float | None], has_baseline: bool) -> dict[str, float]:
-    """The drop thresholds that were given, keyed by measure (``recall``, ``MAP@10``), checked:
-    a known measure, 0 <= X <= 1, and only with a baseline."""
-    given: dict[str, float] = {}
-    for name, value in thresholds.items():
-        if value is None:
-            continue
-        try:
-            measure = str(Measure.parse(name))
-        except ValueError as exc:
-            raise InputError(f"max drop: {exc}") from None
-        if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and 0 <= value <= 1):
-            raise InputError(f"the max drop of {measure} must be between 0 and 1 (an absolute drop), not {value}")
-        given[measure] = float(value)
-    if given and not has_baseline:
-        raise InputError(f"a max drop of {', '.join(given)} needs a baseline report to measure the drop against")
-    return given
 
 
 def movement(drop: float) -> str:

@@ -44,19 +44,10 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from ptah.core.errors import InputError
 from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Run
-from ptah.core.significance import (
-    DEFAULT_LEVEL,
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    EXACT_LIMIT,
-    MAX_RESAMPLES,
-    paired_bootstrap,
-    sign_flip_test,
-)
-from ptah.core.visible import abbreviated
+from ptah.core.request import StatisticsSettings
+from ptah.core.significance import paired_bootstrap, sign_flip_test
 
 BETTER, WORSE, UNCLEAR = "better", "worse", "no clear difference"
 
@@ -64,41 +55,6 @@ BETTER, WORSE, UNCLEAR = "better", "worse", "no clear difference"
 def inconclusive(holes: int) -> str:
     """The finding a comparison that the holes decide reads: ``inconclusive (3 holes)``."""
     return f"inconclusive ({holes} {'hole' if holes == 1 else 'holes'})"
-
-
-@dataclass(frozen=True)
-class StatisticsSettings:
-    """How the significance numbers are drawn; recorded in the report so they can be reproduced."""
-
-    resamples: int = DEFAULT_RESAMPLES
-    seed: int = DEFAULT_SEED
-    level: float = DEFAULT_LEVEL
-    exact_limit: int = EXACT_LIMIT
-
-    def __post_init__(self) -> None:
-        if isinstance(self.resamples, bool) or not isinstance(self.resamples, int) or not 1 <= self.resamples <= MAX_RESAMPLES:
-            raise InputError(f"the bootstrap resamples must be a whole number from 1 to {MAX_RESAMPLES:,}, "
-                             f"not {abbreviated(str(self.resamples))}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise InputError(f"the seed must be a whole number of at least 0, not {abbreviated(str(self.seed))}")
-
-    @property
-    def alpha(self) -> float:
-        return 1 - self.level
-
-    def as_dict(self) -> dict:
-        return {
-            "seed": self.seed,
-            "bootstrap": {"resamples": self.resamples, "level": self.level, "method": "percentile", "paired": True},
-            "permutation": {
-                "test": "paired sign-flip",
-                "statistic": "mean difference",
-                "alternative": "two-sided",
-                "exact_limit": self.exact_limit,
-                "resamples": self.resamples,
-            },
-            "alpha": self.alpha,
-        }
 
 
 def compare_runs(runs: Sequence[Run], settings: StatisticsSettings = StatisticsSettings()) -> dict | None:

@@ -26,11 +26,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ptah.core.request import DEFAULT_RRF_K, MAX_RRF_DEPTH
 from ptah.core.visible import abbreviated
-
-DEFAULT_RRF_K = 60
-DEFAULT_RRF_DEPTH = 1000
-MAX_RRF_DEPTH = 100_000
 
 
 def check_fusion(k: float, depth: int) -> None:

@@ -1,61 +1,59 @@
 """What an evaluation is asked to do: one value, checked when it is made.
 
 :class:`EvaluationRequest` carries the generations, channels, extra measures,
-drop gates, baseline, search mode, fusion and statistics of one evaluation;
-the CLI builds one from its options and the Python API from keyword
-arguments, and both hand it to the same use case
-(:func:`ptah.services.evaluate.evaluate`). Every check that needs no file and
-no database happens here (exit 2 through :class:`InputError`).
+drop gates, baseline, search mode, fusion and statistics of one evaluation.
+Each option is declared once, on its field (:func:`ptah.core.options.option`:
+type, default, bounds, help); ``ptah inference evaluate``'s options, the
+keywords of ``Project.evaluate``, the server's evaluation body and its
+OpenAPI schema are made from those declarations, and every one of them ends
+here, in the same checks (exit 2 through :class:`OptionError`, naming the
+option). Every check that needs no file and no database happens here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
-from ptah.core.baseline import check_thresholds
-from ptah.core.comparison import StatisticsSettings
-from ptah.core.errors import InputError
-from ptah.core.fusion import DEFAULT_RRF_DEPTH, DEFAULT_RRF_K, check_fusion
 from ptah.core.measures import DEFAULT_MEASURES, Measure
+from ptah.core.options import OptionError, check_options, made, option
 from ptah.core.visible import abbreviated
 
 VECTOR, LEXICAL, HYBRID = "vector", "lexical", "hybrid"
 SEARCH_MODES = ("exact", "index", "both")
 DEFAULT_EF_SEARCH = 40  # pgvector's own default
-EF_SEARCH_RANGE = range(1, 1001)  # pgvector's limits for hnsw.ef_search
+DEFAULT_RRF_K, DEFAULT_RRF_DEPTH, MAX_RRF_DEPTH = 60, 1000, 100_000  # the RRF paper's constant; see core.fusion
+DEFAULT_RESAMPLES, MAX_RESAMPLES, DEFAULT_SEED = 10_000, 1_000_000, 0  # see core.significance
+DEFAULT_LEVEL, EXACT_LIMIT = 0.95, 20
 
 
 @dataclass(frozen=True)
 class Fusion:
     """How the hybrid channel fuses: the RRF constant and how deep each channel's ranking counts."""
 
-    k: float = DEFAULT_RRF_K
-    depth: int = DEFAULT_RRF_DEPTH
+    k: float = option(DEFAULT_RRF_K, "Hybrid: the reciprocal rank fusion constant c in 1 / (c + rank).",
+                      name="rrf_k", kind=float, low=0)
+    depth: int = option(DEFAULT_RRF_DEPTH, "Hybrid: how many of each channel's top rows are fused.",
+                        name="rrf_depth", low=1, high=MAX_RRF_DEPTH)
 
     def __post_init__(self) -> None:
-        try:
-            check_fusion(self.k, self.depth)
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
+        check_options(self)
 
 
 @dataclass(frozen=True)
 class SearchOptions:
     """How the vector channel searches: ``mode`` (exact, index, both) and the HNSW ``ef_search`` (None: 40)."""
 
-    mode: str = "exact"
-    ef_search: int | None = None
+    mode: str = option("exact", "exact (every row scored in memory), index (the pgvector HNSW index, as served) or "
+                       "both (index, with its ANN recall and deltas against exact).", name="search", choices=SEARCH_MODES)
+    ef_search: int | None = option(None, f"Index search: hnsw.ef_search (default {DEFAULT_EF_SEARCH}).", kind=int,
+                                   low=1, high=1000)  # pgvector's limits
 
     def __post_init__(self) -> None:
-        if self.mode not in SEARCH_MODES:
-            raise InputError(f"the search mode must be one of {', '.join(SEARCH_MODES)}, not {abbreviated(repr(self.mode))}.")
-        if self.ef_search is not None:
-            if self.mode == "exact":
-                raise InputError("ef_search applies to index search; search in mode index or both.")
-            if isinstance(self.ef_search, bool) or not isinstance(self.ef_search, int) or self.ef_search not in EF_SEARCH_RANGE:
-                raise InputError(f"ef_search must be a whole number from 1 to 1000, not {abbreviated(repr(self.ef_search))}.")
+        check_options(self)
+        if self.ef_search is not None and self.mode == "exact":
+            raise OptionError("ef_search", "applies to index search; search in mode index or both")
 
     @property
     def uses_index(self) -> bool:
@@ -69,61 +67,120 @@ class SearchOptions:
 EXACT = SearchOptions()
 
 
+@dataclass(frozen=True)
+class StatisticsSettings:
+    """How the significance numbers are drawn; recorded in the report so they can be reproduced."""
+
+    resamples: int = option(DEFAULT_RESAMPLES, "Resamples for the paired bootstrap intervals and Monte Carlo "
+                            "sign-flip tests.", name="bootstrap", low=1, high=MAX_RESAMPLES)
+    seed: int = option(DEFAULT_SEED, "Seed of the bootstrap and Monte Carlo draws (recorded in the report).", low=0)
+    level: float = DEFAULT_LEVEL
+    exact_limit: int = EXACT_LIMIT
+
+    def __post_init__(self) -> None:
+        check_options(self)
+
+    @property
+    def alpha(self) -> float:
+        return 1 - self.level
+
+    def as_dict(self) -> dict:
+        return {
+            "seed": self.seed,
+            "bootstrap": {"resamples": self.resamples, "level": self.level, "method": "percentile", "paired": True},
+            "permutation": {
+                "test": "paired sign-flip",
+                "statistic": "mean difference",
+                "alternative": "two-sided",
+                "exact_limit": self.exact_limit,
+                "resamples": self.resamples,
+            },
+            "alpha": self.alpha,
+        }
+
+
 def _measures(given: Iterable[Measure | str]) -> tuple[Measure, ...]:
     result: list[Measure] = []
     for item in given:
         try:
             measure = item if isinstance(item, Measure) else Measure.parse(item)
         except ValueError as exc:
-            raise InputError(f"measure: {exc}") from None
+            raise OptionError("measures", str(exc)) from None
         if measure not in result:
             result.append(measure)
     return tuple(result)
 
 
+def check_thresholds(thresholds: Mapping[str, float | None], has_baseline: bool) -> dict[str, float]:
+    """The drop thresholds that were given, keyed by measure (``recall``, ``MAP@10``), checked:
+    a known measure, 0 <= X <= 1, and only with a baseline."""
+    given: dict[str, float] = {}
+    for name, value in thresholds.items():
+        if value is None:
+            continue
+        try:
+            measure = str(Measure.parse(name))
+        except ValueError as exc:
+            raise OptionError("max_drop", str(exc)) from None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:  # NaN too
+            raise OptionError("max_drop", f"the max drop of {measure} must be between 0 and 1 (an absolute drop), "
+                                          f"not {abbreviated(repr(value))}")
+        given[measure] = float(value)
+    if given and not has_baseline:
+        raise OptionError("max_drop", f"a max drop of {', '.join(given)} needs a baseline report to measure the drop "
+                                      "against")
+    return given
+
+
 @dataclass(frozen=True)
 class EvaluationRequest:
-    """One evaluation, as asked.
+    """One evaluation, as asked: each field is an option (:mod:`ptah.core.options`), its help says what it is.
 
-    * ``generations`` -- names, in order (empty: the specification's active one);
-    * ``channels`` -- ``vector``, ``lexical``, ``hybrid`` in order; each with each
-      generation is a run, channel-major; the first run is the reference;
-    * ``measures`` -- measures beyond the defaults (recall, MRR, nDCG at each
-      case's depth), e.g. ``MAP@10``; a measure a drop gate names is measured
-      too;
-    * ``max_drop`` -- measure -> the largest absolute drop of its mean against
-      the baseline's reference run that passes (0..1); needs ``baseline``;
-    * ``baseline`` -- the path of an earlier report of the same corpus;
-    * ``allow_stale`` -- measure an incomplete or stale generation instead of
-      refusing it (recorded in the report);
-    * ``search``, ``fusion``, ``statistics`` -- see their types;
-    * ``fail_on_stale_judgements`` -- a judgement whose row's text changed
-      since it was judged fails the ``stale-judgements`` gate (exit 1); it is
-      listed either way.
+    Each channel with each generation is a run, channel-major; the first run
+    is the reference. ``measures`` are measured beyond the defaults (recall,
+    MRR, nDCG at each case's depth), and so is each measure a drop gate
+    names. ``search``, ``fusion`` and ``statistics`` hold options of their
+    own. :meth:`of` makes one from the options by name (``ef_search``,
+    ``rrf_k``, ``bootstrap`` …), as the API's keywords and the server's body
+    name them.
     """
 
-    generations: tuple[str, ...] = ()
-    channels: tuple[str, ...] = (VECTOR,)
-    measures: tuple[Measure, ...] = ()
-    max_drop: Mapping[str, float] = field(default_factory=dict)
-    baseline: str | None = None
-    allow_stale: bool = False
+    generations: tuple[str, ...] = option((), "Generation to evaluate (repeatable; default: the spec's active one).",
+                                          flags=("--generation", "-g"))
+    channels: tuple[str, ...] = option(
+        (VECTOR,), "vector (default), lexical (BM25 over the generation's text, no model) or hybrid (RRF of both); "
+        "repeatable: each channel with each --generation is a run.", flags=("--channel",))
+    measures: tuple[Measure, ...] = option(
+        (), "Also report NAME@K (MAP@10, P@5, success@1, …) for every case, at depth K (repeatable).",
+        flags=("--measure",))
+    max_drop: Mapping[str, float] = option(
+        {}, "NAME=X: fail (exit 1) when the mean of measure NAME (recall, MRR, nDCG, MAP@10, P@5, success@1…) fell "
+        "by more than X (repeatable; --max-recall-drop X is --max-drop recall=X).")
+    baseline: str | None = option(None, "A previous report (--output) to compare with; its corpus digest must match.",
+                                  kind=str)
+    allow_stale: bool = option(False, "Measure an incomplete or stale generation instead of refusing (recorded in "
+                                      "the report).")
     search: SearchOptions = EXACT
     fusion: Fusion = Fusion()
     statistics: StatisticsSettings = StatisticsSettings()
-    fail_on_stale_judgements: bool = False
+    fail_on_stale_judgements: bool = option(
+        False, "Fail (exit 1) when a judgement of the corpus's record (NAME.judged.yaml) was made on a row whose "
+        "text changed since; they are listed either way.", served=False)  # a registered corpus has no record
 
     def __post_init__(self) -> None:
-        if isinstance(self.generations, str) or isinstance(self.channels, str):
-            raise InputError("generations and channels are lists of names, not one text")
-        object.__setattr__(self, "generations", tuple(self.generations))
-        object.__setattr__(self, "channels", tuple(self.channels) or (VECTOR,))
-        drops = check_thresholds(dict(self.max_drop), self.baseline is not None)
+        check_options(self)
+        if not self.channels:
+            object.__setattr__(self, "channels", (VECTOR,))
+        drops = check_thresholds(self.max_drop, self.baseline is not None)
         object.__setattr__(self, "max_drop", MappingProxyType(drops))
         extra = _measures([*self.measures, *drops])
         object.__setattr__(self, "measures", tuple(m for m in extra if m not in DEFAULT_MEASURES))
-        if self.baseline is not None:
-            object.__setattr__(self, "baseline", str(self.baseline))
+
+    @classmethod
+    def of(cls, **options: Any) -> EvaluationRequest:
+        """The request with these options (named as :func:`ptah.core.options.declared` names them); TypeError
+        for a name that is none of them."""
+        return made(cls, options)
 
     @property
     def all_measures(self) -> tuple[Measure, ...]:

@@ -47,11 +47,8 @@ from typing import Sequence
 
 import numpy as np
 
-DEFAULT_RESAMPLES = 10_000
-DEFAULT_SEED = 0
-DEFAULT_LEVEL = 0.95
-EXACT_LIMIT = 20
-MAX_RESAMPLES = 1_000_000
+from ptah.core.request import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, EXACT_LIMIT, MAX_RESAMPLES
+
 # Bounds the temporary index block of a bootstrap or sign matrix of a Monte Carlo test (values).
 _BLOCK_VALUES = 4_000_000
 _SLACK = 100 * np.finfo(np.float64).eps

@@ -77,10 +77,10 @@ async def get_corpus(request: Request) -> Response:
 
 def _admit(state, checked: dict) -> dict:
     """Check an evaluation against what is registered and the limits, then queue it (in a thread)."""
+    request = evaluation_request(checked)
     corpus = state.jobs.corpus(checked["corpus"])
     if corpus is None:
         raise InputError(f"corpus: {checked['corpus']} is not registered (POST /v1/corpora first).")
-    request = evaluation_request(checked)
     if checked["baseline"] is not None:
         baseline = state.jobs.get(checked["baseline"])
         if baseline is None or baseline["status"] != "done":

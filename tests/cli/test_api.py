@@ -57,13 +57,34 @@ def test_to_dict_is_exactly_what_the_cli_writes(example_project, tmp_path, capsy
     with ptah.open_project(example_project / "ptah.yaml") as project:
         report = project.evaluate(CORPUS, generations=["title-body", "body-only"], baseline=BASELINE,
                                   max_drop={"recall": 0.02}, measures=["P@3"],
-                                  statistics=ptah.StatisticsSettings(resamples=500))
+                                  bootstrap=500)
     mine = report.to_dict()
     for document in (written, mine):
         document.pop("created_at"), document.pop("timings")
         for run in document["runs"]:
             run["generation"]["queries_from_cache"] = None
     assert mine == written
+
+
+def test_evaluate_takes_a_request_or_its_options_never_both(example_project):
+    request = ptah.EvaluationRequest(generations=("title-body",))
+    with ptah.open_project(example_project / "ptah.yaml") as project:
+        with pytest.raises(TypeError) as both:
+            project.evaluate(CORPUS, request, channels=["lexical"], bootstrap=500)
+        with pytest.raises(TypeError) as unknown:
+            project.evaluate(CORPUS, statistics=ptah.StatisticsSettings(resamples=500))
+        with pytest.raises(ptah.InputError) as bad:
+            project.evaluate(CORPUS, search="index", ef_search=1001)
+        by_request = project.evaluate(CORPUS, request)
+        by_options = project.evaluate(CORPUS, generations=["title-body"])
+    assert str(both.value) == ("evaluate() takes a request or its options as keywords, not both; "
+                               "put channels, bootstrap in the request")
+    assert str(unknown.value) == ("'statistics' is not an option of EvaluationRequest; its options are generations, "
+                                  "channels, measures, max_drop, baseline, allow_stale, search, ef_search, rrf_k, "
+                                  "rrf_depth, bootstrap, seed, fail_on_stale_judgements")
+    assert (str(bad.value), bad.value.exit_code) == ("ef_search: must be a whole number from 1 to 1,000, not 1001.", 2)
+    assert [run.name for run in by_request.runs] == [run.name for run in by_options.runs] == ["title-body"]
+    assert by_request.runs[0].means == by_options.runs[0].means
 
 
 def search_did_not_get_worse(spec: Path, generation: str) -> None:
@@ -109,8 +130,8 @@ def test_a_measure_added_by_one_registration_reaches_the_cli_report_and_gates(ex
         (["--max-drop", "MAP@10"], "--max-drop MAP@10: write NAME=X, e.g. --max-drop nDCG=0.02\n"),
         (["--max-drop", "BM25=0.1"], "--max-drop BM25=0.1: unknown measure 'BM25'; use one of recall, MRR, nDCG, MAP, P, success\n"),
         (["--max-drop", "recall=0.1", "--max-recall-drop", "0.2"], "--max-drop recall=0.1: a drop of recall is already gated\n"),
-        (["--max-drop", "MAP@10=0.02"], "--measure / --max-drop: a max drop of MAP@10 needs a baseline report to measure the drop against\n"),
-        (["--measure", "MAP@0"], "--measure / --max-drop: measure: cannot read measure 'MAP@0'; write NAME or NAME@K with NAME one of recall, MRR, nDCG, MAP, P, success and K a positive integer, e.g. nDCG@10\n"),
+        (["--max-drop", "MAP@10=0.02"], "--max-drop: a max drop of MAP@10 needs a baseline report to measure the drop against.\n"),
+        (["--measure", "MAP@0"], "--measure: cannot read measure 'MAP@0'; write NAME or NAME@K with NAME one of recall, MRR, nDCG, MAP, P, success and K a positive integer, e.g. nDCG@10.\n"),
         (["--baseline", BASELINE, "--max-drop", "MAP@10=0.02"], f"the baseline {BASELINE} has no MAP@10 to measure a drop against; write a new baseline with the measure MAP@10 requested\n"),
     ],
 )

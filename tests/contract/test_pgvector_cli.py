@@ -131,11 +131,11 @@ def test_ef_search_1_returns_one_row_per_query_so_ann_recall_is_a_third(postgres
 def test_search_options_are_checked(postgres_project, capsys):
     space = postgres_project
     code, _, err = run(capsys, *evaluate(space, "--ef-search", "40"))
-    assert (code, err.strip()) == (2, "--search / --ef-search: ef_search applies to index search; search in mode index or both.")
+    assert (code, err.strip()) == (2, "--ef-search: applies to index search; search in mode index or both.")
     code, _, err = run(capsys, *evaluate(space, "--search", "nearest"))
-    assert (code, err.strip()) == (2, "--search / --ef-search: the search mode must be one of exact, index, both, not 'nearest'.")
+    assert (code, err.strip()) == (2, "--search: must be one of exact, index, both, not 'nearest'.")
     code, _, err = run(capsys, *evaluate(space, "--search", "index", "--ef-search", "0"))
-    assert (code, err.strip()) == (2, "--search / --ef-search: ef_search must be a whole number from 1 to 1000, not 0.")
+    assert (code, err.strip()) == (2, "--ef-search: must be a whole number from 1 to 1,000, not 0.")
     code, _, err = run(capsys, "inference", "index", "--hnsw", "--m", "16", "--ef-construction", "20",
                        "--spec", space.spec_path)
     assert (code, err.strip()) == (2, "--ef-construction (20) must be at least twice --m (16); pgvector requires it.")

@@ -90,9 +90,9 @@ def test_the_section_names_its_reference_and_records_how_it_was_drawn():
 
 
 def test_bad_settings_are_usage_errors():
-    with pytest.raises(InputError, match="bootstrap resamples"):
+    with pytest.raises(InputError, match=r"bootstrap: must be a whole number from 1 to 1,000,000, not 0\."):
         StatisticsSettings(resamples=0)
-    with pytest.raises(InputError, match="the seed must"):
+    with pytest.raises(InputError, match=r"seed: must be a whole number of at least 0, not -1\."):
         StatisticsSettings(seed=-1)
 
 

@@ -9,12 +9,13 @@ import pytest
 
 from types import MappingProxyType
 
-from ptah.core.baseline import check_comparable, check_thresholds, compare, gates, read_report
+from ptah.core.baseline import check_comparable, compare, gates, read_report
 from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import IncomparableBaseline, InputError, ReportError
 from ptah.core.outcomes import make_run, measure_case, ordinal
 from ptah.core.ranking import find_ties, rank_of, top_k
 from ptah.core.report import CaseResult, Report, Run
+from ptah.core.request import check_thresholds
 
 KEYS = ["a", "b", "c", "d", "e"]
 

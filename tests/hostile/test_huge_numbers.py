@@ -60,8 +60,8 @@ def test_a_huge_number_in_the_spec_is_refused_cut_short(tmp_path, capsys, field)
 @pytest.mark.parametrize(
     ("option", "message"),
     [
-        ("--bootstrap", "--bootstrap / --seed: the bootstrap resamples must be a whole number from 1 to 1,000,000, not {}"),
-        ("--rrf-depth", "--rrf-k / --rrf-depth: the RRF depth must be a whole number from 1 to 100000, got {}"),
+        ("--bootstrap", "--bootstrap: must be a whole number from 1 to 1,000,000, not {}."),
+        ("--rrf-depth", "--rrf-depth: must be a whole number from 1 to 100,000, not {}."),
     ],
 )
 def test_a_huge_number_on_the_command_line_is_refused_cut_short(tmp_path, capsys, option, message):

@@ -105,6 +105,8 @@ def test_a_baseline_is_an_earlier_evaluation_and_its_gates_are_judged(project, s
     ({"corpus": "sha256:" + "0" * 64}, "corpus"),  # not registered
     ({"corpus": "sha256:" + "0" * 64, "seed": -1}, "seed"),
     ({"corpus": "sha256:" + "0" * 64, "bootstrap": True}, "bootstrap"),
+    ({"corpus": "sha256:" + "0" * 64, "rrf_k": 10**400}, "rrf_k"),  # past every float: refused, never a 500
+    ({"corpus": "sha256:" + "0" * 64, "max_drop": {"recall": 10**400}}, "max_drop"),
 ])
 def test_no_evaluation_names_a_server_path_or_anything_malformed(project, server, body, field):
     answer = server.client(project.tokens["manage"]).post("/v1/evaluations", json=body)

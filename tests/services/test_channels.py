@@ -178,9 +178,9 @@ def test_what_does_not_exist_is_an_error_never_a_fallback(built, workspace):
 
 
 def test_bad_fusion_settings_are_usage_errors():
-    with pytest.raises(InputError, match="the RRF constant"):
+    with pytest.raises(InputError, match=r"^rrf_k: must be a finite number of at least 0, not -1\.$"):
         Fusion(k=-1)
-    with pytest.raises(InputError, match="depth"):
+    with pytest.raises(InputError, match=r"^rrf_depth: must be a whole number from 1 to 100,000, not 0\.$"):
         Fusion(depth=0)
     assert np.isfinite(Fusion().k)
 

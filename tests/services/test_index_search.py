@@ -19,10 +19,10 @@ def test_search_options_default_to_exact_and_ef_search_40():
 @pytest.mark.parametrize(
     ("mode", "ef_search", "message"),
     [
-        ("fast", None, "the search mode must be one of exact, index, both, not 'fast'."),
-        ("exact", 40, "ef_search applies to index search; search in mode index or both."),
-        ("index", 1001, "ef_search must be a whole number from 1 to 1000, not 1001."),
-        ("both", True, "ef_search must be a whole number from 1 to 1000, not True."),
+        ("fast", None, "search: must be one of exact, index, both, not 'fast'."),
+        ("exact", 40, "ef_search: applies to index search; search in mode index or both."),
+        ("index", 1001, "ef_search: must be a whole number from 1 to 1,000, not 1001."),
+        ("both", True, "ef_search: must be a whole number from 1 to 1,000, not True."),
     ],
 )
 def test_bad_search_options_are_exit_2(mode, ef_search, message):
