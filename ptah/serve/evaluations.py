@@ -34,9 +34,11 @@ FIELDS = ("corpus", *(option.name for option in SERVED))
 
 
 def _names(values: object, name: str) -> None:
-    if isinstance(values, (list, dict)) and len(values) > MAX_NAMES:
+    """The server's bounds on a list of names or a mapping's keys (what is not one is the option's to refuse)."""
+    names = values if isinstance(values, (list, dict)) else ()
+    if len(names) > MAX_NAMES:
         raise InputError(f"{name}: at most {MAX_NAMES} names are expected.")
-    for item in values if isinstance(values, (list, dict)) else ():
+    for item in names:
         if not isinstance(item, str) or not item or len(item) > MAX_NAME_CHARS or "\x00" in item:
             raise InputError(f"{name}: each name must be a non-empty text of at most {MAX_NAME_CHARS} characters.")
 
@@ -57,7 +59,8 @@ def checked_body(body: object) -> dict:
         raise InputError("baseline: an evaluation id (ev_ and 24 hex digits) is expected.")
     checked = {"corpus": corpus}
     for option in SERVED:
-        checked[option.name] = body.get(option.name, copy.copy(option.default))
+        default = list(option.default) if option.kind is tuple else copy.copy(option.default)  # as JSON holds it
+        checked[option.name] = body.get(option.name, default)
         if option.kind in (tuple, dict):
             _names(checked[option.name], option.name)
     return checked

@@ -178,7 +178,7 @@ def test_what_does_not_exist_is_an_error_never_a_fallback(built, workspace):
 
 
 def test_bad_fusion_settings_are_usage_errors():
-    with pytest.raises(InputError, match=r"^rrf_k: must be a finite number of at least 0, not -1\.$"):
+    with pytest.raises(InputError, match=r"^rrf_k: must be a finite number of at least 0, not -1\.0\.$"):
         Fusion(k=-1)
     with pytest.raises(InputError, match=r"^rrf_depth: must be a whole number from 1 to 100,000, not 0\.$"):
         Fusion(depth=0)
