@@ -12,7 +12,7 @@ from typing import Iterator, Optional
 
 import typer
 
-token_app = typer.Typer(help="Bearer tokens of `ptah serve` (only a salted hash is kept, in the store).",
+token_app = typer.Typer(help="Bearer tokens of `ptah serve` (only a digest is kept, in the store).",
                         no_args_is_help=True)
 
 SPEC_HELP = "The specification (default: $PTAH_SPEC, else ptah.yaml upward from here)."
