@@ -39,6 +39,7 @@ DETERMINISTIC_MODEL = "ptah/deterministic"
 
 DEFAULT_DETERMINISTIC_DIMENSION = 64
 DEFAULT_BATCH_SIZE = 64
+DEFAULT_STATEMENT_TIMEOUT_S = 600
 REDACTED = "***"
 
 _SECRET_PARAMETERS = {"password", "passwd", "pass", "pwd", "sslpassword", "secret", "token"}
@@ -127,6 +128,7 @@ class SourceSpec:
     key_fields: tuple[str, ...]
     text: str
     filter: str | None = None
+    statement_timeout_s: int = DEFAULT_STATEMENT_TIMEOUT_S  # PostgreSQL: each statement of the read transaction
 
     @property
     def redacted_database(self) -> str:
