@@ -31,13 +31,15 @@ from typing import Iterable, Iterator
 from ptah.core.errors import InputError, OutputRefused, OutputUnwritable, Problem
 
 STEP_SUMMARY_LIMIT = 1024 * 1024
+_BUFFER = 1 << 20  # bytes written at once: a report of many small pieces goes out as fast as one string
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link"))
 
 
 def kind_of(mode: int) -> str:
     """What a ``st_mode`` is, in words: ``a FIFO (named pipe)``, ``a regular file``…"""
-    return next((words for test, words in _KINDS if test(mode)), "a regular file" if stat.S_ISREG(mode) else "not a file")
+    otherwise = "a regular file" if stat.S_ISREG(mode) else "not a file"
+    return next((words for test, words in _KINDS if test(mode)), otherwise)
 
 
 # -- reading -----------------------------------------------------------------------
@@ -108,7 +110,8 @@ def _lines(handle, name: str, limit: int, line_limit: int, what: str) -> Iterato
         for number, raw in enumerate(iter(lambda: handle.readline(line_limit + 1), b""), 1):
             done += len(raw)
             if len(raw) > line_limit:
-                raise _refused(f"the line is longer than the {what} limit of {line_limit:,} bytes for one line", name, number)
+                raise _refused(f"the line is longer than the {what} limit of {line_limit:,} bytes for one line",
+                               name, number)
             if done > limit:
                 raise _too_big(name, what, limit)
             yield number, raw
@@ -199,7 +202,8 @@ def write_pieces_atomically(path: str | os.PathLike, pieces: Iterable[str], *, o
     found = _looked_at(raw, label)
     if found is not None and not stat.S_ISREG(found.st_mode):
         return _write_through(raw, pieces, label)
-    with replacing(raw, label) as temporary, open(temporary, "w", encoding="utf-8", newline="") as handle:
+    with replacing(raw, label) as temporary, \
+            open(temporary, "w", encoding="utf-8", newline="", buffering=_BUFFER) as handle:
         handle.writelines(pieces)
         handle.flush()
         os.fsync(handle.fileno())
@@ -222,7 +226,8 @@ def _write_through(raw: str, pieces: Iterable[str], label: str) -> None:
         raise _unwritable(label, exc, tail="") from None
 
 
-def append_text(path: str | os.PathLike, text: str, *, limit: int = STEP_SUMMARY_LIMIT, label: str | None = None) -> None:
+def append_text(path: str | os.PathLike, text: str, *, limit: int = STEP_SUMMARY_LIMIT,
+                label: str | None = None) -> None:
     """Append ``text`` (UTF-8) to the regular file ``path`` (created if missing; GitHub's step summary), refused
     (exit 2) for anything else or when the file would pass ``limit`` bytes."""
     raw = os.fspath(path)
@@ -238,7 +243,8 @@ def append_text(path: str | os.PathLike, text: str, *, limit: int = STEP_SUMMARY
         with open(raw, "ab") as handle:
             size = os.fstat(handle.fileno()).st_size
             if size + len(data) > limit:
-                raise OutputRefused(f"{label}: holds {size:,} bytes; {len(data):,} more would pass its limit of {limit:,}")
+                raise OutputRefused(f"{label}: holds {size:,} bytes; {len(data):,} more would pass its limit "
+                                    f"of {limit:,}")
             handle.write(data)
     except OSError as exc:
         raise _unwritable(label, exc, tail="") from None
