@@ -40,6 +40,7 @@ DETERMINISTIC_MODEL = "ptah/deterministic"
 DEFAULT_DETERMINISTIC_DIMENSION = 64
 DEFAULT_BATCH_SIZE = 64
 DEFAULT_SERVICE_TIMEOUT_S = 60  # seconds one request to an embedding service may take in all
+DEFAULT_STATEMENT_TIMEOUT_S = 600
 REDACTED = "***"
 
 _SECRET_PARAMETERS = {"password", "passwd", "pass", "pwd", "sslpassword", "secret", "token"}
@@ -128,6 +129,7 @@ class SourceSpec:
     key_fields: tuple[str, ...]
     text: str
     filter: str | None = None
+    statement_timeout_s: int = DEFAULT_STATEMENT_TIMEOUT_S  # PostgreSQL: each statement of the read transaction
 
     @property
     def redacted_database(self) -> str:
