@@ -27,7 +27,7 @@ def serve(
     max_report_bytes: int = typer.Option(64 * 1024 * 1024, "--max-report-bytes", help="Refuse a report larger than this."),
     max_corpus_bytes: int = typer.Option(16 * 1024 * 1024, "--max-corpus-bytes", help="Refuse a corpus body larger than this (413)."),
 ) -> None:
-    """Serve the project's registered corpora and evaluations over HTTP (see the README, "Server")."""
+    """Serve the project's registered corpora and evaluations over HTTP (see docs/server.md)."""
     from ptah.serve import serve as run
     from ptah.serve.limits import Limits
 

@@ -155,9 +155,9 @@ def test_problems_are_printed_in_line_order(tmp_path, capsys):
     ]
 
 
-def test_the_readme_gives_the_defaults_of_normalize_and_max_seq_length():
-    from tests.cli.test_help import README, section
+def test_the_specification_page_gives_the_defaults_of_normalize_and_max_seq_length():
+    from tests.cli.test_help import DOCS
 
-    spec = section(README, "## The specification (`ptah.yaml`)")
+    spec = DOCS["docs/specification.md"]
     assert "normalize: true                     # default true: vectors scaled to unit length" in spec
     assert "max_seq_length: 256                 # default: the model's own limit" in spec
