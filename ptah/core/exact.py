@@ -77,6 +77,7 @@ class _Query:
     found_in: dict[str, int] = field(default_factory=dict)  # asked key -> the block its row was in
     better: dict[str, int] = field(default_factory=dict)  # asked key -> rows counted ranking above it so far
     missed: frozenset[str] = frozenset()  # asked keys outside the ranking, once the first pass is over
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # asked key -> its row's vector
 
 
 class ExactRanking:
@@ -153,6 +154,7 @@ class ExactRanking:
             if key in query.asked:
                 query.found_in[key] = self._block
                 query.better[key] = 0
+                query.vectors[key] = rows[positions[key]].copy()
 
     def _fold(self, start: int, stop: int, approximate: np.ndarray, margin: np.ndarray, rows: np.ndarray,
               keys: Sequence[str]) -> None:
@@ -188,17 +190,22 @@ class ExactRanking:
         scores = np.array([self._queries[number].seen[key] for number, key in asked])
         width = margin[[number for number, _ in asked]]
         lows, highs = _below(scores - width), _above(scores + width)
-        above, near = [], []
-        for (number, _), low, high in zip(asked, lows, highs):
+        above, twins, near = [], [], []
+        for (number, key), low, high in zip(asked, lows, highs):
             row = approximate[number - start]
             over = int(np.count_nonzero(row > high))
             above.append(over)
             reaching = np.count_nonzero(row >= low)  # more than ``over`` only when some row is within the margin
-            near.append(np.flatnonzero((row >= low) & (row <= high)) if reaching > over else _NONE)
+            within = np.flatnonzero((row >= low) & (row <= high)) if reaching > over else _NONE
+            # rows equal to the key's own vector score exactly its score: no need to compute it (one text many times)
+            equal = (rows[within] == self._queries[number].vectors[key]).all(axis=1) if len(within) else _NONE
+            twins.append(within[equal] if len(within) else _NONE)
+            near.append(within[~equal] if len(within) else _NONE)
         exact = _paired(self._vectors, rows, [number for number, _ in asked], near)
-        for (number, key), score, over, columns, values in zip(asked, scores.tolist(), above, near, exact):
+        for (number, key), score, over, same, columns, values in zip(asked, scores.tolist(), above, twins, near, exact):
             over += int(np.count_nonzero(values > score))
-            over += sum(1 for c in columns[values == score].tolist() if keys[c] < key)  # a smaller key ranks above
+            tied = [*same.tolist(), *columns[values == score].tolist()]
+            over += sum(1 for c in tied if keys[c] < key)  # the same score: a smaller key ranks above
             self._queries[number].better[key] += over
 
     # --- the second pass ----------------------------------------------------------------
