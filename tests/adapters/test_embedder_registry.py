@@ -427,17 +427,3 @@ def test_threads_looking_up_while_the_kinds_are_discovered_wait_for_them(monkeyp
     for thread in threads:
         thread.join()
     assert (found, failed) == (["ptah/deterministic"] * 8, [])
-
-
-def test_without_a_distribution_declaring_the_group_importlib_metadata_is_not_imported():
-    """It costs a warm evaluate 16 ms or more; ptah's own kinds are all there is to find, and their libraries'
-    versions (the report's environment) are read from the same files (ptah.adapters.embedders.distributions)."""
-    script = ("import sys\nfrom ptah.adapters.embedders.registry import EmbedderRegistry\n"
-              "from ptah.core.spec import GenerationSettings\n"
-              "registry = EmbedderRegistry()\n"
-              "versions = registry.versions_of([GenerationSettings('g', 'sentence-transformers/all-MiniLM-L6-v2')])\n"
-              "print(registry.names(), sorted(versions), 'importlib.metadata' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert done.stdout == ("['ptah/deterministic', 'openai', 'sentence-transformers'] "
-                           "['sentence-transformers', 'torch', 'transformers'] False\n")
-
