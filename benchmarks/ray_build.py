@@ -2,6 +2,7 @@
 
     python benchmarks/ray_build.py throughput --rows 20000 [--model ptah/deterministic] [--actors 2]
     python benchmarks/ray_build.py evaluate --rows 1000000 [--dimension 64] [--cases 100] [--keep FOLDER]
+                                   [--search exact both index] [--before REV]
 
 Starts its own PostgreSQL 16 + pgvector with ``pgserver`` in a temporary
 folder (removed at the end) holding the source table and the stores.
@@ -14,10 +15,13 @@ folder (removed at the end) holding the source table and the stores.
   overhead: snapshot export and cut, actors' start and model load, partitions.
 * ``evaluate``: N synthetic documents built by the local engine with the
   deterministic embedder at ``--dimension``, an HNSW index (m 16,
-  ef_construction 64), then ``ptah inference evaluate`` of a corpus of
-  ``--cases`` questions (each a row's own words; that row required) as a whole
-  process, ``--search exact`` and ``--search both``: wall time, peak RSS
-  (``/usr/bin/time``) and the ANN recall the report gives.
+  ef_construction 64; only when an index search is asked), then ``ptah
+  inference evaluate`` of a corpus of ``--cases`` questions (each a row's own
+  words; that row required) as a whole process for each ``--search`` mode:
+  wall time, peak RSS (``/usr/bin/time``), the report's step timings and the
+  ANN recall it gives. ``--before REV`` runs each evaluation also with commit
+  REV's code (a temporary git work tree on PYTHONPATH), interleaved now,
+  before, before, now, and counts the cases whose ranked keys agree.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import random
 import statistics
 import subprocess
@@ -151,19 +156,49 @@ def evaluate(args) -> dict:
             if keep is not None:
                 ready.write_text(json.dumps(result | {"spec": path}) + "\n")
         corpus = Path(path).parent / "corpus.yaml"
+        trees = {"": ROOT}
+        if args.before:  # the same evaluations by an earlier commit's code, interleaved: now, before, before, now
+            trees[f" before {args.before}"] = _checkout(args.before)
+        order = list(trees) + list(reversed(trees)) if args.before else list(trees)
         for search in args.search:
-            command = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "ptah", "inference", "evaluate",
-                       "--spec", path, "--corpus", str(corpus), "--search", search, "--json"]
-            done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
-            wall, peak_kib = done.stderr.strip().splitlines()[-1].split()
-            report = json.loads(done.stdout)
-            result[search] = {"wall_s": float(wall), "peak_rss_mib": round(int(peak_kib) / 1024),
-                              "exit": done.returncode, "summary": _summary(report)}
-            print(search, result[search], flush=True)
+            for label in order:
+                command = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "ptah", "inference", "evaluate",
+                           "--spec", path, "--corpus", str(corpus), "--search", search, "--json"]
+                done = subprocess.run(command, capture_output=True, text=True, cwd=trees[label],
+                                      env=os.environ | {"PYTHONPATH": str(trees[label])})
+                wall, peak_kib = done.stderr.strip().splitlines()[-1].split()
+                report = json.loads(done.stdout)
+                measured = {"wall_s": float(wall), "peak_rss_mib": round(int(peak_kib) / 1024),
+                            "exit": done.returncode, "timings": report.get("timings"), "summary": _summary(report),
+                            "cases": [case for run in report["runs"] for case in run["cases"]]}
+                result.setdefault(search + label, []).append(measured)
+                print(search + label, {key: measured[key] for key in ("wall_s", "peak_rss_mib", "exit", "timings")},
+                      flush=True)
+        for label in trees:  # the same rankings and miss ranks (scores differ in their last bits: float32 vs float64)
+            if label and all(search + label in result for search in args.search):
+                for search in args.search:
+                    now, before = result[search][0]["cases"], result[search + label][0]["cases"]
+                    result[f"{search}: same ranked keys{label}"] = sum(
+                        [r["key"] for r in a["results"]] == [r["key"] for r in b["results"]] for a, b in zip(now, before))
+        for runs in result.values():
+            if isinstance(runs, list):
+                for measured in runs:
+                    measured.pop("cases")
+        for label, tree in trees.items():
+            if label:
+                subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)
         return result
     finally:
         if keep is None:
             pg.cleanup()
+
+
+def _checkout(revision: str) -> Path:
+    """A temporary work tree of ``revision`` (its ``ptah`` package is what PYTHONPATH then imports)."""
+    folder = Path(tempfile.mkdtemp(prefix="ptah-before-")) / "tree"
+    subprocess.run(["git", "worktree", "add", "--detach", str(folder), revision], cwd=ROOT, check=True,
+                   capture_output=True)
+    return folder
 
 
 def _set_up(folder: Path, args) -> tuple[dict, str]:
@@ -178,10 +213,11 @@ def _set_up(folder: Path, args) -> tuple[dict, str]:
         project.build()
         result["build_s"] = round(time.perf_counter() - started, 1)
         print("built", result["build_s"], flush=True)
-        started = time.perf_counter()
-        project.index(m=16, ef_construction=64)
-        result["hnsw_build_s"] = round(time.perf_counter() - started, 1)
-        print("indexed", result["hnsw_build_s"], flush=True)
+        if set(args.search) - {"exact"}:  # an exact evaluation needs no index (at 10M x 64 it took 70 minutes)
+            started = time.perf_counter()
+            project.index(m=16, ef_construction=64)
+            result["hnsw_build_s"] = round(time.perf_counter() - started, 1)
+            print("indexed", result["hnsw_build_s"], flush=True)
     corpus = Path(path).parent / "corpus.yaml"
     chosen = random.Random(7).sample(range(1, args.rows + 1), args.cases)
     lines = ["version: 1", "default_k: 10", "cases:"]
@@ -216,6 +252,8 @@ def main() -> None:
     parser.add_argument("--search", nargs="+", default=["exact", "both"], choices=("exact", "both", "index"))
     parser.add_argument("--keep", metavar="FOLDER", help="evaluate: set up in FOLDER once and keep it (the server, "
                         "the generation, its index); a later run with the same FOLDER only evaluates")
+    parser.add_argument("--before", metavar="REV", help="evaluate: also run each evaluation with the code of commit "
+                        "REV (a temporary git work tree), interleaved with this tree's")
     parser.add_argument("--output")
     args = parser.parse_args()
     result = throughput(args) if args.mode == "throughput" else evaluate(args)

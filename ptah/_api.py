@@ -108,12 +108,8 @@ class Project:
         return tuple(settings.name for settings in self._project.spec.generations)
 
     def load_corpus(self, path: str | os.PathLike) -> Corpus:
-        """Read and validate a corpus as :func:`load_corpus` does; the project's store (once it exists)
-        remembers each validated parse by the file's SHA-256, so an unchanged corpus is parsed once
-        (:mod:`ptah.services.corpus_cache`)."""
-        from ptah.services.corpus_cache import load_corpus_cached
-
-        return load_corpus_cached(self._project, path)
+        """Read and validate a corpus as :func:`load_corpus` does."""
+        return load_corpus(path)
 
     def evaluate(self, corpus: Corpus | str | os.PathLike, request: EvaluationRequest | None = None, *,
                  baseline_report: _report.Report | None = None, **options: Any) -> Report:

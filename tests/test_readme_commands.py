@@ -1,18 +1,19 @@
-"""Every shell command in README.md runs as written, in order, after the quickstart, from the repository root.
+"""Every shell command in README.md and docs/*.md runs as written, in order, after the quickstart, from the repo root.
 
 What counts as a command: every indented code block (four spaces) and every
 fenced block marked ``sh``, ``bash``, ``shell`` or ``console``. Fenced YAML,
 Python, TOML and the like are files, not commands, and are not run.
 
-Order: the blocks of the "## Quickstart" section first, then every other block
-in document order (the blocks above the Quickstart included: they show what
-the quickstart sets up). They run in ONE bash process, so ``source
+Order: the blocks of the README's "## Quickstart" section first, then every
+other README block in document order (those above the Quickstart included:
+they show what the quickstart sets up), then each page under docs/ in name
+order, its blocks in document order. They run in ONE bash process, so ``source
 .venv/bin/activate`` in the Quickstart carries over, exactly as in a reader's
 shell. Continuation lines (ending in ``\\``) join their command.
 
 Exit codes: a command exits 0 unless a comment at its end says ``# exit N``
 (``... --max-recall-drop 0.02   # exit 1``); any other code fails this test,
-naming the README line.
+naming the file and line.
 
 The convention for a block that cannot run here: put the HTML comment
 
@@ -27,7 +28,7 @@ Where it runs: a scratch copy of the working tree (tracked and untracked files
 that git does not ignore -- what a fresh clone of this commit holds), made a
 git repository with one commit, with ``.venv`` linked to this checkout's (so
 ``scripts/quickstart`` finds it set up and does not reinstall). Nothing in the
-checkout is written. The whole README takes about 3-5 minutes (the bundled
+checkout is written. The whole run takes about 3-5 minutes (the bundled
 example is built with the real model, twice): it is marked ``slow``; .ci/run
 runs it with everything else.
 """
@@ -45,6 +46,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
+PAGES = [README, *sorted((REPO / "docs").glob("*.md"))]  # the order their commands run in
+LINK = re.compile(r"\]\((?!https?:|#)([^)#\s]+)(?:#[^)\s]*)?\)")  # a relative link's target, without its anchor
 SKIP = re.compile(r"<!--\s*readme-test:\s*skip\b(?P<reason>[^>]*?)\s*-->")
 FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+-]*)")
 SHELL_FENCES = {"sh", "bash", "shell", "console"}
@@ -54,6 +57,7 @@ TIMEOUT_S = 1800
 
 @dataclass
 class Block:
+    file: str  # the page, relative to the repository root
     line: int  # 1-based line of its first command
     lines: list[tuple[int, str]]  # (line number, text without the indent)
     section: str
@@ -67,8 +71,8 @@ class Command:
     expected: int
 
 
-def blocks(text: str) -> list[Block]:
-    """The README's shell blocks, with their section and skip marker (see the module docs)."""
+def blocks(text: str, file: str = "README.md") -> list[Block]:
+    """A page's shell blocks, with their section and skip marker (see the module docs)."""
     found: list[Block] = []
     lines = text.splitlines()
     section, fence, shell, current = "", None, False, None
@@ -91,11 +95,11 @@ def blocks(text: str) -> list[Block]:
         match = FENCE.match(line)
         if match:
             fence, shell = match.group(1), match.group(2).lower() in SHELL_FENCES
-            current = Block(number + 1, [], section, _skip(previous)) if shell else None
+            current = Block(file, number + 1, [], section, _skip(previous)) if shell else None
             previous = ""  # a marker belongs to the block right after it
             continue
         if line.startswith("    ") and line.strip() and starts_code(lines, number):
-            current = Block(number, [(number, line[4:])], section, _skip(previous))
+            current = Block(file, number, [(number, line[4:])], section, _skip(previous))
             previous = ""
             continue
         if line.startswith("#"):
@@ -139,23 +143,34 @@ def commands(block: Block) -> list[Command]:
         expected = EXPECTED_EXIT.search(pending[-1])
         found.append(Command(start, joined, int(expected.group(1)) if expected else 0))
         pending = []
-    assert not pending, f"README.md:{start}: a command ends in a continuation"
+    assert not pending, f"{block.file}:{start}: a command ends in a continuation"
     return found
 
 
+def every_block() -> list[Block]:
+    """The blocks of every page, in the order of PAGES."""
+    return [block for page in PAGES for block in blocks(page.read_text(encoding="utf-8"), page_name(page))]
+
+
+def page_name(page: Path) -> str:
+    return page.relative_to(REPO).as_posix()
+
+
 def ordered(found: list[Block]) -> list[Block]:
-    quickstart = [block for block in found if block.section == "Quickstart"]
-    return quickstart + [block for block in found if block.section != "Quickstart"]
+    def quickstart(block: Block) -> bool:
+        return block.file == "README.md" and block.section == "Quickstart"
+
+    return [block for block in found if quickstart(block)] + [block for block in found if not quickstart(block)]
 
 
 def script(found: list[Block]) -> str:
-    """One bash script: each command, then a check of its exit code naming its README line."""
+    """One bash script: each command, then a check of its exit code naming its file and line."""
     parts = ["set -u"]
     for block in ordered(found):
         if block.skip is not None:
             continue
         for command in commands(block):
-            label = f"README.md:{command.line}"
+            label = f"{block.file}:{command.line}"
             parts.append(f"echo {shlex.quote('$ ' + command.text.splitlines()[0])} >&2")
             parts.append(command.text)
             parts.append(
@@ -194,26 +209,45 @@ def test_the_quickstart_is_found_and_every_block_that_runs_holds_a_command():
         "./scripts/quickstart          # sets up .venv, builds the bundled example, runs the main job on it",
         "python -m pytest              # the tests (what .ci/run runs)",
     ]
-    assert all(commands(block) for block in found if block.skip is None)
+    assert all(commands(block) for block in every_block() if block.skip is None)
 
 
 def test_exit_codes_and_continuations_are_read():
     text = "## Quickstart\n\nSome words:\n\n    ptah a \\\n        --b   # exit 1\n    ptah c\n\n" \
            "<!-- readme-test: skip serves until stopped -->\n\n    ptah serve\n\n```sh\nptah d  # exit 3\n```\n"
     found = blocks(text)
-    assert [(b.section, b.skip) for b in found] == [("Quickstart", None), ("Quickstart", "serves until stopped"),
-                                                     ("Quickstart", None)]
+    assert [(b.file, b.section, b.skip) for b in found] == [("README.md", "Quickstart", None),
+                                                                ("README.md", "Quickstart", "serves until stopped"),
+                                                                ("README.md", "Quickstart", None)]
     assert [(c.line, c.text, c.expected) for c in commands(found[0])] == [
         (5, "ptah a \\\n    --b   # exit 1", 1), (7, "ptah c", 0)]
     assert [(c.line, c.text, c.expected) for c in commands(found[2])] == [(14, "ptah d  # exit 3", 3)]
 
 
+def test_docs_pages_run_after_the_whole_readme_and_failures_name_the_page():
+    found = ordered(blocks("# Intro\n\n    ptah a\n", "README.md") + blocks("## Quickstart\n\n    ptah b\n", "docs/x.md")
+                    + blocks("## Quickstart\n\n    ptah c  # exit 2\n", "README.md"))
+    assert [(block.file, commands(block)[0].text) for block in found] == [
+        ("README.md", "ptah c  # exit 2"), ("README.md", "ptah a"), ("docs/x.md", "ptah b")]
+    assert 'echo "docs/x.md:3: exit $__rc, expected 0"' in script(found)
+    assert 'echo "README.md:3: exit $__rc, expected 2"' in script(found)
+
+
+def test_the_readme_links_every_docs_page_and_every_relative_link_resolves():
+    readme = README.read_text(encoding="utf-8")
+    linked = {(REPO / target).resolve() for target in LINK.findall(readme)}
+    assert {page.resolve() for page in PAGES[1:]} - linked == set()
+    broken = [f"{page_name(page)}: {target}" for page in PAGES for target in LINK.findall(page.read_text(encoding="utf-8"))
+              if not (page.parent / target).exists()]
+    assert broken == []
+
+
 @pytest.mark.slow
-def test_the_readme_commands_run_as_written(tmp_path):
-    found = blocks(README.read_text(encoding="utf-8"))
+def test_the_readme_and_docs_commands_run_as_written(tmp_path):
+    found = every_block()
     work = tmp_path / "clone"
     scratch_copy(work)
-    skipped = [f"README.md:{block.line} ({block.skip})" for block in found if block.skip is not None]
+    skipped = [f"{block.file}:{block.line} ({block.skip})" for block in found if block.skip is not None]
     print("skipped blocks:", *skipped, sep="\n  ")
     done = subprocess.run(["bash", "-c", script(found)], cwd=work, env=git_env(), capture_output=True, text=True,
                           timeout=TIMEOUT_S)

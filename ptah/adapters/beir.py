@@ -86,10 +86,8 @@ def fail(message: str, *, path: str, line: int | None = None, field: str | None 
 def _lines(path: Path, progress: ReadProgress | None, limit: int, what: str) -> Iterator[tuple[int, str]]:
     """``(line number, text)`` of each non-blank line, decoded as UTF-8, line ending removed; ``limit`` bytes at most."""
     name = str(path)
-    lines = open_lines(path, limit=limit, line_limit=MAX_LINE_BYTES, what=what)
-    total = lines.size
     done = 0
-    with lines:
+    with open_lines(path, limit=limit, line_limit=MAX_LINE_BYTES, what=what) as (total, lines):
         for number, raw in lines:
             done += len(raw)
             try:

@@ -22,7 +22,7 @@ added entries are new:
 Nothing is written until :meth:`CorpusDocument.save`: the edited text must be
 a valid corpus (:func:`ptah.adapters.corpus_yaml.parse_corpus`), the file must
 hold the bytes it held when read (else exit 3: it changed meanwhile), and it
-is then replaced atomically -- never half written, never through a link.
+is then replaced atomically -- never half written (a link to it stays a link).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 from ruamel.yaml.tokens import CommentToken
 
 from ptah.adapters.corpus_yaml import parse_corpus
-from ptah.adapters.files import read_bounded, replace_regular_file
+from ptah.adapters.files import read_bounded, write_text_atomically
 from ptah.adapters.judgements_yaml import grade_text as _grade  # the corpus and the record spell a grade alike
 from ptah.core.corpus import MAX_FILE_BYTES, Case, Corpus
 from ptah.core.errors import InputError, OperationalError
@@ -144,7 +144,7 @@ class CorpusDocument:
         if read_bounded(self.path, limit=MAX_FILE_BYTES, what="corpus") != self.original:
             raise OperationalError(f"{self.path}: the corpus changed while it was being edited; nothing was written: "
                                    "run the command again")
-        replace_regular_file(self.path, text)
+        write_text_atomically(self.path, text)
         self.lines_added, self.lines_changed = line_changes(self._text.splitlines(), text.splitlines())
         self.original, self.corpus, self._text, self._changed = text.encode("utf-8"), corpus, text, False
         return corpus

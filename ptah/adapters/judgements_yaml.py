@@ -17,9 +17,9 @@ written ``YYYY-MM-DDTHH:MM:SSZ``; every problem is reported with its
 ``FILE:LINE`` (:class:`CorpusError`, exit 2). A corpus without a record has
 the empty one.
 
-Writing replaces the file atomically (:mod:`ptah.adapters.files.writes`),
-never through a link or into a FIFO; cases and keys are written sorted, every
-text double-quoted, so the file diffs well under version control.
+Writing replaces the file atomically (:mod:`ptah.adapters.files`); cases and
+keys are written sorted, every text double-quoted, so the file diffs well
+under version control.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode
 
-from ptah.adapters.files import kind_of, replace_regular_file
+from ptah.adapters.files import kind_of, write_text_atomically
 from ptah.adapters.yaml_nodes import (
     ProblemReader,
     DocumentProblem,
@@ -243,7 +243,7 @@ def record_text(record: JudgementRecord) -> str:
 def write_record(corpus_path: str | os.PathLike, record: JudgementRecord) -> Path:
     """Replace the judgement record beside ``corpus_path`` with ``record``, atomically; returns its path."""
     path = record_path(corpus_path)
-    replace_regular_file(path, record_text(record))
+    write_text_atomically(path, record_text(record))
     return path
 
 

@@ -13,6 +13,7 @@ provides ``add``, ``fields``, ``text``, ``boolean``, ``positive`` and
         dimensions: 512                     # optional, passed to the API
         batch_size: 256                     # inputs per request (default 64)
         max_concurrency: 4                  # requests in flight (default 4)
+        timeout_s: 60                       # seconds one request may take in all (default 60)
 
 The key itself is never in the file: it is read from the variable when texts
 must be embedded.
@@ -40,6 +41,7 @@ from ptah.adapters.yaml_nodes import Field, describe, is_null, line_of
 from ptah.core.spec import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_DETERMINISTIC_DIMENSION,
+    DEFAULT_SERVICE_TIMEOUT_S,
     DETERMINISTIC_MODEL,
     GenerationSettings,
     ServiceSettings,
@@ -49,13 +51,14 @@ MAX_BATCH_SIZE = 65_536
 MAX_DIMENSION = 65_536
 MAX_SEQ_LENGTH = 1_000_000
 MAX_CONCURRENCY = 64
+MAX_TIMEOUT_S = 3600
 
 PROVIDERS = ("openai",)
 DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1"}
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_MAX_CONCURRENCY = 4
 
-SERVICE_FIELDS = ("provider", "base_url", "api_key_env", "dimensions", "max_concurrency")
+SERVICE_FIELDS = ("provider", "base_url", "api_key_env", "dimensions", "max_concurrency", "timeout_s")
 GENERATION_FIELDS = (
     "model",
     "normalize",
@@ -193,10 +196,12 @@ class GenerationFields:
                          line=line_of(fields["api_key_env"].value), field=prefix + "api_key_env")
         concurrency = self.positive(fields.get("max_concurrency"), prefix + "max_concurrency", MAX_CONCURRENCY,
                                     DEFAULT_MAX_CONCURRENCY)
+        timeout_s = self.positive(fields.get("timeout_s"), prefix + "timeout_s", MAX_TIMEOUT_S,
+                                  DEFAULT_SERVICE_TIMEOUT_S)
         if provider is None:
             return None
         return ServiceSettings(provider, (base_url or DEFAULT_BASE_URLS[provider]).rstrip("/"), key_env,
-                               concurrency or DEFAULT_MAX_CONCURRENCY)
+                               concurrency or DEFAULT_MAX_CONCURRENCY, timeout_s or DEFAULT_SERVICE_TIMEOUT_S)
 
     def refuse(self, fields: dict[str, Field], prefix: str, name: str, message: str) -> None:
         if name in fields:

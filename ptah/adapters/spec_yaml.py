@@ -12,6 +12,7 @@ all of them at once, sorted by line. Format (DESIGN.md, "Specification")::
       key_fields: [id]                  # non-empty list of distinct column names
       text: "{title}\\n\\n{body}"         # template (see ptah.core.spec)
       filter: "status = 'published'"    # optional SQL boolean expression
+      statement_timeout_s: 600          # default 600; PostgreSQL stops a statement after this long
     store: .ptah/ptah.db                # default; relative to this file; or postgresql://...
     active: minilm                      # optional when only one generation is declared
     generations:                        # at least one; names: letters, digits, . _ -
@@ -44,7 +45,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ptah.adapters import spec_databases as databases
 from ptah.adapters.spec_generations import GenerationFields
-from ptah.adapters.sources.filter_sql import dialect_of, filter_problem
+from ptah.adapters.sources.base import filter_problem
 from ptah.adapters.yaml_nodes import (
     TAG_BOOL,
     DocumentProblem,
@@ -59,6 +60,7 @@ from ptah.adapters.yaml_nodes import (
 )
 from ptah.core.errors import Problem, SpecError
 from ptah.core.spec import (
+    DEFAULT_STATEMENT_TIMEOUT_S,
     SourceSpec,
     Spec,
     TemplateSyntaxError,
@@ -71,7 +73,8 @@ SPEC_VERSION = 1
 DEFAULT_STORE = ".ptah/ptah.db"
 MAX_SPEC_BYTES = 1024 * 1024
 TOP_FIELDS = ("version", "source", "store", "active", "generations")
-SOURCE_FIELDS = ("database", "table", "key_fields", "text", "filter")
+SOURCE_FIELDS = ("database", "table", "key_fields", "text", "filter", "statement_timeout_s")
+MAX_STATEMENT_TIMEOUT_S = 86_400
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _REFERENCE = re.compile(r"\$\{([^}]*)(\}?)")
 
@@ -184,12 +187,14 @@ class _SpecReader(GenerationFields):
         key_fields = self.key_fields(fields.get("key_fields"), at)
         text = self.template(fields.get("text"), "source.text", at, required=True)
         filter_ = self.text(fields, "filter", "source.", at, required=False, hint="remove it to embed every row")
-        if filter_ is not None and database is not None and (problem := filter_problem(filter_, dialect_of(database))):
+        if filter_ is not None and (problem := filter_problem(filter_)):
             self.add(problem, line=line_of(fields["filter"].value), field="source.filter")
             return None
+        timeout = self.positive(fields.get("statement_timeout_s"), "source.statement_timeout_s",
+                                MAX_STATEMENT_TIMEOUT_S, DEFAULT_STATEMENT_TIMEOUT_S)
         if None in (database, table, key_fields, text):
             return None
-        return SourceSpec(database, table, key_fields, text, filter_)
+        return SourceSpec(database, table, key_fields, text, filter_, timeout)
 
     def database(self, value: str, line: int) -> str | None:
         expanded = self.expand(value, line, "source.database")

@@ -18,7 +18,6 @@ import sys
 import typer
 
 from ptah.cli.display import error_text
-from ptah.cli.help import plain_metavars
 from ptah.cli.streams import ReaderGone, guarded_streams, leave_quietly
 from ptah.core.errors import EXIT_OPERATIONAL, PtahError
 from ptah.core.visible import visible
@@ -128,23 +127,10 @@ def main(argv: list[str] | None = None) -> None:
     for the traceback) with exit 3. A closed pipe is exit 141
     (:mod:`ptah.cli.streams`). Messages quote input, so their controls are
     made visible (:mod:`ptah.cli.display`).
-
-    Run as the program (``argv`` None: the ``ptah`` script, ``python -m
-    ptah``), the process skips the garbage collector's last full pass at exit
-    (:func:`gc.freeze` at exit): memory goes back to the system with the
-    process anyway, and that pass over every object left cost a warm evaluate
-    about 30 ms of CPU. Only cycles are left unvisited; every file ptah writes
-    is closed (and synced) before the command returns. A caller of ``main(argv)``
-    -- a test, a script -- keeps its own exit as it was.
     """
-    if argv is None:
-        import atexit
-        import gc
-
-        atexit.register(gc.freeze)
     try:
         with guarded_streams():
-            plain_metavars(typer.main.get_command(_app_for(argv)))(args=argv, prog_name="ptah", standalone_mode=True)
+            typer.main.get_command(_app_for(argv))(args=argv, prog_name="ptah", standalone_mode=True)
     except ReaderGone:
         leave_quietly()
     except PtahError as exc:

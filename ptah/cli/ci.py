@@ -5,8 +5,8 @@
   named relative to ``GITHUB_WORKSPACE`` when the corpus lies inside it, as
   GitHub places annotations by a path from the repository root.
 * ``GITHUB_STEP_SUMMARY`` set: the Markdown summary (:mod:`ptah.render.markdown`)
-  is appended to that file without being asked (:mod:`ptah.adapters.files.appends`:
-  a regular file only, never through a link, at most 1 MiB in all). The summary
+  is appended to that file without being asked (:func:`ptah.adapters.files.append_text`:
+  a regular file only, at most 1 MiB in all). The summary
   is a courtesy: when it cannot be appended, a one-line warning says why on
   stderr and the exit code stays the verdict's.
 """

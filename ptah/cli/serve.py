@@ -12,7 +12,7 @@ from typing import Iterator, Optional
 
 import typer
 
-token_app = typer.Typer(help="Bearer tokens of `ptah serve` (only a salted hash is kept, in the store).",
+token_app = typer.Typer(help="Bearer tokens of `ptah serve` (only a digest is kept, in the store).",
                         no_args_is_help=True)
 
 SPEC_HELP = "The specification (default: $PTAH_SPEC, else ptah.yaml upward from here)."
@@ -27,7 +27,7 @@ def serve(
     max_report_bytes: int = typer.Option(64 * 1024 * 1024, "--max-report-bytes", help="Refuse a report larger than this."),
     max_corpus_bytes: int = typer.Option(16 * 1024 * 1024, "--max-corpus-bytes", help="Refuse a corpus body larger than this (413)."),
 ) -> None:
-    """Serve the project's registered corpora and evaluations over HTTP (see the README, "Server")."""
+    """Serve the project's registered corpora and evaluations over HTTP (see docs/server.md)."""
     from ptah.serve import serve as run
     from ptah.serve.limits import Limits
 

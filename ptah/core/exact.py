@@ -56,8 +56,7 @@ from ptah.core.ranking import QueryRanking, Ties, _check_depth, _check_not_nan
 from ptah.core.scoring import BLOCK_SCORES, margins, pair_scores, query_blocks
 
 
-_COUNTED_AT_ONCE = 1 << 22
-"""Scores compared at a time when rows are counted above missed keys (a few float64 temporaries of this size)."""
+_NONE = np.empty(0, dtype=np.int64)
 
 
 @dataclass
@@ -78,6 +77,7 @@ class _Query:
     found_in: dict[str, int] = field(default_factory=dict)  # asked key -> the block its row was in
     better: dict[str, int] = field(default_factory=dict)  # asked key -> rows counted ranking above it so far
     missed: frozenset[str] = frozenset()  # asked keys outside the ranking, once the first pass is over
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # asked key -> its row's vector
 
 
 class ExactRanking:
@@ -154,6 +154,7 @@ class ExactRanking:
             if key in query.asked:
                 query.found_in[key] = self._block
                 query.better[key] = 0
+                query.vectors[key] = rows[positions[key]].copy()
 
     def _fold(self, start: int, stop: int, approximate: np.ndarray, margin: np.ndarray, rows: np.ndarray,
               keys: Sequence[str]) -> None:
@@ -167,41 +168,45 @@ class ExactRanking:
                 floor[i] = float(np.partition(approximate[i], n - query.reach)[n - query.reach]) - 2 * margin[start + i]
             else:
                 floor[i] = -np.inf
-        chosen, columns = np.nonzero(approximate >= _below(floor)[:, None])
-        scores = pair_scores(self._vectors, rows, chosen + start, columns)
-        bounds = np.searchsorted(chosen, np.arange(stop - start + 1))
+        candidates = [np.flatnonzero(row >= least) for row, least in zip(approximate, _below(floor))]
+        scores = _paired(self._vectors, rows, range(start, stop), candidates)
         for i, query in enumerate(self._queries[start:stop]):
             query.rows += n
-            first, last = bounds[i], bounds[i + 1]
-            if last > first:
-                _merge(query, scores[first:last], [keys[c] for c in columns[first:last].tolist()])
+            if len(candidates[i]):
+                _merge(query, scores[i], [keys[c] for c in candidates[i].tolist()])
 
     def _count_better(self, start: int, stop: int, approximate: np.ndarray, margin: np.ndarray, rows: np.ndarray,
                       keys: Sequence[str], counts) -> None:
-        """Add this block's rows ranking above each asked key that ``counts(query, key)`` names (module docs)."""
+        """Add this block's rows ranking above each asked key that ``counts(query, key)`` names (module docs).
+
+        A row whose float32 score is above the key's score plus the margin
+        ranks above it; the rows within the margin (few, unless the scores
+        are near-ties) are decided on their float64 scores.
+        """
         asked = [(number, key) for number in range(start, stop) for key in self._queries[number].asked
                  if counts(self._queries[number], key)]
-        step = max(1, _COUNTED_AT_ONCE // max(1, len(keys)))
-        for first in range(0, len(asked), step):
-            part = asked[first:first + step]
-            numbers = np.array([number for number, _ in part])
-            scores = np.array([self._queries[number].seen[key] for number, key in part])
-            width = margin[numbers]
-            positions = numbers - start
-            same = len(part) == len(approximate) and (positions == np.arange(len(part))).all()
-            block = approximate if same else approximate[positions]  # mostly one asked key a query: no copy
-            low, high = _below(scores - width)[:, None], _above(scores + width)[:, None]
-            above = np.count_nonzero(block > high, axis=1)
-            near = block >= low
-            near &= block <= high
-            pair, column = np.nonzero(near)
-            exact = pair_scores(self._vectors, rows, numbers[pair], column)
-            above += np.bincount(pair[exact > scores[pair]], minlength=len(part))
-            for p, c in zip(*(index[exact == scores[pair]].tolist() for index in (pair, column))):
-                if keys[c] < part[p][1]:  # the same score: a smaller key ranks above
-                    above[p] += 1
-            for (number, key), count in zip(part, above.tolist()):
-                self._queries[number].better[key] += count
+        if not asked:
+            return
+        scores = np.array([self._queries[number].seen[key] for number, key in asked])
+        width = margin[[number for number, _ in asked]]
+        lows, highs = _below(scores - width), _above(scores + width)
+        above, twins, near = [], [], []
+        for (number, key), low, high in zip(asked, lows, highs):
+            row = approximate[number - start]
+            over = int(np.count_nonzero(row > high))
+            above.append(over)
+            reaching = np.count_nonzero(row >= low)  # more than ``over`` only when some row is within the margin
+            within = np.flatnonzero((row >= low) & (row <= high)) if reaching > over else _NONE
+            # rows equal to the key's own vector score exactly its score: no need to compute it (one text many times)
+            equal = (rows[within] == self._queries[number].vectors[key]).all(axis=1) if len(within) else _NONE
+            twins.append(within[equal] if len(within) else _NONE)
+            near.append(within[~equal] if len(within) else _NONE)
+        exact = _paired(self._vectors, rows, [number for number, _ in asked], near)
+        for (number, key), score, over, same, columns, values in zip(asked, scores.tolist(), above, twins, near, exact):
+            over += int(np.count_nonzero(values > score))
+            tied = [*same.tolist(), *columns[values == score].tolist()]
+            over += sum(1 for c in tied if keys[c] < key)  # the same score: a smaller key ranks above
+            self._queries[number].better[key] += over
 
     # --- the second pass ----------------------------------------------------------------
 
@@ -274,6 +279,16 @@ def rank_exact(queries: np.ndarray, keys: Sequence[str], rows: np.ndarray, ks: S
     for first in blocks[:ranking.recount()]:
         ranking.count(keys[first:first + block_rows], rows[first:first + block_rows])
     return ranking
+
+
+def _paired(queries: np.ndarray, rows: np.ndarray, numbers: Sequence[int], columns: list[np.ndarray]
+            ) -> list[np.ndarray]:
+    """For each i, the float64 scores of query ``numbers[i]`` against ``rows[columns[i]]``, computed at once."""
+    sizes = [len(chosen) for chosen in columns]
+    if not sum(sizes):
+        return [np.empty(0) for _ in columns]
+    scores = pair_scores(queries, rows, np.repeat(np.asarray(numbers), sizes), np.concatenate(columns))
+    return np.split(scores, np.cumsum(sizes)[:-1])
 
 
 def _below(bounds: np.ndarray) -> np.ndarray:

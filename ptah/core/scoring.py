@@ -14,8 +14,8 @@ ranking on every machine"). So ptah never ranks on a BLAS product:
    score);
 2. each candidate's score is recomputed by :func:`pair_scores` -- the float64
    dot product of the two float32 vectors, the products (exact in float64)
-   summed in dimension order, one element-wise operation at a time -- which
-   depends on the two vectors' bits alone, on every machine;
+   summed one after the other in dimension order -- which depends on the two
+   vectors' bits alone, on every machine;
 3. ranks, ties and the counted rank of a missed key are decided on those
    float64 scores, and those are the scores reported.
 
@@ -51,7 +51,7 @@ import numpy as np
 BLOCK_SCORES = 1 << 25
 """Float32 scores per block, at most (128 MiB), unless one query's row alone needs more."""
 PAIRS_AT_ONCE = 1 << 13
-"""Pairs :func:`pair_scores` multiplies at a time (three float64 arrays of 8,192 x d)."""
+"""Pairs :func:`pair_scores` multiplies at a time (a float64 array of 8,192 x d)."""
 
 
 def query_blocks(queries: int, rows: int, budget: int = BLOCK_SCORES) -> list[tuple[int, int]]:
@@ -76,20 +76,25 @@ def pair_scores(queries: np.ndarray, rows: np.ndarray, query_index: np.ndarray, 
 
     ``queries`` (q, d) and ``rows`` (n, d) are float32. Each product of two
     float32 values is exact in float64; the d products of a pair are added in
-    dimension order, one element-wise addition per dimension, so a pair's
-    score depends only on the two vectors' bits -- not on the CPU, the BLAS,
-    the other pairs or how they are cut.
+    dimension order (``np.add.accumulate``, whose every step adds the next
+    product to the sum so far), so a pair's score depends only on the two
+    vectors' bits -- not on the CPU, the BLAS, the other pairs or how they are
+    cut.
     """
-    count = len(query_index)
-    scores = np.zeros(count, dtype=np.float64)
-    for first in range(0, count, PAIRS_AT_ONCE):
-        last = min(count, first + PAIRS_AT_ONCE)
-        left = queries[query_index[first:last]].T.astype(np.float64, order="C")  # (d, m): a dimension a row
-        right = rows[row_index[first:last]].T.astype(np.float64, order="C")
-        left *= right
-        total = scores[first:last]
-        for products in left:
-            total += products
+    query_index, row_index = np.asarray(query_index, dtype=np.int64), np.asarray(row_index, dtype=np.int64)
+    scores = np.zeros(len(query_index), dtype=np.float64)
+    order = None
+    if len(query_index) > 1 and (np.diff(query_index) < 0).any():  # pairs of one query together
+        order = np.argsort(query_index, kind="stable")
+        query_index, row_index = query_index[order], row_index[order]
+    starts = np.flatnonzero(np.diff(query_index, prepend=-1))
+    for first, last in zip(starts.tolist(), [*starts[1:].tolist(), len(query_index)]):
+        query = queries[query_index[first]]
+        for begin in range(first, last, PAIRS_AT_ONCE):
+            end = min(last, begin + PAIRS_AT_ONCE)
+            scores[begin:end] = _dots(rows[row_index[begin:end]], query)
+    if order is not None:
+        scores[order] = scores.copy()
     return scores
 
 
@@ -113,15 +118,24 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     """Scale each row of a float32 matrix to unit length, in place; zero rows stay zero.
 
     The length is the float64 square root of the squares summed in dimension
-    order (:func:`pair_scores` of the row with itself), so a row's unit vector
-    is the same bits on every machine.
+    order (as :func:`pair_scores` sums), so a row's unit vector is the same
+    bits on every machine.
     """
     if vectors.size == 0:
         return vectors
     for first in range(0, len(vectors), PAIRS_AT_ONCE):
         block = vectors[first:first + PAIRS_AT_ONCE]
-        index = np.arange(len(block))
-        lengths = np.sqrt(pair_scores(block, block, index, index))
+        lengths = np.sqrt(_dots(block, block))
         lengths[lengths == 0] = 1.0
         block[:] = (block / lengths[:, None]).astype(np.float32)
     return vectors
+
+
+def _dots(rows: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """Each row's float64 dot product with ``other`` (a row of its own, or one row for all): the exact products
+    added in dimension order."""
+    products = np.multiply(rows, other, dtype=np.float64)
+    if products.shape[1] == 0:
+        return np.zeros(len(products))
+    np.add.accumulate(products, axis=1, out=products)
+    return products[:, -1]

@@ -39,6 +39,8 @@ DETERMINISTIC_MODEL = "ptah/deterministic"
 
 DEFAULT_DETERMINISTIC_DIMENSION = 64
 DEFAULT_BATCH_SIZE = 64
+DEFAULT_SERVICE_TIMEOUT_S = 60  # seconds one request to an embedding service may take in all
+DEFAULT_STATEMENT_TIMEOUT_S = 600
 REDACTED = "***"
 
 _SECRET_PARAMETERS = {"password", "passwd", "pass", "pwd", "sslpassword", "secret", "token"}
@@ -127,6 +129,7 @@ class SourceSpec:
     key_fields: tuple[str, ...]
     text: str
     filter: str | None = None
+    statement_timeout_s: int = DEFAULT_STATEMENT_TIMEOUT_S  # PostgreSQL: each statement of the read transaction
 
     @property
     def redacted_database(self) -> str:
@@ -139,13 +142,15 @@ class ServiceSettings:
     """Where an embedding service is and how to talk to it (``provider:``; the key is read from ``api_key_env``).
 
     ``base_url`` has no credentials, query or fragment; ``api_key_env`` is
-    ``None`` for a server that wants no key.
+    ``None`` for a server that wants no key. ``timeout_s`` bounds one request
+    as a whole (connecting, sending, the server's work and the answer).
     """
 
     provider: str
     base_url: str
     api_key_env: str | None
     max_concurrency: int
+    timeout_s: int = DEFAULT_SERVICE_TIMEOUT_S
 
 
 @dataclass(frozen=True)

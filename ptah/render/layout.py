@@ -11,37 +11,37 @@ each row's first cell on a line of its own, then ``heading value`` pairs
 packed into indented lines of the terminal's width, a pair never split.
 
 Output that is not a terminal (a pipe, a CI log) is never wrapped at all:
-:func:`output_console` gives it a console no line reaches the width of.
+:func:`output_console` gives it ptah's plain text (:mod:`ptah.render.plain`).
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import TYPE_CHECKING, Sequence
+
+from ptah.render.plain import PlainConsole
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from ptah.render.pipe import PipeConsole
-
-NO_WRAP_WIDTH = 1 << 20  # a pipe's width: no line of a report reaches it
 WRAPPED_ROOM = 12  # the least a column of several words keeps before the table is stacked instead
 GAP = 3  # between two columns of a table without edges: padding, the rule, padding
 
 
-def output_console(*, stderr: bool = False) -> Console | PipeConsole:
-    """The console to print a report on: the terminal's, or one that never wraps when not on a terminal (there
-    without rich where it can: :mod:`ptah.render.pipe`)."""
-    from ptah.render.pipe import PipeConsole, is_plain_pipe
+def output_console(*, stderr: bool = False) -> Console | PlainConsole:
+    """The console to print a report on: rich's on a terminal (or where ``FORCE_COLOR`` or ``TTY_COMPATIBLE``
+    asks rich to decide), else ptah's plain text."""
+    stream = sys.stderr if stderr else sys.stdout
+    isatty = getattr(stream, "isatty", None)
+    if (isatty is not None and isatty()) or "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ:
+        from rich.console import Console
 
-    if is_plain_pipe(stderr):
-        return PipeConsole(stderr=stderr)
-    from rich.console import Console
-
-    console = Console(highlight=False, stderr=stderr)
-    if console.is_terminal:
-        return console
-    return Console(highlight=False, stderr=stderr, width=NO_WRAP_WIDTH, soft_wrap=True)
+        console = Console(highlight=False, stderr=stderr)
+        if console.is_terminal:
+            return console
+    return PlainConsole(stderr=stderr)
 
 
 def _plain(console: Console, cell: str) -> str:

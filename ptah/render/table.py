@@ -17,7 +17,7 @@ from ptah.core.measures import Measure
 from ptah.core.report import BaselineComparison, CaseResult, Comparison, Report, Run
 from ptah.core.significance import p_value_phrase, p_value_text
 from ptah.render.layout import column_widths, print_stacked, shape_columns
-from ptah.render.pipe import PipeConsole
+from ptah.render.plain import PlainConsole
 from ptah.render.text import bounded, delta, markup, number, plain
 
 if TYPE_CHECKING:
@@ -119,13 +119,12 @@ def print_table(console: Console, columns: Sequence[tuple[str, str]], rows: Sequ
     instead of 1,800, and the same text and styles (``tests/render/test_table.py``
     prints both ways and compares). A row that would wrap is laid out row by row,
     its single-word cells never cut (:mod:`ptah.render.layout`); a table that
-    cannot be laid out without cutting one is printed stacked. A console for a pipe
-    (:class:`ptah.render.pipe.PipeConsole`) prints the table itself where it can.
+    cannot be laid out without cutting one is printed stacked. Output that is not a
+    terminal gets ptah's plain table (:mod:`ptah.render.plain`).
     """
-    if isinstance(console, PipeConsole):
-        if not options and console.table(columns, rows):
-            return
-        console = console.rich()  # a table only rich can print exactly
+    if isinstance(console, PlainConsole):
+        console.table(columns, rows, options.get("title"))
+        return
     from rich.measure import Measurement
     from rich.table import Table
 

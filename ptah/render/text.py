@@ -24,11 +24,17 @@ def plain(value: object) -> str:
 def markup(value: object) -> str:
     """``value`` as one line for rich: controls escaped, and ``[…]`` kept from reading as markup.
 
-    Escaped as ``rich.markup.escape`` escapes (``tests/render/test_pipe.py`` compares them), without importing
-    rich: a backslash before each tag, the backslashes already there doubled, and a trailing lone backslash
-    doubled so that it escapes nothing that follows."""
+    Escaped as ``rich.markup.escape`` escapes, without importing rich: a backslash before each tag, the
+    backslashes already there doubled, and a trailing lone backslash doubled so that it escapes nothing that
+    follows."""
     text = _TAG.sub(lambda found: found.group(1) * 2 + "\\" + found.group(2), visible(str(value)))
     return text + "\\" if text.endswith("\\") and not text.endswith("\\\\") else text
+
+
+def unmarked(text: str) -> str:
+    """Markup as plain text: its tags dropped and each escaped tag its text, the backslashes before a tag halved
+    (what :func:`markup` escaped reads as the value again)."""
+    return _TAG.sub(lambda found: "\\" * (len(found.group(1)) // 2) + found.group(2) * (len(found.group(1)) % 2), text)
 
 
 def number(value: float | None) -> str:

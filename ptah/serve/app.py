@@ -10,7 +10,7 @@
 | ``GET /v1/evaluations/{id}`` | read | the job; its ``report`` exactly as ``--output`` writes it once done |
 | ``DELETE /v1/evaluations/{id}`` | manage | the job, cancelled when it was queued or running |
 
-Everything blocking (the store, scrypt) runs in a thread; evaluations run in
+Everything slow (the store's lists and reports) runs in a thread; evaluations run in
 the job pool (:mod:`ptah.serve.jobs`). No endpoint takes a server path.
 """
 
@@ -36,7 +36,6 @@ from ptah.serve.openapi import document
 from ptah.serve.problems import HttpProblem, bounded_body, from_error, json_body, problem
 from ptah.services import corpora
 from ptah.services.channels import plan_runs
-from ptah.services.tokens import Checker
 
 log = logging.getLogger("ptah.serve")
 MAX_PAGE = 200
@@ -50,7 +49,7 @@ def _not_found(what: str) -> HttpProblem:
 
 
 async def register_corpus(request: Request) -> Response:
-    await require(request, "manage")
+    require(request, "manage")
     split = request.query_params.get("split")
     data = await bounded_body(request, request.app.state.limits.max_corpus_bytes)
     records = request.app.state.records
@@ -59,12 +58,12 @@ async def register_corpus(request: Request) -> Response:
 
 
 async def list_corpora(request: Request) -> Response:
-    await require(request, "read")
+    require(request, "read")
     return JSONResponse({"items": await run_in_threadpool(corpora.list_corpora, request.app.state.records)})
 
 
 async def get_corpus(request: Request) -> Response:
-    await require(request, "read")
+    require(request, "read")
     digest = request.path_params["digest"]
     info = await run_in_threadpool(corpora.corpus_info, request.app.state.records, digest) if DIGEST.match(digest) else None
     if info is None:
@@ -94,7 +93,7 @@ def _admit(state, checked: dict) -> dict:
 
 
 async def start_evaluation(request: Request) -> Response:
-    await require(request, "manage")
+    require(request, "manage")
     checked = checked_body(await json_body(request, request.app.state.limits.max_json_bytes))
     job = await run_in_threadpool(_admit, request.app.state, checked)
     return JSONResponse({"id": job["id"], "status": job["status"]}, status_code=202,
@@ -114,7 +113,7 @@ def _matches(job: dict, corpus: str | None, generation: str | None, status: str 
 
 
 async def list_evaluations(request: Request) -> Response:
-    await require(request, "read")
+    require(request, "read")
     params = request.query_params
     limit_text = params.get("limit", "50")
     if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_PAGE:
@@ -140,7 +139,7 @@ def _job_or_404(jobs: Jobs, job_id: str) -> dict:
 
 
 async def get_evaluation(request: Request) -> Response:
-    await require(request, "read")
+    require(request, "read")
     jobs: Jobs = request.app.state.jobs
 
     def read() -> bytes:
@@ -153,7 +152,7 @@ async def get_evaluation(request: Request) -> Response:
 
 
 async def cancel_evaluation(request: Request) -> Response:
-    await require(request, "manage")
+    require(request, "manage")
     jobs: Jobs = request.app.state.jobs
 
     def cancel() -> dict:
@@ -196,7 +195,6 @@ def create_app(records, spec, *, workers: int = 2, limits: Limits = Limits()) ->
                                                       HttpProblem: _problem, PtahError: _problem})
     app.state.records = records
     app.state.limits = limits
-    app.state.checker = Checker(records)
     app.state.jobs = Jobs(records, spec, workers, limits)
     app.state.jobs.recover()
     return app

@@ -4,21 +4,20 @@
 is never read there, so a page open in a browser cannot be made to call the
 API). No token, a malformed, unknown or revoked one: 401 with
 ``WWW-Authenticate: Bearer``; a valid token of the wrong scope: 403. The
-check runs in a worker thread (scrypt is not for the event loop) and reads
-the token's record every time, so a revocation counts from the next request.
+check reads the token's record every time, so a revocation counts from the
+next request.
 
 The page's login form posts the token once; it is kept in the cookie
-``ptah_session`` (``HttpOnly; SameSite=Strict; Path=/``), never in a URL,
-and never logged.
+``ptah_session`` (``HttpOnly; SameSite=Strict; Path=/``, and ``Secure``
+when the page is served over TLS), never in a URL, and never logged.
 """
 
 from __future__ import annotations
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from ptah.serve.problems import HttpProblem
-from ptah.services.tokens import Checker, Grant
+from ptah.services.tokens import Grant, check_token
 
 COOKIE = "ptah_session"
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="ptah"'}
@@ -33,14 +32,13 @@ def bearer(request: Request) -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
-async def grant_of(checker: Checker, presented: str | None) -> tuple[Grant | None, str]:
-    return await run_in_threadpool(checker.grant, presented)
+def grant_of(request: Request, presented: str | None) -> tuple[Grant | None, str]:
+    return check_token(request.app.state.records, presented)
 
 
-async def require(request: Request, scope: str) -> Grant:
+def require(request: Request, scope: str) -> Grant:
     """The request's grant, which allows ``scope``; HttpProblem 401 or 403 otherwise."""
-    checker: Checker = request.app.state.checker
-    grant, why = await grant_of(checker, bearer(request))
+    grant, why = grant_of(request, bearer(request))
     if grant is None:
         raise HttpProblem(401, "UNAUTHORIZED", _WHY[why], _CHALLENGE)
     if not grant.allows(scope):
@@ -48,14 +46,13 @@ async def require(request: Request, scope: str) -> Grant:
     return grant
 
 
-async def page_grant(request: Request) -> Grant | None:
+def page_grant(request: Request) -> Grant | None:
     """The page's session: a read grant from the cookie, or None (show the login form)."""
-    grant, _ = await grant_of(request.app.state.checker, request.cookies.get(COOKIE))
+    grant, _ = grant_of(request, request.cookies.get(COOKIE))
     return grant if grant is not None and grant.allows("read") else None
 
 
-def session_cookie(token: str | None) -> str:
-    """The Set-Cookie value keeping ``token`` (None: ending the session)."""
-    if token is None:
-        return f"{COOKIE}=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict"
-    return f"{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"
+def session_cookie(request: Request, token: str | None) -> str:
+    """The Set-Cookie value keeping ``token`` (None: ending the session); ``Secure`` over TLS."""
+    value = f"{COOKIE}=; Max-Age=0" if token is None else f"{COOKIE}={token}"
+    return f"{value}; Path=/; HttpOnly; SameSite=Strict" + ("; Secure" if request.url.scheme == "https" else "")

@@ -68,18 +68,18 @@ async def login(request: Request) -> Response:
         token = (parse_qs(data.decode("ascii"), max_num_fields=4).get("token") or [""])[0].strip()
     except (UnicodeDecodeError, ValueError, BodyTooLarge):  # refused as a failed sign-in
         token = ""
-    grant, _ = await grant_of(request.app.state.checker, token or None)
+    grant, _ = grant_of(request, token or None)
     if grant is None or not grant.allows("read"):
         return _login("That token is not valid.", 401)
-    return RedirectResponse("/", status_code=303, headers={"Set-Cookie": session_cookie(token), **HEADERS})
+    return RedirectResponse("/", status_code=303, headers={"Set-Cookie": session_cookie(request, token), **HEADERS})
 
 
 async def logout(request: Request) -> Response:
-    return RedirectResponse("/", status_code=303, headers={"Set-Cookie": session_cookie(None), **HEADERS})
+    return RedirectResponse("/", status_code=303, headers={"Set-Cookie": session_cookie(request, None), **HEADERS})
 
 
 async def home(request: Request) -> Response:
-    if await page_grant(request) is None:
+    if page_grant(request) is None:
         return _login()
     state = request.app.state
     corpora, jobs = await run_in_threadpool(lambda: (list_corpora(state.records), state.jobs.all()))
@@ -87,7 +87,7 @@ async def home(request: Request) -> Response:
 
 
 async def report_page(request: Request) -> Response:
-    if await page_grant(request) is None:
+    if page_grant(request) is None:
         return _login(status=401)
     job_id = request.path_params["id"]
     text = await run_in_threadpool(state_report, request.app.state, job_id) if EVALUATION_ID.match(job_id) else None

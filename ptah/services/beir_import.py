@@ -21,11 +21,10 @@ Nothing is written until everything has been read and checked: queries
 without judgements in the split are skipped and counted; judged queries whose
 grades are all 0 or below are skipped and counted apart; qrels naming unknown
 documents or queries, and conflicting duplicate judgements, are an
-:class:`InputError`. Every file is written through
-:class:`~ptah.adapters.files.ProjectFolder`: to a temporary file with an
-unpredictable name, then renamed into place, never through a link inside
-PROJECT_DIR (a ``corpora/`` that is a link, or a read-only or non-regular
-file in the way, is refused with exit 2 before anything is read or written).
+:class:`InputError`. Every file is written to a temporary file beside it,
+then renamed into place (:mod:`ptah.adapters.files`); a folder, socket or
+read-only file in the way is refused with exit 2 before anything is read or
+written.
 An existing non-empty PROJECT_DIR is refused unless ``force``; with ``force``
 the four files above are replaced and nothing else is touched (a store
 already there keeps its vectors; the next build re-embeds only what changed).
@@ -48,7 +47,7 @@ from ptah.adapters.beir import (
     read_qrels,
     read_queries,
 )
-from ptah.adapters.files import ProjectFolder, check_project_files
+from ptah.adapters.files import check_output, replacing, write_text_atomically
 from ptah.adapters.corpus_yaml import parse_corpus
 from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import CorpusError, InputError
@@ -145,8 +144,8 @@ def import_beir(
     project.mkdir(parents=True, exist_ok=True)
     source_path, spec_path = project / SOURCE_FILE, project / SPEC_FILE
     try:
-        with ProjectFolder(project) as folder:
-            table = DocumentTable(folder.scratch_path(SOURCE_FILE))
+        with replacing(source_path) as scratch:
+            table = DocumentTable(Path(scratch))
             try:
                 ids, missing_titles = _load_documents(corpus_file, table, progress)
                 _refuse_unknown("document", [j for j in judgements if j.doc_id not in ids], qrels_file, corpus_file,
@@ -161,12 +160,11 @@ def import_beir(
             except BaseException:
                 table.discard()
                 raise
-            folder.move_in(SOURCE_FILE, SOURCE_FILE)
-            digests = {}
-            for k, (text, digest) in corpora.items():
-                folder.write_text(_corpus_file(split, k), text)
-                digests[str((project / _corpus_file(split, k)).resolve())] = digest
-            folder.write_text(SPEC_FILE, SPEC_TEXT.format(dataset=name, source=SOURCE_FILE))
+        digests = {}
+        for k, (text, digest) in corpora.items():
+            write_text_atomically(project / _corpus_file(split, k), text)
+            digests[str(project.resolve() / _corpus_file(split, k))] = digest
+        write_text_atomically(spec_path, SPEC_TEXT.format(dataset=name, source=SOURCE_FILE))
     except BaseException:
         if created and not any(project.iterdir()):
             project.rmdir()
@@ -176,8 +174,8 @@ def import_beir(
         dataset=str(dataset.resolve()),
         split=split,
         project=str(project.resolve()),
-        spec=str(spec_path.resolve()),
-        source=str(source_path.resolve()),
+        spec=str(project.resolve() / SPEC_FILE),
+        source=str(project.resolve() / SOURCE_FILE),
         corpora=digests,
         documents=table.rows,
         missing_titles=missing_titles,
@@ -220,8 +218,8 @@ def _check_destination(project: Path, dataset: Path, split: str, force: bool) ->
             f"{project}: exists and is not empty; pass --force to replace its {SPEC_FILE}, {SOURCE_FILE} "
             f"and {CORPORA_DIR}/ files, or choose another --into"
         )
-    if project.is_dir():  # before anything is read or written: no link inside the project, no file that must stay
-        check_project_files(project, (SOURCE_FILE, SPEC_FILE, *(_corpus_file(split, k) for k in DEPTHS)))
+    for relative in (SOURCE_FILE, SPEC_FILE, *(_corpus_file(split, k) for k in DEPTHS)):
+        check_output(project / relative)  # before anything is read or written: no file that must stay
 
 
 def _corpus_file(split: str, k: int) -> str:

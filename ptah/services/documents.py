@@ -1,8 +1,8 @@
 """Reading and writing the documents an evaluation uses: corpora, reports, pages, runs and qrels.
 
 Every read is bounded and every write goes through :mod:`ptah.adapters.files`
-(atomic for regular files, written through or refused for devices, FIFOs and
-links); the renderers (:mod:`ptah.render`) make the text. Imports are made
+(atomic for regular files, written through for devices and FIFOs, refused for
+folders); the renderers (:mod:`ptah.render`) make the text. Imports are made
 inside the functions, so ``ptah corpus …`` pays only for what it uses.
 """
 
@@ -84,8 +84,8 @@ def write_markdown(report: Report, path: str | os.PathLike) -> None:
 
 def append_markdown(report: Report, path: str | os.PathLike, label: str | None = None) -> None:
     """Append the Markdown summary and a blank line to ``path`` (GitHub's step summary): a regular file only,
-    never through a link, at most 1 MiB in all (:mod:`ptah.adapters.files.appends`)."""
-    from ptah.adapters.files.appends import append_text
+    at most 1 MiB in all (:func:`ptah.adapters.files.append_text`)."""
+    from ptah.adapters.files import append_text
     from ptah.render.markdown import render_markdown
 
     append_text(path, render_markdown(report) + "\n", label=label)

@@ -112,7 +112,7 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
         runs=tuple(runs),
         gates=tuple(verdicts),
         timings=read_only(timings),
-        environment=read_only(environment(embedded)),
+        environment=read_only(environment(project, embedded)),
         baseline=None if baseline is None else read_only({"path": request.baseline, "digest": baseline.corpus["digest"]}),
         comparisons=tuple(comparisons),
         comparison=None if side_by_side is None else Comparison(read_only(side_by_side)),
@@ -120,15 +120,26 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
     )
 
 
-def environment(embedded: Iterable[GenerationSettings] = ()) -> dict:
-    """Versions and hardware, read without importing torch: the libraries of the embedders ``embedded`` use."""
+def environment(project: Project, embedded: Iterable[GenerationSettings] = ()) -> dict:
+    """Versions and hardware, read without importing torch, with the libraries of the embedders ``embedded``
+    use: the installed ones where this process loaded the model, else those the store recorded when the
+    generation was built (every query vector came from the cache: no model was loaded)."""
     from ptah.adapters.embedders.registry import REGISTRY
 
+    libraries: dict = {}
+    for settings in embedded:
+        if project.loaded(settings):
+            libraries |= REGISTRY.versions_of([settings])
+            continue
+        store = project.store()
+        record = None if store is None else store.generation(project.generation(settings.name).identity.identity)
+        libraries |= {name: version for name, version in (record.library_versions if record else {}).items()
+                      if name != "ptah"}
     return {
         "ptah": __version__,
         "python": platform.python_version(),
         "numpy": np.__version__,
-        **REGISTRY.versions_of(embedded),
+        **libraries,
         "platform": platform.platform(),
         "cpu": _cpu_name(),
         "cpus": os.cpu_count(),

@@ -18,13 +18,16 @@ and any other nonzero vector is scaled to unit length.
 from __future__ import annotations
 
 from contextlib import ExitStack
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ptah.adapters.stores.records import GenerationRecord, Matrix
 from ptah.core.errors import InputError, StaleGeneration
-from ptah.services.project import Generation, Project
-from ptah.services.verify import MAX_OFFENDERS, VerifyResult
+from ptah.core.verification import MAX_OFFENDERS, VerifyResult
+
+if TYPE_CHECKING:  # only named in annotations: the project reads external generations through this module
+    from ptah.services.project import Generation, Project
 
 FRESHNESS_NOTE = "cannot be verified: the vectors are the table's"
 UNIT_TOLERANCE = 1e-5

@@ -88,6 +88,10 @@ class Project:
             self._embedders[settings] = open_embedder(settings, self.root)
         return self._embedders[settings]
 
+    def loaded(self, settings: GenerationSettings) -> bool:
+        """Whether this process loaded the embedder of these settings (:meth:`embedder`)."""
+        return settings in self._embedders
+
     def matrix(self, generation: Generation) -> Matrix:
         """The generation's vectors as one float32 matrix with unit-length rows, read once per process.
 

@@ -3,8 +3,9 @@
 ``POST /v1/embeddings`` encodes ``input`` with sentence-transformers
 (normalised, like ``normalize: true`` locally) and writes each float32 value
 as the float64 it equals, so JSON carries it exactly. Each request is
-recorded (``requests``); ``faults`` is a list of modes the next requests take,
-one each, and ``always`` a mode every request takes:
+recorded (``requests``) and each connection counted (``connections``);
+``faults`` is a list of modes the next requests take, one each, and
+``always`` a mode every request takes:
 
 ``429`` (``Retry-After: retry_after``), ``500`` (a message with a control
 character), ``400``, ``401-echo`` (echoes the key it was sent), ``slow``
@@ -17,8 +18,9 @@ Hostile modes (tests/hostile/test_service_client.py): ``endless`` (a 200 whose
 body streams ``flood_bytes`` of JSON-looking bytes, with no length), ``huge-500``
 (a 500 whose message is ``flood_bytes`` long), ``redirect`` (302 to
 ``redirect_to``), ``echo-model`` (a 200 naming the key it was sent as its model),
-``html`` (a 200 holding the right embeddings JSON, labelled ``text/html``). ``sent``
-counts the bytes of a flooding body the client took before it hung up.
+``html`` (a 200 holding the right embeddings JSON, labelled ``text/html``), ``trickle``
+(a 200 with ``Content-Length: 100000`` whose body comes one byte a second). ``sent``
+counts the bytes of a flooding or trickling body the client took before it hung up.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class EmbeddingServer:
         self.flood_bytes = 64 * 1024 * 1024
         self.redirect_to = ""
         self.sent = 0
+        self.connections = 0
         self._lock = threading.Lock()
         self._encode_lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -60,6 +63,7 @@ class EmbeddingServer:
             self.always = None
             self.retry_after = "0"
             self.sent = 0
+            self.connections = 0
 
     def close(self) -> None:
         self.httpd.shutdown()
@@ -81,6 +85,14 @@ def _handler(server: EmbeddingServer):
 
         def log_message(self, *args):  # quiet
             pass
+
+        def setup(self):
+            super().setup()
+            # headers and body are two writes: without this, Nagle holds the body for the client's delayed ACK
+            # (40 ms a request on a kept-alive connection), as no production server would
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with server._lock:
+                server.connections += 1
 
         def do_GET(self):  # what a client following a redirect of its POST would send (urllib makes it a GET)
             with server._lock:
@@ -115,6 +127,8 @@ def _handler(server: EmbeddingServer):
                                                               f"{self.headers.get('Authorization')}"}})
             if mode in ("endless", "huge-500"):
                 return self.flood(200 if mode == "endless" else 500)
+            if mode == "trickle":
+                return self.trickle()
             if mode == "redirect":
                 return self.answer(302, b"", {"Location": server.redirect_to})
             if mode == "echo-model":
@@ -158,6 +172,22 @@ def _handler(server: EmbeddingServer):
                     server.sent += len(filler)
             except OSError:
                 pass  # the client hung up: what it took is in server.sent
+
+        def trickle(self):
+            """A 200 announcing 100,000 bytes, then one byte a second until the client hangs up (a minute at most)."""
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            self.close_connection = True
+            try:
+                for _ in range(60):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    server.sent += 1
+                    time.sleep(1.0)
+            except OSError:
+                pass  # the client hung up
 
         def answer(self, status: int, document, headers: dict | None = None):
             payload = document if isinstance(document, bytes) else json.dumps(document).encode()

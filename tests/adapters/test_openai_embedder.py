@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 import subprocess
@@ -29,7 +28,7 @@ MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 KEY = "sk-ptah-SENTINEL-7f3c9a1e5b"
 TEXTS = ["How do I reset my password?", "Export invoices as CSV", "Two-factor authentication setup",
          "Cancel a subscription", "", "Refunds take 5 to 10 days", "Change the billing address"]
-FAST = http_client.Policy(timeout_s=20.0, attempts=3, backoff_s=0.01, max_delay_s=2.0)
+FAST = http_client.Policy(attempts=3, backoff_s=0.01, max_delay_s=2.0)
 SLOW_S, TIMEOUT_S = 1.5, 0.75  # the slow fault sleeps past the timeout; a real answer comes well within it
 
 
@@ -60,7 +59,7 @@ def service(server, *, batch_size=64, dimension=None, concurrency=4, key_env="OP
 def open_served(server, mode=None, **kwargs):
     embedder = OpenAICompatibleKind().open(service(server, **kwargs), "/nowhere", env={"OPENAI_API_KEY": KEY})
     if mode == "slow":
-        embedder.client.policy = dataclasses.replace(FAST, timeout_s=TIMEOUT_S)
+        embedder.client.timeout_s = TIMEOUT_S
         server.slow_s = SLOW_S
     server.reset()
     return embedder
@@ -101,6 +100,15 @@ def test_a_passing_fault_is_retried(server, local, mode):
         assert embedder.client.usage.server_s >= TIMEOUT_S
 
 
+def test_requests_share_the_connections_kept_alive(server):
+    embedder = open_served(server, batch_size=1, concurrency=1)
+    embedder.embed_documents(TEXTS)
+    assert (len(server.requests), server.connections) == (7, 0)  # each on the connection the probe opened
+    embedder = open_served(server, batch_size=1, concurrency=4)
+    embedder.embed_documents(TEXTS * 4)
+    assert len(server.requests) == 28 and server.connections <= 3  # at most 4 in flight, one kept from the probe
+
+
 def test_retry_after_is_honoured(server):
     embedder = open_served(server)
     server.faults, server.retry_after = ["429"], "1"
@@ -113,8 +121,9 @@ def test_retry_after_is_honoured(server):
 @pytest.mark.parametrize(("mode", "what", "requests"), [
     ("429", "answered HTTP 429 (Rate limit reached) to all 3 attempts; try again later", 3),
     ("500", "answered HTTP 500 (upstream\\x1b[31m failed\\nbadly) to all 3 attempts; try again later", 3),
-    ("slow", f"did not answer within {TIMEOUT_S:g} s to all 3 attempts; try again later", 3),
-    ("drop", "could not be reached or dropped the connection (Remote end closed connection without response) "
+    ("slow", f"did not answer within timeout_s ({TIMEOUT_S:g} s) to all 3 attempts; each retry re-sends work the "
+             "server may still be doing, so try a smaller batch_size (now 64) or a larger timeout_s", 3),
+    ("drop", "could not be reached or dropped the connection (Server disconnected without sending a response.) "
              "to all 3 attempts; try again later", 3),
     ("400", "refused the request with HTTP 400 (input is too long); check the model, the key and base_url", 1),
     ("401-echo", "refused the request with HTTP 401 (Incorrect API key provided: Bearer ***); check the model, "

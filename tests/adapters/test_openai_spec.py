@@ -44,7 +44,7 @@ def test_a_service_generation_loads_with_its_defaults(tmp_path):
     loaded = load_spec(spec(tmp_path, "provider: openai\nmodel: text-embedding-3-small\n"), env={})
     assert loaded.generation("small") == GenerationSettings(
         "small", "text-embedding-3-small",
-        service=ServiceSettings("openai", "https://api.openai.com/v1", "OPENAI_API_KEY", 4),
+        service=ServiceSettings("openai", "https://api.openai.com/v1", "OPENAI_API_KEY", 4, 60),
     )
     loaded = load_spec(spec(tmp_path, """\
         provider: openai
@@ -54,10 +54,11 @@ def test_a_service_generation_loads_with_its_defaults(tmp_path):
         dimensions: 512
         batch_size: 256
         max_concurrency: 2
+        timeout_s: 300
         """), env={})
     assert loaded.generation("small") == GenerationSettings(
         "small", "nomic-embed-text", batch_size=256, dimension=512,
-        service=ServiceSettings("openai", "http://127.0.0.1:11434/v1", None, 2),
+        service=ServiceSettings("openai", "http://127.0.0.1:11434/v1", None, 2, 300),
     )
 
 
@@ -92,12 +93,14 @@ def test_unknown_fields_and_bad_values_are_located(tmp_path):
         base_urls: http://x/v1
         api_key_env: sk-live-123
         max_concurrency: 0
+        timeout_s: 0.5
         """)) == [
         '9: generations.small.provider: "opnai" is not a provider ptah knows; write provider: openai',
         '11: generations.small.base_urls: unknown field in generations.small; did you mean "base_url"?',
         "12: generations.small.api_key_env: must name an environment variable (letters, digits and _), "
         "not the key itself",
         "13: generations.small.max_concurrency: must be a whole number from 1 to 64, not the number 0",
+        "14: generations.small.timeout_s: must be a whole number from 1 to 3,600, not the number 0.5",
     ]
 
 

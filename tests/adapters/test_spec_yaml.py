@@ -82,6 +82,15 @@ def test_defaults_single_generation_is_active_and_deterministic_dimension_is_64(
     assert spec.store == str(tmp_path / "data" / "vectors.db")
     assert spec.generations["only"].dimension == 64
     assert spec.source.filter is None
+    assert spec.source.statement_timeout_s == 600
+
+
+def test_the_statement_timeout_is_whole_seconds_from_1_to_a_day(tmp_path):
+    spec = load_spec(write(tmp_path, VALID.replace("  filter:", "  statement_timeout_s: 30\n  filter:")), env={})
+    assert spec.source.statement_timeout_s == 30
+    path = write(tmp_path, VALID.replace("  filter:", "  statement_timeout_s: 0.5\n  filter:"))
+    assert problems(path) == [f"{path}:7: source.statement_timeout_s: must be a whole number from 1 to 86,400, "
+                              "not the number 0.5"]
 
 
 def test_unknown_generation_lists_the_declared_names(tmp_path):

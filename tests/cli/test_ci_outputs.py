@@ -127,15 +127,10 @@ def test_no_annotation_and_no_summary_outside_github(regressed, tmp_path):
 
 
 def test_an_unappendable_step_summary_is_a_warning_and_the_verdict_stands(regressed, tmp_path):
-    target = tmp_path / "target.md"
-    target.write_text("kept\n")
-    link = tmp_path / "summary.md"
-    link.symlink_to(target)
-    code, _out, err = ptah(*evaluate(regressed["folder"], "-g", "docs"), env={"GITHUB_STEP_SUMMARY": link})
+    code, _out, err = ptah(*evaluate(regressed["folder"], "-g", "docs"), env={"GITHUB_STEP_SUMMARY": tmp_path})
     assert code == 1
-    assert err == (f"ptah: warning: the summary was not appended: GITHUB_STEP_SUMMARY {link}: is a symbolic link; "
-                   "ptah appends only to a regular file, never through a link\n")
-    assert target.read_text() == "kept\n"
+    assert err == (f"ptah: warning: the summary was not appended: GITHUB_STEP_SUMMARY {tmp_path}: is a folder; "
+                   "ptah appends only to a regular file\n")
     full = tmp_path / "full.md"
     full.write_bytes(b"x" * (1024 * 1024 - 10))
     code, _out, err = ptah(*evaluate(regressed["folder"], "-g", "docs"), env={"GITHUB_STEP_SUMMARY": full})
@@ -156,7 +151,8 @@ def test_junit_and_markdown_paths_are_refused_before_the_evaluation(regressed, t
     code, out, err = ptah(*evaluate(regressed["folder"], "--junit", tmp_path))
     assert (code, out) == (2, "")
     assert err == f"--junit {tmp_path}: is a folder; give the path of a file to write\n"
-    os.symlink(tmp_path / "elsewhere.md", tmp_path / "link.md")
-    code, _out, err = ptah(*evaluate(regressed["folder"], "--markdown", tmp_path / "link.md"))
+    (tmp_path / "kept.md").write_text("kept")
+    (tmp_path / "kept.md").chmod(0o444)
+    code, _out, err = ptah(*evaluate(regressed["folder"], "--markdown", tmp_path / "kept.md"))
     assert code == 2
-    assert err.startswith(f"--markdown {tmp_path / 'link.md'}: is a symbolic link to nothing")
+    assert err.startswith(f"--markdown {tmp_path / 'kept.md'}: is read-only (mode 0444)")

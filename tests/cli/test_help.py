@@ -1,8 +1,9 @@
-"""Help and README derived from the Typer app itself: a command or option added later is checked without a list to update.
+"""Help and docs derived from the Typer app itself: a command or option added later is checked without a list to update.
 
 Every group and command is walked from ``ptah.cli.app``; each must answer
 ``--help`` with exit 0 and show every option it declares; every command must be
-in the README's Commands table and every option documented in the README.
+in the Commands table (docs/commands.md) and every option documented in the
+README or a page under docs/.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import typer
 
 from ptah.cli import app, main
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = {page.relative_to(ROOT).as_posix(): page.read_text(encoding="utf-8")
+        for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]}
 
 
 def walk(command, path: tuple[str, ...] = ()):
@@ -44,12 +47,6 @@ def spellings(option) -> list[str]:
 def mentions(text: str, word: str) -> bool:
     """Whether ``word`` occurs in ``text`` as a whole word: ``--m`` is not in ``--max-drop``, nor ``-k`` in ``--k``."""
     return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text) is not None
-
-
-def section(text: str, heading: str) -> str:
-    start = text.index(f"\n{heading}\n")
-    end = text.find("\n## ", start + 1)
-    return text[start:] if end < 0 else text[start:end]
 
 
 def label(path: tuple[str, ...]) -> str:
@@ -83,17 +80,16 @@ def test_every_group_and_command_answers_help_with_its_options_and_commands(path
 
 
 @pytest.mark.parametrize("path", [path for path, _ in COMMANDS], ids=[label(path) for path, _ in COMMANDS])
-def test_every_command_is_in_the_readme_commands_table(path):
-    table = section(README, "## Commands")
-    assert f"`{label(path)}" in table, f"{label(path)} is not in the README's Commands table"
+def test_every_command_is_in_the_commands_table(path):
+    assert f"`{label(path)}" in DOCS["docs/commands.md"], f"{label(path)} is not in docs/commands.md's table"
 
 
 @pytest.mark.parametrize(
     "path, option", OPTIONS, ids=[f"{label(path)} {option.opts[0]}" for path, option in OPTIONS]
 )
-def test_every_option_is_documented_in_the_readme(path, option):
-    assert any(mentions(README, word) for word in spellings(option)), (
-        f"{label(path)} {'/'.join(spellings(option))} is not documented in README.md"
+def test_every_option_is_documented_in_the_readme_or_docs(path, option):
+    assert any(mentions(text, word) for text in DOCS.values() for word in spellings(option)), (
+        f"{label(path)} {'/'.join(spellings(option))} is not documented in README.md or docs/"
     )
 
 

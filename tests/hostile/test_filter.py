@@ -4,8 +4,9 @@ Each hostile filter is tried on every command that opens the source --
 build, verify, list, search, evaluate (vector channel: key lookup) and
 evaluate --channel lexical (every row's text) -- against a real PostgreSQL
 and a real SQLite file; every table's row count and content digest (and the
-SQLite file's bytes) must be the same afterwards. Filters that merely look
-dangerous inside quotes must still work.
+SQLite file's bytes) must be the same afterwards. A ``;`` or comment marker
+is refused wherever it stands; parentheses and quotes that merely look
+dangerous still work.
 """
 
 from __future__ import annotations
@@ -15,10 +16,8 @@ import json
 import sqlite3
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from ptah.adapters.sources.filter_sql import POSTGRES, SQLITE, filter_problem
+from ptah.adapters.sources.base import filter_problem
 from ptah.core.errors import EXIT_INPUT, EXIT_OK, SpecError
 from tests.hostile.conftest import run_cli
 from tests.services.conftest import DOCS
@@ -39,41 +38,40 @@ COMMANDS = {
     "lexical": ("inference", "evaluate", "--corpus", "corpus.yaml", "--channel", "lexical"),
 }
 FILTER_LINE = 7
-ESCAPES = "; a filter is one boolean expression, such as status = 'published'"
-CLOSES = "closes a parenthesis the filter did not open, which would end ptah's WHERE (…)" + ESCAPES
+SUFFIX = ("is not allowed in a filter, even inside quotes: it could end ptah's statement or comment out the rest of "
+          "it; a filter is one boolean expression, such as status = 'published'")
 
-
-def comment(pair: str, at: int) -> str:
-    return f"the {pair} at character {at} starts a comment, which could hide the rest of ptah's statement; " \
-           f"remove the comment{ESCAPES}"
-
-
-# (filter, the message: refused before any database sees it)
-LEXICAL = [
-    ("1=1) LIMIT 0; COMMIT; DELETE FROM articles WHERE id > 5; --", f"the ) at character 4 {CLOSES}"),
-    ("1=1; DELETE FROM articles", f"the ; at character 4 would end the statement (outside quotes, ; is not allowed){ESCAPES}"),
-    ("1=1) UNION SELECT id, secret FROM secrets WHERE (1=1", f"the ) at character 4 {CLOSES}"),
-    ("true) --", f"the ) at character 5 {CLOSES}"),
-    ("id > 0 -- and the rest", comment("--", 8)),
-    ("id > 0 /* ) */", comment("/*", 8)),
-    ("1=1) ORDER BY (1", f"the ) at character 4 {CLOSES}"),
-    ("1=1) LIMIT 0", f"the ) at character 4 {CLOSES}"),
-    ("(id > 0", f"the ( at character 1 is never closed{ESCAPES}"),
-    ("title = 'open", f"the quote ' at character 9 is never closed{ESCAPES}"),
-    ("id > 0\x00) OR (true", "the NUL character at character 7 cannot be part of an SQL expression; remove it"),
+# (filter, where the refused ; -- /* or NUL is): refused before any database sees it
+REFUSED = [
+    ("1=1) LIMIT 0; COMMIT; DELETE FROM articles WHERE id > 5; --", "the ; at character 13"),
+    ("1=1; DELETE FROM articles", "the ; at character 4"),
+    ("true) --", "the -- at character 7"),
+    ("id > 0 -- and the rest", "the -- at character 8"),
+    ("id > 0 /* ) */", "the /* at character 8"),
+    ("id > 0\x00) OR (true", "the NUL character at character 7"),
+    ("title = [no) --", "the -- at character 14"),
+    ("title <> 'a); DELETE FROM articles; --'", "the ; at character 13"),  # inside quotes too: one check for all
 ]
-POSTGRES_ONLY = [
-    # E'…': \' is a quote inside the string, so the ) after the string is code
-    ("title = E'\\'') OR (1=1", f"the ) at character 14 {CLOSES}"),
-    ("title = $q$ x $q$) OR (true", f"the ) at character 18 {CLOSES}"),
-    ("title = $q$ never closed", f"the quote $q$ at character 9 is never closed{ESCAPES}"),
+# (filter, PostgreSQL's reason, SQLite's reason): one statement the database cannot run, whatever the command
+REJECTED = [
+    ("1=1) UNION SELECT id, secret FROM secrets WHERE (1=1", "each UNION query must have the same number of columns",
+     "SELECTs to the left and right of UNION do not have the same number of result columns"),
+    ("1=1) ORDER BY (1", 'syntax error at or near "ORDER"', 'near "ORDER": syntax error'),
+    ("1=1) LIMIT 0", 'syntax error at or near ")"', 'near ")": syntax error'),
+    ("(id > 0", 'syntax error at or near "LIMIT"', 'near "LIMIT": syntax error'),
+    ("title = 'open", "unterminated quoted string at or near \"'open) LIMIT 0\"",
+     "unrecognized token: \"'open) LIMIT 0\""),
+    ("status = $1", 'bind message supplies 0 parameters, but prepared statement "_pg3_0" requires 1',
+     "Incorrect number of bindings supplied. The current statement uses 1, and there are 0 supplied."),
 ]
-SQLITE_ONLY = [
-    ("title = [no) --", f"the quote [ at character 9 is never closed{ESCAPES}"),
+REJECTED_POSTGRES = [
+    ("title = $q$ never closed", 'unterminated dollar-quoted string at or near "$q$ never closed) LIMIT 0"', None),
+    ("id IN (SELECT nextval('counter'))", "cannot execute nextval() in a read-only transaction", None),
+    ("1 / (id - 3) > 0", "division by zero", None),
 ]
-# Dangerous only in looks: ; ) -- inside quotes. Every command succeeds and nothing changes.
-HARMLESS = ["title <> 'a); DELETE FROM articles; --'", "\"title\" <> 'it''s ); /* x'", "id >= 1 AND (body <> '--')"]
-HARMLESS_POSTGRES = ["title <> $q$); DELETE FROM articles; --$q$", "title <> E'\\'); DELETE FROM articles; --'"]
+# One boolean expression, though ) or quotes look dangerous: every command succeeds and nothing changes.
+HARMLESS = ["title <> 'a) OR (true'", "\"title\" <> 'it''s )'", "id >= 1 AND (body <> ')')", "id > 0) OR (id < 0"]
+HARMLESS_POSTGRES = ["title <> $q$) OR (true$q$", "title = E'\\'') OR (1=1", "title = $q$ x $q$) OR (true"]
 HARMLESS_SQLITE = ["[title] <> 'x' AND `body` <> ')'"]
 
 
@@ -163,30 +161,41 @@ def sqlite_project(tmp_path_factory) -> Project:
     return _built(Project(folder, "sqlite:///source.db", fingerprint))
 
 
-# --- hostile filters: refused before any database sees them, on every command -----------------------------
+# --- ; and comments: refused before any database sees them, on every command -----------------------------
 
 
-def _refused_everywhere(project: Project, capsys, filter_: str, message: str) -> None:
+def _everywhere(project: Project, capsys, filter_: str) -> list[tuple[str, int, str, str]]:
+    """Every command run with ``filter_``: (command, exit code, stdout, stderr); the source unchanged."""
     project.write_spec(filter_)
     before = project.fingerprint()
-    located = f"{project.folder / 'ptah.yaml'}:{FILTER_LINE}: source.filter: {message}"
     results = [(command, *project.run(capsys, command)) for command in COMMANDS]
     assert project.fingerprint() == before
-    assert [(command, code, out, err.strip()) for command, code, out, err in results] == [
-        (command, EXIT_INPUT, "", located) for command in COMMANDS
-    ]
+    return [(command, code, out, err.strip()) for command, code, out, err in results]
 
 
-@pytest.mark.parametrize("filter_, message", LEXICAL + POSTGRES_ONLY)
-def test_a_postgres_filter_that_is_not_one_expression_is_refused_and_writes_nothing(
-        postgres_project, capsys, filter_, message):
-    _refused_everywhere(postgres_project, capsys, filter_, message)
+@pytest.mark.parametrize("project", ["postgres_project", "sqlite_project"])
+@pytest.mark.parametrize("filter_, found", REFUSED)
+def test_a_filter_with_a_semicolon_or_a_comment_is_refused_and_writes_nothing(request, capsys, project, filter_, found):
+    project = request.getfixturevalue(project)
+    located = f"{project.folder / 'ptah.yaml'}:{FILTER_LINE}: source.filter: {found} {SUFFIX}"
+    assert _everywhere(project, capsys, filter_) == [(command, EXIT_INPUT, "", located) for command in COMMANDS]
 
 
-@pytest.mark.parametrize("filter_, message", LEXICAL + SQLITE_ONLY)
-def test_a_sqlite_filter_that_is_not_one_expression_is_refused_and_writes_nothing(
-        sqlite_project, capsys, filter_, message):
-    _refused_everywhere(sqlite_project, capsys, filter_, message)
+# --- one statement the database cannot run: exit 2 naming the filter, on every command ---------------------
+
+
+def cannot_run(database: str, reason: str) -> str:
+    tail = " (a filter is one read-only boolean expression)" if database == "PostgreSQL" else ""
+    return f"source.filter: {database} cannot run the filter on table articles: {reason}; fix the SQL expression{tail}"
+
+
+@pytest.mark.parametrize("project, filter_, reason",
+                         [("postgres_project", text, postgres) for text, postgres, _ in REJECTED + REJECTED_POSTGRES]
+                         + [("sqlite_project", text, sqlite) for text, _, sqlite in REJECTED])
+def test_a_filter_the_database_rejects_is_exit_2_naming_the_filter(request, capsys, project, filter_, reason):
+    expected = cannot_run("PostgreSQL" if project == "postgres_project" else "SQLite", reason)
+    results = _everywhere(request.getfixturevalue(project), capsys, filter_)
+    assert results == [(command, EXIT_INPUT, "", expected) for command in COMMANDS]
 
 
 # --- one expression that tries to write: the read-only snapshot refuses it, exit 2 -----------------------
@@ -201,23 +210,13 @@ WRITING = [
     ("query_to_xml('DELETE FROM articles RETURNING 1', true, false, '') IS NOT NULL",
      "DELETE is not allowed in a non-volatile function"),
 ]
-EVALUATING = {"build": EXIT_INPUT, "verify": EXIT_INPUT, "list": EXIT_INPUT, "search": EXIT_INPUT,
-              "evaluate": EXIT_INPUT, "lexical": EXIT_INPUT}
 
 
 @pytest.mark.parametrize("filter_, reason", WRITING)
 def test_a_postgres_filter_that_writes_is_stopped_by_the_read_only_snapshot(postgres_project, capsys, filter_, reason):
-    postgres_project.write_spec(filter_)
-    before = postgres_project.fingerprint()
-    expected = (f"source.filter: PostgreSQL cannot run the filter on table articles: {reason}; fix the SQL "
-                "expression (a filter is one read-only boolean expression)")
-    results = {command: postgres_project.run(capsys, command) for command in EVALUATING}
-    assert postgres_project.fingerprint() == before
-    for command, exit_code in EVALUATING.items():
-        code, _, err = results[command]
-        assert (command, code) == (command, exit_code), err
-        if exit_code == EXIT_INPUT:
-            assert err.strip() == expected
+    expected = cannot_run("PostgreSQL", reason)
+    assert _everywhere(postgres_project, capsys, filter_) == [
+        (command, EXIT_INPUT, "", expected) for command in COMMANDS]
 
 
 def test_a_sqlite_filter_cannot_load_an_extension(sqlite_project, capsys):
@@ -229,19 +228,15 @@ def test_a_sqlite_filter_cannot_load_an_extension(sqlite_project, capsys):
     assert sqlite_project.fingerprint() == before
 
 
-# --- quotes that only look dangerous: every command works ---------------------------------------------------
+# --- quotes and parentheses that only look dangerous: every command works -----------------------------------
 
 
 @pytest.mark.parametrize("project, filter_", [("postgres_project", f) for f in HARMLESS + HARMLESS_POSTGRES]
                          + [("sqlite_project", f) for f in HARMLESS + HARMLESS_SQLITE])
 def test_a_filter_with_dangerous_looking_quotes_works(request, capsys, project, filter_):
     project = request.getfixturevalue(project)
-    project.write_spec(filter_)
-    before = project.fingerprint()
-    for command in COMMANDS:
-        code, _, err = project.run(capsys, command)
-        assert (command, code) == (command, EXIT_OK), err
-    assert project.fingerprint() == before
+    results = _everywhere(project, capsys, filter_)
+    assert [(command, code) for command, code, _, _ in results] == [(command, EXIT_OK) for command in COMMANDS]
 
 
 # --- the readers hold the line without the specification loader ------------------------------------------
@@ -258,49 +253,53 @@ def test_the_readers_refuse_a_filter_given_to_them_directly(postgres_project, sq
         with pytest.raises(SpecError) as raised:
             reader(SourceSpec(project.database, "articles", ("id",), "{title}", hostile), str(project.folder))
         assert raised.value.exit_code == EXIT_INPUT
-        assert str(raised.value) == f"source.filter: the ) at character 4 {CLOSES}"
+        assert str(raised.value) == f"source.filter: the ; at character 13 {SUFFIX}"
         assert project.fingerprint() == before
 
 
-def test_the_postgres_reader_sends_the_filter_as_one_statement_even_past_the_check(postgres_project, monkeypatch):
-    """With the lexical check switched off, the server itself refuses a second statement."""
-    import ptah.adapters.sources.postgres as module
+@pytest.mark.parametrize("reader, project, reason", [
+    ("postgres", "postgres_project", "PostgreSQL cannot run the filter on table articles: cannot insert multiple "
+                                     "commands into a prepared statement; fix the SQL expression (a filter is one "
+                                     "read-only boolean expression)"),
+    ("sqlite", "sqlite_project", "SQLite cannot run the filter on table articles: You can only execute one "
+                                 "statement at a time.; fix the SQL expression"),
+])
+def test_the_reader_sends_the_filter_as_one_statement_even_past_the_check(request, monkeypatch, reader, project, reason):
+    """With the check switched off, the database driver itself refuses a second statement."""
+    import importlib
+
     from ptah.core.spec import SourceSpec
 
-    monkeypatch.setattr(module, "filter_problem", lambda text, dialect: None)
-    before = postgres_project.fingerprint()
-    spec = SourceSpec(postgres_project.database, "articles", ("id",), "{title}",
+    module, project = importlib.import_module(f"ptah.adapters.sources.{reader}"), request.getfixturevalue(project)
+    monkeypatch.setattr(module, "filter_problem", lambda text: None)
+    before = project.fingerprint()
+    spec = SourceSpec(project.database, "articles", ("id",), "{title}",
                       "1=1) LIMIT 0; COMMIT; DELETE FROM articles WHERE id > 5; --")
+    source = module.PostgresSource if reader == "postgres" else module.SqliteSource
     with pytest.raises(SpecError) as raised:
-        module.PostgresSource(spec)
-    assert str(raised.value) == (
-        "source.filter: PostgreSQL cannot run the filter on table articles: cannot insert multiple commands into a "
-        "prepared statement; fix the SQL expression (a filter is one read-only boolean expression)"
-    )
-    assert postgres_project.fingerprint() == before
+        source(spec, str(project.folder))
+    assert str(raised.value) == f"source.filter: {reason}"
+    assert project.fingerprint() == before
 
 
-# --- the check itself --------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("text, dialect, accepted", [
-    ("a$b$ = 1) OR (true", POSTGRES, False),  # $ continues an identifier: no dollar quote starts there
-    ("x = $1", POSTGRES, True),
-    ("[a;b] = 1", SQLITE, True),  # a bracketed name in SQLite
-    ("[a;b] = 1", POSTGRES, False),  # an array subscript in PostgreSQL
-    ("title <> $$)$$", SQLITE, False),  # no dollar quotes in SQLite
-    ("U&'d\\0061t\\+000061' = 'x'", POSTGRES, True),
-    ("1E'\\'' = 'x'", POSTGRES, True),  # 1 then E'\'' (PostgreSQL before 15) or an error: never a bare quote
-    ("id IN (SELECT id FROM secrets WHERE (secret <> ')'))", SQLITE, True),
+@pytest.mark.parametrize("text, refused", [
+    ("body <> '--'", True), ("body <> 'a;b'", True), ("body <> '/*'", True), ("body <> '*/'", False),
+    ("title <> ')'", False), ("a - -1 > 0", False), ("a / 2 > 0", False),
 ])
-def test_the_lexical_check_reads_quotes_as_the_database_does(text, dialect, accepted):
-    assert (filter_problem(text, dialect) is None) == accepted
+def test_the_check_refuses_semicolons_and_comment_markers_wherever_they_are(text, refused):
+    assert (filter_problem(text) is not None) == refused
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.text(alphabet="a1 ()'\"`[];-/*$\\E\n", max_size=24))
-def test_what_the_check_accepts_sqlite_reads_as_ending_outside_quotes_and_comments(text):
-    """SQLite's own lexer (``complete_statement``) agrees: an accepted filter leaves no quote or comment open."""
-    if filter_problem(text, SQLITE) is None:
-        assert sqlite3.complete_statement(f"SELECT 1 WHERE ({text});")
-        assert not sqlite3.complete_statement(f"SELECT 1 WHERE ({text})")
+# --- a statement that runs too long: stopped, exit 3 naming the setting -------------------------------------
+
+
+def test_a_postgres_statement_past_the_timeout_is_stopped_with_exit_3(postgres_project, capsys):
+    spec = postgres_project.folder / "ptah.yaml"
+    postgres_project.write_spec("pg_sleep(1.5) IS NOT NULL")
+    spec.write_text(spec.read_text().replace("  filter:", "  statement_timeout_s: 1\n  filter:"))
+    before = postgres_project.fingerprint()
+    code, out, err = postgres_project.run(capsys, "build")
+    assert postgres_project.fingerprint() == before
+    assert (code, out, err) == (3, "", f"{postgres_project.database} table articles: a statement ran longer than "
+                                       "source.statement_timeout_s (1 s) and was stopped; raise the setting, or make "
+                                       "source.filter cheaper\n")

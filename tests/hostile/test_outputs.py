@@ -1,10 +1,9 @@
 """Hostile outputs: every file ptah writes is replaced atomically, written through, or refused -- never misplaced.
 
-What is at the path decides (ptah/adapters/files/writes.py): a regular file or nothing is replaced
-atomically through an unpredictable temporary name; a character device or FIFO is written through;
-a link is never replaced; a folder, an empty path, a read-only file, a link to a file and a FIFO nobody
-reads are refused with exit 2. Project writes (``import beir``) never pass through a link inside the
-project. Runs that could hang (a FIFO) run in a child process with a timeout.
+What is at the path decides, a link followed (ptah/adapters/files.py): a regular file or nothing is
+replaced atomically, keeping its permission bits (a link to it stays a link); a character device or FIFO
+is written through; a folder, a socket, an empty path, a read-only file and a FIFO nobody reads are
+refused with exit 2. Runs that could hang (a FIFO) run in a child process with a timeout.
 """
 
 from __future__ import annotations
@@ -21,9 +20,6 @@ from pathlib import Path
 import pytest
 
 from tests.hostile.files_project import beir_dataset, evaluate, make_project, ptah_popen, ptah_process, run_cli
-
-REFUSED_LINK = "ptah never replaces a link nor writes through one to a file: give the path of the file itself"
-
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
@@ -107,21 +103,25 @@ def test_a_link_to_proc_self_fd_1_writes_to_stdout_and_stays_a_link(project, tmp
     assert os.readlink(link) == "/proc/self/fd/1"
 
 
-def test_a_link_to_a_regular_file_is_refused_and_both_stay(project, tmp_path, capsys):
+def test_a_link_to_a_regular_file_stays_a_link_and_its_target_is_replaced(project, tmp_path, capsys):
     target, link = tmp_path / "target.json", tmp_path / "link.json"
-    target.write_text("keep")
+    target.write_text("old")
+    target.chmod(0o640)
     link.symlink_to(target)
     code, _, err = run_cli(capsys, *evaluate(project, "--output", link))
-    assert (code, err) == (2, f"--output {link}: is a symbolic link to a regular file; {REFUSED_LINK}\n")
-    assert (os.readlink(link), target.read_text()) == (str(target), "keep")
+    assert (code, err) == (0, "")
+    assert os.readlink(link) == str(target) and is_report(target.read_text())
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert sorted(os.listdir(tmp_path)) == ["link.json", "target.json"]
 
 
-def test_a_dangling_link_is_refused_and_nothing_is_created(project, tmp_path, capsys):
+def test_a_dangling_link_stays_a_link_and_its_target_is_created(project, tmp_path, capsys):
     link = tmp_path / "dangling.html"
     link.symlink_to(tmp_path / "elsewhere.html")
     code, _, err = run_cli(capsys, *evaluate(project, "--html", link))
-    assert (code, err) == (2, f"--html {link}: is a symbolic link to nothing; {REFUSED_LINK}\n")
-    assert sorted(os.listdir(tmp_path)) == ["dangling.html"]
+    assert (code, err) == (0, "")
+    assert os.readlink(link) == str(tmp_path / "elsewhere.html")
+    assert (tmp_path / "elsewhere.html").read_text().startswith("<!DOCTYPE html>")
 
 
 def test_a_socket_is_refused_with_exit_2(project, tmp_path, capsys):
@@ -132,25 +132,23 @@ def test_a_socket_is_refused_with_exit_2(project, tmp_path, capsys):
         code, _, err = run_cli(capsys, *evaluate(project, "--trec-run", path))
     finally:
         server.close()
-    assert (code, err) == (
-        2, f"--trec-run {path}: is a socket, which ptah neither replaces nor writes to here; give the path of a regular file\n")
+    assert (code, err) == (2, f"--trec-run {path}: is a socket; give the path of a file to write\n")
     assert stat.S_ISSOCK(os.lstat(path).st_mode)
 
 
-# -- regular files: atomic, through an unpredictable name, protection kept ------------------------------
+# -- regular files: atomic, protection kept ------------------------------------------------------------
 
 
-def test_a_planted_link_at_the_old_temporary_name_redirects_nothing(project, tmp_path, capsys):
-    victim, output = tmp_path / "victim.txt", tmp_path / "report.json"
-    victim.write_text("unrelated")
-    planted = tmp_path / f".report.json.{os.getpid()}.tmp"  # the name ptah used to write through
-    planted.symlink_to(victim)
-    code, _, err = run_cli(capsys, *evaluate(project, "--output", output))
+def test_a_new_report_has_the_umask_mode_and_leaves_no_temporary(project, tmp_path, capsys):
+    output = tmp_path / "new" / "report.json"
+    previous = os.umask(0o027)
+    try:
+        code, _, err = run_cli(capsys, *evaluate(project, "--output", output))
+    finally:
+        os.umask(previous)
     assert (code, err) == (0, "")
-    assert victim.read_text() == "unrelated"
-    assert os.readlink(planted) == str(victim)
-    assert not output.is_symlink() and is_report(output.read_text())
-    assert sorted(os.listdir(tmp_path)) == sorted([victim.name, planted.name, output.name])  # no temporary left
+    assert is_report(output.read_text()) and stat.S_IMODE(output.stat().st_mode) == 0o640
+    assert os.listdir(output.parent) == ["report.json"]
 
 
 def test_a_read_only_report_keeps_its_content_and_mode(project, tmp_path, capsys):
@@ -171,6 +169,7 @@ def test_a_replaced_report_keeps_its_permission_bits(project, tmp_path, capsys):
     assert (code, err) == (0, "")
     assert stat.S_IMODE(output.stat().st_mode) == 0o640
     assert output.read_text().startswith("<!DOCTYPE html>")
+    assert os.listdir(tmp_path) == ["report.html"]
 
 
 # -- paths that are no file: exit 2 naming the option and its value -------------------------------------
@@ -196,38 +195,32 @@ def test_export_qrels_to_an_empty_path_is_exit_2(project, capsys):
     assert (code, err) == (2, '"": is an empty path; give the path of a file to write\n')
 
 
-# -- import beir: never through a link inside the project ------------------------------------------------
+# -- import beir ----------------------------------------------------------------------------------------
 
 
-def tree(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): (os.readlink(p) if p.is_symlink() else p.read_text() if p.is_file() else "/")
-            for p in sorted(folder.rglob("*"))}
-
-
-def test_import_beir_force_into_a_project_whose_corpora_is_a_link_writes_nothing(tmp_path, capsys):
+def test_import_beir_force_keeps_linked_files_and_folders_as_links(tmp_path, capsys):
     dataset, project, outside = beir_dataset(tmp_path / "scifact"), tmp_path / "project", tmp_path / "outside"
     project.mkdir()
     outside.mkdir()
     (project / "notes.txt").write_text("mine")
     (project / "corpora").symlink_to(outside)
-    before = tree(project)
+    (project / "ptah.yaml").symlink_to(tmp_path / "spec.yaml")
     code, _, err = run_cli(capsys, "import", "beir", dataset, "--into", project, "--force")
-    assert (code, err) == (2, f"{project / 'corpora'}: is a symbolic link; ptah writes a project's files only inside "
-                              "the project folder, never through a link: remove the link or choose another folder\n")
-    assert os.listdir(outside) == []
-    assert tree(project) == before
+    assert (code, err) == (0, "")
+    assert sorted(os.listdir(project)) == ["corpora", "notes.txt", "ptah.yaml", "source.db"]
+    assert (project / "corpora").is_symlink() and (project / "ptah.yaml").is_symlink()
+    assert sorted(os.listdir(outside)) == ["test-k10.yaml", "test-k100.yaml"]
+    assert (tmp_path / "spec.yaml").read_text().startswith("# Generated by `ptah import beir`")
 
 
-def test_import_beir_force_keeps_a_linked_spec_and_its_target(tmp_path, capsys):
+def test_import_beir_force_refuses_a_read_only_spec_before_writing(tmp_path, capsys):
     dataset, project = beir_dataset(tmp_path / "scifact"), tmp_path / "project"
     project.mkdir()
-    target = tmp_path / "elsewhere.yaml"
-    target.write_text("mine")
-    (project / "ptah.yaml").symlink_to(target)
+    (project / "ptah.yaml").write_text("mine")
+    (project / "ptah.yaml").chmod(0o444)
     code, _, err = run_cli(capsys, "import", "beir", dataset, "--into", project, "--force")
-    assert (code, err) == (2, f"{project / 'ptah.yaml'}: is a symbolic link; ptah writes a project's files only inside "
-                              "the project folder, never through a link: remove the link or choose another folder\n")
-    assert target.read_text() == "mine"
+    assert (code, err) == (2, f"{project / 'ptah.yaml'}: is read-only (mode 0444); ptah does not replace a file "
+                              "protected against writing: make it writable or give another path\n")
     assert sorted(os.listdir(project)) == ["ptah.yaml"]
 
 

@@ -7,6 +7,8 @@ under test, not the vectors). Each test fails on a client without the protection
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -16,7 +18,7 @@ from ptah.core.errors import EXIT_OPERATIONAL, ServiceUnavailable
 from tests.adapters.openai_server import MODEL, EmbeddingServer
 
 KEY = "sk-ptah-HOSTILE-0c4f1d2e9a"
-ONCE = Policy(timeout_s=10.0, attempts=1, backoff_s=0.01, max_delay_s=0.2)
+ONCE = Policy(attempts=1, backoff_s=0.01, max_delay_s=0.2)
 
 
 class StandIn:
@@ -45,15 +47,15 @@ def server(servers):
     return servers[0]
 
 
-def client(server, policy=ONCE, dimensions=None) -> EmbeddingsClient:
+def client(server, policy=ONCE, dimensions=None, timeout_s=10.0) -> EmbeddingsClient:
     return EmbeddingsClient(server.base_url, MODEL, key=KEY, dimensions=dimensions, batch_size=8, max_concurrency=1,
-                            policy=policy)
+                            policy=policy, timeout_s=timeout_s)
 
 
-def refused(server, mode, policy=ONCE) -> str:
+def refused(server, mode, policy=ONCE, timeout_s=10.0) -> str:
     server.faults.append(mode)
     with pytest.raises(ServiceUnavailable) as info:
-        client(server, policy).embed(["hello"])
+        client(server, policy, timeout_s=timeout_s).embed(["hello"])
     assert info.value.exit_code == EXIT_OPERATIONAL
     message = str(info.value)
     assert KEY not in message and "\n" not in message
@@ -93,6 +95,16 @@ def test_a_server_echoing_the_key_never_puts_it_in_a_message(server):
                             "model, the key and base_url")
 
 
+def test_an_answer_trickled_a_byte_a_second_fails_at_the_whole_request_deadline(server):
+    started = time.monotonic()
+    message = refused(server, "trickle", timeout_s=2)
+    assert 2.0 <= time.monotonic() - started < 4.0  # each byte came within any read timeout; the deadline held
+    assert server.sent <= 4
+    assert message == (f"the embedding service {server.base_url}/embeddings did not answer within timeout_s (2 s) "
+                       "to all 1 attempts; each retry re-sends work the server may still be doing, so try a smaller "
+                       "batch_size (now 8) or a larger timeout_s")
+
+
 def test_an_answer_that_is_not_labelled_json_is_refused(server):
     message = refused(server, "html")
     assert message == (f"the embedding service {server.base_url}/embeddings answered text/html, not JSON (a proxy or "
@@ -105,6 +117,6 @@ def test_a_huge_retry_after_is_capped(server, monkeypatch, retry_after):
     monkeypatch.setattr(http_client.time, "sleep", slept.append)  # the waits, recorded instead of slept
     server.retry_after = retry_after
     server.faults.extend(["429", "429"])
-    vectors = client(server, Policy(timeout_s=10.0, attempts=3, backoff_s=0.01, max_delay_s=0.2)).embed(["hello"])
+    vectors = client(server, Policy(attempts=3, backoff_s=0.01, max_delay_s=0.2)).embed(["hello"])
     assert vectors.shape == (1, 384)
     assert len(slept) == 2 and max(slept) == 0.2

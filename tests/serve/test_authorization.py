@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from starlette.requests import Request
 
+from ptah.serve.auth import session_cookie
 from tests.serve.conftest import wait_done
 
 OK = {"none": 401, "revoked": 401}
@@ -65,7 +67,7 @@ def test_a_malformed_unknown_or_altered_token_is_401(project, server, header):
 def test_a_revoked_token_is_refused_from_the_next_request(project, server):
     token = project.token("read", "short-lived")
     client = server.client(token)
-    assert [client.get("/v1/corpora").status_code for _ in range(3)] == [200, 200, 200]  # proven, then remembered
+    assert [client.get("/v1/corpora").status_code for _ in range(3)] == [200, 200, 200]
     project.revoke("short-lived")
     answer = client.get("/v1/corpora")
     assert (answer.status_code, answer.json()["detail"]) == (401, "the token was revoked.")
@@ -101,3 +103,13 @@ def test_unknown_paths_methods_and_oversized_sign_ins_are_problems_not_traceback
     huge = server.client().post("/login", content=b"token=" + b"a" * 10_000,
                                 headers={"content-type": "application/x-www-form-urlencoded"})
     assert huge.status_code == 401 and "set-cookie" not in huge.headers
+
+
+def test_the_session_cookie_is_secure_when_the_page_is_served_over_tls():
+    def cookie(scheme, token):
+        return session_cookie(Request({"type": "http", "scheme": scheme, "server": ("ptah.example", 443), "path": "/",
+                                       "headers": [], "query_string": b""}), token)
+
+    assert cookie("https", "ptah.x.y") == "ptah_session=ptah.x.y; Path=/; HttpOnly; SameSite=Strict; Secure"
+    assert cookie("https", None) == "ptah_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict; Secure"
+    assert cookie("http", "ptah.x.y") == "ptah_session=ptah.x.y; Path=/; HttpOnly; SameSite=Strict"

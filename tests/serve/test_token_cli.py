@@ -1,10 +1,13 @@
-"""``ptah token create|list|revoke``: the token is printed once, only a salted hash is stored, bad input is exit 2."""
+"""``ptah token create|list|revoke``: the token is printed once, only a digest is stored, bad input is exit 2."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 
+from ptah.adapters.stores.record_tables import SqliteRecords
+from ptah.services.tokens import Grant, check_token
 from tests.serve.conftest import ptah
 
 
@@ -26,8 +29,8 @@ def test_tokens_are_created_listed_and_revoked_and_only_their_hash_is_stored(pro
     assert secret not in stored and token_id in stored
     record = json.loads(next(body for (body,) in sqlite3.connect(project.folder / ".ptah" / "ptah.db").execute(
         "SELECT body FROM records WHERE kind = 'token' AND key = ?", (token_id,))))
-    assert sorted(record) == ["created_at", "hash", "id", "kdf", "name", "revoked_at", "salt", "scope"]
-    assert (len(bytes.fromhex(record["salt"])), len(bytes.fromhex(record["hash"]))) == (16, 32)
+    assert sorted(record) == ["created_at", "hash", "id", "kdf", "name", "revoked_at", "scope"]
+    assert (record["kdf"], record["hash"]) == ("sha256", hashlib.sha256(secret.encode()).hexdigest())
     assert ptah("token", "revoke", "viewer", "--spec", str(project.spec)).returncode == 0
     again = ptah("token", "revoke", "viewer", "--spec", str(project.spec))
     assert (again.returncode, again.stderr.strip()) == (2, "no active token is named 'viewer' (see `ptah token list`).")
@@ -48,3 +51,16 @@ def test_a_port_out_of_range_is_exit_2_not_an_internal_error(project):
     served = ptah("serve", "--spec", str(project.spec), "--port", "70000")
     assert served.returncode == 2
     assert "70000 is not in the range 1<=x<=65535" in served.stderr and "internal error" not in served.stderr
+
+
+def test_a_token_an_earlier_ptah_stored_as_scrypt_still_verifies(tmp_path):
+    secret = "s" * 43
+    salt = bytes(range(16))
+    old = {"id": "abcdefghijkl", "name": "old", "scope": "read", "salt": salt.hex(), "kdf": "scrypt(n=16384,r=8,p=1)",
+           "hash": hashlib.scrypt(secret.encode(), salt=salt, n=2**14, r=8, p=1, dklen=32).hex(),
+           "created_at": "2026-12-01T00:00:00+00:00", "revoked_at": None}
+    records = SqliteRecords(tmp_path / "ptah.db")
+    records.put("token", old["id"], json.dumps(old))
+    assert check_token(records, f"ptah.abcdefghijkl.{secret}") == (Grant("old", "read"), "ok")
+    assert check_token(records, f"ptah.abcdefghijkl.{'t' * 43}") == (None, "invalid")
+    records.close()

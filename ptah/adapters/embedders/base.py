@@ -95,9 +95,15 @@ def probe_of(embedder: object) -> dict | None:
 
 def installed_versions(*names: str) -> dict[str, str | None]:
     """``{name: version}`` of installed distributions (``None`` when absent); imports none of them."""
-    from ptah.adapters.embedders.distributions import versions
+    from importlib import metadata
 
-    return versions(*names)
+    versions: dict[str, str | None] = {}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
 
 
 def as_matrix(vectors: object, dimension: int) -> np.ndarray:

@@ -1,19 +1,26 @@
-"""A client of the OpenAI embeddings API (``POST {base_url}/embeddings``) on the standard library.
+"""A client of the OpenAI embeddings API (``POST {base_url}/embeddings``) on one pooled ``httpx.Client``.
 
 Texts are sent in requests of at most ``batch_size`` inputs and
 :attr:`Policy.max_request_chars` characters, ``max_concurrency`` of them in
-flight (threads). A request that times out, loses its connection or is
-answered 429 or 5xx is retried after an exponential backoff with jitter
-(``Retry-After`` honoured), at most :attr:`Policy.attempts` times in all, each
-wait capped at :attr:`Policy.max_delay_s`; then, or at once for any other
-4xx, :class:`ServiceUnavailable` (exit 3) says in one sentence the endpoint,
-the HTTP status and the provider's message (bounded, control characters
-escaped, the key masked). An answer is refused unless it is JSON with one
-finite vector per input, in order, all of the same dimension (the one asked
-for, when asked), from the model asked for, labelled JSON when labelled at
-all (``application/json`` or ``…+json``: a ``text/html`` 200 is a proxy's or a
-login page's); at most
-:meth:`Policy.response_limit` bytes of it are read. Redirects are not
+flight (threads sharing the client's kept-alive connections). Each request
+has a whole-request deadline of ``timeout_s`` (the generation's
+``timeout_s``): connecting, sending, waiting for the answer and each read
+of it are each bounded by it (``httpx.Timeout``), and the answer's body is
+read in pieces with the deadline checked between them, so a server trickling
+its answer a byte at a time fails at the deadline (headers trickled so are
+bounded only by each read's timeout and httpx's limit on their size). A request that times out,
+loses its connection or is answered 429 or 5xx is retried after an
+exponential backoff with jitter (``Retry-After`` honoured), at most
+:attr:`Policy.attempts` times in all, each wait capped at
+:attr:`Policy.max_delay_s`; then, or at once for any other status, or a
+redirect, :class:`ServiceUnavailable` (exit 3) says in one sentence the
+endpoint, the HTTP status and the provider's message (bounded, control
+characters escaped, the key masked). An answer is refused unless it is JSON
+with one finite vector per input, in order, all of the same dimension (the
+one asked for, when asked), from the model asked for, labelled JSON when
+labelled at all (``application/json`` or ``…+json``: a ``text/html`` 200 is a
+proxy's or a login page's); at most :meth:`Policy.response_limit` bytes of it
+are read, uncompressed (``Accept-Encoding: identity``). Redirects are not
 followed, so the key is never sent to another host.
 
 The key goes into the ``Authorization`` header and nowhere else.
@@ -22,17 +29,15 @@ The key goes into the ``Authorization`` header and nowhere else.
 from __future__ import annotations
 
 import email.utils
-import http.client
 import json
 import random
 import threading
 import time
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+import httpx
 import numpy as np
 
 from ptah.core.errors import ServiceUnavailable
@@ -43,9 +48,8 @@ ERROR_BODY_LIMIT = 64 * 1024
 
 @dataclass(frozen=True)
 class Policy:
-    """Timeouts, retries and request sizes; tests lower them (``openai_compatible.POLICY``)."""
+    """Retries and request sizes; tests lower them (``openai_compatible.POLICY``)."""
 
-    timeout_s: float = 60.0
     attempts: int = 6
     backoff_s: float = 0.5
     max_delay_s: float = 30.0
@@ -83,34 +87,31 @@ class Usage:
                 "server_seconds": round(self.server_s, 3), "backoff_seconds": round(self.backoff_s, 3)}
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):  # a 3xx is answered as an error: the key stays with this host
-        return None
-
-
 class _Retry(Exception):
-    def __init__(self, what: str, retry_after: float | None = None):
+    def __init__(self, what: str, retry_after: float | None = None, remedy: str = "try again later"):
         super().__init__(what)
-        self.what, self.retry_after = what, retry_after
+        self.what, self.retry_after, self.remedy = what, retry_after, remedy
 
 
 class EmbeddingsClient:
     """Embeds texts with one model of one OpenAI-compatible server (see module docs)."""
 
     def __init__(self, base_url: str, model: str, *, key: str | None, dimensions: int | None,
-                 batch_size: int, max_concurrency: int, policy: Policy):
+                 batch_size: int, max_concurrency: int, policy: Policy, timeout_s: float):
         self.endpoint = base_url.rstrip("/") + "/embeddings"
         self.model, self.dimensions = model, dimensions
         self.batch_size, self.max_concurrency, self.policy = batch_size, max_concurrency, policy
+        self.timeout_s = timeout_s
         self.dimension: int | None = dimensions  # learnt from the first answer when not asked
         self.usage = Usage()
         self.served_model: str | None = None  # the model the last answer named (None: it named none)
         self._key = key
-        self._headers = {"Content-Type": "application/json", "Accept": "application/json",
-                         "User-Agent": "ptah"}
+        headers = {"Content-Type": "application/json", "Accept": "application/json", "Accept-Encoding": "identity",
+                   "User-Agent": "ptah"}
         if key:
-            self._headers["Authorization"] = f"Bearer {key}"
-        self._opener = urllib.request.build_opener(_NoRedirect)
+            headers["Authorization"] = f"Bearer {key}"
+        self._http = httpx.Client(headers=headers, follow_redirects=False, limits=httpx.Limits(
+            max_connections=max_concurrency, max_keepalive_connections=max_concurrency))
 
     def embed(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
         """One float32 row per text, in order (``(0, dimension)`` for none); ``progress(texts answered so far)``
@@ -152,7 +153,7 @@ class EmbeddingsClient:
                 self.usage.add(requests=1, server_s=time.monotonic() - started)
                 if attempt == policy.attempts:
                     raise ServiceUnavailable(f"the embedding service {self.endpoint} {exc.what} "
-                                             f"to all {policy.attempts} attempts; try again later") from None
+                                             f"to all {policy.attempts} attempts; {exc.remedy}") from None
                 delay = min(policy.max_delay_s, policy.backoff_s * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
                 if exc.retry_after is not None:
                     delay = max(delay, min(exc.retry_after, policy.max_delay_s))
@@ -164,38 +165,55 @@ class EmbeddingsClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _post(self, data: bytes, inputs: int) -> bytes:
-        request = urllib.request.Request(self.endpoint, data=data, headers=self._headers, method="POST")
         limit = self.policy.response_limit(inputs, self.dimension)
+        deadline = time.monotonic() + self.timeout_s
         try:
-            with self._opener.open(request, timeout=self.policy.timeout_s) as response:
-                kind = response.headers.get("Content-Type")
+            timeout = httpx.Timeout(self.timeout_s)  # connect, write, pool and each read; the deadline is below
+            with self._http.stream("POST", self.endpoint, content=data, timeout=timeout) as answer:
+                if not answer.is_success:  # a redirect too: the key stays with this host
+                    self._failed(answer, deadline)
+                kind = answer.headers.get("Content-Type")
                 if kind is not None and not _is_json(kind):  # a proxy's or a login page's answer, not the API's
                     self._refuse(f"answered {self._visible(kind.split(';')[0].strip())}, not JSON (a proxy or a "
                                  "login page?)")
-                raw = response.read(limit + 1)
-        except urllib.error.HTTPError as exc:
-            status, message = exc.code, self._message(exc)
-            if status == 429 or status >= 500:
-                raise _Retry(f"answered HTTP {status} ({message})", _retry_after(exc.headers.get("Retry-After")))
-            raise ServiceUnavailable(f"the embedding service {self.endpoint} refused the request with HTTP {status} "
-                                     f"({message}); check the model, the key and base_url") from None
-        except (TimeoutError, ConnectionError, http.client.HTTPException, urllib.error.URLError, OSError) as exc:
-            raise _Retry(self._failure(exc)) from None
+                raw = self._read(answer, limit + 1, deadline)
+        except httpx.TimeoutException:
+            raise self._timed_out() from None
+        except httpx.TransportError as exc:
+            raise _Retry("could not be reached or dropped the connection "
+                         f"({self._visible(str(exc) or type(exc).__name__)})") from None
         if len(raw) > limit:
             self._refuse(f"sent more than {limit:,} bytes")
         return raw
 
-    def _failure(self, exc: BaseException) -> str:
-        reason = getattr(exc, "reason", exc)
-        if isinstance(reason, TimeoutError) or "timed out" in str(reason):
-            return f"did not answer within {self.policy.timeout_s:g} s"
-        return f"could not be reached or dropped the connection ({self._visible(str(reason) or type(reason).__name__)})"
+    def _read(self, answer: httpx.Response, most: int, deadline: float) -> bytes:
+        """At most ``most`` bytes of the answer's body, all of them before ``deadline``."""
+        body = bytearray()
+        for chunk in answer.iter_raw():
+            if time.monotonic() > deadline:
+                raise self._timed_out()
+            body += chunk
+            if len(body) >= most:
+                break
+        return bytes(body[:most])
 
-    def _message(self, exc: urllib.error.HTTPError) -> str:
+    def _timed_out(self) -> _Retry:
+        return _Retry(f"did not answer within timeout_s ({self.timeout_s:g} s)",
+                      remedy=f"each retry re-sends work the server may still be doing, so try a smaller batch_size "
+                             f"(now {self.batch_size}) or a larger timeout_s")
+
+    def _failed(self, answer: httpx.Response, deadline: float) -> None:
+        status = answer.status_code
         try:
-            raw = exc.read(ERROR_BODY_LIMIT)
-        except Exception:  # the body is only told, never needed
-            raw = b""
+            message = self._message(self._read(answer, ERROR_BODY_LIMIT, deadline))
+        except (httpx.TransportError, _Retry):  # the body is only told, never needed
+            message = "no message"
+        if status == 429 or status >= 500:
+            raise _Retry(f"answered HTTP {status} ({message})", _retry_after(answer.headers.get("Retry-After")))
+        raise ServiceUnavailable(f"the embedding service {self.endpoint} refused the request with HTTP {status} "
+                                 f"({message}); check the model, the key and base_url")
+
+    def _message(self, raw: bytes) -> str:
         text = raw.decode("utf-8", errors="replace")
         try:
             document = json.loads(text)

@@ -13,8 +13,9 @@ embedder only when texts must be embedded, so a warm evaluate needs no key.
 When ``dimensions`` is not set, opening embeds :data:`PROBE_TEXT` once to
 learn the dimension. Vectors are L2-normalised here when ``normalize`` is
 true, whatever the server did. The HTTP client is
-:mod:`ptah.adapters.embedders.http_client`; :data:`POLICY` sets its timeouts
-and retries.
+:mod:`ptah.adapters.embedders.http_client` (httpx, imported only when texts
+must be embedded); the generation's ``timeout_s`` bounds each request,
+:data:`POLICY` sets the retries.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 KIND = "openai"
 PROBE_TEXT = "ptah probe: the quick brown fox jumps over the lazy dog"
-POLICY: Policy | None = None  # the client's timeouts and retries (None: its defaults); tests lower them
+POLICY: Policy | None = None  # the client's retries and request sizes (None: its defaults); tests lower them
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -72,7 +73,7 @@ class OpenAICompatibleKind:
         return ServiceEmbedder(settings, os.environ if env is None else env)
 
     def versions(self) -> dict[str, str | None]:
-        return {}  # the standard library's HTTP client; what the server runs cannot be seen from here
+        return {}  # what the server runs cannot be seen from here; the HTTP client does not change a vector
 
 
 class ServiceEmbedder:
@@ -89,14 +90,14 @@ class ServiceEmbedder:
                     f'generation "{settings.name}": the environment variable {service.api_key_env} that should hold '
                     f"the key of {service.base_url} is not set; set it, or name another with api_key_env"
                 )
-        # the HTTP client (ssl, http.client, threads) is imported only when texts must be embedded:
+        # the HTTP client (httpx, ssl, threads) is imported only when texts must be embedded:
         # choosing the kind and computing the identity, which every warm evaluate does, need none of it
         from ptah.adapters.embedders.http_client import EmbeddingsClient, Policy
 
         self.settings = settings
         self.client = EmbeddingsClient(service.base_url, settings.model, key=key, dimensions=settings.dimension,
                                        batch_size=settings.batch_size, max_concurrency=service.max_concurrency,
-                                       policy=policy or POLICY or Policy())
+                                       policy=policy or POLICY or Policy(), timeout_s=service.timeout_s)
         self._probe: np.ndarray | None = None
         if self.client.dimension is None:
             self._probe = self.client.embed([PROBE_TEXT])[0]  # the first probe() answers with it

@@ -202,10 +202,6 @@ def describe_exception(exc: BaseException) -> str:
 
 
 def _entry_points() -> list[EntryPoint]:
-    from ptah.adapters.embedders.distributions import may_declare
-
-    if not may_declare(GROUP):  # importlib.metadata and its reading of every distribution cost 16 ms or more
-        return []
     from importlib import metadata
 
     return sorted(metadata.entry_points(group=GROUP), key=lambda entry: (entry.name, entry.value))

@@ -13,6 +13,7 @@ one says how to install it, :class:`CapabilityUnavailable`, exit 3).
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Protocol, runtime_checkable
 
@@ -26,6 +27,23 @@ if TYPE_CHECKING:
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 SQLITE_PREFIX = "sqlite:///"
+_NOT_IN_A_FILTER = re.compile("\x00|;|--|/\\*")
+
+
+def filter_problem(text: str) -> str | None:
+    """Why ``source.filter`` cannot be placed in ptah's ``WHERE (…)``, or None.
+
+    A ``;`` could end ptah's statement and ``--`` or ``/*`` comment out the rest of it, so they are refused
+    wherever they stand, quotes included. What holds the filter to reading is the reader: one statement per
+    execute, in a read-only transaction (:mod:`ptah.adapters.sources.sqlite`, :mod:`~ptah.adapters.sources.postgres`).
+    """
+    found = _NOT_IN_A_FILTER.search(text)
+    if found is None:
+        return None
+    shown = "the NUL character" if found.group() == "\x00" else f"the {found.group()}"
+    return (f"{shown} at character {found.start() + 1} is not allowed in a filter, even inside quotes: it could end "
+            "ptah's statement or comment out the rest of it; a filter is one boolean expression, such as "
+            "status = 'published'")
 
 
 @runtime_checkable

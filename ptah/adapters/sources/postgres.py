@@ -9,15 +9,16 @@ Safety: the table and every column are quoted identifiers
 (``psycopg.sql.Identifier``) and every value is a bound parameter; the one
 piece of SQL taken as written is ``source.filter``, the user's own boolean
 expression from their own specification, inserted as one parenthesised
-``WHERE`` clause. It is held to one expression twice: lexically before the
-server sees it (:mod:`ptah.adapters.sources.filter_sql`; the session sets
-``standard_conforming_strings`` so the server reads quotes as that check did),
-and by the server, since every statement holding it goes through the extended
-query protocol (prepared, or a server-side cursor), which accepts exactly one
-statement -- so it can never ``COMMIT`` the read-only transaction and write. A
-filter the server refuses to run in that transaction (``nextval()``,
-``set_config('transaction_read_only', …)``, a syntax error) is the
-specification's fault: :class:`SpecError`, exit 2.
+``WHERE`` clause without ``;`` or a comment
+(:func:`ptah.adapters.sources.base.filter_problem`). Every statement holding it
+goes through the extended query protocol (prepared, or a server-side cursor),
+which accepts exactly one statement -- so it can never ``COMMIT`` the
+read-only transaction and write. A filter the server refuses to run in that
+transaction (``nextval()``, ``set_config('transaction_read_only', …)``, a
+syntax error, ``$1``, a division by zero) is the specification's fault:
+:class:`SpecError`, exit 2. Every statement of the transaction is stopped
+after ``source.statement_timeout_s`` seconds (``SET LOCAL statement_timeout``),
+so a slow filter cannot hold the snapshot for ever: exit 3 naming the setting.
 
 Snapshot: one ``REPEATABLE READ READ ONLY`` transaction per source object,
 pinned when it is opened, so everything one :class:`PostgresSource` answers --
@@ -50,12 +51,12 @@ from typing import Iterable, Iterator
 from psycopg import IsolationLevel, sql
 
 from ptah.adapters.postgres import connect, pg_errors, psycopg, reason
-from ptah.adapters.sources.filter_sql import POSTGRES, filter_problem
+from ptah.adapters.sources.base import filter_problem
 from ptah.adapters.sources.postgres_index import TableIndexSearch, find_index
 from ptah.adapters.sources.rows import source_rows
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
 from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
-from ptah.core.errors import Problem, SourceUnavailable, SpecError
+from ptah.core.errors import OperationalError, Problem, SourceUnavailable, SpecError
 from ptah.core.spec import SourceRow, SourceSpec, key_component, template_columns
 
 LOOKUP_BATCH = 10_000  # keys per statement: one array parameter per key column
@@ -63,9 +64,10 @@ ROWS_PER_FETCH = 2_000  # rows per round trip of a server-side cursor
 INTEGER_TYPES = frozenset({"smallint", "integer", "bigint"})
 _CANONICAL_INT = re.compile(r"(0|-?[1-9][0-9]{0,18})\Z")
 _INT64 = range(-(2**63), 2**63)
-# SQLSTATE classes that mean the filter cannot run in a read-only snapshot: 42 syntax, unknown name or wrong
-# type; 25 invalid transaction state (a write, or set_config of transaction_read_only); 0A not supported there.
-_FILTER_FAULTS = ("42", "25", "0A")
+# SQLSTATEs that mean the filter cannot run in a read-only snapshot: class 42 syntax, unknown name or wrong type;
+# 25 invalid transaction state (a write, or set_config of transaction_read_only); 0A not supported there; 22 data
+# (the filter is the only expression ptah's statements evaluate on a row's values); 08P01 a $1 nobody binds.
+_FILTER_FAULTS = ("42", "25", "0A", "22", "08P01")
 
 _COLUMNS = """
     SELECT a.attname, format_type(a.atttypid, a.atttypmod), t.typcategory
@@ -83,13 +85,14 @@ class PostgresSource:
         self.where = f"{source.redacted_database} table {source.table}"
         self._names = itertools.count(1)
         self._db = None
-        if source.filter is not None and (problem := filter_problem(source.filter, POSTGRES)):
+        if source.filter is not None and (problem := filter_problem(source.filter)):
             raise SpecError([Problem(problem, field="source.filter")])
         self._db = connect(source.database, SourceUnavailable, "source database")
         try:
             self._db.isolation_level = IsolationLevel.REPEATABLE_READ
             self._db.read_only = True
-            self._db.execute("SET standard_conforming_strings = on")  # quotes read as filter_problem read them
+            self._db.execute(sql.SQL("SET LOCAL statement_timeout = {}").format(
+                sql.Literal(f"{source.statement_timeout_s}s")))
             if snapshot is not None:  # a partition of a distributed build reads the driver's exported snapshot
                 self._db.execute(sql.SQL("SET TRANSACTION SNAPSHOT {}").format(sql.Literal(snapshot)))
             relation = self._relation()
@@ -106,7 +109,8 @@ class PostgresSource:
             self._check_filter()
         except psycopg.Error as exc:
             self.close()
-            raise SourceUnavailable(f"{self.where}: cannot be read ({reason(exc, source.database)})") from None
+            raise self._timed_out(exc) or SourceUnavailable(
+                f"{self.where}: cannot be read ({reason(exc, source.database)})") from None
         except BaseException:  # SourceUnavailable, SpecError, and a Ctrl-C while opening: no session left open
             self.close()
             raise
@@ -176,12 +180,22 @@ class PostgresSource:
                 f"{self.where}: permission denied ({reason(exc, self.source.database)}); grant SELECT on it"
             ) from None
         except psycopg.Error as exc:
-            # Class 22 (data) too, here: the filter is the only expression this statement evaluates.
-            raise self._filter_fault(exc, ("22",)) or exc from None
+            raise self._fault(exc) or exc from None
 
-    def _filter_fault(self, exc: psycopg.Error, classes: tuple[str, ...] = ()) -> SpecError | None:
-        """The SpecError (exit 2) to raise when ``exc`` is the filter's fault; None when it is not."""
-        if not self.source.filter or not (exc.sqlstate or "").startswith(_FILTER_FAULTS + classes):
+    def _timed_out(self, exc: psycopg.Error) -> SourceUnavailable | None:
+        """The SourceUnavailable (exit 3) to raise when ``exc`` is ``source.statement_timeout_s`` running out."""
+        if not isinstance(exc, pg_errors.QueryCanceled):
+            return None
+        return SourceUnavailable(
+            f"{self.where}: a statement ran longer than source.statement_timeout_s ({self.source.statement_timeout_s} "
+            "s) and was stopped; raise the setting, or make source.filter cheaper")
+
+    def _fault(self, exc: psycopg.Error) -> OperationalError | SpecError | None:
+        """The error to raise when ``exc`` is the filter's fault (SpecError, exit 2) or a timeout (exit 3); None
+        when it is neither."""
+        if (timed_out := self._timed_out(exc)) is not None:
+            return timed_out
+        if not self.source.filter or not (exc.sqlstate or "").startswith(_FILTER_FAULTS):
             return None
         return SpecError(
             [Problem(f"PostgreSQL cannot run the filter on table {self.source.table}: "
@@ -196,7 +210,7 @@ class PostgresSource:
         try:
             return self._db.execute(query, parameters, prepare=True)
         except psycopg.Error as exc:
-            raise self._filter_fault(exc) or SourceUnavailable(
+            raise self._fault(exc) or SourceUnavailable(
                 f"{self.where}: cannot be read ({reason(exc, self.source.database)})"
             ) from None
 
@@ -233,7 +247,7 @@ class PostgresSource:
         try:
             cursor.execute(query)  # DECLARE … CURSOR: psycopg sends it through the extended protocol
         except psycopg.Error as exc:
-            raise self._filter_fault(exc) or SourceUnavailable(
+            raise self._fault(exc) or SourceUnavailable(
                 f"{self.where}: cannot be read ({reason(exc, self.source.database)})"
             ) from None
         return cursor
@@ -246,7 +260,7 @@ class PostgresSource:
         try:
             yield from items
         except psycopg.Error as exc:
-            raise self._filter_fault(exc) or SourceUnavailable(
+            raise self._fault(exc) or SourceUnavailable(
                 f"{self.where}: reading {what} failed ({reason(exc, self.source.database)})"
             ) from None
         finally:

@@ -3,12 +3,13 @@
 Safety: the table, key and template columns are quoted identifiers and every
 value is a bound parameter; nothing from a corpus or a row is ever spliced
 into SQL. The one exception is ``source.filter``: it is the user's own SQL
-from their own specification, inserted as one parenthesised expression. It is
-held to one expression twice: lexically before SQLite sees it
-(:mod:`ptah.adapters.sources.filter_sql`), and by ``sqlite3``, whose
-``execute`` refuses a second statement. Nothing it holds can write: the file
-is opened read-only and ``PRAGMA query_only`` is on (an expression cannot
-``ATTACH`` or change a pragma, and loading extensions stays disabled).
+from their own specification, inserted as one parenthesised expression
+without ``;`` or a comment (:func:`ptah.adapters.sources.base.filter_problem`),
+and ``sqlite3``'s ``execute`` refuses a second statement. Nothing it holds can
+write: the file is opened read-only and ``PRAGMA query_only`` is on (an
+expression cannot ``ATTACH`` or change a pragma, and loading extensions stays
+disabled). ``source.statement_timeout_s`` is PostgreSQL's: SQLite has no
+function that waits.
 
 Snapshot: the database is opened read-only (``file:…?mode=ro``) and a read
 transaction is begun and pinned at once, so everything one
@@ -36,7 +37,7 @@ from urllib.parse import quote
 
 from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
 from ptah.core.errors import Problem, SourceUnavailable, SpecError
-from ptah.adapters.sources.filter_sql import SQLITE, filter_problem
+from ptah.adapters.sources.base import filter_problem
 from ptah.adapters.sources.rows import source_rows
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
 from ptah.core.spec import SourceRow, SourceSpec, key_component, sqlite_database_path, template_columns
@@ -62,7 +63,7 @@ class SqliteSource:
             raise SourceUnavailable(f"{source.redacted_database}: not a sqlite:/// URL; the SQLite reader cannot open it")
         self.path = path
         self._db = None
-        if source.filter is not None and (problem := filter_problem(source.filter, SQLITE)):
+        if source.filter is not None and (problem := filter_problem(source.filter)):
             raise SpecError([Problem(problem, field="source.filter")])
         if not os.path.isfile(path):
             raise SourceUnavailable(f"{source.redacted_database}: no such database file {path}")

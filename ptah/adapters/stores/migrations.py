@@ -87,7 +87,7 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "0004_records",
         (
-            # Small text records by (kind, key) for `ptah serve`: tokens (salted hashes), corpora, evaluations.
+            # Small text records by (kind, key) for `ptah serve`: tokens (digests), corpora, evaluations.
             """
             CREATE TABLE records (
                 seq        INTEGER PRIMARY KEY AUTOINCREMENT,   -- the order first added

@@ -2,7 +2,7 @@
 
 ``records`` (SQLite, migration ``0004_records``) and ``ptah_records``
 (PostgreSQL, ``0003_records``) hold ``(kind, key) -> body`` with the order
-each record was first added. ``ptah serve`` keeps its tokens (salted hashes
+each record was first added. ``ptah serve`` keeps its tokens (digests
 only), registered corpora and evaluation jobs there, in the project's own
 store, so they survive a restart and a backup of the store keeps them.
 

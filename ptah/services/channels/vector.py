@@ -36,6 +36,7 @@ from ptah.core.ranking import Ranked
 from ptah.core.report import Run
 from ptah.core.request import VECTOR
 from ptah.core.scoring import normalize_rows
+from ptah.core.verification import VerifyResult
 from ptah.services.channels.base import RunPlan, Sides, register_channel
 from ptah.services.channels.exact import Blocks, matrix_blocks, search_exact, snapshot_blocks, streams, top_rows
 from ptah.services.channels.index import hold_index
@@ -44,7 +45,7 @@ from ptah.services.external import (cache_store, external_settings, hold_table_i
 from ptah.services.probe import NOT_CHECKED, check, report_settings, stored_probe
 from ptah.services.project import Generation
 from ptah.services.search import embed_queries
-from ptah.services.verify import VerifyResult, verify_stored
+from ptah.services.verify import verify_stored
 
 
 _CACHE_READ = 4096  # distinct queries read from the query cache at a time
