@@ -84,7 +84,7 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
         store = cache_store(project, generation, int(matrix.vectors.shape[1]))
         sides.charge("load_vectors", clock)
         _refuse_stale(sides, verification, clock)
-        return _search(sides, generation, _Vectors(store, None, verification, index_search, matrix=matrix))
+        return _search(sides, generation, _held(store, None, verification, index_search, matrix))
     store = project.store()
     if store is None:
         raise NotBuilt(generation.name, identity)
@@ -101,7 +101,7 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
     clock = time.perf_counter()
     verification = verify_stored(project, generation, built=True, stored=stored)
     _refuse_stale(sides, verification, clock)
-    return _search(sides, generation, _Vectors(store, record, verification, index_search, matrix=matrix))
+    return _search(sides, generation, _held(store, record, verification, index_search, matrix))
 
 
 def _search_streamed(sides: Sides, generation: Generation, store, snapshot, record, stored: dict, clock: float
@@ -118,37 +118,39 @@ def _search_streamed(sides: Sides, generation: Generation, store, snapshot, reco
     rows = len(stored)
     stored.clear()  # every row's digest: at ten million rows gigabytes, and nothing needs it after
     blocks = snapshot_blocks(snapshot, identity, normalize=not record.settings.get("normalize", True))
-    return _search(sides, generation, _Vectors(store, record, verification, index_search, blocks=blocks, rows=rows,
-                                               present=present))
+    return _search(sides, generation, _Vectors(store, record, verification, index_search, blocks, rows, record.dimension,
+                                               present))
 
 
 @dataclass
 class _Vectors:
-    """Where a vector side's rows come from: a matrix held whole, or blocks read from a snapshot."""
+    """Where a vector side's rows come from, one shape for all: a matrix held whole (a store's or a table's own
+    vectors) or blocks read from a snapshot; with its verification and, for index modes, the index search."""
 
     store: object
     record: object  # the generation's record; None for a table's own vectors
     verification: VerifyResult
     index_search: object  # IndexSearch, or None for exact search
-    matrix: object = None
-    blocks: Blocks | None = None
-    rows: int = 0
-    present: set[str] = field(default_factory=set)  # streamed: the expected keys that are rows
+    blocks: Blocks
+    rows: int
+    dimension: int
+    present: set[str]  # the corpus's expected keys that are rows (all keys, for a matrix held whole)
+    keys: list[str] = field(default_factory=list)  # a matrix held whole: its keys, in order (hybrid fuses them)
+
+
+def _held(store, record, verification: VerifyResult, index_search, matrix) -> _Vectors:
+    """:class:`_Vectors` over a matrix held whole (scaled to unit length when the record says it was not)."""
+    keys, vectors = list(matrix.keys), matrix.vectors
+    if record is not None and not record.settings.get("normalize", True):
+        normalize_rows(vectors)
+    return _Vectors(store, record, verification, index_search, matrix_blocks(keys, vectors), len(keys),
+                    int(vectors.shape[1]), set(keys), keys)
 
 
 def _search(sides: Sides, generation: Generation, source: _Vectors) -> VectorSide:
     """Embed the queries, search every case exactly (and through the index if asked) and measure; the side."""
-    record, index_search = source.record, source.index_search
+    record, index_search, dimension = source.record, source.index_search, source.dimension
     settings = record.settings if record is not None else {}
-    keys: list[str] = []
-    if source.matrix is not None:
-        keys, vectors = list(source.matrix.keys), source.matrix.vectors
-        if record is not None and not settings.get("normalize", True):
-            normalize_rows(vectors)
-        source.blocks, source.rows, source.present = matrix_blocks(keys, vectors), len(keys), set(keys)
-        dimension = int(vectors.shape[1])
-    else:
-        dimension = record.dimension
     sides.check_keys(source.present)
 
     clock = time.perf_counter()
@@ -163,17 +165,16 @@ def _search(sides: Sides, generation: Generation, source: _Vectors) -> VectorSid
     sides.charge("search", clock)
     generation_info = _generation_info(generation, record, source.verification, sides.request, source.rows, dimension,
                                        cached, service)
-    blocks = source.blocks
 
     def top(start: int, stop: int, depth: int) -> list[Ranked]:
-        return top_rows(blocks, queries[start:stop], depth)
+        return top_rows(source.blocks, queries[start:stop], depth)
 
     if index_search is None:
         search = {"channel": VECTOR, "mode": "exact", "similarity": "cosine"}
-        return VectorSide(make_run(generation_info, search, results, sides.measures), keys, top)
+        return VectorSide(make_run(generation_info, search, results, sides.measures), source.keys, top)
     sides.timings["search"] -= index_search.seconds  # the index's seconds are its own step
     sides.timings["index_search"] += index_search.seconds
-    return VectorSide(index_search.run(generation_info, results, sides.measures), keys, top)
+    return VectorSide(index_search.run(generation_info, results, sides.measures), source.keys, top)
 
 
 def _generation_info(generation: Generation, record, verification, request, rows: int, dimension: int, cached: int,
