@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from ptah.cli.display import save_help
 from ptah.core.errors import EXIT_INCONCLUSIVE, EXIT_NEGATIVE
 
 
@@ -35,6 +36,7 @@ def evaluate(
     markdown: Optional[str] = typer.Option(None, "--markdown", help="Also write a Markdown summary here (a pull-request comment); appended to $GITHUB_STEP_SUMMARY when set."),
     search: str = typer.Option("exact", "--search", help="exact (every row scored in memory), index (the pgvector HNSW index, as served) or both (index, with its ANN recall and deltas against exact)."),
     ef_search: Optional[int] = typer.Option(None, "--ef-search", help="Index search: hnsw.ef_search, 1..1000 (default 40)."),
+    save: Optional[List[str]] = typer.Option(None, "--save", help=save_help()),
     fail_on_stale_judgements: bool = typer.Option(False, "--fail-on-stale-judgements", help="Fail (exit 1) when a judgement of the corpus's record (NAME.judged.yaml) was made on a row whose text changed since; they are listed either way."),
 ) -> None:
     """Measure a generation on a corpus: recall, MRR, nDCG, required and forbidden keys, baseline gates.
@@ -56,11 +58,11 @@ def evaluate(
     import ptah
     from ptah.core.comparison import StatisticsSettings
     from ptah.core.request import EvaluationRequest, Fusion, SearchOptions
-    from ptah.cli.display import check_outputs, show_report
+    from ptah.cli.display import outputs, show_report
 
     # a path ptah would refuse is refused now, not after the evaluation
-    check_outputs(("--output", output), ("--html", html), ("--trec-run", trec_run), ("--junit", junit),
-                  ("--markdown", markdown))
+    saved = outputs({"--output": output, "--html": html, "--trec-run": trec_run, "--junit": junit,
+                     "--markdown": markdown}, save)
     with options("--search / --ef-search"):
         search_options = SearchOptions(search, ef_search)
     with options("--rrf-k / --rrf-depth"):
@@ -83,20 +85,12 @@ def evaluate(
     with ptah.open_project(spec) as project:
         loaded = project.load_corpus(corpus)
         report = project.evaluate(loaded, request)
-    if output is not None:
-        report.write_json(output)
-    if html is not None:
-        report.write_html(html)
-    if trec_run is not None:
-        report.write_trec_run(trec_run)
-    if junit is not None:
-        report.write_junit(junit, loaded)
-    if markdown is not None:
-        report.write_markdown(markdown)
+    for format, path in saved:
+        report.save(path, format, corpus=loaded)
     from ptah.cli.ci import report_to_ci
 
     report_to_ci(report, loaded)
-    show_report(report, json_output=json_output, written=(output, html, trec_run, junit, markdown))
+    show_report(report, json_output=json_output, written=tuple(path for _, path in saved))
     if not report.passed:
         raise typer.Exit(EXIT_INCONCLUSIVE if report.verdict == "inconclusive" else EXIT_NEGATIVE)
 
