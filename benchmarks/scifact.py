@@ -21,7 +21,7 @@ DATASET_DIR defaults to ``../shared/datasets/scifact`` beside this repository
    ptah does), exact search with numpy, nDCG@10 / Recall@10 / Recall@100 from
    pytrec_eval (``ndcg_cut.10``, ``recall.10``, ``recall.100``) and MRR@10 as
    MTEB computes it (reciprocal rank of the first relevant doc in the top 10);
-4. checks ptah's TREC export: pytrec_eval on the run ``report.write_trec_run``
+4. checks ptah's TREC export: pytrec_eval on the run ``report.save(FILE, "trec")``
    writes and on ``qrels_lines`` of the k10 corpus must give ptah's per-case
    numbers;
 5. prints ptah's numbers beside the bare pipeline's and the published ones,
@@ -171,14 +171,14 @@ def run_ptah(dataset: Path, project_dir: Path) -> dict:
 
 
 def check_trec_export(report, corpus, folder: Path) -> dict:
-    """pytrec_eval on the TREC run ptah writes (``report.write_trec_run``) and its qrels lines must give ptah's
+    """pytrec_eval on the TREC run ptah writes (``report.save(FILE, "trec")``) and its qrels lines must give ptah's
     per-case numbers (1e-9)."""
     import pytrec_eval
 
     from ptah.core.trec import qrels_lines
 
     run_file = folder / "run.trec"
-    report.write_trec_run(run_file)
+    report.save(run_file, "trec")
     run = pytrec_eval.parse_run(run_file.read_text(encoding="utf-8").splitlines())
     qrels = pytrec_eval.parse_qrel(qrels_lines(corpus))
     measured = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recall.10", "recip_rank"}).evaluate(run)

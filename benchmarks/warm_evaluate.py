@@ -102,7 +102,7 @@ import sys
 import ptah
 
 with ptah.open_project(sys.argv[1]) as project:
-    project.evaluate(sys.argv[2]).write_json(sys.argv[3])
+    project.evaluate(sys.argv[2]).save(sys.argv[3])
 """
 
 

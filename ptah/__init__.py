@@ -10,7 +10,7 @@ The public Python API (the CLI is its client)::
                                   baseline="examples/support/baseline.json", max_drop={"recall": 0.02})
         report.verdict                            # "pass" | "fail" | "inconclusive"
         report.runs[0].means["nDCG"].value        # .high: every unjudged row in the top k relevant
-        report.write_json("report.json")
+        report.save("report.json")                # or save(PATH, "html"): ptah.render.formats
 
 Names not in ``__all__`` are private.
 """

@@ -34,49 +34,28 @@ class Report(_report.Report):
 
         return report_json(self)
 
-    def write_json(self, path: str | os.PathLike) -> None:
-        """Write the report as ``--output`` does (atomically; devices and FIFOs written through)."""
-        from ptah.services.documents import write_json
+    def save(self, path: str | os.PathLike, format: str = "json", *, corpus: Corpus | None = None) -> None:
+        """Write the report at ``path`` in a registered ``format`` (:mod:`ptah.render.formats`: json, html, junit,
+        markdown, trec), atomically (devices and FIFOs written through); an unknown format is an InputError
+        (exit 2). Give the measured ``corpus`` for JUnit's file and line of each case."""
+        from ptah.render.formats import FORMATS
+        from ptah.services.files import write_pieces
 
-        write_json(self, path)
-
-    def write_html(self, path: str | os.PathLike) -> None:
-        """Write the self-contained HTML page ``--html`` writes."""
-        from ptah.services.documents import write_html
-
-        write_html(self, path)
-
-    def write_junit(self, path: str | os.PathLike, corpus: Corpus | None = None) -> None:
-        """Write the JUnit XML ``--junit`` writes; give the measured ``corpus`` for each case's file and line."""
-        from ptah.services.documents import write_junit
-
-        write_junit(self, path, corpus)
-
-    def write_markdown(self, path: str | os.PathLike) -> None:
-        """Write the Markdown summary ``--markdown`` writes (fit for a pull-request comment)."""
-        from ptah.services.documents import write_markdown
-
-        write_markdown(self, path)
-
-    def write_trec_run(self, path: str | os.PathLike) -> None:
-        """Write the reference run's rankings as the TREC run file ``--trec-run`` writes."""
-        from ptah.services.documents import write_trec_run
-
-        write_trec_run(self, path)
+        write_pieces(path, FORMATS.get(format).pieces(self, corpus))
 
 
 def load_corpus(path: str | os.PathLike) -> Corpus:
     """Read and validate a corpus file (format 1); :class:`CorpusError` (exit 2) lists every problem."""
-    from ptah.services.documents import load_corpus as load
+    from ptah.services.files import load_corpus as load
 
     return load(path)
 
 
 def load_report(path: str | os.PathLike) -> Report:
     """Read a report written earlier (``--output``), checked as a baseline is."""
-    from ptah.services.documents import load_report as load
+    from ptah.services.evaluate import load_baseline
 
-    return Report.of(load(path))
+    return Report.of(load_baseline(path))
 
 
 def open_project(spec: str | os.PathLike | Spec | None = None, *, cwd: str | os.PathLike | None = None) -> Project:

@@ -76,6 +76,18 @@ def test_the_cli_and_the_api_import_no_adapter():
     assert offenders == set()
 
 
+def test_the_use_cases_and_the_adapters_never_import_a_renderer():
+    """A report's formats are reached through ``ptah.Report.save`` and its registry, never from a use case."""
+    offenders = {
+        f"{path.relative_to(PACKAGE.parent)}: {module}"
+        for folder in ("core", "adapters", "services")
+        for path in (PACKAGE / folder).rglob("*.py")
+        for module in imported_modules(path)
+        if module.startswith("ptah.render")
+    }
+    assert offenders == set()
+
+
 def test_services_and_core_never_import_the_cli_or_the_api():
     offenders = {
         f"{path.relative_to(PACKAGE.parent)}: {module}"

@@ -62,13 +62,18 @@ CASE_FIELDS = ("id", "query", "k", "required", "relevant", "forbidden")
 
 
 def load_corpus(path: str | Path) -> Corpus:
-    """Read and validate the corpus at ``path``; raise :class:`CorpusError` listing every problem."""
+    """Read and validate the corpus at ``path``, with its judgement record ``NAME.judged.yaml`` when one lies
+    beside it (:mod:`ptah.core.judged`); raise :class:`CorpusError` listing every problem."""
+    from ptah.adapters.judgements_yaml import read_record
+
     path = Path(path)
     try:
         root = read_document(path, max_bytes=MAX_FILE_BYTES, what="corpus")
     except DocumentProblem as exc:
         raise CorpusError([exc.problem]) from None
-    return _Reader(str(path)).corpus(root)
+    corpus = _Reader(str(path)).corpus(root)
+    record = read_record(path)
+    return corpus.with_judgements(record) if len(record) else corpus
 
 
 def parse_corpus(data: bytes | str, name: str = "<corpus>") -> Corpus:

@@ -39,15 +39,14 @@ def report_to_ci(report: Report, corpus: Corpus, environ: Mapping[str, str] | No
     environ = os.environ if environ is None else environ
     if environ.get("GITHUB_ACTIONS") == "true" and not report.passed:
         from ptah.render.annotations import annotations
-        from ptah.services.documents import corpus_lines
-
-        for line in annotations(report, workspace_path(corpus.path or "corpus", environ), corpus_lines(corpus)):
+        for line in annotations(report, workspace_path(corpus.path or "corpus", environ), corpus.lines()):
             print(line, file=sys.stderr)
     summary = environ.get("GITHUB_STEP_SUMMARY")
     if summary:
-        from ptah.services.documents import append_markdown
+        from ptah.render.markdown import render_markdown
+        from ptah.services.files import append_text
 
         try:
-            append_markdown(report, summary, label=f"GITHUB_STEP_SUMMARY {summary}")
+            append_text(summary, render_markdown(report) + "\n", label=f"GITHUB_STEP_SUMMARY {summary}")
         except PtahError as exc:
             print(visible(f"ptah: warning: the summary was not appended: {exc}"), file=sys.stderr)

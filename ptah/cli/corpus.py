@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from ptah.services.documents import load_corpus, write_qrels
+from ptah.services.files import load_corpus, write_text
 from ptah.cli.display import error_text, json_text, plain
 from ptah.core.errors import EXIT_INPUT, CorpusError
 
@@ -67,5 +67,8 @@ def export_qrels(
     Exit 2 when a grade is fractional (give --scale) or a case id or key holds
     whitespace, which TREC files cannot carry.
     """
-    written = write_qrels(load_corpus(corpus), file, scale)
-    typer.echo(f"wrote {plain(file)} ({written} judgements)")
+    from ptah.core.trec import qrels_lines
+
+    lines = qrels_lines(load_corpus(corpus), scale)
+    write_text(file, "".join(line + "\n" for line in lines))
+    typer.echo(f"wrote {plain(file)} ({len(lines)} judgements)")

@@ -41,11 +41,43 @@ def error_text(exc: BaseException) -> str:
 
 def check_outputs(*pairs: tuple[str, object]) -> None:
     """Refuse (exit 2), before any work, each ``(option, path)`` output ptah would refuse to write."""
-    from ptah.services.documents import check_output
+    from ptah.services.files import check_output
 
     for option, value in pairs:
         if value is not None:
             check_output(value, option)
+
+
+SPELLINGS = {"--output": "json", "--html": "html", "--trec-run": "trec", "--junit": "junit", "--markdown": "markdown"}
+"""The options that are ``--save FORMAT=PATH`` spelled for one format."""
+
+
+def save_help() -> str:
+    from ptah.render.formats import FORMATS
+
+    return ("FORMAT=PATH: also write the report here in FORMAT, one of " + ", ".join(FORMATS.names())
+            + " (repeatable; --html PATH is --save html=PATH).")
+
+
+def outputs(spelled: dict[str, str | None], saves: list[str] | None) -> list[tuple[str, str]]:
+    """Each ``(format, path)`` to write: the spelled options given, then each ``--save FORMAT=PATH``; a path ptah
+    would refuse, or an unknown format, is refused now (exit 2), before any work."""
+    from ptah.core.errors import InputError
+    from ptah.core.visible import abbreviated
+    from ptah.render.formats import FORMATS
+
+    chosen = [(SPELLINGS[option], path, option) for option, path in spelled.items() if path is not None]
+    for text in saves or ():
+        name, sep, path = text.partition("=")
+        if not (sep and path):
+            raise InputError(f"--save {abbreviated(text)}: write FORMAT=PATH, e.g. --save html=report.html")
+        try:
+            FORMATS.get(name)
+        except InputError as exc:
+            raise InputError(f"--save {abbreviated(text)}: {exc.message}") from None
+        chosen.append((name, path, "--save"))
+    check_outputs(*((option, path) for _, path, option in chosen))
+    return [(name, path) for name, path, _ in chosen]
 
 
 def show_report(report, *, json_output: bool, written: tuple = ()) -> None:

@@ -14,6 +14,7 @@ from typing import List, Optional
 
 import typer
 
+from ptah.cli.display import save_help
 from ptah.core.errors import EXIT_INCONCLUSIVE, EXIT_NEGATIVE, InputError
 from ptah.core.options import Option, OptionError, declared
 from ptah.core.request import EvaluationRequest
@@ -31,6 +32,7 @@ def evaluate(
     html: Optional[str] = typer.Option(None, "--html", help="Also write a self-contained HTML report here."),
     junit: Optional[str] = typer.Option(None, "--junit", help="Also write JUnit XML here: a test case per corpus case and per gate, for CI."),
     markdown: Optional[str] = typer.Option(None, "--markdown", help="Also write a Markdown summary here (a pull-request comment); appended to $GITHUB_STEP_SUMMARY when set."),
+    save: Optional[List[str]] = typer.Option(None, "--save", help=save_help()),
     **requested,
 ) -> None:
     """Measure a generation on a corpus: recall, MRR, nDCG, required and forbidden keys, baseline gates.
@@ -50,11 +52,11 @@ def evaluate(
     failing gate wins: exit 1).
     """
     import ptah
-    from ptah.cli.display import check_outputs, show_report
+    from ptah.cli.display import outputs, show_report
 
     # a path ptah would refuse is refused now, not after the evaluation
-    check_outputs(("--output", output), ("--html", html), ("--trec-run", trec_run), ("--junit", junit),
-                  ("--markdown", markdown))
+    saved = outputs({"--output": output, "--html": html, "--trec-run": trec_run, "--junit": junit,
+                     "--markdown": markdown}, save)
     values = {option.name: tuple(requested[option.name] or ()) if option.kind is tuple else requested[option.name]
               for option in OPTIONS}
     values["max_drop"] = drops({"recall": max_recall_drop, "MRR": max_mrr_drop, "nDCG": max_ndcg_drop},
@@ -64,20 +66,12 @@ def evaluate(
     with ptah.open_project(spec) as project:
         loaded = project.load_corpus(corpus)
         report = project.evaluate(loaded, request)
-    if output is not None:
-        report.write_json(output)
-    if html is not None:
-        report.write_html(html)
-    if trec_run is not None:
-        report.write_trec_run(trec_run)
-    if junit is not None:
-        report.write_junit(junit, loaded)
-    if markdown is not None:
-        report.write_markdown(markdown)
+    for format, path in saved:
+        report.save(path, format, corpus=loaded)
     from ptah.cli.ci import report_to_ci
 
     report_to_ci(report, loaded)
-    show_report(report, json_output=json_output, written=(output, html, trec_run, junit, markdown))
+    show_report(report, json_output=json_output, written=tuple(path for _, path in saved))
     if not report.passed:
         raise typer.Exit(EXIT_INCONCLUSIVE if report.verdict == "inconclusive" else EXIT_NEGATIVE)
 

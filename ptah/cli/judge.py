@@ -47,7 +47,7 @@ def holes(
     For each case, the union over every run asked for, with the rank each run
     gave the row and its text; best rank first. Exit 0 (holes or none).
     """
-    from ptah.services.documents import check_output, write_text
+    from ptah.services.files import check_output, write_text
     from ptah.services.judging import make_worklist
     from ptah.services.project import open_project
 
@@ -194,7 +194,7 @@ def add(
 
 
 def _has_default_k(corpus: Path) -> bool:
-    from ptah.services.documents import load_corpus
+    from ptah.services.files import load_corpus
 
     return load_corpus(corpus).default_k is not None
 

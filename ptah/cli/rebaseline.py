@@ -26,7 +26,8 @@ def rebaseline(
     identity, not in the store, incomplete or stale, or measures differently
     now (its text changed).
     """
-    from ptah.services.documents import check_output, load_corpus, write_json
+    import ptah
+    from ptah.services.files import check_output, load_corpus
     from ptah.services.project import open_project
     from ptah.services.rebaseline import rebaseline as measure_again
 
@@ -36,7 +37,7 @@ def rebaseline(
     with open_project(spec) as project:
         report = measure_again(project, old, loaded)
     if output is not None:
-        write_json(report, output)
+        ptah.Report.of(report).save(output)
     typer.echo(f"{plain(old)} measured again on {plain(corpus)} ({report.corpus['digest']}):")
     for run in report.runs:
         means = ", ".join(f"{name} {'N/A' if mean.value is None else f'{mean.value:.4f}'}" for name, mean in run.means.items())

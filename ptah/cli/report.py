@@ -12,7 +12,7 @@ from typing import List, Optional
 
 import typer
 
-from ptah.cli.display import check_outputs, show_report
+from ptah.cli.display import check_outputs, outputs, save_help, show_report
 
 app = typer.Typer(help="Re-render, compare and chart saved reports (--output files); no store, no model.",
                   no_args_is_help=True)
@@ -30,6 +30,7 @@ def show(
     html: Optional[str] = typer.Option(None, "--html", help="Write the self-contained HTML page here."),
     markdown: Optional[str] = typer.Option(None, "--markdown", help="Write the Markdown summary here."),
     junit: Optional[str] = typer.Option(None, "--junit", help="Write JUnit XML here (cases carry no corpus line)."),
+    save: Optional[List[str]] = typer.Option(None, "--save", help=save_help()),
     json_output: bool = typer.Option(False, "--json", help="Print the JSON report instead of tables."),
 ) -> None:
     """Print a saved report as evaluate did, and write its page, summary or JUnit XML.
@@ -37,15 +38,11 @@ def show(
     Exit 0 when it was read and rendered, whatever its verdict (the verdict
     was evaluate's exit code); 2 when it is not a ptah report.
     """
-    check_outputs(("--html", html), ("--markdown", markdown), ("--junit", junit))
+    saved = outputs({"--html": html, "--markdown": markdown, "--junit": junit}, save)
     loaded = _load(report)
-    if html is not None:
-        loaded.write_html(html)
-    if markdown is not None:
-        loaded.write_markdown(markdown)
-    if junit is not None:
-        loaded.write_junit(junit)
-    show_report(loaded, json_output=json_output, written=(html, markdown, junit))
+    for format, path in saved:
+        loaded.save(path, format)
+    show_report(loaded, json_output=json_output, written=tuple(path for _, path in saved))
 
 
 def _pick(report, path: Path, name: str | None):
@@ -129,7 +126,7 @@ def trend(
     """
     from ptah.core.errors import ReportError
     from ptah.render.trend import created, render_trend
-    from ptah.services.documents import write_text
+    from ptah.services.files import write_text
 
     check_outputs(("--html", html))
     loaded = []

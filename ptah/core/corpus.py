@@ -121,6 +121,10 @@ class Corpus:
         cases = tuple(replace(case, judged=record.keys(case.id)) for case in self.cases)
         return replace(self, cases=cases, judgements=record)
 
+    def lines(self) -> dict[str, int]:
+        """Each case's line in its corpus file, where the loader knew it (JUnit's ``line``, the annotations' place)."""
+        return {case.id: case.line for case in self.cases if case.line is not None}
+
     def case(self, case_id: str) -> Case:
         for case in self.cases:
             if case.id == case_id:

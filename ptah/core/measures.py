@@ -33,6 +33,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping, Sequence
 
+from ptah.core.registry import Registry
+
 Score = Callable[[Sequence[str], Mapping[str, float], int], float]
 """``score(top, relevant, k)``: ``top`` is the ranking cut at k, ``relevant`` the grades > 0 (non-empty)."""
 
@@ -65,40 +67,37 @@ class MeasureKind:
         return self.score(top, relevant, k)
 
 
-_REGISTRY: dict[str, MeasureKind] = {}
+MEASURES: Registry[MeasureKind] = Registry("measure", unknown=ValueError, use="use one of")
 
 
 def register(kind: MeasureKind) -> MeasureKind:
-    """Add a measure to the registry; its name and key must be new (ValueError otherwise)."""
+    """Add a measure to the registry; its name and key must be new, in any case spelling (ValueError otherwise)."""
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", kind.name):
         raise ValueError(f"a measure name is letters, digits and _ starting with a letter, not {kind.name!r}")
-    for other in _REGISTRY.values():
+    for other in MEASURES:
         if kind.name.lower() in (other.name.lower(), other.key.lower()) or kind.key.lower() in (other.name.lower(), other.key.lower()):
             raise ValueError(f"measure {kind.name!r} (key {kind.key!r}) is already registered as {other.name!r}")
-    _REGISTRY[kind.name] = kind
-    return kind
+    return MEASURES.register(kind.name, kind)
 
 
 def unregister(name: str) -> None:
     """Remove a measure (for tests that register their own)."""
-    _REGISTRY.pop(name, None)
+    MEASURES.unregister(name)
 
 
 def kinds() -> Iterator[MeasureKind]:
     """Every registered measure, in registration order."""
-    return iter(tuple(_REGISTRY.values()))
+    return iter(MEASURES)
 
 
 def kind(name: str) -> MeasureKind:
     """The measure registered as ``name`` (or its report key, or any case spelling); ValueError otherwise."""
-    found = _REGISTRY.get(name)
-    if found is not None:
-        return found
-    for candidate in _REGISTRY.values():
+    if name in MEASURES:
+        return MEASURES.get(name)
+    for candidate in MEASURES:
         if name.lower() in (candidate.name.lower(), candidate.key.lower()):
             return candidate
-    shown = name if len(name) <= 40 else name[:40] + "…"
-    raise ValueError(f"unknown measure {shown!r}; use one of {', '.join(_REGISTRY)}")
+    raise MEASURES.unknown(name if len(name) <= 40 else name[:40] + "…")
 
 
 @dataclass(frozen=True)
@@ -141,7 +140,7 @@ class Measure:
             shown = text if len(text) <= 40 else text[:40] + "…"
             raise ValueError(
                 f"cannot read measure {shown!r}; write NAME or NAME@K with NAME one of "
-                f"{', '.join(_REGISTRY)} and K a positive integer, e.g. nDCG@10"
+                f"{', '.join(MEASURES.names())} and K a positive integer, e.g. nDCG@10"
             )
         return cls(match.group(1), int(match.group(2)) if match.group(2) else None)
 

@@ -382,3 +382,8 @@ def _gates(report: Report) -> str:
     bottom = _verdict(report).replace('id="verdict"', 'id="verdict-bottom"')
     return ('<h2>Gates</h2><table id="gates"><thead><tr><th>gate</th><th class="l">run</th><th class="l">verdict</th>'
             f'<th class="l">detail</th></tr></thead><tbody>{rows}</tbody></table>{bottom}')
+
+
+def pieces(report: Report, corpus=None) -> list[str]:
+    """The ``html`` format (:mod:`ptah.render.formats`)."""
+    return [render_html(report)]

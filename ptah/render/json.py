@@ -60,3 +60,8 @@ def report_chunks(report: Report) -> Iterator[str]:
 def terminal_json(report: Report) -> str:
     """:func:`report_json` with the characters a terminal would act on escaped, for ``--json`` on stdout."""
     return visible_json(report_json(report))
+
+
+def pieces(report: Report, corpus=None) -> Iterator[str]:
+    """The ``json`` format (:mod:`ptah.render.formats`): :func:`report_chunks`."""
+    return report_chunks(report)

@@ -25,11 +25,14 @@ The schema the tests validate it against: ``tests/render/junit.xsd``.
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 from xml.sax.saxutils import escape, quoteattr
 
 from ptah.core.report import CaseResult, Report, Run
 from ptah.render.cases import problems
+
+if TYPE_CHECKING:
+    from ptah.core.corpus import Corpus
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -134,3 +137,11 @@ def _gates(report: Report) -> str:
     failed = sum(1 for gate in report.gates if not gate.passed)
     return (f'  <testsuite name="gates" tests="{len(report.gates)}" failures="{failed}" errors="0" skipped="0" '
             f'time="0.000000" timestamp={_attr(_timestamp(report.created_at))}>\n' + "".join(cases) + "  </testsuite>\n")
+
+
+def pieces(report: Report, corpus: Corpus | None = None) -> list[str]:
+    """The ``junit`` format (:mod:`ptah.render.formats`); with the ``corpus`` it measured, each case carries
+    its file and line."""
+    if corpus is None:
+        return [render_junit(report)]
+    return [render_junit(report, corpus.lines(), corpus.path)]

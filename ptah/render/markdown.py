@@ -181,3 +181,8 @@ def _failing(report: Report) -> str:
     more = len(failing) - TOP_CASES
     tail = f"\n\n{more} more failing cases are in the JSON report." if more > 0 else ""
     return f"### Failing cases ({min(len(failing), TOP_CASES)} of {len(failing)})\n\n" + "\n".join(lines) + tail
+
+
+def pieces(report: Report, corpus=None) -> list[str]:
+    """The ``markdown`` format (:mod:`ptah.render.formats`)."""
+    return [render_markdown(report)]

@@ -57,3 +57,8 @@ def run_lines(report: Report, run_index: int = 0, tag: str | None = None) -> lis
                 )
             lines.append(f"{case.id} Q0 {result.key} {rank} {score!r} {tag}")
     return lines
+
+
+def pieces(report: Report, corpus=None) -> list[str]:
+    """The ``trec`` format (:mod:`ptah.render.formats`): the reference run's lines."""
+    return [line + "\n" for line in run_lines(report)]

@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
 from ptah.adapters.corpus_edit import FORBIDDEN, REQUIRED, CorpusDocument
+from ptah.adapters.corpus_yaml import load_corpus
 from ptah.adapters.files import read_bounded
 from ptah.adapters.judgements_yaml import TIME_FORMAT, read_record, record_path, write_record
 from ptah.core.corpus import Case, Corpus
@@ -40,7 +41,6 @@ from ptah.core.request import LEXICAL, VECTOR, EvaluationRequest
 from ptah.core.visible import abbreviated
 from ptah.core.worklist import TEXT_CHARS, Hole, WorkCase, Worklist, pooled_holes
 from ptah.services.channels import plan_runs
-from ptah.services.documents import load_corpus
 from ptah.services.evaluate import evaluate
 from ptah.services.project import Project
 

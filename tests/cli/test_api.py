@@ -38,8 +38,8 @@ def test_the_readme_example(example_project, tmp_path):
         assert 0 < report.runs[0].means["MAP@10"].value <= 1
         assert report.runs[0].cases[0].ranking[0].key == "8"
         assert [g.name for g in report.gates] == ["required", "forbidden", "max-recall-drop"]
-        report.write_json(tmp_path / "r.json")
-        report.write_html(tmp_path / "r.html")
+        report.save(tmp_path / "r.json")
+        report.save(tmp_path / "r.html", "html")
         assert json.loads((tmp_path / "r.json").read_text()) == report.to_dict()
         assert ptah.load_report(tmp_path / "r.json").to_dict() == report.to_dict()
         assert project.verify("title-body").ok

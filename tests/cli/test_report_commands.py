@@ -103,3 +103,17 @@ def test_trend_draws_each_mean_over_time_on_a_self_contained_page(saved, tmp_pat
     ])
     assert len(points) == 9  # three reports, three measures each
     assert "identity changed" not in html and "different corpora" not in html
+
+
+def test_save_writes_any_registered_format_and_refuses_an_unknown_one_before_reading(saved, tmp_path):
+    code, out, err = ptah("report", "show", saved / "now.json", "--save", f"markdown={tmp_path / 's.md'}",
+                          "--save", f"trec={tmp_path / 'r.trec'}")
+    assert (code, err) == (0, "")
+    assert out.splitlines()[-2:] == [f"wrote {tmp_path / 's.md'}", f"wrote {tmp_path / 'r.trec'}"]
+    assert (tmp_path / "s.md").read_text() == (saved / "now.md").read_text()
+    assert (tmp_path / "r.trec").read_text().splitlines()[0].startswith("c1 Q0 ")
+    code, out, err = ptah("report", "show", tmp_path / "absent.json", "--save", "pdf=x.pdf")
+    assert (code, out) == (2, "")
+    assert err == "--save pdf=x.pdf: unknown output format 'pdf'; use json, html, junit, markdown, trec\n"
+    code, out, err = ptah("report", "show", saved / "now.json", "--save", "html")
+    assert (code, out, err) == (2, "", "--save html: write FORMAT=PATH, e.g. --save html=report.html\n")

@@ -6,8 +6,9 @@ import copy
 import json
 import tracemalloc
 
+import ptah
+
 from ptah.render.json import report_chunks, report_json, terminal_json
-from ptah.services.documents import write_json
 from tests.render.reports import compared, document, report
 
 
@@ -57,7 +58,7 @@ def test_a_report_of_many_cases_is_written_without_its_whole_text_in_memory(tmp_
     path = tmp_path / "report.json"
     tracemalloc.start()
     try:
-        write_json(measured, path)
+        ptah.Report.of(measured).save(path)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

@@ -194,3 +194,12 @@ def test_a_lexical_miss_says_how_many_rows_its_own_query_matched(built):
         [{"key": "2", "rank": None, "where": "not among the 3 rows the query matched"}],
         [{"key": "2", "rank": None, "where": "not among the 1 row the query matched"}],
     ]
+
+
+def test_the_report_schema_names_the_registered_channels():
+    """The schema is a published file; the channel registry is the authority it must agree with."""
+    from ptah.services.channels import channel_names
+
+    schema = json.loads(resources.files("ptah").joinpath("schemas/report.schema.json").read_text())
+    channel = schema["$defs"]["run"]["properties"]["search"]["properties"]["channel"]
+    assert channel["enum"] == list(channel_names()) == ["vector", "lexical", "hybrid"]

@@ -8,11 +8,12 @@ import math
 import numpy as np
 import pytest
 
+import ptah
+
 from ptah.adapters.corpus_yaml import parse_corpus
 from ptah.core.errors import IncomparableBaseline, InputError, StaleGeneration, UnknownKey
 from ptah.services.build import build
 from ptah.core.report import Report
-from ptah.services.documents import write_json
 from ptah.services.evaluate import evaluate
 
 from tests.embedders import EMBEDDERS
@@ -132,7 +133,7 @@ def test_report_matches_its_schema(built, tmp_path):
     report = run(built)
     jsonschema.validate(report, schema)
     path = tmp_path / "out" / "report.json"
-    write_json(Report.from_dict(report), path)
+    ptah.Report.of(Report.from_dict(report)).save(path)
     assert json.loads(path.read_text()) == report
     assert sorted(p.name for p in path.parent.iterdir()) == ["report.json"]
 
@@ -165,7 +166,7 @@ def test_queries_read_from_the_cache_a_slice_at_a_time_with_repeats_and_misses_p
 
 def test_baseline_comparison_and_gates(built, tmp_path):
     baseline = tmp_path / "baseline.json"
-    write_json(Report.from_dict(run(built)), baseline)
+    ptah.Report.of(Report.from_dict(run(built))).save(baseline)
     same = run(built, baseline_path=str(baseline), thresholds={"recall": 0.0})
     comparison = same["baseline"]["comparisons"][0]
     assert comparison["aggregates"]["recall"] == {"baseline": 2 / 3, "current": 2 / 3, "delta": 0.0,
@@ -183,7 +184,7 @@ def test_baseline_comparison_and_gates(built, tmp_path):
 
 def test_a_drop_beyond_the_threshold_fails(built, tmp_path):
     baseline = tmp_path / "baseline.json"
-    write_json(Report.from_dict(run(built)), baseline)
+    ptah.Report.of(Report.from_dict(run(built))).save(baseline)
     # c1 now at 30 degrees: 3, 2|4 ... required 1 falls out of the top 3
     worse = {"at 10": 30.0}
 

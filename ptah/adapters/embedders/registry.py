@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from ptah.adapters.embedders.base import EmbedderKind
 from ptah.core.errors import PluginError, PtahError, UnknownModelKind
+from ptah.core.registry import Registry
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -51,7 +52,7 @@ class EmbedderRegistry:
     """
 
     def __init__(self, *, discover: bool = True):
-        self._kinds: dict[str, EmbedderKind] = {}
+        self._kinds: Registry[EmbedderKind] = Registry("embedder kind")
         self._origins: dict[str, str] = {}
         self._default: str | None = None
         self._discovered = not discover
@@ -75,7 +76,7 @@ class EmbedderRegistry:
         if default and self._default is not None:
             raise PluginError(f'{origin} registered "{name}" as the default embedder kind; '
                               f'"{self._default}" already is')
-        self._kinds[name] = kind
+        self._kinds.register(name, kind)
         self._origins[name] = origin
         if default:
             self._default = name
@@ -83,7 +84,7 @@ class EmbedderRegistry:
     def names(self) -> list[str]:
         """The registered kinds' names, in the order registered."""
         self._discover()
-        return list(self._kinds)
+        return list(self._kinds.names())
 
     def origin(self, name: str) -> str:
         """Who registered the kind ``name`` (``ptah``, or the plugin's entry point and distribution)."""
@@ -93,7 +94,7 @@ class EmbedderRegistry:
     def kind_for(self, settings: GenerationSettings) -> EmbedderKind:
         """The one kind that handles ``settings.model`` (see module docs for the rule)."""
         self._discover()
-        others = [kind for name, kind in self._kinds.items() if name != self._default]
+        others = [kind for kind in self._kinds if kind.name != self._default]
         claiming = [kind for kind in others if self._claims(kind, settings)]
         if len(claiming) > 1:
             listed = "; ".join(f'"{kind.name}" ({self._origins[kind.name]})' for kind in claiming)
@@ -104,7 +105,7 @@ class EmbedderRegistry:
         default = self._kinds.get(self._default) if self._default is not None else None
         if default is not None and self._claims(default, settings):
             return default
-        listed = ", ".join(name + (" (the default)" if name == self._default else "") for name in self._kinds)
+        listed = ", ".join(name + (" (the default)" if name == self._default else "") for name in self._kinds.names())
         raise UnknownModelKind(
             f'generation "{settings.name}": no embedder handles model "{settings.model}"; the kinds registered '
             f"are {listed or 'none'}. Name a model one of them handles, or install the package that adds its kind."
@@ -122,7 +123,7 @@ class EmbedderRegistry:
         """The libraries every kind these generations use depends on (a report's environment)."""
         versions: dict[str, str | None] = {}
         for name in dict.fromkeys(self.kind_for(settings).name for settings in generations):
-            versions.update(self._versions(self._kinds[name]))
+            versions.update(self._versions(self._kinds.get(name)))
         return versions
 
     def _versions(self, kind: EmbedderKind) -> dict[str, str | None]:

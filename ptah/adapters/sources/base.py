@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Protocol, runtime_checkable
 
-from ptah.core.errors import CapabilityUnavailable, PluginError
+from ptah.core.errors import CapabilityUnavailable
+from ptah.core.registry import Registry
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -79,24 +80,17 @@ class SourceKind:
     open: Callable[[SourceSpec, str], Source]  # (the source's settings, the specification's folder)
 
 
-_KINDS: dict[str, SourceKind] = {}
+KINDS: Registry[SourceKind] = Registry("source kind")
 
 
 def register(kind: SourceKind) -> None:
     """Add a source kind, asked before those registered earlier; PluginError (exit 3) for a name taken."""
-    if kind.name in _KINDS:
-        raise PluginError(f'the source kind "{kind.name}" is registered already')
-    _KINDS[kind.name] = kind
-
-
-def unregister(name: str) -> None:
-    """Remove the source kind ``name`` (a test's toy kind) if it is registered."""
-    _KINDS.pop(name, None)
+    KINDS.register(kind.name, kind)
 
 
 def source_kind(database: str) -> str | None:
     """The name of the kind that reads ``database`` (a URL), or None when none does."""
-    for kind in reversed(_KINDS.values()):
+    for kind in reversed(tuple(KINDS)):
         if kind.reads(database):
             return kind.name
     return None
@@ -114,7 +108,7 @@ def open_source(source: SourceSpec, root: str, where: str) -> Source:
         raise CapabilityUnavailable(
             f"{where}: source {source.redacted_database} is neither sqlite:/// nor postgresql://."
         )
-    return _KINDS[name].open(source, root)
+    return KINDS.get(name).open(source, root)
 
 
 def postgres_module(module: str) -> ModuleType:

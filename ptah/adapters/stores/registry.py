@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Callable
 from ptah.adapters.sources.base import POSTGRES_SCHEMES, postgres_module
 from ptah.adapters.stores.base import Capabilities, conformance_problem
 from ptah.core.errors import CapabilityUnavailable, PluginError
+from ptah.core.registry import Registry
 
 if TYPE_CHECKING:
     from ptah.adapters.stores.base import RecordStore, Store
@@ -51,25 +52,23 @@ class StoreKind:
     records: Callable[[str], "RecordStore"] | None = None
 
 
-_KINDS: dict[str, StoreKind] = {}
+KINDS: Registry[StoreKind] = Registry("store kind")
 
 
 def register(kind: StoreKind) -> None:
     """Add a store kind, asked before those registered earlier; PluginError (exit 3) for a name taken."""
-    if kind.name in _KINDS:
-        raise PluginError(f'the store kind "{kind.name}" is registered already')
-    _KINDS[kind.name] = kind
+    KINDS.register(kind.name, kind)
 
 
 def unregister(name: str) -> None:
     """Remove the store kind ``name`` (a test's toy kind) if it is registered; the default stays."""
     if name != DEFAULT:
-        _KINDS.pop(name, None)
+        KINDS.unregister(name)
 
 
 def store_kind(value: str) -> str:
     """The name of the kind that keeps the store ``value`` names: the last registered that claims it, else sqlite."""
-    for kind in reversed(_KINDS.values()):
+    for kind in reversed(tuple(KINDS)):
         if kind.name != DEFAULT and kind.claims(value):
             return kind.name
     return DEFAULT
@@ -77,7 +76,7 @@ def store_kind(value: str) -> str:
 
 def capabilities_of(value: str) -> Capabilities:
     """What the store ``value`` names can do, known without opening it."""
-    return _KINDS[store_kind(value)].capabilities
+    return KINDS.get(store_kind(value)).capabilities
 
 
 def open_store(location: str, *, create: bool) -> Store | None:
@@ -86,7 +85,7 @@ def open_store(location: str, *, create: bool) -> Store | None:
     Raises :class:`PluginError` (exit 3) when the kind opens something that is
     not a store with the capabilities the kind declared.
     """
-    kind = _KINDS[store_kind(location)]
+    kind = KINDS.get(store_kind(location))
     store = kind.open(location, create)
     if store is None:
         return None
@@ -102,7 +101,7 @@ def open_store(location: str, *, create: bool) -> Store | None:
 def open_records(location: str) -> RecordStore:
     """The record store beside the store at ``location`` (created when absent); CapabilityUnavailable (exit 3)
     when its kind keeps no records."""
-    kind = _KINDS[store_kind(location)]
+    kind = KINDS.get(store_kind(location))
     if not kind.capabilities.records or kind.records is None:
         raise CapabilityUnavailable(f'the store kind "{kind.name}" keeps no records, which the server needs.')
     return kind.records(location)

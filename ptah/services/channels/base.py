@@ -28,11 +28,12 @@ from typing import Callable, Mapping, Protocol, Sequence
 import numpy as np
 
 from ptah.core.corpus import Case, Corpus
-from ptah.core.errors import InputError, UnknownGeneration, UnknownKey
+from ptah.core.errors import UnknownGeneration, UnknownKey
 from ptah.core.measures import Measure
 from ptah.core.outcomes import measure_case, ranking_depth
 from ptah.core.ranking import QueryRanking, rank_many
 from ptah.core.report import CaseResult, Run
+from ptah.core.registry import Registry
 from ptah.core.request import VECTOR, EvaluationRequest
 from ptah.core.spec import Spec
 from ptah.services.project import Project
@@ -67,27 +68,21 @@ class Channel(Protocol):
     def measure(self, plan: RunPlan, sides: Sides) -> Run: ...
 
 
-_CHANNELS: dict[str, Channel] = {}
+CHANNELS: Registry[Channel] = Registry("channel")
 
 
 def register_channel(channel: Channel) -> Channel:
     """Add a channel; its name must be new."""
-    if channel.name in _CHANNELS:
-        raise ValueError(f"channel {channel.name!r} is already registered")
-    _CHANNELS[channel.name] = channel
-    return channel
+    return CHANNELS.register(channel.name, channel)
 
 
 def channel(name: str) -> Channel:
     """The channel registered as ``name``; :class:`InputError` (exit 2) otherwise."""
-    try:
-        return _CHANNELS[name]
-    except KeyError:
-        raise InputError(f"unknown channel {name!r}; use {', '.join(_CHANNELS)}") from None
+    return CHANNELS.get(name)
 
 
 def channel_names() -> tuple[str, ...]:
-    return tuple(_CHANNELS)
+    return CHANNELS.names()
 
 
 def plan_runs(spec: Spec, names: Sequence[str | None] | None, channels: Sequence[str] | None) -> list[RunPlan]:
