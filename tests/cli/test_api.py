@@ -43,6 +43,7 @@ def test_the_readme_example(example_project, tmp_path):
         assert json.loads((tmp_path / "r.json").read_text()) == report.to_dict()
         assert ptah.load_report(tmp_path / "r.json").to_dict() == report.to_dict()
         assert project.verify("title-body").ok
+        assert project.generations == ("title-body", "body-only")
         top = project.search("refund", k=5)
         assert len(top) == 5 and top == sorted(top, key=lambda pair: (-pair[1], pair[0]))
 
