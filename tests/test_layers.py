@@ -93,6 +93,10 @@ def test_the_public_api_names_what_it_exports():
     assert sorted(ptah.__all__) == sorted({*ptah._WHERE, "__version__"})
     for name in ptah.__all__:
         assert getattr(ptah, name) is not None
+    # what a type checker reads (the imports under TYPE_CHECKING) names the same modules as the lazy table
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    (checked,) = [node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"]
+    assert {alias.name: node.module for node in checked.body for alias in node.names} == ptah._WHERE
 
 
 def test_what_the_public_api_returns_is_a_type_it_exports():
