@@ -17,6 +17,7 @@ is refused.
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -61,9 +62,9 @@ TOP_FIELDS = ("version", "name", "description", "default_k", "cases")
 CASE_FIELDS = ("id", "query", "k", "required", "relevant", "forbidden")
 
 
-def load_corpus(path: str | Path) -> Corpus:
-    """Read and validate the corpus at ``path``; raise :class:`CorpusError` listing every problem."""
-    path = Path(path)
+def load_corpus(given: str | os.PathLike) -> Corpus:
+    """Read and validate the corpus at ``given``; raise :class:`CorpusError` listing every problem."""
+    path = Path(given)
     try:
         root = read_document(path, max_bytes=MAX_FILE_BYTES, what="corpus")
     except DocumentProblem as exc:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Literal, overload
 
 
 from ptah.adapters.embedders.identity import GenerationIdentity, generation_identity
@@ -72,6 +73,11 @@ class Project:
     def store_capabilities(self) -> Capabilities:
         """What the store can do (a vector index, lexical indexes), known before it is opened."""
         return stores.capabilities_of(self.spec.store)
+
+    @overload
+    def store(self, *, create: Literal[True]) -> Store: ...
+    @overload
+    def store(self, *, create: bool = False) -> Store | None: ...
 
     def store(self, *, create: bool = False) -> Store | None:
         """The store, opened once by its registered kind. ``create=False`` gives None when no store
