@@ -119,7 +119,8 @@ class Project:
             if store is not None:
                 with store.snapshot() as snapshot:
                     record = snapshot.generation(identity)
-                    matrix = snapshot.matrix(identity) if record is not None else None
+                    if record is not None:
+                        matrix = snapshot.matrix(identity)
             if record is None:
                 raise NotBuilt(generation.name, identity)
             if not record.settings.get("normalize", True):
