@@ -15,24 +15,56 @@ The public Python API (the CLI is its client)::
 Names not in ``__all__`` are private.
 """
 
+from typing import TYPE_CHECKING
+
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:  # what type checkers read; at run time each name is imported on first use (_WHERE)
+    from ptah._api import Project, Report, load_corpus, load_report, open_project
+    from ptah.core.corpus import Case, Corpus
+    from ptah.core.errors import (
+        CorpusError, IncomparableBaseline, InputError, NotBuilt, OperationalError, Problem, PtahError,
+        SpecError, StaleGeneration,
+    )
+    from ptah.core.judged import Judgement, JudgementRecord
+    from ptah.core.measures import Measure, MeasureKind
+    from ptah.core.metrics import Mean
+    from ptah.core.report import CaseResult, CaseTies, Hit, Hole, Miss, Result, Run
+    from ptah.core.request import EvaluationRequest, Fusion, SearchOptions, StatisticsSettings
+    from ptah.core.spec import GenerationSettings, ServiceSettings, SourceSpec, Spec
+    from ptah.core.verdicts import BaselineComparison, Comparison, Gate
+    from ptah.core.verification import VerifyResult
+    from ptah.services.build import BuildSummary
+    from ptah.services.index_search import IndexSummary
+    from ptah.services.project import Generation, GenerationIdentity  # the API sees adapters through services
+    from ptah.services.prune import PruneResult, PrunedGeneration
+    from ptah.services.verify import GenerationListing
 
 # Names are imported when first used (PEP 562), so that ``ptah --help`` and ``ptah corpus …`` pay
 # for nothing they do not use.
 _WHERE = {
     "Project": "ptah._api", "Report": "ptah._api", "load_corpus": "ptah._api", "load_report": "ptah._api",
     "open_project": "ptah._api",
-    "StatisticsSettings": "ptah.core.request",
     "Case": "ptah.core.corpus", "Corpus": "ptah.core.corpus",
     "CorpusError": "ptah.core.errors", "IncomparableBaseline": "ptah.core.errors", "InputError": "ptah.core.errors",
-    "NotBuilt": "ptah.core.errors", "OperationalError": "ptah.core.errors", "PtahError": "ptah.core.errors",
-    "SpecError": "ptah.core.errors", "StaleGeneration": "ptah.core.errors",
-    "Measure": "ptah.core.measures",
+    "NotBuilt": "ptah.core.errors", "OperationalError": "ptah.core.errors", "Problem": "ptah.core.errors",
+    "PtahError": "ptah.core.errors", "SpecError": "ptah.core.errors", "StaleGeneration": "ptah.core.errors",
+    "Judgement": "ptah.core.judged", "JudgementRecord": "ptah.core.judged",
+    "Measure": "ptah.core.measures", "MeasureKind": "ptah.core.measures",
     "Mean": "ptah.core.metrics",
-    "CaseResult": "ptah.core.report", "Comparison": "ptah.core.report", "Gate": "ptah.core.report",
-    "Run": "ptah.core.report",
+    "CaseResult": "ptah.core.report", "CaseTies": "ptah.core.report", "Hit": "ptah.core.report",
+    "Hole": "ptah.core.report", "Miss": "ptah.core.report", "Result": "ptah.core.report", "Run": "ptah.core.report",
     "EvaluationRequest": "ptah.core.request", "Fusion": "ptah.core.request", "SearchOptions": "ptah.core.request",
+    "StatisticsSettings": "ptah.core.request",
+    "GenerationSettings": "ptah.core.spec", "ServiceSettings": "ptah.core.spec", "SourceSpec": "ptah.core.spec",
     "Spec": "ptah.core.spec",
+    "VerifyResult": "ptah.core.verification",
+    "BaselineComparison": "ptah.core.verdicts", "Comparison": "ptah.core.verdicts", "Gate": "ptah.core.verdicts",
+    "BuildSummary": "ptah.services.build",
+    "IndexSummary": "ptah.services.index_search",
+    "Generation": "ptah.services.project", "GenerationIdentity": "ptah.services.project",
+    "PruneResult": "ptah.services.prune", "PrunedGeneration": "ptah.services.prune",
+    "GenerationListing": "ptah.services.verify",
 }
 
 
@@ -51,29 +83,50 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "BaselineComparison",
+    "BuildSummary",
     "Case",
     "CaseResult",
+    "CaseTies",
     "Comparison",
     "Corpus",
     "CorpusError",
     "EvaluationRequest",
     "Fusion",
     "Gate",
+    "Generation",
+    "GenerationIdentity",
+    "GenerationListing",
+    "GenerationSettings",
+    "Hit",
+    "Hole",
     "IncomparableBaseline",
+    "IndexSummary",
     "InputError",
+    "Judgement",
+    "JudgementRecord",
     "Mean",
     "Measure",
+    "MeasureKind",
+    "Miss",
     "NotBuilt",
     "OperationalError",
+    "Problem",
     "Project",
+    "PruneResult",
+    "PrunedGeneration",
     "PtahError",
     "Report",
+    "Result",
     "Run",
     "SearchOptions",
+    "ServiceSettings",
+    "SourceSpec",
     "Spec",
     "SpecError",
     "StaleGeneration",
     "StatisticsSettings",
+    "VerifyResult",
     "__version__",
     "load_corpus",
     "load_report",

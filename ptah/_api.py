@@ -10,12 +10,21 @@ from __future__ import annotations
 
 import os
 from dataclasses import fields
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ptah.core import report as _report
 from ptah.core.corpus import Corpus
 from ptah.core.request import EvaluationRequest
 from ptah.core.spec import Spec
+
+if TYPE_CHECKING:  # the services load when a method first needs them
+    from ptah.core.verification import VerifyResult
+    from ptah.services.build import BuildSummary
+    from ptah.services.index_search import IndexSummary
+    from ptah.services.project import Generation
+    from ptah.services import project as projects
+    from ptah.services.prune import PruneResult
+    from ptah.services.verify import GenerationListing
 
 
 class Report(_report.Report):
@@ -74,7 +83,7 @@ def open_project(spec: str | os.PathLike | Spec | None = None, *, cwd: str | os.
 class Project:
     """An opened specification: its source, its store, its generations."""
 
-    def __init__(self, opened) -> None:
+    def __init__(self, opened: projects.Project) -> None:
         self._project = opened
 
     @property
@@ -84,7 +93,7 @@ class Project:
     @property
     def generations(self) -> tuple[str, ...]:
         """The declared generations' names, in the specification's order."""
-        return tuple(settings.name for settings in self._project.spec.generations)
+        return tuple(self._project.spec.generations)
 
     def load_corpus(self, path: str | os.PathLike) -> Corpus:
         """Read and validate a corpus as :func:`load_corpus` does."""
@@ -114,7 +123,7 @@ class Project:
         return Report.of(evaluate(self._project, corpus, request, baseline_report))
 
     def build(self, generation: str | None = None, *, progress: Callable[[int, int], None] | None = None,
-              engine: str = "local", **engine_options):
+              engine: str = "local", **engine_options: Any) -> BuildSummary:
         """Embed the rows that are new or changed and drop the vectors of rows gone (None: the active one).
 
         ``progress(done, total)`` is called before the first batch and after
@@ -129,30 +138,30 @@ class Project:
         self._project.forget_matrices()
         return summary
 
-    def generation(self, name: str | None = None):
+    def generation(self, name: str | None = None) -> Generation:
         """The declared generation ``name`` (None: the active one): ``.name``, ``.settings``, ``.identity.identity``."""
         return self._project.generation(name)
 
-    def list_generations(self):
+    def list_generations(self) -> list[GenerationListing]:
         """The generations in the store and the declared ones: identity, model, vectors, rows, coverage."""
         from ptah.services.verify import list_generations
 
         return list_generations(self._project)
 
-    def index(self, generation: str | None = None, *, m: int = 16, ef_construction: int = 64):
+    def index(self, generation: str | None = None, *, m: int = 16, ef_construction: int = 64) -> IndexSummary:
         """Build (or replace) a generation's HNSW index (a store with ``capabilities.vector_index``)."""
         from ptah.services.index_search import build_index
 
         return build_index(self._project, generation, m=m, ef_construction=ef_construction)
 
-    def prune(self, keep: Sequence[str] = (), *, dry_run: bool = False):
+    def prune(self, keep: Sequence[str] = (), *, dry_run: bool = False) -> PruneResult:
         """Remove superseded generations from the store, keeping every declared one and those ``keep`` names
         (a stored name or identity); ``dry_run`` removes nothing. Returns ``.removed`` and ``.kept``."""
         from ptah.services.prune import prune
 
         return prune(self._project, tuple(keep), dry_run=dry_run)
 
-    def verify(self, generation: str | None = None):
+    def verify(self, generation: str | None = None) -> VerifyResult:
         """Coverage and freshness of a generation against the source (``.ok`` when complete and fresh)."""
         from ptah.services.verify import verify
 

@@ -105,3 +105,49 @@ def test_the_public_api_names_what_it_exports():
     assert sorted(ptah.__all__) == sorted({*ptah._WHERE, "__version__"})
     for name in ptah.__all__:
         assert getattr(ptah, name) is not None
+    # what a type checker reads (the imports under TYPE_CHECKING) names the same modules as the lazy table
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    (checked,) = [node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"]
+    assert {alias.name: node.module for node in checked.body for alias in node.names} == ptah._WHERE
+
+
+def test_what_the_public_api_returns_is_a_type_it_exports():
+    """Every public function, method and property of an exported class (and every field of an exported dataclass)
+    is annotated with types a user can import from ``ptah`` (or builtins), and so is each type those name."""
+    import dataclasses
+    import inspect
+    import typing
+
+    import ptah
+
+    public = {name: getattr(ptah, name) for name in ptah.__all__}
+    exported = {value for value in public.values() if isinstance(value, type)}
+
+    def named(hint) -> set[type]:
+        origin = typing.get_origin(hint)
+        found = {origin} if isinstance(origin, type) else set()
+        if origin is None and isinstance(hint, type):
+            found.add(hint)
+        return found.union(*map(named, typing.get_args(hint)))
+
+    def hints(function) -> dict:
+        return typing.get_type_hints(function, localns=public)
+
+    annotated: dict[str, object] = {}
+    for name in ("open_project", "load_corpus", "load_report"):
+        annotated[name] = hints(public[name]).get("return")
+    for cls in exported:
+        if dataclasses.is_dataclass(cls):
+            annotated.update((f"{cls.__name__}.{field}", hint) for field, hint in hints(cls).items())
+        members = {name: member for klass in reversed(cls.__mro__) if klass.__module__.startswith("ptah")
+                   for name, member in vars(klass).items()}
+        for name, member in members.items():
+            function = member.fget if isinstance(member, property) else getattr(member, "__func__", member)
+            if not name.startswith("_") and inspect.isfunction(function):
+                annotated[f"{cls.__name__}.{name}"] = hints(function).get("return")
+
+    assert [where for where, hint in annotated.items() if hint is None] == []
+    private = {f"{where}: {kind.__module__}.{kind.__qualname__}"
+               for where, hint in annotated.items() for kind in named(hint)
+               if kind.__module__.startswith("ptah") and kind not in exported}
+    assert private == set()

@@ -31,7 +31,7 @@ import io
 import os
 import re
 import warnings
-from typing import Iterable
+from typing import Any, Iterable
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -227,7 +227,7 @@ def _check_contradiction(case: Case, key: str, grade: float, mark: str | None) -
 
 # -- comments that follow a collection's last entry -------------------------------
 
-def _last_slots(node) -> list[tuple[object, object, int]]:
+def _last_slots(node) -> list[tuple[CommentedMap | CommentedSeq, Any, int]]:
     """``(collection, key or index, slot)`` from ``node`` down through each last entry of a block collection."""
     slots = []
     while isinstance(node, (CommentedMap, CommentedSeq)) and len(node) and not node.fa.flow_style():

@@ -17,6 +17,7 @@ is refused.
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -61,12 +62,12 @@ TOP_FIELDS = ("version", "name", "description", "default_k", "cases")
 CASE_FIELDS = ("id", "query", "k", "required", "relevant", "forbidden")
 
 
-def load_corpus(path: str | Path) -> Corpus:
-    """Read and validate the corpus at ``path``, with its judgement record ``NAME.judged.yaml`` when one lies
+def load_corpus(given: str | os.PathLike) -> Corpus:
+    """Read and validate the corpus at ``given``, with its judgement record ``NAME.judged.yaml`` when one lies
     beside it (:mod:`ptah.core.judged`); raise :class:`CorpusError` listing every problem."""
     from ptah.adapters.judgements_yaml import read_record
 
-    path = Path(path)
+    path = Path(given)
     try:
         root = read_document(path, max_bytes=MAX_FILE_BYTES, what="corpus")
     except DocumentProblem as exc:

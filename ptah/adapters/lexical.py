@@ -37,7 +37,7 @@ import zipfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -101,7 +101,7 @@ class LexicalIndex:
     keys: list[str]
     fingerprint: str
     settings: dict
-    retriever: object  # bm25s.BM25
+    retriever: Any  # bm25s.BM25 (bm25s ships no types)
 
     @property
     def vocabulary(self) -> int:

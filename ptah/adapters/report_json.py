@@ -24,7 +24,7 @@ import math
 import re
 from functools import lru_cache
 from importlib import resources
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from ptah.core.baseline import check_report_format
 from ptah.core.errors import ReportError
@@ -138,7 +138,7 @@ def _type_name(value: object) -> str:
     return _TYPE_NAMES[kinds.get(type(value), "null")]
 
 
-def _violation(path: list, keyword: str, expected: object, value: object) -> str:
+def _violation(path: list, keyword: str, expected: Any, value: object) -> str:
     """The sentence for one schema violation: ``FIELD what is wrong``, never echoing a long value."""
     if keyword in ("required", "additionalProperties"):
         path = [*path, expected]
@@ -171,7 +171,7 @@ def _validator() -> Callable[[object], str | None]:
             validator.validate(document)
         except jsonschema_rs.ValidationError as error:
             keyword = error.kind.name
-            expected = error.kind.as_dict().get(_RS_DETAIL.get(keyword, ""))
+            expected: Any = error.kind.as_dict().get(_RS_DETAIL.get(keyword, ""))
             if keyword == "additionalProperties":
                 expected = expected[0]
             return _violation(list(error.instance_path), keyword, expected, error.instance)

@@ -87,8 +87,8 @@ def store_location(expanded: str, root: str) -> str:
     """Where a ``store`` value :func:`store_problem` accepts points: its URL, or its file's absolute path."""
     if store_kind(expanded) != SQLITE_STORE:
         return expanded
-    if expanded.startswith(SQLITE_PREFIX):
-        return sqlite_database_path(expanded, root)
+    if (path := sqlite_database_path(expanded, root)) is not None:  # a sqlite:/// URL
+        return path
     return os.path.normpath(os.path.join(root, os.path.expanduser(expanded)))
 
 
@@ -118,9 +118,9 @@ def same_database(database: str, store: str, root: str, env: Mapping[str, str] =
     pair = (source_kind(database), store_kind(store))
     if pair == (POSTGRES_SOURCE, PGVECTOR_STORE):
         return _target(database, env) == _target(store, env)
-    if pair != (SQLITE_SOURCE, SQLITE_STORE):
-        return False
     source = sqlite_database_path(database, root)
+    if pair != (SQLITE_SOURCE, SQLITE_STORE) or source is None:
+        return False
     try:
         return os.path.samefile(source, store)
     except OSError:  # one of them does not exist (yet)

@@ -33,6 +33,7 @@ row text for it, so they could change nothing.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
 from ruamel.yaml.nodes import MappingNode
@@ -47,6 +48,9 @@ from ptah.core.spec import (
     ServiceSettings,
 )
 
+if TYPE_CHECKING:
+    from ptah.core.errors import Problem
+
 MAX_BATCH_SIZE = 65_536
 MAX_DIMENSION = 65_536
 MAX_SEQ_LENGTH = 1_000_000
@@ -56,6 +60,8 @@ MAX_TIMEOUT_S = 3600
 PROVIDERS = ("openai",)
 DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1"}
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+
+Default = TypeVar("Default", int, None)  # a number field read with a default reads as a number
 DEFAULT_MAX_CONCURRENCY = 4
 
 SERVICE_FIELDS = ("provider", "base_url", "api_key_env", "dimensions", "max_concurrency", "timeout_s")
@@ -97,6 +103,18 @@ def base_url_problem(url: str) -> str | None:
 
 class GenerationFields:
     """The ``generations:`` part of the specification reader (see module docs)."""
+
+    if TYPE_CHECKING:  # what the reader (ptah.adapters.spec_yaml) provides
+        problems: list[Problem]
+
+        def add(self, message: str, *, line: int | None, field: str | None) -> None: ...
+        def fields(self, node: MappingNode, known: tuple[str, ...], prefix: str, where: str) -> dict[str, Field]: ...
+        def template(self, field: Field | None, where: str, at: int, *, required: bool) -> str | None: ...
+        def text(self, fields: dict[str, Field], name: str, prefix: str, at: int, *,
+                 required: bool = True, empty: bool = False, hint: str = "") -> str | None: ...
+        def boolean(self, field: Field | None, where: str, *, default: bool, hint: str = "") -> bool: ...
+        def positive(self, field: Field | None, where: str, limit: int, default: Default,
+                     hint: str = "") -> int | Default: ...
 
     def generations(self, field: Field | None, line: int) -> dict[str, GenerationSettings] | None:
         if field is None or is_null(field.value):

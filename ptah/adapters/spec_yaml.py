@@ -44,7 +44,7 @@ from typing import Mapping
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ptah.adapters import spec_databases as databases
-from ptah.adapters.spec_generations import GenerationFields
+from ptah.adapters.spec_generations import Default, GenerationFields
 from ptah.adapters.sources.base import filter_problem
 from ptah.adapters.yaml_nodes import (
     TAG_BOOL,
@@ -79,7 +79,8 @@ _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _REFERENCE = re.compile(r"\$\{([^}]*)(\}?)")
 
 
-def find_spec(explicit: str | None = None, env: Mapping[str, str] = os.environ, cwd: str | Path | None = None) -> Path:
+def find_spec(explicit: str | None = None, env: Mapping[str, str] = os.environ,
+              cwd: str | os.PathLike | None = None) -> Path:
     """The specification file to use: ``--spec PATH``, else ``$PTAH_SPEC``, else the nearest ``ptah.yaml`` upward.
 
     A relative PATH is taken from ``cwd``; a folder means its ``ptah.yaml``.
@@ -192,7 +193,7 @@ class _SpecReader(GenerationFields):
             return None
         timeout = self.positive(fields.get("statement_timeout_s"), "source.statement_timeout_s",
                                 MAX_STATEMENT_TIMEOUT_S, DEFAULT_STATEMENT_TIMEOUT_S)
-        if None in (database, table, key_fields, text):
+        if database is None or table is None or key_fields is None or text is None:
             return None
         return SourceSpec(database, table, key_fields, text, filter_, timeout)
 
@@ -254,7 +255,7 @@ class _SpecReader(GenerationFields):
         if value == "":
             self.add(f"is empty; remove it for the default {DEFAULT_STORE} or name a file", line=line, field="store")
         expanded = self.expand(value, line, "store") if value else None
-        problem = databases.store_problem(value, expanded) if expanded else None
+        problem = databases.store_problem(value, expanded) if value and expanded else None
         if problem:
             self.add(problem, line=line, field="store")
         return databases.store_location(expanded, self.root) if expanded and not problem else ""
@@ -304,7 +305,8 @@ class _SpecReader(GenerationFields):
         self.add(f"must be true or false, not {describe(node)}{hint}", line=line_of(node), field=where)
         return default
 
-    def positive(self, field: Field | None, where: str, limit: int, default: int | None, hint: str = "") -> int | None:
+    def positive(self, field: Field | None, where: str, limit: int, default: Default,
+                 hint: str = "") -> int | Default:
         if field is None or (default is None and is_null(field.value)):
             return default
         value = integer(field.value)

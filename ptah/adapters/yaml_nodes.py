@@ -130,7 +130,7 @@ def parse_document(data: bytes, *, name: str, max_bytes: int, what: str) -> Node
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
+        line: int | None = data[: exc.start].count(b"\n") + 1
         raise DocumentProblem(
             Problem(f"byte 0x{data[exc.start]:02x} is not UTF-8; save the file as UTF-8", path=name, line=line)
         ) from None
@@ -228,8 +228,8 @@ def suggestion(name: str, known: tuple[str, ...]) -> str | None:
 
 def suggestions(node: MappingNode, known: tuple[str, ...]) -> set[str]:
     """The known field names the mapping's unknown ones are likely misspellings of (``defualt_k``: ``default_k``)."""
-    return {suggestion(str(key.value), known) for key, _ in node.value
-            if isinstance(key, ScalarNode) and str(key.value) not in known} - {None}
+    return {found for key, _ in node.value if isinstance(key, ScalarNode) and str(key.value) not in known
+            and (found := suggestion(str(key.value), known)) is not None}
 
 
 def mapping_fields(

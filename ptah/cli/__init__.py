@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from typing import Any, Callable
 
 import typer
 
@@ -60,8 +61,9 @@ def _token() -> typer.Typer:
 
 
 # Each name under ``ptah`` and how to get its group or command, in the order the app adds them.
-_PARTS = {"corpus": _corpus, "inference": lambda: _joined("inference", "evaluate"), "import": _import,
-          "report": lambda: _joined("report", "rebaseline"), "serve": _serve, "token": _token}
+_PARTS: dict[str, Callable[[], Any]] = {
+    "corpus": _corpus, "inference": lambda: _joined("inference", "evaluate"), "import": _import,
+    "report": lambda: _joined("report", "rebaseline"), "serve": _serve, "token": _token}
 _COMMANDS = {"serve"}  # the rest are groups
 
 

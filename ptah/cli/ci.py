@@ -38,8 +38,9 @@ def report_to_ci(report: Report, corpus: Corpus, environ: Mapping[str, str] | No
     """Annotations and the step summary, as the environment asks (module docs)."""
     environ = os.environ if environ is None else environ
     if environ.get("GITHUB_ACTIONS") == "true" and not report.passed:
-        from ptah.render.annotations import annotations
-        for line in annotations(report, workspace_path(corpus.path or "corpus", environ), corpus.lines()):
+        from ptah.render.annotations import failure_annotations
+
+        for line in failure_annotations(report, workspace_path(corpus.path or "corpus", environ), corpus.lines()):
             print(line, file=sys.stderr)
     summary = environ.get("GITHUB_STEP_SUMMARY")
     if summary:

@@ -58,11 +58,11 @@ def beir(
 def _progress_bar() -> Iterator:
     """A transient rich progress bar on stderr, one task per file read."""
     from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
     columns = (TextColumn("reading {task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        tasks: dict[str, object] = {}
+        tasks: dict[str, TaskID] = {}
 
         def update(name: str, done: int, total: int) -> None:
             if name not in tasks:

@@ -24,7 +24,7 @@ Gates, each a ``{"name", "passed", ...}`` entry in the report:
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Mapping
 
 from ptah.core.errors import IncomparableBaseline, InputError, ReportError
 from ptah.core.measures import DEFAULT_MEASURES, Measure
@@ -49,10 +49,10 @@ def check_report_format(document: object, path: str) -> dict:
     return document
 
 
-def read_report(document: object, path: str) -> dict:
+def read_report(parsed: object, path: str) -> dict:
     """Check that a parsed JSON document is a ptah report with what a baseline needs, and that its
     numbers agree with each other (``ptah.core.report_checks``)."""
-    check_report_format(document, path)
+    document = check_report_format(parsed, path)
     digest = (document.get("corpus") or {}).get("digest") if isinstance(document.get("corpus"), dict) else None
     if not isinstance(digest, str):
         raise ReportError(f"{path}: corpus.digest is missing; the report is damaged")
@@ -115,7 +115,7 @@ def compare(run: Run, baseline_run: Run) -> dict:
         aggregates[m.key] = {"baseline": before, "current": now, "delta": _delta(now, before),
                              "current_high": run.means[str(m)].high}
     before_cases = {case.id: case for case in baseline_run.cases}
-    changed = []
+    changed: list[dict[str, Any]] = []
     for case in run.cases:
         old = before_cases.get(case.id)
         if old is None:
@@ -186,7 +186,7 @@ def deciding_holes(run: Run, measure: Measure, high: float, corpus_path: str | N
     """The sentence of an inconclusive drop gate: the high bound, how many holes in which cases decide it, and
     the command that lists them."""
     cases = [case for case in run.cases if case.holes and case.highs and case.highs[str(measure)] != case.values[str(measure)]]
-    count = sum(len(case.holes) for case in cases)
+    count = sum(len(case.holes or ()) for case in cases)
     named = ", ".join(repr(case.id) for case in cases[:MAX_CASES_NAMED])
     more = f" and {len(cases) - MAX_CASES_NAMED} more" if len(cases) > MAX_CASES_NAMED else ""
     generation = run.generation.get("text_of") or run.generation.get("name")

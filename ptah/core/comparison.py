@@ -79,8 +79,7 @@ def compare_pair(reference: Run, candidate: Run, settings: StatisticsSettings = 
     theirs = {case.id: case for case in reference.cases}
     pairs = [(theirs[case.id], case) for case in candidate.cases if case.id in theirs]
     measures = shared_measures(reference, candidate)
-    changed = [_case_change(before, after, measures) for before, after in pairs]
-    changed = [change for change in changed if change is not None]
+    changed = [change for before, after in pairs if (change := _case_change(before, after, measures)) is not None]
     changed.sort(key=lambda change: not change["flipped"])  # stable: flips first, then corpus order
     return {
         "run": candidate.name,

@@ -317,6 +317,7 @@ def _merge(query: _Query, scores: np.ndarray, keys: list[str]) -> None:
         threshold = float(np.partition(candidates, len(candidates) - query.reach)[len(candidates) - query.reach])
         at_threshold = int(np.count_nonzero(merged == threshold))
     else:  # it stays: add this block's rows at it to the count
+        assert old is not None  # with none yet every row so far is kept, reach or more: the branch above ran
         threshold = old
         at_threshold = query.at_threshold + int(np.count_nonzero(scores == old))
     above = np.flatnonzero(merged > threshold)

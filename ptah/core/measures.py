@@ -150,9 +150,10 @@ class Measure:
 
     def score(self, ranking: Sequence[str], grades: Mapping[str, float], case_k: int | None = None) -> float | None:
         """This measure of one ranking; None when no key is relevant."""
-        if self.k is None and case_k is None:
+        k = case_k if self.k is None else self.k
+        if k is None:
             raise ValueError(f"{self.name} is measured at each case's own depth; give case_k")
-        return self.kind(ranking, grades, self.depth(case_k) if self.k is None else self.k)
+        return self.kind(ranking, grades, k)
 
 
 DEFAULT_MEASURES: tuple[Measure, ...]

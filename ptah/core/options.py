@@ -104,8 +104,8 @@ def _named(item: Field) -> Option | None:
 
 def _nested(item: Field) -> type | None:
     """The dataclass of options a field's default is (EvaluationRequest.search: SearchOptions), else None."""
-    default = item.default
-    return type(default) if default is not MISSING and is_dataclass(default) and declared(type(default)) else None
+    kind = type(item.default)
+    return kind if item.default is not MISSING and is_dataclass(kind) and declared(kind) else None
 
 
 @functools.cache

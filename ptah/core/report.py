@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, Self
 
 from ptah.core.measures import Measure
 from ptah.core.metrics import Mean
@@ -354,7 +354,7 @@ class Report:
         return data
 
     @classmethod
-    def from_dict(cls, data: Mapping) -> Report:
+    def from_dict(cls, data: Mapping) -> Self:
         """The report a ``ptah-report@1`` or ``@2`` document holds (validate it first: see ``ptah.core.baseline``)."""
         baseline = data.get("baseline")
         return cls(

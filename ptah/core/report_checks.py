@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence, TypeGuard
 
 from ptah.core.errors import ReportError
 from ptah.core.measures import DEFAULT_MEASURES, Measure
@@ -49,7 +49,7 @@ def measure_keys(aggregates: Mapping) -> list[str]:
     return keys
 
 
-def is_measure(value: object) -> bool:
+def is_measure(value: object) -> TypeGuard[float | None]:
     """A measure's type as a report holds it: a finite number, or null for N/A (never a boolean)."""
     if value is None:
         return True
@@ -93,7 +93,7 @@ def _check_run(run: Mapping, where: str, path: str) -> None:
             if name not in case["metrics"]:
                 raise _damaged(path, f"{where}.cases[{number}].metrics.{name}", "is missing, but the run has a mean of it")
         _check_mean(aggregates[name], [case["metrics"][name] for case in cases], f"{where}.aggregates.{name}",
-                    lambda n, name=name: f"{where}.cases[{n}].metrics.{name}", path)
+                    lambda n: f"{where}.cases[{n}].metrics.{name}", path)
         _check_high(aggregates[name], cases, name, where, path)
     if "judged" in aggregates:
         _check_mean(aggregates["judged"], [case.get("judged") for case in cases], f"{where}.aggregates.judged",
@@ -107,11 +107,14 @@ def _check_mean(mean: object, values: Sequence[object], field: str, case_field: 
                 value_part: str = "value", numerator_part: str = "numerator") -> None:
     """``mean`` (a report's MEAN) against the per-case ``values`` it was computed from (its ``value_part`` and
     ``numerator_part``: ``high`` and ``high_numerator`` for the high bounds)."""
+    defined: list[float] = []
     for number, value in enumerate(values):
         if not is_measure(value):
             raise _damaged(path, case_field(number), "is not a number or null")
         if value is not None and not 0 <= value <= 1:
             raise _damaged(path, case_field(number), f"is {value!r}, outside [0, 1]")
+        if value is not None:
+            defined.append(value)
     if not isinstance(mean, Mapping):
         raise _damaged(path, field, "is missing or not an object")
     value, numerator = mean.get(value_part), mean.get(numerator_part)
@@ -122,9 +125,8 @@ def _check_mean(mean: object, values: Sequence[object], field: str, case_field: 
     for part in ("denominator", "undefined"):
         if not _is_count(mean.get(part)):
             raise _damaged(path, f"{field}.{part}", _not_a_count(mean.get(part)))
-    if numerator is None or not is_measure(numerator):
+    if not is_measure(numerator) or numerator is None:
         raise _damaged(path, f"{field}.{numerator_part}", "is missing or not a number")
-    defined = [v for v in values if v is not None]
     if mean["denominator"] != len(defined):
         raise _damaged(path, f"{field}.denominator", f"is {mean['denominator']}, but {len(defined)} of the run's {len(values)} cases define the measure")
     if mean["undefined"] != len(values) - len(defined):
@@ -175,7 +177,7 @@ def _check_counts(aggregates: Mapping, cases: int, where: str, path: str) -> Non
     if aggregates["required"]["failed"] > aggregates["required"]["cases"]:
         raise _damaged(path, f"{where}.aggregates.required.failed", "is more than required.cases")
     rate, expected = forbidden.get("rate"), (forbidden["leaking"] / forbidden["cases"]) if forbidden["cases"] else None
-    if not is_measure(rate) or (rate is None) != (expected is None) or (expected is not None and not _close(rate, expected)):
+    if not is_measure(rate) or (rate is None) != (expected is None) or (expected is not None and rate is not None and not _close(rate, expected)):
         raise _damaged(path, f"{where}.aggregates.forbidden.rate", f"is not leaking / cases ({expected!r})")
 
 
@@ -193,4 +195,4 @@ def _check_ann(ann: object, cases: Sequence[Mapping], where: str, path: str) -> 
                 lambda n: f"{where}.cases[{n}].ann.recall", path)
     for name in measure_keys(ann["exact"]):
         _check_mean(ann["exact"].get(name), [e["exact"].get(name) for e in per_case], f"{where}.aggregates.ann.exact.{name}",
-                    lambda n, name=name: f"{where}.cases[{n}].ann.exact.{name}", path)
+                    lambda n: f"{where}.cases[{n}].ann.exact.{name}", path)

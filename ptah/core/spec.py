@@ -89,8 +89,8 @@ def redact_url(url: str) -> str:
             at = late
     prefix, after = "", rest
     if at >= 0:
-        user, colon, _password = rest[:at].partition(":")
-        prefix = f"{user}:{REDACTED}@" if colon else rest[: at + 1]
+        user, has_password, _password = rest[:at].partition(":")
+        prefix = f"{user}:{REDACTED}@" if has_password else rest[: at + 1]
         after = rest[at + 1 :]
     location, question, query = after.partition("?")
     location = _redact_pairs(location)

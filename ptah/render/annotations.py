@@ -43,7 +43,7 @@ def command(kind: str, message: str, **properties: object) -> str:
     return f"::{kind}{' ' + given if given else ''}::{escape_data(abbreviated(message, MAX_MESSAGE))}"
 
 
-def annotations(report: Report, corpus_file: str, lines: Mapping[str, int]) -> Iterator[str]:
+def failure_annotations(report: Report, corpus_file: str, lines: Mapping[str, int]) -> Iterator[str]:
     """The ``::error`` lines of a report's failed cases and of its failed gates no case explains (module docs)."""
     found = []
     for run, case in failed_cases(report):

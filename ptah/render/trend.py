@@ -82,7 +82,7 @@ def render_trend(reports: Sequence[Report]) -> str:
     series = list(dict.fromkeys(point["series"] for point in found))
     colour = {name: COLOURS[i % len(COLOURS)] for i, name in enumerate(series)}
     digests = list(dict.fromkeys(point["digest"] for point in found))
-    identities = {}
+    identities: dict[str, set[str]] = {}
     for point in found:
         identities.setdefault(point["series"], set()).add(point["identity"])
     notes = []

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:
+    from ptah.adapters.embedders.base import Embedder
 
 
-def reports_rows(embedder: object) -> bool:
+def reports_rows(embedder: Embedder) -> bool:
     """Whether the embedder's ``embed_documents`` takes a ``progress`` callback."""
     try:
         return "progress" in inspect.signature(embedder.embed_documents).parameters
@@ -34,7 +37,7 @@ def reports_rows(embedder: object) -> bool:
 class RowProgress:
     """The embedder, passing each ``embed_documents`` call's row counts on to ``rows(done, total)``."""
 
-    def __init__(self, embedder: object, rows: Callable[[int, int], None], total: int):
+    def __init__(self, embedder: Any, rows: Callable[[int, int], None], total: int):  # reports_rows(embedder)
         self._embedder, self._rows, self._total = embedder, rows, total
         self._done = 0  # rows embedded by earlier calls (each call is one committed batch)
 
@@ -48,7 +51,7 @@ class RowProgress:
         return getattr(self._embedder, name)
 
 
-def with_row_progress(embedder: object, progress: Callable | None, total: int) -> object:
+def with_row_progress(embedder: Embedder, progress: Callable | None, total: int) -> Embedder:
     """``embedder`` reporting rows to ``progress.rows`` when both can; else ``embedder`` itself."""
     rows = getattr(progress, "rows", None)
     return RowProgress(embedder, rows, total) if rows is not None and reports_rows(embedder) else embedder

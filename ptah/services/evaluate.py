@@ -74,8 +74,9 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
     if baseline is None and request.baseline is not None:
         baseline = load_baseline(request.baseline)
     if baseline is not None:
-        check_comparable(corpus.digest, baseline, request.baseline)
-        check_measures(baseline, request.max_drop, request.baseline)
+        named = "report" if request.baseline is None else request.baseline  # a report in hand may be unnamed
+        check_comparable(corpus.digest, baseline, named)
+        check_measures(baseline, request.max_drop, named)
     plans = plan_runs(project.spec, list(request.generations) or None, request.channels)
     check_search(project, request.search, request.channels, [plan.generation for plan in plans])
     sides = Sides(project, corpus, request)

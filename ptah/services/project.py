@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Literal, overload
 
 
 from ptah.adapters.embedders.identity import GenerationIdentity, generation_identity
@@ -73,6 +74,11 @@ class Project:
         """What the store can do (a vector index, lexical indexes), known before it is opened."""
         return stores.capabilities_of(self.spec.store)
 
+    @overload
+    def store(self, *, create: Literal[True]) -> Store: ...
+    @overload
+    def store(self, *, create: bool = False) -> Store | None: ...
+
     def store(self, *, create: bool = False) -> Store | None:
         """The store, opened once by its registered kind. ``create=False`` gives None when no store
         exists yet (nothing was ever built); readers never create one."""
@@ -113,7 +119,8 @@ class Project:
             if store is not None:
                 with store.snapshot() as snapshot:
                     record = snapshot.generation(identity)
-                    matrix = snapshot.matrix(identity) if record is not None else None
+                    if record is not None:
+                        matrix = snapshot.matrix(identity)
             if record is None:
                 raise NotBuilt(generation.name, identity)
             if not record.settings.get("normalize", True):

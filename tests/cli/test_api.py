@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,7 @@ def test_the_readme_example(example_project, tmp_path):
         assert json.loads((tmp_path / "r.json").read_text()) == report.to_dict()
         assert ptah.load_report(tmp_path / "r.json").to_dict() == report.to_dict()
         assert project.verify("title-body").ok
+        assert project.generations == ("title-body", "body-only")
         top = project.search("refund", k=5)
         assert len(top) == 5 and top == sorted(top, key=lambda pair: (-pair[1], pair[0]))
 
@@ -85,6 +87,17 @@ def test_evaluate_takes_a_request_or_its_options_never_both(example_project):
     assert (str(bad.value), bad.value.exit_code) == ("ef_search: must be a whole number from 1 to 1,000, not 1001.", 2)
     assert [run.name for run in by_request.runs] == [run.name for run in by_options.runs] == ["title-body"]
     assert by_request.runs[0].means == by_options.runs[0].means
+
+
+def test_a_baseline_report_in_hand_of_another_corpus_is_refused_as_the_baseline_report(example_project):
+    with ptah.open_project(example_project / "ptah.yaml") as project:
+        report = project.evaluate(CORPUS, generations=["title-body"])
+        other = replace(report, corpus={**report.corpus, "digest": "sha256:0"})
+        with pytest.raises(ptah.IncomparableBaseline) as refused:
+            project.evaluate(CORPUS, generations=["title-body"], baseline_report=other)
+    assert (str(refused.value), refused.value.exit_code) == (
+        f"the baseline report measured a different corpus (digest sha256:0); this corpus is "
+        f"{report.corpus['digest']}. Re-run the baseline on this corpus, or evaluate the corpus it was made with.", 2)
 
 
 def search_did_not_get_worse(spec: Path, generation: str) -> None:

@@ -10,7 +10,7 @@ import xmlschema
 
 from ptah.core.metrics import Mean
 from ptah.core.report import Gate
-from ptah.render.annotations import annotations
+from ptah.render.annotations import failure_annotations
 from ptah.render.cases import whereabouts
 from ptah.render.junit import render_junit
 from ptah.render.markdown import code, render_markdown
@@ -40,7 +40,7 @@ def test_an_inconclusive_gate_is_said_in_every_ci_output():
     xmlschema.XMLSchema(str(XSD)).validate(junit)
     assert ('<testcase name="max-recall-drop (base)" classname="ptah.gates" time="0.000000">\n'
             '      <failure message="inconclusive: recall 0.5000..0.7000" type="inconclusive">') in junit
-    assert list(annotations(typed, "corpus.yaml", {})) == [
+    assert list(failure_annotations(typed, "corpus.yaml", {})) == [
         "::warning file=corpus.yaml,title=ptah%3A gate max-recall-drop is inconclusive (base)::"
         "inconclusive: recall 0.5000..0.7000"]
 

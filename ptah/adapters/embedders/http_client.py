@@ -35,7 +35,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 import httpx
 import numpy as np
@@ -140,7 +140,7 @@ class EmbeddingsClient:
             yield batch
 
     def _request(self, batch: list[str]) -> np.ndarray:
-        body = {"model": self.model, "input": batch, "encoding_format": "float"}
+        body: dict[str, Any] = {"model": self.model, "input": batch, "encoding_format": "float"}
         if self.dimensions is not None:
             body["dimensions"] = self.dimensions
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
@@ -235,7 +235,7 @@ class EmbeddingsClient:
         shown = " ".join(shown.split())
         return shown if len(shown) <= MESSAGE_LIMIT else shown[: MESSAGE_LIMIT - 3] + "..."
 
-    def _refuse(self, what: str) -> None:
+    def _refuse(self, what: str) -> NoReturn:
         raise ServiceUnavailable(f"the embedding service {self.endpoint} {what}; the answer was refused "
                                  "and nothing was stored")
 
@@ -256,7 +256,7 @@ class EmbeddingsClient:
         order = [item.get("index", position) for position, item in enumerate(data)]
         if sorted(order) != list(range(inputs)) or any(isinstance(index, bool) for index in order):
             self._refuse("answered vectors whose index fields are not each of 0 to n-1 once")
-        rows = [None] * inputs
+        rows: list[Any] = [None] * inputs
         for index, item in zip(order, data):
             rows[index] = item.get("embedding")
         if not all(isinstance(row, list) and row and all(

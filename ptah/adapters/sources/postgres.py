@@ -46,7 +46,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Self
 
 from psycopg import IsolationLevel, sql
 
@@ -115,7 +115,7 @@ class PostgresSource:
             self.close()
             raise
 
-    def __enter__(self) -> PostgresSource:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *_exc: object) -> None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 import numpy as np
+import psycopg
 from psycopg import sql
 
 from ptah.adapters.sources.rows import source_rows
@@ -100,7 +101,7 @@ def find_index(db, relation: int, table: str, column: str, *, unit_vectors: bool
 class TableIndexSearch:
     """Nearest rows through ``index``, in the source's snapshot (see the module docs)."""
 
-    db: object
+    db: psycopg.Connection
     index: FoundIndex
     table: sql.Composable
     key_columns: list[str]

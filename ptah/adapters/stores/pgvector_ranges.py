@@ -49,7 +49,7 @@ def _components(kinds: tuple[str, ...]) -> list[sql.Composable]:
     range, like an unsplittable one; verify reports its vector if its row is gone.
     """
     width = len(kinds)
-    expressions = []
+    expressions: list[sql.Composable] = []
     for position, kind in enumerate(kinds):
         part = sql.SQL("key") if width == 1 else sql.SQL("split_part(key, chr(31), {})").format(position + 1)
         separated = sql.SQL("{} = {}").format(_SEPARATORS, width - 1)
