@@ -14,10 +14,10 @@ from ptah.adapters.corpus_yaml import load_corpus
 from ptah.adapters.sources.sqlite import SqliteSource
 from ptah.adapters.spec_yaml import load_spec
 from ptah.adapters.yaml_nodes import parse_document, scalar_text
-from ptah.cli import main
 from ptah.core.corpus import Case
 from ptah.core.spec import GenerationSettings
 from ptah.services.beir_import import import_beir
+from tests.conftest import run_cli
 
 # Written byte for byte: JSON unicode escapes (\u00e9, a surrogate pair for an
 # emoji, \u2028), a missing title, an empty title, a numeric _id, a text that
@@ -48,15 +48,8 @@ def dataset(tmp_path):
     return directory
 
 
-def run(argv, capsys):
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    out = capsys.readouterr()
-    return info.value.code, out.out, out.err
-
-
 def imported(dataset, project, capsys, *extra):
-    code, out, err = run(["import", "beir", str(dataset), "--into", str(project), "--json", *extra], capsys)
+    code, out, err = run_cli(capsys, "import", "beir", str(dataset), "--into", str(project), "--json", *extra)
     assert (code, err) == (0, "")
     return json.loads(out)
 
@@ -147,9 +140,9 @@ def test_the_specification_loads_and_its_source_reads_the_documents(dataset, tmp
     }
 
 
-def test_the_text_summary_and_progress(dataset, tmp_path, capsys):
+def test_the_text_summary_and_progress(dataset, tmp_path, cli):
     project = tmp_path / "project"
-    code, out, err = run(["import", "beir", str(dataset), "--into", str(project)], capsys)
+    code, out, err = cli("import", "beir", str(dataset), "--into", str(project))
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[1:4] == [
@@ -174,7 +167,7 @@ def test_the_text_summary_and_progress(dataset, tmp_path, capsys):
 
 
 def refused(dataset, project, capsys, *extra):
-    code, out, err = run(["import", "beir", str(dataset), "--into", str(project), *extra], capsys)
+    code, out, err = run_cli(capsys, "import", "beir", str(dataset), "--into", str(project), *extra)
     assert (code, out) == (2, "")
     return err
 
@@ -302,10 +295,10 @@ def test_yaml_string_escapes_what_yaml_would_fold_or_refuse():
 # --- the CLI's surface -----------------------------------------------------------------
 
 
-def test_without_into_the_project_is_named_after_the_dataset_here(dataset, tmp_path, capsys, monkeypatch):
+def test_without_into_the_project_is_named_after_the_dataset_here(dataset, tmp_path, capsys, cli, monkeypatch):
     (tmp_path / "elsewhere").mkdir()
     monkeypatch.chdir(tmp_path / "elsewhere")
-    code, out, err = run(["import", "beir", str(dataset), "--json"], capsys)
+    code, out, err = cli("import", "beir", str(dataset), "--json")
     assert (code, err) == (0, "")
     assert json.loads(out)["project"] == str(tmp_path / "elsewhere" / "mini")
     monkeypatch.chdir(tmp_path)

@@ -24,6 +24,7 @@ from ptah.adapters.embedders.registry import EmbedderRegistry
 from ptah.adapters.spec_yaml import load_spec
 from ptah.core.errors import EXIT_INPUT, EXIT_OPERATIONAL, PluginError, UnknownModelKind
 from ptah.core.spec import GenerationSettings, SourceSpec
+from tests.conftest import spec_yaml
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = SourceSpec("sqlite:///x.db", "articles", ("id",), "{title}\n\n{body}")
@@ -115,10 +116,8 @@ def letters_project(folder: Path, model: str = "toy/letters") -> Path:
         connection.execute("CREATE TABLE docs (id INTEGER PRIMARY KEY, body TEXT)")
         connection.executemany("INSERT INTO docs VALUES (?, ?)", [(1, "aaaa"), (2, "bbbb"), (3, "ab"), (4, "cccc")])
     connection.close()
-    (folder / "ptah.yaml").write_text(
-        "version: 1\nsource:\n  database: sqlite:///source.db\n  table: docs\n  key_fields: [id]\n"
-        f'  text: "{{body}}"\nactive: letters\ngenerations:\n  letters:\n    model: {model}\n'
-    )
+    (folder / "ptah.yaml").write_text(spec_yaml(table="docs", text="{body}", active="letters",
+                                                generations={"letters": {"model": model}}))
     (folder / "corpus.yaml").write_text(
         "version: 1\ndefault_k: 2\ncases:\n"
         '  - {id: a, query: "a", required: ["1"]}\n'

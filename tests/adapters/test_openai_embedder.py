@@ -15,11 +15,11 @@ import pytest
 from ptah.adapters.embedders import http_client, openai_compatible
 from ptah.adapters.embedders.openai_compatible import OpenAICompatibleKind
 from ptah.adapters.embedders.sentence_transformers import SentenceTransformerEmbedder
-from ptah.cli import main
 from ptah.core.errors import EXIT_OPERATIONAL, ServiceUnavailable
 from ptah.core.spec import GenerationSettings, ServiceSettings
 
 from tests.adapters.openai_server import MODEL, EmbeddingServer
+from tests.conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "support"
@@ -149,10 +149,9 @@ def test_a_lasting_fault_is_one_sentence_and_exit_3(server, mode, what, requests
 
 
 def run(argv, capsys):
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return info.value.code, out.out + out.err
+    """``ptah ARGV``: the exit code, and stdout and stderr as one text (what a key must never reach)."""
+    code, out, err = run_cli(capsys, *argv)
+    return code, out + err
 
 
 @pytest.fixture(scope="module")

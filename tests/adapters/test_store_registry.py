@@ -37,7 +37,7 @@ from ptah.adapters.stores.sqlite import SqliteStore
 from ptah.core.errors import EXIT_OPERATIONAL, CapabilityUnavailable, PluginError, StoreUnavailable
 from ptah.services.project import open_project
 from tests.contract.conftest import postgres_database, postgres_server, postgres_url  # noqa: F401 (fixtures)
-from tests.hostile.conftest import run_cli
+from tests.conftest import run_cli
 from tests.services.conftest import DOCS, Workspace
 
 CORPUS = """\

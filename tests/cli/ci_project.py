@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from ptah.cli import main
-from tests.cli.test_inference_cli import SPEC as ONE_GENERATION
+from tests.cli.test_inference_cli import TEXT
+from tests.conftest import run_cli, spec_yaml
 from tests.hostile.files_project import make_project
 
-SPEC = ONE_GENERATION + "  small:\n    model: ptah/deterministic\n    dimension: 2\n"
+SPEC = spec_yaml(text=TEXT, generations={"docs": {"model": "ptah/deterministic", "dimension": 16},
+                                         "small": {"model": "ptah/deterministic", "dimension": 2}})
 CORPUS = """\
 version: 1
 default_k: 1
@@ -31,19 +30,13 @@ cases:
 """
 
 
-def run(*argv) -> int:
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in argv])
-    return info.value.code
-
-
 def make_ci_project(folder: Path) -> Path:
     """``folder`` with source.db, ptah.yaml, corpus.yaml, both generations built and base.json (``docs``'s report)."""
     make_project(folder)  # the three-row source, generation docs built
     (folder / "ptah.yaml").write_text(SPEC)
     (folder / "corpus.yaml").write_text(CORPUS)
-    assert run("inference", "build", "small", "--spec", folder / "ptah.yaml", "--quiet") == 0
-    assert run(*evaluate(folder, "-g", "docs", "--output", folder / "base.json", "--json")) == 1
+    assert run_cli(None, "inference", "build", "small", "--spec", folder / "ptah.yaml", "--quiet").code == 0
+    assert run_cli(None, *evaluate(folder, "-g", "docs", "--output", folder / "base.json", "--json")).code == 1
     return folder
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ptah.cli import main
+from tests.conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "support"
@@ -23,7 +23,5 @@ def example_project(tmp_path_factory) -> Path:
         shutil.copy(EXAMPLE / name, folder / name)
     subprocess.run([sys.executable, str(folder / "make_db.py")], check=True, capture_output=True)
     for name in ("title-body", "body-only"):
-        with pytest.raises(SystemExit) as info:
-            main(["inference", "build", name, "--spec", str(folder / "ptah.yaml"), "--quiet"])
-        assert info.value.code == 0
+        assert run_cli(None, "inference", "build", name, "--spec", folder / "ptah.yaml", "--quiet").code == 0
     return folder

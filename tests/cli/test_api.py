@@ -10,20 +10,12 @@ from pathlib import Path
 import pytest
 
 import ptah
-from ptah.cli import main
 from ptah.core import measures
 from ptah.core.measures import MeasureKind
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "corpora" / "support.yaml"
 BASELINE = REPO / "examples" / "support" / "baseline.json"
-
-
-def cli(capsys, *argv) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return info.value.code, out.out, out.err
 
 
 def test_the_readme_example(example_project, tmp_path):
@@ -49,9 +41,9 @@ def test_the_readme_example(example_project, tmp_path):
         assert len(top) == 5 and top == sorted(top, key=lambda pair: (-pair[1], pair[0]))
 
 
-def test_to_dict_is_exactly_what_the_cli_writes(example_project, tmp_path, capsys):
+def test_to_dict_is_exactly_what_the_cli_writes(example_project, tmp_path, cli):
     output = tmp_path / "cli.json"
-    code, _, err = cli(capsys, "inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS,
+    code, _, err = cli("inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS,
                        "-g", "title-body", "-g", "body-only", "--baseline", BASELINE, "--max-recall-drop", "0.02",
                        "--measure", "P@3", "--bootstrap", "500", "--output", output)
     assert code == 1, err  # body-only fails its gates
@@ -115,21 +107,21 @@ def test_the_readme_pytest_gate_passes_and_fails_when_search_got_worse(example_p
         search_did_not_get_worse(example_project / "ptah.yaml", "body-only")
 
 
-def test_a_measure_added_by_one_registration_reaches_the_cli_report_and_gates(example_project, tmp_path, capsys):
+def test_a_measure_added_by_one_registration_reaches_the_cli_report_and_gates(example_project, tmp_path, cli):
     def dcg(top, relevant, k):
         return math.fsum(relevant.get(key, 0.0) / math.log2(rank + 1) for rank, key in enumerate(top, start=1)) / 10
 
     measures.register(MeasureKind("DCG", "dcg", "DCG", "-", "sum of grade / log2(rank + 1) over the top k, / 10", dcg))
     try:
         first = tmp_path / "first.json"
-        code, out, err = cli(capsys, "inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS,
+        code, out, err = cli("inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS,
                              "--measure", "DCG@5", "--output", first)
         assert code == 0, err
         report = json.loads(first.read_text())
         values = [case["metrics"]["DCG@5"] for case in report["runs"][0]["cases"]]
         assert report["runs"][0]["aggregates"]["DCG@5"]["value"] == pytest.approx(math.fsum(values) / len(values), abs=1e-15)
         assert "DCG@5" in out  # a column and a mean line, from the registry
-        code, out, err = cli(capsys, "inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS,
+        code, out, err = cli("inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS,
                              "--baseline", first, "--max-drop", "DCG@5=0")
         assert code == 0, err
         assert "pass max-DCG@5-drop (title-body)" in " ".join(out.split())
@@ -148,6 +140,6 @@ def test_a_measure_added_by_one_registration_reaches_the_cli_report_and_gates(ex
         (["--baseline", BASELINE, "--max-drop", "MAP@10=0.02"], f"the baseline {BASELINE} has no MAP@10 to measure a drop against; write a new baseline with the measure MAP@10 requested\n"),
     ],
 )
-def test_measures_and_drops_that_cannot_be_are_exit_2(example_project, capsys, argv, message):
-    code, out, err = cli(capsys, "inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS, *argv)
+def test_measures_and_drops_that_cannot_be_are_exit_2(example_project, cli, argv, message):
+    code, out, err = cli("inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS, *argv)
     assert (code, out, err) == (2, "", message)

@@ -23,7 +23,10 @@ C2 = "required key '2' missed (ranked 2nd; k = 1); forbidden key '3' leaked at r
 
 
 def ptah(*argv, env: dict | None = None) -> tuple[int, str, str]:
-    """``ptah ARGV`` in this process with ``env`` added to the environment: (exit code, stdout, stderr)."""
+    """``ptah ARGV`` in this process with ``env`` added to the environment: (exit code, stdout, stderr).
+
+    Not tests.conftest.run_cli: the module's fixtures have no capsys, so the streams are redirected here.
+    """
     out, err = io.StringIO(), io.StringIO()
     with pytest.MonkeyPatch.context() as patch:
         for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):

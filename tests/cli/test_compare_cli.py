@@ -9,9 +9,7 @@ from importlib import resources
 from pathlib import Path
 
 import jsonschema
-import pytest
 
-from ptah.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "corpora" / "support.yaml"
@@ -19,21 +17,15 @@ BASELINE = REPO / "examples" / "support" / "baseline.json"
 SCHEMA = json.loads(resources.files("ptah").joinpath("schemas/report.schema.json").read_text())
 
 
-def run(argv, capsys):
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in argv])
-    return info.value.code, capsys.readouterr()
-
-
 def evaluate(project, *extra):
     return ["inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", CORPUS, *extra]
 
 
-def test_two_generations_side_by_side_say_which_is_better_by_how_much_and_on_which_cases(example_project, capsys, tmp_path):
+def test_two_generations_side_by_side_say_which_is_better_by_how_much_and_on_which_cases(example_project, cli, tmp_path):
     output = tmp_path / "report.json"
-    code, out = run(evaluate(example_project, "-g", "title-body", "-g", "body-only", "--baseline", BASELINE,
-                             "--output", output), capsys)
-    assert code == 1, out.err  # body-only misses required keys: its gate fails
+    code, out, err = cli(*evaluate(example_project, "-g", "title-body", "-g", "body-only", "--baseline", BASELINE,
+                              "--output", output))
+    assert code == 1, err  # body-only misses required keys: its gate fails
     report = json.loads(output.read_text())
     jsonschema.validate(report, SCHEMA)
     comparison = report["comparison"]
@@ -55,10 +47,10 @@ def test_two_generations_side_by_side_say_which_is_better_by_how_much_and_on_whi
     assert flips and [c["id"] for c in changed[: len(flips)]] == flips  # flips listed first
     assert candidate["flipped"]["now_failing"] == runs["body-only"]["aggregates"]["required"]["failed"]
     # the terminal says it in words, with the interval and the p-value
-    assert "side by side against title-body (the reference)" in out.out
-    words = " ".join(out.out.split())  # rich wraps long lines at the terminal's width
+    assert "side by side against title-body (the reference)" in out
+    words = " ".join(out.split())  # rich wraps long lines at the terminal's width
     assert f"body-only vs title-body: nDCG {ndcg['delta']:+.4f} is inconclusive (116 holes): the finding differs" in words
-    assert f"{flips[0]}: " in out.out and "now failing" in out.out
+    assert f"{flips[0]}: " in out and "now failing" in out
     # the baseline comparison still covers each run, now with its significance
     same, worse = report["baseline"]["comparisons"]
     assert (same["against"], worse["against"]) == ("title-body", "body-only")
@@ -71,11 +63,11 @@ def test_two_generations_side_by_side_say_which_is_better_by_how_much_and_on_whi
     assert f"p = {against['test']['p_value']:.4f} worse" in words
 
 
-def test_the_lexical_channel_end_to_end_with_a_seed(example_project, capsys, tmp_path):
+def test_the_lexical_channel_end_to_end_with_a_seed(example_project, cli, tmp_path):
     output = tmp_path / "report.json"
-    code, out = run(evaluate(example_project, "--channel", "vector", "--channel", "lexical", "--bootstrap", "2000",
-                             "--seed", "7", "--output", output), capsys)
-    assert code == 1, out.err  # BM25 without stemming misses paraphrased questions' required keys
+    code, out, err = cli(*evaluate(example_project, "--channel", "vector", "--channel", "lexical",
+                                   "--bootstrap", "2000", "--seed", "7", "--output", output))
+    assert code == 1, err  # BM25 without stemming misses paraphrased questions' required keys
     report = json.loads(output.read_text())
     assert [(r["generation"]["name"], r["search"]["channel"]) for r in report["runs"]] == [
         ("title-body", "vector"), ("lexical:title-body", "lexical")]
@@ -83,7 +75,7 @@ def test_the_lexical_channel_end_to_end_with_a_seed(example_project, capsys, tmp
     assert lexical["generation"]["rows"] == 187 and lexical["search"]["similarity"] == "bm25"
     assert report["comparison"]["statistics"]["seed"] == 7
     assert report["comparison"]["statistics"]["bootstrap"]["resamples"] == 2000
-    assert "lexical:title-body" in out.out
+    assert "lexical:title-body" in out
 
 
 def test_channel_lexical_never_imports_torch(example_project):
@@ -99,10 +91,10 @@ def test_channel_lexical_never_imports_torch(example_project):
     assert json.loads(result.stdout)["runs"][0]["generation"]["name"] == "lexical:body-only"
 
 
-def test_asking_for_what_does_not_exist_exits_2(example_project, capsys):
-    code, out = run(evaluate(example_project, "--channel", "semantic"), capsys)
-    assert code == 2 and out.err == "unknown channel 'semantic'; use vector, lexical, hybrid\n"
-    code, out = run(evaluate(example_project, "--channel", "hybrid", "-g", "nope"), capsys)
-    assert code == 2 and 'no generation named "nope"' in out.err
-    code, out = run(evaluate(example_project, "--bootstrap", "0", "-g", "title-body"), capsys)
-    assert code == 2 and "--bootstrap" in out.err
+def test_asking_for_what_does_not_exist_exits_2(example_project, cli):
+    code, out, err = cli(*evaluate(example_project, "--channel", "semantic"))
+    assert code == 2 and err == "unknown channel 'semantic'; use vector, lexical, hybrid\n"
+    code, out, err = cli(*evaluate(example_project, "--channel", "hybrid", "-g", "nope"))
+    assert code == 2 and 'no generation named "nope"' in err
+    code, out, err = cli(*evaluate(example_project, "--bootstrap", "0", "-g", "title-body"))
+    assert code == 2 and "--bootstrap" in err

@@ -8,19 +8,11 @@ import sys
 
 import pytest
 
-from ptah.cli import main
 
 GOOD = 'version: 1\ndefault_k: 5\ncases:\n  - {id: a, query: "How do I cancel?", required: ["17"]}\n'
 # sha256sum of the canonical form {"cases":[{"forbidden":[],"id":"a","k":5,"query":"How do I cancel?","relevant":[["17",1.0]],"required":["17"]}],"format":"ptah-corpus@1"}
 GOOD_DIGEST = "sha256:8516f4092c73267f4f2d1bbc6804856e6e6a199921e2b14851b4f31e0bc8c995"
 BAD = 'version: 1\ndefault_k: 5\ncases:\n  - {id: a, query: "", requried: ["17"]}\n'
-
-
-def run(argv, capsys):
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    out = capsys.readouterr()
-    return info.value.code, out.out, out.err
 
 
 @pytest.fixture
@@ -32,15 +24,15 @@ def files(tmp_path):
     return good, bad
 
 
-def test_digest_prints_the_digest(files, capsys):
+def test_digest_prints_the_digest(files, cli):
     good, _ = files
-    code, out, err = run(["corpus", "digest", str(good)], capsys)
+    code, out, err = cli("corpus", "digest", str(good))
     assert (code, out, err) == (0, GOOD_DIGEST + "\n", "")
 
 
-def test_validate_reports_every_problem_of_every_file_and_exits_2(files, capsys):
+def test_validate_reports_every_problem_of_every_file_and_exits_2(files, cli):
     good, bad = files
-    code, out, err = run(["corpus", "validate", str(good), str(bad)], capsys)
+    code, out, err = cli("corpus", "validate", str(good), str(bad))
     assert code == 2
     assert out == f"{good}: valid, 1 cases, {GOOD_DIGEST}\n"
     assert err.splitlines() == [
@@ -51,9 +43,9 @@ def test_validate_reports_every_problem_of_every_file_and_exits_2(files, capsys)
     ]
 
 
-def test_validate_json(files, capsys):
+def test_validate_json(files, cli):
     good, bad = files
-    code, out, _ = run(["corpus", "validate", "--json", str(good), str(bad)], capsys)
+    code, out, _ = cli("corpus", "validate", "--json", str(good), str(bad))
     assert code == 2
     report = json.loads(out)
     assert report["valid"] is False
@@ -65,25 +57,25 @@ def test_validate_json(files, capsys):
     }
 
 
-def test_validate_all_good_exits_0(files, capsys):
+def test_validate_all_good_exits_0(files, cli):
     good, _ = files
-    assert run(["corpus", "validate", str(good)], capsys)[0] == 0
+    assert cli("corpus", "validate", str(good))[0] == 0
 
 
-def test_digest_of_an_invalid_corpus_exits_2(files, capsys):
+def test_digest_of_an_invalid_corpus_exits_2(files, cli):
     _, bad = files
-    code, out, err = run(["corpus", "digest", str(bad)], capsys)
+    code, out, err = cli("corpus", "digest", str(bad))
     assert (code, out) == (2, "")
     assert err.startswith(f"{bad}:4: ")
 
 
-def test_missing_file_exits_2_without_traceback(tmp_path, capsys):
-    code, _, err = run(["corpus", "digest", str(tmp_path / "none.yaml")], capsys)
+def test_missing_file_exits_2_without_traceback(tmp_path, cli):
+    code, _, err = cli("corpus", "digest", str(tmp_path / "none.yaml"))
     assert (code, err) == (2, f"{tmp_path / 'none.yaml'}: no such file\n")
 
 
-def test_unknown_command_is_a_usage_error(capsys):
-    assert run(["corpus", "frobnicate"], capsys)[0] == 2
+def test_unknown_command_is_a_usage_error(cli):
+    assert cli("corpus", "frobnicate")[0] == 2
 
 
 def test_corpus_commands_do_not_import_torch(files):

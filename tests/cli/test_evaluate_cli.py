@@ -11,19 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from ptah.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "support"
 CORPUS = REPO / "corpora" / "support.yaml"
 BASELINE = EXAMPLE / "baseline.json"
-
-
-def run(argv, capsys=None):
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in argv])
-    out = capsys.readouterr() if capsys is not None else None
-    return info.value.code, out
 
 
 @pytest.fixture(scope="module")
@@ -36,11 +28,11 @@ def evaluate(project, *extra, corpus=CORPUS):
     return ["inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", corpus, *extra]
 
 
-def test_the_checked_in_baseline_passes_with_the_gate(project, capsys, tmp_path):
+def test_the_checked_in_baseline_passes_with_the_gate(project, cli, tmp_path):
     output = tmp_path / "report.json"
-    code, out = run(evaluate(project, "--baseline", BASELINE, "--max-recall-drop", "0.02", "--output", output), capsys)
-    assert code == 0, out.out + out.err
-    assert "verdict: pass" in out.out
+    code, out, err = cli(*evaluate(project, "--baseline", BASELINE, "--max-recall-drop", "0.02", "--output", output))
+    assert code == 0, out + err
+    assert "verdict: pass" in out
     report = json.loads(output.read_text())
     baseline = json.loads(BASELINE.read_text())
     assert report["corpus"]["digest"] == baseline["corpus"]["digest"]
@@ -54,44 +46,44 @@ def test_the_checked_in_baseline_passes_with_the_gate(project, capsys, tmp_path)
     ]
 
 
-def test_a_worse_generation_fails_the_gate_with_exit_1(project, capsys):
-    code, out = run(evaluate(project, "--generation", "body-only", "--baseline", BASELINE, "--max-recall-drop", "0.0", "--json"), capsys)
+def test_a_worse_generation_fails_the_gate_with_exit_1(project, cli):
+    code, out, err = cli(*evaluate(project, "--generation", "body-only", "--baseline", BASELINE, "--max-recall-drop", "0.0", "--json"))
     assert code == 1
-    report = json.loads(out.out)
+    report = json.loads(out)
     gate = next(g for g in report["gates"] if g["name"] == "max-recall-drop")
     assert gate["passed"] is False and gate["drop"] > 0
     assert report["verdict"] == "fail"
 
 
-def test_a_corpus_edited_by_one_character_is_incomparable(project, capsys, tmp_path):
+def test_a_corpus_edited_by_one_character_is_incomparable(project, cli, tmp_path):
     edited = tmp_path / "edited.yaml"
     edited.write_text(CORPUS.read_text().replace("?", "!", 1))
-    code, out = run(evaluate(project, "--baseline", BASELINE, corpus=edited), capsys)
+    code, out, err = cli(*evaluate(project, "--baseline", BASELINE, corpus=edited))
     assert code == 2
     baseline_digest = json.loads(BASELINE.read_text())["corpus"]["digest"]
-    assert baseline_digest in out.err
-    assert "measured a different corpus" in out.err
+    assert baseline_digest in err
+    assert "measured a different corpus" in err
 
 
-def test_an_unknown_key_exits_2(project, capsys, tmp_path):
+def test_an_unknown_key_exits_2(project, cli, tmp_path):
     corpus = tmp_path / "unknown.yaml"
     corpus.write_text('version: 1\ndefault_k: 5\ncases:\n  - {id: a, query: "refund", required: ["9999"]}\n')
-    code, out = run(evaluate(project, corpus=corpus), capsys)
+    code, out, err = cli(*evaluate(project, corpus=corpus))
     assert code == 2
-    assert out.err == f"{corpus}: key '9999' (case \"a\") is not in table articles\n"
+    assert err == f"{corpus}: key '9999' (case \"a\") is not in table articles\n"
 
 
-def test_a_draft_article_is_excluded_by_the_filter(project, capsys, tmp_path):
+def test_a_draft_article_is_excluded_by_the_filter(project, cli, tmp_path):
     corpus = tmp_path / "draft.yaml"
     corpus.write_text('version: 1\ndefault_k: 5\ncases:\n  - {id: a, query: "old pricing", required: ["9"]}\n')
-    code, out = run(evaluate(project, corpus=corpus), capsys)
+    code, out, err = cli(*evaluate(project, corpus=corpus))
     assert code == 2
-    assert "is a row the filter excludes" in out.err and "measures the filter, not the model" in out.err
+    assert "is a row the filter excludes" in err and "measures the filter, not the model" in err
 
 
-def test_warm_cache_evaluate_never_imports_torch(project):
+def test_warm_cache_evaluate_never_imports_torch(project, cli):
     """Every query vector cached: no model is loaded, so neither torch nor sentence-transformers is imported."""
-    run(evaluate(project, "--json"))  # warms the cache (the module fixture's builds did not embed queries)
+    cli(*evaluate(project, "--json"))  # warms the cache (the module fixture's builds did not embed queries)
     unused = ("torch", "sentence_transformers", "transformers")
     script = (
         "import sys\nfrom ptah.cli import main\n"
@@ -105,29 +97,29 @@ def test_warm_cache_evaluate_never_imports_torch(project):
     assert json.loads(result.stdout)["runs"][0]["generation"]["queries_from_cache"] == 25
 
 
-def test_a_stale_generation_exits_3(project, capsys):
+def test_a_stale_generation_exits_3(project, cli):
     database = project / "support.db"
     backup = project / "support.db.bak"
     shutil.copy(database, backup)
     try:
         with sqlite3.connect(database) as connection:
             connection.execute("UPDATE articles SET body = body || ' Updated.' WHERE id = 8")
-        code, out = run(evaluate(project), capsys)
+        code, out, err = cli(*evaluate(project))
         assert code == 3
-        assert out.err.startswith('generation "title-body" is not complete and fresh: 1 vectors are stale (e.g. 8).')
-        code, out = run(evaluate(project, "--allow-stale", "--json"), capsys)
-        assert json.loads(out.out)["runs"][0]["generation"]["verification"]["allow_stale"] is True
+        assert err.startswith('generation "title-body" is not complete and fresh: 1 vectors are stale (e.g. 8).')
+        code, out, err = cli(*evaluate(project, "--allow-stale", "--json"))
+        assert json.loads(out)["runs"][0]["generation"]["verification"]["allow_stale"] is True
     finally:
         shutil.move(backup, database)
 
 
-def test_trec_run_and_qrels_reproduce_the_report_in_pytrec_eval(project, capsys, tmp_path):
+def test_trec_run_and_qrels_reproduce_the_report_in_pytrec_eval(project, cli, tmp_path):
     import pytrec_eval
 
     report_path, run_path, qrels_path = tmp_path / "r.json", tmp_path / "run.txt", tmp_path / "qrels.txt"
-    code, _ = run(evaluate(project, "--output", report_path, "--trec-run", run_path), capsys)
+    code, _, _ = cli(*evaluate(project, "--output", report_path, "--trec-run", run_path))
     assert code == 0
-    assert run(["corpus", "export-qrels", CORPUS, qrels_path], capsys)[0] == 0
+    assert cli("corpus", "export-qrels", CORPUS, qrels_path)[0] == 0
     trec_run: dict = {}
     for line in run_path.read_text().splitlines():
         qid, _, doc, _rank, score, _tag = line.split()
@@ -146,8 +138,8 @@ def test_trec_run_and_qrels_reproduce_the_report_in_pytrec_eval(project, capsys,
         assert theirs["recip_rank"] == pytest.approx(case["metrics"]["mrr"], abs=1e-9)
 
 
-def test_an_output_that_is_a_folder_is_refused_with_exit_2_before_evaluating(project, capsys, tmp_path):
-    code, out = run(evaluate(project, "--output", tmp_path), capsys)
+def test_an_output_that_is_a_folder_is_refused_with_exit_2_before_evaluating(project, cli, tmp_path):
+    code, out, err = cli(*evaluate(project, "--output", tmp_path))
     assert code == 2
-    assert out.err == f"--output {tmp_path}: is a folder; give the path of a file to write\n"
-    assert out.out == ""
+    assert err == f"--output {tmp_path}: is a folder; give the path of a file to write\n"
+    assert out == ""

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import typer
 
-from ptah.cli import app, main
+from ptah.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = {page.relative_to(ROOT).as_posix(): page.read_text(encoding="utf-8")
@@ -61,11 +61,9 @@ def test_the_walk_finds_every_command():
 
 
 @pytest.mark.parametrize("path, command", TREE, ids=[label(path) for path, _ in TREE])
-def test_every_group_and_command_answers_help_with_its_options_and_commands(path, command, capsys):
-    with pytest.raises(SystemExit) as info:
-        main([*path, "--help"])
-    out, err = capsys.readouterr()
-    assert (info.value.code, err) == (0, "")
+def test_every_group_and_command_answers_help_with_its_options_and_commands(path, command, cli):
+    code, out, err = cli(*path, "--help")
+    assert (code, err) == (0, "")
     assert f"Usage: {label(path)} [OPTIONS]" in out
     hidden_in_help = [
         word

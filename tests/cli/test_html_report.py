@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from ptah.cli import main
 from ptah.core.report import Report
 from ptah.render.html import render_html
+from tests.conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "corpora" / "support.yaml"
@@ -96,8 +96,7 @@ def page(example_project, tmp_path_factory):
     argv = ["inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS,
             "-g", "title-body", "-g", "body-only", "--channel", "vector", "--channel", "lexical",
             "--output", folder / "report.json", "--html", folder / "report.html"]
-    with pytest.raises(SystemExit):
-        main([str(a) for a in argv])
+    run_cli(None, *argv)
     return folder / "report.html", json.loads((folder / "report.json").read_text())
 
 

@@ -17,7 +17,6 @@ import pytest
 
 import ptah
 from ptah.adapters.judgements_yaml import read_record
-from ptah.cli import main
 from ptah.core.identity import text_digest
 from ptah.services.project import open_project
 from ptah.services.search import search
@@ -28,23 +27,14 @@ TEXT = {str(row[0]): Workspace.text(row) for row in DOCS}
 NAMED = {"cancel": {"1"}, "invoices": {"3", "6"}, "login": {"7", "9"}}
 
 
-def run(capsys, *argv):
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return info.value.code, out.out, out.err
-
-
 @pytest.fixture
-def space(tmp_path):
+def space(tmp_path, cli):
     space = Workspace(tmp_path)
     space.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)")
     space.execute("INSERT INTO articles VALUES (?, ?, ?, ?)", DOCS)
     space.write_spec()
     (tmp_path / "support.yaml").write_text(CORPUS)
-    with pytest.raises(SystemExit) as info:
-        main(["inference", "build", "--spec", str(space.spec_path), "--quiet"])
-    assert info.value.code == 0
+    assert cli("inference", "build", "--spec", space.spec_path, "--quiet").code == 0
     return space
 
 
@@ -75,9 +65,9 @@ def expected_worklist(space, runs: dict[str, dict[str, list[str]]]) -> list[dict
     return cases
 
 
-def test_holes_lists_the_pooled_unjudged_rows_of_every_run_with_their_ranks_and_text(space, capsys):
+def test_holes_lists_the_pooled_unjudged_rows_of_every_run_with_their_ranks_and_text(space, cli):
     folder = space.folder
-    code, out, err = run(capsys, "corpus", "holes", folder / "support.yaml", "--spec", space.spec_path,
+    code, out, err = cli("corpus", "holes", folder / "support.yaml", "--spec", space.spec_path,
                          "--channel", "vector", "--channel", "lexical", "--output", folder / "wl.json")
     assert code == 0, err
     with ptah.open_project(space.spec_path) as project:
@@ -104,15 +94,15 @@ def test_holes_lists_the_pooled_unjudged_rows_of_every_run_with_their_ranks_and_
         f"wrote {folder / 'wl.json'}\n")
 
 
-def test_the_terminal_session_writes_only_added_lines_and_the_record_and_resumes(space, capsys):
+def test_the_terminal_session_writes_only_added_lines_and_the_record_and_resumes(space, cli):
     folder = space.folder
-    assert run(capsys, "corpus", "holes", folder / "support.yaml", "--spec", space.spec_path,
+    assert cli("corpus", "holes", folder / "support.yaml", "--spec", space.spec_path,
                "--output", folder / "wl.json")[0] == 0
     listed = json.loads((folder / "wl.json").read_text())
     items = [(case["id"], hole["key"]) for case in listed["cases"] for hole in case["holes"]]
     assert len(items) == 7
     before = (folder / "support.yaml").read_text()
-    code, digest_before, _ = run(capsys, "corpus", "digest", folder / "support.yaml")
+    code, digest_before, _ = cli("corpus", "digest", folder / "support.yaml")
     session = pexpect.spawn(sys.executable, ["-m", "ptah", "corpus", "judge", "support.yaml", "--worklist", "wl.json"],
                             cwd=str(folder), encoding="utf-8", timeout=60, dimensions=(40, 200))
     session.expect_exact("7 rows to judge")
@@ -133,7 +123,7 @@ def test_the_terminal_session_writes_only_added_lines_and_the_record_and_resumes
     assert session.exitstatus == 0, session.before
     transcript = session.before
     after = (folder / "support.yaml").read_text()
-    code, digest_after, _ = run(capsys, "corpus", "digest", folder / "support.yaml")
+    code, digest_after, _ = cli("corpus", "digest", folder / "support.yaml")
     assert f"{digest_before.strip()} before" in transcript and f"{digest_after.strip()} after" in transcript
     assert digest_before != digest_after
     # the corpus differs only by added lines, but for a flow list that gained entries on its own line
@@ -167,9 +157,9 @@ def test_the_terminal_session_writes_only_added_lines_and_the_record_and_resumes
 
 
 @pytest.mark.parametrize("leave", ["ctrl-c", "ctrl-d"])
-def test_ctrl_c_and_ctrl_d_save_what_was_judged(space, capsys, leave):
+def test_ctrl_c_and_ctrl_d_save_what_was_judged(space, cli, leave):
     folder = space.folder
-    assert run(capsys, "corpus", "holes", folder / "support.yaml", "--spec", space.spec_path,
+    assert cli("corpus", "holes", folder / "support.yaml", "--spec", space.spec_path,
                "--output", folder / "wl.json")[0] == 0
     first = json.loads((folder / "wl.json").read_text())["cases"][0]
     session = pexpect.spawn(sys.executable, ["-m", "ptah", "corpus", "judge", "support.yaml", "--worklist", "wl.json"],
@@ -188,14 +178,14 @@ def test_ctrl_c_and_ctrl_d_save_what_was_judged(space, capsys, leave):
     assert record.cases[first["id"]][first["holes"][0]["key"]].grade == 3.0
 
 
-def test_a_scripted_judgement_goes_into_the_corpus_and_the_record(space, capsys):
+def test_a_scripted_judgement_goes_into_the_corpus_and_the_record(space, cli):
     corpus = space.folder / "support.yaml"
-    code, out, err = run(capsys, "corpus", "judge", corpus, "--spec", space.spec_path, "--case", "login",
+    code, out, err = cli("corpus", "judge", corpus, "--spec", space.spec_path, "--case", "login",
                          "--key", "2", "--grade", "2")
     assert code == 0, err
     assert "(+3 lines, 0 changed)" in out  # relevant: made from required ("7": 1) and the new grade
     assert dict(ptah.load_corpus(corpus).case("login").relevant) == {"7": 1.0, "2": 2.0}
-    code, out, err = run(capsys, "corpus", "judge", corpus, "--spec", space.spec_path, "--case", "login",
+    code, out, err = cli("corpus", "judge", corpus, "--spec", space.spec_path, "--case", "login",
                          "--key", "4", "--forbidden")
     assert code == 0, err
     assert ptah.load_corpus(corpus).case("login").forbidden == ("9", "4")
@@ -213,9 +203,9 @@ def test_a_scripted_judgement_goes_into_the_corpus_and_the_record(space, capsys)
     (["--case", "login", "--key", "2", "--required", "--forbidden"], "--required and --forbidden exclude each other"),
     (["--key", "2", "--grade", "1"], "--case and --key go together"),
 ])
-def test_a_scripted_judgement_of_what_is_not_there_is_refused_and_writes_nothing(space, capsys, argv, message):
+def test_a_scripted_judgement_of_what_is_not_there_is_refused_and_writes_nothing(space, cli, argv, message):
     corpus = space.folder / "support.yaml"
-    code, out, err = run(capsys, "corpus", "judge", corpus, "--spec", space.spec_path, *argv)
+    code, out, err = cli("corpus", "judge", corpus, "--spec", space.spec_path, *argv)
     assert code == 2 and message in err, err
     assert corpus.read_text() == CORPUS and not (space.folder / "support.judged.yaml").exists()
 
@@ -257,9 +247,9 @@ def test_add_without_a_relevant_row_adds_nothing(space):
     assert (space.folder / "support.yaml").read_text() == CORPUS
 
 
-def test_pin_records_every_named_key_with_its_corpus_grade_and_text_digest(space, capsys):
+def test_pin_records_every_named_key_with_its_corpus_grade_and_text_digest(space, cli):
     corpus = space.folder / "support.yaml"
-    code, out, err = run(capsys, "corpus", "pin", corpus, "--spec", space.spec_path)
+    code, out, err = cli("corpus", "pin", corpus, "--spec", space.spec_path)
     assert code == 0, err
     assert out == f"judgement record {space.folder / 'support.judged.yaml'}: 5 keys pinned\n"
     record = read_record(corpus)

@@ -18,21 +18,14 @@ import termios
 
 import pytest
 
-from ptah.cli import main
-from tests.cli.test_inference_cli import spec  # noqa: F401 (the fixture: a table of three rows)
+from tests.cli.test_inference_cli import TEXT, spec  # noqa: F401 (the fixture: a table of three rows)
+from tests.conftest import spec_yaml
 
 FIRST = "title-and-body-with-a-rather-long-generation-name"
 SECOND = "body-only-with-another-rather-long-generation-name"
-GENERATIONS = f"""\
-generations:
-  {FIRST}:
-    model: ptah/deterministic
-    dimension: 16
-  {SECOND}:
-    model: ptah/deterministic
-    dimension: 16
-    text: "{{body}}"
-"""
+DETERMINISTIC = {"model": "ptah/deterministic", "dimension": 16}
+SPEC = spec_yaml(text=TEXT, active=FIRST,
+                 generations={FIRST: DETERMINISTIC, SECOND: {**DETERMINISTIC, "text": "{body}"}})
 CORPUS = """\
 version: 1
 default_k: 2
@@ -46,13 +39,10 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 @pytest.fixture
-def evaluate_argv(spec, tmp_path):  # noqa: F811 (the fixture imported above)
-    text = spec.read_text()
-    spec.write_text(text[: text.index("active:")] + f"active: {FIRST}\n" + GENERATIONS)
+def evaluate_argv(spec, tmp_path, cli):  # noqa: F811 (the fixture imported above)
+    spec.write_text(SPEC)
     for name in (FIRST, SECOND):
-        with pytest.raises(SystemExit) as info:
-            main(["inference", "build", name, "--spec", str(spec), "--quiet"])
-        assert info.value.code == 0
+        assert cli("inference", "build", name, "--spec", spec, "--quiet").code == 0
     corpus = tmp_path / "corpus.yaml"
     corpus.write_text(CORPUS)
     return [sys.executable, "-m", "ptah", "inference", "evaluate", "--corpus", str(corpus), "-g", FIRST, "-g", SECOND,

@@ -9,24 +9,16 @@ import sys
 import pytest
 
 from ptah.adapters.embedders.deterministic import DeterministicEmbedder
-from ptah.cli import main
-from tests.cli.test_inference_cli import SPEC as DETERMINISTIC_SPEC
-from tests.cli.test_inference_cli import spec, update  # noqa: F401 (spec: the fixture, a table of three rows)
+from tests.cli.test_inference_cli import TEXT, spec, update  # noqa: F401 (spec: the fixture, a table of three rows)
+from tests.conftest import spec_yaml
 from tests.embedders import TestEmbedderKind
 
-SPEC = DETERMINISTIC_SPEC.replace("ptah/deterministic\n    dimension: 16", "test/count")
+SPEC = spec_yaml(text=TEXT, generations={"docs": {"model": "test/count"}})
 LONG = "export as pdf " + "and then some more words about invoices " * 5
 
 
-def run(capsys, *argv) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return info.value.code, out.out, out.err
-
-
 @pytest.fixture
-def counted(spec, embedders, monkeypatch):  # noqa: F811 (the fixture imported above)
+def counted(spec, embedders, monkeypatch, cli):  # noqa: F811 (the fixture imported above)
     """A built project whose model ``test/count`` records each load (``opens``) and each text it embeds; row 3's
     body is long and row 1's holds a newline."""
     spec.write_text(SPEC)
@@ -35,39 +27,37 @@ def counted(spec, embedders, monkeypatch):  # noqa: F811 (the fixture imported a
     embedder = embedders["test/count"] = DeterministicEmbedder(dimension=16)
     opens = []
     monkeypatch.setattr(TestEmbedderKind, "open", lambda self, settings, root: opens.append(1) or embedder)
-    with pytest.raises(SystemExit) as info:
-        main(["inference", "build", "--spec", str(spec), "--quiet"])
-    assert info.value.code == 0
+    assert cli("inference", "build", "--spec", spec, "--quiet").code == 0
     opens.clear()
     return spec, embedder, opens
 
 
-def test_a_repeated_query_loads_no_model_and_embeds_nothing(counted, capsys):
+def test_a_repeated_query_loads_no_model_and_embeds_nothing(counted, cli):
     spec, embedder, opens = counted
-    first = run(capsys, "inference", "search", "export invoices as pdf", "-k", "2", "--spec", spec, "--json")
+    first = cli("inference", "search", "export invoices as pdf", "-k", "2", "--spec", spec, "--json")
     assert (first[0], first[2], len(opens), embedder.embedded_texts("queries")) == (0, "", 1, ["export invoices as pdf"])
-    second = run(capsys, "inference", "search", "export invoices as pdf", "-k", "2", "--spec", spec, "--json")
+    second = cli("inference", "search", "export invoices as pdf", "-k", "2", "--spec", spec, "--json")
     assert second == first
     assert (len(opens), embedder.embedded_texts("queries")) == (1, ["export invoices as pdf"])  # the cache answered
-    run(capsys, "inference", "search", "reset link", "--spec", spec)
+    cli("inference", "search", "reset link", "--spec", spec)
     assert (len(opens), embedder.embedded_texts("queries")) == (2, ["export invoices as pdf", "reset link"])
 
 
-def test_json_holds_each_row_whole_text(counted, capsys):
+def test_json_holds_each_row_whole_text(counted, cli):
     spec, _, _ = counted
-    code, out, err = run(capsys, "inference", "search", "export invoices as pdf", "-k", "3", "--spec", spec, "--json")
+    code, out, err = cli("inference", "search", "export invoices as pdf", "-k", "3", "--spec", spec, "--json")
     assert (code, err) == (0, "")
     results = json.loads(out)["results"]
     assert {r["key"]: r["text"] for r in results} == {
         "3": f"Invoices: {LONG}", "2": "Password: use the reset link", "1": "Cancel: open billing and\ncancel"}
 
 
-def test_each_row_is_one_line_with_its_text_cut_to_the_width(counted, capsys, monkeypatch):
+def test_each_row_is_one_line_with_its_text_cut_to_the_width(counted, cli, monkeypatch):
     spec, _, _ = counted
-    _, out, _ = run(capsys, "inference", "search", "export invoices as pdf", "-k", "3", "--spec", spec, "--json")
+    _, out, _ = cli("inference", "search", "export invoices as pdf", "-k", "3", "--spec", spec, "--json")
     ranked = json.loads(out)["results"]
     monkeypatch.setenv("COLUMNS", "60")
-    code, out, err = run(capsys, "inference", "search", "export invoices as pdf", "-k", "3", "--spec", spec)
+    code, out, err = cli("inference", "search", "export invoices as pdf", "-k", "3", "--spec", spec)
     assert (code, err) == (0, "")
     room = 60 - len("  1  0.0000  3") - 2
     shown = {

@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
-from ptah.cli import main
 from ptah.core.measures import Measure
 from ptah.core.report import Report
+from tests.conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "corpora" / "support.yaml"
@@ -18,9 +16,8 @@ BASELINE = REPO / "examples" / "support" / "baseline.json"
 
 def written(project: Path, tmp_path: Path, *extra) -> dict:
     output = tmp_path / "report.json"
-    with pytest.raises(SystemExit):
-        main([str(a) for a in ["inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", CORPUS,
-                               "--output", output, "--bootstrap", "200", *extra]])
+    run_cli(None, "inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", CORPUS, "--output", output,
+            "--bootstrap", "200", *extra)
     return json.loads(output.read_text())
 
 

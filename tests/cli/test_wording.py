@@ -12,17 +12,9 @@ import re
 import pytest
 
 import ptah
-from ptah.cli import main
 from ptah.core.baseline import gates, movement
 from ptah.core.significance import p_value_phrase, p_value_text
 from tests.cli.test_help import OPTIONS, label
-
-
-def run_cli(capsys, *argv) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return info.value.code, out.out, out.err
 
 
 def spelled(option) -> str:
@@ -35,21 +27,21 @@ FLAGS = [(path, option) for path, option in OPTIONS if option.is_flag]
 
 
 @pytest.mark.parametrize("path, option", FLAGS, ids=[f"{label(p)} {o.opts[0]}" for p, o in FLAGS])
-def test_a_flag_shows_no_value_word(path, option, capsys, monkeypatch):
+def test_a_flag_shows_no_value_word(path, option, cli, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
-    _, out, _ = run_cli(capsys, *path, "--help")
+    _, out, _ = cli(*path, "--help")
     row = re.compile(rf"^│\s+{spelled(option)}\s+{re.escape(option.help[:12])}")  # the help next: no word
     assert [line for line in out.splitlines() if row.match(line)] != [], option.opts
 
 
-def test_version(capsys):
-    assert run_cli(capsys, "--version") == (0, f"ptah {ptah.__version__}\n", "")
+def test_version(cli):
+    assert cli("--version") == (0, f"ptah {ptah.__version__}\n", "")
 
 
-def test_digest_json(capsys):
-    code, out, err = run_cli(capsys, "corpus", "digest", "corpora/support.yaml", "--json")
+def test_digest_json(cli):
+    code, out, err = cli("corpus", "digest", "corpora/support.yaml", "--json")
     assert (code, err) == (0, "")
-    plain = run_cli(capsys, "corpus", "digest", "corpora/support.yaml")[1].strip()
+    plain = cli("corpus", "digest", "corpora/support.yaml")[1].strip()
     assert json.loads(out) == {"path": "corpora/support.yaml", "digest": plain, "cases": 25}
 
 
@@ -101,28 +93,28 @@ def test_a_drop_gate_says_rose_when_the_mean_rose():
     assert (gate.passed, gate.detail) == (True, "recall 0.5000 -> 0.5625 (rose 0.0625; a drop of 0.0200 is allowed)")
 
 
-def test_a_misspelt_default_k_is_one_problem(tmp_path, capsys):
+def test_a_misspelt_default_k_is_one_problem(tmp_path, cli):
     corpus = tmp_path / "c.yaml"
     cases = "".join(f"  - id: c{i}\n    query: q{i}\n    required: [\"1\"]\n" for i in range(5))
     corpus.write_text(f"version: 1\ndefualt_k: 5\ncases:\n{cases}")
-    assert run_cli(capsys, "corpus", "validate", corpus) == (
+    assert cli("corpus", "validate", corpus) == (
         2, "", f'{corpus}:2: defualt_k: unknown field in the corpus; did you mean "default_k"?\n'
                "1 of 1 corpus files invalid\n")
 
 
-def test_a_case_without_k_is_still_a_problem_when_no_field_is_like_default_k(tmp_path, capsys):
+def test_a_case_without_k_is_still_a_problem_when_no_field_is_like_default_k(tmp_path, cli):
     corpus = tmp_path / "c.yaml"
     corpus.write_text('version: 1\ncases:\n  - {id: a, query: q, required: ["1"]}\n')
-    assert run_cli(capsys, "corpus", "validate", corpus) == (
+    assert cli("corpus", "validate", corpus) == (
         2, "", f'{corpus}:3: case "a": k: no depth: give the case a k, or the corpus a default_k\n'
                "1 of 1 corpus files invalid\n")
 
 
-def test_problems_are_printed_in_line_order(tmp_path, capsys):
+def test_problems_are_printed_in_line_order(tmp_path, cli):
     corpus = tmp_path / "c.yaml"
     corpus.write_text('version: 1\ndefault_k: 5\ncases:\n  - id: a\n    query: refund\n    colour: red\n'
                       '  - id: a\n    query: x\n    required: ["1"]\n    bogus: 1\n')
-    code, out, err = run_cli(capsys, "corpus", "validate", corpus)
+    code, out, err = cli("corpus", "validate", corpus)
     known = "known fields are id, query, k, required, relevant, forbidden"
     assert (code, out) == (2, "")
     assert err.splitlines() == [

@@ -89,15 +89,10 @@ class PostgresWorkspace(Workspace):
         self.store = store
         self.source_url = source_url
 
-    def write_spec(self, **options) -> Path:
-        path = super().write_spec(**options)
-        text = path.read_text()
+    def write_spec(self, **fields) -> Path:
         if self.source_url is not None:
-            text = text.replace("database: sqlite:///source.db", f"database: {self.source_url}")
-        if self.store is not None:
-            text += f"store: {self.store}\n"
-        path.write_text(text)
-        return path
+            fields.setdefault("database", self.source_url)
+        return super().write_spec(store=self.store, **fields)
 
     def execute(self, sql: str, parameters=()) -> None:
         super().execute(sql, parameters)  # the SQLite copy is kept in step, so both sources can be compared

@@ -14,7 +14,6 @@ import jsonschema
 import pytest
 
 from ptah.adapters.stores.pgvector import PgvectorStore
-from ptah.cli import main
 from ptah.core.errors import EXIT_OPERATIONAL, StoreUnavailable
 from ptah.services.evaluate import load_baseline
 from tests.contract.conftest import make_workspace
@@ -41,20 +40,13 @@ cases:
 """
 
 
-def run(capsys, *argv):
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return info.value.code, out.out, out.err
-
-
 @pytest.fixture
-def postgres_project(tmp_path, postgres_server, postgres_url, capsys):
+def postgres_project(tmp_path, postgres_server, postgres_url, cli):
     """Source table and store in two databases of one PostgreSQL server; generation ``docs`` built; a corpus."""
     source_url = postgres_server.url(postgres_server.create_database())
     space = make_workspace(tmp_path / "project", postgres_url, source_url=source_url)
     (space.folder / "corpus.yaml").write_text(CORPUS)
-    code, _, err = run(capsys, "inference", "build", "--spec", space.spec_path, "--quiet")
+    code, _, err = cli("inference", "build", "--spec", space.spec_path, "--quiet")
     assert code == 0, err
     return space
 
@@ -63,16 +55,16 @@ def evaluate(space, *extra):
     return ("inference", "evaluate", "--spec", space.spec_path, "--corpus", space.folder / "corpus.yaml", "--json", *extra)
 
 
-def test_index_search_is_refused_until_an_index_exists_then_measured_against_exact(postgres_project, capsys):
+def test_index_search_is_refused_until_an_index_exists_then_measured_against_exact(postgres_project, cli):
     space = postgres_project
-    code, _, err = run(capsys, *evaluate(space, "--search", "index"))
+    code, _, err = cli(*evaluate(space, "--search", "index"))
     assert code == EXIT_OPERATIONAL
     assert err.startswith('generation "docs" has no HNSW index in store postgresql://postgres@/')
     assert err.rstrip().endswith("build one with `ptah inference index docs --hnsw`, or evaluate with --search exact.")
 
-    code, _, err = run(capsys, "inference", "index", "docs", "--spec", space.spec_path)
+    code, _, err = cli("inference", "index", "docs", "--spec", space.spec_path)
     assert (code, err.strip()) == (2, "name the kind of index to build: --hnsw (an HNSW index over cosine distance).")
-    code, out, err = run(capsys, "inference", "index", "docs", "--hnsw", "--m", "8", "--ef-construction", "32",
+    code, out, err = cli("inference", "index", "docs", "--hnsw", "--m", "8", "--ef-construction", "32",
                          "--spec", space.spec_path, "--json")
     assert code == 0, err
     summary = json.loads(out)
@@ -81,13 +73,13 @@ def test_index_search_is_refused_until_an_index_exists_then_measured_against_exa
                                 "operator_class": "vector_cosine_ops"}
     assert summary["index"]["name"].startswith("ptah_vectors_") and summary["index"]["name"].endswith("_hnsw")
 
-    code, out, err = run(capsys, *evaluate(space))
+    code, out, err = cli(*evaluate(space))
     assert code == 0, err
     exact = json.loads(out)["runs"][0]
     assert exact["search"] == {"channel": "vector", "mode": "exact", "similarity": "cosine",
                                "ranking": "score descending, ties broken by key ascending"}
 
-    code, out, err = run(capsys, *evaluate(space, "--search", "both"))
+    code, out, err = cli(*evaluate(space, "--search", "both"))
     assert code == 0, err
     report = json.loads(out)
     jsonschema.validate(report, json.loads(resources.files("ptah").joinpath("schemas/report.schema.json").read_text()))
@@ -107,10 +99,10 @@ def test_index_search_is_refused_until_an_index_exists_then_measured_against_exa
     assert ann["exact"]["recall"] == plain
 
 
-def test_ef_search_1_returns_one_row_per_query_so_ann_recall_is_a_third(postgres_project, capsys):
+def test_ef_search_1_returns_one_row_per_query_so_ann_recall_is_a_third(postgres_project, cli):
     space = postgres_project
-    assert run(capsys, "inference", "index", "--hnsw", "--spec", space.spec_path)[0] == 0
-    code, out, err = run(capsys, *evaluate(space, "--search", "both", "--ef-search", "1"))
+    assert cli("inference", "index", "--hnsw", "--spec", space.spec_path)[0] == 0
+    code, out, err = cli(*evaluate(space, "--search", "both", "--ef-search", "1"))
     both = json.loads(out)["runs"][0]
     assert both["search"]["ef_search"] == 1
     assert [len(case["results"]) for case in both["cases"]] == [1, 1, 1, 1, 1]  # the index answered, not a scan
@@ -122,46 +114,46 @@ def test_ef_search_1_returns_one_row_per_query_so_ann_recall_is_a_third(postgres
     (space.folder / "both.json").write_text(out)  # a --search both report (ANN means of thirds) is a valid baseline
     assert load_baseline(space.folder / "both.json").to_dict()["runs"][0]["aggregates"]["ann"] == both["aggregates"]["ann"]
 
-    code, out, err = run(capsys, "inference", "evaluate", "--spec", space.spec_path, "--corpus",
+    code, out, err = cli("inference", "evaluate", "--spec", space.spec_path, "--corpus",
                          space.folder / "corpus.yaml", "--search", "both", "--ef-search", "1")
     assert "mean ANN recall 0.3333  (1.6667 / 5 cases)" in out
     assert "at ef_search 1" in out
 
 
-def test_search_options_are_checked(postgres_project, capsys):
+def test_search_options_are_checked(postgres_project, cli):
     space = postgres_project
-    code, _, err = run(capsys, *evaluate(space, "--ef-search", "40"))
+    code, _, err = cli(*evaluate(space, "--ef-search", "40"))
     assert (code, err.strip()) == (2, "--ef-search: applies to index search; search in mode index or both.")
-    code, _, err = run(capsys, *evaluate(space, "--search", "nearest"))
+    code, _, err = cli(*evaluate(space, "--search", "nearest"))
     assert (code, err.strip()) == (2, "--search: must be one of exact, index, both, not 'nearest'.")
-    code, _, err = run(capsys, *evaluate(space, "--search", "index", "--ef-search", "0"))
+    code, _, err = cli(*evaluate(space, "--search", "index", "--ef-search", "0"))
     assert (code, err.strip()) == (2, "--ef-search: must be a whole number from 1 to 1,000, not 0.")
-    code, _, err = run(capsys, "inference", "index", "--hnsw", "--m", "16", "--ef-construction", "20",
+    code, _, err = cli("inference", "index", "--hnsw", "--m", "16", "--ef-construction", "20",
                        "--spec", space.spec_path)
     assert (code, err.strip()) == (2, "--ef-construction (20) must be at least twice --m (16); pgvector requires it.")
 
 
-def test_verify_and_list_read_the_pgvector_store(postgres_project, capsys):
+def test_verify_and_list_read_the_pgvector_store(postgres_project, cli):
     space = postgres_project
-    code, out, _ = run(capsys, "inference", "verify", "--spec", space.spec_path, "--json")
+    code, out, _ = cli("inference", "verify", "--spec", space.spec_path, "--json")
     assert code == 0 and json.loads(out)["ok"] is True
     space.execute("UPDATE articles SET body = 'changed' WHERE id = 3")
-    code, out, _ = run(capsys, "inference", "verify", "--spec", space.spec_path, "--json")
+    code, out, _ = cli("inference", "verify", "--spec", space.spec_path, "--json")
     assert (code, json.loads(out)["stale_keys"]) == (1, ["3"])
-    code, out, _ = run(capsys, "inference", "list", "--spec", space.spec_path, "--json")
+    code, out, _ = cli("inference", "list", "--spec", space.spec_path, "--json")
     assert [(item["name"], item["status"], item["vectors"], item["rows"]) for item in json.loads(out)] == [
         ("docs", "current", 10, 10)
     ]
 
 
-def test_the_sqlite_store_has_no_index(tmp_path, capsys):
+def test_the_sqlite_store_has_no_index(tmp_path, cli):
     space = make_workspace(tmp_path, None)
     (space.folder / "corpus.yaml").write_text(CORPUS)
-    assert run(capsys, "inference", "build", "--spec", space.spec_path, "--quiet")[0] == 0
-    code, _, err = run(capsys, *evaluate(space, "--search", "both"))
+    assert cli("inference", "build", "--spec", space.spec_path, "--quiet")[0] == 0
+    code, _, err = cli(*evaluate(space, "--search", "both"))
     assert code == EXIT_OPERATIONAL
     assert err.startswith("--search both needs a vector index, and the SQLite store has none;")
-    code, _, err = run(capsys, "inference", "index", "--hnsw", "--spec", space.spec_path)
+    code, _, err = cli("inference", "index", "--hnsw", "--spec", space.spec_path)
     assert code == EXIT_OPERATIONAL
     assert err.startswith("the SQLite store has no vector index;")
 
@@ -169,9 +161,9 @@ def test_the_sqlite_store_has_no_index(tmp_path, capsys):
 # --- operational failures -------------------------------------------------------------------
 
 
-def test_an_unreachable_store_is_exit_3_and_never_shows_the_password(tmp_path, capsys):
+def test_an_unreachable_store_is_exit_3_and_never_shows_the_password(tmp_path, cli):
     space = make_workspace(tmp_path, "postgresql://builder:pa55-w0rd@127.0.0.1:1/vectors?connect_timeout=2")
-    code, _, err = run(capsys, "inference", "build", "--spec", space.spec_path, "--quiet")
+    code, _, err = cli("inference", "build", "--spec", space.spec_path, "--quiet")
     assert code == EXIT_OPERATIONAL
     assert err.startswith("cannot connect to the store postgresql://builder:***@127.0.0.1:1/vectors?connect_timeout=2: ")
     assert "pa55-w0rd" not in err
@@ -181,9 +173,9 @@ def test_an_unreachable_store_is_exit_3_and_never_shows_the_password(tmp_path, c
     ("postgresql://builder:pa/55@127.0.0.1:1/vectors?connect_timeout=2", ["pa/55"]),  # an unencoded /
     ("postgresql://builder@127.0.0.1:1/vectors?connect_timeout=2&password=x y", ["x y", "x+y"]),  # libpq rejects it
 ])
-def test_odd_passwords_never_reach_stderr(tmp_path, capsys, url, secrets):
+def test_odd_passwords_never_reach_stderr(tmp_path, cli, url, secrets):
     space = make_workspace(tmp_path, url)
-    code, _, err = run(capsys, "inference", "build", "--spec", space.spec_path, "--quiet")
+    code, _, err = cli("inference", "build", "--spec", space.spec_path, "--quiet")
     assert code == EXIT_OPERATIONAL
     assert "postgresql://builder" in err and "***" in err
     assert not any(secret in err for secret in secrets), err

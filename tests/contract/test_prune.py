@@ -7,7 +7,6 @@ import json
 import pytest
 
 from ptah.core.errors import EXIT_INPUT, EXIT_OPERATIONAL
-from tests.contract.test_pgvector_cli import run
 
 DOCS_32 = "model: ptah/deterministic\n    dimension: 32\n    batch_size: 4"
 DOCS_16 = "model: ptah/deterministic\n    dimension: 16\n    batch_size: 4"
@@ -15,7 +14,7 @@ OTHER = "model: ptah/deterministic\n    dimension: 8"
 
 
 @pytest.fixture
-def superseded(store_workspace, capsys):
+def superseded(store_workspace, cli):
     """``docs`` built at dimension 32, then its settings changed to 16 and built again; ``other`` built too.
 
     Returns the workspace, the superseded identity and the two current ones.
@@ -23,12 +22,12 @@ def superseded(store_workspace, capsys):
     space = store_workspace
     space.write_spec(generations={"docs": DOCS_32, "other": OTHER})
     for name in ("docs", "other"):
-        assert run(capsys, "inference", "build", name, "--spec", space.spec_path, "--quiet")[0] == 0
+        assert cli("inference", "build", name, "--spec", space.spec_path, "--quiet")[0] == 0
     with space.project() as project:
         old = project.generation("docs").identity.identity
         other = project.generation("other").identity.identity
     space.write_spec(generations={"docs": DOCS_16, "other": OTHER})
-    assert run(capsys, "inference", "build", "--spec", space.spec_path, "--quiet")[0] == 0
+    assert cli("inference", "build", "--spec", space.spec_path, "--quiet")[0] == 0
     with space.project() as project:
         new = project.generation("docs").identity.identity
     return space, old, new, other
@@ -41,9 +40,9 @@ def stored(space) -> dict[str, int]:
             return {record.identity: snapshot.vector_count(record.identity) for record in snapshot.generations()}
 
 
-def test_a_dry_run_names_what_would_go_and_removes_nothing(superseded, capsys):
+def test_a_dry_run_names_what_would_go_and_removes_nothing(superseded, cli):
     space, old, new, other = superseded
-    code, out, err = run(capsys, "inference", "prune", "--dry-run", "--spec", space.spec_path)
+    code, out, err = cli("inference", "prune", "--dry-run", "--spec", space.spec_path)
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0].startswith(f"would remove docs ({old[:19]}, ptah/deterministic): 10 vectors, last built ")
@@ -53,9 +52,9 @@ def test_a_dry_run_names_what_would_go_and_removes_nothing(superseded, capsys):
     assert stored(space) == {old: 10, new: 10, other: 10}
 
 
-def test_prune_removes_the_superseded_generation_its_vectors_and_cached_queries(superseded, capsys):
+def test_prune_removes_the_superseded_generation_its_vectors_and_cached_queries(superseded, cli):
     space, old, new, other = superseded
-    code, out, err = run(capsys, "inference", "prune", "--json", "--spec", space.spec_path)
+    code, out, err = cli("inference", "prune", "--json", "--spec", space.spec_path)
     assert (code, err) == (0, "")
     result = json.loads(out)
     assert (result["dry_run"], result["vectors_removed"]) == (False, 10)
@@ -68,14 +67,14 @@ def test_prune_removes_the_superseded_generation_its_vectors_and_cached_queries(
     assert stored(space) == {new: 10, other: 10}
     with space.project() as project:
         assert project.store().cached_queries(old, ["anything"]) == {}
-    code, out, _ = run(capsys, "inference", "prune", "--spec", space.spec_path)
+    code, out, _ = cli("inference", "prune", "--spec", space.spec_path)
     assert code == 0
     assert out.splitlines()[-1] == "nothing to prune: every stored generation is declared or kept"
-    code, out, _ = run(capsys, "inference", "list", "--spec", space.spec_path)
+    code, out, _ = cli("inference", "list", "--spec", space.spec_path)
     assert "superseded" not in out
 
 
-def test_pgvector_drops_the_generations_table(superseded, capsys, store_kind, postgres_server):
+def test_pgvector_drops_the_generations_table(superseded, cli, store_kind, postgres_server):
     if store_kind != "pgvector":
         pytest.skip("the pgvector store's tables")
     space, old, _, _ = superseded
@@ -89,16 +88,16 @@ def test_pgvector_drops_the_generations_table(superseded, capsys, store_kind, po
             return {row[0] for row in rows}
 
     assert vectors_table(old) in tables()
-    assert run(capsys, "inference", "prune", "--spec", space.spec_path)[0] == 0
+    assert cli("inference", "prune", "--spec", space.spec_path)[0] == 0
     assert vectors_table(old) not in tables()
     assert len(tables()) == 2
 
 
 @pytest.mark.parametrize("how", ["name", "identity"])
-def test_keep_by_name_or_identity_keeps_a_superseded_generation(superseded, capsys, how):
+def test_keep_by_name_or_identity_keeps_a_superseded_generation(superseded, cli, how):
     space, old, new, other = superseded
     wanted = "docs" if how == "name" else old[:19]
-    code, out, err = run(capsys, "inference", "prune", "--keep", wanted, "--spec", space.spec_path)
+    code, out, err = cli("inference", "prune", "--keep", wanted, "--spec", space.spec_path)
     assert (code, err) == (0, "")
     assert f"kept docs ({old[:19]}): --keep {wanted}" in out.splitlines()
     assert out.splitlines()[-1] == "nothing to prune: every stored generation is declared or kept"
@@ -111,26 +110,26 @@ def test_keep_by_name_or_identity_keeps_a_superseded_generation(superseded, caps
     ("sha256:abc", "ptah: --keep sha256:abc: an identity needs at least its first 19 characters "
                    "(as `ptah inference list` shows them)."),
 ])
-def test_a_keep_that_names_nothing_is_exit_2_and_removes_nothing(superseded, capsys, wanted, message):
+def test_a_keep_that_names_nothing_is_exit_2_and_removes_nothing(superseded, cli, wanted, message):
     space, old, new, other = superseded
-    code, out, err = run(capsys, "inference", "prune", "--keep", wanted, "--spec", space.spec_path)
+    code, out, err = cli("inference", "prune", "--keep", wanted, "--spec", space.spec_path)
     assert (code, out) == (EXIT_INPUT, "")
     assert err.strip().endswith(message.removeprefix("ptah: "))
     assert stored(space) == {old: 10, new: 10, other: 10}
 
 
-def test_a_generation_being_built_is_not_removed_exit_3(superseded, capsys):
+def test_a_generation_being_built_is_not_removed_exit_3(superseded, cli):
     space, old, new, other = superseded
     with space.project() as project:
         with project.store().build_lock(old, "docs"):
-            code, out, err = run(capsys, "inference", "prune", "--spec", space.spec_path)
+            code, out, err = cli("inference", "prune", "--spec", space.spec_path)
     assert code == EXIT_OPERATIONAL
     assert "docs" in err and "build" in err
     assert stored(space) == {old: 10, new: 10, other: 10}
 
 
-def test_nothing_built_is_nothing_to_prune_and_creates_no_store(store_workspace, capsys):
-    code, out, err = run(capsys, "inference", "prune", "--spec", store_workspace.spec_path)
+def test_nothing_built_is_nothing_to_prune_and_creates_no_store(store_workspace, cli):
+    code, out, err = cli("inference", "prune", "--spec", store_workspace.spec_path)
     assert (code, out, err) == (0, "nothing to prune: every stored generation is declared or kept\n", "")
     with store_workspace.project() as project:
         assert project.store() is None

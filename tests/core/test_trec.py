@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from ptah.cli import main
 from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import InputError
 from ptah.core.trec import qrels_lines
@@ -59,30 +58,21 @@ def test_qrels_lines_refuse_keys_with_whitespace():
 # --- the CLI -------------------------------------------------------------------
 
 
-def test_export_qrels_writes_the_file_and_refuses_fractional_grades(tmp_path, capsys):
+def test_export_qrels_writes_the_file_and_refuses_fractional_grades(tmp_path, cli):
     corpus = tmp_path / "c.yaml"
     corpus.write_text(
         'version: 1\ndefault_k: 5\ncases:\n  - {id: q1, query: "one", relevant: {"0042": 2, d1: 1}}\n'
         '  - {id: q2, query: "two", required: ["7"]}\n'
     )
     out = tmp_path / "out" / "qrels.txt"
-    with pytest.raises(SystemExit) as info:
-        main(["corpus", "export-qrels", str(corpus), str(out)])
-    assert info.value.code == 0
-    assert capsys.readouterr().out == f"wrote {out} (3 judgements)\n"
+    assert cli("corpus", "export-qrels", corpus, out)[:2] == (0, f"wrote {out} (3 judgements)\n")
     assert out.read_text() == "q1 0 0042 2\nq1 0 d1 1\nq2 0 7 1\n"
 
     corpus.write_text('version: 1\ndefault_k: 5\ncases:\n  - {id: q1, query: "one", relevant: {a: 0.5}}\n')
-    with pytest.raises(SystemExit) as info:
-        main(["corpus", "export-qrels", str(corpus), str(out)])
-    assert info.value.code == 2
-    assert capsys.readouterr().err == (
-        'case "q1": key "a" has the grade 0.5, and trec_eval reads integer grades only; '
-        "give a scale that makes every grade whole (e.g. 2 for halves, 10 for tenths)\n"
-    )
+    code, _, err = cli("corpus", "export-qrels", corpus, out)
+    assert (code, err) == (2, 'case "q1": key "a" has the grade 0.5, and trec_eval reads integer grades only; '
+                              "give a scale that makes every grade whole (e.g. 2 for halves, 10 for tenths)\n")
     assert out.read_text() == "q1 0 0042 2\nq1 0 d1 1\nq2 0 7 1\n"  # untouched
-    with pytest.raises(SystemExit) as info:
-        main(["corpus", "export-qrels", "--scale", "2", str(corpus), str(out)])
-    assert info.value.code == 0
+    assert cli("corpus", "export-qrels", "--scale", "2", corpus, out).code == 0
     assert out.read_text() == "q1 0 a 1\n"
     assert [p.name for p in out.parent.iterdir()] == ["qrels.txt"]  # no temporary left behind

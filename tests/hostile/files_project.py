@@ -8,10 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from ptah.cli import main
-from tests.cli.test_inference_cli import ROWS, SPEC, run  # the same three-row project
+from tests.cli.test_inference_cli import ROWS, SPEC  # the same three-row project
+from tests.conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = """\
@@ -24,11 +22,6 @@ cases:
 _ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
 
-def run_cli(capsys, *argv) -> tuple[int, str, str]:
-    """``ptah ARGV`` in this process: (exit code, stdout, stderr)."""
-    return run([str(a) for a in argv], capsys)
-
-
 def make_project(folder: Path) -> Path:
     """``folder`` with source.db, ptah.yaml and corpus.yaml, its generation built."""
     connection = sqlite3.connect(folder / "source.db")
@@ -38,9 +31,7 @@ def make_project(folder: Path) -> Path:
     connection.close()
     (folder / "ptah.yaml").write_text(SPEC)
     (folder / "corpus.yaml").write_text(CORPUS)
-    with pytest.raises(SystemExit) as info:
-        main(["inference", "build", "--spec", str(folder / "ptah.yaml"), "--quiet"])
-    assert info.value.code == 0
+    assert run_cli(None, "inference", "build", "--spec", folder / "ptah.yaml", "--quiet").code == 0
     return folder
 
 

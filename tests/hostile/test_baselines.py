@@ -19,28 +19,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ptah.adapters.report_json import lone_surrogate_escape
-from ptah.cli import main
 from ptah.core.metrics import mean_of
 from ptah.core.report import mean_to_dict as mean_dict
 from ptah.services.evaluate import load_baseline
+from tests.conftest import run_cli, spec_yaml
 
 REPO = Path(__file__).resolve().parents[2]
-SPEC = """\
-version: 1
-source:
-  database: sqlite:///source.db
-  table: articles
-  key_fields: [id]
-  text: "{title}: {body}"
-active: small
-generations:
-  small:
-    model: ptah/deterministic
-    dimension: 16
-  large:
-    model: ptah/deterministic
-    dimension: 32
-"""
+SPEC = spec_yaml(text="{title}: {body}", active="small",
+                 generations={"small": {"model": "ptah/deterministic", "dimension": 16},
+                              "large": {"model": "ptah/deterministic", "dimension": 32}})
 ROWS = [
     (1, "Cancel", "open billing and cancel the plan"),
     (2, "Password", "use the reset link in the email"),
@@ -60,13 +47,6 @@ cases:
 """
 
 
-def run(argv, capsys):
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return info.value.code, out.out, out.err
-
-
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("hostile-baselines")
@@ -78,9 +58,7 @@ def project(tmp_path_factory) -> Path:
     (folder / "ptah.yaml").write_text(SPEC)
     (folder / "corpus.yaml").write_text(CORPUS)
     for name in ("small", "large"):
-        with pytest.raises(SystemExit) as info:
-            main(["inference", "build", name, "--spec", str(folder / "ptah.yaml"), "--quiet"])
-        assert info.value.code == 0
+        assert run_cli(None, "inference", "build", name, "--spec", folder / "ptah.yaml", "--quiet").code == 0
     return folder
 
 
@@ -92,17 +70,16 @@ def evaluate(project, *extra):
 def written(project) -> tuple[dict, int]:
     """A multi-run report written by ptah (two generations x vector and lexical), and the exit code it gave."""
     output = project / "report.json"
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in evaluate(project, "-g", "small", "-g", "large", "--channel", "vector", "--channel", "lexical",
-                                       "--output", output)])
+    code = run_cli(None, *evaluate(project, "-g", "small", "-g", "large", "--channel", "vector", "--channel", "lexical",
+                                   "--output", output)).code
     report = json.loads(output.read_text())
     assert [r["search"]["channel"] for r in report["runs"]] == ["vector", "vector", "lexical", "lexical"]
     assert report["runs"][0]["aggregates"]["recall"]["denominator"] == 4
-    return report, info.value.code
+    return report, code
 
 
 def gate(project, path, capsys):
-    return run(evaluate(project, "--baseline", path, "--max-recall-drop", "0.02"), capsys)
+    return run_cli(capsys, *evaluate(project, "--baseline", path, "--max-recall-drop", "0.02"))
 
 
 def refused(project, tmp_path, capsys, document=None, *, text=None):
@@ -113,13 +90,13 @@ def refused(project, tmp_path, capsys, document=None, *, text=None):
     return code, err.strip().replace(str(path), "B")
 
 
-def test_a_report_ptah_wrote_still_loads_and_gates_as_before(project, written, capsys, tmp_path):
+def test_a_report_ptah_wrote_still_loads_and_gates_as_before(project, written, cli, tmp_path):
     report, code = written
     path = tmp_path / "report.json"
     path.write_text(json.dumps(report, indent=2))
     compared = tmp_path / "compared.json"
-    got, out, err = run(evaluate(project, "--baseline", path, "--max-recall-drop", "0.02", "-g", "small", "-g", "large",
-                                 "--output", compared), capsys)
+    got, out, err = cli(*evaluate(project, "--baseline", path, "--max-recall-drop", "0.02", "-g", "small",
+                                  "-g", "large", "--output", compared))
     assert got == code, err  # the same verdict as the run that wrote it: the recall drop is 0
     # a report with baseline comparisons (and their significance) is a baseline too
     assert len(load_baseline(compared).to_dict()["baseline"]["comparisons"]) == 2

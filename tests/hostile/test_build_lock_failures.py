@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from tests.hostile.conftest import run_cli
+from tests.conftest import run_cli
 from tests.services.conftest import DOCS, Workspace
 
 

@@ -17,21 +17,8 @@ import psycopg
 import pytest
 
 from ptah.core.spec import redact_url
-from tests.hostile.conftest import run_cli
+from tests.conftest import run_cli, spec_yaml
 
-SPEC = """\
-version: 1
-source:
-  database: {database}
-  table: tenants
-  key_fields: {key_fields}
-  text: "{{body}}"
-active: docs
-generations:
-  docs:
-    model: ptah/deterministic
-    dimension: 16
-"""
 CLEAN = [("a", "b\x1fc", "first body"), ("acme", "12", "second body"), ("x", "y", "third body")]
 COLLIDING = ("a\x1fb", "c", "the colliding body")
 
@@ -52,13 +39,11 @@ class Source:
             with sqlite3.connect(self.folder / "source.db") as connection:
                 connection.executemany(statement, rows) if rows else connection.execute(statement)
 
-    def create(self, rows, key_fields: str = "[tenant, id]", filter: str | None = None) -> None:
+    def create(self, rows, key_fields=("tenant", "id"), filter: str | None = None) -> None:
         self.execute("CREATE TABLE tenants (tenant text, id text, body text)")
         self.execute("INSERT INTO tenants VALUES (?, ?, ?)", rows)
-        spec = SPEC.format(database=self.database, key_fields=key_fields)
-        if filter:
-            spec = spec.replace("  table: tenants\n", f"  table: tenants\n  filter: \"{filter}\"\n")
-        (self.folder / "ptah.yaml").write_text(spec)
+        (self.folder / "ptah.yaml").write_text(spec_yaml(database=self.database, table="tenants", key_fields=key_fields,
+                                                         text="{body}", filter=filter))
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -105,7 +90,7 @@ def test_u001f_inside_a_composite_key_without_a_twin_is_still_read(source, capsy
 
 
 def test_a_single_key_field_may_hold_u001f_and_a_corpus_can_name_it(source, capsys):
-    source.create(CLEAN, key_fields="[id]")
+    source.create(CLEAN, key_fields=("id",))
     assert run_cli(capsys, "inference", "build", "--quiet")[0] == 0
     name = corpus(source.folder, "b\x1fc")
     code, out, err = run_cli(capsys, "inference", "evaluate", "--corpus", name, "--json")
@@ -116,7 +101,7 @@ def test_a_single_key_field_may_hold_u001f_and_a_corpus_can_name_it(source, caps
 
 
 def test_a_single_key_holding_u001f_that_the_filter_excludes_is_named_as_filtered(source, capsys):
-    source.create(CLEAN, key_fields="[id]", filter="body <> 'first body'")
+    source.create(CLEAN, key_fields=("id",), filter="body <> 'first body'")
     assert run_cli(capsys, "inference", "build", "--quiet")[0] == 0
     name = corpus(source.folder, "b\x1fc")
     assert run_cli(capsys, "inference", "evaluate", "--corpus", name) == (
@@ -130,7 +115,7 @@ def test_one_value_stored_as_an_integer_and_as_text_is_two_rows_with_one_key(tmp
     monkeypatch.chdir(tmp_path)
     source.execute("CREATE TABLE tenants (id, body text)")  # no type: SQLite keeps 1 and '1' apart
     source.execute("INSERT INTO tenants VALUES (?, ?)", [(1, "integer one"), ("1", "text one")])
-    (tmp_path / "ptah.yaml").write_text(SPEC.format(database=source.database, key_fields="[id]"))
+    (tmp_path / "ptah.yaml").write_text(spec_yaml(database=source.database, table="tenants", text="{body}"))
     assert run_cli(capsys, "inference", "build", "--quiet") == (
         3, "", "sqlite:///source.db table tenants: two rows have the key '1' (id); "
         "key_fields must identify exactly one row\n",

@@ -17,7 +17,7 @@ import pytest
 from ptah.adapters.stores.pgvector_schema import encode_rows, vectors_table
 from ptah.core.spec import redact_url
 from tests.contract.conftest import make_workspace
-from tests.hostile.conftest import run_cli
+from tests.conftest import run_cli
 
 CORPUS = """\
 version: 1

@@ -16,7 +16,7 @@ import struct
 import numpy as np
 import pytest
 
-from tests.hostile.conftest import run_cli
+from tests.conftest import run_cli
 from tests.services.conftest import Workspace
 
 ROWS = [(i, f"Article {i}", f"Body of article {i}: " + "words " * (i % 7 + 3), "published") for i in range(1, 241)]

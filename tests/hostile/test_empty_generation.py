@@ -18,7 +18,7 @@ import json
 import pytest
 
 from tests.contract.conftest import make_workspace
-from tests.hostile.conftest import run_cli
+from tests.conftest import run_cli
 
 CORPUS = """\
 version: 1

@@ -12,14 +12,13 @@ dangerous still work.
 from __future__ import annotations
 
 import hashlib
-import json
 import sqlite3
 
 import pytest
 
 from ptah.adapters.sources.base import filter_problem
 from ptah.core.errors import EXIT_INPUT, EXIT_OK, SpecError
-from tests.hostile.conftest import run_cli
+from tests.conftest import run_cli, spec_yaml
 from tests.services.conftest import DOCS
 
 CORPUS = """\
@@ -88,12 +87,8 @@ class Project:
         (folder / "corpus.yaml").write_text(CORPUS)
 
     def write_spec(self, filter_: str | None = None) -> None:
-        lines = ["version: 1", "source:", f"  database: {json.dumps(self.database)}", "  table: articles",
-                 "  key_fields: [id]", '  text: "{title}\\n\\n{body}"']
-        if filter_ is not None:
-            lines.append(f"  filter: {json.dumps(filter_)}")  # JSON's string syntax is YAML's double-quoted one
-        lines += ["active: docs", "generations:", "  docs: {model: ptah/deterministic, dimension: 32}"]
-        (self.folder / "ptah.yaml").write_text("\n".join(lines) + "\n")
+        (self.folder / "ptah.yaml").write_text(spec_yaml(database=self.database, filter=filter_, generations={
+            "docs": {"model": "ptah/deterministic", "dimension": 32}}))
 
     def run(self, capsys, command: str) -> tuple[int, str, str]:
         argv = [a if a != "corpus.yaml" else self.folder / a for a in COMMANDS[command]]
@@ -102,11 +97,7 @@ class Project:
 
 def _built(project: Project) -> Project:
     project.write_spec()
-    with pytest.raises(SystemExit) as info:
-        from ptah.cli import main
-
-        main(["inference", "build", "--quiet", "--spec", str(project.folder / "ptah.yaml")])
-    assert info.value.code == EXIT_OK
+    assert run_cli(None, "inference", "build", "--quiet", "--spec", project.folder / "ptah.yaml").code == EXIT_OK
     return project
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.hostile.conftest import run_cli
+from tests.conftest import run_cli
 from tests.hostile.files_project import SPEC
 
 def digits(count: int) -> str:

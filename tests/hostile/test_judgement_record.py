@@ -62,21 +62,21 @@ def test_an_oversized_record_is_refused_before_it_is_read(tmp_path):
         f"{MAX_RECORD_BYTES:,}; split it")
 
 
-def test_judging_with_a_linked_record_writes_neither_the_corpus_nor_the_link_target(space, capsys):  # noqa: F811
-    from tests.cli.test_judging_cli import CORPUS, run
+def test_judging_with_a_linked_record_writes_neither_the_corpus_nor_the_link_target(space, cli):  # noqa: F811
+    from tests.cli.test_judging_cli import CORPUS
 
     target = space.folder / "elsewhere.yaml"
     target.write_text(VALID)
     os.symlink(target, space.folder / "support.judged.yaml")
     for argv in (["judge", space.folder / "support.yaml", "--case", "login", "--key", "2", "--grade", "1"],
                  ["holes", space.folder / "support.yaml"], ["pin", space.folder / "support.yaml"]):
-        code, out, err = run(capsys, "corpus", *argv, "--spec", space.spec_path)
+        code, out, err = cli("corpus", *argv, "--spec", space.spec_path)
         assert code == 2 and "support.judged.yaml: is a symbolic link, not a regular file" in err, (argv, err)
     assert (space.folder / "support.yaml").read_text() == CORPUS and target.read_text() == VALID
 
 
-def test_a_worklist_that_is_not_one_is_refused_before_the_session(space, capsys):  # noqa: F811
-    from tests.cli.test_judging_cli import CORPUS, run
+def test_a_worklist_that_is_not_one_is_refused_before_the_session(space, cli):  # noqa: F811
+    from tests.cli.test_judging_cli import CORPUS
 
     worklist = space.folder / "wl.json"
     bad_hole = {"key": "2", "ranks": {"docs": 1}, "text": "t", "text_sha256": "not a digest"}
@@ -90,10 +90,10 @@ def test_a_worklist_that_is_not_one_is_refused_before_the_session(space, capsys)
     }
     for text, message in documents.items():
         worklist.write_text(text, encoding="latin-1" if text == "\xff" else "utf-8")
-        code, out, err = run(capsys, "corpus", "judge", space.folder / "support.yaml", "--worklist", worklist)
+        code, out, err = cli("corpus", "judge", space.folder / "support.yaml", "--worklist", worklist)
         assert code == 2 and err.startswith(f"{worklist}: {message}"), err
     os.unlink(worklist)
     os.mkfifo(worklist)
-    code, out, err = run(capsys, "corpus", "judge", space.folder / "support.yaml", "--worklist", worklist)
+    code, out, err = cli("corpus", "judge", space.folder / "support.yaml", "--worklist", worklist)
     assert code == 2 and "is a FIFO (named pipe), not a regular file" in err
     assert (space.folder / "support.yaml").read_text() == CORPUS and not (space.folder / "support.judged.yaml").exists()

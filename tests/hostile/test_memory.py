@@ -19,11 +19,12 @@ import sys
 
 import pytest
 
-from tests.hostile.conftest import run_cli
+from tests.conftest import run_cli
 from tests.services.conftest import Workspace
 
 ROWS, CASES, HEADROOM = 50_000, 2_400, 400 * 1024 * 1024
-# Runs the CLI under an optional address-space cap; writes how it ended and the process's peak virtual size.
+# Runs the CLI in a child process (not tests.conftest.run_cli: the cap must not bind pytest) under an optional
+# address-space cap; writes how it ended and the process's peak virtual size.
 CHILD = """
 import json, resource, sys
 cap = int(sys.argv[2])

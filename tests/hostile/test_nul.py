@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.hostile.conftest import run_cli
+from tests.conftest import run_cli
 
 NUL_MESSAGE = "holds a NUL character (\\x00), which a PostgreSQL store cannot keep; remove it"
 

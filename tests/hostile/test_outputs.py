@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile.files_project import beir_dataset, evaluate, make_project, ptah_popen, ptah_process, run_cli
+from tests.conftest import run_cli
+from tests.hostile.files_project import beir_dataset, evaluate, make_project, ptah_popen, ptah_process
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:

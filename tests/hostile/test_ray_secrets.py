@@ -15,7 +15,7 @@ import psycopg
 import pytest
 
 from ptah.core.errors import EXIT_OPERATIONAL
-from tests.hostile.conftest import run_cli
+from tests.conftest import run_cli, spec_yaml
 from tests.hostile.test_secrets import SECRET, assert_nowhere
 from tests.ray.conftest import ray_local  # noqa: F401 (fixture)
 
@@ -31,9 +31,9 @@ def test_a_worker_error_quoting_the_password_is_said_without_it(ray_local, postg
     store = postgres_server.url(postgres_server.create_database(), password="${PTAH_TEST_PASSWORD}")
     monkeypatch.setenv("PTAH_TEST_PASSWORD", SECRET)  # the server trusts its socket: any password is accepted
     spec = tmp_path / "ptah.yaml"
-    spec.write_text(f'version: 1\nsource:\n  database: "{source}"\n  table: items\n  key_fields: [id]\n'
-                    f'  text: "{{title}}"\nstore: "{store}"\nactive: docs\n'.replace("%24%7B", "${").replace("%7D", "}")
-                    + "generations:\n  docs: {model: raytest/leaky}\n")
+    store = store.replace("%24%7B", "${").replace("%7D", "}")  # the placeholder as written, not URL-quoted
+    spec.write_text(spec_yaml(database=source, table="items", text="{title}", store=store,
+                              generations={"docs": {"model": "raytest/leaky"}}))
     code, out, err = run_cli(capsys, "inference", "build", "--spec", spec, "--engine", "ray", "--actors", 1,
                              "--partitions", 2)
     assert (code, out) == (EXIT_OPERATIONAL, ""), err

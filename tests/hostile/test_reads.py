@@ -17,7 +17,8 @@ import pytest
 import ptah.adapters.beir as beir
 from ptah.adapters.files import read_bounded
 from ptah.core.errors import InputError
-from tests.hostile.files_project import beir_dataset, evaluate, make_project, ptah_process, python_process, run_cli
+from tests.conftest import run_cli
+from tests.hostile.files_project import beir_dataset, evaluate, make_project, ptah_process, python_process
 
 MEMORY_CAP = 4 << 30
 

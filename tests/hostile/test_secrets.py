@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from ptah.core.errors import EXIT_INPUT, EXIT_OK, EXIT_OPERATIONAL
-from tests.hostile.conftest import run_cli
+from tests.conftest import run_cli, spec_yaml
 from tests.services.conftest import DOCS
 
 SECRET = "S3cr3t-pa55"
@@ -35,12 +35,7 @@ def write_project(folder: Path, database: str, store: str | None = None) -> Path
             db.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)")
             db.executemany("INSERT INTO articles VALUES (?, ?, ?, ?)", DOCS)
         db.close()
-    lines = ["version: 1", "source:", f"  database: {json.dumps(database)}", "  table: articles",
-             "  key_fields: [id]", '  text: "{title}"', "active: docs",
-             "generations:", "  docs: {model: ptah/deterministic, dimension: 16}"]
-    if store is not None:
-        lines.insert(6, f"store: {json.dumps(store)}")
-    (folder / "ptah.yaml").write_text("\n".join(lines) + "\n")
+    (folder / "ptah.yaml").write_text(spec_yaml(database=database, text="{title}", store=store))
     (folder / "corpus.yaml").write_text(CORPUS)
     return folder / "ptah.yaml"
 

@@ -15,7 +15,7 @@ import os
 import pytest
 
 from ptah.core.errors import EXIT_INPUT, EXIT_OK
-from tests.hostile.conftest import run_cli
+from tests.conftest import run_cli
 from tests.hostile.test_secrets import write_project
 from tests.services.conftest import DOCS
 

@@ -16,7 +16,7 @@ import sqlite3
 import pytest
 
 from ptah.core.visible import visible, visible_json
-from tests.hostile.conftest import run_cli
+from tests.conftest import run_cli
 from tests.hostile.files_project import SPEC
 
 HOSTILE = {

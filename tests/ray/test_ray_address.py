@@ -12,18 +12,10 @@ import time
 import psycopg
 import pytest
 
-from ptah.cli import main
 from ptah.core.errors import EXIT_INPUT, EXIT_OPERATIONAL
+from tests.conftest import spec_yaml
 from tests.ray.conftest import postgres_server  # noqa: F401 (fixture)
 
-SPEC = """\
-version: 1
-source: {{database: "{source}", table: items, key_fields: [id], text: "{{title}}"}}
-store: "{store}"
-active: docs
-generations:
-  docs: {{model: ptah/deterministic, dimension: 8}}
-"""
 
 
 @pytest.fixture
@@ -32,21 +24,16 @@ def spec(postgres_server, tmp_path):  # noqa: F811
     with psycopg.connect(source, autocommit=True) as connection:
         connection.execute("CREATE TABLE items (id integer PRIMARY KEY, title text)")
     store = postgres_server.url(postgres_server.create_database())
-    (tmp_path / "ptah.yaml").write_text(SPEC.format(source=source, store=store))
+    generations = {"docs": {"model": "ptah/deterministic", "dimension": 8}}
+    (tmp_path / "ptah.yaml").write_text(spec_yaml(database=source, table="items", text="{title}", store=store,
+                                                  generations=generations))
     return tmp_path / "ptah.yaml"
 
 
-def run(capsys, *argv):
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return info.value.code, out.out, out.err
-
-
 @pytest.mark.parametrize("address", ["127.0.0.1:1", "ray://127.0.0.1:1"])
-def test_an_address_where_nothing_listens_is_refused_in_a_few_seconds(spec, capsys, address):
+def test_an_address_where_nothing_listens_is_refused_in_a_few_seconds(spec, cli, address):
     started = time.monotonic()
-    code, out, err = run(capsys, "inference", "build", "--spec", spec, "--engine", "ray",
+    code, out, err = cli("inference", "build", "--spec", spec, "--engine", "ray",
                          "--ray-address", address)
     assert time.monotonic() - started < 15  # Ray's own retries take minutes
     assert (code, out) == (EXIT_OPERATIONAL, "")
@@ -54,7 +41,7 @@ def test_an_address_where_nothing_listens_is_refused_in_a_few_seconds(spec, caps
                    "(ray start --head) or give the address it printed\n")
 
 
-def test_an_address_whose_port_cannot_be_is_a_usage_error(spec, capsys):
-    code, out, err = run(capsys, "inference", "build", "--spec", spec, "--engine", "ray",
+def test_an_address_whose_port_cannot_be_is_a_usage_error(spec, cli):
+    code, out, err = cli("inference", "build", "--spec", spec, "--engine", "ray",
                          "--ray-address", "10.0.0.1:70000")
     assert (code, out, err) == (EXIT_INPUT, "", "--ray-address 10.0.0.1:70000: the port must be 1 to 65535\n")

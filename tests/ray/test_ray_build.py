@@ -20,28 +20,13 @@ import psycopg
 import pytest
 
 import ptah
-from ptah.cli import main
 from ptah.core.errors import EXIT_INPUT, EXIT_OPERATIONAL, StoreUnavailable
+from tests.conftest import spec_yaml
 from tests.ray.conftest import ROOT
 
 pytestmark = pytest.mark.slow
 
 SEP = "\x1f"
-SPEC = """\
-version: 1
-source:
-  database: {source}
-  table: items
-  key_fields: [tenant, id]
-  text: "{{title}}\\n\\n{{body}}"
-  filter: "status = 'published'"
-store: {store}
-active: docs
-generations:
-  docs:
-    model: {model}{dimension}
-    batch_size: {batch_size}
-"""
 
 
 def _rows(count: int) -> list[tuple]:
@@ -67,9 +52,11 @@ class Databases:
             return str(folder / "ptah.yaml")
         folder.mkdir()
         store = store or self.server.url(self.server.create_database())
-        (folder / "ptah.yaml").write_text(SPEC.format(source=self.source, store=store, model=model,
-                                                      dimension="\n    dimension: 32" if model.startswith("ptah/") else "",
-                                                      batch_size=batch_size))
+        dimension = {"dimension": 32} if model.startswith("ptah/") else {}
+        generation = {"model": model, **dimension, "batch_size": batch_size}
+        (folder / "ptah.yaml").write_text(spec_yaml(database=self.source, table="items", key_fields=("tenant", "id"),
+                                                    filter="status = 'published'", store=store,
+                                                    generations={"docs": generation}))
         return str(folder / "ptah.yaml")
 
     def execute(self, statement: str, parameters=None) -> None:
@@ -106,18 +93,11 @@ def databases(postgres_server, tmp_path) -> Databases:
     return Databases(postgres_server, tmp_path)
 
 
-def run(capsys, *argv):
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return info.value.code, out.out, out.err
-
-
-def test_a_ray_build_equals_a_local_build_bit_for_bit(ray_local, databases, capsys):
+def test_a_ray_build_equals_a_local_build_bit_for_bit(ray_local, databases, cli):
     local, distributed = databases.spec("local"), databases.spec("ray")
     with ptah.open_project(local) as project:
         expected = project.build()
-    code, out, err = run(capsys, "inference", "build", "--spec", distributed, "--engine", "ray", "--partitions", 5,
+    code, out, err = cli("inference", "build", "--spec", distributed, "--engine", "ray", "--partitions", 5,
                          "--actors", 2, "--json")
     assert code == 0, err
     summary = json.loads(out)
@@ -310,23 +290,23 @@ def _wait_for_workers_to_go(databases: Databases, spec: str) -> None:
     raise AssertionError("the killed driver's workers still read the source")
 
 
-def test_sqlite_with_the_ray_engine_is_refused_in_one_sentence(tmp_path, capsys, postgres_url):
+def test_sqlite_with_the_ray_engine_is_refused_in_one_sentence(tmp_path, cli, postgres_url):
     from tests.contract.conftest import make_workspace
 
     space = make_workspace(tmp_path / "sqlite", None)
-    code, out, err = run(capsys, "inference", "build", "--spec", space.spec_path, "--engine", "ray")
+    code, out, err = cli("inference", "build", "--spec", space.spec_path, "--engine", "ray")
     assert (code, out) == (EXIT_INPUT, "")
     assert err == ("--engine ray reads a PostgreSQL source: this source is a SQLite file, which one machine "
                    "reads; build it with the local engine\n")
     space = make_workspace(tmp_path / "store", None, source_url=postgres_url)
-    code, out, err = run(capsys, "inference", "build", "--spec", space.spec_path, "--engine", "ray")
+    code, out, err = cli("inference", "build", "--spec", space.spec_path, "--engine", "ray")
     assert (code, out) == (EXIT_INPUT, "")
     assert err.startswith("--engine ray writes to a pgvector store (store: postgresql://…): this store is a "
                           "SQLite file")
-    code, out, err = run(capsys, "inference", "build", "--spec", space.spec_path, "--partitions", 3)
+    code, out, err = cli("inference", "build", "--spec", space.spec_path, "--partitions", 3)
     assert (code, out, err) == (EXIT_INPUT, "", '--partitions applies to another build engine, not to "local"; '
                                                 "choose the engine with --engine\n")
-    code, out, err = run(capsys, "inference", "build", "--spec", space.spec_path, "--engine", "spark")
+    code, out, err = cli("inference", "build", "--spec", space.spec_path, "--engine", "spark")
     assert (code, err) == (EXIT_INPUT, 'there is no build engine "spark"; the engines are local, ray\n')
 
 

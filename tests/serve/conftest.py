@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ptah.cli import main
+from tests.conftest import run_cli, spec_yaml
 from tests.services.conftest import DOCS
 
 GENERATIONS = ("docs", "wide")
@@ -42,12 +42,6 @@ def corpus_yaml(cases=CASES, name: str = "support", k: int = 3) -> str:
 def ptah(*args: str) -> subprocess.CompletedProcess:
     """The ``ptah`` command in its own process, as a user runs it."""
     return subprocess.run([sys.executable, "-m", "ptah", *args], capture_output=True, text=True, timeout=120)
-
-
-def build(spec: Path, name: str) -> None:
-    with pytest.raises(SystemExit) as info:
-        main(["inference", "build", name, "--spec", str(spec), "--quiet"])
-    assert info.value.code == 0
 
 
 def free_port() -> int:
@@ -130,16 +124,12 @@ def make_project(folder: Path, store: str | None = None) -> Project:
         connection.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)")
         connection.executemany("INSERT INTO articles VALUES (?, ?, ?, ?)", DOCS)
     connection.close()
-    project.spec.write_text(
-        "version: 1\nsource:\n  database: sqlite:///source.db\n  table: articles\n  key_fields: [id]\n"
-        '  text: "{title}\\n\\n{body}"\n  filter: "status = \'published\'"\nactive: docs\ngenerations:\n'
-        "  docs:\n    model: ptah/deterministic\n    dimension: 32\n"
-        '  wide:\n    model: ptah/deterministic\n    dimension: 64\n    text: "{body}"\n'
-        + (f"store: {store}\n" if store else "")
-    )
+    project.spec.write_text(spec_yaml(filter="status = 'published'", store=store, generations={
+        "docs": {"model": "ptah/deterministic", "dimension": 32},
+        "wide": {"model": "ptah/deterministic", "dimension": 64, "text": "{body}"}}))
     project.corpus.write_text(corpus_yaml())
     for name in GENERATIONS:
-        build(project.spec, name)
+        assert run_cli(None, "inference", "build", name, "--spec", project.spec, "--quiet").code == 0
     for scope in ("manage", "read", "revoked"):
         project.tokens[scope] = project.token("manage" if scope == "revoked" else scope, scope)
     project.revoke("revoked")

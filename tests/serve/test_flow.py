@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from ptah.cli import main
 from ptah.core.measures import DEFAULT_MEASURES
+from tests.conftest import run_cli
 from tests.serve.conftest import CASES, corpus_yaml, wait_done
 
 MEASURE_KEYS = [measure.key for measure in DEFAULT_MEASURES]
@@ -37,11 +37,9 @@ def test_register_evaluate_poll_fetch_gives_the_clis_means_exactly(project, serv
     assert (job["status"], job["error"]) == ("done", None)
 
     output = tmp_path / "cli.json"
-    with pytest.raises(SystemExit) as info:
-        main(["inference", "evaluate", "--spec", str(project.spec), "--corpus", str(project.corpus),
-              "-g", "docs", "-g", "wide", "--channel", "vector", "--channel", "lexical", "--measure", "MAP@5",
-              "--bootstrap", "500", "--seed", "7", "--output", str(output)])
-    assert info.value.code in (0, 1)
+    assert run_cli(None, "inference", "evaluate", "--spec", project.spec, "--corpus", project.corpus,
+                   "-g", "docs", "-g", "wide", "--channel", "vector", "--channel", "lexical", "--measure", "MAP@5",
+                   "--bootstrap", "500", "--seed", "7", "--output", output).code in (0, 1)
     cli = json.loads(output.read_text())
     served = job["report"]
     assert served["format"] == cli["format"]

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from ptah.cli import main
 from ptah.serve.evaluations import SERVED
 
 
@@ -74,7 +73,7 @@ def test_a_generated_client_registers_a_corpus_and_drives_an_evaluation(project,
 
 @pytest.mark.parametrize("option", [option for option in SERVED if (option.low, option.high) != (None, None)],
                          ids=lambda option: option.name)
-def test_each_bound_is_enforced_alike_by_the_cli_the_server_and_the_document(project, server, capsys, option):
+def test_each_bound_is_enforced_alike_by_the_cli_the_server_and_the_document(project, server, cli, option):
     beyond = option.kind(option.high + 1 if option.high is not None else option.low - 1)
     problem = f"must be {option.expected()}, not {beyond!r}."
     document = server.client().get("/openapi.json").json()
@@ -84,6 +83,5 @@ def test_each_bound_is_enforced_alike_by_the_cli_the_server_and_the_document(pro
         "/v1/evaluations", json={"corpus": "sha256:" + "0" * 64, option.name: beyond})
     assert (answer.status_code, answer.json()["code"], answer.json()["detail"]) == (
         422, "OptionError", f"{option.name}: {problem}")
-    with pytest.raises(SystemExit) as info:
-        main(["inference", "evaluate", "--corpus", str(project.corpus), f"{option.spellings[0]}={beyond}"])
-    assert (info.value.code, capsys.readouterr().err) == (2, f"{option.spellings[0]}: {problem}\n")
+    code, _, err = cli("inference", "evaluate", "--corpus", project.corpus, f"{option.spellings[0]}={beyond}")
+    assert (code, err) == (2, f"{option.spellings[0]}: {problem}\n")

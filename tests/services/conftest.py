@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from ptah.services.project import open_project
+from tests.conftest import spec_yaml
 
 DOCS = [
     (1, "Cancel a subscription", "Open billing and press cancel.", "published"),
@@ -42,25 +43,10 @@ class Workspace:
                 connection.execute(sql, parameters)
         connection.close()
 
-    def write_spec(self, *, key_fields="[id]", text='"{title}\\n\\n{body}"', filter=None, generations=None,
-                   active="docs") -> Path:
-        generations = generations or {"docs": "model: ptah/deterministic\n    dimension: 32\n    batch_size: 4"}
-        lines = [
-            "version: 1",
-            "source:",
-            "  database: sqlite:///source.db",
-            "  table: articles",
-            f"  key_fields: {key_fields}",
-            f"  text: {text}",
-        ]
-        if filter is not None:
-            lines.append(f'  filter: "{filter}"')
-        lines.append(f"active: {active}")
-        lines.append("generations:")
-        for name, body in generations.items():
-            lines.append(f"  {name}:")
-            lines.append(f"    {body}")
-        self.spec_path.write_text("\n".join(lines) + "\n")
+    def write_spec(self, **fields) -> Path:
+        """ptah.yaml made by ``tests.conftest.spec_yaml(**fields)``; by default generation ``docs``, 32 dimensions."""
+        fields.setdefault("generations", {"docs": {"model": "ptah/deterministic", "dimension": 32, "batch_size": 4}})
+        self.spec_path.write_text(spec_yaml(**fields))
         return self.spec_path
 
     def project(self):

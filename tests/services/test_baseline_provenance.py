@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.contract.test_pgvector_cli import run
+from tests.conftest import run_cli
 
 CORPUS = """\
 version: 1
@@ -24,11 +24,11 @@ SNAPSHOT_NOTE = ("note: the baseline measured generation docs on another snapsho
 
 
 @pytest.fixture
-def baseline(workspace, capsys):
+def baseline(workspace, cli):
     """``docs`` built and evaluated: the baseline at ``baseline.json``."""
     (workspace.folder / "corpus.yaml").write_text(CORPUS)
-    assert run(capsys, "inference", "build", "--spec", workspace.spec_path, "--quiet")[0] == 0
-    code, out, err = run(capsys, "inference", "evaluate", "--spec", workspace.spec_path, "--corpus",
+    assert cli("inference", "build", "--spec", workspace.spec_path, "--quiet")[0] == 0
+    code, out, err = cli("inference", "evaluate", "--spec", workspace.spec_path, "--corpus",
                          workspace.folder / "corpus.yaml", "--output", workspace.folder / "baseline.json")
     assert (code, err) == (0, "")
     assert out.splitlines()[-1] == f"wrote {workspace.folder / 'baseline.json'}"
@@ -36,8 +36,9 @@ def baseline(workspace, capsys):
 
 
 def evaluate(space, capsys):
-    code, out, err = run(capsys, "inference", "evaluate", "--spec", space.spec_path, "--corpus", space.folder / "corpus.yaml",
-                         "--baseline", space.folder / "baseline.json", "--output", space.folder / "now.json")
+    code, out, err = run_cli(capsys, "inference", "evaluate", "--spec", space.spec_path, "--corpus",
+                             space.folder / "corpus.yaml", "--baseline", space.folder / "baseline.json",
+                             "--output", space.folder / "now.json")
     words = " ".join(out.split())  # rich wraps long lines at the console's width
     return code, words, json.loads((space.folder / "now.json").read_text())["baseline"]["comparisons"][0]
 
@@ -51,9 +52,9 @@ def test_the_report_records_the_source_snapshot_and_an_unchanged_one_says_nothin
     assert "note:" not in words
 
 
-def test_a_source_changed_since_the_baseline_is_a_note_and_a_field(baseline, capsys):
+def test_a_source_changed_since_the_baseline_is_a_note_and_a_field(baseline, capsys, cli):
     baseline.execute("INSERT INTO articles VALUES (11, 'Refunds', 'Refunds go back to the card.', 'published')")
-    assert run(capsys, "inference", "build", "--spec", baseline.spec_path, "--quiet")[0] == 0
+    assert cli("inference", "build", "--spec", baseline.spec_path, "--quiet")[0] == 0
     code, words, comparison = evaluate(baseline, capsys)
     assert code == 0  # a note, not a gate
     assert comparison["provenance"] == {"same_identity": True, "same_source": False,
@@ -61,11 +62,11 @@ def test_a_source_changed_since_the_baseline_is_a_note_and_a_field(baseline, cap
     assert SNAPSHOT_NOTE in words
 
 
-def test_a_baseline_of_another_identity_is_a_note_and_a_field(baseline, capsys):
+def test_a_baseline_of_another_identity_is_a_note_and_a_field(baseline, capsys, cli):
     with baseline.project() as project:
         old = project.generation("docs").identity.identity
     baseline.write_spec(generations={"docs": "model: ptah/deterministic\n    dimension: 16"})
-    assert run(capsys, "inference", "build", "--spec", baseline.spec_path, "--quiet")[0] == 0
+    assert cli("inference", "build", "--spec", baseline.spec_path, "--quiet")[0] == 0
     with baseline.project() as project:
         new = project.generation("docs").identity.identity
     code, words, comparison = evaluate(baseline, capsys)

@@ -75,6 +75,7 @@ def test_the_local_model_reports_each_model_batch_and_embeds_the_same_vectors():
     assert np.allclose(vectors, minilm.embed_documents(texts), atol=1e-5)
 
 
+# A build in a child process, not tests.conftest.run_cli: the test interrupts it with SIGINT mid-batch.
 SLOW_CLI_BUILD = textwrap.dedent(
     """
     import sys, time

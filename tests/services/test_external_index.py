@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.contract.conftest import postgres_database, postgres_server, postgres_url  # noqa: F401 (fixtures)
-from tests.services.test_external_vectors import CORPUS, cli, runs, sqlite_external  # noqa: F401
+from tests.services.test_external_vectors import CORPUS, ptah_in, runs, sqlite_external  # noqa: F401
 
 
 @pytest.fixture
@@ -33,8 +33,8 @@ def pg_external(sqlite_external, postgres_server, postgres_database):
 
 def evaluate_cli(capsys, workspace, *options) -> tuple[int, str]:
     """The exit code and the output, its lines joined (a narrow terminal wraps them)."""
-    code, output = cli(capsys, workspace, "inference", "evaluate", "--corpus", workspace.folder / "c.yaml", "-g", "ext",
-                       *options)
+    code, output = ptah_in(capsys, workspace, "inference", "evaluate", "--corpus", workspace.folder / "c.yaml",
+                           "-g", "ext", *options)
     return code, " ".join(output.split())
 
 
@@ -199,5 +199,5 @@ def test_a_query_model_of_another_dimension_is_refused_naming_the_column(pg_exte
                 "embeds the queries at dimension 16; name the model that made the column's vectors")
     code, output = evaluate_cli(capsys, workspace)
     assert code == 2 and expected in output
-    code, output = cli(capsys, workspace, "inference", "search", "-g", "ext", "password")
+    code, output = ptah_in(capsys, workspace, "inference", "search", "-g", "ext", "password")
     assert code == 2 and expected in " ".join(output.split())

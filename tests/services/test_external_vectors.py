@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from ptah.adapters.corpus_yaml import parse_corpus
-from ptah.cli import main
 from ptah.services.build import build
 from ptah.services.evaluate import evaluate
 from ptah.services.search import search
 from ptah.services.verify import verify
+from tests.conftest import run_cli
 from tests.contract.conftest import postgres_database, postgres_server, postgres_url  # noqa: F401 (fixtures)
 from tests.services.conftest import request
 
@@ -49,11 +49,10 @@ def runs(workspace, *names, **options) -> dict[str, dict]:
     return {r["generation"]["name"]: r for r in report["runs"]}
 
 
-def cli(capsys, workspace, *argv) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in (*argv, "--spec", workspace.spec_path)])
-    out = capsys.readouterr()
-    return info.value.code, out.out + out.err
+def ptah_in(capsys, workspace, *argv) -> tuple[int, str]:
+    """``ptah ARGV --spec`` the workspace's: the exit code, and stdout and stderr as one text."""
+    code, out, err = run_cli(capsys, *argv, "--spec", workspace.spec_path)
+    return code, out + err
 
 
 @pytest.fixture
@@ -97,11 +96,12 @@ def test_null_vectors_are_missing_rows_refused_unless_allow_stale(sqlite_externa
         result = verify(project, "ext")
     assert (result.rows, result.covered, result.missing, result.missing_keys) == (10, 8, 2, ("3", "9"))
     (workspace.folder / "c.yaml").write_text(CORPUS)
-    code, output = cli(capsys, workspace, "inference", "evaluate", "--corpus", workspace.folder / "c.yaml", "-g", "ext")
+    code, output = ptah_in(capsys, workspace, "inference", "evaluate", "--corpus", workspace.folder / "c.yaml",
+                           "-g", "ext")
     assert code == 3
     assert ('generation "ext" is not complete and fresh: 2 of 10 rows have no vector (e.g. 3, 9). Fill the table\'s '
             "missing vectors, or pass --allow-stale") in output
-    code, output = cli(capsys, workspace, "inference", "verify", "ext")
+    code, output = ptah_in(capsys, workspace, "inference", "verify", "ext")
     assert code == 1
     assert "  freshness  cannot be verified: the vectors are the table's\n" in output
     assert output.endswith("not ok: 2 rows without a vector; fill them in the table\n")
@@ -114,8 +114,8 @@ def test_a_column_without_any_vector_has_nothing_to_measure(sqlite_external, cap
     with workspace.project() as project:
         assert (verify(project, "ext").covered, verify(project, "ext").missing) == (0, 10)
     (workspace.folder / "c.yaml").write_text(CORPUS)
-    code, output = cli(capsys, workspace, "inference", "evaluate", "--corpus", workspace.folder / "c.yaml", "-g", "ext",
-                       "--allow-stale")
+    code, output = ptah_in(capsys, workspace, "inference", "evaluate", "--corpus", workspace.folder / "c.yaml",
+                           "-g", "ext", "--allow-stale")
     assert code == 3
     assert ('generation "ext" has no vector to measure: none of the 10 rows passing the filter holds one in column '
             "embedding") in output
@@ -125,7 +125,8 @@ def test_mixed_dimensions_are_refused_naming_rows(sqlite_external, capsys):
     workspace, _ = sqlite_external
     workspace.execute("UPDATE articles SET embedding = ? WHERE id IN (4, 6)", (np.ones(31, "<f4").tobytes(),))
     (workspace.folder / "c.yaml").write_text(CORPUS)
-    code, output = cli(capsys, workspace, "inference", "evaluate", "--corpus", workspace.folder / "c.yaml", "-g", "ext")
+    code, output = ptah_in(capsys, workspace, "inference", "evaluate", "--corpus", workspace.folder / "c.yaml",
+                           "-g", "ext")
     assert code == 2
     assert ("column embedding holds vectors of 2 dimensions (31: 2 rows, 32: 8 rows); 2 rows differ from the 32 of "
             "most, e.g. the rows with keys '4', '6'") in output
@@ -141,14 +142,14 @@ def test_mixed_dimensions_are_refused_naming_rows(sqlite_external, capsys):
 def test_unreadable_vectors_are_refused(sqlite_external, capsys, value, why):
     workspace, _ = sqlite_external
     workspace.execute("UPDATE articles SET embedding = ? WHERE id = 5", (value,))
-    code, output = cli(capsys, workspace, "inference", "search", "-g", "ext", "password")
+    code, output = ptah_in(capsys, workspace, "inference", "search", "-g", "ext", "password")
     assert code == 2
     assert f"column embedding cannot be read as vectors: {why}" in output and "keys '5'" in output
 
 
 def test_build_is_refused(sqlite_external, capsys):
     workspace, _ = sqlite_external
-    code, output = cli(capsys, workspace, "inference", "build", "ext")
+    code, output = ptah_in(capsys, workspace, "inference", "build", "ext")
     assert code == 2
     assert "its vectors are the table's; nothing to build" in output
 
@@ -156,7 +157,7 @@ def test_build_is_refused(sqlite_external, capsys):
 @pytest.mark.parametrize("field", ["text: '{title}'", "document_prefix: 'passage: '"])
 def test_fields_that_shape_row_text_are_refused_beside_vectors(workspace, capsys, field):
     workspace.write_spec(generations={"ext": EXTERNAL + "\n    " + field}, active="ext")
-    code, output = cli(capsys, workspace, "inference", "search", "-g", "ext", "password")
+    code, output = ptah_in(capsys, workspace, "inference", "search", "-g", "ext", "password")
     assert code == 2
     assert "has no effect beside vectors:" in output
 
@@ -167,7 +168,7 @@ def test_the_filter_applies_and_a_hostile_one_is_refused_before_any_vector_is_re
     assert runs(workspace, "ext")["ext"]["generation"]["rows"] == 9
     workspace.write_spec(generations={"own": OWN, "ext": EXTERNAL}, active="own",
                          filter="1); DROP TABLE articles; --")
-    code, output = cli(capsys, workspace, "inference", "search", "-g", "ext", "password")
+    code, output = ptah_in(capsys, workspace, "inference", "search", "-g", "ext", "password")
     assert code == 2 and "source.filter" in output
     workspace.write_spec(generations={"own": OWN, "ext": EXTERNAL}, active="own")
     assert runs(workspace, "ext")["ext"]["generation"]["rows"] == 10  # the table is still there
@@ -206,7 +207,7 @@ def test_postgres_pgvector_column_measures_exactly_as_the_built_generation(sqlit
     with workspace.project() as project:
         assert verify(project, "ext").missing_keys == ("9",)
     workspace.spec_path.write_text(workspace.spec_path.read_text().replace("column: embedding", "column: other"))
-    code, output = cli(capsys, workspace, "inference", "search", "-g", "ext", "password")
+    code, output = ptah_in(capsys, workspace, "inference", "search", "-g", "ext", "password")
     assert code == 2
     assert ("column other holds vectors of 2 dimensions (2: 1 rows, 3: 9 rows); 1 rows differ from the 3 of most, "
             "e.g. the rows with keys '2'") in output
@@ -251,16 +252,16 @@ def test_list_shows_the_columns_coverage_and_index_is_refused(sqlite_external, c
     workspace, _ = sqlite_external
     workspace.execute("UPDATE articles SET embedding = NULL WHERE id = 3")
     runs(workspace, "ext", allow_stale=True)  # the store now holds the external generation's query cache
-    code, output = cli(capsys, workspace, "inference", "list", "--json")
+    code, output = ptah_in(capsys, workspace, "inference", "list", "--json")
     assert code == 0
     listed = {entry["name"]: entry for entry in json.loads(output)}
     ext = listed["ext"]
     assert (ext["status"], ext["vectors"], ext["rows"], ext["covered"], ext["coverage"], ext["dimension"]) == \
         ("external (the table's vectors)", 9, 10, 9, 0.9, 32)
     assert [entry["name"] for entry in json.loads(output)].count("ext") == 1  # its cache record is not listed apart
-    code, output = cli(capsys, workspace, "inference", "list")
+    code, output = ptah_in(capsys, workspace, "inference", "list")
     assert code == 0 and "ext   external (the table's vectors)" in output
-    code, output = cli(capsys, workspace, "inference", "index", "ext", "--hnsw")
+    code, output = ptah_in(capsys, workspace, "inference", "index", "ext", "--hnsw")
     assert code == 2
     assert ('generation "ext" reads its vectors from column embedding of the source table: its vectors are the '
             "table's; ptah uses the table's own index (evaluate --search index) and builds none") in output

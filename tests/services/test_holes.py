@@ -10,11 +10,10 @@ import numpy as np
 import pytest
 
 from ptah.adapters.judgements_yaml import write_record
-from ptah.cli import main
 from ptah.core.identity import text_digest
 from ptah.core.judged import Judgement, JudgementRecord
 from ptah.services.build import build
-
+from tests.conftest import run_cli
 from tests.embedders import EMBEDDERS
 from tests.services.conftest import DOCS, Workspace
 
@@ -62,11 +61,8 @@ def project(workspace):
 
 
 def evaluate(capsys, workspace, *options) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(["inference", "evaluate", "--spec", str(workspace.spec_path), "--corpus", str(workspace.folder / "c.yaml"),
-              *map(str, options)])
-    out = capsys.readouterr()
-    return info.value.code, out.out, out.err
+    return run_cli(capsys, "inference", "evaluate", "--spec", workspace.spec_path,
+                   "--corpus", workspace.folder / "c.yaml", *options)
 
 
 def judged(key: str, grade: float, text: str, when: str = "2026-11-30T12:00:00Z") -> JudgementRecord:
