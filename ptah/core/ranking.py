@@ -236,8 +236,8 @@ def rank_many(
     if n == 0:
         none = Ties(cutoff_score=None, tied_outside=0, expected_tied=())
         return [QueryRanking([], none if expected is not None else None, {}) for _ in range(q)]
-    if columns is None and (expected is not None or asked is not None):
-        columns = key_columns(keys)
+    if columns is None:  # only expected and asked keys are looked up by column
+        columns = key_columns(keys) if expected is not None or asked is not None else {}
     depths = [min(k, n) for k in ks]
     reaches = depths if reach is None else [min(max(r, k), n) for r, k in zip(reach, ks)]
     partitioned = np.partition(matrix, sorted({n - d for d in (*depths, *reaches)}), axis=1) if q else matrix

@@ -61,7 +61,10 @@ def read_external(project: Project, generation: Generation, *, measure: bool = T
     With ``measure``, a column without a single vector is :class:`StaleGeneration` (exit 3, even with
     --allow-stale): there is nothing to score and no dimension to embed the queries at.
     """
-    read = project.source.vectors(generation.settings.vectors)
+    column = generation.settings.vectors
+    if column is None:
+        raise InputError(f'generation "{generation.name}" names no column of vectors; it is built, not read')
+    read = project.source.vectors(column)
     covered = len(read.keys)
     if measure and not covered:
         raise StaleGeneration(f'generation "{generation.name}" has no vector to measure: none of the {read.rows} '

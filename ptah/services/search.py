@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptah.core.errors import InputError, ModelUnavailable
+from ptah.core.errors import InputError, ModelUnavailable, NotBuilt
 from ptah.core.exact import rank_exact
 from ptah.core.ranking import Ranked
 from ptah.core.scoring import normalize_rows
@@ -50,6 +50,8 @@ def cached_queries(project: Project, generation: Generation, queries: list[str],
 
     store = cache_store(project, generation, dimension) if is_external(generation) else project.store()
     identity = generation.identity.identity
+    if store is None:  # the matrix was read from the store, so only a store removed since gets here
+        raise NotBuilt(generation.name, identity)
     found = store.cached_queries(identity, queries)
     missing = [text for text in dict.fromkeys(queries) if text not in found]
     if missing:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -101,7 +101,7 @@ class IndexSearch:
     identity: str
     index: dict
     options: SearchOptions
-    snapshot: object
+    snapshot: Any  # a store snapshot shared with the exact search, or a table's index (both answer nearest)
     stack: ExitStack
     results: list[CaseResult] = field(default_factory=list)
     exact_scores: list[dict[str, float]] = field(default_factory=list)  # per case: the exact score of its index top k
@@ -131,7 +131,8 @@ class IndexSearch:
     def run(self, generation: dict, exact: list[CaseResult], measures: Sequence[Measure]) -> Run:
         """The index search's run (mode both: with the exact comparison)."""
         self.close()
-        search = {"channel": VECTOR, "mode": self.options.mode, "similarity": "cosine", "index": dict(self.index)}
+        search: dict[str, Any] = {"channel": VECTOR, "mode": self.options.mode, "similarity": "cosine",
+                                  "index": dict(self.index)}
         if self.index["kind"] == "hnsw":  # an IVFFlat index (a table's own) searches its probes instead
             search["ef_search"] = self.options.effective_ef_search
         if self.options.mode != "both":

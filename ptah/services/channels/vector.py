@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -127,10 +127,10 @@ class _Vectors:
     """Where a vector side's rows come from, one shape for all: a matrix held whole (a store's or a table's own
     vectors) or blocks read from a snapshot; with its verification and, for index modes, the index search."""
 
-    store: object
-    record: object  # the generation's record; None for a table's own vectors
+    store: Any
+    record: Any  # the generation's record; None for a table's own vectors
     verification: VerifyResult
-    index_search: object  # IndexSearch, or None for exact search
+    index_search: Any  # IndexSearch, or None for exact search
     blocks: Blocks
     rows: int
     dimension: int
