@@ -33,9 +33,9 @@ rank, and perhaps their membership, was decided by key order).
 Many queries in one pass
 ------------------------
 :func:`rank_many` gives, for each query of a score matrix, what
-:func:`top_k_many`, :func:`find_ties` and :func:`rank_of` give on its row --
-exactly the same values -- from one batched partition and two passes over the
-row: the rows above the cutoff and the rows at it decide the top k, the tie
+:func:`top_k` and :func:`find_ties` give on its row, and the rank of each
+asked key -- exactly the same values -- from one batched partition and two
+passes over the row: the rows above the cutoff and the rows at it decide the top k, the tie
 counts and which expected keys are tied; only an asked key outside the top k
 costs two more passes (its rank by counting).
 """
@@ -70,50 +70,6 @@ def top_k(scores: np.ndarray, keys: Sequence[str], k: int) -> Ranked:
         return []
     depth = min(k, n)
     return _select(scores, keys, _cutoff(scores, depth), depth)
-
-
-def top_k_many(score_matrix: np.ndarray, keys: Sequence[str], ks: Sequence[int]) -> list[Ranked]:
-    """:func:`top_k` for q queries at once, query i to depth ``ks[i]``.
-
-    ``score_matrix`` has shape (q, n): row i holds query i's score for each of
-    the n rows named by ``keys``. The cutoff scores of all queries come from a
-    single batched partition; each query's result is exactly what
-    :func:`top_k` returns for its row.
-    """
-    matrix = np.asarray(score_matrix)
-    if matrix.ndim != 2:
-        raise ValueError(f"score_matrix must be 2-D (queries, rows), got shape {matrix.shape}")
-    if len(ks) != matrix.shape[0]:
-        raise ValueError(f"got {len(ks)} depths for {matrix.shape[0]} queries; give one depth per query")
-    for k in ks:
-        _check_depth(k)
-    q, n = matrix.shape
-    if len(keys) != n:
-        raise ValueError(f"got {len(keys)} keys for {n} score columns; give one key per row")
-    _check_not_nan(matrix)
-    if n == 0:
-        return [[] for _ in range(q)]
-    depths = [min(k, n) for k in ks]
-    positions = sorted({n - depth for depth in depths})
-    partitioned = np.partition(matrix, positions, axis=1) if q else matrix
-    return [
-        _select(matrix[i], keys, partitioned[i, n - depth], depth) for i, depth in enumerate(depths)
-    ]
-
-
-def rank_of(scores: np.ndarray, keys: Sequence[str], key: str) -> int:
-    """The 1-based rank of ``key`` under the ranking order, without sorting.
-
-    rank = 1 + the number of rows strictly better: a greater score, or an
-    equal score and a smaller key. Raises ``KeyError`` when ``key`` is not
-    among ``keys``. Used to say where a missed required key actually ranked.
-    """
-    scores = _checked_scores(scores, keys)
-    try:
-        index = keys.index(key)
-    except ValueError:
-        raise KeyError(key) from None
-    return _rank_at(scores, keys, index)
 
 
 @dataclass(frozen=True)
@@ -181,8 +137,8 @@ class QueryRanking:
 
     ``ranked`` is its top k (as :func:`top_k`), ``ties`` its :class:`Ties` at
     depth k (as :func:`find_ties`; None when no expected keys were given) and
-    ``ranks`` the 1-based rank of each asked key that is a row (as
-    :func:`rank_of`).
+    ``ranks`` the 1-based rank of each asked key that is a row (1 + the rows
+    with a greater score, or an equal one and a smaller key).
     """
 
     ranked: Ranked
@@ -218,8 +174,8 @@ def rank_many(
     :func:`find_ties`); ``asked[i]`` the keys whose full rank it needs (a key
     that is not a row gets none). ``columns`` is :func:`key_columns` of
     ``keys``, given when the same keys are ranked block after block. Every
-    value equals what :func:`top_k_many`, :func:`find_ties` and
-    :func:`rank_of` return for the same row.
+    value equals what :func:`top_k` and :func:`find_ties` return for the same
+    row, and a key's rank its place in the row fully sorted.
     """
     matrix = np.asarray(score_matrix)
     if matrix.ndim != 2:

@@ -9,12 +9,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ptah.core.ranking import QueryRanking, Ties, find_ties, key_columns, rank_many, rank_of, top_k, top_k_many
+from ptah.core.ranking import QueryRanking, Ties, find_ties, key_columns, rank_many, top_k
 
 
 def full_sort(scores, keys):
     """The reference ordering: every row sorted by (-score, key)."""
     return sorted(((key, float(score)) for key, score in zip(keys, scores)), key=lambda e: (-e[1], e[0]))
+
+
+def full_ranks(scores, keys):
+    """Each key's 1-based place in :func:`full_sort`."""
+    return {key: rank for rank, (key, _) in enumerate(full_sort(scores, keys), start=1)}
 
 
 # --- top_k ----------------------------------------------------------------
@@ -130,67 +135,6 @@ def test_top_k_property_equals_full_sort(rows, k):
     assert top_k(scores, keys, k) == full_sort(scores, keys)[:k]
 
 
-# --- top_k_many -----------------------------------------------------------
-
-
-def test_top_k_many_matches_top_k_per_query():
-    rng = np.random.default_rng(7)
-    for _ in range(100):
-        q, n = int(rng.integers(1, 6)), int(rng.integers(1, 40))
-        matrix = (rng.integers(0, 5, size=(q, n)) / 2).astype(np.float32)
-        keys = [f"d{i:03d}" for i in rng.permutation(n)]
-        ks = [int(x) for x in rng.integers(1, n + 4, size=q)]
-        assert top_k_many(matrix, keys, ks) == [top_k(matrix[i], keys, ks[i]) for i in range(q)]
-
-
-def test_top_k_many_hand_example():
-    matrix = np.array([[0.1, 0.9, 0.9], [0.8, 0.2, 0.8]])
-    assert top_k_many(matrix, ["a", "b", "c"], [1, 3]) == [
-        [("b", 0.9)],
-        [("a", 0.8), ("c", 0.8), ("b", 0.2)],
-    ]
-
-
-def test_top_k_many_edge_shapes():
-    assert top_k_many(np.zeros((0, 3)), ["a", "b", "c"], []) == []
-    assert top_k_many(np.zeros((2, 0)), [], [1, 2]) == [[], []]
-
-
-def test_top_k_many_refuses_wrong_shapes_and_depths():
-    with pytest.raises(ValueError, match="2 depths for 1 queries"):
-        top_k_many(np.zeros((1, 2)), ["a", "b"], [1, 1])
-    with pytest.raises(ValueError, match="1 keys for 2 score columns"):
-        top_k_many(np.zeros((1, 2)), ["a"], [1])
-    with pytest.raises(ValueError, match="2-D"):
-        top_k_many(np.zeros(3), ["a", "b", "c"], [1])
-    with pytest.raises(ValueError, match="depth k"):
-        top_k_many(np.zeros((1, 2)), ["a", "b"], [0])
-
-
-# --- rank_of --------------------------------------------------------------
-
-
-def test_rank_of_counts_strictly_better_rows():
-    scores = np.array([0.5, 0.9, 0.5, 0.5, 0.1])
-    keys = ["c", "z", "a", "b", "y"]
-    assert [rank_of(scores, keys, key) for key in ["z", "a", "b", "c", "y"]] == [1, 2, 3, 4, 5]
-
-
-def test_rank_of_agrees_with_full_sort():
-    rng = random.Random(11)
-    for _ in range(200):
-        n = rng.randint(1, 50)
-        scores = np.array([rng.choice([0.0, 0.5, 1.0, 2.0]) for _ in range(n)], dtype=np.float32)
-        keys = rng.sample([f"k{i}" for i in range(200)], n)
-        expected = {key: rank for rank, (key, _) in enumerate(full_sort(scores, keys), start=1)}
-        assert {key: rank_of(scores, keys, key) for key in keys} == expected
-
-
-def test_rank_of_unknown_key_raises_key_error():
-    with pytest.raises(KeyError):
-        rank_of(np.array([1.0]), ["a"], "b")
-
-
 # --- find_ties ------------------------------------------------------------
 
 
@@ -287,9 +231,9 @@ def test_rank_many_in_blocks_equals_the_full_matrix_functions(dtype, q, n):
     expected = [e for e, _ in wanted]
     asked = [a for _, a in wanted]
 
-    full = top_k_many(scores, keys, ks)
+    full = [full_sort(scores[i], keys)[:ks[i]] for i in range(q)]
     ties = [find_ties(scores[i], keys, ks[i], expected[i]) for i in range(q)]
-    ranks = [{key: rank_of(scores[i], keys, key) for key in asked[i] if key in keys} for i in range(q)]
+    ranks = [{key: rank for key, rank in full_ranks(scores[i], keys).items() if key in asked[i]} for i in range(q)]
     assert any(t.straddles_cutoff for t in ties) and any(t.expected_tied for t in ties) or n < 3
 
     columns = key_columns(keys)
@@ -306,7 +250,7 @@ def test_rank_many_in_blocks_equals_the_full_matrix_functions(dtype, q, n):
             assert [repr(score) for _, score in mine.ranked] == [repr(score) for _, score in theirs]
 
 
-def test_rank_many_without_expected_or_asked_keys_is_top_k_many():
+def test_rank_many_without_expected_or_asked_keys_is_the_top_k():
     scores = np.array([[0.5, 0.5, 0.1], [0.0, 0.2, 0.2]], dtype=np.float32)
     got = rank_many(scores, ["b", "a", "c"], [2, 1])
     assert got == [
@@ -332,7 +276,7 @@ def test_rank_many_of_no_rows_and_no_queries():
     assert rank_many(np.zeros((0, 3)), ["a", "b", "c"], []) == []
 
 
-def test_rank_many_refuses_what_top_k_many_refuses():
+def test_rank_many_refuses_bad_shapes_depths_and_nan():
     with pytest.raises(ValueError, match="2-D"):
         rank_many(np.zeros(3), ["a", "b", "c"], [1])
     with pytest.raises(ValueError, match="depths"):

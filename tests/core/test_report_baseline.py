@@ -13,7 +13,7 @@ from ptah.core.baseline import check_comparable, compare, gates, read_report
 from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import IncomparableBaseline, InputError, ReportError
 from ptah.core.outcomes import make_run, measure_case, ordinal
-from ptah.core.ranking import find_ties, rank_of, top_k
+from ptah.core.ranking import rank_many
 from ptah.core.report import CaseResult, Report, Run
 from ptah.core.request import check_thresholds
 
@@ -21,9 +21,8 @@ KEYS = ["a", "b", "c", "d", "e"]
 
 
 def outcome(case: Case, scores: list[float]) -> CaseResult:
-    array = np.array(scores, dtype=np.float32)
-    return measure_case(case, top_k(array, KEYS, case.k), searched=1000, rank_of=lambda key: rank_of(array, KEYS, key),
-                        ties=find_ties(array, KEYS, case.k, case.expected_keys()))
+    [ranking] = rank_many(np.array([scores], dtype=np.float32), KEYS, [case.k], [case.expected_keys()], [KEYS])
+    return measure_case(case, ranking.ranked, searched=1000, rank_of=ranking.ranks.get, ties=ranking.ties)
 
 
 def run_of(outcomes) -> Run:
