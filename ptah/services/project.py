@@ -6,7 +6,7 @@ process: each generation's identity, each model, and each generation's vectors
 as one contiguous matrix (for search and evaluate).
 
 Secrets: the source URL may hold a password; everything a project says about
-its source (:attr:`Project.source_label`, error messages) uses the redacted URL.
+its source (error messages) uses the redacted URL.
 """
 
 from __future__ import annotations
@@ -53,11 +53,6 @@ class Project:
     @property
     def root(self) -> str:
         return self.spec.root
-
-    @property
-    def source_label(self) -> str:
-        """The source URL safe to print (any password replaced by ``***``) and its table."""
-        return f"{self.spec.source.redacted_database} (table {self.spec.source.table})"
 
     def generation(self, name: str | None = None) -> Generation:
         """The declared generation ``name`` (None: the active one) with its identity.
