@@ -23,8 +23,10 @@ generation given, else the active one (for a worklist, the first run's).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Iterable, Sequence
@@ -48,6 +50,7 @@ __all__ = ["FORBIDDEN", "REQUIRED", "Saved", "Verdict", "candidates", "judge_key
            "read_worklist", "save_judgements", "still_unjudged"]
 
 MAX_WORKLIST_BYTES = 256 * 1024 * 1024
+SAVE_WAIT_S = 60.0  # how long a save waits for another process saving to the same corpus folder
 
 
 @dataclass(frozen=True)
@@ -180,11 +183,51 @@ def still_unjudged(corpus_path: str | os.PathLike, worklist: Worklist) -> list[t
             for hole in listed.holes if hole.key not in judged_keys(cases[listed.id], record)]
 
 
+@contextlib.contextmanager
+def saving(corpus_path: str | os.PathLike):
+    """Hold the corpus's folder for one read-modify-write of the corpus and its record.
+
+    Two judges saving at once would each read the record, add their own
+    judgements and replace it, and the later would drop the earlier's: the
+    save takes an exclusive ``flock`` on the folder (released when the
+    process ends, however it ends) and waits up to :data:`SAVE_WAIT_S` for
+    another save to finish, then exit 3.
+    """
+    try:
+        import fcntl
+    except ImportError:  # no flock on this platform: saves are not serialised
+        yield
+        return
+    folder = os.path.dirname(os.path.abspath(corpus_path))
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        deadline = time.monotonic() + SAVE_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise OperationalError(f"{corpus_path}: another process has been saving judgements in its "
+                                           f"folder for {SAVE_WAIT_S:.0f} s; nothing was written, try again") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def save_judgements(corpus_path: str | os.PathLike, verdicts: Sequence[Verdict],
                     new_case: tuple[str, str, int | None] | None = None) -> Saved:
     """Write ``verdicts`` into the corpus and its record (module docs); ``new_case`` ``(id, query, k)`` is
     appended with them. The record is read (and so checked) before the corpus is written; the corpus is
-    written first, so a record that cannot be written loses no grade."""
+    written first, so a record that cannot be written loses no grade. Saves to one corpus folder take
+    turns (:func:`saving`), so judges running at once lose nothing."""
+    with saving(corpus_path):
+        return _save(corpus_path, verdicts, new_case)
+
+
+def _save(corpus_path: str | os.PathLike, verdicts: Sequence[Verdict],
+          new_case: tuple[str, str, int | None] | None) -> Saved:
     record = read_record(corpus_path)
     document = CorpusDocument.open(corpus_path)
     before = document.corpus.digest
@@ -219,6 +262,11 @@ def judge_key(project: Project, corpus_path: str | os.PathLike, case_id: str, ke
 def pin(project: Project, corpus_path: str | os.PathLike, generation: str | None = None) -> tuple[int, str]:
     """Record every key the corpus names with its corpus grade (a forbidden key 0, a required key without a
     grade 1) and its row's current text digest; returns how many and the record's path."""
+    with saving(corpus_path):
+        return _pin(project, corpus_path, generation)
+
+
+def _pin(project: Project, corpus_path: str | os.PathLike, generation: str | None) -> tuple[int, str]:
     corpus = load_corpus(corpus_path)
     record = read_record(corpus_path)
     keys = corpus.expected_keys()
