@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ptah.adapters.files import open_lines
+from ptah.adapters.yaml_nodes import grade_text, quoted
 from ptah.core.corpus import Corpus
 from ptah.core.errors import InputError, Problem
 
@@ -294,31 +295,6 @@ class DocumentTable:
 # -- corpus YAML -----------------------------------------------------------------------
 
 
-def yaml_string(text: str) -> str:
-    """``text`` as a YAML double-quoted scalar that reads back as exactly ``text``.
-
-    Printable characters are written as themselves; ``"`` and ``\\`` are
-    escaped, and everything else -- control characters, line and paragraph
-    separators, NEL, BOM, non-printable and private-use code points -- is
-    written as ``\\xXX``, ``\\uXXXX`` or ``\\UXXXXXXXX``, all YAML escapes.
-    """
-    out = ['"']
-    for char in text:
-        if char == '"' or char == "\\":
-            out.append("\\" + char)
-        elif char.isprintable():
-            out.append(char)
-        else:
-            code = ord(char)
-            out.append(f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
-
-
-def _grade(grade: float) -> str:
-    return str(int(grade)) if float(grade).is_integer() else repr(float(grade))
-
-
 def corpus_yaml_text(corpus: Corpus, header: str = "") -> str:
     """``corpus`` as corpus format 1 YAML (``header`` lines become comments).
 
@@ -329,22 +305,22 @@ def corpus_yaml_text(corpus: Corpus, header: str = "") -> str:
     lines = [f"# {line}".rstrip() for line in header.splitlines()]
     lines.append("version: 1")
     if corpus.name is not None:
-        lines.append(f"name: {yaml_string(corpus.name)}")
+        lines.append(f"name: {quoted(corpus.name)}")
     if corpus.description is not None:
-        lines.append(f"description: {yaml_string(corpus.description)}")
+        lines.append(f"description: {quoted(corpus.description)}")
     if corpus.default_k is not None:
         lines.append(f"default_k: {corpus.default_k}")
     lines.append("cases:")
     for case in corpus.cases:
-        lines.append(f"  - id: {yaml_string(case.id)}")
-        lines.append(f"    query: {yaml_string(case.query)}")
+        lines.append(f"  - id: {quoted(case.id)}")
+        lines.append(f"    query: {quoted(case.query)}")
         if case.k != corpus.default_k:
             lines.append(f"    k: {case.k}")
         if case.required:
-            lines.append("    required: [" + ", ".join(yaml_string(key) for key in case.required) + "]")
+            lines.append("    required: [" + ", ".join(quoted(key) for key in case.required) + "]")
         if case.relevant:
             lines.append("    relevant:")
-            lines.extend(f"      {yaml_string(key)}: {_grade(grade)}" for key, grade in case.relevant.items())
+            lines.extend(f"      {quoted(key)}: {grade_text(grade)}" for key, grade in case.relevant.items())
         if case.forbidden:
-            lines.append("    forbidden: [" + ", ".join(yaml_string(key) for key in case.forbidden) + "]")
+            lines.append("    forbidden: [" + ", ".join(quoted(key) for key in case.forbidden) + "]")
     return "\n".join(lines) + "\n"

@@ -41,7 +41,7 @@ from ruamel.yaml.tokens import CommentToken
 
 from ptah.adapters.corpus_yaml import parse_corpus
 from ptah.adapters.files import read_bounded, write_text_atomically
-from ptah.adapters.judgements_yaml import grade_text as _grade  # the corpus and the record spell a grade alike
+from ptah.adapters.yaml_nodes import grade_text as _grade  # the corpus and the record spell a grade alike
 from ptah.core.corpus import MAX_FILE_BYTES, Case, Corpus
 from ptah.core.errors import InputError, OperationalError
 

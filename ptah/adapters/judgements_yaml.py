@@ -38,10 +38,12 @@ from ptah.adapters.yaml_nodes import (
     ProblemReader,
     DocumentProblem,
     describe,
+    grade_text,
     integer,
     line_of,
     mapping_fields,
     number,
+    quoted,
     read_document,
     scalar_text,
 )
@@ -56,7 +58,6 @@ _DIGEST = re.compile(r"sha256:[0-9a-f]{64}\Z")
 _TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\Z")
 _TOP_FIELDS = ("version", "corpus", "cases")
 _JUDGEMENT_FIELDS = ("grade", "text_sha256", "judged_at")
-_LINE_BREAKS = "\x85\u2028\u2029\ufeff"
 
 
 def record_path(corpus_path: str | os.PathLike) -> Path:
@@ -245,28 +246,3 @@ def write_record(corpus_path: str | os.PathLike, record: JudgementRecord) -> Pat
     path = record_path(corpus_path)
     write_text_atomically(path, record_text(record))
     return path
-
-
-def grade_text(grade: float) -> str:
-    """A grade as YAML: ``1`` for a whole number, else the shortest float that reads back the same."""
-    return str(int(grade)) if float(grade).is_integer() else repr(float(grade))
-
-
-def quoted(text: str) -> str:
-    """``text`` as a double-quoted YAML scalar that reads back exactly: controls, line breaks of any kind
-    and characters that are not printable are escaped, the rest written as themselves."""
-    out = ['"']
-    for char in text:
-        code = ord(char)
-        if char in '"\\':
-            out.append("\\" + char)
-        elif 0x20 <= code < 0x7F or (code > 0x9F and char.isprintable() and char not in _LINE_BREAKS):
-            out.append(char)
-        elif code <= 0xFF:
-            out.append(f"\\x{code:02x}")
-        elif code <= 0xFFFF:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)

@@ -331,3 +331,28 @@ def scalar_text(node: Node) -> str | None:
 
 def iter_sequence(node: SequenceNode) -> Iterator[Node]:
     yield from node.value
+
+
+# -- writing ----------------------------------------------------------------------
+
+
+def grade_text(grade: float) -> str:
+    """A grade as YAML: ``1`` for a whole number, else the shortest float that reads back the same."""
+    return str(int(grade)) if float(grade).is_integer() else repr(float(grade))
+
+
+def quoted(text: str) -> str:
+    """``text`` as a YAML double-quoted scalar that reads back as exactly ``text``: ``"`` and ``\\`` escaped,
+    printable characters as themselves, and everything else -- controls, line and paragraph separators, NEL,
+    BOM, non-printable code points -- as a ``\\xXX``, ``\\uXXXX`` or ``\\UXXXXXXXX`` escape."""
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if char in '"\\':
+            out.append("\\" + char)
+        elif char.isprintable():
+            out.append(char)
+        else:
+            out.append(f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)

@@ -1,9 +1,4 @@
-"""The three default measures as plain functions, and means with explicit denominators.
-
-The definitions, their trec_eval counterparts and every other measure live in
-one registry, :mod:`ptah.core.measures`; :func:`recall_at_k`,
-:func:`reciprocal_rank_at_k` and :func:`ndcg_at_k` are its ``recall``,
-``MRR`` and ``nDCG`` at depth k, for callers that hold a ranking and grades.
+"""Means with explicit denominators (the measures themselves are the registry's, :mod:`ptah.core.measures`).
 
 Means carry their numerator and denominator so a report can say "over 47 of
 50 cases"; an empty mean is N/A (``None``), never 0 or 1.
@@ -13,28 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
-
-from ptah.core.measures import kind
-
-
-def recall_at_k(ranking: Sequence[str], grades: Mapping[str, float], k: int) -> float | None:
-    """|relevant keys in ranking[:k]| / |relevant keys|; None when no key is relevant."""
-    return kind("recall")(ranking, grades, k)
-
-
-def reciprocal_rank_at_k(ranking: Sequence[str], grades: Mapping[str, float], k: int) -> float | None:
-    """1 / rank of the first relevant key in ranking[:k], 0.0 if none; None when no key is relevant."""
-    return kind("MRR")(ranking, grades, k)
-
-
-def ndcg_at_k(ranking: Sequence[str], grades: Mapping[str, float], k: int) -> float | None:
-    """DCG@k / IDCG@k with linear gain and log2(rank + 1) discount; None when no key is relevant.
-
-    The ideal ranking is every judged grade sorted descending, cut at k, so
-    relevant keys that were never retrieved still lower the score.
-    """
-    return kind("nDCG")(ranking, grades, k)
+from typing import Iterable
 
 
 @dataclass(frozen=True)

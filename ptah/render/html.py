@@ -4,7 +4,7 @@ Everything is inline -- CSS, a few lines of JavaScript, the charts as SVG --
 and a Content-Security-Policy meta tag forbids every network resource, so the
 page reads the same offline, attached to a CI run, forever. Sections: the
 verdict, the summary table (every run's means with deltas, interval and p
-against the reference), a chart of per-case deltas per candidate, each case's
+against the reference), each run against the baseline, a chart of per-case deltas per candidate, each case's
 top results side by side with expected keys marked, and the gates.
 
 Machine-checkable: every number of the summary table carries ``data-run``,
@@ -29,8 +29,7 @@ from ptah.core.comparison import case_deltas
 from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Report, Run
 from ptah.core.significance import p_value_phrase, p_value_text
-from ptah.render.html_baseline import baseline_delta, baseline_section
-from ptah.render.text import bounded
+from ptah.render.text import bounded, interval, number, signed
 
 CHART_MEASURE = "ndcg"  # the report key of the measure the chart shows first
 MAX_CHART_CASES = 200
@@ -79,10 +78,6 @@ SCRIPT = """
 
 
 
-def _number(value: float | None) -> str:
-    return "N/A" if value is None else f"{value:.4f}"
-
-
 def _p_phrase(test: Mapping | None) -> str:
     return p_value_phrase(test).removeprefix("p ")
 
@@ -90,7 +85,7 @@ def _p_phrase(test: Mapping | None) -> str:
 def _cell(run: str, measure: str, field: str, value: float | None, text: str | None = None, css: str = "",
           title: str = "") -> str:
     data = "null" if value is None else repr(float(value))
-    shown = text if text is not None else _number(value)
+    shown = text if text is not None else number(value)
     tip = f' title="{escape(title)}"' if title else ""
     return (f'<td class="{css}" data-run="{escape(run)}" data-measure="{escape(measure)}" data-field="{field}" '
             f'data-value="{data}"{tip}>{escape(shown)}</td>')
@@ -121,7 +116,7 @@ def render_html(report: Report) -> str:
         f"created {escape(report.created_at)}</div>",
         _verdict(report),
         _summary(report),
-        baseline_section(report, _cell, _sign),
+        _baseline_section(report),
         _chart(report),
         _cases(report),
         _gates(report),
@@ -134,6 +129,90 @@ def render_html(report: Report) -> str:
         + "\n".join(part for part in body if part)
         + f"\n<script>{SCRIPT}</script>\n</body></html>\n"
     )
+
+
+def _baseline_delta(report: Report, index: int, key: str) -> float | None:
+    """Run ``index``'s delta of measure ``key`` against the baseline (None: no baseline, or not measured)."""
+    if index >= len(report.comparisons):
+        return None
+    entry = report.comparisons[index].data["aggregates"].get(key)
+    return None if entry is None else entry["delta"]
+
+
+def _baseline_section(report: Report) -> str:
+    """What the terminal shows of each run against ``--baseline``: per measure the baseline's mean, the run's,
+    the delta, the interval, p and the finding, a sentence each, and every case that changed (empty without a
+    baseline). Each number carries ``data-field`` ``baseline``, ``current``, ``baseline-delta`` or ``baseline-p``."""
+    if not report.comparisons:
+        return ""
+    baseline = report.baseline or {}
+    parts = [
+        '<h2 id="baseline">Against the baseline</h2>',
+        f'<p class="meta">baseline <span class="mono">{escape(str(baseline.get("path")))}</span>, '
+        f'corpus digest <span class="mono">{escape(str(baseline.get("digest")))}</span>: each run against the '
+        "baseline's reference run, paired by case.</p>",
+    ]
+    for run, comparison in zip(report.runs, report.comparisons):
+        parts.append(_baseline_run(run.name, run.channel, comparison.data))
+    return "".join(parts)
+
+
+def _baseline_run(name: str, channel: str, data: Mapping) -> str:
+    significance = data.get("significance") or {}
+    rows, sentences = [], []
+    for key, entry in data["aggregates"].items():
+        stats = significance.get(key) or {}
+        found, test = stats.get("interval"), stats.get("test")
+        delta = entry["delta"]
+        label = Measure.parse(key).label
+        finding = stats.get("finding", "N/A")
+        css = {"better": "better", "worse": "worse"}.get(finding, "unclear")
+        rows.append(
+            f'<tr><td class="l">{escape(label)}</td>'
+            + _cell(name, key, "baseline", entry["baseline"]) + _cell(name, key, "current", entry["current"])
+            + _cell(name, key, "baseline-delta", delta, signed(delta), _sign(delta))
+            + f"<td>{interval(found)}</td>"
+            + _cell(name, key, "baseline-p", None if test is None else test["p_value"], p_value_text(test))
+            + f'<td>{stats.get("wins", "")}</td><td>{stats.get("ties", "")}</td><td>{stats.get("losses", "")}</td>'
+            f'<td class="l {css}">{escape(finding)}</td></tr>'
+        )
+        if delta is not None and test is not None:
+            sentences.append(f"{name} on {label}: {entry['baseline']:.4f} → {entry['current']:.4f} ({delta:+.4f}), "
+                             f"{p_value_phrase(test)}: {finding}")
+    table = (f'<h3>{escape(name)} <span class="meta">({escape(channel)}) against {escape(str(data.get("generation")))}'
+             '</span></h3><table class="baseline"><thead><tr><th class="l">measure</th><th>baseline</th><th>now</th>'
+             '<th>Δ</th><th>95% CI</th><th>p</th><th>better</th><th>tied</th><th>worse</th><th class="l">finding</th>'
+             f'</tr></thead><tbody>{"".join(rows)}</tbody></table>')
+    headlines = '<ul class="headlines">' + "".join(f"<li>{escape(s)}</li>" for s in sentences) + "</ul>"
+    return table + headlines + _baseline_changed(data["cases_changed"])
+
+
+def _baseline_changed(changed: list) -> str:
+    if not changed:
+        return '<p class="meta">No case changed against the baseline.</p>'
+    failing = sum(1 for c in changed if c["passed"]["baseline"] and not c["passed"]["current"])
+    passing = sum(1 for c in changed if not c["passed"]["baseline"] and c["passed"]["current"])
+    keys = list(changed[0]["metrics"])
+    head = "".join(f"<th>{escape(Measure.parse(key).label)} was → now</th>" for key in keys)
+    rows = []
+    for change in changed:
+        was, now = change["passed"]["baseline"], change["passed"]["current"]
+        flip = "" if was == now else (' <span class="flip">now failing</span>' if not now
+                                       else ' <span class="better">now passing</span>')
+        values = "".join(
+            "<td>" + _pair(change["metrics"][key]) + "</td>" if key in change["metrics"] else "<td></td>" for key in keys
+        )
+        rows.append(f'<tr data-case="{escape(change["id"])}"><td class="l"><b>{escape(change["id"])}</b>{flip}</td>'
+                    f'{values}</tr>')
+    cases = f'{len(changed)} case{"" if len(changed) == 1 else "s"}'
+    return (f"<p>{cases} changed against the baseline ({failing} now failing, {passing} now passing):</p>"
+            f'<table class="changed"><thead><tr><th class="l">case</th>{head}</tr></thead><tbody>{"".join(rows)}'
+            "</tbody></table>")
+
+
+def _pair(entry: Mapping) -> str:
+    delta = entry["delta"]
+    return f"{number(entry['baseline'])} → {number(entry['current'])}" + ("" if delta is None else f" ({delta:+.4f})")
 
 
 def _verdict(report: Report) -> str:
@@ -169,13 +248,13 @@ def _summary(report: Report) -> str:
                                + ("" if mean.high is None else f"; high bound {mean.high:.4f}")))
             entry = None if candidate is None else candidate["measures"].get(key)
             if entry is None and comparison is None and report.comparisons:  # one run: Δ against the baseline
-                delta = baseline_delta(report, index, key)
-                cells.append(_cell(name, key, "delta", delta, "N/A" if delta is None else f"{delta:+.4f}", _sign(delta)))
+                delta = _baseline_delta(report, index, key)
+                cells.append(_cell(name, key, "delta", delta, signed(delta), _sign(delta)))
             elif entry is None:
                 cells.append('<td class="unclear">reference</td>' if index == 0 and comparison else "<td></td>")
             else:
                 delta = entry["delta"]
-                cells.append(_cell(name, key, "delta", delta, "N/A" if delta is None else f"{delta:+.4f}", _sign(delta)))
+                cells.append(_cell(name, key, "delta", delta, signed(delta), _sign(delta)))
         rows.append(f'<tr data-run="{escape(name)}">{"".join(cells)}</tr>')
     parts = [
         "<h2>Summary</h2>",
@@ -183,7 +262,7 @@ def _summary(report: Report) -> str:
         f'<tbody>{"".join(rows)}</tbody></table>',
     ]
     parts.append('<p class="meta" id="judged">judged@k (judged rows in each top k; a mean low..high takes every hole as '
-                 'relevant): ' + "; ".join(f"{escape(run.name)} {_number(run.judged.value)}, {run.holes} holes"
+                 'relevant): ' + "; ".join(f"{escape(run.name)} {number(run.judged.value)}, {run.holes} holes"
                                             for run in report.runs if run.judged is not None) + "</p>")
     if comparison is None:
         against = "; Δ = run − baseline (see below)" if report.comparisons else ""
@@ -201,13 +280,13 @@ def _summary(report: Report) -> str:
     for candidate in comparison.candidates:
         name = candidate["run"]
         for key, entry in candidate["measures"].items():
-            interval, test = entry["interval"], entry["test"]
+            found, test = entry["interval"], entry["test"]
             p = None if test is None else test["p_value"]
             css = {"better": "better", "worse": "worse"}.get(entry["finding"], "unclear")
             parts.append(
                 f'<tr><td class="l">{escape(name)}</td><td class="l">{escape(_label(key))}</td>'
-                f'<td class="{_sign(entry["delta"])}">{"N/A" if entry["delta"] is None else format(entry["delta"], "+.4f")}</td>'
-                + ("<td>N/A</td>" if interval is None else f"<td>[{interval['low']:+.4f}, {interval['high']:+.4f}]</td>")
+                f'<td class="{_sign(entry["delta"])}">{signed(entry["delta"])}</td>'
+                + f"<td>{interval(found)}</td>"
                 + _cell(name, key, "p", p, p_value_text(test))
                 + f'<td>{entry["wins"]}</td><td>{entry["ties"]}</td><td>{entry["losses"]}</td>'
                 f'<td class="l {css}">{escape(entry["finding"])}</td></tr>'

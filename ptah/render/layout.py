@@ -10,8 +10,17 @@ little room, the table is printed stacked instead (:func:`print_stacked`):
 each row's first cell on a line of its own, then ``heading value`` pairs
 packed into indented lines of the terminal's width, a pair never split.
 
-Output that is not a terminal (a pipe, a CI log) is never wrapped at all:
-:func:`output_console` gives it ptah's plain text (:mod:`ptah.render.plain`).
+Output that is not a terminal (a pipe, a file, a CI log) gets ptah's own plain
+text (:class:`PlainConsole`, chosen by :func:`output_console`): the markup
+dropped, no colour, no line ever wrapped, and each table as columns two
+spaces apart under a rule of dashes, every cell whole::
+
+    case  k  recall     MRR  status
+    ----  -  ------  ------  ------
+    a     2  1.0000  0.5000  ok
+
+It is a format of its own, not rich's: a script reads it line by line, a
+person reads it in a CI log.
 """
 
 from __future__ import annotations
@@ -20,14 +29,46 @@ import os
 import sys
 from typing import TYPE_CHECKING, Sequence
 
-from ptah.render.plain import PlainConsole
+from ptah.render.text import unmarked
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.table import Table
 
 WRAPPED_ROOM = 12  # the least a column of several words keeps before the table is stacked instead
 GAP = 3  # between two columns of a table without edges: padding, the rule, padding
+
+
+class PlainConsole:
+    """The part of rich's ``Console`` ptah's renderers use, printing plain text to stdout (or stderr)."""
+
+    is_terminal = False
+
+    def __init__(self, *, stderr: bool = False):
+        self._stderr = stderr
+
+    def print(self, text: str = "", *, markup: bool = True, highlight: bool = False) -> None:
+        """One line (or more, where ``text`` holds line breaks); ``markup`` False prints ``text`` as it is."""
+        stream = sys.stderr if self._stderr else sys.stdout
+        stream.write((unmarked(text) if markup else text) + "\n")
+        stream.flush()
+
+    def table(self, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]], title: str | None = None) -> None:
+        """``columns`` (heading, justify) and ``rows`` of markup cells as :func:`table_lines` lays them out."""
+        self.print("\n".join(([title] if title else []) + table_lines(columns, rows)), markup=False)
+
+
+def table_lines(columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]]) -> list[str]:
+    """The headings, a rule of dashes and a line per row: cells two spaces apart, each column as wide as its
+    widest cell (right-aligned where its justify says ``right``), no space at the end of a line."""
+    grid = [[heading for heading, _ in columns], *([unmarked(cell) for cell in row] for row in rows)]
+    widths = [max(len(line[index]) for line in grid) for index in range(len(columns))]
+    grid.insert(1, ["-" * width for width in widths])
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(cell.rjust(width) if justify == "right" else cell.ljust(width)
+                         for cell, width, (_, justify) in zip(cells, widths, columns)).rstrip()
+
+    return [line(cells) for cells in grid]
 
 
 def output_console(*, stderr: bool = False) -> Console | PlainConsole:
@@ -73,15 +114,6 @@ def column_widths(console: Console, columns: Sequence[tuple[str, str]], rows: Se
         widths[index] -= 1
         excess -= 1
     return widths
-
-
-def shape_columns(table: Table, widths: Sequence[int]) -> Table:
-    """``table`` with each column at its width: a single-word column never wraps, one of several words folds a
-    word longer than the column rather than cutting it."""
-    for column, width in zip(table.columns, widths):
-        column.width = width
-        column.overflow = "fold"
-    return table
 
 
 def packed(pairs: Sequence[tuple[str, int]], width: int, indent: str = "    ") -> list[str]:

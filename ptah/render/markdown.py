@@ -24,7 +24,7 @@ from ptah.core.measures import Measure
 from ptah.core.report import Report, Run
 from ptah.core.significance import p_value_phrase, p_value_text
 from ptah.core.visible import abbreviated, visible
-from ptah.render.text import bounded
+from ptah.render.text import bounded, interval, number, signed
 from ptah.render.cases import changes, failed_cases, problems, whereabouts
 
 TOP_CASES = 10
@@ -40,18 +40,6 @@ def code(value: object, *, cell: bool = False) -> str:
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
     span = f"{fence}{pad}{text}{pad}{fence}"
     return span.replace("|", "\\|") if cell else span
-
-
-def _number(value: float | None) -> str:
-    return "N/A" if value is None else f"{value:.4f}"
-
-
-def _delta(value: float | None) -> str:
-    return "N/A" if value is None else f"{value:+.4f}"
-
-
-def _interval(interval: Mapping | None) -> str:
-    return "N/A" if interval is None else f"[{interval['low']:+.4f}, {interval['high']:+.4f}]"
 
 
 def _label(key: str) -> str:
@@ -97,7 +85,7 @@ def _means(report: Report) -> str:
     judged = any(run.judged is not None for run in report.runs)
     rows = [[code(run_label(run), cell=True),
              *(bounded(run.means[name].value, run.means[name].high) if name in run.means else "N/A" for name in measures),
-             *([] if not judged else [_number(None if run.judged is None else run.judged.value)])]
+             *([] if not judged else [number(None if run.judged is None else run.judged.value)])]
             for run in report.runs]
     note = ("\n\nA range low..high: the mean if no unjudged key in the top k is relevant, and if every one is; "
             "judged@k: the share of the top k that is judged." if judged else "")
@@ -110,8 +98,8 @@ def _baseline(report: Report, run: Run, data: Mapping) -> str:
     rows = []
     for key, entry in data["aggregates"].items():
         stats = significance.get(key) or {}
-        rows.append([_label(key), _number(entry["baseline"]), _number(entry["current"]), _delta(entry["delta"]),
-                     _interval(stats.get("interval")), p_value_text(stats.get("test")), stats.get("finding", "N/A")])
+        rows.append([_label(key), number(entry["baseline"]), number(entry["current"]), signed(entry["delta"]),
+                     interval(stats.get("interval")), p_value_text(stats.get("test")), stats.get("finding", "N/A")])
     head = ["measure", "baseline", "now", "Δ", "95% CI", "p", "finding"]
     title = f"### {code(run_label(run))} against the baseline {code(data.get('generation'))}"
     sentences = [_finding(run_label(run), f"the baseline {code(data.get('generation'))}", key, entry)
@@ -124,8 +112,8 @@ def _side_by_side(report: Report) -> str:
     reference = comparison.reference
     parts = [f"### Side by side against {code(run_label(report.runs[0]))}"]
     for run, candidate in zip(report.runs[1:], comparison.candidates):
-        rows = [[_label(key), _number(entry["reference"]), _number(entry["candidate"]), _delta(entry["delta"]),
-                 _interval(entry["interval"]), p_value_text(entry["test"]), entry["finding"]]
+        rows = [[_label(key), number(entry["reference"]), number(entry["candidate"]), signed(entry["delta"]),
+                 interval(entry["interval"]), p_value_text(entry["test"]), entry["finding"]]
                 for key, entry in candidate["measures"].items()]
         parts.append(f"{code(run_label(run))}\n\n" + _table(
             ["measure", "reference", "run", "Δ", "95% CI", "p", "finding"], rows))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Mapping
 from ptah.core.measures import Measure
 from ptah.core.report import Gate, Report
 from ptah.core.significance import p_value_phrase
-from ptah.render.text import delta, markup, number, plain
+from ptah.render.text import delta, markup, number, plain, signed
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -103,7 +103,7 @@ def _measures(entries: Mapping, delta_of) -> str:
     parts = []
     for key, entry in entries.items():
         value = delta_of(key)
-        text = f"{Measure.parse(key).label} {'N/A' if value is None else f'{value:+.4f}'} {entry['finding']}"
+        text = f"{Measure.parse(key).label} {signed(value)} {entry['finding']}"
         if entry["finding"] in ("better", "worse") and entry.get("test"):
             text += f" ({p_value_phrase(entry['test'])})"
         parts.append(text)

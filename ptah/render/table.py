@@ -16,16 +16,13 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 from ptah.core.measures import Measure
 from ptah.core.report import BaselineComparison, CaseResult, Comparison, Report, Run
 from ptah.core.significance import p_value_phrase, p_value_text
-from ptah.render.layout import column_widths, print_stacked, shape_columns
-from ptah.render.plain import PlainConsole
+from ptah.render.layout import PlainConsole, column_widths, print_stacked
 from ptah.render.text import bounded, delta, markup, number, plain
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.table import Table
 
 FINDING_STYLE = {"better": "green", "worse": "red"}
-_UNBOUNDED = 1 << 30  # a width no table reaches: what rich measures there is a table's natural width
 
 
 def _labels(keys: Iterable[str]) -> list[tuple[str, str]]:
@@ -111,44 +108,24 @@ def _render_run(console: Console, run: Run, comparison: BaselineComparison | Non
 
 def print_table(console: Console, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]], **options) -> None:
     """A table of ``columns`` (heading, justify) and ``rows`` of markup cells, as ``Table(show_edge=False,
-    pad_edge=False, **options)`` prints it.
-
-    Laid out cell by cell, rich takes longer over a table of 300 cases (0.12 s)
-    than the evaluation it reports. When no row would wrap, the same table is
-    printed as one row whose cells hold a column's lines: six cells to lay out
-    instead of 1,800, and the same text and styles (``tests/render/test_table.py``
-    prints both ways and compares). A row that would wrap is laid out row by row,
-    its single-word cells never cut (:mod:`ptah.render.layout`); a table that
-    cannot be laid out without cutting one is printed stacked. Output that is not a
-    terminal gets ptah's plain table (:mod:`ptah.render.plain`).
-    """
+    pad_edge=False, **options)`` prints it, its single-word cells never cut (:mod:`ptah.render.layout`); a
+    table that cannot be laid out without cutting one is printed stacked. Output that is not a terminal gets
+    ptah's plain table."""
     if isinstance(console, PlainConsole):
         console.table(columns, rows, options.get("title"))
         return
-    from rich.measure import Measurement
     from rich.table import Table
 
-    def table() -> Table:
-        made = Table(show_edge=False, pad_edge=False, **options)
-        for heading, justify in columns:
-            made.add_column(heading, justify=justify)
-        return made
-
-    if len(rows) > 1:
-        joined = table()
-        joined.add_row(*(console.render_str("\n".join(column), highlight=False) for column in zip(*rows)))
-        natural = Measurement.get(console, console.options.update_width(_UNBOUNDED), joined).maximum
-        if natural <= console.options.max_width:  # rich lays it out at its natural widths: nothing wraps
-            console.print(joined)
-            return
     widths = column_widths(console, columns, rows)
     if widths is None:
         print_stacked(console, columns, rows, options.get("title"))
         return
-    by_row = shape_columns(table(), widths)
+    table = Table(show_edge=False, pad_edge=False, **options)
+    for (heading, justify), width in zip(columns, widths):
+        table.add_column(heading, justify=justify, width=width, overflow="fold")
     for row in rows:
-        by_row.add_row(*row)
-    console.print(by_row)
+        table.add_row(*row)
+    console.print(table)
 
 
 def _against_baseline(comparison: Mapping, key: str) -> str:

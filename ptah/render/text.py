@@ -9,6 +9,7 @@ how); files ptah writes (reports, runs, pages) hold the exact values.
 from __future__ import annotations
 
 import re
+from typing import Mapping
 
 from ptah.core.visible import visible
 
@@ -49,9 +50,19 @@ def bounded(value: float | None, high: float | None) -> str:
     return f"{value:.4f}..{high:.4f}"
 
 
+def signed(value: float | None) -> str:
+    """A difference with its sign, four decimals: ``+0.0625``, or ``N/A``."""
+    return "N/A" if value is None else f"{value:+.4f}"
+
+
+def interval(found: Mapping | None) -> str:
+    """An interval of differences as the files write it: ``[-0.1875, +0.0000]``, or ``N/A``."""
+    return "N/A" if found is None else f"[{found['low']:+.4f}, {found['high']:+.4f}]"
+
+
 def delta(value: float | None) -> str:
     """A signed difference in rich markup: green when up, red when down, dim when none; ``N/A`` when undefined."""
     if value is None:
         return "N/A"
     colour = "green" if value > 0 else "red" if value < 0 else "dim"
-    return f"[{colour}]{value:+.4f}[/{colour}]"
+    return f"[{colour}]{signed(value)}[/{colour}]"

@@ -9,11 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ptah.adapters.beir import yaml_string
 from ptah.adapters.corpus_yaml import load_corpus
 from ptah.adapters.sources.sqlite import SqliteSource
 from ptah.adapters.spec_yaml import load_spec
-from ptah.adapters.yaml_nodes import parse_document, scalar_text
+from ptah.adapters.yaml_nodes import parse_document, quoted, scalar_text
 from ptah.core.corpus import Case
 from ptah.core.spec import GenerationSettings
 from ptah.services.beir_import import import_beir
@@ -282,14 +281,14 @@ def test_a_query_over_the_corpus_limit_is_refused_before_anything_is_written(dat
 
 
 @given(st.text())
-def test_yaml_string_reads_back_exactly(text):
-    root = parse_document(f"value: {yaml_string(text)}\n".encode(), name="t", max_bytes=1 << 20, what="test")
+def test_quoted_reads_back_exactly(text):
+    root = parse_document(f"value: {quoted(text)}\n".encode(), name="t", max_bytes=1 << 20, what="test")
     ((_key, node),) = root.value
     assert scalar_text(node) == text
 
 
-def test_yaml_string_escapes_what_yaml_would_fold_or_refuse():
-    assert yaml_string('a "b" \\ \t\n\u2028\x85\ufeff\x7f é 😀') == '"a \\"b\\" \\\\ \\x09\\x0a\\u2028\\x85\\ufeff\\x7f é 😀"'
+def test_quoted_escapes_what_yaml_would_fold_or_refuse():
+    assert quoted('a "b" \\ \t\n\u2028\x85\ufeff\x7f é 😀') == '"a \\"b\\" \\\\ \\x09\\x0a\\u2028\\x85\\ufeff\\x7f é 😀"'
 
 
 # --- the CLI's surface -----------------------------------------------------------------

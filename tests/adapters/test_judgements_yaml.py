@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
 import pytest
 
-from ptah.adapters.judgements_yaml import quoted, read_record, record_path, record_text, write_record
+from ptah.adapters.judgements_yaml import read_record, record_path, record_text, write_record
 from ptah.core.errors import CorpusError
 from ptah.core.judged import Judgement, JudgementRecord
 
@@ -74,15 +72,6 @@ def test_written_records_read_back_equal_with_the_same_digest(tmp_path):
 def test_an_empty_record_writes_and_reads(tmp_path):
     write_record(tmp_path / "c.yaml", JudgementRecord())
     assert read_record(tmp_path / "c.yaml") == JudgementRecord()
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text(min_size=1, max_size=30).filter(lambda t: "\0" not in t and not any(0xD800 <= ord(c) <= 0xDFFF for c in t)))
-def test_any_key_text_is_quoted_so_that_it_reads_back_exactly(text):
-    from ptah.adapters.yaml_nodes import parse_document, scalar_text
-
-    node = parse_document(f"k: {quoted(text)}\n".encode(), name="t", max_bytes=1 << 20, what="t")
-    assert scalar_text(node.value[0][1]) == text
 
 
 @pytest.mark.parametrize(("body", "expected"), [

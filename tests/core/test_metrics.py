@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ptah.core.corpus import Case
-from ptah.core.measures import DEFAULT_MEASURES, Measure
-from ptah.core.metrics import Mean, mean_of, ndcg_at_k, recall_at_k, reciprocal_rank_at_k
+from ptah.core.measures import DEFAULT_MEASURES, Measure, kind
+from ptah.core.metrics import Mean, mean_of
 from ptah.core.outcomes import measure_case
 from ptah.core.report import Hit, Miss
 
@@ -26,6 +26,8 @@ def evaluate_case(case, ranked, rank_of=None):
     return (result.values["recall"], result.values["MRR"], result.values["nDCG"],
             tuple((m.key, m.rank) for m in result.missed), tuple((h.key, h.rank) for h in result.hits))
 from ptah.core.ranking import find_ties, top_k
+
+recall_at_k, reciprocal_rank_at_k, ndcg_at_k = kind("recall"), kind("MRR"), kind("nDCG")  # (ranking, grades, k)
 
 # --- hand-built values, written as the formula ----------------------------
 
@@ -259,25 +261,15 @@ def test_measure_scores_with_its_definition():
 # --- means ----------------------------------------------------------------
 
 
-def test_empty_mean_is_not_applicable():
-    mean = mean_of([])
-    assert mean == Mean(numerator=0.0, denominator=0, undefined=0)
-    assert mean.value is None
-
-
-def test_mean_of_only_undefined_values_is_not_applicable():
-    mean = mean_of([None, None])
-    assert (mean.value, mean.denominator, mean.undefined) == (None, 0, 2)
-
-
-def test_mean_leaves_undefined_values_out_of_the_denominator():
-    mean = mean_of([1.0, None, 0.5])
-    assert mean == Mean(numerator=1.5, denominator=2, undefined=1)
-    assert mean.value == 0.75
-
-
-def test_mean_of_zeros_is_zero_not_none():
-    assert mean_of([0.0, 0.0]).value == 0.0
+@pytest.mark.parametrize(("values", "expected", "value"), [
+    ([], Mean(numerator=0.0, denominator=0, undefined=0), None),  # empty: not applicable
+    ([None, None], Mean(numerator=0.0, denominator=0, undefined=2), None),  # only undefined values: not applicable
+    ([1.0, None, 0.5], Mean(numerator=1.5, denominator=2, undefined=1), 0.75),  # undefined left out of the denominator
+    ([0.0, 0.0], Mean(numerator=0.0, denominator=2, undefined=0), 0.0),  # zeros are zero, not None
+])
+def test_a_mean_counts_what_it_is_over(values, expected, value):
+    assert mean_of(values) == expected
+    assert mean_of(values).value == value
 
 
 def test_mean_numerator_is_correctly_rounded():

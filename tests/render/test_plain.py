@@ -1,4 +1,4 @@
-"""Output that is not a terminal is ptah's plain text (ptah.render.plain): no markup, tables as columns, nothing cut."""
+"""Output that is not a terminal is ptah's plain text (ptah.render.layout): no markup, tables as columns, nothing cut."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from rich.markup import escape
 
 from ptah.core.report import Report
 from ptah.core.visible import visible
-from ptah.render.layout import output_console
-from ptah.render.plain import PlainConsole, table_lines
+from ptah.render.layout import PlainConsole, output_console, table_lines
 from ptah.render.table import print_table, render
 from ptah.render.text import markup, unmarked
 from tests.render.reports import document, report

@@ -108,7 +108,7 @@ ROWS = [  # ids as markup() passes them, statuses with styles, a wide id, a long
 
 
 def by_row(console: Console, columns: list[tuple[str, str]], rows: list[list[str]], **options) -> None:
-    """The table laid out by rich row by row, as the renderer printed it before it joined rows."""
+    """The table as rich lays it out with no widths set."""
     table = Table(show_edge=False, pad_edge=False, **options)
     for heading, justify in columns:
         table.add_column(heading, justify=justify)
@@ -132,13 +132,13 @@ NATURAL = max(len(line) for line in both_ways(ROWS, 200)[1].splitlines())  # the
 
 
 @pytest.mark.parametrize("colour", [None, "truecolor"])
-def test_a_table_joined_into_one_row_prints_exactly_what_rich_prints_row_by_row(colour):
-    """Every width where the table fits (one row of joined cells), with styles; narrower is laid out by ptah
-    (the next test), since rich would cut cells there."""
+def test_a_table_that_fits_prints_exactly_what_rich_prints(colour):
+    """Every width where the table fits, with styles; narrower is laid out by ptah (the next test), since rich
+    would cut cells there."""
     for width in range(NATURAL, 100):
         for options in ({}, {"title": "index against exact search", "title_justify": "left"}):
-            joined, rich = both_ways(ROWS, width, colour, **options)
-            assert joined == rich, (width, options)
+            ours, rich = both_ways(ROWS, width, colour, **options)
+            assert ours == rich, (width, options)
 
 
 def test_a_table_too_wide_for_the_terminal_is_laid_out_never_cut():
@@ -159,5 +159,5 @@ def test_a_table_too_wide_for_the_terminal_is_laid_out_never_cut():
 
 def test_no_rows_and_one_row_print_as_rich_prints_them():
     for rows in ([], ROWS[:1]):
-        joined, rich = both_ways(rows, 80)
-        assert joined == rich
+        ours, rich = both_ways(rows, 80)
+        assert ours == rich

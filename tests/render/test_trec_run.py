@@ -9,10 +9,12 @@ import pytrec_eval
 
 from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import InputError
-from ptah.core.metrics import ndcg_at_k, recall_at_k, reciprocal_rank_at_k
+from ptah.core.measures import kind
 from ptah.core.report import CaseResult, CaseTies, Report, Result, Run
 from ptah.core.trec import qrels_lines
 from ptah.render.trec import run_lines
+
+recall_at_k, reciprocal_rank_at_k, ndcg_at_k = kind("recall"), kind("MRR"), kind("nDCG")  # (ranking, grades, k)
 
 
 def run_of(cases: list[tuple[str, list[tuple[str, float]]]], name: str = "minilm") -> Run:
