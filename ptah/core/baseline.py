@@ -2,7 +2,10 @@
 
 Comparability: two reports are comparable exactly when their corpus digests
 match; otherwise :func:`check_comparable` raises ``IncomparableBaseline``
-naming both digests.
+naming both digests. The digest is what a report says of itself, so the
+cases it holds are checked too (:func:`check_cases`): a run's case ids must be
+exactly its corpus's, or a baseline cut down to its worst cases (every mean
+recomputed to match) would pass a gate it should not.
 
 Each run of the current report is compared with the baseline's *reference*
 run (its first), so a new generation is measured against what was shipped.
@@ -24,7 +27,7 @@ Gates, each a ``{"name", "passed", ...}`` entry in the report:
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ptah.core.errors import IncomparableBaseline, InputError, ReportError
 from ptah.core.measures import DEFAULT_MEASURES, Measure
@@ -85,6 +88,32 @@ def check_comparable(corpus_digest: str, baseline: Report, path: str) -> None:
             f"the baseline {path} measured a different corpus (digest {theirs}); "
             f"this corpus is {corpus_digest}. Re-run the baseline on this corpus, or evaluate the corpus it was made with."
         )
+
+
+def check_cases(expected: Sequence[str], report: Report, path: str, corpus: str) -> None:
+    """Every run of ``report`` (read from ``path``) holds exactly the cases ``expected`` (``corpus``'s ids);
+    :class:`IncomparableBaseline` (exit 2) naming the first missing and the first extra id otherwise."""
+    wanted = set(expected)
+    for run in report.runs:
+        ids = [case.id for case in run.cases]
+        held = set(ids)
+        missing = [case_id for case_id in expected if case_id not in held]
+        extra = [case_id for case_id in ids if case_id not in wanted]
+        if not missing and not extra:
+            continue
+        said = []
+        if missing:
+            said.append(f'lacks case "{missing[0]}" of {corpus}' + _more(len(missing) - 1))
+        if extra:
+            said.append(f'holds case "{extra[0]}", which {corpus} does not' + _more(len(extra) - 1))
+        raise IncomparableBaseline(
+            f"{path}: run {run.name} {' and '.join(said)}; a report's cases are exactly its corpus's, so it cannot "
+            "be compared case by case"
+        )
+
+
+def _more(count: int) -> str:
+    return f" ({count:,} more)" if count else ""
 
 
 def check_measures(baseline: Report, thresholds: Mapping[str, float], path: str) -> None:

@@ -9,6 +9,7 @@ checked-in example baseline, still load.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import math
 import sqlite3
@@ -310,3 +311,32 @@ def test_a_huge_baseline_is_refused_by_its_size_before_it_is_parsed(project, cap
     code, _, err = gate(project, path, capsys)
     assert (code, err.strip()) == (2, f"{path}: the file is {MAX_BASELINE_BYTES + 1:,} bytes, more than the baseline report limit "
                                       f"of {MAX_BASELINE_BYTES:,}")
+
+
+def cut_to(report: dict, keep: set[str], *, extra: str | None = None) -> dict:
+    """``report`` with each run cut to the cases ``keep`` (one renamed ``extra`` when given) and every aggregate
+    recomputed from those cases by ptah's own ``make_run``: a subset that checks out except for its ids."""
+    from ptah.core.outcomes import make_run
+    from ptah.core.report import Report
+
+    parsed = Report.from_dict(copy.deepcopy(report))
+    document = copy.deepcopy(report)
+    for index, run in enumerate(parsed.runs):
+        cases = [case for case in run.cases if case.id in keep]
+        if extra is not None:
+            cases[-1] = dataclasses.replace(cases[-1], id=extra)
+        remade = make_run(run.generation, run.search, cases, run.measures).to_dict()
+        document["runs"][index]["cases"] = remade["cases"]
+        document["runs"][index]["aggregates"] = remade["aggregates"]
+    return document
+
+
+@pytest.mark.parametrize(("keep", "extra", "message"), [
+    ({"c2"}, None, 'lacks case "c1" of the corpus C (2 more)'),
+    ({"c1", "c2", "c3", "c4"}, "c9", 'lacks case "c4" of the corpus C and holds case "c9", which the corpus C does not'),
+])
+def test_a_baseline_cut_to_some_cases_is_refused(project, written, capsys, tmp_path, keep, extra, message):
+    # every mean recomputed to match and the digest unchanged: only the case ids tell, and they must be the corpus's
+    code, err = refused(project, tmp_path, capsys, cut_to(written[0], keep, extra=extra))
+    assert (code, err.replace(str(project / "corpus.yaml"), "C")) == (
+        2, f"B: run small {message}; a report's cases are exactly its corpus's, so it cannot be compared case by case")
