@@ -3,18 +3,17 @@
 Command modules import services lazily inside their functions, so that
 ``ptah --help`` and ``ptah corpus ...`` never import torch. The modules
 themselves are imported when their commands are used: ``ptah inference
-evaluate`` builds the app with the ``inference`` group alone (the other
-groups' modules and their conversion to click cost a warm evaluate about
-20 ms), and anything else -- ``ptah --help``, a root option, a misspelt
-command -- the whole app, ``ptah.cli.app``.
+evaluate`` builds the app with the ``inference`` group alone, and anything
+else -- ``ptah --help``, a root option, a misspelt command -- the whole app,
+``ptah.cli.app``.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import sys
-from typing import Any, Callable
 
 import typer
 
@@ -23,48 +22,12 @@ from ptah.cli.streams import ReaderGone, guarded_streams, leave_quietly
 from ptah.core.errors import EXIT_OPERATIONAL, PtahError
 from ptah.core.visible import visible
 
-
-@functools.cache
-def _corpus() -> typer.Typer:
-    from ptah.cli import corpus, judge  # noqa: F401  (judge adds corpus holes, judge, add and pin)
-
-    return corpus.app
-
-
-@functools.cache
-def _joined(group: str, command: str) -> typer.Typer:
-    """The app of the module ``ptah.cli.<group>`` with the function ``command`` of ``ptah.cli.<command>`` added
-    as its command of that name (once: the app is the module's own)."""
-    import importlib
-
-    app = importlib.import_module(f"ptah.cli.{group}").app
-    app.command(command)(getattr(importlib.import_module(f"ptah.cli.{command}"), command))
-    return app
-
-
-def _import() -> typer.Typer:
-    from ptah.cli import imports
-
-    return imports.app
-
-
-def _serve():
-    from ptah.cli import serve
-
-    return serve.serve
-
-
-def _token() -> typer.Typer:
-    from ptah.cli import serve
-
-    return serve.token_app
-
-
-# Each name under ``ptah`` and how to get its group or command, in the order the app adds them.
-_PARTS: dict[str, Callable[[], Any]] = {
-    "corpus": _corpus, "inference": lambda: _joined("inference", "evaluate"), "import": _import,
-    "report": lambda: _joined("report", "rebaseline"), "serve": _serve, "token": _token}
-_COMMANDS = {"serve"}  # the rest are groups
+# Each name under ``ptah``, in the order the app adds them: the module holding its group (``app``) or command,
+# imported only when a command line needs it. (``ptah.cli.judge`` adds holes, judge, add and pin to the corpus
+# group's app; ``inference`` and ``report`` add evaluate and rebaseline themselves.)
+_PARTS = {"corpus": ("ptah.cli.judge", "app"), "inference": ("ptah.cli.inference", "app"),
+          "import": ("ptah.cli.imports", "app"), "report": ("ptah.cli.report", "app"),
+          "serve": ("ptah.cli.serve", "serve"), "token": ("ptah.cli.serve", "token_app")}
 
 
 def _version(asked: bool) -> None:
@@ -91,13 +54,13 @@ def _app(names) -> typer.Typer:
         pretty_exceptions_enable=False,
     )
     made.callback()(_root)
-    for name in _PARTS:
+    for name, (module, attribute) in _PARTS.items():
         if name in names:
-            part = _PARTS[name]()
-            if name in _COMMANDS:
-                made.command(name)(part)
-            else:
+            part = getattr(importlib.import_module(module), attribute)
+            if isinstance(part, typer.Typer):
                 made.add_typer(part, name=name)
+            else:
+                made.command(name)(part)
     return made
 
 

@@ -14,7 +14,6 @@ from the spec or the source reaches the terminal raw.
 
 from __future__ import annotations
 
-import functools
 import json
 import shutil
 import sys
@@ -24,6 +23,7 @@ from typing import Iterator, List, Optional
 import typer
 
 from ptah.cli.display import json_text, plain
+from ptah.cli.evaluate import evaluate
 from ptah.core.errors import EXIT_NEGATIVE
 from ptah.core.visible import visible_json
 
@@ -45,23 +45,7 @@ def _percent(value: float | None) -> str:
     return "N/A" if value is None else f"{100 * value:.2f}%"
 
 
-def _interrupt_says_what_was_kept(command):
-    """Ctrl-C in a build ends it with exit 130 and the sentence of what its commits kept
-    (:class:`ptah.services.build_progress.BuildInterrupted`); Typer alone would exit 130 without a word."""
-
-    @functools.wraps(command)
-    def interruptible(*args, **options):
-        try:
-            return command(*args, **options)
-        except KeyboardInterrupt as exc:
-            typer.echo(str(exc) or "interrupted", err=True)
-            raise typer.Exit(130) from None
-
-    return interruptible
-
-
 @app.command()
-@_interrupt_says_what_was_kept
 def build(
     name: Optional[str] = typer.Argument(None, help=NAME_HELP),
     spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
@@ -86,12 +70,16 @@ def build(
 
     options = {"engine": engine, "ray_address": ray_address, "partitions": partitions, "actors": actors,
                "actor_cpus": actor_cpus, "actor_gpus": actor_gpus}
-    with ptah.open_project(spec) as project:
-        if quiet or json_output or not sys.stderr.isatty():
-            summary = project.build(name, **options)
-        else:
-            with _progress_bar() as progress:
-                summary = project.build(name, progress=progress, **options)
+    try:
+        with ptah.open_project(spec) as project:
+            if quiet or json_output or not sys.stderr.isatty():
+                summary = project.build(name, **options)
+            else:
+                with _progress_bar() as progress:
+                    summary = project.build(name, progress=progress, **options)
+    except KeyboardInterrupt as exc:  # the sentence of what the build's commits kept (BuildInterrupted), exit 130
+        typer.echo(str(exc) or "interrupted", err=True)
+        raise typer.Exit(130) from None
     if json_output:
         _echo_json(summary.as_dict())
     elif not quiet:
@@ -340,3 +328,6 @@ def prune(
         count = len(result.removed)
         typer.echo(f"{verb} {count} superseded generation{'s' if count != 1 else ''} "
                    f"({result.vectors_removed:,} vectors)" + ("; run without --dry-run to remove them" if dry_run else ""))
+
+
+app.command("evaluate")(evaluate)

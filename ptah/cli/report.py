@@ -13,6 +13,7 @@ from typing import List, Optional
 import typer
 
 from ptah.cli.display import check_outputs, outputs, save_help, show_report
+from ptah.cli.rebaseline import rebaseline
 
 app = typer.Typer(help="Re-render, compare and chart saved reports (--output files); no store, no model.",
                   no_args_is_help=True)
@@ -141,3 +142,6 @@ def trend(
     from ptah.cli.display import plain
 
     typer.echo(f"wrote {plain(html)}: {len(loaded)} reports")
+
+
+app.command("rebaseline")(rebaseline)

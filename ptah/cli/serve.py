@@ -23,9 +23,9 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (loopback unless told otherwise)."),
     port: int = typer.Option(8470, "--port", min=1, max=65535, help="TCP port."),
     workers: int = typer.Option(2, "--workers", min=1, max=64, help="Evaluations run at once."),
-    max_searches: int = typer.Option(1024, "--max-searches", help="Refuse an evaluation of more case x run searches."),
-    max_report_bytes: int = typer.Option(64 * 1024 * 1024, "--max-report-bytes", help="Refuse a report larger than this."),
-    max_corpus_bytes: int = typer.Option(16 * 1024 * 1024, "--max-corpus-bytes", help="Refuse a corpus body larger than this (413)."),
+    max_searches: int = typer.Option(1024, "--max-searches", min=1, help="Refuse an evaluation of more case x run searches."),
+    max_report_bytes: int = typer.Option(64 * 1024 * 1024, "--max-report-bytes", min=1, help="Refuse a report larger than this."),
+    max_corpus_bytes: int = typer.Option(16 * 1024 * 1024, "--max-corpus-bytes", min=1, help="Refuse a corpus body larger than this (413)."),
 ) -> None:
     """Serve the project's registered corpora and evaluations over HTTP (see docs/server.md)."""
     from ptah.serve import serve as run

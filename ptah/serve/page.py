@@ -90,7 +90,8 @@ async def report_page(request: Request) -> Response:
     if page_grant(request) is None:
         return _login(status=401)
     job_id = request.path_params["id"]
-    text = await run_in_threadpool(state_report, request.app.state, job_id) if EVALUATION_ID.match(job_id) else None
+    jobs = request.app.state.jobs
+    text = await run_in_threadpool(jobs.report_text, job_id) if EVALUATION_ID.match(job_id) else None
     if text is None:
         return _page("ptah: not found", "<h1>No such report</h1><p><a href=\"/\">All evaluations</a></p>", 404)
     from ptah.render.html import render_html
@@ -98,10 +99,6 @@ async def report_page(request: Request) -> Response:
     html = await run_in_threadpool(lambda: render_html(Report.from_dict(json.loads(text))))
     return HTMLResponse(html, headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
                                        "X-Content-Type-Options": "nosniff"})
-
-
-def state_report(state, job_id: str) -> str | None:
-    return state.jobs.report_text(job_id)
 
 
 def routes() -> list[Route]:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from importlib import resources
 from pathlib import Path
 
@@ -76,19 +74,6 @@ def test_the_lexical_channel_end_to_end_with_a_seed(example_project, cli, tmp_pa
     assert report["comparison"]["statistics"]["seed"] == 7
     assert report["comparison"]["statistics"]["bootstrap"]["resamples"] == 2000
     assert "lexical:title-body" in out
-
-
-def test_channel_lexical_never_imports_torch(example_project):
-    script = (
-        "import sys\nfrom ptah.cli import main\n"
-        "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    code = exit.code\n"
-        "heavy = sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules)\n"
-        "print('exit', code, 'heavy', heavy, file=sys.stderr)\n"
-    )
-    argv = [str(a) for a in evaluate(example_project, "--channel", "lexical", "-g", "body-only", "--json")]
-    result = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True)
-    assert result.stderr.strip().splitlines()[-1] == "exit 1 heavy []"
-    assert json.loads(result.stdout)["runs"][0]["generation"]["name"] == "lexical:body-only"
 
 
 def test_asking_for_what_does_not_exist_exits_2(example_project, cli):

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -76,15 +74,3 @@ def test_missing_file_exits_2_without_traceback(tmp_path, cli):
 
 def test_unknown_command_is_a_usage_error(cli):
     assert cli("corpus", "frobnicate")[0] == 2
-
-
-def test_corpus_commands_do_not_import_torch(files):
-    good, _ = files
-    script = (
-        "import sys\nfrom ptah.cli import main\n"
-        "try:\n    main(['corpus', 'digest', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"
-        "print('heavy:', heavy)\n"
-    )
-    result = subprocess.run([sys.executable, "-c", script, str(good)], capture_output=True, text=True, check=True)
-    assert result.stdout.splitlines()[-1] == "heavy: []"

@@ -9,8 +9,6 @@ README or a page under docs/.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -89,18 +87,3 @@ def test_every_option_is_documented_in_the_readme_or_docs(path, option):
     assert any(mentions(text, word) for text in DOCS.values() for word in spellings(option)), (
         f"{label(path)} {'/'.join(spellings(option))} is not documented in README.md or docs/"
     )
-
-
-def test_no_help_imports_torch():
-    """``--help`` of every group and command, in one fresh interpreter, imports no model library."""
-    probe = (
-        "import sys\nfrom ptah.cli import main\n"
-        "for argv in sys.argv[1:]:\n"
-        "    try:\n        main([*argv.split(), '--help'])\n    except SystemExit as exit:\n"
-        "        assert exit.code == 0, argv\n"
-        "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules))\n"
-    )
-    argv = [" ".join(path) for path, _ in TREE]
-    done = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == "[]"

@@ -65,15 +65,22 @@ KEY_VALUE = [
 ]
 
 
+@pytest.mark.parametrize("field, where, says", [
+    ("database", "3: source.database", f"and ptah reads URLs: {HINT}"),
+    ("store", "7: store", f"not a file path; {HINT}"),
+])
 @pytest.mark.parametrize("value", KEY_VALUE)
-def test_a_key_value_connection_string_as_the_source_is_refused_without_its_password(tmp_path, capsys, value):
-    spec = write_project(tmp_path, value)
+def test_a_key_value_connection_string_is_refused_without_its_password_and_never_becomes_a_file(
+        tmp_path, capsys, value, field, where, says):
+    spec = write_project(tmp_path, value if field == "database" else "sqlite:///source.db",
+                         store=value if field == "store" else None)
     for code, out, err in every_command(capsys, spec):
         assert (code, out) == (EXIT_INPUT, "")
-        assert err.startswith(f"{spec}:3: source.database: \"")
-        assert err.strip().endswith(f" is a libpq key=value connection string, and ptah reads URLs: {HINT}")
+        assert err.startswith(f'{spec}:{where}: "')
+        assert err.strip().endswith(f" is a libpq key=value connection string, {says}")
         assert "password" in err and "***" in err
         assert_nowhere(SECRET, tmp_path, out, err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.yaml", "ptah.yaml", "source.db"]
 
 
 def test_the_issue_example_is_shown_redacted(tmp_path, capsys):
@@ -84,17 +91,6 @@ def test_the_issue_example_is_shown_redacted(tmp_path, capsys):
         f'{spec}:3: source.database: "host=db.internal password=*** dbname=src" is a libpq key=value connection '
         f"string, and ptah reads URLs: {HINT}",
     )
-
-
-@pytest.mark.parametrize("value", KEY_VALUE)
-def test_a_key_value_connection_string_as_the_store_is_refused_and_never_becomes_a_file(tmp_path, capsys, value):
-    spec = write_project(tmp_path, "sqlite:///source.db", store=value)
-    for code, out, err in every_command(capsys, spec):
-        assert (code, out) == (EXIT_INPUT, "")
-        assert err.startswith(f"{spec}:7: store: \"")
-        assert err.strip().endswith(f" is a libpq key=value connection string, not a file path; {HINT}")
-        assert_nowhere(SECRET, tmp_path, out, err)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.yaml", "ptah.yaml", "source.db"]
 
 
 @pytest.mark.parametrize("field, value, line, message", [

@@ -6,6 +6,8 @@ import hashlib
 import json
 import sqlite3
 
+import pytest
+
 from ptah.adapters.stores.record_tables import SqliteRecords
 from ptah.services.tokens import Grant, check_token
 from tests.serve.conftest import ptah
@@ -47,10 +49,12 @@ def test_bad_scopes_names_and_duplicates_are_exit_2(project):
         assert made.stdout == ""
 
 
-def test_a_port_out_of_range_is_exit_2_not_an_internal_error(project):
-    served = ptah("serve", "--spec", str(project.spec), "--port", "70000")
+@pytest.mark.parametrize("option, value, says", [("--port", "70000", "70000 is not in the range 1<=x<=65535"),
+                                                  ("--max-searches", "0", "0 is not in the range x>=1")])
+def test_a_number_out_of_range_is_exit_2_not_an_internal_error(project, option, value, says):
+    served = ptah("serve", "--spec", str(project.spec), option, value)
     assert served.returncode == 2
-    assert "70000 is not in the range 1<=x<=65535" in served.stderr and "internal error" not in served.stderr
+    assert says in served.stderr and "internal error" not in served.stderr
 
 
 def test_a_token_an_earlier_ptah_stored_as_scrypt_still_verifies(tmp_path):

@@ -119,7 +119,16 @@ class EmbeddingsClient:
         batches = list(self._batches(texts))
         if not batches:
             return np.zeros((0, self.dimension or 0), dtype=np.float32)
-        request = self._request if progress is None else _counted(self._request, progress)
+        lock, answered = threading.Lock(), [0]
+
+        def request(batch: list[str]) -> np.ndarray:
+            part = self._request(batch)
+            if progress is not None:
+                with lock:  # requests answer in any thread
+                    answered[0] += len(batch)
+                    progress(answered[0])
+            return part
+
         if len(batches) == 1 or self.max_concurrency == 1:
             parts = [request(batch) for batch in batches]
         else:
@@ -301,17 +310,3 @@ def _retry_after(value: str | None) -> float | None:
             return None
         seconds = when.timestamp() - time.time()
     return max(0.0, seconds) if seconds == seconds else None
-
-
-def _counted(request: Callable[[list[str]], np.ndarray], progress: Callable[[int], None]):
-    """``request``, telling ``progress`` the texts answered so far after each answer (from any thread)."""
-    lock, answered = threading.Lock(), [0]
-
-    def counted(batch: list[str]) -> np.ndarray:
-        part = request(batch)
-        with lock:
-            answered[0] += len(batch)
-            progress(answered[0])
-        return part
-
-    return counted
