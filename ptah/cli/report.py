@@ -79,9 +79,11 @@ def diff(
     Mean deltas, wins/ties/losses, the paired bootstrap interval and sign-flip
     p-value per measure, and the cases that changed, as evaluate compares runs.
 
-    Exit 0 when compared; 2 when the reports measured different corpora (their digests differ) or a run is missing.
+    Exit 0 when compared; 2 when the reports measured different corpora (their digests differ, or their runs hold
+    other case ids) or a run is missing.
     """
     from ptah.cli.evaluate import as_flags
+    from ptah.core.baseline import check_cases
     from ptah.core.comparison import StatisticsSettings, compare_runs
     from ptah.core.errors import IncomparableBaseline
     from ptah.core.report import Comparison, read_only
@@ -95,6 +97,7 @@ def diff(
             "only reports of the same corpus can be compared case by case"
         )
     reference, candidate = _pick(first, a, run), _pick(second, b, run)
+    check_cases([case.id for case in reference.cases], [candidate], str(b), f"{a} (run {reference.name})")
     runs = [_labelled(reference, f"A {reference.name}"), _labelled(candidate, f"B {candidate.name}")]
     comparison = Comparison(read_only(compare_runs(runs, settings)))
     if json_output:

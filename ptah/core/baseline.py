@@ -90,11 +90,11 @@ def check_comparable(corpus_digest: str, baseline: Report, path: str) -> None:
         )
 
 
-def check_cases(expected: Sequence[str], report: Report, path: str, corpus: str) -> None:
-    """Every run of ``report`` (read from ``path``) holds exactly the cases ``expected`` (``corpus``'s ids);
-    :class:`IncomparableBaseline` (exit 2) naming the first missing and the first extra id otherwise."""
+def check_cases(expected: Sequence[str], runs: Sequence[Run], path: str, corpus: str) -> None:
+    """Every one of ``runs`` (of the report at ``path``) holds exactly the cases ``expected`` (``corpus``'s
+    ids); :class:`IncomparableBaseline` (exit 2) naming the first missing and the first extra id otherwise."""
     wanted = set(expected)
-    for run in report.runs:
+    for run in runs:
         ids = [case.id for case in run.cases]
         held = set(ids)
         missing = [case_id for case_id in expected if case_id not in held]

@@ -76,7 +76,7 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
     if baseline is not None:
         named = "report" if request.baseline is None else request.baseline  # a report in hand may be unnamed
         check_comparable(corpus.digest, baseline, named)
-        check_cases([case.id for case in corpus.cases], baseline, named, f"the corpus {corpus.path}")
+        check_cases([case.id for case in corpus.cases], baseline.runs, named, f"the corpus {corpus.path}")
         check_measures(baseline, request.max_drop, named)
     plans = plan_runs(project.spec, list(request.generations) or None, request.channels)
     check_search(project, request.search, request.channels, [plan.generation for plan in plans])

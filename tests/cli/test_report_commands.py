@@ -81,6 +81,22 @@ def test_diff_refuses_reports_of_different_corpora_with_exit_2(saved, tmp_path):
     assert err == f"{saved / 'base.json'}: has no run of the generation nope; it has docs\n"
 
 
+def test_diff_refuses_reports_whose_runs_hold_other_cases_with_exit_2(saved, tmp_path):
+    # the same digest and means, no case in common: "no case changed" would be a comparison of nothing
+    other = json.loads((saved / "now.json").read_text())
+    ids = [case["id"] for case in other["runs"][0]["cases"]]
+    for run in other["runs"]:
+        for case in run["cases"]:
+            case["id"] = "x-" + case["id"]
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    code, out, err = ptah("report", "diff", saved / "base.json", tmp_path / "other.json")
+    assert (code, out) == (2, "")
+    base, more = saved / "base.json", f" ({len(ids) - 1} more)"
+    assert err == (f'{tmp_path / "other.json"}: run small lacks case "{ids[0]}" of {base} (run docs){more} and holds '
+                   f'case "x-{ids[0]}", which {base} (run docs) does not{more}; a report\'s cases are exactly its '
+                   "corpus's, so it cannot be compared case by case\n")
+
+
 def test_trend_draws_each_mean_over_time_on_a_self_contained_page(saved, tmp_path):
     later = json.loads((saved / "now.json").read_text())
     later["created_at"] = "2030-01-02T00:00:00+00:00"
