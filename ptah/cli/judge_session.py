@@ -4,19 +4,25 @@ For each hole: the case's query, the row's key and text, and which runs
 returned it at which rank. Keys: ``0`` not relevant, ``1``-``3`` the grade,
 ``r`` required (grade 1), ``f`` forbidden, ``s`` skip (asked again next
 session), ``u`` undo the last answer (its row is shown again), ``q`` save and
-quit. The end of the worklist, the end of input (Ctrl-D) and Ctrl-C save too:
-nothing judged is lost, and a later session resumes with the rows still
-unjudged. On a terminal Ctrl-C is read as a key, not taken as a signal, so
-it means the same wherever the session is when it is pressed.
+quit. The end of the worklist, the end of input (Ctrl-D), Ctrl-C and the
+terminal closing (SIGHUP) save too: nothing judged is lost, and a later
+session resumes with the rows still unjudged. On a terminal Ctrl-C is read
+as a key, not taken as a signal, so it means the same wherever the session is
+when it is pressed.
 
 On a terminal a key is read as it is pressed; from a pipe, a line at a time
-(its first character). Text from the corpus and the source is printed with its
+(its first character). A key that sends several bytes (Delete, F5, PageUp,
+an arrow: an escape sequence) and pasted text arrive as a burst, not a key
+press: a burst is ignored whole, so no digit inside one is taken as a grade. Text from the corpus and the source is printed with its
 controls made visible (:mod:`ptah.cli.display`).
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import select
+import signal
 import sys
 import termios
 import tty
@@ -34,6 +40,25 @@ PROMPT = "[0 not relevant · 1-3 grade · r required · f forbidden · s skip ·
 _ANSWERS = {"0": (0.0, None), "1": (1.0, None), "2": (2.0, None), "3": (3.0, None),
             "r": (1.0, REQUIRED), "f": (0.0, FORBIDDEN)}
 _SAID = {None: "grade {grade:g}", REQUIRED: "required", FORBIDDEN: "forbidden"}
+BURST = "\x1b"  # what the reader returns for an escape sequence or pasted text: ignored
+_BURST_GAP_S = 0.05  # bytes following one another closer than this are one burst (no hand types that fast)
+
+
+class HungUp(Exception):
+    """The terminal closed (SIGHUP): the session ends and saves what was judged."""
+
+
+def _hung_up(_signum, _frame) -> None:
+    """SIGHUP: the session ends (and saves)."""
+    raise HungUp()
+
+
+def _silenced() -> None:
+    """The terminal is gone: what is printed from now on (the save's lines) goes nowhere."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 @contextmanager
@@ -49,6 +74,7 @@ def key_reader() -> Iterator[Callable[[], str]]:
         return
     fd = stream.fileno()
     saved = termios.tcgetattr(fd)
+    previous = signal.signal(signal.SIGHUP, _hung_up)
     try:
         tty.setcbreak(fd)
         # Ctrl-C arrives as a key (\x03), read like q: a SIGINT could land anywhere, between the prompt and read()
@@ -57,12 +83,29 @@ def key_reader() -> Iterator[Callable[[], str]]:
         termios.tcsetattr(fd, termios.TCSANOW, quiet)
 
         def next_key() -> str:
-            data = os.read(fd, 1)
-            return data.decode("ascii", "replace") if data else ""
+            try:
+                data = os.read(fd, 1)
+                if not data:
+                    return ""
+                burst = data == b"\x1b"
+                while select.select([fd], [], [], _BURST_GAP_S)[0]:  # more bytes right behind it: one burst
+                    more = os.read(fd, 4096)
+                    if not more:
+                        break
+                    burst = True
+            except OSError as exc:  # EIO: the terminal hung up before its SIGHUP was handled
+                if exc.errno == errno.EIO:
+                    raise HungUp() from None
+                raise
+            return BURST if burst else data.decode("ascii", "replace")
 
         yield next_key
     finally:
-        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+        signal.signal(signal.SIGHUP, previous)
+        try:
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+        except (termios.error, OSError):  # the terminal is gone (SIGHUP): nothing to restore
+            pass
 
 
 def show(item: tuple[WorkCase, Hole], index: int, total: int) -> None:
@@ -78,6 +121,16 @@ def show(item: tuple[WorkCase, Hole], index: int, total: int) -> None:
 def run_session(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str]) -> list[Verdict]:
     """Ask for each ``(case, hole)`` in turn (module docs); returns the judgements made, in order."""
     verdicts: list[Verdict] = []
+    try:
+        _ask(items, read, verdicts)
+    except (HungUp, OSError) as exc:  # the terminal closed, wherever the session was: save what was judged
+        if isinstance(exc, OSError) and exc.errno != errno.EIO:
+            raise
+        _silenced()
+    return verdicts
+
+
+def _ask(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str], verdicts: list[Verdict]) -> None:
     history: list[tuple[int, bool]] = []  # (item index, whether it was judged), for undo
     index = 0
     shown = -1
@@ -93,6 +146,9 @@ def run_session(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str])
         typer.echo(key if key.isprintable() and key.strip() else "")
         if key in ("", "q", "\x04", "\x03"):  # end of input; Ctrl-D and Ctrl-C read a key at a time
             break
+        if key == BURST:
+            typer.echo("  ignored: a special key or pasted text is not an answer")
+            continue
         if key == "u":
             if not history:
                 typer.echo("  nothing to undo")
@@ -116,7 +172,6 @@ def run_session(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str])
         typer.echo("  → " + _SAID[mark].format(grade=grade))
         history.append((index, True))
         index += 1
-    return verdicts
 
 
 def say_saved(saved, corpus: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import subprocess
 import sys
 
@@ -176,6 +177,55 @@ def test_ctrl_c_and_ctrl_d_save_what_was_judged(space, cli, leave):
     record = read_record(folder / "support.yaml")
     assert {case: dict(keys) for case, keys in record.cases.items()}.keys() == {first["id"]}
     assert record.cases[first["id"]][first["holes"][0]["key"]].grade == 3.0
+
+
+def judge_session(folder) -> pexpect.spawn:
+    return pexpect.spawn(sys.executable, ["-m", "ptah", "corpus", "judge", "support.yaml", "--worklist", "wl.json"],
+                         cwd=str(folder), encoding="utf-8", timeout=60, dimensions=(40, 200))
+
+
+def graded(folder) -> dict[tuple[str, str], float]:
+    return {(case, key): judgement.grade for case, keys in read_record(folder / "support.yaml").cases.items()
+            for key, judgement in keys.items()}
+
+
+def test_special_keys_and_pasted_text_are_ignored_whole(space, cli):
+    folder = space.folder
+    assert cli("corpus", "holes", folder / "support.yaml", "--spec", space.spec_path, "--output", folder / "wl.json")[0] == 0
+    listed = json.loads((folder / "wl.json").read_text())
+    items = [(case["id"], hole["key"]) for case in listed["cases"] for hole in case["holes"]]
+    session = judge_session(folder)
+    # Delete, F5, PageUp and a pasted "2103": each a burst of bytes holding digits, none of them a grade
+    for burst in ("\x1b[3~", "\x1b[15~", "\x1b[5~", "2103", "\x1b"):
+        session.expect_exact("q save and quit] ")
+        session.send(burst)
+        session.expect_exact("ignored: a special key or pasted text is not an answer")
+    session.expect_exact("q save and quit] ")
+    session.send("0")
+    session.expect_exact("[2/7]")
+    session.expect_exact("q save and quit] ")
+    session.send("q")
+    session.expect(pexpect.EOF)
+    session.close()
+    assert session.exitstatus == 0, session.before
+    assert graded(folder) == {items[0]: 0.0}
+
+
+def test_closing_the_terminal_saves_what_was_judged(space, cli):
+    folder = space.folder
+    assert cli("corpus", "holes", folder / "support.yaml", "--spec", space.spec_path, "--output", folder / "wl.json")[0] == 0
+    listed = json.loads((folder / "wl.json").read_text())
+    items = [(case["id"], hole["key"]) for case in listed["cases"] for hole in case["holes"]]
+    session = judge_session(folder)
+    for number, key in enumerate("320", start=2):
+        session.expect_exact("q save and quit] ")
+        session.send(key)
+        session.expect_exact(f"[{number}/7]")
+    session.expect_exact("q save and quit] ")
+    os.close(session.child_fd)  # the terminal window closes: the kernel hangs up the session (SIGHUP)
+    session.ptyproc.wait()
+    assert graded(folder) == {items[0]: 3.0, items[1]: 2.0, items[2]: 0.0}
+    assert ptah.load_corpus(folder / "support.yaml").case(items[0][0]).relevant.get(items[0][1]) == 3.0
 
 
 def test_a_scripted_judgement_goes_into_the_corpus_and_the_record(space, cli):
