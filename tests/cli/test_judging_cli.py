@@ -184,6 +184,14 @@ def judge_session(folder) -> pexpect.spawn:
                          cwd=str(folder), encoding="utf-8", timeout=60, dimensions=(40, 200))
 
 
+def worklist_session(space, cli) -> tuple[list[tuple[str, str]], pexpect.spawn]:
+    """The worklist's (case, key) items, written to wl.json, and a judge session over it."""
+    folder = space.folder
+    assert cli("corpus", "holes", folder / "support.yaml", "--spec", space.spec_path, "--output", folder / "wl.json")[0] == 0
+    listed = json.loads((folder / "wl.json").read_text())
+    return [(case["id"], hole["key"]) for case in listed["cases"] for hole in case["holes"]], judge_session(folder)
+
+
 def graded(folder) -> dict[tuple[str, str], float]:
     return {(case, key): judgement.grade for case, keys in read_record(folder / "support.yaml").cases.items()
             for key, judgement in keys.items()}
@@ -191,10 +199,7 @@ def graded(folder) -> dict[tuple[str, str], float]:
 
 def test_special_keys_and_pasted_text_are_ignored_whole(space, cli):
     folder = space.folder
-    assert cli("corpus", "holes", folder / "support.yaml", "--spec", space.spec_path, "--output", folder / "wl.json")[0] == 0
-    listed = json.loads((folder / "wl.json").read_text())
-    items = [(case["id"], hole["key"]) for case in listed["cases"] for hole in case["holes"]]
-    session = judge_session(folder)
+    items, session = worklist_session(space, cli)
     # Delete, F5, PageUp and a pasted "2103": each a burst of bytes holding digits, none of them a grade
     for burst in ("\x1b[3~", "\x1b[15~", "\x1b[5~", "2103", "\x1b"):
         session.expect_exact("q save and quit] ")
@@ -213,10 +218,7 @@ def test_special_keys_and_pasted_text_are_ignored_whole(space, cli):
 
 def test_closing_the_terminal_saves_what_was_judged(space, cli):
     folder = space.folder
-    assert cli("corpus", "holes", folder / "support.yaml", "--spec", space.spec_path, "--output", folder / "wl.json")[0] == 0
-    listed = json.loads((folder / "wl.json").read_text())
-    items = [(case["id"], hole["key"]) for case in listed["cases"] for hole in case["holes"]]
-    session = judge_session(folder)
+    items, session = worklist_session(space, cli)
     for number, key in enumerate("320", start=2):
         session.expect_exact("q save and quit] ")
         session.send(key)
