@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from ptah.adapters import judgements_yaml
 from ptah.adapters.judgements_yaml import read_record, record_path, record_text, write_record
+from ptah.adapters.yaml_nodes import parse_document
 from ptah.core.errors import CorpusError
 from ptah.core.judged import Judgement, JudgementRecord
 
@@ -98,6 +102,18 @@ def test_an_empty_record_writes_and_reads(tmp_path):
     ("- 1\n", "c.judged.yaml:1: a judgement record is a YAML mapping with version and cases, not a list"),
     ("version: 1\ncases: {a: &x {}, b: *x}\n",
      "c.judged.yaml:2: YAML anchors and aliases (&name / *name) are not accepted; write the value out"),
+    # in the written form: the line reader leaves these to the YAML reader, which names them
+    ('version: 1\ncases:\n  "p":\n    "1": {grade: 1, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n'
+     '    "1": {grade: 1, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n',
+     "c.judged.yaml:5: case \"p\": key: key '1' is judged twice; keep one"),
+    ('version: 1\ncases:\n  "p":\n    "1": {grade: 1, text_sha256: "' + SHA + '", judged_at: "2026-02-30T12:00:00Z"}\n',
+     "c.judged.yaml:4: case \"p\": judged_at: key '1': '2026-02-30T12:00:00Z' is no date and time of the calendar"),
+    ('version: 1\ncases:\n  "p":\n    "1": {grade: 1, text_sha256: "' + SHA + '", judged_at: "2026-11-30T23:59:60Z"}\n',
+     "c.judged.yaml:4: case \"p\": judged_at: key '1': '2026-11-30T23:59:60Z' is no date and time of the calendar"),
+    ('version: 1\ncases:\n  "p":\n    "1": {grade: 1000001, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n',
+     "c.judged.yaml:4: case \"p\": grade: key '1': must be a number from 0 (not relevant) to 1,000,000, not the number 1000001"),
+    ('version: 1\ncases:\n  "p":\n  "q":\n    "1": {grade: 1, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n',
+     'c.judged.yaml:4: case "p": must be a mapping from key to its judgement such as "42": {grade: 1, …}, not nothing (null)'),
 ])
 def test_a_bad_record_is_refused_naming_file_line_and_field(tmp_path, body, expected):
     (tmp_path / "c.judged.yaml").write_text(body)
@@ -105,3 +121,45 @@ def test_a_bad_record_is_refused_naming_file_line_and_field(tmp_path, body, expe
         read_record(tmp_path / "c.yaml")
     assert info.value.exit_code == 2
     assert str(info.value) == str(tmp_path) + "/" + expected
+
+
+def by_yaml(text: str) -> JudgementRecord:
+    """The record as the YAML reader reads it (the path every record took before the line reader)."""
+    root = parse_document(text.encode("utf-8"), name="c.judged.yaml", max_bytes=1 << 26, what="judgement record")
+    return judgements_yaml._Reader("c.judged.yaml").record(root)
+
+
+TEXTS = st.text(st.characters(codec="utf-8", exclude_characters='\n\x00'), min_size=1, max_size=12)
+JUDGEMENTS = st.builds(Judgement, st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0, 0.25, 1e-05, 1_000_000.0]),
+                       st.sampled_from([SHA, "0123456789abcdef" * 4]),
+                       st.sampled_from(["2026-11-30T12:00:00Z", "2024-02-29T23:59:59Z", "1999-01-01T00:00:00Z"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(TEXTS, st.dictionaries(TEXTS, JUDGEMENTS, min_size=1, max_size=4), max_size=4),
+       st.sampled_from([None, DIGEST]))
+def test_every_written_record_reads_the_same_by_lines_as_by_yaml(cases, corpus):
+    record = JudgementRecord(corpus=corpus, cases=cases)
+    text = record_text(record)
+    assert by_yaml(text) == record
+    lined = judgements_yaml._canonical(text.encode("utf-8"))
+    assert lined in (None, record)
+    if all(name.isascii() and name.isprintable() and "\\" not in name and '"' not in name
+           for keys in cases.values() for name in keys) and all(
+            name.isascii() and name.isprintable() and "\\" not in name and '"' not in name for name in cases):
+        assert lined == record  # plain ids and keys: the line reader takes the record
+
+
+def test_a_record_of_200000_judgements_is_read_by_lines(tmp_path, monkeypatch):
+    # 28 MB: composing its YAML nodes took minutes; a written record is read a line at a time
+    cases = {f"case {c}": {str(c * 20 + k): Judgement(float(k % 3), SHA, "2026-11-30T12:00:00Z") for k in range(20)}
+             for c in range(10_000)}
+    write_record(tmp_path / "c.yaml", JudgementRecord(corpus=DIGEST, cases=cases))
+
+    def no_yaml(*args, **kwargs):
+        raise AssertionError("the line reader should have read this record")
+
+    monkeypatch.setattr(judgements_yaml, "parse_document", no_yaml)
+    record = read_record(tmp_path / "c.yaml")
+    assert len(record) == 200_000
+    assert record.cases["case 9999"]["199999"] == Judgement(1.0, SHA, "2026-11-30T12:00:00Z")
