@@ -27,9 +27,11 @@ Gates, each a ``{"name", "passed", ...}`` entry in the report:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ptah.core.errors import IncomparableBaseline, InputError, ReportError
+from ptah.core.flips import flip_count, settling_sample, upper_relevant
 from ptah.core.measures import DEFAULT_MEASURES, Measure
 from ptah.core.provenance import provenance
 from ptah.core.report import REPORT_FORMATS, Gate, Report, Run
@@ -175,53 +177,121 @@ def movement(drop: float) -> str:
     return ("dropped " if drop > 0 else "rose ") + ("less than 0.0001" if shown == "0.0000" else shown)
 
 
-def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float], corpus_path: str | None = None) -> list[Gate]:
-    """The gate verdicts of one run (see the module docs); ``corpus_path`` names the corpus in the command that
-    lists the holes deciding an inconclusive gate."""
+@dataclass(frozen=True)
+class Sampled:
+    """A random sample of a run's holes judged: ``population`` holes then, ``drawn`` of them judged, ``found``
+    relevant; ``command`` how it was drawn (for the report)."""
+
+    population: int
+    drawn: int
+    found: int
+    seed: int
+
+    def plausible(self) -> int:
+        return upper_relevant(self.population, self.drawn, self.found)
+
+
+def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float], corpus_path: str | None = None,
+          policy: str = "bound", sampled: Sampled | None = None) -> list[Gate]:
+    """The gate verdicts of one run (see the module docs); ``corpus_path`` names the corpus in the commands that
+    list and judge the holes deciding an inconclusive gate; ``policy`` is the request's ``holes`` and
+    ``sampled`` the run's judged random sample of holes, if any."""
     required, forbidden = run.required, run.forbidden
     result = [
         Gate("required", run.name, required["failed"] == 0,
-             f"{required['failed']} of {required['cases']} cases missed a required key" if required["cases"] else
-             "no required keys: no case names one"),
+             f"{required['failed']} of {counted(required['cases'], 'case')} missed a required key" if required["cases"]
+             else "no required keys: no case names one"),
         Gate("forbidden", run.name, forbidden["leaking"] == 0,
-             f"{forbidden['leaking']} of {forbidden['cases']} cases leaked a forbidden key" if forbidden["cases"] else
-             "no forbidden keys: no case names one"),
+             f"{forbidden['leaking']} of {counted(forbidden['cases'], 'case')} leaked a forbidden key"
+             if forbidden["cases"] else "no forbidden keys: no case names one"),
     ]
     for name, threshold in thresholds.items():
         measure = Measure.parse(name)
         entry = (comparison or {}).get("aggregates", {}).get(measure.key, {})
         before, now, high = entry.get("baseline"), entry.get("current"), entry.get("current_high")
-        drop_high, inconclusive = None, False
+        drop_high, inconclusive, holes = None, False, None
         if before is None or now is None:
             passed, drop = False, None
-            detail = f"{measure.key} is N/A on one side, so its drop cannot be measured"
+            detail = f"{measure.label} is N/A on one side, so its drop cannot be measured"
         else:
             drop = before - now
             passed = drop <= threshold + FLOAT_NOISE
-            detail = f"{measure.key} {before:.4f} -> {now:.4f} ({movement(drop)}; a drop of {threshold:.4f} is allowed)"
+            detail = (f"{measure.label} {before:.4f} -> {now:.4f} ({movement(drop)}; a drop of {threshold:.4f} is "
+                      "allowed)")
             if high is not None:
                 drop_high = before - high
-                inconclusive = not passed and drop_high <= threshold + FLOAT_NOISE
-            if inconclusive:
-                detail += "; " + deciding_holes(run, measure, high, corpus_path)
-        result.append(Gate(f"max-{measure.key}-drop", run.name, passed, detail, threshold, drop, drop_high, inconclusive))
+            if not passed and run.cases and all(case.holes is not None for case in run.cases):
+                holes = _decided_by_holes(run, measure, before - threshold, policy, sampled)
+                inconclusive = holes["inconclusive"]
+                detail += "; " + _holes_sentence(run, measure, holes, corpus_path)
+        result.append(Gate(f"max-{measure.key}-drop", run.name, passed, detail, threshold, drop, drop_high, inconclusive,
+                           holes))
     return result
 
 
-MAX_CASES_NAMED = 5
+def counted(count: int, noun: str) -> str:
+    """``1 case``, ``2 cases``."""
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
-def deciding_holes(run: Run, measure: Measure, high: float, corpus_path: str | None) -> str:
-    """The sentence of an inconclusive drop gate: the high bound, how many holes in which cases decide it, and
-    the command that lists them."""
-    cases = [case for case in run.cases if case.holes and case.highs and case.highs[str(measure)] != case.values[str(measure)]]
-    count = sum(len(case.holes or ()) for case in cases)
-    named = ", ".join(repr(case.id) for case in cases[:MAX_CASES_NAMED])
-    more = f" and {len(cases) - MAX_CASES_NAMED} more" if len(cases) > MAX_CASES_NAMED else ""
+def _decided_by_holes(run: Run, measure: Measure, target: float, policy: str, sampled: Sampled | None) -> dict:
+    """What the holes say of a drop gate failing on its mean (DESIGN.md, "Judged keys and holes"): the report's
+    ``holes`` member of the gate."""
+    count = sum(len(case.holes or ()) for case in _deciding(run, measure))
+    flips = flip_count(run.cases, measure, target)
+    plausible = count if sampled is None else min(count, sampled.plausible())
+    decided = {"policy": policy, "holes": count, "flip_count": flips.m, "flip_count_exact": flips.exact,
+               "plausible_relevant": plausible, "sample": None if sampled is None else {
+                   "seed": sampled.seed, "population": sampled.population, "drawn": sampled.drawn,
+                   "relevant": sampled.found}}
+    inconclusive = policy == "bound" and flips.m is not None and flips.m <= plausible
+    settle = settling_sample(count, flips.m) if inconclusive and flips.m is not None else None
+    return decided | {"inconclusive": inconclusive, "settling_sample": settle}
+
+
+def _holes_sentence(run: Run, measure: Measure, holes: Mapping, corpus_path: str | None) -> str:
+    """Why the holes do or do not decide a drop gate failing on its mean, with the commands that settle it."""
+    count, m, plausible = holes["holes"], holes["flip_count"], holes["plausible_relevant"]
+    if holes["policy"] == "misses":
+        return f"{counted(count, 'unjudged row')} counted as not relevant (--holes misses)"
+    if count == 0:
+        return "every row in the top k is judged"
+    least = "at least " if not holes["flip_count_exact"] else ""
+    if m is None:
+        return f"it fails even with all {counted(count, 'unjudged row')} taken relevant"
+    needed = f"{least}{counted(m, 'unjudged row')} of {count:,} would have to be relevant to pass"
+    if not holes["inconclusive"]:
+        return f"{needed}, and at most {plausible:,} plausibly are ({_evidence(holes)})"
     generation = run.generation.get("text_of") or run.generation.get("name")
     channel = run.search.get("channel")
-    where = f" --channel {channel}" if channel not in (None, "vector") else ""
-    return (f"inconclusive: {measure.key} is {high:.4f} if every hole is relevant, within the allowed drop; "
-            f"{count} unjudged {'row' if count == 1 else 'rows'} in {len(cases)} {'case' if len(cases) == 1 else 'cases'} "
-            f"({named}{more}) decide it: list them with `ptah corpus holes {corpus_path or 'CORPUS'} -g {generation}{where}`, "
-            f"judge them, and evaluate again")
+    where = f" -g {generation}" + (f" --channel {channel}" if channel not in (None, "vector") else "")
+    corpus = corpus_path or "CORPUS"
+    cases = [case for case in _deciding(run, measure)  # the cases whose holes can move the measure
+             if case.holes and case.highs and case.highs[str(measure)] != case.values[str(measure)]]
+    named = ", ".join(repr(case.id) for case in cases[:MAX_CASES_NAMED])
+    more = f" and {len(cases) - MAX_CASES_NAMED} more" if len(cases) > MAX_CASES_NAMED else ""
+    sentence = (f"inconclusive: {needed}, and as many as {plausible:,} may be ({_evidence(holes)}; in "
+                f"{counted(len(cases), 'case')}: {named}{more})")
+    listed = f"list them with `ptah corpus holes {corpus}{where}`, judge them, and evaluate again"
+    settle = holes["settling_sample"]
+    if settle:
+        return (f"{sentence}; judge a random sample of {settle:,}: if none is relevant, the gate fails -- "
+                f"`ptah corpus judge {corpus} --sample {settle}{where}`; or {listed}")
+    return f"{sentence}; {listed}"
+
+
+def _deciding(run: Run, measure: Measure) -> list:
+    """The run's cases whose holes can move the measure's mean: those where it is defined (a case with no
+    relevant key is N/A whatever its holes are)."""
+    return [case for case in run.cases if case.values.get(str(measure)) is not None]
+
+
+def _evidence(holes: Mapping) -> str:
+    sample = holes["sample"]
+    if sample is None:
+        return "no random sample of them judged"
+    return (f"one-sided 95% bound from a random sample of {sample['drawn']:,} of {sample['population']:,} holes "
+            f"with {sample['relevant']:,} relevant")
+
+
+MAX_CASES_NAMED = 5

@@ -58,6 +58,7 @@ class MeasureKind:
     formula: str
     score: Score
     default: bool = False
+    top_holes_first: bool = False
 
     def __call__(self, ranking: Sequence[str], grades: Mapping[str, float], k: int) -> float | None:
         """This measure of one ranking at depth k; None when no key is relevant."""
@@ -205,28 +206,28 @@ def _success(top: Sequence[str], relevant: Mapping[str, float], k: int) -> float
 
 register(MeasureKind(
     "recall", "recall", "recall", "recall.k",
-    "|relevant keys in the top k| / |relevant keys|", _recall, default=True,
+    "|relevant keys in the top k| / |relevant keys|", _recall, default=True, top_holes_first=True,
 ))
 register(MeasureKind(
     "MRR", "mrr", "MRR", "recip_rank (run cut at k)",
-    "1 / rank of the first relevant key in the top k, else 0", _reciprocal_rank, default=True,
+    "1 / rank of the first relevant key in the top k, else 0", _reciprocal_rank, default=True, top_holes_first=True,
 ))
 register(MeasureKind(
     "nDCG", "ndcg", "nDCG", "ndcg_cut.k",
     "sum of grade / log2(rank + 1) over the top k, divided by the same sum over all grades sorted descending and cut at k",
-    _ndcg, default=True,
+    _ndcg, default=True, top_holes_first=True,
 ))
 register(MeasureKind(
     "MAP", "map", "MAP", "map_cut.k",
-    "sum of precision at the rank of each relevant key in the top k, divided by |relevant keys|", _average_precision,
+    "sum of precision at the rank of each relevant key in the top k, divided by |relevant keys|", _average_precision, top_holes_first=True,
 ))
 register(MeasureKind(
     "P", "p", "P", "P.k",
-    "|relevant keys in the top k| / k (k even when fewer rows were ranked)", _precision,
+    "|relevant keys in the top k| / k (k even when fewer rows were ranked)", _precision, top_holes_first=True,
 ))
 register(MeasureKind(
     "success", "success", "success", "success.k",
-    "1 when a relevant key is in the top k, else 0 (hit rate)", _success,
+    "1 when a relevant key is in the top k, else 0 (hit rate)", _success, top_holes_first=True,
 ))
 
 DEFAULT_MEASURES = default_measures()

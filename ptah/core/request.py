@@ -132,6 +132,9 @@ def check_thresholds(thresholds: Mapping[str, float | None], has_baseline: bool)
     return given
 
 
+HOLE_POLICIES = ("bound", "misses")
+
+
 @dataclass(frozen=True)
 class EvaluationRequest:
     """One evaluation, as asked: each field is an option (:mod:`ptah.core.options`), its help says what it is.
@@ -160,6 +163,10 @@ class EvaluationRequest:
                                   kind=str)
     allow_stale: bool = option(False, "Measure an incomplete or stale generation instead of refusing (recorded in "
                                       "the report).")
+    holes: str = option(
+        "bound", "How a drop gate treats holes (unjudged rows in a top k): bound (default) -- a gate failing on its "
+        "mean is inconclusive (exit 4) while the holes that could plausibly be relevant could flip it; misses -- "
+        "holes count as not relevant (trec_eval's convention), never inconclusive.", choices=HOLE_POLICIES)
     search: SearchOptions = EXACT
     fusion: Fusion = Fusion()
     statistics: StatisticsSettings = StatisticsSettings()

@@ -16,9 +16,11 @@ from ptah.core.measures import Measure
 class Gate:
     """One gate's verdict: ``required``, ``forbidden`` or ``max-NAME-drop`` (with its threshold and the drop).
 
-    A drop gate is ``inconclusive`` (and not ``passed``) when it fails on the
-    current run's low bound and passes on its high bound (``drop_high``): the
-    holes decide it.
+    A drop gate that fails on the current run's mean carries ``holes``, what
+    its unjudged rows say (:mod:`ptah.core.flips`): their count, the flip
+    count m, the plausible relevant holes U, the sample judged, the policy;
+    it is ``inconclusive`` (and not ``passed``) when m <= U under the
+    ``bound`` policy: the holes may decide it.
     """
 
     name: str
@@ -29,6 +31,7 @@ class Gate:
     drop: float | None = None
     drop_high: float | None = None
     inconclusive: bool = False
+    holes: Mapping | None = None
 
     @property
     def is_drop_gate(self) -> bool:
@@ -40,12 +43,14 @@ class Gate:
             data |= {"threshold": self.threshold, "drop": self.drop}
             if self.drop_high is not None or self.inconclusive:
                 data |= {"drop_high": self.drop_high, "inconclusive": self.inconclusive}
+            if self.holes is not None:
+                data["holes"] = dict(self.holes)
         return data | {"passed": self.passed, "detail": self.detail}
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Gate:
         return cls(data["name"], data.get("generation"), data["passed"], data["detail"], data.get("threshold"), data.get("drop"),
-                   data.get("drop_high"), data.get("inconclusive", False))
+                   data.get("drop_high"), data.get("inconclusive", False), data.get("holes"))
 
 
 @dataclass(frozen=True)

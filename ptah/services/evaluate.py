@@ -98,7 +98,8 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
         ]
     verdicts = [
         gate for index, run in enumerate(runs)
-        for gate in gates(run, comparisons[index].data if baseline is not None else None, request.max_drop, corpus.path)
+        for gate in gates(run, comparisons[index].data if baseline is not None else None, request.max_drop, corpus.path,
+                          request.holes)
     ]
     stale = stale_judgements(project, corpus.judgements, [plan.generation for plan in plans])
     if request.fail_on_stale_judgements:

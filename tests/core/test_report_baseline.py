@@ -127,9 +127,11 @@ def test_comparison_and_drop_gates(outcomes):
     # three's holes move it (one's hole b leaves its recall at 1)
     assert verdicts[2].drop_high == pytest.approx(2 / 3 - 0.75, abs=1e-15)
     assert verdicts[2].detail == (
-        "recall 0.6667 -> 0.5000 (dropped 0.1667; a drop of 0.0000 is allowed); inconclusive: recall is 0.7500 if every "
-        "hole is relevant, within the allowed drop; 3 unjudged rows in 1 case ('three') decide it: list them "
-        "with `ptah corpus holes CORPUS -g g`, judge them, and evaluate again")
+        "recall 0.6667 -> 0.5000 (dropped 0.1667; a drop of 0.0000 is allowed); inconclusive: 1 unjudged row of 4 "
+        "would have to be relevant to pass, and as many as 4 may be (no random sample of them judged; in 1 case: "
+        "'three'); list them with `ptah corpus holes CORPUS -g g`, judge them, and evaluate again")
+    assert verdicts[2].holes == {"policy": "bound", "holes": 4, "flip_count": 1, "flip_count_exact": True,
+                                 "plausible_relevant": 4, "sample": None, "inconclusive": True, "settling_sample": None}
 
 
 def test_a_drop_of_exactly_the_threshold_passes_and_na_fails():

@@ -96,9 +96,19 @@ def test_a_drop_the_holes_decide_is_inconclusive_until_they_are_judged(project, 
     assert (gate["name"], gate["passed"], gate["inconclusive"], gate["drop"], gate["drop_high"]) == (
         "max-mrr-drop", False, True, 1.0, 0.0)
     assert gate["detail"] == (
-        "mrr 1.0000 -> 0.0000 (dropped 1.0000; a drop of 0.1000 is allowed); inconclusive: mrr is 1.0000 if every hole "
-        f"is relevant, within the allowed drop; 1 unjudged row in 1 case ('c1') decide it: list them with "
-        f"`ptah corpus holes {corpus} -g new`, judge them, and evaluate again")
+        "MRR 1.0000 -> 0.0000 (dropped 1.0000; a drop of 0.1000 is allowed); inconclusive: 1 unjudged row of 1 would "
+        "have to be relevant to pass, and as many as 1 may be (no random sample of them judged; in 1 case: 'c1'); "
+        f"list them with `ptah corpus holes {corpus} -g new`, judge them, and evaluate again")
+    assert gate["holes"] == {"policy": "bound", "holes": 1, "flip_count": 1, "flip_count_exact": True,
+                             "plausible_relevant": 1, "sample": None, "inconclusive": True, "settling_sample": None}
+
+    # --holes misses: the trec_eval convention -- the hole is a miss, the gate fails (exit 1, never 4)
+    code, _, err = evaluate(capsys, project, "-g", "new", "--baseline", baseline, "--max-mrr-drop", "0.1",
+                            "--holes", "misses", "--output", project.folder / "misses.json")
+    assert code == 1, err
+    missed = json.loads((project.folder / "misses.json").read_text())["gates"][2]
+    assert (missed["passed"], missed["inconclusive"], missed["holes"]["policy"]) == (False, False, "misses")
+    assert missed["detail"].endswith("; 1 unjudged row counted as not relevant (--holes misses)")
     words = " ".join(out.split())
     assert "INCONCLUSIVE max-mrr-drop (new)" in words
     assert "verdict: INCONCLUSIVE" in words
