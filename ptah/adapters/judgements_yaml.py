@@ -31,7 +31,7 @@ import stat
 from datetime import datetime
 from pathlib import Path
 
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ptah.adapters.files import kind_of, read_bounded, write_text_atomically
 from ptah.adapters.yaml_nodes import (
@@ -49,21 +49,27 @@ from ptah.adapters.yaml_nodes import (
 )
 from ptah.core.corpus import MAX_CASES, MAX_GRADE, MAX_ID_CHARS, MAX_KEY_CHARS, MAX_KEYS_PER_CASE
 from ptah.core.errors import CorpusError, InputError, Problem
-from ptah.core.judged import JUDGED_VERSION, Judgement, JudgementRecord
+from ptah.core.judged import JUDGED_VERSION, Judgement, JudgementRecord, Sample
 
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}\Z")
 _TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\Z")
-_TOP_FIELDS = ("version", "corpus", "cases")
-_JUDGEMENT_FIELDS = ("grade", "text_sha256", "judged_at")
+_TOP_FIELDS = ("version", "corpus", "samples", "cases")
+_JUDGEMENT_FIELDS = ("grade", "text_sha256", "judged_at", "sample")
+_SAMPLE_FIELDS = ("seed", "population", "drawn", "generations", "drawn_at")
+MAX_SAMPLES = 1_000
 # The lines of the form record_text writes (read by _canonical); anything else goes to the YAML reader.
 _AWKWARD = re.compile("[\\\\\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
 _CORPUS_LINE = re.compile(r'corpus: "(sha256:[0-9a-f]{64})"')
 _CASE_LINE = re.compile(r'  "([^"]*)":')
+_SAMPLE_LINE = re.compile(r'  - \{seed: (0|[1-9][0-9]{0,17}), population: "(sha256:[0-9a-f]{64})", drawn: (0|[1-9][0-9]{0,8}), '
+                          r'generations: \[((?:"sha256:[0-9a-f]{64}"(?:, )?)*)\], drawn_at: "([0-9]{4}-[0-9]{2}-[0-9]{2}T'
+                          r'(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)"\}')
 _JUDGEMENT_LINE = re.compile(r'    "([^"]*)": \{grade: ([0-9]{1,7}(?:\.[0-9]{1,17})?), text_sha256: "([0-9a-f]{64})", '
-                             r'judged_at: "(([0-9]{4}-[0-9]{2}-[0-9]{2})T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)"\}')
+                             r'judged_at: "(([0-9]{4}-[0-9]{2}-[0-9]{2})T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)"'
+                             r'(?:, sample: (0|[1-9][0-9]{0,2}))?\}')
 
 
 def record_path(corpus_path: str | os.PathLike) -> Path:
@@ -128,8 +134,20 @@ def _canonical(data: bytes) -> JudgementRecord | None:
     corpus = None
     if at < len(lines) and (found := _CORPUS_LINE.fullmatch(lines[at])):
         corpus, at = found[1], at + 1
+    samples: list[Sample] = []
+    if lines[at:at + 1] == ["samples:"]:
+        at += 1
+        while at < len(lines) and (found := _SAMPLE_LINE.fullmatch(lines[at])):
+            seed, population, drawn, generations, drawn_at = found.groups()
+            if not _real_day(drawn_at[:10], set()):
+                return None
+            samples.append(Sample(int(seed), population, int(drawn), tuple(generations[1:-1].split('", "'))
+                                  if generations else (), drawn_at))
+            at += 1
+        if not samples or len(samples) > MAX_SAMPLES:
+            return None
     if lines[at:] == ["cases: {}", ""]:
-        return JudgementRecord(version=JUDGED_VERSION, corpus=corpus, cases={})
+        return JudgementRecord(version=JUDGED_VERSION, corpus=corpus, cases={}, samples=tuple(samples))
     if lines[at:at + 1] != ["cases:"]:
         return None
     cases: dict[str, dict[str, Judgement]] = {}
@@ -137,17 +155,13 @@ def _canonical(data: bytes) -> JudgementRecord | None:
     days: set[str] = set()
     for line in lines[at + 1:-1]:
         if (found := _JUDGEMENT_LINE.fullmatch(line)) is not None and judgements is not None:
-            key, grade_text, digest, judged_at, day = found.groups()
+            key, grade_text, digest, judged_at, day, sample = found.groups()
             grade = float(grade_text)
             if not 0 < len(key) <= MAX_KEY_CHARS or key in judgements or grade > MAX_GRADE:
                 return None
-            if day not in days:
-                try:
-                    datetime.strptime(day, "%Y-%m-%d")
-                except ValueError:
-                    return None
-                days.add(day)
-            judgements[key] = Judgement(grade=grade, text_sha256=digest, judged_at=judged_at)
+            if not _real_day(day, days) or (sample is not None and int(sample) >= len(samples)):
+                return None
+            judgements[key] = Judgement(grade, digest, judged_at, None if sample is None else int(sample))
         elif (found := _CASE_LINE.fullmatch(line)) is not None:
             case_id = found[1]
             if not 0 < len(case_id) <= MAX_ID_CHARS or case_id in cases:
@@ -157,7 +171,18 @@ def _canonical(data: bytes) -> JudgementRecord | None:
             return None
     if len(cases) > MAX_CASES or any(not keys or len(keys) > MAX_KEYS_PER_CASE for keys in cases.values()):
         return None
-    return JudgementRecord(version=JUDGED_VERSION, corpus=corpus, cases=cases)
+    return JudgementRecord(version=JUDGED_VERSION, corpus=corpus, cases=cases, samples=tuple(samples))
+
+
+def _real_day(day: str, seen: set[str]) -> bool:
+    """Whether ``YYYY-MM-DD`` is a day of the calendar (``seen``: days already found to be)."""
+    if day not in seen:
+        try:
+            datetime.strptime(day, "%Y-%m-%d")
+        except ValueError:
+            return False
+        seen.add(day)
+    return True
 
 
 class _Reader(ProblemReader):
@@ -180,10 +205,45 @@ class _Reader(ProblemReader):
             if corpus is not None and not _DIGEST.match(corpus):
                 self.report(f"must be a corpus digest sha256:<64 hex digits>, not {describe(node)}",
                             line=line_of(node), field="corpus")
+        self.samples = self._samples(fields["samples"].value) if "samples" in fields else []
         cases = self._cases(fields["cases"].value) if "cases" in fields else {}
         if self.problems:
             raise CorpusError(self.problems)
-        return JudgementRecord(version=JUDGED_VERSION, corpus=corpus, cases=cases)
+        return JudgementRecord(version=JUDGED_VERSION, corpus=corpus, cases=cases, samples=tuple(self.samples))
+
+    def _samples(self, node: Node) -> list[Sample]:
+        if not isinstance(node, SequenceNode) or len(node.value) > MAX_SAMPLES:
+            self.report(f"must be a list of at most {MAX_SAMPLES:,} samples such as {{seed: 7, population: "
+                        f'"sha256:…", drawn: 24, generations: ["sha256:…"], drawn_at: "…"}}, not {describe(node)}',
+                        line=line_of(node), field="samples")
+            return []
+        samples = []
+        for index, item in enumerate(node.value):
+            where = f"samples[{index}]"
+            if not isinstance(item, MappingNode):
+                self.report(f"must be a mapping {{seed, population, drawn, generations, drawn_at}}, not {describe(item)}",
+                            line=line_of(item), field=where)
+                continue
+            fields = mapping_fields(item, known=_SAMPLE_FIELDS, report=self.report, where="a sample")
+            missing = [name for name in _SAMPLE_FIELDS if name not in fields]
+            if missing:
+                self.report(f"lacks {', '.join(missing)}", line=line_of(item), field=where)
+                continue
+            seed, drawn = integer(fields["seed"].value), integer(fields["drawn"].value)
+            population = self._matching(fields["population"], _DIGEST, "a digest sha256:<64 hex digits>",
+                                        self.report, f"{where}.population")
+            drawn_at = self._matching(fields["drawn_at"], _TIME, 'a UTC time such as "2026-11-30T12:00:00Z"',
+                                      self.report, f"{where}.drawn_at")
+            listed = fields["generations"].value
+            generations = [scalar_text(g) for g in listed.value] if isinstance(listed, SequenceNode) else None
+            if seed is None or seed < 0 or drawn is None or drawn < 0:
+                self.report("seed and drawn must be whole numbers of at least 0", line=line_of(item), field=where)
+            elif generations is None or not all(g is not None and _DIGEST.match(g) for g in generations):
+                self.report("generations must be a list of identities sha256:<64 hex digits>",
+                            line=line_of(listed), field=f"{where}.generations")
+            elif population is not None and drawn_at is not None:
+                samples.append(Sample(seed, population, drawn, tuple(g for g in generations if g), drawn_at))
+        return samples
 
     def _cases(self, node: Node) -> dict[str, dict[str, Judgement]]:
         if isinstance(node, ScalarNode) and scalar_text(node) is None:
@@ -241,7 +301,7 @@ class _Reader(ProblemReader):
             self.report(f"{where}: {message}", line=line, field=field, case=case_id)
 
         fields = mapping_fields(node, known=_JUDGEMENT_FIELDS, report=report, where="a judgement")
-        for name in _JUDGEMENT_FIELDS:
+        for name in _JUDGEMENT_FIELDS[:3]:
             if name not in fields:
                 report("is missing", line=line_of(node), field=name)
         grade = self._grade(fields["grade"].value, report) if "grade" in fields else None
@@ -255,9 +315,15 @@ class _Reader(ProblemReader):
             except ValueError:
                 report(f"{judged_at!r} is no date and time of the calendar", line=line_of(fields["judged_at"].value),
                        field="judged_at")
+        sample = None
+        if "sample" in fields:
+            sample = integer(fields["sample"].value)
+            if sample is None or not 0 <= sample < len(self.samples):
+                report(f"must be the index of one of the record's {len(self.samples)} samples (from 0), not "
+                       f"{describe(fields['sample'].value)}", line=line_of(fields["sample"].value), field="sample")
         if len(self.problems) > before or grade is None or digest is None or judged_at is None:
             return None
-        return Judgement(grade=grade, text_sha256=digest, judged_at=judged_at)
+        return Judgement(grade=grade, text_sha256=digest, judged_at=judged_at, sample=sample)
 
     @staticmethod
     def _grade(node: Node, report) -> float | None:
@@ -302,14 +368,21 @@ def record_text(record: JudgementRecord) -> str:
     ]
     if record.corpus is not None:
         lines.append(f"corpus: {quoted(record.corpus)}")
+    if record.samples:
+        lines.append("samples:")
+        lines += [f"  - {{seed: {x.seed}, population: {quoted(x.population)}, drawn: {x.drawn}, generations: "
+                  f"[{', '.join(quoted(g) for g in x.generations)}], drawn_at: {quoted(x.drawn_at)}}}"
+                  for x in record.samples]
     cases = {case_id: keys for case_id, keys in record.cases.items() if keys}
     lines.append("cases:" if cases else "cases: {}")
     for case_id in sorted(cases):
         lines.append(f"  {quoted(case_id)}:")
         for key in sorted(cases[case_id]):
             judgement = cases[case_id][key]
+            drawn = "" if judgement.sample is None else f", sample: {judgement.sample}"
             lines.append(f"    {quoted(key)}: {{grade: {grade_text(judgement.grade)}, "
-                         f"text_sha256: {quoted(judgement.text_sha256)}, judged_at: {quoted(judgement.judged_at)}}}")
+                         f"text_sha256: {quoted(judgement.text_sha256)}, judged_at: {quoted(judgement.judged_at)}"
+                         f"{drawn}}}")
     return "\n".join(lines) + "\n"
 
 

@@ -92,6 +92,12 @@ def judge(
     grade: Optional[float] = typer.Option(None, "--grade", help="Script: the grade; 0 means judged not relevant."),
     required: bool = typer.Option(False, "--required", help="Script: the key is required (grade 1 unless given)."),
     forbidden: bool = typer.Option(False, "--forbidden", help="Script: the key is forbidden (grade 0)."),
+    sample: Optional[int] = typer.Option(None, "--sample", min=1, help="Judge a random sample of N holes of the runs "
+                                         "(-g, --channel), drawn uniformly and recorded, so evaluate can bound the "
+                                         "relevant holes left (the number an inconclusive gate names)."),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="With --sample: the seed of the draw (default: a new one, recorded)."),
+    grades: Optional[Path] = typer.Option(None, "--grades", help="With --sample: grades from a file, not the terminal: "
+                                          "a line KEY<TAB>GRADE (every drawn hole of that key) or CASE<TAB>KEY<TAB>GRADE."),
     generation: List[str] = typer.Option([], "--generation", "-g", help=GENERATION_HELP),
     channel: List[str] = typer.Option([], "--channel", help=CHANNEL_HELP),
     spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
@@ -110,6 +116,13 @@ def judge(
     from ptah.services.project import open_project
 
     scripted = case is not None or key is not None or grade is not None or required or forbidden
+    if sample is not None:
+        if scripted or worklist is not None:
+            raise InputError("--sample draws the rows to judge itself: leave out --worklist, --case, --key and --grade")
+        _judge_sample(corpus, sample, seed, grades, generation, channel, spec)
+        return
+    if seed is not None or grades is not None:
+        raise InputError("--seed and --grades go with --sample N")
     if not scripted:
         _judge_interactively(corpus, worklist, generation, channel, spec)
         return
@@ -160,6 +173,35 @@ def _judge_interactively(corpus: Path, worklist: Path | None, generations: list[
         typer.echo("nothing judged; nothing written")
         return
     say_saved(save_judgements(corpus, verdicts), str(corpus))
+
+
+def _judge_sample(corpus: Path, size: int, seed: int | None, grades: Path | None, generations: list[str],
+                  channels: list[str], spec: str | None) -> None:
+    import secrets
+
+    from ptah.cli.judge_session import key_reader, run_session, say_saved
+    from ptah.services.judging import draw_sample, save_judgements, verdicts_from_file
+    from ptah.services.project import open_project
+
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    with open_project(spec) as project:
+        items, drawn = draw_sample(project, corpus, size, seed, generations, channels or ["vector"])
+    typer.echo(f"corpus {plain(corpus)}: {drawn.drawn} holes drawn at random (seed {seed}) from the holes of "
+               f"{len(drawn.generations)} {'run' if len(drawn.generations) == 1 else 'runs'}")
+    if not items:
+        typer.echo("no holes: nothing to judge")
+        return
+    if grades is not None:
+        verdicts = verdicts_from_file(grades, items)
+    else:
+        with key_reader() as read:
+            verdicts = run_session(items, read)
+    if not verdicts:
+        typer.echo("nothing judged; nothing written")
+        return
+    say_saved(save_judgements(corpus, verdicts, sample=drawn), str(corpus))
+    typer.echo(f"sample: {len(verdicts)} of {drawn.drawn} drawn holes judged, "
+               f"{sum(1 for v in verdicts if v.grade > 0)} relevant")
 
 
 @app.command()

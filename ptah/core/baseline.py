@@ -180,7 +180,7 @@ def movement(drop: float) -> str:
 @dataclass(frozen=True)
 class Sampled:
     """A random sample of a run's holes judged: ``population`` holes then, ``drawn`` of them judged, ``found``
-    relevant; ``command`` how it was drawn (for the report)."""
+    relevant; ``seed`` its seed (for the report)."""
 
     population: int
     drawn: int
@@ -192,10 +192,10 @@ class Sampled:
 
 
 def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float], corpus_path: str | None = None,
-          policy: str = "bound", sampled: Sampled | None = None) -> list[Gate]:
+          policy: str = "bound", sampled: Sampled | None = None, ignored: Sequence[str] = ()) -> list[Gate]:
     """The gate verdicts of one run (see the module docs); ``corpus_path`` names the corpus in the commands that
     list and judge the holes deciding an inconclusive gate; ``policy`` is the request's ``holes`` and
-    ``sampled`` the run's judged random sample of holes, if any."""
+    ``sampled`` the run's judged random sample of holes, if any (``ignored``: why others were not used)."""
     required, forbidden = run.required, run.forbidden
     result = [
         Gate("required", run.name, required["failed"] == 0,
@@ -221,7 +221,8 @@ def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float],
             if high is not None:
                 drop_high = before - high
             if not passed and run.cases and all(case.holes is not None for case in run.cases):
-                holes = _decided_by_holes(run, measure, before - threshold, policy, sampled)
+                holes = _decided_by_holes(run, measure, before - threshold, policy, sampled) | {
+                    "samples_ignored": list(ignored)}
                 inconclusive = holes["inconclusive"]
                 detail += "; " + _holes_sentence(run, measure, holes, corpus_path)
         result.append(Gate(f"max-{measure.key}-drop", run.name, passed, detail, threshold, drop, drop_high, inconclusive,

@@ -25,7 +25,9 @@ itself, UTF-8)::
 
 cases sorted by id and judgements by key (code point order), grades as the
 shortest round-trip repr of a double (``1`` and ``1.0`` are the same). A case
-with no judgement is left out. Outside the digest: the record's ``corpus``
+with no judgement is left out; a judgement's ``sample`` and the record's
+``samples`` (random samples of holes drawn for judging) are members only when
+there are some, so a record without samples keeps its digest. Outside the digest: the record's ``corpus``
 member (informative), comments and formatting.
 """
 
@@ -35,7 +37,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 if TYPE_CHECKING:
     from ptah.core.corpus import Case
@@ -51,6 +53,26 @@ class Judgement:
     grade: float
     text_sha256: str
     judged_at: str
+    sample: int | None = None  # the index of the random sample (JudgementRecord.samples) that drew it
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """A random sample of holes drawn for judging: the seed, the digest of the population of (case, key) holes
+    it was drawn from (:func:`population_digest`), how many were drawn, the identities of the runs whose holes
+    made the population, and when (UTC)."""
+
+    seed: int
+    population: str
+    drawn: int
+    generations: tuple[str, ...]
+    drawn_at: str
+
+
+def population_digest(pairs: Iterable[tuple[str, str]]) -> str:
+    """``sha256:`` of the canonical JSON of the sorted, distinct (case id, key) pairs of a population of holes."""
+    text = json.dumps(sorted(set(pairs)), separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _frozen_cases(cases: Mapping[str, Mapping[str, Judgement]]) -> Mapping[str, Mapping[str, Judgement]]:
@@ -64,9 +86,16 @@ class JudgementRecord:
     version: int = JUDGED_VERSION
     corpus: str | None = None
     cases: Mapping[str, Mapping[str, Judgement]] = field(default_factory=dict)
+    samples: tuple[Sample, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cases", _frozen_cases(self.cases))
+        object.__setattr__(self, "samples", tuple(self.samples))
+
+    def sampled(self, index: int) -> list[tuple[str, str, Judgement]]:
+        """The (case id, key, judgement) of every judgement sample ``index`` drew."""
+        return [(case_id, key, judgement) for case_id, keys in self.cases.items() for key, judgement in keys.items()
+                if judgement.sample == index]
 
     @classmethod
     def empty(cls) -> JudgementRecord:
@@ -88,6 +117,7 @@ class JudgementRecord:
                     "id": case_id,
                     "judgements": [
                         {"key": key, "grade": float(j.grade), "text_sha256": j.text_sha256, "judged_at": j.judged_at}
+                        | ({} if j.sample is None else {"sample": j.sample})
                         for key, j in sorted(self.cases[case_id].items())
                     ],
                 }
@@ -95,6 +125,9 @@ class JudgementRecord:
                 if self.cases[case_id]
             ],
         }
+        if self.samples:
+            document["samples"] = [{"seed": x.seed, "population": x.population, "drawn": x.drawn,
+                                    "generations": list(x.generations), "drawn_at": x.drawn_at} for x in self.samples]
         text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         return text.encode("utf-8")
 

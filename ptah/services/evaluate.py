@@ -25,18 +25,19 @@ from __future__ import annotations
 import os
 import platform
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
 from ptah import __version__
-from ptah.core.baseline import check_cases, check_comparable, check_measures, compare, gates, read_report
+from ptah.core.baseline import Sampled, check_cases, check_comparable, check_measures, compare, gates, read_report
 from ptah.core.comparison import against_baseline, compare_runs
 from ptah.core.corpus import Corpus
 from ptah.core.errors import InputError, ReportError
-from ptah.core.report import BaselineComparison, Comparison, Gate, Report, read_only
+from ptah.core.judged import JudgementRecord, population_digest
+from ptah.core.report import BaselineComparison, Comparison, Gate, Report, Run, read_only
 from ptah.core.request import EvaluationRequest
 from ptah.core.spec import GenerationSettings
 from ptah.services.channels import Sides, channel, plan_runs
@@ -96,10 +97,11 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
             ))
             for run in runs
         ]
+    sampled, ignored = samples_of(corpus.judgements, runs)
     verdicts = [
         gate for index, run in enumerate(runs)
         for gate in gates(run, comparisons[index].data if baseline is not None else None, request.max_drop, corpus.path,
-                          request.holes)
+                          request.holes, sampled.get(run.name), ignored.get(run.name, ()))
     ]
     stale = stale_judgements(project, corpus.judgements, [plan.generation for plan in plans])
     if request.fail_on_stale_judgements:
@@ -157,3 +159,34 @@ def _cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def samples_of(record: JudgementRecord, runs: Sequence[Run]) -> tuple[dict[str, Sampled], dict[str, list[str]]]:
+    """For each run, the latest random sample of holes judged that was drawn from exactly the holes it has now
+    with those judged since the draw (by the sample or otherwise), and why each other sample that names its
+    generation is ignored."""
+    sampled: dict[str, Sampled] = {}
+    ignored: dict[str, list[str]] = {}
+    for index in reversed(range(len(record.samples))):
+        sample = record.samples[index]
+        named = [run for run in runs if run.generation.get("identity") in sample.generations]
+        if not named:
+            continue
+        judged = record.sampled(index)
+        population = {(case.id, hole.key) for run in named for case in run.cases for hole in case.holes or ()}
+        population |= {(case.id, key) for run in named for case in run.cases for key in case.keys  # judged since
+                       if (found := record.cases.get(case.id, {}).get(key)) and found.judged_at >= sample.drawn_at}
+        why = None
+        if {run.generation.get("identity") for run in named} != set(sample.generations):
+            why = (f"sample {index} (seed {sample.seed}) was drawn from the holes of {len(sample.generations)} runs; "
+                   "evaluate them together to use it")
+        elif population_digest(population) != sample.population:
+            why = (f"sample {index} (seed {sample.seed}) was drawn from other holes than these runs have now (the "
+                   "corpus, its record or the rankings changed since); draw a new one")
+        for run in named:
+            if why is not None:
+                ignored.setdefault(run.name, []).append(why)
+            elif run.name not in sampled:
+                sampled[run.name] = Sampled(len(population), len(judged), sum(1 for *_, j in judged if j.grade > 0),
+                                            sample.seed)
+    return sampled, ignored

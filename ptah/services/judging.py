@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
+import random
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -35,10 +37,10 @@ from ptah.adapters.corpus_edit import FORBIDDEN, REQUIRED, CorpusDocument
 from ptah.adapters.corpus_yaml import load_corpus
 from ptah.adapters.files import read_bounded
 from ptah.adapters.judgements_yaml import TIME_FORMAT, read_record, record_path, write_record
-from ptah.core.corpus import Case, Corpus
+from ptah.core.corpus import MAX_GRADE, Case, Corpus
 from ptah.core.errors import InputError, OperationalError, UnknownKey
 from ptah.core.identity import text_digest
-from ptah.core.judged import Judgement, JudgementRecord, judged_keys
+from ptah.core.judged import Judgement, JudgementRecord, Sample, judged_keys, population_digest
 from ptah.core.request import LEXICAL, VECTOR, EvaluationRequest
 from ptah.core.visible import abbreviated
 from ptah.core.worklist import TEXT_CHARS, Hole, WorkCase, Worklist, pooled_holes
@@ -46,7 +48,7 @@ from ptah.services.channels import plan_runs
 from ptah.services.evaluate import evaluate
 from ptah.services.project import Project
 
-__all__ = ["FORBIDDEN", "REQUIRED", "Saved", "Verdict", "candidates", "judge_key", "make_worklist", "pin",
+__all__ = ["FORBIDDEN", "REQUIRED", "Saved", "Verdict", "candidates", "draw_sample", "judge_key", "make_worklist", "pin",
            "read_worklist", "save_judgements", "still_unjudged"]
 
 MAX_WORKLIST_BYTES = 256 * 1024 * 1024
@@ -109,6 +111,12 @@ def _refuse_unknown(project: Project, keys: Iterable[str], texts: dict[str, str]
 def make_worklist(project: Project, corpus_path: str | os.PathLike, generations: Sequence[str] = (),
                   channels: Sequence[str] = (VECTOR,)) -> Worklist:
     """The pooled holes of the runs ``generations`` x ``channels`` on the corpus (see the module docs)."""
+    return _worklist(project, corpus_path, generations, channels)[0]
+
+
+def _worklist(project: Project, corpus_path: str | os.PathLike, generations: Sequence[str],
+              channels: Sequence[str]) -> tuple[Worklist, tuple[str, ...]]:
+    """The worklist and the identities of its runs."""
     corpus = load_corpus(corpus_path)
     record = read_record(corpus_path)
     report = evaluate(project, corpus, EvaluationRequest(generations=tuple(generations), channels=tuple(channels)))
@@ -120,9 +128,23 @@ def make_worklist(project: Project, corpus_path: str | os.PathLike, generations:
         WorkCase(case_id, corpus.case(case_id).query, corpus.case(case_id).k, _holes(found, texts))
         for case_id, found in pooled
     )
-    return Worklist({"path": str(corpus_path), "digest": corpus.digest},
-                    {"path": str(record_path(corpus_path)), "digest": record.digest()},
-                    tuple(name for name, _ in runs), text_of, cases)
+    worklist = Worklist({"path": str(corpus_path), "digest": corpus.digest},
+                        {"path": str(record_path(corpus_path)), "digest": record.digest()},
+                        tuple(name for name, _ in runs), text_of, cases)
+    return worklist, tuple(dict.fromkeys(run.generation["identity"] for run in report.runs))
+
+
+def draw_sample(project: Project, corpus_path: str | os.PathLike, size: int, seed: int,
+                generations: Sequence[str] = (), channels: Sequence[str] = (VECTOR,)
+                ) -> tuple[list[tuple[WorkCase, Hole]], Sample]:
+    """``size`` holes drawn uniformly (``random.Random(seed)``) from the pooled holes of the runs, in the order
+    drawn (judging a first part of it judges a smaller uniform sample), and the :class:`Sample` to record."""
+    worklist, identities = _worklist(project, corpus_path, generations, channels)
+    population = sorted((case.id, hole.key) for case in worklist.cases for hole in case.holes)
+    drawn = random.Random(seed).sample(population, min(size, len(population)))
+    holes = {(case.id, hole.key): (case, hole) for case in worklist.cases for hole in case.holes}
+    sample = Sample(seed, population_digest(population), len(drawn), identities, now())
+    return [holes[pair] for pair in drawn], sample
 
 
 def _rankings(report) -> list[tuple[str, dict[str, list[str]]]]:
@@ -217,17 +239,18 @@ def saving(corpus_path: str | os.PathLike):
 
 
 def save_judgements(corpus_path: str | os.PathLike, verdicts: Sequence[Verdict],
-                    new_case: tuple[str, str, int | None] | None = None) -> Saved:
+                    new_case: tuple[str, str, int | None] | None = None, sample: Sample | None = None) -> Saved:
     """Write ``verdicts`` into the corpus and its record (module docs); ``new_case`` ``(id, query, k)`` is
     appended with them. The record is read (and so checked) before the corpus is written; the corpus is
     written first, so a record that cannot be written loses no grade. Saves to one corpus folder take
-    turns (:func:`saving`), so judges running at once lose nothing."""
+    turns (:func:`saving`), so judges running at once lose nothing. With ``sample``, the verdicts are its
+    draws: it is added to the record's samples and each judgement names it."""
     with saving(corpus_path):
-        return _save(corpus_path, verdicts, new_case)
+        return _save(corpus_path, verdicts, new_case, sample)
 
 
 def _save(corpus_path: str | os.PathLike, verdicts: Sequence[Verdict],
-          new_case: tuple[str, str, int | None] | None) -> Saved:
+          new_case: tuple[str, str, int | None] | None, sample: Sample | None) -> Saved:
     record = read_record(corpus_path)
     document = CorpusDocument.open(corpus_path)
     before = document.corpus.digest
@@ -240,9 +263,11 @@ def _save(corpus_path: str | os.PathLike, verdicts: Sequence[Verdict],
     corpus = document.save()
     cases = {case_id: dict(keys) for case_id, keys in record.cases.items()}
     when = now()
+    index = None if sample is None else len(record.samples)
     for verdict, grade in grades:
-        cases.setdefault(verdict.case, {})[verdict.key] = Judgement(grade, verdict.text_sha256, when)
-    updated = JudgementRecord(corpus=corpus.digest, cases=cases)
+        cases.setdefault(verdict.case, {})[verdict.key] = Judgement(grade, verdict.text_sha256, when, index)
+    samples = record.samples if sample is None else (*record.samples, sample)
+    updated = JudgementRecord(corpus=corpus.digest, cases=cases, samples=samples)
     path = write_record(corpus_path, updated)
     return Saved(before, corpus.digest, document.lines_added, document.lines_changed, str(path), len(updated))
 
@@ -278,7 +303,45 @@ def _pin(project: Project, corpus_path: str | os.PathLike, generation: str | Non
     for case in corpus.cases:
         for key in sorted(case.expected_keys()):
             grade = case.relevant.get(key, 1.0 if key in case.required else 0.0)
-            cases.setdefault(case.id, {})[key] = Judgement(float(grade), text_digest(texts[key]), when)
+            drawn = cases.get(case.id, {}).get(key)  # a key a sample drew stays that sample's
+            cases.setdefault(case.id, {})[key] = Judgement(float(grade), text_digest(texts[key]), when,
+                                                           drawn.sample if drawn else None)
             pinned += 1
-    path = write_record(corpus_path, JudgementRecord(corpus=corpus.digest, cases=cases))
+    path = write_record(corpus_path, JudgementRecord(corpus=corpus.digest, cases=cases, samples=record.samples))
     return pinned, str(path)
+
+
+MAX_GRADES_BYTES = 16 * 1024 * 1024
+
+
+def verdicts_from_file(path: str | os.PathLike, items: Sequence[tuple[WorkCase, Hole]]) -> list[Verdict]:
+    """Judgements of drawn ``items`` from a file of lines ``KEY<TAB>GRADE`` (every drawn hole of that key) or
+    ``CASE<TAB>KEY<TAB>GRADE``; blank lines and lines starting with ``#`` are skipped. Lines for rows the
+    sample did not draw are not used; drawn holes the file does not grade stay unjudged."""
+    try:
+        text = read_bounded(path, limit=MAX_GRADES_BYTES, what="grades file").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text: {exc}") from None
+    by_key: dict[str, float] = {}
+    by_pair: dict[tuple[str, str], float] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        try:
+            grade = float(fields[-1])
+        except ValueError:
+            grade = math.nan
+        if len(fields) not in (2, 3) or not math.isfinite(grade) or not 0 <= grade <= MAX_GRADE:
+            raise InputError(f"{path}:{number}: write KEY<TAB>GRADE or CASE<TAB>KEY<TAB>GRADE with a grade from 0 to "
+                             f"{MAX_GRADE:,}, not {abbreviated(line, 80)!r}")
+        if len(fields) == 2:
+            by_key[fields[0]] = grade
+        else:
+            by_pair[(fields[0], fields[1])] = grade
+    verdicts = []
+    for case, hole in items:
+        given = by_pair.get((case.id, hole.key), by_key.get(hole.key))
+        if given is not None:
+            verdicts.append(Verdict(case.id, hole.key, given, None, hole.text_sha256))
+    return verdicts

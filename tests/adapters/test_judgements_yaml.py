@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,7 +12,7 @@ from ptah.adapters import judgements_yaml
 from ptah.adapters.judgements_yaml import read_record, record_path, record_text, write_record
 from ptah.adapters.yaml_nodes import parse_document
 from ptah.core.errors import CorpusError
-from ptah.core.judged import Judgement, JudgementRecord
+from ptah.core.judged import Judgement, JudgementRecord, Sample
 
 SHA = "a" * 64
 DIGEST = "sha256:" + "b" * 64
@@ -73,6 +75,26 @@ def test_written_records_read_back_equal_with_the_same_digest(tmp_path):
         "a": dict(record.cases["a"]), "b case": dict(record.cases["b case"])}
 
 
+def test_a_record_with_samples_writes_and_reads_with_its_own_digest(tmp_path):
+    plain = JudgementRecord(cases={"p": {"1": Judgement(0.0, SHA, "2026-11-30T12:00:00Z")}})
+    sampled = JudgementRecord(cases={"p": {"1": Judgement(0.0, SHA, "2026-11-30T12:00:00Z", sample=0)}},
+                              samples=(Sample(7, DIGEST, 1, (DIGEST,), "2026-11-30T11:59:00Z"),))
+    write_record(tmp_path / "c.yaml", sampled)
+    assert record_path(tmp_path / "c.yaml").read_text().splitlines()[3:] == [
+        "samples:",
+        f'  - {{seed: 7, population: "{DIGEST}", drawn: 1, generations: ["{DIGEST}"], drawn_at: "2026-11-30T11:59:00Z"}}',
+        "cases:",
+        '  "p":',
+        f'    "1": {{grade: 0, text_sha256: "{SHA}", judged_at: "2026-11-30T12:00:00Z", sample: 0}}',
+    ]
+    assert read_record(tmp_path / "c.yaml") == sampled
+    assert sampled.digest() != plain.digest()
+    # a record without samples keeps the digest it had before samples existed
+    canonical = ('{"cases":[{"id":"p","judgements":[{"grade":0.0,"judged_at":"2026-11-30T12:00:00Z","key":"1",'
+                 f'"text_sha256":"{SHA}"}}]}}],"format":"ptah-judged@1"}}')
+    assert plain.digest() == "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
 def test_an_empty_record_writes_and_reads(tmp_path):
     write_record(tmp_path / "c.yaml", JudgementRecord())
     assert read_record(tmp_path / "c.yaml") == JudgementRecord()
@@ -91,7 +113,7 @@ def test_an_empty_record_writes_and_reads(tmp_path):
     ("version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: " + SHA + "}\n",
      "c.judged.yaml:4: case \"p\": judged_at: key '1': is missing"),
     ("version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: " + SHA + ", judged_at: 2026-11-30T12:00:00Z, by: me}\n",
-     "c.judged.yaml:4: case \"p\": by: key '1': unknown field in a judgement; known fields are grade, text_sha256, judged_at"),
+     "c.judged.yaml:4: case \"p\": by: key '1': unknown field in a judgement; known fields are grade, text_sha256, judged_at, sample"),
     ("version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: " + SHA + ", judged_at: 2026-11-30T12:00:00Z}\n"
      "    1: {grade: 1, text_sha256: " + SHA + ", judged_at: 2026-11-30T12:00:00Z}\n",
      "c.judged.yaml:5: case \"p\": key: key '1' is judged twice; keep one"),
@@ -102,6 +124,9 @@ def test_an_empty_record_writes_and_reads(tmp_path):
     ("- 1\n", "c.judged.yaml:1: a judgement record is a YAML mapping with version and cases, not a list"),
     ("version: 1\ncases: {a: &x {}, b: *x}\n",
      "c.judged.yaml:2: YAML anchors and aliases (&name / *name) are not accepted; write the value out"),
+    ("version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: " + SHA + ", judged_at: 2026-11-30T12:00:00Z, sample: 0}\n",
+     "c.judged.yaml:4: case \"p\": sample: key '1': must be the index of one of the record's 0 samples (from 0), not "
+     "the number 0"),
     # in the written form: the line reader leaves these to the YAML reader, which names them
     ('version: 1\ncases:\n  "p":\n    "1": {grade: 1, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n'
      '    "1": {grade: 1, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n',
@@ -132,14 +157,16 @@ def by_yaml(text: str) -> JudgementRecord:
 TEXTS = st.text(st.characters(codec="utf-8", exclude_characters='\n\x00'), min_size=1, max_size=12)
 JUDGEMENTS = st.builds(Judgement, st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0, 0.25, 1e-05, 1_000_000.0]),
                        st.sampled_from([SHA, "0123456789abcdef" * 4]),
-                       st.sampled_from(["2026-11-30T12:00:00Z", "2024-02-29T23:59:59Z", "1999-01-01T00:00:00Z"]))
+                       st.sampled_from(["2026-11-30T12:00:00Z", "2024-02-29T23:59:59Z", "1999-01-01T00:00:00Z"]),
+                       st.sampled_from([None, 0, 1]))
+SAMPLES = (Sample(7, DIGEST, 24, (DIGEST,), "2026-11-30T12:00:00Z"), Sample(0, DIGEST, 3, (), "2026-12-01T00:00:00Z"))
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(TEXTS, st.dictionaries(TEXTS, JUDGEMENTS, min_size=1, max_size=4), max_size=4),
        st.sampled_from([None, DIGEST]))
 def test_every_written_record_reads_the_same_by_lines_as_by_yaml(cases, corpus):
-    record = JudgementRecord(corpus=corpus, cases=cases)
+    record = JudgementRecord(corpus=corpus, cases=cases, samples=SAMPLES)
     text = record_text(record)
     assert by_yaml(text) == record
     lined = judgements_yaml._canonical(text.encode("utf-8"))

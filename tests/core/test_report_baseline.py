@@ -131,7 +131,8 @@ def test_comparison_and_drop_gates(outcomes):
         "would have to be relevant to pass, and as many as 4 may be (no random sample of them judged; in 1 case: "
         "'three'); list them with `ptah corpus holes CORPUS -g g`, judge them, and evaluate again")
     assert verdicts[2].holes == {"policy": "bound", "holes": 4, "flip_count": 1, "flip_count_exact": True,
-                                 "plausible_relevant": 4, "sample": None, "inconclusive": True, "settling_sample": None}
+                                 "plausible_relevant": 4, "sample": None, "inconclusive": True, "settling_sample": None,
+                                 "samples_ignored": []}
 
 
 def test_a_drop_of_exactly_the_threshold_passes_and_na_fails():

@@ -100,7 +100,8 @@ def test_a_drop_the_holes_decide_is_inconclusive_until_they_are_judged(project, 
         "have to be relevant to pass, and as many as 1 may be (no random sample of them judged; in 1 case: 'c1'); "
         f"list them with `ptah corpus holes {corpus} -g new`, judge them, and evaluate again")
     assert gate["holes"] == {"policy": "bound", "holes": 1, "flip_count": 1, "flip_count_exact": True,
-                             "plausible_relevant": 1, "sample": None, "inconclusive": True, "settling_sample": None}
+                             "plausible_relevant": 1, "sample": None, "inconclusive": True, "settling_sample": None,
+                             "samples_ignored": []}
 
     # --holes misses: the trec_eval convention -- the hole is a miss, the gate fails (exit 1, never 4)
     code, _, err = evaluate(capsys, project, "-g", "new", "--baseline", baseline, "--max-mrr-drop", "0.1",

@@ -1,0 +1,44 @@
+"""Which recorded random sample of holes a run's gates may use, and why the others are ignored."""
+
+from __future__ import annotations
+
+from ptah.core.corpus import Case
+from ptah.core.judged import Judgement, JudgementRecord, Sample, population_digest
+from ptah.core.outcomes import make_run, measure_case
+from ptah.services.evaluate import samples_of
+
+SHA = "a" * 64
+IDENTITY = "sha256:" + "1" * 64
+OTHER = "sha256:" + "2" * 64
+CASE = Case(id="c", query="q", k=3, relevant={"r": 1.0})
+
+
+def run(identity: str, judged=frozenset()):
+    case = Case(id="c", query="q", k=3, relevant={"r": 1.0}, judged=frozenset(judged))
+    result = measure_case(case, [("a", 0.9), ("b", 0.8), ("r", 0.7)], searched=3)
+    return make_run({"name": identity[-4:], "identity": identity}, {"channel": "vector", "mode": "exact"}, [result])
+
+
+def test_a_sample_counts_for_the_runs_it_was_drawn_from_and_holes_judged_since_still_belong_to_it():
+    drawn = Sample(5, population_digest([("c", "a"), ("c", "b")]), 1, (IDENTITY,), "2026-11-30T12:00:00Z")
+    record = JudgementRecord(samples=(drawn,), cases={"c": {
+        "a": Judgement(0.0, SHA, "2026-11-30T12:00:01Z", sample=0),
+        "b": Judgement(0.0, SHA, "2026-11-30T12:05:00Z")}})  # judged by hand after the draw
+    sampled, ignored = samples_of(record, [run(IDENTITY, {"a", "b"}), run(OTHER, {"a", "b"})])
+    assert {name: (s.population, s.drawn, s.found, s.seed) for name, s in sampled.items()} == {"1111": (2, 1, 0, 5)}
+    assert ignored == {}
+
+
+def test_a_sample_drawn_from_other_holes_or_runs_is_ignored_with_the_reason():
+    drawn = Sample(5, population_digest([("c", "a"), ("c", "b")]), 1, (IDENTITY,), "2026-11-30T12:00:00Z")
+    record = JudgementRecord(samples=(drawn,), cases={"c": {
+        "a": Judgement(0.0, SHA, "2026-11-30T12:00:01Z", sample=0),
+        "b": Judgement(0.0, SHA, "2026-11-29T00:00:00Z")}})  # judged BEFORE the draw: the population differs
+    sampled, ignored = samples_of(record, [run(IDENTITY, {"a", "b"})])
+    assert sampled == {}
+    assert ignored == {"1111": ["sample 0 (seed 5) was drawn from other holes than these runs have now (the corpus, "
+                                "its record or the rankings changed since); draw a new one"]}
+    pooled = Sample(5, drawn.population, 1, (IDENTITY, OTHER), drawn.drawn_at)
+    sampled, ignored = samples_of(JudgementRecord(samples=(pooled,)), [run(IDENTITY)])
+    assert sampled == {} and ignored == {"1111": [
+        "sample 0 (seed 5) was drawn from the holes of 2 runs; evaluate them together to use it"]}
