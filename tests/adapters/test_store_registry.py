@@ -31,7 +31,7 @@ from ptah.adapters.stores.base import (
     conformance_problem,
 )
 from ptah.adapters.stores.pgvector import PgvectorStore
-from ptah.adapters.stores.records import GenerationRecord, Matrix, now
+from ptah.adapters.stores.records import GenerationRecord, Matrix, SnapshotReads, now
 from ptah.adapters.stores.registry import StoreKind, capabilities_of, open_store, store_kind
 from ptah.adapters.stores.sqlite import SqliteStore
 from ptah.core.errors import EXIT_OPERATIONAL, CapabilityUnavailable, PluginError, StoreUnavailable
@@ -121,7 +121,7 @@ class MemorySnapshot:
                 if text in cached and record is not None and cached[text].shape == (record.dimension,)}
 
 
-class MemoryStore:
+class MemoryStore(SnapshotReads):  # generation(s), cached_queries and the context manager, through snapshots
     capabilities = Capabilities(lexical_index=True, vector_index=False)
 
     def __init__(self, name: str, state: MemoryState):
@@ -131,12 +131,6 @@ class MemoryStore:
     @contextmanager
     def snapshot(self):
         yield MemorySnapshot(self._state.copy())
-
-    def generation(self, identity):
-        return MemorySnapshot(self._state).generation(identity)
-
-    def generations(self):
-        return MemorySnapshot(self._state).generations()
 
     def register_generation(self, record):
         stored = self._state.generations.get(record.identity)
@@ -163,9 +157,6 @@ class MemoryStore:
         self._state.queries.pop(identity, None)
         return len(self._state.vectors.pop(identity, {}))
 
-    def cached_queries(self, identity, texts):
-        return MemorySnapshot(self._state).cached_queries(identity, texts)
-
     def cache_queries(self, identity, vectors):
         cached = self._state.queries.setdefault(identity, {})
         cached.update({text: np.array(vector, dtype=np.float32).reshape(-1) for text, vector in vectors.items()})
@@ -191,12 +182,6 @@ class MemoryStore:
 
     def close(self):
         pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()
 
 
 MEMORY: dict[str, MemoryState] = {}

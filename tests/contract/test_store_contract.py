@@ -52,12 +52,12 @@ class Location:
         self.kind = kind
         self.target = target  # a path (sqlite) or a URL (pgvector)
 
-    def open(self, create: bool = True):
+    def open(self):
         if self.kind == "sqlite":
-            return SqliteStore(self.target, create=create)
+            return SqliteStore(self.target)
         from ptah.adapters.stores.pgvector import PgvectorStore
 
-        return PgvectorStore(self.target, create=create)
+        return PgvectorStore(self.target)
 
     def known_migrations(self) -> list[str]:
         if self.kind == "sqlite":
