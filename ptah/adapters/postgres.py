@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from typing import Iterator
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from ptah.core.errors import OperationalError
 from ptah.core.spec import redact_url
@@ -33,12 +33,6 @@ DEFAULT_CONNECT_TIMEOUT_S = 10
 def secrets_of(url: str) -> list[str]:
     """Every spelling of a password ``url`` carries (user:PASSWORD@, ?password=), to scrub from messages."""
     found: set[str] = set()
-    try:
-        raw = urlsplit(url).password
-    except ValueError:
-        raw = None
-    if raw:
-        found.update({raw, unquote(raw)})
     try:
         parsed = conninfo_to_dict(url).get("password")
     except psycopg.Error:

@@ -24,6 +24,7 @@ identity, so renaming a generation re-registers the name and embeds nothing.
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
@@ -172,13 +173,7 @@ def _rows_to_embed(project: Project, template: str, todo: set[str]) -> Iterator[
 
 
 def _batches(rows: Iterator, size: int) -> Iterator[list]:
-    batch: list = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
+    while batch := list(itertools.islice(rows, size)):
         yield batch
 
 

@@ -36,9 +36,9 @@ from ptah.adapters.stores.registry import StoreKind, capabilities_of, open_store
 from ptah.adapters.stores.sqlite import SqliteStore
 from ptah.core.errors import EXIT_OPERATIONAL, CapabilityUnavailable, PluginError, StoreUnavailable
 from ptah.services.project import open_project
-from tests.contract.conftest import postgres_database, postgres_server, postgres_url  # noqa: F401 (fixtures)
+from tests.contract.conftest import make_workspace, postgres_database, postgres_server, postgres_url  # noqa: F401
 from tests.conftest import run_cli
-from tests.services.conftest import DOCS, Workspace
+from tests.services.conftest import Workspace
 
 CORPUS = """\
 version: 1
@@ -277,11 +277,7 @@ def test_both_sources_conform():
 
 
 def test_missing_psycopg_says_how_to_install_it(tmp_path, monkeypatch):
-    space = Workspace(tmp_path)
-    space.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)")
-    space.write_spec()
-    with open(space.spec_path, "a") as spec:
-        spec.write("store: postgresql://ptah@/nowhere?host=/nonexistent\n")
+    space = make_workspace(tmp_path, "postgresql://ptah@/nowhere?host=/nonexistent")
     monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg raises ImportError
     for module in ("ptah.adapters.postgres", "ptah.adapters.stores.pgvector", "ptah.adapters.stores.pgvector_lock"):
         monkeypatch.delitem(sys.modules, module, raising=False)
@@ -295,14 +291,7 @@ def test_missing_psycopg_says_how_to_install_it(tmp_path, monkeypatch):
 
 
 def workspace(folder, store: str | None) -> Workspace:
-    folder.mkdir()
-    space = Workspace(folder)
-    space.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)")
-    space.execute("INSERT INTO articles VALUES (?, ?, ?, ?)", DOCS)
-    space.write_spec()
-    if store is not None:
-        with open(space.spec_path, "a") as spec:
-            spec.write(f"store: {store}\n")
+    space = make_workspace(folder, store)
     (folder / "corpus.yaml").write_text(CORPUS)
     return space
 

@@ -45,7 +45,7 @@ from ptah.adapters.stores.pgvector_schema import (
     vectors_table,
 )
 from ptah.adapters.stores.pgvector_snapshot import PgvectorSnapshot
-from ptah.adapters.stores.records import GENERATION_COLUMNS, GENERATION_REFRESH, SnapshotReads, check_dimension
+from ptah.adapters.stores.records import GENERATION_COLUMNS, GENERATION_REFRESH, LexicalTable, SnapshotReads, check_dimension
 from ptah.adapters.stores.records import GenerationRecord, generation_values, now as _now
 from ptah.adapters.stores.registry import PGVECTOR_CAPABILITIES
 from ptah.adapters.stores.vector_checks import VECTOR_DTYPE
@@ -53,7 +53,7 @@ from ptah.core.errors import StoreUnavailable
 from ptah.core.spec import redact_url
 
 
-class PgvectorStore(SnapshotReads):
+class PgvectorStore(SnapshotReads, LexicalTable):
     """A pgvector store in the database a ``postgresql://`` URL names, migrated when opened.
 
     ``create=False`` (a reader) never creates ptah's tables: :attr:`initialised`
@@ -75,8 +75,15 @@ class PgvectorStore(SnapshotReads):
             self._connection.close()
             raise
 
+    _prefix, _marker = "ptah_", "%s"
+
     def _guarded(self):
         return guarded(self.url, StoreUnavailable, "store")
+
+    @contextmanager
+    def _transaction(self):
+        with self._guarded(), self._connection.transaction():
+            yield self._connection
 
     def close(self) -> None:
         self._connection.close()
@@ -211,31 +218,6 @@ class PgvectorStore(SnapshotReads):
             with self._connection.transaction():
                 create_hnsw_index(self._connection, found[0], m, ef_construction)
             return describe_index(self._connection, found[0])
-
-    # --- lexical indexes (ptah.adapters.lexical) ----------------------------------
-
-    def lexical_index(self, fingerprint: str, settings: str) -> bytes | None:
-        with self._guarded():
-            row = self._connection.execute(
-                "SELECT serialized FROM ptah_lexical_indexes WHERE fingerprint = %s AND settings = %s",
-                (fingerprint, settings),
-            ).fetchone()
-        return None if row is None else bytes(row[0])
-
-    def save_lexical_index(
-        self, fingerprint: str, settings: str, template_sha256: str, rows: int, vocabulary: int, serialized: bytes
-    ) -> None:
-        with self._guarded(), self._connection.transaction():
-            self._connection.execute(
-                "DELETE FROM ptah_lexical_indexes WHERE (template_sha256 = %s AND settings = %s) "
-                "OR (fingerprint = %s AND settings = %s)",
-                (template_sha256, settings, fingerprint, settings),
-            )
-            self._connection.execute(
-                "INSERT INTO ptah_lexical_indexes (fingerprint, settings, template_sha256, rows, vocabulary, "
-                "serialized, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                (fingerprint, settings, template_sha256, rows, vocabulary, serialized, _now()),
-            )
 
     # --- build lock ---------------------------------------------------------------
 

@@ -130,13 +130,10 @@ class PgvectorSnapshot:
     def _non_finite(self, identity: str, table: str):
         """What :func:`finite_blocks` raises for the generation's vectors that are not finite."""
 
-        def damaged(bad: int, total: int, first: str | None) -> StoreDamaged:
-            # pgvector refuses NaN and infinities on every input path: only damage on disk gets here
-            found = non_finite_text(bad, total, self.generation(identity).name, first)
-            return StoreDamaged(f"{self._store.where} is damaged: {found}; delete those rows from table {table} "
-                                "and run `ptah inference build` to embed them again.")
-
-        return damaged
+        # pgvector refuses NaN and infinities on every input path: only damage on disk gets here
+        return lambda bad, total, first: StoreDamaged(
+            f"{self._store.where} is damaged: {non_finite_text(bad, total, self.generation(identity).name, first)}; "
+            f"delete those rows from table {table} and run `ptah inference build` to embed them again.")
 
     def check(self, identity: str) -> None:
         """StoreDamaged unless every vector of the generation decodes at its dimension and is finite.

@@ -50,9 +50,6 @@ class RecordTable:
         return [(key, body) for key, body in self._run("SELECT key, body FROM {table} WHERE kind = ? ORDER BY seq",
                                                        (kind,))[1]]
 
-    def remove(self, kind: str, key: str) -> bool:
-        return self._run("DELETE FROM {table} WHERE kind = ? AND key = ?", (kind, key))[0] == 1
-
     def close(self) -> None:
         with self._lock:
             self._store.close()

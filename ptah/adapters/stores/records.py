@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, ContextManager, Iterable, Mapping
 
 import numpy as np
 
@@ -90,6 +90,9 @@ def check_dimension(record: GenerationRecord, stored: int) -> None:
 class SnapshotReads:
     """What a store reads through a snapshot of its own, and closing it as a context manager."""
 
+    snapshot: Callable[..., ContextManager[Any]]
+    close: Callable[[], None]
+
     def generation(self, identity: str) -> GenerationRecord | None:
         with self.snapshot() as snapshot:
             return snapshot.generation(identity)
@@ -108,3 +111,35 @@ class SnapshotReads:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+class LexicalTable:
+    """The lexical channel's indexes (:mod:`ptah.adapters.lexical`) in a store's ``lexical_indexes`` table (named
+    with its ``_prefix``; ``_marker``: its driver's parameter marker): the store's ``_guarded()`` turns a failed
+    read into ptah's error, its ``_transaction()`` yields its connection inside one write transaction."""
+
+    _prefix, _marker = "", "?"
+    _connection: Any
+    _guarded: Callable[[], ContextManager[Any]]
+    _transaction: Callable[[], ContextManager[Any]]
+
+    def _sql(self, statement: str) -> str:
+        return statement.replace("lexical_indexes", self._prefix + "lexical_indexes").replace("?", self._marker)
+
+    def lexical_index(self, fingerprint: str, settings: str) -> bytes | None:
+        with self._guarded():
+            row = self._connection.execute(
+                self._sql("SELECT serialized FROM lexical_indexes WHERE fingerprint = ? AND settings = ?"),
+                (fingerprint, settings)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def save_lexical_index(
+        self, fingerprint: str, settings: str, template_sha256: str, rows: int, vocabulary: int, serialized: bytes
+    ) -> None:
+        """Replaces the index of the same template and settings (and the one of the same text and settings)."""
+        with self._transaction() as connection:
+            connection.execute(self._sql("DELETE FROM lexical_indexes WHERE settings = ? AND (template_sha256 = ? "
+                                         "OR fingerprint = ?)"), (settings, template_sha256, fingerprint))
+            connection.execute(self._sql("INSERT INTO lexical_indexes (fingerprint, settings, template_sha256, rows, "
+                                         "vocabulary, serialized, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"),
+                               (fingerprint, settings, template_sha256, rows, vocabulary, serialized, now()))

@@ -1,16 +1,6 @@
 """The default store: generations and their vectors in one SQLite file.
 
-Layout (see :mod:`ptah.adapters.stores.migrations` for the schema):
-
-* ``generations`` -- one row per generation identity: display name, model,
-  settings, dimension, model digest, what the identity covers and the library
-  versions that computed the vectors;
-* ``vectors`` -- one row per (generation identity, row identity): the key as a
-  corpus spells it, the SHA-256 of the exact text embedded, the vector as
-  ``dimension`` float32 values, little-endian, and its CRC-32;
-* ``query_cache`` -- query vectors per (generation identity, query text);
-* ``lexical_indexes`` -- the lexical channel's serialised BM25 indexes, keyed
-  by (text fingerprint, settings) (see :mod:`ptah.adapters.lexical`).
+Layout: the tables :mod:`ptah.adapters.stores.migrations` creates, each column described there.
 
 Concurrency. The file is in WAL mode: a writer never blocks readers, and a
 reader inside :meth:`SqliteStore.snapshot` sees one consistent state of the
@@ -40,8 +30,8 @@ from typing import Iterable, Iterator, Mapping
 import numpy as np
 
 from ptah.adapters.stores.migrations import migrate
-from ptah.adapters.stores.records import GENERATION_COLUMNS, GENERATION_REFRESH, SnapshotReads, check_dimension
-from ptah.adapters.stores.records import GenerationRecord, Matrix, generation_values, now as _now  # re-exported
+from ptah.adapters.stores.records import GENERATION_COLUMNS, GENERATION_REFRESH, LexicalTable, SnapshotReads, check_dimension
+from ptah.adapters.stores.records import GenerationRecord, generation_values, now as _now  # GenerationRecord re-exported
 from ptah.adapters.stores.registry import SQLITE_CAPABILITIES
 from ptah.adapters.stores.sqlite_damage import guarded as _guarded
 from ptah.adapters.stores.sqlite_lock import build_lock
@@ -52,7 +42,7 @@ from ptah.core.errors import StoreUnavailable
 _BUSY_TIMEOUT_S = 30.0
 
 
-class SqliteStore(SnapshotReads):
+class SqliteStore(SnapshotReads, LexicalTable):
     """A SQLite store file, migrated to the current schema when opened."""
 
     capabilities = SQLITE_CAPABILITIES
@@ -82,6 +72,9 @@ class SqliteStore(SnapshotReads):
 
     def close(self) -> None:
         self._connection.close()
+
+    def _guarded(self):
+        return _guarded(self.path)
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -172,28 +165,6 @@ class SqliteStore(SnapshotReads):
                 "ON CONFLICT(generation, query) DO UPDATE SET vector = excluded.vector, "
                 "vector_crc32 = excluded.vector_crc32",
                 [(identity, text, blob, zlib.crc32(blob)) for text, blob in blobs.items()],
-            )
-
-    # --- lexical indexes (ptah.adapters.lexical) --------------------------------
-
-    def lexical_index(self, fingerprint: str, settings: str) -> bytes | None:
-        with _guarded(self.path):
-            row = self._connection.execute(
-                "SELECT serialized FROM lexical_indexes WHERE fingerprint = ? AND settings = ?", (fingerprint, settings)
-            ).fetchone()
-        return None if row is None else bytes(row[0])
-
-    def save_lexical_index(
-        self, fingerprint: str, settings: str, template_sha256: str, rows: int, vocabulary: int, serialized: bytes
-    ) -> None:
-        with self._transaction() as connection:
-            connection.execute(
-                "DELETE FROM lexical_indexes WHERE template_sha256 = ? AND settings = ?", (template_sha256, settings)
-            )
-            connection.execute(
-                "INSERT OR REPLACE INTO lexical_indexes (fingerprint, settings, template_sha256, rows, vocabulary, "
-                "serialized, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (fingerprint, settings, template_sha256, rows, vocabulary, serialized, _now()),
             )
 
     # --- build lock -----------------------------------------------------------

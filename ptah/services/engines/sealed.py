@@ -46,9 +46,6 @@ class Sealed:
     def __hash__(self) -> int:
         return hash(self._url)
 
-    def __reduce__(self):
-        return Sealed, (self._url,)
-
 
 def scrub(text: str, *urls: Sealed) -> str:
     """``text`` with each of ``urls`` shown redacted, and each of their passwords (as written, percent-decoded
