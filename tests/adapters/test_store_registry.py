@@ -258,7 +258,7 @@ def test_a_kind_that_opens_something_short_of_a_store_is_refused():
 # --- the protocols ----------------------------------------------------------------------
 
 
-def test_both_stores_and_their_snapshots_conform_to_what_they_declare(tmp_path, postgres_url):
+def test_both_stores_sources_and_snapshots_conform_to_what_they_declare(tmp_path, postgres_url):
     with SqliteStore(tmp_path / "ptah.db") as sqlite, PgvectorStore(postgres_url) as pgvector:
         assert (isinstance(sqlite, LexicalIndexStore), isinstance(sqlite, VectorIndexStore)) == (True, False)
         assert (isinstance(pgvector, LexicalIndexStore), isinstance(pgvector, VectorIndexStore)) == (True, True)
@@ -266,14 +266,11 @@ def test_both_stores_and_their_snapshots_conform_to_what_they_declare(tmp_path, 
         with sqlite.snapshot() as first, pgvector.snapshot() as second:
             assert (isinstance(first, Snapshot), isinstance(first, VectorIndexSnapshot)) == (True, False)
             assert (isinstance(second, Snapshot), isinstance(second, VectorIndexSnapshot)) == (True, True)
+    assert issubclass(SqliteSource, Source) and issubclass(PostgresSource, Source)
     with MemoryStore("x", MemoryState()) as memory:
         assert isinstance(memory, Store) and conformance_problem(memory) is None
         with memory.snapshot() as snapshot:
             assert isinstance(snapshot, Snapshot)
-
-
-def test_both_sources_conform():
-    assert issubclass(SqliteSource, Source) and issubclass(PostgresSource, Source)
 
 
 def test_missing_psycopg_says_how_to_install_it(tmp_path, monkeypatch):

@@ -44,12 +44,12 @@ names one column (as SQLite matches), so ``{Title}`` reads column ``title``.
 from __future__ import annotations
 
 import itertools
-from typing import Iterable, Iterator, Self
+from typing import Iterable, Iterator
 
 from psycopg import IsolationLevel, sql
 
 from ptah.adapters.postgres import connect, pg_errors, psycopg, reason
-from ptah.adapters.sources.base import filter_problem
+from ptah.adapters.sources.base import OneSnapshot, filter_problem
 from ptah.adapters.sources.postgres_index import TableIndexSearch, find_index
 from ptah.adapters.sources.rows import is_int64, lookup_keys, mark_found, no_such_column, source_rows
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
@@ -72,14 +72,13 @@ _COLUMNS = """
 """
 
 
-class PostgresSource:
+class PostgresSource(OneSnapshot):
     """The rows of ``source.table`` as ptah sees them, from one read-only snapshot."""
 
     def __init__(self, source: SourceSpec, root: str | None = None, *, snapshot: str | None = None):
         self.source = source
         self.where = f"{source.redacted_database} table {source.table}"
         self._names = itertools.count(1)
-        self._db = None
         if source.filter is not None and (problem := filter_problem(source.filter)):
             raise SpecError([Problem(problem, field="source.filter")])
         self._db = connect(source.database, SourceUnavailable, "source database")
@@ -109,18 +108,6 @@ class PostgresSource:
         except BaseException:  # SourceUnavailable, SpecError, and a Ctrl-C while opening: no session left open
             self.close()
             raise
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """End the read transaction and close the connection."""
-        if self._db is not None:
-            self._db.close()
-            self._db = None
 
     # --- opening ------------------------------------------------------------------
 

@@ -34,7 +34,7 @@ from typing import Iterable, Iterator
 from urllib.parse import quote
 
 from ptah.core.errors import Problem, SourceUnavailable, SpecError
-from ptah.adapters.sources.base import filter_problem
+from ptah.adapters.sources.base import OneSnapshot, filter_problem
 from ptah.adapters.sources.rows import is_int64, lookup_keys, mark_found, no_such_column, source_rows
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
 from ptah.core.spec import SourceRow, SourceSpec, sqlite_database_path, template_columns
@@ -47,7 +47,7 @@ def quote_identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-class SqliteSource:
+class SqliteSource(OneSnapshot):
     """The rows of ``source.table`` as ptah sees them, from one read-only snapshot."""
 
     def __init__(self, source: SourceSpec, root: str):
@@ -57,7 +57,6 @@ class SqliteSource:
         if path is None:
             raise SourceUnavailable(f"{source.redacted_database}: not a sqlite:/// URL; the SQLite reader cannot open it")
         self.path = path
-        self._db = None
         if source.filter is not None and (problem := filter_problem(source.filter)):
             raise SpecError([Problem(problem, field="source.filter")])
         if not os.path.isfile(path):
@@ -86,18 +85,6 @@ class SqliteSource:
         except (SourceUnavailable, SpecError):
             self.close()
             raise
-
-    def __enter__(self) -> SqliteSource:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """End the read transaction and close the database."""
-        if self._db is not None:
-            self._db.close()
-            self._db = None
 
     def _check_columns(self, columns: Iterable[str], field: str) -> None:
         for column in columns:
