@@ -40,7 +40,6 @@ from ptah.adapters.stores.pgvector_lock import build_lock
 from ptah.adapters.stores.pgvector_schema import (
     create_vectors_table,
     encode_rows,
-    is_migrated,
     migrate,
     vectors_table,
 )
@@ -68,7 +67,9 @@ class PgvectorStore(SnapshotReads, LexicalTable):
         self._connection = connect(url, StoreUnavailable, "store", autocommit=True)
         self._tables: dict[str, tuple[str, int]] = {}
         try:
-            self.initialised = create or is_migrated(self._connection, url)
+            with self._guarded():  # whether ptah's tables exist here at all (a reader must not create them)
+                self.initialised = create or self._connection.execute(
+                    "SELECT to_regclass('ptah_migrations') IS NOT NULL").fetchone()[0]
             if self.initialised:
                 migrate(self._connection, url)
         except BaseException:

@@ -173,12 +173,6 @@ def migrate(connection, url: str) -> None:
                 )
 
 
-def is_migrated(connection, url: str) -> bool:
-    """Whether ptah's tables exist here at all (a reader must not create them)."""
-    with guarded(url, StoreUnavailable, "store"):
-        return connection.execute("SELECT to_regclass('ptah_migrations') IS NOT NULL").fetchone()[0]
-
-
 def _ensure_extension(connection, url: str) -> None:
     if connection.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
         return
