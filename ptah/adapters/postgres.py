@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from typing import Iterator
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from ptah.core.errors import OperationalError
 from ptah.core.spec import redact_url
@@ -33,12 +33,6 @@ DEFAULT_CONNECT_TIMEOUT_S = 10
 def secrets_of(url: str) -> list[str]:
     """Every spelling of a password ``url`` carries (user:PASSWORD@, ?password=), to scrub from messages."""
     found: set[str] = set()
-    try:
-        raw = urlsplit(url).password
-    except ValueError:
-        raw = None
-    if raw:
-        found.update({raw, unquote(raw)})
     try:
         parsed = conninfo_to_dict(url).get("password")
     except psycopg.Error:
@@ -114,3 +108,21 @@ def guarded(url: str, error: type[OperationalError], what: str) -> Iterator[None
 def client_label() -> str:
     """``pid N on HOST``: how a session names its process for others (``application_name``)."""
     return f"pid {os.getpid()} on {os.uname().nodename}"
+
+
+def vector_literal(vector) -> str:
+    """A float32 vector as pgvector's text input, exact: each value's shortest round-trip decimal."""
+    import numpy as np
+
+    return "[" + ",".join(repr(float(value)) for value in np.asarray(vector, dtype=np.float32).reshape(-1)) + "]"
+
+
+def plan_uses_index(plan: list, index: str) -> bool:
+    """Whether an ``EXPLAIN (FORMAT JSON)`` plan reads through ``index`` anywhere: ``enable_seqscan = off``
+    discourages a scan but does not forbid one, and an exact answer passed off as the index's would be the
+    silent fallback ptah never makes."""
+
+    def uses(node: dict) -> bool:
+        return node.get("Index Name") == index or any(uses(child) for child in node.get("Plans", []))
+
+    return uses(plan[0]["Plan"])

@@ -24,6 +24,7 @@ identity, so renaming a generation re-registers the name and embeds nothing.
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
@@ -38,12 +39,12 @@ from ptah.core.spec import SourceRow
 from ptah.services.external import refuse_build
 from ptah.services.probe import probe_for_build, stored_probe
 from ptah.services.project import Generation, Project
-from ptah.services.build_progress import says_what_was_kept, with_row_progress
+from ptah.services.build_progress import BuildInterrupted, with_row_progress
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(rows_embedded_so_far, rows_to_embed)``: once before the first batch, then after each commit
 (and, when it has a ``rows`` attribute, ``rows(done, total)`` as rows are embedded between commits:
-:mod:`ptah.services.build_progress`)."""
+:mod:`ptah.services.build_progress`). A Ctrl-C from then on is :class:`BuildInterrupted`, saying what was kept."""
 
 ROWS_PER_BATCH_FACTOR = 16
 """Default rows per committed batch, as a multiple of the generation's ``batch_size``.
@@ -75,7 +76,6 @@ class BuildSummary:
         return values
 
 
-@says_what_was_kept
 def build(
     project: Project,
     name: str | None = None,
@@ -117,16 +117,19 @@ def build(
         deleted = store.delete_vectors(identity, gone)
 
         embedded = 0
-        if progress is not None:
-            progress(0, len(todo))
-        if todo:
-            embedder = with_row_progress(embedder, progress, len(todo))
-            for batch in _batches(_rows_to_embed(project, template, todo), batch_rows):
-                vectors = embed_batch(embedder, batch, record.dimension)
-                store.write_vectors(identity, [(row.identity, row.key, digest) for row, digest in batch], vectors)
-                embedded += len(batch)
-                if progress is not None:
-                    progress(embedded, len(todo))
+        try:
+            if progress is not None:
+                progress(0, len(todo))
+            if todo:
+                embedder = with_row_progress(embedder, progress, len(todo))
+                for batch in _batches(_rows_to_embed(project, template, todo), batch_rows):
+                    vectors = embed_batch(embedder, batch, record.dimension)
+                    store.write_vectors(identity, [(row.identity, row.key, digest) for row, digest in batch], vectors)
+                    embedded += len(batch)
+                    if progress is not None:
+                        progress(embedded, len(todo))
+        except KeyboardInterrupt:
+            raise BuildInterrupted(embedded, len(todo)) from None
         usage = usage_of(embedder)  # None: no service was asked
     project.forget_matrices()
     return BuildSummary(
@@ -170,13 +173,7 @@ def _rows_to_embed(project: Project, template: str, todo: set[str]) -> Iterator[
 
 
 def _batches(rows: Iterator, size: int) -> Iterator[list]:
-    batch: list = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
+    while batch := list(itertools.islice(rows, size)):
         yield batch
 
 

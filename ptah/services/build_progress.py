@@ -18,7 +18,6 @@ rows kept; run the same command to resume" (the CLI prints it and exits 130).
 
 from __future__ import annotations
 
-import functools
 import inspect
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -63,40 +62,3 @@ class BuildInterrupted(KeyboardInterrupt):
     def __init__(self, kept: int, total: int):
         super().__init__(f"interrupted: {kept:,} of {total:,} rows kept; run the same command to resume")
         self.kept, self.total = kept, total
-
-
-class _Commits:
-    """A build's progress callback that remembers the last commit's counts, then passes them on (and any other
-    attribute -- ``rows`` -- of the caller's callback)."""
-
-    def __init__(self, progress: Callable | None):
-        self._progress = progress
-        self.kept: int | None = None
-        self.total: int | None = None
-
-    def __call__(self, done: int, total: int) -> None:
-        self.kept, self.total = done, total
-        if self._progress is not None:
-            self._progress(done, total)
-
-    def __getattr__(self, name: str):
-        if self._progress is None:
-            raise AttributeError(name)
-        return getattr(self._progress, name)
-
-
-def says_what_was_kept(build: Callable) -> Callable:
-    """``build(project, name, progress, ...)`` raising :class:`BuildInterrupted` for Ctrl-C once it has begun to
-    embed (before, the interrupt passes as it came: nothing was embedded)."""
-
-    @functools.wraps(build)
-    def interruptible(project, name=None, progress=None, *args, **options):
-        commits = _Commits(progress)
-        try:
-            return build(project, name, commits, *args, **options)
-        except KeyboardInterrupt:
-            if commits.total is None:
-                raise
-            raise BuildInterrupted(commits.kept, commits.total) from None
-
-    return interruptible

@@ -21,7 +21,7 @@ generation is still current. ``dry_run`` says what would go and removes nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from ptah.core.errors import InputError, ModelUnavailable
@@ -86,7 +86,7 @@ def prune(project: Project, keep: Sequence[str] = (), *, dry_run: bool = False) 
             continue
         if not dry_run:
             with store.build_lock(record.identity, record.name):
-                entry = PrunedGeneration(**{**entry.as_dict(), "vectors": store.drop_generation(record.identity)})
+                entry = replace(entry, vectors=store.drop_generation(record.identity))
         removed.append(entry)
     return PruneResult(dry_run, tuple(removed), tuple(kept))
 

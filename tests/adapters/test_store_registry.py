@@ -31,14 +31,14 @@ from ptah.adapters.stores.base import (
     conformance_problem,
 )
 from ptah.adapters.stores.pgvector import PgvectorStore
-from ptah.adapters.stores.records import GenerationRecord, Matrix, now
+from ptah.adapters.stores.records import GenerationRecord, Matrix, SnapshotReads, now
 from ptah.adapters.stores.registry import StoreKind, capabilities_of, open_store, store_kind
 from ptah.adapters.stores.sqlite import SqliteStore
 from ptah.core.errors import EXIT_OPERATIONAL, CapabilityUnavailable, PluginError, StoreUnavailable
 from ptah.services.project import open_project
-from tests.contract.conftest import postgres_database, postgres_server, postgres_url  # noqa: F401 (fixtures)
+from tests.contract.conftest import make_workspace, postgres_database, postgres_server, postgres_url  # noqa: F401
 from tests.conftest import run_cli
-from tests.services.conftest import DOCS, Workspace
+from tests.services.conftest import Workspace
 
 CORPUS = """\
 version: 1
@@ -121,7 +121,7 @@ class MemorySnapshot:
                 if text in cached and record is not None and cached[text].shape == (record.dimension,)}
 
 
-class MemoryStore:
+class MemoryStore(SnapshotReads):  # generation(s), cached_queries and the context manager, through snapshots
     capabilities = Capabilities(lexical_index=True, vector_index=False)
 
     def __init__(self, name: str, state: MemoryState):
@@ -131,12 +131,6 @@ class MemoryStore:
     @contextmanager
     def snapshot(self):
         yield MemorySnapshot(self._state.copy())
-
-    def generation(self, identity):
-        return MemorySnapshot(self._state).generation(identity)
-
-    def generations(self):
-        return MemorySnapshot(self._state).generations()
 
     def register_generation(self, record):
         stored = self._state.generations.get(record.identity)
@@ -163,9 +157,6 @@ class MemoryStore:
         self._state.queries.pop(identity, None)
         return len(self._state.vectors.pop(identity, {}))
 
-    def cached_queries(self, identity, texts):
-        return MemorySnapshot(self._state).cached_queries(identity, texts)
-
     def cache_queries(self, identity, vectors):
         cached = self._state.queries.setdefault(identity, {})
         cached.update({text: np.array(vector, dtype=np.float32).reshape(-1) for text, vector in vectors.items()})
@@ -191,12 +182,6 @@ class MemoryStore:
 
     def close(self):
         pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()
 
 
 MEMORY: dict[str, MemoryState] = {}
@@ -273,7 +258,7 @@ def test_a_kind_that_opens_something_short_of_a_store_is_refused():
 # --- the protocols ----------------------------------------------------------------------
 
 
-def test_both_stores_and_their_snapshots_conform_to_what_they_declare(tmp_path, postgres_url):
+def test_both_stores_sources_and_snapshots_conform_to_what_they_declare(tmp_path, postgres_url):
     with SqliteStore(tmp_path / "ptah.db") as sqlite, PgvectorStore(postgres_url) as pgvector:
         assert (isinstance(sqlite, LexicalIndexStore), isinstance(sqlite, VectorIndexStore)) == (True, False)
         assert (isinstance(pgvector, LexicalIndexStore), isinstance(pgvector, VectorIndexStore)) == (True, True)
@@ -281,22 +266,15 @@ def test_both_stores_and_their_snapshots_conform_to_what_they_declare(tmp_path, 
         with sqlite.snapshot() as first, pgvector.snapshot() as second:
             assert (isinstance(first, Snapshot), isinstance(first, VectorIndexSnapshot)) == (True, False)
             assert (isinstance(second, Snapshot), isinstance(second, VectorIndexSnapshot)) == (True, True)
+    assert issubclass(SqliteSource, Source) and issubclass(PostgresSource, Source)
     with MemoryStore("x", MemoryState()) as memory:
         assert isinstance(memory, Store) and conformance_problem(memory) is None
         with memory.snapshot() as snapshot:
             assert isinstance(snapshot, Snapshot)
 
 
-def test_both_sources_conform():
-    assert issubclass(SqliteSource, Source) and issubclass(PostgresSource, Source)
-
-
 def test_missing_psycopg_says_how_to_install_it(tmp_path, monkeypatch):
-    space = Workspace(tmp_path)
-    space.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)")
-    space.write_spec()
-    with open(space.spec_path, "a") as spec:
-        spec.write("store: postgresql://ptah@/nowhere?host=/nonexistent\n")
+    space = make_workspace(tmp_path, "postgresql://ptah@/nowhere?host=/nonexistent")
     monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg raises ImportError
     for module in ("ptah.adapters.postgres", "ptah.adapters.stores.pgvector", "ptah.adapters.stores.pgvector_lock"):
         monkeypatch.delitem(sys.modules, module, raising=False)
@@ -310,14 +288,7 @@ def test_missing_psycopg_says_how_to_install_it(tmp_path, monkeypatch):
 
 
 def workspace(folder, store: str | None) -> Workspace:
-    folder.mkdir()
-    space = Workspace(folder)
-    space.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)")
-    space.execute("INSERT INTO articles VALUES (?, ?, ?, ?)", DOCS)
-    space.write_spec()
-    if store is not None:
-        with open(space.spec_path, "a") as spec:
-            spec.write(f"store: {store}\n")
+    space = make_workspace(folder, store)
     (folder / "corpus.yaml").write_text(CORPUS)
     return space
 

@@ -112,13 +112,3 @@ def test_index_search_both_streams_the_exact_side_and_index_alone_reads_no_vecto
     index_only = evaluate(big_workspace, monkeypatch, streaming=True, search="index")
     assert blocks == []
     assert [case.ranking for case in index_only.runs[0].cases] == [case.ranking for case in whole.runs[0].cases]
-
-
-def test_the_sqlite_and_the_pgvector_store_give_the_same_report(tmp_path, postgres_url, monkeypatch):
-    reports = []
-    for folder, store in (("sqlite", None), ("pgvector", postgres_url)):
-        (tmp_path / folder).mkdir()
-        space = filled(make_workspace(tmp_path / folder, store))
-        report = measured(evaluate(space, monkeypatch, streaming=folder == "pgvector"))  # matrix, then stream
-        reports.append([(run["cases"], run["aggregates"]) for run in report["runs"]])
-    assert reports[0] == reports[1]

@@ -54,7 +54,7 @@ def same_bits(first: np.ndarray, second: np.ndarray) -> bool:
 @pytest.mark.parametrize("rows", [1, 7, 64, 300, 1000])
 def test_blocks_join_into_the_matrix_bit_for_bit_and_each_holds_exactly_rows(location, rows):
     with location.open() as opened:
-        stored(opened, 300)
+        written = stored(opened, 300)  # in three batches, not in row identity order
         with opened.snapshot() as snapshot:
             whole = snapshot.matrix(IDENTITY)
             blocks = list(snapshot.vector_blocks(IDENTITY, rows))
@@ -67,6 +67,7 @@ def test_blocks_join_into_the_matrix_bit_for_bit_and_each_holds_exactly_rows(loc
     assert (keys, row_identities) == (whole.keys, whole.row_identities)
     assert row_identities == sorted(row_identities) and row_identities[:3] == ["1:Z", "1:a", "1:é"]
     assert same_bits(vectors, whole.vectors)
+    assert same_bits(whole.vectors, written[sorted(range(300), key=identities(300).__getitem__)])  # as written
 
 
 def test_an_unregistered_or_empty_generation_streams_no_block(location):

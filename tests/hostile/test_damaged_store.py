@@ -93,17 +93,13 @@ def refused_by(capsys, commands, expected: str) -> None:
         assert ptah(capsys, command) == (3, "", expected), command
 
 
-def test_garbage_over_the_file_header_is_damage_to_every_command(built, capsys):
+@pytest.mark.parametrize("offset, found", [(0, "SQLite: file is not a database"),  # the file header
+                                           (100, "SQLite: database disk image is malformed")])  # page 1's b-tree
+def test_garbage_over_the_header_or_the_first_page_is_damage_to_every_command(built, capsys, offset, found):
     with open(built.store_path, "r+b") as handle:
+        handle.seek(offset)
         handle.write(b"\xa5" * 100)
-    refused_by(capsys, COMMANDS, damaged(built.store_path, "SQLite: file is not a database"))
-
-
-def test_garbage_over_the_first_page_is_damage_to_every_command(built, capsys):
-    with open(built.store_path, "r+b") as handle:
-        handle.seek(100)  # the b-tree header of page 1, the schema's root
-        handle.write(b"\xa5" * 100)
-    refused_by(capsys, COMMANDS, damaged(built.store_path, "SQLite: database disk image is malformed"))
+    refused_by(capsys, COMMANDS, damaged(built.store_path, found))
 
 
 @pytest.mark.parametrize("size", [50, 4096, 0.5])

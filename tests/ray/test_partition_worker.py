@@ -12,7 +12,7 @@ from __future__ import annotations
 import ptah
 from ptah.adapters.sources.postgres_partitions import KeyRange, PartitionedSource
 from ptah.services.engines.partition import BuildPlan, PartitionWorker
-from tests.ray.test_ray_build import SEP, Databases, content, databases  # noqa: F401 (fixture)
+from tests.ray.test_ray_build import SEP, Databases, databases, equals_a_local_build  # noqa: F401 (fixture)
 
 ROWS = 5_000  # more than a block of 2,000 rows in each of the two partitions
 
@@ -60,9 +60,7 @@ def test_a_partition_reads_its_ranges_stored_digests_in_one_statement(databases:
     assert reads == ["SELECT row_identity, text_sha256 by range",  # partition 1: its range, once
                      "SELECT row_identity, text_sha256 by identity",  # its row whose key holds U+001F
                      "SELECT row_identity, text_sha256 by range"]  # partition 2
-    with ptah.open_project(databases.spec("local")) as project:
-        project.build()
-    assert content(spec) == content(databases.spec("local"))
+    equals_a_local_build(databases, spec)
 
 
 def test_a_range_reads_the_same_rows_through_the_keys_index(databases: Databases):

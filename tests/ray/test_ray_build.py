@@ -88,6 +88,29 @@ def check(spec: str):
         return project.verify()
 
 
+def the_next_build_embeds_exactly_the_rest(spec: str, partitions: int) -> None:
+    """Some of the 272 rows were kept and not all; the next build embeds exactly the others, and verify is ok."""
+    kept = len(vectors(spec))
+    assert 0 < kept < 272
+    summary = build(spec, partitions=partitions)
+    assert (summary.rows, summary.embedded, summary.unchanged) == (272, 272 - kept, kept)
+    assert check(spec).ok
+
+
+def equals_a_local_build(databases, spec: str) -> None:
+    with ptah.open_project(databases.spec("local")) as project:
+        project.build()
+    assert content(spec) == content(databases.spec("local"))
+
+
+def until_a_row_is_stored(driver, spec: str) -> None:
+    """Wait until the driver's build has stored a row; it must still be running then."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and driver.poll() is None and not _stored(spec):
+        time.sleep(0.05)
+    assert driver.poll() is None, "the build ended before it could be stopped"
+
+
 @pytest.fixture
 def databases(postgres_server, tmp_path) -> Databases:
     return Databases(postgres_server, tmp_path)
@@ -135,9 +158,7 @@ def test_only_rows_inserted_updated_or_deleted_between_builds_are_embedded(ray_l
     rewritten = {identity for identity, row in after.items() if before.get(identity, (None,) * 5)[4] != row[4]}
     assert rewritten == {"2:t11:1", "2:t21:2", f"3:a{SEP}b1:7", "2:t94:1000", "2:t94:1001"}
     assert set(before) - set(after) == {"2:t01:3", "2:t11:4", "2:t21:8"}
-    with ptah.open_project(databases.spec("local")) as project:
-        project.build()
-    assert content(spec) == content(databases.spec("local"))
+    equals_a_local_build(databases, spec)
 
 
 def test_rows_changed_during_a_ray_build_are_not_seen_and_verify_says_so(ray_local, databases):
@@ -172,15 +193,9 @@ def test_a_worker_killed_mid_partition_leaves_exactly_the_missing_rows_to_the_ne
         project.build(engine="ray", actors=2, partitions=6)
     assert failed.value.exit_code == EXIT_OPERATIONAL and not marker.exists()
     assert str(failed.value).startswith("1 of 6 partitions of generation docs did not finish (partition ")
-    kept = len(vectors(spec))
-    assert 0 < kept < 272
     _wait_for_workers_to_go(databases, spec)  # the driver's exporting transaction among them: closed on failure
-    summary = build(spec, partitions=6)
-    assert (summary.rows, summary.embedded, summary.unchanged) == (272, 272 - kept, kept)
-    assert check(spec).ok
-    with ptah.open_project(databases.spec("local")) as project:
-        project.build()
-    assert content(spec) == content(databases.spec("local"))
+    the_next_build_embeds_exactly_the_rest(spec, partitions=6)
+    equals_a_local_build(databases, spec)
 
 
 DRIVER = textwrap.dedent(
@@ -201,20 +216,13 @@ def test_a_driver_killed_mid_build_leaves_exactly_the_missing_rows_to_the_next_b
     address = ray_local.get_runtime_context().gcs_address
     driver = subprocess.Popen([sys.executable, "-c", DRIVER, spec, address], cwd=ROOT)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and driver.poll() is None and not _stored(spec):
-            time.sleep(0.05)
-        assert driver.poll() is None, "the build ended before it could be killed"
+        until_a_row_is_stored(driver, spec)
         driver.send_signal(signal.SIGKILL)
     finally:
         driver.kill()
         driver.wait()
     _wait_for_workers_to_go(databases, spec)
-    kept = len(vectors(spec))
-    assert 0 < kept < 272
-    summary = build(spec, partitions=4)
-    assert (summary.rows, summary.embedded, summary.unchanged) == (272, 272 - kept, kept)
-    assert check(spec).ok
+    the_next_build_embeds_exactly_the_rest(spec, partitions=4)
 
 
 INTERRUPTED = textwrap.dedent(
@@ -250,21 +258,14 @@ def test_a_ctrl_c_mid_build_closes_the_drivers_snapshot_and_the_next_build_finis
                               stdout=subprocess.PIPE, text=True)
     try:
         assert driver.stdout.readline() == "building\n"
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and driver.poll() is None and not _stored(spec):
-            time.sleep(0.05)
-        assert driver.poll() is None, "the build ended before it could be interrupted"
+        until_a_row_is_stored(driver, spec)
         driver.send_signal(signal.SIGINT)
         out, _ = driver.communicate(timeout=120)
     finally:
         driver.kill()
         driver.wait()
     assert (driver.returncode, out) == (0, "interrupted source sessions left: 0\n")
-    kept = len(vectors(spec))
-    assert 0 < kept < 272
-    summary = build(spec, partitions=4)
-    assert (summary.rows, summary.embedded, summary.unchanged) == (272, 272 - kept, kept)
-    assert check(spec).ok
+    the_next_build_embeds_exactly_the_rest(spec, partitions=4)
 
 
 def _stored(spec: str) -> int:

@@ -8,8 +8,6 @@ or registers its own under ``test/NAME`` (the ``embedders`` fixture).
 from __future__ import annotations
 
 import hashlib
-import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -17,17 +15,10 @@ import textwrap
 from contextlib import contextmanager
 from pathlib import Path
 
-import numpy as np
-import pytest
-
 from ptah.adapters.embedders.deterministic import DeterministicEmbedder
 from ptah.core.identity import text_digest
 from ptah.services.build import build
 from ptah.services.verify import list_generations, verify
-
-
-def recorder() -> DeterministicEmbedder:
-    return DeterministicEmbedder(dimension=32)
 
 
 def model_of(project) -> DeterministicEmbedder:
@@ -63,28 +54,6 @@ def test_a_first_build_embeds_every_row_and_registers_the_generation(workspace):
     assert '"ptah": "0.1.0"' in versions
 
 
-def test_the_stored_vectors_are_the_embedders_vectors(workspace):
-    with workspace.project() as project:
-        build(project)
-        matrix = project.matrix(project.generation())
-    # Rows come back in row identity order: "1:1" ... "1:9", then "2:10".
-    assert matrix.keys == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"]
-    assert matrix.row_identities[-1] == "2:10"
-    assert matrix.vectors.dtype == np.float32 and matrix.vectors.flags["C_CONTIGUOUS"]
-    assert np.array_equal(matrix.vectors, recorder().embed_documents([workspace.text(row) for row in workspace.docs]))
-
-
-def test_changing_three_rows_embeds_exactly_those_three_texts(workspace):
-    with workspace.project() as project:
-        build(project)
-    workspace.execute("UPDATE articles SET body = body || ' Updated.' WHERE id IN (2, 5, 8)")
-    with workspace.project() as project:
-        embedder = model_of(project)
-        summary = build(project)
-    assert embedder.embedded_texts() == [workspace.text(workspace.docs[i - 1]) + " Updated." for i in (2, 5, 8)]
-    assert (summary.rows, summary.embedded, summary.unchanged, summary.deleted) == (10, 3, 7, 0)
-
-
 def test_a_build_with_nothing_to_do_never_loads_the_model(workspace, monkeypatch):
     with workspace.project() as project:
         build(project)
@@ -96,20 +65,6 @@ def test_a_build_with_nothing_to_do_never_loads_the_model(workspace, monkeypatch
     with workspace.project() as project:
         summary = build(project)
     assert (summary.embedded, summary.unchanged, summary.deleted) == (0, 10, 0)
-
-
-def test_a_deleted_rows_vector_is_gone(workspace):
-    with workspace.project() as project:
-        build(project)
-        identity = project.generation().identity.identity
-    workspace.execute("DELETE FROM articles WHERE id = 4")
-    with workspace.project() as project:
-        embedder = model_of(project)
-        summary = build(project)
-    assert (summary.rows, summary.embedded, summary.deleted) == (9, 0, 1)
-    assert embedder.calls == []
-    assert "4" not in stored(workspace, identity)
-    assert len(stored(workspace, identity)) == 9
 
 
 def test_the_filter_excludes_rows_and_a_row_leaving_it_loses_its_vector(workspace):
@@ -243,25 +198,3 @@ def slow_build_of(workspace):
     finally:
         process.kill()
         process.wait()
-
-
-@pytest.fixture
-def slow_build(workspace):
-    with slow_build_of(workspace) as process:
-        yield process
-
-
-def test_a_build_killed_with_sigkill_resumes_with_only_the_remainder(workspace, slow_build, embedders):
-    os.kill(slow_build.pid, signal.SIGKILL)
-    assert slow_build.wait() == -signal.SIGKILL
-    with sqlite3.connect(workspace.store_path) as connection:
-        assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        committed = [key for (key,) in connection.execute("SELECT key FROM vectors ORDER BY key")]
-    assert committed == ["1", "2", "3"]  # the first batch, in source order
-    embedder = embedders[SLOW_MODEL] = recorder()
-    with workspace.project() as project:
-        summary = build(project)
-        result = verify(project)
-    assert embedder.embedded_texts() == [workspace.text(row) for row in workspace.docs if str(row[0]) not in committed]
-    assert (summary.embedded, summary.unchanged) == (7, 3)
-    assert (result.rows, result.covered, result.fresh, result.ok) == (10, 10, 10, True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol, Self, runtime_checkable
 
 from ptah.core.errors import CapabilityUnavailable
 from ptah.core.registry import Registry
@@ -69,6 +69,24 @@ class Source(Protocol):
     def __enter__(self) -> Source: ...
 
     def __exit__(self, *exc_info: object) -> None: ...
+
+
+class OneSnapshot:
+    """What both readers share: a connection (``_db``) holding one read transaction until :meth:`close`."""
+
+    _db: Any = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the read transaction and close the connection."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
 
 
 @dataclass(frozen=True)

@@ -43,27 +43,22 @@ names one column (as SQLite matches), so ``{Title}`` reads column ``title``.
 
 from __future__ import annotations
 
-import difflib
 import itertools
-import re
-from typing import Iterable, Iterator, Self
+from typing import Iterable, Iterator
 
 from psycopg import IsolationLevel, sql
 
 from ptah.adapters.postgres import connect, pg_errors, psycopg, reason
-from ptah.adapters.sources.base import filter_problem
+from ptah.adapters.sources.base import OneSnapshot, filter_problem
 from ptah.adapters.sources.postgres_index import TableIndexSearch, find_index
-from ptah.adapters.sources.rows import source_rows
+from ptah.adapters.sources.rows import is_int64, lookup_keys, mark_found, no_such_column, source_rows
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
-from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
 from ptah.core.errors import OperationalError, Problem, SourceUnavailable, SpecError
-from ptah.core.spec import SourceRow, SourceSpec, key_component, template_columns
+from ptah.core.spec import SourceRow, SourceSpec, template_columns
 
 LOOKUP_BATCH = 10_000  # keys per statement: one array parameter per key column
 ROWS_PER_FETCH = 2_000  # rows per round trip of a server-side cursor
 INTEGER_TYPES = frozenset({"smallint", "integer", "bigint"})
-_CANONICAL_INT = re.compile(r"(0|-?[1-9][0-9]{0,18})\Z")
-_INT64 = range(-(2**63), 2**63)
 # SQLSTATEs that mean the filter cannot run in a read-only snapshot: class 42 syntax, unknown name or wrong type;
 # 25 invalid transaction state (a write, or set_config of transaction_read_only); 0A not supported there; 22 data
 # (the filter is the only expression ptah's statements evaluate on a row's values); 08P01 a $1 nobody binds.
@@ -77,14 +72,13 @@ _COLUMNS = """
 """
 
 
-class PostgresSource:
+class PostgresSource(OneSnapshot):
     """The rows of ``source.table`` as ptah sees them, from one read-only snapshot."""
 
     def __init__(self, source: SourceSpec, root: str | None = None, *, snapshot: str | None = None):
         self.source = source
         self.where = f"{source.redacted_database} table {source.table}"
         self._names = itertools.count(1)
-        self._db = None
         if source.filter is not None and (problem := filter_problem(source.filter)):
             raise SpecError([Problem(problem, field="source.filter")])
         self._db = connect(source.database, SourceUnavailable, "source database")
@@ -115,18 +109,6 @@ class PostgresSource:
             self.close()
             raise
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """End the read transaction and close the connection."""
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-
     # --- opening ------------------------------------------------------------------
 
     def _relation(self) -> int:
@@ -155,9 +137,7 @@ class PostgresSource:
         folded = [column for column in self._types if column.lower() == name.lower()]
         if len(folded) == 1:
             return folded[0]
-        close = difflib.get_close_matches(name, list(self._types), n=1, cutoff=0.6)
-        hint = f'did you mean "{close[0]}"?' if close else "its columns are " + ", ".join(self._types)
-        raise SourceUnavailable(f"{self.where}: has no column {name} (named in {field}); {hint}")
+        raise no_such_column(self.where, name, field, list(self._types))
 
     def _key_kind(self, column: str) -> str:
         kind, category = self._types[column]
@@ -180,7 +160,7 @@ class PostgresSource:
                 f"{self.where}: permission denied ({reason(exc, self.source.database)}); grant SELECT on it"
             ) from None
         except psycopg.Error as exc:
-            raise self._fault(exc) or exc from None
+            raise self._fault(exc) from None
 
     def _timed_out(self, exc: psycopg.Error) -> SourceUnavailable | None:
         """The SourceUnavailable (exit 3) to raise when ``exc`` is ``source.statement_timeout_s`` running out."""
@@ -190,13 +170,13 @@ class PostgresSource:
             f"{self.where}: a statement ran longer than source.statement_timeout_s ({self.source.statement_timeout_s} "
             "s) and was stopped; raise the setting, or make source.filter cheaper")
 
-    def _fault(self, exc: psycopg.Error) -> OperationalError | SpecError | None:
-        """The error to raise when ``exc`` is the filter's fault (SpecError, exit 2) or a timeout (exit 3); None
-        when it is neither."""
+    def _fault(self, exc: psycopg.Error, what: str = "cannot be read") -> OperationalError | SpecError:
+        """The error for a failed statement: the filter's fault (SpecError, exit 2), a timeout, or else the source
+        unreadable (SourceUnavailable, exit 3) saying ``what``."""
         if (timed_out := self._timed_out(exc)) is not None:
             return timed_out
         if not self.source.filter or not (exc.sqlstate or "").startswith(_FILTER_FAULTS):
-            return None
+            return SourceUnavailable(f"{self.where}: {what} ({reason(exc, self.source.database)})")
         return SpecError(
             [Problem(f"PostgreSQL cannot run the filter on table {self.source.table}: "
                      f"{reason(exc, self.source.database)}; fix the SQL expression (a filter is one read-only "
@@ -210,9 +190,7 @@ class PostgresSource:
         try:
             return self._db.execute(query, parameters, prepare=True)
         except psycopg.Error as exc:
-            raise self._fault(exc) or SourceUnavailable(
-                f"{self.where}: cannot be read ({reason(exc, self.source.database)})"
-            ) from None
+            raise self._fault(exc) from None
 
     def count(self) -> int:
         """How many rows pass the filter."""
@@ -247,9 +225,7 @@ class PostgresSource:
         try:
             cursor.execute(query)  # DECLARE … CURSOR: psycopg sends it through the extended protocol
         except psycopg.Error as exc:
-            raise self._fault(exc) or SourceUnavailable(
-                f"{self.where}: cannot be read ({reason(exc, self.source.database)})"
-            ) from None
+            raise self._fault(exc) from None
         return cursor
 
     def _stream(self, cursor, template: str, columns: tuple[str, ...]) -> Iterator[SourceRow]:
@@ -260,9 +236,7 @@ class PostgresSource:
         try:
             yield from items
         except psycopg.Error as exc:
-            raise self._fault(exc) or SourceUnavailable(
-                f"{self.where}: reading {what} failed ({reason(exc, self.source.database)})"
-            ) from None
+            raise self._fault(exc, f"reading {what} failed") from None
         finally:
             try:
                 cursor.close()
@@ -313,23 +287,15 @@ class PostgresSource:
         per key field, or a component cannot be stored in its column (``"0042"``
         or ``"x"`` for an integer column). Matching is exact against the rendered key.
         """
-        width = len(self._key_columns)
-        result: dict[str, str] = {}
-        wanted: dict[tuple[str, ...], str] = {}
-        for key in keys:
-            result[key] = "missing"
-            components = (key,) if width == 1 else tuple(key.split(COMPOSITE_KEY_SEPARATOR))
-            if len(components) == width and all(
-                kind == "text" or (_CANONICAL_INT.match(c) and int(c) in _INT64) for c, kind in zip(components, self._kinds)
-            ):
-                wanted[components] = key
+        result, found = lookup_keys(keys, len(self._key_columns))
+        wanted = {components: key for components, key in found.items()
+                  if all(kind == "text" or is_int64(c) for c, kind in zip(components, self._kinds))}
         pending = list(wanted)
         for start in range(0, len(pending), LOOKUP_BATCH):
             self._lookup_batch(pending[start : start + LOOKUP_BATCH], wanted, result)
         return result
 
     def _lookup_batch(self, batch: list[tuple[str, ...]], wanted: dict[tuple[str, ...], str], result: dict[str, str]) -> None:
-        width = len(self._key_columns)
         keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)
         arrays = sql.SQL(", ").join(sql.SQL(f"%s::{kind}[]") for kind in self._kinds)
         query = sql.SQL("SELECT {keys}, {passes} FROM {table} WHERE ({keys}) IN (SELECT * FROM unnest({arrays}))").format(
@@ -338,11 +304,4 @@ class PostgresSource:
         parameters = [
             [int(c[i]) if kind == "bigint" else c[i] for c in batch] for i, kind in enumerate(self._kinds)
         ]
-        for values in self._execute(query, parameters):
-            try:
-                components = tuple(key_component(v, c) for v, c in zip(values[:width], self.source.key_fields))
-            except TypeError:
-                continue  # a NULL key can equal no key as spelled
-            key = wanted.get(components)
-            if key is not None and result[key] != "ok":
-                result[key] = "ok" if values[width] else "filtered"
+        mark_found(self._execute(query, parameters), self.source.key_fields, wanted, result)

@@ -36,6 +36,7 @@ import numpy as np
 import psycopg
 from psycopg import sql
 
+from ptah.adapters.postgres import plan_uses_index, vector_literal
 from ptah.adapters.sources.rows import source_rows
 from ptah.core.errors import CapabilityUnavailable, InputError
 
@@ -132,7 +133,7 @@ class TableIndexSearch:
             self.db.execute("SET LOCAL enable_seqscan = off")
             results = []
             for number, (vector, limit) in enumerate(zip(vectors, limits)):
-                literal = "[" + ",".join(repr(float(v)) for v in np.asarray(vector, dtype=np.float32)) + "]"
+                literal = vector_literal(vector)
                 if number == 0:
                     self._require_index_plan(query, (literal, literal, int(limit)))
                 rows = self.execute(query, [literal, literal, int(limit)]).fetchall()
@@ -155,11 +156,7 @@ class TableIndexSearch:
 
     def _require_index_plan(self, query: sql.Composable, parameters: tuple) -> None:
         plan = self.execute(sql.SQL("EXPLAIN (FORMAT JSON) ") + query, list(parameters)).fetchone()[0]
-
-        def uses(node: dict) -> bool:
-            return node.get("Index Name") == self.index.name or any(uses(child) for child in node.get("Plans", []))
-
-        if not uses(plan[0]["Plan"]):
+        if not plan_uses_index(plan, self.index.name):
             raise CapabilityUnavailable(
                 f"{self.where}: PostgreSQL would not answer the search through the index {self.index.name}; index "
                 "search would be exact search in disguise, so it is refused; evaluate with --search exact"

@@ -1,4 +1,4 @@
-"""Turning a source's raw rows into :class:`SourceRow` values: the part every source reader shares.
+"""Turning a source's raw rows into :class:`SourceRow` values, and key lookups: the parts every source reader shares.
 
 A source reader selects the key columns, then the template's columns, in key
 order; :func:`source_rows` renders each row's key (as the corpus spells it),
@@ -8,12 +8,16 @@ database, and refuses what cannot be read as the specification says.
 
 from __future__ import annotations
 
+import difflib
+import re
 from typing import Iterable, Iterator, Sequence
 
 from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR, join_key
 from ptah.core.errors import SourceUnavailable
 from ptah.core.identity import row_identity
 from ptah.core.spec import SourceRow, key_component, renderer
+
+_CANONICAL_INT = re.compile(r"(0|-?[1-9][0-9]{0,18})\Z")
 
 
 def source_rows(
@@ -84,3 +88,42 @@ def _check_ambiguous(seen: dict[str, tuple[str, ...]], key: str, components: tup
 def _shown(values: Sequence[object], key_fields: tuple[str, ...]) -> str:
     """The row's key columns as ``column = value`` pairs, for a message."""
     return ", ".join(f"{c} = {v!r}" for c, v in zip(key_fields, values))
+
+
+def no_such_column(where: str, name: str, field: str, columns: list[str]) -> SourceUnavailable:
+    """The error for a column ``name`` (named in ``field``) the table lacks, with the closest it has."""
+    close = difflib.get_close_matches(name, columns, n=1, cutoff=0.6)
+    hint = f'did you mean "{close[0]}"?' if close else "its columns are " + ", ".join(columns)
+    return SourceUnavailable(f"{where}: has no column {name} (named in {field}); {hint}")
+
+
+def is_int64(component: str) -> bool:
+    """Whether a key component is the exact spelling of a 64-bit integer (``0042``, ``+1`` and ``1.0`` are not)."""
+    return _CANONICAL_INT.match(component) is not None and -(2**63) <= int(component) < 2**63
+
+
+def lookup_keys(keys: Iterable[str], width: int) -> tuple[dict[str, str], dict[tuple[str, ...], str]]:
+    """Each key ``missing`` until found, and the keys that split into ``width`` components, by components."""
+    result: dict[str, str] = {}
+    wanted: dict[tuple[str, ...], str] = {}
+    for key in keys:
+        result[key] = "missing"
+        components = (key,) if width == 1 else tuple(key.split(COMPOSITE_KEY_SEPARATOR))
+        if len(components) == width:
+            wanted[components] = key
+    return result, wanted
+
+
+def mark_found(found: Iterable[Sequence[object]], key_fields: tuple[str, ...], wanted: dict[tuple[str, ...], str],
+               result: dict[str, str]) -> None:
+    """Each row found (key values, then 1 when it passes the filter) marks its key ``ok`` or ``filtered``; a row
+    whose key renders as none of ``wanted`` (a REAL, BLOB or NULL key; ``42`` for ``0042``) marks nothing."""
+    width = len(key_fields)
+    for values in found:
+        try:
+            components = tuple(key_component(v, c) for v, c in zip(values[:width], key_fields))
+        except TypeError:
+            continue
+        key = wanted.get(components)
+        if key is not None and result[key] != "ok":
+            result[key] = "ok" if values[width] else "filtered"

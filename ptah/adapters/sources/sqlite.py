@@ -28,23 +28,18 @@ SQLite's reason, since the fix is in the specification.
 
 from __future__ import annotations
 
-import difflib
 import os
-import re
 import sqlite3
 from typing import Iterable, Iterator
 from urllib.parse import quote
 
-from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
 from ptah.core.errors import Problem, SourceUnavailable, SpecError
-from ptah.adapters.sources.base import filter_problem
-from ptah.adapters.sources.rows import source_rows
+from ptah.adapters.sources.base import OneSnapshot, filter_problem
+from ptah.adapters.sources.rows import is_int64, lookup_keys, mark_found, no_such_column, source_rows
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
-from ptah.core.spec import SourceRow, SourceSpec, key_component, sqlite_database_path, template_columns
+from ptah.core.spec import SourceRow, SourceSpec, sqlite_database_path, template_columns
 
 LOOKUP_PARAMETERS = 900  # below SQLite's oldest default limit of 999 bound parameters per statement
-_CANONICAL_INT = re.compile(r"(0|-?[1-9][0-9]{0,18})\Z")
-_INT64 = range(-(2**63), 2**63)
 
 
 def quote_identifier(name: str) -> str:
@@ -52,7 +47,7 @@ def quote_identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-class SqliteSource:
+class SqliteSource(OneSnapshot):
     """The rows of ``source.table`` as ptah sees them, from one read-only snapshot."""
 
     def __init__(self, source: SourceSpec, root: str):
@@ -62,7 +57,6 @@ class SqliteSource:
         if path is None:
             raise SourceUnavailable(f"{source.redacted_database}: not a sqlite:/// URL; the SQLite reader cannot open it")
         self.path = path
-        self._db = None
         if source.filter is not None and (problem := filter_problem(source.filter)):
             raise SpecError([Problem(problem, field="source.filter")])
         if not os.path.isfile(path):
@@ -92,33 +86,19 @@ class SqliteSource:
             self.close()
             raise
 
-    def __enter__(self) -> SqliteSource:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """End the read transaction and close the database."""
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-
     def _check_columns(self, columns: Iterable[str], field: str) -> None:
         for column in columns:
             if column.lower() not in self._columns:
-                close = difflib.get_close_matches(column, list(self._columns.values()), n=1, cutoff=0.6)
-                hint = f'did you mean "{close[0]}"?' if close else "its columns are " + ", ".join(self._columns.values())
-                raise SourceUnavailable(f"{self.where}: has no column {column} (named in {field}); {hint}")
+                raise no_such_column(self.where, column, field, list(self._columns.values()))
 
     def _execute(self, sql: str, parameters: tuple | list = ()) -> sqlite3.Cursor:
         try:
             return self._db.execute(sql, parameters)
         except sqlite3.Error as exc:
-            raise self._filter_fault(exc) or SourceUnavailable(f"{self.where}: cannot be read ({exc})") from None
+            raise self._fault(exc) from None
 
-    def _filter_fault(self, exc: sqlite3.Error) -> SpecError | None:
-        """The SpecError (exit 2) to raise when ``exc`` is the filter's fault; None when it is not.
+    def _fault(self, exc: sqlite3.Error, what: str = "cannot be read") -> SpecError | SourceUnavailable:
+        """The SpecError (exit 2) when ``exc`` is the filter's fault, else SourceUnavailable (exit 3) saying ``what``.
 
         With the table and columns checked at open, SQLite's generic error
         (``SQLITE_ERROR``: syntax, unknown name, ``load_extension`` not
@@ -128,7 +108,7 @@ class SqliteSource:
         """
         code = getattr(exc, "sqlite_errorcode", None)
         if not self.source.filter or (code is not None and code & 0xFF != sqlite3.SQLITE_ERROR):
-            return None
+            return SourceUnavailable(f"{self.where}: {what} ({exc})")
         return SpecError([Problem(f"SQLite cannot run the filter on table {self.source.table}: {exc}; fix the SQL "
                                   "expression", field="source.filter")])
 
@@ -153,7 +133,7 @@ class SqliteSource:
         try:
             yield from source_rows(cursor, self.source.key_fields, template, columns, self.where)
         except sqlite3.Error as exc:
-            raise self._filter_fault(exc) or SourceUnavailable(f"{self.where}: reading rows failed ({exc})") from None
+            raise self._fault(exc, "reading rows failed") from None
 
     def vectors(self, column: str) -> TableVectors:
         """Every row passing the filter with the vector ``column`` holds (see :mod:`~ptah.adapters.sources.vectors`), by key."""
@@ -163,7 +143,7 @@ class SqliteSource:
         try:
             return table_vectors(cursor, self.source.key_fields, column, self.where)
         except sqlite3.Error as exc:
-            raise self._filter_fault(exc) or SourceUnavailable(f"{self.where}: reading vectors failed ({exc})") from None
+            raise self._fault(exc, "reading vectors failed") from None
 
     def lookup(self, keys: Iterable[str]) -> dict[str, str]:
         """For each key as the corpus spells it: ``"ok"``, ``"filtered"`` or ``"missing"``.
@@ -175,13 +155,7 @@ class SqliteSource:
         does not match integer 42.
         """
         width = len(self.source.key_fields)
-        result: dict[str, str] = {}
-        wanted: dict[tuple[str, ...], str] = {}
-        for key in keys:
-            result[key] = "missing"
-            components = (key,) if width == 1 else tuple(key.split(COMPOSITE_KEY_SEPARATOR))
-            if len(components) == width:
-                wanted[components] = key
+        result, wanted = lookup_keys(keys, width)
         batch: list[tuple[str, ...]] = []
         size = 0
         for components in wanted:
@@ -204,14 +178,7 @@ class SqliteSource:
             match = " OR ".join([term] * len(candidates))
         sql = f"SELECT {self._keys}, {self._passes} FROM {self._table} WHERE {match}"
         parameters = [value for candidate in candidates for value in candidate]
-        for values in self._execute(sql, parameters):
-            try:
-                components = tuple(key_component(v, c) for v, c in zip(values[:width], self.source.key_fields))
-            except TypeError:
-                continue  # a REAL/BLOB/NULL key can equal no key as spelled
-            key = wanted.get(components)
-            if key is not None and result[key] != "ok":
-                result[key] = "ok" if values[width] else "filtered"
+        mark_found(self._execute(sql, parameters), self.source.key_fields, wanted, result)
 
 
 def _candidates(components: tuple[str, ...]) -> list[tuple]:
@@ -219,7 +186,7 @@ def _candidates(components: tuple[str, ...]) -> list[tuple]:
 
     SQL only narrows the search; the caller compares the rendered keys.
     """
-    options: list[list] = [[c, int(c)] if _CANONICAL_INT.match(c) and int(c) in _INT64 else [c] for c in components]
+    options: list[list] = [[c, int(c)] if is_int64(c) else [c] for c in components]
     combos: list[tuple] = [()]
     for choice in options:
         combos = [combo + (value,) for combo in combos for value in choice]

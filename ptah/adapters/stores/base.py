@@ -4,17 +4,9 @@ A store keeps generations (:class:`~ptah.adapters.stores.records.GenerationRecor
 and their vectors, cached query vectors and, optionally, lexical indexes and a
 vector index. The contract suite (``tests/contract/test_store_contract.py``)
 holds every store kind to the same behaviour; these protocols name the methods
-it and the services call.
-
-* :class:`Store` and :class:`Snapshot` -- what every store has. A snapshot
-  is one consistent state of the store: every read through it sees the same
-  vectors however many batches a build commits meanwhile.
-* :class:`LexicalIndexStore` -- a store whose ``capabilities.lexical_index``
-  is true keeps the lexical channel's serialised indexes.
-* :class:`VectorIndexStore` and :class:`VectorIndexSnapshot` -- a store whose
-  ``capabilities.vector_index`` is true builds an approximate nearest-neighbour
-  index per generation and searches it inside a snapshot; a second snapshot
-  may share an open one's state (``snapshot(like=…)``).
+it and the services call. A snapshot is one consistent state of the store:
+every read through it sees the same vectors however many batches a build
+commits meanwhile.
 
 Callers ask ``store.capabilities`` (or, before any store is opened, the
 registered kind's, :func:`ptah.adapters.stores.registry.capabilities_of`),
@@ -171,8 +163,6 @@ class RecordStore(Protocol):
 
     def items(self, kind: str) -> list[tuple[str, str]]:
         """Every ``(key, body)`` of a kind, in the order first added."""
-
-    def remove(self, kind: str, key: str) -> bool: ...
 
     def close(self) -> None: ...
 

@@ -116,14 +116,13 @@ def migrate(connection: sqlite3.Connection, path: str) -> None:
     apply a migration twice.
     """
     connection.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
-    known = [name for name, _ in MIGRATIONS]
-    if _check(known, _applied(connection), path):
+    if check_migrations(MIGRATIONS, _applied(connection), f"store {path}"):
         return
     for name, statements in MIGRATIONS:
         connection.execute("BEGIN IMMEDIATE")
         try:
             applied = _applied(connection)
-            _check(known, applied, path)
+            check_migrations(MIGRATIONS, applied, f"store {path}")
             if name not in applied:
                 for statement in statements:
                     connection.execute(statement)
@@ -137,12 +136,13 @@ def migrate(connection: sqlite3.Connection, path: str) -> None:
             raise
 
 
-def _check(known: list[str], applied: list[str], path: str) -> bool:
-    """True when every known migration is applied; raise on an unknown one."""
+def check_migrations(migrations: tuple, applied: list[str], where: str) -> bool:
+    """True when every one of ``migrations`` is applied; StoreUnavailable for an applied one ptah does not know."""
+    known = [name for name, _ in migrations]
     unknown = [name for name in applied if name not in known]
     if unknown:
         raise StoreUnavailable(
-            f"store {path} has schema migration {unknown[0]!r}, which this ptah does not know; "
+            f"{where} has schema migration {unknown[0]!r}, which this ptah does not know; "
             "it was written by a newer ptah, so upgrade ptah to read it."
         )
     return len(applied) == len(known)

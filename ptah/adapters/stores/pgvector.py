@@ -40,20 +40,19 @@ from ptah.adapters.stores.pgvector_lock import build_lock
 from ptah.adapters.stores.pgvector_schema import (
     create_vectors_table,
     encode_rows,
-    is_migrated,
     migrate,
     vectors_table,
 )
-from ptah.adapters.stores.records import GENERATION_COLUMNS as _GENERATION_COLUMNS
 from ptah.adapters.stores.pgvector_snapshot import PgvectorSnapshot
-from ptah.adapters.stores.records import GenerationRecord, now as _now, to_json as _json
+from ptah.adapters.stores.records import GENERATION_COLUMNS, GENERATION_REFRESH, LexicalTable, SnapshotReads, check_dimension
+from ptah.adapters.stores.records import GenerationRecord, generation_values, now as _now
 from ptah.adapters.stores.registry import PGVECTOR_CAPABILITIES
 from ptah.adapters.stores.vector_checks import VECTOR_DTYPE
 from ptah.core.errors import StoreUnavailable
 from ptah.core.spec import redact_url
 
 
-class PgvectorStore:
+class PgvectorStore(SnapshotReads, LexicalTable):
     """A pgvector store in the database a ``postgresql://`` URL names, migrated when opened.
 
     ``create=False`` (a reader) never creates ptah's tables: :attr:`initialised`
@@ -68,24 +67,27 @@ class PgvectorStore:
         self._connection = connect(url, StoreUnavailable, "store", autocommit=True)
         self._tables: dict[str, tuple[str, int]] = {}
         try:
-            self.initialised = create or is_migrated(self._connection, url)
+            with self._guarded():  # whether ptah's tables exist here at all (a reader must not create them)
+                self.initialised = create or self._connection.execute(
+                    "SELECT to_regclass('ptah_migrations') IS NOT NULL").fetchone()[0]
             if self.initialised:
                 migrate(self._connection, url)
         except BaseException:
             self._connection.close()
             raise
 
+    _prefix, _marker = "ptah_", "%s"
+
     def _guarded(self):
         return guarded(self.url, StoreUnavailable, "store")
 
+    @contextmanager
+    def _transaction(self):
+        with self._guarded(), self._connection.transaction():
+            yield self._connection
+
     def close(self) -> None:
         self._connection.close()
-
-    def __enter__(self) -> "PgvectorStore":
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
 
     # --- reading ------------------------------------------------------------------
 
@@ -108,39 +110,20 @@ class PgvectorStore:
         finally:
             connection.close()  # ends (rolls back) the read transaction
 
-    def generation(self, identity: str) -> GenerationRecord | None:
-        with self.snapshot() as snapshot:
-            return snapshot.generation(identity)
-
-    def generations(self) -> list[GenerationRecord]:
-        with self.snapshot() as snapshot:
-            return snapshot.generations()
-
     # --- writing ------------------------------------------------------------------
 
     def register_generation(self, record: GenerationRecord) -> None:
         """Record a generation and create its vectors table (or refresh its name, versions and ``updated_at``)."""
-        now = _now()
-        table = vectors_table(record.identity)
         with self._guarded(), self._connection.transaction():
             self._connection.execute(
-                f"INSERT INTO ptah_generations ({_GENERATION_COLUMNS}, vectors_table) "
-                "VALUES (%s, %s, %s, %s::jsonb, %s, %s, %s::jsonb, %s::jsonb, %s, %s, %s) "
-                "ON CONFLICT (identity) DO UPDATE SET name = excluded.name, model = excluded.model, "
-                "settings = excluded.settings, model_digest = excluded.model_digest, "
-                "identity_parts = excluded.identity_parts, library_versions = excluded.library_versions, "
-                "updated_at = excluded.updated_at",
-                (record.identity, record.name, record.model, _json(record.settings), int(record.dimension),
-                 record.model_digest, _json(record.identity_parts), _json(record.library_versions), now, now, table),
+                f"INSERT INTO ptah_generations ({GENERATION_COLUMNS}, vectors_table) "
+                f"VALUES (%s, %s, %s, %s::jsonb, %s, %s, %s::jsonb, %s::jsonb, %s, %s, %s) {GENERATION_REFRESH}",
+                (*generation_values(record), vectors_table(record.identity)),
             )
             stored, table = self._connection.execute(
                 "SELECT dimension, vectors_table FROM ptah_generations WHERE identity = %s", (record.identity,)
             ).fetchone()
-            if stored != int(record.dimension):
-                raise StoreUnavailable(
-                    f"generation {record.identity} is stored with dimension {stored}, "
-                    f"but its model now gives {record.dimension}."
-                )
+            check_dimension(record, stored)
             self._connection.execute(create_vectors_table(table, stored))
         self._tables[record.identity] = (table, stored)
 
@@ -155,11 +138,7 @@ class PgvectorStore:
         return self._tables[identity]
 
     def write_vectors(self, identity: str, rows: list[tuple[str, str, str]], vectors: np.ndarray) -> None:
-        """Insert or replace vectors, all in one transaction: a DELETE of the rows replaced, then a binary COPY.
-
-        ``rows`` are ``(row identity, key, text SHA-256)``, one per row of
-        ``vectors`` (shape ``(len(rows), dimension)``).
-        """
+        """A DELETE of the rows replaced, then a binary COPY, in one transaction."""
         data = np.ascontiguousarray(vectors, dtype=np.float32)
         if data.ndim != 2 or data.shape[0] != len(rows):
             raise ValueError(f"{len(rows)} rows for vectors of shape {data.shape}")
@@ -183,7 +162,6 @@ class PgvectorStore:
                 )
 
     def delete_vectors(self, identity: str, row_identities: Iterable[str]) -> int:
-        """Delete the vectors of these rows, in one transaction; returns how many were deleted."""
         doomed = list(row_identities)
         if not doomed:
             return 0
@@ -202,8 +180,7 @@ class PgvectorStore:
         return deleted
 
     def drop_generation(self, identity: str) -> int:
-        """Remove a generation: its vectors table (its index with it), cached queries and record, in one
-        transaction; how many vectors went. A reader holding a snapshot of the table is waited for."""
+        """Drops its vectors table (its index with it); a reader holding a snapshot of the table is waited for."""
         with self._guarded():
             found = self._table(identity)
             if found is None:
@@ -219,13 +196,7 @@ class PgvectorStore:
 
     # --- query cache --------------------------------------------------------------
 
-    def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
-        """The cached float32 vectors of those ``texts`` that have one under this generation."""
-        with self.snapshot() as snapshot:
-            return snapshot.cached_queries(identity, texts)
-
     def cache_queries(self, identity: str, vectors: Mapping[str, np.ndarray]) -> None:
-        """Store query vectors (text -> 1-D float32 vector) under a registered generation, in one transaction."""
         texts = list(vectors)
         if not texts:
             return
@@ -241,7 +212,6 @@ class PgvectorStore:
     # --- the index ----------------------------------------------------------------
 
     def create_hnsw_index(self, identity: str, m: int, ef_construction: int) -> dict:
-        """(Re)build the generation's HNSW cosine index in one transaction; returns its description."""
         with self._guarded():
             found = self._table(identity)
             if found is None:
@@ -250,35 +220,7 @@ class PgvectorStore:
                 create_hnsw_index(self._connection, found[0], m, ef_construction)
             return describe_index(self._connection, found[0])
 
-    # --- lexical indexes (ptah.adapters.lexical) ----------------------------------
-
-    def lexical_index(self, fingerprint: str, settings: str) -> bytes | None:
-        """The serialised lexical index of this text fingerprint and settings, or None."""
-        with self._guarded():
-            row = self._connection.execute(
-                "SELECT serialized FROM ptah_lexical_indexes WHERE fingerprint = %s AND settings = %s",
-                (fingerprint, settings),
-            ).fetchone()
-        return None if row is None else bytes(row[0])
-
-    def save_lexical_index(
-        self, fingerprint: str, settings: str, template_sha256: str, rows: int, vocabulary: int, serialized: bytes
-    ) -> None:
-        """Keep a lexical index, replacing the one of the same template and settings, in one transaction."""
-        with self._guarded(), self._connection.transaction():
-            self._connection.execute(
-                "DELETE FROM ptah_lexical_indexes WHERE (template_sha256 = %s AND settings = %s) "
-                "OR (fingerprint = %s AND settings = %s)",
-                (template_sha256, settings, fingerprint, settings),
-            )
-            self._connection.execute(
-                "INSERT INTO ptah_lexical_indexes (fingerprint, settings, template_sha256, rows, vocabulary, "
-                "serialized, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                (fingerprint, settings, template_sha256, rows, vocabulary, serialized, _now()),
-            )
-
     # --- build lock ---------------------------------------------------------------
 
     def build_lock(self, identity: str, name: str):
-        """Hold the exclusive build lock of a generation, or refuse at once (:func:`pgvector_lock.build_lock`)."""
         return build_lock(self.url, identity, name)

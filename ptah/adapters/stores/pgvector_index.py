@@ -17,17 +17,13 @@ from __future__ import annotations
 import numpy as np
 from psycopg import sql
 
+from ptah.adapters.postgres import plan_uses_index, vector_literal
 from ptah.core.errors import CapabilityUnavailable
 
 HNSW_OPERATOR_CLASS = "vector_cosine_ops"
 DEFAULT_M = 16
 DEFAULT_EF_CONSTRUCTION = 64
 DEFAULT_EF_SEARCH = 40  # pgvector's own default
-
-
-def vector_literal(vector: np.ndarray) -> str:
-    """A float32 vector as pgvector's text input, exact: each value's shortest round-trip decimal."""
-    return "[" + ",".join(repr(float(value)) for value in np.asarray(vector, dtype=np.float32).reshape(-1)) + "]"
 
 
 def describe_index(connection, table: str) -> dict | None:
@@ -87,19 +83,10 @@ def nearest(connection, table: str, vectors: np.ndarray, limits: list[int], ef_s
 
 
 def _require_index_plan(connection, query, table: str, literal: str, limit: int) -> None:
-    """Refuse unless the planner answers the query through the HNSW index.
-
-    ``enable_seqscan = off`` discourages a scan but does not forbid one (nor
-    a walk of another index followed by a sort); an exact answer reported as
-    the index's would be the silent fallback ptah never makes.
-    """
+    """Refuse unless the planner answers the query through the HNSW index (:func:`plan_uses_index`)."""
     plan = connection.execute(sql.SQL("EXPLAIN (FORMAT JSON) ") + query, (literal, literal, int(limit))).fetchone()[0]
     index = f"{table}_hnsw"
-
-    def uses_index(node: dict) -> bool:
-        return node.get("Index Name") == index or any(uses_index(child) for child in node.get("Plans", []))
-
-    if not uses_index(plan[0]["Plan"]):
+    if not plan_uses_index(plan, index):
         raise CapabilityUnavailable(
             f"PostgreSQL would not answer the search through the HNSW index {index}; "
             "index search would be exact search in disguise, so it is refused. Rebuild the index with "

@@ -15,7 +15,7 @@ import os
 from contextlib import contextmanager
 from typing import Iterator
 
-from ptah.adapters.postgres import client_label, connect, guarded, psycopg
+from ptah.adapters.postgres import client_label, connect, guarded
 from ptah.adapters.stores.pgvector_schema import LOCK_NAMESPACE, generation_lock_key
 from ptah.core.errors import StoreUnavailable
 
@@ -39,15 +39,9 @@ def build_lock(url: str, identity: str, name: str) -> Iterator[None]:
                     f"another build of generation {name} is running ({_holder(connection, key)}); "
                     "wait for it to finish, then run the build again."
                 )
-        try:
-            yield
-        finally:
-            try:
-                connection.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_NAMESPACE, key))
-            except psycopg.Error:
-                pass  # closing the session below releases it anyway
+        yield
     finally:
-        connection.close()
+        connection.close()  # ends the session, and so releases its advisory locks
 
 
 def _holder(connection, key: int) -> str:

@@ -22,19 +22,22 @@ from ptah.adapters.stores.pgvector import PgvectorStore
 _SEPARATORS = sql.SQL("length(key) - length(replace(key, chr(31), ''))")
 
 
-def _table(store: PgvectorStore, identity: str) -> sql.Identifier | None:
-    found = store._table(identity)
-    return None if found is None else sql.Identifier(found[0])
+def _selected(store: PgvectorStore, identity: str, query, parameters: tuple | None = None) -> dict[str, str]:
+    """The two columns ``query(table)`` selects from the generation's vectors table, as a dict ({} when the
+    generation is not registered)."""
+    with store._guarded():
+        found = store._table(identity)
+        if found is None:
+            return {}
+        return dict(store._connection.execute(query(sql.Identifier(found[0])), parameters).fetchall())
 
 
 def stored_digests(store: PgvectorStore, identity: str, row_identities: list[str]) -> dict[str, str]:
     """``row identity -> text SHA-256`` of those of ``row_identities`` the generation holds a vector for."""
-    with store._guarded():
-        table = _table(store, identity)
-        if table is None or not row_identities:
-            return {}
-        query = sql.SQL("SELECT row_identity, text_sha256 FROM {} WHERE row_identity = ANY(%s::text[])").format(table)
-        return dict(store._connection.execute(query, (row_identities,)).fetchall())
+    if not row_identities:
+        return {}
+    return _selected(store, identity, sql.SQL(
+        "SELECT row_identity, text_sha256 FROM {} WHERE row_identity = ANY(%s::text[])").format, (row_identities,))
 
 
 def _components(kinds: tuple[str, ...]) -> list[sql.Composable]:
@@ -80,21 +83,13 @@ def ensure_range_index(store: PgvectorStore, identity: str, kinds: tuple[str, ..
 def stored_in_range(store: PgvectorStore, identity: str, kinds: tuple[str, ...], within: KeyRange) -> dict[str, str]:
     """``row identity -> text SHA-256`` of the generation's vectors whose key lies in ``within`` (keys that split
     cleanly), in one query (through the index of :func:`ensure_range_index` where there is one)."""
-    with store._guarded():
-        table = _table(store, identity)
-        if table is None:
-            return {}
-        query = sql.SQL("SELECT row_identity, text_sha256 FROM {} WHERE {} AND {} = {}").format(
-            table, range_clause(_components(kinds), within), _SEPARATORS, len(kinds) - 1)
-        return dict(store._connection.execute(query).fetchall())
+    return _selected(store, identity, lambda table: sql.SQL(
+        "SELECT row_identity, text_sha256 FROM {} WHERE {} AND {} = {}").format(
+        table, range_clause(_components(kinds), within), _SEPARATORS, len(kinds) - 1))
 
 
 def stored_unsplittable(store: PgvectorStore, identity: str, kinds: tuple[str, ...]) -> dict[str, str]:
     """``row identity -> key`` of the vectors whose key has more separators than ``len(kinds)`` components allow
     (their first component is NULL: read through the index of :func:`ensure_range_index` where there is one)."""
-    with store._guarded():
-        table = _table(store, identity)
-        if table is None:
-            return {}
-        query = sql.SQL("SELECT row_identity, key FROM {} WHERE {} IS NULL").format(table, _components(kinds)[0])
-        return dict(store._connection.execute(query).fetchall())
+    return _selected(store, identity, lambda table: sql.SQL("SELECT row_identity, key FROM {} WHERE {} IS NULL").format(
+        table, _components(kinds)[0]))

@@ -34,6 +34,7 @@ import numpy as np
 from psycopg import sql
 
 from ptah.adapters.postgres import guarded, pg_errors, reason
+from ptah.adapters.stores.migrations import check_migrations
 from ptah.core.errors import StoreDamaged, StoreUnavailable
 from ptah.core.spec import redact_url
 
@@ -154,32 +155,22 @@ def migrate(connection, url: str) -> None:
             "CREATE TABLE IF NOT EXISTS ptah_migrations "
             "(name text PRIMARY KEY, position integer NOT NULL, applied_at text NOT NULL)"
         )
-    known = [name for name, _ in MIGRATIONS]
-    if _check(known, _applied(connection, url), where):
-        return
+    applied = "SELECT name FROM ptah_migrations ORDER BY position"
+    with guarded(url, StoreUnavailable, "store"):
+        if check_migrations(MIGRATIONS, [row[0] for row in connection.execute(applied)], where):
+            return
     for position, (name, statements) in enumerate(MIGRATIONS, start=1):
         with guarded(url, StoreUnavailable, "store"), connection.transaction():
             connection.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_NAMESPACE, MIGRATION_LOCK))
-            applied = [row[0] for row in connection.execute("SELECT name FROM ptah_migrations ORDER BY position")]
-            _check(known, applied, where)
-            if name not in applied:
+            done = [row[0] for row in connection.execute(applied)]
+            check_migrations(MIGRATIONS, done, where)
+            if name not in done:
                 for statement in statements:
                     connection.execute(statement)
                 connection.execute(
                     "INSERT INTO ptah_migrations (name, position, applied_at) VALUES (%s, %s, %s)",
                     (name, position, datetime.now(timezone.utc).isoformat(timespec="seconds")),
                 )
-
-
-def is_migrated(connection, url: str) -> bool:
-    """Whether ptah's tables exist here at all (a reader must not create them)."""
-    with guarded(url, StoreUnavailable, "store"):
-        return connection.execute("SELECT to_regclass('ptah_migrations') IS NOT NULL").fetchone()[0]
-
-
-def _applied(connection, url: str) -> list[str]:
-    with guarded(url, StoreUnavailable, "store"):
-        return [row[0] for row in connection.execute("SELECT name FROM ptah_migrations ORDER BY position")]
 
 
 def _ensure_extension(connection, url: str) -> None:
@@ -200,17 +191,6 @@ def _ensure_extension(connection, url: str) -> None:
             f"store {shown}: the pgvector extension is not enabled in this database and this user may not "
             f"enable it ({reason(exc, url)}); ask an administrator to run CREATE EXTENSION vector there."
         ) from None
-
-
-def _check(known: list[str], applied: list[str], where: str) -> bool:
-    """True when every known migration is applied; raise on an unknown one."""
-    unknown = [name for name in applied if name not in known]
-    if unknown:
-        raise StoreUnavailable(
-            f"{where} has schema migration {unknown[0]!r}, which this ptah does not know; "
-            "it was written by a newer ptah, so upgrade ptah to read it."
-        )
-    return len(applied) == len(known)
 
 
 # --- binary COPY ------------------------------------------------------------------

@@ -16,7 +16,7 @@ from psycopg import sql
 from ptah.adapters.stores.pgvector_index import describe_index, nearest
 from ptah.adapters.stores.pgvector_schema import VectorDecoder
 from ptah.adapters.stores.records import GENERATION_COLUMNS as _GENERATION_COLUMNS
-from ptah.adapters.stores.records import GenerationRecord, Matrix
+from ptah.adapters.stores.records import GenerationRecord, Matrix, generation_record
 from ptah.adapters.stores.vector_checks import (
     VECTOR_DTYPE, block_rows, finite_blocks, non_finite_text, usable_query_vector,
 )
@@ -24,14 +24,6 @@ from ptah.core.errors import StoreDamaged, StoreUnavailable
 
 if TYPE_CHECKING:
     from ptah.adapters.stores.pgvector import PgvectorStore
-
-
-def generation_record(row: tuple) -> GenerationRecord:
-    identity, name, model, settings, dimension, digest, parts, versions, created, updated = row
-    return GenerationRecord(
-        identity=identity, name=name, model=model, settings=settings, dimension=int(dimension), model_digest=digest,
-        identity_parts=parts, library_versions=versions, created_at=created, updated_at=updated,
-    )
 
 
 class PgvectorSnapshot:
@@ -49,7 +41,6 @@ class PgvectorSnapshot:
         return None if row is None else (sql.Identifier(row[0]), int(row[1]), row[0])
 
     def generation(self, identity: str) -> GenerationRecord | None:
-        """The generation with this identity, or None when it was never registered."""
         with self._store._guarded():
             row = self._connection.execute(
                 f"SELECT {_GENERATION_COLUMNS} FROM ptah_generations WHERE identity = %s", (identity,)
@@ -57,7 +48,6 @@ class PgvectorSnapshot:
         return None if row is None else generation_record(row)
 
     def generations(self) -> list[GenerationRecord]:
-        """Every registered generation, oldest first."""
         with self._store._guarded():
             rows = self._connection.execute(
                 f"SELECT {_GENERATION_COLUMNS} FROM ptah_generations ORDER BY created_at, identity"
@@ -72,7 +62,6 @@ class PgvectorSnapshot:
             return self._connection.execute(sql.SQL("SELECT count(*) FROM {}").format(table[0])).fetchone()[0]
 
     def digests(self, identity: str) -> dict[str, tuple[str, str]]:
-        """``row identity -> (key, text SHA-256)`` for every vector of the generation (no vector is read)."""
         with self._store._guarded():
             table = self._table(identity)
             if table is None:
@@ -83,12 +72,7 @@ class PgvectorSnapshot:
             return {row_identity: (key, digest) for row_identity, key, digest in cursor}
 
     def matrix(self, identity: str) -> Matrix:
-        """The generation's vectors as one C-contiguous float32 ``(n, dimension)`` matrix, rows by row identity.
-
-        Keys come from one query, vectors from a binary ``COPY`` decoded by
-        numpy straight into the preallocated matrix; both in this snapshot,
-        so they agree. An unregistered generation is an empty ``(0, 0)`` matrix.
-        """
+        """Keys by one query, vectors by a binary ``COPY`` into the preallocated matrix, in this snapshot."""
         with self._store._guarded():
             table = self._table(identity)
         if table is None:
@@ -96,17 +80,8 @@ class PgvectorSnapshot:
         return next(finite_blocks([self._range(identity, table, None, None)], self._non_finite(identity, table[2])))
 
     def vector_blocks(self, identity: str, rows: int) -> Iterator[Matrix]:
-        """The generation's vectors as consecutive :class:`Matrix` blocks of ``rows`` rows (the last fewer, none
-        empty), in :meth:`matrix`'s order: joined, they are :meth:`matrix`. Nothing for an unregistered or empty
-        generation; ValueError unless ``rows`` >= 1; read them while this snapshot is open.
-
-        Each block is one range of the primary key -- the ``rows`` row
-        identities after the previous block's last, an index range scan --
-        read as :meth:`matrix` reads the whole: keys by one query, vectors by a
-        binary ``COPY`` of the same range into the block; so the memory is one
-        block. A vector that is not finite is StoreDamaged in :meth:`matrix`'s
-        sentence, raised before its block is yielded.
-        """
+        """Each block is one range of the primary key (the ``rows`` row identities after the previous block's
+        last), read as :meth:`matrix` reads the whole."""
         return self._blocks(identity, block_rows(rows))
 
     def _blocks(self, identity: str, rows: int) -> Iterator[Matrix]:
@@ -155,13 +130,10 @@ class PgvectorSnapshot:
     def _non_finite(self, identity: str, table: str):
         """What :func:`finite_blocks` raises for the generation's vectors that are not finite."""
 
-        def damaged(bad: int, total: int, first: str | None) -> StoreDamaged:
-            # pgvector refuses NaN and infinities on every input path: only damage on disk gets here
-            found = non_finite_text(bad, total, self.generation(identity).name, first)
-            return StoreDamaged(f"{self._store.where} is damaged: {found}; delete those rows from table {table} "
-                                "and run `ptah inference build` to embed them again.")
-
-        return damaged
+        # pgvector refuses NaN and infinities on every input path: only damage on disk gets here
+        return lambda bad, total, first: StoreDamaged(
+            f"{self._store.where} is damaged: {non_finite_text(bad, total, self.generation(identity).name, first)}; "
+            f"delete those rows from table {table} and run `ptah inference build` to embed them again.")
 
     def check(self, identity: str) -> None:
         """StoreDamaged unless every vector of the generation decodes at its dimension and is finite.
@@ -173,7 +145,6 @@ class PgvectorSnapshot:
         self.matrix(identity)
 
     def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
-        """The cached float32 vectors of those ``texts`` that have one under this generation."""
         wanted = list(dict.fromkeys(texts))
         with self._store._guarded():
             table = self._table(identity)
@@ -187,12 +158,10 @@ class PgvectorSnapshot:
     # --- the index (ptah.adapters.stores.pgvector_index) ---------------------------
 
     def export(self) -> str:
-        """This snapshot's id, for :meth:`PgvectorStore.snapshot` ``like=`` while this one is open."""
         with self._store._guarded():
             return self._connection.execute("SELECT pg_export_snapshot()").fetchone()[0]
 
     def index(self, identity: str) -> dict | None:
-        """The generation's HNSW cosine index as ``{name, kind, m, ef_construction, operator_class}``, or None."""
         with self._store._guarded():
             table = self._table(identity)
             return None if table is None else describe_index(self._connection, table[2])

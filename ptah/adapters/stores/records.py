@@ -1,13 +1,15 @@
-"""What both stores return and share: a generation's record, its vectors as a matrix, how records are written."""
+"""What both stores return and share: a generation's record, its vectors as a matrix, how records are written and read."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Mapping
+from typing import Any, Callable, ContextManager, Iterable, Mapping
 
 import numpy as np
+
+from ptah.core.errors import StoreUnavailable
 
 
 @dataclass(frozen=True)
@@ -54,3 +56,90 @@ def now() -> str:
 def to_json(value: Mapping) -> str:
     """A mapping as the stores keep it: JSON with sorted keys."""
     return json.dumps(dict(value), sort_keys=True, ensure_ascii=False, default=str)
+
+
+def generation_record(row: tuple, decode: Callable = lambda value: value) -> GenerationRecord:
+    """A row of :data:`GENERATION_COLUMNS` as a record; ``decode`` reads its JSON columns."""
+    identity, name, model, settings, dimension, digest, parts, versions, created, updated = row
+    return GenerationRecord(identity, name, model, decode(settings), int(dimension), digest, decode(parts),
+                            decode(versions), created, updated)
+
+
+# Registering a generation again refreshes all but its identity, dimension and created_at.
+GENERATION_REFRESH = (
+    "ON CONFLICT (identity) DO UPDATE SET name = excluded.name, model = excluded.model, settings = excluded.settings, "
+    "model_digest = excluded.model_digest, identity_parts = excluded.identity_parts, "
+    "library_versions = excluded.library_versions, updated_at = excluded.updated_at"
+)
+
+
+def generation_values(record: GenerationRecord) -> tuple:
+    """The record's :data:`GENERATION_COLUMNS` values as the stores write them, registered now."""
+    at = now()
+    return (record.identity, record.name, record.model, to_json(record.settings), int(record.dimension),
+            record.model_digest, to_json(record.identity_parts), to_json(record.library_versions), at, at)
+
+
+def check_dimension(record: GenerationRecord, stored: int) -> None:
+    """StoreUnavailable when the generation is stored with another dimension than the record's."""
+    if stored != int(record.dimension):
+        raise StoreUnavailable(f"generation {record.identity} is stored with dimension {stored}, "
+                               f"but its model now gives {record.dimension}.")
+
+
+class SnapshotReads:
+    """What a store reads through a snapshot of its own, and closing it as a context manager."""
+
+    snapshot: Callable[..., ContextManager[Any]]
+    close: Callable[[], None]
+
+    def generation(self, identity: str) -> GenerationRecord | None:
+        with self.snapshot() as snapshot:
+            return snapshot.generation(identity)
+
+    def generations(self) -> list[GenerationRecord]:
+        with self.snapshot() as snapshot:
+            return snapshot.generations()
+
+    def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
+        """The cached float32 vectors of those ``texts`` that have a usable one under this generation."""
+        with self.snapshot() as snapshot:
+            return snapshot.cached_queries(identity, texts)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+class LexicalTable:
+    """The lexical channel's indexes (:mod:`ptah.adapters.lexical`) in a store's ``lexical_indexes`` table (named
+    with its ``_prefix``; ``_marker``: its driver's parameter marker): the store's ``_guarded()`` turns a failed
+    read into ptah's error, its ``_transaction()`` yields its connection inside one write transaction."""
+
+    _prefix, _marker = "", "?"
+    _connection: Any
+    _guarded: Callable[[], ContextManager[Any]]
+    _transaction: Callable[[], ContextManager[Any]]
+
+    def _sql(self, statement: str) -> str:
+        return statement.replace("lexical_indexes", self._prefix + "lexical_indexes").replace("?", self._marker)
+
+    def lexical_index(self, fingerprint: str, settings: str) -> bytes | None:
+        with self._guarded():
+            row = self._connection.execute(
+                self._sql("SELECT serialized FROM lexical_indexes WHERE fingerprint = ? AND settings = ?"),
+                (fingerprint, settings)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def save_lexical_index(
+        self, fingerprint: str, settings: str, template_sha256: str, rows: int, vocabulary: int, serialized: bytes
+    ) -> None:
+        """Replaces the index of the same template and settings (and the one of the same text and settings)."""
+        with self._transaction() as connection:
+            connection.execute(self._sql("DELETE FROM lexical_indexes WHERE settings = ? AND (template_sha256 = ? "
+                                         "OR fingerprint = ?)"), (settings, template_sha256, fingerprint))
+            connection.execute(self._sql("INSERT INTO lexical_indexes (fingerprint, settings, template_sha256, rows, "
+                                         "vocabulary, serialized, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"),
+                               (fingerprint, settings, template_sha256, rows, vocabulary, serialized, now()))

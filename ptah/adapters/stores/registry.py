@@ -114,9 +114,9 @@ def _sqlite_records(location: str) -> RecordStore:
 
 
 def _pgvector_records(location: str) -> RecordStore:
+    postgres_module("ptah.adapters.stores.pgvector")  # psycopg, or how to install it
     from ptah.adapters.stores.record_tables import PostgresRecords
 
-    postgres_module("ptah.adapters.postgres")  # psycopg, or how to install it
     return PostgresRecords(location)
 
 
@@ -126,7 +126,7 @@ def _open_sqlite(location: str, create: bool) -> Store | None:
     path = Path(location)
     if not create and not path.exists():
         return None
-    return SqliteStore(path, create=create)
+    return SqliteStore(path)
 
 
 def _open_pgvector(location: str, create: bool) -> Store | None:

@@ -1,16 +1,6 @@
 """The default store: generations and their vectors in one SQLite file.
 
-Layout (see :mod:`ptah.adapters.stores.migrations` for the schema):
-
-* ``generations`` -- one row per generation identity: display name, model,
-  settings, dimension, model digest, what the identity covers and the library
-  versions that computed the vectors;
-* ``vectors`` -- one row per (generation identity, row identity): the key as a
-  corpus spells it, the SHA-256 of the exact text embedded, the vector as
-  ``dimension`` float32 values, little-endian, and its CRC-32;
-* ``query_cache`` -- query vectors per (generation identity, query text);
-* ``lexical_indexes`` -- the lexical channel's serialised BM25 indexes, keyed
-  by (text fingerprint, settings) (see :mod:`ptah.adapters.lexical`).
+Layout: the tables :mod:`ptah.adapters.stores.migrations` creates, each column described there.
 
 Concurrency. The file is in WAL mode: a writer never blocks readers, and a
 reader inside :meth:`SqliteStore.snapshot` sees one consistent state of the
@@ -40,8 +30,8 @@ from typing import Iterable, Iterator, Mapping
 import numpy as np
 
 from ptah.adapters.stores.migrations import migrate
-from ptah.adapters.stores.records import GENERATION_COLUMNS as _GENERATION_COLUMNS
-from ptah.adapters.stores.records import GenerationRecord, Matrix, now as _now, to_json as _json  # re-exported
+from ptah.adapters.stores.records import GENERATION_COLUMNS, GENERATION_REFRESH, LexicalTable, SnapshotReads, check_dimension
+from ptah.adapters.stores.records import GenerationRecord, generation_values, now as _now  # GenerationRecord re-exported
 from ptah.adapters.stores.registry import SQLITE_CAPABILITIES
 from ptah.adapters.stores.sqlite_damage import guarded as _guarded
 from ptah.adapters.stores.sqlite_lock import build_lock
@@ -52,17 +42,15 @@ from ptah.core.errors import StoreUnavailable
 _BUSY_TIMEOUT_S = 30.0
 
 
-class SqliteStore:
+class SqliteStore(SnapshotReads, LexicalTable):
     """A SQLite store file, migrated to the current schema when opened."""
 
     capabilities = SQLITE_CAPABILITIES
 
-    def __init__(self, path: str | os.PathLike, *, create: bool = True):
+    def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self.where = f"store {self.path}"
         if not self.path.exists():
-            if not create:
-                raise StoreUnavailable(f"there is no store at {self.path}: nothing has been built yet (run `ptah inference build`).")
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
@@ -85,11 +73,8 @@ class SqliteStore:
     def close(self) -> None:
         self._connection.close()
 
-    def __enter__(self) -> "SqliteStore":
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
+    def _guarded(self):
+        return _guarded(self.path)
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -118,52 +103,17 @@ class SqliteStore:
                     connection.execute("ROLLBACK")
                 connection.close()
 
-    def generation(self, identity: str) -> GenerationRecord | None:
-        with self.snapshot() as snapshot:
-            return snapshot.generation(identity)
-
-    def generations(self) -> list[GenerationRecord]:
-        with self.snapshot() as snapshot:
-            return snapshot.generations()
-
     # --- writing --------------------------------------------------------------
 
     def register_generation(self, record: GenerationRecord) -> None:
         """Record a generation (or refresh its name, versions and ``updated_at``); ``created_at`` is kept."""
-        now = _now()
         with self._transaction() as connection:
-            connection.execute(
-                f"INSERT INTO generations ({_GENERATION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT(identity) DO UPDATE SET name = excluded.name, model = excluded.model, "
-                "settings = excluded.settings, model_digest = excluded.model_digest, "
-                "identity_parts = excluded.identity_parts, library_versions = excluded.library_versions, "
-                "updated_at = excluded.updated_at",
-                (
-                    record.identity,
-                    record.name,
-                    record.model,
-                    _json(record.settings),
-                    int(record.dimension),
-                    record.model_digest,
-                    _json(record.identity_parts),
-                    _json(record.library_versions),
-                    now,
-                    now,
-                ),
-            )
-            stored = connection.execute("SELECT dimension FROM generations WHERE identity = ?", (record.identity,)).fetchone()
-            if stored[0] != int(record.dimension):
-                raise StoreUnavailable(
-                    f"generation {record.identity} is stored with dimension {stored[0]}, "
-                    f"but its model now gives {record.dimension}."
-                )
+            connection.execute(f"INSERT INTO generations ({GENERATION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                               f"{GENERATION_REFRESH}", generation_values(record))
+            stored = connection.execute("SELECT dimension FROM generations WHERE identity = ?", (record.identity,))
+            check_dimension(record, stored.fetchone()[0])
 
     def write_vectors(self, identity: str, rows: list[tuple[str, str, str]], vectors: np.ndarray) -> None:
-        """Insert or replace vectors, all in one transaction.
-
-        ``rows`` are ``(row identity, key, text SHA-256)``, one per row of
-        ``vectors`` (shape ``(len(rows), dimension)``).
-        """
         data_array = np.ascontiguousarray(vectors, dtype=VECTOR_DTYPE)
         if data_array.ndim != 2 or data_array.shape[0] != len(rows):
             raise ValueError(f"{len(rows)} rows for vectors of shape {data_array.shape}")
@@ -185,7 +135,6 @@ class SqliteStore:
             connection.execute("UPDATE generations SET updated_at = ? WHERE identity = ?", (_now(), identity))
 
     def delete_vectors(self, identity: str, row_identities: Iterable[str]) -> int:
-        """Delete the vectors of these rows, in one transaction; returns how many were deleted."""
         doomed = [(identity, row_identity) for row_identity in row_identities]
         if not doomed:
             return 0
@@ -197,9 +146,7 @@ class SqliteStore:
         return deleted
 
     def drop_generation(self, identity: str) -> int:
-        """Remove a generation: its vectors, cached queries and record, in one transaction; how many vectors went.
-
-        The file keeps its size: SQLite reuses the freed pages for later builds."""
+        """The file keeps its size: SQLite reuses the freed pages for later builds."""
         with self._transaction() as connection:
             removed = connection.execute("DELETE FROM vectors WHERE generation = ?", (identity,)).rowcount
             connection.execute("DELETE FROM query_cache WHERE generation = ?", (identity,))
@@ -208,13 +155,7 @@ class SqliteStore:
 
     # --- query cache ----------------------------------------------------------
 
-    def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
-        """The cached float32 vectors of those ``texts`` that have one under this generation."""
-        with self.snapshot() as snapshot:
-            return snapshot.cached_queries(identity, texts)
-
     def cache_queries(self, identity: str, vectors: Mapping[str, np.ndarray]) -> None:
-        """Store query vectors (text -> 1-D float32 vector) under a registered generation, in one transaction."""
         blobs = {text: np.ascontiguousarray(v, dtype=VECTOR_DTYPE).reshape(-1).tobytes() for text, v in vectors.items()}
         if not blobs:
             return
@@ -226,30 +167,6 @@ class SqliteStore:
                 [(identity, text, blob, zlib.crc32(blob)) for text, blob in blobs.items()],
             )
 
-    # --- lexical indexes (ptah.adapters.lexical) --------------------------------
-
-    def lexical_index(self, fingerprint: str, settings: str) -> bytes | None:
-        """The serialised lexical index of this text fingerprint and settings, or None."""
-        with _guarded(self.path):
-            row = self._connection.execute(
-                "SELECT serialized FROM lexical_indexes WHERE fingerprint = ? AND settings = ?", (fingerprint, settings)
-            ).fetchone()
-        return None if row is None else bytes(row[0])
-
-    def save_lexical_index(
-        self, fingerprint: str, settings: str, template_sha256: str, rows: int, vocabulary: int, serialized: bytes
-    ) -> None:
-        """Keep a lexical index, replacing the one of the same template and settings, in one transaction."""
-        with self._transaction() as connection:
-            connection.execute(
-                "DELETE FROM lexical_indexes WHERE template_sha256 = ? AND settings = ?", (template_sha256, settings)
-            )
-            connection.execute(
-                "INSERT OR REPLACE INTO lexical_indexes (fingerprint, settings, template_sha256, rows, vocabulary, "
-                "serialized, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (fingerprint, settings, template_sha256, rows, vocabulary, serialized, _now()),
-            )
-
     # --- build lock -----------------------------------------------------------
 
     def lock_path(self, identity: str) -> Path:
@@ -257,5 +174,4 @@ class SqliteStore:
         return self.path.with_name(f"{self.path.name}.build-{digest}.lock")
 
     def build_lock(self, identity: str, name: str):
-        """Hold the exclusive build lock of a generation, or refuse at once (:func:`sqlite_lock.build_lock`)."""
         return build_lock(self.lock_path(identity), name)

@@ -15,7 +15,7 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from ptah.adapters.stores.records import GENERATION_COLUMNS as _GENERATION_COLUMNS
-from ptah.adapters.stores.records import GenerationRecord, Matrix
+from ptah.adapters.stores.records import GenerationRecord, Matrix, generation_record
 from ptah.adapters.stores.sqlite_damage import check_vectors, damaged, integrity_problems
 from ptah.adapters.stores.sqlite_damage import guarded as _guarded
 from ptah.adapters.stores.vector_checks import VECTOR_DTYPE, block_rows, finite_blocks, non_finite_text, usable_query_vector
@@ -25,15 +25,6 @@ from ptah.adapters.stores.vector_checks import VECTOR_DTYPE, block_rows, finite_
 _READ_CHUNK = 8192
 # Bound parameters per IN (...) list, well under SQLite's limit.
 _IN_CHUNK = 500
-
-
-def _record(row: tuple) -> GenerationRecord:
-    identity, name, model, settings, dimension, digest, parts, versions, created, updated = row
-    return GenerationRecord(
-        identity=identity, name=name, model=model, settings=json.loads(settings), dimension=int(dimension),
-        model_digest=digest, identity_parts=json.loads(parts), library_versions=json.loads(versions),
-        created_at=created, updated_at=updated,
-    )
 
 
 def _chunks(items: list, size: int) -> Iterator[list]:
@@ -49,20 +40,18 @@ class StoreSnapshot:
         self._path = path
 
     def generation(self, identity: str) -> GenerationRecord | None:
-        """The generation with this identity, or None when it was never registered."""
         with _guarded(self._path):
             row = self._connection.execute(
                 f"SELECT {_GENERATION_COLUMNS} FROM generations WHERE identity = ?", (identity,)
             ).fetchone()
-        return None if row is None else _record(row)
+        return None if row is None else generation_record(row, json.loads)
 
     def generations(self) -> list[GenerationRecord]:
-        """Every registered generation, oldest first."""
         with _guarded(self._path):
             rows = self._connection.execute(
                 f"SELECT {_GENERATION_COLUMNS} FROM generations ORDER BY created_at, identity"
             ).fetchall()
-        return [_record(row) for row in rows]
+        return [generation_record(row, json.loads) for row in rows]
 
     def vector_count(self, identity: str) -> int:
         """How many vectors the generation has, counted in the index :meth:`digests` reads."""
@@ -72,10 +61,7 @@ class StoreSnapshot:
             ).fetchone()[0]
 
     def digests(self, identity: str) -> dict[str, tuple[str, str]]:
-        """``row identity -> (key, text SHA-256)`` for every vector of the generation.
-
-        Read from a covering index: no vector bytes are touched.
-        """
+        """Read from a covering index: no vector bytes are touched."""
         with _guarded(self._path):
             cursor = self._connection.execute(
                 "SELECT row_identity, key, text_sha256 FROM vectors INDEXED BY vectors_digests WHERE generation = ?",
@@ -84,16 +70,8 @@ class StoreSnapshot:
             return {row_identity: (key, digest) for row_identity, key, digest in cursor}
 
     def matrix(self, identity: str) -> Matrix:
-        """The generation's vectors as one C-contiguous float32 ``(n, dimension)`` matrix.
-
-        The matrix is allocated once at its final size and the stored bytes are
-        copied into it chunk by chunk, so the peak memory is the matrix plus
-        one chunk plus the key lists -- no per-row arrays. Rows are ordered by
-        row identity. An unregistered generation is an empty ``(0, 0)`` matrix.
-        Raises :class:`StoreDamaged` when a vector is not ``dimension`` finite
-        float32 values, or when the table and the index :meth:`digests` reads
-        disagree on how many vectors there are: nothing non-finite is measured.
-        """
+        """Allocated once at its final size and filled chunk by chunk (the peak memory is the matrix plus one
+        chunk); StoreDamaged also when the table and the index :meth:`digests` reads disagree on the count."""
         record = self.generation(identity)
         if record is None:
             return Matrix([], [], np.empty((0, 0), dtype=np.float32))
@@ -107,15 +85,7 @@ class StoreSnapshot:
         return next(finite_blocks([whole], self._non_finite(record.name)))
 
     def vector_blocks(self, identity: str, rows: int) -> Iterator[Matrix]:
-        """The generation's vectors as consecutive :class:`Matrix` blocks of ``rows`` rows (the last fewer, none
-        empty), in :meth:`matrix`'s order: joined, they are :meth:`matrix`. Nothing for an unregistered or empty
-        generation; ValueError unless ``rows`` >= 1; read them while this snapshot is open.
-
-        One query in this read transaction, its rows copied into each block
-        as :meth:`matrix` copies them, so the memory is one block plus one
-        chunk. A vector that is not finite is StoreDamaged in :meth:`matrix`'s
-        sentence, raised before its block is yielded.
-        """
+        """One query in this read transaction, copied into each block as :meth:`matrix` is filled."""
         return self._stream(identity, block_rows(rows))
 
     def _stream(self, identity: str, rows: int) -> Iterator[Matrix]:
@@ -180,11 +150,8 @@ class StoreSnapshot:
                 yield rows, np.frombuffer(data, dtype=VECTOR_DTYPE).reshape(len(rows), size)
 
     def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
-        """The cached float32 vectors of those ``texts`` that have a usable one under this generation.
-
-        A cached vector that is not ``dimension`` finite values is left out, so
-        the caller embeds that query again (and the cache entry is replaced).
-        """
+        """A cached vector that is not ``dimension`` finite values, or fails its CRC-32, is left out (embedded
+        again, and replaced)."""
         wanted = list(dict.fromkeys(texts))
         record = self.generation(identity)
         dimension = record.dimension if record is not None else None

@@ -8,7 +8,7 @@ the generation's vectors, with these.
 
 from __future__ import annotations
 
-import operator
+import numbers
 import zlib
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
@@ -48,13 +48,9 @@ def non_finite_text(count: int, total: int, name: str, first: str | None) -> str
 
 def block_rows(rows: int) -> int:
     """``rows`` for a snapshot's ``vector_blocks``: a whole number of at least 1, else ValueError."""
-    try:
-        size = operator.index(rows)
-    except TypeError:
-        size = 0
-    if isinstance(rows, bool) or size < 1:
+    if isinstance(rows, bool) or not isinstance(rows, numbers.Integral) or rows < 1:
         raise ValueError(f"blocks of vectors need a whole number of rows of at least 1, not {rows!r}")
-    return size
+    return int(rows)
 
 
 def finite_blocks(blocks: Iterable[Matrix], damaged: Callable[[int, int, str | None], Exception]) -> Iterator[Matrix]:

@@ -1,6 +1,6 @@
 """Build engines: what runs a build. ``local`` (the default: this process) and ``ray`` (a Ray cluster).
 
-An engine is registered with :func:`register`: its name, the options it takes
+An engine is registered in :data:`ENGINES`: its name, the options it takes
 and a function ``build(project, name, progress, **options)`` returning a
 :class:`~ptah.services.build.BuildSummary`. :func:`run_build` is the one place
 that picks the engine by name; an unknown name, or an option the engine does
@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from ptah.core.errors import InputError, PluginError
+from ptah.core.errors import InputError
+from ptah.core.registry import Registry
 
 if TYPE_CHECKING:
     from ptah.services.build import BuildSummary, Progress
@@ -34,26 +35,15 @@ class Engine:
     build: Callable[..., "BuildSummary"]  # (project, name, progress, **options)
 
 
-_ENGINES: dict[str, Engine] = {}
-
-
-def register(engine: Engine) -> None:
-    """Add a build engine; PluginError (exit 3) for a name taken."""
-    if engine.name in _ENGINES:
-        raise PluginError(f'the build engine "{engine.name}" is registered already')
-    _ENGINES[engine.name] = engine
-
-
-def names() -> list[str]:
-    return list(_ENGINES)
+ENGINES: Registry[Engine] = Registry("build engine")
 
 
 def run_build(project: Project, name: str | None = None, progress: Progress | None = None, *,
               engine: str = DEFAULT, **options) -> BuildSummary:
     """Build generation ``name`` with the engine ``engine``; options the engine does not take are refused."""
-    chosen = _ENGINES.get(engine)
-    if chosen is None:
-        raise InputError(f'there is no build engine "{engine}"; the engines are ' + ", ".join(_ENGINES))
+    if engine not in ENGINES:
+        raise InputError(f'there is no build engine "{engine}"; the engines are ' + ", ".join(ENGINES.names()))
+    chosen = ENGINES.get(engine)
     given = {option: value for option, value in options.items() if value is not None}
     unknown = sorted(set(given) - chosen.options)
     if unknown:
@@ -75,5 +65,6 @@ def _ray(project: Project, name: str | None, progress: Progress | None, **option
     return build(project, name, progress, **options)
 
 
-register(Engine("local", frozenset(), _local))
-register(Engine("ray", frozenset({"ray_address", "partitions", "actors", "actor_cpus", "actor_gpus"}), _ray))
+ENGINES.register("local", Engine("local", frozenset(), _local))
+ENGINES.register("ray", Engine("ray", frozenset({"ray_address", "partitions", "actors", "actor_cpus", "actor_gpus"}),
+                                _ray))

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-import psycopg
-from psycopg import conninfo
-
+from ptah.adapters.postgres import secrets_of
 from ptah.core.spec import redact_url
 
 HIDDEN = "***"
@@ -48,23 +46,14 @@ class Sealed:
     def __hash__(self) -> int:
         return hash(self._url)
 
-    def __reduce__(self):
-        return Sealed, (self._url,)
-
 
 def scrub(text: str, *urls: Sealed) -> str:
     """``text`` with each of ``urls`` shown redacted, and each of their passwords (as written, percent-decoded
     or percent-encoded) replaced by ``***``."""
     for url in urls:
         text = text.replace(url.reveal(), str(url))
-    for secret in sorted({form for url in urls for form in _password_forms(url.reveal())}, key=len, reverse=True):
+    forms = {form for url in urls for secret in secrets_of(url.reveal()) for form in (secret, quote(secret, safe=""),
+                                                                                    quote(secret))}
+    for secret in sorted(forms, key=len, reverse=True):
         text = text.replace(secret, HIDDEN)
     return text
-
-
-def _password_forms(url: str) -> set[str]:
-    try:
-        password = conninfo.conninfo_to_dict(url).get("password")
-    except psycopg.Error:  # a string libpq cannot parse: its redacted form is all there is to hide
-        return set()
-    return {form for form in (password, quote(password or "", safe=""), quote(password or "")) if form}
