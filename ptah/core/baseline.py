@@ -26,11 +26,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ptah.core.errors import IncomparableBaseline, InputError, ReportError
+from ptah.core.errors import IncomparableBaseline, ReportError
 from ptah.core.measures import DEFAULT_MEASURES, Measure
 from ptah.core.provenance import provenance
 from ptah.core.report import REPORT_FORMATS, Gate, Report, Run
 from ptah.core.report_checks import check_consistency, is_measure
+from ptah.core.verdicts import counted
 
 MEASURES = tuple(m.key for m in DEFAULT_MEASURES)  # every report carries these
 
@@ -83,7 +84,8 @@ def check_comparable(corpus_digest: str, baseline: Report, path: str) -> None:
     if theirs != corpus_digest:
         raise IncomparableBaseline(
             f"the baseline {path} measured a different corpus (digest {theirs}); "
-            f"this corpus is {corpus_digest}. Re-run the baseline on this corpus, or evaluate the corpus it was made with."
+            f"this corpus is {corpus_digest}. Measure its runs again on this corpus with `ptah report rebaseline {path} "
+            "--corpus CORPUS --output NEW.json`, or evaluate the corpus it was made with."
         )
 
 
@@ -152,10 +154,10 @@ def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float],
     required, forbidden = run.required, run.forbidden
     result = [
         Gate("required", run.name, required["failed"] == 0,
-             f"{required['failed']} of {required['cases']} cases missed a required key" if required["cases"] else
+             f"{required['failed']} of {counted(required['cases'], 'case')} missed a required key" if required["cases"] else
              "no required keys: no case names one"),
         Gate("forbidden", run.name, forbidden["leaking"] == 0,
-             f"{forbidden['leaking']} of {forbidden['cases']} cases leaked a forbidden key" if forbidden["cases"] else
+             f"{forbidden['leaking']} of {counted(forbidden['cases'], 'case')} leaked a forbidden key" if forbidden["cases"] else
              "no forbidden keys: no case names one"),
     ]
     for name, threshold in thresholds.items():
@@ -165,11 +167,11 @@ def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float],
         drop_high, inconclusive = None, False
         if before is None or now is None:
             passed, drop = False, None
-            detail = f"{measure.key} is N/A on one side, so its drop cannot be measured"
+            detail = f"{measure.label} is N/A on one side, so its drop cannot be measured"
         else:
             drop = before - now
             passed = drop <= threshold + FLOAT_NOISE
-            detail = f"{measure.key} {before:.4f} -> {now:.4f} ({movement(drop)}; a drop of {threshold:.4f} is allowed)"
+            detail = f"{measure.label} {before:.4f} -> {now:.4f} ({movement(drop)}; a drop of {threshold:.4f} is allowed)"
             if high is not None:
                 drop_high = before - high
                 inconclusive = not passed and drop_high <= threshold + FLOAT_NOISE
@@ -192,7 +194,7 @@ def deciding_holes(run: Run, measure: Measure, high: float, corpus_path: str | N
     generation = run.generation.get("text_of") or run.generation.get("name")
     channel = run.search.get("channel")
     where = f" --channel {channel}" if channel not in (None, "vector") else ""
-    return (f"inconclusive: {measure.key} is {high:.4f} if every hole is relevant, within the allowed drop; "
-            f"{count} unjudged {'row' if count == 1 else 'rows'} in {len(cases)} {'case' if len(cases) == 1 else 'cases'} "
+    return (f"inconclusive: {measure.label} is {high:.4f} if every hole is relevant, within the allowed drop; "
+            f"{counted(count, 'unjudged row')} in {counted(len(cases), 'case')} "
             f"({named}{more}) decide it: list them with `ptah corpus holes {corpus_path or 'CORPUS'} -g {generation}{where}`, "
             f"judge them, and evaluate again")

@@ -28,7 +28,9 @@ from typing import Mapping
 from ptah.core.comparison import case_deltas
 from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Report, Run
-from ptah.core.significance import p_value_phrase, p_value_text
+from ptah.core.significance import p_value_text
+from ptah.core.verdicts import counted
+from ptah.render.sentences import baseline_findings, candidate_findings, gate_word, level_of, verdict_sentence
 from ptah.render.text import bounded, interval, number, signed
 
 CHART_MEASURE = "ndcg"  # the report key of the measure the chart shows first
@@ -76,10 +78,6 @@ SCRIPT = """
 """
 
 
-
-
-def _p_phrase(test: Mapping | None) -> str:
-    return p_value_phrase(test).removeprefix("p ")
 
 
 def _cell(run: str, measure: str, field: str, value: float | None, text: str | None = None, css: str = "",
@@ -153,13 +151,13 @@ def _baseline_section(report: Report) -> str:
         "baseline's reference run, paired by case.</p>",
     ]
     for run, comparison in zip(report.runs, report.comparisons):
-        parts.append(_baseline_run(run.name, run.channel, comparison.data))
+        parts.append(_baseline_run(run.name, run.channel, comparison.data, level_of(report)))
     return "".join(parts)
 
 
-def _baseline_run(name: str, channel: str, data: Mapping) -> str:
+def _baseline_run(name: str, channel: str, data: Mapping, level: float) -> str:
     significance = data.get("significance") or {}
-    rows, sentences = [], []
+    rows = []
     for key, entry in data["aggregates"].items():
         stats = significance.get(key) or {}
         found, test = stats.get("interval"), stats.get("test")
@@ -176,15 +174,11 @@ def _baseline_run(name: str, channel: str, data: Mapping) -> str:
             + f'<td>{stats.get("wins", "")}</td><td>{stats.get("ties", "")}</td><td>{stats.get("losses", "")}</td>'
             f'<td class="l {css}">{escape(finding)}</td></tr>'
         )
-        if delta is not None and test is not None:
-            sentences.append(f"{name} on {label}: {entry['baseline']:.4f} → {entry['current']:.4f} ({delta:+.4f}), "
-                             f"{p_value_phrase(test)}: {finding}")
     table = (f'<h3>{escape(name)} <span class="meta">({escape(channel)}) against {escape(str(data.get("generation")))}'
              '</span></h3><table class="baseline"><thead><tr><th class="l">measure</th><th>baseline</th><th>now</th>'
              '<th>Δ</th><th>95% CI</th><th>p</th><th>better</th><th>tied</th><th>worse</th><th class="l">finding</th>'
              f'</tr></thead><tbody>{"".join(rows)}</tbody></table>')
-    headlines = '<ul class="headlines">' + "".join(f"<li>{escape(s)}</li>" for s in sentences) + "</ul>"
-    return table + headlines + _baseline_changed(data["cases_changed"])
+    return table + _headlines(baseline_findings(name, data, level)) + _baseline_changed(data["cases_changed"])
 
 
 def _baseline_changed(changed: list) -> str:
@@ -204,7 +198,7 @@ def _baseline_changed(changed: list) -> str:
         )
         rows.append(f'<tr data-case="{escape(change["id"])}"><td class="l"><b>{escape(change["id"])}</b>{flip}</td>'
                     f'{values}</tr>')
-    cases = f'{len(changed)} case{"" if len(changed) == 1 else "s"}'
+    cases = counted(len(changed), "case")
     return (f"<p>{cases} changed against the baseline ({failing} now failing, {passing} now passing):</p>"
             f'<table class="changed"><thead><tr><th class="l">case</th>{head}</tr></thead><tbody>{"".join(rows)}'
             "</tbody></table>")
@@ -216,14 +210,8 @@ def _pair(entry: Mapping) -> str:
 
 
 def _verdict(report: Report) -> str:
-    gates = report.gates
-    failed = [gate for gate in gates if not gate.passed]
-    if report.verdict == "inconclusive":
-        text = f"verdict: INCONCLUSIVE — the unjudged rows decide {len(failed)} of {len(gates)} gates"
-    elif failed:
-        text = f"verdict: FAIL — {len(failed)} of {len(gates)} gates failed"
-    else:
-        text = f"verdict: pass — all {len(gates)} gates passed"
+    word, told = verdict_sentence(report)
+    text = f"verdict: {word} — {told}"
     return f'<div id="verdict" class="verdict {report.verdict}" data-verdict="{report.verdict}">{escape(text)}</div>'
 
 
@@ -299,30 +287,15 @@ def _summary(report: Report) -> str:
         f'{statistics["permutation"]["exact_limit"]} non-zero differences, else Monte Carlo (marked ~) with the same '
         f'resamples and seed. A run is called better or worse only when p &lt; {statistics["alpha"]:.2f}.</p>'
     )
-    parts.append('<ul class="headlines">' + "".join(_headlines(comparison.reference, comparison.candidates)) + "</ul>")
+    parts.append(_headlines([sentence for candidate in comparison.candidates
+                             for sentence in candidate_findings(candidate, comparison.reference, level_of(report))]
+                            + [f"{candidate['run']}: {counted(candidate['flipped']['now_failing'], 'case')} now failing, "
+                               f"{candidate['flipped']['now_passing']} now passing" for candidate in comparison.candidates]))
     return "".join(parts)
 
 
-def _cases_text(count: int) -> str:
-    return f"{count} case" if count == 1 else f"{count} cases"
-
-
-def _headlines(reference: str, candidates: tuple[Mapping, ...]) -> list[str]:
-    lines = []
-    for candidate in candidates:
-        for key, entry in candidate["measures"].items():
-            if entry["delta"] is None or entry["test"] is None:
-                continue
-            label = _label(key)
-            what = (f"{candidate['run']} is {entry['finding']} than {reference} on {label} by "
-                    f"{abs(entry['delta']):.4f}" if entry["finding"] in ("better", "worse") else
-                    f"{candidate['run']} vs {reference} on {label}: {entry['delta']:+.4f}, within noise")
-            lines.append(f"<li>{escape(what)} (p {_p_phrase(entry['test'])}; {_cases_text(entry['wins'])} better, "
-                         f"{entry['losses']} worse, {entry['ties']} tied)</li>")
-        flipped = candidate["flipped"]
-        lines.append(f"<li>{escape(candidate['run'])}: {_cases_text(flipped['now_failing'])} now failing, "
-                     f"{flipped['now_passing']} now passing</li>")
-    return lines
+def _headlines(sentences: list[str]) -> str:
+    return '<ul class="headlines">' + "".join(f"<li>{escape(sentence)}</li>" for sentence in sentences) + "</ul>"
 
 
 def _chart(report: Report) -> str:
@@ -451,8 +424,7 @@ def _case(case_id: str, cases: list[CaseResult | None], runs: tuple[Run, ...], f
 def _gates(report: Report) -> str:
     rows = "".join(
         f'<tr><td class="l">{escape(gate.name)}</td><td class="l">{escape(str(gate.generation))}</td>'
-        f'<td class="l {"pass" if gate.passed else "inconclusive" if gate.inconclusive else "fail"}">'
-        f'{"pass" if gate.passed else "INCONCLUSIVE" if gate.inconclusive else "FAIL"}</td>'
+        f'<td class="l {gate_word(gate).lower()}">{gate_word(gate)}</td>'
         f'<td class="l">{escape(gate.detail)}</td></tr>'
         for gate in report.gates
     ) + "".join(f'<tr class="stale"><td class="l">stale judgement</td><td class="l">{escape(stale["case"])}</td>'

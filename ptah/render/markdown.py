@@ -22,19 +22,21 @@ from typing import Mapping
 
 from ptah.core.measures import Measure
 from ptah.core.report import Report, Run
-from ptah.core.significance import p_value_phrase, p_value_text
+from ptah.core.significance import p_value_text
 from ptah.core.visible import abbreviated, visible
-from ptah.render.text import bounded, interval, number, signed
 from ptah.render.cases import changes, failed_cases, problems, whereabouts
+from ptah.render.sentences import baseline_findings, candidate_findings, gate_sentence, level_of, verdict_sentence
+from ptah.render.text import bounded, interval, number, signed
 
 TOP_CASES = 10
 MAX_VALUE = 160
+MAX_DETAIL = 4000  # a gate's detail, ptah's own sentence, is never cut short of a hostile id's length
 _TICKS = re.compile("`+")
 
 
-def code(value: object, *, cell: bool = False) -> str:
+def code(value: object, *, cell: bool = False, limit: int = MAX_VALUE) -> str:
     """``value`` as one inline code span (module docs); ``cell``: fit for a table cell."""
-    text = abbreviated(visible(str(value)), MAX_VALUE)
+    text = abbreviated(visible(str(value)), limit)
     longest = max((len(run) for run in _TICKS.findall(text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
@@ -50,27 +52,21 @@ def run_label(run: Run) -> str:
     return f"{run.name} ({run.channel})"
 
 
-def render_markdown(report: Report) -> str:
-    """The summary as Markdown text (module docs), ending with a newline."""
+def render_markdown(report: Report, json_path: str | None = None) -> str:
+    """The summary as Markdown text (module docs), ending with a newline; ``json_path``: where the JSON report
+    was written, named where the summary leaves cases out."""
     parts = [_verdict(report), _means(report)]
     parts += [_baseline(report, run, comparison.data) for run, comparison in zip(report.runs, report.comparisons)]
     if report.comparison is not None:
         parts.append(_side_by_side(report))
-    parts += [_gates(report), _changed(report), _failing(report)]
+    parts += [_gates(report), _changed(report, json_path), _failing(report, json_path)]
     return "\n\n".join(part for part in parts if part) + "\n"
 
 
 def _verdict(report: Report) -> str:
-    failed = [gate for gate in report.gates if not gate.passed]
-    if report.verdict == "inconclusive":
-        verdict = (f"INCONCLUSIVE: the holes in the judgements decide {len(failed)} of {len(report.gates)} gates; "
-                   "judge them and evaluate again")
-    elif failed:
-        verdict = f"FAIL: {len(failed)} of {len(report.gates)} gates failed"
-    else:
-        verdict = f"pass: all {len(report.gates)} gates passed"
+    word, told = verdict_sentence(report)
     corpus = report.corpus
-    return (f"## ptah evaluate: {verdict}\n\ncorpus {code(corpus.get('path'))}, {corpus.get('cases')} cases, "
+    return (f"## ptah evaluate: {word}: {told}\n\ncorpus {code(corpus.get('path'))}, {corpus.get('cases')} cases, "
             f"digest {code(corpus.get('digest'))}; created {code(report.created_at)}")
 
 
@@ -102,9 +98,7 @@ def _baseline(report: Report, run: Run, data: Mapping) -> str:
                      interval(stats.get("interval")), p_value_text(stats.get("test")), stats.get("finding", "N/A")])
     head = ["measure", "baseline", "now", "Δ", "95% CI", "p", "finding"]
     title = f"### {code(run_label(run))} against the baseline {code(data.get('generation'))}"
-    sentences = [_finding(run_label(run), f"the baseline {code(data.get('generation'))}", key, entry)
-                 for key, entry in significance.items()]
-    return "\n\n".join([title, _table(head, rows), *_bullets(sentences)])
+    return "\n\n".join([title, _table(head, rows), *_bullets(baseline_findings(run.name, data, level_of(report), code))])
 
 
 def _side_by_side(report: Report) -> str:
@@ -117,19 +111,8 @@ def _side_by_side(report: Report) -> str:
                 for key, entry in candidate["measures"].items()]
         parts.append(f"{code(run_label(run))}\n\n" + _table(
             ["measure", "reference", "run", "Δ", "95% CI", "p", "finding"], rows))
-        parts += _bullets([_finding(run_label(run), code(reference), key, entry) for key, entry in candidate["measures"].items()])
+        parts += _bullets(candidate_findings(candidate, reference, level_of(report), code))
     return "\n\n".join(parts)
-
-
-def _finding(run: str, against: str, key: str, entry: Mapping) -> str:
-    """One sentence on ``run`` against ``against`` (Markdown already) on measure ``key``."""
-    if entry.get("test") is None or entry.get("delta") is None:
-        return f"{code(run)} vs {against}: {_label(key)} cannot be compared (no case defines it on both sides)"
-    counts = f"{p_value_phrase(entry['test'])}; {entry['wins']} better, {entry['losses']} worse, {entry['ties']} tied"
-    if entry["finding"] in ("better", "worse"):
-        return (f"{code(run)} is {entry['finding']} than {against} on {_label(key)} by "
-                f"{abs(entry['delta']):.4f} ({counts})")
-    return f"{code(run)} vs {against} on {_label(key)}: {entry['delta']:+.4f}, within noise ({counts})"
 
 
 def _bullets(sentences: list[str]) -> list[str]:
@@ -137,12 +120,20 @@ def _bullets(sentences: list[str]) -> list[str]:
 
 
 def _gates(report: Report) -> str:
-    lines = [f"- {'pass' if gate.passed else '**INCONCLUSIVE**' if gate.inconclusive else '**FAIL**'} {code(gate.name)} "
-             f"({code(gate.generation)}): {code(gate.detail)}" for gate in report.gates]
+    lines = ["- " + gate_sentence(gate, lambda value: code(value, limit=MAX_DETAIL),
+                                  lambda word: word if word == "pass" else f"**{word}**") for gate in report.gates]
     return "### Gates\n\n" + "\n".join(lines)
 
 
-def _changed(report: Report) -> str:
+def _more(count: int, what: str, json_path: str | None) -> str:
+    """The line after a list cut at :data:`TOP_CASES`: how many more, and the JSON report when one was written."""
+    if count <= 0:
+        return ""
+    return f"\n\n{count} more {what} are not listed here" + (f"; every one is in the JSON report {code(json_path)}."
+                                                              if json_path else ".")
+
+
+def _changed(report: Report, json_path: str | None) -> str:
     found = [entry for entry in changes(report) if entry["flipped"] or entry["drop"] > 0]
     if not found:
         return ""
@@ -154,20 +145,18 @@ def _changed(report: Report) -> str:
         query = f" query {code(case.query)}" if case is not None else ""
         lines.append(f"- {code(entry['id'])} in {code(entry['run'])} against {code(entry['against'])}: **{what}**;"
                      f"{query}; now: {code(whereabouts(entry['after']))}{before}")
-    more = len(found) - TOP_CASES
-    tail = f"\n\n{more} more changed cases are in the JSON report." if more > 0 else ""
+    tail = _more(len(found) - TOP_CASES, "changed cases", json_path)
     return (f"### Cases that flipped or regressed most ({min(len(found), TOP_CASES)} of {len(found)})\n\n"
             + "\n".join(lines) + tail)
 
 
-def _failing(report: Report) -> str:
+def _failing(report: Report, json_path: str | None) -> str:
     failing = list(failed_cases(report))
     if not failing:
         return ""
     lines = [f"- {code(case.id)} in {code(run_label(run))}: query {code(case.query)}; {code('; '.join(problems(case)))}"
              for run, case in failing[:TOP_CASES]]
-    more = len(failing) - TOP_CASES
-    tail = f"\n\n{more} more failing cases are in the JSON report." if more > 0 else ""
+    tail = _more(len(failing) - TOP_CASES, "failing cases", json_path)
     return f"### Failing cases ({min(len(failing), TOP_CASES)} of {len(failing)})\n\n" + "\n".join(lines) + tail
 
 
