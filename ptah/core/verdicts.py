@@ -90,9 +90,3 @@ class Comparison:
     @property
     def candidates(self) -> tuple[Mapping, ...]:
         return self.data["candidates"]
-
-    def candidate(self, run: str) -> Mapping:
-        for candidate in self.candidates:
-            if candidate["run"] == run:
-                return candidate
-        raise KeyError(run)

@@ -93,14 +93,9 @@ def _sign(value: float | None) -> str:
     return "zero" if not value else "pos" if value > 0 else "neg"
 
 
-def _label(key: str) -> str:
-    """The registry's label of the measure a report key (or string form) names: ``mrr`` reads ``MRR``."""
-    return Measure.parse(key).label
-
-
-def _measures(run: Run) -> list[tuple[str, str]]:
-    """The run's measures as (string form, report key), in the report's order."""
-    return [(name, Measure.parse(name).key) for name in run.means]
+def _measures(run: Run) -> list[tuple[str, str, str]]:
+    """The run's measures as (string form, report key, the registry's label), in the report's order."""
+    return [(name, Measure.parse(name).key, Measure.parse(name).label) for name in run.means]
 
 
 def render_html(report: Report) -> str:
@@ -220,13 +215,13 @@ def _summary(report: Report) -> str:
     comparison = report.comparison
     candidates = {c["run"]: c for c in comparison.candidates} if comparison is not None else {}
     measures = _measures(report.runs[0])
-    head = "".join(f"<th>{escape(_label(name))}</th><th>Δ</th>" for name, _ in measures)
+    head = "".join(f"<th>{escape(label)}</th><th>Δ</th>" for _, _, label in measures)
     rows = []
     for index, run in enumerate(report.runs):
         name = run.name
         cells = [f'<td class="l">{escape(name)}</td><td class="l">{escape(run.channel)}</td>']
         candidate = candidates.get(name) if index else None
-        for measure, key in measures:
+        for measure, key, _ in measures:
             mean = run.means.get(measure)
             if mean is None:
                 cells.append("<td>N/A</td><td></td>")
@@ -272,7 +267,7 @@ def _summary(report: Report) -> str:
             p = None if test is None else test["p_value"]
             css = {"better": "better", "worse": "worse"}.get(entry["finding"], "unclear")
             parts.append(
-                f'<tr><td class="l">{escape(name)}</td><td class="l">{escape(_label(key))}</td>'
+                f'<tr><td class="l">{escape(name)}</td><td class="l">{escape(Measure.parse(key).label)}</td>'
                 f'<td class="{_sign(entry["delta"])}">{signed(entry["delta"])}</td>'
                 + f"<td>{interval(found)}</td>"
                 + _cell(name, key, "p", p, p_value_text(test))
@@ -306,7 +301,7 @@ def _chart(report: Report) -> str:
     measures = _measures(reference)
     radios = "".join(
         f'<label><input type="radio" name="chart-measure" value="{escape(key)}"{" checked" if key == CHART_MEASURE else ""}> '
-        f"{escape(_label(name))}</label>" for name, key in measures
+        f"{escape(label)}</label>" for _, key, label in measures
     )
     parts = ['<h2>Per-case deltas</h2><p class="meta">Each changed case\'s measure minus the reference\'s; '
              f'unchanged cases are left out.</p><div class="controls">{radios}</div>']
@@ -314,7 +309,7 @@ def _chart(report: Report) -> str:
         run = runs.get(candidate["run"])
         if run is None:
             continue
-        groups = [_bars(case_deltas(reference, run, name), key, _label(name)) for name, key in measures]
+        groups = [_bars(case_deltas(reference, run, name), key, label) for name, key, label in measures]
         parts.append(f"<h3>{escape(candidate['run'])} − {escape(reference.name)}</h3>" + "".join(groups))
     return "".join(parts)
 
@@ -401,8 +396,8 @@ def _case(case_id: str, cases: list[CaseResult | None], runs: tuple[Run, ...], f
                          f'<span class="meta">{result.score:.4f}</span></td>')
         rows.append(f"<tr><td>{rank + 1}</td>{''.join(cells)}</tr>")
     metrics = "".join(
-        "<td>" + " · ".join(f"{escape(_label(name))} {bounded(case.values.get(name), (case.highs or {}).get(name))}"
-                            for name, _ in _measures(run))
+        "<td>" + " · ".join(f"{escape(label)} {bounded(case.values.get(name), (case.highs or {}).get(name))}"
+                            for name, _, label in _measures(run))
         + "</td>" if case else "<td></td>"
         for run, case in zip(runs, cases)
     )

@@ -56,10 +56,6 @@ def _attr(value: object) -> str:
     return quoteattr(_clean(value), {"\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
 
 
-def suite_name(run: Run) -> str:
-    return f"{run.name} [{run.channel}]"
-
-
 def render_junit(report: Report, lines: Mapping[str, int] | None = None, corpus_file: str | None = None) -> str:
     """The JUnit XML document of ``report`` (module docs); ``lines`` maps case ids to their corpus lines."""
     total = float(report.timings.get("total", 0.0) or 0.0)
@@ -101,7 +97,7 @@ def _suite(report: Report, run: Run, seconds: float, lines: Mapping[str, int], c
     cases = "".join(_case(case, classname, each, lines.get(case.id), corpus_file) for case in run.cases)
     failed = sum(1 for case in run.cases if not case.passed)
     return (
-        f"  <testsuite name={_attr(suite_name(run))} tests=\"{len(run.cases)}\" failures=\"{failed}\" errors=\"0\" "
+        f"  <testsuite name={_attr(f'{run.name} [{run.channel}]')} tests=\"{len(run.cases)}\" failures=\"{failed}\" errors=\"0\" "
         f'skipped="0" time="{seconds:.6f}" timestamp={_attr(_timestamp(report.created_at))}>\n'
         f"{properties}{cases}  </testsuite>\n"
     )

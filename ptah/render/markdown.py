@@ -44,22 +44,17 @@ def code(value: object, *, cell: bool = False, limit: int = MAX_VALUE) -> str:
     return span.replace("|", "\\|") if cell else span
 
 
-def _label(key: str) -> str:
-    return Measure.parse(key).label
-
-
 def run_label(run: Run) -> str:
     return f"{run.name} ({run.channel})"
 
 
-def render_markdown(report: Report, json_path: str | None = None) -> str:
-    """The summary as Markdown text (module docs), ending with a newline; ``json_path``: where the JSON report
-    was written, named where the summary leaves cases out."""
+def render_markdown(report: Report) -> str:
+    """The summary as Markdown text (module docs), ending with a newline."""
     parts = [_verdict(report), _means(report)]
     parts += [_baseline(report, run, comparison.data) for run, comparison in zip(report.runs, report.comparisons)]
     if report.comparison is not None:
         parts.append(_side_by_side(report))
-    parts += [_gates(report), _changed(report, json_path), _failing(report, json_path)]
+    parts += [_gates(report), _changed(report), _failing(report)]
     return "\n\n".join(part for part in parts if part) + "\n"
 
 
@@ -94,7 +89,7 @@ def _baseline(report: Report, run: Run, data: Mapping) -> str:
     rows = []
     for key, entry in data["aggregates"].items():
         stats = significance.get(key) or {}
-        rows.append([_label(key), number(entry["baseline"]), number(entry["current"]), signed(entry["delta"]),
+        rows.append([Measure.parse(key).label, number(entry["baseline"]), number(entry["current"]), signed(entry["delta"]),
                      interval(stats.get("interval")), p_value_text(stats.get("test")), stats.get("finding", "N/A")])
     head = ["measure", "baseline", "now", "Δ", "95% CI", "p", "finding"]
     title = f"### {code(run_label(run))} against the baseline {code(data.get('generation'))}"
@@ -106,7 +101,7 @@ def _side_by_side(report: Report) -> str:
     reference = comparison.reference
     parts = [f"### Side by side against {code(run_label(report.runs[0]))}"]
     for run, candidate in zip(report.runs[1:], comparison.candidates):
-        rows = [[_label(key), number(entry["reference"]), number(entry["candidate"]), signed(entry["delta"]),
+        rows = [[Measure.parse(key).label, number(entry["reference"]), number(entry["candidate"]), signed(entry["delta"]),
                  interval(entry["interval"]), p_value_text(entry["test"]), entry["finding"]]
                 for key, entry in candidate["measures"].items()]
         parts.append(f"{code(run_label(run))}\n\n" + _table(
@@ -125,15 +120,7 @@ def _gates(report: Report) -> str:
     return "### Gates\n\n" + "\n".join(lines)
 
 
-def _more(count: int, what: str, json_path: str | None) -> str:
-    """The line after a list cut at :data:`TOP_CASES`: how many more, and the JSON report when one was written."""
-    if count <= 0:
-        return ""
-    return f"\n\n{count} more {what} are not listed here" + (f"; every one is in the JSON report {code(json_path)}."
-                                                              if json_path else ".")
-
-
-def _changed(report: Report, json_path: str | None) -> str:
+def _changed(report: Report) -> str:
     found = [entry for entry in changes(report) if entry["flipped"] or entry["drop"] > 0]
     if not found:
         return ""
@@ -145,18 +132,20 @@ def _changed(report: Report, json_path: str | None) -> str:
         query = f" query {code(case.query)}" if case is not None else ""
         lines.append(f"- {code(entry['id'])} in {code(entry['run'])} against {code(entry['against'])}: **{what}**;"
                      f"{query}; now: {code(whereabouts(entry['after']))}{before}")
-    tail = _more(len(found) - TOP_CASES, "changed cases", json_path)
+    more = len(found) - TOP_CASES
+    tail = f"\n\n{more} more changed cases are not listed here." if more > 0 else ""
     return (f"### Cases that flipped or regressed most ({min(len(found), TOP_CASES)} of {len(found)})\n\n"
             + "\n".join(lines) + tail)
 
 
-def _failing(report: Report, json_path: str | None) -> str:
+def _failing(report: Report) -> str:
     failing = list(failed_cases(report))
     if not failing:
         return ""
     lines = [f"- {code(case.id)} in {code(run_label(run))}: query {code(case.query)}; {code('; '.join(problems(case)))}"
              for run, case in failing[:TOP_CASES]]
-    tail = _more(len(failing) - TOP_CASES, "failing cases", json_path)
+    more = len(failing) - TOP_CASES
+    tail = f"\n\n{more} more failing cases are not listed here." if more > 0 else ""
     return f"### Failing cases ({min(len(failing), TOP_CASES)} of {len(failing)})\n\n" + "\n".join(lines) + tail
 
 

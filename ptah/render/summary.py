@@ -54,7 +54,8 @@ def _means(report: Report, console: Console) -> None:
     from ptah.render.table import print_table
 
     keys = [Measure.parse(name).key for name in report.runs[0].means]
-    deltas = _reference_deltas(report)
+    deltas = {candidate["run"]: {key: entry["delta"] for key, entry in candidate["measures"].items()}
+              for candidate in (report.comparison.candidates if report.comparison is not None else ())}
     columns = [("means", "left"), *((Measure.parse(key).label, "right") for key in keys)]
     rows = []
     for run in report.runs:
@@ -69,13 +70,6 @@ def _means(report: Report, console: Console) -> None:
     print_table(console, columns, rows)
     if deltas:
         console.print(f"  [dim](delta: against {markup(report.comparison.reference)}, the reference run)[/dim]")
-
-
-def _reference_deltas(report: Report) -> dict[str, dict[str, float | None]]:
-    if report.comparison is None:
-        return {}
-    return {candidate["run"]: {key: entry["delta"] for key, entry in candidate["measures"].items()}
-            for candidate in report.comparison.candidates}
 
 
 def findings(report: Report) -> list[str]:

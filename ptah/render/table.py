@@ -80,8 +80,12 @@ def _render_run(console: Console, run: Run, comparison: BaselineComparison | Non
         line = f"  mean {label:<6} {number(mean.value)}  ({mean.numerator:.4f} / {mean.denominator} cases)"
         if mean.high is not None and mean.high != mean.value:
             line += f"  high {number(mean.high)}"
-        if comparison is not None:
-            line += _against_baseline(comparison.data, Measure.parse(name).key)
+        key = Measure.parse(name).key
+        if comparison is not None and (entry := comparison.data["aggregates"].get(key)):  # None: not in the baseline
+            line += f"  baseline {number(entry['baseline'])}  delta {delta(entry['delta'])}"
+            found = (comparison.data.get("significance") or {}).get(key)
+            if found and found["interval"] and found["test"]:
+                line += f"  CI {interval_text(found['interval'])}  {p_value_phrase(found['test'])}  {found['finding']}"
         console.print(line)
     for sentence in baseline_findings(run.name, comparison.data, level, plain) if comparison is not None else ():
         console.print("  " + sentence, markup=False)
@@ -124,19 +128,6 @@ def print_table(console: Console, columns: Sequence[tuple[str, str]], rows: Sequ
     for row in rows:
         table.add_row(*row)
     console.print(table)
-
-
-def _against_baseline(comparison: Mapping, key: str) -> str:
-    """A mean line's tail: the baseline's mean and the delta, with the interval and p when drawn."""
-    entry = comparison["aggregates"].get(key)
-    if entry is None:  # the baseline did not measure it
-        return ""
-    text = f"  baseline {number(entry['baseline'])}  delta {delta(entry['delta'])}"
-    significance = (comparison.get("significance") or {}).get(key)
-    if significance and significance["interval"] and significance["test"]:
-        low, high = significance["interval"]["low"], significance["interval"]["high"]
-        text += f"  CI {low:+.4f}..{high:+.4f}  {p_value_phrase(significance['test'])}  {significance['finding']}"
-    return text
 
 
 def _status(case: CaseResult) -> str:

@@ -86,6 +86,10 @@ def test_the_verdict_counts_gates_in_words_and_a_gate_names_its_measure_by_label
     data["gates"][0]["passed"] = True
     data["verdict"] = "pass"
     assert render_markdown(report(data)).splitlines()[0] == "## ptah evaluate: pass: both gates passed"
+    data["gates"] += [INCONCLUSIVE_GATE, data["gates"][0] | {"passed": False}]
+    data["verdict"] = "fail"  # a gate that failed and one the holes decide: each said as what it is
+    assert render_markdown(report(data)).splitlines()[0] == (
+        "## ptah evaluate: FAIL: 1 of 4 gates failed; the holes in the judgements decide 1 more")
     run = report().runs[0]
     required, forbidden, drop = gates(run, {"aggregates": {"ndcg": {"baseline": 0.9, "current": 0.6, "current_high": None}}},
                                       {"ndcg": 0.1})
@@ -94,12 +98,10 @@ def test_the_verdict_counts_gates_in_words_and_a_gate_names_its_measure_by_label
         "nDCG 0.9000 -> 0.6000 (dropped 0.3000; a drop of 0.1000 is allowed)")
 
 
-def test_the_markdown_summary_names_a_json_report_only_when_one_was_written():
+def test_the_markdown_summary_points_to_no_json_report_it_cannot_know_was_written():
     data = report().to_dict()
     failing = data["runs"][0]["cases"][1]
     data["runs"][0]["cases"] = [failing | {"id": f"c{number:02}", "passed": False} for number in range(12)]
     data["runs"][0]["aggregates"]["cases"] = 12
     typed = report(data)
     assert render_markdown(typed).endswith("\n\n2 more failing cases are not listed here.\n")
-    assert render_markdown(typed, "out/report.json").endswith(
-        "\n\n2 more failing cases are not listed here; every one is in the JSON report `out/report.json`.\n")
