@@ -30,12 +30,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ptah.core.errors import IncomparableBaseline, InputError, ReportError
+from ptah.core.errors import IncomparableBaseline, ReportError
 from ptah.core.flips import flip_count, settling_sample, upper_relevant
 from ptah.core.measures import DEFAULT_MEASURES, Measure
 from ptah.core.provenance import provenance
 from ptah.core.report import REPORT_FORMATS, Gate, Report, Run
 from ptah.core.report_checks import check_consistency, is_measure
+from ptah.core.verdicts import counted
 
 MEASURES = tuple(m.key for m in DEFAULT_MEASURES)  # every report carries these
 
@@ -88,7 +89,8 @@ def check_comparable(corpus_digest: str, baseline: Report, path: str) -> None:
     if theirs != corpus_digest:
         raise IncomparableBaseline(
             f"the baseline {path} measured a different corpus (digest {theirs}); "
-            f"this corpus is {corpus_digest}. Re-run the baseline on this corpus, or evaluate the corpus it was made with."
+            f"this corpus is {corpus_digest}. Measure its runs again on this corpus with `ptah report rebaseline {path} "
+            "--corpus CORPUS --output NEW.json`, or evaluate the corpus it was made with."
         )
 
 
@@ -228,11 +230,6 @@ def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float],
         result.append(Gate(f"max-{measure.key}-drop", run.name, passed, detail, threshold, drop, drop_high, inconclusive,
                            holes))
     return result
-
-
-def counted(count: int, noun: str) -> str:
-    """``1 case``, ``2 cases``."""
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
 def _decided_by_holes(run: Run, measure: Measure, target: float, policy: str, sampled: Sampled | None) -> dict:

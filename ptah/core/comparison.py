@@ -41,20 +41,20 @@ baseline) has its finding drawn on the values alone.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Sequence
 
 from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Run
 from ptah.core.request import StatisticsSettings
 from ptah.core.significance import paired_bootstrap, sign_flip_test
+from ptah.core.verdicts import counted
 
 BETTER, WORSE, UNCLEAR = "better", "worse", "no clear difference"
 
 
 def inconclusive(holes: int) -> str:
     """The finding a comparison that the holes decide reads: ``inconclusive (3 holes)``."""
-    return f"inconclusive ({holes} {'hole' if holes == 1 else 'holes'})"
+    return f"inconclusive ({counted(holes, 'hole')})"
 
 
 def compare_runs(runs: Sequence[Run], settings: StatisticsSettings = StatisticsSettings()) -> dict | None:

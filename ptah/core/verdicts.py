@@ -12,6 +12,11 @@ from typing import Mapping
 from ptah.core.measures import Measure
 
 
+def counted(count: int, word: str) -> str:
+    """A count and its noun, singular or plural as the count asks: ``1 case``, ``0 cases``, ``2 holes``."""
+    return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
+
+
 @dataclass(frozen=True)
 class Gate:
     """One gate's verdict: ``required``, ``forbidden`` or ``max-NAME-drop`` (with its threshold and the drop).
@@ -90,9 +95,3 @@ class Comparison:
     @property
     def candidates(self) -> tuple[Mapping, ...]:
         return self.data["candidates"]
-
-    def candidate(self, run: str) -> Mapping:
-        for candidate in self.candidates:
-            if candidate["run"] == run:
-                return candidate
-        raise KeyError(run)

@@ -28,7 +28,9 @@ from typing import Mapping
 from ptah.core.comparison import case_deltas
 from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Report, Run
-from ptah.core.significance import p_value_phrase, p_value_text
+from ptah.core.significance import p_value_text
+from ptah.core.verdicts import counted
+from ptah.render.sentences import baseline_findings, candidate_findings, gate_word, level_of, verdict_sentence
 from ptah.render.text import bounded, interval, number, signed
 
 CHART_MEASURE = "ndcg"  # the report key of the measure the chart shows first
@@ -78,10 +80,6 @@ SCRIPT = """
 
 
 
-def _p_phrase(test: Mapping | None) -> str:
-    return p_value_phrase(test).removeprefix("p ")
-
-
 def _cell(run: str, measure: str, field: str, value: float | None, text: str | None = None, css: str = "",
           title: str = "") -> str:
     data = "null" if value is None else repr(float(value))
@@ -95,14 +93,9 @@ def _sign(value: float | None) -> str:
     return "zero" if not value else "pos" if value > 0 else "neg"
 
 
-def _label(key: str) -> str:
-    """The registry's label of the measure a report key (or string form) names: ``mrr`` reads ``MRR``."""
-    return Measure.parse(key).label
-
-
-def _measures(run: Run) -> list[tuple[str, str]]:
-    """The run's measures as (string form, report key), in the report's order."""
-    return [(name, Measure.parse(name).key) for name in run.means]
+def _measures(run: Run) -> list[tuple[str, str, str]]:
+    """The run's measures as (string form, report key, the registry's label), in the report's order."""
+    return [(name, Measure.parse(name).key, Measure.parse(name).label) for name in run.means]
 
 
 def render_html(report: Report) -> str:
@@ -153,13 +146,13 @@ def _baseline_section(report: Report) -> str:
         "baseline's reference run, paired by case.</p>",
     ]
     for run, comparison in zip(report.runs, report.comparisons):
-        parts.append(_baseline_run(run.name, run.channel, comparison.data))
+        parts.append(_baseline_run(run.name, run.channel, comparison.data, level_of(report)))
     return "".join(parts)
 
 
-def _baseline_run(name: str, channel: str, data: Mapping) -> str:
+def _baseline_run(name: str, channel: str, data: Mapping, level: float) -> str:
     significance = data.get("significance") or {}
-    rows, sentences = [], []
+    rows = []
     for key, entry in data["aggregates"].items():
         stats = significance.get(key) or {}
         found, test = stats.get("interval"), stats.get("test")
@@ -176,15 +169,11 @@ def _baseline_run(name: str, channel: str, data: Mapping) -> str:
             + f'<td>{stats.get("wins", "")}</td><td>{stats.get("ties", "")}</td><td>{stats.get("losses", "")}</td>'
             f'<td class="l {css}">{escape(finding)}</td></tr>'
         )
-        if delta is not None and test is not None:
-            sentences.append(f"{name} on {label}: {entry['baseline']:.4f} → {entry['current']:.4f} ({delta:+.4f}), "
-                             f"{p_value_phrase(test)}: {finding}")
     table = (f'<h3>{escape(name)} <span class="meta">({escape(channel)}) against {escape(str(data.get("generation")))}'
              '</span></h3><table class="baseline"><thead><tr><th class="l">measure</th><th>baseline</th><th>now</th>'
              '<th>Δ</th><th>95% CI</th><th>p</th><th>better</th><th>tied</th><th>worse</th><th class="l">finding</th>'
              f'</tr></thead><tbody>{"".join(rows)}</tbody></table>')
-    headlines = '<ul class="headlines">' + "".join(f"<li>{escape(s)}</li>" for s in sentences) + "</ul>"
-    return table + headlines + _baseline_changed(data["cases_changed"])
+    return table + _headlines(baseline_findings(name, data, level)) + _baseline_changed(data["cases_changed"])
 
 
 def _baseline_changed(changed: list) -> str:
@@ -204,7 +193,7 @@ def _baseline_changed(changed: list) -> str:
         )
         rows.append(f'<tr data-case="{escape(change["id"])}"><td class="l"><b>{escape(change["id"])}</b>{flip}</td>'
                     f'{values}</tr>')
-    cases = f'{len(changed)} case{"" if len(changed) == 1 else "s"}'
+    cases = counted(len(changed), "case")
     return (f"<p>{cases} changed against the baseline ({failing} now failing, {passing} now passing):</p>"
             f'<table class="changed"><thead><tr><th class="l">case</th>{head}</tr></thead><tbody>{"".join(rows)}'
             "</tbody></table>")
@@ -216,14 +205,8 @@ def _pair(entry: Mapping) -> str:
 
 
 def _verdict(report: Report) -> str:
-    gates = report.gates
-    failed = [gate for gate in gates if not gate.passed]
-    if report.verdict == "inconclusive":
-        text = f"verdict: INCONCLUSIVE — the unjudged rows decide {len(failed)} of {len(gates)} gates"
-    elif failed:
-        text = f"verdict: FAIL — {len(failed)} of {len(gates)} gates failed"
-    else:
-        text = f"verdict: pass — all {len(gates)} gates passed"
+    word, told = verdict_sentence(report)
+    text = f"verdict: {word} — {told}"
     return f'<div id="verdict" class="verdict {report.verdict}" data-verdict="{report.verdict}">{escape(text)}</div>'
 
 
@@ -232,13 +215,13 @@ def _summary(report: Report) -> str:
     comparison = report.comparison
     candidates = {c["run"]: c for c in comparison.candidates} if comparison is not None else {}
     measures = _measures(report.runs[0])
-    head = "".join(f"<th>{escape(_label(name))}</th><th>Δ</th>" for name, _ in measures)
+    head = "".join(f"<th>{escape(label)}</th><th>Δ</th>" for _, _, label in measures)
     rows = []
     for index, run in enumerate(report.runs):
         name = run.name
         cells = [f'<td class="l">{escape(name)}</td><td class="l">{escape(run.channel)}</td>']
         candidate = candidates.get(name) if index else None
-        for measure, key in measures:
+        for measure, key, _ in measures:
             mean = run.means.get(measure)
             if mean is None:
                 cells.append("<td>N/A</td><td></td>")
@@ -284,7 +267,7 @@ def _summary(report: Report) -> str:
             p = None if test is None else test["p_value"]
             css = {"better": "better", "worse": "worse"}.get(entry["finding"], "unclear")
             parts.append(
-                f'<tr><td class="l">{escape(name)}</td><td class="l">{escape(_label(key))}</td>'
+                f'<tr><td class="l">{escape(name)}</td><td class="l">{escape(Measure.parse(key).label)}</td>'
                 f'<td class="{_sign(entry["delta"])}">{signed(entry["delta"])}</td>'
                 + f"<td>{interval(found)}</td>"
                 + _cell(name, key, "p", p, p_value_text(test))
@@ -299,30 +282,15 @@ def _summary(report: Report) -> str:
         f'{statistics["permutation"]["exact_limit"]} non-zero differences, else Monte Carlo (marked ~) with the same '
         f'resamples and seed. A run is called better or worse only when p &lt; {statistics["alpha"]:.2f}.</p>'
     )
-    parts.append('<ul class="headlines">' + "".join(_headlines(comparison.reference, comparison.candidates)) + "</ul>")
+    parts.append(_headlines([sentence for candidate in comparison.candidates
+                             for sentence in candidate_findings(candidate, comparison.reference, level_of(report))]
+                            + [f"{candidate['run']}: {counted(candidate['flipped']['now_failing'], 'case')} now failing, "
+                               f"{candidate['flipped']['now_passing']} now passing" for candidate in comparison.candidates]))
     return "".join(parts)
 
 
-def _cases_text(count: int) -> str:
-    return f"{count} case" if count == 1 else f"{count} cases"
-
-
-def _headlines(reference: str, candidates: tuple[Mapping, ...]) -> list[str]:
-    lines = []
-    for candidate in candidates:
-        for key, entry in candidate["measures"].items():
-            if entry["delta"] is None or entry["test"] is None:
-                continue
-            label = _label(key)
-            what = (f"{candidate['run']} is {entry['finding']} than {reference} on {label} by "
-                    f"{abs(entry['delta']):.4f}" if entry["finding"] in ("better", "worse") else
-                    f"{candidate['run']} vs {reference} on {label}: {entry['delta']:+.4f}, within noise")
-            lines.append(f"<li>{escape(what)} (p {_p_phrase(entry['test'])}; {_cases_text(entry['wins'])} better, "
-                         f"{entry['losses']} worse, {entry['ties']} tied)</li>")
-        flipped = candidate["flipped"]
-        lines.append(f"<li>{escape(candidate['run'])}: {_cases_text(flipped['now_failing'])} now failing, "
-                     f"{flipped['now_passing']} now passing</li>")
-    return lines
+def _headlines(sentences: list[str]) -> str:
+    return '<ul class="headlines">' + "".join(f"<li>{escape(sentence)}</li>" for sentence in sentences) + "</ul>"
 
 
 def _chart(report: Report) -> str:
@@ -333,7 +301,7 @@ def _chart(report: Report) -> str:
     measures = _measures(reference)
     radios = "".join(
         f'<label><input type="radio" name="chart-measure" value="{escape(key)}"{" checked" if key == CHART_MEASURE else ""}> '
-        f"{escape(_label(name))}</label>" for name, key in measures
+        f"{escape(label)}</label>" for _, key, label in measures
     )
     parts = ['<h2>Per-case deltas</h2><p class="meta">Each changed case\'s measure minus the reference\'s; '
              f'unchanged cases are left out.</p><div class="controls">{radios}</div>']
@@ -341,7 +309,7 @@ def _chart(report: Report) -> str:
         run = runs.get(candidate["run"])
         if run is None:
             continue
-        groups = [_bars(case_deltas(reference, run, name), key, _label(name)) for name, key in measures]
+        groups = [_bars(case_deltas(reference, run, name), key, label) for name, key, label in measures]
         parts.append(f"<h3>{escape(candidate['run'])} − {escape(reference.name)}</h3>" + "".join(groups))
     return "".join(parts)
 
@@ -428,8 +396,8 @@ def _case(case_id: str, cases: list[CaseResult | None], runs: tuple[Run, ...], f
                          f'<span class="meta">{result.score:.4f}</span></td>')
         rows.append(f"<tr><td>{rank + 1}</td>{''.join(cells)}</tr>")
     metrics = "".join(
-        "<td>" + " · ".join(f"{escape(_label(name))} {bounded(case.values.get(name), (case.highs or {}).get(name))}"
-                            for name, _ in _measures(run))
+        "<td>" + " · ".join(f"{escape(label)} {bounded(case.values.get(name), (case.highs or {}).get(name))}"
+                            for name, _, label in _measures(run))
         + "</td>" if case else "<td></td>"
         for run, case in zip(runs, cases)
     )
@@ -451,8 +419,7 @@ def _case(case_id: str, cases: list[CaseResult | None], runs: tuple[Run, ...], f
 def _gates(report: Report) -> str:
     rows = "".join(
         f'<tr><td class="l">{escape(gate.name)}</td><td class="l">{escape(str(gate.generation))}</td>'
-        f'<td class="l {"pass" if gate.passed else "inconclusive" if gate.inconclusive else "fail"}">'
-        f'{"pass" if gate.passed else "INCONCLUSIVE" if gate.inconclusive else "FAIL"}</td>'
+        f'<td class="l {gate_word(gate).lower()}">{gate_word(gate)}</td>'
         f'<td class="l">{escape(gate.detail)}</td></tr>'
         for gate in report.gates
     ) + "".join(f'<tr class="stale"><td class="l">stale judgement</td><td class="l">{escape(stale["case"])}</td>'

@@ -7,7 +7,9 @@ and one ``<testcase>`` per corpus case (``classname`` ``ptah.GENERATION.CHANNEL`
 (saying where it ranked) or a forbidden key leaked. Then one ``<testsuite>``
 named ``gates`` with one ``<testcase>`` per gate, failed when the gate failed
 (``type="gate"``) or is inconclusive (``type="inconclusive"``: the holes in
-the judgements decide it; evaluate exits 4).
+the judgements decide it; evaluate exits 4), and a ``<system-out>`` with the
+verdict and every finding, in the sentences every format says
+(:mod:`ptah.render.sentences`).
 
 Times: a case's ``time`` is its share of the run's search (the report keeps
 one time per step, not per case): the evaluation's total seconds spread
@@ -30,6 +32,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from ptah.core.report import CaseResult, Report, Run
 from ptah.render.cases import problems
+from ptah.render.sentences import findings, verdict_sentence
 
 if TYPE_CHECKING:
     from ptah.core.corpus import Corpus
@@ -51,10 +54,6 @@ def _xml_text(value: object) -> str:
 def _attr(value: object) -> str:
     """``value`` as a quoted XML attribute value (newlines and tabs kept as character references)."""
     return quoteattr(_clean(value), {"\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
-
-
-def suite_name(run: Run) -> str:
-    return f"{run.name} [{run.channel}]"
 
 
 def render_junit(report: Report, lines: Mapping[str, int] | None = None, corpus_file: str | None = None) -> str:
@@ -98,7 +97,7 @@ def _suite(report: Report, run: Run, seconds: float, lines: Mapping[str, int], c
     cases = "".join(_case(case, classname, each, lines.get(case.id), corpus_file) for case in run.cases)
     failed = sum(1 for case in run.cases if not case.passed)
     return (
-        f"  <testsuite name={_attr(suite_name(run))} tests=\"{len(run.cases)}\" failures=\"{failed}\" errors=\"0\" "
+        f"  <testsuite name={_attr(f'{run.name} [{run.channel}]')} tests=\"{len(run.cases)}\" failures=\"{failed}\" errors=\"0\" "
         f'skipped="0" time="{seconds:.6f}" timestamp={_attr(_timestamp(report.created_at))}>\n'
         f"{properties}{cases}  </testsuite>\n"
     )
@@ -135,8 +134,11 @@ def _gates(report: Report) -> str:
             cases.append(f"{head}>\n      <failure message={_attr(gate.detail)} type=\"{kind}\">{_xml_text(gate.detail)}"
                          "</failure>\n    </testcase>\n")
     failed = sum(1 for gate in report.gates if not gate.passed)
+    word, told = verdict_sentence(report)
+    said = "\n".join([f"verdict: {word} — {told}", *findings(report)])
     return (f'  <testsuite name="gates" tests="{len(report.gates)}" failures="{failed}" errors="0" skipped="0" '
-            f'time="0.000000" timestamp={_attr(_timestamp(report.created_at))}>\n' + "".join(cases) + "  </testsuite>\n")
+            f'time="0.000000" timestamp={_attr(_timestamp(report.created_at))}>\n' + "".join(cases)
+            + f"    <system-out>{_xml_text(said)}</system-out>\n  </testsuite>\n")
 
 
 def pieces(report: Report, corpus: Corpus | None = None) -> list[str]:

@@ -22,28 +22,26 @@ from typing import Mapping
 
 from ptah.core.measures import Measure
 from ptah.core.report import Report, Run
-from ptah.core.significance import p_value_phrase, p_value_text
+from ptah.core.significance import p_value_text
 from ptah.core.visible import abbreviated, visible
-from ptah.render.text import bounded, interval, number, signed
 from ptah.render.cases import changes, failed_cases, problems, whereabouts
+from ptah.render.sentences import baseline_findings, candidate_findings, gate_sentence, level_of, verdict_sentence
+from ptah.render.text import bounded, interval, number, signed
 
 TOP_CASES = 10
 MAX_VALUE = 160
+MAX_DETAIL = 4000  # a gate's detail, ptah's own sentence, is never cut short of a hostile id's length
 _TICKS = re.compile("`+")
 
 
-def code(value: object, *, cell: bool = False) -> str:
+def code(value: object, *, cell: bool = False, limit: int = MAX_VALUE) -> str:
     """``value`` as one inline code span (module docs); ``cell``: fit for a table cell."""
-    text = abbreviated(visible(str(value)), MAX_VALUE)
+    text = abbreviated(visible(str(value)), limit)
     longest = max((len(run) for run in _TICKS.findall(text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
     span = f"{fence}{pad}{text}{pad}{fence}"
     return span.replace("|", "\\|") if cell else span
-
-
-def _label(key: str) -> str:
-    return Measure.parse(key).label
 
 
 def run_label(run: Run) -> str:
@@ -61,16 +59,9 @@ def render_markdown(report: Report) -> str:
 
 
 def _verdict(report: Report) -> str:
-    failed = [gate for gate in report.gates if not gate.passed]
-    if report.verdict == "inconclusive":
-        verdict = (f"INCONCLUSIVE: the holes in the judgements decide {len(failed)} of {len(report.gates)} gates; "
-                   "judge them and evaluate again")
-    elif failed:
-        verdict = f"FAIL: {len(failed)} of {len(report.gates)} gates failed"
-    else:
-        verdict = f"pass: all {len(report.gates)} gates passed"
+    word, told = verdict_sentence(report)
     corpus = report.corpus
-    return (f"## ptah evaluate: {verdict}\n\ncorpus {code(corpus.get('path'))}, {corpus.get('cases')} cases, "
+    return (f"## ptah evaluate: {word}: {told}\n\ncorpus {code(corpus.get('path'))}, {corpus.get('cases')} cases, "
             f"digest {code(corpus.get('digest'))}; created {code(report.created_at)}")
 
 
@@ -98,13 +89,11 @@ def _baseline(report: Report, run: Run, data: Mapping) -> str:
     rows = []
     for key, entry in data["aggregates"].items():
         stats = significance.get(key) or {}
-        rows.append([_label(key), number(entry["baseline"]), number(entry["current"]), signed(entry["delta"]),
+        rows.append([Measure.parse(key).label, number(entry["baseline"]), number(entry["current"]), signed(entry["delta"]),
                      interval(stats.get("interval")), p_value_text(stats.get("test")), stats.get("finding", "N/A")])
     head = ["measure", "baseline", "now", "Δ", "95% CI", "p", "finding"]
     title = f"### {code(run_label(run))} against the baseline {code(data.get('generation'))}"
-    sentences = [_finding(run_label(run), f"the baseline {code(data.get('generation'))}", key, entry)
-                 for key, entry in significance.items()]
-    return "\n\n".join([title, _table(head, rows), *_bullets(sentences)])
+    return "\n\n".join([title, _table(head, rows), *_bullets(baseline_findings(run.name, data, level_of(report), code))])
 
 
 def _side_by_side(report: Report) -> str:
@@ -112,24 +101,13 @@ def _side_by_side(report: Report) -> str:
     reference = comparison.reference
     parts = [f"### Side by side against {code(run_label(report.runs[0]))}"]
     for run, candidate in zip(report.runs[1:], comparison.candidates):
-        rows = [[_label(key), number(entry["reference"]), number(entry["candidate"]), signed(entry["delta"]),
+        rows = [[Measure.parse(key).label, number(entry["reference"]), number(entry["candidate"]), signed(entry["delta"]),
                  interval(entry["interval"]), p_value_text(entry["test"]), entry["finding"]]
                 for key, entry in candidate["measures"].items()]
         parts.append(f"{code(run_label(run))}\n\n" + _table(
             ["measure", "reference", "run", "Δ", "95% CI", "p", "finding"], rows))
-        parts += _bullets([_finding(run_label(run), code(reference), key, entry) for key, entry in candidate["measures"].items()])
+        parts += _bullets(candidate_findings(candidate, reference, level_of(report), code))
     return "\n\n".join(parts)
-
-
-def _finding(run: str, against: str, key: str, entry: Mapping) -> str:
-    """One sentence on ``run`` against ``against`` (Markdown already) on measure ``key``."""
-    if entry.get("test") is None or entry.get("delta") is None:
-        return f"{code(run)} vs {against}: {_label(key)} cannot be compared (no case defines it on both sides)"
-    counts = f"{p_value_phrase(entry['test'])}; {entry['wins']} better, {entry['losses']} worse, {entry['ties']} tied"
-    if entry["finding"] in ("better", "worse"):
-        return (f"{code(run)} is {entry['finding']} than {against} on {_label(key)} by "
-                f"{abs(entry['delta']):.4f} ({counts})")
-    return f"{code(run)} vs {against} on {_label(key)}: {entry['delta']:+.4f}, within noise ({counts})"
 
 
 def _bullets(sentences: list[str]) -> list[str]:
@@ -137,8 +115,8 @@ def _bullets(sentences: list[str]) -> list[str]:
 
 
 def _gates(report: Report) -> str:
-    lines = [f"- {'pass' if gate.passed else '**INCONCLUSIVE**' if gate.inconclusive else '**FAIL**'} {code(gate.name)} "
-             f"({code(gate.generation)}): {code(gate.detail)}" for gate in report.gates]
+    lines = ["- " + gate_sentence(gate, lambda value: code(value, limit=MAX_DETAIL),
+                                  lambda word: word if word == "pass" else f"**{word}**") for gate in report.gates]
     return "### Gates\n\n" + "\n".join(lines)
 
 
@@ -155,7 +133,7 @@ def _changed(report: Report) -> str:
         lines.append(f"- {code(entry['id'])} in {code(entry['run'])} against {code(entry['against'])}: **{what}**;"
                      f"{query}; now: {code(whereabouts(entry['after']))}{before}")
     more = len(found) - TOP_CASES
-    tail = f"\n\n{more} more changed cases are in the JSON report." if more > 0 else ""
+    tail = f"\n\n{more} more changed cases are not listed here." if more > 0 else ""
     return (f"### Cases that flipped or regressed most ({min(len(found), TOP_CASES)} of {len(found)})\n\n"
             + "\n".join(lines) + tail)
 
@@ -167,7 +145,7 @@ def _failing(report: Report) -> str:
     lines = [f"- {code(case.id)} in {code(run_label(run))}: query {code(case.query)}; {code('; '.join(problems(case)))}"
              for run, case in failing[:TOP_CASES]]
     more = len(failing) - TOP_CASES
-    tail = f"\n\n{more} more failing cases are in the JSON report." if more > 0 else ""
+    tail = f"\n\n{more} more failing cases are not listed here." if more > 0 else ""
     return f"### Failing cases ({min(len(failing), TOP_CASES)} of {len(failing)})\n\n" + "\n".join(lines) + tail
 
 

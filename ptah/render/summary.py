@@ -16,27 +16,25 @@ from typing import TYPE_CHECKING, Mapping
 
 from ptah.core.measures import Measure
 from ptah.core.report import Gate, Report
-from ptah.core.significance import p_value_phrase
-from ptah.render.text import delta, markup, number, plain, signed
+from ptah.render.sentences import finding_brief, gate_sentence, verdict_sentence
+from ptah.render.text import delta, markup, number, plain
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 # The exit code of each verdict (ptah.core.errors: 0 ok, 1 negative, 4 inconclusive).
 VERDICT_EXIT = {"pass": 0, "fail": 1, "inconclusive": 4}
-_STYLE = {"pass": "bold green", "fail": "bold red", "inconclusive": "bold yellow"}
+COLOUR = {"pass": "green", "FAIL": "red", "INCONCLUSIVE": "yellow"}  # of each verdict's and gate's word
 
 
 def render_summary(report: Report, console: Console) -> None:
     """Print the summary (see the module docs); at most a screen for a few runs and measures."""
-    verdict = report.verdict
-    failed = [gate for gate in report.gates if not gate.passed]
-    style = _STYLE.get(verdict, "bold")
-    told = f"{len(failed)} of {len(report.gates)} gates did not pass" if failed else f"all {len(report.gates)} gates passed"
-    console.print(f"[{style}]verdict: {verdict.upper() if verdict != 'pass' else verdict}[/{style}] "
-                  f"(exit {VERDICT_EXIT.get(verdict, 1)}) — {told}")
-    for gate in failed:
-        console.print(gate_line(gate))
+    word, told = verdict_sentence(report)
+    console.print(f"[bold {COLOUR[word]}]verdict: {word}[/bold {COLOUR[word]}] (exit {VERDICT_EXIT.get(report.verdict, 1)}) "
+                  f"— {told}")
+    for gate in report.gates:
+        if not gate.passed:
+            console.print(gate_line(gate))
     corpus = report.corpus
     console.print(f"corpus {markup(corpus['path'])}: {corpus['cases']} cases")
     _means(report, console)
@@ -49,16 +47,15 @@ def render_summary(report: Report, console: Console) -> None:
 
 def gate_line(gate: Gate) -> str:
     """One gate as the terminal shows it: ``  pass|INCONCLUSIVE|FAIL NAME (GENERATION): DETAIL`` (Rich markup)."""
-    mark = ("[green]pass[/green]" if gate.passed else "[yellow]INCONCLUSIVE[/yellow]" if gate.inconclusive
-            else "[red]FAIL[/red]")
-    return f"  {mark} {markup(gate.name)} ({markup(gate.generation)}): {markup(gate.detail)}"
+    return "  " + gate_sentence(gate, markup, lambda word: f"[{COLOUR[word]}]{word}[/{COLOUR[word]}]")
 
 
 def _means(report: Report, console: Console) -> None:
     from ptah.render.table import print_table
 
     keys = [Measure.parse(name).key for name in report.runs[0].means]
-    deltas = _reference_deltas(report)
+    deltas = {candidate["run"]: {key: entry["delta"] for key, entry in candidate["measures"].items()}
+              for candidate in (report.comparison.candidates if report.comparison is not None else ())}
     columns = [("means", "left"), *((Measure.parse(key).label, "right") for key in keys)]
     rows = []
     for run in report.runs:
@@ -75,39 +72,20 @@ def _means(report: Report, console: Console) -> None:
         console.print(f"  [dim](delta: against {markup(report.comparison.reference)}, the reference run)[/dim]")
 
 
-def _reference_deltas(report: Report) -> dict[str, dict[str, float | None]]:
-    if report.comparison is None:
-        return {}
-    return {candidate["run"]: {key: entry["delta"] for key, entry in candidate["measures"].items()}
-            for candidate in report.comparison.candidates}
-
-
 def findings(report: Report) -> list[str]:
     """One line per comparison, each measure's delta and finding: every candidate against the reference run,
     then every run against the baseline's reference run (the sentences and intervals are in the detail)."""
     lines = []
     if report.comparison is not None:
         for candidate in report.comparison.candidates:
-            lines.append(f"{plain(candidate['run'])} vs {plain(report.comparison.reference)}: "
-                         + _measures(candidate["measures"], lambda key: candidate["measures"][key]["delta"]))
+            lines.append(f"{plain(candidate['run'])} vs {plain(report.comparison.reference)}: " + "; ".join(
+                finding_brief(key, entry["delta"], entry) for key, entry in candidate["measures"].items()))
     for comparison in report.comparisons:
         significance = comparison.data.get("significance") or {}
         if significance:
-            lines.append(f"{plain(comparison.data.get('against', ''))} vs the baseline's "
-                         f"{plain(comparison.generation)}: " + _measures(significance, comparison.delta))
+            lines.append(f"{plain(comparison.data.get('against', ''))} vs the baseline's {plain(comparison.generation)}: "
+                         + "; ".join(finding_brief(key, comparison.delta(key), entry) for key, entry in significance.items()))
     return lines
-
-
-def _measures(entries: Mapping, delta_of) -> str:
-    """``recall -0.1600 worse (p = 0.0312); MRR +0.0100 no clear difference``."""
-    parts = []
-    for key, entry in entries.items():
-        value = delta_of(key)
-        text = f"{Measure.parse(key).label} {signed(value)} {entry['finding']}"
-        if entry["finding"] in ("better", "worse") and entry.get("test"):
-            text += f" ({p_value_phrase(entry['test'])})"
-        parts.append(text)
-    return "; ".join(parts)
 
 
 def provenance_notes(report: Report) -> list[str]:

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 from ptah.core.measures import Measure
 from ptah.core.report import BaselineComparison, CaseResult, Comparison, Report, Run
 from ptah.core.significance import p_value_phrase, p_value_text
+from ptah.core.verdicts import counted
 from ptah.render.layout import PlainConsole, column_widths, print_stacked
+from ptah.render.sentences import baseline_findings, candidate_findings, interval_text, level_of, verdict_sentence
 from ptah.render.text import bounded, delta, markup, number, plain
 
 if TYPE_CHECKING:
@@ -38,14 +40,14 @@ def _deltas(metrics: Mapping) -> str:
 def render(report: Report, console: Console) -> None:
     """The human report: a one-screen summary (:mod:`ptah.render.summary`), then a table of cases per run, the
     means with denominators, deltas, the gates and the verdict."""
-    from ptah.render.summary import gate_line, render_summary
+    from ptah.render.summary import COLOUR, gate_line, render_summary
 
     render_summary(report, console)
     corpus = report.corpus
     console.print(f"corpus {markup(corpus['path'])} ({corpus['cases']} cases, {markup(corpus['digest'])})")
     comparisons = report.comparisons
     for index, run in enumerate(report.runs):
-        _render_run(console, run, comparisons[index] if index < len(comparisons) else None)
+        _render_run(console, run, comparisons[index] if index < len(comparisons) else None, level_of(report))
     if report.comparison is not None:
         render_comparison(report.comparison, console)
     for stale in report.stale_judgements:
@@ -53,17 +55,11 @@ def render(report: Report, console: Console) -> None:
                       f"{markup(stale['why'])}")
     for gate in report.gates:
         console.print(gate_line(gate))
-    failed = [gate for gate in report.gates if not gate.passed]
-    if report.verdict == "inconclusive":
-        console.print(f"[bold yellow]verdict: INCONCLUSIVE[/bold yellow] — the holes in the judgements decide "
-                      f"{len(failed)} of {len(report.gates)} gates; judge them and evaluate again")
-    elif failed:
-        console.print(f"[bold red]verdict: FAIL[/bold red] — {len(failed)} of {len(report.gates)} gates failed")
-    else:
-        console.print(f"[bold green]verdict: pass[/bold green] — all {len(report.gates)} gates passed")
+    word, told = verdict_sentence(report)
+    console.print(f"[bold {COLOUR[word]}]verdict: {word}[/bold {COLOUR[word]}] — {told}")
 
 
-def _render_run(console: Console, run: Run, comparison: BaselineComparison | None) -> None:
+def _render_run(console: Console, run: Run, comparison: BaselineComparison | None, level: float) -> None:
     generation = run.generation
     stale = "" if generation["verification"]["ok"] else " [yellow](incomplete or stale, measured with --allow-stale)[/yellow]"
     console.print(
@@ -84,13 +80,19 @@ def _render_run(console: Console, run: Run, comparison: BaselineComparison | Non
         line = f"  mean {label:<6} {number(mean.value)}  ({mean.numerator:.4f} / {mean.denominator} cases)"
         if mean.high is not None and mean.high != mean.value:
             line += f"  high {number(mean.high)}"
-        if comparison is not None:
-            line += _against_baseline(comparison.data, Measure.parse(name).key)
+        key = Measure.parse(name).key
+        if comparison is not None and (entry := comparison.data["aggregates"].get(key)):  # None: not in the baseline
+            line += f"  baseline {number(entry['baseline'])}  delta {delta(entry['delta'])}"
+            found = (comparison.data.get("significance") or {}).get(key)
+            if found and found["interval"] and found["test"]:
+                line += f"  CI {interval_text(found['interval'])}  {p_value_phrase(found['test'])}  {found['finding']}"
         console.print(line)
+    for sentence in baseline_findings(run.name, comparison.data, level, plain) if comparison is not None else ():
+        console.print("  " + sentence, markup=False)
     if run.judged is not None:
         holed = sum(1 for case in run.cases if case.holes)
         console.print(f"  judged@k    {number(run.judged.value)}  ({run.judged.numerator:.4f} / {run.judged.denominator} cases); "
-                      f"{run.holes} {'hole' if run.holes == 1 else 'holes'} in {holed} {'case' if holed == 1 else 'cases'}"
+                      f"{counted(run.holes, 'hole')} in {counted(holed, 'case')}"
                       + (" (a value low..high: high takes every hole as relevant)" if run.holes else ""))
     forbidden = run.forbidden
     if forbidden["cases"]:
@@ -128,26 +130,13 @@ def print_table(console: Console, columns: Sequence[tuple[str, str]], rows: Sequ
     console.print(table)
 
 
-def _against_baseline(comparison: Mapping, key: str) -> str:
-    """A mean line's tail: the baseline's mean and the delta, with the interval and p when drawn."""
-    entry = comparison["aggregates"].get(key)
-    if entry is None:  # the baseline did not measure it
-        return ""
-    text = f"  baseline {number(entry['baseline'])}  delta {delta(entry['delta'])}"
-    significance = (comparison.get("significance") or {}).get(key)
-    if significance and significance["interval"] and significance["test"]:
-        low, high = significance["interval"]["low"], significance["interval"]["high"]
-        text += f"  CI {low:+.4f}..{high:+.4f}  {p_value_phrase(significance['test'])}  {significance['finding']}"
-    return text
-
-
 def _status(case: CaseResult) -> str:
     problems = [f"missed {markup(repr(miss.key))} ({markup(miss.where)})" for miss in case.missed]
     problems += [f"leaked {markup(repr(hit.key))} (rank {hit.rank})" for hit in case.hits]
     ties = case.ties
     note = " [yellow]tie at cutoff[/yellow]" if ties.straddles_cutoff or ties.expected_tied else ""
     if case.holes:
-        note += f" [dim]{len(case.holes)} {'hole' if len(case.holes) == 1 else 'holes'}[/dim]"
+        note += f" [dim]{counted(len(case.holes), 'hole')}[/dim]"
     if problems:
         return "[red]FAIL[/red] " + "; ".join(problems) + note
     return "[green]ok[/green]" + note
@@ -192,30 +181,6 @@ def render_index_search(console: Console, run: Run) -> None:
 # --- several runs side by side -------------------------------------------------
 
 
-def _interval(interval: Mapping | None) -> str:
-    return "N/A" if interval is None else f"{interval['low']:+.4f}..{interval['high']:+.4f}"
-
-
-def _cases(count: int) -> str:
-    return f"{count} case" if count == 1 else f"{count} cases"
-
-
-def headline(candidate: Mapping, reference: str, key: str, level: float) -> str:
-    """One sentence: which run is better on measure ``key``, by how much, and whether it is more than noise."""
-    entry = candidate["measures"][key]
-    name, label, reference = plain(candidate["run"]), Measure.parse(key).label, plain(reference)
-    if entry["test"] is None or entry["delta"] is None:
-        return f"{name} vs {reference}: {label} cannot be compared (no case defines it on both sides)"
-    spread = f"{round(level * 100)}% CI {_interval(entry['interval'])}, {p_value_phrase(entry['test'])}"
-    counts = f"{_cases(entry['wins'])} better, {entry['losses']} worse, {entry['ties']} tied"
-    if entry["finding"] == "no clear difference":
-        return f"{name} vs {reference}: {label} {entry['delta']:+.4f} is within noise ({spread}; {counts})"
-    if entry["finding"].startswith("inconclusive"):
-        return (f"{name} vs {reference}: {label} {entry['delta']:+.4f} is {entry['finding']}: the finding differs "
-                f"between the bounds, so unjudged rows decide it ({spread}; {counts})")
-    return f"{name} is {entry['finding']} than {reference} on {label} by {abs(entry['delta']):.4f} ({spread}; {counts})"
-
-
 def render_comparison(comparison: Comparison, console: Console) -> None:
     """Print the means of every run with deltas against the reference, then each candidate's statistics."""
     statistics = comparison.statistics
@@ -252,13 +217,13 @@ def _render_candidate(console: Console, candidate: Mapping, reference: str, leve
         entry = candidate["measures"][key]
         style = FINDING_STYLE.get(entry["finding"], "dim")
         rows.append([
-            label, delta(entry["delta"]), _interval(entry["interval"]), p_value_text(entry["test"]),
+            label, delta(entry["delta"]), interval_text(entry["interval"]), p_value_text(entry["test"]),
             str(entry["cases"]), str(entry["wins"]), str(entry["ties"]), str(entry["losses"]),
             f"[{style}]{entry['finding']}[/{style}]",
         ])
     print_table(console, columns, rows)
-    for key, _ in measures:
-        console.print("  " + headline(candidate, reference, key, level), highlight=False, markup=False)
+    for sentence in candidate_findings(candidate, reference, level, plain):
+        console.print("  " + sentence, markup=False)
     flipped = candidate["flipped"]
     changed = candidate["cases_changed"]
     if not changed:

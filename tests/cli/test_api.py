@@ -89,7 +89,8 @@ def test_a_baseline_report_in_hand_of_another_corpus_is_refused_as_the_baseline_
             project.evaluate(CORPUS, generations=["title-body"], baseline_report=other)
     assert (str(refused.value), refused.value.exit_code) == (
         f"the baseline report measured a different corpus (digest sha256:0); this corpus is "
-        f"{report.corpus['digest']}. Re-run the baseline on this corpus, or evaluate the corpus it was made with.", 2)
+        f"{report.corpus['digest']}. Measure its runs again on this corpus with `ptah report rebaseline report --corpus "
+        "CORPUS --output NEW.json`, or evaluate the corpus it was made with.", 2)
 
 
 def search_did_not_get_worse(spec: Path, generation: str) -> None:
@@ -103,7 +104,7 @@ def search_did_not_get_worse(spec: Path, generation: str) -> None:
 
 def test_the_readme_pytest_gate_passes_and_fails_when_search_got_worse(example_project):
     search_did_not_get_worse(example_project / "ptah.yaml", "title-body")
-    with pytest.raises(AssertionError, match="max-ndcg-drop \\(body-only\\): ndcg 0.8904 -> "):
+    with pytest.raises(AssertionError, match="max-ndcg-drop \\(body-only\\): nDCG 0.8904 -> "):
         search_did_not_get_worse(example_project / "ptah.yaml", "body-only")
 
 

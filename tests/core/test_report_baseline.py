@@ -148,7 +148,8 @@ def test_comparability_names_both_digests(outcomes):
         check_comparable("sha256:other", baseline, "base.json")
     assert str(info.value) == (
         f"the baseline base.json measured a different corpus (digest {baseline.corpus['digest']}); this corpus is "
-        "sha256:other. Re-run the baseline on this corpus, or evaluate the corpus it was made with."
+        "sha256:other. Measure its runs again on this corpus with `ptah report rebaseline base.json --corpus CORPUS "
+        "--output NEW.json`, or evaluate the corpus it was made with."
     )
     check_comparable(baseline.corpus["digest"], baseline, "base.json")
 

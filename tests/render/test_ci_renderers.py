@@ -50,7 +50,8 @@ def test_side_by_side_runs_are_compared_in_the_summary_and_the_junit_file():
     text = render_markdown(typed)
     assert "### Side by side against `base (vector)`" in text
     assert "| MAP@10 | 0.5000 | 0.0000 | -0.5000 | [-1.0000, +0.0000] | 0.5000 | worse |" in text
-    assert "- `worse (vector)` is worse than `base` on MAP@10 by 0.5000 (p = 0.5000; 0 better, 1 worse, 1 tied)" in text
+    assert ("- `worse` is worse than `base` on MAP@10 by 0.5000 (95% CI -1.0000..+0.0000, p = 0.5000; 0 cases better, "
+            "1 worse, 1 tied)") in text
     # both runs' results are in the report: where the case's key went before and now (a relevant key: its rank)
     assert ("- `a` in `worse` against `base`: **now failing**; query `query a`; now: `'d1' at rank 1`; before: "
             "`'d1' at rank 1`") in text

@@ -34,6 +34,7 @@ def test_significance_chart_headlines_and_cases_name_map_at_10():
     assert re.findall(r'<label><input type="radio" name="chart-measure" value="([^"]+)"[^>]*> ([^<]+)</label>', html) == [
         ("recall", "recall"), ("mrr", "MRR"), ("ndcg", "nDCG"), ("MAP@10", "MAP@10")]
     assert '<div class="chart hidden" data-chart-measure="MAP@10">' in html
-    assert "<li>worse is worse than base on MAP@10 by 0.5000 (p = 0.5000; 0 cases better, 1 worse, 1 tied)</li>" in html
+    assert ("<li>worse is worse than base on MAP@10 by 0.5000 (95% CI -1.0000..+0.0000, p = 0.5000; 0 cases better, "
+            "1 worse, 1 tied)</li>") in html
     assert ("<tr><td></td><td>recall 1.0000 · MRR 0.5000 · nDCG 0.6309 · MAP@10 0.5000</td>"
             "<td>recall 0.0000 · MRR 0.0000 · nDCG 0.0000 · MAP@10 0.0000</td></tr>") in html

@@ -35,7 +35,7 @@ def printed(monkeypatch, draw) -> str:
 
 def test_a_small_report_prints_as_plain_columns(monkeypatch):
     assert printed(monkeypatch, lambda console: render(report(document()), console)).splitlines() == [
-        "verdict: pass (exit 0) — all 1 gates passed",
+        "verdict: pass (exit 0) — the one gate passed",
         "corpus corpus.yaml: 2 cases",
         "means  recall     MRR    nDCG  MAP@10",
         "-----  ------  ------  ------  ------",
@@ -53,7 +53,7 @@ def test_a_small_report_prints_as_plain_columns(monkeypatch):
         "  mean nDCG   0.3155  (0.6309 / 2 cases)",
         "  mean MAP@10 0.5000  (0.5000 / 1 cases)",
         "  pass required (base): all required keys found",
-        "verdict: pass — all 1 gates passed",
+        "verdict: pass — the one gate passed",
     ]
 
 

@@ -22,7 +22,7 @@ def summary(data: dict) -> list[str]:
 
 def test_several_runs_show_the_verdict_the_failed_gates_the_means_with_deltas_and_one_line_of_findings():
     assert summary(compared()) == [
-        "verdict: FAIL (exit 1) — 1 of 1 gates did not pass",
+        "verdict: FAIL (exit 1) — 1 of 1 gate failed",
         "  FAIL required (base): all required keys found",
         "corpus corpus.yaml: 2 cases",
         "means ┃         recall ┃            MRR ┃           nDCG ┃         MAP@10",
@@ -47,5 +47,5 @@ def test_a_baseline_from_another_identity_is_a_note_on_the_first_screen():
     }]}
     data["gates"] = [{"name": "required", "generation": "base", "passed": True, "detail": "all required keys found"}]
     lines = summary(data)
-    assert lines[0] == "verdict: pass (exit 0) — all 1 gates passed"
+    assert lines[0] == "verdict: pass (exit 0) — the one gate passed"
     assert lines[-2:] == ["  base vs the baseline's old: recall -0.2500 no clear difference", "  note: " + note]
