@@ -98,14 +98,16 @@ def judge(
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="With --sample: the seed of the draw (default: a new one, recorded)."),
     grades: Optional[Path] = typer.Option(None, "--grades", help="With --sample: grades from a file, not the terminal: "
                                           "a line KEY<TAB>GRADE (every drawn hole of that key) or CASE<TAB>KEY<TAB>GRADE."),
+    new_grade: bool = typer.Option(False, "--new-grade", help="Allow a --grade (or a grade of --grades) the corpus does "
+                                   "not use yet; without it, grades above 0 must be on the corpus's scale."),
     generation: List[str] = typer.Option([], "--generation", "-g", help=GENERATION_HELP),
     channel: List[str] = typer.Option([], "--channel", help=CHANNEL_HELP),
     spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
 ) -> None:
     """Judge the holes in the terminal, one row at a time, or one key from a script (--case --key --grade).
 
-    Keys: 0 not relevant, 1-3 grade, r required, f forbidden, s skip, u undo,
-    q save and quit (resumable: the next session asks only what is still
+    Keys: 0 not relevant, 1... the grades the corpus uses (ascending), r required,
+    f forbidden, s skip, u undo, q save and quit (resumable: the next session asks only what is still
     unjudged). Grades above 0, required and forbidden keys go into the
     corpus; every judgement, with the SHA-256 of the row's text, into the
     judgement record. Exit 2 for a case not in the corpus or a key that is
@@ -119,10 +121,11 @@ def judge(
     if sample is not None:
         if scripted or worklist is not None:
             raise InputError("--sample draws the rows to judge itself: leave out --worklist, --case, --key and --grade")
-        _judge_sample(corpus, sample, seed, grades, generation, channel, spec)
+        _judge_sample(corpus, sample, seed, grades, new_grade, generation, channel, spec)
         return
     if seed is not None or grades is not None:
         raise InputError("--seed and --grades go with --sample N")
+    scale = _scale(corpus)
     if not scripted:
         _judge_interactively(corpus, worklist, generation, channel, spec)
         return
@@ -138,9 +141,30 @@ def judge(
             raise InputError("--grade: give the grade (0 for not relevant), or --required or --forbidden")
         grade = 1.0 if mark == REQUIRED else 0.0
     _check_grade(grade)
+    if mark is None:
+        _on_scale(grade, scale, new_grade, "--grade")
     with open_project(spec) as project:
         saved = judge_key(project, corpus, case, key, grade, mark, generation[0] if generation else None)
     say_saved(saved, str(corpus))
+
+
+def _scale(corpus: Path) -> tuple[float, ...]:
+    from ptah.services.files import load_corpus
+
+    return load_corpus(corpus).grade_scale()
+
+
+def _on_scale(grade: float, scale: tuple[float, ...], new_grade: bool, where: str) -> None:
+    """Refuse a grade above 0 that the corpus does not use (exit 2) unless ``--new-grade``: a judged 2 beside the
+    author's 1s would outrank their required keys."""
+    if grade > 0 and grade not in scale and not new_grade:
+        raise InputError(f"{where}: grade {grade:g} is not on the corpus's scale ({', '.join(f'{g:g}' for g in scale)}); "
+                         "use one of those, or pass --new-grade to add it")
+
+
+def _say_scale(scale: tuple[float, ...]) -> None:
+    typer.echo(f"grades on the corpus's scale: {', '.join(f'{g:g}' for g in scale)}"
+               + (" (it grades nothing yet: 1 is relevant)" if scale == (1.0,) else ""))
 
 
 def _check_grade(grade: float) -> None:
@@ -167,16 +191,18 @@ def _judge_interactively(corpus: Path, worklist: Path | None, generations: list[
                (f" ({listed.count - len(items)} of the worklist judged already)" if listed.count > len(items) else ""))
     if not items:
         return
+    scale = _scale(corpus)
+    _say_scale(scale)
     with key_reader() as read:
-        verdicts = run_session(items, read)
+        verdicts = run_session(items, read, scale)
     if not verdicts:
         typer.echo("nothing judged; nothing written")
         return
     say_saved(save_judgements(corpus, verdicts), str(corpus))
 
 
-def _judge_sample(corpus: Path, size: int, seed: int | None, grades: Path | None, generations: list[str],
-                  channels: list[str], spec: str | None) -> None:
+def _judge_sample(corpus: Path, size: int, seed: int | None, grades: Path | None, new_grade: bool,
+                  generations: list[str], channels: list[str], spec: str | None) -> None:
     import secrets
 
     from ptah.cli.judge_session import key_reader, run_session, say_saved
@@ -191,11 +217,15 @@ def _judge_sample(corpus: Path, size: int, seed: int | None, grades: Path | None
     if not items:
         typer.echo("no holes: nothing to judge")
         return
+    scale = _scale(corpus)
     if grades is not None:
         verdicts = verdicts_from_file(grades, items)
+        for verdict in verdicts:
+            _on_scale(verdict.grade, scale, new_grade, str(grades))
     else:
+        _say_scale(scale)
         with key_reader() as read:
-            verdicts = run_session(items, read)
+            verdicts = run_session(items, read, scale)
     if not verdicts:
         typer.echo("nothing judged; nothing written")
         return
@@ -227,10 +257,12 @@ def add(
         found = candidates(project, corpus, case_id, query, k, generation, channel or ["vector", "lexical"])
     typer.echo(f'case "{plain(case_id)}": {len(found.holes)} rows in the top {found.k} of '
                f"{plain(', '.join(dict.fromkeys(run for hole in found.holes for run in hole.ranks)))}")
+    scale = _scale(corpus)
+    _say_scale(scale)
     with key_reader() as read:
-        verdicts = run_session([(found, hole) for hole in found.holes], read)
+        verdicts = run_session([(found, hole) for hole in found.holes], read, scale)
     if not any(v.grade > 0 for v in verdicts):
-        raise InputError(f'no row was judged relevant (1-3) or required (r): case "{case_id}" was not added')
+        raise InputError(f'no row was judged relevant (a grade) or required (r): case "{case_id}" was not added')
     written_k = k if k is not None or _has_default_k(corpus) else found.k
     say_saved(save_judgements(corpus, verdicts, new_case=(case_id, query, written_k)), str(corpus))
 

@@ -1,8 +1,9 @@
 """The terminal session of ``ptah corpus judge`` and ``ptah corpus add``: one row at a time, one key each.
 
 For each hole: the case's query, the row's key and text, and which runs
-returned it at which rank. Keys: ``0`` not relevant, ``1``-``3`` the grade,
-``r`` required (grade 1), ``f`` forbidden, ``s`` skip (asked again next
+returned it at which rank. Keys: ``0`` not relevant, ``1``... the grades the
+corpus already uses, in ascending order (``1`` grade 1 when it grades
+nothing; :func:`answers`), ``r`` required (grade 1), ``f`` forbidden, ``s`` skip (asked again next
 session), ``u`` undo the last answer (its row is shown again), ``q`` save and
 quit. The end of the worklist, the end of input (Ctrl-D), Ctrl-C and the
 terminal closing (SIGHUP) save too: nothing judged is lost, and a later
@@ -36,9 +37,20 @@ from ptah.core.visible import visible
 from ptah.core.worklist import Hole, WorkCase
 from ptah.services.judging import FORBIDDEN, REQUIRED, Verdict
 
-PROMPT = "[0 not relevant · 1-3 grade · r required · f forbidden · s skip · u undo · q save and quit] "
-_ANSWERS = {"0": (0.0, None), "1": (1.0, None), "2": (2.0, None), "3": (3.0, None),
-            "r": (1.0, REQUIRED), "f": (0.0, FORBIDDEN)}
+DEFAULT_SCALE = (1.0,)
+
+
+def answers(scale: Sequence[float]) -> dict[str, tuple[float, str | None]]:
+    """The keys of a session on the corpus's grade ``scale`` (ascending; at most 9): ``1``... its grades in
+    order, ``0`` not relevant, ``r`` required (grade 1), ``f`` forbidden."""
+    graded = {str(number): (grade, None) for number, grade in enumerate(scale[:9], start=1)}
+    return {"0": (0.0, None), **graded, "r": (1.0, REQUIRED), "f": (0.0, FORBIDDEN)}
+
+
+def prompt(scale: Sequence[float]) -> str:
+    """``[0 not relevant · 1 grade 0.5 · 2 grade 1 · r required · …]``: the keys on the corpus's scale."""
+    grades = " · ".join(f"{number} grade {grade:g}" for number, grade in enumerate(scale[:9], start=1))
+    return f"[0 not relevant · {grades} · r required · f forbidden · s skip · u undo · q save and quit] "
 _SAID = {None: "grade {grade:g}", REQUIRED: "required", FORBIDDEN: "forbidden"}
 BURST = "\x1b"  # what the reader returns for an escape sequence or pasted text: ignored
 _BURST_GAP_S = 0.05  # bytes following one another closer than this are one burst (no hand types that fast)
@@ -118,11 +130,13 @@ def show(item: tuple[WorkCase, Hole], index: int, total: int) -> None:
         typer.echo(f"  | {line}")
 
 
-def run_session(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str]) -> list[Verdict]:
-    """Ask for each ``(case, hole)`` in turn (module docs); returns the judgements made, in order."""
+def run_session(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str],
+                scale: Sequence[float] = DEFAULT_SCALE) -> list[Verdict]:
+    """Ask for each ``(case, hole)`` in turn (module docs), offering the grades of the corpus's ``scale``;
+    returns the judgements made, in order."""
     verdicts: list[Verdict] = []
     try:
-        _ask(items, read, verdicts)
+        _ask(items, read, verdicts, scale)
     except (HungUp, OSError) as exc:  # the terminal closed, wherever the session was: save what was judged
         if isinstance(exc, OSError) and exc.errno != errno.EIO:
             raise
@@ -130,7 +144,9 @@ def run_session(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str])
     return verdicts
 
 
-def _ask(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str], verdicts: list[Verdict]) -> None:
+def _ask(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str], verdicts: list[Verdict],
+         scale: Sequence[float]) -> None:
+    keys, asked = answers(scale), prompt(scale)
     history: list[tuple[int, bool]] = []  # (item index, whether it was judged), for undo
     index = 0
     shown = -1
@@ -138,7 +154,7 @@ def _ask(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str], verdic
         if shown != index:
             show(items[index], index, len(items))
             shown = index
-        typer.echo(PROMPT, nl=False)
+        typer.echo(asked, nl=False)
         try:
             key = read()
         except KeyboardInterrupt:  # from a pipe (on a terminal Ctrl-C is read as a key)
@@ -163,10 +179,10 @@ def _ask(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str], verdic
             history.append((index, False))
             index += 1
             continue
-        if key not in _ANSWERS:
+        if key not in keys:
             typer.echo(f"  {plain(key)!s} is not an answer")
             continue
-        grade, mark = _ANSWERS[key]
+        grade, mark = keys[key]
         case, hole = items[index]
         verdicts.append(Verdict(case.id, hole.key, grade, mark, hole.text_sha256))
         typer.echo("  → " + _SAID[mark].format(grade=grade))

@@ -121,6 +121,11 @@ class Corpus:
         cases = tuple(replace(case, judged=record.keys(case.id)) for case in self.cases)
         return replace(self, cases=cases, judgements=record)
 
+    def grade_scale(self) -> tuple[float, ...]:
+        """The grades above 0 the corpus uses, ascending (a required key without a grade counts as 1); ``(1.0,)``
+        when it grades nothing. A judge offers these, so a new grade cannot outrank what the author wrote."""
+        return tuple(sorted({grade for case in self.cases for grade in case.relevant.values() if grade > 0})) or (1.0,)
+
     def lines(self) -> dict[str, int]:
         """Each case's line in its corpus file, where the loader knew it (JUnit's ``line``, the annotations' place)."""
         return {case.id: case.line for case in self.cases if case.line is not None}

@@ -166,7 +166,7 @@ def test_ctrl_c_and_ctrl_d_save_what_was_judged(space, cli, leave):
     session = pexpect.spawn(sys.executable, ["-m", "ptah", "corpus", "judge", "support.yaml", "--worklist", "wl.json"],
                             cwd=str(folder), encoding="utf-8", timeout=60, dimensions=(40, 200))
     session.expect_exact("q save and quit] ")
-    session.send("3")
+    session.send("2")  # the corpus grades 1 and 2: key 2 is grade 2
     session.expect_exact("[2/7]")
     session.expect_exact("q save and quit] ")
     session.sendintr() if leave == "ctrl-c" else session.sendcontrol("d")
@@ -176,7 +176,7 @@ def test_ctrl_c_and_ctrl_d_save_what_was_judged(space, cli, leave):
     assert "judgements" in session.before
     record = read_record(folder / "support.yaml")
     assert {case: dict(keys) for case, keys in record.cases.items()}.keys() == {first["id"]}
-    assert record.cases[first["id"]][first["holes"][0]["key"]].grade == 3.0
+    assert record.cases[first["id"]][first["holes"][0]["key"]].grade == 2.0
 
 
 def judge_session(folder) -> pexpect.spawn:
@@ -219,15 +219,15 @@ def test_special_keys_and_pasted_text_are_ignored_whole(space, cli):
 def test_closing_the_terminal_saves_what_was_judged(space, cli):
     folder = space.folder
     items, session = worklist_session(space, cli)
-    for number, key in enumerate("320", start=2):
+    for number, key in enumerate("210", start=2):
         session.expect_exact("q save and quit] ")
         session.send(key)
         session.expect_exact(f"[{number}/7]")
     session.expect_exact("q save and quit] ")
     os.close(session.child_fd)  # the terminal window closes: the kernel hangs up the session (SIGHUP)
     session.ptyproc.wait()
-    assert graded(folder) == {items[0]: 3.0, items[1]: 2.0, items[2]: 0.0}
-    assert ptah.load_corpus(folder / "support.yaml").case(items[0][0]).relevant.get(items[0][1]) == 3.0
+    assert graded(folder) == {items[0]: 2.0, items[1]: 1.0, items[2]: 0.0}
+    assert ptah.load_corpus(folder / "support.yaml").case(items[0][0]).relevant.get(items[0][1]) == 2.0
 
 
 def test_a_scripted_judgement_goes_into_the_corpus_and_the_record(space, cli):
@@ -266,7 +266,7 @@ def test_add_authors_a_case_from_the_pooled_top_rows(space):
     folder = space.folder
     result = subprocess.run([sys.executable, "-m", "ptah", "corpus", "add", "support.yaml", "--id", "tokens",
                              "--query", "api tokens for developers", "--k", "3"],
-                            cwd=folder, input="3\n0\nr\n", capture_output=True, text=True)
+                            cwd=folder, input="2\n0\nr\n", capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     with ptah.open_project(space.spec_path) as project:
         vector = [key for key, _ in project.search("api tokens for developers", 3)]
@@ -282,20 +282,58 @@ def test_add_authors_a_case_from_the_pooled_top_rows(space):
         "    k: 3\n"
         '    required: ["9"]\n'
         "    relevant:\n"
-        '      "8": 3\n'
+        '      "8": 2\n'
         '      "9": 1\n'
         "# the end\n"  # the comment that ended the file still does
     )
     record = read_record(folder / "support.yaml")
     assert {key: (j.grade, j.text_sha256) for key, j in record.cases["tokens"].items()} == {
-        "8": (3.0, text_digest(TEXT["8"])), "1": (0.0, text_digest(TEXT["1"])), "9": (1.0, text_digest(TEXT["9"]))}
+        "8": (2.0, text_digest(TEXT["8"])), "1": (0.0, text_digest(TEXT["1"])), "9": (1.0, text_digest(TEXT["9"]))}
+
+
+HALVES = """\
+version: 1
+default_k: 3
+cases:
+  - {id: login, query: two factor login, relevant: {"7": 1, "8": 0.5}}
+"""
+
+
+def test_grades_are_offered_and_checked_on_the_corpus_scale(space, cli):
+    corpus = space.folder / "support.yaml"
+    corpus.write_text(HALVES)
+    # the corpus grades 0.5 and 1: a "2" would outrank the author's best row, so it is refused without --new-grade
+    code, out, err = cli("corpus", "judge", corpus, "--spec", space.spec_path, "--case", "login", "--key", "2",
+                         "--grade", "2")
+    assert (code, err) == (2, "--grade: grade 2 is not on the corpus's scale (0.5, 1); use one of those, or pass "
+                              "--new-grade to add it\n")
+    assert corpus.read_text() == HALVES
+    code, out, err = cli("corpus", "judge", corpus, "--spec", space.spec_path, "--case", "login", "--key", "2",
+                         "--grade", "0.5")
+    assert code == 0, err
+    code, out, err = cli("corpus", "judge", corpus, "--spec", space.spec_path, "--case", "login", "--key", "3",
+                         "--grade", "2", "--new-grade")
+    assert code == 0, err
+    assert dict(ptah.load_corpus(corpus).case("login").relevant) == {"7": 1.0, "8": 0.5, "2": 0.5, "3": 2.0}
+    # the session offers the scale: key 1 is grade 0.5, key 2 grade 1, key 3 grade 2, and 4 is no answer
+    corpus.write_text(HALVES)
+    (space.folder / "support.judged.yaml").unlink()
+    result = subprocess.run([sys.executable, "-m", "ptah", "corpus", "judge", "support.yaml"], cwd=space.folder,
+                            input="4\n1\n2\nq\n", capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "grades on the corpus's scale: 0.5, 1" in result.stdout
+    assert "[0 not relevant · 1 grade 0.5 · 2 grade 1 · r required · f forbidden · s skip · u undo · q save and quit]" \
+        in result.stdout
+    assert "  4 is not an answer" in result.stdout
+    assert sorted(read_record(corpus).cases["login"].values(), key=lambda j: j.grade)[0].grade == 0.5
+    assert sorted(j.grade for j in read_record(corpus).cases["login"].values()) == [0.5, 1.0]
 
 
 def test_add_without_a_relevant_row_adds_nothing(space):
     result = subprocess.run([sys.executable, "-m", "ptah", "corpus", "add", "support.yaml", "--id", "x",
                              "--query", "webhooks"], cwd=space.folder, input="0\nq\n", capture_output=True, text=True)
     assert result.returncode == 2
-    assert 'no row was judged relevant (1-3) or required (r): case "x" was not added' in result.stderr
+    assert 'no row was judged relevant (a grade) or required (r): case "x" was not added' in result.stderr
     assert (space.folder / "support.yaml").read_text() == CORPUS
 
 
