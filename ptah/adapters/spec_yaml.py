@@ -11,6 +11,7 @@ all of them at once, sorted by line. Format (DESIGN.md, "Specification")::
       table: articles
       key_fields: [id]                  # non-empty list of distinct column names
       text: "{title}\\n\\n{body}"         # template (see ptah.core.spec)
+      judge_text: "{title}\\n{body}"      # optional: the text a person judges a row by
       filter: "status = 'published'"    # optional SQL boolean expression
       statement_timeout_s: 600          # default 600; PostgreSQL stops a statement after this long
     store: .ptah/ptah.db                # default; relative to this file; or postgresql://...
@@ -73,7 +74,7 @@ SPEC_VERSION = 1
 DEFAULT_STORE = ".ptah/ptah.db"
 MAX_SPEC_BYTES = 1024 * 1024
 TOP_FIELDS = ("version", "source", "store", "active", "generations")
-SOURCE_FIELDS = ("database", "table", "key_fields", "text", "filter", "statement_timeout_s")
+SOURCE_FIELDS = ("database", "table", "key_fields", "text", "filter", "statement_timeout_s", "judge_text")
 MAX_STATEMENT_TIMEOUT_S = 86_400
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _REFERENCE = re.compile(r"\$\{([^}]*)(\}?)")
@@ -193,9 +194,10 @@ class _SpecReader(GenerationFields):
             return None
         timeout = self.positive(fields.get("statement_timeout_s"), "source.statement_timeout_s",
                                 MAX_STATEMENT_TIMEOUT_S, DEFAULT_STATEMENT_TIMEOUT_S)
+        judge_text = self.template(fields.get("judge_text"), "source.judge_text", at, required=False)
         if database is None or table is None or key_fields is None or text is None:
             return None
-        return SourceSpec(database, table, key_fields, text, filter_, timeout)
+        return SourceSpec(database, table, key_fields, text, filter_, timeout, judge_text)
 
     def database(self, value: str, line: int) -> str | None:
         expanded = self.expand(value, line, "source.database")

@@ -28,7 +28,7 @@ from ptah.cli.display import json_text, plain, wrote
 from ptah.core.errors import InputError
 
 SPEC_HELP = "The specification file (default: $PTAH_SPEC, else the nearest ptah.yaml in this folder or above)."
-GENERATION_HELP = "A generation to search (repeat for several; default: the active one). The first renders the text."
+GENERATION_HELP = "A generation to search (repeat for several; default: the active one)."
 CHANNEL_HELP = "vector, lexical or hybrid (repeat for several; default: vector)."
 LINE_CHARS = 160
 
@@ -144,7 +144,7 @@ def judge(
     if mark is None:
         _on_scale(grade, scale, new_grade, "--grade")
     with open_project(spec) as project:
-        saved = judge_key(project, corpus, case, key, grade, mark, generation[0] if generation else None)
+        saved = judge_key(project, corpus, case, key, grade, mark)
     say_saved(saved, str(corpus))
 
 
@@ -276,7 +276,6 @@ def _has_default_k(corpus: Path) -> bool:
 @app.command()
 def pin(
     corpus: Path = typer.Argument(..., help="The corpus file."),
-    generation: Optional[str] = typer.Option(None, "--generation", "-g", help="The generation whose template renders the text (default: the active one)."),
     spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
 ) -> None:
     """Record the current text digest of every key the corpus names in its judgement record.
@@ -289,5 +288,5 @@ def pin(
     from ptah.services.project import open_project
 
     with open_project(spec) as project:
-        pinned, path = pin_keys(project, corpus, generation)
+        pinned, path = pin_keys(project, corpus)
     typer.echo(f"judgement record {plain(path)}: {pinned} keys pinned")

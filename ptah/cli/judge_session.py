@@ -23,8 +23,10 @@ from __future__ import annotations
 import errno
 import os
 import select
+import shutil
 import signal
 import sys
+import textwrap
 import termios
 import tty
 from contextlib import contextmanager
@@ -121,13 +123,20 @@ def key_reader() -> Iterator[Callable[[], str]]:
 
 
 def show(item: tuple[WorkCase, Hole], index: int, total: int) -> None:
+    """The case (its query, what it already judges) and the row: its key, where the runs ranked it, and its
+    judging text wrapped to the terminal."""
     case, hole = item
     where = ", ".join(f"{plain(run)} #{rank}" for run, rank in hole.ranks.items())
+    width = max(40, shutil.get_terminal_size().columns - 4)
     typer.echo("")
     typer.echo(f'[{index + 1}/{total}] case "{plain(case.id)}" (k {case.k}): {plain(case.query)}')
+    if case.judged:
+        typer.echo(textwrap.fill("already judged: " + ", ".join(plain(said) for said in case.judged), width + 2,
+                                 initial_indent="  ", subsequent_indent="    "))
     typer.echo(f'  key "{plain(hole.key)}" — {where}')
     for line in visible(hole.text, newlines=True).splitlines() or [""]:
-        typer.echo(f"  | {line}")
+        for part in textwrap.wrap(line, width) or [""]:
+            typer.echo(f"  | {part}")
 
 
 def run_session(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str],

@@ -130,6 +130,7 @@ class SourceSpec:
     text: str
     filter: str | None = None
     statement_timeout_s: int = DEFAULT_STATEMENT_TIMEOUT_S  # PostgreSQL: each statement of the read transaction
+    judge_text: str | None = None  # the template of the text a person judges a row by (default: Spec.judging_template)
 
     @property
     def redacted_database(self) -> str:
@@ -196,6 +197,17 @@ class Spec:
     store: str
     active: str | None
     generations: dict[str, GenerationSettings] = field(default_factory=dict)
+
+    def judging_template(self) -> str:
+        """The template of a row's *judging text* (DESIGN.md, "Judged keys and holes"): ``source.judge_text``,
+        else every column that the source's or any generation's template uses, each on its line after its name
+        (``title: {title}``), in order of first use. A person judges the row, never one generation's rendering
+        of it, so adding or changing a generation never changes it."""
+        if self.source.judge_text is not None:
+            return self.source.judge_text
+        templates = [self.source.text, *(g.text for g in self.generations.values() if g.text is not None)]
+        columns = dict.fromkeys(column for template in templates for column in template_columns(template))
+        return "\n".join(f"{column}: {{{column}}}" for column in columns)
 
     def generation(self, name: str | None = None) -> GenerationSettings:
         """The generation called ``name``; ``None`` means the active one.

@@ -1,9 +1,9 @@
 """The pooled worklist of holes: what ``ptah corpus holes`` lists and ``ptah corpus judge`` walks through.
 
 For each case, the union of the holes (:mod:`ptah.core.judged`) in the top k
-of every run asked for, each with the rank every run gave it, the row's text
-as the first run's generation renders it (cut to :data:`TEXT_CHARS`
-characters) and the SHA-256 of the whole text; best rank first (ties: the
+of every run asked for, each with the rank every run gave it, the row's
+judging text (cut to :data:`TEXT_CHARS` characters) and the SHA-256 of the
+whole text, and what the case already judges; best rank first (ties: the
 rank of the earlier run, then the key). Cases without a hole are left out.
 
 As JSON (``--output``, ``--json``)::
@@ -11,7 +11,7 @@ As JSON (``--output``, ``--json``)::
     {"format": "ptah-worklist@1",
      "corpus": {"path": P, "digest": "sha256:…"}, "judgements": {"path": P, "digest": "sha256:…"},
      "runs": [NAME, …], "text_of": GENERATION, "holes": N,
-     "cases": [{"id": ID, "query": Q, "k": K,
+     "cases": [{"id": ID, "query": Q, "k": K, "judged": ["7 required", "5 not relevant", …],
                 "holes": [{"key": KEY, "ranks": {RUN: RANK, …}, "text": T, "text_sha256": H}, …]}, …]}
 """
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
-from ptah.core.corpus import Corpus
+from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import InputError
 from ptah.core.judged import JudgementRecord, holes, judged_keys
 
@@ -47,13 +47,29 @@ class Hole:
 
 @dataclass(frozen=True)
 class WorkCase:
+    """A case with holes: its query, depth and holes, and what the corpus and its record already judge for it
+    (``judged``: ``7 required``, ``3 grade 2``, ``9 forbidden``, ``5 not relevant``, shown beside each hole)."""
+
     id: str
     query: str
     k: int
     holes: tuple[Hole, ...]
+    judged: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "query": self.query, "k": self.k, "holes": [hole.to_dict() for hole in self.holes]}
+        return {"id": self.id, "query": self.query, "k": self.k, "judged": list(self.judged),
+                "holes": [hole.to_dict() for hole in self.holes]}
+
+
+def judged_summary(case: Case, record: JudgementRecord) -> tuple[str, ...]:
+    """What is already judged for ``case``, one short phrase a key (:attr:`WorkCase.judged`)."""
+    said = [f"{key} required" for key in case.required]
+    said += [f"{key} grade {grade:g}" for key, grade in case.relevant.items() if key not in case.required]
+    said += [f"{key} forbidden" for key in case.forbidden]
+    named = case.expected_keys()
+    said += [f"{key} not relevant" for key, judgement in sorted(record.cases.get(case.id, {}).items())
+             if key not in named and judgement.grade == 0]
+    return tuple(said)
 
 
 @dataclass(frozen=True)
@@ -90,7 +106,7 @@ class Worklist:
                 WorkCase(_text(case["id"]), _text(case["query"]), _count(case["k"]), tuple(
                     Hole(_text(hole["key"]), {_text(run): _count(rank) for run, rank in hole["ranks"].items()},
                          _text(hole["text"]), _sha256(hole["text_sha256"]))
-                    for hole in case["holes"]))
+                    for hole in case["holes"]), tuple(_text(said) for said in case.get("judged", ())))
                 for case in data["cases"]
             )
             return cls({"path": data["corpus"].get("path"), "digest": _text(data["corpus"]["digest"])},

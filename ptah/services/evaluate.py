@@ -103,7 +103,7 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
         for gate in gates(run, comparisons[index].data if baseline is not None else None, request.max_drop, corpus.path,
                           request.holes, sampled.get(run.name), ignored.get(run.name, ()))
     ]
-    stale = stale_judgements(project, corpus.judgements, [plan.generation for plan in plans])
+    stale = stale_judgements(project, corpus.judgements)
     if request.fail_on_stale_judgements:
         verdicts.append(Gate("stale-judgements", None, not stale,
                              f"{len(stale)} of {len(corpus.judgements)} judgements were made on a row whose text changed since"))

@@ -2,8 +2,7 @@
 
 * :func:`make_worklist` -- the runs asked for are evaluated (the same
   searches as ``evaluate``: a warm query cache is used), and each case's holes
-  are pooled (:mod:`ptah.core.worklist`) with the row text the first run's
-  generation renders;
+  are pooled (:mod:`ptah.core.worklist`) with the row's judging text;
 * :func:`save_judgements` -- judgements made in a session: grades above 0,
   required and forbidden keys go into the corpus (edited in place,
   :mod:`ptah.adapters.corpus_edit`), every judgement into the record beside it
@@ -17,8 +16,11 @@
   digest and its corpus grade, so that ``evaluate`` can say when a judged row
   changed.
 
-The text of a row is the one its generation's template renders: the
-generation given, else the active one (for a worklist, the first run's).
+The text of a row is its *judging text* (DESIGN.md, "Judged keys and holes";
+:meth:`ptah.core.spec.Spec.judging_template`): ``source.judge_text``, else
+every column any generation's template uses, each labelled -- never one
+generation's rendering, so a judgement pins the row, and stays fresh whichever
+generation is evaluated next.
 """
 
 from __future__ import annotations
@@ -42,9 +44,9 @@ from ptah.core.errors import InputError, OperationalError, UnknownKey
 from ptah.core.identity import text_digest
 from ptah.core.judged import Judgement, JudgementRecord, Sample, judged_keys, population_digest
 from ptah.core.request import LEXICAL, VECTOR, EvaluationRequest
+from ptah.core.spec import template_columns
 from ptah.core.visible import abbreviated
-from ptah.core.worklist import TEXT_CHARS, Hole, WorkCase, Worklist, pooled_holes
-from ptah.services.channels import plan_runs
+from ptah.core.worklist import TEXT_CHARS, Hole, WorkCase, Worklist, judged_summary, pooled_holes
 from ptah.services.evaluate import evaluate
 from ptah.services.project import Project
 
@@ -83,18 +85,20 @@ def now() -> str:
     return datetime.now(timezone.utc).strftime(TIME_FORMAT)
 
 
-def text_generation(project: Project, generations: Sequence[str], channels: Sequence[str]) -> str:
-    """The generation whose template renders the rows' text: the first run's."""
-    return plan_runs(project.spec, list(generations) or None, list(channels) or [VECTOR])[0].generation
+def judging_label(project: Project) -> str:
+    """What the judging text is, for a worklist's ``text_of``: ``source.judge_text`` or the columns it labels."""
+    spec = project.spec
+    if spec.source.judge_text is not None:
+        return "source.judge_text"
+    return "columns " + ", ".join(template_columns(spec.judging_template()))
 
 
-def row_texts(project: Project, generation: str | None, keys: Iterable[str]) -> dict[str, str]:
-    """The text generation ``generation`` (None: the active one) renders for each of ``keys`` that is a row."""
+def row_texts(project: Project, keys: Iterable[str]) -> dict[str, str]:
+    """The judging text of each of ``keys`` that is a row of the source."""
     wanted = set(keys)
     if not wanted:
         return {}
-    template = project.spec.generation(generation).template(project.spec.source)
-    return {row.key: row.text for row in project.source.rows(template) if row.key in wanted}
+    return {row.key: row.text for row in project.source.rows(project.spec.judging_template()) if row.key in wanted}
 
 
 def _refuse_unknown(project: Project, keys: Iterable[str], texts: dict[str, str], where: str) -> None:
@@ -122,10 +126,11 @@ def _worklist(project: Project, corpus_path: str | os.PathLike, generations: Seq
     report = evaluate(project, corpus, EvaluationRequest(generations=tuple(generations), channels=tuple(channels)))
     runs = _rankings(report)
     pooled = pooled_holes(corpus, record, runs)
-    text_of = text_generation(project, generations, channels)
-    texts = _hole_texts(project, text_of, {key for _, found in pooled for key, _ in found})
+    text_of = judging_label(project)
+    texts = _hole_texts(project, {key for _, found in pooled for key, _ in found})
     cases = tuple(
-        WorkCase(case_id, corpus.case(case_id).query, corpus.case(case_id).k, _holes(found, texts))
+        WorkCase(case_id, corpus.case(case_id).query, corpus.case(case_id).k, _holes(found, texts),
+                 judged_summary(corpus.case(case_id), record))
         for case_id, found in pooled
     )
     worklist = Worklist({"path": str(corpus_path), "digest": corpus.digest},
@@ -157,13 +162,13 @@ def _holes(found: list[tuple[str, dict[str, int]]], texts: dict[str, str]) -> tu
     return tuple(Hole(key, ranks, abbreviated(texts[key], TEXT_CHARS), text_digest(texts[key])) for key, ranks in found)
 
 
-def _hole_texts(project: Project, generation: str, keys: set[str]) -> dict[str, str]:
-    """The text ``generation`` renders for each ranked key; exit 3 when a ranked row has left the source."""
-    texts = row_texts(project, generation, keys)
+def _hole_texts(project: Project, keys: set[str]) -> dict[str, str]:
+    """The judging text of each ranked key; exit 3 when a ranked row has left the source."""
+    texts = row_texts(project, keys)
     gone = sorted(keys - set(texts))
     if gone:
-        raise OperationalError(f"generation {generation}: the rows {', '.join(repr(k) for k in gone[:5])} were ranked "
-                               "but are no longer in the source; build the generation again, then list the holes")
+        raise OperationalError(f"the rows {', '.join(repr(k) for k in gone[:5])} were ranked but are no longer in "
+                               "the source; build the generation again, then list the holes")
     return texts
 
 
@@ -182,7 +187,7 @@ def candidates(project: Project, corpus_path: str | os.PathLike, case_id: str, q
     report = evaluate(project, probe, EvaluationRequest(generations=generations, channels=tuple(channels)))
     pooled = pooled_holes(probe, JudgementRecord.empty(), _rankings(report))
     found = pooled[0][1] if pooled else []
-    texts = _hole_texts(project, text_generation(project, generations, channels), {key for key, _ in found})
+    texts = _hole_texts(project, {key for key, _ in found})
     return WorkCase(case_id, query, depth, _holes(found, texts))
 
 
@@ -273,29 +278,29 @@ def _save(corpus_path: str | os.PathLike, verdicts: Sequence[Verdict],
 
 
 def judge_key(project: Project, corpus_path: str | os.PathLike, case_id: str, key: str, grade: float,
-              mark: str | None = None, generation: str | None = None) -> Saved:
+              mark: str | None = None) -> Saved:
     """One judgement from a script: exit 2 for a case not in the corpus or a key that is no row."""
     corpus = load_corpus(corpus_path)
     if case_id not in {case.id for case in corpus.cases}:
         raise InputError(f'{corpus_path}: no case "{case_id}" in the corpus; a judgement names a case of the corpus '
                          "(`ptah corpus add` appends a new one)")
-    texts = row_texts(project, generation, {key})
+    texts = row_texts(project, {key})
     _refuse_unknown(project, {key}, texts, f'{corpus_path}: case "{case_id}"')
     return save_judgements(corpus_path, [Verdict(case_id, key, grade, mark, text_digest(texts[key]))])
 
 
-def pin(project: Project, corpus_path: str | os.PathLike, generation: str | None = None) -> tuple[int, str]:
+def pin(project: Project, corpus_path: str | os.PathLike) -> tuple[int, str]:
     """Record every key the corpus names with its corpus grade (a forbidden key 0, a required key without a
     grade 1) and its row's current text digest; returns how many and the record's path."""
     with saving(corpus_path):
-        return _pin(project, corpus_path, generation)
+        return _pin(project, corpus_path)
 
 
-def _pin(project: Project, corpus_path: str | os.PathLike, generation: str | None) -> tuple[int, str]:
+def _pin(project: Project, corpus_path: str | os.PathLike) -> tuple[int, str]:
     corpus = load_corpus(corpus_path)
     record = read_record(corpus_path)
     keys = corpus.expected_keys()
-    texts = row_texts(project, generation, keys)
+    texts = row_texts(project, keys)
     _refuse_unknown(project, keys, texts, str(corpus_path))
     cases = {case_id: dict(judged) for case_id, judged in record.cases.items()}
     when = now()

@@ -1,11 +1,17 @@
-"""Stale judgements: a judged row whose text changed since a person judged it.
+"""Stale judgements: a judged row whose judging text changed since a person judged it.
 
 Each judgement in a corpus's record (:mod:`ptah.core.judged`) carries the
-SHA-256 of the row's text when it was judged. :func:`stale_judgements` reads
-the rows those judgements name from the source's snapshot, renders each with
-the template of every generation the evaluation measured (the text a person
-was shown is the text a generation embeds), and lists each judgement whose
-recorded digest matches none of them -- the row changed, or is gone.
+SHA-256 of the row's *judging text* when it was judged
+(:meth:`ptah.core.spec.Spec.judging_template`: ``source.judge_text``, else
+every column any generation's template uses, labelled). :func:`stale_judgements`
+reads the rows those judgements name from the source's snapshot and lists each
+judgement whose digest no longer matches -- the row changed, or is gone. Which
+generations an evaluation measures does not matter: a person judged the row.
+
+Records written before the judging text pinned what one generation's template
+rendered; such a judgement is read as fresh while its digest still matches
+that rendering under any declared generation (both forms are read; judging
+the row again, or ``ptah corpus pin``, writes the new form).
 
 Only the rows of the table are read, once per template, and only when the
 record holds a judgement.
@@ -13,23 +19,23 @@ record holds a judgement.
 
 from __future__ import annotations
 
-from typing import Iterable
-
 from ptah.core.identity import text_digest
 from ptah.core.judged import JudgementRecord
 from ptah.services.project import Project
 
 
-def stale_judgements(project: Project, record: JudgementRecord, generations: Iterable[str]) -> list[dict]:
-    """``{case, key, judged_at, why}`` for each judgement whose row text no longer hashes to its digest,
-    in case then key order."""
+def stale_judgements(project: Project, record: JudgementRecord) -> list[dict]:
+    """``{case, key, judged_at, why}`` for each judgement whose row's judging text no longer hashes to its
+    digest, in case then key order."""
     wanted = {key for keys in record.cases.values() for key in keys}
     if not wanted:
         return []
     spec = project.spec
-    templates = list(dict.fromkeys(spec.generation(name).template(spec.source) for name in generations))
+    judging = spec.judging_template()
+    legacy = [template for template in dict.fromkeys(g.template(spec.source) for g in spec.generations.values())
+              if template != judging]
     digests: dict[str, set[str]] = {}
-    for template in templates:
+    for template in (judging, *legacy):
         for row in project.source.rows(template):
             if row.key in wanted:
                 digests.setdefault(row.key, set()).add(text_digest(row.text))

@@ -24,8 +24,9 @@ from ptah.services.search import search
 from tests.adapters.test_corpus_edit import CORPUS  # comments, flow lists, quoted keys, a folded query
 from tests.services.conftest import DOCS, Workspace
 
-TEXT = {str(row[0]): Workspace.text(row) for row in DOCS}
+TEXT = {str(row[0]): Workspace.judging_text(row) for row in DOCS}  # what a person judges a row by
 NAMED = {"cancel": {"1"}, "invoices": {"3", "6"}, "login": {"7", "9"}}
+ALREADY = {"cancel": ["1 required"], "invoices": ["3 grade 2", "6 grade 1"], "login": ["7 required", "9 forbidden"]}
 
 
 @pytest.fixture
@@ -60,7 +61,7 @@ def expected_worklist(space, runs: dict[str, dict[str, list[str]]]) -> list[dict
                                                          min(order.index(n) for n, r in item[1].items()
                                                              if r == min(item[1].values())), item[0]))
         if ranked:
-            cases.append({"id": case_id, "query": query, "k": 3, "holes": [
+            cases.append({"id": case_id, "query": query, "k": 3, "judged": ALREADY[case_id], "holes": [
                 {"key": key, "ranks": ranks, "text": TEXT[key], "text_sha256": text_digest(TEXT[key])}
                 for key, ranks in ranked]})
     return cases
@@ -84,7 +85,7 @@ def test_holes_lists_the_pooled_unjudged_rows_of_every_run_with_their_ranks_and_
         "corpus": {"path": str(folder / "support.yaml"), "digest": report.corpus["digest"]},
         "judgements": {"path": str(folder / "support.judged.yaml"), "digest": read_record(folder / "support.yaml").digest()},
         "runs": ["docs", "lexical:docs"],
-        "text_of": "docs",
+        "text_of": "columns title, body",
         "holes": sum(len(case["holes"]) for case in cases),
         "cases": cases,
     }
@@ -200,6 +201,8 @@ def graded(folder) -> dict[tuple[str, str], float]:
 def test_special_keys_and_pasted_text_are_ignored_whole(space, cli):
     folder = space.folder
     items, session = worklist_session(space, cli)
+    session.expect_exact("  already judged: 1 required")  # the case's judged keys, then the row's judging text
+    session.expect_exact(f"  | title: {DOCS[int(items[0][1]) - 1][1]}")
     # Delete, F5, PageUp and a pasted "2103": each a burst of bytes holding digits, none of them a grade
     for burst in ("\x1b[3~", "\x1b[15~", "\x1b[5~", "2103", "\x1b"):
         session.expect_exact("q save and quit] ")

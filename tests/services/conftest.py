@@ -61,6 +61,11 @@ class Workspace:
         """The text template ``{title}\\n\\n{body}`` rendered for a DOCS row."""
         return f"{row[1]}\n\n{row[2]}"
 
+    @staticmethod
+    def judging_text(row) -> str:
+        """A DOCS row's judging text under the default spec: every column a template uses, labelled."""
+        return f"title: {row[1]}\nbody: {row[2]}"
+
 
 @pytest.fixture
 def workspace(tmp_path) -> Workspace:
