@@ -9,10 +9,11 @@ endings, a BOM, ``---`` and ``...`` and what follows, tabs, spacing, comments):
   for a number; a grade as a whole number when it is one (``1``), else as the
   shortest float that reads back (``0.5``);
 * a key is appended to its collection in that collection's style (a flow list
-  ``[a, b]`` gains ``, c`` on its line, which is rewritten); a field a case
-  lacks is added at the end of the case, in the style the corpus uses for that
-  field elsewhere (block when no case has it); a new case is appended at the
-  end of ``cases``; new lines end as the file's lines do;
+  ``[a, b]`` gains ``, c`` on its line, which is rewritten, and when it spans
+  lines, so are the lines beside it that ruamel.yaml writes otherwise); a field
+  a case lacks is added at the end of the case, in the style the corpus uses
+  for that field elsewhere (block when no case has it); a new case is appended
+  at the end of ``cases``; new lines end as the file's lines do;
 * comment lines that followed the collection's last entry still follow it,
   after the added entry;
 * the layout (indentation of mappings, of lists and of their dashes) is read
@@ -49,6 +50,7 @@ from ptah.core.corpus import MAX_FILE_BYTES, Case, Corpus
 from ptah.core.errors import CorpusError, InputError, OperationalError
 
 REQUIRED, FORBIDDEN = "required", "forbidden"
+_END = re.compile(r"\.\.\.(?:[ \t]|$)")  # a document end marker: "..." at the start of a line
 _KEY_LINE = re.compile(r"( *)(?:-\s+)?[^\s#-][^#]*:\s*(?:#.*)?$")
 
 
@@ -331,29 +333,37 @@ def _spliced(original: str, before: str, after: str) -> tuple[str, int, int]:
     ``original`` unedited) put in their place, in the file's line ending; and ``(added, changed)``, the lines
     inserted and the lines of ``original`` rewritten or dropped. Every other line stays byte for byte."""
     lines = list(io.StringIO(original, newline=""))  # each with its own ending: LF, CRLF or CR
+    end = next((n for n, line in enumerate(lines) if _END.match(line)), len(lines))
+    lines, tail = lines[:end], lines[end:]  # the end marker and what follows it, which ruamel.yaml leaves out
     keys, old, new = ([line.rstrip("\r\n") for line in io.StringIO(text, newline="")]
-                      for text in (original, before, after))
+                      for text in ("".join(lines), before, after))
     ending = next((line[len(key):] for line, key in zip(lines, keys) if line != key), "\n")
-    anchor = difflib.SequenceMatcher(None, keys, old).get_opcodes()
+    anchor = [run for _, *run in difflib.SequenceMatcher(None, keys, old).get_opcodes()]
 
-    def place(p: int, end: bool = False) -> int:
-        """Where the line ``p`` of ``before`` starts in ``original``; inside a run ruamel.yaml wrote with another
-        number of lines, its start (or with ``end``, its end)."""
-        a1, a2, b1, b2 = next(block[1:] for block in anchor if block[3] <= p <= block[4])
+    def place(p: int, end: bool = False) -> tuple[int, int]:
+        """``(line of original, line of before)`` where the line ``p`` of ``before`` starts; inside a run that
+        ruamel.yaml wrote in another number of lines, the start of the run (with ``end``, its end)."""
+        a1, a2, b1, b2 = next(block for block in anchor if block[2] <= p <= block[3])
         if a2 - a1 == b2 - b1:
-            return a1 + p - b1
-        return a1 if p == b1 or (not end and p < b2) else a2
+            return a1 + p - b1, p
+        return (a2, b2) if p == b2 or (end and p > b1) else (a1, b1)
 
-    out, at, added, changed = [], 0, 0, 0
+    edits = []  # (start, stop, j1, j2): the lines start:stop of original become new[j1:j2]
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new).get_opcodes():
         if tag != "equal":
-            start, stop = place(i1), place(i2, end=True)
-            out += lines[at:start]
-            if out and not out[-1].endswith(("\n", "\r")):  # the file's last line, without a line ending
-                out[-1] += ending
-            out += [line + ending for line in new[j1:j2]]
-            at, added, changed = stop, added + max(0, j2 - j1 - stop + start), changed + stop - start
-    return "".join(out + lines[at:]), added, changed
+            (start, b1), (stop, b2) = place(i1), place(i2, end=True)
+            j1, j2 = j1 - (i1 - b1), j2 + (b2 - i2)  # the run it falls in, all of it
+            if edits and start < edits[-1][1]:  # in the run the last edit took in: one edit
+                start, _, j1, _ = edits.pop()
+            edits.append((start, stop, j1, j2))
+    out, at, added, changed = [], 0, 0, 0
+    for start, stop, j1, j2 in edits:
+        out += lines[at:start]
+        if out and not out[-1].endswith(("\n", "\r")):  # the file's last line, without a line ending
+            out[-1] += ending
+        out += [line + ending for line in new[j1:j2]]
+        at, added, changed = stop, added + max(0, j2 - j1 - stop + start), changed + stop - start
+    return "".join(out + lines[at:] + tail), added, changed
 
 
 def _dumped(yaml: YAML, data) -> str:

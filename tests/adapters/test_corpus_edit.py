@@ -196,7 +196,8 @@ EDITED = PLAIN.replace('"1": 1\n', '"1": 1\n      "3": 1\n') + '  - id: "c"\n   
     lambda text: text + "...\n# after the end\n",  # new entries go before the end marker
     lambda text: text.replace('"x y"', '"x\ty"'),  # a raw tab stays raw
     lambda text: text.replace('["2"]', '[ "2" ]'),  # a flow collection not extended keeps its spacing
-], ids=["crlf", "bom", "start", "end", "tab", "flow"])
+    lambda text: text.replace('["2"]', '[ "2" ]') + "...\n# after the end\n",
+], ids=["crlf", "bom", "start", "end", "tab", "flow", "flow-end"])
 def test_an_edit_changes_no_byte_it_did_not_mean_to(tmp_path, written):
     path = tmp_path / "c.yaml"
     path.write_bytes(written(PLAIN).encode())
@@ -216,3 +217,17 @@ def test_a_file_that_mixes_layouts_is_written_in_one_where_an_edit_needs_it(tmp_
     document.save()
     assert path.read_text() == PLAIN + '    relevant:\n      "2": 1\n      "3": 1\n'
     assert (document.lines_added, document.lines_changed) == (1, 1)
+
+
+@pytest.mark.parametrize(("mark", "required"), [(None, '"7", "8"'), (REQUIRED, '"7", "8", "3"')])
+def test_flow_collections_written_over_lines_are_rewritten_with_the_lines_between_them_only(tmp_path, mark, required):
+    """ruamel.yaml writes a flow collection on one line: an edit takes in the whole run of lines it rewrote."""
+    path, case = tmp_path / "c.yaml", '    query: "x y"\n    relevant:\n      "1": 1\n'
+    path.write_text(PLAIN.replace(case, '    required: [ "7",\n      "8" ]\n    query: "x\ty"\n'
+                                        '    relevant: { "1": 1,\n      "9": 1 }\n').replace('["2"]', '[ "2" ]'))
+    document = CorpusDocument.open(path)
+    document.judge("a", "3", 1, mark)
+    document.save()
+    assert path.read_text() == PLAIN.replace(case, f'    required: [{required}]\n    query: "x\\ty"\n'
+                                                   '    relevant: {"1": 1, "9": 1, "3": 1}\n').replace('["2"]', '[ "2" ]')
+    assert (document.lines_added, document.lines_changed) == (0, 5)
