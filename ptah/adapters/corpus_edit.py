@@ -147,10 +147,12 @@ class CorpusDocument:
         text, added, changed = _spliced(self._text, self._before, after)
         if text.replace("\r\n", "\n") != after:  # lines the file spells its own way: the text must read as the edit
             try:
-                kept = parse_corpus(text, name=self.path) == corpus
+                kept = parse_corpus(text, name=self.path)
             except CorpusError:
-                kept = False
-            if not kept:  # a layout the file mixes, that ruamel.yaml writes one way: its writing of the whole
+                kept = None
+            if kept == corpus:
+                corpus = kept  # its cases' lines are the text's
+            else:  # a layout the file mixes, that ruamel.yaml writes one way: its writing of the whole
                 text, added, changed = _spliced(self._text, self._text, after)
         if read_bounded(self.path, limit=MAX_FILE_BYTES, what="corpus") != self.original:
             raise OperationalError(f"{self.path}: the corpus changed while it was being edited; nothing was written: "

@@ -204,8 +204,9 @@ def test_an_edit_changes_no_byte_it_did_not_mean_to(tmp_path, written):
     document = CorpusDocument.open(path)
     document.judge("a", "3", 1)
     document.append_case("c", "z", None, [("4", 1, REQUIRED)])
-    document.save()
+    saved = document.save()
     assert path.read_bytes() == written(EDITED).encode()
+    assert saved.lines() == load_corpus(path).lines()  # each case's line in the file written
     assert (document.lines_added, document.lines_changed) == (4, 0)
 
 
