@@ -335,8 +335,8 @@ def _spliced(original: str, before: str, after: str) -> tuple[str, int, int]:
     ``original`` unedited) put in their place, in the file's line ending; and ``(added, changed)``, the lines
     inserted and the lines of ``original`` rewritten or dropped. Every other line stays byte for byte."""
     lines = list(io.StringIO(original, newline=""))  # each with its own ending: LF, CRLF or CR
-    end = next((n for n, line in enumerate(lines) if _END.match(line)), len(lines))
-    lines, tail = lines[:end], lines[end:]  # the end marker and what follows it, which ruamel.yaml leaves out
+    cut = next((n for n, line in enumerate(lines) if _END.match(line)), len(lines))
+    lines, tail = lines[:cut], lines[cut:]  # the end marker and what follows it, which ruamel.yaml leaves out
     keys, old, new = ([line.rstrip("\r\n") for line in io.StringIO(text, newline="")]
                       for text in ("".join(lines), before, after))
     ending = next((line[len(key):] for line, key in zip(lines, keys) if line != key), "\n")
