@@ -1,23 +1,26 @@
 """Editing a corpus file in place: grades, required and forbidden keys added to a case, new cases appended.
 
-The file is edited with ruamel.yaml's round-trip mode, so comments, key
-order, quoting and flow or block style stay as the author wrote them; only the
-added entries are new:
+An edit is made with ruamel.yaml's round-trip mode, and only the lines it adds
+or changes in ruamel.yaml's writing of the file are spliced into the file's own
+text (:func:`_spliced`): every other byte stays as the author wrote it (line
+endings, a BOM, ``---`` and ``...`` and what follows, tabs, spacing, comments):
 
 * a new key is written double-quoted (``"42"``), so no YAML reader can take it
   for a number; a grade as a whole number when it is one (``1``), else as the
   shortest float that reads back (``0.5``);
 * a key is appended to its collection in that collection's style (a flow list
-  ``[a, b]`` gains ``, c`` on its line); a field a case lacks is added at the
-  end of the case, in the style the corpus uses for that field elsewhere
-  (block when no case has it); a new case is appended at the end of ``cases``;
+  ``[a, b]`` gains ``, c`` on its line, which is rewritten, and when it spans
+  lines, so are the lines beside it that ruamel.yaml writes otherwise); a field
+  a case lacks is added at the end of the case, in the style the corpus uses
+  for that field elsewhere (block when no case has it); a new case is appended
+  at the end of ``cases``; new lines end as the file's lines do;
 * comment lines that followed the collection's last entry still follow it,
   after the added entry;
 * the layout (indentation of mappings, of lists and of their dashes) is read
-  from the file. A save counts the lines it added and the lines it changed
-  (:func:`line_changes`): a line changes only where a flow collection gains an
-  entry or a grade is changed, unless the file mixes layouts that ruamel.yaml
-  writes back one way -- a command says so.
+  from the file. A save counts the lines it added and the lines it changed;
+  where the file mixes layouts that ruamel.yaml writes back one way and the
+  splice would not read as the edit, the file is written as ruamel.yaml
+  writes it -- the count of changed lines says so.
 
 Nothing is written until :meth:`CorpusDocument.save`: the edited text must be
 a valid corpus (:func:`ptah.adapters.corpus_yaml.parse_corpus`), the file must
@@ -27,6 +30,7 @@ is then replaced atomically -- never half written (a link to it stays a link).
 
 from __future__ import annotations
 
+import difflib
 import io
 import os
 import re
@@ -43,9 +47,10 @@ from ptah.adapters.corpus_yaml import parse_corpus
 from ptah.adapters.files import read_bounded, write_text_atomically
 from ptah.adapters.yaml_nodes import grade_text as _grade  # the corpus and the record spell a grade alike
 from ptah.core.corpus import MAX_FILE_BYTES, Case, Corpus
-from ptah.core.errors import InputError, OperationalError
+from ptah.core.errors import CorpusError, InputError, OperationalError
 
 REQUIRED, FORBIDDEN = "required", "forbidden"
+_END = re.compile(r"\.\.\.(?:[ \t]|$)")  # a document end marker: "..." at the start of a line
 _KEY_LINE = re.compile(r"( *)(?:-\s+)?[^\s#-][^#]*:\s*(?:#.*)?$")
 
 
@@ -56,12 +61,12 @@ class CorpusDocument:
         self.path = str(path)
         self.original = data
         self.corpus = parse_corpus(data, name=self.path)
-        text = data.decode("utf-8").removeprefix("\ufeff")
+        text = data.decode("utf-8")
         self._yaml = _round_trip_yaml(text)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            self._data = self._yaml.load(text)
-        self._text = text
+            self._data = self._yaml.load(text.removeprefix("\ufeff"))
+        self._text, self._before = text, None  # ruamel.yaml's writing of the text, taken before the first edit
         self._changed = False
         self.lines_added = self.lines_changed = 0  # by the last save
 
@@ -82,6 +87,7 @@ class CorpusDocument:
         and for a judgement the corpus contradicts (a forbidden key graded
         relevant, a relevant key graded 0 or made forbidden).
         """
+        self._before = self._before or _dumped(self._yaml, self._data)
         case = self.corpus.case(case_id) if case_id in self.case_ids else _unknown_case(case_id, self.path)
         node = self._case_node(case_id)
         _check_contradiction(case, key, grade, mark)
@@ -102,6 +108,7 @@ class CorpusDocument:
     def append_case(self, case_id: str, query: str, k: int | None, judgements: Iterable[tuple[str, float, str | None]]) -> None:
         """Append the case ``case_id`` with its judgements ``(key, grade, mark)``; exit 2 for a taken id or
         for a case no judgement makes relevant (it would be no case)."""
+        self._before = self._before or _dumped(self._yaml, self._data)
         if case_id in self.case_ids:
             raise InputError(f'{self.path}: case "{case_id}" exists already; choose another id or judge it with '
                              "`ptah corpus judge`")
@@ -131,22 +138,29 @@ class CorpusDocument:
     def case_ids(self) -> frozenset[str]:
         return frozenset(case.id for case in self.corpus.cases)
 
-    def text(self) -> str:
-        """The document as it would be written now."""
-        return _dumped(self._yaml, self._data) if self._changed else self._text
-
     def save(self) -> Corpus:
         """Validate and write the edited corpus (see the module docs); returns it as loaded from the new text."""
         if not self._changed:
             return self.corpus
-        text = self.text()
-        corpus = parse_corpus(text, name=self.path)
+        after = _dumped(self._yaml, self._data)
+        corpus = parse_corpus(after, name=self.path)
+        text, added, changed = _spliced(self._text, self._before, after)
+        if text.replace("\r\n", "\n") != after:  # lines the file spells its own way: the text must read as the edit
+            try:
+                kept = parse_corpus(text, name=self.path)
+            except CorpusError:
+                kept = None
+            if kept == corpus:
+                corpus = kept  # its cases' lines are the text's
+            else:  # a layout the file mixes, that ruamel.yaml writes one way: its writing of the whole
+                text, added, changed = _spliced(self._text, self._text, after)
         if read_bounded(self.path, limit=MAX_FILE_BYTES, what="corpus") != self.original:
             raise OperationalError(f"{self.path}: the corpus changed while it was being edited; nothing was written: "
                                    "run the command again")
         write_text_atomically(self.path, text)
-        self.lines_added, self.lines_changed = line_changes(self._text.splitlines(), text.splitlines())
-        self.original, self.corpus, self._text, self._changed = text.encode("utf-8"), corpus, text, False
+        self.lines_added, self.lines_changed = added, changed
+        self.original, self.corpus, self._text, self._before = text.encode("utf-8"), corpus, text, after
+        self._changed = False
         return corpus
 
     # -- the nodes ---------------------------------------------------------------
@@ -316,23 +330,42 @@ def _layout(text: str) -> tuple[int, int, int]:
     return mapping, sequence if sequence is not None else mapping, offset or 0
 
 
-def line_changes(old: list[str], new: list[str], window: int = 20_000) -> tuple[int, int]:
-    """``(added, changed)``: how many lines of ``new`` were inserted into ``old`` and how many of ``old`` were
-    rewritten or dropped, for an edit that mostly inserts. Linear: a line of ``old`` not found in the next
-    ``window`` lines of ``new`` counts as changed."""
-    added = changed = 0
-    i = j = 0
-    while i < len(old) and j < len(new):
-        if old[i] == new[j]:
-            i, j = i + 1, j + 1
-            continue
-        try:
-            found = new.index(old[i], j + 1, j + 1 + window)
-        except ValueError:
-            changed, i, j = changed + 1, i + 1, j + 1
-            continue
-        added, j = added + found - j, found
-    return added + len(new) - j, changed + len(old) - i
+def _spliced(original: str, before: str, after: str) -> tuple[str, int, int]:
+    """``original`` with only the lines ``after`` adds to or changes in ``before`` (ruamel.yaml's writing of
+    ``original`` unedited) put in their place, in the file's line ending; and ``(added, changed)``, the lines
+    inserted and the lines of ``original`` rewritten or dropped. Every other line stays byte for byte."""
+    lines = list(io.StringIO(original, newline=""))  # each with its own ending: LF, CRLF or CR
+    cut = next((n for n, line in enumerate(lines) if _END.match(line)), len(lines))
+    lines, tail = lines[:cut], lines[cut:]  # the end marker and what follows it, which ruamel.yaml leaves out
+    keys, old, new = ([line.rstrip("\r\n") for line in io.StringIO(text, newline="")]
+                      for text in ("".join(lines), before, after))
+    ending = next((line[len(key):] for line, key in zip(lines, keys) if line != key), "\n")
+    anchor = [run for _, *run in difflib.SequenceMatcher(None, keys, old).get_opcodes()]
+
+    def place(p: int, end: bool = False) -> tuple[int, int]:
+        """``(line of original, line of before)`` where the line ``p`` of ``before`` starts; inside a run that
+        ruamel.yaml wrote in another number of lines, the start of the run (with ``end``, its end)."""
+        a1, a2, b1, b2 = next(block for block in anchor if block[2] <= p <= block[3])
+        if a2 - a1 == b2 - b1:
+            return a1 + p - b1, p
+        return (a2, b2) if p == b2 or (end and p > b1) else (a1, b1)
+
+    edits = []  # (start, stop, j1, j2): the lines start:stop of original become new[j1:j2]
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new).get_opcodes():
+        if tag != "equal":
+            (start, b1), (stop, b2) = place(i1), place(i2, end=True)
+            j1, j2 = j1 - (i1 - b1), j2 + (b2 - i2)  # the run it falls in, all of it
+            if edits and start < edits[-1][1]:  # in the run the last edit took in: one edit
+                start, _, j1, _ = edits.pop()
+            edits.append((start, stop, j1, j2))
+    out, at, added, changed = [], 0, 0, 0
+    for start, stop, j1, j2 in edits:
+        out += lines[at:start]
+        if out and not out[-1].endswith(("\n", "\r")):  # the file's last line, without a line ending
+            out[-1] += ending
+        out += [line + ending for line in new[j1:j2]]
+        at, added, changed = stop, added + max(0, j2 - j1 - stop + start), changed + stop - start
+    return "".join(out + lines[at:] + tail), added, changed
 
 
 def _dumped(yaml: YAML, data) -> str:

@@ -6,7 +6,7 @@ import difflib
 
 import pytest
 
-from ptah.adapters.corpus_edit import FORBIDDEN, REQUIRED, CorpusDocument, line_changes
+from ptah.adapters.corpus_edit import FORBIDDEN, REQUIRED, CorpusDocument
 from ptah.adapters.corpus_yaml import load_corpus
 from ptah.core.errors import CorpusError, InputError, OperationalError
 
@@ -167,12 +167,6 @@ def test_an_unindented_list_layout_is_kept(tmp_path):
     assert path.read_text() == text + '    "k2": 2\n'
 
 
-def test_line_changes_counts_insertions_and_rewrites():
-    assert line_changes(["a", "b", "c"], ["a", "x", "b", "c", "y"]) == (2, 0)
-    assert line_changes(["a", "b", "c"], ["a", "B", "c"]) == (0, 1)
-    assert line_changes(["a", "b"], ["a", "b"]) == (0, 0)
-
-
 def test_unquoted_numbers_and_booleans_stay_the_text_written(tmp_path):
     """ptah reads ``0042`` as the key "0042" and ``1e3`` and ``1000`` as two keys; the round trip must too."""
     path = tmp_path / "c.yaml"
@@ -188,3 +182,53 @@ def test_unquoted_numbers_and_booleans_stay_the_text_written(tmp_path):
         '  relevant: {"0x1F": 2, "1_000": 1}\n')  # in the flow style the corpus's other relevant uses
     assert dict(saved.case("0042").relevant) == {"0042": 1.0, "1e3": 3.0, "1000": 1.5, "true": 1.0, "42": 0.5}
     assert dict(saved.case("true").relevant) == {"0x1F": 2.0, "1_000": 1.0}
+
+
+PLAIN = ('version: 1\ndefault_k: 3\ncases:\n  - id: a\n    query: "x y"\n    relevant:\n      "1": 1\n'
+         '  - id: b\n    query: q\n    required: ["2"]\n')
+EDITED = PLAIN.replace('"1": 1\n', '"1": 1\n      "3": 1\n') + '  - id: "c"\n    query: "z"\n    required: ["4"]\n'
+
+
+@pytest.mark.parametrize("written", [
+    lambda text: text.replace("\n", "\r\n"),  # new lines in the file's own line ending
+    lambda text: "\ufeff" + text,
+    lambda text: "---\n" + text,
+    lambda text: text + "...\n# after the end\n",  # new entries go before the end marker
+    lambda text: text.replace('"x y"', '"x\ty"'),  # a raw tab stays raw
+    lambda text: text.replace('["2"]', '[ "2" ]'),  # a flow collection not extended keeps its spacing
+    lambda text: text.replace('["2"]', '[ "2" ]') + "...\n# after the end\n",
+], ids=["crlf", "bom", "start", "end", "tab", "flow", "flow-end"])
+def test_an_edit_changes_no_byte_it_did_not_mean_to(tmp_path, written):
+    path = tmp_path / "c.yaml"
+    path.write_bytes(written(PLAIN).encode())
+    document = CorpusDocument.open(path)
+    document.judge("a", "3", 1)
+    document.append_case("c", "z", None, [("4", 1, REQUIRED)])
+    saved = document.save()
+    assert path.read_bytes() == written(EDITED).encode()
+    assert saved.lines() == load_corpus(path).lines()  # each case's line in the file written
+    assert (document.lines_added, document.lines_changed) == (4, 0)
+
+
+def test_a_file_that_mixes_layouts_is_written_in_one_where_an_edit_needs_it(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(PLAIN + '    relevant:\n        "2": 1\n')  # case b's grades indented deeper than case a's
+    document = CorpusDocument.open(path)
+    document.judge("b", "3", 1)
+    document.save()
+    assert path.read_text() == PLAIN + '    relevant:\n      "2": 1\n      "3": 1\n'
+    assert (document.lines_added, document.lines_changed) == (1, 1)
+
+
+@pytest.mark.parametrize(("mark", "required"), [(None, '"7", "8"'), (REQUIRED, '"7", "8", "3"')])
+def test_flow_collections_written_over_lines_are_rewritten_with_the_lines_between_them_only(tmp_path, mark, required):
+    """ruamel.yaml writes a flow collection on one line: an edit takes in the whole run of lines it rewrote."""
+    path, case = tmp_path / "c.yaml", '    query: "x y"\n    relevant:\n      "1": 1\n'
+    path.write_text(PLAIN.replace(case, '    required: [ "7",\n      "8" ]\n    query: "x\ty"\n'
+                                        '    relevant: { "1": 1,\n      "9": 1 }\n').replace('["2"]', '[ "2" ]'))
+    document = CorpusDocument.open(path)
+    document.judge("a", "3", 1, mark)
+    document.save()
+    assert path.read_text() == PLAIN.replace(case, f'    required: [{required}]\n    query: "x\\ty"\n'
+                                                   '    relevant: {"1": 1, "9": 1, "3": 1}\n').replace('["2"]', '[ "2" ]')
+    assert (document.lines_added, document.lines_changed) == (0, 5)
