@@ -66,7 +66,8 @@ class CorpusDocument:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self._data = self._yaml.load(text.removeprefix("\ufeff"))
-        self._text, self._before = text, None  # ruamel.yaml's writing of the text, taken before the first edit
+        self._text = text
+        self._before: str | None = None  # ruamel.yaml's writing of the text, taken before the first edit
         self._changed = False
         self.lines_added = self.lines_changed = 0  # by the last save
 
@@ -144,7 +145,7 @@ class CorpusDocument:
             return self.corpus
         after = _dumped(self._yaml, self._data)
         corpus = parse_corpus(after, name=self.path)
-        text, added, changed = _spliced(self._text, self._before, after)
+        text, added, changed = _spliced(self._text, self._before or after, after)
         if text.replace("\r\n", "\n") != after:  # lines the file spells its own way: the text must read as the edit
             try:
                 kept = parse_corpus(text, name=self.path)
@@ -350,7 +351,7 @@ def _spliced(original: str, before: str, after: str) -> tuple[str, int, int]:
             return a1 + p - b1, p
         return (a2, b2) if p == b2 or (end and p > b1) else (a1, b1)
 
-    edits = []  # (start, stop, j1, j2): the lines start:stop of original become new[j1:j2]
+    edits: list[tuple[int, int, int, int]] = []  # (start, stop, j1, j2): lines start:stop of original become new[j1:j2]
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new).get_opcodes():
         if tag != "equal":
             (start, b1), (stop, b2) = place(i1), place(i2, end=True)

@@ -99,6 +99,10 @@ def _render_run(console: Console, run: Run, comparison: BaselineComparison | Non
         console.print(f"  forbidden leakage {forbidden['leaking']} of {forbidden['cases']} cases (rate {number(forbidden['rate'])})")
     if run.search.get("index"):  # --search index|both: the index, and with both its ANN recall against exact
         render_index_search(console, run)
+    lost = comparison.data.get("baseline_holes_lost") if comparison is not None else None
+    if lost:
+        console.print(f"  baseline holes lost: {counted(lost, 'row')} in the baseline's top k that nobody judged "
+                      "and this run no longer returns (they could hide a regression)")
     if comparison is not None and comparison.data["cases_changed"]:
         console.print(f"  cases changed against baseline ({markup(comparison.generation)}):")
         for change in comparison.data["cases_changed"]:

@@ -36,7 +36,7 @@ from ptah.core.baseline import Sampled, check_cases, check_comparable, check_mea
 from ptah.core.comparison import against_baseline, compare_runs
 from ptah.core.corpus import Corpus
 from ptah.core.errors import InputError, ReportError
-from ptah.core.judged import JudgementRecord, population_digest
+from ptah.core.judged import JudgementRecord, judged_keys, population_digest
 from ptah.core.report import BaselineComparison, Comparison, Gate, Report, Run, read_only
 from ptah.core.request import EvaluationRequest
 from ptah.core.spec import GenerationSettings
@@ -93,7 +93,8 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
         comparisons = [
             BaselineComparison(read_only(
                 compare(run, reference) | {"against": run.name,
-                                           "significance": against_baseline(reference, run, request.statistics)}
+                                           "significance": against_baseline(reference, run, request.statistics),
+                                           "baseline_holes_lost": holes_lost(corpus, reference, run)}
             ))
             for run in runs
         ]
@@ -190,3 +191,16 @@ def samples_of(record: JudgementRecord, runs: Sequence[Run]) -> tuple[dict[str, 
                 sampled[run.name] = Sampled(len(population), len(judged), sum(1 for *_, j in judged if j.grade > 0),
                                             sample.seed)
     return sampled, ignored
+
+
+def holes_lost(corpus: Corpus, reference: Run, run: Run) -> int | None:
+    """The rows in the baseline's top k that nobody has judged and the current run no longer returns: they could
+    hide a regression a gate passing on its mean does not see (DESIGN.md). None when the baseline does not list
+    its holes (a ``ptah-report@1``)."""
+    if any(case.holes is None for case in reference.cases):
+        return None
+    cases = {case.id: case for case in corpus.cases}
+    now = {case.id: set(case.keys) for case in run.cases}
+    return sum(1 for before in reference.cases for hole in before.holes or ()
+               if before.id in cases and hole.key not in judged_keys(cases[before.id])
+               and hole.key not in now.get(before.id, set()))

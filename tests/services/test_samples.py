@@ -42,3 +42,17 @@ def test_a_sample_drawn_from_other_holes_or_runs_is_ignored_with_the_reason():
     sampled, ignored = samples_of(JudgementRecord(samples=(pooled,)), [run(IDENTITY)])
     assert sampled == {} and ignored == {"1111": [
         "sample 0 (seed 5) was drawn from the holes of 2 runs; evaluate them together to use it"]}
+
+
+def test_the_baseline_holes_the_current_run_lost_are_counted():
+    from ptah.core.corpus import Corpus
+    from ptah.services.evaluate import holes_lost
+
+    corpus = Corpus(cases=(CASE,))
+    before = run(IDENTITY)  # top 3: a, b (holes), r
+    case = Case(id="c", query="q", k=3, relevant={"r": 1.0})
+    now = make_run({"name": "now", "identity": OTHER}, {"channel": "vector", "mode": "exact"},
+                   [measure_case(case, [("r", 0.9), ("b", 0.8), ("x", 0.7)], searched=3)])
+    assert holes_lost(corpus, before, now) == 1  # a: in the baseline's top 3, unjudged, gone from the run's
+    judged = Corpus(cases=(Case(id="c", query="q", k=3, relevant={"r": 1.0}, judged=frozenset({"a"})),))
+    assert holes_lost(judged, before, now) == 0  # judged since: not a hole any more
