@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # what type checkers read; at run time each name is imported 
         CorpusError, IncomparableBaseline, InputError, NotBuilt, OperationalError, Problem, PtahError,
         SpecError, StaleGeneration,
     )
-    from ptah.core.judged import Judgement, JudgementRecord
+    from ptah.core.judged import Judgement, JudgementRecord, Sample
     from ptah.core.measures import Measure, MeasureKind
     from ptah.core.metrics import Mean
     from ptah.core.report import CaseResult, CaseTies, Hit, Hole, Miss, Result, Run
@@ -49,7 +49,7 @@ _WHERE = {
     "CorpusError": "ptah.core.errors", "IncomparableBaseline": "ptah.core.errors", "InputError": "ptah.core.errors",
     "NotBuilt": "ptah.core.errors", "OperationalError": "ptah.core.errors", "Problem": "ptah.core.errors",
     "PtahError": "ptah.core.errors", "SpecError": "ptah.core.errors", "StaleGeneration": "ptah.core.errors",
-    "Judgement": "ptah.core.judged", "JudgementRecord": "ptah.core.judged",
+    "Judgement": "ptah.core.judged", "JudgementRecord": "ptah.core.judged", "Sample": "ptah.core.judged",
     "Measure": "ptah.core.measures", "MeasureKind": "ptah.core.measures",
     "Mean": "ptah.core.metrics",
     "CaseResult": "ptah.core.report", "CaseTies": "ptah.core.report", "Hit": "ptah.core.report",
@@ -119,6 +119,7 @@ __all__ = [
     "Report",
     "Result",
     "Run",
+    "Sample",
     "SearchOptions",
     "ServiceSettings",
     "SourceSpec",
