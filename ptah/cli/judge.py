@@ -38,6 +38,9 @@ def holes(
     corpus: Path = typer.Argument(..., help="The corpus file."),
     generation: List[str] = typer.Option([], "--generation", "-g", help=GENERATION_HELP),
     channel: List[str] = typer.Option([], "--channel", help=CHANNEL_HELP),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", help="A report of this corpus: also list the rows in "
+                                            "its reference run's top k that nobody judged (those the runs no longer "
+                                            "return are the report's baseline holes lost)."),
     output: Optional[str] = typer.Option(None, "--output", help="Write the worklist here as JSON (for judge --worklist)."),
     json_output: bool = typer.Option(False, "--json", help="Print the worklist as JSON."),
     spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
@@ -54,7 +57,7 @@ def holes(
     if output is not None:
         check_output(output, "--output")
     with open_project(spec) as project:
-        worklist = make_worklist(project, corpus, generation, channel or ["vector"])
+        worklist = make_worklist(project, corpus, generation, channel or ["vector"], baseline)
     if output is not None:
         write_text(output, json.dumps(worklist.to_dict(), indent=2, ensure_ascii=False) + "\n")
     if json_output:

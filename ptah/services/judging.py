@@ -33,7 +33,7 @@ import random
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Iterable, Sequence
+from typing import AbstractSet, Iterable, Sequence
 
 from ptah.adapters.corpus_edit import FORBIDDEN, REQUIRED, CorpusDocument
 from ptah.adapters.corpus_yaml import load_corpus
@@ -47,7 +47,8 @@ from ptah.core.request import LEXICAL, VECTOR, EvaluationRequest
 from ptah.core.spec import template_columns
 from ptah.core.visible import abbreviated
 from ptah.core.worklist import TEXT_CHARS, Hole, WorkCase, Worklist, judged_summary, pooled_holes
-from ptah.services.evaluate import evaluate
+from ptah.core.baseline import check_cases, check_comparable
+from ptah.services.evaluate import evaluate, load_baseline
 from ptah.services.project import Project
 
 __all__ = ["FORBIDDEN", "REQUIRED", "Saved", "Verdict", "candidates", "draw_sample", "judge_key", "make_worklist", "pin",
@@ -113,21 +114,34 @@ def _refuse_unknown(project: Project, keys: Iterable[str], texts: dict[str, str]
 
 
 def make_worklist(project: Project, corpus_path: str | os.PathLike, generations: Sequence[str] = (),
-                  channels: Sequence[str] = (VECTOR,)) -> Worklist:
-    """The pooled holes of the runs ``generations`` x ``channels`` on the corpus (see the module docs)."""
-    return _worklist(project, corpus_path, generations, channels)[0]
+                  channels: Sequence[str] = (VECTOR,), baseline: str | os.PathLike | None = None) -> Worklist:
+    """The pooled holes of the runs ``generations`` x ``channels`` on the corpus (see the module docs); with
+    ``baseline`` (a report of this corpus), also the rows in its reference run's top k that nobody judged --
+    those the current runs no longer return could hide a regression (the report's baseline holes lost)."""
+    return _worklist(project, corpus_path, generations, channels, baseline)[0]
 
 
 def _worklist(project: Project, corpus_path: str | os.PathLike, generations: Sequence[str],
-              channels: Sequence[str]) -> tuple[Worklist, tuple[str, ...]]:
+              channels: Sequence[str], baseline: str | os.PathLike | None = None) -> tuple[Worklist, tuple[str, ...]]:
     """The worklist and the identities of its runs."""
     corpus = load_corpus(corpus_path)
     record = read_record(corpus_path)
     report = evaluate(project, corpus, EvaluationRequest(generations=tuple(generations), channels=tuple(channels)))
     runs = _rankings(report)
+    gone_allowed: set[str] = set()
+    if baseline is not None:
+        reference = load_baseline(baseline)
+        check_comparable(corpus.digest, reference, str(baseline))
+        check_cases([case.id for case in corpus.cases], reference.runs[:1], str(baseline), f"the corpus {corpus_path}")
+        before = reference.runs[0]
+        runs.append((f"baseline {before.name}", {case.id: list(case.keys) for case in before.cases}))
+        current = {key for _, rankings in runs[:-1] for keys in rankings.values() for key in keys}
+        gone_allowed = {key for case in before.cases for key in case.keys} - current
     pooled = pooled_holes(corpus, record, runs)
     text_of = judging_label(project)
-    texts = _hole_texts(project, {key for _, found in pooled for key, _ in found})
+    texts = _hole_texts(project, {key for _, found in pooled for key, _ in found}, gone_allowed)
+    pooled = [(case_id, [(key, ranks) for key, ranks in found if key in texts]) for case_id, found in pooled]
+    pooled = [(case_id, found) for case_id, found in pooled if found]  # a baseline's row gone from the table
     cases = tuple(
         WorkCase(case_id, corpus.case(case_id).query, corpus.case(case_id).k, _holes(found, texts),
                  judged_summary(corpus.case(case_id), record))
@@ -162,10 +176,11 @@ def _holes(found: list[tuple[str, dict[str, int]]], texts: dict[str, str]) -> tu
     return tuple(Hole(key, ranks, abbreviated(texts[key], TEXT_CHARS), text_digest(texts[key])) for key, ranks in found)
 
 
-def _hole_texts(project: Project, keys: set[str]) -> dict[str, str]:
-    """The judging text of each ranked key; exit 3 when a ranked row has left the source."""
+def _hole_texts(project: Project, keys: set[str], gone_allowed: AbstractSet[str] = frozenset()) -> dict[str, str]:
+    """The judging text of each ranked key; exit 3 when a row the runs ranked has left the source (a row only
+    a baseline ranked, ``gone_allowed``, is left out instead)."""
     texts = row_texts(project, keys)
-    gone = sorted(keys - set(texts))
+    gone = sorted(keys - set(texts) - gone_allowed)
     if gone:
         raise OperationalError(f"the rows {', '.join(repr(k) for k in gone[:5])} were ranked but are no longer in "
                                "the source; build the generation again, then list the holes")

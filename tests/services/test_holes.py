@@ -163,3 +163,21 @@ def test_a_judged_row_edited_in_the_source_is_stale(project, capsys):
     project.execute("DELETE FROM articles WHERE id = 5")
     code, out, err = evaluate(capsys, project, "-g", "old", "--allow-stale", "--output", output)
     assert json.loads(output.read_text())["stale_judgements"][0]["why"] == "judged 2026-11-30, row no longer in the table"
+
+
+def test_the_baseline_holes_the_new_run_lost_are_counted_and_listed(project, capsys):
+    # depth 2: old (at 28 degrees) ranks 3, then 2 (a hole); new turns to 48 degrees: 5, then 4 -- the
+    # baseline's hole 2 is gone from its top 2
+    (project.folder / "c.yaml").write_text(CORPUS.replace("default_k: 1", "default_k: 2").replace("at 30", "at 28"))
+    baseline = project.folder / "baseline.json"
+    assert evaluate(capsys, project, "-g", "old", "--output", baseline)[0] == 0
+    output = project.folder / "new.json"
+    evaluate(capsys, project, "-g", "new", "--baseline", baseline, "--output", output)
+    assert json.loads(output.read_text())["baseline"]["comparisons"][0]["baseline_holes_lost"] == 1
+    code, out, err = run_cli(capsys, "corpus", "holes", project.folder / "c.yaml", "--spec", project.spec_path,
+                             "-g", "new", "--baseline", baseline, "--json")
+    assert code == 0, err
+    listed = json.loads(out)
+    assert listed["runs"] == ["new", "baseline old"]
+    assert [(hole["key"], hole["ranks"]) for hole in listed["cases"][0]["holes"]] == [
+        ("5", {"new": 1}), ("4", {"new": 2}), ("2", {"baseline old": 2})]
