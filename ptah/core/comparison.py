@@ -29,12 +29,17 @@ otherwise ``no clear difference`` -- the runs may differ, but a difference
 that size is what shuffling the two runs' results per case produces too
 often to call it more than noise.
 
-The holes (:mod:`ptah.core.judged`): the finding is drawn again on both
-runs' high bounds (each hole in a run's top k taken as relevant). When it
-differs from the finding on the values, the holes decide it: the finding
-reads ``inconclusive (N holes)``, N the holes in either run's top k over the
-paired cases whose high bound differs from their value; ``holes`` counts
-them. A run whose high bounds are unknown (read from a ``ptah-report@1``
+The holes (:mod:`ptah.core.judged`, :mod:`ptah.core.flips`): a finding, like
+a gate, is inconclusive when the holes that may plausibly be relevant could
+flip it. ``holes`` (U) counts the holes in either run's top k over the paired
+cases; a finding reads ``inconclusive (m of U plausible holes)`` when m of
+them, taken relevant, change it: the candidate's (towards ``better``) for a
+``worse`` or unclear finding, the reference's (towards ``worse``) for a
+``better`` or unclear one, greedily, the holes that move a case's value most
+first (each case's best holes are its highest-ranked, as for a gate's flip
+count). The greedy m only bounds the least number from above, so it can show a
+finding inconclusive, never prove one conclusive: a finding no such set flips
+stands as drawn. A run whose holes are unknown (read from a ``ptah-report@1``
 baseline) has its finding drawn on the values alone.
 """
 
@@ -43,6 +48,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+from ptah.core.flips import gain_curve
 from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Run
 from ptah.core.request import StatisticsSettings
@@ -52,9 +58,9 @@ from ptah.core.verdicts import counted
 BETTER, WORSE, UNCLEAR = "better", "worse", "no clear difference"
 
 
-def inconclusive(holes: int) -> str:
-    """The finding a comparison that the holes decide reads: ``inconclusive (3 holes)``."""
-    return f"inconclusive ({counted(holes, 'hole')})"
+def inconclusive(flips: int, plausible: int) -> str:
+    """The finding a comparison that the holes may decide reads: ``inconclusive (3 of 121 plausible holes)``."""
+    return f"inconclusive ({flips:,} of {counted(plausible, 'plausible hole')})"
 
 
 def compare_runs(runs: Sequence[Run], settings: StatisticsSettings = StatisticsSettings()) -> dict | None:
@@ -113,9 +119,10 @@ def _measure(name: str, reference: Run, candidate: Run, pairs, settings: Statist
     interval = paired_bootstrap(differences, settings.resamples, settings.seed, settings.level)
     test = sign_flip_test(differences, settings.resamples, settings.seed, settings.exact_limit)
     finding = _finding(differences, test.p_value if test else None, settings.alpha)
-    holes = _moving_holes(name, pairs)
-    if holes and _high_finding(name, pairs, settings) not in (None, finding):
-        finding = inconclusive(holes)
+    holes = _holes(name, pairs)
+    flips = _flips(name, pairs, finding, settings) if holes else None
+    if flips is not None:
+        finding = inconclusive(flips, holes)
     return {
         "reference": old_mean,
         "candidate": new_mean,
@@ -132,26 +139,70 @@ def _measure(name: str, reference: Run, candidate: Run, pairs, settings: Statist
     }
 
 
-def _moved(case: CaseResult, name: str) -> bool:
-    return case.highs is not None and case.highs[name] != case.values[name]
+def _holes(name: str, pairs) -> int:
+    """The holes in either run's top k over the cases both define the measure on (None: unknown, 0)."""
+    return sum(len(case.holes or ()) for pair in pairs if all(case.values[name] is not None for case in pair)
+               for case in pair)
 
 
-def _moving_holes(name: str, pairs) -> int:
-    """The holes in either run's top k over the paired cases whose high bound of ``name`` differs from its value."""
-    return sum(len(case.holes or ()) for pair in pairs for case in pair if _moved(case, name))
+def _flips(name: str, pairs, finding: str, settings: StatisticsSettings) -> int | None:
+    """The fewest holes found that, taken relevant, change ``finding`` (module docs); None when none found."""
+    if any(case.holes is None for pair in pairs for case in pair):
+        return None
+    paired = [(before, after) for before, after in pairs if before.values[name] is not None
+              and after.values[name] is not None]
+    found = []
+    if finding != BETTER:  # the candidate's holes lift it
+        found.append(_flip_side(name, paired, 1, finding, settings))
+    if finding != WORSE:  # the reference's holes lift it
+        found.append(_flip_side(name, paired, 0, finding, settings))
+    counts = [count for count in found if count is not None]
+    return min(counts) if counts else None
 
 
-def _high_finding(name: str, pairs, settings: StatisticsSettings) -> str | None:
-    """The finding on both runs' high bounds; None when either run's are unknown."""
-    differences = []
-    for before, after in pairs:
-        if before.highs is None or after.highs is None:
-            return None
-        old, new = before.highs[name], after.highs[name]
-        if old is not None and new is not None:
+def _flip_side(name: str, paired, side: int, finding: str, settings: StatisticsSettings) -> int | None:
+    """Take ``side``'s holes (0 the reference's, 1 the candidate's) relevant one at a time, the greatest rise of a
+    case's value first, and return the fewest that change the finding (by bisection over that order)."""
+    measure = Measure.parse(name)
+    curves: list[list[float]] = []
+    for pair in paired:
+        case = pair[side]
+        exact = measure.kind.top_holes_first and measure.depth(case.k) <= case.k
+        curve = gain_curve(case, measure) if exact else None
+        if curve is None:  # no exact curve: the case's whole high bound for one hole (an upper-bound witness)
+            value, high = case.values[name], (case.highs or {}).get(name)
+            curve = [value] + ([high] if high is not None and case.holes else [])
+        curves.append(curve)
+    steps = [(curve[j] - curve[j - 1], index, j) for index, curve in enumerate(curves) for j in range(1, len(curve))]
+    steps.sort(key=lambda step: -step[0])
+    base = [(before.values[name], after.values[name]) for before, after in paired]
+
+    def changed(taken: int) -> bool:
+        lifted: dict[int, int] = {}
+        for _, index, j in steps[:taken]:
+            lifted[index] = max(lifted.get(index, 0), j)
+        differences = []
+        for index, (old, new) in enumerate(base):
+            if index in lifted:
+                value = curves[index][lifted[index]]
+                old, new = (value, new) if side == 0 else (old, value)
             differences.append(new - old)
-    test = sign_flip_test(differences, settings.resamples, settings.seed, settings.exact_limit)
-    return _finding(differences, test.p_value if test else None, settings.alpha)
+        test = sign_flip_test(differences, settings.resamples, settings.seed, settings.exact_limit)
+        return _finding(differences, test.p_value if test else None, settings.alpha) != finding
+
+    if not steps or not changed(len(steps)):
+        return None
+    low, high = 1, len(steps)
+    while low < high:
+        middle = (low + high) // 2
+        if changed(middle):
+            high = middle
+        else:
+            low = middle + 1
+    taken: dict[int, int] = {}
+    for _, index, j in steps[:low]:
+        taken[index] = max(taken.get(index, 0), j)
+    return sum(taken.values())  # holes: the deepest prefix taken in each case
 
 
 def _finding(differences: list[float], p_value: float | None, alpha: float) -> str:

@@ -62,7 +62,7 @@ def finding_sentence(run: str, against: str, key: str, entry: Mapping, level: fl
     if finding in ("better", "worse"):
         return f"{run} is {finding} than {against} on {label} by {abs(change):.4f} {told}"
     if finding.startswith("inconclusive"):
-        why = "the finding differs between the bounds, so unjudged rows decide it"
+        why = "unjudged rows, taken relevant, would change it"
     elif entry["interval"] and (entry["interval"]["low"] > 0 or entry["interval"]["high"] < 0):
         finding, why = "no clear difference", "the interval excludes 0 but the test does not find a difference"
     else:

@@ -20,8 +20,8 @@ INCONCLUSIVE_GATE = {"name": "max-recall-drop", "generation": "worse", "passed":
                      "`ptah corpus holes corpus.yaml -g worse`, judge them, and evaluate again"}
 # one finding of each kind: the holes decide recall; MAP@10 is worse; MRR is noise; nDCG's interval excludes 0
 SENTENCES = [
-    "worse vs base: recall -0.2500 is inconclusive (93 holes): the finding differs between the bounds, so unjudged "
-    "rows decide it (95% CI -1.0000..+0.0000, p = 0.0002; 0 cases better, 1 worse, 1 tied)",
+    "worse vs base: recall -0.2500 is inconclusive (2 of 93 plausible holes): unjudged rows, taken relevant, would "
+    "change it (95% CI -1.0000..+0.0000, p = 0.0002; 0 cases better, 1 worse, 1 tied)",
     "worse vs base: MRR -0.2500 is within noise (95% CI -1.0000..+0.0000, p = 0.5000; 0 cases better, 1 worse, 1 tied)",
     "worse vs base: nDCG -0.1655 is no clear difference: the interval excludes 0 but the test does not find a "
     "difference (95% CI -0.3000..-0.1000, p = 0.5000; 0 cases better, 1 worse, 1 tied)",
@@ -34,7 +34,7 @@ VERDICT = ("INCONCLUSIVE", "the holes in the judgements decide 1 of 2 gates; jud
 def three_findings():
     data = compared()
     measures = data["comparison"]["candidates"][0]["measures"]
-    measures["recall"] = entry(0.5, 0.25, "inconclusive (93 holes)") | {"test": {"p_value": 0.0002, "method": "exact"}}
+    measures["recall"] = entry(0.5, 0.25, "inconclusive (2 of 93 plausible holes)") | {"test": {"p_value": 0.0002, "method": "exact"}}
     measures["ndcg"]["interval"] = {"low": -0.3, "high": -0.1}
     data["gates"] = [data["gates"][0] | {"passed": True}, INCONCLUSIVE_GATE]
     data["verdict"] = "inconclusive"
