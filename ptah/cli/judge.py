@@ -128,7 +128,6 @@ def judge(
         return
     if seed is not None or grades is not None:
         raise InputError("--seed and --grades go with --sample N")
-    scale = _scale(corpus)
     if not scripted:
         _judge_interactively(corpus, worklist, generation, channel, spec)
         return
@@ -145,7 +144,7 @@ def judge(
         grade = 1.0 if mark == REQUIRED else 0.0
     _check_grade(grade)
     if mark is None:
-        _on_scale(grade, scale, new_grade, "--grade")
+        _on_scale(grade, _scale(corpus), new_grade)
     with open_project(spec) as project:
         saved = judge_key(project, corpus, case, key, grade, mark)
     say_saved(saved, str(corpus))
@@ -157,17 +156,22 @@ def _scale(corpus: Path) -> tuple[float, ...]:
     return load_corpus(corpus).grade_scale()
 
 
-def _on_scale(grade: float, scale: tuple[float, ...], new_grade: bool, where: str) -> None:
-    """Refuse a grade above 0 that the corpus does not use (exit 2) unless ``--new-grade``: a judged 2 beside the
-    author's 1s would outrank their required keys."""
-    if grade > 0 and grade not in scale and not new_grade:
-        raise InputError(f"{where}: grade {grade:g} is not on the corpus's scale ({', '.join(f'{g:g}' for g in scale)}); "
-                         "use one of those, or pass --new-grade to add it")
+def _on_scale(grade: float, scale: tuple[float, ...], new_grade: bool) -> None:
+    from ptah.services.judging import off_scale
+
+    if problem := off_scale(grade, scale, new_grade):
+        raise InputError(f"--grade: {problem}")
 
 
-def _say_scale(scale: tuple[float, ...]) -> None:
+def _ask_in_terminal(corpus: Path, items: list) -> list:
+    """The judgements of ``items`` made in the terminal session, offering the corpus's grades (said first)."""
+    from ptah.cli.judge_session import key_reader, run_session
+
+    scale = _scale(corpus)
     typer.echo(f"grades on the corpus's scale: {', '.join(f'{g:g}' for g in scale)}"
                + (" (it grades nothing yet: 1 is relevant)" if scale == (1.0,) else ""))
+    with key_reader() as read:
+        return run_session(items, read, scale)
 
 
 def _check_grade(grade: float) -> None:
@@ -179,7 +183,7 @@ def _check_grade(grade: float) -> None:
 
 def _judge_interactively(corpus: Path, worklist: Path | None, generations: list[str], channels: list[str],
                          spec: str | None) -> None:
-    from ptah.cli.judge_session import key_reader, run_session, say_saved
+    from ptah.cli.judge_session import say_saved
     from ptah.services.judging import make_worklist, read_worklist, save_judgements, still_unjudged
 
     if worklist is not None:
@@ -194,10 +198,7 @@ def _judge_interactively(corpus: Path, worklist: Path | None, generations: list[
                (f" ({listed.count - len(items)} of the worklist judged already)" if listed.count > len(items) else ""))
     if not items:
         return
-    scale = _scale(corpus)
-    _say_scale(scale)
-    with key_reader() as read:
-        verdicts = run_session(items, read, scale)
+    verdicts = _ask_in_terminal(corpus, items)
     if not verdicts:
         typer.echo("nothing judged; nothing written")
         return
@@ -208,7 +209,7 @@ def _judge_sample(corpus: Path, size: int, seed: int | None, grades: Path | None
                   generations: list[str], channels: list[str], spec: str | None) -> None:
     import secrets
 
-    from ptah.cli.judge_session import key_reader, run_session, say_saved
+    from ptah.cli.judge_session import say_saved
     from ptah.services.judging import draw_sample, save_judgements, verdicts_from_file
     from ptah.services.project import open_project
 
@@ -220,15 +221,10 @@ def _judge_sample(corpus: Path, size: int, seed: int | None, grades: Path | None
     if not items:
         typer.echo("no holes: nothing to judge")
         return
-    scale = _scale(corpus)
     if grades is not None:
-        verdicts = verdicts_from_file(grades, items)
-        for verdict in verdicts:
-            _on_scale(verdict.grade, scale, new_grade, str(grades))
+        verdicts = verdicts_from_file(grades, items, _scale(corpus), new_grade)
     else:
-        _say_scale(scale)
-        with key_reader() as read:
-            verdicts = run_session(items, read, scale)
+        verdicts = _ask_in_terminal(corpus, items)
     if not verdicts:
         typer.echo("nothing judged; nothing written")
         return
@@ -252,7 +248,7 @@ def add(
     The same keys as judge; at least one row must be graded relevant or
     required. Exit 2 for an id the corpus has already.
     """
-    from ptah.cli.judge_session import key_reader, run_session, say_saved
+    from ptah.cli.judge_session import say_saved
     from ptah.services.judging import candidates, save_judgements
     from ptah.services.project import open_project
 
@@ -260,10 +256,7 @@ def add(
         found = candidates(project, corpus, case_id, query, k, generation, channel or ["vector", "lexical"])
     typer.echo(f'case "{plain(case_id)}": {len(found.holes)} rows in the top {found.k} of '
                f"{plain(', '.join(dict.fromkeys(run for hole in found.holes for run in hole.ranks)))}")
-    scale = _scale(corpus)
-    _say_scale(scale)
-    with key_reader() as read:
-        verdicts = run_session([(found, hole) for hole in found.holes], read, scale)
+    verdicts = _ask_in_terminal(corpus, [(found, hole) for hole in found.holes])
     if not any(v.grade > 0 for v in verdicts):
         raise InputError(f'no row was judged relevant (a grade) or required (r): case "{case_id}" was not added')
     written_k = k if k is not None or _has_default_k(corpus) else found.k

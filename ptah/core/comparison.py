@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from ptah.core.flips import gain_curve
+from ptah.core.flips import case_curve
 from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Run
 from ptah.core.request import StatisticsSettings
@@ -164,15 +164,7 @@ def _flip_side(name: str, paired, side: int, finding: str, settings: StatisticsS
     """Take ``side``'s holes (0 the reference's, 1 the candidate's) relevant one at a time, the greatest rise of a
     case's value first, and return the fewest that change the finding (by bisection over that order)."""
     measure = Measure.parse(name)
-    curves: list[list[float]] = []
-    for pair in paired:
-        case = pair[side]
-        exact = measure.kind.top_holes_first and measure.depth(case.k) <= case.k
-        curve = gain_curve(case, measure) if exact else None
-        if curve is None:  # no exact curve: the case's whole high bound for one hole (an upper-bound witness)
-            value, high = case.values[name], (case.highs or {}).get(name)
-            curve = [value] + ([high] if high is not None and case.holes else [])
-        curves.append(curve)
+    curves = [case_curve(pair[side], measure)[0] or [pair[side].values[name]] for pair in paired]
     steps = [(curve[j] - curve[j - 1], index, j) for index, curve in enumerate(curves) for j in range(1, len(curve))]
     steps.sort(key=lambda step: -step[0])
     base = [(before.values[name], after.values[name]) for before, after in paired]

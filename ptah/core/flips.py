@@ -62,6 +62,17 @@ def gain_curve(case: CaseResult, measure: Measure) -> list[float] | None:
     return curve
 
 
+def case_curve(case: CaseResult, measure: Measure) -> tuple[list[float] | None, bool]:
+    """The case's values with 0, 1, ... of its holes taken relevant, and whether that is exact: the
+    :func:`gain_curve` where the measure's best holes are its highest-ranked and lie in the case's ranking;
+    else ``[value, high]``, the whole high bound for one hole, which never asks more holes than the truth.
+    None when the measure is N/A for the case."""
+    if measure.kind.top_holes_first and measure.depth(case.k) <= case.k:
+        return gain_curve(case, measure), True
+    value, high = case.values[str(measure)], (case.highs or {}).get(str(measure))
+    return (None if value is None else [value] if high is None or high <= value else [value, high]), False
+
+
 def flip_count(cases: Sequence[CaseResult], measure: Measure, target: float) -> FlipCount:
     """The least number of holes that lift the mean of ``measure`` over ``cases`` to ``target`` (module docs).
 
@@ -69,16 +80,13 @@ def flip_count(cases: Sequence[CaseResult], measure: Measure, target: float) -> 
     relevant never changes which those are (a case with no relevant key has no
     highest grade to give them).
     """
-    exact = measure.kind.top_holes_first and all(measure.depth(case.k) <= case.k for case in cases)
+    exact = True
     curves: list[list[float]] = []
     for case in cases:
-        if exact:
-            curve = gain_curve(case, measure)
-        else:  # a lower bound: the case's whole high bound for one hole
-            value, high = case.values[str(measure)], (case.highs or {}).get(str(measure))
-            curve = None if value is None else [value] if high is None or high <= value else [value, high]
+        curve, exact_here = case_curve(case, measure)
         if curve is not None:
             curves.append(curve)
+            exact = exact and exact_here
     if not curves:
         return FlipCount(None, exact)
     need = target * len(curves) - FLOAT_NOISE * len(curves)

@@ -334,10 +334,21 @@ def _pin(project: Project, corpus_path: str | os.PathLike) -> tuple[int, str]:
 MAX_GRADES_BYTES = 16 * 1024 * 1024
 
 
-def verdicts_from_file(path: str | os.PathLike, items: Sequence[tuple[WorkCase, Hole]]) -> list[Verdict]:
+def off_scale(grade: float, scale: Sequence[float], new_grade: bool) -> str | None:
+    """Why a grade above 0 the corpus does not use is refused (unless ``new_grade``): a judged 2 beside an
+    author's 1s would outrank their required keys; None when it is fine."""
+    if grade > 0 and grade not in scale and not new_grade:
+        return (f"grade {grade:g} is not on the corpus's scale ({', '.join(f'{g:g}' for g in scale)}); use one of "
+                "those, or pass --new-grade to add it")
+    return None
+
+
+def verdicts_from_file(path: str | os.PathLike, items: Sequence[tuple[WorkCase, Hole]], scale: Sequence[float],
+                       new_grade: bool = False) -> list[Verdict]:
     """Judgements of drawn ``items`` from a file of lines ``KEY<TAB>GRADE`` (every drawn hole of that key) or
     ``CASE<TAB>KEY<TAB>GRADE``; blank lines and lines starting with ``#`` are skipped. Lines for rows the
-    sample did not draw are not used; drawn holes the file does not grade stay unjudged."""
+    sample did not draw are not used; drawn holes the file does not grade stay unjudged. Each grade must be on
+    the corpus's ``scale`` (:func:`off_scale`); exit 2 naming the line otherwise."""
     try:
         text = read_bounded(path, limit=MAX_GRADES_BYTES, what="grades file").decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -355,6 +366,8 @@ def verdicts_from_file(path: str | os.PathLike, items: Sequence[tuple[WorkCase, 
         if len(fields) not in (2, 3) or not math.isfinite(grade) or not 0 <= grade <= MAX_GRADE:
             raise InputError(f"{path}:{number}: write KEY<TAB>GRADE or CASE<TAB>KEY<TAB>GRADE with a grade from 0 to "
                              f"{MAX_GRADE:,}, not {abbreviated(line, 80)!r}")
+        if problem := off_scale(grade, scale, new_grade):
+            raise InputError(f"{path}:{number}: {problem}")
         if len(fields) == 2:
             by_key[fields[0]] = grade
         else:

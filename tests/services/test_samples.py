@@ -56,3 +56,27 @@ def test_the_baseline_holes_the_current_run_lost_are_counted():
     assert holes_lost(corpus, before, now) == 1  # a: in the baseline's top 3, unjudged, gone from the run's
     judged = Corpus(cases=(Case(id="c", query="q", k=3, relevant={"r": 1.0}, judged=frozenset({"a"})),))
     assert holes_lost(judged, before, now) == 0  # judged since: not a hole any more
+
+
+def test_a_grades_file_names_the_line_it_refuses(tmp_path):
+    import pytest
+
+    from ptah.core.errors import InputError
+    from ptah.core.worklist import Hole, WorkCase
+    from ptah.services.judging import verdicts_from_file
+
+    hole = Hole("7", {"docs": 1}, "title: Two-factor login", SHA)
+    items = [(WorkCase("c", "q", 3, (hole,)), hole)]
+    grades = tmp_path / "grades.tsv"
+    grades.write_text("# none relevant\n7\t0\nx\t1\n")  # a row the sample did not draw is not used
+    assert [(v.case, v.key, v.grade) for v in verdicts_from_file(grades, items, (1.0,))] == [("c", "7", 0.0)]
+    for text, problem in [("7\t0\n7 1\n", "write KEY<TAB>GRADE or CASE<TAB>KEY<TAB>GRADE with a grade from 0 to "
+                                          "1,000,000, not '7 1'"),
+                          ("c\t7\t2\n", "grade 2 is not on the corpus's scale (0.5, 1); use one of those, or pass "
+                                        "--new-grade to add it")]:
+        grades.write_text(text)
+        with pytest.raises(InputError) as refused:
+            verdicts_from_file(grades, items, (0.5, 1.0))
+        line = text.count("\n")
+        assert (str(refused.value), refused.value.exit_code) == (f"{grades}:{line}: {problem}", 2)
+    assert [v.grade for v in verdicts_from_file(grades, items, (0.5, 1.0), new_grade=True)] == [2.0]
