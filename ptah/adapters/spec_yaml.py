@@ -26,6 +26,8 @@ all of them at once, sorted by line. Format (DESIGN.md, "Specification")::
         text: "{body}"                  # optional: overrides source.text for this generation
         batch_size: 64                  # default 64
         dimension: 64                   # ptah/deterministic only; default 64
+    variants:                           # optional: named configurations (ptah.adapters.spec_variants)
+      hybrid: {channels: [lexical, vector], generation: minilm}
 
 A generation embedded by a service (``provider: openai``) is read by
 :mod:`ptah.adapters.spec_generations`, which documents its fields.
@@ -46,6 +48,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ptah.adapters import spec_databases as databases
 from ptah.adapters.spec_generations import Default, GenerationFields
+from ptah.adapters.spec_variants import VariantFields
 from ptah.adapters.sources.base import filter_problem
 from ptah.adapters.yaml_nodes import (
     TAG_BOOL,
@@ -73,7 +76,7 @@ SPEC_ENV = "PTAH_SPEC"
 SPEC_VERSION = 1
 DEFAULT_STORE = ".ptah/ptah.db"
 MAX_SPEC_BYTES = 1024 * 1024
-TOP_FIELDS = ("version", "source", "store", "active", "generations")
+TOP_FIELDS = ("version", "source", "store", "active", "generations", "variants")
 SOURCE_FIELDS = ("database", "table", "key_fields", "text", "filter", "statement_timeout_s", "judge_text")
 MAX_STATEMENT_TIMEOUT_S = 86_400
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -126,7 +129,7 @@ def load_spec(path: str | Path, *, env: Mapping[str, str] | None = None) -> Spec
     return spec
 
 
-class _SpecReader(GenerationFields):
+class _SpecReader(GenerationFields, VariantFields):
     """Collects every problem while building a :class:`Spec`; ``read`` returns ``None`` on any."""
 
     def __init__(self, name: str, root: str, env: Mapping[str, str]):
@@ -161,9 +164,10 @@ class _SpecReader(GenerationFields):
             self.add(databases.SAME_DATABASE, line=at, field="store")
         generations = self.generations(top.get("generations"), line_of(node))
         active = self.active(top.get("active"))
+        variants = self.variants(top.get("variants"))
         if self.problems or source is None or generations is None:
             return None
-        return Spec(self.name, self.root, source, store, active, generations)
+        return Spec(self.name, self.root, source, store, active, generations, variants)
 
     def version(self, field: Field | None, line: int) -> None:
         if field is None:

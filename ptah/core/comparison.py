@@ -95,8 +95,17 @@ def compare_pair(reference: Run, candidate: Run, settings: StatisticsSettings = 
             "now_failing": sum(1 for c in changed if c["flipped"] and not c["passed"]["candidate"]),
             "now_passing": sum(1 for c in changed if c["flipped"] and c["passed"]["candidate"]),
         },
+        **_cost(reference, candidate),
         "cases_changed": changed,
     }
+
+
+def _cost(reference: Run, candidate: Run) -> dict:
+    """``cost``: the candidate's time per query minus the reference's (p50, p95 ms), when both were timed."""
+    before, after = reference.cost, candidate.cost
+    if before is None or after is None or before.get("p50_ms") is None or after.get("p50_ms") is None:
+        return {}
+    return {"cost": {name: after[name] - before[name] for name in ("p50_ms", "p95_ms")}}
 
 
 def _measure(name: str, reference: Run, candidate: Run, pairs, settings: StatisticsSettings) -> dict:

@@ -228,7 +228,9 @@ class Run:
     ``means`` is keyed by each measure's string form; ``required``,
     ``forbidden`` and ``ties`` are the expectation counts; ``ann`` the index's
     quality against exact search (``--search both``); ``judged`` the mean
-    judged@k (None when unknown: a ``ptah-report@1``).
+    judged@k (None when unknown: a ``ptah-report@1``); ``variant`` a variant's
+    executed controls (None for a run of --channel/--generation); ``cost`` its
+    stages' times (None in a report written before they were measured).
     """
 
     generation: Mapping
@@ -240,6 +242,8 @@ class Run:
     ties: Mapping
     ann: Mapping | None = None
     judged: Mean | None = None
+    variant: Mapping | None = None
+    cost: Mapping | None = None
 
     @property
     def holes(self) -> int:
@@ -278,6 +282,8 @@ class Run:
         return {
             "generation": plain(self.generation),
             "search": plain(self.search),
+            **({} if self.variant is None else {"variant": plain(self.variant)}),
+            **({} if self.cost is None else {"cost": plain(self.cost)}),
             "cases": [case.to_dict() for case in self.cases] if cases else [],
             "aggregates": aggregates,
         }
@@ -295,6 +301,8 @@ class Run:
             ties=read_only(aggregates["ties"]),
             ann=read_only(aggregates["ann"]) if aggregates.get("ann") is not None else None,
             judged=mean_from_dict(aggregates["judged"]) if aggregates.get("judged") is not None else None,
+            variant=read_only(data["variant"]) if data.get("variant") is not None else None,
+            cost=read_only(data["cost"]) if data.get("cost") is not None else None,
         )
 
 

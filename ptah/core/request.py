@@ -139,8 +139,9 @@ HOLE_POLICIES = ("bound", "misses")
 class EvaluationRequest:
     """One evaluation, as asked: each field is an option (:mod:`ptah.core.options`), its help says what it is.
 
-    Each channel with each generation is a run, channel-major; the first run
-    is the reference. ``measures`` are measured beyond the defaults (recall,
+    Each channel with each generation is a run, channel-major, then each
+    variant named (none are asked when only variants are: ``channels`` is
+    then empty); the first run is the reference. ``measures`` are measured beyond the defaults (recall,
     MRR, nDCG at each case's depth), and so is each measure a drop gate
     names. ``search``, ``fusion`` and ``statistics`` hold options of their
     own. :meth:`of` makes one from the options by name (``ef_search``,
@@ -151,8 +152,11 @@ class EvaluationRequest:
     generations: tuple[str, ...] = option((), "Generation to evaluate (repeatable; default: the spec's active one).",
                                           flags=("--generation", "-g"))
     channels: tuple[str, ...] = option(
-        (VECTOR,), "vector (default), lexical (BM25 over the generation's text, no model) or hybrid (RRF of both); "
+        (), "vector (default), lexical (BM25 over the generation's text, no model) or hybrid (RRF of both); "
         "repeatable: each channel with each --generation is a run.", flags=("--channel",))
+    variants: tuple[str, ...] = option(
+        (), "A variant the specification declares (variants:), evaluated as a run of its name after the "
+        "--channel/--generation runs (repeatable).", flags=("--variant",))
     measures: tuple[Measure, ...] = option(
         (), "Also report NAME@K (MAP@10, P@5, success@1, …) for every case, at depth K (repeatable).",
         flags=("--measure",))
@@ -167,6 +171,9 @@ class EvaluationRequest:
         "bound", "How a drop gate treats holes (unjudged rows in a top k): bound (default) -- a gate failing on its "
         "mean is inconclusive (exit 4) while the holes that could plausibly be relevant could flip it; misses -- "
         "holes count as not relevant (trec_eval's convention), never inconclusive.", choices=HOLE_POLICIES)
+    max_p95_ms: float | None = option(
+        None, "Fail (exit 1) when a run's 95th percentile time per query (every stage, milliseconds) exceeds this; "
+        "times are reported either way.", kind=float, low=0)
     search: SearchOptions = EXACT
     fusion: Fusion = Fusion()
     statistics: StatisticsSettings = StatisticsSettings()
@@ -176,7 +183,7 @@ class EvaluationRequest:
 
     def __post_init__(self) -> None:
         check_options(self)
-        if not self.channels:
+        if not self.channels and not self.variants:
             object.__setattr__(self, "channels", (VECTOR,))
         drops = check_thresholds(self.max_drop, self.baseline is not None)
         object.__setattr__(self, "max_drop", MappingProxyType(drops))

@@ -184,6 +184,58 @@ class GenerationSettings:
         return self.text if self.text is not None else source.text
 
 
+DEFAULT_CANDIDATES = 100
+DEFAULT_RERANK_BATCH = 32
+RERANK_APIS = ("cohere", "tei")  # the body a rerank service speaks: documents/top_n -> results, or texts -> [{index, score}]
+
+
+@dataclass(frozen=True)
+class RerankSettings:
+    """A variant's rerank stage (DESIGN.md, "Variants and stages"): ``kind`` re-scores the (query, row text) pairs
+    of the top ``candidates`` rows the variant's channel ranked, and the rows are ranked again on those scores.
+
+    ``kind``: ``cross-encoder``, ``bi-encoder``, ``service`` or a plug-in's.
+    ``generation``: a bi-encoder's model is this generation's; for every kind
+    the row text is rendered by this generation's template (default: the
+    variant's generation). ``model``: a cross-encoder's local folder,
+    installed model package or cached Hugging Face name; the model a service
+    is asked for. ``service``: a service's endpoint (``provider`` is the API
+    shape, one of :data:`RERANK_APIS`). ``batch_size``: pairs a model scores
+    at once, documents a service is sent at once. ``options``: what a plug-in
+    kind reads, as written.
+    """
+
+    kind: str
+    candidates: int = DEFAULT_CANDIDATES
+    generation: str | None = None
+    model: str | None = None
+    service: ServiceSettings | None = None
+    batch_size: int = DEFAULT_RERANK_BATCH
+    options: Mapping = field(default_factory=dict)
+
+    def controls(self) -> dict:
+        """What the report keeps of it: every setting but the service's key variable."""
+        service = None if self.service is None else {"api": self.service.provider, "base_url": self.service.base_url,
+                                                     "timeout_s": self.service.timeout_s}
+        return {"kind": self.kind, "candidates": self.candidates, "generation": self.generation, "model": self.model,
+                "service": service, "batch_size": self.batch_size, **({"options": dict(self.options)} if self.options else {})}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A named configuration evaluated side by side with others (``variants:``): the channels it fuses (``channel``
+    is the registered channel they make: ``[lexical, vector]`` is ``hybrid``), its generation (None: the active
+    one), an optional rerank stage and its own vector search (``search``: exact, index or both; ``ef_search``)."""
+
+    name: str
+    channels: tuple[str, ...]
+    channel: str
+    generation: str | None = None
+    rerank: RerankSettings | None = None
+    search: str | None = None
+    ef_search: int | None = None
+
+
 @dataclass(frozen=True)
 class Spec:
     """A validated ``ptah.yaml``. ``root`` is the folder holding it.
@@ -197,6 +249,7 @@ class Spec:
     store: str
     active: str | None
     generations: dict[str, GenerationSettings] = field(default_factory=dict)
+    variants: dict[str, Variant] = field(default_factory=dict)
 
     def judging_template(self) -> str:
         """The template of a row's *judging text* (DESIGN.md, "Judged keys and holes"): ``source.judge_text``,

@@ -87,7 +87,7 @@ def _admit(state, checked: dict) -> dict:
         if baseline["corpus"] != checked["corpus"]:
             raise InputError(f"baseline: evaluation {checked['baseline']} measured corpus {baseline['corpus']}, "
                              f"not {checked['corpus']}: they are not comparable.")
-    plans = plan_runs(state.jobs.spec, checked["generations"] or None, checked["channels"])  # names that exist
+    plans = plan_runs(state.jobs.spec, request.generations or None, request.channels, request.variants)  # names that exist
     admit(state.limits, corpus, len(plans), len(request.all_measures))
     return state.jobs.submit(checked)
 

@@ -26,6 +26,7 @@ import os
 import platform
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -44,6 +45,7 @@ from ptah.services.channels import Sides, channel, plan_runs
 from ptah.services.channels.index import check_search
 from ptah.services.project import Project
 from ptah.services.stale import stale_judgements
+from ptah.services.variants import cost, measure_plan, p95_gates, search_options
 
 MAX_BASELINE_BYTES = 1024 * 1024 * 1024  # a report of 50,000 cases at k=100 is about 450 MB
 
@@ -79,14 +81,21 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
         check_comparable(corpus.digest, baseline, named)
         check_cases([case.id for case in corpus.cases], baseline.runs, named, f"the corpus {corpus.path}")
         check_measures(baseline, request.max_drop, named)
-    plans = plan_runs(project.spec, list(request.generations) or None, request.channels)
-    check_search(project, request.search, request.channels, [plan.generation for plan in plans])
-    sides = Sides(project, corpus, request)
-    runs, timings = [], {"total": 0.0}
+    plans = plan_runs(project.spec, list(request.generations) or None, request.channels, request.variants)
+    sides = Sides(project, corpus, request, channels=tuple(dict.fromkeys(plan.channel for plan in plans)))
+    for options in dict.fromkeys(search_options(plan, sides) for plan in plans):
+        group = [plan for plan in plans if search_options(plan, sides) == options]
+        check_search(project, options, [plan.channel for plan in group], [plan.generation for plan in group])
+    runs, stages, timings = [], [], {"total": 0.0}
     for plan in plans:
-        runs.append(channel(plan.channel).measure(plan, sides))
+        run, staged = measure_plan(plan, sides)
+        runs.append(run)
+        stages.append(staged)
         for step, seconds in sides.take_timings().items():
             timings[step] = timings.get(step, 0.0) + seconds
+        if "rerank" in staged:
+            timings["rerank"] = timings.get("rerank", 0.0) + staged["rerank"].seconds
+    runs = [replace(run, cost=read_only(cost(staged, None))) for run, staged in zip(runs, stages)]
     comparisons = []
     if baseline is not None:
         reference = baseline.runs[0]
@@ -104,12 +113,14 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
         for gate in gates(run, comparisons[index].data if baseline is not None else None, request.max_drop, corpus.path,
                           request.holes, sampled.get(run.name), ignored.get(run.name, ()))
     ]
+    verdicts += p95_gates(runs, request.max_p95_ms)
     stale = stale_judgements(project, corpus.judgements)
     if request.fail_on_stale_judgements:
         verdicts.append(Gate("stale-judgements", None, not stale,
                              f"{len(stale)} of {len(corpus.judgements)} judgements were made on a row whose text changed since"))
     side_by_side = compare_runs(runs, request.statistics)
     timings["total"] = time.perf_counter() - started
+    runs = [replace(run, cost=read_only(cost(staged, timings["total"]))) for run, staged in zip(runs, stages)]
     embedded = [project.spec.generation(plan.generation) for plan in plans if channel(plan.channel).needs_vectors]
     return Report(
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),

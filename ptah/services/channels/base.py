@@ -12,30 +12,31 @@ channels that score every row), so every number in a report comes from one
 piece of code.
 
 Runs: every channel (in the order asked, default ``vector``) with every
-generation (in the order asked, default the active one), channel-major. A
+generation (in the order asked, default the active one), channel-major, then
+each variant asked (``variants:`` in the specification), named by it. A
 (channel, generation) pair asked twice is measured once. A run's name is the
 generation's for ``vector``, ``CHANNEL:NAME`` otherwise. Nothing falls back:
-an unknown channel or generation is exit 2.
+an unknown channel, generation or variant is exit 2.
 """
 
 from __future__ import annotations
 
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
 from ptah.core.corpus import Case, Corpus
-from ptah.core.errors import UnknownGeneration, UnknownKey
+from ptah.core.errors import InputError, UnknownGeneration, UnknownKey
 from ptah.core.measures import Measure
 from ptah.core.outcomes import measure_case, ranking_depth
 from ptah.core.ranking import QueryRanking, rank_many
 from ptah.core.report import CaseResult, Run
 from ptah.core.registry import Registry
-from ptah.core.request import VECTOR, EvaluationRequest
-from ptah.core.spec import Spec
+from ptah.core.request import VECTOR, EvaluationRequest, SearchOptions
+from ptah.core.spec import Spec, Variant
 from ptah.services.project import Project
 
 MAX_UNKNOWN_LISTED = 10
@@ -43,13 +44,16 @@ MAX_UNKNOWN_LISTED = 10
 
 @dataclass(frozen=True)
 class RunPlan:
-    """One run to measure: a channel over a declared generation."""
+    """One run to measure: a channel over a declared generation, as a variant's (named by it) or not."""
 
     channel: str
     generation: str
+    variant: Variant | None = None
 
     @property
     def name(self) -> str:
+        if self.variant is not None:
+            return self.variant.name
         return self.generation if self.channel == VECTOR else f"{self.channel}:{self.generation}"
 
 
@@ -85,8 +89,25 @@ def channel_names() -> tuple[str, ...]:
     return CHANNELS.names()
 
 
-def plan_runs(spec: Spec, names: Sequence[str | None] | None, channels: Sequence[str] | None) -> list[RunPlan]:
+def plan_runs(spec: Spec, names: Sequence[str | None] | None, channels: Sequence[str] | None,
+              variants: Sequence[str] = ()) -> list[RunPlan]:
     """The runs to measure, in order (see the module docs); typed errors for what does not exist."""
+    plans = _plain_runs(spec, names, channels) if channels or names or not variants else []
+    for name in dict.fromkeys(variants):
+        if name not in spec.variants:
+            raise InputError(f'{spec.path}: no variant named "{name}"; the specification declares '
+                             f'{", ".join(spec.variants) or "none (add variants:)"}')
+        variant = spec.variants[name]
+        channel(variant.channel)
+        plan = RunPlan(variant.channel, spec.generation(variant.generation).name, variant)
+        if any(other.name == plan.name for other in plans):
+            raise InputError(f'the variant "{name}" has the name of another run of this evaluation; rename it or '
+                             "evaluate them apart")
+        plans.append(plan)
+    return plans
+
+
+def _plain_runs(spec: Spec, names: Sequence[str | None] | None, channels: Sequence[str] | None) -> list[RunPlan]:
     channels = list(channels or [VECTOR])
     for name in channels:
         channel(name)
@@ -114,6 +135,25 @@ class Sides:
     request: EvaluationRequest
     cache: dict = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    channels: tuple[str, ...] = ()  # every channel the evaluation's runs use (default: the request's)
+
+    def __post_init__(self) -> None:
+        self.channels = self.channels or tuple(self.request.channels)
+
+    def within(self, search: SearchOptions, depth: int | None = None) -> Sides:
+        """The sides of runs searching with ``search``, each case ranked at least ``depth`` deep (a rerank stage's
+        candidates): these sides when nothing differs, else sides of their own, made once, charging the same
+        timings."""
+        if search == self.request.search and depth is None:
+            return self
+
+        def make() -> Sides:
+            corpus = self.corpus if depth is None else replace(
+                self.corpus, cases=tuple(replace(case, k=max(case.k, depth)) for case in self.corpus.cases))
+            return Sides(self.project, corpus, replace(self.request, search=search), timings=self.timings,
+                         channels=self.channels)
+
+        return self.once(("sides", search, depth), make)
 
     @property
     def measures(self) -> tuple[Measure, ...]:

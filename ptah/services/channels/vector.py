@@ -93,7 +93,7 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
         if record is None:
             raise NotBuilt(generation.name, identity)
         stored = snapshot.digests(identity)
-        if streams(request.channels, len(stored), record.dimension):  # too big to hold: read block by block
+        if streams(sides.channels, len(stored), record.dimension):  # too big to hold: read block by block
             return _search_streamed(sides, generation, store, snapshot, record, stored, clock)
         matrix = snapshot.matrix(identity)
         index_search = hold_index(project, store, snapshot, generation, request.search)  # None for exact search

@@ -1,0 +1,203 @@
+"""Reading ``variants:`` of the specification: named configurations evaluated side by side.
+
+A mixin of the specification reader (:mod:`ptah.adapters.spec_yaml`), like
+:mod:`ptah.adapters.spec_generations`. Each variant names the channels it
+fuses, its generation, and optionally a rerank stage and its own search::
+
+    variants:
+      lexical:  {channels: [lexical]}
+      hybrid:   {channels: [lexical, vector], generation: minilm}
+      reranked:
+        channels: [lexical]
+        generation: minilm                 # default: the active generation
+        rerank:
+          kind: bi-encoder                 # or cross-encoder, service, or a plug-in's kind
+          generation: minilm               # bi-encoder: whose model re-scores; every kind: whose text is scored
+          candidates: 50                   # the channel's top rows re-scored (default 100)
+      served:
+        channels: [vector]
+        search: index                      # exact (default), index or both
+        ef_search: 100
+      cohere:
+        channels: [vector]
+        rerank:
+          kind: service
+          api: cohere                      # or tei (text-embeddings-inference: texts -> [{index, score}])
+          base_url: http://127.0.0.1:7997  # POST {base_url}/rerank
+          model: rerank-english-v3.0
+          api_key_env: RERANK_API_KEY      # default none: a server that wants no key
+          timeout_s: 60
+
+``channels`` is ``[vector]``, ``[lexical]``, ``[lexical, vector]`` (the hybrid
+channel's fusion; ``[hybrid]`` says the same) or one registered channel's
+name. A name is 1 to 64 letters, digits, ``.``, ``_`` or ``-``. A rerank's
+``model`` is a cross-encoder's local folder, installed model package or cached
+Hugging Face name, or the model a service is asked for.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+from ptah.adapters.spec_generations import (_GENERATION_NAME, _VARIABLE, MAX_BATCH_SIZE, MAX_TIMEOUT_S,
+                                            base_url_problem)
+from ptah.adapters.yaml_nodes import Field, describe, is_null, line_of
+from ptah.core.spec import (DEFAULT_CANDIDATES, DEFAULT_RERANK_BATCH, DEFAULT_SERVICE_TIMEOUT_S, RERANK_APIS,
+                            RerankSettings, ServiceSettings, Variant)
+
+if TYPE_CHECKING:
+    from ptah.adapters.spec_generations import Default
+    from ptah.core.errors import Problem
+
+VARIANT_FIELDS = ("channels", "generation", "rerank", "search", "ef_search")
+RERANK_FIELDS = ("kind", "candidates", "generation", "model", "batch_size", "api", "base_url", "api_key_env",
+                 "timeout_s", "options")
+SERVICE_ONLY = ("api", "base_url", "api_key_env", "timeout_s")
+MAX_CANDIDATES = 10_000
+SEARCH_MODES = ("exact", "index", "both")
+FUSED = {("vector",): "vector", ("lexical",): "lexical", ("lexical", "vector"): "hybrid", ("hybrid",): "hybrid"}
+
+
+class VariantFields:
+    """The ``variants:`` part of the specification reader (see module docs)."""
+
+    if TYPE_CHECKING:  # what the reader (ptah.adapters.spec_yaml) provides
+        problems: list[Problem]
+        declared: list[str]
+
+        def add(self, message: str, *, line: int | None, field: str | None) -> None: ...
+        def fields(self, node: MappingNode, known: tuple[str, ...], prefix: str, where: str) -> dict[str, Field]: ...
+        def text(self, fields: dict[str, Field], name: str, prefix: str, at: int, *,
+                 required: bool = True, empty: bool = False, hint: str = "") -> str | None: ...
+        def positive(self, field: Field | None, where: str, limit: int, default: Default,
+                     hint: str = "") -> int | Default: ...
+
+    def variants(self, field: Field | None) -> dict[str, Variant]:
+        if field is None or is_null(field.value):
+            return {}
+        node = field.value
+        if not isinstance(node, MappingNode):
+            self.add(f"must map variant names to their settings, not {describe(node)}", line=line_of(node),
+                     field="variants")
+            return {}
+        entries = self.fields(node, tuple(str(k.value) for k, _ in node.value), "variants.", "variants")
+        found = {name: self.variant(name, entry) for name, entry in entries.items()}
+        return {name: variant for name, variant in found.items() if variant is not None}
+
+    def variant(self, name: str, field: Field) -> Variant | None:
+        where, count = f"variants.{name}", len(self.problems)
+        if not _GENERATION_NAME.match(name):
+            self.add("a variant name is 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit",
+                     line=line_of(field.key), field=where)
+            return None
+        if not isinstance(field.value, MappingNode):
+            self.add(f"must be a mapping with at least channels:, not {describe(field.value)}",
+                     line=line_of(field.value), field=where)
+            return None
+        at, prefix = line_of(field.key), where + "."
+        fields = self.fields(field.value, VARIANT_FIELDS, prefix, where)
+        channels = self.channel_list(fields.get("channels"), prefix + "channels", at)
+        generation = self.declared_generation(fields, prefix, at)
+        search = self.text(fields, "search", prefix, at, required=False)
+        if search is not None and search not in SEARCH_MODES:
+            self.add(f'"{search}" is not a search mode; write {", ".join(SEARCH_MODES)}',
+                     line=line_of(fields["search"].value), field=prefix + "search")
+        ef_search = self.positive(fields.get("ef_search"), prefix + "ef_search", 1000, None)
+        if ef_search is not None and search in (None, "exact"):
+            self.add("applies to index search; add search: index (or both)", line=line_of(fields["ef_search"].key),
+                     field=prefix + "ef_search")
+        rerank = self.rerank(fields["rerank"], prefix + "rerank") if "rerank" in fields else None
+        if channels is None or len(self.problems) > count:
+            return None
+        return Variant(name, channels, FUSED.get(tuple(sorted(channels)), channels[0]), generation, rerank, search,
+                       ef_search)
+
+    def channel_list(self, field: Field | None, where: str, at: int) -> tuple[str, ...] | None:
+        if field is None:
+            self.add("missing; list the channels it searches, e.g. [vector], [lexical] or [lexical, vector]",
+                     line=at, field=where)
+            return None
+        node = field.value
+        names = [str(item.value) for item in node.value if isinstance(item, ScalarNode) and not is_null(item)] \
+            if isinstance(node, SequenceNode) else []
+        if not names or len(names) != len(node.value) or len(set(names)) != len(names):
+            self.add(f"must be a list of distinct channel names, e.g. [lexical, vector], not {describe(node)}",
+                     line=line_of(node), field=where)
+            return None
+        if len(names) > 1 and tuple(sorted(names)) not in FUSED:
+            self.add(f"ptah fuses [lexical, vector] (the hybrid channel), not [{', '.join(names)}]; list one channel "
+                     "or those two", line=line_of(node), field=where)
+            return None
+        return tuple(names)
+
+    def declared_generation(self, fields: dict[str, Field], prefix: str, at: int) -> str | None:
+        name = self.text(fields, "generation", prefix, at, required=False)
+        if name is not None and name not in self.declared:
+            self.add(f'names no generation declared under generations:; declare it or write one of '
+                     f'{", ".join(self.declared) or "none"}', line=line_of(fields["generation"].value),
+                     field=prefix + "generation")
+            return None
+        return name
+
+    def rerank(self, field: Field, where: str) -> RerankSettings | None:
+        node, count = field.value, len(self.problems)
+        if not isinstance(node, MappingNode):
+            self.add(f"must be a mapping with at least kind:, not {describe(node)}", line=line_of(node), field=where)
+            return None
+        at, prefix = line_of(field.key), where + "."
+        fields = self.fields(node, RERANK_FIELDS, prefix, where)
+        kind = self.text(fields, "kind", prefix, at, hint="write kind: cross-encoder, bi-encoder or service")
+        candidates = self.positive(fields.get("candidates"), prefix + "candidates", MAX_CANDIDATES, DEFAULT_CANDIDATES)
+        generation = self.declared_generation(fields, prefix, at)
+        model = self.text(fields, "model", prefix, at, required=False)
+        batch_size = self.positive(fields.get("batch_size"), prefix + "batch_size", MAX_BATCH_SIZE,
+                                   DEFAULT_RERANK_BATCH)
+        options = fields.get("options")
+        if options is not None and not isinstance(options.value, MappingNode):
+            self.add(f"must be a mapping of a plug-in kind's settings, not {describe(options.value)}",
+                     line=line_of(options.value), field=prefix + "options")
+        service = self.rerank_service(fields, prefix, at) if kind == "service" else None
+        if kind != "service":
+            for name in SERVICE_ONLY:
+                if name in fields:
+                    self.add("applies to kind: service only; remove it", line=line_of(fields[name].key),
+                             field=prefix + name)
+        if kind == "cross-encoder" and model is None:
+            self.add("missing; a cross-encoder needs model: (a local folder, an installed model package or a cached "
+                     "Hugging Face name)", line=at, field=prefix + "model")
+        if kind == "bi-encoder" and generation is None and "generation" not in fields:
+            self.add("missing; a bi-encoder re-scores with a generation's model: name it", line=at,
+                     field=prefix + "generation")
+        if kind is None or len(self.problems) > count:
+            return None
+        return RerankSettings(kind, candidates, generation, model, service, batch_size,
+                              _plain(options.value) if options is not None else {})
+
+    def rerank_service(self, fields: dict[str, Field], prefix: str, at: int) -> ServiceSettings | None:
+        api = self.text(fields, "api", prefix, at, required=False) or RERANK_APIS[0]
+        if api not in RERANK_APIS:
+            self.add(f'"{api}" is not a rerank API ptah speaks; write {" or ".join(RERANK_APIS)}',
+                     line=line_of(fields["api"].value), field=prefix + "api")
+        base_url = self.text(fields, "base_url", prefix, at, hint="write the server's URL, e.g. http://127.0.0.1:7997")
+        if base_url is not None and (problem := base_url_problem(base_url)):
+            self.add(problem, line=line_of(fields["base_url"].value), field=prefix + "base_url")
+        key_env = self.text(fields, "api_key_env", prefix, at, required=False)
+        if key_env is not None and not _VARIABLE.match(key_env):
+            self.add("must name an environment variable (letters, digits and _), not the key itself",
+                     line=line_of(fields["api_key_env"].value), field=prefix + "api_key_env")
+        timeout_s = self.positive(fields.get("timeout_s"), prefix + "timeout_s", MAX_TIMEOUT_S,
+                                  DEFAULT_SERVICE_TIMEOUT_S)
+        if base_url is None:
+            return None
+        return ServiceSettings(api, base_url.rstrip("/"), key_env, 1, timeout_s)
+
+
+def _plain(node):
+    """A YAML node as plain values (a plug-in's options)."""
+    if isinstance(node, MappingNode):
+        return {str(key.value): _plain(value) for key, value in node.value}
+    if isinstance(node, SequenceNode):
+        return [_plain(item) for item in node.value]
+    return None if is_null(node) else node.value

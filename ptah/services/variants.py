@@ -1,0 +1,124 @@
+"""Measuring one planned run as its stages: the channel's search, then a variant's rerank; and what each cost.
+
+A run of ``--channel``/``--generation`` is its channel's search. A variant's
+run (:class:`~ptah.core.spec.Variant`) searches with its own vector search
+options when it names them, and, with a rerank stage, has its channel rank
+each case's top ``candidates`` rows (:mod:`ptah.services.rerank`). The run
+is named by the variant and keeps its executed controls (``variant``).
+
+Cost (DESIGN.md, "Variants and stages"): every stage's seconds, its share of
+the evaluation's time, and its time per query over the cases, p50 and p95.
+The search stage works on batches of queries (one matrix product scores a
+block of them), so it is timed per batch: each query is charged an equal
+share of the stage's seconds. The rerank stage is timed per query. A
+run's own time per query adds the two. Stages share what earlier runs made
+(a generation's vectors, a template's lexical index, the query cache): a
+run's search seconds are what *it* spent, after the runs before it. Times are
+reported, and gated only when asked (``max_p95_ms``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ptah.core.errors import InputError
+from ptah.core.outcomes import make_run
+from ptah.core.report import Run, read_only
+from ptah.core.request import SearchOptions
+from ptah.core.verdicts import Gate
+from ptah.services.channels import RunPlan, Sides, channel
+
+
+@dataclass
+class Stage:
+    """One stage of a run: its seconds, each query's seconds, how they were timed, a service's usage."""
+
+    seconds: float
+    per_query: list[float]
+    timed: str
+    usage: dict | None = None
+
+
+def search_options(plan: RunPlan, sides: Sides) -> SearchOptions:
+    """The vector search a plan runs with: its variant's when it names one, else the request's."""
+    variant = plan.variant
+    if variant is None or variant.search is None:
+        return sides.request.search
+    return SearchOptions(variant.search, variant.ef_search)
+
+
+def measure_plan(plan: RunPlan, sides: Sides) -> tuple[Run, dict[str, Stage]]:
+    """Measure ``plan``'s run, stage by stage (module docs); its run and stages."""
+    from ptah.services.rerank import rerank
+
+    variant = plan.variant
+    rerank_settings = None if variant is None else variant.rerank
+    depth = None
+    if rerank_settings is not None:
+        depth = rerank_settings.candidates
+        short = [case for case in sides.corpus.cases if case.k > depth]
+        if short:
+            raise InputError(f'variant "{plan.name}": rerank candidates ({depth}) must be at least each case\'s k; case '
+                             f'"{short[0].id}" asks for {short[0].k} (write candidates: {max(c.k for c in short)} or more)')
+    within = sides.within(search_options(plan, sides), depth)
+    clock = time.perf_counter()
+    run = channel(plan.channel).measure(plan, within)
+    searched = time.perf_counter() - clock
+    cases = len(sides.corpus.cases)
+    stages = {"search": Stage(searched, [searched / cases] * cases, "per batch")}
+    if variant is None:
+        return run, stages
+    controls: dict = {"name": variant.name, "channels": list(variant.channels), "channel": variant.channel,
+                      "generation": plan.generation, "search": _search_controls(within.request.search), "rerank": None}
+    if rerank_settings is None:
+        return replace(run, generation=read_only({**run.generation, "name": plan.name}), variant=read_only(controls)), stages
+    clock = time.perf_counter()
+    reranked = rerank(plan, sides, run, rerank_settings)
+    stages["rerank"] = Stage(time.perf_counter() - clock, reranked.seconds, "per query",
+                             reranked.controls.get("usage"))
+    controls["rerank"] = reranked.controls
+    generation = {**run.generation, "name": plan.name}
+    search = {name: value for name, value in run.search.items() if name != "ranking"} | {
+        "rerank": {"kind": rerank_settings.kind, "candidates": depth}}
+    final = make_run(generation, search, reranked.results, sides.measures)
+    return replace(final, variant=read_only(controls)), stages
+
+
+def _search_controls(options: SearchOptions) -> dict:
+    return {"mode": options.mode, "ef_search": options.effective_ef_search if options.uses_index else None}
+
+
+def cost(stages: dict[str, Stage], total: float | None) -> dict:
+    """The report's ``cost`` of a run from its stages, ``total`` the evaluation's seconds (None: not yet known)."""
+    per_query = np.sum([stage.per_query for stage in stages.values()], axis=0) if stages else np.zeros(0)
+    return {
+        "stages": {name: {"seconds": stage.seconds, "share": stage.seconds / total if total else None,
+                          **_percentiles(stage.per_query), "timed": stage.timed,
+                          **({"usage": stage.usage} if stage.usage else {})}
+                   for name, stage in stages.items()},
+        **_percentiles(per_query),
+    }
+
+
+def _percentiles(seconds) -> dict:
+    if len(seconds) == 0:
+        return {"p50_ms": None, "p95_ms": None}
+    p50, p95 = np.percentile(np.asarray(seconds, dtype=np.float64) * 1000.0, [50, 95])
+    return {"p50_ms": float(p50), "p95_ms": float(p95)}
+
+
+def p95_gates(runs: list[Run], limit: float | None) -> list[Gate]:
+    """``max_p95_ms``: each run whose p95 time per query exceeds ``limit`` milliseconds fails its gate."""
+    if limit is None:
+        return []
+    gates = []
+    for run in runs:
+        p95 = None if run.cost is None else run.cost["p95_ms"]
+        passed = p95 is not None and p95 <= limit
+        gates.append(Gate("max-p95-ms", run.name, passed,
+                          f"p95 time per query {p95:,.1f} ms {'<=' if passed else '>'} {limit:,.1f} ms"
+                          if p95 is not None else "no query was timed"))
+    return gates
