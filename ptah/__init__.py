@@ -24,14 +24,14 @@ if TYPE_CHECKING:  # what type checkers read; at run time each name is imported 
     from ptah.core.corpus import Case, Corpus
     from ptah.core.errors import (
         CorpusError, IncomparableBaseline, InputError, NotBuilt, OperationalError, Problem, PtahError,
-        SpecError, StaleGeneration,
+        SpecError, StaleGeneration, VariantUnavailable,
     )
     from ptah.core.judged import Judgement, JudgementRecord, Sample
     from ptah.core.measures import Measure, MeasureKind
     from ptah.core.metrics import Mean
     from ptah.core.report import CaseResult, CaseTies, Hit, Hole, Miss, Result, Run
     from ptah.core.request import EvaluationRequest, Fusion, SearchOptions, StatisticsSettings
-    from ptah.core.spec import GenerationSettings, ServiceSettings, SourceSpec, Spec
+    from ptah.core.spec import GenerationSettings, RerankSettings, ServiceSettings, SourceSpec, Spec, Variant
     from ptah.core.verdicts import BaselineComparison, Comparison, Gate
     from ptah.core.verification import VerifyResult
     from ptah.services.build import BuildSummary
@@ -49,6 +49,7 @@ _WHERE = {
     "CorpusError": "ptah.core.errors", "IncomparableBaseline": "ptah.core.errors", "InputError": "ptah.core.errors",
     "NotBuilt": "ptah.core.errors", "OperationalError": "ptah.core.errors", "Problem": "ptah.core.errors",
     "PtahError": "ptah.core.errors", "SpecError": "ptah.core.errors", "StaleGeneration": "ptah.core.errors",
+    "VariantUnavailable": "ptah.core.errors",
     "Judgement": "ptah.core.judged", "JudgementRecord": "ptah.core.judged", "Sample": "ptah.core.judged",
     "Measure": "ptah.core.measures", "MeasureKind": "ptah.core.measures",
     "Mean": "ptah.core.metrics",
@@ -57,7 +58,7 @@ _WHERE = {
     "EvaluationRequest": "ptah.core.request", "Fusion": "ptah.core.request", "SearchOptions": "ptah.core.request",
     "StatisticsSettings": "ptah.core.request",
     "GenerationSettings": "ptah.core.spec", "ServiceSettings": "ptah.core.spec", "SourceSpec": "ptah.core.spec",
-    "Spec": "ptah.core.spec",
+    "Spec": "ptah.core.spec", "RerankSettings": "ptah.core.spec", "Variant": "ptah.core.spec",
     "VerifyResult": "ptah.core.verification",
     "BaselineComparison": "ptah.core.verdicts", "Comparison": "ptah.core.verdicts", "Gate": "ptah.core.verdicts",
     "BuildSummary": "ptah.services.build",
@@ -113,6 +114,7 @@ __all__ = [
     "OperationalError",
     "Problem",
     "Project",
+    "RerankSettings",
     "PruneResult",
     "PrunedGeneration",
     "PtahError",
@@ -127,6 +129,8 @@ __all__ = [
     "SpecError",
     "StaleGeneration",
     "StatisticsSettings",
+    "Variant",
+    "VariantUnavailable",
     "VerifyResult",
     "__version__",
     "load_corpus",

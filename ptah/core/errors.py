@@ -101,6 +101,11 @@ def in_file_order(problems: tuple[Problem, ...] | list[Problem]) -> tuple[Proble
     return tuple(sorted(problems, key=lambda p: (files[p.path], p.line is None, p.line or 0)))
 
 
+class VariantUnavailable(InputError):
+    """A variant names a stage or capability that is absent (an index, a reranker kind or model): exit 2, never a
+    fallback (DESIGN.md, "Variants and stages")."""
+
+
 class CorpusError(InputError):
     """A corpus file is invalid. Carries every problem found, not just the first, in file order."""
 

@@ -42,10 +42,9 @@ from ptah.core.report import BaselineComparison, Comparison, Gate, Report, Run, 
 from ptah.core.request import EvaluationRequest
 from ptah.core.spec import GenerationSettings
 from ptah.services.channels import Sides, channel, plan_runs
-from ptah.services.channels.index import check_search
 from ptah.services.project import Project
 from ptah.services.stale import stale_judgements
-from ptah.services.variants import cost, measure_plan, p95_gates, search_options
+from ptah.services.variants import check_plans, cost, measure_plan, p95_gates
 
 MAX_BASELINE_BYTES = 1024 * 1024 * 1024  # a report of 50,000 cases at k=100 is about 450 MB
 
@@ -83,9 +82,7 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
         check_measures(baseline, request.max_drop, named)
     plans = plan_runs(project.spec, list(request.generations) or None, request.channels, request.variants)
     sides = Sides(project, corpus, request, channels=tuple(dict.fromkeys(plan.channel for plan in plans)))
-    for options in dict.fromkeys(search_options(plan, sides) for plan in plans):
-        group = [plan for plan in plans if search_options(plan, sides) == options]
-        check_search(project, options, [plan.channel for plan in group], [plan.generation for plan in group])
+    check_plans(project, plans, sides)
     runs, stages, timings = [], [], {"total": 0.0}
     for plan in plans:
         run, staged = measure_plan(plan, sides)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ptah.core.errors import ModelUnavailable, ServiceUnavailable, VariantUnavailable
 from ptah.core.outcomes import measure_case
 from ptah.core.ranking import find_ties, top_k
 from ptah.core.report import CaseResult, Run
@@ -49,7 +50,12 @@ def rerank(plan: RunPlan, sides: Sides, candidates: Run, settings: RerankSetting
     project = sides.project
     context = RerankContext(root=project.spec.root, env=os.environ,
                             embedder=lambda name: project.embedder(project.spec.generation(name)))
-    reranker = open_reranker(settings, context)
+    try:
+        reranker = open_reranker(settings, context)
+    except ModelUnavailable as exc:  # a model that is not there; a service that fails stays exit 3
+        if isinstance(exc, ServiceUnavailable):
+            raise
+        raise VariantUnavailable(f'variant "{plan.name}": its reranker cannot be opened: {exc}') from None
     texts = _texts(sides, settings.generation or plan.generation, candidates)
     results, seconds = [], []
     for case, listed in zip(sides.corpus.cases, candidates.cases):

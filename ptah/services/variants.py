@@ -19,17 +19,20 @@ reported, and gated only when asked (``max_p95_ms``).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ptah.core.errors import InputError
+from ptah.core.errors import CapabilityUnavailable, InputError, VariantUnavailable
 from ptah.core.outcomes import make_run
 from ptah.core.report import Run, read_only
 from ptah.core.request import SearchOptions
 from ptah.core.verdicts import Gate
 from ptah.services.channels import RunPlan, Sides, channel
+from ptah.services.channels.index import check_search
 
 
 @dataclass
@@ -48,6 +51,20 @@ def search_options(plan: RunPlan, sides: Sides) -> SearchOptions:
     if variant is None or variant.search is None:
         return sides.request.search
     return SearchOptions(variant.search, variant.ef_search)
+
+
+def check_plans(project, plans: list[RunPlan], sides: Sides) -> None:
+    """Refuse, before any work, index search where it cannot be (:func:`check_search`): exit 3 for the request's
+    search, :class:`VariantUnavailable` (exit 2) for a variant's own."""
+    for options in dict.fromkeys(search_options(plan, sides) for plan in plans):
+        group = [plan for plan in plans if search_options(plan, sides) == options]
+        try:
+            check_search(project, options, [plan.channel for plan in group], [plan.generation for plan in group])
+        except CapabilityUnavailable as exc:
+            if options == sides.request.search:
+                raise
+            names = ", ".join(plan.name for plan in group)
+            raise VariantUnavailable(f"variant {names}: {exc}") from None
 
 
 def measure_plan(plan: RunPlan, sides: Sides) -> tuple[Run, dict[str, Stage]]:
@@ -80,7 +97,9 @@ def measure_plan(plan: RunPlan, sides: Sides) -> tuple[Run, dict[str, Stage]]:
     stages["rerank"] = Stage(time.perf_counter() - clock, reranked.seconds, "per query",
                              reranked.controls.get("usage"))
     controls["rerank"] = reranked.controls
-    generation = {**run.generation, "name": plan.name}
+    parts = {"candidates": run.generation["identity"], "rerank": rerank_settings.controls()}
+    identity = "sha256:" + hashlib.sha256(json.dumps(parts, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    generation = {**run.generation, "name": plan.name, "identity": identity}  # its rankings are its own
     search = {name: value for name, value in run.search.items() if name != "ranking"} | {
         "rerank": {"kind": rerank_settings.kind, "candidates": depth}}
     final = make_run(generation, search, reranked.results, sides.measures)

@@ -160,9 +160,10 @@ def project(tmp_path_factory, server):
     for name in ("ptah.yaml", "make_db.py", "articles.jsonl"):
         shutil.copy(EXAMPLE / name, folder / name)
     subprocess.run([sys.executable, str(folder / "make_db.py")], check=True, capture_output=True)
-    with (folder / "ptah.yaml").open("a", encoding="utf-8") as spec:
-        spec.write(f"  served:\n    provider: openai\n    model: {MODEL}\n    base_url: {server.base_url}\n"
-                   "    api_key_env: PTAH_TEST_KEY\n    batch_size: 16\n    max_concurrency: 4\n")
+    spec = folder / "ptah.yaml"  # the generation goes under generations:, before the example's variants:
+    served = (f"  served:\n    provider: openai\n    model: {MODEL}\n    base_url: {server.base_url}\n"
+                "    api_key_env: PTAH_TEST_KEY\n    batch_size: 16\n    max_concurrency: 4\n")
+    spec.write_text(spec.read_text().replace("\ngenerations:\n", "\ngenerations:\n" + served, 1))
     return folder
 
 

@@ -23,9 +23,10 @@ def project(tmp_path, server, monkeypatch):  # noqa: F811
     for name in ("ptah.yaml", "make_db.py", "articles.jsonl"):
         shutil.copy(EXAMPLE / name, tmp_path / name)
     subprocess.run([sys.executable, str(tmp_path / "make_db.py")], check=True, capture_output=True)
-    with (tmp_path / "ptah.yaml").open("a", encoding="utf-8") as spec:
-        spec.write(f"  served:\n    provider: openai\n    model: {MODEL}\n    base_url: {server.base_url}\n"
-                   f"    api_key_env: PTAH_TEST_KEY\n    batch_size: {BATCH}\n    max_concurrency: 4\n")
+    spec = tmp_path / "ptah.yaml"  # the generation goes under generations:, before the example's variants:
+    served = (f"  served:\n    provider: openai\n    model: {MODEL}\n    base_url: {server.base_url}\n"
+                f"    api_key_env: PTAH_TEST_KEY\n    batch_size: {BATCH}\n    max_concurrency: 4\n")
+    spec.write_text(spec.read_text().replace("\ngenerations:\n", "\ngenerations:\n" + served, 1))
     monkeypatch.setenv("PTAH_TEST_KEY", KEY)
     return tmp_path
 

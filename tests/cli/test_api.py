@@ -57,6 +57,9 @@ def test_to_dict_is_exactly_what_the_cli_writes(example_project, tmp_path, cli):
         document.pop("created_at"), document.pop("timings")
         for run in document["runs"]:
             run["generation"]["queries_from_cache"] = None
+            run.pop("cost")  # seconds: never the same twice
+        for candidate in [*document["comparison"]["candidates"], *document["baseline"]["comparisons"]]:
+            candidate.pop("cost", None)
     assert mine == written
 
 
@@ -74,8 +77,8 @@ def test_evaluate_takes_a_request_or_its_options_never_both(example_project):
     assert str(both.value) == ("evaluate() takes a request or its options as keywords, not both; "
                                "put channels, bootstrap in the request")
     assert str(unknown.value) == ("'statistics' is not an option of EvaluationRequest; its options are generations, "
-                                  "channels, measures, max_drop, baseline, allow_stale, holes, search, ef_search, rrf_k, "
-                                  "rrf_depth, bootstrap, seed, fail_on_stale_judgements")
+                                  "channels, variants, measures, max_drop, baseline, allow_stale, holes, max_p95_ms, search, "
+                                  "ef_search, rrf_k, rrf_depth, bootstrap, seed, fail_on_stale_judgements")
     assert (str(bad.value), bad.value.exit_code) == ("ef_search: must be a whole number from 1 to 1,000, not 1001.", 2)
     assert [run.name for run in by_request.runs] == [run.name for run in by_options.runs] == ["title-body"]
     assert by_request.runs[0].means == by_options.runs[0].means

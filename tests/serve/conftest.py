@@ -126,7 +126,8 @@ def make_project(folder: Path, store: str | None = None) -> Project:
     connection.close()
     project.spec.write_text(spec_yaml(filter="status = 'published'", store=store, generations={
         "docs": {"model": "ptah/deterministic", "dimension": 32},
-        "wide": {"model": "ptah/deterministic", "dimension": 64, "text": "{body}"}}))
+        "wide": {"model": "ptah/deterministic", "dimension": 64, "text": "{body}"}})
+        + "variants:\n  bm25: {channels: [lexical]}\n  fused: {channels: [lexical, vector], generation: wide}\n")
     project.corpus.write_text(corpus_yaml())
     for name in GENERATIONS:
         assert run_cli(None, "inference", "build", name, "--spec", project.spec, "--quiet").code == 0

@@ -49,10 +49,31 @@ def test_register_evaluate_poll_fetch_gives_the_clis_means_exactly(project, serv
         for key in [*MEASURE_KEYS, "MAP@5"]:
             assert mine["aggregates"][key] == theirs["aggregates"][key]
         assert [case["metrics"] for case in mine["cases"]] == [case["metrics"] for case in theirs["cases"]]
+    for candidate in (*served["comparison"]["candidates"], *cli["comparison"]["candidates"]):
+        candidate.pop("cost")  # the time per query: never the same twice
     assert served["comparison"]["candidates"] == cli["comparison"]["candidates"]
     assert served["verdict"] == cli["verdict"] == job["verdict"]
     assert [run["means"]["recall"]["value"] for run in job["runs"]] == \
         [run["aggregates"]["recall"]["value"] for run in cli["runs"]]
+
+
+def test_variants_are_evaluated_as_the_cli_evaluates_them(project, server, tmp_path):
+    manage = server.client(project.tokens["manage"])
+    digest = register(manage, project.corpus.read_text()).json()["digest"]
+    job = wait_done(manage, manage.post("/v1/evaluations", json={"corpus": digest, "variants": ["fused", "bm25"],
+                                                                 "bootstrap": 200}).json()["id"])
+    output = tmp_path / "cli.json"
+    assert run_cli(None, "inference", "evaluate", "--spec", project.spec, "--corpus", project.corpus, "--variant",
+                   "fused", "--variant", "bm25", "--bootstrap", "200", "--output", output).code in (0, 1)
+    cli = json.loads(output.read_text())
+    served = job["report"]
+    assert [run["variant"] for run in served["runs"]] == [run["variant"] for run in cli["runs"]]
+    assert [run["variant"]["channel"] for run in served["runs"]] == ["hybrid", "lexical"]
+    for mine, theirs in zip(served["runs"], cli["runs"]):
+        assert [case["metrics"] for case in mine["cases"]] == [case["metrics"] for case in theirs["cases"]]
+    unknown = manage.post("/v1/evaluations", json={"corpus": digest, "variants": ["nope"]})
+    assert (unknown.status_code, unknown.json()["code"]) == (422, "InputError")
+    assert 'no variant named "nope"' in unknown.json()["detail"]
 
 
 def test_an_invalid_corpus_is_a_problem_with_its_line_numbers(project, server):
@@ -129,6 +150,9 @@ def test_limits_refuse_at_admission_and_bound_bodies(project, server):
     two_runs = manage.post("/v1/evaluations", json={"corpus": digest, "generations": ["docs", "wide"]})
     assert (two_runs.status_code, two_runs.json()["code"]) == (422, "LIMIT_EXCEEDED")
     assert "1,026 searches" in two_runs.json()["detail"]
+    two_variants = manage.post("/v1/evaluations", json={"corpus": digest, "variants": ["bm25", "fused"]})
+    assert (two_variants.status_code, two_variants.json()["code"]) == (422, "LIMIT_EXCEEDED")
+    assert "1,026 searches (513 cases x 2 runs)" in two_variants.json()["detail"]
     too_big = manage.post("/v1/corpora", content=b"#" * (16 * 1024 * 1024 + 1))
     assert (too_big.status_code, too_big.json()["code"]) == (413, "BODY_TOO_LARGE")
     big_json = manage.post("/v1/evaluations", content=b'{"corpus": "' + b"a" * 70_000 + b'"}')

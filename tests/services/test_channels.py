@@ -157,6 +157,8 @@ def test_side_by_side_runs_carry_a_comparison_that_matches_the_schema(built):
     jsonschema.validate(report, schema)
     assert math.isfinite(report["timings"]["lexical_index"]) and "fusion" in report["timings"]
     again = run(built, channels=["vector", "lexical", "hybrid"], statistics=StatisticsSettings(resamples=500, seed=3))
+    for candidate in (*comparison["candidates"], *again["comparison"]["candidates"]):
+        assert set(candidate.pop("cost")) == {"p50_ms", "p95_ms"}  # the time per query: never the same twice
     assert again["comparison"] == comparison  # seeded: the same numbers
 
 

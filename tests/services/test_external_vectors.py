@@ -228,8 +228,8 @@ def test_minilm_vectors_in_the_example_table_measure_exactly_as_its_built_genera
         shutil.copy(example / name, tmp_path / name)
     subprocess.run([sys.executable, str(tmp_path / "make_db.py")], check=True, capture_output=True)
     spec = tmp_path / "ptah.yaml"
-    spec.write_text(spec.read_text() + "  production:\n    vectors: {column: embedding}\n"
-                    "    model: sentence-transformers/all-MiniLM-L6-v2\n    max_seq_length: 256\n")
+    spec.write_text(spec.read_text().replace("\ngenerations:\n", "\ngenerations:\n  production:\n    vectors: "
+                    "{column: embedding}\n    model: sentence-transformers/all-MiniLM-L6-v2\n    max_seq_length: 256\n", 1))
     with open_project(str(spec)) as project:
         build(project, "title-body")
         matrix = project.matrix(project.generation("title-body"))
