@@ -1,8 +1,7 @@
 """The report as JUnit XML (``evaluate --junit FILE``), the test report CI systems draw natively.
 
 One ``<testsuite>`` per run, named ``GENERATION [CHANNEL]``, with the run's
-properties (generation, identity, model, channel, corpus digest, verdict; a
-variant's controls and the run's time per query, where the report has them)
+properties (generation, identity, model, channel, corpus digest, verdict)
 and one ``<testcase>`` per corpus case (``classname`` ``ptah.GENERATION.CHANNEL``,
 ``name`` the case id): a ``<failure>`` when a required key was missed
 (saying where it ranked) or a forbidden key leaked. Then one ``<testsuite>``
@@ -33,7 +32,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from ptah.core.report import CaseResult, Report, Run
 from ptah.render.cases import problems
-from ptah.render.sentences import cost_sentence, findings, variant_sentence, verdict_sentence
+from ptah.render.sentences import findings, verdict_sentence
 
 if TYPE_CHECKING:
     from ptah.core.corpus import Corpus
@@ -92,8 +91,6 @@ def _suite(report: Report, run: Run, seconds: float, lines: Mapping[str, int], c
         ("corpus", report.corpus.get("path")),
         ("created_at", report.created_at),
         ("verdict", report.verdict),
-        ("variant", None if run.variant is None else variant_sentence(run.variant)),
-        ("time_per_query", None if run.cost is None else cost_sentence(run.cost)),
     ])
     each = seconds / len(run.cases) if run.cases else 0.0
     classname = f"ptah.{run.name}.{run.channel}"

@@ -169,8 +169,8 @@ def timed_runs(report: Report) -> tuple[list[str], list[tuple[Run, Mapping | Non
     """What the reports tabulate of the runs' cost: every stage named (in the order the runs first name them),
     and each timed run with its ``cost`` against the reference run (None for the reference, or when either
     run was not timed). No run is timed in a report written before ptah timed them: ``([], [])``."""
-    timed = [run for run in report.runs if run.cost is not None]
-    stages = list(dict.fromkeys(name for cost in (run.cost for run in timed) if cost for name in cost["stages"]))
+    costs = [(run, run.cost) for run in report.runs if run.cost is not None]
+    stages = list(dict.fromkeys(name for _, cost in costs for name in cost["stages"]))
     against = {} if report.comparison is None else {candidate["run"]: candidate.get("cost")
                                                    for candidate in report.comparison.candidates}
-    return stages, [(run, against.get(run.name)) for run in timed]
+    return stages, [(run, against.get(run.name)) for run, _ in costs]
