@@ -5,8 +5,9 @@ and a Content-Security-Policy meta tag forbids every network resource, so the
 page reads the same offline, attached to a CI run, forever. Sections: the
 verdict, the summary table (every run's means with deltas, interval and p
 against the reference), each run's time per query (its stages, its difference
-from the reference and a variant's controls), each run against the baseline, a chart of per-case deltas per candidate, each case's
-top results side by side with expected keys marked, and the gates.
+from the reference, a variant's controls), each run against the baseline, a
+chart of per-case deltas per candidate, each case's top results side by side
+with expected keys marked, and the gates.
 
 Machine-checkable: every number of the summary table carries ``data-run``,
 ``data-measure``, ``data-field`` and ``data-value`` (the report's float as

@@ -104,12 +104,13 @@ def _cost(report: Report) -> str:
     if not timed:
         return ""
     compared = report.comparison is not None
-    rows = [[code(run_label(run), cell=True), milliseconds(run.cost["p50_ms"]), milliseconds(run.cost["p95_ms"]),
-             *([] if not compared else ["", ""] if change is None else
-               [milliseconds(change["p50_ms"], sign=True), milliseconds(change["p95_ms"], sign=True)]),
-             *(stage_phrase(run.cost["stages"][name], _cell_code) if name in run.cost["stages"] else ""
-               for name in stages)]
-            for run, change in timed]
+    rows = []
+    for run, change in timed:
+        cost = run.cost or {}
+        deltas = ["", ""] if change is None else [milliseconds(change[name], sign=True) for name in ("p50_ms", "p95_ms")]
+        rows.append([code(run_label(run), cell=True), milliseconds(cost["p50_ms"]), milliseconds(cost["p95_ms"]),
+                     *(deltas if compared else []),
+                     *(stage_phrase(cost["stages"][name], _cell_code) if name in cost["stages"] else "" for name in stages)])
     head = ["run", "p50", "p95", *(["Δ p50", "Δ p95"] if compared else []), *map(_cell_code, stages)]
     against = f"Δ: against {code(report.comparison.reference)}, the reference run. " if compared else ""
     return ("### Time per query\n\n" + _table(head, rows) + f"\n\n{against}Measured inside the evaluation; "

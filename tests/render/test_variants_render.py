@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import copy
+import io
 import re
 import xml.etree.ElementTree as ElementTree
+
+from rich.console import Console
 
 from ptah.render.html import render_html
 from ptah.render.junit import render_junit
@@ -37,7 +41,7 @@ def timed(gate: bool = True) -> dict:
     (``gate``) the p95 gate failing it."""
     data = compared()
     base, worse = data["runs"]
-    base["cost"], worse["cost"], worse["variant"] = SEARCH_ONLY, SEARCH_AND_RERANK, RERANKED
+    base["cost"], worse["cost"], worse["variant"] = copy.deepcopy((SEARCH_ONLY, SEARCH_AND_RERANK, RERANKED))
     data["comparison"]["candidates"][0]["cost"] = {"p50_ms": 185.0, "p95_ms": 225.5}
     if gate:
         data["gates"].append(P95_GATE)
@@ -176,3 +180,21 @@ def test_a_run_against_a_timed_baseline_says_what_it_costs_more(capsys):
     assert "  base vs the baseline's old: recall -0.5000 worse (p = 0.5000); -12.5 ms p50 and +0.50 ms p95 a query" in lines
     assert ("  base is worse than the baseline old on recall by 0.5000 (95% CI -1.0000..+0.0000, p = 0.5000; "
             "0 cases better, 1 worse, 1 tied), -12.5 ms p50 and +0.50 ms p95 a query") in lines
+
+
+def test_names_from_a_report_file_are_quoted_as_each_format_quotes_them(capsys):
+    """A saved report is a file: a stage or usage name in it may hold markup, a pipe or a tag."""
+    data = timed(gate=False)
+    stages = data["runs"][1]["cost"]["stages"]
+    stages["<b>|[red]x"] = stages.pop("rerank") | {"usage": {"a|b": 1}}
+    markdown = render_markdown(report(data))
+    assert "| `search` | `<b>\\|[red]x` |" in markdown and "usage `a\\|b` 1 |" in markdown
+    html = render_html(report(data))
+    assert '<th class="l">&lt;b&gt;|[red]x</th>' in html and "<b>|" not in html
+    assert ("  time per query: p50 435.0 ms, p95 475.5 ms (search 5.0 ms timed per batch, 0.5% of the evaluation; "
+            "<b>|[red]x p50 430.0 ms, p95 470.5 ms timed per query, 45.0% of the evaluation, usage a|b 1)"
+            ) in terminal(data, capsys)
+    on_rich = io.StringIO()
+    render(report(data), Console(file=on_rich, width=400, color_system=None, highlight=False))
+    assert "; <b>|[red]x p50 430.0 ms, p95 470.5 ms timed per query, 45.0% of the evaluation, usage a|b 1)" in (
+        on_rich.getvalue())
