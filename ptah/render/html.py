@@ -4,8 +4,10 @@ Everything is inline -- CSS, a few lines of JavaScript, the charts as SVG --
 and a Content-Security-Policy meta tag forbids every network resource, so the
 page reads the same offline, attached to a CI run, forever. Sections: the
 verdict, the summary table (every run's means with deltas, interval and p
-against the reference), each run against the baseline, a chart of per-case deltas per candidate, each case's
-top results side by side with expected keys marked, and the gates.
+against the reference), each run's time per query (its stages, its difference
+from the reference, a variant's controls), each run against the baseline, a
+chart of per-case deltas per candidate, each case's top results side by side
+with expected keys marked, and the gates.
 
 Machine-checkable: every number of the summary table carries ``data-run``,
 ``data-measure``, ``data-field`` and ``data-value`` (the report's float as
@@ -30,8 +32,9 @@ from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Report, Run
 from ptah.core.significance import p_value_text
 from ptah.core.verdicts import counted
-from ptah.render.sentences import baseline_findings, candidate_findings, gate_word, level_of, verdict_sentence
-from ptah.render.text import bounded, interval, number, signed
+from ptah.render.sentences import (baseline_findings, candidate_findings, gate_word, level_of, stage_phrase, timed_runs,
+                                   variant_sentence, verdict_sentence)
+from ptah.render.text import bounded, interval, milliseconds, number, signed
 
 CHART_MEASURE = "ndcg"  # the report key of the measure the chart shows first
 MAX_CHART_CASES = 200
@@ -109,6 +112,7 @@ def render_html(report: Report) -> str:
         f"created {escape(report.created_at)}</div>",
         _verdict(report),
         _summary(report),
+        _cost(report),
         _baseline_section(report),
         _chart(report),
         _cases(report),
@@ -287,6 +291,45 @@ def _summary(report: Report) -> str:
                             + [f"{candidate['run']}: {counted(candidate['flipped']['now_failing'], 'case')} now failing, "
                                f"{candidate['flipped']['now_passing']} now passing" for candidate in comparison.candidates]))
     return "".join(parts)
+
+
+def _cost(report: Report) -> str:
+    """Each timed run's time per query (p50, p95), its difference from the reference run's, each stage's time
+    and a variant's controls (empty when no run was timed). Each time carries ``data-run``, ``data-stage``
+    (``all``: every stage), ``data-cost`` (``p50_ms``, ``p95_ms``, ``delta_p50_ms``, ``delta_p95_ms``) and
+    ``data-value`` (the report's float as Python's ``repr``)."""
+    stages, timed = timed_runs(report)
+    if not timed:
+        return ""
+    compared = report.comparison is not None
+
+    def time(run: str, stage: str, field: str, value: float | None, sign: bool = False) -> str:
+        data = "null" if value is None else repr(float(value))
+        return (f'<td data-run="{escape(run)}" data-stage="{escape(stage)}" data-cost="{field}" data-value="{data}">'
+                f"{escape(milliseconds(value, sign=sign))}</td>")
+
+    rows = []
+    for run, change in timed:
+        cells = [f'<td class="l">{escape(run.name)}</td>',
+                 time(run.name, "all", "p50_ms", run.cost["p50_ms"]), time(run.name, "all", "p95_ms", run.cost["p95_ms"])]
+        if compared:
+            cells += (["<td></td><td></td>"] if change is None else
+                      [time(run.name, "all", "delta_p50_ms", change["p50_ms"], True),
+                       time(run.name, "all", "delta_p95_ms", change["p95_ms"], True)])
+        for name in stages:
+            stage = run.cost["stages"].get(name)
+            cells.append("<td></td>" if stage is None else
+                         f'<td class="l" data-run="{escape(run.name)}" data-stage="{escape(name)}">'
+                         f"{escape(stage_phrase(stage))}</td>")
+        controls = "" if run.variant is None else variant_sentence(run.variant)
+        rows.append(f'<tr data-run="{escape(run.name)}">{"".join(cells)}<td class="l">{escape(controls)}</td></tr>')
+    head = "<th>p50</th><th>p95</th>" + ("<th>Δ p50</th><th>Δ p95</th>" if compared else "") + "".join(
+        f'<th class="l">{escape(name)}</th>' for name in stages)
+    against = f"Δ = run − reference ({escape(str(report.comparison.reference))}). " if compared else ""
+    return (f'<h2>Time per query</h2><table id="cost"><thead><tr><th>run</th>{head}<th class="l">variant</th></tr>'
+            f'</thead><tbody>{"".join(rows)}</tbody></table><p class="meta">{against}Measured inside the evaluation, '
+            "each stage over the cases (p50, p95); a stage timed per batch charges each query an equal share of its "
+            "batch; times are reported, and gated only with --max-p95-ms.</p>")
 
 
 def _headlines(sentences: list[str]) -> str:

@@ -1,7 +1,9 @@
 """The report as a Markdown summary for a pull-request comment (``evaluate --markdown FILE``).
 
 The verdict first, then each run's means (a range ``low..high`` where the
-holes in the judgements move one, and judged@k) -- with the baseline's means, the
+holes in the judgements move one, and judged@k), each variant's controls and
+each run's time per query (p50, p95, the difference from the reference run
+and each stage's time) -- with the baseline's means, the
 deltas, the paired bootstrap intervals, the p-values and the findings when
 there is a baseline or a second run -- the gates, and the cases that flipped
 or regressed most (:data:`TOP_CASES` of them, each with its query and where
@@ -25,8 +27,9 @@ from ptah.core.report import Report, Run
 from ptah.core.significance import p_value_text
 from ptah.core.visible import abbreviated, visible
 from ptah.render.cases import changes, failed_cases, problems, whereabouts
-from ptah.render.sentences import baseline_findings, candidate_findings, gate_sentence, level_of, verdict_sentence
-from ptah.render.text import bounded, interval, number, signed
+from ptah.render.sentences import (baseline_findings, candidate_findings, gate_sentence, level_of, stage_phrase,
+                                   timed_runs, variant_sentence, verdict_sentence)
+from ptah.render.text import bounded, interval, milliseconds, number, signed
 
 TOP_CASES = 10
 MAX_VALUE = 160
@@ -44,13 +47,17 @@ def code(value: object, *, cell: bool = False, limit: int = MAX_VALUE) -> str:
     return span.replace("|", "\\|") if cell else span
 
 
+def _cell_code(value: object) -> str:
+    return code(value, cell=True)
+
+
 def run_label(run: Run) -> str:
     return f"{run.name} ({run.channel})"
 
 
 def render_markdown(report: Report) -> str:
     """The summary as Markdown text (module docs), ending with a newline."""
-    parts = [_verdict(report), _means(report)]
+    parts = [_verdict(report), _means(report), _variants(report), _cost(report)]
     parts += [_baseline(report, run, comparison.data) for run, comparison in zip(report.runs, report.comparisons)]
     if report.comparison is not None:
         parts.append(_side_by_side(report))
@@ -82,6 +89,32 @@ def _means(report: Report) -> str:
             "judged@k: the share of the top k that is judged." if judged else "")
     head = ["run", *(Measure.parse(name).label for name in measures), *(["judged@k"] if judged else [])]
     return "### Means\n\n" + _table(head, rows) + note
+
+
+def _variants(report: Report) -> str:
+    """Each variant run's executed controls, a line each (empty when no run is a variant's)."""
+    lines = [f"- {variant_sentence(run.variant, code)}" for run in report.runs if run.variant is not None]
+    return "### Variants\n\n" + "\n".join(lines) if lines else ""
+
+
+def _cost(report: Report) -> str:
+    """Each timed run's time per query, p50 and p95, its difference from the reference run's and each stage's
+    time (empty when no run was timed: a report written before ptah timed them)."""
+    stages, timed = timed_runs(report)
+    if not timed:
+        return ""
+    compared = report.comparison is not None
+    rows = []
+    for run, change in timed:
+        cost = run.cost or {}
+        deltas = ["", ""] if change is None else [milliseconds(change[name], sign=True) for name in ("p50_ms", "p95_ms")]
+        rows.append([code(run_label(run), cell=True), milliseconds(cost["p50_ms"]), milliseconds(cost["p95_ms"]),
+                     *(deltas if compared else []),
+                     *(stage_phrase(cost["stages"][name], _cell_code) if name in cost["stages"] else "" for name in stages)])
+    head = ["run", "p50", "p95", *(["Δ p50", "Δ p95"] if compared else []), *map(_cell_code, stages)]
+    against = f"Δ: against {code(report.comparison.reference)}, the reference run. " if compared else ""
+    return ("### Time per query\n\n" + _table(head, rows) + f"\n\n{against}Measured inside the evaluation; "
+            "a stage timed per batch charges each query an equal share of its batch.")
 
 
 def _baseline(report: Report, run: Run, data: Mapping) -> str:

@@ -1,9 +1,12 @@
-"""The sentences of a report -- its verdict, each gate, each finding -- built once for every format.
+"""The sentences of a report -- its verdict, each gate, each finding, a variant's controls, a run's time per
+query -- built once for every format.
 
 Each format only marks the words up: a value from a file or the source comes in quoted as the format quotes
 it (a code span, escaped markup), or plain where the format escapes the whole sentence (HTML, XML). A
 finding's sentence follows its finding, so it agrees with the cell beside it; a difference whose interval
-excludes 0 but whose test finds none is "no clear difference", never "within noise".
+excludes 0 but whose test finds none is "no clear difference", never "within noise". A finding between two
+runs that were both timed ends with what the run costs more a query: "..., +180.2 ms p50 and +190.1 ms p95 a
+query"; a report written before runs were timed reads as it did.
 """
 
 from __future__ import annotations
@@ -11,10 +14,11 @@ from __future__ import annotations
 from typing import Callable, Mapping
 
 from ptah.core.measures import Measure
-from ptah.core.report import Gate, Report
+from ptah.core.report import Gate, Report, Run
 from ptah.core.request import DEFAULT_LEVEL
 from ptah.core.significance import p_value_phrase
 from ptah.core.verdicts import counted
+from ptah.render.text import milliseconds
 
 
 def interval_text(found: Mapping | None) -> str:
@@ -51,14 +55,17 @@ def level_of(report: Report) -> float:
     return DEFAULT_LEVEL if report.comparison is None else report.comparison.statistics["bootstrap"]["level"]
 
 
-def finding_sentence(run: str, against: str, key: str, entry: Mapping, level: float) -> str:
+def finding_sentence(run: str, against: str, key: str, entry: Mapping, level: float, cost: Mapping | None = None) -> str:
     """One sentence on ``run`` against ``against`` (both already quoted) on measure ``key``: the finding, the
-    interval, p and the cases that moved (module docs)."""
+    interval, p and the cases that moved (module docs); and, when both runs were timed, what ``run`` costs more
+    a query (``cost``: the comparison's ``cost``, :func:`time_delta`)."""
     label, change, finding = Measure.parse(key).label, entry.get("delta"), entry["finding"]
     if entry.get("test") is None or change is None:
         return f"{run} vs {against}: {label} cannot be compared (no case defines it on both sides)"
     spread = f"{round(level * 100)}% CI {interval_text(entry['interval'])}, {p_value_phrase(entry['test'])}"
     told = f"({spread}; {counted(entry['wins'], 'case')} better, {entry['losses']} worse, {entry['ties']} tied)"
+    if cost is not None:
+        told += ", " + time_delta(cost)
     if finding in ("better", "worse"):
         return f"{run} is {finding} than {against} on {label} by {abs(change):.4f} {told}"
     if finding.startswith("inconclusive"):
@@ -68,6 +75,11 @@ def finding_sentence(run: str, against: str, key: str, entry: Mapping, level: fl
     else:
         return f"{run} vs {against}: {label} {change:+.4f} is within noise {told}"
     return f"{run} vs {against}: {label} {change:+.4f} is {finding}: {why} {told}"
+
+
+def time_delta(cost: Mapping) -> str:
+    """A comparison's ``cost`` (candidate minus reference, ms a query): ``+180.2 ms p50 and +190.1 ms p95 a query``."""
+    return f"{milliseconds(cost['p50_ms'], sign=True)} p50 and {milliseconds(cost['p95_ms'], sign=True)} p95 a query"
 
 
 def finding_brief(key: str, change: float | None, entry: Mapping) -> str:
@@ -90,12 +102,75 @@ def findings(report: Report, quote: Callable[[object], str] = str) -> list[str]:
 
 def candidate_findings(candidate: Mapping, reference: str, level: float, quote: Callable[[object], str] = str) -> list[str]:
     """The finding sentences of one candidate run against the reference run."""
-    return [finding_sentence(quote(candidate["run"]), quote(reference), key, entry, level)
+    return [finding_sentence(quote(candidate["run"]), quote(reference), key, entry, level, candidate.get("cost"))
             for key, entry in candidate["measures"].items()]
 
 
 def baseline_findings(run: str, data: Mapping, level: float, quote: Callable[[object], str] = str) -> list[str]:
     """The finding sentences of one run against the baseline's reference run."""
     against = f"the baseline {quote(data.get('generation'))}"
-    return [finding_sentence(quote(run), against, key, entry, level)
+    return [finding_sentence(quote(run), against, key, entry, level, data.get("cost"))
             for key, entry in (data.get("significance") or {}).items()]
+
+
+# --- variants and what each run cost ------------------------------------------
+
+
+def variant_sentence(variant: Mapping, quote: Callable[[object], str] = str) -> str:
+    """A variant's executed controls in one line: ``variant reranked: lexical over title-body, rerank bi-encoder
+    (title-body) on the top 20``; the channels a channel fuses in brackets (``hybrid (lexical + vector)``), a
+    vector search other than exact, and the rerank stage: its kind, what scores (a model, or the generation
+    whose model does), and a service's address."""
+    channels, made = list(variant["channels"]), variant["channel"]
+    searched = made if channels == [made] else f"{made} ({' + '.join(channels)})"
+    text = f"variant {quote(variant['name'])}: {quote(searched)} over {quote(variant['generation'])}"
+    search = variant.get("search") or {}
+    if search.get("mode", "exact") != "exact":
+        at = f" at ef_search {search['ef_search']}" if search.get("ef_search") is not None else ""
+        text += f", {quote(search['mode'])} search{at}"
+    rerank = variant.get("rerank")
+    if rerank:
+        scorer = rerank.get("model") or rerank.get("generation") or variant["generation"]
+        service = rerank.get("service") or {}
+        where = f" at {quote(service['base_url'])}" if service.get("base_url") else ""
+        text += f", rerank {quote(rerank['kind'])} ({quote(scorer)}{where}) on the top {rerank['candidates']:,}"
+    return text
+
+
+def cost_sentence(cost: Mapping, quote: Callable[[object], str] = str) -> str:
+    """A run's ``cost`` in one line: ``time per query: p50 186.8 ms, p95 217.1 ms (search 6.8 ms timed per batch,
+    3.1% of the evaluation; rerank p50 180.0 ms, p95 210.0 ms timed per query, 95.0% of the evaluation)``."""
+    stages = "; ".join(f"{quote(name)} {stage_phrase(stage, quote)}" for name, stage in cost["stages"].items())
+    return (f"time per query: p50 {milliseconds(cost['p50_ms'])}, p95 {milliseconds(cost['p95_ms'])}"
+            + (f" ({stages})" if stages else ""))
+
+
+def stage_phrase(stage: Mapping, quote: Callable[[object], str] = str) -> str:
+    """One stage's time per query (one figure when p50 and p95 agree, as a stage timed per batch's do), how it
+    was timed, its share of the evaluation's time and a service's usage: ``6.8 ms timed per batch, 3.1% of the
+    evaluation``."""
+    p50, p95 = stage["p50_ms"], stage["p95_ms"]
+    times = milliseconds(p50) if p50 == p95 else f"p50 {milliseconds(p50)}, p95 {milliseconds(p95)}"
+    text = f"{times} timed {stage['timed']}"
+    if stage.get("share") is not None:
+        text += f", {stage['share']:.1%} of the evaluation"
+    if stage.get("usage"):
+        text += f", usage {usage_phrase(stage['usage'], quote)}"
+    return text
+
+
+def usage_phrase(usage: Mapping, quote: Callable[[object], str] = str) -> str:
+    """A service's usage as ``requests 3, retries 0, input tokens 1,234``: each figure it reported, in its order."""
+    return ", ".join(f"{quote(name.replace('_', ' '))} {value:,}" for name, value in usage.items()
+                     if isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def timed_runs(report: Report) -> tuple[list[str], list[tuple[Run, Mapping | None]]]:
+    """What the reports tabulate of the runs' cost: every stage named (in the order the runs first name them),
+    and each timed run with its ``cost`` against the reference run (None for the reference, or when either
+    run was not timed). No run is timed in a report written before ptah timed them: ``([], [])``."""
+    costs = [(run, run.cost) for run in report.runs if run.cost is not None]
+    stages = list(dict.fromkeys(name for _, cost in costs for name in cost["stages"]))
+    against = {} if report.comparison is None else {candidate["run"]: candidate.get("cost")
+                                                   for candidate in report.comparison.candidates}
+    return stages, [(run, against.get(run.name)) for run, _ in costs]

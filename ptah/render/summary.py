@@ -2,12 +2,13 @@
 
 The verdict with the exit code it gives and every gate that did not pass;
 one table of every run's means, each with its delta against the reference
-run; one sentence per finding (each candidate against the reference, and
-each run against the baseline); and the notes on where the baseline came
-from (another generation identity, another snapshot of the source:
-``baseline.comparisons[i].provenance``). The detail -- every case, the
-side-by-side statistics, the gates and the verdict again -- follows
-(:mod:`ptah.render.table`).
+run; every timed run's time per query (p50 / p95); one line per comparison
+(each candidate against the reference, and each run against the baseline:
+each measure's finding and what the run costs more a query); and the notes
+on where the baseline came from (another generation identity, another
+snapshot of the source: ``baseline.comparisons[i].provenance``). The
+detail -- every case, the side-by-side statistics, the gates and the verdict
+again -- follows (:mod:`ptah.render.table`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from typing import TYPE_CHECKING, Mapping
 
 from ptah.core.measures import Measure
 from ptah.core.report import Gate, Report
-from ptah.render.sentences import finding_brief, gate_sentence, verdict_sentence
-from ptah.render.text import delta, markup, number, plain
+from ptah.render.sentences import finding_brief, gate_sentence, time_delta, verdict_sentence
+from ptah.render.text import delta, markup, milliseconds, number, plain
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -38,6 +39,11 @@ def render_summary(report: Report, console: Console) -> None:
     corpus = report.corpus
     console.print(f"corpus {markup(corpus['path'])}: {corpus['cases']} cases")
     _means(report, console)
+    timed = [run for run in report.runs if run.cost is not None]
+    if timed:
+        console.print("  time per query, p50 / p95: " + "; ".join(
+            f"{markup(run.name)} {milliseconds(run.cost['p50_ms'])} / {milliseconds(run.cost['p95_ms'])}"
+            for run in timed))
     for line in findings(report):
         console.print("  " + line, highlight=False, markup=False)
     for line in provenance_notes(report):
@@ -73,19 +79,26 @@ def _means(report: Report, console: Console) -> None:
 
 
 def findings(report: Report) -> list[str]:
-    """One line per comparison, each measure's delta and finding: every candidate against the reference run,
-    then every run against the baseline's reference run (the sentences and intervals are in the detail)."""
+    """One line per comparison, each measure's delta and finding, and the time it costs more a query when both
+    runs were timed: every candidate against the reference run, then every run against the baseline's
+    reference run (the sentences and intervals are in the detail)."""
     lines = []
     if report.comparison is not None:
         for candidate in report.comparison.candidates:
             lines.append(f"{plain(candidate['run'])} vs {plain(report.comparison.reference)}: " + "; ".join(
-                finding_brief(key, entry["delta"], entry) for key, entry in candidate["measures"].items()))
+                [finding_brief(key, entry["delta"], entry) for key, entry in candidate["measures"].items()]
+                + _time(candidate)))
     for comparison in report.comparisons:
         significance = comparison.data.get("significance") or {}
         if significance:
             lines.append(f"{plain(comparison.data.get('against', ''))} vs the baseline's {plain(comparison.generation)}: "
-                         + "; ".join(finding_brief(key, comparison.delta(key), entry) for key, entry in significance.items()))
+                         + "; ".join([finding_brief(key, comparison.delta(key), entry) for key, entry in significance.items()]
+                                     + _time(comparison.data)))
     return lines
+
+
+def _time(comparison: Mapping) -> list[str]:
+    return [time_delta(comparison["cost"])] if comparison.get("cost") is not None else []
 
 
 def provenance_notes(report: Report) -> list[str]:

@@ -1,5 +1,9 @@
 """The report for people on a terminal: a table of cases per run, the means, deltas, comparisons and the verdict.
 
+Under each run's header, a variant's executed controls (``variant reranked:
+lexical over title-body, rerank bi-encoder (title-body) on the top 20``); under
+its means, its time per query and each stage's (:mod:`ptah.render.sentences`).
+
 Columns and mean lines follow the measures each run holds (``run.means``,
 labelled by the measure registry), so a report with ``MAP@10`` shows a
 ``MAP@10`` column and mean line. Deltas against a baseline and between runs
@@ -18,7 +22,8 @@ from ptah.core.report import BaselineComparison, CaseResult, Comparison, Report,
 from ptah.core.significance import p_value_phrase, p_value_text
 from ptah.core.verdicts import counted
 from ptah.render.layout import PlainConsole, column_widths, print_stacked
-from ptah.render.sentences import baseline_findings, candidate_findings, interval_text, level_of, verdict_sentence
+from ptah.render.sentences import (baseline_findings, candidate_findings, cost_sentence, interval_text, level_of,
+                                   variant_sentence, verdict_sentence)
 from ptah.render.text import bounded, delta, markup, number, plain
 
 if TYPE_CHECKING:
@@ -67,6 +72,8 @@ def _render_run(console: Console, run: Run, comparison: BaselineComparison | Non
         f"model {markup(generation['model'])}, {generation['rows']} rows, "
         f"{markup(run.search['mode'])} {markup(run.search['similarity'])}{stale}"
     )
+    if run.variant is not None:
+        console.print("  " + variant_sentence(run.variant, markup))
     measures = _labels(run.means)
     columns = [("case", "left"), ("k", "right"), *((label, "right") for _, label in measures), ("status", "left")]
     rows = [
@@ -97,6 +104,8 @@ def _render_run(console: Console, run: Run, comparison: BaselineComparison | Non
     forbidden = run.forbidden
     if forbidden["cases"]:
         console.print(f"  forbidden leakage {forbidden['leaking']} of {forbidden['cases']} cases (rate {number(forbidden['rate'])})")
+    if run.cost is not None:
+        console.print("  " + cost_sentence(run.cost, markup))
     if run.search.get("index"):  # --search index|both: the index, and with both its ANN recall against exact
         render_index_search(console, run)
     lost = comparison.data.get("baseline_holes_lost") if comparison is not None else None

@@ -60,6 +60,15 @@ def interval(found: Mapping | None) -> str:
     return "N/A" if found is None else f"[{found['low']:+.4f}, {found['high']:+.4f}]"
 
 
+def milliseconds(value: float | None, *, sign: bool = False) -> str:
+    """A time in milliseconds, ``544.1 ms`` (``+180.2 ms`` with ``sign``): one decimal, two under 1 ms so that a
+    fast stage does not read 0; ``N/A`` when it was not timed."""
+    if value is None:
+        return "N/A"
+    places = 1 if abs(value) >= 1 else 2
+    return f"{value:{'+' if sign else ''},.{places}f} ms"
+
+
 def delta(value: float | None) -> str:
     """A signed difference in rich markup: green when up, red when down, dim when none; ``N/A`` when undefined."""
     if value is None:
