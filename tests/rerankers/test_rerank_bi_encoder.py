@@ -33,7 +33,7 @@ def opened(context, generation: GenerationSettings, **settings):
 
 
 def test_scores_are_the_float64_dot_products_of_the_query_and_each_text(context):
-    reranker, embedders = opened(context, DETERMINISTIC)
+    reranker, _ = opened(context, DETERMINISTIC)
     scores = reranker.scores("how to reset a password", TEXTS)
     by_hand = open_embedder(DETERMINISTIC, context.root)
     query = by_hand.embed_queries(["how to reset a password"])[0]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +19,9 @@ TEXTS = ["reset my password", "the cat sat on the mat", "export invoices", "pass
          "how do i export billing"]
 
 
-def save_tiny_model(folder: Path, *, nan: bool = False) -> Path:
-    """A 2-layer BERT with one output and a 23-word vocabulary, randomly initialised (seed 0), and its tokenizer."""
+def save_tiny_model(folder: Path, *, nan: bool = False, labels: int = 1) -> Path:
+    """A 2-layer BERT with ``labels`` outputs and a 17-word vocabulary, randomly initialised (seed 0), and its
+    tokenizer; with ``nan`` its classifier's bias is NaN."""
     import torch
     import transformers
     from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
@@ -29,7 +31,7 @@ def save_tiny_model(folder: Path, *, nan: bool = False) -> Path:
     vocabulary.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]) + "\n")
     torch.manual_seed(0)
     config = BertConfig(vocab_size=5 + len(WORDS), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=32, max_position_embeddings=64, num_labels=1, initializer_range=0.5)
+                        intermediate_size=32, max_position_embeddings=64, num_labels=labels, initializer_range=0.5)
     model = BertForSequenceClassification(config).eval()
     if nan:
         with torch.no_grad():
@@ -99,8 +101,6 @@ def test_describe_names_the_model_its_digest_and_the_libraries(tiny, context):
 
 
 def test_a_relative_model_path_resolves_against_the_specs_folder(tiny, context):
-    from dataclasses import replace
-
     within = replace(context, root=str(tiny.parent))
     assert open_reranker(RerankSettings("cross-encoder", model="tiny"), within).describe()["model"] == "tiny"
 
@@ -121,3 +121,17 @@ def test_a_score_that_is_not_finite_is_exit_3_naming_the_model(tmp_path, context
     assert info.value.exit_code == EXIT_OPERATIONAL
     assert str(info.value) == (f'the cross-encoder reranker (model "{broken}") gave a score that is not a finite '
                                "number (nan), so the candidates cannot be ranked on it")
+
+
+def test_a_model_with_more_than_one_output_or_unreadable_is_exit_3(tmp_path, context):
+    two = save_tiny_model(tmp_path / "two", labels=2)
+    with pytest.raises(ModelUnavailable) as info:
+        open_reranker(RerankSettings("cross-encoder", model=str(two)), context)
+    assert (info.value.exit_code, str(info.value)) == (
+        EXIT_OPERATIONAL, f'model "{two}" at {two} gives 2 scores a pair; a reranker needs a cross-encoder with one')
+    (tmp_path / "hollow").mkdir()
+    (tmp_path / "hollow" / "config.json").write_text("{}")
+    with pytest.raises(ModelUnavailable) as info:
+        open_reranker(RerankSettings("cross-encoder", model="hollow"), replace(context, root=str(tmp_path)))
+    assert info.value.exit_code == EXIT_OPERATIONAL
+    assert str(info.value).startswith(f'model "hollow" at {tmp_path}/hollow could not be loaded as a cross-encoder: ')

@@ -4,6 +4,8 @@ package is (a module and a dist-info folder on the path), and the refusals of an
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -15,6 +17,8 @@ from ptah.adapters.rerankers import RerankerRegistry, open_reranker, reranker_ki
 from ptah.adapters.rerankers import registry as registry_module
 from ptah.core.errors import EXIT_INPUT, EXIT_OPERATIONAL, InputError, OperationalError, PluginError
 from ptah.core.spec import RerankSettings
+
+REPO = Path(__file__).resolve().parents[2]
 
 TOY = '''
 """A toy reranker kind: a text scores the number of letters it shares with the query."""
@@ -71,8 +75,12 @@ def site(tmp_path, monkeypatch):
     sys.modules.pop("toy_reranker", None)
 
 
-def test_ptahs_kinds_come_first():
-    assert RerankerRegistry().names()[:3] == ("cross-encoder", "bi-encoder", "service")
+def test_ptahs_kinds_come_first_and_naming_them_imports_no_heavy_library():
+    script = ("import sys\nfrom ptah.adapters.rerankers import reranker_kinds\nprint(reranker_kinds()[:3], "
+              "sorted(m for m in ('torch', 'sentence_transformers', 'transformers', 'httpx') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.stdout == "('cross-encoder', 'bi-encoder', 'service') []\n"
 
 
 @pytest.mark.parametrize("entry", ["letters = toy_reranker:register", "letters = toy_reranker:KIND"])
