@@ -1,31 +1,33 @@
-"""Clients of HTTP services on one pooled ``httpx.Client``: the OpenAI embeddings API (``POST {base_url}/embeddings``)
-here, and any other JSON API through :class:`ServiceClient` (the rerank service's client builds on it).
+"""Clients of HTTP services, each on one pooled ``httpx.Client``: :class:`ServiceClient`, the transport and its
+policy, and :class:`EmbeddingsClient` on it, the OpenAI embeddings API (``POST {base_url}/embeddings``). The rerank
+service's client (:mod:`ptah.adapters.rerankers.rerank_client`) is the other one on it.
 
-:class:`ServiceClient` is the one transport and its policy; :class:`EmbeddingsClient` adds what embeddings
-send and check. Texts are sent in requests of at most ``batch_size`` inputs and
-:attr:`Policy.max_request_chars` characters, ``max_concurrency`` of them in
-flight (threads sharing the client's kept-alive connections). Each request
-has a whole-request deadline of ``timeout_s`` (the generation's
-``timeout_s``): connecting, sending, waiting for the answer and each read
-of it are each bounded by it (``httpx.Timeout``), and the answer's body is
-read in pieces with the deadline checked between them, so a server trickling
-its answer a byte at a time fails at the deadline (headers trickled so are
-bounded only by each read's timeout and httpx's limit on their size). A request that times out,
-loses its connection or is answered 429 or 5xx is retried after an
+The transport. Requests are JSON, ``max_concurrency`` of them in flight
+(threads sharing the client's kept-alive connections). Each request has a
+whole-request deadline of ``timeout_s`` (the service's ``timeout_s``):
+connecting, sending, waiting for the answer and each read of it are each
+bounded by it (``httpx.Timeout``), and the answer's body is read in pieces
+with the deadline checked between them, so a server trickling its answer a
+byte at a time fails at the deadline (headers trickled so are bounded only by
+each read's timeout and httpx's limit on their size). A request that times
+out, loses its connection or is answered 429 or 5xx is retried after an
 exponential backoff with jitter (``Retry-After`` honoured), at most
 :attr:`Policy.attempts` times in all, each wait capped at
 :attr:`Policy.max_delay_s`; then, or at once for any other status, or a
 redirect, :class:`ServiceUnavailable` (exit 3) says in one sentence the
 endpoint, the HTTP status and the provider's message (bounded, control
-characters escaped, the key masked). An answer is refused unless it is JSON
-with one finite vector per input, in order, all of the same dimension (the
-one asked for, when asked), from the model asked for, labelled JSON when
-labelled at all (``application/json`` or ``…+json``: a ``text/html`` 200 is a
-proxy's or a login page's); at most :meth:`Policy.response_limit` bytes of it
-are read, uncompressed (``Accept-Encoding: identity``). Redirects are not
-followed, so the key is never sent to another host.
+characters escaped, the key masked). An answer is refused unless it is
+labelled JSON when labelled at all (``application/json`` or ``…+json``: a
+``text/html`` 200 is a proxy's or a login page's); at most a bound the client
+sets of it is read, uncompressed (``Accept-Encoding: identity``). Redirects
+are not followed, so the key is never sent to another host. The key goes into
+the ``Authorization`` header and nowhere else.
 
-The key goes into the ``Authorization`` header and nowhere else.
+Embeddings. Texts are sent in requests of at most ``batch_size`` inputs and
+:attr:`Policy.max_request_chars` characters. An answer is refused unless it is
+JSON with one finite vector per input, in order, all of the same dimension
+(the one asked for, when asked), from the model asked for; at most
+:meth:`Policy.response_limit` bytes of it are read.
 """
 
 from __future__ import annotations
