@@ -31,8 +31,10 @@ class Letters:
         self.options = options
 
     def scores(self, query, texts):
-        if self.options.get("broken"):
+        if self.options.get("broken") == "length":
             return [1.0] * (len(texts) + 1)
+        if self.options.get("broken") == "words":
+            return ["high"] * len(texts)
         return np.array([len(set(query) & set(text)) for text in texts])
 
     def describe(self):
@@ -91,11 +93,12 @@ def test_a_plugin_kind_is_found_by_its_entry_point_and_its_scores_checked(site, 
     scores = reranker.scores("abc", ["cab", "xyz", "a"])
     assert scores.dtype == np.float64 and scores.tolist() == [3.0, 0.0, 1.0]
     assert reranker.describe() == {"kind": "letters", "model": None}
-    broken = open_reranker(RerankSettings("letters", options={"broken": True}), context)
-    with pytest.raises(OperationalError) as info:
-        broken.scores("abc", ["cab", "xyz"])
-    assert (info.value.exit_code, str(info.value)) == (
-        EXIT_OPERATIONAL, "the letters reranker gave 3 scores for 2 texts; a reranker gives one score per text")
+    for broken, message in (("length", "gave 3 scores for 2 texts; a reranker gives one score per text"),
+                            ("words", "gave scores that are not numbers")):
+        wrong = open_reranker(RerankSettings("letters", options={"broken": broken}), context)
+        with pytest.raises(OperationalError) as info:
+            wrong.scores("abc", ["cab", "xyz"])
+        assert (info.value.exit_code, str(info.value)) == (EXIT_OPERATIONAL, f"the letters reranker {message}")
 
 
 def test_an_unknown_kind_is_exit_2_naming_the_registered_ones(site, context):

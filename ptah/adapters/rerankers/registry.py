@@ -147,7 +147,10 @@ class CheckedReranker:
         self.kind, self.reranker = kind, reranker
 
     def scores(self, query: str, texts: Sequence[str]) -> np.ndarray:
-        scores = np.asarray(self.reranker.scores(query, texts), dtype=np.float64)
+        try:
+            scores = np.asarray(self.reranker.scores(query, texts), dtype=np.float64)
+        except (TypeError, ValueError):
+            raise OperationalError(f"{self._who()} gave scores that are not numbers") from None
         if scores.shape != (len(texts),):
             raise OperationalError(f"{self._who()} gave {scores.size} scores for {len(texts)} texts; a reranker "
                                    "gives one score per text")
