@@ -1,29 +1,33 @@
-"""A client of the OpenAI embeddings API (``POST {base_url}/embeddings``) on one pooled ``httpx.Client``.
+"""Clients of HTTP services, each on one pooled ``httpx.Client``: :class:`ServiceClient`, the transport and its
+policy, and :class:`EmbeddingsClient` on it, the OpenAI embeddings API (``POST {base_url}/embeddings``). The rerank
+service's client (:mod:`ptah.adapters.rerankers.rerank_client`) is the other one on it.
 
-Texts are sent in requests of at most ``batch_size`` inputs and
-:attr:`Policy.max_request_chars` characters, ``max_concurrency`` of them in
-flight (threads sharing the client's kept-alive connections). Each request
-has a whole-request deadline of ``timeout_s`` (the generation's
-``timeout_s``): connecting, sending, waiting for the answer and each read
-of it are each bounded by it (``httpx.Timeout``), and the answer's body is
-read in pieces with the deadline checked between them, so a server trickling
-its answer a byte at a time fails at the deadline (headers trickled so are
-bounded only by each read's timeout and httpx's limit on their size). A request that times out,
-loses its connection or is answered 429 or 5xx is retried after an
+The transport. Requests are JSON, ``max_concurrency`` of them in flight
+(threads sharing the client's kept-alive connections). Each request has a
+whole-request deadline of ``timeout_s`` (the service's ``timeout_s``):
+connecting, sending, waiting for the answer and each read of it are each
+bounded by it (``httpx.Timeout``), and the answer's body is read in pieces
+with the deadline checked between them, so a server trickling its answer a
+byte at a time fails at the deadline (headers trickled so are bounded only by
+each read's timeout and httpx's limit on their size). A request that times
+out, loses its connection or is answered 429 or 5xx is retried after an
 exponential backoff with jitter (``Retry-After`` honoured), at most
 :attr:`Policy.attempts` times in all, each wait capped at
 :attr:`Policy.max_delay_s`; then, or at once for any other status, or a
 redirect, :class:`ServiceUnavailable` (exit 3) says in one sentence the
 endpoint, the HTTP status and the provider's message (bounded, control
-characters escaped, the key masked). An answer is refused unless it is JSON
-with one finite vector per input, in order, all of the same dimension (the
-one asked for, when asked), from the model asked for, labelled JSON when
-labelled at all (``application/json`` or ``…+json``: a ``text/html`` 200 is a
-proxy's or a login page's); at most :meth:`Policy.response_limit` bytes of it
-are read, uncompressed (``Accept-Encoding: identity``). Redirects are not
-followed, so the key is never sent to another host.
+characters escaped, the key masked). An answer is refused unless it is
+labelled JSON when labelled at all (``application/json`` or ``…+json``: a
+``text/html`` 200 is a proxy's or a login page's); at most a bound the client
+sets of it is read, uncompressed (``Accept-Encoding: identity``). Redirects
+are not followed, so the key is never sent to another host. The key goes into
+the ``Authorization`` header and nowhere else.
 
-The key goes into the ``Authorization`` header and nowhere else.
+Embeddings. Texts are sent in requests of at most ``batch_size`` inputs and
+:attr:`Policy.max_request_chars` characters. An answer is refused unless it is
+JSON with one finite vector per input, in order, all of the same dimension
+(the one asked for, when asked), from the model asked for; at most
+:meth:`Policy.response_limit` bytes of it are read.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, NoReturn, Sequence
+from typing import Any, Callable, NoReturn, Sequence, TypeVar
 
 import httpx
 import numpy as np
@@ -44,6 +48,8 @@ from ptah.core.errors import ServiceUnavailable
 
 MESSAGE_LIMIT = 200  # characters of a provider's message told to the user
 ERROR_BODY_LIMIT = 64 * 1024
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -93,18 +99,23 @@ class _Retry(Exception):
         self.what, self.retry_after, self.remedy = what, retry_after, remedy
 
 
-class EmbeddingsClient:
-    """Embeds texts with one model of one OpenAI-compatible server (see module docs)."""
+class ServiceClient:
+    """POSTs JSON to one endpoint of a service under the module's policy (retries, whole-request deadline, bounded
+    reads, no redirects, the key in the ``Authorization`` header only) and counts :attr:`usage`.
 
-    def __init__(self, base_url: str, model: str, *, key: str | None, dimensions: int | None,
-                 batch_size: int, max_concurrency: int, policy: Policy, timeout_s: float):
-        self.endpoint = base_url.rstrip("/") + "/embeddings"
-        self.model, self.dimensions = model, dimensions
+    A subclass says what it sends and checks what comes back; ``service`` names it in messages (``the embedding
+    service URL ...``), ``refused`` ends the sentence that refuses an answer.
+    """
+
+    service = "service"
+    refused = "the answer was refused"
+
+    def __init__(self, endpoint: str, *, key: str | None, batch_size: int, max_concurrency: int, policy: Policy,
+                 timeout_s: float):
+        self.endpoint = endpoint
         self.batch_size, self.max_concurrency, self.policy = batch_size, max_concurrency, policy
         self.timeout_s = timeout_s
-        self.dimension: int | None = dimensions  # learnt from the first answer when not asked
         self.usage = Usage()
-        self.served_model: str | None = None  # the model the last answer named (None: it named none)
         self._key = key
         headers = {"Content-Type": "application/json", "Accept": "application/json", "Accept-Encoding": "identity",
                    "User-Agent": "ptah"}
@@ -113,55 +124,26 @@ class EmbeddingsClient:
         self._http = httpx.Client(headers=headers, follow_redirects=False, limits=httpx.Limits(
             max_connections=max_concurrency, max_keepalive_connections=max_concurrency))
 
-    def embed(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
-        """One float32 row per text, in order (``(0, dimension)`` for none); ``progress(texts answered so far)``
-        after each request that is answered."""
-        batches = list(self._batches(texts))
-        if not batches:
-            return np.zeros((0, self.dimension or 0), dtype=np.float32)
-        lock, answered = threading.Lock(), [0]
+    def in_parallel(self, work: Callable[[T], R], batches: list[T]) -> list[R]:
+        """``work`` of each batch, in order, ``max_concurrency`` of them in flight (threads sharing the connections)."""
+        if len(batches) <= 1 or self.max_concurrency == 1:
+            return [work(batch) for batch in batches]
+        with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(batches))) as pool:
+            return list(pool.map(work, batches))
 
-        def request(batch: list[str]) -> np.ndarray:
-            part = self._request(batch)
-            if progress is not None:
-                with lock:  # requests answer in any thread
-                    answered[0] += len(batch)
-                    progress(answered[0])
-            return part
-
-        if len(batches) == 1 or self.max_concurrency == 1:
-            parts = [request(batch) for batch in batches]
-        else:
-            with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(batches))) as pool:
-                parts = list(pool.map(request, batches))
-        return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
-
-    def _batches(self, texts: Sequence[str]):
-        batch: list[str] = []
-        chars = 0
-        for text in texts:
-            if batch and (len(batch) >= self.batch_size or chars + len(text) > self.policy.max_request_chars):
-                yield batch
-                batch, chars = [], 0
-            batch.append(text)
-            chars += len(text)
-        if batch:
-            yield batch
-
-    def _request(self, batch: list[str]) -> np.ndarray:
-        body: dict[str, Any] = {"model": self.model, "input": batch, "encoding_format": "float"}
-        if self.dimensions is not None:
-            body["dimensions"] = self.dimensions
+    def post(self, body: dict, limit: int) -> bytes:
+        """The body of the answer to ``body`` sent as JSON, at most ``limit`` bytes (more is refused), after the
+        retries the policy allows; :class:`ServiceUnavailable` once they are spent or for an answer never retried."""
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         policy = self.policy
         for attempt in range(1, policy.attempts + 1):
             started = time.monotonic()
             try:
-                raw = self._post(data, len(batch))
+                raw = self._post(data, limit)
             except _Retry as exc:
                 self.usage.add(requests=1, server_s=time.monotonic() - started)
                 if attempt == policy.attempts:
-                    raise ServiceUnavailable(f"the embedding service {self.endpoint} {exc.what} "
+                    raise ServiceUnavailable(f"the {self.service} {self.endpoint} {exc.what} "
                                              f"to all {policy.attempts} attempts; {exc.remedy}") from None
                 delay = min(policy.max_delay_s, policy.backoff_s * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
                 if exc.retry_after is not None:
@@ -170,11 +152,29 @@ class EmbeddingsClient:
                 time.sleep(delay)
                 continue
             self.usage.add(requests=1, server_s=time.monotonic() - started)
-            return self._vectors(raw, len(batch))
+            return raw
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _post(self, data: bytes, inputs: int) -> bytes:
-        limit = self.policy.response_limit(inputs, self.dimension)
+    def document(self, raw: bytes, *, constants: bool = False) -> Any:
+        """The answer read as JSON (``NaN`` and ``Infinity`` too, with ``constants``); refused if it is not."""
+        try:
+            return json.loads(raw, parse_constant=None if constants else _no_constant)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            self.refuse("answered with something that is not JSON")
+
+    def refuse(self, what: str) -> NoReturn:
+        """:class:`ServiceUnavailable`: the service ``what`` (e.g. ``answered 2 scores for 3 documents``)."""
+        raise ServiceUnavailable(f"the {self.service} {self.endpoint} {what}; {self.refused}")
+
+    def visible(self, text: str) -> str:
+        """``text`` on one bounded line: control characters escaped, the key masked."""
+        if self._key:
+            text = text.replace(self._key, "***")
+        shown = "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)
+        shown = " ".join(shown.split())
+        return shown if len(shown) <= MESSAGE_LIMIT else shown[: MESSAGE_LIMIT - 3] + "..."
+
+    def _post(self, data: bytes, limit: int) -> bytes:
         deadline = time.monotonic() + self.timeout_s
         try:
             timeout = httpx.Timeout(self.timeout_s)  # connect, write, pool and each read; the deadline is below
@@ -183,16 +183,16 @@ class EmbeddingsClient:
                     self._failed(answer, deadline)
                 kind = answer.headers.get("Content-Type")
                 if kind is not None and not _is_json(kind):  # a proxy's or a login page's answer, not the API's
-                    self._refuse(f"answered {self._visible(kind.split(';')[0].strip())}, not JSON (a proxy or a "
-                                 "login page?)")
+                    self.refuse(f"answered {self.visible(kind.split(';')[0].strip())}, not JSON (a proxy or a "
+                                "login page?)")
                 raw = self._read(answer, limit + 1, deadline)
         except httpx.TimeoutException:
             raise self._timed_out() from None
         except httpx.TransportError as exc:
             raise _Retry("could not be reached or dropped the connection "
-                         f"({self._visible(str(exc) or type(exc).__name__)})") from None
+                         f"({self.visible(str(exc) or type(exc).__name__)})") from None
         if len(raw) > limit:
-            self._refuse(f"sent more than {limit:,} bytes")
+            self.refuse(f"sent more than {limit:,} bytes")
         return raw
 
     def _read(self, answer: httpx.Response, most: int, deadline: float) -> bytes:
@@ -219,7 +219,7 @@ class EmbeddingsClient:
             message = "no message"
         if status == 429 or status >= 500:
             raise _Retry(f"answered HTTP {status} ({message})", _retry_after(answer.headers.get("Retry-After")))
-        raise ServiceUnavailable(f"the embedding service {self.endpoint} refused the request with HTTP {status} "
+        raise ServiceUnavailable(f"the {self.service} {self.endpoint} refused the request with HTTP {status} "
                                  f"({message}); check the model, the key and base_url")
 
     def _message(self, raw: bytes) -> str:
@@ -234,52 +234,88 @@ class EmbeddingsClient:
                 error = error.get("message")
             if isinstance(error, str):
                 text = error
-        return self._visible(text) if text.strip() else "no message"
+        return self.visible(text) if text.strip() else "no message"
 
-    def _visible(self, text: str) -> str:
-        """``text`` on one bounded line: control characters escaped, the key masked."""
-        if self._key:
-            text = text.replace(self._key, "***")
-        shown = "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)
-        shown = " ".join(shown.split())
-        return shown if len(shown) <= MESSAGE_LIMIT else shown[: MESSAGE_LIMIT - 3] + "..."
 
-    def _refuse(self, what: str) -> NoReturn:
-        raise ServiceUnavailable(f"the embedding service {self.endpoint} {what}; the answer was refused "
-                                 "and nothing was stored")
+class EmbeddingsClient(ServiceClient):
+    """Embeds texts with one model of one OpenAI-compatible server (see module docs)."""
+
+    service = "embedding service"
+    refused = "the answer was refused and nothing was stored"
+
+    def __init__(self, base_url: str, model: str, *, key: str | None, dimensions: int | None,
+                 batch_size: int, max_concurrency: int, policy: Policy, timeout_s: float):
+        super().__init__(base_url.rstrip("/") + "/embeddings", key=key, batch_size=batch_size,
+                         max_concurrency=max_concurrency, policy=policy, timeout_s=timeout_s)
+        self.model, self.dimensions = model, dimensions
+        self.dimension: int | None = dimensions  # learnt from the first answer when not asked
+        self.served_model: str | None = None  # the model the last answer named (None: it named none)
+
+    def embed(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """One float32 row per text, in order (``(0, dimension)`` for none); ``progress(texts answered so far)``
+        after each request that is answered."""
+        batches = list(self._batches(texts))
+        if not batches:
+            return np.zeros((0, self.dimension or 0), dtype=np.float32)
+        lock, answered = threading.Lock(), [0]
+
+        def request(batch: list[str]) -> np.ndarray:
+            part = self._request(batch)
+            if progress is not None:
+                with lock:  # requests answer in any thread
+                    answered[0] += len(batch)
+                    progress(answered[0])
+            return part
+
+        return np.ascontiguousarray(np.concatenate(self.in_parallel(request, batches)), dtype=np.float32)
+
+    def _batches(self, texts: Sequence[str]):
+        batch: list[str] = []
+        chars = 0
+        for text in texts:
+            if batch and (len(batch) >= self.batch_size or chars + len(text) > self.policy.max_request_chars):
+                yield batch
+                batch, chars = [], 0
+            batch.append(text)
+            chars += len(text)
+        if batch:
+            yield batch
+
+    def _request(self, batch: list[str]) -> np.ndarray:
+        body: dict[str, Any] = {"model": self.model, "input": batch, "encoding_format": "float"}
+        if self.dimensions is not None:
+            body["dimensions"] = self.dimensions
+        return self._vectors(self.post(body, self.policy.response_limit(len(batch), self.dimension)), len(batch))
 
     def _vectors(self, raw: bytes, inputs: int) -> np.ndarray:
-        try:
-            document = json.loads(raw, parse_constant=_no_constant)
-        except (ValueError, UnicodeDecodeError):
-            self._refuse("answered with something that is not JSON")
+        document = self.document(raw)
         data = document.get("data") if isinstance(document, dict) else None
         if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
-            self._refuse("answered JSON that is not an embeddings list (no data: [{embedding: …}])")
+            self.refuse("answered JSON that is not an embeddings list (no data: [{embedding: …}])")
         served = document.get("model")
         if served is not None and served != self.model:
-            self._refuse(f'answered with model "{self._visible(str(served))}", not "{self.model}" as asked')
+            self.refuse(f'answered with model "{self.visible(str(served))}", not "{self.model}" as asked')
         self.served_model = served
         if len(data) != inputs:
-            self._refuse(f"answered {len(data)} vectors for {inputs} texts")
+            self.refuse(f"answered {len(data)} vectors for {inputs} texts")
         order = [item.get("index", position) for position, item in enumerate(data)]
         if sorted(order) != list(range(inputs)) or any(isinstance(index, bool) for index in order):
-            self._refuse("answered vectors whose index fields are not each of 0 to n-1 once")
+            self.refuse("answered vectors whose index fields are not each of 0 to n-1 once")
         rows: list[Any] = [None] * inputs
         for index, item in zip(order, data):
             rows[index] = item.get("embedding")
         if not all(isinstance(row, list) and row and all(
                 isinstance(value, (int, float)) and not isinstance(value, bool) for value in row) for row in rows):
-            self._refuse("answered an embedding that is not a list of numbers")
+            self.refuse("answered an embedding that is not a list of numbers")
         lengths = {len(row) for row in rows}
         expected = self.dimension
         if len(lengths) != 1 or (expected is not None and lengths != {expected}):
             sizes = ", ".join(str(n) for n in sorted(lengths))
-            self._refuse(f"answered vectors of dimension {sizes}" + (f", not {expected}" if expected else ""))
+            self.refuse(f"answered vectors of dimension {sizes}" + (f", not {expected}" if expected else ""))
         with np.errstate(over="ignore"):
             matrix = np.asarray(rows, dtype=np.float64).astype(np.float32)
         if not np.isfinite(matrix).all():
-            self._refuse("answered a vector with a value that is not a finite float32")
+            self.refuse("answered a vector with a value that is not a finite float32")
         if self.dimension is None:
             self.dimension = matrix.shape[1]
         usage = document.get("usage")

@@ -1,0 +1,170 @@
+"""Which reranker a rerank stage's ``kind:`` names: a registry that installed packages extend.
+
+ptah registers ``cross-encoder``, ``bi-encoder`` and ``service``. A package adds
+a kind by declaring an entry point in the group ``ptah.rerankers`` that names
+either a :class:`~ptah.adapters.rerankers.base.RerankerKind` object or a
+function ``register(registry)`` calling ``registry.register(kind)``::
+
+    [project.entry-points."ptah.rerankers"]
+    toy = "toy_reranker:register"
+
+Entry points are loaded once, at the first lookup, after ptah's own kinds. An
+unknown kind is an :class:`InputError` (exit 2) naming the registered kinds; a
+plugin that cannot be loaded, registers something that is not a kind, or
+reuses a kind's name is a :class:`PluginError` (exit 3) naming its entry point,
+and fails every later lookup too.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from ptah.adapters.embedders.base import usage_of
+from ptah.adapters.embedders.registry import describe_exception
+from ptah.adapters.rerankers.base import RerankContext, Reranker, RerankerKind
+from ptah.core.errors import OperationalError, PluginError, PtahError
+from ptah.core.registry import Registry
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+    from ptah.core.spec import RerankSettings
+
+GROUP = "ptah.rerankers"
+
+
+class RerankerRegistry:
+    """Reranker kinds by name; ptah's and the installed plugins' registered at the first lookup.
+
+    ``discover=False`` gives an empty registry holding only what is registered on it (tests).
+    """
+
+    def __init__(self, *, discover: bool = True):
+        self._kinds: Registry[RerankerKind] = Registry("reranker kind", use="the registered kinds are")
+        self._discovered = not discover
+        self._lock = threading.RLock()  # a plugin's register() may look the kinds up while discovery runs
+        self._origin: str | None = None  # who is registering now, while discovery runs
+        self._failure: PluginError | None = None
+
+    def register(self, kind: RerankerKind) -> None:
+        origin = self._origin or f"the module {type(kind).__module__}"
+        if isinstance(kind, type) or not isinstance(kind, RerankerKind) or not isinstance(kind.name, str) \
+                or not kind.name.strip():
+            raise PluginError(f"{origin} registered {kind!r}, which is not a reranker kind: register an object "
+                              "with a name and open(settings, context)")
+        if kind.name in self._kinds:
+            raise PluginError(f'{origin} registered the reranker kind "{kind.name}", which is registered already; '
+                              "uninstall one of them")
+        self._kinds.register(kind.name, kind)
+
+    def names(self) -> tuple[str, ...]:
+        self._discover()
+        return self._kinds.names()
+
+    def get(self, name: str) -> RerankerKind:
+        """The kind ``name``; :class:`InputError` naming the registered kinds when there is none."""
+        self._discover()
+        return self._kinds.get(name)
+
+    def _discover(self) -> None:
+        with self._lock:
+            if self._failure is not None:
+                raise self._failure
+            if self._discovered:
+                return
+            self._discovered = True
+            from ptah.adapters.rerankers.bi_encoder import BiEncoderKind
+            from ptah.adapters.rerankers.cross_encoder import CrossEncoderKind
+            from ptah.adapters.rerankers.service import ServiceKind
+
+            try:
+                self._origin = "ptah"
+                for kind in (CrossEncoderKind(), BiEncoderKind(), ServiceKind()):
+                    self.register(kind)
+                for entry in _entry_points():
+                    self._origin = f'the {GROUP} entry point "{entry.name} = {entry.value}"'
+                    self._load(entry)
+            except PluginError as exc:
+                self._failure = exc
+                raise
+            finally:
+                self._origin = None
+
+    def _load(self, entry: EntryPoint) -> None:
+        try:
+            target = entry.load()
+        except Exception as exc:  # ImportError, SyntaxError, whatever its module raises
+            raise PluginError(f"{self._origin} cannot be loaded: {describe_exception(exc)}") from None
+        if isinstance(target, RerankerKind) and not isinstance(target, type):
+            self.register(target)
+            return
+        if not callable(target):
+            raise PluginError(f"{self._origin} names {target!r}; name a reranker kind or a function register(registry)")
+        try:
+            target(self)
+        except PtahError:
+            raise
+        except Exception as exc:
+            raise PluginError(f"{self._origin} failed while registering: {describe_exception(exc)}") from None
+
+
+def _entry_points() -> list[EntryPoint]:
+    from importlib import metadata
+
+    return sorted(metadata.entry_points(group=GROUP), key=lambda entry: (entry.name, entry.value))
+
+
+REGISTRY = RerankerRegistry()
+
+
+def reranker_kinds() -> tuple[str, ...]:
+    """The names of the kinds ptah can open: its own three first, then the plugins'."""
+    return REGISTRY.names()
+
+
+def open_reranker(settings: RerankSettings, context: RerankContext) -> Reranker:
+    """The reranker ``settings.kind`` opens, its scores checked (one finite float64 per text).
+
+    :class:`InputError` (exit 2) for an unknown kind (naming the registered
+    ones) or a setting the kind needs and lacks; what opening the kind raises
+    otherwise (a missing model: exit 3).
+    """
+    kind = REGISTRY.get(settings.kind)
+    reranker = kind.open(settings, context)
+    if not isinstance(reranker, Reranker):
+        raise PluginError(f'the reranker kind "{kind.name}" opened {reranker!r}; open() returns an object with '
+                          "scores(query, texts) and describe()")
+    return CheckedReranker(kind.name, reranker)
+
+
+class CheckedReranker:
+    """A reranker whose every answer is checked: one finite score per text, as float64 (a plug-in's too)."""
+
+    def __init__(self, kind: str, reranker: Reranker):
+        self.kind, self.reranker = kind, reranker
+
+    def scores(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        try:
+            scores = np.asarray(self.reranker.scores(query, texts), dtype=np.float64)
+        except (TypeError, ValueError):
+            raise OperationalError(f"{self._who()} gave scores that are not numbers") from None
+        if scores.shape != (len(texts),):
+            raise OperationalError(f"{self._who()} gave {scores.size} scores for {len(texts)} texts; a reranker "
+                                   "gives one score per text")
+        if not np.isfinite(scores).all():
+            raise OperationalError(f"{self._who()} gave a score that is not a finite number "
+                                   f"({scores[~np.isfinite(scores)][0]}), so the candidates cannot be ranked on it")
+        return scores
+
+    def describe(self) -> dict:
+        return self.reranker.describe()
+
+    def usage(self) -> dict | None:
+        return usage_of(self.reranker)
+
+    def _who(self) -> str:
+        model = self.reranker.describe().get("model")
+        return f'the {self.kind} reranker' + (f' (model "{model}")' if model else "")
