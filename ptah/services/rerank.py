@@ -71,7 +71,10 @@ def rerank(plan: RunPlan, sides: Sides, candidates: Run, settings: RerankSetting
             unranked=f"not among the {len(keys):,} candidates reranked"))
         seconds.append(time.perf_counter() - clock)
     usage = usage_of(reranker)
-    controls = settings.controls() | {"scorer": reranker.describe(), **({"usage": usage} if usage else {})}
+    scorer = dict(reranker.describe())
+    if settings.generation is not None:  # a bi-encoder knows its embedder, not the model's name
+        scorer.setdefault("model", project.spec.generation(settings.generation).model)
+    controls = settings.controls() | {"scorer": scorer, **({"usage": usage} if usage else {})}
     return Reranked(results, seconds, controls)
 
 

@@ -58,7 +58,7 @@ def test_a_pipe_gets_every_line_whole(evaluate_argv):
     (header,) = [line for line in lines if line.startswith("side by side against")]
     assert header.endswith("else Monte Carlo, marked ~)")
     headlines = [line for line in lines if line.startswith(f"  {SECOND} vs ") and "(95% CI" in line]
-    assert len(headlines) == 3 and all(line.endswith(" tied)") for line in headlines)
+    assert len(headlines) == 3 and all(line.endswith(" a query") for line in headlines)  # ..., 1 tied), +x ms p50 …
     assert sum(FIRST in line for line in lines) >= 4 and sum(SECOND in line for line in lines) >= 4
     assert len(INTERVAL.findall(done.stdout)) == 6  # the candidate's three intervals, in its table and its sentences
     assert "…" not in done.stdout.replace("…\n", "\n").replace("… model", " model")  # identities are shown cut

@@ -70,5 +70,5 @@ def test_candidates_fewer_than_a_cases_k_are_refused(example_project, capsys, tm
                     .replace("store: .ptah/ptah.db", f"store: {example_project / '.ptah' / 'ptah.db'}"))
     result = run_cli(capsys, "inference", "evaluate", "--spec", spec, "--corpus", CORPUS, "--variant", "reranked")
     assert result.code == 2
-    assert result.err.strip() == ('ptah: variant "reranked": rerank candidates (4) must be at least each case\'s k; '
+    assert result.err.strip() == ('variant "reranked": rerank candidates (4) must be at least each case\'s k; '
                                   'case "pricing" asks for 5 (write candidates: 10 or more)')

@@ -58,6 +58,9 @@ def measured(report) -> dict:
         data.pop(volatile)
     for run in data["runs"]:
         run["generation"].pop("queries_from_cache")  # the first evaluation embeds the queries, later ones read them
+        run.pop("cost")  # seconds
+    for candidate in (data["comparison"] or {}).get("candidates", []):
+        candidate.pop("cost")
     return data
 
 

@@ -75,8 +75,8 @@ def test_requests_in_flight_together_keep_the_texts_order(rerank_server, context
 def test_the_tei_shape_sends_texts_and_reads_scores_without_a_key(rerank_server, context):
     reranker = open_reranker(settings(rerank_server, "tei", batch_size=4, key_env=None, model=None), context)
     assert reranker.scores(QUERY, TEXTS).tolist() == EXPECTED
-    assert [r["body"] for r in rerank_server.requests] == [{"query": QUERY, "texts": TEXTS[:4]},
-                                                           {"query": QUERY, "texts": TEXTS[4:]}]
+    assert [r["body"] for r in rerank_server.requests] == [{"query": QUERY, "texts": TEXTS[:4], "truncate": True},
+                                                           {"query": QUERY, "texts": TEXTS[4:], "truncate": True}]
     assert {r["authorization"] for r in rerank_server.requests} == {None}
     assert reranker.scores(QUERY, []).tolist() == [] and len(rerank_server.requests) == 2  # nothing to ask
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ptah.adapters.corpus_yaml import parse_corpus
@@ -115,3 +117,138 @@ def test_the_p95_gate_fails_a_run_over_its_limit_only_when_asked(built):
     assert not failing.passed and failing.detail == f"p95 time per query {p95:,.1f} ms > {p95 / 2:,.1f} ms"
     gated = run(built, channels=["vector"], max_p95_ms=0.0)
     assert [g.name for g in gated.gates if not g.passed] == ["max-p95-ms"]
+
+
+# -- the rerank stage ------------------------------------------------------------------------------------------------
+
+class Vowels:
+    """A toy reranker: a text's score is how many vowels it holds."""
+
+    def __init__(self):
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def scores(self, query, texts):
+        self.calls.append((query, list(texts)))
+        return [float(sum(text.count(v) for v in "aeiou")) for text in texts]
+
+    def describe(self):
+        return {"kind": "vowels", "model": None}
+
+    def usage(self):
+        return {"requests": len(self.calls)}
+
+
+class VowelsKind:
+    name = "vowels"
+
+    def __init__(self):
+        self.opened: list = []
+
+    def open(self, settings, context):
+        self.opened.append(Vowels())
+        return self.opened[-1]
+
+
+@pytest.fixture
+def vowels(monkeypatch):
+    from ptah.adapters.rerankers import registry
+
+    fresh = registry.RerankerRegistry()
+    kind = VowelsKind()
+    fresh.register(kind)
+    monkeypatch.setattr(registry, "REGISTRY", fresh)
+    return kind
+
+
+def with_variants(workspace, text: str) -> None:
+    workspace.spec_path.write_text(workspace.spec_path.read_text() + text)
+
+
+def test_the_rerank_stage_ranks_the_channels_top_candidates_by_the_rerankers_scores(built, vowels):
+    with_variants(built, "  voweled:\n    channels: [vector]\n    rerank: {kind: vowels, candidates: 5}\n")
+    deep = parse_corpus(CORPUS.replace("default_k: 3", "default_k: 5"), name="c.yaml")
+    EMBEDDERS["test/table"] = TableEmbedder()
+    with built.project() as project:
+        candidates = evaluate(project, deep, request()).runs[0]
+        texts = {row.key: row.text for row in project.source.rows("{title}\n\n{body}")}
+    report = run(built, variants=["voweled"])
+    (reranked,) = report.runs
+    (opened,) = vowels.opened
+    for case, listed, (query, scored) in zip(reranked.cases, candidates.cases, opened.calls):
+        keys = [result.key for result in listed.ranking]
+        assert scored == [texts[key] for key in keys] and query == case.query
+        order = sorted(keys, key=lambda key: (-sum(texts[key].count(v) for v in "aeiou"), key))
+        assert [result.key for result in case.ranking] == order[:3]
+        assert [result.score for result in case.ranking] == [float(sum(texts[k].count(v) for v in "aeiou"))
+                                                             for k in order[:3]]
+        for miss in case.missed:
+            assert miss.rank == (order.index(miss.key) + 1 if miss.key in order else None)
+            if miss.key not in order:
+                assert miss.placement == "not among the 5 candidates reranked"
+        assert [hole.key for hole in case.holes] == [key for key in order[:3] if key not in
+                                                     {*dict(case.relevant), *case.required, *case.forbidden}]
+    rerank = reranked.variant["rerank"]
+    assert rerank["kind"] == "vowels" and rerank["candidates"] == 5
+    assert rerank["scorer"] == {"kind": "vowels", "model": None} and rerank["usage"] == {"requests": 3}
+    assert reranked.search["rerank"] == {"kind": "vowels", "candidates": 5}
+    stages = reranked.cost["stages"]
+    assert stages["rerank"]["timed"] == "per query" and stages["rerank"]["usage"] == {"requests": 3}
+    assert reranked.cost["p95_ms"] >= reranked.cost["p50_ms"] > stages["search"]["p50_ms"]
+
+
+def test_an_unknown_reranker_kind_is_exit_2_naming_the_registered_ones(built, vowels):
+    with_variants(built, "  odd:\n    channels: [lexical]\n    rerank: {kind: odd}\n")
+    with pytest.raises(InputError) as caught:
+        run(built, variants=["odd"])
+    assert (str(caught.value), caught.value.exit_code) == (
+        "unknown reranker kind 'odd'; the registered kinds are vowels, cross-encoder, bi-encoder, service", 2)
+
+
+def test_a_cross_encoder_model_that_is_not_there_is_exit_2_for_the_variant(built, tmp_path):
+    with_variants(built, f"  crossed:\n    channels: [lexical]\n    rerank: {{kind: cross-encoder, model: {tmp_path / 'nowhere'}}}\n")
+    with pytest.raises(VariantUnavailable) as caught:
+        run(built, variants=["crossed"])
+    assert caught.value.exit_code == 2
+    assert str(caught.value).startswith('variant "crossed": its reranker cannot be opened: ')
+
+
+@pytest.fixture(scope="module")
+def rerank_server():
+    from tests.rerankers.conftest import RerankServer
+
+    served = RerankServer()
+    yield served
+    served.httpd.shutdown()
+    served.httpd.server_close()
+
+
+@pytest.mark.parametrize("fault, sentence", [
+    (None, None),
+    ("fewer", "answered 0 scores for 1 documents"),  # the first case's one BM25 match, its one result left out
+    ("nan", "answered a relevance_score that is not a finite number"),
+    ("other-model", 'answered with model "rerank-multilingual-v2.0", not "rerank-english-v3.0" as asked'),
+])
+def test_a_service_reranks_through_evaluate_and_every_wrong_answer_is_exit_3(built, cli, rerank_server, monkeypatch,
+                                                                             fault, sentence):
+    from ptah.adapters.rerankers import service
+    from ptah.adapters.embedders.http_client import Policy
+
+    monkeypatch.setattr(service, "POLICY", Policy(attempts=2, backoff_s=0.0, max_delay_s=0.0))
+    monkeypatch.setenv("RERANK_KEY", "rk-SECRET-0042")
+    with_variants(built, f"  served-rerank:\n    channels: [lexical]\n    rerank: {{kind: service, base_url: "
+                         f"\"{rerank_server.base_url}\", model: rerank-english-v3.0, api_key_env: RERANK_KEY, "
+                         "candidates: 3}\n")
+    (built.folder / "c.yaml").write_text(CORPUS)
+    rerank_server.reset()
+    rerank_server.always = fault
+    code, out, err = cli("inference", "evaluate", "--spec", built.spec_path, "--corpus", built.folder / "c.yaml",
+                         "--variant", "served-rerank", "--json")
+    assert "rk-SECRET-0042" not in out + err
+    if fault is None:
+        assert code in (0, 1) and err == ""
+        (reranked,) = json.loads(out)["runs"]
+        assert reranked["variant"]["rerank"]["usage"]["requests"] == 3
+        assert all(r["authorization"] == "Bearer rk-SECRET-0042" for r in rerank_server.requests)
+        return
+    assert code == 3 and out == ""
+    assert err == f"the rerank service {rerank_server.base_url}/rerank {sentence}; the answer was refused\n"

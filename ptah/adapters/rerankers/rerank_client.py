@@ -32,7 +32,7 @@ class RerankClient(ServiceClient):
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float64)
 
     def _request(self, query: str, documents: list[str]) -> np.ndarray:
-        body: dict[str, Any] = {"query": query, "texts": documents} if self.api == "tei" else {
+        body: dict[str, Any] = {"query": query, "texts": documents, "truncate": True} if self.api == "tei" else {
             "model": self.model, "query": query, "documents": documents, "top_n": len(documents),
             "return_documents": False}
         raw = self.post(body, ANSWER_BYTES + len(documents) * BYTES_PER_RESULT)
