@@ -15,6 +15,7 @@ from ptah.services.evaluate import evaluate
 from ptah.services.variants import Stage, cost, p95_gates
 
 from tests.embedders import EMBEDDERS
+from tests.rerankers.conftest import rerank_server  # noqa: F401  (the fixture: a real rerank server)
 from tests.services.conftest import request
 from tests.services.test_channels import CORPUS, TWO
 from tests.services.test_evaluate import TableEmbedder
@@ -212,23 +213,13 @@ def test_a_cross_encoder_model_that_is_not_there_is_exit_2_for_the_variant(built
     assert str(caught.value).startswith('variant "crossed": its reranker cannot be opened: ')
 
 
-@pytest.fixture(scope="module")
-def rerank_server():
-    from tests.rerankers.conftest import RerankServer
-
-    served = RerankServer()
-    yield served
-    served.httpd.shutdown()
-    served.httpd.server_close()
-
-
 @pytest.mark.parametrize("fault, sentence", [
     (None, None),
     ("fewer", "answered 0 scores for 1 documents"),  # the first case's one BM25 match, its one result left out
     ("nan", "answered a relevance_score that is not a finite number"),
     ("other-model", 'answered with model "rerank-multilingual-v2.0", not "rerank-english-v3.0" as asked'),
 ])
-def test_a_service_reranks_through_evaluate_and_every_wrong_answer_is_exit_3(built, cli, rerank_server, monkeypatch,
+def test_a_service_reranks_through_evaluate_and_every_wrong_answer_is_exit_3(built, cli, rerank_server, monkeypatch,  # noqa: F811
                                                                              fault, sentence):
     from ptah.adapters.rerankers import service
     from ptah.adapters.embedders.http_client import Policy
