@@ -12,6 +12,10 @@ Keys keep the author's spelling: an unquoted ``0042`` is the key ``"0042"``,
 ``1e3`` is ``"1e3"`` and ``true`` is ``"true"`` -- the text written, never a
 number or boolean YAML would make of it. A null key (``~``, ``null``, nothing)
 is refused.
+
+A case's ``tags`` (a ptah addition; :mod:`ptah.core.corpus`) is a list of
+distinct tags, each matching :data:`ptah.core.corpus.TAG_PATTERN`, at most
+:data:`ptah.core.corpus.MAX_TAGS_PER_CASE`; like keys, a tag is the text written.
 """
 
 from __future__ import annotations
@@ -53,13 +57,16 @@ from ptah.core.corpus import (
     MAX_KEY_CHARS,
     MAX_KEYS_PER_CASE,
     MAX_QUERY_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS_PER_CASE,
+    TAG_PATTERN,
     Case,
     Corpus,
 )
 from ptah.core.errors import CorpusError
 
 TOP_FIELDS = ("version", "name", "description", "default_k", "cases")
-CASE_FIELDS = ("id", "query", "k", "required", "relevant", "forbidden")
+CASE_FIELDS = ("id", "query", "k", "required", "relevant", "forbidden", "tags")
 
 
 def load_corpus(given: str | os.PathLike) -> Corpus:
@@ -226,6 +233,7 @@ class _Reader(ProblemReader):
         required = self._key_list(fields, "required", case_id)
         forbidden = self._key_list(fields, "forbidden", case_id)
         relevant = self._relevant(fields, case_id)
+        tags = self._tags(fields, case_id)
         if required is None and relevant is None:
             report(
                 "declares neither required nor relevant; any answer would satisfy it, so name the keys a good result contains",
@@ -251,6 +259,7 @@ class _Reader(ProblemReader):
             relevant=grades,
             forbidden=tuple(forbidden or ()),
             line=line,
+            tags=tuple(tags),
         )
 
     def _case_id(self, node: MappingNode) -> str | None:
@@ -331,6 +340,32 @@ class _Reader(ProblemReader):
                 continue
             keys.append(key)
         return keys
+
+    def _tags(self, fields: dict, case_id: str) -> list[str]:
+        """The case's tags as written: a list of distinct tags of the documented alphabet (module docs)."""
+        if "tags" not in fields:
+            return []
+        node = fields["tags"].value
+        if not isinstance(node, SequenceNode):
+            self.report(f"must be a list of tags such as [billing, de], not {describe(node)}", line=line_of(node),
+                        field="tags", case=case_id)
+            return []
+        if len(node.value) > MAX_TAGS_PER_CASE:
+            self.report(f"lists {len(node.value)} tags, above the limit of {MAX_TAGS_PER_CASE}", line=line_of(node),
+                        field="tags", case=case_id)
+            return []
+        tags: list[str] = []
+        for item in node.value:
+            text = scalar_text(item)
+            if text is None or not TAG_PATTERN.fullmatch(text):
+                what = describe(item) if text is None or len(text) <= MAX_TAG_CHARS else f"a text of {len(text):,} characters"
+                self.report(f"a tag is 1 to {MAX_TAG_CHARS} lowercase letters, digits, '-', '_' or '.', starting with a "
+                            f"letter or digit, not {what}", line=line_of(item), field="tags", case=case_id)
+            elif text in tags:
+                self.report(f"tag {text!r} is listed twice", line=line_of(item), field="tags", case=case_id)
+            else:
+                tags.append(text)
+        return tags
 
     def _relevant(self, fields: dict, case_id: str) -> dict[str, float] | None:
         if "relevant" not in fields:

@@ -32,14 +32,31 @@ as UTF-8. Queries and keys are taken exactly as written: no trimming, no case
 folding, no Unicode normalisation.
 
 Outside the digest: ``name``, ``description``, ``default_k`` itself (only the
-depths it resolves to count), YAML formatting, quoting, comments, mapping key
-order and the order of the cases.
+depths it resolves to count), the cases' ``tags``, YAML formatting, quoting,
+comments, mapping key order and the order of the cases.
+
+Tags and slices
+---------------
+A case may carry ``tags`` (a ptah addition): each 1 to 32 characters of
+lowercase ASCII letters, digits, ``-``, ``_`` and ``.``, starting with a letter
+or a digit (:data:`TAG_PATTERN`), at most 16 a case, none twice; a case keeps
+them in the order written. The cases carrying a tag are its *slice*
+(:meth:`Corpus.slices`). Tags are outside the corpus digest -- renaming a
+slice does not make two measurements incomparable -- but each slice has a
+*slice digest* (:func:`slice_digest`), the SHA-256 of::
+
+    {"cases":[CASE,...],"format":"ptah-slice@1","tag":TAG}
+
+serialised as the corpus's canonical document is, CASE as above (sorted by
+id). A baseline's slice is compared only with a slice of the same digest: the
+same tag over the same cases, with the same contents.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Mapping
@@ -48,6 +65,7 @@ from ptah.core.judged import EMPTY, JudgementRecord
 
 CORPUS_VERSION = 1
 DIGEST_FORMAT = "ptah-corpus@1"
+SLICE_DIGEST_FORMAT = "ptah-slice@1"
 
 # Limits: oversized input is refused with a clear error, never truncated.
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -58,6 +76,9 @@ MAX_KEYS_PER_CASE = 10_000
 MAX_KEY_CHARS = 1_024
 MAX_ID_CHARS = 512
 MAX_GRADE = 1_000_000  # far below where nDCG's sums of grades would overflow to infinity
+MAX_TAGS_PER_CASE = 16
+MAX_TAG_CHARS = 32
+TAG_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,31}")  # fullmatch; a tag fits a column, a file name and a URL
 
 COMPOSITE_KEY_SEPARATOR = "\x1f"
 
@@ -70,7 +91,8 @@ class Case:
     declared ``required`` and no ``relevant``, each required key is graded 1.
     ``line`` is where the case starts in its file (for messages), if known.
     ``judged`` holds the keys its entry in the judgement record holds (outside
-    the digest; see :mod:`ptah.core.judged`).
+    the digest; see :mod:`ptah.core.judged`). ``tags`` names the slices the
+    case belongs to, as written (outside the digest; see the module docs).
     """
 
     id: str
@@ -81,6 +103,7 @@ class Case:
     forbidden: tuple[str, ...] = ()
     line: int | None = field(default=None, compare=False)
     judged: frozenset[str] = field(default=frozenset(), compare=False)
+    tags: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "relevant", MappingProxyType(dict(self.relevant)))
@@ -130,6 +153,14 @@ class Corpus:
         """Each case's line in its corpus file, where the loader knew it (JUnit's ``line``, the annotations' place)."""
         return {case.id: case.line for case in self.cases if case.line is not None}
 
+    def slices(self) -> dict[str, tuple[Case, ...]]:
+        """Each tag (in code point order) mapped to the cases carrying it, in corpus order."""
+        found: dict[str, list[Case]] = {}
+        for case in self.cases:
+            for tag in case.tags:
+                found.setdefault(tag, []).append(case)
+        return {tag: tuple(found[tag]) for tag in sorted(found)}
+
     def case(self, case_id: str) -> Case:
         for case in self.cases:
             if case.id == case_id:
@@ -145,10 +176,12 @@ class Corpus:
 
 def canonical_document(cases: tuple[Case, ...] | list[Case]) -> bytes:
     """The exact bytes the digest hashes (see module docs)."""
-    document = {
-        "format": DIGEST_FORMAT,
-        "cases": [case.canonical() for case in sorted(cases, key=lambda c: c.id)],
-    }
+    return _canonical({"format": DIGEST_FORMAT}, cases)
+
+
+def _canonical(head: dict, cases: tuple[Case, ...] | list[Case]) -> bytes:
+    """``head`` with the cases' canonical forms sorted by id, serialised as the module docs say."""
+    document = head | {"cases": [case.canonical() for case in sorted(cases, key=lambda c: c.id)]}
     text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return text.encode("utf-8")
 
@@ -156,6 +189,11 @@ def canonical_document(cases: tuple[Case, ...] | list[Case]) -> bytes:
 def corpus_digest(cases: tuple[Case, ...] | list[Case]) -> str:
     """``sha256:`` followed by the hex SHA-256 of :func:`canonical_document`."""
     return "sha256:" + hashlib.sha256(canonical_document(cases)).hexdigest()
+
+
+def slice_digest(tag: str, cases: tuple[Case, ...] | list[Case]) -> str:
+    """The slice digest of ``tag`` over ``cases`` (see the module docs): ``sha256:`` and 64 hex digits."""
+    return "sha256:" + hashlib.sha256(_canonical({"format": SLICE_DIGEST_FORMAT, "tag": tag}, cases)).hexdigest()
 
 
 def join_key(components: list[str] | tuple[str, ...]) -> str:
