@@ -37,6 +37,23 @@ two-sided: p = P(|mean of sign-flipped differences| >= |observed mean|).
 On a symmetric null the two-sided p here equals scipy's ``permutation_test(...,
 permutation_type='samples', alternative='two-sided')`` with exhaustive
 enumeration (its doubled one-sided p).
+
+A family of tests: Holm's method (:func:`holm`, :func:`holm_adjusted`)
+---------------------------------------------------------------------
+Testing many slices and measures at once, some p-values fall below alpha by
+chance alone. Holm's step-down method (Holm, 1979) keeps the chance of even
+one false finding in the family at most alpha, under any dependence between
+the tests. With the family's m p-values sorted ascending, p_(1) <= ... <=
+p_(m), the adjusted p-values are::
+
+    q_(i) = min(1, max over j <= i of (m - j + 1) * p_(j))
+
+(non-decreasing in i, capped at 1), and a hypothesis is rejected when its
+adjusted p is *below* alpha -- strictly, as a single finding needs p < alpha
+(:mod:`ptah.core.comparison`). That is the step-down rule: reject H_(1),
+H_(2), ... while p_(i) < alpha / (m - i + 1), and stop at the first that is
+not. A test that could not be made (``None``) is no member of the family and
+stays ``None``; equal p-values get equal adjusted values whatever their order.
 """
 
 from __future__ import annotations
@@ -175,6 +192,28 @@ def sign_flip_test(
         signs = rng.integers(0, 2, size=(rows, m)) * 2 - 1
         extreme += int(np.count_nonzero(np.abs(signs @ nonzero) >= threshold))
     return SignFlipResult(p_value=(1 + extreme) / (1 + resamples), method="monte-carlo", nonzero=m, patterns=resamples)
+
+
+def holm_adjusted(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm's adjusted p-values, in the order given (see the module docs); ``None`` stays ``None``."""
+    family = sorted((p, index) for index, p in enumerate(p_values) if p is not None)
+    for p, _ in family:
+        if not 0 <= p <= 1:
+            raise ValueError(f"a p-value must be between 0 and 1, got {p!r}")
+    adjusted: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for rank, (p, index) in enumerate(family):
+        running = min(1.0, max(running, (len(family) - rank) * p))
+        adjusted[index] = running
+    return adjusted
+
+
+def holm(p_values: Sequence[float | None], alpha: float) -> list[bool | None]:
+    """Which hypotheses Holm's method rejects at family-wise error ``alpha`` (adjusted p below alpha), in the
+    order given; ``None`` (no test) stays ``None``."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha!r}")
+    return [None if q is None else q < alpha for q in holm_adjusted(p_values)]
 
 
 def p_value_text(test: dict | None) -> str:
