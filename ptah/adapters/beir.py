@@ -323,4 +323,6 @@ def corpus_yaml_text(corpus: Corpus, header: str = "") -> str:
             lines.extend(f"      {quoted(key)}: {grade_text(grade)}" for key, grade in case.relevant.items())
         if case.forbidden:
             lines.append("    forbidden: [" + ", ".join(quoted(key) for key in case.forbidden) + "]")
+        if case.tags:
+            lines.append("    tags: [" + ", ".join(quoted(tag) for tag in case.tags) + "]")  # "null" stays text
     return "\n".join(lines) + "\n"

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ptah.adapters.corpus_yaml import load_corpus, parse_corpus
 from ptah.core.corpus import slice_digest
@@ -113,3 +115,40 @@ def test_the_bundled_corpus_is_tagged_by_topic_and_still_matches_its_baseline():
     sizes = {tag: len(cases) for tag, cases in corpus.slices().items()}
     assert (sizes["billing"], sizes["invoices"], sizes["payments"], sizes["security"], sizes["account"]) == (4, 7, 7, 3, 3)
     assert [case.id for case in corpus.slices()["billing"]] == ["pricing", "stop-paying", "plan-refund", "bookkeeper-seat"]
+
+
+def test_a_corpus_written_back_as_yaml_keeps_its_tags_even_those_yaml_would_read_otherwise():
+    from ptah.adapters.beir import corpus_yaml_text
+
+    corpus = parse_corpus(TAGGED.replace("tags: [billing, en]", 'tags: [billing, "null", "true", "1.50"]'))
+    assert corpus.cases[0].tags == ("billing", "null", "true", "1.50")
+    assert parse_corpus(corpus_yaml_text(corpus)) == corpus
+
+
+def test_editing_a_tagged_corpus_keeps_its_tags(tmp_path):
+    from ptah.adapters.corpus_edit import CorpusDocument
+
+    path = tmp_path / "c.yaml"
+    path.write_text(TAGGED)
+    document = CorpusDocument.open(path)
+    document.judge("cancellation", "18", 2.0)
+    document.append_case("refund", "Can I get my money back?", None, [("7", 1.0, None)])
+    saved = document.save()
+    assert [case.tags for case in saved.cases] == [("billing", "en"), ("billing", "de"), (), ()]
+    assert load_corpus(path).slices()["billing"] == parse_corpus(TAGGED).slices()["billing"][:1] + (saved.cases[1],)
+
+
+TAGS = st.lists(st.from_regex(r"[a-z0-9][a-z0-9._-]{0,31}", fullmatch=True), max_size=16, unique=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(first=TAGS, second=TAGS)
+def test_any_tags_of_the_alphabet_are_read_back_as_written_and_keep_the_corpus_digest(first, second):
+    def listed(tags):
+        return "[" + ", ".join(json.dumps(tag) for tag in tags) + "]"
+
+    text = TAGGED.replace("[billing, en]", listed(first)).replace("tags:\n      - billing\n      - de\n",
+                                                                    f"tags: {listed(second)}\n")
+    corpus = parse_corpus(text)
+    assert [case.tags for case in corpus.cases] == [tuple(first), tuple(second), ()]
+    assert corpus.digest == parse_corpus(UNTAGGED).digest
