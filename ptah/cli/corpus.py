@@ -90,8 +90,9 @@ def plan(
     """How many cases the corpus, and each slice (tag), needs to see a change of X with the given power.
 
     The paired normal approximation: n = ((z(1 - alpha/2) + z(power)) * s / X)^2,
-    rounded up, where s is the standard deviation of the per-case paired
-    differences the report measured (its later runs against its first, or its
+    rounded up (never below the 6 cases at alpha 0.05 that the sign-flip test
+    needs to reach p < alpha at all), where s is the standard deviation of the
+    per-case paired differences the report measured (its later runs against its first, or its
     run against its baseline); the tests check it against a simulation of the
     sign-flip test and bootstrap interval a comparison uses. A report of one
     run alone has no pairs: s is taken as sqrt(2) x the spread of its per-case

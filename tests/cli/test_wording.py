@@ -115,7 +115,7 @@ def test_problems_are_printed_in_line_order(tmp_path, cli):
     corpus.write_text('version: 1\ndefault_k: 5\ncases:\n  - id: a\n    query: refund\n    colour: red\n'
                       '  - id: a\n    query: x\n    required: ["1"]\n    bogus: 1\n')
     code, out, err = cli("corpus", "validate", corpus)
-    known = "known fields are id, query, k, required, relevant, forbidden"
+    known = "known fields are id, query, k, required, relevant, forbidden, tags"
     assert (code, out) == (2, "")
     assert err.splitlines() == [
         f'{corpus}:4: case "a": declares neither required nor relevant; any answer would satisfy it, '
