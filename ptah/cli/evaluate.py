@@ -85,9 +85,10 @@ def drops(spelled: dict[str, float | None], given: List[str]) -> dict[str, float
     result = {name: value for name, value in spelled.items() if value is not None}
     for text in given:
         name, sep, value = text.partition("=")
+        amount, at, tag = value.partition("@")  # recall=0.02@billing: the slice of tag billing
         try:
-            measure = str(Measure.parse(name))
-            threshold = float(value)
+            measure = str(Measure.parse(name)) + (f"@{tag}" if at else "")
+            threshold = float(amount)
         except ValueError as exc:
             detail = str(exc) if sep and name else "write NAME=X, e.g. --max-drop nDCG=0.02"
             raise InputError(f"--max-drop {abbreviated(text)}: {detail}") from None

@@ -29,7 +29,8 @@ from ptah.core.errors import InputError
 
 SPEC_HELP = "The specification file (default: $PTAH_SPEC, else the nearest ptah.yaml in this folder or above)."
 GENERATION_HELP = "A generation to search (repeat for several; default: the active one)."
-CHANNEL_HELP = "vector, lexical or hybrid (repeat for several; default: vector)."
+CHANNEL_HELP = "vector, lexical or hybrid (repeat for several; default: vector, unless --variant is given)."
+VARIANT_HELP = "A variant of the specification (variants:), as a run of its own (repeatable)."
 LINE_CHARS = 160
 
 
@@ -38,6 +39,7 @@ def holes(
     corpus: Path = typer.Argument(..., help="The corpus file."),
     generation: List[str] = typer.Option([], "--generation", "-g", help=GENERATION_HELP),
     channel: List[str] = typer.Option([], "--channel", help=CHANNEL_HELP),
+    variant: List[str] = typer.Option([], "--variant", help=VARIANT_HELP),
     baseline: Optional[Path] = typer.Option(None, "--baseline", help="A report of this corpus: also list the rows in "
                                             "its reference run's top k that nobody judged (those the runs no longer "
                                             "return are the report's baseline holes lost)."),
@@ -57,7 +59,7 @@ def holes(
     if output is not None:
         check_output(output, "--output")
     with open_project(spec) as project:
-        worklist = make_worklist(project, corpus, generation, channel or ["vector"], baseline)
+        worklist = make_worklist(project, corpus, generation, _channels(channel, variant), baseline, variant)
     if output is not None:
         write_text(output, json.dumps(worklist.to_dict(), indent=2, ensure_ascii=False) + "\n")
     if json_output:
@@ -105,6 +107,7 @@ def judge(
                                    "not use yet; without it, grades above 0 must be on the corpus's scale."),
     generation: List[str] = typer.Option([], "--generation", "-g", help=GENERATION_HELP),
     channel: List[str] = typer.Option([], "--channel", help=CHANNEL_HELP),
+    variant: List[str] = typer.Option([], "--variant", help=VARIANT_HELP),
     spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
 ) -> None:
     """Judge the holes in the terminal, one row at a time, or one key from a script (--case --key --grade).
@@ -124,12 +127,12 @@ def judge(
     if sample is not None:
         if scripted or worklist is not None:
             raise InputError("--sample draws the rows to judge itself: leave out --worklist, --case, --key and --grade")
-        _judge_sample(corpus, sample, seed, grades, new_grade, generation, channel, spec)
+        _judge_sample(corpus, sample, seed, grades, new_grade, generation, _channels(channel, variant), spec, variant)
         return
     if seed is not None or grades is not None:
         raise InputError("--seed and --grades go with --sample N")
     if not scripted:
-        _judge_interactively(corpus, worklist, generation, channel, spec)
+        _judge_interactively(corpus, worklist, generation, _channels(channel, variant), spec, variant)
         return
     if case is None or key is None:
         raise InputError("--case and --key go together: give both (and --grade, --required or --forbidden)")
@@ -182,7 +185,7 @@ def _check_grade(grade: float) -> None:
 
 
 def _judge_interactively(corpus: Path, worklist: Path | None, generations: list[str], channels: list[str],
-                         spec: str | None) -> None:
+                         spec: str | None, variants: list[str]) -> None:
     from ptah.cli.judge_session import say_saved
     from ptah.services.judging import make_worklist, read_worklist, save_judgements, still_unjudged
 
@@ -192,7 +195,7 @@ def _judge_interactively(corpus: Path, worklist: Path | None, generations: list[
         from ptah.services.project import open_project
 
         with open_project(spec) as project:
-            listed = make_worklist(project, corpus, generations, channels or ["vector"])
+            listed = make_worklist(project, corpus, generations, channels, variants=variants)
     items = still_unjudged(corpus, listed)
     typer.echo(f"corpus {plain(corpus)}: {len(items)} rows to judge" +
                (f" ({listed.count - len(items)} of the worklist judged already)" if listed.count > len(items) else ""))
@@ -205,8 +208,13 @@ def _judge_interactively(corpus: Path, worklist: Path | None, generations: list[
     say_saved(save_judgements(corpus, verdicts), str(corpus))
 
 
+def _channels(channels: list[str], variants: list[str]) -> list[str]:
+    """The channels asked for; with none, vector -- unless variants are the runs."""
+    return channels or ([] if variants else ["vector"])
+
+
 def _judge_sample(corpus: Path, size: int, seed: int | None, grades: Path | None, new_grade: bool,
-                  generations: list[str], channels: list[str], spec: str | None) -> None:
+                  generations: list[str], channels: list[str], spec: str | None, variants: list[str]) -> None:
     import secrets
 
     from ptah.cli.judge_session import say_saved
@@ -215,7 +223,7 @@ def _judge_sample(corpus: Path, size: int, seed: int | None, grades: Path | None
 
     seed = secrets.randbelow(2**31) if seed is None else seed
     with open_project(spec) as project:
-        items, drawn = draw_sample(project, corpus, size, seed, generations, channels or ["vector"])
+        items, drawn = draw_sample(project, corpus, size, seed, generations, channels, variants)
     typer.echo(f"corpus {plain(corpus)}: {drawn.drawn} holes drawn at random (seed {seed}) from the holes of "
                f"{len(drawn.generations)} {'run' if len(drawn.generations) == 1 else 'runs'}")
     if not items:

@@ -36,6 +36,7 @@ from ptah.core.measures import DEFAULT_MEASURES, Measure
 from ptah.core.provenance import provenance
 from ptah.core.report import REPORT_FORMATS, Gate, Report, Run
 from ptah.core.report_checks import check_consistency, is_measure
+from ptah.core.request import gate_key
 from ptah.core.verdicts import counted
 
 MEASURES = tuple(m.key for m in DEFAULT_MEASURES)  # every report carries these
@@ -123,7 +124,8 @@ def _more(count: int) -> str:
 def check_measures(baseline: Report, thresholds: Mapping[str, float], path: str) -> None:
     """A drop gate needs its measure on the baseline's reference run: say how to get it, or refuse (exit 2)."""
     run = baseline.runs[0]
-    for name in thresholds:
+    for gated in thresholds:
+        name = str(gate_key(gated)[0])
         if name not in run.means:
             raise IncomparableBaseline(
                 f"the baseline {path} has no {name} to measure a drop against; "
@@ -247,6 +249,18 @@ def _decided_by_holes(run: Run, measure: Measure, target: float, policy: str, sa
     return decided | {"inconclusive": inconclusive, "settling_sample": settle}
 
 
+def run_flags(run: Run) -> str:
+    """The flags that make ``run`` again in ``ptah corpus holes`` and ``judge``: ``--variant NAME`` for a variant's
+    run, else ``-g NAME`` and, for a channel other than vector, ``--channel CHANNEL``."""
+    if run.variant is not None:
+        return f" --variant {run.variant['name']}"
+    channel = run.search.get("channel")
+    name = run.generation.get("text_of") or run.generation.get("name") or ""
+    if channel not in (None, "vector") and name.startswith(f"{channel}:"):
+        name = name[len(channel) + 1:]  # hybrid:NAME is the hybrid channel over generation NAME
+    return f" -g {name}" + (f" --channel {channel}" if channel not in (None, "vector") else "")
+
+
 def _holes_sentence(run: Run, measure: Measure, holes: Mapping, corpus_path: str | None) -> str:
     """Why the holes do or do not decide a drop gate failing on its mean, with the commands that settle it."""
     count, m, plausible = holes["holes"], holes["flip_count"], holes["plausible_relevant"]
@@ -260,9 +274,7 @@ def _holes_sentence(run: Run, measure: Measure, holes: Mapping, corpus_path: str
     needed = f"{least}{counted(m, 'unjudged row')} of {count:,} would have to be relevant to pass"
     if not holes["inconclusive"]:
         return f"{needed}, and at most {plausible:,} plausibly are ({_evidence(holes)})"
-    generation = run.generation.get("text_of") or run.generation.get("name")
-    channel = run.search.get("channel")
-    where = f" -g {generation}" + (f" --channel {channel}" if channel not in (None, "vector") else "")
+    where = run_flags(run)
     corpus = corpus_path or "CORPUS"
     cases = [case for case in _deciding(run, measure)  # the cases whose holes can move the measure
              if case.holes and case.highs and case.highs[str(measure)] != case.values[str(measure)]]

@@ -230,7 +230,8 @@ class Run:
     quality against exact search (``--search both``); ``judged`` the mean
     judged@k (None when unknown: a ``ptah-report@1``); ``variant`` a variant's
     executed controls (None for a run of --channel/--generation); ``cost`` its
-    stages' times (None in a report written before they were measured).
+    stages' times (None in a report written before they were measured);
+    ``slices`` each tag's means (:mod:`ptah.core.slicing`; None without tags).
     """
 
     generation: Mapping
@@ -244,6 +245,7 @@ class Run:
     judged: Mean | None = None
     variant: Mapping | None = None
     cost: Mapping | None = None
+    slices: Mapping | None = None
 
     @property
     def holes(self) -> int:
@@ -284,6 +286,7 @@ class Run:
             "search": plain(self.search),
             **({} if self.variant is None else {"variant": plain(self.variant)}),
             **({} if self.cost is None else {"cost": plain(self.cost)}),
+            **({} if self.slices is None else {"slices": plain(self.slices)}),
             "cases": [case.to_dict() for case in self.cases] if cases else [],
             "aggregates": aggregates,
         }
@@ -303,6 +306,7 @@ class Run:
             judged=mean_from_dict(aggregates["judged"]) if aggregates.get("judged") is not None else None,
             variant=read_only(data["variant"]) if data.get("variant") is not None else None,
             cost=read_only(data["cost"]) if data.get("cost") is not None else None,
+            slices=read_only(data["slices"]) if data.get("slices") is not None else None,
         )
 
 

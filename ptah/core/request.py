@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
+from ptah.core.corpus import TAG_PATTERN
 from ptah.core.measures import DEFAULT_MEASURES, Measure
 from ptah.core.options import OptionError, check_options, made, option
 from ptah.core.visible import abbreviated
@@ -111,15 +112,29 @@ def _measures(given: Iterable[Measure | str]) -> tuple[Measure, ...]:
     return tuple(result)
 
 
+def gate_key(name: str) -> tuple[Measure, str | None]:
+    """A drop gate's measure and slice: ``recall`` (the whole run), ``recall@billing`` (the slice of tag
+    ``billing``), ``MAP@10@de``, ``nDCG@*`` (every slice). A suffix of digits is a measure's depth, so a tag of
+    digits only is reached by ``@*``. ValueError for an unknown measure or a tag ptah does not accept."""
+    head, at, tail = name.rpartition("@")
+    if not at or tail.isdigit():
+        return Measure.parse(name), None
+    if tail != "*" and not TAG_PATTERN.fullmatch(tail):
+        raise ValueError(f"{abbreviated(tail)!r} is not a tag (1 to 32 lowercase letters, digits, '.', '_' or '-'), "
+                         "nor * for every slice")
+    return Measure.parse(head), tail
+
+
 def check_thresholds(thresholds: Mapping[str, float | None], has_baseline: bool) -> dict[str, float]:
-    """The drop thresholds that were given, keyed by measure (``recall``, ``MAP@10``), checked:
-    a known measure, 0 <= X <= 1, and only with a baseline."""
+    """The drop thresholds that were given, keyed by measure (``recall``, ``MAP@10``) and slice (``recall@billing``,
+    ``nDCG@*``; :func:`gate_key`), checked: a known measure, 0 <= X <= 1, and only with a baseline."""
     given: dict[str, float] = {}
     for name, value in thresholds.items():
         if value is None:
             continue
         try:
-            measure = str(Measure.parse(name))
+            parsed, tag = gate_key(name)
+            measure = str(parsed) if tag is None else f"{parsed}@{tag}"
         except ValueError as exc:
             raise OptionError("max_drop", str(exc)) from None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:  # NaN too
@@ -162,7 +177,8 @@ class EvaluationRequest:
         flags=("--measure",))
     max_drop: Mapping[str, float] = option(
         {}, "NAME=X: fail (exit 1) when the mean of measure NAME (recall, MRR, nDCG, MAP@10, P@5, success@1…) fell "
-        "by more than X (repeatable; --max-recall-drop X is --max-drop recall=X).")
+        "by more than X; NAME=X@TAG gates the slice of cases tagged TAG, NAME=X@* every slice (repeatable; "
+        "--max-recall-drop X is --max-drop recall=X).")
     baseline: str | None = option(None, "A previous report (--output) to compare with; its corpus digest must match.",
                                   kind=str)
     allow_stale: bool = option(False, "Measure an incomplete or stale generation instead of refusing (recorded in "
@@ -174,6 +190,9 @@ class EvaluationRequest:
     max_p95_ms: float | None = option(
         None, "Fail (exit 1) when a run's 95th percentile time per query (every stage, milliseconds) exceeds this; "
         "times are reported either way.", kind=float, low=0)
+    correction: str = option(
+        "holm", "How the family of per-slice tests (every run x slice x measure of a comparison) is corrected for "
+        "testing many at once: holm (Holm's step-down method, default) or none.", choices=("holm", "none"))
     search: SearchOptions = EXACT
     fusion: Fusion = Fusion()
     statistics: StatisticsSettings = StatisticsSettings()
@@ -187,7 +206,7 @@ class EvaluationRequest:
             object.__setattr__(self, "channels", (VECTOR,))
         drops = check_thresholds(self.max_drop, self.baseline is not None)
         object.__setattr__(self, "max_drop", MappingProxyType(drops))
-        extra = _measures([*self.measures, *drops])
+        extra = _measures([*self.measures, *(gate_key(name)[0] for name in drops)])
         object.__setattr__(self, "measures", tuple(m for m in extra if m not in DEFAULT_MEASURES))
 
     @classmethod

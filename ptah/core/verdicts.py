@@ -37,6 +37,7 @@ class Gate:
     drop_high: float | None = None
     inconclusive: bool = False
     holes: Mapping | None = None
+    power: Mapping | None = None  # a drop gate's cases needed to see its threshold, beside the cases it has
 
     @property
     def is_drop_gate(self) -> bool:
@@ -50,12 +51,14 @@ class Gate:
                 data |= {"drop_high": self.drop_high, "inconclusive": self.inconclusive}
             if self.holes is not None:
                 data["holes"] = dict(self.holes)
+            if self.power is not None:
+                data["power"] = dict(self.power)
         return data | {"passed": self.passed, "detail": self.detail}
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Gate:
         return cls(data["name"], data.get("generation"), data["passed"], data["detail"], data.get("threshold"), data.get("drop"),
-                   data.get("drop_high"), data.get("inconclusive", False), data.get("holes"))
+                   data.get("drop_high"), data.get("inconclusive", False), data.get("holes"), data.get("power"))
 
 
 @dataclass(frozen=True)

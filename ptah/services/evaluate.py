@@ -39,7 +39,8 @@ from ptah.core.corpus import Corpus
 from ptah.core.errors import InputError, ReportError
 from ptah.core.judged import JudgementRecord, judged_keys, population_digest
 from ptah.core.report import BaselineComparison, Comparison, Gate, Report, Run, read_only
-from ptah.core.request import EvaluationRequest
+from ptah.core.request import EvaluationRequest, gate_key
+from ptah.core.slicing import corpus_slices, correct, listed, power_note, slice_comparisons, slice_gates, slice_means
 from ptah.core.spec import GenerationSettings
 from ptah.services.channels import Sides, channel, plan_runs
 from ptah.services.project import Project
@@ -92,42 +93,59 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
             timings[step] = timings.get(step, 0.0) + seconds
         if "rerank" in staged:
             timings["rerank"] = timings.get("rerank", 0.0) + staged["rerank"].seconds
-    runs = [replace(run, cost=read_only(cost(staged, None))) for run, staged in zip(runs, stages)]
-    comparisons = []
+    slices = corpus_slices(corpus)
+    runs = [replace(run, cost=read_only(cost(staged, None)), slices=read_only(slice_means(run, slices)) if slices
+                    else None) for run, staged in zip(runs, stages)]
+    whole = {key: value for key, value in request.max_drop.items() if gate_key(key)[1] is None}
+    comparisons, family = [], None
     if baseline is not None:
         reference = baseline.runs[0]
-        comparisons = [
-            BaselineComparison(read_only(
-                compare(run, reference) | {"against": run.name,
-                                           "significance": against_baseline(reference, run, request.statistics),
-                                           "baseline_holes_lost": holes_lost(corpus, reference, run)}
-            ))
-            for run in runs
-        ]
+        theirs = baseline.corpus.get("slices") or {}
+        compared = [compare(run, reference) | {"against": run.name,
+                                               "significance": against_baseline(reference, run, request.statistics),
+                                               "baseline_holes_lost": holes_lost(corpus, reference, run)}
+                    | ({"slices": slice_comparisons(reference, run, slices, request.statistics, theirs)} if slices else {})
+                    for run in runs]
+        if slices:
+            family = correct([entry["slices"] for entry in compared], request.correction, request.statistics.alpha)
+        comparisons = [BaselineComparison(read_only(entry)) for entry in compared]
     sampled, ignored = samples_of(corpus.judgements, runs)
-    verdicts = [
-        gate for index, run in enumerate(runs)
-        for gate in gates(run, comparisons[index].data if baseline is not None else None, request.max_drop, corpus.path,
-                          request.holes, sampled.get(run.name), ignored.get(run.name, ()))
-    ]
+    verdicts = []
+    for index, run in enumerate(runs):
+        found = gates(run, comparisons[index].data if baseline is not None else None, whole, corpus.path,
+                      request.holes, sampled.get(run.name), ignored.get(run.name, ()))
+        if baseline is not None:
+            found += slice_gates(run, baseline.runs[0], {key: value for key, value in request.max_drop.items()
+                                                         if key not in whole}, slices,
+                                 baseline.corpus.get("slices") or {}, named, corpus.path, request.holes,
+                                 sampled.get(run.name), ignored.get(run.name, ()))
+            found = [power_note(gate, run, baseline.runs[0], slices, request.statistics.alpha) for gate in found]
+        verdicts += found
     verdicts += p95_gates(runs, request.max_p95_ms)
     stale = stale_judgements(project, corpus.judgements)
     if request.fail_on_stale_judgements:
         verdicts.append(Gate("stale-judgements", None, not stale,
                              f"{len(stale)} of {len(corpus.judgements)} judgements were made on a row whose text changed since"))
     side_by_side = compare_runs(runs, request.statistics)
+    if side_by_side is not None and slices:
+        for entry, run in zip(side_by_side["candidates"], runs[1:]):
+            entry["slices"] = slice_comparisons(runs[0], run, slices, request.statistics)
+        side_by_side["family"] = correct([entry["slices"] for entry in side_by_side["candidates"]],
+                                         request.correction, request.statistics.alpha)
     timings["total"] = time.perf_counter() - started
     runs = [replace(run, cost=read_only(cost(staged, timings["total"]))) for run, staged in zip(runs, stages)]
     embedded = [project.spec.generation(plan.generation) for plan in plans if channel(plan.channel).needs_vectors]
     return Report(
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         corpus=read_only({"path": corpus.path, "name": corpus.name, "digest": corpus.digest, "cases": len(corpus.cases),
-                          "judgements": corpus.judgements.digest() if len(corpus.judgements) else None}),
+                          "judgements": corpus.judgements.digest() if len(corpus.judgements) else None}
+                         | ({"slices": listed(slices)} if slices else {})),
         runs=tuple(runs),
         gates=tuple(verdicts),
         timings=read_only(timings),
         environment=read_only(environment(project, embedded)),
-        baseline=None if baseline is None else read_only({"path": request.baseline, "digest": baseline.corpus["digest"]}),
+        baseline=None if baseline is None else read_only({"path": request.baseline, "digest": baseline.corpus["digest"]}
+                                                         | ({"family": family} if family else {})),
         comparisons=tuple(comparisons),
         comparison=None if side_by_side is None else Comparison(read_only(side_by_side)),
         stale_judgements=tuple(read_only(entry) for entry in stale),

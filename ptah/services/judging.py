@@ -114,19 +114,22 @@ def _refuse_unknown(project: Project, keys: Iterable[str], texts: dict[str, str]
 
 
 def make_worklist(project: Project, corpus_path: str | os.PathLike, generations: Sequence[str] = (),
-                  channels: Sequence[str] = (VECTOR,), baseline: str | os.PathLike | None = None) -> Worklist:
+                  channels: Sequence[str] = (VECTOR,), baseline: str | os.PathLike | None = None,
+                  variants: Sequence[str] = ()) -> Worklist:
     """The pooled holes of the runs ``generations`` x ``channels`` on the corpus (see the module docs); with
     ``baseline`` (a report of this corpus), also the rows in its reference run's top k that nobody judged --
     those the current runs no longer return could hide a regression (the report's baseline holes lost)."""
-    return _worklist(project, corpus_path, generations, channels, baseline)[0]
+    return _worklist(project, corpus_path, generations, channels, baseline, variants)[0]
 
 
 def _worklist(project: Project, corpus_path: str | os.PathLike, generations: Sequence[str],
-              channels: Sequence[str], baseline: str | os.PathLike | None = None) -> tuple[Worklist, tuple[str, ...]]:
-    """The worklist and the identities of its runs."""
+              channels: Sequence[str], baseline: str | os.PathLike | None = None, variants: Sequence[str] = ()
+              ) -> tuple[Worklist, tuple[str, ...]]:
+    """The worklist and the identities of its runs (``variants``: the spec's variants, as runs of their own)."""
     corpus = load_corpus(corpus_path)
     record = read_record(corpus_path)
-    report = evaluate(project, corpus, EvaluationRequest(generations=tuple(generations), channels=tuple(channels)))
+    report = evaluate(project, corpus, EvaluationRequest(generations=tuple(generations), channels=tuple(channels),
+                                                         variants=tuple(variants)))
     runs = _rankings(report)
     gone_allowed: set[str] = set()
     if baseline is not None:
@@ -154,11 +157,11 @@ def _worklist(project: Project, corpus_path: str | os.PathLike, generations: Seq
 
 
 def draw_sample(project: Project, corpus_path: str | os.PathLike, size: int, seed: int,
-                generations: Sequence[str] = (), channels: Sequence[str] = (VECTOR,)
+                generations: Sequence[str] = (), channels: Sequence[str] = (VECTOR,), variants: Sequence[str] = ()
                 ) -> tuple[list[tuple[WorkCase, Hole]], Sample]:
     """``size`` holes drawn uniformly (``random.Random(seed)``) from the pooled holes of the runs, in the order
     drawn (judging a first part of it judges a smaller uniform sample), and the :class:`Sample` to record."""
-    worklist, identities = _worklist(project, corpus_path, generations, channels)
+    worklist, identities = _worklist(project, corpus_path, generations, channels, variants=variants)
     population = sorted((case.id, hole.key) for case in worklist.cases for hole in case.holes)
     drawn = random.Random(seed).sample(population, min(size, len(population)))
     holes = {(case.id, hole.key): (case, hole) for case in worklist.cases for hole in case.holes}

@@ -1,0 +1,179 @@
+"""Slices of a report: each tag's cases measured, compared and gated on their own (DESIGN's corpus tags).
+
+A corpus's tags make *slices* (:meth:`ptah.core.corpus.Corpus.slices`), each
+with a slice digest over its tag and its cases. For every run the report
+keeps each slice's means -- the same means as the whole run's, over the
+slice's cases, with their denominators, bounds and judged@k; a slice of
+fewer than :data:`MIN_CASES` cases is listed, not measured.
+
+Comparisons per slice (a run against the reference run, or against a
+baseline's) are the whole run's comparison restricted to the slice's cases:
+the paired bootstrap interval and sign-flip test per measure. Testing many
+slices and measures at once finds differences by chance, so the tests of one
+comparison section -- every (run, slice, measure) -- are one *family*, and
+Holm's step-down method (:func:`ptah.core.significance.holm_adjusted`)
+controls its family-wise error at the statistics' alpha unless the request
+says ``correction: none``: each slice's measure carries its ``adjusted_p``
+and whether its finding ``survives`` the correction. A baseline's slice is
+compared only with the slice of the same digest (same tag, same cases, same
+content); another is reported as not comparable, with why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Mapping, Sequence
+
+from ptah.core.baseline import Sampled, compare, gates
+from ptah.core.comparison import BETTER, WORSE, compare_pair
+from ptah.core.corpus import Corpus, slice_digest
+from ptah.core.measures import Measure
+
+from ptah.core.outcomes import make_run
+from ptah.core.errors import IncomparableBaseline
+from ptah.core.power import cases_needed
+from ptah.core.report import Run, mean_to_dict, read_only
+from ptah.core.request import StatisticsSettings, gate_key
+from ptah.core.verdicts import Gate
+from ptah.core.significance import holm_adjusted
+
+MIN_CASES = 2
+POWER = 0.8  # the power a gate's note plans for (``ptah corpus plan --power`` asks for another)
+CORRECTIONS = ("holm", "none")
+
+Slices = Mapping[str, tuple[str, tuple[str, ...]]]  # tag -> (slice digest, case ids in corpus order)
+
+
+def corpus_slices(corpus: Corpus) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Each tag's slice digest and case ids, tags in code point order."""
+    return {tag: (slice_digest(tag, cases), tuple(case.id for case in cases)) for tag, cases in corpus.slices().items()}
+
+
+def listed(slices: Slices) -> dict:
+    """The report's ``corpus.slices``: each tag's digest and case ids."""
+    return {tag: {"digest": digest, "cases": list(ids)} for tag, (digest, ids) in slices.items()}
+
+
+def sliced(run: Run, ids: Sequence[str]) -> Run:
+    """``run`` over the cases ``ids`` names only, its means and counts made again from those cases."""
+    wanted = set(ids)
+    search = {name: value for name, value in run.search.items() if name != "ranking"}
+    part = make_run(run.generation, search, [case for case in run.cases if case.id in wanted], run.measures)
+    return replace(part, variant=run.variant)
+
+
+def slice_means(run: Run, slices: Slices) -> dict:
+    """The run's ``slices`` member: each slice's cases and, from :data:`MIN_CASES` cases, its means and judged@k."""
+    found = {}
+    for tag, (digest, ids) in slices.items():
+        entry: dict = {"digest": digest, "cases": len(ids), "means": None, "judged": None}
+        if len(ids) >= MIN_CASES:
+            part = sliced(run, ids)
+            entry["means"] = {Measure.parse(name).key: mean_to_dict(mean) for name, mean in part.means.items()}
+            entry["judged"] = None if part.judged is None else mean_to_dict(part.judged)
+        found[tag] = entry
+    return found
+
+
+def slice_comparisons(reference: Run, candidate: Run, slices: Slices, settings: StatisticsSettings,
+                      reference_slices: Mapping | None = None) -> dict:
+    """Each slice's comparison of ``candidate`` with ``reference``: per measure the interval, test and finding, and
+    the slice's cases now failing or worse on a measure. ``reference_slices`` (a baseline's ``corpus.slices``):
+    a slice is compared only where the baseline holds one of the same digest."""
+    found = {}
+    for tag, (digest, ids) in slices.items():
+        entry: dict = {"digest": digest, "cases": len(ids), "comparable": True, "why": None}
+        if reference_slices is not None:
+            theirs = reference_slices.get(tag)
+            if theirs is None or theirs["digest"] != digest:
+                why = ("the baseline has no slice of this tag" if theirs is None else
+                       "the baseline's slice holds other cases (or other expectations)")
+                found[tag] = entry | {"comparable": False, "why": why, "measures": None, "failing": []}
+                continue
+        if len(ids) < MIN_CASES:
+            found[tag] = entry | {"comparable": False, "why": f"fewer than {MIN_CASES} cases", "measures": None,
+                                  "failing": []}
+            continue
+        compared = compare_pair(sliced(reference, ids), sliced(candidate, ids), settings)
+        failing = [change["id"] for change in compared["cases_changed"]
+                   if not change["passed"]["candidate"] or any(
+                       metric.get("delta") is not None and metric["delta"] < 0 for metric in change["metrics"].values())]
+        found[tag] = entry | {"measures": compared["measures"], "failing": failing}
+    return found
+
+
+def correct(sections: Sequence[Mapping], correction: str, alpha: float) -> dict:
+    """Control the family of every slice test in ``sections`` (each a :func:`slice_comparisons` result): add each
+    measure's ``adjusted_p`` and ``survives``; the ``family`` member the report keeps."""
+    entries = [measure for section in sections for entry in section.values() if entry["measures"]
+               for measure in entry["measures"].values()]
+    p_values = [None if entry["test"] is None else entry["test"]["p_value"] for entry in entries]
+    adjusted = holm_adjusted(p_values) if correction == "holm" else p_values
+    for entry, p in zip(entries, adjusted):
+        entry["adjusted_p"] = p
+        entry["survives"] = p is not None and p < alpha and entry["finding"] in (BETTER, WORSE)
+    tested = sum(1 for p in p_values if p is not None)
+    return {"correction": correction, "alpha": alpha, "tests": tested,
+            "surviving": sum(1 for entry in entries if entry["survives"])}
+
+
+def slice_gates(run: Run, reference: Run, thresholds: Mapping[str, float], slices: Slices,
+                reference_slices: Mapping, baseline_path: str, corpus_path: str | None, policy: str = "bound",
+                sampled: Sampled | None = None, ignored: Sequence[str] = ()) -> list[Gate]:
+    """The drop gates of ``run``'s slices (``recall@billing``, ``nDCG@*``: :func:`ptah.core.request.gate_key`),
+    each judged like a whole run's (:func:`ptah.core.baseline.gates`: the holes rules included) on the slice's
+    cases against the same slice of the baseline's reference run, and named ``max-recall-drop@billing``.
+
+    A slice named by its tag must be in the corpus, hold :data:`MIN_CASES` cases or more and be in the baseline
+    with the same digest (else :class:`IncomparableBaseline`, exit 2); ``@*`` gates every slice that is, and leaves
+    the others to the comparison, which says why each is not comparable.
+    """
+    found = []
+    for key, threshold in thresholds.items():
+        measure, tag = gate_key(key)
+        for each in (list(slices) if tag == "*" else [tag or ""]):
+            problem = _ungated(each, slices, reference_slices)
+            if problem is not None:
+                if tag == "*":
+                    continue
+                raise IncomparableBaseline(f"--max-drop {key}: {problem} (the baseline {baseline_path})")
+            ids = slices[each][1]
+            part = sliced(run, ids)
+            whole = [gate for gate in gates(part, compare(part, sliced(reference, ids)), {str(measure): threshold},
+                                            corpus_path, policy, sampled, ignored) if gate.is_drop_gate]
+            found += [replace(gate, name=f"{gate.name}@{each}") for gate in whole]
+    return found
+
+
+def _ungated(tag: str, slices: Slices, reference_slices: Mapping) -> str | None:
+    """Why the slice ``tag`` cannot be gated against the baseline; None when it can."""
+    if tag not in slices:
+        return f"no case of the corpus is tagged {tag}"
+    digest, ids = slices[tag]
+    if len(ids) < MIN_CASES:
+        return f"the slice {tag} holds {len(ids)} case, fewer than {MIN_CASES}"
+    theirs = reference_slices.get(tag)
+    if theirs is None:
+        return f"the baseline has no slice {tag}; make a new baseline with the corpus's tags"
+    if theirs["digest"] != digest:
+        return f"the baseline's slice {tag} holds other cases (or other expectations); make a new baseline"
+    return None
+
+
+def power_note(gate: Gate, run: Run, reference: Run, slices: Slices, alpha: float, power: float = POWER) -> Gate:
+    """``gate`` with its ``power`` member: the cases the corpus (or the gate's slice) needs to see a drop of its
+    threshold with probability ``power`` at level ``alpha``, from the per-case differences the run measured
+    against the baseline (:func:`ptah.core.power.cases_needed`), beside the cases it has. A note, never a verdict."""
+    if not gate.is_drop_gate or not gate.threshold:
+        return gate
+    name, _, tag = gate.name.partition("@")
+    ids = slices[tag][1] if tag else None
+    measure = next(m for m in run.measures if f"max-{m.key}-drop" == name)
+    theirs = {case.id: case.values.get(str(measure)) for case in reference.cases}
+    differences = [now - before for case in run.cases if ids is None or case.id in ids
+                   for now, before in [(case.values.get(str(measure)), theirs.get(case.id))]
+                   if now is not None and before is not None]
+    needed = cases_needed(differences, gate.threshold, power, alpha)
+    has = len(differences)
+    return replace(gate, power=read_only({"power": power, "alpha": alpha, "cases": has, "needed": needed,
+                                          "underpowered": needed is not None and needed > has}))

@@ -1,0 +1,146 @@
+"""Slices through the evaluate use case on a real SQLite project: per-slice means, comparisons, Holm, gates, power."""
+
+from __future__ import annotations
+
+import pytest
+
+from ptah.adapters.corpus_yaml import parse_corpus
+from ptah.core.errors import IncomparableBaseline
+from ptah.core.power import cases_needed
+from ptah.core.significance import holm_adjusted
+from ptah.services.build import build
+from ptah.services.evaluate import evaluate
+
+from tests.embedders import EMBEDDERS
+from tests.services.conftest import request
+from tests.services.test_channels import TWO
+from tests.services.test_evaluate import TableEmbedder
+
+CORPUS = """\
+version: 1
+default_k: 3
+cases:
+  - id: cancel
+    query: cancel subscription at 10
+    required: ["1"]
+    relevant: {"1": 2, "6": 1}
+    tags: [billing]
+  - id: plan
+    query: change the plan at 58
+    required: ["6"]
+    tags: [billing, account]
+  - id: password
+    query: forgot password link at 20
+    required: ["2"]
+    tags: [account]
+  - id: tokens
+    query: developer tokens at 75
+    required: ["8"]
+    relevant: {"8": 2, "4": 1}
+    tags: [account, dev]
+"""
+
+
+@pytest.fixture
+def built(workspace, embedders):
+    workspace.write_spec(filter="status = 'published'", generations=TWO)
+    embedders["test/table"] = TableEmbedder()
+    with workspace.project() as project:
+        build(project, "docs")
+    return workspace
+
+
+def run(workspace, corpus=CORPUS, baseline=None, **options):
+    EMBEDDERS["test/table"] = TableEmbedder()
+    with workspace.project() as project:
+        return evaluate(project, parse_corpus(corpus, name="c.yaml"), request(**options), baseline_report=baseline)
+
+
+def test_each_slice_has_the_means_of_its_own_cases_and_a_one_case_slice_is_listed_not_measured(built):
+    report = run(built, channels=["vector", "lexical"])
+    assert {tag: list(entry["cases"]) for tag, entry in report.corpus["slices"].items()} == {
+        "account": ["plan", "password", "tokens"], "billing": ["cancel", "plan"], "dev": ["tokens"]}
+    for each in report.runs:
+        values = {case.id: case.values for case in each.cases}
+        for tag, ids in (("account", ["plan", "password", "tokens"]), ("billing", ["cancel", "plan"])):
+            means = each.slices[tag]["means"]
+            for measure in ("recall", "MRR", "nDCG"):
+                key = {"recall": "recall", "MRR": "mrr", "nDCG": "ndcg"}[measure]
+                assert means[key]["value"] == pytest.approx(sum(values[i][measure] for i in ids) / len(ids))
+                assert means[key]["denominator"] == len(ids)
+            assert each.slices[tag]["cases"] == len(ids) and each.slices[tag]["judged"] is not None
+        assert dict(each.slices["dev"]) == {"digest": report.corpus["slices"]["dev"]["digest"], "cases": 1,
+                                             "means": None, "judged": None}
+
+
+def test_a_corpus_without_tags_has_no_slices(built):
+    plain = "\n".join(line for line in CORPUS.splitlines() if "tags:" not in line) + "\n"
+    report = run(built, plain, channels=["vector", "lexical"])
+    assert "slices" not in report.corpus and report.runs[0].slices is None
+    assert "family" not in report.comparison.data and "slices" not in report.comparison.data["candidates"][0]
+
+
+def test_the_slice_tests_of_a_comparison_are_one_family_under_holm(built):
+    report = run(built, channels=["vector", "lexical", "hybrid"])
+    comparison = report.comparison.data
+    entries = [measure for candidate in comparison["candidates"] for tag in ("account", "billing")
+               for measure in candidate["slices"][tag]["measures"].values()]
+    p_values = [entry["test"]["p_value"] for entry in entries]
+    assert [entry["adjusted_p"] for entry in entries] == holm_adjusted(p_values)
+    assert comparison["family"] == {"correction": "holm", "alpha": report.comparison.data["statistics"]["alpha"],
+                                    "tests": 12, "surviving": 0}
+    dev = comparison["candidates"][0]["slices"]["dev"]
+    assert (dev["comparable"], dev["why"], dev["measures"]) == (False, "fewer than 2 cases", None)
+    uncorrected = run(built, channels=["vector", "lexical", "hybrid"], correction="none").comparison.data
+    again = [measure for candidate in uncorrected["candidates"] for tag in ("account", "billing")
+             for measure in candidate["slices"][tag]["measures"].values()]
+    assert [entry["adjusted_p"] for entry in again] == [entry["test"]["p_value"] for entry in again]
+    assert uncorrected["family"]["correction"] == "none"
+
+
+def test_a_slice_gate_judges_the_slices_cases_against_the_same_slice_of_the_baseline(built):
+    baseline = run(built, channels=["vector"])
+    report = run(built, baseline=baseline, names=["docs"], channels=["lexical"], baseline_path="b.json",
+                 thresholds={"recall@account": 0.0, "nDCG@*": 0.5})
+    account = [gate for gate in report.gates if gate.name == "max-recall-drop@account"]
+    (gate,) = account
+    before = baseline.runs[0].slices["account"]["means"]["recall"]["value"]
+    now = report.runs[0].slices["account"]["means"]["recall"]["value"]
+    assert gate.drop == pytest.approx(before - now) and gate.passed is (before - now <= 0)
+    assert sorted(g.name for g in report.gates if g.name.startswith("max-ndcg-drop@")) == [
+        "max-ndcg-drop@account", "max-ndcg-drop@billing"]  # dev holds one case: not gated
+    assert gate.power is None  # a threshold of 0: no drop to plan for
+    (ndcg,) = [g for g in report.gates if g.name == "max-ndcg-drop@account"]
+    assert ndcg.power["cases"] == 3  # the slice's pairs
+
+
+def test_a_slice_the_baseline_lacks_or_that_changed_is_refused_by_name(built):
+    baseline = run(built, channels=["vector"])
+    with pytest.raises(IncomparableBaseline) as missing:
+        run(built, baseline=baseline, baseline_path="b.json", thresholds={"recall@security": 0.1})
+    assert str(missing.value) == "--max-drop recall@security: no case of the corpus is tagged security (the baseline b.json)"
+    moved = CORPUS.replace("    tags: [account]\n", "    tags: [billing]\n")  # password moves from account to billing
+    with pytest.raises(IncomparableBaseline) as changed:
+        run(built, moved, baseline=baseline, baseline_path="b.json", thresholds={"recall@account": 0.1})
+    assert str(changed.value) == ("--max-drop recall@account: the baseline's slice account holds other cases (or other "
+                                  "expectations); make a new baseline (the baseline b.json)")
+    assert changed.value.exit_code == 2
+    report = run(built, moved, baseline=baseline, baseline_path="b.json", thresholds={"recall@*": 0.1})
+    assert [gate.name for gate in report.gates if "@" in gate.name] == []  # both slices changed, dev has 1 case
+    for tag in ("account", "billing"):
+        entry = report.comparisons[0].data["slices"][tag]
+        assert (entry["comparable"], entry["why"]) == (False, "the baseline's slice holds other cases (or other "
+                                                              "expectations)")
+
+
+def test_a_drop_gate_notes_the_cases_its_threshold_needs(built):
+    baseline = run(built, channels=["vector"])
+    report = run(built, baseline=baseline, baseline_path="b.json", names=["docs"], channels=["lexical"],
+                 thresholds={"nDCG": 0.05})
+    (gate,) = [gate for gate in report.gates if gate.name == "max-ndcg-drop"]
+    theirs = {case.id: case.values["nDCG"] for case in baseline.runs[0].cases}
+    differences = [case.values["nDCG"] - theirs[case.id] for case in report.runs[0].cases]
+    needed = cases_needed(differences, 0.05, 0.8, 1 - 0.95)
+    assert dict(gate.power) == {"power": 0.8, "alpha": pytest.approx(0.05), "cases": 4, "needed": needed,
+                                "underpowered": needed is not None and needed > 4}
+    assert gate.to_dict()["power"]["needed"] == needed
