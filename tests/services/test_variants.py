@@ -243,3 +243,24 @@ def test_a_service_reranks_through_evaluate_and_every_wrong_answer_is_exit_3(bui
         return
     assert code == 3 and out == ""
     assert err == f"the rerank service {rerank_server.base_url}/rerank {sentence}; the answer was refused\n"
+
+
+def test_a_cross_encoder_reranks_through_evaluate_with_the_models_own_logits(built, tmp_path):
+    from tests.rerankers.test_rerank_cross_encoder import forward, save_tiny_model
+
+    tiny = save_tiny_model(tmp_path / "tiny")
+    with_variants(built, f"  crossed:\n    channels: [vector]\n    rerank: {{kind: cross-encoder, model: {tiny}, "
+                         "candidates: 4, batch_size: 4}\n")
+    deep = parse_corpus(CORPUS.replace("default_k: 3", "default_k: 4"), name="c.yaml")
+    EMBEDDERS["test/table"] = TableEmbedder()
+    with built.project() as project:
+        candidates = evaluate(project, deep, request()).runs[0]
+        texts = {row.key: row.text for row in project.source.rows("{title}\n\n{body}")}
+    (crossed,) = run(built, variants=["crossed"]).runs
+    assert crossed.variant["rerank"]["scorer"]["kind"] == "cross-encoder"
+    for case, listed in zip(crossed.cases, candidates.cases):
+        keys = [result.key for result in listed.ranking]
+        logits = forward(tiny, case.query, [texts[key] for key in keys], batch_size=4)
+        expected = sorted(zip(keys, logits), key=lambda pair: (-pair[1], pair[0]))[:3]
+        assert [result.key for result in case.ranking] == [key for key, _ in expected]
+        assert max(abs(result.score - logit) for result, (_, logit) in zip(case.ranking, expected)) <= 1e-6
