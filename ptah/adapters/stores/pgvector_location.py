@@ -16,7 +16,7 @@ No psycopg here: the specification reader uses it.
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qsl, quote, unquote
+from urllib.parse import quote, unquote
 
 SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}\Z")  # a lower-case SQL name: the same quoted or not
 SCHEMA_HINT = "a schema is a lower-case SQL name of at most 63 letters a-z, digits and _, such as ptah"
@@ -25,9 +25,11 @@ _ANY_SEARCH_PATH = re.compile(r"search_path")
 
 
 def _options(url: str) -> str | None:
-    for name, value in parse_qsl(url.partition("?")[2], keep_blank_values=True):
-        if name == "options":
-            return value
+    """The URL's ``options`` as libpq reads it: percent-decoded, a + kept as it is."""
+    for part in url.partition("?")[2].split("&"):
+        name, _, value = part.partition("=")
+        if unquote(name) == "options":
+            return unquote(value)
     return None
 
 
@@ -57,7 +59,7 @@ def with_schema(url: str, schema: str) -> str:
     for index, part in enumerate(parts):
         name, _, value = part.partition("=")
         if unquote(name) == "options":
-            parts[index] = "options=" + quote(f"{setting} {unquote(value.replace('+', ' '))}".strip(), safe="")
+            parts[index] = "options=" + quote(f"{setting} {unquote(value)}".strip(), safe="")
             break
     else:
         parts.append("options=" + quote(setting, safe=""))
