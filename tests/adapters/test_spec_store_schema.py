@@ -48,7 +48,8 @@ def test_the_schema_joins_the_url_options_and_the_source_database_is_left_to_the
      "11: store.schema: the URL's options set search_path already; name the schema once, in schema: or in the URL"),
     (("store:", "  schema: ptah"), "10: store.url: missing; write store: {url: postgresql://…, schema: ptah}"),
     (("store:", f"  url: {SOURCE}"), "10: store.schema: missing; write store: {url: postgresql://…, schema: ptah}"),
-    (("store:", f"  url: {SOURCE}", "  schema: ptah", "  scheme: x"), '12: store.scheme: unknown field in store; did you mean "schema"?'),
+    (("store:", f"  url: {SOURCE}", "  schema: ptah", "  scheme: x"),
+     '12: store.scheme: unknown field in store; did you mean "schema"?'),
 ])
 def test_each_mistake_in_the_mapping_is_one_located_problem(tmp_path, lines, expected):
     path = write(tmp_path, minimal(**store(*lines)))

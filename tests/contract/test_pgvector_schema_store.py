@@ -104,7 +104,7 @@ def test_the_schema_the_source_table_lives_in_is_refused(tmp_path, capsys, postg
     source = postgres_server.url(database)
     spelt = source.replace("?host=", "?host=/.") if table == "articles" else source  # the servers decide, not the URL
     spec = write_project(tmp_path, source, store=in_schema(spelt, schema))
-    (tmp_path / "ptah.yaml").write_text((tmp_path / "ptah.yaml").read_text().replace("table: articles", f"table: {table}"))
+    spec.write_text(spec.read_text().replace("table: articles", f"table: {table}"))
     refusal = (f'{spec}: store: the store\'s schema "{schema}" is the one the source table {table} lives in ({lives}), '
                "and ptah writes only into a schema of its own; name another schema, such as ptah\n")
     for command in COMMANDS:
@@ -112,7 +112,8 @@ def test_the_schema_the_source_table_lives_in_is_refused(tmp_path, capsys, postg
     assert tables(postgres_server, database) == {schema: ["articles"]}
 
 
-def test_a_schema_the_user_may_not_create_is_one_sentence_before_the_model(tmp_path, capsys, postgres_server, embedders):
+def test_a_schema_the_user_may_not_create_is_one_sentence_before_the_model(tmp_path, capsys, postgres_server,
+                                                                          embedders):
     database = source_database(postgres_server, "CREATE EXTENSION vector", "CREATE ROLE builder LOGIN",
                                "CREATE SCHEMA locked")
     with postgres_server.admin(database) as db:
@@ -134,6 +135,8 @@ def test_a_schema_the_user_may_not_create_is_one_sentence_before_the_model(tmp_p
         code, out, err = run_cli(capsys, "inference", "build", "--spec", spec)
         shown = f"{store}&options=-csearch_path%3D{schema}"
         assert (code, out, err) == (EXIT_OPERATIONAL, "", f"store {shown}: {sentence}\n")
+        code, out, err = run_cli(capsys, "inference", "evaluate", "--corpus", tmp_path / "corpus.yaml", "--spec", spec)
+        assert (code, out) == (EXIT_OPERATIONAL, "") and err.startswith('generation "docs" has not been built'), err
     assert model.used == []
     assert tables(postgres_server, database) == {"public": ["articles"]}
 
