@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator, NamedTuple
 from urllib.parse import unquote
 
 from ptah.core.errors import OperationalError
@@ -103,6 +103,37 @@ def guarded(url: str, error: type[OperationalError], what: str) -> Iterator[None
         yield
     except psycopg.Error as exc:
         raise error(f"{what} {redact_url(url)}: {describe(exc, url)}.") from None
+
+
+class DatabaseIdentity(NamedTuple):
+    """Which database a URL reaches, as its server tells: ``(system_identifier, database OID)``; with a table
+    asked for, the schema it lives in and its qualified name (None when there is no such table)."""
+
+    database: tuple[int, int]
+    table_schema: str | None = None
+    table: str | None = None
+
+
+_IDENTITY = """
+    SELECT (SELECT system_identifier FROM pg_control_system()),
+           (SELECT oid FROM pg_database WHERE datname = current_database()),
+           n.nspname, quote_ident(n.nspname) || '.' || quote_ident(c.relname)
+    FROM (SELECT coalesce(to_regclass(quote_ident(%s)), to_regclass(quote_ident(%s) || '.' || quote_ident(%s))) AS oid)
+         AS found
+    LEFT JOIN pg_class c ON c.oid = found.oid LEFT JOIN pg_namespace n ON n.oid = c.relnamespace
+"""
+
+
+def database_identity(url: str, error: type[OperationalError], what: str, table: str | None = None
+                      ) -> DatabaseIdentity:
+    """Ask the server ``url`` reaches which database it is (and where ``table`` lives: the name as written,
+    search_path applying, else ``schema.table`` split at the dot), in a read-only transaction of a
+    connection of its own; ``error`` (exit 3) when it cannot be asked."""
+    schema, dot, name = (table or "").partition(".")
+    with connect(url, error, what) as connection, guarded(url, error, what):
+        connection.read_only = True
+        row: Any = connection.execute(_IDENTITY, (table, schema if dot else None, name if dot else None)).fetchone()
+    return DatabaseIdentity((int(row[0]), int(row[1])), row[2], row[3])
 
 
 def client_label() -> str:

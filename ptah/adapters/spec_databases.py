@@ -18,8 +18,15 @@ A refused value is quoted as written in the specification -- ``${VAR}``
 unexpanded, so nothing from the environment is echoed -- with every password
 redacted (:func:`ptah.core.spec.redact_url`).
 
-The store may not be the source database (:func:`same_database`): ptah writes
-its own tables into the store, and promises only to read the source.
+The store may not be the source database: ptah writes its own tables into the
+store, and promises only to read the source. A store in a schema of its own
+(``store: {url: …, schema: ptah}``) may share the source's PostgreSQL
+database, in a schema the source table does not live in. The specification
+reader refuses what the values alone show (:func:`same_database`: one SQLite
+file; one host, port and database name in both URLs and no schema named);
+:func:`refuse_store_in_source` then asks the servers before the store is
+opened, so a second spelling of one database (``?host=/run/pg/`` and
+``?host=/run/pg``, two names of one host) is refused too.
 
 Which kind a value is comes from the registries alone
 (:func:`~ptah.adapters.sources.base.source_kind`,
@@ -36,10 +43,12 @@ import re
 from typing import Mapping
 from urllib.parse import parse_qsl, unquote
 
-from ptah.adapters.sources.base import SQLITE_PREFIX, source_kind
+from ptah.adapters.sources.base import SQLITE_PREFIX, postgres_module, source_kind
+from ptah.adapters.stores.pgvector_location import schema_of
 from ptah.adapters.stores.registry import DEFAULT as SQLITE_STORE
 from ptah.adapters.stores.registry import store_kind
-from ptah.core.spec import redact_url, sqlite_database_path
+from ptah.core.errors import Problem, SourceUnavailable, SpecError, StoreUnavailable
+from ptah.core.spec import Spec, redact_url, sqlite_database_path
 
 SQLITE_SOURCE, POSTGRES_SOURCE, PGVECTOR_STORE = "sqlite", "postgresql", "pgvector"
 DEFAULT_POSTGRES_PORT = "5432"
@@ -107,17 +116,18 @@ def _path_problem(path: str, *, store: bool) -> str | None:
 
 
 def same_database(database: str, store: str, root: str, env: Mapping[str, str] = os.environ) -> bool:
-    """Whether the store (a resolved file path or a URL) is the source ``database``.
+    """Whether the store (a resolved file path or a URL) is the source ``database``, as the values show.
 
     SQLite: the same file (one inode, else one resolved path -- symbolic links
     followed). PostgreSQL: the same host, port and database name, as libpq
-    would fill them in from the URL, its query and the ``PG*`` environment.
-    Two spellings of one server (``localhost`` and ``127.0.0.1``) are not
-    recognised as one.
+    would fill them in from the URL, its query and the ``PG*`` environment,
+    and no schema named for the store. A quick answer that names the line of
+    the specification; :func:`refuse_store_in_source` is the one that decides
+    for PostgreSQL.
     """
     pair = (source_kind(database), store_kind(store))
     if pair == (POSTGRES_SOURCE, PGVECTOR_STORE):
-        return _target(database, env) == _target(store, env)
+        return schema_of(store) is None and _target(database, env) == _target(store, env)
     source = sqlite_database_path(database, root)
     if pair != (SQLITE_SOURCE, SQLITE_STORE) or source is None:
         return False
@@ -144,3 +154,29 @@ def _target(url: str, env: Mapping[str, str]) -> tuple[str, str, str]:
     user = params.get("user") or unquote(userinfo.partition(":")[0]) or env.get("PGUSER") or getpass.getuser()
     name = params.get("dbname") or unquote(path) or env.get("PGDATABASE") or user
     return host, port, name
+
+
+def refuse_store_in_source(spec: Spec) -> None:
+    """Refuse (:class:`SpecError`, exit 2) a PostgreSQL store in the source's database, as the servers tell.
+
+    One database is one ``system_identifier`` (the cluster's, ``pg_control_system()``) and one database OID,
+    whatever the URLs spell. There the store must name a schema of its own (:func:`same_database`'s
+    sentence otherwise), and not the schema the source table lives in. Each side is asked on a connection of
+    its own, in a read-only transaction; one that cannot be reached is :class:`SourceUnavailable` or
+    :class:`StoreUnavailable` (exit 3). Other pairs of kinds were decided when the specification was read.
+    """
+    if (source_kind(spec.source.database), store_kind(spec.store)) != (POSTGRES_SOURCE, PGVECTOR_STORE):
+        return
+    postgres = postgres_module("ptah.adapters.postgres")
+    source = postgres.database_identity(spec.source.database, SourceUnavailable, "source database", spec.source.table)
+    store = postgres.database_identity(spec.store, StoreUnavailable, "store")
+    if source.database != store.database:
+        return
+    schema = schema_of(spec.store)
+    if schema is None:
+        raise SpecError([Problem(SAME_DATABASE, path=spec.path, field="store")])
+    if schema == source.table_schema:
+        raise SpecError([Problem(
+            f'the store\'s schema "{schema}" is the one the source table {spec.source.table} lives in '
+            f"({source.table}), and ptah writes only into a schema of its own; name another schema, such as ptah",
+            path=spec.path, field="store")])

@@ -15,6 +15,8 @@ all of them at once, sorted by line. Format (DESIGN.md, "Specification")::
       filter: "status = 'published'"    # optional SQL boolean expression
       statement_timeout_s: 600          # default 600; PostgreSQL stops a statement after this long
     store: .ptah/ptah.db                # default; relative to this file; or postgresql://...
+                                        # or {url: postgresql://..., schema: ptah}: ptah's tables in
+                                        # that schema, which may be in the source's own database
     active: minilm                      # optional when only one generation is declared
     generations:                        # at least one; names: letters, digits, . _ -
       minilm:
@@ -32,7 +34,7 @@ all of them at once, sorted by line. Format (DESIGN.md, "Specification")::
 A generation embedded by a service (``provider: openai``) is read by
 :mod:`ptah.adapters.spec_generations`, which documents its fields.
 
-``${NAME}`` is expanded in ``source.database`` and ``store`` only; an unset
+``${NAME}`` is expanded in ``source.database`` and ``store`` (``store.url``) only; an unset
 variable is an error naming it. Other ``$`` characters are kept as written.
 """
 
@@ -50,6 +52,8 @@ from ptah.adapters import spec_databases as databases
 from ptah.adapters.spec_generations import Default, GenerationFields
 from ptah.adapters.spec_variants import VariantFields
 from ptah.adapters.sources.base import filter_problem
+from ptah.adapters.stores import registry as stores
+from ptah.adapters.stores.pgvector_location import schema_problem, with_schema
 from ptah.adapters.yaml_nodes import (
     TAG_BOOL,
     DocumentProblem,
@@ -77,6 +81,7 @@ SPEC_VERSION = 1
 DEFAULT_STORE = ".ptah/ptah.db"
 MAX_SPEC_BYTES = 1024 * 1024
 TOP_FIELDS = ("version", "source", "store", "active", "generations", "variants")
+STORE_FIELDS = ("url", "schema")
 SOURCE_FIELDS = ("database", "table", "key_fields", "text", "filter", "statement_timeout_s", "judge_text")
 MAX_STATEMENT_TIMEOUT_S = 86_400
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -257,14 +262,41 @@ class _SpecReader(GenerationFields, VariantFields):
     def store(self, field: Field | None) -> str:
         if field is None:
             return os.path.normpath(os.path.join(self.root, DEFAULT_STORE))
+        if isinstance(field.value, MappingNode):
+            return self.store_in_schema(field.value)
         value, line = self.scalar(field, "store"), line_of(field.value)
+        return self.store_url(value, line, "store")
+
+    def store_url(self, value: str | None, line: int, where: str) -> str:
         if value == "":
-            self.add(f"is empty; remove it for the default {DEFAULT_STORE} or name a file", line=line, field="store")
-        expanded = self.expand(value, line, "store") if value else None
+            self.add(f"is empty; remove it for the default {DEFAULT_STORE} or name a file", line=line, field=where)
+        expanded = self.expand(value, line, where) if value else None
         problem = databases.store_problem(value, expanded) if value and expanded else None
         if problem:
-            self.add(problem, line=line, field="store")
+            self.add(problem, line=line, field=where)
         return databases.store_location(expanded, self.root) if expanded and not problem else ""
+
+    def store_in_schema(self, node: MappingNode) -> str:
+        """``store: {url: postgresql://…, schema: ptah}``: the URL with the schema in its options."""
+        fields = self.fields(node, STORE_FIELDS, "store.", "store")
+        hint = "write store: {url: postgresql://…, schema: ptah}"
+        if "url" not in fields or "schema" not in fields:
+            for name in sorted({"url", "schema"} - set(fields)):
+                self.add(f"missing; {hint}", line=line_of(node), field=f"store.{name}")
+            return ""
+        url_line, schema_line = line_of(fields["url"].value), line_of(fields["schema"].value)
+        url = self.store_url(self.scalar(fields["url"], "store.url"), url_line, "store.url")
+        schema = self.scalar(fields["schema"], "store.schema")
+        if not url or schema is None:
+            return ""
+        if stores.store_kind(url) != databases.PGVECTOR_STORE:
+            self.add(f"a schema is for a PostgreSQL store; {hint}, or write store: FILE", line=url_line,
+                     field="store.url")
+            return ""
+        if problem := schema_problem(url, schema):
+            self.add(problem, line=schema_line, field="store.schema")
+            return ""
+        return with_schema(url, schema)
 
     def active(self, field: Field | None) -> str | None:
         if field is None or is_null(field.value):

@@ -18,6 +18,7 @@ from typing import Literal, overload
 
 from ptah.adapters.embedders.identity import GenerationIdentity, generation_identity
 from ptah.adapters.sources.base import Source, open_source
+from ptah.adapters.spec_databases import refuse_store_in_source
 from ptah.adapters.spec_yaml import find_spec, load_spec
 from ptah.adapters.stores import registry as stores
 from ptah.adapters.stores.base import Capabilities, Store
@@ -78,6 +79,7 @@ class Project:
         """The store, opened once by its registered kind. ``create=False`` gives None when no store
         exists yet (nothing was ever built); readers never create one."""
         if self._store is None:
+            refuse_store_in_source(self.spec)  # the servers asked, before anything is created or a model loaded
             self._store = stores.open_store(self.spec.store, create=create)
         return self._store
 

@@ -2,7 +2,10 @@
 
 Layout: see :mod:`ptah.adapters.stores.pgvector_schema` -- a generations
 table, a query cache, and one ``vector(dimension)`` table per generation
-identity.
+identity, in the connection's current schema or in a schema of the store's own
+(``store: {url: …, schema: ptah}``, :mod:`.pgvector_location`): created when
+missing, and every connection's search_path is that schema, then the one the
+``vector`` extension is installed in.
 
 Guarantees, the same as :class:`ptah.adapters.stores.sqlite.SqliteStore`'s
 (one contract test suite runs over both):
@@ -37,10 +40,14 @@ from psycopg import IsolationLevel, sql
 from ptah.adapters.postgres import connect, guarded
 from ptah.adapters.stores.pgvector_index import create_hnsw_index, describe_index
 from ptah.adapters.stores.pgvector_lock import build_lock
+from ptah.adapters.stores.pgvector_location import schema_of
 from ptah.adapters.stores.pgvector_schema import (
+    check_vector_type,
     create_vectors_table,
     encode_rows,
+    enter_schema,
     migrate,
+    search_path,
     vectors_table,
 )
 from ptah.adapters.stores.pgvector_snapshot import PgvectorSnapshot
@@ -64,17 +71,41 @@ class PgvectorStore(SnapshotReads, LexicalTable):
     def __init__(self, url: str, *, create: bool = True):
         self.url = url
         self.where = f"store {redact_url(url)}"
+        self.schema = schema_of(url)  # store: {url, schema}; None: the connection's own current schema
+        self._search_path: sql.Composed | None = None
         self._connection = connect(url, StoreUnavailable, "store", autocommit=True)
         self._tables: dict[str, tuple[str, int]] = {}
         try:
+            self.initialised = self.schema is None or enter_schema(self._connection, url, self.schema, create=create)
             with self._guarded():  # whether ptah's tables exist here at all (a reader must not create them)
-                self.initialised = create or self._connection.execute(
-                    "SELECT to_regclass('ptah_migrations') IS NOT NULL").fetchone()[0]
+                self.initialised = self.initialised and (create or self._connection.execute(
+                    "SELECT to_regclass(%s) IS NOT NULL", (self._qualified("ptah_migrations"),)).fetchone()[0])
             if self.initialised:
                 migrate(self._connection, url)
+                if self.schema is not None:
+                    self._search_path = search_path(self._connection, url, self.schema)
+                    with self._guarded():
+                        self._connection.execute(self._search_path)
+                check_vector_type(self._connection, url)
         except BaseException:
             self._connection.close()
             raise
+
+    def _qualified(self, table: str) -> str:
+        return table if self.schema is None else f"{self.schema}.{table}"
+
+    def _connect(self):
+        """Another connection to the store, on the store's search_path, outside any transaction."""
+        connection = connect(self.url, StoreUnavailable, "store", autocommit=True)
+        try:
+            if self._search_path is not None:
+                with self._guarded():
+                    connection.execute(self._search_path)
+            connection.autocommit = False
+        except BaseException:
+            connection.close()
+            raise
+        return connection
 
     _prefix, _marker = "ptah_", "%s"
 
@@ -98,7 +129,7 @@ class PgvectorStore(SnapshotReads, LexicalTable):
         ``like``: an open snapshot whose state this one shares
         (``SET TRANSACTION SNAPSHOT``); this one stays valid after ``like`` ends.
         """
-        connection = connect(self.url, StoreUnavailable, "store")
+        connection = self._connect()
         try:
             with self._guarded():
                 connection.isolation_level = IsolationLevel.REPEATABLE_READ

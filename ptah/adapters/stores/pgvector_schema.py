@@ -1,7 +1,7 @@
 """The pgvector store's schema: named migrations, per-generation tables, the binary COPY codec.
 
-Tables (in the connection's current schema; choose another with the URL's
-``?options=-csearch_path%3Dptah``):
+Tables (in the connection's current schema; in a schema of their own with
+``store: {url: …, schema: ptah}``, :func:`enter_schema`):
 
 * ``ptah_migrations(name, position, applied_at)`` -- one row per applied migration;
 * ``ptah_generations`` -- one row per generation identity, as in the SQLite
@@ -191,6 +191,69 @@ def _ensure_extension(connection, url: str) -> None:
             f"store {shown}: the pgvector extension is not enabled in this database and this user may not "
             f"enable it ({reason(exc, url)}); ask an administrator to run CREATE EXTENSION vector there."
         ) from None
+
+
+# --- a schema of its own -----------------------------------------------------------
+
+
+def enter_schema(connection, url: str, schema: str, *, create: bool) -> bool:
+    """Make sure the store's ``schema`` exists (created when missing and ``create``) and this user may create
+    tables in it (``create``); False when it does not exist and ``create`` is False.
+
+    ``connection`` is in autocommit mode and its search_path is already ``schema`` (the URL's options). The
+    schema is created under the migration lock, so two first runs do not race; a user who may not create
+    it, or tables in it, is :class:`StoreUnavailable` saying what to ask for.
+    """
+    shown = redact_url(url)
+    with guarded(url, StoreUnavailable, "store"), connection.transaction():
+        connection.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_NAMESPACE, MIGRATION_LOCK))
+        user, exists = connection.execute("SELECT current_user, to_regnamespace(%s) IS NOT NULL", (schema,)).fetchone()
+        if not exists and not create:
+            return False
+        if not exists:
+            try:
+                with connection.transaction():
+                    connection.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+            except pg_errors.InsufficientPrivilege as exc:
+                raise StoreUnavailable(
+                    f'store {shown}: this user may not create the schema "{schema}" ({reason(exc, url)}); '
+                    f"ask an administrator to run CREATE SCHEMA {schema} AUTHORIZATION {user}, or name a schema "
+                    "that exists."
+                ) from None
+        elif create and not connection.execute("SELECT has_schema_privilege(%s, 'CREATE')", (schema,)).fetchone()[0]:
+            raise StoreUnavailable(
+                f'store {shown}: this user may not create tables in the schema "{schema}"; ask its owner to run '
+                f"GRANT USAGE, CREATE ON SCHEMA {schema} TO {user}, or name another schema."
+            )
+    return True
+
+
+def search_path(connection, url: str, schema: str) -> sql.Composed:
+    """``SET search_path`` to ``schema`` and then the schema the ``vector`` extension is installed in (when
+    another), so its type, operators and operator classes resolve wherever it lives."""
+    with guarded(url, StoreUnavailable, "store"):
+        row = connection.execute(
+            "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+            "WHERE e.extname = 'vector'"
+        ).fetchone()
+    path = [schema] + ([row[0]] if row and row[0] not in (schema, "pg_catalog") else [])
+    return sql.SQL("SET search_path TO {}").format(sql.SQL(", ").join(map(sql.Identifier, path)))
+
+
+def check_vector_type(connection, url: str) -> None:
+    """:class:`StoreUnavailable` unless the ``vector`` type resolves on this connection's search_path."""
+    with guarded(url, StoreUnavailable, "store"):
+        found, where = connection.execute(
+            "SELECT to_regtype('vector') IS NOT NULL, (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
+            "ON n.oid = e.extnamespace WHERE e.extname = 'vector')"
+        ).fetchone()
+    if not found:
+        raise StoreUnavailable(
+            f'store {redact_url(url)}: the pgvector type "vector" (installed in the schema "{where}") is not '
+            f"usable here: the search_path leaves that schema out, or this user lacks USAGE on it; name the "
+            f"store's schema in store: {{url: …, schema: …}} (ptah adds {where} to the path), or ask for "
+            f"GRANT USAGE ON SCHEMA {where}."
+        )
 
 
 # --- binary COPY ------------------------------------------------------------------
