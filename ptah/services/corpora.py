@@ -35,9 +35,12 @@ class CorpusConflict(InputError):
 
 
 def open_records(spec: Spec):
-    """The record store beside the project's store (created when absent): tokens, corpora, evaluations."""
+    """The record store beside the project's store (created when absent): tokens, corpora, evaluations; refused
+    (exit 2) in the source's database unless the store names a schema of its own, as the servers tell."""
+    from ptah.adapters.spec_databases import refuse_store_in_source
     from ptah.adapters.stores.registry import open_records as open_store_records
 
+    refuse_store_in_source(spec)
     return open_store_records(spec.store)
 
 
