@@ -12,7 +12,10 @@ queued ones for the next start.
 
 Each worker thread opens the project once through the Python API and keeps
 it, so a generation's vectors and cached query vectors are read once, and
-every later evaluation is warm. When the server starts, a job the store says
+every later evaluation is warm. The source is not kept: each evaluation
+opens it, reads it in one snapshot and closes it, so no read transaction is
+held on the application's table between evaluations (a SQLite source in
+rollback-journal mode would refuse the application's writes while one is). When the server starts, a job the store says
 is running was running when the server stopped: it is marked failed
 (``SERVER_RESTARTED``), never lost silently; queued jobs are queued again.
 """
@@ -185,7 +188,9 @@ class Jobs:
         if checked["baseline"] is not None:
             baseline_text = self.report_text(checked["baseline"])
             baseline = Report.from_dict(json.loads(baseline_text))
-        report = self._project().evaluate(corpus, evaluation_request(checked), baseline_report=baseline)
+        project = self._project()
+        with project._project.fresh_source():  # one snapshot of the source per evaluation, none between
+            report = project.evaluate(corpus, evaluation_request(checked), baseline_report=baseline)
         text = report.to_json()
         size = len(text.encode("utf-8"))
         if size > self._limits.max_report_bytes:
