@@ -1,0 +1,74 @@
+"""``ptah serve`` under real use (issue 26, item 3): a second server, a stop, clients that leave, cross-site forms,
+near-duplicate queries across splits, long listings, a flooded queue, concurrent token names, the report's corpus."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.serve.conftest import Server, make_project, wait_done
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    return make_project(tmp_path_factory.mktemp("real"))
+
+
+@pytest.fixture(scope="module")
+def server(project):
+    running = Server(project.spec, "--workers", "1").start()
+    yield running
+    running.stop()
+
+
+def register(client, text: str, split: str | None = None):
+    return client.post("/v1/corpora", params={"split": split} if split else {}, content=text.encode("utf-8"))
+
+
+# --- one server per store ---------------------------------------------------------------
+
+
+def test_a_second_server_on_the_same_store_refuses_to_start(project, server):
+    second = subprocess.run([sys.executable, "-m", "ptah", "serve", "--spec", str(project.spec), "--port",
+                             str(server.port + 1)], capture_output=True, text=True, timeout=30)
+    assert second.returncode == 3
+    assert second.stderr == (f"another ptah serve is running on this store (pid {server.process.pid}); "
+                             "stop it first: one server per store.\n")
+    with server.client(project.tokens["read"]) as client:  # the first server goes on
+        assert client.get("/v1/evaluations").status_code == 200
+
+
+# --- a stop fails the running job at once -------------------------------------------------
+
+
+def test_sigterm_marks_the_running_job_server_stopped_at_once(tmp_path):
+    project = make_project(tmp_path)
+    first = Server(project.spec, "--workers", "1").start()
+    blocker = sqlite3.connect(tmp_path / "source.db", isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")  # the job cannot read the source: it stays running
+    try:
+        with first.client(project.tokens["manage"]) as client:
+            digest = register(client, project.corpus.read_text()).json()["digest"]
+            job_id = client.post("/v1/evaluations", json={"corpus": digest}).json()["id"]
+            deadline = time.monotonic() + 30
+            while client.get(f"/v1/evaluations/{job_id}").json()["status"] != "running":
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+        first.process.send_signal(signal.SIGTERM)
+        assert first.process.wait(30) == 0
+    finally:
+        blocker.rollback()
+        blocker.close()
+        first.stop()
+    second = Server(project.spec).start()
+    try:
+        with second.client(project.tokens["read"]) as client:
+            job = client.get(f"/v1/evaluations/{job_id}").json()
+    finally:
+        second.stop()
+    assert (job["status"], job["error"]["code"]) == ("failed", "SERVER_STOPPED")
