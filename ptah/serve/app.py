@@ -22,13 +22,13 @@ import logging
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ptah.core.errors import InputError, PtahError
 from ptah.serve import page
-from ptah.serve.auth import require
+from ptah.serve.auth import refuse_cross_site, require
 from ptah.serve.evaluations import DIGEST, EVALUATION_ID, checked_body, evaluation_request
 from ptah.serve.jobs import Jobs
 from ptah.serve.limits import Limits, admit
@@ -178,6 +178,23 @@ async def _problem(request: Request, exc: Exception) -> Response:
     return from_error(exc, request.app.state.jobs.spec.root)
 
 
+async def _client_left(request: Request, exc: Exception) -> Response:
+    """A client that left before sending its whole body: one quiet line, no traceback (nobody reads the answer)."""
+    log.warning("client left before sending the whole body of %s %s", request.method, request.url.path)
+    return Response(status_code=400)
+
+
+def _same_site_only(route: Route) -> Route:
+    """A page's form route that first refuses a post from another site (:func:`~ptah.serve.auth.refuse_cross_site`)."""
+    endpoint = route.endpoint
+
+    async def checked(request: Request) -> Response:
+        refuse_cross_site(request)
+        return await endpoint(request)
+
+    return Route(route.path, checked, methods=list(route.methods or ()))
+
+
 def create_app(records, spec, *, workers: int = 2, limits: Limits = Limits()) -> Starlette:
     """The application over a project's record store; its jobs recovered and ready."""
     routes = [
@@ -189,10 +206,11 @@ def create_app(records, spec, *, workers: int = 2, limits: Limits = Limits()) ->
         Route("/v1/evaluations", list_evaluations, methods=["GET"]),
         Route("/v1/evaluations/{id}", get_evaluation, methods=["GET"]),
         Route("/v1/evaluations/{id}", cancel_evaluation, methods=["DELETE"]),
-        *page.routes(),
+        *(_same_site_only(route) if "POST" in (route.methods or ()) else route for route in page.routes()),
     ]
     app = Starlette(routes=routes, exception_handlers={Exception: _problem, HTTPException: _problem,
-                                                      HttpProblem: _problem, PtahError: _problem})
+                                                      HttpProblem: _problem, PtahError: _problem,
+                                                      ClientDisconnect: _client_left})
     app.state.records = records
     app.state.limits = limits
     app.state.jobs = Jobs(records, spec, workers, limits)

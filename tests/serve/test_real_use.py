@@ -4,6 +4,7 @@ near-duplicate queries across splits, long listings, a flooded queue, concurrent
 from __future__ import annotations
 
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -72,3 +73,41 @@ def test_sigterm_marks_the_running_job_server_stopped_at_once(tmp_path):
     finally:
         second.stop()
     assert (job["status"], job["error"]["code"]) == ("failed", "SERVER_STOPPED")
+
+
+# --- clients that leave, forms from other sites ----------------------------------------------
+
+
+def test_thirty_clients_that_leave_halfway_through_a_body_make_one_quiet_line_each(project, server):
+    before = server.log.read_text()
+    for _ in range(30):
+        with socket.create_connection(("127.0.0.1", server.port)) as sock:
+            sock.sendall(b"POST /login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                         b"Content-Length: 1000\r\n\r\ntoken=ptah.")
+            time.sleep(0.02)
+    time.sleep(0.5)
+    with server.client(project.tokens["read"]) as client:  # the server goes on
+        assert client.get("/v1/corpora").status_code == 200
+    added = server.log.read_text()[len(before):].splitlines()
+    assert added == ["client left before sending the whole body of POST /login"] * 30
+
+
+@pytest.mark.parametrize("headers", [{"Origin": "https://elsewhere.example"}, {"Origin": "null"},
+                                     {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"}])
+@pytest.mark.parametrize("path", ["/login", "/logout"])
+def test_login_and_logout_refuse_a_post_from_another_site(project, server, headers, path):
+    with server.client(follow_redirects=False) as client:
+        answer = client.post(path, data={"token": project.tokens["read"]}, headers=headers)
+    assert answer.status_code == 403
+    assert answer.headers["content-type"] == "application/problem+json"
+    assert (answer.json()["code"], answer.json()["detail"]) == (
+        "CROSS_SITE", "this form must be posted from the server's own page.")
+    assert "set-cookie" not in answer.headers
+
+
+def test_login_from_the_servers_own_page_signs_in(project, server):
+    own = {"Origin": server.url, "Sec-Fetch-Site": "same-origin"}
+    with server.client(follow_redirects=False) as client:
+        answer = client.post("/login", data={"token": project.tokens["read"]}, headers=own)
+    assert answer.status_code == 303
+    assert answer.headers["set-cookie"].startswith("ptah_session=ptah.")
