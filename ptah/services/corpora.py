@@ -11,13 +11,17 @@ again; nothing registered is ever changed or deleted.
 Splits. A corpus may be registered as ``development`` or ``test``. A test
 corpus that shares a query text with a development corpus of the project
 (or the reverse) is refused: tuning on the development corpus would leak
-into the test verdict.
+into the test verdict. Queries are compared normalised (:func:`query_form`:
+Unicode NFKC, case-folded, whitespace collapsed and stripped), so a trailing
+space, a no-break space, another case or another Unicode form of the same
+query does not get it past the check.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import unicodedata
 from datetime import datetime, timezone
 
 from ptah.core.corpus import Corpus
@@ -32,6 +36,11 @@ _REGISTERING = threading.Lock()  # the leakage check and the write are one step 
 
 class CorpusConflict(InputError):
     """Registering would break a rule of registered corpora (leakage across splits, a split changed)."""
+
+
+def query_form(query: str) -> str:
+    """A query as the leakage check compares it: NFKC, case-folded, runs of whitespace one space, stripped."""
+    return " ".join(unicodedata.normalize("NFKC", query).casefold().split())
 
 
 def open_records(spec: Spec):
@@ -65,7 +74,7 @@ def _register(records, corpus: Corpus, data: bytes, split: str | None) -> tuple[
             raise CorpusConflict(f"corpus {corpus.digest} is registered already with split "
                                  f"{existing['split'] or 'none'}; a registered corpus never changes.")
         return False, existing
-    queries = sorted({case.query for case in corpus.cases})
+    queries = sorted({query_form(case.query) for case in corpus.cases})
     if split is not None:
         _check_leakage(records, split, set(queries))
     info = {
@@ -84,7 +93,8 @@ def _check_leakage(records, split: str, queries: set[str]) -> None:
     for info in list_corpora(records):
         if info["split"] != other:
             continue
-        shared = queries.intersection(json.loads(records.get("corpus_queries", info["digest"]) or "[]"))
+        registered = json.loads(records.get("corpus_queries", info["digest"]) or "[]")
+        shared = queries.intersection(query_form(query) for query in registered)  # kept raw by an earlier ptah
         if shared:
             first = min(shared)
             raise CorpusConflict(

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.serve.conftest import Server, make_project, wait_done
+from tests.serve.conftest import Server, corpus_yaml, make_project, wait_done
 
 
 @pytest.fixture(scope="module")
@@ -111,3 +111,20 @@ def test_login_from_the_servers_own_page_signs_in(project, server):
         answer = client.post("/login", data={"token": project.tokens["read"]}, headers=own)
     assert answer.status_code == 303
     assert answer.headers["set-cookie"].startswith("ptah_session=ptah.")
+
+
+# --- split leakage ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", ["Rotate the API keys ", "rotate the\u00a0API keys", "ROTATE THE API KEYS",
+                                   "\uff52otate the API keys", "  rotate  the API\tkeys"])
+def test_a_test_query_differing_only_in_form_from_a_development_query_is_refused(project, server, query):
+    with server.client(project.tokens["manage"]) as client:
+        development = register(client, corpus_yaml([("keys", "rotate the API keys", "3")], name="dev-keys"),
+                               "development")
+        assert development.status_code in (200, 201)
+        leaking = register(client, corpus_yaml([("keys", query, "3")], name="test-keys"), "test")
+    assert leaking.status_code == 409
+    assert leaking.json()["detail"] == (
+        f"this test corpus shares 1 query text(s) with the development corpus {development.json()['digest']}, "
+        "such as 'rotate the api keys': a query may not cross splits.")
