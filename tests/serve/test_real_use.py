@@ -8,6 +8,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -128,3 +129,69 @@ def test_a_test_query_differing_only_in_form_from_a_development_query_is_refused
     assert leaking.json()["detail"] == (
         f"this test corpus shares 1 query text(s) with the development corpus {development.json()['digest']}, "
         "such as 'rotate the api keys': a query may not cross splits.")
+
+
+# --- token names ------------------------------------------------------------------------------
+
+
+class _ScanTogether:
+    """A real record store whose every listing of tokens waits (up to 2 s) for the other creator's: the interleaving
+    in which two creators both look for the name before either writes its token."""
+
+    def __init__(self, records, barrier: threading.Barrier):
+        self._records, self._barrier = records, barrier
+
+    def __getattr__(self, name):
+        return getattr(self._records, name)
+
+    def items(self, kind):
+        found = self._records.items(kind)
+        try:
+            self._barrier.wait()
+        except threading.BrokenBarrierError:
+            pass
+        return found
+
+
+def test_two_concurrent_creations_of_one_token_name_cannot_both_succeed(project):
+    import ptah
+    from ptah.core.errors import InputError
+    from ptah.services.corpora import open_records
+    from ptah.services.tokens import create_token, list_tokens
+
+    with ptah.open_project(project.spec) as opened:
+        spec = opened.spec
+    barrier = threading.Barrier(2, timeout=2)
+    stores = [open_records(spec), open_records(spec)]  # two connections, as two processes have
+    outcomes: list[str] = []
+
+    def create(records) -> None:
+        try:
+            create_token(_ScanTogether(records, barrier), "read", "twin")
+            outcomes.append("created")
+        except InputError as exc:
+            outcomes.append(str(exc))
+
+    threads = [threading.Thread(target=create, args=(records,)) for records in stores]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    try:
+        assert sorted(outcomes) == ['an active token is named "twin" already; revoke it first or choose another name.',
+                                    "created"]
+        assert [token["name"] for token in list_tokens(stores[0])].count("twin") == 1
+    finally:
+        for records in stores:
+            records.close()
+
+
+def test_token_create_of_a_name_in_use_exits_2_and_a_revoked_name_is_free_again(project):
+    from tests.serve.conftest import ptah
+
+    assert project.token("read", "reused").startswith("ptah.")
+    again = ptah("token", "create", "--scope", "read", "--name", "reused", "--spec", str(project.spec))
+    assert (again.returncode, again.stdout) == (2, "")
+    assert again.stderr == 'an active token is named "reused" already; revoke it first or choose another name.\n'
+    project.revoke("reused")
+    assert project.token("manage", "reused").startswith("ptah.")
