@@ -5,8 +5,8 @@
 | ``GET /openapi.json`` | none | the OpenAPI 3.1 document |
 | ``POST /v1/corpora[?split=development\\|test]`` | manage | 201 registered, 200 registered already; 409 leakage |
 | ``GET /v1/corpora``, ``GET /v1/corpora/{digest}`` | read | the registered corpora |
-| ``POST /v1/evaluations`` | manage | 202 ``{"id": …, "status": "queued"}`` |
-| ``GET /v1/evaluations[?corpus=&generation=&status=&limit=&after=]`` | read | a page of jobs, oldest first |
+| ``POST /v1/evaluations`` | manage | 202 ``{"id": …, "status": "queued"}``; 429 past the token's queue bound |
+| ``GET /v1/evaluations[?corpus=&generation=&status=&limit=&after=]`` | read | a page of jobs, oldest first (50, at most 200) |
 | ``GET /v1/evaluations/{id}`` | read | the job; its ``report`` exactly as ``--output`` writes it once done |
 | ``DELETE /v1/evaluations/{id}`` | manage | the job, cancelled when it was queued or running |
 
@@ -74,7 +74,7 @@ async def get_corpus(request: Request) -> Response:
 # --- evaluations ----------------------------------------------------------------------
 
 
-def _admit(state, checked: dict) -> dict:
+def _admit(state, checked: dict, owner: str) -> dict:
     """Check an evaluation against what is registered and the limits, then queue it (in a thread)."""
     request = evaluation_request(checked)
     corpus = state.jobs.corpus(checked["corpus"])
@@ -89,13 +89,13 @@ def _admit(state, checked: dict) -> dict:
                              f"not {checked['corpus']}: they are not comparable.")
     plans = plan_runs(state.jobs.spec, request.generations or None, request.channels, request.variants)  # names that exist
     admit(state.limits, corpus, len(plans), len(request.all_measures))
-    return state.jobs.submit(checked)
+    return state.jobs.submit(checked, owner)
 
 
 async def start_evaluation(request: Request) -> Response:
-    require(request, "manage")
+    grant = require(request, "manage")
     checked = checked_body(await json_body(request, request.app.state.limits.max_json_bytes))
-    job = await run_in_threadpool(_admit, request.app.state, checked)
+    job = await run_in_threadpool(_admit, request.app.state, checked, grant.name)
     return JSONResponse({"id": job["id"], "status": job["status"]}, status_code=202,
                         headers={"Location": f"/v1/evaluations/{job['id']}"})
 
@@ -119,16 +119,16 @@ async def list_evaluations(request: Request) -> Response:
     if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_PAGE:
         raise InputError(f"limit: a whole number from 1 to {MAX_PAGE} is expected.")
     after = params.get("after")
-    jobs = await run_in_threadpool(request.app.state.jobs.all)
-    chosen = [job for job in jobs if _matches(job, params.get("corpus"), params.get("generation"), params.get("status"))]
-    if after is not None:
-        ids = [job["id"] for job in chosen]
-        if after not in ids:
+    jobs: Jobs = request.app.state.jobs
+
+    def read() -> tuple[list[dict], str | None]:
+        if after is not None and (not EVALUATION_ID.match(after) or jobs.get(after) is None):
             raise InputError("after: not an evaluation of this listing (use the previous page's next).")
-        chosen = chosen[ids.index(after) + 1:]
-    page_items = chosen[: int(limit_text)]
-    more = len(chosen) > len(page_items)
-    return JSONResponse({"items": page_items, "next": page_items[-1]["id"] if more else None})
+        return jobs.page(after, int(limit_text),
+                         lambda job: _matches(job, params.get("corpus"), params.get("generation"), params.get("status")))
+
+    items, following = await run_in_threadpool(read)
+    return JSONResponse({"items": items, "next": following})
 
 
 def _job_or_404(jobs: Jobs, job_id: str) -> dict:

@@ -195,3 +195,63 @@ def test_token_create_of_a_name_in_use_exits_2_and_a_revoked_name_is_free_again(
     assert again.stderr == 'an active token is named "reused" already; revoke it first or choose another name.\n'
     project.revoke("reused")
     assert project.token("manage", "reused").startswith("ptah.")
+
+
+# --- listings and the queue --------------------------------------------------------------------
+
+
+def test_a_listing_reads_the_job_records_no_further_than_its_page(project, server):
+    import ptah
+    from ptah.services.corpora import open_records
+
+    with server.client(project.tokens["manage"]) as client:
+        digest = register(client, project.corpus.read_text()).json()["digest"]
+        ids = [client.post("/v1/evaluations", json={"corpus": digest}).json()["id"] for _ in range(3)]
+        for job_id in ids:
+            wait_done(client, job_id)
+        with ptah.open_project(project.spec) as opened:
+            records = open_records(opened.spec)
+        try:  # a record past the page that cannot be read: a listing that read every record would fail on it
+            records.put("evaluation", "ev_" + "f" * 24, "{not a job")
+            first = client.get("/v1/evaluations", params={"limit": 2}).json()
+        finally:
+            records.remove("evaluation", "ev_" + "f" * 24)
+            records.close()
+        second = client.get("/v1/evaluations", params={"limit": 1, "after": first["next"]}).json()
+    listed = [job["id"] for job in first["items"] + second["items"]]
+    assert listed == ids and second["next"] is None
+    assert first["next"] == first["items"][-1]["id"]
+    with server.client(project.tokens["read"]) as client:
+        gone = client.get("/v1/evaluations", params={"after": "ev_" + "0" * 24})
+    assert (gone.status_code, gone.json()["detail"]) == (
+        422, "after: not an evaluation of this listing (use the previous page's next).")
+
+
+def test_a_manage_token_past_its_queue_bound_gets_429_with_retry_after(tmp_path):
+    project = make_project(tmp_path)
+    other = project.token("manage", "other")
+    bounded = Server(project.spec, "--workers", "1", "--max-queued", "2").start()
+    blocker = sqlite3.connect(tmp_path / "source.db", isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")  # the first job cannot read the source: it runs while the others wait
+    try:
+        with bounded.client(project.tokens["manage"]) as client, bounded.client(other) as second:
+            digest = register(client, project.corpus.read_text()).json()["digest"]
+            running = client.post("/v1/evaluations", json={"corpus": digest}).json()["id"]
+            deadline = time.monotonic() + 30
+            while client.get(f"/v1/evaluations/{running}").json()["status"] != "running":
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+            queued = [client.post("/v1/evaluations", json={"corpus": digest}) for _ in range(2)]
+            refused = client.post("/v1/evaluations", json={"corpus": digest})
+            elsewhere = second.post("/v1/evaluations", json={"corpus": digest})  # the bound is per token
+            assert client.delete(f"/v1/evaluations/{queued[0].json()['id']}").json()["status"] == "cancelled"
+            after_cancel = client.post("/v1/evaluations", json={"corpus": digest})
+    finally:
+        blocker.rollback()
+        blocker.close()
+        bounded.stop()
+    assert [answer.status_code for answer in queued] == [202, 202]
+    assert (refused.status_code, refused.headers["retry-after"], refused.json()["code"]) == (429, "10", "QUEUE_FULL")
+    assert refused.json()["detail"] == ('the token "manage" has 2 evaluations queued, the limit; '
+                                        "try again once some have started.")
+    assert (elsewhere.status_code, after_cancel.status_code) == (202, 202)
