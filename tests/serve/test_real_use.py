@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 
 import pytest
 
@@ -32,6 +33,28 @@ def register(client, text: str, split: str | None = None):
     return client.post("/v1/corpora", params={"split": split} if split else {}, content=text.encode("utf-8"))
 
 
+@contextmanager
+def source_locked(folder):
+    """The source held under an exclusive lock: a job that starts cannot read it, and stays running meanwhile."""
+    blocker = sqlite3.connect(folder / "source.db", isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")
+    try:
+        yield
+    finally:
+        blocker.rollback()
+        blocker.close()
+
+
+def start_running(client, digest: str) -> str:
+    """A job started and seen running (its source locked): its id."""
+    job_id = client.post("/v1/evaluations", json={"corpus": digest}).json()["id"]
+    deadline = time.monotonic() + 30
+    while client.get(f"/v1/evaluations/{job_id}").json()["status"] != "running":
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    return job_id
+
+
 # --- one server per store ---------------------------------------------------------------
 
 
@@ -51,21 +74,12 @@ def test_a_second_server_on_the_same_store_refuses_to_start(project, server):
 def test_sigterm_marks_the_running_job_server_stopped_at_once(tmp_path):
     project = make_project(tmp_path)
     first = Server(project.spec, "--workers", "1").start()
-    blocker = sqlite3.connect(tmp_path / "source.db", isolation_level=None)
-    blocker.execute("BEGIN EXCLUSIVE")  # the job cannot read the source: it stays running
     try:
-        with first.client(project.tokens["manage"]) as client:
-            digest = register(client, project.corpus.read_text()).json()["digest"]
-            job_id = client.post("/v1/evaluations", json={"corpus": digest}).json()["id"]
-            deadline = time.monotonic() + 30
-            while client.get(f"/v1/evaluations/{job_id}").json()["status"] != "running":
-                assert time.monotonic() < deadline
-                time.sleep(0.02)
-        first.process.send_signal(signal.SIGTERM)
-        assert first.process.wait(30) == 0
+        with source_locked(tmp_path), first.client(project.tokens["manage"]) as client:
+            job_id = start_running(client, register(client, project.corpus.read_text()).json()["digest"])
+            first.process.send_signal(signal.SIGTERM)
+            assert first.process.wait(30) == 0
     finally:
-        blocker.rollback()
-        blocker.close()
         first.stop()
     second = Server(project.spec).start()
     try:
@@ -231,24 +245,17 @@ def test_a_manage_token_past_its_queue_bound_gets_429_with_retry_after(tmp_path)
     project = make_project(tmp_path)
     other = project.token("manage", "other")
     bounded = Server(project.spec, "--workers", "1", "--max-queued", "2").start()
-    blocker = sqlite3.connect(tmp_path / "source.db", isolation_level=None)
-    blocker.execute("BEGIN EXCLUSIVE")  # the first job cannot read the source: it runs while the others wait
     try:
-        with bounded.client(project.tokens["manage"]) as client, bounded.client(other) as second:
+        with source_locked(tmp_path), bounded.client(project.tokens["manage"]) as client, \
+                bounded.client(other) as second:
             digest = register(client, project.corpus.read_text()).json()["digest"]
-            running = client.post("/v1/evaluations", json={"corpus": digest}).json()["id"]
-            deadline = time.monotonic() + 30
-            while client.get(f"/v1/evaluations/{running}").json()["status"] != "running":
-                assert time.monotonic() < deadline
-                time.sleep(0.02)
+            start_running(client, digest)  # the one worker is busy: the others wait
             queued = [client.post("/v1/evaluations", json={"corpus": digest}) for _ in range(2)]
             refused = client.post("/v1/evaluations", json={"corpus": digest})
             elsewhere = second.post("/v1/evaluations", json={"corpus": digest})  # the bound is per token
             assert client.delete(f"/v1/evaluations/{queued[0].json()['id']}").json()["status"] == "cancelled"
             after_cancel = client.post("/v1/evaluations", json={"corpus": digest})
     finally:
-        blocker.rollback()
-        blocker.close()
         bounded.stop()
     assert [answer.status_code for answer in queued] == [202, 202]
     assert (refused.status_code, refused.headers["retry-after"], refused.json()["code"]) == (429, "10", "QUEUE_FULL")
