@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import threading
 import unicodedata
+from dataclasses import replace
 from datetime import datetime, timezone
 
 from ptah.core.corpus import Corpus
@@ -115,6 +116,15 @@ def list_corpora(records) -> list[dict]:
 
 
 def registered_corpus(records, digest: str) -> Corpus | None:
-    """The registered corpus with this digest, read back from its stored bytes; None when unregistered."""
+    """The registered corpus with this digest, read back from its stored bytes; None when unregistered. Its
+    ``path`` (what reports and messages name it by) is :func:`registered_label`: the server has no file of it."""
     text = records.get("corpus_text", digest)
-    return None if text is None else parse_corpus(text.encode("utf-8"))
+    if text is None:
+        return None
+    corpus = parse_corpus(text.encode("utf-8"))
+    return replace(corpus, path=registered_label(corpus.name, corpus.digest))
+
+
+def registered_label(name: str | None, digest: str) -> str:
+    """How a registered corpus is named where a file's path would be: ``support (sha256:0123456789ab…)``."""
+    return f"{name or 'unnamed'} ({digest[:19]}…)"

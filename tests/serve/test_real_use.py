@@ -262,3 +262,18 @@ def test_a_manage_token_past_its_queue_bound_gets_429_with_retry_after(tmp_path)
     assert refused.json()["detail"] == ('the token "manage" has 2 evaluations queued, the limit; '
                                         "try again once some have started.")
     assert (elsewhere.status_code, after_cancel.status_code) == (202, 202)
+
+
+# --- the report names the registered corpus ----------------------------------------------------
+
+
+def test_a_served_report_names_the_registered_corpus_by_its_name_and_digest(project, server):
+    with server.client(project.tokens["manage"]) as client:
+        digest = register(client, project.corpus.read_text()).json()["digest"]
+        job = wait_done(client, client.post("/v1/evaluations", json={"corpus": digest}).json()["id"])
+        report = client.get(f"/v1/evaluations/{job['id']}").json()["report"]
+    with server.client(cookies={"ptah_session": project.tokens["read"]}) as browser:
+        page = browser.get(f"/evaluations/{job['id']}/report.html")
+    label = f"support ({digest[:19]}\u2026)"
+    assert (report["corpus"]["path"], report["corpus"]["name"], report["corpus"]["digest"]) == (label, "support", digest)
+    assert f'corpus <span class="mono">{label}</span>, 8 cases' in page.text
