@@ -31,7 +31,7 @@ class Limits:
     max_report_bytes: int = 64 * MIB  # the report as --output writes it
     max_corpus_bytes: int = 16 * MIB  # POST /v1/corpora: the corpus file limit
     max_json_bytes: int = 64 * 1024  # every other request body
-    max_queued: int = 32  # evaluations one manage token may have queued (not yet running); past it 429
+    max_queued: int = 64  # evaluations one manage token may have queued (not yet running); past it 429
 
 
 class LimitExceeded(InputError):
