@@ -26,26 +26,6 @@ def _need_server_libraries() -> None:
         ) from None
 
 
-def _project_spec(spec: str | os.PathLike | None):
-    import ptah
-
-    with ptah.open_project(spec) as project:
-        return project.spec
-
-
-def build_app(spec: str | os.PathLike | None, *, workers: int = 2, limits=None):
-    """The application for the project ``spec`` names: ``(app, records)``; its jobs recovered. It takes no
-    server lock: :func:`serve` does, before the jobs are recovered."""
-    _need_server_libraries()
-    from ptah.serve.app import create_app
-    from ptah.serve.limits import Limits
-    from ptah.services.corpora import open_records
-
-    loaded = _project_spec(spec)
-    records = open_records(loaded)
-    return create_app(records, loaded, workers=workers, limits=limits or Limits()), records
-
-
 def serve(spec: str | os.PathLike | None, *, host: str = "127.0.0.1", port: int = 8470, workers: int = 2,
           limits=None, announce=print) -> None:
     """Serve until interrupted (SIGINT, SIGTERM); ``announce`` gets the one line saying where.
@@ -61,11 +41,13 @@ def serve(spec: str | os.PathLike | None, *, host: str = "127.0.0.1", port: int 
     _need_server_libraries()
     import uvicorn
 
+    import ptah
     from ptah.serve.app import create_app
     from ptah.serve.limits import Limits
     from ptah.services.corpora import open_records
 
-    loaded = _project_spec(spec)
+    with ptah.open_project(spec) as project:
+        loaded = project.spec
     records = open_records(loaded)
     try:
         with records.server_lock():

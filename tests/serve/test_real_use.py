@@ -120,8 +120,10 @@ def test_login_and_logout_refuse_a_post_from_another_site(project, server, heade
     assert "set-cookie" not in answer.headers
 
 
-def test_login_from_the_servers_own_page_signs_in(project, server):
-    own = {"Origin": server.url, "Sec-Fetch-Site": "same-origin"}
+@pytest.mark.parametrize("proxied", [False, True])
+def test_login_from_the_servers_own_page_signs_in(project, server, proxied):
+    own = {"Origin": "https://ptah.example" if proxied else server.url, "Sec-Fetch-Site": "same-origin",
+           **({"X-Forwarded-Host": "ptah.example"} if proxied else {})}
     with server.client(follow_redirects=False) as client:
         answer = client.post("/login", data={"token": project.tokens["read"]}, headers=own)
     assert answer.status_code == 303
