@@ -26,12 +26,14 @@ def serve(
     max_searches: int = typer.Option(1024, "--max-searches", min=1, help="Refuse an evaluation of more case x run searches."),
     max_report_bytes: int = typer.Option(64 * 1024 * 1024, "--max-report-bytes", min=1, help="Refuse a report larger than this."),
     max_corpus_bytes: int = typer.Option(16 * 1024 * 1024, "--max-corpus-bytes", min=1, help="Refuse a corpus body larger than this (413)."),
+    max_queued: int = typer.Option(64, "--max-queued", min=1, help="Evaluations one manage token may have waiting (429 past it)."),
 ) -> None:
     """Serve the project's registered corpora and evaluations over HTTP (see docs/server.md)."""
     from ptah.serve import serve as run
     from ptah.serve.limits import Limits
 
-    limits = Limits(max_searches=max_searches, max_report_bytes=max_report_bytes, max_corpus_bytes=max_corpus_bytes)
+    limits = Limits(max_searches=max_searches, max_report_bytes=max_report_bytes, max_corpus_bytes=max_corpus_bytes,
+                    max_queued=max_queued)
     run(spec, host=host, port=port, workers=workers, limits=limits, announce=lambda line: typer.echo(line, err=True))
 
 

@@ -10,6 +10,7 @@ for the jobs and :mod:`ptah.serve.limits` for what is refused.
 from __future__ import annotations
 
 import os
+import signal
 
 from ptah.core.errors import CapabilityUnavailable
 
@@ -25,9 +26,21 @@ def _need_server_libraries() -> None:
         ) from None
 
 
-def build_app(spec: str | os.PathLike | None, *, workers: int = 2, limits=None):
-    """The application for the project ``spec`` names: ``(app, records)``; its jobs recovered."""
+def serve(spec: str | os.PathLike | None, *, host: str = "127.0.0.1", port: int = 8470, workers: int = 2,
+          limits=None, announce=print) -> None:
+    """Serve until interrupted (SIGINT, SIGTERM); ``announce`` gets the one line saying where.
+
+    One server per store: the store's server lock is taken before anything
+    else (StoreUnavailable, exit 3, while another server holds it), so only
+    the server that holds it recovers and runs the store's jobs. A stop
+    (Ctrl-C, SIGTERM) fails the running jobs at once (``SERVER_STOPPED``):
+    uvicorn hands the signal back once it has shut down, and SIGTERM's
+    handler here turns it into an exit that runs the clean-up, not the
+    default's immediate death.
+    """
     _need_server_libraries()
+    import uvicorn
+
     import ptah
     from ptah.serve.app import create_app
     from ptah.serve.limits import Limits
@@ -36,21 +49,22 @@ def build_app(spec: str | os.PathLike | None, *, workers: int = 2, limits=None):
     with ptah.open_project(spec) as project:
         loaded = project.spec
     records = open_records(loaded)
-    return create_app(records, loaded, workers=workers, limits=limits or Limits()), records
-
-
-def serve(spec: str | os.PathLike | None, *, host: str = "127.0.0.1", port: int = 8470, workers: int = 2,
-          limits=None, announce=print) -> None:
-    """Serve until interrupted (SIGINT, SIGTERM); ``announce`` gets the one line saying where."""
-    app, records = build_app(spec, workers=workers, limits=limits)
-    import uvicorn
-
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
-                            server_header=False, date_header=True, lifespan="off")
-    server = uvicorn.Server(config)
-    announce(f"ptah serve: http://{host}:{port}/ ({workers} worker(s); stop with Ctrl-C)")
     try:
-        server.run()
+        with records.server_lock():
+            app = create_app(records, loaded, workers=workers, limits=limits or Limits())
+            config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
+                                    server_header=False, date_header=True, lifespan="off")
+            server = uvicorn.Server(config)
+            announce(f"ptah serve: http://{host}:{port}/ ({workers} worker(s); stop with Ctrl-C)")
+            previous = signal.signal(signal.SIGTERM, _stopped)
+            try:
+                server.run()
+            finally:
+                app.state.jobs.close()
+                signal.signal(signal.SIGTERM, previous)
     finally:
-        app.state.jobs.close()
         records.close()
+
+
+def _stopped(signum, frame) -> None:
+    raise SystemExit(0)  # a stop asked for: the clean-up in serve() runs, and the exit is a success

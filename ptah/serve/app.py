@@ -5,8 +5,8 @@
 | ``GET /openapi.json`` | none | the OpenAPI 3.1 document |
 | ``POST /v1/corpora[?split=development\\|test]`` | manage | 201 registered, 200 registered already; 409 leakage |
 | ``GET /v1/corpora``, ``GET /v1/corpora/{digest}`` | read | the registered corpora |
-| ``POST /v1/evaluations`` | manage | 202 ``{"id": …, "status": "queued"}`` |
-| ``GET /v1/evaluations[?corpus=&generation=&status=&limit=&after=]`` | read | a page of jobs, oldest first |
+| ``POST /v1/evaluations`` | manage | 202 ``{"id": …, "status": "queued"}``; 429 past the token's queue bound |
+| ``GET /v1/evaluations[?corpus=&generation=&status=&limit=&after=]`` | read | a page of jobs, oldest first (50, at most 200) |
 | ``GET /v1/evaluations/{id}`` | read | the job; its ``report`` exactly as ``--output`` writes it once done |
 | ``DELETE /v1/evaluations/{id}`` | manage | the job, cancelled when it was queued or running |
 
@@ -22,13 +22,13 @@ import logging
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ptah.core.errors import InputError, PtahError
 from ptah.serve import page
-from ptah.serve.auth import require
+from ptah.serve.auth import refuse_cross_site, require
 from ptah.serve.evaluations import DIGEST, EVALUATION_ID, checked_body, evaluation_request
 from ptah.serve.jobs import Jobs
 from ptah.serve.limits import Limits, admit
@@ -74,7 +74,7 @@ async def get_corpus(request: Request) -> Response:
 # --- evaluations ----------------------------------------------------------------------
 
 
-def _admit(state, checked: dict) -> dict:
+def _admit(state, checked: dict, owner: str) -> dict:
     """Check an evaluation against what is registered and the limits, then queue it (in a thread)."""
     request = evaluation_request(checked)
     corpus = state.jobs.corpus(checked["corpus"])
@@ -89,13 +89,13 @@ def _admit(state, checked: dict) -> dict:
                              f"not {checked['corpus']}: they are not comparable.")
     plans = plan_runs(state.jobs.spec, request.generations or None, request.channels, request.variants)  # names that exist
     admit(state.limits, corpus, len(plans), len(request.all_measures))
-    return state.jobs.submit(checked)
+    return state.jobs.submit(checked, owner)
 
 
 async def start_evaluation(request: Request) -> Response:
-    require(request, "manage")
+    grant = require(request, "manage")
     checked = checked_body(await json_body(request, request.app.state.limits.max_json_bytes))
-    job = await run_in_threadpool(_admit, request.app.state, checked)
+    job = await run_in_threadpool(_admit, request.app.state, checked, grant.name)
     return JSONResponse({"id": job["id"], "status": job["status"]}, status_code=202,
                         headers={"Location": f"/v1/evaluations/{job['id']}"})
 
@@ -119,16 +119,16 @@ async def list_evaluations(request: Request) -> Response:
     if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_PAGE:
         raise InputError(f"limit: a whole number from 1 to {MAX_PAGE} is expected.")
     after = params.get("after")
-    jobs = await run_in_threadpool(request.app.state.jobs.all)
-    chosen = [job for job in jobs if _matches(job, params.get("corpus"), params.get("generation"), params.get("status"))]
-    if after is not None:
-        ids = [job["id"] for job in chosen]
-        if after not in ids:
+    jobs: Jobs = request.app.state.jobs
+
+    def read() -> tuple[list[dict], str | None]:
+        if after is not None and (not EVALUATION_ID.match(after) or jobs.get(after) is None):
             raise InputError("after: not an evaluation of this listing (use the previous page's next).")
-        chosen = chosen[ids.index(after) + 1:]
-    page_items = chosen[: int(limit_text)]
-    more = len(chosen) > len(page_items)
-    return JSONResponse({"items": page_items, "next": page_items[-1]["id"] if more else None})
+        return jobs.page(after, int(limit_text),
+                         lambda job: _matches(job, params.get("corpus"), params.get("generation"), params.get("status")))
+
+    items, following = await run_in_threadpool(read)
+    return JSONResponse({"items": items, "next": following})
 
 
 def _job_or_404(jobs: Jobs, job_id: str) -> dict:
@@ -178,6 +178,23 @@ async def _problem(request: Request, exc: Exception) -> Response:
     return from_error(exc, request.app.state.jobs.spec.root)
 
 
+async def _client_left(request: Request, exc: Exception) -> Response:
+    """A client that left before sending its whole body: one quiet line, no traceback (nobody reads the answer)."""
+    log.warning("client left before sending the whole body of %s %s", request.method, request.url.path)
+    return Response(status_code=400)
+
+
+def _same_site_only(route: Route) -> Route:
+    """A page's form route that first refuses a post from another site (:func:`~ptah.serve.auth.refuse_cross_site`)."""
+    endpoint = route.endpoint
+
+    async def checked(request: Request) -> Response:
+        refuse_cross_site(request)
+        return await endpoint(request)
+
+    return Route(route.path, checked, methods=list(route.methods or ()))
+
+
 def create_app(records, spec, *, workers: int = 2, limits: Limits = Limits()) -> Starlette:
     """The application over a project's record store; its jobs recovered and ready."""
     routes = [
@@ -189,10 +206,11 @@ def create_app(records, spec, *, workers: int = 2, limits: Limits = Limits()) ->
         Route("/v1/evaluations", list_evaluations, methods=["GET"]),
         Route("/v1/evaluations/{id}", get_evaluation, methods=["GET"]),
         Route("/v1/evaluations/{id}", cancel_evaluation, methods=["DELETE"]),
-        *page.routes(),
+        *(_same_site_only(route) if "POST" in (route.methods or ()) else route for route in page.routes()),
     ]
     app = Starlette(routes=routes, exception_handlers={Exception: _problem, HTTPException: _problem,
-                                                      HttpProblem: _problem, PtahError: _problem})
+                                                      HttpProblem: _problem, PtahError: _problem,
+                                                      ClientDisconnect: _client_left})
     app.state.records = records
     app.state.limits = limits
     app.state.jobs = Jobs(records, spec, workers, limits)

@@ -9,10 +9,17 @@ next request.
 
 The page's login form posts the token once; it is kept in the cookie
 ``ptah_session`` (``HttpOnly; SameSite=Strict; Path=/``, and ``Secure``
-when the page is served over TLS), never in a URL, and never logged.
+when the page is served over TLS), never in a URL, and never logged. The
+login and logout forms refuse a post from another site (403
+``CROSS_SITE``): its ``Sec-Fetch-Site`` says ``cross-site`` or
+``same-site``, or its ``Origin`` is not this server's (host and port, as the
+``Host`` or a proxy's ``X-Forwarded-Host`` header names it), so no other page can sign a browser in with the
+attacker's token or out of its session.
 """
 
 from __future__ import annotations
+
+from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
@@ -56,3 +63,13 @@ def session_cookie(request: Request, token: str | None) -> str:
     """The Set-Cookie value keeping ``token`` (None: ending the session); ``Secure`` over TLS."""
     value = f"{COOKIE}=; Max-Age=0" if token is None else f"{COOKIE}={token}"
     return f"{value}; Path=/; HttpOnly; SameSite=Strict" + ("; Secure" if request.url.scheme == "https" else "")
+
+
+def refuse_cross_site(request: Request) -> None:
+    """HttpProblem 403 for a form posted from another site (see the module docs)."""
+    fetched_from = request.headers.get("sec-fetch-site")
+    origin = request.headers.get("origin")
+    # A proxy may rewrite Host and say the public one in X-Forwarded-Host; a cross-site form cannot set that header.
+    own = {request.headers.get(name, "").lower() for name in ("host", "x-forwarded-host")} - {""}
+    if fetched_from in ("cross-site", "same-site") or (origin is not None and urlsplit(origin).netloc.lower() not in own):
+        raise HttpProblem(403, "CROSS_SITE", "this form must be posted from the server's own page.")

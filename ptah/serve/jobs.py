@@ -12,7 +12,10 @@ queued ones for the next start.
 
 Each worker thread opens the project once through the Python API and keeps
 it, so a generation's vectors and cached query vectors are read once, and
-every later evaluation is warm. When the server starts, a job the store says
+every later evaluation is warm. The source is not kept: each evaluation
+opens it, reads it in one snapshot and closes it, so no read transaction is
+held on the application's table between evaluations (a SQLite source in
+rollback-journal mode would refuse the application's writes while one is). When the server starts, a job the store says
 is running was running when the server stopped: it is marked failed
 (``SERVER_RESTARTED``), never lost silently; queued jobs are queued again.
 """
@@ -25,17 +28,19 @@ import secrets
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
+from typing import Callable
 
 import ptah
 from ptah.core.errors import PtahError
 from ptah.core.report import Report
 from ptah.serve.evaluations import evaluation_request
 from ptah.serve.limits import LimitExceeded, Limits
-from ptah.serve.problems import unrooted
+from ptah.serve.problems import HttpProblem, unrooted
 from ptah.services.corpora import registered_corpus
 
 log = logging.getLogger("ptah.serve")
 FINAL = ("done", "failed", "cancelled")
+RETRY_AFTER_S = "10"  # what a 429 asks a client to wait, in seconds
 _CORPORA_KEPT = 32  # parsed corpora kept in memory (each up to 16 MiB of YAML)
 
 
@@ -59,6 +64,7 @@ class Jobs:
         self._lock = threading.Lock()  # status changes are read-modify-write on one record
         self._local = threading.local()
         self._corpora: dict = {}
+        self._queued: dict[str, set[str]] = {}  # a manage token's name -> its queued jobs' ids (this server's own)
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ptah-job")
 
     # --- records ----------------------------------------------------------------
@@ -77,6 +83,23 @@ class Jobs:
         """Every job, oldest first."""
         return [json.loads(body) for _, body in self._records.items("evaluation")]
 
+    def page(self, after: str | None, limit: int, matches: Callable[[dict], bool]) -> tuple[list[dict], str | None]:
+        """Up to ``limit`` jobs ``matches`` keeps, oldest first, from after the job ``after``, and the ``after`` of
+        the next page (None: no more). The records are read ``limit + 1`` at a time, no further than the page
+        and the one record saying whether there is more need, however many jobs the store keeps."""
+        found: list[dict] = []
+        while True:
+            chunk = self._records.page("evaluation", after, limit + 1)
+            for _, body in chunk:
+                job = json.loads(body)
+                if matches(job):
+                    if len(found) == limit:
+                        return found, found[-1]["id"]
+                    found.append(job)
+            if len(chunk) < limit + 1:
+                return found, None
+            after = chunk[-1][0]
+
     # --- lifecycle --------------------------------------------------------------
 
     def recover(self) -> None:
@@ -90,14 +113,26 @@ class Jobs:
             elif job["status"] == "queued":
                 self._pool.submit(self._run, job["id"])
 
-    def submit(self, checked: dict) -> dict:
-        """Queue a checked evaluation body; its job record."""
+    def submit(self, checked: dict, owner: str) -> dict:
+        """Queue a checked evaluation body for the token named ``owner``; its job record. HttpProblem 429 when the
+        token has ``max_queued`` evaluations waiting already."""
         job = {"id": f"ev_{secrets.token_hex(12)}", "status": "queued", "corpus": checked["corpus"],
                "request": checked, "created_at": _now(), "started_at": None, "finished_at": None,
                "verdict": None, "runs": None, "error": None}
-        self._put(job)
+        with self._lock:
+            waiting = self._queued.setdefault(owner, set())
+            if len(waiting) >= self._limits.max_queued:
+                raise HttpProblem(429, "QUEUE_FULL", f'the token "{owner}" has {len(waiting):,} evaluations queued, '
+                                  f"the limit; try again once some have started.", {"Retry-After": RETRY_AFTER_S})
+            waiting.add(job["id"])
+            self._put(job)
         self._pool.submit(self._run, job["id"])
         return job
+
+    def _dequeue(self, job_id: str) -> None:
+        """The job left the queue (started or cancelled): one less for its token (under the lock)."""
+        for waiting in self._queued.values():
+            waiting.discard(job_id)
 
     def cancel(self, job_id: str) -> dict | None:
         """Cancel a queued or running job (None: no such job); a finished one is returned unchanged."""
@@ -106,6 +141,7 @@ class Jobs:
             if job is not None and job["status"] not in FINAL:
                 job.update(status="cancelled", finished_at=_now())
                 self._put(job)
+            self._dequeue(job_id)
         return job
 
     def close(self) -> None:
@@ -143,6 +179,7 @@ class Jobs:
 
     def _start(self, job_id: str) -> dict | None:
         with self._lock:
+            self._dequeue(job_id)
             job = self.get(job_id)
             if job is None or job["status"] != "queued":
                 return None
@@ -185,7 +222,9 @@ class Jobs:
         if checked["baseline"] is not None:
             baseline_text = self.report_text(checked["baseline"])
             baseline = Report.from_dict(json.loads(baseline_text))
-        report = self._project().evaluate(corpus, evaluation_request(checked), baseline_report=baseline)
+        project = self._project()
+        with project._project.fresh_source():  # one snapshot of the source per evaluation, none between
+            report = project.evaluate(corpus, evaluation_request(checked), baseline_report=baseline)
         text = report.to_json()
         size = len(text.encode("utf-8"))
         if size > self._limits.max_report_bytes:

@@ -8,7 +8,9 @@ report's size is estimated generously before the job runs
 with keys as long as the longest the corpus names, at least 64 characters)
 and measured again once the report is made: a report past the limit fails
 its job with the same code (a table whose keys are far longer than the
-corpus's can get there); no report is ever cut.
+corpus's can get there); no report is ever cut. A manage token may have at
+most ``max_queued`` evaluations waiting for a worker: past it ``POST
+/v1/evaluations`` is 429 ``QUEUE_FULL`` with ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ class Limits:
     max_report_bytes: int = 64 * MIB  # the report as --output writes it
     max_corpus_bytes: int = 16 * MIB  # POST /v1/corpora: the corpus file limit
     max_json_bytes: int = 64 * 1024  # every other request body
+    max_queued: int = 64  # evaluations one manage token may have queued (not yet running); past it 429
 
 
 class LimitExceeded(InputError):

@@ -11,13 +11,18 @@ again; nothing registered is ever changed or deleted.
 Splits. A corpus may be registered as ``development`` or ``test``. A test
 corpus that shares a query text with a development corpus of the project
 (or the reverse) is refused: tuning on the development corpus would leak
-into the test verdict.
+into the test verdict. Queries are compared normalised (:func:`query_form`:
+Unicode NFKC, case-folded, whitespace collapsed and stripped), so a trailing
+space, a no-break space, another case or another Unicode form of the same
+query does not get it past the check.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import unicodedata
+from dataclasses import replace
 from datetime import datetime, timezone
 
 from ptah.core.corpus import Corpus
@@ -32,6 +37,11 @@ _REGISTERING = threading.Lock()  # the leakage check and the write are one step 
 
 class CorpusConflict(InputError):
     """Registering would break a rule of registered corpora (leakage across splits, a split changed)."""
+
+
+def query_form(query: str) -> str:
+    """A query as the leakage check compares it: NFKC, case-folded, runs of whitespace one space, stripped."""
+    return " ".join(unicodedata.normalize("NFKC", query).casefold().split())
 
 
 def open_records(spec: Spec):
@@ -68,7 +78,7 @@ def _register(records, corpus: Corpus, data: bytes, split: str | None) -> tuple[
             raise CorpusConflict(f"corpus {corpus.digest} is registered already with split "
                                  f"{existing['split'] or 'none'}; a registered corpus never changes.")
         return False, existing
-    queries = sorted({case.query for case in corpus.cases})
+    queries = sorted({query_form(case.query) for case in corpus.cases})
     if split is not None:
         _check_leakage(records, split, set(queries))
     info = {
@@ -87,7 +97,8 @@ def _check_leakage(records, split: str, queries: set[str]) -> None:
     for info in list_corpora(records):
         if info["split"] != other:
             continue
-        shared = queries.intersection(json.loads(records.get("corpus_queries", info["digest"]) or "[]"))
+        registered = json.loads(records.get("corpus_queries", info["digest"]) or "[]")
+        shared = queries.intersection(query_form(query) for query in registered)  # kept raw by an earlier ptah
         if shared:
             first = min(shared)
             raise CorpusConflict(
@@ -108,6 +119,15 @@ def list_corpora(records) -> list[dict]:
 
 
 def registered_corpus(records, digest: str) -> Corpus | None:
-    """The registered corpus with this digest, read back from its stored bytes; None when unregistered."""
+    """The registered corpus with this digest, read back from its stored bytes; None when unregistered. Its
+    ``path`` (what reports and messages name it by) is :func:`registered_label`: the server has no file of it."""
     text = records.get("corpus_text", digest)
-    return None if text is None else parse_corpus(text.encode("utf-8"))
+    if text is None:
+        return None
+    corpus = parse_corpus(text.encode("utf-8"))
+    return replace(corpus, path=registered_label(corpus.name, corpus.digest))
+
+
+def registered_label(name: str | None, digest: str) -> str:
+    """How a registered corpus is named where a file's path would be: ``support (sha256:0123456789ab…)``."""
+    return f"{name or 'unnamed'} ({digest[:19]}…)"

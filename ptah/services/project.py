@@ -12,8 +12,9 @@ its source (error messages) uses the redacted URL.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Literal, overload
+from typing import Iterator, Literal, overload
 
 
 from ptah.adapters.embedders.identity import GenerationIdentity, generation_identity
@@ -128,6 +129,18 @@ class Project:
     def forget_matrices(self) -> None:
         """Drop the loaded matrices (after a build changed the vectors)."""
         self._matrices.clear()
+
+    @contextmanager
+    def fresh_source(self) -> Iterator[None]:
+        """The source opened afresh for one piece of work (one snapshot of it) and closed after it, so that a
+        long-lived project (a server's worker) holds no read transaction on the source between pieces of work;
+        the store and the loaded matrices stay as they are."""
+        self.source.close()
+        self.source = open_source(self.spec.source, self.spec.root, str(self.spec.path))
+        try:
+            yield
+        finally:
+            self.source.close()
 
     def close(self) -> None:
         self.source.close()

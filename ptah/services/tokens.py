@@ -12,6 +12,10 @@ A token created by an earlier ptah is stored as a salted ``scrypt`` hash; it
 still verifies that way (about 0.1 s a request): ``ptah token create`` a new
 one and revoke the old to drop that cost.
 
+Names: one active token per name in the store. Creating one claims its name
+with the record ``token_name/NAME`` (added atomically, so of two concurrent
+``ptah token create`` of one name exactly one succeeds); revoking releases it.
+
 Scopes: ``read`` lists and fetches; ``manage`` also registers corpora and
 starts or cancels evaluations.
 """
@@ -31,6 +35,7 @@ from ptah.core.visible import abbreviated
 
 SCOPES = ("read", "manage")
 KIND = "token"
+NAME_KIND = "token_name"  # an active token's name -> its id
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 _TOKEN = re.compile(r"ptah\.([A-Za-z0-9_-]{12})\.([A-Za-z0-9_-]{43})\Z")
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1, "maxmem": 64 * 1024 * 1024, "dklen": 32}  # tokens of an earlier ptah
@@ -72,8 +77,12 @@ def create_token(records, scope: str, name: str | None = None) -> tuple[str, str
     if not _NAME.match(name):
         raise InputError(f"a token name is 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter or "
                          f"digit), not {abbreviated(repr(name))}.")
+    taken = InputError(f'an active token is named "{name}" already; revoke it first or choose another name.')
+    if not records.add(NAME_KIND, name, token_id):
+        raise taken
     if any(record["name"] == name and record["revoked_at"] is None for record in _records_of(records)):
-        raise InputError(f'an active token is named "{name}" already; revoke it first or choose another name.')
+        records.remove(NAME_KIND, name)  # an active token of an earlier ptah, which claimed no name
+        raise taken
     secret = secrets.token_urlsafe(32)
     record = {"id": token_id, "name": name, "scope": scope, "hash": _digest(secret).hex(), "kdf": "sha256",
               "created_at": _now(), "revoked_at": None}
@@ -94,6 +103,7 @@ def revoke_token(records, name: str) -> None:
         if record["name"] == name and record["revoked_at"] is None:
             record["revoked_at"] = _now()
             records.put(KIND, token_id, json.dumps(record, sort_keys=True))
+            records.remove(NAME_KIND, name)
             return
     raise InputError(f"no active token is named {abbreviated(repr(name))} (see `ptah token list`).")
 

@@ -48,7 +48,7 @@ def records(tmp_path):
 
 def test_a_cancel_during_the_run_drops_its_result(records):
     jobs = Held(records)
-    job = jobs.submit(BODY)
+    job = jobs.submit(BODY, "ci")
     assert jobs.started.wait(30)
     assert jobs.cancel(job["id"])["status"] == "cancelled"
     jobs.release.set()
@@ -58,7 +58,7 @@ def test_a_cancel_during_the_run_drops_its_result(records):
 
 def test_a_graceful_stop_fails_the_running_job_and_leaves_the_queued_one_for_the_next_start(records):
     jobs = Held(records)
-    running, queued = jobs.submit(BODY), jobs.submit(BODY)
+    running, queued = jobs.submit(BODY, "ci"), jobs.submit(BODY, "ci")
     assert jobs.started.wait(30)
     jobs.close()
     failed = jobs.get(running["id"])
@@ -76,7 +76,7 @@ def test_a_graceful_stop_fails_the_running_job_and_leaves_the_queued_one_for_the
 
 def test_a_restart_fails_what_the_store_says_was_running(records):
     jobs = Held(records)
-    job = jobs.submit(BODY)
+    job = jobs.submit(BODY, "ci")
     assert jobs.started.wait(30)  # the process "dies" here: nothing more is written
     after = Held(records)
     after.recover()
@@ -97,7 +97,7 @@ def test_a_failed_jobs_detail_names_server_files_relative_to_the_project_folder(
             raise StoreUnavailable(f"store {tmp_path}/.ptah/store.db: database is locked; {tmp_path} is busy")
 
     jobs = Failing(records, spec=SimpleNamespace(root=str(tmp_path)), workers=1, limits=Limits())
-    job = jobs.submit(BODY)
+    job = jobs.submit(BODY, "ci")
     jobs._pool.shutdown(wait=True)
     assert jobs.get(job["id"])["error"] == {"code": "StoreUnavailable",
                                             "detail": "store .ptah/store.db: database is locked; . is busy"}
@@ -123,7 +123,7 @@ def test_a_result_the_store_cannot_keep_fails_the_job_instead_of_leaving_it_runn
 
     monkeypatch.setattr(records, "put", refuse_reports)
     jobs = Held(records)
-    job = jobs.submit(BODY)
+    job = jobs.submit(BODY, "ci")
     jobs.release.set()
     failed = status_of(jobs, job["id"], "failed")
     assert failed["error"] == {"code": "StoreUnavailable", "detail": "store ptah.db: database or disk is full."}

@@ -164,6 +164,16 @@ class RecordStore(Protocol):
     def items(self, kind: str) -> list[tuple[str, str]]:
         """Every ``(key, body)`` of a kind, in the order first added."""
 
+    def page(self, kind: str, after: str | None, limit: int) -> list[tuple[str, str]]:
+        """At most ``limit`` ``(key, body)`` of a kind in that order, those added after the record ``after`` (None:
+        from the first; a key that does not exist: none)."""
+
+    def remove(self, kind: str, key: str) -> bool:
+        """Remove a record; False when there was none."""
+
+    def server_lock(self) -> ContextManager[None]:
+        """Held by the one server of this store for its life; StoreUnavailable at once when another holds it."""
+
     def close(self) -> None: ...
 
 

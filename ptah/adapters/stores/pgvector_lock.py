@@ -1,4 +1,5 @@
-"""The pgvector store's build lock: a PostgreSQL session-level advisory lock per generation identity.
+"""The pgvector store's locks: a PostgreSQL session-level advisory lock per generation identity being built, and one
+for the server (``ptah serve``) of the store.
 
 Keys: ptah's namespace (:data:`pgvector_schema.LOCK_NAMESPACE`) and 31 bits
 of a hash of the identity. The lock is held on a connection of its own whose
@@ -13,38 +14,53 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 from ptah.adapters.postgres import client_label, connect, guarded
 from ptah.adapters.stores.pgvector_schema import LOCK_NAMESPACE, generation_lock_key
 from ptah.core.errors import StoreUnavailable
 
-_LABEL = "ptah build "
+_BUILD, _SERVER = "ptah build ", "ptah serve "
 
 
-@contextmanager
-def build_lock(url: str, identity: str, name: str) -> Iterator[None]:
+def build_lock(url: str, identity: str, name: str):
     """Hold the exclusive build lock of generation ``identity`` (shown as ``name``), or refuse at once.
 
     Raises :class:`StoreUnavailable` (exit 3): ``another build of generation
     NAME is running (pid N); wait for it to finish, then run the build again.``
     """
-    connection = connect(url, StoreUnavailable, "store", autocommit=True, application_name=_LABEL + client_label())
-    key = generation_lock_key(identity)
+    return _advisory_lock(url, _BUILD, lambda connection: generation_lock_key(identity),
+                          lambda holder: f"another build of generation {name} is running ({holder}); "
+                                         "wait for it to finish, then run the build again.")
+
+
+def server_lock(url: str):
+    """Hold the lock of the one server (``ptah serve``) of the store in this database and schema, or refuse at once."""
+    def key(connection) -> int:
+        schema = connection.execute("SELECT current_schema()").fetchone()[0]
+        return generation_lock_key(f"ptah serve in schema {schema}")
+
+    return _advisory_lock(url, _SERVER, key, lambda holder: f"another ptah serve is running on this store "
+                                                            f"({holder}); stop it first: one server per store.")
+
+
+@contextmanager
+def _advisory_lock(url: str, label: str, key_of: Callable[[Any], int], refusal: Callable[[str], str]) -> Iterator[None]:
+    """Hold an advisory lock on a connection of its own named ``label`` + pid and host, or refuse at once:
+    ``StoreUnavailable(refusal(who holds it))``."""
+    connection = connect(url, StoreUnavailable, "store", autocommit=True, application_name=label + client_label())
     try:
         with guarded(url, StoreUnavailable, "store"):
+            key = key_of(connection)
             locked = connection.execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_NAMESPACE, key)).fetchone()[0]
             if not locked:
-                raise StoreUnavailable(
-                    f"another build of generation {name} is running ({_holder(connection, key)}); "
-                    "wait for it to finish, then run the build again."
-                )
+                raise StoreUnavailable(refusal(_holder(connection, key, label)))
         yield
     finally:
         connection.close()  # ends the session, and so releases its advisory locks
 
 
-def _holder(connection, key: int) -> str:
+def _holder(connection, key: int, label: str) -> str:
     """``pid N`` of the holding ptah process (``pid N on HOST`` when it runs elsewhere), else the server backend's."""
     row = connection.execute(
         "SELECT a.application_name, l.pid FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid "
@@ -55,7 +71,7 @@ def _holder(connection, key: int) -> str:
     if row is None:
         return "a process that has just finished"
     application, backend = row
-    if application and application.startswith(_LABEL + "pid "):
-        pid, _, host = application[len(_LABEL + "pid ") :].partition(" on ")
+    if application and application.startswith(label + "pid "):
+        pid, _, host = application[len(label + "pid ") :].partition(" on ")
         return f"pid {pid}" if host == os.uname().nodename else f"pid {pid} on {host}"
     return f"server backend pid {backend}"

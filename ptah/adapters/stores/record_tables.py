@@ -8,7 +8,9 @@ store, so they survive a restart and a backup of the store keeps them.
 
 Each record store has its own connection, a store's opened for it (the
 server calls it from several threads: one lock serialises the calls), and
-each call is one transaction.
+each call is one transaction. :meth:`RecordTable.server_lock` keeps a
+second server of the same store from starting (the jobs one server runs
+are its own to recover).
 """
 
 from __future__ import annotations
@@ -50,6 +52,18 @@ class RecordTable:
         return [(key, body) for key, body in self._run("SELECT key, body FROM {table} WHERE kind = ? ORDER BY seq",
                                                        (kind,))[1]]
 
+    def page(self, kind: str, after: str | None, limit: int) -> list[tuple[str, str]]:
+        since = "" if after is None else "AND seq > (SELECT seq FROM {table} WHERE kind = ? AND key = ?) "
+        rows = self._run("SELECT key, body FROM {table} WHERE kind = ? " + since + "ORDER BY seq LIMIT ?",
+                         (kind, *(() if after is None else (kind, after)), limit))[1]
+        return [(key, body) for key, body in rows]
+
+    def remove(self, kind: str, key: str) -> bool:
+        return self._run("DELETE FROM {table} WHERE kind = ? AND key = ?", (kind, key))[0] == 1
+
+    def server_lock(self) -> ContextManager[None]:
+        raise NotImplementedError
+
     def close(self) -> None:
         with self._lock:
             self._store.close()
@@ -65,6 +79,13 @@ class SqliteRecords(RecordTable):
         store = SqliteStore(path)
         super().__init__(store, "records", "?", lambda: guarded(store.path))
 
+    def server_lock(self) -> ContextManager[None]:
+        """An ``fcntl.flock`` on ``<store>.serve.lock``, beside the store file."""
+        from ptah.adapters.stores.sqlite_lock import server_lock
+
+        path = self._store.path
+        return server_lock(path.with_name(f"{path.name}.serve.lock"))
+
 
 class PostgresRecords(RecordTable):
     """Records in the pgvector store's database (``ptah_records``; migrated when opened)."""
@@ -74,3 +95,10 @@ class PostgresRecords(RecordTable):
 
         store = PgvectorStore(url)
         super().__init__(store, "ptah_records", "%s", store._guarded)
+        self._url = url
+
+    def server_lock(self) -> ContextManager[None]:
+        """A session-level advisory lock, on a connection of its own (:mod:`~ptah.adapters.stores.pgvector_lock`)."""
+        from ptah.adapters.stores.pgvector_lock import server_lock
+
+        return server_lock(self._url)
