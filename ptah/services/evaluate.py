@@ -43,6 +43,7 @@ from ptah.core.request import EvaluationRequest, gate_key
 from ptah.core.slicing import corpus_slices, correct, listed, power_note, slice_comparisons, slice_gates, slice_means
 from ptah.core.spec import GenerationSettings
 from ptah.services.channels import Sides, channel, plan_runs
+from ptah.services.corpora import registered_label
 from ptah.services.project import Project
 from ptah.services.stale import stale_judgements
 from ptah.services.variants import check_plans, cost, measure_plan, p95_gates
@@ -110,14 +111,16 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
             family = correct([entry["slices"] for entry in compared], request.correction, request.statistics.alpha)
         comparisons = [BaselineComparison(read_only(entry)) for entry in compared]
     sampled, ignored = samples_of(corpus.judgements, runs)
+    # the commands a gate's sentence names take the corpus's file; a corpus the server registered has none
+    commands_path = None if corpus.path == registered_label(corpus.name, corpus.digest) else corpus.path
     verdicts = []
     for index, run in enumerate(runs):
-        found = gates(run, comparisons[index].data if baseline is not None else None, whole, corpus.path,
+        found = gates(run, comparisons[index].data if baseline is not None else None, whole, commands_path,
                       request.holes, sampled.get(run.name), ignored.get(run.name, ()))
         if baseline is not None:
             found += slice_gates(run, baseline.runs[0], {key: value for key, value in request.max_drop.items()
                                                          if key not in whole}, slices,
-                                 baseline.corpus.get("slices") or {}, named, corpus.path, request.holes,
+                                 baseline.corpus.get("slices") or {}, named, commands_path, request.holes,
                                  sampled.get(run.name), ignored.get(run.name, ()))
             found = [power_note(gate, run, baseline.runs[0], slices, request.statistics.alpha) for gate in found]
         verdicts += found
