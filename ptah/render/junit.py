@@ -43,7 +43,7 @@ from ptah.core.slicing import MIN_CASES
 from ptah.core.verdicts import counted
 from ptah.render.cases import problems
 from ptah.render.sentences import findings, verdict_sentence
-from ptah.render.slices import family_lines, mean_text, power_phrase, slice_tests
+from ptah.render.slices import family_lines, gate_slice, mean_text, power_phrase, slice_tests
 from ptah.render.text import number, signed
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def render_junit(report: Report, lines: Mapping[str, int] | None = None, corpus_
     per_run = total / len(report.runs) if report.runs else 0.0
     suites = [_suite(report, run, per_run, lines or {}, corpus_file) for run in report.runs]
     slices = report.corpus.get("slices") or {}
-    whole = [gate for gate in report.gates if gate.name.partition("@")[2] not in slices]
+    whole = [gate for gate in report.gates if gate_slice(gate, slices) is None]
     suites.append(_gates(report, whole))
     suites += [_slice_suite(report, tag, entry) for tag, entry in slices.items()]
     failures = sum(1 for run in report.runs for case in run.cases if not case.passed)
@@ -172,7 +172,7 @@ def _slice_suite(report: Report, tag: str, listed: Mapping) -> str:
             pairs.append((f"{run.name} [{run.channel}] {Measure.parse(key).label}", mean_text(mean)))
         if entry.get("judged") is not None:
             pairs.append((f"{run.name} [{run.channel}] judged@k", number(entry["judged"]["value"])))
-    gates = [gate for gate in report.gates if gate.name.partition("@")[2] == tag]
+    gates = [gate for gate in report.gates if gate_slice(gate, report.corpus["slices"]) == tag]
     failed = sum(1 for gate in gates if not gate.passed)
     said = [f"slice {tag}: {counted(len(listed['cases']), 'case')}"
             + ("" if len(listed["cases"]) >= MIN_CASES else f", fewer than {MIN_CASES}: not measured")]

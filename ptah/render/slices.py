@@ -122,6 +122,13 @@ def family_lines(report: Report, quote: Callable[[object], str] = str) -> list[s
     return lines
 
 
+def gate_slice(gate: Gate, slices: Mapping) -> str | None:
+    """The tag of a slice's drop gate (``max-recall-drop@billing``: ``billing``); None for a whole run's gate,
+    ``max-DCG@5-drop`` included."""
+    name, _, tag = gate.name.rpartition("@")
+    return tag if gate.is_drop_gate and name.endswith("-drop") and tag in slices else None
+
+
 def power_phrase(gate: Gate) -> str | None:
     """A drop gate's note when its corpus (or slice) is underpowered for its threshold: ``underpowered: needs 120
     cases to see a drop of 0.02 (power 0.8, alpha 0.05), has 25``; None otherwise (a note, never a verdict)."""

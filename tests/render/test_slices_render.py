@@ -176,6 +176,19 @@ def test_junit_has_a_suite_per_slice_holding_its_gates():
     assert "slices vs base: 4 slice tests, Holm at alpha 0.05: 1 finding survives (worse billing MAP@10 -0.5000 worse)" in junit
 
 
+def test_a_whole_run_gate_on_a_measure_named_with_an_at_stays_in_the_gates_suite():
+    data = sliced()
+    data["corpus"]["slices"]["5-drop"] = {"digest": "sha256:f555", "cases": ["a", "b"]}
+    data["gates"] += [{"name": "max-DCG@5-drop", "generation": "worse", "threshold": 0.1, "drop": 0.0, "passed": True,
+                       "detail": "DCG@5 unchanged"},
+                      {"name": "max-DCG@5-drop@billing", "generation": "worse", "threshold": 0.1, "drop": 0.0,
+                       "passed": True, "detail": "DCG@5 unchanged"}]
+    junit = render_junit(report(data))
+    gates = junit[junit.index('<testsuite name="gates"'):junit.index('<testsuite name="slice 5-drop"')]
+    assert '<testcase name="max-DCG@5-drop (worse)" classname="ptah.gates"' in gates
+    assert '<testcase name="max-DCG@5-drop@billing (worse)" classname="ptah.slices.billing"' in junit
+
+
 def test_an_underpowered_failing_gate_says_so_beside_its_junit_failure():
     data = sliced()
     data["gates"][1] |= {"passed": False, "detail": "nDCG dropped 0.0300, more than 0.0200"}
