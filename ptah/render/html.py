@@ -5,9 +5,11 @@ and a Content-Security-Policy meta tag forbids every network resource, so the
 page reads the same offline, attached to a CI run, forever. Sections: the
 verdict, the summary table (every run's means with deltas, interval and p
 against the reference), each run's time per query (its stages, its difference
-from the reference, a variant's controls), each run against the baseline, a
-chart of per-case deltas per candidate, each case's top results side by side
-with expected keys marked, and the gates.
+from the reference, a variant's controls), each run against the baseline,
+the slices (each run's slice means, each comparison's tests per slice with
+the family's correction and the cases now failing or worse in each), a chart
+of per-case deltas per candidate, each case's top results side by side with
+expected keys marked, and the gates (with a drop gate's power note).
 
 Machine-checkable: every number of the summary table carries ``data-run``,
 ``data-measure``, ``data-field`` and ``data-value`` (the report's float as
@@ -32,8 +34,10 @@ from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Report, Run
 from ptah.core.significance import p_value_text
 from ptah.core.verdicts import counted
-from ptah.render.sentences import (baseline_findings, candidate_findings, gate_word, level_of, stage_phrase, timed_runs,
-                                   variant_sentence, verdict_sentence)
+from ptah.render.sentences import (baseline_findings, candidate_findings, gate_detail, gate_word, level_of, stage_phrase,
+                                   timed_runs, variant_sentence, verdict_sentence)
+from ptah.render.slices import (failing_phrases, family_sentence, mean_text, measured, not_compared, slice_tests,
+                                unmeasured_phrase)
 from ptah.render.text import bounded, interval, milliseconds, number, signed
 
 CHART_MEASURE = "ndcg"  # the report key of the measure the chart shows first
@@ -114,6 +118,7 @@ def render_html(report: Report) -> str:
         _summary(report),
         _cost(report),
         _baseline_section(report),
+        _slices(report),
         _chart(report),
         _cases(report),
         _gates(report),
@@ -178,6 +183,88 @@ def _baseline_run(name: str, channel: str, data: Mapping, level: float) -> str:
              '<th>Δ</th><th>95% CI</th><th>p</th><th>better</th><th>tied</th><th>worse</th><th class="l">finding</th>'
              f'</tr></thead><tbody>{"".join(rows)}</tbody></table>')
     return table + _headlines(baseline_findings(name, data, level)) + _baseline_changed(data["cases_changed"])
+
+
+def _slices(report: Report) -> str:
+    """Each run's slice means (bounds and denominator) and judged@k, the slices too small to measure, then each
+    comparison's tests per slice and measure under the family's correction, with each slice's cases now failing or
+    worse (empty for a corpus without tags). Each number carries ``data-run``, ``data-slice``, ``data-measure``,
+    ``data-slice-field`` (``slice-mean``, ``slice-judged``, ``slice-delta``, ``slice-p``, ``slice-adjusted-p``) and
+    ``data-value``; a comparison's table and numbers carry ``data-against`` (the reference run, or ``baseline``)."""
+    first = report.runs[0]
+    if first.slices is None:
+        return ""
+    measures = _measures(first)
+    head = "".join(f"<th>{escape(label)}</th>" for _, _, label in measures)
+    rows = []
+    for tag, _ in measured(first.slices):
+        for run in report.runs:
+            entry = (run.slices or {}).get(tag)
+            if entry is None or entry["means"] is None:
+                continue
+            cells = "".join(_slice_cell(run.name, tag, key, "slice-mean", entry["means"].get(key)) for _, key, _ in measures)
+            judged = entry["judged"]
+            rows.append(f'<tr data-run="{escape(run.name)}" data-slice="{escape(tag)}"><td class="l">{escape(tag)}</td>'
+                        f'<td>{entry["cases"]}</td><td class="l">{escape(run.name)}</td>{cells}'
+                        + _slice_cell(run.name, tag, "judged", "slice-judged", judged,
+                                                    lambda mean: number(None if mean is None else mean["value"])) + "</tr>")
+    small = unmeasured_phrase(first.slices)
+    parts = ['<h2 id="slices">Slices</h2><p class="meta">Each slice\'s means over its cases: low..high where the holes '
+             "move one, and (its denominator); hover a mean for its numerator.</p>",
+             f'<table id="slice-means"><thead><tr><th>slice</th><th>cases</th><th class="l">run</th>{head}'
+             f'<th>judged@k</th></tr></thead><tbody>{"".join(rows)}</tbody></table>',
+             f'<p class="meta">{escape(small)}.</p>' if small else ""]
+    level = level_of(report)
+    if report.comparison is not None:
+        reference = str(report.comparison.reference)
+        for candidate in report.comparison.candidates:
+            parts.append(_slice_tests(candidate["run"], reference, reference, candidate.get("slices"), level))
+        if report.comparison.data.get("family"):
+            parts.append(f'<p class="family">Slices against {escape(reference)}: '
+                         f'{escape(family_sentence(report.comparison.data["family"]))}.</p>')
+    for comparison in report.comparisons:
+        against = f"the baseline {comparison.generation}"
+        parts.append(_slice_tests(str(comparison.data.get("against")), against, "baseline", comparison.data.get("slices"),
+                                  level))
+    if family := (report.baseline or {}).get("family"):
+        parts.append(f'<p class="family">Slices against the baseline: {escape(family_sentence(family))}.</p>')
+    return "".join(parts)
+
+
+def _slice_cell(run: str, tag: str, key: str, field: str, mean: Mapping | None, shown=mean_text) -> str:
+    data = "null" if mean is None or mean["value"] is None else repr(float(mean["value"]))
+    tip = "" if mean is None else f' title="{mean["numerator"]:.4f} / {mean["denominator"]} cases"'
+    return (f'<td data-run="{escape(run)}" data-slice="{escape(tag)}" data-measure="{escape(key)}" data-slice-field="{field}" '
+            f'data-value="{data}"{tip}>{escape(shown(mean))}</td>')
+
+
+def _slice_tests(run: str, against: str, marker: str, slices: Mapping | None, level: float) -> str:
+    if slices is None:
+        return ""
+
+    def cell(test, field: str, value: float | None, text: str, css: str = "") -> str:
+        data = "null" if value is None else repr(float(value))
+        return (f'<td class="{css}" data-run="{escape(run)}" data-against="{escape(marker)}" data-slice="{escape(test.tag)}" '
+                f'data-measure="{escape(test.key)}" data-slice-field="{field}" data-value="{data}">{escape(text)}</td>')
+
+    rows = []
+    for test in slice_tests(slices):
+        entry, found = test.entry, test.entry["test"]
+        css = {"better": "better", "worse": "worse"}.get(entry["finding"], "unclear")
+        rows.append(f'<tr><td class="l">{escape(test.tag)}</td><td>{test.cases}</td><td class="l">{escape(test.label)}</td>'
+                    + cell(test, "slice-delta", entry["delta"], signed(entry["delta"]), _sign(entry["delta"]))
+                    + f"<td>{interval(entry['interval'])}</td>"
+                    + cell(test, "slice-p", None if found is None else found["p_value"], p_value_text(found))
+                    + cell(test, "slice-adjusted-p", entry.get("adjusted_p"), test.adjusted)
+                    + f'<td class="l {css}">{escape(entry["finding"])}</td><td class="l">{test.survives}</td></tr>')
+    notes = [f"not compared: {phrase}" for phrase in not_compared(slices)]
+    notes += [f"now failing or worse in {phrase}" for phrase in failing_phrases(slices)]
+    table = (f'<table class="slice-tests" data-run="{escape(run)}" data-against="{escape(marker)}"><thead><tr><th>slice</th>'
+             f'<th>cases</th><th class="l">measure</th><th>Δ</th><th>{round(level * 100)}% CI</th><th>p</th>'
+             '<th>adjusted p</th><th class="l">finding</th><th class="l">survives</th></tr></thead>'
+             f'<tbody>{"".join(rows)}</tbody></table>' if rows else "")
+    return (f'<h3>{escape(run)} <span class="meta">against {escape(against)}, by slice</span></h3>' + table
+            + (_headlines(notes) if notes else ""))
 
 
 def _baseline_changed(changed: list) -> str:
@@ -463,7 +550,7 @@ def _gates(report: Report) -> str:
     rows = "".join(
         f'<tr><td class="l">{escape(gate.name)}</td><td class="l">{escape(str(gate.generation))}</td>'
         f'<td class="l {gate_word(gate).lower()}">{gate_word(gate)}</td>'
-        f'<td class="l">{escape(gate.detail)}</td></tr>'
+        f'<td class="l">{escape(gate_detail(gate))}</td></tr>'
         for gate in report.gates
     ) + "".join(f'<tr class="stale"><td class="l">stale judgement</td><td class="l">{escape(stale["case"])}</td>'
                 f'<td class="l mono">{escape(stale["key"])}</td><td class="l">{escape(stale["why"])}</td></tr>'

@@ -9,7 +9,13 @@ named ``gates`` with one ``<testcase>`` per gate, failed when the gate failed
 (``type="gate"``) or is inconclusive (``type="inconclusive"``: the holes in
 the judgements decide it; evaluate exits 4), and a ``<system-out>`` with the
 verdict and every finding, in the sentences every format says
-(:mod:`ptah.render.sentences`).
+(:mod:`ptah.render.sentences`). A corpus with tags adds one ``<testsuite>``
+per slice, named ``slice TAG``: the slice's digest, cases and each run's means
+as properties, the slice's gates (``max-recall-drop@TAG``, which are then not
+in ``gates``) as test cases (``classname`` ``ptah.slices.TAG``), and as output
+each comparison's test per measure (the adjusted p, whether the finding
+survives the family's correction) and the slice's cases now failing or worse.
+A drop gate's test case says its power note as its output where it has one.
 
 Times: a case's ``time`` is its share of the run's search (the report keeps
 one time per step, not per case): the evaluation's total seconds spread
@@ -27,12 +33,18 @@ The schema the tests validate it against: ``tests/render/junit.xsd``.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Mapping, Sequence
 from xml.sax.saxutils import escape, quoteattr
 
-from ptah.core.report import CaseResult, Report, Run
+from ptah.core.measures import Measure
+from ptah.core.report import CaseResult, Gate, Report, Run
+from ptah.core.significance import p_value_phrase
+from ptah.core.slicing import MIN_CASES
+from ptah.core.verdicts import counted
 from ptah.render.cases import problems
 from ptah.render.sentences import findings, verdict_sentence
+from ptah.render.slices import family_lines, gate_slice, mean_text, power_phrase, slice_tests
+from ptah.render.text import number, signed
 
 if TYPE_CHECKING:
     from ptah.core.corpus import Corpus
@@ -61,7 +73,10 @@ def render_junit(report: Report, lines: Mapping[str, int] | None = None, corpus_
     total = float(report.timings.get("total", 0.0) or 0.0)
     per_run = total / len(report.runs) if report.runs else 0.0
     suites = [_suite(report, run, per_run, lines or {}, corpus_file) for run in report.runs]
-    suites.append(_gates(report))
+    slices = report.corpus.get("slices") or {}
+    whole = [gate for gate in report.gates if gate_slice(gate, slices) is None]
+    suites.append(_gates(report, whole))
+    suites += [_slice_suite(report, tag, entry) for tag, entry in slices.items()]
     failures = sum(1 for run in report.runs for case in run.cases if not case.passed)
     failures += sum(1 for gate in report.gates if not gate.passed)
     tests = sum(len(run.cases) for run in report.runs) + len(report.gates)
@@ -122,23 +137,66 @@ def _case(case: CaseResult, classname: str, seconds: float, line: int | None, co
             "    </testcase>\n")
 
 
-def _gates(report: Report) -> str:
-    cases = []
-    for gate in report.gates:
-        head = (f"    <testcase name={_attr(f'{gate.name} ({gate.generation})')} classname=\"ptah.gates\" "
-                'time="0.000000"')
-        if gate.passed:
-            cases.append(head + "/>\n")
-        else:
-            kind = "inconclusive" if gate.inconclusive else "gate"
-            cases.append(f"{head}>\n      <failure message={_attr(gate.detail)} type=\"{kind}\">{_xml_text(gate.detail)}"
-                         "</failure>\n    </testcase>\n")
-    failed = sum(1 for gate in report.gates if not gate.passed)
+def _gate_case(gate: Gate, classname: str) -> str:
+    """A gate's test case: failed as the gate did, and a drop gate's power note (:func:`power_phrase`) as its output."""
+    head = f"    <testcase name={_attr(f'{gate.name} ({gate.generation})')} classname={_attr(classname)} time=\"0.000000\""
+    note = power_phrase(gate)
+    said = "" if note is None else f"      <system-out>{_xml_text(note)}</system-out>\n"
+    if gate.passed and not said:
+        return head + "/>\n"
+    failure = ""
+    if not gate.passed:
+        kind = "inconclusive" if gate.inconclusive else "gate"
+        failure = f"      <failure message={_attr(gate.detail)} type=\"{kind}\">{_xml_text(gate.detail)}</failure>\n"
+    return f"{head}>\n{failure}{said}    </testcase>\n"
+
+
+def _gates(report: Report, gates: Sequence[Gate]) -> str:
+    """The ``gates`` suite: every gate but a slice's, and the verdict and findings as its output."""
+    failed = sum(1 for gate in gates if not gate.passed)
     word, told = verdict_sentence(report)
-    said = "\n".join([f"verdict: {word} — {told}", *findings(report)])
-    return (f'  <testsuite name="gates" tests="{len(report.gates)}" failures="{failed}" errors="0" skipped="0" '
-            f'time="0.000000" timestamp={_attr(_timestamp(report.created_at))}>\n' + "".join(cases)
+    said = "\n".join([f"verdict: {word} — {told}", *findings(report), *family_lines(report)])
+    return (f'  <testsuite name="gates" tests="{len(gates)}" failures="{failed}" errors="0" skipped="0" '
+            f'time="0.000000" timestamp={_attr(_timestamp(report.created_at))}>\n'
+            + "".join(_gate_case(gate, "ptah.gates") for gate in gates)
             + f"    <system-out>{_xml_text(said)}</system-out>\n  </testsuite>\n")
+
+
+def _slice_suite(report: Report, tag: str, listed: Mapping) -> str:
+    """The suite ``slice TAG``: the slice's digest, cases and each run's means as properties, its gates
+    (``max-recall-drop@TAG``) as test cases, and its comparisons as output."""
+    pairs: list[tuple[str, object]] = [("slice_digest", listed["digest"]), ("cases", ", ".join(listed["cases"]))]
+    for run in report.runs:
+        entry = (run.slices or {}).get(tag) or {}
+        for key, mean in (entry.get("means") or {}).items():
+            pairs.append((f"{run.name} [{run.channel}] {Measure.parse(key).label}", mean_text(mean)))
+        if entry.get("judged") is not None:
+            pairs.append((f"{run.name} [{run.channel}] judged@k", number(entry["judged"]["value"])))
+    gates = [gate for gate in report.gates if gate_slice(gate, report.corpus["slices"]) == tag]
+    failed = sum(1 for gate in gates if not gate.passed)
+    said = [f"slice {tag}: {counted(len(listed['cases']), 'case')}"
+            + ("" if len(listed["cases"]) >= MIN_CASES else f", fewer than {MIN_CASES}: not measured")]
+    side = report.comparison
+    comparisons = [] if side is None else [(candidate["run"], str(side.reference), candidate.get("slices"))
+                                           for candidate in side.candidates]
+    comparisons += [(str(comparison.data.get("against")), f"the baseline {comparison.generation}", comparison.data.get("slices"))
+                    for comparison in report.comparisons]
+    for run, against, slices in comparisons:
+        entry = (slices or {}).get(tag)
+        if entry is None:
+            continue
+        if not entry["comparable"]:
+            said.append(f"{run} vs {against}: not compared ({entry['why']})")
+            continue
+        for test in slice_tests({tag: entry}):
+            said.append(f"{run} vs {against}: {test.label} {signed(test.entry['delta'])} {test.entry['finding']} "
+                        f"({p_value_phrase(test.entry['test'])}, adjusted {test.adjusted}, survives: {test.survives})")
+        if entry["failing"]:
+            said.append(f"{run} vs {against}: now failing or worse: {', '.join(entry['failing'])}")
+    return (f"  <testsuite name={_attr(f'slice {tag}')} tests=\"{len(gates)}\" failures=\"{failed}\" errors=\"0\" "
+            f'skipped="0" time="0.000000" timestamp={_attr(_timestamp(report.created_at))}>\n' + _properties(pairs)
+            + "".join(_gate_case(gate, f"ptah.slices.{tag}") for gate in gates)
+            + f"    <system-out>{_xml_text(chr(10).join(said))}</system-out>\n  </testsuite>\n")
 
 
 def pieces(report: Report, corpus: Corpus | None = None) -> list[str]:

@@ -1,11 +1,14 @@
 """The report as a Markdown summary for a pull-request comment (``evaluate --markdown FILE``).
 
 The verdict first, then each run's means (a range ``low..high`` where the
-holes in the judgements move one, and judged@k), each variant's controls and
+holes in the judgements move one, and judged@k) and each slice's
+(:mod:`ptah.render.slices`), each variant's controls and
 each run's time per query (p50, p95, the difference from the reference run
 and each stage's time) -- with the baseline's means, the
 deltas, the paired bootstrap intervals, the p-values and the findings when
-there is a baseline or a second run -- the gates, and the cases that flipped
+there is a baseline or a second run, and each slice's tests with the
+family's correction and its cases now failing or worse -- the gates (with
+a drop gate's power note), and the cases that flipped
 or regressed most (:data:`TOP_CASES` of them, each with its query and where
 its key went), then the failing cases. It reads as plain text too: tables
 are pipe tables, there is no link, no image and no HTML.
@@ -29,6 +32,8 @@ from ptah.core.visible import abbreviated, visible
 from ptah.render.cases import changes, failed_cases, problems, whereabouts
 from ptah.render.sentences import (baseline_findings, candidate_findings, gate_sentence, level_of, stage_phrase,
                                    timed_runs, variant_sentence, verdict_sentence)
+from ptah.render.slices import (failing_phrases, family_sentence, mean_text, measured, not_compared, slice_tests,
+                                unmeasured_phrase)
 from ptah.render.text import bounded, interval, milliseconds, number, signed
 
 TOP_CASES = 10
@@ -57,8 +62,10 @@ def run_label(run: Run) -> str:
 
 def render_markdown(report: Report) -> str:
     """The summary as Markdown text (module docs), ending with a newline."""
-    parts = [_verdict(report), _means(report), _variants(report), _cost(report)]
+    parts = [_verdict(report), _means(report), _slice_means(report), _variants(report), _cost(report)]
     parts += [_baseline(report, run, comparison.data) for run, comparison in zip(report.runs, report.comparisons)]
+    if family := (report.baseline or {}).get("family"):
+        parts.append(f"Slices against the baseline: {family_sentence(family)}.")
     if report.comparison is not None:
         parts.append(_side_by_side(report))
     parts += [_gates(report), _changed(report), _failing(report)]
@@ -126,7 +133,8 @@ def _baseline(report: Report, run: Run, data: Mapping) -> str:
                      interval(stats.get("interval")), p_value_text(stats.get("test")), stats.get("finding", "N/A")])
     head = ["measure", "baseline", "now", "Δ", "95% CI", "p", "finding"]
     title = f"### {code(run_label(run))} against the baseline {code(data.get('generation'))}"
-    return "\n\n".join([title, _table(head, rows), *_bullets(baseline_findings(run.name, data, level_of(report), code))])
+    return "\n\n".join([title, _table(head, rows), *_bullets(baseline_findings(run.name, data, level_of(report), code)),
+                        *_slice_tests(data.get("slices"), level_of(report))])
 
 
 def _side_by_side(report: Report) -> str:
@@ -140,7 +148,44 @@ def _side_by_side(report: Report) -> str:
         parts.append(f"{code(run_label(run))}\n\n" + _table(
             ["measure", "reference", "run", "Δ", "95% CI", "p", "finding"], rows))
         parts += _bullets(candidate_findings(candidate, reference, level_of(report), code))
+        parts += _slice_tests(candidate.get("slices"), level_of(report))
+    if comparison.data.get("family"):
+        parts.append(f"Slices against {code(reference)}: {family_sentence(comparison.data['family'])}.")
     return "\n\n".join(parts)
+
+
+def _slice_means(report: Report) -> str:
+    """Each slice's means in each run (bounds and denominator) and judged@k; the slices too small to measure
+    (empty for a corpus without tags)."""
+    first = report.runs[0]
+    if first.slices is None:
+        return ""
+    measures = list(first.means)
+    rows = [[code(tag, cell=True), str(entry["cases"]), code(run_label(run), cell=True),
+             *(mean_text(entry["means"].get(Measure.parse(name).key)) for name in measures),
+             number(None if entry["judged"] is None else entry["judged"]["value"])]
+            for tag, _ in measured(first.slices) for run in report.runs
+            for entry in [(run.slices or {}).get(tag)] if entry is not None and entry["means"] is not None]
+    head = ["slice", "cases", "run", *(Measure.parse(name).label for name in measures), "judged@k"]
+    small = unmeasured_phrase(first.slices, code)
+    parts = ["### Slices", "Each slice's means over its cases: low..high where the holes move one, and (its "
+             "denominator)."]
+    return "\n\n".join(parts + ([_table(head, rows)] if rows else []) + ([small[0].upper() + small[1:] + "."] if small else []))
+
+
+def _slice_tests(slices: Mapping | None, level: float) -> list[str]:
+    """A comparison's tests per slice and measure, the slices not compared, and each slice's cases now failing or
+    worse (nothing for a corpus without tags)."""
+    if slices is None:
+        return []
+    rows = [[code(test.tag, cell=True), str(test.cases), test.label, signed(test.entry["delta"]),
+             interval(test.entry["interval"]), p_value_text(test.entry["test"]), test.adjusted, test.entry["finding"],
+             test.survives] for test in slice_tests(slices)]
+    head = ["slice", "cases", "measure", "Δ", f"{round(level * 100)}% CI", "p", "adjusted p", "finding", "survives"]
+    parts = ["By slice:", _table(head, rows)] if rows else []
+    parts += _bullets([f"not compared: {phrase}" for phrase in not_compared(slices, code)]
+                      + [f"now failing or worse in {phrase}" for phrase in failing_phrases(slices, code)])
+    return parts
 
 
 def _bullets(sentences: list[str]) -> list[str]:

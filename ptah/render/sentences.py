@@ -18,6 +18,7 @@ from ptah.core.report import Gate, Report, Run
 from ptah.core.request import DEFAULT_LEVEL
 from ptah.core.significance import p_value_phrase
 from ptah.core.verdicts import counted
+from ptah.render.slices import power_phrase
 from ptah.render.text import milliseconds
 
 
@@ -46,8 +47,15 @@ def gate_word(gate: Gate) -> str:
 
 
 def gate_sentence(gate: Gate, quote: Callable[[object], str] = str, mark: Callable[[str], str] = str) -> str:
-    """``WORD NAME (RUN): DETAIL``, the word marked by ``mark`` and the values quoted by ``quote``; never cut."""
-    return f"{mark(gate_word(gate))} {quote(gate.name)} ({quote(gate.generation)}): {quote(gate.detail)}"
+    """``WORD NAME (RUN): DETAIL``, the word marked by ``mark`` and the values quoted by ``quote``, and the power
+    note of a drop gate whose corpus (or slice) is too small for its threshold (:func:`gate_detail`); never cut."""
+    return f"{mark(gate_word(gate))} {quote(gate.name)} ({quote(gate.generation)}): {quote(gate_detail(gate))}"
+
+
+def gate_detail(gate: Gate) -> str:
+    """The gate's detail, then its power note where it has one: ``...; underpowered: needs 120 cases ...``."""
+    note = power_phrase(gate)
+    return gate.detail if note is None else f"{gate.detail}; {note}"
 
 
 def level_of(report: Report) -> float:

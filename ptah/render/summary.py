@@ -4,9 +4,11 @@ The verdict with the exit code it gives and every gate that did not pass;
 one table of every run's means, each with its delta against the reference
 run; every timed run's time per query (p50 / p95); one line per comparison
 (each candidate against the reference, and each run against the baseline:
-each measure's finding and what the run costs more a query); and the notes
-on where the baseline came from (another generation identity, another
-snapshot of the source: ``baseline.comparisons[i].provenance``). The
+each measure's finding and what the run costs more a query); one line per
+family of slice tests (its size, its correction and the findings that
+survive it: :func:`ptah.render.slices.family_lines`); and the notes on where the baseline came
+from (another generation identity, another snapshot of the source:
+``baseline.comparisons[i].provenance``). The
 detail -- every case, the side-by-side statistics, the gates and the verdict
 again -- follows (:mod:`ptah.render.table`).
 """
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Mapping
 from ptah.core.measures import Measure
 from ptah.core.report import Gate, Report
 from ptah.render.sentences import finding_brief, gate_sentence, time_delta, verdict_sentence
+from ptah.render.slices import family_lines
 from ptah.render.text import delta, markup, milliseconds, number, plain
 
 if TYPE_CHECKING:
@@ -44,7 +47,7 @@ def render_summary(report: Report, console: Console) -> None:
         console.print("  time per query, p50 / p95: " + "; ".join(
             f"{markup(run.name)} {milliseconds(run.cost['p50_ms'])} / {milliseconds(run.cost['p95_ms'])}"
             for run in timed))
-    for line in findings(report):
+    for line in findings(report) + family_lines(report, plain):
         console.print("  " + line, highlight=False, markup=False)
     for line in provenance_notes(report):
         console.print(f"  [yellow]note[/yellow]: {markup(line)}")

@@ -24,6 +24,8 @@ from ptah.core.verdicts import counted
 from ptah.render.layout import PlainConsole, column_widths, print_stacked
 from ptah.render.sentences import (baseline_findings, candidate_findings, cost_sentence, interval_text, level_of,
                                    variant_sentence, verdict_sentence)
+from ptah.render.slices import (failing_phrases, family_sentence, mean_text, measured, not_compared, slice_tests,
+                                unmeasured_phrase)
 from ptah.render.text import bounded, delta, markup, number, plain
 
 if TYPE_CHECKING:
@@ -53,6 +55,8 @@ def render(report: Report, console: Console) -> None:
     comparisons = report.comparisons
     for index, run in enumerate(report.runs):
         _render_run(console, run, comparisons[index] if index < len(comparisons) else None, level_of(report))
+    if family := (report.baseline or {}).get("family"):
+        console.print(f"\nslices against the baseline: {family_sentence(family)}")
     if report.comparison is not None:
         render_comparison(report.comparison, console)
     for stale in report.stale_judgements:
@@ -119,6 +123,57 @@ def _render_run(console: Console, run: Run, comparison: BaselineComparison | Non
             if change["passed"]["baseline"] != change["passed"]["current"]:
                 flip = " [red]now failing[/red]" if not change["passed"]["current"] else " [green]now passing[/green]"
             console.print(f"    {markup(change['id'])}: {_deltas(change['metrics'])}{flip}")
+    if run.slices is not None:
+        render_slice_means(console, run)
+    if comparison is not None and comparison.data.get("slices") is not None:
+        render_slice_tests(console, comparison.data["slices"], f"against the baseline ({markup(comparison.generation)})",
+                           level)
+
+
+# --- slices ----------------------------------------------------------------------
+
+
+def render_slice_means(console: Console, run: Run) -> None:
+    """Each slice's means (bounds and denominator) and judged@k, then the slices too small to measure."""
+    found = measured(run.slices)
+    keys = [Measure.parse(name).key for name in run.means]
+    if found:
+        console.print(f"  slices of {markup(run.name)} (each mean low..high where the holes move it, and its denominator):")
+        columns = [("slice", "left"), ("cases", "right"), *((Measure.parse(key).label, "right") for key in keys),
+                   ("judged@k", "right")]
+        print_table(console, columns, [[markup(tag), str(entry["cases"]), *(mean_text(entry["means"].get(key)) for key in keys),
+                                        number(None if entry["judged"] is None else entry["judged"]["value"])]
+                                       for tag, entry in found])
+    small = unmeasured_phrase(run.slices, markup)
+    if small:
+        console.print(f"  slices {small}")
+
+
+def render_slice_tests(console: Console, slices: Mapping, against: str, level: float) -> None:
+    """A comparison's tests per slice and measure (the adjusted p and whether the finding survives the family's
+    correction), the slices not compared and why, and each slice's cases now failing or worse."""
+    tests = slice_tests(slices)
+    if tests:
+        console.print(f"  slices {against}:")
+        headings = ("slice", "cases", "measure", "delta", f"{round(level * 100)}% CI", "p", "adjusted p", "finding",
+                    "survives")
+        columns = [(heading, "left" if heading in ("slice", "measure", "p", "adjusted p", "finding", "survives")
+                    else "right") for heading in headings]
+        rows = []
+        for test in tests:
+            entry = test.entry
+            style = FINDING_STYLE.get(entry["finding"], "dim")
+            rows.append([markup(test.tag), str(test.cases), test.label, delta(entry["delta"]),
+                         interval_text(entry["interval"]), p_value_text(entry["test"]), test.adjusted,
+                         f"[{style}]{entry['finding']}[/{style}]", test.survives])
+        print_table(console, columns, rows)
+    for phrase in not_compared(slices, markup):
+        console.print(f"  slices not compared: {phrase}")
+    failing = failing_phrases(slices, markup)
+    if failing:
+        console.print("  cases now failing or worse, by slice:")
+        for phrase in failing:
+            console.print(f"    {phrase}")
 
 
 def print_table(console: Console, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]], **options) -> None:
@@ -218,6 +273,8 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
     print_table(console, columns, rows)
     for candidate in comparison.candidates:
         _render_candidate(console, candidate, reference, level)
+    if comparison.data.get("family"):
+        console.print(f"\nslices against {markup(reference)}: {family_sentence(comparison.data['family'])}")
 
 
 def _render_candidate(console: Console, candidate: Mapping, reference: str, level: float) -> None:
@@ -241,12 +298,14 @@ def _render_candidate(console: Console, candidate: Mapping, reference: str, leve
     changed = candidate["cases_changed"]
     if not changed:
         console.print("  no case changed")
-        return
-    console.print(
-        f"  cases changed: {len(changed)} ({flipped['now_failing']} now failing, {flipped['now_passing']} now passing)"
-    )
+    else:
+        console.print(
+            f"  cases changed: {len(changed)} ({flipped['now_failing']} now failing, {flipped['now_passing']} now passing)"
+        )
     for change in changed:
         flip = ""
         if change["flipped"]:
             flip = " [red]now failing[/red]" if not change["passed"]["candidate"] else " [green]now passing[/green]"
         console.print(f"    {markup(change['id'])}: {_deltas(change['metrics'])}{flip}")
+    if candidate.get("slices") is not None:
+        render_slice_tests(console, candidate["slices"], f"against {markup(reference)}", level)

@@ -88,3 +88,38 @@ def compared() -> dict:
 
 def report(data: dict | None = None) -> Report:
     return Report.from_dict(copy.deepcopy(data if data is not None else document()))
+
+
+def sliced_entry(reference: float, candidate: float, p: float, adjusted: float, finding: str = "no clear difference",
+                 survives: bool = False) -> dict:
+    """One slice's test on one measure: :func:`entry` with the family's adjusted p and whether it survives."""
+    return entry(reference, candidate, finding) | {"test": {"p_value": p, "method": "exact"}, "adjusted_p": adjusted,
+                                                   "survives": survives, "holes": 0}
+
+
+def sliced() -> dict:
+    """:func:`compared` over a tagged corpus: ``billing`` holds both cases, ``de`` one (listed, not measured); the
+    candidate's slice tests are a family of four under Holm, MAP@10 surviving; a slice drop gate, underpowered."""
+    data = compared()
+    data["corpus"]["slices"] = {"billing": {"digest": "sha256:b111", "cases": ["a", "b"]},
+                                "de": {"digest": "sha256:d222", "cases": ["b"]}}
+    small = {"digest": "sha256:d222", "cases": 1, "means": None, "judged": None}
+    base, worse = data["runs"]
+    base["slices"] = {"billing": {"digest": "sha256:b111", "cases": 2, "judged": mean(1.0, 2), "means": {
+        "recall": mean(1.0, 2) | {"high": 0.75, "high_numerator": 1.5}, "mrr": mean(0.5, 2), "ndcg": mean(0.6309, 2),
+        "MAP@10": mean(0.5, 1, 1)}}, "de": small}
+    worse["slices"] = {"billing": {"digest": "sha256:b111", "cases": 2, "judged": mean(0.5, 2), "means": {
+        "recall": mean(0.5, 2), "mrr": mean(0.25, 2), "ndcg": mean(0.3, 2), "MAP@10": mean(0.0, 1, 1)}}, "de": small}
+    candidate = data["comparison"]["candidates"][0]
+    candidate["slices"] = {
+        "billing": {"digest": "sha256:b111", "cases": 2, "comparable": True, "why": None, "failing": ["a"], "measures": {
+            "recall": sliced_entry(0.5, 0.25, 0.5, 1.0), "mrr": sliced_entry(0.25, 0.0, 0.25, 0.75),
+            "ndcg": sliced_entry(0.3155, 0.15, 0.5, 1.0),
+            "MAP@10": sliced_entry(0.5, 0.0, 0.01, 0.04, "worse", True)}},
+        "de": {"digest": "sha256:d222", "cases": 1, "comparable": False, "why": "fewer than 2 cases", "measures": None,
+               "failing": []}}
+    data["comparison"]["family"] = {"correction": "holm", "alpha": 0.05, "tests": 4, "surviving": 1}
+    data["gates"].append({"name": "max-ndcg-drop@billing", "generation": "worse", "threshold": 0.02, "drop": 0.01,
+                          "passed": True, "detail": "nDCG dropped 0.0100, within 0.0200",
+                          "power": {"power": 0.8, "alpha": 0.05, "cases": 2, "needed": 120, "underpowered": True}})
+    return data
