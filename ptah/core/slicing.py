@@ -166,7 +166,9 @@ def power_note(gate: Gate, run: Run, reference: Run, slices: Slices, alpha: floa
     against the baseline (:func:`ptah.core.power.cases_needed`), beside the cases it has. A note, never a verdict."""
     if not gate.is_drop_gate or not gate.threshold:
         return gate
-    name, _, tag = gate.name.partition("@")
+    name, tag = gate.name, ""
+    if not name.endswith("-drop"):  # max-MAP@10-drop@billing: a slice's gate
+        name, _, tag = name.rpartition("@")
     ids = slices[tag][1] if tag else None
     measure = next(m for m in run.measures if f"max-{m.key}-drop" == name)
     theirs = {case.id: case.values.get(str(measure)) for case in reference.cases}

@@ -144,3 +144,11 @@ def test_a_drop_gate_notes_the_cases_its_threshold_needs(built):
     assert dict(gate.power) == {"power": 0.8, "alpha": pytest.approx(0.05), "cases": 4, "needed": needed,
                                 "underpowered": needed is not None and needed > 4}
     assert gate.to_dict()["power"]["needed"] == needed
+
+
+def test_the_power_note_reads_a_measure_with_a_depth_in_whole_and_slice_gates(built):
+    baseline = run(built, channels=["vector"], measures=["MAP@5"])
+    report = run(built, baseline=baseline, baseline_path="b.json", names=["docs"], channels=["lexical"],
+                 thresholds={"MAP@5": 0.1, "MAP@5@account": 0.1})
+    noted = {gate.name: gate.power["cases"] for gate in report.gates if gate.power is not None}
+    assert noted == {"max-MAP@5-drop": 4, "max-MAP@5-drop@account": 3}
