@@ -67,7 +67,10 @@ def build(
     worker reading the driver's one exported snapshot (exit 2 for SQLite).
     """
     import ptah
+    from ptah.services.loading import LOADING
 
+    if quiet:
+        LOADING.set(None)  # main() resets it
     options = {"engine": engine, "ray_address": ray_address, "partitions": partitions, "actors": actors,
                "actor_cpus": actor_cpus, "actor_gpus": actor_gpus}
     try:
