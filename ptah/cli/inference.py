@@ -94,12 +94,18 @@ def build(
 
 
 def _usage_text(usage: dict | None) -> str:
-    """What a service was asked, for the build's line ("" for a local model)."""
+    """What a service was asked, for the build's line ("" for a local model): ptah's count of texts and characters,
+    the server's own token count under its name, and the waits (summed over concurrent requests, said so)."""
     if usage is None:
         return ""
-    tokens = "input tokens not reported" if usage["input_tokens"] is None else f"{usage['input_tokens']} input tokens"
-    return (f"; service: {usage['requests']} requests ({usage['retries']} retries), {tokens}, "
-            f"{usage['server_seconds']:.1f}s waiting on the server")
+    tokens = usage.get("server_prompt_tokens")
+    counted = ("the server reported no token count" if tokens is None
+               else f"the server counted {tokens:,} prompt tokens")
+    concurrency = usage.get("max_concurrency", 1)
+    waits = (f"{usage['server_seconds']:.1f} s waiting, summed over up to {concurrency} concurrent requests"
+             if concurrency > 1 else f"{usage['server_seconds']:.1f} s waiting on the server")
+    return (f"; service: {usage['requests']} requests ({usage['retries']} retries), {usage['texts']:,} texts of "
+            f"{usage['characters']:,} characters ({counted}), {waits}")
 
 
 @contextmanager
