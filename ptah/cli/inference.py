@@ -5,8 +5,8 @@ each command, so ``ptah --help`` and ``ptah inference --help`` stay light and
 never import torch. Errors are ptah's typed errors, raised to the one boundary
 in :mod:`ptah.cli`.
 
-Keys are printed as written; a key holding a control character (a composite
-key's U+001F separator) is printed as a JSON string (``"acme\\u001f2"``) so it
+Keys are printed as written, a composite key as its components (``acme · 2``);
+a key holding another control character is printed as a JSON string so it
 stays unambiguous. ``--json`` output holds the exact keys. Every name and
 key printed passes through :mod:`ptah.cli.display`, so no control character
 from the spec or the source reaches the terminal raw.
@@ -24,6 +24,7 @@ import typer
 
 from ptah.cli.display import json_text, plain
 from ptah.cli.evaluate import evaluate
+from ptah.core.corpus import shown_key
 from ptah.core.errors import EXIT_NEGATIVE
 from ptah.core.visible import visible_json
 
@@ -38,6 +39,7 @@ def _echo_json(value: object) -> None:
 
 
 def _shown(key: str) -> str:
+    key = shown_key(key)  # a composite key's components: 1 · pruning
     return key if key.isprintable() else visible_json(json.dumps(key, ensure_ascii=False))
 
 
