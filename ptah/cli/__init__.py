@@ -93,6 +93,9 @@ def main(argv: list[str] | None = None) -> None:
     (:mod:`ptah.cli.streams`). Messages quote input, so their controls are
     made visible (:mod:`ptah.cli.display`).
     """
+    from ptah.services.loading import LOADING
+
+    said = LOADING.set(_say)
     try:
         with guarded_streams():
             typer.main.get_command(_app_for(argv))(args=argv, prog_name="ptah", standalone_mode=True)
@@ -106,6 +109,13 @@ def main(argv: list[str] | None = None) -> None:
         if os.environ.get("PTAH_DEBUG"):
             raise
         _fail(visible(f"ptah: internal error: {type(exc).__name__}: {exc} (set PTAH_DEBUG=1 to see where)"), EXIT_OPERATIONAL)
+    finally:
+        LOADING.reset(said)
+
+
+def _say(text: str) -> None:
+    """A notice on stderr, at once ("loading all-MiniLM-L6-v2 …" before the seconds a model takes to load)."""
+    print(visible(text), file=sys.stderr, flush=True)
 
 
 def _fail(message: str, code: int) -> None:

@@ -5,8 +5,8 @@ each command, so ``ptah --help`` and ``ptah inference --help`` stay light and
 never import torch. Errors are ptah's typed errors, raised to the one boundary
 in :mod:`ptah.cli`.
 
-Keys are printed as written; a key holding a control character (a composite
-key's U+001F separator) is printed as a JSON string (``"acme\\u001f2"``) so it
+Keys are printed as written, a composite key as its components (``acme · 2``);
+a key holding another control character is printed as a JSON string so it
 stays unambiguous. ``--json`` output holds the exact keys. Every name and
 key printed passes through :mod:`ptah.cli.display`, so no control character
 from the spec or the source reaches the terminal raw.
@@ -24,6 +24,7 @@ import typer
 
 from ptah.cli.display import json_text, plain
 from ptah.cli.evaluate import evaluate
+from ptah.core.corpus import shown_key
 from ptah.core.errors import EXIT_NEGATIVE
 from ptah.core.visible import visible_json
 
@@ -38,6 +39,7 @@ def _echo_json(value: object) -> None:
 
 
 def _shown(key: str) -> str:
+    key = shown_key(key)  # a composite key's components: 1 · pruning
     return key if key.isprintable() else visible_json(json.dumps(key, ensure_ascii=False))
 
 
@@ -67,7 +69,10 @@ def build(
     worker reading the driver's one exported snapshot (exit 2 for SQLite).
     """
     import ptah
+    from ptah.services.loading import LOADING
 
+    if quiet:
+        LOADING.set(None)  # main() resets it
     options = {"engine": engine, "ray_address": ray_address, "partitions": partitions, "actors": actors,
                "actor_cpus": actor_cpus, "actor_gpus": actor_gpus}
     try:
@@ -91,12 +96,18 @@ def build(
 
 
 def _usage_text(usage: dict | None) -> str:
-    """What a service was asked, for the build's line ("" for a local model)."""
+    """What a service was asked, for the build's line ("" for a local model): ptah's count of texts and characters,
+    the server's own token count under its name, and the waits (summed over concurrent requests, said so)."""
     if usage is None:
         return ""
-    tokens = "input tokens not reported" if usage["input_tokens"] is None else f"{usage['input_tokens']} input tokens"
-    return (f"; service: {usage['requests']} requests ({usage['retries']} retries), {tokens}, "
-            f"{usage['server_seconds']:.1f}s waiting on the server")
+    tokens = usage.get("server_prompt_tokens")
+    counted = ("the server reported no token count" if tokens is None
+               else f"the server counted {tokens:,} prompt tokens")
+    concurrency = usage.get("max_concurrency", 1)
+    waits = (f"{usage['server_seconds']:.1f} s waiting, summed over up to {concurrency} concurrent requests"
+             if concurrency > 1 else f"{usage['server_seconds']:.1f} s waiting on the server")
+    return (f"; service: {usage['requests']} requests ({usage['retries']} retries), {usage['texts']:,} texts of "
+            f"{usage['characters']:,} characters ({counted}), {waits}")
 
 
 @contextmanager

@@ -25,6 +25,7 @@ import typer
 
 from ptah.cli.corpus import app
 from ptah.cli.display import json_text, plain, wrote
+from ptah.core.corpus import shown_key
 from ptah.core.errors import InputError
 
 SPEC_HELP = "The specification file (default: $PTAH_SPEC, else the nearest ptah.yaml in this folder or above)."
@@ -73,7 +74,7 @@ def holes(
         typer.echo(f'case "{plain(case.id)}" (k {case.k}): {plain(case.query)}')
         for hole in case.holes:
             where = ", ".join(f"{plain(run)} #{rank}" for run, rank in hole.ranks.items())
-            typer.echo(f'  "{plain(hole.key)}": {where}')
+            typer.echo(f'  "{plain(shown_key(hole.key))}": {where}')
             typer.echo(f"      {plain(_line(hole.text))}")
     count = worklist.count
     typer.echo(f"{count} holes in {len(worklist.cases)} cases" + (

@@ -35,6 +35,7 @@ from typing import Callable, Iterator, Sequence
 import typer
 
 from ptah.cli.display import plain
+from ptah.core.corpus import shown_key
 from ptah.core.visible import visible
 from ptah.core.worklist import Hole, WorkCase
 from ptah.services.judging import FORBIDDEN, REQUIRED, Verdict
@@ -133,7 +134,7 @@ def show(item: tuple[WorkCase, Hole], index: int, total: int) -> None:
     if case.judged:
         typer.echo(textwrap.fill("already judged: " + ", ".join(plain(said) for said in case.judged), width + 2,
                                  initial_indent="  ", subsequent_indent="    "))
-    typer.echo(f'  key "{plain(hole.key)}" — {where}')
+    typer.echo(f'  key "{plain(shown_key(hole.key))}" — {where}')
     for line in visible(hole.text, newlines=True).splitlines() or [""]:
         for part in textwrap.wrap(line, width) or [""]:
             typer.echo(f"  | {part}")

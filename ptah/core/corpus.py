@@ -199,3 +199,18 @@ def slice_digest(tag: str, cases: tuple[Case, ...] | list[Case]) -> str:
 def join_key(components: list[str] | tuple[str, ...]) -> str:
     """A key as the corpus spells it: components joined with U+001F."""
     return COMPOSITE_KEY_SEPARATOR.join(components)
+
+
+def shown_key(key: str) -> str:
+    """A key as people read it: a composite key's components joined with `` · `` (``1 · pruning``); any other key
+    as it is. (Files, JSON and YAML keep the U+001F.)"""
+    return key.replace(COMPOSITE_KEY_SEPARATOR, " · ")
+
+
+def composite_spellings(key: str, width: int) -> list[str]:
+    """The composite keys of ``width`` components that ``key`` would be were one of its other separators (``|``,
+    ``:``, ``/``, a space...) U+001F: ``1|pruning`` -> ``1\x1fpruning``. None for a key of one component."""
+    if width < 2 or COMPOSITE_KEY_SEPARATOR in key:
+        return []
+    return [key.replace(mark, COMPOSITE_KEY_SEPARATOR) for mark in dict.fromkeys(key)
+            if not mark.isalnum() and key.count(mark) == width - 1]

@@ -39,12 +39,12 @@ from ptah.core.spec import SourceRow
 from ptah.services.external import refuse_build
 from ptah.services.probe import probe_for_build, stored_probe
 from ptah.services.project import Generation, Project
-from ptah.services.build_progress import BuildInterrupted, with_row_progress
+from ptah.services.build_progress import BuildInterrupted, Embedded, with_row_progress
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(rows_embedded_so_far, rows_to_embed)``: once before the first batch, then after each commit
 (and, when it has a ``rows`` attribute, ``rows(done, total)`` as rows are embedded between commits:
-:mod:`ptah.services.build_progress`). A Ctrl-C from then on is :class:`BuildInterrupted`, saying what was kept."""
+:mod:`ptah.services.build_progress`). A Ctrl-C from then on is :class:`BuildInterrupted`, saying what was embedded and what committed."""
 
 ROWS_PER_BATCH_FACTOR = 16
 """Default rows per committed batch, as a multiple of the generation's ``batch_size``.
@@ -117,11 +117,12 @@ def build(
         deleted = store.delete_vectors(identity, gone)
 
         embedded = 0
+        reached = Embedded(progress)  # rows embedded, committed or not
         try:
             if progress is not None:
                 progress(0, len(todo))
             if todo:
-                embedder = with_row_progress(embedder, progress, len(todo))
+                embedder = with_row_progress(embedder, reached, len(todo))
                 for batch in _batches(_rows_to_embed(project, template, todo), batch_rows):
                     vectors = embed_batch(embedder, batch, record.dimension)
                     store.write_vectors(identity, [(row.identity, row.key, digest) for row, digest in batch], vectors)
@@ -129,7 +130,7 @@ def build(
                     if progress is not None:
                         progress(embedded, len(todo))
         except KeyboardInterrupt:
-            raise BuildInterrupted(embedded, len(todo)) from None
+            raise BuildInterrupted(embedded, len(todo), reached.done) from None
         usage = usage_of(embedder)  # None: no service was asked
     project.forget_matrices()
     return BuildSummary(

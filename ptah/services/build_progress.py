@@ -12,8 +12,9 @@ ETA, from the first rows; ``done`` at a commit is what is kept.
 
 Interruption. A build stopped by Ctrl-C (``KeyboardInterrupt``) while it
 embeds raises :class:`BuildInterrupted`, still a ``KeyboardInterrupt``, whose
-message says how many rows its commits kept: "interrupted: 1,024 of 3,000
-rows kept; run the same command to resume" (the CLI prints it and exits 130).
+message says how many rows were embedded (what a progress bar showed) and how
+many of them its commits kept: "interrupted: 64 of 298 rows embedded, 0 of them
+committed; run the same command to resume" (the CLI prints it and exits 130).
 """
 
 from __future__ import annotations
@@ -50,15 +51,31 @@ class RowProgress:
         return getattr(self._embedder, name)
 
 
-def with_row_progress(embedder: Embedder, progress: Callable | None, total: int) -> Embedder:
-    """``embedder`` reporting rows to ``progress.rows`` when both can; else ``embedder`` itself."""
-    rows = getattr(progress, "rows", None)
-    return RowProgress(embedder, rows, total) if rows is not None and reports_rows(embedder) else embedder
+class Embedded:
+    """How many rows were embedded so far, committed or not: the furthest ``rows(done, total)`` an embedder reported,
+    passed on to ``progress.rows`` where there is one, and each commit's count."""
+
+    def __init__(self, progress: Callable | None):
+        self.done = 0
+        self._rows = getattr(progress, "rows", None)
+
+    def rows(self, done: int, total: int) -> None:
+        self.done = max(self.done, done)
+        if self._rows is not None:
+            self._rows(done, total)
+
+
+def with_row_progress(embedder: Embedder, embedded: Embedded, total: int) -> Embedder:
+    """``embedder`` reporting rows to ``embedded.rows`` when it can; else ``embedder`` itself."""
+    return RowProgress(embedder, embedded.rows, total) if reports_rows(embedder) else embedder
 
 
 class BuildInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a build's embedding: ``kept`` of ``total`` rows to embed were committed."""
+    """Ctrl-C during a build's embedding: ``embedded`` of ``total`` rows to embed were embedded, ``kept`` of them
+    committed (the rest are embedded again by the next build)."""
 
-    def __init__(self, kept: int, total: int):
-        super().__init__(f"interrupted: {kept:,} of {total:,} rows kept; run the same command to resume")
-        self.kept, self.total = kept, total
+    def __init__(self, kept: int, total: int, embedded: int | None = None):
+        embedded = kept if embedded is None else max(embedded, kept)
+        super().__init__(f"interrupted: {embedded:,} of {total:,} rows embedded, {kept:,} of them committed; "
+                         "run the same command to resume")
+        self.kept, self.total, self.embedded = kept, total, embedded

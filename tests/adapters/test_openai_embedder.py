@@ -77,7 +77,7 @@ def test_vectors_served_over_http_equal_local_encoding(server, local):
     assert {r["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
     assert [r["body"]["model"] for r in server.requests] == [MODEL] * 4
     assert embedder.client.usage.requests == 4 and embedder.client.usage.retries == 0
-    assert embedder.client.usage.input_tokens == sum(len(t.split()) for t in [openai_compatible.PROBE_TEXT, *TEXTS])
+    assert embedder.client.usage.prompt_tokens == sum(len(t.split()) for t in [openai_compatible.PROBE_TEXT, *TEXTS])
 
 
 def test_requests_are_cut_by_an_input_size_budget_and_dimensions_are_passed(server, monkeypatch):
@@ -188,7 +188,8 @@ def test_the_example_served_over_http_evaluates_exactly_like_the_local_model(pro
         assert code in (0, 1), out
         outputs.append(out)
         document, end = json.JSONDecoder().raw_decode(out)  # the JSON on stdout, then "wrote FILE" on stderr
-        assert out[end:] == f"\nwrote {tmp_path / f'{name}.html'}\n"
+        loading = "loading all-MiniLM-L6-v2 …\n" if name == "title-body" else ""  # the local model's queries
+        assert out[end:] == f"\n{loading}wrote {tmp_path / f'{name}.html'}\n"
         reports[name] = document["runs"][0]
     local, served = reports["title-body"], reports["served"]
     assert served["generation"]["model"] == MODEL

@@ -13,6 +13,7 @@ import pytest
 from ptah.adapters.embedders.openai_compatible import PROBE_TEXT
 from ptah.services.probe import MEASURE_ADVICE, NOT_CHECKED, TOLERANCE
 from tests.adapters.openai_server import MODEL
+from tests.conftest import run_cli
 from tests.adapters.test_openai_embedder import CORPUS, EXAMPLE, KEY, fast_policy, local, run, server  # noqa: F401
 
 ROWS, BATCH = 187, 16
@@ -48,7 +49,7 @@ def test_build_and_a_cold_evaluate_record_usage_and_the_probe_passes(project, se
     usage = json.loads(out)["usage"]
     requests = 1 + -(-ROWS // BATCH)  # the probe (which also told the dimension), then the rows 16 at a time
     assert (usage["requests"], usage["retries"], usage["backoff_seconds"]) == (requests, 0, 0.0)
-    assert usage["input_tokens"] == sum(len(text.split()) for r in server.requests for text in r["body"]["input"])
+    assert usage["server_prompt_tokens"] == sum(len(text.split()) for r in server.requests for text in r["body"]["input"])
     assert usage["server_seconds"] > 0
     code, out = run(["inference", "build", "served", "--spec", project / "ptah.yaml"], capsys)
     assert out.endswith(" 0 embedded, 187 unchanged, 0 deleted in " + out.split(" in ")[-1])  # nothing asked
@@ -62,7 +63,7 @@ def test_build_and_a_cold_evaluate_record_usage_and_the_probe_passes(project, se
     assert generation["probe"] == {"checked": True, "passed": True, "cosine": 1.0, "tolerance": TOLERANCE,
                                    "model_at_build": MODEL, "model_now": MODEL}
     assert generation["usage"]["requests"] == len(server.requests) - before
-    assert generation["usage"]["input_tokens"] > 0
+    assert generation["usage"]["server_prompt_tokens"] > 0
     assert "probe" not in generation["settings"]
 
     before = len(server.requests)
@@ -98,10 +99,11 @@ def test_a_changed_model_refuses_a_cold_evaluate_with_exit_3_and_allow_stale_mea
 
 
 def test_a_local_generation_reports_no_usage_and_no_probe(project, capsys):
-    code, out = run(["inference", "build", "title-body", "--spec", project / "ptah.yaml", "--json"], capsys)
-    assert code == 0 and "usage" not in json.loads(out), out
-    code, out = run(["inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", CORPUS,
-                     "--generation", "title-body", "--json"], capsys)
+    code, out, err = run_cli(capsys, "inference", "build", "title-body", "--spec", project / "ptah.yaml", "--json")
+    assert (code, err) == (0, "loading all-MiniLM-L6-v2 …\n") and "usage" not in json.loads(out), out
+    code, out, err = run_cli(capsys, "inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", CORPUS,
+                             "--generation", "title-body", "--json")
+    assert err == "loading all-MiniLM-L6-v2 …\n"  # the queries' model, loaded again in this new command
     generation = json.loads(out)["runs"][0]["generation"]
     assert "probe" not in generation and "usage" not in generation and "probe" not in generation["settings"]
 

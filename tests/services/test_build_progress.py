@@ -96,6 +96,19 @@ SLOW_CLI_BUILD = textwrap.dedent(
 )
 
 
+def interrupt_build(script: str, spec_path: Path, batches_first: int) -> tuple[int, str]:
+    """Run ``script`` (a build) in a child process, SIGINT it once it prints "embedding": its exit code and stderr."""
+    process = subprocess.Popen([sys.executable, "-c", script, str(spec_path), str(batches_first)],
+                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline() == "embedding\n"
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    return process.returncode, err
+
+
 @pytest.mark.parametrize("batches_first, kept, status", [(1, 16, "partial 41%"), (0, 0, "partial 0%")])
 def test_ctrl_c_says_how_many_rows_were_kept_exits_130_and_list_says_partial(workspace, embedders, batches_first,
                                                                               kept, status):
@@ -105,15 +118,7 @@ def test_ctrl_c_says_how_many_rows_were_kept_exits_130_and_list_says_partial(wor
     workspace.execute("INSERT INTO articles VALUES (?, ?, ?, ?)",
                       [(n, f"Article {n}", f"Body {n}.", "published") for n in range(11, 41)])
     workspace.write_spec(filter="status = 'published'", generations={"docs": "model: test/slow\n    batch_size: 1"})
-    process = subprocess.Popen([sys.executable, "-c", SLOW_CLI_BUILD, str(workspace.spec_path), str(batches_first)],
-                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout.readline() == "embedding\n"
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=60)
-    finally:
-        process.kill()
-    assert (process.returncode, err) == (130, f"interrupted: {kept} of 39 rows kept; run the same command to resume\n")
+    assert interrupt_build(SLOW_CLI_BUILD, workspace.spec_path, batches_first) == (130, f"interrupted: {kept} of 39 rows embedded, {kept} of them committed; run the same command to resume\n")
     embedders["test/slow"] = DeterministicEmbedder(dimension=8)
     with workspace.project() as project:
         (listing,) = list_generations(project)
@@ -138,4 +143,4 @@ def test_an_interrupt_in_the_first_batch_keeps_nothing_and_says_so(workspace, em
         with pytest.raises(BuildInterrupted) as info:
             build(project, batch_rows=4)
     assert (str(info.value), info.value.kept, info.value.total) == (
-        "interrupted: 0 of 10 rows kept; run the same command to resume", 0, 10)
+        "interrupted: 0 of 10 rows embedded, 0 of them committed; run the same command to resume", 0, 10)

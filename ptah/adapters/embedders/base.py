@@ -31,7 +31,8 @@ class Embedder(Protocol):
     through :func:`usage_of` and :func:`probe_of`, never directly):
     ``usage()`` -- a JSON dict of what was asked of the server since the
     embedder was opened or ``usage()`` last called (``requests``, ``retries``,
-    ``input_tokens``, ``server_seconds``, ``backoff_seconds``); ``probe()`` -- ``{"model": served name or None,
+    ``texts``, ``characters``, ``server_prompt_tokens``, ``server_seconds`` summed over
+    ``max_concurrency`` requests in flight, ``backoff_seconds``); ``probe()`` -- ``{"model": served name or None,
     "vector": [floats]}``, a fixed text embedded now, so a later run can tell
     whether the model behind the name changed.
     """

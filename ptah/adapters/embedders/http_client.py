@@ -69,28 +69,35 @@ class Policy:
 
 @dataclass
 class Usage:
-    """What embedding cost: requests sent (retries included), retries, input tokens the server reported, seconds."""
+    """What embedding cost: requests sent (retries included), retries, the texts and characters answered (ptah's
+    count), the prompt tokens the server said it counted (its own measure: some servers count characters), and
+    seconds -- waits summed over the requests, so with several in flight they add up to more than the time taken."""
 
     requests: int = 0
     retries: int = 0
-    input_tokens: int | None = None
+    texts: int = 0
+    characters: int = 0
+    prompt_tokens: int | None = None
     server_s: float = 0.0
     backoff_s: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def add(self, *, requests: int = 0, retries: int = 0, tokens: int | None = None,
-            server_s: float = 0.0, backoff_s: float = 0.0) -> None:
+    def add(self, *, requests: int = 0, retries: int = 0, texts: int = 0, characters: int = 0,
+            tokens: int | None = None, server_s: float = 0.0, backoff_s: float = 0.0) -> None:
         with self._lock:
             self.requests += requests
             self.retries += retries
+            self.texts += texts
+            self.characters += characters
             if tokens is not None:
-                self.input_tokens = (self.input_tokens or 0) + tokens
+                self.prompt_tokens = (self.prompt_tokens or 0) + tokens
             self.server_s += server_s
             self.backoff_s += backoff_s
 
-    def as_dict(self) -> dict:
-        return {"requests": self.requests, "retries": self.retries, "input_tokens": self.input_tokens,
-                "server_seconds": round(self.server_s, 3), "backoff_seconds": round(self.backoff_s, 3)}
+    def as_dict(self, max_concurrency: int = 1) -> dict:
+        return {"requests": self.requests, "retries": self.retries, "texts": self.texts, "characters": self.characters,
+                "server_prompt_tokens": self.prompt_tokens, "server_seconds": round(self.server_s, 3),
+                "backoff_seconds": round(self.backoff_s, 3), "max_concurrency": max_concurrency}
 
 
 class _Retry(Exception):
@@ -285,7 +292,9 @@ class EmbeddingsClient(ServiceClient):
         body: dict[str, Any] = {"model": self.model, "input": batch, "encoding_format": "float"}
         if self.dimensions is not None:
             body["dimensions"] = self.dimensions
-        return self._vectors(self.post(body, self.policy.response_limit(len(batch), self.dimension)), len(batch))
+        vectors = self._vectors(self.post(body, self.policy.response_limit(len(batch), self.dimension)), len(batch))
+        self.usage.add(texts=len(batch), characters=sum(len(text) for text in batch))
+        return vectors
 
     def _vectors(self, raw: bytes, inputs: int) -> np.ndarray:
         document = self.document(raw)

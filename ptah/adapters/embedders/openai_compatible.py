@@ -106,7 +106,7 @@ class ServiceEmbedder:
     def usage(self) -> dict:
         """What this embedder asked of the server since it was opened or last asked this (:meth:`Usage.as_dict`)."""
         usage, self.client.usage = self.client.usage, type(self.client.usage)()
-        return usage.as_dict()
+        return usage.as_dict(self.client.max_concurrency)
 
     def probe(self) -> dict:
         """:data:`PROBE_TEXT` embedded now (bare, no prefix, as served) and the model name the server answered with."""

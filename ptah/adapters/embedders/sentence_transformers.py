@@ -29,6 +29,7 @@ class SentenceTransformersKind:
     """The default kind: any model outside ``ptah/``, found offline; its identity is the model folder's digest."""
 
     name = KIND
+    loads_model = True  # seconds to load: open_embedder says "loading NAME …" first
 
     def claims(self, settings: GenerationSettings) -> bool:
         return not settings.model.startswith(RESERVED_PREFIX) and settings.service is None

@@ -28,7 +28,7 @@ from typing import Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from ptah.core.corpus import Case, Corpus
+from ptah.core.corpus import Case, Corpus, composite_spellings, shown_key
 from ptah.core.errors import InputError, UnknownGeneration, UnknownKey
 from ptah.core.measures import Measure
 from ptah.core.outcomes import measure_case, ranking_depth
@@ -190,8 +190,12 @@ class Sides:
         unknown = {key: cases for key, cases in named.items() if status.get(key) != "ok"}
         if not unknown:
             return
+        listed = sorted(unknown)[:MAX_UNKNOWN_LISTED]
+        width = len(self.project.spec.source.key_fields)
+        spellings = {key: composite_spellings(key, width) for key in listed}
+        found = self.project.source.lookup([s for each in spellings.values() for s in each])
         lines = []
-        for key in sorted(unknown)[:MAX_UNKNOWN_LISTED]:
+        for key in listed:
             where = ", ".join(f'"{c}"' for c in unknown[key])
             if status.get(key) == "filtered":
                 lines.append(
@@ -199,7 +203,11 @@ class Sides:
                     "filter excludes measures the filter, not the model"
                 )
             else:
-                lines.append(f"key {key!r} (case {where}) is not in table {self.project.spec.source.table}")
+                meant = next((spelled for spelled in spellings[key] if found.get(spelled) == "ok"), None)
+                hint = "" if meant is None else (
+                    f"; the row {shown_key(meant)} is spelled with U+001F between its key fields: "
+                    + '"' + meant.replace("\x1f", "\\x1f") + '" in YAML (a double-quoted string)')
+                lines.append(f"key {key!r} (case {where}) is not in table {self.project.spec.source.table}{hint}")
         more = len(unknown) - len(lines)
         suffix = f"\n... and {more} more unknown keys" if more > 0 else ""
         path = self.corpus.path
