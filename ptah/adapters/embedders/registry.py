@@ -176,24 +176,7 @@ class EmbedderRegistry:
         self._complete = True
 
     def _load(self, entry: EntryPoint) -> None:
-        try:
-            target = entry.load()
-        except Exception as exc:  # ImportError, SyntaxError, AttributeError, whatever its module raises
-            raise PluginError(f"{self._origin} cannot be loaded: {describe_exception(exc)}; "
-                              f"reinstall or uninstall {_distribution(entry)}") from None
-        if isinstance(target, EmbedderKind) and not isinstance(target, type):
-            self.register(target)
-            return
-        if not callable(target):
-            raise PluginError(f"{self._origin} names {target!r}; name an embedder kind or a function "
-                              "register(registry)")
-        try:
-            target(self)
-        except PtahError:
-            raise
-        except Exception as exc:
-            raise PluginError(f"{self._origin} failed while registering: {describe_exception(exc)}; "
-                              f"reinstall or uninstall {_distribution(entry)}") from None
+        load_plugin(entry, self, self._origin or _describe_entry(entry), EmbedderKind, "an embedder kind")
 
 
 def describe_exception(exc: BaseException) -> str:
@@ -202,10 +185,37 @@ def describe_exception(exc: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def _entry_points() -> list[EntryPoint]:
+def load_plugin(entry: EntryPoint, registry, origin: str, kind: type, what: str) -> None:
+    """Load one entry point of a plugin group into ``registry``: an object that is a ``kind`` is registered, a
+    function is called with the registry; :class:`PluginError` (exit 3) naming ``origin`` and the distribution to
+    reinstall or uninstall otherwise (the embedders' and the rerankers' registries share it)."""
+    remedy = f"; reinstall or uninstall {_distribution(entry)}"
+    try:
+        target = entry.load()
+    except Exception as exc:  # ImportError, SyntaxError, AttributeError, whatever its module raises
+        raise PluginError(f"{origin} cannot be loaded: {describe_exception(exc)}{remedy}") from None
+    if isinstance(target, kind) and not isinstance(target, type):
+        registry.register(target)
+        return
+    if not callable(target):
+        raise PluginError(f"{origin} names {target!r}; name {what} or a function register(registry)")
+    try:
+        target(registry)
+    except PtahError:
+        raise
+    except Exception as exc:
+        raise PluginError(f"{origin} failed while registering: {describe_exception(exc)}{remedy}") from None
+
+
+def entry_points(group: str) -> list[EntryPoint]:
+    """The installed entry points of ``group``, in a fixed order (name, then value)."""
     from importlib import metadata
 
-    return sorted(metadata.entry_points(group=GROUP), key=lambda entry: (entry.name, entry.value))
+    return sorted(metadata.entry_points(group=group), key=lambda entry: (entry.name, entry.value))
+
+
+def _entry_points() -> list[EntryPoint]:
+    return entry_points(GROUP)
 
 
 def _distribution(entry: EntryPoint) -> str:

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from ptah.adapters.embedders.base import usage_of
-from ptah.adapters.embedders.registry import describe_exception
+from ptah.adapters.embedders.registry import entry_points, load_plugin
 from ptah.adapters.rerankers.base import RerankContext, Reranker, RerankerKind
-from ptah.core.errors import OperationalError, PluginError, PtahError
+from ptah.core.errors import OperationalError, PluginError
 from ptah.core.registry import Registry
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ class RerankerRegistry:
                 self._origin = "ptah"
                 for kind in (CrossEncoderKind(), BiEncoderKind(), ServiceKind()):
                     self.register(kind)
-                for entry in _entry_points():
+                for entry in entry_points(GROUP):
                     self._origin = f'the {GROUP} entry point "{entry.name} = {entry.value}"'
                     self._load(entry)
             except PluginError as exc:
@@ -94,27 +94,7 @@ class RerankerRegistry:
                 self._origin = None
 
     def _load(self, entry: EntryPoint) -> None:
-        try:
-            target = entry.load()
-        except Exception as exc:  # ImportError, SyntaxError, whatever its module raises
-            raise PluginError(f"{self._origin} cannot be loaded: {describe_exception(exc)}") from None
-        if isinstance(target, RerankerKind) and not isinstance(target, type):
-            self.register(target)
-            return
-        if not callable(target):
-            raise PluginError(f"{self._origin} names {target!r}; name a reranker kind or a function register(registry)")
-        try:
-            target(self)
-        except PtahError:
-            raise
-        except Exception as exc:
-            raise PluginError(f"{self._origin} failed while registering: {describe_exception(exc)}") from None
-
-
-def _entry_points() -> list[EntryPoint]:
-    from importlib import metadata
-
-    return sorted(metadata.entry_points(group=GROUP), key=lambda entry: (entry.name, entry.value))
+        load_plugin(entry, self, self._origin or entry.name, RerankerKind, "a reranker kind")
 
 
 REGISTRY = RerankerRegistry()
