@@ -264,3 +264,12 @@ def test_a_cross_encoder_reranks_through_evaluate_with_the_models_own_logits(bui
         expected = sorted(zip(keys, logits), key=lambda pair: (-pair[1], pair[0]))[:3]
         assert [result.key for result in case.ranking] == [key for key, _ in expected]
         assert max(abs(result.score - logit) for result, (_, logit) in zip(case.ranking, expected)) <= 1e-6
+
+
+def test_a_run_over_its_p95_limit_exits_1_and_one_within_it_0(built, cli):
+    (built.folder / "c.yaml").write_text(CORPUS)
+    EMBEDDERS["test/table"] = TableEmbedder()
+    argv = ("inference", "evaluate", "--spec", built.spec_path, "--corpus", built.folder / "c.yaml")
+    over = cli(*argv, "--max-p95-ms", "0")
+    assert over.code == 1 and "FAIL max-p95-ms (docs): p95 time per query" in over.out
+    assert cli(*argv, "--max-p95-ms", "100000").code == 0
