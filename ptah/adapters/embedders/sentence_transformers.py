@@ -10,6 +10,7 @@ normalised by the library when ``normalize`` is true.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -49,17 +50,31 @@ def _first_sentence(exc: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+def offline_and_quiet() -> None:
+    """Before loading a model with the Hugging Face libraries: never reach the network, and draw none of their
+    bars or notices (ptah draws its own progress; theirs would garble it). The variables act when the libraries
+    are imported; one imported already (by the caller, or a test) is told directly, unless the user chose
+    otherwise in the environment."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    if os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1") == "1" and "huggingface_hub" in sys.modules:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    if os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error") == "error" and "transformers" in sys.modules:
+        from transformers.utils import logging
+
+        logging.set_verbosity_error()
+        logging.disable_progress_bar()
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model, loaded offline on the CPU."""
 
     def __init__(self, settings: GenerationSettings, root: str, *, model_path: Path | None = None):
         self.settings = settings
         self.model_path = model_path if model_path is not None else resolve_model(settings.model, root)
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
-        # ptah draws its own progress; the libraries' bars and notices would garble it
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        offline_and_quiet()
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:

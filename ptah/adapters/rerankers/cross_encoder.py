@@ -11,7 +11,6 @@ call a batch, so a batch never depends on the texts' lengths.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Sequence
 
@@ -20,6 +19,7 @@ import numpy as np
 from ptah.adapters.embedders.base import installed_versions
 from ptah.adapters.embedders.registry import describe_exception
 from ptah.adapters.embedders.resolve import default_cache_dir, model_digest, resolve_model
+from ptah.adapters.embedders.sentence_transformers import offline_and_quiet
 from ptah.adapters.rerankers.base import RerankContext, batches
 from ptah.core.errors import InputError, ModelUnavailable
 from ptah.core.spec import RerankSettings
@@ -44,10 +44,7 @@ class CrossEncoderReranker:
 
     def __init__(self, settings: RerankSettings, path: Path, digest: str):
         self.settings, self.path, self.digest = settings, path, digest
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # ptah draws its own progress
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        offline_and_quiet()
         try:
             import sentence_transformers
             import torch
