@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from types import ModuleType
 
     from ptah.adapters.sources.vectors import TableVectors
+    from ptah.core.identity import RowDigest
     from ptah.core.spec import SourceRow, SourceSpec
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -57,8 +58,15 @@ class Source(Protocol):
     def rows(self, template: str) -> Iterator[SourceRow]:
         """Every row passing the filter with its key, row identity and ``template`` rendered, by key."""
 
+    def digests(self, template: str) -> Iterator[RowDigest]:
+        """Every row of :meth:`rows` as its key, row identity and the :func:`~ptah.core.identity.text_digest` of
+        ``template`` rendered, in the same order (hashed where the text lives when the database can)."""
+
     def lookup(self, keys: Iterable[str]) -> dict[str, str]:
         """For each key: ``present``, ``filtered`` (in the table, excluded by the filter) or ``absent``."""
+
+    def lookup_identities(self, identities: Iterable[str]) -> dict[str, str]:
+        """:meth:`lookup` for row identities, read back into their key components exactly."""
 
     def vectors(self, column: str) -> TableVectors:
         """Every row passing the filter with the vector ``column`` holds, in the order of :meth:`rows`

@@ -17,7 +17,7 @@ for the capabilities it declares.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ContextManager, Iterable, Iterator, Mapping, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ContextManager, Generator, Iterable, Iterator, Mapping, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -49,6 +49,16 @@ class Snapshot(Protocol):
 
     def digests(self, identity: str) -> dict[str, tuple[str, str]]:
         """``row identity -> (key, text SHA-256)`` for every vector of the generation, no vector read."""
+
+    def digests_of(self, identity: str, row_identities: list[str]) -> dict[str, tuple[str, str]]:
+        """:meth:`digests` of those ``row_identities`` (a block of them) that have a vector."""
+
+    def keys_in_order(self, identity: str) -> Generator[tuple[str, str], None, None]:
+        """Every vector's ``(row identity, key)``, by key in code point order (then row identity), streamed from
+        this snapshot while it is open: the memory is a block whatever the generation's size."""
+
+    def held_keys(self, identity: str, keys: Iterable[str]) -> set[str]:
+        """Those of ``keys`` that a vector of the generation has."""
 
     def matrix(self, identity: str) -> Matrix:
         """The generation's vectors as one C-contiguous float32 matrix, rows by row identity (``(0, 0)``

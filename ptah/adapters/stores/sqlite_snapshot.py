@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Generator, Iterable, Iterator
 
 import numpy as np
 
@@ -68,6 +68,34 @@ class StoreSnapshot:
                 (identity,),
             )
             return {row_identity: (key, digest) for row_identity, key, digest in cursor}
+
+    def digests_of(self, identity: str, row_identities: list[str]) -> dict[str, tuple[str, str]]:
+        """One probe of the covering index per row, the block's identities bound as one JSON array."""
+        with _guarded(self._path):
+            cursor = self._connection.execute(
+                "SELECT row_identity, key, text_sha256 FROM vectors INDEXED BY vectors_digests WHERE generation = ? "
+                "AND row_identity IN (SELECT value FROM json_each(?))", (identity, json.dumps(row_identities)),
+            )
+            return {row_identity: (key, digest) for row_identity, key, digest in cursor}
+
+    def keys_in_order(self, identity: str) -> Generator[tuple[str, str], None, None]:
+        """Sorted by SQLite (``BINARY``: UTF-8 bytes, which is code point order) in its temporary files."""
+        with _guarded(self._path):
+            cursor = self._connection.execute(
+                "SELECT row_identity, key FROM vectors INDEXED BY vectors_digests WHERE generation = ? "
+                "ORDER BY key, row_identity", (identity,),
+            )
+            while rows := cursor.fetchmany(_READ_CHUNK):
+                yield from rows
+
+    def held_keys(self, identity: str, keys: Iterable[str]) -> set[str]:
+        """One pass over the covering index, the keys bound as one JSON array."""
+        with _guarded(self._path):
+            cursor = self._connection.execute(
+                "SELECT key FROM vectors INDEXED BY vectors_digests WHERE generation = ? "
+                "AND key IN (SELECT value FROM json_each(?))", (identity, json.dumps(list(keys))),
+            )
+            return {key for (key,) in cursor}
 
     def matrix(self, identity: str) -> Matrix:
         """Allocated once at its final size and filled chunk by chunk (the peak memory is the matrix plus one
