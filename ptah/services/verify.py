@@ -19,6 +19,7 @@ missing and stale ones in source order, orphans in key order.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import itertools
 from contextlib import closing, nullcontext
 from dataclasses import asdict, dataclass
@@ -121,17 +122,37 @@ def _blocks(items: Iterable[_Item]) -> Iterator[list[_Item]]:
 
 
 def _orphan_keys(source: Source, snapshot: Snapshot, identity: str, orphans: int) -> tuple[str, ...]:
-    """The first :data:`MAX_OFFENDERS` keys, by key, of the generation's vectors whose row the source lacks:
-    the store's rows read in key order, a block at a time asked of the source, until that many are found."""
-    wanted = min(orphans, MAX_OFFENDERS)
-    found: list[str] = []
-    with closing(snapshot.keys_in_order(identity)) as pairs:
-        for block in _blocks(pairs):
-            present = source.lookup_identities([row_identity for row_identity, _ in block])
-            found += [key for row_identity, key in block if present[row_identity] != "ok"]
-            if len(found) >= wanted:
-                break
-    return tuple(found[:wanted])
+    """The first :data:`MAX_OFFENDERS` keys, by key, of the generation's ``orphans`` vectors whose row the source
+    lacks: the store's rows merged with the source's identities, both by row identity (one row of each held at a
+    time); each block of stored rows asked of the source instead when it cannot sort its identities."""
+    rows = source.identities()
+    with closing(snapshot.stored_in_order(identity)) as stored:
+        if rows is None:
+            return _smallest(_looked_up(stored, source), orphans)
+        with closing(rows):
+            return _smallest(_unmatched(stored, rows), orphans)
+
+
+def _smallest(gone: Iterator[str], orphans: int) -> tuple[str, ...]:
+    """The :data:`MAX_OFFENDERS` smallest keys of the first ``orphans`` (all there are) that ``gone`` yields."""
+    return tuple(heapq.nsmallest(MAX_OFFENDERS, itertools.islice(gone, orphans)))
+
+
+def _unmatched(stored: Iterator[tuple[str, str]], rows: Iterator[str]) -> Iterator[str]:
+    """The keys of the ``stored`` rows (``(row identity, key)``) that ``rows`` lacks, both by row identity."""
+    current = next(rows, None)
+    for row_identity, key in stored:
+        while current is not None and current < row_identity:
+            current = next(rows, None)
+        if current != row_identity:
+            yield key
+
+
+def _looked_up(stored: Iterator[tuple[str, str]], source: Source) -> Iterator[str]:
+    """As :func:`_unmatched`, each block of ``stored`` looked up in ``source``."""
+    for block in _blocks(stored):
+        present = source.lookup_identities([row_identity for row_identity, _ in block])
+        yield from (key for row_identity, key in block if present[row_identity] != "ok")
 
 
 def _note(keys: list[str], key: str) -> None:

@@ -1,6 +1,6 @@
 """Verification as one pass: the store's digests asked a block of rows at a time, the rows gone found in key order.
 
-The store methods verification reads (``digests_of``, ``keys_in_order``,
+The store methods verification reads (``digests_of``, ``stored_in_order``,
 ``held_keys``) on both stores; verify's counts and offender lists when rows
 are edited, deleted and inserted after a build, with more rows gone than it
 lists and with composite keys holding U+001F; and the sources' neighbour check
@@ -48,16 +48,15 @@ def test_digests_of_reads_the_rows_asked_that_have_a_vector(store):
         assert snapshot.digests_of("sha256:other", ["1:a"]) == {}
 
 
-def test_keys_in_order_are_by_code_point_whatever_the_collation(store):
-    keys = [("b",), ("a",), ("é",), ("Z",), ("10",), ("9",), ("a", "x\x1fy"), ("😀",), ("ß",)]
+def test_stored_rows_come_by_row_identity_in_code_point_order_whatever_the_collation(store):
+    keys = [("b",), ("a",), ("é",), ("Z",), ("10",), ("9",), ("a", "x\x1fy"), ("😀",), ("ß",), ("a", "b")]
     write(store, keys)
     with store.snapshot() as snapshot:
-        pairs = list(snapshot.keys_in_order(IDENTITY))
-        assert list(snapshot.keys_in_order("sha256:other")) == []
-    expected = sorted(join_key(components) for components in keys)
-    assert [key for _, key in pairs] == expected == ["10", "9", "Z", "a", "a\x1fx\x1fy", "b", "ß", "é", "😀"]
-    assert [identity for identity, _ in pairs] == [row_identity(k.split("\x1f", 1)) if k.startswith("a\x1f")
-                                                   else row_identity((k,)) for k in expected]
+        pairs = list(snapshot.stored_in_order(IDENTITY))
+        assert list(snapshot.stored_in_order("sha256:other")) == []
+    expected = sorted((row_identity(components), join_key(components)) for components in keys)
+    assert pairs == expected
+    assert [key for _, key in pairs] == ["9", "Z", "a", "a\x1fb", "a\x1fx\x1fy", "b", "ß", "é", "😀", "10"]
 
 
 def test_held_keys_are_those_with_a_vector(store):
@@ -173,3 +172,47 @@ def test_lookup_identities_reads_components_exactly(tmp_path, postgres_url):
     postgres = PostgresSource(SourceSpec(postgres_url, "t", ("tenant", "id"), "{body}", "body <> 'one'"))
     with lite, postgres:
         assert lite.lookup_identities(asked) == postgres.lookup_identities(asked) == expected
+
+
+def test_both_sources_list_identities_in_code_point_order(tmp_path, postgres_url):
+    rows = [("a\x1fb", "c", "one"), ("a", "b\x1fc", "two"), ("x", "10", "three"), ("x", "9", "four"),
+            ("é", "1", "five"), ("Z", "😀", "six"), ("ab", "", "seven"), ("x", "2", "excluded")]
+    with sqlite3.connect(tmp_path / "source.db") as connection:
+        connection.execute("CREATE TABLE t (tenant TEXT, id TEXT, body TEXT)")
+        connection.executemany("INSERT INTO t VALUES (?, ?, ?)", rows)
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute("CREATE TABLE t (tenant text, id text, body text)")
+        connection.cursor().executemany("INSERT INTO t VALUES (%s, %s, %s)", rows)
+    specs = [SourceSpec(url, "t", ("tenant", "id"), "{body}", "body <> 'excluded'")
+             for url in ("sqlite:///source.db", postgres_url)]
+    with SqliteSource(specs[0], str(tmp_path)) as lite, PostgresSource(specs[1]) as postgres:
+        listed = [list(lite.identities()), list(postgres.identities())]
+    expected = sorted(row_identity(row[:2]) for row in rows[:-1])
+    assert listed == [expected, expected]
+    assert expected[:2] == ["1:Z1:😀", "1:a3:b\x1fc"]
+
+
+def test_integer_keys_of_every_length_come_in_identity_order(tmp_path):
+    with sqlite3.connect(tmp_path / "source.db") as connection:
+        connection.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT)")
+        connection.executemany("INSERT INTO t VALUES (?, ?)", [(i, "b") for i in (-5, 0, 7, 10, 99, 100, 2**40)])
+    with sqlite_source(tmp_path, "t") as source:
+        listed = list(source.identities())
+    assert listed == sorted(f"{len(str(i))}:{i}" for i in (-5, 0, 7, 10, 99, 100, 2**40))
+    assert listed == ["13:1099511627776", "1:0", "1:7", "2:-5", "2:10", "2:99", "3:100"]  # "13:" sorts before "1:"
+
+
+def test_a_nul_in_a_sqlite_key_is_looked_up_instead_of_merged(tmp_path):
+    space = Workspace(tmp_path)
+    space.execute("CREATE TABLE articles (id TEXT PRIMARY KEY, title TEXT, body TEXT)")
+    space.execute("INSERT INTO articles VALUES (?, ?, ?)",
+                  [("a\x00bc", "t", "b"), ("b", "t", "b"), ("zz", "t", "b"), ("é\x00", "t", "b"), ("q", "t", "b")])
+    space.write_spec()
+    with space.project() as project:
+        build(project)
+        assert project.source.identities() is None  # SQLite's length() stops at the NUL
+    space.execute("DELETE FROM articles WHERE id IN ('zz', 'b')")
+    with space.project() as project:
+        result = verify(project)
+    assert (result.rows, result.vectors, result.covered, result.orphans) == (3, 5, 3, 2)
+    assert result.orphan_keys == ("b", "zz")

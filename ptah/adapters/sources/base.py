@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Generator, Iterable, Iterator, Protocol, Self, runtime_checkable
 
 from ptah.core.errors import CapabilityUnavailable
 from ptah.core.registry import Registry
@@ -61,6 +61,11 @@ class Source(Protocol):
     def digests(self, template: str) -> Iterator[RowDigest]:
         """Every row of :meth:`rows` as its key, row identity and the :func:`~ptah.core.identity.text_digest` of
         ``template`` rendered, in the same order (hashed where the text lives when the database can)."""
+
+    def identities(self) -> Generator[str, None, None] | None:
+        """The row identity of every row passing the filter, ordered by the identity's code points (the
+        database sorts them), or None when the database cannot spell an identity to sort on (a NUL in a
+        SQLite key)."""
 
     def lookup(self, keys: Iterable[str]) -> dict[str, str]:
         """For each key: ``present``, ``filtered`` (in the table, excluded by the filter) or ``absent``."""

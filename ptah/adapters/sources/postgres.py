@@ -44,7 +44,7 @@ names one column (as SQLite matches), so ``{Title}`` reads column ``title``.
 from __future__ import annotations
 
 import itertools
-from typing import Iterable, Iterator
+from typing import Generator, Iterable, Iterator
 
 from psycopg import IsolationLevel, sql
 
@@ -52,7 +52,8 @@ from ptah.adapters.postgres import connect, pg_errors, psycopg, reason
 from ptah.adapters.sources.base import OneSnapshot, filter_problem
 from ptah.adapters.sources.postgres_index import TableIndexSearch, find_index
 from ptah.adapters.sources.rows import (
-    is_int64, keyed_records, lookup_identities, lookup_keys, mark_found, no_such_column, source_rows, text_digests,
+    is_int64, keyed_records, lookup_identities, lookup_keys, mark_found, no_such_column, record_identities,
+    source_rows, text_digests,
 )
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
 from ptah.core.errors import OperationalError, Problem, SourceUnavailable, SpecError
@@ -230,6 +231,15 @@ class PostgresSource(OneSnapshot):
         digests = (RowDigest(key, identity, values[0].hex()) for key, identity, values in records)
         return self._guarded(cursor, "rows", digests)
 
+    def identities(self) -> Generator[str, None, None] | None:
+        """Sorted by the server on the identity spelled in SQL, ``COLLATE "C"`` (no PostgreSQL text holds a NUL)."""
+        spelled = sql.SQL(" || ").join(sql.SQL("length({0}::text) || ':' || {0}::text").format(sql.Identifier(c))
+                                       for c in self._key_columns)
+        keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)
+        cursor = self._cursor(sql.SQL('SELECT {} FROM {} {} ORDER BY ({}) COLLATE "C"').format(
+            keys, self._table, self._where, spelled))
+        return self._guarded(cursor, "rows", record_identities(cursor, self.source.key_fields, self.where))
+
     digests_in_database = True  # False reads every digest from the text (the tests compare both ways)
 
     def _rendered(self, template: str) -> sql.Composable | None:
@@ -274,7 +284,7 @@ class PostgresSource(OneSnapshot):
     def _stream(self, cursor, template: str, columns: tuple[str, ...]) -> Iterator[SourceRow]:
         return self._guarded(cursor, "rows", source_rows(cursor, self.source.key_fields, template, columns, self.where))
 
-    def _guarded(self, cursor, what: str, items: Iterator) -> Iterator:
+    def _guarded(self, cursor, what: str, items: Iterator) -> Generator:
         """``items`` (read from ``cursor``) with a failed read said in one sentence; the cursor closed at the end."""
         try:
             yield from items

@@ -108,6 +108,12 @@ def _twin_possible(integers: list[bool], values: Sequence[object], index: int) -
     return integers[index] and type(value) is str and is_int64(value)
 
 
+def record_identities(records: Iterable[Sequence[object]], key_fields: tuple[str, ...], where: str) -> Iterator[str]:
+    """Each record's (its key values') row identity, rendered here whatever order the database computed."""
+    for values in records:
+        yield row_identity(key_components(values, key_fields, where))
+
+
 def key_components(values: Sequence[object], key_fields: tuple[str, ...], where: str) -> tuple[str, ...]:
     """The key columns' values as the corpus spells them; SourceUnavailable for a float, BLOB or NULL."""
     try:

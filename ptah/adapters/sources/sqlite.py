@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from typing import Iterable, Iterator
+from typing import Generator, Iterable, Iterator
 from urllib.parse import quote
 
 from ptah.core.errors import Problem, SourceUnavailable, SpecError
 from ptah.adapters.sources.base import OneSnapshot, filter_problem
 from ptah.adapters.sources.rows import (
-    is_int64, lookup_identities, lookup_keys, mark_found, no_such_column, source_rows, text_digests,
+    is_int64, lookup_identities, lookup_keys, mark_found, no_such_column, record_identities, source_rows,
+    text_digests,
 )
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
 from ptah.core.identity import RowDigest
@@ -138,6 +139,23 @@ class SqliteSource(OneSnapshot):
     def digests(self, template: str) -> Iterator[RowDigest]:
         """:meth:`rows`, each as its key, identity and text digest (SQLite has no SHA-256: hashed here)."""
         return text_digests(self.rows(template))
+
+    def identities(self) -> Generator[str, None, None] | None:
+        """Sorted by SQLite on the identity spelled in SQL; None when a key holds a NUL (``length`` stops at one)."""
+        columns = [quote_identifier(k) for k in self.source.key_fields]
+        nul = " OR ".join(f"instr(CAST({column} AS BLOB), x'00') > 0" for column in columns)
+        passes = f"({self.source.filter}) AND " if self.source.filter else ""
+        if self._execute(f"SELECT EXISTS (SELECT 1 FROM {self._table} WHERE {passes}({nul}))").fetchone()[0]:
+            return None
+        spelled = " || ".join(f"length(CAST({column} AS TEXT)) || ':' || CAST({column} AS TEXT)" for column in columns)
+        cursor = self._execute(f"SELECT {self._keys} FROM {self._table} {self._where} ORDER BY {spelled} COLLATE BINARY")
+        return self._identities(cursor)
+
+    def _identities(self, cursor: sqlite3.Cursor) -> Generator[str, None, None]:
+        try:
+            yield from record_identities(cursor, self.source.key_fields, self.where)
+        except sqlite3.Error as exc:
+            raise self._fault(exc, "reading rows failed") from None
 
     def _stream(self, cursor: sqlite3.Cursor, template: str, columns: tuple[str, ...]) -> Iterator[SourceRow]:
         try:

@@ -53,9 +53,9 @@ class Snapshot(Protocol):
     def digests_of(self, identity: str, row_identities: list[str]) -> dict[str, tuple[str, str]]:
         """:meth:`digests` of those ``row_identities`` (a block of them) that have a vector."""
 
-    def keys_in_order(self, identity: str) -> Generator[tuple[str, str], None, None]:
-        """Every vector's ``(row identity, key)``, by key in code point order (then row identity), streamed from
-        this snapshot while it is open: the memory is a block whatever the generation's size."""
+    def stored_in_order(self, identity: str) -> Generator[tuple[str, str], None, None]:
+        """Every vector's ``(row identity, key)``, by row identity in code point order, streamed from this
+        snapshot while it is open: the memory is a block whatever the generation's size."""
 
     def held_keys(self, identity: str, keys: Iterable[str]) -> set[str]:
         """Those of ``keys`` that a vector of the generation has."""

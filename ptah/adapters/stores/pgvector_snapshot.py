@@ -26,7 +26,7 @@ from ptah.core.errors import StoreDamaged, StoreUnavailable
 if TYPE_CHECKING:
     from ptah.adapters.stores.pgvector import PgvectorStore
 
-_KEYS_PER_FETCH = 8192  # rows per round trip of keys_in_order's server-side cursor
+_KEYS_PER_FETCH = 8192  # rows per round trip of stored_in_order's server-side cursor
 _CURSORS = itertools.count(1)
 
 
@@ -86,17 +86,17 @@ class PgvectorSnapshot:
                     table[0]), (row_identities,))
             return {row_identity: (key, digest) for row_identity, key, digest in cursor}
 
-    def keys_in_order(self, identity: str) -> Generator[tuple[str, str], None, None]:
+    def stored_in_order(self, identity: str) -> Generator[tuple[str, str], None, None]:
         """Through a server-side cursor of this snapshot, sorted ``COLLATE "C"`` (code point order)."""
         with self._store._guarded():
             table = self._table(identity)
         if table is None:
             return
-        cursor = self._connection.cursor(name=f"ptah_keys_in_order_{next(_CURSORS)}")
+        cursor = self._connection.cursor(name=f"ptah_stored_in_order_{next(_CURSORS)}")
         cursor.itersize = _KEYS_PER_FETCH
         try:
             with self._store._guarded():
-                cursor.execute(sql.SQL('SELECT row_identity, key FROM {} ORDER BY key COLLATE "C", row_identity')
+                cursor.execute(sql.SQL('SELECT row_identity, key FROM {} ORDER BY row_identity COLLATE "C"')
                                .format(table[0]))
                 yield from cursor
         finally:
