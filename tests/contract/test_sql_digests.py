@@ -105,7 +105,7 @@ def test_the_database_path_and_the_text_path_verify_alike_after_edits(store_kind
     results = []
     for in_database in (True, False):
         with space.project() as project:
-            assert (project.source._rendered(project.spec.source.text) is not None) is True
+            assert project.source._rendered(project.spec.source.text) is not None  # the database's path exists
             project.source.digests_in_database = in_database
             results.append(verify(project))
     assert results[0] == results[1]

@@ -111,7 +111,12 @@ def _twin_possible(integers: list[bool], values: Sequence[object], index: int) -
 def record_identities(records: Iterable[Sequence[object]], key_fields: tuple[str, ...], where: str) -> Iterator[str]:
     """Each record's (its key values') row identity, rendered here whatever order the database computed."""
     for values in records:
-        yield row_identity(key_components(values, key_fields, where))
+        first = values[0]
+        if len(values) == 1 and type(first) in (int, str):  # the common case, as in keyed_records
+            key = first if type(first) is str else str(first)
+            yield f"{len(key)}:{key}"
+        else:
+            yield row_identity(key_components(values, key_fields, where))
 
 
 def key_components(values: Sequence[object], key_fields: tuple[str, ...], where: str) -> tuple[str, ...]:
