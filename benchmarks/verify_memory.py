@@ -1,7 +1,7 @@
 """Benchmark: verification's peak memory and time at 1M and 10M rows, before and after it became one pass by blocks.
 
 Usage: python benchmarks/verify_memory.py --rows 1000000 10000000 [--before /tmp/ptah-before] [--before-max ROWS]
-                                          [--evaluate] [--workdir DIR] [--json FILE]
+                                          [--evaluate] [--postgres ROWS] [--workdir DIR] [--json FILE]
 
 For each row count, a project is synthesized once in --workdir/ROWS (kept, so
 a second run reuses it): a SQLite source table of N rows (integer key, a
@@ -21,6 +21,12 @@ tree holds (after); with --before, the same commands also run with
 ``PYTHONPATH=BEFORE`` (a worktree of the older commit: ``git worktree add
 --detach /tmp/ptah-before COMMIT``), for row counts up to --before-max. Both
 must report the same counts, offenders and fingerprint.
+
+With --postgres ROWS: the source side alone in PostgreSQL (``pgserver`` in a
+temporary folder), a table of ROWS rows of ~400 characters of text: every
+row's digest read the two ways in this one process, alternating, three times
+each -- hashed by the server (32 bytes a row) and read as text and hashed
+here -- the median seconds of each and their ratio.
 
 Prints a JSON summary (also written to --json); the figures are recorded in
 benchmarks/RESULTS.md.
@@ -140,16 +146,60 @@ def measure(code: str, arguments: list[str], tree: Path, cwd: Path) -> dict:
     return json.loads(lines[-2]) | json.loads(lines[-1]) | {"wall_s": round(time.perf_counter() - started, 2)}
 
 
+def digests_in_postgres(rows: int) -> dict:
+    """Median seconds to read every row's digest hashed by the server and read as text (module docs)."""
+    import statistics
+    import tempfile
+    import warnings
+
+    import psycopg
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgserver
+
+    sys.path.insert(0, str(HERE))
+    from ptah.adapters.sources.postgres import PostgresSource
+    from ptah.core.spec import SourceSpec
+
+    folder = Path(tempfile.mkdtemp(prefix="ptah-verify-pg-"))
+    server = pgserver.get_server(folder, cleanup_mode="delete")
+    try:
+        url = f"postgresql://postgres@/postgres?host={folder}"
+        with psycopg.connect(url, autocommit=True) as connection:
+            connection.execute("CREATE TABLE articles (id bigint PRIMARY KEY, title text, body text)")
+            connection.execute("INSERT INTO articles SELECT i, 'Article ' || i, repeat('How to handle case ' || "
+                               "(i %% 977) || ' of topic ' || (i %% 131) || '. ', 10) FROM generate_series(1, %s) i",
+                               (rows,))
+            connection.execute("VACUUM ANALYZE articles")
+        template = "{title}\n\n{body}"
+        seconds: dict[str, list[float]] = {"in_database": [], "from_text": []}
+        answers = set()
+        for _ in range(3):
+            for way in seconds:
+                with PostgresSource(SourceSpec(url, "articles", ("id",), template, None)) as source:
+                    source.digests_in_database = way == "in_database"
+                    started = time.perf_counter()
+                    answers.add(hash(tuple(source.digests(template))))
+                    seconds[way].append(time.perf_counter() - started)
+        medians = {way: round(statistics.median(values), 2) for way, values in seconds.items()}
+        return {"rows": rows, "seconds": medians, "same_digests": len(answers) == 1,
+                "text_over_database": round(medians["from_text"] / medians["in_database"], 2)}
+    finally:
+        server.cleanup()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000])
+    parser.add_argument("--rows", type=int, nargs="*", default=[1_000_000])
     parser.add_argument("--before", type=Path, help="a worktree of the older commit, measured too")
     parser.add_argument("--before-max", type=int, default=1_000_000, help="the largest row count measured before")
     parser.add_argument("--evaluate", action="store_true", help="also measure evaluate --search exact")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/ptah-verify-memory"))
+    parser.add_argument("--postgres", type=int, metavar="ROWS", help="also time the source's digests in PostgreSQL")
     parser.add_argument("--json", type=Path)
     options = parser.parse_args()
-    summary = []
+    summary: list[dict] = []
     for rows in options.rows:
         folder = options.workdir / str(rows)
         started = time.perf_counter()
@@ -167,6 +217,9 @@ def main() -> None:
             same = {k: v for k, v in entry["verify_after"].items() if k not in ("seconds", "wall_s", "peak_rss_mib")}
             entry["same_result"] = same == {k: v for k, v in entry["verify_before"].items() if k in same}
         summary.append(entry)
+    if options.postgres:
+        summary.append({"postgres_digests": digests_in_postgres(options.postgres)})
+        print(json.dumps(summary[-1]), file=sys.stderr, flush=True)
     text_out = json.dumps(summary, indent=2)
     print(text_out)
     if options.json:

@@ -29,8 +29,10 @@ from ptah.core.errors import InputError, ModelUnavailable, SourceUnavailable
 from ptah.core.verification import MAX_OFFENDERS, VerifyResult
 from ptah.services.project import Generation, Project
 
+from ptah.adapters.sources.base import RowDigests, row_digests
+from ptah.adapters.stores.base import BlockDigests, block_digests
+
 if TYPE_CHECKING:
-    from ptah.adapters.sources.base import Source
     from ptah.adapters.stores.base import Snapshot
 
 _Item = TypeVar("_Item")
@@ -74,12 +76,13 @@ def verify_in(project: Project, generation: Generation, snapshot: Snapshot | Non
     identity = generation.identity.identity
     built = snapshot is not None and snapshot.generation(identity) is not None
     vectors = snapshot.vector_count(identity) if snapshot is not None and built else 0
+    source, reads = row_digests(project.source), None if snapshot is None else block_digests(snapshot)
     rows = covered = fresh = 0
     stale_keys: list[str] = []
     missing_keys: list[str] = []
     fingerprint = hashlib.sha256()
-    for block in _blocks(project.source.digests(generation.settings.template(project.spec.source))):
-        held = snapshot.digests_of(identity, [row.identity for row in block]) if snapshot is not None and vectors else {}
+    for block in _blocks(source.digests(generation.settings.template(project.spec.source))):
+        held = reads.digests_of(identity, [row.identity for row in block]) if reads is not None and vectors else {}
         for key, row_identity, digest in block:
             rows += 1
             fingerprint.update(f"{len(row_identity)}:{row_identity}{digest}\n".encode("utf-8", "surrogatepass"))
@@ -106,7 +109,7 @@ def verify_in(project: Project, generation: Generation, snapshot: Snapshot | Non
         orphans=orphans,
         stale_keys=tuple(stale_keys),
         missing_keys=tuple(missing_keys),
-        orphan_keys=_orphan_keys(project.source, snapshot, identity, orphans) if snapshot is not None and orphans else (),
+        orphan_keys=_orphan_keys(source, reads, identity, orphans) if reads is not None and orphans else (),
         fingerprint="sha256:" + fingerprint.hexdigest(),
     )
 
@@ -121,7 +124,7 @@ def _blocks(items: Iterable[_Item]) -> Iterator[list[_Item]]:
         yield block
 
 
-def _orphan_keys(source: Source, snapshot: Snapshot, identity: str, orphans: int) -> tuple[str, ...]:
+def _orphan_keys(source: RowDigests, snapshot: BlockDigests, identity: str, orphans: int) -> tuple[str, ...]:
     """The first :data:`MAX_OFFENDERS` keys, by key, of the generation's ``orphans`` vectors whose row the source
     lacks: the store's rows merged with the source's identities, both by row identity (one row of each held at a
     time); each block of stored rows asked of the source instead when it cannot sort its identities."""
@@ -148,7 +151,7 @@ def _unmatched(stored: Iterator[tuple[str, str]], rows: Iterator[str]) -> Iterat
             yield key
 
 
-def _looked_up(stored: Iterator[tuple[str, str]], source: Source) -> Iterator[str]:
+def _looked_up(stored: Iterator[tuple[str, str]], source: RowDigests) -> Iterator[str]:
     """As :func:`_unmatched`, each block of ``stored`` looked up in ``source``."""
     for block in _blocks(stored):
         present = source.lookup_identities([row_identity for row_identity, _ in block])
@@ -221,6 +224,7 @@ def list_generations(project: Project) -> list[GenerationListing]:
     with store.snapshot() if store is not None else nullcontext() as snapshot:
         records: list = []
         vectors: dict[str, int] = {}
+        reads = None if snapshot is None else block_digests(snapshot)
         if snapshot is not None:
             records = [record for record in snapshot.generations() if record.identity not in skipped]
             vectors = {record.identity: snapshot.vector_count(record.identity) for record in records}
@@ -230,8 +234,8 @@ def list_generations(project: Project) -> list[GenerationListing]:
             rows += len(block)
             identities = [row.identity for row in block]
             for identity, count in vectors.items():
-                if count and snapshot is not None:
-                    covered[identity] += len(snapshot.digests_of(identity, identities))
+                if count and reads is not None:
+                    covered[identity] += len(reads.digests_of(identity, identities))
     for record in records:
         built.add(record.identity)
         listings.append(

@@ -15,15 +15,17 @@ import numpy as np
 import psycopg
 import pytest
 
+from ptah.adapters.sources.base import RowDigests, Source
 from ptah.adapters.sources.postgres import PostgresSource
 from ptah.adapters.sources.sqlite import SqliteSource
+from ptah.adapters.stores.base import BlockDigests, Snapshot
 from ptah.core.corpus import join_key
 from ptah.core.errors import SourceUnavailable
 from ptah.core.identity import row_identity
 from ptah.core.spec import SourceSpec
 from ptah.core.verification import MAX_OFFENDERS
 from ptah.services.build import build
-from ptah.services.verify import list_generations, verify
+from ptah.services.verify import list_generations, verify, verify_in
 from tests.contract.conftest import make_workspace
 from tests.contract.test_store_contract import IDENTITY, location, record, store  # noqa: F401 (fixtures)
 from tests.services.conftest import Workspace
@@ -216,3 +218,42 @@ def test_a_nul_in_a_sqlite_key_is_looked_up_instead_of_merged(tmp_path):
         result = verify(project)
     assert (result.rows, result.vectors, result.covered, result.orphans) == (3, 5, 3, 2)
     assert result.orphan_keys == ("b", "zz")
+
+
+# --- a store or source kind that reads no blocks (a plug-in's) ------------------------------
+
+
+class Plain:
+    """A snapshot or source seen only through the protocol a plug-in implements: ``hidden`` are not there."""
+
+    def __init__(self, inner, hidden: tuple[str, ...]):
+        self._inner, self._hidden = inner, hidden
+
+    def __getattr__(self, name: str):
+        if name in self._hidden:
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+def test_a_plug_ins_store_and_source_verify_as_ptahs_own(tmp_path):
+    space = Workspace(tmp_path)
+    space.execute("CREATE TABLE tenants (tenant TEXT, id TEXT, body TEXT, PRIMARY KEY (tenant, id))")
+    rows = [(f"t{i % 3}", f"{i}\x1f{i}" if i % 4 == 0 else str(i), f"body {i}") for i in range(30)]
+    space.execute("INSERT INTO tenants VALUES (?, ?, ?)", rows)
+    space.write_spec(table="tenants", key_fields=("tenant", "id"), text="{body}")
+    with space.project() as project:
+        build(project)
+    space.execute("DELETE FROM tenants WHERE body IN ('body 4', 'body 7', 'body 12', 'body 29')")
+    space.execute("UPDATE tenants SET body = 'edited' WHERE body IN ('body 3', 'body 8')")
+    space.execute("INSERT INTO tenants VALUES ('t9', '1', 'new')")
+    with space.project() as project, project.store().snapshot() as snapshot:
+        generation = project.generation()
+        ours = verify_in(project, generation, snapshot)
+        project.source = Plain(project.source, ("digests", "identities", "lookup_identities"))
+        plain = Plain(snapshot, ("digests_of", "stored_in_order", "held_keys"))
+        assert isinstance(plain, Snapshot) and not isinstance(plain, BlockDigests)
+        assert isinstance(project.source, Source) and not isinstance(project.source, RowDigests)
+        theirs = verify_in(project, generation, plain)
+    assert ours == theirs
+    assert (ours.stale_keys, ours.missing_keys) == (("t0\x1f3", "t2\x1f8\x1f8"), ("t9\x1f1",))
+    assert ours.orphan_keys == ("t0\x1f12\x1f12", "t1\x1f4\x1f4", "t1\x1f7", "t2\x1f29")

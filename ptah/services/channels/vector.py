@@ -30,6 +30,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ptah.adapters.embedders.base import usage_of
+from ptah.adapters.stores.base import block_digests
 from ptah.core.errors import NotBuilt, StaleGeneration
 from ptah.core.outcomes import make_run
 from ptah.core.ranking import Ranked
@@ -113,7 +114,8 @@ def _search_streamed(sides: Sides, generation: Generation, store, snapshot, reco
     clock = time.perf_counter()
     verification = verify_in(sides.project, generation, snapshot)
     _refuse_stale(sides, verification, clock)
-    present = snapshot.held_keys(identity, set().union(*(case.expected_keys() for case in sides.corpus.cases)))
+    expected = set().union(*(case.expected_keys() for case in sides.corpus.cases))
+    present = block_digests(snapshot).held_keys(identity, expected)
     blocks = snapshot_blocks(snapshot, identity, normalize=not record.settings.get("normalize", True))
     return _search(sides, generation, _Vectors(store, record, verification, index_search, blocks, rows, record.dimension,
                                                present))
