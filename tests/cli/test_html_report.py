@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from ptah.core.report import Report, excerpt
+from ptah.core.report import EXCERPT_CHARS, Report, excerpt
 from ptah.render.html import render_html
 from tests.conftest import run_cli
 
@@ -162,6 +162,22 @@ def test_the_report_holds_each_ranked_keys_judging_text_cut_to_an_excerpt(page):
                                   for key in sorted(ranked, key=int)}
     assert report["excerpts"]["104"] == ("title: Passing card fees on to your clients · body: In Settings → Payments → "
                                          "Surcharge, add a perce…")
+
+
+
+def test_excerpts_read_back_from_the_saved_report_and_the_schema_bounds_each(page, tmp_path):
+    from ptah.core.errors import ReportError
+    from ptah.services.evaluate import load_baseline
+
+    path, report = page
+    assert dict(load_baseline(path.with_name("report.json")).excerpts) == report["excerpts"]
+    long = json.loads(json.dumps(report))
+    long["excerpts"]["104"] = "x" * (EXCERPT_CHARS + 1)
+    (tmp_path / "long.json").write_text(json.dumps(long))
+    with pytest.raises(ReportError) as refused:
+        load_baseline(tmp_path / "long.json")
+    assert str(refused.value) == (f"{tmp_path / 'long.json'}: excerpts[104] does not match the report schema "
+                                 "(maxLength); the report is damaged")
 
 
 @needs_chromium

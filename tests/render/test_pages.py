@@ -137,3 +137,4 @@ def test_an_excerpt_is_each_line_s_words_joined_and_cut():
         "title: Reset your password · body: Open · Settings")
     cut = excerpt("x" * 500)
     assert len(cut) == EXCERPT_CHARS and cut == "x" * (EXCERPT_CHARS - 1) + "…"
+
