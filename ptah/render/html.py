@@ -518,8 +518,8 @@ def _legend(report: Report) -> str:
     holes = all(case.holes is not None for run in report.runs for case in run.cases)
     unmarked = ("Unmarked: a row judged not relevant." if holes else
                 "This report does not list its holes (ptah-report@1): an unmarked row may be judged or not.")
-    words = ("Beside each key, the first words of its row (its judging text)." if report.excerpts else
-             "This report holds no words of its rows (made by an older ptah): the keys stand alone.")
+    words = ("This report holds no words of its rows (made by an older ptah): the keys stand alone."
+             if report.excerpts is None else "Beside each key, the first words of its row (its judging text).")
     return ('<p class="legend" id="legend"><span class="k-required">required</span> a key the case requires; '
             '<span class="k-relevant">relevant</span> a key graded relevant; <span class="k-forbidden">forbidden</span> '
             'a key that must not be ranked; <span class="k-hole">hole</span> a row nobody judged for this case: it '
@@ -551,7 +551,7 @@ def _case(case_id: str, cases: list[CaseResult | None], runs: tuple[Run, ...], f
                    else "k-relevant" if key in relevant else "k-hole" if key in {h.key for h in case.holes or ()} else "")
             text = excerpts.get(key)
             shown = "" if text is None else f'<span class="excerpt">{escape(text[:EXCERPT_CHARS])}</span>'
-            cells.append(f'<td class="{css}" data-key="{escape(key)}"><span class="mono">{escape(key)}</span> '
+            cells.append(f'<td class="{css}"><span class="mono">{escape(key)}</span> '
                          f'<span class="meta">{result.score:.4f}</span>{shown}</td>')
         rows.append(f"<tr><td>{rank + 1}</td>{''.join(cells)}</tr>")
     metrics = "".join(

@@ -36,9 +36,10 @@ PROBE = """<script>(function () {
       texts: Array.prototype.map.call(svg.querySelectorAll('text'), function (t) {
         return {text: t.textContent, cls: t.getAttribute('class'), box: box(t)}; })});
   });
-  document.querySelectorAll('td[data-key]').forEach(function (td) {
-    var words = td.querySelector('.excerpt');
-    out.cells.push({key: td.getAttribute('data-key'), cell: box(td), keyBox: box(td.querySelector('.mono')),
+  document.querySelectorAll('table.results td').forEach(function (td) {
+    var key = td.querySelector('.mono'), words = td.querySelector('.excerpt');
+    if (!key) return;
+    out.cells.push({key: key.textContent, cell: box(td), keyBox: box(key),
                     words: words ? words.textContent : null, wordsBox: words ? box(words) : null});
   });
   var legend = document.getElementById('legend');

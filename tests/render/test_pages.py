@@ -113,11 +113,11 @@ def test_the_time_axis_keeps_a_label_only_where_it_fits_beside_the_last():
 def test_each_ranked_key_shows_its_rows_first_words_escaped_and_cut():
     long = "title: <b>Reset</b> your password · body: " + "word " * 100
     html = render_html(Report.from_dict(with_excerpts(compared(), {"d1": long, "d2": "title: Plans & prices"})))
-    assert ('<td class="k-relevant" data-key="d1"><span class="mono">d1</span> <span class="meta">0.9000</span>'
+    assert ('<td class="k-relevant"><span class="mono">d1</span> <span class="meta">0.9000</span>'
             f'<span class="excerpt">{long[:EXCERPT_CHARS].replace("<", "&lt;").replace(">", "&gt;")}</span></td>') in html
-    assert ('<td class="" data-key="d2"><span class="mono">d2</span> <span class="meta">0.8000</span>'
+    assert ('<td class=""><span class="mono">d2</span> <span class="meta">0.8000</span>'
             '<span class="excerpt">title: Plans &amp; prices</span></td>') in html
-    assert '<td class="" data-key="d3"><span class="mono">d3</span> <span class="meta">0.9000</span></td>' in html
+    assert '<td class=""><span class="mono">d3</span> <span class="meta">0.9000</span></td>' in html
     assert "Beside each key, the first words of its row (its judging text)." in html
 
 
@@ -127,9 +127,11 @@ def test_the_legend_explains_the_hole_marker():
     legend = legend[:legend.index("</p>")]
     assert ('<span class="k-hole">hole</span> a row nobody judged for this case: it counts as not relevant, and a '
             "mean's high bound counts it relevant.") in legend
-    assert "This report holds no words of its rows" in legend
-    older = render_html(Report.from_dict(compared()))  # ptah-report@1: no holes listed
+    assert "Beside each key, the first words of its row (its judging text)." in legend
+    older = render_html(Report.from_dict(compared()))  # ptah-report@1: no holes listed, no excerpts
     assert "This report does not list its holes (ptah-report@1)" in older
+    assert "This report holds no words of its rows (made by an older ptah): the keys stand alone." in older
+    assert 'class="excerpt"' not in older
 
 
 def test_an_excerpt_is_each_line_s_words_joined_and_cut():
