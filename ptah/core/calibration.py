@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import math
-from typing import Iterable
+from typing import Iterable, Mapping, Sequence
 
 from ptah.core.flips import FLOAT_NOISE, upper_relevant
 
@@ -164,3 +164,37 @@ def plausible_with_model(called_relevant: int, called_not: int, unjudged: int, a
     rejected_sampled = agreement.person_only + agreement.neither
     return called_relevant + unjudged + upper_relevant(called_not + rejected_sampled, rejected_sampled,
                                                        agreement.person_only)
+
+
+@dataclass(frozen=True)
+class ModelJudge:
+    """What one model judge brings to a run's gates: its agreement with the person's sample the run's U uses,
+    its grades of the run's holes now (``(case id, key) -> grade``, only those pinned to the row's judging text
+    as it is now) and why it may not move U (None: it may)."""
+
+    by: str
+    agreement: Agreement
+    grades: Mapping[tuple[str, str], float]
+    untrusted: str | None
+
+    @property
+    def name(self) -> str:
+        """The judge's name in the spec: ``model:NAME@IDENTITY``'s NAME."""
+        return self.by.removeprefix("model:").split("@", 1)[0]
+
+    def plausible(self, holes: Iterable[tuple[str, str]]) -> int:
+        """U of ``holes`` (``(case id, key)`` pairs) by :func:`plausible_with_model`."""
+        tally = [0, 0, 0]  # called relevant, called not relevant, not judged
+        for pair in holes:
+            grade = self.grades.get(pair)
+            tally[2 if grade is None else 0 if grade > 0 else 1] += 1
+        return plausible_with_model(tally[0], tally[1], tally[2], self.agreement)
+
+    def entry(self, holes: Sequence[tuple[str, str]], without: int) -> dict:
+        """The report's account of this judge for a gate whose holes are ``holes`` and whose U is ``without``
+        when no model is used: its calibration, how many of the holes it graded, its U (None when it may not
+        move U) and how far that moved U."""
+        plausible = None if self.untrusted is not None else min(len(holes), self.plausible(holes))
+        return {"by": self.by, "name": self.name, "graded": sum(1 for pair in holes if pair in self.grades),
+                **self.agreement.as_dict(), "used": self.untrusted is None, "why_not": self.untrusted,
+                "plausible_relevant": plausible, "moved": None if plausible is None else plausible - without}
