@@ -15,8 +15,9 @@ returns a typed :class:`~ptah.core.report.Report`:
 4. the corpus's judgement record is checked against the rows' text: each
    judgement whose row changed since is listed (:mod:`ptah.services.stale`),
    a failed gate with ``fail_on_stale_judgements``;
-5. each ranked key's judging text is read, cut to an excerpt the pages show
-   beside the key (:func:`ptah.core.report.excerpt`).
+5. with ``excerpts`` (an HTML page asked for, or the server), each ranked
+   key's judging text is read, cut to an excerpt the pages show beside the key
+   (:func:`ptah.core.report.excerpt`).
 
 Typed errors for bad input (exit 2) and for what cannot be measured (exit 3);
 a negative verdict is not an error: it is the report's ``verdict``.
@@ -157,7 +158,7 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
         comparisons=tuple(comparisons),
         comparison=None if side_by_side is None else Comparison(read_only(side_by_side)),
         stale_judgements=tuple(read_only(entry) for entry in stale),
-        excerpts=read_only(excerpts(project, runs)),
+        excerpts=read_only(excerpts(project, runs)) if request.excerpts else None,
     )
 
 
