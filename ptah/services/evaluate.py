@@ -14,7 +14,10 @@ returns a typed :class:`~ptah.core.report.Report`:
    (:mod:`ptah.core.baseline`);
 4. the corpus's judgement record is checked against the rows' text: each
    judgement whose row changed since is listed (:mod:`ptah.services.stale`),
-   a failed gate with ``fail_on_stale_judgements``.
+   a failed gate with ``fail_on_stale_judgements``;
+5. with ``excerpts`` (an HTML page asked for, or the server), each ranked
+   key's judging text is read, cut to an excerpt the pages show beside the key
+   (:func:`ptah.core.report.excerpt`).
 
 Typed errors for bad input (exit 2) and for what cannot be measured (exit 3);
 a negative verdict is not an error: it is the report's ``verdict``.
@@ -40,7 +43,7 @@ from ptah.core.corpus import Corpus
 from ptah.core.errors import InputError, ReportError
 from ptah.core.identity import text_digest
 from ptah.core.judged import JudgementRecord, judged_keys, population_digest
-from ptah.core.report import BaselineComparison, Comparison, Gate, Report, Run, read_only
+from ptah.core.report import BaselineComparison, Comparison, Gate, Report, Run, excerpt, read_only
 from ptah.core.request import EvaluationRequest, gate_key
 from ptah.core.slicing import corpus_slices, correct, listed, power_note, slice_comparisons, slice_gates, slice_means
 from ptah.core.spec import GenerationSettings
@@ -155,7 +158,16 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
         comparisons=tuple(comparisons),
         comparison=None if side_by_side is None else Comparison(read_only(side_by_side)),
         stale_judgements=tuple(read_only(entry) for entry in stale),
+        excerpts=read_only(excerpts(project, runs)) if request.excerpts else None,
     )
+
+
+def excerpts(project: Project, runs: Sequence[Run]) -> dict[str, str]:
+    """Each ranked key's excerpt of its judging text, in one pass over the source."""
+    wanted = {key for run in runs for case in run.cases for key in case.keys}
+    if not wanted:
+        return {}
+    return {row.key: excerpt(row.text) for row in project.source.rows(project.spec.judging_template()) if row.key in wanted}
 
 
 def environment(project: Project, embedded: Iterable[GenerationSettings] = ()) -> dict:
