@@ -31,7 +31,8 @@ if TYPE_CHECKING:  # what type checkers read; at run time each name is imported 
     from ptah.core.metrics import Mean
     from ptah.core.report import CaseResult, CaseTies, Hit, Hole, Miss, Result, Run
     from ptah.core.request import EvaluationRequest, Fusion, SearchOptions, StatisticsSettings
-    from ptah.core.spec import GenerationSettings, RerankSettings, ServiceSettings, SourceSpec, Spec, Variant
+    from ptah.core.spec import (GenerationSettings, JudgeSettings, RerankSettings, ServiceSettings, SourceSpec, Spec,
+                                Variant)
     from ptah.core.verdicts import BaselineComparison, Comparison, Gate
     from ptah.core.verification import VerifyResult
     from ptah.services.build import BuildSummary
@@ -58,7 +59,7 @@ _WHERE = {
     "EvaluationRequest": "ptah.core.request", "Fusion": "ptah.core.request", "SearchOptions": "ptah.core.request",
     "StatisticsSettings": "ptah.core.request",
     "GenerationSettings": "ptah.core.spec", "ServiceSettings": "ptah.core.spec", "SourceSpec": "ptah.core.spec",
-    "Spec": "ptah.core.spec", "RerankSettings": "ptah.core.spec", "Variant": "ptah.core.spec",
+    "Spec": "ptah.core.spec", "JudgeSettings": "ptah.core.spec", "RerankSettings": "ptah.core.spec", "Variant": "ptah.core.spec",
     "VerifyResult": "ptah.core.verification",
     "BaselineComparison": "ptah.core.verdicts", "Comparison": "ptah.core.verdicts", "Gate": "ptah.core.verdicts",
     "BuildSummary": "ptah.services.build",
@@ -106,6 +107,7 @@ __all__ = [
     "InputError",
     "Judgement",
     "JudgementRecord",
+    "JudgeSettings",
     "Mean",
     "Measure",
     "MeasureKind",

@@ -8,6 +8,10 @@ The format is pinned in DESIGN.md ("Judged keys and holes")::
       pricing:                  # case id
         "42": {grade: 1, text_sha256: "…", judged_at: "2026-11-30T12:00:00Z"}
         "17": {grade: 0, text_sha256: "…", judged_at: "…"}   # judged not relevant
+    models:                     # a model judge's grades, by judge (the `by` of each), then case
+      "model:encoder@sha256:…":
+        pricing:
+          "42": {grade: 1, text_sha256: "…", judged_at: "…"}
 
 Reading is strict: only a regular file (a link, FIFO or device is refused, as
 is a file over :data:`MAX_RECORD_BYTES`), one YAML document, no alias, no
@@ -55,8 +59,10 @@ MAX_RECORD_BYTES = 64 * 1024 * 1024
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}\Z")
+JUDGE_ID = re.compile(r"model:[A-Za-z0-9_.-]{1,64}@sha256:[0-9a-f]{64}\Z")  # the `by` of a model judge's grade
+MAX_JUDGES = 100
 _TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\Z")
-_TOP_FIELDS = ("version", "corpus", "samples", "cases")
+_TOP_FIELDS = ("version", "corpus", "samples", "cases", "models")
 _JUDGEMENT_FIELDS = ("grade", "text_sha256", "judged_at", "sample")
 _SAMPLE_FIELDS = ("seed", "population", "drawn", "generations", "drawn_at")
 MAX_SAMPLES = 1_000
@@ -148,18 +154,45 @@ def _canonical(data: bytes) -> JudgementRecord | None:
             return None
     if lines[at:] == ["cases: {}", ""]:
         return JudgementRecord(version=JUDGED_VERSION, corpus=corpus, cases={}, samples=tuple(samples))
+    if lines[at:at + 1] == ["cases: {}"]:
+        lines[at] = "cases:"  # no person's judgement yet; a model's may follow
     if lines[at:at + 1] != ["cases:"]:
         return None
+    body = lines[at + 1:-1]
+    split = body.index("models:") if "models:" in body else len(body)
+    days: set[str] = set()
+    cases = _canonical_cases(body[:split], "", len(samples), days)
+    if cases is None:
+        return None
+    models: dict[str, dict[str, dict[str, Judgement]]] = {}
+    rest = body[split + 1:]
+    starts = [i for i, line in enumerate(rest) if _CASE_LINE.fullmatch(line)]
+    if (split < len(body) and not starts) or (starts and starts[0] != 0) or len(starts) > MAX_JUDGES:
+        return None
+    for start, end in zip(starts, starts[1:] + [len(rest)]):
+        by = _CASE_LINE.fullmatch(rest[start])[1]  # type: ignore[index]
+        graded = _canonical_cases(rest[start + 1:end], "  ", 0, days)
+        if by in models or not JUDGE_ID.match(by) or not graded:
+            return None
+        models[by] = graded
+    return JudgementRecord(version=JUDGED_VERSION, corpus=corpus, cases=cases, samples=tuple(samples), models=models)
+
+
+def _canonical_cases(lines: list[str], indent: str, samples: int,
+                     days: set[str]) -> dict[str, dict[str, Judgement]] | None:
+    """The cases of :func:`_canonical`'s lines, each line indented by ``indent`` more (None: not in that form)."""
     cases: dict[str, dict[str, Judgement]] = {}
     judgements: dict[str, Judgement] | None = None
-    days: set[str] = set()
-    for line in lines[at + 1:-1]:
+    for line in lines:
+        if not line.startswith(indent):
+            return None
+        line = line[len(indent):]
         if (found := _JUDGEMENT_LINE.fullmatch(line)) is not None and judgements is not None:
             key, grade_text, digest, judged_at, day, sample = found.groups()
             grade = float(grade_text)
             if not 0 < len(key) <= MAX_KEY_CHARS or key in judgements or grade > MAX_GRADE:
                 return None
-            if not _real_day(day, days) or (sample is not None and int(sample) >= len(samples)):
+            if not _real_day(day, days) or (sample is not None and int(sample) >= samples):
                 return None
             judgements[key] = Judgement(grade, digest, judged_at, None if sample is None else int(sample))
         elif (found := _CASE_LINE.fullmatch(line)) is not None:
@@ -171,7 +204,7 @@ def _canonical(data: bytes) -> JudgementRecord | None:
             return None
     if len(cases) > MAX_CASES or any(not keys or len(keys) > MAX_KEYS_PER_CASE for keys in cases.values()):
         return None
-    return JudgementRecord(version=JUDGED_VERSION, corpus=corpus, cases=cases, samples=tuple(samples))
+    return cases
 
 
 def _real_day(day: str, seen: set[str]) -> bool:
@@ -207,9 +240,26 @@ class _Reader(ProblemReader):
                             line=line_of(node), field="corpus")
         self.samples = self._samples(fields["samples"].value) if "samples" in fields else []
         cases = self._cases(fields["cases"].value) if "cases" in fields else {}
+        models = self._models(fields["models"].value) if "models" in fields else {}
         if self.problems:
             raise CorpusError(self.problems)
-        return JudgementRecord(version=JUDGED_VERSION, corpus=corpus, cases=cases, samples=tuple(self.samples))
+        return JudgementRecord(version=JUDGED_VERSION, corpus=corpus, cases=cases, samples=tuple(self.samples),
+                               models=models)
+
+    def _models(self, node: Node) -> dict[str, dict[str, dict[str, Judgement]]]:
+        if not isinstance(node, MappingNode) or len(node.value) > MAX_JUDGES:
+            self.report(f"must be a mapping from a model judge (model:NAME@sha256:…) to its grades by case, at most "
+                        f"{MAX_JUDGES} judges, not {describe(node)}", line=line_of(node), field="models")
+            return {}
+        models: dict[str, dict[str, dict[str, Judgement]]] = {}
+        for by_node, value in node.value:
+            by = scalar_text(by_node)
+            if by is None or not JUDGE_ID.match(by) or by in models:
+                self.report(f"a model judge is named once as model:NAME@sha256:<64 hex digits>, not "
+                            f"{describe(by_node)}", line=line_of(by_node), field="models")
+                continue
+            models[by] = self._cases(value, field=f"models.{by}", sampled=False)
+        return models
 
     def _samples(self, node: Node) -> list[Sample]:
         if not isinstance(node, SequenceNode) or len(node.value) > MAX_SAMPLES:
@@ -245,29 +295,29 @@ class _Reader(ProblemReader):
                 samples.append(Sample(seed, population, drawn, tuple(g for g in generations if g), drawn_at))
         return samples
 
-    def _cases(self, node: Node) -> dict[str, dict[str, Judgement]]:
+    def _cases(self, node: Node, field: str = "cases", sampled: bool = True) -> dict[str, dict[str, Judgement]]:
         if isinstance(node, ScalarNode) and scalar_text(node) is None:
             return {}  # `cases:` with nothing under it: no judgement yet
         if not isinstance(node, MappingNode):
             self.report(f"must be a mapping from case id to its judgements, not {describe(node)}",
-                        line=line_of(node), field="cases")
+                        line=line_of(node), field=field)
             return {}
         if len(node.value) > MAX_CASES:
             self.report(f"holds {len(node.value):,} cases, more than the limit of {MAX_CASES:,}",
-                        line=line_of(node), field="cases")
+                        line=line_of(node), field=field)
             return {}
         cases: dict[str, dict[str, Judgement]] = {}
         for key_node, value in node.value:
-            case_id = self._text(key_node, "case id", MAX_ID_CHARS, field="cases", case=None)
+            case_id = self._text(key_node, "case id", MAX_ID_CHARS, field=field, case=None)
             if case_id is None:
                 continue
             if case_id in cases:
-                self.report("the case is given twice; keep one", line=line_of(key_node), field="cases", case=case_id)
+                self.report("the case is given twice; keep one", line=line_of(key_node), field=field, case=case_id)
                 continue
-            cases[case_id] = self._judgements(value, case_id)
+            cases[case_id] = self._judgements(value, case_id, sampled)
         return cases
 
-    def _judgements(self, node: Node, case_id: str) -> dict[str, Judgement]:
+    def _judgements(self, node: Node, case_id: str, sampled: bool = True) -> dict[str, Judgement]:
         if not isinstance(node, MappingNode):
             self.report(f'must be a mapping from key to its judgement such as "42": {{grade: 1, …}}, not {describe(node)}',
                         line=line_of(node), field=None, case=case_id)
@@ -284,12 +334,12 @@ class _Reader(ProblemReader):
             if key in judgements:
                 self.report(f"key {key!r} is judged twice; keep one", line=line_of(key_node), field="key", case=case_id)
                 continue
-            judgement = self._judgement(value, case_id, key)
+            judgement = self._judgement(value, case_id, key, sampled)
             if judgement is not None:
                 judgements[key] = judgement
         return judgements
 
-    def _judgement(self, node: Node, case_id: str, key: str) -> Judgement | None:
+    def _judgement(self, node: Node, case_id: str, key: str, sampled: bool = True) -> Judgement | None:
         where = f"key {key!r}"
         if not isinstance(node, MappingNode):
             self.report(f"{where}: must be a mapping {{grade, text_sha256, judged_at}}, not {describe(node)}",
@@ -300,7 +350,8 @@ class _Reader(ProblemReader):
         def report(message: str, *, line: int | None, field: str | None) -> None:
             self.report(f"{where}: {message}", line=line, field=field, case=case_id)
 
-        fields = mapping_fields(node, known=_JUDGEMENT_FIELDS, report=report, where="a judgement")
+        known = _JUDGEMENT_FIELDS if sampled else _JUDGEMENT_FIELDS[:3]  # a model's grade is drawn by no sample
+        fields = mapping_fields(node, known=known, report=report, where="a judgement")
         for name in _JUDGEMENT_FIELDS[:3]:
             if name not in fields:
                 report("is missing", line=line_of(node), field=name)
@@ -375,15 +426,29 @@ def record_text(record: JudgementRecord) -> str:
                   for x in record.samples]
     cases = {case_id: keys for case_id, keys in record.cases.items() if keys}
     lines.append("cases:" if cases else "cases: {}")
+    lines += _case_lines(cases, "")
+    models = {by: graded for by, graded in record.models.items() if any(graded.values())}
+    if models:
+        lines.append("models:")
+        for by in sorted(models):
+            lines.append(f"  {quoted(by)}:")
+            lines += _case_lines(models[by], "  ")
+    return "\n".join(lines) + "\n"
+
+
+def _case_lines(cases, indent: str) -> list[str]:
+    lines = []
     for case_id in sorted(cases):
-        lines.append(f"  {quoted(case_id)}:")
+        if not cases[case_id]:
+            continue
+        lines.append(f"{indent}  {quoted(case_id)}:")
         for key in sorted(cases[case_id]):
             judgement = cases[case_id][key]
             drawn = "" if judgement.sample is None else f", sample: {judgement.sample}"
-            lines.append(f"    {quoted(key)}: {{grade: {grade_text(judgement.grade)}, "
+            lines.append(f"{indent}    {quoted(key)}: {{grade: {grade_text(judgement.grade)}, "
                          f"text_sha256: {quoted(judgement.text_sha256)}, judged_at: {quoted(judgement.judged_at)}"
                          f"{drawn}}}")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def write_record(corpus_path: str | os.PathLike, record: JudgementRecord) -> Path:

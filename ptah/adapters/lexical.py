@@ -34,6 +34,7 @@ import io
 import json
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -41,7 +42,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from ptah.core.errors import CapabilityUnavailable, StoreUnavailable
+from ptah.core.errors import CapabilityUnavailable, StoreDamaged
 
 FORMAT = "ptah-bm25@1"
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
@@ -131,22 +132,95 @@ class LexicalIndex:
         return buffer.getvalue()
 
     @classmethod
-    def from_bytes(cls, blob: bytes, where: str) -> "LexicalIndex":
-        """Read a serialised index; ``StoreUnavailable`` naming ``where`` when it is damaged."""
+    def from_bytes(cls, blob: bytes, where: str, limit: int) -> "LexicalIndex":
+        """Read a serialised index; ``StoreDamaged`` naming ``where`` when it is damaged: not a ZIP of this format,
+        unpacking to more than ``limit`` bytes (see :func:`unpacked_limit`; read at most that far), arrays whose
+        size is not their header's, or postings that name a document or token the index does not have."""
         import bm25s
 
         try:
             with zipfile.ZipFile(io.BytesIO(blob)) as archive, tempfile.TemporaryDirectory(prefix="ptah-bm25-") as folder:
-                meta = json.loads(archive.read(_META).decode("utf-8"))
+                members = {name: data for name, data in _unpacked(archive, limit)}
+                meta = json.loads(members.pop(_META).decode("utf-8"))
                 if meta.get("format") != FORMAT:
-                    raise ValueError(f"format {meta.get('format')!r}")
-                for name in archive.namelist():
-                    if name != _META and "/" not in name:
-                        (Path(folder) / name).write_bytes(archive.read(name))
+                    raise _Damage(f"has format {meta.get('format')!r}")
+                for name, data in members.items():
+                    if name.endswith(".npy"):
+                        _check_npy(name, data)
+                    (Path(folder) / name).write_bytes(data)
                 retriever = bm25s.BM25.load(folder, show_progress=False)
-        except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
-            raise StoreUnavailable(f"{where}: the stored lexical index is damaged ({exc}); delete the store to rebuild it.") from None
-        return cls(keys=list(meta["keys"]), fingerprint=meta["fingerprint"], settings=meta["settings"], retriever=retriever)
+            index = cls(keys=list(meta["keys"]), fingerprint=meta["fingerprint"], settings=meta["settings"],
+                        retriever=retriever)
+            index._check()
+        except (zipfile.BadZipFile, KeyError, ValueError, TypeError, AttributeError, OSError, EOFError,
+                zlib.error) as exc:
+            raise StoreDamaged(f"{where} is damaged: its stored lexical index {_shown(exc)}; delete that index's row "
+                               "from its lexical_indexes table, and the next evaluate builds it again.") from None
+        return index
+
+    def _check(self) -> None:
+        """_Damage unless the postings (bm25s's CSC arrays: one column per token) fit the keys and the vocabulary,
+        so no score reads outside them."""
+        if not all(isinstance(key, str) for key in self.keys) or not isinstance(self.fingerprint, str):
+            raise _Damage("has keys or a fingerprint that are not text")
+        scores, vocabulary = self.retriever.scores, self.retriever.vocab_dict
+        data, indices, indptr = (np.asarray(scores[name]) for name in ("data", "indices", "indptr"))
+        if scores["num_docs"] != len(self.keys) or indptr.ndim != 1 or len(indptr) < 1:
+            raise _Damage("does not fit its keys")
+        # bm25s's vocabulary also holds "" with the id after the last column, which no query token can name
+        ids = np.fromiter((id_ for token, id_ in vocabulary.items() if token != ""), dtype=np.int64)
+        if ids.size and (ids.min() < 0 or ids.max() >= len(indptr) - 1):
+            raise _Damage("names a token it has no postings for")
+        if (indptr[0] != 0 or (np.diff(indptr) < 0).any() or indptr[-1] != len(data) or len(indices) != len(data)
+                or (indices.size and (indices.min() < 0 or indices.max() >= len(self.keys)))
+                or not np.isfinite(data).all()):
+            raise _Damage("has postings out of range")
+
+
+def unpacked_limit(keys: Sequence[str], texts: Sequence[str]) -> int:
+    """The most bytes a serialised index of these rows can unpack to, with room: each posting (at most one per
+    three characters of text) is 8 bytes, each token's vocabulary entry at most 12 bytes a character; a ZIP whose
+    members claim more (a ZIP bomb) is damaged."""
+    return 2**20 + 32 * (sum(map(len, texts)) + sum(map(len, keys)) + len(keys))
+
+
+def _unpacked(archive: zipfile.ZipFile, limit: int) -> Iterable[tuple[str, bytes]]:
+    """The archive's files (no folders), decompressed at most ``limit`` bytes in all; _Damage past that."""
+    left = limit
+    for info in archive.infolist():
+        if "/" in info.filename:
+            continue
+        with archive.open(info) as member:
+            data = member.read(left + 1)  # inflated step by step: never more than asked
+        left -= len(data)
+        if left < 0:
+            raise _Damage(f"unpacks to more than {limit:,} bytes")
+        yield info.filename, data
+
+
+def _check_npy(name: str, data: bytes) -> None:
+    """_Damage unless ``data`` is a .npy file holding exactly the bytes its header's shape says, without pickle."""
+    from numpy.lib import format as npy
+
+    stream = io.BytesIO(data)
+    version = npy.read_magic(stream)
+    if version != (1, 0):  # what numpy.save writes for bm25s's arrays
+        raise _Damage(f"has an array {name} of .npy version {version}")
+    shape, _, dtype = npy.read_array_header_1_0(stream)
+    if dtype.hasobject or int(np.prod(shape, dtype=object)) * dtype.itemsize != len(data) - stream.tell():
+        raise _Damage(f"has an array {name} whose size is not its header's")
+
+
+class _Damage(ValueError):
+    """What :meth:`LexicalIndex.from_bytes` found, in words that follow "its stored lexical index"."""
+
+
+def _shown(exc: BaseException) -> str:
+    """Why an index did not read back, quoting at most a short line of what a library said."""
+    if isinstance(exc, _Damage):
+        return str(exc)
+    said = str(exc).splitlines()[0][:120] if str(exc) else ""
+    return f"does not read ({type(exc).__name__}{': ' + said if said else ''})"
 
 
 def build_index(keys: Sequence[str], texts: Sequence[str], fingerprint: str) -> LexicalIndex:

@@ -37,7 +37,7 @@ Hugging Face name, or the model a service is asked for.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, TypeVar, cast
 
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from ptah.adapters.spec_generations import Default
     from ptah.core.errors import Problem
 
+T = TypeVar("T")
 VARIANT_FIELDS = ("channels", "generation", "rerank", "search", "ef_search")
 RERANK_FIELDS = ("kind", "candidates", "generation", "model", "batch_size", "api", "base_url", "api_key_env",
                  "timeout_s", "options")
@@ -75,29 +76,37 @@ class VariantFields:
                      hint: str = "") -> int | Default: ...
 
     def variants(self, field: Field | None) -> dict[str, Variant]:
+        return self.named(field, "variants", "variant", "channels", self.variant)
+
+    def named(self, field: Field | None, section: str, what: str, needs: str,
+              read: Callable[[str, Field], T | None]) -> dict[str, T]:
+        """A top-level mapping of named settings (``variants:``, ``judges:``): each entry whose name is 1 to 64
+        letters, digits, ``.``, ``_`` or ``-`` and whose value is a mapping is read by ``read``; an entry with a
+        problem is left out (and the problem reported)."""
         if field is None or is_null(field.value):
             return {}
         node = field.value
         if not isinstance(node, MappingNode):
-            self.add(f"must map variant names to their settings, not {describe(node)}", line=line_of(node),
-                     field="variants")
+            self.add(f"must map {what} names to their settings, not {describe(node)}", line=line_of(node),
+                     field=section)
             return {}
-        entries = self.fields(node, tuple(str(k.value) for k, _ in node.value), "variants.", "variants")
-        found = {name: self.variant(name, entry) for name, entry in entries.items()}
-        return {name: variant for name, variant in found.items() if variant is not None}
+        found: dict[str, T] = {}
+        for name, entry in self.fields(node, tuple(str(k.value) for k, _ in node.value), section + ".",
+                                       section).items():
+            if not _GENERATION_NAME.match(name):
+                self.add(f"a {what} name is 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or "
+                         "digit", line=line_of(entry.key), field=f"{section}.{name}")
+            elif not isinstance(entry.value, MappingNode):
+                self.add(f"must be a mapping with at least {needs}:, not {describe(entry.value)}",
+                         line=line_of(entry.value), field=f"{section}.{name}")
+            elif (value := read(name, entry)) is not None:
+                found[name] = value
+        return found
 
     def variant(self, name: str, field: Field) -> Variant | None:
         where, count = f"variants.{name}", len(self.problems)
-        if not _GENERATION_NAME.match(name):
-            self.add("a variant name is 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit",
-                     line=line_of(field.key), field=where)
-            return None
-        if not isinstance(field.value, MappingNode):
-            self.add(f"must be a mapping with at least channels:, not {describe(field.value)}",
-                     line=line_of(field.value), field=where)
-            return None
         at, prefix = line_of(field.key), where + "."
-        fields = self.fields(field.value, VARIANT_FIELDS, prefix, where)
+        fields = self.fields(cast(MappingNode, field.value), VARIANT_FIELDS, prefix, where)  # named() checked it
         channels = self.channel_list(fields.get("channels"), prefix + "channels", at)
         generation = self.declared_generation(fields, prefix, at)
         search = self.text(fields, "search", prefix, at, required=False)

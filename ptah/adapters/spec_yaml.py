@@ -30,6 +30,8 @@ all of them at once, sorted by line. Format (DESIGN.md, "Specification")::
         dimension: 64                   # ptah/deterministic only; default 64
     variants:                           # optional: named configurations (ptah.adapters.spec_variants)
       hybrid: {channels: [lexical, vector], generation: minilm}
+    judges:                             # optional: model judges of the holes (ptah.adapters.spec_judges)
+      encoder: {kind: encoder, generation: minilm, threshold: 0.45}
 
 A generation embedded by a service (``provider: openai``) is read by
 :mod:`ptah.adapters.spec_generations`, which documents its fields.
@@ -50,6 +52,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ptah.adapters import spec_databases as databases
 from ptah.adapters.spec_generations import Default, GenerationFields
+from ptah.adapters.spec_judges import JudgeFields
 from ptah.adapters.spec_variants import VariantFields
 from ptah.adapters.sources.base import filter_problem
 from ptah.adapters.stores import registry as stores
@@ -80,7 +83,7 @@ SPEC_ENV = "PTAH_SPEC"
 SPEC_VERSION = 1
 DEFAULT_STORE = ".ptah/ptah.db"
 MAX_SPEC_BYTES = 1024 * 1024
-TOP_FIELDS = ("version", "source", "store", "active", "generations", "variants")
+TOP_FIELDS = ("version", "source", "store", "active", "generations", "variants", "judges")
 STORE_FIELDS = ("url", "schema")
 SOURCE_FIELDS = ("database", "table", "key_fields", "text", "filter", "statement_timeout_s", "judge_text")
 MAX_STATEMENT_TIMEOUT_S = 86_400
@@ -134,7 +137,7 @@ def load_spec(path: str | Path, *, env: Mapping[str, str] | None = None) -> Spec
     return spec
 
 
-class _SpecReader(GenerationFields, VariantFields):
+class _SpecReader(GenerationFields, VariantFields, JudgeFields):
     """Collects every problem while building a :class:`Spec`; ``read`` returns ``None`` on any."""
 
     def __init__(self, name: str, root: str, env: Mapping[str, str]):
@@ -170,9 +173,10 @@ class _SpecReader(GenerationFields, VariantFields):
         generations = self.generations(top.get("generations"), line_of(node))
         active = self.active(top.get("active"))
         variants = self.variants(top.get("variants"))
+        judges = self.judges(top.get("judges"))
         if self.problems or source is None or generations is None:
             return None
-        return Spec(self.name, self.root, source, store, active, generations, variants)
+        return Spec(self.name, self.root, source, store, active, generations, variants, judges)
 
     def version(self, field: Field | None, line: int) -> None:
         if field is None:

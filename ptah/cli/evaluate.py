@@ -59,6 +59,7 @@ def evaluate(
                      "--markdown": markdown}, save)
     values = {option.name: tuple(requested[option.name] or ()) if option.kind is tuple else requested[option.name]
               for option in OPTIONS}
+    values["excerpts"] = values["excerpts"] or any(format == "html" for format, _ in saved)  # the page shows them
     values["max_drop"] = drops({"recall": max_recall_drop, "MRR": max_mrr_drop, "nDCG": max_ndcg_drop},
                                requested["max_drop"] or [])
     with as_flags():

@@ -104,6 +104,11 @@ def judge(
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="With --sample: the seed of the draw (default: a new one, recorded)."),
     grades: Optional[Path] = typer.Option(None, "--grades", help="With --sample: grades from a file, not the terminal: "
                                           "a line KEY<TAB>GRADE (every drawn hole of that key) or CASE<TAB>KEY<TAB>GRADE."),
+    model_judge: Optional[str] = typer.Option(None, "--judge", metavar="NAME", help="Let the spec's model judge NAME "
+                                              "(judges:) grade every hole of the runs and every key a person judged "
+                                              "from a random sample; its grades go into the record under models:, "
+                                              "never into the corpus (see docs/judges.md)."),
+    json_output: bool = typer.Option(False, "--json", help="With --judge: print what was graded as JSON."),
     new_grade: bool = typer.Option(False, "--new-grade", help="Allow a --grade (or a grade of --grades) the corpus does "
                                    "not use yet; without it, grades above 0 must be on the corpus's scale."),
     generation: List[str] = typer.Option([], "--generation", "-g", help=GENERATION_HELP),
@@ -125,6 +130,14 @@ def judge(
     from ptah.services.project import open_project
 
     scripted = case is not None or key is not None or grade is not None or required or forbidden
+    if model_judge is not None:
+        if scripted or worklist is not None or sample is not None or grades is not None:
+            raise InputError("--judge grades the holes with a model: leave out --worklist, --sample, --grades, --case, "
+                             "--key and --grade")
+        _judge_with_model(corpus, model_judge, generation, _channels(channel, variant), spec, variant, json_output)
+        return
+    if json_output:
+        raise InputError("--json goes with --judge NAME")
     if sample is not None:
         if scripted or worklist is not None:
             raise InputError("--sample draws the rows to judge itself: leave out --worklist, --case, --key and --grade")
@@ -152,6 +165,33 @@ def judge(
     with open_project(spec) as project:
         saved = judge_key(project, corpus, case, key, grade, mark)
     say_saved(saved, str(corpus))
+
+
+def _judge_with_model(corpus: Path, name: str, generations: list[str], channels: list[str], spec: str | None,
+                      variants: list[str], json_output: bool) -> None:
+    from dataclasses import asdict
+
+    from ptah.services.model_judging import judge_with_model
+    from ptah.services.project import open_project
+
+    def progress(done: int, total: int) -> None:
+        typer.echo(f"judge {name}: {done:,} of {total:,} pairs asked", err=True)
+
+    with open_project(spec) as project:
+        done = judge_with_model(project, corpus, name, generations, channels, variants, progress=progress)
+    if json_output:
+        typer.echo(json_text(asdict(done)))
+        return
+    refused = sum(done.refused.values())
+    typer.echo(f"judge {plain(name)} ({done.by}): {done.pairs:,} pairs (holes and sampled keys); {done.graded:,} graded "
+               f"now ({done.relevant:,} relevant), {done.kept:,} graded before on the same text, {refused:,} answers "
+               "refused" + (" (" + ", ".join(f"{count:,} {why}" for why, count in sorted(done.refused.items())) + ")"
+                            if refused else "")
+               + (f", {done.left:,} left for another run (max_requests)" if done.left else ""))
+    if done.usage:
+        typer.echo("usage: " + ", ".join(f"{key} {value}" for key, value in done.usage.items() if value is not None))
+    typer.echo(f"grades in {plain(done.record)} under models: (never counted as judged; evaluate calibrates them on a "
+               "person's random sample)")
 
 
 def _scale(corpus: Path) -> tuple[float, ...]:

@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from ptah.core.calibration import ModelJudge
 from ptah.core.errors import IncomparableBaseline, ReportError
 from ptah.core.flips import flip_count, settling_sample, upper_relevant
 from ptah.core.measures import DEFAULT_MEASURES, Measure
@@ -190,16 +191,19 @@ class Sampled:
     drawn: int
     found: int
     seed: int
+    index: int | None = None  # the sample's place in the judgement record (what calibrates a model judge)
 
     def plausible(self) -> int:
         return upper_relevant(self.population, self.drawn, self.found)
 
 
 def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float], corpus_path: str | None = None,
-          policy: str = "bound", sampled: Sampled | None = None, ignored: Sequence[str] = ()) -> list[Gate]:
+          policy: str = "bound", sampled: Sampled | None = None, ignored: Sequence[str] = (),
+          judges: Sequence[ModelJudge] = ()) -> list[Gate]:
     """The gate verdicts of one run (see the module docs); ``corpus_path`` names the corpus in the commands that
     list and judge the holes deciding an inconclusive gate; ``policy`` is the request's ``holes`` and
-    ``sampled`` the run's judged random sample of holes, if any (``ignored``: why others were not used)."""
+    ``sampled`` the run's judged random sample of holes, if any (``ignored``: why others were not used), and
+    ``judges`` the model judges whose grades may move U (:mod:`ptah.core.calibration`)."""
     required, forbidden = run.required, run.forbidden
     result = [
         Gate("required", run.name, required["failed"] == 0,
@@ -225,7 +229,7 @@ def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float],
             if high is not None:
                 drop_high = before - high
             if not passed and run.cases and all(case.holes is not None for case in run.cases):
-                holes = _decided_by_holes(run, measure, before - threshold, policy, sampled) | {
+                holes = _decided_by_holes(run, measure, before - threshold, policy, sampled, judges) | {
                     "samples_ignored": list(ignored)}
                 inconclusive = holes["inconclusive"]
                 detail += "; " + _holes_sentence(run, measure, holes, corpus_path)
@@ -234,16 +238,22 @@ def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float],
     return result
 
 
-def _decided_by_holes(run: Run, measure: Measure, target: float, policy: str, sampled: Sampled | None) -> dict:
+def _decided_by_holes(run: Run, measure: Measure, target: float, policy: str, sampled: Sampled | None,
+                      judges: Sequence[ModelJudge] = ()) -> dict:
     """What the holes say of a drop gate failing on its mean (DESIGN.md, "Judged keys and holes"): the report's
-    ``holes`` member of the gate."""
-    count = sum(len(case.holes or ()) for case in _deciding(run, measure))
+    ``holes`` member of the gate. A model judge trusted on the sample replaces the sample's U with its own (the
+    largest, when several are)."""
+    pairs = [(case.id, hole.key) for case in _deciding(run, measure) for hole in case.holes or ()]
+    count = len(pairs)
     flips = flip_count(run.cases, measure, target)
     plausible = count if sampled is None else min(count, sampled.plausible())
+    accounts = [judge.entry(pairs, plausible) for judge in judges]
+    used = [entry["plausible_relevant"] for entry in accounts if entry["used"]]
     decided = {"policy": policy, "holes": count, "flip_count": flips.m, "flip_count_exact": flips.exact,
-               "plausible_relevant": plausible, "sample": None if sampled is None else {
+               "plausible_relevant": max(used) if used else plausible, "sample": None if sampled is None else {
                    "seed": sampled.seed, "population": sampled.population, "drawn": sampled.drawn,
-                   "relevant": sampled.found}}
+                   "relevant": sampled.found}} | ({"judges": accounts} if accounts else {})
+    plausible = decided["plausible_relevant"]
     inconclusive = policy == "bound" and flips.m is not None and flips.m <= plausible
     settle = settling_sample(count, flips.m) if inconclusive and flips.m is not None else None
     return decided | {"inconclusive": inconclusive, "settling_sample": settle}
@@ -298,10 +308,24 @@ def _deciding(run: Run, measure: Measure) -> list:
 
 def _evidence(holes: Mapping) -> str:
     sample = holes["sample"]
-    if sample is None:
-        return "no random sample of them judged"
-    return (f"one-sided 95% bound from a random sample of {sample['drawn']:,} of {sample['population']:,} holes "
+    said = ("no random sample of them judged" if sample is None else
+            f"one-sided 95% bound from a random sample of {sample['drawn']:,} of {sample['population']:,} holes "
             f"with {sample['relevant']:,} relevant")
+    return "; ".join([said, *(_judge_said(entry) for entry in holes.get("judges", ()))])
+
+
+def _judge_said(entry: Mapping) -> str:
+    """One model judge's part of a gate's evidence: its agreement with the person and what it did to U."""
+    kappa = "undefined" if entry["kappa"] is None else f"{entry['kappa']:.2f}"
+    rates = "".join(f", {name.upper()} {entry[name]:.2f} [{entry[name + '_interval'][0]:.2f}, "
+                    f"{entry[name + '_interval'][1]:.2f}]" for name in ("tpr", "tnr") if entry[name] is not None)
+    agreed = f"model judge {entry['name']} (kappa {kappa} on {entry['sampled']:,} sampled holes{rates})"
+    if not entry["used"]:
+        return f"{agreed} graded {entry['graded']:,} of them but may not move it: {entry['why_not']}"
+    moved = entry["moved"]
+    return (f"{agreed} graded {entry['graded']:,} of them and puts it at {entry['plausible_relevant']:,} "
+            f"({'+' if moved > 0 else ''}{moved:,} from the sample alone)" if moved else
+            f"{agreed} graded {entry['graded']:,} of them and leaves it at {entry['plausible_relevant']:,}")
 
 
 MAX_CASES_NAMED = 5

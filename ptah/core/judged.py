@@ -27,7 +27,9 @@ cases sorted by id and judgements by key (code point order), grades as the
 shortest round-trip repr of a double (``1`` and ``1.0`` are the same). A case
 with no judgement is left out; a judgement's ``sample`` and the record's
 ``samples`` (random samples of holes drawn for judging) are members only when
-there are some, so a record without samples keeps its digest. Outside the digest: the record's ``corpus``
+there are some, so a record without samples keeps its digest; so is
+``models`` (a model judge's grades: ``[{"by": ID, "cases": [...]}, ...]``
+sorted by ``by``, its cases as above). Outside the digest: the record's ``corpus``
 member (informative), comments and formatting.
 """
 
@@ -87,10 +89,15 @@ class JudgementRecord:
     corpus: str | None = None
     cases: Mapping[str, Mapping[str, Judgement]] = field(default_factory=dict)
     samples: tuple[Sample, ...] = ()
+    # a model judge's grades (DESIGN.md, "Model judges"): judge id (``model:NAME@IDENTITY``, the ``by`` of each) ->
+    # case id -> key -> Judgement. They never make a key judged and never enter the corpus; they may move U.
+    models: Mapping[str, Mapping[str, Mapping[str, Judgement]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cases", _frozen_cases(self.cases))
         object.__setattr__(self, "samples", tuple(self.samples))
+        object.__setattr__(self, "models", MappingProxyType({by: _frozen_cases(cases)
+                                                            for by, cases in self.models.items()}))
 
     def sampled(self, index: int) -> list[tuple[str, str, Judgement]]:
         """The (case id, key, judgement) of every judgement sample ``index`` drew."""
@@ -125,6 +132,13 @@ class JudgementRecord:
                 if self.cases[case_id]
             ],
         }
+        models = {by: cases for by, cases in self.models.items() if any(cases.values())}
+        if models:
+            document["models"] = [
+                {"by": by, "cases": [{"id": case_id, "judgements": [
+                    {"key": key, "grade": float(j.grade), "text_sha256": j.text_sha256, "judged_at": j.judged_at}
+                    for key, j in sorted(cases[case_id].items())]} for case_id in sorted(cases) if cases[case_id]]}
+                for by, cases in sorted(models.items())]
         if self.samples:
             document["samples"] = [{"seed": x.seed, "population": x.population, "drawn": x.drawn,
                                     "generations": list(x.generations), "drawn_at": x.drawn_at} for x in self.samples]

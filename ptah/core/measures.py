@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from ptah.core.registry import Registry
 
@@ -155,6 +155,21 @@ class Measure:
         if k is None:
             raise ValueError(f"{self.name} is measured at each case's own depth; give case_k")
         return self.kind(ranking, grades, k)
+
+
+def registry_order(names: Iterable[str]) -> list[str]:
+    """``names`` (string forms or report keys) in the registry's order: by kind as registered, each kind at its
+    cases' own depth first, then by depth; a name no registered measure reads keeps its place after them."""
+    order = {kind.name: index for index, kind in enumerate(MEASURES)}
+
+    def place(name: str) -> tuple[int, int]:
+        try:
+            measure = Measure.parse(name)
+        except ValueError:
+            return len(order), 0
+        return order[measure.name], measure.k or 0
+
+    return sorted(names, key=place)
 
 
 DEFAULT_MEASURES: tuple[Measure, ...]

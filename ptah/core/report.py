@@ -17,7 +17,9 @@ each case's ``judged`` (judged@k), ``holes`` (key, rank) and ``high`` (each
 measure's high bound); each run's ``aggregates.judged`` and, in every mean,
 ``high`` and ``high_numerator``; the corpus's ``judgements`` digest;
 ``stale_judgements``; and the ``inconclusive`` verdict. A ``ptah-report@1``
-reads with those unknown (None) and writes back as it was.
+reads with those unknown (None) and writes back as it was. An ``@2`` report
+may hold ``excerpts``: each ranked key's judging text cut by :func:`excerpt`,
+what the HTML pages show beside the key (reports written before have none).
 
 The descriptive parts -- a run's generation and search, the environment, the
 timings, the comparison statistics -- are read-only mappings kept as written:
@@ -40,6 +42,14 @@ __all__ = ["BaselineComparison", "CaseResult", "CaseTies", "Comparison", "Gate",
 REPORT_FORMAT = "ptah-report@2"
 REPORT_FORMATS = ("ptah-report@1", REPORT_FORMAT)  # every format ptah reads
 RANKING_RULE = "score descending, ties broken by key ascending"
+EXCERPT_CHARS = 100  # the report schema's maxLength of an excerpt
+
+
+def excerpt(text: str) -> str:
+    """A row's text as the pages show it beside its key: each line's words one space apart, the lines joined by
+    `` · ``, cut to :data:`EXCERPT_CHARS` characters (the last an ellipsis when cut)."""
+    flat = " · ".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
+    return flat if len(flat) <= EXCERPT_CHARS else flat[:EXCERPT_CHARS - 1] + "…"
 
 
 def read_only(value: Any) -> Any:
@@ -325,6 +335,7 @@ class Report:
     comparison: Comparison | None = None  # several runs side by side (ptah.core.comparison)
     format: str = field(default=REPORT_FORMAT)
     stale_judgements: tuple[Mapping, ...] = ()  # {case, key, judged_at, why}: the row's text changed since
+    excerpts: Mapping[str, str] | None = None  # ranked key -> its judging text's excerpt; None: not recorded
 
     @property
     def verdict(self) -> str:
@@ -363,6 +374,8 @@ class Report:
         }
         if self.format != REPORT_FORMATS[0]:
             data["stale_judgements"] = [plain(stale) for stale in self.stale_judgements]
+        if self.excerpts is not None:
+            data["excerpts"] = dict(self.excerpts)
         return data
 
     @classmethod
@@ -381,5 +394,6 @@ class Report:
             comparisons=() if baseline is None else tuple(BaselineComparison(read_only(c)) for c in baseline["comparisons"]),
             comparison=None if data.get("comparison") is None else Comparison(read_only(data["comparison"])),
             stale_judgements=tuple(read_only(stale) for stale in data.get("stale_judgements", ())),
+            excerpts=None if data.get("excerpts") is None else MappingProxyType(dict(data["excerpts"])),
         )
 

@@ -187,6 +187,14 @@ class EvaluationRequest:
         "bound", "How a drop gate treats holes (unjudged rows in a top k): bound (default) -- a gate failing on its "
         "mean is inconclusive (exit 4) while the holes that could plausibly be relevant could flip it; misses -- "
         "holes count as not relevant (trec_eval's convention), never inconclusive.", choices=HOLE_POLICIES)
+    min_kappa: float = option(
+        0.6, "A model judge's grades (ptah corpus judge --judge) may move the plausible relevant holes only when its "
+        "Cohen's kappa with the person's random sample of holes is at least this (and 20 or more sampled holes were "
+        "judged by both); below it they are reported and change nothing.", kind=float, low=-1, high=1)
+    excerpts: bool = option(
+        False, "Record the first words of each ranked row (its judging text, cut to 100 characters) in the report, for "
+        "the pages that show them beside the key; --html and --save html=PATH set it (a JSON report quotes no row "
+        "text otherwise).", served=False)
     max_p95_ms: float | None = option(
         None, "Fail (exit 1) when a run's 95th percentile time per query (every stage, milliseconds) exceeds this; "
         "times are reported either way.", kind=float, low=0)

@@ -119,7 +119,7 @@ def correct(sections: Sequence[Mapping], correction: str, alpha: float) -> dict:
 
 def slice_gates(run: Run, reference: Run, thresholds: Mapping[str, float], slices: Slices,
                 reference_slices: Mapping, baseline_path: str, corpus_path: str | None, policy: str = "bound",
-                sampled: Sampled | None = None, ignored: Sequence[str] = ()) -> list[Gate]:
+                sampled: Sampled | None = None, ignored: Sequence[str] = (), judges: Sequence = ()) -> list[Gate]:
     """The drop gates of ``run``'s slices (``recall@billing``, ``nDCG@*``: :func:`ptah.core.request.gate_key`),
     each judged like a whole run's (:func:`ptah.core.baseline.gates`: the holes rules included) on the slice's
     cases against the same slice of the baseline's reference run, and named ``max-recall-drop@billing``.
@@ -140,7 +140,7 @@ def slice_gates(run: Run, reference: Run, thresholds: Mapping[str, float], slice
             ids = slices[each][1]
             part = sliced(run, ids)
             whole = [gate for gate in gates(part, compare(part, sliced(reference, ids)), {str(measure): threshold},
-                                            corpus_path, policy, sampled, ignored) if gate.is_drop_gate]
+                                            corpus_path, policy, sampled, ignored, judges) if gate.is_drop_gate]
             found += [replace(gate, name=f"{gate.name}@{each}") for gate in whole]
     return found
 

@@ -236,6 +236,40 @@ class Variant:
     ef_search: int | None = None
 
 
+JUDGE_KINDS = ("encoder", "chat")
+DEFAULT_MAX_JUDGE_REQUESTS = 10_000
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """A model judge (``judges:``; DESIGN.md, "Model judges"): ``kind`` grades (query, judging text) pairs.
+
+    ``encoder``: a generation's model (``generation``, as the bi-encoder reranker
+    scores) or a cross-encoder (``model``) scores each pair, and ``thresholds``
+    (grade -> least score) turn the score into the highest grade whose
+    threshold it reaches, else 0. ``chat``: an OpenAI-compatible chat
+    completions ``service`` asked for ``model``, one request a pair, at most
+    ``max_requests`` an invocation. ``options``: what a plug-in kind reads.
+    """
+
+    kind: str
+    model: str | None = None
+    generation: str | None = None
+    thresholds: Mapping[float, float] = field(default_factory=dict)
+    service: ServiceSettings | None = None
+    max_requests: int = DEFAULT_MAX_JUDGE_REQUESTS
+    batch_size: int = DEFAULT_RERANK_BATCH
+    options: Mapping = field(default_factory=dict)
+
+    def controls(self) -> dict:
+        """What decides its grades, as JSON values (its identity is their digest): every setting but the
+        service's key variable, its time-out and the spend cap."""
+        return {"kind": self.kind, "model": self.model, "generation": self.generation,
+                "thresholds": [[grade, score] for grade, score in sorted(self.thresholds.items())],
+                "base_url": None if self.service is None else self.service.base_url,
+                **({"options": dict(self.options)} if self.options else {})}
+
+
 @dataclass(frozen=True)
 class Spec:
     """A validated ``ptah.yaml``. ``root`` is the folder holding it.
@@ -250,6 +284,7 @@ class Spec:
     active: str | None
     generations: dict[str, GenerationSettings] = field(default_factory=dict)
     variants: dict[str, Variant] = field(default_factory=dict)
+    judges: dict[str, JudgeSettings] = field(default_factory=dict)
 
     def judging_template(self) -> str:
         """The template of a row's *judging text* (DESIGN.md, "Judged keys and holes"): ``source.judge_text``,

@@ -19,8 +19,13 @@ complete without it, and sets ``data-ready`` on ``<html>`` when it ran.
 
 Measures: the summary's columns, the chart's choices and each case's line
 are the measures the reference run holds, labelled by the measure registry
-(a report with ``MAP@10`` shows a ``MAP@10`` column); ``data-measure`` is
-the measure's report key (``recall``, ``mrr``, ``ndcg``, ``MAP@10``).
+and in its order, as on every page ptah draws (a report with ``MAP@10`` shows
+a ``MAP@10`` column after nDCG's); ``data-measure`` is the measure's report
+key (``recall``, ``mrr``, ``ndcg``, ``MAP@10``).
+
+Each case's table shows beside each ranked key the first words of its row
+(the report's ``excerpts``: the judging text, cut when the report was made),
+and its legend says what each marker means, the hole's included.
 Writing the page to a file is the caller's (``ptah.adapters.files``).
 """
 
@@ -30,8 +35,8 @@ from html import escape
 from typing import Mapping
 
 from ptah.core.comparison import case_deltas
-from ptah.core.measures import Measure
-from ptah.core.report import CaseResult, Report, Run
+from ptah.core.measures import Measure, registry_order
+from ptah.core.report import EXCERPT_CHARS, CaseResult, Report, Run
 from ptah.core.significance import p_value_text
 from ptah.core.verdicts import counted
 from ptah.render.sentences import (baseline_findings, candidate_findings, gate_detail, gate_word, level_of, stage_phrase,
@@ -48,7 +53,7 @@ STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#1d2430}
 h1{font-size:1.5rem;margin:0 0 .3rem}h2{font-size:1.15rem;margin:2rem 0 .5rem;border-bottom:1px solid #dde2ea;padding-bottom:.2rem}
 .meta{color:#5b6578;font-size:.85rem}.mono{font-family:ui-monospace,SFMono-Regular,Menlo,monospace}
-table{border-collapse:collapse;margin:.4rem 0}th,td{padding:.25rem .6rem;border-bottom:1px solid #e6e9ef;text-align:right;vertical-align:top}
+table{border-collapse:collapse;margin:.4rem 0;display:block;max-width:100%;overflow-x:auto}th,td{padding:.25rem .6rem;border-bottom:1px solid #e6e9ef;text-align:right;vertical-align:top}
 th:first-child,td:first-child,td.l,th.l{text-align:left}thead th{background:#f4f6f9}
 .verdict{display:inline-block;padding:.3rem .8rem;border-radius:4px;font-weight:600;margin:.6rem 0}
 .pass{background:#e3f5e8;color:#17602d}.fail{background:#fbe4e4;color:#8c1d1d}.inconclusive{background:#fdf3d8;color:#7a5300}
@@ -56,8 +61,9 @@ th:first-child,td:first-child,td.l,th.l{text-align:left}thead th{background:#f4f
 ul.headlines{padding-left:1.2rem}
 .case{border:1px solid #e6e9ef;border-radius:4px;margin:.5rem 0;padding:.3rem .6rem}.case summary{cursor:pointer}
 .flip{font-weight:600;color:#a12020}.results td{text-align:left}
-.k-hole{border-left:3px dotted #c99a00}.k-required{background:#dff3e4;font-weight:600}.k-relevant{background:#eef8f0}.k-forbidden{background:#fbe1e1;text-decoration:line-through}
-.legend span{padding:0 .4rem;margin-right:.5rem}.controls{margin:.4rem 0}.controls label{margin-right:1rem}
+.k-hole{border-left:3px dotted #c99a00}.excerpt{display:-webkit-box;-webkit-line-clamp:2;-webkit-box-orient:vertical;overflow:hidden;color:#3d4657;font-size:.82rem;font-weight:400;max-width:32rem}.k-required{background:#dff3e4;font-weight:600}.k-relevant{background:#eef8f0}.k-forbidden{background:#fbe1e1;text-decoration:line-through}
+.legend span{padding:0 .4rem}.legend{font-size:.85rem}
+svg{max-width:100%;height:auto}.controls{margin:.4rem 0}.controls label{margin-right:1rem}
 svg text{font:11px system-ui,sans-serif;fill:#1d2430}.hidden{display:none}
 """
 
@@ -101,8 +107,13 @@ def _sign(value: float | None) -> str:
 
 
 def _measures(run: Run) -> list[tuple[str, str, str]]:
-    """The run's measures as (string form, report key, the registry's label), in the report's order."""
-    return [(name, Measure.parse(name).key, Measure.parse(name).label) for name in run.means]
+    """The run's measures as (string form, report key, the registry's label), in the registry's order."""
+    return [(name, Measure.parse(name).key, Measure.parse(name).label) for name in registry_order(run.means)]
+
+
+def _ordered(by_measure: Mapping) -> list[tuple[str, Mapping]]:
+    """The items of a mapping keyed by measure, in the registry's order."""
+    return [(key, by_measure[key]) for key in registry_order(by_measure)]
 
 
 def render_html(report: Report) -> str:
@@ -162,7 +173,7 @@ def _baseline_section(report: Report) -> str:
 def _baseline_run(name: str, channel: str, data: Mapping, level: float) -> str:
     significance = data.get("significance") or {}
     rows = []
-    for key, entry in data["aggregates"].items():
+    for key, entry in _ordered(data["aggregates"]):
         stats = significance.get(key) or {}
         found, test = stats.get("interval"), stats.get("test")
         delta = entry["delta"]
@@ -248,7 +259,9 @@ def _slice_tests(run: str, against: str, marker: str, slices: Mapping | None, le
                 f'data-measure="{escape(test.key)}" data-slice-field="{field}" data-value="{data}">{escape(text)}</td>')
 
     rows = []
-    for test in slice_tests(slices):
+    tests = slice_tests(slices)
+    tags, measures = list(dict.fromkeys(test.tag for test in tests)), registry_order(dict.fromkeys(test.key for test in tests))
+    for test in sorted(tests, key=lambda test: (tags.index(test.tag), measures.index(test.key))):
         entry, found = test.entry, test.entry["test"]
         css = {"better": "better", "worse": "worse"}.get(entry["finding"], "unclear")
         rows.append(f'<tr><td class="l">{escape(test.tag)}</td><td>{test.cases}</td><td class="l">{escape(test.label)}</td>'
@@ -272,7 +285,7 @@ def _baseline_changed(changed: list) -> str:
         return '<p class="meta">No case changed against the baseline.</p>'
     failing = sum(1 for c in changed if c["passed"]["baseline"] and not c["passed"]["current"])
     passing = sum(1 for c in changed if not c["passed"]["baseline"] and c["passed"]["current"])
-    keys = list(changed[0]["metrics"])
+    keys = registry_order(changed[0]["metrics"])
     head = "".join(f"<th>{escape(Measure.parse(key).label)} was → now</th>" for key in keys)
     rows = []
     for change in changed:
@@ -353,7 +366,7 @@ def _summary(report: Report) -> str:
     )
     for candidate in comparison.candidates:
         name = candidate["run"]
-        for key, entry in candidate["measures"].items():
+        for key, entry in _ordered(candidate["measures"]):
             found, test = entry["interval"], entry["test"]
             p = None if test is None else test["p_value"]
             css = {"better": "better", "worse": "worse"}.get(entry["finding"], "unclear")
@@ -468,7 +481,7 @@ def _bars(deltas: list[tuple[str, float | None]], measure: str, label: str) -> s
         )
     note = f'<p class="meta">{more} more changed cases not drawn.</p>' if more > 0 else ""
     return (f'<div class="chart{hidden}" data-chart-measure="{escape(measure)}"><svg '
-            f'width="{width}" height="{height}" role="img" aria-label="{escape(label)} delta per case">'
+            f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(label)} delta per case">'
             + "".join(items) + f"</svg>{note}</div>")
 
 
@@ -490,18 +503,32 @@ def _cases(report: Report) -> str:
     order = sorted(range(len(reference)), key=lambda i: (reference[i].id not in failing, reference[i].id not in flipped,
                                                          reference[i].id not in changed))
     by_run = [{case.id: case for case in run.cases} for run in runs]
-    legend = ('<p class="legend"><span class="k-required">required</span><span class="k-relevant">relevant</span>'
-              '<span class="k-forbidden">forbidden</span></p>')
     control = '<div class="controls"><label><input type="checkbox" id="changed-only"> only cases that changed</label></div>'
     parts = ["<h2>Cases</h2>", '<p class="meta">Failing cases first, then those that flipped, then those that changed.</p>',
-             legend, control if report.comparison is not None or report.comparisons else ""]
+             _legend(report), control if report.comparison is not None or report.comparisons else ""]
     for i in order:
         case_id = reference[i].id
-        parts.append(_case(case_id, [lookup.get(case_id) for lookup in by_run], runs, case_id in flipped, case_id in changed))
+        parts.append(_case(case_id, [lookup.get(case_id) for lookup in by_run], runs, case_id in flipped, case_id in changed,
+                           report.excerpts or {}))
     return "".join(parts)
 
 
-def _case(case_id: str, cases: list[CaseResult | None], runs: tuple[Run, ...], flipped: bool, changed: bool) -> str:
+def _legend(report: Report) -> str:
+    """What each marker of the case tables means; whether the report lists its holes and holds its rows' words."""
+    holes = all(case.holes is not None for run in report.runs for case in run.cases)
+    unmarked = ("Unmarked: a row judged not relevant." if holes else
+                "This report does not list its holes (ptah-report@1): an unmarked row may be judged or not.")
+    words = ("This report holds no words of its rows (made by an older ptah): the keys stand alone."
+             if report.excerpts is None else "Beside each key, the first words of its row (its judging text).")
+    return ('<p class="legend" id="legend"><span class="k-required">required</span> a key the case requires; '
+            '<span class="k-relevant">relevant</span> a key graded relevant; <span class="k-forbidden">forbidden</span> '
+            'a key that must not be ranked; <span class="k-hole">hole</span> a row nobody judged for this case: it '
+            "counts as not relevant, and a mean's high bound counts it relevant. "
+            f"{escape(unmarked)} {escape(words)}</p>")
+
+
+def _case(case_id: str, cases: list[CaseResult | None], runs: tuple[Run, ...], flipped: bool, changed: bool,
+          excerpts: Mapping[str, str]) -> str:
     first = cases[0]
     required = set(first.required)
     relevant = {key for key, _ in first.relevant}
@@ -522,8 +549,10 @@ def _case(case_id: str, cases: list[CaseResult | None], runs: tuple[Run, ...], f
             key = result.key
             css = ("k-forbidden" if key in forbidden else "k-required" if key in required
                    else "k-relevant" if key in relevant else "k-hole" if key in {h.key for h in case.holes or ()} else "")
+            text = excerpts.get(key)
+            shown = "" if text is None else f'<span class="excerpt">{escape(text[:EXCERPT_CHARS])}</span>'
             cells.append(f'<td class="{css}"><span class="mono">{escape(key)}</span> '
-                         f'<span class="meta">{result.score:.4f}</span></td>')
+                         f'<span class="meta">{result.score:.4f}</span>{shown}</td>')
         rows.append(f"<tr><td>{rank + 1}</td>{''.join(cells)}</tr>")
     metrics = "".join(
         "<td>" + " · ".join(f"{escape(label)} {bounded(case.values.get(name), (case.highs or {}).get(name))}"

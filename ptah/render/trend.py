@@ -1,7 +1,9 @@
 """Means over time: one self-contained HTML page from several saved reports (``ptah report trend``).
 
-One chart per measure (the measures of the first report's first run): x is
-each report's ``created_at``, y the mean (0 to 1); one line per series --
+One chart per measure (the measures of the first report's first run, in the
+measure registry's order): x is each report's ``created_at`` on a time axis
+whose labels never overlap (:mod:`ptah.render.timeaxis`), y the mean (0 to 1);
+one line per series --
 a generation name and channel -- through its means, each with its interval:
 the percentile bootstrap interval of the mean over the run's case values
 (:data:`RESAMPLES` resamples, seed 0, the report's level when it recorded
@@ -22,9 +24,10 @@ from datetime import datetime, timezone
 from html import escape
 from typing import Sequence
 
-from ptah.core.measures import Measure
+from ptah.core.measures import Measure, registry_order
 from ptah.core.report import Report, Run
 from ptah.core.significance import DEFAULT_LEVEL, paired_bootstrap
+from ptah.render.timeaxis import time_axis
 
 RESAMPLES = 1000
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -37,6 +40,7 @@ h1{font-size:1.5rem}h2{font-size:1.15rem;margin:2rem 0 .5rem;border-bottom:1px s
 .meta{color:#5b6578;font-size:.85rem}.mono{font-family:ui-monospace,Menlo,monospace}.warn{color:#8c1d1d}
 table{border-collapse:collapse}th,td{padding:.2rem .6rem;border-bottom:1px solid #e6e9ef;text-align:right}
 th:first-child,td:first-child,td.l,th.l{text-align:left}svg text{font:11px system-ui,sans-serif;fill:#1d2430}
+svg{max-width:100%;height:auto}
 """
 
 
@@ -66,7 +70,8 @@ def points(reports: Sequence[Report]) -> list[dict]:
         if report.comparison is not None:
             level = report.comparison.statistics["bootstrap"]["level"]
         for run in report.runs:
-            for name, mean in run.means.items():
+            for name in registry_order(run.means):
+                mean = run.means[name]
                 found.append({
                     "when": created(report), "created_at": report.created_at, "series": series_name(run),
                     "measure": name, "value": mean.value, "interval": interval(run, name, level),
@@ -78,7 +83,7 @@ def points(reports: Sequence[Report]) -> list[dict]:
 def render_trend(reports: Sequence[Report]) -> str:
     """The page (module docs)."""
     found = points(reports)
-    measures = list(reports[0].runs[0].means) if reports else []
+    measures = registry_order(reports[0].runs[0].means) if reports else []
     series = list(dict.fromkeys(point["series"] for point in found))
     colour = {name: COLOURS[i % len(COLOURS)] for i, name in enumerate(series)}
     digests = list(dict.fromkeys(point["digest"] for point in found))
@@ -111,13 +116,11 @@ def render_trend(reports: Sequence[Report]) -> str:
 def _chart(found: list[dict], measure: str, series: list[str], colour: dict) -> str:
     mine = [point for point in found if point["measure"] == measure]
     label = Measure.parse(measure).label
-    times = [point["when"].timestamp() for point in mine]
-    start, end = (min(times), max(times)) if times else (0.0, 1.0)
-    span = (end - start) or 1.0
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    axis = time_axis([point["when"] for point in mine] or [datetime.now(timezone.utc)], LEFT, plot_w)
 
     def x(point: dict) -> float:
-        return LEFT + (plot_w / 2 if end == start else (point["when"].timestamp() - start) / span * plot_w)
+        return axis.x(point["when"])
 
     def y(value: float) -> float:
         return TOP + (1 - value) * plot_h
@@ -126,9 +129,7 @@ def _chart(found: list[dict], measure: str, series: list[str], colour: dict) -> 
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
         items.append(f'<line x1="{LEFT}" y1="{y(tick):.1f}" x2="{LEFT + plot_w}" y2="{y(tick):.1f}" stroke="#e6e9ef"/>'
                      f'<text x="{LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick:.2f}</text>')
-    for when in sorted({point["created_at"]: point for point in mine}.values(), key=lambda p: p["when"]):
-        items.append(f'<text x="{x(when):.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">'
-                     f'{escape(when["when"].strftime("%Y-%m-%d"))}</text>')
+    items.append(axis.svg(HEIGHT - BOTTOM + 18))
     for index, name in enumerate(series):
         line = [point for point in mine if point["series"] == name and point["value"] is not None]
         if len(line) > 1:
@@ -150,7 +151,7 @@ def _chart(found: list[dict], measure: str, series: list[str], colour: dict) -> 
         ly = TOP + 14 * index + 6
         items.append(f'<rect x="{WIDTH - RIGHT + 16}" y="{ly - 8}" width="10" height="10" fill="{colour[name]}"/>'
                      f'<text x="{WIDTH - RIGHT + 32}" y="{ly + 1}">{escape(name[:28])}</text>')
-    return (f"<h2>{escape(label)}</h2><svg width=\"{WIDTH}\" height=\"{HEIGHT}\" role=\"img\" "
+    return (f"<h2>{escape(label)}</h2><svg width=\"{WIDTH}\" height=\"{HEIGHT}\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" "
             f'aria-label="{escape(label)} over time">' + "".join(items) + "</svg>")
 
 

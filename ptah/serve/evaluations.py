@@ -69,6 +69,7 @@ def checked_body(body: object) -> dict:
 def evaluation_request(checked: dict) -> EvaluationRequest:
     """The EvaluationRequest a checked body asks for (an OptionError names the field)."""
     options = {option.name: checked[option.name] for option in SERVED if option.name in checked}
+    options["excerpts"] = True  # the server's report pages show each ranked row's first words
     if checked.get("baseline") is not None:
         options["baseline"] = f"evaluation {checked['baseline']}"
     return EvaluationRequest.of(**options)

@@ -6,8 +6,9 @@ session cookie (:mod:`ptah.serve.auth`), never in a URL. Self-contained like
 the report page: inline CSS and SVG, no script, a Content-Security-Policy
 that forbids every network resource (forms post only to the server itself).
 
-The trend charts: one per corpus and mean, x the evaluations done on that
-corpus in the order they were made, y the mean (0 to 1), one line per run
+The trend charts: one per corpus and mean, in the measure registry's order,
+x the time each evaluation on that corpus was asked for, on a time axis
+(:mod:`ptah.render.timeaxis`), y the mean (0 to 1), one line per run
 (generation and channel). Each point carries ``data-evaluation``,
 ``data-run``, ``data-measure`` and ``data-value`` (Python's ``repr`` of the
 report's mean), so a test can hold the chart to the reports.
@@ -16,6 +17,7 @@ report's mean), so a test can hold the chart to the reports.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from html import escape
 from urllib.parse import parse_qs
 
@@ -24,7 +26,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from ptah.core.measures import registry_order
 from ptah.core.report import Report
+from ptah.render.timeaxis import time_axis
 from ptah.serve.auth import grant_of, page_grant, session_cookie
 from ptah.serve.evaluations import EVALUATION_ID
 from ptah.serve.limits import BodyTooLarge
@@ -35,7 +39,7 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action
 HEADERS = {"Content-Security-Policy": CSP + "; frame-ancestors 'none'", "Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
            "X-Content-Type-Options": "nosniff"}
 COLOURS = ("#1f6fb4", "#d2691e", "#2f9a4f", "#8e44ad", "#c23b3b", "#4f6d7a", "#b8860b", "#17a2b8")
-WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 640, 220, 50, 170, 14, 30
+WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 640, 236, 50, 170, 14, 46
 MAX_LOGIN_BYTES = 4096
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#1d2430}
@@ -43,6 +47,7 @@ h1{font-size:1.5rem}h2{font-size:1.15rem;margin:2rem 0 .5rem;border-bottom:1px s
 .meta{color:#5b6578;font-size:.85rem}.mono{font-family:ui-monospace,Menlo,monospace}
 table{border-collapse:collapse}th,td{padding:.2rem .6rem;border-bottom:1px solid #e6e9ef;text-align:left}
 .pass{color:#1e7b34}.fail{color:#8c1d1d}.inconclusive{color:#8a6d00}svg text{font:11px system-ui,sans-serif}
+svg{max-width:100%;height:auto}figure{margin:1rem 0}
 """
 
 
@@ -136,7 +141,8 @@ def _table(jobs: list[dict]) -> str:
     for job in reversed(jobs):
         verdict = job["verdict"] or ""
         runs = "; ".join(
-            f"{run['name']}: " + ", ".join(f"{name} {_short(mean['value'])}" for name, mean in run["means"].items())
+            f"{run['name']}: " + ", ".join(f"{name} {_short(run['means'][name]['value'])}"
+                                           for name in registry_order(run["means"]))
             for run in job["runs"] or ())
         link = (f'<a href="/evaluations/{escape(job["id"])}/report.html">report</a>' if job["status"] == "done" else
                 escape((job["error"] or {}).get("code", "")))
@@ -159,39 +165,39 @@ def _charts(jobs: list[dict]) -> str:
     for job in done:
         for run in job["runs"]:
             measures.extend(name for name in run["means"] if name not in measures)
-    return '<div class="charts">' + "".join(_chart(done, measure) for measure in measures) + "</div>"
+    return '<div class="charts">' + "".join(_chart(done, measure) for measure in registry_order(measures)) + "</div>"
 
 
 def _chart(done: list[dict], measure: str) -> str:
-    series: dict[str, list[tuple[int, str, float | None]]] = {}
-    for index, job in enumerate(done):
+    series: dict[str, list[tuple[datetime, str, float | None]]] = {}
+    for job in done:
         for run in job["runs"]:
             if measure in run["means"]:
-                series.setdefault(run["name"], []).append((index, job["id"], run["means"][measure]["value"]))
-    span = max(len(done) - 1, 1)
+                series.setdefault(run["name"], []).append((datetime.fromisoformat(job["created_at"]), job["id"],
+                                                           run["means"][measure]["value"]))
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-
-    def x(index: int) -> float:
-        return LEFT + plot_w * index / span
+    axis = time_axis([when for points in series.values() for when, _, _ in points], LEFT, plot_w)
+    x = axis.x
 
     def y(value: float) -> float:
         return TOP + plot_h * (1 - value)
 
     parts = [f'<figure data-chart-measure="{escape(measure)}"><figcaption>{escape(measure)}</figcaption>'
-             f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" role="img" '
+             f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
              f'aria-label="{escape(measure)} over time">']
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
         parts.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="#e6e9ef"/>'
                      f'<text x="{LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick:.2f}</text>')
+    parts.append(axis.svg(HEIGHT - BOTTOM + 18))
     for number, (name, points) in enumerate(series.items()):
         colour = COLOURS[number % len(COLOURS)]
-        defined = [(index, value) for index, _, value in points if value is not None]
+        defined = [(when, value) for when, _, value in points if value is not None]
         if len(defined) > 1:
-            path = " ".join(f"{x(index):.1f},{y(value):.1f}" for index, value in defined)
+            path = " ".join(f"{x(when):.1f},{y(value):.1f}" for when, value in defined)
             parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>')
-        for index, job_id, value in points:
+        for when, job_id, value in points:
             shown = 0.0 if value is None else value
-            parts.append(f'<circle cx="{x(index):.1f}" cy="{y(shown):.1f}" r="3.5" fill="{colour}" '
+            parts.append(f'<circle cx="{x(when):.1f}" cy="{y(shown):.1f}" r="3.5" fill="{colour}" '
                          f'data-evaluation="{escape(job_id)}" data-run="{escape(name)}" data-measure="{escape(measure)}" '
                          f'data-value="{_value(value)}"><title>{escape(name)} {escape(measure)} '
                          f"{_short(value)} ({escape(job_id)})</title></circle>")

@@ -26,7 +26,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 
 from ptah.core.corpus import Corpus
-from ptah.core.errors import InputError
+from ptah.core.errors import InputError, StoreDamaged
 from ptah.core.spec import Spec
 from ptah.core.visible import abbreviated
 
@@ -119,12 +119,20 @@ def list_corpora(records) -> list[dict]:
 
 
 def registered_corpus(records, digest: str) -> Corpus | None:
-    """The registered corpus with this digest, read back from its stored bytes; None when unregistered. Its
+    """The registered corpus with this digest, read back from its stored bytes; None when unregistered, and
+    StoreDamaged when those bytes no longer have that digest (the record was changed outside ptah). Its
     ``path`` (what reports and messages name it by) is :func:`registered_label`: the server has no file of it."""
     text = records.get("corpus_text", digest)
     if text is None:
         return None
-    corpus = parse_corpus(text.encode("utf-8"))
+    try:
+        corpus: Corpus | None = parse_corpus(text.encode("utf-8"))
+    except InputError:
+        corpus = None
+    if corpus is None or corpus.digest != digest:  # a record is kept under the digest of what it holds
+        raise StoreDamaged(f"the store is damaged: the corpus registered as {digest} now reads as "
+                           f"{'no corpus' if corpus is None else corpus.digest}, so its record was changed outside "
+                           "ptah; register the corpus again as a new one.")
     return replace(corpus, path=registered_label(corpus.name, corpus.digest))
 
 

@@ -14,7 +14,10 @@ returns a typed :class:`~ptah.core.report.Report`:
    (:mod:`ptah.core.baseline`);
 4. the corpus's judgement record is checked against the rows' text: each
    judgement whose row changed since is listed (:mod:`ptah.services.stale`),
-   a failed gate with ``fail_on_stale_judgements``.
+   a failed gate with ``fail_on_stale_judgements``;
+5. with ``excerpts`` (an HTML page asked for, or the server), each ranked
+   key's judging text is read, cut to an excerpt the pages show beside the key
+   (:func:`ptah.core.report.excerpt`).
 
 Typed errors for bad input (exit 2) and for what cannot be measured (exit 3);
 a negative verdict is not an error: it is the report's ``verdict``.
@@ -25,7 +28,7 @@ from __future__ import annotations
 import os
 import platform
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -34,11 +37,13 @@ import numpy as np
 
 from ptah import __version__
 from ptah.core.baseline import Sampled, check_cases, check_comparable, check_measures, compare, gates, read_report
+from ptah.core.calibration import Agreement, ModelJudge
 from ptah.core.comparison import against_baseline, compare_runs
 from ptah.core.corpus import Corpus
 from ptah.core.errors import InputError, ReportError
+from ptah.core.identity import text_digest
 from ptah.core.judged import JudgementRecord, judged_keys, population_digest
-from ptah.core.report import BaselineComparison, Comparison, Gate, Report, Run, read_only
+from ptah.core.report import BaselineComparison, Comparison, Gate, Report, Run, excerpt, read_only
 from ptah.core.request import EvaluationRequest, gate_key
 from ptah.core.slicing import corpus_slices, correct, listed, power_note, slice_comparisons, slice_gates, slice_means
 from ptah.core.spec import GenerationSettings
@@ -111,17 +116,18 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
             family = correct([entry["slices"] for entry in compared], request.correction, request.statistics.alpha)
         comparisons = [BaselineComparison(read_only(entry)) for entry in compared]
     sampled, ignored = samples_of(corpus.judgements, runs)
+    judges = model_judges(project, corpus.judgements, runs, sampled, request.min_kappa)
     # the commands a gate's sentence names take the corpus's file; a corpus the server registered has none
     commands_path = None if corpus.path == registered_label(corpus.name, corpus.digest) else corpus.path
     verdicts = []
     for index, run in enumerate(runs):
         found = gates(run, comparisons[index].data if baseline is not None else None, whole, commands_path,
-                      request.holes, sampled.get(run.name), ignored.get(run.name, ()))
+                      request.holes, sampled.get(run.name), ignored.get(run.name, ()), judges.get(run.name, ()))
         if baseline is not None:
             found += slice_gates(run, baseline.runs[0], {key: value for key, value in request.max_drop.items()
                                                          if key not in whole}, slices,
                                  baseline.corpus.get("slices") or {}, named, commands_path, request.holes,
-                                 sampled.get(run.name), ignored.get(run.name, ()))
+                                 sampled.get(run.name), ignored.get(run.name, ()), judges.get(run.name, ()))
             found = [power_note(gate, run, baseline.runs[0], slices, request.statistics.alpha) for gate in found]
         verdicts += found
     verdicts += p95_gates(runs, request.max_p95_ms)
@@ -152,7 +158,16 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
         comparisons=tuple(comparisons),
         comparison=None if side_by_side is None else Comparison(read_only(side_by_side)),
         stale_judgements=tuple(read_only(entry) for entry in stale),
+        excerpts=read_only(excerpts(project, runs)) if request.excerpts else None,
     )
+
+
+def excerpts(project: Project, runs: Sequence[Run]) -> dict[str, str]:
+    """Each ranked key's excerpt of its judging text, in one pass over the source."""
+    wanted = {key for run in runs for case in run.cases for key in case.keys}
+    if not wanted:
+        return {}
+    return {row.key: excerpt(row.text) for row in project.source.rows(project.spec.judging_template()) if row.key in wanted}
 
 
 def environment(project: Project, embedded: Iterable[GenerationSettings] = ()) -> dict:
@@ -218,8 +233,39 @@ def samples_of(record: JudgementRecord, runs: Sequence[Run]) -> tuple[dict[str, 
                 ignored.setdefault(run.name, []).append(why)
             elif run.name not in sampled:
                 sampled[run.name] = Sampled(len(population), len(judged), sum(1 for *_, j in judged if j.grade > 0),
-                                            sample.seed)
+                                            sample.seed, index)
     return sampled, ignored
+
+
+def model_judges(project: Project, record: JudgementRecord, runs: Sequence[Run], sampled: Mapping[str, Sampled],
+                 min_kappa: float) -> dict[str, list[ModelJudge]]:
+    """For each run, every model judge of the record that graded its holes or the sample its U uses: the grades
+    of its holes pinned to each row's judging text as it is now, and its agreement with the person on that
+    sample (pairs where both saw the same text) -- :mod:`ptah.core.calibration`."""
+    if not record.models:
+        return {}
+    from ptah.services.judging import row_texts  # judging evaluates runs to find holes: imported here, not above
+
+    wanted = {hole.key for run in runs for case in run.cases for hole in case.holes or ()}
+    now = {key: text_digest(text) for key, text in row_texts(project, wanted).items()}
+    found: dict[str, list[ModelJudge]] = {}
+    for run in runs:
+        holes = [(case.id, hole.key) for case in run.cases for hole in case.holes or ()]
+        sample = sampled.get(run.name)
+        for by, cases in sorted(record.models.items()):
+            grades = {(case_id, key): judgement.grade for case_id, key in holes
+                      if (judgement := cases.get(case_id, {}).get(key)) and judgement.text_sha256 == now.get(key)}
+            why: str | None
+            if sample is None or sample.index is None:
+                agreement, why = Agreement(0, 0, 0, 0), "no random sample of the holes judged by a person to check it on"
+            else:
+                agreement = Agreement.of((person.grade, model.grade) for case_id, key, person in record.sampled(sample.index)
+                                         if (model := cases.get(case_id, {}).get(key))
+                                         and model.text_sha256 == person.text_sha256)
+                why = agreement.trusted(min_kappa)
+            if grades or agreement.n:
+                found.setdefault(run.name, []).append(ModelJudge(by, agreement, grades, why))
+    return found
 
 
 def holes_lost(corpus: Corpus, reference: Run, run: Run) -> int | None:

@@ -190,3 +190,52 @@ def test_a_record_of_200000_judgements_is_read_by_lines(tmp_path, monkeypatch):
     record = read_record(tmp_path / "c.yaml")
     assert len(record) == 200_000
     assert record.cases["case 9999"]["199999"] == Judgement(1.0, SHA, "2026-11-30T12:00:00Z")
+
+
+MODEL_JUDGEMENTS = st.builds(Judgement, st.sampled_from([0.0, 1.0, 2.0]), st.just(SHA),
+                             st.sampled_from(["2026-11-30T12:00:00Z", "2024-02-29T23:59:59Z"]))
+JUDGES = st.sampled_from(["model:encoder@" + DIGEST, "model:gpt-4o.mini_2@sha256:" + "0123456789abcdef" * 4])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(TEXTS, st.dictionaries(TEXTS, JUDGEMENTS, min_size=1, max_size=3), max_size=3),
+       st.dictionaries(JUDGES, st.dictionaries(TEXTS, st.dictionaries(TEXTS, MODEL_JUDGEMENTS, min_size=1, max_size=3),
+                                               min_size=1, max_size=3), max_size=2))
+def test_a_record_with_model_grades_reads_the_same_by_lines_as_by_yaml(cases, models):
+    record = JudgementRecord(corpus=DIGEST, cases=cases, samples=SAMPLES, models=models)
+    text = record_text(record)
+    assert by_yaml(text) == record
+    assert judgements_yaml._canonical(text.encode("utf-8")) in (None, record)
+    assert record.digest() == by_yaml(text).digest()
+
+
+def test_model_grades_have_their_own_section_and_change_the_digest_only_when_present(tmp_path):
+    person = {"q": {"42": Judgement(1.0, SHA, "2026-11-30T12:00:00Z")}}
+    by = "model:encoder@" + DIGEST
+    plain = JudgementRecord(corpus=DIGEST, cases=person)
+    graded = JudgementRecord(corpus=DIGEST, cases=person, models={by: {"q": {"42": Judgement(0.0, SHA, "2026-11-30T12:00:01Z")}}})
+    assert JudgementRecord(corpus=DIGEST, cases=person, models={by: {}}).digest() == plain.digest()
+    assert graded.digest() != plain.digest()
+    write_record(tmp_path / "c.yaml", graded)
+    assert read_record(tmp_path / "c.yaml") == graded
+    assert record_text(graded).endswith(
+        f'models:\n  "{by}":\n    "q":\n      "42": {{grade: 0, text_sha256: "{SHA}", judged_at: "2026-11-30T12:00:01Z"}}\n')
+    assert graded.keys("q") == frozenset({"42"})  # the person's; a model's grade never makes a key judged
+
+
+@pytest.mark.parametrize("models, expected", [
+    ('  "model:x@sha256:short":\n    q:\n      "1": {grade: 1, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n',
+     'c.judged.yaml:6: models: a model judge is named once as model:NAME@sha256:<64 hex digits>, not the text '
+     '"model:x@sha256:short"'),
+    (f'  "model:x@{DIGEST}":\n    q:\n      "1": {{grade: 1, text_sha256: "{SHA}", judged_at: "2026-11-30T12:00:00Z", '
+     'sample: 0}\n',
+     "c.judged.yaml:8: case \"q\": sample: key '1': unknown field in a judgement; known fields are grade, "
+     "text_sha256, judged_at"),
+    ("  - 1\n", "c.judged.yaml:6: models: must be a mapping from a model judge (model:NAME@sha256:…) to its grades "
+     "by case, at most 100 judges, not a list"),
+])
+def test_a_bad_models_section_is_refused_naming_its_line(tmp_path, models, expected):
+    (tmp_path / "c.judged.yaml").write_text(f"version: 1\ncases: {{}}\n# models follow\n\nmodels:\n{models}")
+    with pytest.raises(CorpusError) as raised:
+        read_record(tmp_path / "c.yaml")
+    assert str(raised.value) == f"{tmp_path}/{expected}"

@@ -6,8 +6,8 @@ import bm25s
 import numpy as np
 import pytest
 
-from ptah.adapters.lexical import LexicalIndex, build_index, settings, settings_key, text_fingerprint
-from ptah.core.errors import StoreUnavailable
+from ptah.adapters.lexical import LexicalIndex, build_index, settings, settings_key, text_fingerprint, unpacked_limit
+from ptah.core.errors import StoreDamaged
 from ptah.core.ranking import top_k
 
 from tests.services.conftest import DOCS, Workspace
@@ -42,16 +42,19 @@ def test_scores_and_ranking_equal_bm25s_called_directly():
 
 def test_serialisation_round_trip_scores_the_same():
     index = build_index(KEYS, TEXTS, "sha256:test")
-    again = LexicalIndex.from_bytes(index.to_bytes(), "store.db")
+    again = LexicalIndex.from_bytes(index.to_bytes(), "store.db", unpacked_limit(KEYS, TEXTS))
     assert again.keys == KEYS and again.fingerprint == "sha256:test" and again.settings == index.settings
     assert again.vocabulary == index.vocabulary
     assert again.scores(QUERIES).tobytes() == index.scores(QUERIES).tobytes()
-    with pytest.raises(StoreUnavailable, match="store.db: the stored lexical index is damaged"):
-        LexicalIndex.from_bytes(b"not a zip", "store.db")
+    with pytest.raises(StoreDamaged) as raised:
+        LexicalIndex.from_bytes(b"not a zip", "store.db", unpacked_limit(KEYS, TEXTS))
+    assert str(raised.value) == ("store.db is damaged: its stored lexical index does not read (BadZipFile: File is not "
+                                 "a zip file); delete that index's row from its lexical_indexes table, and the next "
+                                 "evaluate builds it again.")
 
 
 def test_an_empty_table_has_an_empty_index():
-    index = LexicalIndex.from_bytes(build_index([], [], "sha256:none").to_bytes(), "x")
+    index = LexicalIndex.from_bytes(build_index([], [], "sha256:none").to_bytes(), "x", unpacked_limit([], []))
     assert index.scores(["anything"]).shape == (1, 0)
 
 

@@ -77,7 +77,8 @@ def test_evaluate_takes_a_request_or_its_options_never_both(example_project):
     assert str(both.value) == ("evaluate() takes a request or its options as keywords, not both; "
                                "put channels, bootstrap in the request")
     assert str(unknown.value) == ("'statistics' is not an option of EvaluationRequest; its options are generations, "
-                                  "channels, variants, measures, max_drop, baseline, allow_stale, holes, max_p95_ms, correction, search, "
+                                  "channels, variants, measures, max_drop, baseline, allow_stale, holes, min_kappa, excerpts, max_p95_ms, correction, "
+                                  "search, "
                                   "ef_search, rrf_k, rrf_depth, bootstrap, seed, fail_on_stale_judgements")
     assert (str(bad.value), bad.value.exit_code) == ("ef_search: must be a whole number from 1 to 1,000, not 1001.", 2)
     assert [run.name for run in by_request.runs] == [run.name for run in by_options.runs] == ["title-body"]

@@ -23,12 +23,13 @@ from pathlib import Path
 
 import pytest
 
-from ptah.core.report import Report
+from ptah.core.report import EXCERPT_CHARS, Report, excerpt
 from ptah.render.html import render_html
 from tests.conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "corpora" / "support.yaml"
+ARTICLES = REPO / "examples" / "support" / "articles.jsonl"
 CHROMIUM = shutil.which("chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -150,3 +151,57 @@ def test_the_page_is_self_contained_and_escapes_what_it_shows(page):
     hostile = json.loads(json.dumps(report))
     hostile["runs"][0]["cases"][0]["id"] = "<script>alert(1)</script>"
     assert "<script>alert(1)</script>" not in render_html(Report.from_dict(hostile))
+
+
+def test_the_report_holds_each_ranked_keys_judging_text_cut_to_an_excerpt(page):
+    _path, report = page
+    ranked = {result["key"] for run in report["runs"] for case in run["cases"] for result in case["results"]}
+    articles = {str(row["id"]): row for row in map(json.loads, ARTICLES.read_text().splitlines())}
+    # the judging text: every column a template uses, labelled (the example's are title and body)
+    assert report["excerpts"] == {key: excerpt(f"title: {articles[key]['title']}\nbody: {articles[key]['body']}")
+                                  for key in sorted(ranked, key=int)}
+    assert report["excerpts"]["104"] == ("title: Passing card fees on to your clients · body: In Settings → Payments → "
+                                         "Surcharge, add a perce…")
+
+
+
+def test_excerpts_read_back_from_the_saved_report_and_the_schema_bounds_each(page, tmp_path):
+    from ptah.core.errors import ReportError
+    from ptah.services.evaluate import load_baseline
+
+    path, report = page
+    assert dict(load_baseline(path.with_name("report.json")).excerpts) == report["excerpts"]
+    long = json.loads(json.dumps(report))
+    long["excerpts"]["104"] = "x" * (EXCERPT_CHARS + 1)
+    (tmp_path / "long.json").write_text(json.dumps(long))
+    with pytest.raises(ReportError) as refused:
+        load_baseline(tmp_path / "long.json")
+    assert str(refused.value) == (f"{tmp_path / 'long.json'}: excerpts[104] does not match the report schema "
+                                 "(maxLength); the report is damaged")
+
+
+@needs_chromium
+@pytest.mark.parametrize("width", [1280, 800])
+def test_at_each_width_each_key_shows_its_rows_first_words_and_the_legend_explains_the_hole(page, width):
+    from tests.render.pages import layout, text_overlaps
+
+    path, report = page
+    found = layout(path.read_text(), "report", width, height=9000)
+    shown = [cell for cell in found["cells"] if cell["keyBox"][2] > cell["keyBox"][0]]  # the open (failing) cases'
+    assert len(shown) >= 20
+    for cell in shown:
+        assert cell["words"] == report["excerpts"][cell["key"]]
+        left, top, right, bottom = cell["wordsBox"]
+        cell_left, _, cell_right, cell_bottom = cell["cell"]
+        assert right - left > 60 and bottom - top > 10, cell  # drawn, a line at least
+        assert cell_left <= left and right <= cell_right and bottom <= cell_bottom, cell  # in its cell
+        assert top >= cell["keyBox"][3] - 1, cell  # under its key
+    legend = found["legend"]
+    assert legend["box"][3] > legend["box"][1]
+    assert ("hole a row nobody judged for this case: it counts as not relevant, and a mean's high bound counts it "
+            "relevant.") in legend["text"]
+    assert "Beside each key, the first words of its row (its judging text)." in legend["text"]
+    for chart in found["charts"]:
+        assert text_overlaps(chart) == []
+        assert chart["box"][2] <= width
+    assert found["scrollWidth"] <= width  # a table wider than the window scrolls inside itself

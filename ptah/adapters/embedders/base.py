@@ -15,12 +15,14 @@ vectors depend on, and opens the :class:`Embedder`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from ptah.core.errors import CredentialMissing
+
 if TYPE_CHECKING:
-    from ptah.core.spec import GenerationSettings
+    from ptah.core.spec import GenerationSettings, ServiceSettings
 
 
 @runtime_checkable
@@ -119,3 +121,16 @@ def l2_normalize(matrix: np.ndarray) -> np.ndarray:
     """Each row scaled to unit length; an all-zero row stays zero."""
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return np.ascontiguousarray(np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0), dtype=np.float32)
+
+
+def service_key(service: ServiceSettings, env: Mapping[str, str], who: str = "") -> str | None:
+    """The key of ``service`` read from the variable its ``api_key_env`` names (None when it names none);
+    :class:`CredentialMissing` (exit 2) naming the variable when it is not set. ``who`` begins the sentence
+    (``generation "docs": ``)."""
+    if service.api_key_env is None:
+        return None
+    key = env.get(service.api_key_env)
+    if not key:
+        raise CredentialMissing(f"{who}the environment variable {service.api_key_env} that should hold the key of "
+                                f"{service.base_url} is not set; set it, or name another with api_key_env")
+    return key

@@ -27,8 +27,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from ptah.adapters.embedders.base import l2_normalize
-from ptah.core.errors import CredentialMissing
+from ptah.adapters.embedders.base import l2_normalize, service_key
 from ptah.core.spec import GenerationSettings
 
 if TYPE_CHECKING:
@@ -82,14 +81,7 @@ class ServiceEmbedder:
     def __init__(self, settings: GenerationSettings, env: Mapping[str, str], *, policy: Policy | None = None):
         service = settings.service
         assert service is not None
-        key = None
-        if service.api_key_env is not None:
-            key = env.get(service.api_key_env)
-            if not key:
-                raise CredentialMissing(
-                    f'generation "{settings.name}": the environment variable {service.api_key_env} that should hold '
-                    f"the key of {service.base_url} is not set; set it, or name another with api_key_env"
-                )
+        key = service_key(service, env, f'generation "{settings.name}": ')
         # the HTTP client (httpx, ssl, threads) is imported only when texts must be embedded:
         # choosing the kind and computing the identity, which every warm evaluate does, need none of it
         from ptah.adapters.embedders.http_client import EmbeddingsClient, Policy

@@ -17,84 +17,35 @@ and fails every later lookup too.
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from ptah.adapters.embedders.base import usage_of
-from ptah.adapters.embedders.registry import entry_points, load_plugin
+from ptah.adapters.kinds import KindRegistry
 from ptah.adapters.rerankers.base import RerankContext, Reranker, RerankerKind
 from ptah.core.errors import OperationalError, PluginError
-from ptah.core.registry import Registry
 
 if TYPE_CHECKING:
-    from importlib.metadata import EntryPoint
-
     from ptah.core.spec import RerankSettings
 
 GROUP = "ptah.rerankers"
 
 
-class RerankerRegistry:
+class RerankerRegistry(KindRegistry[RerankerKind]):
     """Reranker kinds by name; ptah's and the installed plugins' registered at the first lookup.
 
     ``discover=False`` gives an empty registry holding only what is registered on it (tests).
     """
 
-    def __init__(self, *, discover: bool = True):
-        self._kinds: Registry[RerankerKind] = Registry("reranker kind", use="the registered kinds are")
-        self._discovered = not discover
-        self._lock = threading.RLock()  # a plugin's register() may look the kinds up while discovery runs
-        self._origin: str | None = None  # who is registering now, while discovery runs
-        self._failure: PluginError | None = None
+    group, what, shape, protocol = GROUP, "reranker kind", "a name and open(settings, context)", RerankerKind
 
-    def register(self, kind: RerankerKind) -> None:
-        origin = self._origin or f"the module {type(kind).__module__}"
-        if isinstance(kind, type) or not isinstance(kind, RerankerKind) or not isinstance(kind.name, str) \
-                or not kind.name.strip():
-            raise PluginError(f"{origin} registered {kind!r}, which is not a reranker kind: register an object "
-                              "with a name and open(settings, context)")
-        if kind.name in self._kinds:
-            raise PluginError(f'{origin} registered the reranker kind "{kind.name}", which is registered already; '
-                              "uninstall one of them")
-        self._kinds.register(kind.name, kind)
+    def builtins(self) -> Sequence[RerankerKind]:
+        from ptah.adapters.rerankers.bi_encoder import BiEncoderKind
+        from ptah.adapters.rerankers.cross_encoder import CrossEncoderKind
+        from ptah.adapters.rerankers.service import ServiceKind
 
-    def names(self) -> tuple[str, ...]:
-        self._discover()
-        return self._kinds.names()
-
-    def get(self, name: str) -> RerankerKind:
-        """The kind ``name``; :class:`InputError` naming the registered kinds when there is none."""
-        self._discover()
-        return self._kinds.get(name)
-
-    def _discover(self) -> None:
-        with self._lock:
-            if self._failure is not None:
-                raise self._failure
-            if self._discovered:
-                return
-            self._discovered = True
-            from ptah.adapters.rerankers.bi_encoder import BiEncoderKind
-            from ptah.adapters.rerankers.cross_encoder import CrossEncoderKind
-            from ptah.adapters.rerankers.service import ServiceKind
-
-            try:
-                self._origin = "ptah"
-                for kind in (CrossEncoderKind(), BiEncoderKind(), ServiceKind()):
-                    self.register(kind)
-                for entry in entry_points(GROUP):
-                    self._origin = f'the {GROUP} entry point "{entry.name} = {entry.value}"'
-                    self._load(entry)
-            except PluginError as exc:
-                self._failure = exc
-                raise
-            finally:
-                self._origin = None
-
-    def _load(self, entry: EntryPoint) -> None:
-        load_plugin(entry, self, self._origin or entry.name, RerankerKind, "a reranker kind")
+        return CrossEncoderKind(), BiEncoderKind(), ServiceKind()
 
 
 REGISTRY = RerankerRegistry()

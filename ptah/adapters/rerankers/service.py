@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from ptah.adapters.embedders.base import service_key
 from ptah.adapters.rerankers.base import RerankContext
-from ptah.core.errors import CredentialMissing, InputError
+from ptah.core.errors import InputError
 from ptah.core.spec import RERANK_APIS, RerankSettings
 
 if TYPE_CHECKING:
@@ -50,12 +51,7 @@ class ServiceKind:
                              f'"{service.provider}"')
         if service.provider == "cohere" and not settings.model:
             raise InputError("the service reranker with api cohere needs model: the model the server is asked for")
-        key = None
-        if service.api_key_env is not None:
-            key = context.env.get(service.api_key_env)
-            if not key:
-                raise CredentialMissing(f"the environment variable {service.api_key_env} that should hold the key of "
-                                        f"{service.base_url} is not set; set it, or name another with api_key_env")
+        key = service_key(service, context.env)
         # httpx, ssl and threads only once a service reranks
         from ptah.adapters.embedders.http_client import Policy
         from ptah.adapters.rerankers.rerank_client import RerankClient

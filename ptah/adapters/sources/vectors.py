@@ -101,7 +101,7 @@ def _decode(value: object) -> tuple[np.ndarray | None, str | None]:
     elif isinstance(value, str):
         try:
             items = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: arrays nested deeper than Python's parser goes
             return None, "text that is not a JSON array of numbers"
         if (not isinstance(items, list) or not items
                 or not all(type(x) in (int, float) for x in items)):

@@ -9,7 +9,7 @@ batches a build commits meanwhile.
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Generator, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Generator, Iterable, Iterator
 
 import numpy as np
 from psycopg import sql
@@ -17,9 +17,9 @@ from psycopg import sql
 from ptah.adapters.stores.pgvector_index import describe_index, nearest
 from ptah.adapters.stores.pgvector_schema import VectorDecoder
 from ptah.adapters.stores.records import GENERATION_COLUMNS as _GENERATION_COLUMNS
-from ptah.adapters.stores.records import GenerationRecord, Matrix, generation_record
+from ptah.adapters.stores.records import GenerationRecord, Matrix, generation_record, stored_dimension
 from ptah.adapters.stores.vector_checks import (
-    VECTOR_DTYPE, block_rows, finite_blocks, non_finite_text, usable_query_vector,
+    VECTOR_DTYPE, block_rows, sound_blocks, usable_query_vector,
 )
 from ptah.core.errors import StoreDamaged, StoreUnavailable
 
@@ -40,23 +40,24 @@ class PgvectorSnapshot:
     def _table(self, identity: str) -> tuple[sql.Identifier, int, str] | None:
         """The generation's vectors table (as an identifier), its dimension and its name; None if unregistered."""
         row = self._connection.execute(
-            "SELECT vectors_table, dimension FROM ptah_generations WHERE identity = %s", (identity,)
+            "SELECT vectors_table, dimension, name FROM ptah_generations WHERE identity = %s", (identity,)
         ).fetchone()
-        return None if row is None else (sql.Identifier(row[0]), int(row[1]), row[0])
+        return None if row is None else (sql.Identifier(row[0]), stored_dimension(row[1], row[2], self._record_damaged),
+                                         row[0])
 
     def generation(self, identity: str) -> GenerationRecord | None:
         with self._store._guarded():
             row = self._connection.execute(
                 f"SELECT {_GENERATION_COLUMNS} FROM ptah_generations WHERE identity = %s", (identity,)
             ).fetchone()
-        return None if row is None else generation_record(row)
+        return None if row is None else generation_record(row, self._record_damaged)
 
     def generations(self) -> list[GenerationRecord]:
         with self._store._guarded():
             rows = self._connection.execute(
                 f"SELECT {_GENERATION_COLUMNS} FROM ptah_generations ORDER BY created_at, identity"
             ).fetchall()
-        return [generation_record(row) for row in rows]
+        return [generation_record(row, self._record_damaged) for row in rows]
 
     def vector_count(self, identity: str) -> int:
         with self._store._guarded():
@@ -118,7 +119,7 @@ class PgvectorSnapshot:
             table = self._table(identity)
         if table is None:
             return Matrix([], [], np.empty((0, 0), dtype=np.float32))
-        return next(finite_blocks([self._range(identity, table, None, None)], self._non_finite(identity, table[2])))
+        return next(sound_blocks([self._range(identity, table, None, None)], *self._damaged(identity, table[2])))
 
     def vector_blocks(self, identity: str, rows: int) -> Iterator[Matrix]:
         """Each block is one range of the primary key (the ``rows`` row identities after the previous block's
@@ -141,7 +142,7 @@ class PgvectorSnapshot:
                     return
                 after = block.row_identities[-1]
 
-        yield from finite_blocks(ranges(), self._non_finite(identity, table[2]))
+        yield from sound_blocks(ranges(), *self._damaged(identity, table[2]))
 
     def _range(self, identity: str, table: tuple[sql.Identifier, int, str], after: str | None, limit: int | None) -> Matrix:
         """The generation's rows after row identity ``after`` (from the first when None), at most ``limit`` (all
@@ -168,16 +169,22 @@ class PgvectorSnapshot:
                 decoder.finish()
         return Matrix([key for key, _ in pairs], [row_identity for _, row_identity in pairs], vectors)
 
-    def _non_finite(self, identity: str, table: str):
-        """What :func:`finite_blocks` raises for the generation's vectors that are not finite."""
+    def _record_damaged(self, what: str) -> Exception:
+        """What a generation's record that ptah cannot have written raises."""
+        return StoreDamaged(f"{self._store.where} is damaged: {what}; it was changed outside ptah: restore "
+                            "ptah_generations from a backup, or build into a new store.")
 
-        # pgvector refuses NaN and infinities on every input path: only damage on disk gets here
-        return lambda bad, total, first: StoreDamaged(
-            f"{self._store.where} is damaged: {non_finite_text(bad, total, self.generation(identity).name, first)}; "
+    def _damaged(self, identity: str, table: str) -> tuple[str, Callable[[str], Exception]]:
+        """The generation's name, and what :func:`sound_blocks` raises for what it found in ``table``."""
+        record = self.generation(identity)
+        # pgvector refuses NaN and infinities on every input path: only damage on disk, or a key changed, gets here
+        return (identity if record is None else record.name), lambda what: StoreDamaged(
+            f"{self._store.where} is damaged: {what}; "
             f"delete those rows from table {table} and run `ptah inference build` to embed them again.")
 
     def check(self, identity: str) -> None:
-        """StoreDamaged unless every vector of the generation decodes at its dimension and is finite.
+        """StoreDamaged unless every vector of the generation decodes at its dimension, is finite and is stored
+        under its own row's key.
 
         Reads them as :meth:`matrix` does (a search's memory). PostgreSQL has
         no integrity check every user may run (``amcheck`` is optional), and

@@ -58,11 +58,34 @@ def to_json(value: Mapping) -> str:
     return json.dumps(dict(value), sort_keys=True, ensure_ascii=False, default=str)
 
 
-def generation_record(row: tuple, decode: Callable = lambda value: value) -> GenerationRecord:
-    """A row of :data:`GENERATION_COLUMNS` as a record; ``decode`` reads its JSON columns."""
+def generation_record(row: tuple, damaged: Callable[[str], Exception], decode: Callable = lambda value: value
+                      ) -> GenerationRecord:
+    """A row of :data:`GENERATION_COLUMNS` as a record; ``decode`` reads its JSON columns. ``damaged(what was
+    found)`` is raised for a record ptah cannot have written: JSON that does not read as an object, a dimension
+    no model gives (:func:`stored_dimension`)."""
     identity, name, model, settings, dimension, digest, parts, versions, created, updated = row
-    return GenerationRecord(identity, name, model, decode(settings), int(dimension), digest, decode(parts),
-                            decode(versions), created, updated)
+    mappings = []
+    for column, value in (("settings", settings), ("identity_parts", parts), ("library_versions", versions)):
+        try:
+            value = decode(value)
+        except (ValueError, TypeError):  # JSONDecodeError, a number where text was written
+            value = None
+        if not isinstance(value, dict):
+            raise damaged(f"the {column} of generation {name!r} do not read as a JSON object")
+        mappings.append(value)
+    return GenerationRecord(identity, name, model, mappings[0], stored_dimension(dimension, name, damaged), digest,
+                            mappings[1], mappings[2], created, updated)
+
+
+def stored_dimension(value: object, name: str, damaged: Callable[[str], Exception]) -> int:
+    """A generation's stored dimension, when it is one a model can give (1 to the specification's maximum): a
+    larger one would allocate terabytes before a vector is read, so ``damaged(what was found)`` is raised."""
+    from ptah.adapters.spec_generations import MAX_DIMENSION
+
+    if type(value) is not int or not 0 < value <= MAX_DIMENSION:
+        raise damaged(f"generation {name!r} is recorded with dimension {value!r}, which no model gives "
+                      f"(1 to {MAX_DIMENSION:,})")
+    return value
 
 
 # Registering a generation again refreshes all but its identity, dimension and created_at.

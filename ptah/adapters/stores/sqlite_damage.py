@@ -17,7 +17,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from ptah.adapters.stores.vector_checks import non_finite, non_finite_text
+from ptah.adapters.stores.vector_checks import misfiled, misfiled_text, non_finite, non_finite_text
 from ptah.core.errors import StoreDamaged, StoreUnavailable
 
 # SQLite's result codes for a damaged file (the low byte of an extended code): SQLITE_CORRUPT, SQLITE_NOTADB.
@@ -67,18 +67,23 @@ def integrity_problems(connection: sqlite3.Connection) -> str | None:
 
 
 def check_vectors(path: Path, name: str, blocks: Iterable[tuple[list[tuple], np.ndarray]]) -> None:
-    """StoreDamaged when a vector of generation ``name`` is not finite or does not match its CRC-32.
+    """StoreDamaged when a vector of generation ``name`` is not finite, does not match its CRC-32 or is stored
+    under another key than its row identity spells.
 
     ``blocks``: ``(rows, vectors)`` pairs, each row ``(key, row identity,
     vector bytes, CRC-32 or None)`` (None: written before ptah kept CRCs).
     """
-    total = bad = changed = 0
-    first = first_changed = None
+    total = bad = changed = moved = 0
+    first = first_changed = first_moved = None
     for rows, vectors in blocks:
-        found, key = non_finite(vectors, [row[0] for row in rows])
+        keys = [row[0] for row in rows]
+        found, key = non_finite(vectors, keys)
         total += len(rows)
         bad += found
         first = key if first is None else first
+        found, key = misfiled(keys, [row[1] for row in rows])
+        moved += found
+        first_moved = key if first_moved is None else first_moved
         for row in rows:
             if row[3] is not None and zlib.crc32(row[2]) != row[3]:
                 changed += 1
@@ -91,3 +96,5 @@ def check_vectors(path: Path, name: str, blocks: Iterable[tuple[list[tuple], np.
             f"{changed} of {total} vectors of generation {name} differ from what ptah wrote "
             f"(their CRC-32 does not match), the first for key {first_changed!r}",
         )
+    if moved:
+        raise damaged(path, misfiled_text(moved, total, name, first_moved))

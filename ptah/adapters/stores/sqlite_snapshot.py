@@ -18,7 +18,7 @@ from ptah.adapters.stores.records import GENERATION_COLUMNS as _GENERATION_COLUM
 from ptah.adapters.stores.records import GenerationRecord, Matrix, generation_record
 from ptah.adapters.stores.sqlite_damage import check_vectors, damaged, integrity_problems
 from ptah.adapters.stores.sqlite_damage import guarded as _guarded
-from ptah.adapters.stores.vector_checks import VECTOR_DTYPE, block_rows, finite_blocks, non_finite_text, usable_query_vector
+from ptah.adapters.stores.vector_checks import VECTOR_DTYPE, block_rows, sound_blocks, usable_query_vector
 
 # Rows fetched per step when reading a matrix: bounds the temporary bytes
 # beside the preallocated matrix (8192 x 384 x 4 = 12 MiB).
@@ -46,14 +46,14 @@ class StoreSnapshot:
             row = self._connection.execute(
                 f"SELECT {_GENERATION_COLUMNS} FROM generations WHERE identity = ?", (identity,)
             ).fetchone()
-        return None if row is None else generation_record(row, json.loads)
+        return None if row is None else generation_record(row, self._damaged, json.loads)
 
     def generations(self) -> list[GenerationRecord]:
         with _guarded(self._path):
             rows = self._connection.execute(
                 f"SELECT {_GENERATION_COLUMNS} FROM generations ORDER BY created_at, identity"
             ).fetchall()
-        return [generation_record(row, json.loads) for row in rows]
+        return [generation_record(row, self._damaged, json.loads) for row in rows]
 
     def vector_count(self, identity: str) -> int:
         """How many vectors the generation has, counted in the index :meth:`digests` reads."""
@@ -117,7 +117,7 @@ class StoreSnapshot:
                 raise damaged(self._path, f"its index and its table disagree on how many vectors generation "
                                           f"{record.name} has")
             whole = block
-        return next(finite_blocks([whole], self._non_finite(record.name)))
+        return next(sound_blocks([whole], record.name, self._damaged))
 
     def vector_blocks(self, identity: str, rows: int) -> Iterator[Matrix]:
         """One query in this read transaction, copied into each block as :meth:`matrix` is filled."""
@@ -126,11 +126,11 @@ class StoreSnapshot:
     def _stream(self, identity: str, rows: int) -> Iterator[Matrix]:
         record = self.generation(identity)
         if record is not None:
-            yield from finite_blocks(self._filled(record, rows), self._non_finite(record.name))
+            yield from sound_blocks(self._filled(record, rows), record.name, self._damaged)
 
-    def _non_finite(self, name: str):
-        """What :func:`finite_blocks` raises for generation ``name``'s vectors that are not finite."""
-        return lambda bad, total, first: damaged(self._path, non_finite_text(bad, total, name, first))
+    def _damaged(self, what: str) -> Exception:
+        """What :func:`sound_blocks` raises for what it found."""
+        return damaged(self._path, what)
 
     def _filled(self, record: GenerationRecord, size: int) -> Iterator[Matrix]:
         """The generation's vectors in blocks of ``size`` rows (the last fewer, none empty), each allocated once
@@ -155,8 +155,8 @@ class StoreSnapshot:
             yield Matrix(keys, row_identities, block[:filled])
 
     def check(self, identity: str) -> None:
-        """StoreDamaged unless SQLite's ``integrity_check`` passes and the generation's vectors are finite and
-        match their CRC-32s (:mod:`ptah.adapters.stores.sqlite_damage`): one read of the whole file."""
+        """StoreDamaged unless SQLite's ``integrity_check`` passes and the generation's vectors are finite, match
+        their CRC-32s and are stored under their own rows' keys (:mod:`ptah.adapters.stores.sqlite_damage`): one read of the whole file."""
         with _guarded(self._path):
             found = integrity_problems(self._connection)
         if found:

@@ -91,7 +91,8 @@ def _index(sides: Sides, template: str) -> LexicalSide:
     blob = store.lexical_index(fingerprint, key)
     reused = blob is not None
     if reused:
-        index = lexical.LexicalIndex.from_bytes(blob, store.where)
+        index = lexical.LexicalIndex.from_bytes(
+            blob, store.where, lexical.unpacked_limit([row.key for row in rows], [row.text for row in rows]))
     else:
         index = lexical.build_index([row.key for row in rows], [row.text for row in rows], fingerprint)
         template_sha256 = hashlib.sha256(template.encode("utf-8")).hexdigest()

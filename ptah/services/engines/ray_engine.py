@@ -8,7 +8,10 @@ The driver (this process):
    takes, so a local and a Ray build of one generation exclude each other;
 3. starts Ray (``ray.init``: a local instance without an address, the cluster
    at ``ray_address`` with one; a process that already called ``ray.init``
-   keeps its own) and its pool of actors
+   keeps its own; a local instance ptah started is shut down on every way
+   out, SIGTERM included), refuses (exit 2) a pool that asks for more CPUs or
+   GPUs than the whole cluster has -- Ray would keep it pending for ever --
+   and starts its pool of actors (at most :data:`MAX_ACTORS`)
    (:class:`~ptah.services.engines.partition.PartitionWorker`), which start
    (a process, its imports, a store connection) while the driver
 4. opens the source's read-only ``REPEATABLE READ`` transaction, exports its
@@ -42,10 +45,13 @@ either engine, embeds exactly what is missing. A ptah error raised in an actor
 from __future__ import annotations
 
 import logging
+import signal
 import socket
+import threading
 import time
 from collections import deque
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 from ptah.adapters.sources.base import source_kind
 from ptah.adapters.stores import registry as stores
@@ -59,7 +65,8 @@ from ptah.services.project import Project
 LOCAL_OBJECT_STORE = 256 * 2**20  # bytes; partitions and results are small: vectors go straight to PostgreSQL
 PARTITIONS_PER_ACTOR = 4
 PROGRESS_SECONDS = 0.5  # how often running actors are asked how far they are, when progress is shown
-ACTOR_START_SECONDS = 300
+ACTOR_START_SECONDS = 300  # to start and open a model, once the cluster has room for them all
+MAX_ACTORS = 1024
 CONNECT_SECONDS = 5  # for a --ray-address to answer at all
 
 
@@ -97,6 +104,9 @@ def _build(project: Project, name: str | None, progress: Callable | None, *, ray
     for option, value in (("--partitions", partitions), ("--actors", actors)):
         if value is not None and value < 1:
             raise InputError(f"{option} must be at least 1, not {value}")
+    if actors is not None and actors > MAX_ACTORS:
+        raise InputError(f"--actors must be at most {MAX_ACTORS:,}, not {actors:,}: each actor is a process holding "
+                         "a model and a store connection")
     for option, value in (("--actor-cpus", actor_cpus), ("--actor-gpus", actor_gpus)):
         if value is not None and value < 0:
             raise InputError(f"{option} must be 0 or more, not {value}")
@@ -107,11 +117,11 @@ def _build(project: Project, name: str | None, progress: Callable | None, *, ray
     identity = generation.identity.identity
     store = project.store(create=True)
     spec = project.spec
-    with store.build_lock(identity, settings.name):
-        owned = _connect(ray, ray_address)
+    with store.build_lock(identity, settings.name), _session(ray, ray_address):
         workers: list = []
         try:
             pool = _pool(ray, actors, actor_cpus, actor_gpus)
+            _refuse_unplaceable(ray, pool, actor_cpus, actor_gpus)
             plan = BuildPlan.sealing(spec.source, settings, spec.root, spec.store, identity, 16 * settings.batch_size)
             workers = _actors(ray, plan, pool, actor_cpus, actor_gpus)
             opening = [worker.open.remote() for worker in workers]  # they start while the snapshot is cut
@@ -134,8 +144,6 @@ def _build(project: Project, name: str | None, progress: Callable | None, *, ray
         finally:
             for worker in workers:
                 ray.kill(worker)  # now, not when the last handle goes: a kept traceback would hold their CPUs
-            if owned:
-                ray.shutdown()
         deleted = 0 if failures else _settle_unsplittable(store, identity, source.key_kinds, results,
                                                           where=source.where)
     if failures:
@@ -167,6 +175,33 @@ def _ray():
         raise RayUnavailable(f"Ray is not installed ({exc}); install it with: pip install 'ray>=2.9' "
                              "(the ray extra of ptah-eval)") from None
     return ray
+
+
+@contextmanager
+def _session(ray, address: str | None) -> Iterator[None]:
+    """Ray joined (:func:`_connect`) for one build. A local instance ptah started is shut down on every way out:
+    the build's end, an error, Ctrl-C and SIGTERM, which, in the main thread, raises SystemExit(143) once (and
+    is ignored after, so a second one cannot cut the shutdown short): Ray's own handler stops Ray's processes
+    under the running driver, which then aborts."""
+    main = threading.current_thread() is threading.main_thread()
+    before = signal.getsignal(signal.SIGTERM) if main else None
+    owned = _connect(ray, address)
+    if owned and main:
+        signal.signal(signal.SIGTERM, _terminated)
+    try:
+        yield
+    finally:
+        if owned:
+            try:
+                ray.shutdown()
+            finally:
+                if main:
+                    signal.signal(signal.SIGTERM, before if before is not None else signal.SIG_DFL)
+
+
+def _terminated(signum: int, frame) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise SystemExit(128 + signum)
 
 
 def _connect(ray, address: str | None) -> bool:
@@ -210,6 +245,17 @@ def _pool(ray, actors: int | None, cpus: float | None, gpus: float | None) -> in
     if gpus:
         fits = min(fits, int(resources.get("GPU", 0) // gpus))
     return max(1, fits)
+
+
+def _refuse_unplaceable(ray, count: int, cpus: float | None, gpus: float | None) -> None:
+    """InputError (exit 2) naming the resource when ``count`` actors ask for more CPUs or GPUs than the whole
+    cluster has: Ray would keep them pending, and the build would wait for them, for ever."""
+    resources = ray.cluster_resources()
+    for name, each, option in (("CPU", 1 if cpus is None else cpus, "--actor-cpus"), ("GPU", gpus or 0, "--actor-gpus")):
+        needed, has = count * each, resources.get(name, 0)
+        if needed > has + 1e-6:  # Ray counts resources in steps of 0.0001: 3 x 0.1 CPU fit 0.3
+            raise InputError(f"{count:,} Ray actor{'s' if count != 1 else ''} of {each:g} {name} each need {needed:g} "
+                             f"{name} in all and the Ray cluster has {has:g} {name}: lower --actors or {option}")
 
 
 def _actors(ray, plan, count: int, cpus: float | None, gpus: float | None) -> list:

@@ -1,0 +1,60 @@
+"""The ``encoder`` judge: a score per (query, judging text) pair, turned into a grade by thresholds.
+
+The score is the bi-encoder reranker's (a generation's model: the float64 dot
+product of the query's and the text's vectors) or the cross-encoder
+reranker's (``model:``); the grade is the highest grade of the settings'
+``thresholds`` whose least score the pair reaches, else 0. A weak judge, but a
+real one the bundled model can run anywhere; its thresholds are best chosen on
+a development split of judged pairs.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ptah.adapters.judges.base import JudgeContext
+from ptah.adapters.rerankers import RerankContext, open_reranker
+from ptah.core.errors import InputError
+from ptah.core.spec import JudgeSettings, RerankSettings
+
+KIND = "encoder"
+
+
+class EncoderKind:
+    name = KIND
+
+    def open(self, settings: JudgeSettings, context: JudgeContext) -> EncoderJudge:
+        if not settings.thresholds:
+            raise InputError("an encoder judge needs threshold: (or thresholds:) to turn its scores into grades")
+        off_scale = sorted(grade for grade in settings.thresholds if grade not in context.scale)
+        if off_scale:
+            raise InputError(f"the encoder judge's thresholds name grade {off_scale[0]:g}, which the corpus does not "
+                             f"use (its grades: {', '.join(f'{g:g}' for g in context.scale)})")
+        kind = "cross-encoder" if settings.model is not None else "bi-encoder"
+        reranker = open_reranker(RerankSettings(kind, generation=settings.generation, model=settings.model,
+                                                batch_size=settings.batch_size),
+                                 RerankContext(context.root, context.env, context.embedder))
+        return EncoderJudge(reranker, settings.thresholds)
+
+
+class EncoderJudge:
+    def __init__(self, reranker, thresholds):
+        self.reranker = reranker
+        self.thresholds = sorted(thresholds.items(), reverse=True)  # highest grade first
+
+    def grades(self, pairs: Sequence[tuple[str, str]]) -> list[float | None]:
+        found: list[float | None] = []
+        by_query: dict[str, list[int]] = {}
+        for index, (query, _) in enumerate(pairs):
+            by_query.setdefault(query, []).append(index)
+        scores: dict[int, float] = {}
+        for query, indexes in by_query.items():
+            for index, score in zip(indexes, self.reranker.scores(query, [pairs[i][1] for i in indexes])):
+                scores[index] = float(score)
+        for index in range(len(pairs)):
+            found.append(next((grade for grade, least in self.thresholds if scores[index] >= least), 0.0))
+        return found
+
+    def describe(self) -> dict:
+        return {"kind": KIND, "scorer": self.reranker.describe(),
+                "thresholds": [[grade, least] for grade, least in sorted(self.thresholds)]}
