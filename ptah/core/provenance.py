@@ -10,7 +10,7 @@ one you mean. Two differences are said in words, never silently:
 * **another source snapshot** -- the same generation identity measured over
   other rows or texts (rows added, removed or edited since the baseline): the
   run's ``verification.fingerprint`` (SHA-256 over each row's identity and text
-  digest, :func:`ptah.services.verify.verify_stored`) differs from the
+  digest, :func:`ptah.services.verify.verify_in`) differs from the
   baseline's. Judged only for the same identity (another template renders
   other texts) and when both reports record a fingerprint (older reports and
   external generations do not): ``same_source`` is null otherwise.

@@ -19,13 +19,23 @@ missing and stale ones in source order, orphans in key order.
 from __future__ import annotations
 
 import hashlib
+import heapq
+import itertools
+from contextlib import closing, nullcontext
 from dataclasses import asdict, dataclass
-from typing import Mapping
+from typing import TYPE_CHECKING, Iterable, Iterator, TypeVar
 
 from ptah.core.errors import InputError, ModelUnavailable, SourceUnavailable
-from ptah.core.identity import text_digest
 from ptah.core.verification import MAX_OFFENDERS, VerifyResult
 from ptah.services.project import Generation, Project
+
+from ptah.adapters.sources.base import RowDigests, row_digests
+from ptah.adapters.stores.base import BlockDigests, block_digests
+
+if TYPE_CHECKING:
+    from ptah.adapters.stores.base import Snapshot
+
+_Item = TypeVar("_Item")
 
 def verify(project: Project, name: str | None = None) -> VerifyResult:
     """Compare generation ``name`` (None: the active one) with the source, row by row.
@@ -44,51 +54,54 @@ def verify(project: Project, name: str | None = None) -> VerifyResult:
         from ptah.services.external import read_external
 
         return read_external(project, generation, measure=False)[1]
-    identity = generation.identity.identity
-    stored: dict[str, tuple[str, str]] = {}
-    built = False
     store = project.store()
-    if store is not None:
-        with store.snapshot() as snapshot:
-            snapshot.check(identity)
-            built = snapshot.generation(identity) is not None
-            stored = snapshot.digests(identity)
-    return verify_stored(project, generation, built=built, stored=stored)
+    if store is None:
+        return verify_in(project, generation, None)
+    with store.snapshot() as snapshot:
+        snapshot.check(generation.identity.identity)
+        return verify_in(project, generation, snapshot)
 
 
-def verify_stored(
-    project: Project, generation: Generation, *, built: bool, stored: Mapping[str, tuple[str, str]]
-) -> VerifyResult:
-    """Compare the source with ``stored`` (``row identity -> (key, text SHA-256)``, as
-    :meth:`StoreSnapshot.digests` reads it) -- for callers that read the store
-    in their own snapshot. ``stored`` is not modified."""
+def verify_in(project: Project, generation: Generation, snapshot: Snapshot | None) -> VerifyResult:
+    """Compare the source with the generation's vectors in ``snapshot`` (open; None: a project without a store)
+    -- for callers that read the store in their own snapshot.
+
+    One pass over the source's rows in key order (:meth:`Source.digests`), a
+    block of :data:`BLOCK_ROWS` at a time, each block's stored digests asked
+    of the store by row identity; the rows gone are counted (the vectors less
+    those covered) and, when there are any, the first :data:`MAX_OFFENDERS` by
+    key found by asking the source about the store's rows in key order. The
+    memory is a block, whatever the table's size.
+    """
+    identity = generation.identity.identity
+    built = snapshot is not None and snapshot.generation(identity) is not None
+    vectors = snapshot.vector_count(identity) if snapshot is not None and built else 0
+    source, reads = row_digests(project.source), None if snapshot is None else block_digests(snapshot)
     rows = covered = fresh = 0
     stale_keys: list[str] = []
     missing_keys: list[str] = []
-    seen: set[str] = set()
-    snapshot = hashlib.sha256()
-    for row in project.source.rows(generation.settings.template(project.spec.source)):
-        rows += 1
-        digest = text_digest(row.text)
-        snapshot.update(f"{len(row.identity)}:{row.identity}{digest}\n".encode("utf-8", "surrogatepass"))
-        held = stored.get(row.identity)
-        if held is None:
-            _note(missing_keys, row.key)
-            continue
-        covered += 1
-        seen.add(row.identity)
-        if held[1] == digest:
-            fresh += 1
-        else:
-            _note(stale_keys, row.key)
-    orphans = len(stored) - covered
-    orphan_keys = sorted(key for row_identity, (key, _) in stored.items() if row_identity not in seen) if orphans else []
+    fingerprint = hashlib.sha256()
+    for block in _blocks(source.digests(generation.settings.template(project.spec.source))):
+        held = reads.digests_of(identity, [row.identity for row in block]) if reads is not None and vectors else {}
+        for key, row_identity, digest in block:
+            rows += 1
+            fingerprint.update(f"{len(row_identity)}:{row_identity}{digest}\n".encode("utf-8", "surrogatepass"))
+            stored = held.get(row_identity)
+            if stored is None:
+                _note(missing_keys, key)
+            elif stored[1] == digest:
+                covered += 1
+                fresh += 1
+            else:
+                covered += 1
+                _note(stale_keys, key)
+    orphans = vectors - covered
     return VerifyResult(
         generation=generation.name,
-        identity=generation.identity.identity,
+        identity=identity,
         built=built,
         rows=rows,
-        vectors=len(stored),
+        vectors=vectors,
         covered=covered,
         fresh=fresh,
         stale=covered - fresh,
@@ -96,9 +109,53 @@ def verify_stored(
         orphans=orphans,
         stale_keys=tuple(stale_keys),
         missing_keys=tuple(missing_keys),
-        orphan_keys=tuple(orphan_keys[:MAX_OFFENDERS]),
-        fingerprint="sha256:" + snapshot.hexdigest(),
+        orphan_keys=_orphan_keys(source, reads, identity, orphans) if reads is not None and orphans else (),
+        fingerprint="sha256:" + fingerprint.hexdigest(),
     )
+
+
+BLOCK_ROWS = 2048  # rows compared at a time: a verification's memory
+
+
+def _blocks(items: Iterable[_Item]) -> Iterator[list[_Item]]:
+    """``items`` in consecutive lists of :data:`BLOCK_ROWS` (the last fewer, none empty)."""
+    iterator = iter(items)
+    while block := list(itertools.islice(iterator, BLOCK_ROWS)):
+        yield block
+
+
+def _orphan_keys(source: RowDigests, snapshot: BlockDigests, identity: str, orphans: int) -> tuple[str, ...]:
+    """The first :data:`MAX_OFFENDERS` keys, by key, of the generation's ``orphans`` vectors whose row the source
+    lacks: the store's rows merged with the source's identities, both by row identity (one row of each held at a
+    time); each block of stored rows asked of the source instead when it cannot sort its identities."""
+    rows = source.identities()
+    with closing(snapshot.stored_in_order(identity)) as stored:
+        if rows is None:
+            return _smallest(_looked_up(stored, source), orphans)
+        with closing(rows):
+            return _smallest(_unmatched(stored, rows), orphans)
+
+
+def _smallest(gone: Iterator[str], orphans: int) -> tuple[str, ...]:
+    """The :data:`MAX_OFFENDERS` smallest keys of the first ``orphans`` (all there are) that ``gone`` yields."""
+    return tuple(heapq.nsmallest(MAX_OFFENDERS, itertools.islice(gone, orphans)))
+
+
+def _unmatched(stored: Iterator[tuple[str, str]], rows: Iterator[str]) -> Iterator[str]:
+    """The keys of the ``stored`` rows (``(row identity, key)``) that ``rows`` lacks, both by row identity."""
+    current = next(rows, None)
+    for row_identity, key in stored:
+        while current is not None and current < row_identity:
+            current = next(rows, None)
+        if current != row_identity:
+            yield key
+
+
+def _looked_up(stored: Iterator[tuple[str, str]], source: RowDigests) -> Iterator[str]:
+    """As :func:`_unmatched`, each block of ``stored`` looked up in ``source``."""
+    for block in _blocks(stored):
+        present = source.lookup_identities([row_identity for row_identity, _ in block])
+        yield from (key for row_identity, key in block if present[row_identity] != "ok")
 
 
 def _note(keys: list[str], key: str) -> None:
@@ -161,37 +218,45 @@ def list_generations(project: Project) -> list[GenerationListing]:
         else:
             current[generation.identity.identity] = name
     skipped = {listing.identity for listing in external}  # their store records hold only the query cache
-    source_rows = {row.identity for row in project.source.rows(project.spec.source.text)}
     listings: list[GenerationListing] = []
     store = project.store()
     built: set[str] = set()
-    if store is not None:
-        with store.snapshot() as snapshot:
-            for record in snapshot.generations():
-                if record.identity in skipped:
-                    continue
-                held = snapshot.digests(record.identity)
-                built.add(record.identity)
-                covered = sum(1 for row_identity in held if row_identity in source_rows)
-                listings.append(
-                    GenerationListing(
-                        name=current.get(record.identity, record.name),
-                        identity=record.identity,
-                        model=record.model,
-                        status=_built_status(record.identity in current, len(source_rows), covered),
-                        dimension=record.dimension,
-                        vectors=len(held),
-                        rows=len(source_rows),
-                        covered=covered,
-                        created_at=record.created_at,
-                        updated_at=record.updated_at,
-                    )
-                )
+    with store.snapshot() if store is not None else nullcontext() as snapshot:
+        records: list = []
+        vectors: dict[str, int] = {}
+        reads = None if snapshot is None else block_digests(snapshot)
+        if snapshot is not None:
+            records = [record for record in snapshot.generations() if record.identity not in skipped]
+            vectors = {record.identity: snapshot.vector_count(record.identity) for record in records}
+        covered = dict.fromkeys(vectors, 0)  # vectors whose row is in the source, counted a block of rows at a time
+        rows = 0
+        for block in _blocks(project.source.rows(project.spec.source.text)):
+            rows += len(block)
+            identities = [row.identity for row in block]
+            for identity, count in vectors.items():
+                if count and reads is not None:
+                    covered[identity] += len(reads.digests_of(identity, identities))
+    for record in records:
+        built.add(record.identity)
+        listings.append(
+            GenerationListing(
+                name=current.get(record.identity, record.name),
+                identity=record.identity,
+                model=record.model,
+                status=_built_status(record.identity in current, rows, covered[record.identity]),
+                dimension=record.dimension,
+                vectors=vectors[record.identity],
+                rows=rows,
+                covered=covered[record.identity],
+                created_at=record.created_at,
+                updated_at=record.updated_at,
+            )
+        )
     missing = [(identity, name, "not built") for identity, name in current.items() if identity not in built]
     missing += [("", name, "model unavailable") for name in unavailable]
     for identity, name, status in missing:
         settings = project.spec.generations[name]
-        listings.append(GenerationListing(name, identity, settings.model, status, None, 0, len(source_rows), 0, None, None))
+        listings.append(GenerationListing(name, identity, settings.model, status, None, 0, rows, 0, None, None))
     return listings + external
 
 

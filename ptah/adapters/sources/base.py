@@ -15,8 +15,9 @@ from __future__ import annotations
 import importlib
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Generator, Iterable, Iterator, Protocol, Self, runtime_checkable
 
+from ptah.adapters.sources.rows import text_digests
 from ptah.core.errors import CapabilityUnavailable
 from ptah.core.registry import Registry
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from types import ModuleType
 
     from ptah.adapters.sources.vectors import TableVectors
+    from ptah.core.identity import RowDigest
     from ptah.core.spec import SourceRow, SourceSpec
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -69,6 +71,49 @@ class Source(Protocol):
     def __enter__(self) -> Source: ...
 
     def __exit__(self, *exc_info: object) -> None: ...
+
+
+@runtime_checkable
+class RowDigests(Protocol):
+    """What verification reads from a source besides its rows; ptah's SQLite and PostgreSQL readers are ones,
+    and :func:`row_digests` answers for any other source from :meth:`Source.rows`."""
+
+    def digests(self, template: str) -> Iterator[RowDigest]:
+        """Every row of :meth:`Source.rows` as its key, row identity and the
+        :func:`~ptah.core.identity.text_digest` of ``template`` rendered, in the same order (hashed where the
+        text lives when the database can)."""
+
+    def identities(self) -> Generator[str, None, None] | None:
+        """The row identity of every row passing the filter, ordered by the identity's code points (the
+        database sorts them), or None when the database cannot spell an identity to sort on (a NUL in a
+        SQLite key)."""
+
+    def lookup_identities(self, identities: Iterable[str]) -> dict[str, str]:
+        """:meth:`Source.lookup` for row identities, read back into their key components exactly."""
+
+
+def row_digests(source: Source) -> RowDigests:
+    """``source`` itself when it reads digests and sorted identities, else :class:`RenderedDigests` over it."""
+    return source if isinstance(source, RowDigests) else RenderedDigests(source)
+
+
+class RenderedDigests:
+    """:class:`RowDigests` from :meth:`Source.rows`: each text hashed here, the identities sorted in memory."""
+
+    def __init__(self, source: Source):
+        self._source = source
+
+    def digests(self, template: str) -> Iterator[RowDigest]:
+        return text_digests(self._source.rows(template))
+
+    def identities(self) -> Generator[str, None, None] | None:
+        return (identity for identity in sorted(row.identity for row in self._source.rows("")))
+
+    def lookup_identities(self, identities: Iterable[str]) -> dict[str, str]:
+        """``ok`` or ``missing`` (a row the filter excludes reads as missing)."""
+        wanted = set(identities)
+        present = {row.identity for row in self._source.rows("") if row.identity in wanted}
+        return {identity: "ok" if identity in present else "missing" for identity in wanted}
 
 
 class OneSnapshot:

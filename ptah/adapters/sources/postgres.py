@@ -44,21 +44,28 @@ names one column (as SQLite matches), so ``{Title}`` reads column ``title``.
 from __future__ import annotations
 
 import itertools
-from typing import Iterable, Iterator
+from typing import Generator, Iterable, Iterator
 
 from psycopg import IsolationLevel, sql
 
 from ptah.adapters.postgres import connect, pg_errors, psycopg, reason
 from ptah.adapters.sources.base import OneSnapshot, filter_problem
 from ptah.adapters.sources.postgres_index import TableIndexSearch, find_index
-from ptah.adapters.sources.rows import is_int64, lookup_keys, mark_found, no_such_column, source_rows
+from ptah.adapters.sources.rows import (
+    is_int64, keyed_records, lookup_identities, lookup_keys, mark_found, no_such_column, record_identities,
+    source_rows, text_digests,
+)
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
 from ptah.core.errors import OperationalError, Problem, SourceUnavailable, SpecError
-from ptah.core.spec import SourceRow, SourceSpec, template_columns
+from ptah.core.identity import RowDigest
+from ptah.core.spec import SourceRow, SourceSpec, parse_template, template_columns
 
 LOOKUP_BATCH = 10_000  # keys per statement: one array parameter per key column
 ROWS_PER_FETCH = 2_000  # rows per round trip of a server-side cursor
 INTEGER_TYPES = frozenset({"smallint", "integer", "bigint"})
+# Template columns whose text PostgreSQL writes as render_value does: text as it is, an integer as str(int).
+# (char(n) is not: psycopg reads its padding, a cast to text drops it.)
+_RENDERED_IN_SQL = INTEGER_TYPES | {"text", "character varying"}
 # SQLSTATEs that mean the filter cannot run in a read-only snapshot: class 42 syntax, unknown name or wrong type;
 # 25 invalid transaction state (a write, or set_config of transaction_read_only); 0A not supported there; 22 data
 # (the filter is the only expression ptah's statements evaluate on a row's values); 08P01 a $1 nobody binds.
@@ -209,6 +216,51 @@ class PostgresSource(OneSnapshot):
         query = sql.SQL("SELECT {} FROM {} {} ORDER BY {}").format(selected, self._table, self._where, self._order())
         return self._stream(self._cursor(query), template, columns)
 
+    def digests(self, template: str) -> Iterator[RowDigest]:
+        """:meth:`rows`, each as its key, identity and text digest -- hashed by the server, 32 bytes a row read
+        instead of the text, when it can render ``template`` exactly as ptah does (:meth:`_rendered`); else read
+        from the text."""
+        rendered = self._rendered(template) if self.digests_in_database else None
+        if rendered is None:
+            return text_digests(self.rows(template))
+        keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)
+        query = sql.SQL("SELECT {}, sha256(convert_to({}, 'UTF8')) FROM {} {} ORDER BY {}").format(
+            keys, rendered, self._table, self._where, self._order())
+        cursor = self._cursor(query, binary=True)
+        records = keyed_records(cursor, self.source.key_fields, self.where)
+        digests = (RowDigest(key, identity, values[0].hex()) for key, identity, values in records)
+        return self._guarded(cursor, "rows", digests)
+
+    def identities(self) -> Generator[str, None, None] | None:
+        """Sorted by the server on the identity spelled in SQL, ``COLLATE "C"`` (no PostgreSQL text holds a NUL)."""
+        spelled = sql.SQL(" || ").join(sql.SQL("length({0}::text) || ':' || {0}::text").format(sql.Identifier(c))
+                                       for c in self._key_columns)
+        keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)
+        cursor = self._cursor(sql.SQL('SELECT {} FROM {} {} ORDER BY ({}) COLLATE "C"').format(
+            keys, self._table, self._where, spelled))
+        return self._guarded(cursor, "rows", record_identities(cursor, self.source.key_fields, self.where))
+
+    digests_in_database = True  # False reads every digest from the text (the tests compare both ways)
+
+    def _rendered(self, template: str) -> sql.Composable | None:
+        """``template`` as one SQL text expression equal to ptah's rendering (NULL as nothing, an integer as its
+        decimal text), or None when it cannot be: a column of another type, a literal with a NUL (no PostgreSQL
+        text holds one), a database not encoded in UTF-8."""
+        if self._db.info.parameter_status("server_encoding") != "UTF8":
+            return None
+        parts: list[sql.Composable] = [sql.SQL("''::text")]
+        for is_column, value in parse_template(template):
+            if not is_column:
+                if "\x00" in value:
+                    return None
+                parts.append(sql.SQL("{}::text").format(sql.Literal(value)))
+                continue
+            name = self._column(value, "the text template")
+            if self._types[name][0].split("(")[0] not in _RENDERED_IN_SQL:
+                return None
+            parts.append(sql.SQL("coalesce({}::text, '')").format(sql.Identifier(name)))
+        return sql.SQL(" || ").join(parts)
+
     def _order(self) -> sql.Composable:
         """The key columns, integers numerically and text by code point."""
         return sql.SQL(", ").join(self._key_expressions())
@@ -218,9 +270,10 @@ class PostgresSource(OneSnapshot):
         return [sql.SQL('{} COLLATE "C"' if kind == "text" else "{}").format(sql.Identifier(c))
                 for c, kind in zip(self._key_columns, self._kinds)]
 
-    def _cursor(self, query: sql.Composable):
-        """A server-side cursor running ``query`` (one statement, extended protocol)."""
-        cursor = self._db.cursor(name=f"ptah_rows_{next(self._names)}")
+    def _cursor(self, query: sql.Composable, binary: bool = False):
+        """A server-side cursor running ``query`` (one statement, extended protocol; ``binary``: values read in
+        PostgreSQL's binary form, a ``bytea`` as its bytes)."""
+        cursor = self._db.cursor(name=f"ptah_rows_{next(self._names)}", binary=binary)
         cursor.itersize = ROWS_PER_FETCH
         try:
             cursor.execute(query)  # DECLARE … CURSOR: psycopg sends it through the extended protocol
@@ -231,7 +284,7 @@ class PostgresSource(OneSnapshot):
     def _stream(self, cursor, template: str, columns: tuple[str, ...]) -> Iterator[SourceRow]:
         return self._guarded(cursor, "rows", source_rows(cursor, self.source.key_fields, template, columns, self.where))
 
-    def _guarded(self, cursor, what: str, items: Iterator) -> Iterator:
+    def _guarded(self, cursor, what: str, items: Iterator) -> Generator:
         """``items`` (read from ``cursor``) with a failed read said in one sentence; the cursor closed at the end."""
         try:
             yield from items
@@ -288,12 +341,22 @@ class PostgresSource(OneSnapshot):
         or ``"x"`` for an integer column). Matching is exact against the rendered key.
         """
         result, found = lookup_keys(keys, len(self._key_columns))
+        self._find(found, result)
+        return result
+
+    def lookup_identities(self, identities: Iterable[str]) -> dict[str, str]:
+        """:meth:`lookup` for row identities (each read back into its key components exactly)."""
+        result, found = lookup_identities(identities, len(self._key_columns))
+        self._find(found, result)
+        return result
+
+    def _find(self, found: dict[tuple[str, ...], str], result: dict[str, str]) -> None:
+        """Mark in ``result`` each of ``found``'s components (for its key or identity) that a row has."""
         wanted = {components: key for components, key in found.items()
                   if all(kind == "text" or is_int64(c) for c, kind in zip(components, self._kinds))}
         pending = list(wanted)
         for start in range(0, len(pending), LOOKUP_BATCH):
             self._lookup_batch(pending[start : start + LOOKUP_BATCH], wanted, result)
-        return result
 
     def _lookup_batch(self, batch: list[tuple[str, ...]], wanted: dict[tuple[str, ...], str], result: dict[str, str]) -> None:
         keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR, join_key
 from ptah.core.errors import SourceUnavailable
-from ptah.core.identity import row_identity
+from ptah.core.identity import RowDigest, identity_components, row_identity, text_digest
 from ptah.core.spec import SourceRow, key_component, renderer
 
 _CANONICAL_INT = re.compile(r"(0|-?[1-9][0-9]{0,18})\Z")
+Twin = Callable[[tuple[str, ...]], bool]  # whether more than one row passing the filter renders to these components
 
 
 def source_rows(
@@ -26,26 +27,61 @@ def source_rows(
     template: str,
     columns: tuple[str, ...],
     where: str,
+    twin: Twin | None = None,
 ) -> Iterator[SourceRow]:
-    """Each record (key values, then ``columns`` values) as a SourceRow.
+    """Each record (key values, then ``columns`` values), in key order, as a SourceRow.
 
     Raises :class:`SourceUnavailable` naming ``where`` at the first record whose
-    key is not integers/text, whose key an earlier record had -- including a
+    key is not integers/text, whose key an earlier record had (see
+    :func:`keyed_records`), or whose template column holds binary data.
+    """
+    fill = renderer(template, columns)
+    for key, identity, values in keyed_records(records, key_fields, where, twin):
+        try:
+            text = fill(values)
+        except TypeError as exc:
+            raise SourceUnavailable(f"{where}: in the row with key {key!r}, {exc}; cast it to text in a view") from None
+        yield SourceRow(key, identity, text)
+
+
+def text_digests(rows: Iterable[SourceRow]) -> Iterator[RowDigest]:
+    """Each row's key, identity and :func:`text_digest` of its text (a source's digests, read from the text)."""
+    for row in rows:
+        yield RowDigest(row.key, row.identity, text_digest(row.text))
+
+
+def keyed_records(
+    records: Iterable[Sequence[object]], key_fields: tuple[str, ...], where: str, twin: Twin | None = None
+) -> Iterator[tuple[str, str, Sequence[object]]]:
+    """Each record as ``(key, row identity, the values after the key columns)``.
+
+    The records come ordered by the key columns (integers numerically, text by
+    code point), so two rows with one key are neighbours -- except a value
+    stored once as an integer and once as text (SQLite keeps ``1`` and ``'1'``
+    apart, and orders every integer before any text): a text component spelled
+    like an integer, where an integer was read before, is asked of ``twin``
+    (whether another row renders to the same components). Memory stays one row
+    whatever the table's size.
+
+    Raises :class:`SourceUnavailable` naming ``where`` at the first record whose
+    key is not integers/text, or whose key an earlier record had -- including a
     composite key that reads like an earlier one because a component holds
     U+001F, the separator (components ``a`` and ``b␟c``, and ``a␟b`` and ``c``,
-    both read ``a␟b␟c``, ␟ being U+001F) -- or whose template column holds
-    binary data.
+    both read ``a␟b␟c``, ␟ being U+001F).
     """
-    seen: set[str] = set()  # identities: a key two rows share is an error, not a silent overwrite
+    previous: str | None = None
     # Keys of composite rows with U+001F inside a component: only these can read like another row's key
     # (a row without one has exactly width - 1 separators in its key, which such a row's key exceeds).
     ambiguous: dict[str, tuple[str, ...]] = {}
     width = len(key_fields)
-    fill = renderer(template, columns)
+    integers = [False] * width  # whether an integer was read in each key column
     for values in records:
         first = values[0]
         if width == 1 and type(first) in (int, str):  # the common case, without the general path's tuples
-            key = first if type(first) is str else str(first)
+            if type(first) is str:
+                key, twins = first, integers[0] and is_int64(first)
+            else:
+                key, twins, integers[0] = str(first), False, True
             identity = f"{len(key)}:{key}"  # row_identity((key,)), inlined
         else:
             components = key_components(values[:width], key_fields, where)
@@ -53,16 +89,34 @@ def source_rows(
             key = join_key(components)
             if width > 1 and any(COMPOSITE_KEY_SEPARATOR in c for c in components):
                 _check_ambiguous(ambiguous, key, components, key_fields, where)
-        if identity in seen:
+            twins = any([_twin_possible(integers, values, i) for i in range(width)])  # a list: every column noted
+        if identity == previous or (twins and twin is not None and twin(key_components(values[:width], key_fields,
+                                                                                         where))):
             raise SourceUnavailable(
                 f"{where}: two rows have the key {key!r} ({', '.join(key_fields)}); key_fields must identify exactly one row"
             )
-        seen.add(identity)
-        try:
-            text = fill(values[width:])
-        except TypeError as exc:
-            raise SourceUnavailable(f"{where}: in the row with key {key!r}, {exc}; cast it to text in a view") from None
-        yield SourceRow(key, identity, text)
+        previous = identity
+        yield key, identity, values[width:]
+
+
+def _twin_possible(integers: list[bool], values: Sequence[object], index: int) -> bool:
+    """Note an integer in key column ``index``; True for text spelled like an integer read after one there."""
+    value = values[index]
+    if type(value) is int:
+        integers[index] = True
+        return False
+    return integers[index] and type(value) is str and is_int64(value)
+
+
+def record_identities(records: Iterable[Sequence[object]], key_fields: tuple[str, ...], where: str) -> Iterator[str]:
+    """Each record's (its key values') row identity, rendered here whatever order the database computed."""
+    for values in records:
+        first = values[0]
+        if len(values) == 1 and type(first) in (int, str):  # the common case, as in keyed_records
+            key = first if type(first) is str else str(first)
+            yield f"{len(key)}:{key}"
+        else:
+            yield row_identity(key_components(values, key_fields, where))
 
 
 def key_components(values: Sequence[object], key_fields: tuple[str, ...], where: str) -> tuple[str, ...]:
@@ -111,6 +165,18 @@ def lookup_keys(keys: Iterable[str], width: int) -> tuple[dict[str, str], dict[t
         components = (key,) if width == 1 else tuple(key.split(COMPOSITE_KEY_SEPARATOR))
         if len(components) == width:
             wanted[components] = key
+    return result, wanted
+
+
+def lookup_identities(identities: Iterable[str], width: int) -> tuple[dict[str, str], dict[tuple[str, ...], str]]:
+    """As :func:`lookup_keys`, for row identities: read back into their components exactly (U+001F and all)."""
+    result: dict[str, str] = {}
+    wanted: dict[tuple[str, ...], str] = {}
+    for identity in identities:
+        result[identity] = "missing"
+        components = identity_components(identity)
+        if components is not None and len(components) == width:
+            wanted[components] = identity
     return result, wanted
 
 

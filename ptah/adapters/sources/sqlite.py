@@ -30,14 +30,18 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from typing import Iterable, Iterator
+from typing import Generator, Iterable, Iterator
 from urllib.parse import quote
 
 from ptah.core.errors import Problem, SourceUnavailable, SpecError
 from ptah.adapters.sources.base import OneSnapshot, filter_problem
-from ptah.adapters.sources.rows import is_int64, lookup_keys, mark_found, no_such_column, source_rows
+from ptah.adapters.sources.rows import (
+    is_int64, lookup_identities, lookup_keys, mark_found, no_such_column, record_identities, source_rows,
+    text_digests,
+)
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
-from ptah.core.spec import SourceRow, SourceSpec, sqlite_database_path, template_columns
+from ptah.core.identity import RowDigest
+from ptah.core.spec import SourceRow, SourceSpec, key_component, sqlite_database_path, template_columns
 
 LOOKUP_PARAMETERS = 900  # below SQLite's oldest default limit of 999 bound parameters per statement
 
@@ -74,6 +78,9 @@ class SqliteSource(OneSnapshot):
             raise SourceUnavailable(f"{source.redacted_database}: cannot be read as SQLite ({exc})") from None
         self._table = quote_identifier(source.table)
         self._keys = ", ".join(quote_identifier(k) for k in source.key_fields)
+        # Text by code point whatever a column's declared collation (PostgreSQL's COLLATE "C"): equal keys are
+        # neighbours, and both sources list rows in one order.
+        self._order = ", ".join(f"{quote_identifier(k)} COLLATE BINARY" for k in source.key_fields)
         self._where = f"WHERE ({source.filter})" if source.filter else ""
         self._passes = f"CASE WHEN ({source.filter}) THEN 1 ELSE 0 END" if source.filter else "1"
         self._columns = {name.lower(): name for name in names}
@@ -126,22 +133,53 @@ class SqliteSource(OneSnapshot):
         columns = template_columns(template)
         self._check_columns(columns, "the text template")
         selected = ", ".join(quote_identifier(c) for c in (*self.source.key_fields, *columns))
-        cursor = self._execute(f"SELECT {selected} FROM {self._table} {self._where} ORDER BY {self._keys}")
+        cursor = self._execute(f"SELECT {selected} FROM {self._table} {self._where} ORDER BY {self._order}")
         return self._stream(cursor, template, columns)
+
+    def digests(self, template: str) -> Iterator[RowDigest]:
+        """:meth:`rows`, each as its key, identity and text digest (SQLite has no SHA-256: hashed here)."""
+        return text_digests(self.rows(template))
+
+    def identities(self) -> Generator[str, None, None] | None:
+        """Sorted by SQLite on the identity spelled in SQL; None when a key holds a NUL (``length`` stops at one)."""
+        columns = [quote_identifier(k) for k in self.source.key_fields]
+        nul = " OR ".join(f"instr(CAST({column} AS BLOB), x'00') > 0" for column in columns)
+        passes = f"({self.source.filter}) AND " if self.source.filter else ""
+        if self._execute(f"SELECT EXISTS (SELECT 1 FROM {self._table} WHERE {passes}({nul}))").fetchone()[0]:
+            return None
+        spelled = " || ".join(f"length(CAST({column} AS TEXT)) || ':' || CAST({column} AS TEXT)" for column in columns)
+        cursor = self._execute(f"SELECT {self._keys} FROM {self._table} {self._where} ORDER BY {spelled} COLLATE BINARY")
+        return self._identities(cursor)
+
+    def _identities(self, cursor: sqlite3.Cursor) -> Generator[str, None, None]:
+        try:
+            yield from record_identities(cursor, self.source.key_fields, self.where)
+        except sqlite3.Error as exc:
+            raise self._fault(exc, "reading rows failed") from None
 
     def _stream(self, cursor: sqlite3.Cursor, template: str, columns: tuple[str, ...]) -> Iterator[SourceRow]:
         try:
-            yield from source_rows(cursor, self.source.key_fields, template, columns, self.where)
+            yield from source_rows(cursor, self.source.key_fields, template, columns, self.where, self._twin)
         except sqlite3.Error as exc:
             raise self._fault(exc, "reading rows failed") from None
+
+    def _twin(self, components: tuple[str, ...]) -> bool:
+        """Whether more than one row passing the filter renders to ``components`` (``1`` and ``'1'``)."""
+        fields = self.source.key_fields
+        candidates = _candidates(components)
+        term = "(" + " AND ".join(f"{quote_identifier(k)} = ?" for k in fields) + ")"
+        passes = f" AND ({self.source.filter})" if self.source.filter else ""
+        sql = f"SELECT {self._keys} FROM {self._table} WHERE ({' OR '.join([term] * len(candidates))}){passes}"
+        found = self._execute(sql, [value for candidate in candidates for value in candidate])
+        return sum(1 for values in found if _rendered(values, fields) == components) > 1
 
     def vectors(self, column: str) -> TableVectors:
         """Every row passing the filter with the vector ``column`` holds (see :mod:`~ptah.adapters.sources.vectors`), by key."""
         self._check_columns((column,), "vectors.column")
         selected = f"{self._keys}, {quote_identifier(self._columns[column.lower()])}"
-        cursor = self._execute(f"SELECT {selected} FROM {self._table} {self._where} ORDER BY {self._keys}")
+        cursor = self._execute(f"SELECT {selected} FROM {self._table} {self._where} ORDER BY {self._order}")
         try:
-            return table_vectors(cursor, self.source.key_fields, column, self.where)
+            return table_vectors(cursor, self.source.key_fields, column, self.where, self._twin)
         except sqlite3.Error as exc:
             raise self._fault(exc, "reading vectors failed") from None
 
@@ -154,8 +192,19 @@ class SqliteSource(OneSnapshot):
         per key field. Matching is exact against the rendered key: ``"0042"``
         does not match integer 42.
         """
+        result, wanted = lookup_keys(keys, len(self.source.key_fields))
+        self._find(wanted, result)
+        return result
+
+    def lookup_identities(self, identities: Iterable[str]) -> dict[str, str]:
+        """:meth:`lookup` for row identities (each read back into its key components exactly)."""
+        result, wanted = lookup_identities(identities, len(self.source.key_fields))
+        self._find(wanted, result)
+        return result
+
+    def _find(self, wanted: dict[tuple[str, ...], str], result: dict[str, str]) -> None:
+        """Mark in ``result`` each of ``wanted``'s components (for its key or identity) found."""
         width = len(self.source.key_fields)
-        result, wanted = lookup_keys(keys, width)
         batch: list[tuple[str, ...]] = []
         size = 0
         for components in wanted:
@@ -167,7 +216,6 @@ class SqliteSource(OneSnapshot):
             size += len(candidates) * width
         if batch:
             self._lookup_batch(batch, wanted, result)
-        return result
 
     def _lookup_batch(self, candidates: list[tuple], wanted: dict[tuple[str, ...], str], result: dict[str, str]) -> None:
         width = len(self.source.key_fields)
@@ -179,6 +227,14 @@ class SqliteSource(OneSnapshot):
         sql = f"SELECT {self._keys}, {self._passes} FROM {self._table} WHERE {match}"
         parameters = [value for candidate in candidates for value in candidate]
         mark_found(self._execute(sql, parameters), self.source.key_fields, wanted, result)
+
+
+def _rendered(values: tuple, fields: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The key components ``values`` render to; None for a value no key can hold (a REAL matching ``= 1``)."""
+    try:
+        return tuple(key_component(v, c) for v, c in zip(values, fields))
+    except TypeError:
+        return None
 
 
 def _candidates(components: tuple[str, ...]) -> list[tuple]:

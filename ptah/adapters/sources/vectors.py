@@ -24,7 +24,7 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ptah.adapters.sources.rows import source_rows
+from ptah.adapters.sources.rows import Twin, source_rows
 from ptah.core.errors import InputError
 
 MAX_NAMED = 5  # rows named in a message about bad vectors
@@ -46,8 +46,9 @@ class TableVectors:
 
 
 def table_vectors(records: Iterable[Sequence[object]], key_fields: tuple[str, ...], column: str,
-                  where: str) -> TableVectors:
-    """Each record (key values, then the vector column's value) read into a :class:`TableVectors`."""
+                  where: str, twin: Twin | None = None) -> TableVectors:
+    """Each record (key values, then the vector column's value) read into a :class:`TableVectors` (``twin``: as
+    :func:`~ptah.adapters.sources.rows.keyed_records` asks it)."""
     width = len(key_fields)
     raw: list[object] = [None]
 
@@ -62,7 +63,7 @@ def table_vectors(records: Iterable[Sequence[object]], key_fields: tuple[str, ..
     missing: list[str] = []
     bad: dict[str, list[str]] = {}  # why -> keys
     rows = 0
-    for row in source_rows(keys_only(), key_fields, "", (), where):
+    for row in source_rows(keys_only(), key_fields, "", (), where, twin):
         rows += 1
         value = raw[0]
         if value is None:

@@ -17,7 +17,7 @@ for the capabilities it declares.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ContextManager, Iterable, Iterator, Mapping, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ContextManager, Generator, Iterable, Iterator, Mapping, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -65,6 +65,52 @@ class Snapshot(Protocol):
 
     def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
         """The cached float32 vectors of those ``texts`` that have a usable one under this generation."""
+
+
+@runtime_checkable
+class BlockDigests(Protocol):
+    """The digests a snapshot reads a block of rows at a time, so verifying costs a block of memory whatever the
+    generation's size. Both of ptah's stores' snapshots are ones; :func:`block_digests` answers for any other
+    from :meth:`Snapshot.digests`, held whole."""
+
+    def digests_of(self, identity: str, row_identities: list[str]) -> dict[str, tuple[str, str]]:
+        """:meth:`Snapshot.digests` of those ``row_identities`` (a block of them) that have a vector."""
+
+    def stored_in_order(self, identity: str) -> Generator[tuple[str, str], None, None]:
+        """Every vector's ``(row identity, key)``, by row identity in code point order, streamed from this
+        snapshot while it is open."""
+
+    def held_keys(self, identity: str, keys: Iterable[str]) -> set[str]:
+        """Those of ``keys`` that a vector of the generation has."""
+
+
+def block_digests(snapshot: Snapshot) -> BlockDigests:
+    """``snapshot`` itself when it reads digests by blocks, else :class:`HeldDigests` over it."""
+    return snapshot if isinstance(snapshot, BlockDigests) else HeldDigests(snapshot)
+
+
+class HeldDigests:
+    """:class:`BlockDigests` from :meth:`Snapshot.digests`, read once per generation and held (a store kind
+    that reads no blocks: its memory grows with the generation, as every verification's did before blocks)."""
+
+    def __init__(self, snapshot: Snapshot):
+        self._snapshot = snapshot
+        self._held: dict[str, dict[str, tuple[str, str]]] = {}
+
+    def _digests(self, identity: str) -> dict[str, tuple[str, str]]:
+        if identity not in self._held:
+            self._held[identity] = self._snapshot.digests(identity)
+        return self._held[identity]
+
+    def digests_of(self, identity: str, row_identities: list[str]) -> dict[str, tuple[str, str]]:
+        held = self._digests(identity)
+        return {row: held[row] for row in row_identities if row in held}
+
+    def stored_in_order(self, identity: str) -> Generator[tuple[str, str], None, None]:
+        yield from sorted((row, key) for row, (key, _) in self._digests(identity).items())
+
+    def held_keys(self, identity: str, keys: Iterable[str]) -> set[str]:
+        return set(keys) & {key for key, _ in self._digests(identity).values()}
 
 
 @runtime_checkable

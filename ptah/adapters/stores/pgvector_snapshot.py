@@ -8,7 +8,8 @@ batches a build commits meanwhile.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+import itertools
+from typing import TYPE_CHECKING, Callable, Generator, Iterable, Iterator
 
 import numpy as np
 from psycopg import sql
@@ -24,6 +25,9 @@ from ptah.core.errors import StoreDamaged, StoreUnavailable
 
 if TYPE_CHECKING:
     from ptah.adapters.stores.pgvector import PgvectorStore
+
+_KEYS_PER_FETCH = 8192  # rows per round trip of stored_in_order's server-side cursor
+_CURSORS = itertools.count(1)
 
 
 class PgvectorSnapshot:
@@ -71,6 +75,43 @@ class PgvectorSnapshot:
                 sql.SQL("SELECT row_identity, key, text_sha256 FROM {} ORDER BY row_identity").format(table[0])
             )
             return {row_identity: (key, digest) for row_identity, key, digest in cursor}
+
+    def digests_of(self, identity: str, row_identities: list[str]) -> dict[str, tuple[str, str]]:
+        """One probe of the primary key (which includes the key and digest) per row."""
+        with self._store._guarded():
+            table = self._table(identity)
+            if table is None:
+                return {}
+            cursor = self._connection.execute(
+                sql.SQL("SELECT row_identity, key, text_sha256 FROM {} WHERE row_identity = ANY(%s::text[])").format(
+                    table[0]), (row_identities,))
+            return {row_identity: (key, digest) for row_identity, key, digest in cursor}
+
+    def stored_in_order(self, identity: str) -> Generator[tuple[str, str], None, None]:
+        """Through a server-side cursor of this snapshot, sorted ``COLLATE "C"`` (code point order)."""
+        with self._store._guarded():
+            table = self._table(identity)
+        if table is None:
+            return
+        cursor = self._connection.cursor(name=f"ptah_stored_in_order_{next(_CURSORS)}")
+        cursor.itersize = _KEYS_PER_FETCH
+        try:
+            with self._store._guarded():
+                cursor.execute(sql.SQL('SELECT row_identity, key FROM {} ORDER BY row_identity COLLATE "C"')
+                               .format(table[0]))
+                yield from cursor
+        finally:
+            with self._store._guarded():
+                cursor.close()
+
+    def held_keys(self, identity: str, keys: Iterable[str]) -> set[str]:
+        with self._store._guarded():
+            table = self._table(identity)
+            if table is None:
+                return set()
+            cursor = self._connection.execute(
+                sql.SQL("SELECT key FROM {} WHERE key = ANY(%s::text[])").format(table[0]), (list(keys),))
+            return {key for (key,) in cursor}
 
     def matrix(self, identity: str) -> Matrix:
         """Keys by one query, vectors by a binary ``COPY`` into the preallocated matrix, in this snapshot."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Generator, Iterable, Iterator
 
 import numpy as np
 
@@ -25,6 +25,8 @@ from ptah.adapters.stores.vector_checks import VECTOR_DTYPE, block_rows, sound_b
 _READ_CHUNK = 8192
 # Bound parameters per IN (...) list, well under SQLite's limit.
 _IN_CHUNK = 500
+# Row identities per statement of digests_of, at most (a verification's block).
+_PROBE_CHUNK = 4096
 
 
 def _chunks(items: list, size: int) -> Iterator[list]:
@@ -68,6 +70,39 @@ class StoreSnapshot:
                 (identity,),
             )
             return {row_identity: (key, digest) for row_identity, key, digest in cursor}
+
+    def digests_of(self, identity: str, row_identities: list[str]) -> dict[str, tuple[str, str]]:
+        """One probe of the covering index per row (bound parameters: an identity may hold a NUL)."""
+        found: dict[str, tuple[str, str]] = {}
+        # As many as this SQLite binds (32,766 since 3.32; 999 before): fewer statements, each probing in order.
+        size = min(_PROBE_CHUNK, self._connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - 1)
+        with _guarded(self._path):
+            for chunk in _chunks(row_identities, size):
+                cursor = self._connection.execute(
+                    "SELECT row_identity, key, text_sha256 FROM vectors INDEXED BY vectors_digests WHERE generation = ? "
+                    f"AND row_identity IN ({', '.join('?' * len(chunk))})", (identity, *chunk),
+                )
+                found.update((row_identity, (key, digest)) for row_identity, key, digest in cursor)
+        return found
+
+    def stored_in_order(self, identity: str) -> Generator[tuple[str, str], None, None]:
+        """In the covering index's order (``BINARY``: UTF-8 bytes, which is code point order)."""
+        with _guarded(self._path):
+            cursor = self._connection.execute(
+                "SELECT row_identity, key FROM vectors INDEXED BY vectors_digests WHERE generation = ? "
+                "ORDER BY row_identity", (identity,),
+            )
+            while rows := cursor.fetchmany(_READ_CHUNK):
+                yield from rows
+
+    def held_keys(self, identity: str, keys: Iterable[str]) -> set[str]:
+        """One pass over the covering index, the keys bound as one JSON array (a corpus key holds no NUL)."""
+        with _guarded(self._path):
+            cursor = self._connection.execute(
+                "SELECT key FROM vectors INDEXED BY vectors_digests WHERE generation = ? "
+                "AND key IN (SELECT value FROM json_each(?))", (identity, json.dumps(list(keys))),
+            )
+            return {key for (key,) in cursor}
 
     def matrix(self, identity: str) -> Matrix:
         """Allocated once at its final size and filled chunk by chunk (the peak memory is the matrix plus one

@@ -30,6 +30,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ptah.adapters.embedders.base import usage_of
+from ptah.adapters.stores.base import block_digests
 from ptah.core.errors import NotBuilt, StaleGeneration
 from ptah.core.outcomes import make_run
 from ptah.core.ranking import Ranked
@@ -45,7 +46,7 @@ from ptah.services.external import (cache_store, external_settings, hold_table_i
 from ptah.services.probe import NOT_CHECKED, check, report_settings, stored_probe
 from ptah.services.project import Generation
 from ptah.services.search import embed_queries
-from ptah.services.verify import verify_stored
+from ptah.services.verify import verify_in
 
 
 _CACHE_READ = 4096  # distinct queries read from the query cache at a time
@@ -92,31 +93,29 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
         record = snapshot.generation(identity)
         if record is None:
             raise NotBuilt(generation.name, identity)
-        stored = snapshot.digests(identity)
-        if streams(sides.channels, len(stored), record.dimension):  # too big to hold: read block by block
-            return _search_streamed(sides, generation, store, snapshot, record, stored, clock)
+        rows = snapshot.vector_count(identity)
+        if streams(sides.channels, rows, record.dimension):  # too big to hold: read block by block
+            return _search_streamed(sides, generation, store, snapshot, record, rows, clock)
         matrix = snapshot.matrix(identity)
         index_search = hold_index(project, store, snapshot, generation, request.search)  # None for exact search
-    sides.charge("load_vectors", clock)
-    clock = time.perf_counter()
-    verification = verify_stored(project, generation, built=True, stored=stored)
+        sides.charge("load_vectors", clock)
+        clock = time.perf_counter()
+        verification = verify_in(project, generation, snapshot)
     _refuse_stale(sides, verification, clock)
     return _search(sides, generation, _held(store, record, verification, index_search, matrix))
 
 
-def _search_streamed(sides: Sides, generation: Generation, store, snapshot, record, stored: dict, clock: float
+def _search_streamed(sides: Sides, generation: Generation, store, snapshot, record, rows: int, clock: float
                      ) -> VectorSide:
-    """:func:`_search` over blocks read from ``snapshot`` (open throughout); ``stored`` is every row's digest."""
+    """:func:`_search` over blocks read from ``snapshot`` (open throughout) of the generation's ``rows`` vectors."""
     identity = generation.identity.identity
     index_search = hold_index(sides.project, store, snapshot, generation, sides.request.search)
     sides.charge("load_vectors", clock)
     clock = time.perf_counter()
-    verification = verify_stored(sides.project, generation, built=True, stored=stored)
+    verification = verify_in(sides.project, generation, snapshot)
     _refuse_stale(sides, verification, clock)
     expected = set().union(*(case.expected_keys() for case in sides.corpus.cases))
-    present = {key for key, _ in stored.values() if key in expected}
-    rows = len(stored)
-    stored.clear()  # every row's digest: at ten million rows gigabytes, and nothing needs it after
+    present = block_digests(snapshot).held_keys(identity, expected)
     blocks = snapshot_blocks(snapshot, identity, normalize=not record.settings.get("normalize", True))
     return _search(sides, generation, _Vectors(store, record, verification, index_search, blocks, rows, record.dimension,
                                                present))
