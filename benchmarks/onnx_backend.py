@@ -8,9 +8,9 @@ copied). In one invocation:
 
 1. the three embedders are opened through ptah (``open_embedder``) with the
    settings a SciFact generation has (all-MiniLM-L6-v2, max_seq_length 256,
-   batch size 64, normalised), the ONNX ones exporting into a temporary
-   project folder (the seconds each first open took are printed: export
-   included);
+   batch size 64, normalised), the ONNX ones exporting into ``--project``'s
+   ``.ptah/onnx/`` (else a temporary folder); the seconds each open took are
+   printed (an export included, where one was made);
 2. the first ``--docs`` documents of ``corpus.jsonl``, as ``(title + " " +
    text).strip()`` (the text ``ptah import beir`` stores), are embedded by
    each, interleaved -- torch, onnx, int8, torch, onnx, int8 ... for
@@ -68,14 +68,17 @@ def load() -> str:
     return "/".join(f"{value:.2f}" for value in os.getloadavg())
 
 
-def speeds(texts: list[str], rounds: int) -> None:
+def speeds(texts: list[str], rounds: int, project: Path | None) -> None:
     print(f"{len(texts)} documents, {os.cpu_count()} CPUs, load average (1/5/15 min) before: {load()}")
-    with tempfile.TemporaryDirectory(prefix="ptah-onnx-bench-") as project:
+    with tempfile.TemporaryDirectory(prefix="ptah-onnx-bench-") as scratch:
+        project = project or Path(scratch)  # the project's .ptah/onnx/ when given: exported once for both uses
         embedders = {}
         for name, fields in BACKENDS.items():
             started = time.perf_counter()
-            embedders[name] = open_embedder(GenerationSettings(name, MODEL, max_seq_length=256, **fields), project)
-            print(f"  opened {name} in {time.perf_counter() - started:.1f} s (first open: the ONNX export included)")
+            settings = GenerationSettings(name, MODEL, max_seq_length=256, **fields)
+            embedders[name] = open_embedder(settings, str(project))
+            print(f"  opened {name} in {time.perf_counter() - started:.1f} s "
+                  "(an ONNX export or quantisation included where none was kept)")
         for embedder in embedders.values():
             embedder.embed_documents(texts[:64])
         seconds: dict[str, list[float]] = {name: [] for name in BACKENDS}
@@ -98,7 +101,7 @@ def speeds(texts: list[str], rounds: int) -> None:
               f"| {cosines.min():.5f} |")
 
 
-def evaluation(project: Path) -> dict:
+def evaluation(project: Path) -> dict | None:
     command = [sys.executable, "-m", "ptah", "inference", "evaluate", "--spec", str(project / "ptah.yaml"),
                "--corpus", str(project / "corpora" / "test-k10.yaml"), "--json",
                *[part for generation in GENERATIONS.values() for part in ("-g", generation)]]
@@ -106,6 +109,9 @@ def evaluation(project: Path) -> dict:
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     print(f"\nptah inference evaluate -g {' -g '.join(GENERATIONS.values())}: exit {done.returncode} "
           f"in {time.perf_counter() - started:.1f} s")
+    if not done.stdout.strip():
+        print(done.stderr.strip())
+        return None
     report = json.loads(done.stdout)
     comparison = report["comparison"]
     print(f"reference {comparison['reference']}; intervals: paired bootstrap, "
@@ -131,10 +137,10 @@ def main() -> None:
     parser.add_argument("--project", type=Path, help="a built SciFact project with the three generations")
     parser.add_argument("--json", type=Path, help="write the evaluation's report here")
     args = parser.parse_args()
-    speeds(documents(args.dataset, args.docs), args.rounds)
+    speeds(documents(args.dataset, args.docs), args.rounds, args.project)
     if args.project is not None:
         report = evaluation(args.project)
-        if args.json is not None:
+        if args.json is not None and report is not None:
             args.json.write_text(json.dumps(report, indent=1), encoding="utf-8")
 
 
