@@ -28,6 +28,10 @@ holds each row's vector; its model (or provider) embeds the queries only::
 
 ``text`` and ``document_prefix`` are refused beside ``vectors``: ptah embeds no
 row text for it, so they could change nothing.
+
+A local model runs on torch unless ``backend: onnx`` asks for onnxruntime
+(the ``onnx`` extra), optionally with ``quantize: int8``; both are refused
+for a service and for ``ptah/deterministic``, ``quantize`` without ``backend: onnx``.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from ruamel.yaml.nodes import MappingNode
 
 from ptah.adapters.yaml_nodes import Field, describe, is_null, line_of
 from ptah.core.spec import (
+    DEFAULT_BACKEND,
     DEFAULT_BATCH_SIZE,
     DEFAULT_DETERMINISTIC_DIMENSION,
     DEFAULT_SERVICE_TIMEOUT_S,
@@ -60,6 +65,8 @@ MAX_TIMEOUT_S = 3600
 PROVIDERS = ("openai",)
 DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1"}
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+BACKENDS = (DEFAULT_BACKEND, "onnx")
+QUANTIZATIONS = ("int8",)  # of an ONNX model's weights
 
 Default = TypeVar("Default", int, None)  # a number field read with a default reads as a number
 DEFAULT_MAX_CONCURRENCY = 4
@@ -76,6 +83,8 @@ GENERATION_FIELDS = (
     "dimension",
     *SERVICE_FIELDS,
     "vectors",
+    "backend",
+    "quantize",
 )
 DOCUMENT_ONLY = ("text", "document_prefix")  # settings of the rows' embedding: nothing for an external generation
 
@@ -170,10 +179,33 @@ class GenerationFields:
             self.refuse(fields, prefix, "dimension", f"applies to model {DETERMINISTIC_MODEL} only (a real model's "
                         "dimension comes from its weights); remove it")
         vectors = self.vectors(fields, prefix) if "vectors" in fields else None
+        backend, quantize = self.backend(fields, prefix, at, local=service is None and model != DETERMINISTIC_MODEL)
         if model is None or len(self.problems) > count:
             return None
         return GenerationSettings(name, model, normalize, max_seq_length, query_prefix, document_prefix,
-                                  text, batch_size, dimension, service, vectors)
+                                  text, batch_size, dimension, service, vectors, backend, quantize)
+
+    def backend(self, fields: dict[str, Field], prefix: str, at: int, *, local: bool) -> tuple[str, str | None]:
+        """``backend:`` and ``quantize:``: what runs a local model, and how its weights are stored."""
+        if not local:
+            for name in ("backend", "quantize"):
+                self.refuse(fields, prefix, name, "applies to a local sentence-transformers model only; remove it")
+            return DEFAULT_BACKEND, None
+        backend = self.choice(fields, "backend", prefix, at, BACKENDS) or DEFAULT_BACKEND
+        quantize = self.choice(fields, "quantize", prefix, at, QUANTIZATIONS)
+        if quantize is not None and backend != "onnx":
+            self.add("applies to backend: onnx only; add backend: onnx or remove it",
+                     line=line_of(fields["quantize"].key), field=prefix + "quantize")
+        return backend, quantize
+
+    def choice(self, fields: dict[str, Field], name: str, prefix: str, at: int, allowed: tuple[str, ...]) -> str | None:
+        """The field ``name`` when it is one of ``allowed`` (None when absent; a problem otherwise)."""
+        hint = "write " + " or ".join(allowed)
+        value = self.text(fields, name, prefix, at, required=False, hint=hint)
+        if value is not None and value not in allowed:
+            self.add(f'"{value}" is not one ptah knows; {hint}', line=line_of(fields[name].value), field=prefix + name)
+            return None
+        return value
 
     def vectors(self, fields: dict[str, Field], prefix: str) -> str | None:
         """The column ``vectors: {column: NAME}`` names; fields that only shape the rows' text are refused."""

@@ -35,6 +35,7 @@ from urllib.parse import parse_qsl, urlencode
 from ptah.core.errors import UnknownGeneration
 
 DETERMINISTIC_MODEL = "ptah/deterministic"
+DEFAULT_BACKEND = "torch"  # a local model's runtime; "onnx" is the other (generations.NAME.backend)
 """The model name that selects the deterministic test embedder."""
 
 DEFAULT_DETERMINISTIC_DIMENSION = 64
@@ -165,6 +166,10 @@ class GenerationSettings:
     (``provider:``) embeds the texts instead of a local model. ``vectors`` is
     set for an *external* generation: the column of ``source.table`` that
     already holds each row's vector; the model then embeds the queries only.
+    ``backend`` runs a local model with ``torch`` (the default) or ``onnx``
+    (exported once, run by onnxruntime); ``quantize`` (``int8``, ONNX only)
+    quantises its weights. Both change the vectors, so both are part of the
+    generation's identity.
     """
 
     name: str
@@ -178,6 +183,8 @@ class GenerationSettings:
     dimension: int | None = None
     service: ServiceSettings | None = None
     vectors: str | None = None
+    backend: str = DEFAULT_BACKEND
+    quantize: str | None = None
 
     def template(self, source: SourceSpec) -> str:
         """The text template this generation embeds: its own, else the source's."""

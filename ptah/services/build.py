@@ -215,6 +215,9 @@ def _settings_dict(settings) -> dict:
         values.pop("service", None)
     if values.get("vectors") is None:  # a built generation's settings read as before external ones existed
         values.pop("vectors", None)
+    if values.get("backend") == "torch" and values.get("quantize") is None:  # as before backend: existed
+        values.pop("backend", None)
+        values.pop("quantize", None)
     return values
 
 

@@ -192,11 +192,12 @@ def test_without_the_plugin_the_toy_model_is_a_missing_model_not_a_crash(tmp_pat
 
 def test_ptahs_kinds_are_registered_with_sentence_transformers_the_default():
     registry = EmbedderRegistry()
-    assert registry.names() == ["ptah/deterministic", "openai", "sentence-transformers"]
+    assert registry.names() == ["ptah/deterministic", "openai", "sentence-transformers-onnx", "sentence-transformers"]
     assert registry.origin("sentence-transformers") == "ptah"
     assert registry.kind_for(GenerationSettings("d", "ptah/deterministic")).name == "ptah/deterministic"
     for model in ("sentence-transformers/all-MiniLM-L6-v2", "BAAI/bge-small-en-v1.5", "./models/tiny", "toy/x"):
         assert registry.kind_for(GenerationSettings("g", model)).name == "sentence-transformers"
+        assert registry.kind_for(GenerationSettings("g", model, backend="onnx")).name == "sentence-transformers-onnx"
 
 
 def test_a_model_no_kind_handles_exits_2_naming_the_kinds(tmp_path):
@@ -205,8 +206,8 @@ def test_a_model_no_kind_handles_exits_2_naming_the_kinds(tmp_path):
     assert caught.value.exit_code == EXIT_INPUT
     assert str(caught.value) == (
         'generation "g": no embedder handles model "ptah/hashed-v2"; the kinds registered are ptah/deterministic, '
-        "openai, sentence-transformers (the default). Name a model one of them handles, or install the package that adds "
-        "its kind."
+        "openai, sentence-transformers-onnx, sentence-transformers (the default). Name a model one of them handles, "
+        "or install the package that adds its kind."
     )
     project = letters_project(tmp_path, model="ptah/hashed-v2")
     built = ptah("inference", "build", "--spec", "ptah.yaml", cwd=project)
@@ -265,7 +266,8 @@ def test_what_cannot_be_registered_is_a_plugin_error(register, message):
 def test_an_entry_point_may_name_a_kind_object(on_path):
     install(on_path, "toy-embedder", "toy = toy_embedder:KIND", {"toy_embedder": TOY + "\nKIND = LetterKind()\n"})
     registry = EmbedderRegistry()
-    assert registry.names() == ["ptah/deterministic", "openai", "sentence-transformers", "toy"]
+    assert registry.names() == ["ptah/deterministic", "openai", "sentence-transformers-onnx", "sentence-transformers",
+                                "toy"]
     assert registry.origin("toy") == ('the ptah.embedders entry point "toy = toy_embedder:KIND" '
                                       "of the distribution toy-embedder 0.1")
     settings = GenerationSettings("letters", "toy/letters")

@@ -1,7 +1,8 @@
 """Which embedder kind handles a generation's model: a registry that installed packages extend.
 
-ptah registers three kinds: ``ptah/deterministic`` (the model of that name),
-``openai`` (a generation with ``provider: openai``: an embedding service) and
+ptah registers four kinds: ``ptah/deterministic`` (the model of that name),
+``openai`` (a generation with ``provider: openai``: an embedding service),
+``sentence-transformers-onnx`` (a local model with ``backend: onnx``) and
 ``sentence-transformers``, the *default*: it handles any model no other kind
 claims, except names under ``ptah/``, which are ptah's own. The local kinds
 never claim a generation that names a provider. A package adds a
@@ -157,6 +158,7 @@ class EmbedderRegistry:
             return
         self._discovered = True
         from ptah.adapters.embedders.deterministic import DeterministicKind
+        from ptah.adapters.embedders.onnx_backend import OnnxKind
         from ptah.adapters.embedders.openai_compatible import OpenAICompatibleKind
         from ptah.adapters.embedders.sentence_transformers import SentenceTransformersKind
 
@@ -164,6 +166,7 @@ class EmbedderRegistry:
         try:
             self.register(DeterministicKind())
             self.register(OpenAICompatibleKind())
+            self.register(OnnxKind())
             self.register(SentenceTransformersKind(), default=True)
             for entry in _entry_points():
                 self._origin = _describe_entry(entry)

@@ -1,0 +1,168 @@
+"""A sentence-transformers model run by onnxruntime (``backend: onnx``), its weights optionally int8.
+
+The kind ``sentence-transformers-onnx`` claims a local model whose
+generation says ``backend: onnx``. Its identity parts are the model folder's
+digest, :data:`EXPORT_FORMAT` (how the graph is made) and ``quantize``
+(``null`` or ``int8``), so the same model on torch, on ONNX and quantised
+are three generations.
+
+The graph is made here, offline, from the loaded model: the whole
+SentenceTransformer forward (transformer, the model's own pooling and, where
+the model has one, its Normalize module) exported by torch's TorchScript
+exporter with the batch and sequence axes dynamic; ``int8`` quantises its
+weights with onnxruntime's dynamic quantisation, per channel (per tensor lost
+far more of the vectors' direction on MiniLM). Texts are tokenised by the
+model's own tokenizer, with the generation's ``max_seq_length``.
+
+The exported file is kept under the project's ``.ptah/onnx/``, named by a
+digest of the identity parts and written atomically, so only the first
+build exports; an unwritable folder means an export in a temporary folder
+each time the model is opened, never a failure. Sentence-transformers' own
+ONNX backend is not used: it needs optimum, which pins an older transformers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import tempfile
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator, Sequence
+
+import numpy as np
+
+from ptah.adapters.embedders.base import installed_versions, l2_normalize
+from ptah.adapters.embedders.identity import canonical_json
+from ptah.adapters.embedders.sentence_transformers import (
+    LIBRARIES,
+    SentenceTransformerEmbedder,
+    SentenceTransformersKind,
+)
+from ptah.adapters.files import replacing
+from ptah.core.errors import InputError, ModelUnavailable, OutputUnwritable
+
+if TYPE_CHECKING:
+    from ptah.core.spec import GenerationSettings
+
+KIND = "sentence-transformers-onnx"
+EXPORT_FORMAT = "ptah-onnx@1"  # the wrapper and options below; a change to either is a new format
+CACHE_FOLDER = Path(".ptah") / "onnx"  # under the specification's folder
+INSTALL = "pip install 'ptah-eval[onnx]' (or pip install onnxruntime onnx)"
+OUTPUT = "sentence_embedding"
+OPSET = 17
+
+
+class OnnxKind(SentenceTransformersKind):
+    """A local model with ``backend: onnx``; see the module docs."""
+
+    name = KIND
+
+    def claims(self, settings: GenerationSettings) -> bool:
+        return settings.backend == "onnx" and super().claims(settings)
+
+    def identity_parts(self, settings: GenerationSettings, root: str, *, cache_dir: Path | None = None) -> dict:
+        return {**super().identity_parts(settings, root, cache_dir=cache_dir), "export": EXPORT_FORMAT,
+                "quantize": settings.quantize}
+
+    def open(self, settings: GenerationSettings, root: str) -> OnnxEmbedder:
+        try:
+            import onnx  # noqa: F401 -- the exporter and the quantiser need it
+            import onnxruntime  # noqa: F401
+        except ImportError:
+            raise InputError(f'generation "{settings.name}" has backend: onnx, which needs onnxruntime and onnx; '
+                             f"install them with {INSTALL}") from None
+        return OnnxEmbedder(settings, root, self.identity_parts(settings, root))
+
+    def versions(self) -> dict[str, str | None]:
+        return installed_versions(*LIBRARIES, "onnxruntime", "onnx")
+
+
+class OnnxEmbedder(SentenceTransformerEmbedder):
+    """The model loaded by sentence-transformers (for its tokenizer, and to export once); onnxruntime embeds."""
+
+    def __init__(self, settings: GenerationSettings, root: str, parts: dict):
+        super().__init__(settings, root)
+        self.inputs = sorted(self._features(["ptah"]))
+        try:
+            self.session = self._session(self._exported(Path(root) / CACHE_FOLDER, parts))
+        except (OSError, OutputUnwritable):  # a read-only project: export where we may, each time it is opened
+            with tempfile.TemporaryDirectory(prefix="ptah-onnx-") as scratch:
+                self.session = self._session(self._exported(Path(scratch), parts))
+
+    @staticmethod
+    def _session(path: Path):
+        import onnxruntime
+
+        try:
+            return onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime's load errors share no base class
+            raise ModelUnavailable(f"the ONNX model {path} could not be loaded ({' '.join(str(exc).split())[:200]}); "
+                                   "delete it and ptah exports it again") from None
+
+    def _features(self, texts: list[str]) -> dict:
+        """The model's tokenizer's tensors for ``texts`` (``preprocess`` since sentence-transformers 6)."""
+        tokenize = getattr(self.model, "preprocess", None) or self.model.tokenize
+        return {name: value for name, value in tokenize(texts).items() if hasattr(value, "numpy")}
+
+    def _exported(self, folder: Path, parts: dict) -> Path:
+        """The file the model with ``parts`` is exported to under ``folder``, made now unless an earlier run made
+        it; an int8 model is quantised from the fp32 one (made first, and kept too)."""
+        path = folder / (hashlib.sha256(canonical_json(parts)).hexdigest()[:32] + ".onnx")
+        if path.is_file():
+            return path
+        folder.mkdir(parents=True, exist_ok=True)
+        if parts["quantize"] is None:
+            with replacing(path) as part:
+                self._export(part)
+            return path
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        fp32 = self._exported(folder, parts | {"quantize": None})
+        with replacing(path) as part, _quiet():
+            quantize_dynamic(str(fp32), part, weight_type=QuantType.QInt8, per_channel=True)
+        return path
+
+    def _export(self, path: str) -> None:
+        import torch
+
+        names = self.inputs
+        model = self.model
+
+        class Forward(torch.nn.Module):  # the whole SentenceTransformer: tensors in, sentence embeddings out
+            def __init__(self) -> None:
+                super().__init__()
+                self.model = model
+
+            def forward(self, *tensors):
+                return self.model(dict(zip(names, tensors)))[OUTPUT]
+
+        sample = self._features(["ptah exports this model", "once"])
+        axes = {name: {0: "batch", 1: "sequence"} for name in names} | {OUTPUT: {0: "batch"}}
+        with torch.no_grad(), _quiet():
+            torch.onnx.export(Forward().eval(), tuple(sample[name] for name in names), path, dynamo=False,
+                              input_names=names, output_names=[OUTPUT], dynamic_axes=axes, opset_version=OPSET)
+
+    def _encode(self, texts: Sequence[str], prefix: str) -> np.ndarray:
+        vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # as the library does: little padding
+        size = self.settings.batch_size
+        for start in range(0, len(order), size):
+            chunk = order[start:start + size]
+            features = self._features([prefix + texts[i] for i in chunk])
+            vectors[chunk] = self.session.run([OUTPUT], {name: features[name].numpy() for name in self.inputs})[0]
+        return l2_normalize(vectors) if self.settings.normalize else vectors
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """The exporter's tracer warnings and the quantiser's advice (logged to the root logger) drawn nowhere: ptah
+    draws its own progress, and neither says anything a user of ptah could act on."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        logging.disable(logging.WARNING)
+        try:
+            yield
+        finally:
+            logging.disable(logging.NOTSET)
