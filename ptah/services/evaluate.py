@@ -116,7 +116,9 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
             family = correct([entry["slices"] for entry in compared], request.correction, request.statistics.alpha)
         comparisons = [BaselineComparison(read_only(entry)) for entry in compared]
     sampled, ignored = samples_of(corpus.judgements, runs)
-    judges = model_judges(project, corpus.judgements, runs, sampled, request.min_kappa)
+    # one read of the ranked rows' judging text serves the page's excerpts and the model judges' freshness
+    texts = ranked_texts(project, runs) if request.excerpts or corpus.judgements.models else {}
+    judges = model_judges(corpus.judgements, runs, sampled, request.min_kappa, texts)
     # the commands a gate's sentence names take the corpus's file; a corpus the server registered has none
     commands_path = None if corpus.path == registered_label(corpus.name, corpus.digest) else corpus.path
     verdicts = []
@@ -158,16 +160,15 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
         comparisons=tuple(comparisons),
         comparison=None if side_by_side is None else Comparison(read_only(side_by_side)),
         stale_judgements=tuple(read_only(entry) for entry in stale),
-        excerpts=read_only(excerpts(project, runs)) if request.excerpts else None,
+        excerpts=read_only({key: excerpt(text) for key, text in texts.items()}) if request.excerpts else None,
     )
 
 
-def excerpts(project: Project, runs: Sequence[Run]) -> dict[str, str]:
-    """Each ranked key's excerpt of its judging text, in one pass over the source."""
-    wanted = {key for run in runs for case in run.cases for key in case.keys}
-    if not wanted:
-        return {}
-    return {row.key: excerpt(row.text) for row in project.source.rows(project.spec.judging_template()) if row.key in wanted}
+def ranked_texts(project: Project, runs: Sequence[Run]) -> dict[str, str]:
+    """Each ranked key's judging text, in one pass over the source."""
+    from ptah.services.judging import row_texts  # judging evaluates runs to find holes: imported here, not above
+
+    return row_texts(project, {key for run in runs for case in run.cases for key in case.keys})
 
 
 def environment(project: Project, embedded: Iterable[GenerationSettings] = ()) -> dict:
@@ -237,17 +238,15 @@ def samples_of(record: JudgementRecord, runs: Sequence[Run]) -> tuple[dict[str, 
     return sampled, ignored
 
 
-def model_judges(project: Project, record: JudgementRecord, runs: Sequence[Run], sampled: Mapping[str, Sampled],
-                 min_kappa: float) -> dict[str, list[ModelJudge]]:
+def model_judges(record: JudgementRecord, runs: Sequence[Run], sampled: Mapping[str, Sampled], min_kappa: float,
+                 texts: Mapping[str, str]) -> dict[str, list[ModelJudge]]:
     """For each run, every model judge of the record that graded its holes or the sample its U uses: the grades
-    of its holes pinned to each row's judging text as it is now, and its agreement with the person on that
-    sample (pairs where both saw the same text) -- :mod:`ptah.core.calibration`."""
+    of its holes pinned to each row's judging text as it is now (``texts``: ranked key -> judging text), and its
+    agreement with the person on that sample (pairs where both saw the same text) -- :mod:`ptah.core.calibration`."""
     if not record.models:
         return {}
-    from ptah.services.judging import row_texts  # judging evaluates runs to find holes: imported here, not above
-
     wanted = {hole.key for run in runs for case in run.cases for hole in case.holes or ()}
-    now = {key: text_digest(text) for key, text in row_texts(project, wanted).items()}
+    now = {key: text_digest(texts[key]) for key in wanted if key in texts}
     found: dict[str, list[ModelJudge]] = {}
     for run in runs:
         holes = [(case.id, hole.key) for case in run.cases for hole in case.holes or ()]

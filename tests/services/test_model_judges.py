@@ -8,7 +8,7 @@ from ptah.core.corpus import Case
 from ptah.core.identity import text_digest
 from ptah.core.judged import Judgement, JudgementRecord, Sample
 from ptah.core.outcomes import make_run, measure_case
-from ptah.services.evaluate import model_judges
+from ptah.services.evaluate import model_judges, ranked_texts
 from tests.services.conftest import DOCS, Workspace
 
 BY = "model:encoder@sha256:" + "e" * 64
@@ -31,7 +31,8 @@ def test_model_grades_of_changed_rows_and_of_other_text_are_not_used(workspace):
              "c1": {"2": Judgement(0.0, text_of("2"), WHEN)}}
     record = JudgementRecord(cases=person, samples=(Sample(1, "sha256:" + "a" * 64, 3, (), WHEN),), models={BY: model})
     with workspace.project() as project:
-        found = model_judges(project, record, [run], {"docs": Sampled(9, 3, 1, 1, index=0)}, 0.6)
+        texts = ranked_texts(project, [run])
+        found = model_judges(record, [run], {"docs": Sampled(9, 3, 1, 1, index=0)}, 0.6, texts)
         (judge,) = found["docs"]
         assert judge.by == BY and judge.name == "encoder"
         assert dict(judge.grades) == {("c0", "2"): 1.0, ("c1", "2"): 0.0}
@@ -39,7 +40,7 @@ def test_model_grades_of_changed_rows_and_of_other_text_are_not_used(workspace):
         assert (judge.agreement.both, judge.agreement.model_only, judge.agreement.n) == (1, 1, 2)
         assert judge.untrusted == "only 2 sampled holes judged by both (at least 20 are needed)"
         # without a sample the run's U uses, the model is reported and untrusted
-        (alone,) = model_judges(project, record, [run], {}, 0.6)["docs"]
+        (alone,) = model_judges(record, [run], {}, 0.6, texts)["docs"]
         assert alone.agreement.n == 0
         assert alone.untrusted == "no random sample of the holes judged by a person to check it on"
-        assert model_judges(project, JudgementRecord(cases=person), [run], {}, 0.6) == {}
+        assert model_judges(JudgementRecord(cases=person), [run], {}, 0.6, texts) == {}
