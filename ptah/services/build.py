@@ -58,7 +58,7 @@ from ptah.services.external import refuse_build
 from ptah.services.probe import probe_for_build, stored_probe
 from ptah.services.project import Generation, Project
 from ptah.services.build_progress import BuildInterrupted, Embedded, with_row_progress
-from ptah.services.verify import _blocks, _looked_up, _unmatched
+from ptah.services.verify import in_blocks, looked_up, unmatched
 
 if TYPE_CHECKING:
     from ptah.adapters.stores.base import Snapshot, Store
@@ -174,7 +174,7 @@ def _plan(project: Project, identity: str, template: str, snapshot: Snapshot) ->
     vectors = snapshot.vector_count(identity)
     rows = todo = covered = 0
     marks = bytearray()
-    for block in _blocks(row_digests(project.source).digests(template)):
+    for block in in_blocks(row_digests(project.source).digests(template)):
         held = reads.digests_of(identity, [row.identity for row in block]) if vectors else {}
         needs = [held.get(row.identity, ("", ""))[1] != row.digest for row in block]
         marks += np.packbits(needs).tobytes()
@@ -193,8 +193,8 @@ def _delete_gone(project: Project, store: Store, identity: str, gone: int) -> in
         pairs = ((row_identity, row_identity) for row_identity, _ in stored)  # the merges yield the second
         rows = source.identities()
         with nullcontext() if rows is None else closing(rows):
-            found = _looked_up(pairs, source) if rows is None else _unmatched(pairs, rows)
-            for block in _blocks(itertools.islice(found, gone)):
+            found = looked_up(pairs, source) if rows is None else unmatched(pairs, rows)
+            for block in in_blocks(itertools.islice(found, gone)):
                 deleted += store.delete_vectors(identity, block)
     return deleted
 
@@ -207,7 +207,7 @@ def _rows_to_embed(project: Project, template: str, marks: bytearray) -> Iterato
     are held.
     """
     at = 0
-    for block in _blocks(project.source.rows(template)):
+    for block in in_blocks(project.source.rows(template)):
         width = (len(block) + 7) // 8
         needs = np.unpackbits(np.frombuffer(marks, np.uint8, width, at), count=len(block))
         at += width
