@@ -107,7 +107,6 @@ class PostgresSource(OneSnapshot):
             # Used beside bound parameters, where a literal % must be written %%.
             passes = source.filter.replace("%", "%%") if source.filter else None
             self._passes = sql.SQL("CASE WHEN ({}) THEN 1 ELSE 0 END").format(sql.SQL(passes)) if passes else sql.SQL("1")
-            self._and_passes = sql.SQL(" AND ({})").format(sql.SQL(passes)) if passes else sql.SQL("")
             self._check_filter()
         except psycopg.Error as exc:
             self.close()
@@ -362,8 +361,9 @@ class PostgresSource(OneSnapshot):
         actual = [self._column(c, "the text template") for c in columns]
         selected = sql.SQL(", ").join(sql.Identifier(c) for c in (*self._key_columns, *actual))
         wanted = key_splits(keys, len(self._key_columns))
-        statements = (self._execute(sql.SQL("SELECT {} FROM {} WHERE {}{}").format(
-            selected, self._table, match, self._and_passes), parameters) for match, parameters in self._matching(wanted))
+        # The filter inside CASE WHEN … THEN, as lookup() holds it: one expression, whatever parentheses it closes.
+        statements = (self._execute(sql.SQL("SELECT {} FROM {} WHERE {} AND {} = 1").format(
+            selected, self._table, match, self._passes), parameters) for match, parameters in self._matching(wanted))
         return keyed_texts(statements, self.source.key_fields, template, columns, wanted, self.where)
 
     def _find(self, found: dict[tuple[str, ...], str], result: dict[str, str]) -> None:

@@ -212,10 +212,10 @@ class SqliteSource(OneSnapshot):
         columns = template_columns(template)
         self._check_columns(columns, "the text template")
         selected = ", ".join(quote_identifier(c) for c in (*self.source.key_fields, *columns))
-        passes = f" AND ({self.source.filter})" if self.source.filter else ""
         wanted = key_splits(keys, len(self.source.key_fields))
-        statements = (self._execute(f"SELECT {selected} FROM {self._table} WHERE ({match}){passes}", parameters)
-                      for match, parameters in self._matching(wanted))
+        # The filter inside CASE WHEN … THEN, as lookup() holds it: one expression, whatever parentheses it closes.
+        statements = (self._execute(f"SELECT {selected} FROM {self._table} WHERE ({match}) AND {self._passes} = 1",
+                                    parameters) for match, parameters in self._matching(wanted))
         try:
             return keyed_texts(statements, self.source.key_fields, template, columns, wanted, self.where)
         except sqlite3.Error as exc:
