@@ -13,11 +13,11 @@ import sqlite3
 import psycopg
 import pytest
 
-from ptah.adapters.sources.base import texts_of
+from ptah.adapters.sources.base import KeyedTexts, Source, texts_of
 from ptah.adapters.sources.postgres import LOOKUP_BATCH, PostgresSource
 from ptah.adapters.sources.sqlite import SqliteSource
 from ptah.core.errors import SourceUnavailable
-from ptah.core.spec import SourceRow, SourceSpec
+from ptah.core.spec import SourceSpec
 
 IDS = range(-6000, 30000, 3)  # 12,000 rows: more keys than one statement of either source takes
 ARTICLES = [(i, f"title {i}", None if i % 7 == 0 else f"body {i}", "draft" if i % 5 == 0 else "published")
@@ -144,13 +144,26 @@ def test_one_value_stored_as_an_integer_and_as_text_is_refused_as_the_full_pass_
             assert str(raised.value) == f"sqlite:///loose.db table loose: {message}"
 
 
-def test_a_source_without_a_keyed_read_is_answered_from_its_rows():
-    class Listed:  # a plug-in source that only lists its rows
-        def rows(self, template: str):
-            return iter([SourceRow("1", "1:1", f"one {template}"), SourceRow("2", "1:2", f"two {template}")])
+class WithoutKeyedRead:
+    """A source seen through the protocol a plug-in implements: no ``texts_of``."""
 
-    assert texts_of(Listed(), "t", ["2", "3"]) == {"2": "two t"}  # type: ignore[arg-type]
-    assert texts_of(Listed(), "t", []) == {}  # type: ignore[arg-type]
+    def __init__(self, inner):
+        self._inner = inner
+
+    def __getattr__(self, name: str):
+        if name == "texts_of":
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+def test_a_plug_in_source_without_a_keyed_read_is_answered_from_its_rows(database):
+    keys = ["a\x1fb\x1f1", "a\x1f1", "acme\x1f012", "a\x1f2", "é\x1f3"]
+    with database.open(table="tenants", key_fields=("tenant", "id"), filter="body <> 'fifth'") as source:
+        plain = WithoutKeyedRead(source)
+        assert isinstance(plain, Source) and not isinstance(plain, KeyedTexts) and isinstance(source, KeyedTexts)
+        assert texts_of(plain, "{body}", keys) == texts_of(source, "{body}", keys) == {
+            "a\x1fb\x1f1": "first", "a\x1f1": "second", "é\x1f3": "fourth"}
+        assert texts_of(plain, "{body}", []) == {}
 
 
 # --- the table is not read ------------------------------------------------------------------

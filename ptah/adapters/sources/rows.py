@@ -225,8 +225,8 @@ def lookup_keys(keys: Iterable[str], width: int) -> tuple[dict[str, str], dict[t
 
 def key_splits(keys: Iterable[str], width: int) -> dict[tuple[str, ...], str]:
     """Each key by every way it reads as ``width`` components: split at ``width - 1`` of its U+001F, since a
-    component may hold one (:func:`source_rows` names tenant ``a\x1fb`` with id ``c`` ``a\x1fb\x1fc``);
-    a key with fewer separators reads as none."""
+    component may hold one (:func:`source_rows` names tenant ``a␟b`` with id ``c`` ``a␟b␟c``, ␟ being
+    U+001F); a key with fewer separators reads as none."""
     wanted: dict[tuple[str, ...], str] = {}
     for key in keys:
         if width == 1:
