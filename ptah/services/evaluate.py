@@ -165,7 +165,7 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
 
 
 def ranked_texts(project: Project, runs: Sequence[Run]) -> dict[str, str]:
-    """Each ranked key's judging text, in one pass over the source."""
+    """Each ranked key's judging text, read by key."""
     from ptah.services.judging import row_texts  # judging evaluates runs to find holes: imported here, not above
 
     return row_texts(project, {key for run in runs for case in run.cases for key in case.keys})

@@ -39,6 +39,7 @@ from ptah.adapters.corpus_edit import FORBIDDEN, REQUIRED, CorpusDocument
 from ptah.adapters.corpus_yaml import load_corpus
 from ptah.adapters.files import read_bounded
 from ptah.adapters.judgements_yaml import TIME_FORMAT, read_record, record_path, write_record
+from ptah.adapters.sources.base import texts_of
 from ptah.core.corpus import MAX_GRADE, Case, Corpus
 from ptah.core.errors import InputError, OperationalError, UnknownKey
 from ptah.core.identity import text_digest
@@ -95,11 +96,8 @@ def judging_label(project: Project) -> str:
 
 
 def row_texts(project: Project, keys: Iterable[str]) -> dict[str, str]:
-    """The judging text of each of ``keys`` that is a row of the source."""
-    wanted = set(keys)
-    if not wanted:
-        return {}
-    return {row.key: row.text for row in project.source.rows(project.spec.judging_template()) if row.key in wanted}
+    """The judging text of each of ``keys`` that is a row of the source, read by key."""
+    return texts_of(project.source, project.spec.judging_template(), keys)
 
 
 def _refuse_unknown(project: Project, keys: Iterable[str], texts: dict[str, str], where: str) -> None:

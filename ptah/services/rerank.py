@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ptah.adapters.sources.base import texts_of
 from ptah.core.errors import ModelUnavailable, ServiceUnavailable, VariantUnavailable
 from ptah.core.outcomes import measure_case
 from ptah.core.ranking import find_ties, top_k
@@ -79,7 +80,7 @@ def rerank(plan: RunPlan, sides: Sides, candidates: Run, settings: RerankSetting
 
 
 def _texts(sides: Sides, generation: str, candidates: Run) -> dict[str, str]:
-    """Each candidate row's text as ``generation``'s template renders it, read in one pass over the source."""
+    """Each candidate row's text as ``generation``'s template renders it, read by key."""
     wanted = {result.key for case in candidates.cases for result in case.ranking}
     template = sides.project.spec.generation(generation).template(sides.project.spec.source)
-    return {row.key: row.text for row in sides.project.source.rows(template) if row.key in wanted}
+    return texts_of(sides.project.source, template, wanted)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ptah.adapters.sources.base import texts_of
 from ptah.core.errors import InputError, ModelUnavailable, NotBuilt
 from ptah.core.exact import rank_exact
 from ptah.core.ranking import Ranked
@@ -63,12 +64,8 @@ def cached_queries(project: Project, generation: Generation, queries: list[str],
 
 
 def row_texts(project: Project, generation: Generation, keys: set[str]) -> dict[str, str]:
-    """The text the generation's template renders now for each of ``keys`` (one pass over the source)."""
-    texts: dict[str, str] = {}
-    for row in project.source.rows(generation.settings.template(project.spec.source)):
-        if row.key in keys:
-            texts[row.key] = row.text
-    return texts
+    """The text the generation's template renders now for each of ``keys`` that is a row, read by key."""
+    return texts_of(project.source, generation.settings.template(project.spec.source), keys)
 
 
 def embed_queries(embedder, generation: Generation, queries: list[str], dimension: int) -> np.ndarray:

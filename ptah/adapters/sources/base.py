@@ -116,6 +116,27 @@ class RenderedDigests:
         return {identity: "ok" if identity in present else "missing" for identity in wanted}
 
 
+@runtime_checkable
+class KeyedTexts(Protocol):
+    """Reading a few rows' texts by key; ptah's SQLite and PostgreSQL readers do, and :func:`texts_of` answers
+    for any other source from :meth:`Source.rows`."""
+
+    def texts_of(self, template: str, keys: Iterable[str]) -> dict[str, str]:
+        """The text ``template`` renders for each of ``keys`` that is a row of :meth:`Source.rows` (a key no row
+        has, or that the filter excludes, left out), read by key rather than by reading the table."""
+
+
+def texts_of(source: Source, template: str, keys: Iterable[str]) -> dict[str, str]:
+    """The text ``template`` renders for each of ``keys`` that is a row of ``source``: read by key where the
+    source can (:class:`KeyedTexts`), else picked from one pass over its rows."""
+    wanted = set(keys)
+    if not wanted:
+        return {}
+    if isinstance(source, KeyedTexts):
+        return source.texts_of(template, wanted)
+    return {row.key: row.text for row in source.rows(template) if row.key in wanted}
+
+
 class OneSnapshot:
     """What both readers share: a connection (``_db``) holding one read transaction until :meth:`close`."""
 

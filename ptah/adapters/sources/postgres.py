@@ -52,8 +52,8 @@ from ptah.adapters.postgres import connect, pg_errors, psycopg, reason
 from ptah.adapters.sources.base import OneSnapshot, filter_problem
 from ptah.adapters.sources.postgres_index import TableIndexSearch, find_index
 from ptah.adapters.sources.rows import (
-    is_int64, keyed_records, lookup_identities, lookup_keys, mark_found, no_such_column, record_identities,
-    source_rows, text_digests,
+    is_int64, key_splits, keyed_records, keyed_texts, lookup_identities, lookup_keys, mark_found, no_such_column,
+    record_identities, source_rows, text_digests,
 )
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
 from ptah.core.errors import OperationalError, Problem, SourceUnavailable, SpecError
@@ -350,21 +350,39 @@ class PostgresSource(OneSnapshot):
         self._find(found, result)
         return result
 
+    def texts_of(self, template: str, keys: Iterable[str]) -> dict[str, str]:
+        """The text ``template`` renders for each of ``keys`` that is a row passing the filter, read through the
+        key's index (:data:`LOOKUP_BATCH` keys a statement), not by reading the table.
+
+        The same texts :meth:`rows` gives those keys; a key no row has, or whose rows the filter excludes, is
+        left out. Raises as :meth:`rows` does for the rows read.
+        """
+        columns = template_columns(template)
+        actual = [self._column(c, "the text template") for c in columns]
+        selected = sql.SQL(", ").join(sql.Identifier(c) for c in (*self._key_columns, *actual))
+        wanted = key_splits(keys, len(self._key_columns))
+        # The filter inside CASE WHEN … THEN, as lookup() holds it: one expression, whatever parentheses it closes.
+        statements = (self._execute(sql.SQL("SELECT {} FROM {} WHERE {} AND {} = 1").format(
+            selected, self._table, match, self._passes), parameters) for match, parameters in self._matching(wanted))
+        return keyed_texts(statements, self.source.key_fields, template, columns, wanted, self.where)
+
     def _find(self, found: dict[tuple[str, ...], str], result: dict[str, str]) -> None:
         """Mark in ``result`` each of ``found``'s components (for its key or identity) that a row has."""
-        wanted = {components: key for components, key in found.items()
-                  if all(kind == "text" or is_int64(c) for c, kind in zip(components, self._kinds))}
-        pending = list(wanted)
-        for start in range(0, len(pending), LOOKUP_BATCH):
-            self._lookup_batch(pending[start : start + LOOKUP_BATCH], wanted, result)
+        keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)
+        for match, parameters in self._matching(found):
+            query = sql.SQL("SELECT {}, {} FROM {} WHERE {}").format(keys, self._passes, self._table, match)
+            mark_found(self._execute(query, parameters), self.source.key_fields, found, result)
 
-    def _lookup_batch(self, batch: list[tuple[str, ...]], wanted: dict[tuple[str, ...], str], result: dict[str, str]) -> None:
+    def _matching(self, wanted: Iterable[tuple[str, ...]]) -> Iterator[tuple[sql.Composable, list]]:
+        """The condition on the key columns matching ``wanted``'s components, with its parameters (one array per
+        key column), :data:`LOOKUP_BATCH` at a time; components no key column can hold (``0042`` or ``x`` for an
+        integer column, a NUL in any text) are left out, and the caller compares the rendered keys."""
         keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)
         arrays = sql.SQL(", ").join(sql.SQL(f"%s::{kind}[]") for kind in self._kinds)
-        query = sql.SQL("SELECT {keys}, {passes} FROM {table} WHERE ({keys}) IN (SELECT * FROM unnest({arrays}))").format(
-            keys=keys, passes=self._passes, table=self._table, arrays=arrays
-        )
-        parameters = [
-            [int(c[i]) if kind == "bigint" else c[i] for c in batch] for i, kind in enumerate(self._kinds)
-        ]
-        mark_found(self._execute(query, parameters), self.source.key_fields, wanted, result)
+        match = sql.SQL("({}) IN (SELECT * FROM unnest({}))").format(keys, arrays)
+        pending = [components for components in wanted
+                   if all(is_int64(c) if kind == "bigint" else "\x00" not in c
+                          for c, kind in zip(components, self._kinds))]
+        for start in range(0, len(pending), LOOKUP_BATCH):
+            batch = pending[start : start + LOOKUP_BATCH]
+            yield match, [[int(c[i]) if kind == "bigint" else c[i] for c in batch] for i, kind in enumerate(self._kinds)]

@@ -9,6 +9,7 @@ database, and refuses what cannot be read as the specification says.
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 from typing import Callable, Iterable, Iterator, Sequence
 
@@ -40,8 +41,50 @@ def source_rows(
         try:
             text = fill(values)
         except TypeError as exc:
-            raise SourceUnavailable(f"{where}: in the row with key {key!r}, {exc}; cast it to text in a view") from None
+            raise _unrendered(where, key, exc) from None
         yield SourceRow(key, identity, text)
+
+
+def _unrendered(where: str, key: str, exc: TypeError) -> SourceUnavailable:
+    """The error for a row whose template column holds binary data."""
+    return SourceUnavailable(f"{where}: in the row with key {key!r}, {exc}; cast it to text in a view")
+
+
+def keyed_texts(statements: Iterable[Iterable[Sequence[object]]], key_fields: tuple[str, ...], template: str,
+                columns: tuple[str, ...], wanted: dict[tuple[str, ...], str], where: str) -> dict[str, str]:
+    """The text of each record (key values, then ``columns`` values) whose key components are among
+    ``wanted``'s, by the key ``wanted`` gives them; the records come from several statements, in any order, and
+    one row may come again from another statement (SQLite finds row ``0`` for ``'-0'`` as for ``0``). A
+    record whose key renders as none of ``wanted`` (a REAL, BLOB or NULL key; ``42`` for ``0042``) is no row
+    asked for.
+
+    Raises :class:`SourceUnavailable` as :func:`source_rows` does for two rows with one key (``1`` and ``'1'``,
+    components that join alike, or one statement finding the key twice) or a template column holding binary data.
+    """
+    fill = renderer(template, columns)
+    width = len(key_fields)
+    texts: dict[str, str] = {}
+    found: dict[str, tuple[tuple[str, ...], tuple]] = {}  # each key's components and key values, types included
+    for records in statements:
+        this_statement: set[str] = set()
+        for values in records:
+            components = rendered_components(values[:width], key_fields)
+            key = None if components is None else wanted.get(components)
+            if components is None or key is None:
+                continue
+            stored = tuple((type(value), value) for value in values[:width])
+            if key in found:
+                if key not in this_statement and found[key][1] == stored:
+                    continue  # the same row, found again
+                _check_ambiguous({key: found[key][0]}, key, components, key_fields, where)  # components differ
+                raise _two_rows(where, key, key_fields)
+            found[key] = (components, stored)
+            this_statement.add(key)
+            try:
+                texts[key] = fill(values[width:])
+            except TypeError as exc:
+                raise _unrendered(where, key, exc) from None
+    return texts
 
 
 def text_digests(rows: Iterable[SourceRow]) -> Iterator[RowDigest]:
@@ -92,11 +135,15 @@ def keyed_records(
             twins = any([_twin_possible(integers, values, i) for i in range(width)])  # a list: every column noted
         if identity == previous or (twins and twin is not None and twin(key_components(values[:width], key_fields,
                                                                                          where))):
-            raise SourceUnavailable(
-                f"{where}: two rows have the key {key!r} ({', '.join(key_fields)}); key_fields must identify exactly one row"
-            )
+            raise _two_rows(where, key, key_fields)
         previous = identity
         yield key, identity, values[width:]
+
+
+def _two_rows(where: str, key: str, key_fields: tuple[str, ...]) -> SourceUnavailable:
+    return SourceUnavailable(
+        f"{where}: two rows have the key {key!r} ({', '.join(key_fields)}); key_fields must identify exactly one row"
+    )
 
 
 def _twin_possible(integers: list[bool], values: Sequence[object], index: int) -> bool:
@@ -117,6 +164,14 @@ def record_identities(records: Iterable[Sequence[object]], key_fields: tuple[str
             yield f"{len(key)}:{key}"
         else:
             yield row_identity(key_components(values, key_fields, where))
+
+
+def rendered_components(values: Sequence[object], key_fields: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The key components ``values`` render to; None for a value no key can hold (a REAL matching ``= 1``)."""
+    try:
+        return tuple(key_component(v, c) for v, c in zip(values, key_fields))
+    except TypeError:
+        return None
 
 
 def key_components(values: Sequence[object], key_fields: tuple[str, ...], where: str) -> tuple[str, ...]:
@@ -168,6 +223,22 @@ def lookup_keys(keys: Iterable[str], width: int) -> tuple[dict[str, str], dict[t
     return result, wanted
 
 
+def key_splits(keys: Iterable[str], width: int) -> dict[tuple[str, ...], str]:
+    """Each key by every way it reads as ``width`` components: split at ``width - 1`` of its U+001F, since a
+    component may hold one (:func:`source_rows` names tenant ``a␟b`` with id ``c`` ``a␟b␟c``, ␟ being
+    U+001F); a key with fewer separators reads as none."""
+    wanted: dict[tuple[str, ...], str] = {}
+    for key in keys:
+        if width == 1:
+            wanted[(key,)] = key
+            continue
+        parts = key.split(COMPOSITE_KEY_SEPARATOR)
+        for cuts in itertools.combinations(range(1, len(parts)), width - 1):
+            bounds = zip((0, *cuts), (*cuts, len(parts)))
+            wanted[tuple(COMPOSITE_KEY_SEPARATOR.join(parts[low:high]) for low, high in bounds)] = key
+    return wanted
+
+
 def lookup_identities(identities: Iterable[str], width: int) -> tuple[dict[str, str], dict[tuple[str, ...], str]]:
     """As :func:`lookup_keys`, for row identities: read back into their components exactly (U+001F and all)."""
     result: dict[str, str] = {}
@@ -186,10 +257,7 @@ def mark_found(found: Iterable[Sequence[object]], key_fields: tuple[str, ...], w
     whose key renders as none of ``wanted`` (a REAL, BLOB or NULL key; ``42`` for ``0042``) marks nothing."""
     width = len(key_fields)
     for values in found:
-        try:
-            components = tuple(key_component(v, c) for v, c in zip(values[:width], key_fields))
-        except TypeError:
-            continue
-        key = wanted.get(components)
+        components = rendered_components(values[:width], key_fields)
+        key = None if components is None else wanted.get(components)
         if key is not None and result[key] != "ok":
             result[key] = "ok" if values[width] else "filtered"

@@ -36,12 +36,12 @@ from urllib.parse import quote
 from ptah.core.errors import Problem, SourceUnavailable, SpecError
 from ptah.adapters.sources.base import OneSnapshot, filter_problem
 from ptah.adapters.sources.rows import (
-    is_int64, lookup_identities, lookup_keys, mark_found, no_such_column, record_identities, source_rows,
-    text_digests,
+    is_int64, key_splits, keyed_texts, lookup_identities, lookup_keys, mark_found, no_such_column,
+    record_identities, rendered_components, source_rows, text_digests,
 )
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
 from ptah.core.identity import RowDigest
-from ptah.core.spec import SourceRow, SourceSpec, key_component, sqlite_database_path, template_columns
+from ptah.core.spec import SourceRow, SourceSpec, sqlite_database_path, template_columns
 
 LOOKUP_PARAMETERS = 900  # below SQLite's oldest default limit of 999 bound parameters per statement
 
@@ -171,7 +171,7 @@ class SqliteSource(OneSnapshot):
         passes = f" AND ({self.source.filter})" if self.source.filter else ""
         sql = f"SELECT {self._keys} FROM {self._table} WHERE ({' OR '.join([term] * len(candidates))}){passes}"
         found = self._execute(sql, [value for candidate in candidates for value in candidate])
-        return sum(1 for values in found if _rendered(values, fields) == components) > 1
+        return sum(1 for values in found if rendered_components(values, fields) == components) > 1
 
     def vectors(self, column: str) -> TableVectors:
         """Every row passing the filter with the vector ``column`` holds (see :mod:`~ptah.adapters.sources.vectors`), by key."""
@@ -202,39 +202,52 @@ class SqliteSource(OneSnapshot):
         self._find(wanted, result)
         return result
 
+    def texts_of(self, template: str, keys: Iterable[str]) -> dict[str, str]:
+        """The text ``template`` renders for each of ``keys`` that is a row passing the filter, read through the
+        key's index (a few statements of at most :data:`LOOKUP_PARAMETERS` values), not by reading the table.
+
+        The same texts :meth:`rows` gives those keys; a key no row has, or whose rows the filter excludes, is
+        left out. Raises as :meth:`rows` does for the rows read.
+        """
+        columns = template_columns(template)
+        self._check_columns(columns, "the text template")
+        selected = ", ".join(quote_identifier(c) for c in (*self.source.key_fields, *columns))
+        wanted = key_splits(keys, len(self.source.key_fields))
+        # The filter inside CASE WHEN … THEN, as lookup() holds it: one expression, whatever parentheses it closes.
+        statements = (self._execute(f"SELECT {selected} FROM {self._table} WHERE ({match}) AND {self._passes} = 1",
+                                    parameters) for match, parameters in self._matching(wanted))
+        try:
+            return keyed_texts(statements, self.source.key_fields, template, columns, wanted, self.where)
+        except sqlite3.Error as exc:
+            raise self._fault(exc, "reading rows failed") from None
+
     def _find(self, wanted: dict[tuple[str, ...], str], result: dict[str, str]) -> None:
         """Mark in ``result`` each of ``wanted``'s components (for its key or identity) found."""
+        for match, parameters in self._matching(wanted):
+            found = self._execute(f"SELECT {self._keys}, {self._passes} FROM {self._table} WHERE {match}", parameters)
+            mark_found(found, self.source.key_fields, wanted, result)
+
+    def _matching(self, wanted: Iterable[tuple[str, ...]]) -> Iterator[tuple[str, list]]:
+        """The condition on the key columns matching ``wanted``'s components, with its parameters, one statement's
+        worth (:data:`LOOKUP_PARAMETERS`) at a time; SQL only narrows, the caller compares the rendered keys."""
         width = len(self.source.key_fields)
-        batch: list[tuple[str, ...]] = []
-        size = 0
+        batch: list[tuple] = []
         for components in wanted:
             candidates = _candidates(components)
-            if batch and size + len(candidates) * width > LOOKUP_PARAMETERS:
-                self._lookup_batch(batch, wanted, result)
-                batch, size = [], 0
+            if batch and (len(batch) + len(candidates)) * width > LOOKUP_PARAMETERS:
+                yield self._match(batch)
+                batch = []
             batch.extend(candidates)
-            size += len(candidates) * width
         if batch:
-            self._lookup_batch(batch, wanted, result)
+            yield self._match(batch)
 
-    def _lookup_batch(self, candidates: list[tuple], wanted: dict[tuple[str, ...], str], result: dict[str, str]) -> None:
-        width = len(self.source.key_fields)
-        if width == 1:
+    def _match(self, candidates: list[tuple]) -> tuple[str, list]:
+        if len(self.source.key_fields) == 1:
             match = f"{self._keys} IN ({', '.join('?' * len(candidates))})"
         else:  # an OR of equalities: SQLite searches the key index for each (a row-value IN scans)
             term = "(" + " AND ".join(f"{quote_identifier(k)} = ?" for k in self.source.key_fields) + ")"
             match = " OR ".join([term] * len(candidates))
-        sql = f"SELECT {self._keys}, {self._passes} FROM {self._table} WHERE {match}"
-        parameters = [value for candidate in candidates for value in candidate]
-        mark_found(self._execute(sql, parameters), self.source.key_fields, wanted, result)
-
-
-def _rendered(values: tuple, fields: tuple[str, ...]) -> tuple[str, ...] | None:
-    """The key components ``values`` render to; None for a value no key can hold (a REAL matching ``= 1``)."""
-    try:
-        return tuple(key_component(v, c) for v, c in zip(values, fields))
-    except TypeError:
-        return None
+        return match, [value for candidate in candidates for value in candidate]
 
 
 def _candidates(components: tuple[str, ...]) -> list[tuple]:
