@@ -19,6 +19,7 @@ record holds a judgement.
 
 from __future__ import annotations
 
+from ptah.adapters.sources.base import texts_of
 from ptah.core.identity import text_digest
 from ptah.core.judged import JudgementRecord
 from ptah.services.project import Project
@@ -36,9 +37,8 @@ def stale_judgements(project: Project, record: JudgementRecord) -> list[dict]:
               if template != judging]
     digests: dict[str, set[str]] = {}
     for template in (judging, *legacy):
-        for row in project.source.rows(template):
-            if row.key in wanted:
-                digests.setdefault(row.key, set()).add(text_digest(row.text))
+        for key, text in texts_of(project.source, template, wanted).items():
+            digests.setdefault(key, set()).add(text_digest(text))
     stale = []
     for case_id in sorted(record.cases):
         for key, judgement in sorted(record.cases[case_id].items()):
