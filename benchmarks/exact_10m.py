@@ -1,7 +1,7 @@
 """Benchmark: the streamed exact evaluation of a 384-dimension pgvector generation, against a bare read of it.
 
     python benchmarks/exact_10m.py setup --keep FOLDER [--rows N] [--cases 1000]
-    python benchmarks/exact_10m.py measure --keep FOLDER [--output FILE]
+    python benchmarks/exact_10m.py measure --keep FOLDER [--steps read evaluate read] [--output FILE]
 
 ``setup`` reuses (or makes) the synthetic source table of
 ``ray_build.py evaluate --keep FOLDER`` and adds a store ``store384`` with one
@@ -79,7 +79,7 @@ def measure(args) -> dict:
     keep = Path(args.keep).resolve()
     ray_build.server(keep / "pg", cleanup=None)  # the kept server, started if it is not running
     result = json.loads((keep / "ready384.json").read_text())
-    for step in ("read", "evaluate", "read"):
+    for step in args.steps:
         load = _load()
         command = ["/usr/bin/time", "-f", "%e %M", sys.executable, __file__, "_" + step, "--keep", str(keep)]
         done = subprocess.run(command, capture_output=True, text=True, env=os.environ | {"PYTHONPATH": str(ROOT)})
@@ -156,6 +156,8 @@ def main() -> None:
     parser.add_argument("--keep", metavar="FOLDER", required=True)
     parser.add_argument("--rows", type=int, default=10_000_000, help="setup, with no source table in FOLDER yet")
     parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--steps", nargs="+", default=["read", "evaluate", "read"], choices=("read", "evaluate"),
+                        help="measure: the processes, in order (the bare reads' mean is the baseline)")
     parser.add_argument("--output")
     args = parser.parse_args()
     result = {"setup": setup, "measure": measure, "_read": bare_read, "_evaluate": evaluate}[args.mode](args)
