@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import ray_build  # noqa: E402  (the benchmark beside this one: its server and synthetic table)
+import ray_build  # the benchmark beside this one: its server and synthetic table
 
 STORE = "store384"
 
