@@ -62,7 +62,8 @@ _DIGEST = re.compile(r"sha256:[0-9a-f]{64}\Z")
 JUDGE_ID = re.compile(r"model:[A-Za-z0-9_.-]{1,64}@sha256:[0-9a-f]{64}\Z")  # the `by` of a model judge's grade
 MAX_JUDGES = 100
 _TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\Z")
-_TOP_FIELDS = ("version", "corpus", "samples", "cases", "models")
+_TOP_FIELDS = ("version", "corpus", "samples", "cases", "models", "usage")
+_USAGE_LINE = re.compile(r'  "(model:[A-Za-z0-9_.-]{1,64}@sha256:[0-9a-f]{64})": \{((?:[a-z_]{1,32}: [0-9]{1,15}(?:, )?)*)\}')
 _JUDGEMENT_FIELDS = ("grade", "text_sha256", "judged_at", "sample")
 _SAMPLE_FIELDS = ("seed", "population", "drawn", "generations", "drawn_at")
 MAX_SAMPLES = 1_000
@@ -159,6 +160,16 @@ def _canonical(data: bytes) -> JudgementRecord | None:
     if lines[at:at + 1] != ["cases:"]:
         return None
     body = lines[at + 1:-1]
+    usage: dict[str, dict[str, float]] = {}
+    if "usage:" in body:  # written last: each judge's line
+        start = body.index("usage:")
+        for line in body[start + 1:]:
+            found = _USAGE_LINE.fullmatch(line)
+            if found is None or found[1] in usage:
+                return None
+            usage[found[1]] = {name: float(value) for name, value in
+                               (item.split(": ") for item in found[2].split(", ") if item)}
+        body = body[:start]
     split = body.index("models:") if "models:" in body else len(body)
     days: set[str] = set()
     cases = _canonical_cases(body[:split], "", len(samples), days)
@@ -175,7 +186,8 @@ def _canonical(data: bytes) -> JudgementRecord | None:
         if by in models or not JUDGE_ID.match(by) or not graded:
             return None
         models[by] = graded
-    return JudgementRecord(version=JUDGED_VERSION, corpus=corpus, cases=cases, samples=tuple(samples), models=models)
+    return JudgementRecord(version=JUDGED_VERSION, corpus=corpus, cases=cases, samples=tuple(samples), models=models,
+                           usage=usage)
 
 
 def _canonical_cases(lines: list[str], indent: str, samples: int,
@@ -241,10 +253,29 @@ class _Reader(ProblemReader):
         self.samples = self._samples(fields["samples"].value) if "samples" in fields else []
         cases = self._cases(fields["cases"].value) if "cases" in fields else {}
         models = self._models(fields["models"].value) if "models" in fields else {}
+        usage = self._usage(fields["usage"].value) if "usage" in fields else {}
         if self.problems:
             raise CorpusError(self.problems)
         return JudgementRecord(version=JUDGED_VERSION, corpus=corpus, cases=cases, samples=tuple(self.samples),
-                               models=models)
+                               models=models, usage=usage)
+
+    def _usage(self, node: Node) -> dict[str, dict[str, float]]:
+        found: dict[str, dict[str, float]] = {}
+        entries = node.value if isinstance(node, MappingNode) and len(node.value) <= MAX_JUDGES else None
+        for by_node, value in entries or ():
+            by = scalar_text(by_node)
+            counts = [(scalar_text(key), number(count)) for key, count in value.value] \
+                if isinstance(value, MappingNode) else None
+            if by is None or not JUDGE_ID.match(by) or by in found or counts is None or not all(
+                    name and count is not None and math.isfinite(count) and count >= 0 for name, count in counts):
+                self.report("a judge's usage is model:NAME@sha256:… mapped to counts such as {requests: 8}",
+                            line=line_of(by_node), field="usage")
+                continue
+            found[by] = {str(name): float(count) for name, count in counts if count is not None}
+        if entries is None:
+            self.report(f"must map each model judge to what it cost, not {describe(node)}", line=line_of(node),
+                        field="usage")
+        return found
 
     def _models(self, node: Node) -> dict[str, dict[str, dict[str, Judgement]]]:
         if not isinstance(node, MappingNode) or len(node.value) > MAX_JUDGES:
@@ -433,6 +464,11 @@ def record_text(record: JudgementRecord) -> str:
         for by in sorted(models):
             lines.append(f"  {quoted(by)}:")
             lines += _case_lines(models[by], "  ")
+    if record.usage:
+        lines.append("usage:")
+        lines += [f"  {quoted(by)}: {{" + ", ".join(f"{name}: {int(count)}" for name, count in
+                                                    sorted(record.usage[by].items())) + "}"
+                  for by in sorted(record.usage)]
     return "\n".join(lines) + "\n"
 
 

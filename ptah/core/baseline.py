@@ -319,7 +319,10 @@ def _judge_said(entry: Mapping) -> str:
     kappa = "undefined" if entry["kappa"] is None else f"{entry['kappa']:.2f}"
     rates = "".join(f", {name.upper()} {entry[name]:.2f} [{entry[name + '_interval'][0]:.2f}, "
                     f"{entry[name + '_interval'][1]:.2f}]" for name in ("tpr", "tnr") if entry[name] is not None)
-    agreed = f"model judge {entry['name']} (kappa {kappa} on {entry['sampled']:,} sampled holes{rates})"
+    cost = entry.get("cost")
+    spent = "" if not cost else f", {int(cost.get('requests', 0)):,} requests" + (
+        f" and {int(cost['server_prompt_tokens']):,} prompt tokens" if cost.get("server_prompt_tokens") else "")
+    agreed = f"model judge {entry['name']} (kappa {kappa} on {entry['sampled']:,} sampled holes{rates}{spent})"
     if not entry["used"]:
         return f"{agreed} graded {entry['graded']:,} of them but may not move it: {entry['why_not']}"
     moved = entry["moved"]

@@ -176,6 +176,7 @@ class ModelJudge:
     agreement: Agreement
     grades: Mapping[tuple[str, str], float]
     untrusted: str | None
+    cost: Mapping[str, float] | None = None  # the record's usage of the judge: requests, tokens, refused...
 
     @property
     def name(self) -> str:
@@ -197,4 +198,5 @@ class ModelJudge:
         plausible = None if self.untrusted is not None else min(len(holes), self.plausible(holes))
         return {"by": self.by, "name": self.name, "graded": sum(1 for pair in holes if pair in self.grades),
                 **self.agreement.as_dict(), "used": self.untrusted is None, "why_not": self.untrusted,
-                "plausible_relevant": plausible, "moved": None if plausible is None else plausible - without}
+                "plausible_relevant": plausible, "moved": None if plausible is None else plausible - without,
+                "cost": None if self.cost is None else {name: int(count) for name, count in self.cost.items()}}

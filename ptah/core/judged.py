@@ -30,7 +30,7 @@ with no judgement is left out; a judgement's ``sample`` and the record's
 there are some, so a record without samples keeps its digest; so is
 ``models`` (a model judge's grades: ``[{"by": ID, "cases": [...]}, ...]``
 sorted by ``by``, its cases as above). Outside the digest: the record's ``corpus``
-member (informative), comments and formatting.
+and ``usage`` members (informative), comments and formatting.
 """
 
 from __future__ import annotations
@@ -92,12 +92,17 @@ class JudgementRecord:
     # a model judge's grades (DESIGN.md, "Model judges"): judge id (``model:NAME@IDENTITY``, the ``by`` of each) ->
     # case id -> key -> Judgement. They never make a key judged and never enter the corpus; they may move U.
     models: Mapping[str, Mapping[str, Mapping[str, Judgement]]] = field(default_factory=dict)
+    # what each model judge cost, summed over its invocations: judge id -> {requests, retries, pairs,
+    # server_prompt_tokens, server_completion_tokens, refused}. Informative, like ``corpus``: outside the digest.
+    usage: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cases", _frozen_cases(self.cases))
         object.__setattr__(self, "samples", tuple(self.samples))
         object.__setattr__(self, "models", MappingProxyType({by: _frozen_cases(cases)
                                                             for by, cases in self.models.items()}))
+        object.__setattr__(self, "usage", MappingProxyType({by: MappingProxyType(dict(spent))
+                                                           for by, spent in self.usage.items()}))
 
     def sampled(self, index: int) -> list[tuple[str, str, Judgement]]:
         """The (case id, key, judgement) of every judgement sample ``index`` drew."""

@@ -10,6 +10,21 @@ row's template renders to now:
 * everything else is left alone -- the model is not even loaded when nothing
   needs embedding.
 
+Memory. A block of rows, whatever the table's size, and one bit a row (12 MiB
+at 100,000,000 rows). A first pass over the source's digests in key order, as
+``verify`` reads them (:mod:`ptah.services.verify`), a block of
+:data:`~ptah.services.verify.BLOCK_ROWS` rows at a time, each block's stored
+digests asked of the store, marks the rows to embed (one bit each, in source
+order) and counts them, so progress has its total; the vectors gone are found
+by a merge of the store's row identities with the source's, both in code
+point order, and deleted a block at a time; a second pass over the source's
+rows, in the same snapshot and order, embeds the marked ones in batches. No
+read transaction of the store stays open while the build writes (one would
+keep SQLite from checkpointing its write-ahead log). A store whose snapshots
+read no blocks of digests (:func:`~ptah.adapters.stores.base.block_digests`)
+holds the generation's digests during the first pass, as every build did
+before.
+
 Crash safety. Vectors are written in batches of ``batch_rows`` rows, each
 batch one transaction; a build killed at any moment (SIGKILL included) leaves
 the store as of its last committed batch, and the next build embeds only what
@@ -26,12 +41,15 @@ from __future__ import annotations
 
 import itertools
 import time
+from contextlib import closing, nullcontext
 from dataclasses import asdict, dataclass
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
 
 from ptah.adapters.embedders.base import usage_of
+from ptah.adapters.sources.base import row_digests
+from ptah.adapters.stores.base import block_digests
 from ptah.adapters.stores.sqlite import GenerationRecord
 from ptah.core.errors import ModelUnavailable
 from ptah.core.identity import text_digest
@@ -40,6 +58,10 @@ from ptah.services.external import refuse_build
 from ptah.services.probe import probe_for_build, stored_probe
 from ptah.services.project import Generation, Project
 from ptah.services.build_progress import BuildInterrupted, Embedded, with_row_progress
+from ptah.services.verify import in_blocks, looked_up, unmatched
+
+if TYPE_CHECKING:
+    from ptah.adapters.stores.base import Snapshot, Store
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(rows_embedded_so_far, rows_to_embed)``: once before the first batch, then after each commit
@@ -101,10 +123,8 @@ def build(
     with store.build_lock(identity, settings.name):
         with store.snapshot() as snapshot:
             record = snapshot.generation(identity)
-            stored = snapshot.digests(identity)
-        todo, gone, rows = _plan(project, template, stored)
-        unchanged = rows - len(todo)
-        del stored
+            rows, todo, gone, marks = _plan(project, identity, template, snapshot)
+        unchanged = rows - todo
 
         embedder = None
         if todo or record is None:
@@ -114,23 +134,23 @@ def build(
         else:
             kept = stored_probe(record.settings)
             record = register_generation(store, generation, record.dimension, record.library_versions, kept)
-        deleted = store.delete_vectors(identity, gone)
+        deleted = _delete_gone(project, store, identity, gone)
 
         embedded = 0
         reached = Embedded(progress)  # rows embedded, committed or not
         try:
             if progress is not None:
-                progress(0, len(todo))
+                progress(0, todo)
             if todo:
-                embedder = with_row_progress(embedder, reached, len(todo))
-                for batch in _batches(_rows_to_embed(project, template, todo), batch_rows):
+                embedder = with_row_progress(embedder, reached, todo)
+                for batch in _batches(_rows_to_embed(project, template, marks), batch_rows):
                     vectors = embed_batch(embedder, batch, record.dimension)
                     store.write_vectors(identity, [(row.identity, row.key, digest) for row, digest in batch], vectors)
                     embedded += len(batch)
                     if progress is not None:
-                        progress(embedded, len(todo))
+                        progress(embedded, todo)
         except KeyboardInterrupt:
-            raise BuildInterrupted(embedded, len(todo), reached.done) from None
+            raise BuildInterrupted(embedded, todo, reached.done) from None
         usage = usage_of(embedder)  # None: no service was asked
     project.forget_matrices()
     return BuildSummary(
@@ -146,31 +166,52 @@ def build(
     )
 
 
-def _plan(project: Project, template: str, stored: dict[str, tuple[str, str]]) -> tuple[set[str], list[str], int]:
-    """Which rows need a vector (new, or text digest changed), which vectors are gone, how many rows there are.
+def _plan(project: Project, identity: str, template: str, snapshot: Snapshot) -> tuple[int, int, int, bytearray]:
+    """``(rows, rows to embed, vectors gone, marks)``: one pass over the source's digests by blocks. New rows and
+    rows whose text digest changed need a vector, marked with a bit each (``numpy.packbits`` of each block in
+    turn); the vectors less those covered are gone."""
+    reads = block_digests(snapshot)
+    vectors = snapshot.vector_count(identity)
+    rows = todo = covered = 0
+    marks = bytearray()
+    for block in in_blocks(row_digests(project.source).digests(template)):
+        held = reads.digests_of(identity, [row.identity for row in block]) if vectors else {}
+        needs = [held.get(row.identity, ("", ""))[1] != row.digest for row in block]
+        marks += np.packbits(needs).tobytes()
+        rows, todo, covered = rows + len(block), todo + sum(needs), covered + len(held)
+    return rows, todo, vectors - covered, marks
 
-    Only row identities are kept, never texts.
+
+def _delete_gone(project: Project, store: Store, identity: str, gone: int) -> int:
+    """Delete the ``gone`` vectors whose row left the source, a block at a time: the store's row identities
+    merged with the source's (each block of stored ones asked of the source when it cannot sort its own)."""
+    if not gone:
+        return 0
+    source = row_digests(project.source)
+    deleted = 0
+    with store.snapshot() as snapshot, closing(block_digests(snapshot).stored_in_order(identity)) as stored:
+        pairs = ((row_identity, row_identity) for row_identity, _ in stored)  # the merges yield the second
+        rows = source.identities()
+        with nullcontext() if rows is None else closing(rows):
+            found = looked_up(pairs, source) if rows is None else unmatched(pairs, rows)
+            for block in in_blocks(itertools.islice(found, gone)):
+                deleted += store.delete_vectors(identity, block)
+    return deleted
+
+
+def _rows_to_embed(project: Project, template: str, marks: bytearray) -> Iterator[tuple[SourceRow, str]]:
+    """The rows :func:`_plan` marked, read again with their text and its digest as they are now.
+
+    Both passes read the source's one snapshot in key order, a block of the
+    same size at a time, so they agree row for row; only texts of one block
+    are held.
     """
-    seen: set[str] = set()
-    todo: set[str] = set()
-    for row in project.source.rows(template):
-        seen.add(row.identity)
-        held = stored.get(row.identity)
-        if held is None or held[1] != text_digest(row.text):
-            todo.add(row.identity)
-    gone = [row_identity for row_identity in stored if row_identity not in seen]
-    return todo, gone, len(seen)
-
-
-def _rows_to_embed(project: Project, template: str, todo: set[str]) -> Iterator[tuple[SourceRow, str]]:
-    """The rows found to need a vector, read again with their text as it is now.
-
-    Reading the source twice keeps only row identities in memory, never every
-    text. Both passes read the source's one snapshot, so they agree.
-    """
-    for row in project.source.rows(template):
-        if row.identity in todo:
-            yield row, text_digest(row.text)
+    at = 0
+    for block in in_blocks(project.source.rows(template)):
+        width = (len(block) + 7) // 8
+        needs = np.unpackbits(np.frombuffer(marks, np.uint8, width, at), count=len(block))
+        at += width
+        yield from ((row, text_digest(row.text)) for row, need in zip(block, needs) if need)
 
 
 def _batches(rows: Iterator, size: int) -> Iterator[list]:

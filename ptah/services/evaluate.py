@@ -263,7 +263,7 @@ def model_judges(record: JudgementRecord, runs: Sequence[Run], sampled: Mapping[
                                          and model.text_sha256 == person.text_sha256)
                 why = agreement.trusted(min_kappa)
             if grades or agreement.n:
-                found.setdefault(run.name, []).append(ModelJudge(by, agreement, grades, why))
+                found.setdefault(run.name, []).append(ModelJudge(by, agreement, grades, why, record.usage.get(by)))
     return found
 
 

@@ -290,7 +290,8 @@ def _save(corpus_path: str | os.PathLike, verdicts: Sequence[Verdict],
     for verdict, grade in grades:
         cases.setdefault(verdict.case, {})[verdict.key] = Judgement(grade, verdict.text_sha256, when, index)
     samples = record.samples if sample is None else (*record.samples, sample)
-    updated = JudgementRecord(corpus=corpus.digest, cases=cases, samples=samples, models=record.models)
+    updated = JudgementRecord(corpus=corpus.digest, cases=cases, samples=samples, models=record.models,
+                               usage=record.usage)
     path = write_record(corpus_path, updated)
     return Saved(before, corpus.digest, document.lines_added, document.lines_changed, str(path), len(updated))
 
@@ -331,7 +332,7 @@ def _pin(project: Project, corpus_path: str | os.PathLike) -> tuple[int, str]:
                                                            drawn.sample if drawn else None)
             pinned += 1
     path = write_record(corpus_path, JudgementRecord(corpus=corpus.digest, cases=cases, samples=record.samples,
-                                                         models=record.models))
+                                                         models=record.models, usage=record.usage))
     return pinned, str(path)
 
 

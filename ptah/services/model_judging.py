@@ -17,13 +17,13 @@ invocation.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from ptah.adapters.judgements_yaml import read_record, record_path, write_record
 from ptah.core.errors import InputError
 from ptah.core.identity import text_digest
-from ptah.core.judged import Judgement, JudgementRecord
+from ptah.core.judged import Judgement
 from ptah.core.request import VECTOR
 from ptah.services.judging import make_worklist, now, row_texts, saving
 from ptah.services.project import Project
@@ -94,7 +94,28 @@ def judge_with_model(project: Project, corpus_path: str | os.PathLike, name: str
         if judge.off_scale:
             result.refused["a grade off the corpus's scale"] = result.refused.get(
                 "a grade off the corpus's scale", 0) + judge.off_scale
+        _add_usage(corpus_path, judge.by, result)
     return result
+
+
+COUNTED = ("requests", "retries", "pairs", "server_prompt_tokens", "server_completion_tokens")
+
+
+def _add_usage(corpus_path: str | os.PathLike, by: str, result: ModelJudged) -> None:
+    """Add what this invocation cost to the record's ``usage`` of ``by`` (the counts only), when it asked anything."""
+    spent = {name: result.usage[name] for name in COUNTED
+             if isinstance(result.usage.get(name), int) and not isinstance(result.usage.get(name), bool)}
+    spent["refused"] = sum(result.refused.values())
+    spent.setdefault("pairs", result.graded + spent["refused"])
+    if not (spent["pairs"] or spent.get("requests")):  # nothing was asked, nothing was spent
+        return
+    with saving(corpus_path):
+        record = read_record(corpus_path)
+        usage = {judge: dict(counts) for judge, counts in record.usage.items()}
+        mine = usage.setdefault(by, {})
+        for name, count in spent.items():
+            mine[name] = mine.get(name, 0) + count
+        write_record(corpus_path, replace(record, usage=usage))
 
 
 def _save(corpus_path: str | os.PathLike, by: str, graded: dict[tuple[str, str], float],
@@ -110,5 +131,4 @@ def _save(corpus_path: str | os.PathLike, by: str, graded: dict[tuple[str, str],
         when = now()
         for (case_id, key), grade in graded.items():
             mine.setdefault(case_id, {})[key] = Judgement(grade, pins[(case_id, key)], when)
-        write_record(corpus_path, JudgementRecord(corpus=record.corpus, cases=record.cases, samples=record.samples,
-                                                  models=models))
+        write_record(corpus_path, replace(record, models=models))

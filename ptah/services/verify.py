@@ -81,7 +81,7 @@ def verify_in(project: Project, generation: Generation, snapshot: Snapshot | Non
     stale_keys: list[str] = []
     missing_keys: list[str] = []
     fingerprint = hashlib.sha256()
-    for block in _blocks(source.digests(generation.settings.template(project.spec.source))):
+    for block in in_blocks(source.digests(generation.settings.template(project.spec.source))):
         held = reads.digests_of(identity, [row.identity for row in block]) if reads is not None and vectors else {}
         for key, row_identity, digest in block:
             rows += 1
@@ -117,7 +117,7 @@ def verify_in(project: Project, generation: Generation, snapshot: Snapshot | Non
 BLOCK_ROWS = 2048  # rows compared at a time: a verification's memory
 
 
-def _blocks(items: Iterable[_Item]) -> Iterator[list[_Item]]:
+def in_blocks(items: Iterable[_Item]) -> Iterator[list[_Item]]:
     """``items`` in consecutive lists of :data:`BLOCK_ROWS` (the last fewer, none empty)."""
     iterator = iter(items)
     while block := list(itertools.islice(iterator, BLOCK_ROWS)):
@@ -131,9 +131,9 @@ def _orphan_keys(source: RowDigests, snapshot: BlockDigests, identity: str, orph
     rows = source.identities()
     with closing(snapshot.stored_in_order(identity)) as stored:
         if rows is None:
-            return _smallest(_looked_up(stored, source), orphans)
+            return _smallest(looked_up(stored, source), orphans)
         with closing(rows):
-            return _smallest(_unmatched(stored, rows), orphans)
+            return _smallest(unmatched(stored, rows), orphans)
 
 
 def _smallest(gone: Iterator[str], orphans: int) -> tuple[str, ...]:
@@ -141,7 +141,7 @@ def _smallest(gone: Iterator[str], orphans: int) -> tuple[str, ...]:
     return tuple(heapq.nsmallest(MAX_OFFENDERS, itertools.islice(gone, orphans)))
 
 
-def _unmatched(stored: Iterator[tuple[str, str]], rows: Iterator[str]) -> Iterator[str]:
+def unmatched(stored: Iterator[tuple[str, str]], rows: Iterator[str]) -> Iterator[str]:
     """The keys of the ``stored`` rows (``(row identity, key)``) that ``rows`` lacks, both by row identity."""
     current = next(rows, None)
     for row_identity, key in stored:
@@ -151,9 +151,9 @@ def _unmatched(stored: Iterator[tuple[str, str]], rows: Iterator[str]) -> Iterat
             yield key
 
 
-def _looked_up(stored: Iterator[tuple[str, str]], source: RowDigests) -> Iterator[str]:
-    """As :func:`_unmatched`, each block of ``stored`` looked up in ``source``."""
-    for block in _blocks(stored):
+def looked_up(stored: Iterator[tuple[str, str]], source: RowDigests) -> Iterator[str]:
+    """As :func:`unmatched`, each block of ``stored`` looked up in ``source``."""
+    for block in in_blocks(stored):
         present = source.lookup_identities([row_identity for row_identity, _ in block])
         yield from (key for row_identity, key in block if present[row_identity] != "ok")
 
@@ -230,7 +230,7 @@ def list_generations(project: Project) -> list[GenerationListing]:
             vectors = {record.identity: snapshot.vector_count(record.identity) for record in records}
         covered = dict.fromkeys(vectors, 0)  # vectors whose row is in the source, counted a block of rows at a time
         rows = 0
-        for block in _blocks(project.source.rows(project.spec.source.text)):
+        for block in in_blocks(project.source.rows(project.spec.source.text)):
             rows += len(block)
             identities = [row.identity for row in block]
             for identity, count in vectors.items():

@@ -29,7 +29,9 @@ import json
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.http_servers import serve
 
 MODEL = "all-minilm-l6-v2"
 
@@ -49,12 +51,9 @@ class EmbeddingServer:
         self.connections = 0
         self._lock = threading.Lock()
         self._encode_lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self.httpd.daemon_threads = True
+        self.httpd, self.thread = serve(_handler(self))
         self.port = self.httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
 
     def reset(self) -> None:
         with self._lock:

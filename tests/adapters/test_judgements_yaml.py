@@ -239,3 +239,18 @@ def test_a_bad_models_section_is_refused_naming_its_line(tmp_path, models, expec
     with pytest.raises(CorpusError) as raised:
         read_record(tmp_path / "c.yaml")
     assert str(raised.value) == f"{tmp_path}/{expected}"
+
+
+def test_a_judges_usage_is_kept_outside_the_digest_and_read_by_lines_and_by_yaml(tmp_path, monkeypatch):
+    by = "model:gpt@" + DIGEST
+    grades = {by: {"q": {"42": Judgement(1.0, SHA, "2026-11-30T12:00:01Z")}}}
+    record = JudgementRecord(corpus=DIGEST, models=grades, usage={by: {"requests": 9.0, "refused": 1.0, "pairs": 8.0}})
+    text = record_text(record)
+    assert text.endswith(f'usage:\n  "{by}": {{pairs: 8, refused: 1, requests: 9}}\n')
+    assert record.digest() == JudgementRecord(corpus=DIGEST, models=grades).digest()
+    assert by_yaml(text) == record
+    assert judgements_yaml._canonical(text.encode("utf-8")) == record
+    (tmp_path / "c.judged.yaml").write_text(text.replace("requests: 9", "requests: -9"))
+    with pytest.raises(CorpusError) as raised:
+        read_record(tmp_path / "c.yaml")
+    assert "usage: a judge's usage is model:NAME@sha256:… mapped to counts such as {requests: 8}" in str(raised.value)

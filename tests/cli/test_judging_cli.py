@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import subprocess
 import sys
 
@@ -227,7 +226,10 @@ def test_closing_the_terminal_saves_what_was_judged(space, cli):
         session.send(key)
         session.expect_exact(f"[{number}/7]")
     session.expect_exact("q save and quit] ")
-    os.close(session.child_fd)  # the terminal window closes: the kernel hangs up the session (SIGHUP)
+    # the terminal window closes: the kernel hangs up the session (SIGHUP). Closed through the file object that
+    # owns the descriptor: an os.close behind its back left it to close, when collected, whatever file had
+    # taken that number since (once a later test's SQLite journal: 'disk I/O error')
+    session.ptyproc.fileobj.close()
     session.ptyproc.wait()
     assert graded(folder) == {items[0]: 2.0, items[1]: 1.0, items[2]: 0.0}
     assert ptah.load_corpus(folder / "support.yaml").case(items[0][0]).relevant.get(items[0][1]) == 2.0

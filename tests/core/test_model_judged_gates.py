@@ -37,7 +37,8 @@ def test_without_a_model_the_sample_leaves_the_gate_inconclusive():
 
 def test_a_trusted_model_that_rejects_every_hole_settles_it():
     # on the sample the model agreed with the person on all 20 (5 relevant, 15 not): kappa 1
-    judge = ModelJudge(BY, Agreement(both=5, model_only=0, person_only=0, neither=15), {pair: 0.0 for pair in HOLES}, None)
+    judge = ModelJudge(BY, Agreement(both=5, model_only=0, person_only=0, neither=15), {pair: 0.0 for pair in HOLES}, None,
+                       {"requests": 50.0, "server_prompt_tokens": 1234.0})
     gate = mrr_gate([judge])
     # U = the relevant among 30 + 15 rejections of which the 15 sampled held none: at most 6
     assert upper_relevant(45, 15, 0) == 6
@@ -46,9 +47,11 @@ def test_a_trusted_model_that_rejects_every_hole_settles_it():
     (entry,) = gate.holes["judges"]
     assert (entry["name"], entry["graded"], entry["sampled"], entry["kappa"], entry["used"]) == ("encoder", 30, 20, 1.0, True)
     assert (entry["plausible_relevant"], entry["moved"], entry["why_not"]) == (6, -9, None)
+    assert entry["cost"] == {"requests": 50, "server_prompt_tokens": 1234}
     assert gate.detail.endswith(
         "at most 6 plausibly are (one-sided 95% bound from a random sample of 20 of 50 holes with 5 relevant; "
-        "model judge encoder (kappa 1.00 on 20 sampled holes, TPR 1.00 [0.48, 1.00], TNR 1.00 [0.78, 1.00]) graded 30 "
+        "model judge encoder (kappa 1.00 on 20 sampled holes, TPR 1.00 [0.48, 1.00], TNR 1.00 [0.78, 1.00], 50 "
+        "requests and 1,234 prompt tokens) graded 30 "
         "of them and puts it at 6 (-9 from the sample alone))")
 
 

@@ -20,7 +20,9 @@ import json
 import re
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.http_servers import serve
 
 MODEL = "judge-1"
 WORD = re.compile(r"[a-z]{4,}")
@@ -39,10 +41,8 @@ class ChatServer:
         self.faults: list[str] = []
         self.always: str | None = None
         self._lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self.httpd.daemon_threads = True
+        self.httpd, _ = serve(_handler(self))
         self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def reset(self) -> None:
         with self._lock:

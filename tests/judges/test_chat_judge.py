@@ -61,11 +61,16 @@ def test_every_hole_is_graded_by_the_servers_rule_into_the_models_section(judged
     assert body["messages"][1]["content"].startswith("Grades: 0, 1\n\nQuery:\n")
     assert headers["Authorization"] == f"Bearer {KEY}"
     assert KEY not in (judged_space.folder / "c.judged.yaml").read_text() + out + err
-    # a second run asks nothing: every pair was graded on the same text
+    spent = {"requests": 8, "retries": 0, "pairs": 8, "server_prompt_tokens": 80, "server_completion_tokens": 24,
+             "refused": 0}
+    (by,) = read_record(judged_space.folder / "c.yaml").usage
+    assert dict(read_record(judged_space.folder / "c.yaml").usage[by]) == spent
+    # a second run asks nothing: every pair was graded on the same text, and it cost nothing
     chat_server.reset()
     code, out, _ = judge(capsys, judged_space)
     assert code == 0 and chat_server.requests == []
     assert "0 graded now (0 relevant), 8 graded before on the same text, 0 answers refused" in out
+    assert dict(read_record(judged_space.folder / "c.yaml").usage[by]) == spent
 
 
 def test_every_wrong_answer_is_refused_counted_and_never_recorded(judged_space, chat_server, capsys):
@@ -84,10 +89,11 @@ def test_every_wrong_answer_is_refused_counted_and_never_recorded(judged_space, 
     code, out, _ = judge(capsys, judged_space)
     assert code == 0 and "4 graded now" in out and "4 graded before" in out and len(chat_server.requests) == 4
     assert model_grades(judged_space) == {pair: expected(pair) for pair in pairs}
+    (spent,) = read_record(judged_space.folder / "c.yaml").usage.values()
+    assert (spent["requests"], spent["retries"], spent["pairs"], spent["refused"]) == (9 + 4, 1, 8 + 4, 4)
 
 
 def test_a_failing_server_is_exit_3_in_one_sentence_with_nothing_half_written(judged_space, chat_server, capsys):
-    record = judged_space.folder / "c.judged.yaml"
     for mode, said in (("500", "answered HTTP 500 (broken) to all 3 attempts"),
                        ("notchat", "answered JSON that is not a chat completion"),
                        ("drip", "did not answer within timeout_s (2 s) to all 3 attempts")):
@@ -96,7 +102,9 @@ def test_a_failing_server_is_exit_3_in_one_sentence_with_nothing_half_written(ju
         code, out, err = judge(capsys, judged_space)
         assert code == 3, (mode, err)
         assert said in err and err.count("\n") == 1 and "Traceback" not in err
-        assert not record.exists()  # nothing graded, nothing written
+        assert not read_record(judged_space.folder / "c.yaml").models  # nothing graded, no grade written
+    (spent,) = read_record(judged_space.folder / "c.yaml").usage.values()
+    assert spent["requests"] == 3 + 1 + 3  # what the failures cost is kept: 500 x 3 attempts, one answer, 3 drips
 
 
 def test_the_spend_cap_leaves_the_rest_for_another_run(judged_space, chat_server, capsys):

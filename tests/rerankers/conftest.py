@@ -21,11 +21,12 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from ptah.adapters.rerankers import RerankContext
+from tests.http_servers import serve
 
 KEY = "rk-ptah-SENTINEL-51b0c2d9e4"
 MODEL = "rerank-english-v3.0"
@@ -43,10 +44,8 @@ class RerankServer:
         self.always: str | None = None
         self.retry_after = "0"
         self._lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self.httpd.daemon_threads = True
+        self.httpd, _ = serve(_handler(self))
         self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def reset(self) -> None:
         with self._lock:

@@ -69,8 +69,8 @@ class Snapshot(Protocol):
 
 @runtime_checkable
 class BlockDigests(Protocol):
-    """The digests a snapshot reads a block of rows at a time, so verifying costs a block of memory whatever the
-    generation's size. Both of ptah's stores' snapshots are ones; :func:`block_digests` answers for any other
+    """The digests a snapshot reads a block of rows at a time, so verifying and building cost a block of memory
+    whatever the generation's size. Both of ptah's stores' snapshots are ones; :func:`block_digests` answers for any other
     from :meth:`Snapshot.digests`, held whole."""
 
     def digests_of(self, identity: str, row_identities: list[str]) -> dict[str, tuple[str, str]]:
