@@ -193,9 +193,10 @@ class ExactRanking:
         above, twins, near = [], [], []
         for (number, key), low, high in zip(asked, lows, highs):
             row = approximate[number - start]
-            over = int(np.count_nonzero(row > high))
+            reaching = int(np.count_nonzero(row >= low))  # none, most often: then none is above either (high >= low)
+            over = int(np.count_nonzero(row > high)) if reaching else 0
             above.append(over)
-            reaching = np.count_nonzero(row >= low)  # more than ``over`` only when some row is within the margin
+            # reaching is more than ``over`` only when some row is within the margin
             within = np.flatnonzero((row >= low) & (row <= high)) if reaching > over else _NONE
             # rows equal to the key's own vector score exactly its score: no need to compute it (one text many times)
             equal = (rows[within] == self._queries[number].vectors[key]).all(axis=1) if len(within) else _NONE

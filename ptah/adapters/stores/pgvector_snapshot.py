@@ -8,7 +8,10 @@ batches a build commits meanwhile.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import queue
+import threading
 from typing import TYPE_CHECKING, Callable, Generator, Iterable, Iterator
 
 import numpy as np
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
 _KEYS_PER_FETCH = 8192  # rows per round trip of stored_in_order's server-side cursor
 _CURSORS = itertools.count(1)
 _CHECK_ROWS = 16384  # vectors per block read by check (24 MiB at dimension 384)
+_END = object()  # what _read_ahead's reader puts after the last block
 
 
 class PgvectorSnapshot:
@@ -128,6 +132,8 @@ class PgvectorSnapshot:
         return self._blocks(identity, block_rows(rows))
 
     def _blocks(self, identity: str, rows: int) -> Iterator[Matrix]:
+        """The blocks of :meth:`vector_blocks`, the next one read (:func:`_read_ahead`) while the caller works on
+        the one it holds."""
         with self._store._guarded():
             table = self._table(identity)
         if table is None:
@@ -143,7 +149,7 @@ class PgvectorSnapshot:
                     return
                 after = block.row_identities[-1]
 
-        yield from sound_blocks(ranges(), *self._damaged(identity, table[2]))
+        yield from sound_blocks(_read_ahead(ranges()), *self._damaged(identity, table[2]))
 
     def _range(self, identity: str, table: tuple[sql.Identifier, int, str], after: str | None, limit: int | None) -> Matrix:
         """The generation's rows after row identity ``after`` (from the first when None), at most ``limit`` (all
@@ -225,3 +231,41 @@ class PgvectorSnapshot:
             if table is None:
                 raise StoreUnavailable(f"{self._store.where}: generation {identity} is not registered.")
             return nearest(self._connection, table[2], vectors, limits, ef_search)
+
+
+def _read_ahead(blocks: Iterator[Matrix]) -> Iterator[Matrix]:
+    """``blocks`` in order, each read by a thread of its own while the caller works on the one before.
+
+    Reading a block is mostly the server's work (each vector's binary send)
+    and the socket's, neither holding the GIL, so an exact search scores one
+    block while the next is on its way. At most one block waits read; the
+    connection is the snapshot's own (psycopg serialises its use), and only
+    the reader uses it until the caller is done with the blocks: when the
+    caller stops early, the reader finishes the block it is reading and ends
+    before this returns. What the reader raises is raised here.
+    """
+    ready: queue.Queue = queue.Queue(maxsize=1)
+    stopped = threading.Event()
+
+    def read() -> None:
+        try:
+            for block in blocks:
+                ready.put(block)
+                if stopped.is_set():
+                    return
+            ready.put(_END)
+        except BaseException as error:  # noqa: BLE001 -- handed to the caller, which raises it
+            ready.put(error)
+
+    reader = threading.Thread(target=read, name="ptah-read-ahead", daemon=True)
+    reader.start()
+    try:
+        while (item := ready.get()) is not _END:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stopped.set()
+        while reader.is_alive():  # take what it puts, so a reader waiting on a full queue can end
+            with contextlib.suppress(queue.Empty):
+                ready.get(timeout=0.05)
