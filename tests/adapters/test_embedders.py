@@ -250,3 +250,15 @@ def test_a_model_folder_that_fails_to_load_is_model_unavailable(tmp_path):
     with pytest.raises(ModelUnavailable) as caught:
         open_embedder(GenerationSettings("b", "broken"), str(tmp_path))
     assert str(caught.value).startswith(f'model "broken" at {broken} could not be loaded: ')
+
+
+def test_the_deterministic_embedder_records_its_first_texts_only(monkeypatch):
+    from ptah.adapters.embedders import deterministic
+
+    monkeypatch.setattr(deterministic, "RECORDED_TEXTS", 5)
+    embedder = deterministic.DeterministicEmbedder(dimension=8)
+    embedder.embed_documents(["a", "b", "c"])
+    embedder.embed_queries(["q", "r", "s"])  # reaches the bound: recorded whole
+    vectors = embedder.embed_documents(["d"])  # past it: embedded, not recorded
+    assert embedder.calls == [("documents", ["a", "b", "c"]), ("queries", ["q", "r", "s"])]
+    assert np.array_equal(vectors, deterministic.DeterministicEmbedder(dimension=8).embed_documents(["d"]))

@@ -17,7 +17,9 @@ the dimension):
 Texts that share words therefore share buckets, so retrieval over these
 vectors is meaningful, and the vectors are the same in every process and on
 every platform. Every call is recorded in :attr:`DeterministicEmbedder.calls`
-so a test can prove that a cache hit skipped the model.
+so a test can prove that a cache hit skipped the model -- the first
+:data:`RECORDED_TEXTS` texts only, so a build of millions of rows does not
+keep them all.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from ptah.core.spec import DEFAULT_DETERMINISTIC_DIMENSION, DETERMINISTIC_MODEL,
 
 ALGORITHM = "ptah-deterministic@1"
 _TOKEN = re.compile(r"\w+")
+RECORDED_TEXTS = 100_000  # texts kept in ``calls``; later calls are embedded and not recorded
 
 
 @lru_cache(maxsize=65_536)
@@ -63,6 +66,7 @@ class DeterministicEmbedder:
         self.document_prefix = document_prefix
         self.max_seq_length = max_seq_length
         self.calls: list[tuple[str, list[str]]] = []
+        self._recorded = 0
 
     @classmethod
     def from_settings(cls, settings: GenerationSettings) -> DeterministicEmbedder:
@@ -75,15 +79,20 @@ class DeterministicEmbedder:
         )
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls.append(("documents", list(texts)))
+        self._record("documents", texts)
         return self._embed(texts, self.document_prefix)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls.append(("queries", list(texts)))
+        self._record("queries", texts)
         return self._embed(texts, self.query_prefix)
 
+    def _record(self, kind: str, texts: Sequence[str]) -> None:
+        if self._recorded < RECORDED_TEXTS:
+            self.calls.append((kind, list(texts)))
+            self._recorded += len(texts)
+
     def embedded_texts(self, kind: str = "documents") -> list[str]:
-        """Every text of one kind embedded so far, in order."""
+        """Every text of one kind embedded so far, in order (of the first :data:`RECORDED_TEXTS`)."""
         return [text for call_kind, texts in self.calls if call_kind == kind for text in texts]
 
     def _embed(self, texts: Sequence[str], prefix: str) -> np.ndarray:
