@@ -1,8 +1,9 @@
 """What a pgvector store holds for a set of rows or a key range (a distributed build's partitions).
 
-A partition worker needs the stored text digests of its key range (to compare
-with the rows it reads, and to find the stored rows the source no longer has)
-and, for a few rows, by row identity (the primary key). The store keeps each
+A partition worker needs the stored text digests of a block of its rows, by
+row identity (the primary key), to compare with the rows it reads; and, to find
+the stored rows the source no longer has, how many vectors its key range holds
+and, when some are gone, their row identities in order. The store keeps each
 row's key as the corpus spells it (components joined with U+001F), so a range
 is tested on the components split back out, cast to the key column's kind
 (``bigint``, or text compared by code point): the source's own order. A key
@@ -14,11 +15,14 @@ once every partition is done.
 
 from __future__ import annotations
 
+from typing import Generator
+
 from psycopg import sql
 
 from ptah.adapters.sources.postgres_partitions import KeyRange, range_clause
 from ptah.adapters.stores.pgvector import PgvectorStore
 
+_IDENTITIES_PER_FETCH = 8192  # row identities per round trip of stored_in_range_in_order's cursor
 _SEPARATORS = sql.SQL("length(key) - length(replace(key, chr(31), ''))")
 
 
@@ -66,7 +70,8 @@ def _components(kinds: tuple[str, ...]) -> list[sql.Composable]:
 
 def ensure_range_index(store: PgvectorStore, identity: str, kinds: tuple[str, ...]) -> None:
     """Index the generation's vectors by key components of these kinds, unless they are already: each
-    partition's :func:`stored_in_range` then reads its range through the index, not the whole table.
+    partition's :func:`count_in_range` and :func:`stored_in_range_in_order` then read its range through the
+    index, not the whole table.
 
     Built once per generation and kinds (a sort of the keys; instant on an empty table), kept up to date by
     every write after, and dropped with the generation's table.
@@ -80,12 +85,36 @@ def ensure_range_index(store: PgvectorStore, identity: str, kinds: tuple[str, ..
             sql.Identifier(name), sql.Identifier(found[0]), sql.SQL(", ").join(_components(kinds))))
 
 
-def stored_in_range(store: PgvectorStore, identity: str, kinds: tuple[str, ...], within: KeyRange) -> dict[str, str]:
-    """``row identity -> text SHA-256`` of the generation's vectors whose key lies in ``within`` (keys that split
-    cleanly), in one query (through the index of :func:`ensure_range_index` where there is one)."""
-    return _selected(store, identity, lambda table: sql.SQL(
-        "SELECT row_identity, text_sha256 FROM {} WHERE {} AND {} = {}").format(
-        table, range_clause(_components(kinds), within), _SEPARATORS, len(kinds) - 1))
+def _in_range(kinds: tuple[str, ...], within: KeyRange) -> sql.Composable:
+    """The vectors whose key splits cleanly and lies in ``within``: read through the index of
+    :func:`ensure_range_index` where there is one."""
+    return sql.SQL("{} AND {} = {}").format(range_clause(_components(kinds), within), _SEPARATORS, len(kinds) - 1)
+
+
+def count_in_range(store: PgvectorStore, identity: str, kinds: tuple[str, ...], within: KeyRange) -> int:
+    """How many of the generation's vectors have a key that lies in ``within`` (keys that split cleanly)."""
+    with store._guarded():
+        found = store._table(identity)
+        if found is None:
+            return 0
+        return int(store._connection.execute(sql.SQL("SELECT count(*) FROM {} WHERE {}").format(
+            sql.Identifier(found[0]), _in_range(kinds, within))).fetchone()[0])
+
+
+def stored_in_range_in_order(store: PgvectorStore, identity: str, kinds: tuple[str, ...],
+                             within: KeyRange) -> Generator[str, None, None]:
+    """The row identity of each of the generation's vectors whose key lies in ``within``, in code point order
+    (``COLLATE "C"``), through a server-side cursor of a snapshot of the store (its own connection: the store
+    may write meanwhile, and the snapshot does not see it)."""
+    with store.snapshot() as snapshot, store._guarded():
+        found = store._table(identity)
+        if found is None:
+            return
+        with snapshot._connection.cursor(name="ptah_stored_in_range") as cursor:
+            cursor.itersize = _IDENTITIES_PER_FETCH
+            cursor.execute(sql.SQL('SELECT row_identity FROM {} WHERE {} ORDER BY row_identity COLLATE "C"').format(
+                sql.Identifier(found[0]), _in_range(kinds, within)))
+            yield from (row_identity for (row_identity,) in cursor)
 
 
 def stored_unsplittable(store: PgvectorStore, identity: str, kinds: tuple[str, ...]) -> dict[str, str]:

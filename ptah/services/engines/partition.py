@@ -6,14 +6,22 @@ a vector, and the store once, as it starts. For each partition it is given it:
 
 1. reads the partition's rows from the driver's exported snapshot
    (:class:`~ptah.adapters.sources.postgres_partitions.PartitionedSource`: the
-   source's filter checks and read-only transaction, narrowed to the range);
-2. compares each row's text digest with the stored ones of the range (read
-   in one query before the rows: the worker holds a partition's stored row
-   identities and digests, not the generation's) and embeds the new and
-   changed rows, committing each batch -- a ``DELETE`` of the rows replaced
-   and a binary ``COPY`` -- in its own transaction, as the local build does;
+   source's filter checks and read-only transaction, narrowed to the range),
+   a block of :data:`~ptah.services.verify.BLOCK_ROWS` rows at a time;
+2. asks the store for each block's stored digests by row identity, and
+   embeds the new and changed rows, committing each batch of ``batch_rows``
+   -- a ``DELETE`` of the rows replaced and a binary ``COPY`` -- in its own
+   transaction as it goes, as the local build does;
 3. deletes the vectors whose key lies in the range and whose row is gone:
-   the stored rows of the range that no row of it matched.
+   their number is the range's stored vectors (counted in SQL) less those the
+   rows matched, and only when some are gone are the range's stored row
+   identities streamed (a server-side cursor of a store snapshot, in code
+   point order), merged with the range's own, and the unmatched deleted a
+   block at a time.
+
+Memory: a block of rows and a batch to embed, whatever the partition's size
+(and the ``(key, row identity)`` of its rows whose key holds U+001F, which the
+driver settles).
 
 Nothing here imports Ray: the ``ray`` engine runs this class as an actor.
 Killed at any moment, a worker leaves the store as of its last committed
@@ -25,18 +33,20 @@ from __future__ import annotations
 import functools
 import os
 import time
+from contextlib import closing, nullcontext
 from dataclasses import dataclass, field, replace
 
 from ptah.adapters.embedders.base import usage_of
 from ptah.adapters.sources.postgres_partitions import KeyRange, PartitionedSource
 from ptah.adapters.stores.pgvector import PgvectorStore
-from ptah.adapters.stores.pgvector_ranges import stored_digests, stored_in_range
+from ptah.adapters.stores.pgvector_ranges import count_in_range, stored_digests, stored_in_range_in_order
 from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
 from ptah.core.identity import text_digest
 from ptah.core.errors import PtahError
 from ptah.core.spec import GenerationSettings, SourceSpec
 from ptah.services.build import embed_batch
 from ptah.services.engines.sealed import Sealed, scrub
+from ptah.services.verify import in_blocks, looked_up, unmatched
 from ptah.services.probe import probe_for_build
 
 @dataclass(frozen=True)
@@ -164,31 +174,43 @@ class PartitionWorker:
         width = len(plan.source.key_fields)
         template = plan.settings.template(plan.source)
         todo: list = []
-        unsplittable: list = []
         with PartitionedSource(plan.connected_source(), plan.root, snapshot=plan.snapshot, within=within) as source:
-            stored = stored_in_range(self._store, plan.identity, source.key_kinds, within)
-            for row in source.rows(template):
-                self.scanned += 1
-                if row.key.count(COMPOSITE_KEY_SEPARATOR) != width - 1:  # no range holds its stored key
-                    unsplittable.append(row)
-                    continue
-                digest = text_digest(row.text)
-                if stored.pop(row.identity, None) != digest:
-                    todo.append((row, digest))
-                    if len(todo) == plan.batch_rows:
-                        self._write(todo)
-                        todo = []
-        if unsplittable:
-            held = stored_digests(self._store, plan.identity, [row.identity for row in unsplittable])
-            todo += [(row, digest) for row in unsplittable
-                     if held.get(row.identity) != (digest := text_digest(row.text))]
-            result.unsplittable = [(row.key, row.identity) for row in unsplittable]
-        for start in range(0, len(todo), plan.batch_rows):
-            self._write(todo[start : start + plan.batch_rows])
-        result.deleted = self._store.delete_vectors(plan.identity, sorted(stored))  # what is left: rows gone
+            vectors = count_in_range(self._store, plan.identity, source.key_kinds, within)
+            covered = 0  # the range's stored vectors whose row is here
+            for block in in_blocks(source.rows(template)):
+                held = stored_digests(self._store, plan.identity, [row.identity for row in block])
+                for row in block:
+                    self.scanned += 1
+                    splits = row.key.count(COMPOSITE_KEY_SEPARATOR) == width - 1  # else no range holds its stored key
+                    if not splits:
+                        result.unsplittable.append((row.key, row.identity))
+                    stored = held.get(row.identity)
+                    covered += splits and stored is not None
+                    if stored != (digest := text_digest(row.text)):
+                        todo.append((row, digest))
+                while len(todo) >= plan.batch_rows:
+                    self._write(todo[: plan.batch_rows])
+                    todo = todo[plan.batch_rows :]
+            if todo:
+                self._write(todo)
+            if vectors > covered:
+                result.deleted = self._delete_gone(source, within)
         result.rows, result.embedded = self.scanned, self.embedded
         result.seconds = round(time.perf_counter() - started, 3)
         return result
+
+    def _delete_gone(self, source: PartitionedSource, within: KeyRange) -> int:
+        """Delete the range's vectors whose row the range lacks, a block at a time: the store's row identities
+        of the range merged with the source's, both in code point order."""
+        deleted = 0
+        rows = source.identities()
+        with closing(stored_in_range_in_order(self._store, self.plan.identity, source.key_kinds, within)) as stored, \
+                nullcontext() if rows is None else closing(rows):
+            pairs = ((row_identity, row_identity) for row_identity in stored)  # the merges yield the second
+            gone = looked_up(pairs, source) if rows is None else unmatched(pairs, rows)
+            for block in in_blocks(gone):
+                deleted += self._store.delete_vectors(self.plan.identity, block)
+        return deleted
 
     def _write(self, batch: list) -> None:
         vectors = embed_batch(self.embedder(), batch, self.plan.dimension)

@@ -19,8 +19,9 @@ The driver (this process):
    ranges (:meth:`PartitionedSource.partitions`), keeping the transaction open
    (and so the snapshot importable) until every partition is done; then it
    registers the generation, indexes its vectors by key once (so each
-   partition reads its range's stored digests through an index, not by a
-   scan of the whole table) and hands the partitions to the actors, at most
+   partition counts its range's vectors, and reads their row identities when
+   some rows are gone, through an index, not by a scan of the whole table)
+   and hands the partitions to the actors, at most
    one partition per actor at a time: a slow actor holds back only its own
    next partition, and no more rows are read than the actors embed;
 5. reports progress (rows read of the snapshot's rows, so rows/s and ETA, and
