@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from contextlib import closing, nullcontext
+from contextlib import closing
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Callable, Iterator
 
@@ -58,7 +58,7 @@ from ptah.services.external import refuse_build
 from ptah.services.probe import probe_for_build, stored_probe
 from ptah.services.project import Generation, Project
 from ptah.services.build_progress import BuildInterrupted, Embedded, with_row_progress
-from ptah.services.verify import in_blocks, looked_up, unmatched
+from ptah.services.verify import in_blocks, lacking
 
 if TYPE_CHECKING:
     from ptah.adapters.stores.base import Snapshot, Store
@@ -189,13 +189,10 @@ def _delete_gone(project: Project, store: Store, identity: str, gone: int) -> in
         return 0
     source = row_digests(project.source)
     deleted = 0
-    with store.snapshot() as snapshot, closing(block_digests(snapshot).stored_in_order(identity)) as stored:
-        pairs = ((row_identity, row_identity) for row_identity, _ in stored)  # the merges yield the second
-        rows = source.identities()
-        with nullcontext() if rows is None else closing(rows):
-            found = looked_up(pairs, source) if rows is None else unmatched(pairs, rows)
-            for block in in_blocks(itertools.islice(found, gone)):
-                deleted += store.delete_vectors(identity, block)
+    with store.snapshot() as snapshot, closing(block_digests(snapshot).stored_in_order(identity)) as stored, \
+            closing(lacking(((row_identity, row_identity) for row_identity, _ in stored), source)) as found:
+        for block in in_blocks(itertools.islice(found, gone)):
+            deleted += store.delete_vectors(identity, block)
     return deleted
 
 

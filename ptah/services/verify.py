@@ -23,7 +23,7 @@ import heapq
 import itertools
 from contextlib import closing, nullcontext
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Iterable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Generator, Iterable, Iterator, TypeVar
 
 from ptah.core.errors import InputError, ModelUnavailable, SourceUnavailable
 from ptah.core.verification import MAX_OFFENDERS, VerifyResult
@@ -126,14 +126,9 @@ def in_blocks(items: Iterable[_Item]) -> Iterator[list[_Item]]:
 
 def _orphan_keys(source: RowDigests, snapshot: BlockDigests, identity: str, orphans: int) -> tuple[str, ...]:
     """The first :data:`MAX_OFFENDERS` keys, by key, of the generation's ``orphans`` vectors whose row the source
-    lacks: the store's rows merged with the source's identities, both by row identity (one row of each held at a
-    time); each block of stored rows asked of the source instead when it cannot sort its identities."""
-    rows = source.identities()
-    with closing(snapshot.stored_in_order(identity)) as stored:
-        if rows is None:
-            return _smallest(looked_up(stored, source), orphans)
-        with closing(rows):
-            return _smallest(unmatched(stored, rows), orphans)
+    lacks (:func:`lacking`, one row of each side held at a time)."""
+    with closing(snapshot.stored_in_order(identity)) as stored, closing(lacking(stored, source)) as gone:
+        return _smallest(gone, orphans)
 
 
 def _smallest(gone: Iterator[str], orphans: int) -> tuple[str, ...]:
@@ -141,21 +136,23 @@ def _smallest(gone: Iterator[str], orphans: int) -> tuple[str, ...]:
     return tuple(heapq.nsmallest(MAX_OFFENDERS, itertools.islice(gone, orphans)))
 
 
-def unmatched(stored: Iterator[tuple[str, str]], rows: Iterator[str]) -> Iterator[str]:
-    """The keys of the ``stored`` rows (``(row identity, key)``) that ``rows`` lacks, both by row identity."""
-    current = next(rows, None)
-    for row_identity, key in stored:
-        while current is not None and current < row_identity:
-            current = next(rows, None)
-        if current != row_identity:
-            yield key
-
-
-def looked_up(stored: Iterator[tuple[str, str]], source: RowDigests) -> Iterator[str]:
-    """As :func:`unmatched`, each block of ``stored`` looked up in ``source``."""
-    for block in in_blocks(stored):
-        present = source.lookup_identities([row_identity for row_identity, _ in block])
-        yield from (key for row_identity, key in block if present[row_identity] != "ok")
+def lacking(stored: Iterator[tuple[str, str]], source: RowDigests) -> Generator[str, None, None]:
+    """The second member of each ``stored`` pair (row identity, key or identity), in row identity order, whose
+    row ``source`` lacks: merged with the source's identities, both by row identity; each block of ``stored``
+    asked of the source instead when it cannot sort its identities. Close it to end the source's read early."""
+    rows = source.identities()
+    if rows is None:
+        for block in in_blocks(stored):
+            present = source.lookup_identities([row_identity for row_identity, _ in block])
+            yield from (second for row_identity, second in block if present[row_identity] != "ok")
+        return
+    with closing(rows):
+        current = next(rows, None)
+        for row_identity, second in stored:
+            while current is not None and current < row_identity:
+                current = next(rows, None)
+            if current != row_identity:
+                yield second
 
 
 def _note(keys: list[str], key: str) -> None:

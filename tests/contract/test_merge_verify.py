@@ -120,6 +120,17 @@ def sqlite_source(tmp_path, table: str, key_fields=("id",), filter=None) -> Sqli
     return SqliteSource(SourceSpec("sqlite:///source.db", table, key_fields, "{body}", filter), str(tmp_path))
 
 
+def in_both(tmp_path, postgres_url, columns: str, rows: list[tuple]) -> None:
+    """Table ``t`` of ``columns`` (SQLite's spelling; PostgreSQL's is lower-cased) holding ``rows`` in the SQLite
+    file ``source.db`` and in the PostgreSQL database."""
+    with sqlite3.connect(tmp_path / "source.db") as connection:
+        connection.execute(f"CREATE TABLE t ({columns})")
+        connection.executemany(f"INSERT INTO t VALUES ({', '.join('?' * len(rows[0]))})", rows)
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute(f"CREATE TABLE t ({columns.lower()})")
+        connection.cursor().executemany(f"INSERT INTO t VALUES ({', '.join(['%s'] * len(rows[0]))})", rows)
+
+
 def test_an_integer_and_its_text_in_a_composite_key_are_two_rows_with_one_key(tmp_path):
     with sqlite3.connect(tmp_path / "source.db") as connection:
         connection.execute("CREATE TABLE t (tenant, id, body TEXT)")  # no types: 1 and '1' stay apart
@@ -159,12 +170,7 @@ def test_a_nocase_key_column_lists_rows_by_code_point_as_postgresql_does(tmp_pat
 
 def test_lookup_identities_reads_components_exactly(tmp_path, postgres_url):
     rows = [("a\x1fb", "c", "one"), ("a", "b\x1fc", "two"), ("x", "1", "three")]
-    with sqlite3.connect(tmp_path / "source.db") as connection:
-        connection.execute("CREATE TABLE t (tenant TEXT, id TEXT, body TEXT)")
-        connection.executemany("INSERT INTO t VALUES (?, ?, ?)", rows)
-    with psycopg.connect(postgres_url, autocommit=True) as connection:
-        connection.execute("CREATE TABLE t (tenant text, id text, body text)")
-        connection.cursor().executemany("INSERT INTO t VALUES (%s, %s, %s)", rows)
+    in_both(tmp_path, postgres_url, "tenant TEXT, id TEXT, body TEXT", rows)
     asked = [row_identity(("a", "b\x1fc")), row_identity(("a\x1fb", "c")), row_identity(("a", "b", "c")),
              row_identity(("x", "1")), "1:x1:2", "not an identity", "9:short"]
     expected = {asked[0]: "ok", asked[1]: "filtered", asked[2]: "missing", asked[3]: "ok", "1:x1:2": "missing",
@@ -179,12 +185,7 @@ def test_lookup_identities_reads_components_exactly(tmp_path, postgres_url):
 def test_both_sources_list_identities_in_code_point_order(tmp_path, postgres_url):
     rows = [("a\x1fb", "c", "one"), ("a", "b\x1fc", "two"), ("x", "10", "three"), ("x", "9", "four"),
             ("é", "1", "five"), ("Z", "😀", "six"), ("ab", "", "seven"), ("x", "2", "excluded")]
-    with sqlite3.connect(tmp_path / "source.db") as connection:
-        connection.execute("CREATE TABLE t (tenant TEXT, id TEXT, body TEXT)")
-        connection.executemany("INSERT INTO t VALUES (?, ?, ?)", rows)
-    with psycopg.connect(postgres_url, autocommit=True) as connection:
-        connection.execute("CREATE TABLE t (tenant text, id text, body text)")
-        connection.cursor().executemany("INSERT INTO t VALUES (%s, %s, %s)", rows)
+    in_both(tmp_path, postgres_url, "tenant TEXT, id TEXT, body TEXT", rows)
     specs = [SourceSpec(url, "t", ("tenant", "id"), "{body}", "body <> 'excluded'")
              for url in ("sqlite:///source.db", postgres_url)]
     with SqliteSource(specs[0], str(tmp_path)) as lite, PostgresSource(specs[1]) as postgres:

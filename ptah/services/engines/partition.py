@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import os
 import time
-from contextlib import closing, nullcontext
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 
 from ptah.adapters.embedders.base import usage_of
@@ -46,7 +46,7 @@ from ptah.core.errors import PtahError
 from ptah.core.spec import GenerationSettings, SourceSpec
 from ptah.services.build import embed_batch
 from ptah.services.engines.sealed import Sealed, scrub
-from ptah.services.verify import in_blocks, looked_up, unmatched
+from ptah.services.verify import in_blocks, lacking
 from ptah.services.probe import probe_for_build
 
 @dataclass(frozen=True)
@@ -203,11 +203,8 @@ class PartitionWorker:
         """Delete the range's vectors whose row the range lacks, a block at a time: the store's row identities
         of the range merged with the source's, both in code point order."""
         deleted = 0
-        rows = source.identities()
         with closing(stored_in_range_in_order(self._store, self.plan.identity, source.key_kinds, within)) as stored, \
-                nullcontext() if rows is None else closing(rows):
-            pairs = ((row_identity, row_identity) for row_identity in stored)  # the merges yield the second
-            gone = looked_up(pairs, source) if rows is None else unmatched(pairs, rows)
+                closing(lacking(((row_identity, row_identity) for row_identity in stored), source)) as gone:
             for block in in_blocks(gone):
                 deleted += self._store.delete_vectors(self.plan.identity, block)
         return deleted
