@@ -31,7 +31,7 @@ import math
 import os
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import AbstractSet, Iterable, Sequence
 
@@ -288,8 +288,7 @@ def _save(corpus_path: str | os.PathLike, verdicts: Sequence[Verdict],
     for verdict, grade in grades:
         cases.setdefault(verdict.case, {})[verdict.key] = Judgement(grade, verdict.text_sha256, when, index)
     samples = record.samples if sample is None else (*record.samples, sample)
-    updated = JudgementRecord(corpus=corpus.digest, cases=cases, samples=samples, models=record.models,
-                               usage=record.usage)
+    updated = replace(record, corpus=corpus.digest, cases=cases, samples=samples)  # models and usage kept
     path = write_record(corpus_path, updated)
     return Saved(before, corpus.digest, document.lines_added, document.lines_changed, str(path), len(updated))
 
@@ -329,8 +328,7 @@ def _pin(project: Project, corpus_path: str | os.PathLike) -> tuple[int, str]:
             cases.setdefault(case.id, {})[key] = Judgement(float(grade), text_digest(texts[key]), when,
                                                            drawn.sample if drawn else None)
             pinned += 1
-    path = write_record(corpus_path, JudgementRecord(corpus=corpus.digest, cases=cases, samples=record.samples,
-                                                         models=record.models, usage=record.usage))
+    path = write_record(corpus_path, replace(record, corpus=corpus.digest, cases=cases))
     return pinned, str(path)
 
 
