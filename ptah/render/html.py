@@ -39,6 +39,7 @@ from ptah.core.measures import Measure, registry_order
 from ptah.core.report import EXCERPT_CHARS, CaseResult, Report, Run
 from ptah.core.significance import p_value_text
 from ptah.core.verdicts import counted
+from ptah.render.cases import changes
 from ptah.render.sentences import (baseline_findings, candidate_findings, gate_detail, gate_word, level_of, stage_phrase,
                                    timed_runs, variant_sentence, verdict_sentence)
 from ptah.render.slices import (failing_phrases, family_sentence, mean_text, measured, not_compared, slice_tests,
@@ -95,11 +96,19 @@ SCRIPT = """
 
 def _cell(run: str, measure: str, field: str, value: float | None, text: str | None = None, css: str = "",
           title: str = "") -> str:
-    data = "null" if value is None else repr(float(value))
     shown = text if text is not None else number(value)
     tip = f' title="{escape(title)}"' if title else ""
     return (f'<td class="{css}" data-run="{escape(run)}" data-measure="{escape(measure)}" data-field="{field}" '
-            f'data-value="{data}"{tip}>{escape(shown)}</td>')
+            f'data-value="{_data(value)}"{tip}>{escape(shown)}</td>')
+
+
+def _data(value: float | None) -> str:
+    """A number as ``data-value`` holds it: the report's float as Python's ``repr``, or ``null``."""
+    return "null" if value is None else repr(float(value))
+
+
+def _finding(finding: str) -> str:  # its CSS class
+    return finding if finding in ("better", "worse") else "unclear"
 
 
 def _sign(value: float | None) -> str:
@@ -179,7 +188,6 @@ def _baseline_run(name: str, channel: str, data: Mapping, level: float) -> str:
         delta = entry["delta"]
         label = Measure.parse(key).label
         finding = stats.get("finding", "N/A")
-        css = {"better": "better", "worse": "worse"}.get(finding, "unclear")
         rows.append(
             f'<tr><td class="l">{escape(label)}</td>'
             + _cell(name, key, "baseline", entry["baseline"]) + _cell(name, key, "current", entry["current"])
@@ -187,7 +195,7 @@ def _baseline_run(name: str, channel: str, data: Mapping, level: float) -> str:
             + f"<td>{interval(found)}</td>"
             + _cell(name, key, "baseline-p", None if test is None else test["p_value"], p_value_text(test))
             + f'<td>{stats.get("wins", "")}</td><td>{stats.get("ties", "")}</td><td>{stats.get("losses", "")}</td>'
-            f'<td class="l {css}">{escape(finding)}</td></tr>'
+            f'<td class="l {_finding(finding)}">{escape(finding)}</td></tr>'
         )
     table = (f'<h3>{escape(name)} <span class="meta">({escape(channel)}) against {escape(str(data.get("generation")))}'
              '</span></h3><table class="baseline"><thead><tr><th class="l">measure</th><th>baseline</th><th>now</th>'
@@ -243,10 +251,9 @@ def _slices(report: Report) -> str:
 
 
 def _slice_cell(run: str, tag: str, key: str, field: str, mean: Mapping | None, shown=mean_text) -> str:
-    data = "null" if mean is None or mean["value"] is None else repr(float(mean["value"]))
     tip = "" if mean is None else f' title="{mean["numerator"]:.4f} / {mean["denominator"]} cases"'
     return (f'<td data-run="{escape(run)}" data-slice="{escape(tag)}" data-measure="{escape(key)}" data-slice-field="{field}" '
-            f'data-value="{data}"{tip}>{escape(shown(mean))}</td>')
+            f'data-value="{_data(None if mean is None else mean["value"])}"{tip}>{escape(shown(mean))}</td>')
 
 
 def _slice_tests(run: str, against: str, marker: str, slices: Mapping | None, level: float) -> str:
@@ -254,22 +261,21 @@ def _slice_tests(run: str, against: str, marker: str, slices: Mapping | None, le
         return ""
 
     def cell(test, field: str, value: float | None, text: str, css: str = "") -> str:
-        data = "null" if value is None else repr(float(value))
         return (f'<td class="{css}" data-run="{escape(run)}" data-against="{escape(marker)}" data-slice="{escape(test.tag)}" '
-                f'data-measure="{escape(test.key)}" data-slice-field="{field}" data-value="{data}">{escape(text)}</td>')
+                f'data-measure="{escape(test.key)}" data-slice-field="{field}" data-value="{_data(value)}">{escape(text)}</td>')
 
     rows = []
     tests = slice_tests(slices)
     tags, measures = list(dict.fromkeys(test.tag for test in tests)), registry_order(dict.fromkeys(test.key for test in tests))
     for test in sorted(tests, key=lambda test: (tags.index(test.tag), measures.index(test.key))):
         entry, found = test.entry, test.entry["test"]
-        css = {"better": "better", "worse": "worse"}.get(entry["finding"], "unclear")
         rows.append(f'<tr><td class="l">{escape(test.tag)}</td><td>{test.cases}</td><td class="l">{escape(test.label)}</td>'
                     + cell(test, "slice-delta", entry["delta"], signed(entry["delta"]), _sign(entry["delta"]))
                     + f"<td>{interval(entry['interval'])}</td>"
                     + cell(test, "slice-p", None if found is None else found["p_value"], p_value_text(found))
                     + cell(test, "slice-adjusted-p", entry.get("adjusted_p"), test.adjusted)
-                    + f'<td class="l {css}">{escape(entry["finding"])}</td><td class="l">{test.survives}</td></tr>')
+                    + f'<td class="l {_finding(entry["finding"])}">{escape(entry["finding"])}</td>'
+                    f'<td class="l">{test.survives}</td></tr>')
     notes = [f"not compared: {phrase}" for phrase in not_compared(slices)]
     notes += [f"now failing or worse in {phrase}" for phrase in failing_phrases(slices)]
     table = (f'<table class="slice-tests" data-run="{escape(run)}" data-against="{escape(marker)}"><thead><tr><th>slice</th>'
@@ -369,14 +375,13 @@ def _summary(report: Report) -> str:
         for key, entry in _ordered(candidate["measures"]):
             found, test = entry["interval"], entry["test"]
             p = None if test is None else test["p_value"]
-            css = {"better": "better", "worse": "worse"}.get(entry["finding"], "unclear")
             parts.append(
                 f'<tr><td class="l">{escape(name)}</td><td class="l">{escape(Measure.parse(key).label)}</td>'
                 f'<td class="{_sign(entry["delta"])}">{signed(entry["delta"])}</td>'
                 + f"<td>{interval(found)}</td>"
                 + _cell(name, key, "p", p, p_value_text(test))
                 + f'<td>{entry["wins"]}</td><td>{entry["ties"]}</td><td>{entry["losses"]}</td>'
-                f'<td class="l {css}">{escape(entry["finding"])}</td></tr>'
+                f'<td class="l {_finding(entry["finding"])}">{escape(entry["finding"])}</td></tr>'
             )
     parts.append("</tbody></table>")
     parts.append(
@@ -404,8 +409,7 @@ def _cost(report: Report) -> str:
     compared = report.comparison is not None
 
     def time(run: str, stage: str, field: str, value: float | None, sign: bool = False) -> str:
-        data = "null" if value is None else repr(float(value))
-        return (f'<td data-run="{escape(run)}" data-stage="{escape(stage)}" data-cost="{field}" data-value="{data}">'
+        return (f'<td data-run="{escape(run)}" data-stage="{escape(stage)}" data-cost="{field}" data-value="{_data(value)}">'
                 f"{escape(milliseconds(value, sign=sign))}</td>")
 
     rows = []
@@ -487,17 +491,8 @@ def _bars(deltas: list[tuple[str, float | None]], measure: str, label: str) -> s
 
 def _cases(report: Report) -> str:
     runs = report.runs
-    flipped, changed = set(), set()
-    for candidate in report.comparison.candidates if report.comparison is not None else ():
-        for change in candidate["cases_changed"]:
-            changed.add(change["id"])
-            if change["flipped"]:
-                flipped.add(change["id"])
-    for against in report.comparisons:
-        for change in against.data["cases_changed"]:
-            changed.add(change["id"])
-            if change["passed"]["baseline"] != change["passed"]["current"]:
-                flipped.add(change["id"])
+    found = changes(report)
+    changed, flipped = {entry["id"] for entry in found}, {entry["id"] for entry in found if entry["flipped"]}
     failing = {case.id for run in runs for case in run.cases if not case.passed}
     reference = runs[0].cases
     order = sorted(range(len(reference)), key=lambda i: (reference[i].id not in failing, reference[i].id not in flipped,

@@ -39,9 +39,13 @@ def _labels(keys: Iterable[str]) -> list[tuple[str, str]]:
     return [(key, Measure.parse(key).label) for key in keys]
 
 
-def _deltas(metrics: Mapping) -> str:
-    """``recall +0.5000, MRR N/A, …``: a changed case's delta per measure."""
-    return ", ".join(f"{label} {delta(metrics[key]['delta'])}" for key, label in _labels(metrics))
+def _changed(change: Mapping, before: bool, after: bool) -> str:
+    """A changed case's line: ``    ID: recall +0.5000, MRR N/A, … now failing`` (the flip, where it passed before and
+    fails now or the other way)."""
+    flip = "" if before == after else " [red]now failing[/red]" if not after else " [green]now passing[/green]"
+    metrics = change["metrics"]
+    deltas = ", ".join(f"{label} {delta(metrics[key]['delta'])}" for key, label in _labels(metrics))
+    return f"    {markup(change['id'])}: {deltas}{flip}"
 
 
 def render(report: Report, console: Console) -> None:
@@ -119,10 +123,7 @@ def _render_run(console: Console, run: Run, comparison: BaselineComparison | Non
     if comparison is not None and comparison.data["cases_changed"]:
         console.print(f"  cases changed against baseline ({markup(comparison.generation)}):")
         for change in comparison.data["cases_changed"]:
-            flip = ""
-            if change["passed"]["baseline"] != change["passed"]["current"]:
-                flip = " [red]now failing[/red]" if not change["passed"]["current"] else " [green]now passing[/green]"
-            console.print(f"    {markup(change['id'])}: {_deltas(change['metrics'])}{flip}")
+            console.print(_changed(change, change["passed"]["baseline"], change["passed"]["current"]))
     if run.slices is not None:
         render_slice_means(console, run)
     if comparison is not None and comparison.data.get("slices") is not None:
@@ -303,9 +304,6 @@ def _render_candidate(console: Console, candidate: Mapping, reference: str, leve
             f"  cases changed: {len(changed)} ({flipped['now_failing']} now failing, {flipped['now_passing']} now passing)"
         )
     for change in changed:
-        flip = ""
-        if change["flipped"]:
-            flip = " [red]now failing[/red]" if not change["passed"]["candidate"] else " [green]now passing[/green]"
-        console.print(f"    {markup(change['id'])}: {_deltas(change['metrics'])}{flip}")
+        console.print(_changed(change, change["passed"]["reference"], change["passed"]["candidate"]))
     if candidate.get("slices") is not None:
         render_slice_tests(console, candidate["slices"], f"against {markup(reference)}", level)
