@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import copy
+import io
+from contextlib import redirect_stdout
+
+from rich.console import Console
 
 from ptah.core.report import Report
+from ptah.render.layout import PlainConsole
+from ptah.render.table import render
 
 MEASURES = ("recall", "mrr", "ndcg", "MAP@10")
 
@@ -123,3 +129,22 @@ def sliced() -> dict:
                           "passed": True, "detail": "nDCG dropped 0.0100, within 0.0200",
                           "power": {"power": 0.8, "alpha": 0.05, "cases": 2, "needed": 120, "underpowered": True}})
     return data
+
+
+def plain_text(value: Report | None, draw=render) -> str:
+    """What ``draw`` (the terminal report) prints of ``value`` where output is not a terminal: ptah's plain text."""
+    buffer = io.StringIO()
+    with redirect_stdout(buffer):
+        draw(value, PlainConsole())
+    return buffer.getvalue()
+
+
+def plain_lines(value: Report) -> list[str]:
+    return plain_text(value).splitlines()
+
+
+def rich_lines(value: Report, width: int, draw=render) -> list[str]:
+    """What ``draw`` prints of ``value`` on a rich console ``width`` cells wide, without colour."""
+    buffer = io.StringIO()
+    draw(value, Console(file=buffer, width=width, highlight=False, color_system=None))
+    return buffer.getvalue().splitlines()

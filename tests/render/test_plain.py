@@ -14,9 +14,9 @@ from rich.markup import escape
 from ptah.core.report import Report
 from ptah.core.visible import visible
 from ptah.render.layout import PlainConsole, output_console, table_lines
-from ptah.render.table import print_table, render
+from ptah.render.table import print_table
 from ptah.render.text import markup, unmarked
-from tests.render.reports import document, report
+from tests.render.reports import document, plain_lines, plain_text, report
 from tests.render.test_table import COLUMNS, ROWS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,17 +24,8 @@ PIECES = ["a", "x y", " ", "[", "]", "\\", "\\\\", "/", ":smile:", "é", "案", 
           "[/]", "[link=x]", "[1]", "\t", "\x07", "\n", "\u202e", "…"]
 
 
-def printed(monkeypatch, draw) -> str:
-    """What ``draw(console)`` prints on a PlainConsole over stdout."""
-    buffer = io.StringIO()
-    monkeypatch.setattr(sys, "stdout", buffer)
-    draw(PlainConsole())
-    monkeypatch.undo()
-    return buffer.getvalue()
-
-
-def test_a_small_report_prints_as_plain_columns(monkeypatch):
-    assert printed(monkeypatch, lambda console: render(report(document()), console)).splitlines() == [
+def test_a_small_report_prints_as_plain_columns():
+    assert plain_lines(report(document())) == [
         "verdict: pass (exit 0) — the one gate passed",
         "corpus corpus.yaml: 2 cases",
         "means  recall     MRR    nDCG  MAP@10",
@@ -57,20 +48,20 @@ def test_a_small_report_prints_as_plain_columns(monkeypatch):
     ]
 
 
-def test_keys_and_ids_are_printed_whole_and_as_they_are(monkeypatch):
+def test_keys_and_ids_are_printed_whole_and_as_they_are():
     data = document()
     long_id = "case-" + "x" * 300
     data["runs"][0]["cases"][0]["id"] = long_id
     data["runs"][0]["cases"][1]["id"] = "[bold]b[/bold] \\[x] :smile:"
-    lines = printed(monkeypatch, lambda console: render(report(data), console)).splitlines()
+    lines = plain_lines(report(data))
     assert lines[11].startswith(long_id + "  2  1.0000") and lines[11].endswith("  ok")
     assert lines[12].startswith("[bold]b[/bold] \\[x] :smile:".ljust(len(long_id)) + "  2  0.0000")
     assert len(lines[10]) == len(long_id) + len("  -  ------  ------  ------  ------  ------")
 
 
-def test_a_title_heads_the_table_and_an_empty_table_keeps_its_headings(monkeypatch):
+def test_a_title_heads_the_table_and_an_empty_table_keeps_its_headings():
     columns = [("case", "left"), ("ANN recall", "right")]
-    assert printed(monkeypatch, lambda console: print_table(console, columns, [], title="index against exact")) == (
+    assert plain_text(None, lambda _, console: print_table(console, columns, [], title="index against exact")) == (
         "index against exact\ncase  ANN recall\n----  ----------\n")
 
 

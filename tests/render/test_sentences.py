@@ -9,10 +9,8 @@ from html import unescape
 from ptah.core.baseline import gates
 from ptah.render.html import render_html
 from ptah.render.junit import render_junit
-from ptah.render.layout import PlainConsole
 from ptah.render.markdown import render_markdown
-from ptah.render.table import render
-from tests.render.reports import compared, entry, report
+from tests.render.reports import compared, entry, plain_lines, report
 
 INCONCLUSIVE_GATE = {"name": "max-recall-drop", "generation": "worse", "passed": False, "threshold": 0.1, "drop": 0.5,
                      "drop_high": 0.0, "inconclusive": True, "detail": "inconclusive: recall is 1.0000 if every hole is "
@@ -45,10 +43,9 @@ def sentences_of(text: str) -> list[str]:
     return [sentence for sentence in SENTENCES if sentence in text]
 
 
-def test_every_format_says_each_finding_in_the_same_sentence(capsys):
+def test_every_format_says_each_finding_in_the_same_sentence():
     typed = three_findings()
-    render(typed, PlainConsole())
-    plain = capsys.readouterr().out
+    plain = "\n".join(plain_lines(typed))
     markdown = render_markdown(typed).replace("`", "")
     html = unescape(" ".join(re.findall(r"<li>(.*?)</li>", render_html(typed))))
     junit = ElementTree.fromstring(render_junit(typed).encode()).find("testsuite[@name='gates']/system-out").text
@@ -64,7 +61,7 @@ def test_every_format_says_each_finding_in_the_same_sentence(capsys):
     assert f"- **INCONCLUSIVE** max-recall-drop (worse): {INCONCLUSIVE_GATE['detail'].replace('`', '')}" in markdown
 
 
-def test_a_baseline_finding_reads_the_same_in_every_format(capsys):
+def test_a_baseline_finding_reads_the_same_in_every_format():
     data = report().to_dict()
     significance = {"recall": entry(1.0, 0.5, "worse") | {"delta": -0.5}}
     data["baseline"] = {"path": "base.json", "digest": "sha256:abc", "comparisons": [{
@@ -73,8 +70,7 @@ def test_a_baseline_finding_reads_the_same_in_every_format(capsys):
     typed = report(data)
     sentence = ("base is worse than the baseline old on recall by 0.5000 (95% CI -1.0000..+0.0000, p = 0.5000; "
                 "0 cases better, 1 worse, 1 tied)")
-    render(typed, PlainConsole())
-    assert sentence in capsys.readouterr().out
+    assert "  " + sentence in plain_lines(typed)
     assert sentence in render_markdown(typed).replace("`", "")
     assert f"<li>{sentence}</li>" in render_html(typed)
     assert sentence in render_junit(typed)

@@ -4,29 +4,17 @@ before."""
 
 from __future__ import annotations
 
-import io
 import re
-import sys
 from pathlib import Path
 
 import xmlschema
 
 from ptah.render.html import render_html
 from ptah.render.junit import render_junit
-from ptah.render.layout import PlainConsole
 from ptah.render.markdown import render_markdown
-from ptah.render.table import render
-from tests.render.reports import compared, mean, report, sliced, sliced_entry
+from tests.render.reports import compared, mean, plain_lines, report, sliced, sliced_entry
 
 XSD = Path(__file__).resolve().parent / "junit.xsd"
-
-
-def plain(data: dict, monkeypatch) -> list[str]:
-    buffer = io.StringIO()
-    monkeypatch.setattr(sys, "stdout", buffer)
-    render(report(data), PlainConsole())
-    monkeypatch.undo()
-    return buffer.getvalue().splitlines()
 
 
 def after(lines: list[str], first: str, count: int) -> list[str]:
@@ -34,8 +22,8 @@ def after(lines: list[str], first: str, count: int) -> list[str]:
     return lines[start:start + count]
 
 
-def test_the_terminal_shows_each_slices_means_tests_failing_cases_family_and_gate_power(monkeypatch):
-    lines = plain(sliced(), monkeypatch)
+def test_the_terminal_shows_each_slices_means_tests_failing_cases_family_and_gate_power():
+    lines = plain_lines(report(sliced()))
     assert "  slices vs base: 4 slice tests, Holm at alpha 0.05: 1 finding survives (worse billing MAP@10 -0.5000 worse)" \
         in lines[:lines.index("detail: each run's cases, then the comparisons, the gates and the verdict")]
     assert after(lines, "  slices of base (each mean low..high where the holes move it, and its denominator):", 5) == [
@@ -79,8 +67,8 @@ def with_baseline_slices(correction: str = "holm") -> dict:
     return data
 
 
-def test_each_run_against_the_baseline_has_its_slice_tests_and_the_baselines_family_its_line(monkeypatch):
-    lines = plain(with_baseline_slices(), monkeypatch)
+def test_each_run_against_the_baseline_has_its_slice_tests_and_the_baselines_family_its_line():
+    lines = plain_lines(report(with_baseline_slices()))
     assert after(lines, "  slices against the baseline (base):", 6) == [
         "  slices against the baseline (base):",
         "slice    cases  measure    delta            95% CI  p       adjusted p  finding              survives",
@@ -92,11 +80,11 @@ def test_each_run_against_the_baseline_has_its_slice_tests_and_the_baselines_fam
     assert lines.count("  slices against the baseline (base):") == 2  # each run against the baseline's reference
     assert "slices against the baseline: 2 slice tests, Holm at alpha 0.05: 0 findings survive" in lines
     assert "  slices vs the baseline: 2 slice tests, Holm at alpha 0.05: 0 findings survive" in lines
-    uncorrected = plain(with_baseline_slices("none"), monkeypatch)
+    uncorrected = plain_lines(report(with_baseline_slices("none")))
     assert "slices against the baseline: 2 slice tests, no correction: 0 findings at p < 0.05" in uncorrected
 
 
-def test_markdown_has_a_slice_table_per_comparison_and_the_family(monkeypatch):
+def test_markdown_has_a_slice_table_per_comparison_and_the_family():
     text = render_markdown(report(with_baseline_slices()))
     assert ("### Slices\n\nEach slice's means over its cases: low..high where the holes move one, and (its denominator).\n\n"
             "| slice | cases | run | recall | MRR | nDCG | MAP@10 | judged@k |\n|---|---|---|---|---|---|---|---|\n"
@@ -117,7 +105,7 @@ def test_markdown_has_a_slice_table_per_comparison_and_the_family(monkeypatch):
             "cases to see a drop of 0.02 (power 0.8, alpha 0.05), has 2`") in text
 
 
-def test_the_page_carries_each_slice_number_as_data(monkeypatch):
+def test_the_page_carries_each_slice_number_as_data():
     page = render_html(report(with_baseline_slices()))
     means = dict(((run, tag, measure, field), value) for run, tag, measure, field, value in re.findall(
         r'data-run="([^"]*)" data-slice="([^"]*)" data-measure="([^"]*)" data-slice-field="([^"]*)" data-value="([^"]*)"', page))
@@ -199,16 +187,16 @@ def test_an_underpowered_failing_gate_says_so_beside_its_junit_failure():
             '0.05), has 2</system-out>\n    </testcase>\n') in junit
 
 
-def test_a_gate_with_the_power_it_needs_has_no_note(monkeypatch):
+def test_a_gate_with_the_power_it_needs_has_no_note():
     data = sliced()
     data["gates"][1]["power"] = {"power": 0.8, "alpha": 0.05, "cases": 200, "needed": 120, "underpowered": False}
-    assert ("  pass max-ndcg-drop@billing (worse): nDCG dropped 0.0100, within 0.0200") in plain(data, monkeypatch)
+    assert ("  pass max-ndcg-drop@billing (worse): nDCG dropped 0.0100, within 0.0200") in plain_lines(report(data))
 
 
-def test_a_corpus_without_tags_shows_no_slice_anywhere(monkeypatch):
+def test_a_corpus_without_tags_shows_no_slice_anywhere():
     data = compared()
     data["runs"][0]["aggregates"]["judged"] = mean(1.0, 2)
-    outputs = ["\n".join(plain(data, monkeypatch)), render_markdown(report(data)), render_html(report(data)),
+    outputs = ["\n".join(plain_lines(report(data))), render_markdown(report(data)), render_html(report(data)),
                render_junit(report(data))]
     for text in outputs:
         assert "slice" not in text.lower()

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import io
-
-from rich.console import Console
-
 from ptah.render.summary import render_summary
-from tests.render.reports import compared, document, report
+from tests.render.reports import compared, document, report, rich_lines
 from tests.render.test_table import DETAIL
 
 
 def summary(data: dict) -> list[str]:
     """The summary as a wide console prints it (nothing wraps), up to the line that announces the detail."""
-    buffer = io.StringIO()
-    render_summary(report(data), Console(file=buffer, width=400, highlight=False, color_system=None))
-    lines = buffer.getvalue().splitlines()
+    lines = rich_lines(report(data), 400, render_summary)
     assert lines[-1] == DETAIL
     return lines[:-1]
 

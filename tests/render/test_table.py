@@ -11,17 +11,11 @@ from rich.console import Console
 from rich.table import Table
 
 from ptah.core.report import Report
-from ptah.render.table import print_table, render
+from ptah.render.table import print_table
 from ptah.render.text import markup
-from tests.render.reports import compared, document, report
+from tests.render.reports import compared, document, report, rich_lines
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def printed(value: Report) -> str:
-    buffer = io.StringIO()
-    render(value, Console(file=buffer, width=120, highlight=False, color_system=None))
-    return buffer.getvalue()
 
 
 DETAIL = "detail: each run's cases, then the comparisons, the gates and the verdict"
@@ -29,12 +23,12 @@ DETAIL = "detail: each run's cases, then the comparisons, the gates and the verd
 
 def detail(value: Report) -> list[str]:
     """The lines after the one-screen summary (ptah.render.summary)."""
-    lines = printed(value).splitlines()
+    lines = rich_lines(value, 120)
     return lines[lines.index(DETAIL) + 1:]
 
 
 def test_a_report_with_map_at_10_shows_its_column_and_mean_line():
-    assert printed(report()).splitlines() == [
+    assert rich_lines(report(), 120) == [
         "verdict: pass (exit 0) — the one gate passed",
         "corpus corpus.yaml: 2 cases",
         "means ┃ recall ┃    MRR ┃   nDCG ┃ MAP@10",
@@ -85,7 +79,7 @@ def test_deltas_against_a_baseline_are_read_by_report_key_and_a_measure_it_lacks
 
 
 def test_runs_side_by_side_compare_every_measure_the_comparison_holds():
-    lines = printed(report(compared())).splitlines()
+    lines = rich_lines(report(compared()), 120)
     start = lines.index("run   ┃ channel   ┃ recall ┃   delta ┃    MRR ┃   delta ┃   nDCG ┃   delta ┃ MAP@10 ┃   delta")
     assert lines[start + 2:start + 4] == [
         "base  │ reference │ 0.5000 │         │ 0.2500 │         │ 0.3155 │         │ 0.5000 │        ",

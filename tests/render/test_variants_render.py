@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import copy
-import io
 import re
 import xml.etree.ElementTree as ElementTree
 
-from rich.console import Console
-
 from ptah.render.html import render_html
 from ptah.render.junit import render_junit
-from ptah.render.layout import PlainConsole
 from ptah.render.markdown import render_markdown
 from ptah.render.sentences import cost_sentence, variant_sentence
-from ptah.render.table import render
-from tests.render.reports import compared, document, entry, report
+from tests.render.reports import compared, document, entry, plain_lines, report, rich_lines
 
 RERANKED = {"name": "worse", "channels": ["lexical"], "channel": "lexical", "generation": "base",
             "search": {"mode": "exact", "ef_search": None},
@@ -48,13 +43,8 @@ def timed(gate: bool = True) -> dict:
     return data
 
 
-def terminal(data: dict, capsys) -> list[str]:
-    render(report(data), PlainConsole())
-    return capsys.readouterr().out.splitlines()
-
-
-def test_the_terminal_says_each_runs_time_and_controls_and_each_comparisons_time(capsys):
-    lines = terminal(timed(), capsys)
+def test_the_terminal_says_each_runs_time_and_controls_and_each_comparisons_time():
+    lines = plain_lines(report(timed()))
     assert lines[:12] == [
         "verdict: FAIL (exit 1) — 2 of 2 gates failed",
         "  FAIL required (base): all required keys found",
@@ -81,14 +71,14 @@ def test_the_terminal_says_each_runs_time_and_controls_and_each_comparisons_time
     assert sum(line.endswith(f"tied), {MORE}") for line in lines) == 4  # each measure's sentence
 
 
-def test_a_report_without_times_or_variants_reads_exactly_as_before_they_were_added(capsys):
+def test_a_report_without_times_or_variants_reads_exactly_as_before_they_were_added():
     """What the times and controls add is lines and suffixes of their own: take them away and the rest is
     what a report written before them prints."""
-    now = terminal(timed(gate=False), capsys)
+    now = plain_lines(report(timed(gate=False)))
     added = [line for line in now if line.startswith(("  time per query", "  variant "))]
     assert len(added) == 4
     kept = [line.removesuffix(f", {MORE}").removesuffix(f"; {MORE}") for line in now if line not in added]
-    before = terminal(compared(), capsys)
+    before = plain_lines(report(compared()))
     assert kept == before and not any("ms" in line.split() for line in before)
     assert render_markdown(report(compared())) == "\n\n".join(
         part for part in render_markdown(report(timed(gate=False))).replace(f", {MORE}", "").split("\n\n")
@@ -169,20 +159,20 @@ def test_a_fast_stage_does_not_read_zero_and_a_share_not_yet_known_is_left_out()
     assert cost_sentence(cost | {"stages": {}, "p50_ms": None, "p95_ms": None}) == "time per query: p50 N/A, p95 N/A"
 
 
-def test_a_run_against_a_timed_baseline_says_what_it_costs_more(capsys):
+def test_a_run_against_a_timed_baseline_says_what_it_costs_more():
     data = document()
     data["runs"][0]["cost"] = SEARCH_ONLY
     data["baseline"] = {"path": "base.json", "digest": "sha256:abc", "comparisons": [{
         "generation": "old", "against": "base", "aggregates": {"recall": {"baseline": 1.0, "current": 0.5, "delta": -0.5}},
         "cases_changed": [], "significance": {"recall": entry(1.0, 0.5, "worse") | {"delta": -0.5}},
         "cost": {"p50_ms": -12.5, "p95_ms": 0.5}}]}
-    lines = terminal(data, capsys)
+    lines = plain_lines(report(data))
     assert "  base vs the baseline's old: recall -0.5000 worse (p = 0.5000); -12.5 ms p50 and +0.50 ms p95 a query" in lines
     assert ("  base is worse than the baseline old on recall by 0.5000 (95% CI -1.0000..+0.0000, p = 0.5000; "
             "0 cases better, 1 worse, 1 tied), -12.5 ms p50 and +0.50 ms p95 a query") in lines
 
 
-def test_names_from_a_report_file_are_quoted_as_each_format_quotes_them(capsys):
+def test_names_from_a_report_file_are_quoted_as_each_format_quotes_them():
     """A saved report is a file: a stage or usage name in it may hold markup, a pipe or a tag."""
     data = timed(gate=False)
     stages = data["runs"][1]["cost"]["stages"]
@@ -193,8 +183,6 @@ def test_names_from_a_report_file_are_quoted_as_each_format_quotes_them(capsys):
     assert '<th class="l">&lt;b&gt;|[red]x</th>' in html and "<b>|" not in html
     assert ("  time per query: p50 435.0 ms, p95 475.5 ms (search 5.0 ms timed per batch, 0.5% of the evaluation; "
             "<b>|[red]x p50 430.0 ms, p95 470.5 ms timed per query, 45.0% of the evaluation, usage a|b 1)"
-            ) in terminal(data, capsys)
-    on_rich = io.StringIO()
-    render(report(data), Console(file=on_rich, width=400, color_system=None, highlight=False))
+            ) in plain_lines(report(data))
     assert "; <b>|[red]x p50 430.0 ms, p95 470.5 ms timed per query, 45.0% of the evaluation, usage a|b 1)" in (
-        on_rich.getvalue())
+        "\n".join(rich_lines(report(data), 400)))
