@@ -16,7 +16,9 @@ from ptah.core.errors import PtahError
 from ptah.core.visible import visible, visible_json
 from ptah.render.text import markup, plain
 
-__all__ = ["check_outputs", "error_text", "json_text", "markup", "plain", "show_report", "wrote"]
+__all__ = ["SPEC_HELP", "check_outputs", "error_text", "json_text", "markup", "plain", "show_report", "wrote"]
+
+SPEC_HELP = "The specification file (default: $PTAH_SPEC, else the nearest ptah.yaml in this folder or above)."
 
 
 def wrote(path: object, *, err: bool = False) -> None:

@@ -14,7 +14,7 @@ from typing import List, Optional
 
 import typer
 
-from ptah.cli.display import save_help
+from ptah.cli.display import SPEC_HELP, save_help
 from ptah.core.errors import EXIT_INCONCLUSIVE, EXIT_NEGATIVE, InputError
 from ptah.core.options import Option, OptionError, declared
 from ptah.core.request import EvaluationRequest
@@ -28,7 +28,7 @@ def evaluate(
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the JSON report here (atomically)."),
     trec_run: Optional[str] = typer.Option(None, "--trec-run", help="Also write the reference generation's ranked results as a TREC run file."),
     json_output: bool = typer.Option(False, "--json", help="Print the JSON report instead of tables."),
-    spec: Optional[str] = typer.Option(None, "--spec", help="The specification (default: $PTAH_SPEC, else ptah.yaml upward from here)."),
+    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
     html: Optional[str] = typer.Option(None, "--html", help="Also write a self-contained HTML report here."),
     junit: Optional[str] = typer.Option(None, "--junit", help="Also write JUnit XML here: a test case per corpus case and per gate, for CI."),
     markdown: Optional[str] = typer.Option(None, "--markdown", help="Also write a Markdown summary here (a pull-request comment); appended to $GITHUB_STEP_SUMMARY when set."),
@@ -78,25 +78,12 @@ def evaluate(
 
 
 def drops(spelled: dict[str, float | None], given: List[str]) -> dict[str, float]:
-    """The drop gates: ``--max-recall-drop X`` and friends, and each ``--max-drop NAME=X``; a measure named twice
-    is refused (exit 2)."""
-    from ptah.core.measures import Measure
-    from ptah.core.visible import abbreviated
+    """The drop gates: ``--max-recall-drop X`` and friends, and each ``--max-drop NAME=X`` (``NAME=X@TAG``: the
+    slice of tag TAG); a measure named twice is refused (exit 2)."""
+    from ptah.cli.named import measure_values
 
-    result = {name: value for name, value in spelled.items() if value is not None}
-    for text in given:
-        name, sep, value = text.partition("=")
-        amount, at, tag = value.partition("@")  # recall=0.02@billing: the slice of tag billing
-        try:
-            measure = str(Measure.parse(name)) + (f"@{tag}" if at else "")
-            threshold = float(amount)
-        except ValueError as exc:
-            detail = str(exc) if sep and name else "write NAME=X, e.g. --max-drop nDCG=0.02"
-            raise InputError(f"--max-drop {abbreviated(text)}: {detail}") from None
-        if measure in result:
-            raise InputError(f"--max-drop {abbreviated(text)}: a drop of {measure} is already gated")
-        result[measure] = threshold
-    return result
+    spelled = {name: value for name, value in spelled.items() if value is not None}
+    return measure_values("--max-drop", given, float, "a drop of {} is already gated", spelled, tagged=True)
 
 
 @contextmanager

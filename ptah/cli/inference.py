@@ -22,7 +22,7 @@ from typing import Iterator, List, Optional
 
 import typer
 
-from ptah.cli.display import json_text, plain
+from ptah.cli.display import SPEC_HELP, json_text, plain
 from ptah.cli.evaluate import evaluate
 from ptah.core.corpus import shown_key
 from ptah.core.errors import EXIT_NEGATIVE
@@ -30,7 +30,6 @@ from ptah.core.visible import visible_json
 
 app = typer.Typer(help="Build, verify, search and evaluate generations.", no_args_is_help=True)
 
-SPEC_HELP = "The specification file (default: $PTAH_SPEC, else the nearest ptah.yaml in this folder or above)."
 NAME_HELP = "The generation's name in the specification (default: the active one)."
 
 

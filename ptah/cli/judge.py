@@ -24,11 +24,10 @@ from typing import List, Optional
 import typer
 
 from ptah.cli.corpus import app
-from ptah.cli.display import json_text, plain, wrote
+from ptah.cli.display import SPEC_HELP, json_text, plain, wrote
 from ptah.core.corpus import shown_key
 from ptah.core.errors import InputError
 
-SPEC_HELP = "The specification file (default: $PTAH_SPEC, else the nearest ptah.yaml in this folder or above)."
 GENERATION_HELP = "A generation to search (repeat for several; default: the active one)."
 CHANNEL_HELP = "vector, lexical or hybrid (repeat for several; default: vector, unless --variant is given)."
 VARIANT_HELP = "A variant of the specification (variants:), as a run of its own (repeatable)."

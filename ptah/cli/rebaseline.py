@@ -7,9 +7,7 @@ from typing import Optional
 
 import typer
 
-from ptah.cli.display import plain
-
-SPEC_HELP = "The specification file (default: $PTAH_SPEC, else the nearest ptah.yaml in this folder or above)."
+from ptah.cli.display import SPEC_HELP, plain
 
 
 def rebaseline(

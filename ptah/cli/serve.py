@@ -12,14 +12,14 @@ from typing import Iterator, Optional
 
 import typer
 
+from ptah.cli.display import SPEC_HELP
+
 token_app = typer.Typer(help="Bearer tokens of `ptah serve` (only a digest is kept, in the store).",
                         no_args_is_help=True)
 
-SPEC_HELP = "The specification (default: $PTAH_SPEC, else ptah.yaml upward from here)."
-
 
 def serve(
-    spec: Optional[str] = typer.Option(None, "--spec", help=SPEC_HELP),
+    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (loopback unless told otherwise)."),
     port: int = typer.Option(8470, "--port", min=1, max=65535, help="TCP port."),
     workers: int = typer.Option(2, "--workers", min=1, max=64, help="Evaluations run at once."),
@@ -54,7 +54,7 @@ def _records(spec: Optional[str]) -> Iterator[object]:
 def create(
     scope: str = typer.Option(..., "--scope", help="read (list and fetch) or manage (also register and evaluate)."),
     name: Optional[str] = typer.Option(None, "--name", help="A name to list and revoke it by (default: token-ID)."),
-    spec: Optional[str] = typer.Option(None, "--spec", help=SPEC_HELP),
+    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
 ) -> None:
     """Create a token and print it once: the last line of the output is the token."""
     from ptah.services.tokens import create_token
@@ -67,7 +67,7 @@ def create(
 
 @token_app.command("list")
 def list_(
-    spec: Optional[str] = typer.Option(None, "--spec", help=SPEC_HELP),
+    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
     json_output: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The tokens: name, scope, created, revoked (never a secret)."""
@@ -87,7 +87,7 @@ def list_(
 @token_app.command("revoke")
 def revoke(
     name: str = typer.Argument(..., help="The token's name."),
-    spec: Optional[str] = typer.Option(None, "--spec", help=SPEC_HELP),
+    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
 ) -> None:
     """Revoke a token: refused from the server's next request on."""
     from ptah.core.visible import visible

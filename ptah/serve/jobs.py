@@ -203,18 +203,13 @@ class Jobs:
             return
         try:
             text, report = self._evaluate(job["request"])
-        except PtahError as exc:
+            self._finish(job_id, status="done", report=text, verdict=report.verdict, runs=summary(report))
+        except PtahError as exc:  # or the store refused the result (locked, full): the job failed, not "running" for good
             self._finish(job_id, status="failed", error={"code": error_code(exc), "detail": unrooted(str(exc), self._root)})
-            return
         except Exception as exc:  # a bug: said in one line, logged without the request's secrets
             log.exception("evaluation %s failed", job_id)
             self._finish(job_id, status="failed",
                          error={"code": "INTERNAL", "detail": f"internal error: {type(exc).__name__}"})
-            return
-        try:
-            self._finish(job_id, status="done", report=text, verdict=report.verdict, runs=summary(report))
-        except PtahError as exc:  # the store refused the result (locked, full): the job failed, not "running" for good
-            self._finish(job_id, status="failed", error={"code": error_code(exc), "detail": unrooted(str(exc), self._root)})
 
     def _evaluate(self, checked: dict) -> tuple[str, Report]:
         corpus = self.corpus(checked["corpus"])

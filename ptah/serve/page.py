@@ -28,6 +28,7 @@ from starlette.routing import Route
 
 from ptah.core.measures import registry_order
 from ptah.core.report import Report
+from ptah.render.text import number
 from ptah.render.timeaxis import time_axis
 from ptah.serve.auth import grant_of, page_grant, session_cookie
 from ptah.serve.evaluations import EVALUATION_ID
@@ -102,8 +103,8 @@ async def report_page(request: Request) -> Response:
     from ptah.render.html import render_html
 
     html = await run_in_threadpool(lambda: render_html(Report.from_dict(json.loads(text))))
-    return HTMLResponse(html, headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
-                                       "X-Content-Type-Options": "nosniff"})
+    # the report page's own meta tag is its Content-Security-Policy (its script toggles what is shown)
+    return HTMLResponse(html, headers={name: value for name, value in HEADERS.items() if name != "Content-Security-Policy"})
 
 
 def routes() -> list[Route]:
@@ -141,7 +142,7 @@ def _table(jobs: list[dict]) -> str:
     for job in reversed(jobs):
         verdict = job["verdict"] or ""
         runs = "; ".join(
-            f"{run['name']}: " + ", ".join(f"{name} {_short(run['means'][name]['value'])}"
+            f"{run['name']}: " + ", ".join(f"{name} {number(run['means'][name]['value'])}"
                                            for name in registry_order(run["means"]))
             for run in job["runs"] or ())
         link = (f'<a href="/evaluations/{escape(job["id"])}/report.html">report</a>' if job["status"] == "done" else
@@ -151,10 +152,6 @@ def _table(jobs: list[dict]) -> str:
                     f'<td class="{escape(verdict)}">{escape(verdict)}</td><td>{escape(runs)}</td><td>{link}</td></tr>')
     return ("<table><thead><tr><th>created</th><th>evaluation</th><th>status</th><th>verdict</th><th>means</th>"
             f"<th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
-
-
-def _short(value) -> str:
-    return "N/A" if value is None else f"{value:.4f}"
 
 
 def _charts(jobs: list[dict]) -> str:
@@ -189,8 +186,8 @@ def _chart(done: list[dict], measure: str) -> str:
         parts.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="#e6e9ef"/>'
                      f'<text x="{LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick:.2f}</text>')
     parts.append(axis.svg(HEIGHT - BOTTOM + 18))
-    for number, (name, points) in enumerate(series.items()):
-        colour = COLOURS[number % len(COLOURS)]
+    for index, (name, points) in enumerate(series.items()):
+        colour = COLOURS[index % len(COLOURS)]
         defined = [(when, value) for when, _, value in points if value is not None]
         if len(defined) > 1:
             path = " ".join(f"{x(when):.1f},{y(value):.1f}" for when, value in defined)
@@ -200,7 +197,7 @@ def _chart(done: list[dict], measure: str) -> str:
             parts.append(f'<circle cx="{x(when):.1f}" cy="{y(shown):.1f}" r="3.5" fill="{colour}" '
                          f'data-evaluation="{escape(job_id)}" data-run="{escape(name)}" data-measure="{escape(measure)}" '
                          f'data-value="{_value(value)}"><title>{escape(name)} {escape(measure)} '
-                         f"{_short(value)} ({escape(job_id)})</title></circle>")
-        parts.append(f'<text x="{WIDTH - RIGHT + 10}" y="{TOP + 14 * (number + 1)}" fill="{colour}">{escape(name)}</text>')
+                         f"{number(value)} ({escape(job_id)})</title></circle>")
+        parts.append(f'<text x="{WIDTH - RIGHT + 10}" y="{TOP + 14 * (index + 1)}" fill="{colour}">{escape(name)}</text>')
     parts.append("</svg></figure>")
     return "".join(parts)
