@@ -25,36 +25,20 @@ def full_ranks(scores, keys):
 # --- top_k ----------------------------------------------------------------
 
 
-def test_top_k_orders_by_score_descending():
-    scores = np.array([0.1, 0.9, 0.5, 0.7])
-    assert top_k(scores, ["a", "b", "c", "d"], 3) == [("b", 0.9), ("d", 0.7), ("c", 0.5)]
-
-
-def test_ties_are_broken_by_key_ascending():
-    scores = np.array([0.5, 0.5, 0.5, 0.9])
-    assert top_k(scores, ["c", "a", "b", "z"], 4) == [("z", 0.9), ("a", 0.5), ("b", 0.5), ("c", 0.5)]
-
-
-def test_tie_at_the_cutoff_keeps_the_smallest_keys():
-    # Three rows share the cutoff score; only two places remain after "top".
-    scores = np.array([2.0, 3.0, 2.0, 2.0, 1.0])
-    keys = ["m", "top", "b", "x", "a"]
-    assert top_k(scores, keys, 3) == [("top", 3.0), ("b", 2.0), ("m", 2.0)]
-
-
-def test_key_order_is_code_point_order_not_numeric_or_case_folded():
-    scores = np.zeros(4)
-    keys = ["10", "9", "B", "a"]
-    assert [key for key, _ in top_k(scores, keys, 4)] == ["10", "9", "B", "a"]
-
-
-def test_k_larger_than_n_returns_all_rows():
-    scores = np.array([0.2, 0.4])
-    assert top_k(scores, ["a", "b"], 10) == [("b", 0.4), ("a", 0.2)]
-
-
-def test_no_rows_returns_empty():
-    assert top_k(np.array([], dtype=np.float32), [], 5) == []
+@pytest.mark.parametrize("scores, keys, k, expected", [
+    pytest.param([0.1, 0.9, 0.5, 0.7], ["a", "b", "c", "d"], 3, [("b", 0.9), ("d", 0.7), ("c", 0.5)], id="score-descending"),
+    pytest.param([0.5, 0.5, 0.5, 0.9], ["c", "a", "b", "z"], 4, [("z", 0.9), ("a", 0.5), ("b", 0.5), ("c", 0.5)],
+                 id="ties-by-key-ascending"),
+    # three rows share the cutoff score; only two places remain after "top": the smallest keys keep them
+    pytest.param([2.0, 3.0, 2.0, 2.0, 1.0], ["m", "top", "b", "x", "a"], 3, [("top", 3.0), ("b", 2.0), ("m", 2.0)],
+                 id="tie-at-the-cutoff"),
+    pytest.param([0.0] * 4, ["10", "9", "B", "a"], 4, [("10", 0.0), ("9", 0.0), ("B", 0.0), ("a", 0.0)],
+                 id="code-point-order-not-numeric-or-case-folded"),
+    pytest.param([0.2, 0.4], ["a", "b"], 10, [("b", 0.4), ("a", 0.2)], id="k-beyond-n-returns-all"),
+    pytest.param([], [], 5, [], id="no-rows"),
+])
+def test_top_k_orders_by_score_descending_then_key_ascending(scores, keys, k, expected):
+    assert top_k(np.array(scores, dtype=np.float64), keys, k) == expected
 
 
 @pytest.mark.parametrize("k", [0, -1, 2.0, True])
@@ -63,14 +47,11 @@ def test_k_below_one_or_not_an_integer_is_refused(k):
         top_k(np.array([1.0]), ["a"], k)
 
 
-def test_mismatched_keys_are_refused():
-    with pytest.raises(ValueError, match="2 keys for 3 scores"):
-        top_k(np.array([1.0, 2.0, 3.0]), ["a", "b"], 1)
-
-
-def test_nan_score_is_refused():
-    with pytest.raises(ValueError, match="NaN"):
-        top_k(np.array([1.0, np.nan]), ["a", "b"], 1)
+@pytest.mark.parametrize("scores, keys, refused", [([1.0, 2.0, 3.0], ["a", "b"], "2 keys for 3 scores"),
+                                                   ([1.0, np.nan], ["a", "b"], "NaN")])
+def test_mismatched_keys_and_nan_scores_are_refused(scores, keys, refused):
+    with pytest.raises(ValueError, match=refused):
+        top_k(np.array(scores), keys, 1)
 
 
 def test_float32_ties_are_ties_in_float32():
@@ -138,46 +119,23 @@ def test_top_k_property_equals_full_sort(rows, k):
 # --- find_ties ------------------------------------------------------------
 
 
-def test_no_ties():
-    scores = np.array([0.9, 0.8, 0.7])
-    assert find_ties(scores, ["a", "b", "c"], 2, {"a", "c"}) == Ties(
-        cutoff_score=0.8, tied_outside=0, expected_tied=()
-    )
-
-
-def test_tie_straddling_the_cutoff():
-    # Top 2: "top", then "a" wins the 0.5 tie over "b" and "c" by key.
-    scores = np.array([1.0, 0.5, 0.5, 0.5, 0.1])
-    keys = ["top", "c", "a", "b", "low"]
-    ties = find_ties(scores, keys, 2, {"b", "low"})
-    assert ties == Ties(cutoff_score=0.5, tied_outside=2, expected_tied=("b",))
-    assert ties.straddles_cutoff and ties.any
-
-
-def test_tie_inside_the_top_k_flags_expected_keys_but_does_not_straddle():
-    scores = np.array([0.9, 0.9, 0.5, 0.1])
-    keys = ["b", "a", "c", "d"]
-    ties = find_ties(scores, keys, 3, {"b", "c"})
-    assert ties == Ties(cutoff_score=0.5, tied_outside=0, expected_tied=("b",))
-    assert not ties.straddles_cutoff and ties.any
-
-
-def test_ties_below_the_cutoff_are_not_flagged():
-    scores = np.array([0.9, 0.5, 0.1, 0.1])
-    ties = find_ties(scores, ["a", "b", "c", "d"], 2, {"c", "d"})
-    assert ties == Ties(cutoff_score=0.5, tied_outside=0, expected_tied=())
-    assert not ties.any
-
-
-def test_ties_with_k_beyond_n_never_straddle():
-    scores = np.array([0.5, 0.5])
-    assert find_ties(scores, ["a", "b"], 10, {"a", "missing"}) == Ties(
-        cutoff_score=0.5, tied_outside=0, expected_tied=("a",)
-    )
-
-
-def test_ties_on_no_rows():
-    assert find_ties(np.array([]), [], 3, {"a"}) == Ties(cutoff_score=None, tied_outside=0, expected_tied=())
+@pytest.mark.parametrize("scores, keys, k, expected, found, straddles, tied", [
+    pytest.param([0.9, 0.8, 0.7], ["a", "b", "c"], 2, {"a", "c"}, Ties(0.8, 0, ()), False, False, id="no-ties"),
+    # top 2: "top", then "a" wins the 0.5 tie over "b" and "c" by key
+    pytest.param([1.0, 0.5, 0.5, 0.5, 0.1], ["top", "c", "a", "b", "low"], 2, {"b", "low"}, Ties(0.5, 2, ("b",)),
+                 True, True, id="straddling-the-cutoff"),
+    pytest.param([0.9, 0.9, 0.5, 0.1], ["b", "a", "c", "d"], 3, {"b", "c"}, Ties(0.5, 0, ("b",)), False, True,
+                 id="inside-the-top-k-flags-expected-keys"),
+    pytest.param([0.9, 0.5, 0.1, 0.1], ["a", "b", "c", "d"], 2, {"c", "d"}, Ties(0.5, 0, ()), False, False,
+                 id="below-the-cutoff-not-flagged"),
+    pytest.param([0.5, 0.5], ["a", "b"], 10, {"a", "missing"}, Ties(0.5, 0, ("a",)), False, True,
+                 id="k-beyond-n-never-straddles"),
+    pytest.param([], [], 3, {"a"}, Ties(None, 0, ()), False, False, id="no-rows"),
+])
+def test_ties_at_and_inside_the_cutoff(scores, keys, k, expected, found, straddles, tied):
+    ties = find_ties(np.array(scores), keys, k, expected)
+    assert ties == found
+    assert (ties.straddles_cutoff, ties.any) == (straddles, tied)
 
 
 def test_ties_agree_with_a_brute_force_definition():
