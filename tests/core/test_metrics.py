@@ -51,35 +51,26 @@ def test_reciprocal_rank_is_one_over_the_first_relevant_rank_within_k():
     assert reciprocal_rank_at_k(["c"], grades, 10) == 1 / 1
 
 
-def test_ndcg_linear_gain_log2_discount():
-    grades = {"a": 1.0, "b": 0.5}
-    expected = (1.0 / math.log2(2) + 0.5 / math.log2(4)) / (1.0 / math.log2(2) + 0.5 / math.log2(3))
-    assert ndcg_at_k(["a", "x", "b"], grades, 3) == pytest.approx(expected, abs=1e-15)
+@pytest.mark.parametrize("ranking, grades, k, expected", [
+    pytest.param(["a", "x", "b"], {"a": 1.0, "b": 0.5}, 3,
+                 (1.0 / math.log2(2) + 0.5 / math.log2(4)) / (1.0 / math.log2(2) + 0.5 / math.log2(3)),
+                 id="linear-gain-log2-discount"),
+    pytest.param(["b", "a", "z"], {"a": 2.0, "b": 1.0, "c": 3.0}, 2,  # "c" is never retrieved
+                 (1.0 / math.log2(2) + 2.0 / math.log2(3)) / (3.0 / math.log2(2) + 2.0 / math.log2(3)),
+                 id="ideal-uses-all-judgements-even-never-retrieved"),
+    pytest.param(["b"], {"a": 1.0, "b": 2.0}, 10, (2.0 / math.log2(2)) / (2.0 / math.log2(2) + 1.0 / math.log2(3)),
+                 id="k-beyond-the-ranking"),
+    pytest.param(["a", "b"], {"a": 0.3, "b": 0.7}, 2,
+                 (0.3 / math.log2(2) + 0.7 / math.log2(3)) / (0.7 / math.log2(2) + 0.3 / math.log2(3)),
+                 id="float-grades-exact-not-truncated"),
+    pytest.param(["unjudged", "a"], {"a": 1.0}, 5, (1.0 / math.log2(3)) / (1.0 / math.log2(2)), id="unjudged-gain-zero"),
+])
+def test_ndcg_is_linear_gain_over_log2_discount_against_the_ideal_of_every_judgement(ranking, grades, k, expected):
+    assert ndcg_at_k(ranking, grades, k) == pytest.approx(expected, abs=1e-15)
 
 
-def test_ndcg_ideal_uses_all_judgements_even_never_retrieved():
-    grades = {"a": 2.0, "b": 1.0, "c": 3.0}  # "c" is never retrieved
-    expected = (1.0 / math.log2(2) + 2.0 / math.log2(3)) / (3.0 / math.log2(2) + 2.0 / math.log2(3))
-    assert ndcg_at_k(["b", "a", "z"], grades, 2) == pytest.approx(expected, abs=1e-15)
-
-
-def test_ndcg_with_k_beyond_the_ranking():
-    grades = {"a": 1.0, "b": 2.0}
-    expected = (2.0 / math.log2(2)) / (2.0 / math.log2(2) + 1.0 / math.log2(3))
-    assert ndcg_at_k(["b"], grades, 10) == pytest.approx(expected, abs=1e-15)
-
-
-def test_ndcg_float_grades_are_exact_not_truncated():
-    grades = {"a": 0.3, "b": 0.7}
-    expected = (0.3 / math.log2(2) + 0.7 / math.log2(3)) / (0.7 / math.log2(2) + 0.3 / math.log2(3))
-    assert ndcg_at_k(["a", "b"], grades, 2) == pytest.approx(expected, abs=1e-15)
-    assert ndcg_at_k(["b", "a"], grades, 2) == 1.0
-
-
-def test_unjudged_results_gain_zero():
-    grades = {"a": 1.0}
-    expected = (1.0 / math.log2(3)) / (1.0 / math.log2(2))
-    assert ndcg_at_k(["unjudged", "a"], grades, 5) == pytest.approx(expected, abs=1e-15)
+def test_ndcg_of_the_ideal_order_is_exactly_one():
+    assert ndcg_at_k(["b", "a"], {"a": 0.3, "b": 0.7}, 2) == 1.0
 
 
 @pytest.mark.parametrize("grades", [{}, {"a": 0.0, "b": 0.0}])
