@@ -95,19 +95,41 @@ def test_holes_lists_the_pooled_unjudged_rows_of_every_run_with_their_ranks_and_
         f"wrote {folder / 'wl.json'}\n")
 
 
+def judge_session(folder) -> pexpect.spawn:
+    return pexpect.spawn(sys.executable, ["-m", "ptah", "corpus", "judge", "support.yaml", "--worklist", "wl.json"],
+                         cwd=str(folder), encoding="utf-8", timeout=60, dimensions=(40, 200))
+
+
+def worklist_session(space, cli) -> tuple[list[tuple[str, str]], pexpect.spawn]:
+    """The worklist's (case, key) items, written to wl.json, and a judge session over it."""
+    folder = space.folder
+    assert cli("corpus", "holes", folder / "support.yaml", "--spec", space.spec_path, "--output", folder / "wl.json")[0] == 0
+    listed = json.loads((folder / "wl.json").read_text())
+    return [(case["id"], hole["key"]) for case in listed["cases"] for hole in case["holes"]], judge_session(folder)
+
+
+def graded(folder) -> dict[tuple[str, str], float]:
+    return {(case, key): judgement.grade for case, keys in read_record(folder / "support.yaml").cases.items()
+            for key, judgement in keys.items()}
+
+
+def ended(session: pexpect.spawn, leave=lambda session: session.send("q")) -> str:
+    """What the session printed once ``leave`` (q: save and quit) answered its next prompt and it exited 0."""
+    session.expect_exact("q save and quit] ")
+    leave(session)
+    session.expect(pexpect.EOF)
+    session.close()
+    assert session.exitstatus == 0, session.before
+    return session.before
+
+
 def test_the_terminal_session_writes_only_added_lines_and_the_record_and_resumes(space, cli):
     folder = space.folder
-    assert cli("corpus", "holes", folder / "support.yaml", "--spec", space.spec_path,
-               "--output", folder / "wl.json")[0] == 0
-    listed = json.loads((folder / "wl.json").read_text())
-    items = [(case["id"], hole["key"]) for case in listed["cases"] for hole in case["holes"]]
+    items, session = worklist_session(space, cli)
     assert len(items) == 7
     before = (folder / "support.yaml").read_text()
     code, digest_before, _ = cli("corpus", "digest", folder / "support.yaml")
-    session = pexpect.spawn(sys.executable, ["-m", "ptah", "corpus", "judge", "support.yaml", "--worklist", "wl.json"],
-                            cwd=str(folder), encoding="utf-8", timeout=60, dimensions=(40, 200))
     session.expect_exact("7 rows to judge")
-    answers = {}
     for index, key in enumerate(["2", "s", "u", "0", "f", "r", "1"]):
         session.expect_exact("q save and quit] ")
         session.send(key)
@@ -117,12 +139,7 @@ def test_the_terminal_session_writes_only_added_lines_and_the_record_and_resumes
     answers = {items[0]: (2.0, None), items[1]: (0.0, None), items[2]: (0.0, "forbidden"), items[3]: (1.0, "required"),
                items[4]: (1.0, None)}
     session.expect_exact("[6/7]")
-    session.expect_exact("q save and quit] ")
-    session.send("q")
-    session.expect(pexpect.EOF)
-    session.close()
-    assert session.exitstatus == 0, session.before
-    transcript = session.before
+    transcript = ended(session)
     after = (folder / "support.yaml").read_text()
     code, digest_after, _ = cli("corpus", "digest", folder / "support.yaml")
     assert f"{digest_before.strip()} before" in transcript and f"{digest_after.strip()} after" in transcript
@@ -145,56 +162,21 @@ def test_the_terminal_session_writes_only_added_lines_and_the_record_and_resumes
         assert case.relevant.get(key, 0.0) == grade or (mark == "required" and key in case.required)
     assert len(record) == 5
     # resumed: only the two rows still unjudged are asked
-    session = pexpect.spawn(sys.executable, ["-m", "ptah", "corpus", "judge", "support.yaml", "--worklist", "wl.json"],
-                            cwd=str(folder), encoding="utf-8", timeout=60, dimensions=(40, 200))
+    session = judge_session(folder)
     session.expect_exact("2 rows to judge (5 of the worklist judged already)")
     session.expect_exact("[1/2]")
-    session.expect_exact("q save and quit] ")
-    session.send("q")
-    session.expect(pexpect.EOF)
-    session.close()
-    assert session.exitstatus == 0 and "nothing judged; nothing written" in session.before
+    assert "nothing judged; nothing written" in ended(session)
     assert (folder / "support.yaml").read_text() == after
 
 
 @pytest.mark.parametrize("leave", ["ctrl-c", "ctrl-d"])
 def test_ctrl_c_and_ctrl_d_save_what_was_judged(space, cli, leave):
-    folder = space.folder
-    assert cli("corpus", "holes", folder / "support.yaml", "--spec", space.spec_path,
-               "--output", folder / "wl.json")[0] == 0
-    first = json.loads((folder / "wl.json").read_text())["cases"][0]
-    session = pexpect.spawn(sys.executable, ["-m", "ptah", "corpus", "judge", "support.yaml", "--worklist", "wl.json"],
-                            cwd=str(folder), encoding="utf-8", timeout=60, dimensions=(40, 200))
+    items, session = worklist_session(space, cli)
     session.expect_exact("q save and quit] ")
     session.send("2")  # the corpus grades 1 and 2: key 2 is grade 2
     session.expect_exact("[2/7]")
-    session.expect_exact("q save and quit] ")
-    session.sendintr() if leave == "ctrl-c" else session.sendcontrol("d")
-    session.expect(pexpect.EOF)
-    session.close()
-    assert session.exitstatus == 0, session.before
-    assert "judgements" in session.before
-    record = read_record(folder / "support.yaml")
-    assert {case: dict(keys) for case, keys in record.cases.items()}.keys() == {first["id"]}
-    assert record.cases[first["id"]][first["holes"][0]["key"]].grade == 2.0
-
-
-def judge_session(folder) -> pexpect.spawn:
-    return pexpect.spawn(sys.executable, ["-m", "ptah", "corpus", "judge", "support.yaml", "--worklist", "wl.json"],
-                         cwd=str(folder), encoding="utf-8", timeout=60, dimensions=(40, 200))
-
-
-def worklist_session(space, cli) -> tuple[list[tuple[str, str]], pexpect.spawn]:
-    """The worklist's (case, key) items, written to wl.json, and a judge session over it."""
-    folder = space.folder
-    assert cli("corpus", "holes", folder / "support.yaml", "--spec", space.spec_path, "--output", folder / "wl.json")[0] == 0
-    listed = json.loads((folder / "wl.json").read_text())
-    return [(case["id"], hole["key"]) for case in listed["cases"] for hole in case["holes"]], judge_session(folder)
-
-
-def graded(folder) -> dict[tuple[str, str], float]:
-    return {(case, key): judgement.grade for case, keys in read_record(folder / "support.yaml").cases.items()
-            for key, judgement in keys.items()}
+    assert "judgements" in ended(session, lambda session: session.sendintr() if leave == "ctrl-c" else session.sendcontrol("d"))
+    assert graded(space.folder) == {items[0]: 2.0}
 
 
 def test_special_keys_and_pasted_text_are_ignored_whole(space, cli):
@@ -210,11 +192,7 @@ def test_special_keys_and_pasted_text_are_ignored_whole(space, cli):
     session.expect_exact("q save and quit] ")
     session.send("0")
     session.expect_exact("[2/7]")
-    session.expect_exact("q save and quit] ")
-    session.send("q")
-    session.expect(pexpect.EOF)
-    session.close()
-    assert session.exitstatus == 0, session.before
+    ended(session)
     assert graded(folder) == {items[0]: 0.0}
 
 
