@@ -31,19 +31,13 @@ from ptah.core.trec import check_fields
 DEFAULT_TAG = "ptah"
 
 
-def run_lines(report: Report, run_index: int = 0, tag: str | None = None) -> list[str]:
-    """The TREC run lines of ``report.runs[run_index]`` (see the module docs).
-
-    ``tag`` defaults to the run's generation name, else ``ptah``. Raises
-    :class:`InputError` for a run index the report lacks, and for case ids,
-    keys or a tag that hold whitespace or are empty.
+def run_lines(report: Report) -> list[str]:
+    """The TREC run lines of the reference run (the report's first; see the module docs), tagged with its
+    generation's name, else ``ptah``. Raises :class:`InputError` for case ids, keys or a tag that hold
+    whitespace or are empty.
     """
-    runs = report.runs
-    if not 0 <= run_index < len(runs):
-        raise InputError(f"the report holds {len(runs)} run(s); there is no run number {run_index + 1}")
-    run = runs[run_index]
-    if tag is None:
-        tag = run.generation.get("name") or DEFAULT_TAG
+    run = report.runs[0]  # a report holds one run at least (its schema)
+    tag = run.generation.get("name") or DEFAULT_TAG
     check_fields("tag", [tag])
     check_fields("case id", [case.id for case in run.cases])
     check_fields("key", [result.key for case in run.cases for result in case.ranking])
@@ -60,5 +54,5 @@ def run_lines(report: Report, run_index: int = 0, tag: str | None = None) -> lis
 
 
 def pieces(report: Report, corpus=None) -> list[str]:
-    """The ``trec`` format (:mod:`ptah.render.formats`): the reference run's lines."""
+    """The ``trec`` format (:mod:`ptah.render.formats`)."""
     return [line + "\n" for line in run_lines(report)]

@@ -50,22 +50,15 @@ def test_run_lines_are_qid_q0_docid_rank_score_tag_with_exact_scores():
     ]
 
 
-def test_run_lines_take_the_tag_given_and_the_run_asked_for():
+def test_run_lines_are_the_reference_runs_tagged_by_its_generation_else_ptah():
     report = report_of([("q1", [("a", 0.5)])])
     report = replace(report, runs=report.runs + (run_of([("q1", [("b", 0.75)])], name="bge"),))
-    assert run_lines(report, 1) == ["q1 Q0 b 1 0.75 bge"]
-    assert run_lines(report, 0, tag="baseline") == ["q1 Q0 a 1 0.5 baseline"]
+    assert run_lines(report) == ["q1 Q0 a 1 0.5 minilm"]
+    assert run_lines(report_of([("q1", [("a", 0.5)])], name="")) == ["q1 Q0 a 1 0.5 ptah"]
 
 
 def test_a_case_without_results_writes_no_line():
     assert run_lines(report_of([("q1", []), ("q2", [("a", 0.5)])])) == ["q2 Q0 a 1 0.5 minilm"]
-
-
-def test_run_lines_refuse_a_run_the_report_lacks():
-    with pytest.raises(InputError) as info:
-        run_lines(report_of([("q1", [("a", 0.5)])]), 1)
-    assert str(info.value) == "the report holds 1 run(s); there is no run number 2"
-    assert info.value.exit_code == 2
 
 
 def test_run_lines_refuse_keys_and_ids_with_whitespace_naming_them():
@@ -84,7 +77,7 @@ def test_run_lines_refuse_keys_and_ids_with_whitespace_naming_them():
 
 def test_run_lines_refuse_a_tag_with_whitespace():
     with pytest.raises(InputError, match=r'so a tag cannot be empty or hold whitespace .*: "my run"'):
-        run_lines(report_of([("q1", [("a", 0.5)])]), tag="my run")
+        run_lines(report_of([("q1", [("a", 0.5)])], name="my run"))
 
 
 # --- agreement with pytrec_eval on the files as written ---------------------
