@@ -39,18 +39,14 @@ GAP = 3  # between two columns of a table without edges: padding, the rule, padd
 
 
 class PlainConsole:
-    """The part of rich's ``Console`` ptah's renderers use, printing plain text to stdout (or stderr)."""
+    """The part of rich's ``Console`` ptah's renderers use, printing plain text to stdout."""
 
     is_terminal = False
 
-    def __init__(self, *, stderr: bool = False):
-        self._stderr = stderr
-
     def print(self, text: str = "", *, markup: bool = True, highlight: bool = False) -> None:
         """One line (or more, where ``text`` holds line breaks); ``markup`` False prints ``text`` as it is."""
-        stream = sys.stderr if self._stderr else sys.stdout
-        stream.write((unmarked(text) if markup else text) + "\n")
-        stream.flush()
+        sys.stdout.write((unmarked(text) if markup else text) + "\n")
+        sys.stdout.flush()
 
     def table(self, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]], title: str | None = None) -> None:
         """``columns`` (heading, justify) and ``rows`` of markup cells as :func:`table_lines` lays them out."""
@@ -71,18 +67,17 @@ def table_lines(columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]
     return [line(cells) for cells in grid]
 
 
-def output_console(*, stderr: bool = False) -> Console | PlainConsole:
+def output_console() -> Console | PlainConsole:
     """The console to print a report on: rich's on a terminal (or where ``FORCE_COLOR`` or ``TTY_COMPATIBLE``
     asks rich to decide), else ptah's plain text."""
-    stream = sys.stderr if stderr else sys.stdout
-    isatty = getattr(stream, "isatty", None)
+    isatty = getattr(sys.stdout, "isatty", None)
     if (isatty is not None and isatty()) or "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ:
         from rich.console import Console
 
-        console = Console(highlight=False, stderr=stderr)
+        console = Console(highlight=False)
         if console.is_terminal:
             return console
-    return PlainConsole(stderr=stderr)
+    return PlainConsole()
 
 
 def _plain(console: Console, cell: str) -> str:
