@@ -33,10 +33,6 @@ app = typer.Typer(help="Build, verify, search and evaluate generations.", no_arg
 NAME_HELP = "The generation's name in the specification (default: the active one)."
 
 
-def _echo_json(value: object) -> None:
-    typer.echo(json_text(value))
-
-
 def _shown(key: str) -> str:
     key = shown_key(key)  # a composite key's components: 1 · pruning
     return key if key.isprintable() else visible_json(json.dumps(key, ensure_ascii=False))
@@ -85,7 +81,7 @@ def build(
         typer.echo(str(exc) or "interrupted", err=True)
         raise typer.Exit(130) from None
     if json_output:
-        _echo_json(summary.as_dict())
+        typer.echo(json_text(summary.as_dict()))
     elif not quiet:
         typer.echo(
             f"generation {plain(summary.generation)} ({summary.identity}): {summary.rows} rows, "
@@ -154,7 +150,7 @@ def verify(
     with ptah.open_project(spec) as project:
         result = project.verify(name)
     if json_output:
-        _echo_json(result.as_dict())
+        typer.echo(json_text(result.as_dict()))
     else:
         typer.echo(f"generation {plain(result.generation)} ({result.identity})" + ("" if result.built else ": never built"))
         typer.echo(f"  rows       {result.rows}")
@@ -200,7 +196,7 @@ def list_command(
     with ptah.open_project(spec) as project:
         listings = project.list_generations()
     if json_output:
-        _echo_json([listing.as_dict() for listing in listings])
+        typer.echo(json_text([listing.as_dict() for listing in listings]))
         return
     header = ("NAME", "STATUS", "IDENTITY", "MODEL", "VECTORS", "ROWS", "COVERAGE")
     lines = [header] + [
@@ -249,7 +245,7 @@ def search(
         (results,) = search_rows(project, generation, [text], k)
         texts = row_texts(project, chosen, {key for key, _ in results})
     if json_output:
-        _echo_json(
+        typer.echo(json_text(
             {
                 "generation": chosen.name,
                 "identity": chosen.identity.identity,
@@ -258,7 +254,7 @@ def search(
                 "results": [{"rank": rank, "key": key, "score": score, "text": texts.get(key)}
                             for rank, (key, score) in enumerate(results, 1)],
             }
-        )
+        ))
         return
     width = shutil.get_terminal_size((120, 24)).columns  # a pipe: $COLUMNS, else 120
     for rank, (key, score) in enumerate(results, 1):
@@ -296,7 +292,7 @@ def index(
     with ptah.open_project(spec) as project:
         summary = project.index(name, m=m, ef_construction=ef_construction)
     if json_output:
-        _echo_json(summary.as_dict())
+        typer.echo(json_text(summary.as_dict()))
         return
     built = summary.index
     typer.echo(
@@ -324,7 +320,7 @@ def prune(
     with ptah.open_project(spec) as project:
         result = project.prune(keep or (), dry_run=dry_run)
     if json_output:
-        _echo_json(result.as_dict())
+        typer.echo(json_text(result.as_dict()))
         return
     verb = "would remove" if dry_run else "removed"
     for generation in result.removed:
