@@ -183,25 +183,28 @@ def _baseline_run(name: str, channel: str, data: Mapping, level: float) -> str:
     significance = data.get("significance") or {}
     rows = []
     for key, entry in _ordered(data["aggregates"]):
-        stats = significance.get(key) or {}
-        found, test = stats.get("interval"), stats.get("test")
         delta = entry["delta"]
-        label = Measure.parse(key).label
-        finding = stats.get("finding", "N/A")
         rows.append(
-            f'<tr><td class="l">{escape(label)}</td>'
+            f'<tr><td class="l">{escape(Measure.parse(key).label)}</td>'
             + _cell(name, key, "baseline", entry["baseline"]) + _cell(name, key, "current", entry["current"])
             + _cell(name, key, "baseline-delta", delta, signed(delta), _sign(delta))
-            + f"<td>{interval(found)}</td>"
-            + _cell(name, key, "baseline-p", None if test is None else test["p_value"], p_value_text(test))
-            + f'<td>{stats.get("wins", "")}</td><td>{stats.get("ties", "")}</td><td>{stats.get("losses", "")}</td>'
-            f'<td class="l {_finding(finding)}">{escape(finding)}</td></tr>'
+            + _tested(name, key, "baseline-p", significance.get(key) or {}) + "</tr>"
         )
     table = (f'<h3>{escape(name)} <span class="meta">({escape(channel)}) against {escape(str(data.get("generation")))}'
              '</span></h3><table class="baseline"><thead><tr><th class="l">measure</th><th>baseline</th><th>now</th>'
              '<th>Δ</th><th>95% CI</th><th>p</th><th>better</th><th>tied</th><th>worse</th><th class="l">finding</th>'
              f'</tr></thead><tbody>{"".join(rows)}</tbody></table>')
     return table + _headlines(baseline_findings(name, data, level)) + _baseline_changed(data["cases_changed"])
+
+
+def _tested(run: str, key: str, field: str, stats: Mapping) -> str:
+    """A paired test's cells: the interval, p (``data-field`` ``field``), the cases better, tied and worse, the
+    finding (each empty, and the finding ``N/A``, where the measure was not tested)."""
+    test, finding = stats.get("test"), stats.get("finding", "N/A")
+    return (f"<td>{interval(stats.get('interval'))}</td>"
+            + _cell(run, key, field, None if test is None else test["p_value"], p_value_text(test))
+            + f'<td>{stats.get("wins", "")}</td><td>{stats.get("ties", "")}</td><td>{stats.get("losses", "")}</td>'
+            f'<td class="l {_finding(finding)}">{escape(finding)}</td>')
 
 
 def _slices(report: Report) -> str:
@@ -373,15 +376,10 @@ def _summary(report: Report) -> str:
     for candidate in comparison.candidates:
         name = candidate["run"]
         for key, entry in _ordered(candidate["measures"]):
-            found, test = entry["interval"], entry["test"]
-            p = None if test is None else test["p_value"]
             parts.append(
                 f'<tr><td class="l">{escape(name)}</td><td class="l">{escape(Measure.parse(key).label)}</td>'
                 f'<td class="{_sign(entry["delta"])}">{signed(entry["delta"])}</td>'
-                + f"<td>{interval(found)}</td>"
-                + _cell(name, key, "p", p, p_value_text(test))
-                + f'<td>{entry["wins"]}</td><td>{entry["ties"]}</td><td>{entry["losses"]}</td>'
-                f'<td class="l {_finding(entry["finding"])}">{escape(entry["finding"])}</td></tr>'
+                + _tested(name, key, "p", entry) + "</tr>"
             )
     parts.append("</tbody></table>")
     parts.append(
