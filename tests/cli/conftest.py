@@ -13,6 +13,13 @@ from tests.conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "support"
+CORPUS = REPO / "corpora" / "support.yaml"  # the example's corpus
+BASELINE = EXAMPLE / "baseline.json"  # its checked-in report
+
+
+def evaluate(project: Path, *extra, corpus: Path = CORPUS) -> list:
+    """The command line of ``ptah inference evaluate`` of ``project`` (a folder holding ptah.yaml) on ``corpus``."""
+    return ["inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", corpus, *extra]
 
 
 @pytest.fixture(scope="session")

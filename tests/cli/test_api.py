@@ -12,10 +12,7 @@ import pytest
 import ptah
 from ptah.core import measures
 from ptah.core.measures import MeasureKind
-
-REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO / "corpora" / "support.yaml"
-BASELINE = REPO / "examples" / "support" / "baseline.json"
+from tests.cli.conftest import BASELINE, CORPUS, evaluate
 
 
 def test_the_readme_example(example_project, tmp_path):
@@ -43,9 +40,8 @@ def test_the_readme_example(example_project, tmp_path):
 
 def test_to_dict_is_exactly_what_the_cli_writes(example_project, tmp_path, cli):
     output = tmp_path / "cli.json"
-    code, _, err = cli("inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS,
-                       "-g", "title-body", "-g", "body-only", "--baseline", BASELINE, "--max-recall-drop", "0.02",
-                       "--measure", "P@3", "--bootstrap", "500", "--output", output)
+    code, _, err = cli(*evaluate(example_project, "-g", "title-body", "-g", "body-only", "--baseline", BASELINE,
+                                 "--max-recall-drop", "0.02", "--measure", "P@3", "--bootstrap", "500", "--output", output))
     assert code == 1, err  # body-only fails its gates
     written = json.loads(output.read_text())
     with ptah.open_project(example_project / "ptah.yaml") as project:
@@ -119,15 +115,13 @@ def test_a_measure_added_by_one_registration_reaches_the_cli_report_and_gates(ex
     measures.register(MeasureKind("DCG", "dcg", "DCG", "-", "sum of grade / log2(rank + 1) over the top k, / 10", dcg))
     try:
         first = tmp_path / "first.json"
-        code, out, err = cli("inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS,
-                             "--measure", "DCG@5", "--output", first)
+        code, out, err = cli(*evaluate(example_project, "--measure", "DCG@5", "--output", first))
         assert code == 0, err
         report = json.loads(first.read_text())
         values = [case["metrics"]["DCG@5"] for case in report["runs"][0]["cases"]]
         assert report["runs"][0]["aggregates"]["DCG@5"]["value"] == pytest.approx(math.fsum(values) / len(values), abs=1e-15)
         assert "DCG@5" in out  # a column and a mean line, from the registry
-        code, out, err = cli("inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS,
-                             "--baseline", first, "--max-drop", "DCG@5=0")
+        code, out, err = cli(*evaluate(example_project, "--baseline", first, "--max-drop", "DCG@5=0"))
         assert code == 0, err
         assert "pass max-DCG@5-drop (title-body)" in " ".join(out.split())
     finally:
@@ -146,5 +140,5 @@ def test_a_measure_added_by_one_registration_reaches_the_cli_report_and_gates(ex
     ],
 )
 def test_measures_and_drops_that_cannot_be_are_exit_2(example_project, cli, argv, message):
-    code, out, err = cli("inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS, *argv)
+    code, out, err = cli(*evaluate(example_project, *argv))
     assert (code, out, err) == (2, "", message)

@@ -4,19 +4,12 @@ from __future__ import annotations
 
 import json
 from importlib import resources
-from pathlib import Path
 
 import jsonschema
 
+from tests.cli.conftest import BASELINE, evaluate
 
-REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO / "corpora" / "support.yaml"
-BASELINE = REPO / "examples" / "support" / "baseline.json"
 SCHEMA = json.loads(resources.files("ptah").joinpath("schemas/report.schema.json").read_text())
-
-
-def evaluate(project, *extra):
-    return ["inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", CORPUS, *extra]
 
 
 def test_two_generations_side_by_side_say_which_is_better_by_how_much_and_on_which_cases(example_project, cli, tmp_path):

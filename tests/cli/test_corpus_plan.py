@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO / "corpora" / "support.yaml"
-BASELINE = REPO / "examples" / "support" / "baseline.json"
+from tests.cli.conftest import BASELINE, CORPUS, evaluate
+
 Z = 1.959964 + 0.841621  # z(0.975) + z(0.8), from a normal table
 
 
@@ -92,10 +90,9 @@ def test_a_report_of_another_corpus_exits_2(cli, tmp_path):
 def test_runs_side_by_side_and_a_run_against_its_baseline_plan_on_the_same_paired_differences(example_project, cli,
                                                                                                tmp_path):
     both, alone = tmp_path / "both.json", tmp_path / "alone.json"
-    evaluate = ["inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS, "--baseline",
-                BASELINE]
-    assert cli(*evaluate, "-g", "title-body", "-g", "body-only", "--output", both).code == 1  # body-only's gate fails
-    assert cli(*evaluate, "-g", "body-only", "--output", alone).code == 1
+    assert cli(*evaluate(example_project, "--baseline", BASELINE, "-g", "title-body", "-g", "body-only", "--output", both)
+               ).code == 1  # body-only's gate fails
+    assert cli(*evaluate(example_project, "--baseline", BASELINE, "-g", "body-only", "--output", alone)).code == 1
     runs = {run["generation"]["name"]: run for run in json.loads(both.read_text())["runs"]}
     before = {case["id"]: case["metrics"]["ndcg"] for case in runs["title-body"]["cases"]}
     differences = [case["metrics"]["ndcg"] - before[case["id"]] for case in runs["body-only"]["cases"]]

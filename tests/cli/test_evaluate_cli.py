@@ -7,25 +7,16 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "examples" / "support"
-CORPUS = REPO / "corpora" / "support.yaml"
-BASELINE = EXAMPLE / "baseline.json"
+from tests.cli.conftest import BASELINE, CORPUS, evaluate
 
 
 @pytest.fixture(scope="module")
 def project(example_project):
     """A copy of the example with both generations built by the real model (tests/cli/conftest.py)."""
     return example_project
-
-
-def evaluate(project, *extra, corpus=CORPUS):
-    return ["inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", corpus, *extra]
 
 
 def test_the_checked_in_baseline_passes_with_the_gate(project, cli, tmp_path):

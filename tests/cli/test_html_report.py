@@ -25,11 +25,10 @@ import pytest
 
 from ptah.core.report import EXCERPT_CHARS, Report, excerpt
 from ptah.render.html import render_html
+from tests.cli.conftest import EXAMPLE, evaluate
 from tests.conftest import run_cli
 
-REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO / "corpora" / "support.yaml"
-ARTICLES = REPO / "examples" / "support" / "articles.jsonl"
+ARTICLES = EXAMPLE / "articles.jsonl"
 CHROMIUM = shutil.which("chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -94,10 +93,8 @@ def expected_numbers(report: dict) -> dict[tuple[str, str, str], float | None]:
 @pytest.fixture(scope="module")
 def page(example_project, tmp_path_factory):
     folder = tmp_path_factory.mktemp("html")
-    argv = ["inference", "evaluate", "--spec", example_project / "ptah.yaml", "--corpus", CORPUS,
-            "-g", "title-body", "-g", "body-only", "--channel", "vector", "--channel", "lexical",
-            "--output", folder / "report.json", "--html", folder / "report.html"]
-    run_cli(None, *argv)
+    run_cli(None, *evaluate(example_project, "-g", "title-body", "-g", "body-only", "--channel", "vector", "--channel",
+                            "lexical", "--output", folder / "report.json", "--html", folder / "report.html"))
     return folder / "report.html", json.loads((folder / "report.json").read_text())
 
 

@@ -11,17 +11,15 @@ from ptah.adapters.corpus_yaml import load_corpus
 from ptah.adapters.embedders import open_embedder
 from ptah.services.project import open_project
 
+from tests.cli.conftest import CORPUS, evaluate as evaluate_argv
 from tests.conftest import run_cli
 
-REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO / "corpora" / "support.yaml"
 CANDIDATES = 20  # the example's reranked variant: BM25's top 20
 
 
 def evaluate(capsys, project: Path, *argv) -> tuple[int, dict]:
     output = project / "rerank.json"
-    code = run_cli(capsys, "inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", CORPUS,
-                   "--bootstrap", "200", "--output", output, *argv).code
+    code = run_cli(capsys, *evaluate_argv(project, "--bootstrap", "200", "--output", output, *argv)).code
     return code, json.loads(output.read_text())
 
 

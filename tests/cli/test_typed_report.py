@@ -7,17 +7,13 @@ from pathlib import Path
 
 from ptah.core.measures import Measure
 from ptah.core.report import Report
+from tests.cli.conftest import BASELINE, evaluate
 from tests.conftest import run_cli
-
-REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO / "corpora" / "support.yaml"
-BASELINE = REPO / "examples" / "support" / "baseline.json"
 
 
 def written(project: Path, tmp_path: Path, *extra) -> dict:
     output = tmp_path / "report.json"
-    run_cli(None, "inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", CORPUS, "--output", output,
-            "--bootstrap", "200", *extra)
+    run_cli(None, *evaluate(project, "--output", output, "--bootstrap", "200", *extra))
     return json.loads(output.read_text())
 
 
