@@ -82,8 +82,8 @@ def drops(spelled: dict[str, float | None], given: List[str]) -> dict[str, float
     slice of tag TAG); a measure named twice is refused (exit 2)."""
     from ptah.cli.named import measure_values
 
-    spelled = {name: value for name, value in spelled.items() if value is not None}
-    return measure_values("--max-drop", given, float, "a drop of {} is already gated", spelled, tagged=True)
+    found = {name: value for name, value in spelled.items() if value is not None}
+    return measure_values("--max-drop", given, float, "a drop of {} is already gated", found, tagged=True)
 
 
 @contextmanager
