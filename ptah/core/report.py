@@ -274,11 +274,9 @@ class Run:
     def measures(self) -> tuple[Measure, ...]:
         return tuple(Measure.parse(name) for name in self.means)
 
-    def case(self, case_id: str) -> CaseResult:
-        for case in self.cases:
-            if case.id == case_id:
-                return case
-        raise KeyError(case_id)
+    def case(self, case_id: str) -> CaseResult | None:
+        """The run's result of the case ``case_id``; None when the run did not measure it."""
+        return next((case for case in self.cases if case.id == case_id), None)
 
     def to_dict(self, *, cases: bool = True) -> dict:
         """The run's JSON document; ``cases=False`` leaves ``cases`` empty, for a writer that adds them one by one."""
@@ -348,12 +346,6 @@ class Report:
     @property
     def passed(self) -> bool:
         return self.verdict == "pass"
-
-    def run(self, name: str) -> Run:
-        for run in self.runs:
-            if run.name == name:
-                return run
-        raise KeyError(name)
 
     def to_dict(self, *, cases: bool = True) -> dict:
         """The report's JSON document; ``cases=False``: every run's ``cases`` empty (see :meth:`Run.to_dict`)."""

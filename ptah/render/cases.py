@@ -55,14 +55,14 @@ def changes(report: Report) -> list[dict]:
         for change in comparison.data["cases_changed"]:
             passed = change["passed"]
             found.append(_change(run.name, f"baseline {comparison.generation}", change, passed["baseline"],
-                                 passed["current"], None, _case(run, change["id"])))
+                                 passed["current"], None, run.case(change["id"])))
     if report.comparison is not None:
         reference = report.runs[0]
         for run, candidate in zip(report.runs[1:], report.comparison.candidates):  # one per run after the first
             for change in candidate["cases_changed"]:
                 passed = change["passed"]
                 found.append(_change(run.name, reference.name, change, passed["reference"], passed["candidate"],
-                                     _case(reference, change["id"]), _case(run, change["id"])))
+                                     reference.case(change["id"]), run.case(change["id"])))
     found.sort(key=lambda entry: (not entry["flipped"], -entry["drop"]))
     return found
 
@@ -75,10 +75,3 @@ def _change(run: str, against: str, change: Mapping, before: bool, after: bool, 
         "now": ("passing" if after else "failing") if flipped else None,
         "drop": max([0.0, *drops]), "before": old, "after": new,
     }
-
-
-def _case(run: Run, case_id: str) -> CaseResult | None:
-    try:
-        return run.case(case_id)
-    except KeyError:
-        return None
