@@ -274,10 +274,6 @@ class Run:
     def measures(self) -> tuple[Measure, ...]:
         return tuple(Measure.parse(name) for name in self.means)
 
-    def case(self, case_id: str) -> CaseResult | None:
-        """The run's result of the case ``case_id``; None when the run did not measure it."""
-        return next((case for case in self.cases if case.id == case_id), None)
-
     def to_dict(self, *, cases: bool = True) -> dict:
         """The run's JSON document; ``cases=False`` leaves ``cases`` empty, for a writer that adds them one by one."""
         aggregates: dict = {Measure.parse(name).key: mean_to_dict(mean) for name, mean in self.means.items()}

@@ -51,18 +51,19 @@ def changes(report: Report) -> list[dict]:
     ``before``/``after`` (the case results when the report holds them).
     """
     found = []
-    for run, comparison in zip(report.runs, report.comparisons):  # one per run, in run order
+    cases = [{case.id: case for case in run.cases} for run in report.runs]  # each run's, by id
+    for index, comparison in enumerate(report.comparisons):  # one per run, in run order
         for change in comparison.data["cases_changed"]:
             passed = change["passed"]
-            found.append(_change(run.name, f"baseline {comparison.generation}", change, passed["baseline"],
-                                 passed["current"], None, run.case(change["id"])))
+            found.append(_change(report.runs[index].name, f"baseline {comparison.generation}", change,
+                                 passed["baseline"], passed["current"], None, cases[index].get(change["id"])))
     if report.comparison is not None:
         reference = report.runs[0]
-        for run, candidate in zip(report.runs[1:], report.comparison.candidates):  # one per run after the first
+        for index, candidate in enumerate(report.comparison.candidates, start=1):  # one per run after the first
             for change in candidate["cases_changed"]:
                 passed = change["passed"]
-                found.append(_change(run.name, reference.name, change, passed["reference"], passed["candidate"],
-                                     reference.case(change["id"]), run.case(change["id"])))
+                found.append(_change(report.runs[index].name, reference.name, change, passed["reference"],
+                                     passed["candidate"], cases[0].get(change["id"]), cases[index].get(change["id"])))
     found.sort(key=lambda entry: (not entry["flipped"], -entry["drop"]))
     return found
 
