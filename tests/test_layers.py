@@ -27,34 +27,27 @@ def allowed_in_core(module: str) -> bool:
     return top in sys.stdlib_module_names or top == "numpy" or module == "ptah.core" or module.startswith("ptah.core.")
 
 
+def offenders(paths, refused) -> set[str]:
+    """``FILE: MODULE`` for each import of a file in ``paths`` that ``refused(MODULE)`` refuses."""
+    return {f"{path.relative_to(PACKAGE.parent)}: {module}" for path in paths for module in imported_modules(path)
+            if refused(module)}
+
+
+def under(*folders: str) -> list[Path]:
+    return [path for folder in folders for path in (PACKAGE / folder).rglob("*.py")]
+
+
 def test_core_imports_only_stdlib_numpy_and_core():
-    offenders = {
-        f"{path.relative_to(PACKAGE.parent)}: {module}"
-        for path in (PACKAGE / "core").rglob("*.py")
-        for module in imported_modules(path)
-        if not allowed_in_core(module)
-    }
-    assert offenders == set()
+    assert offenders(under("core"), lambda module: not allowed_in_core(module)) == set()
 
 
 def test_adapters_do_not_import_services_or_cli():
-    offenders = {
-        f"{path.relative_to(PACKAGE.parent)}: {module}"
-        for path in (PACKAGE / "adapters").rglob("*.py")
-        for module in imported_modules(path)
-        if module.startswith(("ptah.services", "ptah.cli"))
-    }
-    assert offenders == set()
+    assert offenders(under("adapters"), lambda module: module.startswith(("ptah.services", "ptah.cli"))) == set()
 
 
 def test_renderers_import_only_stdlib_rich_core_and_render():
-    offenders = {
-        f"{path.relative_to(PACKAGE.parent)}: {module}"
-        for path in (PACKAGE / "render").rglob("*.py")
-        for module in imported_modules(path)
-        if not (module.split(".")[0] in (*sys.stdlib_module_names, "rich") or module.startswith(("ptah.core.", "ptah.render.")))
-    }
-    assert offenders == set()
+    assert offenders(under("render"), lambda module: not (module.split(".")[0] in (*sys.stdlib_module_names, "rich")
+                                                          or module.startswith(("ptah.core.", "ptah.render.")))) == set()
 
 
 def test_the_rule_itself_catches_a_violation(tmp_path):
@@ -66,37 +59,19 @@ def test_the_rule_itself_catches_a_violation(tmp_path):
 
 def test_the_cli_and_the_api_import_no_adapter():
     """The CLI and the server are clients of the API (and services, render, core); none reaches past the use cases."""
-    paths = [*(PACKAGE / "cli").rglob("*.py"), *(PACKAGE / "serve").rglob("*.py"), PACKAGE / "_api.py", PACKAGE / "__init__.py"]
-    offenders = {
-        f"{path.relative_to(PACKAGE.parent)}: {module}"
-        for path in paths
-        for module in imported_modules(path)
-        if module.startswith("ptah.adapters")
-    }
-    assert offenders == set()
+    paths = [*under("cli", "serve"), PACKAGE / "_api.py", PACKAGE / "__init__.py"]
+    assert offenders(paths, lambda module: module.startswith("ptah.adapters")) == set()
 
 
 def test_the_use_cases_and_the_adapters_never_import_a_renderer():
     """A report's formats are reached through ``ptah.Report.save`` and its registry, never from a use case."""
-    offenders = {
-        f"{path.relative_to(PACKAGE.parent)}: {module}"
-        for folder in ("core", "adapters", "services")
-        for path in (PACKAGE / folder).rglob("*.py")
-        for module in imported_modules(path)
-        if module.startswith("ptah.render")
-    }
-    assert offenders == set()
+    assert offenders(under("core", "adapters", "services"), lambda module: module.startswith("ptah.render")) == set()
 
 
 def test_services_and_core_never_import_the_cli_or_the_api():
-    offenders = {
-        f"{path.relative_to(PACKAGE.parent)}: {module}"
-        for folder in ("core", "adapters", "services", "render")
-        for path in (PACKAGE / folder).rglob("*.py")
-        for module in imported_modules(path)
-        if module.startswith(("ptah.cli", "ptah._api"))  # "from ptah import __version__" is fine: ptah/__init__ is lazy
-    }
-    assert offenders == set()
+    # "from ptah import __version__" is fine: ptah/__init__ is lazy
+    assert offenders(under("core", "adapters", "services", "render"),
+                     lambda module: module.startswith(("ptah.cli", "ptah._api"))) == set()
 
 
 def test_the_public_api_names_what_it_exports():
