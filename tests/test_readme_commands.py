@@ -43,13 +43,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 PAGES = [README, *sorted((REPO / "docs").glob("*.md"))]  # the order their commands run in
 LINK = re.compile(r"\]\((?!https?:|#)([^)#\s]+)(?:#[^)\s]*)?\)")  # a relative link's target, without its anchor
 SKIP = re.compile(r"<!--\s*readme-test:\s*skip\b(?P<reason>[^>]*?)\s*-->")
-FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+-]*)")
 SHELL_FENCES = {"sh", "bash", "shell", "console"}
 EXPECTED_EXIT = re.compile(r"#\s*exit\s+(\d+)\b")
 TIMEOUT_S = 1800
@@ -72,53 +72,23 @@ class Command:
 
 
 def blocks(text: str, file: str = "README.md") -> list[Block]:
-    """A page's shell blocks, with their section and skip marker (see the module docs)."""
-    found: list[Block] = []
-    lines = text.splitlines()
-    section, fence, shell, current = "", None, False, None
-    previous = ""  # the last non-blank line outside a block: where a skip marker is read
-    for number, line in enumerate(lines, 1):
-        if fence is not None:  # inside a fenced block
-            if line.strip().startswith(fence):
-                if shell:
-                    found.append(current)
-                fence, current = None, None
-            elif shell:
-                current.lines.append((number, line.strip()))
+    """A page's shell blocks, with their section and skip marker (see the module docs), as CommonMark reads them
+    (markdown-it, which rich brings)."""
+    lines, found, section = text.splitlines(), [], ""
+    tokens = MarkdownIt("commonmark").parse(text)
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open":
+            section = tokens[index + 1].content
+        fenced = token.type == "fence"
+        if token.map is None or not (token.type == "code_block" or fenced and (token.info.split() or [""])[0].lower()
+                                     in SHELL_FENCES):
             continue
-        if current is not None:  # inside an indented block: it goes on over indented and blank lines
-            if line.startswith("    ") or not line.strip():
-                current.lines.append((number, line[4:]))
-                continue
-            found.append(current)
-            current = None
-        match = FENCE.match(line)
-        if match:
-            fence, shell = match.group(1), match.group(2).lower() in SHELL_FENCES
-            current = Block(file, number + 1, [], section, _skip(previous)) if shell else None
-            previous = ""  # a marker belongs to the block right after it
-            continue
-        if line.startswith("    ") and line.strip() and starts_code(lines, number):
-            current = Block(file, number, [(number, line[4:])], section, _skip(previous))
-            previous = ""
-            continue
-        if line.startswith("#"):
-            section = line.lstrip("#").strip()
-        if line.strip():
-            previous = line
-    if current is not None:
-        found.append(current)
+        first = token.map[0] + fenced  # the block's first line (0-based): after a fence's opening line
+        marker = next((line for line in reversed(lines[:token.map[0]]) if line.strip()), "")
+        body = [(first + 1 + offset, line.strip() if fenced else line)
+                for offset, line in enumerate(token.content.splitlines())]
+        found.append(Block(file, first + 1, body, section, _skip(marker)))
     return found
-
-
-def starts_code(lines: list[str], number: int) -> bool:
-    """An indented line starts a code block after a blank line, unless the paragraph before is a list item's."""
-    if number < 2 or lines[number - 2].strip():
-        return False
-    for earlier in reversed(lines[: number - 2]):
-        if earlier.strip():
-            return not re.match(r"^\s*([-*+]|\d+\.)\s", earlier) and not re.match(r"^ {1,3}\S", earlier)
-    return True
 
 
 def _skip(previous: str) -> str | None:
