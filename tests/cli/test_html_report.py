@@ -40,12 +40,12 @@ needs_chromium = pytest.mark.skipif(
 )
 
 
-def render_in_chromium(page: Path) -> tuple[str, list[str]]:
-    """The DOM after the page's scripts ran, and every console message Chromium logged."""
+def render_in_chromium(page: Path, *options: str) -> tuple[str, list[str]]:
+    """The DOM after the page's scripts ran, and every console message Chromium logged (``options``: more flags)."""
     assert CHROMIUM is not None, "CI must have chromium: .ci/run installs it"
     with tempfile.TemporaryDirectory(prefix="ptah-chromium-") as profile:
         result = subprocess.run(
-            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.resolve().as_uri()],
+            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *options, "--dump-dom", page.resolve().as_uri()],
             capture_output=True, text=True, timeout=120,
         )
     assert result.returncode == 0, result.stderr[-2000:]

@@ -15,12 +15,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import tempfile
-from html.parser import HTMLParser
+from html import unescape
 from pathlib import Path
 
-from tests.cli.test_html_report import CHROMIUM, FLAGS
+from tests.cli.test_html_report import render_in_chromium
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("PTAH_TEST_ARTIFACTS", REPO / "test-artifacts")) / "pages"
@@ -49,20 +48,8 @@ PROBE = """<script>(function () {
 })();</script>"""
 
 
-class _Root(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.layout: dict | None = None
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "html":
-            found = dict(attrs).get("data-layout")
-            self.layout = None if found is None else json.loads(found)
-
-
 def layout(html: str, name: str, width: int, height: int = HEIGHT) -> dict:
     """What the probe measured on ``html`` in a window ``width`` px wide (screenshot: ``ARTIFACTS/NAME-WIDTH.png``)."""
-    assert CHROMIUM is not None, "CI must have chromium: .ci/run installs it"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     probed = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html, count=1)
     probed = probed.replace("</body>", PROBE + "</body>")
@@ -70,18 +57,13 @@ def layout(html: str, name: str, width: int, height: int = HEIGHT) -> dict:
         page = Path(folder) / f"{name}.html"
         page.write_text(probed, encoding="utf-8")
         shot = ARTIFACTS / f"{name}-{width}.png"
-        result = subprocess.run(
-            [CHROMIUM, *FLAGS, f"--user-data-dir={folder}/profile", f"--window-size={width},{height}",
-             "--hide-scrollbars", f"--screenshot={shot}", "--dump-dom", page.as_uri()],
-            capture_output=True, text=True, timeout=120,
-        )
-    assert result.returncode == 0, result.stderr[-2000:]
+        dom, _ = render_in_chromium(page, f"--window-size={width},{height}", "--hide-scrollbars", f"--screenshot={shot}")
     assert shot.stat().st_size > 0
-    root = _Root()
-    root.feed(result.stdout)
-    assert root.layout is not None, "the probe did not run"
-    assert root.layout["width"] == width
-    return root.layout
+    found = re.search(r'<html[^>]*\sdata-layout="([^"]*)"', dom)
+    assert found is not None, "the probe did not run"
+    measured = json.loads(unescape(found.group(1)))
+    assert measured["width"] == width
+    return measured
 
 
 def overlapping(boxes: list[tuple[str, list[float]]]) -> list[tuple[str, str]]:
