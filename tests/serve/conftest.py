@@ -39,6 +39,11 @@ def corpus_yaml(cases=CASES, name: str = "support", k: int = 3) -> str:
     return "\n".join(lines) + "\n"
 
 
+def register(client: httpx.Client, text: str, split: str | None = None) -> httpx.Response:
+    """POST /v1/corpora: ``text`` registered as a corpus (of ``split``, when given)."""
+    return client.post("/v1/corpora", content=text.encode("utf-8"), params={"split": split} if split else {})
+
+
 def ptah(*args: str) -> subprocess.CompletedProcess:
     """The ``ptah`` command in its own process, as a user runs it."""
     return subprocess.run([sys.executable, "-m", "ptah", *args], capture_output=True, text=True, timeout=120)

@@ -8,13 +8,9 @@ import pytest
 
 from ptah.core.measures import DEFAULT_MEASURES
 from tests.conftest import run_cli
-from tests.serve.conftest import CASES, corpus_yaml, wait_done
+from tests.serve.conftest import CASES, corpus_yaml, register, wait_done
 
 MEASURE_KEYS = [measure.key for measure in DEFAULT_MEASURES]
-
-
-def register(client, text: str, split: str | None = None):
-    return client.post("/v1/corpora", content=text.encode("utf-8"), params={"split": split} if split else {})
 
 
 def test_register_evaluate_poll_fetch_gives_the_clis_means_exactly(project, server, tmp_path):

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from tests.serve.conftest import Server, corpus_yaml, make_project, wait_done
+from tests.serve.conftest import Server, corpus_yaml, make_project, register, wait_done
 
 
 @pytest.fixture(scope="module")
@@ -27,10 +27,6 @@ def server(project):
     running = Server(project.spec, "--workers", "1").start()
     yield running
     running.stop()
-
-
-def register(client, text: str, split: str | None = None):
-    return client.post("/v1/corpora", params={"split": split} if split else {}, content=text.encode("utf-8"))
 
 
 @contextmanager
