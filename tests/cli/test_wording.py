@@ -93,21 +93,17 @@ def test_a_drop_gate_says_rose_when_the_mean_rose():
     assert (gate.passed, gate.detail) == (True, "recall 0.5000 -> 0.5625 (rose 0.0625; a drop of 0.0200 is allowed)")
 
 
-def test_a_misspelt_default_k_is_one_problem(tmp_path, cli):
+@pytest.mark.parametrize("text, problem", [
+    pytest.param("version: 1\ndefualt_k: 5\ncases:\n" + "".join(f"  - id: c{i}\n    query: q{i}\n    required: [\"1\"]\n"
+                                                                for i in range(5)),
+                 '2: defualt_k: unknown field in the corpus; did you mean "default_k"?', id="misspelt-default-k-once"),
+    pytest.param('version: 1\ncases:\n  - {id: a, query: q, required: ["1"]}\n',
+                 '3: case "a": k: no depth: give the case a k, or the corpus a default_k', id="no-field-like-default-k"),
+])
+def test_a_missing_depth_is_one_problem(tmp_path, cli, text, problem):
     corpus = tmp_path / "c.yaml"
-    cases = "".join(f"  - id: c{i}\n    query: q{i}\n    required: [\"1\"]\n" for i in range(5))
-    corpus.write_text(f"version: 1\ndefualt_k: 5\ncases:\n{cases}")
-    assert cli("corpus", "validate", corpus) == (
-        2, "", f'{corpus}:2: defualt_k: unknown field in the corpus; did you mean "default_k"?\n'
-               "1 of 1 corpus files invalid\n")
-
-
-def test_a_case_without_k_is_still_a_problem_when_no_field_is_like_default_k(tmp_path, cli):
-    corpus = tmp_path / "c.yaml"
-    corpus.write_text('version: 1\ncases:\n  - {id: a, query: q, required: ["1"]}\n')
-    assert cli("corpus", "validate", corpus) == (
-        2, "", f'{corpus}:3: case "a": k: no depth: give the case a k, or the corpus a default_k\n'
-               "1 of 1 corpus files invalid\n")
+    corpus.write_text(text)
+    assert cli("corpus", "validate", corpus) == (2, "", f"{corpus}:{problem}\n1 of 1 corpus files invalid\n")
 
 
 def test_problems_are_printed_in_line_order(tmp_path, cli):
