@@ -5,7 +5,9 @@ from __future__ import annotations
 import copy
 import io
 from contextlib import redirect_stdout
+from pathlib import Path
 
+import xmlschema
 from rich.console import Console
 
 from ptah.core.report import Report
@@ -148,3 +150,9 @@ def rich_lines(value: Report, width: int, draw=render) -> list[str]:
     buffer = io.StringIO()
     draw(value, Console(file=buffer, width=width, highlight=False, color_system=None))
     return buffer.getvalue().splitlines()
+
+
+def valid_junit(text: str) -> str:
+    """``text``, once the JUnit schema the CI systems read (``tests/render/junit.xsd``) holds it valid."""
+    xmlschema.XMLSchema(str(Path(__file__).resolve().parent / "junit.xsd")).validate(text)
+    return text
