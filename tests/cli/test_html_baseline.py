@@ -12,28 +12,20 @@ from __future__ import annotations
 
 import json
 import struct
-import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from tests.cli.ci_project import evaluate, make_ci_project
 from tests.cli.test_ci_outputs import ptah
-from tests.cli.test_html_report import CHROMIUM, FLAGS, Numbers, needs_chromium, render_in_chromium
+from tests.cli.test_html_report import Numbers, needs_chromium, render_in_chromium
 
 WINDOW = (1280, 1800)
 
 
 def screenshot(page: Path, png: Path) -> tuple[int, int]:
     """Photograph ``page`` in headless Chromium; the PNG's (width, height)."""
-    with tempfile.TemporaryDirectory(prefix="ptah-chromium-") as profile:
-        result = subprocess.run(
-            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", f"--window-size={WINDOW[0]},{WINDOW[1]}",
-             f"--screenshot={png}", page.resolve().as_uri()],
-            capture_output=True, text=True, timeout=120,
-        )
-    assert result.returncode == 0, result.stderr[-2000:]
+    render_in_chromium(page, f"--window-size={WINDOW[0]},{WINDOW[1]}", f"--screenshot={png}")
     header = png.read_bytes()[:24]
     assert header[:8] == b"\x89PNG\r\n\x1a\n"
     return struct.unpack(">II", header[16:24])
