@@ -234,16 +234,14 @@ def test_rank_many_of_no_rows_and_no_queries():
     assert rank_many(np.zeros((0, 3)), ["a", "b", "c"], []) == []
 
 
-def test_rank_many_refuses_bad_shapes_depths_and_nan():
-    with pytest.raises(ValueError, match="2-D"):
-        rank_many(np.zeros(3), ["a", "b", "c"], [1])
-    with pytest.raises(ValueError, match="depths"):
-        rank_many(np.zeros((1, 2)), ["a", "b"], [1, 1])
-    with pytest.raises(ValueError, match="expected key sets"):
-        rank_many(np.zeros((1, 2)), ["a", "b"], [1], [set(), set()])
-    with pytest.raises(ValueError, match="keys"):
-        rank_many(np.zeros((1, 2)), ["a"], [1])
-    with pytest.raises(ValueError, match="depth k"):
-        rank_many(np.zeros((1, 2)), ["a", "b"], [0])
-    with pytest.raises(ValueError, match="NaN"):
-        rank_many(np.array([[np.nan, 1.0]]), ["a", "b"], [1])
+@pytest.mark.parametrize("scores, keys, arguments, refused", [
+    (np.zeros(3), ["a", "b", "c"], ([1],), "2-D"),
+    (np.zeros((1, 2)), ["a", "b"], ([1, 1],), "depths"),
+    (np.zeros((1, 2)), ["a", "b"], ([1], [set(), set()]), "expected key sets"),
+    (np.zeros((1, 2)), ["a"], ([1],), "keys"),
+    (np.zeros((1, 2)), ["a", "b"], ([0],), "depth k"),
+    (np.array([[np.nan, 1.0]]), ["a", "b"], ([1],), "NaN"),
+])
+def test_rank_many_refuses_bad_shapes_depths_and_nan(scores, keys, arguments, refused):
+    with pytest.raises(ValueError, match=refused):
+        rank_many(scores, keys, *arguments)
