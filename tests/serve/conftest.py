@@ -154,11 +154,12 @@ def server(project) -> Server:
     running.stop()
 
 
-def wait_done(client: httpx.Client, job_id: str, timeout: float = 120) -> dict:
+def wait_done(client: httpx.Client, job_id: str, timeout: float = 120, until=("done", "failed", "cancelled")) -> dict:
+    """The job once its status is one of ``until`` (by default: finished); AssertionError past ``timeout`` s."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         job = client.get(f"/v1/evaluations/{job_id}").json()
-        if job["status"] in ("done", "failed", "cancelled"):
+        if job["status"] in until:
             return job
-        time.sleep(0.05)
-    raise AssertionError(f"evaluation {job_id} did not finish in {timeout} s")
+        time.sleep(0.02)
+    raise AssertionError(f"evaluation {job_id} was not {' or '.join(until)} in {timeout} s")

@@ -60,10 +60,7 @@ def test_a_job_running_when_the_server_dies_is_failed_on_restart_and_the_others_
         slow = manage.post("/v1/evaluations", json={"corpus": big, "generations": ["docs", "wide"],
                                                     "bootstrap": 1_000_000}).json()["id"]
         queued = manage.post("/v1/evaluations", json={"corpus": small}).json()["id"]
-        deadline = time.monotonic() + 60
-        while manage.get(f"/v1/evaluations/{slow}").json()["status"] != "running":
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
+        wait_done(manage, slow, 60, until=("running",))
         assert manage.get(f"/v1/evaluations/{queued}").json()["status"] == "queued"
     finally:
         first.kill()

@@ -43,12 +43,8 @@ def source_locked(folder):
 
 def start_running(client, digest: str) -> str:
     """A job started and seen running (its source locked): its id."""
-    job_id = client.post("/v1/evaluations", json={"corpus": digest}).json()["id"]
-    deadline = time.monotonic() + 30
-    while client.get(f"/v1/evaluations/{job_id}").json()["status"] != "running":
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
-    return job_id
+    return wait_done(client, client.post("/v1/evaluations", json={"corpus": digest}).json()["id"], 30,
+                     until=("running",))["id"]
 
 
 # --- one server per store ---------------------------------------------------------------
