@@ -297,6 +297,7 @@ def add(
     required. Exit 2 for an id the corpus has already.
     """
     from ptah.cli.judge_session import say_saved
+    from ptah.services.files import load_corpus
     from ptah.services.judging import candidates, save_judgements
     from ptah.services.project import open_project
 
@@ -307,14 +308,8 @@ def add(
     verdicts = _ask_in_terminal(corpus, [(found, hole) for hole in found.holes])
     if not any(v.grade > 0 for v in verdicts):
         raise InputError(f'no row was judged relevant (a grade) or required (r): case "{case_id}" was not added')
-    written_k = k if k is not None or _has_default_k(corpus) else found.k
+    written_k = k if k is not None or load_corpus(corpus).default_k is not None else found.k
     say_saved(save_judgements(corpus, verdicts, new_case=(case_id, query, written_k)), str(corpus))
-
-
-def _has_default_k(corpus: Path) -> bool:
-    from ptah.services.files import load_corpus
-
-    return load_corpus(corpus).default_k is not None
 
 
 @app.command()
