@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from contextlib import closing
 
 import pytest
 
@@ -19,21 +20,17 @@ ROWS = [(1, "Cancel", "open billing and cancel"), (2, "Password", "use the reset
 
 @pytest.fixture
 def spec(tmp_path):
-    connection = sqlite3.connect(tmp_path / "source.db")
-    with connection:
-        connection.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT)")
-        connection.executemany("INSERT INTO articles VALUES (?, ?, ?)", ROWS)
-    connection.close()
     path = tmp_path / "ptah.yaml"
     path.write_text(SPEC)
+    update(path, "CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT)")
+    update(path, "INSERT INTO articles VALUES (?, ?, ?)", ROWS)
     return path
 
 
-def update(spec, sql):
-    connection = sqlite3.connect(spec.parent / "source.db")
-    with connection:
-        connection.execute(sql)
-    connection.close()
+def update(spec, sql: str, rows: list | None = None) -> None:
+    """Run ``sql`` (once, or once for each of ``rows``) on the source beside ``spec``, committed."""
+    with closing(sqlite3.connect(spec.parent / "source.db")) as connection, connection:
+        connection.execute(sql) if rows is None else connection.executemany(sql, rows)
 
 
 def identity_of(spec) -> str:
