@@ -11,6 +11,7 @@ runs, pages) hold the exact values and are not touched.
 from __future__ import annotations
 
 import json
+import os
 
 from ptah.core.errors import PtahError
 from ptah.core.visible import visible, visible_json
@@ -41,7 +42,7 @@ def error_text(exc: BaseException) -> str:
     return visible(str(exc), newlines=True)
 
 
-def check_outputs(*pairs: tuple[str, object]) -> None:
+def check_outputs(*pairs: tuple[str, str | os.PathLike | None]) -> None:
     """Refuse (exit 2), before any work, each ``(option, path)`` output ptah would refuse to write."""
     from ptah.services.files import check_output
 

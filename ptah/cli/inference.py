@@ -18,7 +18,7 @@ import json
 import shutil
 import sys
 from contextlib import contextmanager
-from typing import Iterator, List, Optional
+from typing import Any, Iterator, List, Optional
 
 import typer
 
@@ -68,7 +68,7 @@ def build(
 
     if quiet:
         LOADING.set(None)  # main() resets it
-    options = {"engine": engine, "ray_address": ray_address, "partitions": partitions, "actors": actors,
+    options: dict[str, Any] = {"engine": engine, "ray_address": ray_address, "partitions": partitions, "actors": actors,
                "actor_cpus": actor_cpus, "actor_gpus": actor_gpus}
     try:
         with ptah.open_project(spec) as project:
@@ -122,16 +122,16 @@ def _progress_bar() -> Iterator:
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("embedding", total=None)
 
-        def update(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
+        class Update:
+            def __call__(self, done: int, total: int) -> None:
+                progress.update(task, completed=done, total=total)
 
-        update.rows = update  # rows as the model embeds them, between commits: a rate and an ETA from the first
+            rows = __call__  # rows as the model embeds them, between commits: a rate and an ETA from the first
 
-        def partitions(done: int, total: int) -> None:  # the ray engine's partitions, as they finish
-            progress.update(task, description=f"embedding, partitions {done}/{total}")
+            def partitions(self, done: int, total: int) -> None:  # the ray engine's partitions, as they finish
+                progress.update(task, description=f"embedding, partitions {done}/{total}")
 
-        update.partitions = partitions
-        yield update
+        yield Update()
 
 
 @app.command()

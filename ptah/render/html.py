@@ -411,15 +411,15 @@ def _cost(report: Report) -> str:
                 f"{escape(milliseconds(value, sign=sign))}</td>")
 
     rows = []
-    for run, change in timed:
+    for run, cost, change in timed:
         cells = [f'<td class="l">{escape(run.name)}</td>',
-                 time(run.name, "all", "p50_ms", run.cost["p50_ms"]), time(run.name, "all", "p95_ms", run.cost["p95_ms"])]
+                 time(run.name, "all", "p50_ms", cost["p50_ms"]), time(run.name, "all", "p95_ms", cost["p95_ms"])]
         if compared:
             cells += (["<td></td><td></td>"] if change is None else
                       [time(run.name, "all", "delta_p50_ms", change["p50_ms"], True),
                        time(run.name, "all", "delta_p95_ms", change["p95_ms"], True)])
         for name in stages:
-            stage = run.cost["stages"].get(name)
+            stage = cost["stages"].get(name)
             cells.append("<td></td>" if stage is None else
                          f'<td class="l" data-run="{escape(run.name)}" data-stage="{escape(name)}">'
                          f"{escape(stage_phrase(stage))}</td>")
@@ -427,7 +427,8 @@ def _cost(report: Report) -> str:
         rows.append(f'<tr data-run="{escape(run.name)}">{"".join(cells)}<td class="l">{escape(controls)}</td></tr>')
     head = "<th>p50</th><th>p95</th>" + ("<th>Δ p50</th><th>Δ p95</th>" if compared else "") + "".join(
         f'<th class="l">{escape(name)}</th>' for name in stages)
-    against = f"Δ = run − reference ({escape(str(report.comparison.reference))}). " if compared else ""
+    against = (f"Δ = run − reference ({escape(str(report.comparison.reference))}). "
+               if report.comparison is not None else "")
     return (f'<h2>Time per query</h2><table id="cost"><thead><tr><th>run</th>{head}<th class="l">variant</th></tr>'
             f'</thead><tbody>{"".join(rows)}</tbody></table><p class="meta">{against}Measured inside the evaluation, '
             "each stage over the cases (p50, p95); a stage timed per batch charges each query an equal share of its "
@@ -501,8 +502,8 @@ def _cases(report: Report) -> str:
              _legend(report), control if report.comparison is not None or report.comparisons else ""]
     for i in order:
         case_id = reference[i].id
-        parts.append(_case(case_id, [lookup.get(case_id) for lookup in by_run], runs, case_id in flipped, case_id in changed,
-                           report.excerpts or {}))
+        parts.append(_case(reference[i], [lookup.get(case_id) for lookup in by_run], runs, case_id in flipped,
+                           case_id in changed, report.excerpts or {}))
     return "".join(parts)
 
 
@@ -520,9 +521,9 @@ def _legend(report: Report) -> str:
             f"{escape(unmarked)} {escape(words)}</p>")
 
 
-def _case(case_id: str, cases: list[CaseResult | None], runs: tuple[Run, ...], flipped: bool, changed: bool,
+def _case(first: CaseResult, cases: list[CaseResult | None], runs: tuple[Run, ...], flipped: bool, changed: bool,
           excerpts: Mapping[str, str]) -> str:
-    first = cases[0]
+    case_id = first.id
     required = set(first.required)
     relevant = {key for key, _ in first.relevant}
     forbidden = set(first.forbidden)

@@ -112,14 +112,13 @@ def _cost(report: Report) -> str:
         return ""
     compared = report.comparison is not None
     rows = []
-    for run, change in timed:
-        cost = run.cost or {}
+    for run, cost, change in timed:
         deltas = ["", ""] if change is None else [milliseconds(change[name], sign=True) for name in ("p50_ms", "p95_ms")]
         rows.append([code(run_label(run), cell=True), milliseconds(cost["p50_ms"]), milliseconds(cost["p95_ms"]),
                      *(deltas if compared else []),
                      *(stage_phrase(cost["stages"][name], _cell_code) if name in cost["stages"] else "" for name in stages)])
     head = ["run", "p50", "p95", *(["Δ p50", "Δ p95"] if compared else []), *map(_cell_code, stages)]
-    against = f"Δ: against {code(report.comparison.reference)}, the reference run. " if compared else ""
+    against = f"Δ: against {code(report.comparison.reference)}, the reference run. " if report.comparison is not None else ""
     return ("### Time per query\n\n" + _table(head, rows) + f"\n\n{against}Measured inside the evaluation; "
             "a stage timed per batch charges each query an equal share of its batch.")
 
@@ -139,6 +138,7 @@ def _baseline(report: Report, run: Run, data: Mapping) -> str:
 
 def _side_by_side(report: Report) -> str:
     comparison = report.comparison
+    assert comparison is not None, "a side-by-side section is written only for a report with a comparison"
     reference = comparison.reference
     parts = [f"### Side by side against {code(run_label(report.runs[0]))}"]
     for run, candidate in zip(report.runs[1:], comparison.candidates):

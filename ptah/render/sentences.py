@@ -108,7 +108,7 @@ def findings(report: Report, quote: Callable[[object], str] = str) -> list[str]:
     return found
 
 
-def candidate_findings(candidate: Mapping, reference: str, level: float, quote: Callable[[object], str] = str) -> list[str]:
+def candidate_findings(candidate: Mapping, reference: str | None, level: float, quote: Callable[[object], str] = str) -> list[str]:
     """The finding sentences of one candidate run against the reference run."""
     return [finding_sentence(quote(candidate["run"]), quote(reference), key, entry, level, candidate.get("cost"))
             for key, entry in candidate["measures"].items()]
@@ -173,12 +173,12 @@ def usage_phrase(usage: Mapping, quote: Callable[[object], str] = str) -> str:
                      if isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
-def timed_runs(report: Report) -> tuple[list[str], list[tuple[Run, Mapping | None]]]:
+def timed_runs(report: Report) -> tuple[list[str], list[tuple[Run, Mapping, Mapping | None]]]:
     """What the reports tabulate of the runs' cost: every stage named (in the order the runs first name them),
-    and each timed run with its ``cost`` against the reference run (None for the reference, or when either
-    run was not timed). No run is timed in a report written before ptah timed them: ``([], [])``."""
+    and each timed run with its cost and its ``cost`` against the reference run (None for the reference, or when
+    either run was not timed). No run is timed in a report written before ptah timed them: ``([], [])``."""
     costs = [(run, run.cost) for run in report.runs if run.cost is not None]
     stages = list(dict.fromkeys(name for _, cost in costs for name in cost["stages"]))
     against = {} if report.comparison is None else {candidate["run"]: candidate.get("cost")
                                                    for candidate in report.comparison.candidates}
-    return stages, [(run, against.get(run.name)) for run, _ in costs]
+    return stages, [(run, cost, against.get(run.name)) for run, cost in costs]

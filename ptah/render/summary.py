@@ -26,12 +26,14 @@ from ptah.render.text import delta, markup, milliseconds, number, plain
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ptah.render.layout import PlainConsole
+
 # The exit code of each verdict (ptah.core.errors: 0 ok, 1 negative, 4 inconclusive).
 VERDICT_EXIT = {"pass": 0, "fail": 1, "inconclusive": 4}
 COLOUR = {"pass": "green", "FAIL": "red", "INCONCLUSIVE": "yellow"}  # of each verdict's and gate's word
 
 
-def render_summary(report: Report, console: Console) -> None:
+def render_summary(report: Report, console: Console | PlainConsole) -> None:
     """Print the summary (see the module docs); at most a screen for a few runs and measures."""
     word, told = verdict_sentence(report)
     console.print(f"[bold {COLOUR[word]}]verdict: {word}[/bold {COLOUR[word]}] (exit {VERDICT_EXIT.get(report.verdict, 1)}) "
@@ -42,11 +44,10 @@ def render_summary(report: Report, console: Console) -> None:
     corpus = report.corpus
     console.print(f"corpus {markup(corpus['path'])}: {corpus['cases']} cases")
     _means(report, console)
-    timed = [run for run in report.runs if run.cost is not None]
+    timed = [(run.name, run.cost) for run in report.runs if run.cost is not None]
     if timed:
         console.print("  time per query, p50 / p95: " + "; ".join(
-            f"{markup(run.name)} {milliseconds(run.cost['p50_ms'])} / {milliseconds(run.cost['p95_ms'])}"
-            for run in timed))
+            f"{markup(name)} {milliseconds(cost['p50_ms'])} / {milliseconds(cost['p95_ms'])}" for name, cost in timed))
     for line in findings(report) + family_lines(report, plain):
         console.print("  " + line, highlight=False, markup=False)
     for line in provenance_notes(report):
@@ -59,7 +60,7 @@ def gate_line(gate: Gate) -> str:
     return "  " + gate_sentence(gate, markup, lambda word: f"[{COLOUR[word]}]{word}[/{COLOUR[word]}]")
 
 
-def _means(report: Report, console: Console) -> None:
+def _means(report: Report, console: Console | PlainConsole) -> None:
     from ptah.render.table import print_table
 
     keys = [Measure.parse(name).key for name in report.runs[0].means]
@@ -77,7 +78,7 @@ def _means(report: Report, console: Console) -> None:
             cells.append(cell)
         rows.append([markup(run.name), *cells])
     print_table(console, columns, rows)
-    if deltas:
+    if deltas and report.comparison is not None:
         console.print(f"  [dim](delta: against {markup(report.comparison.reference)}, the reference run)[/dim]")
 
 

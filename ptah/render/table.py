@@ -15,7 +15,7 @@ where rich markup is off): controls made visible, markup escaped.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, cast
 
 from ptah.core.measures import Measure
 from ptah.core.report import BaselineComparison, CaseResult, Comparison, Report, Run
@@ -29,7 +29,7 @@ from ptah.render.slices import (failing_phrases, family_sentence, mean_text, mea
 from ptah.render.text import bounded, delta, markup, number, plain
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, JustifyMethod
 
 FINDING_STYLE = {"better": "green", "worse": "red"}
 
@@ -48,7 +48,7 @@ def _changed(change: Mapping, before: bool, after: bool) -> str:
     return f"    {markup(change['id'])}: {deltas}{flip}"
 
 
-def render(report: Report, console: Console) -> None:
+def render(report: Report, console: Console | PlainConsole) -> None:
     """The human report: a one-screen summary (:mod:`ptah.render.summary`), then a table of cases per run, the
     means with denominators, deltas, the gates and the verdict."""
     from ptah.render.summary import COLOUR, gate_line, render_summary
@@ -72,7 +72,7 @@ def render(report: Report, console: Console) -> None:
     console.print(f"[bold {COLOUR[word]}]verdict: {word}[/bold {COLOUR[word]}] — {told}")
 
 
-def _render_run(console: Console, run: Run, comparison: BaselineComparison | None, level: float) -> None:
+def _render_run(console: Console | PlainConsole, run: Run, comparison: BaselineComparison | None, level: float) -> None:
     generation = run.generation
     stale = "" if generation["verification"]["ok"] else " [yellow](incomplete or stale, measured with --allow-stale)[/yellow]"
     console.print(
@@ -134,7 +134,7 @@ def _render_run(console: Console, run: Run, comparison: BaselineComparison | Non
 # --- slices ----------------------------------------------------------------------
 
 
-def render_slice_means(console: Console, run: Run) -> None:
+def render_slice_means(console: Console | PlainConsole, run: Run) -> None:
     """Each slice's means (bounds and denominator) and judged@k, then the slices too small to measure."""
     found = measured(run.slices)
     keys = [Measure.parse(name).key for name in run.means]
@@ -150,7 +150,7 @@ def render_slice_means(console: Console, run: Run) -> None:
         console.print(f"  slices {small}")
 
 
-def render_slice_tests(console: Console, slices: Mapping, against: str, level: float) -> None:
+def render_slice_tests(console: Console | PlainConsole, slices: Mapping, against: str, level: float) -> None:
     """A comparison's tests per slice and measure (the adjusted p and whether the finding survives the family's
     correction), the slices not compared and why, and each slice's cases now failing or worse."""
     tests = slice_tests(slices)
@@ -177,7 +177,7 @@ def render_slice_tests(console: Console, slices: Mapping, against: str, level: f
             console.print(f"    {phrase}")
 
 
-def print_table(console: Console, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]], **options) -> None:
+def print_table(console: Console | PlainConsole, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]], **options) -> None:
     """A table of ``columns`` (heading, justify) and ``rows`` of markup cells, as ``Table(show_edge=False,
     pad_edge=False, **options)`` prints it, its single-word cells never cut (:mod:`ptah.render.layout`); a
     table that cannot be laid out without cutting one is printed stacked. Output that is not a terminal gets
@@ -193,7 +193,7 @@ def print_table(console: Console, columns: Sequence[tuple[str, str]], rows: Sequ
         return
     table = Table(show_edge=False, pad_edge=False, **options)
     for (heading, justify), width in zip(columns, widths):
-        table.add_column(heading, justify=justify, width=width, overflow="fold")
+        table.add_column(heading, justify=cast("JustifyMethod", justify), width=width, overflow="fold")
     for row in rows:
         table.add_row(*row)
     console.print(table)
@@ -214,7 +214,7 @@ def _status(case: CaseResult) -> str:
 # --- --search index|both -------------------------------------------------------
 
 
-def render_index_search(console: Console, run: Run) -> None:
+def render_index_search(console: Console | PlainConsole, run: Run) -> None:
     """The index line; with ``--search both``, each case's ANN recall and deltas, then the means."""
     search = run.search
     index = search["index"]
@@ -250,7 +250,7 @@ def render_index_search(console: Console, run: Run) -> None:
 # --- several runs side by side -------------------------------------------------
 
 
-def render_comparison(comparison: Comparison, console: Console) -> None:
+def render_comparison(comparison: Comparison, console: Console | PlainConsole) -> None:
     """Print the means of every run with deltas against the reference, then each candidate's statistics."""
     statistics = comparison.statistics
     bootstrap, permutation = statistics["bootstrap"], statistics["permutation"]
@@ -278,7 +278,7 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
         console.print(f"\nslices against {markup(reference)}: {family_sentence(comparison.data['family'])}")
 
 
-def _render_candidate(console: Console, candidate: Mapping, reference: str, level: float) -> None:
+def _render_candidate(console: Console | PlainConsole, candidate: Mapping, reference: str | None, level: float) -> None:
     console.print(f"\n[bold]{markup(candidate['run'])}[/bold] vs [bold]{markup(reference)}[/bold]")
     headings = ("measure", "delta", f"{round(level * 100)}% CI", "p", "cases", "wins", "ties", "losses", "finding")
     columns = [(heading, "left" if heading in ("measure", "p", "finding") else "right") for heading in headings]

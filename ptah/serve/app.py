@@ -157,7 +157,9 @@ async def cancel_evaluation(request: Request) -> Response:
 
     def cancel() -> dict:
         _job_or_404(jobs, request.path_params["id"])
-        return jobs.cancel(request.path_params["id"])
+        job = jobs.cancel(request.path_params["id"])
+        assert job is not None, "jobs are never deleted: one found a moment ago is still there"
+        return job
 
     return JSONResponse(await run_in_threadpool(cancel))
 

@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from typing import Callable
 
 import ptah
-from ptah.core.errors import PtahError
+from ptah.core.errors import PtahError, ReportError
 from ptah.core.report import Report
 from ptah.serve.evaluations import evaluation_request
 from ptah.serve.limits import LimitExceeded, Limits
@@ -216,6 +216,8 @@ class Jobs:
         baseline = None
         if checked["baseline"] is not None:
             baseline_text = self.report_text(checked["baseline"])
+            if baseline_text is None:  # checked done when submitted; its report is gone from the store since
+                raise ReportError(f"the baseline evaluation {checked['baseline']} no longer has a report")
             baseline = Report.from_dict(json.loads(baseline_text))
         project = self._project()
         with project._project.fresh_source():  # one snapshot of the source per evaluation, none between
