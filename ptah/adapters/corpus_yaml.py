@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
+from typing import cast
 
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -31,7 +32,6 @@ from ptah.adapters.yaml_nodes import (
     TAG_BOOL,
     TAG_INT,
     TAG_STR,
-    DocumentProblem,
     describe,
     integer,
     integer_like,
@@ -48,7 +48,6 @@ from ptah.adapters.yaml_nodes import (
     tag_of,
 )
 from ptah.core.corpus import (
-    CORPUS_VERSION,
     MAX_CASES,
     MAX_FILE_BYTES,
     MAX_GRADE,
@@ -75,10 +74,7 @@ def load_corpus(given: str | os.PathLike) -> Corpus:
     from ptah.adapters.judgements_yaml import read_record
 
     path = Path(given)
-    try:
-        root = read_document(path, max_bytes=MAX_FILE_BYTES, what="corpus")
-    except DocumentProblem as exc:
-        raise CorpusError([exc.problem]) from None
+    root = read_document(path, max_bytes=MAX_FILE_BYTES, what="corpus")
     corpus = _Reader(str(path)).corpus(root)
     record = read_record(path)
     return corpus.with_judgements(record) if len(record) else corpus
@@ -88,10 +84,7 @@ def parse_corpus(data: bytes | str, name: str = "<corpus>") -> Corpus:
     """Like :func:`load_corpus` for content in hand (tests, stdin)."""
     if isinstance(data, str):
         data = data.encode("utf-8")
-    try:
-        root = parse_document(data, name=name, max_bytes=MAX_FILE_BYTES, what="corpus")
-    except DocumentProblem as exc:
-        raise CorpusError([exc.problem]) from None
+    root = parse_document(data, name=name, max_bytes=MAX_FILE_BYTES, what="corpus")
     return _Reader(name).corpus(root)
 
 
@@ -99,14 +92,10 @@ class _Reader(ProblemReader):
     """One pass over a composed corpus, collecting problems as it goes."""
 
     def corpus(self, root: Node) -> Corpus:
-        if not isinstance(root, MappingNode):
-            self.report(f"a corpus is a YAML mapping with version, default_k and cases, not {describe(root)}",
-                        line=line_of(root), field=None)
-            raise CorpusError(self.problems)
-        fields = mapping_fields(root, known=TOP_FIELDS, report=self.report, where="the corpus")
-        self.default_k_misspelt = "default_k" not in fields and "default_k" in suggestions(root, TOP_FIELDS)  # k follows
-
-        self._version(fields, root)
+        fields = self.top(root, known=TOP_FIELDS, what="corpus", holds="version, default_k and cases",
+                          format_="corpus format")
+        misspelt = suggestions(cast(MappingNode, root), TOP_FIELDS)  # top() refused any other root
+        self.default_k_misspelt = "default_k" not in fields and "default_k" in misspelt  # k follows
         name = self._text_field(fields, "name")
         description = self._text_field(fields, "description")
         default_k = self._default_k(fields)
@@ -114,19 +103,6 @@ class _Reader(ProblemReader):
         if self.problems:
             raise CorpusError(self.problems)
         return Corpus(cases=tuple(cases), name=name, description=description, default_k=default_k, path=self.path)
-
-    def _version(self, fields: dict, root: MappingNode) -> None:
-        if "version" not in fields:
-            self.report("is missing; write `version: 1` at the top", line=line_of(root), field="version")
-            return
-        node = fields["version"].value
-        value = integer(node)
-        if value != CORPUS_VERSION:
-            self.report(
-                f"must be the number 1 (this ptah reads corpus format 1), not {describe(node)}",
-                line=line_of(node),
-                field="version",
-            )
 
     def _text_field(self, fields: dict, name: str) -> str | None:
         if name not in fields:
@@ -169,7 +145,7 @@ class _Reader(ProblemReader):
             return None
         return value
 
-    def _cases(self, fields: dict, root: MappingNode, default_k: int | None) -> list[Case]:
+    def _cases(self, fields: dict, root: Node, default_k: int | None) -> list[Case]:
         if "cases" not in fields:
             self.report("is missing; a corpus needs at least one case", line=line_of(root), field="cases")
             return []

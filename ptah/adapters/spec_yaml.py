@@ -59,7 +59,6 @@ from ptah.adapters.stores import registry as stores
 from ptah.adapters.stores.pgvector_location import schema_problem, with_schema
 from ptah.adapters.yaml_nodes import (
     TAG_BOOL,
-    DocumentProblem,
     Field,
     describe,
     integer,
@@ -126,10 +125,7 @@ def _named_file(value: str, base: Path, origin: str) -> Path:
 def load_spec(path: str | Path, *, env: Mapping[str, str] | None = None) -> Spec:
     """Read and validate a specification. Raises :class:`SpecError` listing every problem."""
     path = Path(path).absolute()
-    try:
-        root_node = read_document(path, max_bytes=MAX_SPEC_BYTES, what="specification")
-    except DocumentProblem as exc:
-        raise SpecError([exc.problem]) from None
+    root_node = read_document(path, max_bytes=MAX_SPEC_BYTES, what="specification", error=SpecError)
     reader = _SpecReader(str(path), str(path.parent), os.environ if env is None else env)
     spec = reader.read(root_node)
     if reader.problems or spec is None:
