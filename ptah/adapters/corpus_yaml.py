@@ -150,18 +150,9 @@ class _Reader(ProblemReader):
             self.report("is missing; a corpus needs at least one case", line=line_of(root), field="cases")
             return []
         node = fields["cases"].value
-        if not isinstance(node, SequenceNode):
-            self.report(f"must be a list of cases, not {describe(node)}", line=line_of(node), field="cases")
-            return []
-        if not node.value:
-            self.report("is empty; a corpus needs at least one case", line=line_of(node), field="cases")
-            return []
-        if len(node.value) > MAX_CASES:
-            self.report(
-                f"holds {len(node.value):,} cases, more than the limit of {MAX_CASES:,}; split the corpus",
-                line=line_of(node),
-                field="cases",
-            )
+        if not self.sized(node, SequenceNode, shape="a list of cases", empty="a corpus needs at least one case",
+                          limit=MAX_CASES, over="holds {:,} cases, more than the limit of {:,}; split the corpus",
+                          field="cases"):
             return []
         cases: list[Case] = []
         first_line: dict[str, int] = {}
@@ -296,15 +287,10 @@ class _Reader(ProblemReader):
         if name not in fields:
             return None
         node = fields[name].value
-        if not isinstance(node, SequenceNode):
-            example = f'[{node.value!r}]' if isinstance(node, ScalarNode) and not is_null(node) else '["42"]'
-            self.report(f"must be a list of keys such as {example}, not {describe(node)}", line=line_of(node), field=name, case=case_id)
-            return []
-        if not node.value:
-            self.report("is empty; list at least one key or leave the field out", line=line_of(node), field=name, case=case_id)
-            return []
-        if len(node.value) > MAX_KEYS_PER_CASE:
-            self.report(f"lists {len(node.value):,} keys, above the limit of {MAX_KEYS_PER_CASE:,}", line=line_of(node), field=name, case=case_id)
+        example = f'[{node.value!r}]' if isinstance(node, ScalarNode) and not is_null(node) else '["42"]'
+        if not self.sized(node, SequenceNode, shape=f"a list of keys such as {example}",
+                          empty="list at least one key or leave the field out", limit=MAX_KEYS_PER_CASE,
+                          over="lists {:,} keys, above the limit of {:,}", field=name, case=case_id):
             return []
         keys: list[str] = []
         for item in node.value:
@@ -322,13 +308,8 @@ class _Reader(ProblemReader):
         if "tags" not in fields:
             return []
         node = fields["tags"].value
-        if not isinstance(node, SequenceNode):
-            self.report(f"must be a list of tags such as [billing, de], not {describe(node)}", line=line_of(node),
-                        field="tags", case=case_id)
-            return []
-        if len(node.value) > MAX_TAGS_PER_CASE:
-            self.report(f"lists {len(node.value)} tags, above the limit of {MAX_TAGS_PER_CASE}", line=line_of(node),
-                        field="tags", case=case_id)
+        if not self.sized(node, SequenceNode, shape="a list of tags such as [billing, de]", limit=MAX_TAGS_PER_CASE,
+                          over="lists {} tags, above the limit of {}", field="tags", case=case_id):
             return []
         tags: list[str] = []
         for item in node.value:
@@ -347,19 +328,9 @@ class _Reader(ProblemReader):
         if "relevant" not in fields:
             return None
         node = fields["relevant"].value
-        if not isinstance(node, MappingNode):
-            self.report(
-                f'must be a mapping from key to grade such as {{"42": 1}}, not {describe(node)}',
-                line=line_of(node),
-                field="relevant",
-                case=case_id,
-            )
-            return {}
-        if not node.value:
-            self.report("is empty; grade at least one key or leave the field out", line=line_of(node), field="relevant", case=case_id)
-            return {}
-        if len(node.value) > MAX_KEYS_PER_CASE:
-            self.report(f"grades {len(node.value):,} keys, above the limit of {MAX_KEYS_PER_CASE:,}", line=line_of(node), field="relevant", case=case_id)
+        if not self.sized(node, MappingNode, shape='a mapping from key to grade such as {"42": 1}',
+                          empty="grade at least one key or leave the field out", limit=MAX_KEYS_PER_CASE,
+                          over="grades {:,} keys, above the limit of {:,}", field="relevant", case=case_id):
             return {}
         grades: dict[str, float] = {}
         lines: dict[str, int] = {}

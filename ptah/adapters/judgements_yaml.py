@@ -316,13 +316,8 @@ class _Reader(ProblemReader):
     def _cases(self, node: Node, field: str = "cases", sampled: bool = True) -> dict[str, dict[str, Judgement]]:
         if isinstance(node, ScalarNode) and scalar_text(node) is None:
             return {}  # `cases:` with nothing under it: no judgement yet
-        if not isinstance(node, MappingNode):
-            self.report(f"must be a mapping from case id to its judgements, not {describe(node)}",
-                        line=line_of(node), field=field)
-            return {}
-        if len(node.value) > MAX_CASES:
-            self.report(f"holds {len(node.value):,} cases, more than the limit of {MAX_CASES:,}",
-                        line=line_of(node), field=field)
+        if not self.sized(node, MappingNode, shape="a mapping from case id to its judgements", limit=MAX_CASES,
+                          over="holds {:,} cases, more than the limit of {:,}", field=field):
             return {}
         cases: dict[str, dict[str, Judgement]] = {}
         for key_node, value in node.value:
@@ -336,13 +331,9 @@ class _Reader(ProblemReader):
         return cases
 
     def _judgements(self, node: Node, case_id: str, sampled: bool = True) -> dict[str, Judgement]:
-        if not isinstance(node, MappingNode):
-            self.report(f'must be a mapping from key to its judgement such as "42": {{grade: 1, …}}, not {describe(node)}',
-                        line=line_of(node), field=None, case=case_id)
-            return {}
-        if len(node.value) > MAX_KEYS_PER_CASE:
-            self.report(f"holds {len(node.value):,} judgements, above the limit of {MAX_KEYS_PER_CASE:,}",
-                        line=line_of(node), field=None, case=case_id)
+        if not self.sized(node, MappingNode, shape='a mapping from key to its judgement such as "42": {grade: 1, …}',
+                          limit=MAX_KEYS_PER_CASE, over="holds {:,} judgements, above the limit of {:,}", field=None,
+                          case=case_id):
             return {}
         judgements: dict[str, Judgement] = {}
         for key_node, value in node.value:

@@ -197,6 +197,18 @@ class ProblemReader:
     def report(self, message: str, *, line: int | None, field: str | None, case: str | None = None) -> None:
         self.problems.append(Problem(message, path=self.path, line=line, case=case, field=field))
 
+    def sized(self, node: Node, kind: type, *, shape: str, limit: int, over: str, empty: str = "",
+              field: str | None, case: str | None = None) -> bool:
+        """Whether ``node`` is a ``kind`` (a list or a mapping) of at most ``limit`` items and, where ``empty`` says
+        what to do instead, of at least one; otherwise reports ``must be {shape}, not …``, ``is empty; {empty}``
+        or ``over`` formatted with the count and the limit."""
+        message = (f"must be {shape}, not {describe(node)}" if not isinstance(node, kind)
+                   else f"is empty; {empty}" if empty and not node.value
+                   else over.format(len(node.value), limit) if len(node.value) > limit else None)
+        if message is not None:
+            self.report(message, line=line_of(node), field=field, case=case)
+        return message is None
+
     def top(self, root: Node, *, known: tuple[str, ...], what: str, holds: str, format_: str) -> dict[str, Field]:
         """The fields of the document's root, its ``version`` checked to be 1; raises :class:`CorpusError` when
         the root is no mapping (``holds``: the fields it needs, ``format_``: the format's name, for messages)."""
