@@ -232,14 +232,7 @@ class _Reader(ProblemReader):
     def _case_id(self, node: MappingNode) -> str | None:
         for key, value in node.value:
             if isinstance(key, ScalarNode) and key.value == "id":
-                text = scalar_text(value)
-                if text is None or not text.strip():
-                    self.report(f"must be non-empty text, not {describe(value)}", line=line_of(value), field="id")
-                    return None
-                if len(text) > MAX_ID_CHARS:
-                    self.report(f"is {len(text):,} characters, above the limit of {MAX_ID_CHARS}", line=line_of(value), field="id")
-                    return None
-                return None if self._holds_nul(text, value, field="id", case=None) else text
+                return self._text(value, field="id", limit=MAX_ID_CHARS, case=None)
         self.report("a case has no id; give every case a unique id", line=line_of(node), field="id")
         return None
 
@@ -247,20 +240,19 @@ class _Reader(ProblemReader):
         if "query" not in fields:
             self.report("is missing; a case needs the text to search with", line=line, field="query", case=case_id)
             return None
-        node = fields["query"].value
+        return self._text(fields["query"].value, field="query", limit=MAX_QUERY_CHARS, case=case_id)
+
+    def _text(self, node: Node, *, field: str, limit: int, case: str | None) -> str | None:
+        """Non-empty text of at most ``limit`` characters and no NUL (an id, a query); reports anything else."""
         text = scalar_text(node)
         if text is None or not text.strip():
-            self.report(f"must be non-empty text, not {describe(node)}", line=line_of(node), field="query", case=case_id)
+            self.report(f"must be non-empty text, not {describe(node)}", line=line_of(node), field=field, case=case)
             return None
-        if len(text) > MAX_QUERY_CHARS:
-            self.report(
-                f"is {len(text):,} characters, above the limit of {MAX_QUERY_CHARS:,}",
-                line=line_of(node),
-                field="query",
-                case=case_id,
-            )
+        if len(text) > limit:
+            self.report(f"is {len(text):,} characters, above the limit of {limit:,}", line=line_of(node), field=field,
+                        case=case)
             return None
-        return None if self._holds_nul(text, node, field="query", case=case_id) else text
+        return None if self._holds_nul(text, node, field=field, case=case) else text
 
     def _key(self, node: Node, field: str, case_id: str) -> str | None:
         """A key exactly as written; refuses collections, null and empty or oversized text."""
