@@ -29,7 +29,6 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ptah.adapters.yaml_nodes import (
     ProblemReader,
-    TAG_BOOL,
     TAG_INT,
     TAG_STR,
     describe,
@@ -128,22 +127,22 @@ class _Reader(ProblemReader):
 
     def _depth(self, node: Node, *, field: str, case: str | None) -> int | None:
         """A depth: a whole number 0..MAX_K written unquoted. Reports and returns None otherwise."""
-        value, line = integer(node), line_of(node)
+        value = integer(node)
         digits = isinstance(node, ScalarNode) and integer_like(node.value)
         if value is None and digits and tag_of(node) == TAG_INT:  # more digits than Python converts: out of range
             value = -1 if node.value.strip().startswith("-") else MAX_K + 1
         if value is None:
             quoted = digits and tag_of(node) == TAG_STR
             hint = f"remove the quotes: {field}: {shown(node).strip()}" if quoted else "write a whole number such as 10"
-            self.report(f"must be a whole number, not {describe(node)}; {hint}", line=line, field=field, case=case)
-            return None
-        if value < 0:
-            self.report(f"must not be negative (got {shown(node)})", line=line, field=field, case=case)
-            return None
-        if value > MAX_K:
-            self.report(f"{shown(node)} is above the limit of {MAX_K}", line=line, field=field, case=case)
-            return None
-        return value
+            message = f"must be a whole number, not {describe(node)}; {hint}"
+        elif value < 0:
+            message = f"must not be negative (got {shown(node)})"
+        elif value > MAX_K:
+            message = f"{shown(node)} is above the limit of {MAX_K}"
+        else:
+            return value
+        self.report(message, line=line_of(node), field=field, case=case)
+        return None
 
     def _cases(self, fields: dict, root: Node, default_k: int | None) -> list[Case]:
         if "cases" not in fields:
@@ -345,27 +344,17 @@ class _Reader(ProblemReader):
 
     def _grade(self, node: Node, key: str | None, case_id: str) -> float | None:
         field = f"relevant[{key!r}]" if key is not None else "relevant"
-        line = line_of(node)
-        if isinstance(node, ScalarNode) and tag_of(node) == TAG_BOOL:
-            self.report(f"a grade must be a number above 0, not the boolean {node.value}", line=line, field=field, case=case_id)
-            return None
-        value = number(node)
+        value = number(node)  # None for a boolean too, which describe() names
         if value is None:
             hint = "; remove the quotes" if isinstance(node, ScalarNode) and tag_of(node) == TAG_STR and number_like(node.value) else ""
-            self.report(f"a grade must be a number above 0, not {describe(node)}{hint}", line=line, field=field, case=case_id)
-            return None
-        if math.isnan(value) or math.isinf(value):
-            self.report(f"a grade must be a finite number above 0, not {shown(node)}", line=line, field=field, case=case_id)
-            return None
-        if value <= 0:
-            self.report(
-                f"a grade must be above 0, not {shown(node)}; an unlisted key already means 0, so leave it out",
-                line=line,
-                field=field,
-                case=case_id,
-            )
-            return None
-        if value > MAX_GRADE:
-            self.report(f"a grade must be at most {MAX_GRADE:,}, not {shown(node)}", line=line, field=field, case=case_id)
-            return None
-        return value
+            message = f"a grade must be a number above 0, not {describe(node)}{hint}"
+        elif not math.isfinite(value):
+            message = f"a grade must be a finite number above 0, not {shown(node)}"
+        elif value <= 0:
+            message = f"a grade must be above 0, not {shown(node)}; an unlisted key already means 0, so leave it out"
+        elif value > MAX_GRADE:
+            message = f"a grade must be at most {MAX_GRADE:,}, not {shown(node)}"
+        else:
+            return value
+        self.report(message, line=line_of(node), field=field, case=case_id)
+        return None
