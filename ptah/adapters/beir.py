@@ -33,10 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ptah.adapters.files import open_lines
+from ptah.adapters.files import open_lines, refused
 from ptah.adapters.yaml_nodes import grade_text, quoted
 from ptah.core.corpus import Corpus
-from ptah.core.errors import InputError, Problem
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
 # Limits: a BEIR file is read only if it is a regular file, and never past these.
@@ -76,11 +75,6 @@ class Judgement:
     line: int
 
 
-def fail(message: str, *, path: str, line: int | None = None, field: str | None = None) -> InputError:
-    problem = Problem(message, path=path, line=line, field=field)
-    return InputError(str(problem), problems=(problem,))
-
-
 # -- reading -----------------------------------------------------------------------
 
 
@@ -94,7 +88,7 @@ def _lines(path: Path, progress: ReadProgress | None, limit: int, what: str) -> 
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise fail(f"byte 0x{raw[exc.start]:02x} is not UTF-8; BEIR files are UTF-8", path=name, line=number) from None
+                raise refused(f"byte 0x{raw[exc.start]:02x} is not UTF-8; BEIR files are UTF-8", path=name, line=number) from None
             if number == 1 and text.startswith("\ufeff"):
                 text = text[1:]
             text = text[:-1] if text.endswith("\n") else text
@@ -113,11 +107,11 @@ def _json_objects(path: Path, progress: ReadProgress | None, limit: int, what: s
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise fail(f"not valid JSON: {exc.msg} (column {exc.colno})", path=name, line=number) from None
+            raise refused(f"not valid JSON: {exc.msg} (column {exc.colno})", path=name, line=number) from None
         except RecursionError:
-            raise fail("not accepted: the JSON is nested too deeply", path=name, line=number) from None
+            raise refused("not accepted: the JSON is nested too deeply", path=name, line=number) from None
         if not isinstance(value, dict):
-            raise fail(f"each line must be a JSON object, not {_kind(value)}", path=name, line=number)
+            raise refused(f"each line must be a JSON object, not {_kind(value)}", path=name, line=number)
         yield number, value
 
 
@@ -138,13 +132,13 @@ def _kind(value: object) -> str:
 def _identifier(value: object, *, path: str, line: int) -> str:
     """An ``_id`` as text: a JSON string as written, a JSON integer as its decimal text."""
     if value is None:
-        raise fail("missing; every line needs an id", path=path, line=line, field="_id")
+        raise refused("missing; every line needs an id", path=path, line=line, field="_id")
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str):
-        raise fail(f"must be text or a whole number, not {_kind(value)}", path=path, line=line, field="_id")
+        raise refused(f"must be text or a whole number, not {_kind(value)}", path=path, line=line, field="_id")
     if value == "":
-        raise fail("is empty; every line needs an id", path=path, line=line, field="_id")
+        raise refused("is empty; every line needs an id", path=path, line=line, field="_id")
     return _unicode(value, path=path, line=line, field="_id")
 
 
@@ -153,7 +147,7 @@ def _unicode(value: str, *, path: str, line: int, field: str) -> str:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise fail(
+        raise refused(
             f"holds the unpaired surrogate escape \\u{ord(value[exc.start]):04x}, which is not Unicode text",
             path=path,
             line=line,
@@ -168,7 +162,7 @@ def _text_field(item: dict, field: str, *, path: str, line: int) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise fail(f"must be text, not {_kind(value)}", path=path, line=line, field=field)
+        raise refused(f"must be text, not {_kind(value)}", path=path, line=line, field=field)
     return _unicode(value, path=path, line=line, field=field)
 
 
@@ -179,7 +173,7 @@ def read_corpus(path: Path, progress: ReadProgress | None = None) -> Iterator[Be
         doc_id = _identifier(item.get("_id"), path=name, line=number)
         text = _text_field(item, "text", path=name, line=number)
         if text is None:
-            raise fail("missing; every document needs its text", path=name, line=number, field="text")
+            raise refused("missing; every document needs its text", path=name, line=number, field="text")
         title = _text_field(item, "title", path=name, line=number)
         yield BeirDocument(doc_id, title or "", text, title is None, number)
 
@@ -192,9 +186,9 @@ def read_queries(path: Path, progress: ReadProgress | None = None) -> dict[str, 
         query_id = _identifier(item.get("_id"), path=name, line=number)
         text = _text_field(item, "text", path=name, line=number)
         if text is None:
-            raise fail("missing; every query needs its text", path=name, line=number, field="text")
+            raise refused("missing; every query needs its text", path=name, line=number, field="text")
         if query_id in queries:
-            raise fail(
+            raise refused(
                 f'"{query_id}" is used twice (lines {queries[query_id][1]} and {number}); query ids must be unique',
                 path=name,
                 line=number,
@@ -213,7 +207,7 @@ def read_qrels(path: Path, progress: ReadProgress | None = None) -> list[Judgeme
         fields = text.split("\t")
         if not header_seen:
             if tuple(field.strip() for field in fields) != QRELS_HEADER:
-                raise fail(
+                raise refused(
                     "the first line must be the header query-id<TAB>corpus-id<TAB>score, not " + json.dumps(text),
                     path=name,
                     line=number,
@@ -221,7 +215,7 @@ def read_qrels(path: Path, progress: ReadProgress | None = None) -> list[Judgeme
             header_seen = True
             continue
         if len(fields) != 3:
-            raise fail(
+            raise refused(
                 f"a judgement is query-id<TAB>corpus-id<TAB>score; this line has {len(fields)} tab-separated field(s)",
                 path=name,
                 line=number,
@@ -229,11 +223,11 @@ def read_qrels(path: Path, progress: ReadProgress | None = None) -> list[Judgeme
         query_id, doc_id, score = fields
         for field, value in (("query-id", query_id), ("corpus-id", doc_id)):
             if value == "":
-                raise fail("is empty", path=name, line=number, field=field)
+                raise refused("is empty", path=name, line=number, field=field)
         try:
             grade = int(score.strip())
         except ValueError:
-            raise fail(f"{json.dumps(score)} is not a whole number", path=name, line=number, field="score") from None
+            raise refused(f"{json.dumps(score)} is not a whole number", path=name, line=number, field="score") from None
         judgements.append(Judgement(query_id, doc_id, grade, number))
     return judgements
 

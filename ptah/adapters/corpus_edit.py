@@ -102,7 +102,7 @@ class CorpusDocument:
         if grade > 0:
             if "relevant" not in node:
                 grades = {DoubleQuotedScalarString(k): 1.0 for k in case.required}
-                self._add_field(node, "relevant", self._new_collection("relevant", grades, node))
+                self._append(node, self._new_collection("relevant", grades, node), "relevant")
             self._set_in_map(node["relevant"], key, grade)
         return float(grade)
 
@@ -129,11 +129,7 @@ class CorpusDocument:
                                                                  for key, g in graded.items()})
         if forbidden:
             node[FORBIDDEN] = self._new_collection(FORBIDDEN, [DoubleQuotedScalarString(key) for key in forbidden])
-        cases = self._data["cases"]
-        trailing = _take_trailing(cases)
-        cases.append(node)
-        _give_trailing(cases, trailing)
-        self._changed = True
+        self._append(self._data["cases"], node)
 
     @property
     def case_ids(self) -> frozenset[str]:
@@ -174,15 +170,12 @@ class CorpusDocument:
 
     def _add_to_list(self, case: CommentedMap, field: str, key: str) -> None:
         if field not in case:
-            self._add_field(case, field, self._new_collection(field, [DoubleQuotedScalarString(key)], case))
+            self._append(case, self._new_collection(field, [DoubleQuotedScalarString(key)], case), field)
             return
         keys = case[field]
         if key in [str(item) for item in keys]:
             return
-        trailing = _take_trailing(keys)
-        keys.append(DoubleQuotedScalarString(key))
-        _give_trailing(keys, trailing)
-        self._changed = True
+        self._append(keys, DoubleQuotedScalarString(key))
 
     def _set_in_map(self, mapping: CommentedMap, key: str, grade: float) -> None:
         for existing in mapping:
@@ -191,15 +184,17 @@ class CorpusDocument:
                     mapping[existing] = _grade(grade)
                     self._changed = True
                 return
-        trailing = _take_trailing(mapping)
-        mapping[DoubleQuotedScalarString(key)] = _grade(grade)
-        _give_trailing(mapping, trailing)
-        self._changed = True
+        self._append(mapping, _grade(grade), DoubleQuotedScalarString(key))
 
-    def _add_field(self, case: CommentedMap, field: str, value) -> None:
-        trailing = _take_trailing(case)
-        case[field] = value
-        _give_trailing(case, trailing)
+    def _append(self, node, value, key=None) -> None:
+        """Add ``value`` to the end of the list ``node``, or as ``key`` of the mapping ``node``, before the comment
+        lines that follow its last entry."""
+        trailing = _take_trailing(node)
+        if key is None:
+            node.append(value)
+        else:
+            node[key] = value
+        _give_trailing(node, trailing)
         self._changed = True
 
     def _new_collection(self, field: str, items, case: CommentedMap | None = None):

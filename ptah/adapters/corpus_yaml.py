@@ -23,15 +23,14 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
+from typing import cast
 
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ptah.adapters.yaml_nodes import (
     ProblemReader,
-    TAG_BOOL,
     TAG_INT,
     TAG_STR,
-    DocumentProblem,
     describe,
     integer,
     integer_like,
@@ -48,7 +47,6 @@ from ptah.adapters.yaml_nodes import (
     tag_of,
 )
 from ptah.core.corpus import (
-    CORPUS_VERSION,
     MAX_CASES,
     MAX_FILE_BYTES,
     MAX_GRADE,
@@ -75,10 +73,7 @@ def load_corpus(given: str | os.PathLike) -> Corpus:
     from ptah.adapters.judgements_yaml import read_record
 
     path = Path(given)
-    try:
-        root = read_document(path, max_bytes=MAX_FILE_BYTES, what="corpus")
-    except DocumentProblem as exc:
-        raise CorpusError([exc.problem]) from None
+    root = read_document(path, max_bytes=MAX_FILE_BYTES, what="corpus")
     corpus = _Reader(str(path)).corpus(root)
     record = read_record(path)
     return corpus.with_judgements(record) if len(record) else corpus
@@ -88,10 +83,7 @@ def parse_corpus(data: bytes | str, name: str = "<corpus>") -> Corpus:
     """Like :func:`load_corpus` for content in hand (tests, stdin)."""
     if isinstance(data, str):
         data = data.encode("utf-8")
-    try:
-        root = parse_document(data, name=name, max_bytes=MAX_FILE_BYTES, what="corpus")
-    except DocumentProblem as exc:
-        raise CorpusError([exc.problem]) from None
+    root = parse_document(data, name=name, max_bytes=MAX_FILE_BYTES, what="corpus")
     return _Reader(name).corpus(root)
 
 
@@ -99,14 +91,10 @@ class _Reader(ProblemReader):
     """One pass over a composed corpus, collecting problems as it goes."""
 
     def corpus(self, root: Node) -> Corpus:
-        if not isinstance(root, MappingNode):
-            self.report(f"a corpus is a YAML mapping with version, default_k and cases, not {describe(root)}",
-                        line=line_of(root), field=None)
-            raise CorpusError(self.problems)
-        fields = mapping_fields(root, known=TOP_FIELDS, report=self.report, where="the corpus")
-        self.default_k_misspelt = "default_k" not in fields and "default_k" in suggestions(root, TOP_FIELDS)  # k follows
-
-        self._version(fields, root)
+        fields = self.top(root, known=TOP_FIELDS, what="corpus", holds="version, default_k and cases",
+                          format_="corpus format")
+        misspelt = suggestions(cast(MappingNode, root), TOP_FIELDS)  # top() refused any other root
+        self.default_k_misspelt = "default_k" not in fields and "default_k" in misspelt  # k follows
         name = self._text_field(fields, "name")
         description = self._text_field(fields, "description")
         default_k = self._default_k(fields)
@@ -114,19 +102,6 @@ class _Reader(ProblemReader):
         if self.problems:
             raise CorpusError(self.problems)
         return Corpus(cases=tuple(cases), name=name, description=description, default_k=default_k, path=self.path)
-
-    def _version(self, fields: dict, root: MappingNode) -> None:
-        if "version" not in fields:
-            self.report("is missing; write `version: 1` at the top", line=line_of(root), field="version")
-            return
-        node = fields["version"].value
-        value = integer(node)
-        if value != CORPUS_VERSION:
-            self.report(
-                f"must be the number 1 (this ptah reads corpus format 1), not {describe(node)}",
-                line=line_of(node),
-                field="version",
-            )
 
     def _text_field(self, fields: dict, name: str) -> str | None:
         if name not in fields:
@@ -152,40 +127,31 @@ class _Reader(ProblemReader):
 
     def _depth(self, node: Node, *, field: str, case: str | None) -> int | None:
         """A depth: a whole number 0..MAX_K written unquoted. Reports and returns None otherwise."""
-        value, line = integer(node), line_of(node)
+        value = integer(node)
         digits = isinstance(node, ScalarNode) and integer_like(node.value)
         if value is None and digits and tag_of(node) == TAG_INT:  # more digits than Python converts: out of range
             value = -1 if node.value.strip().startswith("-") else MAX_K + 1
         if value is None:
             quoted = digits and tag_of(node) == TAG_STR
             hint = f"remove the quotes: {field}: {shown(node).strip()}" if quoted else "write a whole number such as 10"
-            self.report(f"must be a whole number, not {describe(node)}; {hint}", line=line, field=field, case=case)
-            return None
-        if value < 0:
-            self.report(f"must not be negative (got {shown(node)})", line=line, field=field, case=case)
-            return None
-        if value > MAX_K:
-            self.report(f"{shown(node)} is above the limit of {MAX_K}", line=line, field=field, case=case)
-            return None
-        return value
+            message = f"must be a whole number, not {describe(node)}; {hint}"
+        elif value < 0:
+            message = f"must not be negative (got {shown(node)})"
+        elif value > MAX_K:
+            message = f"{shown(node)} is above the limit of {MAX_K}"
+        else:
+            return value
+        self.report(message, line=line_of(node), field=field, case=case)
+        return None
 
-    def _cases(self, fields: dict, root: MappingNode, default_k: int | None) -> list[Case]:
+    def _cases(self, fields: dict, root: Node, default_k: int | None) -> list[Case]:
         if "cases" not in fields:
             self.report("is missing; a corpus needs at least one case", line=line_of(root), field="cases")
             return []
         node = fields["cases"].value
-        if not isinstance(node, SequenceNode):
-            self.report(f"must be a list of cases, not {describe(node)}", line=line_of(node), field="cases")
-            return []
-        if not node.value:
-            self.report("is empty; a corpus needs at least one case", line=line_of(node), field="cases")
-            return []
-        if len(node.value) > MAX_CASES:
-            self.report(
-                f"holds {len(node.value):,} cases, more than the limit of {MAX_CASES:,}; split the corpus",
-                line=line_of(node),
-                field="cases",
-            )
+        if not self.sized(node, SequenceNode, shape="a list of cases", empty="a corpus needs at least one case",
+                          limit=MAX_CASES, over="holds {:,} cases, more than the limit of {:,}; split the corpus",
+                          field="cases"):
             return []
         cases: list[Case] = []
         first_line: dict[str, int] = {}
@@ -265,14 +231,7 @@ class _Reader(ProblemReader):
     def _case_id(self, node: MappingNode) -> str | None:
         for key, value in node.value:
             if isinstance(key, ScalarNode) and key.value == "id":
-                text = scalar_text(value)
-                if text is None or not text.strip():
-                    self.report(f"must be non-empty text, not {describe(value)}", line=line_of(value), field="id")
-                    return None
-                if len(text) > MAX_ID_CHARS:
-                    self.report(f"is {len(text):,} characters, above the limit of {MAX_ID_CHARS}", line=line_of(value), field="id")
-                    return None
-                return None if self._holds_nul(text, value, field="id", case=None) else text
+                return self._text(value, field="id", limit=MAX_ID_CHARS, case=None)
         self.report("a case has no id; give every case a unique id", line=line_of(node), field="id")
         return None
 
@@ -280,20 +239,19 @@ class _Reader(ProblemReader):
         if "query" not in fields:
             self.report("is missing; a case needs the text to search with", line=line, field="query", case=case_id)
             return None
-        node = fields["query"].value
+        return self._text(fields["query"].value, field="query", limit=MAX_QUERY_CHARS, case=case_id)
+
+    def _text(self, node: Node, *, field: str, limit: int, case: str | None) -> str | None:
+        """Non-empty text of at most ``limit`` characters and no NUL (an id, a query); reports anything else."""
         text = scalar_text(node)
         if text is None or not text.strip():
-            self.report(f"must be non-empty text, not {describe(node)}", line=line_of(node), field="query", case=case_id)
+            self.report(f"must be non-empty text, not {describe(node)}", line=line_of(node), field=field, case=case)
             return None
-        if len(text) > MAX_QUERY_CHARS:
-            self.report(
-                f"is {len(text):,} characters, above the limit of {MAX_QUERY_CHARS:,}",
-                line=line_of(node),
-                field="query",
-                case=case_id,
-            )
+        if len(text) > limit:
+            self.report(f"is {len(text):,} characters, above the limit of {limit:,}", line=line_of(node), field=field,
+                        case=case)
             return None
-        return None if self._holds_nul(text, node, field="query", case=case_id) else text
+        return None if self._holds_nul(text, node, field=field, case=case) else text
 
     def _key(self, node: Node, field: str, case_id: str) -> str | None:
         """A key exactly as written; refuses collections, null and empty or oversized text."""
@@ -320,15 +278,10 @@ class _Reader(ProblemReader):
         if name not in fields:
             return None
         node = fields[name].value
-        if not isinstance(node, SequenceNode):
-            example = f'[{node.value!r}]' if isinstance(node, ScalarNode) and not is_null(node) else '["42"]'
-            self.report(f"must be a list of keys such as {example}, not {describe(node)}", line=line_of(node), field=name, case=case_id)
-            return []
-        if not node.value:
-            self.report("is empty; list at least one key or leave the field out", line=line_of(node), field=name, case=case_id)
-            return []
-        if len(node.value) > MAX_KEYS_PER_CASE:
-            self.report(f"lists {len(node.value):,} keys, above the limit of {MAX_KEYS_PER_CASE:,}", line=line_of(node), field=name, case=case_id)
+        example = f'[{node.value!r}]' if isinstance(node, ScalarNode) and not is_null(node) else '["42"]'
+        if not self.sized(node, SequenceNode, shape=f"a list of keys such as {example}",
+                          empty="list at least one key or leave the field out", limit=MAX_KEYS_PER_CASE,
+                          over="lists {:,} keys, above the limit of {:,}", field=name, case=case_id):
             return []
         keys: list[str] = []
         for item in node.value:
@@ -346,13 +299,8 @@ class _Reader(ProblemReader):
         if "tags" not in fields:
             return []
         node = fields["tags"].value
-        if not isinstance(node, SequenceNode):
-            self.report(f"must be a list of tags such as [billing, de], not {describe(node)}", line=line_of(node),
-                        field="tags", case=case_id)
-            return []
-        if len(node.value) > MAX_TAGS_PER_CASE:
-            self.report(f"lists {len(node.value)} tags, above the limit of {MAX_TAGS_PER_CASE}", line=line_of(node),
-                        field="tags", case=case_id)
+        if not self.sized(node, SequenceNode, shape="a list of tags such as [billing, de]", limit=MAX_TAGS_PER_CASE,
+                          over="lists {} tags, above the limit of {}", field="tags", case=case_id):
             return []
         tags: list[str] = []
         for item in node.value:
@@ -371,19 +319,9 @@ class _Reader(ProblemReader):
         if "relevant" not in fields:
             return None
         node = fields["relevant"].value
-        if not isinstance(node, MappingNode):
-            self.report(
-                f'must be a mapping from key to grade such as {{"42": 1}}, not {describe(node)}',
-                line=line_of(node),
-                field="relevant",
-                case=case_id,
-            )
-            return {}
-        if not node.value:
-            self.report("is empty; grade at least one key or leave the field out", line=line_of(node), field="relevant", case=case_id)
-            return {}
-        if len(node.value) > MAX_KEYS_PER_CASE:
-            self.report(f"grades {len(node.value):,} keys, above the limit of {MAX_KEYS_PER_CASE:,}", line=line_of(node), field="relevant", case=case_id)
+        if not self.sized(node, MappingNode, shape='a mapping from key to grade such as {"42": 1}',
+                          empty="grade at least one key or leave the field out", limit=MAX_KEYS_PER_CASE,
+                          over="grades {:,} keys, above the limit of {:,}", field="relevant", case=case_id):
             return {}
         grades: dict[str, float] = {}
         lines: dict[str, int] = {}
@@ -406,27 +344,17 @@ class _Reader(ProblemReader):
 
     def _grade(self, node: Node, key: str | None, case_id: str) -> float | None:
         field = f"relevant[{key!r}]" if key is not None else "relevant"
-        line = line_of(node)
-        if isinstance(node, ScalarNode) and tag_of(node) == TAG_BOOL:
-            self.report(f"a grade must be a number above 0, not the boolean {node.value}", line=line, field=field, case=case_id)
-            return None
-        value = number(node)
+        value = number(node)  # None for a boolean too, which describe() names
         if value is None:
             hint = "; remove the quotes" if isinstance(node, ScalarNode) and tag_of(node) == TAG_STR and number_like(node.value) else ""
-            self.report(f"a grade must be a number above 0, not {describe(node)}{hint}", line=line, field=field, case=case_id)
-            return None
-        if math.isnan(value) or math.isinf(value):
-            self.report(f"a grade must be a finite number above 0, not {shown(node)}", line=line, field=field, case=case_id)
-            return None
-        if value <= 0:
-            self.report(
-                f"a grade must be above 0, not {shown(node)}; an unlisted key already means 0, so leave it out",
-                line=line,
-                field=field,
-                case=case_id,
-            )
-            return None
-        if value > MAX_GRADE:
-            self.report(f"a grade must be at most {MAX_GRADE:,}, not {shown(node)}", line=line, field=field, case=case_id)
-            return None
-        return value
+            message = f"a grade must be a number above 0, not {describe(node)}{hint}"
+        elif not math.isfinite(value):
+            message = f"a grade must be a finite number above 0, not {shown(node)}"
+        elif value <= 0:
+            message = f"a grade must be above 0, not {shown(node)}; an unlisted key already means 0, so leave it out"
+        elif value > MAX_GRADE:
+            message = f"a grade must be at most {MAX_GRADE:,}, not {shown(node)}"
+        else:
+            return value
+        self.report(message, line=line_of(node), field=field, case=case_id)
+        return None

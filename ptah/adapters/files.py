@@ -45,14 +45,15 @@ def kind_of(mode: int) -> str:
 # -- reading -----------------------------------------------------------------------
 
 
-def _refused(message: str, name: str, line: int | None = None) -> InputError:
-    problem = Problem(message, path=name, line=line)
+def refused(message: str, path: str, line: int | None = None, field: str | None = None) -> InputError:
+    """The exit-2 error of one problem of an input file (``FILE:LINE: field: message``)."""
+    problem = Problem(message, path=path, line=line, field=field)
     return InputError(str(problem), problems=(problem,))
 
 
 def _too_big(name: str, what: str, limit: int, size: int | None = None, hint: str = "") -> InputError:
     said = f"is {size:,} bytes, more than" if size is not None else "holds more than"
-    return _refused(f"the file {said} the {what} limit of {limit:,}" + (" bytes" if size is None else "")
+    return refused(f"the file {said} the {what} limit of {limit:,}" + (" bytes" if size is None else "")
                     + (f"; {hint}" if hint else ""), name)
 
 
@@ -61,16 +62,16 @@ def _open_regular(name: str, what: str, limit: int, hint: str = ""):
     try:
         found = os.stat(name)
         if stat.S_ISDIR(found.st_mode):
-            raise _refused(f"is a directory, not a {what} file", name)
+            raise refused(f"is a directory, not a {what} file", name)
         if not stat.S_ISREG(found.st_mode):
-            raise _refused(f"is {kind_of(found.st_mode)}, not a regular file; give the path of a {what} file", name)
+            raise refused(f"is {kind_of(found.st_mode)}, not a regular file; give the path of a {what} file", name)
         if found.st_size > limit:
             raise _too_big(name, what, limit, found.st_size, hint)
         return open(name, "rb"), found.st_size
     except FileNotFoundError:
-        raise _refused("no such file", name) from None
+        raise refused("no such file", name) from None
     except OSError as exc:
-        raise _refused(f"cannot be read: {exc.strerror or exc}", name) from None
+        raise refused(f"cannot be read: {exc.strerror or exc}", name) from None
 
 
 def read_bounded(path: str | os.PathLike, *, limit: int, what: str, hint: str = "") -> bytes:
@@ -87,7 +88,7 @@ def read_bounded(path: str | os.PathLike, *, limit: int, what: str, hint: str = 
             if len(data) > size:
                 data += handle.read(limit + 1 - len(data))
         except OSError as exc:
-            raise _refused(f"cannot be read: {exc.strerror or exc}", name) from None
+            raise refused(f"cannot be read: {exc.strerror or exc}", name) from None
     if len(data) > limit:
         raise _too_big(name, what, limit, hint=hint)
     return data
@@ -110,13 +111,13 @@ def _lines(handle, name: str, limit: int, line_limit: int, what: str) -> Iterato
         for number, raw in enumerate(iter(lambda: handle.readline(line_limit + 1), b""), 1):
             done += len(raw)
             if len(raw) > line_limit:
-                raise _refused(f"the line is longer than the {what} limit of {line_limit:,} bytes for one line",
+                raise refused(f"the line is longer than the {what} limit of {line_limit:,} bytes for one line",
                                name, number)
             if done > limit:
                 raise _too_big(name, what, limit)
             yield number, raw
     except OSError as exc:
-        raise _refused(f"cannot be read: {exc.strerror or exc}", name) from None
+        raise refused(f"cannot be read: {exc.strerror or exc}", name) from None
 
 
 # -- writing -----------------------------------------------------------------------

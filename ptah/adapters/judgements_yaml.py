@@ -40,7 +40,6 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ptah.adapters.files import kind_of, read_bounded, write_text_atomically
 from ptah.adapters.yaml_nodes import (
     ProblemReader,
-    DocumentProblem,
     describe,
     grade_text,
     integer,
@@ -107,10 +106,7 @@ def read_record(corpus_path: str | os.PathLike) -> JudgementRecord:
     record = _canonical(data)
     if record is not None:
         return record
-    try:
-        root = parse_document(data, name=name, max_bytes=MAX_RECORD_BYTES, what="judgement record")
-    except DocumentProblem as exc:
-        raise CorpusError([exc.problem]) from None
+    root = parse_document(data, name=name, max_bytes=MAX_RECORD_BYTES, what="judgement record")
     return _Reader(name).record(root)
 
 
@@ -232,17 +228,8 @@ def _real_day(day: str, seen: set[str]) -> bool:
 
 class _Reader(ProblemReader):
     def record(self, root: Node) -> JudgementRecord:
-        if not isinstance(root, MappingNode):
-            self.report(f"a judgement record is a YAML mapping with version and cases, not {describe(root)}",
-                        line=line_of(root), field=None)
-            raise CorpusError(self.problems)
-        fields = mapping_fields(root, known=_TOP_FIELDS, report=self.report, where="the judgement record")
-        if "version" not in fields:
-            self.report("is missing; write `version: 1` at the top", line=line_of(root), field="version")
-        elif integer(fields["version"].value) != JUDGED_VERSION:
-            node = fields["version"].value
-            self.report(f"must be the number 1 (this ptah reads judgement records of format 1), not {describe(node)}",
-                        line=line_of(node), field="version")
+        fields = self.top(root, known=_TOP_FIELDS, what="judgement record", holds="version and cases",
+                          format_="judgement records of format")
         corpus = None
         if "corpus" in fields:
             node = fields["corpus"].value
@@ -329,13 +316,8 @@ class _Reader(ProblemReader):
     def _cases(self, node: Node, field: str = "cases", sampled: bool = True) -> dict[str, dict[str, Judgement]]:
         if isinstance(node, ScalarNode) and scalar_text(node) is None:
             return {}  # `cases:` with nothing under it: no judgement yet
-        if not isinstance(node, MappingNode):
-            self.report(f"must be a mapping from case id to its judgements, not {describe(node)}",
-                        line=line_of(node), field=field)
-            return {}
-        if len(node.value) > MAX_CASES:
-            self.report(f"holds {len(node.value):,} cases, more than the limit of {MAX_CASES:,}",
-                        line=line_of(node), field=field)
+        if not self.sized(node, MappingNode, shape="a mapping from case id to its judgements", limit=MAX_CASES,
+                          over="holds {:,} cases, more than the limit of {:,}", field=field):
             return {}
         cases: dict[str, dict[str, Judgement]] = {}
         for key_node, value in node.value:
@@ -349,13 +331,9 @@ class _Reader(ProblemReader):
         return cases
 
     def _judgements(self, node: Node, case_id: str, sampled: bool = True) -> dict[str, Judgement]:
-        if not isinstance(node, MappingNode):
-            self.report(f'must be a mapping from key to its judgement such as "42": {{grade: 1, …}}, not {describe(node)}',
-                        line=line_of(node), field=None, case=case_id)
-            return {}
-        if len(node.value) > MAX_KEYS_PER_CASE:
-            self.report(f"holds {len(node.value):,} judgements, above the limit of {MAX_KEYS_PER_CASE:,}",
-                        line=line_of(node), field=None, case=case_id)
+        if not self.sized(node, MappingNode, shape='a mapping from key to its judgement such as "42": {grade: 1, …}',
+                          limit=MAX_KEYS_PER_CASE, over="holds {:,} judgements, above the limit of {:,}", field=None,
+                          case=case_id):
             return {}
         judgements: dict[str, Judgement] = {}
         for key_node, value in node.value:

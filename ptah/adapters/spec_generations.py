@@ -1,8 +1,7 @@
 """Reading ``generations:`` of the specification: each generation's model and, for a service, its endpoint.
 
-A mixin of the specification reader (:mod:`ptah.adapters.spec_yaml`), which
-provides ``add``, ``fields``, ``text``, ``boolean``, ``positive`` and
-``template``. A generation embedded by a service names a ``provider``::
+A part of the specification reader (:mod:`ptah.adapters.spec_fields`). A
+generation embedded by a service names a ``provider``::
 
     generations:
       small-512:
@@ -36,12 +35,9 @@ for a service and for ``ptah/deterministic``, ``quantize`` without ``backend: on
 
 from __future__ import annotations
 
-import re
-from typing import TYPE_CHECKING, TypeVar
-from urllib.parse import urlsplit
-
 from ruamel.yaml.nodes import MappingNode
 
+from ptah.adapters.spec_fields import _NAME, FieldReader
 from ptah.adapters.yaml_nodes import Field, describe, is_null, line_of
 from ptah.core.spec import (
     DEFAULT_BACKEND,
@@ -53,14 +49,10 @@ from ptah.core.spec import (
     ServiceSettings,
 )
 
-if TYPE_CHECKING:
-    from ptah.core.errors import Problem
-
 MAX_BATCH_SIZE = 65_536
 MAX_DIMENSION = 65_536
 MAX_SEQ_LENGTH = 1_000_000
 MAX_CONCURRENCY = 64
-MAX_TIMEOUT_S = 3600
 
 PROVIDERS = ("openai",)
 DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1"}
@@ -68,7 +60,6 @@ DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 BACKENDS = (DEFAULT_BACKEND, "onnx")
 QUANTIZATIONS = ("int8",)  # of an ONNX model's weights
 
-Default = TypeVar("Default", int, None)  # a number field read with a default reads as a number
 DEFAULT_MAX_CONCURRENCY = 4
 
 SERVICE_FIELDS = ("provider", "base_url", "api_key_env", "dimensions", "max_concurrency", "timeout_s")
@@ -88,42 +79,9 @@ GENERATION_FIELDS = (
 )
 DOCUMENT_ONLY = ("text", "document_prefix")  # settings of the rows' embedding: nothing for an external generation
 
-_GENERATION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
-_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
-
-def base_url_problem(url: str) -> str | None:
-    """Why ``url`` cannot be a service's base URL (``None``: it can); never repeats a credential it holds."""
-    if any(not char.isprintable() or char.isspace() for char in url):
-        return "must not contain spaces or control characters"
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 -- raises on a port that is not a number from 0 to 65535
-    except ValueError:
-        return "is not a URL; write e.g. http://127.0.0.1:8080/v1"
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        return "must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:8080/v1"
-    if "@" in parts.netloc:
-        return "must not hold credentials; put the key in the variable api_key_env names"
-    if parts.query or parts.fragment or url.rstrip().endswith(("?", "#")):
-        return "must not have a query or fragment; write the scheme, host, port and path only"
-    return None
-
-
-class GenerationFields:
+class GenerationFields(FieldReader):
     """The ``generations:`` part of the specification reader (see module docs)."""
-
-    if TYPE_CHECKING:  # what the reader (ptah.adapters.spec_yaml) provides
-        problems: list[Problem]
-
-        def add(self, message: str, *, line: int | None, field: str | None) -> None: ...
-        def fields(self, node: MappingNode, known: tuple[str, ...], prefix: str, where: str) -> dict[str, Field]: ...
-        def template(self, field: Field | None, where: str, at: int, *, required: bool) -> str | None: ...
-        def text(self, fields: dict[str, Field], name: str, prefix: str, at: int, *,
-                 required: bool = True, empty: bool = False, hint: str = "") -> str | None: ...
-        def boolean(self, field: Field | None, where: str, *, default: bool, hint: str = "") -> bool: ...
-        def positive(self, field: Field | None, where: str, limit: int, default: Default,
-                     hint: str = "") -> int | Default: ...
 
     def generations(self, field: Field | None, line: int) -> dict[str, GenerationSettings] | None:
         if field is None or is_null(field.value):
@@ -142,7 +100,7 @@ class GenerationFields:
 
     def generation(self, name: str, field: Field) -> GenerationSettings | None:
         where = f"generations.{name}"
-        if not _GENERATION_NAME.match(name):
+        if not _NAME.match(name):
             self.add("a generation name is 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit",
                      line=line_of(field.key), field=where)
             return None
@@ -234,25 +192,13 @@ class GenerationFields:
             self.add(f'"{provider}" is not a provider ptah knows; write provider: {" or ".join(PROVIDERS)}',
                      line=line_of(fields["provider"].value), field=prefix + "provider")
             provider = None
-        base_url = self.text(fields, "base_url", prefix, at, required=False, hint="remove it for the provider's own")
-        if base_url is not None and (problem := base_url_problem(base_url)):
-            self.add(problem, line=line_of(fields["base_url"].value), field=prefix + "base_url")
-        key_env: str | None = DEFAULT_API_KEY_ENV
-        if "api_key_env" in fields:
-            key_env = None if is_null(fields["api_key_env"].value) else self.text(
-                fields, "api_key_env", prefix, at, hint="name the environment variable that holds the key")
-            if key_env is not None and not _VARIABLE.match(key_env):
-                self.add("must name an environment variable (letters, digits and _), not the key itself",
-                         line=line_of(fields["api_key_env"].value), field=prefix + "api_key_env")
+        base_url, key_env, timeout_s = self.endpoint(
+            fields, prefix, at, url_hint="remove it for the provider's own", url_required=False,
+            key_env=DEFAULT_API_KEY_ENV, key_hint="name the environment variable that holds the key")
         concurrency = self.positive(fields.get("max_concurrency"), prefix + "max_concurrency", MAX_CONCURRENCY,
                                     DEFAULT_MAX_CONCURRENCY)
-        timeout_s = self.positive(fields.get("timeout_s"), prefix + "timeout_s", MAX_TIMEOUT_S,
-                                  DEFAULT_SERVICE_TIMEOUT_S)
         if provider is None:
             return None
         return ServiceSettings(provider, (base_url or DEFAULT_BASE_URLS[provider]).rstrip("/"), key_env,
                                concurrency or DEFAULT_MAX_CONCURRENCY, timeout_s or DEFAULT_SERVICE_TIMEOUT_S)
 
-    def refuse(self, fields: dict[str, Field], prefix: str, name: str, message: str) -> None:
-        if name in fields:
-            self.add(message, line=line_of(fields[name].key), field=prefix + name)

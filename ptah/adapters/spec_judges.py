@@ -1,6 +1,6 @@
 """Reading ``judges:`` of the specification: model judges that grade the holes (DESIGN.md, "Model judges").
 
-A mixin of the specification reader (:mod:`ptah.adapters.spec_yaml`), like
+A part of the specification reader (:mod:`ptah.adapters.spec_fields`), like
 :mod:`ptah.adapters.spec_variants`::
 
     judges:
@@ -24,20 +24,14 @@ is reported as FILE:LINE: field: message, like the rest of the specification.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Callable, cast
+from typing import cast
 
 from ruamel.yaml.nodes import MappingNode
 
-from ptah.adapters.spec_generations import _VARIABLE, MAX_TIMEOUT_S, base_url_problem
-from ptah.adapters.spec_variants import _plain
+from ptah.adapters.spec_fields import FieldReader
 from ptah.adapters.yaml_nodes import Field, describe, line_of, number
 from ptah.core.corpus import MAX_GRADE
-from ptah.core.spec import DEFAULT_MAX_JUDGE_REQUESTS, DEFAULT_RERANK_BATCH, DEFAULT_SERVICE_TIMEOUT_S, JudgeSettings, \
-    ServiceSettings
-
-if TYPE_CHECKING:
-    from ptah.adapters.spec_generations import Default
-    from ptah.core.errors import Problem
+from ptah.core.spec import DEFAULT_MAX_JUDGE_REQUESTS, DEFAULT_RERANK_BATCH, JudgeSettings, ServiceSettings
 
 JUDGE_FIELDS = ("kind", "model", "generation", "threshold", "thresholds", "base_url", "api_key_env", "timeout_s",
                 "max_requests", "batch_size", "options")
@@ -46,22 +40,8 @@ MAX_REQUESTS = 10_000_000
 MAX_BATCH = 4096
 
 
-class JudgeFields:
+class JudgeFields(FieldReader):
     """The ``judges:`` part of the specification reader (see module docs)."""
-
-    if TYPE_CHECKING:  # what the reader (ptah.adapters.spec_yaml) provides
-        problems: list[Problem]
-        declared: list[str]
-
-        def add(self, message: str, *, line: int | None, field: str | None) -> None: ...
-        def fields(self, node: MappingNode, known: tuple[str, ...], prefix: str, where: str) -> dict[str, Field]: ...
-        def text(self, fields: dict[str, Field], name: str, prefix: str, at: int, *,
-                 required: bool = True, empty: bool = False, hint: str = "") -> str | None: ...
-        def positive(self, field: Field | None, where: str, limit: int, default: Default,
-                     hint: str = "") -> int | Default: ...
-        def declared_generation(self, fields: dict[str, Field], prefix: str, at: int) -> str | None: ...
-        def named(self, field: Field | None, section: str, what: str, needs: str,
-                  read: Callable[[str, Field], JudgeSettings | None]) -> dict[str, JudgeSettings]: ...
 
     def judges(self, field: Field | None) -> dict[str, JudgeSettings]:
         return self.named(field, "judges", "judge", "kind", self.judge)
@@ -77,16 +57,10 @@ class JudgeFields:
         max_requests = self.positive(fields.get("max_requests"), prefix + "max_requests", MAX_REQUESTS,
                                      DEFAULT_MAX_JUDGE_REQUESTS)
         batch_size = self.positive(fields.get("batch_size"), prefix + "batch_size", MAX_BATCH, DEFAULT_RERANK_BATCH)
-        options = fields.get("options")
-        if options is not None and not isinstance(options.value, MappingNode):
-            self.add(f"must be a mapping of a plug-in kind's settings, not {describe(options.value)}",
-                     line=line_of(options.value), field=prefix + "options")
+        options = self.options(fields, prefix)
         service = self.chat_service(fields, prefix, at) if kind == "chat" else None
-        if kind != "chat":
-            for other in CHAT_ONLY:
-                if other in fields:
-                    self.add("applies to kind: chat only; remove it", line=line_of(fields[other].key),
-                             field=prefix + other)
+        for other in CHAT_ONLY if kind != "chat" else ():
+            self.refuse(fields, prefix, other, "applies to kind: chat only; remove it")
         if kind == "encoder":
             if (model is None) == (generation is None and "generation" not in fields):
                 self.add("an encoder judge scores with a generation's model (generation:) or a cross-encoder "
@@ -98,8 +72,7 @@ class JudgeFields:
             self.add("missing; name the model the chat service is asked for", line=at, field=prefix + "model")
         if kind is None or len(self.problems) > count:
             return None
-        return JudgeSettings(kind, model, generation, thresholds, service, max_requests, batch_size,
-                             _plain(options.value) if options is not None else {})
+        return JudgeSettings(kind, model, generation, thresholds, service, max_requests, batch_size, options)
 
     def thresholds(self, fields: dict[str, Field], prefix: str) -> dict[float, float]:
         if "threshold" in fields and "thresholds" in fields:
@@ -142,16 +115,8 @@ class JudgeFields:
         return float(value)
 
     def chat_service(self, fields: dict[str, Field], prefix: str, at: int) -> ServiceSettings | None:
-        base_url = self.text(fields, "base_url", prefix, at,
-                             hint="write the server's URL up to /v1, e.g. https://api.openai.com/v1")
-        if base_url is not None and (problem := base_url_problem(base_url)):
-            self.add(problem, line=line_of(fields["base_url"].value), field=prefix + "base_url")
-        key_env = self.text(fields, "api_key_env", prefix, at, required=False)
-        if key_env is not None and not _VARIABLE.match(key_env):
-            self.add("must name an environment variable (letters, digits and _), not the key itself",
-                     line=line_of(fields["api_key_env"].value), field=prefix + "api_key_env")
-        timeout_s = self.positive(fields.get("timeout_s"), prefix + "timeout_s", MAX_TIMEOUT_S,
-                                  DEFAULT_SERVICE_TIMEOUT_S)
+        base_url, key_env, timeout_s = self.endpoint(
+            fields, prefix, at, url_hint="write the server's URL up to /v1, e.g. https://api.openai.com/v1")
         if base_url is None:
             return None
         return ServiceSettings("openai", base_url.rstrip("/"), key_env, 1, timeout_s)

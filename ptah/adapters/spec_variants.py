@@ -1,6 +1,6 @@
 """Reading ``variants:`` of the specification: named configurations evaluated side by side.
 
-A mixin of the specification reader (:mod:`ptah.adapters.spec_yaml`), like
+A part of the specification reader (:mod:`ptah.adapters.spec_fields`), like
 :mod:`ptah.adapters.spec_generations`. Each variant names the channels it
 fuses, its generation, and optionally a rerank stage and its own search::
 
@@ -37,21 +37,15 @@ Hugging Face name, or the model a service is asked for.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, TypeVar, cast
+from typing import cast
 
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from ptah.adapters.spec_generations import (_GENERATION_NAME, _VARIABLE, MAX_BATCH_SIZE, MAX_TIMEOUT_S,
-                                            base_url_problem)
+from ptah.adapters.spec_fields import FieldReader
+from ptah.adapters.spec_generations import MAX_BATCH_SIZE
 from ptah.adapters.yaml_nodes import Field, describe, is_null, line_of
-from ptah.core.spec import (DEFAULT_CANDIDATES, DEFAULT_RERANK_BATCH, DEFAULT_SERVICE_TIMEOUT_S, RERANK_APIS,
-                            RerankSettings, ServiceSettings, Variant)
+from ptah.core.spec import DEFAULT_CANDIDATES, DEFAULT_RERANK_BATCH, RERANK_APIS, RerankSettings, ServiceSettings, Variant
 
-if TYPE_CHECKING:
-    from ptah.adapters.spec_generations import Default
-    from ptah.core.errors import Problem
-
-T = TypeVar("T")
 VARIANT_FIELDS = ("channels", "generation", "rerank", "search", "ef_search")
 RERANK_FIELDS = ("kind", "candidates", "generation", "model", "batch_size", "api", "base_url", "api_key_env",
                  "timeout_s", "options")
@@ -61,47 +55,11 @@ SEARCH_MODES = ("exact", "index", "both")
 FUSED = {("vector",): "vector", ("lexical",): "lexical", ("lexical", "vector"): "hybrid", ("hybrid",): "hybrid"}
 
 
-class VariantFields:
+class VariantFields(FieldReader):
     """The ``variants:`` part of the specification reader (see module docs)."""
-
-    if TYPE_CHECKING:  # what the reader (ptah.adapters.spec_yaml) provides
-        problems: list[Problem]
-        declared: list[str]
-
-        def add(self, message: str, *, line: int | None, field: str | None) -> None: ...
-        def fields(self, node: MappingNode, known: tuple[str, ...], prefix: str, where: str) -> dict[str, Field]: ...
-        def text(self, fields: dict[str, Field], name: str, prefix: str, at: int, *,
-                 required: bool = True, empty: bool = False, hint: str = "") -> str | None: ...
-        def positive(self, field: Field | None, where: str, limit: int, default: Default,
-                     hint: str = "") -> int | Default: ...
 
     def variants(self, field: Field | None) -> dict[str, Variant]:
         return self.named(field, "variants", "variant", "channels", self.variant)
-
-    def named(self, field: Field | None, section: str, what: str, needs: str,
-              read: Callable[[str, Field], T | None]) -> dict[str, T]:
-        """A top-level mapping of named settings (``variants:``, ``judges:``): each entry whose name is 1 to 64
-        letters, digits, ``.``, ``_`` or ``-`` and whose value is a mapping is read by ``read``; an entry with a
-        problem is left out (and the problem reported)."""
-        if field is None or is_null(field.value):
-            return {}
-        node = field.value
-        if not isinstance(node, MappingNode):
-            self.add(f"must map {what} names to their settings, not {describe(node)}", line=line_of(node),
-                     field=section)
-            return {}
-        found: dict[str, T] = {}
-        for name, entry in self.fields(node, tuple(str(k.value) for k, _ in node.value), section + ".",
-                                       section).items():
-            if not _GENERATION_NAME.match(name):
-                self.add(f"a {what} name is 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or "
-                         "digit", line=line_of(entry.key), field=f"{section}.{name}")
-            elif not isinstance(entry.value, MappingNode):
-                self.add(f"must be a mapping with at least {needs}:, not {describe(entry.value)}",
-                         line=line_of(entry.value), field=f"{section}.{name}")
-            elif (value := read(name, entry)) is not None:
-                found[name] = value
-        return found
 
     def variant(self, name: str, field: Field) -> Variant | None:
         where, count = f"variants.{name}", len(self.problems)
@@ -141,15 +99,6 @@ class VariantFields:
             return None
         return tuple(names)
 
-    def declared_generation(self, fields: dict[str, Field], prefix: str, at: int) -> str | None:
-        name = self.text(fields, "generation", prefix, at, required=False)
-        if name is not None and name not in self.declared:
-            self.add(f'names no generation declared under generations:; declare it or write one of '
-                     f'{", ".join(self.declared) or "none"}', line=line_of(fields["generation"].value),
-                     field=prefix + "generation")
-            return None
-        return name
-
     def rerank(self, field: Field, where: str) -> RerankSettings | None:
         node, count = field.value, len(self.problems)
         if not isinstance(node, MappingNode):
@@ -163,16 +112,10 @@ class VariantFields:
         model = self.text(fields, "model", prefix, at, required=False)
         batch_size = self.positive(fields.get("batch_size"), prefix + "batch_size", MAX_BATCH_SIZE,
                                    DEFAULT_RERANK_BATCH)
-        options = fields.get("options")
-        if options is not None and not isinstance(options.value, MappingNode):
-            self.add(f"must be a mapping of a plug-in kind's settings, not {describe(options.value)}",
-                     line=line_of(options.value), field=prefix + "options")
+        options = self.options(fields, prefix)
         service = self.rerank_service(fields, prefix, at) if kind == "service" else None
-        if kind != "service":
-            for name in SERVICE_ONLY:
-                if name in fields:
-                    self.add("applies to kind: service only; remove it", line=line_of(fields[name].key),
-                             field=prefix + name)
+        for name in SERVICE_ONLY if kind != "service" else ():
+            self.refuse(fields, prefix, name, "applies to kind: service only; remove it")
         if kind == "cross-encoder" and model is None:
             self.add("missing; a cross-encoder needs model: (a local folder, an installed model package or a cached "
                      "Hugging Face name)", line=at, field=prefix + "model")
@@ -181,32 +124,15 @@ class VariantFields:
                      field=prefix + "generation")
         if kind is None or len(self.problems) > count:
             return None
-        return RerankSettings(kind, candidates, generation, model, service, batch_size,
-                              _plain(options.value) if options is not None else {})
+        return RerankSettings(kind, candidates, generation, model, service, batch_size, options)
 
     def rerank_service(self, fields: dict[str, Field], prefix: str, at: int) -> ServiceSettings | None:
         api = self.text(fields, "api", prefix, at, required=False) or RERANK_APIS[0]
         if api not in RERANK_APIS:
             self.add(f'"{api}" is not a rerank API ptah speaks; write {" or ".join(RERANK_APIS)}',
                      line=line_of(fields["api"].value), field=prefix + "api")
-        base_url = self.text(fields, "base_url", prefix, at, hint="write the server's URL, e.g. http://127.0.0.1:7997")
-        if base_url is not None and (problem := base_url_problem(base_url)):
-            self.add(problem, line=line_of(fields["base_url"].value), field=prefix + "base_url")
-        key_env = self.text(fields, "api_key_env", prefix, at, required=False)
-        if key_env is not None and not _VARIABLE.match(key_env):
-            self.add("must name an environment variable (letters, digits and _), not the key itself",
-                     line=line_of(fields["api_key_env"].value), field=prefix + "api_key_env")
-        timeout_s = self.positive(fields.get("timeout_s"), prefix + "timeout_s", MAX_TIMEOUT_S,
-                                  DEFAULT_SERVICE_TIMEOUT_S)
+        base_url, key_env, timeout_s = self.endpoint(fields, prefix, at,
+                                                     url_hint="write the server's URL, e.g. http://127.0.0.1:7997")
         if base_url is None:
             return None
         return ServiceSettings(api, base_url.rstrip("/"), key_env, 1, timeout_s)
-
-
-def _plain(node):
-    """A YAML node as plain values (a plug-in's options)."""
-    if isinstance(node, MappingNode):
-        return {str(key.value): _plain(value) for key, value in node.value}
-    if isinstance(node, SequenceNode):
-        return [_plain(item) for item in node.value]
-    return None if is_null(node) else node.value

@@ -51,31 +51,26 @@ from typing import Mapping
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ptah.adapters import spec_databases as databases
-from ptah.adapters.spec_generations import Default, GenerationFields
+from ptah.adapters.spec_fields import _VARIABLE
+from ptah.adapters.spec_generations import GenerationFields
 from ptah.adapters.spec_judges import JudgeFields
 from ptah.adapters.spec_variants import VariantFields
 from ptah.adapters.sources.base import filter_problem
 from ptah.adapters.stores import registry as stores
 from ptah.adapters.stores.pgvector_location import schema_problem, with_schema
 from ptah.adapters.yaml_nodes import (
-    TAG_BOOL,
-    DocumentProblem,
     Field,
     describe,
     integer,
     is_null,
     line_of,
-    mapping_fields,
     read_document,
-    tag_of,
 )
-from ptah.core.errors import Problem, SpecError
+from ptah.core.errors import SpecError
 from ptah.core.spec import (
     DEFAULT_STATEMENT_TIMEOUT_S,
     SourceSpec,
     Spec,
-    TemplateSyntaxError,
-    template_columns,
 )
 
 SPEC_FILE_NAME = "ptah.yaml"
@@ -87,7 +82,6 @@ TOP_FIELDS = ("version", "source", "store", "active", "generations", "variants",
 STORE_FIELDS = ("url", "schema")
 SOURCE_FIELDS = ("database", "table", "key_fields", "text", "filter", "statement_timeout_s", "judge_text")
 MAX_STATEMENT_TIMEOUT_S = 86_400
-_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _REFERENCE = re.compile(r"\$\{([^}]*)(\}?)")
 
 
@@ -126,10 +120,7 @@ def _named_file(value: str, base: Path, origin: str) -> Path:
 def load_spec(path: str | Path, *, env: Mapping[str, str] | None = None) -> Spec:
     """Read and validate a specification. Raises :class:`SpecError` listing every problem."""
     path = Path(path).absolute()
-    try:
-        root_node = read_document(path, max_bytes=MAX_SPEC_BYTES, what="specification")
-    except DocumentProblem as exc:
-        raise SpecError([exc.problem]) from None
+    root_node = read_document(path, max_bytes=MAX_SPEC_BYTES, what="specification", error=SpecError)
     reader = _SpecReader(str(path), str(path.parent), os.environ if env is None else env)
     spec = reader.read(root_node)
     if reader.problems or spec is None:
@@ -139,24 +130,6 @@ def load_spec(path: str | Path, *, env: Mapping[str, str] | None = None) -> Spec
 
 class _SpecReader(GenerationFields, VariantFields, JudgeFields):
     """Collects every problem while building a :class:`Spec`; ``read`` returns ``None`` on any."""
-
-    def __init__(self, name: str, root: str, env: Mapping[str, str]):
-        self.name = name
-        self.root = root
-        self.env = env
-        self.problems: list[Problem] = []
-        self.declared: list[str] = []  # generation names, valid or not, for checking active:
-
-    def add(self, message: str, *, line: int | None, field: str | None) -> None:
-        self.problems.append(Problem(message, path=self.name, line=line, field=field))
-
-    def fields(self, node: MappingNode, known: tuple[str, ...], prefix: str, where: str) -> dict[str, Field]:
-        def report(message: str, *, line: int | None, field: str | None) -> None:
-            self.add(message, line=line, field=prefix + field if field else prefix.rstrip(".") or None)
-
-        return mapping_fields(node, known=known, report=report, where=where)
-
-    # -- the document ---------------------------------------------------------
 
     def read(self, node: Node) -> Spec | None:
         if not isinstance(node, MappingNode):
@@ -243,26 +216,6 @@ class _SpecReader(GenerationFields, VariantFields, JudgeFields):
                 names.append(str(text))
         return tuple(names) if ok else None
 
-    def template(self, field: Field | None, where: str, at: int, *, required: bool) -> str | None:
-        if field is None:
-            if required:
-                self.add('missing; write the text to embed as a template, e.g. text: "{title}"', line=at, field=where)
-            return None
-        value = self.scalar(field, where)
-        if value is None:
-            return None
-        line = line_of(field.value)
-        try:
-            columns = template_columns(value)
-        except TemplateSyntaxError as exc:
-            self.add(f"the template is not valid: {exc.message}", line=line, field=where)
-            return None
-        if not columns:
-            self.add('the template names no column, so every row would embed the same text; write e.g. "{title}"',
-                     line=line, field=where)
-            return None
-        return value
-
     def store(self, field: Field | None) -> str:
         if field is None:
             return os.path.normpath(os.path.join(self.root, DEFAULT_STORE))
@@ -312,51 +265,6 @@ class _SpecReader(GenerationFields, VariantFields, JudgeFields):
         hint = f'did you mean "{close[0]}"?' if close else "declared: " + ", ".join(self.declared)
         self.add(f'names no generation declared under generations:; {hint}', line=line_of(field.value), field="active")
         return None
-
-    # -- values -----------------------------------------------------------------
-
-    def scalar(self, field: Field, where: str) -> str | None:
-        """The text of a scalar as written; reports a list, mapping or null."""
-        node = field.value
-        if isinstance(node, ScalarNode) and not is_null(node):
-            return str(node.value)
-        self.add(f"must be text, not {describe(node)}", line=line_of(node), field=where)
-        return None
-
-    def text(self, fields: dict[str, Field], name: str, prefix: str, at: int, *,
-             required: bool = True, empty: bool = False, hint: str = "") -> str | None:
-        field = fields.get(name)
-        if field is None:
-            if required:
-                self.add("missing; " + hint, line=at, field=prefix + name)
-            return None
-        if empty and is_null(field.value):
-            return ""
-        value = self.scalar(field, prefix + name)
-        if value is not None and not empty and not value.strip():
-            self.add("is empty; " + hint, line=line_of(field.value), field=prefix + name)
-            return None
-        return value
-
-    def boolean(self, field: Field | None, where: str, *, default: bool, hint: str = "") -> bool:
-        if field is None:
-            return default
-        node = field.value
-        if isinstance(node, ScalarNode) and tag_of(node) == TAG_BOOL:
-            return str(node.value).lower() == "true"
-        self.add(f"must be true or false, not {describe(node)}{hint}", line=line_of(node), field=where)
-        return default
-
-    def positive(self, field: Field | None, where: str, limit: int, default: Default,
-                 hint: str = "") -> int | Default:
-        if field is None or (default is None and is_null(field.value)):
-            return default
-        value = integer(field.value)
-        if value is None or not 1 <= value <= limit:
-            self.add(f"must be a whole number from 1 to {limit:,}, not {describe(field.value)}{hint}",
-                     line=line_of(field.value), field=where)
-            return default
-        return value
 
     def expand(self, value: str, line: int, where: str) -> str | None:
         """``${NAME}`` replaced by the environment's value; reports unset or malformed variables."""

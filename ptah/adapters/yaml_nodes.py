@@ -19,7 +19,7 @@ import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from ruamel.yaml import YAML
 from ruamel.yaml.composer import Composer
@@ -29,7 +29,7 @@ from ruamel.yaml.parser import Parser
 from ruamel.yaml.scanner import Scanner
 
 from ptah.adapters.files import read_bounded
-from ptah.core.errors import InputError, Problem
+from ptah.core.errors import CorpusError, InputError, Problem
 from ptah.core.visible import abbreviated
 
 TAG_STR = "tag:yaml.org,2002:str"
@@ -40,14 +40,6 @@ TAG_NULL = "tag:yaml.org,2002:null"
 
 _DECIMAL_INT = re.compile(r"[-+]?[0-9]+\Z")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-class DocumentProblem(Exception):
-    """Raised inside this module when a file cannot be read as one YAML document."""
-
-    def __init__(self, problem: Problem):
-        super().__init__(str(problem))
-        self.problem = problem
 
 
 class _LeanComposer(Composer):
@@ -103,10 +95,13 @@ def describe(node: Node) -> str:
     return kinds.get(tag, f'the text "{shown(node)}"')
 
 
-def read_document(path: Path, *, max_bytes: int, what: str) -> Node:
+Refusal = Callable[[list[Problem]], Exception]  # the error a loader raises: CorpusError, SpecError
+
+
+def read_document(path: Path, *, max_bytes: int, what: str, error: Refusal = CorpusError) -> Node:
     """Read ``path`` as exactly one YAML document and return its root node.
 
-    Raises :class:`DocumentProblem` for a missing, oversized, empty, non-UTF-8
+    Raises ``error([problem])`` for a missing, oversized, empty, non-UTF-8
     or malformed file, for several documents, and for any alias; only a
     regular file is read, and never more than ``max_bytes + 1`` bytes of it
     (:func:`ptah.adapters.files.read_bounded`).
@@ -115,27 +110,25 @@ def read_document(path: Path, *, max_bytes: int, what: str) -> Node:
     try:
         data = read_bounded(path, limit=max_bytes, what=what, hint="split it")
     except InputError as exc:  # missing, a folder, not a regular file, over the limit, unreadable
-        raise DocumentProblem(exc.problems[0]) from None
-    return parse_document(data, name=name, max_bytes=max_bytes, what=what)
+        raise error([exc.problems[0]]) from None
+    return parse_document(data, name=name, max_bytes=max_bytes, what=what, error=error)
 
 
-def parse_document(data: bytes, *, name: str, max_bytes: int, what: str) -> Node:
+def parse_document(data: bytes, *, name: str, max_bytes: int, what: str, error: Refusal = CorpusError) -> Node:
     """Like :func:`read_document`, for bytes already in hand."""
     if len(data) > max_bytes:
-        raise DocumentProblem(
-            Problem(f"the file is {len(data):,} bytes, more than the {what} limit of {max_bytes:,}; split it", path=name)
-        )
+        raise error([Problem(f"the file is {len(data):,} bytes, more than the {what} limit of {max_bytes:,}; split it",
+                             path=name)])
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line: int | None = data[: exc.start].count(b"\n") + 1
-        raise DocumentProblem(
-            Problem(f"byte 0x{data[exc.start]:02x} is not UTF-8; save the file as UTF-8", path=name, line=line)
-        ) from None
+        raise error([Problem(f"byte 0x{data[exc.start]:02x} is not UTF-8; save the file as UTF-8", path=name,
+                             line=line)]) from None
     if not text.strip():
-        raise DocumentProblem(Problem(f"the file is empty; a {what} is a YAML mapping", path=name))
+        raise error([Problem(f"the file is empty; a {what} is a YAML mapping", path=name)])
     yaml = YAML(typ="rt")
     # The plain scanner and parser: the round-trip ones gather every comment
     # around every token, which nothing here reads (a third of the time of a
@@ -151,24 +144,23 @@ def parse_document(data: bytes, *, name: str, max_bytes: int, what: str) -> Node
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         reason = exc.problem or exc.context or "malformed"
-        raise DocumentProblem(Problem(f"not valid YAML: {reason}", path=name, line=line)) from None
+        raise error([Problem(f"not valid YAML: {reason}", path=name, line=line)]) from None
     except RecursionError:
-        raise DocumentProblem(Problem("not accepted: the YAML is nested too deeply", path=name)) from None
+        raise error([Problem("not accepted: the YAML is nested too deeply", path=name)]) from None
     except (YAMLError, Exception) as exc:  # the parser's own failures all mean "not YAML we accept"
-        raise DocumentProblem(Problem(f"not valid YAML: {exc}", path=name)) from None
+        raise error([Problem(f"not valid YAML: {exc}", path=name)]) from None
     documents = [d for d in documents if d is not None]
     if not documents:
-        raise DocumentProblem(Problem(f"the file is empty; a {what} is a YAML mapping", path=name))
+        raise error([Problem(f"the file is empty; a {what} is a YAML mapping", path=name)])
     if len(documents) > 1:
-        raise DocumentProblem(
-            Problem(f"holds {len(documents)} YAML documents; a {what} file holds one", path=name, line=line_of(documents[1]))
-        )
+        raise error([Problem(f"holds {len(documents)} YAML documents; a {what} file holds one", path=name,
+                             line=line_of(documents[1]))])
     root = documents[0]
-    _refuse_aliases(root, name)
+    _refuse_aliases(root, name, error)
     return root
 
 
-def _refuse_aliases(root: Node, name: str) -> None:
+def _refuse_aliases(root: Node, name: str, error: Refusal) -> None:
     """Every node must occur once: the composer turns an alias into a second reference.
 
     Also refuses lone surrogates (a double-quoted ``"\ud800"``): they are no
@@ -180,18 +172,11 @@ def _refuse_aliases(root: Node, name: str) -> None:
     while stack:
         node = stack.pop()
         if isinstance(node, ScalarNode) and _SURROGATE.search(str(node.value)):
-            raise DocumentProblem(
-                Problem("holds a lone surrogate escape (\\uD800-\\uDFFF), which is not text; write the character itself",
-                        path=name, line=line_of(node))
-            )
+            raise error([Problem("holds a lone surrogate escape (\\uD800-\\uDFFF), which is not text; write the "
+                                 "character itself", path=name, line=line_of(node))])
         if id(node) in seen:
-            raise DocumentProblem(
-                Problem(
-                    "YAML anchors and aliases (&name / *name) are not accepted; write the value out",
-                    path=name,
-                    line=line_of(node),
-                )
-            )
+            raise error([Problem("YAML anchors and aliases (&name / *name) are not accepted; write the value out",
+                                 path=name, line=line_of(node))])
         seen.add(id(node))
         if isinstance(node, MappingNode):
             for key, value in node.value:
@@ -211,6 +196,32 @@ class ProblemReader:
 
     def report(self, message: str, *, line: int | None, field: str | None, case: str | None = None) -> None:
         self.problems.append(Problem(message, path=self.path, line=line, case=case, field=field))
+
+    def sized(self, node: Node, kind: type, *, shape: str, limit: int, over: str, empty: str = "",
+              field: str | None, case: str | None = None) -> bool:
+        """Whether ``node`` is a ``kind`` (a list or a mapping) of at most ``limit`` items and, where ``empty`` says
+        what to do instead, of at least one; otherwise reports ``must be {shape}, not …``, ``is empty; {empty}``
+        or ``over`` formatted with the count and the limit."""
+        message = (f"must be {shape}, not {describe(node)}" if not isinstance(node, kind)
+                   else f"is empty; {empty}" if empty and not node.value
+                   else over.format(len(node.value), limit) if len(node.value) > limit else None)
+        if message is not None:
+            self.report(message, line=line_of(node), field=field, case=case)
+        return message is None
+
+    def top(self, root: Node, *, known: tuple[str, ...], what: str, holds: str, format_: str) -> dict[str, Field]:
+        """The fields of the document's root, its ``version`` checked to be 1; raises :class:`CorpusError` when
+        the root is no mapping (``holds``: the fields it needs, ``format_``: the format's name, for messages)."""
+        if not isinstance(root, MappingNode):
+            self.report(f"a {what} is a YAML mapping with {holds}, not {describe(root)}", line=line_of(root), field=None)
+            raise CorpusError(self.problems)
+        fields = mapping_fields(root, known=known, report=self.report, where=f"the {what}")
+        if "version" not in fields:
+            self.report("is missing; write `version: 1` at the top", line=line_of(root), field="version")
+        elif integer(node := fields["version"].value) != 1:
+            self.report(f"must be the number 1 (this ptah reads {format_} 1), not {describe(node)}",
+                        line=line_of(node), field="version")
+        return fields
 
 
 @dataclass
@@ -327,10 +338,6 @@ def scalar_text(node: Node) -> str | None:
         # with BEL; YAML forbids a literal BEL in the stream, so each is a marker.
         text = text.replace("\a", "")
     return text
-
-
-def iter_sequence(node: SequenceNode) -> Iterator[Node]:
-    yield from node.value
 
 
 # -- writing ----------------------------------------------------------------------

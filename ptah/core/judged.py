@@ -81,6 +81,14 @@ def _frozen_cases(cases: Mapping[str, Mapping[str, Judgement]]) -> Mapping[str, 
     return MappingProxyType({case_id: MappingProxyType(dict(keys)) for case_id, keys in cases.items()})
 
 
+def _canonical_cases(cases: Mapping[str, Mapping[str, Judgement]]) -> list[dict]:
+    """The canonical form of case id -> key -> judgement: the cases that hold one, by id; their judgements by key."""
+    return [{"id": case_id, "judgements": [
+        {"key": key, "grade": float(j.grade), "text_sha256": j.text_sha256, "judged_at": j.judged_at}
+        | ({} if j.sample is None else {"sample": j.sample}) for key, j in sorted(cases[case_id].items())]}
+        for case_id in sorted(cases) if cases[case_id]]
+
+
 @dataclass(frozen=True, slots=True)
 class JudgementRecord:
     """A corpus's judgement record: case id -> key -> :class:`Judgement`."""
@@ -122,28 +130,10 @@ class JudgementRecord:
 
     def canonical_document(self) -> bytes:
         """The exact bytes the digest hashes (see module docs)."""
-        document = {
-            "format": JUDGED_DIGEST_FORMAT,
-            "cases": [
-                {
-                    "id": case_id,
-                    "judgements": [
-                        {"key": key, "grade": float(j.grade), "text_sha256": j.text_sha256, "judged_at": j.judged_at}
-                        | ({} if j.sample is None else {"sample": j.sample})
-                        for key, j in sorted(self.cases[case_id].items())
-                    ],
-                }
-                for case_id in sorted(self.cases)
-                if self.cases[case_id]
-            ],
-        }
+        document: dict = {"format": JUDGED_DIGEST_FORMAT, "cases": _canonical_cases(self.cases)}
         models = {by: cases for by, cases in self.models.items() if any(cases.values())}
-        if models:
-            document["models"] = [
-                {"by": by, "cases": [{"id": case_id, "judgements": [
-                    {"key": key, "grade": float(j.grade), "text_sha256": j.text_sha256, "judged_at": j.judged_at}
-                    for key, j in sorted(cases[case_id].items())]} for case_id in sorted(cases) if cases[case_id]]}
-                for by, cases in sorted(models.items())]
+        if models:  # a model's grade is drawn by no sample, so its judgements never carry one
+            document["models"] = [{"by": by, "cases": _canonical_cases(cases)} for by, cases in sorted(models.items())]
         if self.samples:
             document["samples"] = [{"seed": x.seed, "population": x.population, "drawn": x.drawn,
                                     "generations": list(x.generations), "drawn_at": x.drawn_at} for x in self.samples]

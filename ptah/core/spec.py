@@ -243,7 +243,6 @@ class Variant:
     ef_search: int | None = None
 
 
-JUDGE_KINDS = ("encoder", "chat")
 DEFAULT_MAX_JUDGE_REQUESTS = 10_000
 
 

@@ -171,26 +171,19 @@ def refused(dataset, project, capsys, *extra):
     return err
 
 
-def test_qrels_naming_unknown_documents_are_refused_naming_them(dataset, tmp_path, capsys):
+@pytest.mark.parametrize(("lines", "what", "named"), [
+    ("q1\tnope\t1\nq3\tgone\t1\nq4\tnope\t0\n", "3 judgement(s) name 2 document id(s) that {corpus}",
+     '"nope" (line 8), "gone" (line 9)'),
+    ("q9\td1\t1\n", "1 judgement(s) name 1 query id(s) that {queries}", '"q9" (line 8)'),
+])
+def test_qrels_naming_unknown_documents_or_queries_are_refused_naming_them(dataset, tmp_path, capsys, lines, what,
+                                                                           named):
     with open(dataset / "qrels" / "test.tsv", "a") as handle:
-        handle.write("q1\tnope\t1\nq3\tgone\t1\nq4\tnope\t0\n")
+        handle.write(lines)
     project = tmp_path / "project"
-    err = refused(dataset, project, capsys)
-    assert err == (
-        f"{dataset / 'qrels' / 'test.tsv'}: 3 judgement(s) name 2 document id(s) that {dataset / 'corpus.jsonl'} "
-        'does not hold: "nope" (line 8), "gone" (line 9)\n'
-    )
+    what = what.format(corpus=dataset / "corpus.jsonl", queries=dataset / "queries.jsonl")
+    assert refused(dataset, project, capsys) == f"{dataset / 'qrels' / 'test.tsv'}: {what} does not hold: {named}\n"
     assert not project.exists()
-
-
-def test_qrels_naming_unknown_queries_are_refused(dataset, tmp_path, capsys):
-    with open(dataset / "qrels" / "test.tsv", "a") as handle:
-        handle.write("q9\td1\t1\n")
-    err = refused(dataset, tmp_path / "project", capsys)
-    assert err == (
-        f"{dataset / 'qrels' / 'test.tsv'}: 1 judgement(s) name 1 query id(s) that {dataset / 'queries.jsonl'} "
-        'does not hold: "q9" (line 8)\n'
-    )
 
 
 def test_a_malformed_line_is_refused_with_its_line_number_and_nothing_is_replaced(dataset, tmp_path, capsys):

@@ -10,26 +10,7 @@ from ptah.adapters import corpus_yaml
 from ptah.adapters.corpus_yaml import load_corpus, parse_corpus
 from ptah.core.corpus import MAX_CASES, MAX_FILE_BYTES, MAX_K, MAX_QUERY_CHARS
 from ptah.core.errors import CorpusError
-
-REFERENCE = textwrap.dedent(
-    """\
-    version: 1
-    name: docs questions
-    description: what support actually gets asked
-    default_k: 5
-    cases:
-      - id: pricing
-        query: "How much does it cost per month?"
-        required: ["42"]
-        relevant:
-          "42": 1.0
-          "43": 0.5
-      - id: cancellation
-        query: "How do I cancel?"
-        k: 3
-        required: ["17"]
-    """
-)
+from tests.adapters.test_corpus_digest import BASE  # the reference example, with a forbidden key
 
 
 def problems_of(text: str | bytes) -> list[str]:
@@ -49,7 +30,7 @@ def corpus_with_case(body: str, *, top: str = "version: 1\ndefault_k: 5\n") -> s
 
 
 def test_reference_example_loads_with_derived_grades():
-    corpus = parse_corpus(REFERENCE)
+    corpus = parse_corpus(BASE)
     assert corpus.name == "docs questions"
     assert corpus.default_k == 5
     pricing, cancellation = corpus.cases
@@ -59,7 +40,7 @@ def test_reference_example_loads_with_derived_grades():
     assert (cancellation.k, cancellation.required) == (3, ("17",))
     # required and no relevant: each required key is graded 1
     assert dict(cancellation.relevant) == {"17": 1.0}
-    assert cancellation.forbidden == ()
+    assert cancellation.forbidden == ("18",)
     assert (pricing.line, cancellation.line) == (6, 12)
 
 
@@ -136,17 +117,15 @@ BAD_INPUTS = [
     ("alias bomb", 'version: 1\ndefault_k: 5\na: &a ["lol", "lol"]\nb: &b [*a, *a]\nc: &c [*b, *b]\ncases:\n  - {id: x, query: q, required: ["1"]}\n', "c.yaml:3: YAML anchors and aliases (&name / *name) are not accepted; write the value out"),
     ("two documents", 'version: 1\n---\nversion: 1\n', "c.yaml:3: holds 2 YAML documents; a corpus file holds one"),
     ("query too long", corpus_with_case(f'query: "{"x" * (MAX_QUERY_CHARS + 1)}"\nrequired: ["1"]\n'), f'c.yaml:5: case "c1": query: is {MAX_QUERY_CHARS + 1:,} characters, above the limit of {MAX_QUERY_CHARS:,}'),
+    ("non-UTF-8 bytes", b'version: 1\ndefault_k: 5\ncases:\n  - {id: a, query: "caf\xe9", required: ["1"]}\n', "c.yaml:4: byte 0xe9 is not UTF-8; save the file as UTF-8"),
+    ("grade too large for a double", corpus_with_case(f'query: q\nrelevant: {{"1": 1{"0" * 400}}}\n'), f"c.yaml:6: case \"c1\": relevant['1']: a grade must be a finite number above 0, not 1{'0' * 38}… (401 characters)"),
+    ("lone surrogate", corpus_with_case('query: "bad \\ud800 text"\nrequired: ["1"]\n'), "c.yaml:5: holds a lone surrogate escape (\\uD800-\\uDFFF), which is not text; write the character itself"),
 ]
 
 
 @pytest.mark.parametrize(("content", "expected"), [pytest.param(c, e, id=n) for n, c, e in BAD_INPUTS])
 def test_bad_input_is_one_located_problem(content, expected):
     assert one_problem(content) == expected
-
-
-def test_non_utf8_bytes_name_the_line():
-    data = b'version: 1\ndefault_k: 5\ncases:\n  - {id: a, query: "caf\xe9", required: ["1"]}\n'
-    assert one_problem(data) == "c.yaml:4: byte 0xe9 is not UTF-8; save the file as UTF-8"
 
 
 def test_every_problem_is_reported_not_just_the_first():
@@ -193,19 +172,6 @@ def test_missing_file_and_directory(tmp_path):
     with pytest.raises(CorpusError) as info:
         load_corpus(tmp_path)
     assert str(info.value) == f"{tmp_path}: is a directory, not a corpus file"
-
-
-def test_a_grade_too_large_for_a_double_is_refused_as_infinite():
-    huge = "1" + "0" * 400
-    assert one_problem(corpus_with_case(f'query: q\nrelevant: {{"1": {huge}}}\n')) == (
-        f"c.yaml:6: case \"c1\": relevant['1']: a grade must be a finite number above 0, not {huge[:39]}… (401 characters)"
-    )
-
-
-def test_a_lone_surrogate_is_refused_with_its_line():
-    assert one_problem(corpus_with_case('query: "bad \\ud800 text"\nrequired: ["1"]\n')) == (
-        "c.yaml:5: holds a lone surrogate escape (\\uD800-\\uDFFF), which is not text; write the character itself"
-    )
 
 
 def test_parsing_a_corpus_peaks_at_a_few_kb_a_case():

@@ -34,9 +34,12 @@ def is_report(text: str) -> bool:
 # -- devices, FIFOs, links to them: written through, never replaced ------------------------------------
 
 
-def test_dev_full_is_written_through_and_its_failure_is_exit_3(project, capsys):
+@pytest.mark.parametrize("command", ["evaluate", "export-qrels"])
+def test_dev_full_is_written_through_and_its_failure_is_exit_3(project, capsys, command):
     before = os.stat("/dev/full")
-    code, _, err = run_cli(capsys, *evaluate(project, "--output", "/dev/full"))
+    argv = evaluate(project, "--output", "/dev/full") if command == "evaluate" else (
+        "corpus", "export-qrels", project / "corpus.yaml", "/dev/full")
+    code, _, err = run_cli(capsys, *argv)
     assert (code, err) == (3, "/dev/full: cannot be written (No space left on device)\n")
     after = os.stat("/dev/full")
     assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
@@ -47,12 +50,6 @@ def test_dev_null_takes_every_output_and_stays_a_device(project, capsys, option)
     code, _, err = run_cli(capsys, *evaluate(project, option, "/dev/null"))
     assert (code, err) == (0, "")
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
-
-
-def test_export_qrels_to_dev_full_is_exit_3_and_dev_full_stays(project, capsys):
-    code, _, err = run_cli(capsys, "corpus", "export-qrels", project / "corpus.yaml", "/dev/full")
-    assert (code, err) == (3, "/dev/full: cannot be written (No space left on device)\n")
-    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
 
 
 def drain(reader: int, process: subprocess.Popen, timeout: float = 60) -> bytes:

@@ -43,40 +43,27 @@ def fifo(tmp_path) -> Path:
     return path
 
 
-def test_dev_zero_as_baseline_is_exit_2_at_once(project):
-    done = ptah_capped(*evaluate(project, "--baseline", "/dev/zero"))
-    assert (done.returncode, done.stderr) == (
-        2, "/dev/zero: is a character device, not a regular file; give the path of a baseline report file\n")
+def as_input(project, role, path):
+    """The evaluate command line that reads ``path`` as its baseline, corpus or specification."""
+    if role == "baseline report":
+        return evaluate(project, "--baseline", path)
+    spec, corpus = (path, project / "corpus.yaml") if role == "specification" else (project / "ptah.yaml", path)
+    return ("inference", "evaluate", "--spec", spec, "--corpus", corpus)
 
 
-def test_dev_zero_as_corpus_is_exit_2_at_once(project):
-    done = ptah_capped("inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", "/dev/zero")
+@pytest.mark.parametrize("role", ["baseline report", "corpus", "specification"])
+@pytest.mark.parametrize(("device", "kind"), [("/dev/zero", "a character device"), ("fifo", "a FIFO (named pipe)")])
+def test_dev_zero_or_a_fifo_without_writer_as_an_input_is_exit_2_at_once(project, fifo, role, device, kind):
+    path = fifo if device == "fifo" else device
+    done = ptah_capped(*as_input(project, role, path))
     assert (done.returncode, done.stderr) == (
-        2, "/dev/zero: is a character device, not a regular file; give the path of a corpus file\n")
+        2, f"{path}: is {kind}, not a regular file; give the path of a {role} file\n")
 
 
 def test_dev_zero_to_corpus_validate_is_exit_2_at_once():
     done = ptah_capped("corpus", "validate", "/dev/zero")
     assert done.returncode == 2
     assert done.stderr.splitlines()[0] == "/dev/zero: is a character device, not a regular file; give the path of a corpus file"
-
-
-def test_a_fifo_without_writer_as_baseline_is_exit_2_without_waiting(project, fifo):
-    done = ptah_capped(*evaluate(project, "--baseline", fifo))
-    assert (done.returncode, done.stderr) == (
-        2, f"{fifo}: is a FIFO (named pipe), not a regular file; give the path of a baseline report file\n")
-
-
-def test_a_fifo_without_writer_as_corpus_is_exit_2_without_waiting(project, fifo):
-    done = ptah_capped("inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", fifo)
-    assert (done.returncode, done.stderr) == (
-        2, f"{fifo}: is a FIFO (named pipe), not a regular file; give the path of a corpus file\n")
-
-
-def test_a_fifo_without_writer_as_spec_is_exit_2_without_waiting(project, fifo):
-    done = ptah_capped("inference", "evaluate", "--spec", fifo, "--corpus", project / "corpus.yaml")
-    assert (done.returncode, done.stderr) == (
-        2, f"{fifo}: is a FIFO (named pipe), not a regular file; give the path of a specification file\n")
 
 
 def test_a_fifo_named_ptah_yaml_found_upward_is_exit_2_without_waiting(project, tmp_path):
