@@ -63,7 +63,6 @@ from typing import Mapping
 
 from ptah.core.judged import EMPTY, JudgementRecord
 
-CORPUS_VERSION = 1
 DIGEST_FORMAT = "ptah-corpus@1"
 SLICE_DIGEST_FORMAT = "ptah-slice@1"
 
