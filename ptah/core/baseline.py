@@ -33,14 +33,11 @@ from typing import Any, Mapping, Sequence
 from ptah.core.calibration import ModelJudge
 from ptah.core.errors import IncomparableBaseline, ReportError
 from ptah.core.flips import flip_count, settling_sample, upper_relevant
-from ptah.core.measures import DEFAULT_MEASURES, Measure
+from ptah.core.measures import Measure
 from ptah.core.provenance import provenance
 from ptah.core.report import REPORT_FORMATS, Gate, Report, Run
-from ptah.core.report_checks import check_consistency, is_measure
 from ptah.core.request import gate_key
 from ptah.core.verdicts import counted
-
-MEASURES = tuple(m.key for m in DEFAULT_MEASURES)  # every report carries these
 
 FLOAT_NOISE = 1e-12
 
@@ -54,35 +51,6 @@ def check_report_format(document: object, path: str) -> dict:
         shown = repr(found) if not isinstance(found, str) or len(found) <= 40 else f"a text of {len(found)} characters"
         expected = " or ".join(repr(f) for f in REPORT_FORMATS)
         raise ReportError(f"{path}: format is {shown}, not {expected}; pass a report that ptah wrote")
-    return document
-
-
-def read_report(parsed: object, path: str) -> dict:
-    """Check that a parsed JSON document is a ptah report with what a baseline needs, and that its
-    numbers agree with each other (``ptah.core.report_checks``)."""
-    document = check_report_format(parsed, path)
-    digest = (document.get("corpus") or {}).get("digest") if isinstance(document.get("corpus"), dict) else None
-    if not isinstance(digest, str):
-        raise ReportError(f"{path}: corpus.digest is missing; the report is damaged")
-    runs = document.get("runs")
-    if not isinstance(runs, list) or not runs or not all(isinstance(r, dict) for r in runs):
-        raise ReportError(f"{path}: runs is missing or empty; the report is damaged")
-    for index, run in enumerate(runs):
-        aggregates = run.get("aggregates")
-        if not isinstance(aggregates, dict) or not all(isinstance(aggregates.get(m), dict) for m in MEASURES):
-            raise ReportError(f"{path}: runs[{index}].aggregates lacks recall, mrr or ndcg; the report is damaged")
-        for name in MEASURES:
-            if "value" not in aggregates[name] or not is_measure(aggregates[name]["value"]):
-                raise ReportError(f"{path}: runs[{index}].aggregates.{name}.value is not a number or null; the report is damaged")
-        cases = run.get("cases")
-        if not isinstance(cases, list):
-            raise ReportError(f"{path}: runs[{index}].cases is missing; the report is damaged")
-        for number, case in enumerate(cases):
-            metrics = case.get("metrics") if isinstance(case, dict) else None
-            if (not isinstance(case, dict) or not isinstance(case.get("id"), str) or not isinstance(metrics, dict)
-                    or not all(is_measure(metrics.get(m)) for m in MEASURES)):
-                raise ReportError(f"{path}: runs[{index}].cases[{number}] lacks a text id or its metrics; the report is damaged")
-    check_consistency(document, path)
     return document
 
 

@@ -19,8 +19,8 @@ a JSON path such as ``runs[0].aggregates.recall.value``) a report where
 * a case id appears twice in a run, or the corpus digest is not
   ``sha256:`` and 64 lowercase hexadecimal digits.
 
-The report's shape is checked first (by ``ptah.core.baseline.read_report``,
-and against the JSON schema by the adapter that reads the file).
+The report's shape is checked first, against the JSON schema, by the adapter
+that reads the file (``ptah.adapters.report_json``).
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from ptah import __version__
-from ptah.core.baseline import Sampled, check_cases, check_comparable, check_measures, compare, gates, read_report
+from ptah.core.baseline import Sampled, check_cases, check_comparable, check_measures, compare, gates
 from ptah.core.calibration import Agreement, ModelJudge
 from ptah.core.comparison import against_baseline, compare_runs
 from ptah.core.corpus import Corpus
@@ -44,6 +44,7 @@ from ptah.core.errors import InputError, ReportError
 from ptah.core.identity import text_digest
 from ptah.core.judged import JudgementRecord, judged_keys, population_digest
 from ptah.core.report import BaselineComparison, Comparison, Gate, Report, Run, excerpt, read_only
+from ptah.core.report_checks import check_consistency
 from ptah.core.request import EvaluationRequest, gate_key
 from ptah.core.slicing import corpus_slices, correct, listed, power_note, slice_comparisons, slice_gates, slice_means
 from ptah.core.spec import GenerationSettings
@@ -69,7 +70,9 @@ def load_baseline(path: str | os.PathLike) -> Report:
         raise ReportError(str(exc)) from None
     except UnicodeDecodeError as exc:
         raise ReportError(f"{path}: cannot be read: {exc}") from None
-    return Report.from_dict(read_report(parse_report(text, path), path))
+    document = parse_report(text, path)
+    check_consistency(document, path)
+    return Report.from_dict(document)
 
 
 def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = EvaluationRequest(),
