@@ -52,7 +52,7 @@ from ptah.adapters.postgres import connect, pg_errors, psycopg, reason
 from ptah.adapters.sources.base import OneSnapshot, filter_problem
 from ptah.adapters.sources.postgres_index import TableIndexSearch, find_index
 from ptah.adapters.sources.rows import (
-    is_int64, key_splits, keyed_records, keyed_texts, lookup_identities, lookup_keys, mark_found, no_such_column,
+    is_int64, key_splits, keyed_records, keyed_texts, mark_found, no_such_column,
     record_identities, source_rows, text_digests,
 )
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
@@ -330,25 +330,6 @@ class PostgresSource(OneSnapshot):
                                 self._types[name][0].split("(")[0], where, self.where, self._execute)
 
     # --- lookup -------------------------------------------------------------------
-
-    def lookup(self, keys: Iterable[str]) -> dict[str, str]:
-        """For each key as the corpus spells it: ``"ok"``, ``"filtered"`` or ``"missing"``.
-
-        ``ok``: a row has exactly this key and passes the filter; ``filtered``:
-        rows have it and none passes; ``missing``: no row has it, or (with
-        several key fields) the key does not split on U+001F into one component
-        per key field, or a component cannot be stored in its column (``"0042"``
-        or ``"x"`` for an integer column). Matching is exact against the rendered key.
-        """
-        result, found = lookup_keys(keys, len(self._key_columns))
-        self._find(found, result)
-        return result
-
-    def lookup_identities(self, identities: Iterable[str]) -> dict[str, str]:
-        """:meth:`lookup` for row identities (each read back into its key components exactly)."""
-        result, found = lookup_identities(identities, len(self._key_columns))
-        self._find(found, result)
-        return result
 
     def texts_of(self, template: str, keys: Iterable[str]) -> dict[str, str]:
         """The text ``template`` renders for each of ``keys`` that is a row passing the filter, read through the

@@ -36,7 +36,7 @@ from urllib.parse import quote
 from ptah.core.errors import Problem, SourceUnavailable, SpecError
 from ptah.adapters.sources.base import OneSnapshot, filter_problem
 from ptah.adapters.sources.rows import (
-    is_int64, key_splits, keyed_texts, lookup_identities, lookup_keys, mark_found, no_such_column,
+    is_int64, key_splits, keyed_texts, mark_found, no_such_column,
     record_identities, rendered_components, source_rows, text_digests,
 )
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
@@ -182,25 +182,6 @@ class SqliteSource(OneSnapshot):
             return table_vectors(cursor, self.source.key_fields, column, self.where, self._twin)
         except sqlite3.Error as exc:
             raise self._fault(exc, "reading vectors failed") from None
-
-    def lookup(self, keys: Iterable[str]) -> dict[str, str]:
-        """For each key as the corpus spells it: ``"ok"``, ``"filtered"`` or ``"missing"``.
-
-        ``ok``: a row has exactly this key and passes the filter; ``filtered``:
-        rows have it and none passes; ``missing``: no row has it, or (with
-        several key fields) the key does not split on U+001F into one component
-        per key field. Matching is exact against the rendered key: ``"0042"``
-        does not match integer 42.
-        """
-        result, wanted = lookup_keys(keys, len(self.source.key_fields))
-        self._find(wanted, result)
-        return result
-
-    def lookup_identities(self, identities: Iterable[str]) -> dict[str, str]:
-        """:meth:`lookup` for row identities (each read back into its key components exactly)."""
-        result, wanted = lookup_identities(identities, len(self.source.key_fields))
-        self._find(wanted, result)
-        return result
 
     def texts_of(self, template: str, keys: Iterable[str]) -> dict[str, str]:
         """The text ``template`` renders for each of ``keys`` that is a row passing the filter, read through the
