@@ -134,7 +134,7 @@ class SqliteSource(OneSnapshot):
         self._check_columns(columns, "the text template")
         selected = ", ".join(quote_identifier(c) for c in (*self.source.key_fields, *columns))
         cursor = self._execute(f"SELECT {selected} FROM {self._table} {self._where} ORDER BY {self._order}")
-        return self._stream(cursor, template, columns)
+        return self._guarded(source_rows(cursor, self.source.key_fields, template, columns, self.where, self._twin))
 
     def digests(self, template: str) -> Iterator[RowDigest]:
         """:meth:`rows`, each as its key, identity and text digest (SQLite has no SHA-256: hashed here)."""
@@ -149,17 +149,12 @@ class SqliteSource(OneSnapshot):
             return None
         spelled = " || ".join(f"length(CAST({column} AS TEXT)) || ':' || CAST({column} AS TEXT)" for column in columns)
         cursor = self._execute(f"SELECT {self._keys} FROM {self._table} {self._where} ORDER BY {spelled} COLLATE BINARY")
-        return self._identities(cursor)
+        return self._guarded(record_identities(cursor, self.source.key_fields, self.where))
 
-    def _identities(self, cursor: sqlite3.Cursor) -> Generator[str, None, None]:
+    def _guarded(self, items: Iterator) -> Generator:
+        """``items`` (read from a cursor) with a failed read said in one sentence."""
         try:
-            yield from record_identities(cursor, self.source.key_fields, self.where)
-        except sqlite3.Error as exc:
-            raise self._fault(exc, "reading rows failed") from None
-
-    def _stream(self, cursor: sqlite3.Cursor, template: str, columns: tuple[str, ...]) -> Iterator[SourceRow]:
-        try:
-            yield from source_rows(cursor, self.source.key_fields, template, columns, self.where, self._twin)
+            yield from items
         except sqlite3.Error as exc:
             raise self._fault(exc, "reading rows failed") from None
 
