@@ -9,7 +9,7 @@ true (pgvector) has one. Searching through it is a mode of the vector channel
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from ptah.core.errors import CapabilityUnavailable, InputError, NotBuilt
 from ptah.core.visible import abbreviated
@@ -30,8 +30,7 @@ class IndexSummary:
     seconds: float
 
     def as_dict(self) -> dict:
-        return {"generation": self.generation, "identity": self.identity, "index": dict(self.index),
-                "vectors": self.vectors, "seconds": self.seconds}
+        return asdict(self)
 
 
 def build_index(project, name: str | None = None, *, m: int = DEFAULT_M,
