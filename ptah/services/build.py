@@ -143,7 +143,7 @@ def build(
                 progress(0, todo)
             if todo:
                 embedder = with_row_progress(embedder, reached, todo)
-                for batch in _batches(_rows_to_embed(project, template, marks), batch_rows):
+                for batch in in_blocks(_rows_to_embed(project, template, marks), batch_rows):
                     vectors = embed_batch(embedder, batch, record.dimension)
                     store.write_vectors(identity, [(row.identity, row.key, digest) for row, digest in batch], vectors)
                     embedded += len(batch)
@@ -209,11 +209,6 @@ def _rows_to_embed(project: Project, template: str, marks: bytearray) -> Iterato
         needs = np.unpackbits(np.frombuffer(marks, np.uint8, width, at), count=len(block))
         at += width
         yield from ((row, text_digest(row.text)) for row, need in zip(block, needs) if need)
-
-
-def _batches(rows: Iterator, size: int) -> Iterator[list]:
-    while batch := list(itertools.islice(rows, size)):
-        yield batch
 
 
 def embed_batch(embedder, batch: list[tuple[SourceRow, str]], dimension: int) -> np.ndarray:

@@ -37,20 +37,12 @@ def is_external(generation: Generation) -> bool:
     return generation.settings.vectors is not None
 
 
-def refuse_build(generation: Generation) -> None:
-    """InputError (exit 2) for building an external generation."""
+def refuse_build(generation: Generation, instead: str = "nothing to build") -> None:
+    """InputError (exit 2) for building an external generation, or (``instead`` saying what is used then) an index
+    on one."""
     if is_external(generation):
         raise InputError(f'generation "{generation.name}" reads its vectors from column '
-                         f"{generation.settings.vectors} of the source table: its vectors are the table's; "
-                         "nothing to build")
-
-
-def refuse_index(generation: Generation) -> None:
-    """InputError (exit 2) for building an index on an external generation: the table's own index is used."""
-    if is_external(generation):
-        raise InputError(f'generation "{generation.name}" reads its vectors from column '
-                         f"{generation.settings.vectors} of the source table: its vectors are the table's; ptah uses "
-                         "the table's own index (evaluate --search index) and builds none")
+                         f"{generation.settings.vectors} of the source table: its vectors are the table's; {instead}")
 
 
 def read_external(project: Project, generation: Generation, *, measure: bool = True

@@ -9,11 +9,11 @@ true (pgvector) has one. Searching through it is a mode of the vector channel
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from ptah.core.errors import CapabilityUnavailable, InputError, NotBuilt
 from ptah.core.visible import abbreviated
-from ptah.services.external import refuse_index
+from ptah.services.external import refuse_build
 
 DEFAULT_M, M_RANGE = 16, range(2, 101)  # pgvector's defaults and limits for an HNSW index
 DEFAULT_EF_CONSTRUCTION, EF_CONSTRUCTION_RANGE = 64, range(4, 1001)
@@ -30,8 +30,7 @@ class IndexSummary:
     seconds: float
 
     def as_dict(self) -> dict:
-        return {"generation": self.generation, "identity": self.identity, "index": dict(self.index),
-                "vectors": self.vectors, "seconds": self.seconds}
+        return asdict(self)
 
 
 def build_index(project, name: str | None = None, *, m: int = DEFAULT_M,
@@ -51,7 +50,7 @@ def build_index(project, name: str | None = None, *, m: int = DEFAULT_M,
     if ef_construction < 2 * m:
         raise InputError(f"--ef-construction ({ef_construction}) must be at least twice --m ({m}); pgvector requires it.")
     generation = project.generation(name)
-    refuse_index(generation)
+    refuse_build(generation, "ptah uses the table's own index (evaluate --search index) and builds none")
     if not project.store_capabilities.vector_index:
         raise CapabilityUnavailable(
             "the SQLite store has no vector index; keep the generations in PostgreSQL with pgvector "

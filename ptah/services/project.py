@@ -168,9 +168,7 @@ def open_project(spec: str | None = None, cwd: str | os.PathLike | None = None) 
     cannot be opened and :class:`CapabilityUnavailable` (exit 3) when
     PostgreSQL support (psycopg) is not installed.
     """
-    path = find_spec(spec, cwd=cwd)
-    loaded = load_spec(path)
-    return Project(spec=loaded, source=open_source(loaded.source, loaded.root, str(loaded.path)))
+    return project_of(load_spec(find_spec(spec, cwd=cwd)))
 
 
 def project_of(spec: Spec) -> Project:

@@ -57,7 +57,8 @@ def rerank(plan: RunPlan, sides: Sides, candidates: Run, settings: RerankSetting
         if isinstance(exc, ServiceUnavailable):
             raise
         raise VariantUnavailable(f'variant "{plan.name}": its reranker cannot be opened: {exc}') from None
-    texts = _texts(sides, settings.generation or plan.generation, candidates)
+    template = project.spec.generation(settings.generation or plan.generation).template(project.spec.source)
+    texts = texts_of(project.source, template, {result.key for case in candidates.cases for result in case.ranking})
     results, seconds = [], []
     for case, listed in zip(sides.corpus.cases, candidates.cases):
         clock = time.perf_counter()
@@ -77,10 +78,3 @@ def rerank(plan: RunPlan, sides: Sides, candidates: Run, settings: RerankSetting
         scorer.setdefault("model", project.spec.generation(settings.generation).model)
     controls = settings.controls() | {"scorer": scorer, **({"usage": usage} if usage else {})}
     return Reranked(results, seconds, controls)
-
-
-def _texts(sides: Sides, generation: str, candidates: Run) -> dict[str, str]:
-    """Each candidate row's text as ``generation``'s template renders it, read by key."""
-    wanted = {result.key for case in candidates.cases for result in case.ranking}
-    template = sides.project.spec.generation(generation).template(sides.project.spec.source)
-    return texts_of(sides.project.source, template, wanted)

@@ -28,8 +28,8 @@ import json
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timezone
 
+from ptah.adapters.stores.records import now as _now
 from ptah.core.errors import InputError
 from ptah.core.visible import abbreviated
 
@@ -50,10 +50,6 @@ class Grant:
 
     def allows(self, scope: str) -> bool:
         return self.scope == "manage" or scope == self.scope
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def _digest(secret: str, record: dict | None = None) -> bytes:

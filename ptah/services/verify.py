@@ -117,23 +117,18 @@ def verify_in(project: Project, generation: Generation, snapshot: Snapshot | Non
 BLOCK_ROWS = 2048  # rows compared at a time: a verification's memory
 
 
-def in_blocks(items: Iterable[_Item]) -> Iterator[list[_Item]]:
-    """``items`` in consecutive lists of :data:`BLOCK_ROWS` (the last fewer, none empty)."""
+def in_blocks(items: Iterable[_Item], size: int | None = None) -> Iterator[list[_Item]]:
+    """``items`` in consecutive lists of ``size`` (:data:`BLOCK_ROWS` when None; the last fewer, none empty)."""
     iterator = iter(items)
-    while block := list(itertools.islice(iterator, BLOCK_ROWS)):
+    while block := list(itertools.islice(iterator, size or BLOCK_ROWS)):
         yield block
 
 
 def _orphan_keys(source: RowDigests, snapshot: BlockDigests, identity: str, orphans: int) -> tuple[str, ...]:
     """The first :data:`MAX_OFFENDERS` keys, by key, of the generation's ``orphans`` vectors whose row the source
-    lacks (:func:`lacking`, one row of each side held at a time)."""
+    lacks (:func:`lacking`, one row of each side held at a time; it stops once it has found all ``orphans``)."""
     with closing(snapshot.stored_in_order(identity)) as stored, closing(lacking(stored, source)) as gone:
-        return _smallest(gone, orphans)
-
-
-def _smallest(gone: Iterator[str], orphans: int) -> tuple[str, ...]:
-    """The :data:`MAX_OFFENDERS` smallest keys of the first ``orphans`` (all there are) that ``gone`` yields."""
-    return tuple(heapq.nsmallest(MAX_OFFENDERS, itertools.islice(gone, orphans)))
+        return tuple(heapq.nsmallest(MAX_OFFENDERS, itertools.islice(gone, orphans)))
 
 
 def lacking(stored: Iterator[tuple[str, str]], source: RowDigests) -> Generator[str, None, None]:

@@ -25,52 +25,30 @@ counts the bytes of a flooding or trickling body the client took before it hung 
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler
 
-from tests.http_servers import serve
+from tests.http_servers import FakeService, JsonHandler
 
 MODEL = "all-minilm-l6-v2"
 
 
-class EmbeddingServer:
+class EmbeddingServer(FakeService):
     def __init__(self, model, *, max_seq_length: int = 256):
         model.max_seq_length = max_seq_length
         self.model = model
-        self.requests: list[dict] = []
-        self.faults: list[str] = []
-        self.always: str | None = None
-        self.retry_after = "0"
         self.slow_s = 1.0
         self.flood_bytes = 64 * 1024 * 1024
         self.redirect_to = ""
-        self.sent = 0
         self.connections = 0
-        self._lock = threading.Lock()
         self._encode_lock = threading.Lock()
-        self.httpd, self.thread = serve(_handler(self))
-        self.port = self.httpd.server_address[1]
-        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        super().__init__(_handler)
 
     def reset(self) -> None:
+        super().reset()
         with self._lock:
-            self.requests.clear()
-            self.faults.clear()
-            self.always = None
-            self.retry_after = "0"
-            self.sent = 0
             self.connections = 0
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def next_mode(self) -> str | None:
-        with self._lock:
-            return self.faults.pop(0) if self.faults else self.always
 
     def encode(self, texts: list[str]):
         with self._encode_lock:
@@ -79,33 +57,20 @@ class EmbeddingServer:
 
 
 def _handler(server: EmbeddingServer):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args):  # quiet
-            pass
-
+    class Handler(JsonHandler):
         def setup(self):
             super().setup()
-            # headers and body are two writes: without this, Nagle holds the body for the client's delayed ACK
-            # (40 ms a request on a kept-alive connection), as no production server would
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with server._lock:
                 server.connections += 1
 
         def do_GET(self):  # what a client following a redirect of its POST would send (urllib makes it a GET)
-            with server._lock:
-                server.requests.append({"path": self.path, "authorization": self.headers.get("Authorization"),
-                                        "body": None, "mode": "GET"})
+            self.record(None, "GET")
             return self.answer(405, {"error": {"message": "POST only"}})
 
         def do_POST(self):
-            length = int(self.headers.get("Content-Length", "0"))
-            body = json.loads(self.rfile.read(length))
+            body = self.body()
             mode = server.next_mode()
-            with server._lock:
-                server.requests.append({"path": self.path, "authorization": self.headers.get("Authorization"),
-                                        "body": body, "mode": mode})
+            self.record(body, mode)
             if self.path != "/v1/embeddings":
                 return self.answer(404, {"error": {"message": f"no route {self.path}"}})
             if mode == "drop":
@@ -127,7 +92,7 @@ def _handler(server: EmbeddingServer):
             if mode in ("endless", "huge-500"):
                 return self.flood(200 if mode == "endless" else 500)
             if mode == "trickle":
-                return self.trickle()
+                return self.trickle(60)
             if mode == "redirect":
                 return self.answer(302, b"", {"Location": server.redirect_to})
             if mode == "echo-model":
@@ -171,32 +136,5 @@ def _handler(server: EmbeddingServer):
                     server.sent += len(filler)
             except OSError:
                 pass  # the client hung up: what it took is in server.sent
-
-        def trickle(self):
-            """A 200 announcing 100,000 bytes, then one byte a second until the client hangs up (a minute at most)."""
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", "100000")
-            self.end_headers()
-            self.close_connection = True
-            try:
-                for _ in range(60):
-                    self.wfile.write(b" ")
-                    self.wfile.flush()
-                    server.sent += 1
-                    time.sleep(1.0)
-            except OSError:
-                pass  # the client hung up
-
-        def answer(self, status: int, document, headers: dict | None = None):
-            payload = document if isinstance(document, bytes) else json.dumps(document).encode()
-            headers = dict(headers or {})
-            self.send_response(status)
-            self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
-            self.send_header("Content-Length", str(len(payload)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(payload)
 
     return Handler

@@ -73,14 +73,15 @@ def register(registry):
 '''
 
 
-def install(folder: Path, distribution: str, entry: str, modules: dict[str, str]) -> Path:
-    """A distribution ``distribution`` 0.1 in ``folder`` whose ptah.embedders entry point is ``entry``."""
+def install(folder: Path, distribution: str, entry: str, modules: dict[str, str], group: str = "ptah.embedders"
+            ) -> Path:
+    """A distribution ``distribution`` 0.1 in ``folder`` whose entry point of ``group`` is ``entry``."""
     for name, source in modules.items():
         (folder / f"{name}.py").write_text(textwrap.dedent(source))
     info = folder / f"{distribution.replace('-', '_')}-0.1.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[ptah.embedders]\n{entry}\n")
+    (info / "entry_points.txt").write_text(f"[{group}]\n{entry}\n")
     return folder
 
 

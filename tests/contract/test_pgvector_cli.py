@@ -17,17 +17,9 @@ from ptah.adapters.stores.pgvector import PgvectorStore
 from ptah.core.errors import EXIT_OPERATIONAL, StoreUnavailable
 from ptah.services.evaluate import load_baseline
 from tests.contract.conftest import make_workspace
+from tests.services.test_baseline_provenance import CORPUS as TWO_CASES
 
-CORPUS = """\
-version: 1
-default_k: 3
-cases:
-  - id: cancel
-    query: "cancel a subscription"
-    required: ["1"]
-  - id: password
-    query: "reset my password"
-    required: ["2"]
+CORPUS = TWO_CASES + """\
   - id: invoices
     query: "export invoices as PDF"
     required: ["3"]

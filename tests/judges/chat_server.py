@@ -18,11 +18,8 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-import time
-from http.server import BaseHTTPRequestHandler
 
-from tests.http_servers import serve
+from tests.http_servers import FakeService, JsonHandler
 
 MODEL = "judge-1"
 WORD = re.compile(r"[a-z]{4,}")
@@ -35,55 +32,18 @@ def rule(message: str) -> int:
     return int(bool(set(WORD.findall(query.lower())) & set(WORD.findall(text.lower()))))
 
 
-class ChatServer:
-    def __init__(self):
-        self.requests: list[tuple[dict, dict]] = []
-        self.faults: list[str] = []
-        self.always: str | None = None
-        self._lock = threading.Lock()
-        self.httpd, _ = serve(_handler(self))
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def reset(self) -> None:
-        with self._lock:
-            self.requests.clear()
-            self.faults.clear()
-            self.always = None
-
-    def next_mode(self) -> str | None:
-        with self._lock:
-            return self.faults.pop(0) if self.faults else self.always
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def _handler(server: ChatServer):
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
+def chat_handler(server: FakeService):
+    """The handler class of a :class:`FakeService` that is this server."""
+    class Handler(JsonHandler):
         def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+            body = self.body()
             server.requests.append((body, dict(self.headers)))
             mode = server.next_mode()
             if mode in ("429", "500"):
                 return self.answer(int(mode), {"error": {"message": "busy" if mode == "429" else "broken"}},
                                    {"Retry-After": "0"} if mode == "429" else {})
             if mode == "drip":
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", "100000")
-                self.end_headers()
-                try:
-                    for _ in range(100):
-                        self.wfile.write(b" ")
-                        self.wfile.flush()
-                        time.sleep(1)
-                except OSError:
-                    pass
-                return None
+                return self.trickle(100)
             grade = rule(body["messages"][1]["content"])
             content = {"malformed": "The row is relevant.", "offscale": '{"grade": 7}',
                        "extra": json.dumps({"grade": grade, "why": "shared words"}),
@@ -95,15 +55,5 @@ def _handler(server: ChatServer):
             if mode == "notchat":
                 answer = {"object": "list", "data": []}
             return self.answer(200, answer)
-
-        def answer(self, status: int, document: dict, headers: dict | None = None):
-            payload = json.dumps(document).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(payload)
 
     return Handler

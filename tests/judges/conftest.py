@@ -7,7 +7,8 @@ import pytest
 
 from ptah.adapters.embedders import http_client
 from ptah.adapters.judges import chat
-from tests.judges.chat_server import MODEL, ChatServer
+from tests.http_servers import FakeService
+from tests.judges.chat_server import MODEL, chat_handler
 from tests.services.conftest import DOCS, Workspace
 
 KEY = "sk-judge-0123456789"
@@ -32,7 +33,7 @@ cases:
 
 @pytest.fixture(scope="module")
 def chat_server():
-    served = ChatServer()
+    served = FakeService(chat_handler)
     yield served
     served.close()
 

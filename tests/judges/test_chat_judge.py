@@ -17,8 +17,8 @@ QUERIES = {"billing": "cancel billing subscription", "password": "reset the pass
            "tokens": "developer tokens"}
 
 
-def judge(capsys, space, *extra):
-    return run_cli(capsys, "corpus", "judge", space.folder / "c.yaml", "--spec", space.spec_path, "--judge", "gpt",
+def judge(capsys, space, *extra, name: str = "gpt"):
+    return run_cli(capsys, "corpus", "judge", space.folder / "c.yaml", "--spec", space.spec_path, "--judge", name,
                    "-g", "docs", *extra)
 
 
@@ -34,10 +34,11 @@ def expected(pair: tuple[str, str]) -> float:
     return float(rule(f"Query:\n{QUERIES[pair[0]]}\n\nRow text:\n{Workspace.judging_text(row)}"))
 
 
-def model_grades(space) -> dict[tuple[str, str], float]:
+def model_grades(space, name: str = "gpt") -> dict[tuple[str, str], float]:
+    """The grades of the record's one model judge, which must be ``name``."""
     record = read_record(space.folder / "c.yaml")
     (by,) = record.models
-    assert by.startswith("model:gpt@sha256:")
+    assert by.startswith(f"model:{name}@sha256:")
     return {(case_id, key): j.grade for case_id, keys in record.models[by].items() for key, j in keys.items()}
 
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ptah.adapters.judgements_yaml import read_record
 from ptah.core.scoring import pair_scores
-from tests.conftest import run_cli
-from tests.judges.test_chat_judge import QUERIES, holes
+from tests.judges.test_chat_judge import QUERIES, holes, judge, model_grades
 from tests.services.conftest import DOCS, Workspace
 
 
@@ -30,13 +28,9 @@ def test_the_encoder_judge_grades_by_its_thresholds(judged_space, capsys):
     middle = float(np.median(list(scored.values())))
     with judged_space.spec_path.open("a") as spec:
         spec.write(f"  enc: {{kind: encoder, generation: docs, threshold: {middle!r}}}\n")
-    code, out, err = run_cli(capsys, "corpus", "judge", judged_space.folder / "c.yaml", "--spec", judged_space.spec_path,
-                             "--judge", "enc", "-g", "docs")
+    code, out, err = judge(capsys, judged_space, name="enc")
     assert code == 0, err
-    record = read_record(judged_space.folder / "c.yaml")
-    (by,) = record.models
-    assert by.startswith("model:enc@sha256:")
-    grades = {(case_id, key): j.grade for case_id, keys in record.models[by].items() for key, j in keys.items()}
+    grades = model_grades(judged_space, "enc")
     assert grades == {pair: (1.0 if scored[pair] >= middle else 0.0) for pair in pairs}
     assert 0 < sum(grades.values()) < len(pairs)
 
@@ -44,8 +38,7 @@ def test_the_encoder_judge_grades_by_its_thresholds(judged_space, capsys):
 def test_an_encoder_judge_whose_grade_the_corpus_does_not_use_is_exit_2(judged_space, capsys):
     with judged_space.spec_path.open("a") as spec:
         spec.write("  enc: {kind: encoder, generation: docs, thresholds: {1: 0.1, 3: 0.5}}\n")
-    code, _, err = run_cli(capsys, "corpus", "judge", judged_space.folder / "c.yaml", "--spec", judged_space.spec_path,
-                           "--judge", "enc", "-g", "docs")
+    code, _, err = judge(capsys, judged_space, name="enc")
     assert code == 2
     assert "the encoder judge's thresholds name grade 3, which the corpus does not use (its grades: 0, 1)" in err
 
@@ -57,7 +50,6 @@ def test_an_encoder_judge_whose_grade_the_corpus_does_not_use_is_exit_2(judged_s
 def test_a_judge_the_spec_cannot_use_is_refused_naming_it(judged_space, capsys, line, said):
     with judged_space.spec_path.open("a") as spec:
         spec.write(line + "\n")
-    code, _, err = run_cli(capsys, "corpus", "judge", judged_space.folder / "c.yaml", "--spec", judged_space.spec_path,
-                           "--judge", "enc", "-g", "docs")
+    code, _, err = judge(capsys, judged_space, name="enc")
     assert code == 2
     assert (said or "unknown judge kind 'oracle'; the registered kinds are encoder, chat") in err, err

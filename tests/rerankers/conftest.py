@@ -18,15 +18,10 @@ result's index given twice), ``out-of-range`` (an index one past the last),
 
 from __future__ import annotations
 
-import json
-import socket
-import threading
-from http.server import BaseHTTPRequestHandler
-
 import pytest
 
 from ptah.adapters.rerankers import RerankContext
-from tests.http_servers import serve
+from tests.http_servers import FakeService, JsonHandler
 
 KEY = "rk-ptah-SENTINEL-51b0c2d9e4"
 MODEL = "rerank-english-v3.0"
@@ -37,44 +32,12 @@ def overlap(query: str, document: str) -> float:
     return float(len(set(query.lower().split()) & set(document.lower().split())))
 
 
-class RerankServer:
-    def __init__(self):
-        self.requests: list[dict] = []
-        self.faults: list[str] = []
-        self.always: str | None = None
-        self.retry_after = "0"
-        self._lock = threading.Lock()
-        self.httpd, _ = serve(_handler(self))
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def reset(self) -> None:
-        with self._lock:
-            self.requests.clear()
-            self.faults.clear()
-            self.always, self.retry_after = None, "0"
-
-    def next_mode(self) -> str | None:
-        with self._lock:
-            return self.faults.pop(0) if self.faults else self.always
-
-
-def _handler(server: RerankServer):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args):  # quiet
-            pass
-
-        def setup(self):
-            super().setup()
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
+def _handler(server: FakeService):
+    class Handler(JsonHandler):
         def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+            body = self.body()
             mode = server.next_mode()
-            with server._lock:
-                server.requests.append({"path": self.path, "authorization": self.headers.get("Authorization"),
-                                        "body": body, "mode": mode})
+            self.record(body, mode)
             if self.path != "/v1/rerank":
                 return self.answer(404, {"error": {"message": f"no route {self.path}"}})
             if mode == "429":
@@ -108,26 +71,14 @@ def _handler(server: RerankServer):
             return self.answer(200, {"id": "r1", "results": results, "model": model},
                                {"Content-Type": "text/html"} if mode == "html" else None)
 
-        def answer(self, status: int, document, headers: dict | None = None):
-            payload = document if isinstance(document, bytes) else json.dumps(document).encode()
-            headers = dict(headers or {})
-            self.send_response(status)
-            self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
-            self.send_header("Content-Length", str(len(payload)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(payload)
-
     return Handler
 
 
 @pytest.fixture(scope="session")
 def rerank_server():
-    served = RerankServer()
+    served = FakeService(_handler)
     yield served
-    served.httpd.shutdown()
-    served.httpd.server_close()
+    served.close()
 
 
 def no_embedder(name: str):

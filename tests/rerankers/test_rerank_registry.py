@@ -3,11 +3,9 @@ package is (a module and a dist-info folder on the path), and the refusals of an
 
 from __future__ import annotations
 
-import importlib
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +15,7 @@ from ptah.adapters.rerankers import RerankerRegistry, open_reranker, reranker_ki
 from ptah.adapters.rerankers import registry as registry_module
 from ptah.core.errors import EXIT_INPUT, EXIT_OPERATIONAL, InputError, OperationalError, PluginError
 from ptah.core.spec import RerankSettings
+from tests.adapters.test_embedder_registry import install as install_distribution, on_path  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -58,23 +57,14 @@ KIND = LettersKind()
 
 def install(site: Path, entry: str) -> None:
     """A distribution toy-reranker 0.1 in ``site`` whose ptah.rerankers entry point is ``entry``."""
-    (site / "toy_reranker.py").write_text(textwrap.dedent(TOY))
-    info = site / "toy_reranker-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-reranker\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[ptah.rerankers]\n{entry}\n")
+    install_distribution(site, "toy-reranker", entry, {"toy_reranker": TOY}, "ptah.rerankers")
 
 
 @pytest.fixture
-def site(tmp_path, monkeypatch):
-    """``tmp_path / "site"`` on sys.path as a site-packages folder, with a fresh registry; its modules forgotten."""
-    folder = tmp_path / "site"
-    folder.mkdir()
-    monkeypatch.syspath_prepend(str(folder))
-    importlib.invalidate_caches()
+def site(on_path, monkeypatch):
+    """``on_path`` (a site-packages folder) with a fresh registry."""
     monkeypatch.setattr(registry_module, "REGISTRY", RerankerRegistry())
-    yield folder
-    sys.modules.pop("toy_reranker", None)
+    return on_path
 
 
 def test_ptahs_kinds_come_first_and_naming_them_imports_no_heavy_library():

@@ -75,31 +75,35 @@ def test_the_local_model_reports_each_model_batch_and_embeds_the_same_vectors():
     assert np.allclose(vectors, minilm.embed_documents(texts), atol=1e-5)
 
 
-# A build in a child process, not tests.conftest.run_cli: the test interrupts it with SIGINT mid-batch.
-SLOW_CLI_BUILD = textwrap.dedent(
+# A build in a child process, not tests.conftest.run_cli: the test interrupts it with SIGINT mid-batch. Its model
+# test/stops reports REPORTED rows of its batch number BATCHES_FIRST (from 0), says "embedding" and waits there.
+INTERRUPTED_BUILD = textwrap.dedent(
     """
     import sys, time
     from ptah.adapters.embedders.deterministic import DeterministicEmbedder
     from ptah.cli import main
     from tests.embedders import EMBEDDERS
 
-    class Slow(DeterministicEmbedder):
-        def embed_documents(self, texts):
+    class Stops(DeterministicEmbedder):
+        def embed_documents(self, texts, progress=None):
             if len(self.calls) == int(sys.argv[2]):
+                for done in range(1, int(sys.argv[3]) + 1):
+                    progress(done)
                 print("embedding", flush=True)
                 time.sleep(120)
             return super().embed_documents(texts)
 
-    EMBEDDERS["test/slow"] = Slow(dimension=8)
+    EMBEDDERS["test/stops"] = Stops(dimension=8)
     main(["inference", "build", "--spec", sys.argv[1]])
     """
 )
 
 
-def interrupt_build(script: str, spec_path: Path, batches_first: int) -> tuple[int, str]:
-    """Run ``script`` (a build) in a child process, SIGINT it once it prints "embedding": its exit code and stderr."""
-    process = subprocess.Popen([sys.executable, "-c", script, str(spec_path), str(batches_first)],
-                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def interrupt_build(spec_path: Path, batches_first: int, reported: int = 0) -> tuple[int, str]:
+    """Build ``spec_path`` (model ``test/stops``) in a child process, SIGINT it once its embedder has reported
+    ``reported`` rows of the batch after ``batches_first`` and printed "embedding": its exit code and stderr."""
+    process = subprocess.Popen([sys.executable, "-c", INTERRUPTED_BUILD, str(spec_path), str(batches_first),
+                                str(reported)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert process.stdout.readline() == "embedding\n"
         process.send_signal(signal.SIGINT)
@@ -117,9 +121,9 @@ def test_ctrl_c_says_how_many_rows_were_kept_exits_130_and_list_says_partial(wor
     never says current."""
     workspace.execute("INSERT INTO articles VALUES (?, ?, ?, ?)",
                       [(n, f"Article {n}", f"Body {n}.", "published") for n in range(11, 41)])
-    workspace.write_spec(filter="status = 'published'", generations={"docs": "model: test/slow\n    batch_size: 1"})
-    assert interrupt_build(SLOW_CLI_BUILD, workspace.spec_path, batches_first) == (130, f"interrupted: {kept} of 39 rows embedded, {kept} of them committed; run the same command to resume\n")
-    embedders["test/slow"] = DeterministicEmbedder(dimension=8)
+    workspace.write_spec(filter="status = 'published'", generations={"docs": "model: test/stops\n    batch_size: 1"})
+    assert interrupt_build(workspace.spec_path, batches_first) == (130, f"interrupted: {kept} of 39 rows embedded, {kept} of them committed; run the same command to resume\n")
+    embedders["test/stops"] = DeterministicEmbedder(dimension=8)
     with workspace.project() as project:
         (listing,) = list_generations(project)
         assert (listing.status, listing.vectors, listing.rows) == (status, kept, 39)

@@ -90,16 +90,6 @@ def test_the_lexical_channel_ranks_by_bm25_over_the_generations_text(built):
     assert only["cases"][0]["results"][0]["key"] == "1"
 
 
-def test_rows_a_query_does_not_match_are_not_results(built):
-    corpus = 'version: 1\ndefault_k: 3\ncases:\n  - {id: nothing, query: "zzzzqq xxyyzz", required: ["1"]}\n'
-    report = run(built, corpus, names=["docs"], channels=["lexical"])
-    (case,) = report["runs"][0]["cases"]
-    assert case["results"] == []
-    assert case["metrics"] == {"recall": 0.0, "mrr": 0.0, "ndcg": 0.0}
-    assert case["required"]["missed"] == [{"key": "1", "rank": None, "where": "not among the 0 rows the query matched"}]
-    assert report["verdict"] == "fail"
-
-
 def test_the_index_is_kept_in_the_store_and_rebuilt_only_when_the_text_changes(built):
     first = run(built, channels=["lexical"])["runs"][0]["generation"]
     assert first["index"]["reused"] is False
@@ -187,15 +177,20 @@ def test_bad_fusion_settings_are_usage_errors():
     assert np.isfinite(Fusion().k)
 
 
-def test_a_lexical_miss_says_how_many_rows_its_own_query_matched(built):
-    """Each case's query matches its own number of rows: the miss says that number, never one depth for all."""
-    corpus = ('version: 1\ndefault_k: 3\ncases:\n  - {id: billing, query: billing, required: ["2"]}\n'
-              '  - {id: hooks, query: webhooks, required: ["2"]}\n')
+def test_rows_a_query_does_not_match_are_not_results_and_a_miss_says_how_many_its_own_query_matched(built):
+    """Each case's query matches its own number of rows (none, for the first): the miss says that number, never
+    one depth for all."""
+    corpus = ('version: 1\ndefault_k: 3\ncases:\n  - {id: nothing, query: "zzzzqq xxyyzz", required: ["1"]}\n'
+              '  - {id: billing, query: billing, required: ["2"]}\n  - {id: hooks, query: webhooks, required: ["2"]}\n')
     report = run(built, corpus, names=["docs"], channels=["lexical"])
-    assert [case["required"]["missed"] for case in report["runs"][0]["cases"]] == [
+    cases = report["runs"][0]["cases"]
+    assert [case["required"]["missed"] for case in cases] == [
+        [{"key": "1", "rank": None, "where": "not among the 0 rows the query matched"}],
         [{"key": "2", "rank": None, "where": "not among the 3 rows the query matched"}],
         [{"key": "2", "rank": None, "where": "not among the 1 row the query matched"}],
     ]
+    assert (cases[0]["results"], cases[0]["metrics"]) == ([], {"recall": 0.0, "mrr": 0.0, "ndcg": 0.0})
+    assert report["verdict"] == "fail"
 
 
 def test_the_report_schema_names_the_registered_channels():

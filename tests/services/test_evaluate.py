@@ -26,11 +26,13 @@ def angle_vector(degrees: float) -> list[float]:
 
 
 class TableEmbedder:
-    """Vectors by text: document i sits at i*10 degrees; a query "at D" sits at D degrees. Records calls."""
+    """Vectors by text: document i sits at i*10 degrees; a query "at D" sits at D degrees, plus ``turn`` (a changed
+    query model). Records calls."""
 
     dimension = 3
 
-    def __init__(self):
+    def __init__(self, turn: float = 0.0):
+        self.turn = turn
         self.calls: list[tuple[str, list[str]]] = []
         self.documents = {Workspace.text(row): angle_vector(row[0] * 10) for row in DOCS}
 
@@ -40,7 +42,7 @@ class TableEmbedder:
 
     def embed_queries(self, texts):
         self.calls.append(("queries", list(texts)))
-        return np.array([angle_vector(float(t.split()[-1])) for t in texts], dtype=np.float32)
+        return np.array([angle_vector(float(t.split()[-1]) + self.turn) for t in texts], dtype=np.float32)
 
 
 class NoModel:

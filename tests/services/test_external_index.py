@@ -10,39 +10,25 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ptah.core.request import SearchOptions
 from tests.contract.conftest import postgres_database, postgres_server, postgres_url  # noqa: F401 (fixtures)
-from tests.services.test_external_vectors import CORPUS, ptah_in, runs, sqlite_external  # noqa: F401
+from tests.services.test_external_vectors import evaluate_cli, pg_table, ptah_in, runs, sqlite_external  # noqa: F401
 
 
 @pytest.fixture
 def pg_external(sqlite_external, postgres_server, postgres_database):
     """The articles in PostgreSQL with ``embedding vector(32)`` holding ``own``'s vectors; the spec reads them there."""
     workspace, vectors = sqlite_external
-    db = postgres_server.admin(postgres_database)
-    db.execute("CREATE EXTENSION IF NOT EXISTS vector")
-    db.execute("CREATE TABLE articles (id integer PRIMARY KEY, title text, body text, status text, embedding vector(32))")
-    for row in workspace.docs:
-        text = "[" + ",".join(repr(float(x)) for x in vectors[str(row[0])]) + "]"
-        db.execute("INSERT INTO articles VALUES (%s, %s, %s, %s, %s::vector)", (*row, text))
-    spec = workspace.spec_path.read_text()
-    workspace.spec_path.write_text(spec.replace("sqlite:///source.db", postgres_server.url(postgres_database)))
-    (workspace.folder / "c.yaml").write_text(CORPUS)
+    db = pg_table(workspace, vectors, postgres_server, postgres_database)
     yield workspace, db
     db.close()
-
-
-def evaluate_cli(capsys, workspace, *options) -> tuple[int, str]:
-    """The exit code and the output, its lines joined (a narrow terminal wraps them)."""
-    code, output = ptah_in(capsys, workspace, "inference", "evaluate", "--corpus", workspace.folder / "c.yaml",
-                           "-g", "ext", *options)
-    return code, " ".join(output.split())
 
 
 def test_hnsw_index_of_the_table_is_searched_and_measured_against_exact(pg_external, capsys):
     workspace, db = pg_external
     db.execute("CREATE INDEX articles_embedding_hnsw ON articles USING hnsw (embedding vector_cosine_ops)")
     exact = runs(workspace, "own")["own"]
-    both = runs(workspace, "ext", search=_search("both"))["ext"]
+    both = runs(workspace, "ext", search=SearchOptions("both"))["ext"]
     assert both["search"] == {"channel": "vector", "mode": "both", "similarity": "cosine", "ranking": both["search"]["ranking"],
                               "index": {"name": "articles_embedding_hnsw", "kind": "hnsw", "m": 16, "ef_construction": 64,
                                         "operator_class": "vector_cosine_ops", "table": "articles", "column": "embedding"},
@@ -60,7 +46,7 @@ def test_ivfflat_index_searches_the_servers_probes(pg_external, capsys):
     workspace, db = pg_external
     db.execute("CREATE INDEX articles_ivf ON articles USING ivfflat (embedding vector_cosine_ops) WITH (lists = 1)")
     exact = runs(workspace, "own")["own"]
-    both = runs(workspace, "ext", search=_search("both"))["ext"]
+    both = runs(workspace, "ext", search=SearchOptions("both"))["ext"]
     assert both["search"]["index"] == {"name": "articles_ivf", "kind": "ivfflat", "lists": 1, "probes": 1,
                                        "operator_class": "vector_cosine_ops", "table": "articles", "column": "embedding"}
     assert "ef_search" not in both["search"]
@@ -88,7 +74,7 @@ def test_inner_product_is_accepted_only_on_unit_length_vectors(pg_external, caps
     workspace, db = pg_external
     db.execute("CREATE INDEX articles_ip ON articles USING hnsw (embedding vector_ip_ops)")
     exact = runs(workspace, "own")["own"]
-    index = runs(workspace, "ext", search=_search("index"))["ext"]
+    index = runs(workspace, "ext", search=SearchOptions("index"))["ext"]
     assert index["search"]["index"]["operator_class"] == "vector_ip_ops"
     assert index["aggregates"]["recall"] == exact["aggregates"]["recall"]
     assert [c["results"][0]["key"] for c in index["cases"]] == [c["results"][0]["key"] for c in exact["cases"]]
@@ -115,7 +101,6 @@ def test_no_index_on_the_column_is_refused(pg_external, capsys):
 
 def test_a_sqlite_source_has_no_index(sqlite_external, capsys):
     workspace, _ = sqlite_external
-    (workspace.folder / "c.yaml").write_text(CORPUS)
     code, output = evaluate_cli(capsys, workspace, "--search", "index")
     assert code == 2
     assert ('generation "ext" reads column embedding of table articles in sqlite:///source.db, where no vector index '
@@ -127,7 +112,7 @@ def test_the_filter_applies_to_the_index_search_and_a_hostile_one_is_refused(pg_
     db.execute("CREATE INDEX articles_embedding_hnsw ON articles USING hnsw (embedding vector_cosine_ops)")
     url_spec = workspace.spec_path.read_text()
     workspace.spec_path.write_text(url_spec.replace("  key_fields:", "  filter: \"title NOT LIKE '%roadmap%'\"\n  key_fields:"))
-    index = runs(workspace, "ext", search=_search("both"))["ext"]
+    index = runs(workspace, "ext", search=SearchOptions("both"))["ext"]
     assert index["generation"]["rows"] == 9
     assert all(r["key"] != "9" for c in index["cases"] for r in c["results"])
     assert index["aggregates"]["ann"]["recall"]["value"] == 1.0
@@ -135,12 +120,6 @@ def test_the_filter_applies_to_the_index_search_and_a_hostile_one_is_refused(pg_
     code, output = evaluate_cli(capsys, workspace, "--search", "index")
     assert code == 2 and "source.filter" in output
     assert db.execute("SELECT count(*) FROM articles").fetchone()[0] == 10
-
-
-def _search(mode):
-    from ptah.core.request import SearchOptions
-
-    return SearchOptions(mode)
 
 
 HALF_ERROR = 2.0 ** -10  # bound on a cosine score's change when a unit vector is rounded to float16 (see below)
@@ -159,23 +138,16 @@ def test_half_precision_vectors_rank_as_the_built_generation(sqlite_external, po
     order, hence exactly the same recall, MRR and nDCG means.
     """
     workspace, vectors = sqlite_external
-    db = postgres_server.admin(postgres_database)
-    db.execute("CREATE EXTENSION IF NOT EXISTS vector")
-    version = db.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]
+    with postgres_server.admin(postgres_database) as db:
+        db.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        version = db.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]
     half = column_type.startswith("halfvec")
     if half and tuple(int(part) for part in version.split(".")[:2]) < (0, 7):
         pytest.skip(f"pgvector {version} has no halfvec type (0.7 added it); the vector(32) case holds its values")
-    db.execute(f"CREATE TABLE articles (id integer PRIMARY KEY, title text, body text, status text, "
-               f"embedding {column_type})")
-    for row in workspace.docs:
-        vector = vectors[str(row[0])] if half else vectors[str(row[0])].astype(np.float16).astype(np.float32)
-        text = "[" + ",".join(repr(float(x)) for x in vector) + "]"
-        db.execute(f"INSERT INTO articles VALUES (%s, %s, %s, %s, %s::{column_type})", (*row, text))
-    if half:
-        db.execute("CREATE INDEX articles_half ON articles USING hnsw (embedding halfvec_cosine_ops)")
-    db.close()
-    spec = workspace.spec_path.read_text()
-    workspace.spec_path.write_text(spec.replace("sqlite:///source.db", postgres_server.url(postgres_database)))
+    rounded = {key: vector if half else vector.astype(np.float16).astype(np.float32) for key, vector in vectors.items()}
+    with pg_table(workspace, rounded, postgres_server, postgres_database, column_type) as db:
+        if half:
+            db.execute("CREATE INDEX articles_half ON articles USING hnsw (embedding halfvec_cosine_ops)")
     measured = runs(workspace, "own", "ext")
     own, ext = measured["own"], measured["ext"]
     assert {k: ext["aggregates"][k] for k in ("recall", "mrr", "ndcg")} == \
@@ -185,7 +157,7 @@ def test_half_precision_vectors_rank_as_the_built_generation(sqlite_external, po
         assert max(abs(a["score"] - b["score"]) for a, b in zip(ext_case["results"], own_case["results"])) \
             <= HALF_ERROR + 1e-6
     if half:
-        index = runs(workspace, "ext", search=_search("both"))["ext"]
+        index = runs(workspace, "ext", search=SearchOptions("both"))["ext"]
         assert index["search"]["index"]["operator_class"] == "halfvec_cosine_ops"
         assert index["aggregates"]["ann"]["recall"]["value"] == 1.0
 

@@ -55,6 +55,30 @@ def ptah_in(capsys, workspace, *argv) -> tuple[int, str]:
     return code, out + err
 
 
+def evaluate_cli(capsys, workspace, *options) -> tuple[int, str]:
+    """``ptah inference evaluate -g ext`` on CORPUS (written to ``c.yaml``): the exit code and the output, its lines
+    joined (a narrow terminal wraps them)."""
+    (workspace.folder / "c.yaml").write_text(CORPUS)
+    code, output = ptah_in(capsys, workspace, "inference", "evaluate", "--corpus", workspace.folder / "c.yaml",
+                           "-g", "ext", *options)
+    return code, " ".join(output.split())
+
+
+def pg_table(workspace, vectors, server, database, column_type: str = "vector(32)"):
+    """The articles in PostgreSQL with ``embedding COLUMN_TYPE`` holding ``vectors`` (by key), the spec reading them
+    there; the admin connection, open."""
+    db = server.admin(database)
+    db.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    db.execute(f"CREATE TABLE articles (id integer PRIMARY KEY, title text, body text, status text, "
+               f"embedding {column_type})")
+    for row in workspace.docs:
+        text = "[" + ",".join(repr(float(x)) for x in vectors[str(row[0])]) + "]"
+        db.execute(f"INSERT INTO articles VALUES (%s, %s, %s, %s, %s::{column_type})", (*row, text))
+    spec = workspace.spec_path.read_text()
+    workspace.spec_path.write_text(spec.replace("sqlite:///source.db", server.url(database)))
+    return db
+
+
 @pytest.fixture
 def sqlite_external(workspace):
     """The articles with an ``embedding`` BLOB column filled with generation ``own``'s vectors."""
@@ -95,9 +119,7 @@ def test_null_vectors_are_missing_rows_refused_unless_allow_stale(sqlite_externa
     with workspace.project() as project:
         result = verify(project, "ext")
     assert (result.rows, result.covered, result.missing, result.missing_keys) == (10, 8, 2, ("3", "9"))
-    (workspace.folder / "c.yaml").write_text(CORPUS)
-    code, output = ptah_in(capsys, workspace, "inference", "evaluate", "--corpus", workspace.folder / "c.yaml",
-                           "-g", "ext")
+    code, output = evaluate_cli(capsys, workspace)
     assert code == 3
     assert ('generation "ext" is not complete and fresh: 2 of 10 rows have no vector (e.g. 3, 9). Fill the table\'s '
             "missing vectors, or pass --allow-stale") in output
@@ -113,9 +135,7 @@ def test_a_column_without_any_vector_has_nothing_to_measure(sqlite_external, cap
     workspace.execute("UPDATE articles SET embedding = NULL")
     with workspace.project() as project:
         assert (verify(project, "ext").covered, verify(project, "ext").missing) == (0, 10)
-    (workspace.folder / "c.yaml").write_text(CORPUS)
-    code, output = ptah_in(capsys, workspace, "inference", "evaluate", "--corpus", workspace.folder / "c.yaml",
-                           "-g", "ext", "--allow-stale")
+    code, output = evaluate_cli(capsys, workspace, "--allow-stale")
     assert code == 3
     assert ('generation "ext" has no vector to measure: none of the 10 rows passing the filter holds one in column '
             "embedding") in output
@@ -124,9 +144,7 @@ def test_a_column_without_any_vector_has_nothing_to_measure(sqlite_external, cap
 def test_mixed_dimensions_are_refused_naming_rows(sqlite_external, capsys):
     workspace, _ = sqlite_external
     workspace.execute("UPDATE articles SET embedding = ? WHERE id IN (4, 6)", (np.ones(31, "<f4").tobytes(),))
-    (workspace.folder / "c.yaml").write_text(CORPUS)
-    code, output = ptah_in(capsys, workspace, "inference", "evaluate", "--corpus", workspace.folder / "c.yaml",
-                           "-g", "ext")
+    code, output = evaluate_cli(capsys, workspace)
     assert code == 2
     assert ("column embedding holds vectors of 2 dimensions (31: 2 rows, 32: 8 rows); 2 rows differ from the 32 of "
             "most, e.g. the rows with keys '4', '6'") in output
@@ -186,15 +204,7 @@ def test_the_identity_holds_no_database_url_and_changes_with_the_column(sqlite_e
 def test_postgres_pgvector_column_measures_exactly_as_the_built_generation(sqlite_external, postgres_server,
                                                                            postgres_database, capsys):
     workspace, vectors = sqlite_external
-    with postgres_server.admin(postgres_database) as db:
-        db.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        db.execute("CREATE TABLE articles (id integer PRIMARY KEY, title text, body text, status text, "
-                   "embedding vector(32))")
-        for row in workspace.docs:
-            text = "[" + ",".join(repr(float(x)) for x in vectors[str(row[0])]) + "]"
-            db.execute("INSERT INTO articles VALUES (%s, %s, %s, %s, %s::vector)", (*row, text))
-    spec = workspace.spec_path.read_text()
-    workspace.spec_path.write_text(spec.replace("sqlite:///source.db", postgres_server.url(postgres_database)))
+    pg_table(workspace, vectors, postgres_server, postgres_database).close()
     measured = runs(workspace, "own", "ext")
     own, ext = measured["own"], measured["ext"]
     assert ext["aggregates"] == own["aggregates"]

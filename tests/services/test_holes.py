@@ -4,9 +4,7 @@ judged in the record beside the corpus; a judged row whose text changed is stale
 from __future__ import annotations
 
 import json
-import math
 
-import numpy as np
 import pytest
 
 from ptah.adapters.judgements_yaml import write_record
@@ -16,6 +14,7 @@ from ptah.services.build import build
 from tests.conftest import run_cli
 from tests.embedders import EMBEDDERS
 from tests.services.conftest import DOCS, Workspace
+from tests.services.test_evaluate import TableEmbedder
 
 # one case at depth 1: "at 30" finds row 3 (at 30 degrees), judged relevant
 CORPUS = """\
@@ -28,31 +27,11 @@ cases:
 """
 
 
-def angle(degrees: float) -> list[float]:
-    return [math.cos(math.radians(degrees)), math.sin(math.radians(degrees)), 0.0]
-
-
-class Angles:
-    """Row i sits at i*10 degrees; a query "at D" at D degrees, plus ``turn`` (a changed query model)."""
-
-    dimension = 3
-
-    def __init__(self, turn: float = 0.0):
-        self.turn = turn
-        self.documents = {Workspace.text(row): angle(row[0] * 10) for row in DOCS}
-
-    def embed_documents(self, texts):
-        return np.array([self.documents[t] for t in texts], dtype=np.float32)
-
-    def embed_queries(self, texts):
-        return np.array([angle(float(t.split()[-1]) + self.turn) for t in texts], dtype=np.float32)
-
-
 @pytest.fixture
 def project(workspace):
     """Generations ``old`` and ``new``: the same rows; ``new``'s queries turn 20 degrees (row 5 comes first)."""
     workspace.write_spec(generations={"old": "model: test/old", "new": "model: test/new"}, active="old")
-    EMBEDDERS["test/old"], EMBEDDERS["test/new"] = Angles(), Angles(turn=20.0)
+    EMBEDDERS["test/old"], EMBEDDERS["test/new"] = TableEmbedder(), TableEmbedder(turn=20.0)
     with workspace.project() as opened:
         build(opened, "old")
         build(opened, "new")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import textwrap
 
 import pytest
 
@@ -48,29 +47,6 @@ def test_a_kind_that_loads_nothing_says_nothing(workspace, embedders, cli):
     assert (result.code, result.err) == (0, "")
 
 
-# A build in a child process: SIGINT after the embedder reported 3 rows of a batch it has not returned.
-HALF_A_BATCH = textwrap.dedent(
-    """
-    import sys, time
-    from ptah.adapters.embedders.deterministic import DeterministicEmbedder
-    from ptah.cli import main
-    from tests.embedders import EMBEDDERS
-
-    class Reporting(DeterministicEmbedder):
-        def embed_documents(self, texts, progress=None):
-            if len(self.calls) == int(sys.argv[2]):
-                for done in (1, 2, 3):
-                    progress(done)
-                print("embedding", flush=True)
-                time.sleep(120)
-            return super().embed_documents(texts)
-
-    EMBEDDERS["test/rows"] = Reporting(dimension=8)
-    main(["inference", "build", "--spec", sys.argv[1]])
-    """
-)
-
-
 @pytest.mark.parametrize("batches_first, message", [
     (0, "interrupted: 3 of 40 rows embedded, 0 of them committed; run the same command to resume\n"),
     (1, "interrupted: 19 of 40 rows embedded, 16 of them committed; run the same command to resume\n"),
@@ -78,5 +54,5 @@ HALF_A_BATCH = textwrap.dedent(
 def test_ctrl_c_says_what_was_embedded_and_what_was_committed(workspace, batches_first, message):
     """40 rows committed 16 at a time; the bar showed the rows the model reported, the commits kept fewer."""
     workspace.execute("INSERT INTO articles VALUES (?, ?, ?, ?)", [(n, f"A {n}", f"B {n}.", "x") for n in range(11, 41)])
-    workspace.write_spec(generations={"docs": "model: test/rows\n    batch_size: 1"})
-    assert interrupt_build(HALF_A_BATCH, workspace.spec_path, batches_first) == (130, message)
+    workspace.write_spec(generations={"docs": "model: test/stops\n    batch_size: 1"})
+    assert interrupt_build(workspace.spec_path, batches_first, reported=3) == (130, message)

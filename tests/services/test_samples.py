@@ -11,6 +11,7 @@ SHA = "a" * 64
 IDENTITY = "sha256:" + "1" * 64
 OTHER = "sha256:" + "2" * 64
 CASE = Case(id="c", query="q", k=3, relevant={"r": 1.0})
+DRAWN = Sample(5, population_digest([("c", "a"), ("c", "b")]), 1, (IDENTITY,), "2026-11-30T12:00:00Z")
 
 
 def run(identity: str, judged=frozenset()):
@@ -20,8 +21,7 @@ def run(identity: str, judged=frozenset()):
 
 
 def test_a_sample_counts_for_the_runs_it_was_drawn_from_and_holes_judged_since_still_belong_to_it():
-    drawn = Sample(5, population_digest([("c", "a"), ("c", "b")]), 1, (IDENTITY,), "2026-11-30T12:00:00Z")
-    record = JudgementRecord(samples=(drawn,), cases={"c": {
+    record = JudgementRecord(samples=(DRAWN,), cases={"c": {
         "a": Judgement(0.0, SHA, "2026-11-30T12:00:01Z", sample=0),
         "b": Judgement(0.0, SHA, "2026-11-30T12:05:00Z")}})  # judged by hand after the draw
     sampled, ignored = samples_of(record, [run(IDENTITY, {"a", "b"}), run(OTHER, {"a", "b"})])
@@ -30,15 +30,14 @@ def test_a_sample_counts_for_the_runs_it_was_drawn_from_and_holes_judged_since_s
 
 
 def test_a_sample_drawn_from_other_holes_or_runs_is_ignored_with_the_reason():
-    drawn = Sample(5, population_digest([("c", "a"), ("c", "b")]), 1, (IDENTITY,), "2026-11-30T12:00:00Z")
-    record = JudgementRecord(samples=(drawn,), cases={"c": {
+    record = JudgementRecord(samples=(DRAWN,), cases={"c": {
         "a": Judgement(0.0, SHA, "2026-11-30T12:00:01Z", sample=0),
         "b": Judgement(0.0, SHA, "2026-11-29T00:00:00Z")}})  # judged BEFORE the draw: the population differs
     sampled, ignored = samples_of(record, [run(IDENTITY, {"a", "b"})])
     assert sampled == {}
     assert ignored == {"1111": ["sample 0 (seed 5) was drawn from other holes than these runs have now (the corpus, "
                                 "its record or the rankings changed since); draw a new one"]}
-    pooled = Sample(5, drawn.population, 1, (IDENTITY, OTHER), drawn.drawn_at)
+    pooled = Sample(5, DRAWN.population, 1, (IDENTITY, OTHER), DRAWN.drawn_at)
     sampled, ignored = samples_of(JudgementRecord(samples=(pooled,)), [run(IDENTITY)])
     assert sampled == {} and ignored == {"1111": [
         "sample 0 (seed 5) was drawn from the holes of 2 runs; evaluate them together to use it"]}
@@ -50,9 +49,8 @@ def test_the_baseline_holes_the_current_run_lost_are_counted():
 
     corpus = Corpus(cases=(CASE,))
     before = run(IDENTITY)  # top 3: a, b (holes), r
-    case = Case(id="c", query="q", k=3, relevant={"r": 1.0})
     now = make_run({"name": "now", "identity": OTHER}, {"channel": "vector", "mode": "exact"},
-                   [measure_case(case, [("r", 0.9), ("b", 0.8), ("x", 0.7)], searched=3)])
+                   [measure_case(CASE, [("r", 0.9), ("b", 0.8), ("x", 0.7)], searched=3)])
     assert holes_lost(corpus, before, now) == 1  # a: in the baseline's top 3, unjudged, gone from the run's
     judged = Corpus(cases=(Case(id="c", query="q", k=3, relevant={"r": 1.0}, judged=frozenset({"a"})),))
     assert holes_lost(judged, before, now) == 0  # judged since: not a hole any more

@@ -8,12 +8,11 @@ from ptah.adapters.corpus_yaml import parse_corpus
 from ptah.core.errors import IncomparableBaseline
 from ptah.core.power import cases_needed
 from ptah.core.significance import holm_adjusted
-from ptah.services.build import build
 from ptah.services.evaluate import evaluate
 
 from tests.embedders import EMBEDDERS
 from tests.services.conftest import request
-from tests.services.test_channels import TWO
+from tests.services.test_channels import built  # noqa: F401 (the fixture)
 from tests.services.test_evaluate import TableEmbedder
 
 CORPUS = """\
@@ -39,15 +38,6 @@ cases:
     relevant: {"8": 2, "4": 1}
     tags: [account, dev]
 """
-
-
-@pytest.fixture
-def built(workspace, embedders):
-    workspace.write_spec(filter="status = 'published'", generations=TWO)
-    embedders["test/table"] = TableEmbedder()
-    with workspace.project() as project:
-        build(project, "docs")
-    return workspace
 
 
 def run(workspace, corpus=CORPUS, baseline=None, **options):

@@ -30,42 +30,30 @@ def counts(result):
 # --- verify ---------------------------------------------------------------------
 
 
-def test_a_fresh_build_verifies_complete_and_fresh(built):
+NEW_ROWS = [(100 + i, f"t{i}", f"b{i}") for i in range(15)]
+
+
+@pytest.mark.parametrize("change, found, offenders, measured", [
+    # a fresh build verifies complete and fresh
+    (lambda space: None, (10, 10, 10, 10, 0, 0, 0), ((), (), ()), (1.0, 1.0, True, True, True)),
+    # an update of the source makes exactly those rows stale
+    (lambda space: space.execute("UPDATE articles SET body = 'Rewritten.' WHERE id IN (7, 3)"),
+     (10, 10, 10, 8, 2, 0, 0), (("3", "7"), (), ()), (1.0, 0.8, True, False, False)),
+    # new rows are missing, and offenders stop at ten, in source order
+    (lambda space: space.execute("INSERT INTO articles VALUES (?, ?, ?, 'published')", NEW_ROWS),
+     (25, 10, 10, 10, 0, 15, 0), ((), tuple(str(100 + i) for i in range(10)), ()), (10 / 25, 1.0, False, True, False)),
+    # the vectors of rows that left the filter are orphans
+    (lambda space: space.write_spec(filter="status = 'published'"),
+     (9, 10, 9, 9, 0, 0, 1), ((), (), ("9",)), (1.0, 1.0, True, True, False)),
+], ids=["fresh", "stale", "missing", "orphans"])
+def test_verify_counts_stale_missing_and_orphaned_rows(built, change, found, offenders, measured):
+    change(built)
     with built.project() as project:
         result = verify(project)
-    assert counts(result) == (10, 10, 10, 10, 0, 0, 0)
-    assert (result.coverage, result.freshness, result.complete, result.fresh_ok, result.ok) == (1.0, 1.0, True, True, True)
-    assert (result.stale_keys, result.missing_keys, result.orphan_keys) == ((), (), ())
+    assert counts(result) == found
+    assert (result.stale_keys, result.missing_keys, result.orphan_keys) == offenders
+    assert (result.coverage, result.freshness, result.complete, result.fresh_ok, result.ok) == measured
     assert result.built is True
-
-
-def test_an_update_of_the_source_makes_exactly_those_rows_stale(built):
-    built.execute("UPDATE articles SET body = 'Rewritten.' WHERE id IN (7, 3)")
-    with built.project() as project:
-        result = verify(project)
-    assert counts(result) == (10, 10, 10, 8, 2, 0, 0)
-    assert result.stale_keys == ("3", "7")
-    assert (result.coverage, result.freshness) == (1.0, 0.8)
-    assert (result.complete, result.fresh_ok, result.ok) == (True, False, False)
-
-
-def test_new_rows_are_missing_and_offenders_stop_at_ten_in_source_order(built):
-    built.execute("INSERT INTO articles VALUES (?, ?, ?, 'published')", [(100 + i, f"t{i}", f"b{i}") for i in range(15)])
-    with built.project() as project:
-        result = verify(project)
-    assert counts(result) == (25, 10, 10, 10, 0, 15, 0)
-    assert result.missing_keys == tuple(str(100 + i) for i in range(10))
-    assert result.coverage == 10 / 25
-    assert (result.complete, result.ok) == (False, False)
-
-
-def test_vectors_of_rows_that_left_the_filter_are_orphans(built):
-    built.write_spec(filter="status = 'published'")
-    with built.project() as project:
-        result = verify(project)
-    assert counts(result) == (9, 10, 9, 9, 0, 0, 1)
-    assert result.orphan_keys == ("9",)
-    assert (result.complete, result.fresh_ok, result.ok) == (True, True, False)
 
 
 def test_a_generation_never_built_has_every_row_missing_and_no_store_is_created(workspace):

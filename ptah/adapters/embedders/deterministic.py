@@ -68,16 +68,6 @@ class DeterministicEmbedder:
         self.calls: list[tuple[str, list[str]]] = []
         self._recorded = 0
 
-    @classmethod
-    def from_settings(cls, settings: GenerationSettings) -> DeterministicEmbedder:
-        return cls(
-            dimension=settings.dimension or DEFAULT_DETERMINISTIC_DIMENSION,
-            normalize=settings.normalize,
-            query_prefix=settings.query_prefix,
-            document_prefix=settings.document_prefix,
-            max_seq_length=settings.max_seq_length,
-        )
-
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         self._record("documents", texts)
         return self._embed(texts, self.document_prefix)
@@ -120,7 +110,8 @@ class DeterministicKind:
         return {"algorithm": ALGORITHM, "dimension": settings.dimension or DEFAULT_DETERMINISTIC_DIMENSION}
 
     def open(self, settings: GenerationSettings, root: str) -> DeterministicEmbedder:
-        return DeterministicEmbedder.from_settings(settings)
+        return DeterministicEmbedder(settings.dimension or DEFAULT_DETERMINISTIC_DIMENSION, settings.normalize,
+                                     settings.query_prefix, settings.document_prefix, settings.max_seq_length)
 
     def versions(self) -> dict[str, str | None]:
         return {}  # numpy and hashlib only, and ptah itself (recorded for every kind)

@@ -43,7 +43,6 @@ class EncoderJudge:
         self.thresholds = sorted(thresholds.items(), reverse=True)  # highest grade first
 
     def grades(self, pairs: Sequence[tuple[str, str]]) -> list[float | None]:
-        found: list[float | None] = []
         by_query: dict[str, list[int]] = {}
         for index, (query, _) in enumerate(pairs):
             by_query.setdefault(query, []).append(index)
@@ -51,9 +50,8 @@ class EncoderJudge:
         for query, indexes in by_query.items():
             for index, score in zip(indexes, self.reranker.scores(query, [pairs[i][1] for i in indexes])):
                 scores[index] = float(score)
-        for index in range(len(pairs)):
-            found.append(next((grade for grade, least in self.thresholds if scores[index] >= least), 0.0))
-        return found
+        return [next((grade for grade, least in self.thresholds if scores[index] >= least), 0.0)
+                for index in range(len(pairs))]
 
     def describe(self) -> dict:
         return {"kind": KIND, "scorer": self.reranker.describe(),

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Generator, Iterable, Iterator, Protocol, Self, runtime_checkable
 
-from ptah.adapters.sources.rows import text_digests
+from ptah.adapters.sources.rows import lookup_identities, lookup_keys, text_digests
 from ptah.core.errors import CapabilityUnavailable
 from ptah.core.registry import Registry
 
@@ -138,9 +138,35 @@ def texts_of(source: Source, template: str, keys: Iterable[str]) -> dict[str, st
 
 
 class OneSnapshot:
-    """What both readers share: a connection (``_db``) holding one read transaction until :meth:`close`."""
+    """What both readers share: a connection (``_db``) holding one read transaction until :meth:`close`, and key
+    lookups through the reader's ``_find(wanted, result)``, which marks each of ``wanted``'s components (by the
+    key or identity asking) that a row has."""
 
     _db: Any = None
+    source: SourceSpec
+
+    def _find(self, wanted: dict[tuple[str, ...], str], result: dict[str, str]) -> None:
+        raise NotImplementedError
+
+    def lookup(self, keys: Iterable[str]) -> dict[str, str]:
+        """For each key as the corpus spells it: ``"ok"``, ``"filtered"`` or ``"missing"``.
+
+        ``ok``: a row has exactly this key and passes the filter; ``filtered``:
+        rows have it and none passes; ``missing``: no row has it, or (with
+        several key fields) the key does not split on U+001F into one component
+        per key field, or a component cannot be stored in its column (in
+        PostgreSQL, ``"0042"`` or ``"x"`` for an integer column). Matching is
+        exact against the rendered key: ``"0042"`` does not match integer 42.
+        """
+        result, wanted = lookup_keys(keys, len(self.source.key_fields))
+        self._find(wanted, result)
+        return result
+
+    def lookup_identities(self, identities: Iterable[str]) -> dict[str, str]:
+        """:meth:`lookup` for row identities (each read back into its key components exactly)."""
+        result, wanted = lookup_identities(identities, len(self.source.key_fields))
+        self._find(wanted, result)
+        return result
 
     def __enter__(self) -> Self:
         return self

@@ -52,7 +52,7 @@ from ptah.adapters.postgres import connect, pg_errors, psycopg, reason
 from ptah.adapters.sources.base import OneSnapshot, filter_problem
 from ptah.adapters.sources.postgres_index import TableIndexSearch, find_index
 from ptah.adapters.sources.rows import (
-    is_int64, key_splits, keyed_records, keyed_texts, lookup_identities, lookup_keys, mark_found, no_such_column,
+    is_int64, key_splits, keyed_records, keyed_texts, mark_found, no_such_column,
     record_identities, source_rows, text_digests,
 )
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
@@ -102,6 +102,7 @@ class PostgresSource(OneSnapshot):
             }
             self._table = sql.SQL("{}.{}").format(*(sql.Identifier(part) for part in self._qualified(relation)))
             self._key_columns = [self._column(k, "source.key_fields") for k in source.key_fields]
+            self._keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)
             self._kinds = [self._key_kind(name) for name in self._key_columns]
             self._where = sql.SQL("WHERE ({})").format(sql.SQL(source.filter)) if source.filter else sql.SQL("")
             # Used beside bound parameters, where a literal % must be written %%.
@@ -158,8 +159,7 @@ class PostgresSource(OneSnapshot):
 
     def _check_filter(self) -> None:
         """Run the filter once on no rows: a filter PostgreSQL cannot run is the specification's fault (exit 2)."""
-        keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)
-        query = sql.SQL("SELECT {} FROM {} {} LIMIT 0").format(keys, self._table, self._where)
+        query = sql.SQL("SELECT {} FROM {} {} LIMIT 0").format(self._keys, self._table, self._where)
         try:
             self._db.execute(query, prepare=True)
         except pg_errors.InsufficientPrivilege as exc:
@@ -223,9 +223,8 @@ class PostgresSource(OneSnapshot):
         rendered = self._rendered(template) if self.digests_in_database else None
         if rendered is None:
             return text_digests(self.rows(template))
-        keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)
         query = sql.SQL("SELECT {}, sha256(convert_to({}, 'UTF8')) FROM {} {} ORDER BY {}").format(
-            keys, rendered, self._table, self._where, self._order())
+            self._keys, rendered, self._table, self._where, self._order())
         cursor = self._cursor(query, binary=True)
         records = keyed_records(cursor, self.source.key_fields, self.where)
         digests = (RowDigest(key, identity, values[0].hex()) for key, identity, values in records)
@@ -235,9 +234,8 @@ class PostgresSource(OneSnapshot):
         """Sorted by the server on the identity spelled in SQL, ``COLLATE "C"`` (no PostgreSQL text holds a NUL)."""
         spelled = sql.SQL(" || ").join(sql.SQL("length({0}::text) || ':' || {0}::text").format(sql.Identifier(c))
                                        for c in self._key_columns)
-        keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)
         cursor = self._cursor(sql.SQL('SELECT {} FROM {} {} ORDER BY ({}) COLLATE "C"').format(
-            keys, self._table, self._where, spelled))
+            self._keys, self._table, self._where, spelled))
         return self._guarded(cursor, "rows", record_identities(cursor, self.source.key_fields, self.where))
 
     digests_in_database = True  # False reads every digest from the text (the tests compare both ways)
@@ -331,25 +329,6 @@ class PostgresSource(OneSnapshot):
 
     # --- lookup -------------------------------------------------------------------
 
-    def lookup(self, keys: Iterable[str]) -> dict[str, str]:
-        """For each key as the corpus spells it: ``"ok"``, ``"filtered"`` or ``"missing"``.
-
-        ``ok``: a row has exactly this key and passes the filter; ``filtered``:
-        rows have it and none passes; ``missing``: no row has it, or (with
-        several key fields) the key does not split on U+001F into one component
-        per key field, or a component cannot be stored in its column (``"0042"``
-        or ``"x"`` for an integer column). Matching is exact against the rendered key.
-        """
-        result, found = lookup_keys(keys, len(self._key_columns))
-        self._find(found, result)
-        return result
-
-    def lookup_identities(self, identities: Iterable[str]) -> dict[str, str]:
-        """:meth:`lookup` for row identities (each read back into its key components exactly)."""
-        result, found = lookup_identities(identities, len(self._key_columns))
-        self._find(found, result)
-        return result
-
     def texts_of(self, template: str, keys: Iterable[str]) -> dict[str, str]:
         """The text ``template`` renders for each of ``keys`` that is a row passing the filter, read through the
         key's index (:data:`LOOKUP_BATCH` keys a statement), not by reading the table.
@@ -368,18 +347,16 @@ class PostgresSource(OneSnapshot):
 
     def _find(self, found: dict[tuple[str, ...], str], result: dict[str, str]) -> None:
         """Mark in ``result`` each of ``found``'s components (for its key or identity) that a row has."""
-        keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)
         for match, parameters in self._matching(found):
-            query = sql.SQL("SELECT {}, {} FROM {} WHERE {}").format(keys, self._passes, self._table, match)
+            query = sql.SQL("SELECT {}, {} FROM {} WHERE {}").format(self._keys, self._passes, self._table, match)
             mark_found(self._execute(query, parameters), self.source.key_fields, found, result)
 
     def _matching(self, wanted: Iterable[tuple[str, ...]]) -> Iterator[tuple[sql.Composable, list]]:
         """The condition on the key columns matching ``wanted``'s components, with its parameters (one array per
         key column), :data:`LOOKUP_BATCH` at a time; components no key column can hold (``0042`` or ``x`` for an
         integer column, a NUL in any text) are left out, and the caller compares the rendered keys."""
-        keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)
         arrays = sql.SQL(", ").join(sql.SQL(f"%s::{kind}[]") for kind in self._kinds)
-        match = sql.SQL("({}) IN (SELECT * FROM unnest({}))").format(keys, arrays)
+        match = sql.SQL("({}) IN (SELECT * FROM unnest({}))").format(self._keys, arrays)
         pending = [components for components in wanted
                    if all(is_int64(c) if kind == "bigint" else "\x00" not in c
                           for c, kind in zip(components, self._kinds))]

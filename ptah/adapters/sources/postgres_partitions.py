@@ -68,20 +68,18 @@ class PartitionedSource(PostgresSource):
         self._refuse_null_keys()
         rows = self.count() if rows is None else rows
         step = max(1, math.ceil(rows / max(1, count)))
-        keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)
         query = sql.SQL(
             "SELECT {keys} FROM (SELECT {keys}, row_number() OVER (ORDER BY {order}) AS {n} FROM {table} {where}) "
             "AS ptah_ranked WHERE ({n} - 1) % {step} = 0 AND {n} > 1 ORDER BY {n}"
-        ).format(keys=keys, order=self._order(), n=_ROW_NUMBER, table=self._table, where=self._where,
+        ).format(keys=self._keys, order=self._order(), n=_ROW_NUMBER, table=self._table, where=self._where,
                  step=sql.Literal(step))
         cuts = [tuple(values) for values in self._execute(query)]
         return [KeyRange(low, high) for low, high in zip([None, *cuts], [*cuts, None])]
 
     def _refuse_null_keys(self) -> None:
-        keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)
         nulls = sql.SQL(" OR ").join(sql.SQL("{} IS NULL").format(sql.Identifier(c)) for c in self._key_columns)
         glue = sql.SQL("{} AND ({})") if self._narrowed else sql.SQL("{}WHERE ({})")
-        query = sql.SQL("SELECT {} FROM {} {} LIMIT 1").format(keys, self._table, glue.format(self._where, nulls))
+        query = sql.SQL("SELECT {} FROM {} {} LIMIT 1").format(self._keys, self._table, glue.format(self._where, nulls))
         found = self._execute(query).fetchone()
         if found is not None:
             key_components(found, self.source.key_fields, self.where)  # raises, naming the row

@@ -36,7 +36,7 @@ from urllib.parse import quote
 from ptah.core.errors import Problem, SourceUnavailable, SpecError
 from ptah.adapters.sources.base import OneSnapshot, filter_problem
 from ptah.adapters.sources.rows import (
-    is_int64, key_splits, keyed_texts, lookup_identities, lookup_keys, mark_found, no_such_column,
+    is_int64, key_splits, keyed_texts, mark_found, no_such_column,
     record_identities, rendered_components, source_rows, text_digests,
 )
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
@@ -134,7 +134,7 @@ class SqliteSource(OneSnapshot):
         self._check_columns(columns, "the text template")
         selected = ", ".join(quote_identifier(c) for c in (*self.source.key_fields, *columns))
         cursor = self._execute(f"SELECT {selected} FROM {self._table} {self._where} ORDER BY {self._order}")
-        return self._stream(cursor, template, columns)
+        return self._guarded(source_rows(cursor, self.source.key_fields, template, columns, self.where, self._twin))
 
     def digests(self, template: str) -> Iterator[RowDigest]:
         """:meth:`rows`, each as its key, identity and text digest (SQLite has no SHA-256: hashed here)."""
@@ -149,17 +149,12 @@ class SqliteSource(OneSnapshot):
             return None
         spelled = " || ".join(f"length(CAST({column} AS TEXT)) || ':' || CAST({column} AS TEXT)" for column in columns)
         cursor = self._execute(f"SELECT {self._keys} FROM {self._table} {self._where} ORDER BY {spelled} COLLATE BINARY")
-        return self._identities(cursor)
+        return self._guarded(record_identities(cursor, self.source.key_fields, self.where))
 
-    def _identities(self, cursor: sqlite3.Cursor) -> Generator[str, None, None]:
+    def _guarded(self, items: Iterator) -> Generator:
+        """``items`` (read from a cursor) with a failed read said in one sentence."""
         try:
-            yield from record_identities(cursor, self.source.key_fields, self.where)
-        except sqlite3.Error as exc:
-            raise self._fault(exc, "reading rows failed") from None
-
-    def _stream(self, cursor: sqlite3.Cursor, template: str, columns: tuple[str, ...]) -> Iterator[SourceRow]:
-        try:
-            yield from source_rows(cursor, self.source.key_fields, template, columns, self.where, self._twin)
+            yield from items
         except sqlite3.Error as exc:
             raise self._fault(exc, "reading rows failed") from None
 
@@ -182,25 +177,6 @@ class SqliteSource(OneSnapshot):
             return table_vectors(cursor, self.source.key_fields, column, self.where, self._twin)
         except sqlite3.Error as exc:
             raise self._fault(exc, "reading vectors failed") from None
-
-    def lookup(self, keys: Iterable[str]) -> dict[str, str]:
-        """For each key as the corpus spells it: ``"ok"``, ``"filtered"`` or ``"missing"``.
-
-        ``ok``: a row has exactly this key and passes the filter; ``filtered``:
-        rows have it and none passes; ``missing``: no row has it, or (with
-        several key fields) the key does not split on U+001F into one component
-        per key field. Matching is exact against the rendered key: ``"0042"``
-        does not match integer 42.
-        """
-        result, wanted = lookup_keys(keys, len(self.source.key_fields))
-        self._find(wanted, result)
-        return result
-
-    def lookup_identities(self, identities: Iterable[str]) -> dict[str, str]:
-        """:meth:`lookup` for row identities (each read back into its key components exactly)."""
-        result, wanted = lookup_identities(identities, len(self.source.key_fields))
-        self._find(wanted, result)
-        return result
 
     def texts_of(self, template: str, keys: Iterable[str]) -> dict[str, str]:
         """The text ``template`` renders for each of ``keys`` that is a row passing the filter, read through the

@@ -11,8 +11,8 @@ Append new migrations at the end; never edit or reorder an applied one.
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timezone
 
+from ptah.adapters.stores.records import now
 from ptah.core.errors import StoreUnavailable
 
 # (name, statements). Names sort nowhere: the order of this list is the order applied.
@@ -128,7 +128,7 @@ def migrate(connection: sqlite3.Connection, path: str) -> None:
                     connection.execute(statement)
                 connection.execute(
                     "INSERT INTO migrations (name, applied_at) VALUES (?, ?)",
-                    (name, datetime.now(timezone.utc).isoformat(timespec="seconds")),
+                    (name, now()),
                 )
             connection.execute("COMMIT")
         except BaseException:

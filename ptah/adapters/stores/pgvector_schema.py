@@ -28,13 +28,13 @@ from __future__ import annotations
 import hashlib
 import re
 import struct
-from datetime import datetime, timezone
 
 import numpy as np
 from psycopg import sql
 
 from ptah.adapters.postgres import guarded, pg_errors, reason
 from ptah.adapters.stores.migrations import check_migrations
+from ptah.adapters.stores.records import now
 from ptah.core.errors import StoreDamaged, StoreUnavailable
 from ptah.core.spec import redact_url
 
@@ -169,7 +169,7 @@ def migrate(connection, url: str) -> None:
                     connection.execute(statement)
                 connection.execute(
                     "INSERT INTO ptah_migrations (name, position, applied_at) VALUES (%s, %s, %s)",
-                    (name, position, datetime.now(timezone.utc).isoformat(timespec="seconds")),
+                    (name, position, now()),
                 )
 
 

@@ -64,33 +64,27 @@ class PgvectorSnapshot:
             ).fetchall()
         return [generation_record(row, self._record_damaged) for row in rows]
 
-    def vector_count(self, identity: str) -> int:
+    def _select(self, identity: str, statement: str, parameters: tuple = ()) -> list[tuple]:
+        """The rows ``statement`` reads from the generation's vectors table (``{}`` in it), fetched at once (faster
+        than row by row); none when it is unregistered."""
         with self._store._guarded():
             table = self._table(identity)
             if table is None:
-                return 0
-            return self._connection.execute(sql.SQL("SELECT count(*) FROM {}").format(table[0])).fetchone()[0]
+                return []
+            return self._connection.execute(sql.SQL(statement).format(table[0]), parameters).fetchall()
+
+    def vector_count(self, identity: str) -> int:
+        return (self._select(identity, "SELECT count(*) FROM {}") or [(0,)])[0][0]
 
     def digests(self, identity: str) -> dict[str, tuple[str, str]]:
-        with self._store._guarded():
-            table = self._table(identity)
-            if table is None:
-                return {}
-            cursor = self._connection.execute(
-                sql.SQL("SELECT row_identity, key, text_sha256 FROM {} ORDER BY row_identity").format(table[0])
-            )
-            return {row_identity: (key, digest) for row_identity, key, digest in cursor}
+        rows = self._select(identity, "SELECT row_identity, key, text_sha256 FROM {} ORDER BY row_identity")
+        return {row_identity: (key, digest) for row_identity, key, digest in rows}
 
     def digests_of(self, identity: str, row_identities: list[str]) -> dict[str, tuple[str, str]]:
         """One probe of the primary key (which includes the key and digest) per row."""
-        with self._store._guarded():
-            table = self._table(identity)
-            if table is None:
-                return {}
-            cursor = self._connection.execute(
-                sql.SQL("SELECT row_identity, key, text_sha256 FROM {} WHERE row_identity = ANY(%s::text[])").format(
-                    table[0]), (row_identities,))
-            return {row_identity: (key, digest) for row_identity, key, digest in cursor.fetchall()}  # at once: faster
+        rows = self._select(identity, "SELECT row_identity, key, text_sha256 FROM {} WHERE row_identity = "
+                                      "ANY(%s::text[])", (row_identities,))
+        return {row_identity: (key, digest) for row_identity, key, digest in rows}
 
     def stored_in_order(self, identity: str) -> Generator[tuple[str, str], None, None]:
         """Through a server-side cursor of this snapshot, sorted ``COLLATE "C"`` (code point order)."""
@@ -110,13 +104,8 @@ class PgvectorSnapshot:
                 cursor.close()
 
     def held_keys(self, identity: str, keys: Iterable[str]) -> set[str]:
-        with self._store._guarded():
-            table = self._table(identity)
-            if table is None:
-                return set()
-            cursor = self._connection.execute(
-                sql.SQL("SELECT key FROM {} WHERE key = ANY(%s::text[])").format(table[0]), (list(keys),))
-            return {key for (key,) in cursor}
+        return {key for (key,) in self._select(identity, "SELECT key FROM {} WHERE key = ANY(%s::text[])",
+                                               (list(keys),))}
 
     def matrix(self, identity: str) -> Matrix:
         """Keys by one query, vectors by a binary ``COPY`` into the preallocated matrix, in this snapshot."""

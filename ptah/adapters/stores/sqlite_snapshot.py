@@ -41,35 +41,29 @@ class StoreSnapshot:
         self._connection = connection
         self._path = path
 
-    def generation(self, identity: str) -> GenerationRecord | None:
+    def _all(self, statement: str, parameters: tuple = ()) -> list[tuple]:
+        """Every row ``statement`` reads, fetched at once inside this read transaction."""
         with _guarded(self._path):
-            row = self._connection.execute(
-                f"SELECT {_GENERATION_COLUMNS} FROM generations WHERE identity = ?", (identity,)
-            ).fetchone()
-        return None if row is None else generation_record(row, self._damaged, json.loads)
+            return self._connection.execute(statement, parameters).fetchall()
+
+    def generation(self, identity: str) -> GenerationRecord | None:
+        rows = self._all(f"SELECT {_GENERATION_COLUMNS} FROM generations WHERE identity = ?", (identity,))
+        return generation_record(rows[0], self._damaged, json.loads) if rows else None
 
     def generations(self) -> list[GenerationRecord]:
-        with _guarded(self._path):
-            rows = self._connection.execute(
-                f"SELECT {_GENERATION_COLUMNS} FROM generations ORDER BY created_at, identity"
-            ).fetchall()
-        return [generation_record(row, self._damaged, json.loads) for row in rows]
+        return [generation_record(row, self._damaged, json.loads)
+                for row in self._all(f"SELECT {_GENERATION_COLUMNS} FROM generations ORDER BY created_at, identity")]
 
     def vector_count(self, identity: str) -> int:
         """How many vectors the generation has, counted in the index :meth:`digests` reads."""
-        with _guarded(self._path):
-            return self._connection.execute(
-                "SELECT count(*) FROM vectors INDEXED BY vectors_digests WHERE generation = ?", (identity,)
-            ).fetchone()[0]
+        rows = self._all("SELECT count(*) FROM vectors INDEXED BY vectors_digests WHERE generation = ?", (identity,))
+        return rows[0][0]
 
     def digests(self, identity: str) -> dict[str, tuple[str, str]]:
         """Read from a covering index: no vector bytes are touched."""
-        with _guarded(self._path):
-            cursor = self._connection.execute(
-                "SELECT row_identity, key, text_sha256 FROM vectors INDEXED BY vectors_digests WHERE generation = ?",
-                (identity,),
-            )
-            return {row_identity: (key, digest) for row_identity, key, digest in cursor}
+        return {row_identity: (key, digest) for row_identity, key, digest in self._all(
+            "SELECT row_identity, key, text_sha256 FROM vectors INDEXED BY vectors_digests WHERE generation = ?",
+            (identity,))}
 
     def digests_of(self, identity: str, row_identities: list[str]) -> dict[str, tuple[str, str]]:
         """One probe of the covering index per row (bound parameters: an identity may hold a NUL)."""
@@ -97,12 +91,9 @@ class StoreSnapshot:
 
     def held_keys(self, identity: str, keys: Iterable[str]) -> set[str]:
         """One pass over the covering index, the keys bound as one JSON array (a corpus key holds no NUL)."""
-        with _guarded(self._path):
-            cursor = self._connection.execute(
-                "SELECT key FROM vectors INDEXED BY vectors_digests WHERE generation = ? "
-                "AND key IN (SELECT value FROM json_each(?))", (identity, json.dumps(list(keys))),
-            )
-            return {key for (key,) in cursor}
+        return {key for (key,) in self._all("SELECT key FROM vectors INDEXED BY vectors_digests WHERE generation = ? "
+                                            "AND key IN (SELECT value FROM json_each(?))",
+                                            (identity, json.dumps(list(keys))))}
 
     def matrix(self, identity: str) -> Matrix:
         """Allocated once at its final size and filled chunk by chunk (the peak memory is the matrix plus one

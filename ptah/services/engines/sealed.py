@@ -14,6 +14,7 @@ given, and a worker's error travels to the driver and into Ray's logs.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from urllib.parse import quote
 
 from ptah.adapters.postgres import secrets_of
@@ -22,13 +23,11 @@ from ptah.core.spec import redact_url
 HIDDEN = "***"
 
 
+@dataclass(frozen=True, slots=True, repr=False)
 class Sealed:
     """A database URL whose ``repr`` and ``str`` hide its password; pickled whole."""
 
-    __slots__ = ("_url",)
-
-    def __init__(self, url: str):
-        self._url = url
+    _url: str
 
     def reveal(self) -> str:
         """The URL as written, password included: only to connect with."""
@@ -39,12 +38,6 @@ class Sealed:
 
     def __repr__(self) -> str:
         return f"Sealed({str(self)!r})"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sealed) and other._url == self._url
-
-    def __hash__(self) -> int:
-        return hash(self._url)
 
 
 def scrub(text: str, *urls: Sealed) -> str:
