@@ -142,6 +142,7 @@ def build(
             if progress is not None:
                 progress(0, todo)
             if todo:
+                assert embedder is not None, "opened above: there are rows to embed"
                 embedder = with_row_progress(embedder, reached, todo)
                 for batch in in_blocks(_rows_to_embed(project, template, marks), batch_rows):
                     vectors = embed_batch(embedder, batch, record.dimension)

@@ -88,7 +88,9 @@ def _register(records, corpus: Corpus, data: bytes, split: str | None) -> tuple[
     records.put("corpus_text", corpus.digest, data.decode("utf-8"))
     records.put("corpus_queries", corpus.digest, json.dumps(queries, ensure_ascii=False))
     if not records.add("corpus", corpus.digest, json.dumps(info, ensure_ascii=False)):
-        return False, corpus_info(records, corpus.digest)  # registered meanwhile by another request
+        found = corpus_info(records, corpus.digest)  # registered meanwhile by another request
+        assert found is not None, "corpora are never unregistered"
+        return False, found
     return True, info
 
 

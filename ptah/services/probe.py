@@ -49,7 +49,7 @@ class ProbeMismatch(StaleGeneration):
 def stored_probe(settings: Mapping) -> dict | None:
     """The probe kept with a generation's record settings, or None."""
     probe = settings.get(_KEY)
-    return probe if isinstance(probe, Mapping) else None
+    return probe if isinstance(probe, dict) else None  # settings are read from JSON
 
 
 def report_settings(settings: Mapping) -> dict:

@@ -42,7 +42,8 @@ def rebaseline(project: Project, old_path: str | os.PathLike, corpus: Corpus) ->
     request = EvaluationRequest(
         generations=tuple(dict.fromkeys(names)),
         channels=tuple(dict.fromkeys(run.search["channel"] for run in old.runs)),
-        measures=tuple(dict.fromkeys(m for run in old.runs for m in run.means if Measure.parse(m) not in DEFAULT_MEASURES)),
+        measures=tuple(dict.fromkeys(measure for run in old.runs for measure in map(Measure.parse, run.means)
+                                     if measure not in DEFAULT_MEASURES)),
         search=_search(old.runs),
         fusion=_fusion(old.runs),
         statistics=_statistics(old),

@@ -93,6 +93,7 @@ class ServiceEmbedder:
         self._probe: np.ndarray | None = None
         if self.client.dimension is None:
             self._probe = self.client.embed([PROBE_TEXT])[0]  # the first probe() answers with it
+        assert self.client.dimension is not None, "the client takes it from its first answer"
         self.dimension = int(self.client.dimension)
 
     def usage(self) -> dict:

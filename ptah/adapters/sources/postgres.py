@@ -44,7 +44,7 @@ names one column (as SQLite matches), so ``{Title}`` reads column ``title``.
 from __future__ import annotations
 
 import itertools
-from typing import Generator, Iterable, Iterator
+from typing import Generator, Iterable, Iterator, cast
 
 from psycopg import IsolationLevel, sql
 
@@ -227,7 +227,7 @@ class PostgresSource(OneSnapshot):
             self._keys, rendered, self._table, self._where, self._order())
         cursor = self._cursor(query, binary=True)
         records = keyed_records(cursor, self.source.key_fields, self.where)
-        digests = (RowDigest(key, identity, values[0].hex()) for key, identity, values in records)
+        digests = (RowDigest(key, identity, cast(bytes, values[0]).hex()) for key, identity, values in records)
         return self._guarded(cursor, "rows", digests)
 
     def identities(self) -> Generator[str, None, None] | None:

@@ -148,7 +148,7 @@ class TableIndexSearch:
         if self.index.kind != "ivfflat":
             return None
         self.db.execute("SELECT NULL::vector")  # loads pgvector, so its settings exist
-        return int(self.db.execute("SELECT current_setting('ivfflat.probes')").fetchone()[0])
+        return int(self.db.execute("SELECT current_setting('ivfflat.probes')").fetchall()[0][0])
 
     def _keys(self, rows) -> Iterator[str]:
         width = len(self.key_columns)

@@ -69,9 +69,9 @@ def table_vectors(records: Iterable[Sequence[object]], key_fields: tuple[str, ..
         if value is None:
             missing.append(row.key)
             continue
-        vector, problem = _decode(value)
-        if problem is not None:
-            bad.setdefault(problem, []).append(row.key)
+        vector = _decode(value)
+        if isinstance(vector, str):  # why it holds none
+            bad.setdefault(vector, []).append(row.key)
             continue
         keys.append(row.key)
         identities.append(row.identity)
@@ -91,29 +91,29 @@ def table_vectors(records: Iterable[Sequence[object]], key_fields: tuple[str, ..
     return TableVectors(keys, identities, np.ascontiguousarray(matrix, dtype=np.float32), rows, missing)
 
 
-def _decode(value: object) -> tuple[np.ndarray | None, str | None]:
+def _decode(value: object) -> np.ndarray | str:
     """The vector ``value`` holds, or why it holds none."""
     if isinstance(value, (bytes, bytearray, memoryview)):
         data = bytes(value)
         if not data or len(data) % 4:
-            return None, f"a BLOB of {len(data)} bytes (a vector is little-endian float32, 4 bytes a component)"
+            return f"a BLOB of {len(data)} bytes (a vector is little-endian float32, 4 bytes a component)"
         vector = np.frombuffer(data, dtype="<f4").astype(np.float32)
     elif isinstance(value, str):
         try:
             items = json.loads(value)
         except (ValueError, RecursionError):  # RecursionError: arrays nested deeper than Python's parser goes
-            return None, "text that is not a JSON array of numbers"
+            return "text that is not a JSON array of numbers"
         if (not isinstance(items, list) or not items
                 or not all(type(x) in (int, float) for x in items)):
-            return None, "text that is not a JSON array of numbers"
+            return "text that is not a JSON array of numbers"
         if not all(math.isfinite(x) for x in items):
-            return None, "a component that is not a finite number"
+            return "a component that is not a finite number"
         vector = np.array(items, dtype=np.float32)
     else:
-        return None, f"a value of type {type(value).__name__} (a vector is a float32 BLOB or a JSON array)"
+        return f"a value of type {type(value).__name__} (a vector is a float32 BLOB or a JSON array)"
     if not np.isfinite(vector).all():
-        return None, "a component that is not a finite number (or beyond float32)"
-    return vector, None
+        return "a component that is not a finite number (or beyond float32)"
+    return vector
 
 
 def _refuse(bad: dict[str, list[str]], where: str, column: str) -> None:

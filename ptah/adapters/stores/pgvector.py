@@ -249,7 +249,9 @@ class PgvectorStore(SnapshotReads, LexicalTable):
                 raise StoreUnavailable(f"{self.where}: generation {identity} is not registered.")
             with self._connection.transaction():
                 create_hnsw_index(self._connection, found[0], m, ef_construction)
-            return describe_index(self._connection, found[0])
+            described = describe_index(self._connection, found[0])
+            assert described is not None, "the index was created just now"
+            return described
 
     # --- build lock ---------------------------------------------------------------
 

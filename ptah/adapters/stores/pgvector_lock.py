@@ -52,7 +52,7 @@ def _advisory_lock(url: str, label: str, key_of: Callable[[Any], int], refusal: 
     try:
         with guarded(url, StoreUnavailable, "store"):
             key = key_of(connection)
-            locked = connection.execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_NAMESPACE, key)).fetchone()[0]
+            locked = connection.execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_NAMESPACE, key)).fetchall()[0][0]
             if not locked:
                 raise StoreUnavailable(refusal(_holder(connection, key, label)))
         yield

@@ -14,7 +14,7 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ptah.core.errors import CapabilityUnavailable
 from ptah.core.identity import text_digest
@@ -27,6 +27,7 @@ from ptah.services.channels.base import RunPlan, Sides, measure_scores, register
 
 if TYPE_CHECKING:
     from ptah.adapters import lexical
+    from ptah.adapters.stores.base import LexicalIndexStore
 
 
 @dataclass
@@ -87,10 +88,10 @@ def _index(sides: Sides, template: str) -> LexicalSide:
     key = lexical.settings_key(values)
     if not project.store_capabilities.lexical_index:
         raise CapabilityUnavailable("this store cannot keep a lexical index; use a SQLite store")
-    store = project.store(create=True)
+    store = cast("LexicalIndexStore", project.store(create=True))  # the capability, checked above
     blob = store.lexical_index(fingerprint, key)
     reused = blob is not None
-    if reused:
+    if blob is not None:
         index = lexical.LexicalIndex.from_bytes(
             blob, store.where, lexical.unpacked_limit([row.key for row in rows], [row.text for row in rows]))
     else:

@@ -135,8 +135,12 @@ class PartitionWorker:
     @_said_safely
     def open(self) -> None:
         """Connect to the store: the driver asks it of each actor as it starts, before it cuts the snapshot."""
+        self._opened()
+
+    def _opened(self) -> PgvectorStore:
         if self._store is None:
             self._store = PgvectorStore(self.plan.store_url.reveal(), create=False)
+        return self._store
 
     @_said_safely
     def describe(self) -> tuple[int, dict | None]:
@@ -168,17 +172,17 @@ class PartitionWorker:
         """Bring the rows of key range ``within`` up to date; ``index`` names the partition in the result."""
         started = time.perf_counter()
         plan = self.plan
-        self.open()
+        store = self._opened()
         result = PartitionResult(index, worker=f"pid {os.getpid()} on {os.uname().nodename}")
         self.index, self.scanned, self.embedded = index, 0, 0
         width = len(plan.source.key_fields)
         template = plan.settings.template(plan.source)
         todo: list = []
         with PartitionedSource(plan.connected_source(), plan.root, snapshot=plan.snapshot, within=within) as source:
-            vectors = count_in_range(self._store, plan.identity, source.key_kinds, within)
+            vectors = count_in_range(store, plan.identity, source.key_kinds, within)
             covered = 0  # the range's stored vectors whose row is here
             for block in in_blocks(source.rows(template)):
-                held = stored_digests(self._store, plan.identity, [row.identity for row in block])
+                held = stored_digests(store, plan.identity, [row.identity for row in block])
                 for row in block:
                     self.scanned += 1
                     splits = row.key.count(COMPOSITE_KEY_SEPARATOR) == width - 1  # else no range holds its stored key
@@ -202,17 +206,17 @@ class PartitionWorker:
     def _delete_gone(self, source: PartitionedSource, within: KeyRange) -> int:
         """Delete the range's vectors whose row the range lacks, a block at a time: the store's row identities
         of the range merged with the source's, both in code point order."""
-        deleted = 0
-        with closing(stored_in_range_in_order(self._store, self.plan.identity, source.key_kinds, within)) as stored, \
+        deleted, store = 0, self._opened()
+        with closing(stored_in_range_in_order(store, self.plan.identity, source.key_kinds, within)) as stored, \
                 closing(lacking(((row_identity, row_identity) for row_identity in stored), source)) as gone:
             for block in in_blocks(gone):
-                deleted += self._store.delete_vectors(self.plan.identity, block)
+                deleted += store.delete_vectors(self.plan.identity, block)
         return deleted
 
     def _write(self, batch: list) -> None:
         vectors = embed_batch(self.embedder(), batch, self.plan.dimension)
         rows = [(row.identity, row.key, digest) for row, digest in batch]
-        self._store.write_vectors(self.plan.identity, rows, vectors)
+        self._opened().write_vectors(self.plan.identity, rows, vectors)
         self.embedded += len(batch)
 
     def close(self) -> None:

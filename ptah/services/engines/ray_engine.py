@@ -95,6 +95,7 @@ def _build(project: Project, name: str | None, progress: Callable | None, *, ray
            partitions: int | None = None, actors: int | None = None, actor_cpus: float | None = None,
            actor_gpus: float | None = None) -> BuildSummary:
     from ptah.adapters.sources.postgres_partitions import PartitionedSource
+    from ptah.adapters.stores.pgvector import PgvectorStore
     from ptah.adapters.stores.pgvector_ranges import ensure_range_index
     from ptah.services.engines.partition import BuildPlan
 
@@ -108,15 +109,16 @@ def _build(project: Project, name: str | None, progress: Callable | None, *, ray
     if actors is not None and actors > MAX_ACTORS:
         raise InputError(f"--actors must be at most {MAX_ACTORS:,}, not {actors:,}: each actor is a process holding "
                          "a model and a store connection")
-    for option, value in (("--actor-cpus", actor_cpus), ("--actor-gpus", actor_gpus)):
-        if value is not None and value < 0:
-            raise InputError(f"{option} must be 0 or more, not {value}")
+    for option, share in (("--actor-cpus", actor_cpus), ("--actor-gpus", actor_gpus)):
+        if share is not None and share < 0:
+            raise InputError(f"{option} must be 0 or more, not {share}")
     ray = _ray()
     if not ray.is_initialized():
         _reach(ray_address)  # before the store is asked
     settings = generation.settings
     identity = generation.identity.identity
     store = project.store(create=True)
+    assert isinstance(store, PgvectorStore), "_refuse_single_machine refused every other store"
     spec = project.spec
     with store.build_lock(identity, settings.name), _session(ray, ray_address):
         workers: list = []
@@ -299,7 +301,9 @@ def _run(ray, workers: list, ranges: list, total: int, progress: Callable | None
     queue = deque(enumerate(ranges))
     idle = list(workers)
     running: dict = {}  # ObjectRef -> (actor, index)
-    results, failures, first_error = [], [], None
+    results: list = []
+    failures: list[str] = []
+    first_error = None
     done_rows = 0
     _report(progress, 0, total, 0, len(ranges))
     while queue or running:
