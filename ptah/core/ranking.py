@@ -32,10 +32,9 @@ rank, and perhaps their membership, was decided by key order).
 
 Many queries in one pass
 ------------------------
-:func:`rank_many` gives, for each query of a score matrix, what
-:func:`top_k` and :func:`find_ties` give on its row, and the rank of each
-asked key -- exactly the same values -- from one batched partition and two
-passes over the row: the rows above the cutoff and the rows at it decide the top k, the tie
+:func:`rank_many` gives, for each query of a score matrix, its top k, its
+ties and the rank of each asked key (:func:`top_k` and :func:`find_ties` are
+it on one row) from one batched partition and two passes over the row: the rows above the cutoff and the rows at it decide the top k, the tie
 counts and which expected keys are tied; only an asked key outside the top k
 costs two more passes (its rank by counting).
 """
@@ -43,7 +42,6 @@ costs two more passes (its rank by counting).
 from __future__ import annotations
 
 import heapq
-from collections import Counter
 from dataclasses import dataclass
 from typing import AbstractSet, Iterable, Mapping, Sequence
 
@@ -63,13 +61,8 @@ def top_k(scores: np.ndarray, keys: Sequence[str], k: int) -> Ranked:
     Runs in O(n + m log m) where m <= k is the number of rows scoring above
     the cutoff, plus O(t log k) for the t rows tied at the cutoff.
     """
-    scores = _checked_scores(scores, keys)
-    _check_depth(k)
-    n = len(scores)
-    if n == 0:
-        return []
-    depth = min(k, n)
-    return _select(scores, keys, _cutoff(scores, depth), depth)
+    [ranking] = rank_many(_checked_scores(scores, keys)[None], keys, [k])
+    return ranking.ranked
 
 
 @dataclass(frozen=True)
@@ -108,27 +101,9 @@ def find_ties(scores: np.ndarray, keys: Sequence[str], k: int, expected: Abstrac
     forbidden); keys in it that are not among ``keys`` are ignored, since a
     row that does not exist ties with nothing. ``k < 1`` raises ``ValueError``.
     """
-    scores = _checked_scores(scores, keys)
-    _check_depth(k)
-    n = len(scores)
-    if n == 0:
-        return Ties(cutoff_score=None, tied_outside=0, expected_tied=())
-    depth = min(k, n)
-    cutoff = _cutoff(scores, depth)
-    # The top k holds every row above the cutoff and fills the rest of its
-    # places from the rows at the cutoff; the others at the cutoff are outside.
-    above = int(np.count_nonzero(scores > cutoff))
-    at_cutoff = int(np.count_nonzero(scores == cutoff))
-    tied_outside = at_cutoff - (depth - above)
-
-    # A row at or above the cutoff can only tie with rows that are too, so
-    # tie groups are counted among those few rows, not among all n.
-    contenders = np.flatnonzero(scores >= cutoff).tolist()
-    group_sizes = Counter(scores[contenders].tolist())
-    tied = [
-        keys[i] for i in contenders if keys[i] in expected and group_sizes[float(scores[i])] > 1
-    ]
-    return Ties(cutoff_score=float(cutoff), tied_outside=tied_outside, expected_tied=tuple(sorted(tied)))
+    [ranking] = rank_many(_checked_scores(scores, keys)[None], keys, [k], [expected])
+    assert ranking.ties is not None  # expected keys were given
+    return ranking.ties
 
 
 @dataclass(frozen=True)
@@ -240,17 +215,6 @@ def _rank_at(scores: np.ndarray, keys: Sequence[str], index: int) -> int:
     return 1 + above + tied_before
 
 
-def _cutoff(scores: np.ndarray, depth: int) -> np.generic:
-    """The score at rank ``depth`` (the depth-th largest), by partial selection."""
-    n = len(scores)
-    return np.partition(scores, n - depth)[n - depth]
-
-
-def _select(scores: np.ndarray, keys: Sequence[str], cutoff: np.generic, depth: int) -> Ranked:
-    """The top ``depth`` rows, given that ``cutoff`` is the score at rank ``depth``."""
-    return _ordered(scores, keys, cutoff, depth, np.flatnonzero(scores > cutoff), np.flatnonzero(scores == cutoff))
-
-
 def _ordered(scores: np.ndarray, keys: Sequence[str], cutoff: np.generic, depth: int, above: np.ndarray,
              at_cutoff: np.ndarray) -> Ranked:
     """The top ``depth`` rows from the rows ``above`` the cutoff score and those ``at_cutoff``."""
@@ -271,7 +235,6 @@ def _checked_scores(scores: np.ndarray, keys: Sequence[str]) -> np.ndarray:
         raise ValueError(f"scores must be 1-D, got shape {scores.shape}")
     if len(keys) != len(scores):
         raise ValueError(f"got {len(keys)} keys for {len(scores)} scores; give one key per row")
-    _check_not_nan(scores)
     return scores
 
 
