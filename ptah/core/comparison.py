@@ -109,20 +109,8 @@ def _cost(reference: Run, candidate: Run) -> dict:
 
 
 def _measure(name: str, reference: Run, candidate: Run, pairs, settings: StatisticsSettings) -> dict:
-    differences: list[float] = []
-    wins = ties = losses = undefined = 0
-    for before, after in pairs:
-        old, new = before.values[name], after.values[name]
-        if old is None or new is None:
-            undefined += 1
-            continue
-        differences.append(new - old)
-        if new > old:
-            wins += 1
-        elif new < old:
-            losses += 1
-        else:
-            ties += 1
+    differences = list(paired_differences(reference, candidate, name).values())
+    wins, losses = sum(1 for d in differences if d > 0), sum(1 for d in differences if d < 0)
     old_mean = reference.means[name].value
     new_mean = candidate.means[name].value
     interval = paired_bootstrap(differences, settings.resamples, settings.seed, settings.level)
@@ -138,9 +126,9 @@ def _measure(name: str, reference: Run, candidate: Run, pairs, settings: Statist
         "delta": None if old_mean is None or new_mean is None else new_mean - old_mean,
         "cases": len(differences),
         "wins": wins,
-        "ties": ties,
+        "ties": len(differences) - wins - losses,
         "losses": losses,
-        "undefined": undefined,
+        "undefined": len(pairs) - len(differences),
         "interval": interval.as_dict() if interval else None,
         "test": test.as_dict() if test else None,
         "finding": finding,
@@ -230,18 +218,19 @@ def _case_change(before: CaseResult, after: CaseResult, measures: Sequence[Measu
     }
 
 
+def paired_differences(reference: Run, candidate: Run, name: str) -> dict[str, float]:
+    """Each candidate case's ``name`` value minus the reference's (by case id), in the candidate's order, over the
+    cases both runs define it on."""
+    theirs = {case.id: case.values.get(name) for case in reference.cases}
+    return {case.id: new - old for case in candidate.cases
+            if (new := case.values.get(name)) is not None and (old := theirs.get(case.id)) is not None}
+
+
 def case_deltas(reference: Run, candidate: Run, measure: str) -> list[tuple[str, float | None]]:
     """Every case of the candidate in corpus order with its ``measure`` delta against the reference
     (None when undefined on either side or the reference lacks the case)."""
-    theirs = {case.id: case for case in reference.cases}
-    name = str(Measure.parse(measure))
-    result = []
-    for case in candidate.cases:
-        before = theirs.get(case.id)
-        old = before.values.get(name) if before else None
-        new = case.values[name]
-        result.append((case.id, None if old is None or new is None else new - old))
-    return result
+    found = paired_differences(reference, candidate, str(Measure.parse(measure)))
+    return [(case.id, found.get(case.id)) for case in candidate.cases]
 
 
 def against_baseline(baseline_run: Run, run: Run, settings: StatisticsSettings = StatisticsSettings()) -> dict:
