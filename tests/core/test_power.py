@@ -68,23 +68,18 @@ def simulated_power(draw, n: int, corpora: int = 200, resamples: int = 400) -> t
     return by_test / corpora, by_interval / corpora
 
 
-def test_the_planned_count_gives_the_planned_power_in_a_simulation_of_a_smooth_measure():
+@pytest.mark.parametrize("draw, spread, delta, n, powers", [
     # differences ~ Normal(mean 0.03, sd 0.1): the plan says 88 cases for power 0.8
-    n = cases_for_spread(0.1, 0.03, 0.8, 0.05)
-    assert n == 88
-    by_test, by_interval = simulated_power(lambda rng, size: rng.normal(0.03, 0.1, size), n)
-    assert (by_test, by_interval) == (0.785, 0.82)
-    assert abs(by_test - 0.8) <= 0.08 and abs(by_interval - 0.8) <= 0.08
-
-
-def test_the_planned_count_gives_the_planned_power_in_a_simulation_of_a_hit_or_miss_measure():
+    pytest.param(lambda rng, size: rng.normal(0.03, 0.1, size), 0.1, 0.03, 88, (0.785, 0.82), id="smooth"),
     # recall@k on single-key cases moves by -1, 0 or +1: P(+1) = 0.25, P(-1) = 0.15 -> mean 0.1,
     # variance 0.4 - 0.1^2 = 0.39, sd 0.6245; (2.801585 x 0.6245 / 0.1)^2 = 306.1 -> 307, most differences 0
-    sd = math.sqrt(0.4 - 0.1 ** 2)
-    n = cases_for_spread(sd, 0.1, 0.8, 0.05)
-    assert n == 307
-    by_test, by_interval = simulated_power(lambda rng, size: rng.choice([1.0, 0.0, -1.0], size, p=[0.25, 0.6, 0.15]), n)
-    assert (by_test, by_interval) == (0.79, 0.81)
+    pytest.param(lambda rng, size: rng.choice([1.0, 0.0, -1.0], size, p=[0.25, 0.6, 0.15]), math.sqrt(0.4 - 0.1 ** 2),
+                 0.1, 307, (0.79, 0.81), id="hit-or-miss"),
+])
+def test_the_planned_count_gives_the_planned_power_in_a_simulation(draw, spread, delta, n, powers):
+    assert cases_for_spread(spread, delta, 0.8, 0.05) == n
+    by_test, by_interval = simulated_power(draw, n)
+    assert (by_test, by_interval) == powers
     assert abs(by_test - 0.8) <= 0.08 and abs(by_interval - 0.8) <= 0.08
 
 
