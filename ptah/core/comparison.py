@@ -46,6 +46,7 @@ baseline) has its finding drawn on the values alone.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from typing import Sequence
 
 from ptah.core.flips import case_curve
@@ -181,15 +182,9 @@ def _flip_side(name: str, paired, side: int, finding: str, settings: StatisticsS
 
     if not steps or not changed(len(steps)):
         return None
-    low, high = 1, len(steps)
-    while low < high:
-        middle = (low + high) // 2
-        if changed(middle):
-            high = middle
-        else:
-            low = middle + 1
+    least = 1 + bisect_left(range(1, len(steps)), True, key=changed)  # changed(len(steps)) is, as seen above
     taken: dict[int, int] = {}
-    for _, index, j in steps[:low]:
+    for _, index, j in steps[:least]:
         taken[index] = max(taken.get(index, 0), j)
     return sum(taken.values())  # holes: the deepest prefix taken in each case
 
