@@ -52,7 +52,7 @@ from typing import AbstractSet, Iterable, Sequence
 
 import numpy as np
 
-from ptah.core.ranking import QueryRanking, Ties, _check_depth, _check_not_nan
+from ptah.core.ranking import QueryRanking, Ties, _check_depth, _check_not_nan, ties_of
 from ptah.core.scoring import BLOCK_SCORES, margins, pair_scores, query_blocks
 
 
@@ -341,21 +341,10 @@ def _ranking(query: _Query, n: int) -> list[tuple[str, float]]:
 
 def _ties(query: _Query, ranked: list[tuple[str, float]], n: int) -> Ties:
     """:func:`ptah.core.ranking.find_ties` at depth k, from the kept rows and the count at the threshold."""
-    depth = min(query.k, n)
-    cutoff = ranked[depth - 1][1]
-    threshold = query.threshold
-    above = int(np.count_nonzero(query.scores > cutoff))
-    at_cutoff = query.at_threshold if threshold is not None and cutoff == threshold else _count(query.scores, cutoff)
-    tied = []
-    for key in query.expected:
-        score = query.seen.get(key)
-        if score is None or score < cutoff:
-            continue
-        group = query.at_threshold if threshold is not None and score == threshold else _count(query.scores, score)
-        if group > 1:
-            tied.append(key)
-    return Ties(cutoff_score=cutoff, tied_outside=at_cutoff - (depth - above), expected_tied=tuple(sorted(tied)))
+    cutoff = ranked[min(query.k, n) - 1][1]
 
+    def group(score: float) -> int:
+        return query.at_threshold if score == query.threshold else int(np.count_nonzero(query.scores == score))
 
-def _count(scores: np.ndarray, value: float) -> int:
-    return int(np.count_nonzero(scores == value))
+    scores = {key: query.seen[key] for key in query.expected if key in query.seen}
+    return ties_of(cutoff, min(query.k, n), int(np.count_nonzero(query.scores > cutoff)), group(cutoff), scores, group)

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import AbstractSet, Iterable, Mapping, Sequence
+from typing import AbstractSet, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -194,17 +194,18 @@ def rank_many(
 def _ties(row: np.ndarray, columns: Mapping[str, int], cutoff: np.generic, depth: int, above: np.ndarray,
           at_cutoff: np.ndarray, expected: AbstractSet[str]) -> Ties:
     """:func:`find_ties` of ``row``, given its cutoff and the rows above and at it."""
-    tied = []
-    for key in expected:
-        column = columns.get(key)
-        if column is None or row[column] < cutoff:
-            continue
-        score = row[column]
-        group = len(at_cutoff) if score == cutoff else int(np.count_nonzero(row[above] == score))
-        if group > 1:
-            tied.append(key)
-    tied_outside = len(at_cutoff) - (depth - len(above))
-    return Ties(cutoff_score=float(cutoff), tied_outside=tied_outside, expected_tied=tuple(sorted(tied)))
+    scores = {key: row[columns[key]] for key in expected if key in columns}
+    return ties_of(float(cutoff), depth, len(above), len(at_cutoff), scores,
+                   lambda score: len(at_cutoff) if score == cutoff else int(np.count_nonzero(row[above] == score)))
+
+
+def ties_of(cutoff: float, depth: int, above: int, at_cutoff: int, scores: Mapping[str, float],
+            group: Callable[[float], int]) -> Ties:
+    """The :class:`Ties` at depth ``depth`` of a ranking with ``above`` rows above the ``cutoff`` score and
+    ``at_cutoff`` at it, given the expected keys' ``scores`` and how many rows share a score at or above the
+    cutoff (``group``)."""
+    tied = sorted(key for key, score in scores.items() if score >= cutoff and group(score) > 1)
+    return Ties(cutoff_score=cutoff, tied_outside=at_cutoff - (depth - above), expected_tied=tuple(tied))
 
 
 def _rank_at(scores: np.ndarray, keys: Sequence[str], index: int) -> int:
