@@ -168,7 +168,7 @@ class ExactRanking:
                 floor[i] = float(np.partition(approximate[i], n - query.reach)[n - query.reach]) - 2 * margin[start + i]
             else:
                 floor[i] = -np.inf
-        candidates = [np.flatnonzero(row >= least) for row, least in zip(approximate, _below(floor))]
+        candidates = [np.flatnonzero(row >= least) for row, least in zip(approximate, _rounded(floor, -np.inf))]
         scores = _paired(self._vectors, rows, range(start, stop), candidates)
         for i, query in enumerate(self._queries[start:stop]):
             query.rows += n
@@ -189,7 +189,7 @@ class ExactRanking:
             return
         scores = np.array([self._queries[number].seen[key] for number, key in asked])
         width = margin[[number for number, _ in asked]]
-        lows, highs = _below(scores - width), _above(scores + width)
+        lows, highs = _rounded(scores - width, -np.inf), _rounded(scores + width, np.inf)
         above, twins, near = [], [], []
         for (number, key), low, high in zip(asked, lows, highs):
             row = approximate[number - start]
@@ -292,16 +292,12 @@ def _paired(queries: np.ndarray, rows: np.ndarray, numbers: Sequence[int], colum
     return np.split(scores, np.cumsum(sizes)[:-1])
 
 
-def _below(bounds: np.ndarray) -> np.ndarray:
-    """The largest float32 values at most ``bounds`` (float64): a float32 score at or above it may reach the bound."""
+def _rounded(bounds: np.ndarray, side: float) -> np.ndarray:
+    """``bounds`` (float64) rounded to float32 toward ``side``: -inf, the largest float32 values at most them (a
+    float32 score at or above one may reach the bound); +inf, the smallest at least them (a float32 score above
+    one is above the bound)."""
     rounded = bounds.astype(np.float32)
-    return np.where(rounded > bounds, np.nextafter(rounded, np.float32(-np.inf)), rounded)
-
-
-def _above(bounds: np.ndarray) -> np.ndarray:
-    """The smallest float32 values at least ``bounds``: a float32 score above it is above the bound."""
-    rounded = bounds.astype(np.float32)
-    return np.where(rounded < bounds, np.nextafter(rounded, np.float32(np.inf)), rounded)
+    return np.where(rounded > bounds if side < 0 else rounded < bounds, np.nextafter(rounded, np.float32(side)), rounded)
 
 
 def _merge(query: _Query, scores: np.ndarray, keys: list[str]) -> None:
