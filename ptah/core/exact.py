@@ -52,7 +52,7 @@ from typing import AbstractSet, Iterable, Sequence
 
 import numpy as np
 
-from ptah.core.ranking import QueryRanking, Ties, _check_depth, _check_not_nan, ties_of
+from ptah.core.ranking import QueryRanking, Ties, _check_depth, _check_not_nan, _order, ties_of
 from ptah.core.scoring import BLOCK_SCORES, margins, pair_scores, query_blocks
 
 
@@ -326,13 +326,9 @@ def _merge(query: _Query, scores: np.ndarray, keys: list[str]) -> None:
     query.threshold, query.at_threshold = threshold, at_threshold
 
 
-def _ordered(query: _Query) -> list[tuple[str, float]]:
-    """The kept rows, best first (score descending, key ascending)."""
-    return sorted(zip(query.keys, query.scores.tolist()), key=lambda entry: (-entry[1], entry[0]))
-
-
 def _ranking(query: _Query, n: int) -> list[tuple[str, float]]:
-    return _ordered(query)[: min(query.reach, n)]
+    """The kept rows, best first (score descending, key ascending), as deep as the query reaches."""
+    return sorted(zip(query.keys, query.scores.tolist()), key=_order)[: min(query.reach, n)]
 
 
 def _ties(query: _Query, ranked: list[tuple[str, float]], n: int) -> Ties:
