@@ -52,7 +52,7 @@ from typing import AbstractSet, Iterable, Sequence
 
 import numpy as np
 
-from ptah.core.ranking import QueryRanking, Ties, _check_depth, _check_not_nan, _order, ties_of
+from ptah.core.ranking import NO_TIES, QueryRanking, Ties, _check_depth, _check_not_nan, _order, ties_of
 from ptah.core.scoring import BLOCK_SCORES, margins, pair_scores, query_blocks
 
 
@@ -245,12 +245,10 @@ class ExactRanking:
     def rankings(self) -> list[QueryRanking]:
         """Each query's ranking: what :func:`rank_many` returns for every row's float64 score."""
         n = self.rows
+        if n == 0:
+            return [QueryRanking([], NO_TIES if self._expected else None, {}) for _ in self._queries]
         result = []
         for query in self._queries:
-            if n == 0:
-                none = Ties(cutoff_score=None, tied_outside=0, expected_tied=())
-                result.append(QueryRanking([], none if self._expected else None, {}))
-                continue
             ranked = _ranking(query, n)
             ties = _ties(query, ranked, n) if self._expected else None
             places = {key: place for place, (key, _) in enumerate(ranked, start=1)}

@@ -94,6 +94,10 @@ class Ties:
         return self.straddles_cutoff or bool(self.expected_tied)
 
 
+NO_TIES = Ties(cutoff_score=None, tied_outside=0, expected_tied=())
+"""The ties of a ranking of no rows."""
+
+
 def find_ties(scores: np.ndarray, keys: Sequence[str], k: int, expected: AbstractSet[str]) -> Ties:
     """The ties that affect the top ``k`` of this ranking (see :class:`Ties`).
 
@@ -165,8 +169,7 @@ def rank_many(
         raise ValueError(f"got {len(keys)} keys for {n} score columns; give one key per row")
     _check_not_nan(matrix)
     if n == 0:
-        none = Ties(cutoff_score=None, tied_outside=0, expected_tied=())
-        return [QueryRanking([], none if expected is not None else None, {}) for _ in range(q)]
+        return [QueryRanking([], NO_TIES if expected is not None else None, {}) for _ in range(q)]
     if columns is None:  # only expected and asked keys are looked up by column
         columns = key_columns(keys) if expected is not None or asked is not None else {}
     depths = [min(k, n) for k in ks]
