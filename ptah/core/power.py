@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Mapping, Sequence
 
 from ptah.core.comparison import paired_differences
@@ -160,8 +160,7 @@ class SlicePlan:
         return self.needed is not None and self.cases < self.needed
 
     def as_dict(self) -> dict:
-        return {"tag": self.tag, "digest": self.digest, "cases": self.cases, "spread": self.spread,
-                "needed": self.needed, "underpowered": self.underpowered}
+        return asdict(self) | {"underpowered": self.underpowered}
 
 
 @dataclass(frozen=True)
