@@ -34,9 +34,10 @@ Many queries in one pass
 ------------------------
 :func:`rank_many` gives, for each query of a score matrix, its top k, its
 ties and the rank of each asked key (:func:`top_k` and :func:`find_ties` are
-it on one row) from one batched partition and two passes over the row: the rows above the cutoff and the rows at it decide the top k, the tie
-counts and which expected keys are tied; only an asked key outside the top k
-costs two more passes (its rank by counting).
+it on one row) from one batched partition and two passes over the row: the
+rows above the cutoff and the rows at it decide the top k, the tie counts and
+which expected keys are tied; only an asked key outside the top k costs two
+more passes (its rank by counting).
 """
 
 from __future__ import annotations
