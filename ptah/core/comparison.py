@@ -117,8 +117,10 @@ def _measure(name: str, reference: Run, candidate: Run, pairs, settings: Statist
     interval = paired_bootstrap(differences, settings.resamples, settings.seed, settings.level)
     test = sign_flip_test(differences, settings.resamples, settings.seed, settings.exact_limit)
     finding = _finding(differences, test.p_value if test else None, settings.alpha)
-    holes = _holes(name, pairs)
-    flips = _flips(name, pairs, finding, settings) if holes else None
+    paired = [pair for pair in pairs if all(case.values[name] is not None for case in pair)]
+    holes = sum(len(case.holes or ()) for pair in paired for case in pair)  # either run's, over the paired cases
+    unknown = any(case.holes is None for pair in pairs for case in pair)  # read from a ptah-report@1
+    flips = _flips(name, paired, finding, settings) if holes and not unknown else None
     if flips is not None:
         finding = inconclusive(flips, holes)
     return {
@@ -137,18 +139,9 @@ def _measure(name: str, reference: Run, candidate: Run, pairs, settings: Statist
     }
 
 
-def _holes(name: str, pairs) -> int:
-    """The holes in either run's top k over the cases both define the measure on (None: unknown, 0)."""
-    return sum(len(case.holes or ()) for pair in pairs if all(case.values[name] is not None for case in pair)
-               for case in pair)
-
-
-def _flips(name: str, pairs, finding: str, settings: StatisticsSettings) -> int | None:
-    """The fewest holes found that, taken relevant, change ``finding`` (module docs); None when none found."""
-    if any(case.holes is None for pair in pairs for case in pair):
-        return None
-    paired = [(before, after) for before, after in pairs if before.values[name] is not None
-              and after.values[name] is not None]
+def _flips(name: str, paired, finding: str, settings: StatisticsSettings) -> int | None:
+    """The fewest holes found that, taken relevant, change ``finding`` (module docs); None when none found.
+    ``paired``: the cases both runs define the measure on."""
     found = []
     if finding != BETTER:  # the candidate's holes lift it
         found.append(_flip_side(name, paired, 1, finding, settings))
