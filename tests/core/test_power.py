@@ -83,16 +83,12 @@ def test_the_planned_count_gives_the_planned_power_in_a_simulation(draw, spread,
     assert abs(by_test - 0.8) <= 0.08 and abs(by_interval - 0.8) <= 0.08
 
 
-def report(document: dict) -> Report:
-    return Report.from_dict(document)
-
-
 def ndcg_values(document: dict, run: int = 0) -> dict[str, float]:
     return {case["id"]: case["metrics"]["ndcg"] for case in document["runs"][run]["cases"]}
 
 
 def test_a_single_run_has_no_pairs_and_plans_as_for_two_independent_runs():
-    sample = report_sample(report(BASELINE), "nDCG")
+    sample = report_sample(Report.from_dict(BASELINE), "nDCG")
     assert (sample.measure, sample.basis) == ("nDCG", INDEPENDENT)
     assert sample.source.startswith("title-body alone has no pairs, so the spread is sqrt(2) x its per-case values'")
     values = ndcg_values(BASELINE)
@@ -124,7 +120,7 @@ def two_runs() -> dict:
 
 
 def test_runs_side_by_side_pair_each_later_run_with_the_first_and_plan_for_the_widest_spread():
-    sample = report_sample(report(two_runs()), "ndcg")
+    sample = report_sample(Report.from_dict(two_runs()), "ndcg")
     assert (sample.basis, sample.source) == (PAIRED, "paired differences of lower, slightly-lower against title-body")
     values = list(ndcg_values(BASELINE).values())
     widest = statistics.stdev([(value - 0.1 * (index % 3)) - value for index, value in enumerate(values)])
@@ -144,7 +140,7 @@ def test_one_run_against_a_baseline_pairs_with_the_baseline_s_reference_run():
         "cases_changed": [{"id": case, "passed": {"baseline": True, "current": True},
                            "metrics": {"ndcg": {"baseline": before[case] - delta, "current": before[case],
                                                 "delta": delta}}} for case, delta in moved.items()]}]}
-    sample = report_sample(report(document), "nDCG")
+    sample = report_sample(Report.from_dict(document), "nDCG")
     assert (sample.basis, sample.source) == (PAIRED, "paired differences of title-body against shipped")
     assert sample.values == ({case: moved.get(case, 0.0) for case in before},)
     assert sample.spread([case.id for case in CORPUS.cases]) == (25, statistics.stdev([-0.5, 0.25] + [0.0] * 23))
@@ -152,4 +148,4 @@ def test_one_run_against_a_baseline_pairs_with_the_baseline_s_reference_run():
 
 def test_a_measure_the_report_lacks_is_a_key_error():
     with pytest.raises(KeyError):
-        report_sample(report(BASELINE), "MAP@10")
+        report_sample(Report.from_dict(BASELINE), "MAP@10")
