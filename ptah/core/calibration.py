@@ -34,7 +34,7 @@ used. Both rates are reported.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 import math
 from typing import Iterable, Mapping, Sequence
 
@@ -151,11 +151,10 @@ class Agreement:
     def as_dict(self) -> dict:
         tpr, tnr = interval(self.both, self.both + self.person_only), interval(self.neither,
                                                                               self.neither + self.model_only)
-        return {"both": self.both, "model_only": self.model_only, "person_only": self.person_only,
-                "neither": self.neither, "sampled": self.n, "kappa": self.kappa,
-                "tpr": self.tpr, "tpr_interval": None if tpr is None else list(tpr),
-                "tnr": self.tnr, "tnr_interval": None if tnr is None else list(tnr),
-                "fnr_upper": self.fnr_upper(), "fpr_upper": self.fpr_upper()}
+        return asdict(self) | {"sampled": self.n, "kappa": self.kappa, "tpr": self.tpr,
+                               "tpr_interval": None if tpr is None else list(tpr), "tnr": self.tnr,
+                               "tnr_interval": None if tnr is None else list(tnr), "fnr_upper": self.fnr_upper(),
+                               "fpr_upper": self.fpr_upper()}
 
 
 def plausible_with_model(called_relevant: int, called_not: int, unjudged: int, agreement: Agreement) -> int:

@@ -46,6 +46,7 @@ baseline) has its finding drawn on the values alone.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from typing import Sequence
 
 from ptah.core.flips import case_curve
@@ -109,27 +110,17 @@ def _cost(reference: Run, candidate: Run) -> dict:
 
 
 def _measure(name: str, reference: Run, candidate: Run, pairs, settings: StatisticsSettings) -> dict:
-    differences: list[float] = []
-    wins = ties = losses = undefined = 0
-    for before, after in pairs:
-        old, new = before.values[name], after.values[name]
-        if old is None or new is None:
-            undefined += 1
-            continue
-        differences.append(new - old)
-        if new > old:
-            wins += 1
-        elif new < old:
-            losses += 1
-        else:
-            ties += 1
+    differences = list(paired_differences(reference, candidate, name).values())
+    wins, losses = sum(1 for d in differences if d > 0), sum(1 for d in differences if d < 0)
     old_mean = reference.means[name].value
     new_mean = candidate.means[name].value
     interval = paired_bootstrap(differences, settings.resamples, settings.seed, settings.level)
     test = sign_flip_test(differences, settings.resamples, settings.seed, settings.exact_limit)
     finding = _finding(differences, test.p_value if test else None, settings.alpha)
-    holes = _holes(name, pairs)
-    flips = _flips(name, pairs, finding, settings) if holes else None
+    paired = [pair for pair in pairs if all(case.values[name] is not None for case in pair)]
+    holes = sum(len(case.holes or ()) for pair in paired for case in pair)  # either run's, over the paired cases
+    unknown = any(case.holes is None for pair in pairs for case in pair)  # read from a ptah-report@1
+    flips = _flips(name, paired, finding, settings) if holes and not unknown else None
     if flips is not None:
         finding = inconclusive(flips, holes)
     return {
@@ -138,9 +129,9 @@ def _measure(name: str, reference: Run, candidate: Run, pairs, settings: Statist
         "delta": None if old_mean is None or new_mean is None else new_mean - old_mean,
         "cases": len(differences),
         "wins": wins,
-        "ties": ties,
+        "ties": len(differences) - wins - losses,
         "losses": losses,
-        "undefined": undefined,
+        "undefined": len(pairs) - len(differences),
         "interval": interval.as_dict() if interval else None,
         "test": test.as_dict() if test else None,
         "finding": finding,
@@ -148,18 +139,9 @@ def _measure(name: str, reference: Run, candidate: Run, pairs, settings: Statist
     }
 
 
-def _holes(name: str, pairs) -> int:
-    """The holes in either run's top k over the cases both define the measure on (None: unknown, 0)."""
-    return sum(len(case.holes or ()) for pair in pairs if all(case.values[name] is not None for case in pair)
-               for case in pair)
-
-
-def _flips(name: str, pairs, finding: str, settings: StatisticsSettings) -> int | None:
-    """The fewest holes found that, taken relevant, change ``finding`` (module docs); None when none found."""
-    if any(case.holes is None for pair in pairs for case in pair):
-        return None
-    paired = [(before, after) for before, after in pairs if before.values[name] is not None
-              and after.values[name] is not None]
+def _flips(name: str, paired, finding: str, settings: StatisticsSettings) -> int | None:
+    """The fewest holes found that, taken relevant, change ``finding`` (module docs); None when none found.
+    ``paired``: the cases both runs define the measure on."""
     found = []
     if finding != BETTER:  # the candidate's holes lift it
         found.append(_flip_side(name, paired, 1, finding, settings))
@@ -193,15 +175,9 @@ def _flip_side(name: str, paired, side: int, finding: str, settings: StatisticsS
 
     if not steps or not changed(len(steps)):
         return None
-    low, high = 1, len(steps)
-    while low < high:
-        middle = (low + high) // 2
-        if changed(middle):
-            high = middle
-        else:
-            low = middle + 1
+    least = 1 + bisect_left(range(1, len(steps)), True, key=changed)  # changed(len(steps)) is, as seen above
     taken: dict[int, int] = {}
-    for _, index, j in steps[:low]:
+    for _, index, j in steps[:least]:
         taken[index] = max(taken.get(index, 0), j)
     return sum(taken.values())  # holes: the deepest prefix taken in each case
 
@@ -230,18 +206,19 @@ def _case_change(before: CaseResult, after: CaseResult, measures: Sequence[Measu
     }
 
 
+def paired_differences(reference: Run, candidate: Run, name: str) -> dict[str, float]:
+    """Each candidate case's ``name`` value minus the reference's (by case id), in the candidate's order, over the
+    cases both runs define it on."""
+    theirs = {case.id: case.values.get(name) for case in reference.cases}
+    return {case.id: new - old for case in candidate.cases
+            if (new := case.values.get(name)) is not None and (old := theirs.get(case.id)) is not None}
+
+
 def case_deltas(reference: Run, candidate: Run, measure: str) -> list[tuple[str, float | None]]:
     """Every case of the candidate in corpus order with its ``measure`` delta against the reference
     (None when undefined on either side or the reference lacks the case)."""
-    theirs = {case.id: case for case in reference.cases}
-    name = str(Measure.parse(measure))
-    result = []
-    for case in candidate.cases:
-        before = theirs.get(case.id)
-        old = before.values.get(name) if before else None
-        new = case.values[name]
-        result.append((case.id, None if old is None or new is None else new - old))
-    return result
+    found = paired_differences(reference, candidate, str(Measure.parse(measure)))
+    return [(case.id, found.get(case.id)) for case in candidate.cases]
 
 
 def against_baseline(baseline_run: Run, run: Run, settings: StatisticsSettings = StatisticsSettings()) -> dict:

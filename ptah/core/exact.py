@@ -52,7 +52,7 @@ from typing import AbstractSet, Iterable, Sequence
 
 import numpy as np
 
-from ptah.core.ranking import QueryRanking, Ties, _check_depth, _check_not_nan
+from ptah.core.ranking import NO_TIES, QueryRanking, Ties, _check_depth, _check_not_nan, _order, ties_of
 from ptah.core.scoring import BLOCK_SCORES, margins, pair_scores, query_blocks
 
 
@@ -168,7 +168,7 @@ class ExactRanking:
                 floor[i] = float(np.partition(approximate[i], n - query.reach)[n - query.reach]) - 2 * margin[start + i]
             else:
                 floor[i] = -np.inf
-        candidates = [np.flatnonzero(row >= least) for row, least in zip(approximate, _below(floor))]
+        candidates = [np.flatnonzero(row >= least) for row, least in zip(approximate, _rounded(floor, -np.inf))]
         scores = _paired(self._vectors, rows, range(start, stop), candidates)
         for i, query in enumerate(self._queries[start:stop]):
             query.rows += n
@@ -189,7 +189,7 @@ class ExactRanking:
             return
         scores = np.array([self._queries[number].seen[key] for number, key in asked])
         width = margin[[number for number, _ in asked]]
-        lows, highs = _below(scores - width), _above(scores + width)
+        lows, highs = _rounded(scores - width, -np.inf), _rounded(scores + width, np.inf)
         above, twins, near = [], [], []
         for (number, key), low, high in zip(asked, lows, highs):
             row = approximate[number - start]
@@ -245,12 +245,10 @@ class ExactRanking:
     def rankings(self) -> list[QueryRanking]:
         """Each query's ranking: what :func:`rank_many` returns for every row's float64 score."""
         n = self.rows
+        if n == 0:
+            return [QueryRanking([], NO_TIES if self._expected else None, {}) for _ in self._queries]
         result = []
         for query in self._queries:
-            if n == 0:
-                none = Ties(cutoff_score=None, tied_outside=0, expected_tied=())
-                result.append(QueryRanking([], none if self._expected else None, {}))
-                continue
             ranked = _ranking(query, n)
             ties = _ties(query, ranked, n) if self._expected else None
             places = {key: place for place, (key, _) in enumerate(ranked, start=1)}
@@ -292,16 +290,12 @@ def _paired(queries: np.ndarray, rows: np.ndarray, numbers: Sequence[int], colum
     return np.split(scores, np.cumsum(sizes)[:-1])
 
 
-def _below(bounds: np.ndarray) -> np.ndarray:
-    """The largest float32 values at most ``bounds`` (float64): a float32 score at or above it may reach the bound."""
+def _rounded(bounds: np.ndarray, side: float) -> np.ndarray:
+    """``bounds`` (float64) rounded to float32 toward ``side``: -inf, the largest float32 values at most them (a
+    float32 score at or above one may reach the bound); +inf, the smallest at least them (a float32 score above
+    one is above the bound)."""
     rounded = bounds.astype(np.float32)
-    return np.where(rounded > bounds, np.nextafter(rounded, np.float32(-np.inf)), rounded)
-
-
-def _above(bounds: np.ndarray) -> np.ndarray:
-    """The smallest float32 values at least ``bounds``: a float32 score above it is above the bound."""
-    rounded = bounds.astype(np.float32)
-    return np.where(rounded < bounds, np.nextafter(rounded, np.float32(np.inf)), rounded)
+    return np.where(rounded > bounds if side < 0 else rounded < bounds, np.nextafter(rounded, np.float32(side)), rounded)
 
 
 def _merge(query: _Query, scores: np.ndarray, keys: list[str]) -> None:
@@ -330,32 +324,17 @@ def _merge(query: _Query, scores: np.ndarray, keys: list[str]) -> None:
     query.threshold, query.at_threshold = threshold, at_threshold
 
 
-def _ordered(query: _Query) -> list[tuple[str, float]]:
-    """The kept rows, best first (score descending, key ascending)."""
-    return sorted(zip(query.keys, query.scores.tolist()), key=lambda entry: (-entry[1], entry[0]))
-
-
 def _ranking(query: _Query, n: int) -> list[tuple[str, float]]:
-    return _ordered(query)[: min(query.reach, n)]
+    """The kept rows, best first (score descending, key ascending), as deep as the query reaches."""
+    return sorted(zip(query.keys, query.scores.tolist()), key=_order)[: min(query.reach, n)]
 
 
 def _ties(query: _Query, ranked: list[tuple[str, float]], n: int) -> Ties:
     """:func:`ptah.core.ranking.find_ties` at depth k, from the kept rows and the count at the threshold."""
-    depth = min(query.k, n)
-    cutoff = ranked[depth - 1][1]
-    threshold = query.threshold
-    above = int(np.count_nonzero(query.scores > cutoff))
-    at_cutoff = query.at_threshold if threshold is not None and cutoff == threshold else _count(query.scores, cutoff)
-    tied = []
-    for key in query.expected:
-        score = query.seen.get(key)
-        if score is None or score < cutoff:
-            continue
-        group = query.at_threshold if threshold is not None and score == threshold else _count(query.scores, score)
-        if group > 1:
-            tied.append(key)
-    return Ties(cutoff_score=cutoff, tied_outside=at_cutoff - (depth - above), expected_tied=tuple(sorted(tied)))
+    cutoff = ranked[min(query.k, n) - 1][1]
 
+    def group(score: float) -> int:
+        return query.at_threshold if score == query.threshold else int(np.count_nonzero(query.scores == score))
 
-def _count(scores: np.ndarray, value: float) -> int:
-    return int(np.count_nonzero(scores == value))
+    scores = {key: query.seen[key] for key in query.expected if key in query.seen}
+    return ties_of(cutoff, min(query.k, n), int(np.count_nonzero(query.scores > cutoff)), group(cutoff), scores, group)

@@ -24,6 +24,7 @@ failure conclusive that really is.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from math import comb
 from typing import Sequence
@@ -116,14 +117,10 @@ def upper_relevant(population: int, drawn: int, found: int) -> int:
     uniform sample of ``drawn`` of ``population`` rows held ``found`` relevant ones (hypergeometric, exact)."""
     if not 0 <= found <= drawn <= population:
         raise ValueError(f"a sample of {drawn} with {found} relevant cannot come from {population} rows")
-    low, high = found, population - (drawn - found)  # the total relevant lies in [low, high]
-    while low < high:  # the largest total still plausible (plausibility falls as the total grows)
-        middle = (low + high + 1) // 2
-        if _plausible(population, middle, drawn, found):
-            low = middle
-        else:
-            high = middle - 1
-    return low - found
+    # the total relevant lies in [found, population - (drawn - found)]; found itself is plausible (P = 1), and
+    # plausibility falls as the total grows: the first total above found that is not, less one, is the largest
+    totals = range(found + 1, population - (drawn - found) + 1)
+    return bisect_left(totals, True, key=lambda total: not _plausible(population, total, drawn, found))
 
 
 def settling_sample(holes: int, m: int) -> int | None:
@@ -134,11 +131,5 @@ def settling_sample(holes: int, m: int) -> int | None:
         return 0
     if upper_relevant(holes, holes - 1, 0) >= m:
         return None
-    low, high = 1, holes - 1  # the bound falls as the sample grows: the least sample below m
-    while low < high:
-        middle = (low + high) // 2
-        if upper_relevant(holes, middle, 0) < m:
-            high = middle
-        else:
-            low = middle + 1
-    return low
+    samples = range(1, holes - 1)  # the bound falls as the sample grows: the least sample below m (holes - 1 is)
+    return 1 + bisect_left(samples, True, key=lambda drawn: upper_relevant(holes, drawn, 0) < m)

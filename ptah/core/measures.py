@@ -172,15 +172,6 @@ def registry_order(names: Iterable[str]) -> list[str]:
     return sorted(names, key=place)
 
 
-DEFAULT_MEASURES: tuple[Measure, ...]
-"""The measures every evaluation reports, each at the case's own depth (set below, after registration)."""
-
-
-def default_measures() -> tuple[Measure, ...]:
-    """The registered default measures, each at each case's own depth."""
-    return tuple(Measure(k.name) for k in kinds() if k.default)
-
-
 # --- the measures -----------------------------------------------------------
 
 
@@ -245,7 +236,8 @@ register(MeasureKind(
     "1 when a relevant key is in the top k, else 0 (hit rate)", _success, top_holes_first=True,
 ))
 
-DEFAULT_MEASURES = default_measures()
+DEFAULT_MEASURES = tuple(Measure(k.name) for k in kinds() if k.default)
+"""The measures every evaluation reports, each at the case's own depth."""
 
 
 def _prepared(ranking: Sequence[str], grades: Mapping[str, float], k: int) -> tuple[Sequence[str], dict[str, float]]:

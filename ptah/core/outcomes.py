@@ -30,10 +30,8 @@ from ptah.core.corpus import Case
 from ptah.core.judged import high_grades, holes, judged_at_k, judged_keys
 from ptah.core.measures import DEFAULT_MEASURES, Measure
 from ptah.core.metrics import Mean, bounded_mean, mean_of
-from ptah.core.ranking import Ties
+from ptah.core.ranking import NO_TIES, Ties
 from ptah.core.report import RANKING_RULE, CaseResult, CaseTies, Hit, Hole, Miss, Result, Run, read_only
-
-NO_TIES = Ties(cutoff_score=None, tied_outside=0, expected_tied=())
 
 
 def ordinal(n: int) -> str:

@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Mapping, Sequence
 
+from ptah.core.comparison import paired_differences
 from ptah.core.corpus import Corpus, slice_digest
 from ptah.core.measures import Measure
 from ptah.core.report import Report
@@ -124,13 +125,7 @@ def report_sample(report: Report, measure: str) -> Sample:
     if name not in reference.means:
         raise KeyError(name)
     if len(report.runs) >= 2:
-        pairings = []
-        for run in report.runs[1:]:
-            if name not in run.means:
-                continue
-            before = {case.id: case.values.get(name) for case in reference.cases}
-            pairings.append({case.id: after - old for case in run.cases
-                             if (after := case.values.get(name)) is not None and (old := before.get(case.id)) is not None})
+        pairings = [paired_differences(reference, run, name) for run in report.runs[1:] if name in run.means]
         if pairings:
             others = ", ".join(run.name for run in report.runs[1:] if name in run.means)
             return Sample(name, PAIRED, f"paired differences of {others} against {reference.name}", tuple(pairings))
@@ -165,8 +160,7 @@ class SlicePlan:
         return self.needed is not None and self.cases < self.needed
 
     def as_dict(self) -> dict:
-        return {"tag": self.tag, "digest": self.digest, "cases": self.cases, "spread": self.spread,
-                "needed": self.needed, "underpowered": self.underpowered}
+        return asdict(self) | {"underpowered": self.underpowered}
 
 
 @dataclass(frozen=True)

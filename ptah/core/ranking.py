@@ -32,20 +32,19 @@ rank, and perhaps their membership, was decided by key order).
 
 Many queries in one pass
 ------------------------
-:func:`rank_many` gives, for each query of a score matrix, what
-:func:`top_k` and :func:`find_ties` give on its row, and the rank of each
-asked key -- exactly the same values -- from one batched partition and two
-passes over the row: the rows above the cutoff and the rows at it decide the top k, the tie
-counts and which expected keys are tied; only an asked key outside the top k
-costs two more passes (its rank by counting).
+:func:`rank_many` gives, for each query of a score matrix, its top k, its
+ties and the rank of each asked key (:func:`top_k` and :func:`find_ties` are
+it on one row) from one batched partition and two passes over the row: the
+rows above the cutoff and the rows at it decide the top k, the tie counts and
+which expected keys are tied; only an asked key outside the top k costs two
+more passes (its rank by counting).
 """
 
 from __future__ import annotations
 
 import heapq
-from collections import Counter
 from dataclasses import dataclass
-from typing import AbstractSet, Iterable, Mapping, Sequence
+from typing import AbstractSet, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -63,13 +62,8 @@ def top_k(scores: np.ndarray, keys: Sequence[str], k: int) -> Ranked:
     Runs in O(n + m log m) where m <= k is the number of rows scoring above
     the cutoff, plus O(t log k) for the t rows tied at the cutoff.
     """
-    scores = _checked_scores(scores, keys)
-    _check_depth(k)
-    n = len(scores)
-    if n == 0:
-        return []
-    depth = min(k, n)
-    return _select(scores, keys, _cutoff(scores, depth), depth)
+    [ranking] = rank_many(_checked_scores(scores, keys)[None], keys, [k])
+    return ranking.ranked
 
 
 @dataclass(frozen=True)
@@ -101,6 +95,10 @@ class Ties:
         return self.straddles_cutoff or bool(self.expected_tied)
 
 
+NO_TIES = Ties(cutoff_score=None, tied_outside=0, expected_tied=())
+"""The ties of a ranking of no rows."""
+
+
 def find_ties(scores: np.ndarray, keys: Sequence[str], k: int, expected: AbstractSet[str]) -> Ties:
     """The ties that affect the top ``k`` of this ranking (see :class:`Ties`).
 
@@ -108,27 +106,9 @@ def find_ties(scores: np.ndarray, keys: Sequence[str], k: int, expected: Abstrac
     forbidden); keys in it that are not among ``keys`` are ignored, since a
     row that does not exist ties with nothing. ``k < 1`` raises ``ValueError``.
     """
-    scores = _checked_scores(scores, keys)
-    _check_depth(k)
-    n = len(scores)
-    if n == 0:
-        return Ties(cutoff_score=None, tied_outside=0, expected_tied=())
-    depth = min(k, n)
-    cutoff = _cutoff(scores, depth)
-    # The top k holds every row above the cutoff and fills the rest of its
-    # places from the rows at the cutoff; the others at the cutoff are outside.
-    above = int(np.count_nonzero(scores > cutoff))
-    at_cutoff = int(np.count_nonzero(scores == cutoff))
-    tied_outside = at_cutoff - (depth - above)
-
-    # A row at or above the cutoff can only tie with rows that are too, so
-    # tie groups are counted among those few rows, not among all n.
-    contenders = np.flatnonzero(scores >= cutoff).tolist()
-    group_sizes = Counter(scores[contenders].tolist())
-    tied = [
-        keys[i] for i in contenders if keys[i] in expected and group_sizes[float(scores[i])] > 1
-    ]
-    return Ties(cutoff_score=float(cutoff), tied_outside=tied_outside, expected_tied=tuple(sorted(tied)))
+    [ranking] = rank_many(_checked_scores(scores, keys)[None], keys, [k], [expected])
+    assert ranking.ties is not None  # expected keys were given
+    return ranking.ties
 
 
 @dataclass(frozen=True)
@@ -190,8 +170,7 @@ def rank_many(
         raise ValueError(f"got {len(keys)} keys for {n} score columns; give one key per row")
     _check_not_nan(matrix)
     if n == 0:
-        none = Ties(cutoff_score=None, tied_outside=0, expected_tied=())
-        return [QueryRanking([], none if expected is not None else None, {}) for _ in range(q)]
+        return [QueryRanking([], NO_TIES if expected is not None else None, {}) for _ in range(q)]
     if columns is None:  # only expected and asked keys are looked up by column
         columns = key_columns(keys) if expected is not None or asked is not None else {}
     depths = [min(k, n) for k in ks]
@@ -219,17 +198,18 @@ def rank_many(
 def _ties(row: np.ndarray, columns: Mapping[str, int], cutoff: np.generic, depth: int, above: np.ndarray,
           at_cutoff: np.ndarray, expected: AbstractSet[str]) -> Ties:
     """:func:`find_ties` of ``row``, given its cutoff and the rows above and at it."""
-    tied = []
-    for key in expected:
-        column = columns.get(key)
-        if column is None or row[column] < cutoff:
-            continue
-        score = row[column]
-        group = len(at_cutoff) if score == cutoff else int(np.count_nonzero(row[above] == score))
-        if group > 1:
-            tied.append(key)
-    tied_outside = len(at_cutoff) - (depth - len(above))
-    return Ties(cutoff_score=float(cutoff), tied_outside=tied_outside, expected_tied=tuple(sorted(tied)))
+    scores = {key: row[columns[key]] for key in expected if key in columns}
+    return ties_of(float(cutoff), depth, len(above), len(at_cutoff), scores,
+                   lambda score: len(at_cutoff) if score == cutoff else int(np.count_nonzero(row[above] == score)))
+
+
+def ties_of(cutoff: float, depth: int, above: int, at_cutoff: int, scores: Mapping[str, float],
+            group: Callable[[float], int]) -> Ties:
+    """The :class:`Ties` at depth ``depth`` of a ranking with ``above`` rows above the ``cutoff`` score and
+    ``at_cutoff`` at it, given the expected keys' ``scores`` and how many rows share a score at or above the
+    cutoff (``group``)."""
+    tied = sorted(key for key, score in scores.items() if score >= cutoff and group(score) > 1)
+    return Ties(cutoff_score=cutoff, tied_outside=at_cutoff - (depth - above), expected_tied=tuple(tied))
 
 
 def _rank_at(scores: np.ndarray, keys: Sequence[str], index: int) -> int:
@@ -238,17 +218,6 @@ def _rank_at(scores: np.ndarray, keys: Sequence[str], index: int) -> int:
     above = int(np.count_nonzero(scores > score))
     tied_before = sum(1 for j in np.flatnonzero(scores == score).tolist() if keys[j] < key)
     return 1 + above + tied_before
-
-
-def _cutoff(scores: np.ndarray, depth: int) -> np.generic:
-    """The score at rank ``depth`` (the depth-th largest), by partial selection."""
-    n = len(scores)
-    return np.partition(scores, n - depth)[n - depth]
-
-
-def _select(scores: np.ndarray, keys: Sequence[str], cutoff: np.generic, depth: int) -> Ranked:
-    """The top ``depth`` rows, given that ``cutoff`` is the score at rank ``depth``."""
-    return _ordered(scores, keys, cutoff, depth, np.flatnonzero(scores > cutoff), np.flatnonzero(scores == cutoff))
 
 
 def _ordered(scores: np.ndarray, keys: Sequence[str], cutoff: np.generic, depth: int, above: np.ndarray,
@@ -271,7 +240,6 @@ def _checked_scores(scores: np.ndarray, keys: Sequence[str]) -> np.ndarray:
         raise ValueError(f"scores must be 1-D, got shape {scores.shape}")
     if len(keys) != len(scores):
         raise ValueError(f"got {len(keys)} keys for {len(scores)} scores; give one key per row")
-    _check_not_nan(scores)
     return scores
 
 

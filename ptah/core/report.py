@@ -28,7 +28,7 @@ they describe, and nothing computes on them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Mapping, Self
 
@@ -190,12 +190,7 @@ class CaseResult:
             },
             "relevant": [{"key": key, "grade": grade} for key, grade in self.relevant],
             "forbidden": {"keys": list(self.forbidden), "hits": [{"key": h.key, "rank": h.rank} for h in self.hits]},
-            "ties": {
-                "straddles_cutoff": self.ties.straddles_cutoff,
-                "cutoff_score": self.ties.cutoff_score,
-                "tied_outside": self.ties.tied_outside,
-                "expected_tied": list(self.ties.expected_tied),
-            },
+            "ties": asdict(self.ties) | {"expected_tied": list(self.ties.expected_tied)},
         }
         if self.ann is not None:
             data["ann"] = plain(self.ann)

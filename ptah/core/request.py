@@ -104,12 +104,10 @@ def _measures(given: Iterable[Measure | str]) -> tuple[Measure, ...]:
     result: list[Measure] = []
     for item in given:
         try:
-            measure = item if isinstance(item, Measure) else Measure.parse(item)
+            result.append(item if isinstance(item, Measure) else Measure.parse(item))
         except ValueError as exc:
             raise OptionError("measures", str(exc)) from None
-        if measure not in result:
-            result.append(measure)
-    return tuple(result)
+    return tuple(dict.fromkeys(result))  # each once, in the order first asked
 
 
 def gate_key(name: str) -> tuple[Measure, str | None]:

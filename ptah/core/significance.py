@@ -96,23 +96,18 @@ class SignFlipResult:
         return {"p_value": self.p_value, "method": self.method, "nonzero": self.nonzero, "patterns": self.patterns}
 
 
-def _differences(values: Sequence[float]) -> np.ndarray:
+def _differences(values: Sequence[float], resamples: int, seed: int) -> np.ndarray:
+    """``values`` as a float64 array, once they and the draws' ``resamples`` and ``seed`` are checked."""
     array = np.asarray(values, dtype=np.float64)
     if array.ndim != 1:
         raise ValueError(f"differences must be 1-D, got shape {array.shape}")
     if not np.isfinite(array).all():
         raise ValueError("differences must be finite numbers")
-    return array
-
-
-def _check_resamples(resamples: int) -> None:
     if isinstance(resamples, bool) or not isinstance(resamples, int) or not 1 <= resamples <= MAX_RESAMPLES:
         raise ValueError(f"resamples must be a whole number from 1 to {MAX_RESAMPLES}, got {resamples!r}")
-
-
-def _check_seed(seed: int) -> None:
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
+    return array
 
 
 def bootstrap_means(differences: Sequence[float], resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> np.ndarray:
@@ -121,9 +116,7 @@ def bootstrap_means(differences: Sequence[float], resamples: int = DEFAULT_RESAM
     Raises ``ValueError`` for no differences, a non-finite one, or a bad
     ``resamples`` or ``seed``.
     """
-    values = _differences(differences)
-    _check_resamples(resamples)
-    _check_seed(seed)
+    values = _differences(differences, resamples, seed)
     n = len(values)
     if n == 0:
         raise ValueError("a bootstrap needs at least one paired difference")
@@ -165,9 +158,7 @@ def sign_flip_test(
     Exact when at most ``exact_limit`` differences are non-zero, else seeded
     Monte Carlo (see the module docs).
     """
-    values = _differences(differences)
-    _check_resamples(resamples)
-    _check_seed(seed)
+    values = _differences(differences, resamples, seed)
     if not 0 <= exact_limit <= 24:
         raise ValueError(f"exact_limit must be from 0 to 24 (2^24 sign patterns), got {exact_limit!r}")
     if len(values) == 0:

@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import Mapping, Sequence
 
 from ptah.core.baseline import Sampled, compare, gates
-from ptah.core.comparison import BETTER, WORSE, compare_pair
+from ptah.core.comparison import BETTER, WORSE, compare_pair, paired_differences
 from ptah.core.corpus import Corpus, slice_digest
 from ptah.core.measures import Measure
 
@@ -171,10 +171,8 @@ def power_note(gate: Gate, run: Run, reference: Run, slices: Slices, alpha: floa
         name, _, tag = name.rpartition("@")
     ids = slices[tag][1] if tag else None
     measure = next(m for m in run.measures if f"max-{m.key}-drop" == name)
-    theirs = {case.id: case.values.get(str(measure)) for case in reference.cases}
-    differences = [now - before for case in run.cases if ids is None or case.id in ids
-                   for now, before in [(case.values.get(str(measure)), theirs.get(case.id))]
-                   if now is not None and before is not None]
+    differences = [difference for case_id, difference in paired_differences(reference, run, str(measure)).items()
+                   if ids is None or case_id in ids]
     needed = cases_needed(differences, gate.threshold, power, alpha)
     has = len(differences)
     return replace(gate, power=read_only({"power": power, "alpha": alpha, "cases": has, "needed": needed,

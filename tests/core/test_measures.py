@@ -65,24 +65,28 @@ def test_map_precision_and_success_term_by_term():
     assert Measure("MAP", 2).score([], grades) == 0.0
 
 
-@pytest.mark.parametrize("text", ["recall", "MRR", "nDCG", "MAP@10", "P@5", "success@1", "nDCG@10", "recall@1000"])
+@pytest.mark.parametrize("text", ["recall", "MRR", "nDCG", "MAP@10", "P@5", "success@1", "nDCG@10", "recall@1000",
+                                  "recall@10", "MRR@10", "nDCG@1"])
 def test_measure_text_round_trips(text):
     assert str(Measure.parse(text)) == text
     assert Measure.parse(str(Measure.parse(text))) == Measure.parse(text)
 
 
 def test_names_are_found_in_any_case_and_by_report_key():
-    assert Measure.parse("map@10") == Measure("MAP", 10)
-    assert Measure.parse("ndcg") == Measure("nDCG")
+    assert Measure.parse("map@10") == Measure("MAP", 10) and Measure.parse("nDCG@10") == Measure("nDCG", 10)
+    assert Measure.parse("ndcg") == Measure.parse("nDCG") == Measure("nDCG")  # at each case's own depth
+    assert str(Measure.parse("ndcg@10")) == str(Measure.parse("NDCG@10")) == "nDCG@10"
+    assert str(Measure("recall", 5)) == "recall@5"
     assert Measure.parse("mrr").key == "mrr"
     assert Measure("MAP", 10).key == "MAP@10"
     assert Measure("nDCG").key == "ndcg"
     assert Measure("nDCG", 10).key == "nDCG@10"
 
 
-@pytest.mark.parametrize("text", ["", "MAP@0", "MAP@01", "MAP@", "@10", "BM25@10", "MAP@10@2", "MAP@9999999"])
+@pytest.mark.parametrize("text", ["", "MAP@0", "MAP@01", "MAP@", "@10", "BM25@10", "MAP@10@2", "MAP@9999999",
+                                  "nDCG@0", "nDCG@010", "nDCG@", "nDCG@10 ", "nDCG@-1", "nDCG@1.5"])
 def test_other_spellings_are_refused(text):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="e.g. nDCG@10|unknown measure 'BM25'"):
         Measure.parse(text)
 
 

@@ -68,28 +68,19 @@ def simulated_power(draw, n: int, corpora: int = 200, resamples: int = 400) -> t
     return by_test / corpora, by_interval / corpora
 
 
-def test_the_planned_count_gives_the_planned_power_in_a_simulation_of_a_smooth_measure():
+@pytest.mark.parametrize("draw, spread, delta, n, powers", [
     # differences ~ Normal(mean 0.03, sd 0.1): the plan says 88 cases for power 0.8
-    n = cases_for_spread(0.1, 0.03, 0.8, 0.05)
-    assert n == 88
-    by_test, by_interval = simulated_power(lambda rng, size: rng.normal(0.03, 0.1, size), n)
-    assert (by_test, by_interval) == (0.785, 0.82)
-    assert abs(by_test - 0.8) <= 0.08 and abs(by_interval - 0.8) <= 0.08
-
-
-def test_the_planned_count_gives_the_planned_power_in_a_simulation_of_a_hit_or_miss_measure():
+    pytest.param(lambda rng, size: rng.normal(0.03, 0.1, size), 0.1, 0.03, 88, (0.785, 0.82), id="smooth"),
     # recall@k on single-key cases moves by -1, 0 or +1: P(+1) = 0.25, P(-1) = 0.15 -> mean 0.1,
     # variance 0.4 - 0.1^2 = 0.39, sd 0.6245; (2.801585 x 0.6245 / 0.1)^2 = 306.1 -> 307, most differences 0
-    sd = math.sqrt(0.4 - 0.1 ** 2)
-    n = cases_for_spread(sd, 0.1, 0.8, 0.05)
-    assert n == 307
-    by_test, by_interval = simulated_power(lambda rng, size: rng.choice([1.0, 0.0, -1.0], size, p=[0.25, 0.6, 0.15]), n)
-    assert (by_test, by_interval) == (0.79, 0.81)
+    pytest.param(lambda rng, size: rng.choice([1.0, 0.0, -1.0], size, p=[0.25, 0.6, 0.15]), math.sqrt(0.4 - 0.1 ** 2),
+                 0.1, 307, (0.79, 0.81), id="hit-or-miss"),
+])
+def test_the_planned_count_gives_the_planned_power_in_a_simulation(draw, spread, delta, n, powers):
+    assert cases_for_spread(spread, delta, 0.8, 0.05) == n
+    by_test, by_interval = simulated_power(draw, n)
+    assert (by_test, by_interval) == powers
     assert abs(by_test - 0.8) <= 0.08 and abs(by_interval - 0.8) <= 0.08
-
-
-def report(document: dict) -> Report:
-    return Report.from_dict(document)
 
 
 def ndcg_values(document: dict, run: int = 0) -> dict[str, float]:
@@ -97,7 +88,7 @@ def ndcg_values(document: dict, run: int = 0) -> dict[str, float]:
 
 
 def test_a_single_run_has_no_pairs_and_plans_as_for_two_independent_runs():
-    sample = report_sample(report(BASELINE), "nDCG")
+    sample = report_sample(Report.from_dict(BASELINE), "nDCG")
     assert (sample.measure, sample.basis) == ("nDCG", INDEPENDENT)
     assert sample.source.startswith("title-body alone has no pairs, so the spread is sqrt(2) x its per-case values'")
     values = ndcg_values(BASELINE)
@@ -129,7 +120,7 @@ def two_runs() -> dict:
 
 
 def test_runs_side_by_side_pair_each_later_run_with_the_first_and_plan_for_the_widest_spread():
-    sample = report_sample(report(two_runs()), "ndcg")
+    sample = report_sample(Report.from_dict(two_runs()), "ndcg")
     assert (sample.basis, sample.source) == (PAIRED, "paired differences of lower, slightly-lower against title-body")
     values = list(ndcg_values(BASELINE).values())
     widest = statistics.stdev([(value - 0.1 * (index % 3)) - value for index, value in enumerate(values)])
@@ -149,7 +140,7 @@ def test_one_run_against_a_baseline_pairs_with_the_baseline_s_reference_run():
         "cases_changed": [{"id": case, "passed": {"baseline": True, "current": True},
                            "metrics": {"ndcg": {"baseline": before[case] - delta, "current": before[case],
                                                 "delta": delta}}} for case, delta in moved.items()]}]}
-    sample = report_sample(report(document), "nDCG")
+    sample = report_sample(Report.from_dict(document), "nDCG")
     assert (sample.basis, sample.source) == (PAIRED, "paired differences of title-body against shipped")
     assert sample.values == ({case: moved.get(case, 0.0) for case in before},)
     assert sample.spread([case.id for case in CORPUS.cases]) == (25, statistics.stdev([-0.5, 0.25] + [0.0] * 23))
@@ -157,4 +148,4 @@ def test_one_run_against_a_baseline_pairs_with_the_baseline_s_reference_run():
 
 def test_a_measure_the_report_lacks_is_a_key_error():
     with pytest.raises(KeyError):
-        report_sample(report(BASELINE), "MAP@10")
+        report_sample(Report.from_dict(BASELINE), "MAP@10")
