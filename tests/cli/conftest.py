@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,19 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "support"
 CORPUS = REPO / "corpora" / "support.yaml"  # the example's corpus
 BASELINE = EXAMPLE / "baseline.json"  # its checked-in report
+
+
+def ptah_process(*argv, cwd: Path | None = None, path: Path | None = None) -> subprocess.CompletedProcess:
+    """The ptah CLI in a new process, ``path`` on PYTHONPATH; prints the heavy modules it imported last on stderr."""
+    script = (
+        "import sys\nfrom ptah.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    code = exit.code\n"
+        "heavy = sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules)\n"
+        "print('exit', code, 'heavy', heavy, file=sys.stderr)\nraise SystemExit(code)\n"
+    )
+    env = os.environ | ({"PYTHONPATH": str(path)} if path is not None else {})
+    return subprocess.run([sys.executable, "-c", script, *map(str, argv)], capture_output=True, text=True, cwd=cwd,
+                          env=env, timeout=300)
 
 
 def evaluate(project: Path, *extra, corpus: Path = CORPUS) -> list:

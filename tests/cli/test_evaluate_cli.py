@@ -5,12 +5,10 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-import subprocess
-import sys
 
 import pytest
 
-from tests.cli.conftest import BASELINE, CORPUS, evaluate
+from tests.cli.conftest import BASELINE, CORPUS, evaluate, ptah_process
 
 
 @pytest.fixture(scope="module")
@@ -75,15 +73,7 @@ def test_a_draft_article_is_excluded_by_the_filter(project, cli, tmp_path):
 def test_warm_cache_evaluate_never_imports_torch(project, cli):
     """Every query vector cached: no model is loaded, so neither torch nor sentence-transformers is imported."""
     cli(*evaluate(project, "--json"))  # warms the cache (the module fixture's builds did not embed queries)
-    unused = ("torch", "sentence_transformers", "transformers")
-    script = (
-        "import sys\nfrom ptah.cli import main\n"
-        "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    code = exit.code\n"
-        f"heavy = sorted(m for m in {unused!r} if m in sys.modules)\n"
-        "print('exit', code, 'heavy', heavy, file=sys.stderr)\n"
-    )
-    argv = [str(a) for a in evaluate(project, "--json")]
-    result = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True)
+    result = ptah_process(*evaluate(project, "--json"))
     assert result.stderr.strip().splitlines()[-1] == "exit 0 heavy []"
     assert json.loads(result.stdout)["runs"][0]["generation"]["queries_from_cache"] == 25
 
