@@ -36,13 +36,18 @@ def evaluate(project: Path, *extra, corpus: Path = CORPUS) -> list:
     return ["inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", corpus, *extra]
 
 
-@pytest.fixture(scope="session")
-def example_project(tmp_path_factory) -> Path:
-    """A copy of examples/support with generations title-body and body-only built (shared: restore what you change)."""
-    folder = tmp_path_factory.mktemp("support")
+def copy_example(folder: Path) -> Path:
+    """examples/support in ``folder``: its ptah.yaml, and its source database made by its make_db.py."""
     for name in ("ptah.yaml", "make_db.py", "articles.jsonl"):
         shutil.copy(EXAMPLE / name, folder / name)
     subprocess.run([sys.executable, str(folder / "make_db.py")], check=True, capture_output=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def example_project(tmp_path_factory) -> Path:
+    """A copy of examples/support with generations title-body and body-only built (shared: restore what you change)."""
+    folder = copy_example(tmp_path_factory.mktemp("support"))
     for name in ("title-body", "body-only"):
         assert run_cli(None, "inference", "build", name, "--spec", folder / "ptah.yaml", "--quiet").code == 0
     return folder
