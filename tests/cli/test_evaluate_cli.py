@@ -54,22 +54,6 @@ def test_a_corpus_edited_by_one_character_is_incomparable(project, cli, tmp_path
     assert "measured a different corpus" in err
 
 
-def test_an_unknown_key_exits_2(project, cli, tmp_path):
-    corpus = tmp_path / "unknown.yaml"
-    corpus.write_text('version: 1\ndefault_k: 5\ncases:\n  - {id: a, query: "refund", required: ["9999"]}\n')
-    code, out, err = cli(*evaluate(project, corpus=corpus))
-    assert code == 2
-    assert err == f"{corpus}: key '9999' (case \"a\") is not in table articles\n"
-
-
-def test_a_draft_article_is_excluded_by_the_filter(project, cli, tmp_path):
-    corpus = tmp_path / "draft.yaml"
-    corpus.write_text('version: 1\ndefault_k: 5\ncases:\n  - {id: a, query: "old pricing", required: ["9"]}\n')
-    code, out, err = cli(*evaluate(project, corpus=corpus))
-    assert code == 2
-    assert "is a row the filter excludes" in err and "measures the filter, not the model" in err
-
-
 def test_warm_cache_evaluate_never_imports_torch(project, cli):
     """Every query vector cached: no model is loaded, so neither torch nor sentence-transformers is imported."""
     cli(*evaluate(project, "--json"))  # warms the cache (the module fixture's builds did not embed queries)
