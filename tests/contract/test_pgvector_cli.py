@@ -138,18 +138,6 @@ def test_verify_and_list_read_the_pgvector_store(postgres_project, cli):
     ]
 
 
-def test_the_sqlite_store_has_no_index(tmp_path, cli):
-    space = make_workspace(tmp_path, None)
-    (space.folder / "corpus.yaml").write_text(CORPUS)
-    assert cli("inference", "build", "--spec", space.spec_path, "--quiet")[0] == 0
-    code, _, err = cli(*evaluate(space, "--search", "both"))
-    assert code == EXIT_OPERATIONAL
-    assert err.startswith("--search both needs a vector index, and the SQLite store has none;")
-    code, _, err = cli("inference", "index", "--hnsw", "--spec", space.spec_path)
-    assert code == EXIT_OPERATIONAL
-    assert err.startswith("the SQLite store has no vector index;")
-
-
 # --- operational failures -------------------------------------------------------------------
 
 
