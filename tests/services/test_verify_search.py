@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ptah.adapters.embedders.deterministic import DeterministicEmbedder
-from ptah.core.errors import EXIT_INPUT, EXIT_OPERATIONAL, InputError, NotBuilt, SourceUnavailable
+from ptah.core.errors import EXIT_INPUT, InputError, NotBuilt
 from ptah.services.build import build
 from ptah.services.search import search
 from ptah.services.verify import list_generations, verify
@@ -72,13 +72,6 @@ def test_an_empty_table_is_complete_with_coverage_not_applicable(workspace):
         result = verify(project)
     assert counts(result) == (0, 0, 0, 0, 0, 0, 0)
     assert (result.coverage, result.freshness, result.ok) == (None, None, True)
-
-
-def test_a_missing_source_database_is_unavailable(built):
-    built.database.unlink()
-    with pytest.raises(SourceUnavailable) as raised:
-        built.project()
-    assert raised.value.exit_code == EXIT_OPERATIONAL
 
 
 def test_list_shows_declared_generations_never_built(workspace):
