@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-import sqlite3
 
 import pytest
 
@@ -60,22 +58,6 @@ def test_warm_cache_evaluate_never_imports_torch(project, cli):
     result = ptah_process(*evaluate(project, "--json"))
     assert result.stderr.strip().splitlines()[-1] == "exit 0 heavy []"
     assert json.loads(result.stdout)["runs"][0]["generation"]["queries_from_cache"] == 25
-
-
-def test_a_stale_generation_exits_3(project, cli):
-    database = project / "support.db"
-    backup = project / "support.db.bak"
-    shutil.copy(database, backup)
-    try:
-        with sqlite3.connect(database) as connection:
-            connection.execute("UPDATE articles SET body = body || ' Updated.' WHERE id = 8")
-        code, out, err = cli(*evaluate(project))
-        assert code == 3
-        assert err.startswith('generation "title-body" is not complete and fresh: 1 vectors are stale (e.g. 8).')
-        code, out, err = cli(*evaluate(project, "--allow-stale", "--json"))
-        assert json.loads(out)["runs"][0]["generation"]["verification"]["allow_stale"] is True
-    finally:
-        shutil.move(backup, database)
 
 
 def test_trec_run_and_qrels_reproduce_the_report_in_pytrec_eval(project, cli, tmp_path):
