@@ -47,6 +47,12 @@ def dataset(tmp_path):
     return directory
 
 
+@pytest.fixture
+def project(tmp_path):
+    """Where an import writes its project: not there yet."""
+    return tmp_path / "project"
+
+
 def imported(dataset, project, capsys, *extra):
     code, out, err = run_cli(capsys, "import", "beir", str(dataset), "--into", str(project), "--json", *extra)
     assert (code, err) == (0, "")
@@ -56,8 +62,7 @@ def imported(dataset, project, capsys, *extra):
 # --- what an import writes ----------------------------------------------------
 
 
-def test_the_import_counts_what_it_read_skipped_and_wrote(dataset, tmp_path, capsys):
-    project = tmp_path / "project"
+def test_the_import_counts_what_it_read_skipped_and_wrote(dataset, project, capsys):
     summary = imported(dataset, project, capsys)
     k10, k100 = project / "corpora" / "test-k10.yaml", project / "corpora" / "test-k100.yaml"
     assert summary["corpora"] == {str(k10): load_corpus(k10).digest, str(k100): load_corpus(k100).digest}
@@ -82,8 +87,7 @@ def test_the_import_counts_what_it_read_skipped_and_wrote(dataset, tmp_path, cap
     assert sorted(p.name for p in project.iterdir()) == ["corpora", "ptah.yaml", "source.db"]
 
 
-def test_the_corpora_hold_one_case_per_query_judged_above_zero(dataset, tmp_path, capsys):
-    project = tmp_path / "project"
+def test_the_corpora_hold_one_case_per_query_judged_above_zero(dataset, project, capsys):
     imported(dataset, project, capsys)
     for k in (10, 100):
         corpus = load_corpus(project / "corpora" / f"test-k{k}.yaml")
@@ -96,8 +100,7 @@ def test_the_corpora_hold_one_case_per_query_judged_above_zero(dataset, tmp_path
         assert list(corpus.cases[0].relevant) == ["d1", "0042"]  # qrels order, spelling kept
 
 
-def test_the_source_table_embeds_title_space_text_stripped(dataset, tmp_path, capsys):
-    project = tmp_path / "project"
+def test_the_source_table_embeds_title_space_text_stripped(dataset, project, capsys):
     imported(dataset, project, capsys)
     with sqlite3.connect(project / "source.db") as db:
         rows = db.execute("SELECT id, title, text, document FROM documents ORDER BY id").fetchall()
@@ -111,8 +114,7 @@ def test_the_source_table_embeds_title_space_text_stripped(dataset, tmp_path, ca
     assert declared.startswith("CREATE TABLE documents (id TEXT PRIMARY KEY, title TEXT NOT NULL, text TEXT NOT NULL")
 
 
-def test_the_specification_loads_and_its_source_reads_the_documents(dataset, tmp_path, capsys):
-    project = tmp_path / "project"
+def test_the_specification_loads_and_its_source_reads_the_documents(dataset, project, capsys):
     imported(dataset, project, capsys)
     spec = load_spec(project / "ptah.yaml")
     assert (spec.source.database, spec.source.table, spec.source.key_fields, spec.source.text) == (
@@ -139,8 +141,7 @@ def test_the_specification_loads_and_its_source_reads_the_documents(dataset, tmp
     }
 
 
-def test_the_text_summary_and_progress(dataset, tmp_path, cli):
-    project = tmp_path / "project"
+def test_the_text_summary_and_progress(dataset, tmp_path, project, cli):
     code, out, err = cli("import", "beir", str(dataset), "--into", str(project))
     assert (code, err) == (0, "")
     lines = out.splitlines()
@@ -176,18 +177,16 @@ def refused(dataset, project, capsys, *extra):
      '"nope" (line 8), "gone" (line 9)'),
     ("q9\td1\t1\n", "1 judgement(s) name 1 query id(s) that {queries}", '"q9" (line 8)'),
 ])
-def test_qrels_naming_unknown_documents_or_queries_are_refused_naming_them(dataset, tmp_path, capsys, lines, what,
+def test_qrels_naming_unknown_documents_or_queries_are_refused_naming_them(dataset, project, capsys, lines, what,
                                                                            named):
     with open(dataset / "qrels" / "test.tsv", "a") as handle:
         handle.write(lines)
-    project = tmp_path / "project"
     what = what.format(corpus=dataset / "corpus.jsonl", queries=dataset / "queries.jsonl")
     assert refused(dataset, project, capsys) == f"{dataset / 'qrels' / 'test.tsv'}: {what} does not hold: {named}\n"
     assert not project.exists()
 
 
-def test_a_malformed_line_is_refused_with_its_line_number_and_nothing_is_replaced(dataset, tmp_path, capsys):
-    project = tmp_path / "project"
+def test_a_malformed_line_is_refused_with_its_line_number_and_nothing_is_replaced(dataset, project, capsys):
     imported(dataset, project, capsys)
     before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
     lines = CORPUS.splitlines(keepends=True)
@@ -209,10 +208,10 @@ def test_a_malformed_line_is_refused_with_its_line_number_and_nothing_is_replace
         ('{"_id": "d1", "text": "again"}', '_id: "d1" is used by an earlier line too; document ids must be unique'),
     ],
 )
-def test_bad_corpus_lines_are_refused_with_file_line_and_field(dataset, tmp_path, capsys, line, message):
+def test_bad_corpus_lines_are_refused_with_file_line_and_field(dataset, project, capsys, line, message):
     with open(dataset / "corpus.jsonl", "a") as handle:
         handle.write(line + "\n")
-    assert refused(dataset, tmp_path / "project", capsys) == f"{dataset / 'corpus.jsonl'}:5: {message}\n"
+    assert refused(dataset, project, capsys) == f"{dataset / 'corpus.jsonl'}:5: {message}\n"
 
 
 @pytest.mark.parametrize(
@@ -224,15 +223,14 @@ def test_bad_corpus_lines_are_refused_with_file_line_and_field(dataset, tmp_path
         ("query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td1\t2\n", ': query "q1" judges document "d1" 2, but line 2 judged it 1; keep one'),
     ],
 )
-def test_bad_qrels_are_refused(dataset, tmp_path, capsys, qrels, message):
+def test_bad_qrels_are_refused(dataset, project, capsys, qrels, message):
     path = dataset / "qrels" / "test.tsv"
     path.write_text(qrels)
     prefix = f"{path}:" if message[0].isdigit() else f"{path}:3"
-    assert refused(dataset, tmp_path / "project", capsys) == prefix + message + "\n"
+    assert refused(dataset, project, capsys) == prefix + message + "\n"
 
 
-def test_a_non_empty_project_needs_force(dataset, tmp_path, capsys):
-    project = tmp_path / "project"
+def test_a_non_empty_project_needs_force(dataset, project, capsys):
     project.mkdir()
     (project / "notes.txt").write_text("mine")
     err = refused(dataset, project, capsys)
@@ -245,24 +243,23 @@ def test_a_non_empty_project_needs_force(dataset, tmp_path, capsys):
     assert load_corpus(project / "corpora" / "test-k10.yaml").cases[0].id == "q1"
 
 
-def test_a_missing_split_names_the_splits_there(dataset, tmp_path, capsys):
-    err = refused(dataset, tmp_path / "project", capsys, "--split", "dev")
+def test_a_missing_split_names_the_splits_there(dataset, project, capsys):
+    err = refused(dataset, project, capsys, "--split", "dev")
     assert err == f"{dataset / 'qrels' / 'dev.tsv'}: no such file; the splits here are test\n"
 
 
-def test_a_split_without_relevant_judgements_is_refused(dataset, tmp_path, capsys):
+def test_a_split_without_relevant_judgements_is_refused(dataset, project, capsys):
     path = dataset / "qrels" / "test.tsv"
     path.write_text("query-id\tcorpus-id\tscore\nq1\td1\t0\n")
-    err = refused(dataset, tmp_path / "project", capsys)
+    err = refused(dataset, project, capsys)
     assert err == f"{path}: no query has a judgement graded above 0, so there is nothing to evaluate\n"
 
 
-def test_a_query_over_the_corpus_limit_is_refused_before_anything_is_written(dataset, tmp_path, capsys):
+def test_a_query_over_the_corpus_limit_is_refused_before_anything_is_written(dataset, project, capsys):
     with open(dataset / "queries.jsonl", "a") as handle:
         handle.write(json.dumps({"_id": "q5", "text": "x" * 8193}) + "\n")
     with open(dataset / "qrels" / "test.tsv", "a") as handle:
         handle.write("q5\td1\t1\n")
-    project = tmp_path / "project"
     err = refused(dataset, project, capsys)
     assert err.splitlines()[0] == f"{dataset / 'qrels' / 'test.tsv'}: the test split cannot be written as a ptah corpus:"
     assert err.splitlines()[1].startswith('corpora/test-k10.yaml:')

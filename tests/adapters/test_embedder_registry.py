@@ -6,10 +6,8 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-import os
 import re
 import sqlite3
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -24,6 +22,7 @@ from ptah.adapters.embedders.registry import EmbedderRegistry
 from ptah.adapters.spec_yaml import load_spec
 from ptah.core.errors import EXIT_INPUT, EXIT_OPERATIONAL, PluginError, UnknownModelKind
 from ptah.core.spec import GenerationSettings, SourceSpec
+from tests.cli.conftest import ptah_process as ptah
 from tests.conftest import spec_yaml
 
 REPO = Path(__file__).resolve().parents[2]
@@ -97,19 +96,6 @@ def on_path(tmp_path, monkeypatch):
     for name in set(sys.modules) - before:
         if getattr(sys.modules[name], "__file__", "") and str(site) in sys.modules[name].__file__:
             del sys.modules[name]
-
-
-def ptah(*argv, cwd: Path, path: Path | None = None) -> subprocess.CompletedProcess:
-    """The ptah CLI in a new process, ``path`` on PYTHONPATH; prints the heavy modules it imported last on stderr."""
-    script = (
-        "import sys\nfrom ptah.cli import main\n"
-        "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    code = exit.code\n"
-        "heavy = sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules)\n"
-        "print('exit', code, 'heavy', heavy, file=sys.stderr)\nraise SystemExit(code)\n"
-    )
-    env = {**os.environ, "PYTHONPATH": str(path) if path is not None else ""}
-    return subprocess.run([sys.executable, "-c", script, *map(str, argv)], capture_output=True, text=True, cwd=cwd,
-                          env=env)
 
 
 def letters_project(folder: Path, model: str = "toy/letters") -> Path:

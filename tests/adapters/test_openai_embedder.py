@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,10 +16,10 @@ from ptah.core.errors import EXIT_OPERATIONAL, ServiceUnavailable
 from ptah.core.spec import GenerationSettings, ServiceSettings
 
 from tests.adapters.openai_server import MODEL, EmbeddingServer
+from tests.cli.conftest import copy_example
 from tests.conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "examples" / "support"
 CORPUS = REPO / "corpora" / "support.yaml"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 KEY = "sk-ptah-SENTINEL-7f3c9a1e5b"
@@ -154,17 +151,18 @@ def run(argv, capsys):
     return code, out + err
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory, server):
-    folder = tmp_path_factory.mktemp("served")
-    for name in ("ptah.yaml", "make_db.py", "articles.jsonl"):
-        shutil.copy(EXAMPLE / name, folder / name)
-    subprocess.run([sys.executable, str(folder / "make_db.py")], check=True, capture_output=True)
-    spec = folder / "ptah.yaml"  # the generation goes under generations:, before the example's variants:
+def served_example(folder: Path, server, batch_size: int = 16) -> Path:
+    """A copy of the example whose generation ``served`` embeds through ``server``, its key in PTAH_TEST_KEY."""
+    spec = copy_example(folder) / "ptah.yaml"  # the generation goes under generations:, before the example's variants:
     served = (f"  served:\n    provider: openai\n    model: {MODEL}\n    base_url: {server.base_url}\n"
-                "    api_key_env: PTAH_TEST_KEY\n    batch_size: 16\n    max_concurrency: 4\n")
+              f"    api_key_env: PTAH_TEST_KEY\n    batch_size: {batch_size}\n    max_concurrency: 4\n")
     spec.write_text(spec.read_text().replace("\ngenerations:\n", "\ngenerations:\n" + served, 1))
     return folder
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, server):
+    return served_example(tmp_path_factory.mktemp("served"), server)
 
 
 def test_the_example_served_over_http_evaluates_exactly_like_the_local_model(project, server, capsys, monkeypatch,

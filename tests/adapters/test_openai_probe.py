@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
-import subprocess
-import sys
 
 import pytest
 
@@ -14,22 +11,15 @@ from ptah.adapters.embedders.openai_compatible import PROBE_TEXT
 from ptah.services.probe import MEASURE_ADVICE, NOT_CHECKED, TOLERANCE
 from tests.adapters.openai_server import MODEL
 from tests.conftest import run_cli
-from tests.adapters.test_openai_embedder import CORPUS, EXAMPLE, KEY, fast_policy, local, run, server  # noqa: F401
+from tests.adapters.test_openai_embedder import CORPUS, KEY, fast_policy, local, run, served_example, server  # noqa: F401
 
 ROWS, BATCH = 187, 16
 
 
 @pytest.fixture
 def project(tmp_path, server, monkeypatch):  # noqa: F811
-    for name in ("ptah.yaml", "make_db.py", "articles.jsonl"):
-        shutil.copy(EXAMPLE / name, tmp_path / name)
-    subprocess.run([sys.executable, str(tmp_path / "make_db.py")], check=True, capture_output=True)
-    spec = tmp_path / "ptah.yaml"  # the generation goes under generations:, before the example's variants:
-    served = (f"  served:\n    provider: openai\n    model: {MODEL}\n    base_url: {server.base_url}\n"
-                f"    api_key_env: PTAH_TEST_KEY\n    batch_size: {BATCH}\n    max_concurrency: 4\n")
-    spec.write_text(spec.read_text().replace("\ngenerations:\n", "\ngenerations:\n" + served, 1))
     monkeypatch.setenv("PTAH_TEST_KEY", KEY)
-    return tmp_path
+    return served_example(tmp_path, server, BATCH)
 
 
 def evaluate(project, capsys, *extra):

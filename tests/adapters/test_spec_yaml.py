@@ -276,20 +276,17 @@ def test_spec_found_upward_from_the_working_directory(tmp_path):
     assert find_spec(str(tmp_path), env={}, cwd=deep) == path
 
 
-def test_spec_not_found_says_where_it_looked(tmp_path):
+@pytest.mark.parametrize("named, env, message", [
+    (None, {}, "no ptah.yaml in {tmp} or any folder above it; pass --spec PATH or set PTAH_SPEC to the specification "
+               "file"),
+    ("missing.yaml", {}, "{tmp}/missing.yaml: no such specification file (named by --spec missing.yaml)"),
+    (None, {"PTAH_SPEC": "gone.yaml"}, "{tmp}/gone.yaml: no such specification file (named by PTAH_SPEC gone.yaml)"),
+])
+def test_spec_not_found_says_where_it_looked(tmp_path, named, env, message):
     with pytest.raises(SpecError) as caught:
-        find_spec(None, env={}, cwd=tmp_path)
+        find_spec(named, env=env, cwd=tmp_path)
     assert caught.value.exit_code == EXIT_INPUT
-    assert str(caught.value) == (
-        f"no ptah.yaml in {tmp_path} or any folder above it; pass --spec PATH or set PTAH_SPEC to the "
-        "specification file"
-    )
-    with pytest.raises(SpecError) as caught:
-        find_spec("missing.yaml", env={}, cwd=tmp_path)
-    assert str(caught.value) == f"{tmp_path / 'missing.yaml'}: no such specification file (named by --spec missing.yaml)"
-    with pytest.raises(SpecError) as caught:
-        find_spec(None, env={"PTAH_SPEC": "gone.yaml"}, cwd=tmp_path)
-    assert str(caught.value) == f"{tmp_path / 'gone.yaml'}: no such specification file (named by PTAH_SPEC gone.yaml)"
+    assert str(caught.value) == message.format(tmp=tmp_path)
 
 
 def test_load_spec_uses_the_process_environment_by_default(tmp_path, monkeypatch):

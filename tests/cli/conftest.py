@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -17,18 +18,36 @@ CORPUS = REPO / "corpora" / "support.yaml"  # the example's corpus
 BASELINE = EXAMPLE / "baseline.json"  # its checked-in report
 
 
+def ptah_process(*argv, cwd: Path | None = None, path: Path | None = None) -> subprocess.CompletedProcess:
+    """The ptah CLI in a new process, ``path`` on PYTHONPATH; prints the heavy modules it imported last on stderr."""
+    script = (
+        "import sys\nfrom ptah.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    code = exit.code\n"
+        "heavy = sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules)\n"
+        "print('exit', code, 'heavy', heavy, file=sys.stderr)\nraise SystemExit(code)\n"
+    )
+    env = os.environ | ({"PYTHONPATH": str(path)} if path is not None else {})
+    return subprocess.run([sys.executable, "-c", script, *map(str, argv)], capture_output=True, text=True, cwd=cwd,
+                          env=env, timeout=300)
+
+
 def evaluate(project: Path, *extra, corpus: Path = CORPUS) -> list:
     """The command line of ``ptah inference evaluate`` of ``project`` (a folder holding ptah.yaml) on ``corpus``."""
     return ["inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", corpus, *extra]
 
 
-@pytest.fixture(scope="session")
-def example_project(tmp_path_factory) -> Path:
-    """A copy of examples/support with generations title-body and body-only built (shared: restore what you change)."""
-    folder = tmp_path_factory.mktemp("support")
+def copy_example(folder: Path) -> Path:
+    """examples/support in ``folder``: its ptah.yaml, and its source database made by its make_db.py."""
     for name in ("ptah.yaml", "make_db.py", "articles.jsonl"):
         shutil.copy(EXAMPLE / name, folder / name)
     subprocess.run([sys.executable, str(folder / "make_db.py")], check=True, capture_output=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def example_project(tmp_path_factory) -> Path:
+    """A copy of examples/support with generations title-body and body-only built (shared: restore what you change)."""
+    folder = copy_example(tmp_path_factory.mktemp("support"))
     for name in ("title-body", "body-only"):
         assert run_cli(None, "inference", "build", name, "--spec", folder / "ptah.yaml", "--quiet").code == 0
     return folder

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import xml.etree.ElementTree as ET
 from contextlib import redirect_stderr, redirect_stdout
 

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
-import sqlite3
-import subprocess
-import sys
 
 import pytest
 
-from tests.cli.conftest import BASELINE, CORPUS, evaluate
+from tests.cli.conftest import BASELINE, CORPUS, evaluate, ptah_process
 
 
 @pytest.fixture(scope="module")
@@ -56,52 +52,12 @@ def test_a_corpus_edited_by_one_character_is_incomparable(project, cli, tmp_path
     assert "measured a different corpus" in err
 
 
-def test_an_unknown_key_exits_2(project, cli, tmp_path):
-    corpus = tmp_path / "unknown.yaml"
-    corpus.write_text('version: 1\ndefault_k: 5\ncases:\n  - {id: a, query: "refund", required: ["9999"]}\n')
-    code, out, err = cli(*evaluate(project, corpus=corpus))
-    assert code == 2
-    assert err == f"{corpus}: key '9999' (case \"a\") is not in table articles\n"
-
-
-def test_a_draft_article_is_excluded_by_the_filter(project, cli, tmp_path):
-    corpus = tmp_path / "draft.yaml"
-    corpus.write_text('version: 1\ndefault_k: 5\ncases:\n  - {id: a, query: "old pricing", required: ["9"]}\n')
-    code, out, err = cli(*evaluate(project, corpus=corpus))
-    assert code == 2
-    assert "is a row the filter excludes" in err and "measures the filter, not the model" in err
-
-
 def test_warm_cache_evaluate_never_imports_torch(project, cli):
     """Every query vector cached: no model is loaded, so neither torch nor sentence-transformers is imported."""
     cli(*evaluate(project, "--json"))  # warms the cache (the module fixture's builds did not embed queries)
-    unused = ("torch", "sentence_transformers", "transformers")
-    script = (
-        "import sys\nfrom ptah.cli import main\n"
-        "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    code = exit.code\n"
-        f"heavy = sorted(m for m in {unused!r} if m in sys.modules)\n"
-        "print('exit', code, 'heavy', heavy, file=sys.stderr)\n"
-    )
-    argv = [str(a) for a in evaluate(project, "--json")]
-    result = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True)
+    result = ptah_process(*evaluate(project, "--json"))
     assert result.stderr.strip().splitlines()[-1] == "exit 0 heavy []"
     assert json.loads(result.stdout)["runs"][0]["generation"]["queries_from_cache"] == 25
-
-
-def test_a_stale_generation_exits_3(project, cli):
-    database = project / "support.db"
-    backup = project / "support.db.bak"
-    shutil.copy(database, backup)
-    try:
-        with sqlite3.connect(database) as connection:
-            connection.execute("UPDATE articles SET body = body || ' Updated.' WHERE id = 8")
-        code, out, err = cli(*evaluate(project))
-        assert code == 3
-        assert err.startswith('generation "title-body" is not complete and fresh: 1 vectors are stale (e.g. 8).')
-        code, out, err = cli(*evaluate(project, "--allow-stale", "--json"))
-        assert json.loads(out)["runs"][0]["generation"]["verification"]["allow_stale"] is True
-    finally:
-        shutil.move(backup, database)
 
 
 def test_trec_run_and_qrels_reproduce_the_report_in_pytrec_eval(project, cli, tmp_path):

@@ -6,12 +6,14 @@ import json
 import sqlite3
 import subprocess
 import sys
-import textwrap
 from contextlib import closing
 
 import pytest
 
+from ptah.adapters.embedders.deterministic import DeterministicEmbedder
 from tests.conftest import spec_yaml
+from tests.contract.conftest import make_workspace
+from tests.services.test_build import SLOW_MODEL, slow_build_of
 
 TEXT = "{title}: {body}"
 SPEC = spec_yaml(text=TEXT)
@@ -154,25 +156,11 @@ def test_search_refuses_k_0_and_a_generation_never_built(spec, cli):
     assert err.startswith('generation "docs" has not been built with its current settings')
 
 
-def test_a_second_concurrent_build_exits_3_naming_the_running_one(spec, cli):
-    holder = textwrap.dedent(
-        """
-        import sys, time
-        from ptah.services.project import open_project
-        with open_project(sys.argv[1]) as project:
-            generation = project.generation()
-            with project.store(create=True).build_lock(generation.identity.identity, generation.name):
-                print("building", flush=True)
-                time.sleep(60)
-        """
-    )
-    process = subprocess.Popen([sys.executable, "-c", holder, str(spec)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout.readline() == "building\n"
-        code, out, err = cli("inference", "build", "--spec", str(spec))
-    finally:
-        process.kill()
-        process.wait()
+def test_a_second_concurrent_build_exits_3_naming_the_running_one(tmp_path, cli, embedders):
+    space = make_workspace(tmp_path, None)
+    with slow_build_of(space) as process:
+        embedders[SLOW_MODEL] = DeterministicEmbedder(dimension=32)
+        code, out, err = cli("inference", "build", "--spec", space.spec_path)
     assert (code, out) == (3, "")
     assert err == (f"another build of generation docs is running (pid {process.pid}); "
                    "wait for it to finish, then run the build again.\n")

@@ -21,6 +21,7 @@ from ptah.core.identity import text_digest
 from ptah.services.project import open_project
 from ptah.services.search import search
 from tests.adapters.test_corpus_edit import CORPUS  # comments, flow lists, quoted keys, a folded query
+from tests.contract.conftest import make_workspace
 from tests.services.conftest import DOCS, Workspace
 
 TEXT = {str(row[0]): Workspace.judging_text(row) for row in DOCS}  # what a person judges a row by
@@ -30,10 +31,7 @@ ALREADY = {"cancel": ["1 required"], "invoices": ["3 grade 2", "6 grade 1"], "lo
 
 @pytest.fixture
 def space(tmp_path, cli):
-    space = Workspace(tmp_path)
-    space.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)")
-    space.execute("INSERT INTO articles VALUES (?, ?, ?, ?)", DOCS)
-    space.write_spec()
+    space = make_workspace(tmp_path, None)
     (tmp_path / "support.yaml").write_text(CORPUS)
     assert cli("inference", "build", "--spec", space.spec_path, "--quiet").code == 0
     return space

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from ptah.adapters.embedders.deterministic import DeterministicEmbedder
 from tests.cli.test_inference_cli import TEXT, spec, update  # noqa: F401 (spec: the fixture, a table of three rows)
+from tests.cli.conftest import ptah_process
 from tests.conftest import spec_yaml
 from tests.embedders import TestEmbedderKind
 
@@ -73,14 +72,8 @@ def test_a_warm_search_never_imports_the_model_library(example_project):
     """The bundled example with the real MiniLM: after one search, the same search in a fresh process imports no
     torch, sentence-transformers or transformers."""
     argv = ["inference", "search", "how do I get my money back", "-k", "3", "--spec", str(example_project / "ptah.yaml")]
-    script = (
-        "import sys\nfrom ptah.cli import main\n"
-        "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    code = exit.code\n"
-        "heavy = sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules)\n"
-        "print('exit', code, 'heavy', heavy, file=sys.stderr)\n"
-    )
-    cold = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=300)
+    cold = ptah_process(*argv)
     assert cold.stderr.strip().splitlines()[-1] == "exit 0 heavy ['sentence_transformers', 'torch', 'transformers']"
-    warm = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=300)
+    warm = ptah_process(*argv)
     assert warm.stderr.strip().splitlines()[-1] == "exit 0 heavy []"
     assert warm.stdout == cold.stdout and len(warm.stdout.splitlines()) == 3

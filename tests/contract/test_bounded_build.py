@@ -26,14 +26,6 @@ from tests.contract.test_merge_verify import Plain
 from tests.services.conftest import Workspace
 
 
-class Recorder:
-    def __init__(self):
-        self.seen: list[tuple[int, int]] = []
-
-    def __call__(self, done, total):
-        self.seen.append((done, total))
-
-
 def edit(space) -> None:
     """Two rows edited, two deleted, two inserted."""
     space.execute("UPDATE articles SET body = 'edited' WHERE id IN (2, 7)")
@@ -60,12 +52,12 @@ def test_an_incremental_build_over_many_blocks_embeds_what_changed_and_deletes_w
     with space.project() as project:
         assert counts(build(project, batch_rows=2)) == (10, 10, 0, 0)
     edit(space)
-    progress = Recorder()
+    seen: list[tuple[int, int]] = []
     with space.project() as project:
-        assert counts(build(project, batch_rows=3, progress=progress)) == (10, 4, 2, 6)
+        assert counts(build(project, batch_rows=3, progress=lambda *call: seen.append(call))) == (10, 4, 2, 6)
         result = verify(project)
         identity = project.generation().identity.identity
-    assert progress.seen == [(0, 4), (3, 4), (4, 4)]
+    assert seen == [(0, 4), (3, 4), (4, 4)]
     assert (result.ok, result.rows, result.vectors, result.fresh) == (True, 10, 10, 10)
     assert space.store_keys(identity) == ["1", "2", "3", "5", "6", "7", "8", "10", "11", "12"]
     with space.project() as project:

@@ -18,6 +18,7 @@ from ptah.adapters.sources.postgres import LOOKUP_BATCH, PostgresSource
 from ptah.adapters.sources.sqlite import SqliteSource
 from ptah.core.errors import SourceUnavailable
 from ptah.core.spec import SourceSpec
+from tests.contract.test_merge_verify import Plain
 
 IDS = range(-6000, 30000, 3)  # 12,000 rows: more keys than one statement of either source takes
 ARTICLES = [(i, f"title {i}", None if i % 7 == 0 else f"body {i}", "draft" if i % 5 == 0 else "published")
@@ -144,22 +145,10 @@ def test_one_value_stored_as_an_integer_and_as_text_is_refused_as_the_full_pass_
             assert str(raised.value) == f"sqlite:///loose.db table loose: {message}"
 
 
-class WithoutKeyedRead:
-    """A source seen through the protocol a plug-in implements: no ``texts_of``."""
-
-    def __init__(self, inner):
-        self._inner = inner
-
-    def __getattr__(self, name: str):
-        if name == "texts_of":
-            raise AttributeError(name)
-        return getattr(self._inner, name)
-
-
 def test_a_plug_in_source_without_a_keyed_read_is_answered_from_its_rows(database):
     keys = ["a\x1fb\x1f1", "a\x1f1", "acme\x1f012", "a\x1f2", "é\x1f3"]
     with database.open(table="tenants", key_fields=("tenant", "id"), filter="body <> 'fifth'") as source:
-        plain = WithoutKeyedRead(source)
+        plain = Plain(source, ("texts_of",))
         assert isinstance(plain, Source) and not isinstance(plain, KeyedTexts) and isinstance(source, KeyedTexts)
         assert texts_of(plain, "{body}", keys) == texts_of(source, "{body}", keys) == {
             "a\x1fb\x1f1": "first", "a\x1f1": "second", "é\x1f3": "fourth"}

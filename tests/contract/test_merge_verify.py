@@ -26,7 +26,6 @@ from ptah.core.spec import SourceSpec
 from ptah.core.verification import MAX_OFFENDERS
 from ptah.services.build import build
 from ptah.services.verify import list_generations, verify, verify_in
-from tests.contract.conftest import make_workspace
 from tests.contract.test_store_contract import IDENTITY, location, record, store  # noqa: F401 (fixtures)
 from tests.services.conftest import Workspace
 
@@ -76,9 +75,8 @@ def rows_of(count: int) -> list[tuple]:
     return [(i, f"title {i}", f"body {i}", "published") for i in range(1, count + 1)]
 
 
-def test_more_rows_gone_than_listed_are_counted_and_the_first_by_key_named(store_kind, tmp_path, request):
-    store_url = request.getfixturevalue("postgres_url") if store_kind == "pgvector" else None
-    space = make_workspace(tmp_path, store_url)
+def test_more_rows_gone_than_listed_are_counted_and_the_first_by_key_named(store_workspace):
+    space = store_workspace
     space.execute("INSERT INTO articles VALUES (?, ?, ?, ?)", rows_of(40)[10:])
     with space.project() as project:
         build(project)

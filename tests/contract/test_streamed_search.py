@@ -16,7 +16,6 @@ import pytest
 import ptah
 from ptah.core.exact import ExactRanking
 from ptah.services.channels import exact
-from tests.contract.conftest import make_workspace
 
 ROWS = 9_500
 WORDS = "invoice refund password export team invite plan upgrade token webhook report tax".split()
@@ -36,8 +35,8 @@ def corpus_text() -> str:
 
 
 @pytest.fixture
-def big_workspace(store_kind, tmp_path, request):
-    return filled(make_workspace(tmp_path, request.getfixturevalue("postgres_url") if store_kind == "pgvector" else None))
+def big_workspace(store_workspace):
+    return filled(store_workspace)
 
 
 def filled(space):

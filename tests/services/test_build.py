@@ -86,8 +86,7 @@ def test_composite_keys_with_separators_inside_values_stay_distinct(workspace):
     rows = [("a\x1fb", "c", "first"), ("a", "b\x1fd", "second"), ("acme1", "2", "third"), ("acme", "12", "fourth"),
             ("5:x", "1:y", "fifth"), ("5", "x1:y", "sixth")]
     workspace.execute("INSERT INTO tenants VALUES (?, ?, ?)", rows)
-    workspace.write_spec(key_fields=("tenant", "id"), text="{body}")
-    workspace.spec_path.write_text(workspace.spec_path.read_text().replace("table: articles", "table: tenants"))
+    workspace.write_spec(table="tenants", key_fields=("tenant", "id"), text="{body}")
     with workspace.project() as project:
         summary = build(project)
         identity = project.generation().identity.identity

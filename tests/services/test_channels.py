@@ -51,10 +51,15 @@ def built(workspace, embedders):
     return workspace
 
 
-def run(workspace, corpus_text=CORPUS, **options):
+def measured(workspace, corpus_text=CORPUS, baseline=None, **options):
+    """The report of ``corpus_text`` evaluated on ``workspace``, a fresh TableEmbedder the model ``test/table``."""
     EMBEDDERS["test/table"] = TableEmbedder()
     with workspace.project() as project:
-        return evaluate(project, parse_corpus(corpus_text, name="c.yaml"), request(**options)).to_dict()
+        return evaluate(project, parse_corpus(corpus_text, name="c.yaml"), request(**options), baseline_report=baseline)
+
+
+def run(workspace, corpus_text=CORPUS, **options):
+    return measured(workspace, corpus_text, **options).to_dict()
 
 
 def lexical_indexes(workspace) -> list[tuple]:

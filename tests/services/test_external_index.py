@@ -60,14 +60,22 @@ def test_ivfflat_index_searches_the_servers_probes(pg_external, capsys):
             "searches the server's ivfflat.probes lists)") in output
 
 
-def test_an_index_of_another_operator_class_is_refused(pg_external, capsys):
+@pytest.mark.parametrize("index, mode, message", [
+    ("CREATE INDEX articles_l2 ON articles USING hnsw (embedding vector_l2_ops)", "index",
+     "table articles, column embedding: its index articles_l2 (hnsw, vector_l2_ops) ranks by another measure than "
+     "cosine, the similarity ptah scores with (vector_cosine_ops or halfvec_cosine_ops); evaluate with --search exact"),
+    (None, "both", "table articles, column embedding has no HNSW or IVFFlat index to search (no index at all); create "
+                   "one with USING hnsw (embedding vector_cosine_ops), or evaluate with --search exact"),
+    ("CREATE INDEX articles_btree ON articles (embedding)", "index",
+     "has no HNSW or IVFFlat index to search (only articles_btree (btree))"),
+])
+def test_an_index_of_another_operator_class_or_no_index_on_the_column_is_refused(pg_external, capsys, index, mode,
+                                                                                 message):
     workspace, db = pg_external
-    db.execute("CREATE INDEX articles_l2 ON articles USING hnsw (embedding vector_l2_ops)")
-    code, output = evaluate_cli(capsys, workspace, "--search", "index")
-    assert code == 2
-    assert ("table articles, column embedding: its index articles_l2 (hnsw, vector_l2_ops) ranks by another measure "
-            "than cosine, the similarity ptah scores with (vector_cosine_ops or halfvec_cosine_ops); evaluate with "
-            "--search exact") in output
+    if index is not None:
+        db.execute(index)
+    code, output = evaluate_cli(capsys, workspace, "--search", mode)
+    assert code == 2 and message in output
 
 
 def test_inner_product_is_accepted_only_on_unit_length_vectors(pg_external, capsys):
@@ -86,17 +94,6 @@ def test_inner_product_is_accepted_only_on_unit_length_vectors(pg_external, caps
             "than cosine, the similarity ptah scores with (vector_cosine_ops or halfvec_cosine_ops); inner product "
             "would rank as cosine only if every vector were unit length, and some are not; evaluate with --search "
             "exact") in output
-
-
-def test_no_index_on_the_column_is_refused(pg_external, capsys):
-    workspace, db = pg_external
-    code, output = evaluate_cli(capsys, workspace, "--search", "both")
-    assert code == 2
-    assert ("table articles, column embedding has no HNSW or IVFFlat index to search (no index at all); create one "
-            "with USING hnsw (embedding vector_cosine_ops), or evaluate with --search exact") in output
-    db.execute("CREATE INDEX articles_btree ON articles (embedding)")
-    code, output = evaluate_cli(capsys, workspace, "--search", "index")
-    assert code == 2 and "has no HNSW or IVFFlat index to search (only articles_btree (btree))" in output
 
 
 def test_a_sqlite_source_has_no_index(sqlite_external, capsys):

@@ -225,19 +225,12 @@ def test_postgres_pgvector_column_measures_exactly_as_the_built_generation(sqlit
 
 def test_minilm_vectors_in_the_example_table_measure_exactly_as_its_built_generation(tmp_path):
     """The bundled example, with the real MiniLM: its own generation's vectors copied into a BLOB column."""
-    import shutil
     import sqlite3
-    import subprocess
-    import sys
-    from pathlib import Path
 
     from ptah.services.project import open_project
+    from tests.cli.conftest import CORPUS as SUPPORT, copy_example
 
-    example = Path(__file__).resolve().parents[2] / "examples" / "support"
-    for name in ("ptah.yaml", "make_db.py", "articles.jsonl"):
-        shutil.copy(example / name, tmp_path / name)
-    subprocess.run([sys.executable, str(tmp_path / "make_db.py")], check=True, capture_output=True)
-    spec = tmp_path / "ptah.yaml"
+    spec = copy_example(tmp_path) / "ptah.yaml"
     spec.write_text(spec.read_text().replace("\ngenerations:\n", "\ngenerations:\n  production:\n    vectors: "
                     "{column: embedding}\n    model: sentence-transformers/all-MiniLM-L6-v2\n    max_seq_length: 256\n", 1))
     with open_project(str(spec)) as project:
@@ -248,8 +241,7 @@ def test_minilm_vectors_in_the_example_table_measure_exactly_as_its_built_genera
         db.execute("ALTER TABLE articles ADD COLUMN embedding BLOB")
         db.executemany("UPDATE articles SET embedding = ? WHERE id = ?", pairs)
     db.close()
-    corpus = parse_corpus((Path(__file__).resolve().parents[2] / "corpora" / "support.yaml").read_text(),
-                          name="support.yaml")
+    corpus = parse_corpus(SUPPORT.read_text(), name="support.yaml")
     with open_project(str(spec)) as project:
         report = evaluate(project, corpus, request(names=("title-body", "production"))).to_dict()
     own, production = report["runs"]

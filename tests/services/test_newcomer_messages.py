@@ -12,14 +12,15 @@ from tests.services.test_build_progress import interrupt_build
 
 
 @pytest.fixture
-def loads_model(monkeypatch):
-    """The ``test/`` kind loads its models into the process, as sentence-transformers does."""
+def loads_model(monkeypatch, workspace, embedders):
+    """Generation ``docs`` of model ``test/org/all-MiniLM-L6-v2``, whose ``test/`` kind loads its models into the
+    process, as sentence-transformers does."""
     monkeypatch.setattr(TestEmbedderKind, "loads_model", True, raising=False)
+    workspace.write_spec(generations={"docs": "model: test/org/all-MiniLM-L6-v2"})
+    embedders["test/org/all-MiniLM-L6-v2"] = DeterministicEmbedder(dimension=8)
 
 
 def test_build_says_which_model_it_loads_on_stderr_before_embedding(workspace, embedders, cli, loads_model):
-    workspace.write_spec(generations={"docs": "model: test/org/all-MiniLM-L6-v2"})
-    embedders["test/org/all-MiniLM-L6-v2"] = DeterministicEmbedder(dimension=8)
     result = cli("inference", "build", "--spec", workspace.spec_path, "--json")
     assert (result.code, result.err) == (0, "loading all-MiniLM-L6-v2 …\n")
     assert json.loads(result.out)["embedded"] == 10  # stdout holds the JSON alone
@@ -28,9 +29,7 @@ def test_build_says_which_model_it_loads_on_stderr_before_embedding(workspace, e
     assert cli("inference", "build", "--spec", workspace.spec_path, "--quiet") == (0, "", "")
 
 
-def test_nothing_is_said_when_no_model_is_loaded(workspace, embedders, cli, loads_model):
-    workspace.write_spec(generations={"docs": "model: test/org/all-MiniLM-L6-v2"})
-    embedders["test/org/all-MiniLM-L6-v2"] = DeterministicEmbedder(dimension=8)
+def test_nothing_is_said_when_no_model_is_loaded(workspace, cli, loads_model):
     assert cli("inference", "build", "--spec", workspace.spec_path, "--quiet").code == 0
     up_to_date = cli("inference", "build", "--spec", workspace.spec_path)  # nothing to embed: no model loaded
     assert (up_to_date.code, up_to_date.err) == (0, "")

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from ptah.adapters.corpus_yaml import parse_corpus
 from ptah.core.errors import IncomparableBaseline
 from ptah.core.power import cases_needed
 from ptah.core.significance import holm_adjusted
-from ptah.services.evaluate import evaluate
 
-from tests.embedders import EMBEDDERS
-from tests.services.conftest import request
-from tests.services.test_channels import built  # noqa: F401 (the fixture)
-from tests.services.test_evaluate import TableEmbedder
+from tests.services.test_channels import built, measured  # noqa: F401 (built: the fixture)
 
 CORPUS = """\
 version: 1
@@ -41,9 +36,7 @@ cases:
 
 
 def run(workspace, corpus=CORPUS, baseline=None, **options):
-    EMBEDDERS["test/table"] = TableEmbedder()
-    with workspace.project() as project:
-        return evaluate(project, parse_corpus(corpus, name="c.yaml"), request(**options), baseline_report=baseline)
+    return measured(workspace, corpus, baseline, **options)
 
 
 def test_each_slice_has_the_means_of_its_own_cases_and_a_one_case_slice_is_listed_not_measured(built):

@@ -6,18 +6,15 @@ import json
 
 import pytest
 
-from ptah.adapters.corpus_yaml import parse_corpus
 from ptah.core.errors import InputError, VariantUnavailable
 from ptah.core.report import Run
 from ptah.services.build import build
 from ptah.services.channels import plan_runs
-from ptah.services.evaluate import evaluate
 from ptah.services.variants import Stage, cost, p95_gates
 
 from tests.embedders import EMBEDDERS
 from tests.rerankers.conftest import rerank_server  # noqa: F401  (the fixture: a real rerank server)
-from tests.services.conftest import request
-from tests.services.test_channels import CORPUS, TWO
+from tests.services.test_channels import CORPUS, TWO, measured as run
 from tests.services.test_evaluate import TableEmbedder
 
 VARIANTS = """\
@@ -36,12 +33,6 @@ def built(workspace, embedders):
     with workspace.project() as project:
         build(project, "docs")
     return workspace
-
-
-def run(workspace, **options):
-    EMBEDDERS["test/table"] = TableEmbedder()
-    with workspace.project() as project:
-        return evaluate(project, parse_corpus(CORPUS, name="c.yaml"), request(**options))
 
 
 def test_variants_run_after_the_channel_runs_named_by_the_variant(built):
@@ -167,10 +158,8 @@ def with_variants(workspace, text: str) -> None:
 
 def test_the_rerank_stage_ranks_the_channels_top_candidates_by_the_rerankers_scores(built, vowels):
     with_variants(built, "  voweled:\n    channels: [vector]\n    rerank: {kind: vowels, candidates: 5}\n")
-    deep = parse_corpus(CORPUS.replace("default_k: 3", "default_k: 5"), name="c.yaml")
-    EMBEDDERS["test/table"] = TableEmbedder()
+    candidates = run(built, CORPUS.replace("default_k: 3", "default_k: 5")).runs[0]
     with built.project() as project:
-        candidates = evaluate(project, deep, request()).runs[0]
         texts = {row.key: row.text for row in project.source.rows("{title}\n\n{body}")}
     report = run(built, variants=["voweled"])
     (reranked,) = report.runs
@@ -251,10 +240,8 @@ def test_a_cross_encoder_reranks_through_evaluate_with_the_models_own_logits(bui
     tiny = save_tiny_model(tmp_path / "tiny")
     with_variants(built, f"  crossed:\n    channels: [vector]\n    rerank: {{kind: cross-encoder, model: {tiny}, "
                          "candidates: 4, batch_size: 4}\n")
-    deep = parse_corpus(CORPUS.replace("default_k: 3", "default_k: 4"), name="c.yaml")
-    EMBEDDERS["test/table"] = TableEmbedder()
+    candidates = run(built, CORPUS.replace("default_k: 3", "default_k: 4")).runs[0]
     with built.project() as project:
-        candidates = evaluate(project, deep, request()).runs[0]
         texts = {row.key: row.text for row in project.source.rows("{title}\n\n{body}")}
     (crossed,) = run(built, variants=["crossed"]).runs
     assert crossed.variant["rerank"]["scorer"]["kind"] == "cross-encoder"

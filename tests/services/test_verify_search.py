@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ptah.adapters.embedders.deterministic import DeterministicEmbedder
-from ptah.core.errors import EXIT_INPUT, EXIT_OPERATIONAL, InputError, NotBuilt, SourceUnavailable
+from ptah.core.errors import EXIT_INPUT, InputError, NotBuilt
 from ptah.services.build import build
 from ptah.services.search import search
 from ptah.services.verify import list_generations, verify
@@ -74,13 +74,6 @@ def test_an_empty_table_is_complete_with_coverage_not_applicable(workspace):
     assert (result.coverage, result.freshness, result.ok) == (None, None, True)
 
 
-def test_a_missing_source_database_is_unavailable(built):
-    built.database.unlink()
-    with pytest.raises(SourceUnavailable) as raised:
-        built.project()
-    assert raised.value.exit_code == EXIT_OPERATIONAL
-
-
 def test_list_shows_declared_generations_never_built(workspace):
     workspace.write_spec(generations={"docs": "model: ptah/deterministic\n    dimension: 32",
                                       "other": "model: ptah/deterministic\n    dimension: 16"})
@@ -118,16 +111,6 @@ def expected_ranking(workspace, query: str, rows) -> list[tuple[str, float]]:
     return sorted(((str(row[0]), float(score)) for row, score in zip(rows, scores)), key=lambda e: (-e[1], e[0]))
 
 
-def test_search_ranks_by_cosine_with_exact_scores(built):
-    with built.project() as project:
-        (ranked,) = search(project, None, ["export invoices from billing"], 3)
-    expected = expected_ranking(built, "export invoices from billing", built.docs)[:3]
-    assert [key for key, _ in ranked] == [key for key, _ in expected]
-    # float32 products may differ in the last bit with the BLAS kernel's summation order.
-    assert np.allclose([score for _, score in ranked], [score for _, score in expected], rtol=0, atol=1e-6)
-    assert ranked[0][0] == "3"
-
-
 def test_ties_are_broken_by_key_ascending(built):
     built.execute("INSERT INTO articles VALUES (?, ?, ?, 'published')", [(12, "Twin", "Same text."), (11, "Twin", "Same text.")])
     with built.project() as project:
@@ -145,6 +128,7 @@ def test_all_queries_of_a_call_are_answered_in_order_and_k_beyond_n_returns_all(
     assert [len(ranked) for ranked in results] == [10, 10, 10]
     expected = expected_ranking(built, "webhooks json endpoint", built.docs)
     assert [key for key, _ in results[1]] == [key for key, _ in expected]
+    # float32 products may differ in the last bit with the BLAS kernel's summation order.
     assert np.allclose([score for _, score in results[1]], [score for _, score in expected], rtol=0, atol=1e-6)
 
 
