@@ -125,6 +125,19 @@ def test_search_options_are_checked(postgres_project, cli):
     assert (code, err.strip()) == (2, "--ef-construction (20) must be at least twice --m (16); pgvector requires it.")
 
 
+def test_verify_and_list_read_the_pgvector_store(postgres_project, cli):
+    space = postgres_project
+    code, out, _ = cli("inference", "verify", "--spec", space.spec_path, "--json")
+    assert code == 0 and json.loads(out)["ok"] is True
+    space.execute("UPDATE articles SET body = 'changed' WHERE id = 3")
+    code, out, _ = cli("inference", "verify", "--spec", space.spec_path, "--json")
+    assert (code, json.loads(out)["stale_keys"]) == (1, ["3"])
+    code, out, _ = cli("inference", "list", "--spec", space.spec_path, "--json")
+    assert [(item["name"], item["status"], item["vectors"], item["rows"]) for item in json.loads(out)] == [
+        ("docs", "current", 10, 10)
+    ]
+
+
 # --- operational failures -------------------------------------------------------------------
 
 
