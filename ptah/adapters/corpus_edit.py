@@ -171,11 +171,8 @@ class CorpusDocument:
     def _add_to_list(self, case: CommentedMap, field: str, key: str) -> None:
         if field not in case:
             self._append(case, self._new_collection(field, [DoubleQuotedScalarString(key)], case), field)
-            return
-        keys = case[field]
-        if key in [str(item) for item in keys]:
-            return
-        self._append(keys, DoubleQuotedScalarString(key))
+        elif key not in [str(item) for item in case[field]]:
+            self._append(case[field], DoubleQuotedScalarString(key))
 
     def _set_in_map(self, mapping: CommentedMap, key: str, grade: float) -> None:
         for existing in mapping:
