@@ -171,11 +171,8 @@ class CorpusDocument:
     def _add_to_list(self, case: CommentedMap, field: str, key: str) -> None:
         if field not in case:
             self._append(case, self._new_collection(field, [DoubleQuotedScalarString(key)], case), field)
-            return
-        keys = case[field]
-        if key in [str(item) for item in keys]:
-            return
-        self._append(keys, DoubleQuotedScalarString(key))
+        elif key not in [str(item) for item in case[field]]:
+            self._append(case[field], DoubleQuotedScalarString(key))
 
     def _set_in_map(self, mapping: CommentedMap, key: str, grade: float) -> None:
         for existing in mapping:
@@ -199,15 +196,11 @@ class CorpusDocument:
 
     def _new_collection(self, field: str, items, case: CommentedMap | None = None):
         """A new list or mapping for ``field``, in the style the corpus uses for it (module docs)."""
-        collection = CommentedMap(items) if isinstance(items, dict) else CommentedSeq(items)
-        if isinstance(collection, CommentedMap):
-            for key, grade in list(collection.items()):
-                collection[key] = _grade(grade)
-        flow = case is not None and case.fa.flow_style()
-        if not flow:
-            flow = next((bool(other[field].fa.flow_style()) for other in self._data["cases"]
-                         if isinstance(other, CommentedMap) and isinstance(other.get(field), (CommentedMap, CommentedSeq))),
-                        False)
+        collection = (CommentedMap((key, _grade(grade)) for key, grade in items.items()) if isinstance(items, dict)
+                      else CommentedSeq(items))
+        flow = (case is not None and case.fa.flow_style()) or next(
+            (bool(other[field].fa.flow_style()) for other in self._data["cases"]
+             if isinstance(other, CommentedMap) and isinstance(other.get(field), (CommentedMap, CommentedSeq))), False)
         collection.fa.set_flow_style() if flow else collection.fa.set_block_style()
         return collection
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, Iterator, List, Optional
 
 import typer
@@ -71,12 +71,9 @@ def build(
     options: dict[str, Any] = {"engine": engine, "ray_address": ray_address, "partitions": partitions, "actors": actors,
                "actor_cpus": actor_cpus, "actor_gpus": actor_gpus}
     try:
-        with ptah.open_project(spec) as project:
-            if quiet or json_output or not sys.stderr.isatty():
-                summary = project.build(name, **options)
-            else:
-                with _progress_bar() as progress:
-                    summary = project.build(name, progress=progress, **options)
+        bar = not (quiet or json_output) and sys.stderr.isatty()
+        with ptah.open_project(spec) as project, _progress_bar() if bar else nullcontext() as progress:
+            summary = project.build(name, progress=progress, **options)
     except KeyboardInterrupt as exc:  # the sentence of what the build's commits kept (BuildInterrupted), exit 130
         typer.echo(str(exc) or "interrupted", err=True)
         raise typer.Exit(130) from None

@@ -25,7 +25,7 @@ import typer
 
 from ptah.cli.corpus import app
 from ptah.cli.display import SPEC_HELP, json_text, plain, wrote
-from ptah.core.corpus import shown_key
+from ptah.core.corpus import MAX_GRADE, shown_key
 from ptah.core.errors import InputError
 
 GENERATION_HELP = "A generation to search (repeat for several; default: the active one)."
@@ -125,7 +125,7 @@ def judge(
     not a row of the source.
     """
     from ptah.cli.judge_session import say_saved
-    from ptah.services.judging import FORBIDDEN, REQUIRED, judge_key
+    from ptah.services.judging import FORBIDDEN, REQUIRED, judge_key, off_scale
     from ptah.services.project import open_project
 
     scripted = case is not None or key is not None or grade is not None or required or forbidden
@@ -158,9 +158,10 @@ def judge(
         if mark is None:
             raise InputError("--grade: give the grade (0 for not relevant), or --required or --forbidden")
         grade = 1.0 if mark == REQUIRED else 0.0
-    _check_grade(grade)
-    if mark is None:
-        _on_scale(grade, _scale(corpus), new_grade)
+    if not math.isfinite(grade) or not 0 <= grade <= MAX_GRADE:
+        raise InputError(f"--grade must be a number from 0 (not relevant) to {MAX_GRADE:,}, not {grade:g}")
+    if mark is None and (problem := off_scale(grade, _scale(corpus), new_grade)):
+        raise InputError(f"--grade: {problem}")
     with open_project(spec) as project:
         saved = judge_key(project, corpus, case, key, grade, mark)
     say_saved(saved, str(corpus))
@@ -199,13 +200,6 @@ def _scale(corpus: Path) -> tuple[float, ...]:
     return load_corpus(corpus).grade_scale()
 
 
-def _on_scale(grade: float, scale: tuple[float, ...], new_grade: bool) -> None:
-    from ptah.services.judging import off_scale
-
-    if problem := off_scale(grade, scale, new_grade):
-        raise InputError(f"--grade: {problem}")
-
-
 def _ask_in_terminal(corpus: Path, items: list) -> list:
     """The judgements of ``items`` made in the terminal session, offering the corpus's grades (said first)."""
     from ptah.cli.judge_session import key_reader, run_session
@@ -215,13 +209,6 @@ def _ask_in_terminal(corpus: Path, items: list) -> list:
                + (" (it grades nothing yet: 1 is relevant)" if scale == (1.0,) else ""))
     with key_reader() as read:
         return run_session(items, read, scale)
-
-
-def _check_grade(grade: float) -> None:
-    from ptah.core.corpus import MAX_GRADE
-
-    if not math.isfinite(grade) or not 0 <= grade <= MAX_GRADE:
-        raise InputError(f"--grade must be a number from 0 (not relevant) to {MAX_GRADE:,}, not {grade:g}")
 
 
 def _judge_interactively(corpus: Path, worklist: Path | None, generations: list[str], channels: list[str],

@@ -43,6 +43,7 @@ REPORT_FORMAT = "ptah-report@2"
 REPORT_FORMATS = ("ptah-report@1", REPORT_FORMAT)  # every format ptah reads
 RANKING_RULE = "score descending, ties broken by key ascending"
 EXCERPT_CHARS = 100  # the report schema's maxLength of an excerpt
+_DESCRIBED = ("variant", "cost", "slices")  # a run's optional members, written and read as they are when present
 
 
 def excerpt(text: str) -> str:
@@ -283,9 +284,7 @@ class Run:
         return {
             "generation": plain(self.generation),
             "search": plain(self.search),
-            **({} if self.variant is None else {"variant": plain(self.variant)}),
-            **({} if self.cost is None else {"cost": plain(self.cost)}),
-            **({} if self.slices is None else {"slices": plain(self.slices)}),
+            **{name: plain(value) for name in _DESCRIBED if (value := getattr(self, name)) is not None},
             "cases": [case.to_dict() for case in self.cases] if cases else [],
             "aggregates": aggregates,
         }
@@ -303,9 +302,7 @@ class Run:
             ties=read_only(aggregates["ties"]),
             ann=read_only(aggregates["ann"]) if aggregates.get("ann") is not None else None,
             judged=mean_from_dict(aggregates["judged"]) if aggregates.get("judged") is not None else None,
-            variant=read_only(data["variant"]) if data.get("variant") is not None else None,
-            cost=read_only(data["cost"]) if data.get("cost") is not None else None,
-            slices=read_only(data["slices"]) if data.get("slices") is not None else None,
+            **{name: read_only(data[name]) for name in _DESCRIBED if data.get(name) is not None},
         )
 
 

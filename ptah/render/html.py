@@ -48,6 +48,7 @@ from ptah.render.text import bounded, interval, milliseconds, number, signed
 
 CHART_MEASURE = "ndcg"  # the report key of the measure the chart shows first
 MAX_CHART_CASES = 200
+PERCENTILES = ("p50_ms", "p95_ms")  # a cost's times per query
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
 STYLE = """
@@ -343,14 +344,11 @@ def _summary(report: Report) -> str:
                                title=f"{mean.numerator:.4f} / {mean.denominator} cases"
                                + ("" if mean.high is None else f"; high bound {mean.high:.4f}")))
             entry = None if candidate is None else candidate["measures"].get(key)
-            if entry is None and comparison is None and report.comparisons:  # one run: Δ against the baseline
-                delta = _baseline_delta(report, index, key)
-                cells.append(_cell(name, key, "delta", delta, signed(delta), _sign(delta)))
-            elif entry is None:
+            if entry is None and (comparison is not None or not report.comparisons):
                 cells.append('<td class="unclear">reference</td>' if index == 0 and comparison else "<td></td>")
-            else:
-                delta = entry["delta"]
-                cells.append(_cell(name, key, "delta", delta, signed(delta), _sign(delta)))
+                continue
+            delta = _baseline_delta(report, index, key) if entry is None else entry["delta"]  # one run: the baseline's
+            cells.append(_cell(name, key, "delta", delta, signed(delta), _sign(delta)))
         rows.append(f'<tr data-run="{escape(name)}">{"".join(cells)}</tr>')
     parts = [
         "<h2>Summary</h2>",
@@ -406,18 +404,16 @@ def _cost(report: Report) -> str:
         return ""
     compared = report.comparison is not None
 
-    def time(run: str, stage: str, field: str, value: float | None, sign: bool = False) -> str:
-        return (f'<td data-run="{escape(run)}" data-stage="{escape(stage)}" data-cost="{field}" data-value="{_data(value)}">'
+    def time(run: str, field: str, value: float | None, sign: bool = False) -> str:  # a time of every stage
+        return (f'<td data-run="{escape(run)}" data-stage="all" data-cost="{field}" data-value="{_data(value)}">'
                 f"{escape(milliseconds(value, sign=sign))}</td>")
 
     rows = []
     for run, cost, change in timed:
-        cells = [f'<td class="l">{escape(run.name)}</td>',
-                 time(run.name, "all", "p50_ms", cost["p50_ms"]), time(run.name, "all", "p95_ms", cost["p95_ms"])]
+        cells = [f'<td class="l">{escape(run.name)}</td>', *(time(run.name, name, cost[name]) for name in PERCENTILES)]
         if compared:
             cells += (["<td></td><td></td>"] if change is None else
-                      [time(run.name, "all", "delta_p50_ms", change["p50_ms"], True),
-                       time(run.name, "all", "delta_p95_ms", change["p95_ms"], True)])
+                      [time(run.name, f"delta_{name}", change[name], True) for name in PERCENTILES])
         for name in stages:
             stage = cost["stages"].get(name)
             cells.append("<td></td>" if stage is None else

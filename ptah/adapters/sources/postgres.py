@@ -108,6 +108,7 @@ class PostgresSource(OneSnapshot):
             # Used beside bound parameters, where a literal % must be written %%.
             passes = source.filter.replace("%", "%%") if source.filter else None
             self._passes = sql.SQL("CASE WHEN ({}) THEN 1 ELSE 0 END").format(sql.SQL(passes)) if passes else sql.SQL("1")
+            self._where_bound = sql.SQL("WHERE ({})").format(sql.SQL(passes)) if passes else sql.SQL("")
             self._check_filter()
         except psycopg.Error as exc:
             self.close()
@@ -213,8 +214,9 @@ class PostgresSource(OneSnapshot):
         columns = template_columns(template)
         actual = [self._column(c, "the text template") for c in columns]
         selected = sql.SQL(", ").join(sql.Identifier(c) for c in (*self._key_columns, *actual))
-        query = sql.SQL("SELECT {} FROM {} {} ORDER BY {}").format(selected, self._table, self._where, self._order())
-        return self._stream(self._cursor(query), template, columns)
+        cursor = self._cursor(sql.SQL("SELECT {} FROM {} {} ORDER BY {}").format(
+            selected, self._table, self._where, self._order()))
+        return self._guarded(cursor, "rows", source_rows(cursor, self.source.key_fields, template, columns, self.where))
 
     def digests(self, template: str) -> Iterator[RowDigest]:
         """:meth:`rows`, each as its key, identity and text digest -- hashed by the server, 32 bytes a row read
@@ -279,9 +281,6 @@ class PostgresSource(OneSnapshot):
             raise self._fault(exc) from None
         return cursor
 
-    def _stream(self, cursor, template: str, columns: tuple[str, ...]) -> Iterator[SourceRow]:
-        return self._guarded(cursor, "rows", source_rows(cursor, self.source.key_fields, template, columns, self.where))
-
     def _guarded(self, cursor, what: str, items: Iterator) -> Generator:
         """``items`` (read from ``cursor``) with a failed read said in one sentence; the cursor closed at the end."""
         try:
@@ -322,10 +321,8 @@ class PostgresSource(OneSnapshot):
             index = find_index(self._db, self._relation(), self.source.table, name, unit_vectors=unit_vectors)
         except psycopg.Error as exc:
             raise SourceUnavailable(f"{self.where}: cannot be read ({reason(exc, self.source.database)})") from None
-        passes = self.source.filter.replace("%", "%%") if self.source.filter else None
-        where = sql.SQL("WHERE ({})").format(sql.SQL(passes)) if passes else sql.SQL("")
         return TableIndexSearch(self._db, index, self._table, self._key_columns, self.source.key_fields, name,
-                                self._types[name][0].split("(")[0], where, self.where, self._execute)
+                                self._types[name][0].split("(")[0], self._where_bound, self.where, self._execute)
 
     # --- lookup -------------------------------------------------------------------
 
