@@ -115,18 +115,11 @@ def _json_objects(path: Path, progress: ReadProgress | None, limit: int, what: s
         yield number, value
 
 
+_KINDS = {type(None): "null", bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "an object"}
+
+
 def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return "text"
+    return _KINDS.get(type(value), "text")  # json.loads makes these types exactly, and str
 
 
 def _identifier(value: object, *, path: str, line: int) -> str:
@@ -166,14 +159,20 @@ def _text_field(item: dict, field: str, *, path: str, line: int) -> str | None:
     return _unicode(value, path=path, line=line, field=field)
 
 
+def _id_and_text(item: dict, what: str, *, path: str, line: int) -> tuple[str, str]:
+    """The ``_id`` and ``text`` every line of ``what`` (a document, a query) needs."""
+    identifier = _identifier(item.get("_id"), path=path, line=line)
+    text = _text_field(item, "text", path=path, line=line)
+    if text is None:
+        raise refused(f"missing; every {what} needs its text", path=path, line=line, field="text")
+    return identifier, text
+
+
 def read_corpus(path: Path, progress: ReadProgress | None = None) -> Iterator[BeirDocument]:
     """The documents of ``corpus.jsonl`` in file order. Duplicate ids are the caller's to find."""
     name = str(path)
     for number, item in _json_objects(path, progress, MAX_CORPUS_BYTES, "BEIR corpus"):
-        doc_id = _identifier(item.get("_id"), path=name, line=number)
-        text = _text_field(item, "text", path=name, line=number)
-        if text is None:
-            raise refused("missing; every document needs its text", path=name, line=number, field="text")
+        doc_id, text = _id_and_text(item, "document", path=name, line=number)
         title = _text_field(item, "title", path=name, line=number)
         yield BeirDocument(doc_id, title or "", text, title is None, number)
 
@@ -183,10 +182,7 @@ def read_queries(path: Path, progress: ReadProgress | None = None) -> dict[str, 
     name = str(path)
     queries: dict[str, tuple[str, int]] = {}
     for number, item in _json_objects(path, progress, MAX_SIDE_FILE_BYTES, "BEIR queries"):
-        query_id = _identifier(item.get("_id"), path=name, line=number)
-        text = _text_field(item, "text", path=name, line=number)
-        if text is None:
-            raise refused("missing; every query needs its text", path=name, line=number, field="text")
+        query_id, text = _id_and_text(item, "query", path=name, line=number)
         if query_id in queries:
             raise refused(
                 f'"{query_id}" is used twice (lines {queries[query_id][1]} and {number}); query ids must be unique',
