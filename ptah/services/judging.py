@@ -267,30 +267,25 @@ def save_judgements(corpus_path: str | os.PathLike, verdicts: Sequence[Verdict],
     turns (:func:`saving`), so judges running at once lose nothing. With ``sample``, the verdicts are its
     draws: it is added to the record's samples and each judgement names it."""
     with saving(corpus_path):
-        return _save(corpus_path, verdicts, new_case, sample)
-
-
-def _save(corpus_path: str | os.PathLike, verdicts: Sequence[Verdict],
-          new_case: tuple[str, str, int | None] | None, sample: Sample | None) -> Saved:
-    record = read_record(corpus_path)
-    document = CorpusDocument.open(corpus_path)
-    before = document.corpus.digest
-    if new_case is not None:
-        case_id, query, k = new_case
-        document.append_case(case_id, query, k, [(v.key, v.grade, v.mark) for v in verdicts])
-        grades = [(v, v.grade if v.mark != FORBIDDEN else 0.0) for v in verdicts]
-    else:
-        grades = [(v, document.judge(v.case, v.key, v.grade, v.mark)) for v in verdicts]
-    corpus = document.save()
-    cases = {case_id: dict(keys) for case_id, keys in record.cases.items()}
-    when = now()
-    index = None if sample is None else len(record.samples)
-    for verdict, grade in grades:
-        cases.setdefault(verdict.case, {})[verdict.key] = Judgement(grade, verdict.text_sha256, when, index)
-    samples = record.samples if sample is None else (*record.samples, sample)
-    updated = replace(record, corpus=corpus.digest, cases=cases, samples=samples)  # models and usage kept
-    path = write_record(corpus_path, updated)
-    return Saved(before, corpus.digest, document.lines_added, document.lines_changed, str(path), len(updated))
+        record = read_record(corpus_path)
+        document = CorpusDocument.open(corpus_path)
+        before = document.corpus.digest
+        if new_case is not None:
+            case_id, query, k = new_case
+            document.append_case(case_id, query, k, [(v.key, v.grade, v.mark) for v in verdicts])
+            grades = [(v, v.grade if v.mark != FORBIDDEN else 0.0) for v in verdicts]
+        else:
+            grades = [(v, document.judge(v.case, v.key, v.grade, v.mark)) for v in verdicts]
+        corpus = document.save()
+        cases = {case_id: dict(keys) for case_id, keys in record.cases.items()}
+        when = now()
+        index = None if sample is None else len(record.samples)
+        for verdict, grade in grades:
+            cases.setdefault(verdict.case, {})[verdict.key] = Judgement(grade, verdict.text_sha256, when, index)
+        samples = record.samples if sample is None else (*record.samples, sample)
+        updated = replace(record, corpus=corpus.digest, cases=cases, samples=samples)  # models and usage kept
+        path = write_record(corpus_path, updated)
+        return Saved(before, corpus.digest, document.lines_added, document.lines_changed, str(path), len(updated))
 
 
 def judge_key(project: Project, corpus_path: str | os.PathLike, case_id: str, key: str, grade: float,
@@ -309,27 +304,23 @@ def pin(project: Project, corpus_path: str | os.PathLike) -> tuple[int, str]:
     """Record every key the corpus names with its corpus grade (a forbidden key 0, a required key without a
     grade 1) and its row's current text digest; returns how many and the record's path."""
     with saving(corpus_path):
-        return _pin(project, corpus_path)
-
-
-def _pin(project: Project, corpus_path: str | os.PathLike) -> tuple[int, str]:
-    corpus = load_corpus(corpus_path)
-    record = read_record(corpus_path)
-    keys = corpus.expected_keys()
-    texts = row_texts(project, keys)
-    _refuse_unknown(project, keys, texts, str(corpus_path))
-    cases = {case_id: dict(judged) for case_id, judged in record.cases.items()}
-    when = now()
-    pinned = 0
-    for case in corpus.cases:
-        for key in sorted(case.expected_keys()):
-            grade = case.relevant.get(key, 1.0 if key in case.required else 0.0)
-            drawn = cases.get(case.id, {}).get(key)  # a key a sample drew stays that sample's
-            cases.setdefault(case.id, {})[key] = Judgement(float(grade), text_digest(texts[key]), when,
-                                                           drawn.sample if drawn else None)
-            pinned += 1
-    path = write_record(corpus_path, replace(record, corpus=corpus.digest, cases=cases))
-    return pinned, str(path)
+        corpus = load_corpus(corpus_path)
+        record = read_record(corpus_path)
+        keys = corpus.expected_keys()
+        texts = row_texts(project, keys)
+        _refuse_unknown(project, keys, texts, str(corpus_path))
+        cases = {case_id: dict(judged) for case_id, judged in record.cases.items()}
+        when = now()
+        pinned = 0
+        for case in corpus.cases:
+            for key in sorted(case.expected_keys()):
+                grade = case.relevant.get(key, 1.0 if key in case.required else 0.0)
+                drawn = cases.get(case.id, {}).get(key)  # a key a sample drew stays that sample's
+                cases.setdefault(case.id, {})[key] = Judgement(float(grade), text_digest(texts[key]), when,
+                                                               drawn.sample if drawn else None)
+                pinned += 1
+        path = write_record(corpus_path, replace(record, corpus=corpus.digest, cases=cases))
+        return pinned, str(path)
 
 
 MAX_GRADES_BYTES = 16 * 1024 * 1024
