@@ -115,10 +115,7 @@ def sqlite_database_path(database: str, root: str) -> str | None:
     prefix = "sqlite:///"
     if not database.startswith(prefix):
         return None
-    rest = database[len(prefix) :]
-    if rest.startswith("/"):
-        return os.path.normpath(rest)
-    return os.path.normpath(os.path.join(root, os.path.expanduser(rest)))
+    return os.path.normpath(os.path.join(root, os.path.expanduser(database[len(prefix) :])))  # "/…" ignores root
 
 
 @dataclass(frozen=True)
