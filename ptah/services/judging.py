@@ -345,8 +345,7 @@ def verdicts_from_file(path: str | os.PathLike, items: Sequence[tuple[WorkCase, 
         text = read_bounded(path, limit=MAX_GRADES_BYTES, what="grades file").decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text: {exc}") from None
-    by_key: dict[str, float] = {}
-    by_pair: dict[tuple[str, str], float] = {}
+    given: dict[tuple[str, ...], float] = {}  # by (key,) or (case, key)
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.startswith("#"):
             continue
@@ -360,13 +359,10 @@ def verdicts_from_file(path: str | os.PathLike, items: Sequence[tuple[WorkCase, 
                              f"{MAX_GRADE:,}, not {abbreviated(line, 80)!r}")
         if problem := off_scale(grade, scale, new_grade):
             raise InputError(f"{path}:{number}: {problem}")
-        if len(fields) == 2:
-            by_key[fields[0]] = grade
-        else:
-            by_pair[(fields[0], fields[1])] = grade
+        given[tuple(fields[:-1])] = grade
     verdicts = []
     for case, hole in items:
-        given = by_pair.get((case.id, hole.key), by_key.get(hole.key))
-        if given is not None:
-            verdicts.append(Verdict(case.id, hole.key, given, None, hole.text_sha256))
+        graded = given.get((case.id, hole.key), given.get((hole.key,)))
+        if graded is not None:
+            verdicts.append(Verdict(case.id, hole.key, graded, None, hole.text_sha256))
     return verdicts
