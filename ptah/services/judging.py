@@ -87,23 +87,17 @@ def now() -> str:
     return datetime.now(timezone.utc).strftime(TIME_FORMAT)
 
 
-def judging_label(project: Project) -> str:
-    """What the judging text is, for a worklist's ``text_of``: ``source.judge_text`` or the columns it labels."""
-    spec = project.spec
-    if spec.source.judge_text is not None:
-        return "source.judge_text"
-    return "columns " + ", ".join(template_columns(spec.judging_template()))
-
-
 def row_texts(project: Project, keys: Iterable[str]) -> dict[str, str]:
     """The judging text of each of ``keys`` that is a row of the source, read by key."""
     return texts_of(project.source, project.spec.judging_template(), keys)
 
 
-def _refuse_unknown(project: Project, keys: Iterable[str], texts: dict[str, str], where: str) -> None:
-    unknown = sorted(set(keys) - set(texts))
+def _known_texts(project: Project, keys: AbstractSet[str], where: str) -> dict[str, str]:
+    """The judging text of each of ``keys``; :class:`UnknownKey` (exit 2) when one is no row of the source."""
+    texts = row_texts(project, keys)
+    unknown = sorted(keys - set(texts))
     if not unknown:
-        return
+        return texts
     status = project.source.lookup(unknown)
     said = [f"key {key!r} is a row the filter excludes" if status.get(key) == "filtered"
             else f"key {key!r} is not in table {project.spec.source.table}" for key in unknown[:10]]
@@ -139,7 +133,9 @@ def _worklist(project: Project, corpus_path: str | os.PathLike, generations: Seq
         current = {key for _, rankings in runs[:-1] for keys in rankings.values() for key in keys}
         gone_allowed = {key for case in before.cases for key in case.keys} - current
     pooled = pooled_holes(corpus, record, runs)
-    text_of = judging_label(project)
+    spec = project.spec  # the worklist's text_of says what the judging text is
+    text_of = ("source.judge_text" if spec.source.judge_text is not None
+               else "columns " + ", ".join(template_columns(spec.judging_template())))
     texts = _hole_texts(project, {key for _, found in pooled for key, _ in found}, gone_allowed)
     pooled = [(case_id, [(key, ranks) for key, ranks in found if key in texts]) for case_id, found in pooled]
     pooled = [(case_id, found) for case_id, found in pooled if found]  # a baseline's row gone from the table
@@ -295,8 +291,7 @@ def judge_key(project: Project, corpus_path: str | os.PathLike, case_id: str, ke
     if case_id not in {case.id for case in corpus.cases}:
         raise InputError(f'{corpus_path}: no case "{case_id}" in the corpus; a judgement names a case of the corpus '
                          "(`ptah corpus add` appends a new one)")
-    texts = row_texts(project, {key})
-    _refuse_unknown(project, {key}, texts, f'{corpus_path}: case "{case_id}"')
+    texts = _known_texts(project, {key}, f'{corpus_path}: case "{case_id}"')
     return save_judgements(corpus_path, [Verdict(case_id, key, grade, mark, text_digest(texts[key]))])
 
 
@@ -307,8 +302,7 @@ def pin(project: Project, corpus_path: str | os.PathLike) -> tuple[int, str]:
         corpus = load_corpus(corpus_path)
         record = read_record(corpus_path)
         keys = corpus.expected_keys()
-        texts = row_texts(project, keys)
-        _refuse_unknown(project, keys, texts, str(corpus_path))
+        texts = _known_texts(project, keys, str(corpus_path))
         cases = {case_id: dict(judged) for case_id, judged in record.cases.items()}
         when = now()
         pinned = 0
