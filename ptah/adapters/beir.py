@@ -20,7 +20,7 @@ as ``""`` and is flagged, so the import can say how many there were. Lines
 end at ``\\n``; a ``\\r`` before it is part of the line ending (BEIR's qrels
 files are CRLF), never of the last field.
 
-Writing: the source table (SQLite, in batches, into a temporary file the
+Writing: the source table (SQLite, streamed into a temporary file the
 caller renames into place), corpus YAML text that :mod:`ptah.adapters.corpus_yaml`
 reads back to the same corpus, and atomic file replacement.
 """
@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from ptah.adapters.files import open_lines, refused
 from ptah.adapters.yaml_nodes import grade_text, quoted
@@ -43,7 +44,6 @@ MAX_CORPUS_BYTES = 32 * 1024**3  # corpus.jsonl; the largest BEIR corpora are a 
 MAX_SIDE_FILE_BYTES = 1024**3  # queries.jsonl and a qrels file, which are held in memory
 MAX_LINE_BYTES = 16 * 1024**2  # one line (one document, query or judgement) of any of them
 PROGRESS_EVERY_LINES = 2_000
-INSERT_BATCH_ROWS = 1_000
 
 ReadProgress = Callable[[str, int, int], None]
 """Called as ``progress(file_name, bytes_read, file_bytes)`` while a file is read, and once at its end."""
@@ -115,18 +115,11 @@ def _json_objects(path: Path, progress: ReadProgress | None, limit: int, what: s
         yield number, value
 
 
+_KINDS = {type(None): "null", bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "an object"}
+
+
 def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return "text"
+    return _KINDS.get(type(value), "text")  # json.loads makes these types exactly, and str
 
 
 def _identifier(value: object, *, path: str, line: int) -> str:
@@ -166,14 +159,20 @@ def _text_field(item: dict, field: str, *, path: str, line: int) -> str | None:
     return _unicode(value, path=path, line=line, field=field)
 
 
+def _id_and_text(item: dict, what: str, *, path: str, line: int) -> tuple[str, str]:
+    """The ``_id`` and ``text`` every line of ``what`` (a document, a query) needs."""
+    identifier = _identifier(item.get("_id"), path=path, line=line)
+    text = _text_field(item, "text", path=path, line=line)
+    if text is None:
+        raise refused(f"missing; every {what} needs its text", path=path, line=line, field="text")
+    return identifier, text
+
+
 def read_corpus(path: Path, progress: ReadProgress | None = None) -> Iterator[BeirDocument]:
     """The documents of ``corpus.jsonl`` in file order. Duplicate ids are the caller's to find."""
     name = str(path)
     for number, item in _json_objects(path, progress, MAX_CORPUS_BYTES, "BEIR corpus"):
-        doc_id = _identifier(item.get("_id"), path=name, line=number)
-        text = _text_field(item, "text", path=name, line=number)
-        if text is None:
-            raise refused("missing; every document needs its text", path=name, line=number, field="text")
+        doc_id, text = _id_and_text(item, "document", path=name, line=number)
         title = _text_field(item, "title", path=name, line=number)
         yield BeirDocument(doc_id, title or "", text, title is None, number)
 
@@ -183,10 +182,7 @@ def read_queries(path: Path, progress: ReadProgress | None = None) -> dict[str, 
     name = str(path)
     queries: dict[str, tuple[str, int]] = {}
     for number, item in _json_objects(path, progress, MAX_SIDE_FILE_BYTES, "BEIR queries"):
-        query_id = _identifier(item.get("_id"), path=name, line=number)
-        text = _text_field(item, "text", path=name, line=number)
-        if text is None:
-            raise refused("missing; every query needs its text", path=name, line=number, field="text")
+        query_id, text = _id_and_text(item, "query", path=name, line=number)
         if query_id in queries:
             raise refused(
                 f'"{query_id}" is used twice (lines {queries[query_id][1]} and {number}); query ids must be unique',
@@ -235,55 +231,24 @@ def read_qrels(path: Path, progress: ReadProgress | None = None) -> list[Judgeme
 # -- writing -----------------------------------------------------------------------
 
 
-class DocumentTable:
-    """The source table ``documents(id, title, text, document)``, written in batches to a new SQLite file.
+def write_documents(path: Path, documents: Iterable[BeirDocument]) -> None:
+    """Write ``documents`` into the source table ``documents(id, title, text, document)`` of the new SQLite file
+    ``path`` (``sqlite3`` streams them from the iterable; an exception it raises leaves the file to be discarded).
 
     ``document`` holds ``(title + " " + text).strip()``, computed here with
     Python's ``str.strip`` (SQL's ``trim`` strips spaces only), so the
     specification can embed it with the template ``{document}``.
     """
-
-    SCHEMA = (
-        "CREATE TABLE documents (id TEXT PRIMARY KEY, title TEXT NOT NULL, text TEXT NOT NULL, "
-        "document TEXT NOT NULL)"
-    )
-
-    def __init__(self, path: Path):
-        self.path = path
-        if path.exists():
-            path.unlink()
-        self._db = sqlite3.connect(str(path), isolation_level=None)
+    with closing(sqlite3.connect(str(path), isolation_level=None)) as db:
         # A fresh file that is renamed into place only when complete needs no journal.
-        self._db.execute("PRAGMA journal_mode=OFF")
-        self._db.execute("PRAGMA synchronous=OFF")
-        self._db.execute(self.SCHEMA)
-        self._db.execute("BEGIN")
-        self._pending: list[tuple[str, str, str, str]] = []
-        self.rows = 0
-
-    def add(self, document: BeirDocument) -> None:
-        self._pending.append((document.id, document.title, document.text, document.document))
-        if len(self._pending) >= INSERT_BATCH_ROWS:
-            self._flush()
-
-    def _flush(self) -> None:
-        self._db.executemany("INSERT INTO documents (id, title, text, document) VALUES (?, ?, ?, ?)", self._pending)
-        self.rows += len(self._pending)
-        self._pending = []
-
-    def close(self) -> None:
-        """Write what is pending and close the file (still at its temporary path)."""
-        self._flush()
-        self._db.execute("COMMIT")
-        self._db.close()
-
-    def discard(self) -> None:
-        """Close without keeping anything; the file is removed."""
-        try:
-            self._db.close()
-        finally:
-            if self.path.exists():
-                self.path.unlink()
+        db.execute("PRAGMA journal_mode=OFF")
+        db.execute("PRAGMA synchronous=OFF")
+        db.execute("CREATE TABLE documents (id TEXT PRIMARY KEY, title TEXT NOT NULL, text TEXT NOT NULL, "
+                   "document TEXT NOT NULL)")
+        db.execute("BEGIN")
+        db.executemany("INSERT INTO documents (id, title, text, document) VALUES (?, ?, ?, ?)",
+                       ((d.id, d.title, d.text, d.document) for d in documents))
+        db.execute("COMMIT")
 
 
 # -- corpus YAML -----------------------------------------------------------------------

@@ -73,7 +73,7 @@ _CASE_LINE = re.compile(r'  "([^"]*)":')
 _SAMPLE_LINE = re.compile(r'  - \{seed: (0|[1-9][0-9]{0,17}), population: "(sha256:[0-9a-f]{64})", drawn: (0|[1-9][0-9]{0,8}), '
                           r'generations: \[((?:"sha256:[0-9a-f]{64}"(?:, )?)*)\], drawn_at: "([0-9]{4}-[0-9]{2}-[0-9]{2}T'
                           r'(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)"\}')
-_JUDGEMENT_LINE = re.compile(r'    "([^"]*)": \{grade: ([0-9]{1,7}(?:\.[0-9]{1,17})?), text_sha256: "([0-9a-f]{64})", '
+_JUDGEMENT_LINE = re.compile(r'    "([^"]*)": \{grade: ([0-9]{1,7}(?:\.[0-9]{1,17})?(?:e-[0-9]{2,3})?), text_sha256: "([0-9a-f]{64})", '
                              r'judged_at: "(([0-9]{4}-[0-9]{2}-[0-9]{2})T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)"'
                              r'(?:, sample: (0|[1-9][0-9]{0,2}))?\}')
 
@@ -364,7 +364,11 @@ class _Reader(ProblemReader):
         for name in _JUDGEMENT_FIELDS[:3]:
             if name not in fields:
                 report("is missing", line=line_of(node), field=name)
-        grade = self._grade(fields["grade"].value, report) if "grade" in fields else None
+        grade = number(fields["grade"].value) if "grade" in fields else None
+        if "grade" in fields and (grade is None or not 0 <= grade <= MAX_GRADE):  # NaN is in no range
+            report(f"must be a number from 0 (not relevant) to {MAX_GRADE:,}, not {describe(fields['grade'].value)}",
+                   line=line_of(fields["grade"].value), field="grade")
+            grade = None
         digest = self._matching(fields.get("text_sha256"), _SHA256, "the SHA-256 of the row text: 64 lowercase hex digits",
                                 report, "text_sha256")
         judged_at = self._matching(fields.get("judged_at"), _TIME, 'a UTC time such as "2026-11-30T12:00:00Z"',
@@ -384,15 +388,6 @@ class _Reader(ProblemReader):
         if len(self.problems) > before or grade is None or digest is None or judged_at is None:
             return None
         return Judgement(grade=grade, text_sha256=digest, judged_at=judged_at, sample=sample)
-
-    @staticmethod
-    def _grade(node: Node, report) -> float | None:
-        value = number(node)
-        if value is None or math.isnan(value) or not 0 <= value <= MAX_GRADE:
-            report(f"must be a number from 0 (not relevant) to {MAX_GRADE:,}, not {describe(node)}",
-                   line=line_of(node), field="grade")
-            return None
-        return value
 
     @staticmethod
     def _matching(found, pattern: re.Pattern, wanted: str, report, name: str) -> str | None:
@@ -433,9 +428,8 @@ def record_text(record: JudgementRecord) -> str:
         lines += [f"  - {{seed: {x.seed}, population: {quoted(x.population)}, drawn: {x.drawn}, generations: "
                   f"[{', '.join(quoted(g) for g in x.generations)}], drawn_at: {quoted(x.drawn_at)}}}"
                   for x in record.samples]
-    cases = {case_id: keys for case_id, keys in record.cases.items() if keys}
-    lines.append("cases:" if cases else "cases: {}")
-    lines += _case_lines(cases, "")
+    lines.append("cases:" if any(record.cases.values()) else "cases: {}")
+    lines += _case_lines(record.cases, "")  # a case without judgements is left out
     models = {by: graded for by, graded in record.models.items() if any(graded.values())}
     if models:
         lines.append("models:")

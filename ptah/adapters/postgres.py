@@ -13,7 +13,7 @@ SQLite-only installation never needs it.
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, Iterator, NamedTuple
 from urllib.parse import unquote
 
@@ -33,26 +33,20 @@ DEFAULT_CONNECT_TIMEOUT_S = 10
 def secrets_of(url: str) -> list[str]:
     """Every spelling of a password ``url`` carries (user:PASSWORD@, ?password=), to scrub from messages."""
     found: set[str] = set()
-    try:
-        parsed = conninfo_to_dict(url).get("password")
-    except psycopg.Error:
-        parsed = None
-    if parsed:
-        found.add(str(parsed))
+    with suppress(psycopg.Error):
+        found.add(str(conninfo_to_dict(url).get("password") or ""))
     # user:PASSWORD@ read by hand too, up to the last @ before the query: a password may hold an unencoded /
     head = url.partition("://")[2].partition("?")[0]
     userinfo = head[: head.rfind("@")] if "@" in head else ""
-    if ":" in userinfo:
-        by_hand = userinfo.partition(":")[2]
-        if by_hand:
-            found.update({by_hand, unquote(by_hand)})
+    by_hand = userinfo.partition(":")[2]
+    found.update({by_hand, unquote(by_hand)})
     # ?password=… read by hand too: libpq's own parse fails on exactly the odd values worth hiding
     query = url.partition("?")[2]
     for part in query.split("&"):
         name, _, value = part.partition("=")
-        if name.lower() in ("password", "sslpassword") and value:
+        if name.lower() in ("password", "sslpassword"):
             found.update({value, unquote(value), unquote(value.replace("+", " "))})
-    return sorted(found, key=len, reverse=True)
+    return sorted(found - {""}, key=len, reverse=True)  # no empty text: replacing it would star every gap
 
 
 def reason(exc: BaseException, url: str) -> str:

@@ -96,9 +96,7 @@ def store_location(expanded: str, root: str) -> str:
     """Where a ``store`` value :func:`store_problem` accepts points: its URL, or its file's absolute path."""
     if store_kind(expanded) != SQLITE_STORE:
         return expanded
-    if (path := sqlite_database_path(expanded, root)) is not None:  # a sqlite:/// URL
-        return path
-    return os.path.normpath(os.path.join(root, os.path.expanduser(expanded)))
+    return os.path.normpath(os.path.join(root, os.path.expanduser(expanded.removeprefix(SQLITE_PREFIX))))
 
 
 def _path_problem(path: str, *, store: bool) -> str | None:

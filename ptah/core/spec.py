@@ -115,10 +115,7 @@ def sqlite_database_path(database: str, root: str) -> str | None:
     prefix = "sqlite:///"
     if not database.startswith(prefix):
         return None
-    rest = database[len(prefix) :]
-    if rest.startswith("/"):
-        return os.path.normpath(rest)
-    return os.path.normpath(os.path.join(root, os.path.expanduser(rest)))
+    return os.path.normpath(os.path.join(root, os.path.expanduser(database[len(prefix) :])))  # "/…" ignores root
 
 
 @dataclass(frozen=True)
@@ -353,6 +350,10 @@ class TemplateSyntaxError(ValueError):
 _NOT_IN_NAME = re.compile(r"[{}:!.\[\]\x00-\x1f\x7f]")
 
 
+# A literal brace written twice, a placeholder, or a lone brace (an error), tried in that order at each brace.
+_TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
+
+
 @lru_cache(maxsize=256)
 def parse_template(template: str) -> tuple[tuple[bool, str], ...]:
     """The template as pieces ``(is_column, text_or_column_name)``.
@@ -360,39 +361,28 @@ def parse_template(template: str) -> tuple[tuple[bool, str], ...]:
     Raises :class:`TemplateSyntaxError` naming the position and the fix.
     """
     pieces: list[tuple[bool, str]] = []
-    literal: list[str] = []
-    i, n = 0, len(template)
-    while i < n:
-        char = template[i]
-        if char == "}":
-            if template.startswith("}}", i):
-                literal.append("}")
-                i += 2
-                continue
+    literal, at = "", 0
+    for token in _TOKEN.finditer(template):
+        i, name = token.start(), token[1]
+        literal += template[at:i]
+        at = token.end()
+        if token[0] == "}":
             raise TemplateSyntaxError(f"a single }} at character {i + 1}; write }}}} for a literal brace", i)
-        if char != "{":
-            literal.append(char)
-            i += 1
-            continue
-        if template.startswith("{{", i):
-            literal.append("{")
-            i += 2
-            continue
-        end = template.find("}", i + 1)
-        opening = template.find("{", i + 1)
-        if end < 0 or (0 <= opening < end):
+        if token[0] == "{":
             raise TemplateSyntaxError(
                 f"the {{ at character {i + 1} is not closed; write {{column}}, or {{{{ for a literal brace", i
             )
-        name = template[i + 1 : end]
+        if name is None:
+            literal += token[0][0]
+            continue
         _check_name(name, i)
         if literal:
-            pieces.append((False, "".join(literal)))
-            literal = []
+            pieces.append((False, literal))
+            literal = ""
         pieces.append((True, name))
-        i = end + 1
+    literal += template[at:]
     if literal:
-        pieces.append((False, "".join(literal)))
+        pieces.append((False, literal))
     return tuple(pieces)
 
 
@@ -416,11 +406,7 @@ def _check_name(name: str, offset: int) -> None:
 
 def template_columns(template: str) -> tuple[str, ...]:
     """The columns a template names, each once, in order of first use."""
-    seen: dict[str, None] = {}
-    for is_column, value in parse_template(template):
-        if is_column:
-            seen.setdefault(value, None)
-    return tuple(seen)
+    return tuple(dict.fromkeys(value for is_column, value in parse_template(template) if is_column))
 
 
 def render_value(value: object, column: str) -> str:

@@ -37,15 +37,17 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from ptah.adapters.beir import (
-    DocumentTable,
+    BeirDocument,
     Judgement,
     ReadProgress,
     corpus_yaml_text,
     read_corpus,
     read_qrels,
     read_queries,
+    write_documents,
 )
 from ptah.adapters.files import check_output, replacing, write_text_atomically
 from ptah.adapters.corpus_yaml import parse_corpus
@@ -145,21 +147,16 @@ def import_beir(
     source_path, spec_path = project / SOURCE_FILE, project / SPEC_FILE
     try:
         with replacing(source_path) as scratch:
-            table = DocumentTable(Path(scratch))
-            try:
-                ids, missing_titles = _load_documents(corpus_file, table, progress)
-                _refuse_unknown("document", [j for j in judgements if j.doc_id not in ids], qrels_file, corpus_file,
-                                lambda j: j.doc_id)
-                del ids
-                cases, unjudged, not_relevant = _cases(queries, by_query)
-                if not cases:
-                    raise InputError(f"{qrels_file}: no query has a judgement graded above 0, so there is nothing to evaluate")
-                name = dataset.resolve().name
-                corpora = {k: _corpus_text(cases, name, split, k, unjudged, qrels_file) for k in DEPTHS}
-                table.close()
-            except BaseException:
-                table.discard()
-                raise
+            ids, missing_titles = _load_documents(corpus_file, Path(scratch), progress)
+            _refuse_unknown("document", [j for j in judgements if j.doc_id not in ids], qrels_file, corpus_file,
+                            lambda j: j.doc_id)
+            documents = len(ids)
+            del ids
+            cases, unjudged, not_relevant = _cases(queries, by_query)
+            if not cases:
+                raise InputError(f"{qrels_file}: no query has a judgement graded above 0, so there is nothing to evaluate")
+            name = dataset.resolve().name
+            corpora = {k: _corpus_text(cases, name, split, k, unjudged, qrels_file) for k in DEPTHS}
         digests = {}
         for k, (text, digest) in corpora.items():
             write_text_atomically(project / _corpus_file(split, k), text)
@@ -177,7 +174,7 @@ def import_beir(
         spec=str(project.resolve() / SPEC_FILE),
         source=str(project.resolve() / SOURCE_FILE),
         corpora=digests,
-        documents=table.rows,
+        documents=documents,
         missing_titles=missing_titles,
         queries=len(queries),
         cases=len(cases),
@@ -260,18 +257,23 @@ def _refuse_unknown(what: str, offending: list[Judgement], qrels_file: Path, whe
     )
 
 
-def _load_documents(corpus_file: Path, table: DocumentTable, progress: ReadProgress | None) -> tuple[set[str], int]:
-    """Stream ``corpus.jsonl`` into ``table``; the ids seen and the count of missing titles."""
+def _load_documents(corpus_file: Path, path: Path, progress: ReadProgress | None) -> tuple[set[str], int]:
+    """Stream ``corpus.jsonl`` into the source table at ``path``; the ids seen and the count of missing titles."""
     ids: set[str] = set()
     missing_titles = 0
-    for document in read_corpus(corpus_file, progress):
-        if document.id in ids:
-            raise InputError(
-                f'{corpus_file}:{document.line}: _id: "{document.id}" is used by an earlier line too; document ids must be unique'
-            )
-        ids.add(document.id)
-        missing_titles += document.title_missing
-        table.add(document)
+
+    def checked() -> Iterator[BeirDocument]:
+        nonlocal missing_titles
+        for document in read_corpus(corpus_file, progress):
+            if document.id in ids:
+                raise InputError(
+                    f'{corpus_file}:{document.line}: _id: "{document.id}" is used by an earlier line too; document ids must be unique'
+                )
+            ids.add(document.id)
+            missing_titles += document.title_missing
+            yield document
+
+    write_documents(path, checked())
     return ids, missing_titles
 
 

@@ -87,23 +87,17 @@ def now() -> str:
     return datetime.now(timezone.utc).strftime(TIME_FORMAT)
 
 
-def judging_label(project: Project) -> str:
-    """What the judging text is, for a worklist's ``text_of``: ``source.judge_text`` or the columns it labels."""
-    spec = project.spec
-    if spec.source.judge_text is not None:
-        return "source.judge_text"
-    return "columns " + ", ".join(template_columns(spec.judging_template()))
-
-
 def row_texts(project: Project, keys: Iterable[str]) -> dict[str, str]:
     """The judging text of each of ``keys`` that is a row of the source, read by key."""
     return texts_of(project.source, project.spec.judging_template(), keys)
 
 
-def _refuse_unknown(project: Project, keys: Iterable[str], texts: dict[str, str], where: str) -> None:
-    unknown = sorted(set(keys) - set(texts))
+def _known_texts(project: Project, keys: AbstractSet[str], where: str) -> dict[str, str]:
+    """The judging text of each of ``keys``; :class:`UnknownKey` (exit 2) when one is no row of the source."""
+    texts = row_texts(project, keys)
+    unknown = sorted(keys - set(texts))
     if not unknown:
-        return
+        return texts
     status = project.source.lookup(unknown)
     said = [f"key {key!r} is a row the filter excludes" if status.get(key) == "filtered"
             else f"key {key!r} is not in table {project.spec.source.table}" for key in unknown[:10]]
@@ -139,7 +133,9 @@ def _worklist(project: Project, corpus_path: str | os.PathLike, generations: Seq
         current = {key for _, rankings in runs[:-1] for keys in rankings.values() for key in keys}
         gone_allowed = {key for case in before.cases for key in case.keys} - current
     pooled = pooled_holes(corpus, record, runs)
-    text_of = judging_label(project)
+    spec = project.spec  # the worklist's text_of says what the judging text is
+    text_of = ("source.judge_text" if spec.source.judge_text is not None
+               else "columns " + ", ".join(template_columns(spec.judging_template())))
     texts = _hole_texts(project, {key for _, found in pooled for key, _ in found}, gone_allowed)
     pooled = [(case_id, [(key, ranks) for key, ranks in found if key in texts]) for case_id, found in pooled]
     pooled = [(case_id, found) for case_id, found in pooled if found]  # a baseline's row gone from the table
@@ -267,30 +263,25 @@ def save_judgements(corpus_path: str | os.PathLike, verdicts: Sequence[Verdict],
     turns (:func:`saving`), so judges running at once lose nothing. With ``sample``, the verdicts are its
     draws: it is added to the record's samples and each judgement names it."""
     with saving(corpus_path):
-        return _save(corpus_path, verdicts, new_case, sample)
-
-
-def _save(corpus_path: str | os.PathLike, verdicts: Sequence[Verdict],
-          new_case: tuple[str, str, int | None] | None, sample: Sample | None) -> Saved:
-    record = read_record(corpus_path)
-    document = CorpusDocument.open(corpus_path)
-    before = document.corpus.digest
-    if new_case is not None:
-        case_id, query, k = new_case
-        document.append_case(case_id, query, k, [(v.key, v.grade, v.mark) for v in verdicts])
-        grades = [(v, v.grade if v.mark != FORBIDDEN else 0.0) for v in verdicts]
-    else:
-        grades = [(v, document.judge(v.case, v.key, v.grade, v.mark)) for v in verdicts]
-    corpus = document.save()
-    cases = {case_id: dict(keys) for case_id, keys in record.cases.items()}
-    when = now()
-    index = None if sample is None else len(record.samples)
-    for verdict, grade in grades:
-        cases.setdefault(verdict.case, {})[verdict.key] = Judgement(grade, verdict.text_sha256, when, index)
-    samples = record.samples if sample is None else (*record.samples, sample)
-    updated = replace(record, corpus=corpus.digest, cases=cases, samples=samples)  # models and usage kept
-    path = write_record(corpus_path, updated)
-    return Saved(before, corpus.digest, document.lines_added, document.lines_changed, str(path), len(updated))
+        record = read_record(corpus_path)
+        document = CorpusDocument.open(corpus_path)
+        before = document.corpus.digest
+        if new_case is not None:
+            case_id, query, k = new_case
+            document.append_case(case_id, query, k, [(v.key, v.grade, v.mark) for v in verdicts])
+            grades = [(v, v.grade if v.mark != FORBIDDEN else 0.0) for v in verdicts]
+        else:
+            grades = [(v, document.judge(v.case, v.key, v.grade, v.mark)) for v in verdicts]
+        corpus = document.save()
+        cases = {case_id: dict(keys) for case_id, keys in record.cases.items()}
+        when = now()
+        index = None if sample is None else len(record.samples)
+        for verdict, grade in grades:
+            cases.setdefault(verdict.case, {})[verdict.key] = Judgement(grade, verdict.text_sha256, when, index)
+        samples = record.samples if sample is None else (*record.samples, sample)
+        updated = replace(record, corpus=corpus.digest, cases=cases, samples=samples)  # models and usage kept
+        path = write_record(corpus_path, updated)
+        return Saved(before, corpus.digest, document.lines_added, document.lines_changed, str(path), len(updated))
 
 
 def judge_key(project: Project, corpus_path: str | os.PathLike, case_id: str, key: str, grade: float,
@@ -300,8 +291,7 @@ def judge_key(project: Project, corpus_path: str | os.PathLike, case_id: str, ke
     if case_id not in {case.id for case in corpus.cases}:
         raise InputError(f'{corpus_path}: no case "{case_id}" in the corpus; a judgement names a case of the corpus '
                          "(`ptah corpus add` appends a new one)")
-    texts = row_texts(project, {key})
-    _refuse_unknown(project, {key}, texts, f'{corpus_path}: case "{case_id}"')
+    texts = _known_texts(project, {key}, f'{corpus_path}: case "{case_id}"')
     return save_judgements(corpus_path, [Verdict(case_id, key, grade, mark, text_digest(texts[key]))])
 
 
@@ -309,27 +299,22 @@ def pin(project: Project, corpus_path: str | os.PathLike) -> tuple[int, str]:
     """Record every key the corpus names with its corpus grade (a forbidden key 0, a required key without a
     grade 1) and its row's current text digest; returns how many and the record's path."""
     with saving(corpus_path):
-        return _pin(project, corpus_path)
-
-
-def _pin(project: Project, corpus_path: str | os.PathLike) -> tuple[int, str]:
-    corpus = load_corpus(corpus_path)
-    record = read_record(corpus_path)
-    keys = corpus.expected_keys()
-    texts = row_texts(project, keys)
-    _refuse_unknown(project, keys, texts, str(corpus_path))
-    cases = {case_id: dict(judged) for case_id, judged in record.cases.items()}
-    when = now()
-    pinned = 0
-    for case in corpus.cases:
-        for key in sorted(case.expected_keys()):
-            grade = case.relevant.get(key, 1.0 if key in case.required else 0.0)
-            drawn = cases.get(case.id, {}).get(key)  # a key a sample drew stays that sample's
-            cases.setdefault(case.id, {})[key] = Judgement(float(grade), text_digest(texts[key]), when,
-                                                           drawn.sample if drawn else None)
-            pinned += 1
-    path = write_record(corpus_path, replace(record, corpus=corpus.digest, cases=cases))
-    return pinned, str(path)
+        corpus = load_corpus(corpus_path)
+        record = read_record(corpus_path)
+        keys = corpus.expected_keys()
+        texts = _known_texts(project, keys, str(corpus_path))
+        cases = {case_id: dict(judged) for case_id, judged in record.cases.items()}
+        when = now()
+        pinned = 0
+        for case in corpus.cases:
+            for key in sorted(case.expected_keys()):
+                grade = case.relevant.get(key, 1.0 if key in case.required else 0.0)
+                drawn = cases.get(case.id, {}).get(key)  # a key a sample drew stays that sample's
+                cases.setdefault(case.id, {})[key] = Judgement(float(grade), text_digest(texts[key]), when,
+                                                               drawn.sample if drawn else None)
+                pinned += 1
+        path = write_record(corpus_path, replace(record, corpus=corpus.digest, cases=cases))
+        return pinned, str(path)
 
 
 MAX_GRADES_BYTES = 16 * 1024 * 1024
@@ -354,8 +339,7 @@ def verdicts_from_file(path: str | os.PathLike, items: Sequence[tuple[WorkCase, 
         text = read_bounded(path, limit=MAX_GRADES_BYTES, what="grades file").decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text: {exc}") from None
-    by_key: dict[str, float] = {}
-    by_pair: dict[tuple[str, str], float] = {}
+    given: dict[tuple[str, ...], float] = {}  # by (key,) or (case, key)
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.startswith("#"):
             continue
@@ -369,13 +353,10 @@ def verdicts_from_file(path: str | os.PathLike, items: Sequence[tuple[WorkCase, 
                              f"{MAX_GRADE:,}, not {abbreviated(line, 80)!r}")
         if problem := off_scale(grade, scale, new_grade):
             raise InputError(f"{path}:{number}: {problem}")
-        if len(fields) == 2:
-            by_key[fields[0]] = grade
-        else:
-            by_pair[(fields[0], fields[1])] = grade
+        given[tuple(fields[:-1])] = grade
     verdicts = []
     for case, hole in items:
-        given = by_pair.get((case.id, hole.key), by_key.get(hole.key))
-        if given is not None:
-            verdicts.append(Verdict(case.id, hole.key, given, None, hole.text_sha256))
+        graded = given.get((case.id, hole.key), given.get((hole.key,)))
+        if graded is not None:
+            verdicts.append(Verdict(case.id, hole.key, graded, None, hole.text_sha256))
     return verdicts

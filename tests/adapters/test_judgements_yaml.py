@@ -138,6 +138,8 @@ def test_an_empty_record_writes_and_reads(tmp_path):
      "c.judged.yaml:4: case \"p\": judged_at: key '1': '2026-11-30T23:59:60Z' is no date and time of the calendar"),
     ('version: 1\ncases:\n  "p":\n    "1": {grade: 1000001, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n',
      "c.judged.yaml:4: case \"p\": grade: key '1': must be a number from 0 (not relevant) to 1,000,000, not the number 1000001"),
+    ('version: 1\ncases:\n  "p":\n    "1": {grade: .nan, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n',
+     "c.judged.yaml:4: case \"p\": grade: key '1': must be a number from 0 (not relevant) to 1,000,000, not the number .nan"),
     ('version: 1\ncases:\n  "p":\n  "q":\n    "1": {grade: 1, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n',
      'c.judged.yaml:4: case "p": must be a mapping from key to its judgement such as "42": {grade: 1, …}, not nothing (null)'),
     # a model judge's section
