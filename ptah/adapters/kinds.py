@@ -1,12 +1,12 @@
-"""A registry of kinds (rerankers, model judges) that installed packages extend by entry point.
+"""A registry of kinds (embedders, rerankers, model judges) that installed packages extend by entry point.
 
 ptah registers its own kinds first, then every entry point of the kind's group,
 at the first lookup. An entry point names a kind object or a function
 ``register(registry)`` calling ``registry.register(kind)``. An unknown kind is
 an :class:`InputError` (exit 2) naming the registered ones; a plugin that cannot
 be loaded, registers something that is not a kind, or reuses a kind's name is a
-:class:`PluginError` (exit 3) naming its entry point, and fails every later
-lookup too.
+:class:`PluginError` (exit 3) naming its entry point and distribution, and
+fails every later lookup too.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Generic, Sequence, TypeVar
 
-from ptah.adapters.embedders.registry import entry_points, load_plugin
-from ptah.core.errors import PluginError
+from ptah.core.errors import PluginError, PtahError
 from ptah.core.registry import Registry
 
 if TYPE_CHECKING:
@@ -39,10 +38,16 @@ class KindRegistry(Generic[K]):
 
     def __init__(self, *, discover: bool = True):
         self._kinds: Registry[K] = Registry(self.what, use="the registered kinds are")
+        self._origins: dict[str, str] = {}
         self._discovered = not discover
+        self._complete = not discover  # every kind registered: lookups need not wait
         self._lock = threading.RLock()  # a plugin's register() may look the kinds up while discovery runs
         self._origin: str | None = None  # who is registering now, while discovery runs
-        self._failure: PluginError | None = None
+        self._failure: PluginError | None = None  # a broken plugin fails every lookup, not just the first
+
+    @property
+    def a_what(self) -> str:
+        return ("an " if self.what[0] in "aeiou" else "a ") + self.what
 
     def builtins(self) -> Sequence[K]:
         """ptah's own kinds (imported here, so importing a registry loads none)."""
@@ -50,27 +55,44 @@ class KindRegistry(Generic[K]):
 
     def register(self, kind: K) -> None:
         origin = self._origin or f"the module {type(kind).__module__}"
-        name = getattr(kind, "name", None)
-        if isinstance(kind, type) or not isinstance(kind, self.protocol) or not isinstance(name, str) \
-                or not name.strip():
-            raise PluginError(f"{origin} registered {kind!r}, which is not a {self.what}: register an object "
+        if isinstance(kind, type) or not isinstance(kind, self.protocol):
+            raise PluginError(f"{origin} registered {kind!r}, which is not {self.a_what}: register an object "
                               f"with {self.shape}")
+        name = getattr(kind, "name", None)
+        if not isinstance(name, str) or not name.strip():
+            raise PluginError(f"{origin} registered {self.a_what} whose name is {name!r}; name it with some text")
         if name in self._kinds:
-            raise PluginError(f'{origin} registered the {self.what} "{name}", which is registered already; '
-                              "uninstall one of them")
+            raise PluginError(f'{origin} registered the {self.what} "{name}", which {self._origins[name]} '
+                              "already registered; uninstall one of them")
         self._kinds.register(name, kind)
+        self._origins[name] = origin
 
     def names(self) -> tuple[str, ...]:
+        """The registered kinds' names, in the order registered."""
         self._discover()
         return self._kinds.names()
+
+    def origin(self, name: str) -> str:
+        """Who registered the kind ``name`` (``ptah``, or the plugin's entry point and distribution)."""
+        self._discover()
+        return self._origins[name]
 
     def get(self, name: str) -> K:
         """The kind ``name``; :class:`InputError` naming the registered kinds when there is none."""
         self._discover()
         return self._kinds.get(name)
 
+    def _register_builtins(self) -> None:
+        for kind in self.builtins():
+            self.register(kind)
+
+    def _entry_points(self) -> list[EntryPoint]:
+        return entry_points(self.group)
+
     def _discover(self) -> None:
-        with self._lock:
+        if self._complete:
+            return
+        with self._lock:  # other threads wait for the kinds; the discovering thread may look again
             if self._failure is not None:
                 raise self._failure
             if self._discovered:
@@ -78,16 +100,55 @@ class KindRegistry(Generic[K]):
             self._discovered = True
             try:
                 self._origin = "ptah"
-                for kind in self.builtins():
-                    self.register(kind)
-                for entry in entry_points(self.group):
-                    self._origin = f'the {self.group} entry point "{entry.name} = {entry.value}"'
-                    self._load(entry)
+                self._register_builtins()
+                for entry in self._entry_points():
+                    self._origin = describe_entry(entry)
+                    load_plugin(entry, self, self._origin, self.protocol, self.a_what)
             except PluginError as exc:
                 self._failure = exc
                 raise
             finally:
                 self._origin = None
+            self._complete = True
 
-    def _load(self, entry: EntryPoint) -> None:
-        load_plugin(entry, self, self._origin or entry.name, self.protocol, f"a {self.what}")
+
+def describe_exception(exc: BaseException) -> str:
+    """``Type: message`` on one line, at most 300 characters."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def load_plugin(entry: EntryPoint, registry, origin: str, kind: type, what: str) -> None:
+    """Load one entry point of a plugin group into ``registry``: an object that is a ``kind`` is registered, a
+    function is called with the registry; :class:`PluginError` (exit 3) naming ``origin`` and the distribution to
+    reinstall or uninstall otherwise."""
+    dist = getattr(entry, "dist", None)
+    remedy = "; reinstall or uninstall " + (f"the distribution {dist.name}" if dist else "the package that declares it")
+    try:
+        target = entry.load()
+    except Exception as exc:  # ImportError, SyntaxError, AttributeError, whatever its module raises
+        raise PluginError(f"{origin} cannot be loaded: {describe_exception(exc)}{remedy}") from None
+    if isinstance(target, kind) and not isinstance(target, type):
+        registry.register(target)
+        return
+    if not callable(target):
+        raise PluginError(f"{origin} names {target!r}; name {what} or a function register(registry)")
+    try:
+        target(registry)
+    except PtahError:
+        raise
+    except Exception as exc:
+        raise PluginError(f"{origin} failed while registering: {describe_exception(exc)}{remedy}") from None
+
+
+def entry_points(group: str) -> list[EntryPoint]:
+    """The installed entry points of ``group``, in a fixed order (name, then value)."""
+    from importlib import metadata
+
+    return sorted(metadata.entry_points(group=group), key=lambda entry: (entry.name, entry.value))
+
+
+def describe_entry(entry: EntryPoint) -> str:
+    dist = getattr(entry, "dist", None)
+    where = f" of the distribution {dist.name} {dist.version}" if dist is not None else ""
+    return f'the {entry.group} entry point "{entry.name} = {entry.value}"{where}'

@@ -179,7 +179,7 @@ def test_without_the_plugin_the_toy_model_is_a_missing_model_not_a_crash(tmp_pat
 
 def test_ptahs_kinds_are_registered_with_sentence_transformers_the_default():
     registry = EmbedderRegistry()
-    assert registry.names() == ["ptah/deterministic", "openai", "sentence-transformers-onnx", "sentence-transformers"]
+    assert registry.names() == ("ptah/deterministic", "openai", "sentence-transformers-onnx", "sentence-transformers")
     assert registry.origin("sentence-transformers") == "ptah"
     assert registry.kind_for(GenerationSettings("d", "ptah/deterministic")).name == "ptah/deterministic"
     for model in ("sentence-transformers/all-MiniLM-L6-v2", "BAAI/bge-small-en-v1.5", "./models/tiny", "toy/x"):
@@ -253,8 +253,8 @@ def test_what_cannot_be_registered_is_a_plugin_error(register, message):
 def test_an_entry_point_may_name_a_kind_object(on_path):
     install(on_path, "toy-embedder", "toy = toy_embedder:KIND", {"toy_embedder": TOY + "\nKIND = LetterKind()\n"})
     registry = EmbedderRegistry()
-    assert registry.names() == ["ptah/deterministic", "openai", "sentence-transformers-onnx", "sentence-transformers",
-                                "toy"]
+    assert registry.names() == ("ptah/deterministic", "openai", "sentence-transformers-onnx", "sentence-transformers",
+                                "toy")
     assert registry.origin("toy") == ('the ptah.embedders entry point "toy = toy_embedder:KIND" '
                                       "of the distribution toy-embedder 0.1")
     settings = GenerationSettings("letters", "toy/letters")
@@ -400,11 +400,11 @@ def test_threads_looking_up_while_the_kinds_are_discovered_wait_for_them(monkeyp
     import threading
     import time
 
-    def slow_entry_points():
+    def slow_entry_points(self):
         time.sleep(0.3)  # an installed plugin being looked up
         return []
 
-    monkeypatch.setattr(registry_module, "_entry_points", slow_entry_points)
+    monkeypatch.setattr(EmbedderRegistry, "_entry_points", slow_entry_points)
     registry = EmbedderRegistry()
     found, failed = [], []
 

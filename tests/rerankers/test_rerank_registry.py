@@ -106,8 +106,9 @@ def test_a_plugin_that_cannot_be_loaded_fails_every_lookup_naming_its_entry_poin
         with pytest.raises(PluginError) as info:
             reranker_kinds()
         assert info.value.exit_code == EXIT_OPERATIONAL
-        assert str(info.value).startswith('the ptah.rerankers entry point "letters = toy_reranker:missing" cannot be '
-                                          "loaded: AttributeError: ")
+        assert str(info.value) == ('the ptah.rerankers entry point "letters = toy_reranker:missing" of the distribution '
+                                   "toy-reranker 0.1 cannot be loaded: AttributeError: module 'toy_reranker' has no "
+                                   "attribute 'missing'; reinstall or uninstall the distribution toy-reranker")
 
 
 def test_a_plugin_reusing_a_name_or_registering_no_kind_is_refused():
@@ -115,8 +116,8 @@ def test_a_plugin_reusing_a_name_or_registering_no_kind_is_refused():
     registry.register(_Named("cross-encoder"))
     with pytest.raises(PluginError) as info:
         registry.register(_Named("cross-encoder"))
-    assert str(info.value) == (f'the module {__name__} registered the reranker kind "cross-encoder", which is '
-                               "registered already; uninstall one of them")
+    assert str(info.value) == (f'the module {__name__} registered the reranker kind "cross-encoder", which the '
+                               f"module {__name__} already registered; uninstall one of them")
     with pytest.raises(PluginError) as info:
         registry.register(object())  # type: ignore[arg-type]
     assert str(info.value).endswith("which is not a reranker kind: register an object with a name and "

@@ -29,68 +29,41 @@ point.
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Iterable
 
 from ptah.adapters.embedders.base import EmbedderKind
+from ptah.adapters.kinds import KindRegistry, describe_exception
 from ptah.core.errors import PluginError, PtahError, UnknownModelKind
-from ptah.core.registry import Registry
 
 if TYPE_CHECKING:
-    from importlib.metadata import EntryPoint
-
     from ptah.core.spec import GenerationSettings
 
 GROUP = "ptah.embedders"
-_PTAH = "ptah"
 
 
-class EmbedderRegistry:
+class EmbedderRegistry(KindRegistry[EmbedderKind]):
     """Embedder kinds by name, one of them the default; ptah's and the installed plugins' loaded at first lookup.
 
     ``discover=False`` gives an empty registry that holds only what is
     registered on it (tests).
     """
 
+    group, what, protocol = GROUP, "embedder kind", EmbedderKind
+    shape = "name, claims(), identity_parts(), open() and versions()"
+
     def __init__(self, *, discover: bool = True):
-        self._kinds: Registry[EmbedderKind] = Registry("embedder kind")
-        self._origins: dict[str, str] = {}
+        super().__init__(discover=discover)
         self._default: str | None = None
-        self._discovered = not discover
-        self._complete = not discover  # every kind registered: lookups need not wait
-        self._discovering = threading.RLock()
-        self._origin: str | None = None  # who is registering now, while discovery runs
-        self._failure: PluginError | None = None  # a broken plugin fails every lookup, not just the first
 
     def register(self, kind: EmbedderKind, *, default: bool = False) -> None:
         """Add ``kind``; ``default`` makes it handle what no other kind claims (one default at most)."""
-        origin = self._origin or f"the module {type(kind).__module__}"
-        if isinstance(kind, type) or not isinstance(kind, EmbedderKind):
-            raise PluginError(f"{origin} registered {kind!r}, which is not an embedder kind: register an object "
-                              "with name, claims(), identity_parts(), open() and versions()")
-        name = kind.name
-        if not isinstance(name, str) or not name.strip():
-            raise PluginError(f"{origin} registered an embedder kind whose name is {name!r}; name it with some text")
-        if name in self._kinds:
-            raise PluginError(f'{origin} registered the embedder kind "{name}", which {self._origins[name]} '
-                              "already registered; uninstall one of them")
         if default and self._default is not None:
-            raise PluginError(f'{origin} registered "{name}" as the default embedder kind; '
+            origin = self._origin or f"the module {type(kind).__module__}"
+            raise PluginError(f'{origin} registered "{getattr(kind, "name", kind)}" as the default embedder kind; '
                               f'"{self._default}" already is')
-        self._kinds.register(name, kind)
-        self._origins[name] = origin
+        super().register(kind)
         if default:
-            self._default = name
-
-    def names(self) -> list[str]:
-        """The registered kinds' names, in the order registered."""
-        self._discover()
-        return list(self._kinds.names())
-
-    def origin(self, name: str) -> str:
-        """Who registered the kind ``name`` (``ptah``, or the plugin's entry point and distribution)."""
-        self._discover()
-        return self._origins[name]
+            self._default = kind.name
 
     def kind_for(self, settings: GenerationSettings) -> EmbedderKind:
         """The one kind that handles ``settings.model`` (see module docs for the rule)."""
@@ -118,7 +91,7 @@ class EmbedderRegistry:
         ptah's is its own ``__version__``: the distribution is named ptah-eval, and a checkout runs uninstalled."""
         from ptah import __version__
 
-        return {_PTAH: __version__, **self._versions(self.kind_for(settings))}
+        return {"ptah": __version__, **self._versions(self.kind_for(settings))}
 
     def versions_of(self, generations: Iterable[GenerationSettings]) -> dict[str, str | None]:
         """The libraries every kind these generations use depends on (a report's environment)."""
@@ -145,91 +118,16 @@ class EmbedderRegistry:
             raise PluginError(f'the embedder kind "{kind.name}" ({self._origins[kind.name]}) failed to say whether '
                               f'it handles model "{settings.model}": {describe_exception(exc)}') from None
 
-    def _discover(self) -> None:
-        if self._complete:
-            return
-        with self._discovering:  # other threads wait for the kinds; the discovering thread may look again
-            self._discover_once()
-
-    def _discover_once(self) -> None:
-        if self._failure is not None:
-            raise self._failure
-        if self._discovered:
-            return
-        self._discovered = True
+    def _register_builtins(self) -> None:
         from ptah.adapters.embedders.deterministic import DeterministicKind
         from ptah.adapters.embedders.onnx_backend import OnnxKind
         from ptah.adapters.embedders.openai_compatible import OpenAICompatibleKind
         from ptah.adapters.embedders.sentence_transformers import SentenceTransformersKind
 
-        self._origin = _PTAH
-        try:
-            self.register(DeterministicKind())
-            self.register(OpenAICompatibleKind())
-            self.register(OnnxKind())
-            self.register(SentenceTransformersKind(), default=True)
-            for entry in _entry_points():
-                self._origin = _describe_entry(entry)
-                self._load(entry)
-        except PluginError as exc:
-            self._failure = exc
-            raise
-        finally:
-            self._origin = None
-        self._complete = True
-
-    def _load(self, entry: EntryPoint) -> None:
-        load_plugin(entry, self, self._origin or _describe_entry(entry), EmbedderKind, "an embedder kind")
-
-
-def describe_exception(exc: BaseException) -> str:
-    """``Type: message`` on one line, at most 300 characters."""
-    text = " ".join(f"{type(exc).__name__}: {exc}".split())
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
-def load_plugin(entry: EntryPoint, registry, origin: str, kind: type, what: str) -> None:
-    """Load one entry point of a plugin group into ``registry``: an object that is a ``kind`` is registered, a
-    function is called with the registry; :class:`PluginError` (exit 3) naming ``origin`` and the distribution to
-    reinstall or uninstall otherwise (the embedders' and the rerankers' registries share it)."""
-    remedy = f"; reinstall or uninstall {_distribution(entry)}"
-    try:
-        target = entry.load()
-    except Exception as exc:  # ImportError, SyntaxError, AttributeError, whatever its module raises
-        raise PluginError(f"{origin} cannot be loaded: {describe_exception(exc)}{remedy}") from None
-    if isinstance(target, kind) and not isinstance(target, type):
-        registry.register(target)
-        return
-    if not callable(target):
-        raise PluginError(f"{origin} names {target!r}; name {what} or a function register(registry)")
-    try:
-        target(registry)
-    except PtahError:
-        raise
-    except Exception as exc:
-        raise PluginError(f"{origin} failed while registering: {describe_exception(exc)}{remedy}") from None
-
-
-def entry_points(group: str) -> list[EntryPoint]:
-    """The installed entry points of ``group``, in a fixed order (name, then value)."""
-    from importlib import metadata
-
-    return sorted(metadata.entry_points(group=group), key=lambda entry: (entry.name, entry.value))
-
-
-def _entry_points() -> list[EntryPoint]:
-    return entry_points(GROUP)
-
-
-def _distribution(entry: EntryPoint) -> str:
-    dist = getattr(entry, "dist", None)
-    return f"the distribution {dist.name}" if dist is not None else "the package that declares it"
-
-
-def _describe_entry(entry: EntryPoint) -> str:
-    dist = getattr(entry, "dist", None)
-    where = f" of the distribution {dist.name} {dist.version}" if dist is not None else ""
-    return f'the {GROUP} entry point "{entry.name} = {entry.value}"{where}'
+        self.register(DeterministicKind())
+        self.register(OpenAICompatibleKind())
+        self.register(OnnxKind())
+        self.register(SentenceTransformersKind(), default=True)
 
 
 REGISTRY = EmbedderRegistry()

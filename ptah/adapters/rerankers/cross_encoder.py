@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from ptah.adapters.embedders.base import installed_versions
-from ptah.adapters.embedders.registry import describe_exception
+from ptah.adapters.kinds import describe_exception
 from ptah.adapters.embedders.resolve import default_cache_dir, model_digest, resolve_model
 from ptah.adapters.embedders.sentence_transformers import offline_and_quiet
 from ptah.adapters.rerankers.base import RerankContext, batches
