@@ -34,7 +34,7 @@ class KindRegistry(Generic[K]):
     group: str
     what: str
     shape: str
-    protocol: type
+    protocol: type[K]
 
     def __init__(self, *, discover: bool = True):
         self._kinds: Registry[K] = Registry(self.what, use="the registered kinds are")
@@ -87,7 +87,10 @@ class KindRegistry(Generic[K]):
             self.register(kind)
 
     def _entry_points(self) -> list[EntryPoint]:
-        return entry_points(self.group)
+        """The installed entry points of the group, in a fixed order (name, then value)."""
+        from importlib import metadata
+
+        return sorted(metadata.entry_points(group=self.group), key=lambda entry: (entry.name, entry.value))
 
     def _discover(self) -> None:
         if self._complete:
@@ -102,8 +105,7 @@ class KindRegistry(Generic[K]):
                 self._origin = "ptah"
                 self._register_builtins()
                 for entry in self._entry_points():
-                    self._origin = describe_entry(entry)
-                    load_plugin(entry, self, self._origin, self.protocol, self.a_what)
+                    self._load(entry)
             except PluginError as exc:
                 self._failure = exc
                 raise
@@ -111,44 +113,32 @@ class KindRegistry(Generic[K]):
                 self._origin = None
             self._complete = True
 
+    def _load(self, entry: EntryPoint) -> None:
+        """Register what one entry point names: a kind, or a function called with this registry;
+        :class:`PluginError` (exit 3) naming the entry point and the distribution to reinstall or uninstall."""
+        dist = getattr(entry, "dist", None)
+        origin = self._origin = f'the {self.group} entry point "{entry.name} = {entry.value}"' + (
+            f" of the distribution {dist.name} {dist.version}" if dist is not None else "")
+        remedy = "; reinstall or uninstall " + (f"the distribution {dist.name}" if dist is not None
+                                                 else "the package that declares it")
+        try:
+            target = entry.load()
+        except Exception as exc:  # ImportError, SyntaxError, AttributeError, whatever its module raises
+            raise PluginError(f"{origin} cannot be loaded: {describe_exception(exc)}{remedy}") from None
+        if isinstance(target, self.protocol) and not isinstance(target, type):
+            self.register(target)
+            return
+        if not callable(target):
+            raise PluginError(f"{origin} names {target!r}; name {self.a_what} or a function register(registry)")
+        try:
+            target(self)
+        except PtahError:
+            raise
+        except Exception as exc:
+            raise PluginError(f"{origin} failed while registering: {describe_exception(exc)}{remedy}") from None
+
 
 def describe_exception(exc: BaseException) -> str:
     """``Type: message`` on one line, at most 300 characters."""
     text = " ".join(f"{type(exc).__name__}: {exc}".split())
     return text if len(text) <= 300 else text[:297] + "..."
-
-
-def load_plugin(entry: EntryPoint, registry, origin: str, kind: type, what: str) -> None:
-    """Load one entry point of a plugin group into ``registry``: an object that is a ``kind`` is registered, a
-    function is called with the registry; :class:`PluginError` (exit 3) naming ``origin`` and the distribution to
-    reinstall or uninstall otherwise."""
-    dist = getattr(entry, "dist", None)
-    remedy = "; reinstall or uninstall " + (f"the distribution {dist.name}" if dist else "the package that declares it")
-    try:
-        target = entry.load()
-    except Exception as exc:  # ImportError, SyntaxError, AttributeError, whatever its module raises
-        raise PluginError(f"{origin} cannot be loaded: {describe_exception(exc)}{remedy}") from None
-    if isinstance(target, kind) and not isinstance(target, type):
-        registry.register(target)
-        return
-    if not callable(target):
-        raise PluginError(f"{origin} names {target!r}; name {what} or a function register(registry)")
-    try:
-        target(registry)
-    except PtahError:
-        raise
-    except Exception as exc:
-        raise PluginError(f"{origin} failed while registering: {describe_exception(exc)}{remedy}") from None
-
-
-def entry_points(group: str) -> list[EntryPoint]:
-    """The installed entry points of ``group``, in a fixed order (name, then value)."""
-    from importlib import metadata
-
-    return sorted(metadata.entry_points(group=group), key=lambda entry: (entry.name, entry.value))
-
-
-def describe_entry(entry: EntryPoint) -> str:
-    dist = getattr(entry, "dist", None)
-    where = f" of the distribution {dist.name} {dist.version}" if dist is not None else ""
-    return f'the {entry.group} entry point "{entry.name} = {entry.value}"{where}'
