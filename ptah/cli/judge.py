@@ -101,6 +101,8 @@ def judge(
                                          "(-g, --channel), drawn uniformly and recorded, so evaluate can bound the "
                                          "relevant holes left (the number an inconclusive gate names)."),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="With --sample: the seed of the draw (default: a new one, recorded)."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", help="With --sample: draw from the holes of this "
+                                            "baseline report's reference run too (both sides of the gate)."),
     grades: Optional[Path] = typer.Option(None, "--grades", help="With --sample: grades from a file, not the terminal: "
                                           "a line KEY<TAB>GRADE (every drawn hole of that key) or CASE<TAB>KEY<TAB>GRADE."),
     model_judge: Optional[str] = typer.Option(None, "--judge", metavar="NAME", help="Let the spec's model judge NAME "
@@ -140,10 +142,11 @@ def judge(
     if sample is not None:
         if scripted or worklist is not None:
             raise InputError("--sample draws the rows to judge itself: leave out --worklist, --case, --key and --grade")
-        _judge_sample(corpus, sample, seed, grades, new_grade, generation, _channels(channel, variant), spec, variant)
+        _judge_sample(corpus, sample, seed, grades, new_grade, generation, _channels(channel, variant), spec, variant,
+                      baseline)
         return
-    if seed is not None or grades is not None:
-        raise InputError("--seed and --grades go with --sample N")
+    if seed is not None or grades is not None or baseline is not None:
+        raise InputError("--seed, --grades and --baseline go with --sample N")
     if not scripted:
         _judge_interactively(corpus, worklist, generation, _channels(channel, variant), spec, variant)
         return
@@ -241,7 +244,8 @@ def _channels(channels: list[str], variants: list[str]) -> list[str]:
 
 
 def _judge_sample(corpus: Path, size: int, seed: int | None, grades: Path | None, new_grade: bool,
-                  generations: list[str], channels: list[str], spec: str | None, variants: list[str]) -> None:
+                  generations: list[str], channels: list[str], spec: str | None, variants: list[str],
+                  baseline: Path | None = None) -> None:
     import secrets
 
     from ptah.cli.judge_session import say_saved
@@ -250,7 +254,7 @@ def _judge_sample(corpus: Path, size: int, seed: int | None, grades: Path | None
 
     seed = secrets.randbelow(2**31) if seed is None else seed
     with open_project(spec) as project:
-        items, drawn = draw_sample(project, corpus, size, seed, generations, channels, variants)
+        items, drawn = draw_sample(project, corpus, size, seed, generations, channels, variants, baseline)
     typer.echo(f"corpus {plain(corpus)}: {drawn.drawn} holes drawn at random (seed {seed}) from the holes of "
                f"{len(drawn.generations)} {'run' if len(drawn.generations) == 1 else 'runs'}")
     if not items:

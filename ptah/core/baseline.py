@@ -27,12 +27,14 @@ Gates, each a ``{"name", "passed", ...}`` entry in the report:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ptah.core.calibration import ModelJudge
 from ptah.core.errors import IncomparableBaseline, ReportError
-from ptah.core.flips import flip_count, settling_sample, upper_relevant
+from ptah.core.estimate import NO_RATES, Estimate, Rates, estimate
+from ptah.core.flips import flip_count, paired_cases, upper_relevant
 from ptah.core.measures import Measure
 from ptah.core.provenance import provenance
 from ptah.core.report import REPORT_FORMATS, Gate, Report, Run
@@ -151,27 +153,27 @@ def movement(drop: float) -> str:
 
 
 @dataclass(frozen=True)
-class Sampled:
-    """A random sample of a run's holes judged: ``population`` holes then, ``drawn`` of them judged, ``found``
-    relevant; ``seed`` its seed (for the report)."""
+class Evidence:
+    """What a run's drop gates know of its holes beyond the two rankings, one value per run: the hole policy,
+    the judged samples' counts per stratum (all samples: ``rates``; the latest: ``latest``, stratum ->
+    (population, judged, relevant), for U), why other samples were not used, the model judges, and the paths
+    the settling command names (None: the corpus has no file, the server's)."""
 
-    population: int
-    drawn: int
-    found: int
-    seed: int
-    index: int | None = None  # the sample's place in the judgement record (what calibrates a model judge)
+    policy: str = "bound"
+    rates: Rates = NO_RATES
+    latest: Mapping[str, tuple[int, int, int]] | None = None
+    seed: int | None = None
+    index: int | None = None  # the latest sample's place in the judgement record (what calibrates a model judge)
+    ignored: tuple[str, ...] = ()
+    judges: tuple[ModelJudge, ...] = ()
+    corpus_path: str | None = None
+    baseline_path: str | None = None
 
-    def plausible(self) -> int:
-        return upper_relevant(self.population, self.drawn, self.found)
 
-
-def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float], corpus_path: str | None = None,
-          policy: str = "bound", sampled: Sampled | None = None, ignored: Sequence[str] = (),
-          judges: Sequence[ModelJudge] = ()) -> list[Gate]:
-    """The gate verdicts of one run (see the module docs); ``corpus_path`` names the corpus in the commands that
-    list and judge the holes deciding an inconclusive gate; ``policy`` is the request's ``holes`` and
-    ``sampled`` the run's judged random sample of holes, if any (``ignored``: why others were not used), and
-    ``judges`` the model judges whose grades may move U (:mod:`ptah.core.calibration`)."""
+def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float],
+          evidence: Evidence = Evidence(), baseline_run: Run | None = None) -> list[Gate]:
+    """The gate verdicts of one run (see the module docs); a drop gate with ``baseline_run`` in hand (and both
+    runs listing their holes) is settled by the holes of both (:func:`_decided_by_holes`)."""
     required, forbidden = run.required, run.forbidden
     result = [
         Gate("required", run.name, required["failed"] == 0,
@@ -181,6 +183,8 @@ def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float],
              f"{forbidden['leaking']} of {counted(forbidden['cases'], 'case')} leaked a forbidden key"
              if forbidden["cases"] else "no forbidden keys: no case names one"),
     ]
+    both_listed = baseline_run is not None and all(case.holes is not None
+                                                   for case in (*run.cases, *baseline_run.cases))
     for name, threshold in thresholds.items():
         measure = Measure.parse(name)
         entry = (comparison or {}).get("aggregates", {}).get(measure.key, {})
@@ -196,35 +200,98 @@ def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float],
                       "allowed)")
             if high is not None:
                 drop_high = before - high
-            if not passed and run.cases and all(case.holes is not None for case in run.cases):
-                holes = _decided_by_holes(run, measure, before - threshold, policy, sampled, judges) | {
-                    "samples_ignored": list(ignored)}
+            if both_listed and run.cases:
+                assert baseline_run is not None
+                holes = _decided_by_holes(run, baseline_run, measure, threshold, passed, evidence)
                 inconclusive = holes["inconclusive"]
-                detail += "; " + _holes_sentence(run, measure, holes, corpus_path)
+                passed = holes["passed"]
+                del holes["passed"]
+                holes["command"] = _command(run, holes["settling_sample"], evidence) if inconclusive else None
+                detail += "; " + _holes_sentence(run, holes, evidence)
         result.append(Gate(f"max-{measure.key}-drop", run.name, passed, detail, threshold, drop, drop_high, inconclusive,
                            holes))
     return result
 
 
-def _decided_by_holes(run: Run, measure: Measure, target: float, policy: str, sampled: Sampled | None,
-                      judges: Sequence[ModelJudge] = ()) -> dict:
-    """What the holes say of a drop gate failing on its mean (DESIGN.md, "Judged keys and holes"): the report's
-    ``holes`` member of the gate. A model judge trusted on the sample replaces the sample's U with its own (the
-    largest, when several are)."""
-    pairs = [(case.id, hole.key) for case in _deciding(run, measure) for hole in case.holes or ()]
+def _decided_by_holes(run: Run, baseline_run: Run, measure: Measure, threshold: float, passes: bool,
+                      evidence: Evidence) -> dict:
+    """What the holes of both runs say of a drop gate that ``passes`` (or not) on its judged values (DESIGN.md,
+    "Judged keys and holes"): the gate's ``holes`` member, with its verdict under holes in ``passed``."""
+    cases = [case for case in paired_cases(baseline_run, run) if case.grades]
+    pairs = [(case.id, key) for case in cases for key in case.holes]
     count = len(pairs)
-    flips = flip_count(run.cases, measure, target)
-    plausible = count if sampled is None else min(count, sampled.plausible())
-    accounts = [judge.entry(pairs, plausible) for judge in judges]
+    flips = flip_count(cases, measure, -threshold, up=not passes)
+    plausible = _plausible_relevant(count, evidence.latest)
+    accounts = [judge.entry(pairs, plausible) for judge in evidence.judges]
     used = [entry["plausible_relevant"] for entry in accounts if entry["used"]]
-    decided = {"policy": policy, "holes": count, "flip_count": flips.m, "flip_count_exact": flips.exact,
-               "plausible_relevant": max(used) if used else plausible, "sample": None if sampled is None else {
-                   "seed": sampled.seed, "population": sampled.population, "drawn": sampled.drawn,
-                   "relevant": sampled.found}} | ({"judges": accounts} if accounts else {})
-    plausible = decided["plausible_relevant"]
-    inconclusive = policy == "bound" and flips.m is not None and flips.m <= plausible
-    settle = settling_sample(count, flips.m) if inconclusive and flips.m is not None else None
-    return decided | {"inconclusive": inconclusive, "settling_sample": settle}
+    plausible = max(used) if used else plausible
+    found = estimate(cases, measure, evidence.rates) if count else None
+    exact_rule = flips.m is None or flips.m > plausible
+    if evidence.policy == "misses" or exact_rule:
+        passed, inconclusive = passes, False
+    elif found is not None and found.high <= threshold + FLOAT_NOISE:
+        passed, inconclusive = True, False
+    elif found is not None and found.low > threshold + FLOAT_NOISE:
+        passed, inconclusive = False, False
+    else:
+        passed, inconclusive = False, True
+    latest = evidence.latest
+    decided = {
+        "policy": evidence.policy, "holes": count, "flip_count": flips.m, "flip_count_exact": flips.exact,
+        "direction": "pass" if not passes else "fail", "plausible_relevant": plausible,
+        "sample": None if latest is None else {
+            "seed": evidence.seed, "population": sum(counts[0] for counts in latest.values()),
+            "drawn": sum(counts[1] for counts in latest.values()),
+            "relevant": sum(counts[2] for counts in latest.values())},
+        "strata": evidence.rates.as_dict(),
+        "estimate": None if found is None else found.as_dict(),
+        "inconclusive": inconclusive, "passed": passed, "samples_ignored": list(evidence.ignored),
+    } | ({"judges": accounts} if accounts else {})
+    settle = _settling(count, flips.m, found, threshold, evidence.rates) if inconclusive else None
+    return decided | {"settling_sample": settle}
+
+
+def _plausible_relevant(count: int, latest: Mapping[str, tuple[int, int, int]] | None) -> int:
+    """U: every hole, or the sum over the latest sample's strata of each one's exact one-sided bound (97.5% in
+    all, shared equally between the strata: Bonferroni), never more than the holes."""
+    if latest is None:
+        return count
+    alpha = (1, 40 * max(1, len(latest)))
+    return min(count, sum(upper_relevant(population, judged, found, alpha)
+                          for population, judged, found in latest.values()))
+
+
+PILOT = 20
+
+
+def _settling(count: int, m: int | None, found: Estimate | None, threshold: float, rates: Rates) -> int:
+    """The sample expected to settle an inconclusive gate, from the relevant rate seen so far: the smaller of
+    the sample whose bound on the relevant holes falls below m at that rate and the one that narrows the
+    estimate's interval to its distance from the threshold (before any sample: a pilot of 2 x sqrt(holes), at
+    least 20); never more than the holes."""
+    judged = sum(rates.judged.values())
+    seen = rates.seen()
+    sizes = []
+    if m is not None:
+        rate = seen or 0.0
+        sizes.append(next((n for n in _sizes(count) if upper_relevant(count, n, round(rate * n), (1, 40)) < m), count))
+    if found is not None and judged:
+        half = (found.high - found.low) / 2
+        margin = abs(found.drop - threshold)
+        if margin > FLOAT_NOISE and half > 0:
+            sizes.append(math.ceil(judged * ((half / margin) ** 2 - 1)) if half > margin else PILOT)
+    if not judged:
+        sizes = [min(sizes or [count]), max(PILOT, math.ceil(2 * math.sqrt(count)))]
+    return max(1, min(count, min(sizes) if sizes else count))
+
+
+def _sizes(count: int) -> list[int]:
+    """The sample sizes tried, growing by a quarter each time, up to every hole."""
+    sizes, size = [], 1
+    while size < count:
+        sizes.append(size)
+        size = max(size + 1, math.ceil(size * 1.25))
+    return [*sizes, count]
 
 
 def run_flags(run: Run) -> str:
@@ -239,45 +306,48 @@ def run_flags(run: Run) -> str:
     return f" -g {name}" + (f" --channel {channel}" if channel not in (None, "vector") else "")
 
 
-def _holes_sentence(run: Run, measure: Measure, holes: Mapping, corpus_path: str | None) -> str:
-    """Why the holes do or do not decide a drop gate failing on its mean, with the commands that settle it."""
+def _holes_sentence(run: Run, holes: Mapping, evidence: Evidence) -> str:
+    """What the holes of both runs do to a drop gate, and the one command that settles it when they decide it."""
     count, m, plausible = holes["holes"], holes["flip_count"], holes["plausible_relevant"]
     if holes["policy"] == "misses":
-        return f"{counted(count, 'unjudged row')} counted as not relevant (--holes misses)"
+        return f"{counted(count, 'unjudged row')} of either run counted as not relevant (--holes misses)"
     if count == 0:
-        return "every row in the top k is judged"
-    least = "at least " if not holes["flip_count_exact"] else ""
+        return "every row in either run's top k is judged"
+    way = "pass" if holes["direction"] == "pass" else "fail"
+    rows = f"{count:,} unjudged {'row' if count == 1 else 'rows'} of either run"
     if m is None:
-        return f"it fails even with all {counted(count, 'unjudged row')} taken relevant"
-    needed = f"{least}{counted(m, 'unjudged row')} of {count:,} would have to be relevant to pass"
+        said = f"none of the {rows} could make it {way}"
+    else:
+        least = "" if holes["flip_count_exact"] else "at least "
+        said = (f"{least}{m:,} of the {rows} would have to be relevant to make it {way}, and "
+                f"{'at most' if m > plausible else 'as many as'} {plausible:,} plausibly are ({_evidence(holes)})")
+    found = holes["estimate"]
+    if found is not None:
+        low, high = found["interval"]
+        said += (f"; under complete judgement the drop is estimated at {_shown(found['drop'])} "
+                 f"(95% interval {_shown(low)} to {_shown(high)})")
     if not holes["inconclusive"]:
-        return f"{needed}, and at most {plausible:,} plausibly are ({_evidence(holes)})"
-    where = run_flags(run)
-    corpus = corpus_path or "CORPUS"
-    cases = [case for case in _deciding(run, measure)  # the cases whose holes can move the measure
-             if case.holes and case.highs and case.highs[str(measure)] != case.values[str(measure)]]
-    named = ", ".join(repr(case.id) for case in cases[:MAX_CASES_NAMED])
-    more = f" and {len(cases) - MAX_CASES_NAMED} more" if len(cases) > MAX_CASES_NAMED else ""
-    sentence = (f"inconclusive: {needed}, and as many as {plausible:,} may be ({_evidence(holes)}; in "
-                f"{counted(len(cases), 'case')}: {named}{more})")
-    listed = f"list them with `ptah corpus holes {corpus}{where}`, judge them, and evaluate again"
-    settle = holes["settling_sample"]
-    if settle:
-        return (f"{sentence}; judge a random sample of {settle:,}: if none is relevant, the gate fails -- "
-                f"`ptah corpus judge {corpus} --sample {settle}{where}`; or {listed}")
-    return f"{sentence}; {listed}"
+        return said
+    return f"inconclusive: {said}; judge a random sample of both runs' holes to settle it: `{holes['command']}`"
 
 
-def _deciding(run: Run, measure: Measure) -> list:
-    """The run's cases whose holes can move the measure's mean: those where it is defined (a case with no
-    relevant key is N/A whatever its holes are)."""
-    return [case for case in run.cases if case.values.get(str(measure)) is not None]
+def _shown(value: float) -> str:
+    """A drop to four places, never "-0.0000"."""
+    shown = f"{value:.4f}"
+    return "0.0000" if shown == "-0.0000" else shown
+
+
+def _command(run: Run, size: int, evidence: Evidence) -> str:
+    """The one command whose sample settles an inconclusive gate: a stratified sample of both runs' holes."""
+    corpus = evidence.corpus_path or "CORPUS"
+    baseline = f" --baseline {evidence.baseline_path}" if evidence.baseline_path else ""
+    return f"ptah corpus judge {corpus} --sample {size}{baseline}{run_flags(run)}"
 
 
 def _evidence(holes: Mapping) -> str:
     sample = holes["sample"]
     said = ("no random sample of them judged" if sample is None else
-            f"one-sided 95% bound from a random sample of {sample['drawn']:,} of {sample['population']:,} holes "
+            f"bound from a random sample of {sample['drawn']:,} of {sample['population']:,} holes "
             f"with {sample['relevant']:,} relevant")
     return "; ".join([said, *(_judge_said(entry) for entry in holes.get("judges", ()))])
 
@@ -299,4 +369,3 @@ def _judge_said(entry: Mapping) -> str:
             f"{agreed} graded {entry['graded']:,} of them and leaves it at {entry['plausible_relevant']:,}")
 
 
-MAX_CASES_NAMED = 5

@@ -37,6 +37,8 @@ from ptah.core.registry import Registry
 
 Score = Callable[[Sequence[str], Mapping[str, float], int], float]
 """``score(top, relevant, k)``: ``top`` is the ranking cut at k, ``relevant`` the grades > 0 (non-empty)."""
+Parts = Callable[[Sequence[str], Mapping[str, float], int], tuple[float, float]]
+"""``parts(top, relevant, k)``: the numerator and denominator whose ratio is the value."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,11 @@ class MeasureKind:
     score: Score
     default: bool = False
     top_holes_first: bool = False
+    # how relevant holes move the value (:mod:`ptah.core.flips`): "sum", the value with a set S of relevant keys
+    # added is (c + sum of each one's gain) / D(|S|); "first", the largest of each relevant key's own value
+    holes: str | None = None
+    # a "sum" measure's numerator and denominator (value = numerator / denominator): the estimate's parts
+    parts: Parts | None = None
 
     def __call__(self, ranking: Sequence[str], grades: Mapping[str, float], k: int) -> float | None:
         """This measure of one ranking at depth k; None when no key is relevant."""
@@ -66,6 +73,14 @@ class MeasureKind:
         if not relevant:
             return None
         return self.score(top, relevant, k)
+
+    def split(self, ranking: Sequence[str], grades: Mapping[str, float], k: int) -> tuple[float, float] | None:
+        """The numerator and denominator of a "sum" measure of one ranking at depth k; None when no key is
+        relevant or the measure has no parts."""
+        top, relevant = _prepared(ranking, grades, k)
+        if not relevant or self.parts is None:
+            return None
+        return self.parts(top, relevant, k)
 
 
 MEASURES: Registry[MeasureKind] = Registry("measure", unknown=ValueError, use="use one of")
@@ -175,8 +190,13 @@ def registry_order(names: Iterable[str]) -> list[str]:
 # --- the measures -----------------------------------------------------------
 
 
+def _recall_parts(top: Sequence[str], relevant: Mapping[str, float], k: int) -> tuple[float, float]:
+    return float(sum(1 for key in top if key in relevant)), float(len(relevant))
+
+
 def _recall(top: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
-    return sum(1 for key in top if key in relevant) / len(relevant)
+    found, total = _recall_parts(top, relevant, k)
+    return found / total
 
 
 def _reciprocal_rank(top: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
@@ -186,10 +206,15 @@ def _reciprocal_rank(top: Sequence[str], relevant: Mapping[str, float], k: int) 
     return 0.0
 
 
-def _ndcg(top: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
+def _ndcg_parts(top: Sequence[str], relevant: Mapping[str, float], k: int) -> tuple[float, float]:
     dcg = sum(relevant.get(key, 0.0) / math.log2(rank + 1) for rank, key in enumerate(top, start=1))
     ideal = sorted(relevant.values(), reverse=True)[:k]
     idcg = sum(grade / math.log2(rank + 1) for rank, grade in enumerate(ideal, start=1))
+    return dcg, idcg
+
+
+def _ndcg(top: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
+    dcg, idcg = _ndcg_parts(top, relevant, k)
     return dcg / idcg
 
 
@@ -202,8 +227,13 @@ def _average_precision(top: Sequence[str], relevant: Mapping[str, float], k: int
     return total / len(relevant)
 
 
+def _precision_parts(top: Sequence[str], relevant: Mapping[str, float], k: int) -> tuple[float, float]:
+    return float(sum(1 for key in top if key in relevant)), float(k)
+
+
 def _precision(top: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
-    return sum(1 for key in top if key in relevant) / k
+    found, total = _precision_parts(top, relevant, k)
+    return found / total
 
 
 def _success(top: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
@@ -213,15 +243,17 @@ def _success(top: Sequence[str], relevant: Mapping[str, float], k: int) -> float
 register(MeasureKind(
     "recall", "recall", "recall", "recall.k",
     "|relevant keys in the top k| / |relevant keys|", _recall, default=True, top_holes_first=True,
+    holes="sum", parts=_recall_parts,
 ))
 register(MeasureKind(
     "MRR", "mrr", "MRR", "recip_rank (run cut at k)",
     "1 / rank of the first relevant key in the top k, else 0", _reciprocal_rank, default=True, top_holes_first=True,
+    holes="first",
 ))
 register(MeasureKind(
     "nDCG", "ndcg", "nDCG", "ndcg_cut.k",
     "sum of grade / log2(rank + 1) over the top k, divided by the same sum over all grades sorted descending and cut at k",
-    _ndcg, default=True, top_holes_first=True,
+    _ndcg, default=True, top_holes_first=True, holes="sum", parts=_ndcg_parts,
 ))
 register(MeasureKind(
     "MAP", "map", "MAP", "map_cut.k",
@@ -230,10 +262,11 @@ register(MeasureKind(
 register(MeasureKind(
     "P", "p", "P", "P.k",
     "|relevant keys in the top k| / k (k even when fewer rows were ranked)", _precision, top_holes_first=True,
+    holes="sum", parts=_precision_parts,
 ))
 register(MeasureKind(
     "success", "success", "success", "success.k",
-    "1 when a relevant key is in the top k, else 0 (hit rate)", _success, top_holes_first=True,
+    "1 when a relevant key is in the top k, else 0 (hit rate)", _success, top_holes_first=True, holes="first",
 ))
 
 DEFAULT_MEASURES = tuple(Measure(k.name) for k in kinds() if k.default)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping, Sequence
 
-from ptah.core.baseline import Sampled, compare, gates
+from ptah.core.baseline import Evidence, compare, gates
 from ptah.core.comparison import BETTER, WORSE, compare_pair, paired_differences
 from ptah.core.corpus import Corpus, slice_digest
 from ptah.core.measures import Measure
@@ -118,8 +118,7 @@ def correct(sections: Sequence[Mapping], correction: str, alpha: float) -> dict:
 
 
 def slice_gates(run: Run, reference: Run, thresholds: Mapping[str, float], slices: Slices,
-                reference_slices: Mapping, baseline_path: str, corpus_path: str | None, policy: str = "bound",
-                sampled: Sampled | None = None, ignored: Sequence[str] = (), judges: Sequence = ()) -> list[Gate]:
+                reference_slices: Mapping, baseline_path: str, evidence: Evidence = Evidence()) -> list[Gate]:
     """The drop gates of ``run``'s slices (``recall@billing``, ``nDCG@*``: :func:`ptah.core.request.gate_key`),
     each judged like a whole run's (:func:`ptah.core.baseline.gates`: the holes rules included) on the slice's
     cases against the same slice of the baseline's reference run, and named ``max-recall-drop@billing``.
@@ -139,8 +138,9 @@ def slice_gates(run: Run, reference: Run, thresholds: Mapping[str, float], slice
                 raise IncomparableBaseline(f"--max-drop {key}: {problem} (the baseline {baseline_path})")
             ids = slices[each][1]
             part = sliced(run, ids)
-            whole = [gate for gate in gates(part, compare(part, sliced(reference, ids)), {str(measure): threshold},
-                                            corpus_path, policy, sampled, ignored, judges) if gate.is_drop_gate]
+            theirs = sliced(reference, ids)
+            whole = [gate for gate in gates(part, compare(part, theirs), {str(measure): threshold}, evidence, theirs)
+                     if gate.is_drop_gate]
             found += [replace(gate, name=f"{gate.name}@{each}") for gate in whole]
     return found
 

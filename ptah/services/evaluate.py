@@ -36,7 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from ptah import __version__
-from ptah.core.baseline import Sampled, check_cases, check_comparable, check_measures, compare, gates
+from ptah.core.baseline import Evidence, check_cases, check_comparable, check_measures, compare, gates
+from ptah.core.estimate import Rates, draw, units_of
 from ptah.core.calibration import Agreement, ModelJudge
 from ptah.core.comparison import against_baseline, compare_runs
 from ptah.core.corpus import Corpus
@@ -118,22 +119,24 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
         if slices:
             family = correct([entry["slices"] for entry in compared], request.correction, request.statistics.alpha)
         comparisons = [BaselineComparison(read_only(entry)) for entry in compared]
-    sampled, ignored = samples_of(corpus.judgements, runs)
+    reference = baseline.runs[0] if baseline is not None else None
+    evidence = samples_of(corpus.judgements, runs, reference)
     # one read of the ranked rows' judging text serves the page's excerpts and the model judges' freshness
     texts = ranked_texts(project, runs) if request.excerpts or corpus.judgements.models else {}
-    judges = model_judges(corpus.judgements, runs, sampled, request.min_kappa, texts)
+    judges = model_judges(corpus.judgements, runs, evidence, request.min_kappa, texts)
     # the commands a gate's sentence names take the corpus's file; a corpus the server registered has none
     commands_path = None if corpus.path == registered_label(corpus.name, corpus.digest) else corpus.path
     verdicts = []
     for index, run in enumerate(runs):
-        found = gates(run, comparisons[index].data if baseline is not None else None, whole, commands_path,
-                      request.holes, sampled.get(run.name), ignored.get(run.name, ()), judges.get(run.name, ()))
+        known = replace(evidence[run.name], policy=request.holes, judges=tuple(judges.get(run.name, ())),
+                        corpus_path=commands_path, baseline_path=request.baseline)
+        found = gates(run, comparisons[index].data if baseline is not None else None, whole, known, reference)
         if baseline is not None:
-            found += slice_gates(run, baseline.runs[0], {key: value for key, value in request.max_drop.items()
-                                                         if key not in whole}, slices,
-                                 baseline.corpus.get("slices") or {}, named, commands_path, request.holes,
-                                 sampled.get(run.name), ignored.get(run.name, ()), judges.get(run.name, ()))
-            found = [power_note(gate, run, baseline.runs[0], slices, request.statistics.alpha) for gate in found]
+            assert reference is not None
+            found += slice_gates(run, reference, {key: value for key, value in request.max_drop.items()
+                                                  if key not in whole}, slices,
+                                 baseline.corpus.get("slices") or {}, named, known)
+            found = [power_note(gate, run, reference, slices, request.statistics.alpha) for gate in found]
         verdicts += found
     verdicts += p95_gates(runs, request.max_p95_ms)
     stale = stale_judgements(project, corpus.judgements)
@@ -210,38 +213,81 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def samples_of(record: JudgementRecord, runs: Sequence[Run]) -> tuple[dict[str, Sampled], dict[str, list[str]]]:
-    """For each run, the latest random sample of holes judged that was drawn from exactly the holes it has now
-    with those judged since the draw (by the sample or otherwise), and why each other sample that names its
-    generation is ignored."""
-    sampled: dict[str, Sampled] = {}
-    ignored: dict[str, list[str]] = {}
+def samples_of(record: JudgementRecord, runs: Sequence[Run], reference: Run | None = None
+               ) -> dict[str, Evidence]:
+    """For each run, what the record's random samples of holes say (:class:`Evidence`'s rates, latest, seed and
+    ignored): every sample naming its generation that was drawn from exactly the holes its runs have now (with
+    those judged since the draw) and whose seed draws exactly the keys it claims; the reason for each other.
+
+    Exit 2 (:class:`InputError`) when a sample's seed over its population does not draw the keys the record
+    says it drew: a recorded sample that is not the random one cannot bound anything."""
+    found: dict[str, dict] = {run.name: {"judged": {}, "relevant": {}, "latest": None, "seed": None, "index": None,
+                                             "ignored": []}
+                              for run in runs}
     for index in reversed(range(len(record.samples))):
         sample = record.samples[index]
         named = [run for run in runs if run.generation.get("identity") in sample.generations]
         if not named:
             continue
+        base = reference if reference is not None and reference.generation.get("identity") in sample.generations \
+            else None
+        identities = {run.generation.get("identity") for run in named} | (
+            {base.generation.get("identity")} if base is not None else set())
         judged = record.sampled(index)
-        population = {(case.id, hole.key) for run in named for case in run.cases for hole in case.holes or ()}
-        population |= {(case.id, key) for run in named for case in run.cases for key in case.keys  # judged since
-                       if (found := record.cases.get(case.id, {}).get(key)) and found.judged_at >= sample.drawn_at}
+        since = {(case.id, key) for run in (*named, *([base] if base else [])) for case in run.cases
+                 for key in case.keys[: case.k]
+                 if (made := record.cases.get(case.id, {}).get(key)) and made.judged_at >= sample.drawn_at}
+        units = units_of(base, named, since)
         why = None
-        if {run.generation.get("identity") for run in named} != set(sample.generations):
+        if identities != set(sample.generations):
             why = (f"sample {index} (seed {sample.seed}) was drawn from the holes of {len(sample.generations)} runs; "
-                   "evaluate them together to use it")
-        elif population_digest(population) != sample.population:
+                   "evaluate them together (with its baseline) to use it")
+        elif population_digest(units) != sample.population:
             why = (f"sample {index} (seed {sample.seed}) was drawn from other holes than these runs have now (the "
                    "corpus, its record or the rankings changed since); draw a new one")
+        if why is not None:
+            for run in named:
+                found[run.name]["ignored"].append(why)
+            continue
+        check_drawn(record, index, units)
         for run in named:
-            if why is not None:
-                ignored.setdefault(run.name, []).append(why)
-            elif run.name not in sampled:
-                sampled[run.name] = Sampled(len(population), len(judged), sum(1 for *_, j in judged if j.grade > 0),
-                                            sample.seed, index)
-    return sampled, ignored
+            mine = units_of(reference, [run], since) if reference is not None else units
+            entry = found[run.name]
+            for case_id, key, judgement in judged:
+                name = mine.get((case_id, key), (None,))[0]
+                if name is not None:
+                    entry["judged"][name] = entry["judged"].get(name, 0) + 1
+                    entry["relevant"][name] = entry["relevant"].get(name, 0) + (judgement.grade > 0)
+            if entry["latest"] is None:
+                strata: dict[str, list[int]] = {}
+                drawn = {(case_id, key): judgement.grade for case_id, key, judgement in judged}
+                for pair, (name, _) in units.items():
+                    counts = strata.setdefault(name, [0, 0, 0])
+                    counts[0] += 1
+                    counts[1] += pair in drawn
+                    counts[2] += drawn.get(pair, 0) > 0
+                entry["latest"] = {name: (counts[0], counts[1], counts[2]) for name, counts in strata.items()}
+                entry["seed"], entry["index"] = sample.seed, index
+    return {name: Evidence(rates=Rates(entry["judged"], entry["relevant"]), latest=entry["latest"], seed=entry["seed"],
+                           index=entry["index"], ignored=tuple(entry["ignored"])) for name, entry in found.items()}
 
 
-def model_judges(record: JudgementRecord, runs: Sequence[Run], sampled: Mapping[str, Sampled], min_kappa: float,
+def check_drawn(record: JudgementRecord, index: int, units: Mapping[tuple[str, str], tuple[str, float]]) -> None:
+    """Refuse (exit 2) a recorded sample whose seed over its population does not draw every key it claims."""
+    sample = record.samples[index]
+    if sample.drawn > len(units):
+        raise InputError(f"the judgement record's sample {index} (seed {sample.seed}) says it drew {sample.drawn:,} "
+                         f"holes from a population of {len(units):,}; a sample is never larger than its population")
+    drawn = set(draw(units, sample.drawn, sample.seed))
+    claimed = [(case_id, key) for case_id, key, _ in record.sampled(index) if (case_id, key) not in drawn]
+    if claimed:
+        case_id, key = claimed[0]
+        raise InputError(f"the judgement record's sample {index} (seed {sample.seed}) claims case {case_id!r} key "
+                         f"{key!r}, which its seed does not draw from its population ({len(claimed):,} such keys); "
+                         "a sample's keys are the ones ptah drew: remove its sample tags or draw a new sample")
+
+
+def model_judges(record: JudgementRecord, runs: Sequence[Run], sampled: Mapping[str, Evidence], min_kappa: float,
                  texts: Mapping[str, str]) -> dict[str, list[ModelJudge]]:
     """For each run, every model judge of the record that graded its holes or the sample its U uses: the grades
     of its holes pinned to each row's judging text as it is now (``texts``: ranked key -> judging text), and its
@@ -258,7 +304,7 @@ def model_judges(record: JudgementRecord, runs: Sequence[Run], sampled: Mapping[
             grades = {(case_id, key): judgement.grade for case_id, key in holes
                       if (judgement := cases.get(case_id, {}).get(key)) and judgement.text_sha256 == now.get(key)}
             why: str | None
-            if sample is None or sample.index is None:
+            if sample is None or sample.index is None:  # no valid random sample of the run's holes
                 agreement, why = Agreement(0, 0, 0, 0), "no random sample of the holes judged by a person to check it on"
             else:
                 agreement = Agreement.of((person.grade, model.grade) for case_id, key, person in record.sampled(sample.index)

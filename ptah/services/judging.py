@@ -29,7 +29,6 @@ import contextlib
 import json
 import math
 import os
-import random
 import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -41,6 +40,7 @@ from ptah.adapters.files import read_bounded
 from ptah.adapters.judgements_yaml import TIME_FORMAT, read_record, record_path, write_record
 from ptah.adapters.sources.base import texts_of
 from ptah.core.corpus import MAX_GRADE, Case, Corpus
+from ptah.core.estimate import draw, units_of
 from ptah.core.errors import InputError, OperationalError, UnknownKey
 from ptah.core.identity import text_digest
 from ptah.core.judged import Judgement, JudgementRecord, Sample, judged_keys, population_digest
@@ -116,14 +116,16 @@ def make_worklist(project: Project, corpus_path: str | os.PathLike, generations:
 
 def _worklist(project: Project, corpus_path: str | os.PathLike, generations: Sequence[str],
               channels: Sequence[str], baseline: str | os.PathLike | None = None, variants: Sequence[str] = ()
-              ) -> tuple[Worklist, tuple[str, ...]]:
-    """The worklist and the identities of its runs (``variants``: the spec's variants, as runs of their own)."""
+              ) -> tuple[Worklist, tuple[str, ...], dict[tuple[str, str], tuple[str, float]]]:
+    """The worklist, the identities of its runs (the baseline's reference run's too) and the strata of its holes
+    (:func:`ptah.core.estimate.units_of`; ``variants``: the spec's variants, as runs of their own)."""
     corpus = load_corpus(corpus_path)
     record = read_record(corpus_path)
     report = evaluate(project, corpus, EvaluationRequest(generations=tuple(generations), channels=tuple(channels),
                                                          variants=tuple(variants)))
     runs = _rankings(report)
     gone_allowed: set[str] = set()
+    before = None
     if baseline is not None:
         reference = load_baseline(baseline)
         check_comparable(corpus.digest, reference, str(baseline))
@@ -147,19 +149,24 @@ def _worklist(project: Project, corpus_path: str | os.PathLike, generations: Seq
     worklist = Worklist({"path": str(corpus_path), "digest": corpus.digest},
                         {"path": str(record_path(corpus_path)), "digest": record.digest()},
                         tuple(name for name, _ in runs), text_of, cases)
-    return worklist, tuple(dict.fromkeys(run.generation["identity"] for run in report.runs))
+    identities = [run.generation["identity"] for run in report.runs]
+    if before is not None:
+        identities.append(before.generation["identity"])
+    return worklist, tuple(dict.fromkeys(identities)), units_of(before, report.runs)
 
 
 def draw_sample(project: Project, corpus_path: str | os.PathLike, size: int, seed: int,
-                generations: Sequence[str] = (), channels: Sequence[str] = (VECTOR,), variants: Sequence[str] = ()
-                ) -> tuple[list[tuple[WorkCase, Hole]], Sample]:
-    """``size`` holes drawn uniformly (``random.Random(seed)``) from the pooled holes of the runs, in the order
-    drawn (judging a first part of it judges a smaller uniform sample), and the :class:`Sample` to record."""
-    worklist, identities = _worklist(project, corpus_path, generations, channels, variants=variants)
-    population = sorted((case.id, hole.key) for case in worklist.cases for hole in case.holes)
-    drawn = random.Random(seed).sample(population, min(size, len(population)))
+                generations: Sequence[str] = (), channels: Sequence[str] = (VECTOR,), variants: Sequence[str] = (),
+                baseline: str | os.PathLike | None = None) -> tuple[list[tuple[WorkCase, Hole]], Sample]:
+    """``size`` holes of the runs and of ``baseline``'s reference run, drawn at random within the strata of the
+    side each favours and the gain it can make (:func:`ptah.core.estimate.draw`, reproducible from ``seed``), in
+    a shuffled order (judging a first part of it judges a smaller stratified sample), and the :class:`Sample` to
+    record."""
+    worklist, identities, units = _worklist(project, corpus_path, generations, channels, baseline, variants)
     holes = {(case.id, hole.key): (case, hole) for case in worklist.cases for hole in case.holes}
-    sample = Sample(seed, population_digest(population), len(drawn), identities, now())
+    units = {pair: found for pair, found in units.items() if pair in holes}
+    drawn = draw(units, size, seed)
+    sample = Sample(seed, population_digest(units), len(drawn), identities, now())
     return [holes[pair] for pair in drawn], sample
 
 

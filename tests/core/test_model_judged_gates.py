@@ -3,7 +3,7 @@ own; below the kappa threshold, or on too small a sample, it is reported and nev
 
 from __future__ import annotations
 
-from ptah.core.baseline import Sampled, compare, gates
+from ptah.core.baseline import Evidence, compare, gates
 from ptah.core.calibration import Agreement, ModelJudge
 from ptah.core.corpus import Case
 from ptah.core.flips import upper_relevant
@@ -18,20 +18,22 @@ NOW = make_run({"name": "new"}, {"channel": "vector"},
                [measure_case(case, [(f"h{case.id}", 0.9), ("r", 0.8)], searched=2) for case in CASES])
 HOLES = {(case.id, f"h{case.id}") for case in CASES}
 # a person judged 20 of the 50 holes there were when the sample was drawn: 5 relevant
-SAMPLED = Sampled(population=50, drawn=20, found=5, seed=7, index=0)
+LATEST = {"candidate/1": (50, 20, 5)}  # one stratum: the holes only the new run ranks, first
+ALPHA = (1, 40)  # 97.5%, all of it on the one stratum
 
 
 def mrr_gate(judges=()):
-    (gate,) = [gate for gate in gates(NOW, compare(NOW, BEFORE), {"MRR": 0.5}, "c.yaml", "bound", SAMPLED, (), judges)
+    evidence = Evidence(latest=LATEST, seed=7, index=0, judges=tuple(judges), corpus_path="c.yaml")
+    (gate,) = [gate for gate in gates(NOW, compare(NOW, BEFORE), {"MRR": 0.5}, evidence, BEFORE)
                if gate.name == "max-mrr-drop"]
     return gate
 
 
 def test_without_a_model_the_sample_leaves_the_gate_inconclusive():
     gate = mrr_gate()
-    assert upper_relevant(50, 20, 5) == 15
+    assert upper_relevant(50, 20, 5, ALPHA) == 17
     assert (gate.passed, gate.inconclusive) == (False, True)
-    assert (gate.holes["flip_count"], gate.holes["plausible_relevant"]) == (15, 15)
+    assert (gate.holes["flip_count"], gate.holes["plausible_relevant"]) == (15, 17)
     assert "judges" not in gate.holes
 
 
@@ -46,13 +48,14 @@ def test_a_trusted_model_that_rejects_every_hole_settles_it():
     assert gate.holes["plausible_relevant"] == 6
     (entry,) = gate.holes["judges"]
     assert (entry["name"], entry["graded"], entry["sampled"], entry["kappa"], entry["used"]) == ("encoder", 30, 20, 1.0, True)
-    assert (entry["plausible_relevant"], entry["moved"], entry["why_not"]) == (6, -9, None)
+    assert (entry["plausible_relevant"], entry["moved"], entry["why_not"]) == (6, -11, None)
     assert entry["cost"] == {"requests": 50, "server_prompt_tokens": 1234}
-    assert gate.detail.endswith(
-        "at most 6 plausibly are (one-sided 95% bound from a random sample of 20 of 50 holes with 5 relevant; "
+    assert (
+        "at most 6 plausibly are (bound from a random sample of 20 of 50 holes with 5 relevant; "
         "model judge encoder (kappa 1.00 on 20 sampled holes, TPR 1.00 [0.48, 1.00], TNR 1.00 [0.78, 1.00], 50 "
         "requests and 1,234 prompt tokens) graded 30 "
-        "of them and puts it at 6 (-9 from the sample alone))")
+        "of them and puts it at 6 (-11 from the sample alone))"
+    ) in gate.detail
 
 
 def test_a_trusted_model_that_calls_holes_relevant_counts_them():
@@ -68,7 +71,7 @@ def test_a_model_below_the_kappa_threshold_never_changes_the_verdict():
     assert round(table.kappa, 12) == 0.2
     judge = ModelJudge(BY, table, {pair: 0.0 for pair in HOLES}, table.trusted())
     gate = mrr_gate([judge])
-    assert (gate.passed, gate.inconclusive, gate.holes["plausible_relevant"]) == (False, True, 15)
+    assert (gate.passed, gate.inconclusive, gate.holes["plausible_relevant"]) == (False, True, 17)
     (entry,) = gate.holes["judges"]
     assert (entry["used"], entry["plausible_relevant"], entry["moved"]) == (False, None, None)
     assert entry["why_not"] == "kappa 0.200 is below 0.6"
@@ -79,7 +82,7 @@ def test_a_model_checked_on_19_sampled_holes_never_changes_the_verdict():
     table = Agreement(both=5, model_only=0, person_only=0, neither=14)
     judge = ModelJudge(BY, table, {pair: 0.0 for pair in HOLES}, table.trusted())
     gate = mrr_gate([judge])
-    assert (gate.inconclusive, gate.holes["plausible_relevant"]) == (True, 15)
+    assert (gate.inconclusive, gate.holes["plausible_relevant"]) == (True, 17)
     assert gate.holes["judges"][0]["why_not"] == "only 19 sampled holes judged by both (at least 20 are needed)"
 
 

@@ -1,0 +1,232 @@
+"""The random sample of a comparison's holes, and the estimate of a gated difference under complete judgement.
+
+**Strata.** A hole of a comparison (an unjudged key in the reference's or a
+candidate's top k) *favours* the side that ranks it better or alone returns it
+(``both`` when the ranks are equal), and its *band* is ``top`` when its better
+rank is 3 or less, else ``deep``: six strata, a function of the two rankings
+alone, so a recorded sample's strata are recomputed exactly from the runs.
+
+**The draw** (:func:`draw`): a sample of n holes is allocated to the strata in
+proportion to each stratum's weight (the sum of 1 / log2(rank + 1) over its
+holes at their better rank, halved for ``both``, whose holes move the two
+sides alike), at least one hole a stratum while n allows, then drawn
+uniformly within each stratum with ``random.Random(seed)`` and shuffled, so
+any first part of it judged is a stratified random sample too.
+
+**The estimate** (:func:`estimate`): each stratum's relevant rate is read
+from the holes its samples drew and a person judged (a Beta(found + 1/2,
+judged - found + 1/2) law: Jeffreys' prior, so a stratum with nothing judged,
+or nothing relevant found, keeps its uncertainty). The gated difference under
+complete judgement is then a known part (every judged key) plus what the
+unjudged holes add: :data:`IMPUTATIONS` times, each stratum's rate is drawn
+from its law and each unjudged hole made relevant (at the case's highest
+grade) with that chance, lifting each run that returns it at its own rank and
+growing both runs' denominators, and the difference of the means is taken.
+The estimate is their mean and the 95% interval their 2.5th and 97.5th
+percentiles: the stratified sampling-and-imputation view of infAP/infNDCG
+(Yilmaz, Kanoulas and Aslam 2008) for the difference of two runs (Schnabel et
+al. 2016 sample to estimate a difference), whose coverage
+``benchmarks/verdict_replay.py`` checks against complete judgements.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ptah.core.flips import PairedCase
+from ptah.core.measures import Measure
+from ptah.core.report import Run
+
+IMPUTATIONS = 2000
+LEVEL = 0.95
+SIDES = ("reference", "candidate", "both")
+BANDS = ((1, "1"), (3, "2-3"), (6, "4-6"), (10, "7-10"), (None, "11+"))  # the better rank's band: up to its bound
+STRATA = tuple(f"{side}/{band}" for side in SIDES for _, band in BANDS)
+PRIOR_WEIGHT = 2.0  # how many judged holes the pooled rate counts for in a stratum's law
+
+
+def stratum(reference_rank: int | None, candidate_rank: int | None) -> str:
+    """The stratum of a hole ranked ``reference_rank`` by the reference and ``candidate_rank`` by the candidate(s)
+    (None: not in that side's top k; at least one is given)."""
+    ranks = [rank for rank in (reference_rank, candidate_rank) if rank is not None]
+    if not ranks:
+        raise ValueError("a hole of a comparison is in one side's top k at least")
+    side = "both" if len(ranks) == 2 else "reference" if candidate_rank is None else "candidate"
+    best = min(ranks)
+    band = next(name for bound, name in BANDS if bound is None or best <= bound)
+    return f"{side}/{band}"
+
+
+def weight(reference_rank: int | None, candidate_rank: int | None) -> float:
+    """How much a hole can move a difference, for the allocation: 1 / log2(best rank + 1), half for ``both``."""
+    best = min(rank for rank in (reference_rank, candidate_rank) if rank is not None)
+    return (0.5 if reference_rank is not None and candidate_rank is not None else 1.0) / math.log2(best + 1)
+
+
+def allocate(weights: Mapping[str, Sequence[float]], size: int) -> dict[str, int]:
+    """How many of ``size`` holes each stratum gets (``weights``: each stratum's holes' weights): at least one a
+    non-empty stratum while ``size`` allows, the rest in proportion to the strata's total weights (largest
+    remainders), never more than a stratum holds."""
+    sizes = {name: len(found) for name, found in weights.items() if found}
+    size = min(size, sum(sizes.values()))
+    given = dict.fromkeys(sizes, 0)
+    for name in sorted(sizes, key=lambda name: -sum(weights[name]))[:size]:
+        given[name] = 1
+    while sum(given.values()) < size:
+        open_ = [name for name in sizes if given[name] < sizes[name]]
+        left = size - sum(given.values())
+        total = sum(sum(weights[name]) for name in open_)
+        shares = {name: left * sum(weights[name]) / total for name in open_}
+        added = {name: min(sizes[name] - given[name], math.floor(shares[name])) for name in open_}
+        if not any(added.values()):
+            best = max(open_, key=lambda name: (shares[name] - math.floor(shares[name]), name))
+            added[best] = 1
+        for name, count in added.items():
+            given[name] += count
+    return given
+
+
+def draw(units: Mapping[tuple[str, str], tuple[str, float]], size: int, seed: int) -> list[tuple[str, str]]:
+    """A stratified random sample of ``size`` of ``units`` ((case id, key) -> (stratum, weight)), in a shuffled
+    order (module docs); reproducible from ``seed`` and the units alone."""
+    members: dict[str, list[tuple[str, str]]] = {name: [] for name in STRATA}
+    for pair, (name, _) in units.items():
+        members[name].append(pair)
+    weights = {name: [units[pair][1] for pair in sorted(found)] for name, found in members.items()}
+    given = allocate(weights, size)
+    rng = random.Random(seed)
+    drawn = [pair for name in STRATA if given.get(name) for pair in rng.sample(sorted(members[name]), given[name])]
+    rng.shuffle(drawn)
+    return drawn
+
+
+@dataclass(frozen=True)
+class Rates:
+    """What the judged samples say of each stratum: how many of its holes were judged, and how many relevant."""
+
+    judged: Mapping[str, int]
+    relevant: Mapping[str, int]
+
+    def as_dict(self) -> dict:
+        return {name: {"judged": self.judged.get(name, 0), "relevant": self.relevant.get(name, 0)}
+                for name in STRATA if self.judged.get(name)}
+
+    def seen(self) -> float | None:
+        """The relevant rate over every judged hole (None: none judged)."""
+        total = sum(self.judged.values())
+        return sum(self.relevant.values()) / total if total else None
+
+
+NO_RATES = Rates({}, {})
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The estimated drop (reference - candidate) of a measure's mean under complete judgement, and its 95%
+    interval."""
+
+    drop: float
+    low: float
+    high: float
+
+    def as_dict(self) -> dict:
+        return {"drop": self.drop, "interval": [self.low, self.high], "level": LEVEL}
+
+
+def ranks(case: PairedCase, key: str) -> tuple[int | None, int | None]:
+    """Where the reference and the candidate rank ``key`` within the case's top k (None: not there)."""
+    def rank(ranking: Sequence[str]) -> int | None:
+        top = list(ranking[: case.k])
+        return top.index(key) + 1 if key in top else None
+
+    return rank(case.reference), rank(case.candidate)
+
+
+def estimate(cases: Sequence[PairedCase], measure: Measure, rates: Rates, seed: int = 0) -> Estimate | None:
+    """The estimated drop of ``measure``'s mean over the cases where it is defined (module docs); None when no
+    case is, or the measure is neither a "sum" nor a "first" one."""
+    structure = measure.kind.holes if all(measure.depth(case.k) <= case.k for case in cases) else None
+    defined = [case for case in cases if case.grades]
+    if structure not in ("sum", "first") or not defined:
+        return None
+    rng = np.random.default_rng(seed)
+    judged, found = sum(rates.judged.values()), sum(rates.relevant.values())
+    pooled = rng.beta(found + 0.5, judged - found + 0.5, IMPUTATIONS)
+    chances = np.column_stack([rng.beta(PRIOR_WEIGHT * pooled + rates.relevant.get(name, 0),
+                                        PRIOR_WEIGHT * (1 - pooled) + rates.judged.get(name, 0)
+                                        - rates.relevant.get(name, 0)) for name in STRATA])
+    total = np.zeros(IMPUTATIONS)
+    for case in defined:
+        total += _imputed(case, measure, structure, chances, rng)
+    drops = -total / len(defined)
+    low, high = np.quantile(drops, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
+    return Estimate(float(drops.mean()), float(low), float(high))
+
+
+def _imputed(case: PairedCase, measure: Measure, structure: str, chances: np.ndarray,
+             rng: np.random.Generator) -> np.ndarray:
+    """The case's difference (candidate - reference) in each imputation."""
+    grades = dict(case.grades)
+    depth = measure.depth(case.k)
+    base = case.delta(measure)
+    assert base is not None
+    if not case.holes:
+        return np.full(len(chances), base)
+    where = [STRATA.index(stratum(*ranks(case, key))) for key in case.holes]
+    relevant = rng.random((len(chances), len(case.holes))) < chances[:, where]
+    if structure == "first":
+        alone = np.array([[measure.score(ranking, high_grades_of(grades, key), depth) for key in case.holes]
+                          for ranking in (case.candidate, case.reference)])
+        after = np.maximum(measure.score(case.candidate, grades, depth), (relevant * alone[0]).max(axis=1))
+        before = np.maximum(measure.score(case.reference, grades, depth), (relevant * alone[1]).max(axis=1))
+        return after - before
+    top = max(grades.values())
+    after0, shared0 = measure.kind.split(case.candidate, grades, depth) or (0.0, 0.0)
+    before0, _ = measure.kind.split(case.reference, grades, depth) or (0.0, 0.0)
+    gains = np.array([[(measure.kind.split(ranking, grades | {key: top}, depth) or (0.0, 0.0))[0] - start
+                       for key in case.holes] for ranking, start in ((case.candidate, after0),
+                                                                     (case.reference, before0))])
+    denominators = np.array([_denominator(measure, case, grades, count, top) for count in range(len(case.holes) + 1)])
+    found = relevant.sum(axis=1)
+    return (after0 - before0 + relevant @ (gains[0] - gains[1])) / denominators[found]
+
+
+def high_grades_of(grades: Mapping[str, float], key: str) -> dict[str, float]:
+    return dict(grades) | {key: max(grades.values())}
+
+
+def _denominator(measure: Measure, case: PairedCase, grades: Mapping[str, float], extra: int, grade: float) -> float:
+    """The shared denominator with ``extra`` more relevant keys at ``grade`` (keys no run returns)."""
+    padded = dict(grades) | {f"\x00unranked {i}": grade for i in range(extra)}
+    parts = measure.kind.split(case.reference, padded, measure.depth(case.k))
+    assert parts is not None
+    return parts[1]
+
+
+def units_of(reference: Run | None, candidates: Sequence[Run], also: Iterable[tuple[str, str]] = ()
+             ) -> dict[tuple[str, str], tuple[str, float]]:
+    """The population of a sample of holes: every hole of ``reference`` and ``candidates`` (and the pairs
+    ``also``: judged since it was drawn), each with its stratum and weight from where the reference and the best
+    of the candidates rank it in their top k; a pair neither ranks is left out."""
+    where: dict[str, dict[str, list[int | None]]] = {}
+    sides = [(0, reference)] if reference is not None else []
+    sides += [(1, run) for run in candidates]
+    wanted: set[tuple[str, str]] = set(also)
+    for side, run in sides:
+        for case in run.cases:
+            ranked = where.setdefault(case.id, {})
+            for rank, key in enumerate(case.keys[: case.k], start=1):
+                found = ranked.setdefault(key, [None, None])
+                found[side] = rank if found[side] is None else min(found[side], rank)
+            wanted.update((case.id, hole.key) for hole in case.holes or ())
+    units = {}
+    for case_id, key in wanted:
+        ranks = where.get(case_id, {}).get(key)
+        if ranks is not None and (ranks[0] is not None or ranks[1] is not None):
+            units[(case_id, key)] = (stratum(ranks[0], ranks[1]), weight(ranks[0], ranks[1]))
+    return units
