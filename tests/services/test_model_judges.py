@@ -3,7 +3,7 @@ the pairs of the run's sample where the person and the model saw the same text."
 
 from __future__ import annotations
 
-from ptah.core.baseline import Sampled
+from ptah.core.baseline import Evidence
 from ptah.core.corpus import Case
 from ptah.core.identity import text_digest
 from ptah.core.judged import Judgement, JudgementRecord, Sample
@@ -32,7 +32,7 @@ def test_model_grades_of_changed_rows_and_of_other_text_are_not_used(workspace):
     record = JudgementRecord(cases=person, samples=(Sample(1, "sha256:" + "a" * 64, 3, (), WHEN),), models={BY: model})
     with workspace.project() as project:
         texts = ranked_texts(project, [run])
-        found = model_judges(record, [run], {"docs": Sampled(9, 3, 1, 1, index=0)}, 0.6, texts)
+        found = model_judges(record, [run], {"docs": Evidence(index=0)}, 0.6, texts)
         (judge,) = found["docs"]
         assert judge.by == BY and judge.name == "encoder"
         assert dict(judge.grades) == {("c0", "2"): 1.0, ("c1", "2"): 0.0}

@@ -24,23 +24,45 @@ def test_a_sample_counts_for_the_runs_it_was_drawn_from_and_holes_judged_since_s
     record = JudgementRecord(samples=(DRAWN,), cases={"c": {
         "a": Judgement(0.0, SHA, "2026-11-30T12:00:01Z", sample=0),
         "b": Judgement(0.0, SHA, "2026-11-30T12:05:00Z")}})  # judged by hand after the draw
-    sampled, ignored = samples_of(record, [run(IDENTITY, {"a", "b"}), run(OTHER, {"a", "b"})])
-    assert {name: (s.population, s.drawn, s.found, s.seed) for name, s in sampled.items()} == {"1111": (2, 1, 0, 5)}
-    assert ignored == {}
+    found = samples_of(record, [run(IDENTITY, {"a", "b"}), run(OTHER, {"a", "b"})])
+    # a (first) and b (second) are holes only the run ranks: two strata; the one drawn hole went to the first
+    assert dict(found["1111"].latest) == {"candidate/1": (1, 1, 0), "candidate/2-3": (1, 0, 0)}
+    assert (found["1111"].seed, found["1111"].index, found["1111"].rates.as_dict()) == (
+        5, 0, {"candidate/1": {"judged": 1, "relevant": 0}})
+    assert (found["2222"].latest, found["1111"].ignored, found["2222"].ignored) == (None, (), ())
 
 
 def test_a_sample_drawn_from_other_holes_or_runs_is_ignored_with_the_reason():
     record = JudgementRecord(samples=(DRAWN,), cases={"c": {
         "a": Judgement(0.0, SHA, "2026-11-30T12:00:01Z", sample=0),
         "b": Judgement(0.0, SHA, "2026-11-29T00:00:00Z")}})  # judged BEFORE the draw: the population differs
-    sampled, ignored = samples_of(record, [run(IDENTITY, {"a", "b"})])
-    assert sampled == {}
-    assert ignored == {"1111": ["sample 0 (seed 5) was drawn from other holes than these runs have now (the corpus, "
-                                "its record or the rankings changed since); draw a new one"]}
+    found = samples_of(record, [run(IDENTITY, {"a", "b"})])
+    assert found["1111"].latest is None
+    assert found["1111"].ignored == (
+        "sample 0 (seed 5) was drawn from other holes than these runs have now (the corpus, its record or the "
+        "rankings changed since); draw a new one",)
     pooled = Sample(5, DRAWN.population, 1, (IDENTITY, OTHER), DRAWN.drawn_at)
-    sampled, ignored = samples_of(JudgementRecord(samples=(pooled,)), [run(IDENTITY)])
-    assert sampled == {} and ignored == {"1111": [
-        "sample 0 (seed 5) was drawn from the holes of 2 runs; evaluate them together to use it"]}
+    found = samples_of(JudgementRecord(samples=(pooled,)), [run(IDENTITY)])
+    assert found["1111"].latest is None and found["1111"].ignored == (
+        "sample 0 (seed 5) was drawn from the holes of 2 runs; evaluate them together (with its baseline) to use it",)
+
+
+def test_a_sample_whose_seed_does_not_draw_its_keys_is_refused():
+    import pytest
+
+    from ptah.core.errors import InputError
+
+    # seed 5 draws a (ranked first), not b: a record that tags b as the sample's is not the random one
+    forged = JudgementRecord(samples=(DRAWN,), cases={"c": {
+        "a": Judgement(0.0, SHA, "2026-11-30T12:00:01Z"),
+        "b": Judgement(0.0, SHA, "2026-11-30T12:00:01Z", sample=0)}})
+    with pytest.raises(InputError) as refused:
+        samples_of(forged, [run(IDENTITY, {"a", "b"})])
+    assert refused.value.exit_code == 2 and "case 'c' key 'b'" in str(refused.value)
+    larger = Sample(5, DRAWN.population, 3, (IDENTITY,), DRAWN.drawn_at)  # 3 drawn from 2
+    with pytest.raises(InputError) as refused:
+        samples_of(JudgementRecord(samples=(larger,)), [run(IDENTITY)])
+    assert refused.value.exit_code == 2 and "never larger than its population" in str(refused.value)
 
 
 def test_the_baseline_holes_the_current_run_lost_are_counted():
