@@ -1,9 +1,10 @@
 """Baselines and gates: comparing a report with an earlier one, and the verdict.
 
-Comparability: two reports are comparable exactly when their corpus digests
-match; otherwise :func:`check_comparable` raises ``IncomparableBaseline``
-naming both digests. The digest is what a report says of itself, so the
-cases it holds are checked too (:func:`check_cases`): a run's case ids must be
+Comparability: a baseline is comparable with a corpus when their digests
+match or they differ in judgements alone (:mod:`ptah.core.rescore`, which
+measures the baseline again from its rankings); otherwise
+:func:`check_comparable` raises ``IncomparableBaseline`` naming both
+digests. The digest is what a report says of itself, so the cases it holds are checked too (:func:`check_cases`): a run's case ids must be
 exactly its corpus's, or a baseline cut down to its worst cases (every mean
 recomputed to match) would pass a gate it should not.
 
@@ -31,12 +32,14 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ptah.core.calibration import ModelJudge
+from ptah.core.corpus import Corpus
 from ptah.core.errors import IncomparableBaseline, ReportError
 from ptah.core.flips import flip_count, settling_sample, upper_relevant
 from ptah.core.measures import Measure
 from ptah.core.provenance import provenance
 from ptah.core.report import REPORT_FORMATS, Gate, Report, Run
 from ptah.core.request import gate_key
+from ptah.core.rescore import difference
 from ptah.core.verdicts import counted
 
 FLOAT_NOISE = 1e-12
@@ -54,14 +57,22 @@ def check_report_format(document: object, path: str) -> dict:
     return document
 
 
-def check_comparable(corpus_digest: str, baseline: Report, path: str) -> None:
+def check_comparable(corpus: Corpus, baseline: Report, path: str, corpus_path: str | None = None) -> None:
+    """The baseline at ``path`` measured ``corpus``, or one that differs from it in judgements alone (the same case
+    ids, queries and depths: :func:`ptah.core.rescore.difference`); :class:`IncomparableBaseline` (exit 2) naming
+    both digests, how they differ and the rebaseline command with ``corpus_path`` (``corpus``'s path) otherwise."""
     theirs = baseline.corpus["digest"]
-    if theirs != corpus_digest:
-        raise IncomparableBaseline(
-            f"the baseline {path} measured a different corpus (digest {theirs}); "
-            f"this corpus is {corpus_digest}. Measure its runs again on this corpus with `ptah report rebaseline {path} "
-            "--corpus CORPUS --output NEW.json`, or evaluate the corpus it was made with."
-        )
+    if theirs == corpus.digest:
+        return
+    why = difference(corpus, baseline)
+    if why is None:
+        return
+    command = f"ptah report rebaseline {path} --corpus {corpus_path or corpus.path or 'CORPUS'} --output NEW.json"
+    raise IncomparableBaseline(
+        f"the baseline {path} measured a different corpus (digest {theirs}); this corpus is {corpus.digest}, and "
+        f"they differ in more than judgements: {why}. Measure its runs again on this corpus with `{command}`, or "
+        "evaluate the corpus it was made with."
+    )
 
 
 def check_cases(expected: Sequence[str], runs: Sequence[Run], path: str, corpus: str) -> None:

@@ -8,7 +8,8 @@ each measure's finding and what the run costs more a query); one line per
 family of slice tests (its size, its correction and the findings that
 survive it: :func:`ptah.render.slices.family_lines`); and the notes on where the baseline came
 from (another generation identity, another snapshot of the source:
-``baseline.comparisons[i].provenance``). The
+``baseline.comparisons[i].provenance``) and how it was re-scored from its
+rankings (``baseline.rescored``). The
 detail -- every case, the side-by-side statistics, the gates and the verdict
 again -- follows (:mod:`ptah.render.table`).
 """
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from ptah.core.measures import Measure
 from ptah.core.report import Gate, Report
-from ptah.render.sentences import finding_brief, gate_sentence, time_delta, verdict_sentence
+from ptah.render.sentences import finding_brief, gate_sentence, rescored_sentence, time_delta, verdict_sentence
 from ptah.render.slices import family_lines
 from ptah.render.text import delta, markup, milliseconds, number, plain
 
@@ -52,6 +53,8 @@ def render_summary(report: Report, console: Console | PlainConsole) -> None:
         console.print("  " + line, highlight=False, markup=False)
     for line in provenance_notes(report):
         console.print(f"  [yellow]note[/yellow]: {markup(line)}")
+    if rescored := rescored_sentence(report):
+        console.print(f"  [yellow]note[/yellow]: {markup(rescored)}")
     console.print("[dim]detail: each run's cases, then the comparisons, the gates and the verdict[/dim]")
 
 

@@ -126,7 +126,7 @@ def _worklist(project: Project, corpus_path: str | os.PathLike, generations: Seq
     gone_allowed: set[str] = set()
     if baseline is not None:
         reference = load_baseline(baseline)
-        check_comparable(corpus.digest, reference, str(baseline))
+        check_comparable(corpus, reference, str(baseline), str(corpus_path))
         check_cases([case.id for case in corpus.cases], reference.runs[:1], str(baseline), f"the corpus {corpus_path}")
         before = reference.runs[0]
         runs.append((f"baseline {before.name}", {case.id: list(case.keys) for case in before.cases}))
