@@ -13,7 +13,9 @@ run (its first), so a new generation is measured against what was shipped.
 
 Gates, each a ``{"name", "passed", ...}`` entry in the report:
 
-* ``required`` -- every required key of every case is in its top k;
+* ``required`` -- every required key of every case is in its top k; with a
+  baseline, every one the baseline found (a key it missed too is a *known
+  miss*, reported with both ranks, not failed on);
 * ``forbidden`` -- no forbidden key appears in any top k;
 * ``max-<measure>-drop`` (recall, mrr, ndcg), only with a baseline -- fails
   when ``baseline mean - current mean > threshold``. Thresholds are absolute,
@@ -37,7 +39,7 @@ from ptah.core.errors import IncomparableBaseline, ReportError
 from ptah.core.flips import flip_count, settling_sample, upper_relevant
 from ptah.core.measures import Measure
 from ptah.core.provenance import provenance
-from ptah.core.report import REPORT_FORMATS, Gate, Report, Run
+from ptah.core.report import REPORT_FORMATS, Gate, KnownMiss, Report, Run
 from ptah.core.request import gate_key
 from ptah.core.rescore import difference
 from ptah.core.verdicts import counted
@@ -176,18 +178,45 @@ class Sampled:
         return upper_relevant(self.population, self.drawn, self.found)
 
 
+def required_gate(run: Run, reference: Run | None = None) -> Gate:
+    """Every required key in its case's top k; against a baseline (``reference``, its reference run), every one
+    the baseline found: a key its case's baseline missed too is a known miss, reported with both ranks and not
+    failed on (DESIGN.md, "Known misses")."""
+    required = run.required
+    if not required["cases"]:
+        return Gate("required", run.name, True, "no required keys: no case names one")
+    cases = counted(required["cases"], "case")
+    if reference is None:
+        return Gate("required", run.name, required["failed"] == 0, f"{required['failed']} of {cases} missed a required key")
+    before = {case.id: {miss.key: miss for miss in case.missed} for case in reference.cases}
+    known, failed = [], 0
+    for case in run.cases:
+        theirs = before.get(case.id, {})
+        known += [KnownMiss(case.id, miss.key, theirs[miss.key].rank, theirs[miss.key].where, miss.rank, miss.where)
+                  for miss in case.missed if miss.key in theirs]
+        failed += any(miss.key not in theirs for miss in case.missed)
+    if not known:
+        return Gate("required", run.name, failed == 0, f"{failed} of {cases} missed a required key")
+    shown = "; ".join(f'"{miss.key}" of case "{miss.case}" (baseline: {miss.baseline_where}; now: {miss.current_where})'
+                      for miss in known[:MAX_CASES_NAMED])
+    more = f" and {len(known) - MAX_CASES_NAMED} more" if len(known) > MAX_CASES_NAMED else ""
+    misses = "1 known miss" if len(known) == 1 else f"{len(known):,} known misses"
+    return Gate("required", run.name, failed == 0,
+                f"{failed} of {cases} missed a required key the baseline found; {misses}, which the baseline missed "
+                f"too: {shown}{more}", known_misses=tuple(known))
+
+
 def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float], corpus_path: str | None = None,
           policy: str = "bound", sampled: Sampled | None = None, ignored: Sequence[str] = (),
-          judges: Sequence[ModelJudge] = ()) -> list[Gate]:
+          judges: Sequence[ModelJudge] = (), reference: Run | None = None) -> list[Gate]:
     """The gate verdicts of one run (see the module docs); ``corpus_path`` names the corpus in the commands that
     list and judge the holes deciding an inconclusive gate; ``policy`` is the request's ``holes`` and
     ``sampled`` the run's judged random sample of holes, if any (``ignored``: why others were not used), and
-    ``judges`` the model judges whose grades may move U (:mod:`ptah.core.calibration`)."""
-    required, forbidden = run.required, run.forbidden
+    ``judges`` the model judges whose grades may move U (:mod:`ptah.core.calibration`); ``reference`` the
+    baseline's reference run, whose misses are known misses of the required gate."""
+    forbidden = run.forbidden
     result = [
-        Gate("required", run.name, required["failed"] == 0,
-             f"{required['failed']} of {counted(required['cases'], 'case')} missed a required key" if required["cases"]
-             else "no required keys: no case names one"),
+        required_gate(run, reference),
         Gate("forbidden", run.name, forbidden["leaking"] == 0,
              f"{forbidden['leaking']} of {counted(forbidden['cases'], 'case')} leaked a forbidden key"
              if forbidden["cases"] else "no forbidden keys: no case names one"),

@@ -1,6 +1,7 @@
 """The first screen of an evaluation on a terminal: what a reader needs before the detail.
 
-The verdict with the exit code it gives and every gate that did not pass;
+The verdict with the exit code it gives, every gate that did not pass and
+the required gate that passed over known misses;
 one table of every run's means, each with its delta against the reference
 run; every timed run's time per query (p50 / p95); one line per comparison
 (each candidate against the reference, and each run against the baseline:
@@ -40,7 +41,7 @@ def render_summary(report: Report, console: Console | PlainConsole) -> None:
     console.print(f"[bold {COLOUR[word]}]verdict: {word}[/bold {COLOUR[word]}] (exit {VERDICT_EXIT.get(report.verdict, 1)}) "
                   f"— {told}")
     for gate in report.gates:
-        if not gate.passed:
+        if not gate.passed or gate.known_misses:  # a known miss is said even where the gate passes
             console.print(gate_line(gate))
     corpus = report.corpus
     console.print(f"corpus {markup(corpus['path'])}: {corpus['cases']} cases")

@@ -133,7 +133,8 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
     verdicts = []
     for index, run in enumerate(runs):
         found = gates(run, comparisons[index].data if baseline is not None else None, whole, commands_path,
-                      request.holes, sampled.get(run.name), ignored.get(run.name, ()), judges.get(run.name, ()))
+                      request.holes, sampled.get(run.name), ignored.get(run.name, ()), judges.get(run.name, ()),
+                      None if baseline is None else baseline.runs[0])
         if baseline is not None:
             found += slice_gates(run, baseline.runs[0], {key: value for key, value in request.max_drop.items()
                                                          if key not in whole}, slices,

@@ -132,3 +132,35 @@ def test_a_changed_query_stays_incomparable_and_names_the_real_corpus(project, c
         f'and they differ in more than judgements: case "c3" asks another query now. Measure its runs again on this '
         f"corpus with `ptah report rebaseline {project / 'baseline.json'} --corpus {corpus} --output NEW.json`, or "
         "evaluate the corpus it was made with.")
+
+
+def test_a_required_key_the_baseline_missed_too_is_a_known_miss(project, cli):
+    # c2 requires 3 and c4 requires 6, which neither the baseline nor the run finds: known misses, not failed on
+    (project / "corpus.yaml").write_text(CORPUS.replace('relevant: {"6": 1}', 'relevant: {"6": 1}, required: ["6"]')
+                                         .replace('relevant: {"2": 1}', 'relevant: {"2": 1}, required: ["3"]'))
+    baseline = project / "baseline.json"
+    assert cli(*evaluate(project, "--output", baseline)).code == 1  # without a baseline, as before: a miss fails
+    code, out, err = cli(*evaluate(project, "--baseline", baseline, "--output", project / "now.json"))
+    assert code == 0, err
+    [required] = [g for g in json.loads((project / "now.json").read_text())["gates"] if g["name"] == "required"]
+    known = ('2 known misses, which the baseline missed too: "3" of case "c2" (baseline: ranked 3rd; now: ranked 3rd); '
+             '"6" of case "c4" (baseline: ranked 5th; now: ranked 5th)')
+    assert required == {
+        "name": "required", "generation": "small", "passed": True,
+        "known_misses": [{"case": "c2", "key": "3", "baseline_rank": 3, "baseline_where": "ranked 3rd",
+                          "current_rank": 3, "current_where": "ranked 3rd"},
+                         {"case": "c4", "key": "6", "baseline_rank": 5, "baseline_where": "ranked 5th",
+                          "current_rank": 5, "current_where": "ranked 5th"}],
+        "detail": f"0 of 2 cases missed a required key the baseline found; {known}"}
+    assert f"pass required (small): 0 of 2 cases missed a required key the baseline found; {known}" in out
+    # a baseline that ranked c4's 6 first: the run's miss of it is new, and fails; c2's 3 stays a known miss
+    document = json.loads(baseline.read_text())
+    document["runs"][0]["cases"][3]["results"] = [{"key": "6", "score": 0.9}, {"key": "1", "score": 0.8}]
+    edited = project / "edited.json"
+    edited.write_text(json.dumps(document))
+    code, out, err = cli(*evaluate(project, "--baseline", edited, "--output", project / "now.json"))
+    assert code == 1, err
+    [required] = [g for g in json.loads((project / "now.json").read_text())["gates"] if g["name"] == "required"]
+    assert (required["passed"], required["detail"], len(required["known_misses"])) == (
+        False, '1 of 2 cases missed a required key the baseline found; 1 known miss, which the baseline missed too: '
+               '"3" of case "c2" (baseline: ranked 3rd; now: ranked 3rd)', 1)

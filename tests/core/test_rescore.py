@@ -13,7 +13,8 @@ from ptah.core.judged import Judgement, JudgementRecord
 from ptah.core.measures import Measure
 from ptah.core.outcomes import make_run, measure_case, ranking_depth
 from ptah.core.ranking import rank_many
-from ptah.core.report import Report
+from ptah.core.baseline import required_gate
+from ptah.core.report import KnownMiss, Report
 from ptah.core.rescore import rescore
 
 KEYS = ["a", "b", "c", "d", "e"]
@@ -99,3 +100,20 @@ def test_a_measure_deeper_than_the_kept_ranking_is_never_lowered_below_the_kept_
                    measures)
     again = rescore(Corpus(cases=CASES), replace(old, runs=(run,)))
     assert again.report.runs[0].cases[1].values["P@4"] == 0.25  # d relevant in the kept top 2: 1 of 4
+
+
+def test_a_known_miss_keeps_both_ranks_and_a_new_one_fails():
+    required = (replace(CASES[0], required=("a", "c")), *CASES[1:])
+    reference = rescore(Corpus(cases=required), baseline()).report.runs[0]  # c newly required: not in its top 2
+    now = baseline(required).runs[0]
+    gate = required_gate(now, reference)
+    assert (gate.passed, gate.known_misses) == (True, (
+        KnownMiss("one", "c", None, "not in the top 2", 3, "ranked 3rd"),
+        KnownMiss("two", "c", 3, "ranked 3rd", 3, "ranked 3rd")))
+    assert gate.detail == (
+        '0 of 2 cases missed a required key the baseline found; 2 known misses, which the baseline missed too: "c" of '
+        'case "one" (baseline: not in the top 2; now: ranked 3rd); "c" of case "two" (baseline: ranked 3rd; now: '
+        "ranked 3rd)")
+    first = rescore(Corpus(cases=CASES), baseline()).report.runs[0]  # one did not require c: its miss is new
+    assert (required_gate(now, first).passed, len(required_gate(now, first).known_misses)) == (False, 1)
+    assert required_gate(now).detail == "2 of 2 cases missed a required key"  # without a baseline, as before
