@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # what type checkers read; at run time each name is imported 
     from ptah.core.judged import Judgement, JudgementRecord, Sample
     from ptah.core.measures import Measure, MeasureKind
     from ptah.core.metrics import Mean
-    from ptah.core.report import CaseResult, CaseTies, Hit, Hole, Miss, Result, Run
+    from ptah.core.report import CaseResult, CaseTies, Hit, Hole, KnownMiss, Miss, Result, Run
     from ptah.core.request import EvaluationRequest, Fusion, SearchOptions, StatisticsSettings
     from ptah.core.spec import (GenerationSettings, JudgeSettings, RerankSettings, ServiceSettings, SourceSpec, Spec,
                                 Variant)
@@ -55,7 +55,8 @@ _WHERE = {
     "Measure": "ptah.core.measures", "MeasureKind": "ptah.core.measures",
     "Mean": "ptah.core.metrics",
     "CaseResult": "ptah.core.report", "CaseTies": "ptah.core.report", "Hit": "ptah.core.report",
-    "Hole": "ptah.core.report", "Miss": "ptah.core.report", "Result": "ptah.core.report", "Run": "ptah.core.report",
+    "Hole": "ptah.core.report", "KnownMiss": "ptah.core.report", "Miss": "ptah.core.report",
+    "Result": "ptah.core.report", "Run": "ptah.core.report",
     "EvaluationRequest": "ptah.core.request", "Fusion": "ptah.core.request", "SearchOptions": "ptah.core.request",
     "StatisticsSettings": "ptah.core.request",
     "GenerationSettings": "ptah.core.spec", "ServiceSettings": "ptah.core.spec", "SourceSpec": "ptah.core.spec",
@@ -108,6 +109,7 @@ __all__ = [
     "Judgement",
     "JudgementRecord",
     "JudgeSettings",
+    "KnownMiss",
     "Mean",
     "Measure",
     "MeasureKind",

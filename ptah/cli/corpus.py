@@ -103,6 +103,7 @@ def plan(
     """
     from ptah.core.baseline import check_cases, check_comparable
     from ptah.core.power import check_settings, plan as plan_measure, report_sample
+    from ptah.core.rescore import rescore
     from ptah.services.evaluate import load_baseline
 
     wanted = measure_values("--detect", detect, _change, "{} is already planned")
@@ -112,8 +113,9 @@ def plan(
         raise InputError(f"--{exc}") from None
     loaded = load_corpus(corpus)
     report = load_baseline(baseline)
-    check_comparable(loaded.digest, report, str(baseline))
+    check_comparable(loaded, report, str(baseline), str(corpus))
     check_cases([case.id for case in loaded.cases], report.runs, str(baseline), f"the corpus {corpus}")
+    report = rescore(loaded, report).report  # the per-case values its rankings give under the judgements now
     plans = []
     for measure, delta in wanted.items():
         try:

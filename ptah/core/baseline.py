@@ -1,9 +1,10 @@
 """Baselines and gates: comparing a report with an earlier one, and the verdict.
 
-Comparability: two reports are comparable exactly when their corpus digests
-match; otherwise :func:`check_comparable` raises ``IncomparableBaseline``
-naming both digests. The digest is what a report says of itself, so the
-cases it holds are checked too (:func:`check_cases`): a run's case ids must be
+Comparability: a baseline is comparable with a corpus when their digests
+match or they differ in judgements alone (:mod:`ptah.core.rescore`, which
+measures the baseline again from its rankings); otherwise
+:func:`check_comparable` raises ``IncomparableBaseline`` naming both
+digests. The digest is what a report says of itself, so the cases it holds are checked too (:func:`check_cases`): a run's case ids must be
 exactly its corpus's, or a baseline cut down to its worst cases (every mean
 recomputed to match) would pass a gate it should not.
 
@@ -12,7 +13,9 @@ run (its first), so a new generation is measured against what was shipped.
 
 Gates, each a ``{"name", "passed", ...}`` entry in the report:
 
-* ``required`` -- every required key of every case is in its top k;
+* ``required`` -- every required key of every case is in its top k; with a
+  baseline, every one the baseline found (a key it missed too is a *known
+  miss*, reported with both ranks, not failed on);
 * ``forbidden`` -- no forbidden key appears in any top k;
 * ``max-<measure>-drop`` (recall, mrr, ndcg), only with a baseline -- fails
   when ``baseline mean - current mean > threshold``. Thresholds are absolute,
@@ -32,16 +35,19 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ptah.core.calibration import ModelJudge
+from ptah.core.corpus import Corpus
 from ptah.core.errors import IncomparableBaseline, ReportError
 from ptah.core.estimate import NO_RATES, Estimate, Rates, estimate
 from ptah.core.flips import flip_count, paired_cases, upper_relevant
 from ptah.core.measures import Measure
 from ptah.core.provenance import provenance
-from ptah.core.report import REPORT_FORMATS, Gate, Report, Run
+from ptah.core.report import REPORT_FORMATS, Gate, KnownMiss, Report, Run
 from ptah.core.request import gate_key
+from ptah.core.rescore import difference
 from ptah.core.verdicts import counted
 
 FLOAT_NOISE = 1e-12
+MAX_CASES_NAMED = 5
 
 
 def check_report_format(document: object, path: str) -> dict:
@@ -56,14 +62,22 @@ def check_report_format(document: object, path: str) -> dict:
     return document
 
 
-def check_comparable(corpus_digest: str, baseline: Report, path: str) -> None:
+def check_comparable(corpus: Corpus, baseline: Report, path: str, corpus_path: str | None = None) -> None:
+    """The baseline at ``path`` measured ``corpus``, or one that differs from it in judgements alone (the same case
+    ids, queries and depths: :func:`ptah.core.rescore.difference`); :class:`IncomparableBaseline` (exit 2) naming
+    both digests, how they differ and the rebaseline command with ``corpus_path`` (``corpus``'s path) otherwise."""
     theirs = baseline.corpus["digest"]
-    if theirs != corpus_digest:
-        raise IncomparableBaseline(
-            f"the baseline {path} measured a different corpus (digest {theirs}); "
-            f"this corpus is {corpus_digest}. Measure its runs again on this corpus with `ptah report rebaseline {path} "
-            "--corpus CORPUS --output NEW.json`, or evaluate the corpus it was made with."
-        )
+    if theirs == corpus.digest:
+        return
+    why = difference(corpus, baseline)
+    if why is None:
+        return
+    command = f"ptah report rebaseline {path} --corpus {corpus_path or corpus.path or 'CORPUS'} --output NEW.json"
+    raise IncomparableBaseline(
+        f"the baseline {path} measured a different corpus (digest {theirs}); this corpus is {corpus.digest}, and "
+        f"they differ in more than judgements: {why}. Measure its runs again on this corpus with `{command}`, or "
+        "evaluate the corpus it was made with."
+    )
 
 
 def check_cases(expected: Sequence[str], runs: Sequence[Run], path: str, corpus: str) -> None:
@@ -170,15 +184,41 @@ class Evidence:
     baseline_path: str | None = None
 
 
+def required_gate(run: Run, reference: Run | None = None) -> Gate:
+    """Every required key in its case's top k; against a baseline (``reference``, its reference run), every one
+    the baseline found: a key its case's baseline missed too is a known miss, reported with both ranks and not
+    failed on (DESIGN.md, "Known misses")."""
+    required = run.required
+    if not required["cases"]:
+        return Gate("required", run.name, True, "no required keys: no case names one")
+    cases = counted(required["cases"], "case")
+    if reference is None:
+        return Gate("required", run.name, required["failed"] == 0, f"{required['failed']} of {cases} missed a required key")
+    before = {case.id: {miss.key: miss for miss in case.missed} for case in reference.cases}
+    known, failed = [], 0
+    for case in run.cases:
+        theirs = before.get(case.id, {})
+        known += [KnownMiss(case.id, miss.key, theirs[miss.key].rank, theirs[miss.key].where, miss.rank, miss.where)
+                  for miss in case.missed if miss.key in theirs]
+        failed += any(miss.key not in theirs for miss in case.missed)
+    if not known:
+        return Gate("required", run.name, failed == 0, f"{failed} of {cases} missed a required key")
+    shown = "; ".join(f'"{miss.key}" of case "{miss.case}" (baseline: {miss.baseline_where}; now: {miss.current_where})'
+                      for miss in known[:MAX_CASES_NAMED])
+    more = f" and {len(known) - MAX_CASES_NAMED} more" if len(known) > MAX_CASES_NAMED else ""
+    misses = "1 known miss" if len(known) == 1 else f"{len(known):,} known misses"
+    return Gate("required", run.name, failed == 0,
+                f"{failed} of {cases} missed a required key the baseline found; {misses}, which the baseline missed "
+                f"too: {shown}{more}", known_misses=tuple(known))
+
+
 def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float],
           evidence: Evidence = Evidence(), baseline_run: Run | None = None) -> list[Gate]:
     """The gate verdicts of one run (see the module docs); a drop gate with ``baseline_run`` in hand (and both
     runs listing their holes) is settled by the holes of both (:func:`_decided_by_holes`)."""
-    required, forbidden = run.required, run.forbidden
+    forbidden = run.forbidden
     result = [
-        Gate("required", run.name, required["failed"] == 0,
-             f"{required['failed']} of {counted(required['cases'], 'case')} missed a required key" if required["cases"]
-             else "no required keys: no case names one"),
+        required_gate(run, baseline_run),
         Gate("forbidden", run.name, forbidden["leaking"] == 0,
              f"{forbidden['leaking']} of {counted(forbidden['cases'], 'case')} leaked a forbidden key"
              if forbidden["cases"] else "no forbidden keys: no case names one"),

@@ -34,9 +34,9 @@ from typing import Any, Mapping, Self
 
 from ptah.core.measures import Measure
 from ptah.core.metrics import Mean
-from ptah.core.verdicts import BaselineComparison, Comparison, Gate
+from ptah.core.verdicts import BaselineComparison, Comparison, Gate, KnownMiss
 
-__all__ = ["BaselineComparison", "CaseResult", "CaseTies", "Comparison", "Gate", "Hit", "Hole", "Miss", "Report",
+__all__ = ["BaselineComparison", "CaseResult", "CaseTies", "Comparison", "Gate", "Hit", "Hole", "KnownMiss", "Miss", "Report",
            "Result", "Run"]
 
 REPORT_FORMAT = "ptah-report@2"

@@ -6,7 +6,7 @@ rest of the report.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Mapping
 
 from ptah.core.measures import Measure
@@ -18,6 +18,19 @@ def counted(count: int, word: str) -> str:
 
 
 @dataclass(frozen=True)
+class KnownMiss:
+    """A required key the run missed in a case whose baseline missed it too: where each ranked (``rank`` None:
+    not known) and the sentences (``ranked 11th``, ``not in the top 5``)."""
+
+    case: str
+    key: str
+    baseline_rank: int | None
+    baseline_where: str
+    current_rank: int | None
+    current_where: str
+
+
+@dataclass(frozen=True)
 class Gate:
     """One gate's verdict: ``required``, ``forbidden`` or ``max-NAME-drop`` (with its threshold and the drop).
 
@@ -25,7 +38,8 @@ class Gate:
     its unjudged rows say (:mod:`ptah.core.flips`): their count, the flip
     count m, the plausible relevant holes U, the sample judged, the policy;
     it is ``inconclusive`` (and not ``passed``) when m <= U under the
-    ``bound`` policy: the holes may decide it.
+    ``bound`` policy: the holes may decide it. The ``required`` gate against a
+    baseline carries its ``known_misses``, which it does not fail on.
     """
 
     name: str
@@ -38,6 +52,7 @@ class Gate:
     inconclusive: bool = False
     holes: Mapping | None = None
     power: Mapping | None = None  # a drop gate's cases needed to see its threshold, beside the cases it has
+    known_misses: tuple[KnownMiss, ...] = ()
 
     @property
     def is_drop_gate(self) -> bool:
@@ -53,12 +68,15 @@ class Gate:
                 data["holes"] = dict(self.holes)
             if self.power is not None:
                 data["power"] = dict(self.power)
+        if self.known_misses:
+            data["known_misses"] = [asdict(miss) for miss in self.known_misses]
         return data | {"passed": self.passed, "detail": self.detail}
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Gate:
         return cls(data["name"], data.get("generation"), data["passed"], data["detail"], data.get("threshold"), data.get("drop"),
-                   data.get("drop_high"), data.get("inconclusive", False), data.get("holes"), data.get("power"))
+                   data.get("drop_high"), data.get("inconclusive", False), data.get("holes"), data.get("power"),
+                   tuple(KnownMiss(**miss) for miss in data.get("known_misses", ())))
 
 
 @dataclass(frozen=True)

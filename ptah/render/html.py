@@ -40,8 +40,8 @@ from ptah.core.report import EXCERPT_CHARS, CaseResult, Report, Run
 from ptah.core.significance import p_value_text
 from ptah.core.verdicts import counted
 from ptah.render.cases import changes
-from ptah.render.sentences import (baseline_findings, candidate_findings, gate_detail, gate_word, level_of, stage_phrase,
-                                   timed_runs, variant_sentence, verdict_sentence)
+from ptah.render.sentences import (baseline_findings, candidate_findings, gate_detail, gate_word, level_of, rescored_sentence,
+                                   stage_phrase, timed_runs, variant_sentence, verdict_sentence)
 from ptah.render.slices import (failing_phrases, family_sentence, mean_text, measured, not_compared, slice_tests,
                                 unmeasured_phrase)
 from ptah.render.text import bounded, interval, milliseconds, number, signed
@@ -175,6 +175,8 @@ def _baseline_section(report: Report) -> str:
         f'corpus digest <span class="mono">{escape(str(baseline.get("digest")))}</span>: each run against the '
         "baseline's reference run, paired by case.</p>",
     ]
+    if rescored := rescored_sentence(report):
+        parts.append(f'<p class="meta rescored">{escape(rescored[0].upper() + rescored[1:])}.</p>')
     for run, comparison in zip(report.runs, report.comparisons):
         parts.append(_baseline_run(run.name, run.channel, comparison.data, level_of(report)))
     return "".join(parts)

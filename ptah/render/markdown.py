@@ -30,8 +30,8 @@ from ptah.core.report import Report, Run
 from ptah.core.significance import p_value_text
 from ptah.core.visible import abbreviated, visible
 from ptah.render.cases import changes, failed_cases, problems, whereabouts
-from ptah.render.sentences import (baseline_findings, candidate_findings, gate_sentence, level_of, stage_phrase,
-                                   timed_runs, variant_sentence, verdict_sentence)
+from ptah.render.sentences import (baseline_findings, candidate_findings, gate_sentence, level_of, rescored_sentence,
+                                   stage_phrase, timed_runs, variant_sentence, verdict_sentence)
 from ptah.render.slices import (failing_phrases, family_sentence, mean_text, measured, not_compared, slice_tests,
                                 unmeasured_phrase)
 from ptah.render.text import bounded, interval, milliseconds, number, signed
@@ -63,6 +63,8 @@ def run_label(run: Run) -> str:
 def render_markdown(report: Report) -> str:
     """The summary as Markdown text (module docs), ending with a newline."""
     parts = [_verdict(report), _means(report), _slice_means(report), _variants(report), _cost(report)]
+    if rescored := rescored_sentence(report):
+        parts.append(rescored[0].upper() + rescored[1:] + ".")
     parts += [_baseline(report, run, comparison.data) for run, comparison in zip(report.runs, report.comparisons)]
     if family := (report.baseline or {}).get("family"):
         parts.append(f"Slices against the baseline: {family_sentence(family)}.")

@@ -1,6 +1,7 @@
 """The first screen of an evaluation on a terminal: what a reader needs before the detail.
 
-The verdict with the exit code it gives and every gate that did not pass;
+The verdict with the exit code it gives, every gate that did not pass and
+the required gate that passed over known misses;
 one table of every run's means, each with its delta against the reference
 run; every timed run's time per query (p50 / p95); one line per comparison
 (each candidate against the reference, and each run against the baseline:
@@ -8,7 +9,8 @@ each measure's finding and what the run costs more a query); one line per
 family of slice tests (its size, its correction and the findings that
 survive it: :func:`ptah.render.slices.family_lines`); and the notes on where the baseline came
 from (another generation identity, another snapshot of the source:
-``baseline.comparisons[i].provenance``). The
+``baseline.comparisons[i].provenance``) and how it was re-scored from its
+rankings (``baseline.rescored``). The
 detail -- every case, the side-by-side statistics, the gates and the verdict
 again -- follows (:mod:`ptah.render.table`).
 """
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from ptah.core.measures import Measure
 from ptah.core.report import Gate, Report
-from ptah.render.sentences import finding_brief, gate_sentence, time_delta, verdict_sentence
+from ptah.render.sentences import finding_brief, gate_sentence, rescored_sentence, time_delta, verdict_sentence
 from ptah.render.slices import family_lines
 from ptah.render.text import delta, markup, milliseconds, number, plain
 
@@ -39,7 +41,7 @@ def render_summary(report: Report, console: Console | PlainConsole) -> None:
     console.print(f"[bold {COLOUR[word]}]verdict: {word}[/bold {COLOUR[word]}] (exit {VERDICT_EXIT.get(report.verdict, 1)}) "
                   f"— {told}")
     for gate in report.gates:
-        if not gate.passed:
+        if not gate.passed or gate.known_misses:  # a known miss is said even where the gate passes
             console.print(gate_line(gate))
     corpus = report.corpus
     console.print(f"corpus {markup(corpus['path'])}: {corpus['cases']} cases")
@@ -52,6 +54,8 @@ def render_summary(report: Report, console: Console | PlainConsole) -> None:
         console.print("  " + line, highlight=False, markup=False)
     for line in provenance_notes(report):
         console.print(f"  [yellow]note[/yellow]: {markup(line)}")
+    if rescored := rescored_sentence(report):
+        console.print(f"  [yellow]note[/yellow]: {markup(rescored)}")
     console.print("[dim]detail: each run's cases, then the comparisons, the gates and the verdict[/dim]")
 
 

@@ -4,7 +4,9 @@
 returns a typed :class:`~ptah.core.report.Report`:
 
 1. the baseline (when asked) is read, bounded, checked against the report
-   schema and against itself, and must have measured the same corpus (exit 2);
+   schema and against itself, and must have measured the same corpus, or one
+   that differs in judgements alone (exit 2); its runs are measured again from
+   their stored rankings under the corpus now (:mod:`ptah.core.rescore`);
 2. the runs are planned -- every channel with every generation, channel-major
    (:mod:`ptah.services.channels`) -- and each is measured by its channel,
    sharing what runs share (a generation's vectors, a template's lexical index);
@@ -46,6 +48,7 @@ from ptah.core.identity import text_digest
 from ptah.core.judged import JudgementRecord, judged_keys, population_digest
 from ptah.core.report import BaselineComparison, Comparison, Gate, Report, Run, excerpt, read_only
 from ptah.core.report_checks import check_consistency
+from ptah.core.rescore import rescore
 from ptah.core.request import EvaluationRequest, gate_key
 from ptah.core.slicing import corpus_slices, correct, listed, power_note, slice_comparisons, slice_gates, slice_means
 from ptah.core.spec import GenerationSettings
@@ -86,10 +89,15 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
     baseline = baseline_report
     if baseline is None and request.baseline is not None:
         baseline = load_baseline(request.baseline)
+    # the commands a gate's sentence names take the corpus's file; a corpus the server registered has none
+    commands_path = None if corpus.path == registered_label(corpus.name, corpus.digest) else corpus.path
+    rescored = None
     if baseline is not None:
         named = "report" if request.baseline is None else request.baseline  # a report in hand may be unnamed
-        check_comparable(corpus.digest, baseline, named)
+        check_comparable(corpus, baseline, named, commands_path)
         check_cases([case.id for case in corpus.cases], baseline.runs, named, f"the corpus {corpus.path}")
+        rescored = rescore(corpus, baseline)  # its values from its rankings, never from the file's numbers
+        baseline = rescored.report
         check_measures(baseline, request.max_drop, named)
     plans = plan_runs(project.spec, list(request.generations) or None, request.channels, request.variants)
     sides = Sides(project, corpus, request, channels=tuple(dict.fromkeys(plan.channel for plan in plans)))
@@ -124,8 +132,6 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
     # one read of the ranked rows' judging text serves the page's excerpts and the model judges' freshness
     texts = ranked_texts(project, runs) if request.excerpts or corpus.judgements.models else {}
     judges = model_judges(corpus.judgements, runs, evidence, request.min_kappa, texts)
-    # the commands a gate's sentence names take the corpus's file; a corpus the server registered has none
-    commands_path = None if corpus.path == registered_label(corpus.name, corpus.digest) else corpus.path
     verdicts = []
     for index, run in enumerate(runs):
         known = replace(evidence[run.name], policy=request.holes, judges=tuple(judges.get(run.name, ())),
@@ -161,7 +167,8 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
         gates=tuple(verdicts),
         timings=read_only(timings),
         environment=read_only(environment(project, embedded)),
-        baseline=None if baseline is None else read_only({"path": request.baseline, "digest": baseline.corpus["digest"]}
+        baseline=None if rescored is None else read_only({"path": request.baseline, "digest": rescored.measured}
+                                                         | ({"rescored": entry} if (entry := rescored.entry()) else {})
                                                          | ({"family": family} if family else {})),
         comparisons=tuple(comparisons),
         comparison=None if side_by_side is None else Comparison(read_only(side_by_side)),

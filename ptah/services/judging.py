@@ -49,6 +49,7 @@ from ptah.core.spec import template_columns
 from ptah.core.visible import abbreviated
 from ptah.core.worklist import TEXT_CHARS, Hole, WorkCase, Worklist, judged_summary, pooled_holes
 from ptah.core.baseline import check_cases, check_comparable
+from ptah.core.rescore import rescore
 from ptah.services.evaluate import evaluate, load_baseline
 from ptah.services.project import Project
 
@@ -128,9 +129,9 @@ def _worklist(project: Project, corpus_path: str | os.PathLike, generations: Seq
     before = None
     if baseline is not None:
         reference = load_baseline(baseline)
-        check_comparable(corpus.digest, reference, str(baseline))
+        check_comparable(corpus, reference, str(baseline), str(corpus_path))
         check_cases([case.id for case in corpus.cases], reference.runs[:1], str(baseline), f"the corpus {corpus_path}")
-        before = reference.runs[0]
+        before = rescore(corpus, reference).report.runs[0]  # its holes under the judgements now
         runs.append((f"baseline {before.name}", {case.id: list(case.keys) for case in before.cases}))
         current = {key for _, rankings in runs[:-1] for keys in rankings.values() for key in keys}
         gone_allowed = {key for case in before.cases for key in case.keys} - current

@@ -82,15 +82,20 @@ def test_evaluate_takes_a_request_or_its_options_never_both(example_project):
 
 
 def test_a_baseline_report_in_hand_of_another_corpus_is_refused_as_the_baseline_report(example_project):
+    # another digest and another query (another digest alone would differ in judgements: re-scored, not refused)
     with ptah.open_project(example_project / "ptah.yaml") as project:
         report = project.evaluate(CORPUS, generations=["title-body"])
-        other = replace(report, corpus={**report.corpus, "digest": "sha256:0"})
+        first = report.runs[0].cases[0]
+        asked = tuple(replace(run, cases=(replace(run.cases[0], query="another question"), *run.cases[1:]))
+                      for run in report.runs)
+        other = replace(report, corpus={**report.corpus, "digest": "sha256:0"}, runs=asked)
         with pytest.raises(ptah.IncomparableBaseline) as refused:
             project.evaluate(CORPUS, generations=["title-body"], baseline_report=other)
     assert (str(refused.value), refused.value.exit_code) == (
         f"the baseline report measured a different corpus (digest sha256:0); this corpus is "
-        f"{report.corpus['digest']}. Measure its runs again on this corpus with `ptah report rebaseline report --corpus "
-        "CORPUS --output NEW.json`, or evaluate the corpus it was made with.", 2)
+        f'{report.corpus["digest"]}, and they differ in more than judgements: case "{first.id}" asks another query '
+        f"now. Measure its runs again on this corpus with `ptah report rebaseline report --corpus {CORPUS} --output "
+        "NEW.json`, or evaluate the corpus it was made with.", 2)
 
 
 def search_did_not_get_worse(spec: Path, generation: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -143,16 +144,29 @@ def test_a_drop_of_exactly_the_threshold_passes_and_na_fails():
     assert [(g.name, g.passed) for g in result] == [("required", True), ("forbidden", True), ("max-recall-drop", True), ("max-mrr-drop", False)]
 
 
-def test_comparability_names_both_digests(outcomes):
+def test_comparability_names_both_digests_and_the_real_corpus(outcomes):
+    # a changed query is more than judgements: refused, naming both digests and the corpus's own path
     baseline = make_report(outcomes)
+    asked = Corpus(cases=(replace(CASES[0], query="q1 again"), *CASES[1:]), name="t", path="corpora/c.yaml")
     with pytest.raises(IncomparableBaseline) as info:
-        check_comparable("sha256:other", baseline, "base.json")
+        check_comparable(asked, baseline, "base.json")
     assert str(info.value) == (
         f"the baseline base.json measured a different corpus (digest {baseline.corpus['digest']}); this corpus is "
-        "sha256:other. Measure its runs again on this corpus with `ptah report rebaseline base.json --corpus CORPUS "
-        "--output NEW.json`, or evaluate the corpus it was made with."
+        f'{asked.digest}, and they differ in more than judgements: case "one" asks another query now. Measure its runs '
+        "again on this corpus with `ptah report rebaseline base.json --corpus corpora/c.yaml --output NEW.json`, or "
+        "evaluate the corpus it was made with."
     )
-    check_comparable(baseline.corpus["digest"], baseline, "base.json")
+    deeper = Corpus(cases=(*CASES[:2], replace(CASES[2], k=4)), path="c.yaml")
+    with pytest.raises(IncomparableBaseline, match='case "three" looked 3 deep and looks 4 deep now'):
+        check_comparable(deeper, baseline, "base.json")
+    fewer = Corpus(cases=tuple(CASES[:2]), path="c.yaml")
+    with pytest.raises(IncomparableBaseline, match='its case "three" is not in the corpus'):
+        check_comparable(fewer, baseline, "base.json")
+    # the same digest, or the same cases with other judgements (a grade added): comparable
+    check_comparable(Corpus(cases=tuple(CASES)), baseline, "base.json")
+    judged = Corpus(cases=(*CASES[:2], replace(CASES[2], relevant={"e": 1.0, "a": 1.0})))
+    assert judged.digest != baseline.corpus["digest"]
+    check_comparable(judged, baseline, "base.json")
 
 
 def test_thresholds_are_checked():
