@@ -182,6 +182,7 @@ class Evidence:
     judges: tuple[ModelJudge, ...] = ()
     corpus_path: str | None = None
     baseline_path: str | None = None
+    spec_path: str | None = None
 
 
 def required_gate(run: Run, reference: Run | None = None) -> Gate:
@@ -354,12 +355,15 @@ def _holes_sentence(run: Run, holes: Mapping, evidence: Evidence) -> str:
     if count == 0:
         return "every row in either run's top k is judged"
     way = "pass" if holes["direction"] == "pass" else "fail"
-    rows = f"{count:,} unjudged {'row' if count == 1 else 'rows'} of either run"
+    rows = "the only unjudged row of either run" if count == 1 else f"the {count:,} unjudged rows of either run"
     if m is None:
-        said = f"none of the {rows} could make it {way}"
+        said = f"{rows} could not make it {way}" if count == 1 else f"none of {rows} could make it {way}"
+    elif count == 1:
+        said = (f"{rows} would make it {way} if relevant, and "
+                f"{'it plausibly is not' if m > plausible else 'it may be'} ({_evidence(holes)})")
     else:
         least = "" if holes["flip_count_exact"] else "at least "
-        said = (f"{least}{m:,} of the {rows} would have to be relevant to make it {way}, and "
+        said = (f"{least}{m:,} of {rows} would have to be relevant to make it {way}, and "
                 f"{'at most' if m > plausible else 'as many as'} {plausible:,} plausibly are ({_evidence(holes)})")
     found = holes["estimate"]
     if found is not None:
@@ -381,7 +385,8 @@ def _command(run: Run, size: int, evidence: Evidence) -> str:
     """The one command whose sample settles an inconclusive gate: a stratified sample of both runs' holes."""
     corpus = evidence.corpus_path or "CORPUS"
     baseline = f" --baseline {evidence.baseline_path}" if evidence.baseline_path else ""
-    return f"ptah corpus judge {corpus} --sample {size}{baseline}{run_flags(run)}"
+    spec = f" --spec {evidence.spec_path}" if evidence.spec_path else ""
+    return f"ptah corpus judge {corpus} --sample {size}{baseline}{run_flags(run)}{spec}"
 
 
 def _evidence(holes: Mapping) -> str:

@@ -135,7 +135,8 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
     verdicts = []
     for index, run in enumerate(runs):
         known = replace(evidence[run.name], policy=request.holes, judges=tuple(judges.get(run.name, ())),
-                        corpus_path=commands_path, baseline_path=request.baseline)
+                        corpus_path=commands_path, baseline_path=request.baseline,
+                        spec_path=None if project.spec.path is None else str(project.spec.path))
         found = gates(run, comparisons[index].data if baseline is not None else None, whole, known, reference)
         if baseline is not None:
             assert reference is not None

@@ -74,13 +74,14 @@ def test_a_drop_the_holes_decide_is_inconclusive_until_they_are_judged(project, 
     gate = report["gates"][2]
     assert (gate["name"], gate["passed"], gate["inconclusive"], gate["drop"], gate["drop_high"]) == (
         "max-mrr-drop", False, True, 1.0, 0.0)
-    assert gate["detail"] == (
-        "MRR 1.0000 -> 0.0000 (dropped 1.0000; a drop of 0.1000 is allowed); inconclusive: 1 unjudged row of 1 would "
-        "have to be relevant to pass, and as many as 1 may be (no random sample of them judged; in 1 case: 'c1'); "
-        f"list them with `ptah corpus holes {corpus} -g new`, judge them, and evaluate again")
-    assert gate["holes"] == {"policy": "bound", "holes": 1, "flip_count": 1, "flip_count_exact": True,
-                             "plausible_relevant": 1, "sample": None, "inconclusive": True, "settling_sample": None,
-                             "samples_ignored": []}
+    assert gate["detail"].startswith(
+        "MRR 1.0000 -> 0.0000 (dropped 1.0000; a drop of 0.1000 is allowed); inconclusive: the only unjudged row of "
+        "either run would make it pass if relevant, and it may be (no random sample of them judged)")
+    holes = gate["holes"]
+    assert (holes["holes"], holes["flip_count"], holes["direction"], holes["plausible_relevant"]) == (1, 1, "pass", 1)
+    assert (holes["settling_sample"], holes["inconclusive"], holes["sample"]) == (1, True, None)
+    assert holes["command"] == f"ptah corpus judge {corpus} --sample 1 --baseline {baseline} -g new --spec {project.spec_path}"
+    assert gate["detail"].endswith(f"`{holes['command']}`")
 
     # --holes misses: the trec_eval convention -- the hole is a miss, the gate fails (exit 1, never 4)
     code, _, err = evaluate(capsys, project, "-g", "new", "--baseline", baseline, "--max-mrr-drop", "0.1",
@@ -88,16 +89,19 @@ def test_a_drop_the_holes_decide_is_inconclusive_until_they_are_judged(project, 
     assert code == 1, err
     missed = json.loads((project.folder / "misses.json").read_text())["gates"][2]
     assert (missed["passed"], missed["inconclusive"], missed["holes"]["policy"]) == (False, False, "misses")
-    assert missed["detail"].endswith("; 1 unjudged row counted as not relevant (--holes misses)")
+    assert missed["detail"].endswith("; 1 unjudged row of either run counted as not relevant (--holes misses)")
     words = " ".join(out.split())
     assert "INCONCLUSIVE max-mrr-drop (new)" in words
     assert "verdict: INCONCLUSIVE" in words
     assert report["corpus"]["judgements"] is None
 
-    # a failing gate wins: exit 1
+    # recall too: row 5 relevant would grow the baseline's denominator as well as lift new (1/2 on both sides),
+    # so the one hole decides that gate as well (the one-sided rule called it a failure)
     code, _, err = evaluate(capsys, project, "-g", "new", "--baseline", baseline, "--max-mrr-drop", "0.1",
-                            "--max-recall-drop", "0.1")
-    assert code == 1, err
+                            "--max-recall-drop", "0.1", "--output", project.folder / "both.json")
+    assert code == 4, err
+    both = json.loads((project.folder / "both.json").read_text())["gates"][2:]
+    assert sorted((g["name"], g["inconclusive"]) for g in both) == [("max-mrr-drop", True), ("max-recall-drop", True)]
 
     # row 5 judged not relevant, in the record beside the corpus (the corpus and its digest unchanged): a plain fail
     record = judged("5", 0, Workspace.text(DOCS[4]))
