@@ -196,6 +196,22 @@ def check_apart(outputs: Sequence[tuple[str, str | os.PathLike]], inputs: Sequen
 
 
 @contextmanager
+def replacing_entry(path: str | os.PathLike) -> Iterator[str]:
+    """A temporary file made in ``path``'s own folder (never through a link: ``O_EXCL``) that replaces the folder's
+    entry ``path`` when the block ends -- a link, FIFO or device there is replaced, never written through; removed
+    if the block raises. For files ptah makes for itself (its caches), where no link of the user's is kept."""
+    folder = os.path.dirname(os.fspath(path)) or "."
+    fd, temporary = tempfile.mkstemp(prefix=".ptah-", suffix=".tmp", dir=folder)
+    os.close(fd)
+    try:
+        yield temporary
+        os.replace(temporary, path)
+    finally:
+        if os.path.lexists(temporary):
+            os.unlink(temporary)
+
+
+@contextmanager
 def replacing(path: str | os.PathLike, label: str | None = None) -> Iterator[str]:
     """A temporary path beside ``path`` (a link followed) whose file replaces ``path`` atomically, with the
     permission bits of the file it replaces, when the block ends; removed if the block raises."""
