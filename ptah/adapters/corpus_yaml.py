@@ -60,11 +60,14 @@ from ptah.core.corpus import (
     TAG_PATTERN,
     Case,
     Corpus,
+    shown_key,
 )
-from ptah.core.errors import CorpusError
+from ptah.core.errors import CorpusError, Problem
+from ptah.core.judged import JudgementRecord
 
 TOP_FIELDS = ("version", "name", "description", "default_k", "cases")
 CASE_FIELDS = ("id", "query", "k", "required", "relevant", "forbidden", "tags")
+MAX_DISAGREEMENTS_SHOWN = 10  # of a record with its corpus; the rest are counted
 
 
 def load_corpus(given: str | os.PathLike) -> Corpus:
@@ -76,7 +79,32 @@ def load_corpus(given: str | os.PathLike) -> Corpus:
     root = read_document(path, max_bytes=MAX_FILE_BYTES, what="corpus")
     corpus = _Reader(str(path)).corpus(root)
     record = read_record(path)
-    return corpus.with_judgements(record) if len(record) else corpus
+    if not len(record):
+        return corpus
+    _check_agreement(corpus, record, path)
+    return corpus.with_judgements(record)
+
+
+def _check_agreement(corpus: Corpus, record: JudgementRecord, path: Path) -> None:
+    """:class:`CorpusError` (exit 2) for each record entry grading a key relevant (grade > 0) that its case in
+    the corpus neither grades nor requires. Grades above 0 live in the corpus too, and the corpus is the truth of
+    every measure: taken as they are, such entries would make their keys judged and not relevant, silently
+    lowering every high bound. An entry for a case the corpus no longer has moves no bound and is kept."""
+    from ptah.adapters.judgements_yaml import record_path
+
+    named = {case.id: case.relevant.keys() | set(case.required) for case in corpus.cases}
+    found = [(case_id, key, judgement.grade) for case_id, keys in record.cases.items() if case_id in named
+             for key, judgement in keys.items() if judgement.grade > 0 and key not in named[case_id]]
+    if not found:
+        return
+    where = str(record_path(path))
+    problems = [Problem(f'key "{shown_key(key)}" has grade {grade:g} in the record, but the corpus {path} does not '
+                        "list it as relevant or required; add it to the case's relevant there, or set its grade to "
+                        "0 here if it is not relevant", path=where, case=case_id)
+                for case_id, key, grade in found[:MAX_DISAGREEMENTS_SHOWN]]
+    if len(found) > MAX_DISAGREEMENTS_SHOWN:
+        problems.append(Problem(f"and {len(found) - MAX_DISAGREEMENTS_SHOWN:,} more entries like these", path=where))
+    raise CorpusError(problems)
 
 
 def parse_corpus(data: bytes | str, name: str = "<corpus>") -> Corpus:

@@ -25,8 +25,8 @@ import errno
 import os
 import stat
 import tempfile
-from contextlib import contextmanager
-from typing import Iterable, Iterator
+from contextlib import contextmanager, suppress
+from typing import Iterable, Iterator, Sequence
 
 from ptah.core.errors import InputError, OutputRefused, OutputUnwritable, Problem
 
@@ -157,6 +157,58 @@ def check_output(path: str | os.PathLike, option: str | None = None) -> None:
     """Refuse (exit 2) before any work an output path the write would refuse; ``option`` prefixes messages."""
     raw = os.fspath(path)
     _looked_at(raw, _label(raw, option))
+
+
+def _names(path: str) -> set:
+    """What makes two paths one file: the resolved path, and the device and inode of what is there."""
+    names: set = {os.path.realpath(path)}
+    with suppress(OSError):
+        found = os.stat(path)
+        names.add((found.st_dev, found.st_ino))
+    return names
+
+
+def _written_through(path: str) -> bool:
+    """A device or FIFO is written through and nothing there is replaced: two outputs may share one."""
+    with suppress(OSError):
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    return False
+
+
+def check_apart(outputs: Sequence[tuple[str, str | os.PathLike]], inputs: Sequence[tuple[str, str | os.PathLike]]) -> None:
+    """Refuse (:class:`OutputRefused`, exit 2), before any work, an output ``(option, path)`` that is one of the
+    run's ``inputs`` (``(what, path)``: ``the corpus``…) or that an earlier output names too: the same file by
+    device and inode (a link, a hard link), or the same path resolved."""
+    read = [(what, os.fspath(path), _names(os.fspath(path))) for what, path in inputs]
+    written: list[tuple[str, set]] = []
+    for option, given in outputs:
+        path = os.fspath(given)
+        names = _names(path)
+        for what, source, known in read:
+            if names & known:
+                raise OutputRefused(f"{option} {path}: is {what} this run reads ({source}); ptah never writes over "
+                                    "an input, so give another path")
+        for other, known in written:
+            if names & known:
+                raise OutputRefused(f"{option} {path}: {other} writes there too; give each output a path of its own")
+        if not _written_through(path):
+            written.append((f"{option} {path}", names))
+
+
+@contextmanager
+def replacing_entry(path: str | os.PathLike) -> Iterator[str]:
+    """A temporary file made in ``path``'s own folder (never through a link: ``O_EXCL``) that replaces the folder's
+    entry ``path`` when the block ends -- a link, FIFO or device there is replaced, never written through; removed
+    if the block raises. For files ptah makes for itself (its caches), where no link of the user's is kept."""
+    folder = os.path.dirname(os.fspath(path)) or "."
+    fd, temporary = tempfile.mkstemp(prefix=".ptah-", suffix=".tmp", dir=folder)
+    os.close(fd)
+    try:
+        yield temporary
+        os.replace(temporary, path)
+    finally:
+        if os.path.lexists(temporary):
+            os.unlink(temporary)
 
 
 @contextmanager

@@ -44,7 +44,7 @@ from typing import Mapping
 from urllib.parse import parse_qsl, unquote
 
 from ptah.adapters.sources.base import SQLITE_PREFIX, postgres_module, source_kind
-from ptah.adapters.stores.pgvector_location import schema_of
+from ptah.adapters.stores.pgvector_location import schema_of, system_schema_problem
 from ptah.adapters.stores.registry import DEFAULT as SQLITE_STORE
 from ptah.adapters.stores.registry import store_kind
 from ptah.core.errors import Problem, SourceUnavailable, SpecError, StoreUnavailable
@@ -84,7 +84,7 @@ def store_problem(written: str, expanded: str) -> str | None:
     """Why ``store`` (as ``written``, and after ``${VAR}`` expansion) is refused; None when it is not."""
     shown = f'"{redact_url(written)}"'
     if store_kind(expanded) != SQLITE_STORE:
-        return None
+        return system_schema_problem(schema_of(expanded))  # a search_path written in the URL by hand
     path = expanded.removeprefix(SQLITE_PREFIX)
     if "://" in path or path.startswith("sqlite:"):  # another scheme, or sqlite://x.db misspelt: not a file name
         return f"{shown} is not a store ptah opens; write a file path or postgresql://…"

@@ -82,9 +82,11 @@ def plan(
     baseline: Path = typer.Option(..., "--baseline", help="A report ptah wrote on this corpus: its per-case values "
                                   "give the spread of the paired differences."),
     detect: List[str] = typer.Option(..., "--detect", help="NAME=X: a change of X in the measure NAME to detect, "
-                                     "0 < X <= 1 (repeatable), e.g. --detect nDCG=0.02."),
-    power: float = typer.Option(0.8, "--power", help="The chance of seeing the change when it is there, 0 < P < 1."),
-    alpha: float = typer.Option(0.05, "--alpha", help="The two-sided level of the paired test, 0 < A < 1."),
+                                     "1e-6 <= X <= 1 (repeatable), e.g. --detect nDCG=0.02."),
+    power: float = typer.Option(0.8, "--power", help="The chance of seeing the change when it is there, "
+                                "1e-6 <= P <= 1 - 1e-6."),
+    alpha: float = typer.Option(0.05, "--alpha", help="The two-sided level of the paired test, "
+                                "1e-6 <= A <= 1 - 1e-6."),
     json_output: bool = typer.Option(False, "--json", help="Print the plans as JSON."),
 ) -> None:
     """How many cases the corpus, and each slice (tag), needs to see a change of X with the given power.
@@ -133,7 +135,7 @@ def plan(
 
 
 def _change(text: str) -> float:
-    """The X of ``--detect NAME=X``: a number, 0 < X <= 1; ``ValueError`` saying so otherwise."""
+    """The X of ``--detect NAME=X``: a number, 1e-6 <= X <= 1; ``ValueError`` saying so otherwise."""
     from ptah.core.power import check_settings
 
     try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Sequence
 
 from ptah.core.errors import PtahError
 from ptah.core.visible import visible, visible_json
@@ -42,13 +43,16 @@ def error_text(exc: BaseException) -> str:
     return visible(str(exc), newlines=True)
 
 
-def check_outputs(*pairs: tuple[str, str | os.PathLike | None]) -> None:
-    """Refuse (exit 2), before any work, each ``(option, path)`` output ptah would refuse to write."""
-    from ptah.services.files import check_output
+def check_outputs(*pairs: tuple[str, str | os.PathLike | None], inputs: Sequence[tuple[str, str]] = ()) -> None:
+    """Refuse (exit 2), before any work, each ``(option, path)`` output ptah would refuse to write, two outputs
+    on one file, and an output over one of the run's ``inputs`` (``(what, path)``,
+    :func:`ptah.services.files.run_inputs`)."""
+    from ptah.services.files import check_apart, check_output
 
-    for option, value in pairs:
-        if value is not None:
-            check_output(value, option)
+    given = [(option, value) for option, value in pairs if value is not None]
+    for option, value in given:
+        check_output(value, option)
+    check_apart(given, inputs)
 
 
 SPELLINGS = {"--output": "json", "--html": "html", "--trec-run": "trec", "--junit": "junit", "--markdown": "markdown"}
@@ -62,9 +66,11 @@ def save_help() -> str:
             + " (repeatable; --html PATH is --save html=PATH).")
 
 
-def outputs(spelled: dict[str, str | None], saves: list[str] | None) -> list[tuple[str, str]]:
+def outputs(spelled: dict[str, str | None], saves: list[str] | None,
+            inputs: Sequence[tuple[str, str]] = ()) -> list[tuple[str, str]]:
     """Each ``(format, path)`` to write: the spelled options given, then each ``--save FORMAT=PATH``; a path ptah
-    would refuse, or an unknown format, is refused now (exit 2), before any work."""
+    would refuse, an unknown format, two outputs on one file or an output over one of the run's ``inputs``
+    (:func:`check_outputs`) is refused now (exit 2), before any work."""
     from ptah.core.errors import InputError
     from ptah.core.visible import abbreviated
     from ptah.render.formats import FORMATS
@@ -79,7 +85,7 @@ def outputs(spelled: dict[str, str | None], saves: list[str] | None) -> list[tup
         except InputError as exc:
             raise InputError(f"--save {abbreviated(text)}: {exc.message}") from None
         chosen.append((name, path, "--save"))
-    check_outputs(*((option, path) for _, path, option in chosen))
+    check_outputs(*((option, path) for _, path, option in chosen), inputs=inputs)
     return [(name, path) for name, path, _ in chosen]
 
 

@@ -53,10 +53,14 @@ def evaluate(
     """
     import ptah
     from ptah.cli.display import outputs, show_report
+    from ptah.services.files import run_inputs
+    from ptah.services.project import read_spec
 
-    # a path ptah would refuse is refused now, not after the evaluation
+    found = read_spec(spec)
+    # a path ptah would refuse, or a file this run reads, is refused now, not after the evaluation
+    inputs = run_inputs(found, corpus, (("the baseline report", requested["baseline"]),))
     saved = outputs({"--output": output, "--html": html, "--trec-run": trec_run, "--junit": junit,
-                     "--markdown": markdown}, save)
+                     "--markdown": markdown}, save, inputs)
     values = {option.name: tuple(requested[option.name] or ()) if option.kind is tuple else requested[option.name]
               for option in OPTIONS}
     values["excerpts"] = values["excerpts"] or any(format == "html" for format, _ in saved)  # the page shows them
@@ -64,7 +68,7 @@ def evaluate(
                                requested["max_drop"] or [])
     with as_flags():
         request = EvaluationRequest.of(**values)
-    with ptah.open_project(spec) as project:
+    with ptah.open_project(found) as project:
         loaded = project.load_corpus(corpus)
         report = project.evaluate(loaded, request)
     for format, path in saved:

@@ -24,7 +24,7 @@ from typing import List, Optional
 import typer
 
 from ptah.cli.corpus import app
-from ptah.cli.display import SPEC_HELP, json_text, plain, wrote
+from ptah.cli.display import SPEC_HELP, check_outputs, json_text, plain, wrote
 from ptah.core.corpus import MAX_GRADE, shown_key
 from ptah.core.errors import InputError
 
@@ -52,13 +52,13 @@ def holes(
     For each case, the union over every run asked for, with the rank each run
     gave the row and its text; best rank first. Exit 0 (holes or none).
     """
-    from ptah.services.files import check_output, write_text
+    from ptah.services.files import run_inputs, write_text
     from ptah.services.judging import make_worklist
-    from ptah.services.project import open_project
+    from ptah.services.project import project_of, read_spec
 
-    if output is not None:
-        check_output(output, "--output")
-    with open_project(spec) as project:
+    found = read_spec(spec)
+    check_outputs(("--output", output), inputs=run_inputs(found, corpus, (("the baseline report", baseline),)))
+    with project_of(found) as project:
         worklist = make_worklist(project, corpus, generation, _channels(channel, variant), baseline, variant)
     if output is not None:
         write_text(output, json.dumps(worklist.to_dict(), indent=2, ensure_ascii=False) + "\n")

@@ -5,8 +5,9 @@ returned it at which rank. Keys: ``0`` not relevant, ``1``... the grades the
 corpus already uses, in ascending order (``1`` grade 1 when it grades
 nothing; :func:`answers`), ``r`` required (grade 1), ``f`` forbidden, ``s`` skip (asked again next
 session), ``u`` undo the last answer (its row is shown again), ``q`` save and
-quit. The end of the worklist, the end of input (Ctrl-D), Ctrl-C and the
-terminal closing (SIGHUP) save too: nothing judged is lost, and a later
+quit. The end of the worklist, the end of input (Ctrl-D), Ctrl-C, the
+terminal closing (SIGHUP) and SIGTERM (a CI job cancelled, ``timeout``,
+``docker stop``; exit 0, as ``q``) save too: nothing judged is lost, and a later
 session resumes with the rows still unjudged. On a terminal Ctrl-C is read
 as a key, not taken as a signal, so it means the same wherever the session is
 when it is pressed.
@@ -63,9 +64,28 @@ class HungUp(Exception):
     """The terminal closed (SIGHUP): the session ends and saves what was judged."""
 
 
+class Terminated(Exception):
+    """SIGTERM: the session ends and saves what was judged, saying so on a terminal still there."""
+
+
 def _hung_up(_signum, _frame) -> None:
     """SIGHUP: the session ends (and saves)."""
     raise HungUp()
+
+
+def _terminated(_signum, _frame) -> None:
+    """SIGTERM: the session ends (and saves); another one while it unwinds is not a second interruption."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Terminated()
+
+
+@contextmanager
+def _ended_by_sigterm() -> Iterator[None]:
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _silenced() -> None:
@@ -78,7 +98,14 @@ def _silenced() -> None:
 
 @contextmanager
 def key_reader() -> Iterator[Callable[[], str]]:
-    """A function returning the next key pressed ('' at the end of input); a key at a time on a terminal."""
+    """A function returning the next key pressed ('' at the end of input); a key at a time on a terminal. While
+    it is open, SIGTERM raises :class:`Terminated` (and, on a terminal, SIGHUP :class:`HungUp`)."""
+    with _ended_by_sigterm(), _keys() as read:
+        yield read
+
+
+@contextmanager
+def _keys() -> Iterator[Callable[[], str]]:
     stream = sys.stdin
     if not stream.isatty():
         def next_line() -> str:
@@ -147,6 +174,8 @@ def run_session(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str],
     verdicts: list[Verdict] = []
     try:
         _ask(items, read, verdicts, scale)
+    except Terminated:
+        typer.echo("\nterminated (SIGTERM): saving what was judged")
     except (HungUp, OSError) as exc:  # the terminal closed, wherever the session was: save what was judged
         if isinstance(exc, OSError) and exc.errno != errno.EIO:
             raise

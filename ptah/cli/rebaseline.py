@@ -25,14 +25,15 @@ def rebaseline(
     now (its text changed).
     """
     import ptah
-    from ptah.services.files import check_output, load_corpus
-    from ptah.services.project import open_project
+    from ptah.cli.display import check_outputs
+    from ptah.services.files import load_corpus, run_inputs
+    from ptah.services.project import project_of, read_spec
     from ptah.services.rebaseline import rebaseline as measure_again
 
-    if output is not None:
-        check_output(output, "--output")
+    found = read_spec(spec)
+    check_outputs(("--output", output), inputs=run_inputs(found, corpus, (("the old report", old),)))
     loaded = load_corpus(corpus)
-    with open_project(spec) as project:
+    with project_of(found) as project:
         report = measure_again(project, old, loaded)
     if output is not None:
         ptah.Report.of(report).save(output)

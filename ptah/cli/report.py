@@ -39,7 +39,10 @@ def show(
     Exit 0 when it was read and rendered, whatever its verdict (the verdict
     was evaluate's exit code); 2 when it is not a ptah report.
     """
-    saved = outputs({"--html": html, "--markdown": markdown, "--junit": junit}, save)
+    from ptah.services.files import run_inputs
+
+    saved = outputs({"--html": html, "--markdown": markdown, "--junit": junit}, save,
+                    run_inputs(reports=(("the report", report),)))
     loaded = _load(report)
     for format, path in saved:
         loaded.save(path, format)
@@ -132,7 +135,9 @@ def trend(
     from ptah.render.trend import created, render_trend
     from ptah.services.files import write_text
 
-    check_outputs(("--html", html))
+    from ptah.services.files import run_inputs
+
+    check_outputs(("--html", html), inputs=run_inputs(reports=tuple(("a report", path) for path in reports)))
     loaded = []
     for path in reports:
         report = _load(path)

@@ -49,12 +49,17 @@ PAIRED, INDEPENDENT = "paired", "independent"
 _NORMAL = statistics.NormalDist()
 
 
+SMALLEST = 1e-6  # of a change, a power, an alpha: below it a quantile is 1.0 or a count overflows
+
+
 def check_settings(delta: float, power: float, alpha: float) -> None:
-    """``ValueError`` (a sentence) unless 0 < delta <= 1, 0 < power < 1 and 0 < alpha < 1."""
-    for name, value, top in (("the change to detect", delta, True), ("power", power, False), ("alpha", alpha, False)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value <= 1 if top else 0 < value < 1):
-            bounds = "above 0 and at most 1" if top else "strictly between 0 and 1"
-            raise ValueError(f"{name} must be {bounds}, not {value!r}")
+    """``ValueError`` (a sentence) unless ``SMALLEST`` <= delta <= 1 and ``SMALLEST`` <= power, alpha <= 1 -
+    ``SMALLEST``: the range in which every quantile and count :func:`cases_for_spread` takes is a finite number
+    (alpha 1e-300 makes ``1 - alpha / 2`` equal 1, a change of 1e-300 makes the count overflow)."""
+    for name, value, top in (("the change to detect", delta, 1.0), ("power", power, 1 - SMALLEST),
+                             ("alpha", alpha, 1 - SMALLEST)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not SMALLEST <= value <= top:
+            raise ValueError(f"{name} must be from {SMALLEST:g} to {top:g}, not {value!r}")
 
 
 def fewest_cases(alpha: float) -> int:

@@ -124,18 +124,27 @@ def slice_gates(run: Run, reference: Run, thresholds: Mapping[str, float], slice
     cases against the same slice of the baseline's reference run, and named ``max-recall-drop@billing``.
 
     A slice named by its tag must be in the corpus, hold :data:`MIN_CASES` cases or more and be in the baseline
-    with the same digest (else :class:`IncomparableBaseline`, exit 2); ``@*`` gates every slice that is, and leaves
-    the others to the comparison, which says why each is not comparable.
+    with the same digest (else :class:`IncomparableBaseline`, exit 2). ``@*`` gates every slice of the baseline
+    that held :data:`MIN_CASES` cases or more: tags are outside the corpus digest, so one the corpus no longer
+    has, or whose cases changed (a retag), fails its gate naming the tag and the cases it held -- renaming tags
+    never switches a gate off. A slice only the corpus has is left to the comparison (there is nothing to drop
+    from).
     """
     found = []
     for key, threshold in thresholds.items():
         measure, tag = gate_key(key)
-        for each in (list(slices) if tag == "*" else [tag or ""]):
+        if tag == "*":
+            held = [each for each, entry in reference_slices.items() if len(entry["cases"]) >= MIN_CASES]
+        else:
+            held = [tag or ""]
+        for each in held:
             problem = _ungated(each, slices, reference_slices)
             if problem is not None:
-                if tag == "*":
-                    continue
-                raise IncomparableBaseline(f"--max-drop {key}: {problem} (the baseline {baseline_path})")
+                if tag != "*":
+                    raise IncomparableBaseline(f"--max-drop {key}: {problem} (the baseline {baseline_path})")
+                found.append(Gate(f"max-{measure.key}-drop@{each}", run.name, False,
+                                  _retagged(each, slices, reference_slices[each]["cases"]), threshold))
+                continue
             ids = slices[each][1]
             part = sliced(run, ids)
             theirs = sliced(reference, ids)
@@ -143,6 +152,23 @@ def slice_gates(run: Run, reference: Run, thresholds: Mapping[str, float], slice
                      if gate.is_drop_gate]
             found += [replace(gate, name=f"{gate.name}@{each}") for gate in whole]
     return found
+
+
+def _retagged(tag: str, slices: Slices, held: Sequence[str]) -> str:
+    """Why the baseline's slice ``tag`` (its cases ``held``) fails an ``@*`` gate: the corpus lost or changed it."""
+    cases = f"{len(held)} cases: {_some(held)}"
+    if tag not in slices:
+        now = f"no case of the corpus is tagged {tag} now"
+    else:
+        now = f"the corpus's slice {tag} holds other cases or expectations now ({_some(slices[tag][1])})"
+    return (f"the baseline's slice {tag} held {cases}; {now}, and a slice the baseline holds stays gated: tag those "
+            "cases as they were, or make a new baseline (ptah report rebaseline)")
+
+
+def _some(ids: Sequence[str], shown: int = 10) -> str:
+    """``a, b, c`` -- at most ``shown`` ids, then how many more."""
+    head = ", ".join(ids[:shown])
+    return head if len(ids) <= shown else f"{head} and {len(ids) - shown:,} more"
 
 
 def _ungated(tag: str, slices: Slices, reference_slices: Mapping) -> str | None:
@@ -169,6 +195,8 @@ def power_note(gate: Gate, run: Run, reference: Run, slices: Slices, alpha: floa
     name, tag = gate.name, ""
     if not name.endswith("-drop"):  # max-MAP@10-drop@billing: a slice's gate
         name, _, tag = name.rpartition("@")
+        if tag not in slices or gate.drop is None:  # a slice of the baseline the corpus lost: nothing measured
+            return gate
     ids = slices[tag][1] if tag else None
     measure = next(m for m in run.measures if f"max-{m.key}-drop" == name)
     differences = [difference for case_id, difference in paired_differences(reference, run, str(measure)).items()

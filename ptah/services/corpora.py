@@ -12,14 +12,16 @@ Splits. A corpus may be registered as ``development`` or ``test``. A test
 corpus that shares a query text with a development corpus of the project
 (or the reverse) is refused: tuning on the development corpus would leak
 into the test verdict. Queries are compared normalised (:func:`query_form`:
-Unicode NFKC, case-folded, whitespace collapsed and stripped), so a trailing
-space, a no-break space, another case or another Unicode form of the same
-query does not get it past the check.
+default-ignorable code points such as U+200B dropped, Unicode NFKC,
+case-folded, whitespace collapsed and stripped), so a trailing space, a
+no-break space, a zero-width space or soft hyphen, another case or another
+Unicode form of the same query does not get it past the check.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import unicodedata
 from dataclasses import replace
@@ -39,9 +41,22 @@ class CorpusConflict(InputError):
     """Registering would break a rule of registered corpora (leakage across splits, a split changed)."""
 
 
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt, Unicode 15.1): characters shown as
+# nothing -- zero-width space and joiners, soft hyphen, word joiner, U+FEFF, bidi controls, variation
+# selectors, tags -- so a query holding one reads the same as one without it.
+DEFAULT_IGNORABLE = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)
+_IGNORABLE = re.compile("[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in DEFAULT_IGNORABLE) + "]")
+
+
 def query_form(query: str) -> str:
-    """A query as the leakage check compares it: NFKC, case-folded, runs of whitespace one space, stripped."""
-    return " ".join(unicodedata.normalize("NFKC", query).casefold().split())
+    """A query as the leakage check compares it: default-ignorable code points dropped (before NFKC, so that
+    what they separated composes as it would have), NFKC, case-folded, runs of whitespace one space, stripped."""
+    return " ".join(unicodedata.normalize("NFKC", _IGNORABLE.sub("", query)).casefold().split())
 
 
 def open_records(spec: Spec):

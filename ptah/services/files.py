@@ -1,10 +1,37 @@
 """The files commands read and write, for the CLI and the API (which reach no adapter): a corpus with its
 judgement record, and output paths checked before the work and written atomically (devices and FIFOs
-written through, folders refused) by :mod:`ptah.adapters.files`."""
+written through, folders refused) by :mod:`ptah.adapters.files`; an output naming a file the run reads, or
+another output's file, is refused (:func:`check_apart` over :func:`run_inputs`)."""
+
+from __future__ import annotations
+
+import os
 
 from ptah.adapters.corpus_yaml import load_corpus
-from ptah.adapters.files import append_text, check_output
+from ptah.adapters.files import append_text, check_apart, check_output
 from ptah.adapters.files import write_pieces_atomically as write_pieces
 from ptah.adapters.files import write_text_atomically as write_text
+from ptah.adapters.judgements_yaml import record_path
+from ptah.adapters.stores.registry import DEFAULT as SQLITE_STORE, store_kind
+from ptah.core.spec import Spec, sqlite_database_path
 
-__all__ = ["append_text", "check_output", "load_corpus", "write_pieces", "write_text"]
+__all__ = ["append_text", "check_apart", "check_output", "load_corpus", "run_inputs", "write_pieces", "write_text"]
+
+
+def run_inputs(spec: Spec | None = None, corpus: str | os.PathLike | None = None,
+               reports: tuple[tuple[str, str | os.PathLike | None], ...] = ()) -> list[tuple[str, str]]:
+    """The files a run reads, as ``(what, path)`` for :func:`check_apart`: the specification, its SQLite source
+    database and store, the corpus and its judgement record (``NAME.judged.yaml``, there or not), and
+    ``reports`` (``(what, path)``: the baseline report, the reports a command re-reads; a None path left out)."""
+    found: list[tuple[str, str]] = []
+    if spec is not None:
+        found.append(("the specification", spec.path))
+        database = sqlite_database_path(spec.source.database, spec.root)
+        if database is not None:
+            found.append(("the source database", database))
+        if store_kind(spec.store) == SQLITE_STORE:
+            found.append(("the store", spec.store))
+    if corpus is not None:
+        found += [("the corpus", os.fspath(corpus)), ("the corpus's judgement record", str(record_path(corpus)))]
+    found += [(what, os.fspath(report)) for what, report in reports if report is not None]
+    return found

@@ -29,6 +29,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -326,6 +327,7 @@ def pin(project: Project, corpus_path: str | os.PathLike) -> tuple[int, str]:
 
 
 MAX_GRADES_BYTES = 16 * 1024 * 1024
+_GRADE = re.compile(r" *(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)? *")  # float() alone reads 1_0 as 10
 
 
 def off_scale(grade: float, scale: Sequence[float], new_grade: bool) -> str | None:
@@ -340,31 +342,35 @@ def off_scale(grade: float, scale: Sequence[float], new_grade: bool) -> str | No
 def verdicts_from_file(path: str | os.PathLike, items: Sequence[tuple[WorkCase, Hole]], scale: Sequence[float],
                        new_grade: bool = False) -> list[Verdict]:
     """Judgements of drawn ``items`` from a file of lines ``KEY<TAB>GRADE`` (every drawn hole of that key) or
-    ``CASE<TAB>KEY<TAB>GRADE``; blank lines and lines starting with ``#`` are skipped. Lines for rows the
-    sample did not draw are not used; drawn holes the file does not grade stay unjudged. Each grade must be on
-    the corpus's ``scale`` (:func:`off_scale`); exit 2 naming the line otherwise."""
+    ``CASE<TAB>KEY<TAB>GRADE``; blank lines and lines starting with ``#`` are skipped, and so is a UTF-8 byte
+    order mark before the first line. Lines for rows the sample did not draw are not used; drawn holes the file
+    does not grade stay unjudged. A grade is a plain decimal number in ASCII digits (``1_0`` is not 10), on the
+    corpus's ``scale`` (:func:`off_scale`); the same key given two different grades is refused naming both
+    lines. Exit 2 naming the line otherwise."""
     try:
-        text = read_bounded(path, limit=MAX_GRADES_BYTES, what="grades file").decode("utf-8")
+        text = read_bounded(path, limit=MAX_GRADES_BYTES, what="grades file").decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text: {exc}") from None
-    given: dict[tuple[str, ...], float] = {}  # by (key,) or (case, key)
+    given: dict[tuple[str, ...], tuple[float, int]] = {}  # by (key,) or (case, key): the grade and its line
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.startswith("#"):
             continue
         fields = line.split("\t")
-        try:
-            grade = float(fields[-1])
-        except ValueError:
-            grade = math.nan
+        grade = float(fields[-1]) if _GRADE.fullmatch(fields[-1]) else math.nan
         if len(fields) not in (2, 3) or not math.isfinite(grade) or not 0 <= grade <= MAX_GRADE:
             raise InputError(f"{path}:{number}: write KEY<TAB>GRADE or CASE<TAB>KEY<TAB>GRADE with a grade from 0 to "
                              f"{MAX_GRADE:,}, not {abbreviated(line, 80)!r}")
         if problem := off_scale(grade, scale, new_grade):
             raise InputError(f"{path}:{number}: {problem}")
-        given[tuple(fields[:-1])] = grade
+        named = tuple(fields[:-1])
+        earlier, before = given.setdefault(named, (grade, number))
+        if earlier != grade:
+            shown = abbreviated("\t".join(named), 80)
+            raise InputError(f"{path}:{number}: {shown!r} is graded {grade:g} here and {earlier:g} on line {before}; "
+                             "keep one of the two lines")
     verdicts = []
     for case, hole in items:
-        graded = given.get((case.id, hole.key), given.get((hole.key,)))
+        graded, _ = given.get((case.id, hole.key), given.get((hole.key,), (None, 0)))
         if graded is not None:
             verdicts.append(Verdict(case.id, hole.key, graded, None, hole.text_sha256))
     return verdicts

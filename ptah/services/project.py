@@ -168,7 +168,13 @@ def open_project(spec: str | None = None, cwd: str | os.PathLike | None = None) 
     cannot be opened and :class:`CapabilityUnavailable` (exit 3) when
     PostgreSQL support (psycopg) is not installed.
     """
-    return project_of(load_spec(find_spec(spec, cwd=cwd)))
+    return project_of(read_spec(spec, cwd))
+
+
+def read_spec(spec: str | None = None, cwd: str | os.PathLike | None = None) -> Spec:
+    """The specification :func:`open_project` would use, loaded and checked (:class:`SpecError`, exit 2), with
+    nothing opened yet."""
+    return load_spec(find_spec(spec, cwd=cwd))
 
 
 def project_of(spec: Spec) -> Project:

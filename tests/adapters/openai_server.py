@@ -12,7 +12,8 @@ character), ``400``, ``401-echo`` (echoes the key it was sent), ``slow``
 (sleeps ``slow_s`` before answering), ``drop`` (closes the connection
 unanswered), ``malformed`` (not JSON), ``nan``, ``wrong-dimension``, ``fewer``
 (one vector fewer than inputs), ``other-model``, ``no-model`` (answers ``model: null``),
-``perturbed`` (the first 16 values of each vector negated).
+``perturbed`` (the first 16 values of each vector negated), ``twice`` (``data``
+named twice: a zero vector first, then the real ones).
 
 Hostile modes (tests/hostile/test_service_client.py): ``endless`` (a 200 whose
 body streams ``flood_bytes`` of JSON-looking bytes, with no length), ``huge-500``
@@ -25,6 +26,7 @@ counts the bytes of a flooding or trickling body the client took before it hung 
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -116,9 +118,12 @@ def _handler(server: EmbeddingServer):
             data = [{"object": "embedding", "index": i, "embedding": row} for i, row in enumerate(vectors)]
             model = {"other-model": "other-model", "no-model": None}.get(mode, body["model"])
             tokens = sum(len(text.split()) for text in texts)
-            return self.answer(200, {"object": "list", "data": data, "model": model,
-                                     "usage": {"prompt_tokens": tokens, "total_tokens": tokens}},
-                               {"Content-Type": "text/html"} if mode == "html" else None)
+            answer = {"object": "list", "data": data, "model": model,
+                      "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+            if mode == "twice":
+                zeros = json.dumps([{"object": "embedding", "index": 0, "embedding": [0.0] * 384}])
+                return self.answer(200, json.dumps(answer).replace('"data"', f'"data": {zeros}, "data"', 1).encode())
+            return self.answer(200, answer, {"Content-Type": "text/html"} if mode == "html" else None)
 
         def flood(self, status: int):
             """A body of ``flood_bytes`` with no length, written until done or the client hangs up."""

@@ -192,3 +192,28 @@ def test_parsing_a_corpus_peaks_at_a_few_kb_a_case():
         tracemalloc.stop()
     assert len(corpus.cases) == cases and corpus.cases[-1].line == cases + 3
     assert peak / cases < 4_500
+
+
+def record_entry(key: str, grade: float) -> str:
+    return f'    "{key}": {{grade: {grade:g}, text_sha256: "{"0" * 64}", judged_at: "2026-11-30T12:00:00Z"}}\n'
+
+
+def test_a_record_grading_a_key_the_corpus_does_not_list_is_refused_not_a_judged_miss(tmp_path):
+    corpus = tmp_path / "c.yaml"
+    corpus.write_text(corpus_with_case('query: "q"\nrequired: ["1"]\nrelevant: {"2": 2}\nforbidden: ["3"]\n'))
+    agreeing = "".join(record_entry(key, grade) for key, grade in (("1", 1), ("2", 2), ("3", 0), ("4", 0)))
+    record = tmp_path / "c.judged.yaml"
+    # grade 0 for a hole, the corpus's own keys, and a case the corpus no longer has: all taken
+    record.write_text("version: 1\ncases:\n  c1:\n" + agreeing + "  gone:\n" + record_entry("9", 1))
+    assert load_corpus(corpus).cases[0].judged == frozenset({"1", "2", "3", "4"})
+    record.write_text("version: 1\ncases:\n  c1:\n" + agreeing.replace("grade: 0", "grade: 1", 1)
+                      + "".join(record_entry(str(key), 1) for key in range(10, 21)))
+    with pytest.raises(CorpusError) as refused:
+        load_corpus(corpus)
+    assert refused.value.exit_code == 2
+    shown = str(refused.value).splitlines()
+    assert shown[0] == (f'{record}: case "c1": key "3" has grade 1 in the record, but the corpus {corpus} does not list '
+                        "it as relevant or required; add it to the case's relevant there, or set its grade to 0 here "
+                        "if it is not relevant")
+    assert [line.split('key "')[1].split('"')[0] for line in shown[:10]] == ["3", *map(str, range(10, 19))]
+    assert shown[10:] == [f"{record}: and 2 more entries like these"]

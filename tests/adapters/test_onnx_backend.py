@@ -128,3 +128,34 @@ def test_the_export_is_kept_in_the_project_and_opened_again_without_exporting(em
     again = open_embedder(settings(backend="onnx", quantize="int8"), str(root))
     assert {path.name: path.stat().st_mtime_ns for path in folder.iterdir()} == before
     assert cosines(again.embed_documents(TEXTS[:1]), embedders[1]["int8"].embed_documents(TEXTS[:1]))[0] > 0.99999
+
+
+@needs_onnxruntime
+def test_a_swapped_or_linked_export_is_made_again_never_run_or_written_through(embedders, tmp_path):
+    root, opened = embedders
+    folder = root / ".ptah" / "onnx"
+    fp32, int8 = sorted(folder.iterdir(), key=lambda path: -path.stat().st_size)
+    expected = opened["int8"].embed_documents(TEXTS[:2])
+    int8.write_bytes(fp32.read_bytes())  # a valid model, not the one ptah made here: it would run silently
+    again = open_embedder(settings(backend="onnx", quantize="int8"), str(root))
+    assert int8.read_bytes() != fp32.read_bytes()
+    assert cosines(again.embed_documents(TEXTS[:2]), expected).min() > 0.99999
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"keep")
+    int8.unlink()
+    int8.symlink_to(victim)  # committed in a pull request, or carried by a CI cache
+    again = open_embedder(settings(backend="onnx", quantize="int8"), str(root))
+    assert victim.read_bytes() == b"keep" and not int8.is_symlink() and int8.is_file()
+    assert cosines(again.embed_documents(TEXTS[:2]), expected).min() > 0.99999
+    assert sorted(path.name for path in folder.iterdir()) == sorted([fp32.name, int8.name])  # no temporary left
+
+
+@needs_onnxruntime
+def test_an_export_folder_that_is_a_link_is_not_written_into(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "project" / ".ptah").mkdir(parents=True)
+    (tmp_path / "project" / ".ptah" / "onnx").symlink_to(elsewhere)
+    embedder = open_embedder(settings(backend="onnx"), str(tmp_path / "project"))
+    assert embedder.embed_documents(TEXTS[:1]).shape == (1, 384)
+    assert list(elsewhere.iterdir()) == []

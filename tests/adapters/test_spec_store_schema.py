@@ -44,6 +44,14 @@ def test_the_schema_joins_the_url_options_and_the_source_database_is_left_to_the
     (("store:", f"  url: {SOURCE}", '  schema: "ptah; drop table articles"'),
      '11: store.schema: "ptah; drop table articles" is not a schema ptah creates; a schema is a lower-case SQL name '
      "of at most 63 letters a-z, digits and _, such as ptah"),
+    (("store:", f"  url: {SOURCE}", "  schema: information_schema"),
+     '11: store.schema: "information_schema" is a system schema of PostgreSQL; ptah writes only into a schema of '
+     "its own, such as ptah"),
+    (("store:", f"  url: {SOURCE}", "  schema: pg_catalog"), '11: store.schema: "pg_catalog" is a system schema'),
+    (("store:", f"  url: {SOURCE}", "  schema: pg_toast"), '11: store.schema: "pg_toast" is a system schema'),
+    (("store:", f"  url: {SOURCE}", "  schema: pg_temp_3"), '11: store.schema: "pg_temp_3" is a system schema'),
+    (("store:", f"  url: {SOURCE}", "  schema: pg_ptah"), '11: store.schema: "pg_ptah" is a system schema'),
+    ((f"store: {SOURCE}?options=-csearch_path%3Dpg_catalog",), '9: store: "pg_catalog" is a system schema'),
     (("store:", f"  url: {SOURCE}?options=-csearch_path%3Dother", "  schema: ptah"),
      "11: store.schema: the URL's options set search_path already; name the schema once, in schema: or in the URL"),
     (("store:", "  schema: ptah"), "10: store.url: missing; write store: {url: postgresql://…, schema: ptah}"),
@@ -54,7 +62,7 @@ def test_the_schema_joins_the_url_options_and_the_source_database_is_left_to_the
 def test_each_mistake_in_the_mapping_is_one_located_problem(tmp_path, lines, expected):
     path = write(tmp_path, minimal(**store(*lines)))
     found = problems(path)
-    assert [problem.removeprefix(f"{path}:") for problem in found][:1] == [expected]
+    assert [problem.removeprefix(f"{path}:")[: len(expected)] for problem in found][:1] == [expected]
 
 
 def test_without_a_schema_the_source_database_is_refused_from_the_values(tmp_path):

@@ -64,16 +64,18 @@ def test_json_gives_each_measure_s_plan_with_the_slice_digests(cli):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (("--detect", "nDCG=0"), "--detect nDCG=0: the change to detect must be above 0 and at most 1, not 0.0"),
-    (("--detect", "nDCG=1.5"), "--detect nDCG=1.5: the change to detect must be above 0 and at most 1, not 1.5"),
+    (("--detect", "nDCG=0"), "--detect nDCG=0: the change to detect must be from 1e-06 to 1, not 0.0"),
+    (("--detect", "nDCG=1.5"), "--detect nDCG=1.5: the change to detect must be from 1e-06 to 1, not 1.5"),
+    (("--detect", "nDCG=1e-300"), "--detect nDCG=1e-300: the change to detect must be from 1e-06 to 1, not 1e-300"),
     (("--detect", "nDCG=abc"), "--detect nDCG=abc: the change to detect must be a number such as 0.02, not 'abc'"),
     (("--detect", "nDCG"), "--detect nDCG: write NAME=X, e.g. --detect nDCG=0.02"),
     (("--detect", "foo=0.1"), "--detect foo=0.1: unknown measure 'foo'; use one of recall, MRR, nDCG, MAP, P, success"),
     (("--detect", "nDCG=0.1", "--detect", "ndcg=0.2"), "--detect ndcg=0.2: nDCG is already planned"),
     (("--detect", "MAP@10=0.1"),
      f"--detect MAP@10: the report {BASELINE} does not measure MAP@10; measure it there first (--measure)"),
-    (("--detect", "nDCG=0.1", "--power", "1"), "--power must be strictly between 0 and 1, not 1.0"),
-    (("--detect", "nDCG=0.1", "--alpha", "0"), "--alpha must be strictly between 0 and 1, not 0.0"),
+    (("--detect", "nDCG=0.1", "--power", "1"), "--power must be from 1e-06 to 0.999999, not 1.0"),
+    (("--detect", "nDCG=0.1", "--alpha", "0"), "--alpha must be from 1e-06 to 0.999999, not 0.0"),
+    (("--detect", "nDCG=0.1", "--alpha", "1e-300"), "--alpha must be from 1e-06 to 0.999999, not 1e-300"),
 ])
 def test_bad_input_exits_2_with_a_sentence(cli, extra, message):
     assert cli(*plan(*extra)) == (2, "", message + "\n")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import signal
 import subprocess
 import sys
 
@@ -209,6 +210,34 @@ def test_closing_the_terminal_saves_what_was_judged(space, cli):
     session.ptyproc.wait()
     assert graded(folder) == {items[0]: 2.0, items[1]: 1.0, items[2]: 0.0}
     assert ptah.load_corpus(folder / "support.yaml").case(items[0][0]).relevant.get(items[0][1]) == 2.0
+
+
+def test_sigterm_on_a_terminal_saves_what_was_judged(space, cli):
+    items, session = worklist_session(space, cli)
+    for number, key in enumerate("21", start=2):
+        session.expect_exact("q save and quit] ")
+        session.send(key)
+        session.expect_exact(f"[{number}/7]")
+    transcript = ended(session, lambda session: session.kill(signal.SIGTERM))  # a CI job cancelled, docker stop
+    assert "terminated (SIGTERM): saving what was judged" in transcript and "judgements" in transcript
+    assert graded(space.folder) == {items[0]: 2.0, items[1]: 1.0}
+
+
+def test_sigterm_on_a_piped_session_saves_what_was_judged(space, cli):
+    items, _ = worklist_session(space, cli)
+    session = subprocess.Popen([sys.executable, "-m", "ptah", "corpus", "judge", "support.yaml", "--worklist",
+                                "wl.json"], cwd=space.folder, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    session.stdin.write("0\n")
+    session.stdin.flush()
+    shown = ""
+    while "[2/7]" not in shown:  # the answer was taken: the next row is shown, and its prompt read waits
+        shown += session.stdout.read(1)
+    session.send_signal(signal.SIGTERM)
+    out, err = session.communicate(timeout=60)
+    assert session.returncode == 0, err
+    assert "terminated (SIGTERM): saving what was judged" in out
+    assert graded(space.folder) == {items[0]: 0.0}
 
 
 def test_a_scripted_judgement_goes_into_the_corpus_and_the_record(space, cli):

@@ -49,7 +49,8 @@ def test_never_fewer_cases_than_the_sign_flip_test_needs_to_reach_alpha():
 
 @pytest.mark.parametrize("delta, power, alpha", [(0, 0.8, 0.05), (1.5, 0.8, 0.05), (-0.1, 0.8, 0.05), (0.02, 1, 0.05),
                                                  (0.02, 0, 0.05), (0.02, 0.8, 1), (0.02, 0.8, 0), (True, 0.8, 0.05),
-                                                 (math.nan, 0.8, 0.05)])
+                                                 (math.nan, 0.8, 0.05), (1e-300, 0.8, 0.05), (0.02, 0.8, 1e-300),
+                                                 (0.02, 1 - 1e-17, 0.05)])
 def test_settings_out_of_range_are_refused(delta, power, alpha):
     with pytest.raises(ValueError):
         cases_needed([0.1, 0.2], delta, power, alpha)

@@ -193,6 +193,92 @@ def test_export_qrels_to_an_empty_path_is_exit_2(project, capsys):
     assert (code, err) == (2, '"": is an empty path; give the path of a file to write\n')
 
 
+# -- outputs over inputs: exit 2 before anything is read or written ------------------------------------
+
+
+INPUTS = ("corpus.yaml", "corpus.judged.yaml", "ptah.yaml", "source.db", ".ptah/ptah.db", "base.json")
+
+
+@pytest.fixture(scope="module")
+def baseline(project) -> Path:
+    assert run_cli(None, *evaluate(project, "--output", project / "base.json")).code == 0
+    (project / "corpus.judged.yaml").write_text("version: 1\ncases: {}\n")
+    return project / "base.json"
+
+
+def contents(project: Path) -> dict[str, bytes]:
+    return {name: (project / name).read_bytes() for name in INPUTS}
+
+
+def refused_over(project: Path, baseline: Path, capsys, *given) -> str:
+    """The sentence of an evaluation refused (exit 2, nothing printed) for ``given`` outputs, every input intact."""
+    before = contents(project)
+    code, out, err = run_cli(capsys, *evaluate(project, "--baseline", baseline, *given))
+    assert (code, out) == (2, "")
+    assert contents(project) == before
+    return err
+
+
+WHAT = {"corpus.yaml": "the corpus", "corpus.judged.yaml": "the corpus's judgement record",
+        "ptah.yaml": "the specification", "source.db": "the source database", ".ptah/ptah.db": "the store",
+        "base.json": "the baseline report"}
+
+
+@pytest.mark.parametrize("name", INPUTS)
+@pytest.mark.parametrize("option", ["--output", "--html", "--junit", "--markdown", "--trec-run", "--save"])
+def test_an_output_over_an_input_of_the_run_is_exit_2_and_nothing_changes(project, baseline, capsys, name, option):
+    target = project / name
+    given = ("--save", f"json={target}") if option == "--save" else (option, target)
+    assert f": is {WHAT[name]} this run reads" in refused_over(project, baseline, capsys, *given)
+
+
+@pytest.mark.parametrize("name", INPUTS)
+@pytest.mark.parametrize("spelled", ["hard link", "symbolic link", "dotted"])
+def test_an_input_under_another_name_is_still_an_input(project, baseline, tmp_path, capsys, name, spelled):
+    target = tmp_path / "alias"
+    if spelled == "hard link":
+        os.link(project / name, target)
+    elif spelled == "symbolic link":
+        target.symlink_to(project / name)
+    else:
+        target = Path(f"{project}/.ptah/../{name}")
+    assert f": is {WHAT[name]} this run reads" in refused_over(project, baseline, capsys, "--output", target)
+
+
+def test_an_output_over_an_input_names_both_in_one_sentence(project, baseline, capsys):
+    corpus = project / "corpus.yaml"
+    code, _, err = run_cli(capsys, *evaluate(project, "--junit", corpus))
+    assert (code, err) == (2, f"--junit {corpus}: is the corpus this run reads ({corpus}); ptah never writes over "
+                              "an input, so give another path\n")
+
+
+def test_two_outputs_on_one_file_are_exit_2_and_a_device_may_take_both(project, tmp_path, capsys):
+    report = tmp_path / "report.json"
+    code, _, err = run_cli(capsys, *evaluate(project, "--output", report, "--save", f"json={tmp_path}/./report.json"))
+    assert (code, err) == (2, f"--save {tmp_path}/./report.json: --output {report} writes there too; give each "
+                              "output a path of its own\n")
+    report.write_text("kept")
+    os.link(report, tmp_path / "same.html")
+    code, _, err = run_cli(capsys, *evaluate(project, "--html", tmp_path / "same.html", "--junit", report))
+    assert code == 2 and "writes there too" in err
+    assert report.read_text() == "kept" and sorted(os.listdir(tmp_path)) == ["report.json", "same.html"]
+    code, _, err = run_cli(capsys, *evaluate(project, "--html", "/dev/null", "--junit", "/dev/null"))
+    assert (code, err) == (0, "")
+
+
+def test_report_commands_refuse_an_output_over_the_reports_they_read(project, baseline, tmp_path, capsys):
+    before = baseline.read_bytes()
+    for argv in (("report", "show", baseline, "--html", baseline), ("report", "trend", baseline, "--html", baseline),
+                 ("report", "rebaseline", baseline, "--corpus", project / "corpus.yaml", "--spec",
+                  project / "ptah.yaml", "--output", project / "corpus.yaml"),
+                 ("corpus", "holes", project / "corpus.yaml", "--spec", project / "ptah.yaml", "--output",
+                  project / "source.db")):
+        code, out, err = run_cli(capsys, *argv)
+        assert (code, out) == (2, ""), argv
+        assert ": is the " in err or ": is a report " in err, err
+    assert baseline.read_bytes() == before
+
+
 # -- import beir ----------------------------------------------------------------------------------------
 
 

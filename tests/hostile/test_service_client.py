@@ -112,6 +112,12 @@ def test_an_answer_that_is_not_labelled_json_is_refused(server):
                        "a login page?); the answer was refused and nothing was stored")
 
 
+def test_an_answer_naming_a_key_twice_is_refused(server):
+    message = refused(server, "twice")
+    assert message == (f'the embedding service {server.base_url}/embeddings answered JSON naming the key "data" twice '
+                       "in one object; the answer was refused and nothing was stored")
+
+
 @pytest.mark.parametrize("retry_after", ["999999999", "inf", "Fri, 31 Dec 9999 23:59:59 GMT"])
 def test_a_huge_retry_after_is_capped(server, monkeypatch, retry_after):
     slept = []

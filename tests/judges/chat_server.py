@@ -9,7 +9,8 @@ modes the next requests take, one each; ``always`` a mode every request takes:
 ``malformed`` (prose, not JSON), ``offscale`` (``{"grade": 7}``), ``extra``
 (``{"grade": 1, "why": "..."}``), ``fenced`` (the right answer in a ```json
 fence: accepted), ``renamed`` (answered by model ``other-model``), ``notchat``
-(JSON without ``choices``), ``429`` (``Retry-After: 0``), ``500``, ``drip`` (a
+(JSON without ``choices``), ``twice`` (``{"grade": 0, "grade": 1}``), ``429``
+(``Retry-After: 0``), ``500``, ``drip`` (a
 200 with ``Content-Length: 100000`` whose body comes one byte a second).
 Every request body and its headers are kept (``requests``).
 """
@@ -47,7 +48,8 @@ def chat_handler(server: FakeService):
             grade = rule(body["messages"][1]["content"])
             content = {"malformed": "The row is relevant.", "offscale": '{"grade": 7}',
                        "extra": json.dumps({"grade": grade, "why": "shared words"}),
-                       "fenced": f'```json\n{{"grade": {grade}}}\n```'}.get(mode or "", json.dumps({"grade": grade}))
+                       "fenced": f'```json\n{{"grade": {grade}}}\n```',
+                       "twice": '{"grade": 0, "grade": 1}'}.get(mode or "", json.dumps({"grade": grade}))
             answer = {"id": "x", "object": "chat.completion", "model": "other-model" if mode == "renamed" else body["model"],
                       "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                                    "finish_reason": "stop"}],

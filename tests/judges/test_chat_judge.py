@@ -97,6 +97,7 @@ def test_every_wrong_answer_is_refused_counted_and_never_recorded(judged_space, 
 def test_a_failing_server_is_exit_3_in_one_sentence_with_nothing_half_written(judged_space, chat_server, capsys):
     for mode, said in (("500", "answered HTTP 500 (broken) to all 3 attempts"),
                        ("notchat", "answered JSON that is not a chat completion"),
+                       ("twice", 'answered JSON naming the key "grade" twice'),
                        ("drip", "did not answer within timeout_s (2 s) to all 3 attempts")):
         chat_server.reset()
         chat_server.always = mode
@@ -105,7 +106,7 @@ def test_a_failing_server_is_exit_3_in_one_sentence_with_nothing_half_written(ju
         assert said in err and err.count("\n") == 1 and "Traceback" not in err
         assert not read_record(judged_space.folder / "c.yaml").models  # nothing graded, no grade written
     (spent,) = read_record(judged_space.folder / "c.yaml").usage.values()
-    assert spent["requests"] == 3 + 1 + 3  # what the failures cost is kept: 500 x 3 attempts, one answer, 3 drips
+    assert spent["requests"] == 3 + 1 + 1 + 3  # what failures cost is kept: 500 x 3 attempts, 2 answers, 3 drips
 
 
 def test_the_spend_cap_leaves_the_rest_for_another_run(judged_space, chat_server, capsys):

@@ -13,10 +13,13 @@ result's index given twice), ``out-of-range`` (an index one past the last),
 ``fewer`` (the last result left out), ``more`` (one result too many), ``nan``
 (the JSON literal ``NaN`` as the first score), ``string-score``, ``other-model``,
 ``echo-key`` (the ``Authorization`` header sent back as the model),
-``not-json``, ``html`` (the right answer labelled ``text/html``).
+``not-json``, ``html`` (the right answer labelled ``text/html``), ``twice`` (the
+first result names ``relevance_score`` twice, 99 and then its real score).
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -68,8 +71,11 @@ def _handler(server: FakeService):
                 return self.answer(200, results)
             model = {"other-model": "rerank-multilingual-v2.0",
                      "echo-key": self.headers.get("Authorization")}.get(mode, body["model"])
-            return self.answer(200, {"id": "r1", "results": results, "model": model},
-                               {"Content-Type": "text/html"} if mode == "html" else None)
+            answer = {"id": "r1", "results": results, "model": model}
+            if mode == "twice":
+                answer = json.dumps(answer).replace('"relevance_score"', '"relevance_score": 99.0, "relevance_score"', 1)
+                return self.answer(200, answer.encode())
+            return self.answer(200, answer, {"Content-Type": "text/html"} if mode == "html" else None)
 
     return Handler
 

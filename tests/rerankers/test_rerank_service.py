@@ -111,6 +111,7 @@ def test_a_lasting_500_is_one_sentence_after_every_attempt(rerank_server, contex
     ("echo-key", f'answered with model "Bearer ***", not "{MODEL}" as asked'),
     ("not-json", "answered with something that is not JSON"),
     ("html", "answered text/html, not JSON (a proxy or a login page?)"),
+    ("twice", 'answered JSON naming the key "relevance_score" twice in one object'),
 ])
 def test_a_wrong_answer_is_refused_in_one_sentence_exit_3(rerank_server, context, mode, what):
     message = refused(rerank_server, context, mode)

@@ -126,7 +126,9 @@ def test_login_from_the_servers_own_page_signs_in(project, server, proxied):
 
 
 @pytest.mark.parametrize("query", ["Rotate the API keys ", "rotate the\u00a0API keys", "ROTATE THE API KEYS",
-                                   "\uff52otate the API keys", "  rotate  the API\tkeys"])
+                                   "\uff52otate the API keys", "  rotate  the API\tkeys", "ro\u200btate the API keys",
+                                   "rot\u00adate the API keys", "rotate the\u2060 API keys", "rotate the A\u200cPI keys",
+                                   "rotate the API k\u200deys", "\ufeffrotate the API keys\ufe0f"])
 def test_a_test_query_differing_only_in_form_from_a_development_query_is_refused(project, server, query):
     with server.client(project.tokens["manage"]) as client:
         development = register(client, corpus_yaml([("keys", "rotate the API keys", "3")], name="dev-keys"),

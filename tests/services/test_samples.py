@@ -100,3 +100,28 @@ def test_a_grades_file_names_the_line_it_refuses(tmp_path):
         line = text.count("\n")
         assert (str(refused.value), refused.value.exit_code) == (f"{grades}:{line}: {problem}", 2)
     assert [v.grade for v in verdicts_from_file(grades, items, (0.5, 1.0), new_grade=True)] == [2.0]
+
+
+def test_a_grades_file_is_read_as_written_bom_repeats_and_underscores(tmp_path):
+    import pytest
+
+    from ptah.core.errors import InputError
+    from ptah.core.worklist import Hole, WorkCase
+    from ptah.services.judging import verdicts_from_file
+
+    hole = Hole("7", {"docs": 1}, "title: Two-factor login", SHA)
+    items = [(WorkCase("c", "q", 3, (hole,)), hole)]
+    grades = tmp_path / "grades.tsv"
+    for data in (b"\xef\xbb\xbf7\t1\n", b"7\t1\nc\t7\t1\n7\t1\n"):  # a byte order mark is no part of a key
+        grades.write_bytes(data)
+        assert [(v.key, v.grade) for v in verdicts_from_file(grades, items, (1.0,))] == [("7", 1.0)]
+    grades.write_text("7\t0\n# second thoughts\nc\t7\t1\nc\t7\t0\n")
+    with pytest.raises(InputError) as refused:
+        verdicts_from_file(grades, items, (1.0,))
+    assert (str(refused.value), refused.value.exit_code) == (
+        f"{grades}:4: 'c\\t7' is graded 0 here and 1 on line 3; keep one of the two lines", 2)
+    for grade in ("1_0", "\u0661\u0660", "+1", "inf"):  # float() reads the first two as 10
+        grades.write_text(f"7\t{grade}\n")
+        with pytest.raises(InputError) as refused:
+            verdicts_from_file(grades, items, (1.0, 10.0))
+        assert str(refused.value).startswith(f"{grades}:1: write KEY<TAB>GRADE") and refused.value.exit_code == 2

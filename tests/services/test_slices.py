@@ -111,11 +111,30 @@ def test_a_slice_the_baseline_lacks_or_that_changed_is_refused_by_name(built):
                                   "expectations); make a new baseline (the baseline b.json)")
     assert changed.value.exit_code == 2
     report = run(built, moved, baseline=baseline, baseline_path="b.json", thresholds={"recall@*": 0.1})
-    assert [gate.name for gate in report.gates if "@" in gate.name] == []  # both slices changed, dev has 1 case
+    # both slices of the baseline changed: each fails its gate (dev held 1 case, never gated)
+    assert [(gate.name, gate.passed) for gate in report.gates if "@" in gate.name] == [
+        ("max-recall-drop@account", False), ("max-recall-drop@billing", False)]
     for tag in ("account", "billing"):
         entry = report.comparisons[0].data["slices"][tag]
         assert (entry["comparable"], entry["why"]) == (False, "the baseline's slice holds other cases (or other "
                                                               "expectations)")
+
+
+def test_renaming_every_tag_never_switches_a_slice_gate_off(built):
+    baseline = run(built, channels=["vector"])
+    renamed = CORPUS.replace("billing", "payments").replace("account", "profile")
+    report = run(built, renamed, baseline=baseline, baseline_path="b.json", thresholds={"recall@*": 0.0})
+    failed = [gate for gate in report.gates if not gate.passed]
+    assert [gate.name for gate in failed] == ["max-recall-drop@account", "max-recall-drop@billing"]
+    assert failed[0].detail == (
+        "the baseline's slice account held 3 cases: plan, password, tokens; no case of the corpus is tagged account "
+        "now, and a slice the baseline holds stays gated: tag those cases as they were, or make a new baseline "
+        "(ptah report rebaseline)")
+    assert (failed[0].threshold, failed[0].drop, failed[0].power) == (0.0, None, None)
+    assert report.passed is False and report.verdict == "fail"  # exit 1, as before the tags were renamed
+    again = run(built, renamed, baseline=baseline, baseline_path="b.json", thresholds={"recall@*": 0.5})
+    assert [gate.name for gate in again.gates if not gate.passed] == ["max-recall-drop@account",
+                                                                       "max-recall-drop@billing"]
 
 
 def test_a_drop_gate_notes_the_cases_its_threshold_needs(built):

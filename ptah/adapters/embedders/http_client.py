@@ -44,6 +44,7 @@ from typing import Any, Callable, NoReturn, Sequence, TypeVar
 import httpx
 import numpy as np
 
+from ptah.adapters.embedders.json_answers import DuplicateKey, loads_unique
 from ptah.core.errors import ServiceUnavailable
 
 MESSAGE_LIMIT = 200  # characters of a provider's message told to the user
@@ -163,9 +164,12 @@ class ServiceClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def document(self, raw: bytes, *, constants: bool = False) -> Any:
-        """The answer read as JSON (``NaN`` and ``Infinity`` too, with ``constants``); refused if it is not."""
+        """The answer read as JSON (``NaN`` and ``Infinity`` too, with ``constants``); refused if it is not, or if
+        an object in it names one key twice (which of the two values counts is no parser's to choose)."""
         try:
-            return json.loads(raw, parse_constant=None if constants else _no_constant)
+            return loads_unique(raw, parse_constant=None if constants else _no_constant)
+        except DuplicateKey as exc:
+            self.refuse(exc.sentence(self.visible))
         except (ValueError, UnicodeDecodeError, RecursionError):
             self.refuse("answered with something that is not JSON")
 

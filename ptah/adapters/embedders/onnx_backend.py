@@ -15,16 +15,26 @@ far more of the vectors' direction on MiniLM). Texts are tokenised by the
 model's own tokenizer, with the generation's ``max_seq_length``.
 
 The exported file is kept under the project's ``.ptah/onnx/``, named by a
-digest of the identity parts and written atomically, so only the first
-build exports; an unwritable folder means an export in a temporary folder
-each time the model is opened, never a failure. Sentence-transformers' own
+digest of the identity parts, so only the first build exports. It is made in
+that folder and renamed over the name (a link, FIFO or device there is
+replaced, never written through), and its SHA-256 is recorded in the user's
+cache folder (``onnx-exports.json`` beside the model-files cache of
+:mod:`ptah.adapters.embedders.resolve`), outside any project: a cached export
+is used only when it is a regular file whose SHA-256 is the one recorded when
+ptah made it there, so a file swapped or committed under ``.ptah/`` (a pull
+request, a CI cache) is exported again, never run. An unwritable folder, or
+an ``onnx`` folder that is itself a link, means an export in a temporary
+folder each time the model is opened, never a failure. Sentence-transformers' own
 ONNX backend is not used: it needs optimum, which pins an older transformers.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import os
+import stat
 import tempfile
 import warnings
 from contextlib import contextmanager
@@ -35,13 +45,14 @@ import numpy as np
 
 from ptah.adapters.embedders.base import installed_versions, l2_normalize
 from ptah.adapters.embedders.identity import canonical_json
+from ptah.adapters.embedders.resolve import cached_files, default_cache_dir, file_sha256
 from ptah.adapters.embedders.sentence_transformers import (
     LIBRARIES,
     SentenceTransformerEmbedder,
     SentenceTransformersKind,
 )
-from ptah.adapters.files import replacing
-from ptah.core.errors import InputError, ModelUnavailable, OutputUnwritable
+from ptah.adapters.files import replacing_entry, write_text_atomically
+from ptah.core.errors import InputError, ModelUnavailable, OutputRefused, OutputUnwritable
 
 if TYPE_CHECKING:
     from ptah.core.spec import GenerationSettings
@@ -52,6 +63,9 @@ CACHE_FOLDER = Path(".ptah") / "onnx"  # under the specification's folder
 INSTALL = "pip install 'ptah-eval[onnx]' (or pip install onnxruntime onnx)"
 OUTPUT = "sentence_embedding"
 OPSET = 17
+EXPORTS_FILE = "onnx-exports.json"  # in the user's cache folder: each export's SHA-256 by its real path
+EXPORTS_FORMAT = "ptah-onnx-exports@1"
+MAX_EXPORTS_BYTES = 4 * 1024 * 1024  # a larger record is ignored: the exports are made again
 
 
 class OnnxKind(SentenceTransformersKind):
@@ -85,11 +99,14 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
     def __init__(self, settings: GenerationSettings, root: str, parts: dict):
         super().__init__(settings, root)
         self.inputs = sorted(self._features(["ptah"]))
+        folder = Path(root) / CACHE_FOLDER
         try:
-            self.session = self._session(self._exported(Path(root) / CACHE_FOLDER, parts))
-        except (OSError, OutputUnwritable):  # a read-only project: export where we may, each time it is opened
+            if folder.is_symlink():  # a link committed or cached as .ptah/onnx: ptah writes nothing through it
+                raise OutputRefused(f"{folder} is a link")
+            self.session = self._session(self._exported(folder, parts, _Exports(default_cache_dir())))
+        except (OSError, OutputUnwritable, OutputRefused):  # export where we may, each time it is opened
             with tempfile.TemporaryDirectory(prefix="ptah-onnx-") as scratch:
-                self.session = self._session(self._exported(Path(scratch), parts))
+                self.session = self._session(self._exported(Path(scratch), parts, None))
 
     @staticmethod
     def _session(path: Path):
@@ -106,22 +123,25 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         tokenize = getattr(self.model, "preprocess", None) or self.model.tokenize
         return {name: value for name, value in tokenize(texts).items() if hasattr(value, "numpy")}
 
-    def _exported(self, folder: Path, parts: dict) -> Path:
-        """The file the model with ``parts`` is exported to under ``folder``, made now unless an earlier run made
-        it; an int8 model is quantised from the fp32 one (made first, and kept too)."""
+    def _exported(self, folder: Path, parts: dict, exports: _Exports | None) -> Path:
+        """The file the model with ``parts`` is exported to under ``folder``, made now unless ptah made it there
+        before and ``exports`` vouches for it (None: a fresh folder of this run); an int8 model is quantised from
+        the fp32 one (made first, and kept too)."""
         path = folder / (hashlib.sha256(canonical_json(parts)).hexdigest()[:32] + ".onnx")
-        if path.is_file():
+        if exports is not None and exports.vouches_for(path):
             return path
         folder.mkdir(parents=True, exist_ok=True)
         if parts["quantize"] is None:
-            with replacing(path) as part:
+            with replacing_entry(path) as part:
                 self._export(part)
-            return path
-        from onnxruntime.quantization import QuantType, quantize_dynamic
+        else:
+            from onnxruntime.quantization import QuantType, quantize_dynamic
 
-        fp32 = self._exported(folder, parts | {"quantize": None})
-        with replacing(path) as part, _quiet():
-            quantize_dynamic(str(fp32), part, weight_type=QuantType.QInt8, per_channel=True)
+            fp32 = self._exported(folder, parts | {"quantize": None}, exports)
+            with replacing_entry(path) as part, _quiet():
+                quantize_dynamic(str(fp32), part, weight_type=QuantType.QInt8, per_channel=True)
+        if exports is not None:
+            exports.made(path)
         return path
 
     def _export(self, path: str) -> None:
@@ -153,6 +173,34 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
             features = self._features([prefix + texts[i] for i in chunk])
             vectors[chunk] = self.session.run([OUTPUT], {name: features[name].numpy() for name in self.inputs})[0]
         return l2_normalize(vectors) if self.settings.normalize else vectors
+
+
+class _Exports:
+    """The SHA-256 of each export ptah made, by its real path, kept in the user's cache folder ``folder``: what a
+    project's ``.ptah/`` holds cannot vouch for itself. An unreadable record vouches for nothing (the exports are
+    made again); one that cannot be written only costs the next run an export."""
+
+    def __init__(self, folder: Path):
+        self.file = folder / EXPORTS_FILE
+        self.entries: dict[str, str] = cached_files(self.file, EXPORTS_FORMAT, MAX_EXPORTS_BYTES)
+
+    def vouches_for(self, path: Path) -> bool:
+        """Whether ``path`` is a regular file (no link followed) whose SHA-256 is the one recorded for it."""
+        try:
+            if not stat.S_ISREG(os.lstat(path).st_mode):
+                return False
+            recorded = self.entries.get(os.path.realpath(path))
+            return isinstance(recorded, str) and file_sha256(path) == recorded
+        except OSError:
+            return False
+
+    def made(self, path: Path) -> None:
+        self.entries[os.path.realpath(path)] = file_sha256(path)
+        kept = {name: digest for name, digest in self.entries.items() if os.path.exists(name)}
+        try:
+            write_text_atomically(self.file, json.dumps({"format": EXPORTS_FORMAT, "files": kept}, sort_keys=True))
+        except (OutputRefused, OutputUnwritable):
+            pass
 
 
 @contextmanager

@@ -171,6 +171,27 @@ def model_digest(path: str | Path, cache_dir: str | Path | None = None) -> str:
     return "sha256:" + hashlib.sha256(listing.encode("utf-8")).hexdigest()
 
 
+def cached_files(file: Path, format: str, limit: int) -> dict:
+    """The ``files`` of a cache ``file`` written as ``{"format": format, "files": {...}}``; empty when it is absent,
+    unreadable, over ``limit`` bytes or of another format (a cache only saves time)."""
+    try:
+        document = json.loads(read_bounded(file, limit=limit, what="cache"))
+        if document.get("format") == format and isinstance(document.get("files"), dict):
+            return document["files"]
+    except (InputError, ValueError, AttributeError, RecursionError):
+        pass
+    return {}
+
+
+def file_sha256(path: str | Path) -> str:
+    """The hex SHA-256 of the file at ``path``, read a MiB at a time (``OSError`` if it cannot be read)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 class _FileDigestCache:
     """SHA-256 of files keyed by real path, valid while size and mtime_ns are unchanged."""
 
@@ -178,12 +199,7 @@ class _FileDigestCache:
         self.file = folder / CACHE_FILE
         self.entries: dict[str, list] = {}
         self.changed = False
-        try:
-            document = json.loads(read_bounded(self.file, limit=MAX_CACHE_BYTES, what="cache"))
-            if document.get("format") == CACHE_FORMAT and isinstance(document.get("files"), dict):
-                self.entries = document["files"]
-        except (InputError, ValueError, AttributeError, RecursionError):
-            pass
+        self.entries = cached_files(self.file, CACHE_FORMAT, MAX_CACHE_BYTES)
 
     def sha256(self, file: Path) -> str:
         real = os.path.realpath(file)
@@ -194,15 +210,12 @@ class _FileDigestCache:
             entry = self.entries.get(real)
             if isinstance(entry, list) and entry[:2] == [stat.st_size, stat.st_mtime_ns]:
                 return str(entry[2])
-            digest = hashlib.sha256()
-            with open(real, "rb") as handle:
-                for block in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(block)
+            digest = file_sha256(real)
         except OSError as exc:
             raise ModelUnavailable(f"the model file {file} cannot be read ({exc.strerror or exc})") from None
-        self.entries[real] = [stat.st_size, stat.st_mtime_ns, digest.hexdigest()]
+        self.entries[real] = [stat.st_size, stat.st_mtime_ns, digest]
         self.changed = True
-        return digest.hexdigest()
+        return digest
 
     def save(self) -> None:
         if not self.changed:

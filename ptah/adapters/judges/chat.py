@@ -12,19 +12,20 @@ reason, never recorded. What the server said it used (``usage.prompt_tokens``,
 embedding service's client policy (:class:`~ptah.adapters.embedders.http_client.ServiceClient`:
 pooled connections, a whole-request deadline, 429/5xx/time-outs retried
 honouring ``Retry-After``, bounded reads, the key in the ``Authorization``
-header only); an answer that is not a chat completion at all, or a server that
-keeps failing, is exit 3. httpx is imported only when a chat judge is opened.
+header only); an answer that is not a chat completion at all, JSON naming a key
+twice anywhere in it (``{"grade": 0, "grade": 1}``), or a server that keeps
+failing, is exit 3. httpx is imported only when a chat judge is opened.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ptah.adapters.embedders.base import service_key
+from ptah.adapters.embedders.json_answers import DuplicateKey, loads_unique
 from ptah.adapters.judges.base import JudgeContext
 from ptah.core.errors import InputError
 from ptah.core.spec import JudgeSettings
@@ -113,7 +114,9 @@ class ChatJudge:
         text = (content or "").strip()
         fenced = _FENCED.match(text)
         try:
-            found = json.loads(fenced[1] if fenced else text)
+            found = loads_unique(fenced[1] if fenced else text)
+        except DuplicateKey as exc:  # a grade and its contradiction: the service's fault, not one refused answer
+            self.client.refuse(exc.sentence(self.client.visible))
         except (ValueError, RecursionError):
             return self._refused("not a JSON object")
         if not isinstance(found, dict) or set(found) != {"grade"}:

@@ -41,10 +41,20 @@ def schema_of(url: str) -> str | None:
     return match.group(1) if match else None
 
 
+def system_schema_problem(schema: str | None) -> str | None:
+    """Why ``schema`` is PostgreSQL's own (``information_schema``, or ``pg_…``: ``pg_catalog``, ``pg_toast``,
+    ``pg_temp_3``, a name PostgreSQL reserves), or None: ptah's tables there would sit among the server's."""
+    if schema is not None and (schema == "information_schema" or schema.startswith("pg_")):
+        return f'"{schema}" is a system schema of PostgreSQL; ptah writes only into a schema of its own, such as ptah'
+    return None
+
+
 def schema_problem(url: str, schema: str) -> str | None:
     """Why ``schema`` cannot be added to ``url``, or None."""
     if not SCHEMA_NAME.match(schema):
         return f'"{schema}" is not a schema ptah creates; {SCHEMA_HINT}'
+    if problem := system_schema_problem(schema):
+        return problem
     if _ANY_SEARCH_PATH.search(_options(url) or ""):
         return "the URL's options set search_path already; name the schema once, in schema: or in the URL"
     return None
