@@ -3,6 +3,7 @@ run by bash as a runner runs it, gates, annotates, summarises and sets the verdi
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -51,7 +52,7 @@ def test_the_evaluate_step_fails_the_job_and_reports_like_a_ci_expects(runner, t
     summary, outputs = tmp_path / "summary.md", tmp_path / "outputs.txt"
     summary.write_text("")
     inputs = {"SPEC": "ptah.yaml", "CORPUS": "corpus.yaml", "BASELINE": "base.json", "MAX_DROP": "recall=0.1 nDCG=0.3",
-              "GENERATIONS": "small", "OUTPUT": "report.json", "JUNIT": "junit.xml", "MARKDOWN": "", "HTML": "page.html"}
+              "GENERATIONS": "small", "HOLES": "misses", "ARGS": "--correction none", "OUTPUT": "report.json", "JUNIT": "junit.xml", "MARKDOWN": "", "HTML": "page.html"}
     env = {**os.environ, **inputs, "PATH": f"{runner / 'bin'}:{os.environ['PATH']}", "PYTHONPATH": str(REPO),
            "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(project), "GITHUB_STEP_SUMMARY": str(summary),
            "GITHUB_OUTPUT": str(outputs), "RUNNER_TEMP": str(tmp_path)}
@@ -59,6 +60,9 @@ def test_the_evaluate_step_fails_the_job_and_reports_like_a_ci_expects(runner, t
                             text=True, timeout=120)
     assert result.returncode == 1, result.stderr
     assert outputs.read_text() == "verdict=fail\n"
+    report = json.loads((project / "report.json").read_text())
+    drops = [gate for gate in report["gates"] if gate["name"].startswith("max-")]
+    assert {gate["holes"]["policy"] for gate in drops} == {"misses"}  # the holes input reached evaluate
     assert sorted(p.name for p in project.iterdir() if p.suffix in (".json", ".xml", ".html", ".md")) == [
         "base.json", "junit.xml", "page.html", "report.json"]
     assert summary.read_text().startswith("## ptah evaluate: FAIL: 4 of 4 gates failed\n")
