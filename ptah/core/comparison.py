@@ -49,7 +49,7 @@ import math
 from bisect import bisect_left
 from typing import Sequence
 
-from ptah.core.flips import case_curve
+from ptah.core.flips import PairedCase, extremes
 from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Run
 from ptah.core.request import StatisticsSettings
@@ -118,9 +118,13 @@ def _measure(name: str, reference: Run, candidate: Run, pairs, settings: Statist
     test = sign_flip_test(differences, settings.resamples, settings.seed, settings.exact_limit)
     finding = _finding(differences, test.p_value if test else None, settings.alpha)
     paired = [pair for pair in pairs if all(case.values[name] is not None for case in pair)]
-    holes = sum(len(case.holes or ()) for pair in paired for case in pair)  # either run's, over the paired cases
     unknown = any(case.holes is None for pair in pairs for case in pair)  # read from a ptah-report@1
-    flips = _flips(name, paired, finding, settings) if holes and not unknown else None
+    both = [] if unknown else [PairedCase(after.id, after.k, before.keys, after.keys, dict(after.relevant),
+                                          tuple(dict.fromkeys(hole.key for case in (before, after)
+                                                              for hole in case.holes or ())))
+                               for before, after in paired]
+    holes = sum(len(case.holes) for case in both)  # either run's, each once, over the paired cases
+    flips = _flips(name, both, finding, settings) if holes else None
     if flips is not None:
         finding = inconclusive(flips, holes)
     return {
@@ -139,37 +143,37 @@ def _measure(name: str, reference: Run, candidate: Run, pairs, settings: Statist
     }
 
 
-def _flips(name: str, paired, finding: str, settings: StatisticsSettings) -> int | None:
+def _flips(name: str, paired: Sequence[PairedCase], finding: str, settings: StatisticsSettings) -> int | None:
     """The fewest holes found that, taken relevant, change ``finding`` (module docs); None when none found.
-    ``paired``: the cases both runs define the measure on."""
+    ``paired``: the cases both runs define the measure on, with the holes of either."""
     found = []
-    if finding != BETTER:  # the candidate's holes lift it
-        found.append(_flip_side(name, paired, 1, finding, settings))
-    if finding != WORSE:  # the reference's holes lift it
-        found.append(_flip_side(name, paired, 0, finding, settings))
+    if finding != BETTER:  # holes that lift the candidate over the reference
+        found.append(_flip_way(name, paired, True, finding, settings))
+    if finding != WORSE:  # holes that lift the reference over the candidate
+        found.append(_flip_way(name, paired, False, finding, settings))
     counts = [count for count in found if count is not None]
     return min(counts) if counts else None
 
 
-def _flip_side(name: str, paired, side: int, finding: str, settings: StatisticsSettings) -> int | None:
-    """Take ``side``'s holes (0 the reference's, 1 the candidate's) relevant one at a time, the greatest rise of a
-    case's value first, and return the fewest that change the finding (by bisection over that order)."""
+def _flip_way(name: str, paired: Sequence[PairedCase], up: bool, finding: str,
+              settings: StatisticsSettings) -> int | None:
+    """Take holes relevant one at a time, each lifting both runs that return it, the greatest move of a case's
+    difference (candidate - reference) ``up`` (or down) first, and return the fewest that change the finding (by
+    bisection over that order)."""
     measure = Measure.parse(name)
-    curves = [case_curve(pair[side], measure)[0] or [pair[side].values[name]] for pair in paired]
-    steps = [(curve[j] - curve[j - 1], index, j) for index, curve in enumerate(curves) for j in range(1, len(curve))]
+    curves = []
+    for case in paired:
+        found = extremes(case, measure)
+        curves.append([case.delta(measure) or 0.0] if found is None else (found[1] if up else found[0]))
+    steps = [(abs(curve[j] - curve[j - 1]), index, j) for index, curve in enumerate(curves) for j in range(1, len(curve))
+             if (curve[j] > curve[j - 1]) == up and curve[j] != curve[j - 1]]
     steps.sort(key=lambda step: -step[0])
-    base = [(before.values[name], after.values[name]) for before, after in paired]
 
     def changed(taken: int) -> bool:
         lifted: dict[int, int] = {}
         for _, index, j in steps[:taken]:
             lifted[index] = max(lifted.get(index, 0), j)
-        differences = []
-        for index, (old, new) in enumerate(base):
-            if index in lifted:
-                value = curves[index][lifted[index]]
-                old, new = (value, new) if side == 0 else (old, value)
-            differences.append(new - old)
+        differences = [curve[lifted.get(index, 0)] for index, curve in enumerate(curves)]
         test = sign_flip_test(differences, settings.resamples, settings.seed, settings.exact_limit)
         return _finding(differences, test.p_value if test else None, settings.alpha) != finding
 
