@@ -23,7 +23,8 @@ gate; on exit 4 run the command the inconclusive gate names (its
 ``holes.command`` when the report has one, else the backticked commands of
 its ``detail``: a ``corpus judge --sample`` answered with ``--grades`` from the
 truth, else ``corpus holes`` with every hole judged from the truth in
-``corpus judge --worklist``); on exit 2 naming ``ptah report rebaseline`` run
+``corpus judge --worklist``, which the loop also follows once it has judged
+``--max-samples`` samples); on exit 2 naming ``ptah report rebaseline`` run
 it and use the new baseline; stop at exit 0 or 1, or after
 ``--max-iterations`` evaluations. Each row records the exits, the judgements
 used, the rebaselines, the seconds and whether the final verdict equals the
@@ -189,12 +190,14 @@ def judge_all_holes(project: Path, argv: list[str], folder: Path, grades: dict[t
     return len(answers)
 
 
-def settle(project: Path, folder: Path, entry: dict, truth_file: Path, grades: dict, seed: int, step: int) -> str:
-    """Follow what an inconclusive gate names; what was run."""
+def settle(project: Path, folder: Path, entry: dict, truth_file: Path, grades: dict, seed: int, step: int,
+           samples_left: bool) -> str:
+    """Follow what an inconclusive gate names (its sample while ``samples_left``, else its hole listing when it
+    names one); what was run."""
     commands = named_commands(entry)
     sample = [command for command in commands if "--sample" in command]
     holes = [command for command in commands if " corpus holes " in f" {command} "]
-    if sample:
+    if sample and (samples_left or not holes):
         argv = ptah_argv(sample[0])
         if "--seed" not in argv:
             argv += ["--seed", str(seed)]
@@ -225,7 +228,7 @@ def rebaseline(project: Path, message: str, corpus: Path, folder: Path, count: i
 
 
 def replay_loop(project: Path, folder: Path, sparse_corpus: Path, sparse: dict, baseline: Path, candidate: str,
-                gate: str, truth_file: Path, grades: dict, seed: int, cap: int) -> dict:
+                gate: str, truth_file: Path, grades: dict, seed: int, cap: int, max_samples: int) -> dict:
     """One draw of one change and gate: ptah's loop followed from a fresh copy of the sparse corpus."""
     if folder.exists():
         shutil.rmtree(folder)
@@ -258,7 +261,9 @@ def replay_loop(project: Path, folder: Path, sparse_corpus: Path, sparse: dict, 
                 problems.append(f"exit {done.returncode}: {(done.stderr or done.stdout)[-300:]}")
                 break
             entry = gate_of(json.loads(report.read_text()), gate)
-            steps.append(settle(project, folder, entry, truth_file, grades, seed * 100 + len(exits), len(exits)))
+            samples_left = sum(step.startswith("sample") for step in steps) < max_samples
+            steps.append(settle(project, folder, entry, truth_file, grades, seed * 100 + len(exits), len(exits),
+                                samples_left))
         except RuntimeError as exc:
             problems.append(str(exc)[-500:])
             break
@@ -302,7 +307,8 @@ def replay_collection(name: str, dataset: Path, work: Path, options: argparse.Na
         for change in options.changes:
             for gate in options.gates:
                 row = replay_loop(project, folder / f"{change}-{gate}", sparse_corpus, sparse, baseline,
-                                  CHANGES[change], gate, truth_file, grades, draw, options.max_iterations)
+                                  CHANGES[change], gate, truth_file, grades, draw, options.max_iterations,
+                                  options.max_samples)
                 expected = "pass" if verdicts[change, gate]["passed"] else "fail"
                 row.update({"collection": name, "change": change, "gate": gate, "draw": draw,
                             "cases": len(full["cases"]), "truth": expected, "true_drop": verdicts[change, gate]["drop"],
@@ -360,7 +366,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the small regression's max_seq_length for a collection (default: cisi 64, scifact 96)")
     parser.add_argument("--queries", action="append", default=[], metavar="NAME=N",
                         help="use only a collection's first N judged queries")
-    parser.add_argument("--max-iterations", type=int, default=8, help="evaluations per loop at most")
+    parser.add_argument("--max-samples", type=int, default=3,
+                        help="samples judged before following the sentence's hole listing instead (when it names one)")
+    parser.add_argument("--max-iterations", type=int, default=20, help="evaluations per loop at most")
     parser.add_argument("--json", dest="json_file", type=Path, help="write every row (and the setup) here")
     options = parser.parse_args(argv)
     datasets = pairs(options.dataset, "--dataset") or {"scifact": str(DATASETS / "scifact"),
