@@ -308,8 +308,8 @@ PILOT = 20
 def _settling(count: int, m: int | None, found: Estimate | None, threshold: float, rates: Rates) -> int:
     """The sample expected to settle an inconclusive gate, from the relevant rate seen so far: the smaller of
     the sample whose bound on the relevant holes falls below m at that rate and the one that narrows the
-    estimate's interval to its distance from the threshold (before any sample: a pilot of 2 x sqrt(holes), at
-    least 20); never more than the holes."""
+    estimate's interval to its distance from the threshold, and never more than as many again as judged so far
+    (before any sample: a pilot of 2 x sqrt(holes), at least 20) nor than the holes."""
     judged = sum(rates.judged.values())
     seen = rates.seen()
     sizes = []
@@ -321,9 +321,10 @@ def _settling(count: int, m: int | None, found: Estimate | None, threshold: floa
         margin = abs(found.drop - threshold)
         if margin > FLOAT_NOISE and half > 0:
             sizes.append(math.ceil(judged * ((half / margin) ** 2 - 1)) if half > margin else PILOT)
-    if not judged:
-        sizes = [min(sizes or [count]), max(PILOT, math.ceil(2 * math.sqrt(count)))]
-    return max(1, min(count, min(sizes) if sizes else count))
+    # a step at a time: at most as many again as judged so far (before any sample, a pilot of 2 x sqrt(holes),
+    # at least 20), so an estimate still unsure of the rate does not name every hole at once
+    sizes.append(max(PILOT, math.ceil(2 * math.sqrt(count)), judged))
+    return max(1, min(count, *sizes))
 
 
 def _sizes(count: int) -> list[int]:

@@ -13,20 +13,21 @@ sides alike), at least one hole a stratum while n allows, then drawn
 uniformly within each stratum with ``random.Random(seed)`` and shuffled, so
 any first part of it judged is a stratified random sample too.
 
-**The estimate** (:func:`estimate`): each stratum's relevant rate is read
-from the holes its samples drew and a person judged (a Beta(found + 1/2,
-judged - found + 1/2) law: Jeffreys' prior, so a stratum with nothing judged,
-or nothing relevant found, keeps its uncertainty). The gated difference under
-complete judgement is then a known part (every judged key) plus what the
-unjudged holes add: :data:`IMPUTATIONS` times, each stratum's rate is drawn
-from its law and each unjudged hole made relevant (at the case's highest
-grade) with that chance, lifting each run that returns it at its own rank and
-growing both runs' denominators, and the difference of the means is taken.
-The estimate is their mean and the 95% interval their 2.5th and 97.5th
-percentiles: the stratified sampling-and-imputation view of infAP/infNDCG
-(Yilmaz, Kanoulas and Aslam 2008) for the difference of two runs (Schnabel et
-al. 2016 sample to estimate a difference), whose coverage
-``benchmarks/verdict_replay.py`` checks against complete judgements.
+**The estimate** (:func:`estimate`): a judged hole's relevance is modelled
+by a logistic regression on its side (the baseline's alone, the run's
+alone, both) and the log of its better rank, fitted to every hole the
+recorded samples drew and a person judged, with a normal prior on each
+coefficient (:data:`PRIOR_SCALES`: a sample with nothing relevant found still
+leaves its uncertainty). :data:`IMPUTATIONS` times, coefficients are drawn
+from the posterior's normal approximation and each unjudged hole made
+relevant (at the case's highest grade) with the chance they give it, lifting
+each run that returns it at its own rank and growing both runs'
+denominators; the difference of the means is taken. The estimate is their
+mean and the 95% interval their 2.5th and 97.5th percentiles: the
+sampling-and-imputation view of infAP/infNDCG (Yilmaz, Kanoulas and Aslam
+2008) for the difference of two runs (Schnabel et al. 2016 sample to estimate
+a difference), whose coverage ``benchmarks/verdict_replay.py`` checks against
+complete judgements.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -47,7 +48,14 @@ LEVEL = 0.95
 SIDES = ("reference", "candidate", "both")
 BANDS = ((1, "1"), (3, "2-3"), (6, "4-6"), (10, "7-10"), (None, "11+"))  # the better rank's band: up to its bound
 STRATA = tuple(f"{side}/{band}" for side in SIDES for _, band in BANDS)
-PRIOR_WEIGHT = 2.0  # how many judged holes the pooled rate counts for in a stratum's law
+
+
+class Unit(NamedTuple):
+    """A hole of a sample's population: its stratum, its weight in the allocation and its better rank."""
+
+    stratum: str
+    weight: float
+    rank: int
 
 
 def stratum(reference_rank: int | None, candidate_rank: int | None) -> str:
@@ -91,11 +99,11 @@ def allocate(weights: Mapping[str, Sequence[float]], size: int) -> dict[str, int
     return given
 
 
-def draw(units: Mapping[tuple[str, str], tuple[str, float]], size: int, seed: int) -> list[tuple[str, str]]:
-    """A stratified random sample of ``size`` of ``units`` ((case id, key) -> (stratum, weight)), in a shuffled
+def draw(units: Mapping[tuple[str, str], Unit], size: int, seed: int) -> list[tuple[str, str]]:
+    """A stratified random sample of ``size`` of ``units`` ((case id, key) -> :class:`Unit`), in a shuffled
     order (module docs); reproducible from ``seed`` and the units alone."""
     members: dict[str, list[tuple[str, str]]] = {name: [] for name in STRATA}
-    for pair, (name, _) in units.items():
+    for pair, (name, *_) in units.items():
         members[name].append(pair)
     weights = {name: [units[pair][1] for pair in sorted(found)] for name, found in members.items()}
     given = allocate(weights, size)
@@ -111,6 +119,7 @@ class Rates:
 
     judged: Mapping[str, int]
     relevant: Mapping[str, int]
+    observed: tuple[tuple[str, int, bool], ...] = ()  # each judged hole: its side, its better rank, relevant
 
     def as_dict(self) -> dict:
         return {name: {"judged": self.judged.get(name, 0), "relevant": self.relevant.get(name, 0)}
@@ -123,6 +132,34 @@ class Rates:
 
 
 NO_RATES = Rates({}, {})
+PRIOR_SCALES = (2.0, 1.0, 1.0, 1.0)  # the prior's standard deviations (logit scale) of the model's coefficients
+
+
+def _features(side: str, rank: int) -> list[float]:
+    """A hole's place in the relevance model: a common term, its side (the baseline's alone, the run's alone;
+    both is the base) and the log of its better rank."""
+    return [1.0, float(side == "reference"), float(side == "candidate"), math.log2(rank + 1) - 2.0]
+
+
+def relevance_draws(rates: Rates, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` draws of the relevance model's coefficients: a logistic regression of a judged hole's relevance
+    on its side and the log of its better rank, with a normal prior (:data:`PRIOR_SCALES`), from the normal
+    approximation of its posterior (Laplace)."""
+    size = len(PRIOR_SCALES)
+    prior = np.diag([1 / scale**2 for scale in PRIOR_SCALES])
+    coefficients = np.zeros(size)
+    design = np.array([_features(side, rank) for side, rank, _ in rates.observed]).reshape(-1, size)
+    outcome = np.array([float(found) for *_, found in rates.observed])
+    curvature = prior
+    for _ in range(50):
+        chance = 1 / (1 + np.exp(-design @ coefficients))
+        gradient = design.T @ (outcome - chance) - prior @ coefficients
+        curvature = (design.T * (chance * (1 - chance))) @ design + prior
+        step = np.linalg.solve(curvature, gradient)
+        coefficients = coefficients + step
+        if np.abs(step).max() < 1e-9:
+            break
+    return rng.multivariate_normal(coefficients, np.linalg.inv(curvature), size=count)
 
 
 @dataclass(frozen=True)
@@ -155,11 +192,7 @@ def estimate(cases: Sequence[PairedCase], measure: Measure, rates: Rates, seed: 
     if structure not in ("sum", "first") or not defined:
         return None
     rng = np.random.default_rng(seed)
-    judged, found = sum(rates.judged.values()), sum(rates.relevant.values())
-    pooled = rng.beta(found + 0.5, judged - found + 0.5, IMPUTATIONS)
-    chances = np.column_stack([rng.beta(PRIOR_WEIGHT * pooled + rates.relevant.get(name, 0),
-                                        PRIOR_WEIGHT * (1 - pooled) + rates.judged.get(name, 0)
-                                        - rates.relevant.get(name, 0)) for name in STRATA])
+    chances = relevance_draws(rates, IMPUTATIONS, rng)
     total = np.zeros(IMPUTATIONS)
     for case in defined:
         total += _imputed(case, measure, structure, chances, rng)
@@ -177,8 +210,13 @@ def _imputed(case: PairedCase, measure: Measure, structure: str, chances: np.nda
     assert base is not None
     if not case.holes:
         return np.full(len(chances), base)
-    where = [STRATA.index(stratum(*ranks(case, key))) for key in case.holes]
-    relevant = rng.random((len(chances), len(case.holes))) < chances[:, where]
+    placed = []
+    for key in case.holes:
+        found = ranks(case, key)
+        side = stratum(*found).split("/")[0]
+        placed.append(_features(side, min(rank for rank in found if rank is not None)))
+    odds = chances @ np.array(placed).T
+    relevant = rng.random(odds.shape) < 1 / (1 + np.exp(-odds))
     if structure == "first":
         alone = np.array([[measure.score(ranking, high_grades_of(grades, key), depth) for key in case.holes]
                           for ranking in (case.candidate, case.reference)])
@@ -209,7 +247,7 @@ def _denominator(measure: Measure, case: PairedCase, grades: Mapping[str, float]
 
 
 def units_of(reference: Run | None, candidates: Sequence[Run], also: Iterable[tuple[str, str]] = ()
-             ) -> dict[tuple[str, str], tuple[str, float]]:
+             ) -> dict[tuple[str, str], Unit]:
     """The population of a sample of holes: every hole of ``reference`` and ``candidates`` (and the pairs
     ``also``: judged since it was drawn), each with its stratum and weight from where the reference and the best
     of the candidates rank it in their top k; a pair neither ranks is left out."""
@@ -228,5 +266,6 @@ def units_of(reference: Run | None, candidates: Sequence[Run], also: Iterable[tu
     for case_id, key in wanted:
         ranks = where.get(case_id, {}).get(key)
         if ranks is not None and (ranks[0] is not None or ranks[1] is not None):
-            units[(case_id, key)] = (stratum(ranks[0], ranks[1]), weight(ranks[0], ranks[1]))
+            best = min(rank for rank in ranks if rank is not None)
+            units[(case_id, key)] = Unit(stratum(ranks[0], ranks[1]), weight(ranks[0], ranks[1]), best)
     return units

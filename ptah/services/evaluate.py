@@ -39,7 +39,7 @@ import numpy as np
 
 from ptah import __version__
 from ptah.core.baseline import Evidence, check_cases, check_comparable, check_measures, compare, gates
-from ptah.core.estimate import Rates, draw, units_of
+from ptah.core.estimate import Rates, Unit, draw, units_of
 from ptah.core.calibration import Agreement, ModelJudge
 from ptah.core.comparison import against_baseline, compare_runs
 from ptah.core.corpus import Corpus
@@ -229,7 +229,7 @@ def samples_of(record: JudgementRecord, runs: Sequence[Run], reference: Run | No
 
     Exit 2 (:class:`InputError`) when a sample's seed over its population does not draw the keys the record
     says it drew: a recorded sample that is not the random one cannot bound anything."""
-    found: dict[str, dict] = {run.name: {"judged": {}, "relevant": {}, "latest": None, "seed": None, "index": None,
+    found: dict[str, dict] = {run.name: {"judged": {}, "relevant": {}, "observed": [], "latest": None, "seed": None, "index": None,
                                              "ignored": []}
                               for run in runs}
     for index in reversed(range(len(record.samples))):
@@ -244,7 +244,8 @@ def samples_of(record: JudgementRecord, runs: Sequence[Run], reference: Run | No
         judged = record.sampled(index)
         since = {(case.id, key) for run in (*named, *([base] if base else [])) for case in run.cases
                  for key in case.keys[: case.k]
-                 if (made := record.cases.get(case.id, {}).get(key)) and made.judged_at >= sample.drawn_at}
+                 if (made := record.cases.get(case.id, {}).get(key)) and made.judged_at >= sample.drawn_at
+                 and (made.sample is None or made.sample >= index)}  # an earlier sample's were judged before
         units = units_of(base, named, since)
         why = None
         if identities != set(sample.generations):
@@ -262,25 +263,26 @@ def samples_of(record: JudgementRecord, runs: Sequence[Run], reference: Run | No
             mine = units_of(reference, [run], since) if reference is not None else units
             entry = found[run.name]
             for case_id, key, judgement in judged:
-                name = mine.get((case_id, key), (None,))[0]
-                if name is not None:
-                    entry["judged"][name] = entry["judged"].get(name, 0) + 1
-                    entry["relevant"][name] = entry["relevant"].get(name, 0) + (judgement.grade > 0)
+                unit = mine.get((case_id, key))
+                if unit is not None:
+                    entry["judged"][unit.stratum] = entry["judged"].get(unit.stratum, 0) + 1
+                    entry["relevant"][unit.stratum] = entry["relevant"].get(unit.stratum, 0) + (judgement.grade > 0)
+                    entry["observed"].append((unit.stratum.split("/")[0], unit.rank, judgement.grade > 0))
             if entry["latest"] is None:
                 strata: dict[str, list[int]] = {}
                 drawn = {(case_id, key): judgement.grade for case_id, key, judgement in judged}
-                for pair, (name, _) in units.items():
+                for pair, (name, *_) in units.items():
                     counts = strata.setdefault(name, [0, 0, 0])
                     counts[0] += 1
                     counts[1] += pair in drawn
                     counts[2] += drawn.get(pair, 0) > 0
                 entry["latest"] = {name: (counts[0], counts[1], counts[2]) for name, counts in strata.items()}
                 entry["seed"], entry["index"] = sample.seed, index
-    return {name: Evidence(rates=Rates(entry["judged"], entry["relevant"]), latest=entry["latest"], seed=entry["seed"],
+    return {name: Evidence(rates=Rates(entry["judged"], entry["relevant"], tuple(entry["observed"])), latest=entry["latest"], seed=entry["seed"],
                            index=entry["index"], ignored=tuple(entry["ignored"])) for name, entry in found.items()}
 
 
-def check_drawn(record: JudgementRecord, index: int, units: Mapping[tuple[str, str], tuple[str, float]]) -> None:
+def check_drawn(record: JudgementRecord, index: int, units: Mapping[tuple[str, str], Unit]) -> None:
     """Refuse (exit 2) a recorded sample whose seed over its population does not draw every key it claims."""
     sample = record.samples[index]
     if sample.drawn > len(units):

@@ -41,7 +41,7 @@ from ptah.adapters.files import read_bounded
 from ptah.adapters.judgements_yaml import TIME_FORMAT, read_record, record_path, write_record
 from ptah.adapters.sources.base import texts_of
 from ptah.core.corpus import MAX_GRADE, Case, Corpus
-from ptah.core.estimate import draw, units_of
+from ptah.core.estimate import Unit, draw, units_of
 from ptah.core.errors import InputError, OperationalError, UnknownKey
 from ptah.core.identity import text_digest
 from ptah.core.judged import Judgement, JudgementRecord, Sample, judged_keys, population_digest
@@ -118,7 +118,7 @@ def make_worklist(project: Project, corpus_path: str | os.PathLike, generations:
 
 def _worklist(project: Project, corpus_path: str | os.PathLike, generations: Sequence[str],
               channels: Sequence[str], baseline: str | os.PathLike | None = None, variants: Sequence[str] = ()
-              ) -> tuple[Worklist, tuple[str, ...], dict[tuple[str, str], tuple[str, float]]]:
+              ) -> tuple[Worklist, tuple[str, ...], dict[tuple[str, str], Unit]]:
     """The worklist, the identities of its runs (the baseline's reference run's too) and the strata of its holes
     (:func:`ptah.core.estimate.units_of`; ``variants``: the spec's variants, as runs of their own)."""
     corpus = load_corpus(corpus_path)

@@ -266,7 +266,7 @@ def test_a_scripted_judgement_goes_into_the_corpus_and_the_record(space, cli):
     (["--key", "2", "--grade", "1"], "--case and --key go together"),
     (["--sample", "3", "--case", "login"], "--sample draws the rows to judge itself: leave out --worklist, --case, "
                                            "--key and --grade"),
-    (["--seed", "1"], "--seed and --grades go with --sample N"),
+    (["--seed", "1"], "--seed, --grades and --baseline go with --sample N"),
     (["--case", "login", "--key", "2", "--grade", "5"], "--grade: grade 5 is not on the corpus's scale (1, 2)"),
 ])
 def test_a_scripted_judgement_of_what_is_not_there_is_refused_and_writes_nothing(space, cli, argv, message):
