@@ -247,7 +247,7 @@ def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float],
                 inconclusive = holes["inconclusive"]
                 passed = holes["passed"]
                 del holes["passed"]
-                holes["command"] = _command(run, holes["settling_sample"], evidence) if inconclusive else None
+                holes["command"] = judge_command([run], holes["settling_sample"], evidence) if inconclusive else None
                 detail += "; " + _holes_sentence(run, holes, evidence)
         result.append(Gate(f"max-{measure.key}-drop", run.name, passed, detail, threshold, drop, drop_high, inconclusive,
                            holes))
@@ -381,12 +381,14 @@ def _shown(value: float) -> str:
     return "0.0000" if shown == "-0.0000" else shown
 
 
-def _command(run: Run, size: int, evidence: Evidence) -> str:
-    """The one command whose sample settles an inconclusive gate: a stratified sample of both runs' holes."""
+def judge_command(runs: Sequence[Run], size: int, evidence: Evidence) -> str:
+    """The one command whose sample settles an inconclusive gate or finding: a stratified sample of the holes of
+    ``runs`` (and of the baseline's reference run, when ``evidence`` names a baseline)."""
     corpus = evidence.corpus_path or "CORPUS"
     baseline = f" --baseline {evidence.baseline_path}" if evidence.baseline_path else ""
     spec = f" --spec {evidence.spec_path}" if evidence.spec_path else ""
-    return f"ptah corpus judge {corpus} --sample {size}{baseline}{run_flags(run)}{spec}"
+    flags = "".join(dict.fromkeys(run_flags(run) for run in runs))
+    return f"ptah corpus judge {corpus} --sample {size}{baseline}{flags}{spec}"
 
 
 def _evidence(holes: Mapping) -> str:

@@ -40,8 +40,9 @@ from ptah.core.report import EXCERPT_CHARS, CaseResult, Report, Run
 from ptah.core.significance import p_value_text
 from ptah.core.verdicts import counted
 from ptah.render.cases import changes
-from ptah.render.sentences import (baseline_findings, candidate_findings, gate_detail, gate_word, level_of, rescored_sentence,
-                                   stage_phrase, timed_runs, variant_sentence, verdict_sentence)
+from ptah.render.sentences import (baseline_findings, candidate_findings, finding_cell, gate_detail, gate_word,
+                                   level_of, rescored_sentence, stage_phrase, timed_runs, variant_sentence,
+                                   verdict_sentence)
 from ptah.render.slices import (failing_phrases, family_sentence, mean_text, measured, not_compared, slice_tests,
                                 unmeasured_phrase)
 from ptah.render.text import bounded, interval, milliseconds, number, signed
@@ -203,11 +204,11 @@ def _baseline_run(name: str, channel: str, data: Mapping, level: float) -> str:
 def _tested(run: str, key: str, field: str, stats: Mapping) -> str:
     """A paired test's cells: the interval, p (``data-field`` ``field``), the cases better, tied and worse, the
     finding (each empty, and the finding ``N/A``, where the measure was not tested)."""
-    test, finding = stats.get("test"), stats.get("finding", "N/A")
+    test, finding = stats.get("test"), finding_cell(stats)
     return (f"<td>{interval(stats.get('interval'))}</td>"
             + _cell(run, key, field, None if test is None else test["p_value"], p_value_text(test))
             + f'<td>{stats.get("wins", "")}</td><td>{stats.get("ties", "")}</td><td>{stats.get("losses", "")}</td>'
-            f'<td class="l {_finding(finding)}">{escape(finding)}</td>')
+            f'<td class="l {_finding(stats.get("finding", "N/A"))}">{escape(finding)}</td>')
 
 
 def _slices(report: Report) -> str:
@@ -280,7 +281,7 @@ def _slice_tests(run: str, against: str, marker: str, slices: Mapping | None, le
                     + f"<td>{interval(entry['interval'])}</td>"
                     + cell(test, "slice-p", None if found is None else found["p_value"], p_value_text(found))
                     + cell(test, "slice-adjusted-p", entry.get("adjusted_p"), test.adjusted)
-                    + f'<td class="l {_finding(entry["finding"])}">{escape(entry["finding"])}</td>'
+                    + f'<td class="l {_finding(entry["finding"])}">{escape(finding_cell(entry))}</td>'
                     f'<td class="l">{test.survives}</td></tr>')
     notes = [f"not compared: {phrase}" for phrase in not_compared(slices)]
     notes += [f"now failing or worse in {phrase}" for phrase in failing_phrases(slices)]

@@ -30,8 +30,8 @@ from ptah.core.report import Report, Run
 from ptah.core.significance import p_value_text
 from ptah.core.visible import abbreviated, visible
 from ptah.render.cases import changes, failed_cases, problems, whereabouts
-from ptah.render.sentences import (baseline_findings, candidate_findings, gate_sentence, level_of, rescored_sentence,
-                                   stage_phrase, timed_runs, variant_sentence, verdict_sentence)
+from ptah.render.sentences import (baseline_findings, candidate_findings, finding_cell, gate_sentence, level_of,
+                                   rescored_sentence, stage_phrase, timed_runs, variant_sentence, verdict_sentence)
 from ptah.render.slices import (failing_phrases, family_sentence, mean_text, measured, not_compared, slice_tests,
                                 unmeasured_phrase)
 from ptah.render.text import bounded, interval, milliseconds, number, signed
@@ -131,7 +131,7 @@ def _baseline(report: Report, run: Run, data: Mapping) -> str:
     for key, entry in data["aggregates"].items():
         stats = significance.get(key) or {}
         rows.append([Measure.parse(key).label, number(entry["baseline"]), number(entry["current"]), signed(entry["delta"]),
-                     interval(stats.get("interval")), p_value_text(stats.get("test")), stats.get("finding", "N/A")])
+                     interval(stats.get("interval")), p_value_text(stats.get("test")), finding_cell(stats)])
     head = ["measure", "baseline", "now", "Δ", "95% CI", "p", "finding"]
     title = f"### {code(run_label(run))} against the baseline {code(data.get('generation'))}"
     return "\n\n".join([title, _table(head, rows), *_bullets(baseline_findings(run.name, data, level_of(report), code)),
@@ -145,7 +145,7 @@ def _side_by_side(report: Report) -> str:
     parts = [f"### Side by side against {code(run_label(report.runs[0]))}"]
     for run, candidate in zip(report.runs[1:], comparison.candidates):
         rows = [[Measure.parse(key).label, number(entry["reference"]), number(entry["candidate"]), signed(entry["delta"]),
-                 interval(entry["interval"]), p_value_text(entry["test"]), entry["finding"]]
+                 interval(entry["interval"]), p_value_text(entry["test"]), finding_cell(entry)]
                 for key, entry in candidate["measures"].items()]
         parts.append(f"{code(run_label(run))}\n\n" + _table(
             ["measure", "reference", "run", "Δ", "95% CI", "p", "finding"], rows))
@@ -181,7 +181,7 @@ def _slice_tests(slices: Mapping | None, level: float) -> list[str]:
     if slices is None:
         return []
     rows = [[code(test.tag, cell=True), str(test.cases), test.label, signed(test.entry["delta"]),
-             interval(test.entry["interval"]), p_value_text(test.entry["test"]), test.adjusted, test.entry["finding"],
+             interval(test.entry["interval"]), p_value_text(test.entry["test"]), test.adjusted, finding_cell(test.entry),
              test.survives] for test in slice_tests(slices)]
     head = ["slice", "cases", "measure", "Δ", f"{round(level * 100)}% CI", "p", "adjusted p", "finding", "survives"]
     parts = ["By slice:", _table(head, rows)] if rows else []

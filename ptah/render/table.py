@@ -22,8 +22,8 @@ from ptah.core.report import BaselineComparison, CaseResult, Comparison, Report,
 from ptah.core.significance import p_value_phrase, p_value_text
 from ptah.core.verdicts import counted
 from ptah.render.layout import PlainConsole, column_widths, print_stacked
-from ptah.render.sentences import (baseline_findings, candidate_findings, cost_sentence, interval_text, level_of,
-                                   variant_sentence, verdict_sentence)
+from ptah.render.sentences import (baseline_findings, candidate_findings, cost_sentence, finding_cell, interval_text,
+                                   level_of, variant_sentence, verdict_sentence)
 from ptah.render.slices import (failing_phrases, family_sentence, mean_text, measured, not_compared, slice_tests,
                                 unmeasured_phrase)
 from ptah.render.text import bounded, delta, markup, number, plain
@@ -100,7 +100,7 @@ def _render_run(console: Console | PlainConsole, run: Run, comparison: BaselineC
             line += f"  baseline {number(entry['baseline'])}  delta {delta(entry['delta'])}"
             found = (comparison.data.get("significance") or {}).get(key)
             if found and found["interval"] and found["test"]:
-                line += f"  CI {interval_text(found['interval'])}  {p_value_phrase(found['test'])}  {found['finding']}"
+                line += f"  CI {interval_text(found['interval'])}  {p_value_phrase(found['test'])}  {finding_cell(found)}"
         console.print(line)
     for sentence in baseline_findings(run.name, comparison.data, level, plain) if comparison is not None else ():
         console.print("  " + sentence, markup=False)
@@ -166,7 +166,7 @@ def render_slice_tests(console: Console | PlainConsole, slices: Mapping, against
             style = FINDING_STYLE.get(entry["finding"], "dim")
             rows.append([markup(test.tag), str(test.cases), test.label, delta(entry["delta"]),
                          interval_text(entry["interval"]), p_value_text(entry["test"]), test.adjusted,
-                         f"[{style}]{entry['finding']}[/{style}]", test.survives])
+                         f"[{style}]{markup(finding_cell(entry))}[/{style}]", test.survives])
         print_table(console, columns, rows)
     for phrase in not_compared(slices, markup):
         console.print(f"  slices not compared: {phrase}")
@@ -290,7 +290,7 @@ def _render_candidate(console: Console | PlainConsole, candidate: Mapping, refer
         rows.append([
             label, delta(entry["delta"]), interval_text(entry["interval"]), p_value_text(entry["test"]),
             str(entry["cases"]), str(entry["wins"]), str(entry["ties"]), str(entry["losses"]),
-            f"[{style}]{entry['finding']}[/{style}]",
+            f"[{style}]{markup(finding_cell(entry))}[/{style}]",
         ])
     print_table(console, columns, rows)
     for sentence in candidate_findings(candidate, reference, level, plain):

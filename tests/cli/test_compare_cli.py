@@ -7,6 +7,7 @@ from importlib import resources
 
 import jsonschema
 
+from ptah.render.sentences import interval_text
 from tests.cli.conftest import BASELINE, evaluate
 
 SCHEMA = json.loads(resources.files("ptah").joinpath("schemas/report.schema.json").read_text())
@@ -30,9 +31,13 @@ def test_two_generations_side_by_side_say_which_is_better_by_how_much_and_on_whi
     assert ndcg["wins"] + ndcg["ties"] + ndcg["losses"] == 25
     assert ndcg["interval"]["low"] <= ndcg["delta"] <= ndcg["interval"]["high"]
     # worse on the judged keys (p < 0.05), but the example corpus leaves most of each top k unjudged: 8 of
-    # body-only's 166 holes in either run's top 5s, taken relevant, change the finding
-    assert ndcg["finding"] == "inconclusive (8 of 166 plausible holes)" and ndcg["test"]["p_value"] < 0.05
-    assert ndcg["holes"] == 166
+    # body-only's 166 holes in either run's top 5s, taken relevant, change the finding; the judged result comes
+    # first and a sample of both runs' holes settles it
+    assert (ndcg["finding"], ndcg["judged"], ndcg["holes"]) == ("inconclusive", "worse", 166)
+    assert ndcg["test"]["p_value"] < 0.05
+    spec = example_project / "ptah.yaml"
+    command = f"ptah corpus judge {report['corpus']['path']} --sample 51 -g title-body -g body-only --spec {spec}"
+    assert ndcg["settle"] == {"flip_count": 8, "plausible": 166, "sample": 51, "command": command}
     changed = candidate["cases_changed"]
     flips = [c["id"] for c in changed if c["flipped"]]
     assert flips and [c["id"] for c in changed[: len(flips)]] == flips  # flips listed first
@@ -40,15 +45,21 @@ def test_two_generations_side_by_side_say_which_is_better_by_how_much_and_on_whi
     # the terminal says it in words, with the interval and the p-value
     assert "side by side against title-body (the reference)" in out
     words = " ".join(out.split())  # rich wraps long lines at the terminal's width
-    assert f"body-only vs title-body: nDCG {ndcg['delta']:+.4f} is inconclusive (8 of 166 plausible holes): unjudged rows, taken relevant, would change it" in words
+    assert (f"body-only vs title-body: nDCG {ndcg['delta']:+.4f} on the judged rows is worse: p = 0.0038, 11 of 15 "
+            f"changed cases worse (95% CI {interval_text(ndcg['interval'])}); inconclusive: 8 of 166 plausible holes, "
+            f"taken relevant, would change it; judge a random sample of both runs' holes to settle it: `{command}`"
+            in words)
+    assert "worse on judged rows; inconclusive (8 of 166 plausible holes)" in words  # the table's cell
     assert f"{flips[0]}: " in out and "now failing" in out
     # the baseline comparison still covers each run, now with its significance
     same, worse = report["baseline"]["comparisons"]
     assert (same["against"], worse["against"]) == ("title-body", "body-only")
     assert same["significance"]["ndcg"]["test"]["p_value"] == 1.0  # the baseline's rankings, reproduced
-    assert same["significance"]["ndcg"]["finding"] == "no clear difference"
-    # the checked-in baseline is a ptah-report@1: its high bounds are unknown, so the finding is the values'
-    assert worse["significance"]["ndcg"]["finding"] == "worse"
+    # the checked-in baseline is re-scored from its rankings, so its holes are known and can decide a finding
+    assert (same["significance"]["ndcg"]["finding"], same["significance"]["ndcg"]["judged"]) == (
+        "inconclusive", "no clear difference")
+    assert (worse["significance"]["ndcg"]["finding"], worse["significance"]["ndcg"]["judged"]) == ("inconclusive", "worse")
+    assert f"--baseline {BASELINE} -g body-only --spec {spec}" in worse["significance"]["ndcg"]["settle"]["command"]
     against = worse["significance"]["ndcg"]
     assert f"CI {against['interval']['low']:+.4f}..{against['interval']['high']:+.4f}" in words
     assert f"p = {against['test']['p_value']:.4f} worse" in words
