@@ -131,9 +131,10 @@ def gate_slice(gate: Gate, slices: Mapping) -> str | None:
 
 def power_phrase(gate: Gate) -> str | None:
     """A drop gate's note when its corpus (or slice) is underpowered for its threshold: ``underpowered: needs 120
-    cases to see a drop of 0.02 (power 0.8, alpha 0.05), has 25``; None otherwise (a note, never a verdict)."""
+    cases to see a drop of 0.02 (power 0.8, alpha 0.05), has 25``; None otherwise (a note, never a verdict), and
+    None for a gate that failed conclusively: the drop it saw is real whatever the power to see one."""
     power = gate.power
-    if not power or not power.get("underpowered"):
+    if not power or not power.get("underpowered") or not (gate.passed or gate.inconclusive):
         return None
     return (f"underpowered: needs {power['needed']:,} cases to see a drop of {gate.threshold:.4g} "
             f"(power {power['power']:.4g}, alpha {power['alpha']:.4g}), has {power['cases']:,}")

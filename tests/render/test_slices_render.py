@@ -172,14 +172,17 @@ def test_a_whole_run_gate_on_a_measure_named_with_an_at_stays_in_the_gates_suite
     assert '<testcase name="max-DCG@5-drop@billing (worse)" classname="ptah.slices.billing"' in junit
 
 
-def test_an_underpowered_failing_gate_says_so_beside_its_junit_failure():
+def test_a_conclusive_failure_has_no_power_note_and_an_inconclusive_gate_keeps_it():
     data = sliced()
     data["gates"][1] |= {"passed": False, "detail": "nDCG dropped 0.0300, more than 0.0200"}
-    junit = render_junit(report(data))
+    failed = report(data)
     assert ('    <testcase name="max-ndcg-drop@billing (worse)" classname="ptah.slices.billing" time="0.000000">\n'
             '      <failure message="nDCG dropped 0.0300, more than 0.0200" type="gate">nDCG dropped 0.0300, more than '
-            '0.0200</failure>\n      <system-out>underpowered: needs 120 cases to see a drop of 0.02 (power 0.8, alpha '
-            '0.05), has 2</system-out>\n    </testcase>\n') in junit
+            '0.0200</failure>\n    </testcase>\n') in render_junit(failed)
+    assert "  FAIL max-ndcg-drop@billing (worse): nDCG dropped 0.0300, more than 0.0200" in plain_lines(failed)
+    data["gates"][1] |= {"inconclusive": True, "drop_high": 0.0}
+    assert ("  INCONCLUSIVE max-ndcg-drop@billing (worse): nDCG dropped 0.0300, more than 0.0200; underpowered: needs "
+            "120 cases to see a drop of 0.02 (power 0.8, alpha 0.05), has 2") in plain_lines(report(data))
 
 
 def test_a_gate_with_the_power_it_needs_has_no_note():
