@@ -44,6 +44,7 @@ from ptah.core.provenance import provenance
 from ptah.core.report import REPORT_FORMATS, Gate, KnownMiss, Report, Run
 from ptah.core.request import gate_key
 from ptah.core.rescore import difference
+from ptah.core.significance import p_value_phrase
 from ptah.core.verdicts import counted
 
 FLOAT_NOISE = 1e-12
@@ -249,9 +250,29 @@ def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float],
                 del holes["passed"]
                 holes["command"] = judge_command([run], holes["settling_sample"], evidence) if inconclusive else None
                 detail += "; " + _holes_sentence(run, holes, evidence)
+            tested = (comparison or {}).get("significance", {}).get(measure.key)
+            if not inconclusive and (said := _threshold_decides(drop, threshold, passed, tested)):
+                detail += "; " + said
         result.append(Gate(f"max-{measure.key}-drop", run.name, passed, detail, threshold, drop, drop_high, inconclusive,
                            holes))
     return result
+
+
+def _threshold_decides(drop: float, threshold: float, passed: bool, tested: Mapping | None) -> str | None:
+    """Which of the two a drop gate's reader sees decides it, where they disagree: the threshold, never the paired
+    test (``tested``, the measure's significance entry) that the findings beside the gate report; None when the
+    test's finding agrees with the gate (worse for a failure, anything else for a pass) or there is none."""
+    if tested is None or tested.get("test") is None:
+        return None
+    finding = tested.get("judged", tested["finding"])
+    if passed == (finding != "worse"):
+        return None
+    p = p_value_phrase(tested["test"])
+    if passed:
+        return (f"the gate decides: a drop of {_shown(drop)} is within the {threshold:.4f} allowed, though the paired "
+                f"test finds the run worse ({p}): a real drop no larger than the allowance")
+    return (f"the gate decides: a drop of {_shown(drop)} is more than the {threshold:.4f} allowed; the paired test "
+            f"alone finds {'the run better' if finding == 'better' else 'no clear difference'} ({p})")
 
 
 def _decided_by_holes(run: Run, baseline_run: Run, measure: Measure, threshold: float, passes: bool,
