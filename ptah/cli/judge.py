@@ -27,6 +27,7 @@ from ptah.cli.corpus import app
 from ptah.cli.display import SPEC_HELP, check_outputs, json_text, plain, wrote
 from ptah.core.corpus import MAX_GRADE, shown_key
 from ptah.core.errors import InputError
+from ptah.core.verdicts import counted
 
 GENERATION_HELP = "A generation to search (repeat for several; default: the active one)."
 CHANNEL_HELP = "vector, lexical or hybrid (repeat for several; default: vector, unless --variant is given)."
@@ -76,7 +77,7 @@ def holes(
             typer.echo(f'  "{plain(shown_key(hole.key))}": {where}')
             typer.echo(f"      {plain(_line(hole.text))}")
     count = worklist.count
-    typer.echo(f"{count} holes in {len(worklist.cases)} cases" + (
+    typer.echo(f"{counted(count, 'hole')} in {counted(len(worklist.cases), 'case')}" + (
         f"; judge them with: ptah corpus judge {plain(corpus)}" + (f" --worklist {plain(output)}" if output else "")
         if count else ""))
     if output is not None:
