@@ -1,7 +1,8 @@
 """What every format shows of a report's slices (:mod:`ptah.core.slicing`), built once: each format marks it up.
 
-Per run, each slice's means (:func:`mean_text`: the bounds ``low..high``
-where the holes move a mean, and its denominator) and judged@k; a slice of
+Per run, each slice's means (:func:`mean_text`: the judged mean and the
+mean with every hole relevant, smaller first, where the holes move it, and its
+denominator) and judged@k; a slice of
 fewer than :data:`ptah.core.slicing.MIN_CASES` cases is listed as not
 measured. Per comparison (a candidate against the reference run, or a run
 against the baseline's), each slice's tests per measure (:func:`slice_tests`:
@@ -46,6 +47,10 @@ class SliceTest(NamedTuple):
     @property
     def survives(self) -> str:
         return "N/A" if self.entry.get("test") is None else "yes" if self.entry.get("survives") else "no"
+
+
+# what a slice's mean a..b is, said once for every format
+MEAN_RANGE = "a..b where the holes move it: judged and with every hole relevant, the smaller first"
 
 
 def mean_text(mean: Mapping | None) -> str:

@@ -24,9 +24,9 @@ from ptah.core.verdicts import counted
 from ptah.render.layout import PlainConsole, column_widths, print_stacked
 from ptah.render.sentences import (baseline_findings, candidate_findings, cost_sentence, finding_cell, interval_text,
                                    level_of, variant_sentence, verdict_sentence)
-from ptah.render.slices import (failing_phrases, family_sentence, mean_text, measured, not_compared, slice_tests,
-                                unmeasured_phrase)
-from ptah.render.text import bounded, delta, markup, number, plain
+from ptah.render.slices import (MEAN_RANGE, failing_phrases, family_sentence, mean_text, measured, not_compared,
+                                slice_tests, unmeasured_phrase)
+from ptah.render.text import case_range, delta, markup, mean_range, number, plain
 
 if TYPE_CHECKING:
     from rich.console import Console, JustifyMethod
@@ -85,7 +85,7 @@ def _render_run(console: Console | PlainConsole, run: Run, comparison: BaselineC
     measures = _labels(run.means)
     columns = [("case", "left"), ("k", "right"), *((label, "right") for _, label in measures), ("status", "left")]
     rows = [
-        [markup(case.id), str(case.k), *(bounded(case.values.get(name), (case.highs or {}).get(name)) for name, _ in measures),
+        [markup(case.id), str(case.k), *(case_range(case, name) for name, _ in measures),
          _status(case)]
         for case in run.cases
     ]
@@ -94,7 +94,7 @@ def _render_run(console: Console | PlainConsole, run: Run, comparison: BaselineC
         mean = run.means[name]
         line = f"  mean {label:<6} {number(mean.value)}  ({mean.numerator:.4f} / {mean.denominator} cases)"
         if mean.high is not None and mean.high != mean.value:
-            line += f"  high {number(mean.high)}"
+            line += f"  however judged {mean_range(run, name)}  every hole relevant {number(mean.high)}"
         key = Measure.parse(name).key
         if comparison is not None and (entry := comparison.data["aggregates"].get(key)):  # None: not in the baseline
             line += f"  baseline {number(entry['baseline'])}  delta {delta(entry['delta'])}"
@@ -108,7 +108,8 @@ def _render_run(console: Console | PlainConsole, run: Run, comparison: BaselineC
         holed = sum(1 for case in run.cases if case.holes)
         console.print(f"  judged@k    {number(run.judged.value)}  ({run.judged.numerator:.4f} / {run.judged.denominator} cases); "
                       f"{counted(run.holes, 'hole')} in {counted(holed, 'case')}"
-                      + (" (a value low..high: high takes every hole as relevant)" if run.holes else ""))
+                      + (" (a value a..b: the least and the greatest it takes however the holes are judged)"
+                         if run.holes else ""))
     forbidden = run.forbidden
     if forbidden["cases"]:
         console.print(f"  forbidden leakage {forbidden['leaking']} of {forbidden['cases']} cases (rate {number(forbidden['rate'])})")
@@ -139,7 +140,7 @@ def render_slice_means(console: Console | PlainConsole, run: Run) -> None:
     found = measured(run.slices)
     keys = [Measure.parse(name).key for name in run.means]
     if found:
-        console.print(f"  slices of {markup(run.name)} (each mean low..high where the holes move it, and its denominator):")
+        console.print(f"  slices of {markup(run.name)} (each mean {MEAN_RANGE}; and its denominator):")
         columns = [("slice", "left"), ("cases", "right"), *((Measure.parse(key).label, "right") for key in keys),
                    ("judged@k", "right")]
         print_table(console, columns, [[markup(tag), str(entry["cases"]), *(mean_text(entry["means"].get(key)) for key in keys),

@@ -12,6 +12,7 @@ import pytest
 from ptah.core.baseline import Evidence
 from ptah.core.comparison import against_baseline, compare_pair
 from ptah.core.corpus import Case
+from ptah.core.flips import completions, mean_completions
 from ptah.core.measures import DEFAULT_MEASURES, Measure
 from ptah.core.outcomes import make_run, measure_case
 
@@ -146,3 +147,21 @@ def test_a_finding_the_holes_decide_is_inconclusive():
     settled = make_run({"name": "new"}, {"channel": "vector"}, [measured(case, [f"h{case.id}"]) for case in judged])
     settled_mrr = compare_pair(reference, settled)["measures"]["mrr"]
     assert (settled_mrr["finding"], settled_mrr["judged"], settled_mrr["settle"]) == ("worse", "worse", None)
+
+
+def low_holes():
+    """A relevant key first and two holes at ranks 4 and 5 of a top 5 (x and y judged: forbidden)."""
+    case = Case(id="c", query="q", k=5, relevant={"a": 1.0}, forbidden=("x", "y"))
+    return measured(case, ["a", "x", "y", "h4", "h5"])
+
+
+def test_the_interval_over_completions_is_min_first_and_need_not_end_at_every_hole_relevant():
+    # each hole taken relevant lowers nDCG, the deepest alone the most
+    result = low_holes()
+    ndcg = Measure.parse("nDCG")
+    every = (1 + 1 / math.log2(5) + 1 / math.log2(6)) / (1 + 1 / math.log2(3) + 1 / math.log2(4))
+    deepest = (1 + 1 / math.log2(6)) / (1 + 1 / math.log2(3))  # h5 alone: below every hole relevant
+    assert deepest < every < 1.0
+    low, high = completions(result, ndcg)
+    assert (low, high) == (pytest.approx(deepest, abs=1e-12), 1.0)
+    assert mean_completions([result, result], ndcg) == (pytest.approx(deepest, abs=1e-12), 1.0)

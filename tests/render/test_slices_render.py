@@ -22,8 +22,10 @@ def test_the_terminal_shows_each_slices_means_tests_failing_cases_family_and_gat
     lines = plain_lines(report(sliced()))
     assert "  slices vs base: 4 slice tests, Holm at alpha 0.05: 1 finding survives (worse billing MAP@10 -0.5000 worse)" \
         in lines[:lines.index("detail: each run's cases, then the comparisons, the gates and the verdict")]
-    assert after(lines, "  slices of base (each mean low..high where the holes move it, and its denominator):", 5) == [
-        "  slices of base (each mean low..high where the holes move it, and its denominator):",
+    legend = ("  slices of base (each mean a..b where the holes move it: judged and with every hole relevant, the "
+              "smaller first; and its denominator):")
+    assert after(lines, legend, 5) == [
+        legend,
         "slice    cases              recall         MRR        nDCG      MAP@10  judged@k",
         "-------  -----  ------------------  ----------  ----------  ----------  --------",
         "billing      2  0.5000..0.7500 (2)  0.2500 (2)  0.3155 (2)  0.5000 (1)    0.5000",
@@ -82,7 +84,8 @@ def test_each_run_against_the_baseline_has_its_slice_tests_and_the_baselines_fam
 
 def test_markdown_has_a_slice_table_per_comparison_and_the_family():
     text = render_markdown(report(with_baseline_slices()))
-    assert ("### Slices\n\nEach slice's means over its cases: low..high where the holes move one, and (its denominator).\n\n"
+    assert ("### Slices\n\nEach slice's means over its cases: a..b where the holes move it: judged and with every hole "
+            "relevant, the smaller first; and (its denominator).\n\n"
             "| slice | cases | run | recall | MRR | nDCG | MAP@10 | judged@k |\n|---|---|---|---|---|---|---|---|\n"
             "| `billing` | 2 | `base (vector)` | 0.5000..0.7500 (2) | 0.2500 (2) | 0.3155 (2) | 0.5000 (1) | 0.5000 |\n"
             "| `billing` | 2 | `worse (vector)` | 0.2500 (2) | 0.1250 (2) | 0.1500 (2) | 0.0000 (1) | 0.2500 |\n\n"
