@@ -205,14 +205,18 @@ def _scale(corpus: Path) -> tuple[float, ...]:
 
 
 def _ask_in_terminal(corpus: Path, items: list) -> list:
-    """The judgements of ``items`` made in the terminal session, offering the corpus's grades (said first)."""
+    """The judgements of ``items`` made in the terminal session, offering the corpus's grades (said first) and
+    showing with each row the grades its case already gives."""
     from ptah.cli.judge_session import key_reader, run_session
+    from ptah.services.files import load_corpus
 
-    scale = _scale(corpus)
+    loaded = load_corpus(corpus)
+    scale = loaded.grade_scale()
     typer.echo(f"grades on the corpus's scale: {', '.join(f'{g:g}' for g in scale)}"
                + (" (it grades nothing yet: 1 is relevant)" if scale == (1.0,) else ""))
+    grades = {case.id: tuple(case.relevant.values()) for case in loaded.cases}
     with key_reader() as read:
-        return run_session(items, read, scale)
+        return run_session(items, read, scale, grades)
 
 
 def _judge_interactively(corpus: Path, worklist: Path | None, generations: list[str], channels: list[str],
