@@ -221,6 +221,8 @@ def stage_phrase(stage: Mapping, quote: Callable[[object], str] = str) -> str:
     p50, p95 = stage["p50_ms"], stage["p95_ms"]
     times = milliseconds(p50) if p50 == p95 else f"p50 {milliseconds(p50)}, p95 {milliseconds(p95)}"
     text = f"{times} timed {stage['timed']}"
+    if stage.get("load_s"):
+        text += f" (loading the model took {stage['load_s']:,.2f} s, left out of the time per query)"
     if stage.get("share") is not None:
         text += f", {stage['share']:.1%} of the evaluation"
     if stage.get("usage"):

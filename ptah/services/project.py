@@ -12,6 +12,7 @@ its source (error messages) uses the redacted URL.
 from __future__ import annotations
 
 import os
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator, Literal, overload
@@ -50,6 +51,7 @@ class Project:
     _store: Store | None = field(default=None, repr=False)
     _identities: dict = field(default_factory=dict, repr=False)
     _embedders: dict = field(default_factory=dict, repr=False)
+    load_seconds: float = field(default=0.0, repr=False)  # spent loading embedders (:meth:`embedder`), in all
     _matrices: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -85,11 +87,13 @@ class Project:
         return self._store
 
     def embedder(self, settings: GenerationSettings):
-        """The embedder of these settings, loaded once per process."""
+        """The embedder of these settings, loaded once per process (its seconds added to ``load_seconds``)."""
         if settings not in self._embedders:
             from ptah.adapters.embedders import open_embedder
 
+            clock = time.perf_counter()
             self._embedders[settings] = open_embedder(settings, self.root)
+            self.load_seconds += time.perf_counter() - clock
         return self._embedders[settings]
 
     def loaded(self, settings: GenerationSettings) -> bool:
