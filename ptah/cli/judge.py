@@ -26,7 +26,7 @@ import typer
 from ptah.cli.corpus import app
 from ptah.cli.display import SPEC_HELP, check_outputs, json_text, plain, wrote
 from ptah.core.corpus import MAX_GRADE, shown_key
-from ptah.core.errors import InputError
+from ptah.core.errors import InputError, spec_flag
 from ptah.core.verdicts import counted
 
 GENERATION_HELP = "A generation to search (repeat for several; default: the active one)."
@@ -79,7 +79,7 @@ def holes(
     count = worklist.count
     typer.echo(f"{counted(count, 'hole')} in {counted(len(worklist.cases), 'case')}" + (
         f"; judge them with: ptah corpus judge {plain(corpus)}" + (f" --worklist {plain(output)}" if output else "")
-        if count else ""))
+        + plain(spec_flag(spec)) if count else ""))
     if output is not None:
         wrote(output)
 

@@ -36,7 +36,7 @@ from typing import Any, Mapping, Sequence
 
 from ptah.core.calibration import ModelJudge
 from ptah.core.corpus import Corpus
-from ptah.core.errors import IncomparableBaseline, ReportError
+from ptah.core.errors import IncomparableBaseline, ReportError, spec_flag
 from ptah.core.estimate import NO_RATES, Estimate, Rates, estimate
 from ptah.core.flips import flip_count, paired_cases, upper_relevant
 from ptah.core.measures import Measure
@@ -63,17 +63,20 @@ def check_report_format(document: object, path: str) -> dict:
     return document
 
 
-def check_comparable(corpus: Corpus, baseline: Report, path: str, corpus_path: str | None = None) -> None:
+def check_comparable(corpus: Corpus, baseline: Report, path: str, corpus_path: str | None = None,
+                     spec_path: str | None = None) -> None:
     """The baseline at ``path`` measured ``corpus``, or one that differs from it in judgements alone (the same case
     ids, queries and depths: :func:`ptah.core.rescore.difference`); :class:`IncomparableBaseline` (exit 2) naming
-    both digests, how they differ and the rebaseline command with ``corpus_path`` (``corpus``'s path) otherwise."""
+    both digests, how they differ and the rebaseline command with ``corpus_path`` (``corpus``'s path) and
+    ``spec_path`` (the spec the evaluation used) otherwise."""
     theirs = baseline.corpus["digest"]
     if theirs == corpus.digest:
         return
     why = difference(corpus, baseline)
     if why is None:
         return
-    command = f"ptah report rebaseline {path} --corpus {corpus_path or corpus.path or 'CORPUS'} --output NEW.json"
+    command = (f"ptah report rebaseline {path} --corpus {corpus_path or corpus.path or 'CORPUS'} --output NEW.json"
+               f"{spec_flag(spec_path)}")
     raise IncomparableBaseline(
         f"the baseline {path} measured a different corpus (digest {theirs}); this corpus is {corpus.digest}, and "
         f"they differ in more than judgements: {why}. Measure its runs again on this corpus with `{command}`, or "
@@ -407,9 +410,8 @@ def judge_command(runs: Sequence[Run], size: int, evidence: Evidence) -> str:
     ``runs`` (and of the baseline's reference run, when ``evidence`` names a baseline)."""
     corpus = evidence.corpus_path or "CORPUS"
     baseline = f" --baseline {evidence.baseline_path}" if evidence.baseline_path else ""
-    spec = f" --spec {evidence.spec_path}" if evidence.spec_path else ""
     flags = "".join(dict.fromkeys(run_flags(run) for run in runs))
-    return f"ptah corpus judge {corpus} --sample {size}{baseline}{flags}{spec}"
+    return f"ptah corpus judge {corpus} --sample {size}{baseline}{flags}{spec_flag(evidence.spec_path)}"
 
 
 def _evidence(holes: Mapping) -> str:

@@ -91,13 +91,12 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
         baseline = load_baseline(request.baseline)
     # the commands a gate's sentence names take the corpus's file; a corpus the server registered has none
     commands_path = None if corpus.path == registered_label(corpus.name, corpus.digest) else corpus.path
-    paths = Evidence(corpus_path=commands_path, baseline_path=request.baseline,
-                     spec_path=None if project.spec.path is None else str(project.spec.path))
+    paths = Evidence(corpus_path=commands_path, baseline_path=request.baseline, spec_path=project.spec_path)
     side_paths = replace(paths, baseline_path=None)  # a side-by-side finding draws from the runs compared
     rescored = None
     if baseline is not None:
         named = "report" if request.baseline is None else request.baseline  # a report in hand may be unnamed
-        check_comparable(corpus, baseline, named, commands_path)
+        check_comparable(corpus, baseline, named, commands_path, project.spec_path)
         check_cases([case.id for case in corpus.cases], baseline.runs, named, f"the corpus {corpus.path}")
         rescored = rescore(corpus, baseline)  # its values from its rankings, never from the file's numbers
         baseline = rescored.report

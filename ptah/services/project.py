@@ -58,6 +58,11 @@ class Project:
     def root(self) -> str:
         return self.spec.root
 
+    @property
+    def spec_path(self) -> str | None:
+        """The spec's file, as the commands a sentence names pass it (``--spec``); None for a spec without one."""
+        return None if self.spec.path is None else str(self.spec.path)
+
     def generation(self, name: str | None = None) -> Generation:
         """The declared generation ``name`` (None: the active one) with its identity.
 
@@ -124,7 +129,7 @@ class Project:
                     if record is not None:
                         matrix = snapshot.matrix(identity)
             if record is None:
-                raise NotBuilt(generation.name, identity)
+                raise NotBuilt(generation.name, identity, self.spec_path)
             if not record.settings.get("normalize", True):
                 normalize_rows(matrix.vectors)
             self._matrices[identity] = matrix

@@ -91,7 +91,8 @@ def test_holes_lists_the_pooled_unjudged_rows_of_every_run_with_their_ranks_and_
     assert worklist["holes"] == 7
     first = cases[0]["holes"][0]
     assert f'  "{first["key"]}": ' in out and out.endswith(
-        f"7 holes in 3 cases; judge them with: ptah corpus judge {folder / 'support.yaml'} --worklist {folder / 'wl.json'}\n"
+        f"7 holes in 3 cases; judge them with: ptah corpus judge {folder / 'support.yaml'} --worklist {folder / 'wl.json'}"
+        f" --spec {space.spec_path}\n"
         f"wrote {folder / 'wl.json'}\n")
 
 
