@@ -8,7 +8,7 @@ from importlib import resources
 import jsonschema
 
 from ptah.render.sentences import interval_text
-from tests.cli.conftest import BASELINE, evaluate
+from tests.cli.conftest import BASELINE, REPO, evaluate
 
 SCHEMA = json.loads(resources.files("ptah").joinpath("schemas/report.schema.json").read_text())
 
@@ -87,3 +87,29 @@ def test_asking_for_what_does_not_exist_exits_2(example_project, cli):
     assert code == 2 and 'no generation named "nope"' in err
     code, out, err = cli(*evaluate(example_project, "--bootstrap", "0", "-g", "title-body"))
     assert code == 2 and "--bootstrap" in err
+
+
+def test_the_readmes_slice_sentences_are_what_its_commands_show(example_project, cli, tmp_path):
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    # against the checked-in baseline (no tags then): the slice means, and no slice compared
+    code, out, err = cli(*evaluate(example_project, "--generation", "body-only", "--baseline", BASELINE,
+                                   "--max-recall-drop", "0.02", "--output", tmp_path / "gated.json"))
+    assert code == 1, err
+    gated = json.loads((tmp_path / "gated.json").read_text())
+    (run,) = gated["runs"]
+    billing = run["slices"]["billing"]["means"]["ndcg"]
+    assert (billing["value"], billing["denominator"]) == (0.5, 4)
+    assert not gated["baseline"]["comparisons"][0]["slices"]["billing"]["comparable"]
+    assert "the baseline has no slice of this tag" in " ".join(out.split())
+    assert (f"body-only's nDCG is {billing['value']:.4f} on `billing`'s 4 cases, "
+            f"{run['aggregates']['ndcg']['value']:.4f} over all 25" in readme)
+    # side by side: where it broke
+    code, out, err = cli(*evaluate(example_project, "-g", "title-body", "-g", "body-only", "--output",
+                                   tmp_path / "side.json"))
+    assert code == 1, err
+    (candidate,) = json.loads((tmp_path / "side.json").read_text())["comparison"]["candidates"]
+    slices = candidate["slices"]
+    assert [round(slices[tag]["measures"]["ndcg"]["delta"], 4) for tag in ("billing", "mobile", "data")] == [
+        -0.3801, 0.0, 0.0]
+    assert (f"Its nDCG falls {-candidate['measures']['ndcg']['delta']:.4f} over all 25 cases, but 0.3801 on "
+            "`billing` and not at all on `mobile` or `data`" in readme)
