@@ -206,6 +206,20 @@ def variant_sentence(variant: Mapping, quote: Callable[[object], str] = str) -> 
     return text
 
 
+def model_phrase(run: Run, quote: Callable[[object], str] = str) -> str:
+    """What scored ``run``, for its header, never ``None``: ``model sentence-transformers/all-MiniLM-L6-v2``; a
+    lexical run has no model: ``BM25 (lexical: lucene, k1=1.5, b=0.75)``; a hybrid run fuses its model with
+    BM25; a run whose report names no model says so."""
+    if run.channel == "lexical":
+        settings = run.generation.get("settings") or {}
+        told = ", ".join(f"{name}={settings[name]}" if name != "method" else str(settings[name])
+                         for name in ("method", "k1", "b") if name in settings)
+        return f"BM25 (lexical{': ' + quote(told) if told else ''})"
+    model = run.generation.get("model")
+    said = "no model recorded" if model is None else f"model {quote(model)}"
+    return said + (" fused with BM25 (lexical)" if run.channel == "hybrid" else "")
+
+
 def cost_sentence(cost: Mapping, quote: Callable[[object], str] = str) -> str:
     """A run's ``cost`` in one line: ``time per query: p50 186.8 ms, p95 217.1 ms (search 6.8 ms timed per batch,
     3.1% of the evaluation; rerank p50 180.0 ms, p95 210.0 ms timed per query, 95.0% of the evaluation)``."""

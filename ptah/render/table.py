@@ -23,7 +23,7 @@ from ptah.core.significance import p_value_phrase, p_value_text
 from ptah.core.verdicts import counted
 from ptah.render.layout import PlainConsole, column_widths, print_stacked
 from ptah.render.sentences import (baseline_findings, candidate_findings, cost_sentence, finding_cell, interval_text,
-                                   level_of, variant_sentence, verdict_sentence)
+                                   level_of, model_phrase, variant_sentence, verdict_sentence)
 from ptah.render.slices import (MEAN_RANGE, failing_phrases, family_sentence, mean_text, measured, not_compared,
                                 slice_tests, unmeasured_phrase)
 from ptah.render.text import case_range, delta, markup, mean_range, number, plain
@@ -77,7 +77,7 @@ def _render_run(console: Console | PlainConsole, run: Run, comparison: BaselineC
     stale = "" if generation["verification"]["ok"] else " [yellow](incomplete or stale, measured with --allow-stale)[/yellow]"
     console.print(
         f"\ngeneration [bold]{markup(generation['name'])}[/bold] {markup(generation['identity'][:19])}… "
-        f"model {markup(generation['model'])}, {generation['rows']} rows, "
+        f"{model_phrase(run, markup)}, {generation['rows']} rows, "
         f"{markup(run.search['mode'])} {markup(run.search['similarity'])}{stale}"
     )
     if run.variant is not None:
