@@ -212,6 +212,17 @@ def test_the_readme_links_every_docs_page_and_every_relative_link_resolves():
     assert broken == []
 
 
+OUTPUT = re.compile(r"--(?:output|html|junit|markdown|trec-run)[ =](\S+)|--save [a-z]+=(\S+)")
+
+
+def test_no_docs_command_writes_into_the_repository_root():
+    # a file a reader's command writes goes under a folder git ignores (out/), never beside README.md
+    bare = [f"{block.file}:{command.line}: {path}" for block in every_block() if block.skip is None
+            for command in commands(block) for match in OUTPUT.finditer(command.text)
+            if "/" not in (path := match.group(1) or match.group(2)) and path != "-"]
+    assert bare == []
+
+
 @pytest.mark.slow
 def test_the_readme_and_docs_commands_run_as_written(tmp_path):
     found = every_block()
@@ -222,3 +233,6 @@ def test_the_readme_and_docs_commands_run_as_written(tmp_path):
     done = subprocess.run(["bash", "-c", script(found)], cwd=work, env=git_env(), capture_output=True, text=True,
                           timeout=TIMEOUT_S)
     assert done.returncode == 0, (done.stderr[-6000:], done.stdout[-4000:])
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=work, env=git_env(),
+                            capture_output=True, text=True, check=True).stdout
+    assert [line for line in status.splitlines() if line.startswith("??")] == []  # nothing left beside the tree

@@ -26,7 +26,8 @@ import typer
 from ptah.cli.corpus import app
 from ptah.cli.display import SPEC_HELP, check_outputs, json_text, plain, wrote
 from ptah.core.corpus import MAX_GRADE, shown_key
-from ptah.core.errors import InputError
+from ptah.core.errors import InputError, spec_flag
+from ptah.core.verdicts import counted
 
 GENERATION_HELP = "A generation to search (repeat for several; default: the active one)."
 CHANNEL_HELP = "vector, lexical or hybrid (repeat for several; default: vector, unless --variant is given)."
@@ -76,9 +77,9 @@ def holes(
             typer.echo(f'  "{plain(shown_key(hole.key))}": {where}')
             typer.echo(f"      {plain(_line(hole.text))}")
     count = worklist.count
-    typer.echo(f"{count} holes in {len(worklist.cases)} cases" + (
+    typer.echo(f"{counted(count, 'hole')} in {counted(len(worklist.cases), 'case')}" + (
         f"; judge them with: ptah corpus judge {plain(corpus)}" + (f" --worklist {plain(output)}" if output else "")
-        if count else ""))
+        + plain(spec_flag(spec)) if count else ""))
     if output is not None:
         wrote(output)
 
@@ -204,14 +205,18 @@ def _scale(corpus: Path) -> tuple[float, ...]:
 
 
 def _ask_in_terminal(corpus: Path, items: list) -> list:
-    """The judgements of ``items`` made in the terminal session, offering the corpus's grades (said first)."""
+    """The judgements of ``items`` made in the terminal session, offering the corpus's grades (said first) and
+    showing with each row the grades its case already gives."""
     from ptah.cli.judge_session import key_reader, run_session
+    from ptah.services.files import load_corpus
 
-    scale = _scale(corpus)
+    loaded = load_corpus(corpus)
+    scale = loaded.grade_scale()
     typer.echo(f"grades on the corpus's scale: {', '.join(f'{g:g}' for g in scale)}"
                + (" (it grades nothing yet: 1 is relevant)" if scale == (1.0,) else ""))
+    grades = {case.id: tuple(case.relevant.values()) for case in loaded.cases}
     with key_reader() as read:
-        return run_session(items, read, scale)
+        return run_session(items, read, scale, grades)
 
 
 def _judge_interactively(corpus: Path, worklist: Path | None, generations: list[str], channels: list[str],

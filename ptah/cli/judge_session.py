@@ -31,7 +31,7 @@ import textwrap
 import termios
 import tty
 from contextlib import contextmanager
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import typer
 
@@ -49,6 +49,23 @@ def answers(scale: Sequence[float]) -> dict[str, tuple[float, str | None]]:
     order, ``0`` not relevant, ``r`` required (grade 1), ``f`` forbidden."""
     graded = {str(number): (grade, None) for number, grade in enumerate(scale[:9], start=1)}
     return {"0": (0.0, None), **graded, "r": (1.0, REQUIRED), "f": (0.0, FORBIDDEN)}
+
+
+def legend(scale: Sequence[float]) -> str:
+    """What each key of a session does, said once before the first row."""
+    grades = ", ".join(f"{number} grade {grade:g}" for number, grade in enumerate(scale[:9], start=1))
+    return ("keys: 0 not relevant (kept in the judgement record, not the corpus); "
+            f"{grades}: relevant at that grade on the corpus's scale (written into the case's relevant keys; "
+            "compare with the grades the case already gives, shown with each row); r required: it must be in the "
+            "top k (grade 1); f forbidden: it must not be in the top k; s skip: ask again next session; u undo the "
+            "last answer; q save and quit")
+
+
+def uses(grades: Sequence[float]) -> str:
+    """The grades a case already gives its relevant keys, best first: ``this case grades 2, 1``."""
+    if not grades:
+        return "this case grades no key relevant yet"
+    return "this case grades " + ", ".join(f"{grade:g}" for grade in sorted(set(grades), reverse=True))
 
 
 def prompt(scale: Sequence[float]) -> str:
@@ -150,14 +167,16 @@ def _keys() -> Iterator[Callable[[], str]]:
             pass
 
 
-def show(item: tuple[WorkCase, Hole], index: int, total: int) -> None:
-    """The case (its query, what it already judges) and the row: its key, where the runs ranked it, and its
-    judging text wrapped to the terminal."""
+def show(item: tuple[WorkCase, Hole], index: int, total: int, grades: Sequence[float] | None = None) -> None:
+    """The case (its query, what it already judges, the grades it gives: ``grades``, None when unknown) and the
+    row: its key, where the runs ranked it, and its judging text wrapped to the terminal."""
     case, hole = item
     where = ", ".join(f"{plain(run)} #{rank}" for run, rank in hole.ranks.items())
     width = max(40, shutil.get_terminal_size().columns - 4)
     typer.echo("")
     typer.echo(f'[{index + 1}/{total}] case "{plain(case.id)}" (k {case.k}): {plain(case.query)}')
+    if grades is not None:
+        typer.echo(f"  {uses(grades)}")
     if case.judged:
         typer.echo(textwrap.fill("already judged: " + ", ".join(plain(said) for said in case.judged), width + 2,
                                  initial_indent="  ", subsequent_indent="    "))
@@ -168,12 +187,15 @@ def show(item: tuple[WorkCase, Hole], index: int, total: int) -> None:
 
 
 def run_session(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str],
-                scale: Sequence[float] = DEFAULT_SCALE) -> list[Verdict]:
-    """Ask for each ``(case, hole)`` in turn (module docs), offering the grades of the corpus's ``scale``;
+                scale: Sequence[float] = DEFAULT_SCALE,
+                grades: Mapping[str, Sequence[float]] | None = None) -> list[Verdict]:
+    """Ask for each ``(case, hole)`` in turn (module docs), offering the grades of the corpus's ``scale`` and
+    saying what each key does first and, with each row, the grades its case gives (``grades``, by case id);
     returns the judgements made, in order."""
     verdicts: list[Verdict] = []
+    typer.echo(legend(scale))
     try:
-        _ask(items, read, verdicts, scale)
+        _ask(items, read, verdicts, scale, grades or {})
     except Terminated:
         typer.echo("\nterminated (SIGTERM): saving what was judged")
     except (HungUp, OSError) as exc:  # the terminal closed, wherever the session was: save what was judged
@@ -184,14 +206,14 @@ def run_session(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str],
 
 
 def _ask(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str], verdicts: list[Verdict],
-         scale: Sequence[float]) -> None:
+         scale: Sequence[float], grades: Mapping[str, Sequence[float]]) -> None:
     keys, asked = answers(scale), prompt(scale)
     history: list[tuple[int, bool]] = []  # (item index, whether it was judged), for undo
     index = 0
     shown = -1
     while index < len(items):
         if shown != index:
-            show(items[index], index, len(items))
+            show(items[index], index, len(items), grades.get(items[index][0].id))
             shown = index
         typer.echo(asked, nl=False)
         try:

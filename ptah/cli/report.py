@@ -86,7 +86,7 @@ def diff(
     other case ids) or a run is missing.
     """
     from ptah.cli.evaluate import as_flags
-    from ptah.core.baseline import check_cases
+    from ptah.core.baseline import Evidence, check_cases
     from ptah.core.comparison import StatisticsSettings, compare_runs
     from ptah.core.errors import IncomparableBaseline
     from ptah.core.report import Comparison, read_only
@@ -102,7 +102,8 @@ def diff(
     reference, candidate = _pick(first, a, run), _pick(second, b, run)
     check_cases([case.id for case in reference.cases], [candidate], str(b), f"{a} (run {reference.name})")
     runs = [_labelled(reference, f"A {reference.name}"), _labelled(candidate, f"B {candidate.name}")]
-    comparison = Comparison(read_only(compare_runs(runs, settings)))
+    paths = Evidence(corpus_path=first.corpus.get("path"))  # the settling command's corpus
+    comparison = Comparison(read_only(compare_runs(runs, settings, paths)))
     if json_output:
         from ptah.cli.display import json_text
         from ptah.core.report import plain

@@ -36,7 +36,7 @@ from typing import Any, Mapping, Sequence
 
 from ptah.core.calibration import ModelJudge
 from ptah.core.corpus import Corpus
-from ptah.core.errors import IncomparableBaseline, ReportError
+from ptah.core.errors import IncomparableBaseline, ReportError, spec_flag
 from ptah.core.estimate import NO_RATES, Estimate, Rates, estimate
 from ptah.core.flips import flip_count, paired_cases, upper_relevant
 from ptah.core.measures import Measure
@@ -44,6 +44,7 @@ from ptah.core.provenance import provenance
 from ptah.core.report import REPORT_FORMATS, Gate, KnownMiss, Report, Run
 from ptah.core.request import gate_key
 from ptah.core.rescore import difference
+from ptah.core.significance import p_value_phrase
 from ptah.core.verdicts import counted
 
 FLOAT_NOISE = 1e-12
@@ -62,17 +63,20 @@ def check_report_format(document: object, path: str) -> dict:
     return document
 
 
-def check_comparable(corpus: Corpus, baseline: Report, path: str, corpus_path: str | None = None) -> None:
+def check_comparable(corpus: Corpus, baseline: Report, path: str, corpus_path: str | None = None,
+                     spec_path: str | None = None) -> None:
     """The baseline at ``path`` measured ``corpus``, or one that differs from it in judgements alone (the same case
     ids, queries and depths: :func:`ptah.core.rescore.difference`); :class:`IncomparableBaseline` (exit 2) naming
-    both digests, how they differ and the rebaseline command with ``corpus_path`` (``corpus``'s path) otherwise."""
+    both digests, how they differ and the rebaseline command with ``corpus_path`` (``corpus``'s path) and
+    ``spec_path`` (the spec the evaluation used) otherwise."""
     theirs = baseline.corpus["digest"]
     if theirs == corpus.digest:
         return
     why = difference(corpus, baseline)
     if why is None:
         return
-    command = f"ptah report rebaseline {path} --corpus {corpus_path or corpus.path or 'CORPUS'} --output NEW.json"
+    command = (f"ptah report rebaseline {path} --corpus {corpus_path or corpus.path or 'CORPUS'} --output NEW.json"
+               f"{spec_flag(spec_path)}")
     raise IncomparableBaseline(
         f"the baseline {path} measured a different corpus (digest {theirs}); this corpus is {corpus.digest}, and "
         f"they differ in more than judgements: {why}. Measure its runs again on this corpus with `{command}`, or "
@@ -247,11 +251,31 @@ def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float],
                 inconclusive = holes["inconclusive"]
                 passed = holes["passed"]
                 del holes["passed"]
-                holes["command"] = _command(run, holes["settling_sample"], evidence) if inconclusive else None
+                holes["command"] = judge_command([run], holes["settling_sample"], evidence) if inconclusive else None
                 detail += "; " + _holes_sentence(run, holes, evidence)
+            tested = (comparison or {}).get("significance", {}).get(measure.key)
+            if not inconclusive and (said := _threshold_decides(drop, threshold, passed, tested)):
+                detail += "; " + said
         result.append(Gate(f"max-{measure.key}-drop", run.name, passed, detail, threshold, drop, drop_high, inconclusive,
                            holes))
     return result
+
+
+def _threshold_decides(drop: float, threshold: float, passed: bool, tested: Mapping | None) -> str | None:
+    """Which of the two a drop gate's reader sees decides it, where they disagree: the threshold, never the paired
+    test (``tested``, the measure's significance entry) that the findings beside the gate report; None when the
+    test's finding agrees with the gate (worse for a failure, anything else for a pass) or there is none."""
+    if tested is None or tested.get("test") is None:
+        return None
+    finding = tested.get("judged", tested["finding"])
+    if passed == (finding != "worse"):
+        return None
+    p = p_value_phrase(tested["test"])
+    if passed:
+        return (f"the gate decides: a drop of {_shown(drop)} is within the {threshold:.4f} allowed, though the paired "
+                f"test finds the run worse ({p}): a real drop no larger than the allowance")
+    return (f"the gate decides: a drop of {_shown(drop)} is more than the {threshold:.4f} allowed; the paired test "
+            f"alone finds {'the run better' if finding == 'better' else 'no clear difference'} ({p})")
 
 
 def _decided_by_holes(run: Run, baseline_run: Run, measure: Measure, threshold: float, passes: bool,
@@ -382,12 +406,13 @@ def _shown(value: float) -> str:
     return "0.0000" if shown == "-0.0000" else shown
 
 
-def _command(run: Run, size: int, evidence: Evidence) -> str:
-    """The one command whose sample settles an inconclusive gate: a stratified sample of both runs' holes."""
+def judge_command(runs: Sequence[Run], size: int, evidence: Evidence) -> str:
+    """The one command whose sample settles an inconclusive gate or finding: a stratified sample of the holes of
+    ``runs`` (and of the baseline's reference run, when ``evidence`` names a baseline)."""
     corpus = evidence.corpus_path or "CORPUS"
     baseline = f" --baseline {evidence.baseline_path}" if evidence.baseline_path else ""
-    spec = f" --spec {evidence.spec_path}" if evidence.spec_path else ""
-    return f"ptah corpus judge {corpus} --sample {size}{baseline}{run_flags(run)}{spec}"
+    flags = "".join(dict.fromkeys(run_flags(run) for run in runs))
+    return f"ptah corpus judge {corpus} --sample {size}{baseline}{flags}{spec_flag(evidence.spec_path)}"
 
 
 def _evidence(holes: Mapping) -> str:

@@ -15,7 +15,10 @@ A report's ``comparison`` section (null when only one run was measured)::
                "cases": paired cases, "wins": N, "ties": N, "losses": N, "undefined": N,
                "interval": {"low", "high", "level"} | null,   # paired bootstrap CI of the mean difference
                "test": {"p_value", "method", "nonzero", "patterns"} | null,   # paired sign-flip test
-               "finding": "better" | "worse" | "no clear difference"}
+               "finding": "better" | "worse" | "no clear difference" | "inconclusive",
+               "judged": "better" | "worse" | "no clear difference",   # the finding on the judged values alone
+               "settle": {"flip_count", "plausible", "sample", "command"} | null,
+               "holes": N}
 
 A case is *paired* for a measure when both runs define it (a case with no
 relevant key defines none). Per case, the candidate *wins* when its value is
@@ -32,8 +35,13 @@ often to call it more than noise.
 The holes (:mod:`ptah.core.judged`, :mod:`ptah.core.flips`): a finding, like
 a gate, is inconclusive when the holes that may plausibly be relevant could
 flip it. ``holes`` (U) counts the holes in either run's top k over the paired
-cases; a finding reads ``inconclusive (m of U plausible holes)`` when m of
-them, taken relevant, change it: the candidate's (towards ``better``) for a
+cases; the finding is ``inconclusive`` when m of them, taken relevant, change
+the finding drawn on the judged values (``judged``, always given), and
+``settle`` says how to settle it: m (``flip_count``), U (``plausible``), the
+sample expected to settle it when none of it is relevant
+(:func:`ptah.core.flips.settling_sample`; every hole when no smaller sample
+does) and the one command that draws it from both runs' holes
+(:func:`ptah.core.baseline.judge_command`). The holes taken: the candidate's (towards ``better``) for a
 ``worse`` or unclear finding, the reference's (towards ``worse``) for a
 ``better`` or unclear one, greedily, the holes that move a case's value most
 first (each case's best holes are its highest-ranked, as for a gate's flip
@@ -49,30 +57,35 @@ import math
 from bisect import bisect_left
 from typing import Sequence
 
-from ptah.core.flips import PairedCase, extremes
+from ptah.core.baseline import Evidence, judge_command
+from ptah.core.flips import PairedCase, extremes, settling_sample
 from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Run
 from ptah.core.request import StatisticsSettings
 from ptah.core.significance import paired_bootstrap, sign_flip_test
-from ptah.core.verdicts import counted
 
-BETTER, WORSE, UNCLEAR = "better", "worse", "no clear difference"
-
-
-def inconclusive(flips: int, plausible: int) -> str:
-    """The finding a comparison that the holes may decide reads: ``inconclusive (3 of 121 plausible holes)``."""
-    return f"inconclusive ({flips:,} of {counted(plausible, 'plausible hole')})"
+BETTER, WORSE, UNCLEAR, INCONCLUSIVE = "better", "worse", "no clear difference", "inconclusive"
 
 
-def compare_runs(runs: Sequence[Run], settings: StatisticsSettings = StatisticsSettings()) -> dict | None:
-    """The ``comparison`` section: every run after the first against the first; None for a single run."""
+def settle(flips: int, plausible: int, runs: Sequence[Run], paths: Evidence) -> dict:
+    """How to settle a finding ``flips`` of the ``plausible`` holes could change: the ``settle`` member (module
+    docs), its command naming the paths of ``paths`` and every one of ``runs``."""
+    size = settling_sample(plausible, flips) or plausible
+    return {"flip_count": flips, "plausible": plausible, "sample": size,
+            "command": judge_command(runs, size, paths)}
+
+
+def compare_runs(runs: Sequence[Run], settings: StatisticsSettings = StatisticsSettings(),
+                 paths: Evidence = Evidence()) -> dict | None:
+    """The ``comparison`` section: every run after the first against the first; None for a single run. ``paths``:
+    the corpus and spec the settling commands name."""
     if len(runs) < 2:
         return None
     reference = runs[0]
     return {
         "reference": reference.name,
         "statistics": settings.as_dict(),
-        "candidates": [compare_pair(reference, run, settings) for run in runs[1:]],
+        "candidates": [compare_pair(reference, run, settings, paths) for run in runs[1:]],
     }
 
 
@@ -81,8 +94,11 @@ def shared_measures(reference: Run, candidate: Run) -> list[Measure]:
     return [m for m in candidate.measures if str(m) in reference.means]
 
 
-def compare_pair(reference: Run, candidate: Run, settings: StatisticsSettings = StatisticsSettings()) -> dict:
-    """One candidate run against the reference run, paired by case id (see the module docs)."""
+def compare_pair(reference: Run, candidate: Run, settings: StatisticsSettings = StatisticsSettings(),
+                 paths: Evidence = Evidence()) -> dict:
+    """One candidate run against the reference run, paired by case id (see the module docs); ``paths``: what the
+    settling command names (a baseline's path makes it draw from the baseline's reference run, not ``reference``)."""
+    sides = [candidate] if paths.baseline_path else [reference, candidate]
     theirs = {case.id: case for case in reference.cases}
     pairs = [(theirs[case.id], case) for case in candidate.cases if case.id in theirs]
     measures = shared_measures(reference, candidate)
@@ -91,7 +107,7 @@ def compare_pair(reference: Run, candidate: Run, settings: StatisticsSettings = 
     return {
         "run": candidate.name,
         "channel": candidate.search.get("channel"),
-        "measures": {m.key: _measure(str(m), reference, candidate, pairs, settings) for m in measures},
+        "measures": {m.key: _measure(str(m), reference, candidate, pairs, settings, sides, paths) for m in measures},
         "flipped": {
             "now_failing": sum(1 for c in changed if c["flipped"] and not c["passed"]["candidate"]),
             "now_passing": sum(1 for c in changed if c["flipped"] and c["passed"]["candidate"]),
@@ -109,14 +125,16 @@ def _cost(reference: Run, candidate: Run) -> dict:
     return {"cost": {name: after[name] - before[name] for name in ("p50_ms", "p95_ms")}}
 
 
-def _measure(name: str, reference: Run, candidate: Run, pairs, settings: StatisticsSettings) -> dict:
+def _measure(name: str, reference: Run, candidate: Run, pairs, settings: StatisticsSettings, sides: Sequence[Run],
+             paths: Evidence) -> dict:
+    """One measure's entry (module docs); ``sides`` and ``paths``: the runs and paths its settling command names."""
     differences = list(paired_differences(reference, candidate, name).values())
     wins, losses = sum(1 for d in differences if d > 0), sum(1 for d in differences if d < 0)
     old_mean = reference.means[name].value
     new_mean = candidate.means[name].value
     interval = paired_bootstrap(differences, settings.resamples, settings.seed, settings.level)
     test = sign_flip_test(differences, settings.resamples, settings.seed, settings.exact_limit)
-    finding = _finding(differences, test.p_value if test else None, settings.alpha)
+    judged = _finding(differences, test.p_value if test else None, settings.alpha)
     paired = [pair for pair in pairs if all(case.values[name] is not None for case in pair)]
     unknown = any(case.holes is None for pair in pairs for case in pair)  # read from a ptah-report@1
     both = [] if unknown else [PairedCase(after.id, after.k, before.keys, after.keys, dict(after.relevant),
@@ -124,9 +142,7 @@ def _measure(name: str, reference: Run, candidate: Run, pairs, settings: Statist
                                                               for hole in case.holes or ())))
                                for before, after in paired]
     holes = sum(len(case.holes) for case in both)  # either run's, each once, over the paired cases
-    flips = _flips(name, both, finding, settings) if holes else None
-    if flips is not None:
-        finding = inconclusive(flips, holes)
+    flips = _flips(name, both, judged, settings) if holes else None
     return {
         "reference": old_mean,
         "candidate": new_mean,
@@ -138,7 +154,9 @@ def _measure(name: str, reference: Run, candidate: Run, pairs, settings: Statist
         "undefined": len(pairs) - len(differences),
         "interval": interval.as_dict() if interval else None,
         "test": test.as_dict() if test else None,
-        "finding": finding,
+        "finding": judged if flips is None else INCONCLUSIVE,
+        "judged": judged,
+        "settle": None if flips is None else settle(flips, holes, sides, paths),
         "holes": holes,
     }
 
@@ -225,7 +243,8 @@ def case_deltas(reference: Run, candidate: Run, measure: str) -> list[tuple[str,
     return [(case.id, found.get(case.id)) for case in candidate.cases]
 
 
-def against_baseline(baseline_run: Run, run: Run, settings: StatisticsSettings = StatisticsSettings()) -> dict:
+def against_baseline(baseline_run: Run, run: Run, settings: StatisticsSettings = StatisticsSettings(),
+                     paths: Evidence = Evidence()) -> dict:
     """The per-measure statistics of ``run`` against a baseline report's reference run (as in
-    :func:`compare_pair`'s ``measures``), over the measures both carry."""
-    return compare_pair(baseline_run, run, settings)["measures"]
+    :func:`compare_pair`'s ``measures``), over the measures both carry; ``paths`` names the baseline."""
+    return compare_pair(baseline_run, run, settings, paths)["measures"]

@@ -166,6 +166,12 @@ class CredentialMissing(InputError):
     """The environment variable that should hold a service's key is not set (exit 2)."""
 
 
+def spec_flag(path: str | None) -> str:
+    """What a command a sentence names adds for the spec the work used: `` --spec PATH``; nothing for none
+    (ptah.yaml of the working directory), so that the command runs as written."""
+    return f" --spec {path}" if path else ""
+
+
 class StaleGeneration(OperationalError):
     """Evaluation was asked of a generation that is incomplete or stale."""
 
@@ -173,10 +179,10 @@ class StaleGeneration(OperationalError):
 class NotBuilt(StaleGeneration):
     """A generation asked for has no vectors built with its current settings (exit 3): the most incomplete of all."""
 
-    def __init__(self, name: str, identity: str) -> None:
+    def __init__(self, name: str, identity: str, spec_path: str | None = None) -> None:
         super().__init__(
             f'generation "{name}" has not been built with its current settings (identity {identity}); '
-            f"run `ptah inference build {name}` first."
+            f"run `ptah inference build {name}{spec_flag(spec_path)}` first."
         )
         self.generation, self.identity = name, identity
 

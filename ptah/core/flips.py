@@ -182,6 +182,30 @@ def flip_count(cases: Sequence[PairedCase], measure: Measure, target: float, up:
     return FlipCount(int(hits[0]) if len(hits) else None, exact)
 
 
+def completions(case: CaseResult, measure: Measure) -> tuple[float, float] | None:
+    """The least and the greatest value ``measure`` takes on ``case`` over every way its holes could be judged
+    (each relevant at the case's highest grade, or not): the true interval, min first, which the value (no hole
+    relevant) and the high bound (every hole relevant) need not span -- nDCG with a hole below its relevant
+    keys falls when the hole is relevant. Exact where :func:`extremes` is; else the whole [0, 1]. None when
+    the measure is N/A for the case."""
+    alone = PairedCase(case.id, case.k, (), case.keys, dict(case.relevant),
+                       tuple(dict.fromkeys(hole.key for hole in case.holes or ())))
+    found = extremes(alone, measure)  # against an empty ranking, which scores 0, the difference is the value
+    if found is None:
+        return None
+    lowest, highest, exact = found
+    return (min(lowest), max(highest)) if exact else (0.0, 1.0)
+
+
+def mean_completions(cases: Sequence[CaseResult], measure: Measure) -> tuple[float, float] | None:
+    """The true interval of the mean of ``measure`` over ``cases`` (those defining it) however the holes are
+    judged: each case's holes are its own, so the means of the cases' least and greatest values are reached."""
+    found = [bounds for case in cases if (bounds := completions(case, measure)) is not None]
+    if not found:
+        return None
+    return sum(low for low, _ in found) / len(found), sum(high for _, high in found) / len(found)
+
+
 def gain_curve(case: CaseResult, measure: Measure) -> list[float] | None:
     """The case's value with its 0, 1, ..., h highest-ranked holes taken relevant (None: the measure is N/A
     for the case, on every bound). Needs the holes within the measure's depth to be in the case's ranking."""

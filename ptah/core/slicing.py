@@ -76,10 +76,11 @@ def slice_means(run: Run, slices: Slices) -> dict:
 
 
 def slice_comparisons(reference: Run, candidate: Run, slices: Slices, settings: StatisticsSettings,
-                      reference_slices: Mapping | None = None) -> dict:
+                      reference_slices: Mapping | None = None, paths: Evidence = Evidence()) -> dict:
     """Each slice's comparison of ``candidate`` with ``reference``: per measure the interval, test and finding, and
     the slice's cases now failing or worse on a measure. ``reference_slices`` (a baseline's ``corpus.slices``):
-    a slice is compared only where the baseline holds one of the same digest."""
+    a slice is compared only where the baseline holds one of the same digest. ``paths``: what a settling command
+    names (:func:`ptah.core.comparison.compare_pair`)."""
     found = {}
     for tag, (digest, ids) in slices.items():
         entry: dict = {"digest": digest, "cases": len(ids), "comparable": True, "why": None}
@@ -94,7 +95,7 @@ def slice_comparisons(reference: Run, candidate: Run, slices: Slices, settings: 
             found[tag] = entry | {"comparable": False, "why": f"fewer than {MIN_CASES} cases", "measures": None,
                                   "failing": []}
             continue
-        compared = compare_pair(sliced(reference, ids), sliced(candidate, ids), settings)
+        compared = compare_pair(sliced(reference, ids), sliced(candidate, ids), settings, paths)
         failing = [change["id"] for change in compared["cases_changed"]
                    if not change["passed"]["candidate"] or any(
                        metric.get("delta") is not None and metric["delta"] < 0 for metric in change["metrics"].values())]

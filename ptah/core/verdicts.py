@@ -17,6 +17,11 @@ def counted(count: int, word: str) -> str:
     return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
 
 
+def all_of(count: int, word: str) -> str:
+    """Every one of a count, said right for one too: ``the one attempt``, ``all 3 attempts``."""
+    return f"the one {word}" if count == 1 else f"all {counted(count, word)}"
+
+
 @dataclass(frozen=True)
 class KnownMiss:
     """A required key the run missed in a case whose baseline missed it too: where each ranked (``rank`` None:

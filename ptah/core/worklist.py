@@ -11,7 +11,7 @@ As JSON (``--output``, ``--json``)::
     {"format": "ptah-worklist@1",
      "corpus": {"path": P, "digest": "sha256:…"}, "judgements": {"path": P, "digest": "sha256:…"},
      "runs": [NAME, …], "text_of": GENERATION, "holes": N,
-     "cases": [{"id": ID, "query": Q, "k": K, "judged": ["7 required", "5 not relevant", …],
+     "cases": [{"id": ID, "query": Q, "k": K, "judged": ['"7" required (grade 1)', '"5" not relevant', …],
                 "holes": [{"key": KEY, "ranks": {RUN: RANK, …}, "text": T, "text_sha256": H}, …]}, …]}
 """
 
@@ -48,7 +48,8 @@ class Hole:
 @dataclass(frozen=True)
 class WorkCase:
     """A case with holes: its query, depth and holes, and what the corpus and its record already judge for it
-    (``judged``: ``7 required``, ``3 grade 2``, ``9 forbidden``, ``5 not relevant``, shown beside each hole)."""
+    (``judged``: ``"7" required (grade 1)``, ``"3" grade 2``, ``"9" forbidden``, ``"5" not relevant``, shown
+    beside each hole)."""
 
     id: str
     query: str
@@ -62,12 +63,13 @@ class WorkCase:
 
 
 def judged_summary(case: Case, record: JudgementRecord) -> tuple[str, ...]:
-    """What is already judged for ``case``, one short phrase a key (:attr:`WorkCase.judged`)."""
-    said = [f"{key} required" for key in case.required]
-    said += [f"{key} grade {grade:g}" for key, grade in case.relevant.items() if key not in case.required]
-    said += [f"{key} forbidden" for key in case.forbidden]
+    """What is already judged for ``case``, one short phrase a key, the key quoted so that a key ``1`` never
+    reads as a count (:attr:`WorkCase.judged`): ``"7" required (grade 1)``, ``"3" grade 2``."""
+    said = [f'"{key}" required (grade {case.relevant.get(key, 1.0):g})' for key in case.required]
+    said += [f'"{key}" grade {grade:g}' for key, grade in case.relevant.items() if key not in case.required]
+    said += [f'"{key}" forbidden' for key in case.forbidden]
     named = case.expected_keys()
-    said += [f"{key} not relevant" for key, judgement in sorted(record.cases.get(case.id, {}).items())
+    said += [f'"{key}" not relevant' for key, judgement in sorted(record.cases.get(case.id, {}).items())
              if key not in named and judgement.grade == 0]
     return tuple(said)
 

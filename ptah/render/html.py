@@ -40,11 +40,12 @@ from ptah.core.report import EXCERPT_CHARS, CaseResult, Report, Run
 from ptah.core.significance import p_value_text
 from ptah.core.verdicts import counted
 from ptah.render.cases import changes
-from ptah.render.sentences import (baseline_findings, candidate_findings, gate_detail, gate_word, level_of, rescored_sentence,
-                                   stage_phrase, timed_runs, variant_sentence, verdict_sentence)
-from ptah.render.slices import (failing_phrases, family_sentence, mean_text, measured, not_compared, slice_tests,
-                                unmeasured_phrase)
-from ptah.render.text import bounded, interval, milliseconds, number, signed
+from ptah.render.sentences import (baseline_findings, candidate_findings, finding_cell, gate_detail, gate_word,
+                                   level_of, rescored_sentence, stage_phrase, timed_runs, variant_sentence,
+                                   verdict_sentence)
+from ptah.render.slices import (MEAN_RANGE, failing_phrases, family_sentence, mean_text, measured, not_compared,
+                                slice_tests, unmeasured_phrase)
+from ptah.render.text import case_range, interval, mean_range, milliseconds, number, signed
 
 CHART_MEASURE = "ndcg"  # the report key of the measure the chart shows first
 MAX_CHART_CASES = 200
@@ -203,11 +204,11 @@ def _baseline_run(name: str, channel: str, data: Mapping, level: float) -> str:
 def _tested(run: str, key: str, field: str, stats: Mapping) -> str:
     """A paired test's cells: the interval, p (``data-field`` ``field``), the cases better, tied and worse, the
     finding (each empty, and the finding ``N/A``, where the measure was not tested)."""
-    test, finding = stats.get("test"), stats.get("finding", "N/A")
+    test, finding = stats.get("test"), finding_cell(stats)
     return (f"<td>{interval(stats.get('interval'))}</td>"
             + _cell(run, key, field, None if test is None else test["p_value"], p_value_text(test))
             + f'<td>{stats.get("wins", "")}</td><td>{stats.get("ties", "")}</td><td>{stats.get("losses", "")}</td>'
-            f'<td class="l {_finding(finding)}">{escape(finding)}</td>')
+            f'<td class="l {_finding(stats.get("finding", "N/A"))}">{escape(finding)}</td>')
 
 
 def _slices(report: Report) -> str:
@@ -234,8 +235,8 @@ def _slices(report: Report) -> str:
                         + _slice_cell(run.name, tag, "judged", "slice-judged", judged,
                                                     lambda mean: number(None if mean is None else mean["value"])) + "</tr>")
     small = unmeasured_phrase(first.slices)
-    parts = ['<h2 id="slices">Slices</h2><p class="meta">Each slice\'s means over its cases: low..high where the holes '
-             "move one, and (its denominator); hover a mean for its numerator.</p>",
+    parts = [f'<h2 id="slices">Slices</h2><p class="meta">Each slice\'s means over its cases: {MEAN_RANGE}; and '
+             "(its denominator); hover a mean for its numerator.</p>",
              f'<table id="slice-means"><thead><tr><th>slice</th><th>cases</th><th class="l">run</th>{head}'
              f'<th>judged@k</th></tr></thead><tbody>{"".join(rows)}</tbody></table>',
              f'<p class="meta">{escape(small)}.</p>' if small else ""]
@@ -280,7 +281,7 @@ def _slice_tests(run: str, against: str, marker: str, slices: Mapping | None, le
                     + f"<td>{interval(entry['interval'])}</td>"
                     + cell(test, "slice-p", None if found is None else found["p_value"], p_value_text(found))
                     + cell(test, "slice-adjusted-p", entry.get("adjusted_p"), test.adjusted)
-                    + f'<td class="l {_finding(entry["finding"])}">{escape(entry["finding"])}</td>'
+                    + f'<td class="l {_finding(entry["finding"])}">{escape(finding_cell(entry))}</td>'
                     f'<td class="l">{test.survives}</td></tr>')
     notes = [f"not compared: {phrase}" for phrase in not_compared(slices)]
     notes += [f"now failing or worse in {phrase}" for phrase in failing_phrases(slices)]
@@ -342,9 +343,9 @@ def _summary(report: Report) -> str:
             if mean is None:
                 cells.append("<td>N/A</td><td></td>")
                 continue
-            cells.append(_cell(name, key, "mean", mean.value, bounded(mean.value, mean.high),
+            cells.append(_cell(name, key, "mean", mean.value, mean_range(run, measure),
                                title=f"{mean.numerator:.4f} / {mean.denominator} cases"
-                               + ("" if mean.high is None else f"; high bound {mean.high:.4f}")))
+                               + ("" if mean.high is None else f"; every hole relevant {mean.high:.4f}")))
             entry = None if candidate is None else candidate["measures"].get(key)
             if entry is None and (comparison is not None or not report.comparisons):
                 cells.append('<td class="unclear">reference</td>' if index == 0 and comparison else "<td></td>")
@@ -357,8 +358,8 @@ def _summary(report: Report) -> str:
         f'<table id="summary"><thead><tr><th>run</th><th class="l">channel</th>{head}</tr></thead>'
         f'<tbody>{"".join(rows)}</tbody></table>',
     ]
-    parts.append('<p class="meta" id="judged">judged@k (judged rows in each top k; a mean low..high takes every hole as '
-                 'relevant): ' + "; ".join(f"{escape(run.name)} {number(run.judged.value)}, {run.holes} holes"
+    parts.append('<p class="meta" id="judged">judged@k (judged rows in each top k; a mean a..b: the least and the greatest '
+                 'it takes however the holes are judged): ' + "; ".join(f"{escape(run.name)} {number(run.judged.value)}, {run.holes} holes"
                                             for run in report.runs if run.judged is not None) + "</p>")
     if comparison is None:
         against = "; Δ = run − baseline (see below)" if report.comparisons else ""
@@ -547,7 +548,7 @@ def _case(first: CaseResult, cases: list[CaseResult | None], runs: tuple[Run, ..
                          f'<span class="meta">{result.score:.4f}</span>{shown}</td>')
         rows.append(f"<tr><td>{rank + 1}</td>{''.join(cells)}</tr>")
     metrics = "".join(
-        "<td>" + " · ".join(f"{escape(label)} {bounded(case.values.get(name), (case.highs or {}).get(name))}"
+        "<td>" + " · ".join(f"{escape(label)} {case_range(case, name)}"
                             for name, _, label in _measures(run))
         + "</td>" if case else "<td></td>"
         for run, case in zip(runs, cases)

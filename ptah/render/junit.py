@@ -6,13 +6,15 @@ and one ``<testcase>`` per corpus case (``classname`` ``ptah.GENERATION.CHANNEL`
 ``name`` the case id): a ``<failure>`` when a required key was missed
 (saying where it ranked) or a forbidden key leaked. Then one ``<testsuite>``
 named ``gates`` with one ``<testcase>`` per gate, failed when the gate failed
-(``type="gate"``) or is inconclusive (``type="inconclusive"``: the holes in
-the judgements decide it; evaluate exits 4), and a ``<system-out>`` with the
+(``type="gate"``) and skipped when it is inconclusive (``<skipped
+type="inconclusive">``: the holes in the judgements decide it, evaluate exits 4;
+never counted among the failures, which are real ones only), and a ``<system-out>`` with the
 verdict and every finding, in the sentences every format says
 (:mod:`ptah.render.sentences`). A corpus with tags adds one ``<testsuite>``
-per slice, named ``slice TAG``: the slice's digest, cases and each run's means
-as properties, the slice's gates (``max-recall-drop@TAG``, which are then not
-in ``gates``) as test cases (``classname`` ``ptah.slices.TAG``), and as output
+per slice that is gated, named ``slice TAG`` (a slice with no gate writes no
+suite: an empty suite reads as a test run of nothing): the slice's digest,
+cases and each run's means as properties, the slice's gates
+(``max-recall-drop@TAG``, which are then not in ``gates``) as test cases (``classname`` ``ptah.slices.TAG``), and as output
 each comparison's test per measure (the adjusted p, whether the finding
 survives the family's correction) and the slice's cases now failing or worse.
 A drop gate's test case says its power note as its output where it has one.
@@ -42,7 +44,7 @@ from ptah.core.significance import p_value_phrase
 from ptah.core.slicing import MIN_CASES
 from ptah.core.verdicts import counted
 from ptah.render.cases import problems
-from ptah.render.sentences import findings, verdict_sentence
+from ptah.render.sentences import finding_cell, findings, verdict_sentence
 from ptah.render.slices import family_lines, gate_slice, mean_text, power_phrase, slice_tests
 from ptah.render.text import number, signed
 
@@ -76,9 +78,10 @@ def render_junit(report: Report, lines: Mapping[str, int] | None = None, corpus_
     slices = report.corpus.get("slices") or {}
     whole = [gate for gate in report.gates if gate_slice(gate, slices) is None]
     suites.append(_gates(report, whole))
-    suites += [_slice_suite(report, tag, entry) for tag, entry in slices.items()]
+    gated = {gate_slice(gate, slices) for gate in report.gates}
+    suites += [_slice_suite(report, tag, entry) for tag, entry in slices.items() if tag in gated]
     failures = sum(1 for run in report.runs for case in run.cases if not case.passed)
-    failures += sum(1 for gate in report.gates if not gate.passed)
+    failures += sum(1 for gate in report.gates if _failed(gate))
     tests = sum(len(run.cases) for run in report.runs) + len(report.gates)
     name = report.corpus.get("name") or report.corpus.get("path") or "corpus"
     return (
@@ -137,8 +140,14 @@ def _case(case: CaseResult, classname: str, seconds: float, line: int | None, co
             "    </testcase>\n")
 
 
+def _failed(gate: Gate) -> bool:
+    """A gate that failed: not passed, and not inconclusive (a skipped test case, not a failure)."""
+    return not gate.passed and not gate.inconclusive
+
+
 def _gate_case(gate: Gate, classname: str) -> str:
-    """A gate's test case: failed as the gate did, and a drop gate's power note (:func:`power_phrase`) as its output."""
+    """A gate's test case: failed as the gate did, skipped when inconclusive, and a drop gate's power note
+    (:func:`power_phrase`) as its output."""
     head = f"    <testcase name={_attr(f'{gate.name} ({gate.generation})')} classname={_attr(classname)} time=\"0.000000\""
     note = power_phrase(gate)
     said = "" if note is None else f"      <system-out>{_xml_text(note)}</system-out>\n"
@@ -146,17 +155,25 @@ def _gate_case(gate: Gate, classname: str) -> str:
         return head + "/>\n"
     failure = ""
     if not gate.passed:
+        element = "skipped" if gate.inconclusive else "failure"
         kind = "inconclusive" if gate.inconclusive else "gate"
-        failure = f"      <failure message={_attr(gate.detail)} type=\"{kind}\">{_xml_text(gate.detail)}</failure>\n"
+        failure = (f"      <{element} message={_attr(gate.detail)} type=\"{kind}\">{_xml_text(gate.detail)}"
+                   f"</{element}>\n")
     return f"{head}>\n{failure}{said}    </testcase>\n"
+
+
+def _counts(gates: Sequence[Gate]) -> str:
+    """A gate suite's ``tests``, ``failures``, ``errors`` and ``skipped`` attributes."""
+    failed = sum(1 for gate in gates if _failed(gate))
+    skipped = sum(1 for gate in gates if gate.inconclusive)
+    return f'tests="{len(gates)}" failures="{failed}" errors="0" skipped="{skipped}"'
 
 
 def _gates(report: Report, gates: Sequence[Gate]) -> str:
     """The ``gates`` suite: every gate but a slice's, and the verdict and findings as its output."""
-    failed = sum(1 for gate in gates if not gate.passed)
     word, told = verdict_sentence(report)
     said = "\n".join([f"verdict: {word} — {told}", *findings(report), *family_lines(report)])
-    return (f'  <testsuite name="gates" tests="{len(gates)}" failures="{failed}" errors="0" skipped="0" '
+    return (f'  <testsuite name="gates" {_counts(gates)} '
             f'time="0.000000" timestamp={_attr(_timestamp(report.created_at))}>\n'
             + "".join(_gate_case(gate, "ptah.gates") for gate in gates)
             + f"    <system-out>{_xml_text(said)}</system-out>\n  </testsuite>\n")
@@ -173,7 +190,6 @@ def _slice_suite(report: Report, tag: str, listed: Mapping) -> str:
         if entry.get("judged") is not None:
             pairs.append((f"{run.name} [{run.channel}] judged@k", number(entry["judged"]["value"])))
     gates = [gate for gate in report.gates if gate_slice(gate, report.corpus["slices"]) == tag]
-    failed = sum(1 for gate in gates if not gate.passed)
     said = [f"slice {tag}: {counted(len(listed['cases']), 'case')}"
             + ("" if len(listed["cases"]) >= MIN_CASES else f", fewer than {MIN_CASES}: not measured")]
     side = report.comparison
@@ -189,12 +205,12 @@ def _slice_suite(report: Report, tag: str, listed: Mapping) -> str:
             said.append(f"{run} vs {against}: not compared ({entry['why']})")
             continue
         for test in slice_tests({tag: entry}):
-            said.append(f"{run} vs {against}: {test.label} {signed(test.entry['delta'])} {test.entry['finding']} "
+            said.append(f"{run} vs {against}: {test.label} {signed(test.entry['delta'])} {finding_cell(test.entry)} "
                         f"({p_value_phrase(test.entry['test'])}, adjusted {test.adjusted}, survives: {test.survives})")
         if entry["failing"]:
             said.append(f"{run} vs {against}: now failing or worse: {', '.join(entry['failing'])}")
-    return (f"  <testsuite name={_attr(f'slice {tag}')} tests=\"{len(gates)}\" failures=\"{failed}\" errors=\"0\" "
-            f'skipped="0" time="0.000000" timestamp={_attr(_timestamp(report.created_at))}>\n' + _properties(pairs)
+    return (f"  <testsuite name={_attr(f'slice {tag}')} {_counts(gates)} "
+            f'time="0.000000" timestamp={_attr(_timestamp(report.created_at))}>\n' + _properties(pairs)
             + "".join(_gate_case(gate, f"ptah.slices.{tag}") for gate in gates)
             + f"    <system-out>{_xml_text(chr(10).join(said))}</system-out>\n  </testsuite>\n")
 

@@ -1,7 +1,8 @@
 """The report as a Markdown summary for a pull-request comment (``evaluate --markdown FILE``).
 
-The verdict first, then each run's means (a range ``low..high`` where the
-holes in the judgements move one, and judged@k) and each slice's
+The verdict first, then each run's means (a range ``a..b`` where the
+holes in the judgements move one: its least and greatest over every way they
+could be judged, and judged@k) and each slice's
 (:mod:`ptah.render.slices`), each variant's controls and
 each run's time per query (p50, p95, the difference from the reference run
 and each stage's time) -- with the baseline's means, the
@@ -30,11 +31,11 @@ from ptah.core.report import Report, Run
 from ptah.core.significance import p_value_text
 from ptah.core.visible import abbreviated, visible
 from ptah.render.cases import changes, failed_cases, problems, whereabouts
-from ptah.render.sentences import (baseline_findings, candidate_findings, gate_sentence, level_of, rescored_sentence,
-                                   stage_phrase, timed_runs, variant_sentence, verdict_sentence)
-from ptah.render.slices import (failing_phrases, family_sentence, mean_text, measured, not_compared, slice_tests,
-                                unmeasured_phrase)
-from ptah.render.text import bounded, interval, milliseconds, number, signed
+from ptah.render.sentences import (baseline_findings, candidate_findings, finding_cell, gate_sentence, level_of,
+                                   rescored_sentence, stage_phrase, timed_runs, variant_sentence, verdict_sentence)
+from ptah.render.slices import (MEAN_RANGE, failing_phrases, family_sentence, mean_text, measured, not_compared,
+                                slice_tests, unmeasured_phrase)
+from ptah.render.text import interval, mean_range, milliseconds, number, signed
 
 TOP_CASES = 10
 MAX_VALUE = 160
@@ -91,10 +92,11 @@ def _means(report: Report) -> str:
     measures = list(report.runs[0].means)
     judged = any(run.judged is not None for run in report.runs)
     rows = [[code(run_label(run), cell=True),
-             *(bounded(run.means[name].value, run.means[name].high) if name in run.means else "N/A" for name in measures),
+             *(mean_range(run, name) if name in run.means else "N/A" for name in measures),
              *([] if not judged else [number(None if run.judged is None else run.judged.value)])]
             for run in report.runs]
-    note = ("\n\nA range low..high: the mean if no unjudged key in the top k is relevant, and if every one is; "
+    note = ("\n\nA range a..b: the least and the greatest the mean takes however the unjudged keys in the top k "
+            "are judged (relevant or not); "
             "judged@k: the share of the top k that is judged." if judged else "")
     head = ["run", *(Measure.parse(name).label for name in measures), *(["judged@k"] if judged else [])]
     return "### Means\n\n" + _table(head, rows) + note
@@ -131,7 +133,7 @@ def _baseline(report: Report, run: Run, data: Mapping) -> str:
     for key, entry in data["aggregates"].items():
         stats = significance.get(key) or {}
         rows.append([Measure.parse(key).label, number(entry["baseline"]), number(entry["current"]), signed(entry["delta"]),
-                     interval(stats.get("interval")), p_value_text(stats.get("test")), stats.get("finding", "N/A")])
+                     interval(stats.get("interval")), p_value_text(stats.get("test")), finding_cell(stats)])
     head = ["measure", "baseline", "now", "Δ", "95% CI", "p", "finding"]
     title = f"### {code(run_label(run))} against the baseline {code(data.get('generation'))}"
     return "\n\n".join([title, _table(head, rows), *_bullets(baseline_findings(run.name, data, level_of(report), code)),
@@ -145,7 +147,7 @@ def _side_by_side(report: Report) -> str:
     parts = [f"### Side by side against {code(run_label(report.runs[0]))}"]
     for run, candidate in zip(report.runs[1:], comparison.candidates):
         rows = [[Measure.parse(key).label, number(entry["reference"]), number(entry["candidate"]), signed(entry["delta"]),
-                 interval(entry["interval"]), p_value_text(entry["test"]), entry["finding"]]
+                 interval(entry["interval"]), p_value_text(entry["test"]), finding_cell(entry)]
                 for key, entry in candidate["measures"].items()]
         parts.append(f"{code(run_label(run))}\n\n" + _table(
             ["measure", "reference", "run", "Δ", "95% CI", "p", "finding"], rows))
@@ -170,8 +172,7 @@ def _slice_means(report: Report) -> str:
             for entry in [(run.slices or {}).get(tag)] if entry is not None and entry["means"] is not None]
     head = ["slice", "cases", "run", *(Measure.parse(name).label for name in measures), "judged@k"]
     small = unmeasured_phrase(first.slices, code)
-    parts = ["### Slices", "Each slice's means over its cases: low..high where the holes move one, and (its "
-             "denominator)."]
+    parts = ["### Slices", f"Each slice's means over its cases: {MEAN_RANGE}; and (its denominator)."]
     return "\n\n".join(parts + ([_table(head, rows)] if rows else []) + ([small[0].upper() + small[1:] + "."] if small else []))
 
 
@@ -181,7 +182,7 @@ def _slice_tests(slices: Mapping | None, level: float) -> list[str]:
     if slices is None:
         return []
     rows = [[code(test.tag, cell=True), str(test.cases), test.label, signed(test.entry["delta"]),
-             interval(test.entry["interval"]), p_value_text(test.entry["test"]), test.adjusted, test.entry["finding"],
+             interval(test.entry["interval"]), p_value_text(test.entry["test"]), test.adjusted, finding_cell(test.entry),
              test.survives] for test in slice_tests(slices)]
     head = ["slice", "cases", "measure", "Δ", f"{round(level * 100)}% CI", "p", "adjusted p", "finding", "survives"]
     parts = ["By slice:", _table(head, rows)] if rows else []

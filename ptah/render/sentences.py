@@ -89,6 +89,10 @@ def finding_sentence(run: str, against: str, key: str, entry: Mapping, level: fl
     told = f"({spread}; {counted(entry['wins'], 'case')} better, {entry['losses']} worse, {entry['ties']} tied)"
     if cost is not None:
         told += ", " + time_delta(cost)
+    if entry.get("settle"):
+        return (f"{run} vs {against}: {label} {change:+.4f} on the judged rows is {judged_phrase(entry)} "
+                f"({round(level * 100)}% CI {interval_text(entry['interval'])}); {settle_phrase(entry['settle'])}"
+                + ("" if cost is None else f"; {time_delta(cost)}"))
     if finding in ("better", "worse"):
         return f"{run} is {finding} than {against} on {label} by {abs(change):.4f} {told}"
     if finding.startswith("inconclusive"):
@@ -100,6 +104,45 @@ def finding_sentence(run: str, against: str, key: str, entry: Mapping, level: fl
     return f"{run} vs {against}: {label} {change:+.4f} is {finding}: {why} {told}"
 
 
+def judged_phrase(entry: Mapping) -> str:
+    """A finding on the judged values first, its p and how the changed cases went: ``worse: p = 0.0020, 10 of 10
+    changed cases worse``; ``no clear difference: p = 0.4102, 3 of 7 changed cases better, 4 worse``."""
+    judged, wins, losses = entry.get("judged", entry["finding"]), entry["wins"], entry["losses"]
+    changed = wins + losses
+    if changed == 0:
+        moved = "no case changed"
+    elif judged == "better":
+        moved = f"{wins:,} of {counted(changed, 'changed case')} better"
+    elif judged == "worse":
+        moved = f"{losses:,} of {counted(changed, 'changed case')} worse"
+    else:
+        moved = f"{wins:,} of {counted(changed, 'changed case')} better, {losses:,} worse"
+    return f"{judged}: {p_value_phrase(entry['test'])}, {moved}"
+
+
+def settle_phrase(settle: Mapping) -> str:
+    """What the holes could change of a finding and the one command that settles it: ``inconclusive: 2 of 93
+    plausible holes, taken relevant, would change it; judge a random sample of both runs' holes to settle it:
+    `ptah corpus judge ...```."""
+    m = settle["flip_count"]
+    holes = counted(settle["plausible"], "plausible hole")
+    return (f"inconclusive: {m:,} of {holes}, taken relevant, would change it; judge a random sample of both "
+            f"runs' holes to settle it: `{settle['command']}`")
+
+
+def finding_cell(entry: Mapping) -> str:
+    """A finding in a table's cell: ``worse``, or for one the holes decide, the judged values' finding and how
+    many holes could change it: ``worse on judged rows; inconclusive (2 of 93 plausible holes)``."""
+    settle = entry.get("settle")
+    if not settle:
+        return entry.get("finding", "N/A")
+    return f"{entry['judged']} on judged rows; {_inconclusive(settle)}"
+
+
+def _inconclusive(settle: Mapping) -> str:
+    return f"inconclusive ({settle['flip_count']:,} of {counted(settle['plausible'], 'plausible hole')})"
+
+
 def time_delta(cost: Mapping) -> str:
     """A comparison's ``cost`` (candidate minus reference, ms a query): ``+180.2 ms p50 and +190.1 ms p95 a query``."""
     return f"{milliseconds(cost['p50_ms'], sign=True)} p50 and {milliseconds(cost['p95_ms'], sign=True)} p95 a query"
@@ -107,8 +150,11 @@ def time_delta(cost: Mapping) -> str:
 
 def finding_brief(key: str, change: float | None, entry: Mapping) -> str:
     """A finding in a few words, for a line of several: ``recall -0.1600 worse (p = 0.0312)``."""
-    text = f"{Measure.parse(key).label} {'N/A' if change is None else f'{change:+.4f}'} {entry['finding']}"
-    return text + (f" ({p_value_phrase(entry['test'])})" if entry["finding"] in ("better", "worse") and entry.get("test") else "")
+    judged = entry.get("judged", entry["finding"])
+    text = f"{Measure.parse(key).label} {'N/A' if change is None else f'{change:+.4f}'} {judged}"
+    text += f" ({p_value_phrase(entry['test'])})" if judged in ("better", "worse") and entry.get("test") else ""
+    settle = entry.get("settle")
+    return text if not settle else text + f" on judged rows; {_inconclusive(settle)}"
 
 
 def findings(report: Report, quote: Callable[[object], str] = str) -> list[str]:
@@ -160,6 +206,20 @@ def variant_sentence(variant: Mapping, quote: Callable[[object], str] = str) -> 
     return text
 
 
+def model_phrase(run: Run, quote: Callable[[object], str] = str) -> str:
+    """What scored ``run``, for its header, never ``None``: ``model sentence-transformers/all-MiniLM-L6-v2``; a
+    lexical run has no model: ``BM25 (lexical: lucene, k1=1.5, b=0.75)``; a hybrid run fuses its model with
+    BM25; a run whose report names no model says so."""
+    if run.channel == "lexical":
+        settings = run.generation.get("settings") or {}
+        told = ", ".join(f"{name}={settings[name]}" if name != "method" else str(settings[name])
+                         for name in ("method", "k1", "b") if name in settings)
+        return f"BM25 (lexical{': ' + quote(told) if told else ''})"
+    model = run.generation.get("model")
+    said = "no model recorded" if model is None else f"model {quote(model)}"
+    return said + (" fused with BM25 (lexical)" if run.channel == "hybrid" else "")
+
+
 def cost_sentence(cost: Mapping, quote: Callable[[object], str] = str) -> str:
     """A run's ``cost`` in one line: ``time per query: p50 186.8 ms, p95 217.1 ms (search 6.8 ms timed per batch,
     3.1% of the evaluation; rerank p50 180.0 ms, p95 210.0 ms timed per query, 95.0% of the evaluation)``."""
@@ -175,6 +235,8 @@ def stage_phrase(stage: Mapping, quote: Callable[[object], str] = str) -> str:
     p50, p95 = stage["p50_ms"], stage["p95_ms"]
     times = milliseconds(p50) if p50 == p95 else f"p50 {milliseconds(p50)}, p95 {milliseconds(p95)}"
     text = f"{times} timed {stage['timed']}"
+    if stage.get("load_s"):
+        text += f" (loading the model took {stage['load_s']:,.2f} s, left out of the time per query)"
     if stage.get("share") is not None:
         text += f", {stage['share']:.1%} of the evaluation"
     if stage.get("usage"):

@@ -1,7 +1,8 @@
 """What every format shows of a report's slices (:mod:`ptah.core.slicing`), built once: each format marks it up.
 
-Per run, each slice's means (:func:`mean_text`: the bounds ``low..high``
-where the holes move a mean, and its denominator) and judged@k; a slice of
+Per run, each slice's means (:func:`mean_text`: the judged mean and the
+mean with every hole relevant, smaller first, where the holes move it, and its
+denominator) and judged@k; a slice of
 fewer than :data:`ptah.core.slicing.MIN_CASES` cases is listed as not
 measured. Per comparison (a candidate against the reference run, or a run
 against the baseline's), each slice's tests per measure (:func:`slice_tests`:
@@ -46,6 +47,10 @@ class SliceTest(NamedTuple):
     @property
     def survives(self) -> str:
         return "N/A" if self.entry.get("test") is None else "yes" if self.entry.get("survives") else "no"
+
+
+# what a slice's mean a..b is, said once for every format
+MEAN_RANGE = "a..b where the holes move it: judged and with every hole relevant, the smaller first"
 
 
 def mean_text(mean: Mapping | None) -> str:
@@ -131,9 +136,10 @@ def gate_slice(gate: Gate, slices: Mapping) -> str | None:
 
 def power_phrase(gate: Gate) -> str | None:
     """A drop gate's note when its corpus (or slice) is underpowered for its threshold: ``underpowered: needs 120
-    cases to see a drop of 0.02 (power 0.8, alpha 0.05), has 25``; None otherwise (a note, never a verdict)."""
+    cases to see a drop of 0.02 (power 0.8, alpha 0.05), has 25``; None otherwise (a note, never a verdict), and
+    None for a gate that failed conclusively: the drop it saw is real whatever the power to see one."""
     power = gate.power
-    if not power or not power.get("underpowered"):
+    if not power or not power.get("underpowered") or not (gate.passed or gate.inconclusive):
         return None
     return (f"underpowered: needs {power['needed']:,} cases to see a drop of {gate.threshold:.4g} "
             f"(power {power['power']:.4g}, alpha {power['alpha']:.4g}), has {power['cases']:,}")

@@ -22,11 +22,11 @@ from ptah.core.report import BaselineComparison, CaseResult, Comparison, Report,
 from ptah.core.significance import p_value_phrase, p_value_text
 from ptah.core.verdicts import counted
 from ptah.render.layout import PlainConsole, column_widths, print_stacked
-from ptah.render.sentences import (baseline_findings, candidate_findings, cost_sentence, interval_text, level_of,
-                                   variant_sentence, verdict_sentence)
-from ptah.render.slices import (failing_phrases, family_sentence, mean_text, measured, not_compared, slice_tests,
-                                unmeasured_phrase)
-from ptah.render.text import bounded, delta, markup, number, plain
+from ptah.render.sentences import (baseline_findings, candidate_findings, cost_sentence, finding_cell, interval_text,
+                                   level_of, model_phrase, variant_sentence, verdict_sentence)
+from ptah.render.slices import (MEAN_RANGE, failing_phrases, family_sentence, mean_text, measured, not_compared,
+                                slice_tests, unmeasured_phrase)
+from ptah.render.text import case_range, delta, markup, mean_range, number, plain
 
 if TYPE_CHECKING:
     from rich.console import Console, JustifyMethod
@@ -77,7 +77,7 @@ def _render_run(console: Console | PlainConsole, run: Run, comparison: BaselineC
     stale = "" if generation["verification"]["ok"] else " [yellow](incomplete or stale, measured with --allow-stale)[/yellow]"
     console.print(
         f"\ngeneration [bold]{markup(generation['name'])}[/bold] {markup(generation['identity'][:19])}… "
-        f"model {markup(generation['model'])}, {generation['rows']} rows, "
+        f"{model_phrase(run, markup)}, {generation['rows']} rows, "
         f"{markup(run.search['mode'])} {markup(run.search['similarity'])}{stale}"
     )
     if run.variant is not None:
@@ -85,7 +85,7 @@ def _render_run(console: Console | PlainConsole, run: Run, comparison: BaselineC
     measures = _labels(run.means)
     columns = [("case", "left"), ("k", "right"), *((label, "right") for _, label in measures), ("status", "left")]
     rows = [
-        [markup(case.id), str(case.k), *(bounded(case.values.get(name), (case.highs or {}).get(name)) for name, _ in measures),
+        [markup(case.id), str(case.k), *(case_range(case, name) for name, _ in measures),
          _status(case)]
         for case in run.cases
     ]
@@ -94,13 +94,13 @@ def _render_run(console: Console | PlainConsole, run: Run, comparison: BaselineC
         mean = run.means[name]
         line = f"  mean {label:<6} {number(mean.value)}  ({mean.numerator:.4f} / {mean.denominator} cases)"
         if mean.high is not None and mean.high != mean.value:
-            line += f"  high {number(mean.high)}"
+            line += f"  however judged {mean_range(run, name)}  every hole relevant {number(mean.high)}"
         key = Measure.parse(name).key
         if comparison is not None and (entry := comparison.data["aggregates"].get(key)):  # None: not in the baseline
             line += f"  baseline {number(entry['baseline'])}  delta {delta(entry['delta'])}"
             found = (comparison.data.get("significance") or {}).get(key)
             if found and found["interval"] and found["test"]:
-                line += f"  CI {interval_text(found['interval'])}  {p_value_phrase(found['test'])}  {found['finding']}"
+                line += f"  CI {interval_text(found['interval'])}  {p_value_phrase(found['test'])}  {finding_cell(found)}"
         console.print(line)
     for sentence in baseline_findings(run.name, comparison.data, level, plain) if comparison is not None else ():
         console.print("  " + sentence, markup=False)
@@ -108,7 +108,8 @@ def _render_run(console: Console | PlainConsole, run: Run, comparison: BaselineC
         holed = sum(1 for case in run.cases if case.holes)
         console.print(f"  judged@k    {number(run.judged.value)}  ({run.judged.numerator:.4f} / {run.judged.denominator} cases); "
                       f"{counted(run.holes, 'hole')} in {counted(holed, 'case')}"
-                      + (" (a value low..high: high takes every hole as relevant)" if run.holes else ""))
+                      + (" (a value a..b: the least and the greatest it takes however the holes are judged)"
+                         if run.holes else ""))
     forbidden = run.forbidden
     if forbidden["cases"]:
         console.print(f"  forbidden leakage {forbidden['leaking']} of {forbidden['cases']} cases (rate {number(forbidden['rate'])})")
@@ -139,7 +140,7 @@ def render_slice_means(console: Console | PlainConsole, run: Run) -> None:
     found = measured(run.slices)
     keys = [Measure.parse(name).key for name in run.means]
     if found:
-        console.print(f"  slices of {markup(run.name)} (each mean low..high where the holes move it, and its denominator):")
+        console.print(f"  slices of {markup(run.name)} (each mean {MEAN_RANGE}; and its denominator):")
         columns = [("slice", "left"), ("cases", "right"), *((Measure.parse(key).label, "right") for key in keys),
                    ("judged@k", "right")]
         print_table(console, columns, [[markup(tag), str(entry["cases"]), *(mean_text(entry["means"].get(key)) for key in keys),
@@ -166,7 +167,7 @@ def render_slice_tests(console: Console | PlainConsole, slices: Mapping, against
             style = FINDING_STYLE.get(entry["finding"], "dim")
             rows.append([markup(test.tag), str(test.cases), test.label, delta(entry["delta"]),
                          interval_text(entry["interval"]), p_value_text(entry["test"]), test.adjusted,
-                         f"[{style}]{entry['finding']}[/{style}]", test.survives])
+                         f"[{style}]{markup(finding_cell(entry))}[/{style}]", test.survives])
         print_table(console, columns, rows)
     for phrase in not_compared(slices, markup):
         console.print(f"  slices not compared: {phrase}")
@@ -290,7 +291,7 @@ def _render_candidate(console: Console | PlainConsole, candidate: Mapping, refer
         rows.append([
             label, delta(entry["delta"]), interval_text(entry["interval"]), p_value_text(entry["test"]),
             str(entry["cases"]), str(entry["wins"]), str(entry["ties"]), str(entry["losses"]),
-            f"[{style}]{entry['finding']}[/{style}]",
+            f"[{style}]{markup(finding_cell(entry))}[/{style}]",
         ])
     print_table(console, columns, rows)
     for sentence in candidate_findings(candidate, reference, level, plain):

@@ -11,6 +11,9 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
+from ptah.core.flips import completions, mean_completions
+from ptah.core.measures import Measure
+from ptah.core.report import CaseResult, Run
 from ptah.core.visible import visible
 
 # What rich reads as a tag, with the backslashes before it: ``[bold]``, ``\\[/red]`` (see :func:`markup`).
@@ -44,10 +47,36 @@ def number(value: float | None) -> str:
 
 
 def bounded(value: float | None, high: float | None) -> str:
-    """A measure's value and, where the holes move it, its high bound: ``0.5000..0.7500`` (low..high)."""
+    """A mean's judged value and, where the holes move it, its value with every hole relevant, the smaller
+    first (nDCG's can be below the judged value): ``0.5000..0.7500``."""
     if high is None or value is None or high == value:
         return number(value)
-    return f"{value:.4f}..{high:.4f}"
+    return f"{min(value, high):.4f}..{max(value, high):.4f}"
+
+
+def ranged(value: float | None, bounds: tuple[float, float] | None) -> str:
+    """A value and, where the holes move it, the least and the greatest it takes however they are judged
+    (:func:`ptah.core.flips.completions`): ``0.8503..1.0000``; the value alone where they do not move it."""
+    if value is None or bounds is None or f"{bounds[0]:.4f}" == f"{bounds[1]:.4f}":
+        return number(value)
+    return f"{bounds[0]:.4f}..{bounds[1]:.4f}"
+
+
+def case_range(case: CaseResult, name: str) -> str:
+    """A case's value of measure ``name`` and its interval however its holes are judged (:func:`ranged`); a
+    report that does not list the holes has only the two bounds (:func:`bounded`)."""
+    if case.holes is None:
+        return bounded(case.values.get(name), (case.highs or {}).get(name))
+    return ranged(case.values.get(name), completions(case, Measure.parse(name)))
+
+
+def mean_range(run: Run, name: str) -> str:
+    """A run's mean of measure ``name`` and its interval however the holes of its cases are judged; a report
+    that does not list the holes has only the two bounds (:func:`bounded`)."""
+    mean = run.means[name]
+    if any(case.holes is None for case in run.cases):
+        return bounded(mean.value, mean.high)
+    return ranged(mean.value, mean_completions(run.cases, Measure.parse(name)))
 
 
 def signed(value: float | None) -> str:

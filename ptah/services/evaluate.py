@@ -91,10 +91,12 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
         baseline = load_baseline(request.baseline)
     # the commands a gate's sentence names take the corpus's file; a corpus the server registered has none
     commands_path = None if corpus.path == registered_label(corpus.name, corpus.digest) else corpus.path
+    paths = Evidence(corpus_path=commands_path, baseline_path=request.baseline, spec_path=project.spec_path)
+    side_paths = replace(paths, baseline_path=None)  # a side-by-side finding draws from the runs compared
     rescored = None
     if baseline is not None:
         named = "report" if request.baseline is None else request.baseline  # a report in hand may be unnamed
-        check_comparable(corpus, baseline, named, commands_path)
+        check_comparable(corpus, baseline, named, commands_path, project.spec_path)
         check_cases([case.id for case in corpus.cases], baseline.runs, named, f"the corpus {corpus.path}")
         rescored = rescore(corpus, baseline)  # its values from its rankings, never from the file's numbers
         baseline = rescored.report
@@ -120,9 +122,9 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
         reference = baseline.runs[0]
         theirs = baseline.corpus.get("slices") or {}
         compared = [compare(run, reference) | {"against": run.name,
-                                               "significance": against_baseline(reference, run, request.statistics),
+                                               "significance": against_baseline(reference, run, request.statistics, paths),
                                                "baseline_holes_lost": holes_lost(corpus, reference, run)}
-                    | ({"slices": slice_comparisons(reference, run, slices, request.statistics, theirs)} if slices else {})
+                    | ({"slices": slice_comparisons(reference, run, slices, request.statistics, theirs, paths)} if slices else {})
                     for run in runs]
         if slices:
             family = correct([entry["slices"] for entry in compared], request.correction, request.statistics.alpha)
@@ -135,8 +137,7 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
     verdicts = []
     for index, run in enumerate(runs):
         known = replace(evidence[run.name], policy=request.holes, judges=tuple(judges.get(run.name, ())),
-                        corpus_path=commands_path, baseline_path=request.baseline,
-                        spec_path=None if project.spec.path is None else str(project.spec.path))
+                        corpus_path=paths.corpus_path, baseline_path=paths.baseline_path, spec_path=paths.spec_path)
         found = gates(run, comparisons[index].data if baseline is not None else None, whole, known, reference)
         if baseline is not None:
             assert reference is not None
@@ -150,10 +151,10 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
     if request.fail_on_stale_judgements:
         verdicts.append(Gate("stale-judgements", None, not stale,
                              f"{len(stale)} of {len(corpus.judgements)} judgements were made on a row whose text changed since"))
-    side_by_side = compare_runs(runs, request.statistics)
+    side_by_side = compare_runs(runs, request.statistics, side_paths)
     if side_by_side is not None and slices:
         for entry, run in zip(side_by_side["candidates"], runs[1:]):
-            entry["slices"] = slice_comparisons(runs[0], run, slices, request.statistics)
+            entry["slices"] = slice_comparisons(runs[0], run, slices, request.statistics, paths=side_paths)
         side_by_side["family"] = correct([entry["slices"] for entry in side_by_side["candidates"]],
                                          request.correction, request.statistics.alpha)
     timings["total"] = time.perf_counter() - started

@@ -60,7 +60,7 @@ def build_index(project, name: str | None = None, *, m: int = DEFAULT_M,
     identity = generation.identity.identity
     store = project.store()
     if store is None or store.generation(identity) is None:
-        raise NotBuilt(generation.name, identity)
+        raise NotBuilt(generation.name, identity, project.spec_path)
     with store.build_lock(identity, generation.name):
         index = store.create_hnsw_index(identity, m, ef_construction)
         with store.snapshot() as snapshot:

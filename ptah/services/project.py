@@ -12,6 +12,7 @@ its source (error messages) uses the redacted URL.
 from __future__ import annotations
 
 import os
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator, Literal, overload
@@ -50,11 +51,17 @@ class Project:
     _store: Store | None = field(default=None, repr=False)
     _identities: dict = field(default_factory=dict, repr=False)
     _embedders: dict = field(default_factory=dict, repr=False)
+    load_seconds: float = field(default=0.0, repr=False)  # spent loading embedders (:meth:`embedder`), in all
     _matrices: dict = field(default_factory=dict, repr=False)
 
     @property
     def root(self) -> str:
         return self.spec.root
+
+    @property
+    def spec_path(self) -> str | None:
+        """The spec's file, as the commands a sentence names pass it (``--spec``); None for a spec without one."""
+        return None if self.spec.path is None else str(self.spec.path)
 
     def generation(self, name: str | None = None) -> Generation:
         """The declared generation ``name`` (None: the active one) with its identity.
@@ -85,11 +92,13 @@ class Project:
         return self._store
 
     def embedder(self, settings: GenerationSettings):
-        """The embedder of these settings, loaded once per process."""
+        """The embedder of these settings, loaded once per process (its seconds added to ``load_seconds``)."""
         if settings not in self._embedders:
             from ptah.adapters.embedders import open_embedder
 
+            clock = time.perf_counter()
             self._embedders[settings] = open_embedder(settings, self.root)
+            self.load_seconds += time.perf_counter() - clock
         return self._embedders[settings]
 
     def loaded(self, settings: GenerationSettings) -> bool:
@@ -120,7 +129,7 @@ class Project:
                     if record is not None:
                         matrix = snapshot.matrix(identity)
             if record is None:
-                raise NotBuilt(generation.name, identity)
+                raise NotBuilt(generation.name, identity, self.spec_path)
             if not record.settings.get("normalize", True):
                 normalize_rows(matrix.vectors)
             self._matrices[identity] = matrix

@@ -52,7 +52,7 @@ def cached_queries(project: Project, generation: Generation, queries: list[str],
     store = cache_store(project, generation, dimension) if is_external(generation) else project.store()
     identity = generation.identity.identity
     if store is None:  # the matrix was read from the store, so only a store removed since gets here
-        raise NotBuilt(generation.name, identity)
+        raise NotBuilt(generation.name, identity, project.spec_path)
     found = store.cached_queries(identity, queries)
     missing = [text for text in dict.fromkeys(queries) if text not in found]
     if missing:

@@ -10,7 +10,8 @@ Cost (DESIGN.md, "Variants and stages"): every stage's seconds, its share of
 the evaluation's time, and its time per query over the cases, p50 and p95.
 The search stage works on batches of queries (one matrix product scores a
 block of them), so it is timed per batch: each query is charged an equal
-share of the stage's seconds. The rerank stage is timed per query. A
+share of the stage's seconds, less the seconds it spent loading a model
+(``load_s``: a cold run's p50 and p95 would measure the load, not a query). The rerank stage is timed per query. A
 run's own time per query adds the two. Stages share what earlier runs made
 (a generation's vectors, a template's lexical index, the query cache): a
 run's search seconds are what *it* spent, after the runs before it. Times are
@@ -37,12 +38,15 @@ from ptah.services.channels.index import check_search
 
 @dataclass
 class Stage:
-    """One stage of a run: its seconds, each query's seconds, how they were timed, a service's usage."""
+    """One stage of a run: its seconds, each query's seconds, how they were timed, a service's usage, and the
+    seconds it spent loading a model (in ``seconds``, never in a query's: a cold run's p50 and p95 are not the
+    model's load)."""
 
     seconds: float
     per_query: list[float]
     timed: str
     usage: dict | None = None
+    load_s: float | None = None
 
 
 def search_options(plan: RunPlan, sides: Sides) -> SearchOptions:
@@ -81,11 +85,14 @@ def measure_plan(plan: RunPlan, sides: Sides) -> tuple[Run, dict[str, Stage]]:
             raise InputError(f'variant "{plan.name}": rerank candidates ({depth}) must be at least each case\'s k; case '
                              f'"{short[0].id}" asks for {short[0].k} (write candidates: {max(c.k for c in short)} or more)')
     within = sides.within(search_options(plan, sides), depth)
+    loaded = sides.project.load_seconds
     clock = time.perf_counter()
     run = channel(plan.channel).measure(plan, within)
     searched = time.perf_counter() - clock
+    loaded = sides.project.load_seconds - loaded  # the first run that needs a model loads it
     cases = len(sides.corpus.cases)
-    stages = {"search": Stage(searched, [searched / cases] * cases, "per batch")}
+    stages = {"search": Stage(searched, [max(0.0, searched - loaded) / cases] * cases, "per batch", None,
+                              loaded or None)}
     if variant is None:
         return run, stages
     controls: dict = {"name": variant.name, "channels": list(variant.channels), "channel": variant.channel,
@@ -116,7 +123,8 @@ def cost(stages: dict[str, Stage], total: float | None) -> dict:
     return {
         "stages": {name: {"seconds": stage.seconds, "share": stage.seconds / total if total else None,
                           **_percentiles(stage.per_query), "timed": stage.timed,
-                          **({"usage": stage.usage} if stage.usage else {})}
+                          **({"usage": stage.usage} if stage.usage else {}),
+                          **({"load_s": stage.load_s} if stage.load_s else {})}
                    for name, stage in stages.items()},
         **_percentiles(per_query),
     }

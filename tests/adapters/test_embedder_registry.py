@@ -171,7 +171,7 @@ def test_without_the_plugin_the_toy_model_is_a_missing_model_not_a_crash(tmp_pat
     project = letters_project(tmp_path)
     built = ptah("inference", "build", "--spec", "ptah.yaml", cwd=project)
     assert built.returncode == EXIT_OPERATIONAL
-    assert built.stderr.startswith('model "toy/letters" is not available offline; ')
+    assert built.stderr.startswith('model "toy/letters" was not found offline; ')
 
 
 # -- which kind handles a model -----------------------------------------------------------------------

@@ -95,7 +95,7 @@ def test_a_baseline_report_in_hand_of_another_corpus_is_refused_as_the_baseline_
         f"the baseline report measured a different corpus (digest sha256:0); this corpus is "
         f'{report.corpus["digest"]}, and they differ in more than judgements: case "{first.id}" asks another query '
         f"now. Measure its runs again on this corpus with `ptah report rebaseline report --corpus {CORPUS} --output "
-        "NEW.json`, or evaluate the corpus it was made with.", 2)
+        f"NEW.json --spec {example_project / 'ptah.yaml'}`, or evaluate the corpus it was made with.", 2)
 
 
 def search_did_not_get_worse(spec: Path, generation: str) -> None:

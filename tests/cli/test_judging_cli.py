@@ -27,7 +27,8 @@ from tests.services.conftest import DOCS, Workspace
 
 TEXT = {str(row[0]): Workspace.judging_text(row) for row in DOCS}  # what a person judges a row by
 NAMED = {"cancel": {"1"}, "invoices": {"3", "6"}, "login": {"7", "9"}}
-ALREADY = {"cancel": ["1 required"], "invoices": ["3 grade 2", "6 grade 1"], "login": ["7 required", "9 forbidden"]}
+ALREADY = {"cancel": ['"1" required (grade 1)'], "invoices": ['"3" grade 2', '"6" grade 1'],
+           "login": ['"7" required (grade 1)', '"9" forbidden']}
 
 
 @pytest.fixture
@@ -90,7 +91,8 @@ def test_holes_lists_the_pooled_unjudged_rows_of_every_run_with_their_ranks_and_
     assert worklist["holes"] == 7
     first = cases[0]["holes"][0]
     assert f'  "{first["key"]}": ' in out and out.endswith(
-        f"7 holes in 3 cases; judge them with: ptah corpus judge {folder / 'support.yaml'} --worklist {folder / 'wl.json'}\n"
+        f"7 holes in 3 cases; judge them with: ptah corpus judge {folder / 'support.yaml'} --worklist {folder / 'wl.json'}"
+        f" --spec {space.spec_path}\n"
         f"wrote {folder / 'wl.json'}\n")
 
 
@@ -181,7 +183,8 @@ def test_ctrl_c_and_ctrl_d_save_what_was_judged(space, cli, leave):
 def test_special_keys_and_pasted_text_are_ignored_whole(space, cli):
     folder = space.folder
     items, session = worklist_session(space, cli)
-    session.expect_exact("  already judged: 1 required")  # the case's judged keys, then the row's judging text
+    # the case's grades and judged keys (quoted: key "1", not one key), then the row's judging text
+    session.expect_exact('  this case grades 1\r\n  already judged: "1" required (grade 1)')
     session.expect_exact(f"  | title: {DOCS[int(items[0][1]) - 1][1]}")
     # Delete, F5, PageUp and a pasted "2103": each a burst of bytes holding digits, none of them a grade
     for burst in ("\x1b[3~", "\x1b[15~", "\x1b[5~", "2103", "\x1b"):

@@ -56,7 +56,8 @@ def test_rebaseline_refuses_a_generation_that_is_stale_now(space, old_report, cl
                          "--spec", space.spec_path, "--output", space.folder / "new.json")
     assert code == 3
     assert err == (f"cannot rebaseline {old_report}: generation \"docs\" is not complete and fresh: 1 vectors are "
-                   "stale (e.g. 3). Run `ptah inference build docs` first: a baseline is measured only on complete "
+                   f"stale (e.g. 3). Run `ptah inference build docs --spec {space.spec_path}` first: a baseline is "
+                   "measured only on complete "
                    "and fresh generations.\n")
     assert not (space.folder / "new.json").exists()
 

@@ -130,7 +130,8 @@ def test_a_changed_query_stays_incomparable_and_names_the_real_corpus(project, c
         f"the baseline {project / 'baseline.json'} measured a different corpus (digest {digest}); this corpus is "
         f"{load_corpus(corpus).digest}, "
         f'and they differ in more than judgements: case "c3" asks another query now. Measure its runs again on this '
-        f"corpus with `ptah report rebaseline {project / 'baseline.json'} --corpus {corpus} --output NEW.json`, or "
+        f"corpus with `ptah report rebaseline {project / 'baseline.json'} --corpus {corpus} --output NEW.json "
+        f"--spec {project / 'ptah.yaml'}`, or "
         "evaluate the corpus it was made with.")
 
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 
 import pytest
 
-from ptah.core.comparison import compare_pair
+from ptah.core.baseline import Evidence
+from ptah.core.comparison import against_baseline, compare_pair
 from ptah.core.corpus import Case
+from ptah.core.flips import completions, mean_completions
 from ptah.core.measures import DEFAULT_MEASURES, Measure
 from ptah.core.outcomes import make_run, measure_case
 
@@ -130,7 +133,35 @@ def test_a_finding_the_holes_decide_is_inconclusive():
     # worse on the judged rows (8 losses: exact p = 2/256); with 3 of the candidate's holes relevant, 5 losses
     # and 3 ties give p = 2/32 >= 0.05 (2 give 2/64 < 0.05, still worse): 3 of the 8 holes flip it
     assert mrr["test"]["p_value"] == 2 / 256
-    assert (mrr["finding"], mrr["holes"]) == ("inconclusive (3 of 8 plausible holes)", 8)
+    assert (mrr["finding"], mrr["judged"], mrr["holes"]) == ("inconclusive", "worse", 8)
+    # a sample of 5 of the 8 holes, none relevant, bounds the relevant ones left at 2 < 3 (95%): it settles it
+    assert mrr["settle"] == {"flip_count": 3, "plausible": 8, "sample": 5,
+                             "command": "ptah corpus judge CORPUS --sample 5 -g ref -g new"}
+    paths = Evidence(corpus_path="c.yaml", spec_path="p/ptah.yaml")
+    assert compare_pair(reference, candidate, paths=paths)["measures"]["mrr"]["settle"]["command"] == (
+        "ptah corpus judge c.yaml --sample 5 -g ref -g new --spec p/ptah.yaml")
+    against = against_baseline(reference, candidate, paths=replace(paths, baseline_path="base.json"))["mrr"]
+    assert against["settle"]["command"] == (
+        "ptah corpus judge c.yaml --sample 5 --baseline base.json -g new --spec p/ptah.yaml")
     judged = [Case(id=c.id, query="q", k=1, relevant={"r": 1.0}, forbidden=(f"h{c.id}",)) for c in cases]
     settled = make_run({"name": "new"}, {"channel": "vector"}, [measured(case, [f"h{case.id}"]) for case in judged])
-    assert compare_pair(reference, settled)["measures"]["mrr"]["finding"] == "worse"
+    settled_mrr = compare_pair(reference, settled)["measures"]["mrr"]
+    assert (settled_mrr["finding"], settled_mrr["judged"], settled_mrr["settle"]) == ("worse", "worse", None)
+
+
+def low_holes():
+    """A relevant key first and two holes at ranks 4 and 5 of a top 5 (x and y judged: forbidden)."""
+    case = Case(id="c", query="q", k=5, relevant={"a": 1.0}, forbidden=("x", "y"))
+    return measured(case, ["a", "x", "y", "h4", "h5"])
+
+
+def test_the_interval_over_completions_is_min_first_and_need_not_end_at_every_hole_relevant():
+    # each hole taken relevant lowers nDCG, the deepest alone the most
+    result = low_holes()
+    ndcg = Measure.parse("nDCG")
+    every = (1 + 1 / math.log2(5) + 1 / math.log2(6)) / (1 + 1 / math.log2(3) + 1 / math.log2(4))
+    deepest = (1 + 1 / math.log2(6)) / (1 + 1 / math.log2(3))  # h5 alone: below every hole relevant
+    assert deepest < every < 1.0
+    low, high = completions(result, ndcg)
+    assert (low, high) == (pytest.approx(deepest, abs=1e-12), 1.0)
+    assert mean_completions([result, result], ndcg) == (pytest.approx(deepest, abs=1e-12), 1.0)

@@ -144,6 +144,26 @@ def test_a_drop_of_exactly_the_threshold_passes_and_na_fails():
     assert [(g.name, g.passed) for g in result] == [("required", True), ("forbidden", True), ("max-recall-drop", True), ("max-mrr-drop", False)]
 
 
+def test_a_gate_the_paired_test_disagrees_with_says_the_threshold_decides():
+    run = run_of([outcome(CASES[0], SCORES[0])])
+    unclear = {"finding": "no clear difference", "test": {"p_value": 0.3125, "method": "exact"}}
+    worse = {"finding": "worse", "test": {"p_value": 0.0039, "method": "exact"}}
+    dropped = {"aggregates": {"recall": {"baseline": 0.88, "current": 0.76}}, "significance": {"recall": unclear}}
+    (failed,) = gates(run, dropped, {"recall": 0.02})[2:]
+    assert failed.detail == (
+        "recall 0.8800 -> 0.7600 (dropped 0.1200; a drop of 0.0200 is allowed); the gate decides: a drop of 0.1200 "
+        "is more than the 0.0200 allowed; the paired test alone finds no clear difference (p = 0.3125)")
+    within = {"aggregates": {"recall": {"baseline": 0.88, "current": 0.87}}, "significance": {"recall": worse}}
+    (passed,) = gates(run, within, {"recall": 0.02})[2:]
+    assert passed.detail == (
+        "recall 0.8800 -> 0.8700 (dropped 0.0100; a drop of 0.0200 is allowed); the gate decides: a drop of 0.0100 "
+        "is within the 0.0200 allowed, though the paired test finds the run worse (p = 0.0039): a real drop no "
+        "larger than the allowance")
+    agreeing = {"aggregates": dropped["aggregates"], "significance": {"recall": worse}}
+    assert gates(run, agreeing, {"recall": 0.02})[2].detail == (
+        "recall 0.8800 -> 0.7600 (dropped 0.1200; a drop of 0.0200 is allowed)")
+
+
 def test_comparability_names_both_digests_and_the_real_corpus(outcomes):
     # a changed query is more than judgements: refused, naming both digests and the corpus's own path
     baseline = make_report(outcomes)

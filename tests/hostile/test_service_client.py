@@ -74,7 +74,7 @@ def test_an_endless_body_is_read_only_to_the_bound(server):
 def test_an_oversized_error_body_is_read_only_to_its_bound(server):
     message = refused(server, "huge-500")
     assert message.startswith(f"the embedding service {server.base_url}/embeddings answered HTTP 500 (")
-    assert message.endswith("...) to all 1 attempts; try again later")
+    assert message.endswith("...) to the one attempt; try again later")
     assert server.sent < 16 * 1024 * 1024  # the client read 64 KiB of the message, not the 64 MiB offered
 
 
@@ -102,7 +102,7 @@ def test_an_answer_trickled_a_byte_a_second_fails_at_the_whole_request_deadline(
     assert 2.0 <= time.monotonic() - started < 4.0  # each byte came within any read timeout; the deadline held
     assert server.sent <= 4
     assert message == (f"the embedding service {server.base_url}/embeddings did not answer within timeout_s (2 s) "
-                       "to all 1 attempts; each retry re-sends work the server may still be doing, so try a smaller "
+                       "to the one attempt; each retry re-sends work the server may still be doing, so try a smaller "
                        "batch_size (now 8) or a larger timeout_s")
 
 

@@ -33,8 +33,11 @@ def test_an_inconclusive_gate_is_said_in_every_ci_output():
     assert "- **INCONCLUSIVE** `max-recall-drop` (`base`): `inconclusive: recall 0.5000..0.7000`" in text
     assert "| `base (vector)` | 0.5000..0.7500 | 0.2500 | 0.3155 | 0.5000 |" in text
     junit = valid_junit(render_junit(typed))
+    # inconclusive is skipped, not failed: the file's failures count only real ones
     assert ('<testcase name="max-recall-drop (base)" classname="ptah.gates" time="0.000000">\n'
-            '      <failure message="inconclusive: recall 0.5000..0.7000" type="inconclusive">') in junit
+            '      <skipped message="inconclusive: recall 0.5000..0.7000" type="inconclusive">') in junit
+    assert '<testsuite name="gates" tests="2" failures="0" errors="0" skipped="1"' in junit
+    assert ' failures="0" errors="0" time=' in junit.split("\n")[1]  # <testsuites>
     assert list(failure_annotations(typed, "corpus.yaml", {})) == [
         "::warning file=corpus.yaml,title=ptah%3A gate max-recall-drop is inconclusive (base)::"
         "inconclusive: recall 0.5000..0.7000"]

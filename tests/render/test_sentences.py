@@ -18,21 +18,26 @@ INCONCLUSIVE_GATE = {"name": "max-recall-drop", "generation": "worse", "passed":
                      "`ptah corpus holes corpus.yaml -g worse`, judge them, and evaluate again"}
 # one finding of each kind: the holes decide recall; MAP@10 is worse; MRR is noise; nDCG's interval excludes 0
 SENTENCES = [
-    "worse vs base: recall -0.2500 is inconclusive (2 of 93 plausible holes): unjudged rows, taken relevant, would "
-    "change it (95% CI -1.0000..+0.0000, p = 0.0002; 0 cases better, 1 worse, 1 tied)",
+    "worse vs base: recall -0.2500 on the judged rows is worse: p = 0.0002, 1 of 1 changed case worse (95% CI "
+    "-1.0000..+0.0000); inconclusive: 2 of 93 plausible holes, taken relevant, would change it; judge a random "
+    "sample of both runs' holes to settle it: ptah corpus judge corpus.yaml --sample 40 -g base -g worse",
     "worse vs base: MRR -0.2500 is within noise (95% CI -1.0000..+0.0000, p = 0.5000; 0 cases better, 1 worse, 1 tied)",
     "worse vs base: nDCG -0.1655 is no clear difference: the interval excludes 0 but the test does not find a "
     "difference (95% CI -0.3000..-0.1000, p = 0.5000; 0 cases better, 1 worse, 1 tied)",
     "worse is worse than base on MAP@10 by 0.5000 (95% CI -1.0000..+0.0000, p = 0.5000; 0 cases better, 1 worse, "
     "1 tied)",
 ]
+SETTLE = {"flip_count": 2, "plausible": 93, "sample": 40,
+          "command": "ptah corpus judge corpus.yaml --sample 40 -g base -g worse"}
+CELL = "worse on judged rows; inconclusive (2 of 93 plausible holes)"  # the finding's cell in every table
 VERDICT = ("INCONCLUSIVE", "the holes in the judgements decide 1 of 2 gates; judge them and evaluate again")
 
 
 def three_findings():
     data = compared()
     measures = data["comparison"]["candidates"][0]["measures"]
-    measures["recall"] = entry(0.5, 0.25, "inconclusive (2 of 93 plausible holes)") | {"test": {"p_value": 0.0002, "method": "exact"}}
+    measures["recall"] = entry(0.5, 0.25, "inconclusive") | {"test": {"p_value": 0.0002, "method": "exact"},
+                                                             "judged": "worse", "settle": SETTLE}
     measures["ndcg"]["interval"] = {"low": -0.3, "high": -0.1}
     data["gates"] = [data["gates"][0] | {"passed": True}, INCONCLUSIVE_GATE]
     data["verdict"] = "inconclusive"
@@ -50,8 +55,11 @@ def test_every_format_says_each_finding_in_the_same_sentence():
     html = unescape(" ".join(re.findall(r"<li>(.*?)</li>", render_html(typed))))
     junit = ElementTree.fromstring(render_junit(typed).encode()).find("testsuite[@name='gates']/system-out").text
     for text in (plain, markdown, html, junit):
+        text = text.replace("`", "")  # the command is a code span where the format has them
         assert sentences_of(text) == SENTENCES
         assert "within noise (p" not in text and "recall -0.2500 is within noise" not in text
+    cells = [" ".join(text.split()) for text in (plain, render_markdown(typed), unescape(render_html(typed)))]
+    assert all(CELL in text for text in cells)
     word, told = VERDICT
     lines = plain.splitlines()
     assert (lines[0], lines[-1]) == (f"verdict: {word} (exit 4) — {told}", f"verdict: {word} — {told}")

@@ -22,8 +22,10 @@ def test_the_terminal_shows_each_slices_means_tests_failing_cases_family_and_gat
     lines = plain_lines(report(sliced()))
     assert "  slices vs base: 4 slice tests, Holm at alpha 0.05: 1 finding survives (worse billing MAP@10 -0.5000 worse)" \
         in lines[:lines.index("detail: each run's cases, then the comparisons, the gates and the verdict")]
-    assert after(lines, "  slices of base (each mean low..high where the holes move it, and its denominator):", 5) == [
-        "  slices of base (each mean low..high where the holes move it, and its denominator):",
+    legend = ("  slices of base (each mean a..b where the holes move it: judged and with every hole relevant, the "
+              "smaller first; and its denominator):")
+    assert after(lines, legend, 5) == [
+        legend,
         "slice    cases              recall         MRR        nDCG      MAP@10  judged@k",
         "-------  -----  ------------------  ----------  ----------  ----------  --------",
         "billing      2  0.5000..0.7500 (2)  0.2500 (2)  0.3155 (2)  0.5000 (1)    0.5000",
@@ -82,7 +84,8 @@ def test_each_run_against_the_baseline_has_its_slice_tests_and_the_baselines_fam
 
 def test_markdown_has_a_slice_table_per_comparison_and_the_family():
     text = render_markdown(report(with_baseline_slices()))
-    assert ("### Slices\n\nEach slice's means over its cases: low..high where the holes move one, and (its denominator).\n\n"
+    assert ("### Slices\n\nEach slice's means over its cases: a..b where the holes move it: judged and with every hole "
+            "relevant, the smaller first; and (its denominator).\n\n"
             "| slice | cases | run | recall | MRR | nDCG | MAP@10 | judged@k |\n|---|---|---|---|---|---|---|---|\n"
             "| `billing` | 2 | `base (vector)` | 0.5000..0.7500 (2) | 0.2500 (2) | 0.3155 (2) | 0.5000 (1) | 0.5000 |\n"
             "| `billing` | 2 | `worse (vector)` | 0.2500 (2) | 0.1250 (2) | 0.1500 (2) | 0.0000 (1) | 0.2500 |\n\n"
@@ -126,7 +129,8 @@ def test_the_page_carries_each_slice_number_as_data():
 
 def test_junit_has_a_suite_per_slice_holding_its_gates():
     junit = valid_junit(render_junit(report(sliced())))
-    assert junit.count("<testsuite ") == 5  # two runs, the gates, two slices
+    assert junit.count("<testsuite ") == 4  # two runs, the gates, the one slice gated
+    assert '<testsuite name="slice de"' not in junit  # a slice with no gate writes no empty suite
     assert '<testsuite name="gates" tests="1" failures="1"' in junit  # the slice's gate is in its own suite
     billing = junit[junit.index('<testsuite name="slice billing"'):]
     assert billing[:billing.index("</testsuite>")].split("\n")[:20] == [
@@ -154,8 +158,6 @@ def test_junit_has_a_suite_per_slice_holding_its_gates():
     ]
     assert "worse vs base: MAP@10 -0.5000 worse (p = 0.0100, adjusted 0.0400, survives: yes)\n" \
            "worse vs base: now failing or worse: a</system-out>" in billing
-    assert ("<system-out>slice de: 1 case, fewer than 2: not measured\nworse vs base: not compared (fewer than 2 cases)"
-            "</system-out>") in junit
     assert "slices vs base: 4 slice tests, Holm at alpha 0.05: 1 finding survives (worse billing MAP@10 -0.5000 worse)" in junit
 
 
@@ -167,19 +169,23 @@ def test_a_whole_run_gate_on_a_measure_named_with_an_at_stays_in_the_gates_suite
                       {"name": "max-DCG@5-drop@billing", "generation": "worse", "threshold": 0.1, "drop": 0.0,
                        "passed": True, "detail": "DCG@5 unchanged"}]
     junit = render_junit(report(data))
-    gates = junit[junit.index('<testsuite name="gates"'):junit.index('<testsuite name="slice 5-drop"')]
+    gates = junit[junit.index('<testsuite name="gates"'):junit.index('<testsuite name="slice billing"')]
     assert '<testcase name="max-DCG@5-drop (worse)" classname="ptah.gates"' in gates
+    assert '<testsuite name="slice 5-drop"' not in junit  # no gate of its own: no suite
     assert '<testcase name="max-DCG@5-drop@billing (worse)" classname="ptah.slices.billing"' in junit
 
 
-def test_an_underpowered_failing_gate_says_so_beside_its_junit_failure():
+def test_a_conclusive_failure_has_no_power_note_and_an_inconclusive_gate_keeps_it():
     data = sliced()
     data["gates"][1] |= {"passed": False, "detail": "nDCG dropped 0.0300, more than 0.0200"}
-    junit = render_junit(report(data))
+    failed = report(data)
     assert ('    <testcase name="max-ndcg-drop@billing (worse)" classname="ptah.slices.billing" time="0.000000">\n'
             '      <failure message="nDCG dropped 0.0300, more than 0.0200" type="gate">nDCG dropped 0.0300, more than '
-            '0.0200</failure>\n      <system-out>underpowered: needs 120 cases to see a drop of 0.02 (power 0.8, alpha '
-            '0.05), has 2</system-out>\n    </testcase>\n') in junit
+            '0.0200</failure>\n    </testcase>\n') in render_junit(failed)
+    assert "  FAIL max-ndcg-drop@billing (worse): nDCG dropped 0.0300, more than 0.0200" in plain_lines(failed)
+    data["gates"][1] |= {"inconclusive": True, "drop_high": 0.0}
+    assert ("  INCONCLUSIVE max-ndcg-drop@billing (worse): nDCG dropped 0.0300, more than 0.0200; underpowered: needs "
+            "120 cases to see a drop of 0.02 (power 0.8, alpha 0.05), has 2") in plain_lines(report(data))
 
 
 def test_a_gate_with_the_power_it_needs_has_no_note():

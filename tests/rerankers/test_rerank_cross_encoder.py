@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ptah.adapters.embedders.resolve import hub_cache_dir
 from ptah.adapters.rerankers import open_reranker
 from ptah.core.errors import EXIT_OPERATIONAL, ModelUnavailable, OperationalError
 from ptah.core.spec import RerankSettings
@@ -109,8 +110,17 @@ def test_a_missing_model_is_exit_3_saying_where_it_looked(context):
     with pytest.raises(ModelUnavailable) as info:
         open_reranker(RerankSettings("cross-encoder", model="models/absent-reranker"), context)
     assert info.value.exit_code == EXIT_OPERATIONAL
-    assert str(info.value).startswith(f'model "models/absent-reranker" is not available offline; looked for the '
-                                      f"folder {context.root}/models/absent-reranker; ")
+    hub = hub_cache_dir(context.env)
+    # where it looked and how to provide it: never a package to pip install, which may not exist
+    assert str(info.value) == (
+        f'model "models/absent-reranker" was not found offline; looked for the folder '
+        f"{context.root}/models/absent-reranker; the Hugging Face cache folder {hub}/models--models--absent-reranker. "
+        f"To provide it, put it into the Hugging Face cache ({hub}): download models/absent-reranker there on a "
+        "connected machine and copy the cache folder here, or set model: to a local folder holding it.")
+    with pytest.raises(ModelUnavailable) as info:
+        open_reranker(RerankSettings("cross-encoder", model="./absent"), context)
+    assert str(info.value) == (f'model "./absent" was not found offline; looked for the folder {context.root}/absent. '
+                               "To provide it, set model: to a local folder holding it.")
 
 
 def test_a_score_that_is_not_finite_is_exit_3_naming_the_model(tmp_path, context):

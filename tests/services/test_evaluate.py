@@ -235,7 +235,7 @@ def test_a_stale_generation_is_refused_unless_allowed(built):
     assert info.value.exit_code == 3
     assert str(info.value) == (
         'generation "docs" is not complete and fresh: 1 vectors are stale (e.g. 3). '
-        "Run `ptah inference build docs`, or pass --allow-stale to measure it as it is."
+        f"Run `ptah inference build docs --spec {built.spec_path}`, or pass --allow-stale to measure it as it is."
     )
     report = run(built, allow_stale=True)
     verification = report["runs"][0]["generation"]["verification"]

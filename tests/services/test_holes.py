@@ -89,7 +89,9 @@ def test_a_drop_the_holes_decide_is_inconclusive_until_they_are_judged(project, 
     assert code == 1, err
     missed = json.loads((project.folder / "misses.json").read_text())["gates"][2]
     assert (missed["passed"], missed["inconclusive"], missed["holes"]["policy"]) == (False, False, "misses")
-    assert missed["detail"].endswith("; 1 unjudged row of either run counted as not relevant (--holes misses)")
+    assert missed["detail"].endswith(
+        "; 1 unjudged row of either run counted as not relevant (--holes misses); the gate decides: a drop of 1.0000 "
+        "is more than the 0.1000 allowed; the paired test alone finds no clear difference (p = 1.0000)")
     words = " ".join(out.split())
     assert "INCONCLUSIVE max-mrr-drop (new)" in words
     assert "verdict: INCONCLUSIVE" in words

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -10,6 +11,8 @@ from ptah.core.errors import InputError, VariantUnavailable
 from ptah.core.report import Run
 from ptah.services.build import build
 from ptah.services.channels import plan_runs
+from ptah.render.sentences import stage_phrase
+from ptah.render.text import milliseconds
 from ptah.services.variants import Stage, cost, p95_gates
 
 from tests.embedders import EMBEDDERS
@@ -71,7 +74,8 @@ def test_a_plain_run_has_no_variant_and_every_run_is_timed_per_batch(built):
         assert each.variant is None
         (stage,) = each.cost["stages"].values()
         assert stage["timed"] == "per batch"
-        assert stage["p50_ms"] == stage["p95_ms"] == pytest.approx(stage["seconds"] * 1000 / 3)
+        charged = stage["seconds"] - stage.get("load_s", 0.0)  # the model's load is the stage's, not a query's
+        assert stage["p50_ms"] == stage["p95_ms"] == pytest.approx(charged * 1000 / 3)
         assert each.cost["p50_ms"] == stage["p50_ms"]
         assert 0 < stage["share"] < 1
     assert sum(each.cost["stages"]["search"]["seconds"] for each in report.runs) <= report.timings["total"]
@@ -97,6 +101,25 @@ def test_cost_percentiles_and_shares_from_stages():
                                         "usage": {"requests": 3}}
     assert made["p50_ms"] == pytest.approx(300.0) and made["p95_ms"] == pytest.approx(480.0)  # 0.2,0.3,0.5 s
     assert cost(stages, None)["stages"]["search"]["share"] is None
+
+
+def test_a_cold_run_keeps_the_model_load_out_of_its_time_per_query(built, monkeypatch):
+    import ptah.adapters.embedders as embedders_module
+
+    opened = embedders_module.open_embedder
+
+    def slow(settings, root):  # a model that takes a second to load
+        time.sleep(1.0)
+        return opened(settings, root)
+
+    monkeypatch.setattr(embedders_module, "open_embedder", slow)
+    report = run(built, names=["docs"], channels=["vector", "hybrid"])
+    cold, warm = (run_.cost["stages"]["search"] for run_ in report.runs)
+    assert cold["load_s"] >= 1.0 and cold["seconds"] >= cold["load_s"]  # its seconds keep the load
+    assert cold["p95_ms"] < 1000.0 * cold["load_s"] / 3 / 2  # each of the 3 queries charged its share less the load
+    assert "load_s" not in warm  # the second run found the model loaded
+    assert stage_phrase(cold).startswith(f"{milliseconds(cold['p50_ms'])} timed per batch (loading the model took "
+                                         f"{cold['load_s']:,.2f} s, left out of the time per query), ")
 
 
 def test_the_p95_gate_fails_a_run_over_its_limit_only_when_asked(built):

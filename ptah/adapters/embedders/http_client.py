@@ -46,6 +46,7 @@ import numpy as np
 
 from ptah.adapters.embedders.json_answers import DuplicateKey, loads_unique
 from ptah.core.errors import ServiceUnavailable
+from ptah.core.verdicts import all_of
 
 MESSAGE_LIMIT = 200  # characters of a provider's message told to the user
 ERROR_BODY_LIMIT = 64 * 1024
@@ -152,7 +153,7 @@ class ServiceClient:
                 self.usage.add(requests=1, server_s=time.monotonic() - started)
                 if attempt == policy.attempts:
                     raise ServiceUnavailable(f"the {self.service} {self.endpoint} {exc.what} "
-                                             f"to all {policy.attempts} attempts; {exc.remedy}") from None
+                                             f"to {all_of(policy.attempts, 'attempt')}; {exc.remedy}") from None
                 delay = min(policy.max_delay_s, policy.backoff_s * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
                 if exc.retry_after is not None:
                     delay = max(delay, min(exc.retry_after, policy.max_delay_s))

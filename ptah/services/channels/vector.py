@@ -31,7 +31,7 @@ import numpy as np
 
 from ptah.adapters.embedders.base import usage_of
 from ptah.adapters.stores.base import block_digests
-from ptah.core.errors import NotBuilt, StaleGeneration
+from ptah.core.errors import NotBuilt, StaleGeneration, spec_flag
 from ptah.core.outcomes import make_run
 from ptah.core.ranking import Ranked
 from ptah.core.report import Run
@@ -88,11 +88,11 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
         return _search(sides, generation, _held(store, None, verification, index_search, matrix))
     store = project.store()
     if store is None:
-        raise NotBuilt(generation.name, identity)
+        raise NotBuilt(generation.name, identity, project.spec_path)
     with store.snapshot() as snapshot:
         record = snapshot.generation(identity)
         if record is None:
-            raise NotBuilt(generation.name, identity)
+            raise NotBuilt(generation.name, identity, project.spec_path)
         rows = snapshot.vector_count(identity)
         if streams(sides.channels, rows, record.dimension):  # too big to hold: read block by block
             return _search_streamed(sides, generation, store, snapshot, record, rows, clock)
@@ -200,10 +200,10 @@ def _refuse_stale(sides: Sides, verification: VerifyResult, clock: float) -> Non
     """Charge the verification's time; refuse a generation not complete and fresh unless the request allows it."""
     sides.charge("verify", clock)
     if not verification.ok and not sides.request.allow_stale:
-        raise StaleGeneration(_stale_message(verification))
+        raise StaleGeneration(_stale_message(verification, sides.project.spec_path))
 
 
-def _stale_message(result: VerifyResult) -> str:
+def _stale_message(result: VerifyResult, spec_path: str | None) -> str:
     parts = []
     if result.missing:
         parts.append(f"{result.missing} of {result.rows} rows have no vector (e.g. {', '.join(result.missing_keys[:3])})")
@@ -213,7 +213,7 @@ def _stale_message(result: VerifyResult) -> str:
         parts.append(f"{result.orphans} vectors belong to rows gone from the source (e.g. {', '.join(result.orphan_keys[:3])})")
     return (
         f'generation "{result.generation}" is not complete and fresh: {"; ".join(parts)}. '
-        + ("Fill the table's missing vectors" if result.freshness_note else f"Run `ptah inference build {result.generation}`")
+        + ("Fill the table's missing vectors" if result.freshness_note else f"Run `ptah inference build {result.generation}{spec_flag(spec_path)}`")
         + ", or pass --allow-stale to measure it as it is."
     )
 
