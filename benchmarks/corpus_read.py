@@ -13,9 +13,11 @@ Then, alternately, ``--repeats`` times each, times in CPU seconds
 * **ptah**: ``parse_corpus(bytes)``, the whole read -- decoding, composing the
   nodes, every rule, the ``Corpus``;
 * **libyaml**: ``yaml.load(bytes, Loader=yaml.CSafeLoader)``, PyYAML's C
-  parser building plain Python objects and checking nothing.
+  parser building plain Python objects and checking nothing;
+* **compose**: ``yaml.compose(bytes, Loader=yaml.CSafeLoader)``, the same
+  parser's nodes alone (PyYAML's 1.1 types), what ptah's read starts from.
 
-It prints the best of each and the ratio ptah / libyaml. ``--tree DIR`` reads
+It prints the best of each and the ratios ptah / libyaml and ptah / compose. ``--tree DIR`` reads
 another version's ``ptah/`` package from DIR (e.g. ``git archive HEAD~1 ptah
 | tar -x -C DIR``) for a before/after on one machine; ``--write FILE`` saves
 the corpus. Both sides must agree on the corpus: the same case ids, queries
@@ -93,16 +95,19 @@ def main() -> int:
         (case["id"], case["query"], {key: float(grade) for key, grade in case["relevant"].items()})
         for case in loaded["cases"]]
     rounds = max(1, options.repeats // 5)
-    ptah_best, libyaml_best = [], []
-    for _ in range(rounds):  # alternate, so a change in the machine's load reaches both sides
+    ptah_best, libyaml_best, compose_best = [], [], []
+    for _ in range(rounds):  # alternate, so a change in the machine's load reaches every side
         ptah_best.append(best_cpu(lambda: parse_corpus(data, name="corpus.yaml"), 5))
         libyaml_best.append(best_cpu(lambda: yaml.load(data, Loader=yaml.CSafeLoader), 5))
-    ptah_s, libyaml_s = min(ptah_best), min(libyaml_best)
+        compose_best.append(best_cpu(lambda: yaml.compose(data, Loader=yaml.CSafeLoader), 5))
+    ptah_s, libyaml_s, compose_s = min(ptah_best), min(libyaml_best), min(compose_best)
     print(f"ptah tree: {options.tree.resolve()}")
     print(f"corpus: {len(corpus.cases)} cases, {len(data):,} bytes, digest {corpus.digest[:19]}…")
     print(f"ptah parse_corpus      {ptah_s * 1e3:8.2f} ms CPU (best of {rounds * 5})")
     print(f"libyaml CSafeLoader    {libyaml_s * 1e3:8.2f} ms CPU (best of {rounds * 5})")
+    print(f"libyaml compose        {compose_s * 1e3:8.2f} ms CPU (best of {rounds * 5})")
     print(f"ratio ptah / libyaml   {ptah_s / libyaml_s:8.2f}")
+    print(f"ratio ptah / compose   {ptah_s / compose_s:8.2f}")
     print(f"same corpus both ways: {same}")
     return 0 if same else 1
 

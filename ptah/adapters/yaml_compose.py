@@ -9,7 +9,8 @@ Types are ptah's own, decided from a plain scalar's text: the implicit
 types of YAML 1.2's core schema as ruamel.yaml spells them (``true``,
 ``0o17``, ``1_000``, ``.inf``, ``~``…; ``yes`` and ``on`` are text), or
 YAML 1.1's after a ``%YAML 1.1`` directive -- never PyYAML's own 1.1
-resolver. A quoted or block scalar is text.
+resolver. A quoted or block scalar is text. NEL, LS and PS written raw
+are text too, as YAML 1.2 says, not the line breaks libyaml takes them for.
 
 A document libyaml refuses raises :class:`NotAccepted` with a message and
 its line. Where PyYAML has no libyaml, its pure-Python parser composes the
@@ -141,6 +142,9 @@ class NotAccepted(Exception):
 def compose_documents(data: bytes) -> list[Node]:
     """The root node of each document of ``data`` (UTF-8 without a byte order mark, as the caller checked: libyaml
     reads the bytes themselves, no copy); raises :class:`NotAccepted` for text that is no YAML."""
+    stand_ins = _stand_ins(data)
+    for character, stand_in in stand_ins.items():
+        data = data.replace(character.encode("utf-8"), stand_in.encode("utf-8"))
     composer = _Composer(data)
     if _YAML_1_1.match(data):
         composer.rules = _RULES["1.1"]
@@ -148,13 +152,45 @@ def compose_documents(data: bytes) -> list[Node]:
         documents = []
         while composer.check_node():
             documents.append(composer.get_node())
-        return documents
     except RecursionError:  # the pure-Python composer; libyaml stops at a depth of 1,000
         raise NotAccepted("not accepted: the YAML is nested too deeply", None) from None
     except YAMLError as exc:
         raise _refusal(exc, data, isinstance(composer, _PurePythonComposer)) from None
     finally:
         composer.dispose()
+    if stand_ins:
+        _put_back({ord(stand_in): character for character, stand_in in stand_ins.items()}, documents)
+    return documents
+
+
+# YAML 1.1 (libyaml, PyYAML) reads these as line breaks; YAML 1.2, as ptah reads its files, as text.
+_TEXT_NOT_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+def _stand_ins(data: bytes) -> dict[str, str]:
+    """For each of NEL, LS and PS that ``data`` holds, a character of the private use area it holds neither
+    written nor as an escape, to stand in for it while libyaml reads: so that it stays text, and every line after
+    it keeps its number."""
+    found = [character for character in _TEXT_NOT_BREAKS if character.encode("utf-8") in data]
+    if not found:
+        return {}
+    lower = data.lower()
+    free = (chr(code) for code in range(0xE000, 0xF900)
+            if chr(code).encode("utf-8") not in data and f"{code:x}".encode() not in lower)
+    return {character: next(free) for character in found}
+
+
+def _put_back(table: dict[int, str], documents: list[Node]) -> None:
+    """Each stand-in in a scalar of ``documents`` turned back into the character it stood for."""
+    stack = list(documents)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ScalarNode):
+            node.value = node.value.translate(table)
+        elif isinstance(node, MappingNode):
+            stack.extend(part for pair in node.value for part in pair)
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
