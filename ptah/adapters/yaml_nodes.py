@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from ptah.adapters.files import read_bounded
+# the loaders take the node classes and tags from here, with the helpers below
 from ptah.adapters.yaml_compose import (
     TAG_BOOL,
     TAG_FLOAT,
