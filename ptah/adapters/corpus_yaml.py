@@ -25,12 +25,14 @@ import os
 from pathlib import Path
 from typing import cast
 
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-
 from ptah.adapters.yaml_nodes import (
-    ProblemReader,
     TAG_INT,
     TAG_STR,
+    MappingNode,
+    Node,
+    ProblemReader,
+    ScalarNode,
+    SequenceNode,
     describe,
     integer,
     integer_like,
@@ -183,7 +185,8 @@ class _Reader(ProblemReader):
             return []
         cases: list[Case] = []
         first_line: dict[str, int] = {}
-        for item in node.value:
+        for index, item in enumerate(node.value):
+            node.value[index] = None  # each case's nodes go once it is read: the peak is the nodes or the cases
             case_id, case = self._case(item, default_k)
             if case_id is None:
                 continue

@@ -35,19 +35,21 @@ import stat
 from datetime import datetime
 from pathlib import Path
 
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-
 from ptah.adapters.files import kind_of, read_bounded, write_text_atomically
 from ptah.adapters.yaml_nodes import (
+    MappingNode,
+    Node,
     ProblemReader,
+    ScalarNode,
+    SequenceNode,
     describe,
     grade_text,
     integer,
     line_of,
     mapping_fields,
     number,
-    quoted,
     parse_document,
+    quoted,
     scalar_text,
 )
 from ptah.core.corpus import MAX_CASES, MAX_GRADE, MAX_ID_CHARS, MAX_KEY_CHARS, MAX_KEYS_PER_CASE

@@ -12,9 +12,19 @@ import re
 from typing import Callable, Mapping, TypeVar
 from urllib.parse import urlsplit
 
-from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
-
-from ptah.adapters.yaml_nodes import TAG_BOOL, Field, describe, integer, is_null, line_of, mapping_fields, tag_of
+from ptah.adapters.yaml_nodes import (
+    TAG_BOOL,
+    Field,
+    MappingNode,
+    ScalarNode,
+    SequenceNode,
+    describe,
+    integer,
+    is_null,
+    line_of,
+    mapping_fields,
+    tag_of,
+)
 from ptah.core.errors import Problem
 from ptah.core.spec import DEFAULT_SERVICE_TIMEOUT_S, TemplateSyntaxError, template_columns
 

@@ -35,10 +35,8 @@ for a service and for ``ptah/deterministic``, ``quantize`` without ``backend: on
 
 from __future__ import annotations
 
-from ruamel.yaml.nodes import MappingNode
-
 from ptah.adapters.spec_fields import _NAME, FieldReader
-from ptah.adapters.yaml_nodes import Field, describe, is_null, line_of
+from ptah.adapters.yaml_nodes import Field, MappingNode, describe, is_null, line_of
 from ptah.core.spec import (
     DEFAULT_BACKEND,
     DEFAULT_BATCH_SIZE,

@@ -26,10 +26,8 @@ from __future__ import annotations
 import math
 from typing import cast
 
-from ruamel.yaml.nodes import MappingNode
-
 from ptah.adapters.spec_fields import FieldReader
-from ptah.adapters.yaml_nodes import Field, describe, line_of, number
+from ptah.adapters.yaml_nodes import Field, MappingNode, describe, line_of, number
 from ptah.core.corpus import MAX_GRADE
 from ptah.core.spec import DEFAULT_MAX_JUDGE_REQUESTS, DEFAULT_RERANK_BATCH, JudgeSettings, ServiceSettings
 

@@ -39,11 +39,9 @@ from __future__ import annotations
 
 from typing import cast
 
-from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
-
 from ptah.adapters.spec_fields import FieldReader
 from ptah.adapters.spec_generations import MAX_BATCH_SIZE
-from ptah.adapters.yaml_nodes import Field, describe, is_null, line_of
+from ptah.adapters.yaml_nodes import Field, MappingNode, ScalarNode, SequenceNode, describe, is_null, line_of
 from ptah.core.spec import DEFAULT_CANDIDATES, DEFAULT_RERANK_BATCH, RERANK_APIS, RerankSettings, ServiceSettings, Variant
 
 VARIANT_FIELDS = ("channels", "generation", "rerank", "search", "ef_search")

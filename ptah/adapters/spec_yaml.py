@@ -48,8 +48,6 @@ import re
 from pathlib import Path
 from typing import Mapping
 
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-
 from ptah.adapters import spec_databases as databases
 from ptah.adapters.spec_fields import _VARIABLE
 from ptah.adapters.spec_generations import GenerationFields
@@ -60,6 +58,10 @@ from ptah.adapters.stores import registry as stores
 from ptah.adapters.stores.pgvector_location import schema_problem, with_schema
 from ptah.adapters.yaml_nodes import (
     Field,
+    MappingNode,
+    Node,
+    ScalarNode,
+    SequenceNode,
     describe,
     integer,
     is_null,

@@ -1,8 +1,9 @@
 """Reading YAML files as located nodes, for loaders that report ``FILE:LINE``.
 
-ptah's YAML files (corpora, the specification) are read at the node level
-with ruamel.yaml's composer instead of being constructed into Python objects,
-for three reasons:
+ptah's YAML files (corpora, the specification, the judgement record) are
+read at the node level, composed by libyaml
+(:mod:`ptah.adapters.yaml_compose`), instead of being constructed into
+Python objects, for three reasons:
 
 * every value keeps its line, so an error can name it;
 * a scalar keeps the text the author wrote, so an unquoted key ``0042`` stays
@@ -16,58 +17,34 @@ from __future__ import annotations
 import difflib
 import math
 import re
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ruamel.yaml import YAML
-from ruamel.yaml.composer import Composer
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-from ruamel.yaml.parser import Parser
-from ruamel.yaml.scanner import Scanner
-
 from ptah.adapters.files import read_bounded
+# the loaders take the node classes and tags from here, with the helpers below
+from ptah.adapters.yaml_compose import (
+    TAG_BOOL,
+    TAG_FLOAT,
+    TAG_INT,
+    TAG_NULL,
+    TAG_STR,
+    MappingNode,
+    Node,
+    NotAccepted,
+    ScalarNode,
+    SequenceNode,
+    compose_documents,
+    refuse_repeats,
+)
 from ptah.core.errors import CorpusError, InputError, Problem
 from ptah.core.visible import abbreviated
 
-TAG_STR = "tag:yaml.org,2002:str"
-TAG_INT = "tag:yaml.org,2002:int"
-TAG_FLOAT = "tag:yaml.org,2002:float"
-TAG_BOOL = "tag:yaml.org,2002:bool"
-TAG_NULL = "tag:yaml.org,2002:null"
-
 _DECIMAL_INT = re.compile(r"[-+]?[0-9]+\Z")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-class _LeanComposer(Composer):
-    """ruamel's composer, keeping of each node only what is read here: its tag, value, style and line.
-
-    The round-trip composer gives every node two marks of its own (offsets and
-    the line) and its comments: about 5 KB a case of a corpus, all alive until
-    the whole file is composed, and much of it kept by the process after (a
-    corpus of 50,000 cases: some 300 MB). Here the nodes of one line share one
-    mark and one tag object per tag, and keep no comment.
-    """
-
-    def __init__(self, loader=None) -> None:
-        super().__init__(loader)
-        self._marks: dict = {}
-        self._tags: dict = {}
-
-    def compose_node(self, parent, index):
-        node = super().compose_node(parent, index)
-        node.start_mark = node.end_mark = self._marks.setdefault(node.start_mark.line, node.start_mark)
-        node.ctag = self._tags.setdefault(str(node.ctag), node.ctag)
-        node.comment = None
-        return node
 
 
 def tag_of(node: Node) -> str:
-    tag = node.tag
-    return str(getattr(tag, "value", tag))
+    return node.tag
 
 
 def line_of(node: Node) -> int:
@@ -122,33 +99,17 @@ def parse_document(data: bytes, *, name: str, max_bytes: int, what: str, error: 
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
-        text = data.decode("utf-8")
+        blank = not data.decode("utf-8").strip()
     except UnicodeDecodeError as exc:
         line: int | None = data[: exc.start].count(b"\n") + 1
         raise error([Problem(f"byte 0x{data[exc.start]:02x} is not UTF-8; save the file as UTF-8", path=name,
                              line=line)]) from None
-    if not text.strip():
+    if blank:
         raise error([Problem(f"the file is empty; a {what} is a YAML mapping", path=name)])
-    yaml = YAML(typ="rt")
-    # The plain scanner and parser: the round-trip ones gather every comment
-    # around every token, which nothing here reads (a third of the time of a
-    # 300-case corpus); the nodes -- tags, values, styles, lines -- are the same.
-    yaml.Scanner = Scanner
-    yaml.Parser = Parser
-    yaml.Composer = _LeanComposer
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            documents = list(yaml.compose_all(text))
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        reason = exc.problem or exc.context or "malformed"
-        raise error([Problem(f"not valid YAML: {reason}", path=name, line=line)]) from None
-    except RecursionError:
-        raise error([Problem("not accepted: the YAML is nested too deeply", path=name)]) from None
-    except (YAMLError, Exception) as exc:  # the parser's own failures all mean "not YAML we accept"
-        raise error([Problem(f"not valid YAML: {exc}", path=name)]) from None
+        documents = compose_documents(data)
+    except NotAccepted as exc:
+        raise error([Problem(exc.message, path=name, line=exc.line)]) from None
     documents = [d for d in documents if d is not None]
     if not documents:
         raise error([Problem(f"the file is empty; a {what} is a YAML mapping", path=name)])
@@ -156,34 +117,11 @@ def parse_document(data: bytes, *, name: str, max_bytes: int, what: str, error: 
         raise error([Problem(f"holds {len(documents)} YAML documents; a {what} file holds one", path=name,
                              line=line_of(documents[1]))])
     root = documents[0]
-    _refuse_aliases(root, name, error)
+    try:
+        refuse_repeats(root, data)
+    except NotAccepted as exc:
+        raise error([Problem(exc.message, path=name, line=exc.line)]) from None
     return root
-
-
-def _refuse_aliases(root: Node, name: str, error: Refusal) -> None:
-    """Every node must occur once: the composer turns an alias into a second reference.
-
-    Also refuses lone surrogates (a double-quoted ``"\ud800"``): they are no
-    Unicode text, cannot be encoded as UTF-8, and so can be neither digested
-    nor embedded.
-    """
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ScalarNode) and _SURROGATE.search(str(node.value)):
-            raise error([Problem("holds a lone surrogate escape (\\uD800-\\uDFFF), which is not text; write the "
-                                 "character itself", path=name, line=line_of(node))])
-        if id(node) in seen:
-            raise error([Problem("YAML anchors and aliases (&name / *name) are not accepted; write the value out",
-                                 path=name, line=line_of(node))])
-        seen.add(id(node))
-        if isinstance(node, MappingNode):
-            for key, value in node.value:
-                stack.append(key)
-                stack.append(value)
-        elif isinstance(node, SequenceNode):
-            stack.extend(node.value)
 
 
 class ProblemReader:
@@ -197,7 +135,7 @@ class ProblemReader:
     def report(self, message: str, *, line: int | None, field: str | None, case: str | None = None) -> None:
         self.problems.append(Problem(message, path=self.path, line=line, case=case, field=field))
 
-    def sized(self, node: Node, kind: type, *, shape: str, limit: int, over: str, empty: str = "",
+    def sized(self, node: Node, kind: type[MappingNode] | type[SequenceNode], *, shape: str, limit: int, over: str, empty: str = "",
               field: str | None, case: str | None = None) -> bool:
         """Whether ``node`` is a ``kind`` (a list or a mapping) of at most ``limit`` items and, where ``empty`` says
         what to do instead, of at least one; otherwise reports ``must be {shape}, not …``, ``is empty; {empty}``
@@ -332,12 +270,7 @@ def scalar_text(node: Node) -> str | None:
     """The text of a scalar exactly as written (quoted or not); ``None`` for null or a collection."""
     if not isinstance(node, ScalarNode) or tag_of(node) == TAG_NULL:
         return None
-    text = str(node.value)
-    if node.style == ">":
-        # ruamel's round-trip scanner marks the fold points of a folded scalar
-        # with BEL; YAML forbids a literal BEL in the stream, so each is a marker.
-        text = text.replace("\a", "")
-    return text
+    return str(node.value)
 
 
 # -- writing ----------------------------------------------------------------------

@@ -141,7 +141,7 @@ def test_an_empty_record_writes_and_reads(tmp_path):
     ('version: 1\ncases:\n  "p":\n    "1": {grade: .nan, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n',
      "c.judged.yaml:4: case \"p\": grade: key '1': must be a number from 0 (not relevant) to 1,000,000, not the number .nan"),
     ('version: 1\ncases:\n  "p":\n  "q":\n    "1": {grade: 1, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n',
-     'c.judged.yaml:4: case "p": must be a mapping from key to its judgement such as "42": {grade: 1, …}, not nothing (null)'),
+     'c.judged.yaml:3: case "p": must be a mapping from key to its judgement such as "42": {grade: 1, …}, not nothing (null)'),
     # a model judge's section
     (MODELS + '  "model:x@sha256:short":\n    q:\n      "1": {grade: 1, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n',
      'c.judged.yaml:6: models: a model judge is named once as model:NAME@sha256:<64 hex digits>, not the text '
