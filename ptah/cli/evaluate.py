@@ -56,16 +56,18 @@ def evaluate(
     from ptah.services.files import run_inputs
     from ptah.services.project import read_spec
 
+    values = {option.name: tuple(requested[option.name] or ()) if option.kind is tuple else requested[option.name]
+              for option in OPTIONS}
+    values["max_drop"] = drops({"recall": max_recall_drop, "MRR": max_mrr_drop, "nDCG": max_ndcg_drop},
+                               requested["max_drop"] or [])
+    with as_flags():
+        EvaluationRequest.of(**values)  # a refused option is said before any file is looked for
     found = read_spec(spec)
     # a path ptah would refuse, or a file this run reads, is refused now, not after the evaluation
     inputs = run_inputs(found, corpus, (("the baseline report", requested["baseline"]),))
     saved = outputs({"--output": output, "--html": html, "--trec-run": trec_run, "--junit": junit,
                      "--markdown": markdown}, save, inputs)
-    values = {option.name: tuple(requested[option.name] or ()) if option.kind is tuple else requested[option.name]
-              for option in OPTIONS}
     values["excerpts"] = values["excerpts"] or any(format == "html" for format, _ in saved)  # the page shows them
-    values["max_drop"] = drops({"recall": max_recall_drop, "MRR": max_mrr_drop, "nDCG": max_ndcg_drop},
-                               requested["max_drop"] or [])
     with as_flags():
         request = EvaluationRequest.of(**values)
     with ptah.open_project(found) as project:
