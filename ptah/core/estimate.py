@@ -220,8 +220,8 @@ def _imputed(case: PairedCase, measure: Measure, structure: str, chances: np.nda
     if structure == "first":
         alone = np.array([[measure.score(ranking, high_grades_of(grades, key), depth) for key in case.holes]
                           for ranking in (case.candidate, case.reference)])
-        after = np.maximum(measure.score(case.candidate, grades, depth), (relevant * alone[0]).max(axis=1))
-        before = np.maximum(measure.score(case.reference, grades, depth), (relevant * alone[1]).max(axis=1))
+        after = np.maximum(measure.score(case.candidate, grades, depth) or 0.0, (relevant * alone[0]).max(axis=1))
+        before = np.maximum(measure.score(case.reference, grades, depth) or 0.0, (relevant * alone[1]).max(axis=1))
         return after - before
     top = max(grades.values())
     after0, shared0 = measure.kind.split(case.candidate, grades, depth) or (0.0, 0.0)
@@ -260,7 +260,8 @@ def units_of(reference: Run | None, candidates: Sequence[Run], also: Iterable[tu
             ranked = where.setdefault(case.id, {})
             for rank, key in enumerate(case.keys[: case.k], start=1):
                 found = ranked.setdefault(key, [None, None])
-                found[side] = rank if found[side] is None else min(found[side], rank)
+                current = found[side]
+                found[side] = rank if current is None else min(current, rank)
             wanted.update((case.id, hole.key) for hole in case.holes or ())
     units = {}
     for case_id, key in wanted:

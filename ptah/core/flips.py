@@ -68,6 +68,20 @@ class PairedCase:
         before = measure.score(self.reference, grades, self.k)
         return None if after is None or before is None else after - before
 
+    def defined(self, measure: Measure, relevant_holes: Sequence[str] = ()) -> float:
+        """:meth:`delta` where the measure is defined for the case (it has a relevant key)."""
+        found = self.delta(measure, relevant_holes)
+        if found is None:
+            raise ValueError(f"{measure} is N/A for case {self.id!r}: it has no relevant key")
+        return found
+
+
+def _score(measure: Measure, ranking: Sequence[str], grades: Mapping[str, float], k: int) -> float:
+    """The measure of a ranking with at least one relevant key (never N/A)."""
+    found = measure.score(ranking, grades, k)
+    assert found is not None
+    return found
+
 
 def paired_cases(reference: Run, candidate: Run) -> list[PairedCase]:
     """The cases the two runs share, with the holes of either (each run's own, under the same judgements)."""
@@ -104,11 +118,11 @@ def extremes(case: PairedCase, measure: Measure) -> tuple[list[float], list[floa
 def _sum_extremes(case: PairedCase, measure: Measure, base: float) -> tuple[list[float], list[float], bool]:
     # with j holes relevant the difference is (c + sum of w(h)) / D(j), w(h) the candidate's gain less the
     # reference's: the best j are the j of largest w, and one hole's difference orders them by w
-    alone = sorted(case.holes, key=lambda key: (case.delta(measure, [key]), key))
+    alone = sorted(case.holes, key=lambda key: (case.defined(measure, [key]), key))
     lowest, highest = [base], [base]
     for j in range(1, len(alone) + 1):
-        lowest.append(case.delta(measure, alone[:j]))
-        highest.append(case.delta(measure, alone[-j:]))
+        lowest.append(case.defined(measure, alone[:j]))
+        highest.append(case.defined(measure, alone[-j:]))
     return lowest, highest, True
 
 
@@ -117,10 +131,10 @@ def _first_extremes(case: PairedCase, measure: Measure, base: float) -> tuple[li
     grades = dict(case.grades)
 
     def own(ranking: tuple[str, ...]) -> list[float]:
-        return [measure.score(ranking, high_grades(grades, [key]), case.k) for key in case.holes]
+        return [_score(measure, ranking, high_grades(grades, [key]), case.k) for key in case.holes]
 
     after, before = own(case.candidate), own(case.reference)
-    after0, before0 = measure.score(case.candidate, grades, case.k), measure.score(case.reference, grades, case.k)
+    after0, before0 = _score(measure, case.candidate, grades, case.k), _score(measure, case.reference, grades, case.k)
     highest = [base] + _best_first(after, before, after0, before0)
     lowest = [base] + [-value for value in _best_first(before, after, before0, after0)]
     return lowest, highest, True
@@ -142,7 +156,7 @@ def _best_first(gain: list[float], loss: list[float], gain0: float, loss0: float
 def _enumerated(case: PairedCase, measure: Measure) -> tuple[list[float], list[float], bool]:
     lowest, highest = [], []
     for j in range(len(case.holes) + 1):
-        found = [case.delta(measure, chosen) for chosen in combinations(case.holes, j)]
+        found = [case.defined(measure, chosen) for chosen in combinations(case.holes, j)]
         lowest.append(min(found))
         highest.append(max(found))
     return lowest, highest, True

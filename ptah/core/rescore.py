@@ -127,9 +127,10 @@ def rescore_case(case: Case, stored: CaseResult, measures: Sequence[Measure]) ->
     if len(ranked) >= case.k:  # the ranking was cut at k: a measure looking deeper lacks its rows
         for m in measures:
             name, before = str(m), stored.values.get(str(m))
-            if m.depth(case.k) > case.k and before is not None and values[name] is not None:
-                values[name] = max(values[name], before)
-                highs[name] = max(highs[name] or 0.0, values[name])
+            now = values[name]
+            if m.depth(case.k) > case.k and before is not None and now is not None:
+                values[name] = larger = max(now, before)
+                highs[name] = max(highs.get(name) or 0.0, larger)
     return replace(result, values=MappingProxyType(values), highs=MappingProxyType(highs), ann=stored.ann,
                    missed=tuple(placed.get(miss.key, miss) for miss in result.missed))
 
@@ -142,7 +143,7 @@ def judgement_changes(case: Case, stored: CaseResult) -> tuple[set[str], set[str
     named = set(grades) | set(stored.required) | set(stored.forbidden)
     known = named | (set(stored.keys) - {hole.key for hole in stored.holes} if stored.holes is not None else set())
     now = case.expected_keys() | (case.judged & set(stored.keys))
-    added = now - known
+    added = set(now - known)
     changed = {key for key in named
                if (grades.get(key), key in stored.required, key in stored.forbidden)
                != (case.relevant.get(key), key in case.required, key in case.forbidden)}
@@ -155,6 +156,9 @@ def _differs(old: CaseResult, new: CaseResult) -> bool:
         return True
     for name, value in new.values.items():
         before = old.values[name]
-        if (before is None) != (value is None) or (value is not None and not math.isclose(before, value, abs_tol=NOISE)):
+        if before is None or value is None:
+            if (before is None) != (value is None):
+                return True
+        elif not math.isclose(before, value, abs_tol=NOISE):
             return True
     return False

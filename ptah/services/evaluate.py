@@ -119,17 +119,17 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
     whole = {key: value for key, value in request.max_drop.items() if gate_key(key)[1] is None}
     comparisons, family = [], None
     if baseline is not None:
-        reference = baseline.runs[0]
+        first = baseline.runs[0]
         theirs = baseline.corpus.get("slices") or {}
-        compared = [compare(run, reference) | {"against": run.name,
-                                               "significance": against_baseline(reference, run, request.statistics, paths),
-                                               "baseline_holes_lost": holes_lost(corpus, reference, run)}
-                    | ({"slices": slice_comparisons(reference, run, slices, request.statistics, theirs, paths)} if slices else {})
+        compared = [compare(run, first) | {"against": run.name,
+                                               "significance": against_baseline(first, run, request.statistics, paths),
+                                               "baseline_holes_lost": holes_lost(corpus, first, run)}
+                    | ({"slices": slice_comparisons(first, run, slices, request.statistics, theirs, paths)} if slices else {})
                     for run in runs]
         if slices:
             family = correct([entry["slices"] for entry in compared], request.correction, request.statistics.alpha)
         comparisons = [BaselineComparison(read_only(entry)) for entry in compared]
-    reference = baseline.runs[0] if baseline is not None else None
+    reference: Run | None = baseline.runs[0] if baseline is not None else None
     evidence = samples_of(corpus.judgements, runs, reference)
     # one read of the ranked rows' judging text serves the page's excerpts and the model judges' freshness
     texts = ranked_texts(project, runs) if request.excerpts or corpus.judgements.models else {}

@@ -94,7 +94,7 @@ def resolve_model(model: str, root: str, env: Mapping[str, str] = os.environ) ->
 
     repo = model if model.count("/") == 1 else ("sentence-transformers/" + model if "/" not in model else None)
     cached = repo is not None and not model.startswith((".", "/", "~"))
-    if cached:
+    if repo is not None and cached:
         entry = hub_cache_dir(env) / ("models--" + repo.replace("/", "--"))
         snapshot = _cached_snapshot(entry)
         if snapshot is not None:
