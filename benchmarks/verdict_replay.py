@@ -143,6 +143,42 @@ def truth(project: Path, replay: Path, full: dict, gates: list[str]) -> tuple[di
     return verdicts, grades
 
 
+def pooled_truth(project: Path, folder: Path, full: dict, sparse: dict[str, list[str]], replay: Path, change: str,
+                 gate: str) -> dict:
+    """The verdict and drop once every hole of both runs is judged (the pooling convention: a relevant row no
+    compared run returns stays unjudged, as ptah's complete judging of the holes leaves it): the complete
+    corpus's relevant rows in either run's top k, and the one each case's sparse copy names."""
+    pool: dict[str, set[str]] = {}
+    for name in ("truth-good.json", f"truth-{change}-{gate}.json"):
+        for case in json.loads((replay / name).read_text())["runs"][0]["cases"]:
+            pool.setdefault(case["id"], set()).update(result["key"] for result in case["results"])
+    relevant = {case["id"]: sorted((set(case["relevant"]) & pool.get(case["id"], set())) | set(sparse[case["id"]]))
+                for case in full["cases"]}
+    folder.mkdir(parents=True, exist_ok=True)
+    corpus = folder / "pooled.yaml"
+    write_corpus(corpus, full, relevant)
+    baseline = folder / "pooled-good.json"
+    evaluate(project, corpus, "good", baseline, ["--holes", "misses"])
+    output = folder / "pooled.json"
+    done = evaluate(project, corpus, CHANGES[change], output, ["--baseline", baseline, *GATES[gate], "--holes", "misses"])
+    entry = gate_of(json.loads(output.read_text()), gate)
+    return {"exit": done.returncode, "passed": entry["passed"], "drop": entry["drop"]}
+
+
+def estimates(folder: Path, gate: str) -> list[dict]:
+    """Each evaluation's estimate of the drop and its interval, as the loop's reports gave them."""
+    found = []
+    for report in sorted(folder.glob("report-*.json"), key=lambda path: int(path.stem.split("-")[1])):
+        try:
+            entry = gate_of(json.loads(report.read_text()), gate)
+        except (ValueError, json.JSONDecodeError):
+            continue
+        estimate = (entry.get("holes") or {}).get("estimate")
+        if estimate:
+            found.append({"drop": estimate["drop"], "low": estimate["interval"][0], "high": estimate["interval"][1]})
+    return found
+
+
 def judged_now(corpus: Path, sparse: dict[str, list[str]]) -> dict[tuple[str, str], float]:
     """Every (case, key) judged since the sparse copy was made: the record's entries and the corpus's new grades."""
     judged = {}
@@ -310,12 +346,22 @@ def replay_collection(name: str, dataset: Path, work: Path, options: argparse.Na
                                   CHANGES[change], gate, truth_file, grades, draw, options.max_iterations,
                                   options.max_samples)
                 expected = "pass" if verdicts[change, gate]["passed"] else "fail"
+                pooled = pooled_truth(project, folder / f"{change}-{gate}-pooled", full, sparse, replay, change, gate)
+                true_drop = verdicts[change, gate]["drop"]
+                seen = estimates(folder / f"{change}-{gate}", gate)
                 row.update({"collection": name, "change": change, "gate": gate, "draw": draw,
-                            "cases": len(full["cases"]), "truth": expected, "true_drop": verdicts[change, gate]["drop"],
-                            "correct": row["final"] == expected})
+                            "cases": len(full["cases"]), "truth": expected, "true_drop": true_drop,
+                            "correct": row["final"] == expected,
+                            "pooled_truth": "pass" if pooled["passed"] else "fail", "pooled_drop": pooled["drop"],
+                            "correct_pooled": row["final"] == ("pass" if pooled["passed"] else "fail"),
+                            "estimates": seen,
+                            "covered": sum(e["low"] <= true_drop <= e["high"] for e in seen),
+                            "covered_pooled": sum(e["low"] <= pooled["drop"] <= e["high"] for e in seen)})
                 rows.append(row)
                 print(f"{name} {change} {gate} draw {draw}: exits {row['exits']} {row['steps']} "
-                      f"{row['judgements']} judged, {row['final']} (truth {expected}), {row['seconds']} s", flush=True)
+                      f"{row['judgements']} judged, {row['final']} (truth {expected}, pooled {row['pooled_truth']}), "
+                      f"estimates covering {row['covered']}/{len(seen)} ({row['covered_pooled']} pooled), "
+                      f"{row['seconds']} s", flush=True)
     setup = {"small_max_seq_length": small, "cases": len(full["cases"]), "build_seconds": build_seconds,
              "truth_seconds": truth_seconds,
              "truth": {f"{change} {gate}": verdict for (change, gate), verdict in verdicts.items()}}
@@ -323,10 +369,10 @@ def replay_collection(name: str, dataset: Path, work: Path, options: argparse.Na
 
 
 def summary(rows: list[dict]) -> list[str]:
-    header = ("| collection | change | gate | true drop | truth | draws | wrong final | mean judgements (per question) "
-              "| mean evaluations | rebaselines | first exits | mean s |")
+    header = ("| collection | change | gate | true drop | truth | draws | wrong final | wrong vs pooled | mean judgements "
+              "(per question) | mean evaluations | rebaselines | first exits | estimates covering (pooled) | mean s |")
     lines = [header,
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
         groups.setdefault((row["collection"], row["change"], row["gate"]), []).append(row)
@@ -335,12 +381,23 @@ def summary(rows: list[dict]) -> list[str]:
         judgements = sum(row["judgements"] for row in group) / len(group)
         lines.append(
             f"| {collection} | {change} | {gate} | {group[0]['true_drop']:+.4f} | {group[0]['truth']} | {len(group)} | "
-            f"{sum(not row['correct'] for row in group)} | {judgements:.1f} ({judgements / group[0]['cases']:.2f}) | "
+            f"{sum(not row['correct'] for row in group)} | "
+            f"{sum(not row.get('correct_pooled', row['correct']) for row in group)} | "
+            f"{judgements:.1f} ({judgements / group[0]['cases']:.2f}) | "
             f"{sum(len(row['exits']) for row in group) / len(group):.1f} | "
             f"{sum(row['rebaselines'] for row in group) / len(group):.1f} | "
             f"{', '.join(f'{code}: {count}' for code, count in sorted(first.items()))} | "
-            f"{sum(row['seconds'] for row in group) / len(group):.0f} |")
+            f"{covering(group)} | {sum(row['seconds'] for row in group) / len(group):.0f} |")
     return lines
+
+
+def covering(group: list[dict]) -> str:
+    """How many of the group's estimates covered the complete-judgement drop (and the pooled one), of all."""
+    total = sum(len(row.get("estimates", ())) for row in group)
+    if not total:
+        return "-"
+    return (f"{sum(row['covered'] for row in group)}/{total} "
+            f"({sum(row['covered_pooled'] for row in group)})")
 
 
 def pairs(values: list[str], what: str) -> dict[str, str]:
