@@ -11,7 +11,7 @@ query"; a report written before runs were timed reads as it did.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from ptah.core.measures import Measure
 from ptah.core.report import Gate, Report, Run
@@ -34,12 +34,30 @@ def verdict_sentence(report: Report) -> tuple[str, str]:
     failed = [gate for gate in gates if not gate.passed and not gate.inconclusive]
     undecided = [gate for gate in gates if gate.inconclusive]
     if report.verdict == "inconclusive":
-        return "INCONCLUSIVE", (f"the holes in the judgements decide {len(undecided)} of {total}; "
-                                "judge them and evaluate again")
+        commands = settling_commands(undecided)
+        if not commands:
+            return "INCONCLUSIVE", (f"the holes in the judgements decide {len(undecided)} of {total}; "
+                                    "judge them and evaluate again")
+        named = "; ".join(f"`{command}`" for command in commands)
+        one = "one sample settles them" if len(undecided) > 1 and len(commands) == 1 else "judge and evaluate again"
+        return "INCONCLUSIVE", f"the holes in the judgements decide {len(undecided)} of {total}; {one}: {named}"
     if report.verdict != "pass":
         more = f"; the holes in the judgements decide {len(undecided)} more" if undecided else ""
         return "FAIL", f"{len(failed)} of {total} failed{more}"
     return "pass", {1: "the one gate", 2: "both gates"}.get(len(gates), f"all {total}") + " passed"
+
+
+def settling_commands(gates: Sequence[Gate]) -> list[str]:
+    """One settling command for each pair of runs the inconclusive ``gates`` compare: a sample of both runs' holes
+    serves every gate between them, so the largest size any of them names."""
+    sizes: dict[str, int] = {}
+    for gate in gates:
+        command = (gate.holes or {}).get("command")
+        size = (gate.holes or {}).get("settling_sample")
+        if command and size:
+            shape = command.replace(f"--sample {size}", "--sample {}", 1)
+            sizes[shape] = max(sizes.get(shape, 0), size)
+    return [shape.replace("{}", str(size), 1) for shape, size in sizes.items()]
 
 
 def gate_word(gate: Gate) -> str:

@@ -109,3 +109,21 @@ def test_the_markdown_summary_points_to_no_json_report_it_cannot_know_was_writte
     data["runs"][0]["aggregates"]["cases"] = 12
     typed = report(data)
     assert render_markdown(typed).endswith("\n\n2 more failing cases are not listed here.\n")
+
+
+def test_an_inconclusive_verdict_names_one_sample_for_the_gates_it_serves():
+    from ptah.core.report import Gate
+    from ptah.render.sentences import settling_commands
+
+    def undecided(name: str, size: int, runs: str) -> Gate:
+        command = f"ptah corpus judge c.yaml --sample {size} --baseline b.json {runs}"
+        return Gate(name, "new", False, "inconclusive", 0.02, 0.1, None, True,
+                    {"settling_sample": size, "command": command})
+
+    # two gates between the same runs: one sample of the larger size serves both; another run needs its own
+    found = [undecided("max-recall-drop", 12, "-g new"), undecided("max-ndcg-drop", 20, "-g new"),
+             undecided("max-mrr-drop", 7, "-g other")]
+    assert settling_commands(found) == ["ptah corpus judge c.yaml --sample 20 --baseline b.json -g new",
+                                        "ptah corpus judge c.yaml --sample 7 --baseline b.json -g other"]
+    assert settling_commands(found[:1] + [Gate("required", "new", False, "1 of 2 cases missed a key")]) == [
+        "ptah corpus judge c.yaml --sample 12 --baseline b.json -g new"]
