@@ -182,6 +182,7 @@ class Evidence:
     latest: Mapping[str, tuple[int, int, int]] | None = None
     seed: int | None = None
     index: int | None = None  # the latest sample's place in the judgement record (what calibrates a model judge)
+    samples: int = 0  # how many recorded samples the rates read
     ignored: tuple[str, ...] = ()
     judges: tuple[ModelJudge, ...] = ()
     corpus_path: str | None = None
@@ -292,11 +293,15 @@ def _decided_by_holes(run: Run, baseline_run: Run, measure: Measure, threshold: 
     plausible = max(used) if used else plausible
     found = estimate(cases, measure, evidence.rates) if count else None
     exact_rule = flips.m is None or flips.m > plausible
+    # the estimate may turn the judged values' verdict over only on two samples or more: one pilot's view of the
+    # relevant rate is the likeliest to mislead it (replayed on CISI: one wrong pass of 60 loops, after a pilot)
+    within = found is not None and found.high <= threshold + FLOAT_NOISE and (passes or evidence.samples >= 2)
+    beyond = found is not None and found.low > threshold + FLOAT_NOISE and (not passes or evidence.samples >= 2)
     if evidence.policy == "misses" or exact_rule:
         passed, inconclusive = passes, False
-    elif found is not None and found.high <= threshold + FLOAT_NOISE:
+    elif within:
         passed, inconclusive = True, False
-    elif found is not None and found.low > threshold + FLOAT_NOISE:
+    elif beyond:
         passed, inconclusive = False, False
     else:
         passed, inconclusive = False, True

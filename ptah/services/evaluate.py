@@ -231,6 +231,7 @@ def samples_of(record: JudgementRecord, runs: Sequence[Run], reference: Run | No
     Exit 2 (:class:`InputError`) when a sample's seed over its population does not draw the keys the record
     says it drew: a recorded sample that is not the random one cannot bound anything."""
     found: dict[str, dict] = {run.name: {"judged": {}, "relevant": {}, "observed": [], "latest": None, "seed": None, "index": None,
+                                             "samples": 0,
                                              "ignored": []}
                               for run in runs}
     for index in reversed(range(len(record.samples))):
@@ -263,6 +264,7 @@ def samples_of(record: JudgementRecord, runs: Sequence[Run], reference: Run | No
         for run in named:
             mine = units_of(reference, [run], since) if reference is not None else units
             entry = found[run.name]
+            entry["samples"] += 1
             for case_id, key, judgement in judged:
                 unit = mine.get((case_id, key))
                 if unit is not None:
@@ -280,7 +282,7 @@ def samples_of(record: JudgementRecord, runs: Sequence[Run], reference: Run | No
                 entry["latest"] = {name: (counts[0], counts[1], counts[2]) for name, counts in strata.items()}
                 entry["seed"], entry["index"] = sample.seed, index
     return {name: Evidence(rates=Rates(entry["judged"], entry["relevant"], tuple(entry["observed"])), latest=entry["latest"], seed=entry["seed"],
-                           index=entry["index"], ignored=tuple(entry["ignored"])) for name, entry in found.items()}
+                           index=entry["index"], samples=entry["samples"], ignored=tuple(entry["ignored"])) for name, entry in found.items()}
 
 
 def check_drawn(record: JudgementRecord, index: int, units: Mapping[tuple[str, str], Unit]) -> None:
