@@ -58,6 +58,7 @@ from ptah.core.corpus import (
     MAX_KEYS_PER_CASE,
     MAX_QUERY_CHARS,
     MAX_TAG_CHARS,
+    MAX_SLICES,
     MAX_TAGS_PER_CASE,
     TAG_PATTERN,
     Case,
@@ -120,11 +121,16 @@ def parse_corpus(data: bytes | str, name: str = "<corpus>") -> Corpus:
 class _Reader(ProblemReader):
     """One pass over a composed corpus, collecting problems as it goes."""
 
+    slices: set[str]  # the corpus's tags so far (the first over the limit is reported, no later one)
+    slices_over: bool
+
     def corpus(self, root: Node) -> Corpus:
         fields = self.top(root, known=TOP_FIELDS, what="corpus", holds="version, default_k and cases",
                           format_="corpus format")
         misspelt = suggestions(cast(MappingNode, root), TOP_FIELDS)  # top() refused any other root
         self.default_k_misspelt = "default_k" not in fields and "default_k" in misspelt  # k follows
+        self.slices = set()
+        self.slices_over = False
         name = self._text_field(fields, "name")
         description = self._text_field(fields, "description")
         default_k = self._default_k(fields)
@@ -342,7 +348,14 @@ class _Reader(ProblemReader):
                             f"letter or digit, not {what}", line=line_of(item), field="tags", case=case_id)
             elif text in tags:
                 self.report(f"tag {text!r} is listed twice", line=line_of(item), field="tags", case=case_id)
+            elif text not in self.slices and len(self.slices) == MAX_SLICES:
+                if not self.slices_over:
+                    self.report(f"tag {text!r} makes {MAX_SLICES + 1:,} tags in the corpus, more than the limit "
+                                f"of {MAX_SLICES:,} slices a corpus; use fewer tags", line=line_of(item), field="tags",
+                                case=case_id)
+                self.slices_over = True
             else:
+                self.slices.add(text)
                 tags.append(text)
         return tags
 

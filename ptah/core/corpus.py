@@ -77,6 +77,7 @@ MAX_ID_CHARS = 512
 MAX_GRADE = 1_000_000  # far below where nDCG's sums of grades would overflow to infinity
 MAX_TAGS_PER_CASE = 16
 MAX_TAG_CHARS = 32
+MAX_SLICES = 200  # distinct tags a corpus; each is a slice measured, compared and tested
 TAG_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,31}")  # fullmatch; a tag fits a column, a file name and a URL
 
 COMPOSITE_KEY_SEPARATOR = "\x1f"

@@ -30,7 +30,7 @@ from ptah.core.corpus import Corpus, slice_digest
 from ptah.core.measures import Measure
 
 from ptah.core.outcomes import make_run
-from ptah.core.errors import IncomparableBaseline
+from ptah.core.errors import IncomparableBaseline, InputError
 from ptah.core.power import cases_needed
 from ptah.core.report import Run, mean_to_dict, read_only
 from ptah.core.request import StatisticsSettings, gate_key
@@ -38,6 +38,7 @@ from ptah.core.verdicts import Gate
 from ptah.core.significance import holm_adjusted
 
 MIN_CASES = 2
+MAX_TESTS = 10_000  # the tests one comparison section corrects: slices x measures x runs compared
 POWER = 0.8  # the power a gate's note plans for (``ptah corpus plan --power`` asks for another)
 CORRECTIONS = ("holm", "none")
 
@@ -49,6 +50,17 @@ def corpus_slices(corpus: Corpus) -> dict[str, tuple[str, tuple[str, ...]]]:
     return {tag: (slice_digest(tag, cases), tuple(case.id for case in cases)) for tag, cases in corpus.slices().items()}
 
 
+def check_tests(slices: Slices, measures: int, compared: int) -> None:
+    """Refuse (exit 2), before any run is measured, a comparison whose family would hold more than
+    :data:`MAX_TESTS` tests: each slice of :data:`MIN_CASES` cases or more, for each measure and run compared."""
+    tested = sum(1 for _, ids in slices.values() if len(ids) >= MIN_CASES)
+    tests = tested * measures * compared
+    if tests > MAX_TESTS:
+        raise InputError(f"the slices would make {tests:,} tests in one comparison ({tested:,} slices x {measures} "
+                         f"measures x {compared} runs compared), more than the limit of {MAX_TESTS:,}; compare fewer "
+                         "runs or measures, or use fewer tags")
+
+
 def listed(slices: Slices) -> dict:
     """The report's ``corpus.slices``: each tag's digest and case ids."""
     return {tag: {"digest": digest, "cases": list(ids)} for tag, (digest, ids) in slices.items()}
@@ -56,7 +68,7 @@ def listed(slices: Slices) -> dict:
 
 def sliced(run: Run, ids: Sequence[str]) -> Run:
     """``run`` over the cases ``ids`` names only, its means and counts made again from those cases."""
-    wanted = set(ids)
+    wanted = set(ids)  # a set: a slice's cases found in one pass over the run's, not one scan of ids per case
     search = {name: value for name, value in run.search.items() if name != "ranking"}
     part = make_run(run.generation, search, [case for case in run.cases if case.id in wanted], run.measures)
     return replace(part, variant=run.variant)
@@ -198,7 +210,7 @@ def power_note(gate: Gate, run: Run, reference: Run, slices: Slices, alpha: floa
         name, _, tag = name.rpartition("@")
         if tag not in slices or gate.drop is None:  # a slice of the baseline the corpus lost: nothing measured
             return gate
-    ids = slices[tag][1] if tag else None
+    ids = set(slices[tag][1]) if tag else None  # a set: one lookup a case, not a scan of the slice
     measure = next(m for m in run.measures if f"max-{m.key}-drop" == name)
     differences = [difference for case_id, difference in paired_differences(reference, run, str(measure)).items()
                    if ids is None or case_id in ids]

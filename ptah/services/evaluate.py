@@ -50,7 +50,7 @@ from ptah.core.report import BaselineComparison, Comparison, Gate, Report, Run, 
 from ptah.core.report_checks import check_consistency
 from ptah.core.rescore import rescore
 from ptah.core.request import EvaluationRequest, gate_key
-from ptah.core.slicing import corpus_slices, correct, listed, power_note, slice_comparisons, slice_gates, slice_means
+from ptah.core.slicing import check_tests, corpus_slices, correct, listed, power_note, slice_comparisons, slice_gates, slice_means
 from ptah.core.spec import GenerationSettings
 from ptah.services.channels import Sides, channel, plan_runs
 from ptah.services.corpora import registered_label
@@ -102,6 +102,8 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
         baseline = rescored.report
         check_measures(baseline, request.max_drop, named)
     plans = plan_runs(project.spec, list(request.generations) or None, request.channels, request.variants)
+    slices = corpus_slices(corpus)
+    check_tests(slices, len(request.all_measures), len(plans) if baseline is not None else len(plans) - 1)
     sides = Sides(project, corpus, request, channels=tuple(dict.fromkeys(plan.channel for plan in plans)))
     check_plans(project, plans, sides)
     runs, stages, timings = [], [], {"total": 0.0}
@@ -113,7 +115,6 @@ def evaluate(project: Project, corpus: Corpus, request: EvaluationRequest = Eval
             timings[step] = timings.get(step, 0.0) + seconds
         if "rerank" in staged:
             timings["rerank"] = timings.get("rerank", 0.0) + staged["rerank"].seconds
-    slices = corpus_slices(corpus)
     runs = [replace(run, cost=read_only(cost(staged, None)), slices=read_only(slice_means(run, slices)) if slices
                     else None) for run, staged in zip(runs, stages)]
     whole = {key: value for key, value in request.max_drop.items() if gate_key(key)[1] is None}

@@ -152,3 +152,13 @@ def test_any_tags_of_the_alphabet_are_read_back_as_written_and_keep_the_corpus_d
     corpus = parse_corpus(text)
     assert [case.tags for case in corpus.cases] == [tuple(first), tuple(second), ()]
     assert corpus.digest == parse_corpus(UNTAGGED).digest
+
+
+def test_a_corpus_of_more_than_200_tags_is_refused_at_the_case_whose_tag_goes_over():
+    cases = "".join(f"  - {{id: c{i}, query: q, required: [\"1\"], tags: [t{i}, t{i + 1}]}}\n" for i in range(0, 202, 2))
+    with pytest.raises(CorpusError) as raised:
+        parse_corpus(f"version: 1\ndefault_k: 3\ncases:\n{cases}", name="c.yaml")
+    assert raised.value.exit_code == 2
+    assert str(raised.value) == ("c.yaml:104: case \"c200\": tags: tag 't200' makes 201 tags in the corpus, more than "
+                                 "the limit of 200 slices a corpus; use fewer tags")
+    assert len(parse_corpus(f"version: 1\ndefault_k: 3\ncases:\n{cases[:cases.index('  - {id: c200')]}").slices()) == 200

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -249,3 +250,64 @@ def test_a_judges_usage_is_kept_outside_the_digest_and_read_by_lines_and_by_yaml
     with pytest.raises(CorpusError) as raised:
         read_record(tmp_path / "c.yaml")
     assert "usage: a judge's usage is model:NAME@sha256:… mapped to counts such as {requests: 8}" in str(raised.value)
+
+
+def _large_record(tmp_path, cases: int, keys: int) -> str:
+    """A written record of ``cases`` x ``keys`` judgements; its text."""
+    graded = {f"case {c}": {str(c * keys + k): Judgement(float(k % 3), SHA, "2026-11-30T12:00:00Z") for k in range(keys)}
+              for c in range(cases)}
+    return record_text(JudgementRecord(corpus=DIGEST, cases=graded))
+
+
+def _timed_read(path) -> tuple[float, JudgementRecord | CorpusError]:
+    started = time.perf_counter()
+    try:
+        found: JudgementRecord | CorpusError = read_record(path)
+    except CorpusError as exc:
+        found = exc
+    return time.perf_counter() - started, found
+
+
+def test_an_odd_byte_or_all_judgements_in_one_case_read_in_time_proportional_to_size(tmp_path):
+    # 300 cases x 334 keys (14 MB): an escape or a comment anywhere sent it all to the YAML reader (about 20 times
+    # slower), and all judgements in one case were read twice before the refusal
+    canonical = _large_record(tmp_path, 300, 334)
+    (tmp_path / "c.judged.yaml").write_text(canonical)
+    took, record = _timed_read(tmp_path / "c.yaml")
+    assert isinstance(record, JudgementRecord) and len(record) == 100_200
+    lines = canonical.split("\n")
+    middle = lines.index('  "case 150":')
+    lines[middle + 1] = lines[middle + 1].replace('"50100"', '"50100\\u00e9\\\\"')
+    lines.insert(middle, "# a comment with a backslash \\ and a \"quote\"")
+    (tmp_path / "odd.judged.yaml").write_text("\n".join(lines))
+    odd_took, odd = _timed_read(tmp_path / "odd.yaml")
+    assert isinstance(odd, JudgementRecord) and len(odd) == 100_200
+    assert odd.cases["case 150"]["50100é\\"] == record.cases["case 150"]["50100"]
+    one_case = "\n".join(line for line in lines if not line.startswith('  "case ') or line == '  "case 0":')
+    (tmp_path / "one.judged.yaml").write_text(one_case)
+    one_took, refused = _timed_read(tmp_path / "one.yaml")
+    assert isinstance(refused, CorpusError) and refused.exit_code == 2
+    assert str(refused) == (f'{tmp_path / "one.judged.yaml"}:10007: case "case 0": holds more than the limit of '
+                            "10,000 judgements")
+    assert odd_took < 5 * took and one_took < 5 * took
+
+
+def test_a_character_yaml_allows_nowhere_is_refused_at_its_line_at_once(tmp_path):
+    text = _large_record(tmp_path, 3, 2).replace('"5"', '"5\x01"')
+    (tmp_path / "c.judged.yaml").write_text(text)
+    with pytest.raises(CorpusError) as raised:
+        read_record(tmp_path / "c.yaml")
+    assert str(raised.value) == (f"{tmp_path / 'c.judged.yaml'}:14: not valid YAML: the character U+0001 is not "
+                                 "allowed in YAML; write it as an escape (\\u...) in a double-quoted text, or remove it")
+
+
+def test_the_judgements_in_all_are_bounded_by_either_reader(tmp_path, monkeypatch):
+    monkeypatch.setattr(judgements_yaml, "MAX_JUDGEMENTS", 5)
+    text = _large_record(tmp_path, 3, 2)
+    (tmp_path / "c.judged.yaml").write_text(text)
+    with pytest.raises(CorpusError) as raised:
+        read_record(tmp_path / "c.yaml")
+    assert str(raised.value) == f"{tmp_path / 'c.judged.yaml'}:14: the record holds more than the limit of 5 judgements in all"
+    with pytest.raises(CorpusError) as raised:
+        by_yaml(text.replace('"case 2":', "case 2:"))
+    assert str(raised.value) == "c.judged.yaml:13: the record holds more than the limit of 5 judgements in all"
