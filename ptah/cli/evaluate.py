@@ -45,11 +45,11 @@ def evaluate(
     Exit 0 when every gate passes, 1 when one fails (a required key missed, a
     forbidden key leaked, a drop beyond a threshold), 2 on bad input, 3 when
     the generation cannot be measured (not built, incomplete or stale), 4 when
-    the verdict is inconclusive: a drop gate fails on the measured means and
-    passes on their high bounds (every unjudged row in the top k taken as
-    relevant), so the holes in the judgements decide it -- list them with
-    `ptah corpus holes CORPUS -g NAME`, judge them, and evaluate again (a
-    failing gate wins: exit 1).
+    the verdict is inconclusive: the unjudged rows of either run (the
+    baseline's or this one's) could flip a drop gate, passing or failing, and
+    the estimate under complete judgement does not settle it -- judge the
+    sample the gate names (`ptah corpus judge CORPUS --sample N --baseline
+    B ...`) and evaluate again (a failing gate wins: exit 1).
     """
     import ptah
     from ptah.cli.display import outputs, show_report
