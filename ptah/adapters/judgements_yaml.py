@@ -177,8 +177,8 @@ def _canonical(data: bytes, name: str = "") -> JudgementRecord | None:
     usage: dict[str, dict[str, float]] = {}
     if "usage:" in body:  # written last: each judge's line
         start = body.index("usage:")
-        for line in body[start + 1:]:
-            found = _USAGE_LINE.fullmatch(line)
+        for entry in body[start + 1:]:
+            found = _USAGE_LINE.fullmatch(entry)
             if found is None or found[1] in usage:
                 return None
             usage[found[1]] = {name: float(value) for name, value in
