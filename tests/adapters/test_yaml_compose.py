@@ -79,8 +79,10 @@ STYLES = [str, str, SingleQuotedScalarString, DoubleQuotedScalarString, LiteralS
 # Written raw, NEL, LS and PS were half line breaks to ruamel.yaml (it folded the spaces after them and counted
 # a line); they are text now, as YAML 1.2 says (test_nel_ls_and_ps_written_raw_are_text), so they are left out.
 BREAKS_TO_RUAMEL = "\x85\u2028\u2029"
+# A tab: ruamel.yaml writes some texts holding one where libyaml then finds "a tab character where an indentation
+# space is expected" and refuses the file at its line (exit 2, never a wrong value); a known difference, left out.
 texts = st.one_of(st.sampled_from(SPECIAL), st.text(st.characters(
-    codec="utf-8", exclude_categories=("Cs",), exclude_characters=BREAKS_TO_RUAMEL), max_size=24))
+    codec="utf-8", exclude_categories=("Cs",), exclude_characters=BREAKS_TO_RUAMEL + "\t"), max_size=24))
 
 
 def styled(style: type, text: str) -> str:
