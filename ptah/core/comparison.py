@@ -137,10 +137,7 @@ def _measure(name: str, reference: Run, candidate: Run, pairs, settings: Statist
     judged = _finding(differences, test.p_value if test else None, settings.alpha)
     paired = [pair for pair in pairs if all(case.values[name] is not None for case in pair)]
     unknown = any(case.holes is None for pair in pairs for case in pair)  # read from a ptah-report@1
-    both = [] if unknown else [PairedCase(after.id, after.k, before.keys, after.keys, dict(after.relevant),
-                                          tuple(dict.fromkeys(hole.key for case in (before, after)
-                                                              for hole in case.holes or ())))
-                               for before, after in paired]
+    both = [] if unknown else [PairedCase.of(before, after) for before, after in paired]
     holes = sum(len(case.holes) for case in both)  # either run's, each once, over the paired cases
     flips = _flips(name, both, judged, settings) if holes else None
     return {

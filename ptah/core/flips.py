@@ -68,6 +68,12 @@ class PairedCase:
         before = measure.score(self.reference, grades, self.k)
         return None if after is None or before is None else after - before
 
+    @classmethod
+    def of(cls, before: CaseResult, after: CaseResult) -> PairedCase:
+        """A case measured by two runs, under the same judgements: the holes of either, each once."""
+        holes = dict.fromkeys(hole.key for hole in (*(before.holes or ()), *(after.holes or ())))
+        return cls(after.id, after.k, before.keys, after.keys, dict(after.relevant), tuple(holes))
+
     def defined(self, measure: Measure, relevant_holes: Sequence[str] = ()) -> float:
         """:meth:`delta` where the measure is defined for the case (it has a relevant key)."""
         found = self.delta(measure, relevant_holes)
@@ -91,8 +97,7 @@ def paired_cases(reference: Run, candidate: Run) -> list[PairedCase]:
         before = theirs.get(case.id)
         if before is None:
             continue
-        holes = dict.fromkeys(hole.key for hole in (*(before.holes or ()), *(case.holes or ())))
-        paired.append(PairedCase(case.id, case.k, before.keys, case.keys, dict(case.relevant), tuple(holes)))
+        paired.append(PairedCase.of(before, case))
     return paired
 
 
@@ -218,33 +223,6 @@ def mean_completions(cases: Sequence[CaseResult], measure: Measure) -> tuple[flo
     if not found:
         return None
     return sum(low for low, _ in found) / len(found), sum(high for _, high in found) / len(found)
-
-
-def gain_curve(case: CaseResult, measure: Measure) -> list[float] | None:
-    """The case's value with its 0, 1, ..., h highest-ranked holes taken relevant (None: the measure is N/A
-    for the case, on every bound). Needs the holes within the measure's depth to be in the case's ranking."""
-    relevant = dict(case.relevant)
-    keys = [result.key for result in case.ranking]
-    base = case.values[str(measure)]
-    if base is None:
-        return None
-    holes = [hole.key for hole in sorted(case.holes or (), key=lambda hole: hole.rank)]
-    curve = [base]
-    for j in range(1, len(holes) + 1):
-        score = measure.score(keys, high_grades(relevant, holes[:j]), case.k)
-        curve.append(base if score is None else score)
-    return curve
-
-
-def case_curve(case: CaseResult, measure: Measure) -> tuple[list[float] | None, bool]:
-    """The case's values with 0, 1, ... of its holes taken relevant, and whether that is exact: the
-    :func:`gain_curve` where the measure's best holes are its highest-ranked and lie in the case's ranking;
-    else ``[value, high]``, the whole high bound for one hole, which never asks more holes than the truth.
-    None when the measure is N/A for the case."""
-    if measure.kind.top_holes_first and measure.depth(case.k) <= case.k:
-        return gain_curve(case, measure), True
-    value, high = case.values[str(measure)], (case.highs or {}).get(str(measure))
-    return (None if value is None else [value] if high is None or high <= value else [value, high]), False
 
 
 def _plausible(population: int, relevant: int, drawn: int, found: int,
