@@ -43,9 +43,13 @@ BEFORE = "bf34c1e80d4f413b61626da7221480d389cddbe1"  # the last commit with ptah
 
 def old_validator(folder: Path):
     """ptah's own validator of commit BEFORE, compiled from that commit's schema: raises on a violation."""
-    for source, name in (("ptah/core/json_schema.py", "old_json_schema.py"),
-                         ("ptah/schemas/report.schema.json", "old.json")):
-        text = subprocess.run(["git", "show", f"{BEFORE}:{source}"], cwd=ROOT, check=True, capture_output=True).stdout
+    for source, name in (
+        ("ptah/core/json_schema.py", "old_json_schema.py"),
+        ("ptah/schemas/report.schema.json", "old.json"),
+    ):
+        text = subprocess.run(
+            ["git", "show", f"{BEFORE}:{source}"], cwd=ROOT, check=True, capture_output=True
+        ).stdout
         (folder / name).write_bytes(text)
     spec = importlib.util.spec_from_file_location("old_json_schema", folder / "old_json_schema.py")
     module = importlib.util.module_from_spec(spec)
@@ -62,7 +66,10 @@ def report(cases: int, results: int) -> dict:
         case = copy.deepcopy(template)
         case["id"] = f"case-{number}"
         case["k"] = results
-        case["results"] = [{"key": f"row-{number}-{rank}", "score": 1.0 - rank / results} for rank in range(results)]
+        case["results"] = [
+            {"key": f"row-{number}-{rank}", "score": 1.0 - rank / results}
+            for rank in range(results)
+        ]
         run["cases"].append(case)
     document["corpus"]["cases"] = cases
     return document
@@ -79,9 +86,13 @@ def timed(check, document, repeats: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", nargs="+", default=["1000x100", "50000x100"], help="CASESxRESULTS")
+    parser.add_argument(
+        "--sizes", nargs="+", default=["1000x100", "50000x100"], help="CASESxRESULTS"
+    )
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--jsonschema-at", type=int, nargs="*", default=[1000], help="the case counts to time it at")
+    parser.add_argument(
+        "--jsonschema-at", type=int, nargs="*", default=[1000], help="the case counts to time it at"
+    )
     args = parser.parse_args()
     schema = json.loads((ROOT / "ptah" / "schemas" / "report.schema.json").read_text())
     rs = report_json._validator()
@@ -93,13 +104,17 @@ def main() -> None:
             cases, results = (int(part) for part in size.split("x"))
             document = report(cases, results)
             assert rs(document) is None and old(document) is None
-            seconds = {"jsonschema-rs": timed(rs, document, args.repeats),
-                       "ptah-subset": timed(old, document, args.repeats)}
+            seconds = {
+                "jsonschema-rs": timed(rs, document, args.repeats),
+                "ptah-subset": timed(old, document, args.repeats),
+            }
             if cases in args.jsonschema_at:
                 assert fallback(document) is None
                 seconds["jsonschema"] = timed(fallback, document, 1)
-            line = ", ".join(f"{name} {value:.3f} s ({value / seconds['jsonschema-rs']:.1f}x)"
-                             for name, value in seconds.items())
+            line = ", ".join(
+                f"{name} {value:.3f} s ({value / seconds['jsonschema-rs']:.1f}x)"
+                for name, value in seconds.items()
+            )
             print(f"{cases:,} cases x {results} results: {line}", flush=True)
             del document
     print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")

@@ -66,7 +66,12 @@ def load_texts(path: str) -> list[tuple[str, str]]:
         for line in lines:
             if line.strip():
                 document = json.loads(line)
-                rows.append((str(document["_id"]), (document.get("title", "") + " " + document.get("text", "")).strip()))
+                rows.append(
+                    (
+                        str(document["_id"]),
+                        (document.get("title", "") + " " + document.get("text", "")).strip(),
+                    )
+                )
     return rows
 
 
@@ -111,7 +116,9 @@ def bench_build(rows: list[tuple[str, str]], folder: Path) -> dict:
     from ptah.services.build import build
     from ptah.services.project import open_project
 
-    spec = write_project(folder, rows, f"model: {MODEL}\n    batch_size: {BATCH_SIZE}\n    normalize: true")
+    spec = write_project(
+        folder, rows, f"model: {MODEL}\n    batch_size: {BATCH_SIZE}\n    normalize: true"
+    )
     texts = [text for _, text in rows]
     bare = SentenceTransformer(str(resolve_model(MODEL, str(folder))), device="cpu")
     with open_project(str(spec)) as project:
@@ -120,7 +127,9 @@ def bench_build(rows: list[tuple[str, str]], folder: Path) -> dict:
         model.encode(texts[:BATCH_SIZE], batch_size=BATCH_SIZE, normalize_embeddings=True)
 
     def encode():
-        return bare.encode(texts, batch_size=BATCH_SIZE, normalize_embeddings=True, convert_to_numpy=True)
+        return bare.encode(
+            texts, batch_size=BATCH_SIZE, normalize_embeddings=True, convert_to_numpy=True
+        )
 
     def full_build():
         shutil.rmtree(folder / ".ptah", ignore_errors=True)
@@ -141,7 +150,10 @@ def bench_build(rows: list[tuple[str, str]], folder: Path) -> dict:
     edited = rows[::100]
     connection = sqlite3.connect(folder / "source.db")
     with connection:
-        connection.executemany("UPDATE docs SET body = body || ' (revised)' WHERE id = ?", [(key,) for key, _ in edited])
+        connection.executemany(
+            "UPDATE docs SET body = body || ' (revised)' WHERE id = ?",
+            [(key,) for key, _ in edited],
+        )
     connection.close()
     with open_project(str(spec)) as again:
         incremental_seconds, incremental_cpu, incremental = cpu_timed(build, again)
@@ -180,7 +192,9 @@ class FixedQueries:
         return self.vectors[: len(texts)]
 
     def embed_documents(self, texts):
-        raise RuntimeError("the search benchmark writes its vectors straight into the store; nothing is embedded")
+        raise RuntimeError(
+            "the search benchmark writes its vectors straight into the store; nothing is embedded"
+        )
 
 
 class FixedQueriesKind:
@@ -259,13 +273,15 @@ def fill_store(folder: Path, count: int) -> tuple[Path, float]:
             vectors = rng.standard_normal((size, DIMENSION), dtype=np.float32)
             vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
             keys = [f"r{i:07d}" for i in range(start, start + size)]
-            store.write_vectors(identity, [(f"{len(key)}:{key}", key, "synthetic") for key in keys], vectors)
+            store.write_vectors(
+                identity, [(f"{len(key)}:{key}", key, "synthetic") for key in keys], vectors
+            )
     return spec, time.perf_counter() - started
 
 
 def bench_search(spec: Path, queries: int, k: int, repeats: int) -> dict:
-    from ptah.services.search import search
     from ptah.services.project import open_project
+    from ptah.services.search import search
 
     texts = [f"query {i}" for i in range(queries)]
     embedder = FIXED[FIXED_QUERIES] = FixedQueries(query_vectors(queries))
@@ -286,7 +302,8 @@ def bench_search(spec: Path, queries: int, k: int, repeats: int) -> dict:
         ours = search(project, None, texts, k)
         scores = query @ vectors.T
         agree = all(
-            {key for key, _ in ranked} == {matrix.keys[j] for j in np.argpartition(scores[i], -k)[-k:]}
+            {key for key, _ in ranked}
+            == {matrix.keys[j] for j in np.argpartition(scores[i], -k)[-k:]}
             for i, ranked in enumerate(ours)
         )
     ptah_median, bare_median = statistics.median(ptah_times), statistics.median(bare_times)
@@ -316,8 +333,8 @@ def probe_memory(spec: str, mode: str, queries: int, k: int) -> None:
     """Run in a fresh process: load the matrix from the store, search once, print the peak memory as JSON."""
     import tracemalloc
 
-    from ptah.services.search import search
     from ptah.services.project import open_project
+    from ptah.services.search import search
 
     FIXED[FIXED_QUERIES] = FixedQueries(query_vectors(queries))
     texts = [f"query {i}" for i in range(queries)]
@@ -333,15 +350,37 @@ def probe_memory(spec: str, mode: str, queries: int, k: int) -> None:
             peak = tracemalloc.get_traced_memory()[1]
         else:
             peak = _status("VmHWM") - rss_before
-    print(json.dumps({"mode": mode, "peak_bytes": peak, "matrix_bytes": matrix_bytes, "ratio": round(peak / matrix_bytes, 3)}))
+    print(
+        json.dumps(
+            {
+                "mode": mode,
+                "peak_bytes": peak,
+                "matrix_bytes": matrix_bytes,
+                "ratio": round(peak / matrix_bytes, 3),
+            }
+        )
+    )
 
 
 def bench_memory(spec: Path, queries: int, k: int) -> dict:
     figures = {}
     for mode in ("rss", "tracemalloc"):
         done = subprocess.run(
-            [sys.executable, __file__, "--probe-memory", str(spec), "--mode", mode, "--queries", str(queries), "--k", str(k)],
-            capture_output=True, text=True, check=True,
+            [
+                sys.executable,
+                __file__,
+                "--probe-memory",
+                str(spec),
+                "--mode",
+                mode,
+                "--queries",
+                str(queries),
+                "--k",
+                str(k),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
         )
         figures[mode] = json.loads(done.stdout.strip().splitlines()[-1])
     return figures
@@ -351,7 +390,11 @@ def machine() -> dict:
     import torch
 
     model_name = next(
-        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
         platform.processor(),
     )
     return {
@@ -376,7 +419,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--probe-memory", metavar="SPEC")
     parser.add_argument("--mode", default="rss")
-    parser.add_argument("--parts", default="build,search", help="comma-separated: build, search (search includes memory)")
+    parser.add_argument(
+        "--parts",
+        default="build,search",
+        help="comma-separated: build, search (search includes memory)",
+    )
     args = parser.parse_args()
     register_kinds()
     if args.probe_memory:

@@ -32,16 +32,21 @@ import json
 import sqlite3
 import sys
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
-from verify_memory import HIGH_WATER, VERIFY, measure, text  # this folder is the script's first on sys.path
+from verify_memory import (
+    HIGH_WATER,
+    VERIFY,
+    measure,
+    text,
+)  # this folder is the script's first on sys.path
 
 HERE = Path(__file__).resolve().parent.parent
 EDIT_EVERY = 1_000  # one row in this many edited, one deleted and one inserted between the builds
 
-BUILD = """
+BUILD = (
+    """
 import json, sys, time
 from ptah.adapters.embedders.deterministic import DeterministicEmbedder
 from ptah.services.build import build
@@ -61,7 +66,10 @@ with open_project(sys.argv[1]) as project:
     summary = build(project)
 print(json.dumps({"seconds": round(time.perf_counter() - started, 2), "rows": summary.rows,
                   "embedded": summary.embedded, "deleted": summary.deleted, "unchanged": summary.unchanged}))
-""" + HIGH_WATER
+"""
+    + HIGH_WATER
+)
+
 
 def source(folder: Path, rows: int) -> None:
     """The source table of ``rows`` rows, made afresh."""
@@ -69,15 +77,19 @@ def source(folder: Path, rows: int) -> None:
     (folder / "source.db").unlink(missing_ok=True)
     with sqlite3.connect(folder / "source.db") as connection:
         connection.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT)")
-        connection.executemany("INSERT INTO articles VALUES (?, ?, ?)", ((i, *text(i)) for i in range(1, rows + 1)))
+        connection.executemany(
+            "INSERT INTO articles VALUES (?, ?, ?)", ((i, *text(i)) for i in range(1, rows + 1))
+        )
 
 
 def edit(folder: Path, rows: int) -> None:
     with sqlite3.connect(folder / "source.db") as connection:
         connection.execute(f"UPDATE articles SET body = 'edited' WHERE id % {EDIT_EVERY} = 1")
         connection.execute(f"DELETE FROM articles WHERE id % {EDIT_EVERY} = 2")
-        connection.executemany("INSERT INTO articles VALUES (?, ?, ?)",
-                               [(rows + n, *text(rows + n)) for n in range(1, rows // EDIT_EVERY + 1)])
+        connection.executemany(
+            "INSERT INTO articles VALUES (?, ?, ?)",
+            [(rows + n, *text(rows + n)) for n in range(1, rows // EDIT_EVERY + 1)],
+        )
 
 
 def spec(folder: Path, label: str, store: str, dimension: int) -> Path:
@@ -104,7 +116,9 @@ def main() -> None:
         warnings.simplefilter("ignore")
         import pgserver
 
-    data = Path(tempfile.mkdtemp(prefix="ptah-build-pg-"))  # by tempfile: see tests/contract/conftest.py
+    data = Path(
+        tempfile.mkdtemp(prefix="ptah-build-pg-")
+    )  # by tempfile: see tests/contract/conftest.py
     server = pgserver.get_server(data, cleanup_mode="delete")
     summary: list[dict] = []
     try:
@@ -115,25 +129,48 @@ def main() -> None:
             specs = {}
             for label, _ in trees:
                 database = f"build_{label}_{rows}"
-                with psycopg.connect(f"postgresql://postgres@/postgres?host={data}", autocommit=True) as connection:
+                with psycopg.connect(
+                    f"postgresql://postgres@/postgres?host={data}", autocommit=True
+                ) as connection:
                     connection.execute(f"DROP DATABASE IF EXISTS {database}")
                     connection.execute(f"CREATE DATABASE {database}")
-                specs[label] = spec(folder, label, f"postgresql://postgres@/{database}?host={data}", options.dimension)
+                specs[label] = spec(
+                    folder,
+                    label,
+                    f"postgresql://postgres@/{database}?host={data}",
+                    options.dimension,
+                )
             entry: dict = {"rows": rows, "dimension": options.dimension}
-            for step, code in (("fresh", BUILD), ("edit", None), ("incremental", BUILD), ("verify", VERIFY)):
+            for step, code in (
+                ("fresh", BUILD),
+                ("edit", None),
+                ("incremental", BUILD),
+                ("verify", VERIFY),
+            ):
                 if code is None:
                     edit(folder, rows)
                     continue
                 for label, tree in trees:
                     entry[f"{step}_{label}"] = measure(code, [str(specs[label])], tree, folder)
-                    print(json.dumps({"rows": rows, "step": step, label: entry[f"{step}_{label}"]}), file=sys.stderr,
-                          flush=True)
+                    print(
+                        json.dumps({"rows": rows, "step": step, label: entry[f"{step}_{label}"]}),
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 before, after = entry[f"{step}_before"], entry[f"{step}_after"]
-                same = {k: v for k, v in after.items() if k not in ("seconds", "wall_s", "peak_rss_mib")}
-                entry[f"{step}_same_result"] = bool(same) and same == {k: before.get(k) for k in same}
+                same = {
+                    k: v for k, v in after.items() if k not in ("seconds", "wall_s", "peak_rss_mib")
+                }
+                entry[f"{step}_same_result"] = bool(same) and same == {
+                    k: before.get(k) for k in same
+                }
                 if "seconds" in before and "seconds" in after:
-                    entry[f"{step}_time_after_over_before"] = round(after["seconds"] / before["seconds"], 2)
-                    entry[f"{step}_peak_after_over_before"] = round(after["peak_rss_mib"] / before["peak_rss_mib"], 2)
+                    entry[f"{step}_time_after_over_before"] = round(
+                        after["seconds"] / before["seconds"], 2
+                    )
+                    entry[f"{step}_peak_after_over_before"] = round(
+                        after["peak_rss_mib"] / before["peak_rss_mib"], 2
+                    )
             summary.append(entry)
     finally:
         server.cleanup()

@@ -76,8 +76,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=30)
-    parser.add_argument("--tree", type=Path, default=Path(__file__).resolve().parent.parent,
-                        help="the folder holding the ptah/ package to time (default: this repository)")
+    parser.add_argument(
+        "--tree",
+        type=Path,
+        default=Path(__file__).resolve().parent.parent,
+        help="the folder holding the ptah/ package to time (default: this repository)",
+    )
     parser.add_argument("--write", type=Path, help="save the corpus here")
     options = parser.parse_args()
     sys.path.insert(0, str(options.tree.resolve()))
@@ -93,7 +97,8 @@ def main() -> int:
     loaded = yaml.load(data, Loader=yaml.CSafeLoader)
     same = [(case.id, case.query, dict(case.relevant)) for case in corpus.cases] == [
         (case["id"], case["query"], {key: float(grade) for key, grade in case["relevant"].items()})
-        for case in loaded["cases"]]
+        for case in loaded["cases"]
+    ]
     rounds = max(1, options.repeats // 5)
     ptah_best, libyaml_best, compose_best = [], [], []
     for _ in range(rounds):  # alternate, so a change in the machine's load reaches every side

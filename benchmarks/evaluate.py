@@ -42,7 +42,9 @@ WORDS = (
 
 def ptah(*argv: str, cwd: Path) -> tuple[float, int]:
     started = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "ptah", *argv], cwd=cwd, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "ptah", *argv], cwd=cwd, capture_output=True, text=True
+    )
     elapsed = time.perf_counter() - started
     if result.returncode not in (0, 1):
         raise SystemExit(f"ptah {' '.join(argv)} failed ({result.returncode}): {result.stderr}")
@@ -55,7 +57,15 @@ def clear_query_cache(store: Path) -> None:
 
 
 def cold_and_warm(folder: Path, corpus: Path, repeat: int) -> dict:
-    argv = ("inference", "evaluate", "--spec", str(folder / "ptah.yaml"), "--corpus", str(corpus), "--json")
+    argv = (
+        "inference",
+        "evaluate",
+        "--spec",
+        str(folder / "ptah.yaml"),
+        "--corpus",
+        str(corpus),
+        "--json",
+    )
     store = folder / ".ptah" / "ptah.db"
     cold, warm = [], []
     for _ in range(repeat):
@@ -63,8 +73,13 @@ def cold_and_warm(folder: Path, corpus: Path, repeat: int) -> dict:
         cold.append(ptah(*argv, cwd=folder)[0])
         warm.append(ptah(*argv, cwd=folder)[0])
     cold_s, warm_s = statistics.median(cold), statistics.median(warm)
-    return {"cold_s": round(cold_s, 3), "warm_s": round(warm_s, 3), "cold_over_warm": round(cold_s / warm_s, 2),
-            "cold_runs": [round(x, 3) for x in cold], "warm_runs": [round(x, 3) for x in warm]}
+    return {
+        "cold_s": round(cold_s, 3),
+        "warm_s": round(warm_s, 3),
+        "cold_over_warm": round(cold_s / warm_s, 2),
+        "cold_runs": [round(x, 3) for x in cold],
+        "warm_runs": [round(x, 3) for x in warm],
+    }
 
 
 def example(workdir: Path, repeat: int) -> dict:
@@ -87,7 +102,7 @@ def synthetic_project(folder: Path, rows: int, rng: random.Random) -> None:
             ((i, " ".join(rng.choice(WORDS) for _ in range(24))) for i in range(1, rows + 1)),
         )
     (folder / "ptah.yaml").write_text(
-        "version: 1\nsource:\n  database: sqlite:///rows.db\n  table: rows\n  key_fields: [id]\n  text: \"{body}\"\n"
+        'version: 1\nsource:\n  database: sqlite:///rows.db\n  table: rows\n  key_fields: [id]\n  text: "{body}"\n'
         "active: hashed\ngenerations:\n  hashed:\n    model: ptah/deterministic\n    dimension: 384\n    batch_size: 4096\n"
     )
 
@@ -99,7 +114,9 @@ def synthetic(workdir: Path, rows: int, repeat: int) -> dict:
     lines = ["version: 1", "default_k: 10", "cases:"]
     for case in range(30):
         query = " ".join(rng.choice(WORDS) for _ in range(6))
-        lines.append(f'  - {{id: q{case}, query: "{query}", relevant: {{"{rng.randint(1, rows)}": 1}}}}')
+        lines.append(
+            f'  - {{id: q{case}, query: "{query}", relevant: {{"{rng.randint(1, rows)}": 1}}}}'
+        )
     corpus = folder / "corpus.yaml"
     corpus.write_text("\n".join(lines) + "\n")
     started = time.perf_counter()

@@ -76,7 +76,9 @@ def ptah_cli(*argv: str, cwd: Path, cap_bytes: int | None = None) -> dict:
     if cap_bytes is not None:
         command = ["prlimit", f"--as={cap_bytes}", "--", *command]
     started = time.perf_counter()
-    process = subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = subprocess.run(
+        command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     seconds = time.perf_counter() - started
     try:
         result = json.loads(Path(result_path).read_text() or "{}")
@@ -84,8 +86,13 @@ def ptah_cli(*argv: str, cwd: Path, cap_bytes: int | None = None) -> dict:
         result = {}
     finally:
         Path(result_path).unlink(missing_ok=True)
-    result.update(seconds=round(seconds, 3), returncode=process.returncode, stderr=process.stderr[-400:])
-    result["completed"] = result.get("code") in (0, 1)  # 1 is a negative verdict, still a finished evaluation
+    result.update(
+        seconds=round(seconds, 3), returncode=process.returncode, stderr=process.stderr[-400:]
+    )
+    result["completed"] = result.get("code") in (
+        0,
+        1,
+    )  # 1 is a negative verdict, still a finished evaluation
     return result
 
 
@@ -96,7 +103,9 @@ def make_corpus(path: Path, cases: int, rows: int) -> None:
         query = " ".join(rng.choice(WORDS) for _ in range(6))
         relevant = rng.randint(1, rows)
         required = f', required: ["{rng.randint(1, rows)}"]' if case % 5 == 0 else ""
-        lines.append(f'  - {{id: q{case}, query: "{query} {case}", relevant: {{"{relevant}": 1}}{required}}}')
+        lines.append(
+            f'  - {{id: q{case}, query: "{query} {case}", relevant: {{"{relevant}": 1}}{required}}}'
+        )
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -104,10 +113,21 @@ def measured_digest(report_path: Path) -> str:
     """SHA-256 of every number the report measured (see the module docs)."""
     report = json.loads(report_path.read_text())
     parts = [
-        [run["generation"]["name"],
-         [[case["id"], case["results"], case["metrics"], case["required"], case["forbidden"], case["ties"]]
-          for case in run["cases"]],
-         {name: run["aggregates"][name] for name in ("recall", "mrr", "ndcg")}]
+        [
+            run["generation"]["name"],
+            [
+                [
+                    case["id"],
+                    case["results"],
+                    case["metrics"],
+                    case["required"],
+                    case["forbidden"],
+                    case["ties"],
+                ]
+                for case in run["cases"]
+            ],
+            {name: run["aggregates"][name] for name in ("recall", "mrr", "ndcg")},
+        ]
         for run in report["runs"]
     ]
     return "sha256:" + hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
@@ -117,9 +137,22 @@ def measure(folder: Path, cases: int, rows: int, repeat: int, cap_bytes: int) ->
     corpus = folder / f"corpus-{cases}.yaml"
     make_corpus(corpus, cases, rows)
     report = folder / f"report-{cases}.json"
-    argv = ("inference", "evaluate", "--spec", str(folder / "ptah.yaml"), "--corpus", str(corpus), "--output", str(report))
+    argv = (
+        "inference",
+        "evaluate",
+        "--spec",
+        str(folder / "ptah.yaml"),
+        "--corpus",
+        str(corpus),
+        "--output",
+        str(report),
+    )
     warm_up = ptah_cli(*argv, cwd=folder, cap_bytes=cap_bytes)
-    runs = [ptah_cli(*argv, cwd=folder, cap_bytes=cap_bytes) for _ in range(repeat)] if warm_up["completed"] else []
+    runs = (
+        [ptah_cli(*argv, cwd=folder, cap_bytes=cap_bytes) for _ in range(repeat)]
+        if warm_up["completed"]
+        else []
+    )
     done = [run for run in runs if run["completed"]]
     result = {"cases": cases, "completed": len(done), "of": len(runs) or 1}
     if not done:
@@ -145,20 +178,29 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cap-gib", type=float, default=10.0)
     parser.add_argument("--label", default="measured")
-    parser.add_argument("--workdir", type=Path, default=None, help="Keep the project here (default: a temporary folder).")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="Keep the project here (default: a temporary folder).",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     if shutil.which("prlimit") is None:
         raise SystemExit("prlimit (util-linux) is needed to cap each run's memory")
     cap_bytes = int(args.cap_gib * 1024**3)
-    code = subprocess.run([sys.executable, "-c", "import ptah; print(ptah.__file__)"], capture_output=True, text=True)
+    code = subprocess.run(
+        [sys.executable, "-c", "import ptah; print(ptah.__file__)"], capture_output=True, text=True
+    )
     with tempfile.TemporaryDirectory(prefix="ptah-bench-") as temporary:
         folder = (args.workdir or Path(temporary)) / args.label
         if folder.exists():
             shutil.rmtree(folder)
         synthetic_project(folder, args.rows, random.Random(7))
         started = time.perf_counter()
-        build = ptah_cli("inference", "build", "--spec", str(folder / "ptah.yaml"), "--quiet", cwd=folder)
+        build = ptah_cli(
+            "inference", "build", "--spec", str(folder / "ptah.yaml"), "--quiet", cwd=folder
+        )
         if not build["completed"]:
             raise SystemExit(f"build failed: {build}")
         summary = {
@@ -168,7 +210,10 @@ def main() -> None:
             "rows": args.rows,
             "cap_bytes": cap_bytes,
             "build_s": round(time.perf_counter() - started, 1),
-            "results": [measure(folder, int(cases), args.rows, args.repeat, cap_bytes) for cases in args.cases.split(",")],
+            "results": [
+                measure(folder, int(cases), args.rows, args.repeat, cap_bytes)
+                for cases in args.cases.split(",")
+            ],
         }
     text = json.dumps(summary, indent=2)
     if args.json is not None:

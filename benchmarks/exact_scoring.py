@@ -45,8 +45,13 @@ BLOCK = 1 << 16
 
 def old_plan(revision: str):
     """The module ``ptah/core/streamed.py`` as it was at ``revision``."""
-    source = subprocess.run(["git", "show", f"{revision}:ptah/core/streamed.py"], capture_output=True, text=True,
-                            check=True, cwd=os.path.dirname(__file__)).stdout
+    source = subprocess.run(
+        ["git", "show", f"{revision}:ptah/core/streamed.py"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=os.path.dirname(__file__),
+    ).stdout
     folder = tempfile.mkdtemp()
     path = os.path.join(folder, "streamed_before.py")
     with open(path, "w") as handle:
@@ -58,10 +63,14 @@ def old_plan(revision: str):
     return module
 
 
-def block_of(seed: int, first: int, rows: int, dimension: int, kind: str) -> tuple[list[str], np.ndarray]:
+def block_of(
+    seed: int, first: int, rows: int, dimension: int, kind: str
+) -> tuple[list[str], np.ndarray]:
     rng = np.random.default_rng((seed, first))
     if kind == "ties":
-        vectors = np.random.default_rng(seed).integers(-1, 2, size=(300, dimension)).astype(np.float32)
+        vectors = (
+            np.random.default_rng(seed).integers(-1, 2, size=(300, dimension)).astype(np.float32)
+        )
         vectors = vectors[rng.integers(0, 300, size=rows)]
     else:
         vectors = rng.standard_normal((rows, dimension)).astype(np.float32)
@@ -99,7 +108,9 @@ def main() -> int:
 
     def both(first: int, second_pass: bool) -> None:
         clock = time.perf_counter()
-        keys, vectors = block_of(7, first, min(BLOCK, options.rows - first), options.dimension, options.kind)
+        keys, vectors = block_of(
+            7, first, min(BLOCK, options.rows - first), options.dimension, options.kind
+        )
         seconds["make"] += time.perf_counter() - clock
         clock = time.perf_counter()
         old_add(keys, vectors, old.count if second_pass else old.add)
@@ -111,9 +122,13 @@ def main() -> int:
     for first in starts:
         both(first, False)
     again = {"old": old.recount(), "new": new.recount()}
-    for first in starts[: max(again.values())]:  # both counted in the same call; each only as far as it asked
+    for first in starts[
+        : max(again.values())
+    ]:  # both counted in the same call; each only as far as it asked
         clock = time.perf_counter()
-        keys, vectors = block_of(7, first, min(BLOCK, options.rows - first), options.dimension, options.kind)
+        keys, vectors = block_of(
+            7, first, min(BLOCK, options.rows - first), options.dimension, options.kind
+        )
         seconds["make"] += time.perf_counter() - clock
         index = first // BLOCK
         if index < again["old"]:
@@ -130,17 +145,32 @@ def main() -> int:
     clock = time.perf_counter()
     new_rankings = new.rankings()
     seconds["new"] += time.perf_counter() - clock
-    same_keys = sum(1 for a, b in zip(old_rankings, new_rankings) if [k for k, _ in a.ranked] == [k for k, _ in b.ranked])
+    same_keys = sum(
+        1
+        for a, b in zip(old_rankings, new_rankings)
+        if [k for k, _ in a.ranked] == [k for k, _ in b.ranked]
+    )
     same_ranks = sum(1 for a, b in zip(old_rankings, new_rankings) if a.ranks == b.ranks)
-    scored = options.rows + min(again["new"] * BLOCK, options.rows)  # rows scored: a first pass and the recount
+    scored = options.rows + min(
+        again["new"] * BLOCK, options.rows
+    )  # rows scored: a first pass and the recount
     flops = 2 * scored * options.queries * options.dimension
     result = {
-        "rows": options.rows, "queries": options.queries, "dimension": options.dimension, "kind": options.kind,
-        "blocks": len(starts), "blocks_again": again, "seconds_old": round(seconds["old"], 2),
-        "seconds_new": round(seconds["new"], 2), "ratio_new_old": round(seconds["new"] / seconds["old"], 3),
+        "rows": options.rows,
+        "queries": options.queries,
+        "dimension": options.dimension,
+        "kind": options.kind,
+        "blocks": len(starts),
+        "blocks_again": again,
+        "seconds_old": round(seconds["old"], 2),
+        "seconds_new": round(seconds["new"], 2),
+        "ratio_new_old": round(seconds["new"] / seconds["old"], 3),
         "seconds_making_blocks": round(seconds["make"], 2),
-        "gflops_new": round(flops / seconds["new"] / 1e9, 2),  # the float32 products' FLOPs over all its time
-        "same_ranked_keys": f"{same_keys}/{options.queries}", "same_missed_ranks": f"{same_ranks}/{options.queries}",
+        "gflops_new": round(
+            flops / seconds["new"] / 1e9, 2
+        ),  # the float32 products' FLOPs over all its time
+        "same_ranked_keys": f"{same_keys}/{options.queries}",
+        "same_missed_ranks": f"{same_ranks}/{options.queries}",
         "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
     }
     print(json.dumps(result, indent=2))

@@ -45,7 +45,9 @@ def main() -> None:
         lines = ["version: 1", "default_k: 10", "cases:"]
         for case in range(30):
             query = " ".join(rng.choice(WORDS) for _ in range(6))
-            lines.append(f'  - {{id: q{case}, query: "{query}", relevant: {{"{rng.randint(1, args.rows)}": 1}}}}')
+            lines.append(
+                f'  - {{id: q{case}, query: "{query}", relevant: {{"{rng.randint(1, args.rows)}": 1}}}}'
+            )
         (folder / "corpus.yaml").write_text("\n".join(lines) + "\n")
         project = ptah.open_project(folder / "ptah.yaml")
         project.build()
@@ -53,18 +55,33 @@ def main() -> None:
         project.evaluate(corpus)  # fills the query cache
         times: dict[str, list[float]] = {"with": [], "without": []}
         for turn in range(args.repeat):
-            for side in (("with", "without") if turn % 2 == 0 else ("without", "with")):
+            for side in ("with", "without") if turn % 2 == 0 else ("without", "with"):
                 started = time.perf_counter()
                 report = project.evaluate(corpus, excerpts=side == "with")
                 times[side].append(time.perf_counter() - started)
                 held = len(report.to_dict().get("excerpts", {}))
-                assert held == (0 if side == "without" else len({key for run in report.runs for case in run.cases
-                                                                   for key in case.keys}))
+                assert held == (
+                    0
+                    if side == "without"
+                    else len(
+                        {key for run in report.runs for case in run.cases for key in case.keys}
+                    )
+                )
         project.close()
     with_s, without_s = statistics.median(times["with"]), statistics.median(times["without"])
-    print(json.dumps({"rows": args.rows, "cases": 30, "with_s": round(with_s, 3), "without_s": round(without_s, 3),
-                      "with_over_without": round(with_s / without_s, 2),
-                      "runs": {side: [round(t, 3) for t in found] for side, found in times.items()}}, indent=2))
+    print(
+        json.dumps(
+            {
+                "rows": args.rows,
+                "cases": 30,
+                "with_s": round(with_s, 3),
+                "without_s": round(without_s, 3),
+                "with_over_without": round(with_s / without_s, 2),
+                "runs": {side: [round(t, 3) for t in found] for side, found in times.items()},
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -30,19 +30,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--entries", type=int, default=200_000)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--yaml", action="store_true", help="time the YAML reader above 50,000 entries too")
+    parser.add_argument(
+        "--yaml", action="store_true", help="time the YAML reader above 50,000 entries too"
+    )
     options = parser.parse_args()
     sha = "0123456789abcdef" * 4
-    cases = {f"case {c}": {str(c * 20 + k): Judgement(float(k % 3), sha, "2026-11-30T12:00:00Z") for k in range(20)}
-             for c in range(options.entries // 20)}
+    cases = {
+        f"case {c}": {
+            str(c * 20 + k): Judgement(float(k % 3), sha, "2026-11-30T12:00:00Z") for k in range(20)
+        }
+        for c in range(options.entries // 20)
+    }
     with tempfile.TemporaryDirectory() as folder:
         corpus = Path(folder) / "c.yaml"
-        path = judgements_yaml.write_record(corpus, JudgementRecord(corpus="sha256:" + "0" * 64, cases=cases))
+        path = judgements_yaml.write_record(
+            corpus, JudgementRecord(corpus="sha256:" + "0" * 64, cases=cases)
+        )
         data = path.read_bytes()
 
         def by_yaml() -> JudgementRecord:
-            root = parse_document(data, name=str(path), max_bytes=judgements_yaml.MAX_RECORD_BYTES,
-                                  what="judgement record")
+            root = parse_document(
+                data,
+                name=str(path),
+                max_bytes=judgements_yaml.MAX_RECORD_BYTES,
+                what="judgement record",
+            )
             return judgements_yaml._Reader(str(path)).record(root)
 
         sides = {"lines": lambda: judgements_yaml.read_record(corpus)}

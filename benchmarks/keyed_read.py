@@ -42,7 +42,9 @@ def sqlite_table(folder: Path, rows: int) -> str:
         connection.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT)")
         connection.execute(
             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "
-            "INSERT INTO articles SELECT i, 'title ' || i, ? || i FROM n", (rows, BODY))
+            "INSERT INTO articles SELECT i, 'title ' || i, ? || i FROM n",
+            (rows, BODY),
+        )
     return "sqlite:///source.db"
 
 
@@ -54,8 +56,10 @@ def postgres_table(folder: Path, rows: int):
     url = f"postgresql://postgres@/postgres?host={folder / 'pg'}"
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute("CREATE TABLE articles (id bigint PRIMARY KEY, title text, body text)")
-        connection.execute("INSERT INTO articles SELECT i, 'title ' || i, %s || i FROM generate_series(1, %s) i",
-                           (BODY, rows))
+        connection.execute(
+            "INSERT INTO articles SELECT i, 'title ' || i, %s || i FROM generate_series(1, %s) i",
+            (BODY, rows),
+        )
         connection.execute("VACUUM ANALYZE articles")
     return server, url
 
@@ -69,14 +73,20 @@ def measure(source, keys: set[str], repeat: int) -> dict:
     times: dict[str, list[float]] = {"scan": [], "keyed": []}
     answers = {}
     for turn in range(repeat):
-        for side in (("scan", "keyed") if turn % 2 == 0 else ("keyed", "scan")):
+        for side in ("scan", "keyed") if turn % 2 == 0 else ("keyed", "scan"):
             started = time.perf_counter()
-            answers[side] = scanned(source, keys) if side == "scan" else texts_of(source, TEMPLATE, keys)
+            answers[side] = (
+                scanned(source, keys) if side == "scan" else texts_of(source, TEMPLATE, keys)
+            )
             times[side].append(time.perf_counter() - started)
     assert answers["scan"] == answers["keyed"] and len(answers["keyed"]) == len(keys)
     scan_s, keyed_s = statistics.median(times["scan"]), statistics.median(times["keyed"])
-    return {"scan_s": round(scan_s, 4), "keyed_s": round(keyed_s, 4), "scan_over_keyed": round(scan_s / keyed_s, 1),
-            "runs": {side: [round(t, 4) for t in found] for side, found in times.items()}}
+    return {
+        "scan_s": round(scan_s, 4),
+        "keyed_s": round(keyed_s, 4),
+        "scan_over_keyed": round(scan_s / keyed_s, 1),
+        "runs": {side: [round(t, 4) for t in found] for side, found in times.items()},
+    }
 
 
 def main() -> None:

@@ -49,7 +49,11 @@ from ptah.adapters.embedders import open_embedder  # noqa: E402
 from ptah.core.spec import GenerationSettings  # noqa: E402
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-BACKENDS = {"torch": {}, "onnx": {"backend": "onnx"}, "int8": {"backend": "onnx", "quantize": "int8"}}
+BACKENDS = {
+    "torch": {},
+    "onnx": {"backend": "onnx"},
+    "int8": {"backend": "onnx", "quantize": "int8"},
+}
 GENERATIONS = {"torch": "minilm", "onnx": "minilm-onnx", "int8": "minilm-int8"}
 
 
@@ -69,16 +73,22 @@ def load() -> str:
 
 
 def speeds(texts: list[str], rounds: int, project: Path | None) -> None:
-    print(f"{len(texts)} documents, {os.cpu_count()} CPUs, load average (1/5/15 min) before: {load()}")
+    print(
+        f"{len(texts)} documents, {os.cpu_count()} CPUs, load average (1/5/15 min) before: {load()}"
+    )
     with tempfile.TemporaryDirectory(prefix="ptah-onnx-bench-") as scratch:
-        project = project or Path(scratch)  # the project's .ptah/onnx/ when given: exported once for both uses
+        project = project or Path(
+            scratch
+        )  # the project's .ptah/onnx/ when given: exported once for both uses
         embedders = {}
         for name, fields in BACKENDS.items():
             started = time.perf_counter()
             settings = GenerationSettings(name, MODEL, max_seq_length=256, **fields)
             embedders[name] = open_embedder(settings, str(project))
-            print(f"  opened {name} in {time.perf_counter() - started:.1f} s "
-                  "(an ONNX export or quantisation included where none was kept)")
+            print(
+                f"  opened {name} in {time.perf_counter() - started:.1f} s "
+                "(an ONNX export or quantisation included where none was kept)"
+            )
         for embedder in embedders.values():
             embedder.embed_documents(texts[:64])
         seconds: dict[str, list[float]] = {name: [] for name in BACKENDS}
@@ -88,53 +98,83 @@ def speeds(texts: list[str], rounds: int, project: Path | None) -> None:
                 started = time.perf_counter()
                 vectors[name] = embedder.embed_documents(texts)
                 seconds[name].append(time.perf_counter() - started)
-                print(f"  round {round_ + 1} {name}: {len(texts) / seconds[name][-1]:.1f} docs/s (load {load()})")
+                print(
+                    f"  round {round_ + 1} {name}: {len(texts) / seconds[name][-1]:.1f} docs/s (load {load()})"
+                )
     print(f"load average after: {load()}")
     torch_rate = len(texts) / statistics.median(seconds["torch"])
-    print("\n| backend | docs/s (median of rounds) | rounds | ratio to torch | mean cosine to torch | least |")
+    print(
+        "\n| backend | docs/s (median of rounds) | rounds | ratio to torch | mean cosine to torch | least |"
+    )
     print("| --- | --- | --- | --- | --- | --- |")
     for name in BACKENDS:
         rate = len(texts) / statistics.median(seconds[name])
         cosines = np.sum(vectors[name] * vectors["torch"], axis=1)  # unit vectors
         each = ", ".join(f"{len(texts) / s:.1f}" for s in seconds[name])
-        print(f"| {name} | {rate:.1f} | {each} | {rate / torch_rate:.2f}x | {cosines.mean():.5f} "
-              f"| {cosines.min():.5f} |")
+        print(
+            f"| {name} | {rate:.1f} | {each} | {rate / torch_rate:.2f}x | {cosines.mean():.5f} "
+            f"| {cosines.min():.5f} |"
+        )
 
 
 def evaluation(project: Path) -> dict | None:
-    command = [sys.executable, "-m", "ptah", "inference", "evaluate", "--spec", str(project / "ptah.yaml"),
-               "--corpus", str(project / "corpora" / "test-k10.yaml"), "--json",
-               *[part for generation in GENERATIONS.values() for part in ("-g", generation)]]
+    command = [
+        sys.executable,
+        "-m",
+        "ptah",
+        "inference",
+        "evaluate",
+        "--spec",
+        str(project / "ptah.yaml"),
+        "--corpus",
+        str(project / "corpora" / "test-k10.yaml"),
+        "--json",
+        *[part for generation in GENERATIONS.values() for part in ("-g", generation)],
+    ]
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    print(f"\nptah inference evaluate -g {' -g '.join(GENERATIONS.values())}: exit {done.returncode} "
-          f"in {time.perf_counter() - started:.1f} s")
+    done = subprocess.run(
+        command, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
+    print(
+        f"\nptah inference evaluate -g {' -g '.join(GENERATIONS.values())}: exit {done.returncode} "
+        f"in {time.perf_counter() - started:.1f} s"
+    )
     if not done.stdout.strip():
         print(done.stderr.strip())
         return None
     report = json.loads(done.stdout)
     comparison = report["comparison"]
-    print(f"reference {comparison['reference']}; intervals: paired bootstrap, "
-          f"{json.dumps(comparison.get('statistics'))}")
-    print("\n| generation | measure | mean | delta to minilm | paired 95% interval | wins/ties/losses | p | finding |")
+    print(
+        f"reference {comparison['reference']}; intervals: paired bootstrap, "
+        f"{json.dumps(comparison.get('statistics'))}"
+    )
+    print(
+        "\n| generation | measure | mean | delta to minilm | paired 95% interval | wins/ties/losses | p | finding |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for candidate in comparison["candidates"]:
         for measure, entry in candidate["measures"].items():
             interval = entry["interval"]
             shown = f"[{interval['low']:+.4f}, {interval['high']:+.4f}]" if interval else "--"
             p = entry["test"]["p_value"] if entry["test"] else None
-            print(f"| {candidate['run']} | {measure} | {entry['candidate']:.4f} (minilm {entry['reference']:.4f}) | "
-                  f"{entry['delta']:+.4f} | {shown} | {entry['wins']}/{entry['ties']}/{entry['losses']} | "
-                  f"{'--' if p is None else f'{p:.3f}'} | {entry['finding']} |")
+            print(
+                f"| {candidate['run']} | {measure} | {entry['candidate']:.4f} (minilm {entry['reference']:.4f}) | "
+                f"{entry['delta']:+.4f} | {shown} | {entry['wins']}/{entry['ties']}/{entry['losses']} | "
+                f"{'--' if p is None else f'{p:.3f}'} | {entry['finding']} |"
+            )
     return report
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("dataset", nargs="?", type=Path, default=ROOT.parent / "shared" / "datasets" / "scifact")
+    parser.add_argument(
+        "dataset", nargs="?", type=Path, default=ROOT.parent / "shared" / "datasets" / "scifact"
+    )
     parser.add_argument("--docs", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--project", type=Path, help="a built SciFact project with the three generations")
+    parser.add_argument(
+        "--project", type=Path, help="a built SciFact project with the three generations"
+    )
     parser.add_argument("--json", type=Path, help="write the evaluation's report here")
     args = parser.parse_args()
     speeds(documents(args.dataset, args.docs), args.rounds, args.project)

@@ -62,8 +62,10 @@ class StandIn:
 def served(server, batch_size: int, concurrency: int) -> str:
     from tests.adapters.openai_server import MODEL as SERVED
 
-    return (f"provider: openai\n    model: {SERVED}\n    base_url: {server.base_url}\n    api_key_env: null\n"
-            f"    batch_size: {batch_size}\n    max_concurrency: {concurrency}")
+    return (
+        f"provider: openai\n    model: {SERVED}\n    base_url: {server.base_url}\n    api_key_env: null\n"
+        f"    batch_size: {batch_size}\n    max_concurrency: {concurrency}"
+    )
 
 
 def fresh_build(spec: Path):
@@ -84,18 +86,30 @@ def overhead(rows: list[tuple[str, str]], folder: Path) -> dict:
 
     loaded = LoadedOnce()
     registry.register(loaded)
-    local_spec = write_project(folder / "local", rows, f"model: {MODEL}\n    batch_size: 64\n    max_seq_length: 256")
-    model = loaded.open(GenerationSettings("bench", MODEL, batch_size=64, max_seq_length=256), str(folder)).model
+    local_spec = write_project(
+        folder / "local", rows, f"model: {MODEL}\n    batch_size: 64\n    max_seq_length: 256"
+    )
+    model = loaded.open(
+        GenerationSettings("bench", MODEL, batch_size=64, max_seq_length=256), str(folder)
+    ).model
     server = EmbeddingServer(model, max_seq_length=256)
     try:
         served_spec = write_project(folder / "served", rows, served(server, 64, 1))
-        fresh_build(local_spec)  # first-call overheads (the model's, the store's) outside the clocks
+        fresh_build(
+            local_spec
+        )  # first-call overheads (the model's, the store's) outside the clocks
         runs = {"local": [], "served": []}
-        for name, spec in (("local", local_spec), ("served", served_spec), ("served", served_spec),
-                           ("local", local_spec)):
+        for name, spec in (
+            ("local", local_spec),
+            ("served", served_spec),
+            ("served", served_spec),
+            ("local", local_spec),
+        ):
             wall, cpu, (summary, matrix) = cpu_timed(fresh_build, spec)
             runs[name].append((wall, cpu, matrix))
-            print(f"  {name}: {wall:.2f} s wall, {cpu:.2f} s CPU, {summary.embedded} rows", flush=True)
+            print(
+                f"  {name}: {wall:.2f} s wall, {cpu:.2f} s CPU, {summary.embedded} rows", flush=True
+            )
         requests = len(server.requests)
     finally:
         server.close()
@@ -105,9 +119,11 @@ def overhead(rows: list[tuple[str, str]], folder: Path) -> dict:
     cpu = {name: statistics.mean(run[1] for run in values) for name, values in runs.items()}
     return {
         "rows": len(rows),
-        "local_seconds": round(wall["local"], 3), "served_seconds": round(wall["served"], 3),
+        "local_seconds": round(wall["local"], 3),
+        "served_seconds": round(wall["served"], 3),
         "overhead_wall": round(wall["served"] / wall["local"] - 1, 4),
-        "local_cpu_seconds": round(cpu["local"], 3), "served_cpu_seconds": round(cpu["served"], 3),
+        "local_cpu_seconds": round(cpu["local"], 3),
+        "served_cpu_seconds": round(cpu["served"], 3),
         "overhead_cpu": round(cpu["served"] / cpu["local"] - 1, 4),
         "max_abs_difference": float(np.abs(local.vectors - remote.vectors).max()),
         "requests_per_served_build": requests // 2,
@@ -121,18 +137,29 @@ def latency(rows: list[tuple[str, str]], folder: Path) -> dict:
     server = EmbeddingServer(StandIn())
     server.always, server.slow_s = "slow", LATENCY_S
     try:
-        specs = {n: write_project(folder / f"latency-{n}", rows, served(server, 16, n)) for n in (1, 4)}
+        specs = {
+            n: write_project(folder / f"latency-{n}", rows, served(server, 16, n)) for n in (1, 4)
+        }
         runs = {1: [], 4: []}
         for n in (1, 4, 1, 4):
             wall, _, (summary, _) = cpu_timed(fresh_build, specs[n])
             runs[n].append(wall)
-            print(f"  max_concurrency {n}: {wall:.2f} s, {summary.usage['requests']} requests", flush=True)
+            print(
+                f"  max_concurrency {n}: {wall:.2f} s, {summary.usage['requests']} requests",
+                flush=True,
+            )
     finally:
         server.close()
     one, four = statistics.mean(runs[1]), statistics.mean(runs[4])
-    return {"rows": len(rows), "batch_size": 16, "latency_ms": LATENCY_S * 1000,
-            "seconds_at_1": round(one, 3), "seconds_at_4": round(four, 3), "speedup": round(one / four, 2),
-            "runs": {str(n): [round(s, 3) for s in values] for n, values in runs.items()}}
+    return {
+        "rows": len(rows),
+        "batch_size": 16,
+        "latency_ms": LATENCY_S * 1000,
+        "seconds_at_1": round(one, 3),
+        "seconds_at_4": round(four, 3),
+        "speedup": round(one / four, 2),
+        "runs": {str(n): [round(s, 3) for s in values] for n, values in runs.items()},
+    }
 
 
 def main() -> None:
@@ -150,8 +177,17 @@ def main() -> None:
         second = latency(rows[: options.latency_rows], folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    print(json.dumps({"machine": platform.platform(), "cpus": __import__("os").cpu_count(),
-                      "overhead": first, "latency": second}, indent=2))
+    print(
+        json.dumps(
+            {
+                "machine": platform.platform(),
+                "cpus": __import__("os").cpu_count(),
+                "overhead": first,
+                "latency": second,
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

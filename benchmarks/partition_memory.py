@@ -52,8 +52,14 @@ def worker(path: str) -> dict:
         generation = inner.generation(None)
         spec = inner.spec
     identity = generation.identity.identity
-    plan = BuildPlan.sealing(spec.source, generation.settings, spec.root, spec.store, identity,
-                             16 * generation.settings.batch_size)
+    plan = BuildPlan.sealing(
+        spec.source,
+        generation.settings,
+        spec.root,
+        spec.store,
+        identity,
+        16 * generation.settings.batch_size,
+    )
     runner = PartitionWorker(plan)
     runner.open()
     with PartitionedSource(spec.source, spec.root) as source:
@@ -65,8 +71,15 @@ def worker(path: str) -> dict:
         result = runner.run(0, KeyRange(None, None))
         seconds = time.perf_counter() - started
     runner.close()
-    return {"code": ptah.__file__, "hwm_before_run_mib": round(before), "hwm_mib": round(_hwm_mib()),
-            "run_s": round(seconds, 2), "rows": result.rows, "embedded": result.embedded, "deleted": result.deleted}
+    return {
+        "code": ptah.__file__,
+        "hwm_before_run_mib": round(before),
+        "hwm_mib": round(_hwm_mib()),
+        "run_s": round(seconds, 2),
+        "rows": result.rows,
+        "embedded": result.embedded,
+        "deleted": result.deleted,
+    }
 
 
 def main() -> None:
@@ -74,10 +87,14 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--dimension", type=int, default=64)
     parser.add_argument("--changes", type=int, default=1_000)
-    parser.add_argument("--deletes", type=int, help="rows deleted (default: --changes; 0: none, no row gone)")
+    parser.add_argument(
+        "--deletes", type=int, help="rows deleted (default: --changes; 0: none, no row gone)"
+    )
     parser.add_argument("--before", default="main")
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--worker", help=argparse.SUPPRESS)  # a run's own process: the specification's path
+    parser.add_argument(
+        "--worker", help=argparse.SUPPRESS
+    )  # a run's own process: the specification's path
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(worker(args.worker)))
@@ -99,39 +116,83 @@ def main() -> None:
             print("built", project.build().embedded, flush=True)
         changes, rows = args.changes, args.rows
         with psycopg.connect(source, autocommit=True) as connection:
-            connection.execute("UPDATE docs SET body = body || ' edited' WHERE id %% %s = 1", (rows // changes,))
+            connection.execute(
+                "UPDATE docs SET body = body || ' edited' WHERE id %% %s = 1", (rows // changes,)
+            )
             deletes = changes if args.deletes is None else args.deletes
             if deletes:
                 connection.execute("DELETE FROM docs WHERE id %% %s = 2", (rows // deletes,))
-            connection.execute("INSERT INTO docs SELECT i, 'new ' || i, 'inserted' FROM generate_series(%s::bigint, %s::bigint) AS i",
-                               (rows + 1, rows + changes))
+            connection.execute(
+                "INSERT INTO docs SELECT i, 'new ' || i, 'inserted' FROM generate_series(%s::bigint, %s::bigint) AS i",
+                (rows + 1, rows + changes),
+            )
         runs: dict[str, list[dict]] = {"now": [], "before": []}
-        for number, code in enumerate(["now", "before", "before", "now"] * (args.repeats // 2) or ["now", "before"]):
+        for number, code in enumerate(
+            ["now", "before", "before", "now"] * (args.repeats // 2) or ["now", "before"]
+        ):
             name = f"run{number}"
             with psycopg.connect(url(folder, "postgres"), autocommit=True) as admin:
                 admin.execute(f"CREATE DATABASE {name} TEMPLATE built")
             path = Path(built).parent.parent / f"spec-{name}"
             path.mkdir()
-            (path / "ptah.yaml").write_text(Path(built).read_text().replace(url(folder, "built"), url(folder, name)))
+            (path / "ptah.yaml").write_text(
+                Path(built).read_text().replace(url(folder, "built"), url(folder, name))
+            )
             tree = ROOT if code == "now" else before_tree
-            finished = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", str(path / "ptah.yaml")],
-                                      env={**os.environ, "PYTHONPATH": str(tree)}, cwd=tree, check=True,
-                                      capture_output=True, text=True)
+            finished = subprocess.run(
+                [
+                    sys.executable,
+                    str(Path(__file__).resolve()),
+                    "--worker",
+                    str(path / "ptah.yaml"),
+                ],
+                env={**os.environ, "PYTHONPATH": str(tree)},
+                cwd=tree,
+                check=True,
+                capture_output=True,
+                text=True,
+            )
             runs[code].append(json.loads(finished.stdout.strip().splitlines()[-1]))
             print(code, runs[code][-1], flush=True)
         first = runs["now"][0]
-        assert all((run["rows"], run["embedded"], run["deleted"]) == (first["rows"], first["embedded"],
-                                                                       first["deleted"]) for run in sum(runs.values(), []))
-        median = {code: {measure: statistics.median(run[measure] for run in found)
-                         for measure in ("hwm_before_run_mib", "hwm_mib", "run_s")} for code, found in runs.items()}
-        print(json.dumps({"rows": args.rows, "dimension": args.dimension, "changes": changes, "deletes": deletes,
-                          "result": {k: first[k] for k in ("rows", "embedded", "deleted")}, "median": median,
-                          "peak_before_over_now": round(median["before"]["hwm_mib"] / median["now"]["hwm_mib"], 2),
-                          "time_now_over_before": round(median["now"]["run_s"] / median["before"]["run_s"], 3)},
-                         indent=1))
+        assert all(
+            (run["rows"], run["embedded"], run["deleted"])
+            == (first["rows"], first["embedded"], first["deleted"])
+            for run in sum(runs.values(), [])
+        )
+        median = {
+            code: {
+                measure: statistics.median(run[measure] for run in found)
+                for measure in ("hwm_before_run_mib", "hwm_mib", "run_s")
+            }
+            for code, found in runs.items()
+        }
+        print(
+            json.dumps(
+                {
+                    "rows": args.rows,
+                    "dimension": args.dimension,
+                    "changes": changes,
+                    "deletes": deletes,
+                    "result": {k: first[k] for k in ("rows", "embedded", "deleted")},
+                    "median": median,
+                    "peak_before_over_now": round(
+                        median["before"]["hwm_mib"] / median["now"]["hwm_mib"], 2
+                    ),
+                    "time_now_over_before": round(
+                        median["now"]["run_s"] / median["before"]["run_s"], 3
+                    ),
+                },
+                indent=1,
+            )
+        )
     finally:
         pg.cleanup()
-        subprocess.run(["git", "worktree", "remove", "--force", str(before_tree)], cwd=ROOT, capture_output=True)
+        subprocess.run(
+            ["git", "worktree", "remove", "--force", str(before_tree)],
+            cwd=ROOT,
+            capture_output=True,
+        )
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ import sys
 import tempfile
 import time
 import warnings
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -78,7 +78,9 @@ def start_server(folder: Path):
     url = f"postgresql://postgres@/postgres?host={folder}"
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute("ALTER SYSTEM SET maintenance_work_mem = '4GB'")
-        connection.execute(f"ALTER SYSTEM SET max_parallel_maintenance_workers = {max(0, (os.cpu_count() or 1) - 1)}")
+        connection.execute(
+            f"ALTER SYSTEM SET max_parallel_maintenance_workers = {max(0, (os.cpu_count() or 1) - 1)}"
+        )
         connection.execute("SELECT pg_reload_conf()")
     return server, url
 
@@ -103,8 +105,14 @@ def write_source(folder: Path, rows: int) -> None:
         connection.execute("CREATE TABLE docs (id INTEGER PRIMARY KEY, title TEXT, body TEXT)")
         connection.executemany(
             "INSERT INTO docs VALUES (?, ?, ?)",
-            ((i, " ".join(chooser.choices(words, k=6)), " ".join(chooser.choices(words, k=chooser.randint(40, 120))))
-             for i in range(rows)),
+            (
+                (
+                    i,
+                    " ".join(chooser.choices(words, k=6)),
+                    " ".join(chooser.choices(words, k=chooser.randint(40, 120))),
+                )
+                for i in range(rows)
+            ),
         )
 
 
@@ -138,33 +146,61 @@ def bench_build(folder: Path, url: str, rows: int) -> dict:
             seconds[kind].append(time.perf_counter() - started)
         assert summary.embedded == rows, summary
         log(f"build into {kind}: {seconds[kind][-1]:.2f}s")
-    result = {kind: {"seconds": values, "median": statistics.median(values),
-                     "rows_per_second": rows / statistics.median(values)} for kind, values in seconds.items()}
-    result["pgvector_throughput_over_sqlite"] = result["sqlite"]["median"] / result["pgvector"]["median"]
+    result = {
+        kind: {
+            "seconds": values,
+            "median": statistics.median(values),
+            "rows_per_second": rows / statistics.median(values),
+        }
+        for kind, values in seconds.items()
+    }
+    result["pgvector_throughput_over_sqlite"] = (
+        result["sqlite"]["median"] / result["pgvector"]["median"]
+    )
 
     vectors = np.random.default_rng(5).standard_normal((rows, DIMENSION)).astype(np.float32)
     keyed = [(f"{len(str(i))}:{i}", str(i), "0" * 64) for i in range(rows)]
-    record = GenerationRecord(identity=IDENTITY, name="bench", model="synthetic", dimension=DIMENSION)
-    stores = {"sqlite": lambda: SqliteStore(folder / "alone.db"),
-              "pgvector": lambda: PgvectorStore(fresh_database(url, "alone"))}
+    record = GenerationRecord(
+        identity=IDENTITY, name="bench", model="synthetic", dimension=DIMENSION
+    )
+    stores = {
+        "sqlite": lambda: SqliteStore(folder / "alone.db"),
+        "pgvector": lambda: PgvectorStore(fresh_database(url, "alone")),
+    }
     alone = {}
     for kind, opener in stores.items():
         with opener() as store:
             store.register_generation(record)
             started = time.perf_counter()
             for start in range(0, rows, BATCH_ROWS):
-                store.write_vectors(IDENTITY, keyed[start : start + BATCH_ROWS], vectors[start : start + BATCH_ROWS])
+                store.write_vectors(
+                    IDENTITY, keyed[start : start + BATCH_ROWS], vectors[start : start + BATCH_ROWS]
+                )
             write = time.perf_counter() - started
             started = time.perf_counter()
             with store.snapshot() as snapshot:
                 matrix = snapshot.matrix(IDENTITY)
             read = time.perf_counter() - started
         assert matrix.vectors.shape == (rows, DIMENSION)
-        alone[kind] = {"write_seconds": write, "write_rows_per_second": rows / write, "matrix_read_seconds": read}
+        alone[kind] = {
+            "write_seconds": write,
+            "write_rows_per_second": rows / write,
+            "matrix_read_seconds": read,
+        }
         log(f"store alone {kind}: write {write:.2f}s, matrix read {read:.2f}s")
-    alone["pgvector_write_throughput_over_sqlite"] = alone["sqlite"]["write_seconds"] / alone["pgvector"]["write_seconds"]
-    alone["pgvector_read_speed_over_sqlite"] = alone["sqlite"]["matrix_read_seconds"] / alone["pgvector"]["matrix_read_seconds"]
-    return {"rows": rows, "dimension": DIMENSION, "batch_rows": BATCH_ROWS, "build": result, "store_alone": alone}
+    alone["pgvector_write_throughput_over_sqlite"] = (
+        alone["sqlite"]["write_seconds"] / alone["pgvector"]["write_seconds"]
+    )
+    alone["pgvector_read_speed_over_sqlite"] = (
+        alone["sqlite"]["matrix_read_seconds"] / alone["pgvector"]["matrix_read_seconds"]
+    )
+    return {
+        "rows": rows,
+        "dimension": DIMENSION,
+        "batch_rows": BATCH_ROWS,
+        "build": result,
+        "store_alone": alone,
+    }
 
 
 # --- 2. search ------------------------------------------------------------------------------
@@ -175,7 +211,10 @@ def clustered(count: int, seed: int, centers: np.ndarray) -> np.ndarray:
     out = np.empty((count, DIMENSION), dtype=np.float32)
     for start in range(0, count, 100_000):
         n = min(100_000, count - start)
-        chunk = centers[rng.integers(0, len(centers), n)] + rng.standard_normal((n, DIMENSION), dtype=np.float32) * 0.35
+        chunk = (
+            centers[rng.integers(0, len(centers), n)]
+            + rng.standard_normal((n, DIMENSION), dtype=np.float32) * 0.35
+        )
         out[start : start + n] = chunk / np.linalg.norm(chunk, axis=1, keepdims=True)
     return out
 
@@ -194,7 +233,11 @@ def bench_search(url: str, size: int, queries_count: int, k: int, budget: float)
     result: dict = {"size": size, "queries": queries_count, "k": k}
     database = fresh_database(url, f"search_{size}")
     with PgvectorStore(database) as store:
-        store.register_generation(GenerationRecord(identity=IDENTITY, name="bench", model="synthetic", dimension=DIMENSION))
+        store.register_generation(
+            GenerationRecord(
+                identity=IDENTITY, name="bench", model="synthetic", dimension=DIMENSION
+            )
+        )
         started = time.perf_counter()
         for start in range(0, size, 10_000):
             rows = [(f"7:{key}", key, "0" * 64) for key in keys[start : start + 10_000]]
@@ -210,7 +253,9 @@ def bench_search(url: str, size: int, queries_count: int, k: int, budget: float)
         result["matrix_read_seconds"] = time.perf_counter() - started
         batch_started = time.perf_counter()
         exact = top_k_many(queries @ matrix.vectors.T, matrix.keys, [k] * queries_count)
-        result["exact_ptah_batch_seconds_per_query"] = (time.perf_counter() - batch_started) / queries_count
+        result["exact_ptah_batch_seconds_per_query"] = (
+            time.perf_counter() - batch_started
+        ) / queries_count
         singles = []
         for query in queries[:20]:
             started = time.perf_counter()
@@ -218,8 +263,10 @@ def bench_search(url: str, size: int, queries_count: int, k: int, budget: float)
             singles.append(time.perf_counter() - started)
         result["exact_ptah_single_query_seconds_p50"] = statistics.median(singles)
         del matrix
-        log(f"{size}: exact (ptah) {result['exact_ptah_batch_seconds_per_query'] * 1000:.2f} ms/query batched, "
-            f"{result['exact_ptah_single_query_seconds_p50'] * 1000:.1f} ms alone")
+        log(
+            f"{size}: exact (ptah) {result['exact_ptah_batch_seconds_per_query'] * 1000:.2f} ms/query batched, "
+            f"{result['exact_ptah_single_query_seconds_p50'] * 1000:.1f} ms alone"
+        )
 
         table = store._table(IDENTITY)[0]
         with psycopg.connect(database) as connection:
@@ -228,19 +275,28 @@ def bench_search(url: str, size: int, queries_count: int, k: int, budget: float)
             for query in queries[:5]:
                 literal = "[" + ",".join(repr(float(v)) for v in query) + "]"
                 started = time.perf_counter()
-                connection.execute(f"SELECT key FROM {table} ORDER BY embedding <=> %s::vector LIMIT %s", (literal, k)).fetchall()
+                connection.execute(
+                    f"SELECT key FROM {table} ORDER BY embedding <=> %s::vector LIMIT %s",
+                    (literal, k),
+                ).fetchall()
                 scan.append(time.perf_counter() - started)
         result["exact_pgvector_scan_seconds_p50"] = statistics.median(scan)
-        log(f"{size}: exact (pgvector sequential scan) {result['exact_pgvector_scan_seconds_p50'] * 1000:.0f} ms/query")
+        log(
+            f"{size}: exact (pgvector sequential scan) {result['exact_pgvector_scan_seconds_p50'] * 1000:.0f} ms/query"
+        )
 
         try:
             with psycopg.connect(database, autocommit=True) as connection:
                 connection.execute(f"SET statement_timeout = {int(budget * 1000)}")
                 started = time.perf_counter()
-                connection.execute(f"CREATE INDEX {table}_hnsw ON {table} USING hnsw (embedding vector_cosine_ops) "
-                                   "WITH (m = 16, ef_construction = 64)")
+                connection.execute(
+                    f"CREATE INDEX {table}_hnsw ON {table} USING hnsw (embedding vector_cosine_ops) "
+                    "WITH (m = 16, ef_construction = 64)"
+                )
                 result["index_build_seconds"] = time.perf_counter() - started
-                result["index_bytes"] = connection.execute(f"SELECT pg_relation_size('{table}_hnsw')").fetchone()[0]
+                result["index_bytes"] = connection.execute(
+                    f"SELECT pg_relation_size('{table}_hnsw')"
+                ).fetchone()[0]
         except psycopg.errors.QueryCanceled:
             result["index_build_seconds"] = None
             result["index_note"] = f"HNSW build cancelled after the {budget:.0f}s budget"
@@ -267,8 +323,10 @@ def bench_search(url: str, size: int, queries_count: int, k: int, budget: float)
                 "recall_min": float(np.min(recalls)),
                 "share_of_queries_below_half": float(np.mean(np.array(recalls) < 0.5)),
             }
-            log(f"{size}: ef_search {ef_search}: recall@{k} {np.mean(recalls):.4f}, "
-                f"p50 {latencies[len(latencies) // 2] * 1000:.2f} ms")
+            log(
+                f"{size}: ef_search {ef_search}: recall@{k} {np.mean(recalls):.4f}, "
+                f"p50 {latencies[len(latencies) // 2] * 1000:.2f} ms"
+            )
     return result
 
 
@@ -285,9 +343,13 @@ def main(argv: list[str] | None = None) -> int:
     folder = Path(tempfile.mkdtemp(prefix="ptah-bench-pg-"))
     server, url = start_server(folder / "pgdata")
     results: dict = {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cpu": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
-                    "platform": platform.platform(), "load_average_at_start": os.getloadavg()},
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "cpu": platform.processor() or platform.machine(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "load_average_at_start": os.getloadavg(),
+        },
     }
     try:
         import psycopg
@@ -295,12 +357,15 @@ def main(argv: list[str] | None = None) -> int:
         with psycopg.connect(url) as connection:
             results["postgresql"] = connection.execute("SHOW server_version").fetchone()[0]
             results["pgvector"] = connection.execute(
-                "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'").fetchone()[0]
+                "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
+            ).fetchone()[0]
         results["build"] = bench_build(folder / "project", url, arguments.build_rows)
         Path(arguments.output).write_text(json.dumps(results, indent=2))
         results["search"] = []
         for size in (int(s) for s in arguments.sizes.split(",") if s):
-            results["search"].append(bench_search(url, size, arguments.queries, arguments.k, arguments.index_budget))
+            results["search"].append(
+                bench_search(url, size, arguments.queries, arguments.k, arguments.index_budget)
+            )
             Path(arguments.output).write_text(json.dumps(results, indent=2))
     finally:
         results["machine"]["load_average_at_end"] = os.getloadavg()

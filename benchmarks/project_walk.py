@@ -40,9 +40,12 @@ from ptah.adapters.corpus_yaml import load_corpus  # noqa: E402
 from ptah.core.request import EvaluationRequest  # noqa: E402
 from ptah.services import project as projects  # noqa: E402
 from ptah.services.build import build  # noqa: E402
+
 try:
     from ptah.services.channels import exact  # noqa: E402
-except ImportError:  # a tree from before issue 21 (bf34c1e), walked for the before/after in RESULTS.md
+except (
+    ImportError
+):  # a tree from before issue 21 (bf34c1e), walked for the before/after in RESULTS.md
     from ptah.services.channels import streamed as exact  # type: ignore[no-redef]  # noqa: E402
 from ptah.services.evaluate import evaluate  # noqa: E402
 
@@ -84,7 +87,7 @@ def walk(project, run) -> dict:
         if not module.startswith("ptah.") or module.startswith("ptah.services.evaluate"):
             return
         code = frame.f_code
-        arguments = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        arguments = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
         if frame.f_locals.get("self") is project or code.co_name == "__init__":
             return  # the project answering for itself, or a value being made: not a step of the walk
         if any(carries(frame.f_locals.get(name), project) for name in arguments):
@@ -109,8 +112,11 @@ def main() -> None:
     results = {}
     with tempfile.TemporaryDirectory() as work:
         work = Path(work)
-        subprocess.run([sys.executable, str(REPO / "examples/support/make_db.py"), str(work / "support.db")],
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, str(REPO / "examples/support/make_db.py"), str(work / "support.db")],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         (work / "ptah.yaml").write_text(SPEC)
         corpus = load_corpus(REPO / "corpora/support.yaml")
         with projects.open_project(str(work / "ptah.yaml")) as project:
@@ -118,8 +124,10 @@ def main() -> None:
             vectors = project.matrix(project.generation("own"))
         with sqlite3.connect(work / "support.db") as db:
             db.execute("ALTER TABLE articles ADD COLUMN embedding TEXT")
-            db.executemany("UPDATE articles SET embedding = ? WHERE id = ?",
-                           [(json.dumps(v.tolist()), key) for key, v in zip(vectors.keys, vectors.vectors)])
+            db.executemany(
+                "UPDATE articles SET embedding = ? WHERE id = ?",
+                [(json.dumps(v.tolist()), key) for key, v in zip(vectors.keys, vectors.vectors)],
+            )
         routes = {"held": ("own", None), "streamed": ("own", 1), "external": ("external", None)}
         for route, (name, threshold) in routes.items():
             saved = exact.STREAM_BYTES
@@ -128,11 +136,13 @@ def main() -> None:
             try:
                 with projects.open_project(str(work / "ptah.yaml")) as project:
                     request = EvaluationRequest(generations=(name,))
-                    results[route] = walk(project, lambda: evaluate(project, corpus, request))
+                    results[route] = walk(project, lambda: evaluate(project, corpus, request))  # noqa: B023
             finally:
                 exact.STREAM_BYTES = saved
     for route, counts in results.items():
-        print(f"{route:9} stays {counts['stays']:3}  rooms {counts['rooms']:3}  returns {counts['returns']:3}")
+        print(
+            f"{route:9} stays {counts['stays']:3}  rooms {counts['rooms']:3}  returns {counts['returns']:3}"
+        )
     if options.json:
         options.json.write_text(json.dumps(results, indent=2) + "\n")
 

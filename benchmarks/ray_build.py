@@ -42,9 +42,13 @@ from urllib.parse import quote
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-WORDS = ("invoice billing export account password reset team invite plan upgrade token webhook report tax "
-         "payment refund currency customer vendor receipt ledger archive audit policy").split()
-MAINTENANCE_WORK_MEM = "8GB"  # the HNSW graph of 10M x 64 (~3-5 GB) must fit it, or pgvector's build slows tenfold
+WORDS = (
+    "invoice billing export account password reset team invite plan upgrade token webhook report tax "
+    "payment refund currency customer vendor receipt ledger archive audit policy"
+).split()
+MAINTENANCE_WORK_MEM = (
+    "8GB"  # the HNSW graph of 10M x 64 (~3-5 GB) must fit it, or pgvector's build slows tenfold
+)
 
 
 def server(folder: Path, cleanup: str | None = "delete"):
@@ -69,9 +73,15 @@ def create_source(folder: Path, rows: int) -> str:
     words = "ARRAY[" + ",".join(f"'{w}'" for w in WORDS) + "]"
     with psycopg.connect(url(folder, "source"), autocommit=True) as connection:
         connection.execute(
-            "CREATE TABLE docs AS SELECT i AS id, 'doc ' || i || ' ' || (" + words + ")[1 + i %% 23] AS title, "
-            "(SELECT string_agg((" + words + ")[1 + (i * j * 7919) %% 23] || ' w' || ((i * j) %% 9973), ' ') "
-            "FROM generate_series(1, 12) AS j) AS body FROM generate_series(1::bigint, %s) AS i", (rows,))
+            "CREATE TABLE docs AS SELECT i AS id, 'doc ' || i || ' ' || ("
+            + words
+            + ")[1 + i %% 23] AS title, "
+            "(SELECT string_agg(("
+            + words
+            + ")[1 + (i * j * 7919) %% 23] || ' w' || ((i * j) %% 9973), ' ') "
+            "FROM generate_series(1, 12) AS j) AS body FROM generate_series(1::bigint, %s) AS i",
+            (rows,),
+        )
         connection.execute("ALTER TABLE docs ADD PRIMARY KEY (id)")
     return url(folder, "source")
 
@@ -87,7 +97,8 @@ def spec(folder: Path, name: str, source: str, model: str, dimension: int | None
     (place / "ptah.yaml").write_text(
         f"version: 1\nsource:\n  database: {source}\n  table: docs\n  key_fields: [id]\n"
         f'  text: "{{title}}\\n\\n{{body}}"\nstore: {url(folder, name)}\nactive: g\ngenerations:\n'
-        f"  g:\n    model: {model}{extra}\n    batch_size: 64\n")
+        f"  g:\n    model: {model}{extra}\n    batch_size: 64\n"
+    )
     return str(place / "ptah.yaml")
 
 
@@ -113,11 +124,18 @@ def throughput(args) -> dict:
     try:
         source = create_source(folder, args.rows)
         dimension = 384 if args.model == "ptah/deterministic" else None
-        specs = {"local": spec(folder, "local_store", source, args.model, dimension),
-                 "ray": spec(folder, "ray_store", source, args.model, dimension)}
+        specs = {
+            "local": spec(folder, "local_store", source, args.model, dimension),
+            "ray": spec(folder, "ray_store", source, args.model, dimension),
+        }
         started = time.perf_counter()
-        ray.init(num_cpus=args.actors, object_store_memory=200 * 2**20, include_dashboard=False,
-                 log_to_driver=False, logging_level=logging.ERROR)
+        ray.init(
+            num_cpus=args.actors,
+            object_store_memory=200 * 2**20,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.ERROR,
+        )
         ray_start = time.perf_counter() - started
         seconds: dict[str, list[float]] = {"local": [], "ray": []}
         for engine in ("local", "ray", "ray", "local"):
@@ -132,10 +150,17 @@ def throughput(args) -> dict:
             print(engine, f"{seconds[engine][-1]:.2f} s", flush=True)
         ray.shutdown()
         local, distributed = statistics.median(seconds["local"]), statistics.median(seconds["ray"])
-        return {"rows": args.rows, "model": args.model, "actors": args.actors, "ray_start_s": round(ray_start, 2),
-                "local_s": [round(s, 2) for s in seconds["local"]], "ray_s": [round(s, 2) for s in seconds["ray"]],
-                "local_rows_per_s": round(args.rows / local), "ray_rows_per_s": round(args.rows / distributed),
-                "ray_over_local_time": round(distributed / local, 3)}
+        return {
+            "rows": args.rows,
+            "model": args.model,
+            "actors": args.actors,
+            "ray_start_s": round(ray_start, 2),
+            "local_s": [round(s, 2) for s in seconds["local"]],
+            "ray_s": [round(s, 2) for s in seconds["ray"]],
+            "local_rows_per_s": round(args.rows / local),
+            "ray_rows_per_s": round(args.rows / distributed),
+            "ray_over_local_time": round(distributed / local, 3),
+        }
     finally:
         pg.cleanup()
 
@@ -162,31 +187,65 @@ def evaluate(args) -> dict:
         order = list(trees) + list(reversed(trees)) if args.before else list(trees)
         for search in args.search:
             for label in order:
-                command = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "ptah", "inference", "evaluate",
-                           "--spec", path, "--corpus", str(corpus), "--search", search, "--json"]
-                done = subprocess.run(command, capture_output=True, text=True, cwd=trees[label],
-                                      env=os.environ | {"PYTHONPATH": str(trees[label])})
+                command = [
+                    "/usr/bin/time",
+                    "-f",
+                    "%e %M",
+                    sys.executable,
+                    "-m",
+                    "ptah",
+                    "inference",
+                    "evaluate",
+                    "--spec",
+                    path,
+                    "--corpus",
+                    str(corpus),
+                    "--search",
+                    search,
+                    "--json",
+                ]
+                done = subprocess.run(
+                    command,
+                    capture_output=True,
+                    text=True,
+                    cwd=trees[label],
+                    env=os.environ | {"PYTHONPATH": str(trees[label])},
+                )
                 wall, peak_kib = done.stderr.strip().splitlines()[-1].split()
                 report = json.loads(done.stdout)
-                measured = {"wall_s": float(wall), "peak_rss_mib": round(int(peak_kib) / 1024),
-                            "exit": done.returncode, "timings": report.get("timings"), "summary": _summary(report),
-                            "cases": [case for run in report["runs"] for case in run["cases"]]}
+                measured = {
+                    "wall_s": float(wall),
+                    "peak_rss_mib": round(int(peak_kib) / 1024),
+                    "exit": done.returncode,
+                    "timings": report.get("timings"),
+                    "summary": _summary(report),
+                    "cases": [case for run in report["runs"] for case in run["cases"]],
+                }
                 result.setdefault(search + label, []).append(measured)
-                print(search + label, {key: measured[key] for key in ("wall_s", "peak_rss_mib", "exit", "timings")},
-                      flush=True)
+                print(
+                    search + label,
+                    {key: measured[key] for key in ("wall_s", "peak_rss_mib", "exit", "timings")},
+                    flush=True,
+                )
         for label in trees:  # the same rankings and miss ranks (scores differ in their last bits: float32 vs float64)
             if label and all(search + label in result for search in args.search):
                 for search in args.search:
                     now, before = result[search][0]["cases"], result[search + label][0]["cases"]
                     result[f"{search}: same ranked keys{label}"] = sum(
-                        [r["key"] for r in a["results"]] == [r["key"] for r in b["results"]] for a, b in zip(now, before))
+                        [r["key"] for r in a["results"]] == [r["key"] for r in b["results"]]
+                        for a, b in zip(now, before)
+                    )
         for runs in result.values():
             if isinstance(runs, list):
                 for measured in runs:
                     measured.pop("cases")
         for label, tree in trees.items():
             if label:
-                subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)
+                subprocess.run(
+                    ["git", "worktree", "remove", "--force", str(tree)],
+                    cwd=ROOT,
+                    capture_output=True,
+                )
         return result
     finally:
         if keep is None:
@@ -196,8 +255,12 @@ def evaluate(args) -> dict:
 def _checkout(revision: str) -> Path:
     """A temporary work tree of ``revision`` (its ``ptah`` package is what PYTHONPATH then imports)."""
     folder = Path(tempfile.mkdtemp(prefix="ptah-before-")) / "tree"
-    subprocess.run(["git", "worktree", "add", "--detach", str(folder), revision], cwd=ROOT, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", str(folder), revision],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
     return folder
 
 
@@ -213,7 +276,9 @@ def _set_up(folder: Path, args) -> tuple[dict, str]:
         project.build()
         result["build_s"] = round(time.perf_counter() - started, 1)
         print("built", result["build_s"], flush=True)
-        if set(args.search) - {"exact"}:  # an exact evaluation needs no index (at 10M x 64 it took 70 minutes)
+        if set(args.search) - {
+            "exact"
+        }:  # an exact evaluation needs no index (at 10M x 64 it took 70 minutes)
             started = time.perf_counter()
             project.index(m=16, ef_construction=64)
             result["hnsw_build_s"] = round(time.perf_counter() - started, 1)
@@ -222,7 +287,11 @@ def _set_up(folder: Path, args) -> tuple[dict, str]:
     chosen = random.Random(7).sample(range(1, args.rows + 1), args.cases)
     lines = ["version: 1", "default_k: 10", "cases:"]
     for number in chosen:
-        lines += [f"  - id: c{number}", f'    query: "doc {number} {WORDS[number % 23]}"', f'    required: ["{number}"]']
+        lines += [
+            f"  - id: c{number}",
+            f'    query: "doc {number} {WORDS[number % 23]}"',
+            f'    required: ["{number}"]',
+        ]
     corpus.write_text("\n".join(lines) + "\n")
     return result, path
 
@@ -249,11 +318,21 @@ def main() -> None:
     parser.add_argument("--actors", type=int, default=2)
     parser.add_argument("--dimension", type=int, default=64)
     parser.add_argument("--cases", type=int, default=100)
-    parser.add_argument("--search", nargs="+", default=["exact", "both"], choices=("exact", "both", "index"))
-    parser.add_argument("--keep", metavar="FOLDER", help="evaluate: set up in FOLDER once and keep it (the server, "
-                        "the generation, its index); a later run with the same FOLDER only evaluates")
-    parser.add_argument("--before", metavar="REV", help="evaluate: also run each evaluation with the code of commit "
-                        "REV (a temporary git work tree), interleaved with this tree's")
+    parser.add_argument(
+        "--search", nargs="+", default=["exact", "both"], choices=("exact", "both", "index")
+    )
+    parser.add_argument(
+        "--keep",
+        metavar="FOLDER",
+        help="evaluate: set up in FOLDER once and keep it (the server, "
+        "the generation, its index); a later run with the same FOLDER only evaluates",
+    )
+    parser.add_argument(
+        "--before",
+        metavar="REV",
+        help="evaluate: also run each evaluation with the code of commit "
+        "REV (a temporary git work tree), interleaved with this tree's",
+    )
     parser.add_argument("--output")
     args = parser.parse_args()
     result = throughput(args) if args.mode == "throughput" else evaluate(args)

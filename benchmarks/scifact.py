@@ -71,8 +71,12 @@ MEASURES = tuple(PUBLISHED)
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("dataset", nargs="?", default=str(DEFAULT_DATASET), help="BEIR SciFact directory")
-    parser.add_argument("--work", help="folder for the project (default: a temporary folder, removed after)")
+    parser.add_argument(
+        "dataset", nargs="?", default=str(DEFAULT_DATASET), help="BEIR SciFact directory"
+    )
+    parser.add_argument(
+        "--work", help="folder for the project (default: a temporary folder, removed after)"
+    )
     parser.add_argument("--json", dest="json_file", help="also write the results as JSON here")
     args = parser.parse_args(argv)
 
@@ -86,7 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     print_results(results)
     if args.json_file:
         Path(args.json_file).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    ok = all(row["within"] for row in results["measures"].values()) and results["trec_export"]["agrees"]
+    ok = (
+        all(row["within"] for row in results["measures"].values())
+        and results["trec_export"]["agrees"]
+    )
     return 0 if ok else 1
 
 
@@ -130,7 +137,9 @@ def run_ptah(dataset: Path, project_dir: Path) -> dict:
         clock = time.perf_counter()
         report100 = project.evaluate(ptah.load_corpus(k100))
         seconds["evaluate_k100"] = time.perf_counter() - clock
-    seconds["build_and_evaluate"] = seconds["build"] + seconds["evaluate_k10"] + seconds["evaluate_k100"]
+    seconds["build_and_evaluate"] = (
+        seconds["build"] + seconds["evaluate_k10"] + seconds["evaluate_k100"]
+    )
 
     clock = time.perf_counter()
     with ptah.open_project(spec) as project:
@@ -139,8 +148,21 @@ def run_ptah(dataset: Path, project_dir: Path) -> dict:
 
     clock = time.perf_counter()
     cli = subprocess.run(
-        [sys.executable, "-m", "ptah", "inference", "evaluate", "--corpus", str(k10), "--spec", spec, "--json"],
-        capture_output=True, text=True, cwd=str(project_dir),
+        [
+            sys.executable,
+            "-m",
+            "ptah",
+            "inference",
+            "evaluate",
+            "--corpus",
+            str(k10),
+            "--spec",
+            spec,
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=str(project_dir),
     )
     seconds["warm_evaluate_k10_cli"] = time.perf_counter() - clock
     if cli.returncode != 0:
@@ -159,7 +181,9 @@ def run_ptah(dataset: Path, project_dir: Path) -> dict:
     return {
         "numbers": numbers,
         "per_case": {case["id"]: case["metrics"] for case in as_dict10["runs"][0]["cases"]},
-        "recall100_per_case": {case["id"]: case["metrics"]["recall"] for case in as_dict100["runs"][0]["cases"]},
+        "recall100_per_case": {
+            case["id"]: case["metrics"]["recall"] for case in as_dict100["runs"][0]["cases"]
+        },
         "trec_export": check_trec_export(report10, ptah.load_corpus(k10), project_dir),
         "ties_flagged": {"k10": run10.ties["cases_flagged"], "k100": run100.ties["cases_flagged"]},
         "documents": summary.documents,
@@ -181,12 +205,18 @@ def check_trec_export(report, corpus, folder: Path) -> dict:
     report.save(run_file, "trec")
     run = pytrec_eval.parse_run(run_file.read_text(encoding="utf-8").splitlines())
     qrels = pytrec_eval.parse_qrel(qrels_lines(corpus))
-    measured = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recall.10", "recip_rank"}).evaluate(run)
+    measured = pytrec_eval.RelevanceEvaluator(
+        qrels, {"ndcg_cut.10", "recall.10", "recip_rank"}
+    ).evaluate(run)
     worst = 0.0
     for case in report.to_dict()["runs"][0]["cases"]:
         theirs = measured.get(case["id"], {"ndcg_cut_10": 0.0, "recall_10": 0.0, "recip_rank": 0.0})
         ours = case["metrics"]
-        for mine, their in (("ndcg", "ndcg_cut_10"), ("recall", "recall_10"), ("mrr", "recip_rank")):
+        for mine, their in (
+            ("ndcg", "ndcg_cut_10"),
+            ("recall", "recall_10"),
+            ("mrr", "recip_rank"),
+        ):
             worst = max(worst, abs(ours[mine] - theirs[their]))
     return {"max_abs_difference": worst, "agrees": worst <= 1e-9}
 
@@ -203,7 +233,9 @@ def run_bare(dataset: Path, model_path: Path) -> dict:
     with open(dataset / "corpus.jsonl", encoding="utf-8") as handle:
         corpus = [json.loads(line) for line in handle if line.strip()]
     with open(dataset / "queries.jsonl", encoding="utf-8") as handle:
-        queries = {q["_id"]: q["text"] for q in (json.loads(line) for line in handle if line.strip())}
+        queries = {
+            q["_id"]: q["text"] for q in (json.loads(line) for line in handle if line.strip())
+        }
     qrels: dict[str, dict[str, int]] = {}
     with open(dataset / "qrels" / "test.tsv", encoding="utf-8") as handle:
         next(handle)
@@ -217,7 +249,12 @@ def run_bare(dataset: Path, model_path: Path) -> dict:
 
     model = SentenceTransformer(str(model_path), device="cpu", local_files_only=True)
     model.max_seq_length = MAX_SEQ_LENGTH
-    encode = dict(batch_size=BATCH_SIZE, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    encode = dict(
+        batch_size=BATCH_SIZE,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=False,
+    )
     doc_vectors = model.encode(documents, **encode)
     query_vectors = model.encode([queries[q] for q in query_ids], **encode)
     scores = query_vectors @ doc_vectors.T
@@ -229,7 +266,9 @@ def run_bare(dataset: Path, model_path: Path) -> dict:
     ).evaluate(run)
     reciprocal = {}
     for i, q in enumerate(query_ids):
-        ranks = [rank for rank, j in enumerate(top[i][:10], start=1) if qrels[q].get(doc_ids[j], 0) > 0]
+        ranks = [
+            rank for rank, j in enumerate(top[i][:10], start=1) if qrels[q].get(doc_ids[j], 0) > 0
+        ]
         reciprocal[q] = 1.0 / ranks[0] if ranks else 0.0
     seconds = time.perf_counter() - clock
     return {
@@ -240,7 +279,11 @@ def run_bare(dataset: Path, model_path: Path) -> dict:
             "Recall@100": float(np.mean([measured[q]["recall_100"] for q in query_ids])),
         },
         "per_case": {
-            q: {"ndcg": measured[q]["ndcg_cut_10"], "recall": measured[q]["recall_10"], "mrr": reciprocal[q]}
+            q: {
+                "ndcg": measured[q]["ndcg_cut_10"],
+                "recall": measured[q]["recall_10"],
+                "mrr": reciprocal[q],
+            }
             for q in query_ids
         },
         "recall100_per_case": {q: measured[q]["recall_100"] for q in query_ids},
@@ -264,12 +307,16 @@ def summarise(ours: dict, bare: dict) -> dict:
     }
     differing = {
         name: sum(
-            1 for q, metrics in bare["per_case"].items() if abs(metrics[name] - ours["per_case"][q][name]) > 1e-6
+            1
+            for q, metrics in bare["per_case"].items()
+            if abs(metrics[name] - ours["per_case"][q][name]) > 1e-6
         )
         for name in ("ndcg", "recall", "mrr")
     }
     differing["recall@100"] = sum(
-        1 for q, value in bare["recall100_per_case"].items() if abs(value - ours["recall100_per_case"][q]) > 1e-6
+        1
+        for q, value in bare["recall100_per_case"].items()
+        if abs(value - ours["recall100_per_case"][q]) > 1e-6
     )
     seconds = dict(ours["seconds"], bare_pipeline=bare["seconds"])
     return {
@@ -284,15 +331,19 @@ def summarise(ours: dict, bare: dict) -> dict:
         "ties_flagged": ours["ties_flagged"],
         "trec_export": ours["trec_export"],
         "seconds": seconds,
-        "ratio_build_and_evaluate_to_bare": seconds["build_and_evaluate"] / seconds["bare_pipeline"],
+        "ratio_build_and_evaluate_to_bare": seconds["build_and_evaluate"]
+        / seconds["bare_pipeline"],
         "warm_evaluate_speedup_over_bare": seconds["bare_pipeline"] / seconds["warm_evaluate_k10"],
-        "warm_cli_evaluate_speedup_over_bare": seconds["bare_pipeline"] / seconds["warm_evaluate_k10_cli"],
+        "warm_cli_evaluate_speedup_over_bare": seconds["bare_pipeline"]
+        / seconds["warm_evaluate_k10_cli"],
         "environment": ours["environment"],
     }
 
 
 def print_results(results: dict) -> None:
-    print(f"{results['dataset']}: {results['documents']} documents, {results['cases']} queries; {results['model']}")
+    print(
+        f"{results['dataset']}: {results['documents']} documents, {results['cases']} queries; {results['model']}"
+    )
     print()
     print("| measure | ptah | bare pipeline | published | ptah - published | within 0.002 |")
     print("| --- | --- | --- | --- | --- | --- |")
@@ -318,15 +369,27 @@ def print_results(results: dict) -> None:
     seconds = results["seconds"]
     print("| step | seconds |")
     print("| --- | --- |")
-    for name in ("import", "build", "evaluate_k10", "evaluate_k100", "build_and_evaluate", "bare_pipeline",
-                 "warm_evaluate_k10", "warm_evaluate_k10_cli"):
+    for name in (
+        "import",
+        "build",
+        "evaluate_k10",
+        "evaluate_k100",
+        "build_and_evaluate",
+        "bare_pipeline",
+        "warm_evaluate_k10",
+        "warm_evaluate_k10_cli",
+    ):
         print(f"| {name} | {seconds[name]:.3f} |")
     print()
-    print(f"ptah build + evaluate (k10, k100) / bare pipeline: {results['ratio_build_and_evaluate_to_bare']:.3f}x "
-          "(target <= 1.05; the import is not counted)")
-    print(f"warm evaluate (k10, in process, fresh project) speed-up over the bare pipeline: "
-          f"{results['warm_evaluate_speedup_over_bare']:.1f}x (target >= 20x); "
-          f"through the CLI with interpreter start: {results['warm_cli_evaluate_speedup_over_bare']:.1f}x")
+    print(
+        f"ptah build + evaluate (k10, k100) / bare pipeline: {results['ratio_build_and_evaluate_to_bare']:.3f}x "
+        "(target <= 1.05; the import is not counted)"
+    )
+    print(
+        f"warm evaluate (k10, in process, fresh project) speed-up over the bare pipeline: "
+        f"{results['warm_evaluate_speedup_over_bare']:.1f}x (target >= 20x); "
+        f"through the CLI with interpreter start: {results['warm_cli_evaluate_speedup_over_bare']:.1f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -34,8 +34,12 @@ CHANNELS = ("vector", "lexical", "hybrid")
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("dataset", nargs="?", default=str(DEFAULT_DATASET), help="BEIR SciFact directory")
-    parser.add_argument("--work", help="folder for the project (kept and reused; default: a temporary folder)")
+    parser.add_argument(
+        "dataset", nargs="?", default=str(DEFAULT_DATASET), help="BEIR SciFact directory"
+    )
+    parser.add_argument(
+        "--work", help="folder for the project (kept and reused; default: a temporary folder)"
+    )
     parser.add_argument("--json", dest="json_file", help="also write the results as JSON here")
     args = parser.parse_args(argv)
     if args.work:
@@ -61,16 +65,29 @@ def measure(dataset: Path, project_dir: Path) -> dict:
         built = project.build()
         build_seconds = time.perf_counter() - clock
         clock = time.perf_counter()
-        report = project.evaluate(ptah.load_corpus(project_dir / "corpora" / "test-k10.yaml"), channels=CHANNELS)
+        report = project.evaluate(
+            ptah.load_corpus(project_dir / "corpora" / "test-k10.yaml"), channels=CHANNELS
+        )
         evaluate_seconds = time.perf_counter() - clock
     runs = {}
     for run in report.runs:
         runs[run.name] = {
-            "judged": {"value": run.judged.value, "numerator": run.judged.numerator,
-                       "denominator": run.judged.denominator, "undefined": run.judged.undefined, "holes": run.holes},
+            "judged": {
+                "value": run.judged.value,
+                "numerator": run.judged.numerator,
+                "denominator": run.judged.denominator,
+                "undefined": run.judged.undefined,
+                "holes": run.holes,
+            },
             "cases_with_holes": sum(1 for case in run.cases if case.holes),
-            "means": {m.key: {"low": run.means[str(m)].value, "high": run.means[str(m)].high,
-                              "denominator": run.means[str(m)].denominator} for m in run.measures},
+            "means": {
+                m.key: {
+                    "low": run.means[str(m)].value,
+                    "high": run.means[str(m)].high,
+                    "denominator": run.means[str(m)].denominator,
+                }
+                for m in run.measures
+            },
         }
     comparisons = {}
     reference = report.runs[0]
@@ -102,18 +119,24 @@ def measure(dataset: Path, project_dir: Path) -> dict:
 
 def print_results(results: dict) -> None:
     print(f"SciFact test, {results['cases']} cases, k = 10; reference {results['reference']}")
-    print(f"{'run':<22} {'judged@10':>10} {'holes':>6} {'nDCG@10 low':>12} {'high':>7} {'recall low':>11} {'high':>7}"
-          f" {'MRR low':>8} {'high':>7}")
+    print(
+        f"{'run':<22} {'judged@10':>10} {'holes':>6} {'nDCG@10 low':>12} {'high':>7} {'recall low':>11} {'high':>7}"
+        f" {'MRR low':>8} {'high':>7}"
+    )
     for name, run in results["runs"].items():
         means = run["means"]
-        print(f"{name:<22} {run['judged']['value']:>10.4f} {run['judged']['holes']:>6} "
-              f"{means['ndcg']['low']:>12.4f} {means['ndcg']['high']:>7.4f} {means['recall']['low']:>11.4f} "
-              f"{means['recall']['high']:>7.4f} {means['mrr']['low']:>8.4f} {means['mrr']['high']:>7.4f}")
+        print(
+            f"{name:<22} {run['judged']['value']:>10.4f} {run['judged']['holes']:>6} "
+            f"{means['ndcg']['low']:>12.4f} {means['ndcg']['high']:>7.4f} {means['recall']['low']:>11.4f} "
+            f"{means['recall']['high']:>7.4f} {means['mrr']['low']:>8.4f} {means['mrr']['high']:>7.4f}"
+        )
     for name, entries in results["comparisons"].items():
         for key, entry in entries.items():
-            print(f"{name} vs {results['reference']} {key}: delta {entry['delta_low']:+.4f} (low), "
-                  f"{entry['delta_high']:+.4f} (high), widest {entry['widest'][0]:+.4f}..{entry['widest'][1]:+.4f}; "
-                  f"p {entry['p_value']:.4f}; {entry['finding']}")
+            print(
+                f"{name} vs {results['reference']} {key}: delta {entry['delta_low']:+.4f} (low), "
+                f"{entry['delta_high']:+.4f} (high), widest {entry['widest'][0]:+.4f}..{entry['widest'][1]:+.4f}; "
+                f"p {entry['p_value']:.4f}; {entry['finding']}"
+            )
     print(f"seconds: {results['seconds']}")
 
 

@@ -50,14 +50,21 @@ from tests.serve.conftest import Server  # noqa: E402  (the tests' server fixtur
 
 
 def ptah(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ptah", *args], capture_output=True, text=True, check=True)
+    return subprocess.run(
+        [sys.executable, "-m", "ptah", *args], capture_output=True, text=True, check=True
+    )
 
 
 def percentiles(samples: list[float]) -> dict:
     ordered = sorted(samples)
     cut = statistics.quantiles(ordered, n=100, method="inclusive")
-    return {"n": len(ordered), "p50_ms": 1000 * cut[49], "p95_ms": 1000 * cut[94], "p99_ms": 1000 * cut[98],
-            "max_ms": 1000 * ordered[-1]}
+    return {
+        "n": len(ordered),
+        "p50_ms": 1000 * cut[49],
+        "p95_ms": 1000 * cut[94],
+        "p99_ms": 1000 * cut[98],
+        "max_ms": 1000 * ordered[-1],
+    }
 
 
 def setup(work: Path) -> tuple[Path, Path]:
@@ -66,11 +73,22 @@ def setup(work: Path) -> tuple[Path, Path]:
         project.mkdir(parents=True)
         for name in ("ptah.yaml", "make_db.py", "articles.jsonl"):
             shutil.copy(REPO / "examples" / "support" / name, project / name)
-        subprocess.run([sys.executable, str(project / "make_db.py")], check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, str(project / "make_db.py")], check=True, capture_output=True
+        )
     spec = project / "ptah.yaml"
     ptah("inference", "build", "title-body", "--spec", str(spec), "--quiet")
     corpus = REPO / "corpora" / "support.yaml"
-    ptah("inference", "evaluate", "--spec", str(spec), "--corpus", str(corpus), "--output", str(work / "warm.json"))
+    ptah(
+        "inference",
+        "evaluate",
+        "--spec",
+        str(spec),
+        "--corpus",
+        str(corpus),
+        "--output",
+        str(work / "warm.json"),
+    )
     return spec, corpus
 
 
@@ -93,7 +111,9 @@ def main() -> int:
     options = parser.parse_args()
     work = options.work or Path(tempfile.mkdtemp(prefix="ptah-serve-bench-"))
     spec, corpus = setup(work)
-    token = ptah("token", "create", "--scope", "manage", "--spec", str(spec)).stdout.splitlines()[-1]
+    token = ptah("token", "create", "--scope", "manage", "--spec", str(spec)).stdout.splitlines()[
+        -1
+    ]
     server = Server(spec, "--workers", str(options.workers)).start()
     results: dict = {"clients": options.clients, "workers": options.workers}
     try:
@@ -121,12 +141,17 @@ def main() -> int:
                     began = time.perf_counter()
                     answer = mine.get(f"/v1/evaluations/{done['id']}")
                     seconds.append(time.perf_counter() - began)
-                    assert answer.status_code == 200 and answer.json()["report"]["corpus"]["digest"] == digest
+                    assert (
+                        answer.status_code == 200
+                        and answer.json()["report"]["corpus"]["digest"] == digest
+                    )
             return seconds
 
         timings, wall = at_once(options.clients, fetch)
-        results["get_evaluation"] = percentiles(timings) | {"requests_per_s": len(timings) / wall,
-                                                            "bytes": len(client.get(f"/v1/evaluations/{done['id']}").content)}
+        results["get_evaluation"] = percentiles(timings) | {
+            "requests_per_s": len(timings) / wall,
+            "bytes": len(client.get(f"/v1/evaluations/{done['id']}").content),
+        }
 
         run = secrets.token_hex(4)  # a store reused by --work holds the corpora of earlier runs
 
@@ -134,8 +159,11 @@ def main() -> int:
             seconds = []
             with httpx.Client(base_url=server.url, headers=headers, timeout=120) as mine:
                 for index in range(max(1, options.requests // 5)):
-                    changed = text.replace("is it cheaper if I pay for a whole year?",
-                                           f"is it cheaper if I pay for a whole year? ({run}-{number}-{index})", 1)
+                    changed = text.replace(
+                        "is it cheaper if I pay for a whole year?",
+                        f"is it cheaper if I pay for a whole year? ({run}-{number}-{index})",
+                        1,
+                    )
                     began = time.perf_counter()
                     answer = mine.post("/v1/corpora", content=changed.encode())
                     seconds.append(time.perf_counter() - began)
@@ -143,8 +171,10 @@ def main() -> int:
             return seconds
 
         timings, wall = at_once(options.clients, register)
-        results["register_corpus"] = percentiles(timings) | {"requests_per_s": len(timings) / wall,
-                                                             "cases": done["report"]["corpus"]["cases"]}
+        results["register_corpus"] = percentiles(timings) | {
+            "requests_per_s": len(timings) / wall,
+            "cases": done["report"]["corpus"]["cases"],
+        }
 
         count = options.evaluations
         began = time.perf_counter()
@@ -156,19 +186,40 @@ def main() -> int:
         reports = []
         for number in range(count):
             output = work / f"cli-{number}.json"
-            ptah("inference", "evaluate", "--spec", str(spec), "--corpus", str(corpus), "-g", "title-body",
-                 "--output", str(output))
+            ptah(
+                "inference",
+                "evaluate",
+                "--spec",
+                str(spec),
+                "--corpus",
+                str(corpus),
+                "-g",
+                "title-body",
+                "--output",
+                str(output),
+            )
             reports.append(json.loads(output.read_text()))
         cli_wall = time.perf_counter() - began
         results["evaluations"] = {
-            "count": count, "server_s": server_wall, "server_per_minute": 60 * count / server_wall,
-            "cli_s": cli_wall, "cli_per_minute": 60 * count / cli_wall,
-            "server_seconds_per_evaluation": server_wall / count, "cli_seconds_per_evaluation": cli_wall / count,
+            "count": count,
+            "server_s": server_wall,
+            "server_per_minute": 60 * count / server_wall,
+            "cli_s": cli_wall,
+            "cli_per_minute": 60 * count / cli_wall,
+            "server_seconds_per_evaluation": server_wall / count,
+            "cli_seconds_per_evaluation": cli_wall / count,
         }
-        keys = [key for key in reports[0]["runs"][0]["aggregates"] if isinstance(reports[0]["runs"][0]["aggregates"][key], dict)
-                and "value" in reports[0]["runs"][0]["aggregates"][key]]
-        agree = all(job["report"]["runs"][0]["aggregates"][key] == reports[0]["runs"][0]["aggregates"][key]
-                    for job in jobs for key in keys)
+        keys = [
+            key
+            for key in reports[0]["runs"][0]["aggregates"]
+            if isinstance(reports[0]["runs"][0]["aggregates"][key], dict)
+            and "value" in reports[0]["runs"][0]["aggregates"][key]
+        ]
+        agree = all(
+            job["report"]["runs"][0]["aggregates"][key] == reports[0]["runs"][0]["aggregates"][key]
+            for job in jobs
+            for key in keys
+        )
         results["means_agree"] = agree
     finally:
         server.stop()

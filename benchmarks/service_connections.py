@@ -33,7 +33,9 @@ from benchmarks.build import write_project  # noqa: E402
 from benchmarks.openai_service import StandIn, served  # noqa: E402
 from tests.adapters.openai_server import EmbeddingServer  # noqa: E402
 
-BEFORE = "bf34c1e80d4f413b61626da7221480d389cddbe1"  # the last commit whose service client was urllib's
+BEFORE = (
+    "bf34c1e80d4f413b61626da7221480d389cddbe1"  # the last commit whose service client was urllib's
+)
 
 
 def build(spec: Path, tree: Path) -> float:
@@ -41,8 +43,23 @@ def build(spec: Path, tree: Path) -> float:
     shutil.rmtree(spec.parent / ".ptah", ignore_errors=True)
     env = {**os.environ, "PYTHONPATH": str(tree)}
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "ptah", "inference", "build", "bench", "--spec", str(spec), "--quiet"],
-                   env=env, cwd=spec.parent, check=True, capture_output=True)  # not here: -m puts the folder first
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ptah",
+            "inference",
+            "build",
+            "bench",
+            "--spec",
+            str(spec),
+            "--quiet",
+        ],
+        env=env,
+        cwd=spec.parent,
+        check=True,
+        capture_output=True,
+    )  # not here: -m puts the folder first
     return time.perf_counter() - started
 
 
@@ -52,23 +69,32 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
-    rows = [(f"r{number}", f"row {number}: how do I export invoices as csv, page {number % 97}")
-            for number in range(args.rows)]
+    rows = [
+        (f"r{number}", f"row {number}: how do I export invoices as csv, page {number % 97}")
+        for number in range(args.rows)
+    ]
     server = EmbeddingServer(StandIn())
     folder = Path(tempfile.mkdtemp(prefix="ptah-connections-"))
     try:
         old = folder / "before"
         old.mkdir()
-        archive = subprocess.run(["git", "archive", BEFORE, "ptah"], cwd=ROOT, check=True, capture_output=True).stdout
+        archive = subprocess.run(
+            ["git", "archive", BEFORE, "ptah"], cwd=ROOT, check=True, capture_output=True
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
         trees = {"before (urllib)": old, "after (httpx)": ROOT}
-        print(f"python {platform.python_version()}, {os.cpu_count()} CPUs, {args.rows} rows, "
-              f"batch_size {args.batch_size}", flush=True)
+        print(
+            f"python {platform.python_version()}, {os.cpu_count()} CPUs, {args.rows} rows, "
+            f"batch_size {args.batch_size}",
+            flush=True,
+        )
         for concurrency in (1, 4):
-            spec = write_project(folder / f"c{concurrency}", rows, served(server, args.batch_size, concurrency))
+            spec = write_project(
+                folder / f"c{concurrency}", rows, served(server, args.batch_size, concurrency)
+            )
             results: dict[str, list[tuple[int, int, float]]] = {name: [] for name in trees}
             order = list(trees) * args.repeats
-            for index, name in enumerate(order if concurrency == 1 else order[::-1]):
+            for _index, name in enumerate(order if concurrency == 1 else order[::-1]):
                 server.reset()
                 seconds = build(spec, trees[name])
                 results[name].append((len(server.requests), server.connections, seconds))
@@ -76,9 +102,11 @@ def main() -> None:
                 requests = statistics.mean(run[0] for run in runs)
                 connections = statistics.mean(run[1] for run in runs)
                 seconds = statistics.mean(run[2] for run in runs)
-                print(f"max_concurrency {concurrency}, {name}: {requests:.0f} requests over {connections:.0f} "
-                      f"connections ({requests / connections:.1f} requests per connection), {seconds:.2f} s a build",
-                      flush=True)
+                print(
+                    f"max_concurrency {concurrency}, {name}: {requests:.0f} requests over {connections:.0f} "
+                    f"connections ({requests / connections:.1f} requests per connection), {seconds:.2f} s a build",
+                    flush=True,
+                )
     finally:
         server.close()
         shutil.rmtree(folder, ignore_errors=True)

@@ -28,27 +28,49 @@ MEASURES = ("recall", "ndcg", "mrr")
 
 
 def ptah(*argv, cwd: Path) -> int:
-    return subprocess.run([sys.executable, "-m", "ptah", *map(str, argv)], cwd=cwd, stdout=subprocess.DEVNULL).returncode
+    return subprocess.run(
+        [sys.executable, "-m", "ptah", *map(str, argv)], cwd=cwd, stdout=subprocess.DEVNULL
+    ).returncode
 
 
 def gate_rows(cwd: Path, label: str, evaluate: list, baseline: Path, work: Path) -> list[dict]:
     rows = []
     for measure in MEASURES:
         output = work / f"{label}-{measure}.json"
-        ptah(*evaluate, "--baseline", baseline, f"--max-{measure}-drop", "0.02", "--output", output, cwd=cwd)
+        ptah(
+            *evaluate,
+            "--baseline",
+            baseline,
+            f"--max-{measure}-drop",
+            "0.02",
+            "--output",
+            output,
+            cwd=cwd,
+        )
         report = json.loads(output.read_text())
         (gate,) = [g for g in report["gates"] if g["name"] == f"max-{measure}-drop"]
         significance = report["baseline"]["comparisons"][0]["significance"][measure]
         holes = gate.get("holes") or {}
-        rows.append({"against": label, "gate": measure, "drop": gate["drop"], "p": significance["test"]["p_value"],
-                     "passed": gate["passed"], "m": holes.get("flip_count"), "holes": holes.get("holes"),
-                     "settling_sample": holes.get("settling_sample")})
+        rows.append(
+            {
+                "against": label,
+                "gate": measure,
+                "drop": gate["drop"],
+                "p": significance["test"]["p_value"],
+                "passed": gate["passed"],
+                "m": holes.get("flip_count"),
+                "holes": holes.get("holes"),
+                "settling_sample": holes.get("settling_sample"),
+            }
+        )
     return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scifact", type=Path, help="a built SciFact project (ptah import beir + build)")
+    parser.add_argument(
+        "--scifact", type=Path, help="a built SciFact project (ptah import beir + build)"
+    )
     parser.add_argument("--json", type=Path)
     options = parser.parse_args()
     rows = []
@@ -58,25 +80,57 @@ def main() -> None:
         shutil.copytree(REPO / "examples", example / "examples")
         shutil.copytree(REPO / "corpora", example / "corpora")
         spec = example / "examples/support/ptah.yaml"
-        subprocess.run([sys.executable, str(example / "examples/support/make_db.py")], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, str(example / "examples/support/make_db.py")],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         assert ptah("inference", "build", "body-only", "--spec", spec, "--quiet", cwd=example) == 0
-        rows += gate_rows(example, "title-body (baseline.json)",
-                          ["inference", "evaluate", "--spec", spec, "--corpus", "corpora/support.yaml",
-                           "-g", "body-only"], example / "examples/support/baseline.json", work)
+        rows += gate_rows(
+            example,
+            "title-body (baseline.json)",
+            [
+                "inference",
+                "evaluate",
+                "--spec",
+                spec,
+                "--corpus",
+                "corpora/support.yaml",
+                "-g",
+                "body-only",
+            ],
+            example / "examples/support/baseline.json",
+            work,
+        )
         if options.scifact:
             corpus = "corpora/test-k10.yaml"
             for channel in ("lexical", "hybrid"):
                 baseline = work / f"{channel}.json"
-                ptah("inference", "evaluate", "--corpus", corpus, "--channel", channel, "--output", baseline,
-                     cwd=options.scifact)
-                rows += gate_rows(options.scifact, f"SciFact {channel}",
-                                  ["inference", "evaluate", "--corpus", corpus, "--channel", "vector"], baseline, work)
+                ptah(
+                    "inference",
+                    "evaluate",
+                    "--corpus",
+                    corpus,
+                    "--channel",
+                    channel,
+                    "--output",
+                    baseline,
+                    cwd=options.scifact,
+                )
+                rows += gate_rows(
+                    options.scifact,
+                    f"SciFact {channel}",
+                    ["inference", "evaluate", "--corpus", corpus, "--channel", "vector"],
+                    baseline,
+                    work,
+                )
     print("| baseline | gate | drop | paired p | passed | m | holes | settling sample |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for row in rows:
-        print(f"| {row['against']} | {row['gate']} | {row['drop']:.4f} | {row['p']:.4g} | {row['passed']} | "
-              f"{row['m']} | {row['holes']} | {row['settling_sample']} |")
+        print(
+            f"| {row['against']} | {row['gate']} | {row['drop']:.4f} | {row['p']:.4g} | {row['passed']} | "
+            f"{row['m']} | {row['holes']} | {row['settling_sample']} |"
+        )
     if options.json:
         options.json.write_text(json.dumps(rows, indent=2) + "\n")
 

@@ -44,11 +44,24 @@ def main() -> None:
     options = parser.parse_args()
     project = options.scifact.resolve()
     spec = project / "ptah.variants.yaml"
-    spec.write_text((project / "ptah.yaml").read_text() + VARIANTS.format(candidates=options.candidates))
+    spec.write_text(
+        (project / "ptah.yaml").read_text() + VARIANTS.format(candidates=options.candidates)
+    )
     with tempfile.TemporaryDirectory() as folder:
         output = Path(folder) / "report.json"
-        command = [sys.executable, "-m", "ptah", "inference", "evaluate", "--spec", str(spec), "--corpus",
-                   options.corpus, "--output", str(output)]
+        command = [
+            sys.executable,
+            "-m",
+            "ptah",
+            "inference",
+            "evaluate",
+            "--spec",
+            str(spec),
+            "--corpus",
+            options.corpus,
+            "--output",
+            str(output),
+        ]
         for name in ("vector", "lexical", "hybrid", "reranked"):
             command += ["--variant", name]
         code = subprocess.run(command, cwd=project, stdout=subprocess.DEVNULL).returncode
@@ -56,21 +69,31 @@ def main() -> None:
             sys.exit(f"ptah inference evaluate exited {code}")
         report = json.loads(output.read_text())
     rows = table(report)
-    print("| variant | recall@10 | MRR@10 | nDCG@10 | nDCG vs vector (95% CI, p) | p50 ms/query | p95 ms/query "
-          "| share of evaluation |")
+    print(
+        "| variant | recall@10 | MRR@10 | nDCG@10 | nDCG vs vector (95% CI, p) | p50 ms/query | p95 ms/query "
+        "| share of evaluation |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for row in rows:
-        print(f"| {row['variant']} | {row['recall']:.4f} | {row['mrr']:.4f} | {row['ndcg']:.4f} | {row['versus']} | "
-              f"{row['p50_ms']:.1f} | {row['p95_ms']:.1f} | {row['share']:.1%} |")
-    print(f"evaluation: {report['timings']['total']:.1f} s; cpu: {report['environment']['cpu']} "
-          f"({report['environment']['cpus']} cpus)")
+        print(
+            f"| {row['variant']} | {row['recall']:.4f} | {row['mrr']:.4f} | {row['ndcg']:.4f} | {row['versus']} | "
+            f"{row['p50_ms']:.1f} | {row['p95_ms']:.1f} | {row['share']:.1%} |"
+        )
+    print(
+        f"evaluation: {report['timings']['total']:.1f} s; cpu: {report['environment']['cpu']} "
+        f"({report['environment']['cpus']} cpus)"
+    )
     if options.json:
-        options.json.write_text(json.dumps({"rows": rows, "timings": report["timings"]}, indent=2) + "\n")
+        options.json.write_text(
+            json.dumps({"rows": rows, "timings": report["timings"]}, indent=2) + "\n"
+        )
 
 
 def table(report: dict) -> list[dict]:
     """One row per variant: means, the nDCG comparison with the reference (vector) and the costs."""
-    compared = {entry["run"]: entry["measures"]["ndcg"] for entry in report["comparison"]["candidates"]}
+    compared = {
+        entry["run"]: entry["measures"]["ndcg"] for entry in report["comparison"]["candidates"]
+    }
     total = report["timings"]["total"]
     rows = []
     for run in report["runs"]:
@@ -79,13 +102,30 @@ def table(report: dict) -> list[dict]:
         if name in compared:
             ndcg = compared[name]
             low, high = ndcg["interval"]["low"], ndcg["interval"]["high"]
-            versus = f"{ndcg['delta']:+.4f} ({low:+.4f}..{high:+.4f}, p {ndcg['test']['p_value']:.4f})"
+            versus = (
+                f"{ndcg['delta']:+.4f} ({low:+.4f}..{high:+.4f}, p {ndcg['test']['p_value']:.4f})"
+            )
         seconds = sum(stage["seconds"] for stage in cost["stages"].values())
-        rows.append({"variant": name, "recall": means["recall"]["value"], "mrr": means["mrr"]["value"],
-                     "ndcg": means["ndcg"]["value"], "versus": versus, "p50_ms": cost["p50_ms"],
-                     "p95_ms": cost["p95_ms"], "share": seconds / total,
-                     "stages": {stage: {"p50_ms": values["p50_ms"], "p95_ms": values["p95_ms"],
-                                        "seconds": values["seconds"]} for stage, values in cost["stages"].items()}})
+        rows.append(
+            {
+                "variant": name,
+                "recall": means["recall"]["value"],
+                "mrr": means["mrr"]["value"],
+                "ndcg": means["ndcg"]["value"],
+                "versus": versus,
+                "p50_ms": cost["p50_ms"],
+                "p95_ms": cost["p95_ms"],
+                "share": seconds / total,
+                "stages": {
+                    stage: {
+                        "p50_ms": values["p50_ms"],
+                        "p95_ms": values["p95_ms"],
+                        "seconds": values["seconds"],
+                    }
+                    for stage, values in cost["stages"].items()
+                },
+            }
+        )
     return rows
 
 

@@ -46,7 +46,9 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent.parent
-EDIT_EVERY = 100_000  # one row in this many edited, one deleted and one inserted after the store was written
+EDIT_EVERY = (
+    100_000  # one row in this many edited, one deleted and one inserted after the store was written
+)
 WRITE_BATCH = 100_000
 DIMENSION = 8
 
@@ -57,7 +59,8 @@ high = next(line for line in open("/proc/self/status") if line.startswith("VmHWM
 print('{"peak_rss_mib": %d}' % (int(high.split()[1]) // 1024))
 """
 
-VERIFY = """
+VERIFY = (
+    """
 import json, sys, time
 from ptah.services.project import open_project
 from ptah.services.verify import verify
@@ -68,9 +71,12 @@ print(json.dumps({"seconds": round(time.perf_counter() - started, 2), "rows": re
                   "covered": result.covered, "fresh": result.fresh, "stale_keys": result.stale_keys,
                   "missing_keys": result.missing_keys, "orphans": result.orphans,
                   "orphan_keys": result.orphan_keys, "fingerprint": result.fingerprint}))
-""" + HIGH_WATER
+"""
+    + HIGH_WATER
+)
 
-EVALUATE = """
+EVALUATE = (
+    """
 import sys, time
 from ptah.cli import main
 started = time.perf_counter()
@@ -82,7 +88,9 @@ except SystemExit as exc:
 else:
     code = 0
 print('{"seconds": %.2f, "code": %s}' % (time.perf_counter() - started, code))
-""" + HIGH_WATER
+"""
+    + HIGH_WATER
+)
 
 
 def text(i: int) -> tuple[str, str]:
@@ -100,14 +108,21 @@ def synthesize(folder: Path, rows: int) -> Path:
             stale.unlink()
     with sqlite3.connect(folder / "source.db") as connection:
         connection.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT)")
-        connection.executemany("INSERT INTO articles VALUES (?, ?, ?)", ((i, *text(i)) for i in range(1, rows + 1)))
+        connection.executemany(
+            "INSERT INTO articles VALUES (?, ?, ?)", ((i, *text(i)) for i in range(1, rows + 1))
+        )
     spec.write_text(
         "version: 1\nsource:\n  database: sqlite:///source.db\n  table: articles\n  key_fields: [id]\n"
         '  text: "{title}\\n\\n{body}"\nactive: docs\ngenerations:\n  docs:\n'
         f"    model: ptah/deterministic\n    dimension: {DIMENSION}\n"
     )
-    (folder / "corpus.yaml").write_text("version: 1\ndefault_k: 10\ncases:\n" + "".join(
-        f"  - {{id: c{n}, query: \"Article {n * 7919}\", relevant: {{\"{n * 7919}\": 1}}}}\n" for n in range(1, 11)))
+    (folder / "corpus.yaml").write_text(
+        "version: 1\ndefault_k: 10\ncases:\n"
+        + "".join(
+            f'  - {{id: c{n}, query: "Article {n * 7919}", relevant: {{"{n * 7919}": 1}}}}\n'
+            for n in range(1, 11)
+        )
+    )
     sys.path.insert(0, str(HERE))
     from ptah.core.identity import text_digest
     from ptah.services.build import library_versions, register_generation
@@ -118,17 +133,24 @@ def synthesize(folder: Path, rows: int) -> Path:
         generation = project.generation("docs")
         identity = generation.identity.identity
         store = project.store(create=True)
-        register_generation(store, generation, DIMENSION, library_versions(generation.settings), None)
+        register_generation(
+            store, generation, DIMENSION, library_versions(generation.settings), None
+        )
         for start in range(1, rows + 1, WRITE_BATCH):
             keys = range(start, min(start + WRITE_BATCH, rows + 1))
-            batch = [(f"{len(str(i))}:{i}", str(i), text_digest("{}\n\n{}".format(*text(i)))) for i in keys]
+            batch = [
+                (f"{len(str(i))}:{i}", str(i), text_digest("{}\n\n{}".format(*text(i))))
+                for i in keys
+            ]
             store.write_vectors(identity, batch, np.repeat(vector, len(batch), axis=0))
         store.close()
     with sqlite3.connect(folder / "source.db") as connection:
         connection.execute(f"UPDATE articles SET body = 'edited' WHERE id % {EDIT_EVERY} = 1")
         connection.execute(f"DELETE FROM articles WHERE id % {EDIT_EVERY} = 2")
-        connection.executemany("INSERT INTO articles VALUES (?, ?, ?)",
-                               [(rows + n, *text(rows + n)) for n in range(1, max(rows // EDIT_EVERY, 1) + 1)])
+        connection.executemany(
+            "INSERT INTO articles VALUES (?, ?, ?)",
+            [(rows + n, *text(rows + n)) for n in range(1, max(rows // EDIT_EVERY, 1) + 1)],
+        )
     (folder / "ready").write_text("")
     return spec
 
@@ -138,12 +160,21 @@ def measure(code: str, arguments: list[str], tree: Path, cwd: Path) -> dict:
     its result, then its peak RSS), and its wall time."""
     environment = dict(os.environ, PYTHONPATH=str(tree))
     started = time.perf_counter()
-    child = subprocess.run([sys.executable, "-c", code, *arguments], cwd=cwd, env=environment, stdout=subprocess.PIPE,
-                           text=True)
+    child = subprocess.run(
+        [sys.executable, "-c", code, *arguments],
+        cwd=cwd,
+        env=environment,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     lines = child.stdout.strip().splitlines()
     if child.returncode != 0 or len(lines) < 2:
         return {"failed": child.returncode}
-    return json.loads(lines[-2]) | json.loads(lines[-1]) | {"wall_s": round(time.perf_counter() - started, 2)}
+    return (
+        json.loads(lines[-2])
+        | json.loads(lines[-1])
+        | {"wall_s": round(time.perf_counter() - started, 2)}
+    )
 
 
 def digests_in_postgres(rows: int) -> dict:
@@ -167,10 +198,14 @@ def digests_in_postgres(rows: int) -> dict:
     try:
         url = f"postgresql://postgres@/postgres?host={folder}"
         with psycopg.connect(url, autocommit=True) as connection:
-            connection.execute("CREATE TABLE articles (id bigint PRIMARY KEY, title text, body text)")
-            connection.execute("INSERT INTO articles SELECT i, 'Article ' || i, repeat('How to handle case ' || "
-                               "(i %% 977) || ' of topic ' || (i %% 131) || '. ', 10) FROM generate_series(1, %s) i",
-                               (rows,))
+            connection.execute(
+                "CREATE TABLE articles (id bigint PRIMARY KEY, title text, body text)"
+            )
+            connection.execute(
+                "INSERT INTO articles SELECT i, 'Article ' || i, repeat('How to handle case ' || "
+                "(i %% 977) || ' of topic ' || (i %% 131) || '. ', 10) FROM generate_series(1, %s) i",
+                (rows,),
+            )
             connection.execute("VACUUM ANALYZE articles")
         template = "{title}\n\n{body}"
         seconds: dict[str, list[float]] = {"in_database": [], "from_text": []}
@@ -183,8 +218,12 @@ def digests_in_postgres(rows: int) -> dict:
                     answers.add(hash(tuple(source.digests(template))))
                     seconds[way].append(time.perf_counter() - started)
         medians = {way: round(statistics.median(values), 2) for way, values in seconds.items()}
-        return {"rows": rows, "seconds": medians, "same_digests": len(answers) == 1,
-                "text_over_database": round(medians["from_text"] / medians["in_database"], 2)}
+        return {
+            "rows": rows,
+            "seconds": medians,
+            "same_digests": len(answers) == 1,
+            "text_over_database": round(medians["from_text"] / medians["in_database"], 2),
+        }
     finally:
         server.cleanup()
 
@@ -193,10 +232,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="*", default=[1_000_000])
     parser.add_argument("--before", type=Path, help="a worktree of the older commit, measured too")
-    parser.add_argument("--before-max", type=int, default=1_000_000, help="the largest row count measured before")
-    parser.add_argument("--evaluate", action="store_true", help="also measure evaluate --search exact")
+    parser.add_argument(
+        "--before-max", type=int, default=1_000_000, help="the largest row count measured before"
+    )
+    parser.add_argument(
+        "--evaluate", action="store_true", help="also measure evaluate --search exact"
+    )
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/ptah-verify-memory"))
-    parser.add_argument("--postgres", type=int, metavar="ROWS", help="also time the source's digests in PostgreSQL")
+    parser.add_argument(
+        "--postgres", type=int, metavar="ROWS", help="also time the source's digests in PostgreSQL"
+    )
     parser.add_argument("--json", type=Path)
     options = parser.parse_args()
     summary: list[dict] = []
@@ -205,17 +250,29 @@ def main() -> None:
         started = time.perf_counter()
         spec = synthesize(folder, rows)
         entry: dict = {"rows": rows, "setup_s": round(time.perf_counter() - started, 1)}
-        trees = [("after", HERE)] + ([("before", options.before)] if options.before and rows <= options.before_max
-                                     else [])
+        trees = [("after", HERE)] + (
+            [("before", options.before)] if options.before and rows <= options.before_max else []
+        )
         for label, tree in trees:
             entry[f"verify_{label}"] = measure(VERIFY, [str(spec)], tree, folder)
             if options.evaluate:
-                entry[f"evaluate_{label}"] = measure(EVALUATE, [str(spec), "corpus.yaml", f"report-{label}.json"],
-                                                     tree, folder)
-            print(json.dumps({label: entry[f"verify_{label}"]} | {"rows": rows}), file=sys.stderr, flush=True)
+                entry[f"evaluate_{label}"] = measure(
+                    EVALUATE, [str(spec), "corpus.yaml", f"report-{label}.json"], tree, folder
+                )
+            print(
+                json.dumps({label: entry[f"verify_{label}"]} | {"rows": rows}),
+                file=sys.stderr,
+                flush=True,
+            )
         if "verify_before" in entry:
-            same = {k: v for k, v in entry["verify_after"].items() if k not in ("seconds", "wall_s", "peak_rss_mib")}
-            entry["same_result"] = same == {k: v for k, v in entry["verify_before"].items() if k in same}
+            same = {
+                k: v
+                for k, v in entry["verify_after"].items()
+                if k not in ("seconds", "wall_s", "peak_rss_mib")
+            }
+            entry["same_result"] = same == {
+                k: v for k, v in entry["verify_before"].items() if k in same
+            }
         summary.append(entry)
     if options.postgres:
         summary.append({"postgres_digests": digests_in_postgres(options.postgres)})

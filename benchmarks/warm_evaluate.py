@@ -68,7 +68,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 DEFAULT_DATASET = REPO.parent / "shared" / "datasets" / "scifact"
-RECORDED = {"ndcg": 0.6450817, "recall": 0.7833333, "mrr": 0.6047249}  # benchmarks/RESULTS.md, SciFact section
+RECORDED = {
+    "ndcg": 0.6450817,
+    "recall": 0.7833333,
+    "mrr": 0.6047249,
+}  # benchmarks/RESULTS.md, SciFact section
 MEASURES = {"ndcg": "ndcg_cut_10", "recall": "recall_10", "mrr": "recip_rank"}
 
 BARE = r"""
@@ -108,13 +112,23 @@ with ptah.open_project(sys.argv[1]) as project:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("dataset", nargs="?", default=str(DEFAULT_DATASET), help="BEIR SciFact directory")
-    parser.add_argument("--work", help="folder for the project (kept, and reused next time; default: a temporary one)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed runs of each side (default 5)")
+    parser.add_argument(
+        "dataset", nargs="?", default=str(DEFAULT_DATASET), help="BEIR SciFact directory"
+    )
+    parser.add_argument(
+        "--work",
+        help="folder for the project (kept, and reused next time; default: a temporary one)",
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=5, help="timed runs of each side (default 5)"
+    )
     parser.add_argument("--json", dest="json_file", help="also write the results as JSON here")
-    parser.add_argument("--other-tree", metavar="DIR",
-                        help="another copy of ptah (a folder holding its ptah/ package, e.g. from `git archive`) "
-                        "whose CLI is timed beside this one, interleaved: a before/after on one machine")
+    parser.add_argument(
+        "--other-tree",
+        metavar="DIR",
+        help="another copy of ptah (a folder holding its ptah/ package, e.g. from `git archive`) "
+        "whose CLI is timed beside this one, interleaved: a before/after on one machine",
+    )
     args = parser.parse_args(argv)
 
     dataset = Path(args.dataset).resolve()
@@ -154,7 +168,10 @@ def set_up(dataset: Path, work: Path) -> dict:
         print(f"setup: build embedded {built.embedded} rows", file=sys.stderr)
         warm = project.evaluate(corpus)
         cached = warm.runs[0].generation["queries_from_cache"]
-        print(f"setup: warm-up evaluate found {cached} of {len(warm.runs[0].cases)} queries cached", file=sys.stderr)
+        print(
+            f"setup: warm-up evaluate found {cached} of {len(warm.runs[0].cases)} queries cached",
+            file=sys.stderr,
+        )
         loaded = ptah.load_corpus(corpus)
         inner = project._project  # the stored vectors, exactly as ptah reads them (not public API)
         generation = inner.generation()
@@ -164,12 +181,18 @@ def set_up(dataset: Path, work: Path) -> dict:
         np.save(bare / "documents.npy", np.ascontiguousarray(matrix.vectors, dtype=np.float32))
         np.save(bare / "queries.npy", np.stack([found[text] for text in texts]).astype(np.float32))
     (bare / "ids.json").write_text(
-        json.dumps({"documents": list(matrix.keys), "queries": [case.id for case in loaded.cases]}), encoding="utf-8"
+        json.dumps({"documents": list(matrix.keys), "queries": [case.id for case in loaded.cases]}),
+        encoding="utf-8",
     )
     executable = Path(sys.executable).with_name("ptah")
     return {
-        "spec": str(spec), "corpus": str(corpus), "project": str(project_dir), "bare": str(bare),
-        "qrels": str(dataset / "qrels" / "test.tsv"), "output": str(work / "out"), "work": str(work),
+        "spec": str(spec),
+        "corpus": str(corpus),
+        "project": str(project_dir),
+        "bare": str(bare),
+        "qrels": str(dataset / "qrels" / "test.tsv"),
+        "output": str(work / "out"),
+        "work": str(work),
         "ptah": [str(executable)] if executable.exists() else [sys.executable, "-m", "ptah"],
     }
 
@@ -180,7 +203,9 @@ def set_up(dataset: Path, work: Path) -> dict:
 def child_environment(work: str) -> dict:
     """This environment, with Python's bytecode cached (under WORK, not in the repository), as an installed
     package has it: ``PYTHONDONTWRITEBYTECODE`` would make every process compile ptah from source again."""
-    environment = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    environment = {
+        key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"
+    }
     environment["PYTHONPYCACHEPREFIX"] = os.path.join(work, "pycache")
     return environment
 
@@ -202,24 +227,40 @@ def measure(paths: dict, repeats: int, other_tree: str | None = None) -> dict:
     import ptah
 
     os.makedirs(paths["output"], exist_ok=True)
-    cli_out, api_out = os.path.join(paths["output"], "cli.json"), os.path.join(paths["output"], "api.json")
+    cli_out, api_out = (
+        os.path.join(paths["output"], "cli.json"),
+        os.path.join(paths["output"], "api.json"),
+    )
     python, env = sys.executable, child_environment(paths["work"])
     outputs: dict[str, object] = {}
 
     def bare():
-        wall, cpu, out = process([python, "-c", BARE, paths["bare"], paths["qrels"]], paths["project"], env)
+        wall, cpu, out = process(
+            [python, "-c", BARE, paths["bare"], paths["qrels"]], paths["project"], env
+        )
         outputs["bare"] = out
         return wall, cpu
 
     def cli():
-        argv = [*paths["ptah"], "inference", "evaluate", "--corpus", paths["corpus"], "--spec", paths["spec"],
-                "--output", cli_out]
+        argv = [
+            *paths["ptah"],
+            "inference",
+            "evaluate",
+            "--corpus",
+            paths["corpus"],
+            "--spec",
+            paths["spec"],
+            "--output",
+            cli_out,
+        ]
         wall, cpu, out = process(argv, paths["project"], env)
         outputs["cli_stdout_lines"] = out.count("\n")
         return wall, cpu
 
     def api():
-        wall, cpu, _ = process([python, "-c", API, paths["spec"], paths["corpus"], api_out], paths["project"], env)
+        wall, cpu, _ = process(
+            [python, "-c", API, paths["spec"], paths["corpus"], api_out], paths["project"], env
+        )
         return wall, cpu
 
     project = ptah.open_project(paths["spec"])
@@ -232,10 +273,23 @@ def measure(paths: dict, repeats: int, other_tree: str | None = None) -> dict:
 
     sides = {"bare": bare, "cli": cli, "api": api, "api-in-process": in_process}
     if other_tree:
+
         def other_cli():
             script = "import sys; sys.path.insert(0, sys.argv.pop(1)); from ptah.cli import main; main(sys.argv[1:])"
-            argv = [python, "-c", script, os.path.abspath(other_tree), "inference", "evaluate", "--corpus",
-                    paths["corpus"], "--spec", paths["spec"], "--output", os.path.join(paths["output"], "other.json")]
+            argv = [
+                python,
+                "-c",
+                script,
+                os.path.abspath(other_tree),
+                "inference",
+                "evaluate",
+                "--corpus",
+                paths["corpus"],
+                "--spec",
+                paths["spec"],
+                "--output",
+                os.path.join(paths["output"], "other.json"),
+            ]
             return process(argv, paths["project"], env)[:2]
 
         sides["cli (other tree)"] = other_cli
@@ -243,7 +297,10 @@ def measure(paths: dict, repeats: int, other_tree: str | None = None) -> dict:
         "python -c pass": lambda: process([python, "-c", "pass"], paths["project"], env)[:2],
         "ptah --help": lambda: process([*paths["ptah"], "--help"], paths["project"], env)[:2],
     }
-    for warm_up in (*sides.values(), *references.values()):  # untimed: bytecode written, files in the page cache
+    for warm_up in (
+        *sides.values(),
+        *references.values(),
+    ):  # untimed: bytecode written, files in the page cache
         warm_up()
     walls: dict[str, list[float]] = {name: [] for name in [*sides, *references]}
     cpus: dict[str, list[float]] = {name: [] for name in walls}
@@ -261,7 +318,8 @@ def measure(paths: dict, repeats: int, other_tree: str | None = None) -> dict:
     report = outputs["in_process"]
     return {
         "repeats": repeats,
-        "command": paths["ptah"] + ["inference", "evaluate", "--corpus", "corpora/test-k10.yaml", "--output", "FILE"],
+        "command": paths["ptah"]
+        + ["inference", "evaluate", "--corpus", "corpora/test-k10.yaml", "--output", "FILE"],
         "wall_seconds": walls,
         "cpu_seconds": cpus,
         "median_wall_seconds": medians,
@@ -294,7 +352,9 @@ def agreement(report, cli_out: str, api_out: str, bare: dict) -> dict:
             worst = max(worst, abs(case["metrics"][mine] - theirs.get(their, 0.0)))
     aggregates = cli_runs[0]["aggregates"]
     means = {name: aggregates[name]["value"] for name in MEASURES}
-    bare_means = {name: float(np.mean([bare[q][key] for q in bare])) for name, key in MEASURES.items()}
+    bare_means = {
+        name: float(np.mean([bare[q][key] for q in bare])) for name, key in MEASURES.items()
+    }
     same_runs = cli_runs == api_runs == in_process_runs
     recorded = all(abs(means[name] - value) < 5e-8 for name, value in RECORDED.items())
     return {
@@ -312,18 +372,25 @@ def agreement(report, cli_out: str, api_out: str, bare: dict) -> dict:
 
 def print_results(results: dict) -> None:
     walls, cpus = results["median_wall_seconds"], results["median_cpu_seconds"]
-    print(f"warm SciFact evaluate (300 cases, 5,183 x 384), median of {results['repeats']}, interleaved")
+    print(
+        f"warm SciFact evaluate (300 cases, 5,183 x 384), median of {results['repeats']}, interleaved"
+    )
     print()
     print("| side | wall s (median) | CPU s (median) | all wall s |")
     print("| --- | --- | --- | --- |")
     for name, values in results["wall_seconds"].items():
-        print(f"| {name} | {walls[name]:.3f} | {cpus[name]:.3f} | {', '.join(f'{v:.3f}' for v in values)} |")
+        print(
+            f"| {name} | {walls[name]:.3f} | {cpus[name]:.3f} | {', '.join(f'{v:.3f}' for v in values)} |"
+        )
     print()
     for name, value in results["ratios"].items():
         print(f"{name}: {value:.2f}x")
     met = "met" if walls["cli"] <= results["cli_target_seconds"] else "NOT met"
     print(f"CLI target <= {results['cli_target_seconds']} s: {met} ({walls['cli']:.3f} s)")
-    print("in-process steps (s): " + ", ".join(f"{k} {v:.3f}" for k, v in results["in_process_timings"].items()))
+    print(
+        "in-process steps (s): "
+        + ", ".join(f"{k} {v:.3f}" for k, v in results["in_process_timings"].items())
+    )
     agreed = results["agreement"]
     print(
         f"numbers: CLI, API and in-process runs identical: {agreed['cli_api_in_process_runs_identical']}; "

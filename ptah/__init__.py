@@ -19,54 +19,103 @@ from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
-if TYPE_CHECKING:  # what type checkers read; at run time each name is imported on first use (_WHERE)
+if (
+    TYPE_CHECKING
+):  # what type checkers read; at run time each name is imported on first use (_WHERE)
     from ptah._api import Project, Report, load_corpus, load_report, open_project
     from ptah.core.corpus import Case, Corpus
     from ptah.core.errors import (
-        CorpusError, IncomparableBaseline, InputError, NotBuilt, OperationalError, Problem, PtahError,
-        SpecError, StaleGeneration, VariantUnavailable,
+        CorpusError,
+        IncomparableBaseline,
+        InputError,
+        NotBuilt,
+        OperationalError,
+        Problem,
+        PtahError,
+        SpecError,
+        StaleGeneration,
+        VariantUnavailable,
     )
     from ptah.core.judged import Judgement, JudgementRecord, Sample
     from ptah.core.measures import Measure, MeasureKind
     from ptah.core.metrics import Mean
     from ptah.core.report import CaseResult, CaseTies, Hit, Hole, KnownMiss, Miss, Result, Run
     from ptah.core.request import EvaluationRequest, Fusion, SearchOptions, StatisticsSettings
-    from ptah.core.spec import (GenerationSettings, JudgeSettings, RerankSettings, ServiceSettings, SourceSpec, Spec,
-                                Variant)
+    from ptah.core.spec import (
+        GenerationSettings,
+        JudgeSettings,
+        RerankSettings,
+        ServiceSettings,
+        SourceSpec,
+        Spec,
+        Variant,
+    )
     from ptah.core.verdicts import BaselineComparison, Comparison, Gate
     from ptah.core.verification import VerifyResult
     from ptah.services.build import BuildSummary
     from ptah.services.index_search import IndexSummary
-    from ptah.services.project import Generation, GenerationIdentity  # the API sees adapters through services
-    from ptah.services.prune import PruneResult, PrunedGeneration
+    from ptah.services.project import (
+        Generation,
+        GenerationIdentity,
+    )  # the API sees adapters through services
+    from ptah.services.prune import PrunedGeneration, PruneResult
     from ptah.services.verify import GenerationListing
 
 # Names are imported when first used (PEP 562), so that ``ptah --help`` and ``ptah corpus …`` pay
 # for nothing they do not use.
 _WHERE = {
-    "Project": "ptah._api", "Report": "ptah._api", "load_corpus": "ptah._api", "load_report": "ptah._api",
+    "Project": "ptah._api",
+    "Report": "ptah._api",
+    "load_corpus": "ptah._api",
+    "load_report": "ptah._api",
     "open_project": "ptah._api",
-    "Case": "ptah.core.corpus", "Corpus": "ptah.core.corpus",
-    "CorpusError": "ptah.core.errors", "IncomparableBaseline": "ptah.core.errors", "InputError": "ptah.core.errors",
-    "NotBuilt": "ptah.core.errors", "OperationalError": "ptah.core.errors", "Problem": "ptah.core.errors",
-    "PtahError": "ptah.core.errors", "SpecError": "ptah.core.errors", "StaleGeneration": "ptah.core.errors",
+    "Case": "ptah.core.corpus",
+    "Corpus": "ptah.core.corpus",
+    "CorpusError": "ptah.core.errors",
+    "IncomparableBaseline": "ptah.core.errors",
+    "InputError": "ptah.core.errors",
+    "NotBuilt": "ptah.core.errors",
+    "OperationalError": "ptah.core.errors",
+    "Problem": "ptah.core.errors",
+    "PtahError": "ptah.core.errors",
+    "SpecError": "ptah.core.errors",
+    "StaleGeneration": "ptah.core.errors",
     "VariantUnavailable": "ptah.core.errors",
-    "Judgement": "ptah.core.judged", "JudgementRecord": "ptah.core.judged", "Sample": "ptah.core.judged",
-    "Measure": "ptah.core.measures", "MeasureKind": "ptah.core.measures",
+    "Judgement": "ptah.core.judged",
+    "JudgementRecord": "ptah.core.judged",
+    "Sample": "ptah.core.judged",
+    "Measure": "ptah.core.measures",
+    "MeasureKind": "ptah.core.measures",
     "Mean": "ptah.core.metrics",
-    "CaseResult": "ptah.core.report", "CaseTies": "ptah.core.report", "Hit": "ptah.core.report",
-    "Hole": "ptah.core.report", "KnownMiss": "ptah.core.report", "Miss": "ptah.core.report",
-    "Result": "ptah.core.report", "Run": "ptah.core.report",
-    "EvaluationRequest": "ptah.core.request", "Fusion": "ptah.core.request", "SearchOptions": "ptah.core.request",
+    "CaseResult": "ptah.core.report",
+    "CaseTies": "ptah.core.report",
+    "Hit": "ptah.core.report",
+    "Hole": "ptah.core.report",
+    "KnownMiss": "ptah.core.report",
+    "Miss": "ptah.core.report",
+    "Result": "ptah.core.report",
+    "Run": "ptah.core.report",
+    "EvaluationRequest": "ptah.core.request",
+    "Fusion": "ptah.core.request",
+    "SearchOptions": "ptah.core.request",
     "StatisticsSettings": "ptah.core.request",
-    "GenerationSettings": "ptah.core.spec", "ServiceSettings": "ptah.core.spec", "SourceSpec": "ptah.core.spec",
-    "Spec": "ptah.core.spec", "JudgeSettings": "ptah.core.spec", "RerankSettings": "ptah.core.spec", "Variant": "ptah.core.spec",
+    "GenerationSettings": "ptah.core.spec",
+    "ServiceSettings": "ptah.core.spec",
+    "SourceSpec": "ptah.core.spec",
+    "Spec": "ptah.core.spec",
+    "JudgeSettings": "ptah.core.spec",
+    "RerankSettings": "ptah.core.spec",
+    "Variant": "ptah.core.spec",
     "VerifyResult": "ptah.core.verification",
-    "BaselineComparison": "ptah.core.verdicts", "Comparison": "ptah.core.verdicts", "Gate": "ptah.core.verdicts",
+    "BaselineComparison": "ptah.core.verdicts",
+    "Comparison": "ptah.core.verdicts",
+    "Gate": "ptah.core.verdicts",
     "BuildSummary": "ptah.services.build",
     "IndexSummary": "ptah.services.index_search",
-    "Generation": "ptah.services.project", "GenerationIdentity": "ptah.services.project",
-    "PruneResult": "ptah.services.prune", "PrunedGeneration": "ptah.services.prune",
+    "Generation": "ptah.services.project",
+    "GenerationIdentity": "ptah.services.project",
+    "PruneResult": "ptah.services.prune",
+    "PrunedGeneration": "ptah.services.prune",
     "GenerationListing": "ptah.services.verify",
 }
 

@@ -9,8 +9,9 @@ cases in :mod:`ptah.services`; errors are the typed ones of
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ptah.core import report as _report
 from ptah.core.corpus import Corpus
@@ -19,10 +20,10 @@ from ptah.core.spec import Spec
 
 if TYPE_CHECKING:  # the services load when a method first needs them
     from ptah.core.verification import VerifyResult
+    from ptah.services import project as projects
     from ptah.services.build import BuildSummary
     from ptah.services.index_search import IndexSummary
     from ptah.services.project import Generation
-    from ptah.services import project as projects
     from ptah.services.prune import PruneResult
     from ptah.services.verify import GenerationListing
 
@@ -43,7 +44,9 @@ class Report(_report.Report):
 
         return report_json(self)
 
-    def save(self, path: str | os.PathLike, format: str = "json", *, corpus: Corpus | None = None) -> None:
+    def save(
+        self, path: str | os.PathLike, format: str = "json", *, corpus: Corpus | None = None
+    ) -> None:
         """Write the report at ``path`` in a registered ``format`` (:mod:`ptah.render.formats`: json, html, junit,
         markdown, trec), atomically (devices and FIFOs written through); an unknown format is an InputError
         (exit 2). Give the measured ``corpus`` for JUnit's file and line of each case."""
@@ -67,7 +70,9 @@ def load_report(path: str | os.PathLike) -> Report:
     return Report.of(load_baseline(path))
 
 
-def open_project(spec: str | os.PathLike | Spec | None = None, *, cwd: str | os.PathLike | None = None) -> Project:
+def open_project(
+    spec: str | os.PathLike | Spec | None = None, *, cwd: str | os.PathLike | None = None
+) -> Project:
     """Open a project: a ``ptah.yaml`` path (None: ``$PTAH_SPEC``, else found upward from ``cwd``) or a Spec.
 
     Use it as a context manager, or call :meth:`Project.close`, to release
@@ -99,8 +104,14 @@ class Project:
         """Read and validate a corpus as :func:`load_corpus` does."""
         return load_corpus(path)
 
-    def evaluate(self, corpus: Corpus | str | os.PathLike, request: EvaluationRequest | None = None, *,
-                 baseline_report: _report.Report | None = None, **options: Any) -> Report:
+    def evaluate(
+        self,
+        corpus: Corpus | str | os.PathLike,
+        request: EvaluationRequest | None = None,
+        *,
+        baseline_report: _report.Report | None = None,
+        **options: Any,
+    ) -> Report:
         """Measure generations on a corpus and judge the gates.
 
         ``corpus`` is a loaded :class:`Corpus` or a path. Give a ready
@@ -114,16 +125,24 @@ class Project:
         from ptah.services.evaluate import evaluate
 
         if request is not None and options:
-            raise TypeError(f"evaluate() takes a request or its options as keywords, not both; "
-                            f"put {', '.join(options)} in the request")
+            raise TypeError(
+                f"evaluate() takes a request or its options as keywords, not both; "
+                f"put {', '.join(options)} in the request"
+            )
         if request is None:
             request = EvaluationRequest.of(**options)
         if not isinstance(corpus, Corpus):
             corpus = self.load_corpus(corpus)
         return Report.of(evaluate(self._project, corpus, request, baseline_report))
 
-    def build(self, generation: str | None = None, *, progress: Callable[[int, int], None] | None = None,
-              engine: str = "local", **engine_options: Any) -> BuildSummary:
+    def build(
+        self,
+        generation: str | None = None,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        engine: str = "local",
+        **engine_options: Any,
+    ) -> BuildSummary:
         """Embed the rows that are new or changed and drop the vectors of rows gone (None: the active one).
 
         ``progress(done, total)`` is called before the first batch and after
@@ -148,7 +167,9 @@ class Project:
 
         return list_generations(self._project)
 
-    def index(self, generation: str | None = None, *, m: int = 16, ef_construction: int = 64) -> IndexSummary:
+    def index(
+        self, generation: str | None = None, *, m: int = 16, ef_construction: int = 64
+    ) -> IndexSummary:
         """Build (or replace) a generation's HNSW index (a store with ``capabilities.vector_index``)."""
         from ptah.services.index_search import build_index
 
@@ -167,7 +188,9 @@ class Project:
 
         return verify(self._project, generation)
 
-    def search(self, query: str, k: int = 10, *, generation: str | None = None) -> list[tuple[str, float]]:
+    def search(
+        self, query: str, k: int = 10, *, generation: str | None = None
+    ) -> list[tuple[str, float]]:
         """The top ``k`` rows for ``query`` as ``(key, cosine score)`` pairs, best first."""
         from ptah.services.search import search
 

@@ -45,16 +45,31 @@ def cli(capsys):
     return functools.partial(run_cli, capsys)
 
 
-def spec_yaml(*, database="sqlite:///source.db", table="articles", key_fields=("id",), text="{title}\n\n{body}",
-              filter=None, store=None, active="docs", generations=None) -> str:
+def spec_yaml(
+    *,
+    database="sqlite:///source.db",
+    table="articles",
+    key_fields=("id",),
+    text="{title}\n\n{body}",
+    filter=None,
+    store=None,
+    active="docs",
+    generations=None,
+) -> str:
     """A ptah.yaml: version 1 (line 1), the source (lines 2-6, then the filter), the store, active, generations.
 
     ``generations`` maps a name to its fields (a dict) or to its YAML body as
     written under the name (a string, later lines indented four spaces);
     values are written as JSON, which YAML reads as they are.
     """
-    lines = ["version: 1", "source:", f"  database: {json.dumps(database)}", f"  table: {table}",
-             f"  key_fields: {json.dumps(list(key_fields))}", f"  text: {json.dumps(text)}"]
+    lines = [
+        "version: 1",
+        "source:",
+        f"  database: {json.dumps(database)}",
+        f"  table: {table}",
+        f"  key_fields: {json.dumps(list(key_fields))}",
+        f"  text: {json.dumps(text)}",
+    ]
     if filter is not None:
         lines.append(f"  filter: {json.dumps(filter)}")
     if store is not None:

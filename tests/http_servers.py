@@ -86,8 +86,14 @@ class JsonHandler(BaseHTTPRequestHandler):
         """Keep the request in the service's ``requests``: its path, ``Authorization`` header, body and mode."""
         service = self.server.service  # type: ignore[attr-defined]
         with service._lock:
-            service.requests.append({"path": self.path, "authorization": self.headers.get("Authorization"),
-                                     "body": body, "mode": mode})
+            service.requests.append(
+                {
+                    "path": self.path,
+                    "authorization": self.headers.get("Authorization"),
+                    "body": body,
+                    "mode": mode,
+                }
+            )
 
     def trickle(self, seconds: int) -> None:
         """A 200 announcing 100,000 bytes, then one byte a second until the client hangs up (``seconds`` at most)."""

@@ -24,13 +24,22 @@ def imported_modules(path: Path) -> set[str]:
 
 def allowed_in_core(module: str) -> bool:
     top = module.split(".")[0]
-    return top in sys.stdlib_module_names or top == "numpy" or module == "ptah.core" or module.startswith("ptah.core.")
+    return (
+        top in sys.stdlib_module_names
+        or top == "numpy"
+        or module == "ptah.core"
+        or module.startswith("ptah.core.")
+    )
 
 
 def offenders(paths, refused) -> set[str]:
     """``FILE: MODULE`` for each import of a file in ``paths`` that ``refused(MODULE)`` refuses."""
-    return {f"{path.relative_to(PACKAGE.parent)}: {module}" for path in paths for module in imported_modules(path)
-            if refused(module)}
+    return {
+        f"{path.relative_to(PACKAGE.parent)}: {module}"
+        for path in paths
+        for module in imported_modules(path)
+        if refused(module)
+    }
 
 
 def under(*folders: str) -> list[Path]:
@@ -42,12 +51,27 @@ def test_core_imports_only_stdlib_numpy_and_core():
 
 
 def test_adapters_do_not_import_services_or_cli():
-    assert offenders(under("adapters"), lambda module: module.startswith(("ptah.services", "ptah.cli"))) == set()
+    assert (
+        offenders(
+            under("adapters"), lambda module: module.startswith(("ptah.services", "ptah.cli"))
+        )
+        == set()
+    )
 
 
 def test_renderers_import_only_stdlib_rich_core_and_render():
-    assert offenders(under("render"), lambda module: not (module.split(".")[0] in (*sys.stdlib_module_names, "rich")
-                                                          or module.startswith(("ptah.core.", "ptah.render.")))) == set()
+    assert (
+        offenders(
+            under("render"),
+            lambda module: (
+                not (
+                    module.split(".")[0] in (*sys.stdlib_module_names, "rich")
+                    or module.startswith(("ptah.core.", "ptah.render."))
+                )
+            ),
+        )
+        == set()
+    )
 
 
 def test_the_rule_itself_catches_a_violation(tmp_path):
@@ -65,13 +89,23 @@ def test_the_cli_and_the_api_import_no_adapter():
 
 def test_the_use_cases_and_the_adapters_never_import_a_renderer():
     """A report's formats are reached through ``ptah.Report.save`` and its registry, never from a use case."""
-    assert offenders(under("core", "adapters", "services"), lambda module: module.startswith("ptah.render")) == set()
+    assert (
+        offenders(
+            under("core", "adapters", "services"), lambda module: module.startswith("ptah.render")
+        )
+        == set()
+    )
 
 
 def test_services_and_core_never_import_the_cli_or_the_api():
     # "from ptah import __version__" is fine: ptah/__init__ is lazy
-    assert offenders(under("core", "adapters", "services", "render"),
-                     lambda module: module.startswith(("ptah.cli", "ptah._api"))) == set()
+    assert (
+        offenders(
+            under("core", "adapters", "services", "render"),
+            lambda module: module.startswith(("ptah.cli", "ptah._api")),
+        )
+        == set()
+    )
 
 
 def test_the_public_api_names_what_it_exports():
@@ -82,7 +116,11 @@ def test_the_public_api_names_what_it_exports():
         assert getattr(ptah, name) is not None
     # what a type checker reads (the imports under TYPE_CHECKING) names the same modules as the lazy table
     tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
-    (checked,) = [node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"]
+    (checked,) = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    ]
     assert {alias.name: node.module for node in checked.body for alias in node.names} == ptah._WHERE
 
 
@@ -113,16 +151,27 @@ def test_what_the_public_api_returns_is_a_type_it_exports():
         annotated[name] = hints(public[name]).get("return")
     for cls in exported:
         if dataclasses.is_dataclass(cls):
-            annotated.update((f"{cls.__name__}.{field}", hint) for field, hint in hints(cls).items())
-        members = {name: member for klass in reversed(cls.__mro__) if klass.__module__.startswith("ptah")
-                   for name, member in vars(klass).items()}
+            annotated.update(
+                (f"{cls.__name__}.{field}", hint) for field, hint in hints(cls).items()
+            )
+        members = {
+            name: member
+            for klass in reversed(cls.__mro__)
+            if klass.__module__.startswith("ptah")
+            for name, member in vars(klass).items()
+        }
         for name, member in members.items():
-            function = member.fget if isinstance(member, property) else getattr(member, "__func__", member)
+            function = (
+                member.fget if isinstance(member, property) else getattr(member, "__func__", member)
+            )
             if not name.startswith("_") and inspect.isfunction(function):
                 annotated[f"{cls.__name__}.{name}"] = hints(function).get("return")
 
     assert [where for where, hint in annotated.items() if hint is None] == []
-    private = {f"{where}: {kind.__module__}.{kind.__qualname__}"
-               for where, hint in annotated.items() for kind in named(hint)
-               if kind.__module__.startswith("ptah") and kind not in exported}
+    private = {
+        f"{where}: {kind.__module__}.{kind.__qualname__}"
+        for where, hint in annotated.items()
+        for kind in named(hint)
+        if kind.__module__.startswith("ptah") and kind not in exported
+    }
     assert private == set()

@@ -48,7 +48,9 @@ from markdown_it import MarkdownIt
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 PAGES = [README, *sorted((REPO / "docs").glob("*.md"))]  # the order their commands run in
-LINK = re.compile(r"\]\((?!https?:|#)([^)#\s]+)(?:#[^)\s]*)?\)")  # a relative link's target, without its anchor
+LINK = re.compile(
+    r"\]\((?!https?:|#)([^)#\s]+)(?:#[^)\s]*)?\)"
+)  # a relative link's target, without its anchor
 SKIP = re.compile(r"<!--\s*readme-test:\s*skip\b(?P<reason>[^>]*?)\s*-->")
 SHELL_FENCES = {"sh", "bash", "shell", "console"}
 EXPECTED_EXIT = re.compile(r"#\s*exit\s+(\d+)\b")
@@ -80,13 +82,20 @@ def blocks(text: str, file: str = "README.md") -> list[Block]:
         if token.type == "heading_open":
             section = tokens[index + 1].content
         fenced = token.type == "fence"
-        if token.map is None or not (token.type == "code_block" or fenced and (token.info.split() or [""])[0].lower()
-                                     in SHELL_FENCES):
+        if token.map is None or not (
+            token.type == "code_block"
+            or fenced
+            and (token.info.split() or [""])[0].lower() in SHELL_FENCES
+        ):
             continue
-        first = token.map[0] + fenced  # the block's first line (0-based): after a fence's opening line
-        marker = next((line for line in reversed(lines[:token.map[0]]) if line.strip()), "")
-        body = [(first + 1 + offset, line.strip() if fenced else line)
-                for offset, line in enumerate(token.content.splitlines())]
+        first = (
+            token.map[0] + fenced
+        )  # the block's first line (0-based): after a fence's opening line
+        marker = next((line for line in reversed(lines[: token.map[0]]) if line.strip()), "")
+        body = [
+            (first + 1 + offset, line.strip() if fenced else line)
+            for offset, line in enumerate(token.content.splitlines())
+        ]
         found.append(Block(file, first + 1, body, section, _skip(marker)))
     return found
 
@@ -119,7 +128,11 @@ def commands(block: Block) -> list[Command]:
 
 def every_block() -> list[Block]:
     """The blocks of every page, in the order of PAGES."""
-    return [block for page in PAGES for block in blocks(page.read_text(encoding="utf-8"), page_name(page))]
+    return [
+        block
+        for page in PAGES
+        for block in blocks(page.read_text(encoding="utf-8"), page_name(page))
+    ]
 
 
 def page_name(page: Path) -> str:
@@ -130,7 +143,9 @@ def ordered(found: list[Block]) -> list[Block]:
     def quickstart(block: Block) -> bool:
         return block.file == "README.md" and block.section == "Quickstart"
 
-    return [block for block in found if quickstart(block)] + [block for block in found if not quickstart(block)]
+    return [block for block in found if quickstart(block)] + [
+        block for block in found if not quickstart(block)
+    ]
 
 
 def script(found: list[Block]) -> str:
@@ -152,8 +167,12 @@ def script(found: list[Block]) -> str:
 
 def scratch_copy(target: Path) -> None:
     """The working tree as a fresh clone would hold it, a git repository, with .venv linked."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                            capture_output=True, check=True).stdout.split(b"\0")
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
     for name in filter(None, listed):
         source = REPO / os.fsdecode(name)
         if not source.is_file() or source.is_symlink():
@@ -163,13 +182,21 @@ def scratch_copy(target: Path) -> None:
         destination.write_bytes(source.read_bytes())
         destination.chmod(source.stat().st_mode & 0o777)
     (target / ".venv").symlink_to(REPO / ".venv")
-    for argv in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-q", "-m", "a fresh clone"]):
+    for argv in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "commit", "-q", "-m", "a fresh clone"],
+    ):
         subprocess.run(argv, cwd=target, check=True, env=git_env())
 
 
 def git_env() -> dict:
-    names = {"GIT_AUTHOR_NAME": "README test", "GIT_AUTHOR_EMAIL": "readme@test.invalid",
-             "GIT_COMMITTER_NAME": "README test", "GIT_COMMITTER_EMAIL": "readme@test.invalid"}
+    names = {
+        "GIT_AUTHOR_NAME": "README test",
+        "GIT_AUTHOR_EMAIL": "readme@test.invalid",
+        "GIT_COMMITTER_NAME": "README test",
+        "GIT_COMMITTER_EMAIL": "readme@test.invalid",
+    }
     return {key: value for key, value in os.environ.items() if key != "PTAH_SPEC"} | names
 
 
@@ -183,22 +210,36 @@ def test_the_quickstart_is_found_and_every_block_that_runs_holds_a_command():
 
 
 def test_exit_codes_and_continuations_are_read():
-    text = "## Quickstart\n\nSome words:\n\n    ptah a \\\n        --b   # exit 1\n    ptah c\n\n" \
-           "<!-- readme-test: skip serves until stopped -->\n\n    ptah serve\n\n```sh\nptah d  # exit 3\n```\n"
+    text = (
+        "## Quickstart\n\nSome words:\n\n    ptah a \\\n        --b   # exit 1\n    ptah c\n\n"
+        "<!-- readme-test: skip serves until stopped -->\n\n    ptah serve\n\n```sh\nptah d  # exit 3\n```\n"
+    )
     found = blocks(text)
-    assert [(b.file, b.section, b.skip) for b in found] == [("README.md", "Quickstart", None),
-                                                                ("README.md", "Quickstart", "serves until stopped"),
-                                                                ("README.md", "Quickstart", None)]
+    assert [(b.file, b.section, b.skip) for b in found] == [
+        ("README.md", "Quickstart", None),
+        ("README.md", "Quickstart", "serves until stopped"),
+        ("README.md", "Quickstart", None),
+    ]
     assert [(c.line, c.text, c.expected) for c in commands(found[0])] == [
-        (5, "ptah a \\\n    --b   # exit 1", 1), (7, "ptah c", 0)]
-    assert [(c.line, c.text, c.expected) for c in commands(found[2])] == [(14, "ptah d  # exit 3", 3)]
+        (5, "ptah a \\\n    --b   # exit 1", 1),
+        (7, "ptah c", 0),
+    ]
+    assert [(c.line, c.text, c.expected) for c in commands(found[2])] == [
+        (14, "ptah d  # exit 3", 3)
+    ]
 
 
 def test_docs_pages_run_after_the_whole_readme_and_failures_name_the_page():
-    found = ordered(blocks("# Intro\n\n    ptah a\n", "README.md") + blocks("## Quickstart\n\n    ptah b\n", "docs/x.md")
-                    + blocks("## Quickstart\n\n    ptah c  # exit 2\n", "README.md"))
+    found = ordered(
+        blocks("# Intro\n\n    ptah a\n", "README.md")
+        + blocks("## Quickstart\n\n    ptah b\n", "docs/x.md")
+        + blocks("## Quickstart\n\n    ptah c  # exit 2\n", "README.md")
+    )
     assert [(block.file, commands(block)[0].text) for block in found] == [
-        ("README.md", "ptah c  # exit 2"), ("README.md", "ptah a"), ("docs/x.md", "ptah b")]
+        ("README.md", "ptah c  # exit 2"),
+        ("README.md", "ptah a"),
+        ("docs/x.md", "ptah b"),
+    ]
     assert 'echo "docs/x.md:3: exit $__rc, expected 0"' in script(found)
     assert 'echo "README.md:3: exit $__rc, expected 2"' in script(found)
 
@@ -207,8 +248,12 @@ def test_the_readme_links_every_docs_page_and_every_relative_link_resolves():
     readme = README.read_text(encoding="utf-8")
     linked = {(REPO / target).resolve() for target in LINK.findall(readme)}
     assert {page.resolve() for page in PAGES[1:]} - linked == set()
-    broken = [f"{page_name(page)}: {target}" for page in PAGES for target in LINK.findall(page.read_text(encoding="utf-8"))
-              if not (page.parent / target).exists()]
+    broken = [
+        f"{page_name(page)}: {target}"
+        for page in PAGES
+        for target in LINK.findall(page.read_text(encoding="utf-8"))
+        if not (page.parent / target).exists()
+    ]
     assert broken == []
 
 
@@ -217,9 +262,14 @@ OUTPUT = re.compile(r"--(?:output|html|junit|markdown|trec-run)[ =](\S+)|--save 
 
 def test_no_docs_command_writes_into_the_repository_root():
     # a file a reader's command writes goes under a folder git ignores (out/), never beside README.md
-    bare = [f"{block.file}:{command.line}: {path}" for block in every_block() if block.skip is None
-            for command in commands(block) for match in OUTPUT.finditer(command.text)
-            if "/" not in (path := match.group(1) or match.group(2)) and path != "-"]
+    bare = [
+        f"{block.file}:{command.line}: {path}"
+        for block in every_block()
+        if block.skip is None
+        for command in commands(block)
+        for match in OUTPUT.finditer(command.text)
+        if "/" not in (path := match.group(1) or match.group(2)) and path != "-"
+    ]
     assert bare == []
 
 
@@ -228,11 +278,27 @@ def test_the_readme_and_docs_commands_run_as_written(tmp_path):
     found = every_block()
     work = tmp_path / "clone"
     scratch_copy(work)
-    skipped = [f"{block.file}:{block.line} ({block.skip})" for block in found if block.skip is not None]
+    skipped = [
+        f"{block.file}:{block.line} ({block.skip})" for block in found if block.skip is not None
+    ]
     print("skipped blocks:", *skipped, sep="\n  ")
-    done = subprocess.run(["bash", "-c", script(found)], cwd=work, env=git_env(), capture_output=True, text=True,
-                          timeout=TIMEOUT_S)
+    done = subprocess.run(
+        ["bash", "-c", script(found)],
+        cwd=work,
+        env=git_env(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
     assert done.returncode == 0, (done.stderr[-6000:], done.stdout[-4000:])
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=work, env=git_env(),
-                            capture_output=True, text=True, check=True).stdout
-    assert [line for line in status.splitlines() if line.startswith("??")] == []  # nothing left beside the tree
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=work,
+        env=git_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert [
+        line for line in status.splitlines() if line.startswith("??")
+    ] == []  # nothing left beside the tree

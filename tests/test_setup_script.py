@@ -16,13 +16,23 @@ def torch_args(index: str | None) -> tuple[str, str, float]:
     if index is not None:
         env["PTAH_TORCH_INDEX"] = index
     started = time.monotonic()
-    done = subprocess.run([str(SETUP), "--torch-args"], env=env, capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run(
+        [str(SETUP), "--torch-args"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return done.stdout, done.stderr, time.monotonic() - started
 
 
 def test_a_chosen_index_is_used_as_given():
     stdout, stderr, _ = torch_args("https://download.pytorch.org/whl/cu128")
-    assert (stdout, stderr) == ("torch==2.13.0 --index-url https://download.pytorch.org/whl/cu128\n", "")
+    assert (stdout, stderr) == (
+        "torch==2.13.0 --index-url https://download.pytorch.org/whl/cu128\n",
+        "",
+    )
 
 
 def test_default_means_pips_configured_index():

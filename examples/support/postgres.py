@@ -64,11 +64,14 @@ def start(folder: Path) -> None:
         connection.execute("CREATE DATABASE support")
     url = f"postgresql://postgres@/support?host={quote(data)}"
     with psycopg.connect(url) as connection:
-        connection.execute("CREATE TABLE articles (id integer PRIMARY KEY, title text NOT NULL, body text NOT NULL, "
-                           "category text NOT NULL, status text NOT NULL)")
+        connection.execute(
+            "CREATE TABLE articles (id integer PRIMARY KEY, title text NOT NULL, body text NOT NULL, "
+            "category text NOT NULL, status text NOT NULL)"
+        )
         columns = ", ".join(FIELDS)
-        connection.cursor().executemany(f"INSERT INTO articles ({columns}) VALUES (%s, %s, %s, %s, %s)",
-                                        load_articles())
+        connection.cursor().executemany(
+            f"INSERT INTO articles ({columns}) VALUES (%s, %s, %s, %s, %s)", load_articles()
+        )
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "server").write_text(data + "\n")
     (folder / "ptah.yaml").write_text(SPEC.format(url=url))

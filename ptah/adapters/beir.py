@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 from ptah.adapters.files import open_lines, refused
 from ptah.adapters.yaml_nodes import grade_text, quoted
@@ -78,7 +78,9 @@ class Judgement:
 # -- reading -----------------------------------------------------------------------
 
 
-def _lines(path: Path, progress: ReadProgress | None, limit: int, what: str) -> Iterator[tuple[int, str]]:
+def _lines(
+    path: Path, progress: ReadProgress | None, limit: int, what: str
+) -> Iterator[tuple[int, str]]:
     """``(line number, text)`` of each non-blank line, decoded as UTF-8, line ending removed; ``limit`` bytes at most."""
     name = str(path)
     done = 0
@@ -88,7 +90,11 @@ def _lines(path: Path, progress: ReadProgress | None, limit: int, what: str) -> 
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise refused(f"byte 0x{raw[exc.start]:02x} is not UTF-8; BEIR files are UTF-8", path=name, line=number) from None
+                raise refused(
+                    f"byte 0x{raw[exc.start]:02x} is not UTF-8; BEIR files are UTF-8",
+                    path=name,
+                    line=number,
+                ) from None
             if number == 1 and text.startswith("\ufeff"):
                 text = text[1:]
             text = text[:-1] if text.endswith("\n") else text
@@ -101,21 +107,36 @@ def _lines(path: Path, progress: ReadProgress | None, limit: int, what: str) -> 
         progress(path.name, done, total)
 
 
-def _json_objects(path: Path, progress: ReadProgress | None, limit: int, what: str) -> Iterator[tuple[int, dict]]:
+def _json_objects(
+    path: Path, progress: ReadProgress | None, limit: int, what: str
+) -> Iterator[tuple[int, dict]]:
     name = str(path)
     for number, text in _lines(path, progress, limit, what):
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise refused(f"not valid JSON: {exc.msg} (column {exc.colno})", path=name, line=number) from None
+            raise refused(
+                f"not valid JSON: {exc.msg} (column {exc.colno})", path=name, line=number
+            ) from None
         except RecursionError:
-            raise refused("not accepted: the JSON is nested too deeply", path=name, line=number) from None
+            raise refused(
+                "not accepted: the JSON is nested too deeply", path=name, line=number
+            ) from None
         if not isinstance(value, dict):
-            raise refused(f"each line must be a JSON object, not {_kind(value)}", path=name, line=number)
+            raise refused(
+                f"each line must be a JSON object, not {_kind(value)}", path=name, line=number
+            )
         yield number, value
 
 
-_KINDS = {type(None): "null", bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "an object"}
+_KINDS = {
+    type(None): "null",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    list: "a list",
+    dict: "an object",
+}
 
 
 def _kind(value: object) -> str:
@@ -129,7 +150,9 @@ def _identifier(value: object, *, path: str, line: int) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str):
-        raise refused(f"must be text or a whole number, not {_kind(value)}", path=path, line=line, field="_id")
+        raise refused(
+            f"must be text or a whole number, not {_kind(value)}", path=path, line=line, field="_id"
+        )
     if value == "":
         raise refused("is empty; every line needs an id", path=path, line=line, field="_id")
     return _unicode(value, path=path, line=line, field="_id")
@@ -204,7 +227,8 @@ def read_qrels(path: Path, progress: ReadProgress | None = None) -> list[Judgeme
         if not header_seen:
             if tuple(field.strip() for field in fields) != QRELS_HEADER:
                 raise refused(
-                    "the first line must be the header query-id<TAB>corpus-id<TAB>score, not " + json.dumps(text),
+                    "the first line must be the header query-id<TAB>corpus-id<TAB>score, not "
+                    + json.dumps(text),
                     path=name,
                     line=number,
                 )
@@ -223,7 +247,9 @@ def read_qrels(path: Path, progress: ReadProgress | None = None) -> list[Judgeme
         try:
             grade = int(score.strip())
         except ValueError:
-            raise refused(f"{json.dumps(score)} is not a whole number", path=name, line=number, field="score") from None
+            raise refused(
+                f"{json.dumps(score)} is not a whole number", path=name, line=number, field="score"
+            ) from None
         judgements.append(Judgement(query_id, doc_id, grade, number))
     return judgements
 
@@ -243,11 +269,15 @@ def write_documents(path: Path, documents: Iterable[BeirDocument]) -> None:
         # A fresh file that is renamed into place only when complete needs no journal.
         db.execute("PRAGMA journal_mode=OFF")
         db.execute("PRAGMA synchronous=OFF")
-        db.execute("CREATE TABLE documents (id TEXT PRIMARY KEY, title TEXT NOT NULL, text TEXT NOT NULL, "
-                   "document TEXT NOT NULL)")
+        db.execute(
+            "CREATE TABLE documents (id TEXT PRIMARY KEY, title TEXT NOT NULL, text TEXT NOT NULL, "
+            "document TEXT NOT NULL)"
+        )
         db.execute("BEGIN")
-        db.executemany("INSERT INTO documents (id, title, text, document) VALUES (?, ?, ?, ?)",
-                       ((d.id, d.title, d.text, d.document) for d in documents))
+        db.executemany(
+            "INSERT INTO documents (id, title, text, document) VALUES (?, ?, ?, ?)",
+            ((d.id, d.title, d.text, d.document) for d in documents),
+        )
         db.execute("COMMIT")
 
 
@@ -279,9 +309,15 @@ def corpus_yaml_text(corpus: Corpus, header: str = "") -> str:
             lines.append("    required: [" + ", ".join(quoted(key) for key in case.required) + "]")
         if case.relevant:
             lines.append("    relevant:")
-            lines.extend(f"      {quoted(key)}: {grade_text(grade)}" for key, grade in case.relevant.items())
+            lines.extend(
+                f"      {quoted(key)}: {grade_text(grade)}" for key, grade in case.relevant.items()
+            )
         if case.forbidden:
-            lines.append("    forbidden: [" + ", ".join(quoted(key) for key in case.forbidden) + "]")
+            lines.append(
+                "    forbidden: [" + ", ".join(quoted(key) for key in case.forbidden) + "]"
+            )
         if case.tags:
-            lines.append("    tags: [" + ", ".join(quoted(tag) for tag in case.tags) + "]")  # "null" stays text
+            lines.append(
+                "    tags: [" + ", ".join(quoted(tag) for tag in case.tags) + "]"
+            )  # "null" stays text
     return "\n".join(lines) + "\n"

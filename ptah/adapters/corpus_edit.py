@@ -35,7 +35,8 @@ import io
 import os
 import re
 import warnings
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -45,7 +46,9 @@ from ruamel.yaml.tokens import CommentToken
 
 from ptah.adapters.corpus_yaml import parse_corpus
 from ptah.adapters.files import read_bounded, write_text_atomically
-from ptah.adapters.yaml_nodes import grade_text as _grade  # the corpus and the record spell a grade alike
+from ptah.adapters.yaml_nodes import (
+    grade_text as _grade,
+)  # the corpus and the record spell a grade alike
 from ptah.core.corpus import MAX_FILE_BYTES, Case, Corpus
 from ptah.core.errors import CorpusError, InputError, OperationalError
 
@@ -67,7 +70,9 @@ class CorpusDocument:
             warnings.simplefilter("ignore")
             self._data = self._yaml.load(text.removeprefix("\ufeff"))
         self._text = text
-        self._before: str | None = None  # ruamel.yaml's writing of the text, taken before the first edit
+        self._before: str | None = (
+            None  # ruamel.yaml's writing of the text, taken before the first edit
+        )
         self._changed = False
         self.lines_added = self.lines_changed = 0  # by the last save
 
@@ -75,7 +80,6 @@ class CorpusDocument:
     def open(cls, path: str | os.PathLike) -> CorpusDocument:
         """Read the corpus at ``path`` (a regular file, bounded); :class:`CorpusError` (exit 2) when invalid."""
         return cls(path, read_bounded(path, limit=MAX_FILE_BYTES, what="corpus", hint="split it"))
-
 
     def judge(self, case_id: str, key: str, grade: float, mark: str | None = None) -> float:
         """Record ``grade`` for ``key`` in case ``case_id``; ``mark`` REQUIRED or FORBIDDEN adds it there too.
@@ -89,7 +93,11 @@ class CorpusDocument:
         relevant, a relevant key graded 0 or made forbidden).
         """
         self._before = self._before or _dumped(self._yaml, self._data)
-        case = self.corpus.case(case_id) if case_id in self.case_ids else _unknown_case(case_id, self.path)
+        case = (
+            self.corpus.case(case_id)
+            if case_id in self.case_ids
+            else _unknown_case(case_id, self.path)
+        )
         node = self._case_node(case_id)
         _check_contradiction(case, key, grade, mark)
         if mark == FORBIDDEN:
@@ -106,29 +114,46 @@ class CorpusDocument:
             self._set_in_map(node["relevant"], key, grade)
         return float(grade)
 
-    def append_case(self, case_id: str, query: str, k: int | None, judgements: Iterable[tuple[str, float, str | None]]) -> None:
+    def append_case(
+        self,
+        case_id: str,
+        query: str,
+        k: int | None,
+        judgements: Iterable[tuple[str, float, str | None]],
+    ) -> None:
         """Append the case ``case_id`` with its judgements ``(key, grade, mark)``; exit 2 for a taken id or
         for a case no judgement makes relevant (it would be no case)."""
         self._before = self._before or _dumped(self._yaml, self._data)
         if case_id in self.case_ids:
-            raise InputError(f'{self.path}: case "{case_id}" exists already; choose another id or judge it with '
-                             "`ptah corpus judge`")
+            raise InputError(
+                f'{self.path}: case "{case_id}" exists already; choose another id or judge it with '
+                "`ptah corpus judge`"
+            )
         judgements = list(judgements)
         required = [key for key, _, mark in judgements if mark == REQUIRED]
         forbidden = [key for key, _, mark in judgements if mark == FORBIDDEN]
         graded = {key: grade for key, grade, mark in judgements if grade > 0}
         if not graded:
-            raise InputError(f'case "{case_id}": no row was judged relevant (1-3) or required (r); the case was not added')
-        node = CommentedMap([("id", DoubleQuotedScalarString(case_id)), ("query", DoubleQuotedScalarString(query))])
+            raise InputError(
+                f'case "{case_id}": no row was judged relevant (1-3) or required (r); the case was not added'
+            )
+        node = CommentedMap(
+            [("id", DoubleQuotedScalarString(case_id)), ("query", DoubleQuotedScalarString(query))]
+        )
         if k is not None:
             node["k"] = str(k)
         if required:
-            node[REQUIRED] = self._new_collection(REQUIRED, [DoubleQuotedScalarString(key) for key in required])
+            node[REQUIRED] = self._new_collection(
+                REQUIRED, [DoubleQuotedScalarString(key) for key in required]
+            )
         if not required or any(grade != 1 or key not in required for key, grade in graded.items()):
-            node["relevant"] = self._new_collection("relevant", {DoubleQuotedScalarString(key): g
-                                                                 for key, g in graded.items()})
+            node["relevant"] = self._new_collection(
+                "relevant", {DoubleQuotedScalarString(key): g for key, g in graded.items()}
+            )
         if forbidden:
-            node[FORBIDDEN] = self._new_collection(FORBIDDEN, [DoubleQuotedScalarString(key) for key in forbidden])
+            node[FORBIDDEN] = self._new_collection(
+                FORBIDDEN, [DoubleQuotedScalarString(key) for key in forbidden]
+            )
         self._append(self._data["cases"], node)
 
     @property
@@ -142,7 +167,9 @@ class CorpusDocument:
         after = _dumped(self._yaml, self._data)
         corpus = parse_corpus(after, name=self.path)
         text, added, changed = _spliced(self._text, self._before or after, after)
-        if text.replace("\r\n", "\n") != after:  # lines the file spells its own way: the text must read as the edit
+        if (
+            text.replace("\r\n", "\n") != after
+        ):  # lines the file spells its own way: the text must read as the edit
             try:
                 kept = parse_corpus(text, name=self.path)
             except CorpusError:
@@ -152,11 +179,18 @@ class CorpusDocument:
             else:  # a layout the file mixes, that ruamel.yaml writes one way: its writing of the whole
                 text, added, changed = _spliced(self._text, self._text, after)
         if read_bounded(self.path, limit=MAX_FILE_BYTES, what="corpus") != self.original:
-            raise OperationalError(f"{self.path}: the corpus changed while it was being edited; nothing was written: "
-                                   "run the command again")
+            raise OperationalError(
+                f"{self.path}: the corpus changed while it was being edited; nothing was written: "
+                "run the command again"
+            )
         write_text_atomically(self.path, text)
         self.lines_added, self.lines_changed = added, changed
-        self.original, self.corpus, self._text, self._before = text.encode("utf-8"), corpus, text, after
+        self.original, self.corpus, self._text, self._before = (
+            text.encode("utf-8"),
+            corpus,
+            text,
+            after,
+        )
         self._changed = False
         return corpus
 
@@ -170,7 +204,9 @@ class CorpusDocument:
 
     def _add_to_list(self, case: CommentedMap, field: str, key: str) -> None:
         if field not in case:
-            self._append(case, self._new_collection(field, [DoubleQuotedScalarString(key)], case), field)
+            self._append(
+                case, self._new_collection(field, [DoubleQuotedScalarString(key)], case), field
+            )
         elif key not in [str(item) for item in case[field]]:
             self._append(case[field], DoubleQuotedScalarString(key))
 
@@ -196,18 +232,29 @@ class CorpusDocument:
 
     def _new_collection(self, field: str, items, case: CommentedMap | None = None):
         """A new list or mapping for ``field``, in the style the corpus uses for it (module docs)."""
-        collection = (CommentedMap((key, _grade(grade)) for key, grade in items.items()) if isinstance(items, dict)
-                      else CommentedSeq(items))
+        collection = (
+            CommentedMap((key, _grade(grade)) for key, grade in items.items())
+            if isinstance(items, dict)
+            else CommentedSeq(items)
+        )
         flow = (case is not None and case.fa.flow_style()) or next(
-            (bool(other[field].fa.flow_style()) for other in self._data["cases"]
-             if isinstance(other, CommentedMap) and isinstance(other.get(field), (CommentedMap, CommentedSeq))), False)
+            (
+                bool(other[field].fa.flow_style())
+                for other in self._data["cases"]
+                if isinstance(other, CommentedMap)
+                and isinstance(other.get(field), (CommentedMap, CommentedSeq))
+            ),
+            False,
+        )
         collection.fa.set_flow_style() if flow else collection.fa.set_block_style()
         return collection
 
 
 def _unknown_case(case_id: str, path: str):
-    raise InputError(f'{path}: no case "{case_id}" in the corpus; a judgement names a case of the corpus '
-                     "(`ptah corpus add` appends a new one)")
+    raise InputError(
+        f'{path}: no case "{case_id}" in the corpus; a judgement names a case of the corpus '
+        "(`ptah corpus add` appends a new one)"
+    )
 
 
 def _check_contradiction(case: Case, key: str, grade: float, mark: str | None) -> None:
@@ -216,19 +263,26 @@ def _check_contradiction(case: Case, key: str, grade: float, mark: str | None) -
         if grade:
             raise InputError(f"{where}: a forbidden key is not relevant: give it grade 0")
         if key in case.required or key in case.relevant:
-            raise InputError(f"{where}: the corpus expects this key (required or relevant); a key cannot be both "
-                             "expected and forbidden: edit the corpus to change its mind")
+            raise InputError(
+                f"{where}: the corpus expects this key (required or relevant); a key cannot be both "
+                "expected and forbidden: edit the corpus to change its mind"
+            )
         return
     if key in case.forbidden and (grade > 0 or mark == REQUIRED):
-        raise InputError(f"{where}: the corpus forbids this key; remove it from forbidden before grading it relevant")
+        raise InputError(
+            f"{where}: the corpus forbids this key; remove it from forbidden before grading it relevant"
+        )
     if mark == REQUIRED and grade <= 0:
         raise InputError(f"{where}: a required key is relevant: give it a grade above 0")
     if grade == 0 and (key in case.relevant or key in case.required):
-        raise InputError(f"{where}: the corpus grades this key {case.relevant.get(key, 1):g}; edit the corpus "
-                         "to remove it before judging it not relevant")
+        raise InputError(
+            f"{where}: the corpus grades this key {case.relevant.get(key, 1):g}; edit the corpus "
+            "to remove it before judging it not relevant"
+        )
 
 
 # -- comments that follow a collection's last entry -------------------------------
+
 
 def _last_slots(node) -> list[tuple[CommentedMap | CommentedSeq, Any, int]]:
     """``(collection, key or index, slot)`` from ``node`` down through each last entry of a block collection."""
@@ -256,7 +310,7 @@ def _take_trailing(node) -> CommentToken | None:
         if cut == -1 or cut == len(value) - 1:
             continue
         token.value = value[: cut + 1]
-        return CommentToken("\n" + value[cut + 1:], token.start_mark, token.end_mark)
+        return CommentToken("\n" + value[cut + 1 :], token.start_mark, token.end_mark)
     return None
 
 
@@ -268,11 +322,14 @@ def _give_trailing(node, token: CommentToken | None) -> None:
     if not slots:
         return
     collection, key, slot = slots[-1]
-    entry = collection.ca.items.setdefault(key, [None, None, None, None] if slot == 2 else [None, None])
+    entry = collection.ca.items.setdefault(
+        key, [None, None, None, None] if slot == 2 else [None, None]
+    )
     entry[slot] = token
 
 
 # -- layout ---------------------------------------------------------------------
+
 
 class _TextResolver(VersionedResolver):
     """Every plain scalar is text, exactly as written: ptah's own reading (``0042`` is the key "0042", and
@@ -297,7 +354,9 @@ def _round_trip_yaml(text: str) -> YAML:
 def _layout(text: str) -> tuple[int, int, int]:
     """(mapping indent, sequence indent, dash offset) as ruamel counts them, from the first block of each kind."""
     mapping = sequence = offset = None
-    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    lines = [
+        line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")
+    ]
     for parent, child in zip(lines, lines[1:]):
         if not _KEY_LINE.match(parent):
             continue
@@ -325,10 +384,15 @@ def _spliced(original: str, before: str, after: str) -> tuple[str, int, int]:
     inserted and the lines of ``original`` rewritten or dropped. Every other line stays byte for byte."""
     lines = list(io.StringIO(original, newline=""))  # each with its own ending: LF, CRLF or CR
     cut = next((n for n, line in enumerate(lines) if _END.match(line)), len(lines))
-    lines, tail = lines[:cut], lines[cut:]  # the end marker and what follows it, which ruamel.yaml leaves out
-    keys, old, new = ([line.rstrip("\r\n") for line in io.StringIO(text, newline="")]
-                      for text in ("".join(lines), before, after))
-    ending = next((line[len(key):] for line, key in zip(lines, keys) if line != key), "\n")
+    lines, tail = (
+        lines[:cut],
+        lines[cut:],
+    )  # the end marker and what follows it, which ruamel.yaml leaves out
+    keys, old, new = (
+        [line.rstrip("\r\n") for line in io.StringIO(text, newline="")]
+        for text in ("".join(lines), before, after)
+    )
+    ending = next((line[len(key) :] for line, key in zip(lines, keys) if line != key), "\n")
     anchor = [run for _, *run in difflib.SequenceMatcher(None, keys, old).get_opcodes()]
 
     def place(p: int, end: bool = False) -> tuple[int, int]:
@@ -339,7 +403,9 @@ def _spliced(original: str, before: str, after: str) -> tuple[str, int, int]:
             return a1 + p - b1, p
         return (a2, b2) if p == b2 or (end and p > b1) else (a1, b1)
 
-    edits: list[tuple[int, int, int, int]] = []  # (start, stop, j1, j2): lines start:stop of original become new[j1:j2]
+    edits: list[
+        tuple[int, int, int, int]
+    ] = []  # (start, stop, j1, j2): lines start:stop of original become new[j1:j2]
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new).get_opcodes():
         if tag != "equal":
             (start, b1), (stop, b2) = place(i1), place(i2, end=True)
@@ -350,7 +416,9 @@ def _spliced(original: str, before: str, after: str) -> tuple[str, int, int]:
     out, at, added, changed = [], 0, 0, 0
     for start, stop, j1, j2 in edits:
         out += lines[at:start]
-        if out and not out[-1].endswith(("\n", "\r")):  # the file's last line, without a line ending
+        if out and not out[-1].endswith(
+            ("\n", "\r")
+        ):  # the file's last line, without a line ending
             out[-1] += ending
         out += [line + ending for line in new[j1:j2]]
         at, added, changed = stop, added + max(0, j2 - j1 - stop + start), changed + stop - start

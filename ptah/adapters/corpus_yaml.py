@@ -57,8 +57,8 @@ from ptah.core.corpus import (
     MAX_KEY_CHARS,
     MAX_KEYS_PER_CASE,
     MAX_QUERY_CHARS,
-    MAX_TAG_CHARS,
     MAX_SLICES,
+    MAX_TAG_CHARS,
     MAX_TAGS_PER_CASE,
     TAG_PATTERN,
     Case,
@@ -96,17 +96,32 @@ def _check_agreement(corpus: Corpus, record: JudgementRecord, path: Path) -> Non
     from ptah.adapters.judgements_yaml import record_path
 
     named = {case.id: case.relevant.keys() | set(case.required) for case in corpus.cases}
-    found = [(case_id, key, judgement.grade) for case_id, keys in record.cases.items() if case_id in named
-             for key, judgement in keys.items() if judgement.grade > 0 and key not in named[case_id]]
+    found = [
+        (case_id, key, judgement.grade)
+        for case_id, keys in record.cases.items()
+        if case_id in named
+        for key, judgement in keys.items()
+        if judgement.grade > 0 and key not in named[case_id]
+    ]
     if not found:
         return
     where = str(record_path(path))
-    problems = [Problem(f'key "{shown_key(key)}" has grade {grade:g} in the record, but the corpus {path} does not '
-                        "list it as relevant or required; add it to the case's relevant there, or set its grade to "
-                        "0 here if it is not relevant", path=where, case=case_id)
-                for case_id, key, grade in found[:MAX_DISAGREEMENTS_SHOWN]]
+    problems = [
+        Problem(
+            f'key "{shown_key(key)}" has grade {grade:g} in the record, but the corpus {path} does not '
+            "list it as relevant or required; add it to the case's relevant there, or set its grade to "
+            "0 here if it is not relevant",
+            path=where,
+            case=case_id,
+        )
+        for case_id, key, grade in found[:MAX_DISAGREEMENTS_SHOWN]
+    ]
     if len(found) > MAX_DISAGREEMENTS_SHOWN:
-        problems.append(Problem(f"and {len(found) - MAX_DISAGREEMENTS_SHOWN:,} more entries like these", path=where))
+        problems.append(
+            Problem(
+                f"and {len(found) - MAX_DISAGREEMENTS_SHOWN:,} more entries like these", path=where
+            )
+        )
     raise CorpusError(problems)
 
 
@@ -121,12 +136,19 @@ def parse_corpus(data: bytes | str, name: str = "<corpus>") -> Corpus:
 class _Reader(ProblemReader):
     """One pass over a composed corpus, collecting problems as it goes."""
 
-    slices: set[str]  # the corpus's tags so far (the first over the limit is reported, no later one)
+    slices: set[
+        str
+    ]  # the corpus's tags so far (the first over the limit is reported, no later one)
     slices_over: bool
 
     def corpus(self, root: Node) -> Corpus:
-        fields = self.top(root, known=TOP_FIELDS, what="corpus", holds="version, default_k and cases",
-                          format_="corpus format")
+        fields = self.top(
+            root,
+            known=TOP_FIELDS,
+            what="corpus",
+            holds="version, default_k and cases",
+            format_="corpus format",
+        )
         misspelt = suggestions(cast(MappingNode, root), TOP_FIELDS)  # top() refused any other root
         self.default_k_misspelt = "default_k" not in fields and "default_k" in misspelt  # k follows
         self.slices = set()
@@ -137,7 +159,13 @@ class _Reader(ProblemReader):
         cases = self._cases(fields, root, default_k)
         if self.problems:
             raise CorpusError(self.problems)
-        return Corpus(cases=tuple(cases), name=name, description=description, default_k=default_k, path=self.path)
+        return Corpus(
+            cases=tuple(cases),
+            name=name,
+            description=description,
+            default_k=default_k,
+            path=self.path,
+        )
 
     def _text_field(self, fields: dict, name: str) -> str | None:
         if name not in fields:
@@ -157,7 +185,11 @@ class _Reader(ProblemReader):
         node = fields["default_k"].value
         k = self._depth(node, field="default_k", case=None)
         if k == 0:
-            self.report("must be at least 1; it is the depth of every case without its own k", line=line_of(node), field="default_k")
+            self.report(
+                "must be at least 1; it is the depth of every case without its own k",
+                line=line_of(node),
+                field="default_k",
+            )
             return None
         return k
 
@@ -165,11 +197,17 @@ class _Reader(ProblemReader):
         """A depth: a whole number 0..MAX_K written unquoted. Reports and returns None otherwise."""
         value = integer(node)
         digits = isinstance(node, ScalarNode) and integer_like(node.value)
-        if value is None and digits and tag_of(node) == TAG_INT:  # more digits than Python converts: out of range
+        if (
+            value is None and digits and tag_of(node) == TAG_INT
+        ):  # more digits than Python converts: out of range
             value = -1 if node.value.strip().startswith("-") else MAX_K + 1
         if value is None:
             quoted = digits and tag_of(node) == TAG_STR
-            hint = f"remove the quotes: {field}: {shown(node).strip()}" if quoted else "write a whole number such as 10"
+            hint = (
+                f"remove the quotes: {field}: {shown(node).strip()}"
+                if quoted
+                else "write a whole number such as 10"
+            )
             message = f"must be a whole number, not {describe(node)}; {hint}"
         elif value < 0:
             message = f"must not be negative (got {shown(node)})"
@@ -182,17 +220,27 @@ class _Reader(ProblemReader):
 
     def _cases(self, fields: dict, root: Node, default_k: int | None) -> list[Case]:
         if "cases" not in fields:
-            self.report("is missing; a corpus needs at least one case", line=line_of(root), field="cases")
+            self.report(
+                "is missing; a corpus needs at least one case", line=line_of(root), field="cases"
+            )
             return []
         node = fields["cases"].value
-        if not self.sized(node, SequenceNode, shape="a list of cases", empty="a corpus needs at least one case",
-                          limit=MAX_CASES, over="holds {:,} cases, more than the limit of {:,}; split the corpus",
-                          field="cases"):
+        if not self.sized(
+            node,
+            SequenceNode,
+            shape="a list of cases",
+            empty="a corpus needs at least one case",
+            limit=MAX_CASES,
+            over="holds {:,} cases, more than the limit of {:,}; split the corpus",
+            field="cases",
+        ):
             return []
         cases: list[Case] = []
         first_line: dict[str, int] = {}
         for index, item in enumerate(node.value):
-            node.value[index] = None  # each case's nodes go once it is read: the peak is the nodes or the cases
+            node.value[index] = (
+                None  # each case's nodes go once it is read: the peak is the nodes or the cases
+            )
             case_id, case = self._case(item, default_k)
             if case_id is None:
                 continue
@@ -212,7 +260,11 @@ class _Reader(ProblemReader):
     def _case(self, node: Node, default_k: int | None) -> tuple[str | None, Case | None]:
         """The case's id (None when it has no usable id) and the case (None when invalid)."""
         if not isinstance(node, MappingNode):
-            self.report(f"each case must be a mapping with id and query, not {describe(node)}", line=line_of(node), field="cases")
+            self.report(
+                f"each case must be a mapping with id and query, not {describe(node)}",
+                line=line_of(node),
+                field="cases",
+            )
             return None, None
         before = len(self.problems)
         line = line_of(node)
@@ -230,7 +282,11 @@ class _Reader(ProblemReader):
         if "k" in fields:
             k = self._depth(fields["k"].value, field="k", case=case_id)
         effective_k = k or default_k
-        if effective_k is None and not (k is None and "k" in fields) and not self.default_k_misspelt:
+        if (
+            effective_k is None
+            and not (k is None and "k" in fields)
+            and not self.default_k_misspelt
+        ):
             report("no depth: give the case a k, or the corpus a default_k", line=line, field="k")
 
         required = self._key_list(fields, "required", case_id)
@@ -274,7 +330,12 @@ class _Reader(ProblemReader):
 
     def _query(self, fields: dict, line: int, case_id: str) -> str | None:
         if "query" not in fields:
-            self.report("is missing; a case needs the text to search with", line=line, field="query", case=case_id)
+            self.report(
+                "is missing; a case needs the text to search with",
+                line=line,
+                field="query",
+                case=case_id,
+            )
             return None
         return self._text(fields["query"].value, field="query", limit=MAX_QUERY_CHARS, case=case_id)
 
@@ -282,11 +343,20 @@ class _Reader(ProblemReader):
         """Non-empty text of at most ``limit`` characters and no NUL (an id, a query); reports anything else."""
         text = scalar_text(node)
         if text is None or not text.strip():
-            self.report(f"must be non-empty text, not {describe(node)}", line=line_of(node), field=field, case=case)
+            self.report(
+                f"must be non-empty text, not {describe(node)}",
+                line=line_of(node),
+                field=field,
+                case=case,
+            )
             return None
         if len(text) > limit:
-            self.report(f"is {len(text):,} characters, above the limit of {limit:,}", line=line_of(node), field=field,
-                        case=case)
+            self.report(
+                f"is {len(text):,} characters, above the limit of {limit:,}",
+                line=line_of(node),
+                field=field,
+                case=case,
+            )
             return None
         return None if self._holds_nul(text, node, field=field, case=case) else text
 
@@ -294,20 +364,32 @@ class _Reader(ProblemReader):
         """A key exactly as written; refuses collections, null and empty or oversized text."""
         text = scalar_text(node)
         if text is None:
-            self.report(f"a key must be a single text value such as \"42\", not {describe(node)}", line=line_of(node), field=field, case=case_id)
+            self.report(
+                f'a key must be a single text value such as "42", not {describe(node)}',
+                line=line_of(node),
+                field=field,
+                case=case_id,
+            )
             return None
         if text == "":
             self.report("a key must not be empty", line=line_of(node), field=field, case=case_id)
             return None
         if len(text) > MAX_KEY_CHARS:
-            self.report(f"a key of {len(text):,} characters is above the limit of {MAX_KEY_CHARS}", line=line_of(node), field=field, case=case_id)
+            self.report(
+                f"a key of {len(text):,} characters is above the limit of {MAX_KEY_CHARS}",
+                line=line_of(node),
+                field=field,
+                case=case_id,
+            )
             return None
         return None if self._holds_nul(text, node, field=field, case=case_id) else text
 
     def _holds_nul(self, text: str, node: Node, *, field: str, case: str | None) -> bool:
         """Report a NUL character: PostgreSQL text cannot hold one, so no store could keep this value."""
         if "\0" in text:
-            message = "holds a NUL character (\\x00), which a PostgreSQL store cannot keep; remove it"
+            message = (
+                "holds a NUL character (\\x00), which a PostgreSQL store cannot keep; remove it"
+            )
             self.report(message, line=line_of(node), field=field, case=case)
         return "\0" in text
 
@@ -315,10 +397,19 @@ class _Reader(ProblemReader):
         if name not in fields:
             return None
         node = fields[name].value
-        example = f'[{node.value!r}]' if isinstance(node, ScalarNode) and not is_null(node) else '["42"]'
-        if not self.sized(node, SequenceNode, shape=f"a list of keys such as {example}",
-                          empty="list at least one key or leave the field out", limit=MAX_KEYS_PER_CASE,
-                          over="lists {:,} keys, above the limit of {:,}", field=name, case=case_id):
+        example = (
+            f"[{node.value!r}]" if isinstance(node, ScalarNode) and not is_null(node) else '["42"]'
+        )
+        if not self.sized(
+            node,
+            SequenceNode,
+            shape=f"a list of keys such as {example}",
+            empty="list at least one key or leave the field out",
+            limit=MAX_KEYS_PER_CASE,
+            over="lists {:,} keys, above the limit of {:,}",
+            field=name,
+            case=case_id,
+        ):
             return []
         keys: list[str] = []
         for item in node.value:
@@ -326,7 +417,9 @@ class _Reader(ProblemReader):
             if key is None:
                 continue
             if key in keys:
-                self.report(f"key {key!r} is listed twice", line=line_of(item), field=name, case=case_id)
+                self.report(
+                    f"key {key!r} is listed twice", line=line_of(item), field=name, case=case_id
+                )
                 continue
             keys.append(key)
         return keys
@@ -336,23 +429,45 @@ class _Reader(ProblemReader):
         if "tags" not in fields:
             return []
         node = fields["tags"].value
-        if not self.sized(node, SequenceNode, shape="a list of tags such as [billing, de]", limit=MAX_TAGS_PER_CASE,
-                          over="lists {} tags, above the limit of {}", field="tags", case=case_id):
+        if not self.sized(
+            node,
+            SequenceNode,
+            shape="a list of tags such as [billing, de]",
+            limit=MAX_TAGS_PER_CASE,
+            over="lists {} tags, above the limit of {}",
+            field="tags",
+            case=case_id,
+        ):
             return []
         tags: list[str] = []
         for item in node.value:
             text = scalar_text(item)
             if text is None or not TAG_PATTERN.fullmatch(text):
-                what = describe(item) if text is None or len(text) <= MAX_TAG_CHARS else f"a text of {len(text):,} characters"
-                self.report(f"a tag is 1 to {MAX_TAG_CHARS} lowercase letters, digits, '-', '_' or '.', starting with a "
-                            f"letter or digit, not {what}", line=line_of(item), field="tags", case=case_id)
+                what = (
+                    describe(item)
+                    if text is None or len(text) <= MAX_TAG_CHARS
+                    else f"a text of {len(text):,} characters"
+                )
+                self.report(
+                    f"a tag is 1 to {MAX_TAG_CHARS} lowercase letters, digits, '-', '_' or '.', starting with a "
+                    f"letter or digit, not {what}",
+                    line=line_of(item),
+                    field="tags",
+                    case=case_id,
+                )
             elif text in tags:
-                self.report(f"tag {text!r} is listed twice", line=line_of(item), field="tags", case=case_id)
+                self.report(
+                    f"tag {text!r} is listed twice", line=line_of(item), field="tags", case=case_id
+                )
             elif text not in self.slices and len(self.slices) == MAX_SLICES:
                 if not self.slices_over:
-                    self.report(f"tag {text!r} makes {MAX_SLICES + 1:,} tags in the corpus, more than the limit "
-                                f"of {MAX_SLICES:,} slices a corpus; use fewer tags", line=line_of(item), field="tags",
-                                case=case_id)
+                    self.report(
+                        f"tag {text!r} makes {MAX_SLICES + 1:,} tags in the corpus, more than the limit "
+                        f"of {MAX_SLICES:,} slices a corpus; use fewer tags",
+                        line=line_of(item),
+                        field="tags",
+                        case=case_id,
+                    )
                 self.slices_over = True
             else:
                 self.slices.add(text)
@@ -363,9 +478,16 @@ class _Reader(ProblemReader):
         if "relevant" not in fields:
             return None
         node = fields["relevant"].value
-        if not self.sized(node, MappingNode, shape='a mapping from key to grade such as {"42": 1}',
-                          empty="grade at least one key or leave the field out", limit=MAX_KEYS_PER_CASE,
-                          over="grades {:,} keys, above the limit of {:,}", field="relevant", case=case_id):
+        if not self.sized(
+            node,
+            MappingNode,
+            shape='a mapping from key to grade such as {"42": 1}',
+            empty="grade at least one key or leave the field out",
+            limit=MAX_KEYS_PER_CASE,
+            over="grades {:,} keys, above the limit of {:,}",
+            field="relevant",
+            case=case_id,
+        ):
             return {}
         grades: dict[str, float] = {}
         lines: dict[str, int] = {}
@@ -390,7 +512,13 @@ class _Reader(ProblemReader):
         field = f"relevant[{key!r}]" if key is not None else "relevant"
         value = number(node)  # None for a boolean too, which describe() names
         if value is None:
-            hint = "; remove the quotes" if isinstance(node, ScalarNode) and tag_of(node) == TAG_STR and number_like(node.value) else ""
+            hint = (
+                "; remove the quotes"
+                if isinstance(node, ScalarNode)
+                and tag_of(node) == TAG_STR
+                and number_like(node.value)
+                else ""
+            )
             message = f"a grade must be a number above 0, not {describe(node)}{hint}"
         elif not math.isfinite(value):
             message = f"a grade must be a finite number above 0, not {shown(node)}"

@@ -25,15 +25,23 @@ import errno
 import os
 import stat
 import tempfile
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from typing import Iterable, Iterator, Sequence
 
 from ptah.core.errors import InputError, OutputRefused, OutputUnwritable, Problem
 
 STEP_SUMMARY_LIMIT = 1024 * 1024
-_BUFFER = 1 << 20  # bytes written at once: a report of many small pieces goes out as fast as one string
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link"))
+_BUFFER = (
+    1 << 20
+)  # bytes written at once: a report of many small pieces goes out as fast as one string
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISLNK, "a symbolic link"),
+)
 
 
 def kind_of(mode: int) -> str:
@@ -45,16 +53,24 @@ def kind_of(mode: int) -> str:
 # -- reading -----------------------------------------------------------------------
 
 
-def refused(message: str, path: str, line: int | None = None, field: str | None = None) -> InputError:
+def refused(
+    message: str, path: str, line: int | None = None, field: str | None = None
+) -> InputError:
     """The exit-2 error of one problem of an input file (``FILE:LINE: field: message``)."""
     problem = Problem(message, path=path, line=line, field=field)
     return InputError(str(problem), problems=(problem,))
 
 
-def _too_big(name: str, what: str, limit: int, size: int | None = None, hint: str = "") -> InputError:
+def _too_big(
+    name: str, what: str, limit: int, size: int | None = None, hint: str = ""
+) -> InputError:
     said = f"is {size:,} bytes, more than" if size is not None else "holds more than"
-    return refused(f"the file {said} the {what} limit of {limit:,}" + (" bytes" if size is None else "")
-                    + (f"; {hint}" if hint else ""), name)
+    return refused(
+        f"the file {said} the {what} limit of {limit:,}"
+        + (" bytes" if size is None else "")
+        + (f"; {hint}" if hint else ""),
+        name,
+    )
 
 
 def _open_regular(name: str, what: str, limit: int, hint: str = ""):
@@ -64,7 +80,10 @@ def _open_regular(name: str, what: str, limit: int, hint: str = ""):
         if stat.S_ISDIR(found.st_mode):
             raise refused(f"is a directory, not a {what} file", name)
         if not stat.S_ISREG(found.st_mode):
-            raise refused(f"is {kind_of(found.st_mode)}, not a regular file; give the path of a {what} file", name)
+            raise refused(
+                f"is {kind_of(found.st_mode)}, not a regular file; give the path of a {what} file",
+                name,
+            )
         if found.st_size > limit:
             raise _too_big(name, what, limit, found.st_size, hint)
         return open(name, "rb"), found.st_size
@@ -95,7 +114,9 @@ def read_bounded(path: str | os.PathLike, *, limit: int, what: str, hint: str = 
 
 
 @contextmanager
-def open_lines(path: str | os.PathLike, *, limit: int, line_limit: int, what: str) -> Iterator[tuple[int, Iterator]]:
+def open_lines(
+    path: str | os.PathLike, *, limit: int, line_limit: int, what: str
+) -> Iterator[tuple[int, Iterator]]:
     """``(size, lines)`` of the regular file ``path`` (:class:`InputError`, exit 2, if it is not one): its size
     when opened (for progress), and its ``(number, raw bytes with their ending)``, each at most ``line_limit``
     bytes and all at most ``limit``."""
@@ -105,14 +126,19 @@ def open_lines(path: str | os.PathLike, *, limit: int, line_limit: int, what: st
         yield size, _lines(handle, name, limit, line_limit, what)
 
 
-def _lines(handle, name: str, limit: int, line_limit: int, what: str) -> Iterator[tuple[int, bytes]]:
+def _lines(
+    handle, name: str, limit: int, line_limit: int, what: str
+) -> Iterator[tuple[int, bytes]]:
     done = 0
     try:
         for number, raw in enumerate(iter(lambda: handle.readline(line_limit + 1), b""), 1):
             done += len(raw)
             if len(raw) > line_limit:
-                raise refused(f"the line is longer than the {what} limit of {line_limit:,} bytes for one line",
-                               name, number)
+                raise refused(
+                    f"the line is longer than the {what} limit of {line_limit:,} bytes for one line",
+                    name,
+                    number,
+                )
             if done > limit:
                 raise _too_big(name, what, limit)
             yield number, raw
@@ -123,7 +149,9 @@ def _lines(handle, name: str, limit: int, line_limit: int, what: str) -> Iterato
 # -- writing -----------------------------------------------------------------------
 
 
-def _unwritable(label: str, exc: OSError, tail: str = "; nothing was written there") -> OutputUnwritable:
+def _unwritable(
+    label: str, exc: OSError, tail: str = "; nothing was written there"
+) -> OutputUnwritable:
     return OutputUnwritable(f"{label}: cannot be written ({exc.strerror or exc}){tail}")
 
 
@@ -148,8 +176,10 @@ def _looked_at(raw: str, label: str) -> os.stat_result | None:
     if stat.S_ISSOCK(mode):
         raise OutputRefused(f"{label}: is a socket; give the path of a file to write")
     if stat.S_ISREG(mode) and (not mode & 0o222 or not os.access(raw, os.W_OK)):
-        raise OutputRefused(f"{label}: is read-only (mode {stat.S_IMODE(mode):04o}); ptah does not replace a file "
-                            "protected against writing: make it writable or give another path")
+        raise OutputRefused(
+            f"{label}: is read-only (mode {stat.S_IMODE(mode):04o}); ptah does not replace a file "
+            "protected against writing: make it writable or give another path"
+        )
     return found
 
 
@@ -175,7 +205,10 @@ def _written_through(path: str) -> bool:
     return False
 
 
-def check_apart(outputs: Sequence[tuple[str, str | os.PathLike]], inputs: Sequence[tuple[str, str | os.PathLike]]) -> None:
+def check_apart(
+    outputs: Sequence[tuple[str, str | os.PathLike]],
+    inputs: Sequence[tuple[str, str | os.PathLike]],
+) -> None:
     """Refuse (:class:`OutputRefused`, exit 2), before any work, an output ``(option, path)`` that is one of the
     run's ``inputs`` (``(what, path)``: ``the corpus``…) or that an earlier output names too: the same file by
     device and inode (a link, a hard link), or the same path resolved."""
@@ -186,11 +219,15 @@ def check_apart(outputs: Sequence[tuple[str, str | os.PathLike]], inputs: Sequen
         names = _names(path)
         for what, source, known in read:
             if names & known:
-                raise OutputRefused(f"{option} {path}: is {what} this run reads ({source}); ptah never writes over "
-                                    "an input, so give another path")
+                raise OutputRefused(
+                    f"{option} {path}: is {what} this run reads ({source}); ptah never writes over "
+                    "an input, so give another path"
+                )
         for other, known in written:
             if names & known:
-                raise OutputRefused(f"{option} {path}: {other} writes there too; give each output a path of its own")
+                raise OutputRefused(
+                    f"{option} {path}: {other} writes there too; give each output a path of its own"
+                )
         if not _written_through(path):
             written.append((f"{option} {path}", names))
 
@@ -221,7 +258,9 @@ def replacing(path: str | os.PathLike, label: str | None = None) -> Iterator[str
     target = os.path.realpath(raw)
     try:
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=".ptah-", suffix=".tmp", dir=os.path.dirname(target))
+        fd, temporary = tempfile.mkstemp(
+            prefix=".ptah-", suffix=".tmp", dir=os.path.dirname(target)
+        )
         os.close(fd)
     except OSError as exc:
         raise _unwritable(label, exc) from None
@@ -247,7 +286,9 @@ def write_text_atomically(path: str | os.PathLike, text: str, *, option: str | N
     write_pieces_atomically(path, (text,), option=option)
 
 
-def write_pieces_atomically(path: str | os.PathLike, pieces: Iterable[str], *, option: str | None = None) -> None:
+def write_pieces_atomically(
+    path: str | os.PathLike, pieces: Iterable[str], *, option: str | None = None
+) -> None:
     """:func:`write_text_atomically` of ``"".join(pieces)``, encoded and written as the pieces come. An exception
     raised by ``pieces`` propagates, and a replaced file then keeps its earlier content."""
     raw = os.fspath(path)
@@ -255,8 +296,10 @@ def write_pieces_atomically(path: str | os.PathLike, pieces: Iterable[str], *, o
     found = _looked_at(raw, label)
     if found is not None and not stat.S_ISREG(found.st_mode):
         return _write_through(raw, pieces, label)
-    with replacing(raw, label) as temporary, \
-            open(temporary, "w", encoding="utf-8", newline="", buffering=_BUFFER) as handle:
+    with (
+        replacing(raw, label) as temporary,
+        open(temporary, "w", encoding="utf-8", newline="", buffering=_BUFFER) as handle,
+    ):
         handle.writelines(pieces)
         handle.flush()
         os.fsync(handle.fileno())
@@ -268,8 +311,10 @@ def _write_through(raw: str, pieces: Iterable[str], label: str) -> None:
         fd = os.open(raw, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as exc:
         if exc.errno == errno.ENXIO:
-            raise OutputRefused(f"{label}: is a FIFO that no process is reading; start its reader first, "
-                                "or give the path of a file") from None
+            raise OutputRefused(
+                f"{label}: is a FIFO that no process is reading; start its reader first, "
+                "or give the path of a file"
+            ) from None
         raise _unwritable(label, exc) from None
     os.set_blocking(fd, True)
     try:
@@ -279,8 +324,9 @@ def _write_through(raw: str, pieces: Iterable[str], label: str) -> None:
         raise _unwritable(label, exc, tail="") from None
 
 
-def append_text(path: str | os.PathLike, text: str, *, limit: int = STEP_SUMMARY_LIMIT,
-                label: str | None = None) -> None:
+def append_text(
+    path: str | os.PathLike, text: str, *, limit: int = STEP_SUMMARY_LIMIT, label: str | None = None
+) -> None:
     """Append ``text`` (UTF-8) to the regular file ``path`` (created if missing; GitHub's step summary), refused
     (exit 2) for anything else or when the file would pass ``limit`` bytes."""
     raw = os.fspath(path)
@@ -289,15 +335,19 @@ def append_text(path: str | os.PathLike, text: str, *, limit: int = STEP_SUMMARY
     try:
         found = os.stat(raw)
         if not stat.S_ISREG(found.st_mode):
-            raise OutputRefused(f"{label}: is {kind_of(found.st_mode)}; ptah appends only to a regular file")
+            raise OutputRefused(
+                f"{label}: is {kind_of(found.st_mode)}; ptah appends only to a regular file"
+            )
     except OSError:
         pass  # nothing there yet: created below, or the open says what is wrong
     try:
         with open(raw, "ab") as handle:
             size = os.fstat(handle.fileno()).st_size
             if size + len(data) > limit:
-                raise OutputRefused(f"{label}: holds {size:,} bytes; {len(data):,} more would pass its limit "
-                                    f"of {limit:,}")
+                raise OutputRefused(
+                    f"{label}: holds {size:,} bytes; {len(data):,} more would pass its limit "
+                    f"of {limit:,}"
+                )
             handle.write(data)
     except OSError as exc:
         raise _unwritable(label, exc, tail="") from None

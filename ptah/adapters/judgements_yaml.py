@@ -60,15 +60,21 @@ MAX_RECORD_BYTES = 64 * 1024 * 1024
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}\Z")
-JUDGE_ID = re.compile(r"model:[A-Za-z0-9_.-]{1,64}@sha256:[0-9a-f]{64}\Z")  # the `by` of a model judge's grade
+JUDGE_ID = re.compile(
+    r"model:[A-Za-z0-9_.-]{1,64}@sha256:[0-9a-f]{64}\Z"
+)  # the `by` of a model judge's grade
 MAX_JUDGES = 100
 _TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\Z")
 _TOP_FIELDS = ("version", "corpus", "samples", "cases", "models", "usage")
-_USAGE_LINE = re.compile(r'  "(model:[A-Za-z0-9_.-]{1,64}@sha256:[0-9a-f]{64})": \{((?:[a-z_]{1,32}: [0-9]{1,15}(?:, )?)*)\}')
+_USAGE_LINE = re.compile(
+    r'  "(model:[A-Za-z0-9_.-]{1,64}@sha256:[0-9a-f]{64})": \{((?:[a-z_]{1,32}: [0-9]{1,15}(?:, )?)*)\}'
+)
 _JUDGEMENT_FIELDS = ("grade", "text_sha256", "judged_at", "sample")
 _SAMPLE_FIELDS = ("seed", "population", "drawn", "generations", "drawn_at")
 MAX_SAMPLES = 1_000
-MAX_JUDGEMENTS = 500_000  # in all, people's and models' (a record of the largest size holds about 450,000)
+MAX_JUDGEMENTS = (
+    500_000  # in all, people's and models' (a record of the largest size holds about 450,000)
+)
 # The lines of the form record_text writes (read by _canonical); anything else goes to the YAML reader. A
 # character YAML allows nowhere is refused at once, as libyaml would refuse it after reading what came before.
 _NOT_YAML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]")
@@ -77,13 +83,17 @@ _ESCAPE = re.compile(r'\\(?:(["\\])|x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-
 _IGNORED = re.compile(r"[ ]*(?:#[^\r\ufeff]*)?")  # a blank or comment line
 _CORPUS_LINE = re.compile(r'corpus: "(sha256:[0-9a-f]{64})"')
 _CASE_LINE = re.compile(r"  " + _QUOTED + ":")
-_SAMPLE_LINE = re.compile(r'  - \{seed: (0|[1-9][0-9]{0,17}), population: "(sha256:[0-9a-f]{64})", drawn: (0|[1-9][0-9]{0,8}), '
-                          r'generations: \[((?:"sha256:[0-9a-f]{64}"(?:, )?)*)\], drawn_at: "([0-9]{4}-[0-9]{2}-[0-9]{2}T'
-                          r'(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)"\}')
-_JUDGEMENT_LINE = re.compile(r"    " + _QUOTED + r': \{grade: ([0-9]{1,7}(?:\.[0-9]{1,17})?(?:e-[0-9]{2,3})?), '
-                             r'text_sha256: "([0-9a-f]{64})", '
-                             r'judged_at: "(([0-9]{4}-[0-9]{2}-[0-9]{2})T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)"'
-                             r'(?:, sample: (0|[1-9][0-9]{0,2}))?\}')
+_SAMPLE_LINE = re.compile(
+    r'  - \{seed: (0|[1-9][0-9]{0,17}), population: "(sha256:[0-9a-f]{64})", drawn: (0|[1-9][0-9]{0,8}), '
+    r'generations: \[((?:"sha256:[0-9a-f]{64}"(?:, )?)*)\], drawn_at: "([0-9]{4}-[0-9]{2}-[0-9]{2}T'
+    r'(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)"\}'
+)
+_JUDGEMENT_LINE = re.compile(
+    r"    " + _QUOTED + r": \{grade: ([0-9]{1,7}(?:\.[0-9]{1,17})?(?:e-[0-9]{2,3})?), "
+    r'text_sha256: "([0-9a-f]{64})", '
+    r'judged_at: "(([0-9]{4}-[0-9]{2}-[0-9]{2})T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)"'
+    r"(?:, sample: (0|[1-9][0-9]{0,2}))?\}"
+)
 
 
 def record_path(corpus_path: str | os.PathLike) -> Path:
@@ -104,9 +114,15 @@ def read_record(corpus_path: str | os.PathLike) -> JudgementRecord:
     except OSError as exc:
         raise CorpusError([Problem(f"cannot be read: {exc.strerror or exc}", path=name)]) from None
     if not stat.S_ISREG(found.st_mode):
-        raise CorpusError([Problem(
-            f"is {kind_of(found.st_mode)}, not a regular file; the judgement record is read only from a regular "
-            "file beside its corpus: replace it with the file itself", path=name)])
+        raise CorpusError(
+            [
+                Problem(
+                    f"is {kind_of(found.st_mode)}, not a regular file; the judgement record is read only from a regular "
+                    "file beside its corpus: replace it with the file itself",
+                    path=name,
+                )
+            ]
+        )
     try:
         data = read_bounded(path, limit=MAX_RECORD_BYTES, what="judgement record", hint="split it")
     except InputError as exc:  # a folder, unreadable, over the limit
@@ -135,27 +151,37 @@ def _canonical(data: bytes, name: str = "") -> JudgementRecord | None:
         return None
     if (odd := _NOT_YAML.search(text)) is not None:
         line = text.count("\n", 0, odd.start()) + 1
-        raise CorpusError([Problem(f"not valid YAML: the character U+{ord(odd[0]):04X} is not allowed in YAML; write "
-                                   "it as an escape (\\u...) in a double-quoted text, or remove it", path=name,
-                                   line=line)])
+        raise CorpusError(
+            [
+                Problem(
+                    f"not valid YAML: the character U+{ord(odd[0]):04X} is not allowed in YAML; write "
+                    "it as an escape (\\u...) in a double-quoted text, or remove it",
+                    path=name,
+                    line=line,
+                )
+            ]
+        )
     if text.startswith("\ufeff"):
         text = text[1:]
     if not text.endswith("\n"):
         return None
-    numbered = [(number, line) for number, line in enumerate(text[:-1].split("\n"), 1)
-                if not _IGNORED.fullmatch(line)]
+    numbered = [
+        (number, line)
+        for number, line in enumerate(text[:-1].split("\n"), 1)
+        if not _IGNORED.fullmatch(line)
+    ]
     numbers = [number for number, _ in numbered]
     lines = [line for _, line in numbered]
     refuse = _Refusal(name, numbers)
     at = 0
-    if lines[at:at + 1] != [f"version: {JUDGED_VERSION}"]:
+    if lines[at : at + 1] != [f"version: {JUDGED_VERSION}"]:
         return None
     at += 1
     corpus = None
     if at < len(lines) and (found := _CORPUS_LINE.fullmatch(lines[at])):
         corpus, at = found[1], at + 1
     samples: list[Sample] = []
-    if lines[at:at + 1] == ["samples:"]:
+    if lines[at : at + 1] == ["samples:"]:
         at += 1
         while at < len(lines) and (found := _SAMPLE_LINE.fullmatch(lines[at])):
             if len(samples) == MAX_SAMPLES:
@@ -163,26 +189,40 @@ def _canonical(data: bytes, name: str = "") -> JudgementRecord | None:
             seed, population, drawn, generations, drawn_at = found.groups()
             if not _real_day(drawn_at[:10], set()):
                 return None
-            samples.append(Sample(int(seed), population, int(drawn), tuple(generations[1:-1].split('", "'))
-                                  if generations else (), drawn_at))
+            samples.append(
+                Sample(
+                    int(seed),
+                    population,
+                    int(drawn),
+                    tuple(generations[1:-1].split('", "')) if generations else (),
+                    drawn_at,
+                )
+            )
             at += 1
         if not samples:
             return None
     if lines[at:] == ["cases: {}"]:
-        return JudgementRecord(version=JUDGED_VERSION, corpus=corpus, cases={}, samples=tuple(samples))
-    if lines[at:at + 1] not in (["cases:"], ["cases: {}"]):  # `cases: {}`: no person's judgement; a model's may follow
+        return JudgementRecord(
+            version=JUDGED_VERSION, corpus=corpus, cases={}, samples=tuple(samples)
+        )
+    if lines[at : at + 1] not in (
+        ["cases:"],
+        ["cases: {}"],
+    ):  # `cases: {}`: no person's judgement; a model's may follow
         return None
     first = at + 1
     body = lines[first:]
     usage: dict[str, dict[str, float]] = {}
     if "usage:" in body:  # written last: each judge's line
         start = body.index("usage:")
-        for entry in body[start + 1:]:
+        for entry in body[start + 1 :]:
             found = _USAGE_LINE.fullmatch(entry)
             if found is None or found[1] in usage:
                 return None
-            usage[found[1]] = {name: float(value) for name, value in
-                               (item.split(": ") for item in found[2].split(", ") if item)}
+            usage[found[1]] = {
+                name: float(value)
+                for name, value in (item.split(": ") for item in found[2].split(", ") if item)
+            }
         body = body[:start]
     split = body.index("models:") if "models:" in body else len(body)
     if lines[at] == "cases: {}" and split:
@@ -193,22 +233,31 @@ def _canonical(data: bytes, name: str = "") -> JudgementRecord | None:
     if cases is None:
         return None
     models: dict[str, dict[str, dict[str, Judgement]]] = {}
-    rest = body[split + 1:]
+    rest = body[split + 1 :]
     starts = [i for i, line in enumerate(rest) if _CASE_LINE.fullmatch(line)]
     if (split < len(body) and not starts) or (starts and starts[0] != 0):
         return None
     if len(starts) > MAX_JUDGES:
-        refuse(first + split + 1 + starts[MAX_JUDGES], f"more than the limit of {MAX_JUDGES:,} model judges",
-               field="models")
+        refuse(
+            first + split + 1 + starts[MAX_JUDGES],
+            f"more than the limit of {MAX_JUDGES:,} model judges",
+            field="models",
+        )
     for start, end in zip(starts, starts[1:] + [len(rest)]):
         by = _unescaped(_CASE_LINE.fullmatch(rest[start])[1])  # type: ignore[index]
         at = first + split + 1 + start
-        graded = _canonical_cases(rest[start + 1:end], at + 1, "  ", 0, days, refuse, count)
+        graded = _canonical_cases(rest[start + 1 : end], at + 1, "  ", 0, days, refuse, count)
         if by is None or by in models or not JUDGE_ID.match(by) or not graded:
             return None
         models[by] = graded
-    return JudgementRecord(version=JUDGED_VERSION, corpus=corpus, cases=cases, samples=tuple(samples), models=models,
-                           usage=usage)
+    return JudgementRecord(
+        version=JUDGED_VERSION,
+        corpus=corpus,
+        cases=cases,
+        samples=tuple(samples),
+        models=models,
+        usage=usage,
+    )
 
 
 class _Refusal:
@@ -218,22 +267,35 @@ class _Refusal:
     def __init__(self, name: str, numbers: list[int]) -> None:
         self.name, self.numbers = name, numbers
 
-    def __call__(self, at: int, message: str, *, field: str | None = None, case: str | None = None) -> None:
-        raise CorpusError([Problem(message, path=self.name, line=self.numbers[at], case=case, field=field)])
+    def __call__(
+        self, at: int, message: str, *, field: str | None = None, case: str | None = None
+    ) -> None:
+        raise CorpusError(
+            [Problem(message, path=self.name, line=self.numbers[at], case=case, field=field)]
+        )
 
 
 def _unescaped(text: str) -> str | None:
     """The text of a double-quoted scalar as :func:`quoted` writes it; None where it holds no Unicode text (a
     lone surrogate) or a NUL, which the YAML reader names."""
     if "\\" in text:
-        text = _ESCAPE.sub(lambda found: found[1] or chr(int(found[2] or found[3] or found[4], 16)), text)
+        text = _ESCAPE.sub(
+            lambda found: found[1] or chr(int(found[2] or found[3] or found[4], 16)), text
+        )
         if any(0xD800 <= ord(char) <= 0xDFFF or ord(char) > 0x10FFFF for char in text):
             return None
     return None if "\0" in text else text
 
 
-def _canonical_cases(lines: list[str], first: int, indent: str, samples: int, days: set[str], refuse: _Refusal,
-                     count: list[int]) -> dict[str, dict[str, Judgement]] | None:
+def _canonical_cases(
+    lines: list[str],
+    first: int,
+    indent: str,
+    samples: int,
+    days: set[str],
+    refuse: _Refusal,
+    count: list[int],
+) -> dict[str, dict[str, Judgement]] | None:
     """The cases of :func:`_canonical`'s lines (the first at index ``first``), each line indented by ``indent``
     more (None: not in that form); ``count``: the judgements read so far, in the whole record."""
     cases: dict[str, dict[str, Judgement]] = {}
@@ -242,7 +304,7 @@ def _canonical_cases(lines: list[str], first: int, indent: str, samples: int, da
     for at, line in enumerate(lines, first):
         if not line.startswith(indent):
             return None
-        line = line[len(indent):]
+        line = line[len(indent) :]
         if (found := _JUDGEMENT_LINE.fullmatch(line)) is not None and judgements is not None:
             key_text, grade_text, digest, judged_at, day, sample = found.groups()
             key = _unescaped(key_text)
@@ -254,11 +316,20 @@ def _canonical_cases(lines: list[str], first: int, indent: str, samples: int, da
             if key in judgements:
                 refuse(at, f"key {key!r} is judged twice; keep one", field="key", case=case_id)
             if len(judgements) == MAX_KEYS_PER_CASE:
-                refuse(at, f"holds more than the limit of {MAX_KEYS_PER_CASE:,} judgements", case=case_id)
+                refuse(
+                    at,
+                    f"holds more than the limit of {MAX_KEYS_PER_CASE:,} judgements",
+                    case=case_id,
+                )
             count[0] += 1
             if count[0] > MAX_JUDGEMENTS:
-                refuse(at, f"the record holds more than the limit of {MAX_JUDGEMENTS:,} judgements in all")
-            judgements[key] = Judgement(grade, digest, judged_at, None if sample is None else int(sample))
+                refuse(
+                    at,
+                    f"the record holds more than the limit of {MAX_JUDGEMENTS:,} judgements in all",
+                )
+            judgements[key] = Judgement(
+                grade, digest, judged_at, None if sample is None else int(sample)
+            )
         elif (found := _CASE_LINE.fullmatch(line)) is not None:
             if judgements is not None and not judgements:
                 return None  # a case without judgements: the YAML reader says what it must be
@@ -290,97 +361,177 @@ def _real_day(day: str, seen: set[str]) -> bool:
 
 class _Reader(ProblemReader):
     def record(self, root: Node) -> JudgementRecord:
-        fields = self.top(root, known=_TOP_FIELDS, what="judgement record", holds="version and cases",
-                          format_="judgement records of format")
+        fields = self.top(
+            root,
+            known=_TOP_FIELDS,
+            what="judgement record",
+            holds="version and cases",
+            format_="judgement records of format",
+        )
         self.count = 0  # judgements in all, people's and models'
         corpus = None
         if "corpus" in fields:
             node = fields["corpus"].value
             corpus = scalar_text(node)
             if corpus is not None and not _DIGEST.match(corpus):
-                self.report(f"must be a corpus digest sha256:<64 hex digits>, not {describe(node)}",
-                            line=line_of(node), field="corpus")
+                self.report(
+                    f"must be a corpus digest sha256:<64 hex digits>, not {describe(node)}",
+                    line=line_of(node),
+                    field="corpus",
+                )
         self.samples = self._samples(fields["samples"].value) if "samples" in fields else []
         cases = self._cases(fields["cases"].value) if "cases" in fields else {}
         models = self._models(fields["models"].value) if "models" in fields else {}
         usage = self._usage(fields["usage"].value) if "usage" in fields else {}
         if self.problems:
             raise CorpusError(self.problems)
-        return JudgementRecord(version=JUDGED_VERSION, corpus=corpus, cases=cases, samples=tuple(self.samples),
-                               models=models, usage=usage)
+        return JudgementRecord(
+            version=JUDGED_VERSION,
+            corpus=corpus,
+            cases=cases,
+            samples=tuple(self.samples),
+            models=models,
+            usage=usage,
+        )
 
     def _usage(self, node: Node) -> dict[str, dict[str, float]]:
         found: dict[str, dict[str, float]] = {}
-        entries = node.value if isinstance(node, MappingNode) and len(node.value) <= MAX_JUDGES else None
+        entries = (
+            node.value if isinstance(node, MappingNode) and len(node.value) <= MAX_JUDGES else None
+        )
         for by_node, value in entries or ():
             by = scalar_text(by_node)
-            counts = [(scalar_text(key), number(count)) for key, count in value.value] \
-                if isinstance(value, MappingNode) else None
-            if by is None or not JUDGE_ID.match(by) or by in found or counts is None or not all(
-                    name and count is not None and math.isfinite(count) and count >= 0 for name, count in counts):
-                self.report("a judge's usage is model:NAME@sha256:… mapped to counts such as {requests: 8}",
-                            line=line_of(by_node), field="usage")
+            counts = (
+                [(scalar_text(key), number(count)) for key, count in value.value]
+                if isinstance(value, MappingNode)
+                else None
+            )
+            if (
+                by is None
+                or not JUDGE_ID.match(by)
+                or by in found
+                or counts is None
+                or not all(
+                    name and count is not None and math.isfinite(count) and count >= 0
+                    for name, count in counts
+                )
+            ):
+                self.report(
+                    "a judge's usage is model:NAME@sha256:… mapped to counts such as {requests: 8}",
+                    line=line_of(by_node),
+                    field="usage",
+                )
                 continue
             found[by] = {str(name): float(count) for name, count in counts if count is not None}
         if entries is None:
-            self.report(f"must map each model judge to what it cost, not {describe(node)}", line=line_of(node),
-                        field="usage")
+            self.report(
+                f"must map each model judge to what it cost, not {describe(node)}",
+                line=line_of(node),
+                field="usage",
+            )
         return found
 
     def _models(self, node: Node) -> dict[str, dict[str, dict[str, Judgement]]]:
         if not isinstance(node, MappingNode) or len(node.value) > MAX_JUDGES:
-            self.report(f"must be a mapping from a model judge (model:NAME@sha256:…) to its grades by case, at most "
-                        f"{MAX_JUDGES} judges, not {describe(node)}", line=line_of(node), field="models")
+            self.report(
+                f"must be a mapping from a model judge (model:NAME@sha256:…) to its grades by case, at most "
+                f"{MAX_JUDGES} judges, not {describe(node)}",
+                line=line_of(node),
+                field="models",
+            )
             return {}
         models: dict[str, dict[str, dict[str, Judgement]]] = {}
         for by_node, value in node.value:
             by = scalar_text(by_node)
             if by is None or not JUDGE_ID.match(by) or by in models:
-                self.report(f"a model judge is named once as model:NAME@sha256:<64 hex digits>, not "
-                            f"{describe(by_node)}", line=line_of(by_node), field="models")
+                self.report(
+                    f"a model judge is named once as model:NAME@sha256:<64 hex digits>, not "
+                    f"{describe(by_node)}",
+                    line=line_of(by_node),
+                    field="models",
+                )
                 continue
             models[by] = self._cases(value, field=f"models.{by}", sampled=False)
         return models
 
     def _samples(self, node: Node) -> list[Sample]:
         if not isinstance(node, SequenceNode) or len(node.value) > MAX_SAMPLES:
-            self.report(f"must be a list of at most {MAX_SAMPLES:,} samples such as {{seed: 7, population: "
-                        f'"sha256:…", drawn: 24, generations: ["sha256:…"], drawn_at: "…"}}, not {describe(node)}',
-                        line=line_of(node), field="samples")
+            self.report(
+                f"must be a list of at most {MAX_SAMPLES:,} samples such as {{seed: 7, population: "
+                f'"sha256:…", drawn: 24, generations: ["sha256:…"], drawn_at: "…"}}, not {describe(node)}',
+                line=line_of(node),
+                field="samples",
+            )
             return []
         samples = []
         for index, item in enumerate(node.value):
             where = f"samples[{index}]"
             if not isinstance(item, MappingNode):
-                self.report(f"must be a mapping {{seed, population, drawn, generations, drawn_at}}, not {describe(item)}",
-                            line=line_of(item), field=where)
+                self.report(
+                    f"must be a mapping {{seed, population, drawn, generations, drawn_at}}, not {describe(item)}",
+                    line=line_of(item),
+                    field=where,
+                )
                 continue
-            fields = mapping_fields(item, known=_SAMPLE_FIELDS, report=self.report, where="a sample")
+            fields = mapping_fields(
+                item, known=_SAMPLE_FIELDS, report=self.report, where="a sample"
+            )
             missing = [name for name in _SAMPLE_FIELDS if name not in fields]
             if missing:
                 self.report(f"lacks {', '.join(missing)}", line=line_of(item), field=where)
                 continue
             seed, drawn = integer(fields["seed"].value), integer(fields["drawn"].value)
-            population = self._matching(fields["population"], _DIGEST, "a digest sha256:<64 hex digits>",
-                                        self.report, f"{where}.population")
-            drawn_at = self._matching(fields["drawn_at"], _TIME, 'a UTC time such as "2026-11-30T12:00:00Z"',
-                                      self.report, f"{where}.drawn_at")
+            population = self._matching(
+                fields["population"],
+                _DIGEST,
+                "a digest sha256:<64 hex digits>",
+                self.report,
+                f"{where}.population",
+            )
+            drawn_at = self._matching(
+                fields["drawn_at"],
+                _TIME,
+                'a UTC time such as "2026-11-30T12:00:00Z"',
+                self.report,
+                f"{where}.drawn_at",
+            )
             listed = fields["generations"].value
-            generations = [scalar_text(g) for g in listed.value] if isinstance(listed, SequenceNode) else None
+            generations = (
+                [scalar_text(g) for g in listed.value] if isinstance(listed, SequenceNode) else None
+            )
             if seed is None or seed < 0 or drawn is None or drawn < 0:
-                self.report("seed and drawn must be whole numbers of at least 0", line=line_of(item), field=where)
-            elif generations is None or not all(g is not None and _DIGEST.match(g) for g in generations):
-                self.report("generations must be a list of identities sha256:<64 hex digits>",
-                            line=line_of(listed), field=f"{where}.generations")
+                self.report(
+                    "seed and drawn must be whole numbers of at least 0",
+                    line=line_of(item),
+                    field=where,
+                )
+            elif generations is None or not all(
+                g is not None and _DIGEST.match(g) for g in generations
+            ):
+                self.report(
+                    "generations must be a list of identities sha256:<64 hex digits>",
+                    line=line_of(listed),
+                    field=f"{where}.generations",
+                )
             elif population is not None and drawn_at is not None:
-                samples.append(Sample(seed, population, drawn, tuple(g for g in generations if g), drawn_at))
+                samples.append(
+                    Sample(seed, population, drawn, tuple(g for g in generations if g), drawn_at)
+                )
         return samples
 
-    def _cases(self, node: Node, field: str = "cases", sampled: bool = True) -> dict[str, dict[str, Judgement]]:
+    def _cases(
+        self, node: Node, field: str = "cases", sampled: bool = True
+    ) -> dict[str, dict[str, Judgement]]:
         if isinstance(node, ScalarNode) and scalar_text(node) is None:
             return {}  # `cases:` with nothing under it: no judgement yet
-        if not self.sized(node, MappingNode, shape="a mapping from case id to its judgements", limit=MAX_CASES,
-                          over="holds {:,} cases, more than the limit of {:,}", field=field):
+        if not self.sized(
+            node,
+            MappingNode,
+            shape="a mapping from case id to its judgements",
+            limit=MAX_CASES,
+            over="holds {:,} cases, more than the limit of {:,}",
+            field=field,
+        ):
             return {}
         cases: dict[str, dict[str, Judgement]] = {}
         for key_node, value in node.value:
@@ -388,20 +539,34 @@ class _Reader(ProblemReader):
             if case_id is None:
                 continue
             if case_id in cases:
-                self.report("the case is given twice; keep one", line=line_of(key_node), field=field, case=case_id)
+                self.report(
+                    "the case is given twice; keep one",
+                    line=line_of(key_node),
+                    field=field,
+                    case=case_id,
+                )
                 continue
             cases[case_id] = self._judgements(value, case_id, sampled)
         return cases
 
     def _judgements(self, node: Node, case_id: str, sampled: bool = True) -> dict[str, Judgement]:
-        if not self.sized(node, MappingNode, shape='a mapping from key to its judgement such as "42": {grade: 1, …}',
-                          limit=MAX_KEYS_PER_CASE, over="holds {:,} judgements, above the limit of {:,}", field=None,
-                          case=case_id):
+        if not self.sized(
+            node,
+            MappingNode,
+            shape='a mapping from key to its judgement such as "42": {grade: 1, …}',
+            limit=MAX_KEYS_PER_CASE,
+            over="holds {:,} judgements, above the limit of {:,}",
+            field=None,
+            case=case_id,
+        ):
             return {}
         self.count += len(node.value)
         if self.count > MAX_JUDGEMENTS:
-            self.report(f"the record holds more than the limit of {MAX_JUDGEMENTS:,} judgements in all",
-                        line=line_of(node), field=None)
+            self.report(
+                f"the record holds more than the limit of {MAX_JUDGEMENTS:,} judgements in all",
+                line=line_of(node),
+                field=None,
+            )
             raise CorpusError(self.problems)
         judgements: dict[str, Judgement] = {}
         for key_node, value in node.value:
@@ -409,50 +574,85 @@ class _Reader(ProblemReader):
             if key is None:
                 continue
             if key in judgements:
-                self.report(f"key {key!r} is judged twice; keep one", line=line_of(key_node), field="key", case=case_id)
+                self.report(
+                    f"key {key!r} is judged twice; keep one",
+                    line=line_of(key_node),
+                    field="key",
+                    case=case_id,
+                )
                 continue
             judgement = self._judgement(value, case_id, key, sampled)
             if judgement is not None:
                 judgements[key] = judgement
         return judgements
 
-    def _judgement(self, node: Node, case_id: str, key: str, sampled: bool = True) -> Judgement | None:
+    def _judgement(
+        self, node: Node, case_id: str, key: str, sampled: bool = True
+    ) -> Judgement | None:
         where = f"key {key!r}"
         if not isinstance(node, MappingNode):
-            self.report(f"{where}: must be a mapping {{grade, text_sha256, judged_at}}, not {describe(node)}",
-                        line=line_of(node), field=None, case=case_id)
+            self.report(
+                f"{where}: must be a mapping {{grade, text_sha256, judged_at}}, not {describe(node)}",
+                line=line_of(node),
+                field=None,
+                case=case_id,
+            )
             return None
         before = len(self.problems)
 
         def report(message: str, *, line: int | None, field: str | None) -> None:
             self.report(f"{where}: {message}", line=line, field=field, case=case_id)
 
-        known = _JUDGEMENT_FIELDS if sampled else _JUDGEMENT_FIELDS[:3]  # a model's grade is drawn by no sample
+        known = (
+            _JUDGEMENT_FIELDS if sampled else _JUDGEMENT_FIELDS[:3]
+        )  # a model's grade is drawn by no sample
         fields = mapping_fields(node, known=known, report=report, where="a judgement")
         for name in _JUDGEMENT_FIELDS[:3]:
             if name not in fields:
                 report("is missing", line=line_of(node), field=name)
         grade = number(fields["grade"].value) if "grade" in fields else None
-        if "grade" in fields and (grade is None or not 0 <= grade <= MAX_GRADE):  # NaN is in no range
-            report(f"must be a number from 0 (not relevant) to {MAX_GRADE:,}, not {describe(fields['grade'].value)}",
-                   line=line_of(fields["grade"].value), field="grade")
+        if "grade" in fields and (
+            grade is None or not 0 <= grade <= MAX_GRADE
+        ):  # NaN is in no range
+            report(
+                f"must be a number from 0 (not relevant) to {MAX_GRADE:,}, not {describe(fields['grade'].value)}",
+                line=line_of(fields["grade"].value),
+                field="grade",
+            )
             grade = None
-        digest = self._matching(fields.get("text_sha256"), _SHA256, "the SHA-256 of the row text: 64 lowercase hex digits",
-                                report, "text_sha256")
-        judged_at = self._matching(fields.get("judged_at"), _TIME, 'a UTC time such as "2026-11-30T12:00:00Z"',
-                                   report, "judged_at")
+        digest = self._matching(
+            fields.get("text_sha256"),
+            _SHA256,
+            "the SHA-256 of the row text: 64 lowercase hex digits",
+            report,
+            "text_sha256",
+        )
+        judged_at = self._matching(
+            fields.get("judged_at"),
+            _TIME,
+            'a UTC time such as "2026-11-30T12:00:00Z"',
+            report,
+            "judged_at",
+        )
         if judged_at is not None:
             try:
                 datetime.strptime(judged_at, TIME_FORMAT)
             except ValueError:
-                report(f"{judged_at!r} is no date and time of the calendar", line=line_of(fields["judged_at"].value),
-                       field="judged_at")
+                report(
+                    f"{judged_at!r} is no date and time of the calendar",
+                    line=line_of(fields["judged_at"].value),
+                    field="judged_at",
+                )
         sample = None
         if "sample" in fields:
             sample = integer(fields["sample"].value)
             if sample is None or not 0 <= sample < len(self.samples):
-                report(f"must be the index of one of the record's {len(self.samples)} samples (from 0), not "
-                       f"{describe(fields['sample'].value)}", line=line_of(fields["sample"].value), field="sample")
+                report(
+                    f"must be the index of one of the record's {len(self.samples)} samples (from 0), not "
+                    f"{describe(fields['sample'].value)}",
+                    line=line_of(fields["sample"].value),
+                    field="sample",
+                )
         if len(self.problems) > before or grade is None or digest is None or judged_at is None:
             return None
         return Judgement(grade=grade, text_sha256=digest, judged_at=judged_at, sample=sample)
@@ -463,21 +663,41 @@ class _Reader(ProblemReader):
             return None
         text = scalar_text(found.value)
         if text is None or not pattern.match(text):
-            report(f"must be {wanted}, not {describe(found.value)}", line=line_of(found.value), field=name)
+            report(
+                f"must be {wanted}, not {describe(found.value)}",
+                line=line_of(found.value),
+                field=name,
+            )
             return None
         return text
 
-    def _text(self, node: Node, what: str, limit: int, *, field: str, case: str | None) -> str | None:
+    def _text(
+        self, node: Node, what: str, limit: int, *, field: str, case: str | None
+    ) -> str | None:
         text = scalar_text(node)
         if text is None or text == "":
-            self.report(f"a {what} must be non-empty text, not {describe(node)}", line=line_of(node), field=field, case=case)
+            self.report(
+                f"a {what} must be non-empty text, not {describe(node)}",
+                line=line_of(node),
+                field=field,
+                case=case,
+            )
             return None
         if len(text) > limit:
-            self.report(f"a {what} of {len(text):,} characters is above the limit of {limit:,}",
-                        line=line_of(node), field=field, case=case)
+            self.report(
+                f"a {what} of {len(text):,} characters is above the limit of {limit:,}",
+                line=line_of(node),
+                field=field,
+                case=case,
+            )
             return None
         if "\0" in text:
-            self.report(f"a {what} holds a NUL character (\\x00)", line=line_of(node), field=field, case=case)
+            self.report(
+                f"a {what} holds a NUL character (\\x00)",
+                line=line_of(node),
+                field=field,
+                case=case,
+            )
             return None
         return text
 
@@ -493,9 +713,11 @@ def record_text(record: JudgementRecord) -> str:
         lines.append(f"corpus: {quoted(record.corpus)}")
     if record.samples:
         lines.append("samples:")
-        lines += [f"  - {{seed: {x.seed}, population: {quoted(x.population)}, drawn: {x.drawn}, generations: "
-                  f"[{', '.join(quoted(g) for g in x.generations)}], drawn_at: {quoted(x.drawn_at)}}}"
-                  for x in record.samples]
+        lines += [
+            f"  - {{seed: {x.seed}, population: {quoted(x.population)}, drawn: {x.drawn}, generations: "
+            f"[{', '.join(quoted(g) for g in x.generations)}], drawn_at: {quoted(x.drawn_at)}}}"
+            for x in record.samples
+        ]
     lines.append("cases:" if any(record.cases.values()) else "cases: {}")
     lines += _case_lines(record.cases, "")  # a case without judgements is left out
     models = {by: graded for by, graded in record.models.items() if any(graded.values())}
@@ -506,9 +728,12 @@ def record_text(record: JudgementRecord) -> str:
             lines += _case_lines(models[by], "  ")
     if record.usage:
         lines.append("usage:")
-        lines += [f"  {quoted(by)}: {{" + ", ".join(f"{name}: {int(count)}" for name, count in
-                                                    sorted(record.usage[by].items())) + "}"
-                  for by in sorted(record.usage)]
+        lines += [
+            f"  {quoted(by)}: {{"
+            + ", ".join(f"{name}: {int(count)}" for name, count in sorted(record.usage[by].items()))
+            + "}"
+            for by in sorted(record.usage)
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -521,9 +746,11 @@ def _case_lines(cases, indent: str) -> list[str]:
         for key in sorted(cases[case_id]):
             judgement = cases[case_id][key]
             drawn = "" if judgement.sample is None else f", sample: {judgement.sample}"
-            lines.append(f"{indent}    {quoted(key)}: {{grade: {grade_text(judgement.grade)}, "
-                         f"text_sha256: {quoted(judgement.text_sha256)}, judged_at: {quoted(judgement.judged_at)}"
-                         f"{drawn}}}")
+            lines.append(
+                f"{indent}    {quoted(key)}: {{grade: {grade_text(judgement.grade)}, "
+                f"text_sha256: {quoted(judgement.text_sha256)}, judged_at: {quoted(judgement.judged_at)}"
+                f"{drawn}}}"
+            )
     return lines
 
 

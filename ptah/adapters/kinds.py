@@ -12,7 +12,8 @@ fails every later lookup too.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Generic, Sequence, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from ptah.core.errors import PluginError, PtahError
 from ptah.core.registry import Registry
@@ -41,9 +42,13 @@ class KindRegistry(Generic[K]):
         self._origins: dict[str, str] = {}
         self._discovered = not discover
         self._complete = not discover  # every kind registered: lookups need not wait
-        self._lock = threading.RLock()  # a plugin's register() may look the kinds up while discovery runs
+        self._lock = (
+            threading.RLock()
+        )  # a plugin's register() may look the kinds up while discovery runs
         self._origin: str | None = None  # who is registering now, while discovery runs
-        self._failure: PluginError | None = None  # a broken plugin fails every lookup, not just the first
+        self._failure: PluginError | None = (
+            None  # a broken plugin fails every lookup, not just the first
+        )
 
     @property
     def a_what(self) -> str:
@@ -56,14 +61,20 @@ class KindRegistry(Generic[K]):
     def register(self, kind: K) -> None:
         origin = self._origin or f"the module {type(kind).__module__}"
         if isinstance(kind, type) or not isinstance(kind, self.protocol):
-            raise PluginError(f"{origin} registered {kind!r}, which is not {self.a_what}: register an object "
-                              f"with {self.shape}")
+            raise PluginError(
+                f"{origin} registered {kind!r}, which is not {self.a_what}: register an object "
+                f"with {self.shape}"
+            )
         name = getattr(kind, "name", None)
         if not isinstance(name, str) or not name.strip():
-            raise PluginError(f"{origin} registered {self.a_what} whose name is {name!r}; name it with some text")
+            raise PluginError(
+                f"{origin} registered {self.a_what} whose name is {name!r}; name it with some text"
+            )
         if name in self._kinds:
-            raise PluginError(f'{origin} registered the {self.what} "{name}", which {self._origins[name]} '
-                              "already registered; uninstall one of them")
+            raise PluginError(
+                f'{origin} registered the {self.what} "{name}", which {self._origins[name]} '
+                "already registered; uninstall one of them"
+            )
         self._kinds.register(name, kind)
         self._origins[name] = origin
 
@@ -90,7 +101,9 @@ class KindRegistry(Generic[K]):
         """The installed entry points of the group, in a fixed order (name, then value)."""
         from importlib import metadata
 
-        return sorted(metadata.entry_points(group=self.group), key=lambda entry: (entry.name, entry.value))
+        return sorted(
+            metadata.entry_points(group=self.group), key=lambda entry: (entry.name, entry.value)
+        )
 
     def _discover(self) -> None:
         if self._complete:
@@ -118,24 +131,34 @@ class KindRegistry(Generic[K]):
         :class:`PluginError` (exit 3) naming the entry point and the distribution to reinstall or uninstall."""
         dist = getattr(entry, "dist", None)
         origin = self._origin = f'the {self.group} entry point "{entry.name} = {entry.value}"' + (
-            f" of the distribution {dist.name} {dist.version}" if dist is not None else "")
-        remedy = "; reinstall or uninstall " + (f"the distribution {dist.name}" if dist is not None
-                                                 else "the package that declares it")
+            f" of the distribution {dist.name} {dist.version}" if dist is not None else ""
+        )
+        remedy = "; reinstall or uninstall " + (
+            f"the distribution {dist.name}" if dist is not None else "the package that declares it"
+        )
         try:
             target = entry.load()
-        except Exception as exc:  # ImportError, SyntaxError, AttributeError, whatever its module raises
-            raise PluginError(f"{origin} cannot be loaded: {describe_exception(exc)}{remedy}") from None
+        except (
+            Exception
+        ) as exc:  # ImportError, SyntaxError, AttributeError, whatever its module raises
+            raise PluginError(
+                f"{origin} cannot be loaded: {describe_exception(exc)}{remedy}"
+            ) from None
         if isinstance(target, self.protocol) and not isinstance(target, type):
             self.register(target)
             return
         if not callable(target):
-            raise PluginError(f"{origin} names {target!r}; name {self.a_what} or a function register(registry)")
+            raise PluginError(
+                f"{origin} names {target!r}; name {self.a_what} or a function register(registry)"
+            )
         try:
             target(self)
         except PtahError:
             raise
         except Exception as exc:
-            raise PluginError(f"{origin} failed while registering: {describe_exception(exc)}{remedy}") from None
+            raise PluginError(
+                f"{origin} failed while registering: {describe_exception(exc)}{remedy}"
+            ) from None
 
 
 def describe_exception(exc: BaseException) -> str:

@@ -35,10 +35,11 @@ import json
 import tempfile
 import zipfile
 import zlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -69,7 +70,12 @@ def settings() -> dict:
         "method": METHOD,
         "k1": K1,
         "b": B,
-        "tokenizer": {"lower": True, "pattern": TOKEN_PATTERN, "stopwords": STOPWORDS, "stemmer": None},
+        "tokenizer": {
+            "lower": True,
+            "pattern": TOKEN_PATTERN,
+            "stopwords": STOPWORDS,
+            "stemmer": None,
+        },
     }
 
 
@@ -91,8 +97,14 @@ def tokenize(texts: Sequence[str]) -> list[list[str]]:
     """``texts`` as bm25s tokenizes them here (see the module docs)."""
     import bm25s
 
-    return bm25s.tokenize(list(texts), lower=True, token_pattern=TOKEN_PATTERN, stopwords=STOPWORDS,
-                          return_ids=False, show_progress=False)
+    return bm25s.tokenize(
+        list(texts),
+        lower=True,
+        token_pattern=TOKEN_PATTERN,
+        stopwords=STOPWORDS,
+        return_ids=False,
+        show_progress=False,
+    )
 
 
 @dataclass
@@ -121,7 +133,12 @@ class LexicalIndex:
 
     def to_bytes(self) -> bytes:
         """The serialised index (see the module docs)."""
-        meta = {"format": FORMAT, "settings": self.settings, "fingerprint": self.fingerprint, "keys": self.keys}
+        meta = {
+            "format": FORMAT,
+            "settings": self.settings,
+            "fingerprint": self.fingerprint,
+            "keys": self.keys,
+        }
         buffer = io.BytesIO()
         with tempfile.TemporaryDirectory(prefix="ptah-bm25-") as folder:
             self.retriever.save(folder, show_progress=False)
@@ -132,14 +149,17 @@ class LexicalIndex:
         return buffer.getvalue()
 
     @classmethod
-    def from_bytes(cls, blob: bytes, where: str, limit: int) -> "LexicalIndex":
+    def from_bytes(cls, blob: bytes, where: str, limit: int) -> LexicalIndex:
         """Read a serialised index; ``StoreDamaged`` naming ``where`` when it is damaged: not a ZIP of this format,
         unpacking to more than ``limit`` bytes (see :func:`unpacked_limit`; read at most that far), arrays whose
         size is not their header's, or postings that name a document or token the index does not have."""
         import bm25s
 
         try:
-            with zipfile.ZipFile(io.BytesIO(blob)) as archive, tempfile.TemporaryDirectory(prefix="ptah-bm25-") as folder:
+            with (
+                zipfile.ZipFile(io.BytesIO(blob)) as archive,
+                tempfile.TemporaryDirectory(prefix="ptah-bm25-") as folder,
+            ):
                 members = {name: data for name, data in _unpacked(archive, limit)}
                 meta = json.loads(members.pop(_META).decode("utf-8"))
                 if meta.get("format") != FORMAT:
@@ -149,19 +169,35 @@ class LexicalIndex:
                         _check_npy(name, data)
                     (Path(folder) / name).write_bytes(data)
                 retriever = bm25s.BM25.load(folder, show_progress=False)
-            index = cls(keys=list(meta["keys"]), fingerprint=meta["fingerprint"], settings=meta["settings"],
-                        retriever=retriever)
+            index = cls(
+                keys=list(meta["keys"]),
+                fingerprint=meta["fingerprint"],
+                settings=meta["settings"],
+                retriever=retriever,
+            )
             index._check()
-        except (zipfile.BadZipFile, KeyError, ValueError, TypeError, AttributeError, OSError, EOFError,
-                zlib.error) as exc:
-            raise StoreDamaged(f"{where} is damaged: its stored lexical index {_shown(exc)}; delete that index's row "
-                               "from its lexical_indexes table, and the next evaluate builds it again.") from None
+        except (
+            zipfile.BadZipFile,
+            KeyError,
+            ValueError,
+            TypeError,
+            AttributeError,
+            OSError,
+            EOFError,
+            zlib.error,
+        ) as exc:
+            raise StoreDamaged(
+                f"{where} is damaged: its stored lexical index {_shown(exc)}; delete that index's row "
+                "from its lexical_indexes table, and the next evaluate builds it again."
+            ) from None
         return index
 
     def _check(self) -> None:
         """_Damage unless the postings (bm25s's CSC arrays: one column per token) fit the keys and the vocabulary,
         so no score reads outside them."""
-        if not all(isinstance(key, str) for key in self.keys) or not isinstance(self.fingerprint, str):
+        if not all(isinstance(key, str) for key in self.keys) or not isinstance(
+            self.fingerprint, str
+        ):
             raise _Damage("has keys or a fingerprint that are not text")
         scores, vocabulary = self.retriever.scores, self.retriever.vocab_dict
         data, indices, indptr = (np.asarray(scores[name]) for name in ("data", "indices", "indptr"))
@@ -171,9 +207,14 @@ class LexicalIndex:
         ids = np.fromiter((id_ for token, id_ in vocabulary.items() if token != ""), dtype=np.int64)
         if ids.size and (ids.min() < 0 or ids.max() >= len(indptr) - 1):
             raise _Damage("names a token it has no postings for")
-        if (indptr[0] != 0 or (np.diff(indptr) < 0).any() or indptr[-1] != len(data) or len(indices) != len(data)
-                or (indices.size and (indices.min() < 0 or indices.max() >= len(self.keys)))
-                or not np.isfinite(data).all()):
+        if (
+            indptr[0] != 0
+            or (np.diff(indptr) < 0).any()
+            or indptr[-1] != len(data)
+            or len(indices) != len(data)
+            or (indices.size and (indices.min() < 0 or indices.max() >= len(self.keys)))
+            or not np.isfinite(data).all()
+        ):
             raise _Damage("has postings out of range")
 
 
@@ -207,7 +248,10 @@ def _check_npy(name: str, data: bytes) -> None:
     if version != (1, 0):  # what numpy.save writes for bm25s's arrays
         raise _Damage(f"has an array {name} of .npy version {version}")
     shape, _, dtype = npy.read_array_header_1_0(stream)
-    if dtype.hasobject or int(np.prod(shape, dtype=object)) * dtype.itemsize != len(data) - stream.tell():
+    if (
+        dtype.hasobject
+        or int(np.prod(shape, dtype=object)) * dtype.itemsize != len(data) - stream.tell()
+    ):
         raise _Damage(f"has an array {name} whose size is not its header's")
 
 
@@ -233,8 +277,14 @@ def build_index(keys: Sequence[str], texts: Sequence[str], fingerprint: str) -> 
     if any(tokens):
         retriever.index(tokens, show_progress=False)
     else:  # bm25s cannot index no token: an empty table, or texts of stop words only, has an empty vocabulary
-        retriever.scores = {"data": np.zeros(0, np.float32), "indices": np.zeros(0, np.int32),
-                            "indptr": np.zeros(1, np.int32), "num_docs": len(texts)}
+        retriever.scores = {
+            "data": np.zeros(0, np.float32),
+            "indices": np.zeros(0, np.int32),
+            "indptr": np.zeros(1, np.int32),
+            "num_docs": len(texts),
+        }
         retriever.vocab_dict = {}
         retriever.nonoccurrence_array = None
-    return LexicalIndex(keys=list(keys), fingerprint=fingerprint, settings=values, retriever=retriever)
+    return LexicalIndex(
+        keys=list(keys), fingerprint=fingerprint, settings=values, retriever=retriever
+    )

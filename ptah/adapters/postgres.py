@@ -13,8 +13,9 @@ SQLite-only installation never needs it.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import Any, Iterator, NamedTuple
+from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 from ptah.core.errors import OperationalError
@@ -25,7 +26,9 @@ try:
     from psycopg import errors as pg_errors
     from psycopg.conninfo import conninfo_to_dict
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("PostgreSQL support needs psycopg 3: pip install 'psycopg[binary]>=3.1' (the postgres extra of ptah-eval)") from exc
+    raise ImportError(
+        "PostgreSQL support needs psycopg 3: pip install 'psycopg[binary]>=3.1' (the postgres extra of ptah-eval)"
+    ) from exc
 
 DEFAULT_CONNECT_TIMEOUT_S = 10
 
@@ -46,7 +49,9 @@ def secrets_of(url: str) -> list[str]:
         name, _, value = part.partition("=")
         if name.lower() in ("password", "sslpassword"):
             found.update({value, unquote(value), unquote(value.replace("+", " "))})
-    return sorted(found - {""}, key=len, reverse=True)  # no empty text: replacing it would star every gap
+    return sorted(
+        found - {""}, key=len, reverse=True
+    )  # no empty text: replacing it would star every gap
 
 
 def reason(exc: BaseException, url: str) -> str:
@@ -59,8 +64,14 @@ def reason(exc: BaseException, url: str) -> str:
     return text
 
 
-def connect(url: str, error: type[OperationalError], what: str, *, autocommit: bool = False,
-            application_name: str = "ptah") -> "psycopg.Connection":
+def connect(
+    url: str,
+    error: type[OperationalError],
+    what: str,
+    *,
+    autocommit: bool = False,
+    application_name: str = "ptah",
+) -> psycopg.Connection:
     """Open a connection, or raise ``error`` (exit 3) naming ``what`` and the redacted URL.
 
     ``connect_timeout`` defaults to 10 seconds unless the URL sets one.
@@ -69,20 +80,26 @@ def connect(url: str, error: type[OperationalError], what: str, *, autocommit: b
     try:
         given = conninfo_to_dict(url)
     except psycopg.Error as exc:
-        raise error(f"{what} {redact_url(url)} is not a valid PostgreSQL URL: {reason(exc, url)}.") from None
+        raise error(
+            f"{what} {redact_url(url)} is not a valid PostgreSQL URL: {reason(exc, url)}."
+        ) from None
     if "connect_timeout" not in given:
         options["connect_timeout"] = DEFAULT_CONNECT_TIMEOUT_S
     try:
         return psycopg.connect(url, **options)
     except psycopg.Error as exc:
-        raise error(f"cannot connect to the {what} {redact_url(url)}: {reason(exc, url)}.") from None
+        raise error(
+            f"cannot connect to the {what} {redact_url(url)}: {reason(exc, url)}."
+        ) from None
 
 
 def describe(exc: BaseException, url: str) -> str:
     """What a failed statement means for the user, with the fix where there is one."""
     text = reason(exc, url)
     if isinstance(exc, pg_errors.InsufficientPrivilege):
-        return f"permission denied ({text}); grant the user the privilege, or use a role that has it"
+        return (
+            f"permission denied ({text}); grant the user the privilege, or use a role that has it"
+        )
     if isinstance(exc, (pg_errors.AdminShutdown, pg_errors.CannotConnectNow)) or (
         isinstance(exc, psycopg.OperationalError) and not isinstance(exc, pg_errors.QueryCanceled)
     ):
@@ -118,15 +135,18 @@ _IDENTITY = """
 """
 
 
-def database_identity(url: str, error: type[OperationalError], what: str, table: str | None = None
-                      ) -> DatabaseIdentity:
+def database_identity(
+    url: str, error: type[OperationalError], what: str, table: str | None = None
+) -> DatabaseIdentity:
     """Ask the server ``url`` reaches which database it is (and where ``table`` lives: the name as written,
     search_path applying, else ``schema.table`` split at the dot), in a read-only transaction of a
     connection of its own; ``error`` (exit 3) when it cannot be asked."""
     schema, dot, name = (table or "").partition(".")
     with connect(url, error, what) as connection, guarded(url, error, what):
         connection.read_only = True
-        row: Any = connection.execute(_IDENTITY, (table, schema if dot else None, name if dot else None)).fetchone()
+        row: Any = connection.execute(
+            _IDENTITY, (table, schema if dot else None, name if dot else None)
+        ).fetchone()
     return DatabaseIdentity((int(row[0]), int(row[1])), row[2], row[3])
 
 
@@ -139,7 +159,11 @@ def vector_literal(vector) -> str:
     """A float32 vector as pgvector's text input, exact: each value's shortest round-trip decimal."""
     import numpy as np
 
-    return "[" + ",".join(repr(float(value)) for value in np.asarray(vector, dtype=np.float32).reshape(-1)) + "]"
+    return (
+        "["
+        + ",".join(repr(float(value)) for value in np.asarray(vector, dtype=np.float32).reshape(-1))
+        + "]"
+    )
 
 
 def plan_uses_index(plan: list, index: str) -> bool:
@@ -148,6 +172,8 @@ def plan_uses_index(plan: list, index: str) -> bool:
     silent fallback ptah never makes."""
 
     def uses(node: dict) -> bool:
-        return node.get("Index Name") == index or any(uses(child) for child in node.get("Plans", []))
+        return node.get("Index Name") == index or any(
+            uses(child) for child in node.get("Plans", [])
+        )
 
     return uses(plan[0]["Plan"])

@@ -22,16 +22,19 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from ptah.core.baseline import check_report_format
 from ptah.core.errors import ReportError
 
 MAX_NUMBER_CHARS = 64
 _NUMBER = re.compile(r"-?[0-9][0-9.eE+-]*")
-_SURROGATE_ESCAPE = re.compile(r"(\\+)u([dD][89a-fA-F][0-9a-fA-F]{2})")  # a run of backslashes, then uD800..uDFFF
+_SURROGATE_ESCAPE = re.compile(
+    r"(\\+)u([dD][89a-fA-F][0-9a-fA-F]{2})"
+)  # a run of backslashes, then uD800..uDFFF
 
 
 class _Refused(ValueError):
@@ -78,7 +81,9 @@ def lone_surrogate_escape(text: str) -> re.Match | None:
             continue  # an escaped backslash, then the letters "u", "d"...: no escape
         low = int(match.group(2), 16) >= 0xDC00
         if high is not None:
-            if low and high.end() == match.end() - 6:  # the low half right after the high one: a pair
+            if (
+                low and high.end() == match.end() - 6
+            ):  # the low half right after the high one: a pair
                 high = None
                 continue
             return high
@@ -91,9 +96,13 @@ def lone_surrogate_escape(text: str) -> re.Match | None:
 def parse_report(text: str, path: str) -> dict:
     """The report in ``text`` (the file ``path``), parsed and checked against the report schema (module docs)."""
     try:
-        document = json.loads(text, parse_int=_bounded_int, parse_float=_bounded_float, parse_constant=_no_constant)
+        document = json.loads(
+            text, parse_int=_bounded_int, parse_float=_bounded_float, parse_constant=_no_constant
+        )
     except json.JSONDecodeError as exc:
-        raise ReportError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); pass a report written by --output") from None
+        raise ReportError(
+            f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); pass a report written by --output"
+        ) from None
     except _Refused as exc:
         where = _line_of_long_number(text) if isinstance(exc, _TooLong) else ""
         raise ReportError(f"{path}{where}: {exc}; the report is damaged") from None
@@ -102,19 +111,37 @@ def parse_report(text: str, path: str) -> dict:
     lone = lone_surrogate_escape(text)
     if lone is not None:
         line = text.count("\n", 0, lone.start()) + 1
-        raise ReportError(f"{path}:{line}: holds the unpaired surrogate escape \\u{lone.group(2).lower()}, which is not text; "
-                          "the report is damaged")
+        raise ReportError(
+            f"{path}:{line}: holds the unpaired surrogate escape \\u{lone.group(2).lower()}, which is not text; "
+            "the report is damaged"
+        )
     check_report_format(document, path)
     _check_schema(document, path)
     return document
 
 
-_TYPE_NAMES = {"object": "an object", "array": "an array", "string": "a text", "boolean": "a boolean",
-               "integer": "an integer", "number": "a number", "null": "null"}
+_TYPE_NAMES = {
+    "object": "an object",
+    "array": "an array",
+    "string": "a text",
+    "boolean": "a boolean",
+    "integer": "an integer",
+    "number": "a number",
+    "null": "null",
+}
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 # what each library says about a keyword: jsonschema-rs names it in kind.as_dict() under these keys
-_RS_DETAIL = {"type": "types", "enum": "options", "const": "expected_value", "pattern": "pattern", "minimum": "limit",
-              "maximum": "limit", "minItems": "limit", "required": "property", "additionalProperties": "unexpected"}
+_RS_DETAIL = {
+    "type": "types",
+    "enum": "options",
+    "const": "expected_value",
+    "pattern": "pattern",
+    "minimum": "limit",
+    "maximum": "limit",
+    "minItems": "limit",
+    "required": "property",
+    "additionalProperties": "unexpected",
+}
 
 
 def json_path(parts: Iterable[object]) -> str:
@@ -126,7 +153,9 @@ def json_path(parts: Iterable[object]) -> str:
         elif _IDENTIFIER.fullmatch(str(part)):
             text += f".{part}" if text else str(part)
         else:
-            text += f"[{json.dumps(str(part)[:64])}]"  # escapes control characters; a long key is cut
+            text += (
+                f"[{json.dumps(str(part)[:64])}]"  # escapes control characters; a long key is cut
+            )
     return text or "the top level"
 
 
@@ -134,7 +163,14 @@ def _type_name(value: object) -> str:
     """What a parsed value is, in words: a number with no fractional part is an integer (as JSON Schema says)."""
     if isinstance(value, float) and value.is_integer():
         return _TYPE_NAMES["integer"]
-    kinds = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
+    kinds = {
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        str: "string",
+        list: "array",
+        dict: "object",
+    }
     return _TYPE_NAMES[kinds.get(type(value), "null")]
 
 
@@ -143,15 +179,21 @@ def _violation(path: list, keyword: str, expected: Any, value: object) -> str:
     if keyword in ("required", "additionalProperties"):
         path = [*path, expected]
     if keyword == "type":
-        what = f"is {_type_name(value)}, not " + " or ".join(_TYPE_NAMES[name] for name in _TYPE_NAMES if name in expected)
+        what = f"is {_type_name(value)}, not " + " or ".join(
+            _TYPE_NAMES[name] for name in _TYPE_NAMES if name in expected
+        )
     elif keyword == "enum":
         what = f"is not one of {', '.join(json.dumps(option) for option in expected)}"
     else:
-        what = {"required": "is missing", "additionalProperties": "is not a known field",
-                "const": f"is not {json.dumps(expected)}", "pattern": f"is not well-formed (it must match {expected})",
-                "minimum": f"is {value!r}, below the minimum {expected!r}",
-                "maximum": f"is {value!r}, above the maximum {expected!r}",
-                "minItems": f"has fewer than {expected} items"}.get(keyword, f"does not match the report schema ({keyword})")
+        what = {
+            "required": "is missing",
+            "additionalProperties": "is not a known field",
+            "const": f"is not {json.dumps(expected)}",
+            "pattern": f"is not well-formed (it must match {expected})",
+            "minimum": f"is {value!r}, below the minimum {expected!r}",
+            "maximum": f"is {value!r}, above the maximum {expected!r}",
+            "minItems": f"has fewer than {expected} items",
+        }.get(keyword, f"does not match the report schema ({keyword})")
     return f"{json_path(path)} {what}"
 
 
@@ -159,7 +201,9 @@ def _violation(path: list, keyword: str, expected: Any, value: object) -> str:
 def _validator() -> Callable[[object], str | None]:
     """The report schema's first violation in a document, as a sentence (None: it matches): with jsonschema-rs
     where its wheel is installed, else with jsonschema (the same sentences, slower)."""
-    schema = json.loads(resources.files("ptah").joinpath("schemas/report.schema.json").read_text(encoding="utf-8"))
+    schema = json.loads(
+        resources.files("ptah").joinpath("schemas/report.schema.json").read_text(encoding="utf-8")
+    )
     try:
         import jsonschema_rs
     except ImportError:
@@ -193,7 +237,9 @@ def _jsonschema_validator(schema: dict) -> Callable[[object], str | None]:
         if keyword == "required":
             expected = next(name for name in expected if name not in value)
         elif keyword == "additionalProperties":
-            expected = next(name for name in value if name not in error.schema.get("properties", {}))
+            expected = next(
+                name for name in value if name not in error.schema.get("properties", {})
+            )
         return _violation(list(error.absolute_path), keyword, expected, value)
 
     return first_violation

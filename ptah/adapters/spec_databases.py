@@ -40,7 +40,7 @@ from __future__ import annotations
 import getpass
 import os
 import re
-from typing import Mapping
+from collections.abc import Mapping
 from urllib.parse import parse_qsl, unquote
 
 from ptah.adapters.sources.base import SQLITE_PREFIX, postgres_module, source_kind
@@ -53,13 +53,17 @@ from ptah.core.spec import Spec, redact_url, sqlite_database_path
 SQLITE_SOURCE, POSTGRES_SOURCE, PGVECTOR_STORE = "sqlite", "postgresql", "pgvector"
 DEFAULT_POSTGRES_PORT = "5432"
 
-_CONNINFO = re.compile(r"(?:^|\s)[A-Za-z_]+\s*=")  # a key=value pair starts the text or follows whitespace
+_CONNINFO = re.compile(
+    r"(?:^|\s)[A-Za-z_]+\s*="
+)  # a key=value pair starts the text or follows whitespace
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 SAME_DATABASE = (
     "names the source database itself; ptah writes its own tables into the store and only ever reads the source, "
     "so give the store a database of its own (the default file .ptah/ptah.db, or another PostgreSQL database)"
 )
-_URL_HINT = "write postgresql://USER@HOST:PORT/DBNAME, the password in PGPASSWORD, ~/.pgpass or ${VAR}"
+_URL_HINT = (
+    "write postgresql://USER@HOST:PORT/DBNAME, the password in PGPASSWORD, ~/.pgpass or ${VAR}"
+)
 
 
 def database_problem(written: str, expanded: str) -> str | None:
@@ -84,9 +88,13 @@ def store_problem(written: str, expanded: str) -> str | None:
     """Why ``store`` (as ``written``, and after ``${VAR}`` expansion) is refused; None when it is not."""
     shown = f'"{redact_url(written)}"'
     if store_kind(expanded) != SQLITE_STORE:
-        return system_schema_problem(schema_of(expanded))  # a search_path written in the URL by hand
+        return system_schema_problem(
+            schema_of(expanded)
+        )  # a search_path written in the URL by hand
     path = expanded.removeprefix(SQLITE_PREFIX)
-    if "://" in path or path.startswith("sqlite:"):  # another scheme, or sqlite://x.db misspelt: not a file name
+    if "://" in path or path.startswith(
+        "sqlite:"
+    ):  # another scheme, or sqlite://x.db misspelt: not a file name
         return f"{shown} is not a store ptah opens; write a file path or postgresql://…"
     reason = _path_problem(path, store=True)
     return f"{shown} {reason}" if reason else None
@@ -96,7 +104,9 @@ def store_location(expanded: str, root: str) -> str:
     """Where a ``store`` value :func:`store_problem` accepts points: its URL, or its file's absolute path."""
     if store_kind(expanded) != SQLITE_STORE:
         return expanded
-    return os.path.normpath(os.path.join(root, os.path.expanduser(expanded.removeprefix(SQLITE_PREFIX))))
+    return os.path.normpath(
+        os.path.join(root, os.path.expanduser(expanded.removeprefix(SQLITE_PREFIX)))
+    )
 
 
 def _path_problem(path: str, *, store: bool) -> str | None:
@@ -113,7 +123,9 @@ def _path_problem(path: str, *, store: bool) -> str | None:
     return None
 
 
-def same_database(database: str, store: str, root: str, env: Mapping[str, str] = os.environ) -> bool:
+def same_database(
+    database: str, store: str, root: str, env: Mapping[str, str] = os.environ
+) -> bool:
     """Whether the store (a resolved file path or a URL) is the source ``database``, as the values show.
 
     SQLite: the same file (one inode, else one resolved path -- symbolic links
@@ -143,13 +155,20 @@ def _target(url: str, env: Mapping[str, str]) -> tuple[str, str, str]:
     params = dict(parse_qsl(query, keep_blank_values=True))
     hosts, ports = [], []
     for part in filter(None, hostspec.split(",")):
-        host, _, port = part.rpartition(":") if not part.endswith("]") and ":" in part else (part, "", "")
+        host, _, port = (
+            part.rpartition(":") if not part.endswith("]") and ":" in part else (part, "", "")
+        )
         hosts.append(unquote(host).strip("[]").lower())
         ports.append(port)
     host = params.get("host") or ",".join(hosts) or env.get("PGHOST", "")
     default_port = env.get("PGPORT", DEFAULT_POSTGRES_PORT)
     port = params.get("port") or ",".join(p or default_port for p in ports) or default_port
-    user = params.get("user") or unquote(userinfo.partition(":")[0]) or env.get("PGUSER") or getpass.getuser()
+    user = (
+        params.get("user")
+        or unquote(userinfo.partition(":")[0])
+        or env.get("PGUSER")
+        or getpass.getuser()
+    )
     name = params.get("dbname") or unquote(path) or env.get("PGDATABASE") or user
     return host, port, name
 
@@ -163,10 +182,15 @@ def refuse_store_in_source(spec: Spec) -> None:
     its own, in a read-only transaction; one that cannot be reached is :class:`SourceUnavailable` or
     :class:`StoreUnavailable` (exit 3). Other pairs of kinds were decided when the specification was read.
     """
-    if (source_kind(spec.source.database), store_kind(spec.store)) != (POSTGRES_SOURCE, PGVECTOR_STORE):
+    if (source_kind(spec.source.database), store_kind(spec.store)) != (
+        POSTGRES_SOURCE,
+        PGVECTOR_STORE,
+    ):
         return
     postgres = postgres_module("ptah.adapters.postgres")
-    source = postgres.database_identity(spec.source.database, SourceUnavailable, "source database", spec.source.table)
+    source = postgres.database_identity(
+        spec.source.database, SourceUnavailable, "source database", spec.source.table
+    )
     store = postgres.database_identity(spec.store, StoreUnavailable, "store")
     if source.database != store.database:
         return
@@ -174,7 +198,13 @@ def refuse_store_in_source(spec: Spec) -> None:
     if schema is None:
         raise SpecError([Problem(SAME_DATABASE, path=spec.path, field="store")])
     if schema == source.table_schema:
-        raise SpecError([Problem(
-            f'the store\'s schema "{schema}" is the one the source table {spec.source.table} lives in '
-            f"({source.table}), and ptah writes only into a schema of its own; name another schema, such as ptah",
-            path=spec.path, field="store")])
+        raise SpecError(
+            [
+                Problem(
+                    f'the store\'s schema "{schema}" is the one the source table {spec.source.table} lives in '
+                    f"({source.table}), and ptah writes only into a schema of its own; name another schema, such as ptah",
+                    path=spec.path,
+                    field="store",
+                )
+            ]
+        )

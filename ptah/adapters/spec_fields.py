@@ -9,7 +9,8 @@ every problem is reported alike: ``FILE:LINE: field: message``.
 from __future__ import annotations
 
 import re
-from typing import Callable, Mapping, TypeVar
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from ptah.adapters.yaml_nodes import (
@@ -66,9 +67,13 @@ class FieldReader:
     def add(self, message: str, *, line: int | None, field: str | None) -> None:
         self.problems.append(Problem(message, path=self.name, line=line, field=field))
 
-    def fields(self, node: MappingNode, known: tuple[str, ...], prefix: str, where: str) -> dict[str, Field]:
+    def fields(
+        self, node: MappingNode, known: tuple[str, ...], prefix: str, where: str
+    ) -> dict[str, Field]:
         def report(message: str, *, line: int | None, field: str | None) -> None:
-            self.add(message, line=line, field=prefix + field if field else prefix.rstrip(".") or None)
+            self.add(
+                message, line=line, field=prefix + field if field else prefix.rstrip(".") or None
+            )
 
         return mapping_fields(node, known=known, report=report, where=where)
 
@@ -82,8 +87,17 @@ class FieldReader:
         self.add(f"must be text, not {describe(node)}", line=line_of(node), field=where)
         return None
 
-    def text(self, fields: dict[str, Field], name: str, prefix: str, at: int, *,
-             required: bool = True, empty: bool = False, hint: str = "") -> str | None:
+    def text(
+        self,
+        fields: dict[str, Field],
+        name: str,
+        prefix: str,
+        at: int,
+        *,
+        required: bool = True,
+        empty: bool = False,
+        hint: str = "",
+    ) -> str | None:
         field = fields.get(name)
         if field is None:
             if required:
@@ -103,24 +117,34 @@ class FieldReader:
         node = field.value
         if isinstance(node, ScalarNode) and tag_of(node) == TAG_BOOL:
             return str(node.value).lower() == "true"
-        self.add(f"must be true or false, not {describe(node)}{hint}", line=line_of(node), field=where)
+        self.add(
+            f"must be true or false, not {describe(node)}{hint}", line=line_of(node), field=where
+        )
         return default
 
-    def positive(self, field: Field | None, where: str, limit: int, default: Default,
-                 hint: str = "") -> int | Default:
+    def positive(
+        self, field: Field | None, where: str, limit: int, default: Default, hint: str = ""
+    ) -> int | Default:
         if field is None or (default is None and is_null(field.value)):
             return default
         value = integer(field.value)
         if value is None or not 1 <= value <= limit:
-            self.add(f"must be a whole number from 1 to {limit:,}, not {describe(field.value)}{hint}",
-                     line=line_of(field.value), field=where)
+            self.add(
+                f"must be a whole number from 1 to {limit:,}, not {describe(field.value)}{hint}",
+                line=line_of(field.value),
+                field=where,
+            )
             return default
         return value
 
     def template(self, field: Field | None, where: str, at: int, *, required: bool) -> str | None:
         if field is None:
             if required:
-                self.add('missing; write the text to embed as a template, e.g. text: "{title}"', line=at, field=where)
+                self.add(
+                    'missing; write the text to embed as a template, e.g. text: "{title}"',
+                    line=at,
+                    field=where,
+                )
             return None
         value = self.scalar(field, where)
         if value is None:
@@ -132,8 +156,11 @@ class FieldReader:
             self.add(f"the template is not valid: {exc.message}", line=line, field=where)
             return None
         if not columns:
-            self.add('the template names no column, so every row would embed the same text; write e.g. "{title}"',
-                     line=line, field=where)
+            self.add(
+                'the template names no column, so every row would embed the same text; write e.g. "{title}"',
+                line=line,
+                field=where,
+            )
             return None
         return value
 
@@ -141,8 +168,14 @@ class FieldReader:
         if name in fields:
             self.add(message, line=line_of(fields[name].key), field=prefix + name)
 
-    def named(self, field: Field | None, section: str, what: str, needs: str,
-              read: Callable[[str, Field], T | None]) -> dict[str, T]:
+    def named(
+        self,
+        field: Field | None,
+        section: str,
+        what: str,
+        needs: str,
+        read: Callable[[str, Field], T | None],
+    ) -> dict[str, T]:
         """A top-level mapping of named settings (``variants:``, ``judges:``): each entry whose name is 1 to 64
         letters, digits, ``.``, ``_`` or ``-`` and whose value is a mapping is read by ``read``; an entry with a
         problem is left out (and the problem reported)."""
@@ -150,18 +183,29 @@ class FieldReader:
             return {}
         node = field.value
         if not isinstance(node, MappingNode):
-            self.add(f"must map {what} names to their settings, not {describe(node)}", line=line_of(node),
-                     field=section)
+            self.add(
+                f"must map {what} names to their settings, not {describe(node)}",
+                line=line_of(node),
+                field=section,
+            )
             return {}
         found: dict[str, T] = {}
-        for name, entry in self.fields(node, tuple(str(k.value) for k, _ in node.value), section + ".",
-                                       section).items():
+        for name, entry in self.fields(
+            node, tuple(str(k.value) for k, _ in node.value), section + ".", section
+        ).items():
             if not _NAME.match(name):
-                self.add(f"a {what} name is 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or "
-                         "digit", line=line_of(entry.key), field=f"{section}.{name}")
+                self.add(
+                    f"a {what} name is 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or "
+                    "digit",
+                    line=line_of(entry.key),
+                    field=f"{section}.{name}",
+                )
             elif not isinstance(entry.value, MappingNode):
-                self.add(f"must be a mapping with at least {needs}:, not {describe(entry.value)}",
-                         line=line_of(entry.value), field=f"{section}.{name}")
+                self.add(
+                    f"must be a mapping with at least {needs}:, not {describe(entry.value)}",
+                    line=line_of(entry.value),
+                    field=f"{section}.{name}",
+                )
             elif (value := read(name, entry)) is not None:
                 found[name] = value
         return found
@@ -169,9 +213,12 @@ class FieldReader:
     def declared_generation(self, fields: dict[str, Field], prefix: str, at: int) -> str | None:
         name = self.text(fields, "generation", prefix, at, required=False)
         if name is not None and name not in self.declared:
-            self.add(f'names no generation declared under generations:; declare it or write one of '
-                     f'{", ".join(self.declared) or "none"}', line=line_of(fields["generation"].value),
-                     field=prefix + "generation")
+            self.add(
+                f"names no generation declared under generations:; declare it or write one of "
+                f"{', '.join(self.declared) or 'none'}",
+                line=line_of(fields["generation"].value),
+                field=prefix + "generation",
+            )
             return None
         return name
 
@@ -179,26 +226,45 @@ class FieldReader:
         """A plug-in kind's ``options:`` as plain values (``{}`` and a problem when it is no mapping)."""
         field = fields.get("options")
         if field is not None and not isinstance(field.value, MappingNode):
-            self.add(f"must be a mapping of a plug-in kind's settings, not {describe(field.value)}",
-                     line=line_of(field.value), field=prefix + "options")
+            self.add(
+                f"must be a mapping of a plug-in kind's settings, not {describe(field.value)}",
+                line=line_of(field.value),
+                field=prefix + "options",
+            )
             return {}
         return _plain(field.value) if field is not None else {}
 
-    def endpoint(self, fields: dict[str, Field], prefix: str, at: int, *, url_hint: str, url_required: bool = True,
-                 key_env: str | None = None, key_hint: str = "") -> tuple[str | None, str | None, int]:
+    def endpoint(
+        self,
+        fields: dict[str, Field],
+        prefix: str,
+        at: int,
+        *,
+        url_hint: str,
+        url_required: bool = True,
+        key_env: str | None = None,
+        key_hint: str = "",
+    ) -> tuple[str | None, str | None, int]:
         """A service's ``base_url``, ``api_key_env`` and ``timeout_s``, each checked; an absent ``api_key_env``
         reads as ``key_env``, and null (a server that wants no key) is accepted where that default is a name."""
         base_url = self.text(fields, "base_url", prefix, at, required=url_required, hint=url_hint)
         if base_url is not None and (problem := base_url_problem(base_url)):
             self.add(problem, line=line_of(fields["base_url"].value), field=prefix + "base_url")
         if "api_key_env" in fields:
-            key_env = None if key_env and is_null(fields["api_key_env"].value) else self.text(
-                fields, "api_key_env", prefix, at, hint=key_hint)
+            key_env = (
+                None
+                if key_env and is_null(fields["api_key_env"].value)
+                else self.text(fields, "api_key_env", prefix, at, hint=key_hint)
+            )
             if key_env is not None and not _VARIABLE.match(key_env):
-                self.add("must name an environment variable (letters, digits and _), not the key itself",
-                         line=line_of(fields["api_key_env"].value), field=prefix + "api_key_env")
-        timeout_s = self.positive(fields.get("timeout_s"), prefix + "timeout_s", MAX_TIMEOUT_S,
-                                  DEFAULT_SERVICE_TIMEOUT_S)
+                self.add(
+                    "must name an environment variable (letters, digits and _), not the key itself",
+                    line=line_of(fields["api_key_env"].value),
+                    field=prefix + "api_key_env",
+                )
+        timeout_s = self.positive(
+            fields.get("timeout_s"), prefix + "timeout_s", MAX_TIMEOUT_S, DEFAULT_SERVICE_TIMEOUT_S
+        )
         return base_url, key_env, timeout_s
 
 

@@ -29,10 +29,26 @@ from typing import cast
 from ptah.adapters.spec_fields import FieldReader
 from ptah.adapters.yaml_nodes import Field, MappingNode, describe, line_of, number
 from ptah.core.corpus import MAX_GRADE
-from ptah.core.spec import DEFAULT_MAX_JUDGE_REQUESTS, DEFAULT_RERANK_BATCH, JudgeSettings, ServiceSettings
+from ptah.core.spec import (
+    DEFAULT_MAX_JUDGE_REQUESTS,
+    DEFAULT_RERANK_BATCH,
+    JudgeSettings,
+    ServiceSettings,
+)
 
-JUDGE_FIELDS = ("kind", "model", "generation", "threshold", "thresholds", "base_url", "api_key_env", "timeout_s",
-                "max_requests", "batch_size", "options")
+JUDGE_FIELDS = (
+    "kind",
+    "model",
+    "generation",
+    "threshold",
+    "thresholds",
+    "base_url",
+    "api_key_env",
+    "timeout_s",
+    "max_requests",
+    "batch_size",
+    "options",
+)
 CHAT_ONLY = ("base_url", "api_key_env", "timeout_s")
 MAX_REQUESTS = 10_000_000
 MAX_BATCH = 4096
@@ -47,35 +63,62 @@ class JudgeFields(FieldReader):
     def judge(self, name: str, field: Field) -> JudgeSettings | None:
         where, count = f"judges.{name}", len(self.problems)
         at, prefix = line_of(field.key), where + "."
-        fields = self.fields(cast(MappingNode, field.value), JUDGE_FIELDS, prefix, where)  # named() checked it
-        kind = self.text(fields, "kind", prefix, at, hint="write kind: encoder or chat (or a plug-in's kind)")
+        fields = self.fields(
+            cast(MappingNode, field.value), JUDGE_FIELDS, prefix, where
+        )  # named() checked it
+        kind = self.text(
+            fields, "kind", prefix, at, hint="write kind: encoder or chat (or a plug-in's kind)"
+        )
         model = self.text(fields, "model", prefix, at, required=False)
         generation = self.declared_generation(fields, prefix, at)
         thresholds = self.thresholds(fields, prefix)
-        max_requests = self.positive(fields.get("max_requests"), prefix + "max_requests", MAX_REQUESTS,
-                                     DEFAULT_MAX_JUDGE_REQUESTS)
-        batch_size = self.positive(fields.get("batch_size"), prefix + "batch_size", MAX_BATCH, DEFAULT_RERANK_BATCH)
+        max_requests = self.positive(
+            fields.get("max_requests"),
+            prefix + "max_requests",
+            MAX_REQUESTS,
+            DEFAULT_MAX_JUDGE_REQUESTS,
+        )
+        batch_size = self.positive(
+            fields.get("batch_size"), prefix + "batch_size", MAX_BATCH, DEFAULT_RERANK_BATCH
+        )
         options = self.options(fields, prefix)
         service = self.chat_service(fields, prefix, at) if kind == "chat" else None
         for other in CHAT_ONLY if kind != "chat" else ():
             self.refuse(fields, prefix, other, "applies to kind: chat only; remove it")
         if kind == "encoder":
             if (model is None) == (generation is None and "generation" not in fields):
-                self.add("an encoder judge scores with a generation's model (generation:) or a cross-encoder "
-                         "(model:); name exactly one", line=at, field=where)
+                self.add(
+                    "an encoder judge scores with a generation's model (generation:) or a cross-encoder "
+                    "(model:); name exactly one",
+                    line=at,
+                    field=where,
+                )
             if not thresholds and "threshold" not in fields and "thresholds" not in fields:
-                self.add("missing; an encoder judge turns scores into grades: write threshold: SCORE (grade 1 from "
-                         "it) or thresholds: {GRADE: SCORE, ...}", line=at, field=prefix + "threshold")
+                self.add(
+                    "missing; an encoder judge turns scores into grades: write threshold: SCORE (grade 1 from "
+                    "it) or thresholds: {GRADE: SCORE, ...}",
+                    line=at,
+                    field=prefix + "threshold",
+                )
         if kind == "chat" and model is None:
-            self.add("missing; name the model the chat service is asked for", line=at, field=prefix + "model")
+            self.add(
+                "missing; name the model the chat service is asked for",
+                line=at,
+                field=prefix + "model",
+            )
         if kind is None or len(self.problems) > count:
             return None
-        return JudgeSettings(kind, model, generation, thresholds, service, max_requests, batch_size, options)
+        return JudgeSettings(
+            kind, model, generation, thresholds, service, max_requests, batch_size, options
+        )
 
     def thresholds(self, fields: dict[str, Field], prefix: str) -> dict[float, float]:
         if "threshold" in fields and "thresholds" in fields:
-            self.add("write threshold: or thresholds:, not both", line=line_of(fields["thresholds"].key),
-                     field=prefix + "thresholds")
+            self.add(
+                "write threshold: or thresholds:, not both",
+                line=line_of(fields["thresholds"].key),
+                field=prefix + "thresholds",
+            )
             return {}
         if "threshold" in fields:
             score = self.score(fields["threshold"], prefix + "threshold")
@@ -85,36 +128,55 @@ class JudgeFields(FieldReader):
             return {}
         node = field.value
         if not isinstance(node, MappingNode) or not node.value:
-            self.add(f"must map grades to the least score that earns them, e.g. {{1: 0.4, 2: 0.7}}, not "
-                     f"{describe(node)}", line=line_of(node), field=prefix + "thresholds")
+            self.add(
+                f"must map grades to the least score that earns them, e.g. {{1: 0.4, 2: 0.7}}, not "
+                f"{describe(node)}",
+                line=line_of(node),
+                field=prefix + "thresholds",
+            )
             return {}
         found: dict[float, float] = {}
         for key, value in node.value:
             grade = number(key)
             if grade is None or not 0 < grade <= MAX_GRADE or grade in found:
-                self.add(f"a grade is a number above 0 and at most {MAX_GRADE:,}, given once, not {describe(key)}",
-                         line=line_of(key), field=prefix + "thresholds")
+                self.add(
+                    f"a grade is a number above 0 and at most {MAX_GRADE:,}, given once, not {describe(key)}",
+                    line=line_of(key),
+                    field=prefix + "thresholds",
+                )
                 continue
             score = self.score(Field(str(key.value), key, value), f"{prefix}thresholds.{key.value}")
             if score is not None:
                 found[float(grade)] = score
         ordered = [found[grade] for grade in sorted(found)]
         if any(later < earlier for earlier, later in zip(ordered, ordered[1:])):
-            self.add("a higher grade needs a score at least as high as a lower one's", line=line_of(node),
-                     field=prefix + "thresholds")
+            self.add(
+                "a higher grade needs a score at least as high as a lower one's",
+                line=line_of(node),
+                field=prefix + "thresholds",
+            )
         return found
 
     def score(self, field: Field, where: str) -> float | None:
         value = number(field.value)
         if value is None or not math.isfinite(value):
-            self.add(f"must be a finite number (a score), not {describe(field.value)}", line=line_of(field.value),
-                     field=where)
+            self.add(
+                f"must be a finite number (a score), not {describe(field.value)}",
+                line=line_of(field.value),
+                field=where,
+            )
             return None
         return float(value)
 
-    def chat_service(self, fields: dict[str, Field], prefix: str, at: int) -> ServiceSettings | None:
+    def chat_service(
+        self, fields: dict[str, Field], prefix: str, at: int
+    ) -> ServiceSettings | None:
         base_url, key_env, timeout_s = self.endpoint(
-            fields, prefix, at, url_hint="write the server's URL up to /v1, e.g. https://api.openai.com/v1")
+            fields,
+            prefix,
+            at,
+            url_hint="write the server's URL up to /v1, e.g. https://api.openai.com/v1",
+        )
         if base_url is None:
             return None
         return ServiceSettings("openai", base_url.rstrip("/"), key_env, 1, timeout_s)

@@ -45,15 +45,15 @@ from __future__ import annotations
 import difflib
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from ptah.adapters import spec_databases as databases
+from ptah.adapters.sources.base import filter_problem
 from ptah.adapters.spec_fields import _VARIABLE
 from ptah.adapters.spec_generations import GenerationFields
 from ptah.adapters.spec_judges import JudgeFields
 from ptah.adapters.spec_variants import VariantFields
-from ptah.adapters.sources.base import filter_problem
 from ptah.adapters.stores import registry as stores
 from ptah.adapters.stores.pgvector_location import schema_problem, with_schema
 from ptah.adapters.yaml_nodes import (
@@ -82,13 +82,24 @@ DEFAULT_STORE = ".ptah/ptah.db"
 MAX_SPEC_BYTES = 1024 * 1024
 TOP_FIELDS = ("version", "source", "store", "active", "generations", "variants", "judges")
 STORE_FIELDS = ("url", "schema")
-SOURCE_FIELDS = ("database", "table", "key_fields", "text", "filter", "statement_timeout_s", "judge_text")
+SOURCE_FIELDS = (
+    "database",
+    "table",
+    "key_fields",
+    "text",
+    "filter",
+    "statement_timeout_s",
+    "judge_text",
+)
 MAX_STATEMENT_TIMEOUT_S = 86_400
 _REFERENCE = re.compile(r"\$\{([^}]*)(\}?)")
 
 
-def find_spec(explicit: str | None = None, env: Mapping[str, str] = os.environ,
-              cwd: str | os.PathLike | None = None) -> Path:
+def find_spec(
+    explicit: str | None = None,
+    env: Mapping[str, str] = os.environ,
+    cwd: str | os.PathLike | None = None,
+) -> Path:
     """The specification file to use: ``--spec PATH``, else ``$PTAH_SPEC``, else the nearest ``ptah.yaml`` upward.
 
     A relative PATH is taken from ``cwd``; a folder means its ``ptah.yaml``.
@@ -135,14 +146,21 @@ class _SpecReader(GenerationFields, VariantFields, JudgeFields):
 
     def read(self, node: Node) -> Spec | None:
         if not isinstance(node, MappingNode):
-            self.add(f"a specification is a YAML mapping (version, source, generations…), not {describe(node)}",
-                     line=line_of(node), field=None)
+            self.add(
+                f"a specification is a YAML mapping (version, source, generations…), not {describe(node)}",
+                line=line_of(node),
+                field=None,
+            )
             return None
         top = self.fields(node, TOP_FIELDS, "", "the specification")
         self.version(top.get("version"), line_of(node))
         source = self.source(top.get("source"), line_of(node))
         store = self.store(top.get("store"))
-        if source is not None and store and databases.same_database(source.database, store, self.root, self.env):
+        if (
+            source is not None
+            and store
+            and databases.same_database(source.database, store, self.root, self.env)
+        ):
             at = line_of(top["store"].value) if "store" in top else line_of(top["source"].key)
             self.add(databases.SAME_DATABASE, line=at, field="store")
         generations = self.generations(top.get("generations"), line_of(node))
@@ -155,34 +173,58 @@ class _SpecReader(GenerationFields, VariantFields, JudgeFields):
 
     def version(self, field: Field | None, line: int) -> None:
         if field is None:
-            self.add(f"missing; write version: {SPEC_VERSION} at the top", line=line, field="version")
+            self.add(
+                f"missing; write version: {SPEC_VERSION} at the top", line=line, field="version"
+            )
         elif integer(field.value) != SPEC_VERSION:
-            self.add(f"{describe(field.value)} is not a supported version; write version: {SPEC_VERSION}",
-                     line=line_of(field.value), field="version")
+            self.add(
+                f"{describe(field.value)} is not a supported version; write version: {SPEC_VERSION}",
+                line=line_of(field.value),
+                field="version",
+            )
 
     def source(self, field: Field | None, line: int) -> SourceSpec | None:
         if field is None:
-            self.add("missing; declare source: with database, table, key_fields and text", line=line, field="source")
+            self.add(
+                "missing; declare source: with database, table, key_fields and text",
+                line=line,
+                field="source",
+            )
             return None
         if not isinstance(field.value, MappingNode):
-            self.add(f"must be a mapping (database, table, key_fields, text), not {describe(field.value)}",
-                     line=line_of(field.value), field="source")
+            self.add(
+                f"must be a mapping (database, table, key_fields, text), not {describe(field.value)}",
+                line=line_of(field.value),
+                field="source",
+            )
             return None
         at = line_of(field.key)
         fields = self.fields(field.value, SOURCE_FIELDS, "source.", "source")
-        database = self.text(fields, "database", "source.", at, hint="write e.g. database: sqlite:///support.db")
+        database = self.text(
+            fields, "database", "source.", at, hint="write e.g. database: sqlite:///support.db"
+        )
         if database is not None:
             database = self.database(database, line_of(fields["database"].value))
-        table = self.text(fields, "table", "source.", at, hint="name the table (or view) whose rows are embedded")
+        table = self.text(
+            fields, "table", "source.", at, hint="name the table (or view) whose rows are embedded"
+        )
         key_fields = self.key_fields(fields.get("key_fields"), at)
         text = self.template(fields.get("text"), "source.text", at, required=True)
-        filter_ = self.text(fields, "filter", "source.", at, required=False, hint="remove it to embed every row")
+        filter_ = self.text(
+            fields, "filter", "source.", at, required=False, hint="remove it to embed every row"
+        )
         if filter_ is not None and (problem := filter_problem(filter_)):
             self.add(problem, line=line_of(fields["filter"].value), field="source.filter")
             return None
-        timeout = self.positive(fields.get("statement_timeout_s"), "source.statement_timeout_s",
-                                MAX_STATEMENT_TIMEOUT_S, DEFAULT_STATEMENT_TIMEOUT_S)
-        judge_text = self.template(fields.get("judge_text"), "source.judge_text", at, required=False)
+        timeout = self.positive(
+            fields.get("statement_timeout_s"),
+            "source.statement_timeout_s",
+            MAX_STATEMENT_TIMEOUT_S,
+            DEFAULT_STATEMENT_TIMEOUT_S,
+        )
+        judge_text = self.template(
+            fields.get("judge_text"), "source.judge_text", at, required=False
+        )
         if database is None or table is None or key_fields is None or text is None:
             return None
         return SourceSpec(database, table, key_fields, text, filter_, timeout, judge_text)
@@ -197,22 +239,38 @@ class _SpecReader(GenerationFields, VariantFields, JudgeFields):
     def key_fields(self, field: Field | None, at: int) -> tuple[str, ...] | None:
         where = "source.key_fields"
         if field is None:
-            self.add("missing; list the column(s) that identify a row, e.g. key_fields: [id]", line=at, field=where)
+            self.add(
+                "missing; list the column(s) that identify a row, e.g. key_fields: [id]",
+                line=at,
+                field=where,
+            )
             return None
         node = field.value
         if not isinstance(node, SequenceNode) or not node.value:
             shown = describe(node) if not isinstance(node, SequenceNode) else "an empty list"
-            self.add(f"must be a non-empty list of column names such as [id], not {shown}", line=line_of(node), field=where)
+            self.add(
+                f"must be a non-empty list of column names such as [id], not {shown}",
+                line=line_of(node),
+                field=where,
+            )
             return None
         names: list[str] = []
         ok = True
         for item in node.value:
             text = item.value if isinstance(item, ScalarNode) and not is_null(item) else None
             if not text or not str(text).strip():
-                self.add(f"each key field is a column name, not {describe(item)}", line=line_of(item), field=where)
+                self.add(
+                    f"each key field is a column name, not {describe(item)}",
+                    line=line_of(item),
+                    field=where,
+                )
                 ok = False
             elif str(text) in names:
-                self.add(f'"{text}" is listed twice; list each key column once', line=line_of(item), field=where)
+                self.add(
+                    f'"{text}" is listed twice; list each key column once',
+                    line=line_of(item),
+                    field=where,
+                )
                 ok = False
             else:
                 names.append(str(text))
@@ -228,7 +286,11 @@ class _SpecReader(GenerationFields, VariantFields, JudgeFields):
 
     def store_url(self, value: str | None, line: int, where: str) -> str:
         if value == "":
-            self.add(f"is empty; remove it for the default {DEFAULT_STORE} or name a file", line=line, field=where)
+            self.add(
+                f"is empty; remove it for the default {DEFAULT_STORE} or name a file",
+                line=line,
+                field=where,
+            )
         expanded = self.expand(value, line, where) if value else None
         problem = databases.store_problem(value, expanded) if value and expanded else None
         if problem:
@@ -249,8 +311,11 @@ class _SpecReader(GenerationFields, VariantFields, JudgeFields):
         if not url or schema is None:
             return ""
         if stores.store_kind(url) != databases.PGVECTOR_STORE:
-            self.add(f"a schema is for a PostgreSQL store; {hint}, or write store: FILE", line=url_line,
-                     field="store.url")
+            self.add(
+                f"a schema is for a PostgreSQL store; {hint}, or write store: FILE",
+                line=url_line,
+                field="store.url",
+            )
             return ""
         if problem := schema_problem(url, schema):
             self.add(problem, line=schema_line, field="store.schema")
@@ -265,7 +330,11 @@ class _SpecReader(GenerationFields, VariantFields, JudgeFields):
             return value
         close = difflib.get_close_matches(value, self.declared, n=1, cutoff=0.6)
         hint = f'did you mean "{close[0]}"?' if close else "declared: " + ", ".join(self.declared)
-        self.add(f'names no generation declared under generations:; {hint}', line=line_of(field.value), field="active")
+        self.add(
+            f"names no generation declared under generations:; {hint}",
+            line=line_of(field.value),
+            field="active",
+        )
         return None
 
     def expand(self, value: str, line: int, where: str) -> str | None:
@@ -277,10 +346,14 @@ class _SpecReader(GenerationFields, VariantFields, JudgeFields):
             if not match.group(2):
                 failures.append("a ${ is not closed; write ${NAME}")
             elif not _VARIABLE.match(name):
-                failures.append(f'"${{{name}}}" is not an environment variable name; write ${{NAME}}')
+                failures.append(
+                    f'"${{{name}}}" is not an environment variable name; write ${{NAME}}'
+                )
             elif name not in self.env:
-                failures.append(f"the environment variable {name} is not set; set it before running ptah, "
-                                "or write the value")
+                failures.append(
+                    f"the environment variable {name} is not set; set it before running ptah, "
+                    "or write the value"
+                )
             else:
                 return self.env[name]
             return ""

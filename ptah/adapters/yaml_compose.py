@@ -38,36 +38,65 @@ TAG_SEQ = "tag:yaml.org,2002:seq"
 TAG_MAP = "tag:yaml.org,2002:map"
 
 ALIASES_REFUSED = "YAML anchors and aliases (&name / *name) are not accepted; write the value out"
-SURROGATE_REFUSED = ("holds a lone surrogate escape (\\uD800-\\uDFFF), which is not text; write the character "
-                     "itself")
+SURROGATE_REFUSED = (
+    "holds a lone surrogate escape (\\uD800-\\uDFFF), which is not text; write the character itself"
+)
 
 # The implicit types, in the order tried, with the first characters each can
 # start with: ruamel.yaml's resolver table (ruamel/yaml/resolver.py), whose
 # rules ptah's files were read by before, verbatim.
 _IMPLICIT = [
     ({"1.2"}, TAG_BOOL, r"true|True|TRUE|false|False|FALSE", "tTfF"),
-    ({"1.1"}, TAG_BOOL, r"y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF",
-     "yYnNtTfFoO"),
-    ({"1.2"}, TAG_FLOAT, r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
-                         r"|[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)"
-                         r"|[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?"
-                         r"|[-+]?\.(?:inf|Inf|INF)"
-                         r"|\.(?:nan|NaN|NAN)", "-+0123456789."),
-    ({"1.1"}, TAG_FLOAT, r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
-                         r"|[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)"
-                         r"|\.[0-9_]+(?:[eE][-+][0-9]+)?"
-                         r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*"
-                         r"|[-+]?\.(?:inf|Inf|INF)"
-                         r"|\.(?:nan|NaN|NAN)", "-+0123456789."),
-    ({"1.2"}, TAG_INT, r"[-+]?0b[0-1_]+|[-+]?0o?[0-7_]+|[-+]?[0-9_]+|[-+]?0x[0-9a-fA-F_]+", "-+0123456789"),
-    ({"1.1"}, TAG_INT, r"[-+]?0b[0-1_]+|[-+]?0?[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+"
-                       r"|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+", "-+0123456789"),
+    (
+        {"1.1"},
+        TAG_BOOL,
+        r"y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF",
+        "yYnNtTfFoO",
+    ),
+    (
+        {"1.2"},
+        TAG_FLOAT,
+        r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)"
+        r"|[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)"
+        r"|\.(?:nan|NaN|NAN)",
+        "-+0123456789.",
+    ),
+    (
+        {"1.1"},
+        TAG_FLOAT,
+        r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)"
+        r"|\.[0-9_]+(?:[eE][-+][0-9]+)?"
+        r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*"
+        r"|[-+]?\.(?:inf|Inf|INF)"
+        r"|\.(?:nan|NaN|NAN)",
+        "-+0123456789.",
+    ),
+    (
+        {"1.2"},
+        TAG_INT,
+        r"[-+]?0b[0-1_]+|[-+]?0o?[0-7_]+|[-+]?[0-9_]+|[-+]?0x[0-9a-fA-F_]+",
+        "-+0123456789",
+    ),
+    (
+        {"1.1"},
+        TAG_INT,
+        r"[-+]?0b[0-1_]+|[-+]?0?[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+"
+        r"|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+",
+        "-+0123456789",
+    ),
     ({"1.2", "1.1"}, "tag:yaml.org,2002:merge", r"<<", "<"),
     ({"1.2", "1.1"}, TAG_NULL, r"~|null|Null|NULL|", ("~", "n", "N", "")),
-    ({"1.2", "1.1"}, "tag:yaml.org,2002:timestamp",
-     r"[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"
-     r"|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?"
-     r"(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?", "0123456789"),
+    (
+        {"1.2", "1.1"},
+        "tag:yaml.org,2002:timestamp",
+        r"[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"
+        r"|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?"
+        r"(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?",
+        "0123456789",
+    ),
     ({"1.2", "1.1"}, "tag:yaml.org,2002:value", r"=", "="),
 ]
 
@@ -159,7 +188,9 @@ def compose_documents(data: bytes) -> list[Node]:
     finally:
         composer.dispose()
     if stand_ins:
-        _put_back({ord(stand_in): character for character, stand_in in stand_ins.items()}, documents)
+        _put_back(
+            {ord(stand_in): character for character, stand_in in stand_ins.items()}, documents
+        )
     return documents
 
 
@@ -175,8 +206,11 @@ def _stand_ins(data: bytes) -> dict[str, str]:
     if not found:
         return {}
     lower = data.lower()
-    free = (chr(code) for code in range(0xE000, 0xF900)
-            if chr(code).encode("utf-8") not in data and f"{code:x}".encode() not in lower)
+    free = (
+        chr(code)
+        for code in range(0xE000, 0xF900)
+        if chr(code).encode("utf-8") not in data and f"{code:x}".encode() not in lower
+    )
     return {character: next(free) for character in found}
 
 
@@ -199,10 +233,19 @@ _ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8}))")
 
 def _refusal(exc: YAMLError, data: bytes, in_python: bool) -> NotAccepted:
     """What a parser's error means to the author, at its line."""
-    if isinstance(exc, ReaderError):  # its position counts bytes in libyaml, characters in PyYAML's reader
-        before = data.decode("utf-8")[: exc.position].encode("utf-8") if in_python else data[: exc.position]
-        return NotAccepted(f"not valid YAML: the character U+{exc.character:04X} is not allowed in YAML; write it as "
-                           "an escape (\\u...) in a double-quoted text, or remove it", before.count(b"\n") + 1)
+    if isinstance(
+        exc, ReaderError
+    ):  # its position counts bytes in libyaml, characters in PyYAML's reader
+        before = (
+            data.decode("utf-8")[: exc.position].encode("utf-8")
+            if in_python
+            else data[: exc.position]
+        )
+        return NotAccepted(
+            f"not valid YAML: the character U+{exc.character:04X} is not allowed in YAML; write it as "
+            "an escape (\\u...) in a double-quoted text, or remove it",
+            before.count(b"\n") + 1,
+        )
     if not isinstance(exc, MarkedYAMLError):
         return NotAccepted(f"not valid YAML: {exc}", None)
     mark = exc.problem_mark or exc.context_mark
@@ -212,7 +255,11 @@ def _refusal(exc: YAMLError, data: bytes, in_python: bool) -> NotAccepted:
         return NotAccepted(ALIASES_REFUSED, line)
     if reason.startswith("exceeded max"):  # libyaml stops at a depth of 1,000
         return NotAccepted("not accepted: the YAML is nested too deeply", line)
-    if reason == "found invalid Unicode character escape code" and mark is not None and _surrogate_at(data, mark):
+    if (
+        reason == "found invalid Unicode character escape code"
+        and mark is not None
+        and _surrogate_at(data, mark)
+    ):
         return NotAccepted(SURROGATE_REFUSED, line)
     return NotAccepted(f"not valid YAML: {reason}", line)
 

@@ -17,18 +17,18 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ptah.adapters.files import read_bounded
+
 # the loaders take the node classes and tags from here, with the helpers below
 from ptah.adapters.yaml_compose import (
     TAG_BOOL,
     TAG_FLOAT,
     TAG_INT,
     TAG_NULL,
-    TAG_STR,
     MappingNode,
     Node,
     NotAccepted,
@@ -91,19 +91,34 @@ def read_document(path: Path, *, max_bytes: int, what: str, error: Refusal = Cor
     return parse_document(data, name=name, max_bytes=max_bytes, what=what, error=error)
 
 
-def parse_document(data: bytes, *, name: str, max_bytes: int, what: str, error: Refusal = CorpusError) -> Node:
+def parse_document(
+    data: bytes, *, name: str, max_bytes: int, what: str, error: Refusal = CorpusError
+) -> Node:
     """Like :func:`read_document`, for bytes already in hand."""
     if len(data) > max_bytes:
-        raise error([Problem(f"the file is {len(data):,} bytes, more than the {what} limit of {max_bytes:,}; split it",
-                             path=name)])
+        raise error(
+            [
+                Problem(
+                    f"the file is {len(data):,} bytes, more than the {what} limit of {max_bytes:,}; split it",
+                    path=name,
+                )
+            ]
+        )
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
         blank = not data.decode("utf-8").strip()
     except UnicodeDecodeError as exc:
         line: int | None = data[: exc.start].count(b"\n") + 1
-        raise error([Problem(f"byte 0x{data[exc.start]:02x} is not UTF-8; save the file as UTF-8", path=name,
-                             line=line)]) from None
+        raise error(
+            [
+                Problem(
+                    f"byte 0x{data[exc.start]:02x} is not UTF-8; save the file as UTF-8",
+                    path=name,
+                    line=line,
+                )
+            ]
+        ) from None
     if blank:
         raise error([Problem(f"the file is empty; a {what} is a YAML mapping", path=name)])
     try:
@@ -114,8 +129,15 @@ def parse_document(data: bytes, *, name: str, max_bytes: int, what: str, error: 
     if not documents:
         raise error([Problem(f"the file is empty; a {what} is a YAML mapping", path=name)])
     if len(documents) > 1:
-        raise error([Problem(f"holds {len(documents)} YAML documents; a {what} file holds one", path=name,
-                             line=line_of(documents[1]))])
+        raise error(
+            [
+                Problem(
+                    f"holds {len(documents)} YAML documents; a {what} file holds one",
+                    path=name,
+                    line=line_of(documents[1]),
+                )
+            ]
+        )
     root = documents[0]
     try:
         refuse_repeats(root, data)
@@ -132,33 +154,62 @@ class ProblemReader:
         self.path = path
         self.problems: list[Problem] = []
 
-    def report(self, message: str, *, line: int | None, field: str | None, case: str | None = None) -> None:
+    def report(
+        self, message: str, *, line: int | None, field: str | None, case: str | None = None
+    ) -> None:
         self.problems.append(Problem(message, path=self.path, line=line, case=case, field=field))
 
-    def sized(self, node: Node, kind: type[MappingNode] | type[SequenceNode], *, shape: str, limit: int, over: str, empty: str = "",
-              field: str | None, case: str | None = None) -> bool:
+    def sized(
+        self,
+        node: Node,
+        kind: type[MappingNode] | type[SequenceNode],
+        *,
+        shape: str,
+        limit: int,
+        over: str,
+        empty: str = "",
+        field: str | None,
+        case: str | None = None,
+    ) -> bool:
         """Whether ``node`` is a ``kind`` (a list or a mapping) of at most ``limit`` items and, where ``empty`` says
         what to do instead, of at least one; otherwise reports ``must be {shape}, not …``, ``is empty; {empty}``
         or ``over`` formatted with the count and the limit."""
-        message = (f"must be {shape}, not {describe(node)}" if not isinstance(node, kind)
-                   else f"is empty; {empty}" if empty and not node.value
-                   else over.format(len(node.value), limit) if len(node.value) > limit else None)
+        message = (
+            f"must be {shape}, not {describe(node)}"
+            if not isinstance(node, kind)
+            else f"is empty; {empty}"
+            if empty and not node.value
+            else over.format(len(node.value), limit)
+            if len(node.value) > limit
+            else None
+        )
         if message is not None:
             self.report(message, line=line_of(node), field=field, case=case)
         return message is None
 
-    def top(self, root: Node, *, known: tuple[str, ...], what: str, holds: str, format_: str) -> dict[str, Field]:
+    def top(
+        self, root: Node, *, known: tuple[str, ...], what: str, holds: str, format_: str
+    ) -> dict[str, Field]:
         """The fields of the document's root, its ``version`` checked to be 1; raises :class:`CorpusError` when
         the root is no mapping (``holds``: the fields it needs, ``format_``: the format's name, for messages)."""
         if not isinstance(root, MappingNode):
-            self.report(f"a {what} is a YAML mapping with {holds}, not {describe(root)}", line=line_of(root), field=None)
+            self.report(
+                f"a {what} is a YAML mapping with {holds}, not {describe(root)}",
+                line=line_of(root),
+                field=None,
+            )
             raise CorpusError(self.problems)
         fields = mapping_fields(root, known=known, report=self.report, where=f"the {what}")
         if "version" not in fields:
-            self.report("is missing; write `version: 1` at the top", line=line_of(root), field="version")
+            self.report(
+                "is missing; write `version: 1` at the top", line=line_of(root), field="version"
+            )
         elif integer(node := fields["version"].value) != 1:
-            self.report(f"must be the number 1 (this ptah reads {format_} 1), not {describe(node)}",
-                        line=line_of(node), field="version")
+            self.report(
+                f"must be the number 1 (this ptah reads {format_} 1), not {describe(node)}",
+                line=line_of(node),
+                field="version",
+            )
         return fields
 
 
@@ -177,8 +228,13 @@ def suggestion(name: str, known: tuple[str, ...]) -> str | None:
 
 def suggestions(node: MappingNode, known: tuple[str, ...]) -> set[str]:
     """The known field names the mapping's unknown ones are likely misspellings of (``defualt_k``: ``default_k``)."""
-    return {found for key, _ in node.value if isinstance(key, ScalarNode) and str(key.value) not in known
-            and (found := suggestion(str(key.value), known)) is not None}
+    return {
+        found
+        for key, _ in node.value
+        if isinstance(key, ScalarNode)
+        and str(key.value) not in known
+        and (found := suggestion(str(key.value), known)) is not None
+    }
 
 
 def mapping_fields(
@@ -209,7 +265,9 @@ def mapping_fields(
             continue
         if name not in known:
             close = suggestion(name, known)
-            hint = f'; did you mean "{close}"?' if close else f"; known fields are {', '.join(known)}"
+            hint = (
+                f'; did you mean "{close}"?' if close else f"; known fields are {', '.join(known)}"
+            )
             report(f"unknown field in {where}{hint}", line=line_of(key), field=name)
             continue
         fields[name] = Field(name, key, value)
@@ -293,6 +351,12 @@ def quoted(text: str) -> str:
         elif char.isprintable():
             out.append(char)
         else:
-            out.append(f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+            out.append(
+                f"\\x{code:02x}"
+                if code <= 0xFF
+                else f"\\u{code:04x}"
+                if code <= 0xFFFF
+                else f"\\U{code:08x}"
+            )
     out.append('"')
     return "".join(out)

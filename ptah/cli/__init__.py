@@ -25,9 +25,14 @@ from ptah.core.visible import visible
 # Each name under ``ptah``, in the order the app adds them: the module holding its group (``app``) or command,
 # imported only when a command line needs it. (``ptah.cli.judge`` adds holes, judge, add and pin to the corpus
 # group's app; ``inference`` and ``report`` add evaluate and rebaseline themselves.)
-_PARTS = {"corpus": ("ptah.cli.judge", "app"), "inference": ("ptah.cli.inference", "app"),
-          "import": ("ptah.cli.imports", "app"), "report": ("ptah.cli.report", "app"),
-          "serve": ("ptah.cli.serve", "serve"), "token": ("ptah.cli.serve", "token_app")}
+_PARTS = {
+    "corpus": ("ptah.cli.judge", "app"),
+    "inference": ("ptah.cli.inference", "app"),
+    "import": ("ptah.cli.imports", "app"),
+    "report": ("ptah.cli.report", "app"),
+    "serve": ("ptah.cli.serve", "serve"),
+    "token": ("ptah.cli.serve", "token_app"),
+}
 
 
 def _version(asked: bool) -> None:
@@ -39,7 +44,9 @@ def _version(asked: bool) -> None:
 
 
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print ptah's version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print ptah's version and exit."
+    ),
 ) -> None:
     """ptah: corpora, generations and their evaluation."""
 
@@ -98,7 +105,9 @@ def main(argv: list[str] | None = None) -> None:
     said = LOADING.set(_say)
     try:
         with guarded_streams():
-            typer.main.get_command(_app_for(argv))(args=argv, prog_name="ptah", standalone_mode=True)
+            typer.main.get_command(_app_for(argv))(
+                args=argv, prog_name="ptah", standalone_mode=True
+            )
     except ReaderGone:
         leave_quietly()
     except PtahError as exc:
@@ -108,7 +117,12 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # the boundary: no traceback reaches a user
         if os.environ.get("PTAH_DEBUG"):
             raise
-        _fail(visible(f"ptah: internal error: {type(exc).__name__}: {exc} (set PTAH_DEBUG=1 to see where)"), EXIT_OPERATIONAL)
+        _fail(
+            visible(
+                f"ptah: internal error: {type(exc).__name__}: {exc} (set PTAH_DEBUG=1 to see where)"
+            ),
+            EXIT_OPERATIONAL,
+        )
     finally:
         LOADING.reset(said)
 

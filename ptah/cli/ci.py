@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Mapping
+from collections.abc import Mapping
 
 from ptah.core.corpus import Corpus
 from ptah.core.errors import PtahError
@@ -40,7 +40,9 @@ def report_to_ci(report: Report, corpus: Corpus, environ: Mapping[str, str] | No
     if environ.get("GITHUB_ACTIONS") == "true" and not report.passed:
         from ptah.render.annotations import failure_annotations
 
-        for line in failure_annotations(report, workspace_path(corpus.path or "corpus", environ), corpus.lines()):
+        for line in failure_annotations(
+            report, workspace_path(corpus.path or "corpus", environ), corpus.lines()
+        ):
             print(line, file=sys.stderr)
     summary = environ.get("GITHUB_STEP_SUMMARY")
     if summary:
@@ -48,6 +50,8 @@ def report_to_ci(report: Report, corpus: Corpus, environ: Mapping[str, str] | No
         from ptah.services.files import append_text
 
         try:
-            append_text(summary, render_markdown(report) + "\n", label=f"GITHUB_STEP_SUMMARY {summary}")
+            append_text(
+                summary, render_markdown(report) + "\n", label=f"GITHUB_STEP_SUMMARY {summary}"
+            )
         except PtahError as exc:
             print(visible(f"ptah: warning: the summary was not appended: {exc}"), file=sys.stderr)

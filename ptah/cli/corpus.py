@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
-from ptah.services.files import load_corpus, write_text
 from ptah.cli.display import error_text, json_text, plain
 from ptah.cli.named import measure_values
 from ptah.core.errors import EXIT_INPUT, CorpusError, InputError
+from ptah.services.files import load_corpus, write_text
 
-app = typer.Typer(help="Check evaluation corpora, print their digests, export their judgements, plan their size.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="Check evaluation corpora, print their digests, export their judgements, plan their size.",
+    no_args_is_help=True,
+)
 
 
 @app.command()
 def validate(
-    files: List[Path] = typer.Argument(..., help="Corpus files to check; every problem in every file is reported."),
-    json_output: bool = typer.Option(False, "--json", help="Print one JSON object per run instead of text."),
+    files: list[Path] = typer.Argument(
+        ..., help="Corpus files to check; every problem in every file is reported."
+    ),
+    json_output: bool = typer.Option(
+        False, "--json", help="Print one JSON object per run instead of text."
+    ),
 ) -> None:
     """Check corpus files. Exit 0 when all are valid, 2 when any is not."""
     results = []
@@ -27,11 +32,21 @@ def validate(
         try:
             corpus = load_corpus(path)
         except CorpusError as exc:
-            results.append({"path": str(path), "valid": False, "problems": [p.as_dict() for p in exc.problems]})
+            results.append(
+                {"path": str(path), "valid": False, "problems": [p.as_dict() for p in exc.problems]}
+            )
             if not json_output:
                 typer.echo(error_text(exc), err=True)
             continue
-        results.append({"path": str(path), "valid": True, "digest": corpus.digest, "cases": len(corpus.cases), "problems": []})
+        results.append(
+            {
+                "path": str(path),
+                "valid": True,
+                "digest": corpus.digest,
+                "cases": len(corpus.cases),
+                "problems": [],
+            }
+        )
         if not json_output:
             typer.echo(f"{plain(path)}: valid, {len(corpus.cases)} cases, {corpus.digest}")
     invalid = sum(not r["valid"] for r in results)
@@ -46,12 +61,16 @@ def validate(
 @app.command()
 def digest(
     file: Path = typer.Argument(..., help="The corpus file."),
-    json_output: bool = typer.Option(False, "--json", help='Print {"path", "digest", "cases"} as JSON.'),
+    json_output: bool = typer.Option(
+        False, "--json", help='Print {"path", "digest", "cases"} as JSON.'
+    ),
 ) -> None:
     """Print the corpus digest (sha256:...): what --baseline comparability rests on."""
     corpus = load_corpus(file)
     if json_output:
-        typer.echo(json_text({"path": str(file), "digest": corpus.digest, "cases": len(corpus.cases)}))
+        typer.echo(
+            json_text({"path": str(file), "digest": corpus.digest, "cases": len(corpus.cases)})
+        )
     else:
         typer.echo(corpus.digest)
 
@@ -60,8 +79,10 @@ def digest(
 def export_qrels(
     corpus: Path = typer.Argument(..., help="The corpus file."),
     file: str = typer.Argument(..., help="The TREC qrels file to write (replaced atomically)."),
-    scale: Optional[float] = typer.Option(
-        None, "--scale", help="Multiply every grade by this to make fractional grades whole (trec_eval reads integers)."
+    scale: float | None = typer.Option(
+        None,
+        "--scale",
+        help="Multiply every grade by this to make fractional grades whole (trec_eval reads integers).",
     ),
 ) -> None:
     """Write the corpus judgements as TREC qrels (QID 0 DOCID GRADE), for trec_eval, pytrec_eval or ranx.
@@ -79,14 +100,26 @@ def export_qrels(
 @app.command()
 def plan(
     corpus: Path = typer.Argument(..., help="The corpus file."),
-    baseline: Path = typer.Option(..., "--baseline", help="A report ptah wrote on this corpus: its per-case values "
-                                  "give the spread of the paired differences."),
-    detect: List[str] = typer.Option(..., "--detect", help="NAME=X: a change of X in the measure NAME to detect, "
-                                     "1e-6 <= X <= 1 (repeatable), e.g. --detect nDCG=0.02."),
-    power: float = typer.Option(0.8, "--power", help="The chance of seeing the change when it is there, "
-                                "1e-6 <= P <= 1 - 1e-6."),
-    alpha: float = typer.Option(0.05, "--alpha", help="The two-sided level of the paired test, "
-                                "1e-6 <= A <= 1 - 1e-6."),
+    baseline: Path = typer.Option(
+        ...,
+        "--baseline",
+        help="A report ptah wrote on this corpus: its per-case values "
+        "give the spread of the paired differences.",
+    ),
+    detect: list[str] = typer.Option(
+        ...,
+        "--detect",
+        help="NAME=X: a change of X in the measure NAME to detect, "
+        "1e-6 <= X <= 1 (repeatable), e.g. --detect nDCG=0.02.",
+    ),
+    power: float = typer.Option(
+        0.8,
+        "--power",
+        help="The chance of seeing the change when it is there, 1e-6 <= P <= 1 - 1e-6.",
+    ),
+    alpha: float = typer.Option(
+        0.05, "--alpha", help="The two-sided level of the paired test, 1e-6 <= A <= 1 - 1e-6."
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print the plans as JSON."),
 ) -> None:
     """How many cases the corpus, and each slice (tag), needs to see a change of X with the given power.
@@ -104,7 +137,8 @@ def plan(
     bad input or a report of another corpus.
     """
     from ptah.core.baseline import check_cases, check_comparable
-    from ptah.core.power import check_settings, plan as plan_measure, report_sample
+    from ptah.core.power import check_settings, report_sample
+    from ptah.core.power import plan as plan_measure
     from ptah.core.rescore import rescore
     from ptah.services.evaluate import load_baseline
 
@@ -116,19 +150,34 @@ def plan(
     loaded = load_corpus(corpus)
     report = load_baseline(baseline)
     check_comparable(loaded, report, str(baseline), str(corpus))
-    check_cases([case.id for case in loaded.cases], report.runs, str(baseline), f"the corpus {corpus}")
-    report = rescore(loaded, report).report  # the per-case values its rankings give under the judgements now
+    check_cases(
+        [case.id for case in loaded.cases], report.runs, str(baseline), f"the corpus {corpus}"
+    )
+    report = rescore(
+        loaded, report
+    ).report  # the per-case values its rankings give under the judgements now
     plans = []
     for measure, delta in wanted.items():
         try:
             sample = report_sample(report, measure)
         except KeyError:
-            raise InputError(f"--detect {measure}: the report {baseline} does not measure {measure}; measure it "
-                             "there first (--measure)") from None
+            raise InputError(
+                f"--detect {measure}: the report {baseline} does not measure {measure}; measure it "
+                "there first (--measure)"
+            ) from None
         plans.append(plan_measure(loaded, sample, delta, power, alpha))
     if json_output:
-        typer.echo(json_text({"corpus": str(corpus), "digest": loaded.digest, "baseline": str(baseline),
-                              "method": "paired normal approximation", "plans": [p.as_dict() for p in plans]}))
+        typer.echo(
+            json_text(
+                {
+                    "corpus": str(corpus),
+                    "digest": loaded.digest,
+                    "baseline": str(baseline),
+                    "method": "paired normal approximation",
+                    "plans": [p.as_dict() for p in plans],
+                }
+            )
+        )
         return
     for index, found in enumerate(plans):
         typer.echo(("" if index == 0 else "\n") + _plan_text(found))
@@ -141,21 +190,33 @@ def _change(text: str) -> float:
     try:
         delta = float(text)
     except ValueError:
-        raise ValueError(f"the change to detect must be a number such as 0.02, not {text!r}") from None
+        raise ValueError(
+            f"the change to detect must be a number such as 0.02, not {text!r}"
+        ) from None
     check_settings(delta, 0.5, 0.5)
     return delta
 
 
 def _plan_text(found) -> str:
     """One measure's plan as a table: the whole corpus, then each slice."""
-    lines = [f"{found.measure}: to see a change of {found.delta:g} with power {found.power:g} at alpha {found.alpha:g} "
-             "(two-sided)", f"  spread: {plain(found.source)}",
-             f"  {'slice':<24} {'cases':>6} {'needed':>7}  {'spread':>7}"]
+    lines = [
+        f"{found.measure}: to see a change of {found.delta:g} with power {found.power:g} at alpha {found.alpha:g} "
+        "(two-sided)",
+        f"  spread: {plain(found.source)}",
+        f"  {'slice':<24} {'cases':>6} {'needed':>7}  {'spread':>7}",
+    ]
     for entry in (found.overall, *found.slices):
         name = "(all cases)" if entry.tag is None else entry.tag
         needed = "-" if entry.needed is None else f"{entry.needed:,}"
         deviation = "-" if entry.spread is None else f"{entry.spread:.4f}"
-        note = ("  underpowered" if entry.underpowered else "" if entry.needed is not None
-                else "  cannot say: fewer than 2 cases" if entry.cases < 2 else "  cannot say: no spread")
+        note = (
+            "  underpowered"
+            if entry.underpowered
+            else ""
+            if entry.needed is not None
+            else "  cannot say: fewer than 2 cases"
+            if entry.cases < 2
+            else "  cannot say: no spread"
+        )
         lines.append(f"  {name:<24} {entry.cases:>6,} {needed:>7}  {deviation:>7}{note}")
     return "\n".join(lines)

@@ -12,13 +12,22 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 from ptah.core.errors import PtahError
 from ptah.core.visible import visible, visible_json
 from ptah.render.text import markup, plain
 
-__all__ = ["SPEC_HELP", "check_outputs", "error_text", "json_text", "markup", "plain", "show_report", "wrote"]
+__all__ = [
+    "SPEC_HELP",
+    "check_outputs",
+    "error_text",
+    "json_text",
+    "markup",
+    "plain",
+    "show_report",
+    "wrote",
+]
 
 SPEC_HELP = "The specification file (default: $PTAH_SPEC, else the nearest ptah.yaml in this folder or above)."
 
@@ -43,7 +52,9 @@ def error_text(exc: BaseException) -> str:
     return visible(str(exc), newlines=True)
 
 
-def check_outputs(*pairs: tuple[str, str | os.PathLike | None], inputs: Sequence[tuple[str, str]] = ()) -> None:
+def check_outputs(
+    *pairs: tuple[str, str | os.PathLike | None], inputs: Sequence[tuple[str, str]] = ()
+) -> None:
     """Refuse (exit 2), before any work, each ``(option, path)`` output ptah would refuse to write, two outputs
     on one file, and an output over one of the run's ``inputs`` (``(what, path)``,
     :func:`ptah.services.files.run_inputs`)."""
@@ -55,19 +66,29 @@ def check_outputs(*pairs: tuple[str, str | os.PathLike | None], inputs: Sequence
     check_apart(given, inputs)
 
 
-SPELLINGS = {"--output": "json", "--html": "html", "--trec-run": "trec", "--junit": "junit", "--markdown": "markdown"}
+SPELLINGS = {
+    "--output": "json",
+    "--html": "html",
+    "--trec-run": "trec",
+    "--junit": "junit",
+    "--markdown": "markdown",
+}
 """The options that are ``--save FORMAT=PATH`` spelled for one format."""
 
 
 def save_help() -> str:
     from ptah.render.formats import FORMATS
 
-    return ("FORMAT=PATH: also write the report here in FORMAT, one of " + ", ".join(FORMATS.names())
-            + " (repeatable; --html PATH is --save html=PATH).")
+    return (
+        "FORMAT=PATH: also write the report here in FORMAT, one of "
+        + ", ".join(FORMATS.names())
+        + " (repeatable; --html PATH is --save html=PATH)."
+    )
 
 
-def outputs(spelled: dict[str, str | None], saves: list[str] | None,
-            inputs: Sequence[tuple[str, str]] = ()) -> list[tuple[str, str]]:
+def outputs(
+    spelled: dict[str, str | None], saves: list[str] | None, inputs: Sequence[tuple[str, str]] = ()
+) -> list[tuple[str, str]]:
     """Each ``(format, path)`` to write: the spelled options given, then each ``--save FORMAT=PATH``; a path ptah
     would refuse, an unknown format, two outputs on one file or an output over one of the run's ``inputs``
     (:func:`check_outputs`) is refused now (exit 2), before any work."""
@@ -75,11 +96,15 @@ def outputs(spelled: dict[str, str | None], saves: list[str] | None,
     from ptah.core.visible import abbreviated
     from ptah.render.formats import FORMATS
 
-    chosen = [(SPELLINGS[option], path, option) for option, path in spelled.items() if path is not None]
+    chosen = [
+        (SPELLINGS[option], path, option) for option, path in spelled.items() if path is not None
+    ]
     for text in saves or ():
         name, sep, path = text.partition("=")
         if not (sep and path):
-            raise InputError(f"--save {abbreviated(text)}: write FORMAT=PATH, e.g. --save html=report.html")
+            raise InputError(
+                f"--save {abbreviated(text)}: write FORMAT=PATH, e.g. --save html=report.html"
+            )
         try:
             FORMATS.get(name)
         except InputError as exc:

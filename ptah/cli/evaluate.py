@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from contextlib import contextmanager
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
@@ -22,17 +22,43 @@ from ptah.core.request import EvaluationRequest
 
 def evaluate(
     corpus: Path = typer.Option(..., "--corpus", help="The evaluation corpus (YAML, format 1)."),
-    max_recall_drop: Optional[float] = typer.Option(None, "--max-recall-drop", help="Fail (exit 1) when mean recall fell by more than this (absolute, 0..1)."),
-    max_mrr_drop: Optional[float] = typer.Option(None, "--max-mrr-drop", help="Fail (exit 1) when MRR fell by more than this."),
-    max_ndcg_drop: Optional[float] = typer.Option(None, "--max-ndcg-drop", help="Fail (exit 1) when nDCG fell by more than this."),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the JSON report here (atomically)."),
-    trec_run: Optional[str] = typer.Option(None, "--trec-run", help="Also write the reference generation's ranked results as a TREC run file."),
-    json_output: bool = typer.Option(False, "--json", help="Print the JSON report instead of tables."),
-    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
-    html: Optional[str] = typer.Option(None, "--html", help="Also write a self-contained HTML report here."),
-    junit: Optional[str] = typer.Option(None, "--junit", help="Also write JUnit XML here: a test case per corpus case and per gate, for CI."),
-    markdown: Optional[str] = typer.Option(None, "--markdown", help="Also write a Markdown summary here (a pull-request comment); appended to $GITHUB_STEP_SUMMARY when set."),
-    save: Optional[List[str]] = typer.Option(None, "--save", help=save_help()),
+    max_recall_drop: float | None = typer.Option(
+        None,
+        "--max-recall-drop",
+        help="Fail (exit 1) when mean recall fell by more than this (absolute, 0..1).",
+    ),
+    max_mrr_drop: float | None = typer.Option(
+        None, "--max-mrr-drop", help="Fail (exit 1) when MRR fell by more than this."
+    ),
+    max_ndcg_drop: float | None = typer.Option(
+        None, "--max-ndcg-drop", help="Fail (exit 1) when nDCG fell by more than this."
+    ),
+    output: str | None = typer.Option(
+        None, "--output", "-o", help="Write the JSON report here (atomically)."
+    ),
+    trec_run: str | None = typer.Option(
+        None,
+        "--trec-run",
+        help="Also write the reference generation's ranked results as a TREC run file.",
+    ),
+    json_output: bool = typer.Option(
+        False, "--json", help="Print the JSON report instead of tables."
+    ),
+    spec: str | None = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+    html: str | None = typer.Option(
+        None, "--html", help="Also write a self-contained HTML report here."
+    ),
+    junit: str | None = typer.Option(
+        None,
+        "--junit",
+        help="Also write JUnit XML here: a test case per corpus case and per gate, for CI.",
+    ),
+    markdown: str | None = typer.Option(
+        None,
+        "--markdown",
+        help="Also write a Markdown summary here (a pull-request comment); appended to $GITHUB_STEP_SUMMARY when set.",
+    ),
+    save: list[str] | None = typer.Option(None, "--save", help=save_help()),
     **requested,
 ) -> None:
     """Measure a generation on a corpus: recall, MRR, nDCG, required and forbidden keys, baseline gates.
@@ -56,18 +82,35 @@ def evaluate(
     from ptah.services.files import run_inputs
     from ptah.services.project import read_spec
 
-    values = {option.name: tuple(requested[option.name] or ()) if option.kind is tuple else requested[option.name]
-              for option in OPTIONS}
-    values["max_drop"] = drops({"recall": max_recall_drop, "MRR": max_mrr_drop, "nDCG": max_ndcg_drop},
-                               requested["max_drop"] or [])
+    values = {
+        option.name: tuple(requested[option.name] or ())
+        if option.kind is tuple
+        else requested[option.name]
+        for option in OPTIONS
+    }
+    values["max_drop"] = drops(
+        {"recall": max_recall_drop, "MRR": max_mrr_drop, "nDCG": max_ndcg_drop},
+        requested["max_drop"] or [],
+    )
     with as_flags():
         EvaluationRequest.of(**values)  # a refused option is said before any file is looked for
     found = read_spec(spec)
     # a path ptah would refuse, or a file this run reads, is refused now, not after the evaluation
     inputs = run_inputs(found, corpus, (("the baseline report", requested["baseline"]),))
-    saved = outputs({"--output": output, "--html": html, "--trec-run": trec_run, "--junit": junit,
-                     "--markdown": markdown}, save, inputs)
-    values["excerpts"] = values["excerpts"] or any(format == "html" for format, _ in saved)  # the page shows them
+    saved = outputs(
+        {
+            "--output": output,
+            "--html": html,
+            "--trec-run": trec_run,
+            "--junit": junit,
+            "--markdown": markdown,
+        },
+        save,
+        inputs,
+    )
+    values["excerpts"] = values["excerpts"] or any(
+        format == "html" for format, _ in saved
+    )  # the page shows them
     with as_flags():
         request = EvaluationRequest.of(**values)
     with ptah.open_project(found) as project:
@@ -83,13 +126,15 @@ def evaluate(
         raise typer.Exit(EXIT_INCONCLUSIVE if report.verdict == "inconclusive" else EXIT_NEGATIVE)
 
 
-def drops(spelled: dict[str, float | None], given: List[str]) -> dict[str, float]:
+def drops(spelled: dict[str, float | None], given: list[str]) -> dict[str, float]:
     """The drop gates: ``--max-recall-drop X`` and friends, and each ``--max-drop NAME=X`` (``NAME=X@TAG``: the
     slice of tag TAG); a measure named twice is refused (exit 2)."""
     from ptah.cli.named import measure_values
 
     found = {name: value for name, value in spelled.items() if value is not None}
-    return measure_values("--max-drop", given, float, "a drop of {} is already gated", found, tagged=True)
+    return measure_values(
+        "--max-drop", given, float, "a drop of {} is already gated", found, tagged=True
+    )
 
 
 @contextmanager
@@ -104,15 +149,32 @@ def as_flags():
 def _parameter(option: Option) -> inspect.Parameter:
     """The typer option of a request option: a list for names and for NAME=X pairs, else its own type."""
     many = option.kind in (tuple, dict)
-    annotation = Optional[List[str]] if many else Optional[option.kind] if option.default is None else option.kind
+    annotation = (
+        Optional[list[str]]  # noqa: UP045 (typer reads Optional)
+        if many
+        else Optional[option.kind]  # noqa: UP045
+        if option.default is None
+        else option.kind
+    )
     default = None if many or option.default is None else option.kind(option.default)
-    shown = option.help if option.low is None or option.high is None else f"{option.help} [{option.low}..{option.high}]"
-    return inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
-                             default=typer.Option(default, *option.spellings, help=shown))
+    shown = (
+        option.help
+        if option.low is None or option.high is None
+        else f"{option.help} [{option.low}..{option.high}]"
+    )
+    return inspect.Parameter(
+        option.name,
+        inspect.Parameter.KEYWORD_ONLY,
+        annotation=annotation,
+        default=typer.Option(default, *option.spellings, help=shown),
+    )
 
 
 OPTIONS = declared(EvaluationRequest)
 FLAGS = {option.name: option.spellings[0] for option in OPTIONS}
-_own = [parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY)
-        for parameter in inspect.signature(evaluate).parameters.values() if parameter.kind != parameter.VAR_KEYWORD]
+_own = [
+    parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+    for parameter in inspect.signature(evaluate).parameters.values()
+    if parameter.kind != parameter.VAR_KEYWORD
+]
 evaluate.__signature__ = inspect.Signature([*_own[:1], *map(_parameter, OPTIONS), *_own[1:]])  # type: ignore[attr-defined]

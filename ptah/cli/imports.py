@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Optional
 
 import typer
 
@@ -16,11 +16,21 @@ app = typer.Typer(help="Make a ptah project from a public collection.", no_args_
 
 @app.command()
 def beir(
-    directory: Path = typer.Argument(..., help="A BEIR dataset directory: corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv."),
-    split: str = typer.Option("test", "--split", help="The qrels split to make corpora of (qrels/SPLIT.tsv)."),
-    into: Optional[Path] = typer.Option(None, "--into", metavar="PROJECT_DIR",
-                                        help="Where to write the project (default: ./DATASET_NAME)."),
-    force: bool = typer.Option(False, "--force", help="Replace the import's files in a non-empty PROJECT_DIR."),
+    directory: Path = typer.Argument(
+        ..., help="A BEIR dataset directory: corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv."
+    ),
+    split: str = typer.Option(
+        "test", "--split", help="The qrels split to make corpora of (qrels/SPLIT.tsv)."
+    ),
+    into: Path | None = typer.Option(
+        None,
+        "--into",
+        metavar="PROJECT_DIR",
+        help="Where to write the project (default: ./DATASET_NAME).",
+    ),
+    force: bool = typer.Option(
+        False, "--force", help="Replace the import's files in a non-empty PROJECT_DIR."
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary of the import."),
 ) -> None:
     """Import a BEIR dataset: source.db, ptah.yaml (generation minilm) and corpora at depths 10 and 100.
@@ -40,27 +50,58 @@ def beir(
     if json_output:
         typer.echo(json_text(summary.as_dict()))
         return
-    typer.echo(f"imported {plain(summary.dataset)} (split {plain(summary.split)}) into {plain(summary.project)} "
-               f"in {summary.seconds:.1f}s")
-    typer.echo(f"  documents  {summary.documents}" + (f" ({summary.missing_titles} without a title)" if summary.missing_titles else ""))
-    typer.echo(f"  queries    {summary.queries} read, {summary.cases} made into cases, "
-               f"{summary.skipped_unjudged} without judgements in this split skipped"
-               + (f", {summary.skipped_not_relevant} judged but graded 0 or below skipped" if summary.skipped_not_relevant else ""))
-    typer.echo(f"  qrels      {summary.judgements} judgements, {summary.relevant_judgements} graded above 0"
-               + (f", {summary.duplicate_judgements} repeated lines" if summary.duplicate_judgements else ""))
+    typer.echo(
+        f"imported {plain(summary.dataset)} (split {plain(summary.split)}) into {plain(summary.project)} "
+        f"in {summary.seconds:.1f}s"
+    )
+    typer.echo(
+        f"  documents  {summary.documents}"
+        + (f" ({summary.missing_titles} without a title)" if summary.missing_titles else "")
+    )
+    typer.echo(
+        f"  queries    {summary.queries} read, {summary.cases} made into cases, "
+        f"{summary.skipped_unjudged} without judgements in this split skipped"
+        + (
+            f", {summary.skipped_not_relevant} judged but graded 0 or below skipped"
+            if summary.skipped_not_relevant
+            else ""
+        )
+    )
+    typer.echo(
+        f"  qrels      {summary.judgements} judgements, {summary.relevant_judgements} graded above 0"
+        + (
+            f", {summary.duplicate_judgements} repeated lines"
+            if summary.duplicate_judgements
+            else ""
+        )
+    )
     for path, digest in summary.corpora.items():
         typer.echo(f"  corpus     {plain(path)} ({digest})")
     first = Path(next(iter(summary.corpora))).relative_to(summary.project)
-    typer.echo(f"next: cd {plain(summary.project)} && ptah inference build && ptah inference evaluate --corpus {plain(first)}")
+    typer.echo(
+        f"next: cd {plain(summary.project)} && ptah inference build && ptah inference evaluate --corpus {plain(first)}"
+    )
 
 
 @contextmanager
 def _progress_bar() -> Iterator:
     """A transient rich progress bar on stderr, one task per file read."""
     from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TaskID,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
-    columns = (TextColumn("reading {task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
+    columns = (
+        TextColumn("reading {task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         tasks: dict[str, TaskID] = {}
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from typing import Any, Iterator, List, Optional
+from typing import Any
 
 import typer
 
@@ -44,16 +45,37 @@ def _percent(value: float | None) -> str:
 
 @app.command()
 def build(
-    name: Optional[str] = typer.Argument(None, help=NAME_HELP),
-    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+    name: str | None = typer.Argument(None, help=NAME_HELP),
+    spec: str | None = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary of the build."),
-    engine: str = typer.Option("local", "--engine", help="What runs the build: local (this process) or ray."),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS", help="ray: the cluster to join (default: start a local Ray instance)."),
-    partitions: Optional[int] = typer.Option(None, "--partitions", metavar="N", help="ray: key ranges to cut the source into (default: 4 per actor)."),
-    actors: Optional[int] = typer.Option(None, "--actors", metavar="N", help="ray: embedding actors (default: as many as the cluster's CPUs hold)."),
-    actor_cpus: Optional[float] = typer.Option(None, "--actor-cpus", metavar="C", help="ray: CPUs per actor (default 1)."),
-    actor_gpus: Optional[float] = typer.Option(None, "--actor-gpus", metavar="G", help="ray: GPUs per actor (default 0)."),
+    engine: str = typer.Option(
+        "local", "--engine", help="What runs the build: local (this process) or ray."
+    ),
+    ray_address: str | None = typer.Option(
+        None,
+        "--ray-address",
+        metavar="ADDRESS",
+        help="ray: the cluster to join (default: start a local Ray instance).",
+    ),
+    partitions: int | None = typer.Option(
+        None,
+        "--partitions",
+        metavar="N",
+        help="ray: key ranges to cut the source into (default: 4 per actor).",
+    ),
+    actors: int | None = typer.Option(
+        None,
+        "--actors",
+        metavar="N",
+        help="ray: embedding actors (default: as many as the cluster's CPUs hold).",
+    ),
+    actor_cpus: float | None = typer.Option(
+        None, "--actor-cpus", metavar="C", help="ray: CPUs per actor (default 1)."
+    ),
+    actor_gpus: float | None = typer.Option(
+        None, "--actor-gpus", metavar="G", help="ray: GPUs per actor (default 0)."
+    ),
 ) -> None:
     """Embed rows that are new or whose text changed; delete vectors of rows gone.
 
@@ -68,13 +90,24 @@ def build(
 
     if quiet:
         LOADING.set(None)  # main() resets it
-    options: dict[str, Any] = {"engine": engine, "ray_address": ray_address, "partitions": partitions, "actors": actors,
-               "actor_cpus": actor_cpus, "actor_gpus": actor_gpus}
+    options: dict[str, Any] = {
+        "engine": engine,
+        "ray_address": ray_address,
+        "partitions": partitions,
+        "actors": actors,
+        "actor_cpus": actor_cpus,
+        "actor_gpus": actor_gpus,
+    }
     try:
         bar = not (quiet or json_output) and sys.stderr.isatty()
-        with ptah.open_project(spec) as project, _progress_bar() if bar else nullcontext() as progress:
+        with (
+            ptah.open_project(spec) as project,
+            _progress_bar() if bar else nullcontext() as progress,
+        ):
             summary = project.build(name, progress=progress, **options)
-    except KeyboardInterrupt as exc:  # the sentence of what the build's commits kept (BuildInterrupted), exit 130
+    except (
+        KeyboardInterrupt
+    ) as exc:  # the sentence of what the build's commits kept (BuildInterrupted), exit 130
         typer.echo(str(exc) or "interrupted", err=True)
         raise typer.Exit(130) from None
     if json_output:
@@ -93,20 +126,35 @@ def _usage_text(usage: dict | None) -> str:
     if usage is None:
         return ""
     tokens = usage.get("server_prompt_tokens")
-    counted = ("the server reported no token count" if tokens is None
-               else f"the server counted {tokens:,} prompt tokens")
+    counted = (
+        "the server reported no token count"
+        if tokens is None
+        else f"the server counted {tokens:,} prompt tokens"
+    )
     concurrency = usage.get("max_concurrency", 1)
-    waits = (f"{usage['server_seconds']:.1f} s waiting, summed over up to {concurrency} concurrent requests"
-             if concurrency > 1 else f"{usage['server_seconds']:.1f} s waiting on the server")
-    return (f"; service: {usage['requests']} requests ({usage['retries']} retries), {usage['texts']:,} texts of "
-            f"{usage['characters']:,} characters ({counted}), {waits}")
+    waits = (
+        f"{usage['server_seconds']:.1f} s waiting, summed over up to {concurrency} concurrent requests"
+        if concurrency > 1
+        else f"{usage['server_seconds']:.1f} s waiting on the server"
+    )
+    return (
+        f"; service: {usage['requests']} requests ({usage['retries']} retries), {usage['texts']:,} texts of "
+        f"{usage['characters']:,} characters ({counted}), {waits}"
+    )
 
 
 @contextmanager
 def _progress_bar() -> Iterator:
     """A rich progress bar on stderr with rows/s and ETA, driven by the build's progress callback."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        TextColumn,
+        TimeRemainingColumn,
+    )
     from rich.text import Text
 
     class RowsPerSecond(ProgressColumn):
@@ -114,8 +162,14 @@ def _progress_bar() -> Iterator:
             speed = task.finished_speed or task.speed
             return Text("-- rows/s" if speed is None else f"{speed:,.0f} rows/s")
 
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), RowsPerSecond(), TextColumn("ETA"),
-               TimeRemainingColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        RowsPerSecond(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("embedding", total=None)
 
@@ -125,7 +179,9 @@ def _progress_bar() -> Iterator:
 
             rows = __call__  # rows as the model embeds them, between commits: a rate and an ETA from the first
 
-            def partitions(self, done: int, total: int) -> None:  # the ray engine's partitions, as they finish
+            def partitions(
+                self, done: int, total: int
+            ) -> None:  # the ray engine's partitions, as they finish
                 progress.update(task, description=f"embedding, partitions {done}/{total}")
 
         yield Update()
@@ -133,8 +189,8 @@ def _progress_bar() -> Iterator:
 
 @app.command()
 def verify(
-    name: Optional[str] = typer.Argument(None, help=NAME_HELP),
-    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+    name: str | None = typer.Argument(None, help=NAME_HELP),
+    spec: str | None = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
     json_output: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Check coverage (every row has a vector) and freshness (each vector matches its row's text now).
@@ -149,12 +205,20 @@ def verify(
     if json_output:
         typer.echo(json_text(result.as_dict()))
     else:
-        typer.echo(f"generation {plain(result.generation)} ({result.identity})" + ("" if result.built else ": never built"))
+        typer.echo(
+            f"generation {plain(result.generation)} ({result.identity})"
+            + ("" if result.built else ": never built")
+        )
         typer.echo(f"  rows       {result.rows}")
         typer.echo(f"  vectors    {result.vectors}")
-        typer.echo(f"  coverage   {_percent(result.coverage)} ({result.covered} of {result.rows} rows have a vector)")
-        typer.echo(f"  freshness  {result.freshness_note}" if result.freshness_note else
-                   f"  freshness  {_percent(result.freshness)} ({result.fresh} of {result.covered} vectors match their row's text)")
+        typer.echo(
+            f"  coverage   {_percent(result.coverage)} ({result.covered} of {result.rows} rows have a vector)"
+        )
+        typer.echo(
+            f"  freshness  {result.freshness_note}"
+            if result.freshness_note
+            else f"  freshness  {_percent(result.freshness)} ({result.fresh} of {result.covered} vectors match their row's text)"
+        )
         typer.echo(f"  orphans    {result.orphans}")
         for label, count, keys in (
             ("missing", result.missing, result.missing_keys),
@@ -177,14 +241,16 @@ def _verdict(result) -> str:
         problems.append(f"{result.stale} stale vectors")
     if result.orphans:
         problems.append(f"{result.orphans} orphan vectors")
-    if result.freshness_note:  # an external generation: the table's pipeline fills its vectors, not ptah
+    if (
+        result.freshness_note
+    ):  # an external generation: the table's pipeline fills its vectors, not ptah
         return ", ".join(problems) + "; fill them in the table"
     return ", ".join(problems) + "; run `ptah inference build " + plain(result.generation) + "`"
 
 
 @app.command("list")
 def list_command(
-    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+    spec: str | None = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
     json_output: bool = typer.Option(False, "--json", help="Print the generations as JSON."),
 ) -> None:
     """List the generations in the store and the declared ones: identity, rows, coverage."""
@@ -210,10 +276,14 @@ def list_command(
     ]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     room = shutil.get_terminal_size((0, 0)).columns if sys.stdout.isatty() else 0
-    if room and sum(widths) + 2 * (len(widths) - 1) > room:  # too wide for the terminal: stacked, never wrapped
+    if (
+        room and sum(widths) + 2 * (len(widths) - 1) > room
+    ):  # too wide for the terminal: stacked, never wrapped
         from ptah.render.layout import stacked_text
 
-        typer.echo("\n".join(stacked_text([heading.lower() for heading in header], lines[1:], room)))
+        typer.echo(
+            "\n".join(stacked_text([heading.lower() for heading in header], lines[1:], room))
+        )
         return
     for line in lines:
         typer.echo("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
@@ -223,8 +293,8 @@ def list_command(
 def search(
     text: str = typer.Argument(..., help="The query text."),
     k: int = typer.Option(10, "-k", "--k", min=1, help="How many results."),
-    generation: Optional[str] = typer.Option(None, "--generation", "-g", help=NAME_HELP),
-    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+    generation: str | None = typer.Option(None, "--generation", "-g", help=NAME_HELP),
+    spec: str | None = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
     json_output: bool = typer.Option(False, "--json", help="Print the results as JSON."),
 ) -> None:
     """The top k rows for a query by exact cosine similarity: score descending, ties by key ascending.
@@ -242,16 +312,20 @@ def search(
         (results,) = search_rows(project, generation, [text], k)
         texts = row_texts(project, chosen, {key for key, _ in results})
     if json_output:
-        typer.echo(json_text(
-            {
-                "generation": chosen.name,
-                "identity": chosen.identity.identity,
-                "query": text,
-                "k": k,
-                "results": [{"rank": rank, "key": key, "score": score, "text": texts.get(key)}
-                            for rank, (key, score) in enumerate(results, 1)],
-            }
-        ))
+        typer.echo(
+            json_text(
+                {
+                    "generation": chosen.name,
+                    "identity": chosen.identity.identity,
+                    "query": text,
+                    "k": k,
+                    "results": [
+                        {"rank": rank, "key": key, "score": score, "text": texts.get(key)}
+                        for rank, (key, score) in enumerate(results, 1)
+                    ],
+                }
+            )
+        )
         return
     width = shutil.get_terminal_size((120, 24)).columns  # a pipe: $COLUMNS, else 120
     for rank, (key, score) in enumerate(results, 1):
@@ -269,11 +343,17 @@ def _one_line(text: str, room: int) -> str:
 
 @app.command()
 def index(
-    name: Optional[str] = typer.Argument(None, help=NAME_HELP),
-    hnsw: bool = typer.Option(False, "--hnsw", help="Build an HNSW index over cosine distance (the one kind there is)."),
+    name: str | None = typer.Argument(None, help=NAME_HELP),
+    hnsw: bool = typer.Option(
+        False, "--hnsw", help="Build an HNSW index over cosine distance (the one kind there is)."
+    ),
     m: int = typer.Option(16, "--m", help="HNSW: links per node (2..100; pgvector's default 16)."),
-    ef_construction: int = typer.Option(64, "--ef-construction", help="HNSW: candidate list while building (4..1000, at least 2 x m; default 64)."),
-    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+    ef_construction: int = typer.Option(
+        64,
+        "--ef-construction",
+        help="HNSW: candidate list while building (4..1000, at least 2 x m; default 64).",
+    ),
+    spec: str | None = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary."),
 ) -> None:
     """Build (or replace) a generation's vector index in the pgvector store, for `evaluate --search index|both`.
@@ -285,7 +365,9 @@ def index(
     from ptah.core.errors import InputError
 
     if not hnsw:
-        raise InputError("name the kind of index to build: --hnsw (an HNSW index over cosine distance).")
+        raise InputError(
+            "name the kind of index to build: --hnsw (an HNSW index over cosine distance)."
+        )
     with ptah.open_project(spec) as project:
         summary = project.index(name, m=m, ef_construction=ef_construction)
     if json_output:
@@ -301,9 +383,16 @@ def index(
 
 @app.command()
 def prune(
-    keep: Optional[List[str]] = typer.Option(None, "--keep", metavar="NAME", help="Also keep this stored generation: its name or identity as `inference list` shows it (repeatable)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Say what would be removed; remove nothing."),
-    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+    keep: list[str] | None = typer.Option(
+        None,
+        "--keep",
+        metavar="NAME",
+        help="Also keep this stored generation: its name or identity as `inference list` shows it (repeatable).",
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Say what would be removed; remove nothing."
+    ),
+    spec: str | None = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
     json_output: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Remove superseded generations (vectors, cached queries, record) from the store.
@@ -321,16 +410,23 @@ def prune(
         return
     verb = "would remove" if dry_run else "removed"
     for generation in result.removed:
-        typer.echo(f"{verb} {plain(generation.name)} ({generation.identity[:19]}, {plain(generation.model)}): "
-                   f"{generation.vectors:,} vectors, last built {generation.updated_at}")
+        typer.echo(
+            f"{verb} {plain(generation.name)} ({generation.identity[:19]}, {plain(generation.model)}): "
+            f"{generation.vectors:,} vectors, last built {generation.updated_at}"
+        )
     for generation in result.kept:
-        typer.echo(f"kept {plain(generation.name)} ({generation.identity[:19]}): {plain(generation.kept_because)}")
+        typer.echo(
+            f"kept {plain(generation.name)} ({generation.identity[:19]}): {plain(generation.kept_because)}"
+        )
     if not result.removed:
         typer.echo("nothing to prune: every stored generation is declared or kept")
     else:
         count = len(result.removed)
-        typer.echo(f"{verb} {count} superseded generation{'s' if count != 1 else ''} "
-                   f"({result.vectors_removed:,} vectors)" + ("; run without --dry-run to remove them" if dry_run else ""))
+        typer.echo(
+            f"{verb} {count} superseded generation{'s' if count != 1 else ''} "
+            f"({result.vectors_removed:,} vectors)"
+            + ("; run without --dry-run to remove them" if dry_run else "")
+        )
 
 
 app.command("evaluate")(evaluate)

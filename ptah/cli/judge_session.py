@@ -27,11 +27,11 @@ import select
 import shutil
 import signal
 import sys
-import textwrap
 import termios
+import textwrap
 import tty
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Callable, Iterator, Mapping, Sequence
 
 import typer
 
@@ -53,28 +53,40 @@ def answers(scale: Sequence[float]) -> dict[str, tuple[float, str | None]]:
 
 def legend(scale: Sequence[float]) -> str:
     """What each key of a session does, said once before the first row."""
-    grades = ", ".join(f"{number} grade {grade:g}" for number, grade in enumerate(scale[:9], start=1))
-    return ("keys: 0 not relevant (kept in the judgement record, not the corpus); "
-            f"{grades}: relevant at that grade on the corpus's scale (written into the case's relevant keys; "
-            "compare with the grades the case already gives, shown with each row); r required: it must be in the "
-            "top k (grade 1); f forbidden: it must not be in the top k; s skip: ask again next session; u undo the "
-            "last answer; q save and quit")
+    grades = ", ".join(
+        f"{number} grade {grade:g}" for number, grade in enumerate(scale[:9], start=1)
+    )
+    return (
+        "keys: 0 not relevant (kept in the judgement record, not the corpus); "
+        f"{grades}: relevant at that grade on the corpus's scale (written into the case's relevant keys; "
+        "compare with the grades the case already gives, shown with each row); r required: it must be in the "
+        "top k (grade 1); f forbidden: it must not be in the top k; s skip: ask again next session; u undo the "
+        "last answer; q save and quit"
+    )
 
 
 def uses(grades: Sequence[float]) -> str:
     """The grades a case already gives its relevant keys, best first: ``this case grades 2, 1``."""
     if not grades:
         return "this case grades no key relevant yet"
-    return "this case grades " + ", ".join(f"{grade:g}" for grade in sorted(set(grades), reverse=True))
+    return "this case grades " + ", ".join(
+        f"{grade:g}" for grade in sorted(set(grades), reverse=True)
+    )
 
 
 def prompt(scale: Sequence[float]) -> str:
     """``[0 not relevant · 1 grade 0.5 · 2 grade 1 · r required · …]``: the keys on the corpus's scale."""
-    grades = " · ".join(f"{number} grade {grade:g}" for number, grade in enumerate(scale[:9], start=1))
+    grades = " · ".join(
+        f"{number} grade {grade:g}" for number, grade in enumerate(scale[:9], start=1)
+    )
     return f"[0 not relevant · {grades} · r required · f forbidden · s skip · u undo · q save and quit] "
+
+
 _SAID = {None: "grade {grade:g}", REQUIRED: "required", FORBIDDEN: "forbidden"}
 BURST = "\x1b"  # what the reader returns for an escape sequence or pasted text: ignored
-_BURST_GAP_S = 0.05  # bytes following one another closer than this are one burst (no hand types that fast)
+_BURST_GAP_S = (
+    0.05  # bytes following one another closer than this are one burst (no hand types that fast)
+)
 
 
 class HungUp(Exception):
@@ -125,6 +137,7 @@ def key_reader() -> Iterator[Callable[[], str]]:
 def _keys() -> Iterator[Callable[[], str]]:
     stream = sys.stdin
     if not stream.isatty():
+
         def next_line() -> str:
             line = stream.readline()
             return (line.strip()[:1] or " ") if line else ""
@@ -147,7 +160,9 @@ def _keys() -> Iterator[Callable[[], str]]:
                 if not data:
                     return ""
                 burst = data == b"\x1b"
-                while select.select([fd], [], [], _BURST_GAP_S)[0]:  # more bytes right behind it: one burst
+                while select.select([fd], [], [], _BURST_GAP_S)[
+                    0
+                ]:  # more bytes right behind it: one burst
                     more = os.read(fd, 4096)
                     if not more:
                         break
@@ -167,7 +182,9 @@ def _keys() -> Iterator[Callable[[], str]]:
             pass
 
 
-def show(item: tuple[WorkCase, Hole], index: int, total: int, grades: Sequence[float] | None = None) -> None:
+def show(
+    item: tuple[WorkCase, Hole], index: int, total: int, grades: Sequence[float] | None = None
+) -> None:
     """The case (its query, what it already judges, the grades it gives: ``grades``, None when unknown) and the
     row: its key, where the runs ranked it, and its judging text wrapped to the terminal."""
     case, hole = item
@@ -178,17 +195,26 @@ def show(item: tuple[WorkCase, Hole], index: int, total: int, grades: Sequence[f
     if grades is not None:
         typer.echo(f"  {uses(grades)}")
     if case.judged:
-        typer.echo(textwrap.fill("already judged: " + ", ".join(plain(said) for said in case.judged), width + 2,
-                                 initial_indent="  ", subsequent_indent="    "))
+        typer.echo(
+            textwrap.fill(
+                "already judged: " + ", ".join(plain(said) for said in case.judged),
+                width + 2,
+                initial_indent="  ",
+                subsequent_indent="    ",
+            )
+        )
     typer.echo(f'  key "{plain(shown_key(hole.key))}" — {where}')
     for line in visible(hole.text, newlines=True).splitlines() or [""]:
         for part in textwrap.wrap(line, width) or [""]:
             typer.echo(f"  | {part}")
 
 
-def run_session(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str],
-                scale: Sequence[float] = DEFAULT_SCALE,
-                grades: Mapping[str, Sequence[float]] | None = None) -> list[Verdict]:
+def run_session(
+    items: Sequence[tuple[WorkCase, Hole]],
+    read: Callable[[], str],
+    scale: Sequence[float] = DEFAULT_SCALE,
+    grades: Mapping[str, Sequence[float]] | None = None,
+) -> list[Verdict]:
     """Ask for each ``(case, hole)`` in turn (module docs), offering the grades of the corpus's ``scale`` and
     saying what each key does first and, with each row, the grades its case gives (``grades``, by case id);
     returns the judgements made, in order."""
@@ -198,15 +224,23 @@ def run_session(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str],
         _ask(items, read, verdicts, scale, grades or {})
     except Terminated:
         typer.echo("\nterminated (SIGTERM): saving what was judged")
-    except (HungUp, OSError) as exc:  # the terminal closed, wherever the session was: save what was judged
+    except (
+        HungUp,
+        OSError,
+    ) as exc:  # the terminal closed, wherever the session was: save what was judged
         if isinstance(exc, OSError) and exc.errno != errno.EIO:
             raise
         _silenced()
     return verdicts
 
 
-def _ask(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str], verdicts: list[Verdict],
-         scale: Sequence[float], grades: Mapping[str, Sequence[float]]) -> None:
+def _ask(
+    items: Sequence[tuple[WorkCase, Hole]],
+    read: Callable[[], str],
+    verdicts: list[Verdict],
+    scale: Sequence[float],
+    grades: Mapping[str, Sequence[float]],
+) -> None:
     keys, asked = answers(scale), prompt(scale)
     history: list[tuple[int, bool]] = []  # (item index, whether it was judged), for undo
     index = 0
@@ -254,6 +288,8 @@ def _ask(items: Sequence[tuple[WorkCase, Hole]], read: Callable[[], str], verdic
 def say_saved(saved, corpus: str) -> None:
     """The digest before and after, the lines written and the record, after a save."""
     typer.echo(f"corpus {plain(corpus)}: {saved.before} before")
-    typer.echo(f"corpus {plain(corpus)}: {saved.after} after (+{saved.lines_added} lines, "
-               f"{saved.lines_changed} changed)")
+    typer.echo(
+        f"corpus {plain(corpus)}: {saved.after} after (+{saved.lines_added} lines, "
+        f"{saved.lines_changed} changed)"
+    )
     typer.echo(f"judgement record {plain(saved.record)}: {saved.judgements} judgements")

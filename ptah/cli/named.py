@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from ptah.core.errors import InputError
 
 
-def measure_values(option: str, given: Iterable[str], value: Callable[[str], float], again: str,
-                   found: dict[str, float] | None = None, *, tagged: bool = False) -> dict[str, float]:
+def measure_values(
+    option: str,
+    given: Iterable[str],
+    value: Callable[[str], float],
+    again: str,
+    found: dict[str, float] | None = None,
+    *,
+    tagged: bool = False,
+) -> dict[str, float]:
     """Each ``OPTION NAME=X`` in ``given`` added to ``found``, keyed by the measure's string form (``nDCG``,
     ``MAP@10``); X is what ``value`` makes of its text (a ``ValueError`` says what is wrong). ``tagged``: X may
     end in a slice's ``@TAG`` (``recall=0.02@billing``), keyed ``recall@billing``. ``InputError`` (exit 2) for an

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -11,10 +10,14 @@ from ptah.cli.display import SPEC_HELP, plain
 
 
 def rebaseline(
-    old: Path = typer.Argument(..., help="The old report (evaluate --output) whose runs to measure again."),
+    old: Path = typer.Argument(
+        ..., help="The old report (evaluate --output) whose runs to measure again."
+    ),
     corpus: Path = typer.Option(..., "--corpus", help="The new corpus to measure them on."),
-    output: Optional[str] = typer.Option(None, "--output", help="Write the new report (the new baseline) here."),
-    spec: Optional[str] = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+    output: str | None = typer.Option(
+        None, "--output", help="Write the new report (the new baseline) here."
+    ),
+    spec: str | None = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
 ) -> None:
     """Measure an old report's generations again, by identity, on a new corpus: the new baseline.
 
@@ -31,7 +34,9 @@ def rebaseline(
     from ptah.services.rebaseline import rebaseline as measure_again
 
     found = read_spec(spec)
-    check_outputs(("--output", output), inputs=run_inputs(found, corpus, (("the old report", old),)))
+    check_outputs(
+        ("--output", output), inputs=run_inputs(found, corpus, (("the old report", old),))
+    )
     loaded = load_corpus(corpus)
     with project_of(found) as project:
         report = measure_again(project, old, loaded)
@@ -39,6 +44,13 @@ def rebaseline(
         ptah.Report.of(report).save(output)
     typer.echo(f"{plain(old)} measured again on {plain(corpus)} ({report.corpus['digest']}):")
     for run in report.runs:
-        means = ", ".join(f"{name} {'N/A' if mean.value is None else f'{mean.value:.4f}'}" for name, mean in run.means.items())
+        means = ", ".join(
+            f"{name} {'N/A' if mean.value is None else f'{mean.value:.4f}'}"
+            for name, mean in run.means.items()
+        )
         typer.echo(f"  {plain(run.name)}: {means}")
-    typer.echo(f"wrote {plain(output)}" if output is not None else "not written: give --output NEW.json to keep it")
+    typer.echo(
+        f"wrote {plain(output)}"
+        if output is not None
+        else "not written: give --output NEW.json to keep it"
+    )

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
 from ptah.cli.display import check_outputs, outputs, save_help, show_report
 from ptah.cli.rebaseline import rebaseline
 
-app = typer.Typer(help="Re-render, compare and chart saved reports (--output files); no store, no model.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="Re-render, compare and chart saved reports (--output files); no store, no model.",
+    no_args_is_help=True,
+)
 
 
 def _load(path: Path):
@@ -28,11 +29,19 @@ def _load(path: Path):
 @app.command()
 def show(
     report: Path = typer.Argument(..., help="A report written by evaluate --output."),
-    html: Optional[str] = typer.Option(None, "--html", help="Write the self-contained HTML page here."),
-    markdown: Optional[str] = typer.Option(None, "--markdown", help="Write the Markdown summary here."),
-    junit: Optional[str] = typer.Option(None, "--junit", help="Write JUnit XML here (cases carry no corpus line)."),
-    save: Optional[List[str]] = typer.Option(None, "--save", help=save_help()),
-    json_output: bool = typer.Option(False, "--json", help="Print the JSON report instead of tables."),
+    html: str | None = typer.Option(
+        None, "--html", help="Write the self-contained HTML page here."
+    ),
+    markdown: str | None = typer.Option(
+        None, "--markdown", help="Write the Markdown summary here."
+    ),
+    junit: str | None = typer.Option(
+        None, "--junit", help="Write JUnit XML here (cases carry no corpus line)."
+    ),
+    save: list[str] | None = typer.Option(None, "--save", help=save_help()),
+    json_output: bool = typer.Option(
+        False, "--json", help="Print the JSON report instead of tables."
+    ),
 ) -> None:
     """Print a saved report as evaluate did, and write its page, summary or JUnit XML.
 
@@ -41,8 +50,11 @@ def show(
     """
     from ptah.services.files import run_inputs
 
-    saved = outputs({"--html": html, "--markdown": markdown, "--junit": junit}, save,
-                    run_inputs(reports=(("the report", report),)))
+    saved = outputs(
+        {"--html": html, "--markdown": markdown, "--junit": junit},
+        save,
+        run_inputs(reports=(("the report", report),)),
+    )
     loaded = _load(report)
     for format, path in saved:
         loaded.save(path, format)
@@ -58,8 +70,10 @@ def _pick(report, path: Path, name: str | None):
     for run in report.runs:
         if run.name == name:
             return run
-    raise InputError(f"{path}: has no run of the generation {abbreviated(name)}; it has "
-                     + ", ".join(sorted({run.name for run in report.runs})))
+    raise InputError(
+        f"{path}: has no run of the generation {abbreviated(name)}; it has "
+        + ", ".join(sorted({run.name for run in report.runs}))
+    )
 
 
 def _labelled(run, label: str):
@@ -72,10 +86,20 @@ def _labelled(run, label: str):
 def diff(
     a: Path = typer.Argument(..., help="The earlier report (the reference)."),
     b: Path = typer.Argument(..., help="The later report, compared with A case by case."),
-    run: Optional[str] = typer.Option(None, "--run", help="Compare the runs of this generation (default: each report's first run)."),
-    bootstrap: int = typer.Option(10_000, "--bootstrap", help="Resamples for the paired bootstrap intervals and Monte Carlo sign-flip tests."),
+    run: str | None = typer.Option(
+        None,
+        "--run",
+        help="Compare the runs of this generation (default: each report's first run).",
+    ),
+    bootstrap: int = typer.Option(
+        10_000,
+        "--bootstrap",
+        help="Resamples for the paired bootstrap intervals and Monte Carlo sign-flip tests.",
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and Monte Carlo draws."),
-    json_output: bool = typer.Option(False, "--json", help="Print the comparison as JSON (a report's comparison section)."),
+    json_output: bool = typer.Option(
+        False, "--json", help="Print the comparison as JSON (a report's comparison section)."
+    ),
 ) -> None:
     """Compare two saved reports of the same corpus, case by case.
 
@@ -100,31 +124,46 @@ def diff(
             "only reports of the same corpus can be compared case by case"
         )
     reference, candidate = _pick(first, a, run), _pick(second, b, run)
-    check_cases([case.id for case in reference.cases], [candidate], str(b), f"{a} (run {reference.name})")
-    runs = [_labelled(reference, f"A {reference.name}"), _labelled(candidate, f"B {candidate.name}")]
+    check_cases(
+        [case.id for case in reference.cases], [candidate], str(b), f"{a} (run {reference.name})"
+    )
+    runs = [
+        _labelled(reference, f"A {reference.name}"),
+        _labelled(candidate, f"B {candidate.name}"),
+    ]
     paths = Evidence(corpus_path=first.corpus.get("path"))  # the settling command's corpus
     comparison = Comparison(read_only(compare_runs(runs, settings, paths)))
     if json_output:
         from ptah.cli.display import json_text
         from ptah.core.report import plain
 
-        typer.echo(json_text({"a": {"path": str(a), "created_at": first.created_at, "run": reference.name},
-                              "b": {"path": str(b), "created_at": second.created_at, "run": candidate.name},
-                              "comparison": plain(comparison.data)}))
+        typer.echo(
+            json_text(
+                {
+                    "a": {"path": str(a), "created_at": first.created_at, "run": reference.name},
+                    "b": {"path": str(b), "created_at": second.created_at, "run": candidate.name},
+                    "comparison": plain(comparison.data),
+                }
+            )
+        )
         return
     from ptah.render.layout import output_console
     from ptah.render.table import render_comparison
     from ptah.render.text import markup
 
     console = output_console()
-    console.print(f"A {markup(a)} ({markup(first.created_at)}), B {markup(b)} ({markup(second.created_at)}); "
-                  f"corpus {markup(first.corpus['digest'])}")
+    console.print(
+        f"A {markup(a)} ({markup(first.created_at)}), B {markup(b)} ({markup(second.created_at)}); "
+        f"corpus {markup(first.corpus['digest'])}"
+    )
     render_comparison(comparison, console)
 
 
 @app.command()
 def trend(
-    reports: List[Path] = typer.Argument(..., help="Saved reports, in any order (sorted by created_at)."),
+    reports: list[Path] = typer.Argument(
+        ..., help="Saved reports, in any order (sorted by created_at)."
+    ),
     html: str = typer.Option(..., "--html", help="Write the trend page here."),
 ) -> None:
     """Draw each mean over time (created_at) on a self-contained HTML page.
@@ -134,18 +173,20 @@ def trend(
     """
     from ptah.core.errors import ReportError
     from ptah.render.trend import created, render_trend
-    from ptah.services.files import write_text
+    from ptah.services.files import run_inputs, write_text
 
-    from ptah.services.files import run_inputs
-
-    check_outputs(("--html", html), inputs=run_inputs(reports=tuple(("a report", path) for path in reports)))
+    check_outputs(
+        ("--html", html), inputs=run_inputs(reports=tuple(("a report", path) for path in reports))
+    )
     loaded = []
     for path in reports:
         report = _load(path)
         try:
             created(report)
         except ValueError:
-            raise ReportError(f"{path}: created_at is not an ISO 8601 time; the report is damaged") from None
+            raise ReportError(
+                f"{path}: created_at is not an ISO 8601 time; the report is damaged"
+            ) from None
         loaded.append(report)
     write_text(html, render_trend(loaded))
     from ptah.cli.display import plain

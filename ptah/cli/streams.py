@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator, TextIO
+from typing import TextIO
 
 EXIT_READER_GONE = 141
 
@@ -67,7 +68,11 @@ def leave_quietly() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             os.dup2(devnull, stream.fileno())
-        except (OSError, ValueError, AttributeError):  # a stream without a descriptor (a test's capture)
+        except (
+            OSError,
+            ValueError,
+            AttributeError,
+        ):  # a stream without a descriptor (a test's capture)
             pass
     os.close(devnull)
     sys.exit(EXIT_READER_GONE)

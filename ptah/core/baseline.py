@@ -31,8 +31,9 @@ Gates, each a ``{"name", "passed", ...}`` entry in the report:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ptah.core.calibration import ModelJudge
 from ptah.core.corpus import Corpus
@@ -57,14 +58,25 @@ def check_report_format(document: object, path: str) -> dict:
         raise ReportError(f"{path}: not a ptah report (the top level is not a JSON object)")
     found = document.get("format")
     if found not in REPORT_FORMATS:
-        shown = repr(found) if not isinstance(found, str) or len(found) <= 40 else f"a text of {len(found)} characters"
+        shown = (
+            repr(found)
+            if not isinstance(found, str) or len(found) <= 40
+            else f"a text of {len(found)} characters"
+        )
         expected = " or ".join(repr(f) for f in REPORT_FORMATS)
-        raise ReportError(f"{path}: format is {shown}, not {expected}; pass a report that ptah wrote")
+        raise ReportError(
+            f"{path}: format is {shown}, not {expected}; pass a report that ptah wrote"
+        )
     return document
 
 
-def check_comparable(corpus: Corpus, baseline: Report, path: str, corpus_path: str | None = None,
-                     spec_path: str | None = None) -> None:
+def check_comparable(
+    corpus: Corpus,
+    baseline: Report,
+    path: str,
+    corpus_path: str | None = None,
+    spec_path: str | None = None,
+) -> None:
     """The baseline at ``path`` measured ``corpus``, or one that differs from it in judgements alone (the same case
     ids, queries and depths: :func:`ptah.core.rescore.difference`); :class:`IncomparableBaseline` (exit 2) naming
     both digests, how they differ and the rebaseline command with ``corpus_path`` (``corpus``'s path) and
@@ -75,8 +87,10 @@ def check_comparable(corpus: Corpus, baseline: Report, path: str, corpus_path: s
     why = difference(corpus, baseline)
     if why is None:
         return
-    command = (f"ptah report rebaseline {path} --corpus {corpus_path or corpus.path or 'CORPUS'} --output NEW.json"
-               f"{spec_flag(spec_path)}")
+    command = (
+        f"ptah report rebaseline {path} --corpus {corpus_path or corpus.path or 'CORPUS'} --output NEW.json"
+        f"{spec_flag(spec_path)}"
+    )
     raise IncomparableBaseline(
         f"the baseline {path} measured a different corpus (digest {theirs}); this corpus is {corpus.digest}, and "
         f"they differ in more than judgements: {why}. Measure its runs again on this corpus with `{command}`, or "
@@ -136,8 +150,12 @@ def compare(run: Run, baseline_run: Run) -> dict:
     aggregates = {}
     for m in measures:
         now, before = run.means[str(m)].value, baseline_run.means[str(m)].value
-        aggregates[m.key] = {"baseline": before, "current": now, "delta": _delta(now, before),
-                             "current_high": run.means[str(m)].high}
+        aggregates[m.key] = {
+            "baseline": before,
+            "current": now,
+            "delta": _delta(now, before),
+            "current_high": run.means[str(m)].high,
+        }
     before_cases = {case.id: case for case in baseline_run.cases}
     changed: list[dict[str, Any]] = []
     for case in run.cases:
@@ -145,18 +163,29 @@ def compare(run: Run, baseline_run: Run) -> dict:
         if old is None:
             continue
         deltas = {
-            m.key: {"baseline": old.values[str(m)], "current": case.values[str(m)],
-                    "delta": _delta(case.values[str(m)], old.values[str(m)])}
+            m.key: {
+                "baseline": old.values[str(m)],
+                "current": case.values[str(m)],
+                "delta": _delta(case.values[str(m)], old.values[str(m)]),
+            }
             for m in measures
         }
         if any(d["baseline"] != d["current"] for d in deltas.values()) or old.passed != case.passed:
-            changed.append({"id": case.id, "passed": {"baseline": old.passed, "current": case.passed}, "metrics": deltas})
+            changed.append(
+                {
+                    "id": case.id,
+                    "passed": {"baseline": old.passed, "current": case.passed},
+                    "metrics": deltas,
+                }
+            )
     # cases that flipped between pass and fail first, then file order
     changed.sort(key=lambda c: c["passed"]["baseline"] == c["passed"]["current"])
     return {
         "generation": baseline_run.generation.get("name"),
         "identity": baseline_run.generation.get("identity"),
-        "provenance": provenance(run, baseline_run),  # another generation identity, another source snapshot
+        "provenance": provenance(
+            run, baseline_run
+        ),  # another generation identity, another source snapshot
         "aggregates": aggregates,
         "cases_changed": changed,
     }
@@ -167,7 +196,9 @@ def movement(drop: float) -> str:
     if abs(drop) <= FLOAT_NOISE:
         return "unchanged"
     shown = f"{abs(drop):.4f}"
-    return ("dropped " if drop > 0 else "rose ") + ("less than 0.0001" if shown == "0.0000" else shown)
+    return ("dropped " if drop > 0 else "rose ") + (
+        "less than 0.0001" if shown == "0.0000" else shown
+    )
 
 
 @dataclass(frozen=True)
@@ -181,7 +212,9 @@ class Evidence:
     rates: Rates = NO_RATES
     latest: Mapping[str, tuple[int, int, int]] | None = None
     seed: int | None = None
-    index: int | None = None  # the latest sample's place in the judgement record (what calibrates a model judge)
+    index: int | None = (
+        None  # the latest sample's place in the judgement record (what calibrates a model judge)
+    )
     samples: int = 0  # how many recorded samples the rates read
     ignored: tuple[str, ...] = ()
     judges: tuple[ModelJudge, ...] = ()
@@ -199,38 +232,71 @@ def required_gate(run: Run, reference: Run | None = None) -> Gate:
         return Gate("required", run.name, True, "no required keys: no case names one")
     cases = counted(required["cases"], "case")
     if reference is None:
-        return Gate("required", run.name, required["failed"] == 0, f"{required['failed']} of {cases} missed a required key")
+        return Gate(
+            "required",
+            run.name,
+            required["failed"] == 0,
+            f"{required['failed']} of {cases} missed a required key",
+        )
     before = {case.id: {miss.key: miss for miss in case.missed} for case in reference.cases}
     known, failed = [], 0
     for case in run.cases:
         theirs = before.get(case.id, {})
-        known += [KnownMiss(case.id, miss.key, theirs[miss.key].rank, theirs[miss.key].where, miss.rank, miss.where)
-                  for miss in case.missed if miss.key in theirs]
+        known += [
+            KnownMiss(
+                case.id,
+                miss.key,
+                theirs[miss.key].rank,
+                theirs[miss.key].where,
+                miss.rank,
+                miss.where,
+            )
+            for miss in case.missed
+            if miss.key in theirs
+        ]
         failed += any(miss.key not in theirs for miss in case.missed)
     if not known:
         return Gate("required", run.name, failed == 0, f"{failed} of {cases} missed a required key")
-    shown = "; ".join(f'"{miss.key}" of case "{miss.case}" (baseline: {miss.baseline_where}; now: {miss.current_where})'
-                      for miss in known[:MAX_CASES_NAMED])
+    shown = "; ".join(
+        f'"{miss.key}" of case "{miss.case}" (baseline: {miss.baseline_where}; now: {miss.current_where})'
+        for miss in known[:MAX_CASES_NAMED]
+    )
     more = f" and {len(known) - MAX_CASES_NAMED} more" if len(known) > MAX_CASES_NAMED else ""
     misses = "1 known miss" if len(known) == 1 else f"{len(known):,} known misses"
-    return Gate("required", run.name, failed == 0,
-                f"{failed} of {cases} missed a required key the baseline found; {misses}, which the baseline missed "
-                f"too: {shown}{more}", known_misses=tuple(known))
+    return Gate(
+        "required",
+        run.name,
+        failed == 0,
+        f"{failed} of {cases} missed a required key the baseline found; {misses}, which the baseline missed "
+        f"too: {shown}{more}",
+        known_misses=tuple(known),
+    )
 
 
-def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float],
-          evidence: Evidence = Evidence(), baseline_run: Run | None = None) -> list[Gate]:
+def gates(
+    run: Run,
+    comparison: Mapping | None,
+    thresholds: Mapping[str, float],
+    evidence: Evidence = Evidence(),
+    baseline_run: Run | None = None,
+) -> list[Gate]:
     """The gate verdicts of one run (see the module docs); a drop gate with ``baseline_run`` in hand (and both
     runs listing their holes) is settled by the holes of both (:func:`_decided_by_holes`)."""
     forbidden = run.forbidden
     result = [
         required_gate(run, baseline_run),
-        Gate("forbidden", run.name, forbidden["leaking"] == 0,
-             f"{forbidden['leaking']} of {counted(forbidden['cases'], 'case')} leaked a forbidden key"
-             if forbidden["cases"] else "no forbidden keys: no case names one"),
+        Gate(
+            "forbidden",
+            run.name,
+            forbidden["leaking"] == 0,
+            f"{forbidden['leaking']} of {counted(forbidden['cases'], 'case')} leaked a forbidden key"
+            if forbidden["cases"]
+            else "no forbidden keys: no case names one",
+        ),
     ]
-    both_listed = baseline_run is not None and all(case.holes is not None
-                                                   for case in (*run.cases, *baseline_run.cases))
+    both_listed = baseline_run is not None and all(
+        case.holes is not None for case in (*run.cases, *baseline_run.cases)
+    )
     for name, threshold in thresholds.items():
         measure = Measure.parse(name)
         entry = (comparison or {}).get("aggregates", {}).get(measure.key, {})
@@ -242,8 +308,10 @@ def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float],
         else:
             drop = before - now
             passed = drop <= threshold + FLOAT_NOISE
-            detail = (f"{measure.label} {before:.4f} -> {now:.4f} ({movement(drop)}; a drop of {threshold:.4f} is "
-                      "allowed)")
+            detail = (
+                f"{measure.label} {before:.4f} -> {now:.4f} ({movement(drop)}; a drop of {threshold:.4f} is "
+                "allowed)"
+            )
             if high is not None:
                 drop_high = before - high
             if both_listed and run.cases:
@@ -252,17 +320,34 @@ def gates(run: Run, comparison: Mapping | None, thresholds: Mapping[str, float],
                 inconclusive = holes["inconclusive"]
                 passed = holes["passed"]
                 del holes["passed"]
-                holes["command"] = judge_command([run], holes["settling_sample"], evidence) if inconclusive else None
+                holes["command"] = (
+                    judge_command([run], holes["settling_sample"], evidence)
+                    if inconclusive
+                    else None
+                )
                 detail += "; " + _holes_sentence(run, holes, evidence)
             tested = (comparison or {}).get("significance", {}).get(measure.key)
             if not inconclusive and (said := _threshold_decides(drop, threshold, passed, tested)):
                 detail += "; " + said
-        result.append(Gate(f"max-{measure.key}-drop", run.name, passed, detail, threshold, drop, drop_high, inconclusive,
-                           holes))
+        result.append(
+            Gate(
+                f"max-{measure.key}-drop",
+                run.name,
+                passed,
+                detail,
+                threshold,
+                drop,
+                drop_high,
+                inconclusive,
+                holes,
+            )
+        )
     return result
 
 
-def _threshold_decides(drop: float, threshold: float, passed: bool, tested: Mapping | None) -> str | None:
+def _threshold_decides(
+    drop: float, threshold: float, passed: bool, tested: Mapping | None
+) -> str | None:
     """Which of the two a drop gate's reader sees decides it, where they disagree: the threshold, never the paired
     test (``tested``, the measure's significance entry) that the findings beside the gate report; None when the
     test's finding agrees with the gate (worse for a failure, anything else for a pass) or there is none."""
@@ -273,14 +358,24 @@ def _threshold_decides(drop: float, threshold: float, passed: bool, tested: Mapp
         return None
     p = p_value_phrase(tested["test"])
     if passed:
-        return (f"the gate decides: a drop of {_shown(drop)} is within the {threshold:.4f} allowed, though the paired "
-                f"test finds the run worse ({p}): a real drop no larger than the allowance")
-    return (f"the gate decides: a drop of {_shown(drop)} is more than the {threshold:.4f} allowed; the paired test "
-            f"alone finds {'the run better' if finding == 'better' else 'no clear difference'} ({p})")
+        return (
+            f"the gate decides: a drop of {_shown(drop)} is within the {threshold:.4f} allowed, though the paired "
+            f"test finds the run worse ({p}): a real drop no larger than the allowance"
+        )
+    return (
+        f"the gate decides: a drop of {_shown(drop)} is more than the {threshold:.4f} allowed; the paired test "
+        f"alone finds {'the run better' if finding == 'better' else 'no clear difference'} ({p})"
+    )
 
 
-def _decided_by_holes(run: Run, baseline_run: Run, measure: Measure, threshold: float, passes: bool,
-                      evidence: Evidence) -> dict:
+def _decided_by_holes(
+    run: Run,
+    baseline_run: Run,
+    measure: Measure,
+    threshold: float,
+    passes: bool,
+    evidence: Evidence,
+) -> dict:
     """What the holes of both runs say of a drop gate that ``passes`` (or not) on its judged values (DESIGN.md,
     "Judged keys and holes"): the gate's ``holes`` member, with its verdict under holes in ``passed``."""
     cases = [case for case in paired_cases(baseline_run, run) if case.grades]
@@ -295,8 +390,16 @@ def _decided_by_holes(run: Run, baseline_run: Run, measure: Measure, threshold: 
     exact_rule = flips.m is None or flips.m > plausible
     # the estimate may turn the judged values' verdict over only on two samples or more: one pilot's view of the
     # relevant rate is the likeliest to mislead it (replayed on CISI: one wrong pass of 60 loops, after a pilot)
-    within = found is not None and found.high <= threshold + FLOAT_NOISE and (passes or evidence.samples >= 2)
-    beyond = found is not None and found.low > threshold + FLOAT_NOISE and (not passes or evidence.samples >= 2)
+    within = (
+        found is not None
+        and found.high <= threshold + FLOAT_NOISE
+        and (passes or evidence.samples >= 2)
+    )
+    beyond = (
+        found is not None
+        and found.low > threshold + FLOAT_NOISE
+        and (not passes or evidence.samples >= 2)
+    )
     if evidence.policy == "misses" or exact_rule:
         passed, inconclusive = passes, False
     elif within:
@@ -307,15 +410,25 @@ def _decided_by_holes(run: Run, baseline_run: Run, measure: Measure, threshold: 
         passed, inconclusive = False, True
     latest = evidence.latest
     decided = {
-        "policy": evidence.policy, "holes": count, "flip_count": flips.m, "flip_count_exact": flips.exact,
-        "direction": "pass" if not passes else "fail", "plausible_relevant": plausible,
-        "sample": None if latest is None else {
-            "seed": evidence.seed, "population": sum(counts[0] for counts in latest.values()),
+        "policy": evidence.policy,
+        "holes": count,
+        "flip_count": flips.m,
+        "flip_count_exact": flips.exact,
+        "direction": "pass" if not passes else "fail",
+        "plausible_relevant": plausible,
+        "sample": None
+        if latest is None
+        else {
+            "seed": evidence.seed,
+            "population": sum(counts[0] for counts in latest.values()),
             "drawn": sum(counts[1] for counts in latest.values()),
-            "relevant": sum(counts[2] for counts in latest.values())},
+            "relevant": sum(counts[2] for counts in latest.values()),
+        },
         "strata": evidence.rates.as_dict(),
         "estimate": None if found is None else found.as_dict(),
-        "inconclusive": inconclusive, "passed": passed, "samples_ignored": list(evidence.ignored),
+        "inconclusive": inconclusive,
+        "passed": passed,
+        "samples_ignored": list(evidence.ignored),
     } | ({"judges": accounts} if accounts else {})
     settle = _settling(count, flips.m, found, threshold, evidence.rates) if inconclusive else None
     return decided | {"settling_sample": settle}
@@ -327,14 +440,21 @@ def _plausible_relevant(count: int, latest: Mapping[str, tuple[int, int, int]] |
     if latest is None:
         return count
     alpha = (1, 40 * max(1, len(latest)))
-    return min(count, sum(upper_relevant(population, judged, found, alpha)
-                          for population, judged, found in latest.values()))
+    return min(
+        count,
+        sum(
+            upper_relevant(population, judged, found, alpha)
+            for population, judged, found in latest.values()
+        ),
+    )
 
 
 PILOT = 20
 
 
-def _settling(count: int, m: int | None, found: Estimate | None, threshold: float, rates: Rates) -> int:
+def _settling(
+    count: int, m: int | None, found: Estimate | None, threshold: float, rates: Rates
+) -> int:
     """The sample expected to settle an inconclusive gate, from the relevant rate seen so far: the smaller of
     the sample whose bound on the relevant holes falls below m at that rate and the one that narrows the
     estimate's interval to its distance from the threshold, and never more than as many again as judged so far
@@ -344,7 +464,16 @@ def _settling(count: int, m: int | None, found: Estimate | None, threshold: floa
     sizes = []
     if m is not None:
         rate = seen or 0.0
-        sizes.append(next((n for n in _sizes(count) if upper_relevant(count, n, round(rate * n), (1, 40)) < m), count))
+        sizes.append(
+            next(
+                (
+                    n
+                    for n in _sizes(count)
+                    if upper_relevant(count, n, round(rate * n), (1, 40)) < m
+                ),
+                count,
+            )
+        )
     if found is not None and judged:
         half = (found.high - found.low) / 2
         margin = abs(found.drop - threshold)
@@ -373,7 +502,7 @@ def run_flags(run: Run) -> str:
     channel = run.search.get("channel")
     name = run.generation.get("text_of") or run.generation.get("name") or ""
     if channel not in (None, "vector") and name.startswith(f"{channel}:"):
-        name = name[len(channel) + 1:]  # hybrid:NAME is the hybrid channel over generation NAME
+        name = name[len(channel) + 1 :]  # hybrid:NAME is the hybrid channel over generation NAME
     return f" -g {name}" + (f" --channel {channel}" if channel not in (None, "vector") else "")
 
 
@@ -385,21 +514,35 @@ def _holes_sentence(run: Run, holes: Mapping, evidence: Evidence) -> str:
     if count == 0:
         return "every row in either run's top k is judged"
     way = "pass" if holes["direction"] == "pass" else "fail"
-    rows = "the only unjudged row of either run" if count == 1 else f"the {count:,} unjudged rows of either run"
+    rows = (
+        "the only unjudged row of either run"
+        if count == 1
+        else f"the {count:,} unjudged rows of either run"
+    )
     if m is None:
-        said = f"{rows} could not make it {way}" if count == 1 else f"none of {rows} could make it {way}"
+        said = (
+            f"{rows} could not make it {way}"
+            if count == 1
+            else f"none of {rows} could make it {way}"
+        )
     elif count == 1:
-        said = (f"{rows} would make it {way} if relevant, and "
-                f"{'it plausibly is not' if m > plausible else 'it may be'} ({_evidence(holes)})")
+        said = (
+            f"{rows} would make it {way} if relevant, and "
+            f"{'it plausibly is not' if m > plausible else 'it may be'} ({_evidence(holes)})"
+        )
     else:
         least = "" if holes["flip_count_exact"] else "at least "
-        said = (f"{least}{m:,} of {rows} would have to be relevant to make it {way}, and "
-                f"{'at most' if m > plausible else 'as many as'} {plausible:,} plausibly are ({_evidence(holes)})")
+        said = (
+            f"{least}{m:,} of {rows} would have to be relevant to make it {way}, and "
+            f"{'at most' if m > plausible else 'as many as'} {plausible:,} plausibly are ({_evidence(holes)})"
+        )
     found = holes["estimate"]
     if found is not None:
         low, high = found["interval"]
-        said += (f"; under complete judgement the drop is estimated at {_shown(found['drop'])} "
-                 f"(95% interval {_shown(low)} to {_shown(high)})")
+        said += (
+            f"; under complete judgement the drop is estimated at {_shown(found['drop'])} "
+            f"(95% interval {_shown(low)} to {_shown(high)})"
+        )
     if not holes["inconclusive"]:
         return said
     return f"inconclusive: {said}; judge a random sample of both runs' holes to settle it: `{holes['command']}`"
@@ -422,26 +565,44 @@ def judge_command(runs: Sequence[Run], size: int, evidence: Evidence) -> str:
 
 def _evidence(holes: Mapping) -> str:
     sample = holes["sample"]
-    said = ("no random sample of them judged" if sample is None else
-            f"bound from a random sample of {sample['drawn']:,} of {sample['population']:,} holes "
-            f"with {sample['relevant']:,} relevant")
+    said = (
+        "no random sample of them judged"
+        if sample is None
+        else f"bound from a random sample of {sample['drawn']:,} of {sample['population']:,} holes "
+        f"with {sample['relevant']:,} relevant"
+    )
     return "; ".join([said, *(_judge_said(entry) for entry in holes.get("judges", ()))])
 
 
 def _judge_said(entry: Mapping) -> str:
     """One model judge's part of a gate's evidence: its agreement with the person and what it did to U."""
     kappa = "undefined" if entry["kappa"] is None else f"{entry['kappa']:.2f}"
-    rates = "".join(f", {name.upper()} {entry[name]:.2f} [{entry[name + '_interval'][0]:.2f}, "
-                    f"{entry[name + '_interval'][1]:.2f}]" for name in ("tpr", "tnr") if entry[name] is not None)
+    rates = "".join(
+        f", {name.upper()} {entry[name]:.2f} [{entry[name + '_interval'][0]:.2f}, "
+        f"{entry[name + '_interval'][1]:.2f}]"
+        for name in ("tpr", "tnr")
+        if entry[name] is not None
+    )
     cost = entry.get("cost")
-    spent = "" if not cost else f", {int(cost.get('requests', 0)):,} requests" + (
-        f" and {int(cost['server_prompt_tokens']):,} prompt tokens" if cost.get("server_prompt_tokens") else "")
+    spent = (
+        ""
+        if not cost
+        else f", {int(cost.get('requests', 0)):,} requests"
+        + (
+            f" and {int(cost['server_prompt_tokens']):,} prompt tokens"
+            if cost.get("server_prompt_tokens")
+            else ""
+        )
+    )
     agreed = f"model judge {entry['name']} (kappa {kappa} on {entry['sampled']:,} sampled holes{rates}{spent})"
     if not entry["used"]:
-        return f"{agreed} graded {entry['graded']:,} of them but may not move it: {entry['why_not']}"
+        return (
+            f"{agreed} graded {entry['graded']:,} of them but may not move it: {entry['why_not']}"
+        )
     moved = entry["moved"]
-    return (f"{agreed} graded {entry['graded']:,} of them and puts it at {entry['plausible_relevant']:,} "
-            f"({'+' if moved > 0 else ''}{moved:,} from the sample alone)" if moved else
-            f"{agreed} graded {entry['graded']:,} of them and leaves it at {entry['plausible_relevant']:,}")
-
-
+    return (
+        f"{agreed} graded {entry['graded']:,} of them and puts it at {entry['plausible_relevant']:,} "
+        f"({'+' if moved > 0 else ''}{moved:,} from the sample alone)"
+        if moved
+        else f"{agreed} graded {entry['graded']:,} of them and leaves it at {entry['plausible_relevant']:,}"
+    )

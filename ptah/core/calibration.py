@@ -34,9 +34,9 @@ used. Both rates are reported.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 import math
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 
 from ptah.core.flips import FLOAT_NOISE, upper_relevant
 
@@ -50,8 +50,16 @@ def _at_most(x: int, n: int, p: float) -> float:
     if p <= 0.0 or p >= 1.0:
         return 1.0 if p <= 0.0 or x >= n else 0.0
     log_p, log_q = math.log(p), math.log1p(-p)
-    return math.fsum(math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * log_p
-                              + (n - i) * log_q) for i in range(x + 1))
+    return math.fsum(
+        math.exp(
+            math.lgamma(n + 1)
+            - math.lgamma(i + 1)
+            - math.lgamma(n - i + 1)
+            + i * log_p
+            + (n - i) * log_q
+        )
+        for i in range(x + 1)
+    )
 
 
 def _solve(f, target: float) -> float:
@@ -113,8 +121,14 @@ class Agreement:
         if n == 0:
             return None
         observed = (self.both + self.neither) / n
-        expected = ((self.both + self.person_only) * (self.both + self.model_only)
-                    + (self.neither + self.model_only) * (self.neither + self.person_only)) / n / n
+        expected = (
+            (
+                (self.both + self.person_only) * (self.both + self.model_only)
+                + (self.neither + self.model_only) * (self.neither + self.person_only)
+            )
+            / n
+            / n
+        )
         return None if expected >= 1 else (observed - expected) / (1 - expected)
 
     @property
@@ -149,20 +163,33 @@ class Agreement:
         return None
 
     def as_dict(self) -> dict:
-        tpr, tnr = interval(self.both, self.both + self.person_only), interval(self.neither,
-                                                                              self.neither + self.model_only)
-        return asdict(self) | {"sampled": self.n, "kappa": self.kappa, "tpr": self.tpr,
-                               "tpr_interval": None if tpr is None else list(tpr), "tnr": self.tnr,
-                               "tnr_interval": None if tnr is None else list(tnr), "fnr_upper": self.fnr_upper(),
-                               "fpr_upper": self.fpr_upper()}
+        tpr, tnr = (
+            interval(self.both, self.both + self.person_only),
+            interval(self.neither, self.neither + self.model_only),
+        )
+        return asdict(self) | {
+            "sampled": self.n,
+            "kappa": self.kappa,
+            "tpr": self.tpr,
+            "tpr_interval": None if tpr is None else list(tpr),
+            "tnr": self.tnr,
+            "tnr_interval": None if tnr is None else list(tnr),
+            "fnr_upper": self.fnr_upper(),
+            "fpr_upper": self.fpr_upper(),
+        }
 
 
-def plausible_with_model(called_relevant: int, called_not: int, unjudged: int, agreement: Agreement) -> int:
+def plausible_with_model(
+    called_relevant: int, called_not: int, unjudged: int, agreement: Agreement
+) -> int:
     """U of a run's holes when the model may move it (see the module docs): ``called_relevant``, ``called_not``
     and ``unjudged`` are the run's holes now by the model's answer (unjudged: it gave none)."""
     rejected_sampled = agreement.person_only + agreement.neither
-    return called_relevant + unjudged + upper_relevant(called_not + rejected_sampled, rejected_sampled,
-                                                       agreement.person_only)
+    return (
+        called_relevant
+        + unjudged
+        + upper_relevant(called_not + rejected_sampled, rejected_sampled, agreement.person_only)
+    )
 
 
 @dataclass(frozen=True)
@@ -175,7 +202,9 @@ class ModelJudge:
     agreement: Agreement
     grades: Mapping[tuple[str, str], float]
     untrusted: str | None
-    cost: Mapping[str, float] | None = None  # the record's usage of the judge: requests, tokens, refused...
+    cost: Mapping[str, float] | None = (
+        None  # the record's usage of the judge: requests, tokens, refused...
+    )
 
     @property
     def name(self) -> str:
@@ -195,7 +224,16 @@ class ModelJudge:
         when no model is used: its calibration, how many of the holes it graded, its U (None when it may not
         move U) and how far that moved U."""
         plausible = None if self.untrusted is not None else min(len(holes), self.plausible(holes))
-        return {"by": self.by, "name": self.name, "graded": sum(1 for pair in holes if pair in self.grades),
-                **self.agreement.as_dict(), "used": self.untrusted is None, "why_not": self.untrusted,
-                "plausible_relevant": plausible, "moved": None if plausible is None else plausible - without,
-                "cost": None if self.cost is None else {name: int(count) for name, count in self.cost.items()}}
+        return {
+            "by": self.by,
+            "name": self.name,
+            "graded": sum(1 for pair in holes if pair in self.grades),
+            **self.agreement.as_dict(),
+            "used": self.untrusted is None,
+            "why_not": self.untrusted,
+            "plausible_relevant": plausible,
+            "moved": None if plausible is None else plausible - without,
+            "cost": None
+            if self.cost is None
+            else {name: int(count) for name, count in self.cost.items()},
+        }

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from typing import Sequence
+from collections.abc import Sequence
 
 from ptah.core.baseline import Evidence, judge_command
 from ptah.core.flips import PairedCase, extremes, settling_sample
@@ -71,12 +71,19 @@ def settle(flips: int, plausible: int, runs: Sequence[Run], paths: Evidence) -> 
     """How to settle a finding ``flips`` of the ``plausible`` holes could change: the ``settle`` member (module
     docs), its command naming the paths of ``paths`` and every one of ``runs``."""
     size = settling_sample(plausible, flips) or plausible
-    return {"flip_count": flips, "plausible": plausible, "sample": size,
-            "command": judge_command(runs, size, paths)}
+    return {
+        "flip_count": flips,
+        "plausible": plausible,
+        "sample": size,
+        "command": judge_command(runs, size, paths),
+    }
 
 
-def compare_runs(runs: Sequence[Run], settings: StatisticsSettings = StatisticsSettings(),
-                 paths: Evidence = Evidence()) -> dict | None:
+def compare_runs(
+    runs: Sequence[Run],
+    settings: StatisticsSettings = StatisticsSettings(),
+    paths: Evidence = Evidence(),
+) -> dict | None:
     """The ``comparison`` section: every run after the first against the first; None for a single run. ``paths``:
     the corpus and spec the settling commands name."""
     if len(runs) < 2:
@@ -94,20 +101,31 @@ def shared_measures(reference: Run, candidate: Run) -> list[Measure]:
     return [m for m in candidate.measures if str(m) in reference.means]
 
 
-def compare_pair(reference: Run, candidate: Run, settings: StatisticsSettings = StatisticsSettings(),
-                 paths: Evidence = Evidence()) -> dict:
+def compare_pair(
+    reference: Run,
+    candidate: Run,
+    settings: StatisticsSettings = StatisticsSettings(),
+    paths: Evidence = Evidence(),
+) -> dict:
     """One candidate run against the reference run, paired by case id (see the module docs); ``paths``: what the
     settling command names (a baseline's path makes it draw from the baseline's reference run, not ``reference``)."""
     sides = [candidate] if paths.baseline_path else [reference, candidate]
     theirs = {case.id: case for case in reference.cases}
     pairs = [(theirs[case.id], case) for case in candidate.cases if case.id in theirs]
     measures = shared_measures(reference, candidate)
-    changed = [change for before, after in pairs if (change := _case_change(before, after, measures)) is not None]
+    changed = [
+        change
+        for before, after in pairs
+        if (change := _case_change(before, after, measures)) is not None
+    ]
     changed.sort(key=lambda change: not change["flipped"])  # stable: flips first, then corpus order
     return {
         "run": candidate.name,
         "channel": candidate.search.get("channel"),
-        "measures": {m.key: _measure(str(m), reference, candidate, pairs, settings, sides, paths) for m in measures},
+        "measures": {
+            m.key: _measure(str(m), reference, candidate, pairs, settings, sides, paths)
+            for m in measures
+        },
         "flipped": {
             "now_failing": sum(1 for c in changed if c["flipped"] and not c["passed"]["candidate"]),
             "now_passing": sum(1 for c in changed if c["flipped"] and c["passed"]["candidate"]),
@@ -120,13 +138,25 @@ def compare_pair(reference: Run, candidate: Run, settings: StatisticsSettings = 
 def _cost(reference: Run, candidate: Run) -> dict:
     """``cost``: the candidate's time per query minus the reference's (p50, p95 ms), when both were timed."""
     before, after = reference.cost, candidate.cost
-    if before is None or after is None or before.get("p50_ms") is None or after.get("p50_ms") is None:
+    if (
+        before is None
+        or after is None
+        or before.get("p50_ms") is None
+        or after.get("p50_ms") is None
+    ):
         return {}
     return {"cost": {name: after[name] - before[name] for name in ("p50_ms", "p95_ms")}}
 
 
-def _measure(name: str, reference: Run, candidate: Run, pairs, settings: StatisticsSettings, sides: Sequence[Run],
-             paths: Evidence) -> dict:
+def _measure(
+    name: str,
+    reference: Run,
+    candidate: Run,
+    pairs,
+    settings: StatisticsSettings,
+    sides: Sequence[Run],
+    paths: Evidence,
+) -> dict:
     """One measure's entry (module docs); ``sides`` and ``paths``: the runs and paths its settling command names."""
     differences = list(paired_differences(reference, candidate, name).values())
     wins, losses = sum(1 for d in differences if d > 0), sum(1 for d in differences if d < 0)
@@ -136,7 +166,9 @@ def _measure(name: str, reference: Run, candidate: Run, pairs, settings: Statist
     test = sign_flip_test(differences, settings.resamples, settings.seed, settings.exact_limit)
     judged = _finding(differences, test.p_value if test else None, settings.alpha)
     paired = [pair for pair in pairs if all(case.values[name] is not None for case in pair)]
-    unknown = any(case.holes is None for pair in pairs for case in pair)  # read from a ptah-report@1
+    unknown = any(
+        case.holes is None for pair in pairs for case in pair
+    )  # read from a ptah-report@1
     both = [] if unknown else [PairedCase.of(before, after) for before, after in paired]
     holes = sum(len(case.holes) for case in both)  # either run's, each once, over the paired cases
     flips = _flips(name, both, judged, settings) if holes else None
@@ -158,7 +190,9 @@ def _measure(name: str, reference: Run, candidate: Run, pairs, settings: Statist
     }
 
 
-def _flips(name: str, paired: Sequence[PairedCase], finding: str, settings: StatisticsSettings) -> int | None:
+def _flips(
+    name: str, paired: Sequence[PairedCase], finding: str, settings: StatisticsSettings
+) -> int | None:
     """The fewest holes found that, taken relevant, change ``finding`` (module docs); None when none found.
     ``paired``: the cases both runs define the measure on, with the holes of either."""
     found = []
@@ -170,8 +204,9 @@ def _flips(name: str, paired: Sequence[PairedCase], finding: str, settings: Stat
     return min(counts) if counts else None
 
 
-def _flip_way(name: str, paired: Sequence[PairedCase], up: bool, finding: str,
-              settings: StatisticsSettings) -> int | None:
+def _flip_way(
+    name: str, paired: Sequence[PairedCase], up: bool, finding: str, settings: StatisticsSettings
+) -> int | None:
     """Take holes relevant one at a time, each lifting both runs that return it, the greatest move of a case's
     difference (candidate - reference) ``up`` (or down) first, and return the fewest that change the finding (by
     bisection over that order)."""
@@ -179,9 +214,15 @@ def _flip_way(name: str, paired: Sequence[PairedCase], up: bool, finding: str,
     curves = []
     for case in paired:
         found = extremes(case, measure)
-        curves.append([case.delta(measure) or 0.0] if found is None else (found[1] if up else found[0]))
-    steps = [(abs(curve[j] - curve[j - 1]), index, j) for index, curve in enumerate(curves) for j in range(1, len(curve))
-             if (curve[j] > curve[j - 1]) == up and curve[j] != curve[j - 1]]
+        curves.append(
+            [case.delta(measure) or 0.0] if found is None else (found[1] if up else found[0])
+        )
+    steps = [
+        (abs(curve[j] - curve[j - 1]), index, j)
+        for index, curve in enumerate(curves)
+        for j in range(1, len(curve))
+        if (curve[j] > curve[j - 1]) == up and curve[j] != curve[j - 1]
+    ]
     steps.sort(key=lambda step: -step[0])
 
     def changed(taken: int) -> bool:
@@ -194,7 +235,9 @@ def _flip_way(name: str, paired: Sequence[PairedCase], up: bool, finding: str,
 
     if not steps or not changed(len(steps)):
         return None
-    least = 1 + bisect_left(range(1, len(steps)), True, key=changed)  # changed(len(steps)) is, as seen above
+    least = 1 + bisect_left(
+        range(1, len(steps)), True, key=changed
+    )  # changed(len(steps)) is, as seen above
     taken: dict[int, int] = {}
     for _, index, j in steps[:least]:
         taken[index] = max(taken.get(index, 0), j)
@@ -213,7 +256,11 @@ def _case_change(before: CaseResult, after: CaseResult, measures: Sequence[Measu
     metrics = {}
     for m in measures:
         old, new = before.values[str(m)], after.values[str(m)]
-        metrics[m.key] = {"reference": old, "candidate": new, "delta": None if old is None or new is None else new - old}
+        metrics[m.key] = {
+            "reference": old,
+            "candidate": new,
+            "delta": None if old is None or new is None else new - old,
+        }
     flipped = before.passed != after.passed
     if not flipped and all(m["reference"] == m["candidate"] for m in metrics.values()):
         return None
@@ -229,8 +276,11 @@ def paired_differences(reference: Run, candidate: Run, name: str) -> dict[str, f
     """Each candidate case's ``name`` value minus the reference's (by case id), in the candidate's order, over the
     cases both runs define it on."""
     theirs = {case.id: case.values.get(name) for case in reference.cases}
-    return {case.id: new - old for case in candidate.cases
-            if (new := case.values.get(name)) is not None and (old := theirs.get(case.id)) is not None}
+    return {
+        case.id: new - old
+        for case in candidate.cases
+        if (new := case.values.get(name)) is not None and (old := theirs.get(case.id)) is not None
+    }
 
 
 def case_deltas(reference: Run, candidate: Run, measure: str) -> list[tuple[str, float | None]]:
@@ -240,8 +290,12 @@ def case_deltas(reference: Run, candidate: Run, measure: str) -> list[tuple[str,
     return [(case.id, found.get(case.id)) for case in candidate.cases]
 
 
-def against_baseline(baseline_run: Run, run: Run, settings: StatisticsSettings = StatisticsSettings(),
-                     paths: Evidence = Evidence()) -> dict:
+def against_baseline(
+    baseline_run: Run,
+    run: Run,
+    settings: StatisticsSettings = StatisticsSettings(),
+    paths: Evidence = Evidence(),
+) -> dict:
     """The per-measure statistics of ``run`` against a baseline report's reference run (as in
     :func:`compare_pair`'s ``measures``), over the measures both carry; ``paths`` names the baseline."""
     return compare_pair(baseline_run, run, settings, paths)["measures"]

@@ -57,9 +57,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Mapping
 
 from ptah.core.judged import EMPTY, JudgementRecord
 
@@ -78,7 +78,9 @@ MAX_GRADE = 1_000_000  # far below where nDCG's sums of grades would overflow to
 MAX_TAGS_PER_CASE = 16
 MAX_TAG_CHARS = 32
 MAX_SLICES = 200  # distinct tags a corpus; each is a slice measured, compared and tested
-TAG_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,31}")  # fullmatch; a tag fits a column, a file name and a URL
+TAG_PATTERN = re.compile(
+    r"[a-z0-9][a-z0-9._-]{0,31}"
+)  # fullmatch; a tag fits a column, a file name and a URL
 
 COMPOSITE_KEY_SEPARATOR = "\x1f"
 
@@ -147,7 +149,9 @@ class Corpus:
     def grade_scale(self) -> tuple[float, ...]:
         """The grades above 0 the corpus uses, ascending (a required key without a grade counts as 1); ``(1.0,)``
         when it grades nothing. A judge offers these, so a new grade cannot outrank what the author wrote."""
-        return tuple(sorted({grade for case in self.cases for grade in case.relevant.values() if grade > 0})) or (1.0,)
+        return tuple(
+            sorted({grade for case in self.cases for grade in case.relevant.values() if grade > 0})
+        ) or (1.0,)
 
     def lines(self) -> dict[str, int]:
         """Each case's line in its corpus file, where the loader knew it (JUnit's ``line``, the annotations' place)."""
@@ -182,7 +186,9 @@ def canonical_document(cases: tuple[Case, ...] | list[Case]) -> bytes:
 def _canonical(head: dict, cases: tuple[Case, ...] | list[Case]) -> bytes:
     """``head`` with the cases' canonical forms sorted by id, serialised as the module docs say."""
     document = head | {"cases": [case.canonical() for case in sorted(cases, key=lambda c: c.id)]}
-    text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    text = json.dumps(
+        document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
     return text.encode("utf-8")
 
 
@@ -193,7 +199,10 @@ def corpus_digest(cases: tuple[Case, ...] | list[Case]) -> str:
 
 def slice_digest(tag: str, cases: tuple[Case, ...] | list[Case]) -> str:
     """The slice digest of ``tag`` over ``cases`` (see the module docs): ``sha256:`` and 64 hex digits."""
-    return "sha256:" + hashlib.sha256(_canonical({"format": SLICE_DIGEST_FORMAT, "tag": tag}, cases)).hexdigest()
+    return (
+        "sha256:"
+        + hashlib.sha256(_canonical({"format": SLICE_DIGEST_FORMAT, "tag": tag}, cases)).hexdigest()
+    )
 
 
 def join_key(components: list[str] | tuple[str, ...]) -> str:
@@ -212,5 +221,8 @@ def composite_spellings(key: str, width: int) -> list[str]:
     ``:``, ``/``, a space...) U+001F: ``1|pruning`` -> ``1\x1fpruning``. None for a key of one component."""
     if width < 2 or COMPOSITE_KEY_SEPARATOR in key:
         return []
-    return [key.replace(mark, COMPOSITE_KEY_SEPARATOR) for mark in dict.fromkeys(key)
-            if not mark.isalnum() and key.count(mark) == width - 1]
+    return [
+        key.replace(mark, COMPOSITE_KEY_SEPARATOR)
+        for mark in dict.fromkeys(key)
+        if not mark.isalnum() and key.count(mark) == width - 1
+    ]

@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -46,7 +47,13 @@ from ptah.core.report import Run
 IMPUTATIONS = 2000
 LEVEL = 0.95
 SIDES = ("reference", "candidate", "both")
-BANDS = ((1, "1"), (3, "2-3"), (6, "4-6"), (10, "7-10"), (None, "11+"))  # the better rank's band: up to its bound
+BANDS = (
+    (1, "1"),
+    (3, "2-3"),
+    (6, "4-6"),
+    (10, "7-10"),
+    (None, "11+"),
+)  # the better rank's band: up to its bound
 STRATA = tuple(f"{side}/{band}" for side in SIDES for _, band in BANDS)
 
 
@@ -73,7 +80,9 @@ def stratum(reference_rank: int | None, candidate_rank: int | None) -> str:
 def weight(reference_rank: int | None, candidate_rank: int | None) -> float:
     """How much a hole can move a difference, for the allocation: 1 / log2(best rank + 1), half for ``both``."""
     best = min(rank for rank in (reference_rank, candidate_rank) if rank is not None)
-    return (0.5 if reference_rank is not None and candidate_rank is not None else 1.0) / math.log2(best + 1)
+    return (0.5 if reference_rank is not None and candidate_rank is not None else 1.0) / math.log2(
+        best + 1
+    )
 
 
 def allocate(weights: Mapping[str, Sequence[float]], size: int) -> dict[str, int]:
@@ -108,7 +117,12 @@ def draw(units: Mapping[tuple[str, str], Unit], size: int, seed: int) -> list[tu
     weights = {name: [units[pair][1] for pair in sorted(found)] for name, found in members.items()}
     given = allocate(weights, size)
     rng = random.Random(seed)
-    drawn = [pair for name in STRATA if given.get(name) for pair in rng.sample(sorted(members[name]), given[name])]
+    drawn = [
+        pair
+        for name in STRATA
+        if given.get(name)
+        for pair in rng.sample(sorted(members[name]), given[name])
+    ]
     rng.shuffle(drawn)
     return drawn
 
@@ -119,11 +133,16 @@ class Rates:
 
     judged: Mapping[str, int]
     relevant: Mapping[str, int]
-    observed: tuple[tuple[str, int, bool], ...] = ()  # each judged hole: its side, its better rank, relevant
+    observed: tuple[
+        tuple[str, int, bool], ...
+    ] = ()  # each judged hole: its side, its better rank, relevant
 
     def as_dict(self) -> dict:
-        return {name: {"judged": self.judged.get(name, 0), "relevant": self.relevant.get(name, 0)}
-                for name in STRATA if self.judged.get(name)}
+        return {
+            name: {"judged": self.judged.get(name, 0), "relevant": self.relevant.get(name, 0)}
+            for name in STRATA
+            if self.judged.get(name)
+        }
 
     def seen(self) -> float | None:
         """The relevant rate over every judged hole (None: none judged)."""
@@ -132,7 +151,12 @@ class Rates:
 
 
 NO_RATES = Rates({}, {})
-PRIOR_SCALES = (2.0, 1.0, 1.0, 1.0)  # the prior's standard deviations (logit scale) of the model's coefficients
+PRIOR_SCALES = (
+    2.0,
+    1.0,
+    1.0,
+    1.0,
+)  # the prior's standard deviations (logit scale) of the model's coefficients
 
 
 def _features(side: str, rank: int) -> list[float]:
@@ -177,6 +201,7 @@ class Estimate:
 
 def ranks(case: PairedCase, key: str) -> tuple[int | None, int | None]:
     """Where the reference and the candidate rank ``key`` within the case's top k (None: not there)."""
+
     def rank(ranking: Sequence[str]) -> int | None:
         top = list(ranking[: case.k])
         return top.index(key) + 1 if key in top else None
@@ -184,10 +209,14 @@ def ranks(case: PairedCase, key: str) -> tuple[int | None, int | None]:
     return rank(case.reference), rank(case.candidate)
 
 
-def estimate(cases: Sequence[PairedCase], measure: Measure, rates: Rates, seed: int = 0) -> Estimate | None:
+def estimate(
+    cases: Sequence[PairedCase], measure: Measure, rates: Rates, seed: int = 0
+) -> Estimate | None:
     """The estimated drop of ``measure``'s mean over the cases where it is defined (module docs); None when no
     case is, or the measure is neither a "sum" nor a "first" one."""
-    structure = measure.kind.holes if all(measure.depth(case.k) <= case.k for case in cases) else None
+    structure = (
+        measure.kind.holes if all(measure.depth(case.k) <= case.k for case in cases) else None
+    )
     defined = [case for case in cases if case.grades]
     if structure not in ("sum", "first") or not defined:
         return None
@@ -201,8 +230,13 @@ def estimate(cases: Sequence[PairedCase], measure: Measure, rates: Rates, seed: 
     return Estimate(float(drops.mean()), float(low), float(high))
 
 
-def _imputed(case: PairedCase, measure: Measure, structure: str, chances: np.ndarray,
-             rng: np.random.Generator) -> np.ndarray:
+def _imputed(
+    case: PairedCase,
+    measure: Measure,
+    structure: str,
+    chances: np.ndarray,
+    rng: np.random.Generator,
+) -> np.ndarray:
     """The case's difference (candidate - reference) in each imputation."""
     grades = dict(case.grades)
     depth = measure.depth(case.k)
@@ -218,18 +252,34 @@ def _imputed(case: PairedCase, measure: Measure, structure: str, chances: np.nda
     odds = chances @ np.array(placed).T
     relevant = rng.random(odds.shape) < 1 / (1 + np.exp(-odds))
     if structure == "first":
-        alone = np.array([[measure.score(ranking, high_grades_of(grades, key), depth) for key in case.holes]
-                          for ranking in (case.candidate, case.reference)])
-        after = np.maximum(measure.score(case.candidate, grades, depth) or 0.0, (relevant * alone[0]).max(axis=1))
-        before = np.maximum(measure.score(case.reference, grades, depth) or 0.0, (relevant * alone[1]).max(axis=1))
+        alone = np.array(
+            [
+                [measure.score(ranking, high_grades_of(grades, key), depth) for key in case.holes]
+                for ranking in (case.candidate, case.reference)
+            ]
+        )
+        after = np.maximum(
+            measure.score(case.candidate, grades, depth) or 0.0, (relevant * alone[0]).max(axis=1)
+        )
+        before = np.maximum(
+            measure.score(case.reference, grades, depth) or 0.0, (relevant * alone[1]).max(axis=1)
+        )
         return after - before
     top = max(grades.values())
     after0, shared0 = measure.kind.split(case.candidate, grades, depth) or (0.0, 0.0)
     before0, _ = measure.kind.split(case.reference, grades, depth) or (0.0, 0.0)
-    gains = np.array([[(measure.kind.split(ranking, grades | {key: top}, depth) or (0.0, 0.0))[0] - start
-                       for key in case.holes] for ranking, start in ((case.candidate, after0),
-                                                                     (case.reference, before0))])
-    denominators = np.array([_denominator(measure, case, grades, count, top) for count in range(len(case.holes) + 1)])
+    gains = np.array(
+        [
+            [
+                (measure.kind.split(ranking, grades | {key: top}, depth) or (0.0, 0.0))[0] - start
+                for key in case.holes
+            ]
+            for ranking, start in ((case.candidate, after0), (case.reference, before0))
+        ]
+    )
+    denominators = np.array(
+        [_denominator(measure, case, grades, count, top) for count in range(len(case.holes) + 1)]
+    )
     found = relevant.sum(axis=1)
     return (after0 - before0 + relevant @ (gains[0] - gains[1])) / denominators[found]
 
@@ -238,7 +288,9 @@ def high_grades_of(grades: Mapping[str, float], key: str) -> dict[str, float]:
     return dict(grades) | {key: max(grades.values())}
 
 
-def _denominator(measure: Measure, case: PairedCase, grades: Mapping[str, float], extra: int, grade: float) -> float:
+def _denominator(
+    measure: Measure, case: PairedCase, grades: Mapping[str, float], extra: int, grade: float
+) -> float:
     """The shared denominator with ``extra`` more relevant keys at ``grade`` (keys no run returns)."""
     padded = dict(grades) | {f"\x00unranked {i}": grade for i in range(extra)}
     parts = measure.kind.split(case.reference, padded, measure.depth(case.k))
@@ -246,8 +298,9 @@ def _denominator(measure: Measure, case: PairedCase, grades: Mapping[str, float]
     return parts[1]
 
 
-def units_of(reference: Run | None, candidates: Sequence[Run], also: Iterable[tuple[str, str]] = ()
-             ) -> dict[tuple[str, str], Unit]:
+def units_of(
+    reference: Run | None, candidates: Sequence[Run], also: Iterable[tuple[str, str]] = ()
+) -> dict[tuple[str, str], Unit]:
     """The population of a sample of holes: every hole of ``reference`` and ``candidates`` (and the pairs
     ``also``: judged since it was drawn), each with its stratum and weight from where the reference and the best
     of the candidates rank it in their top k; a pair neither ranks is left out."""
@@ -268,5 +321,7 @@ def units_of(reference: Run | None, candidates: Sequence[Run], also: Iterable[tu
         ranks = where.get(case_id, {}).get(key)
         if ranks is not None and (ranks[0] is not None or ranks[1] is not None):
             best = min(rank for rank in ranks if rank is not None)
-            units[(case_id, key)] = Unit(stratum(ranks[0], ranks[1]), weight(ranks[0], ranks[1]), best)
+            units[(case_id, key)] = Unit(
+                stratum(ranks[0], ranks[1]), weight(ranks[0], ranks[1]), best
+            )
     return units

@@ -47,14 +47,22 @@ the same order) -- on average half a pass, and none when nothing is missed.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import AbstractSet, Iterable, Sequence
 
 import numpy as np
 
-from ptah.core.ranking import NO_TIES, QueryRanking, Ties, _check_depth, _check_not_nan, _order, ties_of
+from ptah.core.ranking import (
+    NO_TIES,
+    QueryRanking,
+    Ties,
+    _check_depth,
+    _check_not_nan,
+    _order,
+    ties_of,
+)
 from ptah.core.scoring import BLOCK_SCORES, margins, pair_scores, query_blocks
-
 
 _NONE = np.empty(0, dtype=np.int64)
 
@@ -69,14 +77,20 @@ class _Query:
     asked: tuple[str, ...]
     watched: frozenset[str]
     threshold: float | None = None  # None until reach rows have been seen: then every row is kept
-    scores: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float64))  # kept rows: above or at T
+    scores: np.ndarray = field(
+        default_factory=lambda: np.empty(0, dtype=np.float64)
+    )  # kept rows: above or at T
     keys: list[str] = field(default_factory=list)
     at_threshold: int = 0  # every row seen scoring exactly T, kept or not
     rows: int = 0  # rows seen
     seen: dict[str, float] = field(default_factory=dict)  # watched key -> its score
     found_in: dict[str, int] = field(default_factory=dict)  # asked key -> the block its row was in
-    better: dict[str, int] = field(default_factory=dict)  # asked key -> rows counted ranking above it so far
-    missed: frozenset[str] = frozenset()  # asked keys outside the ranking, once the first pass is over
+    better: dict[str, int] = field(
+        default_factory=dict
+    )  # asked key -> rows counted ranking above it so far
+    missed: frozenset[str] = (
+        frozenset()
+    )  # asked keys outside the ranking, once the first pass is over
     vectors: dict[str, np.ndarray] = field(default_factory=dict)  # asked key -> its row's vector
 
 
@@ -91,15 +105,30 @@ class ExactRanking:
     in the same order; then :meth:`rankings`.
     """
 
-    def __init__(self, queries: np.ndarray, ks: Sequence[int], expected: Sequence[AbstractSet[str]] | None = None,
-                 asked: Sequence[Iterable[str]] | None = None, reach: Sequence[int] | None = None,
-                 watched: Sequence[Iterable[str]] | None = None, *, budget: int = BLOCK_SCORES):
+    def __init__(
+        self,
+        queries: np.ndarray,
+        ks: Sequence[int],
+        expected: Sequence[AbstractSet[str]] | None = None,
+        asked: Sequence[Iterable[str]] | None = None,
+        reach: Sequence[int] | None = None,
+        watched: Sequence[Iterable[str]] | None = None,
+        *,
+        budget: int = BLOCK_SCORES,
+    ):
         queries = np.asarray(queries)
         if queries.ndim != 2 or queries.dtype != np.float32:
-            raise ValueError(f"queries must be a 2-D float32 array, got {queries.dtype} of shape {queries.shape}")
+            raise ValueError(
+                f"queries must be a 2-D float32 array, got {queries.dtype} of shape {queries.shape}"
+            )
         q = len(ks)
-        for name, values in (("query vectors", queries), ("expected key sets", expected), ("asked key lists", asked),
-                             ("reaches", reach), ("watched key lists", watched)):
+        for name, values in (
+            ("query vectors", queries),
+            ("expected key sets", expected),
+            ("asked key lists", asked),
+            ("reaches", reach),
+            ("watched key lists", watched),
+        ):
             if values is not None and len(values) != q:
                 raise ValueError(f"got {len(values)} {name} for {q} queries; give one per query")
         for k in ks:
@@ -112,8 +141,15 @@ class ExactRanking:
             wanted = frozenset(expected[i]) if expected is not None else frozenset()
             asking = tuple(dict.fromkeys(asked[i])) if asked is not None else ()
             extra = frozenset(watched[i]) if watched is not None else frozenset()
-            self._queries.append(_Query(k=k, reach=max(k, reach[i] if reach is not None else k), expected=wanted,
-                                        asked=asking, watched=wanted | frozenset(asking) | extra))
+            self._queries.append(
+                _Query(
+                    k=k,
+                    reach=max(k, reach[i] if reach is not None else k),
+                    expected=wanted,
+                    asked=asking,
+                    watched=wanted | frozenset(asking) | extra,
+                )
+            )
         self._watched = frozenset().union(*(query.watched for query in self._queries))
         self.rows = 0  # rows added so far
         self._block = -1
@@ -132,7 +168,9 @@ class ExactRanking:
             approximate = self._vectors[start:stop] @ rows.T
             _check_not_nan(approximate)
             self._watch(start, stop, rows, positions)
-            self._count_better(start, stop, approximate, margin, rows, keys, lambda query, key: key in query.better)
+            self._count_better(
+                start, stop, approximate, margin, rows, keys, lambda query, key: key in query.better
+            )
             self._fold(start, stop, approximate, margin, rows, keys)
 
     def _positions(self, keys: Sequence[str]) -> dict[str, int]:
@@ -142,12 +180,20 @@ class ExactRanking:
 
     def _watch(self, start: int, stop: int, rows: np.ndarray, positions: dict[str, int]) -> None:
         """Score the watched keys of this block for queries ``start..stop``."""
-        pairs = [(number, key) for number in range(start, stop) for key in positions
-                 if key in self._queries[number].watched]
+        pairs = [
+            (number, key)
+            for number in range(start, stop)
+            for key in positions
+            if key in self._queries[number].watched
+        ]
         if not pairs:
             return
-        scores = pair_scores(self._vectors, rows, np.array([number for number, _ in pairs]),
-                             np.array([positions[key] for _, key in pairs]))
+        scores = pair_scores(
+            self._vectors,
+            rows,
+            np.array([number for number, _ in pairs]),
+            np.array([positions[key] for _, key in pairs]),
+        )
         for (number, key), score in zip(pairs, scores.tolist()):
             query = self._queries[number]
             query.seen[key] = score
@@ -156,35 +202,64 @@ class ExactRanking:
                 query.better[key] = 0
                 query.vectors[key] = rows[positions[key]].copy()
 
-    def _fold(self, start: int, stop: int, approximate: np.ndarray, margin: np.ndarray, rows: np.ndarray,
-              keys: Sequence[str]) -> None:
+    def _fold(
+        self,
+        start: int,
+        stop: int,
+        approximate: np.ndarray,
+        margin: np.ndarray,
+        rows: np.ndarray,
+        keys: Sequence[str],
+    ) -> None:
         """Score this block's candidates for queries ``start..stop`` in float64 and fold them into the rankings."""
         n = len(keys)
         floor = np.empty(stop - start, dtype=np.float64)
         for i, query in enumerate(self._queries[start:stop]):
-            if query.threshold is not None:  # a row reaching T scores at least T - margin in float32
+            if (
+                query.threshold is not None
+            ):  # a row reaching T scores at least T - margin in float32
                 floor[i] = query.threshold - margin[start + i]
-            elif n >= query.reach:  # the block's own reach-th score: the threshold can only be higher
-                floor[i] = float(np.partition(approximate[i], n - query.reach)[n - query.reach]) - 2 * margin[start + i]
+            elif (
+                n >= query.reach
+            ):  # the block's own reach-th score: the threshold can only be higher
+                floor[i] = (
+                    float(np.partition(approximate[i], n - query.reach)[n - query.reach])
+                    - 2 * margin[start + i]
+                )
             else:
                 floor[i] = -np.inf
-        candidates = [np.flatnonzero(row >= least) for row, least in zip(approximate, _rounded(floor, -np.inf))]
+        candidates = [
+            np.flatnonzero(row >= least)
+            for row, least in zip(approximate, _rounded(floor, -np.inf))
+        ]
         scores = _paired(self._vectors, rows, range(start, stop), candidates)
         for i, query in enumerate(self._queries[start:stop]):
             query.rows += n
             if len(candidates[i]):
                 _merge(query, scores[i], [keys[c] for c in candidates[i].tolist()])
 
-    def _count_better(self, start: int, stop: int, approximate: np.ndarray, margin: np.ndarray, rows: np.ndarray,
-                      keys: Sequence[str], counts) -> None:
+    def _count_better(
+        self,
+        start: int,
+        stop: int,
+        approximate: np.ndarray,
+        margin: np.ndarray,
+        rows: np.ndarray,
+        keys: Sequence[str],
+        counts,
+    ) -> None:
         """Add this block's rows ranking above each asked key that ``counts(query, key)`` names (module docs).
 
         A row whose float32 score is above the key's score plus the margin
         ranks above it; the rows within the margin (few, unless the scores
         are near-ties) are decided on their float64 scores.
         """
-        asked = [(number, key) for number in range(start, stop) for key in self._queries[number].asked
-                 if counts(self._queries[number], key)]
+        asked = [
+            (number, key)
+            for number in range(start, stop)
+            for key in self._queries[number].asked
+            if counts(self._queries[number], key)
+        ]
         if not asked:
             return
         scores = np.array([self._queries[number].seen[key] for number, key in asked])
@@ -193,20 +268,30 @@ class ExactRanking:
         above, twins, near = [], [], []
         for (number, key), low, high in zip(asked, lows, highs):
             row = approximate[number - start]
-            reaching = int(np.count_nonzero(row >= low))  # none, most often: then none is above either (high >= low)
+            reaching = int(
+                np.count_nonzero(row >= low)
+            )  # none, most often: then none is above either (high >= low)
             over = int(np.count_nonzero(row > high)) if reaching else 0
             above.append(over)
             # reaching is more than ``over`` only when some row is within the margin
             within = np.flatnonzero((row >= low) & (row <= high)) if reaching > over else _NONE
             # rows equal to the key's own vector score exactly its score: no need to compute it (one text many times)
-            equal = (rows[within] == self._queries[number].vectors[key]).all(axis=1) if len(within) else _NONE
+            equal = (
+                (rows[within] == self._queries[number].vectors[key]).all(axis=1)
+                if len(within)
+                else _NONE
+            )
             twins.append(within[equal] if len(within) else _NONE)
             near.append(within[~equal] if len(within) else _NONE)
         exact = _paired(self._vectors, rows, [number for number, _ in asked], near)
-        for (number, key), score, over, same, columns, values in zip(asked, scores.tolist(), above, twins, near, exact):
+        for (number, key), score, over, same, columns, values in zip(
+            asked, scores.tolist(), above, twins, near, exact
+        ):
             over += int(np.count_nonzero(values > score))
             tied = [*same.tolist(), *columns[values == score].tolist()]
-            over += sum(1 for c in tied if keys[c] < key)  # the same score: a smaller key ranks above
+            over += sum(
+                1 for c in tied if keys[c] < key
+            )  # the same score: a smaller key ranks above
             self._queries[number].better[key] += over
 
     # --- the second pass ----------------------------------------------------------------
@@ -215,7 +300,9 @@ class ExactRanking:
         """How many leading blocks :meth:`count` must be given again (0: none); call it once the blocks are added."""
         for query in self._queries:
             query.missed = frozenset(self._missed(query))
-        return max((query.found_in[key] for query in self._queries for key in query.missed), default=0)
+        return max(
+            (query.found_in[key] for query in self._queries for key in query.missed), default=0
+        )
 
     def count(self, keys: Sequence[str], rows: np.ndarray) -> None:
         """Give again one of the first :meth:`recount` blocks, as :meth:`add` was given it."""
@@ -224,7 +311,9 @@ class ExactRanking:
         missed = [query.missed for query in self._queries]
         margin = margins(self._vectors, rows)
 
-        def counts(query: _Query, key: str) -> bool:  # from its own block on, the first pass counted
+        def counts(
+            query: _Query, key: str
+        ) -> bool:  # from its own block on, the first pass counted
             return key in query.missed and self._counting < query.found_in[key]
 
         for start, stop in query_blocks(len(self._queries), len(keys), self._budget):
@@ -246,26 +335,45 @@ class ExactRanking:
         """Each query's ranking: what :func:`rank_many` returns for every row's float64 score."""
         n = self.rows
         if n == 0:
-            return [QueryRanking([], NO_TIES if self._expected else None, {}) for _ in self._queries]
+            return [
+                QueryRanking([], NO_TIES if self._expected else None, {}) for _ in self._queries
+            ]
         result = []
         for query in self._queries:
             ranked = _ranking(query, n)
             ties = _ties(query, ranked, n) if self._expected else None
             places = {key: place for place, (key, _) in enumerate(ranked, start=1)}
-            ranks = {key: places.get(key) or 1 + query.better[key] for key in query.asked if key in query.found_in}
+            ranks = {
+                key: places.get(key) or 1 + query.better[key]
+                for key in query.asked
+                if key in query.found_in
+            }
             result.append(QueryRanking(ranked, ties, ranks))
         return result
 
     def _checked(self, keys: Sequence[str], rows: np.ndarray) -> np.ndarray:
         rows = np.asarray(rows)
-        if rows.ndim != 2 or rows.dtype != np.float32 or rows.shape != (len(keys), self._vectors.shape[1]):
-            raise ValueError(f"rows must be float32 of shape ({len(keys)}, {self._vectors.shape[1]}), "
-                             f"got {rows.dtype} of shape {rows.shape}")
+        if (
+            rows.ndim != 2
+            or rows.dtype != np.float32
+            or rows.shape != (len(keys), self._vectors.shape[1])
+        ):
+            raise ValueError(
+                f"rows must be float32 of shape ({len(keys)}, {self._vectors.shape[1]}), "
+                f"got {rows.dtype} of shape {rows.shape}"
+            )
         return rows
 
 
-def rank_exact(queries: np.ndarray, keys: Sequence[str], rows: np.ndarray, ks: Sequence[int], *,
-               block_rows: int = 1 << 16, **options) -> ExactRanking:
+def rank_exact(
+    queries: np.ndarray,
+    keys: Sequence[str],
+    rows: np.ndarray,
+    ks: Sequence[int],
+    *,
+    block_rows: int = 1 << 16,
+    **options,
+) -> ExactRanking:
     """:class:`ExactRanking` of ``queries`` over every row of a matrix held whole, ``block_rows`` rows at a time.
 
     ``options`` are :class:`ExactRanking`'s; its rankings (and the scores of
@@ -274,19 +382,22 @@ def rank_exact(queries: np.ndarray, keys: Sequence[str], rows: np.ndarray, ks: S
     ranking = ExactRanking(queries, ks, **options)
     blocks = range(0, len(keys), block_rows)
     for first in blocks:
-        ranking.add(keys[first:first + block_rows], rows[first:first + block_rows])
-    for first in blocks[:ranking.recount()]:
-        ranking.count(keys[first:first + block_rows], rows[first:first + block_rows])
+        ranking.add(keys[first : first + block_rows], rows[first : first + block_rows])
+    for first in blocks[: ranking.recount()]:
+        ranking.count(keys[first : first + block_rows], rows[first : first + block_rows])
     return ranking
 
 
-def _paired(queries: np.ndarray, rows: np.ndarray, numbers: Sequence[int], columns: list[np.ndarray]
-            ) -> list[np.ndarray]:
+def _paired(
+    queries: np.ndarray, rows: np.ndarray, numbers: Sequence[int], columns: list[np.ndarray]
+) -> list[np.ndarray]:
     """For each i, the float64 scores of query ``numbers[i]`` against ``rows[columns[i]]``, computed at once."""
     sizes = [len(chosen) for chosen in columns]
     if not sum(sizes):
         return [np.empty(0) for _ in columns]
-    scores = pair_scores(queries, rows, np.repeat(np.asarray(numbers), sizes), np.concatenate(columns))
+    scores = pair_scores(
+        queries, rows, np.repeat(np.asarray(numbers), sizes), np.concatenate(columns)
+    )
     return np.split(scores, np.cumsum(sizes)[:-1])
 
 
@@ -295,7 +406,11 @@ def _rounded(bounds: np.ndarray, side: float) -> np.ndarray:
     float32 score at or above one may reach the bound); +inf, the smallest at least them (a float32 score above
     one is above the bound)."""
     rounded = bounds.astype(np.float32)
-    return np.where(rounded > bounds if side < 0 else rounded < bounds, np.nextafter(rounded, np.float32(side)), rounded)
+    return np.where(
+        rounded > bounds if side < 0 else rounded < bounds,
+        np.nextafter(rounded, np.float32(side)),
+        rounded,
+    )
 
 
 def _merge(query: _Query, scores: np.ndarray, keys: list[str]) -> None:
@@ -307,12 +422,18 @@ def _merge(query: _Query, scores: np.ndarray, keys: list[str]) -> None:
         query.scores, query.keys = merged, merged_keys
         return
     above_old = merged > old if old is not None else np.ones(len(merged), dtype=bool)
-    if int(np.count_nonzero(above_old)) >= query.reach:  # the threshold rises: every row at the new one is kept
+    if (
+        int(np.count_nonzero(above_old)) >= query.reach
+    ):  # the threshold rises: every row at the new one is kept
         candidates = merged[above_old]
-        threshold = float(np.partition(candidates, len(candidates) - query.reach)[len(candidates) - query.reach])
+        threshold = float(
+            np.partition(candidates, len(candidates) - query.reach)[len(candidates) - query.reach]
+        )
         at_threshold = int(np.count_nonzero(merged == threshold))
     else:  # it stays: add this block's rows at it to the count
-        assert old is not None  # with none yet every row so far is kept, reach or more: the branch above ran
+        assert (
+            old is not None
+        )  # with none yet every row so far is kept, reach or more: the branch above ran
         threshold = old
         at_threshold = query.at_threshold + int(np.count_nonzero(scores == old))
     above = np.flatnonzero(merged > threshold)
@@ -334,7 +455,18 @@ def _ties(query: _Query, ranked: list[tuple[str, float]], n: int) -> Ties:
     cutoff = ranked[min(query.k, n) - 1][1]
 
     def group(score: float) -> int:
-        return query.at_threshold if score == query.threshold else int(np.count_nonzero(query.scores == score))
+        return (
+            query.at_threshold
+            if score == query.threshold
+            else int(np.count_nonzero(query.scores == score))
+        )
 
     scores = {key: query.seen[key] for key in query.expected if key in query.seen}
-    return ties_of(cutoff, min(query.k, n), int(np.count_nonzero(query.scores > cutoff)), group(cutoff), scores, group)
+    return ties_of(
+        cutoff,
+        min(query.k, n),
+        int(np.count_nonzero(query.scores > cutoff)),
+        group(cutoff),
+        scores,
+        group,
+    )

@@ -26,10 +26,10 @@ one hole could move a case's difference anywhere in [-1, 1] (a measure lies in
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from math import comb
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -37,7 +37,10 @@ from ptah.core.judged import high_grades
 from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Run
 
-CONFIDENCE_ALPHA = (1, 20)  # one-sided 95%: a count is plausible while P(as few relevant found) > 1/20
+CONFIDENCE_ALPHA = (
+    1,
+    20,
+)  # one-sided 95%: a count is plausible while P(as few relevant found) > 1/20
 FLOAT_NOISE = 1e-12
 BRUTE_FORCE_HOLES = 10
 
@@ -120,7 +123,9 @@ def extremes(case: PairedCase, measure: Measure) -> tuple[list[float], list[floa
     return [base, -1.0], [base, 1.0], False
 
 
-def _sum_extremes(case: PairedCase, measure: Measure, base: float) -> tuple[list[float], list[float], bool]:
+def _sum_extremes(
+    case: PairedCase, measure: Measure, base: float
+) -> tuple[list[float], list[float], bool]:
     # with j holes relevant the difference is (c + sum of w(h)) / D(j), w(h) the candidate's gain less the
     # reference's: the best j are the j of largest w, and one hole's difference orders them by w
     alone = sorted(case.holes, key=lambda key: (case.defined(measure, [key]), key))
@@ -131,7 +136,9 @@ def _sum_extremes(case: PairedCase, measure: Measure, base: float) -> tuple[list
     return lowest, highest, True
 
 
-def _first_extremes(case: PairedCase, measure: Measure, base: float) -> tuple[list[float], list[float], bool]:
+def _first_extremes(
+    case: PairedCase, measure: Measure, base: float
+) -> tuple[list[float], list[float], bool]:
     # each run's value is the largest of its base value and each relevant hole's own value
     grades = dict(case.grades)
 
@@ -139,7 +146,10 @@ def _first_extremes(case: PairedCase, measure: Measure, base: float) -> tuple[li
         return [_score(measure, ranking, high_grades(grades, [key]), case.k) for key in case.holes]
 
     after, before = own(case.candidate), own(case.reference)
-    after0, before0 = _score(measure, case.candidate, grades, case.k), _score(measure, case.reference, grades, case.k)
+    after0, before0 = (
+        _score(measure, case.candidate, grades, case.k),
+        _score(measure, case.reference, grades, case.k),
+    )
     highest = [base] + _best_first(after, before, after0, before0)
     lowest = [base] + [-value for value in _best_first(before, after, before0, after0)]
     return lowest, highest, True
@@ -149,7 +159,8 @@ def _best_first(gain: list[float], loss: list[float], gain0: float, loss0: float
     """For j = 1..n: the largest max(gain0, max gain over S) - max(loss0, max loss over S), |S| = j."""
     order = sorted(range(len(gain)), key=lambda index: loss[index])
     values, best_gain = [], gain0
-    for position, index in enumerate(order):  # S within the first position + 1 by loss: its loss <= this one's
+    # S within the first position + 1 by loss: its loss <= this one's
+    for index in order:
         best_gain = max(best_gain, gain[index])
         values.append(best_gain - max(loss0, loss[index]))
     # a set of j holes fits within the first t >= j of them: the best over t >= j
@@ -185,7 +196,9 @@ def flip_count(cases: Sequence[PairedCase], measure: Measure, target: float, up:
         return FlipCount(None, exact)
     count = len(curves)
     need = (target - FLOAT_NOISE) * count if up else -(target - FLOAT_NOISE) * count
-    best = np.full(1, sum(curve[0] for curve in curves))  # best[t]: the largest sum with t holes relevant
+    best = np.full(
+        1, sum(curve[0] for curve in curves)
+    )  # best[t]: the largest sum with t holes relevant
 
     def reached(total: float) -> bool:
         return total >= need if up else total > need
@@ -195,7 +208,7 @@ def flip_count(cases: Sequence[PairedCase], measure: Measure, target: float, up:
     for curve in curves:
         grown = np.full(len(best) + len(curve) - 1, -np.inf)
         for j, value in enumerate(curve - curve[0]):
-            np.maximum(grown[j:j + len(best)], best + value, out=grown[j:j + len(best)])
+            np.maximum(grown[j : j + len(best)], best + value, out=grown[j : j + len(best)])
         best = grown
     hits = np.flatnonzero(best >= need) if up else np.flatnonzero(best > need)
     return FlipCount(int(hits[0]) if len(hits) else None, exact)
@@ -207,9 +220,17 @@ def completions(case: CaseResult, measure: Measure) -> tuple[float, float] | Non
     relevant) and the high bound (every hole relevant) need not span -- nDCG with a hole below its relevant
     keys falls when the hole is relevant. Exact where :func:`extremes` is; else the whole [0, 1]. None when
     the measure is N/A for the case."""
-    alone = PairedCase(case.id, case.k, (), case.keys, dict(case.relevant),
-                       tuple(dict.fromkeys(hole.key for hole in case.holes or ())))
-    found = extremes(alone, measure)  # against an empty ranking, which scores 0, the difference is the value
+    alone = PairedCase(
+        case.id,
+        case.k,
+        (),
+        case.keys,
+        dict(case.relevant),
+        tuple(dict.fromkeys(hole.key for hole in case.holes or ())),
+    )
+    found = extremes(
+        alone, measure
+    )  # against an empty ranking, which scores 0, the difference is the value
     if found is None:
         return None
     lowest, highest, exact = found
@@ -225,8 +246,13 @@ def mean_completions(cases: Sequence[CaseResult], measure: Measure) -> tuple[flo
     return sum(low for low, _ in found) / len(found), sum(high for _, high in found) / len(found)
 
 
-def _plausible(population: int, relevant: int, drawn: int, found: int,
-               alpha: tuple[int, int] = CONFIDENCE_ALPHA) -> bool:
+def _plausible(
+    population: int,
+    relevant: int,
+    drawn: int,
+    found: int,
+    alpha: tuple[int, int] = CONFIDENCE_ALPHA,
+) -> bool:
     """Whether ``relevant`` relevant rows among ``population`` leave a chance above alpha of finding at most
     ``found`` in a uniform sample of ``drawn``: P(X <= found) > alpha, in exact integers."""
     numerator, denominator = alpha
@@ -234,16 +260,22 @@ def _plausible(population: int, relevant: int, drawn: int, found: int,
     return ways * denominator > comb(population, drawn) * numerator
 
 
-def upper_relevant(population: int, drawn: int, found: int, alpha: tuple[int, int] = CONFIDENCE_ALPHA) -> int:
+def upper_relevant(
+    population: int, drawn: int, found: int, alpha: tuple[int, int] = CONFIDENCE_ALPHA
+) -> int:
     """The one-sided upper bound (1 - alpha, 95% by default) on the relevant rows among the ``population -
     drawn`` not sampled, when a uniform sample of ``drawn`` of ``population`` rows held ``found`` relevant ones
     (hypergeometric, exact)."""
     if not 0 <= found <= drawn <= population:
-        raise ValueError(f"a sample of {drawn} with {found} relevant cannot come from {population} rows")
+        raise ValueError(
+            f"a sample of {drawn} with {found} relevant cannot come from {population} rows"
+        )
     # the total relevant lies in [found, population - (drawn - found)]; found itself is plausible (P = 1), and
     # plausibility falls as the total grows: the first total above found that is not, less one, is the largest
     totals = range(found + 1, population - (drawn - found) + 1)
-    return bisect_left(totals, True, key=lambda total: not _plausible(population, total, drawn, found, alpha))
+    return bisect_left(
+        totals, True, key=lambda total: not _plausible(population, total, drawn, found, alpha)
+    )
 
 
 def settling_sample(holes: int, m: int) -> int | None:
@@ -254,5 +286,7 @@ def settling_sample(holes: int, m: int) -> int | None:
         return 0
     if upper_relevant(holes, holes - 1, 0) >= m:
         return None
-    samples = range(1, holes - 1)  # the bound falls as the sample grows: the least sample below m (holes - 1 is)
+    samples = range(
+        1, holes - 1
+    )  # the bound falls as the sample grows: the least sample below m (holes - 1 is)
     return 1 + bisect_left(samples, True, key=lambda drawn: upper_relevant(holes, drawn, 0) < m)

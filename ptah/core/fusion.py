@@ -22,7 +22,7 @@ channel order.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -35,10 +35,14 @@ def check_fusion(k: float, depth: int) -> None:
     if isinstance(k, bool) or not isinstance(k, (int, float)) or not np.isfinite(k) or k < 0:
         raise ValueError(f"the RRF constant must be a finite number >= 0, got {k!r}")
     if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_RRF_DEPTH:
-        raise ValueError(f"the RRF depth must be a whole number from 1 to {MAX_RRF_DEPTH}, got {abbreviated(repr(depth))}")
+        raise ValueError(
+            f"the RRF depth must be a whole number from 1 to {MAX_RRF_DEPTH}, got {abbreviated(repr(depth))}"
+        )
 
 
-def rrf_scores(rankings: Sequence[Sequence[int]], rows: int, k: float = DEFAULT_RRF_K) -> np.ndarray:
+def rrf_scores(
+    rankings: Sequence[Sequence[int]], rows: int, k: float = DEFAULT_RRF_K
+) -> np.ndarray:
     """The fused float64 score of each of ``rows`` rows.
 
     ``rankings`` holds one ranking per channel: row indices, best first, each

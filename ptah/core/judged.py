@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ptah.core.corpus import Case
@@ -55,7 +56,9 @@ class Judgement:
     grade: float
     text_sha256: str
     judged_at: str
-    sample: int | None = None  # the index of the random sample (JudgementRecord.samples) that drew it
+    sample: int | None = (
+        None  # the index of the random sample (JudgementRecord.samples) that drew it
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,16 +80,33 @@ def population_digest(pairs: Iterable[tuple[str, str]]) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _frozen_cases(cases: Mapping[str, Mapping[str, Judgement]]) -> Mapping[str, Mapping[str, Judgement]]:
-    return MappingProxyType({case_id: MappingProxyType(dict(keys)) for case_id, keys in cases.items()})
+def _frozen_cases(
+    cases: Mapping[str, Mapping[str, Judgement]],
+) -> Mapping[str, Mapping[str, Judgement]]:
+    return MappingProxyType(
+        {case_id: MappingProxyType(dict(keys)) for case_id, keys in cases.items()}
+    )
 
 
 def _canonical_cases(cases: Mapping[str, Mapping[str, Judgement]]) -> list[dict]:
     """The canonical form of case id -> key -> judgement: the cases that hold one, by id; their judgements by key."""
-    return [{"id": case_id, "judgements": [
-        {"key": key, "grade": float(j.grade), "text_sha256": j.text_sha256, "judged_at": j.judged_at}
-        | ({} if j.sample is None else {"sample": j.sample}) for key, j in sorted(cases[case_id].items())]}
-        for case_id in sorted(cases) if cases[case_id]]
+    return [
+        {
+            "id": case_id,
+            "judgements": [
+                {
+                    "key": key,
+                    "grade": float(j.grade),
+                    "text_sha256": j.text_sha256,
+                    "judged_at": j.judged_at,
+                }
+                | ({} if j.sample is None else {"sample": j.sample})
+                for key, j in sorted(cases[case_id].items())
+            ],
+        }
+        for case_id in sorted(cases)
+        if cases[case_id]
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,15 +127,27 @@ class JudgementRecord:
     def __post_init__(self) -> None:
         object.__setattr__(self, "cases", _frozen_cases(self.cases))
         object.__setattr__(self, "samples", tuple(self.samples))
-        object.__setattr__(self, "models", MappingProxyType({by: _frozen_cases(cases)
-                                                            for by, cases in self.models.items()}))
-        object.__setattr__(self, "usage", MappingProxyType({by: MappingProxyType(dict(spent))
-                                                           for by, spent in self.usage.items()}))
+        object.__setattr__(
+            self,
+            "models",
+            MappingProxyType({by: _frozen_cases(cases) for by, cases in self.models.items()}),
+        )
+        object.__setattr__(
+            self,
+            "usage",
+            MappingProxyType(
+                {by: MappingProxyType(dict(spent)) for by, spent in self.usage.items()}
+            ),
+        )
 
     def sampled(self, index: int) -> list[tuple[str, str, Judgement]]:
         """The (case id, key, judgement) of every judgement sample ``index`` drew."""
-        return [(case_id, key, judgement) for case_id, keys in self.cases.items() for key, judgement in keys.items()
-                if judgement.sample == index]
+        return [
+            (case_id, key, judgement)
+            for case_id, keys in self.cases.items()
+            for key, judgement in keys.items()
+            if judgement.sample == index
+        ]
 
     @classmethod
     def empty(cls) -> JudgementRecord:
@@ -133,11 +165,23 @@ class JudgementRecord:
         document: dict = {"format": JUDGED_DIGEST_FORMAT, "cases": _canonical_cases(self.cases)}
         models = {by: cases for by, cases in self.models.items() if any(cases.values())}
         if models:  # a model's grade is drawn by no sample, so its judgements never carry one
-            document["models"] = [{"by": by, "cases": _canonical_cases(cases)} for by, cases in sorted(models.items())]
+            document["models"] = [
+                {"by": by, "cases": _canonical_cases(cases)} for by, cases in sorted(models.items())
+            ]
         if self.samples:
-            document["samples"] = [{"seed": x.seed, "population": x.population, "drawn": x.drawn,
-                                    "generations": list(x.generations), "drawn_at": x.drawn_at} for x in self.samples]
-        text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+            document["samples"] = [
+                {
+                    "seed": x.seed,
+                    "population": x.population,
+                    "drawn": x.drawn,
+                    "generations": list(x.generations),
+                    "drawn_at": x.drawn_at,
+                }
+                for x in self.samples
+            ]
+        text = json.dumps(
+            document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
         return text.encode("utf-8")
 
     def digest(self) -> str:
@@ -154,7 +198,9 @@ def judged_keys(case: Case, record: JudgementRecord | None = None) -> frozenset[
     return case.expected_keys() | (case.judged if record is None else record.keys(case.id))
 
 
-def holes(ranking: Sequence[str], judged: frozenset[str] | set[str], k: int) -> tuple[tuple[str, int], ...]:
+def holes(
+    ranking: Sequence[str], judged: frozenset[str] | set[str], k: int
+) -> tuple[tuple[str, int], ...]:
     """``(key, rank)`` of each unjudged key in the top min(k, n), rank 1-based, best first."""
     return tuple((key, rank) for rank, key in enumerate(ranking[:k], start=1) if key not in judged)
 

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from ptah.core.registry import Registry
 
@@ -74,7 +74,9 @@ class MeasureKind:
             return None
         return self.score(top, relevant, k)
 
-    def split(self, ranking: Sequence[str], grades: Mapping[str, float], k: int) -> tuple[float, float] | None:
+    def split(
+        self, ranking: Sequence[str], grades: Mapping[str, float], k: int
+    ) -> tuple[float, float] | None:
         """The numerator and denominator of a "sum" measure of one ranking at depth k; None when no key is
         relevant or the measure has no parts."""
         top, relevant = _prepared(ranking, grades, k)
@@ -89,10 +91,17 @@ MEASURES: Registry[MeasureKind] = Registry("measure", unknown=ValueError, use="u
 def register(kind: MeasureKind) -> MeasureKind:
     """Add a measure to the registry; its name and key must be new, in any case spelling (ValueError otherwise)."""
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", kind.name):
-        raise ValueError(f"a measure name is letters, digits and _ starting with a letter, not {kind.name!r}")
+        raise ValueError(
+            f"a measure name is letters, digits and _ starting with a letter, not {kind.name!r}"
+        )
     for other in MEASURES:
-        if kind.name.lower() in (other.name.lower(), other.key.lower()) or kind.key.lower() in (other.name.lower(), other.key.lower()):
-            raise ValueError(f"measure {kind.name!r} (key {kind.key!r}) is already registered as {other.name!r}")
+        if kind.name.lower() in (other.name.lower(), other.key.lower()) or kind.key.lower() in (
+            other.name.lower(),
+            other.key.lower(),
+        ):
+            raise ValueError(
+                f"measure {kind.name!r} (key {kind.key!r}) is already registered as {other.name!r}"
+            )
     return MEASURES.register(kind.name, kind)
 
 
@@ -129,7 +138,9 @@ class Measure:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "name", kind(self.name).name)
-        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1):
+        if self.k is not None and (
+            isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1
+        ):
             raise ValueError(f"depth of {self.name} must be an integer >= 1, got {self.k!r}")
 
     @property
@@ -164,7 +175,9 @@ class Measure:
         """The depth this measure looks at for a case of depth ``case_k``."""
         return case_k if self.k is None else self.k
 
-    def score(self, ranking: Sequence[str], grades: Mapping[str, float], case_k: int | None = None) -> float | None:
+    def score(
+        self, ranking: Sequence[str], grades: Mapping[str, float], case_k: int | None = None
+    ) -> float | None:
         """This measure of one ranking; None when no key is relevant."""
         k = case_k if self.k is None else self.k
         if k is None:
@@ -227,7 +240,9 @@ def _average_precision(top: Sequence[str], relevant: Mapping[str, float], k: int
     return total / len(relevant)
 
 
-def _precision_parts(top: Sequence[str], relevant: Mapping[str, float], k: int) -> tuple[float, float]:
+def _precision_parts(
+    top: Sequence[str], relevant: Mapping[str, float], k: int
+) -> tuple[float, float]:
     return float(sum(1 for key in top if key in relevant)), float(k)
 
 
@@ -240,46 +255,99 @@ def _success(top: Sequence[str], relevant: Mapping[str, float], k: int) -> float
     return 1.0 if any(key in relevant for key in top) else 0.0
 
 
-register(MeasureKind(
-    "recall", "recall", "recall", "recall.k",
-    "|relevant keys in the top k| / |relevant keys|", _recall, default=True, top_holes_first=True,
-    holes="sum", parts=_recall_parts,
-))
-register(MeasureKind(
-    "MRR", "mrr", "MRR", "recip_rank (run cut at k)",
-    "1 / rank of the first relevant key in the top k, else 0", _reciprocal_rank, default=True, top_holes_first=True,
-    holes="first",
-))
-register(MeasureKind(
-    "nDCG", "ndcg", "nDCG", "ndcg_cut.k",
-    "sum of grade / log2(rank + 1) over the top k, divided by the same sum over all grades sorted descending and cut at k",
-    _ndcg, default=True, top_holes_first=True, holes="sum", parts=_ndcg_parts,
-))
-register(MeasureKind(
-    "MAP", "map", "MAP", "map_cut.k",
-    "sum of precision at the rank of each relevant key in the top k, divided by |relevant keys|", _average_precision, top_holes_first=True,
-))
-register(MeasureKind(
-    "P", "p", "P", "P.k",
-    "|relevant keys in the top k| / k (k even when fewer rows were ranked)", _precision, top_holes_first=True,
-    holes="sum", parts=_precision_parts,
-))
-register(MeasureKind(
-    "success", "success", "success", "success.k",
-    "1 when a relevant key is in the top k, else 0 (hit rate)", _success, top_holes_first=True, holes="first",
-))
+register(
+    MeasureKind(
+        "recall",
+        "recall",
+        "recall",
+        "recall.k",
+        "|relevant keys in the top k| / |relevant keys|",
+        _recall,
+        default=True,
+        top_holes_first=True,
+        holes="sum",
+        parts=_recall_parts,
+    )
+)
+register(
+    MeasureKind(
+        "MRR",
+        "mrr",
+        "MRR",
+        "recip_rank (run cut at k)",
+        "1 / rank of the first relevant key in the top k, else 0",
+        _reciprocal_rank,
+        default=True,
+        top_holes_first=True,
+        holes="first",
+    )
+)
+register(
+    MeasureKind(
+        "nDCG",
+        "ndcg",
+        "nDCG",
+        "ndcg_cut.k",
+        "sum of grade / log2(rank + 1) over the top k, divided by the same sum over all grades sorted descending and cut at k",
+        _ndcg,
+        default=True,
+        top_holes_first=True,
+        holes="sum",
+        parts=_ndcg_parts,
+    )
+)
+register(
+    MeasureKind(
+        "MAP",
+        "map",
+        "MAP",
+        "map_cut.k",
+        "sum of precision at the rank of each relevant key in the top k, divided by |relevant keys|",
+        _average_precision,
+        top_holes_first=True,
+    )
+)
+register(
+    MeasureKind(
+        "P",
+        "p",
+        "P",
+        "P.k",
+        "|relevant keys in the top k| / k (k even when fewer rows were ranked)",
+        _precision,
+        top_holes_first=True,
+        holes="sum",
+        parts=_precision_parts,
+    )
+)
+register(
+    MeasureKind(
+        "success",
+        "success",
+        "success",
+        "success.k",
+        "1 when a relevant key is in the top k, else 0 (hit rate)",
+        _success,
+        top_holes_first=True,
+        holes="first",
+    )
+)
 
 DEFAULT_MEASURES = tuple(Measure(k.name) for k in kinds() if k.default)
 """The measures every evaluation reports, each at the case's own depth."""
 
 
-def _prepared(ranking: Sequence[str], grades: Mapping[str, float], k: int) -> tuple[Sequence[str], dict[str, float]]:
+def _prepared(
+    ranking: Sequence[str], grades: Mapping[str, float], k: int
+) -> tuple[Sequence[str], dict[str, float]]:
     """The ranking cut at k and the relevant keys' grades, after checking both."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"depth k must be an integer >= 1, got {k!r}")
     top = ranking[:k]
     if len(set(top)) != len(top):
-        raise ValueError("a ranking must hold distinct keys; remove the duplicates before measuring")
+        raise ValueError(
+            "a ranking must hold distinct keys; remove the duplicates before measuring"
+        )
     relevant: dict[str, float] = {}
     for key, grade in grades.items():
         if not (math.isfinite(grade) and grade >= 0):

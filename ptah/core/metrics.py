@@ -7,8 +7,8 @@ Means carry their numerator and denominator so a report can say "over 47 of
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 
 @dataclass(frozen=True)
@@ -62,4 +62,9 @@ def bounded_mean(values: Iterable[float | None], highs: Iterable[float | None]) 
     """:func:`mean_of` the values, with the high bounds of the same cases summed beside (a high bound is
     defined exactly where its value is)."""
     mean = mean_of(values)
-    return Mean(mean.numerator, mean.denominator, mean.undefined, math.fsum(h for h in highs if h is not None))
+    return Mean(
+        mean.numerator,
+        mean.denominator,
+        mean.undefined,
+        math.fsum(h for h in highs if h is not None),
+    )

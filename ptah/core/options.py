@@ -13,8 +13,9 @@ from __future__ import annotations
 import functools
 import math
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import MISSING, Field, dataclass, field, fields, is_dataclass, replace
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ptah.core.errors import InputError
 from ptah.core.visible import abbreviated
@@ -59,21 +60,36 @@ class Option:
             if self.low is not None and self.high is not None:
                 return f"{what} from {self.low:,} to {self.high:,}"
             return what if self.low is None else f"{what} of at least {self.low:,}"
-        return {bool: "true or false", str: "a text", tuple: "a list of names",
-                dict: "a mapping of names to numbers"}[self.kind]
+        return {
+            bool: "true or false",
+            str: "a text",
+            tuple: "a list of names",
+            dict: "a mapping of names to numbers",
+        }[self.kind]
 
     def check(self, value: Any) -> Any:
         """``value`` as the option holds it (a tuple of names, a dict, a path as text); OptionError otherwise."""
         if value is None and self.default is None:
             return None
-        if self.kind is tuple and not isinstance(value, (str, bytes)) and isinstance(value, Iterable):
+        if (
+            self.kind is tuple
+            and not isinstance(value, (str, bytes))
+            and isinstance(value, Iterable)
+        ):
             return tuple(value)
         if self.kind is dict and isinstance(value, Mapping):
             return dict(value)
         if self.kind is str and isinstance(value, os.PathLike):
             value = os.fspath(value)
-        if self.kind is float and isinstance(value, int) and not isinstance(value, bool) and abs(value) < 1e308:
-            value = float(value)  # a whole number where a number is asked; one past floats is refused below
+        if (
+            self.kind is float
+            and isinstance(value, int)
+            and not isinstance(value, bool)
+            and abs(value) < 1e308
+        ):
+            value = float(
+                value
+            )  # a whole number where a number is asked; one past floats is refused below
         if self._fits(value):
             return value
         raise OptionError(self.name, f"must be {self.expected()}, not {abbreviated(repr(value))}")
@@ -84,11 +100,15 @@ class Option:
                 return False
             if self.kind is float and not math.isfinite(value):
                 return False
-            return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+            return (self.low is None or value >= self.low) and (
+                self.high is None or value <= self.high
+            )
         return isinstance(value, self.kind) and (not self.choices or value in self.choices)
 
 
-def option(default: Any, help: str, *, kind: type | None = None, name: str = "", **bounds: Any) -> Any:
+def option(
+    default: Any, help: str, *, kind: type | None = None, name: str = "", **bounds: Any
+) -> Any:
     """A dataclass field holding an option (its name: the field's, unless ``name`` is given); ``bounds``: the
     other :class:`Option` attributes (``low``, ``high``, ``choices``, ``flags``, ``served``)."""
     declared_option = Option(name, kind or type(default), default, help, **bounds)
@@ -132,7 +152,9 @@ def made(cls: type, values: Mapping[str, Any]) -> Any:
     known = [declared_option.name for declared_option in declared(cls)]
     unknown = sorted(set(values) - set(known))
     if unknown:
-        raise TypeError(f"{unknown[0]!r} is not an option of {cls.__name__}; its options are {', '.join(known)}")
+        raise TypeError(
+            f"{unknown[0]!r} is not an option of {cls.__name__}; its options are {', '.join(known)}"
+        )
     return _made(cls, values)
 
 

@@ -23,15 +23,25 @@ numerator and denominator (:func:`ptah.core.metrics.mean_of`).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Callable, Mapping, Sequence
 
 from ptah.core.corpus import Case
 from ptah.core.judged import high_grades, holes, judged_at_k, judged_keys
 from ptah.core.measures import DEFAULT_MEASURES, Measure
 from ptah.core.metrics import Mean, bounded_mean, mean_of
 from ptah.core.ranking import NO_TIES, Ties
-from ptah.core.report import RANKING_RULE, CaseResult, CaseTies, Hit, Hole, Miss, Result, Run, read_only
+from ptah.core.report import (
+    RANKING_RULE,
+    CaseResult,
+    CaseTies,
+    Hit,
+    Hole,
+    Miss,
+    Result,
+    Run,
+    read_only,
+)
 
 
 def ordinal(n: int) -> str:
@@ -76,7 +86,13 @@ def measure_case(
     for key in case.required:
         if key not in positions:
             rank = rank_of(key) if rank_of is not None else None
-            missed.append(Miss(key, rank, unranked if rank is None and unranked else placement_text(rank, searched)))
+            missed.append(
+                Miss(
+                    key,
+                    rank,
+                    unranked if rank is None and unranked else placement_text(rank, searched),
+                )
+            )
     forbidden = set(case.forbidden)
     hits = tuple(Hit(key, positions[key]) for key in top if key in forbidden)
     values = {str(m): m.score(keys, case.relevant, case.k) for m in measures}
@@ -95,19 +111,28 @@ def measure_case(
         relevant=tuple(sorted(case.relevant.items())),
         forbidden=tuple(case.forbidden),
         hits=hits,
-        ties=CaseTies(ties.straddles_cutoff, ties.cutoff_score, ties.tied_outside, tuple(ties.expected_tied)),
+        ties=CaseTies(
+            ties.straddles_cutoff, ties.cutoff_score, ties.tied_outside, tuple(ties.expected_tied)
+        ),
         highs=MappingProxyType(high_bounds(case, keys, judged, values, measures)),
         holes=tuple(Hole(key, rank) for key, rank in unjudged),
         judged=judged_at_k(keys, judged, case.k),
     )
 
 
-def high_bounds(case: Case, keys: Sequence[str], judged: frozenset[str], values: Mapping[str, float | None],
-                measures: Sequence[Measure]) -> dict[str, float | None]:
+def high_bounds(
+    case: Case,
+    keys: Sequence[str],
+    judged: frozenset[str],
+    values: Mapping[str, float | None],
+    measures: Sequence[Measure],
+) -> dict[str, float | None]:
     """Each measure's high bound: its value with each hole in its top (its depth) graded the case's highest
     grade; the value itself where the measure's top holds no hole."""
     highs = {}
-    grades_at: dict[int, dict[str, float] | None] = {}  # measures of one depth share its holes and grades
+    grades_at: dict[
+        int, dict[str, float] | None
+    ] = {}  # measures of one depth share its holes and grades
     for m in measures:
         depth = m.depth(case.k)
         if depth not in grades_at:
@@ -123,7 +148,12 @@ def means(results: Sequence[CaseResult], measures: Sequence[Measure]) -> dict[st
     mean of its high bounds beside (unknown when a case's is: read from a ``ptah-report@1``)."""
     if any(result.highs is None for result in results):
         return {str(m): mean_of(result.values[str(m)] for result in results) for m in measures}
-    return {str(m): bounded_mean((r.values[str(m)] for r in results), (r.highs[str(m)] for r in results)) for m in measures}  # type: ignore[index]  # every highs checked above
+    return {
+        str(m): bounded_mean(
+            (r.values[str(m)] for r in results), (r.highs[str(m)] for r in results)
+        )
+        for m in measures
+    }  # type: ignore[index]  # every highs checked above
 
 
 def make_run(
@@ -146,18 +176,30 @@ def make_run(
         search=read_only({**search, "ranking": RANKING_RULE}),
         cases=tuple(results),
         means=MappingProxyType(means(results, measures)),
-        required=MappingProxyType({
-            "cases": len(with_required),
-            "failed": sum(1 for r in with_required if r.missed),
-            "keys_missed": sum(len(r.missed) for r in results),
-        }),
-        forbidden=MappingProxyType({
-            "cases": len(with_forbidden),
-            "leaking": leaking,
-            "hits": sum(len(r.hits) for r in results),
-            "rate": (leaking / len(with_forbidden)) if with_forbidden else None,
-        }),
-        ties=MappingProxyType({"cases_flagged": sum(1 for r in results if r.ties.straddles_cutoff or r.ties.expected_tied)}),
+        required=MappingProxyType(
+            {
+                "cases": len(with_required),
+                "failed": sum(1 for r in with_required if r.missed),
+                "keys_missed": sum(len(r.missed) for r in results),
+            }
+        ),
+        forbidden=MappingProxyType(
+            {
+                "cases": len(with_forbidden),
+                "leaking": leaking,
+                "hits": sum(len(r.hits) for r in results),
+                "rate": (leaking / len(with_forbidden)) if with_forbidden else None,
+            }
+        ),
+        ties=MappingProxyType(
+            {
+                "cases_flagged": sum(
+                    1 for r in results if r.ties.straddles_cutoff or r.ties.expected_tied
+                )
+            }
+        ),
         ann=None if ann is None else read_only(ann),
-        judged=mean_of(r.judged for r in results) if all(r.holes is not None for r in results) else None,
+        judged=mean_of(r.judged for r in results)
+        if all(r.holes is not None for r in results)
+        else None,
     )

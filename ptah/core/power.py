@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Mapping, Sequence
 
 from ptah.core.comparison import paired_differences
 from ptah.core.corpus import Corpus, slice_digest
@@ -56,9 +56,16 @@ def check_settings(delta: float, power: float, alpha: float) -> None:
     """``ValueError`` (a sentence) unless ``SMALLEST`` <= delta <= 1 and ``SMALLEST`` <= power, alpha <= 1 -
     ``SMALLEST``: the range in which every quantile and count :func:`cases_for_spread` takes is a finite number
     (alpha 1e-300 makes ``1 - alpha / 2`` equal 1, a change of 1e-300 makes the count overflow)."""
-    for name, value, top in (("the change to detect", delta, 1.0), ("power", power, 1 - SMALLEST),
-                             ("alpha", alpha, 1 - SMALLEST)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not SMALLEST <= value <= top:
+    for name, value, top in (
+        ("the change to detect", delta, 1.0),
+        ("power", power, 1 - SMALLEST),
+        ("alpha", alpha, 1 - SMALLEST),
+    ):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not SMALLEST <= value <= top
+        ):
             raise ValueError(f"{name} must be from {SMALLEST:g} to {top:g}, not {value!r}")
 
 
@@ -77,7 +84,9 @@ def cases_for_spread(spread: float, delta: float, power: float, alpha: float) ->
     if not math.isfinite(spread) or spread <= 0:
         return None
     z = _NORMAL.inv_cdf(1 - alpha / 2) + _NORMAL.inv_cdf(power)
-    needed = math.ceil(round((z * spread / delta) ** 2, 9))  # rounding: 16.000000000001 is 16 cases, not 17
+    needed = math.ceil(
+        round((z * spread / delta) ** 2, 9)
+    )  # rounding: 16.000000000001 is 16 cases, not 17
     return max(needed, fewest_cases(alpha))
 
 
@@ -86,7 +95,9 @@ def spread(differences: Sequence[float]) -> float | None:
     return statistics.stdev(differences) if len(differences) >= 2 else None
 
 
-def cases_needed(differences: Sequence[float], delta: float, power: float, alpha: float) -> int | None:
+def cases_needed(
+    differences: Sequence[float], delta: float, power: float, alpha: float
+) -> int | None:
     """The cases needed to see a mean paired difference of ``delta`` with probability ``power`` at two-sided level
     ``alpha``, from the spread of the paired ``differences`` measured (module docs); None when it cannot say:
     fewer than two differences, or all equal. ``ValueError`` for a setting out of range."""
@@ -103,7 +114,9 @@ class Sample:
     measure: str
     basis: str
     source: str
-    values: tuple[Mapping[str, float], ...]  # per pairing: case id -> difference (or value); undefined cases absent
+    values: tuple[
+        Mapping[str, float], ...
+    ]  # per pairing: case id -> difference (or value); undefined cases absent
 
     def spread(self, case_ids: Sequence[str]) -> tuple[int, float | None]:
         """Over ``case_ids``: how many cases have a value, and the spread of the paired differences (the largest
@@ -130,23 +143,46 @@ def report_sample(report: Report, measure: str) -> Sample:
     if name not in reference.means:
         raise KeyError(name)
     if len(report.runs) >= 2:
-        pairings = [paired_differences(reference, run, name) for run in report.runs[1:] if name in run.means]
+        pairings = [
+            paired_differences(reference, run, name) for run in report.runs[1:] if name in run.means
+        ]
         if pairings:
             others = ", ".join(run.name for run in report.runs[1:] if name in run.means)
-            return Sample(name, PAIRED, f"paired differences of {others} against {reference.name}", tuple(pairings))
+            return Sample(
+                name,
+                PAIRED,
+                f"paired differences of {others} against {reference.name}",
+                tuple(pairings),
+            )
     if len(report.runs) == 1 and report.comparisons:
         key = Measure.parse(name).key
         data = report.comparisons[0].data
         if key in data["aggregates"]:
             moved = {case["id"]: case["metrics"][key]["delta"] for case in data["cases_changed"]}
-            differences = {case.id: moved.get(case.id, 0.0) for case in reference.cases
-                           if case.values.get(name) is not None and (case.id not in moved or moved[case.id] is not None)}
+            differences = {
+                case.id: moved.get(case.id, 0.0)
+                for case in reference.cases
+                if case.values.get(name) is not None
+                and (case.id not in moved or moved[case.id] is not None)
+            }
             baseline = data.get("generation") or "the baseline"
-            return Sample(name, PAIRED, f"paired differences of {reference.name} against {baseline}", (differences,))
-    values = {case.id: value for case in reference.cases if (value := case.values.get(name)) is not None}
-    return Sample(name, INDEPENDENT, f"{reference.name} alone has no pairs, so the spread is sqrt(2) x its per-case "
-                                     "values', as for two independent runs (paired runs usually spread less, so these "
-                                     "counts err high)", (values,))
+            return Sample(
+                name,
+                PAIRED,
+                f"paired differences of {reference.name} against {baseline}",
+                (differences,),
+            )
+    values = {
+        case.id: value for case in reference.cases if (value := case.values.get(name)) is not None
+    }
+    return Sample(
+        name,
+        INDEPENDENT,
+        f"{reference.name} alone has no pairs, so the spread is sqrt(2) x its per-case "
+        "values', as for two independent runs (paired runs usually spread less, so these "
+        "counts err high)",
+        (values,),
+    )
 
 
 @dataclass(frozen=True)
@@ -182,9 +218,16 @@ class MeasurePlan:
     slices: tuple[SlicePlan, ...]
 
     def as_dict(self) -> dict:
-        return {"measure": self.measure, "delta": self.delta, "power": self.power, "alpha": self.alpha,
-                "basis": self.basis, "source": self.source, "corpus": self.overall.as_dict(),
-                "slices": [plan.as_dict() for plan in self.slices]}
+        return {
+            "measure": self.measure,
+            "delta": self.delta,
+            "power": self.power,
+            "alpha": self.alpha,
+            "basis": self.basis,
+            "source": self.source,
+            "corpus": self.overall.as_dict(),
+            "slices": [plan.as_dict() for plan in self.slices],
+        }
 
 
 def plan(corpus: Corpus, sample: Sample, delta: float, power: float, alpha: float) -> MeasurePlan:
@@ -193,11 +236,25 @@ def plan(corpus: Corpus, sample: Sample, delta: float, power: float, alpha: floa
 
     def one(tag: str | None, digest: str, case_ids: list[str]) -> SlicePlan:
         count, deviation = sample.spread(case_ids)
-        needed = None if deviation is None or count < 2 else cases_for_spread(deviation, delta, power, alpha)
+        needed = (
+            None
+            if deviation is None or count < 2
+            else cases_for_spread(deviation, delta, power, alpha)
+        )
         return SlicePlan(tag, digest, count, deviation, needed)
 
     overall = one(None, corpus.digest, [case.id for case in corpus.cases])
-    slices = tuple(one(tag, slice_digest(tag, cases), [case.id for case in cases])
-                   for tag, cases in corpus.slices().items())
-    return MeasurePlan(sample.measure, float(delta), float(power), float(alpha), sample.basis, sample.source, overall,
-                       slices)
+    slices = tuple(
+        one(tag, slice_digest(tag, cases), [case.id for case in cases])
+        for tag, cases in corpus.slices().items()
+    )
+    return MeasurePlan(
+        sample.measure,
+        float(delta),
+        float(power),
+        float(alpha),
+        sample.basis,
+        sample.source,
+        overall,
+        slices,
+    )

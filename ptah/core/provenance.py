@@ -21,7 +21,7 @@ sentence the terminal prints as ``note: …``.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ptah.core.report import Run
 

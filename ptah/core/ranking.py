@@ -43,8 +43,9 @@ more passes (its rank by counting).
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import AbstractSet, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -161,7 +162,12 @@ def rank_many(
     if matrix.ndim != 2:
         raise ValueError(f"score_matrix must be 2-D (queries, rows), got shape {matrix.shape}")
     q, n = matrix.shape
-    for name, values in (("depths", ks), ("expected key sets", expected), ("asked key lists", asked), ("reaches", reach)):
+    for name, values in (
+        ("depths", ks),
+        ("expected key sets", expected),
+        ("asked key lists", asked),
+        ("reaches", reach),
+    ):
         if values is not None and len(values) != q:
             raise ValueError(f"got {len(values)} {name} for {q} queries; give one per query")
     for k in ks:
@@ -175,12 +181,18 @@ def rank_many(
         columns = key_columns(keys) if expected is not None or asked is not None else {}
     depths = [min(k, n) for k in ks]
     reaches = depths if reach is None else [min(max(r, k), n) for r, k in zip(reach, ks)]
-    partitioned = np.partition(matrix, sorted({n - d for d in (*depths, *reaches)}), axis=1) if q else matrix
+    partitioned = (
+        np.partition(matrix, sorted({n - d for d in (*depths, *reaches)}), axis=1) if q else matrix
+    )
     result = []
     for i, depth in enumerate(depths):
         row, cutoff = matrix[i], partitioned[i, n - depth]
         above, at_cutoff = np.flatnonzero(row > cutoff), np.flatnonzero(row == cutoff)
-        ties = None if expected is None else _ties(row, columns, cutoff, depth, above, at_cutoff, expected[i])
+        ties = (
+            None
+            if expected is None
+            else _ties(row, columns, cutoff, depth, above, at_cutoff, expected[i])
+        )
         if reaches[i] != depth:  # the ranking goes deeper than k: select it at its own cutoff
             depth, cutoff = reaches[i], partitioned[i, n - reaches[i]]
             above, at_cutoff = np.flatnonzero(row > cutoff), np.flatnonzero(row == cutoff)
@@ -195,21 +207,44 @@ def rank_many(
     return result
 
 
-def _ties(row: np.ndarray, columns: Mapping[str, int], cutoff: np.generic, depth: int, above: np.ndarray,
-          at_cutoff: np.ndarray, expected: AbstractSet[str]) -> Ties:
+def _ties(
+    row: np.ndarray,
+    columns: Mapping[str, int],
+    cutoff: np.generic,
+    depth: int,
+    above: np.ndarray,
+    at_cutoff: np.ndarray,
+    expected: AbstractSet[str],
+) -> Ties:
     """:func:`find_ties` of ``row``, given its cutoff and the rows above and at it."""
     scores = {key: row[columns[key]] for key in expected if key in columns}
-    return ties_of(float(cutoff), depth, len(above), len(at_cutoff), scores,
-                   lambda score: len(at_cutoff) if score == cutoff else int(np.count_nonzero(row[above] == score)))
+    return ties_of(
+        float(cutoff),
+        depth,
+        len(above),
+        len(at_cutoff),
+        scores,
+        lambda score: (
+            len(at_cutoff) if score == cutoff else int(np.count_nonzero(row[above] == score))
+        ),
+    )
 
 
-def ties_of(cutoff: float, depth: int, above: int, at_cutoff: int, scores: Mapping[str, float],
-            group: Callable[[float], int]) -> Ties:
+def ties_of(
+    cutoff: float,
+    depth: int,
+    above: int,
+    at_cutoff: int,
+    scores: Mapping[str, float],
+    group: Callable[[float], int],
+) -> Ties:
     """The :class:`Ties` at depth ``depth`` of a ranking with ``above`` rows above the ``cutoff`` score and
     ``at_cutoff`` at it, given the expected keys' ``scores`` and how many rows share a score at or above the
     cutoff (``group``)."""
     tied = sorted(key for key, score in scores.items() if score >= cutoff and group(score) > 1)
-    return Ties(cutoff_score=cutoff, tied_outside=at_cutoff - (depth - above), expected_tied=tuple(tied))
+    return Ties(
+        cutoff_score=cutoff, tied_outside=at_cutoff - (depth - above), expected_tied=tuple(tied)
+    )
 
 
 def _rank_at(scores: np.ndarray, keys: Sequence[str], index: int) -> int:
@@ -220,8 +255,14 @@ def _rank_at(scores: np.ndarray, keys: Sequence[str], index: int) -> int:
     return 1 + above + tied_before
 
 
-def _ordered(scores: np.ndarray, keys: Sequence[str], cutoff: np.generic, depth: int, above: np.ndarray,
-             at_cutoff: np.ndarray) -> Ranked:
+def _ordered(
+    scores: np.ndarray,
+    keys: Sequence[str],
+    cutoff: np.generic,
+    depth: int,
+    above: np.ndarray,
+    at_cutoff: np.ndarray,
+) -> Ranked:
     """The top ``depth`` rows from the rows ``above`` the cutoff score and those ``at_cutoff``."""
     ranked = sorted(((keys[i], float(scores[i])) for i in above.tolist()), key=_order)
     chosen = heapq.nsmallest(depth - len(above), (keys[i] for i in at_cutoff.tolist()))

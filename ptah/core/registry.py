@@ -7,7 +7,8 @@ case-blind aliases, plugin discovery) stays with its owner.
 
 from __future__ import annotations
 
-from typing import Callable, Generic, Iterator, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
 
 from ptah.core.errors import InputError, PluginError
 
@@ -18,7 +19,9 @@ class Registry(Generic[T]):
     """``what`` names an item in messages (``channel``, ``store kind``); ``unknown`` is the error a miss raises,
     ``use`` the words before the registered names in it."""
 
-    def __init__(self, what: str, unknown: Callable[[str], Exception] = InputError, use: str = "use") -> None:
+    def __init__(
+        self, what: str, unknown: Callable[[str], Exception] = InputError, use: str = "use"
+    ) -> None:
         self.what = what
         self._unknown = unknown
         self._use = use

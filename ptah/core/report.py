@@ -28,29 +28,46 @@ they describe, and nothing computes on them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Mapping, Self
+from typing import Any, Self
 
 from ptah.core.measures import Measure
 from ptah.core.metrics import Mean
 from ptah.core.verdicts import BaselineComparison, Comparison, Gate, KnownMiss
 
-__all__ = ["BaselineComparison", "CaseResult", "CaseTies", "Comparison", "Gate", "Hit", "Hole", "KnownMiss", "Miss", "Report",
-           "Result", "Run"]
+__all__ = [
+    "BaselineComparison",
+    "CaseResult",
+    "CaseTies",
+    "Comparison",
+    "Gate",
+    "Hit",
+    "Hole",
+    "KnownMiss",
+    "Miss",
+    "Report",
+    "Result",
+    "Run",
+]
 
 REPORT_FORMAT = "ptah-report@2"
 REPORT_FORMATS = ("ptah-report@1", REPORT_FORMAT)  # every format ptah reads
 RANKING_RULE = "score descending, ties broken by key ascending"
 EXCERPT_CHARS = 100  # the report schema's maxLength of an excerpt
-_DESCRIBED = ("variant", "cost", "slices")  # a run's optional members, written and read as they are when present
+_DESCRIBED = (
+    "variant",
+    "cost",
+    "slices",
+)  # a run's optional members, written and read as they are when present
 
 
 def excerpt(text: str) -> str:
     """A row's text as the pages show it beside its key: each line's words one space apart, the lines joined by
     `` · ``, cut to :data:`EXCERPT_CHARS` characters (the last an ellipsis when cut)."""
     flat = " · ".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
-    return flat if len(flat) <= EXCERPT_CHARS else flat[:EXCERPT_CHARS - 1] + "…"
+    return flat if len(flat) <= EXCERPT_CHARS else flat[: EXCERPT_CHARS - 1] + "…"
 
 
 def read_only(value: Any) -> Any:
@@ -72,15 +89,24 @@ def plain(value: Any) -> Any:
 
 
 def mean_to_dict(mean: Mean) -> dict:
-    data = {"value": mean.value, "numerator": mean.numerator, "denominator": mean.denominator, "undefined": mean.undefined}
+    data = {
+        "value": mean.value,
+        "numerator": mean.numerator,
+        "denominator": mean.denominator,
+        "undefined": mean.undefined,
+    }
     if mean.high_numerator is not None:
         data |= {"high": mean.high, "high_numerator": mean.high_numerator}
     return data
 
 
 def mean_from_dict(data: Mapping) -> Mean:
-    return Mean(numerator=data["numerator"], denominator=data["denominator"], undefined=data["undefined"],
-                high_numerator=data.get("high_numerator"))
+    return Mean(
+        numerator=data["numerator"],
+        denominator=data["denominator"],
+        undefined=data["undefined"],
+        high_numerator=data.get("high_numerator"),
+    )
 
 
 def _measure_keys(data: Mapping) -> dict[str, str]:
@@ -190,7 +216,10 @@ class CaseResult:
                 "missed": [{"key": m.key, "rank": m.rank, "where": m.where} for m in self.missed],
             },
             "relevant": [{"key": key, "grade": grade} for key, grade in self.relevant],
-            "forbidden": {"keys": list(self.forbidden), "hits": [{"key": h.key, "rank": h.rank} for h in self.hits]},
+            "forbidden": {
+                "keys": list(self.forbidden),
+                "hits": [{"key": h.key, "rank": h.rank} for h in self.hits],
+            },
             "ties": asdict(self.ties) | {"expected_tied": list(self.ties.expected_tied)},
         }
         if self.ann is not None:
@@ -212,16 +241,25 @@ class CaseResult:
             query=data["query"],
             k=data["k"],
             ranking=tuple(Result(r["key"], r["score"]) for r in data["results"]),
-            values=MappingProxyType({name: metrics[key] for key, name in _measure_keys(metrics).items()}),
+            values=MappingProxyType(
+                {name: metrics[key] for key, name in _measure_keys(metrics).items()}
+            ),
             passed=data["passed"],
             required=tuple(data["required"]["keys"]),
             missed=tuple(Miss(m["key"], m["rank"], m["where"]) for m in data["required"]["missed"]),
             relevant=tuple((r["key"], r["grade"]) for r in data["relevant"]),
             forbidden=tuple(data["forbidden"]["keys"]),
             hits=tuple(Hit(h["key"], h["rank"]) for h in data["forbidden"]["hits"]),
-            ties=CaseTies(ties["straddles_cutoff"], ties["cutoff_score"], ties["tied_outside"], tuple(ties["expected_tied"])),
+            ties=CaseTies(
+                ties["straddles_cutoff"],
+                ties["cutoff_score"],
+                ties["tied_outside"],
+                tuple(ties["expected_tied"]),
+            ),
             ann=read_only(data["ann"]) if data.get("ann") is not None else None,
-            highs=None if highs is None else MappingProxyType({name: highs[key] for key, name in _measure_keys(highs).items()}),
+            highs=None
+            if highs is None
+            else MappingProxyType({name: highs[key] for key, name in _measure_keys(highs).items()}),
             holes=None if holes is None else tuple(Hole(h["key"], h["rank"]) for h in holes),
             judged=data.get("judged"),
         )
@@ -272,7 +310,9 @@ class Run:
 
     def to_dict(self, *, cases: bool = True) -> dict:
         """The run's JSON document; ``cases=False`` leaves ``cases`` empty, for a writer that adds them one by one."""
-        aggregates: dict = {Measure.parse(name).key: mean_to_dict(mean) for name, mean in self.means.items()}
+        aggregates: dict = {
+            Measure.parse(name).key: mean_to_dict(mean) for name, mean in self.means.items()
+        }
         aggregates["required"] = plain(self.required)
         aggregates["forbidden"] = plain(self.forbidden)
         aggregates["ties"] = plain(self.ties)
@@ -284,7 +324,11 @@ class Run:
         return {
             "generation": plain(self.generation),
             "search": plain(self.search),
-            **{name: plain(value) for name in _DESCRIBED if (value := getattr(self, name)) is not None},
+            **{
+                name: plain(value)
+                for name in _DESCRIBED
+                if (value := getattr(self, name)) is not None
+            },
             "cases": [case.to_dict() for case in self.cases] if cases else [],
             "aggregates": aggregates,
         }
@@ -296,12 +340,19 @@ class Run:
             generation=read_only(data["generation"]),
             search=read_only(data["search"]),
             cases=tuple(CaseResult.from_dict(case) for case in data["cases"]),
-            means=MappingProxyType({name: mean_from_dict(aggregates[key]) for key, name in _measure_keys(aggregates).items()}),
+            means=MappingProxyType(
+                {
+                    name: mean_from_dict(aggregates[key])
+                    for key, name in _measure_keys(aggregates).items()
+                }
+            ),
             required=read_only(aggregates["required"]),
             forbidden=read_only(aggregates["forbidden"]),
             ties=read_only(aggregates["ties"]),
             ann=read_only(aggregates["ann"]) if aggregates.get("ann") is not None else None,
-            judged=mean_from_dict(aggregates["judged"]) if aggregates.get("judged") is not None else None,
+            judged=mean_from_dict(aggregates["judged"])
+            if aggregates.get("judged") is not None
+            else None,
             **{name: read_only(data[name]) for name in _DESCRIBED if data.get(name) is not None},
         )
 
@@ -317,11 +368,17 @@ class Report:
     timings: Mapping[str, float]
     environment: Mapping
     baseline: Mapping | None = None  # path, digest; see ``comparisons``
-    comparisons: tuple[BaselineComparison, ...] = ()  # per run, against the baseline's reference run
+    comparisons: tuple[
+        BaselineComparison, ...
+    ] = ()  # per run, against the baseline's reference run
     comparison: Comparison | None = None  # several runs side by side (ptah.core.comparison)
     format: str = field(default=REPORT_FORMAT)
-    stale_judgements: tuple[Mapping, ...] = ()  # {case, key, judged_at, why}: the row's text changed since
-    excerpts: Mapping[str, str] | None = None  # ranked key -> its judging text's excerpt; None: not recorded
+    stale_judgements: tuple[
+        Mapping, ...
+    ] = ()  # {case, key, judged_at, why}: the row's text changed since
+    excerpts: Mapping[str, str] | None = (
+        None  # ranked key -> its judging text's excerpt; None: not recorded
+    )
 
     @property
     def verdict(self) -> str:
@@ -329,7 +386,11 @@ class Report:
         decide a drop gate)."""
         if all(gate.passed for gate in self.gates):
             return "pass"
-        return "fail" if any(not gate.passed and not gate.inconclusive for gate in self.gates) else "inconclusive"
+        return (
+            "fail"
+            if any(not gate.passed and not gate.inconclusive for gate in self.gates)
+            else "inconclusive"
+        )
 
     @property
     def passed(self) -> bool:
@@ -339,7 +400,9 @@ class Report:
         """The report's JSON document; ``cases=False``: every run's ``cases`` empty (see :meth:`Run.to_dict`)."""
         baseline = None
         if self.baseline is not None:
-            baseline = plain(self.baseline) | {"comparisons": [plain(c.data) for c in self.comparisons]}
+            baseline = plain(self.baseline) | {
+                "comparisons": [plain(c.data) for c in self.comparisons]
+            }
         data = {
             "format": self.format,
             "created_at": self.created_at,
@@ -370,10 +433,17 @@ class Report:
             gates=tuple(Gate.from_dict(gate) for gate in data["gates"]),
             timings=read_only(data["timings"]),
             environment=read_only(data["environment"]),
-            baseline=None if baseline is None else read_only({k: v for k, v in baseline.items() if k != "comparisons"}),
-            comparisons=() if baseline is None else tuple(BaselineComparison(read_only(c)) for c in baseline["comparisons"]),
-            comparison=None if data.get("comparison") is None else Comparison(read_only(data["comparison"])),
+            baseline=None
+            if baseline is None
+            else read_only({k: v for k, v in baseline.items() if k != "comparisons"}),
+            comparisons=()
+            if baseline is None
+            else tuple(BaselineComparison(read_only(c)) for c in baseline["comparisons"]),
+            comparison=None
+            if data.get("comparison") is None
+            else Comparison(read_only(data["comparison"])),
             stale_judgements=tuple(read_only(stale) for stale in data.get("stale_judgements", ())),
-            excerpts=None if data.get("excerpts") is None else MappingProxyType(dict(data["excerpts"])),
+            excerpts=None
+            if data.get("excerpts") is None
+            else MappingProxyType(dict(data["excerpts"])),
         )
-

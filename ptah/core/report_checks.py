@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Callable, Mapping, Sequence, TypeGuard
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeGuard
 
 from ptah.core.errors import ReportError
 from ptah.core.measures import DEFAULT_MEASURES, Measure
@@ -61,7 +62,13 @@ def _is_count(value: object) -> bool:
 
 
 def _not_a_count(value: object) -> str:
-    return "is missing" if value is None else f"is {value!r}, not a non-negative integer" if is_measure(value) else "is not a non-negative integer"
+    return (
+        "is missing"
+        if value is None
+        else f"is {value!r}, not a non-negative integer"
+        if is_measure(value)
+        else "is not a non-negative integer"
+    )
 
 
 def _close(recorded: float, recomputed: float) -> bool:
@@ -86,25 +93,48 @@ def _check_run(run: Mapping, where: str, path: str) -> None:
     seen: dict[str, int] = {}
     for number, case in enumerate(cases):
         if case["id"] in seen:
-            raise _damaged(path, f"{where}.cases[{number}].id", f"repeats {where}.cases[{seen[case['id']]}].id")
+            raise _damaged(
+                path, f"{where}.cases[{number}].id", f"repeats {where}.cases[{seen[case['id']]}].id"
+            )
         seen[case["id"]] = number
     for name in measure_keys(aggregates):
         for number, case in enumerate(cases):
             if name not in case["metrics"]:
-                raise _damaged(path, f"{where}.cases[{number}].metrics.{name}", "is missing, but the run has a mean of it")
-        _check_mean(aggregates[name], [case["metrics"][name] for case in cases], f"{where}.aggregates.{name}",
-                    lambda n: f"{where}.cases[{n}].metrics.{name}", path)
+                raise _damaged(
+                    path,
+                    f"{where}.cases[{number}].metrics.{name}",
+                    "is missing, but the run has a mean of it",
+                )
+        _check_mean(
+            aggregates[name],
+            [case["metrics"][name] for case in cases],
+            f"{where}.aggregates.{name}",
+            lambda n: f"{where}.cases[{n}].metrics.{name}",  # noqa: B023
+            path,
+        )
         _check_high(aggregates[name], cases, name, where, path)
     if "judged" in aggregates:
-        _check_mean(aggregates["judged"], [case.get("judged") for case in cases], f"{where}.aggregates.judged",
-                    lambda n: f"{where}.cases[{n}].judged", path)
+        _check_mean(
+            aggregates["judged"],
+            [case.get("judged") for case in cases],
+            f"{where}.aggregates.judged",
+            lambda n: f"{where}.cases[{n}].judged",
+            path,
+        )
     _check_counts(aggregates, len(cases), where, path)
     if "ann" in aggregates:
         _check_ann(aggregates["ann"], cases, where, path)
 
 
-def _check_mean(mean: object, values: Sequence[object], field: str, case_field: Callable[[int], str], path: str,
-                value_part: str = "value", numerator_part: str = "numerator") -> None:
+def _check_mean(
+    mean: object,
+    values: Sequence[object],
+    field: str,
+    case_field: Callable[[int], str],
+    path: str,
+    value_part: str = "value",
+    numerator_part: str = "numerator",
+) -> None:
     """``mean`` (a report's MEAN) against the per-case ``values`` it was computed from (its ``value_part`` and
     ``numerator_part``: ``high`` and ``high_numerator`` for the high bounds)."""
     defined: list[float] = []
@@ -128,17 +158,37 @@ def _check_mean(mean: object, values: Sequence[object], field: str, case_field: 
     if not is_measure(numerator) or numerator is None:
         raise _damaged(path, f"{field}.{numerator_part}", "is missing or not a number")
     if mean["denominator"] != len(defined):
-        raise _damaged(path, f"{field}.denominator", f"is {mean['denominator']}, but {len(defined)} of the run's {len(values)} cases define the measure")
+        raise _damaged(
+            path,
+            f"{field}.denominator",
+            f"is {mean['denominator']}, but {len(defined)} of the run's {len(values)} cases define the measure",
+        )
     if mean["undefined"] != len(values) - len(defined):
-        raise _damaged(path, f"{field}.undefined", f"is {mean['undefined']}, but {len(values) - len(defined)} of the run's {len(values)} cases leave it N/A")
+        raise _damaged(
+            path,
+            f"{field}.undefined",
+            f"is {mean['undefined']}, but {len(values) - len(defined)} of the run's {len(values)} cases leave it N/A",
+        )
     total = math.fsum(defined)
     if not _close(numerator, total):
-        raise _damaged(path, f"{field}.{numerator_part}", f"is {numerator!r}, but the cases' values sum to {total!r}")
+        raise _damaged(
+            path,
+            f"{field}.{numerator_part}",
+            f"is {numerator!r}, but the cases' values sum to {total!r}",
+        )
     expected = total / len(defined) if defined else None
     if expected is None and value is not None:
-        raise _damaged(path, f"{field}.{value_part}", f"is {value!r}, but no case defines the measure, so it must be null")
+        raise _damaged(
+            path,
+            f"{field}.{value_part}",
+            f"is {value!r}, but no case defines the measure, so it must be null",
+        )
     if expected is not None and (value is None or not _close(value, expected)):
-        raise _damaged(path, f"{field}.{value_part}", f"is {value!r}, but the mean of the cases' values is {expected!r}")
+        raise _damaged(
+            path,
+            f"{field}.{value_part}",
+            f"is {value!r}, but the mean of the cases' values is {expected!r}",
+        )
 
 
 def _check_high(mean: Mapping, cases: Sequence[Mapping], name: str, where: str, path: str) -> None:
@@ -149,18 +199,39 @@ def _check_high(mean: Mapping, cases: Sequence[Mapping], name: str, where: str, 
     for number, case in enumerate(cases):
         high = case.get("high")
         if not isinstance(high, Mapping) or name not in high:
-            raise _damaged(path, f"{where}.cases[{number}].high.{name}", "is missing, but the run has a high bound of it")
+            raise _damaged(
+                path,
+                f"{where}.cases[{number}].high.{name}",
+                "is missing, but the run has a high bound of it",
+            )
         if (high[name] is None) != (case["metrics"][name] is None):
-            raise _damaged(path, f"{where}.cases[{number}].high.{name}", "is N/A where the value is not, or the other way")
+            raise _damaged(
+                path,
+                f"{where}.cases[{number}].high.{name}",
+                "is N/A where the value is not, or the other way",
+            )
         highs.append(high[name])
-    _check_mean(mean, highs, f"{where}.aggregates.{name}", lambda n: f"{where}.cases[{n}].high.{name}", path,
-                "high", "high_numerator")
+    _check_mean(
+        mean,
+        highs,
+        f"{where}.aggregates.{name}",
+        lambda n: f"{where}.cases[{n}].high.{name}",
+        path,
+        "high",
+        "high_numerator",
+    )
 
 
 def _check_counts(aggregates: Mapping, cases: int, where: str, path: str) -> None:
     if aggregates.get("cases") != cases or not _is_count(aggregates.get("cases")):
-        raise _damaged(path, f"{where}.aggregates.cases", f"is not {cases}, the number of the run's cases")
-    bounded = {"required": ("cases", "failed"), "forbidden": ("cases", "leaking"), "ties": ("cases_flagged",)}
+        raise _damaged(
+            path, f"{where}.aggregates.cases", f"is not {cases}, the number of the run's cases"
+        )
+    bounded = {
+        "required": ("cases", "failed"),
+        "forbidden": ("cases", "leaking"),
+        "ties": ("cases_flagged",),
+    }
     unbounded = {"required": ("keys_missed",), "forbidden": ("hits",)}
     for group in ("required", "forbidden", "ties"):
         counts = aggregates.get(group)
@@ -168,17 +239,34 @@ def _check_counts(aggregates: Mapping, cases: int, where: str, path: str) -> Non
             raise _damaged(path, f"{where}.aggregates.{group}", "is missing or not an object")
         for part in bounded[group] + unbounded.get(group, ()):
             if not _is_count(counts.get(part)):
-                raise _damaged(path, f"{where}.aggregates.{group}.{part}", _not_a_count(counts.get(part)))
+                raise _damaged(
+                    path, f"{where}.aggregates.{group}.{part}", _not_a_count(counts.get(part))
+                )
             if part in bounded[group] and counts[part] > cases:
-                raise _damaged(path, f"{where}.aggregates.{group}.{part}", f"is {counts[part]}, more than the run's {cases} cases")
+                raise _damaged(
+                    path,
+                    f"{where}.aggregates.{group}.{part}",
+                    f"is {counts[part]}, more than the run's {cases} cases",
+                )
     forbidden = aggregates["forbidden"]
     if forbidden["leaking"] > forbidden["cases"]:
-        raise _damaged(path, f"{where}.aggregates.forbidden.leaking", "is more than forbidden.cases")
+        raise _damaged(
+            path, f"{where}.aggregates.forbidden.leaking", "is more than forbidden.cases"
+        )
     if aggregates["required"]["failed"] > aggregates["required"]["cases"]:
         raise _damaged(path, f"{where}.aggregates.required.failed", "is more than required.cases")
-    rate, expected = forbidden.get("rate"), (forbidden["leaking"] / forbidden["cases"]) if forbidden["cases"] else None
-    if not is_measure(rate) or (rate is None) != (expected is None) or (expected is not None and rate is not None and not _close(rate, expected)):
-        raise _damaged(path, f"{where}.aggregates.forbidden.rate", f"is not leaking / cases ({expected!r})")
+    rate, expected = (
+        forbidden.get("rate"),
+        (forbidden["leaking"] / forbidden["cases"]) if forbidden["cases"] else None,
+    )
+    if (
+        not is_measure(rate)
+        or (rate is None) != (expected is None)
+        or (expected is not None and rate is not None and not _close(rate, expected))
+    ):
+        raise _damaged(
+            path, f"{where}.aggregates.forbidden.rate", f"is not leaking / cases ({expected!r})"
+        )
 
 
 def _check_ann(ann: object, cases: Sequence[Mapping], where: str, path: str) -> None:
@@ -189,10 +277,24 @@ def _check_ann(ann: object, cases: Sequence[Mapping], where: str, path: str) -> 
     for number, case in enumerate(cases):
         entry = case.get("ann")
         if not isinstance(entry, Mapping) or not isinstance(entry.get("exact"), Mapping):
-            raise _damaged(path, f"{where}.cases[{number}].ann", "is missing or lacks recall and exact, but the run has aggregates.ann")
+            raise _damaged(
+                path,
+                f"{where}.cases[{number}].ann",
+                "is missing or lacks recall and exact, but the run has aggregates.ann",
+            )
         per_case.append(entry)
-    _check_mean(ann.get("recall"), [e.get("recall") for e in per_case], f"{where}.aggregates.ann.recall",
-                lambda n: f"{where}.cases[{n}].ann.recall", path)
+    _check_mean(
+        ann.get("recall"),
+        [e.get("recall") for e in per_case],
+        f"{where}.aggregates.ann.recall",
+        lambda n: f"{where}.cases[{n}].ann.recall",
+        path,
+    )
     for name in measure_keys(ann["exact"]):
-        _check_mean(ann["exact"].get(name), [e["exact"].get(name) for e in per_case], f"{where}.aggregates.ann.exact.{name}",
-                    lambda n: f"{where}.cases[{n}].ann.exact.{name}", path)
+        _check_mean(
+            ann["exact"].get(name),
+            [e["exact"].get(name) for e in per_case],
+            f"{where}.aggregates.ann.exact.{name}",
+            lambda n: f"{where}.cases[{n}].ann.exact.{name}",  # noqa: B023
+            path,
+        )

@@ -25,9 +25,9 @@ top k".
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Mapping, Sequence
 
 from ptah.core.corpus import Case, Corpus, slice_digest
 from ptah.core.measures import Measure
@@ -60,8 +60,12 @@ class Rescored:
         """The report's ``baseline.rescored`` member; None when the file's numbers stand as they were."""
         if not self.judged_since and not self.cases_changed:
             return None
-        return {"judgements_added": self.added, "judgements_changed": self.changed,
-                "cases_changed": self.cases_changed, "judged_since": self.judged_since}
+        return {
+            "judgements_added": self.added,
+            "judgements_changed": self.changed,
+            "cases_changed": self.cases_changed,
+            "judged_since": self.judged_since,
+        }
 
 
 def difference(corpus: Corpus, baseline: Report) -> str | None:
@@ -97,12 +101,21 @@ def rescore(corpus: Corpus, baseline: Report) -> Rescored:
             new, regraded = judgement_changes(cases[stored.id], stored)
             added |= {(stored.id, key) for key in new}
             changed |= {(stored.id, key) for key in regraded}
-    differing = sum(1 for before, after in zip(baseline.runs, runs)
-                    for old, new in zip(before.cases, after.cases) if _differs(old, new))
-    slices = {tag: {**entry, "digest": slice_digest(tag, [cases[case_id] for case_id in entry["cases"]])}
-              if all(case_id in cases for case_id in entry["cases"]) else entry
-              for tag, entry in (baseline.corpus.get("slices") or {}).items()}
-    described = plain(baseline.corpus) | {"digest": corpus.digest} | ({"slices": slices} if slices else {})
+    differing = sum(
+        1
+        for before, after in zip(baseline.runs, runs)
+        for old, new in zip(before.cases, after.cases)
+        if _differs(old, new)
+    )
+    slices = {
+        tag: {**entry, "digest": slice_digest(tag, [cases[case_id] for case_id in entry["cases"]])}
+        if all(case_id in cases for case_id in entry["cases"])
+        else entry
+        for tag, entry in (baseline.corpus.get("slices") or {}).items()
+    }
+    described = (
+        plain(baseline.corpus) | {"digest": corpus.digest} | ({"slices": slices} if slices else {})
+    )
     report = replace(baseline, runs=runs, corpus=read_only(described))
     return Rescored(report, baseline.corpus["digest"], len(added), len(changed), differing)
 
@@ -131,8 +144,13 @@ def rescore_case(case: Case, stored: CaseResult, measures: Sequence[Measure]) ->
             if m.depth(case.k) > case.k and before is not None and now is not None:
                 values[name] = larger = max(now, before)
                 highs[name] = max(highs.get(name) or 0.0, larger)
-    return replace(result, values=MappingProxyType(values), highs=MappingProxyType(highs), ann=stored.ann,
-                   missed=tuple(placed.get(miss.key, miss) for miss in result.missed))
+    return replace(
+        result,
+        values=MappingProxyType(values),
+        highs=MappingProxyType(highs),
+        ann=stored.ann,
+        missed=tuple(placed.get(miss.key, miss) for miss in result.missed),
+    )
 
 
 def judgement_changes(case: Case, stored: CaseResult) -> tuple[set[str], set[str]]:
@@ -141,12 +159,19 @@ def judgement_changes(case: Case, stored: CaseResult) -> tuple[set[str], set[str
     record judges outside the stored top k is left out: no number of the baseline depends on it."""
     grades = dict(stored.relevant)
     named = set(grades) | set(stored.required) | set(stored.forbidden)
-    known = named | (set(stored.keys) - {hole.key for hole in stored.holes} if stored.holes is not None else set())
+    known = named | (
+        set(stored.keys) - {hole.key for hole in stored.holes}
+        if stored.holes is not None
+        else set()
+    )
     now = case.expected_keys() | (case.judged & set(stored.keys))
     added = set(now - known)
-    changed = {key for key in named
-               if (grades.get(key), key in stored.required, key in stored.forbidden)
-               != (case.relevant.get(key), key in case.required, key in case.forbidden)}
+    changed = {
+        key
+        for key in named
+        if (grades.get(key), key in stored.required, key in stored.forbidden)
+        != (case.relevant.get(key), key in case.required, key in case.forbidden)
+    }
     return added, changed
 
 

@@ -71,7 +71,9 @@ def query_blocks(queries: int, rows: int, budget: int = BLOCK_SCORES) -> list[tu
     return list(zip(bounds, bounds[1:]))
 
 
-def pair_scores(queries: np.ndarray, rows: np.ndarray, query_index: np.ndarray, row_index: np.ndarray) -> np.ndarray:
+def pair_scores(
+    queries: np.ndarray, rows: np.ndarray, query_index: np.ndarray, row_index: np.ndarray
+) -> np.ndarray:
     """The float64 score ``queries[query_index[p]] . rows[row_index[p]]`` of each pair p.
 
     ``queries`` (q, d) and ``rows`` (n, d) are float32. Each product of two
@@ -81,7 +83,10 @@ def pair_scores(queries: np.ndarray, rows: np.ndarray, query_index: np.ndarray, 
     vectors' bits -- not on the CPU, the BLAS, the other pairs or how they are
     cut.
     """
-    query_index, row_index = np.asarray(query_index, dtype=np.int64), np.asarray(row_index, dtype=np.int64)
+    query_index, row_index = (
+        np.asarray(query_index, dtype=np.int64),
+        np.asarray(row_index, dtype=np.int64),
+    )
     scores = np.zeros(len(query_index), dtype=np.float64)
     order = None
     if len(query_index) > 1 and (np.diff(query_index) < 0).any():  # pairs of one query together
@@ -108,10 +113,10 @@ def margins(queries: np.ndarray, rows: np.ndarray) -> np.ndarray:
     dimension = queries.shape[1]
     if len(rows) == 0 or dimension == 0:
         return np.zeros(len(queries), dtype=np.float64)
-    slack = 1 + (dimension + 2) * 2.0 ** -23
+    slack = 1 + (dimension + 2) * 2.0**-23
     largest = np.sqrt(float(np.max(np.einsum("ij,ij->i", rows, rows))) * slack)
     lengths = np.sqrt(np.einsum("ij,ij->i", queries, queries).astype(np.float64) * slack)
-    return (dimension + 2) * 2.0 ** -23 * slack * lengths * largest
+    return (dimension + 2) * 2.0**-23 * slack * lengths * largest
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
@@ -124,7 +129,7 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     if vectors.size == 0:
         return vectors
     for first in range(0, len(vectors), PAIRS_AT_ONCE):
-        block = vectors[first:first + PAIRS_AT_ONCE]
+        block = vectors[first : first + PAIRS_AT_ONCE]
         lengths = np.sqrt(_dots(block, block))
         lengths[lengths == 0] = 1.0
         block[:] = (block / lengths[:, None]).astype(np.float32)

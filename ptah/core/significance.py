@@ -59,12 +59,18 @@ stays ``None``; equal p-values get equal adjusted values whatever their order.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
-from ptah.core.request import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, EXACT_LIMIT, MAX_RESAMPLES
+from ptah.core.request import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    EXACT_LIMIT,
+    MAX_RESAMPLES,
+)
 
 # Bounds the temporary index block of a bootstrap or sign matrix of a Monte Carlo test (values).
 _BLOCK_VALUES = 4_000_000
@@ -93,7 +99,12 @@ class SignFlipResult:
     patterns: int  # sign patterns enumerated (exact) or drawn (monte-carlo)
 
     def as_dict(self) -> dict:
-        return {"p_value": self.p_value, "method": self.method, "nonzero": self.nonzero, "patterns": self.patterns}
+        return {
+            "p_value": self.p_value,
+            "method": self.method,
+            "nonzero": self.nonzero,
+            "patterns": self.patterns,
+        }
 
 
 def _differences(values: Sequence[float], resamples: int, seed: int) -> np.ndarray:
@@ -103,14 +114,22 @@ def _differences(values: Sequence[float], resamples: int, seed: int) -> np.ndarr
         raise ValueError(f"differences must be 1-D, got shape {array.shape}")
     if not np.isfinite(array).all():
         raise ValueError("differences must be finite numbers")
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or not 1 <= resamples <= MAX_RESAMPLES:
-        raise ValueError(f"resamples must be a whole number from 1 to {MAX_RESAMPLES}, got {resamples!r}")
+    if (
+        isinstance(resamples, bool)
+        or not isinstance(resamples, int)
+        or not 1 <= resamples <= MAX_RESAMPLES
+    ):
+        raise ValueError(
+            f"resamples must be a whole number from 1 to {MAX_RESAMPLES}, got {resamples!r}"
+        )
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
     return array
 
 
-def bootstrap_means(differences: Sequence[float], resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> np.ndarray:
+def bootstrap_means(
+    differences: Sequence[float], resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> np.ndarray:
     """The ``resamples`` bootstrap means of ``differences`` (see the module docs), as float64.
 
     Raises ``ValueError`` for no differences, a non-finite one, or a bad
@@ -160,7 +179,9 @@ def sign_flip_test(
     """
     values = _differences(differences, resamples, seed)
     if not 0 <= exact_limit <= 24:
-        raise ValueError(f"exact_limit must be from 0 to 24 (2^24 sign patterns), got {exact_limit!r}")
+        raise ValueError(
+            f"exact_limit must be from 0 to 24 (2^24 sign patterns), got {exact_limit!r}"
+        )
     if len(values) == 0:
         return None
     nonzero = values[values != 0]
@@ -174,7 +195,9 @@ def sign_flip_test(
         for value in nonzero:  # every sign pattern's sum, doubling per difference
             sums = np.concatenate((sums + value, sums - value))
         extreme = int(np.count_nonzero(np.abs(sums) >= threshold))
-        return SignFlipResult(p_value=extreme / len(sums), method="exact", nonzero=m, patterns=len(sums))
+        return SignFlipResult(
+            p_value=extreme / len(sums), method="exact", nonzero=m, patterns=len(sums)
+        )
     rng = np.random.default_rng(seed)
     extreme = 0
     block = max(1, _BLOCK_VALUES // m)
@@ -182,7 +205,9 @@ def sign_flip_test(
         rows = min(block, resamples - start)
         signs = rng.integers(0, 2, size=(rows, m)) * 2 - 1
         extreme += int(np.count_nonzero(np.abs(signs @ nonzero) >= threshold))
-    return SignFlipResult(p_value=(1 + extreme) / (1 + resamples), method="monte-carlo", nonzero=m, patterns=resamples)
+    return SignFlipResult(
+        p_value=(1 + extreme) / (1 + resamples), method="monte-carlo", nonzero=m, patterns=resamples
+    )
 
 
 def holm_adjusted(p_values: Sequence[float | None]) -> list[float | None]:

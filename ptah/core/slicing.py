@@ -21,33 +21,37 @@ content); another is reported as not comparable, with why.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Mapping, Sequence
 
 from ptah.core.baseline import Evidence, compare, gates
 from ptah.core.comparison import BETTER, WORSE, compare_pair, paired_differences
 from ptah.core.corpus import Corpus, slice_digest
-from ptah.core.measures import Measure
-
-from ptah.core.outcomes import make_run
 from ptah.core.errors import IncomparableBaseline, InputError
+from ptah.core.measures import Measure
+from ptah.core.outcomes import make_run
 from ptah.core.power import cases_needed
 from ptah.core.report import Run, mean_to_dict, read_only
 from ptah.core.request import StatisticsSettings, gate_key
-from ptah.core.verdicts import Gate
 from ptah.core.significance import holm_adjusted
+from ptah.core.verdicts import Gate
 
 MIN_CASES = 2
 MAX_TESTS = 10_000  # the tests one comparison section corrects: slices x measures x runs compared
 POWER = 0.8  # the power a gate's note plans for (``ptah corpus plan --power`` asks for another)
 CORRECTIONS = ("holm", "none")
 
-Slices = Mapping[str, tuple[str, tuple[str, ...]]]  # tag -> (slice digest, case ids in corpus order)
+Slices = Mapping[
+    str, tuple[str, tuple[str, ...]]
+]  # tag -> (slice digest, case ids in corpus order)
 
 
 def corpus_slices(corpus: Corpus) -> dict[str, tuple[str, tuple[str, ...]]]:
     """Each tag's slice digest and case ids, tags in code point order."""
-    return {tag: (slice_digest(tag, cases), tuple(case.id for case in cases)) for tag, cases in corpus.slices().items()}
+    return {
+        tag: (slice_digest(tag, cases), tuple(case.id for case in cases))
+        for tag, cases in corpus.slices().items()
+    }
 
 
 def check_tests(slices: Slices, measures: int, compared: int) -> None:
@@ -56,9 +60,11 @@ def check_tests(slices: Slices, measures: int, compared: int) -> None:
     tested = sum(1 for _, ids in slices.values() if len(ids) >= MIN_CASES)
     tests = tested * measures * compared
     if tests > MAX_TESTS:
-        raise InputError(f"the slices would make {tests:,} tests in one comparison ({tested:,} slices x {measures} "
-                         f"measures x {compared} runs compared), more than the limit of {MAX_TESTS:,}; compare fewer "
-                         "runs or measures, or use fewer tags")
+        raise InputError(
+            f"the slices would make {tests:,} tests in one comparison ({tested:,} slices x {measures} "
+            f"measures x {compared} runs compared), more than the limit of {MAX_TESTS:,}; compare fewer "
+            "runs or measures, or use fewer tags"
+        )
 
 
 def listed(slices: Slices) -> dict:
@@ -68,9 +74,13 @@ def listed(slices: Slices) -> dict:
 
 def sliced(run: Run, ids: Sequence[str]) -> Run:
     """``run`` over the cases ``ids`` names only, its means and counts made again from those cases."""
-    wanted = set(ids)  # a set: a slice's cases found in one pass over the run's, not one scan of ids per case
+    wanted = set(
+        ids
+    )  # a set: a slice's cases found in one pass over the run's, not one scan of ids per case
     search = {name: value for name, value in run.search.items() if name != "ranking"}
-    part = make_run(run.generation, search, [case for case in run.cases if case.id in wanted], run.measures)
+    part = make_run(
+        run.generation, search, [case for case in run.cases if case.id in wanted], run.measures
+    )
     return replace(part, variant=run.variant)
 
 
@@ -81,14 +91,22 @@ def slice_means(run: Run, slices: Slices) -> dict:
         entry: dict = {"digest": digest, "cases": len(ids), "means": None, "judged": None}
         if len(ids) >= MIN_CASES:
             part = sliced(run, ids)
-            entry["means"] = {Measure.parse(name).key: mean_to_dict(mean) for name, mean in part.means.items()}
+            entry["means"] = {
+                Measure.parse(name).key: mean_to_dict(mean) for name, mean in part.means.items()
+            }
             entry["judged"] = None if part.judged is None else mean_to_dict(part.judged)
         found[tag] = entry
     return found
 
 
-def slice_comparisons(reference: Run, candidate: Run, slices: Slices, settings: StatisticsSettings,
-                      reference_slices: Mapping | None = None, paths: Evidence = Evidence()) -> dict:
+def slice_comparisons(
+    reference: Run,
+    candidate: Run,
+    slices: Slices,
+    settings: StatisticsSettings,
+    reference_slices: Mapping | None = None,
+    paths: Evidence = Evidence(),
+) -> dict:
     """Each slice's comparison of ``candidate`` with ``reference``: per measure the interval, test and finding, and
     the slice's cases now failing or worse on a measure. ``reference_slices`` (a baseline's ``corpus.slices``):
     a slice is compared only where the baseline holds one of the same digest. ``paths``: what a settling command
@@ -99,18 +117,36 @@ def slice_comparisons(reference: Run, candidate: Run, slices: Slices, settings: 
         if reference_slices is not None:
             theirs = reference_slices.get(tag)
             if theirs is None or theirs["digest"] != digest:
-                why = ("the baseline has no slice of this tag" if theirs is None else
-                       "the baseline's slice holds other cases (or other expectations)")
-                found[tag] = entry | {"comparable": False, "why": why, "measures": None, "failing": []}
+                why = (
+                    "the baseline has no slice of this tag"
+                    if theirs is None
+                    else "the baseline's slice holds other cases (or other expectations)"
+                )
+                found[tag] = entry | {
+                    "comparable": False,
+                    "why": why,
+                    "measures": None,
+                    "failing": [],
+                }
                 continue
         if len(ids) < MIN_CASES:
-            found[tag] = entry | {"comparable": False, "why": f"fewer than {MIN_CASES} cases", "measures": None,
-                                  "failing": []}
+            found[tag] = entry | {
+                "comparable": False,
+                "why": f"fewer than {MIN_CASES} cases",
+                "measures": None,
+                "failing": [],
+            }
             continue
         compared = compare_pair(sliced(reference, ids), sliced(candidate, ids), settings, paths)
-        failing = [change["id"] for change in compared["cases_changed"]
-                   if not change["passed"]["candidate"] or any(
-                       metric.get("delta") is not None and metric["delta"] < 0 for metric in change["metrics"].values())]
+        failing = [
+            change["id"]
+            for change in compared["cases_changed"]
+            if not change["passed"]["candidate"]
+            or any(
+                metric.get("delta") is not None and metric["delta"] < 0
+                for metric in change["metrics"].values()
+            )
+        ]
         found[tag] = entry | {"measures": compared["measures"], "failing": failing}
     return found
 
@@ -118,20 +154,36 @@ def slice_comparisons(reference: Run, candidate: Run, slices: Slices, settings: 
 def correct(sections: Sequence[Mapping], correction: str, alpha: float) -> dict:
     """Control the family of every slice test in ``sections`` (each a :func:`slice_comparisons` result): add each
     measure's ``adjusted_p`` and ``survives``; the ``family`` member the report keeps."""
-    entries = [measure for section in sections for entry in section.values() if entry["measures"]
-               for measure in entry["measures"].values()]
+    entries = [
+        measure
+        for section in sections
+        for entry in section.values()
+        if entry["measures"]
+        for measure in entry["measures"].values()
+    ]
     p_values = [None if entry["test"] is None else entry["test"]["p_value"] for entry in entries]
     adjusted = holm_adjusted(p_values) if correction == "holm" else p_values
     for entry, p in zip(entries, adjusted):
         entry["adjusted_p"] = p
         entry["survives"] = p is not None and p < alpha and entry["finding"] in (BETTER, WORSE)
     tested = sum(1 for p in p_values if p is not None)
-    return {"correction": correction, "alpha": alpha, "tests": tested,
-            "surviving": sum(1 for entry in entries if entry["survives"])}
+    return {
+        "correction": correction,
+        "alpha": alpha,
+        "tests": tested,
+        "surviving": sum(1 for entry in entries if entry["survives"]),
+    }
 
 
-def slice_gates(run: Run, reference: Run, thresholds: Mapping[str, float], slices: Slices,
-                reference_slices: Mapping, baseline_path: str, evidence: Evidence = Evidence()) -> list[Gate]:
+def slice_gates(
+    run: Run,
+    reference: Run,
+    thresholds: Mapping[str, float],
+    slices: Slices,
+    reference_slices: Mapping,
+    baseline_path: str,
+    evidence: Evidence = Evidence(),
+) -> list[Gate]:
     """The drop gates of ``run``'s slices (``recall@billing``, ``nDCG@*``: :func:`ptah.core.request.gate_key`),
     each judged like a whole run's (:func:`ptah.core.baseline.gates`: the holes rules included) on the slice's
     cases against the same slice of the baseline's reference run, and named ``max-recall-drop@billing``.
@@ -147,22 +199,38 @@ def slice_gates(run: Run, reference: Run, thresholds: Mapping[str, float], slice
     for key, threshold in thresholds.items():
         measure, tag = gate_key(key)
         if tag == "*":
-            held = [each for each, entry in reference_slices.items() if len(entry["cases"]) >= MIN_CASES]
+            held = [
+                each for each, entry in reference_slices.items() if len(entry["cases"]) >= MIN_CASES
+            ]
         else:
             held = [tag or ""]
         for each in held:
             problem = _ungated(each, slices, reference_slices)
             if problem is not None:
                 if tag != "*":
-                    raise IncomparableBaseline(f"--max-drop {key}: {problem} (the baseline {baseline_path})")
-                found.append(Gate(f"max-{measure.key}-drop@{each}", run.name, False,
-                                  _retagged(each, slices, reference_slices[each]["cases"]), threshold))
+                    raise IncomparableBaseline(
+                        f"--max-drop {key}: {problem} (the baseline {baseline_path})"
+                    )
+                found.append(
+                    Gate(
+                        f"max-{measure.key}-drop@{each}",
+                        run.name,
+                        False,
+                        _retagged(each, slices, reference_slices[each]["cases"]),
+                        threshold,
+                    )
+                )
                 continue
             ids = slices[each][1]
             part = sliced(run, ids)
             theirs = sliced(reference, ids)
-            whole = [gate for gate in gates(part, compare(part, theirs), {str(measure): threshold}, evidence, theirs)
-                     if gate.is_drop_gate]
+            whole = [
+                gate
+                for gate in gates(
+                    part, compare(part, theirs), {str(measure): threshold}, evidence, theirs
+                )
+                if gate.is_drop_gate
+            ]
             found += [replace(gate, name=f"{gate.name}@{each}") for gate in whole]
     return found
 
@@ -174,8 +242,10 @@ def _retagged(tag: str, slices: Slices, held: Sequence[str]) -> str:
         now = f"no case of the corpus is tagged {tag} now"
     else:
         now = f"the corpus's slice {tag} holds other cases or expectations now ({_some(slices[tag][1])})"
-    return (f"the baseline's slice {tag} held {cases}; {now}, and a slice the baseline holds stays gated: tag those "
-            "cases as they were, or make a new baseline (ptah report rebaseline)")
+    return (
+        f"the baseline's slice {tag} held {cases}; {now}, and a slice the baseline holds stays gated: tag those "
+        "cases as they were, or make a new baseline (ptah report rebaseline)"
+    )
 
 
 def _some(ids: Sequence[str], shown: int = 10) -> str:
@@ -199,7 +269,9 @@ def _ungated(tag: str, slices: Slices, reference_slices: Mapping) -> str | None:
     return None
 
 
-def power_note(gate: Gate, run: Run, reference: Run, slices: Slices, alpha: float, power: float = POWER) -> Gate:
+def power_note(
+    gate: Gate, run: Run, reference: Run, slices: Slices, alpha: float, power: float = POWER
+) -> Gate:
     """``gate`` with its ``power`` member: the cases the corpus (or the gate's slice) needs to see a drop of its
     threshold with probability ``power`` at level ``alpha``, from the per-case differences the run measured
     against the baseline (:func:`ptah.core.power.cases_needed`), beside the cases it has. A note, never a verdict."""
@@ -208,13 +280,28 @@ def power_note(gate: Gate, run: Run, reference: Run, slices: Slices, alpha: floa
     name, tag = gate.name, ""
     if not name.endswith("-drop"):  # max-MAP@10-drop@billing: a slice's gate
         name, _, tag = name.rpartition("@")
-        if tag not in slices or gate.drop is None:  # a slice of the baseline the corpus lost: nothing measured
+        if (
+            tag not in slices or gate.drop is None
+        ):  # a slice of the baseline the corpus lost: nothing measured
             return gate
     ids = set(slices[tag][1]) if tag else None  # a set: one lookup a case, not a scan of the slice
     measure = next(m for m in run.measures if f"max-{m.key}-drop" == name)
-    differences = [difference for case_id, difference in paired_differences(reference, run, str(measure)).items()
-                   if ids is None or case_id in ids]
+    differences = [
+        difference
+        for case_id, difference in paired_differences(reference, run, str(measure)).items()
+        if ids is None or case_id in ids
+    ]
     needed = cases_needed(differences, gate.threshold, power, alpha)
     has = len(differences)
-    return replace(gate, power=read_only({"power": power, "alpha": alpha, "cases": has, "needed": needed,
-                                          "underpowered": needed is not None and needed > has}))
+    return replace(
+        gate,
+        power=read_only(
+            {
+                "power": power,
+                "alpha": alpha,
+                "cases": has,
+                "needed": needed,
+                "underpowered": needed is not None and needed > has,
+            }
+        ),
+    )

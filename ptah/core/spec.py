@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import os.path
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Mapping, NamedTuple, Sequence
+from typing import NamedTuple
 from urllib.parse import parse_qsl, urlencode
 
 from ptah.core.errors import UnknownGeneration
@@ -80,7 +81,7 @@ def redact_url(url: str) -> str:
         text = _redact_pairs(url)
         at = text.rfind("@")
         colon = text.find(":", 0, at) if at > 0 else -1
-        return text if colon < 0 else f"{text[:colon + 1]}{REDACTED}{text[at:]}"
+        return text if colon < 0 else f"{text[: colon + 1]}{REDACTED}{text[at:]}"
     slash = rest.find("/")
     at = (rest if slash < 0 else rest[:slash]).rfind("@")
     if at < 0:
@@ -99,7 +100,10 @@ def redact_url(url: str) -> str:
         pairs = parse_qsl(query, keep_blank_values=True)
         if any(name.lower() in _SECRET_PARAMETERS for name, _ in pairs):
             query = urlencode(
-                [(name, REDACTED if name.lower() in _SECRET_PARAMETERS else value) for name, value in pairs],
+                [
+                    (name, REDACTED if name.lower() in _SECRET_PARAMETERS else value)
+                    for name, value in pairs
+                ],
                 safe="*",
             )
     return f"{scheme}://{prefix}{location}{question}{query}"
@@ -115,7 +119,9 @@ def sqlite_database_path(database: str, root: str) -> str | None:
     prefix = "sqlite:///"
     if not database.startswith(prefix):
         return None
-    return os.path.normpath(os.path.join(root, os.path.expanduser(database[len(prefix) :])))  # "/…" ignores root
+    return os.path.normpath(
+        os.path.join(root, os.path.expanduser(database[len(prefix) :]))
+    )  # "/…" ignores root
 
 
 @dataclass(frozen=True)
@@ -127,8 +133,12 @@ class SourceSpec:
     key_fields: tuple[str, ...]
     text: str
     filter: str | None = None
-    statement_timeout_s: int = DEFAULT_STATEMENT_TIMEOUT_S  # PostgreSQL: each statement of the read transaction
-    judge_text: str | None = None  # the template of the text a person judges a row by (default: Spec.judging_template)
+    statement_timeout_s: int = (
+        DEFAULT_STATEMENT_TIMEOUT_S  # PostgreSQL: each statement of the read transaction
+    )
+    judge_text: str | None = (
+        None  # the template of the text a person judges a row by (default: Spec.judging_template)
+    )
 
     @property
     def redacted_database(self) -> str:
@@ -190,7 +200,10 @@ class GenerationSettings:
 
 DEFAULT_CANDIDATES = 100
 DEFAULT_RERANK_BATCH = 32
-RERANK_APIS = ("cohere", "tei")  # the body a rerank service speaks: documents/top_n -> results, or texts -> [{index, score}]
+RERANK_APIS = (
+    "cohere",
+    "tei",
+)  # the body a rerank service speaks: documents/top_n -> results, or texts -> [{index, score}]
 
 
 @dataclass(frozen=True)
@@ -219,10 +232,24 @@ class RerankSettings:
 
     def controls(self) -> dict:
         """What the report keeps of it: every setting but the service's key variable."""
-        service = None if self.service is None else {"api": self.service.provider, "base_url": self.service.base_url,
-                                                     "timeout_s": self.service.timeout_s}
-        return {"kind": self.kind, "candidates": self.candidates, "generation": self.generation, "model": self.model,
-                "service": service, "batch_size": self.batch_size, **({"options": dict(self.options)} if self.options else {})}
+        service = (
+            None
+            if self.service is None
+            else {
+                "api": self.service.provider,
+                "base_url": self.service.base_url,
+                "timeout_s": self.service.timeout_s,
+            }
+        )
+        return {
+            "kind": self.kind,
+            "candidates": self.candidates,
+            "generation": self.generation,
+            "model": self.model,
+            "service": service,
+            "batch_size": self.batch_size,
+            **({"options": dict(self.options)} if self.options else {}),
+        }
 
 
 @dataclass(frozen=True)
@@ -267,10 +294,14 @@ class JudgeSettings:
     def controls(self) -> dict:
         """What decides its grades, as JSON values (its identity is their digest): every setting but the
         service's key variable, its time-out and the spend cap."""
-        return {"kind": self.kind, "model": self.model, "generation": self.generation,
-                "thresholds": [[grade, score] for grade, score in sorted(self.thresholds.items())],
-                "base_url": None if self.service is None else self.service.base_url,
-                **({"options": dict(self.options)} if self.options else {})}
+        return {
+            "kind": self.kind,
+            "model": self.model,
+            "generation": self.generation,
+            "thresholds": [[grade, score] for grade, score in sorted(self.thresholds.items())],
+            "base_url": None if self.service is None else self.service.base_url,
+            **({"options": dict(self.options)} if self.options else {}),
+        }
 
 
 @dataclass(frozen=True)
@@ -296,8 +327,13 @@ class Spec:
         of it, so adding or changing a generation never changes it."""
         if self.source.judge_text is not None:
             return self.source.judge_text
-        templates = [self.source.text, *(g.text for g in self.generations.values() if g.text is not None)]
-        columns = dict.fromkeys(column for template in templates for column in template_columns(template))
+        templates = [
+            self.source.text,
+            *(g.text for g in self.generations.values() if g.text is not None),
+        ]
+        columns = dict.fromkeys(
+            column for template in templates for column in template_columns(template)
+        )
         return "\n".join(f"{column}: {{{column}}}" for column in columns)
 
     def generation(self, name: str | None = None) -> GenerationSettings:
@@ -367,10 +403,13 @@ def parse_template(template: str) -> tuple[tuple[bool, str], ...]:
         literal += template[at:i]
         at = token.end()
         if token[0] == "}":
-            raise TemplateSyntaxError(f"a single }} at character {i + 1}; write }}}} for a literal brace", i)
+            raise TemplateSyntaxError(
+                f"a single }} at character {i + 1}; write }}}} for a literal brace", i
+            )
         if token[0] == "{":
             raise TemplateSyntaxError(
-                f"the {{ at character {i + 1} is not closed; write {{column}}, or {{{{ for a literal brace", i
+                f"the {{ at character {i + 1} is not closed; write {{column}}, or {{{{ for a literal brace",
+                i,
             )
         if name is None:
             literal += token[0][0]
@@ -389,10 +428,13 @@ def parse_template(template: str) -> tuple[tuple[bool, str], ...]:
 def _check_name(name: str, offset: int) -> None:
     shown = "{" + name + "}"
     if not name.strip():
-        raise TemplateSyntaxError(f"{shown} at character {offset + 1} names no column; write {{column}}", offset)
+        raise TemplateSyntaxError(
+            f"{shown} at character {offset + 1} names no column; write {{column}}", offset
+        )
     if name != name.strip():
         raise TemplateSyntaxError(
-            f"{shown} at character {offset + 1} has spaces around the column name; write {{{name.strip()}}}", offset
+            f"{shown} at character {offset + 1} has spaces around the column name; write {{{name.strip()}}}",
+            offset,
         )
     bad = _NOT_IN_NAME.search(name)
     if bad is not None:
@@ -427,7 +469,10 @@ def renderer(template: str, columns: tuple[str, ...]) -> Callable[[Sequence[obje
     building a mapping per row -- for streaming many rows.
     """
     position = {column: index for index, column in enumerate(columns)}
-    pieces = tuple((position[value], value) if is_column else (None, value) for is_column, value in parse_template(template))
+    pieces = tuple(
+        (position[value], value) if is_column else (None, value)
+        for is_column, value in parse_template(template)
+    )
 
     def fill(values: Sequence[object]) -> str:
         parts = []
@@ -448,7 +493,10 @@ def render(template: str, row: Mapping[str, object]) -> str:
     Raises :class:`KeyError` for a column ``row`` lacks and :class:`TypeError`
     for a binary value.
     """
-    return "".join(render_value(row[value], value) if is_column else value for is_column, value in parse_template(template))
+    return "".join(
+        render_value(row[value], value) if is_column else value
+        for is_column, value in parse_template(template)
+    )
 
 
 def key_component(value: object, column: str) -> str:

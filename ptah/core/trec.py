@@ -25,7 +25,7 @@ on) cannot be written: :class:`InputError` names them.
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 from ptah.core.corpus import Corpus
 from ptah.core.errors import InputError
@@ -56,8 +56,10 @@ def qrels_lines(corpus: Corpus, scale: float | None = None) -> list[str]:
 def _integer_grade(grade: float, scale: float | None, case_id: str, key: str) -> int:
     value = grade * scale if scale is not None else grade
     if not math.isfinite(value):
-        raise InputError(f'case "{case_id}": key "{key}" has the grade {grade!r}, which the scale {scale!r} makes '
-                         "too large to write; choose a smaller scale")
+        raise InputError(
+            f'case "{case_id}": key "{key}" has the grade {grade!r}, which the scale {scale!r} makes '
+            "too large to write; choose a smaller scale"
+        )
     whole = round(value)
     if abs(value - whole) <= _INTEGRAL_TOLERANCE * max(1.0, abs(value)) and whole >= 1:
         return int(whole)

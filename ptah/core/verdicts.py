@@ -6,8 +6,8 @@ rest of the report.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Mapping
 
 from ptah.core.measures import Measure
 
@@ -56,7 +56,9 @@ class Gate:
     drop_high: float | None = None
     inconclusive: bool = False
     holes: Mapping | None = None
-    power: Mapping | None = None  # a drop gate's cases needed to see its threshold, beside the cases it has
+    power: Mapping | None = (
+        None  # a drop gate's cases needed to see its threshold, beside the cases it has
+    )
     known_misses: tuple[KnownMiss, ...] = ()
 
     @property
@@ -79,9 +81,19 @@ class Gate:
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Gate:
-        return cls(data["name"], data.get("generation"), data["passed"], data["detail"], data.get("threshold"), data.get("drop"),
-                   data.get("drop_high"), data.get("inconclusive", False), data.get("holes"), data.get("power"),
-                   tuple(KnownMiss(**miss) for miss in data.get("known_misses", ())))
+        return cls(
+            data["name"],
+            data.get("generation"),
+            data["passed"],
+            data["detail"],
+            data.get("threshold"),
+            data.get("drop"),
+            data.get("drop_high"),
+            data.get("inconclusive", False),
+            data.get("holes"),
+            data.get("power"),
+            tuple(KnownMiss(**miss) for miss in data.get("known_misses", ())),
+        )
 
 
 @dataclass(frozen=True)

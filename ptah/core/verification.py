@@ -30,7 +30,9 @@ class VerifyResult:
     stale_keys: tuple[str, ...]
     missing_keys: tuple[str, ...]
     orphan_keys: tuple[str, ...]
-    freshness_note: str | None = None  # set when freshness cannot be verified (an external generation): why
+    freshness_note: str | None = (
+        None  # set when freshness cannot be verified (an external generation): why
+    )
     # the source snapshot as this generation renders it: SHA-256 over each row's identity and text digest, in
     # source order (the report's verification.fingerprint; a baseline's tells another snapshot). Not in as_dict.
     fingerprint: str | None = None
@@ -60,9 +62,15 @@ class VerifyResult:
         for name in ("stale_keys", "missing_keys", "orphan_keys"):
             values[name] = list(values[name])
         values.update(
-            coverage=self.coverage, freshness=self.freshness, complete=self.complete, fresh_ok=self.fresh_ok, ok=self.ok
+            coverage=self.coverage,
+            freshness=self.freshness,
+            complete=self.complete,
+            fresh_ok=self.fresh_ok,
+            ok=self.ok,
         )
-        if self.freshness_note is None:  # a built generation's verification reads as before external ones existed
+        if (
+            self.freshness_note is None
+        ):  # a built generation's verification reads as before external ones existed
             del values["freshness_note"]
         del values["fingerprint"]
         return values

@@ -17,9 +17,9 @@ As JSON (``--output``, ``--json``)::
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping, Sequence
 
 from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import InputError
@@ -42,7 +42,12 @@ class Hole:
         object.__setattr__(self, "ranks", MappingProxyType(dict(self.ranks)))
 
     def to_dict(self) -> dict:
-        return {"key": self.key, "ranks": dict(self.ranks), "text": self.text, "text_sha256": self.text_sha256}
+        return {
+            "key": self.key,
+            "ranks": dict(self.ranks),
+            "text": self.text,
+            "text_sha256": self.text_sha256,
+        }
 
 
 @dataclass(frozen=True)
@@ -58,19 +63,31 @@ class WorkCase:
     judged: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "query": self.query, "k": self.k, "judged": list(self.judged),
-                "holes": [hole.to_dict() for hole in self.holes]}
+        return {
+            "id": self.id,
+            "query": self.query,
+            "k": self.k,
+            "judged": list(self.judged),
+            "holes": [hole.to_dict() for hole in self.holes],
+        }
 
 
 def judged_summary(case: Case, record: JudgementRecord) -> tuple[str, ...]:
     """What is already judged for ``case``, one short phrase a key, the key quoted so that a key ``1`` never
     reads as a count (:attr:`WorkCase.judged`): ``"7" required (grade 1)``, ``"3" grade 2``."""
     said = [f'"{key}" required (grade {case.relevant.get(key, 1.0):g})' for key in case.required]
-    said += [f'"{key}" grade {grade:g}' for key, grade in case.relevant.items() if key not in case.required]
+    said += [
+        f'"{key}" grade {grade:g}'
+        for key, grade in case.relevant.items()
+        if key not in case.required
+    ]
     said += [f'"{key}" forbidden' for key in case.forbidden]
     named = case.expected_keys()
-    said += [f'"{key}" not relevant' for key, judgement in sorted(record.cases.get(case.id, {}).items())
-             if key not in named and judgement.grade == 0]
+    said += [
+        f'"{key}" not relevant'
+        for key, judgement in sorted(record.cases.get(case.id, {}).items())
+        if key not in named and judgement.grade == 0
+    ]
     return tuple(said)
 
 
@@ -102,23 +119,45 @@ class Worklist:
         """A worklist read back from its JSON; :class:`InputError` (exit 2) naming what is wrong."""
         try:
             if not isinstance(data, dict) or data.get("format") != WORKLIST_FORMAT:
-                raise InputError(f"{where}: not a ptah worklist (format {WORKLIST_FORMAT}); write one with "
-                                 "`ptah corpus holes CORPUS --output FILE`")
+                raise InputError(
+                    f"{where}: not a ptah worklist (format {WORKLIST_FORMAT}); write one with "
+                    "`ptah corpus holes CORPUS --output FILE`"
+                )
             cases = tuple(
-                WorkCase(_text(case["id"]), _text(case["query"]), _count(case["k"]), tuple(
-                    Hole(_text(hole["key"]), {_text(run): _count(rank) for run, rank in hole["ranks"].items()},
-                         _text(hole["text"]), _sha256(hole["text_sha256"]))
-                    for hole in case["holes"]), tuple(_text(said) for said in case.get("judged", ())))
+                WorkCase(
+                    _text(case["id"]),
+                    _text(case["query"]),
+                    _count(case["k"]),
+                    tuple(
+                        Hole(
+                            _text(hole["key"]),
+                            {_text(run): _count(rank) for run, rank in hole["ranks"].items()},
+                            _text(hole["text"]),
+                            _sha256(hole["text_sha256"]),
+                        )
+                        for hole in case["holes"]
+                    ),
+                    tuple(_text(said) for said in case.get("judged", ())),
+                )
                 for case in data["cases"]
             )
-            return cls({"path": data["corpus"].get("path"), "digest": _text(data["corpus"]["digest"])},
-                       {"path": data["judgements"].get("path"), "digest": data["judgements"].get("digest")},
-                       tuple(_text(run) for run in data["runs"]), _text(data["text_of"]), cases)
+            return cls(
+                {"path": data["corpus"].get("path"), "digest": _text(data["corpus"]["digest"])},
+                {
+                    "path": data["judgements"].get("path"),
+                    "digest": data["judgements"].get("digest"),
+                },
+                tuple(_text(run) for run in data["runs"]),
+                _text(data["text_of"]),
+                cases,
+            )
         except InputError:
             raise
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
-            raise InputError(f"{where}: not a ptah worklist: {type(exc).__name__} {exc}; write one with "
-                             "`ptah corpus holes CORPUS --output FILE`") from None
+            raise InputError(
+                f"{where}: not a ptah worklist: {type(exc).__name__} {exc}; write one with "
+                "`ptah corpus holes CORPUS --output FILE`"
+            ) from None
 
 
 def _text(value: object) -> str:
@@ -139,8 +178,9 @@ def _count(value: object) -> int:
     return value
 
 
-def pooled_holes(corpus: Corpus, record: JudgementRecord, runs: Sequence[tuple[str, Mapping[str, Sequence[str]]]]
-                 ) -> list[tuple[str, list[tuple[str, dict[str, int]]]]]:
+def pooled_holes(
+    corpus: Corpus, record: JudgementRecord, runs: Sequence[tuple[str, Mapping[str, Sequence[str]]]]
+) -> list[tuple[str, list[tuple[str, dict[str, int]]]]]:
     """For each case with holes, in corpus order: ``(case id, [(key, {run: rank}), …])``, best rank first.
 
     ``runs`` are ``(run name, {case id: ranked keys})``; a key is a hole of a
@@ -160,7 +200,7 @@ def pooled_holes(corpus: Corpus, record: JudgementRecord, runs: Sequence[tuple[s
             def best(item: tuple[str, dict[str, int]]) -> tuple:
                 key, ranks = item
                 rank = min(ranks.values())
-                return rank, min(order[n] for n, r in ranks.items() if r == rank), key
+                return rank, min(order[n] for n, r in ranks.items() if r == rank), key  # noqa: B023
 
             pooled.append((case.id, sorted(found.items(), key=best)))
     return pooled

@@ -17,7 +17,7 @@ shows ten errors a step and fifty a job), then one line saying how many more.
 
 from __future__ import annotations
 
-from typing import Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 from ptah.core.report import Report
 from ptah.core.visible import abbreviated, visible
@@ -39,22 +39,44 @@ def escape_property(text: str) -> str:
 
 def command(kind: str, message: str, **properties: object) -> str:
     """One workflow command line: ``::KIND name=value,…::message`` (properties with a None value left out)."""
-    given = ",".join(f"{name}={escape_property(str(value))}" for name, value in properties.items() if value is not None)
-    return f"::{kind}{' ' + given if given else ''}::{escape_data(abbreviated(message, MAX_MESSAGE))}"
+    given = ",".join(
+        f"{name}={escape_property(str(value))}"
+        for name, value in properties.items()
+        if value is not None
+    )
+    return (
+        f"::{kind}{' ' + given if given else ''}::{escape_data(abbreviated(message, MAX_MESSAGE))}"
+    )
 
 
-def failure_annotations(report: Report, corpus_file: str, lines: Mapping[str, int]) -> Iterator[str]:
+def failure_annotations(
+    report: Report, corpus_file: str, lines: Mapping[str, int]
+) -> Iterator[str]:
     """The ``::error`` lines of a report's failed cases and of its failed gates no case explains (module docs)."""
     found = []
     for run, case in failed_cases(report):
         title = f"ptah: case {case.id} failed ({run.name}, {run.channel})"
         message = f"{'; '.join(problems(case))}. Query: {case.query}"
-        found.append(command("error", message, file=corpus_file, line=lines.get(case.id), title=title))
+        found.append(
+            command("error", message, file=corpus_file, line=lines.get(case.id), title=title)
+        )
     for gate in report.gates:
         if not gate.passed and gate.is_drop_gate:
-            kind, what = ("warning", "is inconclusive") if gate.inconclusive else ("error", "failed")
-            found.append(command(kind, gate.detail, file=corpus_file, title=f"ptah: gate {gate.name} {what} ({gate.generation})"))
+            kind, what = (
+                ("warning", "is inconclusive") if gate.inconclusive else ("error", "failed")
+            )
+            found.append(
+                command(
+                    kind,
+                    gate.detail,
+                    file=corpus_file,
+                    title=f"ptah: gate {gate.name} {what} ({gate.generation})",
+                )
+            )
     yield from found[:MAX_ANNOTATIONS]
     if len(found) > MAX_ANNOTATIONS:
-        yield command("warning", f"{len(found) - MAX_ANNOTATIONS} more failures are not annotated; see the report",
-                      file=corpus_file)
+        yield command(
+            "warning",
+            f"{len(found) - MAX_ANNOTATIONS} more failures are not annotated; see the report",
+            file=corpus_file,
+        )

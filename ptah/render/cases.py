@@ -6,15 +6,19 @@ them); each renderer escapes them for its own format.
 
 from __future__ import annotations
 
-from typing import Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 from ptah.core.report import CaseResult, Report, Run
 
 
 def problems(case: CaseResult) -> list[str]:
     """Why a case failed, one sentence per problem: ``required key '42' missed (ranked 14th, top 5 searched)``."""
-    found = [f"required key {miss.key!r} missed ({miss.where}; k = {case.k})" for miss in case.missed]
-    found += [f"forbidden key {hit.key!r} leaked at rank {hit.rank} (k = {case.k})" for hit in case.hits]
+    found = [
+        f"required key {miss.key!r} missed ({miss.where}; k = {case.k})" for miss in case.missed
+    ]
+    found += [
+        f"forbidden key {hit.key!r} leaked at rank {hit.rank} (k = {case.k})" for hit in case.hits
+    ]
     return found
 
 
@@ -55,15 +59,35 @@ def changes(report: Report) -> list[dict]:
     for index, comparison in enumerate(report.comparisons):  # one per run, in run order
         for change in comparison.data["cases_changed"]:
             passed = change["passed"]
-            found.append(_change(report.runs[index].name, f"baseline {comparison.generation}", change,
-                                 passed["baseline"], passed["current"], None, cases[index].get(change["id"])))
+            found.append(
+                _change(
+                    report.runs[index].name,
+                    f"baseline {comparison.generation}",
+                    change,
+                    passed["baseline"],
+                    passed["current"],
+                    None,
+                    cases[index].get(change["id"]),
+                )
+            )
     if report.comparison is not None:
         reference = report.runs[0]
-        for index, candidate in enumerate(report.comparison.candidates, start=1):  # one per run after the first
+        for index, candidate in enumerate(
+            report.comparison.candidates, start=1
+        ):  # one per run after the first
             for change in candidate["cases_changed"]:
                 passed = change["passed"]
-                found.append(_change(report.runs[index].name, reference.name, change, passed["reference"],
-                                     passed["candidate"], cases[0].get(change["id"]), cases[index].get(change["id"])))
+                found.append(
+                    _change(
+                        report.runs[index].name,
+                        reference.name,
+                        change,
+                        passed["reference"],
+                        passed["candidate"],
+                        cases[0].get(change["id"]),
+                        cases[index].get(change["id"]),
+                    )
+                )
     found.sort(key=lambda entry: (not entry["flipped"], -entry["drop"]))
     return found
 
@@ -72,7 +96,12 @@ def _change(run: str, against: str, change: Mapping, before: bool, after: bool, 
     drops = [-entry["delta"] for entry in change["metrics"].values() if entry["delta"] is not None]
     flipped = before != after
     return {
-        "run": run, "against": against, "id": change["id"], "flipped": flipped,
+        "run": run,
+        "against": against,
+        "id": change["id"],
+        "flipped": flipped,
         "now": ("passing" if after else "failing") if flipped else None,
-        "drop": max([0.0, *drops]), "before": old, "after": new,
+        "drop": max([0.0, *drops]),
+        "before": old,
+        "after": new,
     }

@@ -12,8 +12,9 @@ below.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from ptah.core.registry import Registry
 
@@ -36,7 +37,9 @@ FORMATS: Registry[Format] = Registry("output format")
 for _format in (
     Format("json", "ptah.render.json", "the JSON report, a baseline for later evaluations"),
     Format("html", "ptah.render.html", "a self-contained HTML page"),
-    Format("junit", "ptah.render.junit", "JUnit XML: a test case per corpus case and per gate, for CI"),
+    Format(
+        "junit", "ptah.render.junit", "JUnit XML: a test case per corpus case and per gate, for CI"
+    ),
     Format("markdown", "ptah.render.markdown", "a Markdown summary (a pull-request comment)"),
     Format("trec", "ptah.render.trec", "the reference run's ranked results as a TREC run file"),
 ):

@@ -31,8 +31,8 @@ Writing the page to a file is the caller's (``ptah.adapters.files``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
-from typing import Mapping
 
 from ptah.core.comparison import case_deltas
 from ptah.core.measures import Measure, registry_order
@@ -40,11 +40,29 @@ from ptah.core.report import EXCERPT_CHARS, CaseResult, Report, Run
 from ptah.core.significance import p_value_text
 from ptah.core.verdicts import counted
 from ptah.render.cases import changes
-from ptah.render.sentences import (baseline_findings, candidate_findings, finding_cell, gate_detail, gate_word,
-                                   level_of, rescored_sentence, stage_phrase, timed_runs, variant_sentence,
-                                   verdict_sentence)
-from ptah.render.slices import (MEAN_RANGE, failing_phrases, family_sentence, mean_text, measured, not_compared,
-                                slice_tests, unmeasured_phrase)
+from ptah.render.sentences import (
+    baseline_findings,
+    candidate_findings,
+    finding_cell,
+    gate_detail,
+    gate_word,
+    level_of,
+    rescored_sentence,
+    stage_phrase,
+    timed_runs,
+    variant_sentence,
+    verdict_sentence,
+)
+from ptah.render.slices import (
+    MEAN_RANGE,
+    failing_phrases,
+    family_sentence,
+    mean_text,
+    measured,
+    not_compared,
+    slice_tests,
+    unmeasured_phrase,
+)
 from ptah.render.text import case_range, interval, mean_range, milliseconds, number, signed
 
 CHART_MEASURE = "ndcg"  # the report key of the measure the chart shows first
@@ -94,14 +112,21 @@ SCRIPT = """
 """
 
 
-
-
-def _cell(run: str, measure: str, field: str, value: float | None, text: str | None = None, css: str = "",
-          title: str = "") -> str:
+def _cell(
+    run: str,
+    measure: str,
+    field: str,
+    value: float | None,
+    text: str | None = None,
+    css: str = "",
+    title: str = "",
+) -> str:
     shown = text if text is not None else number(value)
     tip = f' title="{escape(title)}"' if title else ""
-    return (f'<td class="{css}" data-run="{escape(run)}" data-measure="{escape(measure)}" data-field="{field}" '
-            f'data-value="{_data(value)}"{tip}>{escape(shown)}</td>')
+    return (
+        f'<td class="{css}" data-run="{escape(run)}" data-measure="{escape(measure)}" data-field="{field}" '
+        f'data-value="{_data(value)}"{tip}>{escape(shown)}</td>'
+    )
 
 
 def _data(value: float | None) -> str:
@@ -119,7 +144,10 @@ def _sign(value: float | None) -> str:
 
 def _measures(run: Run) -> list[tuple[str, str, str]]:
     """The run's measures as (string form, report key, the registry's label), in the registry's order."""
-    return [(name, Measure.parse(name).key, Measure.parse(name).label) for name in registry_order(run.means)]
+    return [
+        (name, Measure.parse(name).key, Measure.parse(name).label)
+        for name in registry_order(run.means)
+    ]
 
 
 def _ordered(by_measure: Mapping) -> list[tuple[str, Mapping]]:
@@ -146,7 +174,7 @@ def render_html(report: Report) -> str:
         _gates(report),
     ]
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>\n"
@@ -190,25 +218,35 @@ def _baseline_run(name: str, channel: str, data: Mapping, level: float) -> str:
         delta = entry["delta"]
         rows.append(
             f'<tr><td class="l">{escape(Measure.parse(key).label)}</td>'
-            + _cell(name, key, "baseline", entry["baseline"]) + _cell(name, key, "current", entry["current"])
+            + _cell(name, key, "baseline", entry["baseline"])
+            + _cell(name, key, "current", entry["current"])
             + _cell(name, key, "baseline-delta", delta, signed(delta), _sign(delta))
-            + _tested(name, key, "baseline-p", significance.get(key) or {}) + "</tr>"
+            + _tested(name, key, "baseline-p", significance.get(key) or {})
+            + "</tr>"
         )
-    table = (f'<h3>{escape(name)} <span class="meta">({escape(channel)}) against {escape(str(data.get("generation")))}'
-             '</span></h3><table class="baseline"><thead><tr><th class="l">measure</th><th>baseline</th><th>now</th>'
-             '<th>Δ</th><th>95% CI</th><th>p</th><th>better</th><th>tied</th><th>worse</th><th class="l">finding</th>'
-             f'</tr></thead><tbody>{"".join(rows)}</tbody></table>')
-    return table + _headlines(baseline_findings(name, data, level)) + _baseline_changed(data["cases_changed"])
+    table = (
+        f'<h3>{escape(name)} <span class="meta">({escape(channel)}) against {escape(str(data.get("generation")))}'
+        '</span></h3><table class="baseline"><thead><tr><th class="l">measure</th><th>baseline</th><th>now</th>'
+        '<th>Δ</th><th>95% CI</th><th>p</th><th>better</th><th>tied</th><th>worse</th><th class="l">finding</th>'
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+    return (
+        table
+        + _headlines(baseline_findings(name, data, level))
+        + _baseline_changed(data["cases_changed"])
+    )
 
 
 def _tested(run: str, key: str, field: str, stats: Mapping) -> str:
     """A paired test's cells: the interval, p (``data-field`` ``field``), the cases better, tied and worse, the
     finding (each empty, and the finding ``N/A``, where the measure was not tested)."""
     test, finding = stats.get("test"), finding_cell(stats)
-    return (f"<td>{interval(stats.get('interval'))}</td>"
-            + _cell(run, key, field, None if test is None else test["p_value"], p_value_text(test))
-            + f'<td>{stats.get("wins", "")}</td><td>{stats.get("ties", "")}</td><td>{stats.get("losses", "")}</td>'
-            f'<td class="l {_finding(stats.get("finding", "N/A"))}">{escape(finding)}</td>')
+    return (
+        f"<td>{interval(stats.get('interval'))}</td>"
+        + _cell(run, key, field, None if test is None else test["p_value"], p_value_text(test))
+        + f"<td>{stats.get('wins', '')}</td><td>{stats.get('ties', '')}</td><td>{stats.get('losses', '')}</td>"
+        f'<td class="l {_finding(stats.get("finding", "N/A"))}">{escape(finding)}</td>'
+    )
 
 
 def _slices(report: Report) -> str:
@@ -228,39 +266,70 @@ def _slices(report: Report) -> str:
             entry = (run.slices or {}).get(tag)
             if entry is None or entry["means"] is None:
                 continue
-            cells = "".join(_slice_cell(run.name, tag, key, "slice-mean", entry["means"].get(key)) for _, key, _ in measures)
+            cells = "".join(
+                _slice_cell(run.name, tag, key, "slice-mean", entry["means"].get(key))
+                for _, key, _ in measures
+            )
             judged = entry["judged"]
-            rows.append(f'<tr data-run="{escape(run.name)}" data-slice="{escape(tag)}"><td class="l">{escape(tag)}</td>'
-                        f'<td>{entry["cases"]}</td><td class="l">{escape(run.name)}</td>{cells}'
-                        + _slice_cell(run.name, tag, "judged", "slice-judged", judged,
-                                                    lambda mean: number(None if mean is None else mean["value"])) + "</tr>")
+            rows.append(
+                f'<tr data-run="{escape(run.name)}" data-slice="{escape(tag)}"><td class="l">{escape(tag)}</td>'
+                f'<td>{entry["cases"]}</td><td class="l">{escape(run.name)}</td>{cells}'
+                + _slice_cell(
+                    run.name,
+                    tag,
+                    "judged",
+                    "slice-judged",
+                    judged,
+                    lambda mean: number(None if mean is None else mean["value"]),
+                )
+                + "</tr>"
+            )
     small = unmeasured_phrase(first.slices)
-    parts = [f'<h2 id="slices">Slices</h2><p class="meta">Each slice\'s means over its cases: {MEAN_RANGE}; and '
-             "(its denominator); hover a mean for its numerator.</p>",
-             f'<table id="slice-means"><thead><tr><th>slice</th><th>cases</th><th class="l">run</th>{head}'
-             f'<th>judged@k</th></tr></thead><tbody>{"".join(rows)}</tbody></table>',
-             f'<p class="meta">{escape(small)}.</p>' if small else ""]
+    parts = [
+        f'<h2 id="slices">Slices</h2><p class="meta">Each slice\'s means over its cases: {MEAN_RANGE}; and '
+        "(its denominator); hover a mean for its numerator.</p>",
+        f'<table id="slice-means"><thead><tr><th>slice</th><th>cases</th><th class="l">run</th>{head}'
+        f"<th>judged@k</th></tr></thead><tbody>{''.join(rows)}</tbody></table>",
+        f'<p class="meta">{escape(small)}.</p>' if small else "",
+    ]
     level = level_of(report)
     if report.comparison is not None:
         reference = str(report.comparison.reference)
         for candidate in report.comparison.candidates:
-            parts.append(_slice_tests(candidate["run"], reference, reference, candidate.get("slices"), level))
+            parts.append(
+                _slice_tests(candidate["run"], reference, reference, candidate.get("slices"), level)
+            )
         if report.comparison.data.get("family"):
-            parts.append(f'<p class="family">Slices against {escape(reference)}: '
-                         f'{escape(family_sentence(report.comparison.data["family"]))}.</p>')
+            parts.append(
+                f'<p class="family">Slices against {escape(reference)}: '
+                f"{escape(family_sentence(report.comparison.data['family']))}.</p>"
+            )
     for comparison in report.comparisons:
         against = f"the baseline {comparison.generation}"
-        parts.append(_slice_tests(str(comparison.data.get("against")), against, "baseline", comparison.data.get("slices"),
-                                  level))
+        parts.append(
+            _slice_tests(
+                str(comparison.data.get("against")),
+                against,
+                "baseline",
+                comparison.data.get("slices"),
+                level,
+            )
+        )
     if family := (report.baseline or {}).get("family"):
-        parts.append(f'<p class="family">Slices against the baseline: {escape(family_sentence(family))}.</p>')
+        parts.append(
+            f'<p class="family">Slices against the baseline: {escape(family_sentence(family))}.</p>'
+        )
     return "".join(parts)
 
 
-def _slice_cell(run: str, tag: str, key: str, field: str, mean: Mapping | None, shown=mean_text) -> str:
+def _slice_cell(
+    run: str, tag: str, key: str, field: str, mean: Mapping | None, shown=mean_text
+) -> str:
     tip = "" if mean is None else f' title="{mean["numerator"]:.4f} / {mean["denominator"]} cases"'
-    return (f'<td data-run="{escape(run)}" data-slice="{escape(tag)}" data-measure="{escape(key)}" data-slice-field="{field}" '
-            f'data-value="{_data(None if mean is None else mean["value"])}"{tip}>{escape(shown(mean))}</td>')
+    return (
+        f'<td data-run="{escape(run)}" data-slice="{escape(tag)}" data-measure="{escape(key)}" data-slice-field="{field}" '
+        f'data-value="{_data(None if mean is None else mean["value"])}"{tip}>{escape(shown(mean))}</td>'
+    )
 
 
 def _slice_tests(run: str, against: str, marker: str, slices: Mapping | None, level: float) -> str:
@@ -268,29 +337,47 @@ def _slice_tests(run: str, against: str, marker: str, slices: Mapping | None, le
         return ""
 
     def cell(test, field: str, value: float | None, text: str, css: str = "") -> str:
-        return (f'<td class="{css}" data-run="{escape(run)}" data-against="{escape(marker)}" data-slice="{escape(test.tag)}" '
-                f'data-measure="{escape(test.key)}" data-slice-field="{field}" data-value="{_data(value)}">{escape(text)}</td>')
+        return (
+            f'<td class="{css}" data-run="{escape(run)}" data-against="{escape(marker)}" data-slice="{escape(test.tag)}" '
+            f'data-measure="{escape(test.key)}" data-slice-field="{field}" data-value="{_data(value)}">{escape(text)}</td>'
+        )
 
     rows = []
     tests = slice_tests(slices)
-    tags, measures = list(dict.fromkeys(test.tag for test in tests)), registry_order(dict.fromkeys(test.key for test in tests))
+    tags, measures = (
+        list(dict.fromkeys(test.tag for test in tests)),
+        registry_order(dict.fromkeys(test.key for test in tests)),
+    )
     for test in sorted(tests, key=lambda test: (tags.index(test.tag), measures.index(test.key))):
         entry, found = test.entry, test.entry["test"]
-        rows.append(f'<tr><td class="l">{escape(test.tag)}</td><td>{test.cases}</td><td class="l">{escape(test.label)}</td>'
-                    + cell(test, "slice-delta", entry["delta"], signed(entry["delta"]), _sign(entry["delta"]))
-                    + f"<td>{interval(entry['interval'])}</td>"
-                    + cell(test, "slice-p", None if found is None else found["p_value"], p_value_text(found))
-                    + cell(test, "slice-adjusted-p", entry.get("adjusted_p"), test.adjusted)
-                    + f'<td class="l {_finding(entry["finding"])}">{escape(finding_cell(entry))}</td>'
-                    f'<td class="l">{test.survives}</td></tr>')
+        rows.append(
+            f'<tr><td class="l">{escape(test.tag)}</td><td>{test.cases}</td><td class="l">{escape(test.label)}</td>'
+            + cell(
+                test, "slice-delta", entry["delta"], signed(entry["delta"]), _sign(entry["delta"])
+            )
+            + f"<td>{interval(entry['interval'])}</td>"
+            + cell(
+                test, "slice-p", None if found is None else found["p_value"], p_value_text(found)
+            )
+            + cell(test, "slice-adjusted-p", entry.get("adjusted_p"), test.adjusted)
+            + f'<td class="l {_finding(entry["finding"])}">{escape(finding_cell(entry))}</td>'
+            f'<td class="l">{test.survives}</td></tr>'
+        )
     notes = [f"not compared: {phrase}" for phrase in not_compared(slices)]
     notes += [f"now failing or worse in {phrase}" for phrase in failing_phrases(slices)]
-    table = (f'<table class="slice-tests" data-run="{escape(run)}" data-against="{escape(marker)}"><thead><tr><th>slice</th>'
-             f'<th>cases</th><th class="l">measure</th><th>Δ</th><th>{round(level * 100)}% CI</th><th>p</th>'
-             '<th>adjusted p</th><th class="l">finding</th><th class="l">survives</th></tr></thead>'
-             f'<tbody>{"".join(rows)}</tbody></table>' if rows else "")
-    return (f'<h3>{escape(run)} <span class="meta">against {escape(against)}, by slice</span></h3>' + table
-            + (_headlines(notes) if notes else ""))
+    table = (
+        f'<table class="slice-tests" data-run="{escape(run)}" data-against="{escape(marker)}"><thead><tr><th>slice</th>'
+        f'<th>cases</th><th class="l">measure</th><th>Δ</th><th>{round(level * 100)}% CI</th><th>p</th>'
+        '<th>adjusted p</th><th class="l">finding</th><th class="l">survives</th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+        if rows
+        else ""
+    )
+    return (
+        f'<h3>{escape(run)} <span class="meta">against {escape(against)}, by slice</span></h3>'
+        + table
+        + (_headlines(notes) if notes else "")
+    )
 
 
 def _baseline_changed(changed: list) -> str:
@@ -303,22 +390,38 @@ def _baseline_changed(changed: list) -> str:
     rows = []
     for change in changed:
         was, now = change["passed"]["baseline"], change["passed"]["current"]
-        flip = "" if was == now else (' <span class="flip">now failing</span>' if not now
-                                       else ' <span class="better">now passing</span>')
-        values = "".join(
-            "<td>" + _pair(change["metrics"][key]) + "</td>" if key in change["metrics"] else "<td></td>" for key in keys
+        flip = (
+            ""
+            if was == now
+            else (
+                ' <span class="flip">now failing</span>'
+                if not now
+                else ' <span class="better">now passing</span>'
+            )
         )
-        rows.append(f'<tr data-case="{escape(change["id"])}"><td class="l"><b>{escape(change["id"])}</b>{flip}</td>'
-                    f'{values}</tr>')
+        values = "".join(
+            "<td>" + _pair(change["metrics"][key]) + "</td>"
+            if key in change["metrics"]
+            else "<td></td>"
+            for key in keys
+        )
+        rows.append(
+            f'<tr data-case="{escape(change["id"])}"><td class="l"><b>{escape(change["id"])}</b>{flip}</td>'
+            f"{values}</tr>"
+        )
     cases = counted(len(changed), "case")
-    return (f"<p>{cases} changed against the baseline ({failing} now failing, {passing} now passing):</p>"
-            f'<table class="changed"><thead><tr><th class="l">case</th>{head}</tr></thead><tbody>{"".join(rows)}'
-            "</tbody></table>")
+    return (
+        f"<p>{cases} changed against the baseline ({failing} now failing, {passing} now passing):</p>"
+        f'<table class="changed"><thead><tr><th class="l">case</th>{head}</tr></thead><tbody>{"".join(rows)}'
+        "</tbody></table>"
+    )
 
 
 def _pair(entry: Mapping) -> str:
     delta = entry["delta"]
-    return f"{number(entry['baseline'])} → {number(entry['current'])}" + ("" if delta is None else f" ({delta:+.4f})")
+    return f"{number(entry['baseline'])} → {number(entry['current'])}" + (
+        "" if delta is None else f" ({delta:+.4f})"
+    )
 
 
 def _verdict(report: Report) -> str:
@@ -343,35 +446,58 @@ def _summary(report: Report) -> str:
             if mean is None:
                 cells.append("<td>N/A</td><td></td>")
                 continue
-            cells.append(_cell(name, key, "mean", mean.value, mean_range(run, measure),
-                               title=f"{mean.numerator:.4f} / {mean.denominator} cases"
-                               + ("" if mean.high is None else f"; every hole relevant {mean.high:.4f}")))
+            cells.append(
+                _cell(
+                    name,
+                    key,
+                    "mean",
+                    mean.value,
+                    mean_range(run, measure),
+                    title=f"{mean.numerator:.4f} / {mean.denominator} cases"
+                    + ("" if mean.high is None else f"; every hole relevant {mean.high:.4f}"),
+                )
+            )
             entry = None if candidate is None else candidate["measures"].get(key)
             if entry is None and (comparison is not None or not report.comparisons):
-                cells.append('<td class="unclear">reference</td>' if index == 0 and comparison else "<td></td>")
+                cells.append(
+                    '<td class="unclear">reference</td>'
+                    if index == 0 and comparison
+                    else "<td></td>"
+                )
                 continue
-            delta = _baseline_delta(report, index, key) if entry is None else entry["delta"]  # one run: the baseline's
+            delta = (
+                _baseline_delta(report, index, key) if entry is None else entry["delta"]
+            )  # one run: the baseline's
             cells.append(_cell(name, key, "delta", delta, signed(delta), _sign(delta)))
         rows.append(f'<tr data-run="{escape(name)}">{"".join(cells)}</tr>')
     parts = [
         "<h2>Summary</h2>",
         f'<table id="summary"><thead><tr><th>run</th><th class="l">channel</th>{head}</tr></thead>'
-        f'<tbody>{"".join(rows)}</tbody></table>',
+        f"<tbody>{''.join(rows)}</tbody></table>",
     ]
-    parts.append('<p class="meta" id="judged">judged@k (judged rows in each top k; a mean a..b: the least and the greatest '
-                 'it takes however the holes are judged): ' + "; ".join(f"{escape(run.name)} {number(run.judged.value)}, {run.holes} holes"
-                                            for run in report.runs if run.judged is not None) + "</p>")
+    parts.append(
+        '<p class="meta" id="judged">judged@k (judged rows in each top k; a mean a..b: the least and the greatest '
+        "it takes however the holes are judged): "
+        + "; ".join(
+            f"{escape(run.name)} {number(run.judged.value)}, {run.holes} holes"
+            for run in report.runs
+            if run.judged is not None
+        )
+        + "</p>"
+    )
     if comparison is None:
         against = "; Δ = run − baseline (see below)" if report.comparisons else ""
-        parts.append(f'<p class="meta">Means over cases (hover a mean for its numerator and denominator){against}.</p>')
+        parts.append(
+            f'<p class="meta">Means over cases (hover a mean for its numerator and denominator){against}.</p>'
+        )
         return "".join(parts)
     statistics = comparison.statistics
     level = round(statistics["bootstrap"]["level"] * 100)
     parts.append(
         f'<p class="meta">Means over cases (hover a mean for its numerator and denominator); '
-        f'Δ = run − reference ({escape(str(comparison.reference))}).</p>'
+        f"Δ = run − reference ({escape(str(comparison.reference))}).</p>"
         f'<h2>Is it more than noise?</h2><table id="significance"><thead><tr><th>run</th><th class="l">measure</th>'
-        f'<th>Δ</th><th>{level}% CI</th><th>p</th><th>better</th><th>tied</th><th>worse</th>'
+        f"<th>Δ</th><th>{level}% CI</th><th>p</th><th>better</th><th>tied</th><th>worse</th>"
         f'<th class="l">finding</th></tr></thead><tbody>'
     )
     for candidate in comparison.candidates:
@@ -380,20 +506,33 @@ def _summary(report: Report) -> str:
             parts.append(
                 f'<tr><td class="l">{escape(name)}</td><td class="l">{escape(Measure.parse(key).label)}</td>'
                 f'<td class="{_sign(entry["delta"])}">{signed(entry["delta"])}</td>'
-                + _tested(name, key, "p", entry) + "</tr>"
+                + _tested(name, key, "p", entry)
+                + "</tr>"
             )
     parts.append("</tbody></table>")
     parts.append(
         f'<p class="meta">Paired by case. Interval: paired bootstrap percentile interval of the mean difference, '
-        f'{statistics["bootstrap"]["resamples"]:,} resamples, seed {statistics["seed"]}. p: '
-        f'{escape(statistics["permutation"]["alternative"])} paired sign-flip (randomization) test, exact up to '
-        f'{statistics["permutation"]["exact_limit"]} non-zero differences, else Monte Carlo (marked ~) with the same '
-        f'resamples and seed. A run is called better or worse only when p &lt; {statistics["alpha"]:.2f}.</p>'
+        f"{statistics['bootstrap']['resamples']:,} resamples, seed {statistics['seed']}. p: "
+        f"{escape(statistics['permutation']['alternative'])} paired sign-flip (randomization) test, exact up to "
+        f"{statistics['permutation']['exact_limit']} non-zero differences, else Monte Carlo (marked ~) with the same "
+        f"resamples and seed. A run is called better or worse only when p &lt; {statistics['alpha']:.2f}.</p>"
     )
-    parts.append(_headlines([sentence for candidate in comparison.candidates
-                             for sentence in candidate_findings(candidate, comparison.reference, level_of(report))]
-                            + [f"{candidate['run']}: {counted(candidate['flipped']['now_failing'], 'case')} now failing, "
-                               f"{candidate['flipped']['now_passing']} now passing" for candidate in comparison.candidates]))
+    parts.append(
+        _headlines(
+            [
+                sentence
+                for candidate in comparison.candidates
+                for sentence in candidate_findings(
+                    candidate, comparison.reference, level_of(report)
+                )
+            ]
+            + [
+                f"{candidate['run']}: {counted(candidate['flipped']['now_failing'], 'case')} now failing, "
+                f"{candidate['flipped']['now_passing']} now passing"
+                for candidate in comparison.candidates
+            ]
+        )
+    )
     return "".join(parts)
 
 
@@ -407,35 +546,62 @@ def _cost(report: Report) -> str:
         return ""
     compared = report.comparison is not None
 
-    def time(run: str, field: str, value: float | None, sign: bool = False) -> str:  # a time of every stage
-        return (f'<td data-run="{escape(run)}" data-stage="all" data-cost="{field}" data-value="{_data(value)}">'
-                f"{escape(milliseconds(value, sign=sign))}</td>")
+    def time(
+        run: str, field: str, value: float | None, sign: bool = False
+    ) -> str:  # a time of every stage
+        return (
+            f'<td data-run="{escape(run)}" data-stage="all" data-cost="{field}" data-value="{_data(value)}">'
+            f"{escape(milliseconds(value, sign=sign))}</td>"
+        )
 
     rows = []
     for run, cost, change in timed:
-        cells = [f'<td class="l">{escape(run.name)}</td>', *(time(run.name, name, cost[name]) for name in PERCENTILES)]
+        cells = [
+            f'<td class="l">{escape(run.name)}</td>',
+            *(time(run.name, name, cost[name]) for name in PERCENTILES),
+        ]
         if compared:
-            cells += (["<td></td><td></td>"] if change is None else
-                      [time(run.name, f"delta_{name}", change[name], True) for name in PERCENTILES])
+            cells += (
+                ["<td></td><td></td>"]
+                if change is None
+                else [time(run.name, f"delta_{name}", change[name], True) for name in PERCENTILES]
+            )
         for name in stages:
             stage = cost["stages"].get(name)
-            cells.append("<td></td>" if stage is None else
-                         f'<td class="l" data-run="{escape(run.name)}" data-stage="{escape(name)}">'
-                         f"{escape(stage_phrase(stage))}</td>")
+            cells.append(
+                "<td></td>"
+                if stage is None
+                else f'<td class="l" data-run="{escape(run.name)}" data-stage="{escape(name)}">'
+                f"{escape(stage_phrase(stage))}</td>"
+            )
         controls = "" if run.variant is None else variant_sentence(run.variant)
-        rows.append(f'<tr data-run="{escape(run.name)}">{"".join(cells)}<td class="l">{escape(controls)}</td></tr>')
-    head = "<th>p50</th><th>p95</th>" + ("<th>Δ p50</th><th>Δ p95</th>" if compared else "") + "".join(
-        f'<th class="l">{escape(name)}</th>' for name in stages)
-    against = (f"Δ = run − reference ({escape(str(report.comparison.reference))}). "
-               if report.comparison is not None else "")
-    return (f'<h2>Time per query</h2><table id="cost"><thead><tr><th>run</th>{head}<th class="l">variant</th></tr>'
-            f'</thead><tbody>{"".join(rows)}</tbody></table><p class="meta">{against}Measured inside the evaluation, '
-            "each stage over the cases (p50, p95); a stage timed per batch charges each query an equal share of its "
-            "batch; times are reported, and gated only with --max-p95-ms.</p>")
+        rows.append(
+            f'<tr data-run="{escape(run.name)}">{"".join(cells)}<td class="l">{escape(controls)}</td></tr>'
+        )
+    head = (
+        "<th>p50</th><th>p95</th>"
+        + ("<th>Δ p50</th><th>Δ p95</th>" if compared else "")
+        + "".join(f'<th class="l">{escape(name)}</th>' for name in stages)
+    )
+    against = (
+        f"Δ = run − reference ({escape(str(report.comparison.reference))}). "
+        if report.comparison is not None
+        else ""
+    )
+    return (
+        f'<h2>Time per query</h2><table id="cost"><thead><tr><th>run</th>{head}<th class="l">variant</th></tr>'
+        f'</thead><tbody>{"".join(rows)}</tbody></table><p class="meta">{against}Measured inside the evaluation, '
+        "each stage over the cases (p50, p95); a stage timed per batch charges each query an equal share of its "
+        "batch; times are reported, and gated only with --max-p95-ms.</p>"
+    )
 
 
 def _headlines(sentences: list[str]) -> str:
-    return '<ul class="headlines">' + "".join(f"<li>{escape(sentence)}</li>" for sentence in sentences) + "</ul>"
+    return (
+        '<ul class="headlines">'
+        + "".join(f"<li>{escape(sentence)}</li>" for sentence in sentences)
+        + "</ul>"
+    )
 
 
 def _chart(report: Report) -> str:
@@ -446,16 +612,23 @@ def _chart(report: Report) -> str:
     measures = _measures(reference)
     radios = "".join(
         f'<label><input type="radio" name="chart-measure" value="{escape(key)}"{" checked" if key == CHART_MEASURE else ""}> '
-        f"{escape(label)}</label>" for _, key, label in measures
+        f"{escape(label)}</label>"
+        for _, key, label in measures
     )
-    parts = ['<h2>Per-case deltas</h2><p class="meta">Each changed case\'s measure minus the reference\'s; '
-             f'unchanged cases are left out.</p><div class="controls">{radios}</div>']
+    parts = [
+        "<h2>Per-case deltas</h2><p class=\"meta\">Each changed case's measure minus the reference's; "
+        f'unchanged cases are left out.</p><div class="controls">{radios}</div>'
+    ]
     for candidate in report.comparison.candidates:
         run = runs.get(candidate["run"])
         if run is None:
             continue
-        groups = [_bars(case_deltas(reference, run, name), key, label) for name, key, label in measures]
-        parts.append(f"<h3>{escape(candidate['run'])} − {escape(reference.name)}</h3>" + "".join(groups))
+        groups = [
+            _bars(case_deltas(reference, run, name), key, label) for name, key, label in measures
+        ]
+        parts.append(
+            f"<h3>{escape(candidate['run'])} − {escape(reference.name)}</h3>" + "".join(groups)
+        )
     return "".join(parts)
 
 
@@ -465,11 +638,15 @@ def _bars(deltas: list[tuple[str, float | None]], measure: str, label: str) -> s
     if not changed:
         return f'<div class="meta{hidden}" data-chart-measure="{escape(measure)}">no case changed on {escape(label)}</div>'
     more = len(changed) - MAX_CHART_CASES
-    changed = changed[:MAX_CHART_CASES // 2] + changed[-MAX_CHART_CASES // 2:] if more > 0 else changed
+    changed = (
+        changed[: MAX_CHART_CASES // 2] + changed[-MAX_CHART_CASES // 2 :] if more > 0 else changed
+    )
     row, left, half = 16, 220, 260
     width, height = left + 2 * half + 60, row * len(changed) + 30
     scale = max(abs(d) for d, _ in changed) or 1.0
-    items = [f'<line x1="{left + half}" y1="0" x2="{left + half}" y2="{height - 20}" stroke="#8a93a5"/>']
+    items = [
+        f'<line x1="{left + half}" y1="0" x2="{left + half}" y2="{height - 20}" stroke="#8a93a5"/>'
+    ]
     for i, (delta, case) in enumerate(changed):
         y = i * row + 2
         length = abs(delta) / scale * half
@@ -482,51 +659,92 @@ def _bars(deltas: list[tuple[str, float | None]], measure: str, label: str) -> s
             f'<text x="{left + 2 * half + 4}" y="{y + 11}">{delta:+.4f}</text>'
         )
     note = f'<p class="meta">{more} more changed cases not drawn.</p>' if more > 0 else ""
-    return (f'<div class="chart{hidden}" data-chart-measure="{escape(measure)}"><svg '
-            f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(label)} delta per case">'
-            + "".join(items) + f"</svg>{note}</div>")
+    return (
+        f'<div class="chart{hidden}" data-chart-measure="{escape(measure)}"><svg '
+        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(label)} delta per case">'
+        + "".join(items)
+        + f"</svg>{note}</div>"
+    )
 
 
 def _cases(report: Report) -> str:
     runs = report.runs
     found = changes(report)
-    changed, flipped = {entry["id"] for entry in found}, {entry["id"] for entry in found if entry["flipped"]}
+    changed, flipped = (
+        {entry["id"] for entry in found},
+        {entry["id"] for entry in found if entry["flipped"]},
+    )
     failing = {case.id for run in runs for case in run.cases if not case.passed}
     reference = runs[0].cases
-    order = sorted(range(len(reference)), key=lambda i: (reference[i].id not in failing, reference[i].id not in flipped,
-                                                         reference[i].id not in changed))
+    order = sorted(
+        range(len(reference)),
+        key=lambda i: (
+            reference[i].id not in failing,
+            reference[i].id not in flipped,
+            reference[i].id not in changed,
+        ),
+    )
     by_run = [{case.id: case for case in run.cases} for run in runs]
     control = '<div class="controls"><label><input type="checkbox" id="changed-only"> only cases that changed</label></div>'
-    parts = ["<h2>Cases</h2>", '<p class="meta">Failing cases first, then those that flipped, then those that changed.</p>',
-             _legend(report), control if report.comparison is not None or report.comparisons else ""]
+    parts = [
+        "<h2>Cases</h2>",
+        '<p class="meta">Failing cases first, then those that flipped, then those that changed.</p>',
+        _legend(report),
+        control if report.comparison is not None or report.comparisons else "",
+    ]
     for i in order:
         case_id = reference[i].id
-        parts.append(_case(reference[i], [lookup.get(case_id) for lookup in by_run], runs, case_id in flipped,
-                           case_id in changed, report.excerpts or {}))
+        parts.append(
+            _case(
+                reference[i],
+                [lookup.get(case_id) for lookup in by_run],
+                runs,
+                case_id in flipped,
+                case_id in changed,
+                report.excerpts or {},
+            )
+        )
     return "".join(parts)
 
 
 def _legend(report: Report) -> str:
     """What each marker of the case tables means; whether the report lists its holes and holds its rows' words."""
     holes = all(case.holes is not None for run in report.runs for case in run.cases)
-    unmarked = ("Unmarked: a row judged not relevant." if holes else
-                "This report does not list its holes (ptah-report@1): an unmarked row may be judged or not.")
-    words = ("This report holds no words of its rows (made by an older ptah): the keys stand alone."
-             if report.excerpts is None else "Beside each key, the first words of its row (its judging text).")
-    return ('<p class="legend" id="legend"><span class="k-required">required</span> a key the case requires; '
-            '<span class="k-relevant">relevant</span> a key graded relevant; <span class="k-forbidden">forbidden</span> '
-            'a key that must not be ranked; <span class="k-hole">hole</span> a row nobody judged for this case: it '
-            "counts as not relevant, and a mean's high bound counts it relevant. "
-            f"{escape(unmarked)} {escape(words)}</p>")
+    unmarked = (
+        "Unmarked: a row judged not relevant."
+        if holes
+        else "This report does not list its holes (ptah-report@1): an unmarked row may be judged or not."
+    )
+    words = (
+        "This report holds no words of its rows (made by an older ptah): the keys stand alone."
+        if report.excerpts is None
+        else "Beside each key, the first words of its row (its judging text)."
+    )
+    return (
+        '<p class="legend" id="legend"><span class="k-required">required</span> a key the case requires; '
+        '<span class="k-relevant">relevant</span> a key graded relevant; <span class="k-forbidden">forbidden</span> '
+        'a key that must not be ranked; <span class="k-hole">hole</span> a row nobody judged for this case: it '
+        "counts as not relevant, and a mean's high bound counts it relevant. "
+        f"{escape(unmarked)} {escape(words)}</p>"
+    )
 
 
-def _case(first: CaseResult, cases: list[CaseResult | None], runs: tuple[Run, ...], flipped: bool, changed: bool,
-          excerpts: Mapping[str, str]) -> str:
+def _case(
+    first: CaseResult,
+    cases: list[CaseResult | None],
+    runs: tuple[Run, ...],
+    flipped: bool,
+    changed: bool,
+    excerpts: Mapping[str, str],
+) -> str:
     case_id = first.id
     required = set(first.required)
     relevant = {key for key, _ in first.relevant}
     forbidden = set(first.forbidden)
-    status = " ".join(f'{escape(run.name)}: {"pass" if case and case.passed else "FAIL"}' for run, case in zip(runs, cases))
+    status = " ".join(
+        f"{escape(run.name)}: {'pass' if case and case.passed else 'FAIL'}"
+        for run, case in zip(runs, cases)
+    )
     failing = any(case is not None and not case.passed for case in cases)
     mark = ' <span class="flip">flipped</span>' if flipped else ""
     header = "".join(f'<th class="l">{escape(run.name)}</th>' for run in runs)
@@ -540,31 +758,55 @@ def _case(first: CaseResult, cases: list[CaseResult | None], runs: tuple[Run, ..
                 continue
             result = case.ranking[rank]
             key = result.key
-            css = ("k-forbidden" if key in forbidden else "k-required" if key in required
-                   else "k-relevant" if key in relevant else "k-hole" if key in {h.key for h in case.holes or ()} else "")
+            css = (
+                "k-forbidden"
+                if key in forbidden
+                else "k-required"
+                if key in required
+                else "k-relevant"
+                if key in relevant
+                else "k-hole"
+                if key in {h.key for h in case.holes or ()}
+                else ""
+            )
             text = excerpts.get(key)
-            shown = "" if text is None else f'<span class="excerpt">{escape(text[:EXCERPT_CHARS])}</span>'
-            cells.append(f'<td class="{css}"><span class="mono">{escape(key)}</span> '
-                         f'<span class="meta">{result.score:.4f}</span>{shown}</td>')
+            shown = (
+                ""
+                if text is None
+                else f'<span class="excerpt">{escape(text[:EXCERPT_CHARS])}</span>'
+            )
+            cells.append(
+                f'<td class="{css}"><span class="mono">{escape(key)}</span> '
+                f'<span class="meta">{result.score:.4f}</span>{shown}</td>'
+            )
         rows.append(f"<tr><td>{rank + 1}</td>{''.join(cells)}</tr>")
     metrics = "".join(
-        "<td>" + " · ".join(f"{escape(label)} {case_range(case, name)}"
-                            for name, _, label in _measures(run))
-        + "</td>" if case else "<td></td>"
+        "<td>"
+        + " · ".join(
+            f"{escape(label)} {case_range(case, name)}" for name, _, label in _measures(run)
+        )
+        + "</td>"
+        if case
+        else "<td></td>"
         for run, case in zip(runs, cases)
     )
     missed = "".join(
-        "<td>" + escape("; ".join(f"missed {m.key} ({m.where})" for m in case.missed)
-                        + "".join(f"; leaked {h.key} (rank {h.rank})" for h in case.hits)) + "</td>"
-        if case else "<td></td>"
+        "<td>"
+        + escape(
+            "; ".join(f"missed {m.key} ({m.where})" for m in case.missed)
+            + "".join(f"; leaked {h.key} (rank {h.rank})" for h in case.hits)
+        )
+        + "</td>"
+        if case
+        else "<td></td>"
         for case in cases
     )
     return (
         f'<details class="case" data-changed="{"yes" if changed else "no"}"{" open" if flipped or failing else ""}>'
-        f'<summary><b>{escape(case_id)}</b>{mark} — {escape(first.query)} '
+        f"<summary><b>{escape(case_id)}</b>{mark} — {escape(first.query)} "
         f'<span class="meta">(k = {first.k}; {status})</span></summary>'
         f'<table class="results"><thead><tr><th>rank</th>{header}</tr></thead><tbody>{"".join(rows)}'
-        f'<tr><td></td>{metrics}</tr><tr><td></td>{missed}</tr></tbody></table></details>'
+        f"<tr><td></td>{metrics}</tr><tr><td></td>{missed}</tr></tbody></table></details>"
     )
 
 
@@ -574,12 +816,16 @@ def _gates(report: Report) -> str:
         f'<td class="l {gate_word(gate).lower()}">{gate_word(gate)}</td>'
         f'<td class="l">{escape(gate_detail(gate))}</td></tr>'
         for gate in report.gates
-    ) + "".join(f'<tr class="stale"><td class="l">stale judgement</td><td class="l">{escape(stale["case"])}</td>'
-                f'<td class="l mono">{escape(stale["key"])}</td><td class="l">{escape(stale["why"])}</td></tr>'
-                for stale in report.stale_judgements)
+    ) + "".join(
+        f'<tr class="stale"><td class="l">stale judgement</td><td class="l">{escape(stale["case"])}</td>'
+        f'<td class="l mono">{escape(stale["key"])}</td><td class="l">{escape(stale["why"])}</td></tr>'
+        for stale in report.stale_judgements
+    )
     bottom = _verdict(report).replace('id="verdict"', 'id="verdict-bottom"')
-    return ('<h2>Gates</h2><table id="gates"><thead><tr><th>gate</th><th class="l">run</th><th class="l">verdict</th>'
-            f'<th class="l">detail</th></tr></thead><tbody>{rows}</tbody></table>{bottom}')
+    return (
+        '<h2>Gates</h2><table id="gates"><thead><tr><th>gate</th><th class="l">run</th><th class="l">verdict</th>'
+        f'<th class="l">detail</th></tr></thead><tbody>{rows}</tbody></table>{bottom}'
+    )
 
 
 def pieces(report: Report, corpus=None) -> list[str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from typing import Iterator
+from collections.abc import Iterator
 
 from ptah.core.report import Report
 from ptah.core.visible import visible_json
@@ -48,11 +48,15 @@ def report_chunks(report: Report) -> Iterator[str]:
         if not run.cases:
             yield "[]"
             continue
-        line = text[text.rindex("\n", 0, at) + 1:at]
+        line = text[text.rindex("\n", 0, at) + 1 : at]
         indent = "\n" + " " * (len(line) - len(line.lstrip(" ")))
         for number, case in enumerate(run.cases):
-            yield ("[" if number == 0 else ",") + indent + "  " + json.dumps(case.to_dict(), ensure_ascii=False,
-                                                                             allow_nan=False)
+            yield (
+                ("[" if number == 0 else ",")
+                + indent
+                + "  "
+                + json.dumps(case.to_dict(), ensure_ascii=False, allow_nan=False)
+            )
         yield indent + "]"
     yield text[position:]
 

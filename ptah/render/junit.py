@@ -35,7 +35,8 @@ The schema the tests validate it against: ``tests/render/junit.xsd``.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
 from ptah.core.measures import Measure
@@ -56,8 +57,12 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 def _clean(value: object) -> str:
     """``value`` as text XML 1.0 can hold: each character it cannot written as an escape (module docs)."""
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
-                        str(value))
+    return _NOT_XML.sub(
+        lambda m: (
+            f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}"
+        ),
+        str(value),
+    )
 
 
 def _xml_text(value: object) -> str:
@@ -70,7 +75,9 @@ def _attr(value: object) -> str:
     return quoteattr(_clean(value), {"\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
 
 
-def render_junit(report: Report, lines: Mapping[str, int] | None = None, corpus_file: str | None = None) -> str:
+def render_junit(
+    report: Report, lines: Mapping[str, int] | None = None, corpus_file: str | None = None
+) -> str:
     """The JUnit XML document of ``report`` (module docs); ``lines`` maps case ids to their corpus lines."""
     total = float(report.timings.get("total", 0.0) or 0.0)
     per_run = total / len(report.runs) if report.runs else 0.0
@@ -86,36 +93,45 @@ def render_junit(report: Report, lines: Mapping[str, int] | None = None, corpus_
     name = report.corpus.get("name") or report.corpus.get("path") or "corpus"
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
-        f"<testsuites name={_attr(f'ptah evaluate {name}')} tests=\"{tests}\" failures=\"{failures}\" "
+        f'<testsuites name={_attr(f"ptah evaluate {name}")} tests="{tests}" failures="{failures}" '
         f'errors="0" time="{total:.6f}">\n' + "".join(suites) + "</testsuites>\n"
     )
 
 
 def _properties(pairs: list[tuple[str, object]]) -> str:
-    items = "".join(f"      <property name={_attr(name)} value={_attr(value)}/>\n" for name, value in pairs
-                    if value is not None)
+    items = "".join(
+        f"      <property name={_attr(name)} value={_attr(value)}/>\n"
+        for name, value in pairs
+        if value is not None
+    )
     return f"    <properties>\n{items}    </properties>\n"
 
 
-def _suite(report: Report, run: Run, seconds: float, lines: Mapping[str, int], corpus_file: str | None) -> str:
+def _suite(
+    report: Report, run: Run, seconds: float, lines: Mapping[str, int], corpus_file: str | None
+) -> str:
     generation = run.generation
-    properties = _properties([
-        ("generation", generation.get("name")),
-        ("identity", generation.get("identity")),
-        ("model", generation.get("model")),
-        ("channel", run.channel),
-        ("search", run.search.get("mode")),
-        ("corpus_digest", report.corpus.get("digest")),
-        ("corpus", report.corpus.get("path")),
-        ("created_at", report.created_at),
-        ("verdict", report.verdict),
-    ])
+    properties = _properties(
+        [
+            ("generation", generation.get("name")),
+            ("identity", generation.get("identity")),
+            ("model", generation.get("model")),
+            ("channel", run.channel),
+            ("search", run.search.get("mode")),
+            ("corpus_digest", report.corpus.get("digest")),
+            ("corpus", report.corpus.get("path")),
+            ("created_at", report.created_at),
+            ("verdict", report.verdict),
+        ]
+    )
     each = seconds / len(run.cases) if run.cases else 0.0
     classname = f"ptah.{run.name}.{run.channel}"
-    cases = "".join(_case(case, classname, each, lines.get(case.id), corpus_file) for case in run.cases)
+    cases = "".join(
+        _case(case, classname, each, lines.get(case.id), corpus_file) for case in run.cases
+    )
     failed = sum(1 for case in run.cases if not case.passed)
     return (
-        f"  <testsuite name={_attr(f'{run.name} [{run.channel}]')} tests=\"{len(run.cases)}\" failures=\"{failed}\" errors=\"0\" "
+        f'  <testsuite name={_attr(f"{run.name} [{run.channel}]")} tests="{len(run.cases)}" failures="{failed}" errors="0" '
         f'skipped="0" time="{seconds:.6f}" timestamp={_attr(_timestamp(report.created_at))}>\n'
         f"{properties}{cases}  </testsuite>\n"
     )
@@ -126,18 +142,22 @@ def _timestamp(created_at: str) -> str:
     return created_at.replace("+00:00", "").rstrip("Z")
 
 
-def _case(case: CaseResult, classname: str, seconds: float, line: int | None, corpus_file: str | None) -> str:
+def _case(
+    case: CaseResult, classname: str, seconds: float, line: int | None, corpus_file: str | None
+) -> str:
     where = ""
     if corpus_file is not None:
         where = f" file={_attr(corpus_file)}" + (f' line="{line}"' if line is not None else "")
-    head = f"    <testcase name={_attr(case.id)} classname={_attr(classname)} time=\"{seconds:.6f}\"{where}"
+    head = f'    <testcase name={_attr(case.id)} classname={_attr(classname)} time="{seconds:.6f}"{where}'
     if case.passed:
         return head + "/>\n"
     found = problems(case)
     kind = "required" if case.missed else "forbidden"
     detail = "\n".join([f"query: {case.query}", *found, f"top {case.k}: {', '.join(case.keys)}"])
-    return (f"{head}>\n      <failure message={_attr('; '.join(found))} type=\"{kind}\">{_xml_text(detail)}</failure>\n"
-            "    </testcase>\n")
+    return (
+        f'{head}>\n      <failure message={_attr("; ".join(found))} type="{kind}">{_xml_text(detail)}</failure>\n'
+        "    </testcase>\n"
+    )
 
 
 def _failed(gate: Gate) -> bool:
@@ -148,7 +168,7 @@ def _failed(gate: Gate) -> bool:
 def _gate_case(gate: Gate, classname: str) -> str:
     """A gate's test case: failed as the gate did, skipped when inconclusive, and a drop gate's power note
     (:func:`power_phrase`) as its output."""
-    head = f"    <testcase name={_attr(f'{gate.name} ({gate.generation})')} classname={_attr(classname)} time=\"0.000000\""
+    head = f'    <testcase name={_attr(f"{gate.name} ({gate.generation})")} classname={_attr(classname)} time="0.000000"'
     note = power_phrase(gate)
     said = "" if note is None else f"      <system-out>{_xml_text(note)}</system-out>\n"
     if gate.passed and not said:
@@ -157,8 +177,10 @@ def _gate_case(gate: Gate, classname: str) -> str:
     if not gate.passed:
         element = "skipped" if gate.inconclusive else "failure"
         kind = "inconclusive" if gate.inconclusive else "gate"
-        failure = (f"      <{element} message={_attr(gate.detail)} type=\"{kind}\">{_xml_text(gate.detail)}"
-                   f"</{element}>\n")
+        failure = (
+            f'      <{element} message={_attr(gate.detail)} type="{kind}">{_xml_text(gate.detail)}'
+            f"</{element}>\n"
+        )
     return f"{head}>\n{failure}{said}    </testcase>\n"
 
 
@@ -173,30 +195,51 @@ def _gates(report: Report, gates: Sequence[Gate]) -> str:
     """The ``gates`` suite: every gate but a slice's, and the verdict and findings as its output."""
     word, told = verdict_sentence(report)
     said = "\n".join([f"verdict: {word} — {told}", *findings(report), *family_lines(report)])
-    return (f'  <testsuite name="gates" {_counts(gates)} '
-            f'time="0.000000" timestamp={_attr(_timestamp(report.created_at))}>\n'
-            + "".join(_gate_case(gate, "ptah.gates") for gate in gates)
-            + f"    <system-out>{_xml_text(said)}</system-out>\n  </testsuite>\n")
+    return (
+        f'  <testsuite name="gates" {_counts(gates)} '
+        f'time="0.000000" timestamp={_attr(_timestamp(report.created_at))}>\n'
+        + "".join(_gate_case(gate, "ptah.gates") for gate in gates)
+        + f"    <system-out>{_xml_text(said)}</system-out>\n  </testsuite>\n"
+    )
 
 
 def _slice_suite(report: Report, tag: str, listed: Mapping) -> str:
     """The suite ``slice TAG``: the slice's digest, cases and each run's means as properties, its gates
     (``max-recall-drop@TAG``) as test cases, and its comparisons as output."""
-    pairs: list[tuple[str, object]] = [("slice_digest", listed["digest"]), ("cases", ", ".join(listed["cases"]))]
+    pairs: list[tuple[str, object]] = [
+        ("slice_digest", listed["digest"]),
+        ("cases", ", ".join(listed["cases"])),
+    ]
     for run in report.runs:
         entry = (run.slices or {}).get(tag) or {}
         for key, mean in (entry.get("means") or {}).items():
-            pairs.append((f"{run.name} [{run.channel}] {Measure.parse(key).label}", mean_text(mean)))
+            pairs.append(
+                (f"{run.name} [{run.channel}] {Measure.parse(key).label}", mean_text(mean))
+            )
         if entry.get("judged") is not None:
             pairs.append((f"{run.name} [{run.channel}] judged@k", number(entry["judged"]["value"])))
     gates = [gate for gate in report.gates if gate_slice(gate, report.corpus["slices"]) == tag]
-    said = [f"slice {tag}: {counted(len(listed['cases']), 'case')}"
-            + ("" if len(listed["cases"]) >= MIN_CASES else f", fewer than {MIN_CASES}: not measured")]
+    said = [
+        f"slice {tag}: {counted(len(listed['cases']), 'case')}"
+        + ("" if len(listed["cases"]) >= MIN_CASES else f", fewer than {MIN_CASES}: not measured")
+    ]
     side = report.comparison
-    comparisons = [] if side is None else [(candidate["run"], str(side.reference), candidate.get("slices"))
-                                           for candidate in side.candidates]
-    comparisons += [(str(comparison.data.get("against")), f"the baseline {comparison.generation}", comparison.data.get("slices"))
-                    for comparison in report.comparisons]
+    comparisons = (
+        []
+        if side is None
+        else [
+            (candidate["run"], str(side.reference), candidate.get("slices"))
+            for candidate in side.candidates
+        ]
+    )
+    comparisons += [
+        (
+            str(comparison.data.get("against")),
+            f"the baseline {comparison.generation}",
+            comparison.data.get("slices"),
+        )
+        for comparison in report.comparisons
+    ]
     for run, against, slices in comparisons:
         entry = (slices or {}).get(tag)
         if entry is None:
@@ -205,14 +248,19 @@ def _slice_suite(report: Report, tag: str, listed: Mapping) -> str:
             said.append(f"{run} vs {against}: not compared ({entry['why']})")
             continue
         for test in slice_tests({tag: entry}):
-            said.append(f"{run} vs {against}: {test.label} {signed(test.entry['delta'])} {finding_cell(test.entry)} "
-                        f"({p_value_phrase(test.entry['test'])}, adjusted {test.adjusted}, survives: {test.survives})")
+            said.append(
+                f"{run} vs {against}: {test.label} {signed(test.entry['delta'])} {finding_cell(test.entry)} "
+                f"({p_value_phrase(test.entry['test'])}, adjusted {test.adjusted}, survives: {test.survives})"
+            )
         if entry["failing"]:
             said.append(f"{run} vs {against}: now failing or worse: {', '.join(entry['failing'])}")
-    return (f"  <testsuite name={_attr(f'slice {tag}')} {_counts(gates)} "
-            f'time="0.000000" timestamp={_attr(_timestamp(report.created_at))}>\n' + _properties(pairs)
-            + "".join(_gate_case(gate, f"ptah.slices.{tag}") for gate in gates)
-            + f"    <system-out>{_xml_text(chr(10).join(said))}</system-out>\n  </testsuite>\n")
+    return (
+        f"  <testsuite name={_attr(f'slice {tag}')} {_counts(gates)} "
+        f'time="0.000000" timestamp={_attr(_timestamp(report.created_at))}>\n'
+        + _properties(pairs)
+        + "".join(_gate_case(gate, f"ptah.slices.{tag}") for gate in gates)
+        + f"    <system-out>{_xml_text(chr(10).join(said))}</system-out>\n  </testsuite>\n"
+    )
 
 
 def pieces(report: Report, corpus: Corpus | None = None) -> list[str]:

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ptah.render.text import unmarked
 
@@ -48,7 +49,12 @@ class PlainConsole:
         sys.stdout.write((unmarked(text) if markup else text) + "\n")
         sys.stdout.flush()
 
-    def table(self, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]], title: str | None = None) -> None:
+    def table(
+        self,
+        columns: Sequence[tuple[str, str]],
+        rows: Sequence[Sequence[str]],
+        title: str | None = None,
+    ) -> None:
         """``columns`` (heading, justify) and ``rows`` of markup cells as :func:`table_lines` lays them out."""
         self.print("\n".join(([title] if title else []) + table_lines(columns, rows)), markup=False)
 
@@ -56,13 +62,18 @@ class PlainConsole:
 def table_lines(columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]]) -> list[str]:
     """The headings, a rule of dashes and a line per row: cells two spaces apart, each column as wide as its
     widest cell (right-aligned where its justify says ``right``), no space at the end of a line."""
-    grid = [[heading for heading, _ in columns], *([unmarked(cell) for cell in row] for row in rows)]
+    grid = [
+        [heading for heading, _ in columns],
+        *([unmarked(cell) for cell in row] for row in rows),
+    ]
     widths = [max(len(line[index]) for line in grid) for index in range(len(columns))]
     grid.insert(1, ["-" * width for width in widths])
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(cell.rjust(width) if justify == "right" else cell.ljust(width)
-                         for cell, width, (_, justify) in zip(cells, widths, columns)).rstrip()
+        return "  ".join(
+            cell.rjust(width) if justify == "right" else cell.ljust(width)
+            for cell, width, (_, justify) in zip(cells, widths, columns)
+        ).rstrip()
 
     return [line(cells) for cells in grid]
 
@@ -71,7 +82,11 @@ def output_console() -> Console | PlainConsole:
     """The console to print a report on: rich's on a terminal (or where ``FORCE_COLOR`` or ``TTY_COMPATIBLE``
     asks rich to decide), else ptah's plain text."""
     isatty = getattr(sys.stdout, "isatty", None)
-    if (isatty is not None and isatty()) or "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ:
+    if (
+        (isatty is not None and isatty())
+        or "FORCE_COLOR" in os.environ
+        or "TTY_COMPATIBLE" in os.environ
+    ):
         from rich.console import Console
 
         console = Console(highlight=False)
@@ -84,7 +99,9 @@ def _plain(console: Console, cell: str) -> str:
     return console.render_str(cell, highlight=False).plain
 
 
-def column_widths(console: Console, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]]) -> list[int] | None:
+def column_widths(
+    console: Console, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]]
+) -> list[int] | None:
     """Each column's width for a table in the console's width with no cell cut, or None when there is none.
 
     A column whose cells are single words keeps its full width; a column of
@@ -94,7 +111,10 @@ def column_widths(console: Console, columns: Sequence[tuple[str, str]], rows: Se
     widths, floors = [], []
     for index, (heading, _) in enumerate(columns):
         cells = [_plain(console, row[index]) for row in rows] + [heading]
-        widest = max(console.render_str(cell, highlight=False).cell_len for cell in [row[index] for row in rows] + [heading])
+        widest = max(
+            console.render_str(cell, highlight=False).cell_len
+            for cell in [row[index] for row in rows] + [heading]
+        )
         widths.append(widest)
         if any(" " in cell.strip() for cell in cells[:-1]):
             longest_word = max((len(word) for cell in cells for word in cell.split()), default=0)
@@ -103,7 +123,9 @@ def column_widths(console: Console, columns: Sequence[tuple[str, str]], rows: Se
             floors.append(widest)
     excess = sum(widths) + GAP * (len(columns) - 1) - console.options.max_width
     while excess > 0:
-        slack, index = max((width - floor, index) for index, (width, floor) in enumerate(zip(widths, floors)))
+        slack, index = max(
+            (width - floor, index) for index, (width, floor) in enumerate(zip(widths, floors))
+        )
         if slack <= 0:
             return None
         widths[index] -= 1
@@ -128,13 +150,23 @@ def stacked_text(headings: Sequence[str], rows: Sequence[Sequence[str]], width: 
     lines = []
     for row in rows:
         lines.append(row[0])
-        lines += packed([(f"{heading} {cell}", len(heading) + 1 + len(cell))
-                         for heading, cell in zip(headings[1:], row[1:]) if cell], width)
+        lines += packed(
+            [
+                (f"{heading} {cell}", len(heading) + 1 + len(cell))
+                for heading, cell in zip(headings[1:], row[1:])
+                if cell
+            ],
+            width,
+        )
     return lines
 
 
-def print_stacked(console: Console, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]],
-                  title: str | None = None) -> None:
+def print_stacked(
+    console: Console,
+    columns: Sequence[tuple[str, str]],
+    rows: Sequence[Sequence[str]],
+    title: str | None = None,
+) -> None:
     """Each row as its first cell, then its other cells as ``heading value`` pairs on indented lines."""
     from rich.markup import escape
 
@@ -143,7 +175,10 @@ def print_stacked(console: Console, columns: Sequence[tuple[str, str]], rows: Se
     for row in rows:
         console.print(row[0])
         sizes = [console.render_str(cell, highlight=False).cell_len for cell in row[1:]]
-        pairs = [(f"[dim]{escape(heading)}[/dim] {cell}", len(heading) + 1 + size)
-                 for (heading, _), cell, size in zip(columns[1:], row[1:], sizes) if size]
+        pairs = [
+            (f"[dim]{escape(heading)}[/dim] {cell}", len(heading) + 1 + size)
+            for (heading, _), cell, size in zip(columns[1:], row[1:], sizes)
+            if size
+        ]
         for line in packed(pairs, console.options.max_width):
             console.print(line)

@@ -24,22 +24,42 @@ is escaped inside tables, and a value longer than :data:`MAX_VALUE` is cut.
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from ptah.core.measures import Measure
 from ptah.core.report import Report, Run
 from ptah.core.significance import p_value_text
 from ptah.core.visible import abbreviated, visible
 from ptah.render.cases import changes, failed_cases, problems, whereabouts
-from ptah.render.sentences import (baseline_findings, candidate_findings, finding_cell, gate_sentence, level_of,
-                                   rescored_sentence, stage_phrase, timed_runs, variant_sentence, verdict_sentence)
-from ptah.render.slices import (MEAN_RANGE, failing_phrases, family_sentence, mean_text, measured, not_compared,
-                                slice_tests, unmeasured_phrase)
+from ptah.render.sentences import (
+    baseline_findings,
+    candidate_findings,
+    finding_cell,
+    gate_sentence,
+    level_of,
+    rescored_sentence,
+    stage_phrase,
+    timed_runs,
+    variant_sentence,
+    verdict_sentence,
+)
+from ptah.render.slices import (
+    MEAN_RANGE,
+    failing_phrases,
+    family_sentence,
+    mean_text,
+    measured,
+    not_compared,
+    slice_tests,
+    unmeasured_phrase,
+)
 from ptah.render.text import interval, mean_range, milliseconds, number, signed
 
 TOP_CASES = 10
 MAX_VALUE = 160
-MAX_DETAIL = 4000  # a gate's detail, ptah's own sentence, is never cut short of a hostile id's length
+MAX_DETAIL = (
+    4000  # a gate's detail, ptah's own sentence, is never cut short of a hostile id's length
+)
 _TICKS = re.compile("`+")
 
 
@@ -63,10 +83,19 @@ def run_label(run: Run) -> str:
 
 def render_markdown(report: Report) -> str:
     """The summary as Markdown text (module docs), ending with a newline."""
-    parts = [_verdict(report), _means(report), _slice_means(report), _variants(report), _cost(report)]
+    parts = [
+        _verdict(report),
+        _means(report),
+        _slice_means(report),
+        _variants(report),
+        _cost(report),
+    ]
     if rescored := rescored_sentence(report):
         parts.append(rescored[0].upper() + rescored[1:] + ".")
-    parts += [_baseline(report, run, comparison.data) for run, comparison in zip(report.runs, report.comparisons)]
+    parts += [
+        _baseline(report, run, comparison.data)
+        for run, comparison in zip(report.runs, report.comparisons)
+    ]
     if family := (report.baseline or {}).get("family"):
         parts.append(f"Slices against the baseline: {family_sentence(family)}.")
     if report.comparison is not None:
@@ -78,8 +107,10 @@ def render_markdown(report: Report) -> str:
 def _verdict(report: Report) -> str:
     word, told = verdict_sentence(report)
     corpus = report.corpus
-    return (f"## ptah evaluate: {word}: {told}\n\ncorpus {code(corpus.get('path'))}, {corpus.get('cases')} cases, "
-            f"digest {code(corpus.get('digest'))}; created {code(report.created_at)}")
+    return (
+        f"## ptah evaluate: {word}: {told}\n\ncorpus {code(corpus.get('path'))}, {corpus.get('cases')} cases, "
+        f"digest {code(corpus.get('digest'))}; created {code(report.created_at)}"
+    )
 
 
 def _table(head: list[str], rows: list[list[str]]) -> str:
@@ -91,20 +122,34 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
 def _means(report: Report) -> str:
     measures = list(report.runs[0].means)
     judged = any(run.judged is not None for run in report.runs)
-    rows = [[code(run_label(run), cell=True),
-             *(mean_range(run, name) if name in run.means else "N/A" for name in measures),
-             *([] if not judged else [number(None if run.judged is None else run.judged.value)])]
-            for run in report.runs]
-    note = ("\n\nA range a..b: the least and the greatest the mean takes however the unjudged keys in the top k "
-            "are judged (relevant or not); "
-            "judged@k: the share of the top k that is judged." if judged else "")
-    head = ["run", *(Measure.parse(name).label for name in measures), *(["judged@k"] if judged else [])]
+    rows = [
+        [
+            code(run_label(run), cell=True),
+            *(mean_range(run, name) if name in run.means else "N/A" for name in measures),
+            *([] if not judged else [number(None if run.judged is None else run.judged.value)]),
+        ]
+        for run in report.runs
+    ]
+    note = (
+        "\n\nA range a..b: the least and the greatest the mean takes however the unjudged keys in the top k "
+        "are judged (relevant or not); "
+        "judged@k: the share of the top k that is judged."
+        if judged
+        else ""
+    )
+    head = [
+        "run",
+        *(Measure.parse(name).label for name in measures),
+        *(["judged@k"] if judged else []),
+    ]
     return "### Means\n\n" + _table(head, rows) + note
 
 
 def _variants(report: Report) -> str:
     """Each variant run's executed controls, a line each (empty when no run is a variant's)."""
-    lines = [f"- {variant_sentence(run.variant, code)}" for run in report.runs if run.variant is not None]
+    lines = [
+        f"- {variant_sentence(run.variant, code)}" for run in report.runs if run.variant is not None
+    ]
     return "### Variants\n\n" + "\n".join(lines) if lines else ""
 
 
@@ -117,14 +162,41 @@ def _cost(report: Report) -> str:
     compared = report.comparison is not None
     rows = []
     for run, cost, change in timed:
-        deltas = ["", ""] if change is None else [milliseconds(change[name], sign=True) for name in ("p50_ms", "p95_ms")]
-        rows.append([code(run_label(run), cell=True), milliseconds(cost["p50_ms"]), milliseconds(cost["p95_ms"]),
-                     *(deltas if compared else []),
-                     *(stage_phrase(cost["stages"][name], _cell_code) if name in cost["stages"] else "" for name in stages)])
-    head = ["run", "p50", "p95", *(["Δ p50", "Δ p95"] if compared else []), *map(_cell_code, stages)]
-    against = f"Δ: against {code(report.comparison.reference)}, the reference run. " if report.comparison is not None else ""
-    return ("### Time per query\n\n" + _table(head, rows) + f"\n\n{against}Measured inside the evaluation; "
-            "a stage timed per batch charges each query an equal share of its batch.")
+        deltas = (
+            ["", ""]
+            if change is None
+            else [milliseconds(change[name], sign=True) for name in ("p50_ms", "p95_ms")]
+        )
+        rows.append(
+            [
+                code(run_label(run), cell=True),
+                milliseconds(cost["p50_ms"]),
+                milliseconds(cost["p95_ms"]),
+                *(deltas if compared else []),
+                *(
+                    stage_phrase(cost["stages"][name], _cell_code) if name in cost["stages"] else ""
+                    for name in stages
+                ),
+            ]
+        )
+    head = [
+        "run",
+        "p50",
+        "p95",
+        *(["Δ p50", "Δ p95"] if compared else []),
+        *map(_cell_code, stages),
+    ]
+    against = (
+        f"Δ: against {code(report.comparison.reference)}, the reference run. "
+        if report.comparison is not None
+        else ""
+    )
+    return (
+        "### Time per query\n\n"
+        + _table(head, rows)
+        + f"\n\n{against}Measured inside the evaluation; "
+        "a stage timed per batch charges each query an equal share of its batch."
+    )
 
 
 def _baseline(report: Report, run: Run, data: Mapping) -> str:
@@ -132,29 +204,59 @@ def _baseline(report: Report, run: Run, data: Mapping) -> str:
     rows = []
     for key, entry in data["aggregates"].items():
         stats = significance.get(key) or {}
-        rows.append([Measure.parse(key).label, number(entry["baseline"]), number(entry["current"]), signed(entry["delta"]),
-                     interval(stats.get("interval")), p_value_text(stats.get("test")), finding_cell(stats)])
+        rows.append(
+            [
+                Measure.parse(key).label,
+                number(entry["baseline"]),
+                number(entry["current"]),
+                signed(entry["delta"]),
+                interval(stats.get("interval")),
+                p_value_text(stats.get("test")),
+                finding_cell(stats),
+            ]
+        )
     head = ["measure", "baseline", "now", "Δ", "95% CI", "p", "finding"]
     title = f"### {code(run_label(run))} against the baseline {code(data.get('generation'))}"
-    return "\n\n".join([title, _table(head, rows), *_bullets(baseline_findings(run.name, data, level_of(report), code)),
-                        *_slice_tests(data.get("slices"), level_of(report))])
+    return "\n\n".join(
+        [
+            title,
+            _table(head, rows),
+            *_bullets(baseline_findings(run.name, data, level_of(report), code)),
+            *_slice_tests(data.get("slices"), level_of(report)),
+        ]
+    )
 
 
 def _side_by_side(report: Report) -> str:
     comparison = report.comparison
-    assert comparison is not None, "a side-by-side section is written only for a report with a comparison"
+    assert comparison is not None, (
+        "a side-by-side section is written only for a report with a comparison"
+    )
     reference = comparison.reference
     parts = [f"### Side by side against {code(run_label(report.runs[0]))}"]
     for run, candidate in zip(report.runs[1:], comparison.candidates):
-        rows = [[Measure.parse(key).label, number(entry["reference"]), number(entry["candidate"]), signed(entry["delta"]),
-                 interval(entry["interval"]), p_value_text(entry["test"]), finding_cell(entry)]
-                for key, entry in candidate["measures"].items()]
-        parts.append(f"{code(run_label(run))}\n\n" + _table(
-            ["measure", "reference", "run", "Δ", "95% CI", "p", "finding"], rows))
+        rows = [
+            [
+                Measure.parse(key).label,
+                number(entry["reference"]),
+                number(entry["candidate"]),
+                signed(entry["delta"]),
+                interval(entry["interval"]),
+                p_value_text(entry["test"]),
+                finding_cell(entry),
+            ]
+            for key, entry in candidate["measures"].items()
+        ]
+        parts.append(
+            f"{code(run_label(run))}\n\n"
+            + _table(["measure", "reference", "run", "Δ", "95% CI", "p", "finding"], rows)
+        )
         parts += _bullets(candidate_findings(candidate, reference, level_of(report), code))
         parts += _slice_tests(candidate.get("slices"), level_of(report))
     if comparison.data.get("family"):
-        parts.append(f"Slices against {code(reference)}: {family_sentence(comparison.data['family'])}.")
+        parts.append(
+            f"Slices against {code(reference)}: {family_sentence(comparison.data['family'])}."
+        )
     return "\n\n".join(parts)
 
 
@@ -165,15 +267,30 @@ def _slice_means(report: Report) -> str:
     if first.slices is None:
         return ""
     measures = list(first.means)
-    rows = [[code(tag, cell=True), str(entry["cases"]), code(run_label(run), cell=True),
-             *(mean_text(entry["means"].get(Measure.parse(name).key)) for name in measures),
-             number(None if entry["judged"] is None else entry["judged"]["value"])]
-            for tag, _ in measured(first.slices) for run in report.runs
-            for entry in [(run.slices or {}).get(tag)] if entry is not None and entry["means"] is not None]
+    rows = [
+        [
+            code(tag, cell=True),
+            str(entry["cases"]),
+            code(run_label(run), cell=True),
+            *(mean_text(entry["means"].get(Measure.parse(name).key)) for name in measures),
+            number(None if entry["judged"] is None else entry["judged"]["value"]),
+        ]
+        for tag, _ in measured(first.slices)
+        for run in report.runs
+        for entry in [(run.slices or {}).get(tag)]
+        if entry is not None and entry["means"] is not None
+    ]
     head = ["slice", "cases", "run", *(Measure.parse(name).label for name in measures), "judged@k"]
     small = unmeasured_phrase(first.slices, code)
-    parts = ["### Slices", f"Each slice's means over its cases: {MEAN_RANGE}; and (its denominator)."]
-    return "\n\n".join(parts + ([_table(head, rows)] if rows else []) + ([small[0].upper() + small[1:] + "."] if small else []))
+    parts = [
+        "### Slices",
+        f"Each slice's means over its cases: {MEAN_RANGE}; and (its denominator).",
+    ]
+    return "\n\n".join(
+        parts
+        + ([_table(head, rows)] if rows else [])
+        + ([small[0].upper() + small[1:] + "."] if small else [])
+    )
 
 
 def _slice_tests(slices: Mapping | None, level: float) -> list[str]:
@@ -181,13 +298,36 @@ def _slice_tests(slices: Mapping | None, level: float) -> list[str]:
     worse (nothing for a corpus without tags)."""
     if slices is None:
         return []
-    rows = [[code(test.tag, cell=True), str(test.cases), test.label, signed(test.entry["delta"]),
-             interval(test.entry["interval"]), p_value_text(test.entry["test"]), test.adjusted, finding_cell(test.entry),
-             test.survives] for test in slice_tests(slices)]
-    head = ["slice", "cases", "measure", "Δ", f"{round(level * 100)}% CI", "p", "adjusted p", "finding", "survives"]
+    rows = [
+        [
+            code(test.tag, cell=True),
+            str(test.cases),
+            test.label,
+            signed(test.entry["delta"]),
+            interval(test.entry["interval"]),
+            p_value_text(test.entry["test"]),
+            test.adjusted,
+            finding_cell(test.entry),
+            test.survives,
+        ]
+        for test in slice_tests(slices)
+    ]
+    head = [
+        "slice",
+        "cases",
+        "measure",
+        "Δ",
+        f"{round(level * 100)}% CI",
+        "p",
+        "adjusted p",
+        "finding",
+        "survives",
+    ]
     parts = ["By slice:", _table(head, rows)] if rows else []
-    parts += _bullets([f"not compared: {phrase}" for phrase in not_compared(slices, code)]
-                      + [f"now failing or worse in {phrase}" for phrase in failing_phrases(slices, code)])
+    parts += _bullets(
+        [f"not compared: {phrase}" for phrase in not_compared(slices, code)]
+        + [f"now failing or worse in {phrase}" for phrase in failing_phrases(slices, code)]
+    )
     return parts
 
 
@@ -196,8 +336,15 @@ def _bullets(sentences: list[str]) -> list[str]:
 
 
 def _gates(report: Report) -> str:
-    lines = ["- " + gate_sentence(gate, lambda value: code(value, limit=MAX_DETAIL),
-                                  lambda word: word if word == "pass" else f"**{word}**") for gate in report.gates]
+    lines = [
+        "- "
+        + gate_sentence(
+            gate,
+            lambda value: code(value, limit=MAX_DETAIL),
+            lambda word: word if word == "pass" else f"**{word}**",
+        )
+        for gate in report.gates
+    ]
     return "### Gates\n\n" + "\n".join(lines)
 
 
@@ -209,25 +356,38 @@ def _changed(report: Report) -> str:
     for entry in found[:TOP_CASES]:
         case = entry["after"] or entry["before"]
         what = f"now {entry['now']}" if entry["flipped"] else f"fell by {entry['drop']:.4f}"
-        before = "" if entry["before"] is None else f"; before: {code(whereabouts(entry['before']))}"
+        before = (
+            "" if entry["before"] is None else f"; before: {code(whereabouts(entry['before']))}"
+        )
         query = f" query {code(case.query)}" if case is not None else ""
-        lines.append(f"- {code(entry['id'])} in {code(entry['run'])} against {code(entry['against'])}: **{what}**;"
-                     f"{query}; now: {code(whereabouts(entry['after']))}{before}")
+        lines.append(
+            f"- {code(entry['id'])} in {code(entry['run'])} against {code(entry['against'])}: **{what}**;"
+            f"{query}; now: {code(whereabouts(entry['after']))}{before}"
+        )
     more = len(found) - TOP_CASES
     tail = f"\n\n{more} more changed cases are not listed here." if more > 0 else ""
-    return (f"### Cases that flipped or regressed most ({min(len(found), TOP_CASES)} of {len(found)})\n\n"
-            + "\n".join(lines) + tail)
+    return (
+        f"### Cases that flipped or regressed most ({min(len(found), TOP_CASES)} of {len(found)})\n\n"
+        + "\n".join(lines)
+        + tail
+    )
 
 
 def _failing(report: Report) -> str:
     failing = list(failed_cases(report))
     if not failing:
         return ""
-    lines = [f"- {code(case.id)} in {code(run_label(run))}: query {code(case.query)}; {code('; '.join(problems(case)))}"
-             for run, case in failing[:TOP_CASES]]
+    lines = [
+        f"- {code(case.id)} in {code(run_label(run))}: query {code(case.query)}; {code('; '.join(problems(case)))}"
+        for run, case in failing[:TOP_CASES]
+    ]
     more = len(failing) - TOP_CASES
     tail = f"\n\n{more} more failing cases are not listed here." if more > 0 else ""
-    return f"### Failing cases ({min(len(failing), TOP_CASES)} of {len(failing)})\n\n" + "\n".join(lines) + tail
+    return (
+        f"### Failing cases ({min(len(failing), TOP_CASES)} of {len(failing)})\n\n"
+        + "\n".join(lines)
+        + tail
+    )
 
 
 def pieces(report: Report, corpus=None) -> list[str]:

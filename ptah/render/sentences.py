@@ -11,7 +11,7 @@ query"; a report written before runs were timed reads as it did.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ptah.core.measures import Measure
 from ptah.core.report import Gate, Report, Run
@@ -36,11 +36,20 @@ def verdict_sentence(report: Report) -> tuple[str, str]:
     if report.verdict == "inconclusive":
         commands = settling_commands(undecided)
         if not commands:
-            return "INCONCLUSIVE", (f"the holes in the judgements decide {len(undecided)} of {total}; "
-                                    "judge them and evaluate again")
+            return "INCONCLUSIVE", (
+                f"the holes in the judgements decide {len(undecided)} of {total}; "
+                "judge them and evaluate again"
+            )
         named = "; ".join(f"`{command}`" for command in commands)
-        one = "one sample settles them" if len(undecided) > 1 and len(commands) == 1 else "judge and evaluate again"
-        return "INCONCLUSIVE", f"the holes in the judgements decide {len(undecided)} of {total}; {one}: {named}"
+        one = (
+            "one sample settles them"
+            if len(undecided) > 1 and len(commands) == 1
+            else "judge and evaluate again"
+        )
+        return (
+            "INCONCLUSIVE",
+            f"the holes in the judgements decide {len(undecided)} of {total}; {one}: {named}",
+        )
     if report.verdict != "pass":
         more = f"; the holes in the judgements decide {len(undecided)} more" if undecided else ""
         return "FAIL", f"{len(failed)} of {total} failed{more}"
@@ -64,7 +73,9 @@ def gate_word(gate: Gate) -> str:
     return "pass" if gate.passed else "INCONCLUSIVE" if gate.inconclusive else "FAIL"
 
 
-def gate_sentence(gate: Gate, quote: Callable[[object], str] = str, mark: Callable[[str], str] = str) -> str:
+def gate_sentence(
+    gate: Gate, quote: Callable[[object], str] = str, mark: Callable[[str], str] = str
+) -> str:
     """``WORD NAME (RUN): DETAIL``, the word marked by ``mark`` and the values quoted by ``quote``, and the power
     note of a drop gate whose corpus (or slice) is too small for its threshold (:func:`gate_detail`); never cut."""
     return f"{mark(gate_word(gate))} {quote(gate.name)} ({quote(gate.generation)}): {quote(gate_detail(gate))}"
@@ -87,16 +98,24 @@ def rescored_sentence(report: Report) -> str | None:
     if not rescored["judged_since"]:
         return f"baseline re-scored from its rankings: the values it stored for {cases} do not follow from them"
     added, changed = rescored["judgements_added"], rescored["judgements_changed"]
-    since = f"{counted(added, 'judgement')} added" + (f" and {changed:,} changed" if changed else "")
+    since = f"{counted(added, 'judgement')} added" + (
+        f" and {changed:,} changed" if changed else ""
+    )
     return f"baseline re-scored under {since} since ({cases} measured differently)"
 
 
 def level_of(report: Report) -> float:
     """The interval's level the report's statistics were drawn at."""
-    return DEFAULT_LEVEL if report.comparison is None else report.comparison.statistics["bootstrap"]["level"]
+    return (
+        DEFAULT_LEVEL
+        if report.comparison is None
+        else report.comparison.statistics["bootstrap"]["level"]
+    )
 
 
-def finding_sentence(run: str, against: str, key: str, entry: Mapping, level: float, cost: Mapping | None = None) -> str:
+def finding_sentence(
+    run: str, against: str, key: str, entry: Mapping, level: float, cost: Mapping | None = None
+) -> str:
     """One sentence on ``run`` against ``against`` (both already quoted) on measure ``key``: the finding, the
     interval, p and the cases that moved (module docs); and, when both runs were timed, what ``run`` costs more
     a query (``cost``: the comparison's ``cost``, :func:`time_delta`)."""
@@ -108,15 +127,20 @@ def finding_sentence(run: str, against: str, key: str, entry: Mapping, level: fl
     if cost is not None:
         told += ", " + time_delta(cost)
     if entry.get("settle"):
-        return (f"{run} vs {against}: {label} {change:+.4f} on the judged rows is {judged_phrase(entry)} "
-                f"({round(level * 100)}% CI {interval_text(entry['interval'])}); {settle_phrase(entry['settle'])}"
-                + ("" if cost is None else f"; {time_delta(cost)}"))
+        return (
+            f"{run} vs {against}: {label} {change:+.4f} on the judged rows is {judged_phrase(entry)} "
+            f"({round(level * 100)}% CI {interval_text(entry['interval'])}); {settle_phrase(entry['settle'])}"
+            + ("" if cost is None else f"; {time_delta(cost)}")
+        )
     if finding in ("better", "worse"):
         return f"{run} is {finding} than {against} on {label} by {abs(change):.4f} {told}"
     if finding.startswith("inconclusive"):
         why = "unjudged rows, taken relevant, would change it"
     elif entry["interval"] and (entry["interval"]["low"] > 0 or entry["interval"]["high"] < 0):
-        finding, why = "no clear difference", "the interval excludes 0 but the test does not find a difference"
+        finding, why = (
+            "no clear difference",
+            "the interval excludes 0 but the test does not find a difference",
+        )
     else:
         return f"{run} vs {against}: {label} {change:+.4f} is within noise {told}"
     return f"{run} vs {against}: {label} {change:+.4f} is {finding}: {why} {told}"
@@ -144,8 +168,10 @@ def settle_phrase(settle: Mapping) -> str:
     `ptah corpus judge ...```."""
     m = settle["flip_count"]
     holes = counted(settle["plausible"], "plausible hole")
-    return (f"inconclusive: {m:,} of {holes}, taken relevant, would change it; judge a random sample of both "
-            f"runs' holes to settle it: `{settle['command']}`")
+    return (
+        f"inconclusive: {m:,} of {holes}, taken relevant, would change it; judge a random sample of both "
+        f"runs' holes to settle it: `{settle['command']}`"
+    )
 
 
 def finding_cell(entry: Mapping) -> str:
@@ -170,7 +196,11 @@ def finding_brief(key: str, change: float | None, entry: Mapping) -> str:
     """A finding in a few words, for a line of several: ``recall -0.1600 worse (p = 0.0312)``."""
     judged = entry.get("judged", entry["finding"])
     text = f"{Measure.parse(key).label} {'N/A' if change is None else f'{change:+.4f}'} {judged}"
-    text += f" ({p_value_phrase(entry['test'])})" if judged in ("better", "worse") and entry.get("test") else ""
+    text += (
+        f" ({p_value_phrase(entry['test'])})"
+        if judged in ("better", "worse") and entry.get("test")
+        else ""
+    )
     settle = entry.get("settle")
     return text if not settle else text + f" on judged rows; {_inconclusive(settle)}"
 
@@ -187,17 +217,27 @@ def findings(report: Report, quote: Callable[[object], str] = str) -> list[str]:
     return found
 
 
-def candidate_findings(candidate: Mapping, reference: str | None, level: float, quote: Callable[[object], str] = str) -> list[str]:
+def candidate_findings(
+    candidate: Mapping, reference: str | None, level: float, quote: Callable[[object], str] = str
+) -> list[str]:
     """The finding sentences of one candidate run against the reference run."""
-    return [finding_sentence(quote(candidate["run"]), quote(reference), key, entry, level, candidate.get("cost"))
-            for key, entry in candidate["measures"].items()]
+    return [
+        finding_sentence(
+            quote(candidate["run"]), quote(reference), key, entry, level, candidate.get("cost")
+        )
+        for key, entry in candidate["measures"].items()
+    ]
 
 
-def baseline_findings(run: str, data: Mapping, level: float, quote: Callable[[object], str] = str) -> list[str]:
+def baseline_findings(
+    run: str, data: Mapping, level: float, quote: Callable[[object], str] = str
+) -> list[str]:
     """The finding sentences of one run against the baseline's reference run."""
     against = f"the baseline {quote(data.get('generation'))}"
-    return [finding_sentence(quote(run), against, key, entry, level, data.get("cost"))
-            for key, entry in (data.get("significance") or {}).items()]
+    return [
+        finding_sentence(quote(run), against, key, entry, level, data.get("cost"))
+        for key, entry in (data.get("significance") or {}).items()
+    ]
 
 
 # --- variants and what each run cost ------------------------------------------
@@ -210,7 +250,9 @@ def variant_sentence(variant: Mapping, quote: Callable[[object], str] = str) -> 
     whose model does), and a service's address."""
     channels, made = list(variant["channels"]), variant["channel"]
     searched = made if channels == [made] else f"{made} ({' + '.join(channels)})"
-    text = f"variant {quote(variant['name'])}: {quote(searched)} over {quote(variant['generation'])}"
+    text = (
+        f"variant {quote(variant['name'])}: {quote(searched)} over {quote(variant['generation'])}"
+    )
     search = variant.get("search") or {}
     if search.get("mode", "exact") != "exact":
         at = f" at ef_search {search['ef_search']}" if search.get("ef_search") is not None else ""
@@ -230,8 +272,11 @@ def model_phrase(run: Run, quote: Callable[[object], str] = str) -> str:
     BM25; a run whose report names no model says so."""
     if run.channel == "lexical":
         settings = run.generation.get("settings") or {}
-        told = ", ".join(f"{name}={settings[name]}" if name != "method" else str(settings[name])
-                         for name in ("method", "k1", "b") if name in settings)
+        told = ", ".join(
+            f"{name}={settings[name]}" if name != "method" else str(settings[name])
+            for name in ("method", "k1", "b")
+            if name in settings
+        )
         return f"BM25 (lexical{': ' + quote(told) if told else ''})"
     model = run.generation.get("model")
     said = "no model recorded" if model is None else f"model {quote(model)}"
@@ -241,9 +286,13 @@ def model_phrase(run: Run, quote: Callable[[object], str] = str) -> str:
 def cost_sentence(cost: Mapping, quote: Callable[[object], str] = str) -> str:
     """A run's ``cost`` in one line: ``time per query: p50 186.8 ms, p95 217.1 ms (search 6.8 ms timed per batch,
     3.1% of the evaluation; rerank p50 180.0 ms, p95 210.0 ms timed per query, 95.0% of the evaluation)``."""
-    stages = "; ".join(f"{quote(name)} {stage_phrase(stage, quote)}" for name, stage in cost["stages"].items())
-    return (f"time per query: p50 {milliseconds(cost['p50_ms'])}, p95 {milliseconds(cost['p95_ms'])}"
-            + (f" ({stages})" if stages else ""))
+    stages = "; ".join(
+        f"{quote(name)} {stage_phrase(stage, quote)}" for name, stage in cost["stages"].items()
+    )
+    return (
+        f"time per query: p50 {milliseconds(cost['p50_ms'])}, p95 {milliseconds(cost['p95_ms'])}"
+        + (f" ({stages})" if stages else "")
+    )
 
 
 def stage_phrase(stage: Mapping, quote: Callable[[object], str] = str) -> str:
@@ -254,7 +303,9 @@ def stage_phrase(stage: Mapping, quote: Callable[[object], str] = str) -> str:
     times = milliseconds(p50) if p50 == p95 else f"p50 {milliseconds(p50)}, p95 {milliseconds(p95)}"
     text = f"{times} timed {stage['timed']}"
     if stage.get("load_s"):
-        text += f" (loading the model took {stage['load_s']:,.2f} s, left out of the time per query)"
+        text += (
+            f" (loading the model took {stage['load_s']:,.2f} s, left out of the time per query)"
+        )
     if stage.get("share") is not None:
         text += f", {stage['share']:.1%} of the evaluation"
     if stage.get("usage"):
@@ -264,8 +315,11 @@ def stage_phrase(stage: Mapping, quote: Callable[[object], str] = str) -> str:
 
 def usage_phrase(usage: Mapping, quote: Callable[[object], str] = str) -> str:
     """A service's usage as ``requests 3, retries 0, input tokens 1,234``: each figure it reported, in its order."""
-    return ", ".join(f"{quote(name.replace('_', ' '))} {value:,}" for name, value in usage.items()
-                     if isinstance(value, (int, float)) and not isinstance(value, bool))
+    return ", ".join(
+        f"{quote(name.replace('_', ' '))} {value:,}"
+        for name, value in usage.items()
+        if isinstance(value, (int, float)) and not isinstance(value, bool)
+    )
 
 
 def timed_runs(report: Report) -> tuple[list[str], list[tuple[Run, Mapping, Mapping | None]]]:
@@ -274,6 +328,9 @@ def timed_runs(report: Report) -> tuple[list[str], list[tuple[Run, Mapping, Mapp
     either run was not timed). No run is timed in a report written before ptah timed them: ``([], [])``."""
     costs = [(run, run.cost) for run in report.runs if run.cost is not None]
     stages = list(dict.fromkeys(name for _, cost in costs for name in cost["stages"]))
-    against = {} if report.comparison is None else {candidate["run"]: candidate.get("cost")
-                                                   for candidate in report.comparison.candidates}
+    against = (
+        {}
+        if report.comparison is None
+        else {candidate["run"]: candidate.get("cost") for candidate in report.comparison.candidates}
+    )
     return stages, [(run, cost, against.get(run.name)) for run, cost in costs]

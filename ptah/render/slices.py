@@ -15,7 +15,8 @@ note (:func:`power_phrase`) is said wherever the gate is.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 from ptah.core.measures import Measure
 from ptah.core.report import Gate, Report
@@ -41,12 +42,21 @@ class SliceTest(NamedTuple):
     def adjusted(self) -> str:
         """The adjusted p as p reads (``~`` for a Monte Carlo test's), ``N/A`` without a test."""
         test = self.entry.get("test")
-        return p_value_text(None if test is None or self.entry.get("adjusted_p") is None
-                            else {"p_value": self.entry["adjusted_p"], "method": test["method"]})
+        return p_value_text(
+            None
+            if test is None or self.entry.get("adjusted_p") is None
+            else {"p_value": self.entry["adjusted_p"], "method": test["method"]}
+        )
 
     @property
     def survives(self) -> str:
-        return "N/A" if self.entry.get("test") is None else "yes" if self.entry.get("survives") else "no"
+        return (
+            "N/A"
+            if self.entry.get("test") is None
+            else "yes"
+            if self.entry.get("survives")
+            else "no"
+        )
 
 
 # what a slice's mean a..b is, said once for every format
@@ -67,14 +77,22 @@ def measured(slices: Mapping | None) -> list[tuple[str, Mapping]]:
 
 def unmeasured_phrase(slices: Mapping | None, quote: Callable[[object], str] = str) -> str | None:
     """``not measured, fewer than 2 cases: estimates (1), taxes (1)``; None when every slice was measured."""
-    small = [f"{quote(tag)} ({entry['cases']})" for tag, entry in (slices or {}).items() if entry["means"] is None]
+    small = [
+        f"{quote(tag)} ({entry['cases']})"
+        for tag, entry in (slices or {}).items()
+        if entry["means"] is None
+    ]
     return f"not measured, fewer than {MIN_CASES} cases: " + ", ".join(small) if small else None
 
 
 def slice_tests(slices: Mapping | None) -> list[SliceTest]:
     """Every compared slice's test per measure, slice by slice."""
-    return [SliceTest(tag, entry["cases"], key, measure) for tag, entry in (slices or {}).items()
-            if entry["measures"] for key, measure in entry["measures"].items()]
+    return [
+        SliceTest(tag, entry["cases"], key, measure)
+        for tag, entry in (slices or {}).items()
+        if entry["measures"]
+        for key, measure in entry["measures"].items()
+    ]
 
 
 def not_compared(slices: Mapping | None, quote: Callable[[object], str] = str) -> list[str]:
@@ -88,8 +106,12 @@ def not_compared(slices: Mapping | None, quote: Callable[[object], str] = str) -
 
 def failing_phrases(slices: Mapping | None, quote: Callable[[object], str] = str) -> list[str]:
     """Each slice's cases now failing or worse on a measure: ``billing (3 of 4): stop-paying, pricing, plan-refund``."""
-    return [f"{quote(tag)} ({len(entry['failing'])} of {entry['cases']}): " + ", ".join(map(quote, entry["failing"]))
-            for tag, entry in (slices or {}).items() if entry["failing"]]
+    return [
+        f"{quote(tag)} ({len(entry['failing'])} of {entry['cases']}): "
+        + ", ".join(map(quote, entry["failing"]))
+        for tag, entry in (slices or {}).items()
+        if entry["failing"]
+    ]
 
 
 def family_sentence(family: Mapping) -> str:
@@ -103,8 +125,11 @@ def family_sentence(family: Mapping) -> str:
 
 def survivors(slices: Mapping | None, quote: Callable[[object], str] = str) -> list[str]:
     """The findings that survive the correction: ``billing nDCG -0.3208 worse``."""
-    return [f"{quote(test.tag)} {test.label} {test.entry['delta']:+.4f} {test.entry['finding']}"
-            for test in slice_tests(slices) if test.entry.get("survives")]
+    return [
+        f"{quote(test.tag)} {test.label} {test.entry['delta']:+.4f} {test.entry['finding']}"
+        for test in slice_tests(slices)
+        if test.entry.get("survives")
+    ]
 
 
 def family_lines(report: Report, quote: Callable[[object], str] = str) -> list[str]:
@@ -114,16 +139,26 @@ def family_lines(report: Report, quote: Callable[[object], str] = str) -> list[s
     lines = []
     comparison = report.comparison
     if comparison is not None and comparison.data.get("family"):
-        found = [f"{quote(candidate['run'])} {found}" for candidate in comparison.candidates
-                 for found in survivors(candidate.get("slices"), quote)]
-        lines.append(f"slices vs {quote(comparison.reference)}: {family_sentence(comparison.data['family'])}"
-                     + (f" ({'; '.join(found)})" if found else ""))
+        found = [
+            f"{quote(candidate['run'])} {found}"
+            for candidate in comparison.candidates
+            for found in survivors(candidate.get("slices"), quote)
+        ]
+        lines.append(
+            f"slices vs {quote(comparison.reference)}: {family_sentence(comparison.data['family'])}"
+            + (f" ({'; '.join(found)})" if found else "")
+        )
     family = (report.baseline or {}).get("family")
     if family:
-        found = [f"{quote(each.data.get('against', ''))} {found}" for each in report.comparisons
-                 for found in survivors(each.data.get("slices"), quote)]
-        lines.append(f"slices vs the baseline: {family_sentence(family)}"
-                     + (f" ({'; '.join(found)})" if found else ""))
+        found = [
+            f"{quote(each.data.get('against', ''))} {found}"
+            for each in report.comparisons
+            for found in survivors(each.data.get("slices"), quote)
+        ]
+        lines.append(
+            f"slices vs the baseline: {family_sentence(family)}"
+            + (f" ({'; '.join(found)})" if found else "")
+        )
     return lines
 
 
@@ -141,5 +176,7 @@ def power_phrase(gate: Gate) -> str | None:
     power = gate.power
     if not power or not power.get("underpowered") or not (gate.passed or gate.inconclusive):
         return None
-    return (f"underpowered: needs {power['needed']:,} cases to see a drop of {gate.threshold:.4g} "
-            f"(power {power['power']:.4g}, alpha {power['alpha']:.4g}), has {power['cases']:,}")
+    return (
+        f"underpowered: needs {power['needed']:,} cases to see a drop of {gate.threshold:.4g} "
+        f"(power {power['power']:.4g}, alpha {power['alpha']:.4g}), has {power['cases']:,}"
+    )

@@ -17,11 +17,18 @@ again -- follows (:mod:`ptah.render.table`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from ptah.core.measures import Measure
 from ptah.core.report import Gate, Report
-from ptah.render.sentences import finding_brief, gate_sentence, rescored_sentence, time_delta, verdict_sentence
+from ptah.render.sentences import (
+    finding_brief,
+    gate_sentence,
+    rescored_sentence,
+    time_delta,
+    verdict_sentence,
+)
 from ptah.render.slices import family_lines
 from ptah.render.text import delta, markup, milliseconds, number, plain
 
@@ -32,14 +39,20 @@ if TYPE_CHECKING:
 
 # The exit code of each verdict (ptah.core.errors: 0 ok, 1 negative, 4 inconclusive).
 VERDICT_EXIT = {"pass": 0, "fail": 1, "inconclusive": 4}
-COLOUR = {"pass": "green", "FAIL": "red", "INCONCLUSIVE": "yellow"}  # of each verdict's and gate's word
+COLOUR = {
+    "pass": "green",
+    "FAIL": "red",
+    "INCONCLUSIVE": "yellow",
+}  # of each verdict's and gate's word
 
 
 def render_summary(report: Report, console: Console | PlainConsole) -> None:
     """Print the summary (see the module docs); at most a screen for a few runs and measures."""
     word, told = verdict_sentence(report)
-    console.print(f"[bold {COLOUR[word]}]verdict: {word}[/bold {COLOUR[word]}] (exit {VERDICT_EXIT.get(report.verdict, 1)}) "
-                  f"— {told}")
+    console.print(
+        f"[bold {COLOUR[word]}]verdict: {word}[/bold {COLOUR[word]}] (exit {VERDICT_EXIT.get(report.verdict, 1)}) "
+        f"— {told}"
+    )
     for gate in report.gates:
         if not gate.passed or gate.known_misses:  # a known miss is said even where the gate passes
             console.print(gate_line(gate))
@@ -48,28 +61,39 @@ def render_summary(report: Report, console: Console | PlainConsole) -> None:
     _means(report, console)
     timed = [(run.name, run.cost) for run in report.runs if run.cost is not None]
     if timed:
-        console.print("  time per query, p50 / p95: " + "; ".join(
-            f"{markup(name)} {milliseconds(cost['p50_ms'])} / {milliseconds(cost['p95_ms'])}" for name, cost in timed))
+        console.print(
+            "  time per query, p50 / p95: "
+            + "; ".join(
+                f"{markup(name)} {milliseconds(cost['p50_ms'])} / {milliseconds(cost['p95_ms'])}"
+                for name, cost in timed
+            )
+        )
     for line in findings(report) + family_lines(report, plain):
         console.print("  " + line, highlight=False, markup=False)
     for line in provenance_notes(report):
         console.print(f"  [yellow]note[/yellow]: {markup(line)}")
     if rescored := rescored_sentence(report):
         console.print(f"  [yellow]note[/yellow]: {markup(rescored)}")
-    console.print("[dim]detail: each run's cases, then the comparisons, the gates and the verdict[/dim]")
+    console.print(
+        "[dim]detail: each run's cases, then the comparisons, the gates and the verdict[/dim]"
+    )
 
 
 def gate_line(gate: Gate) -> str:
     """One gate as the terminal shows it: ``  pass|INCONCLUSIVE|FAIL NAME (GENERATION): DETAIL`` (Rich markup)."""
-    return "  " + gate_sentence(gate, markup, lambda word: f"[{COLOUR[word]}]{word}[/{COLOUR[word]}]")
+    return "  " + gate_sentence(
+        gate, markup, lambda word: f"[{COLOUR[word]}]{word}[/{COLOUR[word]}]"
+    )
 
 
 def _means(report: Report, console: Console | PlainConsole) -> None:
     from ptah.render.table import print_table
 
     keys = [Measure.parse(name).key for name in report.runs[0].means]
-    deltas = {candidate["run"]: {key: entry["delta"] for key, entry in candidate["measures"].items()}
-              for candidate in (report.comparison.candidates if report.comparison is not None else ())}
+    deltas = {
+        candidate["run"]: {key: entry["delta"] for key, entry in candidate["measures"].items()}
+        for candidate in (report.comparison.candidates if report.comparison is not None else ())
+    }
     columns = [("means", "left"), *((Measure.parse(key).label, "right") for key in keys)]
     rows = []
     for run in report.runs:
@@ -83,7 +107,9 @@ def _means(report: Report, console: Console | PlainConsole) -> None:
         rows.append([markup(run.name), *cells])
     print_table(console, columns, rows)
     if deltas and report.comparison is not None:
-        console.print(f"  [dim](delta: against {markup(report.comparison.reference)}, the reference run)[/dim]")
+        console.print(
+            f"  [dim](delta: against {markup(report.comparison.reference)}, the reference run)[/dim]"
+        )
 
 
 def findings(report: Report) -> list[str]:
@@ -93,15 +119,29 @@ def findings(report: Report) -> list[str]:
     lines = []
     if report.comparison is not None:
         for candidate in report.comparison.candidates:
-            lines.append(f"{plain(candidate['run'])} vs {plain(report.comparison.reference)}: " + "; ".join(
-                [finding_brief(key, entry["delta"], entry) for key, entry in candidate["measures"].items()]
-                + _time(candidate)))
+            lines.append(
+                f"{plain(candidate['run'])} vs {plain(report.comparison.reference)}: "
+                + "; ".join(
+                    [
+                        finding_brief(key, entry["delta"], entry)
+                        for key, entry in candidate["measures"].items()
+                    ]
+                    + _time(candidate)
+                )
+            )
     for comparison in report.comparisons:
         significance = comparison.data.get("significance") or {}
         if significance:
-            lines.append(f"{plain(comparison.data.get('against', ''))} vs the baseline's {plain(comparison.generation)}: "
-                         + "; ".join([finding_brief(key, comparison.delta(key), entry) for key, entry in significance.items()]
-                                     + _time(comparison.data)))
+            lines.append(
+                f"{plain(comparison.data.get('against', ''))} vs the baseline's {plain(comparison.generation)}: "
+                + "; ".join(
+                    [
+                        finding_brief(key, comparison.delta(key), entry)
+                        for key, entry in significance.items()
+                    ]
+                    + _time(comparison.data)
+                )
+            )
     return lines
 
 

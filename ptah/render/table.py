@@ -15,17 +15,35 @@ where rich markup is off): controls made visible, markup escaped.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, cast
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, cast
 
 from ptah.core.measures import Measure
 from ptah.core.report import BaselineComparison, CaseResult, Comparison, Report, Run
 from ptah.core.significance import p_value_phrase, p_value_text
 from ptah.core.verdicts import counted
 from ptah.render.layout import PlainConsole, column_widths, print_stacked
-from ptah.render.sentences import (baseline_findings, candidate_findings, cost_sentence, finding_cell, interval_text,
-                                   level_of, model_phrase, variant_sentence, verdict_sentence)
-from ptah.render.slices import (MEAN_RANGE, failing_phrases, family_sentence, mean_text, measured, not_compared,
-                                slice_tests, unmeasured_phrase)
+from ptah.render.sentences import (
+    baseline_findings,
+    candidate_findings,
+    cost_sentence,
+    finding_cell,
+    interval_text,
+    level_of,
+    model_phrase,
+    variant_sentence,
+    verdict_sentence,
+)
+from ptah.render.slices import (
+    MEAN_RANGE,
+    failing_phrases,
+    family_sentence,
+    mean_text,
+    measured,
+    not_compared,
+    slice_tests,
+    unmeasured_phrase,
+)
 from ptah.render.text import case_range, delta, markup, mean_range, number, plain
 
 if TYPE_CHECKING:
@@ -42,7 +60,13 @@ def _labels(keys: Iterable[str]) -> list[tuple[str, str]]:
 def _changed(change: Mapping, before: bool, after: bool) -> str:
     """A changed case's line: ``    ID: recall +0.5000, MRR N/A, … now failing`` (the flip, where it passed before and
     fails now or the other way)."""
-    flip = "" if before == after else " [red]now failing[/red]" if not after else " [green]now passing[/green]"
+    flip = (
+        ""
+        if before == after
+        else " [red]now failing[/red]"
+        if not after
+        else " [green]now passing[/green]"
+    )
     metrics = change["metrics"]
     deltas = ", ".join(f"{label} {delta(metrics[key]['delta'])}" for key, label in _labels(metrics))
     return f"    {markup(change['id'])}: {deltas}{flip}"
@@ -55,26 +79,38 @@ def render(report: Report, console: Console | PlainConsole) -> None:
 
     render_summary(report, console)
     corpus = report.corpus
-    console.print(f"corpus {markup(corpus['path'])} ({corpus['cases']} cases, {markup(corpus['digest'])})")
+    console.print(
+        f"corpus {markup(corpus['path'])} ({corpus['cases']} cases, {markup(corpus['digest'])})"
+    )
     comparisons = report.comparisons
     for index, run in enumerate(report.runs):
-        _render_run(console, run, comparisons[index] if index < len(comparisons) else None, level_of(report))
+        _render_run(
+            console, run, comparisons[index] if index < len(comparisons) else None, level_of(report)
+        )
     if family := (report.baseline or {}).get("family"):
         console.print(f"\nslices against the baseline: {family_sentence(family)}")
     if report.comparison is not None:
         render_comparison(report.comparison, console)
     for stale in report.stale_judgements:
-        console.print(f"  [yellow]stale judgement[/yellow] case {markup(stale['case'])} key {markup(repr(stale['key']))}: "
-                      f"{markup(stale['why'])}")
+        console.print(
+            f"  [yellow]stale judgement[/yellow] case {markup(stale['case'])} key {markup(repr(stale['key']))}: "
+            f"{markup(stale['why'])}"
+        )
     for gate in report.gates:
         console.print(gate_line(gate))
     word, told = verdict_sentence(report)
     console.print(f"[bold {COLOUR[word]}]verdict: {word}[/bold {COLOUR[word]}] — {told}")
 
 
-def _render_run(console: Console | PlainConsole, run: Run, comparison: BaselineComparison | None, level: float) -> None:
+def _render_run(
+    console: Console | PlainConsole, run: Run, comparison: BaselineComparison | None, level: float
+) -> None:
     generation = run.generation
-    stale = "" if generation["verification"]["ok"] else " [yellow](incomplete or stale, measured with --allow-stale)[/yellow]"
+    stale = (
+        ""
+        if generation["verification"]["ok"]
+        else " [yellow](incomplete or stale, measured with --allow-stale)[/yellow]"
+    )
     console.print(
         f"\ngeneration [bold]{markup(generation['name'])}[/bold] {markup(generation['identity'][:19])}… "
         f"{model_phrase(run, markup)}, {generation['rows']} rows, "
@@ -83,10 +119,19 @@ def _render_run(console: Console | PlainConsole, run: Run, comparison: BaselineC
     if run.variant is not None:
         console.print("  " + variant_sentence(run.variant, markup))
     measures = _labels(run.means)
-    columns = [("case", "left"), ("k", "right"), *((label, "right") for _, label in measures), ("status", "left")]
+    columns = [
+        ("case", "left"),
+        ("k", "right"),
+        *((label, "right") for _, label in measures),
+        ("status", "left"),
+    ]
     rows = [
-        [markup(case.id), str(case.k), *(case_range(case, name) for name, _ in measures),
-         _status(case)]
+        [
+            markup(case.id),
+            str(case.k),
+            *(case_range(case, name) for name, _ in measures),
+            _status(case),
+        ]
         for case in run.cases
     ]
     print_table(console, columns, rows)
@@ -94,42 +139,65 @@ def _render_run(console: Console | PlainConsole, run: Run, comparison: BaselineC
         mean = run.means[name]
         line = f"  mean {label:<6} {number(mean.value)}  ({mean.numerator:.4f} / {mean.denominator} cases)"
         if mean.high is not None and mean.high != mean.value:
-            line += f"  however judged {mean_range(run, name)}  every hole relevant {number(mean.high)}"
+            line += (
+                f"  however judged {mean_range(run, name)}  every hole relevant {number(mean.high)}"
+            )
         key = Measure.parse(name).key
-        if comparison is not None and (entry := comparison.data["aggregates"].get(key)):  # None: not in the baseline
+        if comparison is not None and (
+            entry := comparison.data["aggregates"].get(key)
+        ):  # None: not in the baseline
             line += f"  baseline {number(entry['baseline'])}  delta {delta(entry['delta'])}"
             found = (comparison.data.get("significance") or {}).get(key)
             if found and found["interval"] and found["test"]:
                 line += f"  CI {interval_text(found['interval'])}  {p_value_phrase(found['test'])}  {finding_cell(found)}"
         console.print(line)
-    for sentence in baseline_findings(run.name, comparison.data, level, plain) if comparison is not None else ():
+    for sentence in (
+        baseline_findings(run.name, comparison.data, level, plain) if comparison is not None else ()
+    ):
         console.print("  " + sentence, markup=False)
     if run.judged is not None:
         holed = sum(1 for case in run.cases if case.holes)
-        console.print(f"  judged@k    {number(run.judged.value)}  ({run.judged.numerator:.4f} / {run.judged.denominator} cases); "
-                      f"{counted(run.holes, 'hole')} in {counted(holed, 'case')}"
-                      + (" (a value a..b: the least and the greatest it takes however the holes are judged)"
-                         if run.holes else ""))
+        console.print(
+            f"  judged@k    {number(run.judged.value)}  ({run.judged.numerator:.4f} / {run.judged.denominator} cases); "
+            f"{counted(run.holes, 'hole')} in {counted(holed, 'case')}"
+            + (
+                " (a value a..b: the least and the greatest it takes however the holes are judged)"
+                if run.holes
+                else ""
+            )
+        )
     forbidden = run.forbidden
     if forbidden["cases"]:
-        console.print(f"  forbidden leakage {forbidden['leaking']} of {forbidden['cases']} cases (rate {number(forbidden['rate'])})")
+        console.print(
+            f"  forbidden leakage {forbidden['leaking']} of {forbidden['cases']} cases (rate {number(forbidden['rate'])})"
+        )
     if run.cost is not None:
         console.print("  " + cost_sentence(run.cost, markup))
-    if run.search.get("index"):  # --search index|both: the index, and with both its ANN recall against exact
+    if run.search.get(
+        "index"
+    ):  # --search index|both: the index, and with both its ANN recall against exact
         render_index_search(console, run)
     lost = comparison.data.get("baseline_holes_lost") if comparison is not None else None
     if lost:
-        console.print(f"  baseline holes lost: {counted(lost, 'row')} in the baseline's top k that nobody judged "
-                      "and this run no longer returns (they could hide a regression)")
+        console.print(
+            f"  baseline holes lost: {counted(lost, 'row')} in the baseline's top k that nobody judged "
+            "and this run no longer returns (they could hide a regression)"
+        )
     if comparison is not None and comparison.data["cases_changed"]:
         console.print(f"  cases changed against baseline ({markup(comparison.generation)}):")
         for change in comparison.data["cases_changed"]:
-            console.print(_changed(change, change["passed"]["baseline"], change["passed"]["current"]))
+            console.print(
+                _changed(change, change["passed"]["baseline"], change["passed"]["current"])
+            )
     if run.slices is not None:
         render_slice_means(console, run)
     if comparison is not None and comparison.data.get("slices") is not None:
-        render_slice_tests(console, comparison.data["slices"], f"against the baseline ({markup(comparison.generation)})",
-                           level)
+        render_slice_tests(
+            console,
+            comparison.data["slices"],
+            f"against the baseline ({markup(comparison.generation)})",
+            level,
+        )
 
 
 # --- slices ----------------------------------------------------------------------
@@ -140,34 +208,78 @@ def render_slice_means(console: Console | PlainConsole, run: Run) -> None:
     found = measured(run.slices)
     keys = [Measure.parse(name).key for name in run.means]
     if found:
-        console.print(f"  slices of {markup(run.name)} (each mean {MEAN_RANGE}; and its denominator):")
-        columns = [("slice", "left"), ("cases", "right"), *((Measure.parse(key).label, "right") for key in keys),
-                   ("judged@k", "right")]
-        print_table(console, columns, [[markup(tag), str(entry["cases"]), *(mean_text(entry["means"].get(key)) for key in keys),
-                                        number(None if entry["judged"] is None else entry["judged"]["value"])]
-                                       for tag, entry in found])
+        console.print(
+            f"  slices of {markup(run.name)} (each mean {MEAN_RANGE}; and its denominator):"
+        )
+        columns = [
+            ("slice", "left"),
+            ("cases", "right"),
+            *((Measure.parse(key).label, "right") for key in keys),
+            ("judged@k", "right"),
+        ]
+        print_table(
+            console,
+            columns,
+            [
+                [
+                    markup(tag),
+                    str(entry["cases"]),
+                    *(mean_text(entry["means"].get(key)) for key in keys),
+                    number(None if entry["judged"] is None else entry["judged"]["value"]),
+                ]
+                for tag, entry in found
+            ],
+        )
     small = unmeasured_phrase(run.slices, markup)
     if small:
         console.print(f"  slices {small}")
 
 
-def render_slice_tests(console: Console | PlainConsole, slices: Mapping, against: str, level: float) -> None:
+def render_slice_tests(
+    console: Console | PlainConsole, slices: Mapping, against: str, level: float
+) -> None:
     """A comparison's tests per slice and measure (the adjusted p and whether the finding survives the family's
     correction), the slices not compared and why, and each slice's cases now failing or worse."""
     tests = slice_tests(slices)
     if tests:
         console.print(f"  slices {against}:")
-        headings = ("slice", "cases", "measure", "delta", f"{round(level * 100)}% CI", "p", "adjusted p", "finding",
-                    "survives")
-        columns = [(heading, "left" if heading in ("slice", "measure", "p", "adjusted p", "finding", "survives")
-                    else "right") for heading in headings]
+        headings = (
+            "slice",
+            "cases",
+            "measure",
+            "delta",
+            f"{round(level * 100)}% CI",
+            "p",
+            "adjusted p",
+            "finding",
+            "survives",
+        )
+        columns = [
+            (
+                heading,
+                "left"
+                if heading in ("slice", "measure", "p", "adjusted p", "finding", "survives")
+                else "right",
+            )
+            for heading in headings
+        ]
         rows = []
         for test in tests:
             entry = test.entry
             style = FINDING_STYLE.get(entry["finding"], "dim")
-            rows.append([markup(test.tag), str(test.cases), test.label, delta(entry["delta"]),
-                         interval_text(entry["interval"]), p_value_text(entry["test"]), test.adjusted,
-                         f"[{style}]{markup(finding_cell(entry))}[/{style}]", test.survives])
+            rows.append(
+                [
+                    markup(test.tag),
+                    str(test.cases),
+                    test.label,
+                    delta(entry["delta"]),
+                    interval_text(entry["interval"]),
+                    p_value_text(entry["test"]),
+                    test.adjusted,
+                    f"[{style}]{markup(finding_cell(entry))}[/{style}]",
+                    test.survives,
+                ]
+            )
         print_table(console, columns, rows)
     for phrase in not_compared(slices, markup):
         console.print(f"  slices not compared: {phrase}")
@@ -178,7 +290,12 @@ def render_slice_tests(console: Console | PlainConsole, slices: Mapping, against
             console.print(f"    {phrase}")
 
 
-def print_table(console: Console | PlainConsole, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]], **options) -> None:
+def print_table(
+    console: Console | PlainConsole,
+    columns: Sequence[tuple[str, str]],
+    rows: Sequence[Sequence[str]],
+    **options,
+) -> None:
     """A table of ``columns`` (heading, justify) and ``rows`` of markup cells, as ``Table(show_edge=False,
     pad_edge=False, **options)`` prints it, its single-word cells never cut (:mod:`ptah.render.layout`); a
     table that cannot be laid out without cutting one is printed stacked. Output that is not a terminal gets
@@ -194,7 +311,9 @@ def print_table(console: Console | PlainConsole, columns: Sequence[tuple[str, st
         return
     table = Table(show_edge=False, pad_edge=False, **options)
     for (heading, justify), width in zip(columns, widths):
-        table.add_column(heading, justify=cast("JustifyMethod", justify), width=width, overflow="fold")
+        table.add_column(
+            heading, justify=cast("JustifyMethod", justify), width=width, overflow="fold"
+        )
     for row in rows:
         table.add_row(*row)
     console.print(table)
@@ -222,24 +341,44 @@ def render_index_search(console: Console | PlainConsole, run: Run) -> None:
     if index["kind"] == "ivfflat":  # a table's own index (an external generation's)
         shape, at = f"lists {index['lists']}", f"probes {index['probes']}"
     else:
-        shape, at = f"m {index['m']}, ef_construction {index['ef_construction']}", f"ef_search {search['ef_search']}"
-    console.print(f"  searched with index {markup(index['name'])} ({markup(index['kind'])}, {shape}) at {at}")
+        shape, at = (
+            f"m {index['m']}, ef_construction {index['ef_construction']}",
+            f"ef_search {search['ef_search']}",
+        )
+    console.print(
+        f"  searched with index {markup(index['name'])} ({markup(index['kind'])}, {shape}) at {at}"
+    )
     ann = run.ann
     if ann is None:
         return
     measures = _labels(ann["delta"])
-    columns = [("case", "left"), ("ANN recall", "right"), *((f"Δ{label}", "right") for _, label in measures),
-               ("missed from exact top k", "left")]
+    columns = [
+        ("case", "left"),
+        ("ANN recall", "right"),
+        *((f"Δ{label}", "right") for _, label in measures),
+        ("missed from exact top k", "left"),
+    ]
     rows = []
     for case in run.cases:
         entry = case.ann
         if entry is None:
             continue
-        missed = ", ".join(markup(key) for key in entry["missed"][:5]) + (" …" if len(entry["missed"]) > 5 else "")
-        rows.append([markup(case.id), number(entry["recall"]), *(delta(entry["delta"][key]) for key, _ in measures), missed])
+        missed = ", ".join(markup(key) for key in entry["missed"][:5]) + (
+            " …" if len(entry["missed"]) > 5 else ""
+        )
+        rows.append(
+            [
+                markup(case.id),
+                number(entry["recall"]),
+                *(delta(entry["delta"][key]) for key, _ in measures),
+                missed,
+            ]
+        )
     print_table(console, columns, rows, title="index against exact search", title_justify="left")
     recall = ann["recall"]
-    console.print(f"  mean ANN recall {number(recall['value'])}  ({recall['numerator']:.4f} / {recall['denominator']} cases)")
+    console.print(
+        f"  mean ANN recall {number(recall['value'])}  ({recall['numerator']:.4f} / {recall['denominator']} cases)"
+    )
     for key, label in measures:
         mean = run.means.get(str(Measure.parse(key)))
         console.print(
@@ -265,34 +404,72 @@ def render_comparison(comparison: Comparison, console: Console | PlainConsole) -
     )
     first = comparison.candidates[0]["measures"]
     measures = _labels(first)
-    columns = [("run", "left"), ("channel", "left"),
-               *(column for _, label in measures for column in ((label, "right"), ("delta", "right")))]
-    rows = [[markup(reference), "reference", *[cell for key, _ in measures for cell in (number(first[key]["reference"]), "")]]]
+    columns = [
+        ("run", "left"),
+        ("channel", "left"),
+        *(column for _, label in measures for column in ((label, "right"), ("delta", "right"))),
+    ]
+    rows = [
+        [
+            markup(reference),
+            "reference",
+            *[cell for key, _ in measures for cell in (number(first[key]["reference"]), "")],
+        ]
+    ]
     for candidate in comparison.candidates:
         entries = candidate["measures"]
-        cells = [cell for key, _ in measures for cell in (number(entries[key]["candidate"]), delta(entries[key]["delta"]))]
+        cells = [
+            cell
+            for key, _ in measures
+            for cell in (number(entries[key]["candidate"]), delta(entries[key]["delta"]))
+        ]
         rows.append([markup(candidate["run"]), markup(candidate["channel"] or ""), *cells])
     print_table(console, columns, rows)
     for candidate in comparison.candidates:
         _render_candidate(console, candidate, reference, level)
     if comparison.data.get("family"):
-        console.print(f"\nslices against {markup(reference)}: {family_sentence(comparison.data['family'])}")
+        console.print(
+            f"\nslices against {markup(reference)}: {family_sentence(comparison.data['family'])}"
+        )
 
 
-def _render_candidate(console: Console | PlainConsole, candidate: Mapping, reference: str | None, level: float) -> None:
+def _render_candidate(
+    console: Console | PlainConsole, candidate: Mapping, reference: str | None, level: float
+) -> None:
     console.print(f"\n[bold]{markup(candidate['run'])}[/bold] vs [bold]{markup(reference)}[/bold]")
-    headings = ("measure", "delta", f"{round(level * 100)}% CI", "p", "cases", "wins", "ties", "losses", "finding")
-    columns = [(heading, "left" if heading in ("measure", "p", "finding") else "right") for heading in headings]
+    headings = (
+        "measure",
+        "delta",
+        f"{round(level * 100)}% CI",
+        "p",
+        "cases",
+        "wins",
+        "ties",
+        "losses",
+        "finding",
+    )
+    columns = [
+        (heading, "left" if heading in ("measure", "p", "finding") else "right")
+        for heading in headings
+    ]
     measures = _labels(candidate["measures"])
     rows = []
     for key, label in measures:
         entry = candidate["measures"][key]
         style = FINDING_STYLE.get(entry["finding"], "dim")
-        rows.append([
-            label, delta(entry["delta"]), interval_text(entry["interval"]), p_value_text(entry["test"]),
-            str(entry["cases"]), str(entry["wins"]), str(entry["ties"]), str(entry["losses"]),
-            f"[{style}]{markup(finding_cell(entry))}[/{style}]",
-        ])
+        rows.append(
+            [
+                label,
+                delta(entry["delta"]),
+                interval_text(entry["interval"]),
+                p_value_text(entry["test"]),
+                str(entry["cases"]),
+                str(entry["wins"]),
+                str(entry["ties"]),
+                str(entry["losses"]),
+                f"[{style}]{markup(finding_cell(entry))}[/{style}]",
+            ]
+        )
     print_table(console, columns, rows)
     for sentence in candidate_findings(candidate, reference, level, plain):
         console.print("  " + sentence, markup=False)
@@ -305,6 +482,8 @@ def _render_candidate(console: Console | PlainConsole, candidate: Mapping, refer
             f"  cases changed: {len(changed)} ({flipped['now_failing']} now failing, {flipped['now_passing']} now passing)"
         )
     for change in changed:
-        console.print(_changed(change, change["passed"]["reference"], change["passed"]["candidate"]))
+        console.print(
+            _changed(change, change["passed"]["reference"], change["passed"]["candidate"])
+        )
     if candidate.get("slices") is not None:
         render_slice_tests(console, candidate["slices"], f"against {markup(reference)}", level)

@@ -9,7 +9,7 @@ how); files ptah writes (reports, runs, pages) hold the exact values.
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from ptah.core.flips import completions, mean_completions
 from ptah.core.measures import Measure
@@ -38,7 +38,12 @@ def markup(value: object) -> str:
 def unmarked(text: str) -> str:
     """Markup as plain text: its tags dropped and each escaped tag its text, the backslashes before a tag halved
     (what :func:`markup` escaped reads as the value again)."""
-    return _TAG.sub(lambda found: "\\" * (len(found.group(1)) // 2) + found.group(2) * (len(found.group(1)) % 2), text)
+    return _TAG.sub(
+        lambda found: (
+            "\\" * (len(found.group(1)) // 2) + found.group(2) * (len(found.group(1)) % 2)
+        ),
+        text,
+    )
 
 
 def number(value: float | None) -> str:

@@ -13,10 +13,10 @@ narrow window keeps them apart.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from html import escape
-from typing import Sequence
 
 CHARACTER_PX = 7.0
 GAP_PX = 10.0
@@ -61,17 +61,23 @@ class TimeAxis:
 
     def svg(self, y: float) -> str:
         """The labels at baseline ``y`` (class ``x-tick``, each a tick mark above it) and the caption below them."""
-        parts = [f'<line x1="{x:.1f}" y1="{y - 14:.1f}" x2="{x:.1f}" y2="{y - 10:.1f}" stroke="#8a93a5"/>'
-                 f'<text class="x-tick" x="{x:.1f}" y="{y:.1f}" text-anchor="middle">{escape(text)}</text>'
-                 for x, text in self.ticks()]
+        parts = [
+            f'<line x1="{x:.1f}" y1="{y - 14:.1f}" x2="{x:.1f}" y2="{y - 10:.1f}" stroke="#8a93a5"/>'
+            f'<text class="x-tick" x="{x:.1f}" y="{y:.1f}" text-anchor="middle">{escape(text)}</text>'
+            for x, text in self.ticks()
+        ]
         caption = f"time of day, UTC, {self.times[0]:%Y-%m-%d}" if self.one_day else "date, UTC"
-        parts.append(f'<text class="x-caption" x="{self.left + self.width / 2:.1f}" y="{y + 15:.1f}" '
-                     f'text-anchor="middle" fill="#5b6578">{caption}</text>')
+        parts.append(
+            f'<text class="x-caption" x="{self.left + self.width / 2:.1f}" y="{y + 15:.1f}" '
+            f'text-anchor="middle" fill="#5b6578">{caption}</text>'
+        )
         return "".join(parts)
 
 
 def time_axis(times: Sequence[datetime], left: float, width: float) -> TimeAxis:
     """The axis through ``times`` (a time without a zone is read as UTC); at least one time."""
-    utc = {(when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
-           for when in times}
+    utc = {
+        (when if when.tzinfo is not None else when.replace(tzinfo=UTC)).astimezone(UTC)
+        for when in times
+    }
     return TimeAxis(tuple(sorted(utc)), left, width)

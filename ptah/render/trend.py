@@ -20,9 +20,9 @@ carries ``data-series``, ``data-measure``, ``data-created`` and
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from html import escape
-from typing import Sequence
 
 from ptah.core.measures import Measure, registry_order
 from ptah.core.report import Report, Run
@@ -47,7 +47,7 @@ svg{max-width:100%;height:auto}
 def created(report: Report) -> datetime:
     """When the report was made (``ValueError`` when ``created_at`` is not ISO 8601); UTC when it names no zone."""
     when = datetime.fromisoformat(report.created_at.replace("Z", "+00:00"))
-    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def series_name(run: Run) -> str:
@@ -72,11 +72,18 @@ def points(reports: Sequence[Report]) -> list[dict]:
         for run in report.runs:
             for name in registry_order(run.means):
                 mean = run.means[name]
-                found.append({
-                    "when": created(report), "created_at": report.created_at, "series": series_name(run),
-                    "measure": name, "value": mean.value, "interval": interval(run, name, level),
-                    "digest": report.corpus["digest"], "identity": run.generation.get("identity"),
-                })
+                found.append(
+                    {
+                        "when": created(report),
+                        "created_at": report.created_at,
+                        "series": series_name(run),
+                        "measure": name,
+                        "value": mean.value,
+                        "interval": interval(run, name, level),
+                        "digest": report.corpus["digest"],
+                        "identity": run.generation.get("identity"),
+                    }
+                )
     return found
 
 
@@ -92,11 +99,17 @@ def render_trend(reports: Sequence[Report]) -> str:
         identities.setdefault(point["series"], set()).add(point["identity"])
     notes = []
     if len(digests) > 1:
-        notes.append(f"These reports measured {len(digests)} different corpora (digests in the table): "
-                     "a mean that moves where the digest changes may have moved with the corpus.")
+        notes.append(
+            f"These reports measured {len(digests)} different corpora (digests in the table): "
+            "a mean that moves where the digest changes may have moved with the corpus."
+        )
     changed = [name for name, seen in identities.items() if len(seen) > 1]
     if changed:
-        notes.append("The generation identity changed within " + ", ".join(changed) + " (a new model or text).")
+        notes.append(
+            "The generation identity changed within "
+            + ", ".join(changed)
+            + " (a new model or text)."
+        )
     body = [
         "<h1>ptah: means over time</h1>",
         f'<p class="meta">{len(reports)} reports, {len(series)} series; each mean with its {RESAMPLES:,}-resample '
@@ -106,10 +119,11 @@ def render_trend(reports: Sequence[Report]) -> str:
         _table(found),
     ]
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         f"<title>ptah: means over time</title><style>{STYLE}</style></head><body>\n"
-        + "\n".join(body) + "\n</body></html>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
     )
 
 
@@ -117,7 +131,7 @@ def _chart(found: list[dict], measure: str, series: list[str], colour: dict) -> 
     mine = [point for point in found if point["measure"] == measure]
     label = Measure.parse(measure).label
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    axis = time_axis([point["when"] for point in mine] or [datetime.now(timezone.utc)], LEFT, plot_w)
+    axis = time_axis([point["when"] for point in mine] or [datetime.now(UTC)], LEFT, plot_w)
 
     def x(point: dict) -> float:
         return axis.x(point["when"])
@@ -127,21 +141,31 @@ def _chart(found: list[dict], measure: str, series: list[str], colour: dict) -> 
 
     items = []
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
-        items.append(f'<line x1="{LEFT}" y1="{y(tick):.1f}" x2="{LEFT + plot_w}" y2="{y(tick):.1f}" stroke="#e6e9ef"/>'
-                     f'<text x="{LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick:.2f}</text>')
+        items.append(
+            f'<line x1="{LEFT}" y1="{y(tick):.1f}" x2="{LEFT + plot_w}" y2="{y(tick):.1f}" stroke="#e6e9ef"/>'
+            f'<text x="{LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick:.2f}</text>'
+        )
     items.append(axis.svg(HEIGHT - BOTTOM + 18))
     for index, name in enumerate(series):
         line = [point for point in mine if point["series"] == name and point["value"] is not None]
         if len(line) > 1:
             path = " ".join(f"{x(p):.1f},{y(p['value']):.1f}" for p in line)
-            items.append(f'<polyline points="{path}" fill="none" stroke="{colour[name]}" stroke-width="2"/>')
+            items.append(
+                f'<polyline points="{path}" fill="none" stroke="{colour[name]}" stroke-width="2"/>'
+            )
         for point in line:
             px = x(point)
             if point["interval"] is not None:
                 low, high = point["interval"]
-                items.append(f'<path d="M{px:.1f},{y(high):.1f}V{y(low):.1f}M{px - 5:.1f},{y(high):.1f}h10'
-                             f'M{px - 5:.1f},{y(low):.1f}h10" stroke="{colour[name]}" stroke-opacity="0.6" fill="none"/>')
-            shown = "" if point["interval"] is None else f" [{point['interval'][0]:.4f}, {point['interval'][1]:.4f}]"
+                items.append(
+                    f'<path d="M{px:.1f},{y(high):.1f}V{y(low):.1f}M{px - 5:.1f},{y(high):.1f}h10'
+                    f'M{px - 5:.1f},{y(low):.1f}h10" stroke="{colour[name]}" stroke-opacity="0.6" fill="none"/>'
+                )
+            shown = (
+                ""
+                if point["interval"] is None
+                else f" [{point['interval'][0]:.4f}, {point['interval'][1]:.4f}]"
+            )
             items.append(
                 f'<circle cx="{px:.1f}" cy="{y(point["value"]):.1f}" r="4" fill="{colour[name]}" '
                 f'data-series="{escape(name)}" data-measure="{escape(Measure.parse(measure).key)}" '
@@ -149,23 +173,33 @@ def _chart(found: list[dict], measure: str, series: list[str], colour: dict) -> 
                 f"<title>{escape(name)} {escape(point['created_at'])}: {label} {point['value']:.4f}{shown}</title></circle>"
             )
         ly = TOP + 14 * index + 6
-        items.append(f'<rect x="{WIDTH - RIGHT + 16}" y="{ly - 8}" width="10" height="10" fill="{colour[name]}"/>'
-                     f'<text x="{WIDTH - RIGHT + 32}" y="{ly + 1}">{escape(name[:28])}</text>')
-    return (f"<h2>{escape(label)}</h2><svg width=\"{WIDTH}\" height=\"{HEIGHT}\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" "
-            f'aria-label="{escape(label)} over time">' + "".join(items) + "</svg>")
+        items.append(
+            f'<rect x="{WIDTH - RIGHT + 16}" y="{ly - 8}" width="10" height="10" fill="{colour[name]}"/>'
+            f'<text x="{WIDTH - RIGHT + 32}" y="{ly + 1}">{escape(name[:28])}</text>'
+        )
+    return (
+        f'<h2>{escape(label)}</h2><svg width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+        f'aria-label="{escape(label)} over time">' + "".join(items) + "</svg>"
+    )
 
 
 def _table(found: list[dict]) -> str:
     rows = []
     for point in found:
         value = "N/A" if point["value"] is None else f"{point['value']:.4f}"
-        bounds = "N/A" if point["interval"] is None else f"[{point['interval'][0]:.4f}, {point['interval'][1]:.4f}]"
+        bounds = (
+            "N/A"
+            if point["interval"] is None
+            else f"[{point['interval'][0]:.4f}, {point['interval'][1]:.4f}]"
+        )
         rows.append(
             f'<tr><td class="l">{escape(point["created_at"])}</td><td class="l">{escape(point["series"])}</td>'
             f'<td class="l">{escape(Measure.parse(point["measure"]).label)}</td><td>{value}</td><td>{bounds}</td>'
             f'<td class="l mono">{escape(str(point["digest"])[:19])}…</td>'
             f'<td class="l mono">{escape(str(point["identity"])[:19])}…</td></tr>'
         )
-    return ('<h2>Every point</h2><table id="points"><thead><tr><th>created</th><th class="l">series</th>'
-            '<th class="l">measure</th><th>mean</th><th>interval</th><th class="l">corpus digest</th>'
-            f'<th class="l">identity</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
+    return (
+        '<h2>Every point</h2><table id="points"><thead><tr><th>created</th><th class="l">series</th>'
+        '<th class="l">measure</th><th>mean</th><th>interval</th><th class="l">corpus digest</th>'
+        f'<th class="l">identity</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    )

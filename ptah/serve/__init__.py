@@ -26,8 +26,15 @@ def _need_server_libraries() -> None:
         ) from None
 
 
-def serve(spec: str | os.PathLike | None, *, host: str = "127.0.0.1", port: int = 8470, workers: int = 2,
-          limits=None, announce=print) -> None:
+def serve(
+    spec: str | os.PathLike | None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8470,
+    workers: int = 2,
+    limits=None,
+    announce=print,
+) -> None:
     """Serve until interrupted (SIGINT, SIGTERM); ``announce`` gets the one line saying where.
 
     One server per store: the store's server lock is taken before anything
@@ -52,8 +59,16 @@ def serve(spec: str | os.PathLike | None, *, host: str = "127.0.0.1", port: int 
     try:
         with records.server_lock():
             app = create_app(records, loaded, workers=workers, limits=limits or Limits())
-            config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
-                                    server_header=False, date_header=True, lifespan="off")
+            config = uvicorn.Config(
+                app,
+                host=host,
+                port=port,
+                log_level="warning",
+                access_log=False,
+                server_header=False,
+                date_header=True,
+                lifespan="off",
+            )
             server = uvicorn.Server(config)
             announce(f"ptah serve: http://{host}:{port}/ ({workers} worker(s); stop with Ctrl-C)")
             previous = signal.signal(signal.SIGTERM, _stopped)

@@ -59,13 +59,19 @@ async def register_corpus(request: Request) -> Response:
 
 async def list_corpora(request: Request) -> Response:
     require(request, "read")
-    return JSONResponse({"items": await run_in_threadpool(corpora.list_corpora, request.app.state.records)})
+    return JSONResponse(
+        {"items": await run_in_threadpool(corpora.list_corpora, request.app.state.records)}
+    )
 
 
 async def get_corpus(request: Request) -> Response:
     require(request, "read")
     digest = request.path_params["digest"]
-    info = await run_in_threadpool(corpora.corpus_info, request.app.state.records, digest) if DIGEST.match(digest) else None
+    info = (
+        await run_in_threadpool(corpora.corpus_info, request.app.state.records, digest)
+        if DIGEST.match(digest)
+        else None
+    )
     if info is None:
         raise _not_found("corpus with this digest")
     return JSONResponse(info)
@@ -83,11 +89,17 @@ def _admit(state, checked: dict, owner: str) -> dict:
     if checked["baseline"] is not None:
         baseline = state.jobs.get(checked["baseline"])
         if baseline is None or baseline["status"] != "done":
-            raise InputError(f"baseline: evaluation {checked['baseline']} does not exist or is not done.")
+            raise InputError(
+                f"baseline: evaluation {checked['baseline']} does not exist or is not done."
+            )
         if baseline["corpus"] != checked["corpus"]:
-            raise InputError(f"baseline: evaluation {checked['baseline']} measured corpus {baseline['corpus']}, "
-                             f"not {checked['corpus']}: they are not comparable.")
-    plans = plan_runs(state.jobs.spec, request.generations or None, request.channels, request.variants)  # names that exist
+            raise InputError(
+                f"baseline: evaluation {checked['baseline']} measured corpus {baseline['corpus']}, "
+                f"not {checked['corpus']}: they are not comparable."
+            )
+    plans = plan_runs(
+        state.jobs.spec, request.generations or None, request.channels, request.variants
+    )  # names that exist
     admit(state.limits, corpus, len(plans), len(request.all_measures))
     return state.jobs.submit(checked, owner)
 
@@ -96,8 +108,11 @@ async def start_evaluation(request: Request) -> Response:
     grant = require(request, "manage")
     checked = checked_body(await json_body(request, request.app.state.limits.max_json_bytes))
     job = await run_in_threadpool(_admit, request.app.state, checked, grant.name)
-    return JSONResponse({"id": job["id"], "status": job["status"]}, status_code=202,
-                        headers={"Location": f"/v1/evaluations/{job['id']}"})
+    return JSONResponse(
+        {"id": job["id"], "status": job["status"]},
+        status_code=202,
+        headers={"Location": f"/v1/evaluations/{job['id']}"},
+    )
 
 
 def _matches(job: dict, corpus: str | None, generation: str | None, status: str | None) -> bool:
@@ -123,9 +138,16 @@ async def list_evaluations(request: Request) -> Response:
 
     def read() -> tuple[list[dict], str | None]:
         if after is not None and (not EVALUATION_ID.match(after) or jobs.get(after) is None):
-            raise InputError("after: not an evaluation of this listing (use the previous page's next).")
-        return jobs.page(after, int(limit_text),
-                         lambda job: _matches(job, params.get("corpus"), params.get("generation"), params.get("status")))
+            raise InputError(
+                "after: not an evaluation of this listing (use the previous page's next)."
+            )
+        return jobs.page(
+            after,
+            int(limit_text),
+            lambda job: _matches(
+                job, params.get("corpus"), params.get("generation"), params.get("status")
+            ),
+        )
 
     items, following = await run_in_threadpool(read)
     return JSONResponse({"items": items, "next": following})
@@ -182,7 +204,9 @@ async def _problem(request: Request, exc: Exception) -> Response:
 
 async def _client_left(request: Request, exc: Exception) -> Response:
     """A client that left before sending its whole body: one quiet line, no traceback (nobody reads the answer)."""
-    log.warning("client left before sending the whole body of %s %s", request.method, request.url.path)
+    log.warning(
+        "client left before sending the whole body of %s %s", request.method, request.url.path
+    )
     return Response(status_code=400)
 
 
@@ -208,11 +232,21 @@ def create_app(records, spec, *, workers: int = 2, limits: Limits = Limits()) ->
         Route("/v1/evaluations", list_evaluations, methods=["GET"]),
         Route("/v1/evaluations/{id}", get_evaluation, methods=["GET"]),
         Route("/v1/evaluations/{id}", cancel_evaluation, methods=["DELETE"]),
-        *(_same_site_only(route) if "POST" in (route.methods or ()) else route for route in page.routes()),
+        *(
+            _same_site_only(route) if "POST" in (route.methods or ()) else route
+            for route in page.routes()
+        ),
     ]
-    app = Starlette(routes=routes, exception_handlers={Exception: _problem, HTTPException: _problem,
-                                                      HttpProblem: _problem, PtahError: _problem,
-                                                      ClientDisconnect: _client_left})
+    app = Starlette(
+        routes=routes,
+        exception_handlers={
+            Exception: _problem,
+            HTTPException: _problem,
+            HttpProblem: _problem,
+            PtahError: _problem,
+            ClientDisconnect: _client_left,
+        },
+    )
     app.state.records = records
     app.state.limits = limits
     app.state.jobs = Jobs(records, spec, workers, limits)

@@ -28,9 +28,11 @@ from ptah.services.tokens import Grant, check_token
 
 COOKIE = "ptah_session"
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="ptah"'}
-_WHY = {"missing": "this endpoint needs a token: Authorization: Bearer …",
-        "invalid": "the token is not valid.",
-        "revoked": "the token was revoked."}
+_WHY = {
+    "missing": "this endpoint needs a token: Authorization: Bearer …",
+    "invalid": "the token is not valid.",
+    "revoked": "the token was revoked.",
+}
 
 
 def bearer(request: Request) -> str | None:
@@ -49,7 +51,11 @@ def require(request: Request, scope: str) -> Grant:
     if grant is None:
         raise HttpProblem(401, "UNAUTHORIZED", _WHY[why], _CHALLENGE)
     if not grant.allows(scope):
-        raise HttpProblem(403, "FORBIDDEN", f'the token "{grant.name}" has scope {grant.scope}; this needs {scope}.')
+        raise HttpProblem(
+            403,
+            "FORBIDDEN",
+            f'the token "{grant.name}" has scope {grant.scope}; this needs {scope}.',
+        )
     return grant
 
 
@@ -62,7 +68,9 @@ def page_grant(request: Request) -> Grant | None:
 def session_cookie(request: Request, token: str | None) -> str:
     """The Set-Cookie value keeping ``token`` (None: ending the session); ``Secure`` over TLS."""
     value = f"{COOKIE}=; Max-Age=0" if token is None else f"{COOKIE}={token}"
-    return f"{value}; Path=/; HttpOnly; SameSite=Strict" + ("; Secure" if request.url.scheme == "https" else "")
+    return f"{value}; Path=/; HttpOnly; SameSite=Strict" + (
+        "; Secure" if request.url.scheme == "https" else ""
+    )
 
 
 def refuse_cross_site(request: Request) -> None:
@@ -71,5 +79,7 @@ def refuse_cross_site(request: Request) -> None:
     origin = request.headers.get("origin")
     # A proxy may rewrite Host and say the public one in X-Forwarded-Host; a cross-site form cannot set that header.
     own = {request.headers.get(name, "").lower() for name in ("host", "x-forwarded-host")} - {""}
-    if fetched_from in ("cross-site", "same-site") or (origin is not None and urlsplit(origin).netloc.lower() not in own):
+    if fetched_from in ("cross-site", "same-site") or (
+        origin is not None and urlsplit(origin).netloc.lower() not in own
+    ):
         raise HttpProblem(403, "CROSS_SITE", "this form must be posted from the server's own page.")

@@ -40,7 +40,9 @@ def _names(values: object, name: str) -> None:
         raise InputError(f"{name}: at most {MAX_NAMES} names are expected.")
     for item in names:
         if not isinstance(item, str) or not item or len(item) > MAX_NAME_CHARS or "\x00" in item:
-            raise InputError(f"{name}: each name must be a non-empty text of at most {MAX_NAME_CHARS} characters.")
+            raise InputError(
+                f"{name}: each name must be a non-empty text of at most {MAX_NAME_CHARS} characters."
+            )
 
 
 def checked_body(body: object) -> dict:
@@ -50,16 +52,24 @@ def checked_body(body: object) -> dict:
         raise InputError("the body must be a JSON object.")
     unknown = sorted(set(body) - set(FIELDS))
     if unknown:
-        raise InputError(f"{abbreviated(repr(unknown[0]))}: unknown field (known: {', '.join(FIELDS)}).")
+        raise InputError(
+            f"{abbreviated(repr(unknown[0]))}: unknown field (known: {', '.join(FIELDS)})."
+        )
     corpus = body.get("corpus")
     if not isinstance(corpus, str) or not DIGEST.match(corpus):
-        raise InputError("corpus: a registered corpus digest (sha256: and 64 hex digits) is expected.")
+        raise InputError(
+            "corpus: a registered corpus digest (sha256: and 64 hex digits) is expected."
+        )
     baseline = body.get("baseline")
-    if baseline is not None and (not isinstance(baseline, str) or not EVALUATION_ID.match(baseline)):
+    if baseline is not None and (
+        not isinstance(baseline, str) or not EVALUATION_ID.match(baseline)
+    ):
         raise InputError("baseline: an evaluation id (ev_ and 24 hex digits) is expected.")
     checked = {"corpus": corpus}
     for option in SERVED:
-        default = list(option.default) if option.kind is tuple else copy.copy(option.default)  # as JSON holds it
+        default = (
+            list(option.default) if option.kind is tuple else copy.copy(option.default)
+        )  # as JSON holds it
         checked[option.name] = body.get(option.name, default)
         if option.kind in (tuple, dict):
             _names(checked[option.name], option.name)

@@ -26,9 +26,9 @@ import json
 import logging
 import secrets
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
-from typing import Callable
+from datetime import UTC, datetime
 
 import ptah
 from ptah.core.errors import PtahError, ReportError
@@ -45,7 +45,7 @@ _CORPORA_KEPT = 32  # parsed corpora kept in memory (each up to 16 MiB of YAML)
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def error_code(exc: BaseException) -> str:
@@ -64,7 +64,9 @@ class Jobs:
         self._lock = threading.Lock()  # status changes are read-modify-write on one record
         self._local = threading.local()
         self._corpora: dict = {}
-        self._queued: dict[str, set[str]] = {}  # a manage token's name -> its queued jobs' ids (this server's own)
+        self._queued: dict[
+            str, set[str]
+        ] = {}  # a manage token's name -> its queued jobs' ids (this server's own)
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ptah-job")
 
     # --- records ----------------------------------------------------------------
@@ -74,7 +76,9 @@ class Jobs:
         return None if body is None else json.loads(body)
 
     def _put(self, job: dict) -> None:
-        self._records.put("evaluation", job["id"], json.dumps(job, ensure_ascii=False, sort_keys=True))
+        self._records.put(
+            "evaluation", job["id"], json.dumps(job, ensure_ascii=False, sort_keys=True)
+        )
 
     def report_text(self, job_id: str) -> str | None:
         return self._records.get("report", job_id)
@@ -83,7 +87,9 @@ class Jobs:
         """Every job, oldest first."""
         return [json.loads(body) for _, body in self._records.items("evaluation")]
 
-    def page(self, after: str | None, limit: int, matches: Callable[[dict], bool]) -> tuple[list[dict], str | None]:
+    def page(
+        self, after: str | None, limit: int, matches: Callable[[dict], bool]
+    ) -> tuple[list[dict], str | None]:
         """Up to ``limit`` jobs ``matches`` keeps, oldest first, from after the job ``after``, and the ``after`` of
         the next page (None: no more). The records are read ``limit + 1`` at a time, no further than the page
         and the one record saying whether there is more need, however many jobs the store keeps."""
@@ -106,9 +112,14 @@ class Jobs:
         """After a restart: fail the jobs that were running, queue again the ones that were queued."""
         for job in self.all():
             if job["status"] == "running":
-                job.update(status="failed", finished_at=_now(),
-                           error={"code": "SERVER_RESTARTED",
-                                  "detail": "the server stopped while this evaluation was running; start it again."})
+                job.update(
+                    status="failed",
+                    finished_at=_now(),
+                    error={
+                        "code": "SERVER_RESTARTED",
+                        "detail": "the server stopped while this evaluation was running; start it again.",
+                    },
+                )
                 self._put(job)
             elif job["status"] == "queued":
                 self._pool.submit(self._run, job["id"])
@@ -116,14 +127,28 @@ class Jobs:
     def submit(self, checked: dict, owner: str) -> dict:
         """Queue a checked evaluation body for the token named ``owner``; its job record. HttpProblem 429 when the
         token has ``max_queued`` evaluations waiting already."""
-        job = {"id": f"ev_{secrets.token_hex(12)}", "status": "queued", "corpus": checked["corpus"],
-               "request": checked, "created_at": _now(), "started_at": None, "finished_at": None,
-               "verdict": None, "runs": None, "error": None}
+        job = {
+            "id": f"ev_{secrets.token_hex(12)}",
+            "status": "queued",
+            "corpus": checked["corpus"],
+            "request": checked,
+            "created_at": _now(),
+            "started_at": None,
+            "finished_at": None,
+            "verdict": None,
+            "runs": None,
+            "error": None,
+        }
         with self._lock:
             waiting = self._queued.setdefault(owner, set())
             if len(waiting) >= self._limits.max_queued:
-                raise HttpProblem(429, "QUEUE_FULL", f'the token "{owner}" has {len(waiting):,} evaluations queued, '
-                                  f"the limit; try again once some have started.", {"Retry-After": RETRY_AFTER_S})
+                raise HttpProblem(
+                    429,
+                    "QUEUE_FULL",
+                    f'the token "{owner}" has {len(waiting):,} evaluations queued, '
+                    f"the limit; try again once some have started.",
+                    {"Retry-After": RETRY_AFTER_S},
+                )
             waiting.add(job["id"])
             self._put(job)
         self._pool.submit(self._run, job["id"])
@@ -151,9 +176,14 @@ class Jobs:
         with self._lock:
             for job in self.all():
                 if job["status"] == "running":
-                    job.update(status="failed", finished_at=_now(),
-                               error={"code": "SERVER_STOPPED",
-                                      "detail": "the server was stopped while this evaluation was running; start it again."})
+                    job.update(
+                        status="failed",
+                        finished_at=_now(),
+                        error={
+                            "code": "SERVER_STOPPED",
+                            "detail": "the server was stopped while this evaluation was running; start it again.",
+                        },
+                    )
                     self._put(job)
 
     # --- the work ---------------------------------------------------------------
@@ -161,7 +191,9 @@ class Jobs:
     def _project(self):
         project = getattr(self._local, "project", None)
         if project is None:
-            project = ptah.open_project(self.spec)  # kept for the thread's life: warm for every later job
+            project = ptah.open_project(
+                self.spec
+            )  # kept for the thread's life: warm for every later job
             self._local.project = project
         return project
 
@@ -190,7 +222,9 @@ class Jobs:
     def _finish(self, job_id: str, **changes) -> None:
         with self._lock:
             job = self.get(job_id)
-            if job is None or job["status"] != "running":  # cancelled meanwhile: the result is dropped
+            if (
+                job is None or job["status"] != "running"
+            ):  # cancelled meanwhile: the result is dropped
                 return
             if "report" in changes:
                 self._records.put("report", job_id, changes.pop("report"))
@@ -203,30 +237,47 @@ class Jobs:
             return
         try:
             text, report = self._evaluate(job["request"])
-            self._finish(job_id, status="done", report=text, verdict=report.verdict, runs=summary(report))
+            self._finish(
+                job_id, status="done", report=text, verdict=report.verdict, runs=summary(report)
+            )
         except PtahError as exc:  # or the store refused the result (locked, full): the job failed, not "running" for good
-            self._finish(job_id, status="failed", error={"code": error_code(exc), "detail": unrooted(str(exc), self._root)})
+            self._finish(
+                job_id,
+                status="failed",
+                error={"code": error_code(exc), "detail": unrooted(str(exc), self._root)},
+            )
         except Exception as exc:  # a bug: said in one line, logged without the request's secrets
             log.exception("evaluation %s failed", job_id)
-            self._finish(job_id, status="failed",
-                         error={"code": "INTERNAL", "detail": f"internal error: {type(exc).__name__}"})
+            self._finish(
+                job_id,
+                status="failed",
+                error={"code": "INTERNAL", "detail": f"internal error: {type(exc).__name__}"},
+            )
 
     def _evaluate(self, checked: dict) -> tuple[str, Report]:
         corpus = self.corpus(checked["corpus"])
         baseline = None
         if checked["baseline"] is not None:
             baseline_text = self.report_text(checked["baseline"])
-            if baseline_text is None:  # checked done when submitted; its report is gone from the store since
-                raise ReportError(f"the baseline evaluation {checked['baseline']} no longer has a report")
+            if (
+                baseline_text is None
+            ):  # checked done when submitted; its report is gone from the store since
+                raise ReportError(
+                    f"the baseline evaluation {checked['baseline']} no longer has a report"
+                )
             baseline = Report.from_dict(json.loads(baseline_text))
         project = self._project()
-        with project._project.fresh_source():  # one snapshot of the source per evaluation, none between
+        with (
+            project._project.fresh_source()
+        ):  # one snapshot of the source per evaluation, none between
             report = project.evaluate(corpus, evaluation_request(checked), baseline_report=baseline)
         text = report.to_json()
         size = len(text.encode("utf-8"))
         if size > self._limits.max_report_bytes:
-            raise LimitExceeded(f"the report is {size:,} bytes, more than the limit of "
-                                f"{self._limits.max_report_bytes:,}; it was not kept (never cut).")
+            raise LimitExceeded(
+                f"the report is {size:,} bytes, more than the limit of "
+                f"{self._limits.max_report_bytes:,}; it was not kept (never cut)."
+            )
         return text, report
 
 
@@ -234,8 +285,17 @@ def summary(report: Report) -> list[dict]:
     """Each run's name, channel and means (value, numerator, denominator): what listings and the page show."""
     runs = report.to_dict(cases=False)["runs"]
     return [
-        {"name": run.name, "generation": run.generation["name"], "channel": run.channel,
-         "means": {name: {field: data["aggregates"][key][field] for field in ("value", "numerator", "denominator")}
-                   for name, key in ((str(measure), measure.key) for measure in run.measures)}}
+        {
+            "name": run.name,
+            "generation": run.generation["name"],
+            "channel": run.channel,
+            "means": {
+                name: {
+                    field: data["aggregates"][key][field]
+                    for field in ("value", "numerator", "denominator")
+                }
+                for name, key in ((str(measure), measure.key) for measure in run.measures)
+            },
+        }
         for run, data in zip(report.runs, runs)
     ]

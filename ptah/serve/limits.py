@@ -31,7 +31,9 @@ class Limits:
     max_report_bytes: int = 64 * MIB  # the report as --output writes it
     max_corpus_bytes: int = 16 * MIB  # POST /v1/corpora: the corpus file limit
     max_json_bytes: int = 64 * 1024  # every other request body
-    max_queued: int = 64  # evaluations one manage token may have queued (not yet running); past it 429
+    max_queued: int = (
+        64  # evaluations one manage token may have queued (not yet running); past it 429
+    )
 
 
 class LimitExceeded(InputError):
@@ -52,14 +54,21 @@ _RESULT_BYTES = 96
 
 def report_bytes_estimate(corpus: Corpus, runs: int, measures: int) -> int:
     """A generous estimate of the report's size for ``runs`` runs over ``corpus`` (see the module docs)."""
-    longest_key = max((len(key) for case in corpus.cases for key in case.expected_keys()), default=0)
+    longest_key = max(
+        (len(key) for case in corpus.cases for key in case.expected_keys()), default=0
+    )
     longest_key = max(longest_key, 64)
     per_run = 0
     for case in corpus.cases:
         listed = len(case.required) + len(case.relevant) + len(case.forbidden)
         text = len(case.id) + len(case.query) + sum(len(key) for key in case.expected_keys())
-        per_run += (_CASE_BYTES + 64 * measures + 6 * text + 16 * listed
-                    + case.k * (_RESULT_BYTES + 6 * longest_key))
+        per_run += (
+            _CASE_BYTES
+            + 64 * measures
+            + 6 * text
+            + 16 * listed
+            + case.k * (_RESULT_BYTES + 6 * longest_key)
+        )
     return 64 * 1024 + runs * (per_run + 4096) + (runs - 1) * len(corpus.cases) * 512
 
 
@@ -67,9 +76,13 @@ def admit(limits: Limits, corpus: Corpus, runs: int, measures: int) -> None:
     """Refuse (LimitExceeded) an evaluation of ``runs`` runs on ``corpus`` past the searches or report limit."""
     searches = len(corpus.cases) * runs
     if searches > limits.max_searches:
-        raise LimitExceeded(f"this evaluation needs {searches:,} searches ({len(corpus.cases):,} cases x {runs} "
-                            f"runs), more than the limit of {limits.max_searches:,}.")
+        raise LimitExceeded(
+            f"this evaluation needs {searches:,} searches ({len(corpus.cases):,} cases x {runs} "
+            f"runs), more than the limit of {limits.max_searches:,}."
+        )
     bound = report_bytes_estimate(corpus, runs, measures)
     if bound > limits.max_report_bytes:
-        raise LimitExceeded(f"this evaluation's report could reach {bound:,} bytes, more than the limit of "
-                            f"{limits.max_report_bytes:,}.")
+        raise LimitExceeded(
+            f"this evaluation's report could reach {bound:,} bytes, more than the limit of "
+            f"{limits.max_report_bytes:,}."
+        )

@@ -37,8 +37,12 @@ from ptah.serve.problems import bounded_body
 from ptah.services.corpora import list_corpora
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'"
-HEADERS = {"Content-Security-Policy": CSP + "; frame-ancestors 'none'", "Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
-           "X-Content-Type-Options": "nosniff"}
+HEADERS = {
+    "Content-Security-Policy": CSP + "; frame-ancestors 'none'",
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+}
 COLOURS = ("#1f6fb4", "#d2691e", "#2f9a4f", "#8e44ad", "#c23b3b", "#4f6d7a", "#b8860b", "#17a2b8")
 WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 640, 236, 50, 170, 14, 46
 MAX_LOGIN_BYTES = 4096
@@ -53,19 +57,25 @@ svg{max-width:100%;height:auto}figure{margin:1rem 0}
 
 
 def _page(title: str, body: str, status: int = 200, headers: dict | None = None) -> HTMLResponse:
-    html = (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
-            f'<meta http-equiv="Content-Security-Policy" content="{CSP}"><style>{STYLE}</style></head>'
-            f"<body>{body}</body></html>")
+    html = (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}"><style>{STYLE}</style></head>'
+        f"<body>{body}</body></html>"
+    )
     return HTMLResponse(html, status_code=status, headers={**HEADERS, **(headers or {})})
 
 
 def _login(message: str = "", status: int = 200) -> HTMLResponse:
     note = f'<p class="fail">{escape(message)}</p>' if message else ""
-    return _page("ptah: sign in", f"<h1>ptah</h1>{note}<form method=\"post\" action=\"/login\">"
-                 '<label>Token <input type="password" name="token" autocomplete="off" required></label> '
-                 '<button type="submit">Sign in</button></form>'
-                 '<p class="meta">A read token (<code>ptah token create --scope read</code>); it is kept in a '
-                 "session cookie, never in a URL.</p>", status)
+    return _page(
+        "ptah: sign in",
+        f'<h1>ptah</h1>{note}<form method="post" action="/login">'
+        '<label>Token <input type="password" name="token" autocomplete="off" required></label> '
+        '<button type="submit">Sign in</button></form>'
+        '<p class="meta">A read token (<code>ptah token create --scope read</code>); it is kept in a '
+        "session cookie, never in a URL.</p>",
+        status,
+    )
 
 
 async def login(request: Request) -> Response:
@@ -77,11 +87,15 @@ async def login(request: Request) -> Response:
     grant, _ = grant_of(request, token or None)
     if grant is None or not grant.allows("read"):
         return _login("That token is not valid.", 401)
-    return RedirectResponse("/", status_code=303, headers={"Set-Cookie": session_cookie(request, token), **HEADERS})
+    return RedirectResponse(
+        "/", status_code=303, headers={"Set-Cookie": session_cookie(request, token), **HEADERS}
+    )
 
 
 async def logout(request: Request) -> Response:
-    return RedirectResponse("/", status_code=303, headers={"Set-Cookie": session_cookie(request, None), **HEADERS})
+    return RedirectResponse(
+        "/", status_code=303, headers={"Set-Cookie": session_cookie(request, None), **HEADERS}
+    )
 
 
 async def home(request: Request) -> Response:
@@ -97,20 +111,32 @@ async def report_page(request: Request) -> Response:
         return _login(status=401)
     job_id = request.path_params["id"]
     jobs = request.app.state.jobs
-    text = await run_in_threadpool(jobs.report_text, job_id) if EVALUATION_ID.match(job_id) else None
+    text = (
+        await run_in_threadpool(jobs.report_text, job_id) if EVALUATION_ID.match(job_id) else None
+    )
     if text is None:
-        return _page("ptah: not found", "<h1>No such report</h1><p><a href=\"/\">All evaluations</a></p>", 404)
+        return _page(
+            "ptah: not found", '<h1>No such report</h1><p><a href="/">All evaluations</a></p>', 404
+        )
     from ptah.render.html import render_html
 
     html = await run_in_threadpool(lambda: render_html(Report.from_dict(json.loads(text))))
     # the report page's own meta tag is its Content-Security-Policy (its script toggles what is shown)
-    return HTMLResponse(html, headers={name: value for name, value in HEADERS.items() if name != "Content-Security-Policy"})
+    return HTMLResponse(
+        html,
+        headers={
+            name: value for name, value in HEADERS.items() if name != "Content-Security-Policy"
+        },
+    )
 
 
 def routes() -> list[Route]:
-    return [Route("/", home, methods=["GET"]), Route("/login", login, methods=["POST"]),
-            Route("/logout", logout, methods=["POST"]),
-            Route("/evaluations/{id}/report.html", report_page, methods=["GET"])]
+    return [
+        Route("/", home, methods=["GET"]),
+        Route("/login", login, methods=["POST"]),
+        Route("/logout", logout, methods=["POST"]),
+        Route("/evaluations/{id}/report.html", report_page, methods=["GET"]),
+    ]
 
 
 # --- rendering ------------------------------------------------------------------------
@@ -121,14 +147,18 @@ def _value(value) -> str:
 
 
 def render_home(corpora: list[dict], jobs: list[dict]) -> str:
-    parts = ['<h1>ptah: evaluations</h1><form method="post" action="/logout"><button>Sign out</button></form>']
+    parts = [
+        '<h1>ptah: evaluations</h1><form method="post" action="/logout"><button>Sign out</button></form>'
+    ]
     if not corpora:
         parts.append("<p>No corpus is registered yet (POST /v1/corpora).</p>")
     for corpus in corpora:
         mine = [job for job in jobs if job["corpus"] == corpus["digest"]]
-        parts.append(f'<section data-corpus="{escape(corpus["digest"])}"><h2>{escape(corpus["name"] or "corpus")}</h2>'
-                     f'<p class="meta mono">{escape(corpus["digest"])} · {corpus["cases"]:,} cases · split '
-                     f'{escape(corpus["split"] or "none")} · registered {escape(corpus["registered_at"])}</p>')
+        parts.append(
+            f'<section data-corpus="{escape(corpus["digest"])}"><h2>{escape(corpus["name"] or "corpus")}</h2>'
+            f'<p class="meta mono">{escape(corpus["digest"])} · {corpus["cases"]:,} cases · split '
+            f"{escape(corpus['split'] or 'none')} · registered {escape(corpus['registered_at'])}</p>"
+        )
         parts.append(_charts(mine))
         parts.append(_table(mine))
         parts.append("</section>")
@@ -142,16 +172,27 @@ def _table(jobs: list[dict]) -> str:
     for job in reversed(jobs):
         verdict = job["verdict"] or ""
         runs = "; ".join(
-            f"{run['name']}: " + ", ".join(f"{name} {number(run['means'][name]['value'])}"
-                                           for name in registry_order(run["means"]))
-            for run in job["runs"] or ())
-        link = (f'<a href="/evaluations/{escape(job["id"])}/report.html">report</a>' if job["status"] == "done" else
-                escape((job["error"] or {}).get("code", "")))
-        rows.append(f'<tr data-evaluation="{escape(job["id"])}"><td class="mono">{escape(job["created_at"])}</td>'
-                    f'<td class="mono">{escape(job["id"])}</td><td>{escape(job["status"])}</td>'
-                    f'<td class="{escape(verdict)}">{escape(verdict)}</td><td>{escape(runs)}</td><td>{link}</td></tr>')
-    return ("<table><thead><tr><th>created</th><th>evaluation</th><th>status</th><th>verdict</th><th>means</th>"
-            f"<th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
+            f"{run['name']}: "
+            + ", ".join(
+                f"{name} {number(run['means'][name]['value'])}"
+                for name in registry_order(run["means"])
+            )
+            for run in job["runs"] or ()
+        )
+        link = (
+            f'<a href="/evaluations/{escape(job["id"])}/report.html">report</a>'
+            if job["status"] == "done"
+            else escape((job["error"] or {}).get("code", ""))
+        )
+        rows.append(
+            f'<tr data-evaluation="{escape(job["id"])}"><td class="mono">{escape(job["created_at"])}</td>'
+            f'<td class="mono">{escape(job["id"])}</td><td>{escape(job["status"])}</td>'
+            f'<td class="{escape(verdict)}">{escape(verdict)}</td><td>{escape(runs)}</td><td>{link}</td></tr>'
+        )
+    return (
+        "<table><thead><tr><th>created</th><th>evaluation</th><th>status</th><th>verdict</th><th>means</th>"
+        f"<th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _charts(jobs: list[dict]) -> str:
@@ -162,7 +203,11 @@ def _charts(jobs: list[dict]) -> str:
     for job in done:
         for run in job["runs"]:
             measures.extend(name for name in run["means"] if name not in measures)
-    return '<div class="charts">' + "".join(_chart(done, measure) for measure in registry_order(measures)) + "</div>"
+    return (
+        '<div class="charts">'
+        + "".join(_chart(done, measure) for measure in registry_order(measures))
+        + "</div>"
+    )
 
 
 def _chart(done: list[dict], measure: str) -> str:
@@ -170,8 +215,13 @@ def _chart(done: list[dict], measure: str) -> str:
     for job in done:
         for run in job["runs"]:
             if measure in run["means"]:
-                series.setdefault(run["name"], []).append((datetime.fromisoformat(job["created_at"]), job["id"],
-                                                           run["means"][measure]["value"]))
+                series.setdefault(run["name"], []).append(
+                    (
+                        datetime.fromisoformat(job["created_at"]),
+                        job["id"],
+                        run["means"][measure]["value"],
+                    )
+                )
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     axis = time_axis([when for points in series.values() for when, _, _ in points], LEFT, plot_w)
     x = axis.x
@@ -179,25 +229,35 @@ def _chart(done: list[dict], measure: str) -> str:
     def y(value: float) -> float:
         return TOP + plot_h * (1 - value)
 
-    parts = [f'<figure data-chart-measure="{escape(measure)}"><figcaption>{escape(measure)}</figcaption>'
-             f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
-             f'aria-label="{escape(measure)} over time">']
+    parts = [
+        f'<figure data-chart-measure="{escape(measure)}"><figcaption>{escape(measure)}</figcaption>'
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+        f'aria-label="{escape(measure)} over time">'
+    ]
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
-        parts.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="#e6e9ef"/>'
-                     f'<text x="{LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick:.2f}</text>')
+        parts.append(
+            f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="#e6e9ef"/>'
+            f'<text x="{LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick:.2f}</text>'
+        )
     parts.append(axis.svg(HEIGHT - BOTTOM + 18))
     for index, (name, points) in enumerate(series.items()):
         colour = COLOURS[index % len(COLOURS)]
         defined = [(when, value) for when, _, value in points if value is not None]
         if len(defined) > 1:
             path = " ".join(f"{x(when):.1f},{y(value):.1f}" for when, value in defined)
-            parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>')
+            parts.append(
+                f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>'
+            )
         for when, job_id, value in points:
             shown = 0.0 if value is None else value
-            parts.append(f'<circle cx="{x(when):.1f}" cy="{y(shown):.1f}" r="3.5" fill="{colour}" '
-                         f'data-evaluation="{escape(job_id)}" data-run="{escape(name)}" data-measure="{escape(measure)}" '
-                         f'data-value="{_value(value)}"><title>{escape(name)} {escape(measure)} '
-                         f"{number(value)} ({escape(job_id)})</title></circle>")
-        parts.append(f'<text x="{WIDTH - RIGHT + 10}" y="{TOP + 14 * (index + 1)}" fill="{colour}">{escape(name)}</text>')
+            parts.append(
+                f'<circle cx="{x(when):.1f}" cy="{y(shown):.1f}" r="3.5" fill="{colour}" '
+                f'data-evaluation="{escape(job_id)}" data-run="{escape(name)}" data-measure="{escape(measure)}" '
+                f'data-value="{_value(value)}"><title>{escape(name)} {escape(measure)} '
+                f"{number(value)} ({escape(job_id)})</title></circle>"
+            )
+        parts.append(
+            f'<text x="{WIDTH - RIGHT + 10}" y="{TOP + 14 * (index + 1)}" fill="{colour}">{escape(name)}</text>'
+        )
     parts.append("</svg></figure>")
     return "".join(parts)

@@ -21,9 +21,20 @@ from ptah.serve.limits import BodyTooLarge
 from ptah.services.corpora import CorpusConflict
 
 PROBLEM_JSON = "application/problem+json"
-TITLES = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-          409: "Conflict", 413: "Content Too Large", 415: "Unsupported Media Type", 422: "Unprocessable Content", 429: "Too Many Requests",
-          500: "Internal Server Error", 503: "Service Unavailable"}
+TITLES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    409: "Conflict",
+    413: "Content Too Large",
+    415: "Unsupported Media Type",
+    422: "Unprocessable Content",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
 
 
 class HttpProblem(Exception):
@@ -34,11 +45,29 @@ class HttpProblem(Exception):
         self.status, self.code, self.detail, self.headers = status, code, detail, headers or {}
 
 
-def problem(status: int, code: str, detail: str, *, problems: list | None = None, headers: dict | None = None) -> Response:
-    body = {"type": "about:blank", "title": TITLES.get(status, "Error"), "status": status, "detail": detail, "code": code}
+def problem(
+    status: int,
+    code: str,
+    detail: str,
+    *,
+    problems: list | None = None,
+    headers: dict | None = None,
+) -> Response:
+    body = {
+        "type": "about:blank",
+        "title": TITLES.get(status, "Error"),
+        "status": status,
+        "detail": detail,
+        "code": code,
+    }
     if problems:
         body["problems"] = problems
-    return Response(json.dumps(body, ensure_ascii=False), status_code=status, media_type=PROBLEM_JSON, headers=headers)
+    return Response(
+        json.dumps(body, ensure_ascii=False),
+        status_code=status,
+        media_type=PROBLEM_JSON,
+        headers=headers,
+    )
 
 
 def unrooted(text: str, root: str | None) -> str:
@@ -46,7 +75,9 @@ def unrooted(text: str, root: str | None) -> str:
     errors start with their absolute paths, which a client has no business learning."""
     if not root or not os.path.isabs(root) or root == os.sep:
         return text
-    inside = re.compile(re.escape(root.rstrip(os.sep)) + r"(?:" + re.escape(os.sep) + r"|(?![\w-]|\.\w))")
+    inside = re.compile(
+        re.escape(root.rstrip(os.sep)) + r"(?:" + re.escape(os.sep) + r"|(?![\w-]|\.\w))"
+    )
     return inside.sub(lambda found: "" if found.group().endswith(os.sep) else ".", text)
 
 
@@ -59,10 +90,21 @@ def from_error(exc: BaseException, root: str | None = None) -> Response:
     if isinstance(exc, CorpusConflict):
         return problem(409, "CONFLICT", str(exc))
     if isinstance(exc, PtahError):
-        status = 422 if isinstance(exc, InputError) else 503 if isinstance(exc, OperationalError) else 500
+        status = (
+            422
+            if isinstance(exc, InputError)
+            else 503
+            if isinstance(exc, OperationalError)
+            else 500
+        )
         code = getattr(exc, "code", None) or type(exc).__name__
-        problems = [{name: unrooted(value, root) if isinstance(value, str) else value
-                     for name, value in item.as_dict().items()} for item in exc.problems] or None
+        problems = [
+            {
+                name: unrooted(value, root) if isinstance(value, str) else value
+                for name, value in item.as_dict().items()
+            }
+            for item in exc.problems
+        ] or None
         return problem(status, code, unrooted(str(exc), root), problems=problems)
     return problem(500, "INTERNAL", "internal error; the server's log says where.")
 
@@ -71,7 +113,9 @@ async def bounded_body(request: Request, limit: int) -> bytes:
     """The request body, or BodyTooLarge once it passes ``limit`` bytes (read no further)."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise BodyTooLarge(f"the request body is {int(declared):,} bytes, more than the limit of {limit:,}.")
+        raise BodyTooLarge(
+            f"the request body is {int(declared):,} bytes, more than the limit of {limit:,}."
+        )
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)

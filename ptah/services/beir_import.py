@@ -35,9 +35,9 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from ptah.adapters.beir import (
     BeirDocument,
@@ -49,8 +49,8 @@ from ptah.adapters.beir import (
     read_queries,
     write_documents,
 )
-from ptah.adapters.files import check_output, replacing, write_text_atomically
 from ptah.adapters.corpus_yaml import parse_corpus
+from ptah.adapters.files import check_output, replacing, write_text_atomically
 from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import CorpusError, InputError
 
@@ -139,8 +139,13 @@ def import_beir(
     queries = read_queries(queries_file, progress)
     judgements = read_qrels(qrels_file, progress)
     by_query, duplicates = _judgements_by_query(judgements, qrels_file)
-    _refuse_unknown("query", [j for j in judgements if j.query_id not in queries], qrels_file, queries_file,
-                    lambda j: j.query_id)
+    _refuse_unknown(
+        "query",
+        [j for j in judgements if j.query_id not in queries],
+        qrels_file,
+        queries_file,
+        lambda j: j.query_id,
+    )
 
     created = not project.exists()
     project.mkdir(parents=True, exist_ok=True)
@@ -148,13 +153,20 @@ def import_beir(
     try:
         with replacing(source_path) as scratch:
             ids, missing_titles = _load_documents(corpus_file, Path(scratch), progress)
-            _refuse_unknown("document", [j for j in judgements if j.doc_id not in ids], qrels_file, corpus_file,
-                            lambda j: j.doc_id)
+            _refuse_unknown(
+                "document",
+                [j for j in judgements if j.doc_id not in ids],
+                qrels_file,
+                corpus_file,
+                lambda j: j.doc_id,
+            )
             documents = len(ids)
             del ids
             cases, unjudged, not_relevant = _cases(queries, by_query)
             if not cases:
-                raise InputError(f"{qrels_file}: no query has a judgement graded above 0, so there is nothing to evaluate")
+                raise InputError(
+                    f"{qrels_file}: no query has a judgement graded above 0, so there is nothing to evaluate"
+                )
             name = dataset.resolve().name
             corpora = {k: _corpus_text(cases, name, split, k, unjudged, qrels_file) for k in DEPTHS}
         digests = {}
@@ -190,17 +202,34 @@ def import_beir(
 
 def _dataset_files(dataset: Path, split: str) -> tuple[Path, Path, Path]:
     if not dataset.is_dir():
-        raise InputError(f"{dataset}: no such directory; give a BEIR dataset directory (corpus.jsonl, queries.jsonl, qrels/)")
+        raise InputError(
+            f"{dataset}: no such directory; give a BEIR dataset directory (corpus.jsonl, queries.jsonl, qrels/)"
+        )
     if not _SPLIT_NAME.match(split):
-        raise InputError(f'"{split}" is not a split name; a split is named by its file qrels/SPLIT.tsv, e.g. test')
+        raise InputError(
+            f'"{split}" is not a split name; a split is named by its file qrels/SPLIT.tsv, e.g. test'
+        )
     corpus_file, queries_file = dataset / "corpus.jsonl", dataset / "queries.jsonl"
-    for path in (corpus_file, queries_file):  # anything but a regular file is refused when read, by name
+    for path in (
+        corpus_file,
+        queries_file,
+    ):  # anything but a regular file is refused when read, by name
         if not path.exists():
-            raise InputError(f"{path}: no such file; a BEIR dataset directory holds corpus.jsonl, queries.jsonl and qrels/")
+            raise InputError(
+                f"{path}: no such file; a BEIR dataset directory holds corpus.jsonl, queries.jsonl and qrels/"
+            )
     qrels_file = dataset / "qrels" / f"{split}.tsv"
     if not qrels_file.exists():
-        splits = sorted(p.stem for p in (dataset / "qrels").glob("*.tsv")) if (dataset / "qrels").is_dir() else []
-        known = "the splits here are " + ", ".join(splits) if splits else "there is no qrels/*.tsv file here"
+        splits = (
+            sorted(p.stem for p in (dataset / "qrels").glob("*.tsv"))
+            if (dataset / "qrels").is_dir()
+            else []
+        )
+        known = (
+            "the splits here are " + ", ".join(splits)
+            if splits
+            else "there is no qrels/*.tsv file here"
+        )
         raise InputError(f"{qrels_file}: no such file; {known}")
     return corpus_file, queries_file, qrels_file
 
@@ -216,7 +245,9 @@ def _check_destination(project: Path, dataset: Path, split: str, force: bool) ->
             f"and {CORPORA_DIR}/ files, or choose another --into"
         )
     for relative in (SOURCE_FILE, SPEC_FILE, *(_corpus_file(split, k) for k in DEPTHS)):
-        check_output(project / relative)  # before anything is read or written: no file that must stay
+        check_output(
+            project / relative
+        )  # before anything is read or written: no file that must stay
 
 
 def _corpus_file(split: str, k: int) -> str:
@@ -224,7 +255,9 @@ def _corpus_file(split: str, k: int) -> str:
     return f"{CORPORA_DIR}/{split}-k{k}.yaml"
 
 
-def _judgements_by_query(judgements: list[Judgement], qrels_file: Path) -> tuple[dict[str, dict[str, Judgement]], int]:
+def _judgements_by_query(
+    judgements: list[Judgement], qrels_file: Path
+) -> tuple[dict[str, dict[str, Judgement]], int]:
     """Judgements grouped by query, in qrels order. Repeats of a line are counted; conflicts refused."""
     by_query: dict[str, dict[str, Judgement]] = {}
     duplicates = 0
@@ -243,7 +276,9 @@ def _judgements_by_query(judgements: list[Judgement], qrels_file: Path) -> tuple
     return by_query, duplicates
 
 
-def _refuse_unknown(what: str, offending: list[Judgement], qrels_file: Path, where: Path, name_of) -> None:
+def _refuse_unknown(
+    what: str, offending: list[Judgement], qrels_file: Path, where: Path, name_of
+) -> None:
     if not offending:
         return
     names: dict[str, int] = {}
@@ -257,7 +292,9 @@ def _refuse_unknown(what: str, offending: list[Judgement], qrels_file: Path, whe
     )
 
 
-def _load_documents(corpus_file: Path, path: Path, progress: ReadProgress | None) -> tuple[set[str], int]:
+def _load_documents(
+    corpus_file: Path, path: Path, progress: ReadProgress | None
+) -> tuple[set[str], int]:
     """Stream ``corpus.jsonl`` into the source table at ``path``; the ids seen and the count of missing titles."""
     ids: set[str] = set()
     missing_titles = 0
@@ -277,7 +314,9 @@ def _load_documents(corpus_file: Path, path: Path, progress: ReadProgress | None
     return ids, missing_titles
 
 
-def _cases(queries: dict[str, tuple[str, int]], by_query: dict[str, dict[str, Judgement]]) -> tuple[list[Case], int, int]:
+def _cases(
+    queries: dict[str, tuple[str, int]], by_query: dict[str, dict[str, Judgement]]
+) -> tuple[list[Case], int, int]:
     """One case per query graded above 0, in queries.jsonl order; and the two skip counts."""
     cases: list[Case] = []
     unjudged = not_relevant = 0
@@ -294,7 +333,9 @@ def _cases(queries: dict[str, tuple[str, int]], by_query: dict[str, dict[str, Ju
     return cases, unjudged, not_relevant
 
 
-def _corpus_text(cases: list[Case], name: str, split: str, k: int, unjudged: int, qrels_file: Path) -> tuple[str, str]:
+def _corpus_text(
+    cases: list[Case], name: str, split: str, k: int, unjudged: int, qrels_file: Path
+) -> tuple[str, str]:
     """The corpus at depth ``k`` as YAML, checked to read back as the same corpus; and its digest."""
     corpus = Corpus(
         cases=tuple(Case(id=c.id, query=c.query, k=k, relevant=c.relevant) for c in cases),
@@ -315,7 +356,9 @@ def _corpus_text(cases: list[Case], name: str, split: str, k: int, unjudged: int
     try:
         loaded = parse_corpus(text, name=target)
     except CorpusError as exc:
-        raise InputError(f"{qrels_file}: the {split} split cannot be written as a ptah corpus:\n{exc}") from None
+        raise InputError(
+            f"{qrels_file}: the {split} split cannot be written as a ptah corpus:\n{exc}"
+        ) from None
     if loaded != corpus:
         raise AssertionError(f"{target}: the generated corpus does not read back as written")
     return text, corpus.digest

@@ -41,9 +41,10 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable, Iterator
 from contextlib import closing
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -54,10 +55,10 @@ from ptah.adapters.stores.sqlite import GenerationRecord
 from ptah.core.errors import ModelUnavailable
 from ptah.core.identity import text_digest
 from ptah.core.spec import SourceRow
+from ptah.services.build_progress import BuildInterrupted, Embedded, with_row_progress
 from ptah.services.external import refuse_build
 from ptah.services.probe import probe_for_build, stored_probe
 from ptah.services.project import Generation, Project
-from ptah.services.build_progress import BuildInterrupted, Embedded, with_row_progress
 from ptah.services.verify import in_blocks, lacking
 
 if TYPE_CHECKING:
@@ -89,7 +90,9 @@ class BuildSummary:
     unchanged: int
     dimension: int
     seconds: float
-    usage: dict | None = None  # what a service was asked (requests, retries, tokens, seconds); None: no service
+    usage: dict | None = (
+        None  # what a service was asked (requests, retries, tokens, seconds); None: no service
+    )
 
     def as_dict(self) -> dict:
         values = asdict(self)
@@ -129,11 +132,17 @@ def build(
         embedder = None
         if todo or record is None:
             embedder = project.embedder(settings)
-            kept = probe_for_build(embedder, record.settings if record is not None else {}, generation.name)
-            record = register_generation(store, generation, int(embedder.dimension), library_versions(settings), kept)
+            kept = probe_for_build(
+                embedder, record.settings if record is not None else {}, generation.name
+            )
+            record = register_generation(
+                store, generation, int(embedder.dimension), library_versions(settings), kept
+            )
         else:
             kept = stored_probe(record.settings)
-            record = register_generation(store, generation, record.dimension, record.library_versions, kept)
+            record = register_generation(
+                store, generation, record.dimension, record.library_versions, kept
+            )
         deleted = _delete_gone(project, store, identity, gone)
 
         embedded = 0
@@ -146,7 +155,11 @@ def build(
                 embedder = with_row_progress(embedder, reached, todo)
                 for batch in in_blocks(_rows_to_embed(project, template, marks), batch_rows):
                     vectors = embed_batch(embedder, batch, record.dimension)
-                    store.write_vectors(identity, [(row.identity, row.key, digest) for row, digest in batch], vectors)
+                    store.write_vectors(
+                        identity,
+                        [(row.identity, row.key, digest) for row, digest in batch],
+                        vectors,
+                    )
                     embedded += len(batch)
                     if progress is not None:
                         progress(embedded, todo)
@@ -167,7 +180,9 @@ def build(
     )
 
 
-def _plan(project: Project, identity: str, template: str, snapshot: Snapshot) -> tuple[int, int, int, bytearray]:
+def _plan(
+    project: Project, identity: str, template: str, snapshot: Snapshot
+) -> tuple[int, int, int, bytearray]:
     """``(rows, rows to embed, vectors gone, marks)``: one pass over the source's digests by blocks. New rows and
     rows whose text digest changed need a vector, marked with a bit each (``numpy.packbits`` of each block in
     turn); the vectors less those covered are gone."""
@@ -190,14 +205,21 @@ def _delete_gone(project: Project, store: Store, identity: str, gone: int) -> in
         return 0
     source = row_digests(project.source)
     deleted = 0
-    with store.snapshot() as snapshot, closing(block_digests(snapshot).stored_in_order(identity)) as stored, \
-            closing(lacking(((row_identity, row_identity) for row_identity, _ in stored), source)) as found:
+    with (
+        store.snapshot() as snapshot,
+        closing(block_digests(snapshot).stored_in_order(identity)) as stored,
+        closing(
+            lacking(((row_identity, row_identity) for row_identity, _ in stored), source)
+        ) as found,
+    ):
         for block in in_blocks(itertools.islice(found, gone)):
             deleted += store.delete_vectors(identity, block)
     return deleted
 
 
-def _rows_to_embed(project: Project, template: str, marks: bytearray) -> Iterator[tuple[SourceRow, str]]:
+def _rows_to_embed(
+    project: Project, template: str, marks: bytearray
+) -> Iterator[tuple[SourceRow, str]]:
     """The rows :func:`_plan` marked, read again with their text and its digest as they are now.
 
     Both passes read the source's one snapshot in key order, a block of the
@@ -220,12 +242,15 @@ def embed_batch(embedder, batch: list[tuple[SourceRow, str]], dimension: int) ->
         )
     if not np.isfinite(vectors).all():
         bad = batch[int(np.flatnonzero(~np.isfinite(vectors).all(axis=1))[0])][0]
-        raise ModelUnavailable(f"the model returned a vector with NaN or infinite values for key {bad.key!r}.")
+        raise ModelUnavailable(
+            f"the model returned a vector with NaN or infinite values for key {bad.key!r}."
+        )
     return vectors
 
 
-def register_generation(store, generation: Generation, dimension: int, library_versions,
-                        probe: dict | None) -> GenerationRecord:
+def register_generation(
+    store, generation: Generation, dimension: int, library_versions, probe: dict | None
+) -> GenerationRecord:
     settings = generation.settings
     parts = dict(generation.identity.parts)
     record = GenerationRecord(
@@ -247,9 +272,13 @@ def _settings_dict(settings) -> dict:
     values.pop("name", None)
     if values.get("service") is None:  # a local model's settings read as before services existed
         values.pop("service", None)
-    if values.get("vectors") is None:  # a built generation's settings read as before external ones existed
+    if (
+        values.get("vectors") is None
+    ):  # a built generation's settings read as before external ones existed
         values.pop("vectors", None)
-    if values.get("backend") == "torch" and values.get("quantize") is None:  # as before backend: existed
+    if (
+        values.get("backend") == "torch" and values.get("quantize") is None
+    ):  # as before backend: existed
         values.pop("backend", None)
         values.pop("quantize", None)
     return values

@@ -1,6 +1,6 @@
 """A build's progress: rows as the model embeds them, and what an interrupted build kept.
 
-Rows. 
+Rows.
 A build commits ``16 x batch_size`` rows at once (:mod:`ptah.services.build`)
 and calls ``progress(done, total)`` after each commit. A progress callback
 that also has a ``rows`` attribute is told ``rows(done, total)`` as rows are
@@ -20,7 +20,8 @@ committed; run the same command to resume" (the CLI prints it and exits 130).
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ptah.adapters.embedders.base import Embedder
@@ -37,13 +38,17 @@ def reports_rows(embedder: Embedder) -> bool:
 class RowProgress:
     """The embedder, passing each ``embed_documents`` call's row counts on to ``rows(done, total)``."""
 
-    def __init__(self, embedder: Any, rows: Callable[[int, int], None], total: int):  # reports_rows(embedder)
+    def __init__(
+        self, embedder: Any, rows: Callable[[int, int], None], total: int
+    ):  # reports_rows(embedder)
         self._embedder, self._rows, self._total = embedder, rows, total
         self._done = 0  # rows embedded by earlier calls (each call is one committed batch)
 
     def embed_documents(self, texts: Sequence[str]):
         start = self._done
-        vectors = self._embedder.embed_documents(texts, progress=lambda done: self._rows(start + done, self._total))
+        vectors = self._embedder.embed_documents(
+            texts, progress=lambda done: self._rows(start + done, self._total)
+        )
         self._done += len(texts)
         return vectors
 
@@ -76,6 +81,8 @@ class BuildInterrupted(KeyboardInterrupt):
 
     def __init__(self, kept: int, total: int, embedded: int | None = None):
         embedded = kept if embedded is None else max(embedded, kept)
-        super().__init__(f"interrupted: {embedded:,} of {total:,} rows embedded, {kept:,} of them committed; "
-                         "run the same command to resume")
+        super().__init__(
+            f"interrupted: {embedded:,} of {total:,} rows embedded, {kept:,} of them committed; "
+            "run the same command to resume"
+        )
         self.kept, self.total, self.embedded = kept, total, embedded

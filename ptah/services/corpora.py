@@ -25,7 +25,7 @@ import re
 import threading
 import unicodedata
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ptah.core.corpus import Corpus
 from ptah.core.errors import InputError, StoreDamaged
@@ -45,12 +45,27 @@ class CorpusConflict(InputError):
 # nothing -- zero-width space and joiners, soft hyphen, word joiner, U+FEFF, bidi controls, variation
 # selectors, tags -- so a query holding one reads the same as one without it.
 DEFAULT_IGNORABLE = (
-    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
-    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
-    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
-    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
 )
-_IGNORABLE = re.compile("[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in DEFAULT_IGNORABLE) + "]")
+_IGNORABLE = re.compile(
+    "[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in DEFAULT_IGNORABLE) + "]"
+)
 
 
 def query_form(query: str) -> str:
@@ -90,15 +105,21 @@ def _register(records, corpus: Corpus, data: bytes, split: str | None) -> tuple[
     existing = corpus_info(records, corpus.digest)
     if existing is not None:
         if split is not None and existing["split"] != split:
-            raise CorpusConflict(f"corpus {corpus.digest} is registered already with split "
-                                 f"{existing['split'] or 'none'}; a registered corpus never changes.")
+            raise CorpusConflict(
+                f"corpus {corpus.digest} is registered already with split "
+                f"{existing['split'] or 'none'}; a registered corpus never changes."
+            )
         return False, existing
     queries = sorted({query_form(case.query) for case in corpus.cases})
     if split is not None:
         _check_leakage(records, split, set(queries))
     info = {
-        "digest": corpus.digest, "name": corpus.name, "cases": len(corpus.cases), "split": split,
-        "bytes": len(data), "registered_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "digest": corpus.digest,
+        "name": corpus.name,
+        "cases": len(corpus.cases),
+        "split": split,
+        "bytes": len(data),
+        "registered_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     records.put("corpus_text", corpus.digest, data.decode("utf-8"))
     records.put("corpus_queries", corpus.digest, json.dumps(queries, ensure_ascii=False))
@@ -115,7 +136,9 @@ def _check_leakage(records, split: str, queries: set[str]) -> None:
         if info["split"] != other:
             continue
         registered = json.loads(records.get("corpus_queries", info["digest"]) or "[]")
-        shared = queries.intersection(query_form(query) for query in registered)  # kept raw by an earlier ptah
+        shared = queries.intersection(
+            query_form(query) for query in registered
+        )  # kept raw by an earlier ptah
         if shared:
             first = min(shared)
             raise CorpusConflict(
@@ -146,10 +169,14 @@ def registered_corpus(records, digest: str) -> Corpus | None:
         corpus: Corpus | None = parse_corpus(text.encode("utf-8"))
     except InputError:
         corpus = None
-    if corpus is None or corpus.digest != digest:  # a record is kept under the digest of what it holds
-        raise StoreDamaged(f"the store is damaged: the corpus registered as {digest} now reads as "
-                           f"{'no corpus' if corpus is None else corpus.digest}, so its record was changed outside "
-                           "ptah; register the corpus again as a new one.")
+    if (
+        corpus is None or corpus.digest != digest
+    ):  # a record is kept under the digest of what it holds
+        raise StoreDamaged(
+            f"the store is damaged: the corpus registered as {digest} now reads as "
+            f"{'no corpus' if corpus is None else corpus.digest}, so its record was changed outside "
+            "ptah; register the corpus again as a new one."
+        )
     return replace(corpus, path=registered_label(corpus.name, corpus.digest))
 
 

@@ -26,7 +26,9 @@ from ptah.adapters.stores.records import GenerationRecord, Matrix
 from ptah.core.errors import InputError, StaleGeneration
 from ptah.core.verification import MAX_OFFENDERS, VerifyResult
 
-if TYPE_CHECKING:  # only named in annotations: the project reads external generations through this module
+if (
+    TYPE_CHECKING
+):  # only named in annotations: the project reads external generations through this module
     from ptah.services.project import Generation, Project
 
 FRESHNESS_NOTE = "cannot be verified: the vectors are the table's"
@@ -41,12 +43,15 @@ def refuse_build(generation: Generation, instead: str = "nothing to build") -> N
     """InputError (exit 2) for building an external generation, or (``instead`` saying what is used then) an index
     on one."""
     if is_external(generation):
-        raise InputError(f'generation "{generation.name}" reads its vectors from column '
-                         f"{generation.settings.vectors} of the source table: its vectors are the table's; {instead}")
+        raise InputError(
+            f'generation "{generation.name}" reads its vectors from column '
+            f"{generation.settings.vectors} of the source table: its vectors are the table's; {instead}"
+        )
 
 
-def read_external(project: Project, generation: Generation, *, measure: bool = True
-                  ) -> tuple[Matrix, VerifyResult, bool]:
+def read_external(
+    project: Project, generation: Generation, *, measure: bool = True
+) -> tuple[Matrix, VerifyResult, bool]:
     """The rows' vectors (rows with one, unit length), the coverage of the rows passing the filter, and
     whether the table's vectors all were unit length already (inner product then ranks as cosine).
 
@@ -55,16 +60,30 @@ def read_external(project: Project, generation: Generation, *, measure: bool = T
     """
     column = generation.settings.vectors
     if column is None:
-        raise InputError(f'generation "{generation.name}" names no column of vectors; it is built, not read')
+        raise InputError(
+            f'generation "{generation.name}" names no column of vectors; it is built, not read'
+        )
     read = project.source.vectors(column)
     covered = len(read.keys)
     if measure and not covered:
-        raise StaleGeneration(f'generation "{generation.name}" has no vector to measure: none of the {read.rows} '
-                              f"rows passing the filter holds one in column {generation.settings.vectors}")
+        raise StaleGeneration(
+            f'generation "{generation.name}" has no vector to measure: none of the {read.rows} '
+            f"rows passing the filter holds one in column {generation.settings.vectors}"
+        )
     verification = VerifyResult(
-        generation=generation.name, identity=generation.identity.identity, built=True, rows=read.rows,
-        vectors=covered, covered=covered, fresh=covered, stale=0, missing=read.missing, orphans=0,
-        stale_keys=(), missing_keys=tuple(read.missing_keys[:MAX_OFFENDERS]), orphan_keys=(),
+        generation=generation.name,
+        identity=generation.identity.identity,
+        built=True,
+        rows=read.rows,
+        vectors=covered,
+        covered=covered,
+        fresh=covered,
+        stale=0,
+        missing=read.missing,
+        orphans=0,
+        stale_keys=(),
+        missing_keys=tuple(read.missing_keys[:MAX_OFFENDERS]),
+        orphan_keys=(),
         freshness_note=FRESHNESS_NOTE,
     )
     scaled = unit_rows(read.vectors)
@@ -92,9 +111,15 @@ def unit_rows(vectors: np.ndarray) -> int:
 def external_settings(generation: Generation) -> dict:
     """The settings a report shows for an external generation: how its queries are embedded, and its column."""
     settings = generation.settings
-    return {"model": settings.model, "normalize": settings.normalize, "max_seq_length": settings.max_seq_length,
-            "query_prefix": settings.query_prefix, "batch_size": settings.batch_size,
-            "dimension": settings.dimension, "vectors": {"column": settings.vectors}}
+    return {
+        "model": settings.model,
+        "normalize": settings.normalize,
+        "max_seq_length": settings.max_seq_length,
+        "query_prefix": settings.query_prefix,
+        "batch_size": settings.batch_size,
+        "dimension": settings.dimension,
+        "vectors": {"column": settings.vectors},
+    }
 
 
 def hold_table_index(project: Project, generation: Generation, options, unit_vectors: bool):
@@ -108,14 +133,18 @@ def hold_table_index(project: Project, generation: Generation, options, unit_vec
     column = generation.settings.vectors
     search_table = getattr(project.source, "index_search", None)
     if search_table is None:
-        raise InputError(f'generation "{generation.name}" reads column {column} of table '
-                         f"{project.spec.source.table} in {project.spec.source.redacted_database}, where no vector "
-                         "index exists to search; evaluate it with --search exact")
+        raise InputError(
+            f'generation "{generation.name}" reads column {column} of table '
+            f"{project.spec.source.table} in {project.spec.source.redacted_database}, where no vector "
+            "index exists to search; evaluate it with --search exact"
+        )
     table_index = search_table(column, unit_vectors=unit_vectors)
     if table_index.index.kind != "hnsw" and options.ef_search is not None:
-        raise InputError(f"--ef-search applies to HNSW; the index {table_index.index.name} on table "
-                         f"{project.spec.source.table}, column {column} is IVFFlat (it searches the server's "
-                         "ivfflat.probes lists)")
+        raise InputError(
+            f"--ef-search applies to HNSW; the index {table_index.index.name} on table "
+            f"{project.spec.source.table}, column {column} is IVFFlat (it searches the server's "
+            "ivfflat.probes lists)"
+        )
     from ptah.services.channels.index import IndexSearch
 
     described = table_index.describe(project.spec.source.table)
@@ -135,10 +164,16 @@ def cache_store(project: Project, generation: Generation, dimension: int):
     with store.snapshot() as snapshot:
         record = snapshot.generation(identity)
     if record is None or record.dimension != dimension:
-        store.register_generation(GenerationRecord(
-            identity=identity, name=generation.name, model=generation.settings.model,
-            settings=external_settings(generation), dimension=dimension,
-            model_digest=generation.identity.model_digest, identity_parts=dict(generation.identity.parts),
-            library_versions={},
-        ))
+        store.register_generation(
+            GenerationRecord(
+                identity=identity,
+                name=generation.name,
+                model=generation.settings.model,
+                settings=external_settings(generation),
+                dimension=dimension,
+                model_digest=generation.identity.model_digest,
+                identity_parts=dict(generation.identity.parts),
+                library_versions={},
+            )
+        )
     return store

@@ -12,14 +12,26 @@ from ptah.adapters.files import append_text, check_apart, check_output
 from ptah.adapters.files import write_pieces_atomically as write_pieces
 from ptah.adapters.files import write_text_atomically as write_text
 from ptah.adapters.judgements_yaml import record_path
-from ptah.adapters.stores.registry import DEFAULT as SQLITE_STORE, store_kind
+from ptah.adapters.stores.registry import DEFAULT as SQLITE_STORE
+from ptah.adapters.stores.registry import store_kind
 from ptah.core.spec import Spec, sqlite_database_path
 
-__all__ = ["append_text", "check_apart", "check_output", "load_corpus", "run_inputs", "write_pieces", "write_text"]
+__all__ = [
+    "append_text",
+    "check_apart",
+    "check_output",
+    "load_corpus",
+    "run_inputs",
+    "write_pieces",
+    "write_text",
+]
 
 
-def run_inputs(spec: Spec | None = None, corpus: str | os.PathLike | None = None,
-               reports: tuple[tuple[str, str | os.PathLike | None], ...] = ()) -> list[tuple[str, str]]:
+def run_inputs(
+    spec: Spec | None = None,
+    corpus: str | os.PathLike | None = None,
+    reports: tuple[tuple[str, str | os.PathLike | None], ...] = (),
+) -> list[tuple[str, str]]:
     """The files a run reads, as ``(what, path)`` for :func:`check_apart`: the specification, its SQLite source
     database and store, the corpus and its judgement record (``NAME.judged.yaml``, there or not), and
     ``reports`` (``(what, path)``: the baseline report, the reports a command re-reads; a None path left out)."""
@@ -32,6 +44,9 @@ def run_inputs(spec: Spec | None = None, corpus: str | os.PathLike | None = None
         if store_kind(spec.store) == SQLITE_STORE:
             found.append(("the store", spec.store))
     if corpus is not None:
-        found += [("the corpus", os.fspath(corpus)), ("the corpus's judgement record", str(record_path(corpus)))]
+        found += [
+            ("the corpus", os.fspath(corpus)),
+            ("the corpus's judgement record", str(record_path(corpus))),
+        ]
     found += [(what, os.fspath(report)) for what, report in reports if report is not None]
     return found

@@ -33,8 +33,13 @@ class IndexSummary:
         return asdict(self)
 
 
-def build_index(project, name: str | None = None, *, m: int = DEFAULT_M,
-                ef_construction: int = DEFAULT_EF_CONSTRUCTION) -> IndexSummary:
+def build_index(
+    project,
+    name: str | None = None,
+    *,
+    m: int = DEFAULT_M,
+    ef_construction: int = DEFAULT_EF_CONSTRUCTION,
+) -> IndexSummary:
     """Build (or replace) generation ``name``'s HNSW cosine index, holding its build lock meanwhile.
 
     Raises :class:`InputError` (exit 2) for parameters pgvector refuses
@@ -43,14 +48,23 @@ def build_index(project, name: str | None = None, *, m: int = DEFAULT_M,
     :class:`NotBuilt` (exit 3) for a generation never built, and
     :class:`StoreUnavailable` (exit 3) while a build of it runs.
     """
-    for option, value, allowed in (("--m", m, M_RANGE), ("--ef-construction", ef_construction, EF_CONSTRUCTION_RANGE)):
+    for option, value, allowed in (
+        ("--m", m, M_RANGE),
+        ("--ef-construction", ef_construction, EF_CONSTRUCTION_RANGE),
+    ):
         if isinstance(value, bool) or value not in allowed:
-            raise InputError(f"{option} must be a whole number from {allowed.start} to {allowed.stop - 1}, "
-                             f"not {abbreviated(repr(value))}.")
+            raise InputError(
+                f"{option} must be a whole number from {allowed.start} to {allowed.stop - 1}, "
+                f"not {abbreviated(repr(value))}."
+            )
     if ef_construction < 2 * m:
-        raise InputError(f"--ef-construction ({ef_construction}) must be at least twice --m ({m}); pgvector requires it.")
+        raise InputError(
+            f"--ef-construction ({ef_construction}) must be at least twice --m ({m}); pgvector requires it."
+        )
     generation = project.generation(name)
-    refuse_build(generation, "ptah uses the table's own index (evaluate --search index) and builds none")
+    refuse_build(
+        generation, "ptah uses the table's own index (evaluate --search index) and builds none"
+    )
     if not project.store_capabilities.vector_index:
         raise CapabilityUnavailable(
             "the SQLite store has no vector index; keep the generations in PostgreSQL with pgvector "
@@ -65,4 +79,6 @@ def build_index(project, name: str | None = None, *, m: int = DEFAULT_M,
         index = store.create_hnsw_index(identity, m, ef_construction)
         with store.snapshot() as snapshot:
             vectors = snapshot.vector_count(identity)
-    return IndexSummary(generation.name, identity, index, vectors, round(time.perf_counter() - started, 3))
+    return IndexSummary(
+        generation.name, identity, index, vectors, round(time.perf_counter() - started, 3)
+    )

@@ -17,8 +17,8 @@ invocation.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Callable, Sequence
 
 from ptah.adapters.judgements_yaml import read_record, record_path, write_record
 from ptah.core.errors import InputError
@@ -47,9 +47,15 @@ class ModelJudged:
     record: str = ""
 
 
-def judge_with_model(project: Project, corpus_path: str | os.PathLike, name: str, generations: Sequence[str] = (),
-                     channels: Sequence[str] = (VECTOR,), variants: Sequence[str] = (),
-                     progress: Callable[[int, int], None] | None = None) -> ModelJudged:
+def judge_with_model(
+    project: Project,
+    corpus_path: str | os.PathLike,
+    name: str,
+    generations: Sequence[str] = (),
+    channels: Sequence[str] = (VECTOR,),
+    variants: Sequence[str] = (),
+    progress: Callable[[int, int], None] | None = None,
+) -> ModelJudged:
     """Grade the holes of the runs with the spec's judge ``name`` (module docs); exit 2 for an undeclared judge."""
     from ptah.adapters.judges import JudgeContext, open_judge
     from ptah.services.files import load_corpus
@@ -57,29 +63,45 @@ def judge_with_model(project: Project, corpus_path: str | os.PathLike, name: str
     settings = project.spec.judges.get(name)
     if settings is None:
         declared = ", ".join(project.spec.judges) or "none"
-        raise InputError(f'{project.spec.path}: no judge "{name}" under judges: (declared: {declared})')
+        raise InputError(
+            f'{project.spec.path}: no judge "{name}" under judges: (declared: {declared})'
+        )
     corpus = load_corpus(corpus_path)
     worklist = make_worklist(project, corpus_path, generations, channels, variants=variants)
     record = read_record(corpus_path)
     wanted = {(case.id, hole.key): case.query for case in worklist.cases for hole in case.holes}
     queries = {case.id: case.query for case in corpus.cases}
     for index in range(len(record.samples)):
-        wanted.update({(case_id, key): queries[case_id] for case_id, key, _ in record.sampled(index)
-                       if case_id in queries})
+        wanted.update(
+            {
+                (case_id, key): queries[case_id]
+                for case_id, key, _ in record.sampled(index)
+                if case_id in queries
+            }
+        )
     texts = row_texts(project, {key for _, key in wanted})
     scale = (0.0, *corpus.grade_scale())
-    context = JudgeContext(project.spec.root, os.environ, lambda generation: project.embedder(
-        project.spec.generation(generation)), scale)
+    context = JudgeContext(
+        project.spec.root,
+        os.environ,
+        lambda generation: project.embedder(project.spec.generation(generation)),
+        scale,
+    )
     judge = open_judge(name, settings, context)
     pins = {pair: text_digest(texts[pair[1]]) for pair in wanted if pair[1] in texts}
     held = record.models.get(judge.by, {})
-    todo = [pair for pair in sorted(pins)
-            if (found := held.get(pair[0], {}).get(pair[1])) is None or found.text_sha256 != pins[pair]]
-    result = ModelJudged(judge.by, len(pins), kept=len(pins) - len(todo), record=str(record_path(corpus_path)))
-    asked, result.left = todo[:settings.max_requests], max(0, len(todo) - settings.max_requests)
+    todo = [
+        pair
+        for pair in sorted(pins)
+        if (found := held.get(pair[0], {}).get(pair[1])) is None or found.text_sha256 != pins[pair]
+    ]
+    result = ModelJudged(
+        judge.by, len(pins), kept=len(pins) - len(todo), record=str(record_path(corpus_path))
+    )
+    asked, result.left = todo[: settings.max_requests], max(0, len(todo) - settings.max_requests)
     try:
         for start in range(0, len(asked), CHUNK):
-            chunk = asked[start:start + CHUNK]
+            chunk = asked[start : start + CHUNK]
             answers = judge.grades([(wanted[pair], texts[pair[1]]) for pair in chunk])
             graded = {pair: grade for pair, grade in zip(chunk, answers) if grade is not None}
             _save(corpus_path, judge.by, graded, pins)
@@ -92,8 +114,9 @@ def judge_with_model(project: Project, corpus_path: str | os.PathLike, name: str
         refused = result.usage.pop("refused", None)
         result.refused = dict(refused) if isinstance(refused, dict) else {}
         if judge.off_scale:
-            result.refused["a grade off the corpus's scale"] = result.refused.get(
-                "a grade off the corpus's scale", 0) + judge.off_scale
+            result.refused["a grade off the corpus's scale"] = (
+                result.refused.get("a grade off the corpus's scale", 0) + judge.off_scale
+            )
         _add_usage(corpus_path, judge.by, result)
     return result
 
@@ -103,8 +126,11 @@ COUNTED = ("requests", "retries", "pairs", "server_prompt_tokens", "server_compl
 
 def _add_usage(corpus_path: str | os.PathLike, by: str, result: ModelJudged) -> None:
     """Add what this invocation cost to the record's ``usage`` of ``by`` (the counts only), when it asked anything."""
-    spent = {name: result.usage[name] for name in COUNTED
-             if isinstance(result.usage.get(name), int) and not isinstance(result.usage.get(name), bool)}
+    spent = {
+        name: result.usage[name]
+        for name in COUNTED
+        if isinstance(result.usage.get(name), int) and not isinstance(result.usage.get(name), bool)
+    }
     spent["refused"] = sum(result.refused.values())
     spent.setdefault("pairs", result.graded + spent["refused"])
     if not (spent["pairs"] or spent.get("requests")):  # nothing was asked, nothing was spent
@@ -118,15 +144,21 @@ def _add_usage(corpus_path: str | os.PathLike, by: str, result: ModelJudged) -> 
         write_record(corpus_path, replace(record, usage=usage))
 
 
-def _save(corpus_path: str | os.PathLike, by: str, graded: dict[tuple[str, str], float],
-          pins: dict[tuple[str, str], str]) -> None:
+def _save(
+    corpus_path: str | os.PathLike,
+    by: str,
+    graded: dict[tuple[str, str], float],
+    pins: dict[tuple[str, str], str],
+) -> None:
     """Add ``graded`` to the record's grades by ``by``, each pinned to the text it was graded on."""
     if not graded:
         return
     with saving(corpus_path):
         record = read_record(corpus_path)
-        models = {judge: {case_id: dict(keys) for case_id, keys in cases.items()}
-                  for judge, cases in record.models.items()}
+        models = {
+            judge: {case_id: dict(keys) for case_id, keys in cases.items()}
+            for judge, cases in record.models.items()
+        }
         mine = models.setdefault(by, {})
         when = now()
         for (case_id, key), grade in graded.items():

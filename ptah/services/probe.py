@@ -30,7 +30,7 @@ while a different model, or a retrained one, moves the vector far more.
 from __future__ import annotations
 
 import hashlib
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -73,15 +73,24 @@ def probe_for_build(embedder, previous: Mapping, name: str = "") -> dict | None:
     if probe is None:
         return None
     vector = np.asarray(probe["vector"], dtype=np.float32)
-    return {"model": probe["model"], "sha256": hashlib.sha256(vector.tobytes()).hexdigest(),
-            "vector": [float(value) for value in vector]}
+    return {
+        "model": probe["model"],
+        "sha256": hashlib.sha256(vector.tobytes()).hexdigest(),
+        "vector": [float(value) for value in vector],
+    }
 
 
-FROM_EMPTY = "build it again from empty (undeclare it, run `ptah inference prune`, declare it again)"
-MEASURE_ADVICE = f"To measure it as it is now, {FROM_EMPTY}; or pass --allow-stale to measure it anyway."
+FROM_EMPTY = (
+    "build it again from empty (undeclare it, run `ptah inference prune`, declare it again)"
+)
+MEASURE_ADVICE = (
+    f"To measure it as it is now, {FROM_EMPTY}; or pass --allow-stale to measure it anyway."
+)
 SEARCH_ADVICE = f"Nothing was searched; {FROM_EMPTY}."
-BUILD_ADVICE = (f"Embedding more rows now would mix two models' vectors in one generation, so nothing was embedded; "
-                f"{FROM_EMPTY}.")
+BUILD_ADVICE = (
+    f"Embedding more rows now would mix two models' vectors in one generation, so nothing was embedded; "
+    f"{FROM_EMPTY}."
+)
 
 
 def checked_embedder(project, generation, store):
@@ -97,7 +106,9 @@ def checked_embedder(project, generation, store):
     return embedder
 
 
-def check(name: str, settings: Mapping, embedder, *, allow_stale: bool, advice: str = MEASURE_ADVICE) -> dict | None:
+def check(
+    name: str, settings: Mapping, embedder, *, allow_stale: bool, advice: str = MEASURE_ADVICE
+) -> dict | None:
     """Embed the probe again and hold it against the stored one; the report's record of the check.
 
     None for an embedder that offers no probe (local models: their reports
@@ -111,11 +122,21 @@ def check(name: str, settings: Mapping, embedder, *, allow_stale: bool, advice: 
     stored_vector = np.asarray(kept["vector"], dtype=np.float64)
     vector = np.asarray(probe["vector"], dtype=np.float64)
     norms = float(np.linalg.norm(stored_vector) * np.linalg.norm(vector))
-    cosine = float(stored_vector @ vector / norms) if vector.shape == stored_vector.shape and norms > 0 else 0.0
+    cosine = (
+        float(stored_vector @ vector / norms)
+        if vector.shape == stored_vector.shape and norms > 0
+        else 0.0
+    )
     same_model = probe["model"] == kept["model"]
     passed = same_model and cosine >= TOLERANCE
-    result = {"checked": True, "passed": passed, "cosine": round(cosine, 6), "tolerance": TOLERANCE,
-              "model_at_build": kept["model"], "model_now": probe["model"]}
+    result = {
+        "checked": True,
+        "passed": passed,
+        "cosine": round(cosine, 6),
+        "tolerance": TOLERANCE,
+        "model_at_build": kept["model"],
+        "model_now": probe["model"],
+    }
     if not passed and not allow_stale:
         if not same_model:
             what = f"the server now answers as model {_named(probe['model'])}, at build as {_named(kept['model'])}"
@@ -133,4 +154,3 @@ def _named(model: str | None) -> str:
 
 
 NOT_CHECKED = {"checked": False, "reason": "every query came from the cache: no request was made"}
-

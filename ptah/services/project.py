@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator, Literal, overload
-
+from typing import Literal, overload
 
 from ptah.adapters.embedders.identity import GenerationIdentity, generation_identity
 from ptah.adapters.sources.base import Source, open_source
@@ -51,7 +51,9 @@ class Project:
     _store: Store | None = field(default=None, repr=False)
     _identities: dict = field(default_factory=dict, repr=False)
     _embedders: dict = field(default_factory=dict, repr=False)
-    load_seconds: float = field(default=0.0, repr=False)  # spent loading embedders (:meth:`embedder`), in all
+    load_seconds: float = field(
+        default=0.0, repr=False
+    )  # spent loading embedders (:meth:`embedder`), in all
     _matrices: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -87,7 +89,9 @@ class Project:
         """The store, opened once by its registered kind. ``create=False`` gives None when no store
         exists yet (nothing was ever built); readers never create one."""
         if self._store is None:
-            refuse_store_in_source(self.spec)  # the servers asked, before anything is created or a model loaded
+            refuse_store_in_source(
+                self.spec
+            )  # the servers asked, before anything is created or a model loaded
             self._store = stores.open_store(self.spec.store, create=create)
         return self._store
 
@@ -117,7 +121,9 @@ class Project:
         """
         identity = generation.identity.identity
         if identity not in self._matrices and generation.settings.vectors is not None:
-            from ptah.services.external import read_external  # the table's own vectors, from the source
+            from ptah.services.external import (
+                read_external,
+            )  # the table's own vectors, from the source
 
             self._matrices[identity] = read_external(self, generation)[0]
         if identity not in self._matrices:
@@ -158,7 +164,7 @@ class Project:
             self._store = None
         self._matrices.clear()
 
-    def __enter__(self) -> "Project":
+    def __enter__(self) -> Project:
         return self
 
     def __exit__(self, *exc_info) -> None:

@@ -21,8 +21,8 @@ generation is still current. ``dry_run`` says what would go and removes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
 from ptah.core.errors import InputError, ModelUnavailable
 from ptah.services.project import Project
@@ -73,14 +73,23 @@ def prune(project: Project, keep: Sequence[str] = (), *, dry_run: bool = False) 
         _check_keep(keep, [], declared)
         return PruneResult(dry_run, (), ())
     with store.snapshot() as snapshot:
-        stored = [(record, snapshot.vector_count(record.identity)) for record in snapshot.generations()]
+        stored = [
+            (record, snapshot.vector_count(record.identity)) for record in snapshot.generations()
+        ]
     _check_keep(keep, [record for record, _ in stored], declared)
     removed: list[PrunedGeneration] = []
     kept: list[PrunedGeneration] = []
     for record, vectors in stored:
         why = _kept_because(record, declared, keep)
-        entry = PrunedGeneration(record.identity, record.name, record.model, vectors, record.created_at,
-                                 record.updated_at, why)
+        entry = PrunedGeneration(
+            record.identity,
+            record.name,
+            record.model,
+            vectors,
+            record.created_at,
+            record.updated_at,
+            why,
+        )
         if why is not None:
             kept.append(entry)
             continue
@@ -114,11 +123,17 @@ def _matches(record, wanted: str) -> bool:
 def _check_keep(keep: Sequence[str], records: list, declared: dict[str, str]) -> None:
     for wanted in keep:
         if wanted.startswith("sha256:") and len(wanted) < _SHORT_IDENTITY:
-            raise InputError(f"--keep {wanted}: an identity needs at least its first {_SHORT_IDENTITY} characters "
-                             "(as `ptah inference list` shows them).")
-        if wanted not in declared.values() and not any(_matches(record, wanted) for record in records):
-            raise InputError(f"--keep {wanted}: no stored or declared generation has that name or identity "
-                             "(see `ptah inference list`); nothing was removed.")
+            raise InputError(
+                f"--keep {wanted}: an identity needs at least its first {_SHORT_IDENTITY} characters "
+                "(as `ptah inference list` shows them)."
+            )
+        if wanted not in declared.values() and not any(
+            _matches(record, wanted) for record in records
+        ):
+            raise InputError(
+                f"--keep {wanted}: no stored or declared generation has that name or identity "
+                "(see `ptah inference list`); nothing was removed."
+            )
 
 
 def _kept_because(record, declared: dict[str, str], keep: Sequence[str]) -> str | None:

@@ -42,8 +42,14 @@ def rebaseline(project: Project, old_path: str | os.PathLike, corpus: Corpus) ->
     request = EvaluationRequest(
         generations=tuple(dict.fromkeys(names)),
         channels=tuple(dict.fromkeys(run.search["channel"] for run in old.runs)),
-        measures=tuple(dict.fromkeys(measure for run in old.runs for measure in map(Measure.parse, run.means)
-                                     if measure not in DEFAULT_MEASURES)),
+        measures=tuple(
+            dict.fromkeys(
+                measure
+                for run in old.runs
+                for measure in map(Measure.parse, run.means)
+                if measure not in DEFAULT_MEASURES
+            )
+        ),
         search=_search(old.runs),
         fusion=_fusion(old.runs),
         statistics=_statistics(old),
@@ -51,18 +57,23 @@ def rebaseline(project: Project, old_path: str | os.PathLike, corpus: Corpus) ->
     try:
         report = evaluate(project, corpus, request)
     except OperationalError as exc:
-        said = str(exc).replace(", or pass --allow-stale to measure it as it is.", " first: a baseline is measured "
-                                "only on complete and fresh generations.")  # rebaseline has no --allow-stale
+        said = str(exc).replace(
+            ", or pass --allow-stale to measure it as it is.",
+            " first: a baseline is measured only on complete and fresh generations.",
+        )  # rebaseline has no --allow-stale
         raise CannotRebaseline(f"cannot rebaseline {where}: {said}") from None
     if len(report.runs) != len(old.runs):
-        raise CannotRebaseline(f"cannot rebaseline {where}: its runs ({', '.join(r.name for r in old.runs)}) are not "
-                               "every channel with every generation, as evaluate measures them")
+        raise CannotRebaseline(
+            f"cannot rebaseline {where}: its runs ({', '.join(r.name for r in old.runs)}) are not "
+            "every channel with every generation, as evaluate measures them"
+        )
     for before, now in zip(old.runs, report.runs):
         if before.generation["identity"] != now.generation["identity"]:
             raise CannotRebaseline(
                 f"cannot rebaseline {where}: run {before.name} measured {before.generation['identity']}, and measured "
                 f"now it is {now.generation['identity']} (its text or settings changed since); the old report's "
-                "runs can no longer be reproduced")
+                "runs can no longer be reproduced"
+            )
     return report
 
 
@@ -78,8 +89,10 @@ def _declared(project: Project, run: Run, where: str) -> str:
     name = _base_name(run)
     if run.search["channel"] != VECTOR:
         if name not in project.spec.generations:
-            raise CannotRebaseline(f"cannot rebaseline {where}: run {run.name} searched the text of generation {name}, "
-                                   "which the specification no longer declares")
+            raise CannotRebaseline(
+                f"cannot rebaseline {where}: run {run.name} searched the text of generation {name}, "
+                "which the specification no longer declares"
+            )
         return name
     identity = run.generation["identity"]
     for declared in project.spec.generations:
@@ -87,7 +100,8 @@ def _declared(project: Project, run: Run, where: str) -> str:
             return declared
     raise CannotRebaseline(
         f"cannot rebaseline {where}: no generation declared now has the identity of its run {name} ({identity}); "
-        "its settings changed or it was removed, so its vectors are not the ones the old report measured")
+        "its settings changed or it was removed, so its vectors are not the ones the old report measured"
+    )
 
 
 def _search(runs: tuple[Run, ...]) -> SearchOptions:
@@ -110,6 +124,8 @@ def _statistics(report: Report) -> StatisticsSettings:
     if statistics is None:
         return StatisticsSettings()
     bootstrap = statistics.get("bootstrap", {})
-    return StatisticsSettings(resamples=bootstrap.get("resamples", StatisticsSettings.resamples),
-                              seed=statistics.get("seed", StatisticsSettings.seed),
-                              level=bootstrap.get("level", StatisticsSettings.level))
+    return StatisticsSettings(
+        resamples=bootstrap.get("resamples", StatisticsSettings.resamples),
+        seed=statistics.get("seed", StatisticsSettings.seed),
+        level=bootstrap.get("level", StatisticsSettings.level),
+    )

@@ -49,28 +49,49 @@ def rerank(plan: RunPlan, sides: Sides, candidates: Run, settings: RerankSetting
     from ptah.adapters.rerankers import RerankContext, open_reranker
 
     project = sides.project
-    context = RerankContext(root=project.spec.root, env=os.environ,
-                            embedder=lambda name: project.embedder(project.spec.generation(name)))
+    context = RerankContext(
+        root=project.spec.root,
+        env=os.environ,
+        embedder=lambda name: project.embedder(project.spec.generation(name)),
+    )
     try:
         reranker = open_reranker(settings, context)
     except ModelUnavailable as exc:  # a model that is not there; a service that fails stays exit 3
         if isinstance(exc, ServiceUnavailable):
             raise
-        raise VariantUnavailable(f'variant "{plan.name}": its reranker cannot be opened: {exc}') from None
-    template = project.spec.generation(settings.generation or plan.generation).template(project.spec.source)
-    texts = texts_of(project.source, template, {result.key for case in candidates.cases for result in case.ranking})
+        raise VariantUnavailable(
+            f'variant "{plan.name}": its reranker cannot be opened: {exc}'
+        ) from None
+    template = project.spec.generation(settings.generation or plan.generation).template(
+        project.spec.source
+    )
+    texts = texts_of(
+        project.source,
+        template,
+        {result.key for case in candidates.cases for result in case.ranking},
+    )
     results, seconds = [], []
     for case, listed in zip(sides.corpus.cases, candidates.cases):
         clock = time.perf_counter()
         keys = [result.key for result in listed.ranking]
-        scores = np.asarray(reranker.scores(case.query, [texts[key] for key in keys]), dtype=np.float64) \
-            if keys else np.zeros(0)
+        scores = (
+            np.asarray(reranker.scores(case.query, [texts[key] for key in keys]), dtype=np.float64)
+            if keys
+            else np.zeros(0)
+        )
         ranked = top_k(scores, keys, len(keys)) if keys else []
         rank = {key: index for index, (key, _) in enumerate(ranked, start=1)}
-        results.append(measure_case(
-            case, ranked, measures=sides.measures, searched=len(keys), rank_of=rank.get,
-            ties=find_ties(scores, keys, case.k, case.expected_keys()) if keys else None,
-            unranked=f"not among the {len(keys):,} candidates reranked"))
+        results.append(
+            measure_case(
+                case,
+                ranked,
+                measures=sides.measures,
+                searched=len(keys),
+                rank_of=rank.get,
+                ties=find_ties(scores, keys, case.k, case.expected_keys()) if keys else None,
+                unranked=f"not among the {len(keys):,} candidates reranked",
+            )
+        )
         seconds.append(time.perf_counter() - clock)
     usage = usage_of(reranker)
     scorer = dict(reranker.describe())

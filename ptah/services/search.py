@@ -41,26 +41,39 @@ def search(project: Project, name: str | None, queries: list[str], k: int) -> li
     matrix = project.matrix(generation)
     if not queries:
         return []
-    return rank(cached_queries(project, generation, queries, matrix.vectors.shape[1]), matrix.vectors, matrix.keys, k)
+    return rank(
+        cached_queries(project, generation, queries, matrix.vectors.shape[1]),
+        matrix.vectors,
+        matrix.keys,
+        k,
+    )
 
 
-def cached_queries(project: Project, generation: Generation, queries: list[str], dimension: int) -> np.ndarray:
+def cached_queries(
+    project: Project, generation: Generation, queries: list[str], dimension: int
+) -> np.ndarray:
     """The queries as unit-length float32 rows: from the query cache where it holds them, else embedded (and
     then kept there)."""
     from ptah.services.external import cache_store, is_external
 
-    store = cache_store(project, generation, dimension) if is_external(generation) else project.store()
+    store = (
+        cache_store(project, generation, dimension) if is_external(generation) else project.store()
+    )
     identity = generation.identity.identity
     if store is None:  # the matrix was read from the store, so only a store removed since gets here
         raise NotBuilt(generation.name, identity, project.spec_path)
     found = store.cached_queries(identity, queries)
     missing = [text for text in dict.fromkeys(queries) if text not in found]
     if missing:
-        fresh = embed_queries(checked_embedder(project, generation, store), generation, missing, dimension)
+        fresh = embed_queries(
+            checked_embedder(project, generation, store), generation, missing, dimension
+        )
         computed = {text: fresh[i] for i, text in enumerate(missing)}
         store.cache_queries(identity, computed)
         found |= computed
-    return np.array([found[text] for text in queries], dtype=np.float32, order="C").reshape(len(queries), dimension)
+    return np.array([found[text] for text in queries], dtype=np.float32, order="C").reshape(
+        len(queries), dimension
+    )
 
 
 def row_texts(project: Project, generation: Generation, keys: set[str]) -> dict[str, str]:
@@ -68,7 +81,9 @@ def row_texts(project: Project, generation: Generation, keys: set[str]) -> dict[
     return texts_of(project.source, generation.settings.template(project.spec.source), keys)
 
 
-def embed_queries(embedder, generation: Generation, queries: list[str], dimension: int) -> np.ndarray:
+def embed_queries(
+    embedder, generation: Generation, queries: list[str], dimension: int
+) -> np.ndarray:
     """The queries as unit-length float32 rows, checked against the generation's dimension.
 
     The embedder already normalises when the settings say ``normalize``
@@ -92,4 +107,7 @@ def embed_queries(embedder, generation: Generation, queries: list[str], dimensio
 
 def rank(query_vectors: np.ndarray, vectors: np.ndarray, keys: list[str], k: int) -> list[Ranked]:
     """Each unit-length query's top k of the unit-length rows (:func:`ptah.core.exact.rank_exact`)."""
-    return [ranking.ranked for ranking in rank_exact(query_vectors, keys, vectors, [k] * len(query_vectors)).rankings()]
+    return [
+        ranking.ranked
+        for ranking in rank_exact(query_vectors, keys, vectors, [k] * len(query_vectors)).rankings()
+    ]

@@ -33,8 +33,11 @@ def stale_judgements(project: Project, record: JudgementRecord) -> list[dict]:
         return []
     spec = project.spec
     judging = spec.judging_template()
-    legacy = [template for template in dict.fromkeys(g.template(spec.source) for g in spec.generations.values())
-              if template != judging]
+    legacy = [
+        template
+        for template in dict.fromkeys(g.template(spec.source) for g in spec.generations.values())
+        if template != judging
+    ]
     digests: dict[str, set[str]] = {}
     for template in (judging, *legacy):
         for key, text in texts_of(project.source, template, wanted).items():
@@ -46,7 +49,12 @@ def stale_judgements(project: Project, record: JudgementRecord) -> list[dict]:
             if found is not None and judgement.text_sha256 in found:
                 continue
             day = judgement.judged_at[:10]
-            why = (f"judged {day}, row text changed since" if found is not None
-                   else f"judged {day}, row no longer in the table")
-            stale.append({"case": case_id, "key": key, "judged_at": judgement.judged_at, "why": why})
+            why = (
+                f"judged {day}, row text changed since"
+                if found is not None
+                else f"judged {day}, row no longer in the table"
+            )
+            stale.append(
+                {"case": case_id, "key": key, "judged_at": judgement.judged_at, "why": why}
+            )
     return stale

@@ -38,7 +38,13 @@ KIND = "token"
 NAME_KIND = "token_name"  # an active token's name -> its id
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 _TOKEN = re.compile(r"ptah\.([A-Za-z0-9_-]{12})\.([A-Za-z0-9_-]{43})\Z")
-_SCRYPT = {"n": 2**14, "r": 8, "p": 1, "maxmem": 64 * 1024 * 1024, "dklen": 32}  # tokens of an earlier ptah
+_SCRYPT = {
+    "n": 2**14,
+    "r": 8,
+    "p": 1,
+    "maxmem": 64 * 1024 * 1024,
+    "dklen": 32,
+}  # tokens of an earlier ptah
 
 
 @dataclass(frozen=True)
@@ -71,25 +77,40 @@ def create_token(records, scope: str, name: str | None = None) -> tuple[str, str
     token_id = secrets.token_urlsafe(9)
     name = f"token-{token_id}" if name is None else name
     if not _NAME.match(name):
-        raise InputError(f"a token name is 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter or "
-                         f"digit), not {abbreviated(repr(name))}.")
-    taken = InputError(f'an active token is named "{name}" already; revoke it first or choose another name.')
+        raise InputError(
+            f"a token name is 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter or "
+            f"digit), not {abbreviated(repr(name))}."
+        )
+    taken = InputError(
+        f'an active token is named "{name}" already; revoke it first or choose another name.'
+    )
     if not records.add(NAME_KIND, name, token_id):
         raise taken
-    if any(record["name"] == name and record["revoked_at"] is None for record in _records_of(records)):
+    if any(
+        record["name"] == name and record["revoked_at"] is None for record in _records_of(records)
+    ):
         records.remove(NAME_KIND, name)  # an active token of an earlier ptah, which claimed no name
         raise taken
     secret = secrets.token_urlsafe(32)
-    record = {"id": token_id, "name": name, "scope": scope, "hash": _digest(secret).hex(), "kdf": "sha256",
-              "created_at": _now(), "revoked_at": None}
+    record = {
+        "id": token_id,
+        "name": name,
+        "scope": scope,
+        "hash": _digest(secret).hex(),
+        "kdf": "sha256",
+        "created_at": _now(),
+        "revoked_at": None,
+    }
     records.put(KIND, token_id, json.dumps(record, sort_keys=True))
     return name, f"ptah.{token_id}.{secret}"
 
 
 def list_tokens(records) -> list[dict]:
     """Every token, oldest first: name, scope, created_at, revoked_at (never a hash or a secret)."""
-    return [{field: record[field] for field in ("name", "scope", "created_at", "revoked_at")}
-            for record in _records_of(records)]
+    return [
+        {field: record[field] for field in ("name", "scope", "created_at", "revoked_at")}
+        for record in _records_of(records)
+    ]
 
 
 def revoke_token(records, name: str) -> None:

@@ -63,7 +63,12 @@ def check_plans(project, plans: list[RunPlan], sides: Sides) -> None:
     for options in dict.fromkeys(search_options(plan, sides) for plan in plans):
         group = [plan for plan in plans if search_options(plan, sides) == options]
         try:
-            check_search(project, options, [plan.channel for plan in group], [plan.generation for plan in group])
+            check_search(
+                project,
+                options,
+                [plan.channel for plan in group],
+                [plan.generation for plan in group],
+            )
         except CapabilityUnavailable as exc:
             if options == sides.request.search:
                 raise
@@ -82,8 +87,10 @@ def measure_plan(plan: RunPlan, sides: Sides) -> tuple[Run, dict[str, Stage]]:
         depth = rerank_settings.candidates
         short = [case for case in sides.corpus.cases if case.k > depth]
         if short:
-            raise InputError(f'variant "{plan.name}": rerank candidates ({depth}) must be at least each case\'s k; case '
-                             f'"{short[0].id}" asks for {short[0].k} (write candidates: {max(c.k for c in short)} or more)')
+            raise InputError(
+                f'variant "{plan.name}": rerank candidates ({depth}) must be at least each case\'s k; case '
+                f'"{short[0].id}" asks for {short[0].k} (write candidates: {max(c.k for c in short)} or more)'
+            )
     within = sides.within(search_options(plan, sides), depth)
     loaded = sides.project.load_seconds
     clock = time.perf_counter()
@@ -91,41 +98,80 @@ def measure_plan(plan: RunPlan, sides: Sides) -> tuple[Run, dict[str, Stage]]:
     searched = time.perf_counter() - clock
     loaded = sides.project.load_seconds - loaded  # the first run that needs a model loads it
     cases = len(sides.corpus.cases)
-    stages = {"search": Stage(searched, [max(0.0, searched - loaded) / cases] * cases, "per batch", None,
-                              loaded or None)}
+    stages = {
+        "search": Stage(
+            searched,
+            [max(0.0, searched - loaded) / cases] * cases,
+            "per batch",
+            None,
+            loaded or None,
+        )
+    }
     if variant is None:
         return run, stages
-    controls: dict = {"name": variant.name, "channels": list(variant.channels), "channel": variant.channel,
-                      "generation": plan.generation, "search": _search_controls(within.request.search), "rerank": None}
+    controls: dict = {
+        "name": variant.name,
+        "channels": list(variant.channels),
+        "channel": variant.channel,
+        "generation": plan.generation,
+        "search": _search_controls(within.request.search),
+        "rerank": None,
+    }
     if rerank_settings is None:
-        return replace(run, generation=read_only({**run.generation, "name": plan.name}), variant=read_only(controls)), stages
+        return replace(
+            run,
+            generation=read_only({**run.generation, "name": plan.name}),
+            variant=read_only(controls),
+        ), stages
     clock = time.perf_counter()
     reranked = rerank(plan, sides, run, rerank_settings)
-    stages["rerank"] = Stage(time.perf_counter() - clock, reranked.seconds, "per query",
-                             reranked.controls.get("usage"))
+    stages["rerank"] = Stage(
+        time.perf_counter() - clock, reranked.seconds, "per query", reranked.controls.get("usage")
+    )
     controls["rerank"] = reranked.controls
     parts = {"candidates": run.generation["identity"], "rerank": rerank_settings.controls()}
-    identity = "sha256:" + hashlib.sha256(json.dumps(parts, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-    generation = {**run.generation, "name": plan.name, "identity": identity}  # its rankings are its own
+    identity = (
+        "sha256:"
+        + hashlib.sha256(
+            json.dumps(parts, sort_keys=True, separators=(",", ":")).encode()
+        ).hexdigest()
+    )
+    generation = {
+        **run.generation,
+        "name": plan.name,
+        "identity": identity,
+    }  # its rankings are its own
     search = {name: value for name, value in run.search.items() if name != "ranking"} | {
-        "rerank": {"kind": rerank_settings.kind, "candidates": depth}}
+        "rerank": {"kind": rerank_settings.kind, "candidates": depth}
+    }
     final = make_run(generation, search, reranked.results, sides.measures)
     return replace(final, variant=read_only(controls)), stages
 
 
 def _search_controls(options: SearchOptions) -> dict:
-    return {"mode": options.mode, "ef_search": options.effective_ef_search if options.uses_index else None}
+    return {
+        "mode": options.mode,
+        "ef_search": options.effective_ef_search if options.uses_index else None,
+    }
 
 
 def cost(stages: dict[str, Stage], total: float | None) -> dict:
     """The report's ``cost`` of a run from its stages, ``total`` the evaluation's seconds (None: not yet known)."""
-    per_query = np.sum([stage.per_query for stage in stages.values()], axis=0) if stages else np.zeros(0)
+    per_query = (
+        np.sum([stage.per_query for stage in stages.values()], axis=0) if stages else np.zeros(0)
+    )
     return {
-        "stages": {name: {"seconds": stage.seconds, "share": stage.seconds / total if total else None,
-                          **_percentiles(stage.per_query), "timed": stage.timed,
-                          **({"usage": stage.usage} if stage.usage else {}),
-                          **({"load_s": stage.load_s} if stage.load_s else {})}
-                   for name, stage in stages.items()},
+        "stages": {
+            name: {
+                "seconds": stage.seconds,
+                "share": stage.seconds / total if total else None,
+                **_percentiles(stage.per_query),
+                "timed": stage.timed,
+                **({"usage": stage.usage} if stage.usage else {}),
+                **({"load_s": stage.load_s} if stage.load_s else {}),
+            }
+            for name, stage in stages.items()
+        },
         **_percentiles(per_query),
     }
 
@@ -145,7 +191,14 @@ def p95_gates(runs: list[Run], limit: float | None) -> list[Gate]:
     for run in runs:
         p95 = None if run.cost is None else run.cost["p95_ms"]
         passed = p95 is not None and p95 <= limit
-        gates.append(Gate("max-p95-ms", run.name, passed,
-                          f"p95 time per query {p95:,.1f} ms {'<=' if passed else '>'} {limit:,.1f} ms"
-                          if p95 is not None else "no query was timed"))
+        gates.append(
+            Gate(
+                "max-p95-ms",
+                run.name,
+                passed,
+                f"p95 time per query {p95:,.1f} ms {'<=' if passed else '>'} {limit:,.1f} ms"
+                if p95 is not None
+                else "no query was timed",
+            )
+        )
     return gates

@@ -21,21 +21,22 @@ from __future__ import annotations
 import hashlib
 import heapq
 import itertools
+from collections.abc import Generator, Iterable, Iterator
 from contextlib import closing, nullcontext
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Generator, Iterable, Iterator, TypeVar
-
-from ptah.core.errors import InputError, ModelUnavailable, SourceUnavailable
-from ptah.core.verification import MAX_OFFENDERS, VerifyResult
-from ptah.services.project import Generation, Project
+from typing import TYPE_CHECKING, TypeVar
 
 from ptah.adapters.sources.base import RowDigests, row_digests
 from ptah.adapters.stores.base import BlockDigests, block_digests
+from ptah.core.errors import InputError, ModelUnavailable, SourceUnavailable
+from ptah.core.verification import MAX_OFFENDERS, VerifyResult
+from ptah.services.project import Generation, Project
 
 if TYPE_CHECKING:
     from ptah.adapters.stores.base import Snapshot
 
 _Item = TypeVar("_Item")
+
 
 def verify(project: Project, name: str | None = None) -> VerifyResult:
     """Compare generation ``name`` (None: the active one) with the source, row by row.
@@ -76,16 +77,25 @@ def verify_in(project: Project, generation: Generation, snapshot: Snapshot | Non
     identity = generation.identity.identity
     built = snapshot is not None and snapshot.generation(identity) is not None
     vectors = snapshot.vector_count(identity) if snapshot is not None and built else 0
-    source, reads = row_digests(project.source), None if snapshot is None else block_digests(snapshot)
+    source, reads = (
+        row_digests(project.source),
+        None if snapshot is None else block_digests(snapshot),
+    )
     rows = covered = fresh = 0
     stale_keys: list[str] = []
     missing_keys: list[str] = []
     fingerprint = hashlib.sha256()
     for block in in_blocks(source.digests(generation.settings.template(project.spec.source))):
-        held = reads.digests_of(identity, [row.identity for row in block]) if reads is not None and vectors else {}
+        held = (
+            reads.digests_of(identity, [row.identity for row in block])
+            if reads is not None and vectors
+            else {}
+        )
         for key, row_identity, digest in block:
             rows += 1
-            fingerprint.update(f"{len(row_identity)}:{row_identity}{digest}\n".encode("utf-8", "surrogatepass"))
+            fingerprint.update(
+                f"{len(row_identity)}:{row_identity}{digest}\n".encode("utf-8", "surrogatepass")
+            )
             stored = held.get(row_identity)
             if stored is None:
                 _note(missing_keys, key)
@@ -109,7 +119,9 @@ def verify_in(project: Project, generation: Generation, snapshot: Snapshot | Non
         orphans=orphans,
         stale_keys=tuple(stale_keys),
         missing_keys=tuple(missing_keys),
-        orphan_keys=_orphan_keys(source, reads, identity, orphans) if reads is not None and orphans else (),
+        orphan_keys=_orphan_keys(source, reads, identity, orphans)
+        if reads is not None and orphans
+        else (),
         fingerprint="sha256:" + fingerprint.hexdigest(),
     )
 
@@ -124,10 +136,15 @@ def in_blocks(items: Iterable[_Item], size: int | None = None) -> Iterator[list[
         yield block
 
 
-def _orphan_keys(source: RowDigests, snapshot: BlockDigests, identity: str, orphans: int) -> tuple[str, ...]:
+def _orphan_keys(
+    source: RowDigests, snapshot: BlockDigests, identity: str, orphans: int
+) -> tuple[str, ...]:
     """The first :data:`MAX_OFFENDERS` keys, by key, of the generation's ``orphans`` vectors whose row the source
     lacks (:func:`lacking`, one row of each side held at a time; it stops once it has found all ``orphans``)."""
-    with closing(snapshot.stored_in_order(identity)) as stored, closing(lacking(stored, source)) as gone:
+    with (
+        closing(snapshot.stored_in_order(identity)) as stored,
+        closing(lacking(stored, source)) as gone,
+    ):
         return tuple(heapq.nsmallest(MAX_OFFENDERS, itertools.islice(gone, orphans)))
 
 
@@ -205,11 +222,15 @@ def list_generations(project: Project) -> list[GenerationListing]:
         except ModelUnavailable:
             unavailable.append(name)
             continue
-        if generation.settings.vectors is not None:  # the table's vectors: listed from the column, not the store
+        if (
+            generation.settings.vectors is not None
+        ):  # the table's vectors: listed from the column, not the store
             external.append(_external_listing(project, generation))
         else:
             current[generation.identity.identity] = name
-    skipped = {listing.identity for listing in external}  # their store records hold only the query cache
+    skipped = {
+        listing.identity for listing in external
+    }  # their store records hold only the query cache
     listings: list[GenerationListing] = []
     store = project.store()
     built: set[str] = set()
@@ -218,9 +239,15 @@ def list_generations(project: Project) -> list[GenerationListing]:
         vectors: dict[str, int] = {}
         reads = None if snapshot is None else block_digests(snapshot)
         if snapshot is not None:
-            records = [record for record in snapshot.generations() if record.identity not in skipped]
-            vectors = {record.identity: snapshot.vector_count(record.identity) for record in records}
-        covered = dict.fromkeys(vectors, 0)  # vectors whose row is in the source, counted a block of rows at a time
+            records = [
+                record for record in snapshot.generations() if record.identity not in skipped
+            ]
+            vectors = {
+                record.identity: snapshot.vector_count(record.identity) for record in records
+            }
+        covered = dict.fromkeys(
+            vectors, 0
+        )  # vectors whose row is in the source, counted a block of rows at a time
         rows = 0
         for block in in_blocks(project.source.rows(project.spec.source.text)):
             rows += len(block)
@@ -244,11 +271,15 @@ def list_generations(project: Project) -> list[GenerationListing]:
                 updated_at=record.updated_at,
             )
         )
-    missing = [(identity, name, "not built") for identity, name in current.items() if identity not in built]
+    missing = [
+        (identity, name, "not built") for identity, name in current.items() if identity not in built
+    ]
     missing += [("", name, "model unavailable") for name in unavailable]
     for identity, name, status in missing:
         settings = project.spec.generations[name]
-        listings.append(GenerationListing(name, identity, settings.model, status, None, 0, rows, 0, None, None))
+        listings.append(
+            GenerationListing(name, identity, settings.model, status, None, 0, rows, 0, None, None)
+        )
     return listings + external
 
 
@@ -271,8 +302,28 @@ def _external_listing(project: Project, generation: Generation) -> GenerationLis
         matrix, result, _ = read_external(project, generation, measure=False)
     except (InputError, SourceUnavailable):
         rows = project.source.count()
-        return GenerationListing(generation.name, identity, model, "external (column unreadable: see verify)",
-                                 None, 0, rows, 0, None, None)
+        return GenerationListing(
+            generation.name,
+            identity,
+            model,
+            "external (column unreadable: see verify)",
+            None,
+            0,
+            rows,
+            0,
+            None,
+            None,
+        )
     dimension = int(matrix.vectors.shape[1]) if result.covered else None
-    return GenerationListing(generation.name, identity, model, EXTERNAL_STATUS, dimension, result.covered,
-                             result.rows, result.covered, None, None)
+    return GenerationListing(
+        generation.name,
+        identity,
+        model,
+        EXTERNAL_STATUS,
+        dimension,
+        result.covered,
+        result.rows,
+        result.covered,
+        None,
+        None,
+    )

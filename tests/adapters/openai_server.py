@@ -54,8 +54,13 @@ class EmbeddingServer(FakeService):
 
     def encode(self, texts: list[str]):
         with self._encode_lock:
-            return self.model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
-                                     show_progress_bar=False)
+            return self.model.encode(
+                texts,
+                batch_size=64,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
 
 
 def _handler(server: EmbeddingServer):
@@ -65,7 +70,9 @@ def _handler(server: EmbeddingServer):
             with server._lock:
                 server.connections += 1
 
-        def do_GET(self):  # what a client following a redirect of its POST would send (urllib makes it a GET)
+        def do_GET(
+            self,
+        ):  # what a client following a redirect of its POST would send (urllib makes it a GET)
             self.record(None, "GET")
             return self.answer(405, {"error": {"message": "POST only"}})
 
@@ -82,15 +89,25 @@ def _handler(server: EmbeddingServer):
             if mode == "slow":
                 time.sleep(server.slow_s)
             if mode == "429":
-                return self.answer(429, {"error": {"message": "Rate limit reached"}},
-                                   {"Retry-After": server.retry_after})
+                return self.answer(
+                    429,
+                    {"error": {"message": "Rate limit reached"}},
+                    {"Retry-After": server.retry_after},
+                )
             if mode == "500":
                 return self.answer(500, {"error": {"message": "upstream\x1b[31m failed\nbadly"}})
             if mode == "400":
                 return self.answer(400, {"error": {"message": "input is too long"}})
             if mode == "401-echo":
-                return self.answer(401, {"error": {"message": f"Incorrect API key provided: "
-                                                              f"{self.headers.get('Authorization')}"}})
+                return self.answer(
+                    401,
+                    {
+                        "error": {
+                            "message": f"Incorrect API key provided: "
+                            f"{self.headers.get('Authorization')}"
+                        }
+                    },
+                )
             if mode in ("endless", "huge-500"):
                 return self.flood(200 if mode == "endless" else 500)
             if mode == "trickle":
@@ -98,14 +115,22 @@ def _handler(server: EmbeddingServer):
             if mode == "redirect":
                 return self.answer(302, b"", {"Location": server.redirect_to})
             if mode == "echo-model":
-                return self.answer(200, {"object": "list", "model": self.headers.get("Authorization"),
-                                         "data": [{"index": 0, "embedding": [1.0, 0.0]}]})
+                return self.answer(
+                    200,
+                    {
+                        "object": "list",
+                        "model": self.headers.get("Authorization"),
+                        "data": [{"index": 0, "embedding": [1.0, 0.0]}],
+                    },
+                )
             if mode == "malformed":
                 return self.answer(200, b'{"data": [{"embedding": [0.1, ')
             texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
             dimensions = body.get("dimensions")
             if dimensions is not None and dimensions != 384:
-                return self.answer(400, {"error": {"message": "This model does not support dimensions"}})
+                return self.answer(
+                    400, {"error": {"message": "This model does not support dimensions"}}
+                )
             vectors = [[float(v) for v in row] for row in server.encode(texts)]
             if mode == "wrong-dimension":
                 vectors = [row[:383] for row in vectors]
@@ -113,17 +138,31 @@ def _handler(server: EmbeddingServer):
                 vectors = vectors[:-1]
             if mode == "nan":
                 vectors[0][0] = float("nan")
-            if mode == "perturbed":  # the first 16 values negated: cosine with the true vector about 0.9
+            if (
+                mode == "perturbed"
+            ):  # the first 16 values negated: cosine with the true vector about 0.9
                 vectors = [[-v for v in row[:16]] + row[16:] for row in vectors]
-            data = [{"object": "embedding", "index": i, "embedding": row} for i, row in enumerate(vectors)]
+            data = [
+                {"object": "embedding", "index": i, "embedding": row}
+                for i, row in enumerate(vectors)
+            ]
             model = {"other-model": "other-model", "no-model": None}.get(mode, body["model"])
             tokens = sum(len(text.split()) for text in texts)
-            answer = {"object": "list", "data": data, "model": model,
-                      "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+            answer = {
+                "object": "list",
+                "data": data,
+                "model": model,
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            }
             if mode == "twice":
                 zeros = json.dumps([{"object": "embedding", "index": 0, "embedding": [0.0] * 384}])
-                return self.answer(200, json.dumps(answer).replace('"data"', f'"data": {zeros}, "data"', 1).encode())
-            return self.answer(200, answer, {"Content-Type": "text/html"} if mode == "html" else None)
+                return self.answer(
+                    200,
+                    json.dumps(answer).replace('"data"', f'"data": {zeros}, "data"', 1).encode(),
+                )
+            return self.answer(
+                200, answer, {"Content-Type": "text/html"} if mode == "html" else None
+            )
 
         def flood(self, status: int):
             """A body of ``flood_bytes`` with no length, written until done or the client hangs up."""

@@ -54,7 +54,9 @@ def project(tmp_path):
 
 
 def imported(dataset, project, capsys, *extra):
-    code, out, err = run_cli(capsys, "import", "beir", str(dataset), "--into", str(project), "--json", *extra)
+    code, out, err = run_cli(
+        capsys, "import", "beir", str(dataset), "--into", str(project), "--json", *extra
+    )
     assert (code, err) == (0, "")
     return json.loads(out)
 
@@ -65,7 +67,10 @@ def imported(dataset, project, capsys, *extra):
 def test_the_import_counts_what_it_read_skipped_and_wrote(dataset, project, capsys):
     summary = imported(dataset, project, capsys)
     k10, k100 = project / "corpora" / "test-k10.yaml", project / "corpora" / "test-k100.yaml"
-    assert summary["corpora"] == {str(k10): load_corpus(k10).digest, str(k100): load_corpus(k100).digest}
+    assert summary["corpora"] == {
+        str(k10): load_corpus(k10).digest,
+        str(k100): load_corpus(k100).digest,
+    }
     del summary["corpora"], summary["seconds"]
     assert summary == {
         "dataset": str(dataset),
@@ -95,7 +100,9 @@ def test_the_corpora_hold_one_case_per_query_judged_above_zero(dataset, project,
         assert corpus.name == f"mini test @{k}"
         assert corpus.cases == (
             Case(id="q1", query="What about caf\u00e9?", k=k, relevant={"d1": 1.0, "0042": 2.0}),
-            Case(id="q3", query='Tab\tand "quotes" and a \u2028 separator', k=k, relevant={"d3": 1.0}),
+            Case(
+                id="q3", query='Tab\tand "quotes" and a \u2028 separator', k=k, relevant={"d3": 1.0}
+            ),
         )
         assert list(corpus.cases[0].relevant) == ["d1", "0042"]  # qrels order, spelling kept
 
@@ -104,21 +111,33 @@ def test_the_source_table_embeds_title_space_text_stripped(dataset, project, cap
     imported(dataset, project, capsys)
     with sqlite3.connect(project / "source.db") as db:
         rows = db.execute("SELECT id, title, text, document FROM documents ORDER BY id").fetchall()
-        declared = db.execute("SELECT sql FROM sqlite_master WHERE name = 'documents'").fetchone()[0]
+        declared = db.execute("SELECT sql FROM sqlite_master WHERE name = 'documents'").fetchone()[
+            0
+        ]
     assert rows == [
         ("0042", "", "  No title here. ", "No title here."),
         ("7", "", "Numeric id.", "Numeric id."),
         ("d1", "Caf\u00e9 study", "Effects of coffee.", "Caf\u00e9 study Effects of coffee."),
-        ("d3", "Emoji \U0001F600", 'Line\nbreak "quoted" \\ back', 'Emoji \U0001F600 Line\nbreak "quoted" \\ back'),
+        (
+            "d3",
+            "Emoji \U0001f600",
+            'Line\nbreak "quoted" \\ back',
+            'Emoji \U0001f600 Line\nbreak "quoted" \\ back',
+        ),
     ]
-    assert declared.startswith("CREATE TABLE documents (id TEXT PRIMARY KEY, title TEXT NOT NULL, text TEXT NOT NULL")
+    assert declared.startswith(
+        "CREATE TABLE documents (id TEXT PRIMARY KEY, title TEXT NOT NULL, text TEXT NOT NULL"
+    )
 
 
 def test_the_specification_loads_and_its_source_reads_the_documents(dataset, project, capsys):
     imported(dataset, project, capsys)
     spec = load_spec(project / "ptah.yaml")
     assert (spec.source.database, spec.source.table, spec.source.key_fields, spec.source.text) == (
-        "sqlite:///source.db", "documents", ("id",), "{document}"
+        "sqlite:///source.db",
+        "documents",
+        ("id",),
+        "{document}",
     )
     assert spec.active == "minilm"
     assert spec.generations == {
@@ -137,7 +156,7 @@ def test_the_specification_loads_and_its_source_reads_the_documents(dataset, pro
         "0042": "No title here.",
         "7": "Numeric id.",
         "d1": "Caf\u00e9 study Effects of coffee.",
-        "d3": 'Emoji \U0001F600 Line\nbreak "quoted" \\ back',
+        "d3": 'Emoji \U0001f600 Line\nbreak "quoted" \\ back',
     }
 
 
@@ -151,11 +170,21 @@ def test_the_text_summary_and_progress(dataset, tmp_path, project, cli):
         "1 judged but graded 0 or below skipped",
         "  qrels      6 judgements, 3 graded above 0, 1 repeated lines",
     ]
-    assert lines[-1] == f"next: cd {project} && ptah inference build && ptah inference evaluate --corpus corpora/test-k10.yaml"
+    assert (
+        lines[-1]
+        == f"next: cd {project} && ptah inference build && ptah inference evaluate --corpus corpora/test-k10.yaml"
+    )
 
     calls = []
     import_beir(dataset, "test", tmp_path / "other", lambda *call: calls.append(call))
-    sizes = {name: len(text.encode()) for name, text in (("corpus.jsonl", CORPUS), ("queries.jsonl", QUERIES), ("test.tsv", QRELS))}
+    sizes = {
+        name: len(text.encode())
+        for name, text in (
+            ("corpus.jsonl", CORPUS),
+            ("queries.jsonl", QUERIES),
+            ("test.tsv", QRELS),
+        )
+    }
     assert [call for call in calls if call[1] == call[2]] == [
         ("queries.jsonl", sizes["queries.jsonl"], sizes["queries.jsonl"]),
         ("test.tsv", sizes["test.tsv"], sizes["test.tsv"]),
@@ -172,28 +201,43 @@ def refused(dataset, project, capsys, *extra):
     return err
 
 
-@pytest.mark.parametrize(("lines", "what", "named"), [
-    ("q1\tnope\t1\nq3\tgone\t1\nq4\tnope\t0\n", "3 judgement(s) name 2 document id(s) that {corpus}",
-     '"nope" (line 8), "gone" (line 9)'),
-    ("q9\td1\t1\n", "1 judgement(s) name 1 query id(s) that {queries}", '"q9" (line 8)'),
-])
-def test_qrels_naming_unknown_documents_or_queries_are_refused_naming_them(dataset, project, capsys, lines, what,
-                                                                           named):
+@pytest.mark.parametrize(
+    ("lines", "what", "named"),
+    [
+        (
+            "q1\tnope\t1\nq3\tgone\t1\nq4\tnope\t0\n",
+            "3 judgement(s) name 2 document id(s) that {corpus}",
+            '"nope" (line 8), "gone" (line 9)',
+        ),
+        ("q9\td1\t1\n", "1 judgement(s) name 1 query id(s) that {queries}", '"q9" (line 8)'),
+    ],
+)
+def test_qrels_naming_unknown_documents_or_queries_are_refused_naming_them(
+    dataset, project, capsys, lines, what, named
+):
     with open(dataset / "qrels" / "test.tsv", "a") as handle:
         handle.write(lines)
     what = what.format(corpus=dataset / "corpus.jsonl", queries=dataset / "queries.jsonl")
-    assert refused(dataset, project, capsys) == f"{dataset / 'qrels' / 'test.tsv'}: {what} does not hold: {named}\n"
+    assert (
+        refused(dataset, project, capsys)
+        == f"{dataset / 'qrels' / 'test.tsv'}: {what} does not hold: {named}\n"
+    )
     assert not project.exists()
 
 
-def test_a_malformed_line_is_refused_with_its_line_number_and_nothing_is_replaced(dataset, project, capsys):
+def test_a_malformed_line_is_refused_with_its_line_number_and_nothing_is_replaced(
+    dataset, project, capsys
+):
     imported(dataset, project, capsys)
     before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
     lines = CORPUS.splitlines(keepends=True)
     lines[2] = '{"_id": "d3", "title": "x" "text": "y"}\n'
     (dataset / "corpus.jsonl").write_text("".join(lines))
     err = refused(dataset, project, capsys, "--force")
-    assert err == f"{dataset / 'corpus.jsonl'}:3: not valid JSON: Expecting ',' delimiter (column 28)\n"
+    assert (
+        err
+        == f"{dataset / 'corpus.jsonl'}:3: not valid JSON: Expecting ',' delimiter (column 28)\n"
+    )
     assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
 
 
@@ -204,11 +248,19 @@ def test_a_malformed_line_is_refused_with_its_line_number_and_nothing_is_replace
         ('{"title": "t", "text": "x"}', "_id: missing; every line needs an id"),
         ('{"_id": "d9", "title": "t"}', "text: missing; every document needs its text"),
         ('{"_id": "d9", "title": 5, "text": "x"}', "title: must be text, not a number"),
-        ('{"_id": "d9", "text": "bad \\ud800 half"}', "text: holds the unpaired surrogate escape \\ud800, which is not Unicode text"),
-        ('{"_id": "d1", "text": "again"}', '_id: "d1" is used by an earlier line too; document ids must be unique'),
+        (
+            '{"_id": "d9", "text": "bad \\ud800 half"}',
+            "text: holds the unpaired surrogate escape \\ud800, which is not Unicode text",
+        ),
+        (
+            '{"_id": "d1", "text": "again"}',
+            '_id: "d1" is used by an earlier line too; document ids must be unique',
+        ),
     ],
 )
-def test_bad_corpus_lines_are_refused_with_file_line_and_field(dataset, project, capsys, line, message):
+def test_bad_corpus_lines_are_refused_with_file_line_and_field(
+    dataset, project, capsys, line, message
+):
     with open(dataset / "corpus.jsonl", "a") as handle:
         handle.write(line + "\n")
     assert refused(dataset, project, capsys) == f"{dataset / 'corpus.jsonl'}:5: {message}\n"
@@ -217,10 +269,19 @@ def test_bad_corpus_lines_are_refused_with_file_line_and_field(dataset, project,
 @pytest.mark.parametrize(
     "qrels, message",
     [
-        ("query-id\tdoc\tscore\nq1\td1\t1\n", '1: the first line must be the header query-id<TAB>corpus-id<TAB>score, not "query-id\\tdoc\\tscore"'),
-        ("query-id\tcorpus-id\tscore\nq1 d1 1\n", "2: a judgement is query-id<TAB>corpus-id<TAB>score; this line has 1 tab-separated field(s)"),
+        (
+            "query-id\tdoc\tscore\nq1\td1\t1\n",
+            '1: the first line must be the header query-id<TAB>corpus-id<TAB>score, not "query-id\\tdoc\\tscore"',
+        ),
+        (
+            "query-id\tcorpus-id\tscore\nq1 d1 1\n",
+            "2: a judgement is query-id<TAB>corpus-id<TAB>score; this line has 1 tab-separated field(s)",
+        ),
         ("query-id\tcorpus-id\tscore\nq1\td1\t1.5\n", '2: score: "1.5" is not a whole number'),
-        ("query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td1\t2\n", ': query "q1" judges document "d1" 2, but line 2 judged it 1; keep one'),
+        (
+            "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td1\t2\n",
+            ': query "q1" judges document "d1" 2, but line 2 judged it 1; keep one',
+        ),
     ],
 )
 def test_bad_qrels_are_refused(dataset, project, capsys, qrels, message):
@@ -252,18 +313,27 @@ def test_a_split_without_relevant_judgements_is_refused(dataset, project, capsys
     path = dataset / "qrels" / "test.tsv"
     path.write_text("query-id\tcorpus-id\tscore\nq1\td1\t0\n")
     err = refused(dataset, project, capsys)
-    assert err == f"{path}: no query has a judgement graded above 0, so there is nothing to evaluate\n"
+    assert (
+        err == f"{path}: no query has a judgement graded above 0, so there is nothing to evaluate\n"
+    )
 
 
-def test_a_query_over_the_corpus_limit_is_refused_before_anything_is_written(dataset, project, capsys):
+def test_a_query_over_the_corpus_limit_is_refused_before_anything_is_written(
+    dataset, project, capsys
+):
     with open(dataset / "queries.jsonl", "a") as handle:
         handle.write(json.dumps({"_id": "q5", "text": "x" * 8193}) + "\n")
     with open(dataset / "qrels" / "test.tsv", "a") as handle:
         handle.write("q5\td1\t1\n")
     err = refused(dataset, project, capsys)
-    assert err.splitlines()[0] == f"{dataset / 'qrels' / 'test.tsv'}: the test split cannot be written as a ptah corpus:"
-    assert err.splitlines()[1].startswith('corpora/test-k10.yaml:')
-    assert err.splitlines()[1].endswith('case "q5": query: is 8,193 characters, above the limit of 8,192')
+    assert (
+        err.splitlines()[0]
+        == f"{dataset / 'qrels' / 'test.tsv'}: the test split cannot be written as a ptah corpus:"
+    )
+    assert err.splitlines()[1].startswith("corpora/test-k10.yaml:")
+    assert err.splitlines()[1].endswith(
+        'case "q5": query: is 8,193 characters, above the limit of 8,192'
+    )
     assert not project.exists()
 
 
@@ -272,23 +342,33 @@ def test_a_query_over_the_corpus_limit_is_refused_before_anything_is_written(dat
 
 @given(st.text())
 def test_quoted_reads_back_exactly(text):
-    root = parse_document(f"value: {quoted(text)}\n".encode(), name="t", max_bytes=1 << 20, what="test")
+    root = parse_document(
+        f"value: {quoted(text)}\n".encode(), name="t", max_bytes=1 << 20, what="test"
+    )
     ((_key, node),) = root.value
     assert scalar_text(node) == text
 
 
 def test_quoted_escapes_what_yaml_would_fold_or_refuse():
-    assert quoted('a "b" \\ \t\n\u2028\x85\ufeff\x7f é 😀') == '"a \\"b\\" \\\\ \\x09\\x0a\\u2028\\x85\\ufeff\\x7f é 😀"'
+    assert (
+        quoted('a "b" \\ \t\n\u2028\x85\ufeff\x7f é 😀')
+        == '"a \\"b\\" \\\\ \\x09\\x0a\\u2028\\x85\\ufeff\\x7f é 😀"'
+    )
 
 
 # --- the CLI's surface -----------------------------------------------------------------
 
 
-def test_without_into_the_project_is_named_after_the_dataset_here(dataset, tmp_path, capsys, cli, monkeypatch):
+def test_without_into_the_project_is_named_after_the_dataset_here(
+    dataset, tmp_path, capsys, cli, monkeypatch
+):
     (tmp_path / "elsewhere").mkdir()
     monkeypatch.chdir(tmp_path / "elsewhere")
     code, out, err = cli("import", "beir", str(dataset), "--json")
     assert (code, err) == (0, "")
     assert json.loads(out)["project"] == str(tmp_path / "elsewhere" / "mini")
     monkeypatch.chdir(tmp_path)
-    assert refused(dataset, dataset, capsys) == f"{dataset}: is the dataset directory itself; choose another --into\n"
+    assert (
+        refused(dataset, dataset, capsys)
+        == f"{dataset}: is the dataset directory itself; choose another --into\n"
+    )

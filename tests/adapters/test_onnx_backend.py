@@ -29,12 +29,16 @@ TEXTS = [  # lengths from two tokens to past max_seq_length, so batches are padd
     "human brain can affect cortical development and result in functional disabilities.",
     "Refunds are paid to the card used within five working days. " * 12,
 ]
-needs_onnxruntime = pytest.mark.skipif(importlib.util.find_spec("onnxruntime") is None,
-                                       reason="onnxruntime is not installed (the onnx extra)")
+needs_onnxruntime = pytest.mark.skipif(
+    importlib.util.find_spec("onnxruntime") is None,
+    reason="onnxruntime is not installed (the onnx extra)",
+)
 
 
 def settings(**fields) -> GenerationSettings:
-    return GenerationSettings("g", MINILM, max_seq_length=128, query_prefix="query: ", batch_size=3, **fields)
+    return GenerationSettings(
+        "g", MINILM, max_seq_length=128, query_prefix="query: ", batch_size=3, **fields
+    )
 
 
 # -- the settings and the identity (no model loaded) -------------------------------------------
@@ -45,36 +49,53 @@ def test_backend_and_quantize_are_read_and_their_mistakes_named(tmp_path):
     generation = load_spec(path, env={}).generation("small")
     assert (generation.backend, generation.quantize) == ("onnx", "int8")
     assert problems(spec(tmp_path, f"model: {MINILM}\nquantize: int8\n")) == [
-        "10: generations.small.quantize: applies to backend: onnx only; add backend: onnx or remove it"]
+        "10: generations.small.quantize: applies to backend: onnx only; add backend: onnx or remove it"
+    ]
     assert problems(spec(tmp_path, f"model: {MINILM}\nbackend: openvino\nquantize: int4\n")) == [
         '10: generations.small.backend: "openvino" is not one ptah knows; write torch or onnx',
-        '11: generations.small.quantize: "int4" is not one ptah knows; write int8']
+        '11: generations.small.quantize: "int4" is not one ptah knows; write int8',
+    ]
     assert problems(spec(tmp_path, "model: ptah/deterministic\nbackend: onnx\n")) == [
-        "10: generations.small.backend: applies to a local sentence-transformers model only; remove it"]
+        "10: generations.small.backend: applies to a local sentence-transformers model only; remove it"
+    ]
     assert problems(spec(tmp_path, "model: m\nprovider: openai\nquantize: int8\n")) == [
-        "11: generations.small.quantize: applies to a local sentence-transformers model only; remove it"]
+        "11: generations.small.quantize: applies to a local sentence-transformers model only; remove it"
+    ]
 
 
-def test_the_backend_and_the_quantisation_are_three_generations_and_torch_keeps_its_identity(tmp_path):
-    torch, onnx, int8 = (generation_identity(settings(**fields), SOURCE, str(tmp_path))
-                         for fields in ({}, {"backend": "onnx"}, {"backend": "onnx", "quantize": "int8"}))
+def test_the_backend_and_the_quantisation_are_three_generations_and_torch_keeps_its_identity(
+    tmp_path,
+):
+    torch, onnx, int8 = (
+        generation_identity(settings(**fields), SOURCE, str(tmp_path))
+        for fields in ({}, {"backend": "onnx"}, {"backend": "onnx", "quantize": "int8"})
+    )
     digest = model_digest(resolve_model(MINILM, str(tmp_path)))
     assert torch.parts["model"] == {"kind": "sentence-transformers", "digest": digest}
     assert generation_identity(settings(backend="torch"), SOURCE, str(tmp_path)) == torch
-    assert onnx.parts["model"] == {"kind": "sentence-transformers-onnx", "digest": digest, "export": EXPORT_FORMAT,
-                                   "quantize": None}
+    assert onnx.parts["model"] == {
+        "kind": "sentence-transformers-onnx",
+        "digest": digest,
+        "export": EXPORT_FORMAT,
+        "quantize": None,
+    }
     assert int8.parts["model"] == onnx.parts["model"] | {"quantize": "int8"}
-    assert {key: value for key, value in int8.parts.items() if key != "model"} == \
-        {key: value for key, value in torch.parts.items() if key != "model"}
+    assert {key: value for key, value in int8.parts.items() if key != "model"} == {
+        key: value for key, value in torch.parts.items() if key != "model"
+    }
     assert len({torch.identity, onnx.identity, int8.identity}) == 3
 
 
 def test_without_onnxruntime_a_build_is_exit_2_naming_the_install(tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if it were not installed: importing it fails
+    monkeypatch.setitem(
+        sys.modules, "onnxruntime", None
+    )  # as if it were not installed: importing it fails
     with pytest.raises(InputError) as caught:
         open_embedder(settings(backend="onnx"), str(tmp_path))
-    message = ('generation "g" has backend: onnx, which needs onnxruntime and onnx; install them with '
-               "pip install 'ptah-eval[onnx]' (or pip install onnxruntime onnx)")
+    message = (
+        'generation "g" has backend: onnx, which needs onnxruntime and onnx; install them with '
+        "pip install 'ptah-eval[onnx]' (or pip install onnxruntime onnx)"
+    )
     assert str(caught.value) == message
     with sqlite3.connect(tmp_path / "support.db") as db:
         db.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT)")
@@ -91,8 +112,14 @@ def test_without_onnxruntime_a_build_is_exit_2_naming_the_install(tmp_path, monk
 def embedders(tmp_path_factory):
     """torch, ONNX fp32 and ONNX int8 embedders of MiniLM, the ONNX ones exported into one project folder."""
     root = tmp_path_factory.mktemp("onnx-project")
-    opened = {name: open_embedder(settings(**fields), str(root)) for name, fields in (
-        ("torch", {}), ("onnx", {"backend": "onnx"}), ("int8", {"backend": "onnx", "quantize": "int8"}))}
+    opened = {
+        name: open_embedder(settings(**fields), str(root))
+        for name, fields in (
+            ("torch", {}),
+            ("onnx", {"backend": "onnx"}),
+            ("int8", {"backend": "onnx", "quantize": "int8"}),
+        )
+    }
     return root, opened
 
 
@@ -110,10 +137,16 @@ def test_onnx_vectors_are_torchs_and_int8_stays_close(embedders):
     assert onnx.shape == int8.shape == (4, 384) and onnx.dtype == int8.dtype == np.float32
     assert np.allclose(np.linalg.norm(int8, axis=1), 1.0, atol=1e-5)
     assert cosines(onnx, torch).min() > 0.9999
-    assert cosines(int8, torch).min() > 0.98  # least 0.987 over 1,000 SciFact abstracts (benchmarks/RESULTS.md)
-    one = opened["onnx"].embed_documents(TEXTS[2:3])  # alone: no padding, another sequence length than traced
+    assert (
+        cosines(int8, torch).min() > 0.98
+    )  # least 0.987 over 1,000 SciFact abstracts (benchmarks/RESULTS.md)
+    one = opened["onnx"].embed_documents(
+        TEXTS[2:3]
+    )  # alone: no padding, another sequence length than traced
     assert cosines(one, torch[2:3])[0] > 0.9999
-    query = opened["onnx"].embed_queries([TEXTS[1]])  # the query prefix is applied as torch applies it
+    query = opened["onnx"].embed_queries(
+        [TEXTS[1]]
+    )  # the query prefix is applied as torch applies it
     assert cosines(query, opened["torch"].embed_queries([TEXTS[1]]))[0] > 0.9999
     assert cosines(query, onnx[1:2])[0] < 0.99
     assert opened["onnx"].embed_queries([]).shape == (0, 384)
@@ -124,10 +157,17 @@ def test_the_export_is_kept_in_the_project_and_opened_again_without_exporting(em
     root, _ = embedders
     folder = root / ".ptah" / "onnx"
     before = {path.name: path.stat().st_mtime_ns for path in folder.iterdir()}
-    assert len(before) == 2 and all(name.endswith(".onnx") for name in before)  # fp32, and int8 made from it
+    assert len(before) == 2 and all(
+        name.endswith(".onnx") for name in before
+    )  # fp32, and int8 made from it
     again = open_embedder(settings(backend="onnx", quantize="int8"), str(root))
     assert {path.name: path.stat().st_mtime_ns for path in folder.iterdir()} == before
-    assert cosines(again.embed_documents(TEXTS[:1]), embedders[1]["int8"].embed_documents(TEXTS[:1]))[0] > 0.99999
+    assert (
+        cosines(again.embed_documents(TEXTS[:1]), embedders[1]["int8"].embed_documents(TEXTS[:1]))[
+            0
+        ]
+        > 0.99999
+    )
 
 
 @needs_onnxruntime
@@ -136,7 +176,9 @@ def test_a_swapped_or_linked_export_is_made_again_never_run_or_written_through(e
     folder = root / ".ptah" / "onnx"
     fp32, int8 = sorted(folder.iterdir(), key=lambda path: -path.stat().st_size)
     expected = opened["int8"].embed_documents(TEXTS[:2])
-    int8.write_bytes(fp32.read_bytes())  # a valid model, not the one ptah made here: it would run silently
+    int8.write_bytes(
+        fp32.read_bytes()
+    )  # a valid model, not the one ptah made here: it would run silently
     again = open_embedder(settings(backend="onnx", quantize="int8"), str(root))
     assert int8.read_bytes() != fp32.read_bytes()
     assert cosines(again.embed_documents(TEXTS[:2]), expected).min() > 0.99999
@@ -147,7 +189,9 @@ def test_a_swapped_or_linked_export_is_made_again_never_run_or_written_through(e
     again = open_embedder(settings(backend="onnx", quantize="int8"), str(root))
     assert victim.read_bytes() == b"keep" and not int8.is_symlink() and int8.is_file()
     assert cosines(again.embed_documents(TEXTS[:2]), expected).min() > 0.99999
-    assert sorted(path.name for path in folder.iterdir()) == sorted([fp32.name, int8.name])  # no temporary left
+    assert sorted(path.name for path in folder.iterdir()) == sorted(
+        [fp32.name, int8.name]
+    )  # no temporary left
 
 
 @needs_onnxruntime

@@ -19,4 +19,6 @@ def test_requests_in_flight_together_count_each_text_once(server):  # noqa: F811
     embedder = open_served(server, batch_size=2, concurrency=4)
     done: list[int] = []
     embedder.embed_documents(TEXTS, progress=done.append)
-    assert len(done) == 4 and done == sorted(done) and done[-1] == 7  # four requests, answered in any order
+    assert (
+        len(done) == 4 and done == sorted(done) and done[-1] == 7
+    )  # four requests, answered in any order

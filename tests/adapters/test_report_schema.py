@@ -15,11 +15,22 @@ from ptah.adapters import report_json
 from ptah.core.errors import ReportError
 
 REPO = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads(resources.files("ptah").joinpath("schemas/report.schema.json").read_text(encoding="utf-8"))
-MEASURE = {"reference": 0.5, "candidate": 1.0, "delta": 0.5, "cases": 2, "wins": 1, "ties": 1, "losses": 0,
-           "undefined": 0,
-           "interval": {"low": 0.0, "high": 1.0, "level": 0.95},
-           "test": {"p_value": 1.0, "method": "exact", "nonzero": 1, "patterns": 2}, "finding": "no clear difference"}
+SCHEMA = json.loads(
+    resources.files("ptah").joinpath("schemas/report.schema.json").read_text(encoding="utf-8")
+)
+MEASURE = {
+    "reference": 0.5,
+    "candidate": 1.0,
+    "delta": 0.5,
+    "cases": 2,
+    "wins": 1,
+    "ties": 1,
+    "losses": 0,
+    "undefined": 0,
+    "interval": {"low": 0.0, "high": 1.0, "level": 0.95},
+    "test": {"p_value": 1.0, "method": "exact", "nonzero": 1, "patterns": 2},
+    "finding": "no clear difference",
+}
 
 
 def small_report() -> dict:
@@ -29,15 +40,43 @@ def small_report() -> dict:
     run["cases"] = run["cases"][:1]
     for case in run["cases"]:
         case["results"] = case["results"][:2]
-    report["baseline"] = {"path": "b.json", "digest": report["corpus"]["digest"], "comparisons": [
-        {"generation": "g", "identity": None, "against": "g", "significance": {"recall": copy.deepcopy(MEASURE)},
-         "aggregates": {}, "cases_changed": []}]}
-    report["comparison"] = {"reference": "g", "statistics": {
-        "seed": 0, "bootstrap": {"resamples": 10, "level": 0.95, "method": "percentile"},
-        "permutation": {"test": "sign-flip", "alternative": "two-sided", "exact_limit": 16, "resamples": 10}, "alpha": 0.05},
-        "candidates": [{"run": "h", "channel": "vector",
-                        "measures": {name: copy.deepcopy(MEASURE) for name in ("recall", "mrr", "ndcg")},
-                        "flipped": {"now_failing": [], "now_passing": []}, "cases_changed": []}]}
+    report["baseline"] = {
+        "path": "b.json",
+        "digest": report["corpus"]["digest"],
+        "comparisons": [
+            {
+                "generation": "g",
+                "identity": None,
+                "against": "g",
+                "significance": {"recall": copy.deepcopy(MEASURE)},
+                "aggregates": {},
+                "cases_changed": [],
+            }
+        ],
+    }
+    report["comparison"] = {
+        "reference": "g",
+        "statistics": {
+            "seed": 0,
+            "bootstrap": {"resamples": 10, "level": 0.95, "method": "percentile"},
+            "permutation": {
+                "test": "sign-flip",
+                "alternative": "two-sided",
+                "exact_limit": 16,
+                "resamples": 10,
+            },
+            "alpha": 0.05,
+        },
+        "candidates": [
+            {
+                "run": "h",
+                "channel": "vector",
+                "measures": {name: copy.deepcopy(MEASURE) for name in ("recall", "mrr", "ndcg")},
+                "flipped": {"now_failing": [], "now_passing": []},
+                "cases_changed": [],
+            }
+        ],
+    }
     return report
 
 
@@ -54,7 +93,21 @@ def paths(value, prefix=()):
 def variants(report):
     """Each document with one value replaced (by a value of each JSON type) or one field removed."""
     for path in list(paths(report))[1:]:
-        for new in (None, True, 0, -1, 3.0, 1.5, 2, "x", "sha256:" + "0" * 64, [], [{}], {}, "delete"):
+        for new in (
+            None,
+            True,
+            0,
+            -1,
+            3.0,
+            1.5,
+            2,
+            "x",
+            "sha256:" + "0" * 64,
+            [],
+            [{}],
+            {},
+            "delete",
+        ):
             if new == "delete" and not isinstance(path[-1], str):
                 continue
             document = copy.deepcopy(report)
@@ -83,18 +136,33 @@ def test_both_libraries_give_the_same_verdict_and_the_same_sentence():
     assert invalid > 2000  # the variants do reach the schema's constraints
 
 
-@pytest.mark.parametrize(("edit", "sentence"), [
-    (lambda r: r["corpus"].update(cases=3.0), None),  # a number with no fractional part is an integer
-    (lambda r: r["corpus"].update(cases=3.5), "corpus.cases is a number, not an integer"),
-    (lambda r: r.update(runs=[]), "runs has fewer than 1 items"),
-    (lambda r: r["comparison"]["statistics"]["bootstrap"].update(method="bca"),
-     'comparison.statistics.bootstrap.method is not "percentile"'),
-    (lambda r: r.update(comparison=5), "comparison is an integer, not an object or null"),
-    (lambda r: r["baseline"].pop("digest"), "baseline.digest is missing"),
-    (lambda r: r["timings"].update({"odd\x1b key": "x"}), 'timings["odd\\u001b key"] is a text, not a number'),
-    (lambda r: r["baseline"]["comparisons"][0]["significance"]["recall"]["test"].update(p_value=2),
-     "baseline.comparisons[0].significance.recall.test.p_value is 2, above the maximum 1"),
-])
+@pytest.mark.parametrize(
+    ("edit", "sentence"),
+    [
+        (
+            lambda r: r["corpus"].update(cases=3.0),
+            None,
+        ),  # a number with no fractional part is an integer
+        (lambda r: r["corpus"].update(cases=3.5), "corpus.cases is a number, not an integer"),
+        (lambda r: r.update(runs=[]), "runs has fewer than 1 items"),
+        (
+            lambda r: r["comparison"]["statistics"]["bootstrap"].update(method="bca"),
+            'comparison.statistics.bootstrap.method is not "percentile"',
+        ),
+        (lambda r: r.update(comparison=5), "comparison is an integer, not an object or null"),
+        (lambda r: r["baseline"].pop("digest"), "baseline.digest is missing"),
+        (
+            lambda r: r["timings"].update({"odd\x1b key": "x"}),
+            'timings["odd\\u001b key"] is a text, not a number',
+        ),
+        (
+            lambda r: r["baseline"]["comparisons"][0]["significance"]["recall"]["test"].update(
+                p_value=2
+            ),
+            "baseline.comparisons[0].significance.recall.test.p_value is 2, above the maximum 1",
+        ),
+    ],
+)
 @pytest.mark.parametrize("library", ["jsonschema-rs", "jsonschema"])
 def test_a_violation_is_one_sentence_naming_its_field(monkeypatch, library, edit, sentence):
     if library == "jsonschema":

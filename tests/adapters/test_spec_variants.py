@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from ptah.adapters.spec_yaml import load_spec
 from ptah.core.spec import RerankSettings, ServiceSettings, Variant
-
 from tests.adapters.test_spec_yaml import VALID, problems, write
 
 
 def test_variants_are_read_with_the_channel_their_channels_make(tmp_path):
-    path = write(tmp_path, VALID + """\
+    path = write(
+        tmp_path,
+        VALID
+        + """\
 variants:
   lexical: {channels: [lexical]}
   hybrid: {channels: [vector, lexical], generation: body-only}
@@ -30,17 +32,29 @@ variants:
   toy:
     channels: [vector]
     rerank: {kind: toy, options: {depth: 3, names: [a, b]}}
-""")
+""",
+    )
     variants = load_spec(path, env={}).variants
     assert variants["lexical"] == Variant("lexical", ("lexical",), "lexical")
     assert variants["hybrid"] == Variant("hybrid", ("vector", "lexical"), "hybrid", "body-only")
     assert variants["reranked"].rerank == RerankSettings("bi-encoder", 50, "minilm")
-    assert variants["served"] == Variant("served", ("vector",), "vector", search="index", ef_search=80)
+    assert variants["served"] == Variant(
+        "served", ("vector",), "vector", search="index", ef_search=80
+    )
     assert variants["cohere"].channel == "hybrid"
     assert variants["cohere"].rerank == RerankSettings(
-        "service", 100, None, "bge-reranker", ServiceSettings("tei", "http://127.0.0.1:7997", "RERANK_KEY", 1, 30), 8)
-    assert variants["cohere"].rerank.controls()["service"] == {"api": "tei", "base_url": "http://127.0.0.1:7997",
-                                                               "timeout_s": 30}
+        "service",
+        100,
+        None,
+        "bge-reranker",
+        ServiceSettings("tei", "http://127.0.0.1:7997", "RERANK_KEY", 1, 30),
+        8,
+    )
+    assert variants["cohere"].rerank.controls()["service"] == {
+        "api": "tei",
+        "base_url": "http://127.0.0.1:7997",
+        "timeout_s": 30,
+    }
     assert dict(variants["toy"].rerank.options) == {"depth": "3", "names": ["a", "b"]}
     assert list(variants) == ["lexical", "hybrid", "reranked", "served", "cohere", "toy"]
 
@@ -50,7 +64,10 @@ def test_a_spec_without_variants_has_none(tmp_path):
 
 
 def test_every_problem_of_a_variant_is_reported_at_its_line(tmp_path):
-    path = write(tmp_path, VALID + """\
+    path = write(
+        tmp_path,
+        VALID
+        + """\
 variants:
   a: {channels: [lexical, image]}
   b: {channels: [vector], generation: nope}
@@ -61,7 +78,8 @@ variants:
   g: {generation: minilm}
   "h h": {channels: [vector]}
   i: {channels: [vector, vector]}
-""")
+""",
+    )
     at = f"{path}:"
     assert problems(path) == [
         f"{at}22: variants.a.channels: ptah fuses [lexical, vector] (the hybrid channel), not [lexical, image]; "

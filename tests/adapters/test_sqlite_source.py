@@ -38,7 +38,9 @@ def articles(folder: Path) -> Path:
     )
 
 
-def source(folder: Path, *, table="articles", keys=("id",), text="{title}: {body}", filter=None) -> SqliteSource:
+def source(
+    folder: Path, *, table="articles", keys=("id",), text="{title}: {body}", filter=None
+) -> SqliteSource:
     return SqliteSource(SourceSpec("sqlite:///support.db", table, keys, text, filter), str(folder))
 
 
@@ -50,8 +52,15 @@ def test_an_untyped_column_holding_integer_and_text_keys(tmp_path):
         insert="INSERT INTO mixed VALUES (?, ?)",
     )
     with source(tmp_path, table="mixed", keys=("k",), text="{body}") as rows:
-        assert [(r.key, r.text) for r in rows.rows("{body}")] == [("42", "integer"), ("0042", "text")]
-        assert rows.lookup(["42", "0042", "00042"]) == {"42": "ok", "0042": "ok", "00042": "missing"}
+        assert [(r.key, r.text) for r in rows.rows("{body}")] == [
+            ("42", "integer"),
+            ("0042", "text"),
+        ]
+        assert rows.lookup(["42", "0042", "00042"]) == {
+            "42": "ok",
+            "0042": "ok",
+            "00042": "missing",
+        }
 
 
 def test_lookup_batches_many_keys(tmp_path):
@@ -64,8 +73,14 @@ def test_lookup_batches_many_keys(tmp_path):
     with source(tmp_path, table="n", text="{body}", filter="id % 2 = 0") as rows:
         found = rows.lookup([str(i) for i in range(-5, 3005)])
     assert len(found) == 3010
-    assert [found[str(i)] for i in (-5, 0, 1, 2998, 2999, 3000)] == ["missing", "ok", "filtered", "ok", "filtered",
-                                                                    "missing"]
+    assert [found[str(i)] for i in (-5, 0, 1, 2998, 2999, 3000)] == [
+        "missing",
+        "ok",
+        "filtered",
+        "ok",
+        "filtered",
+        "missing",
+    ]
     assert sum(1 for status in found.values() if status == "ok") == 1500
 
 
@@ -85,14 +100,18 @@ def test_a_key_that_is_not_integer_or_text_is_refused(tmp_path, value, described
             list(rows.rows("{body}"))
     assert caught.value.exit_code == EXIT_OPERATIONAL
     assert str(caught.value) == (
-        f"sqlite:///support.db table t: in the row where k = {value!r}, key column \"k\" holds {described}; "
+        f'sqlite:///support.db table t: in the row where k = {value!r}, key column "k" holds {described}; '
         "key columns must hold integers or text"
     )
 
 
 def test_two_rows_with_one_key_are_refused(tmp_path):
-    make_db(tmp_path, "CREATE TABLE t (k, body TEXT)", rows=[(7, "a"), ("7", "b")],
-            insert="INSERT INTO t VALUES (?, ?)")
+    make_db(
+        tmp_path,
+        "CREATE TABLE t (k, body TEXT)",
+        rows=[(7, "a"), ("7", "b")],
+        insert="INSERT INTO t VALUES (?, ?)",
+    )
     with source(tmp_path, table="t", keys=("k",), text="{body}") as rows:
         with pytest.raises(SourceUnavailable, match="two rows have the key '7'"):
             list(rows.rows("{body}"))
@@ -102,7 +121,10 @@ def test_a_missing_file_or_key_column_is_source_unavailable(tmp_path):
     with pytest.raises(SourceUnavailable) as caught:
         source(tmp_path)
     assert caught.value.exit_code == EXIT_OPERATIONAL
-    assert str(caught.value) == f"sqlite:///support.db: no such database file {tmp_path / 'support.db'}"
+    assert (
+        str(caught.value)
+        == f"sqlite:///support.db: no such database file {tmp_path / 'support.db'}"
+    )
     articles(tmp_path)
     with pytest.raises(SourceUnavailable) as caught:
         source(tmp_path, keys=("ident",))
@@ -113,12 +135,17 @@ def test_a_missing_file_or_key_column_is_source_unavailable(tmp_path):
 
 
 def test_nothing_from_a_key_or_a_row_reaches_the_sql(tmp_path):
-    make_db(tmp_path, 'CREATE TABLE "odd ""name""" ("key ""col""" TEXT, body TEXT)',
-            rows=[("x'); DROP TABLE t; --", "payload")], insert='INSERT INTO "odd ""name""" VALUES (?, ?)')
+    make_db(
+        tmp_path,
+        'CREATE TABLE "odd ""name""" ("key ""col""" TEXT, body TEXT)',
+        rows=[("x'); DROP TABLE t; --", "payload")],
+        insert='INSERT INTO "odd ""name""" VALUES (?, ?)',
+    )
     with source(tmp_path, table='odd "name"', keys=('key "col"',), text="{body}") as rows:
         assert [r.key for r in rows.rows("{body}")] == ["x'); DROP TABLE t; --"]
         assert rows.lookup(["x'); DROP TABLE t; --", "' OR 1=1 --"]) == {
-            "x'); DROP TABLE t; --": "ok", "' OR 1=1 --": "missing",
+            "x'); DROP TABLE t; --": "ok",
+            "' OR 1=1 --": "missing",
         }
 
 
@@ -142,6 +169,9 @@ def test_read_only_and_one_snapshot_while_another_connection_writes(tmp_path):
 
 def test_template_rendering_reads_null_as_empty_and_numbers_as_str():
     assert template_columns("{title}\n\n{body} {title} {{x}}") == ("title", "body")
-    assert render("{a}|{b}|{c}|{d}|{{a}}", {"a": None, "b": 42, "c": 1.5, "d": "text"}) == "|42|1.5|text|{a}"
+    assert (
+        render("{a}|{b}|{c}|{d}|{{a}}", {"a": None, "b": 42, "c": 1.5, "d": "text"})
+        == "|42|1.5|text|{a}"
+    )
     with pytest.raises(TypeError, match='column "a" holds binary data'):
         render("{a}", {"a": b"x"})

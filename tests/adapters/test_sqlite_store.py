@@ -28,13 +28,28 @@ def test_opening_creates_the_folder_and_a_wal_file_with_every_table(tmp_path):
     SqliteStore(path).close()
     connection = sqlite3.connect(path)
     assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-    tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert {"migrations", "generations", "vectors", "query_cache", "lexical_indexes", "records"} <= tables
+    tables = {
+        row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
+    assert {
+        "migrations",
+        "generations",
+        "vectors",
+        "query_cache",
+        "lexical_indexes",
+        "records",
+    } <= tables
 
 
 def test_vectors_are_stored_as_little_endian_float32(store):
-    store.write_vectors(IDENTITY, [("1:b", "b", "d1")], np.array([[1.0, 2.0, 3.0]], dtype=np.float64))
-    blob = sqlite3.connect(store.path).execute("SELECT vector FROM vectors WHERE key = 'b'").fetchone()[0]
+    store.write_vectors(
+        IDENTITY, [("1:b", "b", "d1")], np.array([[1.0, 2.0, 3.0]], dtype=np.float64)
+    )
+    blob = (
+        sqlite3.connect(store.path)
+        .execute("SELECT vector FROM vectors WHERE key = 'b'")
+        .fetchone()[0]
+    )
     assert blob == np.array([1.0, 2.0, 3.0], dtype="<f4").tobytes()
 
 

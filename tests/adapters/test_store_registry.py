@@ -36,8 +36,8 @@ from ptah.adapters.stores.registry import StoreKind, capabilities_of, open_store
 from ptah.adapters.stores.sqlite import SqliteStore
 from ptah.core.errors import EXIT_OPERATIONAL, CapabilityUnavailable, PluginError, StoreUnavailable
 from ptah.services.project import open_project
-from tests.contract.conftest import make_workspace, postgres_database, postgres_server, postgres_url  # noqa: F401
 from tests.conftest import run_cli
+from tests.contract.conftest import make_workspace, postgres_database, postgres_server, postgres_url  # noqa: F401
 from tests.services.conftest import Workspace
 
 CORPUS = """\
@@ -64,12 +64,16 @@ class MemoryState:
 
     def __init__(self):
         self.generations: dict[str, GenerationRecord] = {}
-        self.vectors: dict[str, dict[str, tuple[str, str, np.ndarray]]] = {}  # identity -> row identity -> ...
+        self.vectors: dict[
+            str, dict[str, tuple[str, str, np.ndarray]]
+        ] = {}  # identity -> row identity -> ...
         self.queries: dict[str, dict[str, np.ndarray]] = {}
-        self.lexical: dict[tuple[str, str], tuple[str, bytes]] = {}  # (fingerprint, settings) -> (template, bytes)
+        self.lexical: dict[
+            tuple[str, str], tuple[str, bytes]
+        ] = {}  # (fingerprint, settings) -> (template, bytes)
         self.locks: set[str] = set()
 
-    def copy(self) -> "MemoryState":
+    def copy(self) -> MemoryState:
         """A frozen view: the dicts copied, the (read-only) vectors shared."""
         state = MemoryState()
         state.generations = dict(self.generations)
@@ -86,13 +90,19 @@ class MemorySnapshot:
         return self._state.generations.get(identity)
 
     def generations(self):
-        return sorted(self._state.generations.values(), key=lambda record: (record.created_at, record.identity))
+        return sorted(
+            self._state.generations.values(),
+            key=lambda record: (record.created_at, record.identity),
+        )
 
     def vector_count(self, identity):
         return len(self._state.vectors.get(identity, {}))
 
     def digests(self, identity):
-        return {row: (key, digest) for row, (key, digest, _) in self._state.vectors.get(identity, {}).items()}
+        return {
+            row: (key, digest)
+            for row, (key, digest, _) in self._state.vectors.get(identity, {}).items()
+        }
 
     def matrix(self, identity):
         record = self.generation(identity)
@@ -108,20 +118,29 @@ class MemorySnapshot:
         whole = self.matrix(identity)
         for start in range(0, len(whole.keys), rows):
             end = start + rows
-            yield Matrix(whole.keys[start:end], whole.row_identities[start:end], whole.vectors[start:end])
+            yield Matrix(
+                whole.keys[start:end], whole.row_identities[start:end], whole.vectors[start:end]
+            )
 
     def check(self, identity):
         if not np.isfinite(self.matrix(identity).vectors).all():
-            raise StoreUnavailable(f"store memory: generation {identity} holds a vector that is not finite")
+            raise StoreUnavailable(
+                f"store memory: generation {identity} holds a vector that is not finite"
+            )
 
     def cached_queries(self, identity, texts):
         record = self.generation(identity)
         cached = self._state.queries.get(identity, {})
-        return {text: cached[text].copy() for text in dict.fromkeys(texts)
-                if text in cached and record is not None and cached[text].shape == (record.dimension,)}
+        return {
+            text: cached[text].copy()
+            for text in dict.fromkeys(texts)
+            if text in cached and record is not None and cached[text].shape == (record.dimension,)
+        }
 
 
-class MemoryStore(SnapshotReads):  # generation(s), cached_queries and the context manager, through snapshots
+class MemoryStore(
+    SnapshotReads
+):  # generation(s), cached_queries and the context manager, through snapshots
     capabilities = Capabilities(lexical_index=True, vector_index=False)
 
     def __init__(self, name: str, state: MemoryState):
@@ -135,10 +154,14 @@ class MemoryStore(SnapshotReads):  # generation(s), cached_queries and the conte
     def register_generation(self, record):
         stored = self._state.generations.get(record.identity)
         if stored is not None and stored.dimension != record.dimension:
-            raise StoreUnavailable(f"generation {record.identity} is stored with dimension {stored.dimension}, "
-                                   f"but its model now gives {record.dimension}.")
+            raise StoreUnavailable(
+                f"generation {record.identity} is stored with dimension {stored.dimension}, "
+                f"but its model now gives {record.dimension}."
+            )
         created = stored.created_at if stored is not None else now()
-        self._state.generations[record.identity] = dataclasses.replace(record, created_at=created, updated_at=now())
+        self._state.generations[record.identity] = dataclasses.replace(
+            record, created_at=created, updated_at=now()
+        )
         self._state.vectors.setdefault(record.identity, {})
 
     def write_vectors(self, identity, rows, vectors):
@@ -159,21 +182,33 @@ class MemoryStore(SnapshotReads):  # generation(s), cached_queries and the conte
 
     def cache_queries(self, identity, vectors):
         cached = self._state.queries.setdefault(identity, {})
-        cached.update({text: np.array(vector, dtype=np.float32).reshape(-1) for text, vector in vectors.items()})
+        cached.update(
+            {
+                text: np.array(vector, dtype=np.float32).reshape(-1)
+                for text, vector in vectors.items()
+            }
+        )
 
     def lexical_index(self, fingerprint, settings):
         found = self._state.lexical.get((fingerprint, settings))
         return None if found is None else found[1]
 
-    def save_lexical_index(self, fingerprint, settings, template_sha256, rows, vocabulary, serialized):
-        self._state.lexical = {where: held for where, held in self._state.lexical.items()
-                               if (held[0], where[1]) != (template_sha256, settings)}
+    def save_lexical_index(
+        self, fingerprint, settings, template_sha256, rows, vocabulary, serialized
+    ):
+        self._state.lexical = {
+            where: held
+            for where, held in self._state.lexical.items()
+            if (held[0], where[1]) != (template_sha256, settings)
+        }
         self._state.lexical[(fingerprint, settings)] = (template_sha256, bytes(serialized))
 
     @contextmanager
     def build_lock(self, identity, name):
         if identity in self._state.locks:
-            raise StoreUnavailable(f"generation {name} is being built by another build; wait for it to finish.")
+            raise StoreUnavailable(
+                f"generation {name} is being built by another build; wait for it to finish."
+            )
         self._state.locks.add(identity)
         try:
             yield
@@ -198,8 +233,14 @@ def open_memory(location: str, create: bool) -> MemoryStore | None:
 
 @pytest.fixture
 def memory_kind():
-    registry.register(StoreKind("memory", MemoryStore.capabilities, lambda value: value.startswith("memory:"),
-                                open_memory))
+    registry.register(
+        StoreKind(
+            "memory",
+            MemoryStore.capabilities,
+            lambda value: value.startswith("memory:"),
+            open_memory,
+        )
+    )
     yield
     registry.unregister("memory")
     MEMORY.clear()
@@ -209,18 +250,38 @@ def memory_kind():
 
 
 def test_store_kind_is_pgvector_for_postgres_urls_and_sqlite_for_everything_else():
-    assert [store_kind(value) for value in (
-        "postgresql://u@db/x", "postgres://db/x", "/srv/ptah.db", ".ptah/ptah.db", "sqlite:///x.db", "memory:x",
-    )] == ["pgvector", "pgvector", "sqlite", "sqlite", "sqlite", "sqlite"]
-    assert capabilities_of("postgresql://db/x") == Capabilities(lexical_index=True, vector_index=True, records=True)
-    assert capabilities_of("/srv/ptah.db") == Capabilities(lexical_index=True, vector_index=False, records=True)
+    assert [
+        store_kind(value)
+        for value in (
+            "postgresql://u@db/x",
+            "postgres://db/x",
+            "/srv/ptah.db",
+            ".ptah/ptah.db",
+            "sqlite:///x.db",
+            "memory:x",
+        )
+    ] == ["pgvector", "pgvector", "sqlite", "sqlite", "sqlite", "sqlite"]
+    assert capabilities_of("postgresql://db/x") == Capabilities(
+        lexical_index=True, vector_index=True, records=True
+    )
+    assert capabilities_of("/srv/ptah.db") == Capabilities(
+        lexical_index=True, vector_index=False, records=True
+    )
 
 
 def test_source_kind_reads_only_the_schemes_a_kind_registered():
-    assert [source_kind(value) for value in (
-        "sqlite:///support.db", "sqlite:////srv/x.db", "postgresql://db/x", "postgres://db/x", "sqlite://x.db",
-        "mysql://db/x", "support.db",
-    )] == ["sqlite", "sqlite", "postgresql", "postgresql", None, None, None]
+    assert [
+        source_kind(value)
+        for value in (
+            "sqlite:///support.db",
+            "sqlite:////srv/x.db",
+            "postgresql://db/x",
+            "postgres://db/x",
+            "sqlite://x.db",
+            "mysql://db/x",
+            "support.db",
+        )
+    ] == ["sqlite", "sqlite", "postgresql", "postgresql", None, None, None]
 
 
 def test_a_registered_kind_claims_its_values_and_leaves_when_unregistered(memory_kind):
@@ -231,19 +292,29 @@ def test_a_registered_kind_claims_its_values_and_leaves_when_unregistered(memory
 
 
 def test_a_kind_name_is_registered_once(memory_kind):
-    with pytest.raises(PluginError, match='the store kind "memory" is registered already') as raised:
+    with pytest.raises(
+        PluginError, match='the store kind "memory" is registered already'
+    ) as raised:
         registry.register(StoreKind("memory", Capabilities(), lambda value: False, open_memory))
     assert raised.value.exit_code == EXIT_OPERATIONAL
     with pytest.raises(PluginError, match='the source kind "sqlite" is registered already'):
-        sources.register(sources.SourceKind("sqlite", lambda database: False, lambda spec, root: None))
+        sources.register(
+            sources.SourceKind("sqlite", lambda database: False, lambda spec, root: None)
+        )
 
 
 def test_a_kind_that_opens_something_short_of_a_store_is_refused():
     class Partial(MemoryStore):
         lexical_index = None  # declares lexical indexes, keeps none
 
-    registry.register(StoreKind("partial", MemoryStore.capabilities, lambda value: value.startswith("partial:"),
-                                lambda location, create: Partial("p", MemoryState())))
+    registry.register(
+        StoreKind(
+            "partial",
+            MemoryStore.capabilities,
+            lambda value: value.startswith("partial:"),
+            lambda location, create: Partial("p", MemoryState()),
+        )
+    )
     try:
         with pytest.raises(PluginError) as raised:
             open_store("partial:p", create=True)
@@ -260,12 +331,24 @@ def test_a_kind_that_opens_something_short_of_a_store_is_refused():
 
 def test_both_stores_sources_and_snapshots_conform_to_what_they_declare(tmp_path, postgres_url):
     with SqliteStore(tmp_path / "ptah.db") as sqlite, PgvectorStore(postgres_url) as pgvector:
-        assert (isinstance(sqlite, LexicalIndexStore), isinstance(sqlite, VectorIndexStore)) == (True, False)
-        assert (isinstance(pgvector, LexicalIndexStore), isinstance(pgvector, VectorIndexStore)) == (True, True)
+        assert (isinstance(sqlite, LexicalIndexStore), isinstance(sqlite, VectorIndexStore)) == (
+            True,
+            False,
+        )
+        assert (
+            isinstance(pgvector, LexicalIndexStore),
+            isinstance(pgvector, VectorIndexStore),
+        ) == (True, True)
         assert conformance_problem(sqlite) is None and conformance_problem(pgvector) is None
         with sqlite.snapshot() as first, pgvector.snapshot() as second:
-            assert (isinstance(first, Snapshot), isinstance(first, VectorIndexSnapshot)) == (True, False)
-            assert (isinstance(second, Snapshot), isinstance(second, VectorIndexSnapshot)) == (True, True)
+            assert (isinstance(first, Snapshot), isinstance(first, VectorIndexSnapshot)) == (
+                True,
+                False,
+            )
+            assert (isinstance(second, Snapshot), isinstance(second, VectorIndexSnapshot)) == (
+                True,
+                True,
+            )
     assert issubclass(SqliteSource, Source) and issubclass(PostgresSource, Source)
     with MemoryStore("x", MemoryState()) as memory:
         assert isinstance(memory, Store) and conformance_problem(memory) is None
@@ -276,12 +359,21 @@ def test_both_stores_sources_and_snapshots_conform_to_what_they_declare(tmp_path
 def test_missing_psycopg_says_how_to_install_it(tmp_path, monkeypatch):
     space = make_workspace(tmp_path, "postgresql://ptah@/nowhere?host=/nonexistent")
     monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg raises ImportError
-    for module in ("ptah.adapters.postgres", "ptah.adapters.stores.pgvector", "ptah.adapters.stores.pgvector_lock"):
+    for module in (
+        "ptah.adapters.postgres",
+        "ptah.adapters.stores.pgvector",
+        "ptah.adapters.stores.pgvector_lock",
+    ):
         monkeypatch.delitem(sys.modules, module, raising=False)
-    with open_project(str(space.spec_path)) as project, pytest.raises(CapabilityUnavailable) as raised:
+    with (
+        open_project(str(space.spec_path)) as project,
+        pytest.raises(CapabilityUnavailable) as raised,
+    ):
         project.store()
     assert raised.value.exit_code == EXIT_OPERATIONAL
-    assert str(raised.value).endswith("; install it with: pip install 'psycopg[binary]>=3.1' (the postgres extra of ptah-eval)")
+    assert str(raised.value).endswith(
+        "; install it with: pip install 'psycopg[binary]>=3.1' (the postgres extra of ptah-eval)"
+    )
 
 
 # --- a project over the toy store -------------------------------------------------------
@@ -295,8 +387,18 @@ def workspace(folder, store: str | None) -> Workspace:
 
 def measured(capsys, space: Workspace, *extra: str) -> dict:
     spec = ("--spec", space.spec_path)
-    code, out, err = run_cli(capsys, "inference", "evaluate", "--corpus", space.folder / "corpus.yaml", "--json",
-                             "--bootstrap", 200, *extra, *spec)
+    code, out, err = run_cli(
+        capsys,
+        "inference",
+        "evaluate",
+        "--corpus",
+        space.folder / "corpus.yaml",
+        "--json",
+        "--bootstrap",
+        200,
+        *extra,
+        *spec,
+    )
     assert (code, err) == (0, "")
     runs = json.loads(out)["runs"]
     for run in runs:
@@ -304,20 +406,33 @@ def measured(capsys, space: Workspace, *extra: str) -> dict:
     return runs
 
 
-def test_a_project_over_a_registered_store_builds_verifies_and_evaluates_as_over_sqlite(memory_kind, tmp_path,
-                                                                                         capsys):
-    sqlite, memory = workspace(tmp_path / "sqlite", None), workspace(tmp_path / "memory", "memory:x")
+def test_a_project_over_a_registered_store_builds_verifies_and_evaluates_as_over_sqlite(
+    memory_kind, tmp_path, capsys
+):
+    sqlite, memory = (
+        workspace(tmp_path / "sqlite", None),
+        workspace(tmp_path / "memory", "memory:x"),
+    )
     summaries = []
     for space in (sqlite, memory):
         code, out, err = run_cli(capsys, "inference", "build", "--json", "--spec", space.spec_path)
         assert (code, err) == (0, "")
         summary = json.loads(out)
-        summaries.append({name: summary[name] for name in ("identity", "rows", "embedded", "deleted", "dimension")})
+        summaries.append(
+            {
+                name: summary[name]
+                for name in ("identity", "rows", "embedded", "deleted", "dimension")
+            }
+        )
         code, out, err = run_cli(capsys, "inference", "verify", "--json", "--spec", space.spec_path)
         assert (code, err) == (0, "")
         verified = json.loads(out)
         assert (verified["coverage"], verified["freshness"], verified["orphans"]) == (1.0, 1.0, 0)
-    assert summaries[0] == summaries[1] and summaries[1]["rows"] == 10 and summaries[1]["embedded"] == 10
+    assert (
+        summaries[0] == summaries[1]
+        and summaries[1]["rows"] == 10
+        and summaries[1]["embedded"] == 10
+    )
     assert list(MEMORY) == ["x"] and len(MEMORY["x"].vectors[summaries[1]["identity"]]) == 10
     assert not (memory.folder / ".ptah").exists()  # nothing went to a SQLite file
 
@@ -325,7 +440,9 @@ def test_a_project_over_a_registered_store_builds_verifies_and_evaluates_as_over
         expected, got = measured(capsys, sqlite, *extra), measured(capsys, memory, *extra)
         assert got == expected
         assert [len(run["cases"]) for run in got] == [3] * runs
-    assert len(MEMORY["x"].queries[summaries[1]["identity"]]) == 3  # the query vectors were cached in it
+    assert (
+        len(MEMORY["x"].queries[summaries[1]["identity"]]) == 3
+    )  # the query vectors were cached in it
     assert len(MEMORY["x"].lexical) == 1
 
     memory.execute("UPDATE articles SET body = 'Changed.' WHERE id = 3")

@@ -15,8 +15,13 @@ from tests.cli.test_inference_cli import TEXT
 from tests.conftest import run_cli, spec_yaml
 from tests.hostile.files_project import make_project
 
-SPEC = spec_yaml(text=TEXT, generations={"docs": {"model": "ptah/deterministic", "dimension": 16},
-                                         "small": {"model": "ptah/deterministic", "dimension": 2}})
+SPEC = spec_yaml(
+    text=TEXT,
+    generations={
+        "docs": {"model": "ptah/deterministic", "dimension": 16},
+        "small": {"model": "ptah/deterministic", "dimension": 2},
+    },
+)
 CORPUS = """\
 version: 1
 default_k: 1
@@ -35,10 +40,26 @@ def make_ci_project(folder: Path) -> Path:
     make_project(folder)  # the three-row source, generation docs built
     (folder / "ptah.yaml").write_text(SPEC)
     (folder / "corpus.yaml").write_text(CORPUS)
-    assert run_cli(None, "inference", "build", "small", "--spec", folder / "ptah.yaml", "--quiet").code == 0
-    assert run_cli(None, *evaluate(folder, "-g", "docs", "--output", folder / "base.json", "--json")).code == 1
+    assert (
+        run_cli(None, "inference", "build", "small", "--spec", folder / "ptah.yaml", "--quiet").code
+        == 0
+    )
+    assert (
+        run_cli(
+            None, *evaluate(folder, "-g", "docs", "--output", folder / "base.json", "--json")
+        ).code
+        == 1
+    )
     return folder
 
 
 def evaluate(folder: Path, *extra) -> list:
-    return ["inference", "evaluate", "--spec", folder / "ptah.yaml", "--corpus", folder / "corpus.yaml", *extra]
+    return [
+        "inference",
+        "evaluate",
+        "--spec",
+        folder / "ptah.yaml",
+        "--corpus",
+        folder / "corpus.yaml",
+        *extra,
+    ]

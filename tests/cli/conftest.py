@@ -18,7 +18,9 @@ CORPUS = REPO / "corpora" / "support.yaml"  # the example's corpus
 BASELINE = EXAMPLE / "baseline.json"  # its checked-in report
 
 
-def ptah_process(*argv, cwd: Path | None = None, path: Path | None = None) -> subprocess.CompletedProcess:
+def ptah_process(
+    *argv, cwd: Path | None = None, path: Path | None = None
+) -> subprocess.CompletedProcess:
     """The ptah CLI in a new process, ``path`` on PYTHONPATH; prints the heavy modules it imported last on stderr."""
     script = (
         "import sys\nfrom ptah.cli import main\n"
@@ -27,8 +29,14 @@ def ptah_process(*argv, cwd: Path | None = None, path: Path | None = None) -> su
         "print('exit', code, 'heavy', heavy, file=sys.stderr)\nraise SystemExit(code)\n"
     )
     env = os.environ | ({"PYTHONPATH": str(path)} if path is not None else {})
-    return subprocess.run([sys.executable, "-c", script, *map(str, argv)], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", script, *map(str, argv)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+    )
 
 
 def evaluate(project: Path, *extra, corpus: Path = CORPUS) -> list:
@@ -49,5 +57,10 @@ def example_project(tmp_path_factory) -> Path:
     """A copy of examples/support with generations title-body and body-only built (shared: restore what you change)."""
     folder = copy_example(tmp_path_factory.mktemp("support"))
     for name in ("title-body", "body-only"):
-        assert run_cli(None, "inference", "build", name, "--spec", folder / "ptah.yaml", "--quiet").code == 0
+        assert (
+            run_cli(
+                None, "inference", "build", name, "--spec", folder / "ptah.yaml", "--quiet"
+            ).code
+            == 0
+        )
     return folder

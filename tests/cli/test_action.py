@@ -28,9 +28,13 @@ def test_the_action_installs_ptah_from_its_checkout_with_the_cpu_torch():
     install = step("install ptah from the action's checkout")
     script = install["run"]
     assert 'target="$GITHUB_ACTION_PATH"' in script
-    assert "pip install ptah" not in script and "ptah-eval" not in script  # never the other project's name
+    assert (
+        "pip install ptah" not in script and "ptah-eval" not in script
+    )  # never the other project's name
     assert ACTION["inputs"]["torch-index"]["default"] == "https://download.pytorch.org/whl/cpu"
-    for current in ACTION["runs"]["steps"]:  # inputs reach scripts through env, never spliced into the script
+    for current in ACTION["runs"][
+        "steps"
+    ]:  # inputs reach scripts through env, never spliced into the script
         assert "${{" not in current.get("run", "")
 
 
@@ -51,20 +55,48 @@ def test_the_evaluate_step_fails_the_job_and_reports_like_a_ci_expects(runner, t
     project = make_ci_project(tmp_path / "repo")
     summary, outputs = tmp_path / "summary.md", tmp_path / "outputs.txt"
     summary.write_text("")
-    inputs = {"SPEC": "ptah.yaml", "CORPUS": "corpus.yaml", "BASELINE": "base.json", "MAX_DROP": "recall=0.1 nDCG=0.3",
-              "GENERATIONS": "small", "HOLES": "misses", "ARGS": "--correction none", "OUTPUT": "report.json", "JUNIT": "junit.xml", "MARKDOWN": "", "HTML": "page.html"}
-    env = {**os.environ, **inputs, "PATH": f"{runner / 'bin'}:{os.environ['PATH']}", "PYTHONPATH": str(REPO),
-           "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(project), "GITHUB_STEP_SUMMARY": str(summary),
-           "GITHUB_OUTPUT": str(outputs), "RUNNER_TEMP": str(tmp_path)}
-    result = subprocess.run(["bash", "-c", step("evaluate")["run"]], cwd=project, env=env, capture_output=True,
-                            text=True, timeout=120)
+    inputs = {
+        "SPEC": "ptah.yaml",
+        "CORPUS": "corpus.yaml",
+        "BASELINE": "base.json",
+        "MAX_DROP": "recall=0.1 nDCG=0.3",
+        "GENERATIONS": "small",
+        "HOLES": "misses",
+        "ARGS": "--correction none",
+        "OUTPUT": "report.json",
+        "JUNIT": "junit.xml",
+        "MARKDOWN": "",
+        "HTML": "page.html",
+    }
+    env = {
+        **os.environ,
+        **inputs,
+        "PATH": f"{runner / 'bin'}:{os.environ['PATH']}",
+        "PYTHONPATH": str(REPO),
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_WORKSPACE": str(project),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_OUTPUT": str(outputs),
+        "RUNNER_TEMP": str(tmp_path),
+    }
+    result = subprocess.run(
+        ["bash", "-c", step("evaluate")["run"]],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 1, result.stderr
     assert outputs.read_text() == "verdict=fail\n"
     report = json.loads((project / "report.json").read_text())
     drops = [gate for gate in report["gates"] if gate["name"].startswith("max-")]
-    assert {gate["holes"]["policy"] for gate in drops} == {"misses"}  # the holes input reached evaluate
-    assert sorted(p.name for p in project.iterdir() if p.suffix in (".json", ".xml", ".html", ".md")) == [
-        "base.json", "junit.xml", "page.html", "report.json"]
+    assert {gate["holes"]["policy"] for gate in drops} == {
+        "misses"
+    }  # the holes input reached evaluate
+    assert sorted(
+        p.name for p in project.iterdir() if p.suffix in (".json", ".xml", ".html", ".md")
+    ) == ["base.json", "junit.xml", "page.html", "report.json"]
     assert summary.read_text().startswith("## ptah evaluate: FAIL: 4 of 4 gates failed\n")
     annotations = [line for line in result.stderr.splitlines() if line.startswith("::error ")]
     assert [line.split("::")[1] for line in annotations] == [

@@ -10,8 +10,8 @@ from contextlib import redirect_stderr, redirect_stdout
 import pytest
 
 from ptah.cli import main
-from ptah.render.markdown import render_markdown
 from ptah.core.report import Report
+from ptah.render.markdown import render_markdown
 from tests.cli.ci_project import evaluate, make_ci_project
 from tests.render.reports import valid_junit
 
@@ -41,12 +41,33 @@ def regressed(tmp_path_factory):
     folder = make_ci_project(tmp_path_factory.mktemp("ci"))
     summary = folder / "summary.md"
     summary.write_text("earlier step\n")
-    code, out, err = ptah(*evaluate(folder, "-g", "small", "--baseline", folder / "base.json", "--max-recall-drop", "0.1",
-                                    "--junit", folder / "report.xml", "--markdown", folder / "report.md",
-                                    "--html", folder / "report.html", "--output", folder / "report.json"),
-                          env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": summary, "GITHUB_WORKSPACE": folder})
-    return {"folder": folder, "code": code, "out": out, "err": err,
-            "report": json.loads((folder / "report.json").read_text())}
+    code, out, err = ptah(
+        *evaluate(
+            folder,
+            "-g",
+            "small",
+            "--baseline",
+            folder / "base.json",
+            "--max-recall-drop",
+            "0.1",
+            "--junit",
+            folder / "report.xml",
+            "--markdown",
+            folder / "report.md",
+            "--html",
+            folder / "report.html",
+            "--output",
+            folder / "report.json",
+        ),
+        env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": summary, "GITHUB_WORKSPACE": folder},
+    )
+    return {
+        "folder": folder,
+        "code": code,
+        "out": out,
+        "err": err,
+        "report": json.loads((folder / "report.json").read_text()),
+    }
 
 
 def test_the_run_fails_its_gates_with_exit_1(regressed):
@@ -68,18 +89,30 @@ def test_junit_is_valid_and_each_failed_case_says_where_its_key_went(regressed):
         ("c3", "ptah.small.vector", str(regressed["folder"] / "corpus.yaml"), "9"),
     ]
     assert [(f.get("type"), f.get("message")) for c in cases for f in c.findall("failure")] == [
-        ("required", C1), ("required", C2)]
-    assert cases[1].find("failure").text == "query: reset password\n" + C2.replace("; forbidden", "\nforbidden") + "\ntop 1: 3"
+        ("required", C1),
+        ("required", C2),
+    ]
+    assert (
+        cases[1].find("failure").text
+        == "query: reset password\n" + C2.replace("; forbidden", "\nforbidden") + "\ntop 1: 3"
+    )
     properties = {p.get("name"): p.get("value") for p in suites[0].find("properties")}
     generation = report["runs"][0]["generation"]
     assert properties == {
-        "generation": "small", "identity": generation["identity"], "model": "ptah/deterministic", "channel": "vector",
-        "search": "exact", "corpus_digest": report["corpus"]["digest"], "corpus": report["corpus"]["path"],
-        "created_at": report["created_at"], "verdict": "fail",
+        "generation": "small",
+        "identity": generation["identity"],
+        "model": "ptah/deterministic",
+        "channel": "vector",
+        "search": "exact",
+        "corpus_digest": report["corpus"]["digest"],
+        "corpus": report["corpus"]["path"],
+        "created_at": report["created_at"],
+        "verdict": "fail",
     }
     gates = suites[1].findall("testcase")
     assert [(g.get("name"), g.find("failure").get("message")) for g in gates] == [
-        (f"{gate['name']} (small)", gate["detail"]) for gate in report["gates"]]
+        (f"{gate['name']} (small)", gate["detail"]) for gate in report["gates"]
+    ]
     total = report["timings"]["total"]
     assert float(root.get("time")) == pytest.approx(total, abs=1e-6)
     assert sum(float(c.get("time")) for c in cases) == pytest.approx(total, abs=1e-5)
@@ -93,10 +126,14 @@ def test_the_markdown_summary_holds_verdict_deltas_intervals_and_the_flipped_cas
     lines = text.splitlines()
     assert lines[0] == "## ptah evaluate: FAIL: 3 of 3 gates failed"
     assert "| `small (vector)` | 0.5000 | 0.6667 | 0.6667 | 1.0000 |" in lines
-    assert (f"| recall | 0.8333 | 0.5000 | -0.3333 | [{interval['low']:+.4f}, {interval['high']:+.4f}] | "
-            f"{stats['test']['p_value']:.4f} | {stats['finding']} |") in lines
-    assert ("- `c2` in `small` against `baseline docs`: **now failing**; query `reset password`; "
-            f"now: `{C2}`") in lines
+    assert (
+        f"| recall | 0.8333 | 0.5000 | -0.3333 | [{interval['low']:+.4f}, {interval['high']:+.4f}] | "
+        f"{stats['test']['p_value']:.4f} | {stats['finding']} |"
+    ) in lines
+    assert (
+        "- `c2` in `small` against `baseline docs`: **now failing**; query `reset password`; "
+        f"now: `{C2}`"
+    ) in lines
     assert f"- `c1` in `small (vector)`: query `cancel my plan`; `{C1}`" in lines
     assert "http" not in text and "<" not in text and "](" not in text  # no link, no HTML
     assert text == render_markdown(Report.from_dict(report))
@@ -126,22 +163,32 @@ def test_no_annotation_and_no_summary_outside_github(regressed, tmp_path):
 
 
 def test_an_unappendable_step_summary_is_a_warning_and_the_verdict_stands(regressed, tmp_path):
-    code, _out, err = ptah(*evaluate(regressed["folder"], "-g", "docs"), env={"GITHUB_STEP_SUMMARY": tmp_path})
+    code, _out, err = ptah(
+        *evaluate(regressed["folder"], "-g", "docs"), env={"GITHUB_STEP_SUMMARY": tmp_path}
+    )
     assert code == 1
-    assert err == (f"ptah: warning: the summary was not appended: GITHUB_STEP_SUMMARY {tmp_path}: is a folder; "
-                   "ptah appends only to a regular file\n")
+    assert err == (
+        f"ptah: warning: the summary was not appended: GITHUB_STEP_SUMMARY {tmp_path}: is a folder; "
+        "ptah appends only to a regular file\n"
+    )
     full = tmp_path / "full.md"
     full.write_bytes(b"x" * (1024 * 1024 - 10))
-    code, _out, err = ptah(*evaluate(regressed["folder"], "-g", "docs"), env={"GITHUB_STEP_SUMMARY": full})
+    code, _out, err = ptah(
+        *evaluate(regressed["folder"], "-g", "docs"), env={"GITHUB_STEP_SUMMARY": full}
+    )
     assert code == 1
-    assert err.startswith(f"ptah: warning: the summary was not appended: GITHUB_STEP_SUMMARY {full}: holds 1,048,566 bytes; ")
+    assert err.startswith(
+        f"ptah: warning: the summary was not appended: GITHUB_STEP_SUMMARY {full}: holds 1,048,566 bytes; "
+    )
     assert err.endswith(" more would pass its limit of 1,048,576\n")
     assert full.stat().st_size == 1024 * 1024 - 10
 
 
 def test_a_summary_file_that_does_not_exist_yet_is_created(regressed, tmp_path):
     summary = tmp_path / "new.md"
-    code, _out, err = ptah(*evaluate(regressed["folder"], "-g", "docs"), env={"GITHUB_STEP_SUMMARY": summary})
+    code, _out, err = ptah(
+        *evaluate(regressed["folder"], "-g", "docs"), env={"GITHUB_STEP_SUMMARY": summary}
+    )
     assert (code, err) == (1, "")
     assert summary.read_text().startswith("## ptah evaluate: FAIL: 1 of 2 gates failed\n")
 

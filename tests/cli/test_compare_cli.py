@@ -13,21 +13,41 @@ from tests.cli.conftest import BASELINE, REPO, evaluate
 SCHEMA = json.loads(resources.files("ptah").joinpath("schemas/report.schema.json").read_text())
 
 
-def test_two_generations_side_by_side_say_which_is_better_by_how_much_and_on_which_cases(example_project, cli, tmp_path):
+def test_two_generations_side_by_side_say_which_is_better_by_how_much_and_on_which_cases(
+    example_project, cli, tmp_path
+):
     output = tmp_path / "report.json"
-    code, out, err = cli(*evaluate(example_project, "-g", "title-body", "-g", "body-only", "--baseline", BASELINE,
-                              "--output", output))
+    code, out, err = cli(
+        *evaluate(
+            example_project,
+            "-g",
+            "title-body",
+            "-g",
+            "body-only",
+            "--baseline",
+            BASELINE,
+            "--output",
+            output,
+        )
+    )
     assert code == 1, err  # body-only misses required keys: its gate fails
     report = json.loads(output.read_text())
     jsonschema.validate(report, SCHEMA)
     comparison = report["comparison"]
     assert comparison["reference"] == "title-body"
-    assert comparison["statistics"]["seed"] == 0 and comparison["statistics"]["bootstrap"]["resamples"] == 10_000
+    assert (
+        comparison["statistics"]["seed"] == 0
+        and comparison["statistics"]["bootstrap"]["resamples"] == 10_000
+    )
     (candidate,) = comparison["candidates"]
     assert candidate["run"] == "body-only"
     ndcg = candidate["measures"]["ndcg"]
     runs = {r["generation"]["name"]: r for r in report["runs"]}
-    assert ndcg["delta"] == runs["body-only"]["aggregates"]["ndcg"]["value"] - runs["title-body"]["aggregates"]["ndcg"]["value"]
+    assert (
+        ndcg["delta"]
+        == runs["body-only"]["aggregates"]["ndcg"]["value"]
+        - runs["title-body"]["aggregates"]["ndcg"]["value"]
+    )
     assert ndcg["wins"] + ndcg["ties"] + ndcg["losses"] == 25
     assert ndcg["interval"]["low"] <= ndcg["delta"] <= ndcg["interval"]["high"]
     # worse on the judged keys (p < 0.05), but the example corpus leaves most of each top k unjudged: 4 of the 118
@@ -41,26 +61,42 @@ def test_two_generations_side_by_side_say_which_is_better_by_how_much_and_on_whi
     changed = candidate["cases_changed"]
     flips = [c["id"] for c in changed if c["flipped"]]
     assert flips and [c["id"] for c in changed[: len(flips)]] == flips  # flips listed first
-    assert candidate["flipped"]["now_failing"] == runs["body-only"]["aggregates"]["required"]["failed"]
+    assert (
+        candidate["flipped"]["now_failing"] == runs["body-only"]["aggregates"]["required"]["failed"]
+    )
     # the terminal says it in words, with the interval and the p-value
     assert "side by side against title-body (the reference)" in out
     words = " ".join(out.split())  # rich wraps long lines at the terminal's width
-    assert (f"body-only vs title-body: nDCG {ndcg['delta']:+.4f} on the judged rows is worse: p = 0.0038, 11 of 15 "
-            f"changed cases worse (95% CI {interval_text(ndcg['interval'])}); inconclusive: 4 of 118 plausible holes, "
-            f"taken relevant, would change it; judge a random sample of both runs' holes to settle it: `{command}`"
-            in words)
-    assert "worse on judged rows; inconclusive (4 of 118 plausible holes)" in words  # the table's cell
+    assert (
+        f"body-only vs title-body: nDCG {ndcg['delta']:+.4f} on the judged rows is worse: p = 0.0038, 11 of 15 "
+        f"changed cases worse (95% CI {interval_text(ndcg['interval'])}); inconclusive: 4 of 118 plausible holes, "
+        f"taken relevant, would change it; judge a random sample of both runs' holes to settle it: `{command}`"
+        in words
+    )
+    assert (
+        "worse on judged rows; inconclusive (4 of 118 plausible holes)" in words
+    )  # the table's cell
     assert f"{flips[0]}: " in out and "now failing" in out
     # the baseline comparison still covers each run, now with its significance
     same, worse = report["baseline"]["comparisons"]
     assert (same["against"], worse["against"]) == ("title-body", "body-only")
-    assert same["significance"]["ndcg"]["test"]["p_value"] == 1.0  # the baseline's rankings, reproduced
+    assert (
+        same["significance"]["ndcg"]["test"]["p_value"] == 1.0
+    )  # the baseline's rankings, reproduced
     # the checked-in baseline is re-scored from its rankings, so its holes are known and can decide a finding
     # the same rankings: a hole lifts both alike, so nothing can change the finding
     assert (same["significance"]["ndcg"]["finding"], same["significance"]["ndcg"]["judged"]) == (
-        "no clear difference", "no clear difference")
-    assert (worse["significance"]["ndcg"]["finding"], worse["significance"]["ndcg"]["judged"]) == ("inconclusive", "worse")
-    assert f"--baseline {BASELINE} -g body-only --spec {spec}" in worse["significance"]["ndcg"]["settle"]["command"]
+        "no clear difference",
+        "no clear difference",
+    )
+    assert (worse["significance"]["ndcg"]["finding"], worse["significance"]["ndcg"]["judged"]) == (
+        "inconclusive",
+        "worse",
+    )
+    assert (
+        f"--baseline {BASELINE} -g body-only --spec {spec}"
+        in worse["significance"]["ndcg"]["settle"]["command"]
+    )
     against = worse["significance"]["ndcg"]
     assert f"CI {against['interval']['low']:+.4f}..{against['interval']['high']:+.4f}" in words
     assert f"p = {against['test']['p_value']:.4f} worse" in words
@@ -68,12 +104,27 @@ def test_two_generations_side_by_side_say_which_is_better_by_how_much_and_on_whi
 
 def test_the_lexical_channel_end_to_end_with_a_seed(example_project, cli, tmp_path):
     output = tmp_path / "report.json"
-    code, out, err = cli(*evaluate(example_project, "--channel", "vector", "--channel", "lexical",
-                                   "--bootstrap", "2000", "--seed", "7", "--output", output))
+    code, out, err = cli(
+        *evaluate(
+            example_project,
+            "--channel",
+            "vector",
+            "--channel",
+            "lexical",
+            "--bootstrap",
+            "2000",
+            "--seed",
+            "7",
+            "--output",
+            output,
+        )
+    )
     assert code == 1, err  # BM25 without stemming misses paraphrased questions' required keys
     report = json.loads(output.read_text())
     assert [(r["generation"]["name"], r["search"]["channel"]) for r in report["runs"]] == [
-        ("title-body", "vector"), ("lexical:title-body", "lexical")]
+        ("title-body", "vector"),
+        ("lexical:title-body", "lexical"),
+    ]
     lexical = report["runs"][1]
     assert lexical["generation"]["rows"] == 187 and lexical["search"]["similarity"] == "bm25"
     assert report["comparison"]["statistics"]["seed"] == 7
@@ -93,8 +144,19 @@ def test_asking_for_what_does_not_exist_exits_2(example_project, cli):
 def test_the_readmes_slice_sentences_are_what_its_commands_show(example_project, cli, tmp_path):
     readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
     # against the checked-in baseline (no tags then): the slice means, and no slice compared
-    code, out, err = cli(*evaluate(example_project, "--generation", "body-only", "--baseline", BASELINE,
-                                   "--max-recall-drop", "0.02", "--output", tmp_path / "gated.json"))
+    code, out, err = cli(
+        *evaluate(
+            example_project,
+            "--generation",
+            "body-only",
+            "--baseline",
+            BASELINE,
+            "--max-recall-drop",
+            "0.02",
+            "--output",
+            tmp_path / "gated.json",
+        )
+    )
     assert code == 1, err
     gated = json.loads((tmp_path / "gated.json").read_text())
     (run,) = gated["runs"]
@@ -102,15 +164,29 @@ def test_the_readmes_slice_sentences_are_what_its_commands_show(example_project,
     assert (billing["value"], billing["denominator"]) == (0.5, 4)
     assert not gated["baseline"]["comparisons"][0]["slices"]["billing"]["comparable"]
     assert "the baseline has no slice of this tag" in " ".join(out.split())
-    assert (f"body-only's nDCG is {billing['value']:.4f} on `billing`'s 4 cases, "
-            f"{run['aggregates']['ndcg']['value']:.4f} over all 25" in readme)
+    assert (
+        f"body-only's nDCG is {billing['value']:.4f} on `billing`'s 4 cases, "
+        f"{run['aggregates']['ndcg']['value']:.4f} over all 25" in readme
+    )
     # side by side: where it broke
-    code, out, err = cli(*evaluate(example_project, "-g", "title-body", "-g", "body-only", "--output",
-                                   tmp_path / "side.json"))
+    code, out, err = cli(
+        *evaluate(
+            example_project,
+            "-g",
+            "title-body",
+            "-g",
+            "body-only",
+            "--output",
+            tmp_path / "side.json",
+        )
+    )
     assert code == 1, err
     (candidate,) = json.loads((tmp_path / "side.json").read_text())["comparison"]["candidates"]
     slices = candidate["slices"]
-    assert [round(slices[tag]["measures"]["ndcg"]["delta"], 4) for tag in ("billing", "mobile", "data")] == [
-        -0.3801, 0.0, 0.0]
-    assert (f"Its nDCG falls {-candidate['measures']['ndcg']['delta']:.4f} over all 25 cases, but 0.3801 on "
-            "`billing` and not at all on `mobile` or `data`" in readme)
+    assert [
+        round(slices[tag]["measures"]["ndcg"]["delta"], 4) for tag in ("billing", "mobile", "data")
+    ] == [-0.3801, 0.0, 0.0]
+    assert (
+        f"Its nDCG falls {-candidate['measures']['ndcg']['delta']:.4f} over all 25 cases, but 0.3801 on "
+        "`billing` and not at all on `mobile` or `data`" in readme
+    )

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-
-GOOD = 'version: 1\ndefault_k: 5\ncases:\n  - {id: a, query: "How do I cancel?", required: ["17"]}\n'
+GOOD = (
+    'version: 1\ndefault_k: 5\ncases:\n  - {id: a, query: "How do I cancel?", required: ["17"]}\n'
+)
 # sha256sum of the canonical form {"cases":[{"forbidden":[],"id":"a","k":5,"query":"How do I cancel?","relevant":[["17",1.0]],"required":["17"]}],"format":"ptah-corpus@1"}
 GOOD_DIGEST = "sha256:8516f4092c73267f4f2d1bbc6804856e6e6a199921e2b14851b4f31e0bc8c995"
 BAD = 'version: 1\ndefault_k: 5\ncases:\n  - {id: a, query: "", requried: ["17"]}\n'
@@ -47,10 +48,19 @@ def test_validate_json(files, cli):
     assert code == 2
     report = json.loads(out)
     assert report["valid"] is False
-    assert report["files"][0] == {"path": str(good), "valid": True, "digest": GOOD_DIGEST, "cases": 1, "problems": []}
+    assert report["files"][0] == {
+        "path": str(good),
+        "valid": True,
+        "digest": GOOD_DIGEST,
+        "cases": 1,
+        "problems": [],
+    }
     assert report["files"][1]["valid"] is False
     assert report["files"][1]["problems"][0] == {
-        "path": str(bad), "line": 4, "case": "a", "field": "requried",
+        "path": str(bad),
+        "line": 4,
+        "case": "a",
+        "field": "requried",
         "message": 'unknown field in a case; did you mean "required"?',
     }
 

@@ -17,7 +17,9 @@ def project(example_project):
 
 def test_the_checked_in_baseline_passes_with_the_gate(project, cli, tmp_path):
     output = tmp_path / "report.json"
-    code, out, err = cli(*evaluate(project, "--baseline", BASELINE, "--max-recall-drop", "0.02", "--output", output))
+    code, out, err = cli(
+        *evaluate(project, "--baseline", BASELINE, "--max-recall-drop", "0.02", "--output", output)
+    )
     assert code == 0, out + err
     assert "verdict: pass" in out
     report = json.loads(output.read_text())
@@ -34,7 +36,18 @@ def test_the_checked_in_baseline_passes_with_the_gate(project, cli, tmp_path):
 
 
 def test_a_worse_generation_fails_the_gate_with_exit_1(project, cli):
-    code, out, err = cli(*evaluate(project, "--generation", "body-only", "--baseline", BASELINE, "--max-recall-drop", "0.0", "--json"))
+    code, out, err = cli(
+        *evaluate(
+            project,
+            "--generation",
+            "body-only",
+            "--baseline",
+            BASELINE,
+            "--max-recall-drop",
+            "0.0",
+            "--json",
+        )
+    )
     assert code == 1
     report = json.loads(out)
     gate = next(g for g in report["gates"] if g["name"] == "max-recall-drop")
@@ -54,7 +67,9 @@ def test_a_corpus_edited_by_one_character_is_incomparable(project, cli, tmp_path
 
 def test_warm_cache_evaluate_never_imports_torch(project, cli):
     """Every query vector cached: no model is loaded, so neither torch nor sentence-transformers is imported."""
-    cli(*evaluate(project, "--json"))  # warms the cache (the module fixture's builds did not embed queries)
+    cli(
+        *evaluate(project, "--json")
+    )  # warms the cache (the module fixture's builds did not embed queries)
     result = ptah_process(*evaluate(project, "--json"))
     assert result.stderr.strip().splitlines()[-1] == "exit 0 heavy []"
     assert json.loads(result.stdout)["runs"][0]["generation"]["queries_from_cache"] == 25
@@ -63,7 +78,11 @@ def test_warm_cache_evaluate_never_imports_torch(project, cli):
 def test_trec_run_and_qrels_reproduce_the_report_in_pytrec_eval(project, cli, tmp_path):
     import pytrec_eval
 
-    report_path, run_path, qrels_path = tmp_path / "r.json", tmp_path / "run.txt", tmp_path / "qrels.txt"
+    report_path, run_path, qrels_path = (
+        tmp_path / "r.json",
+        tmp_path / "run.txt",
+        tmp_path / "qrels.txt",
+    )
     code, _, _ = cli(*evaluate(project, "--output", report_path, "--trec-run", run_path))
     assert code == 0
     assert cli("corpus", "export-qrels", CORPUS, qrels_path)[0] == 0
@@ -78,14 +97,18 @@ def test_trec_run_and_qrels_reproduce_the_report_in_pytrec_eval(project, cli, tm
     report = json.loads(report_path.read_text())
     for case in report["runs"][0]["cases"]:
         k = case["k"]
-        measures = pytrec_eval.RelevanceEvaluator({case["id"]: qrels[case["id"]]}, {f"recall.{k}", f"ndcg_cut.{k}", "recip_rank"})
+        measures = pytrec_eval.RelevanceEvaluator(
+            {case["id"]: qrels[case["id"]]}, {f"recall.{k}", f"ndcg_cut.{k}", "recip_rank"}
+        )
         theirs = measures.evaluate({case["id"]: trec_run[case["id"]]})[case["id"]]
         assert theirs[f"recall_{k}"] == pytest.approx(case["metrics"]["recall"], abs=1e-9)
         assert theirs[f"ndcg_cut_{k}"] == pytest.approx(case["metrics"]["ndcg"], abs=1e-9)
         assert theirs["recip_rank"] == pytest.approx(case["metrics"]["mrr"], abs=1e-9)
 
 
-def test_an_output_that_is_a_folder_is_refused_with_exit_2_before_evaluating(project, cli, tmp_path):
+def test_an_output_that_is_a_folder_is_refused_with_exit_2_before_evaluating(
+    project, cli, tmp_path
+):
     code, out, err = cli(*evaluate(project, "--output", tmp_path))
     assert code == 2
     assert err == f"--output {tmp_path}: is a folder; give the path of a file to write\n"

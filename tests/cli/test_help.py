@@ -17,8 +17,10 @@ import typer
 from ptah.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = {page.relative_to(ROOT).as_posix(): page.read_text(encoding="utf-8")
-        for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]}
+DOCS = {
+    page.relative_to(ROOT).as_posix(): page.read_text(encoding="utf-8")
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+}
 
 
 def walk(command, path: tuple[str, ...] = ()):
@@ -53,9 +55,12 @@ def label(path: tuple[str, ...]) -> str:
 
 def test_the_walk_finds_every_command():
     assert len(COMMANDS) >= 10
-    assert {("inference", "evaluate"), ("inference", "index"), ("corpus", "export-qrels"), ("import", "beir")} <= {
-        path for path, _ in COMMANDS
-    }
+    assert {
+        ("inference", "evaluate"),
+        ("inference", "index"),
+        ("corpus", "export-qrels"),
+        ("import", "beir"),
+    } <= {path for path, _ in COMMANDS}
 
 
 @pytest.mark.parametrize("path, command", TREE, ids=[label(path) for path, _ in TREE])
@@ -75,9 +80,13 @@ def test_every_group_and_command_answers_help_with_its_options_and_commands(path
     assert missing == []
 
 
-@pytest.mark.parametrize("path", [path for path, _ in COMMANDS], ids=[label(path) for path, _ in COMMANDS])
+@pytest.mark.parametrize(
+    "path", [path for path, _ in COMMANDS], ids=[label(path) for path, _ in COMMANDS]
+)
 def test_every_command_is_in_the_commands_table(path):
-    assert f"`{label(path)}" in DOCS["docs/commands.md"], f"{label(path)} is not in docs/commands.md's table"
+    assert f"`{label(path)}" in DOCS["docs/commands.md"], (
+        f"{label(path)} is not in docs/commands.md's table"
+    )
 
 
 @pytest.mark.parametrize(

@@ -34,10 +34,30 @@ def screenshot(page: Path, png: Path) -> tuple[int, int]:
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     folder = make_ci_project(tmp_path_factory.mktemp("baseline-page"))
-    code, _out, _err = ptah(*evaluate(folder, "-g", "small", "--baseline", folder / "base.json", "--max-recall-drop",
-                                      "0.1", "--output", folder / "now.json", "--html", folder / "now.html"))
+    code, _out, _err = ptah(
+        *evaluate(
+            folder,
+            "-g",
+            "small",
+            "--baseline",
+            folder / "base.json",
+            "--max-recall-drop",
+            "0.1",
+            "--output",
+            folder / "now.json",
+            "--html",
+            folder / "now.html",
+        )
+    )
     assert code == 1
-    code, _out, _err = ptah("report", "trend", folder / "base.json", folder / "now.json", "--html", folder / "trend.html")
+    code, _out, _err = ptah(
+        "report",
+        "trend",
+        folder / "base.json",
+        folder / "now.json",
+        "--html",
+        folder / "trend.html",
+    )
     assert code == 0
     return folder
 
@@ -53,8 +73,13 @@ def test_the_single_run_page_shows_every_baseline_number_the_terminal_shows(page
     comparison = report["baseline"]["comparisons"][0]
     for key, entry in comparison["aggregates"].items():
         stats = comparison["significance"][key]
-        expected = {"baseline": entry["baseline"], "current": entry["current"], "baseline-delta": entry["delta"],
-                    "delta": entry["delta"], "baseline-p": stats["test"]["p_value"]}
+        expected = {
+            "baseline": entry["baseline"],
+            "current": entry["current"],
+            "baseline-delta": entry["delta"],
+            "delta": entry["delta"],
+            "baseline-p": stats["test"]["p_value"],
+        }
         for field, value in expected.items():
             cell = found[("small", key, field)]
             assert cell["data-value"] == repr(value), (key, field)
@@ -64,11 +89,16 @@ def test_the_single_run_page_shows_every_baseline_number_the_terminal_shows(page
         assert f"[{interval['low']:+.4f}, {interval['high']:+.4f}]" in dom
     assert comparison["aggregates"]["recall"]["delta"] == pytest.approx(0.5 - 2.5 / 3)
     assert "1 case changed against the baseline (1 now failing, 0 now passing)" in dom
-    assert '<tr data-case="c2"><td class="l"><b>c2</b> <span class="flip">now failing</span></td>' in dom
+    assert (
+        '<tr data-case="c2"><td class="l"><b>c2</b> <span class="flip">now failing</span></td>'
+        in dom
+    )
     # failing cases first (the one that flipped before the other), opened; the passing case after them
     order = [dom.index(f"<summary><b>{case}</b>") for case in ("c2", "c1", "c3")]
     assert order == sorted(order)
-    assert dom.count('<details class="case" data-changed="no" open="">') == 1  # c1: failing, unchanged
+    assert (
+        dom.count('<details class="case" data-changed="no" open="">') == 1
+    )  # c1: failing, unchanged
 
 
 @needs_chromium
@@ -80,5 +110,7 @@ def test_screenshots_of_the_baseline_page_and_the_trend_page(pages):
     assert console == []
     report = json.loads((pages / "now.json").read_text())
     value = report["runs"][0]["aggregates"]["recall"]["value"]
-    assert f'data-series="small [vector]" data-measure="recall" data-created="{report["created_at"]}" ' \
-           f'data-value="{value!r}"' in dom
+    assert (
+        f'data-series="small [vector]" data-measure="recall" data-created="{report["created_at"]}" '
+        f'data-value="{value!r}"' in dom
+    )

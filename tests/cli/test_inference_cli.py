@@ -17,7 +17,11 @@ from tests.services.test_build import SLOW_MODEL, slow_build_of
 
 TEXT = "{title}: {body}"
 SPEC = spec_yaml(text=TEXT)
-ROWS = [(1, "Cancel", "open billing and cancel"), (2, "Password", "use the reset link"), (3, "Invoices", "export as pdf")]
+ROWS = [
+    (1, "Cancel", "open billing and cancel"),
+    (2, "Password", "use the reset link"),
+    (3, "Invoices", "export as pdf"),
+]
 
 
 @pytest.fixture
@@ -43,7 +47,12 @@ def identity_of(spec) -> str:
 
 
 def test_python_dash_m_ptah_runs_the_cli():
-    done = subprocess.run([sys.executable, "-m", "ptah", "inference", "--help"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "ptah", "inference", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0
     assert "build" in done.stdout and "verify" in done.stdout and "search" in done.stdout
 
@@ -53,8 +62,15 @@ def test_build_json_summary_then_verify_is_ok(spec, cli):
     assert (code, err) == (0, "")
     summary = json.loads(out)
     assert summary.pop("seconds") >= 0
-    assert summary == {"generation": "docs", "identity": identity_of(spec), "rows": 3, "embedded": 3, "deleted": 0,
-                       "unchanged": 0, "dimension": 16}
+    assert summary == {
+        "generation": "docs",
+        "identity": identity_of(spec),
+        "rows": 3,
+        "embedded": 3,
+        "deleted": 0,
+        "unchanged": 0,
+        "dimension": 16,
+    }
     code, out, err = cli("inference", "verify", "--spec", str(spec))
     assert (code, err) == (0, "")
     assert out.splitlines()[-1] == "ok: complete and fresh"
@@ -63,7 +79,9 @@ def test_build_json_summary_then_verify_is_ok(spec, cli):
 def test_build_is_quiet_off_a_terminal_and_silent_with_quiet(spec, cli):
     code, out, err = cli("inference", "build", "--spec", str(spec))
     assert (code, err) == (0, "")
-    assert out.startswith(f"generation docs ({identity_of(spec)}): 3 rows, 3 embedded, 0 unchanged, 0 deleted in ")
+    assert out.startswith(
+        f"generation docs ({identity_of(spec)}): 3 rows, 3 embedded, 0 unchanged, 0 deleted in "
+    )
     update(spec, "UPDATE articles SET body = 'changed' WHERE id = 2")
     assert cli("inference", "build", "--spec", str(spec), "--quiet") == (0, "", "")
 
@@ -95,7 +113,12 @@ def test_verify_after_an_update_lists_the_stale_row_and_exits_1(spec, cli):
     code, out, _ = cli("inference", "verify", "--spec", str(spec), "--json")
     result = json.loads(out)
     assert code == 1
-    assert (result["stale"], result["missing"], result["stale_keys"], result["missing_keys"]) == (1, 1, ["3"], ["4"])
+    assert (result["stale"], result["missing"], result["stale_keys"], result["missing_keys"]) == (
+        1,
+        1,
+        ["3"],
+        ["4"],
+    )
 
 
 def test_verify_exits_3_when_the_source_database_is_missing(spec, cli):
@@ -125,25 +148,44 @@ def test_list_shows_identity_rows_and_coverage(spec, cli):
     code, out, _ = cli("inference", "list", "--spec", str(spec))
     identity = identity_of(spec)
     assert code == 0
-    assert out.splitlines() == [
-        "NAME  STATUS       IDENTITY             MODEL               VECTORS  ROWS  COVERAGE",
-        f"docs  partial 75%  {identity[:19]}  ptah/deterministic  3        4     75.00%",  # a row added: not current
-    ]
+    assert (
+        out.splitlines()
+        == [
+            "NAME  STATUS       IDENTITY             MODEL               VECTORS  ROWS  COVERAGE",
+            f"docs  partial 75%  {identity[:19]}  ptah/deterministic  3        4     75.00%",  # a row added: not current
+        ]
+    )
     code, out, _ = cli("inference", "list", "--spec", str(spec), "--json")
     (listing,) = json.loads(out)
-    assert (listing["identity"], listing["vectors"], listing["rows"], listing["covered"], listing["coverage"]) == (
-        identity, 3, 4, 3, 0.75)
+    assert (
+        listing["identity"],
+        listing["vectors"],
+        listing["rows"],
+        listing["covered"],
+        listing["coverage"],
+    ) == (identity, 3, 4, 3, 0.75)
 
 
 def test_search_prints_ranked_keys_and_scores(spec, cli):
     cli("inference", "build", "--spec", str(spec))
-    code, out, err = cli("inference", "search", "export invoices as pdf", "-k", "2", "--spec", str(spec), "--json")
+    code, out, err = cli(
+        "inference", "search", "export invoices as pdf", "-k", "2", "--spec", str(spec), "--json"
+    )
     assert (code, err) == (0, "")
     result = json.loads(out)
-    assert (result["generation"], result["query"], result["k"]) == ("docs", "export invoices as pdf", 2)
+    assert (result["generation"], result["query"], result["k"]) == (
+        "docs",
+        "export invoices as pdf",
+        2,
+    )
     # Deterministic 16-d vectors: cosines 0.9999999 (row 3), 0.3086067 (row 2), -0.1543034 (row 1).
-    assert [(r["rank"], r["key"], round(r["score"], 6)) for r in result["results"]] == [(1, "3", 1.0), (2, "2", 0.308607)]
-    code, out, _ = cli("inference", "search", "export invoices as pdf", "-k", "1", "--spec", str(spec))
+    assert [(r["rank"], r["key"], round(r["score"], 6)) for r in result["results"]] == [
+        (1, "3", 1.0),
+        (2, "2", 0.308607),
+    ]
+    code, out, _ = cli(
+        "inference", "search", "export invoices as pdf", "-k", "1", "--spec", str(spec)
+    )
     score = result["results"][0]["score"]
     assert (code, out) == (0, f"  1  {score:.4f}  3  Invoices: export as pdf\n")
 
@@ -162,5 +204,7 @@ def test_a_second_concurrent_build_exits_3_naming_the_running_one(tmp_path, cli,
         embedders[SLOW_MODEL] = DeterministicEmbedder(dimension=32)
         code, out, err = cli("inference", "build", "--spec", space.spec_path)
     assert (code, out) == (3, "")
-    assert err == (f"another build of generation docs is running (pid {process.pid}); "
-                   "wait for it to finish, then run the build again.\n")
+    assert err == (
+        f"another build of generation docs is running (pid {process.pid}); "
+        "wait for it to finish, then run the build again.\n"
+    )

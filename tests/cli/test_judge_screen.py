@@ -5,7 +5,13 @@ from __future__ import annotations
 from ptah.cli.judge_session import legend, show
 from ptah.core.worklist import Hole, WorkCase
 
-CASE = WorkCase("refund", "how do I get a refund", 5, (), ('"42" required (grade 2)', '"7" grade 1', '"9" not relevant'))
+CASE = WorkCase(
+    "refund",
+    "how do I get a refund",
+    5,
+    (),
+    ('"42" required (grade 2)', '"7" grade 1', '"9" not relevant'),
+)
 HOLE = Hole("13", {"title-body": 3}, "title: Refunds", "0" * 64)
 
 
@@ -26,4 +32,5 @@ def test_the_legend_says_what_each_key_does():
         "keys: 0 not relevant (kept in the judgement record, not the corpus); 1 grade 1, 2 grade 2: relevant at "
         "that grade on the corpus's scale (written into the case's relevant keys; compare with the grades the case "
         "already gives, shown with each row); r required: it must be in the top k (grade 1); f forbidden: it must "
-        "not be in the top k; s skip: ask again next session; u undo the last answer; q save and quit")
+        "not be in the top k; s skip: ask again next session; u undo the last answer; q save and quit"
+    )

@@ -21,14 +21,19 @@ from ptah.adapters.judgements_yaml import read_record
 from ptah.core.identity import text_digest
 from ptah.services.project import open_project
 from ptah.services.search import search
-from tests.adapters.test_corpus_edit import CORPUS  # comments, flow lists, quoted keys, a folded query
+from tests.adapters.test_corpus_edit import (
+    CORPUS,
+)  # comments, flow lists, quoted keys, a folded query
 from tests.contract.conftest import make_workspace
 from tests.services.conftest import DOCS, Workspace
 
 TEXT = {str(row[0]): Workspace.judging_text(row) for row in DOCS}  # what a person judges a row by
 NAMED = {"cancel": {"1"}, "invoices": {"3", "6"}, "login": {"7", "9"}}
-ALREADY = {"cancel": ['"1" required (grade 1)'], "invoices": ['"3" grade 2', '"6" grade 1'],
-           "login": ['"7" required (grade 1)', '"9" forbidden']}
+ALREADY = {
+    "cancel": ['"1" required (grade 1)'],
+    "invoices": ['"3" grade 2', '"6" grade 1'],
+    "login": ['"7" required (grade 1)', '"9" forbidden'],
+}
 
 
 @pytest.fixture
@@ -48,41 +53,82 @@ def top(space, query: str, k: int = 3) -> list[str]:
 def expected_worklist(space, runs: dict[str, dict[str, list[str]]]) -> list[dict]:
     """The pooled holes written out from the definitions: unjudged keys of each run's top 3, best rank first."""
     cases = []
-    for case_id, query in (("cancel", "how do I cancel my subscription?"), ("invoices", "export invoices as pdf"),
-                           ("login", "two factor login")):
+    for case_id, query in (
+        ("cancel", "how do I cancel my subscription?"),
+        ("invoices", "export invoices as pdf"),
+        ("login", "two factor login"),
+    ):
         found: dict[str, dict[str, int]] = {}
         for run_name, rankings in runs.items():
             for rank, key in enumerate(rankings[case_id][:3], start=1):
                 if key not in NAMED[case_id]:
                     found.setdefault(key, {})[run_name] = rank
         order = list(runs)
-        ranked = sorted(found.items(), key=lambda item: (min(item[1].values()),
-                                                         min(order.index(n) for n, r in item[1].items()
-                                                             if r == min(item[1].values())), item[0]))
+        ranked = sorted(
+            found.items(),
+            key=lambda item: (
+                min(item[1].values()),
+                min(order.index(n) for n, r in item[1].items() if r == min(item[1].values())),
+                item[0],
+            ),
+        )
         if ranked:
-            cases.append({"id": case_id, "query": query, "k": 3, "judged": ALREADY[case_id], "holes": [
-                {"key": key, "ranks": ranks, "text": TEXT[key], "text_sha256": text_digest(TEXT[key])}
-                for key, ranks in ranked]})
+            cases.append(
+                {
+                    "id": case_id,
+                    "query": query,
+                    "k": 3,
+                    "judged": ALREADY[case_id],
+                    "holes": [
+                        {
+                            "key": key,
+                            "ranks": ranks,
+                            "text": TEXT[key],
+                            "text_sha256": text_digest(TEXT[key]),
+                        }
+                        for key, ranks in ranked
+                    ],
+                }
+            )
     return cases
 
 
 def test_holes_lists_the_pooled_unjudged_rows_of_every_run_with_their_ranks_and_text(space, cli):
     folder = space.folder
-    code, out, err = cli("corpus", "holes", folder / "support.yaml", "--spec", space.spec_path,
-                         "--channel", "vector", "--channel", "lexical", "--output", folder / "wl.json")
+    code, out, err = cli(
+        "corpus",
+        "holes",
+        folder / "support.yaml",
+        "--spec",
+        space.spec_path,
+        "--channel",
+        "vector",
+        "--channel",
+        "lexical",
+        "--output",
+        folder / "wl.json",
+    )
     assert code == 0, err
     with ptah.open_project(space.spec_path) as project:
         report = project.evaluate(folder / "support.yaml", channels=["vector", "lexical"])
     runs = {run.name: {case.id: list(case.keys) for case in run.cases} for run in report.runs}
-    assert runs["docs"] == {case: top(space, query) for case, query in (
-        ("cancel", "how do I cancel my subscription?"), ("invoices", "export invoices as pdf"),
-        ("login", "two factor login"))}
+    assert runs["docs"] == {
+        case: top(space, query)
+        for case, query in (
+            ("cancel", "how do I cancel my subscription?"),
+            ("invoices", "export invoices as pdf"),
+            ("login", "two factor login"),
+        )
+    }
     worklist = json.loads((folder / "wl.json").read_text())
     cases = expected_worklist(space, runs)
     assert worklist == {
         "format": "ptah-worklist@1",
         "corpus": {"path": str(folder / "support.yaml"), "digest": report.corpus["digest"]},
-        "judgements": {"path": str(folder / "support.judged.yaml"), "digest": read_record(folder / "support.yaml").digest()},
+        "judgements": {
+            "path": str(folder / "support.judged.yaml"),
+            "digest": read_record(folder / "support.yaml").digest(),
+        },
         "runs": ["docs", "lexical:docs"],
         "text_of": "columns title, body",
         "holes": sum(len(case["holes"]) for case in cases),
@@ -93,25 +139,48 @@ def test_holes_lists_the_pooled_unjudged_rows_of_every_run_with_their_ranks_and_
     assert f'  "{first["key"]}": ' in out and out.endswith(
         f"7 holes in 3 cases; judge them with: ptah corpus judge {folder / 'support.yaml'} --worklist {folder / 'wl.json'}"
         f" --spec {space.spec_path}\n"
-        f"wrote {folder / 'wl.json'}\n")
+        f"wrote {folder / 'wl.json'}\n"
+    )
 
 
 def judge_session(folder) -> pexpect.spawn:
-    return pexpect.spawn(sys.executable, ["-m", "ptah", "corpus", "judge", "support.yaml", "--worklist", "wl.json"],
-                         cwd=str(folder), encoding="utf-8", timeout=60, dimensions=(40, 200))
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "ptah", "corpus", "judge", "support.yaml", "--worklist", "wl.json"],
+        cwd=str(folder),
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(40, 200),
+    )
 
 
 def worklist_session(space, cli) -> tuple[list[tuple[str, str]], pexpect.spawn]:
     """The worklist's (case, key) items, written to wl.json, and a judge session over it."""
     folder = space.folder
-    assert cli("corpus", "holes", folder / "support.yaml", "--spec", space.spec_path, "--output", folder / "wl.json")[0] == 0
+    assert (
+        cli(
+            "corpus",
+            "holes",
+            folder / "support.yaml",
+            "--spec",
+            space.spec_path,
+            "--output",
+            folder / "wl.json",
+        )[0]
+        == 0
+    )
     listed = json.loads((folder / "wl.json").read_text())
-    return [(case["id"], hole["key"]) for case in listed["cases"] for hole in case["holes"]], judge_session(folder)
+    return [
+        (case["id"], hole["key"]) for case in listed["cases"] for hole in case["holes"]
+    ], judge_session(folder)
 
 
 def graded(folder) -> dict[tuple[str, str], float]:
-    return {(case, key): judgement.grade for case, keys in read_record(folder / "support.yaml").cases.items()
-            for key, judgement in keys.items()}
+    return {
+        (case, key): judgement.grade
+        for case, keys in read_record(folder / "support.yaml").cases.items()
+        for key, judgement in keys.items()
+    }
 
 
 def ended(session: pexpect.spawn, leave=lambda session: session.send("q")) -> str:
@@ -131,22 +200,34 @@ def test_the_terminal_session_writes_only_added_lines_and_the_record_and_resumes
     before = (folder / "support.yaml").read_text()
     code, digest_before, _ = cli("corpus", "digest", folder / "support.yaml")
     session.expect_exact("7 rows to judge")
-    for index, key in enumerate(["2", "s", "u", "0", "f", "r", "1"]):
+    for _index, key in enumerate(["2", "s", "u", "0", "f", "r", "1"]):
         session.expect_exact("q save and quit] ")
         session.send(key)
         if key == "u":
             session.expect_exact("[2/7]")
     # 1: grade 2, 2: skipped then undone and judged 0, 3: forbidden, 4: required, 5: grade 1
-    answers = {items[0]: (2.0, None), items[1]: (0.0, None), items[2]: (0.0, "forbidden"), items[3]: (1.0, "required"),
-               items[4]: (1.0, None)}
+    answers = {
+        items[0]: (2.0, None),
+        items[1]: (0.0, None),
+        items[2]: (0.0, "forbidden"),
+        items[3]: (1.0, "required"),
+        items[4]: (1.0, None),
+    }
     session.expect_exact("[6/7]")
     transcript = ended(session)
     after = (folder / "support.yaml").read_text()
     code, digest_after, _ = cli("corpus", "digest", folder / "support.yaml")
-    assert f"{digest_before.strip()} before" in transcript and f"{digest_after.strip()} after" in transcript
+    assert (
+        f"{digest_before.strip()} before" in transcript
+        and f"{digest_after.strip()} after" in transcript
+    )
     assert digest_before != digest_after
     # the corpus differs only by added lines, but for a flow list that gained entries on its own line
-    diff = [line for line in difflib.ndiff(before.splitlines(), after.splitlines()) if line[:2] in ("+ ", "- ")]
+    diff = [
+        line
+        for line in difflib.ndiff(before.splitlines(), after.splitlines())
+        if line[:2] in ("+ ", "- ")
+    ]
     added = [line[2:] for line in diff if line.startswith("+ ")]
     for removed in (line[2:] for line in diff if line.startswith("- ")):
         flow = removed[: removed.index("]")]
@@ -159,7 +240,9 @@ def test_the_terminal_session_writes_only_added_lines_and_the_record_and_resumes
         judgement = record.cases[case_id][key]
         assert (judgement.grade, judgement.text_sha256) == (grade, text_digest(TEXT[key]))
         case = corpus.case(case_id)
-        assert (key in case.forbidden) == (mark == "forbidden") and (key in case.required) == (mark == "required")
+        assert (key in case.forbidden) == (mark == "forbidden") and (key in case.required) == (
+            mark == "required"
+        )
         assert case.relevant.get(key, 0.0) == grade or (mark == "required" and key in case.required)
     assert len(record) == 5
     # resumed: only the two rows still unjudged are asked
@@ -176,7 +259,10 @@ def test_ctrl_c_and_ctrl_d_save_what_was_judged(space, cli, leave):
     session.expect_exact("q save and quit] ")
     session.send("2")  # the corpus grades 1 and 2: key 2 is grade 2
     session.expect_exact("[2/7]")
-    assert "judgements" in ended(session, lambda session: session.sendintr() if leave == "ctrl-c" else session.sendcontrol("d"))
+    assert "judgements" in ended(
+        session,
+        lambda session: session.sendintr() if leave == "ctrl-c" else session.sendcontrol("d"),
+    )
     assert graded(space.folder) == {items[0]: 2.0}
 
 
@@ -212,7 +298,9 @@ def test_closing_the_terminal_saves_what_was_judged(space, cli):
     session.ptyproc.fileobj.close()
     session.ptyproc.wait()
     assert graded(folder) == {items[0]: 2.0, items[1]: 1.0, items[2]: 0.0}
-    assert ptah.load_corpus(folder / "support.yaml").case(items[0][0]).relevant.get(items[0][1]) == 2.0
+    assert (
+        ptah.load_corpus(folder / "support.yaml").case(items[0][0]).relevant.get(items[0][1]) == 2.0
+    )
 
 
 def test_sigterm_on_a_terminal_saves_what_was_judged(space, cli):
@@ -221,20 +309,31 @@ def test_sigterm_on_a_terminal_saves_what_was_judged(space, cli):
         session.expect_exact("q save and quit] ")
         session.send(key)
         session.expect_exact(f"[{number}/7]")
-    transcript = ended(session, lambda session: session.kill(signal.SIGTERM))  # a CI job cancelled, docker stop
-    assert "terminated (SIGTERM): saving what was judged" in transcript and "judgements" in transcript
+    transcript = ended(
+        session, lambda session: session.kill(signal.SIGTERM)
+    )  # a CI job cancelled, docker stop
+    assert (
+        "terminated (SIGTERM): saving what was judged" in transcript and "judgements" in transcript
+    )
     assert graded(space.folder) == {items[0]: 2.0, items[1]: 1.0}
 
 
 def test_sigterm_on_a_piped_session_saves_what_was_judged(space, cli):
     items, _ = worklist_session(space, cli)
-    session = subprocess.Popen([sys.executable, "-m", "ptah", "corpus", "judge", "support.yaml", "--worklist",
-                                "wl.json"], cwd=space.folder, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    session = subprocess.Popen(
+        [sys.executable, "-m", "ptah", "corpus", "judge", "support.yaml", "--worklist", "wl.json"],
+        cwd=space.folder,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     session.stdin.write("0\n")
     session.stdin.flush()
     shown = ""
-    while "[2/7]" not in shown:  # the answer was taken: the next row is shown, and its prompt read waits
+    while (
+        "[2/7]" not in shown
+    ):  # the answer was taken: the next row is shown, and its prompt read waits
         shown += session.stdout.read(1)
     session.send_signal(signal.SIGTERM)
     out, err = session.communicate(timeout=60)
@@ -245,34 +344,80 @@ def test_sigterm_on_a_piped_session_saves_what_was_judged(space, cli):
 
 def test_a_scripted_judgement_goes_into_the_corpus_and_the_record(space, cli):
     corpus = space.folder / "support.yaml"
-    code, out, err = cli("corpus", "judge", corpus, "--spec", space.spec_path, "--case", "login",
-                         "--key", "2", "--grade", "2")
+    code, out, err = cli(
+        "corpus",
+        "judge",
+        corpus,
+        "--spec",
+        space.spec_path,
+        "--case",
+        "login",
+        "--key",
+        "2",
+        "--grade",
+        "2",
+    )
     assert code == 0, err
     assert "(+3 lines, 0 changed)" in out  # relevant: made from required ("7": 1) and the new grade
     assert dict(ptah.load_corpus(corpus).case("login").relevant) == {"7": 1.0, "2": 2.0}
-    code, out, err = cli("corpus", "judge", corpus, "--spec", space.spec_path, "--case", "login",
-                         "--key", "4", "--forbidden")
+    code, out, err = cli(
+        "corpus",
+        "judge",
+        corpus,
+        "--spec",
+        space.spec_path,
+        "--case",
+        "login",
+        "--key",
+        "4",
+        "--forbidden",
+    )
     assert code == 0, err
     assert ptah.load_corpus(corpus).case("login").forbidden == ("9", "4")
     record = read_record(corpus)
     assert {key: (j.grade, j.text_sha256) for key, j in record.cases["login"].items()} == {
-        "2": (2.0, text_digest(TEXT["2"])), "4": (0.0, text_digest(TEXT["4"]))}
+        "2": (2.0, text_digest(TEXT["2"])),
+        "4": (0.0, text_digest(TEXT["4"])),
+    }
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--case", "nope", "--key", "1", "--grade", "1"], 'no case "nope" in the corpus'),
-    (["--case", "login", "--key", "99", "--grade", "1"], "case \"login\": key '99' is not in table articles; judge rows of the source only"),
-    (["--case", "login", "--key", "9", "--grade", "1"], "the corpus forbids this key"),
-    (["--case", "login", "--key", "2"], "--grade: give the grade (0 for not relevant), or --required or --forbidden"),
-    (["--case", "login", "--key", "2", "--grade", "-1"], "--grade must be a number from 0 (not relevant) to 1,000,000, not -1"),
-    (["--case", "login", "--key", "2", "--required", "--forbidden"], "--required and --forbidden exclude each other"),
-    (["--key", "2", "--grade", "1"], "--case and --key go together"),
-    (["--sample", "3", "--case", "login"], "--sample draws the rows to judge itself: leave out --worklist, --case, "
-                                           "--key and --grade"),
-    (["--seed", "1"], "--seed, --grades and --baseline go with --sample N"),
-    (["--case", "login", "--key", "2", "--grade", "5"], "--grade: grade 5 is not on the corpus's scale (1, 2)"),
-])
-def test_a_scripted_judgement_of_what_is_not_there_is_refused_and_writes_nothing(space, cli, argv, message):
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--case", "nope", "--key", "1", "--grade", "1"], 'no case "nope" in the corpus'),
+        (
+            ["--case", "login", "--key", "99", "--grade", "1"],
+            "case \"login\": key '99' is not in table articles; judge rows of the source only",
+        ),
+        (["--case", "login", "--key", "9", "--grade", "1"], "the corpus forbids this key"),
+        (
+            ["--case", "login", "--key", "2"],
+            "--grade: give the grade (0 for not relevant), or --required or --forbidden",
+        ),
+        (
+            ["--case", "login", "--key", "2", "--grade", "-1"],
+            "--grade must be a number from 0 (not relevant) to 1,000,000, not -1",
+        ),
+        (
+            ["--case", "login", "--key", "2", "--required", "--forbidden"],
+            "--required and --forbidden exclude each other",
+        ),
+        (["--key", "2", "--grade", "1"], "--case and --key go together"),
+        (
+            ["--sample", "3", "--case", "login"],
+            "--sample draws the rows to judge itself: leave out --worklist, --case, "
+            "--key and --grade",
+        ),
+        (["--seed", "1"], "--seed, --grades and --baseline go with --sample N"),
+        (
+            ["--case", "login", "--key", "2", "--grade", "5"],
+            "--grade: grade 5 is not on the corpus's scale (1, 2)",
+        ),
+    ],
+)
+def test_a_scripted_judgement_of_what_is_not_there_is_refused_and_writes_nothing(
+    space, cli, argv, message
+):
     corpus = space.folder / "support.yaml"
     code, out, err = cli("corpus", "judge", corpus, "--spec", space.spec_path, *argv)
     assert code == 2 and message in err, err
@@ -281,17 +426,40 @@ def test_a_scripted_judgement_of_what_is_not_there_is_refused_and_writes_nothing
 
 def test_add_authors_a_case_from_the_pooled_top_rows(space):
     folder = space.folder
-    result = subprocess.run([sys.executable, "-m", "ptah", "corpus", "add", "support.yaml", "--id", "tokens",
-                             "--query", "api tokens for developers", "--k", "3"],
-                            cwd=folder, input="2\n0\nr\n", capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ptah",
+            "corpus",
+            "add",
+            "support.yaml",
+            "--id",
+            "tokens",
+            "--query",
+            "api tokens for developers",
+            "--k",
+            "3",
+        ],
+        cwd=folder,
+        input="2\n0\nr\n",
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     with ptah.open_project(space.spec_path) as project:
         vector = [key for key, _ in project.search("api tokens for developers", 3)]
     assert vector == ["8", "1", "9"]
     # BM25 matches only row 8 ("API tokens … developer settings"): the pool is the vector top 3, ranked by both
-    assert result.stdout.splitlines()[0] == 'case "tokens": 3 rows in the top 3 of docs, lexical:docs'
+    assert (
+        result.stdout.splitlines()[0] == 'case "tokens": 3 rows in the top 3 of docs, lexical:docs'
+    )
     shown = [line for line in result.stdout.splitlines() if line.startswith('  key "')]
-    assert shown == ['  key "8" — docs #1, lexical:docs #1', '  key "1" — docs #2', '  key "9" — docs #3']
+    assert shown == [
+        '  key "8" — docs #1, lexical:docs #1',
+        '  key "1" — docs #2',
+        '  key "9" — docs #3',
+    ]
     after = (folder / "support.yaml").read_text()
     assert after == CORPUS.removesuffix("# the end\n") + (
         '  - id: "tokens"\n'
@@ -305,7 +473,10 @@ def test_add_authors_a_case_from_the_pooled_top_rows(space):
     )
     record = read_record(folder / "support.yaml")
     assert {key: (j.grade, j.text_sha256) for key, j in record.cases["tokens"].items()} == {
-        "8": (2.0, text_digest(TEXT["8"])), "1": (0.0, text_digest(TEXT["1"])), "9": (1.0, text_digest(TEXT["9"]))}
+        "8": (2.0, text_digest(TEXT["8"])),
+        "1": (0.0, text_digest(TEXT["1"])),
+        "9": (1.0, text_digest(TEXT["9"])),
+    }
 
 
 HALVES = """\
@@ -320,37 +491,107 @@ def test_grades_are_offered_and_checked_on_the_corpus_scale(space, cli):
     corpus = space.folder / "support.yaml"
     corpus.write_text(HALVES)
     # the corpus grades 0.5 and 1: a "2" would outrank the author's best row, so it is refused without --new-grade
-    code, out, err = cli("corpus", "judge", corpus, "--spec", space.spec_path, "--case", "login", "--key", "2",
-                         "--grade", "2")
-    assert (code, err) == (2, "--grade: grade 2 is not on the corpus's scale (0.5, 1); use one of those, or pass "
-                              "--new-grade to add it\n")
+    code, out, err = cli(
+        "corpus",
+        "judge",
+        corpus,
+        "--spec",
+        space.spec_path,
+        "--case",
+        "login",
+        "--key",
+        "2",
+        "--grade",
+        "2",
+    )
+    assert (code, err) == (
+        2,
+        "--grade: grade 2 is not on the corpus's scale (0.5, 1); use one of those, or pass "
+        "--new-grade to add it\n",
+    )
     assert corpus.read_text() == HALVES
-    code, out, err = cli("corpus", "judge", corpus, "--spec", space.spec_path, "--case", "login", "--key", "2",
-                         "--grade", "0.5")
+    code, out, err = cli(
+        "corpus",
+        "judge",
+        corpus,
+        "--spec",
+        space.spec_path,
+        "--case",
+        "login",
+        "--key",
+        "2",
+        "--grade",
+        "0.5",
+    )
     assert code == 0, err
-    code, out, err = cli("corpus", "judge", corpus, "--spec", space.spec_path, "--case", "login", "--key", "3",
-                         "--grade", "2", "--new-grade")
+    code, out, err = cli(
+        "corpus",
+        "judge",
+        corpus,
+        "--spec",
+        space.spec_path,
+        "--case",
+        "login",
+        "--key",
+        "3",
+        "--grade",
+        "2",
+        "--new-grade",
+    )
     assert code == 0, err
-    assert dict(ptah.load_corpus(corpus).case("login").relevant) == {"7": 1.0, "8": 0.5, "2": 0.5, "3": 2.0}
+    assert dict(ptah.load_corpus(corpus).case("login").relevant) == {
+        "7": 1.0,
+        "8": 0.5,
+        "2": 0.5,
+        "3": 2.0,
+    }
     # the session offers the scale: key 1 is grade 0.5, key 2 grade 1, key 3 grade 2, and 4 is no answer
     corpus.write_text(HALVES)
     (space.folder / "support.judged.yaml").unlink()
-    result = subprocess.run([sys.executable, "-m", "ptah", "corpus", "judge", "support.yaml"], cwd=space.folder,
-                            input="4\n1\n2\nq\n", capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "ptah", "corpus", "judge", "support.yaml"],
+        cwd=space.folder,
+        input="4\n1\n2\nq\n",
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     assert "grades on the corpus's scale: 0.5, 1" in result.stdout
-    assert "[0 not relevant · 1 grade 0.5 · 2 grade 1 · r required · f forbidden · s skip · u undo · q save and quit]" \
+    assert (
+        "[0 not relevant · 1 grade 0.5 · 2 grade 1 · r required · f forbidden · s skip · u undo · q save and quit]"
         in result.stdout
+    )
     assert "  4 is not an answer" in result.stdout
-    assert sorted(read_record(corpus).cases["login"].values(), key=lambda j: j.grade)[0].grade == 0.5
+    assert (
+        sorted(read_record(corpus).cases["login"].values(), key=lambda j: j.grade)[0].grade == 0.5
+    )
     assert sorted(j.grade for j in read_record(corpus).cases["login"].values()) == [0.5, 1.0]
 
 
 def test_add_without_a_relevant_row_adds_nothing(space):
-    result = subprocess.run([sys.executable, "-m", "ptah", "corpus", "add", "support.yaml", "--id", "x",
-                             "--query", "webhooks"], cwd=space.folder, input="0\nq\n", capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ptah",
+            "corpus",
+            "add",
+            "support.yaml",
+            "--id",
+            "x",
+            "--query",
+            "webhooks",
+        ],
+        cwd=space.folder,
+        input="0\nq\n",
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 2
-    assert 'no row was judged relevant (a grade) or required (r): case "x" was not added' in result.stderr
+    assert (
+        'no row was judged relevant (a grade) or required (r): case "x" was not added'
+        in result.stderr
+    )
     assert (space.folder / "support.yaml").read_text() == CORPUS
 
 
@@ -360,7 +601,10 @@ def test_pin_records_every_named_key_with_its_corpus_grade_and_text_digest(space
     assert code == 0, err
     assert out == f"judgement record {space.folder / 'support.judged.yaml'}: 5 keys pinned\n"
     record = read_record(corpus)
-    assert {case: {key: (j.grade, j.text_sha256) for key, j in keys.items()} for case, keys in record.cases.items()} == {
+    assert {
+        case: {key: (j.grade, j.text_sha256) for key, j in keys.items()}
+        for case, keys in record.cases.items()
+    } == {
         "cancel": {"1": (1.0, text_digest(TEXT["1"]))},
         "invoices": {"3": (2.0, text_digest(TEXT["3"])), "6": (1.0, text_digest(TEXT["6"]))},
         "login": {"7": (1.0, text_digest(TEXT["7"])), "9": (0.0, text_digest(TEXT["9"]))},

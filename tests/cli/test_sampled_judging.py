@@ -20,28 +20,64 @@ GATE = ("--baseline", str(REPO / "examples/support/baseline.json"), "--max-recal
 
 
 def recall_gate(cli, folder, output) -> tuple[int, dict]:
-    code, _out, err = cli("inference", "evaluate", "--spec", folder / "ptah.yaml", "--corpus", folder / "support.yaml",
-                          "-g", "body-only", *GATE, "--output", output)
+    code, _out, err = cli(
+        "inference",
+        "evaluate",
+        "--spec",
+        folder / "ptah.yaml",
+        "--corpus",
+        folder / "support.yaml",
+        "-g",
+        "body-only",
+        *GATE,
+        "--output",
+        output,
+    )
     assert code in (1, 4), err
-    (gate,) = [gate for gate in json.loads(output.read_text())["gates"] if gate["name"] == "max-recall-drop"]
+    (gate,) = [
+        gate
+        for gate in json.loads(output.read_text())["gates"]
+        if gate["name"] == "max-recall-drop"
+    ]
     return code, gate
 
 
-def test_following_the_named_sample_settles_the_gate_without_a_rebaseline(example_project, cli, tmp_path):
+def test_following_the_named_sample_settles_the_gate_without_a_rebaseline(
+    example_project, cli, tmp_path
+):
     folder = tmp_path / "support"
     shutil.copytree(example_project, folder)
     shutil.copy(REPO / "corpora/support.yaml", folder / "support.yaml")
     code, gate = recall_gate(cli, folder, tmp_path / "before.json")
-    assert (code, gate["passed"], gate["inconclusive"]) == (1, False, True)  # its required gate fails too
+    assert (code, gate["passed"], gate["inconclusive"]) == (
+        1,
+        False,
+        True,
+    )  # its required gate fails too
     first = gate["holes"]
-    assert first["direction"] == "pass" and first["flip_count"] <= first["plausible_relevant"] == first["holes"]
+    assert (
+        first["direction"] == "pass"
+        and first["flip_count"] <= first["plausible_relevant"] == first["holes"]
+    )
 
     # the grades a script has: every row either run's top 5 holds, none relevant
-    code, out, err = cli("corpus", "holes", folder / "support.yaml", "--spec", folder / "ptah.yaml", "-g", "body-only",
-                         "--baseline", REPO / "examples/support/baseline.json", "--json")
+    code, out, err = cli(
+        "corpus",
+        "holes",
+        folder / "support.yaml",
+        "--spec",
+        folder / "ptah.yaml",
+        "-g",
+        "body-only",
+        "--baseline",
+        REPO / "examples/support/baseline.json",
+        "--json",
+    )
     assert code == 0, err
     keys = sorted({hole["key"] for case in json.loads(out)["cases"] for hole in case["holes"]})
-    (tmp_path / "grades.tsv").write_text("# every hole judged not relevant\n" + "".join(f"{key}\t0\n" for key in keys))
+    (tmp_path / "grades.tsv").write_text(
+        "# every hole judged not relevant\n" + "".join(f"{key}\t0\n" for key in keys)
+    )
     before = (folder / "support.yaml").read_bytes()
     judged, rounds = 0, 0
     while gate["inconclusive"]:

@@ -27,7 +27,9 @@ class PostgresServer:
         self.server = server
         self.socket = str(folder)
 
-    def url(self, database: str = "postgres", user: str = "postgres", password: str | None = None) -> str:
+    def url(
+        self, database: str = "postgres", user: str = "postgres", password: str | None = None
+    ) -> str:
         secret = f":{quote(password, safe='')}" if password else ""
         return f"postgresql://{user}{secret}@/{database}?host={quote(self.socket)}"
 
@@ -53,7 +55,9 @@ def postgres_server() -> PostgresServer:
     ``pytest-of-root`` folder to mode 0700.
     """
     folder = Path(tempfile.mkdtemp(prefix="ptah-pg-"))
-    with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset (CI containers)
+    with (
+        warnings.catch_warnings()
+    ):  # platformdirs warns when XDG_RUNTIME_DIR is unset (CI containers)
         warnings.simplefilter("ignore")
         import pgserver
 
@@ -95,7 +99,9 @@ class PostgresWorkspace(Workspace):
         return super().write_spec(store=self.store, **fields)
 
     def execute(self, sql: str, parameters=()) -> None:
-        super().execute(sql, parameters)  # the SQLite copy is kept in step, so both sources can be compared
+        super().execute(
+            sql, parameters
+        )  # the SQLite copy is kept in step, so both sources can be compared
         if self.source_url is not None:
             import psycopg
 
@@ -116,11 +122,15 @@ class PostgresWorkspace(Workspace):
                 return [key for key, _ in snapshot.digests(identity).values()]
 
 
-def make_workspace(folder: Path, store: str | None, source_url: str | None = None) -> PostgresWorkspace:
+def make_workspace(
+    folder: Path, store: str | None, source_url: str | None = None
+) -> PostgresWorkspace:
     """The ten DOCS in ``articles`` (and in PostgreSQL too with ``source_url``), a deterministic generation ``docs``."""
     folder.mkdir(parents=True, exist_ok=True)
     space = PostgresWorkspace(folder, store, source_url)
-    space.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)")
+    space.execute(
+        "CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)"
+    )
     space.execute("INSERT INTO articles VALUES (?, ?, ?, ?)", DOCS)
     space.write_spec()
     return space

@@ -30,8 +30,10 @@ def edit(space) -> None:
     """Two rows edited, two deleted, two inserted."""
     space.execute("UPDATE articles SET body = 'edited' WHERE id IN (2, 7)")
     space.execute("DELETE FROM articles WHERE id IN (4, 9)")
-    space.execute("INSERT INTO articles VALUES (?, ?, ?, ?)",
-                  [(11, "New one", "Fresh text.", "published"), (12, "New two", "More text.", "published")])
+    space.execute(
+        "INSERT INTO articles VALUES (?, ?, ?, ?)",
+        [(11, "New one", "Fresh text.", "published"), (12, "New two", "More text.", "published")],
+    )
 
 
 def counts(summary) -> tuple[int, int, int, int]:
@@ -45,16 +47,26 @@ def small_blocks(monkeypatch):
 
 @pytest.mark.parametrize("source_kind", ["sqlite", "postgresql"])
 def test_an_incremental_build_over_many_blocks_embeds_what_changed_and_deletes_what_went(
-        store_kind, source_kind, tmp_path, request, small_blocks):
+    store_kind, source_kind, tmp_path, request, small_blocks
+):
     server = request.getfixturevalue("postgres_server")
     store = server.url(server.create_database()) if store_kind == "pgvector" else None
-    space = make_workspace(tmp_path, store, server.url(server.create_database()) if source_kind == "postgresql" else None)
+    space = make_workspace(
+        tmp_path,
+        store,
+        server.url(server.create_database()) if source_kind == "postgresql" else None,
+    )
     with space.project() as project:
         assert counts(build(project, batch_rows=2)) == (10, 10, 0, 0)
     edit(space)
     seen: list[tuple[int, int]] = []
     with space.project() as project:
-        assert counts(build(project, batch_rows=3, progress=lambda *call: seen.append(call))) == (10, 4, 2, 6)
+        assert counts(build(project, batch_rows=3, progress=lambda *call: seen.append(call))) == (
+            10,
+            4,
+            2,
+            6,
+        )
         result = verify(project)
         identity = project.generation().identity.identity
     assert seen == [(0, 4), (3, 4), (4, 4)]
@@ -98,8 +110,10 @@ def test_a_plug_ins_store_and_source_build_as_ptahs_own(tmp_path, small_blocks):
 def test_rows_gone_are_looked_up_when_the_source_cannot_sort_its_keys(tmp_path, small_blocks):
     space = Workspace(tmp_path)
     space.execute("CREATE TABLE articles (id TEXT PRIMARY KEY, title TEXT, body TEXT)")
-    space.execute("INSERT INTO articles VALUES (?, ?, ?)", [(key, "t", "b") for key in
-                                                            ("a\x00bc", "b", "zz", "é\x00", "q", "r", "s")])
+    space.execute(
+        "INSERT INTO articles VALUES (?, ?, ?)",
+        [(key, "t", "b") for key in ("a\x00bc", "b", "zz", "é\x00", "q", "r", "s")],
+    )
     space.write_spec()
     with space.project() as project:
         assert counts(build(project)) == (7, 7, 0, 0)
@@ -110,13 +124,18 @@ def test_rows_gone_are_looked_up_when_the_source_cannot_sort_its_keys(tmp_path, 
         assert verify(project).ok
 
 
-def test_the_sqlite_store_s_wal_stays_small_while_a_build_writes(tmp_path, small_blocks, monkeypatch):
+def test_the_sqlite_store_s_wal_stays_small_while_a_build_writes(
+    tmp_path, small_blocks, monkeypatch
+):
     """No read transaction stays open while the build writes: one would keep SQLite from checkpointing, and the
     write-ahead log would grow with every vector written."""
     monkeypatch.setattr(verification, "BLOCK_ROWS", 512)
     space = Workspace(tmp_path)
     space.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT)")
-    space.execute("INSERT INTO articles VALUES (?, ?, ?)", [(i, f"title {i}", f"body {i}") for i in range(12_000)])
+    space.execute(
+        "INSERT INTO articles VALUES (?, ?, ?)",
+        [(i, f"title {i}", f"body {i}") for i in range(12_000)],
+    )
     space.write_spec(generations={"docs": {"model": "ptah/deterministic", "dimension": 256}})
     wal = tmp_path / ".ptah" / "ptah.db-wal"
     largest = []
@@ -132,7 +151,9 @@ def test_the_sqlite_store_s_wal_stays_small_while_a_build_writes(tmp_path, small
     assert 0 < max(largest) < 6 * 2**20  # SQLite checkpoints at 1,000 pages (4 MiB)
 
 
-def test_the_pgvector_check_reads_blocks_and_counts_every_vector(tmp_path, postgres_url, capsys, monkeypatch):
+def test_the_pgvector_check_reads_blocks_and_counts_every_vector(
+    tmp_path, postgres_url, capsys, monkeypatch
+):
     monkeypatch.setattr(pgvector_snapshot, "_CHECK_ROWS", 3)
     space = make_workspace(tmp_path / "project", postgres_url)
     monkeypatch.chdir(space.folder)
@@ -142,11 +163,16 @@ def test_the_pgvector_check_reads_blocks_and_counts_every_vector(tmp_path, postg
     with space.project() as project:
         identity = project.generation().identity.identity
     table = vectors_table(identity)
-    with psycopg.connect(postgres_url, autocommit=True) as connection:  # rows 2 and 10 trade keys: blocks 1 and 4
+    with psycopg.connect(
+        postgres_url, autocommit=True
+    ) as connection:  # rows 2 and 10 trade keys: blocks 1 and 4
         connection.execute(f"UPDATE {table} SET key = 'x' WHERE key = '2'")
         connection.execute(f"UPDATE {table} SET key = '2' WHERE key = '10'")
         connection.execute(f"UPDATE {table} SET key = '10' WHERE key = 'x'")
     assert run_cli(capsys, "inference", "verify") == (
-        3, "", f"store {redact_url(postgres_url)} is damaged: 2 of 10 vectors of generation docs are stored under a "
-               "key that is not their row's, the first under key '10'; ptah never writes such keys; delete those rows "
-               f"from table {table} and run `ptah inference build` to embed them again.\n")
+        3,
+        "",
+        f"store {redact_url(postgres_url)} is damaged: 2 of 10 vectors of generation docs are stored under a "
+        "key that is not their row's, the first under key '10'; ptah never writes such keys; delete those rows "
+        f"from table {table} and run `ptah inference build` to embed them again.\n",
+    )

@@ -19,7 +19,9 @@ from ptah.services.evaluate import load_baseline
 from tests.contract.conftest import make_workspace
 from tests.services.test_baseline_provenance import CORPUS as TWO_CASES
 
-CORPUS = TWO_CASES + """\
+CORPUS = (
+    TWO_CASES
+    + """\
   - id: invoices
     query: "export invoices as PDF"
     required: ["3"]
@@ -30,6 +32,7 @@ CORPUS = TWO_CASES + """\
     query: "webhooks post JSON"
     required: ["10"]
 """
+)
 
 
 @pytest.fixture
@@ -44,50 +47,105 @@ def postgres_project(tmp_path, postgres_server, postgres_url, cli):
 
 
 def evaluate(space, *extra):
-    return ("inference", "evaluate", "--spec", space.spec_path, "--corpus", space.folder / "corpus.yaml", "--json", *extra)
+    return (
+        "inference",
+        "evaluate",
+        "--spec",
+        space.spec_path,
+        "--corpus",
+        space.folder / "corpus.yaml",
+        "--json",
+        *extra,
+    )
 
 
-def test_index_search_is_refused_until_an_index_exists_then_measured_against_exact(postgres_project, cli):
+def test_index_search_is_refused_until_an_index_exists_then_measured_against_exact(
+    postgres_project, cli
+):
     space = postgres_project
     code, _, err = cli(*evaluate(space, "--search", "index"))
     assert code == EXIT_OPERATIONAL
     assert err.startswith('generation "docs" has no HNSW index in store postgresql://postgres@/')
-    assert err.rstrip().endswith("build one with `ptah inference index docs --hnsw`, or evaluate with --search exact.")
+    assert err.rstrip().endswith(
+        "build one with `ptah inference index docs --hnsw`, or evaluate with --search exact."
+    )
 
     code, _, err = cli("inference", "index", "docs", "--spec", space.spec_path)
-    assert (code, err.strip()) == (2, "name the kind of index to build: --hnsw (an HNSW index over cosine distance).")
-    code, out, err = cli("inference", "index", "docs", "--hnsw", "--m", "8", "--ef-construction", "32",
-                         "--spec", space.spec_path, "--json")
+    assert (code, err.strip()) == (
+        2,
+        "name the kind of index to build: --hnsw (an HNSW index over cosine distance).",
+    )
+    code, out, err = cli(
+        "inference",
+        "index",
+        "docs",
+        "--hnsw",
+        "--m",
+        "8",
+        "--ef-construction",
+        "32",
+        "--spec",
+        space.spec_path,
+        "--json",
+    )
     assert code == 0, err
     summary = json.loads(out)
     assert summary["vectors"] == 10
-    assert summary["index"] == {"name": summary["index"]["name"], "kind": "hnsw", "m": 8, "ef_construction": 32,
-                                "operator_class": "vector_cosine_ops"}
-    assert summary["index"]["name"].startswith("ptah_vectors_") and summary["index"]["name"].endswith("_hnsw")
+    assert summary["index"] == {
+        "name": summary["index"]["name"],
+        "kind": "hnsw",
+        "m": 8,
+        "ef_construction": 32,
+        "operator_class": "vector_cosine_ops",
+    }
+    assert summary["index"]["name"].startswith("ptah_vectors_") and summary["index"][
+        "name"
+    ].endswith("_hnsw")
 
     code, out, err = cli(*evaluate(space))
     assert code == 0, err
     exact = json.loads(out)["runs"][0]
-    assert exact["search"] == {"channel": "vector", "mode": "exact", "similarity": "cosine",
-                               "ranking": "score descending, ties broken by key ascending"}
+    assert exact["search"] == {
+        "channel": "vector",
+        "mode": "exact",
+        "similarity": "cosine",
+        "ranking": "score descending, ties broken by key ascending",
+    }
 
     code, out, err = cli(*evaluate(space, "--search", "both"))
     assert code == 0, err
     report = json.loads(out)
-    jsonschema.validate(report, json.loads(resources.files("ptah").joinpath("schemas/report.schema.json").read_text()))
+    jsonschema.validate(
+        report,
+        json.loads(resources.files("ptah").joinpath("schemas/report.schema.json").read_text()),
+    )
     both = report["runs"][0]
-    assert both["search"] == exact["search"] | {"mode": "both", "index": summary["index"], "ef_search": 40}
+    assert both["search"] == exact["search"] | {
+        "mode": "both",
+        "index": summary["index"],
+        "ef_search": 40,
+    }
     for index_case, exact_case in zip(both["cases"], exact["cases"]):
-        assert [r["key"] for r in index_case["results"]] == [r["key"] for r in exact_case["results"]]
+        assert [r["key"] for r in index_case["results"]] == [
+            r["key"] for r in exact_case["results"]
+        ]
         for ours, theirs in zip(index_case["results"], exact_case["results"]):
             assert ours["score"] == pytest.approx(theirs["score"], abs=1e-6)
-        assert index_case["ann"] == {"recall": 1.0, "exact": exact_case["metrics"],
-                                     "delta": {"recall": 0.0, "mrr": 0.0, "ndcg": 0.0}, "missed": []}
+        assert index_case["ann"] == {
+            "recall": 1.0,
+            "exact": exact_case["metrics"],
+            "delta": {"recall": 0.0, "mrr": 0.0, "ndcg": 0.0},
+            "missed": [],
+        }
     ann = both["aggregates"]["ann"]
     assert ann["recall"] == {"value": 1.0, "numerator": 5.0, "denominator": 5, "undefined": 0}
     assert ann["delta"] == {"recall": 0.0, "mrr": 0.0, "ndcg": 0.0}
     # what the index costs is measured on the values (the judged rows); the exact run's high bound is its own
-    plain = {name: value for name, value in exact["aggregates"]["recall"].items() if not name.startswith("high")}
+    plain = {
+        name: value
+        for name, value in exact["aggregates"]["recall"].items()
+        if not name.startswith("high")
+    }
     assert ann["exact"]["recall"] == plain
 
 
@@ -97,17 +155,38 @@ def test_ef_search_1_returns_one_row_per_query_so_ann_recall_is_a_third(postgres
     code, out, err = cli(*evaluate(space, "--search", "both", "--ef-search", "1"))
     both = json.loads(out)["runs"][0]
     assert both["search"]["ef_search"] == 1
-    assert [len(case["results"]) for case in both["cases"]] == [1, 1, 1, 1, 1]  # the index answered, not a scan
+    assert [len(case["results"]) for case in both["cases"]] == [
+        1,
+        1,
+        1,
+        1,
+        1,
+    ]  # the index answered, not a scan
     assert [case["ann"]["recall"] for case in both["cases"]] == [1 / 3] * 5
     assert [len(case["ann"]["missed"]) for case in both["cases"]] == [2] * 5
     assert both["aggregates"]["ann"]["recall"]["denominator"] == 5
     assert both["aggregates"]["ann"]["recall"]["value"] == pytest.approx(1 / 3, abs=1e-15)
     assert code == (0 if both["aggregates"]["required"]["failed"] == 0 else 1), err
-    (space.folder / "both.json").write_text(out)  # a --search both report (ANN means of thirds) is a valid baseline
-    assert load_baseline(space.folder / "both.json").to_dict()["runs"][0]["aggregates"]["ann"] == both["aggregates"]["ann"]
+    (space.folder / "both.json").write_text(
+        out
+    )  # a --search both report (ANN means of thirds) is a valid baseline
+    assert (
+        load_baseline(space.folder / "both.json").to_dict()["runs"][0]["aggregates"]["ann"]
+        == both["aggregates"]["ann"]
+    )
 
-    code, out, err = cli("inference", "evaluate", "--spec", space.spec_path, "--corpus",
-                         space.folder / "corpus.yaml", "--search", "both", "--ef-search", "1")
+    code, out, err = cli(
+        "inference",
+        "evaluate",
+        "--spec",
+        space.spec_path,
+        "--corpus",
+        space.folder / "corpus.yaml",
+        "--search",
+        "both",
+        "--ef-search",
+        "1",
+    )
     assert "mean ANN recall 0.3333  (1.6667 / 5 cases)" in out
     assert "at ef_search 1" in out
 
@@ -115,14 +194,29 @@ def test_ef_search_1_returns_one_row_per_query_so_ann_recall_is_a_third(postgres
 def test_search_options_are_checked(postgres_project, cli):
     space = postgres_project
     code, _, err = cli(*evaluate(space, "--ef-search", "40"))
-    assert (code, err.strip()) == (2, "--ef-search: applies to index search; search in mode index or both.")
+    assert (code, err.strip()) == (
+        2,
+        "--ef-search: applies to index search; search in mode index or both.",
+    )
     code, _, err = cli(*evaluate(space, "--search", "nearest"))
     assert (code, err.strip()) == (2, "--search: must be one of exact, index, both, not 'nearest'.")
     code, _, err = cli(*evaluate(space, "--search", "index", "--ef-search", "0"))
     assert (code, err.strip()) == (2, "--ef-search: must be a whole number from 1 to 1,000, not 0.")
-    code, _, err = cli("inference", "index", "--hnsw", "--m", "16", "--ef-construction", "20",
-                       "--spec", space.spec_path)
-    assert (code, err.strip()) == (2, "--ef-construction (20) must be at least twice --m (16); pgvector requires it.")
+    code, _, err = cli(
+        "inference",
+        "index",
+        "--hnsw",
+        "--m",
+        "16",
+        "--ef-construction",
+        "20",
+        "--spec",
+        space.spec_path,
+    )
+    assert (code, err.strip()) == (
+        2,
+        "--ef-construction (20) must be at least twice --m (16); pgvector requires it.",
+    )
 
 
 def test_verify_and_list_read_the_pgvector_store(postgres_project, cli):
@@ -133,19 +227,28 @@ def test_verify_and_list_read_the_pgvector_store(postgres_project, cli):
     code, out, _ = cli("inference", "verify", "--spec", space.spec_path, "--json")
     assert (code, json.loads(out)["stale_keys"]) == (1, ["3"])
     code, out, _ = cli("inference", "list", "--spec", space.spec_path, "--json")
-    assert [(item["name"], item["status"], item["vectors"], item["rows"]) for item in json.loads(out)] == [
-        ("docs", "current", 10, 10)
-    ]
+    assert [
+        (item["name"], item["status"], item["vectors"], item["rows"]) for item in json.loads(out)
+    ] == [("docs", "current", 10, 10)]
 
 
 # --- operational failures -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("url, secrets", [
-    ("postgresql://builder:pa55-w0rd@127.0.0.1:1/vectors?connect_timeout=2", ["pa55-w0rd"]),
-    ("postgresql://builder:pa/55@127.0.0.1:1/vectors?connect_timeout=2", ["pa/55"]),  # an unencoded /
-    ("postgresql://builder@127.0.0.1:1/vectors?connect_timeout=2&password=x y", ["x y", "x+y"]),  # libpq rejects it
-])
+@pytest.mark.parametrize(
+    "url, secrets",
+    [
+        ("postgresql://builder:pa55-w0rd@127.0.0.1:1/vectors?connect_timeout=2", ["pa55-w0rd"]),
+        (
+            "postgresql://builder:pa/55@127.0.0.1:1/vectors?connect_timeout=2",
+            ["pa/55"],
+        ),  # an unencoded /
+        (
+            "postgresql://builder@127.0.0.1:1/vectors?connect_timeout=2&password=x y",
+            ["x y", "x+y"],
+        ),  # libpq rejects it
+    ],
+)
 def test_an_unreachable_store_is_exit_3_and_never_shows_the_password(tmp_path, cli, url, secrets):
     space = make_workspace(tmp_path, url)
     code, _, err = cli("inference", "build", "--spec", space.spec_path, "--quiet")
@@ -153,11 +256,15 @@ def test_an_unreachable_store_is_exit_3_and_never_shows_the_password(tmp_path, c
     assert "postgresql://builder" in err and "***" in err
     assert not any(secret in err for secret in secrets), err
     if secrets == ["pa55-w0rd"]:
-        assert err.startswith("cannot connect to the store postgresql://builder:***@127.0.0.1:1/vectors?"
-                              "connect_timeout=2: ")
+        assert err.startswith(
+            "cannot connect to the store postgresql://builder:***@127.0.0.1:1/vectors?"
+            "connect_timeout=2: "
+        )
 
 
-def test_a_database_without_pgvector_that_the_user_may_not_add_it_to(postgres_server, postgres_database):
+def test_a_database_without_pgvector_that_the_user_may_not_add_it_to(
+    postgres_server, postgres_database
+):
     with postgres_server.admin(postgres_database) as connection:
         connection.execute("CREATE ROLE plain_user LOGIN")
         connection.execute(f"GRANT CREATE ON DATABASE {postgres_database} TO plain_user")

@@ -37,7 +37,10 @@ def stored(space) -> dict[str, int]:
     with space.project() as project:
         store = project.store()
         with store.snapshot() as snapshot:
-            return {record.identity: snapshot.vector_count(record.identity) for record in snapshot.generations()}
+            return {
+                record.identity: snapshot.vector_count(record.identity)
+                for record in snapshot.generations()
+            }
 
 
 def test_a_dry_run_names_what_would_go_and_removes_nothing(superseded, cli):
@@ -45,10 +48,18 @@ def test_a_dry_run_names_what_would_go_and_removes_nothing(superseded, cli):
     code, out, err = cli("inference", "prune", "--dry-run", "--spec", space.spec_path)
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    assert lines[0].startswith(f"would remove docs ({old[:19]}, ptah/deterministic): 10 vectors, last built ")
-    assert sorted(lines[1:3]) == sorted([f"kept docs ({new[:19]}): declared as docs",
-                                         f"kept other ({other[:19]}): declared as other"])
-    assert lines[3:] == ["would remove 1 superseded generation (10 vectors); run without --dry-run to remove them"]
+    assert lines[0].startswith(
+        f"would remove docs ({old[:19]}, ptah/deterministic): 10 vectors, last built "
+    )
+    assert sorted(lines[1:3]) == sorted(
+        [
+            f"kept docs ({new[:19]}): declared as docs",
+            f"kept other ({other[:19]}): declared as other",
+        ]
+    )
+    assert lines[3:] == [
+        "would remove 1 superseded generation (10 vectors); run without --dry-run to remove them"
+    ]
     assert stored(space) == {old: 10, new: 10, other: 10}
 
 
@@ -58,9 +69,9 @@ def test_prune_removes_the_superseded_generation_its_vectors_and_cached_queries(
     assert (code, err) == (0, "")
     result = json.loads(out)
     assert (result["dry_run"], result["vectors_removed"]) == (False, 10)
-    assert [(g["identity"], g["name"], g["vectors"], g["kept_because"]) for g in result["removed"]] == [
-        (old, "docs", 10, None)
-    ]
+    assert [
+        (g["identity"], g["name"], g["vectors"], g["kept_because"]) for g in result["removed"]
+    ] == [(old, "docs", 10, None)]
     assert sorted((g["identity"], g["kept_because"]) for g in result["kept"]) == sorted(
         [(new, "declared as docs"), (other, "declared as other")]
     )
@@ -84,7 +95,9 @@ def test_pgvector_drops_the_generations_table(superseded, cli, store_kind, postg
 
     def tables() -> set[str]:
         with psycopg.connect(space.store, autocommit=True) as connection:
-            rows = connection.execute("SELECT tablename FROM pg_tables WHERE tablename LIKE 'ptah_vectors_%'")
+            rows = connection.execute(
+                "SELECT tablename FROM pg_tables WHERE tablename LIKE 'ptah_vectors_%'"
+            )
             return {row[0] for row in rows}
 
     assert vectors_table(old) in tables()
@@ -104,12 +117,21 @@ def test_keep_by_name_or_identity_keeps_a_superseded_generation(superseded, cli,
     assert stored(space) == {old: 10, new: 10, other: 10}
 
 
-@pytest.mark.parametrize("wanted, message", [
-    ("doc", "ptah: --keep doc: no stored or declared generation has that name or identity "
-            "(see `ptah inference list`); nothing was removed."),
-    ("sha256:abc", "ptah: --keep sha256:abc: an identity needs at least its first 19 characters "
-                   "(as `ptah inference list` shows them)."),
-])
+@pytest.mark.parametrize(
+    "wanted, message",
+    [
+        (
+            "doc",
+            "ptah: --keep doc: no stored or declared generation has that name or identity "
+            "(see `ptah inference list`); nothing was removed.",
+        ),
+        (
+            "sha256:abc",
+            "ptah: --keep sha256:abc: an identity needs at least its first 19 characters "
+            "(as `ptah inference list` shows them).",
+        ),
+    ],
+)
 def test_a_keep_that_names_nothing_is_exit_2_and_removes_nothing(superseded, cli, wanted, message):
     space, old, new, other = superseded
     code, out, err = cli("inference", "prune", "--keep", wanted, "--spec", space.spec_path)
@@ -130,6 +152,10 @@ def test_a_generation_being_built_is_not_removed_exit_3(superseded, cli):
 
 def test_nothing_built_is_nothing_to_prune_and_creates_no_store(store_workspace, cli):
     code, out, err = cli("inference", "prune", "--spec", store_workspace.spec_path)
-    assert (code, out, err) == (0, "nothing to prune: every stored generation is declared or kept\n", "")
+    assert (code, out, err) == (
+        0,
+        "nothing to prune: every stored generation is declared or kept\n",
+        "",
+    )
     with store_workspace.project() as project:
         assert project.store() is None

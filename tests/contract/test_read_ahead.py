@@ -39,7 +39,9 @@ def test_a_caller_stopping_after_two_blocks_finds_the_snapshot_free_and_no_reade
             first = list(islice(snapshot.vector_blocks(IDENTITY, 16), 2))
             assert readers() == 0
             assert snapshot.vector_count(IDENTITY) == 300  # the connection answers at once
-            again = list(snapshot.vector_blocks(IDENTITY, 16))  # and streams the whole from the start
+            again = list(
+                snapshot.vector_blocks(IDENTITY, 16)
+            )  # and streams the whole from the start
     assert [len(block.keys) for block in first] == [16, 16] and first[0].keys == whole.keys[:16]
     keys, _, vectors = joined(again)
     assert keys == whole.keys and same_bits(vectors, whole.vectors)

@@ -13,7 +13,11 @@ from ptah.adapters.stores.registry import capabilities_of, open_records
 
 @pytest.fixture(params=["sqlite", "pgvector"])
 def location(request, tmp_path) -> str:
-    return request.getfixturevalue("postgres_url") if request.param == "pgvector" else str(tmp_path / ".ptah" / "ptah.db")
+    return (
+        request.getfixturevalue("postgres_url")
+        if request.param == "pgvector"
+        else str(tmp_path / ".ptah" / "ptah.db")
+    )
 
 
 def test_records_add_put_get_list_in_the_order_first_added(location):
@@ -42,6 +46,7 @@ def test_records_add_put_get_list_in_the_order_first_added(location):
 def test_records_take_calls_from_many_threads(location):
     records = open_records(location)
     try:
+
         def work(thread: int) -> None:
             for index in range(20):
                 records.put("evaluation", f"{thread}-{index}", str(index))

@@ -27,8 +27,14 @@ ARTICLES = [
     (9, "Draft", "not yet", "draft", -2.25),
 ]
 TENANTS = [
-    ("a\x1fb", 1, "first"), ("a", 1, "second"), ("acme", 12, "third"), ("B", 2, "fourth"),
-    ("é", 3, "fifth"), ("Z", 4, "sixth"), ("a", 2, "seventh"), ("5:x", 1, "eighth"),
+    ("a\x1fb", 1, "first"),
+    ("a", 1, "second"),
+    ("acme", 12, "third"),
+    ("B", 2, "fourth"),
+    ("é", 3, "fifth"),
+    ("Z", 4, "sixth"),
+    ("a", 2, "seventh"),
+    ("5:x", 1, "eighth"),
 ]
 CODES = [("0042", "zero-padded"), ("42", "plain"), ("x", "letter")]
 
@@ -54,21 +60,34 @@ def databases(tmp_path, postgres_url):
         for statement in SQLITE_TABLES:
             connection.execute(statement)
         for table, rows in INSERTS:
-            connection.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows)
+            connection.executemany(
+                f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows
+            )
     with psycopg.connect(postgres_url, autocommit=True) as connection:
         for statement in POSTGRES_TABLES:
             connection.execute(statement)
         for table, rows in INSERTS:
-            connection.cursor().executemany(f"INSERT INTO {table} VALUES ({', '.join(['%s'] * len(rows[0]))})", rows)
+            connection.cursor().executemany(
+                f"INSERT INTO {table} VALUES ({', '.join(['%s'] * len(rows[0]))})", rows
+            )
     return "sqlite:///source.db", postgres_url
 
 
 class Pair:
     """The SQLite and the PostgreSQL source of one specification (all but the database)."""
 
-    def __init__(self, databases, root, table="articles", key_fields=("id",), text="{title}|{body}|{score}|{id}",
-                 filter=None):
-        self.specs = [SourceSpec(database, table, tuple(key_fields), text, filter) for database in databases]
+    def __init__(
+        self,
+        databases,
+        root,
+        table="articles",
+        key_fields=("id",),
+        text="{title}|{body}|{score}|{id}",
+        filter=None,
+    ):
+        self.specs = [
+            SourceSpec(database, table, tuple(key_fields), text, filter) for database in databases
+        ]
         self.root = str(root)
 
     def open(self):
@@ -89,13 +108,20 @@ class Pair:
             with pytest.raises((SourceUnavailable, SpecError)) as raised:
                 with kind(spec, self.root) as source:
                     read(source)
-            found.append((type(raised.value), raised.value.exit_code,
-                          str(raised.value).replace(spec.redacted_database, "DB")))
+            found.append(
+                (
+                    type(raised.value),
+                    raised.value.exit_code,
+                    str(raised.value).replace(spec.redacted_database, "DB"),
+                )
+            )
         return found
 
 
 def test_rows_and_counts_are_identical(databases, tmp_path):
-    sqlite_rows, postgres_rows = Pair(databases, tmp_path).both(lambda s: (list(s.rows(s.source.text)), s.count()))
+    sqlite_rows, postgres_rows = Pair(databases, tmp_path).both(
+        lambda s: (list(s.rows(s.source.text)), s.count())
+    )
     assert sqlite_rows == postgres_rows
     rows, count = postgres_rows
     assert count == 6
@@ -106,10 +132,14 @@ def test_rows_and_counts_are_identical(databases, tmp_path):
 
 
 def test_the_filter_selects_the_same_rows_even_with_a_percent_sign(databases, tmp_path):
-    for filter_, keys in (("status = 'published'", ["1", "10", "42", "1099511627776"]),
-                          ("title LIKE 'Ten%' OR score < 0", ["9", "10"])):
+    for filter_, keys in (
+        ("status = 'published'", ["1", "10", "42", "1099511627776"]),
+        ("title LIKE 'Ten%' OR score < 0", ["9", "10"]),
+    ):
         pair = Pair(databases, tmp_path, filter=filter_)
-        sqlite_rows, postgres_rows = pair.both(lambda s: (list(s.rows("{title}")), s.count(), s.lookup(["9", "10", "1"])))
+        sqlite_rows, postgres_rows = pair.both(
+            lambda s: (list(s.rows("{title}")), s.count(), s.lookup(["9", "10", "1"]))
+        )
         assert sqlite_rows == postgres_rows
         assert [row.key for row in postgres_rows[0]] == keys
         assert postgres_rows[1] == len(keys)
@@ -120,83 +150,170 @@ def test_composite_keys_read_identically_in_code_point_order(databases, tmp_path
     sqlite_rows, postgres_rows = pair.both(lambda s: list(s.rows(s.source.text)))
     assert sqlite_rows == postgres_rows
     assert [(row.key, row.identity) for row in postgres_rows] == [
-        ("5:x\x1f1", "3:5:x1:1"), ("B\x1f2", "1:B1:2"), ("Z\x1f4", "1:Z1:4"), ("a\x1f1", "1:a1:1"),
-        ("a\x1f2", "1:a1:2"), ("a\x1fb\x1f1", "3:a\x1fb1:1"), ("acme\x1f12", "4:acme2:12"), ("é\x1f3", "1:é1:3"),
+        ("5:x\x1f1", "3:5:x1:1"),
+        ("B\x1f2", "1:B1:2"),
+        ("Z\x1f4", "1:Z1:4"),
+        ("a\x1f1", "1:a1:1"),
+        ("a\x1f2", "1:a1:2"),
+        ("a\x1fb\x1f1", "3:a\x1fb1:1"),
+        ("acme\x1f12", "4:acme2:12"),
+        ("é\x1f3", "1:é1:3"),
     ]
 
 
 def test_lookups_answer_identically(databases, tmp_path):
-    keys = ["1", "42", "0042", "-7", "1099511627776", "nope", "9", "1\x1f2", "", "10", "+1", "1.0",
-            "99999999999999999999"]
+    keys = [
+        "1",
+        "42",
+        "0042",
+        "-7",
+        "1099511627776",
+        "nope",
+        "9",
+        "1\x1f2",
+        "",
+        "10",
+        "+1",
+        "1.0",
+        "99999999999999999999",
+    ]
     pair = Pair(databases, tmp_path, filter="status = 'published'")
     sqlite_status, postgres_status = pair.both(lambda s: s.lookup(keys))
     assert sqlite_status == postgres_status
     assert postgres_status == {
-        "1": "ok", "42": "ok", "0042": "missing", "-7": "filtered", "1099511627776": "ok", "nope": "missing",
-        "9": "filtered", "1\x1f2": "missing", "": "missing", "10": "ok", "+1": "missing", "1.0": "missing",
+        "1": "ok",
+        "42": "ok",
+        "0042": "missing",
+        "-7": "filtered",
+        "1099511627776": "ok",
+        "nope": "missing",
+        "9": "filtered",
+        "1\x1f2": "missing",
+        "": "missing",
+        "10": "ok",
+        "+1": "missing",
+        "1.0": "missing",
         "99999999999999999999": "missing",
     }
-    composite = ["a\x1f1", "a\x1fb\x1f1", "acme\x1f12", "acme\x1f012", "B\x1f2", "b\x1f2", "é\x1f3", "a"]
-    pair = Pair(databases, tmp_path, table="tenants", key_fields=("tenant", "id"), text="{body}",
-                filter="body <> 'third'")
+    composite = [
+        "a\x1f1",
+        "a\x1fb\x1f1",
+        "acme\x1f12",
+        "acme\x1f012",
+        "B\x1f2",
+        "b\x1f2",
+        "é\x1f3",
+        "a",
+    ]
+    pair = Pair(
+        databases,
+        tmp_path,
+        table="tenants",
+        key_fields=("tenant", "id"),
+        text="{body}",
+        filter="body <> 'third'",
+    )
     sqlite_status, postgres_status = pair.both(lambda s: s.lookup(composite))
     assert sqlite_status == postgres_status
     assert postgres_status == {
-        "a\x1f1": "ok", "a\x1fb\x1f1": "missing", "acme\x1f12": "filtered", "acme\x1f012": "missing",
-        "B\x1f2": "ok", "b\x1f2": "missing", "é\x1f3": "ok", "a": "missing",
+        "a\x1f1": "ok",
+        "a\x1fb\x1f1": "missing",
+        "acme\x1f12": "filtered",
+        "acme\x1f012": "missing",
+        "B\x1f2": "ok",
+        "b\x1f2": "missing",
+        "é\x1f3": "ok",
+        "a": "missing",
     }
     codes = Pair(databases, tmp_path, table="codes", key_fields=("code",), text="{label}")
     sqlite_status, postgres_status = codes.both(lambda s: s.lookup(["0042", "42", "x", "0043"]))
-    assert sqlite_status == postgres_status == {"0042": "ok", "42": "ok", "x": "ok", "0043": "missing"}
+    assert (
+        sqlite_status == postgres_status == {"0042": "ok", "42": "ok", "x": "ok", "0043": "missing"}
+    )
 
 
 def test_a_column_named_in_another_case_reads_the_same(databases, tmp_path):
-    sqlite_rows, postgres_rows = Pair(databases, tmp_path, text="{Title}").both(lambda s: list(s.rows(s.source.text)))
+    sqlite_rows, postgres_rows = Pair(databases, tmp_path, text="{Title}").both(
+        lambda s: list(s.rows(s.source.text))
+    )
     assert sqlite_rows == postgres_rows and postgres_rows[1].text == "Cancel"
 
 
 def test_unreadable_tables_fail_identically(databases, tmp_path):
     missing_table = Pair(databases, tmp_path, table="nowhere").errors()
-    assert missing_table[0] == missing_table[1] == (SourceUnavailable, EXIT_OPERATIONAL, "DB: no table or view named nowhere")
+    assert (
+        missing_table[0]
+        == missing_table[1]
+        == (SourceUnavailable, EXIT_OPERATIONAL, "DB: no table or view named nowhere")
+    )
     missing_column = Pair(databases, tmp_path, text="{titel}").errors()
-    assert missing_column[0] == missing_column[1] == (
-        SourceUnavailable, EXIT_OPERATIONAL,
-        'DB table articles: has no column titel (named in the text template); did you mean "title"?',
+    assert (
+        missing_column[0]
+        == missing_column[1]
+        == (
+            SourceUnavailable,
+            EXIT_OPERATIONAL,
+            'DB table articles: has no column titel (named in the text template); did you mean "title"?',
+        )
     )
     bad_key = Pair(databases, tmp_path, key_fields=("ident",)).errors()
     assert bad_key[0] == bad_key[1]
     bad_filter = Pair(databases, tmp_path, filter="no_such_column = 1").errors()
     assert [error[:2] for error in bad_filter] == [(SpecError, EXIT_INPUT)] * 2
-    assert all(error[2].startswith("source.filter: ") and "cannot run the filter on table articles" in error[2]
-               for error in bad_filter)
+    assert all(
+        error[2].startswith("source.filter: ")
+        and "cannot run the filter on table articles" in error[2]
+        for error in bad_filter
+    )
 
 
 def test_duplicate_null_and_binary_values_fail_identically(databases, tmp_path):
     sqlite_url, postgres_url = databases
     with sqlite3.connect(tmp_path / "source.db") as connection:
-        connection.executemany("INSERT INTO loose VALUES (?, ?, ?)", [(1, "a", b"\x00"), (1, "b", None)])
+        connection.executemany(
+            "INSERT INTO loose VALUES (?, ?, ?)", [(1, "a", b"\x00"), (1, "b", None)]
+        )
     with psycopg.connect(postgres_url, autocommit=True) as connection:
-        connection.cursor().executemany("INSERT INTO loose VALUES (%s, %s, %s)", [(1, "a", b"\x00"), (1, "b", None)])
+        connection.cursor().executemany(
+            "INSERT INTO loose VALUES (%s, %s, %s)", [(1, "a", b"\x00"), (1, "b", None)]
+        )
     duplicate = Pair(databases, tmp_path, table="loose", text="{body}").errors()
-    assert duplicate[0] == duplicate[1] == (
-        SourceUnavailable, EXIT_OPERATIONAL,
-        "DB table loose: two rows have the key '1' (id); key_fields must identify exactly one row",
+    assert (
+        duplicate[0]
+        == duplicate[1]
+        == (
+            SourceUnavailable,
+            EXIT_OPERATIONAL,
+            "DB table loose: two rows have the key '1' (id); key_fields must identify exactly one row",
+        )
     )
     binary = Pair(databases, tmp_path, table="loose", text="{data}").errors()
-    assert binary[0] == binary[1] == (
-        SourceUnavailable, EXIT_OPERATIONAL,
-        "DB table loose: in the row with key '1', column \"data\" holds binary data (a BLOB), not text; "
-        "cast it to text in a view",
+    assert (
+        binary[0]
+        == binary[1]
+        == (
+            SourceUnavailable,
+            EXIT_OPERATIONAL,
+            "DB table loose: in the row with key '1', column \"data\" holds binary data (a BLOB), not text; "
+            "cast it to text in a view",
+        )
     )
-    for connect, marker in ((lambda: sqlite3.connect(tmp_path / "source.db"), "?"),
-                            (lambda: psycopg.connect(postgres_url, autocommit=True), "%s")):
+    for connect, marker in (
+        (lambda: sqlite3.connect(tmp_path / "source.db"), "?"),
+        (lambda: psycopg.connect(postgres_url, autocommit=True), "%s"),
+    ):
         with connect() as connection:
             connection.execute(f"DELETE FROM loose WHERE body = {marker}", ("b",))
             connection.execute(f"INSERT INTO loose VALUES (NULL, {marker}, NULL)", ("c",))
     null_key = Pair(databases, tmp_path, table="loose", text="{body}").errors()
-    assert null_key[0] == null_key[1] == (
-        SourceUnavailable, EXIT_OPERATIONAL,
-        'DB table loose: in the row where id = None, key column "id" holds NULL; key columns must hold integers or text',
+    assert (
+        null_key[0]
+        == null_key[1]
+        == (
+            SourceUnavailable,
+            EXIT_OPERATIONAL,
+            'DB table loose: in the row where id = None, key column "id" holds NULL; key columns must hold integers or text',
+        )
     )
 
 
@@ -204,7 +321,12 @@ def test_duplicate_null_and_binary_values_fail_identically(databases, tmp_path):
 
 
 def spec(url: str, **fields) -> SourceSpec:
-    values = {"table": "articles", "key_fields": ("id",), "text": "{title}", "filter": None} | fields
+    values = {
+        "table": "articles",
+        "key_fields": ("id",),
+        "text": "{title}",
+        "filter": None,
+    } | fields
     return SourceSpec(url, values["table"], values["key_fields"], values["text"], values["filter"])
 
 
@@ -239,7 +361,9 @@ def test_an_unreachable_server_is_exit_3_without_the_password():
         PostgresSource(spec(url))
     message = str(raised.value)
     assert raised.value.exit_code == EXIT_OPERATIONAL
-    assert message.startswith("cannot connect to the source database postgresql://reader:***@127.0.0.1:1/support")
+    assert message.startswith(
+        "cannot connect to the source database postgresql://reader:***@127.0.0.1:1/support"
+    )
     assert "s3cr3t-pw" not in message
 
 

@@ -69,21 +69,31 @@ class Location:
     def applied_migrations(self) -> list[str]:
         if self.kind == "sqlite":
             with sqlite3.connect(self.target) as connection:
-                return [row[0] for row in connection.execute("SELECT name FROM migrations ORDER BY rowid")]
+                return [
+                    row[0]
+                    for row in connection.execute("SELECT name FROM migrations ORDER BY rowid")
+                ]
         import psycopg
 
         with psycopg.connect(self.target) as connection:
-            return [row[0] for row in connection.execute("SELECT name FROM ptah_migrations ORDER BY position")]
+            return [
+                row[0]
+                for row in connection.execute("SELECT name FROM ptah_migrations ORDER BY position")
+            ]
 
     def record_future_migration(self) -> None:
         if self.kind == "sqlite":
             with sqlite3.connect(self.target) as connection:
-                connection.execute("INSERT INTO migrations VALUES ('9999_from_the_future', '2099-01-01')")
+                connection.execute(
+                    "INSERT INTO migrations VALUES ('9999_from_the_future', '2099-01-01')"
+                )
             return
         import psycopg
 
         with psycopg.connect(self.target, autocommit=True) as connection:
-            connection.execute("INSERT INTO ptah_migrations VALUES ('9999_from_the_future', 9999, '2099-01-01')")
+            connection.execute(
+                "INSERT INTO ptah_migrations VALUES ('9999_from_the_future', 9999, '2099-01-01')"
+            )
 
 
 @pytest.fixture
@@ -181,7 +191,10 @@ def test_registering_again_keeps_created_at_and_takes_the_new_name(store):
 def test_a_changed_dimension_is_refused(store):
     with pytest.raises(StoreUnavailable) as raised:
         store.register_generation(record(dimension=4))
-    assert str(raised.value) == f"generation {IDENTITY} is stored with dimension 3, but its model now gives 4."
+    assert (
+        str(raised.value)
+        == f"generation {IDENTITY} is stored with dimension 3, but its model now gives 4."
+    )
     assert store.generation(IDENTITY).dimension == 3
 
 
@@ -206,7 +219,9 @@ def test_a_snapshot_does_not_see_writes_committed_after_it_began(store, location
 
 
 def test_query_cache_returns_only_what_was_cached_overwritten_and_reads_many(store):
-    store.cache_queries(IDENTITY, {"hello": np.array([1.0, 0.0, 0.5]), "world": np.array([0.0, 1.0, 0.0])})
+    store.cache_queries(
+        IDENTITY, {"hello": np.array([1.0, 0.0, 0.5]), "world": np.array([0.0, 1.0, 0.0])}
+    )
     found = store.cached_queries(IDENTITY, ["hello", "absent", "hello"])
     assert list(found) == ["hello"]
     assert found["hello"].dtype == np.float32
@@ -239,7 +254,9 @@ def test_the_build_lock_refuses_a_second_holder_and_dies_with_the_first(location
     location.open().close()
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD_LOCK, location.kind, str(location.target), IDENTITY],
-        stdout=subprocess.PIPE, text=True, cwd=os.getcwd(),
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=os.getcwd(),
     )
     try:
         assert holder.stdout.readline().strip() == "locked"
@@ -281,10 +298,18 @@ def test_builds_are_incremental_and_hold_the_embedders_vectors(store_workspace):
         summary = build(project)
         identity = project.generation().identity.identity
         matrix = project.matrix(project.generation())
-    assert (summary.rows, summary.embedded, summary.unchanged, summary.deleted, summary.dimension) == (10, 10, 0, 0, 32)
+    assert (
+        summary.rows,
+        summary.embedded,
+        summary.unchanged,
+        summary.deleted,
+        summary.dimension,
+    ) == (10, 10, 0, 0, 32)
     assert embedder.embedded_texts() == [space.text(row) for row in space.docs]
     assert matrix.keys == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"]
-    assert np.array_equal(matrix.vectors, recorder().embed_documents([space.text(row) for row in space.docs]))
+    assert np.array_equal(
+        matrix.vectors, recorder().embed_documents([space.text(row) for row in space.docs])
+    )
 
     space.execute("UPDATE articles SET body = body || ' Updated.' WHERE id IN (2, 5, 8)")
     space.execute("DELETE FROM articles WHERE id = 4")
@@ -294,11 +319,19 @@ def test_builds_are_incremental_and_hold_the_embedders_vectors(store_workspace):
         result = verify(project)
         with project.store().snapshot() as snapshot:
             digests = snapshot.digests(identity)
-    assert embedder.embedded_texts() == [space.text(space.docs[i - 1]) + " Updated." for i in (2, 5, 8)]
+    assert embedder.embedded_texts() == [
+        space.text(space.docs[i - 1]) + " Updated." for i in (2, 5, 8)
+    ]
     assert (summary.rows, summary.embedded, summary.unchanged, summary.deleted) == (9, 3, 6, 1)
     assert digests["1:2"] == ("2", text_digest(space.text(space.docs[1]) + " Updated."))
     assert "1:4" not in digests and len(digests) == 9
-    assert (result.rows, result.covered, result.fresh, result.orphans, result.ok) == (9, 9, 9, 0, True)
+    assert (result.rows, result.covered, result.fresh, result.orphans, result.ok) == (
+        9,
+        9,
+        9,
+        0,
+        True,
+    )
 
     with space.project() as project:
         embedder = model_of(project)
@@ -320,9 +353,17 @@ def test_both_stores_hold_the_same_generation_after_the_same_builds(tmp_path, po
             build(project, batch_rows=3)
             identity = project.generation().identity.identity
             with project.store().snapshot() as snapshot:
-                results.append((identity, snapshot.generation(identity).settings, snapshot.digests(identity),
-                                snapshot.matrix(identity)))
-    (identity_a, settings_a, digests_a, matrix_a), (identity_b, settings_b, digests_b, matrix_b) = results
+                results.append(
+                    (
+                        identity,
+                        snapshot.generation(identity).settings,
+                        snapshot.digests(identity),
+                        snapshot.matrix(identity),
+                    )
+                )
+    (identity_a, settings_a, digests_a, matrix_a), (identity_b, settings_b, digests_b, matrix_b) = (
+        results
+    )
     assert (identity_a, settings_a, digests_a) == (identity_b, settings_b, digests_b)
     assert (matrix_a.keys, matrix_a.row_identities) == (matrix_b.keys, matrix_b.row_identities)
     assert len(matrix_a.keys) == 9
@@ -346,7 +387,9 @@ def test_a_second_build_of_the_same_generation_refuses(store_workspace, slow_bui
     assert raised.value.exit_code == EXIT_OPERATIONAL
 
 
-def test_a_build_killed_with_sigkill_resumes_with_only_the_remainder(store_workspace, slow_build, embedders):
+def test_a_build_killed_with_sigkill_resumes_with_only_the_remainder(
+    store_workspace, slow_build, embedders
+):
     os.kill(slow_build.pid, signal.SIGKILL)
     assert slow_build.wait() == -signal.SIGKILL
     with store_workspace.project() as project:
@@ -362,7 +405,9 @@ def test_a_build_killed_with_sigkill_resumes_with_only_the_remainder(store_works
             except StoreUnavailable:
                 time.sleep(0.1)
         result = verify(project)
-    assert embedder.embedded_texts() == [store_workspace.text(row) for row in store_workspace.docs[3:]]
+    assert embedder.embedded_texts() == [
+        store_workspace.text(row) for row in store_workspace.docs[3:]
+    ]
     assert (summary.embedded, summary.unchanged) == (7, 3)
     assert (result.rows, result.covered, result.fresh, result.ok) == (10, 10, 10, True)
 
@@ -375,7 +420,9 @@ def test_lexical_indexes_are_kept_and_replaced_per_template(store):
     store.save_lexical_index("sha256:f1", "settings", "t" * 64, 10, 50, b"first\x00bytes")
     assert store.lexical_index("sha256:f1", "settings") == b"first\x00bytes"
     assert store.lexical_index("sha256:f1", "other settings") is None
-    store.save_lexical_index("sha256:f2", "settings", "t" * 64, 11, 51, b"second")  # the same template, new text
+    store.save_lexical_index(
+        "sha256:f2", "settings", "t" * 64, 11, 51, b"second"
+    )  # the same template, new text
     assert store.lexical_index("sha256:f1", "settings") is None
     assert store.lexical_index("sha256:f2", "settings") == b"second"
     store.save_lexical_index("sha256:f2", "settings", "t" * 64, 11, 51, b"again")

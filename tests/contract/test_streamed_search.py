@@ -27,8 +27,13 @@ def corpus_text() -> str:
     for number in range(24):
         target = rng.randrange(11, ROWS)
         words = " ".join(rng.sample(WORDS, 2))
-        lines += [f"  - id: c{number}", f'    query: "{words}"', f"    k: {rng.choice([1, 3, 5, 10])}",
-                  f'    required: ["{target}"]', f'    relevant: {{"{rng.randrange(11, ROWS)}": 1, "{target}": 2}}']
+        lines += [
+            f"  - id: c{number}",
+            f'    query: "{words}"',
+            f"    k: {rng.choice([1, 3, 5, 10])}",
+            f'    required: ["{target}"]',
+            f'    relevant: {{"{rng.randrange(11, ROWS)}": 1, "{target}": 2}}',
+        ]
         if number % 3 == 0:
             lines.append(f'    forbidden: ["{rng.randrange(11, ROWS)}"]')
     return "\n".join(lines) + "\n"
@@ -42,9 +47,16 @@ def big_workspace(store_workspace):
 def filled(space):
     """``space`` with ROWS look-alike rows (ties everywhere), the corpus, and generation ``docs`` built."""
     rng = random.Random(3)
-    rows = [(i, " ".join(rng.sample(WORDS, 2)), " ".join(rng.sample(WORDS, 1)), "published") for i in range(11, ROWS)]
-    space.execute("INSERT INTO articles VALUES (?, ?, ?, ?)", rows)  # 12 x 11 x 12 texts: every text many times over
-    space.write_spec(generations={"docs": "model: ptah/deterministic\n    dimension: 32\n    batch_size: 512"})
+    rows = [
+        (i, " ".join(rng.sample(WORDS, 2)), " ".join(rng.sample(WORDS, 1)), "published")
+        for i in range(11, ROWS)
+    ]
+    space.execute(
+        "INSERT INTO articles VALUES (?, ?, ?, ?)", rows
+    )  # 12 x 11 x 12 texts: every text many times over
+    space.write_spec(
+        generations={"docs": "model: ptah/deterministic\n    dimension: 32\n    batch_size: 512"}
+    )
     (space.folder / "corpus.yaml").write_text(corpus_text())
     with ptah.open_project(space.spec_path) as project:
         project.build()
@@ -56,7 +68,9 @@ def measured(report) -> dict:
     for volatile in ("created_at", "timings"):
         data.pop(volatile)
     for run in data["runs"]:
-        run["generation"].pop("queries_from_cache")  # the first evaluation embeds the queries, later ones read them
+        run["generation"].pop(
+            "queries_from_cache"
+        )  # the first evaluation embeds the queries, later ones read them
         run.pop("cost")  # seconds
     for candidate in (data["comparison"] or {}).get("candidates", []):
         candidate.pop("cost")
@@ -70,10 +84,14 @@ def evaluate(space, monkeypatch, *, streaming: bool, **options):
     else:
         monkeypatch.setattr(exact, "STREAM_BYTES", 1 << 40)
     with ptah.open_project(space.spec_path) as project:
-        return project.evaluate(space.folder / "corpus.yaml", measures=["MAP@10", "P@10"], **options)
+        return project.evaluate(
+            space.folder / "corpus.yaml", measures=["MAP@10", "P@10"], **options
+        )
 
 
-def test_a_streamed_evaluation_reports_exactly_what_the_whole_matrix_does(big_workspace, monkeypatch):
+def test_a_streamed_evaluation_reports_exactly_what_the_whole_matrix_does(
+    big_workspace, monkeypatch
+):
     whole = evaluate(big_workspace, monkeypatch, streaming=False)
     calls = []
 
@@ -83,26 +101,36 @@ def test_a_streamed_evaluation_reports_exactly_what_the_whole_matrix_does(big_wo
 
     for kind in ("sqlite_snapshot.StoreSnapshot", "pgvector_snapshot.PgvectorSnapshot"):
         module, name = kind.split(".")
-        monkeypatch.setattr(getattr(__import__(f"ptah.adapters.stores.{module}", fromlist=[name]), name), "matrix",
-                            no_matrix)
+        monkeypatch.setattr(
+            getattr(__import__(f"ptah.adapters.stores.{module}", fromlist=[name]), name),
+            "matrix",
+            no_matrix,
+        )
     streamed_report = evaluate(big_workspace, monkeypatch, streaming=True)
     assert calls == []
     assert measured(streamed_report) == measured(whole)
     run = whole.runs[0]
     assert run.generation["rows"] == ROWS - 1
-    assert sum(1 for case in run.cases if case.ties.straddles_cutoff) > 5  # ties were there to get right
+    assert (
+        sum(1 for case in run.cases if case.ties.straddles_cutoff) > 5
+    )  # ties were there to get right
     missed = [miss for case in run.cases for miss in case.missed]
-    assert missed and any(miss.rank is not None and miss.rank > 4_096 for miss in missed)  # ranked past a block
+    assert missed and any(
+        miss.rank is not None and miss.rank > 4_096 for miss in missed
+    )  # ranked past a block
 
 
-def test_index_search_both_streams_the_exact_side_and_index_alone_reads_no_vector(big_workspace, monkeypatch,
-                                                                                   store_kind):
+def test_index_search_both_streams_the_exact_side_and_index_alone_reads_no_vector(
+    big_workspace, monkeypatch, store_kind
+):
     if store_kind != "pgvector":
         pytest.skip("index search needs the pgvector store")
     with ptah.open_project(big_workspace.spec_path) as project:
         project.index(m=8, ef_construction=32)
     whole = evaluate(big_workspace, monkeypatch, streaming=False, search="both")
-    assert measured(evaluate(big_workspace, monkeypatch, streaming=True, search="both")) == measured(whole)
+    assert measured(
+        evaluate(big_workspace, monkeypatch, streaming=True, search="both")
+    ) == measured(whole)
     blocks = []
     original = ExactRanking.add
 
@@ -113,4 +141,6 @@ def test_index_search_both_streams_the_exact_side_and_index_alone_reads_no_vecto
     monkeypatch.setattr(ExactRanking, "add", counted)
     index_only = evaluate(big_workspace, monkeypatch, streaming=True, search="index")
     assert blocks == []
-    assert [case.ranking for case in index_only.runs[0].cases] == [case.ranking for case in whole.runs[0].cases]
+    assert [case.ranking for case in index_only.runs[0].cases] == [
+        case.ranking for case in whole.runs[0].cases
+    ]

@@ -29,12 +29,19 @@ def identities(count: int) -> list[str]:
 
 def stored(opened, count: int, dimension: int = DIMENSION, seed: int = 3) -> np.ndarray:
     """Register the generation and write ``count`` vectors to it in three batches; the vectors in write order."""
-    rows = [(row_identity, row_identity.split(":", 1)[1], "d") for row_identity in identities(count)]
+    rows = [
+        (row_identity, row_identity.split(":", 1)[1], "d") for row_identity in identities(count)
+    ]
     vectors = np.random.default_rng(seed).standard_normal((count, dimension)).astype(np.float32)
-    vectors[0, 0], vectors[1, 1] = -0.0, np.float32(1e-42)  # a negative zero and a subnormal keep their bits
+    vectors[0, 0], vectors[1, 1] = (
+        -0.0,
+        np.float32(1e-42),
+    )  # a negative zero and a subnormal keep their bits
     opened.register_generation(record(dimension=dimension))
     for start in range(0, count, count // 3 + 1):
-        opened.write_vectors(IDENTITY, rows[start : start + count // 3 + 1], vectors[start : start + count // 3 + 1])
+        opened.write_vectors(
+            IDENTITY, rows[start : start + count // 3 + 1], vectors[start : start + count // 3 + 1]
+        )
     return vectors
 
 
@@ -43,12 +50,16 @@ def joined(blocks) -> tuple[list[str], list[str], np.ndarray]:
     return (
         [key for block in blocks for key in block.keys],
         [row_identity for block in blocks for row_identity in block.row_identities],
-        np.concatenate([block.vectors for block in blocks]) if blocks else np.empty((0, 0), np.float32),
+        np.concatenate([block.vectors for block in blocks])
+        if blocks
+        else np.empty((0, 0), np.float32),
     )
 
 
 def same_bits(first: np.ndarray, second: np.ndarray) -> bool:
-    return first.shape == second.shape and np.array_equal(first.view(np.uint32), second.view(np.uint32))
+    return first.shape == second.shape and np.array_equal(
+        first.view(np.uint32), second.view(np.uint32)
+    )
 
 
 @pytest.mark.parametrize("rows", [1, 7, 64, 300, 1000])
@@ -58,7 +69,9 @@ def test_blocks_join_into_the_matrix_bit_for_bit_and_each_holds_exactly_rows(loc
         with opened.snapshot() as snapshot:
             whole = snapshot.matrix(IDENTITY)
             blocks = list(snapshot.vector_blocks(IDENTITY, rows))
-    assert [len(block.keys) for block in blocks] == [rows] * (300 // rows) + ([300 % rows] if 300 % rows else [])
+    assert [len(block.keys) for block in blocks] == [rows] * (300 // rows) + (
+        [300 % rows] if 300 % rows else []
+    )
     for block in blocks:
         assert len(block.row_identities) == block.vectors.shape[0] == len(block.keys)
         assert block.vectors.shape[1] == DIMENSION and block.vectors.dtype == np.float32
@@ -67,7 +80,9 @@ def test_blocks_join_into_the_matrix_bit_for_bit_and_each_holds_exactly_rows(loc
     assert (keys, row_identities) == (whole.keys, whole.row_identities)
     assert row_identities == sorted(row_identities) and row_identities[:3] == ["1:Z", "1:a", "1:é"]
     assert same_bits(vectors, whole.vectors)
-    assert same_bits(whole.vectors, written[sorted(range(300), key=identities(300).__getitem__)])  # as written
+    assert same_bits(
+        whole.vectors, written[sorted(range(300), key=identities(300).__getitem__)]
+    )  # as written
 
 
 def test_an_unregistered_or_empty_generation_streams_no_block(location):
@@ -85,7 +100,10 @@ def test_a_block_size_that_is_not_a_whole_number_of_at_least_one_is_refused_at_o
         with opened.snapshot() as snapshot:
             with pytest.raises(ValueError) as raised:
                 snapshot.vector_blocks(IDENTITY, rows)  # not only when the first block is read
-    assert str(raised.value) == f"blocks of vectors need a whole number of rows of at least 1, not {rows!r}"
+    assert (
+        str(raised.value)
+        == f"blocks of vectors need a whole number of rows of at least 1, not {rows!r}"
+    )
 
 
 def test_a_stream_does_not_see_batches_committed_while_it_streams(location):
@@ -95,13 +113,25 @@ def test_a_stream_does_not_see_batches_committed_while_it_streams(location):
             whole = snapshot.matrix(IDENTITY)
             stream = snapshot.vector_blocks(IDENTITY, 64)
             first = next(stream)
-            with location.open() as writer:  # a build's batches: new rows before and after the stream's place,
-                writer.write_vectors(IDENTITY, [("1:0", "0", "n"), ("9:zzzzzzzzz", "zzzzzzzzz", "n")],
-                                     np.ones((2, DIMENSION)))
-                writer.write_vectors(IDENTITY, [(whole.row_identities[200], whole.keys[200], "changed")],
-                                     np.full((1, DIMENSION), 5.0))  # a row it has not reached, rewritten
-                assert writer.delete_vectors(IDENTITY, whole.row_identities[250:260]) == 10  # and some deleted
-            assert snapshot.vector_count(IDENTITY) == 300  # another read between blocks leaves the stream whole
+            with (
+                location.open() as writer
+            ):  # a build's batches: new rows before and after the stream's place,
+                writer.write_vectors(
+                    IDENTITY,
+                    [("1:0", "0", "n"), ("9:zzzzzzzzz", "zzzzzzzzz", "n")],
+                    np.ones((2, DIMENSION)),
+                )
+                writer.write_vectors(
+                    IDENTITY,
+                    [(whole.row_identities[200], whole.keys[200], "changed")],
+                    np.full((1, DIMENSION), 5.0),
+                )  # a row it has not reached, rewritten
+                assert (
+                    writer.delete_vectors(IDENTITY, whole.row_identities[250:260]) == 10
+                )  # and some deleted
+            assert (
+                snapshot.vector_count(IDENTITY) == 300
+            )  # another read between blocks leaves the stream whole
             keys, row_identities, vectors = joined([first, *stream])
         assert (keys, row_identities) == (whole.keys, whole.row_identities)
         assert same_bits(vectors, whole.vectors)
@@ -133,7 +163,9 @@ def damage(location, key: str, what: str) -> None:
     """Change one stored vector behind the store's back: ``nan`` at its first value, or ``short`` (3 values)."""
     if location.kind == "sqlite":
         with sqlite3.connect(location.target) as connection:
-            blob = bytearray(connection.execute("SELECT vector FROM vectors WHERE key = ?", (key,)).fetchone()[0])
+            blob = bytearray(
+                connection.execute("SELECT vector FROM vectors WHERE key = ?", (key,)).fetchone()[0]
+            )
             blob[0:4] = struct.pack("<f", float("nan"))
             changed = bytes(blob if what == "nan" else blob[:12])
             connection.execute("UPDATE vectors SET vector = ? WHERE key = ?", (changed, key))
@@ -142,10 +174,16 @@ def damage(location, key: str, what: str) -> None:
 
     from ptah.adapters.stores.pgvector_schema import vectors_table
 
-    assert what == "short"  # pgvector refuses NaN and infinities on every input path (tests/hostile)
+    assert (
+        what == "short"
+    )  # pgvector refuses NaN and infinities on every input path (tests/hostile)
     with psycopg.connect(location.target, autocommit=True) as connection:
-        connection.execute(f"ALTER TABLE {vectors_table(IDENTITY)} ALTER COLUMN embedding TYPE vector")
-        connection.execute(f"UPDATE {vectors_table(IDENTITY)} SET embedding = '[1,2,3]' WHERE key = %s", (key,))
+        connection.execute(
+            f"ALTER TABLE {vectors_table(IDENTITY)} ALTER COLUMN embedding TYPE vector"
+        )
+        connection.execute(
+            f"UPDATE {vectors_table(IDENTITY)} SET embedding = '[1,2,3]' WHERE key = %s", (key,)
+        )
 
 
 @pytest.mark.parametrize("what", ["nan", "short"])
@@ -167,15 +205,20 @@ def test_a_damaged_vector_stops_the_stream_with_the_matrix_sentence(location, wh
                 for block in snapshot.vector_blocks(IDENTITY, 16):
                     yielded.append(block)
     assert str(from_stream.value) == str(from_matrix.value)
-    if what == "nan":  # every vector counted; the blocks before the first damaged one yielded, none after
-        assert f"(2 of 300 vectors of generation docs hold NaN or infinite values, the first for key {order[20]!r}; " \
+    if (
+        what == "nan"
+    ):  # every vector counted; the blocks before the first damaged one yielded, none after
+        assert (
+            f"(2 of 300 vectors of generation docs hold NaN or infinite values, the first for key {order[20]!r}; "
             "ptah never writes such vectors)" in str(from_matrix.value)
+        )
         assert [len(block.keys) for block in yielded] == [16]
     else:  # the block holding row 150 is the tenth
         assert [len(block.keys) for block in yielded] == [16] * 9
         assert str(from_matrix.value).endswith(
             "(a vector of generation docs is not 16 float32 values); move it aside and run `ptah inference build` "
-            "again." if location.kind == "sqlite" else
-            ": a stored vector does not have the generation's dimension, so the table was changed outside ptah; "
+            "again."
+            if location.kind == "sqlite"
+            else ": a stored vector does not have the generation's dimension, so the table was changed outside ptah; "
             "delete the rows whose vector_dims(embedding) differs and run `ptah inference build` to embed them again."
         )

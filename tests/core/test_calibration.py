@@ -4,7 +4,14 @@ examples and scipy."""
 import pytest
 from scipy.stats import beta, hypergeom
 
-from ptah.core.calibration import MIN_SAMPLED, Agreement, interval, lower_rate, plausible_with_model, upper_rate
+from ptah.core.calibration import (
+    MIN_SAMPLED,
+    Agreement,
+    interval,
+    lower_rate,
+    plausible_with_model,
+    upper_rate,
+)
 from ptah.core.flips import upper_relevant
 
 
@@ -35,10 +42,15 @@ def test_perfect_agreement_is_kappa_one_and_one_answer_everywhere_is_undefined()
 def test_too_small_a_sample_is_not_trusted_whatever_its_kappa():
     table = Agreement(both=10, model_only=0, person_only=0, neither=MIN_SAMPLED - 11)
     assert table.kappa == 1.0
-    assert table.trusted() == f"only {MIN_SAMPLED - 1} sampled holes judged by both (at least 20 are needed)"
+    assert (
+        table.trusted()
+        == f"only {MIN_SAMPLED - 1} sampled holes judged by both (at least 20 are needed)"
+    )
 
 
-@pytest.mark.parametrize("x,n", [(0, 1), (0, 20), (3, 20), (19, 20), (7, 40), (0, 200), (150, 1500)])
+@pytest.mark.parametrize(
+    "x,n", [(0, 1), (0, 20), (3, 20), (19, 20), (7, 40), (0, 200), (150, 1500)]
+)
 def test_the_rate_bounds_are_clopper_pearsons(x, n):
     assert upper_rate(x, n) == pytest.approx(beta.ppf(0.95, x + 1, n - x), abs=1e-9)
     if x:
@@ -50,7 +62,9 @@ def test_the_rate_bounds_are_clopper_pearsons(x, n):
 
 def test_rate_bounds_at_the_edges():
     assert upper_rate(5, 5) == 1.0
-    assert upper_rate(0, 20) == pytest.approx(1 - 0.05 ** (1 / 20), abs=1e-12)  # the rule of three's exact form
+    assert upper_rate(0, 20) == pytest.approx(
+        1 - 0.05 ** (1 / 20), abs=1e-12
+    )  # the rule of three's exact form
     assert interval(0, 0) is None
     with pytest.raises(ValueError):
         upper_rate(3, 2)
@@ -68,4 +82,7 @@ def test_a_trusted_models_u_counts_its_yes_answers_and_bounds_its_no_answers():
     assert upper_relevant(200, 20, 1) == 40
     assert hypergeom(200, 41, 20).cdf(1) > 0.05 >= hypergeom(200, 42, 20).cdf(1)
     # with no rejection in the sample, every rejected hole stays plausible
-    assert plausible_with_model(0, 5, 0, Agreement(both=20, model_only=0, person_only=0, neither=0)) == 5
+    assert (
+        plausible_with_model(0, 5, 0, Agreement(both=20, model_only=0, person_only=0, neither=0))
+        == 5
+    )

@@ -27,21 +27,29 @@ from ptah.core.scoring import pair_scores
 def every_pair(queries: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """The float64 score of every (query, row) pair, as a (q, n) matrix."""
     q, n = len(queries), len(rows)
-    return pair_scores(queries, rows, np.repeat(np.arange(q), n), np.tile(np.arange(n), q)).reshape(q, n)
+    return pair_scores(queries, rows, np.repeat(np.arange(q), n), np.tile(np.arange(n), q)).reshape(
+        q, n
+    )
 
 
 def near(rng: np.random.Generator, count: int, dimension: int, spread: float = 1e-7) -> np.ndarray:
     """Unit-length float32 vectors within about ``spread`` of one direction: float32 scores barely differ."""
     direction = rng.standard_normal(dimension)
-    vectors = direction / np.linalg.norm(direction) + rng.standard_normal((count, dimension)) * spread
+    vectors = (
+        direction / np.linalg.norm(direction) + rng.standard_normal((count, dimension)) * spread
+    )
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors.astype(np.float32)
 
 
-def data(kind: str, rng: np.random.Generator, q: int, n: int, dimension: int) -> tuple[np.ndarray, np.ndarray]:
+def data(
+    kind: str, rng: np.random.Generator, q: int, n: int, dimension: int
+) -> tuple[np.ndarray, np.ndarray]:
     if kind == "random":
-        return (rng.standard_normal((q, dimension)).astype(np.float32),
-                rng.standard_normal((n, dimension)).astype(np.float32))
+        return (
+            rng.standard_normal((q, dimension)).astype(np.float32),
+            rng.standard_normal((n, dimension)).astype(np.float32),
+        )
     if kind == "near":  # queries near the rows' direction too: every score close to 1
         both = near(rng, q + n, dimension)
         return both[:q], both[q:]
@@ -55,8 +63,11 @@ def data(kind: str, rng: np.random.Generator, q: int, n: int, dimension: int) ->
 def wanted(rng: random.Random, keys: list[str], q: int, n: int):
     ks = [rng.randrange(1, n + 3) for _ in range(q)]
     reach = [k + rng.choice([0, 0, 3, 20]) for k in ks]
-    expected = [set(rng.sample(keys, min(n, rng.randrange(0, 5)))) | ({"absent"} if rng.random() < 0.3 else set())
-                for _ in range(q)]
+    expected = [
+        set(rng.sample(keys, min(n, rng.randrange(0, 5))))
+        | ({"absent"} if rng.random() < 0.3 else set())
+        for _ in range(q)
+    ]
     asked = [sorted(chosen)[: len(chosen) // 2 + 1] for chosen in expected]
     return dict(ks=ks, expected=expected, asked=asked, reach=reach)
 
@@ -82,7 +93,9 @@ def test_blocks_rank_as_every_pairs_float64_score_ranks(kind, seed):
     queries, rows = data(kind, generator, q, n, dimension)
     keys = rng.sample([f"k{i}" for i in range(3 * n)], n)
     options = wanted(rng, keys, q, n)
-    assert in_blocks(queries, keys, rows, rng, **options) == rank_many(every_pair(queries, rows), keys, **options)
+    assert in_blocks(queries, keys, rows, rng, **options) == rank_many(
+        every_pair(queries, rows), keys, **options
+    )
 
 
 @pytest.mark.parametrize("kind", ["random", "near", "integer"])
@@ -97,20 +110,29 @@ def test_a_ranking_does_not_depend_on_row_order_other_cases_blocks_or_threads(ki
     reference = rank_exact(queries, keys, rows, **options).rankings()
     assert reference == rank_many(every_pair(queries, rows), keys, **options)
 
-    order = generator.permutation(len(rows))  # the same rows in another order, in blocks of another size
-    permuted = rank_exact(queries, [keys[i] for i in order], rows[order], block_rows=777, **options).rankings()
+    order = generator.permutation(
+        len(rows)
+    )  # the same rows in another order, in blocks of another size
+    permuted = rank_exact(
+        queries, [keys[i] for i in order], rows[order], block_rows=777, **options
+    ).rankings()
     assert permuted == reference
 
     picked = rng.sample(range(len(queries)), 25)  # cases removed and reordered, others added
     extra = data(kind, generator, 30, 1, 64)[0]
     mixed = np.concatenate([queries[picked], extra])
-    subset = {name: [values[i] for i in picked] + [values[0]] * len(extra) for name, values in options.items()}
+    subset = {
+        name: [values[i] for i in picked] + [values[0]] * len(extra)
+        for name, values in options.items()
+    }
     again = rank_exact(mixed, keys, rows, block_rows=1_000, **subset).rankings()
     assert again[: len(picked)] == [reference[i] for i in picked]
 
     for threads in (1, 2):
         with threadpool_limits(limits=threads, user_api="blas"):
-            assert rank_exact(queries, keys, rows, block_rows=512, **options).rankings() == reference
+            assert (
+                rank_exact(queries, keys, rows, block_rows=512, **options).rankings() == reference
+            )
 
 
 def test_near_ties_are_decided_by_the_float64_scores_not_float32_rounding():
@@ -139,11 +161,15 @@ def test_a_missed_key_is_ranked_across_blocks_it_did_not_see():
     (result,) = ranking.rankings()
     assert result.ranked == [("a", float(np.float32(0.9))), ("b", float(np.float32(0.8)))]
     assert result.ranks == {"x": 6}  # a b c above; d and w tie with it and have smaller keys
-    assert result.ties == Ties(cutoff_score=float(np.float32(0.8)), tied_outside=0, expected_tied=())
+    assert result.ties == Ties(
+        cutoff_score=float(np.float32(0.8)), tied_outside=0, expected_tied=()
+    )
 
 
 def test_nothing_to_count_again_when_every_asked_key_is_ranked():
-    ranking = ExactRanking(np.ones((1, 1), np.float32), [2], expected=[{"b"}], asked=[["b", "nope"]])
+    ranking = ExactRanking(
+        np.ones((1, 1), np.float32), [2], expected=[{"b"}], asked=[["b", "nope"]]
+    )
     ranking.add(["a"], np.array([[0.1]], np.float32))
     ranking.add(["b", "c"], np.array([[0.9], [0.3]], np.float32))
     assert ranking.recount() == 0
@@ -155,18 +181,26 @@ def test_watched_keys_keep_their_float64_scores():
     rows = np.array([[0.25, 3], [0.5, 0.125]], dtype=np.float32)
     ranking = ExactRanking(queries, [1, 1], watched=[["b"], ["a", "gone"]])
     ranking.add(["a", "b"], rows)
-    assert (ranking.score_of(0, "b"), ranking.score_of(1, "a"), ranking.score_of(1, "gone")) == (0.5, 0.875, None)
+    assert (ranking.score_of(0, "b"), ranking.score_of(1, "a"), ranking.score_of(1, "gone")) == (
+        0.5,
+        0.875,
+        None,
+    )
 
 
 def test_a_query_keeps_no_more_rows_than_its_ranking_needs():
     generator = np.random.default_rng(3)
-    rows = generator.integers(0, 50, size=(20_000, 1)).astype(np.float32)  # 400 rows per score: ties at every cutoff
+    rows = generator.integers(0, 50, size=(20_000, 1)).astype(
+        np.float32
+    )  # 400 rows per score: ties at every cutoff
     keys = [f"r{i:05d}" for i in range(20_000)]
     ranking = ExactRanking(np.ones((1, 1), np.float32), [10], expected=[set()], asked=[[]])
     for first in range(0, 20_000, 1_000):
-        ranking.add(keys[first:first + 1_000], rows[first:first + 1_000])
+        ranking.add(keys[first : first + 1_000], rows[first : first + 1_000])
         assert len(ranking._queries[0].keys) <= 10
-    assert ranking.rankings() == rank_many(rows.T.astype(np.float64), keys, [10], expected=[set()], asked=[[]])
+    assert ranking.rankings() == rank_many(
+        rows.T.astype(np.float64), keys, [10], expected=[set()], asked=[[]]
+    )
 
 
 def test_no_rows_rank_as_rank_many_does():
@@ -174,11 +208,14 @@ def test_no_rows_rank_as_rank_many_does():
     assert ranking.rankings() == rank_many(np.empty((1, 0)), [], [3], expected=[{"a"}])
 
 
-@pytest.mark.parametrize("bad, message", [
-    (dict(ks=[0]), "depth k must be an integer >= 1"),
-    (dict(ks=[1, 2], reach=[3]), "got 1 query vectors for 2 queries"),
-    (dict(ks=[1], reach=[3, 4]), "got 2 reaches for 1 queries"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (dict(ks=[0]), "depth k must be an integer >= 1"),
+        (dict(ks=[1, 2], reach=[3]), "got 1 query vectors for 2 queries"),
+        (dict(ks=[1], reach=[3, 4]), "got 2 reaches for 1 queries"),
+    ],
+)
 def test_bad_arguments_are_refused(bad, message):
     with pytest.raises(ValueError, match=message):
         ExactRanking(np.ones((1, 2), np.float32), **bad)

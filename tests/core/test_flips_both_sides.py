@@ -24,7 +24,9 @@ def paired(draw):
         k = draw(st.integers(1, 4))
         reference = tuple(draw(st.permutations(KEYS))[: draw(st.integers(0, 5))])
         candidate = tuple(draw(st.permutations(KEYS))[: draw(st.integers(0, 5))])
-        grades = draw(st.dictionaries(st.sampled_from(KEYS), st.sampled_from([0.5, 1.0, 2.0]), max_size=3))
+        grades = draw(
+            st.dictionaries(st.sampled_from(KEYS), st.sampled_from([0.5, 1.0, 2.0]), max_size=3)
+        )
         shown = dict.fromkeys((*reference[:k], *candidate[:k]))
         judged = draw(st.sets(st.sampled_from(sorted(shown)), max_size=2)) if shown else set()
         holes = tuple(key for key in shown if key not in grades and key not in judged)
@@ -41,7 +43,10 @@ def brute_force(cases, measure, target, up):
         return None
     for size in range(len(holes) + 1):
         for chosen in itertools.combinations(holes, size):
-            total = sum(cases[index].delta(measure, [key for i, key in chosen if i == index]) for index in defined)
+            total = sum(
+                cases[index].delta(measure, [key for i, key in chosen if i == index])
+                for index in defined
+            )
             mean = total / len(defined)
             if (mean >= target - 1e-12) if up else (mean < target - 1e-12):
                 return size
@@ -49,8 +54,12 @@ def brute_force(cases, measure, target, up):
 
 
 @settings(max_examples=500, deadline=None)
-@given(paired(), st.sampled_from(MEASURES), st.sampled_from([-1.0, -0.5, -0.2, -0.02, 0.0, 0.02, 0.3, 1.0]),
-       st.booleans())
+@given(
+    paired(),
+    st.sampled_from(MEASURES),
+    st.sampled_from([-1.0, -0.5, -0.2, -0.02, 0.0, 0.02, 0.3, 1.0]),
+    st.booleans(),
+)
 def test_the_flip_count_is_the_least_number_of_holes_either_way(cases, measure, target, up):
     counted = flip_count(cases, measure, target, up)
     assert counted.exact
@@ -62,7 +71,11 @@ def test_a_shared_hole_lifts_both_runs_and_grows_both_denominators():
     case = PairedCase("c", 2, ("r", "x"), ("x", "r"), {"r": 1.0}, ("x",))
     assert case.delta(Measure("recall")) == 0.0
     assert case.delta(Measure("recall"), ["x"]) == 0.0  # 2 of 2 on both sides
-    assert extremes(case, Measure("MRR")) == ([-0.5, 0.0], [-0.5, 0.0], True)  # 1/2 - 1 before; both first after
+    assert extremes(case, Measure("MRR")) == (
+        [-0.5, 0.0],
+        [-0.5, 0.0],
+        True,
+    )  # 1/2 - 1 before; both first after
     discounted = 1 / math.log2(3)
     assert extremes(case, Measure("nDCG")) == ([discounted - 1, 0.0], [discounted - 1, 0.0], True)
 

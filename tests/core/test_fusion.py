@@ -28,7 +28,9 @@ def test_rrf_by_hand():
 
 
 def test_equal_fused_scores_are_broken_by_key_ascending():
-    fused = rrf_scores([[3, 1], [1, 3]], 4, k=60)  # d and b: 1/61 + 1/62 each, summed in another order
+    fused = rrf_scores(
+        [[3, 1], [1, 3]], 4, k=60
+    )  # d and b: 1/61 + 1/62 each, summed in another order
     assert fused[1] == fused[3]
     assert [key for key, _ in top_k(fused, ["a", "b", "c", "d"], 2)] == ["b", "d"]
 

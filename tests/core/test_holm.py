@@ -29,7 +29,11 @@ def test_unadjusted_the_same_family_would_claim_four_findings():
 
 
 def test_adjusted_values_are_capped_at_1_and_equal_p_values_get_equal_ones():
-    assert holm_adjusted([0.3, 0.6, 0.9]) == [3 * 0.3, 1.0, 1.0]  # 3 x 0.3; 2 x 0.6 = 1.2 capped; 0.9 below 1
+    assert holm_adjusted([0.3, 0.6, 0.9]) == [
+        3 * 0.3,
+        1.0,
+        1.0,
+    ]  # 3 x 0.3; 2 x 0.6 = 1.2 capped; 0.9 below 1
     assert holm_adjusted([0.02, 0.02]) == [0.04, 0.04]
 
 
@@ -44,8 +48,10 @@ def test_a_family_of_one_is_the_test_itself_and_no_tests_is_no_family():
     assert holm_adjusted([]) == [] and holm([None, None], 0.05) == [None, None]
 
 
-@pytest.mark.parametrize("p_values, alpha", [([0.01], 0.0), ([0.01], 1.0), ([1.5], 0.05), ([math.nan], 0.05),
-                                             ([-0.1], 0.05)])
+@pytest.mark.parametrize(
+    "p_values, alpha",
+    [([0.01], 0.0), ([0.01], 1.0), ([1.5], 0.05), ([math.nan], 0.05), ([-0.1], 0.05)],
+)
 def test_out_of_range_inputs_are_refused(p_values, alpha):
     with pytest.raises(ValueError):
         holm(p_values, alpha)

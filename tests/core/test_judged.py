@@ -1,15 +1,27 @@
 """Judged keys, holes, judged@k and the judgement record's digest (DESIGN.md, "Judged keys and holes")."""
 
 from ptah.core.corpus import Case
-from ptah.core.judged import EMPTY, Judgement, JudgementRecord, high_grades, holes, judged_at_k, judged_keys
+from ptah.core.judged import (
+    EMPTY,
+    Judgement,
+    JudgementRecord,
+    high_grades,
+    holes,
+    judged_at_k,
+    judged_keys,
+)
 
 
 def _case():
-    return Case(id="c", query="q", k=3, required=("a",), relevant={"a": 2.0, "b": 0.5}, forbidden=("f",))
+    return Case(
+        id="c", query="q", k=3, required=("a",), relevant={"a": 2.0, "b": 0.5}, forbidden=("f",)
+    )
 
 
 def test_judged_keys_are_the_named_keys_and_the_record_entries_of_that_case():
-    record = JudgementRecord(cases={"c": {"z": Judgement(0, "h", "t")}, "other": {"y": Judgement(1, "h", "t")}})
+    record = JudgementRecord(
+        cases={"c": {"z": Judgement(0, "h", "t")}, "other": {"y": Judgement(1, "h", "t")}}
+    )
     assert judged_keys(_case(), EMPTY) == frozenset({"a", "b", "f"})
     assert judged_keys(_case(), record) == frozenset({"a", "b", "f", "z"})
 
@@ -30,8 +42,14 @@ def test_high_grades_give_each_hole_the_case_highest_grade_and_leave_a_case_with
 
 
 def test_the_record_digest_is_canonical_and_ignores_the_informative_corpus_member():
-    one = JudgementRecord(corpus="sha256:a", cases={"c": {"k2": Judgement(1, "h2", "t"), "k1": Judgement(0, "h1", "t")}})
-    two = JudgementRecord(corpus=None, cases={"c": {"k1": Judgement(0.0, "h1", "t"), "k2": Judgement(1.0, "h2", "t")}, "e": {}})
+    one = JudgementRecord(
+        corpus="sha256:a",
+        cases={"c": {"k2": Judgement(1, "h2", "t"), "k1": Judgement(0, "h1", "t")}},
+    )
+    two = JudgementRecord(
+        corpus=None,
+        cases={"c": {"k1": Judgement(0.0, "h1", "t"), "k2": Judgement(1.0, "h2", "t")}, "e": {}},
+    )
     assert one.digest() == two.digest()
     assert one.canonical_document() == (
         b'{"cases":[{"id":"c","judgements":[{"grade":0.0,"judged_at":"t","key":"k1","text_sha256":"h1"},'

@@ -26,7 +26,9 @@ def trec_eval(name: str, grades: dict[str, int], ranking: list[str], k: int) -> 
     """pytrec_eval's value of ``name`` at k for one query whose run is ``ranking`` cut at k (strictly decreasing scores)."""
     request, result_key = TREC[name]
     run = {key: float(len(ranking) - rank) for rank, key in enumerate(ranking[:k])}
-    result = pytrec_eval.RelevanceEvaluator({"q": grades}, {request(k)}).evaluate({"q": run}).get("q")
+    result = (
+        pytrec_eval.RelevanceEvaluator({"q": grades}, {request(k)}).evaluate({"q": run}).get("q")
+    )
     return None if result is None else result[result_key(k)]
 
 
@@ -42,14 +44,21 @@ def test_agrees_with_pytrec_eval_on_random_rankings(name):
         n = rng.randint(0, 30)
         ranking = [f"d{i}" for i in rng.sample(range(60), n)]
         k = rng.choice([1, 2, 3, 5, 10, 20, 50])
-        judged = [f"d{i}" for i in rng.sample(range(80), rng.randint(0, 12))]  # d60.. are never retrieved
+        judged = [
+            f"d{i}" for i in rng.sample(range(80), rng.randint(0, 12))
+        ]  # d60.. are never retrieved
         theirs = {key: rng.choice([0, 1, 1, 2, 3]) for key in judged}
         ours = {key: float(grade) for key, grade in theirs.items()}
         got = Measure(name, k).score(ranking, ours)
         if not any(theirs.values()):
             assert got is None
             continue
-        assert got == pytest.approx(trec_eval(name, theirs, ranking, k), abs=1e-9), (name, ranking, ours, k)
+        assert got == pytest.approx(trec_eval(name, theirs, ranking, k), abs=1e-9), (
+            name,
+            ranking,
+            ours,
+            k,
+        )
         checked += 1
     assert checked >= 250
 
@@ -65,16 +74,34 @@ def test_map_precision_and_success_term_by_term():
     assert Measure("MAP", 2).score([], grades) == 0.0
 
 
-@pytest.mark.parametrize("text", ["recall", "MRR", "nDCG", "MAP@10", "P@5", "success@1", "nDCG@10", "recall@1000",
-                                  "recall@10", "MRR@10", "nDCG@1"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "recall",
+        "MRR",
+        "nDCG",
+        "MAP@10",
+        "P@5",
+        "success@1",
+        "nDCG@10",
+        "recall@1000",
+        "recall@10",
+        "MRR@10",
+        "nDCG@1",
+    ],
+)
 def test_measure_text_round_trips(text):
     assert str(Measure.parse(text)) == text
     assert Measure.parse(str(Measure.parse(text))) == Measure.parse(text)
 
 
 def test_names_are_found_in_any_case_and_by_report_key():
-    assert Measure.parse("map@10") == Measure("MAP", 10) and Measure.parse("nDCG@10") == Measure("nDCG", 10)
-    assert Measure.parse("ndcg") == Measure.parse("nDCG") == Measure("nDCG")  # at each case's own depth
+    assert Measure.parse("map@10") == Measure("MAP", 10) and Measure.parse("nDCG@10") == Measure(
+        "nDCG", 10
+    )
+    assert (
+        Measure.parse("ndcg") == Measure.parse("nDCG") == Measure("nDCG")
+    )  # at each case's own depth
     assert str(Measure.parse("ndcg@10")) == str(Measure.parse("NDCG@10")) == "nDCG@10"
     assert str(Measure("recall", 5)) == "recall@5"
     assert Measure.parse("mrr").key == "mrr"
@@ -83,8 +110,25 @@ def test_names_are_found_in_any_case_and_by_report_key():
     assert Measure("nDCG", 10).key == "nDCG@10"
 
 
-@pytest.mark.parametrize("text", ["", "MAP@0", "MAP@01", "MAP@", "@10", "BM25@10", "MAP@10@2", "MAP@9999999",
-                                  "nDCG@0", "nDCG@010", "nDCG@", "nDCG@10 ", "nDCG@-1", "nDCG@1.5"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "MAP@0",
+        "MAP@01",
+        "MAP@",
+        "@10",
+        "BM25@10",
+        "MAP@10@2",
+        "MAP@9999999",
+        "nDCG@0",
+        "nDCG@010",
+        "nDCG@",
+        "nDCG@10 ",
+        "nDCG@-1",
+        "nDCG@1.5",
+    ],
+)
 def test_other_spellings_are_refused(text):
     with pytest.raises(ValueError, match="e.g. nDCG@10|unknown measure 'BM25'"):
         Measure.parse(text)
@@ -111,9 +155,13 @@ def test_defaults_are_recall_mrr_ndcg_at_each_cases_depth():
 
 def test_a_measure_is_added_by_one_registration():
     def dcg(top, relevant, k):
-        return math.fsum(relevant.get(key, 0.0) / math.log2(rank + 1) for rank, key in enumerate(top, start=1))
+        return math.fsum(
+            relevant.get(key, 0.0) / math.log2(rank + 1) for rank, key in enumerate(top, start=1)
+        )
 
-    measures.register(MeasureKind("DCG", "dcg", "DCG", "-", "sum of grade / log2(rank + 1) over the top k", dcg))
+    measures.register(
+        MeasureKind("DCG", "dcg", "DCG", "-", "sum of grade / log2(rank + 1) over the top k", dcg)
+    )
     try:
         assert Measure.parse("DCG@2").score(["a", "b"], {"b": 3.0}) == 3.0 / math.log2(3)
         with pytest.raises(ValueError):

@@ -23,11 +23,22 @@ MEASURE_NAMES = [m.name for m in DEFAULT_MEASURES]
 def evaluate_case(case, ranked, rank_of=None):
     """The one per-case loop (ptah.core.outcomes.measure_case), seen as the three measures and the expectations."""
     result = measure_case(case, ranked, searched=1000, rank_of=rank_of)
-    return (result.values["recall"], result.values["MRR"], result.values["nDCG"],
-            tuple((m.key, m.rank) for m in result.missed), tuple((h.key, h.rank) for h in result.hits))
-from ptah.core.ranking import find_ties, top_k
+    return (
+        result.values["recall"],
+        result.values["MRR"],
+        result.values["nDCG"],
+        tuple((m.key, m.rank) for m in result.missed),
+        tuple((h.key, h.rank) for h in result.hits),
+    )
 
-recall_at_k, reciprocal_rank_at_k, ndcg_at_k = kind("recall"), kind("MRR"), kind("nDCG")  # (ranking, grades, k)
+
+from ptah.core.ranking import find_ties, top_k  # noqa: E402
+
+recall_at_k, reciprocal_rank_at_k, ndcg_at_k = (
+    kind("recall"),
+    kind("MRR"),
+    kind("nDCG"),
+)  # (ranking, grades, k)
 
 # --- hand-built values, written as the formula ----------------------------
 
@@ -35,37 +46,104 @@ recall_at_k, reciprocal_rank_at_k, ndcg_at_k = kind("recall"), kind("MRR"), kind
 ABC, BC = {"a": 1.0, "b": 1.0, "c": 1.0}, {"b": 1.0, "c": 3.0}
 
 
-@pytest.mark.parametrize("measure, ranking, grades, k, expected", [
-    pytest.param("recall", ["a", "x", "c", "b"], ABC, 3, 2 / 3, id="recall-counts-relevant-keys-in-the-top-k"),
-    pytest.param("recall", ["a", "x", "c", "b"], ABC, 1, 1 / 3, id="recall-at-1"),
-    pytest.param("recall", ["a", "x", "c", "b"], ABC, 4, 3 / 3, id="recall-every-relevant-key-found"),
-    pytest.param("recall", ["a", "n"], {"a": 1.0, "n": 0.0, "b": 2.0}, 2, 1 / 2, id="recall-ignores-judged-non-relevant"),
-    pytest.param("MRR", ["x", "y", "b", "c"], BC, 4, 1 / 3, id="mrr-one-over-the-first-relevant-rank"),
-    pytest.param("MRR", ["x", "y", "b", "c"], BC, 2, 0.0, id="mrr-zero-without-a-relevant-key-within-k"),
-    pytest.param("MRR", ["c"], BC, 10, 1 / 1, id="mrr-relevant-first"),
-    pytest.param("nDCG", ["b", "a"], {"a": 0.3, "b": 0.7}, 2, 1.0, id="ndcg-of-the-ideal-order-is-exactly-one"),
-    *(pytest.param(name, [], {"a": 1.0}, 5, 0.0, id=f"{name}-of-an-empty-ranking-is-zero-when-something-is-relevant")
-      for name in ("recall", "MRR", "nDCG")),
-])
+@pytest.mark.parametrize(
+    "measure, ranking, grades, k, expected",
+    [
+        pytest.param(
+            "recall",
+            ["a", "x", "c", "b"],
+            ABC,
+            3,
+            2 / 3,
+            id="recall-counts-relevant-keys-in-the-top-k",
+        ),
+        pytest.param("recall", ["a", "x", "c", "b"], ABC, 1, 1 / 3, id="recall-at-1"),
+        pytest.param(
+            "recall", ["a", "x", "c", "b"], ABC, 4, 3 / 3, id="recall-every-relevant-key-found"
+        ),
+        pytest.param(
+            "recall",
+            ["a", "n"],
+            {"a": 1.0, "n": 0.0, "b": 2.0},
+            2,
+            1 / 2,
+            id="recall-ignores-judged-non-relevant",
+        ),
+        pytest.param(
+            "MRR", ["x", "y", "b", "c"], BC, 4, 1 / 3, id="mrr-one-over-the-first-relevant-rank"
+        ),
+        pytest.param(
+            "MRR", ["x", "y", "b", "c"], BC, 2, 0.0, id="mrr-zero-without-a-relevant-key-within-k"
+        ),
+        pytest.param("MRR", ["c"], BC, 10, 1 / 1, id="mrr-relevant-first"),
+        pytest.param(
+            "nDCG",
+            ["b", "a"],
+            {"a": 0.3, "b": 0.7},
+            2,
+            1.0,
+            id="ndcg-of-the-ideal-order-is-exactly-one",
+        ),
+        *(
+            pytest.param(
+                name,
+                [],
+                {"a": 1.0},
+                5,
+                0.0,
+                id=f"{name}-of-an-empty-ranking-is-zero-when-something-is-relevant",
+            )
+            for name in ("recall", "MRR", "nDCG")
+        ),
+    ],
+)
 def test_hand_built_values(measure, ranking, grades, k, expected):
     assert kind(measure)(ranking, grades, k) == expected
 
 
-@pytest.mark.parametrize("ranking, grades, k, expected", [
-    pytest.param(["a", "x", "b"], {"a": 1.0, "b": 0.5}, 3,
-                 (1.0 / math.log2(2) + 0.5 / math.log2(4)) / (1.0 / math.log2(2) + 0.5 / math.log2(3)),
-                 id="linear-gain-log2-discount"),
-    pytest.param(["b", "a", "z"], {"a": 2.0, "b": 1.0, "c": 3.0}, 2,  # "c" is never retrieved
-                 (1.0 / math.log2(2) + 2.0 / math.log2(3)) / (3.0 / math.log2(2) + 2.0 / math.log2(3)),
-                 id="ideal-uses-all-judgements-even-never-retrieved"),
-    pytest.param(["b"], {"a": 1.0, "b": 2.0}, 10, (2.0 / math.log2(2)) / (2.0 / math.log2(2) + 1.0 / math.log2(3)),
-                 id="k-beyond-the-ranking"),
-    pytest.param(["a", "b"], {"a": 0.3, "b": 0.7}, 2,
-                 (0.3 / math.log2(2) + 0.7 / math.log2(3)) / (0.7 / math.log2(2) + 0.3 / math.log2(3)),
-                 id="float-grades-exact-not-truncated"),
-    pytest.param(["unjudged", "a"], {"a": 1.0}, 5, (1.0 / math.log2(3)) / (1.0 / math.log2(2)), id="unjudged-gain-zero"),
-])
-def test_ndcg_is_linear_gain_over_log2_discount_against_the_ideal_of_every_judgement(ranking, grades, k, expected):
+@pytest.mark.parametrize(
+    "ranking, grades, k, expected",
+    [
+        pytest.param(
+            ["a", "x", "b"],
+            {"a": 1.0, "b": 0.5},
+            3,
+            (1.0 / math.log2(2) + 0.5 / math.log2(4)) / (1.0 / math.log2(2) + 0.5 / math.log2(3)),
+            id="linear-gain-log2-discount",
+        ),
+        pytest.param(
+            ["b", "a", "z"],
+            {"a": 2.0, "b": 1.0, "c": 3.0},
+            2,  # "c" is never retrieved
+            (1.0 / math.log2(2) + 2.0 / math.log2(3)) / (3.0 / math.log2(2) + 2.0 / math.log2(3)),
+            id="ideal-uses-all-judgements-even-never-retrieved",
+        ),
+        pytest.param(
+            ["b"],
+            {"a": 1.0, "b": 2.0},
+            10,
+            (2.0 / math.log2(2)) / (2.0 / math.log2(2) + 1.0 / math.log2(3)),
+            id="k-beyond-the-ranking",
+        ),
+        pytest.param(
+            ["a", "b"],
+            {"a": 0.3, "b": 0.7},
+            2,
+            (0.3 / math.log2(2) + 0.7 / math.log2(3)) / (0.7 / math.log2(2) + 0.3 / math.log2(3)),
+            id="float-grades-exact-not-truncated",
+        ),
+        pytest.param(
+            ["unjudged", "a"],
+            {"a": 1.0},
+            5,
+            (1.0 / math.log2(3)) / (1.0 / math.log2(2)),
+            id="unjudged-gain-zero",
+        ),
+    ],
+)
+def test_ndcg_is_linear_gain_over_log2_discount_against_the_ideal_of_every_judgement(
+    ranking, grades, k, expected
+):
     assert ndcg_at_k(ranking, grades, k) == pytest.approx(expected, abs=1e-15)
 
 
@@ -91,7 +169,12 @@ def test_invalid_inputs_are_refused():
 
 def test_evaluate_case_measures_and_expectations():
     case = Case(
-        id="c1", query="q", k=3, required=("a", "q"), relevant={"a": 1.0, "b": 2.0}, forbidden=("f", "g")
+        id="c1",
+        query="q",
+        k=3,
+        required=("a", "q"),
+        relevant={"a": 1.0, "b": 2.0},
+        forbidden=("f", "g"),
     )
     ranked = [("f", 0.9), ("a", 0.8), ("z", 0.7), ("q", 0.6), ("g", 0.5)]
     asked = []
@@ -109,7 +192,9 @@ def test_evaluate_case_measures_and_expectations():
         (("f", 1),),
     )
     assert asked == ["q"]  # only missed required keys are looked up
-    assert measure_case(case, ranked, searched=9, rank_of=where).missed == (Miss("q", 4, "ranked 4th"),)
+    assert measure_case(case, ranked, searched=9, rank_of=where).missed == (
+        Miss("q", 4, "ranked 4th"),
+    )
     assert measure_case(case, ranked, searched=9).missed[0] == Miss("q", None, "not in the top 9")
     assert measure_case(case, ranked, searched=9).hits == (Hit("f", 1),)
 
@@ -156,8 +241,14 @@ def test_agrees_with_pytrec_eval_on_random_rankings():
             ours = {key: float(grade) for key, grade in theirs.items()}
         ranking = [key for key, _ in top_k(scores, keys, k)]
 
-        got = (recall_at_k(ranking, ours, k), reciprocal_rank_at_k(ranking, ours, k), ndcg_at_k(ranking, ours, k))
-        case = Case(id=str(number), query="q", k=k, relevant={key: g for key, g in ours.items() if g > 0})
+        got = (
+            recall_at_k(ranking, ours, k),
+            reciprocal_rank_at_k(ranking, ours, k),
+            ndcg_at_k(ranking, ours, k),
+        )
+        case = Case(
+            id=str(number), query="q", k=k, relevant={key: g for key, g in ours.items() if g > 0}
+        )
         by_case = evaluate_case(case, top_k(scores, keys, k))
         assert by_case[:3] == got
 
@@ -183,7 +274,9 @@ def test_query_without_relevant_keys_is_none_where_trec_eval_says_zero_or_nothin
     assert trec_eval3({}, ["a", "b"], 2) == (None, None, None)
     assert recall_at_k(["a", "b"], {"a": 0.0}, 2) is None
     assert recall_at_k(["a", "b"], {}, 2) is None
-    assert mean_of([recall_at_k(["a"], {}, 1), 1.0]) == Mean(numerator=1.0, denominator=1, undefined=1)
+    assert mean_of([recall_at_k(["a"], {}, 1), 1.0]) == Mean(
+        numerator=1.0, denominator=1, undefined=1
+    )
 
 
 # --- measures as values ---------------------------------------------------
@@ -212,12 +305,27 @@ def test_measure_scores_with_its_definition():
 # --- means ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("values", "expected", "value"), [
-    ([], Mean(numerator=0.0, denominator=0, undefined=0), None),  # empty: not applicable
-    ([None, None], Mean(numerator=0.0, denominator=0, undefined=2), None),  # only undefined values: not applicable
-    ([1.0, None, 0.5], Mean(numerator=1.5, denominator=2, undefined=1), 0.75),  # undefined left out of the denominator
-    ([0.0, 0.0], Mean(numerator=0.0, denominator=2, undefined=0), 0.0),  # zeros are zero, not None
-])
+@pytest.mark.parametrize(
+    ("values", "expected", "value"),
+    [
+        ([], Mean(numerator=0.0, denominator=0, undefined=0), None),  # empty: not applicable
+        (
+            [None, None],
+            Mean(numerator=0.0, denominator=0, undefined=2),
+            None,
+        ),  # only undefined values: not applicable
+        (
+            [1.0, None, 0.5],
+            Mean(numerator=1.5, denominator=2, undefined=1),
+            0.75,
+        ),  # undefined left out of the denominator
+        (
+            [0.0, 0.0],
+            Mean(numerator=0.0, denominator=2, undefined=0),
+            0.0,
+        ),  # zeros are zero, not None
+    ],
+)
 def test_a_mean_counts_what_it_is_over(values, expected, value):
     assert mean_of(values) == expected
     assert mean_of(values).value == value

@@ -11,11 +11,17 @@ from ptah.core.outcomes import make_run, measure_case
 
 BY = "model:encoder@sha256:" + "e" * 64
 CASES = [Case(id=f"c{i:02}", query="q", k=1, relevant={"r": 1.0}) for i in range(30)]
-BEFORE = make_run({"name": "old"}, {"channel": "vector"},
-                  [measure_case(case, [("r", 0.9)], searched=2) for case in CASES])
+BEFORE = make_run(
+    {"name": "old"},
+    {"channel": "vector"},
+    [measure_case(case, [("r", 0.9)], searched=2) for case in CASES],
+)
 # now every case ranks an unjudged row first: MRR 1 -> 0, 30 holes; 15 of them taken relevant bring MRR back to 0.5
-NOW = make_run({"name": "new"}, {"channel": "vector"},
-               [measure_case(case, [(f"h{case.id}", 0.9), ("r", 0.8)], searched=2) for case in CASES])
+NOW = make_run(
+    {"name": "new"},
+    {"channel": "vector"},
+    [measure_case(case, [(f"h{case.id}", 0.9), ("r", 0.8)], searched=2) for case in CASES],
+)
 HOLES = {(case.id, f"h{case.id}") for case in CASES}
 # a person judged 20 of the 50 holes there were when the sample was drawn: 5 relevant
 LATEST = {"candidate/1": (50, 20, 5)}  # one stratum: the holes only the new run ranks, first
@@ -24,8 +30,11 @@ ALPHA = (1, 40)  # 97.5%, all of it on the one stratum
 
 def mrr_gate(judges=()):
     evidence = Evidence(latest=LATEST, seed=7, index=0, judges=tuple(judges), corpus_path="c.yaml")
-    (gate,) = [gate for gate in gates(NOW, compare(NOW, BEFORE), {"MRR": 0.5}, evidence, BEFORE)
-               if gate.name == "max-mrr-drop"]
+    (gate,) = [
+        gate
+        for gate in gates(NOW, compare(NOW, BEFORE), {"MRR": 0.5}, evidence, BEFORE)
+        if gate.name == "max-mrr-drop"
+    ]
     return gate
 
 
@@ -39,15 +48,26 @@ def test_without_a_model_the_sample_leaves_the_gate_inconclusive():
 
 def test_a_trusted_model_that_rejects_every_hole_settles_it():
     # on the sample the model agreed with the person on all 20 (5 relevant, 15 not): kappa 1
-    judge = ModelJudge(BY, Agreement(both=5, model_only=0, person_only=0, neither=15), {pair: 0.0 for pair in HOLES}, None,
-                       {"requests": 50.0, "server_prompt_tokens": 1234.0})
+    judge = ModelJudge(
+        BY,
+        Agreement(both=5, model_only=0, person_only=0, neither=15),
+        {pair: 0.0 for pair in HOLES},
+        None,
+        {"requests": 50.0, "server_prompt_tokens": 1234.0},
+    )
     gate = mrr_gate([judge])
     # U = the relevant among 30 + 15 rejections of which the 15 sampled held none: at most 6
     assert upper_relevant(45, 15, 0) == 6
     assert (gate.passed, gate.inconclusive) == (False, False)
     assert gate.holes["plausible_relevant"] == 6
     (entry,) = gate.holes["judges"]
-    assert (entry["name"], entry["graded"], entry["sampled"], entry["kappa"], entry["used"]) == ("encoder", 30, 20, 1.0, True)
+    assert (entry["name"], entry["graded"], entry["sampled"], entry["kappa"], entry["used"]) == (
+        "encoder",
+        30,
+        20,
+        1.0,
+        True,
+    )
     assert (entry["plausible_relevant"], entry["moved"], entry["why_not"]) == (6, -11, None)
     assert entry["cost"] == {"requests": 50, "server_prompt_tokens": 1234}
     assert (
@@ -59,8 +79,12 @@ def test_a_trusted_model_that_rejects_every_hole_settles_it():
 
 
 def test_a_trusted_model_that_calls_holes_relevant_counts_them():
-    judge = ModelJudge(BY, Agreement(both=5, model_only=0, person_only=0, neither=15),
-                       {pair: (1.0 if pair[0] < "c20" else 0.0) for pair in HOLES}, None)
+    judge = ModelJudge(
+        BY,
+        Agreement(both=5, model_only=0, person_only=0, neither=15),
+        {pair: (1.0 if pair[0] < "c20" else 0.0) for pair in HOLES},
+        None,
+    )
     gate = mrr_gate([judge])
     assert gate.holes["plausible_relevant"] == 20 + upper_relevant(25, 15, 0)
     assert (gate.passed, gate.inconclusive) == (False, True)
@@ -83,12 +107,17 @@ def test_a_model_checked_on_19_sampled_holes_never_changes_the_verdict():
     judge = ModelJudge(BY, table, {pair: 0.0 for pair in HOLES}, table.trusted())
     gate = mrr_gate([judge])
     assert (gate.inconclusive, gate.holes["plausible_relevant"]) == (True, 17)
-    assert gate.holes["judges"][0]["why_not"] == "only 19 sampled holes judged by both (at least 20 are needed)"
+    assert (
+        gate.holes["judges"][0]["why_not"]
+        == "only 19 sampled holes judged by both (at least 20 are needed)"
+    )
 
 
 def test_with_two_trusted_models_the_larger_u_is_used():
     agreeing = Agreement(both=5, model_only=0, person_only=0, neither=15)
     strict = ModelJudge(BY, agreeing, {pair: 0.0 for pair in HOLES}, None)
-    generous = ModelJudge("model:chat@sha256:" + "c" * 64, agreeing, {pair: 1.0 for pair in HOLES}, None)
+    generous = ModelJudge(
+        "model:chat@sha256:" + "c" * 64, agreeing, {pair: 1.0 for pair in HOLES}, None
+    )
     gate = mrr_gate([strict, generous])
     assert gate.holes["plausible_relevant"] == 30 and gate.inconclusive

@@ -24,7 +24,9 @@ from tests.core.test_exact import data, every_pair
 @pytest.mark.parametrize("queries", [0, 1, 2, 3, 4, 5, 7, 9, 100, 1001, 50_000])
 @pytest.mark.parametrize("rows", [0, 1, 3, 10, 1000, 100_000, 10**8])
 @pytest.mark.parametrize("budget", [1, 5, 1000, BLOCK_SCORES])
-def test_blocks_cover_the_queries_in_order_in_balanced_blocks_within_the_budget(queries, rows, budget):
+def test_blocks_cover_the_queries_in_order_in_balanced_blocks_within_the_budget(
+    queries, rows, budget
+):
     blocks = query_blocks(queries, rows, budget)
     assert [index for block in blocks for index in range(*block)] == list(range(queries))
     sizes = [stop - start for start, stop in blocks]
@@ -35,10 +37,18 @@ def test_blocks_cover_the_queries_in_order_in_balanced_blocks_within_the_budget(
 
 
 def test_block_plan_examples():
-    assert query_blocks(50_000, 100_000) == [(i * 50_000 // 150, (i + 1) * 50_000 // 150) for i in range(150)]
+    assert query_blocks(50_000, 100_000) == [
+        (i * 50_000 // 150, (i + 1) * 50_000 // 150) for i in range(150)
+    ]
     assert query_blocks(1_000, 100_000) == [(0, 333), (333, 666), (666, 1000)]
-    assert query_blocks(32, 1_000_000) == [(0, 32)]  # a search of 32 queries over a million rows: one product
-    assert query_blocks(3, 10**9) == [(0, 1), (1, 2), (2, 3)]  # one query's row alone past the budget
+    assert query_blocks(32, 1_000_000) == [
+        (0, 32)
+    ]  # a search of 32 queries over a million rows: one product
+    assert query_blocks(3, 10**9) == [
+        (0, 1),
+        (1, 2),
+        (2, 3),
+    ]  # one query's row alone past the budget
 
 
 @pytest.mark.parametrize("bad", [(-1, 3, 5), (3, -1, 5), (3, 3, 0), (True, 3, 5), (2.0, 3, 5)])
@@ -58,11 +68,15 @@ def test_a_pair_score_is_the_exact_products_added_in_dimension_order():
         for j in range(40):
             total = 0.0
             for a, b in zip(queries[i].tolist(), rows[j].tolist()):
-                total += a * b  # Python floats are float64; a product of two float32 values is exact in them
+                total += (
+                    a * b
+                )  # Python floats are float64; a product of two float32 values is exact in them
             assert got[i, j] == total
 
 
-def test_a_pair_score_does_not_depend_on_the_other_pairs_or_how_many_are_scored_at_once(monkeypatch):
+def test_a_pair_score_does_not_depend_on_the_other_pairs_or_how_many_are_scored_at_once(
+    monkeypatch,
+):
     rng = np.random.default_rng(3)
     queries, rows = data("near", rng, 7, 300, 384)
     whole = every_pair(queries, rows)
@@ -85,9 +99,9 @@ def test_float32_products_stay_within_the_margin_of_the_pair_score(kind, dimensi
             for size in (1, 2, 30):
                 for start in range(0, 30, size):
                     for first, last in ((0, 2_000), (0, 8), (5, 517)):
-                        product = queries[start:start + size] @ rows[first:last].T
-                        error = np.abs(product - exact[start:start + size, first:last])
-                        assert (error <= widths[start:start + size, None]).all()
+                        product = queries[start : start + size] @ rows[first:last].T
+                        error = np.abs(product - exact[start : start + size, first:last])
+                        assert (error <= widths[start : start + size, None]).all()
 
 
 def test_margins_of_an_empty_block_are_zero():
@@ -107,4 +121,4 @@ def test_unit_rows_are_the_same_bits_alone_or_among_others_and_zero_rows_stay_ze
     assert np.abs(np.delete(lengths, 3) - 1).max() < 1e-6
     monkeypatch.setattr(scoring, "PAIRS_AT_ONCE", 7)
     for i in (0, 3, 49):
-        assert normalize_rows(vectors[i:i + 1].copy()).tobytes() == whole[i:i + 1].tobytes()
+        assert normalize_rows(vectors[i : i + 1].copy()).tobytes() == whole[i : i + 1].tobytes()

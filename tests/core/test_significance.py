@@ -33,26 +33,36 @@ def test_bootstrap_is_reproducible_bit_for_bit_with_a_seed():
 
 def test_bootstrap_means_are_the_documented_draws_and_the_interval_their_percentiles():
     resamples, seed = 5_000, 3
-    indices = np.random.default_rng(seed).integers(0, len(DIFFERENCES), size=(resamples, len(DIFFERENCES)))
+    indices = np.random.default_rng(seed).integers(
+        0, len(DIFFERENCES), size=(resamples, len(DIFFERENCES))
+    )
     expected_means = DIFFERENCES[indices].mean(axis=1)
     assert bootstrap_means(DIFFERENCES, resamples, seed).tobytes() == expected_means.tobytes()
     low, high = np.percentile(expected_means, [2.5, 97.5])
-    assert paired_bootstrap(DIFFERENCES, resamples, seed) == Interval(low=float(low), high=float(high), level=0.95)
+    assert paired_bootstrap(DIFFERENCES, resamples, seed) == Interval(
+        low=float(low), high=float(high), level=0.95
+    )
     low, high = np.percentile(expected_means, [5.0, 95.0])
-    assert paired_bootstrap(DIFFERENCES, resamples, seed, level=0.9) == Interval(float(low), float(high), 0.9)
+    assert paired_bootstrap(DIFFERENCES, resamples, seed, level=0.9) == Interval(
+        float(low), float(high), 0.9
+    )
 
 
 def test_bootstrap_in_blocks_draws_what_one_call_draws(monkeypatch):
     import ptah.core.significance as significance
 
     whole = bootstrap_means(DIFFERENCES, 1_001, 0)
-    monkeypatch.setattr(significance, "_BLOCK_VALUES", 7 * len(DIFFERENCES))  # 7 resamples per block, 143 blocks
+    monkeypatch.setattr(
+        significance, "_BLOCK_VALUES", 7 * len(DIFFERENCES)
+    )  # 7 resamples per block, 143 blocks
     assert bootstrap_means(DIFFERENCES, 1_001, 0).tobytes() == whole.tobytes()
 
 
 def test_bootstrap_edge_cases():
     assert paired_bootstrap([], 100, 0) is None
-    assert paired_bootstrap([0.25], 100, 0) == Interval(0.25, 0.25, 0.95)  # one case: every resample is it
+    assert paired_bootstrap([0.25], 100, 0) == Interval(
+        0.25, 0.25, 0.95
+    )  # one case: every resample is it
     with pytest.raises(ValueError, match="resamples"):
         bootstrap_means([1.0], 0, 0)
     with pytest.raises(ValueError, match="seed"):
@@ -97,8 +107,12 @@ def test_exact_p_value_equals_scipy_permutation_test(seed):
     reference = rng.choice([0.0, 0.25, 0.5, 1.0], size=14)
     candidate = rng.choice([0.0, 0.25, 0.5, 1.0], size=14)
     theirs = scipy.stats.permutation_test(
-        (candidate, reference), lambda x, y, axis: np.mean(x - y, axis=axis), permutation_type="samples",
-        vectorized=True, n_resamples=np.inf, alternative="two-sided",
+        (candidate, reference),
+        lambda x, y, axis: np.mean(x - y, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=np.inf,
+        alternative="two-sided",
     )
     ours = sign_flip_test(candidate - reference)
     assert ours.method == "exact"

@@ -18,6 +18,8 @@ def test_a_comparison_of_more_than_10000_slice_tests_is_refused_before_any_work(
     with pytest.raises(InputError) as raised:
         check_tests(slices(200), 6, 9)
     assert raised.value.exit_code == 2 and MAX_TESTS == 10_000
-    assert str(raised.value) == ("the slices would make 10,800 tests in one comparison (200 slices x 6 measures x 9 runs "
-                                 "compared), more than the limit of 10,000; compare fewer runs or measures, or use "
-                                 "fewer tags")
+    assert str(raised.value) == (
+        "the slices would make 10,800 tests in one comparison (200 slices x 6 measures x 9 runs "
+        "compared), more than the limit of 10,000; compare fewer runs or measures, or use "
+        "fewer tags"
+    )

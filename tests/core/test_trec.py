@@ -8,7 +8,6 @@ from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import InputError
 from ptah.core.trec import qrels_lines
 
-
 # --- qrels lines -------------------------------------------------------------
 
 CORPUS = Corpus(
@@ -25,7 +24,9 @@ def test_qrels_lines_are_qid_0_docid_grade_in_corpus_order_keys_sorted():
 
 
 def test_a_fractional_grade_needs_a_scale():
-    corpus = Corpus(cases=(Case(id="q1", query="one", k=3, relevant={"a": 0.5, "b": 1.0}),), default_k=3)
+    corpus = Corpus(
+        cases=(Case(id="q1", query="one", k=3, relevant={"a": 0.5, "b": 1.0}),), default_k=3
+    )
     with pytest.raises(InputError) as info:
         qrels_lines(corpus)
     assert str(info.value) == (
@@ -36,7 +37,9 @@ def test_a_fractional_grade_needs_a_scale():
 
 
 def test_a_scale_absorbs_binary_rounding_but_refuses_what_stays_fractional():
-    corpus = Corpus(cases=(Case(id="q1", query="one", k=3, relevant={"a": 0.07, "b": 0.25}),), default_k=3)
+    corpus = Corpus(
+        cases=(Case(id="q1", query="one", k=3, relevant={"a": 0.07, "b": 0.25}),), default_k=3
+    )
     assert 0.07 * 100 != 7.0  # the rounding the tolerance is there for
     with pytest.raises(InputError) as info:
         qrels_lines(corpus, scale=20)
@@ -68,10 +71,15 @@ def test_export_qrels_writes_the_file_and_refuses_fractional_grades(tmp_path, cl
     assert cli("corpus", "export-qrels", corpus, out)[:2] == (0, f"wrote {out} (3 judgements)\n")
     assert out.read_text() == "q1 0 0042 2\nq1 0 d1 1\nq2 0 7 1\n"
 
-    corpus.write_text('version: 1\ndefault_k: 5\ncases:\n  - {id: q1, query: "one", relevant: {a: 0.5}}\n')
+    corpus.write_text(
+        'version: 1\ndefault_k: 5\ncases:\n  - {id: q1, query: "one", relevant: {a: 0.5}}\n'
+    )
     code, _, err = cli("corpus", "export-qrels", corpus, out)
-    assert (code, err) == (2, 'case "q1": key "a" has the grade 0.5, and trec_eval reads integer grades only; '
-                              "give a scale that makes every grade whole (e.g. 2 for halves, 10 for tenths)\n")
+    assert (code, err) == (
+        2,
+        'case "q1": key "a" has the grade 0.5, and trec_eval reads integer grades only; '
+        "give a scale that makes every grade whole (e.g. 2 for halves, 10 for tenths)\n",
+    )
     assert out.read_text() == "q1 0 0042 2\nq1 0 d1 1\nq2 0 7 1\n"  # untouched
     assert cli("corpus", "export-qrels", "--scale", "2", corpus, out).code == 0
     assert out.read_text() == "q1 0 a 1\n"

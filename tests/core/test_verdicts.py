@@ -7,7 +7,11 @@ from ptah.core.verdicts import all_of, counted
 
 def test_a_count_of_one_is_singular():
     assert [counted(n, "unjudged row") for n in (0, 1, 2, 1200)] == [
-        "0 unjudged rows", "1 unjudged row", "2 unjudged rows", "1,200 unjudged rows"]
+        "0 unjudged rows",
+        "1 unjudged row",
+        "2 unjudged rows",
+        "1,200 unjudged rows",
+    ]
 
 
 def test_every_one_of_one_is_the_one():

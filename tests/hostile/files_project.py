@@ -37,7 +37,9 @@ def make_project(folder: Path) -> Path:
 
 def beir_dataset(folder: Path) -> Path:
     folder.mkdir()
-    (folder / "corpus.jsonl").write_text('{"_id": "d1", "title": "A", "text": "alpha"}\n{"_id": "d2", "text": "beta"}\n')
+    (folder / "corpus.jsonl").write_text(
+        '{"_id": "d1", "title": "A", "text": "alpha"}\n{"_id": "d2", "text": "beta"}\n'
+    )
     (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "alpha?"}\n')
     (folder / "qrels").mkdir()
     (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
@@ -45,14 +47,27 @@ def beir_dataset(folder: Path) -> Path:
 
 
 def evaluate(project: Path, *extra) -> list[str]:
-    return ["inference", "evaluate", "--spec", str(project / "ptah.yaml"), "--corpus", str(project / "corpus.yaml"),
-            *[str(e) for e in extra]]
+    return [
+        "inference",
+        "evaluate",
+        "--spec",
+        str(project / "ptah.yaml"),
+        "--corpus",
+        str(project / "corpus.yaml"),
+        *[str(e) for e in extra],
+    ]
 
 
 def python_process(*argv, timeout: float = 60, **options) -> subprocess.CompletedProcess:
     """``python ARGV`` in a child process that sees this checkout, killed after ``timeout`` seconds (a hang fails the test)."""
-    return subprocess.run([sys.executable, *[str(a) for a in argv]], capture_output=True, text=True, timeout=timeout,
-                          env=_ENV, **options)
+    return subprocess.run(
+        [sys.executable, *[str(a) for a in argv]],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=_ENV,
+        **options,
+    )
 
 
 def ptah_process(*argv, timeout: float = 60, **options) -> subprocess.CompletedProcess:
@@ -62,5 +77,10 @@ def ptah_process(*argv, timeout: float = 60, **options) -> subprocess.CompletedP
 
 def ptah_popen(*argv) -> subprocess.Popen:
     """``python -m ptah ARGV`` started in a child process, stdout discarded, stderr piped (text)."""
-    return subprocess.Popen([sys.executable, "-m", "ptah", *[str(a) for a in argv]], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, env=_ENV)
+    return subprocess.Popen(
+        [sys.executable, "-m", "ptah", *[str(a) for a in argv]],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_ENV,
+    )

@@ -21,8 +21,13 @@ CASES = 3_000  # a table of about 200 KB: far more than a pipe's buffer holds
 def ptah(*argv, cwd) -> subprocess.Popen:
     """``python -m ptah ARGV`` in a child process of this checkout, stdout and stderr piped."""
     env = {**os.environ, "COLUMNS": "120", "PYTHONPATH": str(REPO)}
-    return subprocess.Popen([sys.executable, "-m", "ptah", *map(str, argv)], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "ptah", *map(str, argv)],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 @pytest.fixture
@@ -31,21 +36,29 @@ def project(tmp_path):
     make_project(tmp_path)
     lines = ["version: 1", "default_k: 1", "cases:"]
     for number in range(CASES):
-        lines += [f"  - id: case-{number:05d}", f"    query: question {number}", f'    required: ["{number % 3 + 1}"]']
+        lines += [
+            f"  - id: case-{number:05d}",
+            f"    query: question {number}",
+            f'    required: ["{number % 3 + 1}"]',
+        ]
     (tmp_path / "corpus.yaml").write_text("\n".join(lines) + "\n")
     return tmp_path
 
 
 def test_evaluate_whose_reader_leaves_after_one_line_exits_141_without_a_word(project):
     report = project / "report.json"
-    process = ptah("inference", "evaluate", "--corpus", "corpus.yaml", "--output", report, cwd=project)
+    process = ptah(
+        "inference", "evaluate", "--corpus", "corpus.yaml", "--output", report, cwd=project
+    )
     first = process.stdout.readline()
     process.stdout.close()
     errors = process.stderr.read()
     assert process.wait(timeout=120) == 141
     assert first.startswith(b"verdict: FAIL (exit 1)")  # the summary comes first
     assert errors == b""
-    assert json.loads(report.read_text())["corpus"]["cases"] == CASES  # what was written to files is whole
+    assert (
+        json.loads(report.read_text())["corpus"]["cases"] == CASES
+    )  # what was written to files is whole
 
 
 def test_a_reader_gone_before_the_first_byte_is_141_too(project):

@@ -19,7 +19,9 @@ from tests.services.conftest import DOCS, Workspace
 def project(tmp_path, monkeypatch):
     """The ten DOCS and a deterministic generation, nothing built; (workspace, the generation's lock file)."""
     space = Workspace(tmp_path)
-    space.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)")
+    space.execute(
+        "CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)"
+    )
     space.execute("INSERT INTO articles VALUES (?, ?, ?, ?)", DOCS)
     space.write_spec()
     monkeypatch.chdir(tmp_path)
@@ -34,7 +36,9 @@ def build(capsys) -> tuple[int, str, str]:
 
 
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS, errno.EDQUOT])
-def test_a_disk_that_fills_while_the_pid_is_written_is_refused_and_blocks_nothing(project, capsys, monkeypatch, code):
+def test_a_disk_that_fills_while_the_pid_is_written_is_refused_and_blocks_nothing(
+    project, capsys, monkeypatch, code
+):
     space, lock = project
     written = os.pwrite
 
@@ -53,7 +57,11 @@ def test_a_disk_that_fills_while_the_pid_is_written_is_refused_and_blocks_nothin
 def test_a_short_write_of_the_pid_is_refused(project, capsys, monkeypatch):
     _, lock = project
     monkeypatch.setattr(os, "pwrite", lambda fd, data, offset: 0)
-    assert build(capsys) == (3, "", f"cannot write the build lock {lock}: {os.strerror(errno.ENOSPC)}.\n")
+    assert build(capsys) == (
+        3,
+        "",
+        f"cannot write the build lock {lock}: {os.strerror(errno.ENOSPC)}.\n",
+    )
 
 
 def test_a_half_written_lock_file_blocks_no_build(project, capsys):
@@ -66,14 +74,22 @@ def test_a_half_written_lock_file_blocks_no_build(project, capsys):
 def test_a_lock_file_that_cannot_be_truncated_is_refused(project, capsys):
     _, lock = project
     os.mkfifo(lock)  # opens read-write at once, locks, but has no length to truncate
-    assert build(capsys) == (3, "", f"cannot write the build lock {lock}: {os.strerror(errno.EINVAL)}.\n")
+    assert build(capsys) == (
+        3,
+        "",
+        f"cannot write the build lock {lock}: {os.strerror(errno.EINVAL)}.\n",
+    )
 
 
 def test_a_link_at_the_lock_name_is_not_followed(project, capsys, tmp_path):
     _, lock = project
     target = tmp_path / "elsewhere.txt"
     lock.symlink_to(target)
-    assert build(capsys) == (3, "", f"cannot open the build lock {lock}: {os.strerror(errno.ELOOP)}.\n")
+    assert build(capsys) == (
+        3,
+        "",
+        f"cannot open the build lock {lock}: {os.strerror(errno.ELOOP)}.\n",
+    )
     assert not target.exists()  # the link's target was neither created nor truncated
 
 

@@ -29,12 +29,16 @@ class Source:
     def __init__(self, kind: str, folder, url: str | None):
         self.kind, self.folder, self.url = kind, folder, url
         self.database = url if kind == "postgres" else "sqlite:///source.db"
-        self.where = f"{redact_url(url) if kind == 'postgres' else 'sqlite:///source.db'} table tenants"
+        self.where = (
+            f"{redact_url(url) if kind == 'postgres' else 'sqlite:///source.db'} table tenants"
+        )
 
     def execute(self, statement: str, rows=()) -> None:
         if self.kind == "postgres":
             with psycopg.connect(self.url, autocommit=True) as connection:
-                connection.cursor().executemany(statement.replace("?", "%s"), rows) if rows else connection.execute(statement)
+                connection.cursor().executemany(
+                    statement.replace("?", "%s"), rows
+                ) if rows else connection.execute(statement)
         else:
             with sqlite3.connect(self.folder / "source.db") as connection:
                 connection.executemany(statement, rows) if rows else connection.execute(statement)
@@ -42,8 +46,15 @@ class Source:
     def create(self, rows, key_fields=("tenant", "id"), filter: str | None = None) -> None:
         self.execute("CREATE TABLE tenants (tenant text, id text, body text)")
         self.execute("INSERT INTO tenants VALUES (?, ?, ?)", rows)
-        (self.folder / "ptah.yaml").write_text(spec_yaml(database=self.database, table="tenants", key_fields=key_fields,
-                                                         text="{body}", filter=filter))
+        (self.folder / "ptah.yaml").write_text(
+            spec_yaml(
+                database=self.database,
+                table="tenants",
+                key_fields=key_fields,
+                text="{body}",
+                filter=filter,
+            )
+        )
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -97,7 +108,11 @@ def test_a_single_key_field_may_hold_u001f_and_a_corpus_can_name_it(source, caps
     assert (code, err) == (0, "")
     case = json.loads(out)["runs"][0]["cases"][0]
     assert case["relevant"] == [{"key": "b\x1fc", "grade": 1.0}]
-    assert sorted(result["key"] for result in case["results"]) == ["12", "b\x1fc", "y"]  # k = 3: every row
+    assert sorted(result["key"] for result in case["results"]) == [
+        "12",
+        "b\x1fc",
+        "y",
+    ]  # k = 3: every row
 
 
 def test_a_single_key_holding_u001f_that_the_filter_excludes_is_named_as_filtered(source, capsys):
@@ -105,18 +120,26 @@ def test_a_single_key_holding_u001f_that_the_filter_excludes_is_named_as_filtere
     assert run_cli(capsys, "inference", "build", "--quiet")[0] == 0
     name = corpus(source.folder, "b\x1fc")
     assert run_cli(capsys, "inference", "evaluate", "--corpus", name) == (
-        2, "", "corpus.yaml: key 'b\\x1fc' (case \"c1\") is a row the filter excludes; a query whose answer is a "
+        2,
+        "",
+        "corpus.yaml: key 'b\\x1fc' (case \"c1\") is a row the filter excludes; a query whose answer is a "
         "row your filter excludes measures the filter, not the model\n",
     )
 
 
-def test_one_value_stored_as_an_integer_and_as_text_is_two_rows_with_one_key(tmp_path, monkeypatch, capsys):
+def test_one_value_stored_as_an_integer_and_as_text_is_two_rows_with_one_key(
+    tmp_path, monkeypatch, capsys
+):
     source = Source("sqlite", tmp_path, None)
     monkeypatch.chdir(tmp_path)
     source.execute("CREATE TABLE tenants (id, body text)")  # no type: SQLite keeps 1 and '1' apart
     source.execute("INSERT INTO tenants VALUES (?, ?)", [(1, "integer one"), ("1", "text one")])
-    (tmp_path / "ptah.yaml").write_text(spec_yaml(database=source.database, table="tenants", text="{body}"))
+    (tmp_path / "ptah.yaml").write_text(
+        spec_yaml(database=source.database, table="tenants", text="{body}")
+    )
     assert run_cli(capsys, "inference", "build", "--quiet") == (
-        3, "", "sqlite:///source.db table tenants: two rows have the key '1' (id); "
+        3,
+        "",
+        "sqlite:///source.db table tenants: two rows have the key '1' (id); "
         "key_fields must identify exactly one row\n",
     )

@@ -16,8 +16,8 @@ import pytest
 
 from ptah.adapters.stores.pgvector_schema import encode_rows, vectors_table
 from ptah.core.spec import redact_url
-from tests.contract.conftest import make_workspace
 from tests.conftest import run_cli
+from tests.contract.conftest import make_workspace
 
 CORPUS = """\
 version: 1
@@ -49,8 +49,10 @@ def test_nan_and_infinities_cannot_enter_a_generation_table(pg_built, postgres_u
     with psycopg.connect(postgres_url, autocommit=True) as connection:
         for text in ("NaN", "Infinity", "-Infinity"):
             with pytest.raises(psycopg.DataError):
-                connection.execute(f"UPDATE {table} SET embedding = %s::vector WHERE key = '1'",
-                                   ("[" + ",".join([text] + ["0"] * 31) + "]",))
+                connection.execute(
+                    f"UPDATE {table} SET embedding = %s::vector WHERE key = '1'",
+                    ("[" + ",".join([text] + ["0"] * 31) + "]",),
+                )
         for value in (np.nan, np.inf, -np.inf):
             vector = np.zeros((1, 32), dtype=np.float32)
             vector[0, 5] = value
@@ -59,7 +61,10 @@ def test_nan_and_infinities_cannot_enter_a_generation_table(pg_built, postgres_u
                     copy.write(encode_rows([("2:99", "99", "0" * 64)], vector))
         big = "[" + ",".join(["3e38"] * 32) + "]"
         with pytest.raises(psycopg.DataError):  # arithmetic that overflows float32
-            connection.execute(f"UPDATE {table} SET embedding = %s::vector + %s::vector WHERE key = '1'", (big, big))
+            connection.execute(
+                f"UPDATE {table} SET embedding = %s::vector + %s::vector WHERE key = '1'",
+                (big, big),
+            )
         non_finite = connection.execute(
             f"SELECT count(*) FROM {table} WHERE 'NaN'::real = ANY(embedding::real[]) "
             "OR 'Infinity'::real = ANY(embedding::real[]) OR '-Infinity'::real = ANY(embedding::real[])"
@@ -92,13 +97,19 @@ def test_a_sound_pgvector_store_still_verifies(pg_built, capsys):
     assert out.endswith("ok: complete and fresh\n")
 
 
-@pytest.mark.parametrize("blob", [
-    np.full(32, np.nan, "<f4").tobytes(),
-    np.full(32, np.inf, "<f4").tobytes(),
-    np.ones(31, "<f4").tobytes(),
-    b"",
-], ids=["nan", "inf", "short", "empty"])
-def test_a_cached_query_vector_that_cannot_be_used_is_embedded_again(pg_built, postgres_url, capsys, blob):
+@pytest.mark.parametrize(
+    "blob",
+    [
+        np.full(32, np.nan, "<f4").tobytes(),
+        np.full(32, np.inf, "<f4").tobytes(),
+        np.ones(31, "<f4").tobytes(),
+        b"",
+    ],
+    ids=["nan", "inf", "short", "empty"],
+)
+def test_a_cached_query_vector_that_cannot_be_used_is_embedded_again(
+    pg_built, postgres_url, capsys, blob
+):
     argv = ("inference", "evaluate", "--corpus", "corpus.yaml", "--json")
     code, first, err = run_cli(capsys, *argv)
     assert code == 0, err

@@ -17,8 +17,8 @@ import json
 
 import pytest
 
-from tests.contract.conftest import make_workspace
 from tests.conftest import run_cli
+from tests.contract.conftest import make_workspace
 
 CORPUS = """\
 version: 1
@@ -60,42 +60,73 @@ def empty_generation(space, how: str, capsys) -> None:
 
 
 def evaluate(space, capsys, channel: str, *extra):
-    return run_cli(capsys, "inference", "evaluate", "--spec", space.spec_path, "--corpus", space.folder / "corpus.yaml",
-                   "--channel", channel, "--json", *extra)
+    return run_cli(
+        capsys,
+        "inference",
+        "evaluate",
+        "--spec",
+        space.spec_path,
+        "--corpus",
+        space.folder / "corpus.yaml",
+        "--channel",
+        channel,
+        "--json",
+        *extra,
+    )
 
 
 @pytest.mark.parametrize("how", HOW)
 def test_search_of_an_empty_generation_prints_nothing(space, how, capsys):
     empty_generation(space, how, capsys)
-    assert run_cli(capsys, "inference", "search", "cancel", "-k", "3", "--spec", space.spec_path) == (0, "", "")
-    code, out, err = run_cli(capsys, "inference", "search", "cancel", "-k", "3", "--spec", space.spec_path, "--json")
+    assert run_cli(
+        capsys, "inference", "search", "cancel", "-k", "3", "--spec", space.spec_path
+    ) == (0, "", "")
+    code, out, err = run_cli(
+        capsys, "inference", "search", "cancel", "-k", "3", "--spec", space.spec_path, "--json"
+    )
     assert (code, err, json.loads(out)["results"]) == (0, "", [])
 
 
 @pytest.mark.parametrize("channel", CHANNELS)
 @pytest.mark.parametrize("how", HOW)
-def test_a_corpus_naming_keys_an_empty_generation_lacks_is_refused_by_key(space, how, channel, capsys):
+def test_a_corpus_naming_keys_an_empty_generation_lacks_is_refused_by_key(
+    space, how, channel, capsys
+):
     empty_generation(space, how, capsys)
     code, out, err = evaluate(space, capsys, channel)
-    why = "is not in table articles" if how == "empty table" else (
-        "is a row the filter excludes; a query whose answer is a row your filter excludes measures the filter, "
-        "not the model")
+    why = (
+        "is not in table articles"
+        if how == "empty table"
+        else (
+            "is a row the filter excludes; a query whose answer is a row your filter excludes measures the filter, "
+            "not the model"
+        )
+    )
     corpus = space.folder / "corpus.yaml"
     assert (code, out) == (2, "")
-    assert err == f"{corpus}: key '1' (case \"cancel\") {why}\n{corpus}: key '3' (case \"export\") {why}\n"
+    assert (
+        err
+        == f"{corpus}: key '1' (case \"cancel\") {why}\n{corpus}: key '3' (case \"export\") {why}\n"
+    )
 
 
 @pytest.mark.parametrize("how", HOW)
 def test_every_channel_measures_an_empty_generation_once_rows_exist(space, how, capsys):
     empty_generation(space, how, capsys)
     if how == "empty table":
-        space.execute("INSERT INTO articles VALUES (?, ?, ?, ?)", [
-            (1, "Cancel a subscription", "Open billing and press cancel.", "published"),
-            (3, "Export invoices", "Invoices export as PDF from billing.", "published")])
+        space.execute(
+            "INSERT INTO articles VALUES (?, ?, ?, ?)",
+            [
+                (1, "Cancel a subscription", "Open billing and press cancel.", "published"),
+                (3, "Export invoices", "Invoices export as PDF from billing.", "published"),
+            ],
+        )
     else:
         space.execute("UPDATE articles SET status = 'archived' WHERE id IN (1, 3)")
     runs = {}
-    for channel, verdict in zip(CHANNELS, (1, 0, 0)):  # the vector channel misses required key 3: exit 1
+    for channel, verdict in zip(
+        CHANNELS, (1, 0, 0)
+    ):  # the vector channel misses required key 3: exit 1
         code, out, err = evaluate(space, capsys, channel, "--allow-stale")
         assert (code, err) == (verdict, ""), channel
         [runs[channel]] = json.loads(out)["runs"]
@@ -103,25 +134,42 @@ def test_every_channel_measures_an_empty_generation_once_rows_exist(space, how, 
     vector = runs["vector"]
     assert vector["generation"]["rows"] == 0
     assert [case["results"] for case in vector["cases"]] == [[], []]
-    assert [case["metrics"] for case in vector["cases"]] == [{"recall": 0.0, "mrr": 0.0, "ndcg": 0.0}] * 2
+    assert [case["metrics"] for case in vector["cases"]] == [
+        {"recall": 0.0, "mrr": 0.0, "ndcg": 0.0}
+    ] * 2
     assert vector["cases"][1]["required"] == {
-        "keys": ["3"], "missed": [{"key": "3", "rank": None, "where": "not in the top 0"}]}
+        "keys": ["3"],
+        "missed": [{"key": "3", "rank": None, "where": "not in the top 0"}],
+    }
     assert [case["ties"]["cutoff_score"] for case in vector["cases"]] == [None, None]
 
-    for channel in ("lexical", "hybrid"):  # the lexical side reads the source as it is now: both rows
+    for channel in (
+        "lexical",
+        "hybrid",
+    ):  # the lexical side reads the source as it is now: both rows
         run = runs[channel]
         assert run["generation"]["rows"] == 2, channel
-        assert [[result["key"] for result in case["results"]] for case in run["cases"]] == [["1"], ["3"]], channel
+        assert [[result["key"] for result in case["results"]] for case in run["cases"]] == [
+            ["1"],
+            ["3"],
+        ], channel
         assert [case["metrics"]["recall"] for case in run["cases"]] == [1.0, 1.0], channel
 
 
-def test_texts_without_a_word_the_lexical_channel_indexes_give_it_an_empty_vocabulary(space, capsys):
+def test_texts_without_a_word_the_lexical_channel_indexes_give_it_an_empty_vocabulary(
+    space, capsys
+):
     """Every row's text is stop words and single letters: BM25 has no token to index, yet every row is a row."""
     space.execute("DELETE FROM articles")
-    space.execute("INSERT INTO articles VALUES (?, ?, ?, ?)", [(1, "a", "the", "published"), (3, "of", "an", "published")])
+    space.execute(
+        "INSERT INTO articles VALUES (?, ?, ?, ?)",
+        [(1, "a", "the", "published"), (3, "of", "an", "published")],
+    )
     code, _, err = run_cli(capsys, "inference", "build", "--spec", space.spec_path, "--quiet")
     assert (code, err) == (0, "")
-    for channel, verdict in zip(CHANNELS, (0, 1, 0)):  # with 2 rows and k 3 each vector ranking holds both
+    for channel, verdict in zip(
+        CHANNELS, (0, 1, 0)
+    ):  # with 2 rows and k 3 each vector ranking holds both
         code, out, err = evaluate(space, capsys, channel)
         assert (code, err) == (verdict, ""), channel
         [run] = json.loads(out)["runs"]
@@ -129,4 +177,6 @@ def test_texts_without_a_word_the_lexical_channel_indexes_give_it_an_empty_vocab
         if channel == "lexical":  # no query term matches a row: nothing is a result
             assert run["generation"]["dimension"] == 0
             assert [case["results"] for case in run["cases"]] == [[], []]
-            assert run["cases"][1]["required"]["missed"] == [{"key": "3", "rank": None, "where": "not among the 0 rows the query matched"}]
+            assert run["cases"][1]["required"]["missed"] == [
+                {"key": "3", "rank": None, "where": "not among the 0 rows the query matched"}
+            ]

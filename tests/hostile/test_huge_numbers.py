@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import run_cli
 from tests.hostile.files_project import SPEC
 
+
 def digits(count: int) -> str:
     return "9" * count
 
@@ -21,7 +22,9 @@ def cut(text: str) -> str:
 
 
 @pytest.mark.parametrize("count", [1_000, 5_000])
-def test_huge_depths_and_grades_in_a_corpus_are_refused_cut_short(tmp_path, monkeypatch, capsys, count):
+def test_huge_depths_and_grades_in_a_corpus_are_refused_cut_short(
+    tmp_path, monkeypatch, capsys, count
+):
     monkeypatch.chdir(tmp_path)
     huge = digits(count)
     (tmp_path / "corpus.yaml").write_text(
@@ -39,22 +42,34 @@ def test_huge_depths_and_grades_in_a_corpus_are_refused_cut_short(tmp_path, monk
         "corpus.yaml:11: case \"b\": relevant['1']: a grade must be at most 1,000,000, not 1000001",
         "1 of 1 corpus files invalid",
     ]
-    assert max(len(line) for line in err.splitlines()) < 250  # the 1,000- or 5,000-digit value is never whole
+    assert (
+        max(len(line) for line in err.splitlines()) < 250
+    )  # the 1,000- or 5,000-digit value is never whole
 
 
 @pytest.mark.parametrize("field", ["dimension", "max_seq_length", "batch_size"])
 def test_a_huge_number_in_the_spec_is_refused_cut_short(tmp_path, capsys, field):
     huge = digits(5_000)
     spec = tmp_path / "ptah.yaml"
-    text = SPEC.replace("dimension: 16", f"dimension: {huge}") if field == "dimension" else SPEC + f"    {field}: {huge}\n"
+    text = (
+        SPEC.replace("dimension: 16", f"dimension: {huge}")
+        if field == "dimension"
+        else SPEC + f"    {field}: {huge}\n"
+    )
     spec.write_text(text)
     code, out, err = run_cli(capsys, "inference", "list", "--spec", spec)
     assert (code, out) == (2, "")
     line = 11 if field == "dimension" else 12
     limit = {"dimension": "65,536", "max_seq_length": "1,000,000", "batch_size": "65,536"}[field]
-    hint = "; leave it out for the model's own limit (256 tokens for MiniLM)" if field == "max_seq_length" else ""
-    assert err == (f"{spec}:{line}: generations.docs.{field}: must be a whole number from 1 to {limit}, "
-                   f"not the number {cut(huge)}{hint}\n")
+    hint = (
+        "; leave it out for the model's own limit (256 tokens for MiniLM)"
+        if field == "max_seq_length"
+        else ""
+    )
+    assert err == (
+        f"{spec}:{line}: generations.docs.{field}: must be a whole number from 1 to {limit}, "
+        f"not the number {cut(huge)}{hint}\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -66,6 +81,8 @@ def test_a_huge_number_in_the_spec_is_refused_cut_short(tmp_path, capsys, field)
 )
 def test_a_huge_number_on_the_command_line_is_refused_cut_short(tmp_path, capsys, option, message):
     huge = digits(1_000)  # within what Python converts: click accepts it, ptah refuses it
-    code, out, err = run_cli(capsys, "inference", "evaluate", "--corpus", tmp_path / "c.yaml", option, huge)
+    code, out, err = run_cli(
+        capsys, "inference", "evaluate", "--corpus", tmp_path / "c.yaml", option, huge
+    )
     assert (code, out) == (2, "")
     assert err == message.format(cut(huge)) + "\n"

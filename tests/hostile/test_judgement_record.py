@@ -34,7 +34,8 @@ def test_a_record_that_is_a_link_is_refused_even_to_a_valid_record(tmp_path):
     os.symlink(elsewhere, tmp_path / "c.judged.yaml")
     assert refused(tmp_path / "c.yaml") == (
         f"{tmp_path}/c.judged.yaml: is a symbolic link, not a regular file; the judgement record is read only from a "
-        "regular file beside its corpus: replace it with the file itself")
+        "regular file beside its corpus: replace it with the file itself"
+    )
     assert elsewhere.read_text() == VALID and os.path.islink(tmp_path / "c.judged.yaml")
 
 
@@ -42,7 +43,8 @@ def test_a_record_that_is_a_fifo_is_refused_without_waiting_for_a_writer(tmp_pat
     os.mkfifo(tmp_path / "c.judged.yaml")
     assert refused(tmp_path / "c.yaml") == (
         f"{tmp_path}/c.judged.yaml: is a FIFO (named pipe), not a regular file; the judgement record is read only "
-        "from a regular file beside its corpus: replace it with the file itself")
+        "from a regular file beside its corpus: replace it with the file itself"
+    )
     with pytest.raises(OutputRefused):
         write_record(tmp_path / "c.yaml", RECORD)
 
@@ -59,7 +61,8 @@ def test_an_oversized_record_is_refused_before_it_is_read(tmp_path):
         handle.truncate(MAX_RECORD_BYTES + 1)
     assert refused(tmp_path / "c.yaml") == (
         f"{path}: the file is {MAX_RECORD_BYTES + 1:,} bytes, more than the judgement record limit of "
-        f"{MAX_RECORD_BYTES:,}; split it")
+        f"{MAX_RECORD_BYTES:,}; split it"
+    )
 
 
 def test_judging_with_a_linked_record_writes_neither_the_corpus_nor_the_link_target(space, cli):  # noqa: F811
@@ -68,10 +71,16 @@ def test_judging_with_a_linked_record_writes_neither_the_corpus_nor_the_link_tar
     target = space.folder / "elsewhere.yaml"
     target.write_text(VALID)
     os.symlink(target, space.folder / "support.judged.yaml")
-    for argv in (["judge", space.folder / "support.yaml", "--case", "login", "--key", "2", "--grade", "1"],
-                 ["holes", space.folder / "support.yaml"], ["pin", space.folder / "support.yaml"]):
+    for argv in (
+        ["judge", space.folder / "support.yaml", "--case", "login", "--key", "2", "--grade", "1"],
+        ["holes", space.folder / "support.yaml"],
+        ["pin", space.folder / "support.yaml"],
+    ):
         code, out, err = cli("corpus", *argv, "--spec", space.spec_path)
-        assert code == 2 and "support.judged.yaml: is a symbolic link, not a regular file" in err, (argv, err)
+        assert code == 2 and "support.judged.yaml: is a symbolic link, not a regular file" in err, (
+            argv,
+            err,
+        )
     assert (space.folder / "support.yaml").read_text() == CORPUS and target.read_text() == VALID
 
 
@@ -83,17 +92,28 @@ def test_a_worklist_that_is_not_one_is_refused_before_the_session(space, cli):  
     documents = {
         "[1, 2]": "not a ptah worklist (format ptah-worklist@1)",
         '{"format": "ptah-worklist@1"}': "not a ptah worklist: KeyError 'cases'",
-        json.dumps({"format": "ptah-worklist@1", "corpus": {"digest": "d"}, "judgements": {}, "runs": ["docs"],
-                    "text_of": "docs", "cases": [{"id": "login", "query": "q", "k": 3, "holes": [bad_hole]}]}):
-            "not a ptah worklist: ValueError 'not a digest' is not a SHA-256: 64 lowercase hex digits",
+        json.dumps(
+            {
+                "format": "ptah-worklist@1",
+                "corpus": {"digest": "d"},
+                "judgements": {},
+                "runs": ["docs"],
+                "text_of": "docs",
+                "cases": [{"id": "login", "query": "q", "k": 3, "holes": [bad_hole]}],
+            }
+        ): "not a ptah worklist: ValueError 'not a digest' is not a SHA-256: 64 lowercase hex digits",
         "\xff": "not a ptah worklist:",
     }
     for text, message in documents.items():
         worklist.write_text(text, encoding="latin-1" if text == "\xff" else "utf-8")
-        code, out, err = cli("corpus", "judge", space.folder / "support.yaml", "--worklist", worklist)
+        code, out, err = cli(
+            "corpus", "judge", space.folder / "support.yaml", "--worklist", worklist
+        )
         assert code == 2 and err.startswith(f"{worklist}: {message}"), err
     os.unlink(worklist)
     os.mkfifo(worklist)
     code, out, err = cli("corpus", "judge", space.folder / "support.yaml", "--worklist", worklist)
     assert code == 2 and "is a FIFO (named pipe), not a regular file" in err
-    assert (space.folder / "support.yaml").read_text() == CORPUS and not (space.folder / "support.judged.yaml").exists()
+    assert (space.folder / "support.yaml").read_text() == CORPUS and not (
+        space.folder / "support.judged.yaml"
+    ).exists()

@@ -52,7 +52,9 @@ def corpus(cases: int) -> str:
     for i in range(cases):
         query = " ".join(f"w{rng.randrange(3000)}" for _ in range(rng.randrange(3, 12)))
         required = f', required: ["{rng.randrange(1, ROWS + 1)}"]' if i % 3 == 0 else ""
-        lines.append(f'  - {{id: c{i}, query: "{query}", relevant: {{"{rng.randrange(1, ROWS + 1)}": 1}}{required}}}')
+        lines.append(
+            f'  - {{id: c{i}, query: "{query}", relevant: {{"{rng.randrange(1, ROWS + 1)}": 1}}{required}}}'
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -61,11 +63,24 @@ def large(tmp_path, capsys) -> Workspace:
     """50,000 rows of 9-40 random words, built with the deterministic 128-d embedder; corpora of 10 and 2,400 cases."""
     space = Workspace(tmp_path)
     rng = random.Random(3)
-    space.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)")
-    space.execute("INSERT INTO articles VALUES (?, ?, ?, ?)", [
-        (i, f"w{rng.randrange(3000)}", " ".join(f"w{rng.randrange(3000)}" for _ in range(rng.randrange(8, 40))), "p")
-        for i in range(1, ROWS + 1)])
-    space.write_spec(generations={"docs": "model: ptah/deterministic\n    dimension: 128\n    batch_size: 8192"})
+    space.execute(
+        "CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)"
+    )
+    space.execute(
+        "INSERT INTO articles VALUES (?, ?, ?, ?)",
+        [
+            (
+                i,
+                f"w{rng.randrange(3000)}",
+                " ".join(f"w{rng.randrange(3000)}" for _ in range(rng.randrange(8, 40))),
+                "p",
+            )
+            for i in range(1, ROWS + 1)
+        ],
+    )
+    space.write_spec(
+        generations={"docs": "model: ptah/deterministic\n    dimension: 128\n    batch_size: 8192"}
+    )
     (tmp_path / "small.yaml").write_text(corpus(10))
     (tmp_path / "large.yaml").write_text(corpus(CASES))
     code, _, err = run_cli(capsys, "inference", "build", "--spec", space.spec_path, "--quiet")
@@ -77,12 +92,28 @@ def evaluate(space: Workspace, corpus_name: str, cap: int = 0) -> tuple[dict, di
     """``evaluate --json`` in a child process (capped at ``cap`` bytes of address space): how it ended, the report."""
     ended_path = space.folder / "ended.json"
     child = subprocess.run(
-        [sys.executable, "-c", CHILD, str(ended_path), str(cap), "inference", "evaluate", "--spec", str(space.spec_path),
-         "--corpus", str(space.folder / corpus_name), "--json"],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-c",
+            CHILD,
+            str(ended_path),
+            str(cap),
+            "inference",
+            "evaluate",
+            "--spec",
+            str(space.spec_path),
+            "--corpus",
+            str(space.folder / corpus_name),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
     )
     ended = json.loads(ended_path.read_text())
-    assert ended["code"] == 1, (ended, child.stderr[-2000:])  # required keys missed: a finished negative verdict
+    assert ended["code"] == 1, (
+        ended,
+        child.stderr[-2000:],
+    )  # required keys missed: a finished negative verdict
     return ended, json.loads(child.stdout)
 
 

@@ -17,11 +17,23 @@ NUL_MESSAGE = "holds a NUL character (\\x00), which a PostgreSQL store cannot ke
 @pytest.mark.parametrize(
     ("case", "where"),
     [
-        ('  - id: c1\n    query: "a\\0b"\n    required: ["1"]\n', 'corpus.yaml:5: case "c1": query'),
+        (
+            '  - id: c1\n    query: "a\\0b"\n    required: ["1"]\n',
+            'corpus.yaml:5: case "c1": query',
+        ),
         ('  - id: "c\\01"\n    query: q\n    required: ["1"]\n', "corpus.yaml:4: id"),
-        ('  - id: c1\n    query: q\n    required: ["1\\0"]\n', 'corpus.yaml:6: case "c1": required'),
-        ('  - id: c1\n    query: q\n    relevant: {"1\\0": 1}\n', 'corpus.yaml:6: case "c1": relevant'),
-        ('  - id: c1\n    query: q\n    required: ["1"]\n    forbidden: ["\\x002"]\n', 'corpus.yaml:7: case "c1": forbidden'),
+        (
+            '  - id: c1\n    query: q\n    required: ["1\\0"]\n',
+            'corpus.yaml:6: case "c1": required',
+        ),
+        (
+            '  - id: c1\n    query: q\n    relevant: {"1\\0": 1}\n',
+            'corpus.yaml:6: case "c1": relevant',
+        ),
+        (
+            '  - id: c1\n    query: q\n    required: ["1"]\n    forbidden: ["\\x002"]\n',
+            'corpus.yaml:7: case "c1": forbidden',
+        ),
     ],
     ids=["query", "id", "required", "relevant", "forbidden"],
 )
@@ -35,7 +47,9 @@ def test_a_nul_in_a_corpus_is_refused_with_its_place(tmp_path, monkeypatch, caps
 
 def test_a_nul_in_the_corpus_name_is_refused_too(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "corpus.yaml").write_text('version: 1\nname: "x\\0"\ndefault_k: 10\ncases:\n  - {id: c, query: q, required: ["1"]}\n')
+    (tmp_path / "corpus.yaml").write_text(
+        'version: 1\nname: "x\\0"\ndefault_k: 10\ncases:\n  - {id: c, query: q, required: ["1"]}\n'
+    )
     code, _, err = run_cli(capsys, "corpus", "validate", "corpus.yaml")
     assert code == 2
     assert err.splitlines()[0] == f"corpus.yaml:2: name: {NUL_MESSAGE}"

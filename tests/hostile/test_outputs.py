@@ -20,7 +20,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from tests.hostile.files_project import beir_dataset, evaluate, make_project, ptah_popen, ptah_process
+from tests.hostile.files_project import (
+    beir_dataset,
+    evaluate,
+    make_project,
+    ptah_popen,
+    ptah_process,
+)
+
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
@@ -37,8 +44,11 @@ def is_report(text: str) -> bool:
 @pytest.mark.parametrize("command", ["evaluate", "export-qrels"])
 def test_dev_full_is_written_through_and_its_failure_is_exit_3(project, capsys, command):
     before = os.stat("/dev/full")
-    argv = evaluate(project, "--output", "/dev/full") if command == "evaluate" else (
-        "corpus", "export-qrels", project / "corpus.yaml", "/dev/full")
+    argv = (
+        evaluate(project, "--output", "/dev/full")
+        if command == "evaluate"
+        else ("corpus", "export-qrels", project / "corpus.yaml", "/dev/full")
+    )
     code, _, err = run_cli(capsys, *argv)
     assert (code, err) == (3, "/dev/full: cannot be written (No space left on device)\n")
     after = os.stat("/dev/full")
@@ -87,7 +97,9 @@ def test_a_fifo_nobody_reads_is_refused_with_exit_2_without_waiting(project, tmp
     os.mkfifo(fifo)
     done = ptah_process(*evaluate(project, "--output", fifo))
     assert (done.returncode, done.stderr) == (
-        2, f"{fifo}: is a FIFO that no process is reading; start its reader first, or give the path of a file\n")
+        2,
+        f"{fifo}: is a FIFO that no process is reading; start its reader first, or give the path of a file\n",
+    )
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
@@ -101,7 +113,9 @@ def test_a_link_to_proc_self_fd_1_writes_to_stdout_and_stays_a_link(project, tmp
     assert os.readlink(link) == "/proc/self/fd/1"
 
 
-def test_a_link_to_a_regular_file_stays_a_link_and_its_target_is_replaced(project, tmp_path, capsys):
+def test_a_link_to_a_regular_file_stays_a_link_and_its_target_is_replaced(
+    project, tmp_path, capsys
+):
     target, link = tmp_path / "target.json", tmp_path / "link.json"
     target.write_text("old")
     target.chmod(0o640)
@@ -154,8 +168,11 @@ def test_a_read_only_report_keeps_its_content_and_mode(project, tmp_path, capsys
     output.write_text("keep")
     output.chmod(0o444)
     code, _, err = run_cli(capsys, *evaluate(project, "--output", output))
-    assert (code, err) == (2, f"--output {output}: is read-only (mode 0444); ptah does not replace a file protected "
-                              "against writing: make it writable or give another path\n")
+    assert (code, err) == (
+        2,
+        f"--output {output}: is read-only (mode 0444); ptah does not replace a file protected "
+        "against writing: make it writable or give another path\n",
+    )
     assert (output.read_text(), stat.S_IMODE(output.stat().st_mode)) == ("keep", 0o444)
 
 
@@ -178,10 +195,16 @@ def test_a_replaced_report_keeps_its_permission_bits(project, tmp_path, capsys):
     [
         ("--output", "", '--output "": is an empty path; give the path of a file to write'),
         ("--html", ".", "--html .: names a folder; give the path of a file to write"),
-        ("--trec-run", "runs/", "--trec-run runs/: names a folder; give the path of a file to write"),
+        (
+            "--trec-run",
+            "runs/",
+            "--trec-run runs/: names a folder; give the path of a file to write",
+        ),
     ],
 )
-def test_an_empty_or_folder_path_is_exit_2_naming_the_value(project, tmp_path, capsys, monkeypatch, option, value, message):
+def test_an_empty_or_folder_path_is_exit_2_naming_the_value(
+    project, tmp_path, capsys, monkeypatch, option, value, message
+):
     monkeypatch.chdir(tmp_path)
     code, out, err = run_cli(capsys, *evaluate(project, option, value))
     assert (code, out, err) == (2, "", message + "\n")
@@ -196,7 +219,14 @@ def test_export_qrels_to_an_empty_path_is_exit_2(project, capsys):
 # -- outputs over inputs: exit 2 before anything is read or written ------------------------------------
 
 
-INPUTS = ("corpus.yaml", "corpus.judged.yaml", "ptah.yaml", "source.db", ".ptah/ptah.db", "base.json")
+INPUTS = (
+    "corpus.yaml",
+    "corpus.judged.yaml",
+    "ptah.yaml",
+    "source.db",
+    ".ptah/ptah.db",
+    "base.json",
+)
 
 
 @pytest.fixture(scope="module")
@@ -219,14 +249,23 @@ def refused_over(project: Path, baseline: Path, capsys, *given) -> str:
     return err
 
 
-WHAT = {"corpus.yaml": "the corpus", "corpus.judged.yaml": "the corpus's judgement record",
-        "ptah.yaml": "the specification", "source.db": "the source database", ".ptah/ptah.db": "the store",
-        "base.json": "the baseline report"}
+WHAT = {
+    "corpus.yaml": "the corpus",
+    "corpus.judged.yaml": "the corpus's judgement record",
+    "ptah.yaml": "the specification",
+    "source.db": "the source database",
+    ".ptah/ptah.db": "the store",
+    "base.json": "the baseline report",
+}
 
 
 @pytest.mark.parametrize("name", INPUTS)
-@pytest.mark.parametrize("option", ["--output", "--html", "--junit", "--markdown", "--trec-run", "--save"])
-def test_an_output_over_an_input_of_the_run_is_exit_2_and_nothing_changes(project, baseline, capsys, name, option):
+@pytest.mark.parametrize(
+    "option", ["--output", "--html", "--junit", "--markdown", "--trec-run", "--save"]
+)
+def test_an_output_over_an_input_of_the_run_is_exit_2_and_nothing_changes(
+    project, baseline, capsys, name, option
+):
     target = project / name
     given = ("--save", f"json={target}") if option == "--save" else (option, target)
     assert f": is {WHAT[name]} this run reads" in refused_over(project, baseline, capsys, *given)
@@ -234,7 +273,9 @@ def test_an_output_over_an_input_of_the_run_is_exit_2_and_nothing_changes(projec
 
 @pytest.mark.parametrize("name", INPUTS)
 @pytest.mark.parametrize("spelled", ["hard link", "symbolic link", "dotted"])
-def test_an_input_under_another_name_is_still_an_input(project, baseline, tmp_path, capsys, name, spelled):
+def test_an_input_under_another_name_is_still_an_input(
+    project, baseline, tmp_path, capsys, name, spelled
+):
     target = tmp_path / "alias"
     if spelled == "hard link":
         os.link(project / name, target)
@@ -242,37 +283,75 @@ def test_an_input_under_another_name_is_still_an_input(project, baseline, tmp_pa
         target.symlink_to(project / name)
     else:
         target = Path(f"{project}/.ptah/../{name}")
-    assert f": is {WHAT[name]} this run reads" in refused_over(project, baseline, capsys, "--output", target)
+    assert f": is {WHAT[name]} this run reads" in refused_over(
+        project, baseline, capsys, "--output", target
+    )
 
 
 def test_an_output_over_an_input_names_both_in_one_sentence(project, baseline, capsys):
     corpus = project / "corpus.yaml"
     code, _, err = run_cli(capsys, *evaluate(project, "--junit", corpus))
-    assert (code, err) == (2, f"--junit {corpus}: is the corpus this run reads ({corpus}); ptah never writes over "
-                              "an input, so give another path\n")
+    assert (code, err) == (
+        2,
+        f"--junit {corpus}: is the corpus this run reads ({corpus}); ptah never writes over "
+        "an input, so give another path\n",
+    )
 
 
 def test_two_outputs_on_one_file_are_exit_2_and_a_device_may_take_both(project, tmp_path, capsys):
     report = tmp_path / "report.json"
-    code, _, err = run_cli(capsys, *evaluate(project, "--output", report, "--save", f"json={tmp_path}/./report.json"))
-    assert (code, err) == (2, f"--save {tmp_path}/./report.json: --output {report} writes there too; give each "
-                              "output a path of its own\n")
+    code, _, err = run_cli(
+        capsys, *evaluate(project, "--output", report, "--save", f"json={tmp_path}/./report.json")
+    )
+    assert (code, err) == (
+        2,
+        f"--save {tmp_path}/./report.json: --output {report} writes there too; give each "
+        "output a path of its own\n",
+    )
     report.write_text("kept")
     os.link(report, tmp_path / "same.html")
-    code, _, err = run_cli(capsys, *evaluate(project, "--html", tmp_path / "same.html", "--junit", report))
+    code, _, err = run_cli(
+        capsys, *evaluate(project, "--html", tmp_path / "same.html", "--junit", report)
+    )
     assert code == 2 and "writes there too" in err
-    assert report.read_text() == "kept" and sorted(os.listdir(tmp_path)) == ["report.json", "same.html"]
-    code, _, err = run_cli(capsys, *evaluate(project, "--html", "/dev/null", "--junit", "/dev/null"))
+    assert report.read_text() == "kept" and sorted(os.listdir(tmp_path)) == [
+        "report.json",
+        "same.html",
+    ]
+    code, _, err = run_cli(
+        capsys, *evaluate(project, "--html", "/dev/null", "--junit", "/dev/null")
+    )
     assert (code, err) == (0, "")
 
 
-def test_report_commands_refuse_an_output_over_the_reports_they_read(project, baseline, tmp_path, capsys):
+def test_report_commands_refuse_an_output_over_the_reports_they_read(
+    project, baseline, tmp_path, capsys
+):
     before = baseline.read_bytes()
-    for argv in (("report", "show", baseline, "--html", baseline), ("report", "trend", baseline, "--html", baseline),
-                 ("report", "rebaseline", baseline, "--corpus", project / "corpus.yaml", "--spec",
-                  project / "ptah.yaml", "--output", project / "corpus.yaml"),
-                 ("corpus", "holes", project / "corpus.yaml", "--spec", project / "ptah.yaml", "--output",
-                  project / "source.db")):
+    for argv in (
+        ("report", "show", baseline, "--html", baseline),
+        ("report", "trend", baseline, "--html", baseline),
+        (
+            "report",
+            "rebaseline",
+            baseline,
+            "--corpus",
+            project / "corpus.yaml",
+            "--spec",
+            project / "ptah.yaml",
+            "--output",
+            project / "corpus.yaml",
+        ),
+        (
+            "corpus",
+            "holes",
+            project / "corpus.yaml",
+            "--spec",
+            project / "ptah.yaml",
+            "--output",
+            project / "source.db",
+        ),
+    ):
         code, out, err = run_cli(capsys, *argv)
         assert (code, out) == (2, ""), argv
         assert ": is the " in err or ": is a report " in err, err
@@ -283,7 +362,11 @@ def test_report_commands_refuse_an_output_over_the_reports_they_read(project, ba
 
 
 def test_import_beir_force_keeps_linked_files_and_folders_as_links(tmp_path, capsys):
-    dataset, project, outside = beir_dataset(tmp_path / "scifact"), tmp_path / "project", tmp_path / "outside"
+    dataset, project, outside = (
+        beir_dataset(tmp_path / "scifact"),
+        tmp_path / "project",
+        tmp_path / "outside",
+    )
     project.mkdir()
     outside.mkdir()
     (project / "notes.txt").write_text("mine")
@@ -303,8 +386,11 @@ def test_import_beir_force_refuses_a_read_only_spec_before_writing(tmp_path, cap
     (project / "ptah.yaml").write_text("mine")
     (project / "ptah.yaml").chmod(0o444)
     code, _, err = run_cli(capsys, "import", "beir", dataset, "--into", project, "--force")
-    assert (code, err) == (2, f"{project / 'ptah.yaml'}: is read-only (mode 0444); ptah does not replace a file "
-                              "protected against writing: make it writable or give another path\n")
+    assert (code, err) == (
+        2,
+        f"{project / 'ptah.yaml'}: is read-only (mode 0444); ptah does not replace a file "
+        "protected against writing: make it writable or give another path\n",
+    )
     assert sorted(os.listdir(project)) == ["ptah.yaml"]
 
 
@@ -313,4 +399,9 @@ def test_import_beir_leaves_only_its_four_files(tmp_path, capsys):
     code, _, err = run_cli(capsys, "import", "beir", dataset, "--into", project)
     assert (code, err) == (0, "")
     assert sorted(str(p.relative_to(project)) for p in project.rglob("*")) == [
-        "corpora", "corpora/test-k10.yaml", "corpora/test-k100.yaml", "ptah.yaml", "source.db"]
+        "corpora",
+        "corpora/test-k10.yaml",
+        "corpora/test-k100.yaml",
+        "ptah.yaml",
+        "source.db",
+    ]

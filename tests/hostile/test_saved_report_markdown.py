@@ -23,10 +23,14 @@ def test_a_saved_reports_gate_name_and_created_at_stay_in_code_spans(tmp_path):
     data["created_at"] = HOSTILE
     data["gates"][0]["name"] = HOSTILE
     (folder / "hostile.json").write_text(json.dumps(data))
-    code, _out, _err = ptah("report", "show", folder / "hostile.json", "--markdown", folder / "r.md")
+    code, _out, _err = ptah(
+        "report", "show", folder / "hostile.json", "--markdown", folder / "r.md"
+    )
     assert code == 0
     text = (folder / "r.md").read_text()
     shown = [line for line in text.splitlines() if "evil.example" in line]
     assert len(shown) == 2
     assert all(f"`{HOSTILE}`" in line for line in shown)
-    assert not any(re.search(r"evil\.example|<img|\]\(", outside_code_spans(line)) for line in shown)
+    assert not any(
+        re.search(r"evil\.example|<img|\]\(", outside_code_spans(line)) for line in shown
+    )

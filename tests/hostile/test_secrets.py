@@ -32,7 +32,9 @@ def write_project(folder: Path, database: str, store: str | None = None) -> Path
     folder.mkdir(parents=True, exist_ok=True)
     if not (folder / "source.db").exists():
         with sqlite3.connect(folder / "source.db") as db:
-            db.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)")
+            db.execute(
+                "CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)"
+            )
             db.executemany("INSERT INTO articles VALUES (?, ?, ?, ?)", DOCS)
         db.close()
     (folder / "ptah.yaml").write_text(spec_yaml(database=database, text="{title}", store=store))
@@ -50,8 +52,13 @@ def assert_nowhere(secret: str, folder: Path, *texts: str) -> None:
 
 def every_command(capsys, spec: Path) -> list[tuple[int, str, str]]:
     corpus = spec.parent / "corpus.yaml"
-    commands = [("inference", "build", "--quiet"), ("inference", "verify"), ("inference", "list"),
-                ("inference", "search", "cancel"), ("inference", "evaluate", "--corpus", corpus)]
+    commands = [
+        ("inference", "build", "--quiet"),
+        ("inference", "verify"),
+        ("inference", "list"),
+        ("inference", "search", "cancel"),
+        ("inference", "evaluate", "--corpus", corpus),
+    ]
     return [run_cli(capsys, *command, "--spec", spec) for command in commands]
 
 
@@ -65,15 +72,22 @@ KEY_VALUE = [
 ]
 
 
-@pytest.mark.parametrize("field, where, says", [
-    ("database", "3: source.database", f"and ptah reads URLs: {HINT}"),
-    ("store", "7: store", f"not a file path; {HINT}"),
-])
+@pytest.mark.parametrize(
+    "field, where, says",
+    [
+        ("database", "3: source.database", f"and ptah reads URLs: {HINT}"),
+        ("store", "7: store", f"not a file path; {HINT}"),
+    ],
+)
 @pytest.mark.parametrize("value", KEY_VALUE)
 def test_a_key_value_connection_string_is_refused_without_its_password_and_never_becomes_a_file(
-        tmp_path, capsys, value, field, where, says):
-    spec = write_project(tmp_path, value if field == "database" else "sqlite:///source.db",
-                         store=value if field == "store" else None)
+    tmp_path, capsys, value, field, where, says
+):
+    spec = write_project(
+        tmp_path,
+        value if field == "database" else "sqlite:///source.db",
+        store=value if field == "store" else None,
+    )
     for code, out, err in every_command(capsys, spec):
         assert (code, out) == (EXIT_INPUT, "")
         assert err.startswith(f'{spec}:{where}: "')
@@ -93,61 +107,112 @@ def test_the_issue_example_is_shown_redacted(tmp_path, capsys):
     )
 
 
-@pytest.mark.parametrize("field, value, line, message", [
-    ("store", f"vectors password={SECRET}.db", 7,
-     f'"vectors password=***" is a libpq key=value connection string, not a file path; {HINT}'),
-    ("store", f"./reports/password:{SECRET}@x.db", 7,
-     f'"./reports/password:***@x.db" has a user:password@ part, which a file path cannot have; {HINT}'),
-    ("store", f"builder:{SECRET}@db.internal/vectors", 7,
-     f'"builder:***@db.internal/vectors" has a user:password@ part, which a file path cannot have; {HINT}'),
-    ("store", f"mysql://builder:{SECRET}@db.internal/vectors", 7,
-     '"mysql://builder:***@db.internal/vectors" is not a store ptah opens; write a file path or postgresql://…'),
-    ("database", f"mysql://reader:{SECRET}@db.internal/src", 3,
-     '"mysql://reader:***@db.internal/src" is not a database URL ptah reads; write sqlite:///FILE (relative to this '
-     "file) or postgresql://USER@HOST/DATABASE"),
-    ("database", f"reader:{SECRET}@db.internal/src", 3,
-     '"reader:***@db.internal/src" is not a database URL ptah reads; write sqlite:///FILE (relative to this '
-     "file) or postgresql://USER@HOST/DATABASE"),
-    ("database", f"sqlite:///host=db password={SECRET}", 3,
-     f'"sqlite:///host=db password=***" is a libpq key=value connection string, not a file path; {HINT}'),
-    ("database", f"sqlite:///data/{SECRET[:3]}:{SECRET}@x.db", 3,
-     f'"sqlite:///data/{SECRET[:3]}:***@x.db" has a user:password@ part, which a file path cannot have; {HINT}'),
-])
-def test_every_other_form_is_refused_with_its_password_hidden(tmp_path, capsys, field, value, line, message):
-    spec = write_project(tmp_path, value if field == "database" else "sqlite:///source.db",
-                         store=value if field == "store" else None)
+@pytest.mark.parametrize(
+    "field, value, line, message",
+    [
+        (
+            "store",
+            f"vectors password={SECRET}.db",
+            7,
+            f'"vectors password=***" is a libpq key=value connection string, not a file path; {HINT}',
+        ),
+        (
+            "store",
+            f"./reports/password:{SECRET}@x.db",
+            7,
+            f'"./reports/password:***@x.db" has a user:password@ part, which a file path cannot have; {HINT}',
+        ),
+        (
+            "store",
+            f"builder:{SECRET}@db.internal/vectors",
+            7,
+            f'"builder:***@db.internal/vectors" has a user:password@ part, which a file path cannot have; {HINT}',
+        ),
+        (
+            "store",
+            f"mysql://builder:{SECRET}@db.internal/vectors",
+            7,
+            '"mysql://builder:***@db.internal/vectors" is not a store ptah opens; write a file path or postgresql://…',
+        ),
+        (
+            "database",
+            f"mysql://reader:{SECRET}@db.internal/src",
+            3,
+            '"mysql://reader:***@db.internal/src" is not a database URL ptah reads; write sqlite:///FILE (relative to this '
+            "file) or postgresql://USER@HOST/DATABASE",
+        ),
+        (
+            "database",
+            f"reader:{SECRET}@db.internal/src",
+            3,
+            '"reader:***@db.internal/src" is not a database URL ptah reads; write sqlite:///FILE (relative to this '
+            "file) or postgresql://USER@HOST/DATABASE",
+        ),
+        (
+            "database",
+            f"sqlite:///host=db password={SECRET}",
+            3,
+            f'"sqlite:///host=db password=***" is a libpq key=value connection string, not a file path; {HINT}',
+        ),
+        (
+            "database",
+            f"sqlite:///data/{SECRET[:3]}:{SECRET}@x.db",
+            3,
+            f'"sqlite:///data/{SECRET[:3]}:***@x.db" has a user:password@ part, which a file path cannot have; {HINT}',
+        ),
+    ],
+)
+def test_every_other_form_is_refused_with_its_password_hidden(
+    tmp_path, capsys, field, value, line, message
+):
+    spec = write_project(
+        tmp_path,
+        value if field == "database" else "sqlite:///source.db",
+        store=value if field == "store" else None,
+    )
     code, out, err = run_cli(capsys, "inference", "build", "--spec", spec)
     name = "source.database" if field == "database" else "store"
     assert (code, err.strip()) == (EXIT_INPUT, f"{spec}:{line}: {name}: {message}")
     assert_nowhere(SECRET, tmp_path, out, err)
 
 
-def test_a_value_from_the_environment_is_quoted_as_written_never_expanded(tmp_path, capsys, monkeypatch):
+def test_a_value_from_the_environment_is_quoted_as_written_never_expanded(
+    tmp_path, capsys, monkeypatch
+):
     monkeypatch.setenv("PTAH_TEST_STORE", f"host=db.internal user=builder password={SECRET}")
     monkeypatch.setenv("PTAH_TEST_SOURCE", f"reader:{SECRET}@db.internal/src")
     spec = write_project(tmp_path, "${PTAH_TEST_SOURCE}", store="${PTAH_TEST_STORE}")
     code, out, err = run_cli(capsys, "inference", "build", "--spec", spec)
-    assert (code, err.strip().splitlines()) == (EXIT_INPUT, [
-        f'{spec}:3: source.database: "${{PTAH_TEST_SOURCE}}" is not a database URL ptah reads; write sqlite:///FILE '
-        "(relative to this file) or postgresql://USER@HOST/DATABASE",
-        f'{spec}:7: store: "${{PTAH_TEST_STORE}}" is a libpq key=value connection string, not a file path; {HINT}',
-    ])
+    assert (code, err.strip().splitlines()) == (
+        EXIT_INPUT,
+        [
+            f'{spec}:3: source.database: "${{PTAH_TEST_SOURCE}}" is not a database URL ptah reads; write sqlite:///FILE '
+            "(relative to this file) or postgresql://USER@HOST/DATABASE",
+            f'{spec}:7: store: "${{PTAH_TEST_STORE}}" is a libpq key=value connection string, not a file path; {HINT}',
+        ],
+    )
     assert_nowhere(SECRET, tmp_path, out, err)
 
 
 # --- connections that fail: exit 3, the URL shown with *** ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("url", [
-    f"postgresql://reader:{SECRET}@{UNREACHABLE}/src?connect_timeout=2",
-    f"postgresql://reader@{UNREACHABLE}/src?connect_timeout=2&password={SECRET}",
-    "postgresql://reader:${PTAH_TEST_PASSWORD}@" + UNREACHABLE + "/src?connect_timeout=2",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"postgresql://reader:{SECRET}@{UNREACHABLE}/src?connect_timeout=2",
+        f"postgresql://reader@{UNREACHABLE}/src?connect_timeout=2&password={SECRET}",
+        "postgresql://reader:${PTAH_TEST_PASSWORD}@" + UNREACHABLE + "/src?connect_timeout=2",
+    ],
+)
 @pytest.mark.parametrize("field", ["database", "store"])
 def test_an_unreachable_server_never_shows_the_password(tmp_path, capsys, monkeypatch, url, field):
     monkeypatch.setenv("PTAH_TEST_PASSWORD", SECRET)
-    spec = write_project(tmp_path, url if field == "database" else "sqlite:///source.db",
-                         store=url if field == "store" else None)
+    spec = write_project(
+        tmp_path,
+        url if field == "database" else "sqlite:///source.db",
+        store=url if field == "store" else None,
+    )
     what = "source database" if field == "database" else "store"
     code, out, err = run_cli(capsys, "inference", "build", "--quiet", "--spec", spec)
     assert code == EXIT_OPERATIONAL
@@ -159,8 +224,11 @@ def test_an_unreachable_server_never_shows_the_password(tmp_path, capsys, monkey
 def test_a_store_path_with_an_equals_sign_is_refused(tmp_path, capsys):
     spec = write_project(tmp_path, "sqlite:///source.db", store="./runs/a=b/vectors.db")
     code, _, err = run_cli(capsys, "inference", "build", "--spec", spec)
-    assert (code, err.strip()) == (EXIT_INPUT, f'{spec}:7: store: "./runs/a=b/vectors.db" holds =, which a store '
-                                               f"path may not (a key=value connection string is no file name); {HINT}")
+    assert (code, err.strip()) == (
+        EXIT_INPUT,
+        f'{spec}:7: store: "./runs/a=b/vectors.db" holds =, which a store '
+        f"path may not (a key=value connection string is no file name); {HINT}",
+    )
     assert not (tmp_path / "runs").exists()
 
 
@@ -179,7 +247,9 @@ def password_role(postgres_server):
         admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{SECRET}'")
         admin.execute("SELECT pg_reload_conf()")
     with postgres_server.admin(source) as db:
-        db.execute("CREATE TABLE articles (id integer PRIMARY KEY, title text, body text, status text)")
+        db.execute(
+            "CREATE TABLE articles (id integer PRIMARY KEY, title text, body text, status text)"
+        )
         db.cursor().executemany("INSERT INTO articles VALUES (%s, %s, %s, %s)", DOCS)
         db.execute(f"GRANT SELECT ON articles TO {role}")
     with postgres_server.admin(store) as db:
@@ -192,13 +262,17 @@ def password_role(postgres_server):
 
 
 @pytest.mark.parametrize("field", ["database", "store"])
-def test_a_wrong_password_is_refused_by_the_server_and_never_shown(tmp_path, capsys, postgres_server, password_role,
-                                                                   field):
+def test_a_wrong_password_is_refused_by_the_server_and_never_shown(
+    tmp_path, capsys, postgres_server, password_role, field
+):
     role, source, store = password_role
     wrong = f"{SECRET}-wrong"
     url = postgres_server.url(source if field == "database" else store, user=role, password=wrong)
-    spec = write_project(tmp_path, url if field == "database" else "sqlite:///source.db",
-                         store=url if field == "store" else None)
+    spec = write_project(
+        tmp_path,
+        url if field == "database" else "sqlite:///source.db",
+        store=url if field == "store" else None,
+    )
     code, out, err = run_cli(capsys, "inference", "build", "--quiet", "--spec", spec)
     what = "source database" if field == "database" else "store"
     assert code == EXIT_OPERATIONAL
@@ -208,17 +282,36 @@ def test_a_wrong_password_is_refused_by_the_server_and_never_shown(tmp_path, cap
 
 
 def test_a_run_that_succeeds_keeps_the_password_out_of_output_report_and_file_names(
-        tmp_path, capsys, monkeypatch, postgres_server, password_role):
+    tmp_path, capsys, monkeypatch, postgres_server, password_role
+):
     role, source, store = password_role
-    spec = write_project(tmp_path, "postgresql://" + role + ":${PTAH_TEST_PASSWORD}@/" + source
-                         + f"?host={postgres_server.socket}",
-                         store=postgres_server.url(store, user=role, password=SECRET))
+    spec = write_project(
+        tmp_path,
+        "postgresql://"
+        + role
+        + ":${PTAH_TEST_PASSWORD}@/"
+        + source
+        + f"?host={postgres_server.socket}",
+        store=postgres_server.url(store, user=role, password=SECRET),
+    )
     monkeypatch.setenv("PTAH_TEST_PASSWORD", SECRET)
     outputs = []
-    for command in (("inference", "build"), ("inference", "list", "--json"), ("inference", "verify", "--json"),
-                    ("inference", "search", "cancel", "--json"),
-                    ("inference", "evaluate", "--corpus", tmp_path / "corpus.yaml",
-                     "--output", tmp_path / "report.json", "--html", tmp_path / "report.html")):
+    for command in (
+        ("inference", "build"),
+        ("inference", "list", "--json"),
+        ("inference", "verify", "--json"),
+        ("inference", "search", "cancel", "--json"),
+        (
+            "inference",
+            "evaluate",
+            "--corpus",
+            tmp_path / "corpus.yaml",
+            "--output",
+            tmp_path / "report.json",
+            "--html",
+            tmp_path / "report.html",
+        ),
+    ):
         code, out, err = run_cli(capsys, *command, "--spec", spec)
         assert code == EXIT_OK, err
         outputs += [out, err]
@@ -236,13 +329,26 @@ def test_a_ray_build_plan_never_shows_the_passwords_it_carries_to_the_workers():
     from ptah.core.spec import GenerationSettings, SourceSpec
     from ptah.services.engines.partition import BuildPlan
 
-    source = SourceSpec(f"postgresql://reader:{SECRET}@db.example/src", "articles", ("id",), "{title}")
+    source = SourceSpec(
+        f"postgresql://reader:{SECRET}@db.example/src", "articles", ("id",), "{title}"
+    )
     store = f"host=db.example dbname=store user=writer password='{SECRET}'"
-    plan = BuildPlan.sealing(source, GenerationSettings("docs", "ptah/deterministic"), "/project", store, "abc123", 64)
-    shown = [repr(plan), str(plan), f"{plan}"] + [text for field in fields(plan)
-                                                  for text in (repr(getattr(plan, field.name)), str(getattr(plan, field.name)))]
+    plan = BuildPlan.sealing(
+        source, GenerationSettings("docs", "ptah/deterministic"), "/project", store, "abc123", 64
+    )
+    shown = [repr(plan), str(plan), f"{plan}"] + [
+        text
+        for field in fields(plan)
+        for text in (repr(getattr(plan, field.name)), str(getattr(plan, field.name)))
+    ]
     assert_nowhere(SECRET, Path("/nonexistent"), *shown)
-    assert str(plan.source_url) == "postgresql://reader:***@db.example/src" and plan.source.database == str(plan.source_url)
+    assert str(
+        plan.source_url
+    ) == "postgresql://reader:***@db.example/src" and plan.source.database == str(plan.source_url)
     assert repr(plan.store_url) == "Sealed('host=db.example dbname=store user=writer password=***')"
     received = pickle.loads(pickle.dumps(plan))  # what the workers receive is whole
-    assert received == plan and received.connected_source() == source and received.store_url.reveal() == store
+    assert (
+        received == plan
+        and received.connected_source() == source
+        and received.store_url.reveal() == store
+    )

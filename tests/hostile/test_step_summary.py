@@ -31,8 +31,12 @@ def test_a_fifo_a_folder_and_a_device_are_refused_without_waiting(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)  # no reader: opening it for writing would wait, were it opened
     tail = "; ptah appends only to a regular file"
-    for path, kind in ((fifo, "a FIFO (named pipe)"), (tmp_path, "a folder"), (f"{tmp_path}/", "a folder"),
-                       ("/dev/null", "a character device")):
+    for path, kind in (
+        (fifo, "a FIFO (named pipe)"),
+        (tmp_path, "a folder"),
+        (f"{tmp_path}/", "a folder"),
+        ("/dev/null", "a character device"),
+    ):
         with pytest.raises(OutputRefused) as info:
             append_text(path, "x")
         assert str(info.value) == f"{path}: is {kind}{tail}"
@@ -51,4 +55,7 @@ def test_the_file_is_bounded(tmp_path):
 def test_a_missing_folder_is_an_operational_failure(tmp_path):
     with pytest.raises(OutputUnwritable) as info:
         append_text(tmp_path / "absent" / "summary.md", "x")
-    assert str(info.value) == f"{tmp_path / 'absent' / 'summary.md'}: cannot be written (No such file or directory)"
+    assert (
+        str(info.value)
+        == f"{tmp_path / 'absent' / 'summary.md'}: cannot be written (No such file or directory)"
+    )

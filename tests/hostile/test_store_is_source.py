@@ -19,20 +19,31 @@ from tests.conftest import run_cli
 from tests.hostile.test_secrets import write_project
 from tests.services.conftest import DOCS
 
-REFUSAL = ("names the source database itself; ptah writes its own tables into the store and only ever reads the "
-           "source, so give the store a database of its own (the default file .ptah/ptah.db, or another PostgreSQL "
-           "database)")
-COMMANDS = [("inference", "build"), ("inference", "verify"), ("inference", "list"), ("inference", "search", "x")]
+REFUSAL = (
+    "names the source database itself; ptah writes its own tables into the store and only ever reads the "
+    "source, so give the store a database of its own (the default file .ptah/ptah.db, or another PostgreSQL "
+    "database)"
+)
+COMMANDS = [
+    ("inference", "build"),
+    ("inference", "verify"),
+    ("inference", "list"),
+    ("inference", "search", "x"),
+]
 
 
 def digest(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.mark.parametrize("store", ["source.db", "./sub/../source.db", "sqlite:///source.db", "link.db", "hard.db",
-                                   "{absolute}"])
+@pytest.mark.parametrize(
+    "store",
+    ["source.db", "./sub/../source.db", "sqlite:///source.db", "link.db", "hard.db", "{absolute}"],
+)
 def test_the_source_sqlite_file_as_the_store_is_refused(tmp_path, capsys, store):
-    spec = write_project(tmp_path, "sqlite:///source.db", store=store.format(absolute=tmp_path / "source.db"))
+    spec = write_project(
+        tmp_path, "sqlite:///source.db", store=store.format(absolute=tmp_path / "source.db")
+    )
     (tmp_path / "link.db").symlink_to(tmp_path / "source.db")
     os.link(tmp_path / "source.db", tmp_path / "hard.db")
     before = digest(tmp_path / "source.db")
@@ -40,8 +51,13 @@ def test_the_source_sqlite_file_as_the_store_is_refused(tmp_path, capsys, store)
         code, out, err = run_cli(capsys, *command, "--spec", spec)
         assert (code, out, err.strip()) == (EXIT_INPUT, "", f"{spec}:7: store: {REFUSAL}")
     assert digest(tmp_path / "source.db") == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.yaml", "hard.db", "link.db", "ptah.yaml",
-                                                          "source.db"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "corpus.yaml",
+        "hard.db",
+        "link.db",
+        "ptah.yaml",
+        "source.db",
+    ]
 
 
 def test_the_default_store_as_the_source_is_refused_at_the_source(tmp_path, capsys):
@@ -58,16 +74,25 @@ def test_another_file_beside_the_source_is_a_store(tmp_path, capsys):
 
 def _ptah_tables(postgres_server, database: str) -> list[str]:
     with postgres_server.admin(database) as db:
-        return [row[0] for row in db.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema') ORDER BY 1"
-        ).fetchall()]
+        return [
+            row[0]
+            for row in db.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema') ORDER BY 1"
+            ).fetchall()
+        ]
 
 
-@pytest.mark.parametrize("spelling", ["same", "another user", "postgres scheme", "dbname in the query", "port"])
-def test_the_source_postgres_database_as_the_store_is_refused(tmp_path, capsys, postgres_server, spelling):
+@pytest.mark.parametrize(
+    "spelling", ["same", "another user", "postgres scheme", "dbname in the query", "port"]
+)
+def test_the_source_postgres_database_as_the_store_is_refused(
+    tmp_path, capsys, postgres_server, spelling
+):
     database = postgres_server.create_database()
     with postgres_server.admin(database) as db:
-        db.execute("CREATE TABLE articles (id integer PRIMARY KEY, title text, body text, status text)")
+        db.execute(
+            "CREATE TABLE articles (id integer PRIMARY KEY, title text, body text, status text)"
+        )
         db.cursor().executemany("INSERT INTO articles VALUES (%s, %s, %s, %s)", DOCS)
     source = postgres_server.url(database)
     socket = source.partition("?")[2]
@@ -88,7 +113,9 @@ def test_the_source_postgres_database_as_the_store_is_refused(tmp_path, capsys, 
 def test_another_postgres_database_on_the_same_server_is_a_store(tmp_path, capsys, postgres_server):
     source, store = postgres_server.create_database(), postgres_server.create_database()
     with postgres_server.admin(source) as db:
-        db.execute("CREATE TABLE articles (id integer PRIMARY KEY, title text, body text, status text)")
+        db.execute(
+            "CREATE TABLE articles (id integer PRIMARY KEY, title text, body text, status text)"
+        )
         db.cursor().executemany("INSERT INTO articles VALUES (%s, %s, %s, %s)", DOCS)
     spec = write_project(tmp_path, postgres_server.url(source), store=postgres_server.url(store))
     code, _, err = run_cli(capsys, "inference", "build", "--quiet", "--spec", spec)

@@ -37,6 +37,7 @@ SHOWN = {
 }
 RAW = ("\x1b", "\x07", "\x9b", "\u202e")
 
+
 def yaml_text(value: str) -> str:
     """A YAML double-quoted scalar for any string (JSON with every non-ASCII character escaped is one)."""
     return json.dumps(value, ensure_ascii=True)
@@ -62,11 +63,16 @@ def project(tmp_path, capsys):
         connection.execute("CREATE TABLE articles (id TEXT PRIMARY KEY, title TEXT, body TEXT)")
         connection.executemany(
             "INSERT INTO articles VALUES (?, ?, ?)",
-            [(f"key-{name}{sequence}", "text", f"{sequence} of {name}") for name, sequence in HOSTILE.items()],
+            [
+                (f"key-{name}{sequence}", "text", f"{sequence} of {name}")
+                for name, sequence in HOSTILE.items()
+            ],
         )
     connection.close()
     (tmp_path / "ptah.yaml").write_text(SPEC)
-    code, _, err = run_cli(capsys, "inference", "build", "--spec", tmp_path / "ptah.yaml", "--quiet")
+    code, _, err = run_cli(
+        capsys, "inference", "build", "--spec", tmp_path / "ptah.yaml", "--quiet"
+    )
     assert code == 0, err
     return tmp_path
 
@@ -81,12 +87,20 @@ def write_corpus(path, cases, k: int = 1) -> None:
 
 
 def hostile_corpus(path) -> None:
-    write_corpus(path, [(f"case-{name}{sequence}", f"query {sequence}", [f"key-{name}{sequence}"])
-                        for name, sequence in HOSTILE.items()])
+    write_corpus(
+        path,
+        [
+            (f"case-{name}{sequence}", f"query {sequence}", [f"key-{name}{sequence}"])
+            for name, sequence in HOSTILE.items()
+        ],
+    )
 
 
 def test_visible_writes_controls_and_bidi_as_escapes_and_keeps_the_rest():
-    assert visible("a\x1b[2Jb\x07\x9b\u202e\u2066\x7f\x00é中") == "a\\x1b[2Jb\\x07\\x9b\\u202e\\u2066\\x7f\\x00é中"
+    assert (
+        visible("a\x1b[2Jb\x07\x9b\u202e\u2066\x7f\x00é中")
+        == "a\\x1b[2Jb\\x07\\x9b\\u202e\\u2066\\x7f\\x00é中"
+    )
     assert visible("one\ntwo\tthree\r") == "one\\ntwo\\tthree\\r"
     assert visible("one\ntwo\x1b", newlines=True) == "one\ntwo\\x1b"
     assert visible("[red]x[/red] C:\\dir") == "[red]x[/red] C:\\dir"
@@ -130,39 +144,84 @@ def test_corpus_validate_json_escapes_c1_and_bidi_and_reads_back_exactly(tmp_pat
 def test_evaluate_shows_hostile_case_ids_and_keys_visibly(project, capsys):
     corpus = project / "corpus.yaml"
     hostile_corpus(corpus)
-    code, out, err = run_cli(capsys, "inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", corpus)
+    code, out, err = run_cli(
+        capsys, "inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", corpus
+    )
     assert_no_raw_controls(out, err)
     assert err == ""
     for name in HOSTILE:
         assert f"case-{name}{SHOWN[name]}" in out
-    _, report_text, _ = run_cli(capsys, "inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", corpus, "--json")
+    _, report_text, _ = run_cli(
+        capsys,
+        "inference",
+        "evaluate",
+        "--spec",
+        project / "ptah.yaml",
+        "--corpus",
+        corpus,
+        "--json",
+    )
     report = json.loads(report_text)
     missed = [m["key"] for case in report["runs"][0]["cases"] for m in case["required"]["missed"]]
     assert missed, "the deterministic ranking misses some required keys at k 1"
     for key in missed:
-        assert f"missed {key!r}" in out  # repr writes controls as escapes; the markup stays literal text
+        assert (
+            f"missed {key!r}" in out
+        )  # repr writes controls as escapes; the markup stays literal text
     assert code == 1
 
 
 def test_a_comparison_of_channels_shows_the_changed_hostile_cases_visibly(project, capsys):
-    corpus = project / "corpus.yaml"  # every row in the top 6 by vector; no query word in any row for BM25
-    cases = [(f"case-{name}{sequence}", f"zzz{name}", [f"key-{name}{sequence}"]) for name, sequence in HOSTILE.items()]
+    corpus = (
+        project / "corpus.yaml"
+    )  # every row in the top 6 by vector; no query word in any row for BM25
+    cases = [
+        (f"case-{name}{sequence}", f"zzz{name}", [f"key-{name}{sequence}"])
+        for name, sequence in HOSTILE.items()
+    ]
     write_corpus(corpus, cases, k=6)
-    argv = ["inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", corpus, "--bootstrap", "10"]
+    argv = [
+        "inference",
+        "evaluate",
+        "--spec",
+        project / "ptah.yaml",
+        "--corpus",
+        corpus,
+        "--bootstrap",
+        "10",
+    ]
     code, out, err = run_cli(capsys, *argv, "--channel", "vector", "--channel", "lexical")
     assert code == 1
     assert_no_raw_controls(out, err)
-    _, report_text, _ = run_cli(capsys, *argv, "--channel", "vector", "--channel", "lexical", "--json")
-    ids = [change["id"] for change in json.loads(report_text)["comparison"]["candidates"][0]["cases_changed"]]
+    _, report_text, _ = run_cli(
+        capsys, *argv, "--channel", "vector", "--channel", "lexical", "--json"
+    )
+    ids = [
+        change["id"]
+        for change in json.loads(report_text)["comparison"]["candidates"][0]["cases_changed"]
+    ]
     assert sorted(ids) == sorted(f"case-{name}{sequence}" for name, sequence in HOSTILE.items())
-    changed = [line.split(": recall")[0].strip() for line in out.splitlines() if line.startswith("    case-")]
+    changed = [
+        line.split(": recall")[0].strip()
+        for line in out.splitlines()
+        if line.startswith("    case-")
+    ]
     assert changed == [visible(case_id) for case_id in ids]
 
 
 def test_evaluate_json_holds_the_exact_values_with_every_hostile_character_escaped(project, capsys):
     corpus = project / "corpus.yaml"
     hostile_corpus(corpus)
-    code, out, err = run_cli(capsys, "inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", corpus, "--json")
+    code, out, err = run_cli(
+        capsys,
+        "inference",
+        "evaluate",
+        "--spec",
+        project / "ptah.yaml",
+        "--corpus",
+        corpus,
+        "--json",
+    )
     assert_no_raw_controls(out, err)
     cases = json.loads(out)["runs"][0]["cases"]
     assert [(case["id"], case["query"]) for case in cases] == [
@@ -172,27 +231,38 @@ def test_evaluate_json_holds_the_exact_values_with_every_hostile_character_escap
 
 
 def test_search_shows_hostile_keys_visibly(project, capsys):
-    code, out, err = run_cli(capsys, "inference", "search", "text", "-k", "6", "--spec", project / "ptah.yaml")
+    code, out, err = run_cli(
+        capsys, "inference", "search", "text", "-k", "6", "--spec", project / "ptah.yaml"
+    )
     assert code == 0
     assert_no_raw_controls(out, err)
-    rows = [re.fullmatch(r" +\d+  -?\d\.\d{4}  (\S+)  (.*)", line).groups() for line in out.splitlines()]
-    assert sorted(text for _, text in rows) == sorted(  # each row's text beside its key, its controls made visible
-        "text: " + visible(f"{sequence} of {name}") for name, sequence in HOSTILE.items())
+    rows = [
+        re.fullmatch(r" +\d+  -?\d\.\d{4}  (\S+)  (.*)", line).groups() for line in out.splitlines()
+    ]
+    assert sorted(
+        text for _, text in rows
+    ) == sorted(  # each row's text beside its key, its controls made visible
+        "text: " + visible(f"{sequence} of {name}") for name, sequence in HOSTILE.items()
+    )
     shown = sorted(key for key, _ in rows)
-    assert shown == sorted([
-        '"key-clear\\u001b[2J"',
-        '"key-title\\u001b]0;pwned\\u0007"',
-        '"key-c1\\u009b2J"',
-        '"key-bidi\\u202eevil"',
-        "key-markup[red]x[/red]",
-        "key-link[link=https://evil.example]y[/link]",
-    ])
+    assert shown == sorted(
+        [
+            '"key-clear\\u001b[2J"',
+            '"key-title\\u001b]0;pwned\\u0007"',
+            '"key-c1\\u009b2J"',
+            '"key-bidi\\u202eevil"',
+            "key-markup[red]x[/red]",
+            "key-link[link=https://evil.example]y[/link]",
+        ]
+    )
 
 
 def test_verify_lists_a_hostile_missing_key_as_an_escaped_json_string(project, capsys):
     connection = sqlite3.connect(project / "source.db")
     with connection:
-        connection.execute("INSERT INTO articles VALUES (?, ?, ?)", ("new\x1b[2J\x9b\u202e", "fresh", "row"))
+        connection.execute(
+            "INSERT INTO articles VALUES (?, ?, ?)", ("new\x1b[2J\x9b\u202e", "fresh", "row")
+        )
     connection.close()
     code, out, err = run_cli(capsys, "inference", "verify", "--spec", project / "ptah.yaml")
     assert code == 1
@@ -203,17 +273,24 @@ def test_verify_lists_a_hostile_missing_key_as_an_escaped_json_string(project, c
 def test_an_error_quoting_hostile_ids_shows_them_visibly(project, capsys):
     corpus = project / "corpus.yaml"
     write_corpus(corpus, [(f"case{HOSTILE['clear']}{HOSTILE['c1']}", "q", ["absent"])])
-    code, out, err = run_cli(capsys, "inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", corpus)
+    code, out, err = run_cli(
+        capsys, "inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", corpus
+    )
     assert code == 2
     assert out == ""
     assert_no_raw_controls(err)
-    assert err == f"{corpus}: key 'absent' (case \"case\\x1b[2J\\x9b2J\") is not in table articles\n"
+    assert (
+        err == f"{corpus}: key 'absent' (case \"case\\x1b[2J\\x9b2J\") is not in table articles\n"
+    )
 
 
 def test_a_spec_error_naming_a_hostile_generation_shows_it_visibly(tmp_path, capsys):
     spec = tmp_path / "ptah.yaml"
-    spec.write_text(SPEC.replace("  docs:\n", f"  {yaml_text('d' + HOSTILE['title'] + HOSTILE['bidi'])}:\n").replace(
-        "active: docs\n", ""))
+    spec.write_text(
+        SPEC.replace(
+            "  docs:\n", f"  {yaml_text('d' + HOSTILE['title'] + HOSTILE['bidi'])}:\n"
+        ).replace("active: docs\n", "")
+    )
     code, out, err = run_cli(capsys, "inference", "list", "--spec", spec)
     assert code == 2
     assert_no_raw_controls(out, err)

@@ -35,25 +35,41 @@ def rule(message: str) -> int:
 
 def chat_handler(server: FakeService):
     """The handler class of a :class:`FakeService` that is this server."""
+
     class Handler(JsonHandler):
         def do_POST(self):
             body = self.body()
             server.requests.append((body, dict(self.headers)))
             mode = server.next_mode()
             if mode in ("429", "500"):
-                return self.answer(int(mode), {"error": {"message": "busy" if mode == "429" else "broken"}},
-                                   {"Retry-After": "0"} if mode == "429" else {})
+                return self.answer(
+                    int(mode),
+                    {"error": {"message": "busy" if mode == "429" else "broken"}},
+                    {"Retry-After": "0"} if mode == "429" else {},
+                )
             if mode == "drip":
                 return self.trickle(100)
             grade = rule(body["messages"][1]["content"])
-            content = {"malformed": "The row is relevant.", "offscale": '{"grade": 7}',
-                       "extra": json.dumps({"grade": grade, "why": "shared words"}),
-                       "fenced": f'```json\n{{"grade": {grade}}}\n```',
-                       "twice": '{"grade": 0, "grade": 1}'}.get(mode or "", json.dumps({"grade": grade}))
-            answer = {"id": "x", "object": "chat.completion", "model": "other-model" if mode == "renamed" else body["model"],
-                      "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                   "finish_reason": "stop"}],
-                      "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}}
+            content = {
+                "malformed": "The row is relevant.",
+                "offscale": '{"grade": 7}',
+                "extra": json.dumps({"grade": grade, "why": "shared words"}),
+                "fenced": f'```json\n{{"grade": {grade}}}\n```',
+                "twice": '{"grade": 0, "grade": 1}',
+            }.get(mode or "", json.dumps({"grade": grade}))
+            answer = {
+                "id": "x",
+                "object": "chat.completion",
+                "model": "other-model" if mode == "renamed" else body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
+            }
             if mode == "notchat":
                 answer = {"object": "list", "data": []}
             return self.answer(200, answer)

@@ -42,15 +42,21 @@ def chat_server():
 def judged_space(tmp_path, chat_server, monkeypatch):
     """The workspace, its spec declaring the chat judge ``gpt`` (max_requests 100, timeout 2 s) and the corpus."""
     chat_server.reset()
-    monkeypatch.setattr(chat, "POLICY", http_client.Policy(attempts=3, backoff_s=0.01, max_delay_s=0.5))
+    monkeypatch.setattr(
+        chat, "POLICY", http_client.Policy(attempts=3, backoff_s=0.01, max_delay_s=0.5)
+    )
     monkeypatch.setenv("JUDGE_KEY", KEY)
     space = Workspace(tmp_path)
-    space.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)")
+    space.execute(
+        "CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)"
+    )
     space.execute("INSERT INTO articles VALUES (?, ?, ?, ?)", DOCS)
     space.write_spec()
     with space.spec_path.open("a") as spec:
-        spec.write(f"judges:\n  gpt: {{kind: chat, model: {MODEL}, base_url: \"{chat_server.base_url}\", "
-                   "api_key_env: JUDGE_KEY, max_requests: 100, timeout_s: 2}\n")
+        spec.write(
+            f'judges:\n  gpt: {{kind: chat, model: {MODEL}, base_url: "{chat_server.base_url}", '
+            "api_key_env: JUDGE_KEY, max_requests: 100, timeout_s: 2}\n"
+        )
     (tmp_path / "c.yaml").write_text(CORPUS)
     from ptah.services.build import build
 

@@ -17,7 +17,9 @@ def scores(project, pairs):
     for case_id, key in pairs:
         query = embedder.embed_queries([QUERIES[case_id]])
         row = embedder.embed_documents([Workspace.judging_text(DOCS[int(key) - 1])])
-        found[(case_id, key)] = float(pair_scores(query, row, np.zeros(1, dtype=np.int64), np.arange(1))[0])
+        found[(case_id, key)] = float(
+            pair_scores(query, row, np.zeros(1, dtype=np.int64), np.arange(1))[0]
+        )
     return found
 
 
@@ -40,16 +42,27 @@ def test_an_encoder_judge_whose_grade_the_corpus_does_not_use_is_exit_2(judged_s
         spec.write("  enc: {kind: encoder, generation: docs, thresholds: {1: 0.1, 3: 0.5}}\n")
     code, _, err = judge(capsys, judged_space, name="enc")
     assert code == 2
-    assert "the encoder judge's thresholds name grade 3, which the corpus does not use (its grades: 0, 1)" in err
+    assert (
+        "the encoder judge's thresholds name grade 3, which the corpus does not use (its grades: 0, 1)"
+        in err
+    )
 
 
-@pytest.mark.parametrize("line, said", [
-    ("  enc: {kind: encoder, generation: docs}", "judges.enc.threshold: missing; an encoder judge turns scores into grades"),
-    ("  enc: {kind: oracle}", None),
-])
+@pytest.mark.parametrize(
+    "line, said",
+    [
+        (
+            "  enc: {kind: encoder, generation: docs}",
+            "judges.enc.threshold: missing; an encoder judge turns scores into grades",
+        ),
+        ("  enc: {kind: oracle}", None),
+    ],
+)
 def test_a_judge_the_spec_cannot_use_is_refused_naming_it(judged_space, capsys, line, said):
     with judged_space.spec_path.open("a") as spec:
         spec.write(line + "\n")
     code, _, err = judge(capsys, judged_space, name="enc")
     assert code == 2
-    assert (said or "unknown judge kind 'oracle'; the registered kinds are encoder, chat") in err, err
+    assert (said or "unknown judge kind 'oracle'; the registered kinds are encoder, chat") in err, (
+        err
+    )

@@ -24,15 +24,24 @@ register()
 def ray_runtime_env() -> dict:
     """What every Ray worker of these tests needs: the repository on its path, the test kinds registered."""
     path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
-    return {"env_vars": {"PYTHONPATH": path}, "worker_process_setup_hook": "tests.ray.kinds.register"}
+    return {
+        "env_vars": {"PYTHONPATH": path},
+        "worker_process_setup_hook": "tests.ray.kinds.register",
+    }
 
 
 @pytest.fixture(scope="module")
 def ray_local():  # shut down after the module: the rest of the suite runs without Ray's threads and processes
     import ray
 
-    ray.init(num_cpus=2, object_store_memory=200 * 2**20, include_dashboard=False, log_to_driver=False,
-             logging_level=logging.ERROR, runtime_env=ray_runtime_env())
+    ray.init(
+        num_cpus=2,
+        object_store_memory=200 * 2**20,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level=logging.ERROR,
+        runtime_env=ray_runtime_env(),
+    )
     try:
         yield ray
     finally:

@@ -50,8 +50,11 @@ class _Slow(DeterministicEmbedder):
 class _Leaky(DeterministicEmbedder):
     def embed_documents(self, texts):
         if any(text.startswith("title") for text in texts):  # a source row, not the probe
-            plan = next(frame.frame.f_locals["self"].plan for frame in inspect.stack()
-                        if hasattr(frame.frame.f_locals.get("self"), "plan"))
+            plan = next(
+                frame.frame.f_locals["self"].plan
+                for frame in inspect.stack()
+                if hasattr(frame.frame.f_locals.get("self"), "plan")
+            )
             raise RuntimeError(f"cannot embed with the store at {plan.store_url.reveal()}")
         return super().embed_documents(texts)
 

@@ -17,7 +17,6 @@ from tests.conftest import spec_yaml
 from tests.ray.conftest import postgres_server  # noqa: F401 (fixture)
 
 
-
 @pytest.fixture
 def spec(postgres_server, tmp_path):  # noqa: F811
     source = postgres_server.url(postgres_server.create_database())
@@ -25,23 +24,34 @@ def spec(postgres_server, tmp_path):  # noqa: F811
         connection.execute("CREATE TABLE items (id integer PRIMARY KEY, title text)")
     store = postgres_server.url(postgres_server.create_database())
     generations = {"docs": {"model": "ptah/deterministic", "dimension": 8}}
-    (tmp_path / "ptah.yaml").write_text(spec_yaml(database=source, table="items", text="{title}", store=store,
-                                                  generations=generations))
+    (tmp_path / "ptah.yaml").write_text(
+        spec_yaml(
+            database=source, table="items", text="{title}", store=store, generations=generations
+        )
+    )
     return tmp_path / "ptah.yaml"
 
 
 @pytest.mark.parametrize("address", ["127.0.0.1:1", "ray://127.0.0.1:1"])
 def test_an_address_where_nothing_listens_is_refused_in_a_few_seconds(spec, cli, address):
     started = time.monotonic()
-    code, out, err = cli("inference", "build", "--spec", spec, "--engine", "ray",
-                         "--ray-address", address)
+    code, out, err = cli(
+        "inference", "build", "--spec", spec, "--engine", "ray", "--ray-address", address
+    )
     assert time.monotonic() - started < 15  # Ray's own retries take minutes
     assert (code, out) == (EXIT_OPERATIONAL, "")
-    assert err == (f"cannot reach the Ray cluster at {address} (Connection refused): start Ray there "
-                   "(ray start --head) or give the address it printed\n")
+    assert err == (
+        f"cannot reach the Ray cluster at {address} (Connection refused): start Ray there "
+        "(ray start --head) or give the address it printed\n"
+    )
 
 
 def test_an_address_whose_port_cannot_be_is_a_usage_error(spec, cli):
-    code, out, err = cli("inference", "build", "--spec", spec, "--engine", "ray",
-                         "--ray-address", "10.0.0.1:70000")
-    assert (code, out, err) == (EXIT_INPUT, "", "--ray-address 10.0.0.1:70000: the port must be 1 to 65535\n")
+    code, out, err = cli(
+        "inference", "build", "--spec", spec, "--engine", "ray", "--ray-address", "10.0.0.1:70000"
+    )
+    assert (code, out, err) == (
+        EXIT_INPUT,
+        "",
+        "--ray-address 10.0.0.1:70000: the port must be 1 to 65535\n",
+    )

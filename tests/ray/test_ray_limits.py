@@ -32,18 +32,33 @@ def _marked(marker: str) -> list[str]:
     for entry in Path("/proc").iterdir():
         try:
             if entry.name.isdigit() and marker.encode() in (entry / "environ").read_bytes():
-                found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip())
+                found.append(
+                    (entry / "cmdline")
+                    .read_bytes()
+                    .replace(b"\0", b" ")
+                    .decode(errors="replace")
+                    .strip()
+                )
         except OSError:  # gone meanwhile, or a zombie
             continue
     return found
 
 
 def _ptah(marker: str, *argv: str) -> subprocess.Popen:
-    env = {**os.environ, "PTAH_TEST_MARKER": marker, "PYTHONPATH": os.pathsep.join(
-        p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)}
+    env = {
+        **os.environ,
+        "PTAH_TEST_MARKER": marker,
+        "PYTHONPATH": os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p),
+    }
     env.pop("RAY_ADDRESS", None)
-    return subprocess.Popen([sys.executable, "-m", "ptah", *argv], cwd=ROOT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "ptah", *argv],
+        cwd=ROOT,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _nothing_left(marker: str) -> None:
@@ -60,9 +75,15 @@ def databases(postgres_server, tmp_path) -> Databases:
 
 def test_actors_beyond_the_maximum_are_refused_before_ray_starts(databases, cli):
     started = time.monotonic()
-    code, out, err = cli("inference", "build", "--spec", databases.spec("ray"), "--engine", "ray", "--actors", 100000)
-    assert (code, out, err) == (EXIT_INPUT, "", "--actors must be at most 1,024, not 100,000: each actor is a "
-                                                "process holding a model and a store connection\n")
+    code, out, err = cli(
+        "inference", "build", "--spec", databases.spec("ray"), "--engine", "ray", "--actors", 100000
+    )
+    assert (code, out, err) == (
+        EXIT_INPUT,
+        "",
+        "--actors must be at most 1,024, not 100,000: each actor is a "
+        "process holding a model and a store connection\n",
+    )
     assert time.monotonic() - started < 5
     assert "ray" not in sys.modules or not sys.modules["ray"].is_initialized()
 
@@ -72,21 +93,36 @@ def test_what_the_cluster_cannot_place_is_refused_and_sigterm_stops_every_ray_pr
     spec = databases.spec("ray", batch_size=1)
     marker = uuid.uuid4().hex
     started = time.monotonic()
-    refused = _ptah(marker, "inference", "build", "--spec", spec, "--engine", "ray", "--actor-gpus", "1")
+    refused = _ptah(
+        marker, "inference", "build", "--spec", spec, "--engine", "ray", "--actor-gpus", "1"
+    )
     out, err = refused.communicate(timeout=300)
-    assert (refused.returncode, out, err) == (EXIT_INPUT, "", "1 Ray actor of 1 GPU each need 1 GPU in all and the "
-                                              "Ray cluster has 0 GPU: lower --actors or --actor-gpus\n")
-    assert time.monotonic() - started < 120  # Ray's own start on two busy cores; never the actors' 300 s
+    assert (refused.returncode, out, err) == (
+        EXIT_INPUT,
+        "",
+        "1 Ray actor of 1 GPU each need 1 GPU in all and the "
+        "Ray cluster has 0 GPU: lower --actors or --actor-gpus\n",
+    )
+    assert (
+        time.monotonic() - started < 120
+    )  # Ray's own start on two busy cores; never the actors' 300 s
     _nothing_left(marker)
 
-    databases.execute("INSERT INTO items SELECT 't9', i, 'title', 'body words', 'published' "
-                      "FROM generate_series(1000, 20999) AS i")  # long enough to be stopped in the middle
+    databases.execute(
+        "INSERT INTO items SELECT 't9', i, 'title', 'body words', 'published' "
+        "FROM generate_series(1000, 20999) AS i"
+    )  # long enough to be stopped in the middle
     marker = uuid.uuid4().hex
-    driver = _ptah(marker, "inference", "build", "--spec", spec, "--engine", "ray", "--actors", "2", "--quiet")
+    driver = _ptah(
+        marker, "inference", "build", "--spec", spec, "--engine", "ray", "--actors", "2", "--quiet"
+    )
     try:
         deadline = time.monotonic() + 240
-        while driver.poll() is None and time.monotonic() < deadline and not any(
-                "PartitionWorker" in line for line in _marked(marker)):
+        while (
+            driver.poll() is None
+            and time.monotonic() < deadline
+            and not any("PartitionWorker" in line for line in _marked(marker))
+        ):
             time.sleep(0.1)
         assert driver.poll() is None, driver.communicate()
         driver.send_signal(signal.SIGTERM)

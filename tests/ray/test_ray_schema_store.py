@@ -14,7 +14,9 @@ from tests.ray.test_ray_build import build, check, databases, equals_a_local_bui
 pytestmark = pytest.mark.slow
 
 
-def test_a_ray_build_into_a_schema_of_the_source_database_equals_a_local_build(ray_local, databases):
+def test_a_ray_build_into_a_schema_of_the_source_database_equals_a_local_build(
+    ray_local, databases
+):
     spec = databases.spec("schema", store={"url": databases.source, "schema": "ptah"})
     summary = build(spec, partitions=3)
     assert (summary.rows, summary.embedded, summary.unchanged) == (272, 272, 0)
@@ -23,5 +25,9 @@ def test_a_ray_build_into_a_schema_of_the_source_database_equals_a_local_build(r
     with psycopg.connect(databases.source) as connection:
         found = connection.execute(
             "SELECT schemaname, count(*) FILTER (WHERE tablename LIKE 'ptah\\_%'), count(*) FROM pg_tables "
-            "WHERE schemaname NOT IN ('pg_catalog', 'information_schema') GROUP BY 1 ORDER BY 1").fetchall()
-    assert found == [("ptah", 6, 6), ("public", 0, 1)]  # five of ptah's tables and the generation's; items alone
+            "WHERE schemaname NOT IN ('pg_catalog', 'information_schema') GROUP BY 1 ORDER BY 1"
+        ).fetchall()
+    assert found == [
+        ("ptah", 6, 6),
+        ("public", 0, 1),
+    ]  # five of ptah's tables and the generation's; items alone

@@ -57,7 +57,9 @@ def layout(html: str, name: str, width: int, height: int = HEIGHT) -> dict:
         page = Path(folder) / f"{name}.html"
         page.write_text(probed, encoding="utf-8")
         shot = ARTIFACTS / f"{name}-{width}.png"
-        dom, _ = render_in_chromium(page, f"--window-size={width},{height}", "--hide-scrollbars", f"--screenshot={shot}")
+        dom, _ = render_in_chromium(
+            page, f"--window-size={width},{height}", "--hide-scrollbars", f"--screenshot={shot}"
+        )
     assert shot.stat().st_size > 0
     found = re.search(r'<html[^>]*\sdata-layout="([^"]*)"', dom)
     assert found is not None, "the probe did not run"
@@ -70,7 +72,7 @@ def overlapping(boxes: list[tuple[str, list[float]]]) -> list[tuple[str, str]]:
     """Each pair of named boxes (left, top, right, bottom) that overlap by more than a pixel's rounding."""
     found = []
     for i, (a, (l1, t1, r1, b1)) in enumerate(boxes):
-        for b, (l2, t2, r2, b2) in boxes[i + 1:]:
+        for b, (l2, t2, r2, b2) in boxes[i + 1 :]:
             if min(r1, r2) - max(l1, l2) > 0.5 and min(b1, b2) - max(t1, t2) > 0.5:
                 found.append((a, b))
     return found
@@ -78,4 +80,6 @@ def overlapping(boxes: list[tuple[str, list[float]]]) -> list[tuple[str, str]]:
 
 def text_overlaps(chart: dict) -> list[tuple[str, str]]:
     """The texts of one chart drawn over one another (labels, ticks, legend, caption)."""
-    return overlapping([(text["text"], text["box"]) for text in chart["texts"] if text["box"][2] > text["box"][0]])
+    return overlapping(
+        [(text["text"], text["box"]) for text in chart["texts"] if text["box"][2] > text["box"][0]]
+    )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from ptah.core.report import EXCERPT_CHARS, Report, excerpt
 from ptah.render.html import render_html
@@ -24,17 +24,30 @@ def with_p_at_2_first(data: dict) -> dict:
     data = copy.deepcopy(data)
     for run in data["runs"]:
         aggregates = run["aggregates"]
-        run["aggregates"] = {key: aggregates[key] for key in ("recall", "mrr", "ndcg")} | {
-            "P@2": mean(0.5, 2), "MAP@10": aggregates["MAP@10"]} | {key: value for key, value in aggregates.items()
-                                                                  if key not in ("recall", "mrr", "ndcg", "MAP@10")}
+        run["aggregates"] = (
+            {key: aggregates[key] for key in ("recall", "mrr", "ndcg")}
+            | {"P@2": mean(0.5, 2), "MAP@10": aggregates["MAP@10"]}
+            | {
+                key: value
+                for key, value in aggregates.items()
+                if key not in ("recall", "mrr", "ndcg", "MAP@10")
+            }
+        )
         for case in run["cases"]:
             metrics = case["metrics"]
-            case["metrics"] = {"recall": metrics["recall"], "mrr": metrics["mrr"], "ndcg": metrics["ndcg"], "P@2": 0.5,
-                               "MAP@10": metrics["MAP@10"]}
+            case["metrics"] = {
+                "recall": metrics["recall"],
+                "mrr": metrics["mrr"],
+                "ndcg": metrics["ndcg"],
+                "P@2": 0.5,
+                "MAP@10": metrics["MAP@10"],
+            }
     for candidate in (data["comparison"] or {}).get("candidates", ()):
         measures = candidate["measures"]
         candidate["measures"] = {key: measures[key] for key in ("recall", "mrr", "ndcg")} | {
-            "P@2": measures["recall"], "MAP@10": measures["MAP@10"]}
+            "P@2": measures["recall"],
+            "MAP@10": measures["MAP@10"],
+        }
     return data
 
 
@@ -48,56 +61,103 @@ def with_excerpts(data: dict, excerpts: dict) -> dict:
 
 def test_the_report_page_follows_the_registry_not_the_reports_order():
     html = render_html(Report.from_dict(with_p_at_2_first(compared())))
-    summary = html[html.index('<table id="summary">'):]
-    assert re.findall(r"<th>([^<Δ]+)</th><th>Δ</th>", summary[:summary.index("</thead>")]) == REGISTRY_ORDER
-    assert re.findall(r'name="chart-measure" value="[^"]+"[^>]*> ([^<]+)</label>', html) == REGISTRY_ORDER
-    significance = html[html.index('<table id="significance">'):]
-    assert re.findall(r'<tr><td class="l">worse</td><td class="l">([^<]+)</td>', significance) == REGISTRY_ORDER
-    assert ("<td>recall 1.0000 · MRR 0.5000 · nDCG 0.6309 · MAP@10 0.5000 · P@2 0.5000</td>") in html
+    summary = html[html.index('<table id="summary">') :]
+    assert (
+        re.findall(r"<th>([^<Δ]+)</th><th>Δ</th>", summary[: summary.index("</thead>")])
+        == REGISTRY_ORDER
+    )
+    assert (
+        re.findall(r'name="chart-measure" value="[^"]+"[^>]*> ([^<]+)</label>', html)
+        == REGISTRY_ORDER
+    )
+    significance = html[html.index('<table id="significance">') :]
+    assert (
+        re.findall(r'<tr><td class="l">worse</td><td class="l">([^<]+)</td>', significance)
+        == REGISTRY_ORDER
+    )
+    assert (
+        "<td>recall 1.0000 · MRR 0.5000 · nDCG 0.6309 · MAP@10 0.5000 · P@2 0.5000</td>"
+    ) in html
 
 
 def test_the_trend_page_follows_the_registry_not_the_reports_order():
     html = render_trend([Report.from_dict(with_p_at_2_first(document()))])
     assert re.findall(r"<h2>([^<]+)</h2>", html) == [*REGISTRY_ORDER, "Every point"]
-    points = html[html.index('<table id="points">'):]
-    assert re.findall(r'<td class="l">base \[vector\]</td><td class="l">([^<]+)</td>', points) == REGISTRY_ORDER
+    points = html[html.index('<table id="points">') :]
+    assert (
+        re.findall(r'<td class="l">base \[vector\]</td><td class="l">([^<]+)</td>', points)
+        == REGISTRY_ORDER
+    )
 
 
 def job(job_id: str, created_at: str, means: dict) -> dict:
-    return {"id": job_id, "corpus": "sha256:c", "created_at": created_at, "status": "done", "verdict": "pass",
-            "error": None, "runs": [{"name": "docs", "generation": "docs", "channel": "vector", "means": means}]}
+    return {
+        "id": job_id,
+        "corpus": "sha256:c",
+        "created_at": created_at,
+        "status": "done",
+        "verdict": "pass",
+        "error": None,
+        "runs": [{"name": "docs", "generation": "docs", "channel": "vector", "means": means}],
+    }
 
 
-CORPUS = {"digest": "sha256:c", "name": "support", "cases": 8, "split": None, "registered_at": "2026-01-01T00:00:00+00:00"}
+CORPUS = {
+    "digest": "sha256:c",
+    "name": "support",
+    "cases": 8,
+    "split": None,
+    "registered_at": "2026-01-01T00:00:00+00:00",
+}
 
 
 def stored_means(value: float) -> dict:
     """A job's means as the store keeps them: keys sorted (``json.dumps(sort_keys=True)``)."""
-    return {name: {"value": value, "numerator": value, "denominator": 1} for name in sorted(REGISTRY_ORDER)}
+    return {
+        name: {"value": value, "numerator": value, "denominator": 1}
+        for name in sorted(REGISTRY_ORDER)
+    }
 
 
 def test_the_servers_page_follows_the_registry_and_draws_time_on_its_x_axis():
-    jobs = [job("e1", "2026-03-01T10:00:00.000+00:00", stored_means(0.5)),
-            job("e2", "2026-03-05T10:00:00.000+00:00", stored_means(0.75)),
-            job("e3", "2026-03-09T10:00:00.000+00:00", stored_means(1.0))]
+    jobs = [
+        job("e1", "2026-03-01T10:00:00.000+00:00", stored_means(0.5)),
+        job("e2", "2026-03-05T10:00:00.000+00:00", stored_means(0.75)),
+        job("e3", "2026-03-09T10:00:00.000+00:00", stored_means(1.0)),
+    ]
     html = render_home([CORPUS], jobs)
     assert re.findall(r"<figcaption>([^<]+)</figcaption>", html) == REGISTRY_ORDER
     assert "docs: recall 1.0000, MRR 1.0000, nDCG 1.0000, MAP@10 1.0000, P@2 1.0000" in html
-    chart = html[html.index('<figure data-chart-measure="recall">'):html.index("</figure>")]
+    chart = html[html.index('<figure data-chart-measure="recall">') : html.index("</figure>")]
     assert re.findall(r'<text class="x-tick" x="([^"]+)"[^>]*>([^<]+)</text>', chart) == [
-        ("50.0", "2026-03-01"), ("260.0", "2026-03-05"), ("470.0", "2026-03-09")]
+        ("50.0", "2026-03-01"),
+        ("260.0", "2026-03-05"),
+        ("470.0", "2026-03-09"),
+    ]
     assert '<text class="x-caption"' in chart and ">date, UTC</text>" in chart
     # placed by time: a day is 1/8 of the plot's 420 px
     assert re.findall(r'<circle cx="([^"]+)"', chart) == ["50.0", "260.0", "470.0"]
-    crowded = render_home([CORPUS], [job(f"e{day}", f"2026-03-{day:02d}T10:00:00.000+00:00", stored_means(0.5))
-                                     for day in range(1, 10)])
-    chart = crowded[crowded.index('<figure data-chart-measure="recall">'):crowded.index("</figure>")]
-    assert re.findall(r'<text class="x-tick"[^>]*>([^<]+)</text>', chart) == ["2026-03-01", "2026-03-03", "2026-03-05",
-                                                                            "2026-03-07", "2026-03-09"]
+    crowded = render_home(
+        [CORPUS],
+        [
+            job(f"e{day}", f"2026-03-{day:02d}T10:00:00.000+00:00", stored_means(0.5))
+            for day in range(1, 10)
+        ],
+    )
+    chart = crowded[
+        crowded.index('<figure data-chart-measure="recall">') : crowded.index("</figure>")
+    ]
+    assert re.findall(r'<text class="x-tick"[^>]*>([^<]+)</text>', chart) == [
+        "2026-03-01",
+        "2026-03-03",
+        "2026-03-05",
+        "2026-03-07",
+        "2026-03-09",
+    ]
 
 
 def test_the_time_axis_keeps_a_label_only_where_it_fits_beside_the_last():
-    start = datetime(2026, 1, 1, 12, tzinfo=timezone.utc)
+    start = datetime(2026, 1, 1, 12, tzinfo=UTC)
     axis = time_axis([start + timedelta(days=day) for day in range(30)], 60, 620)
     ticks = axis.ticks()
     # 30 days in 620 px: 21.4 px a day; a date needs 10 * 7 + 10 = 80 px, so every fourth day is labelled
@@ -112,31 +172,42 @@ def test_the_time_axis_keeps_a_label_only_where_it_fits_beside_the_last():
 
 def test_each_ranked_key_shows_its_rows_first_words_escaped_and_cut():
     long = "title: <b>Reset</b> your password · body: " + "word " * 100
-    html = render_html(Report.from_dict(with_excerpts(compared(), {"d1": long, "d2": "title: Plans & prices"})))
-    assert ('<td class="k-relevant"><span class="mono">d1</span> <span class="meta">0.9000</span>'
-            f'<span class="excerpt">{long[:EXCERPT_CHARS].replace("<", "&lt;").replace(">", "&gt;")}</span></td>') in html
-    assert ('<td class=""><span class="mono">d2</span> <span class="meta">0.8000</span>'
-            '<span class="excerpt">title: Plans &amp; prices</span></td>') in html
+    html = render_html(
+        Report.from_dict(with_excerpts(compared(), {"d1": long, "d2": "title: Plans & prices"}))
+    )
+    assert (
+        '<td class="k-relevant"><span class="mono">d1</span> <span class="meta">0.9000</span>'
+        f'<span class="excerpt">{long[:EXCERPT_CHARS].replace("<", "&lt;").replace(">", "&gt;")}</span></td>'
+    ) in html
+    assert (
+        '<td class=""><span class="mono">d2</span> <span class="meta">0.8000</span>'
+        '<span class="excerpt">title: Plans &amp; prices</span></td>'
+    ) in html
     assert '<td class=""><span class="mono">d3</span> <span class="meta">0.9000</span></td>' in html
     assert "Beside each key, the first words of its row (its judging text)." in html
 
 
 def test_the_legend_explains_the_hole_marker():
     html = render_html(Report.from_dict(with_excerpts(compared(), {})))
-    legend = html[html.index('<p class="legend" id="legend">'):]
-    legend = legend[:legend.index("</p>")]
-    assert ('<span class="k-hole">hole</span> a row nobody judged for this case: it counts as not relevant, and a '
-            "mean's high bound counts it relevant.") in legend
+    legend = html[html.index('<p class="legend" id="legend">') :]
+    legend = legend[: legend.index("</p>")]
+    assert (
+        '<span class="k-hole">hole</span> a row nobody judged for this case: it counts as not relevant, and a '
+        "mean's high bound counts it relevant."
+    ) in legend
     assert "Beside each key, the first words of its row (its judging text)." in legend
     older = render_html(Report.from_dict(compared()))  # ptah-report@1: no holes listed, no excerpts
     assert "This report does not list its holes (ptah-report@1)" in older
-    assert "This report holds no words of its rows (made by an older ptah): the keys stand alone." in older
+    assert (
+        "This report holds no words of its rows (made by an older ptah): the keys stand alone."
+        in older
+    )
     assert 'class="excerpt"' not in older
 
 
 def test_an_excerpt_is_each_line_s_words_joined_and_cut():
     assert excerpt("title: Reset  your\tpassword\n\nbody: Open\n  Settings ") == (
-        "title: Reset your password · body: Open · Settings")
+        "title: Reset your password · body: Open · Settings"
+    )
     cut = excerpt("x" * 500)
     assert len(cut) == EXCERPT_CHARS and cut == "x" * (EXCERPT_CHARS - 1) + "…"
-

@@ -20,8 +20,30 @@ from tests.render.reports import document, plain_lines, plain_text, report
 from tests.render.test_table import COLUMNS, ROWS
 
 REPO = Path(__file__).resolve().parents[2]
-PIECES = ["a", "x y", " ", "[", "]", "\\", "\\\\", "/", ":smile:", "é", "案", "[green]", "[/green]", "[bold red]",
-          "[/]", "[link=x]", "[1]", "\t", "\x07", "\n", "\u202e", "…"]
+PIECES = [
+    "a",
+    "x y",
+    " ",
+    "[",
+    "]",
+    "\\",
+    "\\\\",
+    "/",
+    ":smile:",
+    "é",
+    "案",
+    "[green]",
+    "[/green]",
+    "[bold red]",
+    "[/]",
+    "[link=x]",
+    "[1]",
+    "\t",
+    "\x07",
+    "\n",
+    "\u202e",
+    "…",
+]
 
 
 def test_a_small_report_prints_as_plain_columns():
@@ -61,8 +83,9 @@ def test_keys_and_ids_are_printed_whole_and_as_they_are():
 
 def test_a_title_heads_the_table_and_an_empty_table_keeps_its_headings():
     columns = [("case", "left"), ("ANN recall", "right")]
-    assert plain_text(None, lambda _, console: print_table(console, columns, [], title="index against exact")) == (
-        "index against exact\ncase  ANN recall\n----  ----------\n")
+    assert plain_text(
+        None, lambda _, console: print_table(console, columns, [], title="index against exact")
+    ) == ("index against exact\ncase  ANN recall\n----  ----------\n")
 
 
 def test_a_table_is_narrower_than_rich_laid_it_out():
@@ -72,11 +95,31 @@ def test_a_table_is_narrower_than_rich_laid_it_out():
     print_table(by_rich, COLUMNS, ROWS)
     ours = table_lines(COLUMNS, ROWS)
     assert max(map(len, ours)) < max(map(len, buffer.getvalue().splitlines()))
-    baseline = Report.from_dict(json.loads((REPO / "examples" / "support" / "baseline.json").read_text()))
-    assert max(map(len, table_lines([("case", "left"), ("k", "right"), ("recall", "right"), ("MRR", "right"),
-                                     ("nDCG", "right"), ("status", "left")],
-                                    [[markup(case.id), str(case.k), "0.0000", "0.0000", "0.0000", "ok"]
-                                     for case in baseline.runs[0].cases]))) <= 80
+    baseline = Report.from_dict(
+        json.loads((REPO / "examples" / "support" / "baseline.json").read_text())
+    )
+    assert (
+        max(
+            map(
+                len,
+                table_lines(
+                    [
+                        ("case", "left"),
+                        ("k", "right"),
+                        ("recall", "right"),
+                        ("MRR", "right"),
+                        ("nDCG", "right"),
+                        ("status", "left"),
+                    ],
+                    [
+                        [markup(case.id), str(case.k), "0.0000", "0.0000", "0.0000", "ok"]
+                        for case in baseline.runs[0].cases
+                    ],
+                ),
+            )
+        )
+        <= 80
+    )
 
 
 def test_unmarked_reads_back_what_markup_escaped_and_markup_escapes_as_rich_does():
@@ -84,7 +127,9 @@ def test_unmarked_reads_back_what_markup_escaped_and_markup_escapes_as_rich_does
     for _ in range(4000):
         text = "".join(draw.choice(PIECES) for _ in range(draw.randint(0, 8)))
         assert markup(text) == escape(visible(text)), repr(text)
-        if not (text.endswith("\\") and not text.endswith("\\\\")):  # a lone trailing backslash is doubled
+        if not (
+            text.endswith("\\") and not text.endswith("\\\\")
+        ):  # a lone trailing backslash is doubled
             assert unmarked(markup(text)) == visible(text), repr(text)
     assert unmarked("[bold red]FAIL[/bold red] \\[x] \\\\[dim]y[/dim]") == "FAIL [x] \\y"
 

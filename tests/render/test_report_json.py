@@ -7,7 +7,6 @@ import json
 import tracemalloc
 
 import ptah
-
 from ptah.render.json import report_chunks, report_json, terminal_json
 from tests.render.reports import compared, document, report
 
@@ -17,10 +16,15 @@ def test_the_file_is_the_document_indented_with_one_case_a_line():
     data["runs"][0]["cases"][0]["query"] = "café ⟨naïve⟩"
     text = report_json(report(data))
     assert json.loads(text) == data and text.endswith("}\n")
-    assert text.startswith('{\n  "format": "ptah-report@1",\n  "created_at": "2025-01-01T00:00:00Z",\n  "corpus": {\n')
+    assert text.startswith(
+        '{\n  "format": "ptah-report@1",\n  "created_at": "2025-01-01T00:00:00Z",\n  "corpus": {\n'
+    )
     cases = [line for line in text.splitlines() if '"query": ' in line]
-    assert cases == [" " * 8 + json.dumps(case, ensure_ascii=False) + ("," if index == 0 else "")
-                     for run in data["runs"] for index, case in enumerate(run["cases"])]
+    assert cases == [
+        " " * 8 + json.dumps(case, ensure_ascii=False) + ("," if index == 0 else "")
+        for run in data["runs"]
+        for index, case in enumerate(run["cases"])
+    ]
     assert '"query": "café ⟨naïve⟩"' in cases[0]
 
 
@@ -36,7 +40,7 @@ def test_the_terminal_form_escapes_c1_and_bidi_and_reads_back_as_the_same_report
 
 def test_the_pieces_are_the_document_a_case_at_a_time():
     data = compared()
-    data["runs"][0]["cases"][0]["query"] = "line\nbreak \u2028 \"quoted\" ⟨naïve⟩ \\"
+    data["runs"][0]["cases"][0]["query"] = 'line\nbreak \u2028 "quoted" ⟨naïve⟩ \\'
     data["runs"][1]["cases"][1]["id"] = "ptah-cases-"
     empty = copy.deepcopy(data["runs"][1]) | {"cases": []}
     empty["aggregates"]["cases"] = 0
@@ -52,7 +56,9 @@ def test_the_pieces_are_the_document_a_case_at_a_time():
 def test_a_report_of_many_cases_is_written_without_its_whole_text_in_memory(tmp_path):
     data = document()
     [case] = data["runs"][0]["cases"][:1]
-    data["runs"][0]["cases"] = [case | {"id": f"c{i}", "query": f"query {i} " + "word " * 40} for i in range(5_000)]
+    data["runs"][0]["cases"] = [
+        case | {"id": f"c{i}", "query": f"query {i} " + "word " * 40} for i in range(5_000)
+    ]
     data["runs"][0]["aggregates"]["cases"] = 5_000
     measured = report(data)
     path = tmp_path / "report.json"
@@ -64,4 +70,6 @@ def test_a_report_of_many_cases_is_written_without_its_whole_text_in_memory(tmp_
         tracemalloc.stop()
     text = path.read_text(encoding="utf-8")
     assert json.loads(text) == data
-    assert len(text) > 3_000_000 and peak < 2_000_000  # a quarter MiB gathered per write, and one case at a time
+    assert (
+        len(text) > 3_000_000 and peak < 2_000_000
+    )  # a quarter MiB gathered per write, and one case at a time

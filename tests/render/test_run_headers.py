@@ -14,9 +14,17 @@ def header(generation: dict, channel: str) -> str:
 
 
 def test_a_lexical_run_is_bm25_and_has_no_model():
-    line = header({"model": "bm25 (lucene, k1=1.5, b=0.75)",
-                   "settings": {"text": "{title}", "method": "lucene", "k1": 1.5, "b": 0.75}}, "lexical")
-    assert line == "generation base sha256:0123456789ab… BM25 (lexical: lucene, k1=1.5, b=0.75), 3 rows, exact cosine"
+    line = header(
+        {
+            "model": "bm25 (lucene, k1=1.5, b=0.75)",
+            "settings": {"text": "{title}", "method": "lucene", "k1": 1.5, "b": 0.75},
+        },
+        "lexical",
+    )
+    assert (
+        line
+        == "generation base sha256:0123456789ab… BM25 (lexical: lucene, k1=1.5, b=0.75), 3 rows, exact cosine"
+    )
 
 
 def test_a_run_without_a_model_says_so_and_a_hybrid_run_names_both():

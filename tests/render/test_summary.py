@@ -31,15 +31,38 @@ def test_several_runs_show_the_verdict_the_failed_gates_the_means_with_deltas_an
 
 def test_a_baseline_from_another_identity_is_a_note_on_the_first_screen():
     data = document()
-    note = ("the baseline measured generation old (sha256:ffffffffffff…), another generation identity than base "
-            "(sha256:0123456789ab…): its deltas compare other vectors (another model, settings or text)")
-    data["baseline"] = {"path": "old.json", "digest": "sha256:abc", "comparisons": [{
-        "generation": "old", "identity": "sha256:" + "f" * 64, "against": "base",
-        "provenance": {"same_identity": False, "same_source": None, "notes": [note]},
-        "aggregates": {"recall": {"baseline": 0.75, "delta": -0.25}}, "cases_changed": [],
-        "significance": {"recall": {"finding": "no clear difference", "test": None, "interval": None}},
-    }]}
-    data["gates"] = [{"name": "required", "generation": "base", "passed": True, "detail": "all required keys found"}]
+    note = (
+        "the baseline measured generation old (sha256:ffffffffffff…), another generation identity than base "
+        "(sha256:0123456789ab…): its deltas compare other vectors (another model, settings or text)"
+    )
+    data["baseline"] = {
+        "path": "old.json",
+        "digest": "sha256:abc",
+        "comparisons": [
+            {
+                "generation": "old",
+                "identity": "sha256:" + "f" * 64,
+                "against": "base",
+                "provenance": {"same_identity": False, "same_source": None, "notes": [note]},
+                "aggregates": {"recall": {"baseline": 0.75, "delta": -0.25}},
+                "cases_changed": [],
+                "significance": {
+                    "recall": {"finding": "no clear difference", "test": None, "interval": None}
+                },
+            }
+        ],
+    }
+    data["gates"] = [
+        {
+            "name": "required",
+            "generation": "base",
+            "passed": True,
+            "detail": "all required keys found",
+        }
+    ]
     lines = summary(data)
     assert lines[0] == "verdict: pass (exit 0) — the one gate passed"
-    assert lines[-2:] == ["  base vs the baseline's old: recall -0.2500 no clear difference", "  note: " + note]
+    assert lines[-2:] == [
+        "  base vs the baseline's old: recall -0.2500 no clear difference",
+        "  note: " + note,
+    ]

@@ -24,7 +24,7 @@ DETAIL = "detail: each run's cases, then the comparisons, the gates and the verd
 def detail(value: Report) -> list[str]:
     """The lines after the one-screen summary (ptah.render.summary)."""
     lines = rich_lines(value, 120)
-    return lines[lines.index(DETAIL) + 1:]
+    return lines[lines.index(DETAIL) + 1 :]
 
 
 def test_a_report_with_map_at_10_shows_its_column_and_mean_line():
@@ -52,21 +52,47 @@ def test_a_report_with_map_at_10_shows_its_column_and_mean_line():
 
 
 def test_a_report_without_it_shows_the_three_default_measures_with_mrr_spelt_out():
-    lines = detail(Report.from_dict(json.loads((REPO / "examples" / "support" / "baseline.json").read_text())))
+    lines = detail(
+        Report.from_dict(json.loads((REPO / "examples" / "support" / "baseline.json").read_text()))
+    )
     assert lines[3] == "case                   ┃  k ┃ recall ┃    MRR ┃   nDCG ┃ status"
-    assert [line[:13] for line in lines if line.startswith("  mean ")] == ["  mean recall", "  mean MRR   ", "  mean nDCG  "]
+    assert [line[:13] for line in lines if line.startswith("  mean ")] == [
+        "  mean recall",
+        "  mean MRR   ",
+        "  mean nDCG  ",
+    ]
 
 
 def test_deltas_against_a_baseline_are_read_by_report_key_and_a_measure_it_lacks_has_none():
     data = document()
-    data["baseline"] = {"path": "old.json", "digest": "sha256:abc", "comparisons": [{
-        "generation": "base", "identity": "sha256:0123456789abcdef0123",
-        "aggregates": {"recall": {"baseline": 0.75, "delta": -0.25}, "mrr": {"baseline": 0.25, "delta": 0.0},
-                       "ndcg": {"baseline": 0.3155, "delta": 0.0}},
-        "cases_changed": [{"id": "a", "passed": {"baseline": False, "current": True},
-                           "metrics": {"recall": {"delta": 0.5}, "mrr": {"delta": 0.0}, "ndcg": {"delta": None}}}],
-        "against": "base", "significance": None,
-    }]}
+    data["baseline"] = {
+        "path": "old.json",
+        "digest": "sha256:abc",
+        "comparisons": [
+            {
+                "generation": "base",
+                "identity": "sha256:0123456789abcdef0123",
+                "aggregates": {
+                    "recall": {"baseline": 0.75, "delta": -0.25},
+                    "mrr": {"baseline": 0.25, "delta": 0.0},
+                    "ndcg": {"baseline": 0.3155, "delta": 0.0},
+                },
+                "cases_changed": [
+                    {
+                        "id": "a",
+                        "passed": {"baseline": False, "current": True},
+                        "metrics": {
+                            "recall": {"delta": 0.5},
+                            "mrr": {"delta": 0.0},
+                            "ndcg": {"delta": None},
+                        },
+                    }
+                ],
+                "against": "base",
+                "significance": None,
+            }
+        ],
+    }
     lines = detail(report(data))
     assert lines[7:13] == [
         "  mean recall 0.5000  (1.0000 / 2 cases)  baseline 0.7500  delta -0.2500",
@@ -80,28 +106,42 @@ def test_deltas_against_a_baseline_are_read_by_report_key_and_a_measure_it_lacks
 
 def test_runs_side_by_side_compare_every_measure_the_comparison_holds():
     lines = rich_lines(report(compared()), 120)
-    start = lines.index("run   ┃ channel   ┃ recall ┃   delta ┃    MRR ┃   delta ┃   nDCG ┃   delta ┃ MAP@10 ┃   delta")
-    assert lines[start + 2:start + 4] == [
+    start = lines.index(
+        "run   ┃ channel   ┃ recall ┃   delta ┃    MRR ┃   delta ┃   nDCG ┃   delta ┃ MAP@10 ┃   delta"
+    )
+    assert lines[start + 2 : start + 4] == [
         "base  │ reference │ 0.5000 │         │ 0.2500 │         │ 0.3155 │         │ 0.5000 │        ",
         "worse │ vector    │ 0.2500 │ -0.2500 │ 0.0000 │ -0.2500 │ 0.1500 │ -0.1655 │ 0.0000 │ -0.5000",
     ]
-    assert "MAP@10  │ -0.5000 │ -1.0000..+0.0000 │ 0.5000 │     2 │    0 │    1 │      1 │ worse              " in lines
-    assert ("  worse is worse than base on MAP@10 by 0.5000 (95% CI -1.0000..+0.0000, p = 0.5000; "
-            "0 cases better, 1 worse, 1 tied)") in lines
+    assert (
+        "MAP@10  │ -0.5000 │ -1.0000..+0.0000 │ 0.5000 │     2 │    0 │    1 │      1 │ worse              "
+        in lines
+    )
+    assert (
+        "  worse is worse than base on MAP@10 by 0.5000 (95% CI -1.0000..+0.0000, p = 0.5000; "
+        "0 cases better, 1 worse, 1 tied)"
+    ) in lines
     assert "    a: recall -0.5000, MRR -0.5000, nDCG -0.5000, MAP@10 -0.5000 now failing" in lines
 
 
 COLUMNS = [("case", "left"), ("k", "right"), ("nDCG", "right"), ("status", "left")]
 ROWS = [  # ids as markup() passes them, statuses with styles, a wide id, a long status that wraps when narrow
     [markup("1"), "10", "0.3869", "[green]ok[/green]"],
-    [markup("[bold]x[/bold]"), "10", "N/A", "[red]FAIL[/red] missed '7' (not retrieved) [yellow]tie at cutoff[/yellow]"],
+    [
+        markup("[bold]x[/bold]"),
+        "10",
+        "N/A",
+        "[red]FAIL[/red] missed '7' (not retrieved) [yellow]tie at cutoff[/yellow]",
+    ],
     [markup("案例 \\"), "5", "1.0000", "[green]ok[/green]"],
     [markup("ends with ["), "100", "0.0000", "[green]ok[/green] [yellow]tie at cutoff[/yellow]"],
     [markup(":smile: \\[x]"), "1", "0.5000", "[green]ok[/green]"],
 ]
 
 
-def by_row(console: Console, columns: list[tuple[str, str]], rows: list[list[str]], **options) -> None:
+def by_row(
+    console: Console, columns: list[tuple[str, str]], rows: list[list[str]], **options
+) -> None:
     """The table as rich lays it out with no widths set."""
     table = Table(show_edge=False, pad_edge=False, **options)
     for heading, justify in columns:
@@ -116,13 +156,21 @@ def both_ways(rows: list[list[str]], width: int, colour: str | None = None, **op
     printed = []
     for draw in (print_table, by_row):
         buffer = io.StringIO()
-        console = Console(file=buffer, width=width, highlight=False, color_system=colour, force_terminal=colour is not None)
+        console = Console(
+            file=buffer,
+            width=width,
+            highlight=False,
+            color_system=colour,
+            force_terminal=colour is not None,
+        )
         draw(console, COLUMNS, rows, **options)
         printed.append(buffer.getvalue())
     return printed
 
 
-NATURAL = max(len(line) for line in both_ways(ROWS, 200)[1].splitlines())  # the table's width where nothing wraps
+NATURAL = max(
+    len(line) for line in both_ways(ROWS, 200)[1].splitlines()
+)  # the table's width where nothing wraps
 
 
 @pytest.mark.parametrize("colour", [None, "truecolor"])
@@ -138,9 +186,13 @@ def test_a_table_that_fits_prints_exactly_what_rich_prints(colour):
 def test_a_table_too_wide_for_the_terminal_is_laid_out_never_cut():
     """Rich fits a narrow terminal by cutting cells ("…"); ptah wraps a status at its spaces, keeps single-word
     cells whole and, when even that does not fit, stacks each row: every word of every cell is printed whole."""
-    words = {word for row in ROWS for cell in row for word in Console().render_str(cell).plain.split()}
+    words = {
+        word for row in ROWS for cell in row for word in Console().render_str(cell).plain.split()
+    }
     layouts, cut_by_rich = set(), []
-    for width in range(max(len(word) for word in words) + 4, NATURAL):  # a word wider than the line must fold
+    for width in range(
+        max(len(word) for word in words) + 4, NATURAL
+    ):  # a word wider than the line must fold
         printed, rich = both_ways(ROWS, width)
         cut_by_rich += ["…" in rich]
         assert "…" not in printed, width

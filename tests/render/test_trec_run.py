@@ -14,7 +14,11 @@ from ptah.core.report import CaseResult, CaseTies, Report, Result, Run
 from ptah.core.trec import qrels_lines
 from ptah.render.trec import run_lines
 
-recall_at_k, reciprocal_rank_at_k, ndcg_at_k = kind("recall"), kind("MRR"), kind("nDCG")  # (ranking, grades, k)
+recall_at_k, reciprocal_rank_at_k, ndcg_at_k = (
+    kind("recall"),
+    kind("MRR"),
+    kind("nDCG"),
+)  # (ranking, grades, k)
 
 
 def run_of(cases: list[tuple[str, list[tuple[str, float]]]], name: str = "minilm") -> Run:
@@ -23,25 +27,43 @@ def run_of(cases: list[tuple[str, list[tuple[str, float]]]], name: str = "minilm
         generation={"name": name},
         search={},
         cases=tuple(
-            CaseResult(id=case_id, query="", k=max(len(results), 1), ranking=tuple(Result(key, score) for key, score in results),
-                       values={}, passed=True, required=(), missed=(), relevant=(), forbidden=(), hits=(),
-                       ties=CaseTies(False, None, 0, ()))
+            CaseResult(
+                id=case_id,
+                query="",
+                k=max(len(results), 1),
+                ranking=tuple(Result(key, score) for key, score in results),
+                values={},
+                passed=True,
+                required=(),
+                missed=(),
+                relevant=(),
+                forbidden=(),
+                hits=(),
+                ties=CaseTies(False, None, 0, ()),
+            )
             for case_id, results in cases
         ),
-        means={}, required={}, forbidden={}, ties={},
+        means={},
+        required={},
+        forbidden={},
+        ties={},
     )
 
 
 def report_of(cases: list[tuple[str, list[tuple[str, float]]]], name: str = "minilm") -> Report:
     """A report of one such run."""
-    return Report(created_at="", corpus={}, runs=(run_of(cases, name),), gates=(), timings={}, environment={})
+    return Report(
+        created_at="", corpus={}, runs=(run_of(cases, name),), gates=(), timings={}, environment={}
+    )
 
 
 # --- run lines ---------------------------------------------------------------
 
 
 def test_run_lines_are_qid_q0_docid_rank_score_tag_with_exact_scores():
-    report = report_of([("q1", [("d7", 0.1 + 0.2), ("d3", 0.25), ("d1", -1e-05)]), ("q2", [("0042", 1.0)])])
+    report = report_of(
+        [("q1", [("d7", 0.1 + 0.2), ("d3", 0.25), ("d1", -1e-05)]), ("q2", [("0042", 1.0)])]
+    )
     assert run_lines(report) == [
         "q1 Q0 d7 1 0.30000000000000004 minilm",
         "q1 Q0 d3 2 0.25 minilm",
@@ -72,11 +94,15 @@ def test_run_lines_refuse_keys_and_ids_with_whitespace_naming_them():
     report = replace(report, runs=(replace(report.runs[0], cases=report.runs[0].cases[1:]),))
     with pytest.raises(InputError) as info:
         run_lines(report)
-    assert str(info.value).endswith('so a key cannot be empty or hold whitespace (the U+001F of composite keys counts): "acme\\u001f2", "x\\u0009y"')
+    assert str(info.value).endswith(
+        'so a key cannot be empty or hold whitespace (the U+001F of composite keys counts): "acme\\u001f2", "x\\u0009y"'
+    )
 
 
 def test_run_lines_refuse_a_tag_with_whitespace():
-    with pytest.raises(InputError, match=r'so a tag cannot be empty or hold whitespace .*: "my run"'):
+    with pytest.raises(
+        InputError, match=r'so a tag cannot be empty or hold whitespace .*: "my run"'
+    ):
         run_lines(report_of([("q1", [("a", 0.5)])], name="my run"))
 
 
@@ -104,10 +130,14 @@ def test_pytrec_eval_on_the_written_files_agrees_with_ptah_per_query(tmp_path):
     report = report_of([(case.id, RANKED[case.id]) for case in JUDGED])
     run_file, qrels_file = tmp_path / "run.txt", tmp_path / "qrels.txt"
     run_file.write_text("".join(line + "\n" for line in run_lines(report)))
-    qrels_file.write_text("".join(line + "\n" for line in qrels_lines(Corpus(cases=JUDGED, default_k=K))))
+    qrels_file.write_text(
+        "".join(line + "\n" for line in qrels_lines(Corpus(cases=JUDGED, default_k=K)))
+    )
     with open(run_file) as run_handle, open(qrels_file) as qrels_handle:
         run, qrels = pytrec_eval.parse_run(run_handle), pytrec_eval.parse_qrel(qrels_handle)
-    measured = pytrec_eval.RelevanceEvaluator(qrels, {f"recall.{K}", f"ndcg_cut.{K}", "recip_rank"}).evaluate(run)
+    measured = pytrec_eval.RelevanceEvaluator(
+        qrels, {f"recall.{K}", f"ndcg_cut.{K}", "recip_rank"}
+    ).evaluate(run)
 
     assert set(measured) == {"q1", "q2", "q3", "q4"}
     for case in JUDGED:

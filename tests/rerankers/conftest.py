@@ -44,8 +44,11 @@ def _handler(server: FakeService):
             if self.path != "/v1/rerank":
                 return self.answer(404, {"error": {"message": f"no route {self.path}"}})
             if mode == "429":
-                return self.answer(429, {"error": {"message": "Rate limit reached"}},
-                                   {"Retry-After": server.retry_after})
+                return self.answer(
+                    429,
+                    {"error": {"message": "Rate limit reached"}},
+                    {"Retry-After": server.retry_after},
+                )
             if mode == "500":
                 return self.answer(500, {"error": {"message": "the model is\x1b[31m overloaded"}})
             if mode == "not-json":
@@ -53,8 +56,13 @@ def _handler(server: FakeService):
             tei = "texts" in body
             documents = body["texts"] if tei else body["documents"]
             field = "score" if tei else "relevance_score"
-            results = sorted(({"index": i, field: overlap(body["query"], text)} for i, text in enumerate(documents)),
-                             key=lambda result: -result[field])
+            results = sorted(
+                (
+                    {"index": i, field: overlap(body["query"], text)}
+                    for i, text in enumerate(documents)
+                ),
+                key=lambda result: -result[field],
+            )
             if mode == "repeated-index":
                 results[1]["index"] = results[0]["index"]
             if mode == "out-of-range":
@@ -64,18 +72,26 @@ def _handler(server: FakeService):
             if mode == "more":
                 results.append({"index": 0, field: 1.0})
             if mode == "nan":
-                results[0][field] = float("nan")  # json.dumps writes the literal NaN, as some servers do
+                results[0][field] = float(
+                    "nan"
+                )  # json.dumps writes the literal NaN, as some servers do
             if mode == "string-score":
                 results[0][field] = "0.5"
             if tei:
                 return self.answer(200, results)
-            model = {"other-model": "rerank-multilingual-v2.0",
-                     "echo-key": self.headers.get("Authorization")}.get(mode, body["model"])
+            model = {
+                "other-model": "rerank-multilingual-v2.0",
+                "echo-key": self.headers.get("Authorization"),
+            }.get(mode, body["model"])
             answer = {"id": "r1", "results": results, "model": model}
             if mode == "twice":
-                answer = json.dumps(answer).replace('"relevance_score"', '"relevance_score": 99.0, "relevance_score"', 1)
+                answer = json.dumps(answer).replace(
+                    '"relevance_score"', '"relevance_score": 99.0, "relevance_score"', 1
+                )
                 return self.answer(200, answer.encode())
-            return self.answer(200, answer, {"Content-Type": "text/html"} if mode == "html" else None)
+            return self.answer(
+                200, answer, {"Content-Type": "text/html"} if mode == "html" else None
+            )
 
     return Handler
 
@@ -94,4 +110,6 @@ def no_embedder(name: str):
 @pytest.fixture
 def context(tmp_path) -> RerankContext:
     """A context whose environment holds the service's key and a cache folder of the test's own."""
-    return RerankContext(str(tmp_path), {"RERANK_KEY": KEY, "PTAH_CACHE_DIR": str(tmp_path / "cache")}, no_embedder)
+    return RerankContext(
+        str(tmp_path), {"RERANK_KEY": KEY, "PTAH_CACHE_DIR": str(tmp_path / "cache")}, no_embedder
+    )

@@ -13,9 +13,17 @@ from ptah.adapters.rerankers import open_reranker
 from ptah.core.errors import EXIT_INPUT, InputError
 from ptah.core.spec import GenerationSettings, RerankSettings
 
-DETERMINISTIC = GenerationSettings("det", "ptah/deterministic", dimension=16, query_prefix="query: ")
+DETERMINISTIC = GenerationSettings(
+    "det", "ptah/deterministic", dimension=16, query_prefix="query: "
+)
 MINILM = GenerationSettings("minilm", "sentence-transformers/all-MiniLM-L6-v2")
-TEXTS = ["reset your password in settings", "export invoices as csv", "password password", "", "cancel a plan"]
+TEXTS = [
+    "reset your password in settings",
+    "export invoices as csv",
+    "password password",
+    "",
+    "cancel a plan",
+]
 
 
 def dot(left, right) -> float:
@@ -29,7 +37,9 @@ def dot(left, right) -> float:
 def opened(context, generation: GenerationSettings, **settings):
     embedders = {generation.name: open_embedder(generation, context.root)}
     within = replace(context, embedder=embedders.__getitem__)
-    return open_reranker(RerankSettings("bi-encoder", generation=generation.name, **settings), within), embedders
+    return open_reranker(
+        RerankSettings("bi-encoder", generation=generation.name, **settings), within
+    ), embedders
 
 
 def test_scores_are_the_float64_dot_products_of_the_query_and_each_text(context):
@@ -50,8 +60,14 @@ def test_each_text_is_embedded_once_by_itself_and_kept(context):
     reranker.scores("first query", TEXTS[:3])
     reranker.scores("second query", [TEXTS[2], TEXTS[3], TEXTS[0], TEXTS[3]])
     reranker.scores("first query", TEXTS[:1])
-    assert embedder.calls == [("documents", [TEXTS[0]]), ("documents", [TEXTS[1]]), ("documents", [TEXTS[2]]),
-                              ("queries", ["first query"]), ("documents", [TEXTS[3]]), ("queries", ["second query"])]
+    assert embedder.calls == [
+        ("documents", [TEXTS[0]]),
+        ("documents", [TEXTS[1]]),
+        ("documents", [TEXTS[2]]),
+        ("queries", ["first query"]),
+        ("documents", [TEXTS[3]]),
+        ("queries", ["second query"]),
+    ]
     assert reranker.scores("q", []).tolist() == []
 
 
@@ -59,14 +75,18 @@ def test_a_bi_encoder_without_a_generation_is_exit_2(context):
     with pytest.raises(InputError) as info:
         open_reranker(RerankSettings("bi-encoder"), context)
     assert (info.value.exit_code, str(info.value)) == (
-        EXIT_INPUT, "the bi-encoder reranker needs generation: the generation whose model re-scores the candidates")
+        EXIT_INPUT,
+        "the bi-encoder reranker needs generation: the generation whose model re-scores the candidates",
+    )
 
 
 def test_minilm_puts_the_relevant_text_above_the_unrelated_ones(context):
     reranker, embedders = opened(context, MINILM)
-    texts = ["Our office is closed on public holidays.",
-             "To reset your password, open Settings and choose Reset password; a link is emailed to you.",
-             "Invoices can be exported as CSV from the billing page."]
+    texts = [
+        "Our office is closed on public holidays.",
+        "To reset your password, open Settings and choose Reset password; a link is emailed to you.",
+        "Invoices can be exported as CSV from the billing page.",
+    ]
     scores = reranker.scores("How do I reset my password?", texts)
     assert int(np.argmax(scores)) == 1 and scores[1] > 0.5 and max(scores[0], scores[2]) < 0.3
     model = embedders["minilm"]

@@ -41,12 +41,16 @@ def corpus_yaml(cases=CASES, name: str = "support", k: int = 3) -> str:
 
 def register(client: httpx.Client, text: str, split: str | None = None) -> httpx.Response:
     """POST /v1/corpora: ``text`` registered as a corpus (of ``split``, when given)."""
-    return client.post("/v1/corpora", content=text.encode("utf-8"), params={"split": split} if split else {})
+    return client.post(
+        "/v1/corpora", content=text.encode("utf-8"), params={"split": split} if split else {}
+    )
 
 
 def ptah(*args: str) -> subprocess.CompletedProcess:
     """The ``ptah`` command in its own process, as a user runs it."""
-    return subprocess.run([sys.executable, "-m", "ptah", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "ptah", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def free_port() -> int:
@@ -68,8 +72,19 @@ class Server:
     def start(self) -> Server:
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "ptah", "serve", "--spec", str(self.spec), "--port", str(self.port), *self.options],
-                stdout=log, stderr=subprocess.STDOUT,
+                [
+                    sys.executable,
+                    "-m",
+                    "ptah",
+                    "serve",
+                    "--spec",
+                    str(self.spec),
+                    "--port",
+                    str(self.port),
+                    *self.options,
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -126,16 +141,27 @@ def make_project(folder: Path, store: str | None = None) -> Project:
     project = Project(folder)
     connection = sqlite3.connect(folder / "source.db")
     with connection:
-        connection.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)")
+        connection.execute(
+            "CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)"
+        )
         connection.executemany("INSERT INTO articles VALUES (?, ?, ?, ?)", DOCS)
     connection.close()
-    project.spec.write_text(spec_yaml(filter="status = 'published'", store=store, generations={
-        "docs": {"model": "ptah/deterministic", "dimension": 32},
-        "wide": {"model": "ptah/deterministic", "dimension": 64, "text": "{body}"}})
-        + "variants:\n  bm25: {channels: [lexical]}\n  fused: {channels: [lexical, vector], generation: wide}\n")
+    project.spec.write_text(
+        spec_yaml(
+            filter="status = 'published'",
+            store=store,
+            generations={
+                "docs": {"model": "ptah/deterministic", "dimension": 32},
+                "wide": {"model": "ptah/deterministic", "dimension": 64, "text": "{body}"},
+            },
+        )
+        + "variants:\n  bm25: {channels: [lexical]}\n  fused: {channels: [lexical, vector], generation: wide}\n"
+    )
     project.corpus.write_text(corpus_yaml())
     for name in GENERATIONS:
-        assert run_cli(None, "inference", "build", name, "--spec", project.spec, "--quiet").code == 0
+        assert (
+            run_cli(None, "inference", "build", name, "--spec", project.spec, "--quiet").code == 0
+        )
     for scope in ("manage", "read", "revoked"):
         project.tokens[scope] = project.token("manage" if scope == "revoked" else scope, scope)
     project.revoke("revoked")
@@ -154,7 +180,9 @@ def server(project) -> Server:
     running.stop()
 
 
-def wait_done(client: httpx.Client, job_id: str, timeout: float = 120, until=("done", "failed", "cancelled")) -> dict:
+def wait_done(
+    client: httpx.Client, job_id: str, timeout: float = 120, until=("done", "failed", "cancelled")
+) -> dict:
     """The job once its status is one of ``until`` (by default: finished); AssertionError past ``timeout`` s."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

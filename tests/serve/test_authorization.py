@@ -46,16 +46,25 @@ def test_every_endpoint_answers_each_grant_as_documented(project, server, regist
         assert answer.status_code == expected, (method, path, answer.text)
         if answer.status_code in (401, 403):
             assert answer.headers["content-type"] == "application/problem+json"
-            assert answer.json()["code"] == ("UNAUTHORIZED" if answer.status_code == 401 else "FORBIDDEN")
+            assert answer.json()["code"] == (
+                "UNAUTHORIZED" if answer.status_code == 401 else "FORBIDDEN"
+            )
         if answer.status_code == 401:
             assert answer.headers["www-authenticate"] == 'Bearer realm="ptah"'
     assert len(seen) == 8
 
 
-@pytest.mark.parametrize("header", [
-    "Bearer", "Basic dXNlcjpwYXNz", "Bearer ptah.AAAAAAAAAAAA." + "A" * 43, "Bearer not-a-token",
-    "bearer {manage}x", "Bearer {manage_wrong_secret}",
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Bearer",
+        "Basic dXNlcjpwYXNz",
+        "Bearer ptah.AAAAAAAAAAAA." + "A" * 43,
+        "Bearer not-a-token",
+        "bearer {manage}x",
+        "Bearer {manage_wrong_secret}",
+    ],
+)
 def test_a_malformed_unknown_or_altered_token_is_401(project, server, header):
     manage = project.tokens["manage"]
     wrong = manage[:-1] + ("A" if manage[-1] != "A" else "B")
@@ -76,10 +85,16 @@ def test_a_revoked_token_is_refused_from_the_next_request(project, server):
 def test_the_page_wants_a_read_token_in_the_session_cookie_never_in_the_url(project, server):
     anonymous = server.client()
     login = anonymous.get("/")
-    assert login.status_code == 200 and 'action="/login"' in login.text and 'type="password"' in login.text
+    assert (
+        login.status_code == 200
+        and 'action="/login"' in login.text
+        and 'type="password"' in login.text
+    )
     refused = anonymous.post("/login", data={"token": project.tokens["revoked"]})
     assert refused.status_code == 401 and "set-cookie" not in refused.headers
-    signed_in = anonymous.post("/login", data={"token": project.tokens["read"]}, follow_redirects=False)
+    signed_in = anonymous.post(
+        "/login", data={"token": project.tokens["read"]}, follow_redirects=False
+    )
     assert (signed_in.status_code, signed_in.headers["location"]) == (303, "/")
     cookie = signed_in.headers["set-cookie"]
     assert cookie == f"ptah_session={project.tokens['read']}; Path=/; HttpOnly; SameSite=Strict"
@@ -94,22 +109,45 @@ def test_the_page_wants_a_read_token_in_the_session_cookie_never_in_the_url(proj
 
 def test_unknown_paths_methods_and_oversized_sign_ins_are_problems_not_tracebacks(project, server):
     client = server.client(project.tokens["manage"])
-    for method, path, status, code in (("GET", "/v1/nothing", 404, "NOT_FOUND"), ("PUT", "/v1/corpora", 405, "METHOD_NOT_ALLOWED"),
-                                       ("GET", "/v1/corpora/..%2F..%2Fetc%2Fpasswd", 404, "NOT_FOUND"),
-                                       ("GET", "/v1/evaluations/ev_../../x", 404, "NOT_FOUND")):
+    for method, path, status, code in (
+        ("GET", "/v1/nothing", 404, "NOT_FOUND"),
+        ("PUT", "/v1/corpora", 405, "METHOD_NOT_ALLOWED"),
+        ("GET", "/v1/corpora/..%2F..%2Fetc%2Fpasswd", 404, "NOT_FOUND"),
+        ("GET", "/v1/evaluations/ev_../../x", 404, "NOT_FOUND"),
+    ):
         answer = client.request(method, path)
         assert (answer.status_code, answer.json()["code"]) == (status, code), (method, path)
         assert answer.headers["content-type"] == "application/problem+json"
-    huge = server.client().post("/login", content=b"token=" + b"a" * 10_000,
-                                headers={"content-type": "application/x-www-form-urlencoded"})
+    huge = server.client().post(
+        "/login",
+        content=b"token=" + b"a" * 10_000,
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
     assert huge.status_code == 401 and "set-cookie" not in huge.headers
 
 
 def test_the_session_cookie_is_secure_when_the_page_is_served_over_tls():
     def cookie(scheme, token):
-        return session_cookie(Request({"type": "http", "scheme": scheme, "server": ("ptah.example", 443), "path": "/",
-                                       "headers": [], "query_string": b""}), token)
+        return session_cookie(
+            Request(
+                {
+                    "type": "http",
+                    "scheme": scheme,
+                    "server": ("ptah.example", 443),
+                    "path": "/",
+                    "headers": [],
+                    "query_string": b"",
+                }
+            ),
+            token,
+        )
 
-    assert cookie("https", "ptah.x.y") == "ptah_session=ptah.x.y; Path=/; HttpOnly; SameSite=Strict; Secure"
-    assert cookie("https", None) == "ptah_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict; Secure"
+    assert (
+        cookie("https", "ptah.x.y")
+        == "ptah_session=ptah.x.y; Path=/; HttpOnly; SameSite=Strict; Secure"
+    )
+    assert (
+        cookie("https", None)
+        == "ptah_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict; Secure"
+    )
     assert cookie("http", "ptah.x.y") == "ptah_session=ptah.x.y; Path=/; HttpOnly; SameSite=Strict"

@@ -29,19 +29,29 @@ def test_no_input_makes_the_server_fail_or_leak_a_traceback(project, server, sch
         for token in (project.tokens["manage"], None):
             headers = {"Authorization": f"Bearer {token}"} if token else {}
 
-            @settings(max_examples=EXAMPLES, deadline=None, database=None,
-                      suppress_health_check=list(HealthCheck))
+            @settings(
+                max_examples=EXAMPLES,
+                deadline=None,
+                database=None,
+                suppress_health_check=list(HealthCheck),
+            )
             @given(case=operation.as_strategy(), data=st.data())
             def call(case, data):
                 if time.monotonic() - started > DEADLINE_S:
                     return
                 response = case.call(base_url=server.url, headers=headers, timeout=60)
                 seen.setdefault(operation.label, set()).add(response.status_code)
-                assert response.status_code < 500, (operation.label, response.status_code, response.text[:500])
+                assert response.status_code < 500, (
+                    operation.label,
+                    response.status_code,
+                    response.text[:500],
+                )
                 assert "Traceback" not in response.text
                 if response.status_code >= 400:
                     kind = response.headers["content-type"]
-                    assert (kind[0] if isinstance(kind, list) else kind) == "application/problem+json", response.text[:200]
+                    assert (
+                        kind[0] if isinstance(kind, list) else kind
+                    ) == "application/problem+json", response.text[:200]
 
             call()
     assert set(seen) == {operation.label for operation in operations}

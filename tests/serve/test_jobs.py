@@ -28,7 +28,9 @@ class Held(Jobs):
     def _evaluate(self, checked):
         self.started.set()
         assert self.release.wait(30)
-        return "{}", Report(created_at="now", corpus={}, runs=(), gates=(), timings={}, environment={})
+        return "{}", Report(
+            created_at="now", corpus={}, runs=(), gates=(), timings={}, environment={}
+        )
 
 
 def status_of(jobs: Jobs, job_id: str, wanted: str) -> dict:
@@ -56,7 +58,9 @@ def test_a_cancel_during_the_run_drops_its_result(records):
     assert (jobs.get(job["id"])["status"], jobs.report_text(job["id"])) == ("cancelled", None)
 
 
-def test_a_graceful_stop_fails_the_running_job_and_leaves_the_queued_one_for_the_next_start(records):
+def test_a_graceful_stop_fails_the_running_job_and_leaves_the_queued_one_for_the_next_start(
+    records,
+):
     jobs = Held(records)
     running, queued = jobs.submit(BODY, "ci"), jobs.submit(BODY, "ci")
     assert jobs.started.wait(30)
@@ -65,7 +69,9 @@ def test_a_graceful_stop_fails_the_running_job_and_leaves_the_queued_one_for_the
     assert (failed["status"], failed["error"]["code"]) == ("failed", "SERVER_STOPPED")
     jobs.release.set()
     jobs._pool.shutdown(wait=True)
-    assert jobs.get(running["id"])["status"] == "failed"  # its late result did not overwrite the failure
+    assert (
+        jobs.get(running["id"])["status"] == "failed"
+    )  # its late result did not overwrite the failure
     assert jobs.get(queued["id"])["status"] == "queued"
     again = Held(records)
     again.release.set()
@@ -94,24 +100,36 @@ def test_a_failed_jobs_detail_names_server_files_relative_to_the_project_folder(
 
     class Failing(Jobs):
         def _evaluate(self, checked):
-            raise StoreUnavailable(f"store {tmp_path}/.ptah/store.db: database is locked; {tmp_path} is busy")
+            raise StoreUnavailable(
+                f"store {tmp_path}/.ptah/store.db: database is locked; {tmp_path} is busy"
+            )
 
     jobs = Failing(records, spec=SimpleNamespace(root=str(tmp_path)), workers=1, limits=Limits())
     job = jobs.submit(BODY, "ci")
     jobs._pool.shutdown(wait=True)
-    assert jobs.get(job["id"])["error"] == {"code": "StoreUnavailable",
-                                            "detail": "store .ptah/store.db: database is locked; . is busy"}
+    assert jobs.get(job["id"])["error"] == {
+        "code": "StoreUnavailable",
+        "detail": "store .ptah/store.db: database is locked; . is busy",
+    }
 
 
 def test_only_the_project_folder_itself_is_written_relative(tmp_path):
     from ptah.serve.problems import unrooted
 
     root = str(tmp_path)
-    assert unrooted(f"{root}/ptah.yaml: bad; {root} is busy; in {root}.", root) == "ptah.yaml: bad; . is busy; in .."
-    assert unrooted(f"{root}2/a and {root}-old/b and {root}.bak", root) == f"{root}2/a and {root}-old/b and {root}.bak"
+    assert (
+        unrooted(f"{root}/ptah.yaml: bad; {root} is busy; in {root}.", root)
+        == "ptah.yaml: bad; . is busy; in .."
+    )
+    assert (
+        unrooted(f"{root}2/a and {root}-old/b and {root}.bak", root)
+        == f"{root}2/a and {root}-old/b and {root}.bak"
+    )
 
 
-def test_a_result_the_store_cannot_keep_fails_the_job_instead_of_leaving_it_running(records, monkeypatch):
+def test_a_result_the_store_cannot_keep_fails_the_job_instead_of_leaving_it_running(
+    records, monkeypatch
+):
     from ptah.core.errors import StoreUnavailable
 
     put = records.put
@@ -126,6 +144,9 @@ def test_a_result_the_store_cannot_keep_fails_the_job_instead_of_leaving_it_runn
     job = jobs.submit(BODY, "ci")
     jobs.release.set()
     failed = status_of(jobs, job["id"], "failed")
-    assert failed["error"] == {"code": "StoreUnavailable", "detail": "store ptah.db: database or disk is full."}
+    assert failed["error"] == {
+        "code": "StoreUnavailable",
+        "detail": "store ptah.db: database or disk is full.",
+    }
     assert jobs.report_text(job["id"]) is None
     jobs._pool.shutdown(wait=True)

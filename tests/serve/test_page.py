@@ -34,9 +34,20 @@ def test_the_trend_charts_show_the_reports_means(project, server, tmp_path):
     manage = server.client(project.tokens["manage"])
     digest = manage.post("/v1/corpora", content=project.corpus.read_bytes()).json()["digest"]
     for seed in range(3):
-        wait_done(manage, manage.post("/v1/evaluations", json={
-            "corpus": digest, "generations": ["docs", "wide"], "channels": ["vector", "lexical"], "seed": seed,
-            "bootstrap": 100, "measures": ["P@2", "MAP@2"]}).json()["id"])
+        wait_done(
+            manage,
+            manage.post(
+                "/v1/evaluations",
+                json={
+                    "corpus": digest,
+                    "generations": ["docs", "wide"],
+                    "channels": ["vector", "lexical"],
+                    "seed": seed,
+                    "bootstrap": 100,
+                    "measures": ["P@2", "MAP@2"],
+                },
+            ).json()["id"],
+        )
     browser = server.client()
     browser.post("/login", data={"token": project.tokens["read"]})
     page = tmp_path / "home.html"
@@ -46,10 +57,14 @@ def test_the_trend_charts_show_the_reports_means(project, server, tmp_path):
     found = Points()
     found.feed(dom)
     assert found.remote == []
-    listed = manage.get("/v1/evaluations", params={"corpus": digest, "status": "done", "limit": 200}).json()["items"]
+    listed = manage.get(
+        "/v1/evaluations", params={"corpus": digest, "status": "done", "limit": 200}
+    ).json()["items"]
     done = {job["id"] for job in listed}
     mine = [point for point in found.points if point["data-evaluation"] in done]
-    assert len(mine) >= 3 * 4 * 5  # three evaluations, four runs, five measures (recall, MRR, nDCG, MAP@2, P@2)
+    assert (
+        len(mine) >= 3 * 4 * 5
+    )  # three evaluations, four runs, five measures (recall, MRR, nDCG, MAP@2, P@2)
     reports = {job_id: manage.get(f"/v1/evaluations/{job_id}").json()["report"] for job_id in done}
     for point in mine:
         report = reports[point["data-evaluation"]]
@@ -61,7 +76,13 @@ def test_the_trend_charts_show_the_reports_means(project, server, tmp_path):
     caption = f"time of day, UTC, {days[0]}" if len(days) == 1 else "date, UTC"
     for width in WIDTHS:
         drawn = layout(page.read_text(encoding="utf-8"), "server-home", width)
-        assert drawn["headings"][1:] == ["recall", "MRR", "nDCG", "MAP@2", "P@2"]  # after the corpus's h2
+        assert drawn["headings"][1:] == [
+            "recall",
+            "MRR",
+            "nDCG",
+            "MAP@2",
+            "P@2",
+        ]  # after the corpus's h2
         for chart in drawn["charts"]:
             assert text_overlaps(chart) == []
             assert [text["cls"] for text in chart["texts"]].count("x-tick") >= 1

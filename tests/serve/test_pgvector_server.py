@@ -11,9 +11,20 @@ def test_a_server_on_a_pgvector_store_keeps_everything_there(tmp_path, postgres_
     first = Server(project.spec, "--workers", "2").start()
     try:
         manage = first.client(project.tokens["manage"])
-        digest = manage.post("/v1/corpora", content=project.corpus.read_bytes(), params={"split": "test"}).json()["digest"]
-        job = wait_done(manage, manage.post("/v1/evaluations", json={"corpus": digest, "generations": ["docs", "wide"],
-                                                                     "channels": ["vector", "lexical"]}).json()["id"])
+        digest = manage.post(
+            "/v1/corpora", content=project.corpus.read_bytes(), params={"split": "test"}
+        ).json()["digest"]
+        job = wait_done(
+            manage,
+            manage.post(
+                "/v1/evaluations",
+                json={
+                    "corpus": digest,
+                    "generations": ["docs", "wide"],
+                    "channels": ["vector", "lexical"],
+                },
+            ).json()["id"],
+        )
         assert job["status"] == "done", job["error"]
         assert first.client(project.tokens["revoked"]).get("/v1/corpora").status_code == 401
     finally:

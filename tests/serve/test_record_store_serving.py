@@ -12,10 +12,16 @@ from tests.contract.conftest import postgres_database, postgres_server, postgres
 
 @pytest.fixture(params=["sqlite", "pgvector"])
 def location(request, tmp_path) -> str:
-    return request.getfixturevalue("postgres_url") if request.param == "pgvector" else str(tmp_path / ".ptah" / "ptah.db")
+    return (
+        request.getfixturevalue("postgres_url")
+        if request.param == "pgvector"
+        else str(tmp_path / ".ptah" / "ptah.db")
+    )
 
 
-def test_a_page_is_the_records_after_a_key_in_the_order_first_added_and_a_removed_record_is_gone(location):
+def test_a_page_is_the_records_after_a_key_in_the_order_first_added_and_a_removed_record_is_gone(
+    location,
+):
     records = open_records(location)
     try:
         for key in ("c", "a", "d", "b"):
@@ -25,8 +31,13 @@ def test_a_page_is_the_records_after_a_key_in_the_order_first_added_and_a_remove
         assert records.page("evaluation", "a", 5) == [("d", "D"), ("b", "B")]
         assert records.page("evaluation", "b", 5) == []
         assert records.page("evaluation", "nope", 5) == []
-        assert records.page("evaluation", "x", 5) == []  # a key of another kind is no place in this one
-        assert (records.remove("evaluation", "d"), records.remove("evaluation", "d")) == (True, False)
+        assert (
+            records.page("evaluation", "x", 5) == []
+        )  # a key of another kind is no place in this one
+        assert (records.remove("evaluation", "d"), records.remove("evaluation", "d")) == (
+            True,
+            False,
+        )
         assert records.page("evaluation", "a", 5) == [("b", "B")]
     finally:
         records.close()
@@ -39,7 +50,9 @@ def test_one_server_lock_per_store_refused_at_once_and_free_again_once_released(
             with pytest.raises(StoreUnavailable) as refused:
                 with second.server_lock():
                     pass
-            assert str(refused.value).startswith("another ptah serve is running on this store (pid ")
+            assert str(refused.value).startswith(
+                "another ptah serve is running on this store (pid "
+            )
             assert str(refused.value).endswith("); stop it first: one server per store.")
         with second.server_lock():  # released by the first: the next server starts
             pass

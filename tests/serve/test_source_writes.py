@@ -40,13 +40,20 @@ def test_the_application_writes_to_its_table_while_the_server_evaluates(tmp_path
     project = make_project(tmp_path)
     server = Server(project.spec, "--workers", "1").start()
     stop = tmp_path / "stop-writing"
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path / "source.db"), str(stop)],
-                              stdout=subprocess.PIPE, text=True)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(tmp_path / "source.db"), str(stop)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         with server.client(project.tokens["manage"]) as client:
-            digest = client.post("/v1/corpora", content=project.corpus.read_bytes()).json()["digest"]
+            digest = client.post("/v1/corpora", content=project.corpus.read_bytes()).json()[
+                "digest"
+            ]
             for generation in ("docs", "wide", "docs", "wide"):
-                started = client.post("/v1/evaluations", json={"corpus": digest, "generations": [generation]})
+                started = client.post(
+                    "/v1/evaluations", json={"corpus": digest, "generations": [generation]}
+                )
                 assert wait_done(client, started.json()["id"])["status"] == "done"
     finally:
         stop.touch()

@@ -45,7 +45,10 @@ class Workspace:
 
     def write_spec(self, **fields) -> Path:
         """ptah.yaml made by ``tests.conftest.spec_yaml(**fields)``; by default generation ``docs``, 32 dimensions."""
-        fields.setdefault("generations", {"docs": {"model": "ptah/deterministic", "dimension": 32, "batch_size": 4}})
+        fields.setdefault(
+            "generations",
+            {"docs": {"model": "ptah/deterministic", "dimension": 32, "batch_size": 4}},
+        )
         self.spec_path.write_text(spec_yaml(**fields))
         return self.spec_path
 
@@ -71,11 +74,12 @@ class Workspace:
 def workspace(tmp_path) -> Workspace:
     """The ten DOCS in table ``articles`` (id, title, body, status) and a deterministic generation ``docs``."""
     space = Workspace(tmp_path)
-    space.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)")
+    space.execute(
+        "CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)"
+    )
     space.execute("INSERT INTO articles VALUES (?, ?, ?, ?)", DOCS)
     space.write_spec()
     return space
-
 
 
 def request(*, names=None, baseline_path=None, thresholds=None, **options):
@@ -86,5 +90,8 @@ def request(*, names=None, baseline_path=None, thresholds=None, **options):
         generations=tuple(names or ()),
         baseline=baseline_path,
         max_drop={name: value for name, value in (thresholds or {}).items() if value is not None},
-        **{key: tuple(value) if isinstance(value, list) else value for key, value in options.items()},
+        **{
+            key: tuple(value) if isinstance(value, list) else value
+            for key, value in options.items()
+        },
     )

@@ -19,8 +19,10 @@ cases:
     query: "reset my password"
     required: ["2"]
 """
-SNAPSHOT_NOTE = ("note: the baseline measured generation docs on another snapshot of the source (10 rows then, 11 now; "
-                 "rows were added, removed or edited since)")
+SNAPSHOT_NOTE = (
+    "note: the baseline measured generation docs on another snapshot of the source (10 rows then, 11 now; "
+    "rows were added, removed or edited since)"
+)
 
 
 @pytest.fixture
@@ -28,19 +30,41 @@ def baseline(workspace, cli):
     """``docs`` built and evaluated: the baseline at ``baseline.json``."""
     (workspace.folder / "corpus.yaml").write_text(CORPUS)
     assert cli("inference", "build", "--spec", workspace.spec_path, "--quiet")[0] == 0
-    code, out, err = cli("inference", "evaluate", "--spec", workspace.spec_path, "--corpus",
-                         workspace.folder / "corpus.yaml", "--output", workspace.folder / "baseline.json")
+    code, out, err = cli(
+        "inference",
+        "evaluate",
+        "--spec",
+        workspace.spec_path,
+        "--corpus",
+        workspace.folder / "corpus.yaml",
+        "--output",
+        workspace.folder / "baseline.json",
+    )
     assert (code, err) == (0, "")
     assert out.splitlines()[-1] == f"wrote {workspace.folder / 'baseline.json'}"
     return workspace
 
 
 def evaluate(space, capsys):
-    code, out, err = run_cli(capsys, "inference", "evaluate", "--spec", space.spec_path, "--corpus",
-                             space.folder / "corpus.yaml", "--baseline", space.folder / "baseline.json",
-                             "--output", space.folder / "now.json")
+    code, out, err = run_cli(
+        capsys,
+        "inference",
+        "evaluate",
+        "--spec",
+        space.spec_path,
+        "--corpus",
+        space.folder / "corpus.yaml",
+        "--baseline",
+        space.folder / "baseline.json",
+        "--output",
+        space.folder / "now.json",
+    )
     words = " ".join(out.split())  # rich wraps long lines at the console's width
-    return code, words, json.loads((space.folder / "now.json").read_text())["baseline"]["comparisons"][0]
+    return (
+        code,
+        words,
+        json.loads((space.folder / "now.json").read_text())["baseline"]["comparisons"][0],
+    )
 
 
 def test_the_report_records_the_source_snapshot_and_an_unchanged_one_says_nothing(baseline, capsys):
@@ -53,12 +77,17 @@ def test_the_report_records_the_source_snapshot_and_an_unchanged_one_says_nothin
 
 
 def test_a_source_changed_since_the_baseline_is_a_note_and_a_field(baseline, capsys, cli):
-    baseline.execute("INSERT INTO articles VALUES (11, 'Refunds', 'Refunds go back to the card.', 'published')")
+    baseline.execute(
+        "INSERT INTO articles VALUES (11, 'Refunds', 'Refunds go back to the card.', 'published')"
+    )
     assert cli("inference", "build", "--spec", baseline.spec_path, "--quiet")[0] == 0
     code, words, comparison = evaluate(baseline, capsys)
     assert code == 0  # a note, not a gate
-    assert comparison["provenance"] == {"same_identity": True, "same_source": False,
-                                        "notes": [SNAPSHOT_NOTE.removeprefix("note: ")]}
+    assert comparison["provenance"] == {
+        "same_identity": True,
+        "same_source": False,
+        "notes": [SNAPSHOT_NOTE.removeprefix("note: ")],
+    }
     assert SNAPSHOT_NOTE in words
 
 
@@ -70,7 +99,13 @@ def test_a_baseline_of_another_identity_is_a_note_and_a_field(baseline, capsys, 
     with baseline.project() as project:
         new = project.generation("docs").identity.identity
     code, words, comparison = evaluate(baseline, capsys)
-    note = (f"the baseline measured generation docs ({old[:19]}…), another generation identity than docs "
-            f"({new[:19]}…): its deltas compare other vectors (another model, settings or text)")
-    assert comparison["provenance"] == {"same_identity": False, "same_source": None, "notes": [note]}
+    note = (
+        f"the baseline measured generation docs ({old[:19]}…), another generation identity than docs "
+        f"({new[:19]}…): its deltas compare other vectors (another model, settings or text)"
+    )
+    assert comparison["provenance"] == {
+        "same_identity": False,
+        "same_source": None,
+        "notes": [note],
+    }
     assert f"note: {note}" in words

@@ -30,7 +30,8 @@ def stored(workspace, identity):
     with sqlite3.connect(workspace.store_path) as connection:
         return dict(
             connection.execute(
-                "SELECT key, text_sha256 FROM vectors WHERE generation = ? ORDER BY key", (identity,)
+                "SELECT key, text_sha256 FROM vectors WHERE generation = ? ORDER BY key",
+                (identity,),
             ).fetchall()
         )
 
@@ -41,10 +42,20 @@ def test_a_first_build_embeds_every_row_and_registers_the_generation(workspace):
         summary = build(project)
         identity = project.generation().identity.identity
     assert (summary.generation, summary.identity, summary.rows) == ("docs", identity, 10)
-    assert (summary.embedded, summary.unchanged, summary.deleted, summary.dimension) == (10, 0, 0, 32)
+    assert (summary.embedded, summary.unchanged, summary.deleted, summary.dimension) == (
+        10,
+        0,
+        0,
+        32,
+    )
     assert embedder.embedded_texts() == [workspace.text(row) for row in workspace.docs]
-    assert stored(workspace, identity) == {str(row[0]): text_digest(workspace.text(row)) for row in workspace.docs}
-    assert stored(workspace, identity)["1"] == hashlib.sha256(b"Cancel a subscription\n\nOpen billing and press cancel.").hexdigest()
+    assert stored(workspace, identity) == {
+        str(row[0]): text_digest(workspace.text(row)) for row in workspace.docs
+    }
+    assert (
+        stored(workspace, identity)["1"]
+        == hashlib.sha256(b"Cancel a subscription\n\nOpen billing and press cancel.").hexdigest()
+    )
     with sqlite3.connect(workspace.store_path) as connection:
         name, model, settings, dimension, versions = connection.execute(
             "SELECT name, model, settings, dimension, library_versions FROM generations"
@@ -83,8 +94,14 @@ def test_the_filter_excludes_rows_and_a_row_leaving_it_loses_its_vector(workspac
 
 def test_composite_keys_with_separators_inside_values_stay_distinct(workspace):
     workspace.execute("CREATE TABLE tenants (tenant TEXT, id TEXT, body TEXT)")
-    rows = [("a\x1fb", "c", "first"), ("a", "b\x1fd", "second"), ("acme1", "2", "third"), ("acme", "12", "fourth"),
-            ("5:x", "1:y", "fifth"), ("5", "x1:y", "sixth")]
+    rows = [
+        ("a\x1fb", "c", "first"),
+        ("a", "b\x1fd", "second"),
+        ("acme1", "2", "third"),
+        ("acme", "12", "fourth"),
+        ("5:x", "1:y", "fifth"),
+        ("5", "x1:y", "sixth"),
+    ]
     workspace.execute("INSERT INTO tenants VALUES (?, ?, ?)", rows)
     workspace.write_spec(table="tenants", key_fields=("tenant", "id"), text="{body}")
     with workspace.project() as project:
@@ -92,7 +109,11 @@ def test_composite_keys_with_separators_inside_values_stay_distinct(workspace):
         identity = project.generation().identity.identity
     assert (summary.rows, summary.embedded) == (6, 6)
     with sqlite3.connect(workspace.store_path) as connection:
-        held = dict(connection.execute("SELECT row_identity, key FROM vectors WHERE generation = ?", (identity,)))
+        held = dict(
+            connection.execute(
+                "SELECT row_identity, key FROM vectors WHERE generation = ?", (identity,)
+            )
+        )
     assert held == {
         "3:a\x1fb1:c": "a\x1fb\x1fc",
         "1:a3:b\x1fd": "a\x1fb\x1fd",
@@ -113,7 +134,11 @@ def test_changed_settings_make_a_new_identity_and_keep_the_old_vectors(workspace
     with workspace.project() as project:
         build(project)
         old = project.generation().identity.identity
-    workspace.write_spec(generations={"docs": "model: ptah/deterministic\n    dimension: 32\n    query_prefix: 'q: '"})
+    workspace.write_spec(
+        generations={
+            "docs": "model: ptah/deterministic\n    dimension: 32\n    query_prefix: 'q: '"
+        }
+    )
     with workspace.project() as project:
         new = project.generation().identity.identity
         summary = build(project)
@@ -121,7 +146,9 @@ def test_changed_settings_make_a_new_identity_and_keep_the_old_vectors(workspace
     assert new != old
     assert summary.embedded == 10
     assert len(stored(workspace, old)) == 10 and len(stored(workspace, new)) == 10
-    assert [(item.name, item.identity, item.status, item.vectors, item.coverage) for item in listings] == [
+    assert [
+        (item.name, item.identity, item.status, item.vectors, item.coverage) for item in listings
+    ] == [
         ("docs", old, "superseded", 10, 1.0),
         ("docs", new, "current", 10, 1.0),
     ]
@@ -131,16 +158,25 @@ def test_renaming_a_generation_keeps_its_vectors_and_embeds_nothing(workspace):
     with workspace.project() as project:
         build(project)
         identity = project.generation().identity.identity
-    workspace.write_spec(generations={"renamed": "model: ptah/deterministic\n    dimension: 32\n    batch_size: 4"},
-                         active="renamed")
+    workspace.write_spec(
+        generations={"renamed": "model: ptah/deterministic\n    dimension: 32\n    batch_size: 4"},
+        active="renamed",
+    )
     with workspace.project() as project:
         embedder = model_of(project)
         summary = build(project)
         assert verify(project).ok
-    assert (summary.generation, summary.identity, summary.embedded, summary.unchanged) == ("renamed", identity, 0, 10)
+    assert (summary.generation, summary.identity, summary.embedded, summary.unchanged) == (
+        "renamed",
+        identity,
+        0,
+        10,
+    )
     assert embedder.calls == []
     with sqlite3.connect(workspace.store_path) as connection:
-        assert connection.execute("SELECT identity, name FROM generations").fetchall() == [(identity, "renamed")]
+        assert connection.execute("SELECT identity, name FROM generations").fetchall() == [
+            (identity, "renamed")
+        ]
 
 
 def test_progress_is_reported_before_the_first_batch_and_after_each_commit(workspace):

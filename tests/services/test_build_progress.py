@@ -46,17 +46,28 @@ class Recorder:
 
 BETWEEN_COMMITS = [
     ("commit", 0, 9),
-    *[("rows", n, 9) for n in (1, 2, 3, 4)], ("commit", 4, 9),
-    *[("rows", n, 9) for n in (5, 6, 7, 8)], ("commit", 8, 9),
-    ("rows", 9, 9), ("commit", 9, 9),
+    *[("rows", n, 9) for n in (1, 2, 3, 4)],
+    ("commit", 4, 9),
+    *[("rows", n, 9) for n in (5, 6, 7, 8)],
+    ("commit", 8, 9),
+    ("rows", 9, 9),
+    ("commit", 9, 9),
 ]
 
 
-@pytest.mark.parametrize("embedder, seen", [
-    (PerRow, BETWEEN_COMMITS),  # rows as they are embedded, between commits
-    (DeterministicEmbedder, [("commit", 0, 9), ("commit", 4, 9), ("commit", 8, 9), ("commit", 9, 9)]),  # none
-])
-def test_progress_moves_with_each_row_the_embedder_reports_and_at_each_commit(workspace, embedders, embedder, seen):
+@pytest.mark.parametrize(
+    "embedder, seen",
+    [
+        (PerRow, BETWEEN_COMMITS),  # rows as they are embedded, between commits
+        (
+            DeterministicEmbedder,
+            [("commit", 0, 9), ("commit", 4, 9), ("commit", 8, 9), ("commit", 9, 9)],
+        ),  # none
+    ],
+)
+def test_progress_moves_with_each_row_the_embedder_reports_and_at_each_commit(
+    workspace, embedders, embedder, seen
+):
     workspace.write_spec(filter="status = 'published'", generations={"docs": "model: test/rows"})
     embedders["test/rows"] = embedder(dimension=8)
     progress = Recorder()
@@ -66,9 +77,17 @@ def test_progress_moves_with_each_row_the_embedder_reports_and_at_each_commit(wo
 
 
 def test_the_local_model_reports_each_model_batch_and_embeds_the_same_vectors():
-    minilm = open_embedder(GenerationSettings("minilm", "sentence-transformers/all-MiniLM-L6-v2", batch_size=2),
-                           "/nowhere")
-    texts = ["short", "a much longer text about resetting a password", "mid length text", "x", "another one"]
+    minilm = open_embedder(
+        GenerationSettings("minilm", "sentence-transformers/all-MiniLM-L6-v2", batch_size=2),
+        "/nowhere",
+    )
+    texts = [
+        "short",
+        "a much longer text about resetting a password",
+        "mid length text",
+        "x",
+        "another one",
+    ]
     done: list[int] = []
     vectors = minilm.embed_documents(texts, progress=done.append)
     assert done == [2, 4, 5]
@@ -102,8 +121,20 @@ INTERRUPTED_BUILD = textwrap.dedent(
 def interrupt_build(spec_path: Path, batches_first: int, reported: int = 0) -> tuple[int, str]:
     """Build ``spec_path`` (model ``test/stops``) in a child process, SIGINT it once its embedder has reported
     ``reported`` rows of the batch after ``batches_first`` and printed "embedding": its exit code and stderr."""
-    process = subprocess.Popen([sys.executable, "-c", INTERRUPTED_BUILD, str(spec_path), str(batches_first),
-                                str(reported)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            INTERRUPTED_BUILD,
+            str(spec_path),
+            str(batches_first),
+            str(reported),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert process.stdout.readline() == "embedding\n"
         process.send_signal(signal.SIGINT)
@@ -113,21 +144,33 @@ def interrupt_build(spec_path: Path, batches_first: int, reported: int = 0) -> t
     return process.returncode, err
 
 
-@pytest.mark.parametrize("batches_first, kept, status", [(1, 16, "partial 41%"), (0, 0, "partial 0%")])
-def test_ctrl_c_says_how_many_rows_were_kept_exits_130_and_list_says_partial(workspace, embedders, batches_first,
-                                                                              kept, status):
+@pytest.mark.parametrize(
+    "batches_first, kept, status", [(1, 16, "partial 41%"), (0, 0, "partial 0%")]
+)
+def test_ctrl_c_says_how_many_rows_were_kept_exits_130_and_list_says_partial(
+    workspace, embedders, batches_first, kept, status
+):
     """A real ``ptah inference build`` in another process (39 rows, committed 16 at a time), SIGINT while it embeds
     a batch: the rows of the batches committed before are kept, the sentence says so, and ``inference list``
     never says current."""
-    workspace.execute("INSERT INTO articles VALUES (?, ?, ?, ?)",
-                      [(n, f"Article {n}", f"Body {n}.", "published") for n in range(11, 41)])
-    workspace.write_spec(filter="status = 'published'", generations={"docs": "model: test/stops\n    batch_size: 1"})
-    assert interrupt_build(workspace.spec_path, batches_first) == (130, f"interrupted: {kept} of 39 rows embedded, {kept} of them committed; run the same command to resume\n")
+    workspace.execute(
+        "INSERT INTO articles VALUES (?, ?, ?, ?)",
+        [(n, f"Article {n}", f"Body {n}.", "published") for n in range(11, 41)],
+    )
+    workspace.write_spec(
+        filter="status = 'published'", generations={"docs": "model: test/stops\n    batch_size: 1"}
+    )
+    assert interrupt_build(workspace.spec_path, batches_first) == (
+        130,
+        f"interrupted: {kept} of 39 rows embedded, {kept} of them committed; run the same command to resume\n",
+    )
     embedders["test/stops"] = DeterministicEmbedder(dimension=8)
     with workspace.project() as project:
         (listing,) = list_generations(project)
         assert (listing.status, listing.vectors, listing.rows) == (status, kept, 39)
-        assert build(project).embedded == 39 - kept  # the same command resumes where the commits stopped
+        assert (
+            build(project).embedded == 39 - kept
+        )  # the same command resumes where the commits stopped
         (listing,) = list_generations(project)
         assert (listing.status, listing.vectors) == ("current", 39)
 
@@ -147,4 +190,7 @@ def test_an_interrupt_in_the_first_batch_keeps_nothing_and_says_so(workspace, em
         with pytest.raises(BuildInterrupted) as info:
             build(project, batch_rows=4)
     assert (str(info.value), info.value.kept, info.value.total) == (
-        "interrupted: 0 of 10 rows embedded, 0 of them committed; run the same command to resume", 0, 10)
+        "interrupted: 0 of 10 rows embedded, 0 of them committed; run the same command to resume",
+        0,
+        10,
+    )

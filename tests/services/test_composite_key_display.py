@@ -17,16 +17,22 @@ def composite(workspace):
 
 def corpus(folder, key: str) -> str:
     path = folder / "corpus.yaml"
-    path.write_text(f"version: 1\ndefault_k: 3\ncases:\n  - id: c1\n    query: invoices\n"
-                    f"    relevant: {{{json.dumps(key)}: 1}}\n")
+    path.write_text(
+        f"version: 1\ndefault_k: 3\ncases:\n  - id: c1\n    query: invoices\n"
+        f"    relevant: {{{json.dumps(key)}: 1}}\n"
+    )
     return str(path)
 
 
-def test_search_prints_a_composite_key_as_its_components_and_json_keeps_the_separator(composite, cli):
+def test_search_prints_a_composite_key_as_its_components_and_json_keeps_the_separator(
+    composite, cli
+):
     assert cli("inference", "build", "--spec", composite.spec_path, "--quiet").code == 0
     text = cli("inference", "search", "Export invoices", "-k", "1", "--spec", composite.spec_path)
     assert text.code == 0 and text.out.split("  ")[3] == "3 · published", text.out
-    data = cli("inference", "search", "Export invoices", "-k", "1", "--spec", composite.spec_path, "--json")
+    data = cli(
+        "inference", "search", "Export invoices", "-k", "1", "--spec", composite.spec_path, "--json"
+    )
     assert json.loads(data.out)["results"][0]["key"] == "3\x1fpublished"
 
 
@@ -35,16 +41,24 @@ def test_a_key_joined_with_another_mark_is_told_the_u001f_spelling(composite, cl
     assert cli("inference", "build", "--spec", composite.spec_path, "--quiet").code == 0
     path = corpus(composite.folder, written)
     result = cli("inference", "evaluate", "--spec", composite.spec_path, "--corpus", path)
-    assert (result.code, result.out, result.err) == (2, "", (
-        f'{path}: key {written!r} (case "c1") is not in table articles; the row 3 · published is spelled with '
-        'U+001F between its key fields: "3\\x1fpublished" in YAML (a double-quoted string)\n'))
+    assert (result.code, result.out, result.err) == (
+        2,
+        "",
+        (
+            f'{path}: key {written!r} (case "c1") is not in table articles; the row 3 · published is spelled with '
+            'U+001F between its key fields: "3\\x1fpublished" in YAML (a double-quoted string)\n'
+        ),
+    )
 
 
 def test_a_key_of_no_row_in_any_spelling_gets_no_hint(composite, cli):
     assert cli("inference", "build", "--spec", composite.spec_path, "--quiet").code == 0
     path = corpus(composite.folder, "99|published")
     result = cli("inference", "evaluate", "--spec", composite.spec_path, "--corpus", path)
-    assert (result.code, result.err) == (2, f"{path}: key '99|published' (case \"c1\") is not in table articles\n")
+    assert (result.code, result.err) == (
+        2,
+        f"{path}: key '99|published' (case \"c1\") is not in table articles\n",
+    )
 
 
 def test_the_spellings_and_the_display():

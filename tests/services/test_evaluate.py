@@ -9,13 +9,11 @@ import numpy as np
 import pytest
 
 import ptah
-
 from ptah.adapters.corpus_yaml import parse_corpus
 from ptah.core.errors import IncomparableBaseline, InputError, StaleGeneration, UnknownKey
-from ptah.services.build import build
 from ptah.core.report import Report
+from ptah.services.build import build
 from ptah.services.evaluate import evaluate
-
 from tests.embedders import EMBEDDERS
 from tests.services.conftest import DOCS, Workspace, request
 
@@ -42,7 +40,9 @@ class TableEmbedder:
 
     def embed_queries(self, texts):
         self.calls.append(("queries", list(texts)))
-        return np.array([angle_vector(float(t.split()[-1]) + self.turn) for t in texts], dtype=np.float32)
+        return np.array(
+            [angle_vector(float(t.split()[-1]) + self.turn) for t in texts], dtype=np.float32
+        )
 
 
 class NoModel:
@@ -97,7 +97,11 @@ def test_exact_numbers(built):
     # c1 at 10 degrees: 1 (0 off), 2 (10 off), 3 (20 off)
     assert [r["key"] for r in cases["c1"]["results"]] == ["1", "2", "3"]
     ndcg_c1 = (2 / math.log2(2) + 1 / math.log2(4)) / (2 / math.log2(2) + 1 / math.log2(3))
-    assert cases["c1"]["metrics"] == {"recall": 1.0, "mrr": 1.0, "ndcg": pytest.approx(ndcg_c1, abs=1e-12)}
+    assert cases["c1"]["metrics"] == {
+        "recall": 1.0,
+        "mrr": 1.0,
+        "ndcg": pytest.approx(ndcg_c1, abs=1e-12),
+    }
     # c2 at 78: 8 (2 off), 7 (8 off) | 6 (18 off) is third, outside k=2
     assert [r["key"] for r in cases["c2"]["results"]] == ["8", "7"]
     assert cases["c2"]["metrics"] == {"recall": 0.0, "mrr": 0.0, "ndcg": 0.0}
@@ -108,28 +112,52 @@ def test_exact_numbers(built):
     assert cases["c3"]["results"][0]["score"] == pytest.approx(math.cos(math.radians(2)), abs=1e-6)
     aggregates = only["aggregates"]
     # high: c1's hole 2 joins (3/3), c2's holes 8 and 7 join 6 (2/3), c3's hole 4 joins 3 (2/2)
-    assert aggregates["recall"] == {"value": 2 / 3, "numerator": 2.0, "denominator": 3, "undefined": 0,
-                                    "high": (1 + 2 / 3 + 1) / 3, "high_numerator": 1 + 2 / 3 + 1}
+    assert aggregates["recall"] == {
+        "value": 2 / 3,
+        "numerator": 2.0,
+        "denominator": 3,
+        "undefined": 0,
+        "high": (1 + 2 / 3 + 1) / 3,
+        "high_numerator": 1 + 2 / 3 + 1,
+    }
     assert [(c["judged"], c["holes"]) for c in only["cases"]] == [
-        (2 / 3, [{"key": "2", "rank": 2}]), (0.0, [{"key": "8", "rank": 1}, {"key": "7", "rank": 2}]),
-        (2 / 3, [{"key": "4", "rank": 2}])]
-    assert aggregates["judged"] == {"value": (2 / 3 + 0 + 2 / 3) / 3, "numerator": 4 / 3, "denominator": 3, "undefined": 0,
-                                    "holes": 4}
+        (2 / 3, [{"key": "2", "rank": 2}]),
+        (0.0, [{"key": "8", "rank": 1}, {"key": "7", "rank": 2}]),
+        (2 / 3, [{"key": "4", "rank": 2}]),
+    ]
+    assert aggregates["judged"] == {
+        "value": (2 / 3 + 0 + 2 / 3) / 3,
+        "numerator": 4 / 3,
+        "denominator": 3,
+        "undefined": 0,
+        "holes": 4,
+    }
     assert aggregates["mrr"]["value"] == pytest.approx(2 / 3, abs=1e-15)
     assert aggregates["ndcg"]["value"] == pytest.approx((ndcg_c1 + 0 + 1) / 3, abs=1e-12)
     assert aggregates["forbidden"] == {"cases": 1, "leaking": 1, "hits": 1, "rate": 1.0}
-    assert [(g["name"], g["passed"]) for g in report["gates"]] == [("required", False), ("forbidden", False)]
+    assert [(g["name"], g["passed"]) for g in report["gates"]] == [
+        ("required", False),
+        ("forbidden", False),
+    ]
     assert report["verdict"] == "fail"
     generation = only["generation"]
     assert (generation["name"], generation["rows"], generation["dimension"]) == ("docs", 9, 3)
-    assert generation["verification"]["ok"] is True and generation["verification"]["allow_stale"] is False
-    assert only["search"] == {"channel": "vector", "mode": "exact", "similarity": "cosine",
-                              "ranking": "score descending, ties broken by key ascending"}
+    assert (
+        generation["verification"]["ok"] is True
+        and generation["verification"]["allow_stale"] is False
+    )
+    assert only["search"] == {
+        "channel": "vector",
+        "mode": "exact",
+        "similarity": "cosine",
+        "ranking": "score descending, ties broken by key ascending",
+    }
 
 
 def test_report_matches_its_schema(built, tmp_path):
-    import jsonschema
     from importlib import resources
+
+    import jsonschema
 
     schema = json.loads(resources.files("ptah").joinpath("schemas/report.schema.json").read_text())
     report = run(built)
@@ -149,19 +177,26 @@ def test_queries_are_cached_so_a_second_run_needs_no_model(built):
     assert again["runs"][0]["aggregates"]["recall"]["value"] == 2 / 3
 
 
-def test_queries_read_from_the_cache_a_slice_at_a_time_with_repeats_and_misses_place_every_vector(built, monkeypatch):
+def test_queries_read_from_the_cache_a_slice_at_a_time_with_repeats_and_misses_place_every_vector(
+    built, monkeypatch
+):
     import ptah.services.channels.vector as vector
 
     monkeypatch.setattr(vector, "_CACHE_READ", 2)  # three slices of the five distinct queries
     run(built)  # caches "at 10", "at 78", "at 32"
     repeated = CORPUS + "".join(
-        f"  - id: r{i}\n    query: at {degrees}\n    required: [\"{key}\"]\n"
-        for i, (degrees, key) in enumerate([(32, "3"), (10, "1"), (50, "5"), (32, "3"), (21, "2")]))
+        f'  - id: r{i}\n    query: at {degrees}\n    required: ["{key}"]\n'
+        for i, (degrees, key) in enumerate([(32, "3"), (10, "1"), (50, "5"), (32, "3"), (21, "2")])
+    )
     model = TableEmbedder()
     mixed = run(built, repeated, embedder=model)
-    assert model.calls == [("queries", ["at 50", "at 21"])]  # only the distinct queries the cache lacks, once
+    assert model.calls == [
+        ("queries", ["at 50", "at 21"])
+    ]  # only the distinct queries the cache lacks, once
     assert mixed["runs"][0]["generation"]["queries_from_cache"] == 3
-    fresh = {case["id"]: case for case in run(built, repeated.replace("at ", "at 0"))["runs"][0]["cases"]}
+    fresh = {
+        case["id"]: case for case in run(built, repeated.replace("at ", "at 0"))["runs"][0]["cases"]
+    }
     for case in mixed["runs"][0]["cases"]:
         assert case | {"query": None} == fresh[case["id"]] | {"query": None}, case["id"]
 
@@ -171,8 +206,12 @@ def test_baseline_comparison_and_gates(built, tmp_path):
     ptah.Report.of(Report.from_dict(run(built))).save(baseline)
     same = run(built, baseline_path=str(baseline), thresholds={"recall": 0.0})
     comparison = same["baseline"]["comparisons"][0]
-    assert comparison["aggregates"]["recall"] == {"baseline": 2 / 3, "current": 2 / 3, "delta": 0.0,
-                                                  "current_high": (1 + 2 / 3 + 1) / 3}
+    assert comparison["aggregates"]["recall"] == {
+        "baseline": 2 / 3,
+        "current": 2 / 3,
+        "delta": 0.0,
+        "current_high": (1 + 2 / 3 + 1) / 3,
+    }
     assert comparison["cases_changed"] == []
     assert [(g["name"], g["passed"]) for g in same["gates"]][2] == ("max-recall-drop", True)
 
@@ -192,13 +231,22 @@ def test_a_drop_beyond_the_threshold_fails(built, tmp_path):
 
     class Shifted(TableEmbedder):
         def embed_queries(self, texts):
-            return np.array([angle_vector(worse.get(t, float(t.split()[-1]))) for t in texts], dtype=np.float32)
+            return np.array(
+                [angle_vector(worse.get(t, float(t.split()[-1]))) for t in texts], dtype=np.float32
+            )
 
     with built.project() as project:
         store = project.store()
-        with store._transaction() as connection:  # forget cached queries so the shifted model is asked
+        with (
+            store._transaction() as connection
+        ):  # forget cached queries so the shifted model is asked
             connection.execute("DELETE FROM query_cache")
-    report = run(built, embedder=Shifted(), baseline_path=str(baseline), thresholds={"recall": 0.2, "mrr": 0.5})
+    report = run(
+        built,
+        embedder=Shifted(),
+        baseline_path=str(baseline),
+        thresholds={"recall": 0.2, "mrr": 0.5},
+    )
     gates = {g["name"]: g for g in report["gates"]}
     # recall: c1 keeps 3 of {1, 3} -> 0.5; mean (0.5 + 0 + 1) / 3 = 0.5; drop 1/6 <= 0.2 passes
     assert gates["max-recall-drop"]["drop"] == pytest.approx(2 / 3 - 0.5, abs=1e-12)
@@ -239,7 +287,11 @@ def test_a_stale_generation_is_refused_unless_allowed(built):
     )
     report = run(built, allow_stale=True)
     verification = report["runs"][0]["generation"]["verification"]
-    assert (verification["ok"], verification["stale"], verification["allow_stale"]) == (False, 1, True)
+    assert (verification["ok"], verification["stale"], verification["allow_stale"]) == (
+        False,
+        1,
+        True,
+    )
 
 
 def test_a_generation_never_built_is_refused(workspace):

@@ -12,7 +12,11 @@ from ptah.services.index_search import build_index
 
 def test_search_options_default_to_exact_and_ef_search_40():
     options = SearchOptions()
-    assert (options.mode, options.uses_index, options.effective_ef_search) == ("exact", False, DEFAULT_EF_SEARCH)
+    assert (options.mode, options.uses_index, options.effective_ef_search) == (
+        "exact",
+        False,
+        DEFAULT_EF_SEARCH,
+    )
     assert SearchOptions("both", 200).effective_ef_search == 200
 
 
@@ -43,7 +47,9 @@ def test_ann_recall_is_the_share_of_the_exact_top_k_returned():
 def test_a_row_tied_with_the_exact_cutoff_counts_as_a_hit():
     exact = [("a", 0.9), ("b", 0.7)]
     assert ann_recall(["a", "z"], exact, {"a": 0.9, "z": 0.7}) == 1.0
-    assert ann_recall(["a", "z", "b"], exact, {"a": 0.9, "z": 0.7, "b": 0.7}) == 1.0  # capped at the exact count
+    assert (
+        ann_recall(["a", "z", "b"], exact, {"a": 0.9, "z": 0.7, "b": 0.7}) == 1.0
+    )  # capped at the exact count
 
 
 def test_the_sqlite_store_refuses_index_search_and_index_building(workspace):
@@ -53,10 +59,16 @@ def test_the_sqlite_store_refuses_index_search_and_index_building(workspace):
             with pytest.raises(CapabilityUnavailable) as raised:
                 check_search(project, SearchOptions(mode))
             assert raised.value.exit_code == EXIT_OPERATIONAL
-            assert str(raised.value).startswith(f"--search {mode} needs a vector index, and the SQLite store has none;")
-        with pytest.raises(CapabilityUnavailable, match="^--search both applies to the vector channel;"):
+            assert str(raised.value).startswith(
+                f"--search {mode} needs a vector index, and the SQLite store has none;"
+            )
+        with pytest.raises(
+            CapabilityUnavailable, match="^--search both applies to the vector channel;"
+        ):
             check_search(project, SearchOptions("both"), ["vector", "hybrid"])
         with pytest.raises(CapabilityUnavailable, match="^the SQLite store has no vector index;"):
             build_index(project)
-        with pytest.raises(InputError, match=r"^--m must be a whole number from 2 to 100, not 1\.$"):
+        with pytest.raises(
+            InputError, match=r"^--m must be a whole number from 2 to 100, not 1\.$"
+        ):
             build_index(project, m=1)

@@ -29,9 +29,27 @@ def corpus(workspace):
 
 
 def judge(workspace, corpus, key: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "ptah", "corpus", "judge", str(corpus), "--spec",
-                             str(workspace.spec_path), "--case", "cancel", "--key", key, "--grade", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ptah",
+            "corpus",
+            "judge",
+            str(corpus),
+            "--spec",
+            str(workspace.spec_path),
+            "--case",
+            "cancel",
+            "--key",
+            key,
+            "--grade",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_judges_saving_at_once_lose_no_judgement(workspace, corpus):
@@ -59,8 +77,10 @@ def test_a_save_that_waited_too_long_writes_nothing_and_says_so(workspace, corpu
     with judging.saving(corpus), workspace.project() as project:
         with pytest.raises(OperationalError) as raised:
             judging.judge_key(project, corpus, "cancel", "2", 1.0)
-    assert str(raised.value) == (f"{corpus}: another process has been saving judgements in its folder for 0 s; "
-                                 "nothing was written, try again")
+    assert str(raised.value) == (
+        f"{corpus}: another process has been saving judgements in its folder for 0 s; "
+        "nothing was written, try again"
+    )
     assert raised.value.exit_code == 3
     assert corpus.read_bytes() == before
     assert not judging.record_path(corpus).exists()

@@ -21,15 +21,31 @@ def text_of(key: str) -> str:
 
 def test_model_grades_of_changed_rows_and_of_other_text_are_not_used(workspace):
     cases = [Case(id=f"c{i}", query="q", k=2, relevant={"1": 1.0}) for i in range(3)]
-    run = make_run({"name": "docs"}, {"channel": "vector"},
-                   [measure_case(case, [("2", 0.9), ("3", 0.8)], searched=2) for case in cases])  # holes 2 and 3
-    person = {"c0": {"4": Judgement(1.0, text_of("4"), WHEN, sample=0), "5": Judgement(0.0, text_of("5"), WHEN, sample=0),
-                     "6": Judgement(0.0, text_of("6"), WHEN, sample=0)}}
-    model = {"c0": {"2": Judgement(1.0, text_of("2"), WHEN), "3": Judgement(0.0, "0" * 64, WHEN),  # row 3 changed
-                    "4": Judgement(1.0, text_of("4"), WHEN), "5": Judgement(1.0, text_of("5"), WHEN),
-                    "6": Judgement(0.0, "f" * 64, WHEN)},  # 6: the model saw another text than the person
-             "c1": {"2": Judgement(0.0, text_of("2"), WHEN)}}
-    record = JudgementRecord(cases=person, samples=(Sample(1, "sha256:" + "a" * 64, 3, (), WHEN),), models={BY: model})
+    run = make_run(
+        {"name": "docs"},
+        {"channel": "vector"},
+        [measure_case(case, [("2", 0.9), ("3", 0.8)], searched=2) for case in cases],
+    )  # holes 2 and 3
+    person = {
+        "c0": {
+            "4": Judgement(1.0, text_of("4"), WHEN, sample=0),
+            "5": Judgement(0.0, text_of("5"), WHEN, sample=0),
+            "6": Judgement(0.0, text_of("6"), WHEN, sample=0),
+        }
+    }
+    model = {
+        "c0": {
+            "2": Judgement(1.0, text_of("2"), WHEN),
+            "3": Judgement(0.0, "0" * 64, WHEN),  # row 3 changed
+            "4": Judgement(1.0, text_of("4"), WHEN),
+            "5": Judgement(1.0, text_of("5"), WHEN),
+            "6": Judgement(0.0, "f" * 64, WHEN),
+        },  # 6: the model saw another text than the person
+        "c1": {"2": Judgement(0.0, text_of("2"), WHEN)},
+    }
+    record = JudgementRecord(
+        cases=person, samples=(Sample(1, "sha256:" + "a" * 64, 3, (), WHEN),), models={BY: model}
+    )
     with workspace.project() as project:
         texts = ranked_texts(project, [run])
         found = model_judges(record, [run], {"docs": Evidence(index=0)}, 0.6, texts)

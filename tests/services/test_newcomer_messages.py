@@ -20,7 +20,9 @@ def loads_model(monkeypatch, workspace, embedders):
     embedders["test/org/all-MiniLM-L6-v2"] = DeterministicEmbedder(dimension=8)
 
 
-def test_build_says_which_model_it_loads_on_stderr_before_embedding(workspace, embedders, cli, loads_model):
+def test_build_says_which_model_it_loads_on_stderr_before_embedding(
+    workspace, embedders, cli, loads_model
+):
     result = cli("inference", "build", "--spec", workspace.spec_path, "--json")
     assert (result.code, result.err) == (0, "loading all-MiniLM-L6-v2 …\n")
     assert json.loads(result.out)["embedded"] == 10  # stdout holds the JSON alone
@@ -31,11 +33,15 @@ def test_build_says_which_model_it_loads_on_stderr_before_embedding(workspace, e
 
 def test_nothing_is_said_when_no_model_is_loaded(workspace, cli, loads_model):
     assert cli("inference", "build", "--spec", workspace.spec_path, "--quiet").code == 0
-    up_to_date = cli("inference", "build", "--spec", workspace.spec_path)  # nothing to embed: no model loaded
+    up_to_date = cli(
+        "inference", "build", "--spec", workspace.spec_path
+    )  # nothing to embed: no model loaded
     assert (up_to_date.code, up_to_date.err) == (0, "")
     cold = cli("inference", "search", "invoices", "--spec", workspace.spec_path, "--json")
     assert (cold.code, cold.err) == (0, "loading all-MiniLM-L6-v2 …\n")
-    warm = cli("inference", "search", "invoices", "--spec", workspace.spec_path, "--json")  # the query cache
+    warm = cli(
+        "inference", "search", "invoices", "--spec", workspace.spec_path, "--json"
+    )  # the query cache
     assert (warm.code, warm.err, warm.out) == (0, "", cold.out)
 
 
@@ -46,12 +52,24 @@ def test_a_kind_that_loads_nothing_says_nothing(workspace, embedders, cli):
     assert (result.code, result.err) == (0, "")
 
 
-@pytest.mark.parametrize("batches_first, message", [
-    (0, "interrupted: 3 of 40 rows embedded, 0 of them committed; run the same command to resume\n"),
-    (1, "interrupted: 19 of 40 rows embedded, 16 of them committed; run the same command to resume\n"),
-])
+@pytest.mark.parametrize(
+    "batches_first, message",
+    [
+        (
+            0,
+            "interrupted: 3 of 40 rows embedded, 0 of them committed; run the same command to resume\n",
+        ),
+        (
+            1,
+            "interrupted: 19 of 40 rows embedded, 16 of them committed; run the same command to resume\n",
+        ),
+    ],
+)
 def test_ctrl_c_says_what_was_embedded_and_what_was_committed(workspace, batches_first, message):
     """40 rows committed 16 at a time; the bar showed the rows the model reported, the commits kept fewer."""
-    workspace.execute("INSERT INTO articles VALUES (?, ?, ?, ?)", [(n, f"A {n}", f"B {n}.", "x") for n in range(11, 41)])
+    workspace.execute(
+        "INSERT INTO articles VALUES (?, ?, ?, ?)",
+        [(n, f"A {n}", f"B {n}.", "x") for n in range(11, 41)],
+    )
     workspace.write_spec(generations={"docs": "model: test/stops\n    batch_size: 1"})
     assert interrupt_build(workspace.spec_path, batches_first, reported=3) == (130, message)

@@ -7,7 +7,6 @@ import pytest
 from ptah.core.errors import IncomparableBaseline
 from ptah.core.power import cases_needed
 from ptah.core.significance import holm_adjusted
-
 from tests.services.test_channels import built, measured  # noqa: F401 (built: the fixture)
 
 CORPUS = """\
@@ -39,52 +38,89 @@ def run(workspace, corpus=CORPUS, baseline=None, **options):
     return measured(workspace, corpus, baseline, **options)
 
 
-def test_each_slice_has_the_means_of_its_own_cases_and_a_one_case_slice_is_listed_not_measured(built):
+def test_each_slice_has_the_means_of_its_own_cases_and_a_one_case_slice_is_listed_not_measured(
+    built,
+):
     report = run(built, channels=["vector", "lexical"])
     assert {tag: list(entry["cases"]) for tag, entry in report.corpus["slices"].items()} == {
-        "account": ["plan", "password", "tokens"], "billing": ["cancel", "plan"], "dev": ["tokens"]}
+        "account": ["plan", "password", "tokens"],
+        "billing": ["cancel", "plan"],
+        "dev": ["tokens"],
+    }
     for each in report.runs:
         values = {case.id: case.values for case in each.cases}
-        for tag, ids in (("account", ["plan", "password", "tokens"]), ("billing", ["cancel", "plan"])):
+        for tag, ids in (
+            ("account", ["plan", "password", "tokens"]),
+            ("billing", ["cancel", "plan"]),
+        ):
             means = each.slices[tag]["means"]
             for measure in ("recall", "MRR", "nDCG"):
                 key = {"recall": "recall", "MRR": "mrr", "nDCG": "ndcg"}[measure]
-                assert means[key]["value"] == pytest.approx(sum(values[i][measure] for i in ids) / len(ids))
+                assert means[key]["value"] == pytest.approx(
+                    sum(values[i][measure] for i in ids) / len(ids)
+                )
                 assert means[key]["denominator"] == len(ids)
             assert each.slices[tag]["cases"] == len(ids) and each.slices[tag]["judged"] is not None
-        assert dict(each.slices["dev"]) == {"digest": report.corpus["slices"]["dev"]["digest"], "cases": 1,
-                                             "means": None, "judged": None}
+        assert dict(each.slices["dev"]) == {
+            "digest": report.corpus["slices"]["dev"]["digest"],
+            "cases": 1,
+            "means": None,
+            "judged": None,
+        }
 
 
 def test_a_corpus_without_tags_has_no_slices(built):
     plain = "\n".join(line for line in CORPUS.splitlines() if "tags:" not in line) + "\n"
     report = run(built, plain, channels=["vector", "lexical"])
     assert "slices" not in report.corpus and report.runs[0].slices is None
-    assert "family" not in report.comparison.data and "slices" not in report.comparison.data["candidates"][0]
+    assert (
+        "family" not in report.comparison.data
+        and "slices" not in report.comparison.data["candidates"][0]
+    )
 
 
 def test_the_slice_tests_of_a_comparison_are_one_family_under_holm(built):
     report = run(built, channels=["vector", "lexical", "hybrid"])
     comparison = report.comparison.data
-    entries = [measure for candidate in comparison["candidates"] for tag in ("account", "billing")
-               for measure in candidate["slices"][tag]["measures"].values()]
+    entries = [
+        measure
+        for candidate in comparison["candidates"]
+        for tag in ("account", "billing")
+        for measure in candidate["slices"][tag]["measures"].values()
+    ]
     p_values = [entry["test"]["p_value"] for entry in entries]
     assert [entry["adjusted_p"] for entry in entries] == holm_adjusted(p_values)
-    assert comparison["family"] == {"correction": "holm", "alpha": report.comparison.data["statistics"]["alpha"],
-                                    "tests": 12, "surviving": 0}
+    assert comparison["family"] == {
+        "correction": "holm",
+        "alpha": report.comparison.data["statistics"]["alpha"],
+        "tests": 12,
+        "surviving": 0,
+    }
     dev = comparison["candidates"][0]["slices"]["dev"]
     assert (dev["comparable"], dev["why"], dev["measures"]) == (False, "fewer than 2 cases", None)
-    uncorrected = run(built, channels=["vector", "lexical", "hybrid"], correction="none").comparison.data
-    again = [measure for candidate in uncorrected["candidates"] for tag in ("account", "billing")
-             for measure in candidate["slices"][tag]["measures"].values()]
+    uncorrected = run(
+        built, channels=["vector", "lexical", "hybrid"], correction="none"
+    ).comparison.data
+    again = [
+        measure
+        for candidate in uncorrected["candidates"]
+        for tag in ("account", "billing")
+        for measure in candidate["slices"][tag]["measures"].values()
+    ]
     assert [entry["adjusted_p"] for entry in again] == [entry["test"]["p_value"] for entry in again]
     assert uncorrected["family"]["correction"] == "none"
 
 
 def test_a_slice_gate_judges_the_slices_cases_against_the_same_slice_of_the_baseline(built):
     baseline = run(built, channels=["vector"])
-    report = run(built, baseline=baseline, names=["docs"], channels=["lexical"], baseline_path="b.json",
-                 thresholds={"recall@account": 0.0, "nDCG@*": 0.5})
+    report = run(
+        built,
+        baseline=baseline,
+        names=["docs"],
+        channels=["lexical"],
+        baseline_path="b.json",
+        thresholds={"recall@account": 0.0, "nDCG@*": 0.5},
+    )
     account = [gate for gate in report.gates if gate.name == "max-recall-drop@account"]
     (gate,) = account
     before = baseline.runs[0].slices["account"]["means"]["recall"]["value"]
@@ -93,7 +129,9 @@ def test_a_slice_gate_judges_the_slices_cases_against_the_same_slice_of_the_base
     # it passes on its judged values, but the baseline's holes could make it fail: a pass is questioned too
     assert (gate.passed, gate.inconclusive, gate.holes["direction"]) == (False, True, "fail")
     assert sorted(g.name for g in report.gates if g.name.startswith("max-ndcg-drop@")) == [
-        "max-ndcg-drop@account", "max-ndcg-drop@billing"]  # dev holds one case: not gated
+        "max-ndcg-drop@account",
+        "max-ndcg-drop@billing",
+    ]  # dev holds one case: not gated
     assert gate.power is None  # a threshold of 0: no drop to plan for
     (ndcg,) = [g for g in report.gates if g.name == "max-ndcg-drop@account"]
     assert ndcg.power["cases"] == 3  # the slice's pairs
@@ -103,56 +141,101 @@ def test_a_slice_the_baseline_lacks_or_that_changed_is_refused_by_name(built):
     baseline = run(built, channels=["vector"])
     with pytest.raises(IncomparableBaseline) as missing:
         run(built, baseline=baseline, baseline_path="b.json", thresholds={"recall@security": 0.1})
-    assert str(missing.value) == "--max-drop recall@security: no case of the corpus is tagged security (the baseline b.json)"
-    moved = CORPUS.replace("    tags: [account]\n", "    tags: [billing]\n")  # password moves from account to billing
+    assert (
+        str(missing.value)
+        == "--max-drop recall@security: no case of the corpus is tagged security (the baseline b.json)"
+    )
+    moved = CORPUS.replace(
+        "    tags: [account]\n", "    tags: [billing]\n"
+    )  # password moves from account to billing
     with pytest.raises(IncomparableBaseline) as changed:
-        run(built, moved, baseline=baseline, baseline_path="b.json", thresholds={"recall@account": 0.1})
-    assert str(changed.value) == ("--max-drop recall@account: the baseline's slice account holds other cases (or other "
-                                  "expectations); make a new baseline (the baseline b.json)")
+        run(
+            built,
+            moved,
+            baseline=baseline,
+            baseline_path="b.json",
+            thresholds={"recall@account": 0.1},
+        )
+    assert str(changed.value) == (
+        "--max-drop recall@account: the baseline's slice account holds other cases (or other "
+        "expectations); make a new baseline (the baseline b.json)"
+    )
     assert changed.value.exit_code == 2
-    report = run(built, moved, baseline=baseline, baseline_path="b.json", thresholds={"recall@*": 0.1})
+    report = run(
+        built, moved, baseline=baseline, baseline_path="b.json", thresholds={"recall@*": 0.1}
+    )
     # both slices of the baseline changed: each fails its gate (dev held 1 case, never gated)
     assert [(gate.name, gate.passed) for gate in report.gates if "@" in gate.name] == [
-        ("max-recall-drop@account", False), ("max-recall-drop@billing", False)]
+        ("max-recall-drop@account", False),
+        ("max-recall-drop@billing", False),
+    ]
     for tag in ("account", "billing"):
         entry = report.comparisons[0].data["slices"][tag]
-        assert (entry["comparable"], entry["why"]) == (False, "the baseline's slice holds other cases (or other "
-                                                              "expectations)")
+        assert (entry["comparable"], entry["why"]) == (
+            False,
+            "the baseline's slice holds other cases (or other expectations)",
+        )
 
 
 def test_renaming_every_tag_never_switches_a_slice_gate_off(built):
     baseline = run(built, channels=["vector"])
     renamed = CORPUS.replace("billing", "payments").replace("account", "profile")
-    report = run(built, renamed, baseline=baseline, baseline_path="b.json", thresholds={"recall@*": 0.0})
+    report = run(
+        built, renamed, baseline=baseline, baseline_path="b.json", thresholds={"recall@*": 0.0}
+    )
     failed = [gate for gate in report.gates if not gate.passed]
     assert [gate.name for gate in failed] == ["max-recall-drop@account", "max-recall-drop@billing"]
     assert failed[0].detail == (
         "the baseline's slice account held 3 cases: plan, password, tokens; no case of the corpus is tagged account "
         "now, and a slice the baseline holds stays gated: tag those cases as they were, or make a new baseline "
-        "(ptah report rebaseline)")
+        "(ptah report rebaseline)"
+    )
     assert (failed[0].threshold, failed[0].drop, failed[0].power) == (0.0, None, None)
-    assert report.passed is False and report.verdict == "fail"  # exit 1, as before the tags were renamed
-    again = run(built, renamed, baseline=baseline, baseline_path="b.json", thresholds={"recall@*": 0.5})
-    assert [gate.name for gate in again.gates if not gate.passed] == ["max-recall-drop@account",
-                                                                       "max-recall-drop@billing"]
+    assert (
+        report.passed is False and report.verdict == "fail"
+    )  # exit 1, as before the tags were renamed
+    again = run(
+        built, renamed, baseline=baseline, baseline_path="b.json", thresholds={"recall@*": 0.5}
+    )
+    assert [gate.name for gate in again.gates if not gate.passed] == [
+        "max-recall-drop@account",
+        "max-recall-drop@billing",
+    ]
 
 
 def test_a_drop_gate_notes_the_cases_its_threshold_needs(built):
     baseline = run(built, channels=["vector"])
-    report = run(built, baseline=baseline, baseline_path="b.json", names=["docs"], channels=["lexical"],
-                 thresholds={"nDCG": 0.05})
+    report = run(
+        built,
+        baseline=baseline,
+        baseline_path="b.json",
+        names=["docs"],
+        channels=["lexical"],
+        thresholds={"nDCG": 0.05},
+    )
     (gate,) = [gate for gate in report.gates if gate.name == "max-ndcg-drop"]
     theirs = {case.id: case.values["nDCG"] for case in baseline.runs[0].cases}
     differences = [case.values["nDCG"] - theirs[case.id] for case in report.runs[0].cases]
     needed = cases_needed(differences, 0.05, 0.8, 1 - 0.95)
-    assert dict(gate.power) == {"power": 0.8, "alpha": pytest.approx(0.05), "cases": 4, "needed": needed,
-                                "underpowered": needed is not None and needed > 4}
+    assert dict(gate.power) == {
+        "power": 0.8,
+        "alpha": pytest.approx(0.05),
+        "cases": 4,
+        "needed": needed,
+        "underpowered": needed is not None and needed > 4,
+    }
     assert gate.to_dict()["power"]["needed"] == needed
 
 
 def test_the_power_note_reads_a_measure_with_a_depth_in_whole_and_slice_gates(built):
     baseline = run(built, channels=["vector"], measures=["MAP@5"])
-    report = run(built, baseline=baseline, baseline_path="b.json", names=["docs"], channels=["lexical"],
-                 thresholds={"MAP@5": 0.1, "MAP@5@account": 0.1})
+    report = run(
+        built,
+        baseline=baseline,
+        baseline_path="b.json",
+        names=["docs"],
+        channels=["lexical"],
+        thresholds={"MAP@5": 0.1, "MAP@5@account": 0.1},
+    )
     noted = {gate.name: gate.power["cases"] for gate in report.gates if gate.power is not None}
     assert noted == {"max-MAP@5-drop": 4, "max-MAP@5-drop@account": 3}

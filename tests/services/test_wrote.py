@@ -12,7 +12,14 @@ def test_evaluate_says_each_file_it_wrote_last_and_keeps_json_stdout_clean(works
     assert cli("inference", "build", "--spec", workspace.spec_path, "--quiet")[0] == 0
     files = [workspace.folder / name for name in ("r.json", "r.html", "r.trec")]
     options = ["--output", files[0], "--html", files[1], "--trec-run", files[2]]
-    base = ["inference", "evaluate", "--spec", workspace.spec_path, "--corpus", workspace.folder / "corpus.yaml"]
+    base = [
+        "inference",
+        "evaluate",
+        "--spec",
+        workspace.spec_path,
+        "--corpus",
+        workspace.folder / "corpus.yaml",
+    ]
     code, out, err = cli(*base, *options)
     assert (code, err) == (0, "")
     assert out.splitlines()[-3:] == [f"wrote {path}" for path in files]

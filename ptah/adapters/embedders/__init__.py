@@ -7,9 +7,10 @@ loads any plugin; only opening an embedder of such a kind does.
 
 from __future__ import annotations
 
-from numbers import Integral
+from collections.abc import Callable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Callable
+from numbers import Integral
+from typing import TYPE_CHECKING
 
 from ptah.core.spec import GenerationSettings
 
@@ -40,9 +41,15 @@ def open_embedder(settings: GenerationSettings, root: str) -> Embedder:
         loading(f"loading {settings.model.rstrip('/').rsplit('/', 1)[-1]} …")
     embedder = kind.open(settings, root)
     dimension = getattr(embedder, "dimension", None)
-    if not isinstance(embedder, Embedder) or not isinstance(dimension, Integral) or isinstance(dimension, bool) \
-            or dimension < 1:
-        raise PluginError(f'the embedder kind "{kind.name}" opened {embedder!r} for model "{settings.model}"; '
-                          "open() returns an object with a positive int dimension, embed_documents() and "
-                          "embed_queries()")
+    if (
+        not isinstance(embedder, Embedder)
+        or not isinstance(dimension, Integral)
+        or isinstance(dimension, bool)
+        or dimension < 1
+    ):
+        raise PluginError(
+            f'the embedder kind "{kind.name}" opened {embedder!r} for model "{settings.model}"; '
+            "open() returns an object with a positive int dimension, embed_documents() and "
+            "embed_queries()"
+        )
     return embedder

@@ -14,8 +14,9 @@ vectors depend on, and opens the :class:`Embedder`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -67,7 +68,9 @@ class EmbedderKind(Protocol):
         """Whether this kind handles the generation's ``model``."""
         ...
 
-    def identity_parts(self, settings: GenerationSettings, root: str, *, cache_dir: Path | None = None) -> dict:
+    def identity_parts(
+        self, settings: GenerationSettings, root: str, *, cache_dir: Path | None = None
+    ) -> dict:
         """What of the model the generation identity covers (JSON values; ``kind`` is added by ptah).
 
         ``root`` is the specification's folder (for relative paths);
@@ -120,7 +123,9 @@ def as_matrix(vectors: object, dimension: int) -> np.ndarray:
 def l2_normalize(matrix: np.ndarray) -> np.ndarray:
     """Each row scaled to unit length; an all-zero row stays zero."""
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return np.ascontiguousarray(np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0), dtype=np.float32)
+    return np.ascontiguousarray(
+        np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0), dtype=np.float32
+    )
 
 
 def service_key(service: ServiceSettings, env: Mapping[str, str], who: str = "") -> str | None:
@@ -131,6 +136,8 @@ def service_key(service: ServiceSettings, env: Mapping[str, str], who: str = "")
         return None
     key = env.get(service.api_key_env)
     if not key:
-        raise CredentialMissing(f"{who}the environment variable {service.api_key_env} that should hold the key of "
-                                f"{service.base_url} is not set; set it, or name another with api_key_env")
+        raise CredentialMissing(
+            f"{who}the environment variable {service.api_key_env} that should hold the key of "
+            f"{service.base_url} is not set; set it, or name another with api_key_env"
+        )
     return key

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -106,12 +106,22 @@ class DeterministicKind:
     def claims(self, settings: GenerationSettings) -> bool:
         return settings.model == DETERMINISTIC_MODEL and settings.service is None
 
-    def identity_parts(self, settings: GenerationSettings, root: str, *, cache_dir: Path | None = None) -> dict:
-        return {"algorithm": ALGORITHM, "dimension": settings.dimension or DEFAULT_DETERMINISTIC_DIMENSION}
+    def identity_parts(
+        self, settings: GenerationSettings, root: str, *, cache_dir: Path | None = None
+    ) -> dict:
+        return {
+            "algorithm": ALGORITHM,
+            "dimension": settings.dimension or DEFAULT_DETERMINISTIC_DIMENSION,
+        }
 
     def open(self, settings: GenerationSettings, root: str) -> DeterministicEmbedder:
-        return DeterministicEmbedder(settings.dimension or DEFAULT_DETERMINISTIC_DIMENSION, settings.normalize,
-                                     settings.query_prefix, settings.document_prefix, settings.max_seq_length)
+        return DeterministicEmbedder(
+            settings.dimension or DEFAULT_DETERMINISTIC_DIMENSION,
+            settings.normalize,
+            settings.query_prefix,
+            settings.document_prefix,
+            settings.max_seq_length,
+        )
 
     def versions(self) -> dict[str, str | None]:
         return {}  # numpy and hashlib only, and ptah itself (recorded for every kind)

@@ -37,9 +37,10 @@ import json
 import random
 import threading
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, NoReturn, Sequence, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import httpx
 import numpy as np
@@ -62,7 +63,9 @@ class Policy:
     backoff_s: float = 0.5
     max_delay_s: float = 30.0
     max_request_chars: int = 400_000
-    bytes_per_value: int = 32  # a float written in JSON, with its separator, is at most 25 characters
+    bytes_per_value: int = (
+        32  # a float written in JSON, with its separator, is at most 25 characters
+    )
 
     def response_limit(self, inputs: int, dimension: int | None) -> int:
         """The most bytes read of an answer to ``inputs`` texts."""
@@ -84,8 +87,17 @@ class Usage:
     backoff_s: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def add(self, *, requests: int = 0, retries: int = 0, texts: int = 0, characters: int = 0,
-            tokens: int | None = None, server_s: float = 0.0, backoff_s: float = 0.0) -> None:
+    def add(
+        self,
+        *,
+        requests: int = 0,
+        retries: int = 0,
+        texts: int = 0,
+        characters: int = 0,
+        tokens: int | None = None,
+        server_s: float = 0.0,
+        backoff_s: float = 0.0,
+    ) -> None:
         with self._lock:
             self.requests += requests
             self.retries += retries
@@ -97,13 +109,22 @@ class Usage:
             self.backoff_s += backoff_s
 
     def as_dict(self, max_concurrency: int = 1) -> dict:
-        return {"requests": self.requests, "retries": self.retries, "texts": self.texts, "characters": self.characters,
-                "server_prompt_tokens": self.prompt_tokens, "server_seconds": round(self.server_s, 3),
-                "backoff_seconds": round(self.backoff_s, 3), "max_concurrency": max_concurrency}
+        return {
+            "requests": self.requests,
+            "retries": self.retries,
+            "texts": self.texts,
+            "characters": self.characters,
+            "server_prompt_tokens": self.prompt_tokens,
+            "server_seconds": round(self.server_s, 3),
+            "backoff_seconds": round(self.backoff_s, 3),
+            "max_concurrency": max_concurrency,
+        }
 
 
 class _Retry(Exception):
-    def __init__(self, what: str, retry_after: float | None = None, remedy: str = "try again later"):
+    def __init__(
+        self, what: str, retry_after: float | None = None, remedy: str = "try again later"
+    ):
         super().__init__(what)
         self.what, self.retry_after, self.remedy = what, retry_after, remedy
 
@@ -119,19 +140,36 @@ class ServiceClient:
     service = "service"
     refused = "the answer was refused"
 
-    def __init__(self, endpoint: str, *, key: str | None, batch_size: int, max_concurrency: int, policy: Policy,
-                 timeout_s: float):
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        key: str | None,
+        batch_size: int,
+        max_concurrency: int,
+        policy: Policy,
+        timeout_s: float,
+    ):
         self.endpoint = endpoint
         self.batch_size, self.max_concurrency, self.policy = batch_size, max_concurrency, policy
         self.timeout_s = timeout_s
         self.usage = Usage()
         self._key = key
-        headers = {"Content-Type": "application/json", "Accept": "application/json", "Accept-Encoding": "identity",
-                   "User-Agent": "ptah"}
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "Accept-Encoding": "identity",
+            "User-Agent": "ptah",
+        }
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        self._http = httpx.Client(headers=headers, follow_redirects=False, limits=httpx.Limits(
-            max_connections=max_concurrency, max_keepalive_connections=max_concurrency))
+        self._http = httpx.Client(
+            headers=headers,
+            follow_redirects=False,
+            limits=httpx.Limits(
+                max_connections=max_concurrency, max_keepalive_connections=max_concurrency
+            ),
+        )
 
     def in_parallel(self, work: Callable[[T], R], batches: list[T]) -> list[R]:
         """``work`` of each batch, in order, ``max_concurrency`` of them in flight (threads sharing the connections)."""
@@ -152,9 +190,13 @@ class ServiceClient:
             except _Retry as exc:
                 self.usage.add(requests=1, server_s=time.monotonic() - started)
                 if attempt == policy.attempts:
-                    raise ServiceUnavailable(f"the {self.service} {self.endpoint} {exc.what} "
-                                             f"to {all_of(policy.attempts, 'attempt')}; {exc.remedy}") from None
-                delay = min(policy.max_delay_s, policy.backoff_s * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+                    raise ServiceUnavailable(
+                        f"the {self.service} {self.endpoint} {exc.what} "
+                        f"to {all_of(policy.attempts, 'attempt')}; {exc.remedy}"
+                    ) from None
+                delay = min(
+                    policy.max_delay_s, policy.backoff_s * 2 ** (attempt - 1)
+                ) * random.uniform(0.5, 1.0)
                 if exc.retry_after is not None:
                     delay = max(delay, min(exc.retry_after, policy.max_delay_s))
                 self.usage.add(retries=1, backoff_s=delay)
@@ -189,20 +231,28 @@ class ServiceClient:
     def _post(self, data: bytes, limit: int) -> bytes:
         deadline = time.monotonic() + self.timeout_s
         try:
-            timeout = httpx.Timeout(self.timeout_s)  # connect, write, pool and each read; the deadline is below
+            timeout = httpx.Timeout(
+                self.timeout_s
+            )  # connect, write, pool and each read; the deadline is below
             with self._http.stream("POST", self.endpoint, content=data, timeout=timeout) as answer:
                 if not answer.is_success:  # a redirect too: the key stays with this host
                     self._failed(answer, deadline)
                 kind = answer.headers.get("Content-Type")
-                if kind is not None and not _is_json(kind):  # a proxy's or a login page's answer, not the API's
-                    self.refuse(f"answered {self.visible(kind.split(';')[0].strip())}, not JSON (a proxy or a "
-                                "login page?)")
+                if kind is not None and not _is_json(
+                    kind
+                ):  # a proxy's or a login page's answer, not the API's
+                    self.refuse(
+                        f"answered {self.visible(kind.split(';')[0].strip())}, not JSON (a proxy or a "
+                        "login page?)"
+                    )
                 raw = self._read(answer, limit + 1, deadline)
         except httpx.TimeoutException:
             raise self._timed_out() from None
         except httpx.TransportError as exc:
-            raise _Retry("could not be reached or dropped the connection "
-                         f"({self.visible(str(exc) or type(exc).__name__)})") from None
+            raise _Retry(
+                "could not be reached or dropped the connection "
+                f"({self.visible(str(exc) or type(exc).__name__)})"
+            ) from None
         if len(raw) > limit:
             self.refuse(f"sent more than {limit:,} bytes")
         return raw
@@ -219,9 +269,11 @@ class ServiceClient:
         return bytes(body[:most])
 
     def _timed_out(self) -> _Retry:
-        return _Retry(f"did not answer within timeout_s ({self.timeout_s:g} s)",
-                      remedy=f"each retry re-sends work the server may still be doing, so try a smaller batch_size "
-                             f"(now {self.batch_size}) or a larger timeout_s")
+        return _Retry(
+            f"did not answer within timeout_s ({self.timeout_s:g} s)",
+            remedy=f"each retry re-sends work the server may still be doing, so try a smaller batch_size "
+            f"(now {self.batch_size}) or a larger timeout_s",
+        )
 
     def _failed(self, answer: httpx.Response, deadline: float) -> None:
         status = answer.status_code
@@ -230,9 +282,14 @@ class ServiceClient:
         except (httpx.TransportError, _Retry):  # the body is only told, never needed
             message = "no message"
         if status == 429 or status >= 500:
-            raise _Retry(f"answered HTTP {status} ({message})", _retry_after(answer.headers.get("Retry-After")))
-        raise ServiceUnavailable(f"the {self.service} {self.endpoint} refused the request with HTTP {status} "
-                                 f"({message}); check the model, the key and base_url")
+            raise _Retry(
+                f"answered HTTP {status} ({message})",
+                _retry_after(answer.headers.get("Retry-After")),
+            )
+        raise ServiceUnavailable(
+            f"the {self.service} {self.endpoint} refused the request with HTTP {status} "
+            f"({message}); check the model, the key and base_url"
+        )
 
     def _message(self, raw: bytes) -> str:
         text = raw.decode("utf-8", errors="replace")
@@ -255,15 +312,35 @@ class EmbeddingsClient(ServiceClient):
     service = "embedding service"
     refused = "the answer was refused and nothing was stored"
 
-    def __init__(self, base_url: str, model: str, *, key: str | None, dimensions: int | None,
-                 batch_size: int, max_concurrency: int, policy: Policy, timeout_s: float):
-        super().__init__(base_url.rstrip("/") + "/embeddings", key=key, batch_size=batch_size,
-                         max_concurrency=max_concurrency, policy=policy, timeout_s=timeout_s)
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        key: str | None,
+        dimensions: int | None,
+        batch_size: int,
+        max_concurrency: int,
+        policy: Policy,
+        timeout_s: float,
+    ):
+        super().__init__(
+            base_url.rstrip("/") + "/embeddings",
+            key=key,
+            batch_size=batch_size,
+            max_concurrency=max_concurrency,
+            policy=policy,
+            timeout_s=timeout_s,
+        )
         self.model, self.dimensions = model, dimensions
         self.dimension: int | None = dimensions  # learnt from the first answer when not asked
-        self.served_model: str | None = None  # the model the last answer named (None: it named none)
+        self.served_model: str | None = (
+            None  # the model the last answer named (None: it named none)
+        )
 
-    def embed(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+    def embed(
+        self, texts: Sequence[str], progress: Callable[[int], None] | None = None
+    ) -> np.ndarray:
         """One float32 row per text, in order (``(0, dimension)`` for none); ``progress(texts answered so far)``
         after each request that is answered."""
         batches = list(self._batches(texts))
@@ -279,13 +356,17 @@ class EmbeddingsClient(ServiceClient):
                     progress(answered[0])
             return part
 
-        return np.ascontiguousarray(np.concatenate(self.in_parallel(request, batches)), dtype=np.float32)
+        return np.ascontiguousarray(
+            np.concatenate(self.in_parallel(request, batches)), dtype=np.float32
+        )
 
     def _batches(self, texts: Sequence[str]):
         batch: list[str] = []
         chars = 0
         for text in texts:
-            if batch and (len(batch) >= self.batch_size or chars + len(text) > self.policy.max_request_chars):
+            if batch and (
+                len(batch) >= self.batch_size or chars + len(text) > self.policy.max_request_chars
+            ):
                 yield batch
                 batch, chars = [], 0
             batch.append(text)
@@ -297,7 +378,9 @@ class EmbeddingsClient(ServiceClient):
         body: dict[str, Any] = {"model": self.model, "input": batch, "encoding_format": "float"}
         if self.dimensions is not None:
             body["dimensions"] = self.dimensions
-        vectors = self._vectors(self.post(body, self.policy.response_limit(len(batch), self.dimension)), len(batch))
+        vectors = self._vectors(
+            self.post(body, self.policy.response_limit(len(batch), self.dimension)), len(batch)
+        )
         self.usage.add(texts=len(batch), characters=sum(len(text) for text in batch))
         return vectors
 
@@ -308,7 +391,9 @@ class EmbeddingsClient(ServiceClient):
             self.refuse("answered JSON that is not an embeddings list (no data: [{embedding: …}])")
         served = document.get("model")
         if served is not None and served != self.model:
-            self.refuse(f'answered with model "{self.visible(str(served))}", not "{self.model}" as asked')
+            self.refuse(
+                f'answered with model "{self.visible(str(served))}", not "{self.model}" as asked'
+            )
         self.served_model = served
         if len(data) != inputs:
             self.refuse(f"answered {len(data)} vectors for {inputs} texts")
@@ -318,14 +403,22 @@ class EmbeddingsClient(ServiceClient):
         rows: list[Any] = [None] * inputs
         for index, item in zip(order, data):
             rows[index] = item.get("embedding")
-        if not all(isinstance(row, list) and row and all(
-                isinstance(value, (int, float)) and not isinstance(value, bool) for value in row) for row in rows):
+        if not all(
+            isinstance(row, list)
+            and row
+            and all(
+                isinstance(value, (int, float)) and not isinstance(value, bool) for value in row
+            )
+            for row in rows
+        ):
             self.refuse("answered an embedding that is not a list of numbers")
         lengths = {len(row) for row in rows}
         expected = self.dimension
         if len(lengths) != 1 or (expected is not None and lengths != {expected}):
             sizes = ", ".join(str(n) for n in sorted(lengths))
-            self.refuse(f"answered vectors of dimension {sizes}" + (f", not {expected}" if expected else ""))
+            self.refuse(
+                f"answered vectors of dimension {sizes}" + (f", not {expected}" if expected else "")
+            )
         with np.errstate(over="ignore"):
             matrix = np.asarray(rows, dtype=np.float64).astype(np.float32)
         if not np.isfinite(matrix).all():
@@ -334,7 +427,9 @@ class EmbeddingsClient(ServiceClient):
             self.dimension = matrix.shape[1]
         usage = document.get("usage")
         tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
-        self.usage.add(tokens=tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None)
+        self.usage.add(
+            tokens=tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
+        )
         return matrix
 
 

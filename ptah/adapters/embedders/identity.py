@@ -73,7 +73,9 @@ class GenerationIdentity:
 
 def canonical_json(document: dict) -> bytes:
     """The canonical serialisation the identity hashes (see module docs)."""
-    text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    text = json.dumps(
+        document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
     return text.encode("utf-8")
 
 
@@ -97,15 +99,27 @@ def generation_identity(
         "max_seq_length": settings.max_seq_length,
         "query_prefix": settings.query_prefix,
     }
-    if settings.vectors is not None:  # the table's vectors: which ones, and how queries are embedded against them
-        parts |= {"format": EXTERNAL_FORMAT, "vectors": {"table": source.table, "column": settings.vectors}}
+    if (
+        settings.vectors is not None
+    ):  # the table's vectors: which ones, and how queries are embedded against them
+        parts |= {
+            "format": EXTERNAL_FORMAT,
+            "vectors": {"table": source.table, "column": settings.vectors},
+        }
     else:
-        parts |= {"document_prefix": settings.document_prefix, "text_template": settings.template(source)}
+        parts |= {
+            "document_prefix": settings.document_prefix,
+            "text_template": settings.template(source),
+        }
     return GenerationIdentity("sha256:" + hashlib.sha256(canonical_json(parts)).hexdigest(), parts)
 
 
-def _model_parts(kind: EmbedderKind, settings: GenerationSettings, root: str, cache_dir: str | Path | None) -> dict:
-    parts = kind.identity_parts(settings, root, cache_dir=Path(cache_dir) if cache_dir is not None else None)
+def _model_parts(
+    kind: EmbedderKind, settings: GenerationSettings, root: str, cache_dir: str | Path | None
+) -> dict:
+    parts = kind.identity_parts(
+        settings, root, cache_dir=Path(cache_dir) if cache_dir is not None else None
+    )
     problem = None
     if not isinstance(parts, dict) or "kind" in parts:
         problem = "a mapping without the key kind (ptah adds it)"
@@ -115,6 +129,8 @@ def _model_parts(kind: EmbedderKind, settings: GenerationSettings, root: str, ca
         except (TypeError, ValueError):
             problem = "JSON values only (text, numbers that are finite, true/false, null, lists, mappings)"
     if problem is not None:
-        raise PluginError(f'the embedder kind "{kind.name}" gave identity parts {parts!r} for model '
-                          f'"{settings.model}"; identity_parts() returns {problem}')
+        raise PluginError(
+            f'the embedder kind "{kind.name}" gave identity parts {parts!r} for model '
+            f'"{settings.model}"; identity_parts() returns {problem}'
+        )
     return parts

@@ -7,7 +7,8 @@ an answer's inner JSON (the chat judge's message) needs no httpx.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class DuplicateKey(ValueError):

@@ -37,9 +37,10 @@ import os
 import stat
 import tempfile
 import warnings
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -63,7 +64,9 @@ CACHE_FOLDER = Path(".ptah") / "onnx"  # under the specification's folder
 INSTALL = "pip install 'ptah-eval[onnx]' (or pip install onnxruntime onnx)"
 OUTPUT = "sentence_embedding"
 OPSET = 17
-EXPORTS_FILE = "onnx-exports.json"  # in the user's cache folder: each export's SHA-256 by its real path
+EXPORTS_FILE = (
+    "onnx-exports.json"  # in the user's cache folder: each export's SHA-256 by its real path
+)
 EXPORTS_FORMAT = "ptah-onnx-exports@1"
 MAX_EXPORTS_BYTES = 4 * 1024 * 1024  # a larger record is ignored: the exports are made again
 
@@ -76,17 +79,24 @@ class OnnxKind(SentenceTransformersKind):
     def claims(self, settings: GenerationSettings) -> bool:
         return settings.backend == "onnx" and super().claims(settings)
 
-    def identity_parts(self, settings: GenerationSettings, root: str, *, cache_dir: Path | None = None) -> dict:
-        return {**super().identity_parts(settings, root, cache_dir=cache_dir), "export": EXPORT_FORMAT,
-                "quantize": settings.quantize}
+    def identity_parts(
+        self, settings: GenerationSettings, root: str, *, cache_dir: Path | None = None
+    ) -> dict:
+        return {
+            **super().identity_parts(settings, root, cache_dir=cache_dir),
+            "export": EXPORT_FORMAT,
+            "quantize": settings.quantize,
+        }
 
     def open(self, settings: GenerationSettings, root: str) -> OnnxEmbedder:
         try:
             import onnx  # noqa: F401 -- the exporter and the quantiser need it
             import onnxruntime  # noqa: F401
         except ImportError:
-            raise InputError(f'generation "{settings.name}" has backend: onnx, which needs onnxruntime and onnx; '
-                             f"install them with {INSTALL}") from None
+            raise InputError(
+                f'generation "{settings.name}" has backend: onnx, which needs onnxruntime and onnx; '
+                f"install them with {INSTALL}"
+            ) from None
         return OnnxEmbedder(settings, root, self.identity_parts(settings, root))
 
     def versions(self) -> dict[str, str | None]:
@@ -101,10 +111,18 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         self.inputs = sorted(self._features(["ptah"]))
         folder = Path(root) / CACHE_FOLDER
         try:
-            if folder.is_symlink():  # a link committed or cached as .ptah/onnx: ptah writes nothing through it
+            if (
+                folder.is_symlink()
+            ):  # a link committed or cached as .ptah/onnx: ptah writes nothing through it
                 raise OutputRefused(f"{folder} is a link")
-            self.session = self._session(self._exported(folder, parts, _Exports(default_cache_dir())))
-        except (OSError, OutputUnwritable, OutputRefused):  # export where we may, each time it is opened
+            self.session = self._session(
+                self._exported(folder, parts, _Exports(default_cache_dir()))
+            )
+        except (
+            OSError,
+            OutputUnwritable,
+            OutputRefused,
+        ):  # export where we may, each time it is opened
             with tempfile.TemporaryDirectory(prefix="ptah-onnx-") as scratch:
                 self.session = self._session(self._exported(Path(scratch), parts, None))
 
@@ -115,8 +133,10 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         try:
             return onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime's load errors share no base class
-            raise ModelUnavailable(f"the ONNX model {path} could not be loaded ({' '.join(str(exc).split())[:200]}); "
-                                   "delete it and ptah exports it again") from None
+            raise ModelUnavailable(
+                f"the ONNX model {path} could not be loaded ({' '.join(str(exc).split())[:200]}); "
+                "delete it and ptah exports it again"
+            ) from None
 
     def _features(self, texts: list[str]) -> dict:
         """The model's tokenizer's tensors for ``texts`` (``preprocess`` since sentence-transformers 6)."""
@@ -150,7 +170,9 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         names = self.inputs
         model = self.model
 
-        class Forward(torch.nn.Module):  # the whole SentenceTransformer: tensors in, sentence embeddings out
+        class Forward(
+            torch.nn.Module
+        ):  # the whole SentenceTransformer: tensors in, sentence embeddings out
             def __init__(self) -> None:
                 super().__init__()
                 self.model = model
@@ -161,17 +183,29 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         sample = self._features(["ptah exports this model", "once"])
         axes = {name: {0: "batch", 1: "sequence"} for name in names} | {OUTPUT: {0: "batch"}}
         with torch.no_grad(), _quiet():
-            torch.onnx.export(Forward().eval(), tuple(sample[name] for name in names), path, dynamo=False,
-                              input_names=names, output_names=[OUTPUT], dynamic_axes=axes, opset_version=OPSET)
+            torch.onnx.export(
+                Forward().eval(),
+                tuple(sample[name] for name in names),
+                path,
+                dynamo=False,
+                input_names=names,
+                output_names=[OUTPUT],
+                dynamic_axes=axes,
+                opset_version=OPSET,
+            )
 
     def _encode(self, texts: Sequence[str], prefix: str) -> np.ndarray:
         vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # as the library does: little padding
+        order = sorted(
+            range(len(texts)), key=lambda i: -len(texts[i])
+        )  # as the library does: little padding
         size = self.settings.batch_size
         for start in range(0, len(order), size):
-            chunk = order[start:start + size]
+            chunk = order[start : start + size]
             features = self._features([prefix + texts[i] for i in chunk])
-            vectors[chunk] = self.session.run([OUTPUT], {name: features[name].numpy() for name in self.inputs})[0]
+            vectors[chunk] = self.session.run(
+                [OUTPUT], {name: features[name].numpy() for name in self.inputs}
+            )[0]
         return l2_normalize(vectors) if self.settings.normalize else vectors
 
 
@@ -198,7 +232,9 @@ class _Exports:
         self.entries[os.path.realpath(path)] = file_sha256(path)
         kept = {name: digest for name, digest in self.entries.items() if os.path.exists(name)}
         try:
-            write_text_atomically(self.file, json.dumps({"format": EXPORTS_FORMAT, "files": kept}, sort_keys=True))
+            write_text_atomically(
+                self.file, json.dumps({"format": EXPORTS_FORMAT, "files": kept}, sort_keys=True)
+            )
         except (OutputRefused, OutputUnwritable):
             pass
 

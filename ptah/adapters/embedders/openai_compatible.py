@@ -21,8 +21,9 @@ must be embedded); the generation's ``timeout_s`` bounds each request,
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -35,7 +36,9 @@ if TYPE_CHECKING:
 
 KIND = "openai"
 PROBE_TEXT = "ptah probe: the quick brown fox jumps over the lazy dog"
-POLICY: Policy | None = None  # the client's retries and request sizes (None: its defaults); tests lower them
+POLICY: Policy | None = (
+    None  # the client's retries and request sizes (None: its defaults); tests lower them
+)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -61,14 +64,21 @@ class OpenAICompatibleKind:
     def claims(self, settings: GenerationSettings) -> bool:
         return settings.service is not None and settings.service.provider == "openai"
 
-    def identity_parts(self, settings: GenerationSettings, root: str, *, cache_dir: Path | None = None) -> dict:
+    def identity_parts(
+        self, settings: GenerationSettings, root: str, *, cache_dir: Path | None = None
+    ) -> dict:
         service = settings.service
         assert service is not None  # claimed only with a service
-        return {"provider": service.provider, "name": settings.model, "dimensions": settings.dimension,
-                "base_url": normalised_base_url(service.base_url)}
+        return {
+            "provider": service.provider,
+            "name": settings.model,
+            "dimensions": settings.dimension,
+            "base_url": normalised_base_url(service.base_url),
+        }
 
-    def open(self, settings: GenerationSettings, root: str, *, env: Mapping[str, str] | None = None
-             ) -> ServiceEmbedder:
+    def open(
+        self, settings: GenerationSettings, root: str, *, env: Mapping[str, str] | None = None
+    ) -> ServiceEmbedder:
         return ServiceEmbedder(settings, os.environ if env is None else env)
 
     def versions(self) -> dict[str, str | None]:
@@ -78,7 +88,9 @@ class OpenAICompatibleKind:
 class ServiceEmbedder:
     """Embeds through an :class:`EmbeddingsClient`; :meth:`usage` says what it cost, :meth:`probe` what it serves."""
 
-    def __init__(self, settings: GenerationSettings, env: Mapping[str, str], *, policy: Policy | None = None):
+    def __init__(
+        self, settings: GenerationSettings, env: Mapping[str, str], *, policy: Policy | None = None
+    ):
         service = settings.service
         assert service is not None
         key = service_key(service, env, f'generation "{settings.name}": ')
@@ -87,9 +99,16 @@ class ServiceEmbedder:
         from ptah.adapters.embedders.http_client import EmbeddingsClient, Policy
 
         self.settings = settings
-        self.client = EmbeddingsClient(service.base_url, settings.model, key=key, dimensions=settings.dimension,
-                                       batch_size=settings.batch_size, max_concurrency=service.max_concurrency,
-                                       policy=policy or POLICY or Policy(), timeout_s=service.timeout_s)
+        self.client = EmbeddingsClient(
+            service.base_url,
+            settings.model,
+            key=key,
+            dimensions=settings.dimension,
+            batch_size=settings.batch_size,
+            max_concurrency=service.max_concurrency,
+            policy=policy or POLICY or Policy(),
+            timeout_s=service.timeout_s,
+        )
         self._probe: np.ndarray | None = None
         if self.client.dimension is None:
             self._probe = self.client.embed([PROBE_TEXT])[0]  # the first probe() answers with it
@@ -108,14 +127,18 @@ class ServiceEmbedder:
             vector = self.client.embed([PROBE_TEXT])[0]
         return {"model": self.client.served_model, "vector": [float(value) for value in vector]}
 
-    def embed_documents(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+    def embed_documents(
+        self, texts: Sequence[str], progress: Callable[[int], None] | None = None
+    ) -> np.ndarray:
         """The texts' vectors; ``progress(texts answered so far)`` after each request answered."""
         return self._embed(texts, self.settings.document_prefix, progress)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts, self.settings.query_prefix)
 
-    def _embed(self, texts: Sequence[str], prefix: str, progress: Callable[[int], None] | None = None) -> np.ndarray:
+    def _embed(
+        self, texts: Sequence[str], prefix: str, progress: Callable[[int], None] | None = None
+    ) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         vectors = self.client.embed([prefix + text for text in texts], progress)

@@ -29,7 +29,8 @@ point.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ptah.adapters.embedders.base import EmbedderKind
 from ptah.adapters.kinds import KindRegistry, describe_exception
@@ -59,8 +60,10 @@ class EmbedderRegistry(KindRegistry[EmbedderKind]):
         """Add ``kind``; ``default`` makes it handle what no other kind claims (one default at most)."""
         if default and self._default is not None:
             origin = self._origin or f"the module {type(kind).__module__}"
-            raise PluginError(f'{origin} registered "{getattr(kind, "name", kind)}" as the default embedder kind; '
-                              f'"{self._default}" already is')
+            raise PluginError(
+                f'{origin} registered "{getattr(kind, "name", kind)}" as the default embedder kind; '
+                f'"{self._default}" already is'
+            )
         super().register(kind)
         if default:
             self._default = kind.name
@@ -72,14 +75,19 @@ class EmbedderRegistry(KindRegistry[EmbedderKind]):
         claiming = [kind for kind in others if self._claims(kind, settings)]
         if len(claiming) > 1:
             listed = "; ".join(f'"{kind.name}" ({self._origins[kind.name]})' for kind in claiming)
-            raise PluginError(f'model "{settings.model}" is claimed by more than one embedder kind: {listed}; '
-                              "uninstall all but one")
+            raise PluginError(
+                f'model "{settings.model}" is claimed by more than one embedder kind: {listed}; '
+                "uninstall all but one"
+            )
         if claiming:
             return claiming[0]
         default = self._kinds.get(self._default) if self._default is not None else None
         if default is not None and self._claims(default, settings):
             return default
-        listed = ", ".join(name + (" (the default)" if name == self._default else "") for name in self._kinds.names())
+        listed = ", ".join(
+            name + (" (the default)" if name == self._default else "")
+            for name in self._kinds.names()
+        )
         raise UnknownModelKind(
             f'generation "{settings.name}": no embedder handles model "{settings.model}"; the kinds registered '
             f"are {listed or 'none'}. Name a model one of them handles, or install the package that adds its kind."
@@ -103,10 +111,13 @@ class EmbedderRegistry(KindRegistry[EmbedderKind]):
     def _versions(self, kind: EmbedderKind) -> dict[str, str | None]:
         versions = kind.versions()
         if not isinstance(versions, dict) or not all(
-            isinstance(name, str) and isinstance(version, (str, type(None))) for name, version in versions.items()
+            isinstance(name, str) and isinstance(version, (str, type(None)))
+            for name, version in versions.items()
         ):
-            raise PluginError(f'the embedder kind "{kind.name}" ({self._origins[kind.name]}) gave versions '
-                              f"{versions!r}; versions() returns {{library name: version or None}}")
+            raise PluginError(
+                f'the embedder kind "{kind.name}" ({self._origins[kind.name]}) gave versions '
+                f"{versions!r}; versions() returns {{library name: version or None}}"
+            )
         return versions
 
     def _claims(self, kind: EmbedderKind, settings: GenerationSettings) -> bool:
@@ -115,8 +126,10 @@ class EmbedderRegistry(KindRegistry[EmbedderKind]):
         except PtahError:
             raise
         except Exception as exc:  # a plugin's bug, told as the plugin's, not as ptah's
-            raise PluginError(f'the embedder kind "{kind.name}" ({self._origins[kind.name]}) failed to say whether '
-                              f'it handles model "{settings.model}": {describe_exception(exc)}') from None
+            raise PluginError(
+                f'the embedder kind "{kind.name}" ({self._origins[kind.name]}) failed to say whether '
+                f'it handles model "{settings.model}": {describe_exception(exc)}'
+            ) from None
 
     def _register_builtins(self) -> None:
         from ptah.adapters.embedders.deterministic import DeterministicKind

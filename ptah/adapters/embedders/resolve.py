@@ -38,9 +38,9 @@ import importlib.util
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from stat import S_ISREG
-from typing import Mapping
 
 from ptah.adapters.files import kind_of, read_bounded, write_text_atomically
 from ptah.core.errors import InputError, ModelUnavailable, OutputRefused, OutputUnwritable
@@ -81,7 +81,10 @@ def resolve_model(model: str, root: str, env: Mapping[str, str] = os.environ) ->
     local = local if local.is_absolute() else Path(root) / local
     if _holds_model(local):
         return local.absolute()
-    looked.append(f"the folder {local}" + (" (it has no modules.json or config.json)" if local.is_dir() else ""))
+    looked.append(
+        f"the folder {local}"
+        + (" (it has no modules.json or config.json)" if local.is_dir() else "")
+    )
 
     package = bundle_package_name(model)
     if package.isidentifier():
@@ -89,10 +92,18 @@ def resolve_model(model: str, root: str, env: Mapping[str, str] = os.environ) ->
         for folder in folders:
             if _holds_model(folder / "model"):
                 return (folder / "model").absolute()
-        if folders:  # a package that is not installed is no place looked: naming it would suggest it exists
-            looked.append(f"the installed package {package}'s model/ folder ({folders[0]} has none)")
+        if (
+            folders
+        ):  # a package that is not installed is no place looked: naming it would suggest it exists
+            looked.append(
+                f"the installed package {package}'s model/ folder ({folders[0]} has none)"
+            )
 
-    repo = model if model.count("/") == 1 else ("sentence-transformers/" + model if "/" not in model else None)
+    repo = (
+        model
+        if model.count("/") == 1
+        else ("sentence-transformers/" + model if "/" not in model else None)
+    )
     cached = repo is not None and not model.startswith((".", "/", "~"))
     if repo is not None and cached:
         entry = hub_cache_dir(env) / ("models--" + repo.replace("/", "--"))
@@ -101,8 +112,12 @@ def resolve_model(model: str, root: str, env: Mapping[str, str] = os.environ) ->
             return snapshot.absolute()
         looked.append(f"the Hugging Face cache folder {entry}")
     # never a package name to install: ptah cannot know one is published for this model
-    fetch = (f"put it into the Hugging Face cache ({hub_cache_dir(env)}): download {repo} there on a connected "
-             "machine and copy the cache folder here, or " if cached else "")
+    fetch = (
+        f"put it into the Hugging Face cache ({hub_cache_dir(env)}): download {repo} there on a connected "
+        "machine and copy the cache folder here, or "
+        if cached
+        else ""
+    )
     raise ModelUnavailable(
         f'model "{model}" was not found offline; looked for {"; ".join(looked)}. To provide it, {fetch}set model: '
         "to a local folder holding it."
@@ -122,7 +137,11 @@ def _package_folders(package: str) -> list[Path]:
 def _cached_snapshot(entry: Path) -> Path | None:
     snapshots = entry / "snapshots"
     try:
-        revision = read_bounded(entry / "refs" / "main", limit=MAX_REF_BYTES, what="revision").decode("utf-8").strip()
+        revision = (
+            read_bounded(entry / "refs" / "main", limit=MAX_REF_BYTES, what="revision")
+            .decode("utf-8")
+            .strip()
+        )
     except (InputError, UnicodeDecodeError):
         revision = ""
     if revision and _holds_model(snapshots / revision):
@@ -208,13 +227,17 @@ class _FileDigestCache:
         try:
             stat = os.stat(real)
             if not S_ISREG(stat.st_mode):  # a FIFO would hang the hash, a device never end it
-                raise ModelUnavailable(f"the model file {file} is {kind_of(stat.st_mode)}, not a regular file")
+                raise ModelUnavailable(
+                    f"the model file {file} is {kind_of(stat.st_mode)}, not a regular file"
+                )
             entry = self.entries.get(real)
             if isinstance(entry, list) and entry[:2] == [stat.st_size, stat.st_mtime_ns]:
                 return str(entry[2])
             digest = file_sha256(real)
         except OSError as exc:
-            raise ModelUnavailable(f"the model file {file} cannot be read ({exc.strerror or exc})") from None
+            raise ModelUnavailable(
+                f"the model file {file} cannot be read ({exc.strerror or exc})"
+            ) from None
         self.entries[real] = [stat.st_size, stat.st_mtime_ns, digest]
         self.changed = True
         return digest
@@ -224,6 +247,8 @@ class _FileDigestCache:
             return
         entries = {path: entry for path, entry in self.entries.items() if os.path.exists(path)}
         try:  # atomic: a concurrent reader sees the old or the new cache
-            write_text_atomically(self.file, json.dumps({"format": CACHE_FORMAT, "files": entries}, sort_keys=True))
+            write_text_atomically(
+                self.file, json.dumps({"format": CACHE_FORMAT, "files": entries}, sort_keys=True)
+            )
         except (OutputRefused, OutputUnwritable):
             pass  # a cache we cannot write only costs time

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -23,7 +23,9 @@ from ptah.core.spec import GenerationSettings
 
 KIND = "sentence-transformers"
 LIBRARIES = ("sentence-transformers", "torch", "transformers")
-RESERVED_PREFIX = "ptah/"  # ptah's own models; never looked for on disk or in the Hugging Face cache
+RESERVED_PREFIX = (
+    "ptah/"  # ptah's own models; never looked for on disk or in the Hugging Face cache
+)
 
 
 class SentenceTransformersKind:
@@ -35,7 +37,9 @@ class SentenceTransformersKind:
     def claims(self, settings: GenerationSettings) -> bool:
         return not settings.model.startswith(RESERVED_PREFIX) and settings.service is None
 
-    def identity_parts(self, settings: GenerationSettings, root: str, *, cache_dir: Path | None = None) -> dict:
+    def identity_parts(
+        self, settings: GenerationSettings, root: str, *, cache_dir: Path | None = None
+    ) -> dict:
         return {"digest": model_digest(resolve_model(settings.model, root), cache_dir)}
 
     def open(self, settings: GenerationSettings, root: str) -> SentenceTransformerEmbedder:
@@ -57,11 +61,17 @@ def offline_and_quiet() -> None:
     otherwise in the environment."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    if os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1") == "1" and "huggingface_hub" in sys.modules:
+    if (
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1") == "1"
+        and "huggingface_hub" in sys.modules
+    ):
         from huggingface_hub.utils import disable_progress_bars
 
         disable_progress_bars()
-    if os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error") == "error" and "transformers" in sys.modules:
+    if (
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error") == "error"
+        and "transformers" in sys.modules
+    ):
         from transformers.utils import logging
 
         logging.set_verbosity_error()
@@ -73,7 +83,9 @@ class SentenceTransformerEmbedder:
 
     def __init__(self, settings: GenerationSettings, root: str, *, model_path: Path | None = None):
         self.settings = settings
-        self.model_path = model_path if model_path is not None else resolve_model(settings.model, root)
+        self.model_path = (
+            model_path if model_path is not None else resolve_model(settings.model, root)
+        )
         offline_and_quiet()
         try:
             from sentence_transformers import SentenceTransformer
@@ -82,21 +94,30 @@ class SentenceTransformerEmbedder:
                 f"sentence-transformers cannot be imported ({_first_sentence(exc)}); install ptah's dependencies"
             ) from None
         try:
-            self.model = SentenceTransformer(str(self.model_path), device="cpu", local_files_only=True)
+            self.model = SentenceTransformer(
+                str(self.model_path), device="cpu", local_files_only=True
+            )
             if settings.max_seq_length is not None:
                 self.model.max_seq_length = settings.max_seq_length
             # renamed in sentence-transformers 5.x; the old name warns there and is all 3.x/4.x have
-            measure = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+            measure = (
+                getattr(self.model, "get_embedding_dimension", None)
+                or self.model.get_sentence_embedding_dimension
+            )
             dimension = measure()
         except Exception as exc:  # the library's load failures have no common base class
             raise ModelUnavailable(
                 f'model "{settings.model}" at {self.model_path} could not be loaded: {_first_sentence(exc)}'
             ) from None
         if not dimension:
-            raise ModelUnavailable(f'model "{settings.model}" at {self.model_path} does not state its dimension')
+            raise ModelUnavailable(
+                f'model "{settings.model}" at {self.model_path} does not state its dimension'
+            )
         self.dimension = int(dimension)
 
-    def embed_documents(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+    def embed_documents(
+        self, texts: Sequence[str], progress: Callable[[int], None] | None = None
+    ) -> np.ndarray:
         """The texts' vectors; with ``progress``, encoded one model batch at a time, longest texts first (the
         batches the library's own length sort makes), and ``progress(rows done)`` told after each."""
         prefix = self.settings.document_prefix
@@ -106,7 +127,7 @@ class SentenceTransformerEmbedder:
         vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
         size = self.settings.batch_size
         for start in range(0, len(order), size):
-            chunk = order[start:start + size]
+            chunk = order[start : start + size]
             vectors[chunk] = self._encode([texts[i] for i in chunk], prefix)
             progress(start + len(chunk))
         return vectors

@@ -22,7 +22,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ptah.adapters.embedders.base import service_key
 from ptah.adapters.embedders.json_answers import DuplicateKey, loads_unique
@@ -36,7 +37,9 @@ if TYPE_CHECKING:
 KIND = "chat"
 POLICY: Policy | None = None  # the client's retries (None: its defaults); tests lower them
 ANSWER_BYTES = 256 * 1024
-MAX_TEXT_CHARS = 8_000  # of a row's judging text sent; the rest is cut (and the cut is part of the identity)
+MAX_TEXT_CHARS = (
+    8_000  # of a row's judging text sent; the rest is cut (and the cut is part of the identity)
+)
 PROMPT = """\
 You judge search results. Given a search query and the text of one row of a database table, decide how relevant \
 the row is to the query: would a person who searched for this query want this row among the results?
@@ -52,7 +55,9 @@ class ChatKind:
     def open(self, settings: JudgeSettings, context: JudgeContext) -> ChatJudge:
         service = settings.service
         if service is None or not settings.model:
-            raise InputError("the chat judge needs model: and base_url: (an OpenAI-compatible server)")
+            raise InputError(
+                "the chat judge needs model: and base_url: (an OpenAI-compatible server)"
+            )
         key = service_key(service, context.env)
         from ptah.adapters.embedders.http_client import (  # httpx only once a chat judge is used
             Policy,
@@ -62,8 +67,14 @@ class ChatKind:
         class ChatClient(ServiceClient):
             service = "chat service"
 
-        client = ChatClient(service.base_url + "/chat/completions", key=key, batch_size=1, max_concurrency=1,
-                            policy=POLICY or Policy(), timeout_s=service.timeout_s)
+        client = ChatClient(
+            service.base_url + "/chat/completions",
+            key=key,
+            batch_size=1,
+            max_concurrency=1,
+            policy=POLICY or Policy(),
+            timeout_s=service.timeout_s,
+        )
         return ChatJudge(settings.model, client, context.scale)
 
 
@@ -82,16 +93,25 @@ class ChatJudge:
 
     def _grade(self, query: str, text: str) -> float | None:
         grades = ", ".join(f"{grade:g}" for grade in self.scale)
-        message = (f"Grades: {grades}\n\nQuery:\n{query}\n\nRow text:\n{text[:MAX_TEXT_CHARS]}")
-        body = {"model": self.model, "temperature": 0, "max_tokens": 20,
-                "messages": [{"role": "system", "content": PROMPT}, {"role": "user", "content": message}]}
+        message = f"Grades: {grades}\n\nQuery:\n{query}\n\nRow text:\n{text[:MAX_TEXT_CHARS]}"
+        body = {
+            "model": self.model,
+            "temperature": 0,
+            "max_tokens": 20,
+            "messages": [
+                {"role": "system", "content": PROMPT},
+                {"role": "user", "content": message},
+            ],
+        }
         raw = self.client.post(body, ANSWER_BYTES)
         self._pairs += 1
         answer = self.client.document(raw)
         content = self._content(answer)
         served = answer.get("model")
         if served is not None and served != self.model:
-            return self._refused(f'answered by model "{self.client.visible(str(served))}", not "{self.model}"')
+            return self._refused(
+                f'answered by model "{self.client.visible(str(served))}", not "{self.model}"'
+            )
         return self._parsed(content)
 
     def _content(self, answer: Any) -> str | None:
@@ -101,7 +121,9 @@ class ChatJudge:
         message = first.get("message") if isinstance(first, dict) else None
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, str):
-            self.client.refuse("answered JSON that is not a chat completion (no choices[0].message.content)")
+            self.client.refuse(
+                "answered JSON that is not a chat completion (no choices[0].message.content)"
+            )
         usage = answer.get("usage")
         if isinstance(usage, dict):
             for index, name in enumerate(("prompt_tokens", "completion_tokens")):
@@ -115,14 +137,20 @@ class ChatJudge:
         fenced = _FENCED.match(text)
         try:
             found = loads_unique(fenced[1] if fenced else text)
-        except DuplicateKey as exc:  # a grade and its contradiction: the service's fault, not one refused answer
+        except (
+            DuplicateKey
+        ) as exc:  # a grade and its contradiction: the service's fault, not one refused answer
             self.client.refuse(exc.sentence(self.client.visible))
         except (ValueError, RecursionError):
             return self._refused("not a JSON object")
         if not isinstance(found, dict) or set(found) != {"grade"}:
             return self._refused('not exactly {"grade": G}')
         grade = found["grade"]
-        if isinstance(grade, bool) or not isinstance(grade, (int, float)) or float(grade) not in self.scale:
+        if (
+            isinstance(grade, bool)
+            or not isinstance(grade, (int, float))
+            or float(grade) not in self.scale
+        ):
             return self._refused("a grade off the corpus's scale")
         return float(grade)
 
@@ -137,11 +165,22 @@ class ChatJudge:
         tokens, self._tokens = self._tokens, [0, 0]
         pairs, self._pairs = self._pairs, 0
         refusals, self.refusals = dict(self.refusals), Counter()
-        return {"requests": usage.requests, "retries": usage.retries, "pairs": pairs,
-                "server_prompt_tokens": tokens[0], "server_completion_tokens": tokens[1],
-                "server_seconds": round(usage.server_s, 3), "backoff_seconds": round(usage.backoff_s, 3),
-                "refused": refusals}
+        return {
+            "requests": usage.requests,
+            "retries": usage.retries,
+            "pairs": pairs,
+            "server_prompt_tokens": tokens[0],
+            "server_completion_tokens": tokens[1],
+            "server_seconds": round(usage.server_s, 3),
+            "backoff_seconds": round(usage.backoff_s, 3),
+            "refused": refusals,
+        }
 
     def describe(self) -> dict:
-        return {"kind": KIND, "model": self.model, "endpoint": self.client.endpoint,
-                "prompt_sha256": hashlib.sha256(PROMPT.encode("utf-8")).hexdigest(), "text_chars": MAX_TEXT_CHARS}
+        return {
+            "kind": KIND,
+            "model": self.model,
+            "endpoint": self.client.endpoint,
+            "prompt_sha256": hashlib.sha256(PROMPT.encode("utf-8")).hexdigest(),
+            "text_chars": MAX_TEXT_CHARS,
+        }

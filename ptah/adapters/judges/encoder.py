@@ -10,7 +10,7 @@ a development split of judged pairs.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ptah.adapters.judges.base import JudgeContext
 from ptah.adapters.rerankers import RerankContext, open_reranker
@@ -25,15 +25,25 @@ class EncoderKind:
 
     def open(self, settings: JudgeSettings, context: JudgeContext) -> EncoderJudge:
         if not settings.thresholds:
-            raise InputError("an encoder judge needs threshold: (or thresholds:) to turn its scores into grades")
+            raise InputError(
+                "an encoder judge needs threshold: (or thresholds:) to turn its scores into grades"
+            )
         off_scale = sorted(grade for grade in settings.thresholds if grade not in context.scale)
         if off_scale:
-            raise InputError(f"the encoder judge's thresholds name grade {off_scale[0]:g}, which the corpus does not "
-                             f"use (its grades: {', '.join(f'{g:g}' for g in context.scale)})")
+            raise InputError(
+                f"the encoder judge's thresholds name grade {off_scale[0]:g}, which the corpus does not "
+                f"use (its grades: {', '.join(f'{g:g}' for g in context.scale)})"
+            )
         kind = "cross-encoder" if settings.model is not None else "bi-encoder"
-        reranker = open_reranker(RerankSettings(kind, generation=settings.generation, model=settings.model,
-                                                batch_size=settings.batch_size),
-                                 RerankContext(context.root, context.env, context.embedder))
+        reranker = open_reranker(
+            RerankSettings(
+                kind,
+                generation=settings.generation,
+                model=settings.model,
+                batch_size=settings.batch_size,
+            ),
+            RerankContext(context.root, context.env, context.embedder),
+        )
         return EncoderJudge(reranker, settings.thresholds)
 
 
@@ -48,11 +58,18 @@ class EncoderJudge:
             by_query.setdefault(query, []).append(index)
         scores: dict[int, float] = {}
         for query, indexes in by_query.items():
-            for index, score in zip(indexes, self.reranker.scores(query, [pairs[i][1] for i in indexes])):
+            for index, score in zip(
+                indexes, self.reranker.scores(query, [pairs[i][1] for i in indexes])
+            ):
                 scores[index] = float(score)
-        return [next((grade for grade, least in self.thresholds if scores[index] >= least), 0.0)
-                for index in range(len(pairs))]
+        return [
+            next((grade for grade, least in self.thresholds if scores[index] >= least), 0.0)
+            for index in range(len(pairs))
+        ]
 
     def describe(self) -> dict:
-        return {"kind": KIND, "scorer": self.reranker.describe(),
-                "thresholds": [[grade, least] for grade, least in sorted(self.thresholds)]}
+        return {
+            "kind": KIND,
+            "scorer": self.reranker.describe(),
+            "thresholds": [[grade, least] for grade, least in sorted(self.thresholds)],
+        }

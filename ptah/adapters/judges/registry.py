@@ -13,7 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ptah.adapters.embedders.base import usage_of
 from ptah.adapters.judges.base import Judge, JudgeContext, JudgeKind
@@ -27,7 +28,12 @@ GROUP = "ptah.judges"
 
 
 class JudgeRegistry(KindRegistry[JudgeKind]):
-    group, what, shape, protocol = GROUP, "judge kind", "a name and open(settings, context)", JudgeKind
+    group, what, shape, protocol = (
+        GROUP,
+        "judge kind",
+        "a name and open(settings, context)",
+        JudgeKind,
+    )
 
     def builtins(self) -> Sequence[JudgeKind]:
         from ptah.adapters.judges.chat import ChatKind
@@ -49,8 +55,10 @@ def open_judge(name: str, settings: JudgeSettings, context: JudgeContext) -> Che
     kind = REGISTRY.get(settings.kind)
     judge = kind.open(settings, context)
     if not isinstance(judge, Judge):
-        raise PluginError(f'the judge kind "{kind.name}" opened {judge!r}; open() returns an object with '
-                          "grades(pairs) and describe()")
+        raise PluginError(
+            f'the judge kind "{kind.name}" opened {judge!r}; open() returns an object with '
+            "grades(pairs) and describe()"
+        )
     return CheckedJudge(name, judge, context.scale)
 
 
@@ -59,21 +67,37 @@ class CheckedJudge:
 
     def __init__(self, name: str, judge: Judge, scale: tuple[float, ...]):
         self.name, self.judge, self.scale = name, judge, scale
-        described = json.dumps({"judge": judge.describe(), "scale": list(scale)}, sort_keys=True,
-                               separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        described = json.dumps(
+            {"judge": judge.describe(), "scale": list(scale)},
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+            allow_nan=False,
+        )
         self.identity = "sha256:" + hashlib.sha256(described.encode("utf-8")).hexdigest()
         self.by = f"model:{name}@{self.identity}"
         self.off_scale = 0  # answers ptah refused: not a grade of the scale
 
-
     def grades(self, pairs: Sequence[tuple[str, str]]) -> list[float | None]:
         answers = list(self.judge.grades(pairs))
         if len(answers) != len(pairs):
-            raise PluginError(f'the judge "{self.name}" gave {len(answers)} grades for {len(pairs)} pairs; a judge '
-                              "gives one grade (or None) per pair")
-        checked = [None if grade is None or isinstance(grade, bool) or not isinstance(grade, (int, float))
-                   or math.isnan(grade) or float(grade) not in self.scale else float(grade) for grade in answers]
-        self.off_scale += sum(1 for grade, kept in zip(answers, checked) if grade is not None and kept is None)
+            raise PluginError(
+                f'the judge "{self.name}" gave {len(answers)} grades for {len(pairs)} pairs; a judge '
+                "gives one grade (or None) per pair"
+            )
+        checked = [
+            None
+            if grade is None
+            or isinstance(grade, bool)
+            or not isinstance(grade, (int, float))
+            or math.isnan(grade)
+            or float(grade) not in self.scale
+            else float(grade)
+            for grade in answers
+        ]
+        self.off_scale += sum(
+            1 for grade, kept in zip(answers, checked) if grade is not None and kept is None
+        )
         return checked
 
     def describe(self) -> dict:

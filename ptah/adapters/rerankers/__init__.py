@@ -11,4 +11,11 @@ from __future__ import annotations
 from ptah.adapters.rerankers.base import RerankContext, Reranker, RerankerKind
 from ptah.adapters.rerankers.registry import RerankerRegistry, open_reranker, reranker_kinds
 
-__all__ = ["RerankContext", "Reranker", "RerankerKind", "RerankerRegistry", "open_reranker", "reranker_kinds"]
+__all__ = [
+    "RerankContext",
+    "Reranker",
+    "RerankerKind",
+    "RerankerRegistry",
+    "open_reranker",
+    "reranker_kinds",
+]

@@ -12,7 +12,7 @@ it first and beside which texts.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -30,8 +30,10 @@ class BiEncoderKind:
 
     def open(self, settings: RerankSettings, context: RerankContext) -> BiEncoderReranker:
         if not settings.generation:
-            raise InputError("the bi-encoder reranker needs generation: the generation whose model re-scores the "
-                             "candidates")
+            raise InputError(
+                "the bi-encoder reranker needs generation: the generation whose model re-scores the "
+                "candidates"
+            )
         return BiEncoderReranker(settings.generation, context.embedder(settings.generation))
 
 
@@ -45,12 +47,22 @@ class BiEncoderReranker:
         dimension = self.embedder.dimension
         for text in dict.fromkeys(texts):
             if text not in self._documents:
-                self._documents[text] = as_matrix(self.embedder.embed_documents([text]), dimension)[0]
+                self._documents[text] = as_matrix(self.embedder.embed_documents([text]), dimension)[
+                    0
+                ]
         if query not in self._queries:
             self._queries[query] = as_matrix(self.embedder.embed_queries([query]), dimension)[0]
-        rows = np.stack([self._documents[text] for text in texts]) if texts else np.zeros((0, dimension), np.float32)
-        return pair_scores(self._queries[query][None, :], rows, np.zeros(len(texts), dtype=np.int64),
-                           np.arange(len(texts)))
+        rows = (
+            np.stack([self._documents[text] for text in texts])
+            if texts
+            else np.zeros((0, dimension), np.float32)
+        )
+        return pair_scores(
+            self._queries[query][None, :],
+            rows,
+            np.zeros(len(texts), dtype=np.int64),
+            np.arange(len(texts)),
+        )
 
     def describe(self) -> dict:
         return {"kind": KIND, "generation": self.generation, "dimension": self.embedder.dimension}

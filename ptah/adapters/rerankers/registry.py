@@ -17,7 +17,8 @@ and fails every later lookup too.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -38,7 +39,12 @@ class RerankerRegistry(KindRegistry[RerankerKind]):
     ``discover=False`` gives an empty registry holding only what is registered on it (tests).
     """
 
-    group, what, shape, protocol = GROUP, "reranker kind", "a name and open(settings, context)", RerankerKind
+    group, what, shape, protocol = (
+        GROUP,
+        "reranker kind",
+        "a name and open(settings, context)",
+        RerankerKind,
+    )
 
     def builtins(self) -> Sequence[RerankerKind]:
         from ptah.adapters.rerankers.bi_encoder import BiEncoderKind
@@ -66,8 +72,10 @@ def open_reranker(settings: RerankSettings, context: RerankContext) -> Reranker:
     kind = REGISTRY.get(settings.kind)
     reranker = kind.open(settings, context)
     if not isinstance(reranker, Reranker):
-        raise PluginError(f'the reranker kind "{kind.name}" opened {reranker!r}; open() returns an object with '
-                          "scores(query, texts) and describe()")
+        raise PluginError(
+            f'the reranker kind "{kind.name}" opened {reranker!r}; open() returns an object with '
+            "scores(query, texts) and describe()"
+        )
     return CheckedReranker(kind.name, reranker)
 
 
@@ -83,11 +91,15 @@ class CheckedReranker:
         except (TypeError, ValueError):
             raise OperationalError(f"{self._who()} gave scores that are not numbers") from None
         if scores.shape != (len(texts),):
-            raise OperationalError(f"{self._who()} gave {scores.size} scores for {len(texts)} texts; a reranker "
-                                   "gives one score per text")
+            raise OperationalError(
+                f"{self._who()} gave {scores.size} scores for {len(texts)} texts; a reranker "
+                "gives one score per text"
+            )
         if not np.isfinite(scores).all():
-            raise OperationalError(f"{self._who()} gave a score that is not a finite number "
-                                   f"({scores[~np.isfinite(scores)][0]}), so the candidates cannot be ranked on it")
+            raise OperationalError(
+                f"{self._who()} gave a score that is not a finite number "
+                f"({scores[~np.isfinite(scores)][0]}), so the candidates cannot be ranked on it"
+            )
         return scores
 
     def describe(self) -> dict:
@@ -98,4 +110,4 @@ class CheckedReranker:
 
     def _who(self) -> str:
         model = self.reranker.describe().get("model")
-        return f'the {self.kind} reranker' + (f' (model "{model}")' if model else "")
+        return f"the {self.kind} reranker" + (f' (model "{model}")' if model else "")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -10,7 +11,9 @@ from ptah.adapters.embedders.http_client import Policy, ServiceClient
 from ptah.adapters.rerankers.base import batches
 
 ANSWER_BYTES = 1024 * 1024  # the most bytes of an answer read, beyond BYTES_PER_RESULT a document
-BYTES_PER_RESULT = 512  # {"index": n, "relevance_score": s} and a server's extras, e.g. a document's id
+BYTES_PER_RESULT = (
+    512  # {"index": n, "relevance_score": s} and a server's extras, e.g. a document's id
+)
 
 
 class RerankClient(ServiceClient):
@@ -18,23 +21,49 @@ class RerankClient(ServiceClient):
 
     service = "rerank service"
 
-    def __init__(self, base_url: str, model: str | None, api: str, *, key: str | None, batch_size: int,
-                 max_concurrency: int, policy: Policy, timeout_s: float):
-        super().__init__(base_url.rstrip("/") + "/rerank", key=key, batch_size=batch_size,
-                         max_concurrency=max_concurrency, policy=policy, timeout_s=timeout_s)
+    def __init__(
+        self,
+        base_url: str,
+        model: str | None,
+        api: str,
+        *,
+        key: str | None,
+        batch_size: int,
+        max_concurrency: int,
+        policy: Policy,
+        timeout_s: float,
+    ):
+        super().__init__(
+            base_url.rstrip("/") + "/rerank",
+            key=key,
+            batch_size=batch_size,
+            max_concurrency=max_concurrency,
+            policy=policy,
+            timeout_s=timeout_s,
+        )
         self.model, self.api = model, api
         self.field = "score" if api == "tei" else "relevance_score"
 
     def scores(self, query: str, texts: Sequence[str]) -> np.ndarray:
         """One float64 score per text, in order; ``batch_size`` texts a request."""
-        parts = self.in_parallel(lambda batch: self._request(query, [texts[i] for i in batch]),
-                                 batches(len(texts), self.batch_size))
+        parts = self.in_parallel(
+            lambda batch: self._request(query, [texts[i] for i in batch]),
+            batches(len(texts), self.batch_size),
+        )
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float64)
 
     def _request(self, query: str, documents: list[str]) -> np.ndarray:
-        body: dict[str, Any] = {"query": query, "texts": documents, "truncate": True} if self.api == "tei" else {
-            "model": self.model, "query": query, "documents": documents, "top_n": len(documents),
-            "return_documents": False}
+        body: dict[str, Any] = (
+            {"query": query, "texts": documents, "truncate": True}
+            if self.api == "tei"
+            else {
+                "model": self.model,
+                "query": query,
+                "documents": documents,
+                "top_n": len(documents),
+                "return_documents": False,
+            }
+        )
         raw = self.post(body, ANSWER_BYTES + len(documents) * BYTES_PER_RESULT)
         return self._scores(self.document(raw, constants=True), len(documents))
 
@@ -47,14 +76,17 @@ class RerankClient(ServiceClient):
             shape = "a rerank answer (no results: [{index, relevance_score}])"
             served = document.get("model") if isinstance(document, dict) else None
             if served is not None and served != self.model:
-                self.refuse(f'answered with model "{self.visible(str(served))}", not "{self.model}" as asked')
+                self.refuse(
+                    f'answered with model "{self.visible(str(served))}", not "{self.model}" as asked'
+                )
         if not isinstance(results, list) or not all(isinstance(item, dict) for item in results):
             self.refuse(f"answered JSON that is not {shape}")
         if len(results) != count:
             self.refuse(f"answered {len(results)} scores for {count} documents")
         indices = [item.get("index") for item in results]
-        if any(not isinstance(index, int) or isinstance(index, bool) for index in indices) \
-                or sorted(indices) != list(range(count)):
+        if any(
+            not isinstance(index, int) or isinstance(index, bool) for index in indices
+        ) or sorted(indices) != list(range(count)):
             self.refuse("answered results whose index fields are not each of 0 to n-1 once")
         values = [item.get(self.field) for item in results]
         if any(not isinstance(value, (int, float)) or isinstance(value, bool) for value in values):

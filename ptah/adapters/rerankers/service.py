@@ -22,7 +22,8 @@ httpx is imported only when a reranker is opened.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -45,20 +46,36 @@ class ServiceKind:
     def open(self, settings: RerankSettings, context: RerankContext) -> ServiceReranker:
         service = settings.service
         if service is None:
-            raise InputError("the service reranker needs service: the base_url and api of a rerank server")
+            raise InputError(
+                "the service reranker needs service: the base_url and api of a rerank server"
+            )
         if service.provider not in RERANK_APIS:
-            raise InputError(f'the service reranker speaks the api {" or ".join(RERANK_APIS)}, not '
-                             f'"{service.provider}"')
+            raise InputError(
+                f"the service reranker speaks the api {' or '.join(RERANK_APIS)}, not "
+                f'"{service.provider}"'
+            )
         if service.provider == "cohere" and not settings.model:
-            raise InputError("the service reranker with api cohere needs model: the model the server is asked for")
+            raise InputError(
+                "the service reranker with api cohere needs model: the model the server is asked for"
+            )
         key = service_key(service, context.env)
         # httpx, ssl and threads only once a service reranks
         from ptah.adapters.embedders.http_client import Policy
         from ptah.adapters.rerankers.rerank_client import RerankClient
 
-        return ServiceReranker(settings, RerankClient(
-            service.base_url, settings.model, service.provider, key=key, batch_size=settings.batch_size,
-            max_concurrency=service.max_concurrency, policy=POLICY or Policy(), timeout_s=service.timeout_s))
+        return ServiceReranker(
+            settings,
+            RerankClient(
+                service.base_url,
+                settings.model,
+                service.provider,
+                key=key,
+                batch_size=settings.batch_size,
+                max_concurrency=service.max_concurrency,
+                policy=POLICY or Policy(),
+                timeout_s=service.timeout_s,
+            ),
+        )
 
 
 class ServiceReranker:
@@ -77,10 +94,20 @@ class ServiceReranker:
         """What was asked of the server since it was opened or last asked this."""
         usage, self.client.usage = self.client.usage, type(self.client.usage)()
         documents, self._documents = self._documents, 0
-        return {"requests": usage.requests, "retries": usage.retries, "documents": documents,
-                "server_seconds": round(usage.server_s, 3), "backoff_seconds": round(usage.backoff_s, 3)}
+        return {
+            "requests": usage.requests,
+            "retries": usage.retries,
+            "documents": documents,
+            "server_seconds": round(usage.server_s, 3),
+            "backoff_seconds": round(usage.backoff_s, 3),
+        }
 
     def describe(self) -> dict:
         service = self.settings.service
         assert service is not None
-        return {"kind": KIND, "api": service.provider, "model": self.settings.model, "endpoint": self.client.endpoint}
+        return {
+            "kind": KIND,
+            "api": service.provider,
+            "model": self.settings.model,
+            "endpoint": self.client.endpoint,
+        }

@@ -14,8 +14,15 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Generator, Iterable, Iterator, Protocol, Self, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Protocol,
+    Self,
+    runtime_checkable,
+)
 
 from ptah.adapters.sources.rows import lookup_identities, lookup_keys, text_digests
 from ptah.core.errors import CapabilityUnavailable
@@ -44,9 +51,11 @@ def filter_problem(text: str) -> str | None:
     if found is None:
         return None
     shown = "the NUL character" if found.group() == "\x00" else f"the {found.group()}"
-    return (f"{shown} at character {found.start() + 1} is not allowed in a filter, even inside quotes: it could end "
-            "ptah's statement or comment out the rest of it; a filter is one boolean expression, such as "
-            "status = 'published'")
+    return (
+        f"{shown} at character {found.start() + 1} is not allowed in a filter, even inside quotes: it could end "
+        "ptah's statement or comment out the rest of it; a filter is one boolean expression, such as "
+        "status = 'published'"
+    )
 
 
 @runtime_checkable
@@ -242,4 +251,6 @@ def _open_postgres(source: SourceSpec, root: str) -> Source:
 
 
 register(SourceKind("sqlite", lambda database: database.startswith(SQLITE_PREFIX), _open_sqlite))
-register(SourceKind("postgresql", lambda database: database.startswith(POSTGRES_SCHEMES), _open_postgres))
+register(
+    SourceKind("postgresql", lambda database: database.startswith(POSTGRES_SCHEMES), _open_postgres)
+)

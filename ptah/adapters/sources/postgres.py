@@ -44,7 +44,8 @@ names one column (as SQLite matches), so ``{Title}`` reads column ``title``.
 from __future__ import annotations
 
 import itertools
-from typing import Generator, Iterable, Iterator, cast
+from collections.abc import Generator, Iterable, Iterator
+from typing import cast
 
 from psycopg import IsolationLevel, sql
 
@@ -52,8 +53,15 @@ from ptah.adapters.postgres import connect, pg_errors, psycopg, reason
 from ptah.adapters.sources.base import OneSnapshot, filter_problem
 from ptah.adapters.sources.postgres_index import TableIndexSearch, find_index
 from ptah.adapters.sources.rows import (
-    is_int64, key_splits, keyed_records, keyed_texts, mark_found, no_such_column,
-    record_identities, source_rows, text_digests,
+    is_int64,
+    key_splits,
+    keyed_records,
+    keyed_texts,
+    mark_found,
+    no_such_column,
+    record_identities,
+    source_rows,
+    text_digests,
 )
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
 from ptah.core.errors import OperationalError, Problem, SourceUnavailable, SpecError
@@ -92,29 +100,52 @@ class PostgresSource(OneSnapshot):
         try:
             self._db.isolation_level = IsolationLevel.REPEATABLE_READ
             self._db.read_only = True
-            self._db.execute(sql.SQL("SET LOCAL statement_timeout = {}").format(
-                sql.Literal(f"{source.statement_timeout_s}s")))
-            if snapshot is not None:  # a partition of a distributed build reads the driver's exported snapshot
-                self._db.execute(sql.SQL("SET TRANSACTION SNAPSHOT {}").format(sql.Literal(snapshot)))
+            self._db.execute(
+                sql.SQL("SET LOCAL statement_timeout = {}").format(
+                    sql.Literal(f"{source.statement_timeout_s}s")
+                )
+            )
+            if (
+                snapshot is not None
+            ):  # a partition of a distributed build reads the driver's exported snapshot
+                self._db.execute(
+                    sql.SQL("SET TRANSACTION SNAPSHOT {}").format(sql.Literal(snapshot))
+                )
             relation = self._relation()
             self._types: dict[str, tuple[str, str]] = {
-                name: (kind, category) for name, kind, category in self._db.execute(_COLUMNS, (relation,))
+                name: (kind, category)
+                for name, kind, category in self._db.execute(_COLUMNS, (relation,))
             }
-            self._table = sql.SQL("{}.{}").format(*(sql.Identifier(part) for part in self._qualified(relation)))
+            self._table = sql.SQL("{}.{}").format(
+                *(sql.Identifier(part) for part in self._qualified(relation))
+            )
             self._key_columns = [self._column(k, "source.key_fields") for k in source.key_fields]
             self._keys = sql.SQL(", ").join(sql.Identifier(c) for c in self._key_columns)
             self._kinds = [self._key_kind(name) for name in self._key_columns]
-            self._where = sql.SQL("WHERE ({})").format(sql.SQL(source.filter)) if source.filter else sql.SQL("")
+            self._where = (
+                sql.SQL("WHERE ({})").format(sql.SQL(source.filter))
+                if source.filter
+                else sql.SQL("")
+            )
             # Used beside bound parameters, where a literal % must be written %%.
             passes = source.filter.replace("%", "%%") if source.filter else None
-            self._passes = sql.SQL("CASE WHEN ({}) THEN 1 ELSE 0 END").format(sql.SQL(passes)) if passes else sql.SQL("1")
-            self._where_bound = sql.SQL("WHERE ({})").format(sql.SQL(passes)) if passes else sql.SQL("")
+            self._passes = (
+                sql.SQL("CASE WHEN ({}) THEN 1 ELSE 0 END").format(sql.SQL(passes))
+                if passes
+                else sql.SQL("1")
+            )
+            self._where_bound = (
+                sql.SQL("WHERE ({})").format(sql.SQL(passes)) if passes else sql.SQL("")
+            )
             self._check_filter()
         except psycopg.Error as exc:
             self.close()
             raise self._timed_out(exc) or SourceUnavailable(
-                f"{self.where}: cannot be read ({reason(exc, source.database)})") from None
-        except BaseException:  # SourceUnavailable, SpecError, and a Ctrl-C while opening: no session left open
+                f"{self.where}: cannot be read ({reason(exc, source.database)})"
+            ) from None
+        except (
+            BaseException
+        ):  # SourceUnavailable, SpecError, and a Ctrl-C while opening: no session left open
             self.close()
             raise
 
@@ -130,7 +161,9 @@ class PostgresSource(OneSnapshot):
                 "SELECT to_regclass(quote_ident(%s) || '.' || quote_ident(%s))::oid", (schema, name)
             ).fetchone()[0]
         if oid is None:
-            raise SourceUnavailable(f"{self.source.redacted_database}: no table or view named {table}")
+            raise SourceUnavailable(
+                f"{self.source.redacted_database}: no table or view named {table}"
+            )
         return oid
 
     def _qualified(self, relation: int) -> tuple[str, str]:
@@ -176,9 +209,12 @@ class PostgresSource(OneSnapshot):
             return None
         return SourceUnavailable(
             f"{self.where}: a statement ran longer than source.statement_timeout_s ({self.source.statement_timeout_s} "
-            "s) and was stopped; raise the setting, or make source.filter cheaper")
+            "s) and was stopped; raise the setting, or make source.filter cheaper"
+        )
 
-    def _fault(self, exc: psycopg.Error, what: str = "cannot be read") -> OperationalError | SpecError:
+    def _fault(
+        self, exc: psycopg.Error, what: str = "cannot be read"
+    ) -> OperationalError | SpecError:
         """The error for a failed statement: the filter's fault (SpecError, exit 2), a timeout, or else the source
         unreadable (SourceUnavailable, exit 3) saying ``what``."""
         if (timed_out := self._timed_out(exc)) is not None:
@@ -186,9 +222,14 @@ class PostgresSource(OneSnapshot):
         if not self.source.filter or not (exc.sqlstate or "").startswith(_FILTER_FAULTS):
             return SourceUnavailable(f"{self.where}: {what} ({reason(exc, self.source.database)})")
         return SpecError(
-            [Problem(f"PostgreSQL cannot run the filter on table {self.source.table}: "
-                     f"{reason(exc, self.source.database)}; fix the SQL expression (a filter is one read-only "
-                     "boolean expression)", field="source.filter")]
+            [
+                Problem(
+                    f"PostgreSQL cannot run the filter on table {self.source.table}: "
+                    f"{reason(exc, self.source.database)}; fix the SQL expression (a filter is one read-only "
+                    "boolean expression)",
+                    field="source.filter",
+                )
+            ]
         )
 
     # --- reading ------------------------------------------------------------------
@@ -202,7 +243,11 @@ class PostgresSource(OneSnapshot):
 
     def count(self) -> int:
         """How many rows pass the filter."""
-        return int(self._execute(sql.SQL("SELECT count(*) FROM {} {}").format(self._table, self._where)).fetchone()[0])
+        return int(
+            self._execute(
+                sql.SQL("SELECT count(*) FROM {} {}").format(self._table, self._where)
+            ).fetchone()[0]
+        )
 
     def rows(self, template: str) -> Iterator[SourceRow]:
         """Every row passing the filter, ordered by the key columns, with its rendered text.
@@ -214,9 +259,16 @@ class PostgresSource(OneSnapshot):
         columns = template_columns(template)
         actual = [self._column(c, "the text template") for c in columns]
         selected = sql.SQL(", ").join(sql.Identifier(c) for c in (*self._key_columns, *actual))
-        cursor = self._cursor(sql.SQL("SELECT {} FROM {} {} ORDER BY {}").format(
-            selected, self._table, self._where, self._order()))
-        return self._guarded(cursor, "rows", source_rows(cursor, self.source.key_fields, template, columns, self.where))
+        cursor = self._cursor(
+            sql.SQL("SELECT {} FROM {} {} ORDER BY {}").format(
+                selected, self._table, self._where, self._order()
+            )
+        )
+        return self._guarded(
+            cursor,
+            "rows",
+            source_rows(cursor, self.source.key_fields, template, columns, self.where),
+        )
 
     def digests(self, template: str) -> Iterator[RowDigest]:
         """:meth:`rows`, each as its key, identity and text digest -- hashed by the server, 32 bytes a row read
@@ -226,21 +278,34 @@ class PostgresSource(OneSnapshot):
         if rendered is None:
             return text_digests(self.rows(template))
         query = sql.SQL("SELECT {}, sha256(convert_to({}, 'UTF8')) FROM {} {} ORDER BY {}").format(
-            self._keys, rendered, self._table, self._where, self._order())
+            self._keys, rendered, self._table, self._where, self._order()
+        )
         cursor = self._cursor(query, binary=True)
         records = keyed_records(cursor, self.source.key_fields, self.where)
-        digests = (RowDigest(key, identity, cast(bytes, values[0]).hex()) for key, identity, values in records)
+        digests = (
+            RowDigest(key, identity, cast(bytes, values[0]).hex())
+            for key, identity, values in records
+        )
         return self._guarded(cursor, "rows", digests)
 
     def identities(self) -> Generator[str, None, None] | None:
         """Sorted by the server on the identity spelled in SQL, ``COLLATE "C"`` (no PostgreSQL text holds a NUL)."""
-        spelled = sql.SQL(" || ").join(sql.SQL("length({0}::text) || ':' || {0}::text").format(sql.Identifier(c))
-                                       for c in self._key_columns)
-        cursor = self._cursor(sql.SQL('SELECT {} FROM {} {} ORDER BY ({}) COLLATE "C"').format(
-            self._keys, self._table, self._where, spelled))
-        return self._guarded(cursor, "rows", record_identities(cursor, self.source.key_fields, self.where))
+        spelled = sql.SQL(" || ").join(
+            sql.SQL("length({0}::text) || ':' || {0}::text").format(sql.Identifier(c))
+            for c in self._key_columns
+        )
+        cursor = self._cursor(
+            sql.SQL('SELECT {} FROM {} {} ORDER BY ({}) COLLATE "C"').format(
+                self._keys, self._table, self._where, spelled
+            )
+        )
+        return self._guarded(
+            cursor, "rows", record_identities(cursor, self.source.key_fields, self.where)
+        )
 
-    digests_in_database = True  # False reads every digest from the text (the tests compare both ways)
+    digests_in_database = (
+        True  # False reads every digest from the text (the tests compare both ways)
+    )
 
     def _rendered(self, template: str) -> sql.Composable | None:
         """``template`` as one SQL text expression equal to ptah's rendering (NULL as nothing, an integer as its
@@ -267,8 +332,10 @@ class PostgresSource(OneSnapshot):
 
     def _key_expressions(self) -> list[sql.Composable]:
         """Each key column as it orders: integers as they are, text ``COLLATE "C"`` (code point order)."""
-        return [sql.SQL('{} COLLATE "C"' if kind == "text" else "{}").format(sql.Identifier(c))
-                for c, kind in zip(self._key_columns, self._kinds)]
+        return [
+            sql.SQL('{} COLLATE "C"' if kind == "text" else "{}").format(sql.Identifier(c))
+            for c, kind in zip(self._key_columns, self._kinds)
+        ]
 
     def _cursor(self, query: sql.Composable, binary: bool = False):
         """A server-side cursor running ``query`` (one statement, extended protocol; ``binary``: values read in
@@ -276,7 +343,9 @@ class PostgresSource(OneSnapshot):
         cursor = self._db.cursor(name=f"ptah_rows_{next(self._names)}", binary=binary)
         cursor.itersize = ROWS_PER_FETCH
         try:
-            cursor.execute(query)  # DECLARE … CURSOR: psycopg sends it through the extended protocol
+            cursor.execute(
+                query
+            )  # DECLARE … CURSOR: psycopg sends it through the extended protocol
         except psycopg.Error as exc:
             raise self._fault(exc) from None
         return cursor
@@ -303,13 +372,24 @@ class PostgresSource(OneSnapshot):
         name = self._column(column, "vectors.column")
         kind = self._types[name][0]
         if not kind.startswith(("vector", "halfvec")):
-            raise SourceUnavailable(f'{self.where}: column "{name}" is of type {kind}; vectors: reads a pgvector '
-                                    "vector or halfvec column")
-        selected = sql.SQL(", ").join([*(sql.Identifier(c) for c in self._key_columns),
-                                       sql.SQL("{}::text").format(sql.Identifier(name))])
-        cursor = self._cursor(sql.SQL("SELECT {} FROM {} {} ORDER BY {}").format(
-            selected, self._table, self._where, self._order()))
-        return table_vectors(self._guarded(cursor, "vectors", cursor), self.source.key_fields, column, self.where)
+            raise SourceUnavailable(
+                f'{self.where}: column "{name}" is of type {kind}; vectors: reads a pgvector '
+                "vector or halfvec column"
+            )
+        selected = sql.SQL(", ").join(
+            [
+                *(sql.Identifier(c) for c in self._key_columns),
+                sql.SQL("{}::text").format(sql.Identifier(name)),
+            ]
+        )
+        cursor = self._cursor(
+            sql.SQL("SELECT {} FROM {} {} ORDER BY {}").format(
+                selected, self._table, self._where, self._order()
+            )
+        )
+        return table_vectors(
+            self._guarded(cursor, "vectors", cursor), self.source.key_fields, column, self.where
+        )
 
     def index_search(self, column: str, *, unit_vectors: bool) -> TableIndexSearch:
         """Search ``column`` through the index the table has on it (:mod:`~ptah.adapters.sources.postgres_index`).
@@ -318,11 +398,25 @@ class PostgresSource(OneSnapshot):
         """
         name = self._column(column, "vectors.column")
         try:
-            index = find_index(self._db, self._relation(), self.source.table, name, unit_vectors=unit_vectors)
+            index = find_index(
+                self._db, self._relation(), self.source.table, name, unit_vectors=unit_vectors
+            )
         except psycopg.Error as exc:
-            raise SourceUnavailable(f"{self.where}: cannot be read ({reason(exc, self.source.database)})") from None
-        return TableIndexSearch(self._db, index, self._table, self._key_columns, self.source.key_fields, name,
-                                self._types[name][0].split("(")[0], self._where_bound, self.where, self._execute)
+            raise SourceUnavailable(
+                f"{self.where}: cannot be read ({reason(exc, self.source.database)})"
+            ) from None
+        return TableIndexSearch(
+            self._db,
+            index,
+            self._table,
+            self._key_columns,
+            self.source.key_fields,
+            name,
+            self._types[name][0].split("(")[0],
+            self._where_bound,
+            self.where,
+            self._execute,
+        )
 
     # --- lookup -------------------------------------------------------------------
 
@@ -338,14 +432,25 @@ class PostgresSource(OneSnapshot):
         selected = sql.SQL(", ").join(sql.Identifier(c) for c in (*self._key_columns, *actual))
         wanted = key_splits(keys, len(self._key_columns))
         # The filter inside CASE WHEN … THEN, as lookup() holds it: one expression, whatever parentheses it closes.
-        statements = (self._execute(sql.SQL("SELECT {} FROM {} WHERE {} AND {} = 1").format(
-            selected, self._table, match, self._passes), parameters) for match, parameters in self._matching(wanted))
-        return keyed_texts(statements, self.source.key_fields, template, columns, wanted, self.where)
+        statements = (
+            self._execute(
+                sql.SQL("SELECT {} FROM {} WHERE {} AND {} = 1").format(
+                    selected, self._table, match, self._passes
+                ),
+                parameters,
+            )
+            for match, parameters in self._matching(wanted)
+        )
+        return keyed_texts(
+            statements, self.source.key_fields, template, columns, wanted, self.where
+        )
 
     def _find(self, found: dict[tuple[str, ...], str], result: dict[str, str]) -> None:
         """Mark in ``result`` each of ``found``'s components (for its key or identity) that a row has."""
         for match, parameters in self._matching(found):
-            query = sql.SQL("SELECT {}, {} FROM {} WHERE {}").format(self._keys, self._passes, self._table, match)
+            query = sql.SQL("SELECT {}, {} FROM {} WHERE {}").format(
+                self._keys, self._passes, self._table, match
+            )
             mark_found(self._execute(query, parameters), self.source.key_fields, found, result)
 
     def _matching(self, wanted: Iterable[tuple[str, ...]]) -> Iterator[tuple[sql.Composable, list]]:
@@ -354,9 +459,20 @@ class PostgresSource(OneSnapshot):
         integer column, a NUL in any text) are left out, and the caller compares the rendered keys."""
         arrays = sql.SQL(", ").join(sql.SQL(f"%s::{kind}[]") for kind in self._kinds)
         match = sql.SQL("({}) IN (SELECT * FROM unnest({}))").format(self._keys, arrays)
-        pending = [components for components in wanted
-                   if all(is_int64(c) if kind == "bigint" else "\x00" not in c
-                          for c, kind in zip(components, self._kinds))]
+        pending = [
+            components
+            for components in wanted
+            if all(
+                is_int64(c) if kind == "bigint" else "\x00" not in c
+                for c, kind in zip(components, self._kinds)
+            )
+        ]
         for start in range(0, len(pending), LOOKUP_BATCH):
             batch = pending[start : start + LOOKUP_BATCH]
-            yield match, [[int(c[i]) if kind == "bigint" else c[i] for c in batch] for i, kind in enumerate(self._kinds)]
+            yield (
+                match,
+                [
+                    [int(c[i]) if kind == "bigint" else c[i] for c in batch]
+                    for i, kind in enumerate(self._kinds)
+                ],
+            )

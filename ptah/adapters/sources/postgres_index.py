@@ -29,8 +29,8 @@ index: an exact answer is never passed off as the index's.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 import numpy as np
 import psycopg
@@ -43,7 +43,11 @@ from ptah.core.errors import CapabilityUnavailable, InputError
 COSINE_CLASSES = ("vector_cosine_ops", "halfvec_cosine_ops")
 INNER_PRODUCT_CLASSES = ("vector_ip_ops", "halfvec_ip_ops")
 KINDS = ("hnsw", "ivfflat")
-DEFAULTS = {"m": 16, "ef_construction": 64, "lists": 100}  # pgvector's, for options an index leaves unset
+DEFAULTS = {
+    "m": 16,
+    "ef_construction": 64,
+    "lists": 100,
+}  # pgvector's, for options an index leaves unset
 
 _INDEXES = """
     SELECT i.relname, am.amname, o.opcname, i.reloptions, x.indisvalid
@@ -67,8 +71,14 @@ class FoundIndex:
         return self.operator_class in INNER_PRODUCT_CLASSES
 
     def describe(self, table: str, column: str) -> dict:
-        return {"name": self.name, "kind": self.kind, **self.options, "operator_class": self.operator_class,
-                "table": table, "column": column}
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            **self.options,
+            "operator_class": self.operator_class,
+            "table": table,
+            "column": column,
+        }
 
 
 def find_index(db, relation: int, table: str, column: str, *, unit_vectors: bool) -> FoundIndex:
@@ -79,9 +89,13 @@ def find_index(db, relation: int, table: str, column: str, *, unit_vectors: bool
         if kind not in KINDS or not valid:
             other.append(f"{name} ({kind}{'' if valid else ', not valid'})")
             continue
-        options = {key: int(value) for key, value in (item.split("=", 1) for item in reloptions or ())}
+        options = {
+            key: int(value) for key, value in (item.split("=", 1) for item in reloptions or ())
+        }
         names = ("m", "ef_construction") if kind == "hnsw" else ("lists",)
-        usable.append(FoundIndex(name, kind, operator_class, {n: options.get(n, DEFAULTS[n]) for n in names}))
+        usable.append(
+            FoundIndex(name, kind, operator_class, {n: options.get(n, DEFAULTS[n]) for n in names})
+        )
     for accepted in (COSINE_CLASSES, INNER_PRODUCT_CLASSES if unit_vectors else ()):
         for index in usable:
             if index.operator_class in accepted:
@@ -89,13 +103,20 @@ def find_index(db, relation: int, table: str, column: str, *, unit_vectors: bool
     where = f"table {table}, column {column}"
     if not usable:
         has = f"only {', '.join(other)}" if other else "no index at all"
-        raise InputError(f"{where} has no HNSW or IVFFlat index to search ({has}); create one with "
-                         f"USING hnsw ({column} vector_cosine_ops), or evaluate with --search exact")
+        raise InputError(
+            f"{where} has no HNSW or IVFFlat index to search ({has}); create one with "
+            f"USING hnsw ({column} vector_cosine_ops), or evaluate with --search exact"
+        )
     seen = ", ".join(f"{index.name} ({index.kind}, {index.operator_class})" for index in usable)
-    unit = ("; inner product would rank as cosine only if every vector were unit length, and some are not"
-            if any(index.inner_product for index in usable) else "")
-    raise InputError(f"{where}: its index {seen} ranks by another measure than cosine, the similarity ptah "
-                     f"scores with (vector_cosine_ops or halfvec_cosine_ops){unit}; evaluate with --search exact")
+    unit = (
+        "; inner product would rank as cosine only if every vector were unit length, and some are not"
+        if any(index.inner_product for index in usable)
+        else ""
+    )
+    raise InputError(
+        f"{where}: its index {seen} ranks by another measure than cosine, the similarity ptah "
+        f"scores with (vector_cosine_ops or halfvec_cosine_ops){unit}; evaluate with --search exact"
+    )
 
 
 @dataclass
@@ -116,20 +137,27 @@ class TableIndexSearch:
     def describe(self, table: str) -> dict:
         return self.index.describe(table, self.column)
 
-    def nearest(self, identity: str, vectors: np.ndarray, limits: list[int], ef_search: int
-                ) -> list[list[tuple[str, float]]]:
+    def nearest(
+        self, identity: str, vectors: np.ndarray, limits: list[int], ef_search: int
+    ) -> list[list[tuple[str, float]]]:
         """Each query's rows through the index, ``(key, cosine)`` in the index's order (``identity`` unused)."""
         operator = "<#>" if self.index.inner_product else "<=>"
         score = "-({col} <#> %s::{t})" if self.index.inner_product else "1 - ({col} <=> %s::{t})"
         keys = sql.SQL(", ").join(sql.Identifier(c) for c in self.key_columns)
         column, cast = sql.Identifier(self.column), sql.SQL(self.vector_type)
-        query = sql.SQL("SELECT {keys}, " + score + " FROM {table} {where} ORDER BY {col} " + operator
-                        + " %s::{t} LIMIT %s").format(keys=keys, col=column, t=cast, table=self.table,
-                                                     where=self.where_clause)
+        query = sql.SQL(
+            "SELECT {keys}, "
+            + score
+            + " FROM {table} {where} ORDER BY {col} "
+            + operator
+            + " %s::{t} LIMIT %s"
+        ).format(keys=keys, col=column, t=cast, table=self.table, where=self.where_clause)
         self.db.execute("SAVEPOINT ptah_index_search")
         try:
             if self.index.kind == "hnsw":
-                self.db.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(int(ef_search))))
+                self.db.execute(
+                    sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(int(ef_search)))
+                )
             self.db.execute("SET LOCAL enable_seqscan = off")
             results = []
             for number, (vector, limit) in enumerate(zip(vectors, limits)):
@@ -152,10 +180,15 @@ class TableIndexSearch:
 
     def _keys(self, rows) -> Iterator[str]:
         width = len(self.key_columns)
-        return (row.key for row in source_rows((r[:width] for r in rows), self.key_fields, "", (), self.where))
+        return (
+            row.key
+            for row in source_rows((r[:width] for r in rows), self.key_fields, "", (), self.where)
+        )
 
     def _require_index_plan(self, query: sql.Composable, parameters: tuple) -> None:
-        plan = self.execute(sql.SQL("EXPLAIN (FORMAT JSON) ") + query, list(parameters)).fetchone()[0]
+        plan = self.execute(sql.SQL("EXPLAIN (FORMAT JSON) ") + query, list(parameters)).fetchone()[
+            0
+        ]
         if not plan_uses_index(plan, self.index.name):
             raise CapabilityUnavailable(
                 f"{self.where}: PostgreSQL would not answer the search through the index {self.index.name}; index "

@@ -40,8 +40,14 @@ class KeyRange(NamedTuple):
 class PartitionedSource(PostgresSource):
     """A PostgreSQL source, optionally inside an exported ``snapshot`` and narrowed to one key range."""
 
-    def __init__(self, source: SourceSpec, root: str | None = None, *, snapshot: str | None = None,
-                 within: KeyRange | None = None):
+    def __init__(
+        self,
+        source: SourceSpec,
+        root: str | None = None,
+        *,
+        snapshot: str | None = None,
+        within: KeyRange | None = None,
+    ):
         super().__init__(source, root, snapshot=snapshot)
         self.within = within
         self._narrowed = bool(source.filter)  # whether self._where holds a WHERE already
@@ -71,15 +77,25 @@ class PartitionedSource(PostgresSource):
         query = sql.SQL(
             "SELECT {keys} FROM (SELECT {keys}, row_number() OVER (ORDER BY {order}) AS {n} FROM {table} {where}) "
             "AS ptah_ranked WHERE ({n} - 1) % {step} = 0 AND {n} > 1 ORDER BY {n}"
-        ).format(keys=self._keys, order=self._order(), n=_ROW_NUMBER, table=self._table, where=self._where,
-                 step=sql.Literal(step))
+        ).format(
+            keys=self._keys,
+            order=self._order(),
+            n=_ROW_NUMBER,
+            table=self._table,
+            where=self._where,
+            step=sql.Literal(step),
+        )
         cuts = [tuple(values) for values in self._execute(query)]
         return [KeyRange(low, high) for low, high in zip([None, *cuts], [*cuts, None])]
 
     def _refuse_null_keys(self) -> None:
-        nulls = sql.SQL(" OR ").join(sql.SQL("{} IS NULL").format(sql.Identifier(c)) for c in self._key_columns)
+        nulls = sql.SQL(" OR ").join(
+            sql.SQL("{} IS NULL").format(sql.Identifier(c)) for c in self._key_columns
+        )
         glue = sql.SQL("{} AND ({})") if self._narrowed else sql.SQL("{}WHERE ({})")
-        query = sql.SQL("SELECT {} FROM {} {} LIMIT 1").format(self._keys, self._table, glue.format(self._where, nulls))
+        query = sql.SQL("SELECT {} FROM {} {} LIMIT 1").format(
+            self._keys, self._table, glue.format(self._where, nulls)
+        )
         found = self._execute(query).fetchone()
         if found is not None:
             key_components(found, self.source.key_fields, self.where)  # raises, naming the row
@@ -87,7 +103,11 @@ class PartitionedSource(PostgresSource):
 
 def range_clause(expressions: list[sql.Composable], within: KeyRange) -> sql.Composable:
     """``(expressions) >= (low) AND (expressions) < (high)`` as SQL with literal bounds (TRUE when unbounded)."""
-    row = sql.SQL("({})").format(sql.SQL(", ").join(expressions)) if len(expressions) > 1 else expressions[0]
+    row = (
+        sql.SQL("({})").format(sql.SQL(", ").join(expressions))
+        if len(expressions) > 1
+        else expressions[0]
+    )
     parts = []
     for bound, operator in ((within.low, ">="), (within.high, "<")):
         if bound is not None:

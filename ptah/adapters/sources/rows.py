@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
-from typing import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR, join_key
 from ptah.core.errors import SourceUnavailable
@@ -19,7 +19,9 @@ from ptah.core.identity import RowDigest, identity_components, row_identity, tex
 from ptah.core.spec import SourceRow, key_component, renderer
 
 _CANONICAL_INT = re.compile(r"(0|-?[1-9][0-9]{0,18})\Z")
-Twin = Callable[[tuple[str, ...]], bool]  # whether more than one row passing the filter renders to these components
+Twin = Callable[
+    [tuple[str, ...]], bool
+]  # whether more than one row passing the filter renders to these components
 
 
 def source_rows(
@@ -47,11 +49,19 @@ def source_rows(
 
 def _unrendered(where: str, key: str, exc: TypeError) -> SourceUnavailable:
     """The error for a row whose template column holds binary data."""
-    return SourceUnavailable(f"{where}: in the row with key {key!r}, {exc}; cast it to text in a view")
+    return SourceUnavailable(
+        f"{where}: in the row with key {key!r}, {exc}; cast it to text in a view"
+    )
 
 
-def keyed_texts(statements: Iterable[Iterable[Sequence[object]]], key_fields: tuple[str, ...], template: str,
-                columns: tuple[str, ...], wanted: dict[tuple[str, ...], str], where: str) -> dict[str, str]:
+def keyed_texts(
+    statements: Iterable[Iterable[Sequence[object]]],
+    key_fields: tuple[str, ...],
+    template: str,
+    columns: tuple[str, ...],
+    wanted: dict[tuple[str, ...], str],
+    where: str,
+) -> dict[str, str]:
     """The text of each record (key values, then ``columns`` values) whose key components are among
     ``wanted``'s, by the key ``wanted`` gives them; the records come from several statements, in any order, and
     one row may come again from another statement (SQLite finds row ``0`` for ``'-0'`` as for ``0``). A
@@ -64,7 +74,9 @@ def keyed_texts(statements: Iterable[Iterable[Sequence[object]]], key_fields: tu
     fill = renderer(template, columns)
     width = len(key_fields)
     texts: dict[str, str] = {}
-    found: dict[str, tuple[tuple[str, ...], tuple]] = {}  # each key's components and key values, types included
+    found: dict[
+        str, tuple[tuple[str, ...], tuple]
+    ] = {}  # each key's components and key values, types included
     for records in statements:
         this_statement: set[str] = set()
         for values in records:
@@ -76,7 +88,9 @@ def keyed_texts(statements: Iterable[Iterable[Sequence[object]]], key_fields: tu
             if key in found:
                 if key not in this_statement and found[key][1] == stored:
                     continue  # the same row, found again
-                _check_ambiguous({key: found[key][0]}, key, components, key_fields, where)  # components differ
+                _check_ambiguous(
+                    {key: found[key][0]}, key, components, key_fields, where
+                )  # components differ
                 raise _two_rows(where, key, key_fields)
             found[key] = (components, stored)
             this_statement.add(key)
@@ -94,7 +108,10 @@ def text_digests(rows: Iterable[SourceRow]) -> Iterator[RowDigest]:
 
 
 def keyed_records(
-    records: Iterable[Sequence[object]], key_fields: tuple[str, ...], where: str, twin: Twin | None = None
+    records: Iterable[Sequence[object]],
+    key_fields: tuple[str, ...],
+    where: str,
+    twin: Twin | None = None,
 ) -> Iterator[tuple[str, str, Sequence[object]]]:
     """Each record as ``(key, row identity, the values after the key columns)``.
 
@@ -120,7 +137,10 @@ def keyed_records(
     integers = [False] * width  # whether an integer was read in each key column
     for values in records:
         first = values[0]
-        if width == 1 and type(first) in (int, str):  # the common case, without the general path's tuples
+        if width == 1 and type(first) in (
+            int,
+            str,
+        ):  # the common case, without the general path's tuples
             if type(first) is str:
                 key, twins = first, integers[0] and is_int64(first)
             else:
@@ -132,9 +152,12 @@ def keyed_records(
             key = join_key(components)
             if width > 1 and any(COMPOSITE_KEY_SEPARATOR in c for c in components):
                 _check_ambiguous(ambiguous, key, components, key_fields, where)
-            twins = any([_twin_possible(integers, values, i) for i in range(width)])  # a list: every column noted
-        if identity == previous or (twins and twin is not None and twin(key_components(values[:width], key_fields,
-                                                                                         where))):
+            twins = any(
+                [_twin_possible(integers, values, i) for i in range(width)]
+            )  # a list: every column noted
+        if identity == previous or (
+            twins and twin is not None and twin(key_components(values[:width], key_fields, where))
+        ):
             raise _two_rows(where, key, key_fields)
         previous = identity
         yield key, identity, values[width:]
@@ -155,7 +178,9 @@ def _twin_possible(integers: list[bool], values: Sequence[object], index: int) -
     return integers[index] and type(value) is str and is_int64(value)
 
 
-def record_identities(records: Iterable[Sequence[object]], key_fields: tuple[str, ...], where: str) -> Iterator[str]:
+def record_identities(
+    records: Iterable[Sequence[object]], key_fields: tuple[str, ...], where: str
+) -> Iterator[str]:
     """Each record's (its key values') row identity, rendered here whatever order the database computed."""
     for values in records:
         first = values[0]
@@ -166,7 +191,9 @@ def record_identities(records: Iterable[Sequence[object]], key_fields: tuple[str
             yield row_identity(key_components(values, key_fields, where))
 
 
-def rendered_components(values: Sequence[object], key_fields: tuple[str, ...]) -> tuple[str, ...] | None:
+def rendered_components(
+    values: Sequence[object], key_fields: tuple[str, ...]
+) -> tuple[str, ...] | None:
     """The key components ``values`` render to; None for a value no key can hold (a REAL matching ``= 1``)."""
     try:
         return tuple(key_component(v, c) for v, c in zip(values, key_fields))
@@ -174,16 +201,25 @@ def rendered_components(values: Sequence[object], key_fields: tuple[str, ...]) -
         return None
 
 
-def key_components(values: Sequence[object], key_fields: tuple[str, ...], where: str) -> tuple[str, ...]:
+def key_components(
+    values: Sequence[object], key_fields: tuple[str, ...], where: str
+) -> tuple[str, ...]:
     """The key columns' values as the corpus spells them; SourceUnavailable for a float, BLOB or NULL."""
     try:
         return tuple(key_component(v, c) for v, c in zip(values, key_fields))
     except TypeError as exc:
-        raise SourceUnavailable(f"{where}: in the row where {_shown(values, key_fields)}, {exc}") from None
+        raise SourceUnavailable(
+            f"{where}: in the row where {_shown(values, key_fields)}, {exc}"
+        ) from None
 
 
-def _check_ambiguous(seen: dict[str, tuple[str, ...]], key: str, components: tuple[str, ...],
-                     key_fields: tuple[str, ...], where: str) -> None:
+def _check_ambiguous(
+    seen: dict[str, tuple[str, ...]],
+    key: str,
+    components: tuple[str, ...],
+    key_fields: tuple[str, ...],
+    where: str,
+) -> None:
     """SourceUnavailable when another row's components, holding U+001F elsewhere, join to the same key."""
     other = seen.setdefault(key, components)
     if other != components:
@@ -211,7 +247,9 @@ def is_int64(component: str) -> bool:
     return _CANONICAL_INT.match(component) is not None and -(2**63) <= int(component) < 2**63
 
 
-def lookup_keys(keys: Iterable[str], width: int) -> tuple[dict[str, str], dict[tuple[str, ...], str]]:
+def lookup_keys(
+    keys: Iterable[str], width: int
+) -> tuple[dict[str, str], dict[tuple[str, ...], str]]:
     """Each key ``missing`` until found, and the keys that split into ``width`` components, by components."""
     result: dict[str, str] = {}
     wanted: dict[tuple[str, ...], str] = {}
@@ -235,11 +273,15 @@ def key_splits(keys: Iterable[str], width: int) -> dict[tuple[str, ...], str]:
         parts = key.split(COMPOSITE_KEY_SEPARATOR)
         for cuts in itertools.combinations(range(1, len(parts)), width - 1):
             bounds = zip((0, *cuts), (*cuts, len(parts)))
-            wanted[tuple(COMPOSITE_KEY_SEPARATOR.join(parts[low:high]) for low, high in bounds)] = key
+            wanted[tuple(COMPOSITE_KEY_SEPARATOR.join(parts[low:high]) for low, high in bounds)] = (
+                key
+            )
     return wanted
 
 
-def lookup_identities(identities: Iterable[str], width: int) -> tuple[dict[str, str], dict[tuple[str, ...], str]]:
+def lookup_identities(
+    identities: Iterable[str], width: int
+) -> tuple[dict[str, str], dict[tuple[str, ...], str]]:
     """As :func:`lookup_keys`, for row identities: read back into their components exactly (U+001F and all)."""
     result: dict[str, str] = {}
     wanted: dict[tuple[str, ...], str] = {}
@@ -251,8 +293,12 @@ def lookup_identities(identities: Iterable[str], width: int) -> tuple[dict[str, 
     return result, wanted
 
 
-def mark_found(found: Iterable[Sequence[object]], key_fields: tuple[str, ...], wanted: dict[tuple[str, ...], str],
-               result: dict[str, str]) -> None:
+def mark_found(
+    found: Iterable[Sequence[object]],
+    key_fields: tuple[str, ...],
+    wanted: dict[tuple[str, ...], str],
+    result: dict[str, str],
+) -> None:
     """Each row found (key values, then 1 when it passes the filter) marks its key ``ok`` or ``filtered``; a row
     whose key renders as none of ``wanted`` (a REAL, BLOB or NULL key; ``42`` for ``0042``) marks nothing."""
     width = len(key_fields)

@@ -30,16 +30,23 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from typing import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from urllib.parse import quote
 
-from ptah.core.errors import Problem, SourceUnavailable, SpecError
 from ptah.adapters.sources.base import OneSnapshot, filter_problem
 from ptah.adapters.sources.rows import (
-    is_int64, key_splits, keyed_texts, mark_found, no_such_column,
-    record_identities, rendered_components, source_rows, text_digests,
+    is_int64,
+    key_splits,
+    keyed_texts,
+    mark_found,
+    no_such_column,
+    record_identities,
+    rendered_components,
+    source_rows,
+    text_digests,
 )
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
+from ptah.core.errors import Problem, SourceUnavailable, SpecError
 from ptah.core.identity import RowDigest
 from ptah.core.spec import SourceRow, SourceSpec, sqlite_database_path, template_columns
 
@@ -59,23 +66,36 @@ class SqliteSource(OneSnapshot):
         self.where = f"{source.redacted_database} table {source.table}"
         path = sqlite_database_path(source.database, root)
         if path is None:
-            raise SourceUnavailable(f"{source.redacted_database}: not a sqlite:/// URL; the SQLite reader cannot open it")
+            raise SourceUnavailable(
+                f"{source.redacted_database}: not a sqlite:/// URL; the SQLite reader cannot open it"
+            )
         self.path = path
         if source.filter is not None and (problem := filter_problem(source.filter)):
             raise SpecError([Problem(problem, field="source.filter")])
         if not os.path.isfile(path):
             raise SourceUnavailable(f"{source.redacted_database}: no such database file {path}")
         try:
-            self._db = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, isolation_level=None,
-                                       check_same_thread=False)
+            self._db = sqlite3.connect(
+                f"file:{quote(path)}?mode=ro",
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+            )
             self._db.execute("PRAGMA query_only = ON")
             self._db.execute("BEGIN")
             # The first read pins the snapshot; later statements see the same one.
             self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            names = [row[0] for row in self._db.execute("SELECT name FROM pragma_table_xinfo(?)", (source.table,))]
+            names = [
+                row[0]
+                for row in self._db.execute(
+                    "SELECT name FROM pragma_table_xinfo(?)", (source.table,)
+                )
+            ]
         except sqlite3.Error as exc:
             self.close()
-            raise SourceUnavailable(f"{source.redacted_database}: cannot be read as SQLite ({exc})") from None
+            raise SourceUnavailable(
+                f"{source.redacted_database}: cannot be read as SQLite ({exc})"
+            ) from None
         self._table = quote_identifier(source.table)
         self._keys = ", ".join(quote_identifier(k) for k in source.key_fields)
         # Text by code point whatever a column's declared collation (PostgreSQL's COLLATE "C"): equal keys are
@@ -86,9 +106,13 @@ class SqliteSource(OneSnapshot):
         self._columns = {name.lower(): name for name in names}
         try:
             if not names:
-                raise SourceUnavailable(f"{source.redacted_database}: no table or view named {source.table}")
+                raise SourceUnavailable(
+                    f"{source.redacted_database}: no table or view named {source.table}"
+                )
             self._check_columns(source.key_fields, "source.key_fields")
-            self._execute(f"SELECT 1 FROM {self._table} {self._where} LIMIT 0")  # the filter, checked once
+            self._execute(
+                f"SELECT 1 FROM {self._table} {self._where} LIMIT 0"
+            )  # the filter, checked once
         except (SourceUnavailable, SpecError):
             self.close()
             raise
@@ -104,7 +128,9 @@ class SqliteSource(OneSnapshot):
         except sqlite3.Error as exc:
             raise self._fault(exc) from None
 
-    def _fault(self, exc: sqlite3.Error, what: str = "cannot be read") -> SpecError | SourceUnavailable:
+    def _fault(
+        self, exc: sqlite3.Error, what: str = "cannot be read"
+    ) -> SpecError | SourceUnavailable:
         """The SpecError (exit 2) when ``exc`` is the filter's fault, else SourceUnavailable (exit 3) saying ``what``.
 
         With the table and columns checked at open, SQLite's generic error
@@ -116,8 +142,15 @@ class SqliteSource(OneSnapshot):
         code = getattr(exc, "sqlite_errorcode", None)
         if not self.source.filter or (code is not None and code & 0xFF != sqlite3.SQLITE_ERROR):
             return SourceUnavailable(f"{self.where}: {what} ({exc})")
-        return SpecError([Problem(f"SQLite cannot run the filter on table {self.source.table}: {exc}; fix the SQL "
-                                  "expression", field="source.filter")])
+        return SpecError(
+            [
+                Problem(
+                    f"SQLite cannot run the filter on table {self.source.table}: {exc}; fix the SQL "
+                    "expression",
+                    field="source.filter",
+                )
+            ]
+        )
 
     def count(self) -> int:
         """How many rows pass the filter."""
@@ -133,8 +166,12 @@ class SqliteSource(OneSnapshot):
         columns = template_columns(template)
         self._check_columns(columns, "the text template")
         selected = ", ".join(quote_identifier(c) for c in (*self.source.key_fields, *columns))
-        cursor = self._execute(f"SELECT {selected} FROM {self._table} {self._where} ORDER BY {self._order}")
-        return self._guarded(source_rows(cursor, self.source.key_fields, template, columns, self.where, self._twin))
+        cursor = self._execute(
+            f"SELECT {selected} FROM {self._table} {self._where} ORDER BY {self._order}"
+        )
+        return self._guarded(
+            source_rows(cursor, self.source.key_fields, template, columns, self.where, self._twin)
+        )
 
     def digests(self, template: str) -> Iterator[RowDigest]:
         """:meth:`rows`, each as its key, identity and text digest (SQLite has no SHA-256: hashed here)."""
@@ -145,10 +182,16 @@ class SqliteSource(OneSnapshot):
         columns = [quote_identifier(k) for k in self.source.key_fields]
         nul = " OR ".join(f"instr(CAST({column} AS BLOB), x'00') > 0" for column in columns)
         passes = f"({self.source.filter}) AND " if self.source.filter else ""
-        if self._execute(f"SELECT EXISTS (SELECT 1 FROM {self._table} WHERE {passes}({nul}))").fetchone()[0]:
+        if self._execute(
+            f"SELECT EXISTS (SELECT 1 FROM {self._table} WHERE {passes}({nul}))"
+        ).fetchone()[0]:
             return None
-        spelled = " || ".join(f"length(CAST({column} AS TEXT)) || ':' || CAST({column} AS TEXT)" for column in columns)
-        cursor = self._execute(f"SELECT {self._keys} FROM {self._table} {self._where} ORDER BY {spelled} COLLATE BINARY")
+        spelled = " || ".join(
+            f"length(CAST({column} AS TEXT)) || ':' || CAST({column} AS TEXT)" for column in columns
+        )
+        cursor = self._execute(
+            f"SELECT {self._keys} FROM {self._table} {self._where} ORDER BY {spelled} COLLATE BINARY"
+        )
         return self._guarded(record_identities(cursor, self.source.key_fields, self.where))
 
     def _guarded(self, items: Iterator) -> Generator:
@@ -172,7 +215,9 @@ class SqliteSource(OneSnapshot):
         """Every row passing the filter with the vector ``column`` holds (see :mod:`~ptah.adapters.sources.vectors`), by key."""
         self._check_columns((column,), "vectors.column")
         selected = f"{self._keys}, {quote_identifier(self._columns[column.lower()])}"
-        cursor = self._execute(f"SELECT {selected} FROM {self._table} {self._where} ORDER BY {self._order}")
+        cursor = self._execute(
+            f"SELECT {selected} FROM {self._table} {self._where} ORDER BY {self._order}"
+        )
         try:
             return table_vectors(cursor, self.source.key_fields, column, self.where, self._twin)
         except sqlite3.Error as exc:
@@ -190,17 +235,26 @@ class SqliteSource(OneSnapshot):
         selected = ", ".join(quote_identifier(c) for c in (*self.source.key_fields, *columns))
         wanted = key_splits(keys, len(self.source.key_fields))
         # The filter inside CASE WHEN … THEN, as lookup() holds it: one expression, whatever parentheses it closes.
-        statements = (self._execute(f"SELECT {selected} FROM {self._table} WHERE ({match}) AND {self._passes} = 1",
-                                    parameters) for match, parameters in self._matching(wanted))
+        statements = (
+            self._execute(
+                f"SELECT {selected} FROM {self._table} WHERE ({match}) AND {self._passes} = 1",
+                parameters,
+            )
+            for match, parameters in self._matching(wanted)
+        )
         try:
-            return keyed_texts(statements, self.source.key_fields, template, columns, wanted, self.where)
+            return keyed_texts(
+                statements, self.source.key_fields, template, columns, wanted, self.where
+            )
         except sqlite3.Error as exc:
             raise self._fault(exc, "reading rows failed") from None
 
     def _find(self, wanted: dict[tuple[str, ...], str], result: dict[str, str]) -> None:
         """Mark in ``result`` each of ``wanted``'s components (for its key or identity) found."""
         for match, parameters in self._matching(wanted):
-            found = self._execute(f"SELECT {self._keys}, {self._passes} FROM {self._table} WHERE {match}", parameters)
+            found = self._execute(
+                f"SELECT {self._keys}, {self._passes} FROM {self._table} WHERE {match}", parameters
+            )
             mark_found(found, self.source.key_fields, wanted, result)
 
     def _matching(self, wanted: Iterable[tuple[str, ...]]) -> Iterator[tuple[str, list]]:
@@ -221,7 +275,11 @@ class SqliteSource(OneSnapshot):
         if len(self.source.key_fields) == 1:
             match = f"{self._keys} IN ({', '.join('?' * len(candidates))})"
         else:  # an OR of equalities: SQLite searches the key index for each (a row-value IN scans)
-            term = "(" + " AND ".join(f"{quote_identifier(k)} = ?" for k in self.source.key_fields) + ")"
+            term = (
+                "("
+                + " AND ".join(f"{quote_identifier(k)} = ?" for k in self.source.key_fields)
+                + ")"
+            )
             match = " OR ".join([term] * len(candidates))
         return match, [value for candidate in candidates for value in candidate]
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -38,15 +38,22 @@ class TableVectors:
     identities: list[str]
     vectors: np.ndarray  # float32, one row per key
     rows: int  # rows passing the filter, with or without a vector
-    missing_keys: list[str] = field(default_factory=list)  # every row whose vector is NULL, in key order
+    missing_keys: list[str] = field(
+        default_factory=list
+    )  # every row whose vector is NULL, in key order
 
     @property
     def missing(self) -> int:
         return len(self.missing_keys)
 
 
-def table_vectors(records: Iterable[Sequence[object]], key_fields: tuple[str, ...], column: str,
-                  where: str, twin: Twin | None = None) -> TableVectors:
+def table_vectors(
+    records: Iterable[Sequence[object]],
+    key_fields: tuple[str, ...],
+    column: str,
+    where: str,
+    twin: Twin | None = None,
+) -> TableVectors:
     """Each record (key values, then the vector column's value) read into a :class:`TableVectors` (``twin``: as
     :func:`~ptah.adapters.sources.rows.keyed_records` asks it)."""
     width = len(key_fields)
@@ -88,7 +95,9 @@ def table_vectors(records: Iterable[Sequence[object]], key_fields: tuple[str, ..
             f"the {common} of most, e.g. the rows with keys {shown}; every vector of a generation has one dimension"
         )
     matrix = np.stack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32)
-    return TableVectors(keys, identities, np.ascontiguousarray(matrix, dtype=np.float32), rows, missing)
+    return TableVectors(
+        keys, identities, np.ascontiguousarray(matrix, dtype=np.float32), rows, missing
+    )
 
 
 def _decode(value: object) -> np.ndarray | str:
@@ -101,16 +110,24 @@ def _decode(value: object) -> np.ndarray | str:
     elif isinstance(value, str):
         try:
             items = json.loads(value)
-        except (ValueError, RecursionError):  # RecursionError: arrays nested deeper than Python's parser goes
+        except (
+            ValueError,
+            RecursionError,
+        ):  # RecursionError: arrays nested deeper than Python's parser goes
             return "text that is not a JSON array of numbers"
-        if (not isinstance(items, list) or not items
-                or not all(type(x) in (int, float) for x in items)):
+        if (
+            not isinstance(items, list)
+            or not items
+            or not all(type(x) in (int, float) for x in items)
+        ):
             return "text that is not a JSON array of numbers"
         if not all(math.isfinite(x) for x in items):
             return "a component that is not a finite number"
         vector = np.array(items, dtype=np.float32)
     else:
-        return f"a value of type {type(value).__name__} (a vector is a float32 BLOB or a JSON array)"
+        return (
+            f"a value of type {type(value).__name__} (a vector is a float32 BLOB or a JSON array)"
+        )
     if not np.isfinite(vector).all():
         return "a component that is not a finite number (or beyond float32)"
     return vector
@@ -119,6 +136,8 @@ def _decode(value: object) -> np.ndarray | str:
 def _refuse(bad: dict[str, list[str]], where: str, column: str) -> None:
     if not bad:
         return
-    parts = [f"{len(keys)} rows hold {why}, e.g. the rows with keys {', '.join(repr(k) for k in keys[:MAX_NAMED])}"
-             for why, keys in bad.items()]
+    parts = [
+        f"{len(keys)} rows hold {why}, e.g. the rows with keys {', '.join(repr(k) for k in keys[:MAX_NAMED])}"
+        for why, keys in bad.items()
+    ]
     raise InputError(f"{where}: column {column} cannot be read as vectors: {'; '.join(parts)}")

@@ -16,8 +16,10 @@ for the capabilities it declares.
 
 from __future__ import annotations
 
+from collections.abc import Generator, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ContextManager, Generator, Iterable, Iterator, Mapping, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -31,7 +33,9 @@ class Capabilities:
 
     lexical_index: bool = False  # keeps lexical indexes (:class:`LexicalIndexStore`)
     vector_index: bool = False  # builds and searches a vector index (:class:`VectorIndexStore`)
-    records: bool = False  # keeps small text records by (kind, key) (:class:`RecordStore`, for ``ptah serve``)
+    records: bool = (
+        False  # keeps small text records by (kind, key) (:class:`RecordStore`, for ``ptah serve``)
+    )
 
 
 @runtime_checkable
@@ -118,7 +122,9 @@ class Store(Protocol):
     """Generations and their vectors, opened by a registered store kind."""
 
     capabilities: Capabilities
-    where: str  # how messages name the store: "store PATH" or "store URL" with the password redacted
+    where: (
+        str  # how messages name the store: "store PATH" or "store URL" with the password redacted
+    )
 
     def snapshot(self) -> ContextManager[Snapshot]:
         """One consistent state of the store, until the context ends."""
@@ -131,7 +137,9 @@ class Store(Protocol):
         """Record a generation, or refresh its name, versions and ``updated_at`` (``created_at`` kept);
         StoreUnavailable when it is stored with another dimension."""
 
-    def write_vectors(self, identity: str, rows: list[tuple[str, str, str]], vectors: np.ndarray) -> None:
+    def write_vectors(
+        self, identity: str, rows: list[tuple[str, str, str]], vectors: np.ndarray
+    ) -> None:
         """Insert or replace vectors in one transaction; ``rows`` are ``(row identity, key, text SHA-256)``."""
 
     def delete_vectors(self, identity: str, row_identities: Iterable[str]) -> int:
@@ -164,7 +172,13 @@ class LexicalIndexStore(Store, Protocol):
         """The serialised lexical index of this text fingerprint and settings, or None."""
 
     def save_lexical_index(
-        self, fingerprint: str, settings: str, template_sha256: str, rows: int, vocabulary: int, serialized: bytes
+        self,
+        fingerprint: str,
+        settings: str,
+        template_sha256: str,
+        rows: int,
+        vocabulary: int,
+        serialized: bytes,
     ) -> None:
         """Keep a lexical index, replacing the one of the same template and settings."""
 
@@ -179,7 +193,9 @@ class VectorIndexSnapshot(Snapshot, Protocol):
     def index(self, identity: str) -> dict | None:
         """The generation's index as ``{name, kind, m, ef_construction, operator_class}``, or None."""
 
-    def nearest(self, identity: str, vectors: np.ndarray, limits: list[int], ef_search: int) -> list[list[tuple[str, float]]]:
+    def nearest(
+        self, identity: str, vectors: np.ndarray, limits: list[int], ef_search: int
+    ) -> list[list[tuple[str, float]]]:
         """Each query's nearest ``(key, score)`` rows through the index."""
 
 
@@ -187,7 +203,9 @@ class VectorIndexSnapshot(Snapshot, Protocol):
 class VectorIndexStore(Store, Protocol):
     """A store that builds and searches a vector index (``capabilities.vector_index``)."""
 
-    def snapshot(self, like: VectorIndexSnapshot | None = None) -> ContextManager[VectorIndexSnapshot]:
+    def snapshot(
+        self, like: VectorIndexSnapshot | None = None
+    ) -> ContextManager[VectorIndexSnapshot]:
         """One consistent state; ``like``: an open snapshot whose state this one shares."""
 
     def create_hnsw_index(self, identity: str, m: int, ef_construction: int) -> dict:
@@ -230,12 +248,18 @@ def conformance_problem(store: object) -> str | None:
         return "it has no capabilities (a ptah.adapters.stores.base.Capabilities)"
     needed = [(Store, "a Store")]
     if capabilities.lexical_index:
-        needed.append((LexicalIndexStore, "a LexicalIndexStore, as it declares capabilities.lexical_index"))
+        needed.append(
+            (LexicalIndexStore, "a LexicalIndexStore, as it declares capabilities.lexical_index")
+        )
     if capabilities.vector_index:
-        needed.append((VectorIndexStore, "a VectorIndexStore, as it declares capabilities.vector_index"))
+        needed.append(
+            (VectorIndexStore, "a VectorIndexStore, as it declares capabilities.vector_index")
+        )
     for protocol, name in needed:
         if not isinstance(store, protocol):
-            missing = sorted(member for member in _members(protocol) if getattr(store, member, None) is None)
+            missing = sorted(
+                member for member in _members(protocol) if getattr(store, member, None) is None
+            )
             return f"it is not {name}: it lacks {', '.join(missing)}"
     return None
 
@@ -246,6 +270,10 @@ def _members(protocol: type) -> set[str]:
     for cls in protocol.__mro__:
         if cls is Protocol or cls is object or not getattr(cls, "_is_protocol", False):
             continue
-        names.update(name for name in vars(cls) if not name.startswith("_") or name in ("__enter__", "__exit__"))
+        names.update(
+            name
+            for name in vars(cls)
+            if not name.startswith("_") or name in ("__enter__", "__exit__")
+        )
         names.update(getattr(cls, "__annotations__", {}))
     return names

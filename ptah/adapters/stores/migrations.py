@@ -115,7 +115,9 @@ def migrate(connection: sqlite3.Connection, path: str) -> None:
     before looking, so two processes opening a fresh store at once do not
     apply a migration twice.
     """
-    connection.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    connection.execute(
+        "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
     if check_migrations(MIGRATIONS, _applied(connection), f"store {path}"):
         return
     for name, statements in MIGRATIONS:

@@ -31,16 +31,16 @@ the vectors its exact search read.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 from psycopg import IsolationLevel, sql
 
 from ptah.adapters.postgres import connect, guarded
 from ptah.adapters.stores.pgvector_index import create_hnsw_index, describe_index
-from ptah.adapters.stores.pgvector_lock import build_lock
 from ptah.adapters.stores.pgvector_location import schema_of
+from ptah.adapters.stores.pgvector_lock import build_lock
 from ptah.adapters.stores.pgvector_schema import (
     check_vector_type,
     create_vectors_table,
@@ -51,8 +51,16 @@ from ptah.adapters.stores.pgvector_schema import (
     vectors_table,
 )
 from ptah.adapters.stores.pgvector_snapshot import PgvectorSnapshot
-from ptah.adapters.stores.records import GENERATION_COLUMNS, GENERATION_REFRESH, LexicalTable, SnapshotReads, check_dimension
-from ptah.adapters.stores.records import GenerationRecord, generation_values, now as _now
+from ptah.adapters.stores.records import (
+    GENERATION_COLUMNS,
+    GENERATION_REFRESH,
+    GenerationRecord,
+    LexicalTable,
+    SnapshotReads,
+    check_dimension,
+    generation_values,
+)
+from ptah.adapters.stores.records import now as _now
 from ptah.adapters.stores.registry import PGVECTOR_CAPABILITIES
 from ptah.adapters.stores.vector_checks import VECTOR_DTYPE
 from ptah.core.errors import StoreUnavailable
@@ -71,15 +79,25 @@ class PgvectorStore(SnapshotReads, LexicalTable):
     def __init__(self, url: str, *, create: bool = True):
         self.url = url
         self.where = f"store {redact_url(url)}"
-        self.schema = schema_of(url)  # store: {url, schema}; None: the connection's own current schema
+        self.schema = schema_of(
+            url
+        )  # store: {url, schema}; None: the connection's own current schema
         self._search_path: sql.Composed | None = None
         self._connection = connect(url, StoreUnavailable, "store", autocommit=True)
         self._tables: dict[str, tuple[str, int]] = {}
         try:
-            self.initialised = self.schema is None or enter_schema(self._connection, url, self.schema, create=create)
-            with self._guarded():  # whether ptah's tables exist here at all (a reader must not create them)
-                self.initialised = self.initialised and (create or self._connection.execute(
-                    "SELECT to_regclass(%s) IS NOT NULL", (self._qualified("ptah_migrations"),)).fetchone()[0])
+            self.initialised = self.schema is None or enter_schema(
+                self._connection, url, self.schema, create=create
+            )
+            with (
+                self._guarded()
+            ):  # whether ptah's tables exist here at all (a reader must not create them)
+                self.initialised = self.initialised and (
+                    create
+                    or self._connection.execute(
+                        "SELECT to_regclass(%s) IS NOT NULL", (self._qualified("ptah_migrations"),)
+                    ).fetchone()[0]
+                )
             if self.initialised:
                 migrate(self._connection, url)
                 if self.schema is not None:
@@ -135,8 +153,12 @@ class PgvectorStore(SnapshotReads, LexicalTable):
                 connection.isolation_level = IsolationLevel.REPEATABLE_READ
                 connection.read_only = True
                 if like is not None:
-                    connection.execute(sql.SQL("SET TRANSACTION SNAPSHOT {}").format(sql.Literal(like.export())))
-                connection.execute("SELECT count(*) FROM ptah_migrations").fetchone()  # the snapshot starts here
+                    connection.execute(
+                        sql.SQL("SET TRANSACTION SNAPSHOT {}").format(sql.Literal(like.export()))
+                    )
+                connection.execute(
+                    "SELECT count(*) FROM ptah_migrations"
+                ).fetchone()  # the snapshot starts here
             yield PgvectorSnapshot(connection, self)
         finally:
             connection.close()  # ends (rolls back) the read transaction
@@ -152,7 +174,8 @@ class PgvectorStore(SnapshotReads, LexicalTable):
                 (*generation_values(record), vectors_table(record.identity)),
             )
             stored, table = self._connection.execute(
-                "SELECT dimension, vectors_table FROM ptah_generations WHERE identity = %s", (record.identity,)
+                "SELECT dimension, vectors_table FROM ptah_generations WHERE identity = %s",
+                (record.identity,),
             ).fetchone()
             check_dimension(record, stored)
             self._connection.execute(create_vectors_table(table, stored))
@@ -161,14 +184,17 @@ class PgvectorStore(SnapshotReads, LexicalTable):
     def _table(self, identity: str) -> tuple[str, int] | None:
         if identity not in self._tables:
             row = self._connection.execute(
-                "SELECT vectors_table, dimension FROM ptah_generations WHERE identity = %s", (identity,)
+                "SELECT vectors_table, dimension FROM ptah_generations WHERE identity = %s",
+                (identity,),
             ).fetchone()
             if row is None:
                 return None
             self._tables[identity] = (row[0], int(row[1]))
         return self._tables[identity]
 
-    def write_vectors(self, identity: str, rows: list[tuple[str, str, str]], vectors: np.ndarray) -> None:
+    def write_vectors(
+        self, identity: str, rows: list[tuple[str, str, str]], vectors: np.ndarray
+    ) -> None:
         """A DELETE of the rows replaced, then a binary COPY, in one transaction."""
         data = np.ascontiguousarray(vectors, dtype=np.float32)
         if data.ndim != 2 or data.shape[0] != len(rows):
@@ -176,20 +202,28 @@ class PgvectorStore(SnapshotReads, LexicalTable):
         with self._guarded():
             found = self._table(identity)
             if found is None:
-                raise StoreUnavailable(f"{self.where}: generation {identity} is not registered; register it first.")
+                raise StoreUnavailable(
+                    f"{self.where}: generation {identity} is not registered; register it first."
+                )
             name, dimension = found
             if data.shape[1] != dimension:
-                raise ValueError(f"vectors of dimension {data.shape[1]} for generation {identity} of dimension {dimension}")
+                raise ValueError(
+                    f"vectors of dimension {data.shape[1]} for generation {identity} of dimension {dimension}"
+                )
             table = sql.Identifier(name)
             with self._connection.transaction():
                 self._connection.execute(
-                    sql.SQL("DELETE FROM {} WHERE row_identity = ANY(%s::text[])").format(table), ([r[0] for r in rows],)
+                    sql.SQL("DELETE FROM {} WHERE row_identity = ANY(%s::text[])").format(table),
+                    ([r[0] for r in rows],),
                 )
-                copy_sql = sql.SQL("COPY {} (row_identity, key, text_sha256, embedding) FROM STDIN (FORMAT BINARY)")
+                copy_sql = sql.SQL(
+                    "COPY {} (row_identity, key, text_sha256, embedding) FROM STDIN (FORMAT BINARY)"
+                )
                 with self._connection.cursor().copy(copy_sql.format(table)) as copy:
                     copy.write(encode_rows(rows, data))
                 self._connection.execute(
-                    "UPDATE ptah_generations SET updated_at = %s WHERE identity = %s", (_now(), identity)
+                    "UPDATE ptah_generations SET updated_at = %s WHERE identity = %s",
+                    (_now(), identity),
                 )
 
     def delete_vectors(self, identity: str, row_identities: Iterable[str]) -> int:
@@ -202,11 +236,14 @@ class PgvectorStore(SnapshotReads, LexicalTable):
                 return 0
             with self._connection.transaction():
                 deleted = self._connection.execute(
-                    sql.SQL("DELETE FROM {} WHERE row_identity = ANY(%s::text[])").format(sql.Identifier(found[0])),
+                    sql.SQL("DELETE FROM {} WHERE row_identity = ANY(%s::text[])").format(
+                        sql.Identifier(found[0])
+                    ),
                     (doomed,),
                 ).rowcount
                 self._connection.execute(
-                    "UPDATE ptah_generations SET updated_at = %s WHERE identity = %s", (_now(), identity)
+                    "UPDATE ptah_generations SET updated_at = %s WHERE identity = %s",
+                    (_now(), identity),
                 )
         return deleted
 
@@ -218,10 +255,16 @@ class PgvectorStore(SnapshotReads, LexicalTable):
                 return 0
             table = sql.Identifier(found[0])
             with self._connection.transaction():
-                removed = self._connection.execute(sql.SQL("SELECT count(*) FROM {}").format(table)).fetchone()[0]
+                removed = self._connection.execute(
+                    sql.SQL("SELECT count(*) FROM {}").format(table)
+                ).fetchone()[0]
                 self._connection.execute(sql.SQL("DROP TABLE {}").format(table))
-                self._connection.execute("DELETE FROM ptah_query_cache WHERE generation = %s", (identity,))
-                self._connection.execute("DELETE FROM ptah_generations WHERE identity = %s", (identity,))
+                self._connection.execute(
+                    "DELETE FROM ptah_query_cache WHERE generation = %s", (identity,)
+                )
+                self._connection.execute(
+                    "DELETE FROM ptah_generations WHERE identity = %s", (identity,)
+                )
             self._tables.pop(identity, None)
         return int(removed)
 
@@ -231,7 +274,10 @@ class PgvectorStore(SnapshotReads, LexicalTable):
         texts = list(vectors)
         if not texts:
             return
-        blobs = [np.ascontiguousarray(vectors[text], dtype=VECTOR_DTYPE).reshape(-1).tobytes() for text in texts]
+        blobs = [
+            np.ascontiguousarray(vectors[text], dtype=VECTOR_DTYPE).reshape(-1).tobytes()
+            for text in texts
+        ]
         with self._guarded(), self._connection.transaction():
             self._connection.execute(
                 "INSERT INTO ptah_query_cache (generation, query, vector) "

@@ -55,14 +55,21 @@ def create_hnsw_index(connection, table: str, m: int, ef_construction: int) -> N
     index = sql.Identifier(f"{table}_hnsw")
     connection.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(index))
     connection.execute(
-        sql.SQL("CREATE INDEX {} ON {} USING hnsw (embedding {}) WITH (m = {}, ef_construction = {})").format(
-            index, sql.Identifier(table), sql.Identifier(HNSW_OPERATOR_CLASS), sql.Literal(int(m)),
+        sql.SQL(
+            "CREATE INDEX {} ON {} USING hnsw (embedding {}) WITH (m = {}, ef_construction = {})"
+        ).format(
+            index,
+            sql.Identifier(table),
+            sql.Identifier(HNSW_OPERATOR_CLASS),
+            sql.Literal(int(m)),
             sql.Literal(int(ef_construction)),
         )
     )
 
 
-def nearest(connection, table: str, vectors: np.ndarray, limits: list[int], ef_search: int) -> list[list[tuple[str, float]]]:
+def nearest(
+    connection, table: str, vectors: np.ndarray, limits: list[int], ef_search: int
+) -> list[list[tuple[str, float]]]:
     """Each query's nearest rows through the index: ``(key, cosine similarity)`` in the index's order.
 
     Runs inside the caller's (read-only) transaction; the settings are
@@ -78,13 +85,20 @@ def nearest(connection, table: str, vectors: np.ndarray, limits: list[int], ef_s
     results = []
     for vector, limit in zip(vectors, limits):
         literal = vector_literal(vector)
-        results.append([(key, float(score)) for key, score in connection.execute(query, (literal, literal, int(limit)))])
+        results.append(
+            [
+                (key, float(score))
+                for key, score in connection.execute(query, (literal, literal, int(limit)))
+            ]
+        )
     return results
 
 
 def _require_index_plan(connection, query, table: str, literal: str, limit: int) -> None:
     """Refuse unless the planner answers the query through the HNSW index (:func:`plan_uses_index`)."""
-    plan = connection.execute(sql.SQL("EXPLAIN (FORMAT JSON) ") + query, (literal, literal, int(limit))).fetchone()[0]
+    plan = connection.execute(
+        sql.SQL("EXPLAIN (FORMAT JSON) ") + query, (literal, literal, int(limit))
+    ).fetchone()[0]
     index = f"{table}_hnsw"
     if not plan_uses_index(plan, index):
         raise CapabilityUnavailable(

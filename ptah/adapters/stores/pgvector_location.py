@@ -18,8 +18,12 @@ from __future__ import annotations
 import re
 from urllib.parse import quote, unquote
 
-SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}\Z")  # a lower-case SQL name: the same quoted or not
-SCHEMA_HINT = "a schema is a lower-case SQL name of at most 63 letters a-z, digits and _, such as ptah"
+SCHEMA_NAME = re.compile(
+    r"[a-z_][a-z0-9_]{0,62}\Z"
+)  # a lower-case SQL name: the same quoted or not
+SCHEMA_HINT = (
+    "a schema is a lower-case SQL name of at most 63 letters a-z, digits and _, such as ptah"
+)
 _SEARCH_PATH = re.compile(r"(?:^|(?<=\s))-c\s*search_path=([a-z_][a-z0-9_]*)(?=\s|$)")
 _ANY_SEARCH_PATH = re.compile(r"search_path")
 

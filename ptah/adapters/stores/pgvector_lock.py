@@ -13,8 +13,9 @@ machines against one database exclude each other, which a file lock cannot do.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from ptah.adapters.postgres import client_label, connect, guarded
 from ptah.adapters.stores.pgvector_schema import LOCK_NAMESPACE, generation_lock_key
@@ -29,30 +30,50 @@ def build_lock(url: str, identity: str, name: str):
     Raises :class:`StoreUnavailable` (exit 3): ``another build of generation
     NAME is running (pid N); wait for it to finish, then run the build again.``
     """
-    return _advisory_lock(url, _BUILD, lambda connection: generation_lock_key(identity),
-                          lambda holder: f"another build of generation {name} is running ({holder}); "
-                                         "wait for it to finish, then run the build again.")
+    return _advisory_lock(
+        url,
+        _BUILD,
+        lambda connection: generation_lock_key(identity),
+        lambda holder: (
+            f"another build of generation {name} is running ({holder}); "
+            "wait for it to finish, then run the build again."
+        ),
+    )
 
 
 def server_lock(url: str):
     """Hold the lock of the one server (``ptah serve``) of the store in this database and schema, or refuse at once."""
+
     def key(connection) -> int:
         schema = connection.execute("SELECT current_schema()").fetchone()[0]
         return generation_lock_key(f"ptah serve in schema {schema}")
 
-    return _advisory_lock(url, _SERVER, key, lambda holder: f"another ptah serve is running on this store "
-                                                            f"({holder}); stop it first: one server per store.")
+    return _advisory_lock(
+        url,
+        _SERVER,
+        key,
+        lambda holder: (
+            f"another ptah serve is running on this store "
+            f"({holder}); stop it first: one server per store."
+        ),
+    )
 
 
 @contextmanager
-def _advisory_lock(url: str, label: str, key_of: Callable[[Any], int], refusal: Callable[[str], str]) -> Iterator[None]:
+def _advisory_lock(
+    url: str, label: str, key_of: Callable[[Any], int], refusal: Callable[[str], str]
+) -> Iterator[None]:
     """Hold an advisory lock on a connection of its own named ``label`` + pid and host, or refuse at once:
     ``StoreUnavailable(refusal(who holds it))``."""
-    connection = connect(url, StoreUnavailable, "store", autocommit=True, application_name=label + client_label())
+    connection = connect(
+        url, StoreUnavailable, "store", autocommit=True, application_name=label + client_label()
+    )
     try:
         with guarded(url, StoreUnavailable, "store"):
             key = key_of(connection)
-            locked = connection.execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_NAMESPACE, key)).fetchall()[0][0]
+            locked = connection.execute(
+                "SELECT pg_try_advisory_lock(%s, %s)", (LOCK_NAMESPACE, key)
+            ).fetchall()[0][0]
             if not locked:
                 raise StoreUnavailable(refusal(_holder(connection, key, label)))
         yield

@@ -15,7 +15,7 @@ once every partition is done.
 
 from __future__ import annotations
 
-from typing import Generator
+from collections.abc import Generator
 
 from psycopg import sql
 
@@ -26,22 +26,34 @@ _IDENTITIES_PER_FETCH = 8192  # row identities per round trip of stored_in_range
 _SEPARATORS = sql.SQL("length(key) - length(replace(key, chr(31), ''))")
 
 
-def _selected(store: PgvectorStore, identity: str, query, parameters: tuple | None = None) -> dict[str, str]:
+def _selected(
+    store: PgvectorStore, identity: str, query, parameters: tuple | None = None
+) -> dict[str, str]:
     """The two columns ``query(table)`` selects from the generation's vectors table, as a dict ({} when the
     generation is not registered)."""
     with store._guarded():
         found = store._table(identity)
         if found is None:
             return {}
-        return dict(store._connection.execute(query(sql.Identifier(found[0])), parameters).fetchall())
+        return dict(
+            store._connection.execute(query(sql.Identifier(found[0])), parameters).fetchall()
+        )
 
 
-def stored_digests(store: PgvectorStore, identity: str, row_identities: list[str]) -> dict[str, str]:
+def stored_digests(
+    store: PgvectorStore, identity: str, row_identities: list[str]
+) -> dict[str, str]:
     """``row identity -> text SHA-256`` of those of ``row_identities`` the generation holds a vector for."""
     if not row_identities:
         return {}
-    return _selected(store, identity, sql.SQL(
-        "SELECT row_identity, text_sha256 FROM {} WHERE row_identity = ANY(%s::text[])").format, (row_identities,))
+    return _selected(
+        store,
+        identity,
+        sql.SQL(
+            "SELECT row_identity, text_sha256 FROM {} WHERE row_identity = ANY(%s::text[])"
+        ).format,
+        (row_identities,),
+    )
 
 
 def _components(kinds: tuple[str, ...]) -> list[sql.Composable]:
@@ -58,13 +70,19 @@ def _components(kinds: tuple[str, ...]) -> list[sql.Composable]:
     width = len(kinds)
     expressions: list[sql.Composable] = []
     for position, kind in enumerate(kinds):
-        part = sql.SQL("key") if width == 1 else sql.SQL("split_part(key, chr(31), {})").format(position + 1)
+        part = (
+            sql.SQL("key")
+            if width == 1
+            else sql.SQL("split_part(key, chr(31), {})").format(position + 1)
+        )
         separated = sql.SQL("{} = {}").format(_SEPARATORS, width - 1)
         if kind == "bigint":
             separated = sql.SQL("{} AND {} ~ '^-?[0-9]+$'").format(separated, part)
             part = sql.SQL("({})::numeric").format(part)
         component = sql.SQL("(CASE WHEN {} THEN {} END)").format(separated, part)
-        expressions.append(component if kind == "bigint" else sql.SQL('{} COLLATE "C"').format(component))
+        expressions.append(
+            component if kind == "bigint" else sql.SQL('{} COLLATE "C"').format(component)
+        )
     return expressions
 
 
@@ -81,28 +99,43 @@ def ensure_range_index(store: PgvectorStore, identity: str, kinds: tuple[str, ..
         if found is None:
             return
         name = f"{found[0]}_keys_{''.join(kind[0] for kind in kinds)}"[:63]
-        store._connection.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} ({})").format(
-            sql.Identifier(name), sql.Identifier(found[0]), sql.SQL(", ").join(_components(kinds))))
+        store._connection.execute(
+            sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} ({})").format(
+                sql.Identifier(name),
+                sql.Identifier(found[0]),
+                sql.SQL(", ").join(_components(kinds)),
+            )
+        )
 
 
 def _in_range(kinds: tuple[str, ...], within: KeyRange) -> sql.Composable:
     """The vectors whose key splits cleanly and lies in ``within``: read through the index of
     :func:`ensure_range_index` where there is one."""
-    return sql.SQL("{} AND {} = {}").format(range_clause(_components(kinds), within), _SEPARATORS, len(kinds) - 1)
+    return sql.SQL("{} AND {} = {}").format(
+        range_clause(_components(kinds), within), _SEPARATORS, len(kinds) - 1
+    )
 
 
-def count_in_range(store: PgvectorStore, identity: str, kinds: tuple[str, ...], within: KeyRange) -> int:
+def count_in_range(
+    store: PgvectorStore, identity: str, kinds: tuple[str, ...], within: KeyRange
+) -> int:
     """How many of the generation's vectors have a key that lies in ``within`` (keys that split cleanly)."""
     with store._guarded():
         found = store._table(identity)
         if found is None:
             return 0
-        return int(store._connection.execute(sql.SQL("SELECT count(*) FROM {} WHERE {}").format(
-            sql.Identifier(found[0]), _in_range(kinds, within))).fetchone()[0])
+        return int(
+            store._connection.execute(
+                sql.SQL("SELECT count(*) FROM {} WHERE {}").format(
+                    sql.Identifier(found[0]), _in_range(kinds, within)
+                )
+            ).fetchone()[0]
+        )
 
 
-def stored_in_range_in_order(store: PgvectorStore, identity: str, kinds: tuple[str, ...],
-                             within: KeyRange) -> Generator[str, None, None]:
+def stored_in_range_in_order(
+    store: PgvectorStore, identity: str, kinds: tuple[str, ...], within: KeyRange
+) -> Generator[str, None, None]:
     """The row identity of each of the generation's vectors whose key lies in ``within``, in code point order
     (``COLLATE "C"``), through a server-side cursor of a snapshot of the store (its own connection: the store
     may write meanwhile, and the snapshot does not see it)."""
@@ -112,13 +145,23 @@ def stored_in_range_in_order(store: PgvectorStore, identity: str, kinds: tuple[s
             return
         with snapshot._connection.cursor(name="ptah_stored_in_range") as cursor:
             cursor.itersize = _IDENTITIES_PER_FETCH
-            cursor.execute(sql.SQL('SELECT row_identity FROM {} WHERE {} ORDER BY row_identity COLLATE "C"').format(
-                sql.Identifier(found[0]), _in_range(kinds, within)))
+            cursor.execute(
+                sql.SQL(
+                    'SELECT row_identity FROM {} WHERE {} ORDER BY row_identity COLLATE "C"'
+                ).format(sql.Identifier(found[0]), _in_range(kinds, within))
+            )
             yield from (row_identity for (row_identity,) in cursor)
 
 
-def stored_unsplittable(store: PgvectorStore, identity: str, kinds: tuple[str, ...]) -> dict[str, str]:
+def stored_unsplittable(
+    store: PgvectorStore, identity: str, kinds: tuple[str, ...]
+) -> dict[str, str]:
     """``row identity -> key`` of the vectors whose key has more separators than ``len(kinds)`` components allow
     (their first component is NULL: read through the index of :func:`ensure_range_index` where there is one)."""
-    return _selected(store, identity, lambda table: sql.SQL("SELECT row_identity, key FROM {} WHERE {} IS NULL").format(
-        table, _components(kinds)[0]))
+    return _selected(
+        store,
+        identity,
+        lambda table: sql.SQL("SELECT row_identity, key FROM {} WHERE {} IS NULL").format(
+            table, _components(kinds)[0]
+        ),
+    )

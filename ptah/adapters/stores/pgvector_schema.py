@@ -127,12 +127,18 @@ def create_vectors_table(name: str, dimension: int) -> sql.Composed:
             CONSTRAINT {pkey} PRIMARY KEY (row_identity) INCLUDE (key, text_sha256)
         )
         """
-    ).format(table=sql.Identifier(name), dimension=sql.Literal(int(dimension)), pkey=sql.Identifier(f"{name}_pkey"))
+    ).format(
+        table=sql.Identifier(name),
+        dimension=sql.Literal(int(dimension)),
+        pkey=sql.Identifier(f"{name}_pkey"),
+    )
 
 
 def generation_lock_key(identity: str) -> int:
     """The second advisory-lock key of a generation's build lock: 31 bits of a hash of its identity, never 0."""
-    value = int.from_bytes(hashlib.sha256(identity.encode("utf-8")).digest()[:4], "big") & 0x7FFFFFFF
+    value = (
+        int.from_bytes(hashlib.sha256(identity.encode("utf-8")).digest()[:4], "big") & 0x7FFFFFFF
+    )
     return value or 1
 
 
@@ -161,7 +167,9 @@ def migrate(connection, url: str) -> None:
             return
     for position, (name, statements) in enumerate(MIGRATIONS, start=1):
         with guarded(url, StoreUnavailable, "store"), connection.transaction():
-            connection.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_NAMESPACE, MIGRATION_LOCK))
+            connection.execute(
+                "SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_NAMESPACE, MIGRATION_LOCK)
+            )
             done = [row[0] for row in connection.execute(applied)]
             check_migrations(MIGRATIONS, done, where)
             if name not in done:
@@ -176,7 +184,9 @@ def migrate(connection, url: str) -> None:
 def _ensure_extension(connection, url: str) -> None:
     if connection.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
         return
-    available = connection.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
+    available = connection.execute(
+        "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
+    ).fetchone()
     shown = redact_url(url)
     if not available:
         raise StoreUnavailable(
@@ -184,7 +194,9 @@ def _ensure_extension(connection, url: str) -> None:
             "install pgvector there (https://github.com/pgvector/pgvector), then run ptah again."
         )
     try:
-        with connection.transaction():  # a savepoint: a refusal must not abort the caller's transaction
+        with (
+            connection.transaction()
+        ):  # a savepoint: a refusal must not abort the caller's transaction
             connection.execute("CREATE EXTENSION IF NOT EXISTS vector")
     except pg_errors.InsufficientPrivilege as exc:
         raise StoreUnavailable(
@@ -207,7 +219,9 @@ def enter_schema(connection, url: str, schema: str, *, create: bool) -> bool:
     shown = redact_url(url)
     with guarded(url, StoreUnavailable, "store"), connection.transaction():
         connection.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_NAMESPACE, MIGRATION_LOCK))
-        user, exists = connection.execute("SELECT current_user, to_regnamespace(%s) IS NOT NULL", (schema,)).fetchone()
+        user, exists = connection.execute(
+            "SELECT current_user, to_regnamespace(%s) IS NOT NULL", (schema,)
+        ).fetchone()
         if not exists and not create:
             return False
         if not exists:
@@ -220,7 +234,12 @@ def enter_schema(connection, url: str, schema: str, *, create: bool) -> bool:
                     f"ask an administrator to run CREATE SCHEMA {schema} AUTHORIZATION {user}, or name a schema "
                     "that exists."
                 ) from None
-        elif create and not connection.execute("SELECT has_schema_privilege(%s, 'CREATE')", (schema,)).fetchone()[0]:
+        elif (
+            create
+            and not connection.execute(
+                "SELECT has_schema_privilege(%s, 'CREATE')", (schema,)
+            ).fetchone()[0]
+        ):
             raise StoreUnavailable(
                 f'store {shown}: this user may not create tables in the schema "{schema}"; ask its owner to run '
                 f"GRANT USAGE, CREATE ON SCHEMA {schema} TO {user}, or name another schema."
@@ -279,7 +298,17 @@ def encode_rows(rows: list[tuple[str, str, str]], vectors: np.ndarray) -> bytes:
     pack = _TEXT_FIELD.pack
     for i, (row_identity, key, digest) in enumerate(rows):
         a, b, c = row_identity.encode("utf-8"), key.encode("utf-8"), digest.encode("utf-8")
-        parts += (field_count, pack(len(a)), a, pack(len(b)), b, pack(len(c)), c, vector_head, big[i * step : (i + 1) * step])
+        parts += (
+            field_count,
+            pack(len(a)),
+            a,
+            pack(len(b)),
+            b,
+            pack(len(c)),
+            c,
+            vector_head,
+            big[i * step : (i + 1) * step],
+        )
     parts.append(_COPY_TRAILER)
     return b"".join(parts)
 
@@ -301,7 +330,9 @@ class VectorDecoder:
         self.rows = 0
         dimension = target.shape[1]
         self._record = 2 + 4 + 4 + 4 * dimension
-        self._prefix = np.frombuffer(struct.pack(">hihh", 1, 4 + 4 * dimension, dimension, 0), dtype=np.uint8)
+        self._prefix = np.frombuffer(
+            struct.pack(">hihh", 1, 4 + 4 * dimension, dimension, 0), dtype=np.uint8
+        )
         self._blocks: list = []
         self._size = 0
         self._rest = b""
@@ -322,7 +353,9 @@ class VectorDecoder:
                 self._rest = data
                 return
             if data[: len(COPY_SIGNATURE)] != COPY_SIGNATURE:
-                raise StoreUnavailable(f"{self.where}: the server sent something other than binary COPY data.")
+                raise StoreUnavailable(
+                    f"{self.where}: the server sent something other than binary COPY data."
+                )
             start = 19 + struct.unpack(">i", data[15:19])[0]
             self._header = True
         whole = (len(data) - start) // self._record

@@ -12,7 +12,8 @@ import contextlib
 import itertools
 import queue
 import threading
-from typing import TYPE_CHECKING, Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 from psycopg import sql
@@ -20,9 +21,17 @@ from psycopg import sql
 from ptah.adapters.stores.pgvector_index import describe_index, nearest
 from ptah.adapters.stores.pgvector_schema import VectorDecoder
 from ptah.adapters.stores.records import GENERATION_COLUMNS as _GENERATION_COLUMNS
-from ptah.adapters.stores.records import GenerationRecord, Matrix, generation_record, stored_dimension
+from ptah.adapters.stores.records import (
+    GenerationRecord,
+    Matrix,
+    generation_record,
+    stored_dimension,
+)
 from ptah.adapters.stores.vector_checks import (
-    VECTOR_DTYPE, block_rows, sound_blocks, usable_query_vector,
+    VECTOR_DTYPE,
+    block_rows,
+    sound_blocks,
+    usable_query_vector,
 )
 from ptah.core.errors import StoreDamaged, StoreUnavailable
 
@@ -38,22 +47,31 @@ _END = object()  # what _read_ahead's reader puts after the last block
 class PgvectorSnapshot:
     """Reads from one consistent state of the store (one REPEATABLE READ, read-only transaction)."""
 
-    def __init__(self, connection, store: "PgvectorStore"):
+    def __init__(self, connection, store: PgvectorStore):
         self._connection = connection
         self._store = store
 
     def _table(self, identity: str) -> tuple[sql.Identifier, int, str] | None:
         """The generation's vectors table (as an identifier), its dimension and its name; None if unregistered."""
         row = self._connection.execute(
-            "SELECT vectors_table, dimension, name FROM ptah_generations WHERE identity = %s", (identity,)
+            "SELECT vectors_table, dimension, name FROM ptah_generations WHERE identity = %s",
+            (identity,),
         ).fetchone()
-        return None if row is None else (sql.Identifier(row[0]), stored_dimension(row[1], row[2], self._record_damaged),
-                                         row[0])
+        return (
+            None
+            if row is None
+            else (
+                sql.Identifier(row[0]),
+                stored_dimension(row[1], row[2], self._record_damaged),
+                row[0],
+            )
+        )
 
     def generation(self, identity: str) -> GenerationRecord | None:
         with self._store._guarded():
             row = self._connection.execute(
-                f"SELECT {_GENERATION_COLUMNS} FROM ptah_generations WHERE identity = %s", (identity,)
+                f"SELECT {_GENERATION_COLUMNS} FROM ptah_generations WHERE identity = %s",
+                (identity,),
             ).fetchone()
         return None if row is None else generation_record(row, self._record_damaged)
 
@@ -71,19 +89,26 @@ class PgvectorSnapshot:
             table = self._table(identity)
             if table is None:
                 return []
-            return self._connection.execute(sql.SQL(statement).format(table[0]), parameters).fetchall()
+            return self._connection.execute(
+                sql.SQL(statement).format(table[0]), parameters
+            ).fetchall()
 
     def vector_count(self, identity: str) -> int:
         return (self._select(identity, "SELECT count(*) FROM {}") or [(0,)])[0][0]
 
     def digests(self, identity: str) -> dict[str, tuple[str, str]]:
-        rows = self._select(identity, "SELECT row_identity, key, text_sha256 FROM {} ORDER BY row_identity")
+        rows = self._select(
+            identity, "SELECT row_identity, key, text_sha256 FROM {} ORDER BY row_identity"
+        )
         return {row_identity: (key, digest) for row_identity, key, digest in rows}
 
     def digests_of(self, identity: str, row_identities: list[str]) -> dict[str, tuple[str, str]]:
         """One probe of the primary key (which includes the key and digest) per row."""
-        rows = self._select(identity, "SELECT row_identity, key, text_sha256 FROM {} WHERE row_identity = "
-                                      "ANY(%s::text[])", (row_identities,))
+        rows = self._select(
+            identity,
+            "SELECT row_identity, key, text_sha256 FROM {} WHERE row_identity = ANY(%s::text[])",
+            (row_identities,),
+        )
         return {row_identity: (key, digest) for row_identity, key, digest in rows}
 
     def stored_in_order(self, identity: str) -> Generator[tuple[str, str], None, None]:
@@ -96,16 +121,23 @@ class PgvectorSnapshot:
         cursor.itersize = _KEYS_PER_FETCH
         try:
             with self._store._guarded():
-                cursor.execute(sql.SQL('SELECT row_identity, key FROM {} ORDER BY row_identity COLLATE "C"')
-                               .format(table[0]))
+                cursor.execute(
+                    sql.SQL(
+                        'SELECT row_identity, key FROM {} ORDER BY row_identity COLLATE "C"'
+                    ).format(table[0])
+                )
                 yield from cursor
         finally:
             with self._store._guarded():
                 cursor.close()
 
     def held_keys(self, identity: str, keys: Iterable[str]) -> set[str]:
-        return {key for (key,) in self._select(identity, "SELECT key FROM {} WHERE key = ANY(%s::text[])",
-                                               (list(keys),))}
+        return {
+            key
+            for (key,) in self._select(
+                identity, "SELECT key FROM {} WHERE key = ANY(%s::text[])", (list(keys),)
+            )
+        }
 
     def matrix(self, identity: str) -> Matrix:
         """Keys by one query, vectors by a binary ``COPY`` into the preallocated matrix, in this snapshot."""
@@ -113,7 +145,11 @@ class PgvectorSnapshot:
             table = self._table(identity)
         if table is None:
             return Matrix([], [], np.empty((0, 0), dtype=np.float32))
-        return next(sound_blocks([self._range(identity, table, None, None)], *self._damaged(identity, table[2])))
+        return next(
+            sound_blocks(
+                [self._range(identity, table, None, None)], *self._damaged(identity, table[2])
+            )
+        )
 
     def vector_blocks(self, identity: str, rows: int) -> Iterator[Matrix]:
         """Each block is one range of the primary key (the ``rows`` row identities after the previous block's
@@ -140,7 +176,13 @@ class PgvectorSnapshot:
 
         yield from sound_blocks(_read_ahead(ranges()), *self._damaged(identity, table[2]))
 
-    def _range(self, identity: str, table: tuple[sql.Identifier, int, str], after: str | None, limit: int | None) -> Matrix:
+    def _range(
+        self,
+        identity: str,
+        table: tuple[sql.Identifier, int, str],
+        after: str | None,
+        limit: int | None,
+    ) -> Matrix:
         """The generation's rows after row identity ``after`` (from the first when None), at most ``limit`` (all
         when None), by row identity: keys by one query, vectors by a binary COPY of the same rows, decoded by numpy
         straight into the preallocated matrix."""
@@ -150,7 +192,9 @@ class PgvectorSnapshot:
         parameters = {"after": after, "limit": limit}
         with self._store._guarded():
             pairs = self._connection.execute(
-                sql.SQL("SELECT key, row_identity FROM {}{} ORDER BY row_identity{}").format(name, where, bound),
+                sql.SQL("SELECT key, row_identity FROM {}{} ORDER BY row_identity{}").format(
+                    name, where, bound
+                ),
                 parameters,
             ).fetchall()
             vectors = np.empty((len(pairs), dimension), dtype=VECTOR_DTYPE)
@@ -163,12 +207,16 @@ class PgvectorSnapshot:
                     for block in copy:
                         decoder.feed(block)
                 decoder.finish()
-        return Matrix([key for key, _ in pairs], [row_identity for _, row_identity in pairs], vectors)
+        return Matrix(
+            [key for key, _ in pairs], [row_identity for _, row_identity in pairs], vectors
+        )
 
     def _record_damaged(self, what: str) -> Exception:
         """What a generation's record that ptah cannot have written raises."""
-        return StoreDamaged(f"{self._store.where} is damaged: {what}; it was changed outside ptah: restore "
-                            "ptah_generations from a backup, or build into a new store.")
+        return StoreDamaged(
+            f"{self._store.where} is damaged: {what}; it was changed outside ptah: restore "
+            "ptah_generations from a backup, or build into a new store."
+        )
 
     def _damaged(self, identity: str, table: str) -> tuple[str, Callable[[str], Exception]]:
         """The generation's name, and what :func:`sound_blocks` raises for what it found in ``table``."""
@@ -176,7 +224,8 @@ class PgvectorSnapshot:
         # pgvector refuses NaN and infinities on every input path: only damage on disk, or a key changed, gets here
         return (identity if record is None else record.name), lambda what: StoreDamaged(
             f"{self._store.where} is damaged: {what}; "
-            f"delete those rows from table {table} and run `ptah inference build` to embed them again.")
+            f"delete those rows from table {table} and run `ptah inference build` to embed them again."
+        )
 
     def check(self, identity: str) -> None:
         """StoreDamaged unless every vector of the generation decodes at its dimension, is finite and is stored
@@ -199,8 +248,13 @@ class PgvectorSnapshot:
                 "SELECT query, vector FROM ptah_query_cache WHERE generation = %s AND query = ANY(%s::text[])",
                 (identity, wanted),
             )
-            found = {query: usable_query_vector(blob, table[1] if table else None) for query, blob in cursor}
-        return {query: vector for query, vector in found.items() if vector is not None}  # unusable: embedded again
+            found = {
+                query: usable_query_vector(blob, table[1] if table else None)
+                for query, blob in cursor
+            }
+        return {
+            query: vector for query, vector in found.items() if vector is not None
+        }  # unusable: embedded again
 
     # --- the index (ptah.adapters.stores.pgvector_index) ---------------------------
 
@@ -213,12 +267,16 @@ class PgvectorSnapshot:
             table = self._table(identity)
             return None if table is None else describe_index(self._connection, table[2])
 
-    def nearest(self, identity: str, vectors: np.ndarray, limits: list[int], ef_search: int) -> list[list[tuple[str, float]]]:
+    def nearest(
+        self, identity: str, vectors: np.ndarray, limits: list[int], ef_search: int
+    ) -> list[list[tuple[str, float]]]:
         """Each query's nearest rows through the HNSW index (see :func:`pgvector_index.nearest`)."""
         with self._store._guarded():
             table = self._table(identity)
             if table is None:
-                raise StoreUnavailable(f"{self._store.where}: generation {identity} is not registered.")
+                raise StoreUnavailable(
+                    f"{self._store.where}: generation {identity} is not registered."
+                )
             return nearest(self._connection, table[2], vectors, limits, ef_search)
 
 

@@ -16,7 +16,8 @@ are its own to recover).
 from __future__ import annotations
 
 import threading
-from typing import Callable, ContextManager
+from collections.abc import Callable
+from contextlib import AbstractContextManager as ContextManager
 
 from ptah.adapters.stores.records import now
 
@@ -42,20 +43,33 @@ class RecordTable:
         return self._run(_UPSERT + "NOTHING", (kind, key, body, now()))[0] == 1
 
     def put(self, kind: str, key: str, body: str) -> None:
-        self._run(_UPSERT + "UPDATE SET body = excluded.body, updated_at = excluded.updated_at", (kind, key, body, now()))
+        self._run(
+            _UPSERT + "UPDATE SET body = excluded.body, updated_at = excluded.updated_at",
+            (kind, key, body, now()),
+        )
 
     def get(self, kind: str, key: str) -> str | None:
         rows = self._run("SELECT body FROM {table} WHERE kind = ? AND key = ?", (kind, key))[1]
         return rows[0][0] if rows else None
 
     def items(self, kind: str) -> list[tuple[str, str]]:
-        return [(key, body) for key, body in self._run("SELECT key, body FROM {table} WHERE kind = ? ORDER BY seq",
-                                                       (kind,))[1]]
+        return [
+            (key, body)
+            for key, body in self._run(
+                "SELECT key, body FROM {table} WHERE kind = ? ORDER BY seq", (kind,)
+            )[1]
+        ]
 
     def page(self, kind: str, after: str | None, limit: int) -> list[tuple[str, str]]:
-        since = "" if after is None else "AND seq > (SELECT seq FROM {table} WHERE kind = ? AND key = ?) "
-        rows = self._run("SELECT key, body FROM {table} WHERE kind = ? " + since + "ORDER BY seq LIMIT ?",
-                         (kind, *(() if after is None else (kind, after)), limit))[1]
+        since = (
+            ""
+            if after is None
+            else "AND seq > (SELECT seq FROM {table} WHERE kind = ? AND key = ?) "
+        )
+        rows = self._run(
+            "SELECT key, body FROM {table} WHERE kind = ? " + since + "ORDER BY seq LIMIT ?",
+            (kind, *(() if after is None else (kind, after)), limit),
+        )[1]
         return [(key, body) for key, body in rows]
 
     def remove(self, kind: str, key: str) -> bool:

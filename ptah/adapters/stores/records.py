@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Callable, ContextManager, Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +30,10 @@ class GenerationRecord:
     updated_at: str = ""
 
     def as_dict(self) -> dict:
-        return {name: dict(value) if isinstance(value, Mapping) else value for name, value in vars(self).items()}
+        return {
+            name: dict(value) if isinstance(value, Mapping) else value
+            for name, value in vars(self).items()
+        }
 
 
 @dataclass(frozen=True)
@@ -43,14 +48,12 @@ class Matrix:
         return iter((self.keys, self.row_identities, self.vectors))
 
 
-GENERATION_COLUMNS = (
-    "identity, name, model, settings, dimension, model_digest, identity_parts, library_versions, created_at, updated_at"
-)
+GENERATION_COLUMNS = "identity, name, model, settings, dimension, model_digest, identity_parts, library_versions, created_at, updated_at"
 
 
 def now() -> str:
     """The time a record is written: UTC, ISO 8601 to the second."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def to_json(value: Mapping) -> str:
@@ -58,14 +61,19 @@ def to_json(value: Mapping) -> str:
     return json.dumps(dict(value), sort_keys=True, ensure_ascii=False, default=str)
 
 
-def generation_record(row: tuple, damaged: Callable[[str], Exception], decode: Callable = lambda value: value
-                      ) -> GenerationRecord:
+def generation_record(
+    row: tuple, damaged: Callable[[str], Exception], decode: Callable = lambda value: value
+) -> GenerationRecord:
     """A row of :data:`GENERATION_COLUMNS` as a record; ``decode`` reads its JSON columns. ``damaged(what was
     found)`` is raised for a record ptah cannot have written: JSON that does not read as an object, a dimension
     no model gives (:func:`stored_dimension`)."""
     identity, name, model, settings, dimension, digest, parts, versions, created, updated = row
     mappings = []
-    for column, value in (("settings", settings), ("identity_parts", parts), ("library_versions", versions)):
+    for column, value in (
+        ("settings", settings),
+        ("identity_parts", parts),
+        ("library_versions", versions),
+    ):
         try:
             value = decode(value)
         except (ValueError, TypeError):  # JSONDecodeError, a number where text was written
@@ -73,8 +81,18 @@ def generation_record(row: tuple, damaged: Callable[[str], Exception], decode: C
         if not isinstance(value, dict):
             raise damaged(f"the {column} of generation {name!r} do not read as a JSON object")
         mappings.append(value)
-    return GenerationRecord(identity, name, model, mappings[0], stored_dimension(dimension, name, damaged), digest,
-                            mappings[1], mappings[2], created, updated)
+    return GenerationRecord(
+        identity,
+        name,
+        model,
+        mappings[0],
+        stored_dimension(dimension, name, damaged),
+        digest,
+        mappings[1],
+        mappings[2],
+        created,
+        updated,
+    )
 
 
 def stored_dimension(value: object, name: str, damaged: Callable[[str], Exception]) -> int:
@@ -83,8 +101,10 @@ def stored_dimension(value: object, name: str, damaged: Callable[[str], Exceptio
     from ptah.adapters.spec_generations import MAX_DIMENSION
 
     if type(value) is not int or not 0 < value <= MAX_DIMENSION:
-        raise damaged(f"generation {name!r} is recorded with dimension {value!r}, which no model gives "
-                      f"(1 to {MAX_DIMENSION:,})")
+        raise damaged(
+            f"generation {name!r} is recorded with dimension {value!r}, which no model gives "
+            f"(1 to {MAX_DIMENSION:,})"
+        )
     return value
 
 
@@ -99,15 +119,27 @@ GENERATION_REFRESH = (
 def generation_values(record: GenerationRecord) -> tuple:
     """The record's :data:`GENERATION_COLUMNS` values as the stores write them, registered now."""
     at = now()
-    return (record.identity, record.name, record.model, to_json(record.settings), int(record.dimension),
-            record.model_digest, to_json(record.identity_parts), to_json(record.library_versions), at, at)
+    return (
+        record.identity,
+        record.name,
+        record.model,
+        to_json(record.settings),
+        int(record.dimension),
+        record.model_digest,
+        to_json(record.identity_parts),
+        to_json(record.library_versions),
+        at,
+        at,
+    )
 
 
 def check_dimension(record: GenerationRecord, stored: int) -> None:
     """StoreUnavailable when the generation is stored with another dimension than the record's."""
     if stored != int(record.dimension):
-        raise StoreUnavailable(f"generation {record.identity} is stored with dimension {stored}, "
-                               f"but its model now gives {record.dimension}.")
+        raise StoreUnavailable(
+            f"generation {record.identity} is stored with dimension {stored}, "
+            f"but its model now gives {record.dimension}."
+        )
 
 
 class SnapshotReads:
@@ -147,22 +179,42 @@ class LexicalTable:
     _transaction: Callable[[], ContextManager[Any]]
 
     def _sql(self, statement: str) -> str:
-        return statement.replace("lexical_indexes", self._prefix + "lexical_indexes").replace("?", self._marker)
+        return statement.replace("lexical_indexes", self._prefix + "lexical_indexes").replace(
+            "?", self._marker
+        )
 
     def lexical_index(self, fingerprint: str, settings: str) -> bytes | None:
         with self._guarded():
             row = self._connection.execute(
-                self._sql("SELECT serialized FROM lexical_indexes WHERE fingerprint = ? AND settings = ?"),
-                (fingerprint, settings)).fetchone()
+                self._sql(
+                    "SELECT serialized FROM lexical_indexes WHERE fingerprint = ? AND settings = ?"
+                ),
+                (fingerprint, settings),
+            ).fetchone()
         return None if row is None else bytes(row[0])
 
     def save_lexical_index(
-        self, fingerprint: str, settings: str, template_sha256: str, rows: int, vocabulary: int, serialized: bytes
+        self,
+        fingerprint: str,
+        settings: str,
+        template_sha256: str,
+        rows: int,
+        vocabulary: int,
+        serialized: bytes,
     ) -> None:
         """Replaces the index of the same template and settings (and the one of the same text and settings)."""
         with self._transaction() as connection:
-            connection.execute(self._sql("DELETE FROM lexical_indexes WHERE settings = ? AND (template_sha256 = ? "
-                                         "OR fingerprint = ?)"), (settings, template_sha256, fingerprint))
-            connection.execute(self._sql("INSERT INTO lexical_indexes (fingerprint, settings, template_sha256, rows, "
-                                         "vocabulary, serialized, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"),
-                               (fingerprint, settings, template_sha256, rows, vocabulary, serialized, now()))
+            connection.execute(
+                self._sql(
+                    "DELETE FROM lexical_indexes WHERE settings = ? AND (template_sha256 = ? "
+                    "OR fingerprint = ?)"
+                ),
+                (settings, template_sha256, fingerprint),
+            )
+            connection.execute(
+                self._sql(
+                    "INSERT INTO lexical_indexes (fingerprint, settings, template_sha256, rows, "
+                    "vocabulary, serialized, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                ),
+                (fingerprint, settings, template_sha256, rows, vocabulary, serialized, now()),
+            )

@@ -18,9 +18,10 @@ it. Kinds registered later are asked first.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from ptah.adapters.sources.base import POSTGRES_SCHEMES, postgres_module
 from ptah.adapters.stores.base import Capabilities, conformance_problem
@@ -48,8 +49,8 @@ class StoreKind:
     name: str
     capabilities: Capabilities
     claims: Callable[[str], bool]
-    open: Callable[[str, bool], "Store | None"]
-    records: Callable[[str], "RecordStore"] | None = None
+    open: Callable[[str, bool], Store | None]
+    records: Callable[[str], RecordStore] | None = None
 
 
 KINDS: Registry[StoreKind] = Registry("store kind")
@@ -94,7 +95,9 @@ def open_store(location: str, *, create: bool) -> Store | None:
         problem = f"its capabilities {store.capabilities} are not the kind's {kind.capabilities}"
     if problem is not None:
         store.close()
-        raise PluginError(f'the store kind "{kind.name}" opened {type(store).__name__}, but {problem}')
+        raise PluginError(
+            f'the store kind "{kind.name}" opened {type(store).__name__}, but {problem}'
+        )
     return store
 
 
@@ -103,7 +106,9 @@ def open_records(location: str) -> RecordStore:
     when its kind keeps no records."""
     kind = KINDS.get(store_kind(location))
     if not kind.capabilities.records or kind.records is None:
-        raise CapabilityUnavailable(f'the store kind "{kind.name}" keeps no records, which the server needs.')
+        raise CapabilityUnavailable(
+            f'the store kind "{kind.name}" keeps no records, which the server needs.'
+        )
     return kind.records(location)
 
 
@@ -141,5 +146,12 @@ SQLITE_CAPABILITIES = Capabilities(lexical_index=True, vector_index=False, recor
 PGVECTOR_CAPABILITIES = Capabilities(lexical_index=True, vector_index=True, records=True)
 
 register(StoreKind(DEFAULT, SQLITE_CAPABILITIES, lambda value: True, _open_sqlite, _sqlite_records))
-register(StoreKind("pgvector", PGVECTOR_CAPABILITIES, lambda value: value.startswith(POSTGRES_SCHEMES), _open_pgvector,
-                   _pgvector_records))
+register(
+    StoreKind(
+        "pgvector",
+        PGVECTOR_CAPABILITIES,
+        lambda value: value.startswith(POSTGRES_SCHEMES),
+        _open_pgvector,
+        _pgvector_records,
+    )
+)

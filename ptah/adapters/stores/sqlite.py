@@ -23,15 +23,25 @@ from __future__ import annotations
 import os
 import sqlite3
 import zlib
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 
 from ptah.adapters.stores.migrations import migrate
-from ptah.adapters.stores.records import GENERATION_COLUMNS, GENERATION_REFRESH, LexicalTable, SnapshotReads, check_dimension
-from ptah.adapters.stores.records import GenerationRecord, generation_values, now as _now  # GenerationRecord re-exported
+from ptah.adapters.stores.records import (
+    GENERATION_COLUMNS,
+    GENERATION_REFRESH,
+    GenerationRecord,
+    LexicalTable,
+    SnapshotReads,
+    check_dimension,
+    generation_values,
+)  # GenerationRecord re-exported
+from ptah.adapters.stores.records import (
+    now as _now,
+)
 from ptah.adapters.stores.registry import SQLITE_CAPABILITIES
 from ptah.adapters.stores.sqlite_damage import guarded as _guarded
 from ptah.adapters.stores.sqlite_lock import build_lock
@@ -54,7 +64,9 @@ class SqliteStore(SnapshotReads, LexicalTable):
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise StoreUnavailable(f"cannot create the store folder {self.path.parent}: {exc.strerror}.") from exc
+                raise StoreUnavailable(
+                    f"cannot create the store folder {self.path.parent}: {exc.strerror}."
+                ) from exc
         elif self.path.is_dir():
             raise StoreUnavailable(f"store {self.path} is a folder, not a SQLite file.")
         with _guarded(self.path):
@@ -63,7 +75,9 @@ class SqliteStore(SnapshotReads, LexicalTable):
             migrate(self._connection, str(self.path))
 
     def _connect(self) -> sqlite3.Connection:
-        connection = sqlite3.connect(self.path, isolation_level=None, timeout=_BUSY_TIMEOUT_S, check_same_thread=False)
+        connection = sqlite3.connect(
+            self.path, isolation_level=None, timeout=_BUSY_TIMEOUT_S, check_same_thread=False
+        )
         # WAL with synchronous=NORMAL: a crash of the process never loses a commit
         # or corrupts the file; only a power cut can lose the last commits.
         connection.execute("PRAGMA synchronous=NORMAL")
@@ -96,7 +110,9 @@ class SqliteStore(SnapshotReads, LexicalTable):
             connection = self._connect()
             try:
                 connection.execute("BEGIN")
-                connection.execute("SELECT count(*) FROM migrations").fetchone()  # the snapshot starts here
+                connection.execute(
+                    "SELECT count(*) FROM migrations"
+                ).fetchone()  # the snapshot starts here
                 yield StoreSnapshot(connection, self.path)
             finally:
                 if connection.in_transaction:
@@ -108,12 +124,19 @@ class SqliteStore(SnapshotReads, LexicalTable):
     def register_generation(self, record: GenerationRecord) -> None:
         """Record a generation (or refresh its name, versions and ``updated_at``); ``created_at`` is kept."""
         with self._transaction() as connection:
-            connection.execute(f"INSERT INTO generations ({GENERATION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                               f"{GENERATION_REFRESH}", generation_values(record))
-            stored = connection.execute("SELECT dimension FROM generations WHERE identity = ?", (record.identity,))
+            connection.execute(
+                f"INSERT INTO generations ({GENERATION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                f"{GENERATION_REFRESH}",
+                generation_values(record),
+            )
+            stored = connection.execute(
+                "SELECT dimension FROM generations WHERE identity = ?", (record.identity,)
+            )
             check_dimension(record, stored.fetchone()[0])
 
-    def write_vectors(self, identity: str, rows: list[tuple[str, str, str]], vectors: np.ndarray) -> None:
+    def write_vectors(
+        self, identity: str, rows: list[tuple[str, str, str]], vectors: np.ndarray
+    ) -> None:
         data_array = np.ascontiguousarray(vectors, dtype=VECTOR_DTYPE)
         if data_array.ndim != 2 or data_array.shape[0] != len(rows):
             raise ValueError(f"{len(rows)} rows for vectors of shape {data_array.shape}")
@@ -132,7 +155,9 @@ class SqliteStore(SnapshotReads, LexicalTable):
                 "text_sha256 = excluded.text_sha256, vector = excluded.vector, vector_crc32 = excluded.vector_crc32",
                 values,
             )
-            connection.execute("UPDATE generations SET updated_at = ? WHERE identity = ?", (_now(), identity))
+            connection.execute(
+                "UPDATE generations SET updated_at = ? WHERE identity = ?", (_now(), identity)
+            )
 
     def delete_vectors(self, identity: str, row_identities: Iterable[str]) -> int:
         doomed = [(identity, row_identity) for row_identity in row_identities]
@@ -140,15 +165,21 @@ class SqliteStore(SnapshotReads, LexicalTable):
             return 0
         with self._transaction() as connection:
             before = connection.total_changes
-            connection.executemany("DELETE FROM vectors WHERE generation = ? AND row_identity = ?", doomed)
+            connection.executemany(
+                "DELETE FROM vectors WHERE generation = ? AND row_identity = ?", doomed
+            )
             deleted = connection.total_changes - before
-            connection.execute("UPDATE generations SET updated_at = ? WHERE identity = ?", (_now(), identity))
+            connection.execute(
+                "UPDATE generations SET updated_at = ? WHERE identity = ?", (_now(), identity)
+            )
         return deleted
 
     def drop_generation(self, identity: str) -> int:
         """The file keeps its size: SQLite reuses the freed pages for later builds."""
         with self._transaction() as connection:
-            removed = connection.execute("DELETE FROM vectors WHERE generation = ?", (identity,)).rowcount
+            removed = connection.execute(
+                "DELETE FROM vectors WHERE generation = ?", (identity,)
+            ).rowcount
             connection.execute("DELETE FROM query_cache WHERE generation = ?", (identity,))
             connection.execute("DELETE FROM generations WHERE identity = ?", (identity,))
         return removed
@@ -156,7 +187,10 @@ class SqliteStore(SnapshotReads, LexicalTable):
     # --- query cache ----------------------------------------------------------
 
     def cache_queries(self, identity: str, vectors: Mapping[str, np.ndarray]) -> None:
-        blobs = {text: np.ascontiguousarray(v, dtype=VECTOR_DTYPE).reshape(-1).tobytes() for text, v in vectors.items()}
+        blobs = {
+            text: np.ascontiguousarray(v, dtype=VECTOR_DTYPE).reshape(-1).tobytes()
+            for text, v in vectors.items()
+        }
         if not blobs:
             return
         with self._transaction() as connection:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import sqlite3
 import zlib
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -26,12 +26,16 @@ _DAMAGE_CODES = frozenset({11, 26})
 
 def damaged(path: Path, what: str) -> StoreDamaged:
     """The one sentence for a damaged store file: what was found, and a remedy that deletes nothing."""
-    return StoreDamaged(f"store {path} is damaged ({what}); move it aside and run `ptah inference build` again.")
+    return StoreDamaged(
+        f"store {path} is damaged ({what}); move it aside and run `ptah inference build` again."
+    )
 
 
 def _damage(exc: sqlite3.Error) -> str | None:
     """What SQLite's error says is damaged, or None when it is not damage (locked, disk full)."""
-    if str(exc).startswith("Could not decode to UTF-8"):  # ptah writes only UTF-8; the stored bytes are not shown
+    if str(exc).startswith(
+        "Could not decode to UTF-8"
+    ):  # ptah writes only UTF-8; the stored bytes are not shown
         return "SQLite: a stored text is not UTF-8"
     code = getattr(exc, "sqlite_errorcode", None) or 0
     return f"SQLite: {exc}" if (code & 0xFF) in _DAMAGE_CODES else None
@@ -43,7 +47,9 @@ def guarded(path: Path) -> Iterator[None]:
     try:
         yield
     except (sqlite3.OperationalError, sqlite3.DatabaseError) as exc:
-        if isinstance(exc, (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError)):
+        if isinstance(
+            exc, (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError)
+        ):
             raise
         damage = _damage(exc)
         if damage:

@@ -6,24 +6,36 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 from ptah.core.errors import StoreUnavailable
 
 
 def build_lock(path: Path, name: str):
     """Hold the exclusive build lock of a generation (``<store>.build-<identity prefix>.lock``), or refuse at once."""
-    return exclusive_lock(path, "build lock", lambda holder: f"another build of generation {name} is running "
-                                                             f"(pid {holder}); wait for it to finish, then run the "
-                                                             "build again.")
+    return exclusive_lock(
+        path,
+        "build lock",
+        lambda holder: (
+            f"another build of generation {name} is running "
+            f"(pid {holder}); wait for it to finish, then run the "
+            "build again."
+        ),
+    )
 
 
 def server_lock(path: Path):
     """Hold the lock of the one server of this store (``<store>.serve.lock``), or refuse at once."""
-    return exclusive_lock(path, "server lock", lambda holder: f"another ptah serve is running on this store "
-                                                              f"(pid {holder}); stop it first: one server per store.")
+    return exclusive_lock(
+        path,
+        "server lock",
+        lambda holder: (
+            f"another ptah serve is running on this store "
+            f"(pid {holder}); stop it first: one server per store."
+        ),
+    )
 
 
 @contextmanager

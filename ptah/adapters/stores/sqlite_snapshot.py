@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
-from typing import Generator, Iterable, Iterator
 
 import numpy as np
 
@@ -18,7 +18,12 @@ from ptah.adapters.stores.records import GENERATION_COLUMNS as _GENERATION_COLUM
 from ptah.adapters.stores.records import GenerationRecord, Matrix, generation_record
 from ptah.adapters.stores.sqlite_damage import check_vectors, damaged, integrity_problems
 from ptah.adapters.stores.sqlite_damage import guarded as _guarded
-from ptah.adapters.stores.vector_checks import VECTOR_DTYPE, block_rows, sound_blocks, usable_query_vector
+from ptah.adapters.stores.vector_checks import (
+    VECTOR_DTYPE,
+    block_rows,
+    sound_blocks,
+    usable_query_vector,
+)
 
 # Rows fetched per step when reading a matrix: bounds the temporary bytes
 # beside the preallocated matrix (8192 x 384 x 4 = 12 MiB).
@@ -47,34 +52,50 @@ class StoreSnapshot:
             return self._connection.execute(statement, parameters).fetchall()
 
     def generation(self, identity: str) -> GenerationRecord | None:
-        rows = self._all(f"SELECT {_GENERATION_COLUMNS} FROM generations WHERE identity = ?", (identity,))
+        rows = self._all(
+            f"SELECT {_GENERATION_COLUMNS} FROM generations WHERE identity = ?", (identity,)
+        )
         return generation_record(rows[0], self._damaged, json.loads) if rows else None
 
     def generations(self) -> list[GenerationRecord]:
-        return [generation_record(row, self._damaged, json.loads)
-                for row in self._all(f"SELECT {_GENERATION_COLUMNS} FROM generations ORDER BY created_at, identity")]
+        return [
+            generation_record(row, self._damaged, json.loads)
+            for row in self._all(
+                f"SELECT {_GENERATION_COLUMNS} FROM generations ORDER BY created_at, identity"
+            )
+        ]
 
     def vector_count(self, identity: str) -> int:
         """How many vectors the generation has, counted in the index :meth:`digests` reads."""
-        rows = self._all("SELECT count(*) FROM vectors INDEXED BY vectors_digests WHERE generation = ?", (identity,))
+        rows = self._all(
+            "SELECT count(*) FROM vectors INDEXED BY vectors_digests WHERE generation = ?",
+            (identity,),
+        )
         return rows[0][0]
 
     def digests(self, identity: str) -> dict[str, tuple[str, str]]:
         """Read from a covering index: no vector bytes are touched."""
-        return {row_identity: (key, digest) for row_identity, key, digest in self._all(
-            "SELECT row_identity, key, text_sha256 FROM vectors INDEXED BY vectors_digests WHERE generation = ?",
-            (identity,))}
+        return {
+            row_identity: (key, digest)
+            for row_identity, key, digest in self._all(
+                "SELECT row_identity, key, text_sha256 FROM vectors INDEXED BY vectors_digests WHERE generation = ?",
+                (identity,),
+            )
+        }
 
     def digests_of(self, identity: str, row_identities: list[str]) -> dict[str, tuple[str, str]]:
         """One probe of the covering index per row (bound parameters: an identity may hold a NUL)."""
         found: dict[str, tuple[str, str]] = {}
         # As many as this SQLite binds (32,766 since 3.32; 999 before): fewer statements, each probing in order.
-        size = min(_PROBE_CHUNK, self._connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - 1)
+        size = min(
+            _PROBE_CHUNK, self._connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - 1
+        )
         with _guarded(self._path):
             for chunk in _chunks(row_identities, size):
                 cursor = self._connection.execute(
                     "SELECT row_identity, key, text_sha256 FROM vectors INDEXED BY vectors_digests WHERE generation = ? "
-                    f"AND row_identity IN ({', '.join('?' * len(chunk))})", (identity, *chunk),
+                    f"AND row_identity IN ({', '.join('?' * len(chunk))})",
+                    (identity, *chunk),
                 )
                 found.update((row_identity, (key, digest)) for row_identity, key, digest in cursor)
         return found
@@ -84,16 +105,22 @@ class StoreSnapshot:
         with _guarded(self._path):
             cursor = self._connection.execute(
                 "SELECT row_identity, key FROM vectors INDEXED BY vectors_digests WHERE generation = ? "
-                "ORDER BY row_identity", (identity,),
+                "ORDER BY row_identity",
+                (identity,),
             )
             while rows := cursor.fetchmany(_READ_CHUNK):
                 yield from rows
 
     def held_keys(self, identity: str, keys: Iterable[str]) -> set[str]:
         """One pass over the covering index, the keys bound as one JSON array (a corpus key holds no NUL)."""
-        return {key for (key,) in self._all("SELECT key FROM vectors INDEXED BY vectors_digests WHERE generation = ? "
-                                            "AND key IN (SELECT value FROM json_each(?))",
-                                            (identity, json.dumps(list(keys))))}
+        return {
+            key
+            for (key,) in self._all(
+                "SELECT key FROM vectors INDEXED BY vectors_digests WHERE generation = ? "
+                "AND key IN (SELECT value FROM json_each(?))",
+                (identity, json.dumps(list(keys))),
+            )
+        }
 
     def matrix(self, identity: str) -> Matrix:
         """Allocated once at its final size and filled chunk by chunk (the peak memory is the matrix plus one
@@ -103,10 +130,17 @@ class StoreSnapshot:
             return Matrix([], [], np.empty((0, 0), dtype=np.float32))
         count = self.vector_count(identity)
         whole = Matrix([], [], np.empty((0, record.dimension), dtype=np.float32))
-        for block in self._filled(record, max(count, 1)):  # one block, unless the table holds more rows
-            if whole.keys or len(block.keys) != count:  # one read transaction: only damage makes them differ
-                raise damaged(self._path, f"its index and its table disagree on how many vectors generation "
-                                          f"{record.name} has")
+        for block in self._filled(
+            record, max(count, 1)
+        ):  # one block, unless the table holds more rows
+            if (
+                whole.keys or len(block.keys) != count
+            ):  # one read transaction: only damage makes them differ
+                raise damaged(
+                    self._path,
+                    f"its index and its table disagree on how many vectors generation "
+                    f"{record.name} has",
+                )
             whole = block
         return next(sound_blocks([whole], record.name, self._damaged))
 
@@ -133,7 +167,12 @@ class StoreSnapshot:
             start = 0
             while start < len(rows):
                 if block is None:
-                    block, filled, keys, row_identities = np.empty((size, record.dimension), np.float32), 0, [], []
+                    block, filled, keys, row_identities = (
+                        np.empty((size, record.dimension), np.float32),
+                        0,
+                        [],
+                        [],
+                    )
                 step = min(size - filled, len(rows) - start)
                 block[filled : filled + step] = vectors[start : start + step]
                 keys.extend(row[0] for row in rows[start : start + step])
@@ -156,7 +195,9 @@ class StoreSnapshot:
         if record is not None:
             check_vectors(self._path, record.name, self._blocks(record))
 
-    def _blocks(self, record: GenerationRecord, chunk: int = _READ_CHUNK) -> Iterator[tuple[list[tuple], np.ndarray]]:
+    def _blocks(
+        self, record: GenerationRecord, chunk: int = _READ_CHUNK
+    ) -> Iterator[tuple[list[tuple], np.ndarray]]:
         """The generation's ``(key, row identity, vector, CRC-32)`` rows by row identity, ``chunk`` at a time,
         each with its vectors as a read-only array; StoreDamaged for a vector of another size."""
         size = record.dimension
@@ -164,7 +205,8 @@ class StoreSnapshot:
         with _guarded(self._path):
             cursor = self._connection.execute(
                 "SELECT key, row_identity, vector, vector_crc32 FROM vectors WHERE generation = ? "
-                "ORDER BY row_identity", (record.identity,),
+                "ORDER BY row_identity",
+                (record.identity,),
             )
             while rows := cursor.fetchmany(chunk):
                 try:
@@ -172,7 +214,10 @@ class StoreSnapshot:
                 except TypeError:  # a TEXT value where a BLOB was written
                     data = b""
                 if len(data) != len(rows) * row_bytes:
-                    raise damaged(self._path, f"a vector of generation {record.name} is not {size} float32 values")
+                    raise damaged(
+                        self._path,
+                        f"a vector of generation {record.name} is not {size} float32 values",
+                    )
                 yield rows, np.frombuffer(data, dtype=VECTOR_DTYPE).reshape(len(rows), size)
 
     def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]:

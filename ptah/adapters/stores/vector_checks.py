@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numbers
 import zlib
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -79,7 +80,9 @@ def misfiled(keys: Sequence[str], row_identities: Sequence[str]) -> tuple[int, s
     if [f"{len(key)}:{key}" for key in keys] == identities:
         return 0, None
     # row_identity(key.split(U+001F)) (ptah.core.identity) inlined: a call a row would double the cost
-    if ["".join([f"{len(c)}:{c}" for c in key.split(COMPOSITE_KEY_SEPARATOR)]) for key in keys] == identities:
+    if [
+        "".join([f"{len(c)}:{c}" for c in key.split(COMPOSITE_KEY_SEPARATOR)]) for key in keys
+    ] == identities:
         return 0, None
     wrong = [key for key, identity in zip(keys, identities) if key_of(identity) != key]
     return len(wrong), (wrong[0] if wrong else None)
@@ -87,18 +90,24 @@ def misfiled(keys: Sequence[str], row_identities: Sequence[str]) -> tuple[int, s
 
 def misfiled_text(count: int, total: int, name: str, first: str | None) -> str:
     """What :func:`misfiled` found, in words."""
-    return (f"{count} of {total} vectors of generation {name} are stored under a key that is not their row's, "
-            f"the first under key {first!r}; ptah never writes such keys")
+    return (
+        f"{count} of {total} vectors of generation {name} are stored under a key that is not their row's, "
+        f"the first under key {first!r}; ptah never writes such keys"
+    )
 
 
 def block_rows(rows: int) -> int:
     """``rows`` for a snapshot's ``vector_blocks``: a whole number of at least 1, else ValueError."""
     if isinstance(rows, bool) or not isinstance(rows, numbers.Integral) or rows < 1:
-        raise ValueError(f"blocks of vectors need a whole number of rows of at least 1, not {rows!r}")
+        raise ValueError(
+            f"blocks of vectors need a whole number of rows of at least 1, not {rows!r}"
+        )
     return int(rows)
 
 
-def sound_blocks(blocks: Iterable[Matrix], name: str, damaged: Callable[[str], Exception]) -> Iterator[Matrix]:
+def sound_blocks(
+    blocks: Iterable[Matrix], name: str, damaged: Callable[[str], Exception]
+) -> Iterator[Matrix]:
     """``blocks`` of generation ``name`` as they come while every vector is finite and under its own row's key.
 
     At the first block holding NaN or an infinity, or a key another row
@@ -112,8 +121,9 @@ def sound_blocks(blocks: Iterable[Matrix], name: str, damaged: Callable[[str], E
     total = 0
     for block in blocks:
         total += len(block.keys)
-        for kind, (found, key) in enumerate((non_finite(block.vectors, block.keys),
-                                             misfiled(block.keys, block.row_identities))):
+        for kind, (found, key) in enumerate(
+            (non_finite(block.vectors, block.keys), misfiled(block.keys, block.row_identities))
+        ):
             first[kind] = key if found and not bad[kind] else first[kind]
             bad[kind] += found
         if not any(bad):
@@ -124,10 +134,16 @@ def sound_blocks(blocks: Iterable[Matrix], name: str, damaged: Callable[[str], E
         raise damaged(misfiled_text(bad[1], total, name, first[1]))
 
 
-def usable_query_vector(blob: bytes, dimension: int | None, crc32: int | None = None) -> np.ndarray | None:
+def usable_query_vector(
+    blob: bytes, dimension: int | None, crc32: int | None = None
+) -> np.ndarray | None:
     """A cached query vector as float32; None (to embed it again) unless it is ``dimension`` finite values
     whose CRC-32 is ``crc32`` (when one was kept)."""
-    if dimension is None or not isinstance(blob, bytes) or len(blob) != dimension * VECTOR_DTYPE.itemsize:
+    if (
+        dimension is None
+        or not isinstance(blob, bytes)
+        or len(blob) != dimension * VECTOR_DTYPE.itemsize
+    ):
         return None
     if crc32 is not None and zlib.crc32(blob) != crc32:
         return None

@@ -7,6 +7,22 @@ through an index), ``lexical`` and ``hybrid`` -- in that order.
 from ptah.services.channels import vector  # noqa: F401, I001  (registers the channels, in this order)
 from ptah.services.channels import lexical  # noqa: F401, I001
 from ptah.services.channels import hybrid  # noqa: F401, I001
-from ptah.services.channels.base import Channel, RunPlan, Sides, channel, channel_names, plan_runs, register_channel
+from ptah.services.channels.base import (
+    Channel,
+    RunPlan,
+    Sides,
+    channel,
+    channel_names,
+    plan_runs,
+    register_channel,
+)
 
-__all__ = ["Channel", "RunPlan", "Sides", "channel", "channel_names", "plan_runs", "register_channel"]
+__all__ = [
+    "Channel",
+    "RunPlan",
+    "Sides",
+    "channel",
+    "channel_names",
+    "plan_runs",
+    "register_channel",
+]

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping, Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -33,8 +34,8 @@ from ptah.core.errors import InputError, UnknownGeneration, UnknownKey
 from ptah.core.measures import Measure
 from ptah.core.outcomes import measure_case, ranking_depth
 from ptah.core.ranking import QueryRanking, rank_many
-from ptah.core.report import CaseResult, Run
 from ptah.core.registry import Registry
+from ptah.core.report import CaseResult, Run
 from ptah.core.request import VECTOR, EvaluationRequest, SearchOptions
 from ptah.core.spec import Spec, Variant
 from ptah.services.project import Project
@@ -89,25 +90,35 @@ def channel_names() -> tuple[str, ...]:
     return CHANNELS.names()
 
 
-def plan_runs(spec: Spec, names: Sequence[str | None] | None, channels: Sequence[str] | None,
-              variants: Sequence[str] = ()) -> list[RunPlan]:
+def plan_runs(
+    spec: Spec,
+    names: Sequence[str | None] | None,
+    channels: Sequence[str] | None,
+    variants: Sequence[str] = (),
+) -> list[RunPlan]:
     """The runs to measure, in order (see the module docs); typed errors for what does not exist."""
     plans = _plain_runs(spec, names, channels) if channels or names or not variants else []
     for name in dict.fromkeys(variants):
         if name not in spec.variants:
-            raise InputError(f'{spec.path}: no variant named "{name}"; the specification declares '
-                             f'{", ".join(spec.variants) or "none (add variants:)"}')
+            raise InputError(
+                f'{spec.path}: no variant named "{name}"; the specification declares '
+                f"{', '.join(spec.variants) or 'none (add variants:)'}"
+            )
         variant = spec.variants[name]
         channel(variant.channel)
         plan = RunPlan(variant.channel, spec.generation(variant.generation).name, variant)
         if any(other.name == plan.name for other in plans):
-            raise InputError(f'the variant "{name}" has the name of another run of this evaluation; rename it or '
-                             "evaluate them apart")
+            raise InputError(
+                f'the variant "{name}" has the name of another run of this evaluation; rename it or '
+                "evaluate them apart"
+            )
         plans.append(plan)
     return plans
 
 
-def _plain_runs(spec: Spec, names: Sequence[str | None] | None, channels: Sequence[str] | None) -> list[RunPlan]:
+def _plain_runs(
+    spec: Spec, names: Sequence[str | None] | None, channels: Sequence[str] | None
+) -> list[RunPlan]:
     channels = list(channels or [VECTOR])
     for name in channels:
         channel(name)
@@ -135,7 +146,9 @@ class Sides:
     request: EvaluationRequest
     cache: dict = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=lambda: defaultdict(float))
-    channels: tuple[str, ...] = ()  # every channel the evaluation's runs use (default: the request's)
+    channels: tuple[
+        str, ...
+    ] = ()  # every channel the evaluation's runs use (default: the request's)
 
     def __post_init__(self) -> None:
         self.channels = self.channels or tuple(self.request.channels)
@@ -148,10 +161,21 @@ class Sides:
             return self
 
         def make() -> Sides:
-            corpus = self.corpus if depth is None else replace(
-                self.corpus, cases=tuple(replace(case, k=max(case.k, depth)) for case in self.corpus.cases))
-            return Sides(self.project, corpus, replace(self.request, search=search), timings=self.timings,
-                         channels=self.channels)
+            corpus = (
+                self.corpus
+                if depth is None
+                else replace(
+                    self.corpus,
+                    cases=tuple(replace(case, k=max(case.k, depth)) for case in self.corpus.cases),
+                )
+            )
+            return Sides(
+                self.project,
+                corpus,
+                replace(self.request, search=search),
+                timings=self.timings,
+                channels=self.channels,
+            )
 
         return self.once(("sides", search, depth), make)
 
@@ -203,11 +227,22 @@ class Sides:
                     "filter excludes measures the filter, not the model"
                 )
             else:
-                meant = next((spelled for spelled in spellings[key] if found.get(spelled) == "ok"), None)
-                hint = "" if meant is None else (
-                    f"; the row {shown_key(meant)} is spelled with U+001F between its key fields: "
-                    + '"' + meant.replace("\x1f", "\\x1f") + '" in YAML (a double-quoted string)')
-                lines.append(f"key {key!r} (case {where}) is not in table {self.project.spec.source.table}{hint}")
+                meant = next(
+                    (spelled for spelled in spellings[key] if found.get(spelled) == "ok"), None
+                )
+                hint = (
+                    ""
+                    if meant is None
+                    else (
+                        f"; the row {shown_key(meant)} is spelled with U+001F between its key fields: "
+                        + '"'
+                        + meant.replace("\x1f", "\\x1f")
+                        + '" in YAML (a double-quoted string)'
+                    )
+                )
+                lines.append(
+                    f"key {key!r} (case {where}) is not in table {self.project.spec.source.table}{hint}"
+                )
         more = len(unknown) - len(lines)
         suffix = f"\n... and {more} more unknown keys" if more > 0 else ""
         path = self.corpus.path
@@ -233,9 +268,15 @@ def measure_scores(
     rank, rather than one key order alone would give it: it reads "not among
     the 12 rows ``matched_by``", the count the case's own.
     """
-    rankings = rank_many(scores, keys, [case.k for case in cases], expected=[case.expected_keys() for case in cases],
-                         asked=[case.required for case in cases], columns=columns,
-                         reach=[ranking_depth(case, measures) for case in cases])
+    rankings = rank_many(
+        scores,
+        keys,
+        [case.k for case in cases],
+        expected=[case.expected_keys() for case in cases],
+        asked=[case.required for case in cases],
+        columns=columns,
+        reach=[ranking_depth(case, measures) for case in cases],
+    )
     if not matched_only:
         return measure_rankings(cases, rankings, len(keys), measures)
     results = []
@@ -246,16 +287,38 @@ def measure_scores(
 
         matched = [(key, score) for key, score in ranking.ranked if score > 0]
         count = int(np.count_nonzero(row > 0))
-        results.append(measure_case(case, matched, measures=measures, searched=count, rank_of=rank_of,
-                                    ties=ranking.ties, unranked=f"not among the {count:,} {_rows(count)} {matched_by}"))
+        results.append(
+            measure_case(
+                case,
+                matched,
+                measures=measures,
+                searched=count,
+                rank_of=rank_of,
+                ties=ranking.ties,
+                unranked=f"not among the {count:,} {_rows(count)} {matched_by}",
+            )
+        )
     return results
 
 
-def measure_rankings(cases: Sequence[Case], rankings: Sequence[QueryRanking], searched: int,
-                     measures: Sequence[Measure]) -> list[CaseResult]:
+def measure_rankings(
+    cases: Sequence[Case],
+    rankings: Sequence[QueryRanking],
+    searched: int,
+    measures: Sequence[Measure],
+) -> list[CaseResult]:
     """Each case measured on its ranking of every one of ``searched`` rows (:func:`rank_many`'s, or a stream's)."""
-    return [measure_case(case, ranking.ranked, measures=measures, searched=searched, rank_of=ranking.ranks.get,
-                         ties=ranking.ties) for case, ranking in zip(cases, rankings)]
+    return [
+        measure_case(
+            case,
+            ranking.ranked,
+            measures=measures,
+            searched=searched,
+            rank_of=ranking.ranks.get,
+            ties=ranking.ties,
+        )
+        for case, ranking in zip(cases, rankings)
+    ]
 
 
 def _rows(count: int) -> str:

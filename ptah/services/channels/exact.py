@@ -19,8 +19,8 @@ the index returned are watched as they go by.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
-from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -50,8 +50,10 @@ def streams(channels: Sequence[str], rows: int, dimension: int) -> bool:
 
 def matrix_blocks(keys: Sequence[str], vectors: np.ndarray) -> Blocks:
     """The :data:`Blocks` of a matrix held whole: views of :data:`STREAM_ROWS` rows."""
-    return lambda: ((keys[first:first + STREAM_ROWS], vectors[first:first + STREAM_ROWS])
-                    for first in range(0, len(keys), STREAM_ROWS))
+    return lambda: (
+        (keys[first : first + STREAM_ROWS], vectors[first : first + STREAM_ROWS])
+        for first in range(0, len(keys), STREAM_ROWS)
+    )
 
 
 def snapshot_blocks(snapshot, identity: str, *, normalize: bool) -> Blocks:
@@ -64,8 +66,13 @@ def snapshot_blocks(snapshot, identity: str, *, normalize: bool) -> Blocks:
     return blocks
 
 
-def search_exact(blocks: Blocks, cases: Sequence[Case], queries: np.ndarray, measures: Sequence[Measure],
-                 index_search=None) -> list[CaseResult]:
+def search_exact(
+    blocks: Blocks,
+    cases: Sequence[Case],
+    queries: np.ndarray,
+    measures: Sequence[Measure],
+    index_search=None,
+) -> list[CaseResult]:
     """Each case measured on its exact ranking over every row of ``blocks``.
 
     With ``index_search`` (:class:`~ptah.services.channels.index.IndexSearch`)
@@ -75,25 +82,39 @@ def search_exact(blocks: Blocks, cases: Sequence[Case], queries: np.ndarray, mea
     """
     watched = None
     if index_search is not None:
-        found = [result for start, stop in query_blocks(len(cases), STREAM_ROWS)
-                 for result in index_search.search(cases[start:stop], queries[start:stop], measures)]
+        found = [
+            result
+            for start, stop in query_blocks(len(cases), STREAM_ROWS)
+            for result in index_search.search(cases[start:stop], queries[start:stop], measures)
+        ]
         if index_search.options.mode != "both":
             return []
         watched = [[entry.key for entry in result.ranking] for result in found]
-    ranking = _ranked(blocks, ExactRanking(
-        queries, [case.k for case in cases], expected=[case.expected_keys() for case in cases],
-        asked=[case.required for case in cases], reach=[ranking_depth(case, measures) for case in cases],
-        watched=watched))
+    ranking = _ranked(
+        blocks,
+        ExactRanking(
+            queries,
+            [case.k for case in cases],
+            expected=[case.expected_keys() for case in cases],
+            asked=[case.required for case in cases],
+            reach=[ranking_depth(case, measures) for case in cases],
+            watched=watched,
+        ),
+    )
     if watched is not None:
         index_search.exact_scores = [
-            {key: score for key in keys if (score := ranking.score_of(i, key)) is not None} for i, keys in enumerate(watched)
+            {key: score for key in keys if (score := ranking.score_of(i, key)) is not None}
+            for i, keys in enumerate(watched)
         ]
     return measure_rankings(cases, ranking.rankings(), ranking.rows, measures)
 
 
 def top_rows(blocks: Blocks, queries: np.ndarray, depth: int) -> list[Ranked]:
     """Each query's exact top ``depth`` rows (what the hybrid channel fuses)."""
-    return [ranking.ranked for ranking in _ranked(blocks, ExactRanking(queries, [depth] * len(queries))).rankings()]
+    return [
+        ranking.ranked
+        for ranking in _ranked(blocks, ExactRanking(queries, [depth] * len(queries))).rankings()
+    ]
 
 
 def _ranked(blocks: Blocks, ranking: ExactRanking) -> ExactRanking:
@@ -105,4 +126,3 @@ def _ranked(blocks: Blocks, ranking: ExactRanking) -> ExactRanking:
         for keys, vectors in islice(blocks(), again):
             ranking.count(keys, vectors)
     return ranking
-

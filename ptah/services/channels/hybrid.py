@@ -34,54 +34,95 @@ class HybridChannel:
     def measure(self, plan: RunPlan, sides: Sides) -> Run:
         vector, lexical = vector_side(sides, plan.generation), lexical_side(sides, plan.generation)
         clock = time.perf_counter()
-        keys = list(dict.fromkeys([*vector.keys, *lexical.keys]))  # the vector side's rows, then any it lacks
+        keys = list(
+            dict.fromkeys([*vector.keys, *lexical.keys])
+        )  # the vector side's rows, then any it lacks
         results = _fused(sides, vector, lexical, keys)
         sides.charge("fusion", clock)
         fusion = sides.request.fusion
         side = vector.run.generation
-        parts = {"vector": side["identity"], "lexical": lexical.info["identity"], "rrf_k": fusion.k, "depth": fusion.depth}
-        identity = "sha256:" + hashlib.sha256(json.dumps(parts, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+        parts = {
+            "vector": side["identity"],
+            "lexical": lexical.info["identity"],
+            "rrf_k": fusion.k,
+            "depth": fusion.depth,
+        }
+        identity = (
+            "sha256:"
+            + hashlib.sha256(
+                json.dumps(parts, sort_keys=True, separators=(",", ":")).encode()
+            ).hexdigest()
+        )
         generation = {
             "name": plan.name,
             "identity": identity,
             "model": side["model"],
-            "settings": {"rrf_k": fusion.k, "depth": fusion.depth, "vector": side["settings"], "lexical": lexical.info["settings"]},
+            "settings": {
+                "rrf_k": fusion.k,
+                "depth": fusion.depth,
+                "vector": side["settings"],
+                "lexical": lexical.info["settings"],
+            },
             "dimension": side["dimension"],
             "rows": len(keys),
             "model_digest": side.get("model_digest"),
             "versions": {**side.get("versions", {}), **lexical.info["versions"]},
             "verification": side["verification"],
             "queries_from_cache": side.get("queries_from_cache"),
-            **{name: side[name] for name in ("probe", "usage") if name in side},  # a service's, as the vector run's
+            **{
+                name: side[name] for name in ("probe", "usage") if name in side
+            },  # a service's, as the vector run's
             "index": lexical.info["index"],
         }
         search = {
             "channel": HYBRID,
             "mode": "exact",
             "similarity": "rrf",
-            "fusion": {"method": "reciprocal rank fusion", "k": fusion.k, "depth": fusion.depth,
-                       "channels": [f"{LEXICAL}:{plan.generation}", plan.generation]},
+            "fusion": {
+                "method": "reciprocal rank fusion",
+                "k": fusion.k,
+                "depth": fusion.depth,
+                "channels": [f"{LEXICAL}:{plan.generation}", plan.generation],
+            },
         }
         return make_run(generation, search, results, sides.measures)
 
 
-def _fused(sides: Sides, vector: VectorSide, lexical: LexicalSide, keys: list[str]) -> list[CaseResult]:
+def _fused(
+    sides: Sides, vector: VectorSide, lexical: LexicalSide, keys: list[str]
+) -> list[CaseResult]:
     """Every case measured on its fused scores, a block of cases at a time (neither grows with cases x rows)."""
     fusion = sides.request.fusion
     position = key_columns(keys)
     cases = sides.corpus.cases
     queries = [case.query for case in cases]
     results: list[CaseResult] = []
-    for start, stop in query_blocks(len(cases), 2 * len(keys)):  # a float64 score takes the room of two
+    for start, stop in query_blocks(
+        len(cases), 2 * len(keys)
+    ):  # a float64 score takes the room of two
         lexical_scores = lexical.index.scores(queries[start:stop])
         vector_top = vector.top(start, stop, fusion.depth)
         fused = np.empty((stop - start, len(keys)), dtype=np.float64)
         for i in range(stop - start):
-            lexical_ranking = [position[key] for key, score in top_k(lexical_scores[i], lexical.keys, fusion.depth)
-                               if score > 0]
-            fused[i] = rrf_scores([lexical_ranking, [position[key] for key, _ in vector_top[i]]], len(keys), fusion.k)
-        results.extend(measure_scores(cases[start:stop], keys, position, fused, sides.measures, matched_only=True,
-                                      matched_by=f"either channel ranked in its top {fusion.depth:,}"))
+            lexical_ranking = [
+                position[key]
+                for key, score in top_k(lexical_scores[i], lexical.keys, fusion.depth)
+                if score > 0
+            ]
+            fused[i] = rrf_scores(
+                [lexical_ranking, [position[key] for key, _ in vector_top[i]]], len(keys), fusion.k
+            )
+        results.extend(
+            measure_scores(
+                cases[start:stop],
+                keys,
+                position,
+                fused,
+                sides.measures,
+                matched_only=True,
+                matched_by=f"either channel ranked in its top {fusion.depth:,}",
+            )
+        )
     return results
 
 

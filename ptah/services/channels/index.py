@@ -25,9 +25,10 @@ those candidates, else "not in the top ef_search".
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -41,8 +42,12 @@ from ptah.core.report import CaseResult, Run, mean_to_dict
 from ptah.core.request import HYBRID, VECTOR, SearchOptions
 
 
-def check_search(project, options: SearchOptions, channels: Sequence[str] = (), generations: Sequence[str] | None = None
-                 ) -> None:
+def check_search(
+    project,
+    options: SearchOptions,
+    channels: Sequence[str] = (),
+    generations: Sequence[str] | None = None,
+) -> None:
     """Refuse, before any work, index search where it cannot be what was asked for (exit 3).
 
     A store without a vector index has none to search (unless every generation
@@ -58,7 +63,9 @@ def check_search(project, options: SearchOptions, channels: Sequence[str] = (), 
         )
     if not options.uses_index:
         return
-    if generations is not None and all(project.spec.generations[name].vectors is not None for name in generations):
+    if generations is not None and all(
+        project.spec.generations[name].vectors is not None for name in generations
+    ):
         return  # external generations only: each searches its table's own index (ptah.services.external)
     if options.uses_index and not project.store_capabilities.vector_index:
         raise CapabilityUnavailable(
@@ -104,7 +111,9 @@ class IndexSearch:
     snapshot: Any  # a store snapshot shared with the exact search, or a table's index (both answer nearest)
     stack: ExitStack
     results: list[CaseResult] = field(default_factory=list)
-    exact_scores: list[dict[str, float]] = field(default_factory=list)  # per case: the exact score of its index top k
+    exact_scores: list[dict[str, float]] = field(
+        default_factory=list
+    )  # per case: the exact score of its index top k
     seconds: float = 0.0
 
     def close(self) -> None:
@@ -112,7 +121,9 @@ class IndexSearch:
 
     __del__ = close  # an evaluation that failed before run() still ends the pinned transaction
 
-    def search(self, cases: Sequence[Case], queries: np.ndarray, measures: Sequence[Measure]) -> list[CaseResult]:
+    def search(
+        self, cases: Sequence[Case], queries: np.ndarray, measures: Sequence[Measure]
+    ) -> list[CaseResult]:
         """Search the index for these cases and measure its rankings (kept for :meth:`run`; returned too).
 
         With mode both, :meth:`run` also needs each case's exact score of every
@@ -123,7 +134,10 @@ class IndexSearch:
         ef_search = self.options.effective_ef_search
         depths = [max(ranking_depth(case, measures), ef_search) for case in cases]
         found = self.snapshot.nearest(self.identity, queries, depths, ef_search)
-        results = [_measured(case, candidates, measures, ef_search) for case, candidates in zip(cases, found)]
+        results = [
+            _measured(case, candidates, measures, ef_search)
+            for case, candidates in zip(cases, found)
+        ]
         self.results.extend(results)
         self.seconds += time.perf_counter() - clock
         return results
@@ -131,9 +145,15 @@ class IndexSearch:
     def run(self, generation: dict, exact: list[CaseResult], measures: Sequence[Measure]) -> Run:
         """The index search's run (mode both: with the exact comparison)."""
         self.close()
-        search: dict[str, Any] = {"channel": VECTOR, "mode": self.options.mode, "similarity": "cosine",
-                                  "index": dict(self.index)}
-        if self.index["kind"] == "hnsw":  # an IVFFlat index (a table's own) searches its probes instead
+        search: dict[str, Any] = {
+            "channel": VECTOR,
+            "mode": self.options.mode,
+            "similarity": "cosine",
+            "index": dict(self.index),
+        }
+        if (
+            self.index["kind"] == "hnsw"
+        ):  # an IVFFlat index (a table's own) searches its probes instead
             search["ef_search"] = self.options.effective_ef_search
         if self.options.mode != "both":
             return make_run(generation, search, self.results, measures)
@@ -141,7 +161,9 @@ class IndexSearch:
         return make_run(generation, search, results, measures, ann=ann)
 
 
-def _measured(case: Case, candidates: list[tuple[str, float]], measures: Sequence[Measure], ef_search: int) -> CaseResult:
+def _measured(
+    case: Case, candidates: list[tuple[str, float]], measures: Sequence[Measure], ef_search: int
+) -> CaseResult:
     if candidates:
         keys = [key for key, _ in candidates]
         values = np.array([score for _, score in candidates], dtype=np.float64)
@@ -150,21 +172,33 @@ def _measured(case: Case, candidates: list[tuple[str, float]], measures: Sequenc
     else:
         ordered, ties = [], find_ties(np.empty(0), [], case.k, case.expected_keys())
     positions = {key: rank for rank, (key, _) in enumerate(ordered, start=1)}
-    return measure_case(case, ordered, measures=measures, searched=ef_search, rank_of=positions.get, ties=ties)
+    return measure_case(
+        case, ordered, measures=measures, searched=ef_search, rank_of=positions.get, ties=ties
+    )
 
 
-def ann_recall(index_top: list[str], exact_top: list[tuple[str, float]], exact_score: dict[str, float]) -> float | None:
+def ann_recall(
+    index_top: list[str], exact_top: list[tuple[str, float]], exact_score: dict[str, float]
+) -> float | None:
     """Share of the exact top k that the index returned; a row tied with the exact cutoff counts (module docs)."""
     if not exact_top:
         return None
     wanted = {key for key, _ in exact_top}
     cutoff = exact_top[-1][1]
-    hits = sum(1 for key in dict.fromkeys(index_top) if key in wanted or exact_score.get(key, -np.inf) >= cutoff)
+    hits = sum(
+        1
+        for key in dict.fromkeys(index_top)
+        if key in wanted or exact_score.get(key, -np.inf) >= cutoff
+    )
     return min(hits, len(exact_top)) / len(exact_top)
 
 
-def _compare_with_exact(results: list[CaseResult], exact: list[CaseResult], exact_scores: list[dict[str, float]],
-                        measures: Sequence[Measure]) -> tuple[list[CaseResult], dict]:
+def _compare_with_exact(
+    results: list[CaseResult],
+    exact: list[CaseResult],
+    exact_scores: list[dict[str, float]],
+    measures: Sequence[Measure],
+) -> tuple[list[CaseResult], dict]:
     """Each case with its ``ann`` (recall, exact measures, deltas, missed keys), and the means' ``ann``.
 
     ``exact_scores[i]`` holds case i's exact score of each key of its index top k that is a row.

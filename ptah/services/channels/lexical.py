@@ -47,10 +47,16 @@ class LexicalChannel:
     needs_vectors = False
 
     def measure(self, plan: RunPlan, sides: Sides) -> Run:
-        template = sides.project.spec.generation(plan.generation).template(sides.project.spec.source)
+        template = sides.project.spec.generation(plan.generation).template(
+            sides.project.spec.source
+        )
         side = lexical_side(sides, plan.generation)
         results = sides.once(("lexical results", template), lambda: _results(sides, side))
-        generation = {"name": plan.name, **{n: v for n, v in side.info.items() if n != "keys"}, "text_of": plan.generation}
+        generation = {
+            "name": plan.name,
+            **{n: v for n, v in side.info.items() if n != "keys"},
+            "text_of": plan.generation,
+        }
         search = {"channel": LEXICAL, "mode": "exact", "similarity": "bm25"}
         return make_run(generation, search, results, sides.measures)
 
@@ -68,9 +74,16 @@ def _results(sides: Sides, side: LexicalSide) -> list[CaseResult]:
     queries = [case.query for case in cases]
     columns = key_columns(side.keys)
     results = [
-        result for start, stop in query_blocks(len(queries), len(side.keys))
-        for result in measure_scores(cases[start:stop], side.keys, columns, side.index.scores(queries[start:stop]),
-                                     sides.measures, matched_only=True)
+        result
+        for start, stop in query_blocks(len(queries), len(side.keys))
+        for result in measure_scores(
+            cases[start:stop],
+            side.keys,
+            columns,
+            side.index.scores(queries[start:stop]),
+            sides.measures,
+            matched_only=True,
+        )
     ]
     sides.charge("lexical_search", clock)
     return results
@@ -78,7 +91,9 @@ def _results(sides: Sides, side: LexicalSide) -> list[CaseResult]:
 
 def _index(sides: Sides, template: str) -> LexicalSide:
     """The lexical index of the template's text (loaded from the store or built and kept there)."""
-    from ptah.adapters import lexical  # here, not at import: a vector-only evaluate never needs it (zipfile, metadata)
+    from ptah.adapters import (
+        lexical,
+    )  # here, not at import: a vector-only evaluate never needs it (zipfile, metadata)
 
     project = sides.project
     clock = time.perf_counter()
@@ -93,16 +108,30 @@ def _index(sides: Sides, template: str) -> LexicalSide:
     reused = blob is not None
     if blob is not None:
         index = lexical.LexicalIndex.from_bytes(
-            blob, store.where, lexical.unpacked_limit([row.key for row in rows], [row.text for row in rows]))
+            blob,
+            store.where,
+            lexical.unpacked_limit([row.key for row in rows], [row.text for row in rows]),
+        )
     else:
-        index = lexical.build_index([row.key for row in rows], [row.text for row in rows], fingerprint)
+        index = lexical.build_index(
+            [row.key for row in rows], [row.text for row in rows], fingerprint
+        )
         template_sha256 = hashlib.sha256(template.encode("utf-8")).hexdigest()
-        store.save_lexical_index(fingerprint, key, template_sha256, len(rows), index.vocabulary, index.to_bytes())
+        store.save_lexical_index(
+            fingerprint, key, template_sha256, len(rows), index.vocabulary, index.to_bytes()
+        )
     sides.charge("lexical_index", clock)
     sides.check_keys(set(index.keys))
-    identity = "sha256:" + hashlib.sha256(
-        json.dumps({"fingerprint": fingerprint, "settings": values}, sort_keys=True, separators=(",", ":")).encode()
-    ).hexdigest()
+    identity = (
+        "sha256:"
+        + hashlib.sha256(
+            json.dumps(
+                {"fingerprint": fingerprint, "settings": values},
+                sort_keys=True,
+                separators=(",", ":"),
+            ).encode()
+        ).hexdigest()
+    )
     info = {
         "identity": identity,
         "model": f"bm25 ({values['method']}, k1={values['k1']}, b={values['b']})",

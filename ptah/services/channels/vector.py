@@ -24,8 +24,9 @@ Index search (``mode`` index or both) is a mode of this channel: see
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -39,15 +40,27 @@ from ptah.core.request import VECTOR
 from ptah.core.scoring import normalize_rows
 from ptah.core.verification import VerifyResult
 from ptah.services.channels.base import RunPlan, Sides, register_channel
-from ptah.services.channels.exact import Blocks, matrix_blocks, search_exact, snapshot_blocks, streams, top_rows
+from ptah.services.channels.exact import (
+    Blocks,
+    matrix_blocks,
+    search_exact,
+    snapshot_blocks,
+    streams,
+    top_rows,
+)
 from ptah.services.channels.index import hold_index
-from ptah.services.external import (cache_store, external_settings, hold_table_index, is_external, read_external,
-                                    verification_dict)
+from ptah.services.external import (
+    cache_store,
+    external_settings,
+    hold_table_index,
+    is_external,
+    read_external,
+    verification_dict,
+)
 from ptah.services.probe import NOT_CHECKED, check, report_settings, stored_probe
 from ptah.services.project import Generation
 from ptah.services.search import embed_queries
 from ptah.services.verify import verify_in
-
 
 _CACHE_READ = 4096  # distinct queries read from the query cache at a time
 
@@ -58,7 +71,9 @@ class VectorSide:
 
     run: Run
     keys: list[str]
-    top: Callable[[int, int, int], list[Ranked]]  # (start, stop, depth): cases start..stop's exact top depth rows
+    top: Callable[
+        [int, int, int], list[Ranked]
+    ]  # (start, stop, depth): cases start..stop's exact top depth rows
 
 
 class VectorChannel:
@@ -79,9 +94,13 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
     project, request = sides.project, sides.request
     clock = time.perf_counter()
     identity = generation.identity.identity
-    if is_external(generation):  # the table's vectors, from the source's snapshot; the store holds the query cache
+    if is_external(
+        generation
+    ):  # the table's vectors, from the source's snapshot; the store holds the query cache
         matrix, verification, unit = read_external(project, generation)
-        index_search = hold_table_index(project, generation, request.search, unit)  # None for exact search
+        index_search = hold_table_index(
+            project, generation, request.search, unit
+        )  # None for exact search
         store = cache_store(project, generation, int(matrix.vectors.shape[1]))
         sides.charge("load_vectors", clock)
         _refuse_stale(sides, verification, clock)
@@ -97,7 +116,9 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
         if streams(sides.channels, rows, record.dimension):  # too big to hold: read block by block
             return _search_streamed(sides, generation, store, snapshot, record, rows, clock)
         matrix = snapshot.matrix(identity)
-        index_search = hold_index(project, store, snapshot, generation, request.search)  # None for exact search
+        index_search = hold_index(
+            project, store, snapshot, generation, request.search
+        )  # None for exact search
         sides.charge("load_vectors", clock)
         clock = time.perf_counter()
         verification = verify_in(project, generation, snapshot)
@@ -105,8 +126,9 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
     return _search(sides, generation, _held(store, record, verification, index_search, matrix))
 
 
-def _search_streamed(sides: Sides, generation: Generation, store, snapshot, record, rows: int, clock: float
-                     ) -> VectorSide:
+def _search_streamed(
+    sides: Sides, generation: Generation, store, snapshot, record, rows: int, clock: float
+) -> VectorSide:
     """:func:`_search` over blocks read from ``snapshot`` (open throughout) of the generation's ``rows`` vectors."""
     identity = generation.identity.identity
     index_search = hold_index(sides.project, store, snapshot, generation, sides.request.search)
@@ -116,9 +138,16 @@ def _search_streamed(sides: Sides, generation: Generation, store, snapshot, reco
     _refuse_stale(sides, verification, clock)
     expected = set().union(*(case.expected_keys() for case in sides.corpus.cases))
     present = block_digests(snapshot).held_keys(identity, expected)
-    blocks = snapshot_blocks(snapshot, identity, normalize=not record.settings.get("normalize", True))
-    return _search(sides, generation, _Vectors(store, record, verification, index_search, blocks, rows, record.dimension,
-                                               present))
+    blocks = snapshot_blocks(
+        snapshot, identity, normalize=not record.settings.get("normalize", True)
+    )
+    return _search(
+        sides,
+        generation,
+        _Vectors(
+            store, record, verification, index_search, blocks, rows, record.dimension, present
+        ),
+    )
 
 
 @dataclass
@@ -133,8 +162,12 @@ class _Vectors:
     blocks: Blocks
     rows: int
     dimension: int
-    present: set[str]  # the corpus's expected keys that are rows (all keys, for a matrix held whole)
-    keys: list[str] = field(default_factory=list)  # a matrix held whole: its keys, in order (hybrid fuses them)
+    present: set[
+        str
+    ]  # the corpus's expected keys that are rows (all keys, for a matrix held whole)
+    keys: list[str] = field(
+        default_factory=list
+    )  # a matrix held whole: its keys, in order (hybrid fuses them)
 
 
 def _held(store, record, verification: VerifyResult, index_search, matrix) -> _Vectors:
@@ -142,8 +175,17 @@ def _held(store, record, verification: VerifyResult, index_search, matrix) -> _V
     keys, vectors = list(matrix.keys), matrix.vectors
     if record is not None and not record.settings.get("normalize", True):
         normalize_rows(vectors)
-    return _Vectors(store, record, verification, index_search, matrix_blocks(keys, vectors), len(keys),
-                    int(vectors.shape[1]), set(keys), keys)
+    return _Vectors(
+        store,
+        record,
+        verification,
+        index_search,
+        matrix_blocks(keys, vectors),
+        len(keys),
+        int(vectors.shape[1]),
+        set(keys),
+        keys,
+    )
 
 
 def _search(sides: Sides, generation: Generation, source: _Vectors) -> VectorSide:
@@ -157,27 +199,47 @@ def _search(sides: Sides, generation: Generation, source: _Vectors) -> VectorSid
     sides.charge("embed_queries", clock)
     clock = time.perf_counter()
     try:
-        results = search_exact(source.blocks, sides.corpus.cases, queries, sides.measures, index_search)
+        results = search_exact(
+            source.blocks, sides.corpus.cases, queries, sides.measures, index_search
+        )
     finally:
         if index_search is not None:
             index_search.close()
     sides.charge("search", clock)
-    generation_info = _generation_info(generation, record, source.verification, sides.request, source.rows, dimension,
-                                       cached, service)
+    generation_info = _generation_info(
+        generation,
+        record,
+        source.verification,
+        sides.request,
+        source.rows,
+        dimension,
+        cached,
+        service,
+    )
 
     def top(start: int, stop: int, depth: int) -> list[Ranked]:
         return top_rows(source.blocks, queries[start:stop], depth)
 
     if index_search is None:
         search = {"channel": VECTOR, "mode": "exact", "similarity": "cosine"}
-        return VectorSide(make_run(generation_info, search, results, sides.measures), source.keys, top)
+        return VectorSide(
+            make_run(generation_info, search, results, sides.measures), source.keys, top
+        )
     sides.timings["search"] -= index_search.seconds  # the index's seconds are its own step
     sides.timings["index_search"] += index_search.seconds
     return VectorSide(index_search.run(generation_info, results, sides.measures), source.keys, top)
 
 
-def _generation_info(generation: Generation, record, verification, request, rows: int, dimension: int, cached: int,
-                     service: dict) -> dict:
+def _generation_info(
+    generation: Generation,
+    record,
+    verification,
+    request,
+    rows: int,
+    dimension: int,
+    cached: int,
+    service: dict,
+) -> dict:
     """The report's ``generation`` member of a vector run (``record`` None for a table's own vectors)."""
     return {
         "name": generation.name,
@@ -188,7 +250,9 @@ def _generation_info(generation: Generation, record, verification, request, rows
         "rows": rows,
         "model_digest": record.model_digest if record else generation.identity.model_digest,
         "versions": dict(record.library_versions) if record else {},
-        "verification": (verification_dict(verification) if record is None else verification.as_dict())
+        "verification": (
+            verification_dict(verification) if record is None else verification.as_dict()
+        )
         | {"allow_stale": request.allow_stale}
         | ({} if verification.fingerprint is None else {"fingerprint": verification.fingerprint}),
         "queries_from_cache": cached,
@@ -206,20 +270,29 @@ def _refuse_stale(sides: Sides, verification: VerifyResult, clock: float) -> Non
 def _stale_message(result: VerifyResult, spec_path: str | None) -> str:
     parts = []
     if result.missing:
-        parts.append(f"{result.missing} of {result.rows} rows have no vector (e.g. {', '.join(result.missing_keys[:3])})")
+        parts.append(
+            f"{result.missing} of {result.rows} rows have no vector (e.g. {', '.join(result.missing_keys[:3])})"
+        )
     if result.stale:
         parts.append(f"{result.stale} vectors are stale (e.g. {', '.join(result.stale_keys[:3])})")
     if result.orphans:
-        parts.append(f"{result.orphans} vectors belong to rows gone from the source (e.g. {', '.join(result.orphan_keys[:3])})")
+        parts.append(
+            f"{result.orphans} vectors belong to rows gone from the source (e.g. {', '.join(result.orphan_keys[:3])})"
+        )
     return (
         f'generation "{result.generation}" is not complete and fresh: {"; ".join(parts)}. '
-        + ("Fill the table's missing vectors" if result.freshness_note else f"Run `ptah inference build {result.generation}{spec_flag(spec_path)}`")
+        + (
+            "Fill the table's missing vectors"
+            if result.freshness_note
+            else f"Run `ptah inference build {result.generation}{spec_flag(spec_path)}`"
+        )
         + ", or pass --allow-stale to measure it as it is."
     )
 
 
-def _query_vectors(sides: Sides, generation: Generation, store, dimension: int, kept: Mapping
-                   ) -> tuple[np.ndarray, int, dict]:
+def _query_vectors(
+    sides: Sides, generation: Generation, store, dimension: int, kept: Mapping
+) -> tuple[np.ndarray, int, dict]:
     """Unit-length query vectors in case order, from the cache where possible.
 
     Returns (vectors, cached count, the report's members for a service: its
@@ -231,14 +304,18 @@ def _query_vectors(sides: Sides, generation: Generation, store, dimension: int, 
     cache keeps those unit-length vectors.
     """
     identity = generation.identity.identity
-    rows: dict[str, list[int]] = {}  # each distinct query -> the cases (rows of the matrix) that ask it
+    rows: dict[
+        str, list[int]
+    ] = {}  # each distinct query -> the cases (rows of the matrix) that ask it
     for row, case in enumerate(sides.corpus.cases):
         rows.setdefault(case.query, []).append(row)
     vectors = np.zeros((len(sides.corpus.cases), dimension), dtype=np.float32)
     texts = list(rows)
     missing = []
-    for start in range(0, len(texts), _CACHE_READ):  # a slice of the cache at a time: one copy of the vectors held
-        chunk = texts[start:start + _CACHE_READ]
+    for start in range(
+        0, len(texts), _CACHE_READ
+    ):  # a slice of the cache at a time: one copy of the vectors held
+        chunk = texts[start : start + _CACHE_READ]
         found = store.cached_queries(identity, chunk)
         for text in chunk:
             if text in found:

@@ -13,8 +13,9 @@ missing. The ``ray`` engine's module (and Ray) is imported only when it runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from ptah.core.errors import InputError
 from ptah.core.registry import Registry
@@ -32,24 +33,34 @@ class Engine:
 
     name: str
     options: frozenset[str]
-    build: Callable[..., "BuildSummary"]  # (project, name, progress, **options)
+    build: Callable[..., BuildSummary]  # (project, name, progress, **options)
 
 
 ENGINES: Registry[Engine] = Registry("build engine")
 
 
-def run_build(project: Project, name: str | None = None, progress: Progress | None = None, *,
-              engine: str = DEFAULT, **options) -> BuildSummary:
+def run_build(
+    project: Project,
+    name: str | None = None,
+    progress: Progress | None = None,
+    *,
+    engine: str = DEFAULT,
+    **options,
+) -> BuildSummary:
     """Build generation ``name`` with the engine ``engine``; options the engine does not take are refused."""
     if engine not in ENGINES:
-        raise InputError(f'there is no build engine "{engine}"; the engines are ' + ", ".join(ENGINES.names()))
+        raise InputError(
+            f'there is no build engine "{engine}"; the engines are ' + ", ".join(ENGINES.names())
+        )
     chosen = ENGINES.get(engine)
     given = {option: value for option, value in options.items() if value is not None}
     unknown = sorted(set(given) - chosen.options)
     if unknown:
         spelled = ", ".join("--" + option.replace("_", "-") for option in unknown)
-        raise InputError(f"{spelled} {'applies' if len(unknown) == 1 else 'apply'} to another build engine, "
-                         f'not to "{engine}"; choose the engine with --engine')
+        raise InputError(
+            f"{spelled} {'applies' if len(unknown) == 1 else 'apply'} to another build engine, "
+            f'not to "{engine}"; choose the engine with --engine'
+        )
     return chosen.build(project, name, progress, **given)
 
 
@@ -66,5 +77,9 @@ def _ray(project: Project, name: str | None, progress: Progress | None, **option
 
 
 ENGINES.register("local", Engine("local", frozenset(), _local))
-ENGINES.register("ray", Engine("ray", frozenset({"ray_address", "partitions", "actors", "actor_cpus", "actor_gpus"}),
-                                _ray))
+ENGINES.register(
+    "ray",
+    Engine(
+        "ray", frozenset({"ray_address", "partitions", "actors", "actor_cpus", "actor_gpus"}), _ray
+    ),
+)

@@ -39,15 +39,20 @@ from dataclasses import dataclass, field, replace
 from ptah.adapters.embedders.base import usage_of
 from ptah.adapters.sources.postgres_partitions import KeyRange, PartitionedSource
 from ptah.adapters.stores.pgvector import PgvectorStore
-from ptah.adapters.stores.pgvector_ranges import count_in_range, stored_digests, stored_in_range_in_order
+from ptah.adapters.stores.pgvector_ranges import (
+    count_in_range,
+    stored_digests,
+    stored_in_range_in_order,
+)
 from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
-from ptah.core.identity import text_digest
 from ptah.core.errors import PtahError
+from ptah.core.identity import text_digest
 from ptah.core.spec import GenerationSettings, SourceSpec
 from ptah.services.build import embed_batch
 from ptah.services.engines.sealed import Sealed, scrub
-from ptah.services.verify import in_blocks, lacking
 from ptah.services.probe import probe_for_build
+from ptah.services.verify import in_blocks, lacking
+
 
 @dataclass(frozen=True)
 class BuildPlan:
@@ -70,11 +75,27 @@ class BuildPlan:
     snapshot: str  # the driver's exported snapshot id
 
     @classmethod
-    def sealing(cls, source: SourceSpec, settings: GenerationSettings, root: str, store_url: str, identity: str,
-                batch_rows: int) -> BuildPlan:
+    def sealing(
+        cls,
+        source: SourceSpec,
+        settings: GenerationSettings,
+        root: str,
+        store_url: str,
+        identity: str,
+        batch_rows: int,
+    ) -> BuildPlan:
         """The plan of a build from ``source`` into the store at ``store_url``, its URLs sealed."""
-        return cls(replace(source, database=source.redacted_database), settings, root, Sealed(source.database),
-                   Sealed(store_url), identity, 0, batch_rows, "")
+        return cls(
+            replace(source, database=source.redacted_database),
+            settings,
+            root,
+            Sealed(source.database),
+            Sealed(store_url),
+            identity,
+            0,
+            batch_rows,
+            "",
+        )
 
     def connected_source(self) -> SourceSpec:
         """The source as a worker connects to it: its URL whole."""
@@ -102,7 +123,9 @@ def _said_safely(method):
             clean = self.plan.scrub(text)
             if isinstance(exc, (PtahError, WorkerFailed)) and clean == text:
                 raise  # the driver raises a ptah error as itself
-            raise WorkerFailed(f"{type(exc).__name__}: {clean}" if clean else type(exc).__name__) from None
+            raise WorkerFailed(
+                f"{type(exc).__name__}: {clean}" if clean else type(exc).__name__
+            ) from None
 
     return guarded
 
@@ -178,14 +201,18 @@ class PartitionWorker:
         width = len(plan.source.key_fields)
         template = plan.settings.template(plan.source)
         todo: list = []
-        with PartitionedSource(plan.connected_source(), plan.root, snapshot=plan.snapshot, within=within) as source:
+        with PartitionedSource(
+            plan.connected_source(), plan.root, snapshot=plan.snapshot, within=within
+        ) as source:
             vectors = count_in_range(store, plan.identity, source.key_kinds, within)
             covered = 0  # the range's stored vectors whose row is here
             for block in in_blocks(source.rows(template)):
                 held = stored_digests(store, plan.identity, [row.identity for row in block])
                 for row in block:
                     self.scanned += 1
-                    splits = row.key.count(COMPOSITE_KEY_SEPARATOR) == width - 1  # else no range holds its stored key
+                    splits = (
+                        row.key.count(COMPOSITE_KEY_SEPARATOR) == width - 1
+                    )  # else no range holds its stored key
                     if not splits:
                         result.unsplittable.append((row.key, row.identity))
                     stored = held.get(row.identity)
@@ -207,8 +234,14 @@ class PartitionWorker:
         """Delete the range's vectors whose row the range lacks, a block at a time: the store's row identities
         of the range merged with the source's, both in code point order."""
         deleted, store = 0, self._opened()
-        with closing(stored_in_range_in_order(store, self.plan.identity, source.key_kinds, within)) as stored, \
-                closing(lacking(((row_identity, row_identity) for row_identity in stored), source)) as gone:
+        with (
+            closing(
+                stored_in_range_in_order(store, self.plan.identity, source.key_kinds, within)
+            ) as stored,
+            closing(
+                lacking(((row_identity, row_identity) for row_identity in stored), source)
+            ) as gone,
+        ):
             for block in in_blocks(gone):
                 deleted += store.delete_vectors(self.plan.identity, block)
         return deleted

@@ -51,8 +51,8 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 from ptah.adapters.sources.base import source_kind
 from ptah.adapters.stores import registry as stores
@@ -63,9 +63,13 @@ from ptah.services.external import refuse_build
 from ptah.services.probe import stored_probe
 from ptah.services.project import Project
 
-LOCAL_OBJECT_STORE = 256 * 2**20  # bytes; partitions and results are small: vectors go straight to PostgreSQL
+LOCAL_OBJECT_STORE = (
+    256 * 2**20
+)  # bytes; partitions and results are small: vectors go straight to PostgreSQL
 PARTITIONS_PER_ACTOR = 4
-PROGRESS_SECONDS = 0.5  # how often running actors are asked how far they are, when progress is shown
+PROGRESS_SECONDS = (
+    0.5  # how often running actors are asked how far they are, when progress is shown
+)
 ACTOR_START_SECONDS = 300  # to start and open a model, once the cluster has room for them all
 MAX_ACTORS = 1024
 CONNECT_SECONDS = 5  # for a --ray-address to answer at all
@@ -79,11 +83,16 @@ class BuildIncomplete(OperationalError):
     """Some partitions did not finish; their committed batches are kept (exit 3)."""
 
 
-def build(project: Project, name: str | None = None, progress: Callable | None = None, **options) -> BuildSummary:
+def build(
+    project: Project, name: str | None = None, progress: Callable | None = None, **options
+) -> BuildSummary:
     """Bring generation ``name`` up to date on Ray; see the module's documentation for the steps."""
     try:
         return _build(project, name, progress, **options)
-    except (RayUnavailable, BuildIncomplete) as exc:  # they quote what Ray or a worker said: never a password
+    except (
+        RayUnavailable,
+        BuildIncomplete,
+    ) as exc:  # they quote what Ray or a worker said: never a password
         text = str(exc)
         clean = scrub(text, Sealed(project.spec.source.database), Sealed(project.spec.store))
         if clean == text:
@@ -91,9 +100,17 @@ def build(project: Project, name: str | None = None, progress: Callable | None =
         raise type(exc)(clean) from None
 
 
-def _build(project: Project, name: str | None, progress: Callable | None, *, ray_address: str | None = None,
-           partitions: int | None = None, actors: int | None = None, actor_cpus: float | None = None,
-           actor_gpus: float | None = None) -> BuildSummary:
+def _build(
+    project: Project,
+    name: str | None,
+    progress: Callable | None,
+    *,
+    ray_address: str | None = None,
+    partitions: int | None = None,
+    actors: int | None = None,
+    actor_cpus: float | None = None,
+    actor_gpus: float | None = None,
+) -> BuildSummary:
     from ptah.adapters.sources.postgres_partitions import PartitionedSource
     from ptah.adapters.stores.pgvector import PgvectorStore
     from ptah.adapters.stores.pgvector_ranges import ensure_range_index
@@ -107,8 +124,10 @@ def _build(project: Project, name: str | None, progress: Callable | None, *, ray
         if value is not None and value < 1:
             raise InputError(f"{option} must be at least 1, not {value}")
     if actors is not None and actors > MAX_ACTORS:
-        raise InputError(f"--actors must be at most {MAX_ACTORS:,}, not {actors:,}: each actor is a process holding "
-                         "a model and a store connection")
+        raise InputError(
+            f"--actors must be at most {MAX_ACTORS:,}, not {actors:,}: each actor is a process holding "
+            "a model and a store connection"
+        )
     for option, share in (("--actor-cpus", actor_cpus), ("--actor-gpus", actor_gpus)):
         if share is not None and share < 0:
             raise InputError(f"{option} must be 0 or more, not {share}")
@@ -125,58 +144,95 @@ def _build(project: Project, name: str | None, progress: Callable | None, *, ray
         try:
             pool = _pool(ray, actors, actor_cpus, actor_gpus)
             _refuse_unplaceable(ray, pool, actor_cpus, actor_gpus)
-            plan = BuildPlan.sealing(spec.source, settings, spec.root, spec.store, identity, 16 * settings.batch_size)
+            plan = BuildPlan.sealing(
+                spec.source, settings, spec.root, spec.store, identity, 16 * settings.batch_size
+            )
             workers = _actors(ray, plan, pool, actor_cpus, actor_gpus)
-            opening = [worker.open.remote() for worker in workers]  # they start while the snapshot is cut
-            with PartitionedSource(spec.source, spec.root) as source:  # open until every partition is done
+            opening = [
+                worker.open.remote() for worker in workers
+            ]  # they start while the snapshot is cut
+            with PartitionedSource(
+                spec.source, spec.root
+            ) as source:  # open until every partition is done
                 snapshot = source.export_snapshot()
                 total = source.count()
                 ranges = source.partitions(partitions or PARTITIONS_PER_ACTOR * pool, rows=total)
                 with store.snapshot() as snap:
                     record = snap.generation(identity)
                 _started(ray, opening)
-                if record is None:  # the first build: one actor opens the model for its dimension and probe
+                if (
+                    record is None
+                ):  # the first build: one actor opens the model for its dimension and probe
                     dimension, probe = _get(ray, workers[0].describe.remote())
-                    record = register_generation(store, generation, dimension, library_versions(settings), probe)
+                    record = register_generation(
+                        store, generation, dimension, library_versions(settings), probe
+                    )
                 else:
-                    record = register_generation(store, generation, record.dimension, record.library_versions,
-                                                 stored_probe(record.settings))
+                    record = register_generation(
+                        store,
+                        generation,
+                        record.dimension,
+                        record.library_versions,
+                        stored_probe(record.settings),
+                    )
                 ensure_range_index(store, identity, source.key_kinds)
                 _get(ray, [worker.begin.remote(snapshot, record.dimension) for worker in workers])
                 results, failures, usage = _run(ray, workers, ranges, total, progress)
         finally:
             for worker in workers:
-                ray.kill(worker)  # now, not when the last handle goes: a kept traceback would hold their CPUs
-        deleted = 0 if failures else _settle_unsplittable(store, identity, source.key_kinds, results,
-                                                          where=source.where)
+                ray.kill(
+                    worker
+                )  # now, not when the last handle goes: a kept traceback would hold their CPUs
+        deleted = (
+            0
+            if failures
+            else _settle_unsplittable(
+                store, identity, source.key_kinds, results, where=source.where
+            )
+        )
     if failures:
         raise BuildIncomplete(
             f"{len(failures)} of {len(ranges)} partitions of generation {settings.name} did not finish "
-            f"({failures[0]}); the batches they committed are kept: run the build again to finish it")
+            f"({failures[0]}); the batches they committed are kept: run the build again to finish it"
+        )
     project.forget_matrices()
     rows = sum(r.rows for r in results)
     embedded = sum(r.embedded for r in results)
-    return BuildSummary(generation=settings.name, identity=identity, rows=rows, embedded=embedded,
-                        deleted=deleted + sum(r.deleted for r in results), unchanged=rows - embedded,
-                        dimension=record.dimension, seconds=round(time.perf_counter() - started, 3), usage=usage)
+    return BuildSummary(
+        generation=settings.name,
+        identity=identity,
+        rows=rows,
+        embedded=embedded,
+        deleted=deleted + sum(r.deleted for r in results),
+        unchanged=rows - embedded,
+        dimension=record.dimension,
+        seconds=round(time.perf_counter() - started, 3),
+        usage=usage,
+    )
 
 
 def _refuse_single_machine(project: Project) -> None:
     spec = project.spec
     if source_kind(spec.source.database) != "postgresql":
-        raise InputError("--engine ray reads a PostgreSQL source: this source is a SQLite file, which one machine "
-                         "reads; build it with the local engine")
+        raise InputError(
+            "--engine ray reads a PostgreSQL source: this source is a SQLite file, which one machine "
+            "reads; build it with the local engine"
+        )
     if stores.store_kind(spec.store) != "pgvector":
-        raise InputError("--engine ray writes to a pgvector store (store: postgresql://…): this store is a SQLite "
-                         "file, which one machine writes; build it with the local engine")
+        raise InputError(
+            "--engine ray writes to a pgvector store (store: postgresql://…): this store is a SQLite "
+            "file, which one machine writes; build it with the local engine"
+        )
 
 
 def _ray():
     try:
         import ray
     except ImportError as exc:
-        raise RayUnavailable(f"Ray is not installed ({exc}); install it with: pip install 'ray>=2.9' "
-                             "(the ray extra of ptah-eval)") from None
+        raise RayUnavailable(
+            f"Ray is not installed ({exc}); install it with: pip install 'ray>=2.9' "
+            "(the ray extra of ptah-eval)"
+        ) from None
     return ray
 
 
@@ -218,8 +274,9 @@ def _connect(ray, address: str | None) -> bool:
         ray.init(address=address, **options)
     except Exception as exc:  # ConnectionError, ValueError, RuntimeError: Ray says what failed
         where = f"the Ray cluster at {address}" if address else "a local Ray instance"
-        raise RayUnavailable(f"cannot start or reach {where} ({str(exc).splitlines()[0] if str(exc) else exc!r})") \
-            from None
+        raise RayUnavailable(
+            f"cannot start or reach {where} ({str(exc).splitlines()[0] if str(exc) else exc!r})"
+        ) from None
     return True
 
 
@@ -234,9 +291,15 @@ def _reach(address: str | None) -> None:
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_SECONDS).close()
     except OSError as exc:
-        why = f"no answer within {CONNECT_SECONDS:g} s" if isinstance(exc, TimeoutError) else exc.strerror or str(exc)
-        raise RayUnavailable(f"cannot reach the Ray cluster at {address} ({why}): start Ray there (ray start --head) "
-                             "or give the address it printed") from None
+        why = (
+            f"no answer within {CONNECT_SECONDS:g} s"
+            if isinstance(exc, TimeoutError)
+            else exc.strerror or str(exc)
+        )
+        raise RayUnavailable(
+            f"cannot reach the Ray cluster at {address} ({why}): start Ray there (ray start --head) "
+            "or give the address it printed"
+        ) from None
 
 
 def _pool(ray, actors: int | None, cpus: float | None, gpus: float | None) -> int:
@@ -244,7 +307,9 @@ def _pool(ray, actors: int | None, cpus: float | None, gpus: float | None) -> in
     if actors is not None:
         return actors
     resources = ray.cluster_resources()
-    fits = int(resources.get("CPU", 1) // (cpus or 1)) if (cpus if cpus is not None else 1) > 0 else 1
+    fits = (
+        int(resources.get("CPU", 1) // (cpus or 1)) if (cpus if cpus is not None else 1) > 0 else 1
+    )
     if gpus:
         fits = min(fits, int(resources.get("GPU", 0) // gpus))
     return max(1, fits)
@@ -254,18 +319,24 @@ def _refuse_unplaceable(ray, count: int, cpus: float | None, gpus: float | None)
     """InputError (exit 2) naming the resource when ``count`` actors ask for more CPUs or GPUs than the whole
     cluster has: Ray would keep them pending, and the build would wait for them, for ever."""
     resources = ray.cluster_resources()
-    for name, each, option in (("CPU", 1 if cpus is None else cpus, "--actor-cpus"), ("GPU", gpus or 0, "--actor-gpus")):
+    for name, each, option in (
+        ("CPU", 1 if cpus is None else cpus, "--actor-cpus"),
+        ("GPU", gpus or 0, "--actor-gpus"),
+    ):
         needed, has = count * each, resources.get(name, 0)
         if needed > has + 1e-6:  # Ray counts resources in steps of 0.0001: 3 x 0.1 CPU fit 0.3
-            raise InputError(f"{count:,} Ray actor{'s' if count != 1 else ''} of {each:g} {name} each need {needed:g} "
-                             f"{name} in all and the Ray cluster has {has:g} {name}: lower --actors or {option}")
+            raise InputError(
+                f"{count:,} Ray actor{'s' if count != 1 else ''} of {each:g} {name} each need {needed:g} "
+                f"{name} in all and the Ray cluster has {has:g} {name}: lower --actors or {option}"
+            )
 
 
 def _actors(ray, plan, count: int, cpus: float | None, gpus: float | None) -> list:
     from ptah.services.engines.partition import PartitionWorker
 
     remote = ray.remote(PartitionWorker).options(
-        num_cpus=1 if cpus is None else cpus, num_gpus=gpus or 0, max_concurrency=2, max_restarts=0)
+        num_cpus=1 if cpus is None else cpus, num_gpus=gpus or 0, max_concurrency=2, max_restarts=0
+    )
     return [remote.remote(plan) for _ in range(count)]
 
 
@@ -274,8 +345,10 @@ def _started(ray, opening: list) -> None:
     in time."""
     ready, _ = ray.wait(opening, num_returns=len(opening), timeout=ACTOR_START_SECONDS)
     if len(ready) < len(opening):
-        raise RayUnavailable(f"only {len(ready)} of {len(opening)} Ray actors started within {ACTOR_START_SECONDS} s: "
-                             "the cluster lacks the CPUs or GPUs they ask for (--actors, --actor-cpus, --actor-gpus)")
+        raise RayUnavailable(
+            f"only {len(ready)} of {len(opening)} Ray actors started within {ACTOR_START_SECONDS} s: "
+            "the cluster lacks the CPUs or GPUs they ask for (--actors, --actor-cpus, --actor-gpus)"
+        )
     _get(ray, ready)
 
 
@@ -312,11 +385,15 @@ def _run(ray, workers: list, ranges: list, total: int, progress: Callable | None
             running[worker.run.remote(index, within)] = (worker, index)
         if not running:
             break
-        if progress is not None:  # asked after the idle actors got their next partition, so none waits for it
+        if (
+            progress is not None
+        ):  # asked after the idle actors got their next partition, so none waits for it
             in_flight = _in_flight(ray, list(running.values()))
             _report(progress, min(total, done_rows + in_flight), total, len(results), len(ranges))
         # Woken by a partition's end; with progress to show, also every PROGRESS_SECONDS to ask how far they are.
-        ready, _ = ray.wait(list(running), num_returns=1, timeout=None if progress is None else PROGRESS_SECONDS)
+        ready, _ = ray.wait(
+            list(running), num_returns=1, timeout=None if progress is None else PROGRESS_SECONDS
+        )
         for ref in ready:
             worker, index = running.pop(ref)
             try:
@@ -326,14 +403,18 @@ def _run(ray, workers: list, ranges: list, total: int, progress: Callable | None
                     first_error = first_error or exc.cause
                 failures.append(f"partition {index + 1}: {_first_line(exc.cause or exc)}")
                 idle.append(worker)
-            except ray.exceptions.RayError as exc:  # the actor or its node is gone: its partition is not done
+            except (
+                ray.exceptions.RayError
+            ) as exc:  # the actor or its node is gone: its partition is not done
                 failures.append(f"partition {index + 1}: its worker died ({_first_line(exc)})")
             else:
                 results.append(result)
                 done_rows += result.rows
                 idle.append(worker)
         if not idle and not running:
-            failures.extend(f"partition {index + 1}: no worker was left to run it" for index, _ in queue)
+            failures.extend(
+                f"partition {index + 1}: no worker was left to run it" for index, _ in queue
+            )
             queue.clear()
     _report(progress, min(total, done_rows), total, len(results), len(ranges))
     if first_error is not None:
@@ -357,7 +438,9 @@ def _in_flight(ray, running: list) -> int:
     return read
 
 
-def _report(progress: Callable | None, done: int, total: int, partitions_done: int, partitions: int) -> None:
+def _report(
+    progress: Callable | None, done: int, total: int, partitions_done: int, partitions: int
+) -> None:
     if progress is None:
         return
     progress(done, total)
@@ -369,7 +452,11 @@ def _report(progress: Callable | None, done: int, total: int, partitions_done: i
 def _usage(ray, workers: list) -> dict | None:
     """What the actors asked a service, summed (None: no service was asked)."""
     try:
-        found = [usage for usage in ray.get([worker.usage.remote() for worker in workers]) if usage is not None]
+        found = [
+            usage
+            for usage in ray.get([worker.usage.remote() for worker in workers])
+            if usage is not None
+        ]
     except ray.exceptions.RayError:
         return None
     if not found:
@@ -384,7 +471,9 @@ def _usage(ray, workers: list) -> dict | None:
     return summed
 
 
-def _settle_unsplittable(store, identity: str, kinds: tuple[str, ...], results: list, where: str) -> int:
+def _settle_unsplittable(
+    store, identity: str, kinds: tuple[str, ...], results: list, where: str
+) -> int:
     """Rows whose key holds U+001F inside a component: refuse two that read alike, delete such vectors gone."""
     from ptah.adapters.stores.pgvector_ranges import stored_unsplittable
 
@@ -392,7 +481,11 @@ def _settle_unsplittable(store, identity: str, kinds: tuple[str, ...], results: 
     for result in results:
         for key, row_identity in result.unsplittable:
             if keys.setdefault(key, row_identity) != row_identity:
-                raise SourceUnavailable(f"{where}: two rows have the key {key!r}, because a key column holds U+001F, "
-                                        "the separator of composite keys; key_fields must identify exactly one row")
+                raise SourceUnavailable(
+                    f"{where}: two rows have the key {key!r}, because a key column holds U+001F, "
+                    "the separator of composite keys; key_fields must identify exactly one row"
+                )
     present = set(keys.values())
-    return store.delete_vectors(identity, sorted(set(stored_unsplittable(store, identity, kinds)) - present))
+    return store.delete_vectors(
+        identity, sorted(set(stored_unsplittable(store, identity, kinds)) - present)
+    )

@@ -45,8 +45,12 @@ def scrub(text: str, *urls: Sealed) -> str:
     or percent-encoded) replaced by ``***``."""
     for url in urls:
         text = text.replace(url.reveal(), str(url))
-    forms = {form for url in urls for secret in secrets_of(url.reveal()) for form in (secret, quote(secret, safe=""),
-                                                                                    quote(secret))}
+    forms = {
+        form
+        for url in urls
+        for secret in secrets_of(url.reveal())
+        for form in (secret, quote(secret, safe=""), quote(secret))
+    }
     for secret in sorted(forms, key=len, reverse=True):
         text = text.replace(secret, HIDDEN)
     return text
