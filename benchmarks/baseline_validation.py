@@ -1,6 +1,8 @@
-"""Benchmark: checking a baseline report against the report schema, jsonschema-rs against ptah's own validator.
+"""Benchmark: checking a baseline report against the report schema, jsonschema-rs against ptah's own
+validator.
 
-    python benchmarks/baseline_validation.py [--sizes 1000x100 50000x100] [--repeats 3] [--jsonschema-at 1000]
+    python benchmarks/baseline_validation.py [--sizes 1000x100 50000x100] [--repeats 3]
+    [--jsonschema-at 1000]
 
 A report of CASES cases of RESULTS results each is made in memory from the
 checked-in example baseline (its one run's first case, repeated with new ids
@@ -42,7 +44,8 @@ BEFORE = "bf34c1e80d4f413b61626da7221480d389cddbe1"  # the last commit with ptah
 
 
 def old_validator(folder: Path):
-    """ptah's own validator of commit BEFORE, compiled from that commit's schema: raises on a violation."""
+    """ptah's own validator of commit BEFORE, compiled from that commit's schema: raises on a
+    violation."""
     for source, name in (
         ("ptah/core/json_schema.py", "old_json_schema.py"),
         ("ptah/schemas/report.schema.json", "old.json"),

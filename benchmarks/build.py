@@ -1,4 +1,5 @@
-"""Benchmark: build throughput, incremental builds, exact search over 1,000,000 vectors and its memory.
+"""Benchmark: build throughput, incremental builds, exact search over 1,000,000 vectors and its
+memory.
 
     python benchmarks/build.py [CORPUS_JSONL] [--vectors N] [--queries Q] [--k K] [--repeats R]
 
@@ -109,7 +110,8 @@ def cpu_timed(function, *args, **kwargs) -> tuple[float, float, object]:
 
 
 def bench_build(rows: list[tuple[str, str]], folder: Path) -> dict:
-    """Bare encode, full build, full build again (fresh store), bare encode: the ABBA order cancels drift."""
+    """Bare encode, full build, full build again (fresh store), bare encode: the ABBA order cancels
+    drift."""
     from sentence_transformers import SentenceTransformer
 
     from ptah.adapters.embedders.resolve import resolve_model
@@ -198,7 +200,8 @@ class FixedQueries:
 
 
 class FixedQueriesKind:
-    """The embedder kind of model ``bench/fixed-queries``: it opens what :data:`FIXED` holds for it."""
+    """The embedder kind of model ``bench/fixed-queries``: it opens what :data:`FIXED` holds for
+    it."""
 
     name = "bench-fixed-queries"
 
@@ -216,8 +219,9 @@ class FixedQueriesKind:
 
 
 class LoadedOnce:
-    """The embedder kind of :data:`MODEL` in this benchmark: sentence-transformers' identity and versions,
-    but the model is loaded once per process, so a build into a fresh project does not load it again."""
+    """The embedder kind of :data:`MODEL` in this benchmark: sentence-transformers' identity and
+    versions, but the model is loaded once per process, so a build into a fresh project does not
+    load it again."""
 
     name = "bench-loaded-once"
 
@@ -256,7 +260,8 @@ def query_vectors(count: int) -> np.ndarray:
 
 
 def fill_store(folder: Path, count: int) -> tuple[Path, float]:
-    """A project whose generation holds ``count`` random unit vectors (written the way a build writes them)."""
+    """A project whose generation holds ``count`` random unit vectors (written the way a build
+    writes them)."""
     from ptah.adapters.stores.sqlite import GenerationRecord
     from ptah.services.project import open_project
 
@@ -330,7 +335,8 @@ def _status(field: str) -> int:
 
 
 def probe_memory(spec: str, mode: str, queries: int, k: int) -> None:
-    """Run in a fresh process: load the matrix from the store, search once, print the peak memory as JSON."""
+    """Run in a fresh process: load the matrix from the store, search once, print the peak memory as
+    JSON."""
     import tracemalloc
 
     from ptah.services.project import open_project

@@ -93,7 +93,8 @@ def example(workdir: Path, repeat: int) -> dict:
 
 
 def synthetic_project(folder: Path, rows: int, rng: random.Random) -> None:
-    """``rows.db`` (``rows`` rows of 24 random words) and ``ptah.yaml`` (generation ``hashed``: deterministic, 384-d)."""
+    """``rows.db`` (``rows`` rows of 24 random words) and ``ptah.yaml`` (generation ``hashed``:
+    deterministic, 384-d)."""
     folder.mkdir(parents=True)
     with sqlite3.connect(folder / "rows.db") as connection:
         connection.execute("CREATE TABLE rows (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")

@@ -1,7 +1,7 @@
 """Benchmark: evaluate's peak memory and time as the cases grow, over 100,000 rows.
 
 Usage: python benchmarks/evaluate_memory.py [--rows 100000] [--cases 1000,10000,50000] [--repeat 3]
-                                            [--cap-gib 10] [--label NAME] [--workdir DIR] [--json FILE]
+[--cap-gib 10] [--label NAME] [--workdir DIR] [--json FILE]
 
 A synthetic table of --rows rows (24 random words each), embedded by ptah's
 deterministic 384-d embedder (model ``ptah/deterministic``: no model time,
@@ -69,7 +69,8 @@ with open(sys.argv[1], "w") as handle:
 
 
 def ptah_cli(*argv: str, cwd: Path, cap_bytes: int | None = None) -> dict:
-    """``ptah ARGV`` in a fresh process (under the address-space cap when given): how it ended, peak memory, time."""
+    """``ptah ARGV`` in a fresh process (under the address-space cap when given): how it ended, peak
+    memory, time."""
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as handle:
         result_path = handle.name
     command = [sys.executable, "-c", RUNNER, result_path, *argv]

@@ -1,7 +1,8 @@
-"""Benchmark: the streamed exact evaluation of a 384-dimension pgvector generation, against a bare read of it.
+"""Benchmark: the streamed exact evaluation of a 384-dimension pgvector generation, against a bare
+read of it.
 
-    python benchmarks/exact_10m.py setup --keep FOLDER [--rows N] [--cases 1000]
-    python benchmarks/exact_10m.py measure --keep FOLDER [--steps read evaluate read] [--output FILE]
+    python benchmarks/exact_10m.py setup --keep FOLDER [--rows N] [--cases 1000] python
+    benchmarks/exact_10m.py measure --keep FOLDER [--steps read evaluate read] [--output FILE]
 
 ``setup`` reuses (or makes) the synthetic source table of
 ``ray_build.py evaluate --keep FOLDER`` and adds a store ``store384`` with one
@@ -88,7 +89,8 @@ def setup(args) -> dict:
 
 
 def measure(args) -> dict:
-    """Bare read, then the evaluation (verification and search), then the bare read again: fresh processes."""
+    """Bare read, then the evaluation (verification and search), then the bare read again: fresh
+    processes."""
     keep = Path(args.keep).resolve()
     ray_build.server(keep / "pg", cleanup=None)  # the kept server, started if it is not running
     result = json.loads((keep / "ready384.json").read_text())
@@ -153,7 +155,8 @@ def _spec(keep: Path) -> str:
 
 
 def bare_read(args) -> dict:
-    """Every stored vector read as the streamed search reads them (the same blocks), nothing done with them."""
+    """Every stored vector read as the streamed search reads them (the same blocks), nothing done
+    with them."""
     import ptah
     from ptah.services.channels.exact import snapshot_blocks
 
@@ -170,7 +173,8 @@ def bare_read(args) -> dict:
 
 
 def evaluate(args) -> dict:
-    """``evaluate --search exact`` through the API, with the seconds spent inside the scoring plan summed."""
+    """``evaluate --search exact`` through the API, with the seconds spent inside the scoring plan
+    summed."""
     import ptah
     from ptah.core.exact import ExactRanking
 

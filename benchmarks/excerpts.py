@@ -1,4 +1,5 @@
-"""What the report's excerpts cost: a warm evaluate over 100,000 rows with and without the pass that reads them.
+"""What the report's excerpts cost: a warm evaluate over 100,000 rows with and without the pass that
+reads them.
 
 Usage: python benchmarks/excerpts.py [--rows 100000] [--repeat 5]
 

@@ -1,4 +1,5 @@
-"""What reading a few rows' texts costs: a full pass over the table (before) against a read by key (``texts_of``).
+"""What reading a few rows' texts costs: a full pass over the table (before) against a read by key
+(``texts_of``).
 
 Usage: python benchmarks/keyed_read.py [--rows 1000000] [--keys 1000] [--repeat 5] [--postgres]
 

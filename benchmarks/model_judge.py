@@ -1,6 +1,8 @@
-"""A model judge on BEIR SciFact: calibrated on a sample whose truth is known, and what it does to a gate's U.
+"""A model judge on BEIR SciFact: calibrated on a sample whose truth is known, and what it does to a
+gate's U.
 
-    python benchmarks/model_judge.py --work DIR [--dataset DIR] [--sample 100] [--dev-queries 150] [--seed 7]
+    python benchmarks/model_judge.py --work DIR [--dataset DIR] [--sample 100] [--dev-queries 150]
+    [--seed 7]
 
 The work folder holds a SciFact project (``ptah import beir`` of the test
 split, with the MiniLM generation built; made when missing). Then, in one
@@ -181,10 +183,10 @@ def measure(dataset: Path, work: Path, sample: int, dev_queries: int, seed: int)
     judged = sorted((q, key) for q in test for key in test[q])
     hidden = set(rng.sample(judged, len(judged) // 2))
     kept = {q: {key: g for key, g in test[q].items() if (q, key) not in hidden} for q in test}
-    # a case whose every judgement is hidden declares nothing, which a corpus refuses: it is left out (every
-    # measure is N/A on it anyway), and its hidden rows are no hole of any case
-    # Each step's output is kept in the work folder and a second invocation reuses it (the judging steps take
-    # minutes on two CPUs); delete the folder's hidden.* and *.json files to start afresh.
+    # a case whose every judgement is hidden declares nothing, which a corpus refuses: it is left
+    # out (every measure is N/A on it anyway), and its hidden rows are no hole of any case Each
+    # step's output is kept in the work folder and a second invocation reuses it (the judging steps
+    # take minutes on two CPUs); delete the folder's hidden.* and *.json files to start afresh.
     if not (work / "hidden.yaml").exists():
         (work / "hidden.judged.yaml").unlink(missing_ok=True)
         (work / "hidden.yaml").write_text(

@@ -1,6 +1,8 @@
-"""Benchmark: MiniLM on torch, ONNX fp32 and ONNX int8 -- documents per second, cosine to torch, and SciFact quality.
+"""Benchmark: MiniLM on torch, ONNX fp32 and ONNX int8 -- documents per second, cosine to torch, and
+SciFact quality.
 
-    python benchmarks/onnx_backend.py [DATASET_DIR] [--docs 1000] [--rounds 2] [--project DIR] [--json FILE]
+    python benchmarks/onnx_backend.py [DATASET_DIR] [--docs 1000] [--rounds 2] [--project DIR]
+    [--json FILE]
 
 Needs the onnx extra (``pip install -e '.[onnx]'``). DATASET_DIR defaults to
 ``../shared/datasets/scifact`` beside this repository (read in place, never

@@ -1,4 +1,5 @@
-"""Benchmark: building through an OpenAI-compatible server against local encoding, and the latency concurrency hides.
+"""Benchmark: building through an OpenAI-compatible server against local encoding, and the latency
+concurrency hides.
 
     python benchmarks/openai_service.py [CORPUS_JSONL] [--rows N] [--latency-rows M]
 
@@ -49,7 +50,8 @@ LATENCY_S = 0.05
 
 
 class StandIn:
-    """A model that costs nothing: each text a unit vector of 384 values, one set by the text's CRC."""
+    """A model that costs nothing: each text a unit vector of 384 values, one set by the text's
+    CRC."""
 
     max_seq_length = 256
 

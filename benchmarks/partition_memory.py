@@ -1,20 +1,19 @@
-"""Benchmark: the peak memory and time of one Ray partition worker on an incremental build, now and at REV.
+"""Benchmark: the peak memory and time of one Ray partition worker on an incremental build, now and
+at REV.
 
-    python benchmarks/partition_memory.py --rows 1000000 [--dimension 64] [--changes 1000] [--deletes N]
-                                          [--before REV] [--repeats 2]
+    python benchmarks/partition_memory.py --rows 1000000 [--dimension 64] [--changes 1000]
+    [--deletes N] [--before REV] [--repeats 2]
 
-Starts its own PostgreSQL 16 + pgvector with ``pgserver`` in a temporary
-folder (removed at the end): the source table of ``benchmarks/ray_build.py``
-(N synthetic documents), a store built by the local engine with the
-deterministic embedder at ``--dimension``, then ``--changes`` rows edited,
-as many inserted and ``--deletes`` (default: as many) deleted in the source. Each run copies the built
-store (``CREATE DATABASE … TEMPLATE``) and, in a fresh process with one
-code's ``ptah`` on PYTHONPATH (this work tree, or a temporary git work tree
-of ``--before``), indexes it by key as the driver does, exports a snapshot of
-the source and calls :meth:`PartitionWorker.run` on one partition holding
-every row (no Ray): the process's own peak RSS (``VmHWM``) before and after
-the run, the run's seconds and its result. Runs alternate now, before,
-before, now (``--repeats`` pairs); the medians and their ratios are printed.
+Starts its own PostgreSQL 16 + pgvector with ``pgserver`` in a temporary folder (removed at the
+end): the source table of ``benchmarks/ray_build.py`` (N synthetic documents), a store built by the
+local engine with the deterministic embedder at ``--dimension``, then ``--changes`` rows edited, as
+many inserted and ``--deletes`` (default: as many) deleted in the source. Each run copies the built
+store (``CREATE DATABASE … TEMPLATE``) and, in a fresh process with one code's ``ptah`` on
+PYTHONPATH (this work tree, or a temporary git work tree of ``--before``), indexes it by key as the
+driver does, exports a snapshot of the source and calls :meth:`PartitionWorker.run` on one partition
+holding every row (no Ray): the process's own peak RSS (``VmHWM``) before and after the run, the
+run's seconds and its result. Runs alternate now, before, before, now (``--repeats`` pairs); the
+medians and their ratios are printed.
 """
 
 from __future__ import annotations
@@ -39,7 +38,8 @@ def _hwm_mib() -> float:
 
 
 def worker(path: str) -> dict:
-    """One partition holding every row, run by this process's ``ptah`` (whatever PYTHONPATH imports)."""
+    """One partition holding every row, run by this process's ``ptah`` (whatever PYTHONPATH
+    imports)."""
     import time
 
     import ptah

@@ -1,4 +1,5 @@
-"""Benchmark: the pgvector store against the SQLite store, and HNSW index search against exact search.
+"""Benchmark: the pgvector store against the SQLite store, and HNSW index search against exact
+search.
 
     python benchmarks/pgvector.py [--build-rows N] [--sizes 100000,1000000] [--queries Q] [--k K]
                                   [--index-budget SECONDS] [--output results.json]

@@ -89,7 +89,8 @@ def walk(project, run) -> dict:
         code = frame.f_code
         arguments = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
         if frame.f_locals.get("self") is project or code.co_name == "__init__":
-            return  # the project answering for itself, or a value being made: not a step of the walk
+            # the project answering for itself, or a value being made: not a step of the walk
+            return
         if any(carries(frame.f_locals.get(name), project) for name in arguments):
             stays.add((module, code.co_qualname))
             if not path or path[-1] != module:

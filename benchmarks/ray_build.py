@@ -1,8 +1,9 @@
-"""Benchmark: the ray build engine against the local one, and evaluate over a large pgvector generation.
+"""Benchmark: the ray build engine against the local one, and evaluate over a large pgvector
+generation.
 
     python benchmarks/ray_build.py throughput --rows 20000 [--model ptah/deterministic] [--actors 2]
-    python benchmarks/ray_build.py evaluate --rows 1000000 [--dimension 64] [--cases 100] [--keep FOLDER]
-                                   [--search exact both index] [--before REV]
+    python benchmarks/ray_build.py evaluate --rows 1000000 [--dimension 64] [--cases 100] [--keep
+    FOLDER] [--search exact both index] [--before REV]
 
 Starts its own PostgreSQL 16 + pgvector with ``pgserver`` in a temporary
 folder (removed at the end) holding the source table and the stores.
@@ -65,7 +66,8 @@ def url(folder: Path, database: str) -> str:
 
 
 def create_source(folder: Path, rows: int) -> str:
-    """Table ``docs(id, title, body)`` of ``rows`` synthetic documents, made by the server (generate_series)."""
+    """Table ``docs(id, title, body)`` of ``rows`` synthetic documents, made by the server
+    (generate_series)."""
     import psycopg
 
     with psycopg.connect(url(folder, "postgres"), autocommit=True) as admin:
@@ -166,7 +168,8 @@ def throughput(args) -> dict:
 
 
 def evaluate(args) -> dict:
-    """Set up (or, with ``--keep`` on a folder set up before, reuse) the generation and its index; evaluate it."""
+    """Set up (or, with ``--keep`` on a folder set up before, reuse) the generation and its index;
+    evaluate it."""
     keep = Path(args.keep).resolve() if args.keep else None
     folder = (keep or Path(tempfile.mkdtemp(prefix="ptah-evalbench-"))) / "pg"
     ready = folder.parent / "ready.json"
@@ -182,7 +185,8 @@ def evaluate(args) -> dict:
                 ready.write_text(json.dumps(result | {"spec": path}) + "\n")
         corpus = Path(path).parent / "corpus.yaml"
         trees = {"": ROOT}
-        if args.before:  # the same evaluations by an earlier commit's code, interleaved: now, before, before, now
+        # the same evaluations by an earlier commit's code, interleaved: now, before, before, now
+        if args.before:
             trees[f" before {args.before}"] = _checkout(args.before)
         order = list(trees) + list(reversed(trees)) if args.before else list(trees)
         for search in args.search:
@@ -227,7 +231,8 @@ def evaluate(args) -> dict:
                     {key: measured[key] for key in ("wall_s", "peak_rss_mib", "exit", "timings")},
                     flush=True,
                 )
-        for label in trees:  # the same rankings and miss ranks (scores differ in their last bits: float32 vs float64)
+        # the same rankings and miss ranks (scores differ in their last bits: float32 vs float64)
+        for label in trees:
             if label and all(search + label in result for search in args.search):
                 for search in args.search:
                     now, before = result[search][0]["cases"], result[search + label][0]["cases"]
@@ -253,7 +258,8 @@ def evaluate(args) -> dict:
 
 
 def _checkout(revision: str) -> Path:
-    """A temporary work tree of ``revision`` (its ``ptah`` package is what PYTHONPATH then imports)."""
+    """A temporary work tree of ``revision`` (its ``ptah`` package is what PYTHONPATH then
+    imports)."""
     folder = Path(tempfile.mkdtemp(prefix="ptah-before-")) / "tree"
     subprocess.run(
         ["git", "worktree", "add", "--detach", str(folder), revision],
@@ -265,7 +271,8 @@ def _checkout(revision: str) -> Path:
 
 
 def _set_up(folder: Path, args) -> tuple[dict, str]:
-    """The source table, the generation built by the local engine, its HNSW index, and the corpus."""
+    """The source table, the generation built by the local engine, its HNSW index, and the
+    corpus."""
     import ptah
 
     source = create_source(folder, args.rows)
@@ -297,7 +304,8 @@ def _set_up(folder: Path, args) -> tuple[dict, str]:
 
 
 def _summary(report: dict) -> dict:
-    """The first generation's ``aggregates`` (means, and ``ann`` under --search both), found wherever they sit."""
+    """The first generation's ``aggregates`` (means, and ``ann`` under --search both), found
+    wherever they sit."""
     stack = [report]
     while stack:
         node = stack.pop()

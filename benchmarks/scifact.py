@@ -33,8 +33,8 @@ loaded once and discarded, so neither side pays the import or a cold file
 cache. The bare pipeline runs first. Exit 0 when every measure is within
 0.002 of the published figure and the TREC export agrees; 1 otherwise.
 
-Published figures (test split, 300 queries), from ``../shared/datasets/scifact/SOURCE.md``,
-source (A): GitHub ``embeddings-benchmark/results``, file
+Published figures (test split, 300 queries), from ``../shared/datasets/scifact/SOURCE.md``, source
+(A): GitHub ``embeddings-benchmark/results``, file
 ``results/sentence-transformers__all-MiniLM-L6-v2/8b3219a92973c328a8e22fadcfa821b5dc75636a/SciFact.json``
 (mteb 1.12.75, dataset revision ``0228b52c…``, ``scores.test[0]``).
 """
@@ -98,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def warm_up() -> Path:
-    """Import sentence-transformers and load the model once, untimed; the model folder ptah resolves."""
+    """Import sentence-transformers and load the model once, untimed; the model folder ptah
+    resolves."""
     from ptah.adapters.embedders.resolve import resolve_model
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -116,7 +117,8 @@ def warm_up() -> Path:
 
 
 def run_ptah(dataset: Path, project_dir: Path) -> dict:
-    """ptah through its public Python API (``import ptah``), as a notebook or a test suite would call it."""
+    """ptah through its public Python API (``import ptah``), as a notebook or a test suite would
+    call it."""
     import ptah
     from ptah.services.beir_import import import_beir
 
@@ -195,8 +197,8 @@ def run_ptah(dataset: Path, project_dir: Path) -> dict:
 
 
 def check_trec_export(report, corpus, folder: Path) -> dict:
-    """pytrec_eval on the TREC run ptah writes (``report.save(FILE, "trec")``) and its qrels lines must give ptah's
-    per-case numbers (1e-9)."""
+    """pytrec_eval on the TREC run ptah writes (``report.save(FILE, "trec")``) and its qrels lines
+    must give ptah's per-case numbers (1e-9)."""
     import pytrec_eval
 
     from ptah.core.trec import qrels_lines

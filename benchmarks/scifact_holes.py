@@ -1,4 +1,5 @@
-"""How much the holes in BEIR SciFact's judgements could move its comparisons: judged@10 and the low/high bounds.
+"""How much the holes in BEIR SciFact's judgements could move its comparisons: judged@10 and the
+low/high bounds.
 
     python benchmarks/scifact_holes.py [DATASET_DIR] [--work DIR] [--json FILE]
 

@@ -1,6 +1,8 @@
-"""``ptah serve`` under load: request latency, registration, and evaluations per minute against the CLI.
+"""``ptah serve`` under load: request latency, registration, and evaluations per minute against the
+CLI.
 
-    python benchmarks/serve.py [--work DIR] [--clients 50] [--requests 20] [--evaluations 10] [--workers 2] [--json FILE]
+    python benchmarks/serve.py [--work DIR] [--clients 50] [--requests 20] [--evaluations 10]
+    [--workers 2] [--json FILE]
 
 Setup (not timed): the bundled example (``examples/support``: 187 published
 rows, all-MiniLM-L6-v2) copied to ``WORK``, its generation ``title-body``
@@ -93,7 +95,8 @@ def setup(work: Path) -> tuple[Path, Path]:
 
 
 def at_once(clients: int, work) -> tuple[list[float], float]:
-    """Run ``work(client_number)`` (returning its list of request seconds) in ``clients`` threads at once."""
+    """Run ``work(client_number)`` (returning its list of request seconds) in ``clients`` threads at
+    once."""
     began = time.perf_counter()
     with ThreadPoolExecutor(clients) as pool:
         timings = [seconds for found in pool.map(work, range(clients)) for seconds in found]

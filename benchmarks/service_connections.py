@@ -1,4 +1,5 @@
-"""Benchmark: connections a service build opens, the httpx client against the urllib one it replaced.
+"""Benchmark: connections a service build opens, the httpx client against the urllib one it
+replaced.
 
     python benchmarks/service_connections.py [--rows 2000] [--batch-size 16] [--repeats 2]
 
@@ -39,7 +40,8 @@ BEFORE = (
 
 
 def build(spec: Path, tree: Path) -> float:
-    """Seconds of one ``ptah inference build`` of ``spec`` into a fresh store, by the ``ptah`` package in ``tree``."""
+    """Seconds of one ``ptah inference build`` of ``spec`` into a fresh store, by the ``ptah``
+    package in ``tree``."""
     shutil.rmtree(spec.parent / ".ptah", ignore_errors=True)
     env = {**os.environ, "PYTHONPATH": str(tree)}
     started = time.perf_counter()

@@ -1,4 +1,5 @@
-"""How many judgements settle a drop gate: each gate's flip count m, its holes and the settling sample.
+"""How many judgements settle a drop gate: each gate's flip count m, its holes and the settling
+sample.
 
     python benchmarks/settling_samples.py [--scifact PROJECT] [--json FILE]
 

@@ -1,4 +1,5 @@
-"""How many SciFact questions a comparison needs to see an nDCG@10 drop, overall and per slice (``ptah corpus plan``).
+"""How many SciFact questions a comparison needs to see an nDCG@10 drop, overall and per slice
+(``ptah corpus plan``).
 
     python benchmarks/slices_plan.py --scifact PROJECT [--json FILE]
 
@@ -62,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def tagged_copy(project: Path) -> tuple[Path, dict[str, int]]:
-    """Write the test corpus with each case tagged by its claim-length tercile; the words of each tercile's longest."""
+    """Write the test corpus with each case tagged by its claim-length tercile; the words of each
+    tercile's longest."""
     import ptah
     from ptah.adapters.beir import corpus_yaml_text
 
@@ -185,10 +187,11 @@ def measure(project: Path) -> dict:
 
 
 def simulated_power(differences: list[float], drop: float, cases: int) -> float:
-    """The share of :data:`SIMULATIONS` corpora of ``cases`` cases whose sign-flip test (the comparison's, with
-    :data:`SIMULATION_RESAMPLES` Monte Carlo resamples) finds p < 0.05, each case's difference drawn from SciFact's
-    own BM25 - MiniLM differences moved to a mean of -``drop``: the plan's check on this measure's real, lumpy
-    differences (most 0, many near +-1) rather than on a normal."""
+    """The share of :data:`SIMULATIONS` corpora of ``cases`` cases whose sign-flip test (the
+    comparison's, with :data:`SIMULATION_RESAMPLES` Monte Carlo resamples) finds p < 0.05, each
+    case's difference drawn from SciFact's own BM25 - MiniLM differences moved to a mean of
+    -``drop``: the plan's check on this measure's real, lumpy differences (most 0, many near +-1)
+    rather than on a normal."""
     import numpy as np
 
     from ptah.core.significance import sign_flip_test

@@ -1,6 +1,8 @@
-"""Does the reranker pay for itself? Lexical, vector, hybrid and BM25 -> MiniLM reranked on SciFact, with costs.
+"""Does the reranker pay for itself? Lexical, vector, hybrid and BM25 -> MiniLM reranked on SciFact,
+with costs.
 
-    python benchmarks/variants.py --scifact PROJECT [--corpus corpora/test-k10.yaml] [--candidates 100] [--json FILE]
+    python benchmarks/variants.py --scifact PROJECT [--corpus corpora/test-k10.yaml] [--candidates
+    100] [--json FILE]
 
 PROJECT is a SciFact project made by ``ptah import beir`` and built (e.g. the
 one ``benchmarks/warm_evaluate.py`` keeps). The script writes

@@ -1,6 +1,8 @@
-"""Replay ptah's judging loop on sparse copies of fully judged collections: is the final verdict right, at what cost?
+"""Replay ptah's judging loop on sparse copies of fully judged collections: is the final verdict
+right, at what cost?
 
-    python benchmarks/verdict_replay.py [--dataset NAME=DIR]... [--work DIR] [--draws 10] [--json FILE]
+    python benchmarks/verdict_replay.py [--dataset NAME=DIR]... [--work DIR] [--draws 10] [--json
+    FILE]
 
 For each BEIR collection (default: SciFact and CISI in ``../shared/datasets``,
 read in place) a project is made with ``ptah import beir`` (kept in
@@ -89,7 +91,8 @@ def generations(small_tokens: int) -> dict[str, dict]:
 
 
 def make_project(dataset: Path, project: Path, small_tokens: int) -> dict:
-    """Import (once) and build the four generations; the seconds each build took (0-ish when built already)."""
+    """Import (once) and build the four generations; the seconds each build took (0-ish when built
+    already)."""
     if not (project / "source.db").exists():
         done = ptah(["import", "beir", dataset, "--into", project, "--force"], cwd=REPO)
         if done.returncode != 0:
@@ -138,8 +141,8 @@ def evaluate(
 
 
 def truth(project: Path, replay: Path, full: dict, gates: list[str]) -> tuple[dict, Path]:
-    """The complete corpus's verdict and drop for each candidate and gate, and the grades file of every
-    (case, key) any generation ranks in its top k."""
+    """The complete corpus's verdict and drop for each candidate and gate, and the grades file of
+    every (case, key) any generation ranks in its top k."""
     corpus = replay / "full.yaml"
     write_corpus(corpus, full, {case["id"]: list(case["relevant"]) for case in full["cases"]})
     baseline = replay / "truth-good.json"
@@ -190,9 +193,10 @@ def pooled_truth(
     change: str,
     gate: str,
 ) -> dict:
-    """The verdict and drop once every hole of both runs is judged (the pooling convention: a relevant row no
-    compared run returns stays unjudged, as ptah's complete judging of the holes leaves it): the complete
-    corpus's relevant rows in either run's top k, and the one each case's sparse copy names."""
+    """The verdict and drop once every hole of both runs is judged (the pooling convention: a
+    relevant row no compared run returns stays unjudged, as ptah's complete judging of the holes
+    leaves it): the complete corpus's relevant rows in either run's top k, and the one each case's
+    sparse copy names."""
     pool: dict[str, set[str]] = {}
     for name in ("truth-good.json", f"truth-{change}-{gate}.json"):
         for case in json.loads((replay / name).read_text())["runs"][0]["cases"]:
@@ -243,7 +247,8 @@ def estimates(folder: Path, gate: str) -> list[dict]:
 
 
 def judged_now(corpus: Path, sparse: dict[str, list[str]]) -> dict[tuple[str, str], float]:
-    """Every (case, key) judged since the sparse copy was made: the record's entries and the corpus's new grades."""
+    """Every (case, key) judged since the sparse copy was made: the record's entries and the
+    corpus's new grades."""
     judged = {}
     record = corpus.with_name(corpus.stem + ".judged.yaml")
     if record.exists():
@@ -258,7 +263,8 @@ def judged_now(corpus: Path, sparse: dict[str, list[str]]) -> dict[tuple[str, st
 
 
 def named_commands(entry: dict) -> list[str]:
-    """The commands an inconclusive gate names: its ``holes.command`` first when present, then the detail's."""
+    """The commands an inconclusive gate names: its ``holes.command`` first when present, then the
+    detail's."""
     named = []
     command = (entry.get("holes") or {}).get("command")
     if command:
@@ -276,8 +282,8 @@ def ptah_argv(command: str) -> list[str]:
 def judge_all_holes(
     project: Path, argv: list[str], folder: Path, grades: dict[tuple[str, str], int], step: int
 ) -> int:
-    """Run the named ``corpus holes`` command, then judge every hole it lists from the truth in the terminal
-    session (one answer a line, in the worklist's order); the number of holes listed."""
+    """Run the named ``corpus holes`` command, then judge every hole it lists from the truth in the
+    terminal session (one answer a line, in the worklist's order); the number of holes listed."""
     worklist = folder / f"worklist-{step}.json"
     if ptah([*argv, "--output", worklist], cwd=project).returncode != 0:
         raise RuntimeError(f"ptah {shlex.join(argv)} failed")
@@ -308,8 +314,8 @@ def settle(
     step: int,
     samples_left: bool,
 ) -> str:
-    """Follow what an inconclusive gate names (its sample while ``samples_left``, else its hole listing when it
-    names one); what was run."""
+    """Follow what an inconclusive gate names (its sample while ``samples_left``, else its hole
+    listing when it names one); what was run."""
     commands = named_commands(entry)
     sample = [command for command in commands if "--sample" in command]
     holes = [command for command in commands if " corpus holes " in f" {command} "]
@@ -328,7 +334,8 @@ def settle(
 
 
 def rebaseline(project: Path, message: str, corpus: Path, folder: Path, count: int) -> Path | None:
-    """Run the ``ptah report rebaseline`` an exit 2 names (its placeholders CORPUS and NEW.json filled in)."""
+    """Run the ``ptah report rebaseline`` an exit 2 names (its placeholders CORPUS and NEW.json
+    filled in)."""
     named = [
         command
         for command in BACKTICKED.findall(message)
@@ -363,7 +370,8 @@ def replay_loop(
     cap: int,
     max_samples: int,
 ) -> dict:
-    """One draw of one change and gate: ptah's loop followed from a fresh copy of the sparse corpus."""
+    """One draw of one change and gate: ptah's loop followed from a fresh copy of the sparse
+    corpus."""
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
@@ -563,7 +571,8 @@ def summary(rows: list[dict]) -> list[str]:
 
 
 def covering(group: list[dict]) -> str:
-    """How many of the group's estimates covered the complete-judgement drop (and the pooled one), of all."""
+    """How many of the group's estimates covered the complete-judgement drop (and the pooled one),
+    of all."""
     total = sum(len(row.get("estimates", ())) for row in group)
     if not total:
         return "-"

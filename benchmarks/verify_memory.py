@@ -1,7 +1,8 @@
-"""Benchmark: verification's peak memory and time at 1M and 10M rows, before and after it became one pass by blocks.
+"""Benchmark: verification's peak memory and time at 1M and 10M rows, before and after it became one
+pass by blocks.
 
-Usage: python benchmarks/verify_memory.py --rows 1000000 10000000 [--before /tmp/ptah-before] [--before-max ROWS]
-                                          [--evaluate] [--postgres ROWS] [--workdir DIR] [--json FILE]
+Usage: python benchmarks/verify_memory.py --rows 1000000 10000000 [--before /tmp/ptah-before]
+[--before-max ROWS] [--evaluate] [--postgres ROWS] [--workdir DIR] [--json FILE]
 
 For each row count, a project is synthesized once in --workdir/ROWS (kept, so
 a second run reuses it): a SQLite source table of N rows (integer key, a
@@ -52,8 +53,8 @@ EDIT_EVERY = (
 WRITE_BATCH = 100_000
 DIMENSION = 8
 
-# The process's own peak resident set, read as it ends: VmHWM belongs to the program exec'd, while ru_maxrss (of
-# RUSAGE_SELF or from wait4) keeps the parent's resident set at the fork.
+# The process's own peak resident set, read as it ends: VmHWM belongs to the program exec'd, while
+# ru_maxrss (of RUSAGE_SELF or from wait4) keeps the parent's resident set at the fork.
 HIGH_WATER = """
 high = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 print('{"peak_rss_mib": %d}' % (int(high.split()[1]) // 1024))
@@ -156,8 +157,8 @@ def synthesize(folder: Path, rows: int) -> Path:
 
 
 def measure(code: str, arguments: list[str], tree: Path, cwd: Path) -> dict:
-    """Run ``code`` in a fresh interpreter with ``tree`` first on its path: what it printed (its last two lines:
-    its result, then its peak RSS), and its wall time."""
+    """Run ``code`` in a fresh interpreter with ``tree`` first on its path: what it printed (its
+    last two lines: its result, then its peak RSS), and its wall time."""
     environment = dict(os.environ, PYTHONPATH=str(tree))
     started = time.perf_counter()
     child = subprocess.run(
@@ -178,7 +179,8 @@ def measure(code: str, arguments: list[str], tree: Path, cwd: Path) -> dict:
 
 
 def digests_in_postgres(rows: int) -> dict:
-    """Median seconds to read every row's digest hashed by the server and read as text (module docs)."""
+    """Median seconds to read every row's digest hashed by the server and read as text (module
+    docs)."""
     import statistics
     import tempfile
     import warnings

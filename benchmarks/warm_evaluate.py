@@ -1,6 +1,8 @@
-"""Warm SciFact evaluate: the bare pipeline, the CLI and the Python API, each timed as a whole process.
+"""Warm SciFact evaluate: the bare pipeline, the CLI and the Python API, each timed as a whole
+process.
 
-    python benchmarks/warm_evaluate.py [DATASET_DIR] [--work DIR] [--repeats 5] [--json FILE] [--other-tree DIR]
+    python benchmarks/warm_evaluate.py [DATASET_DIR] [--work DIR] [--repeats 5] [--json FILE]
+    [--other-tree DIR]
 
 DATASET_DIR defaults to ``../shared/datasets/scifact`` beside this repository
 (read at run time, never copied into it). *Warm* means every query vector is
@@ -201,8 +203,9 @@ def set_up(dataset: Path, work: Path) -> dict:
 
 
 def child_environment(work: str) -> dict:
-    """This environment, with Python's bytecode cached (under WORK, not in the repository), as an installed
-    package has it: ``PYTHONDONTWRITEBYTECODE`` would make every process compile ptah from source again."""
+    """This environment, with Python's bytecode cached (under WORK, not in the repository), as an
+    installed package has it: ``PYTHONDONTWRITEBYTECODE`` would make every process compile ptah from
+    source again."""
     environment = {
         key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"
     }
@@ -338,8 +341,8 @@ def measure(paths: dict, repeats: int, other_tree: str | None = None) -> dict:
 
 
 def agreement(report, cli_out: str, api_out: str, bare: dict) -> dict:
-    """The CLI's, the API's and the in-process reports hold the same runs; ptah's per-case numbers equal the
-    bare pipeline's pytrec_eval ones."""
+    """The CLI's, the API's and the in-process reports hold the same runs; ptah's per-case numbers
+    equal the bare pipeline's pytrec_eval ones."""
     with open(cli_out, encoding="utf-8") as handle:
         cli_runs = json.load(handle)["runs"]
     with open(api_out, encoding="utf-8") as handle:

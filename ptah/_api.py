@@ -29,7 +29,8 @@ if TYPE_CHECKING:  # the services load when a method first needs them
 
 
 class Report(_report.Report):
-    """The result of one evaluation (:class:`ptah.core.report.Report`), with the ways to write it."""
+    """The result of one evaluation (:class:`ptah.core.report.Report`), with the ways to write
+    it."""
 
     @classmethod
     def of(cls, report: _report.Report) -> Report:
@@ -47,9 +48,10 @@ class Report(_report.Report):
     def save(
         self, path: str | os.PathLike, format: str = "json", *, corpus: Corpus | None = None
     ) -> None:
-        """Write the report at ``path`` in a registered ``format`` (:mod:`ptah.render.formats`: json, html, junit,
-        markdown, trec), atomically (devices and FIFOs written through); an unknown format is an InputError
-        (exit 2). Give the measured ``corpus`` for JUnit's file and line of each case."""
+        """Write the report at ``path`` in a registered ``format`` (:mod:`ptah.render.formats`:
+        json, html, junit, markdown, trec), atomically (devices and FIFOs written through); an
+        unknown format is an InputError (exit 2). Give the measured ``corpus`` for JUnit's file and
+        line of each case."""
         from ptah.render.formats import FORMATS
         from ptah.services.files import write_pieces
 
@@ -57,7 +59,8 @@ class Report(_report.Report):
 
 
 def load_corpus(path: str | os.PathLike) -> Corpus:
-    """Read and validate a corpus file (format 1); :class:`CorpusError` (exit 2) lists every problem."""
+    """Read and validate a corpus file (format 1); :class:`CorpusError` (exit 2) lists every
+    problem."""
     from ptah.services.files import load_corpus as load
 
     return load(path)
@@ -73,7 +76,8 @@ def load_report(path: str | os.PathLike) -> Report:
 def open_project(
     spec: str | os.PathLike | Spec | None = None, *, cwd: str | os.PathLike | None = None
 ) -> Project:
-    """Open a project: a ``ptah.yaml`` path (None: ``$PTAH_SPEC``, else found upward from ``cwd``) or a Spec.
+    """Open a project: a ``ptah.yaml`` path (None: ``$PTAH_SPEC``, else found upward from ``cwd``)
+    or a Spec.
 
     Use it as a context manager, or call :meth:`Project.close`, to release
     the source and store connections.
@@ -143,7 +147,8 @@ class Project:
         engine: str = "local",
         **engine_options: Any,
     ) -> BuildSummary:
-        """Embed the rows that are new or changed and drop the vectors of rows gone (None: the active one).
+        """Embed the rows that are new or changed and drop the vectors of rows gone (None: the
+        active one).
 
         ``progress(done, total)`` is called before the first batch and after
         each committed batch. Returns what the build did (rows, embedded,
@@ -158,11 +163,13 @@ class Project:
         return summary
 
     def generation(self, name: str | None = None) -> Generation:
-        """The declared generation ``name`` (None: the active one): ``.name``, ``.settings``, ``.identity.identity``."""
+        """The declared generation ``name`` (None: the active one): ``.name``, ``.settings``,
+        ``.identity.identity``."""
         return self._project.generation(name)
 
     def list_generations(self) -> list[GenerationListing]:
-        """The generations in the store and the declared ones: identity, model, vectors, rows, coverage."""
+        """The generations in the store and the declared ones: identity, model, vectors, rows,
+        coverage."""
         from ptah.services.verify import list_generations
 
         return list_generations(self._project)
@@ -170,20 +177,23 @@ class Project:
     def index(
         self, generation: str | None = None, *, m: int = 16, ef_construction: int = 64
     ) -> IndexSummary:
-        """Build (or replace) a generation's HNSW index (a store with ``capabilities.vector_index``)."""
+        """Build (or replace) a generation's HNSW index (a store with
+        ``capabilities.vector_index``)."""
         from ptah.services.index_search import build_index
 
         return build_index(self._project, generation, m=m, ef_construction=ef_construction)
 
     def prune(self, keep: Sequence[str] = (), *, dry_run: bool = False) -> PruneResult:
-        """Remove superseded generations from the store, keeping every declared one and those ``keep`` names
-        (a stored name or identity); ``dry_run`` removes nothing. Returns ``.removed`` and ``.kept``."""
+        """Remove superseded generations from the store, keeping every declared one and those
+        ``keep`` names (a stored name or identity); ``dry_run`` removes nothing. Returns
+        ``.removed`` and ``.kept``."""
         from ptah.services.prune import prune
 
         return prune(self._project, tuple(keep), dry_run=dry_run)
 
     def verify(self, generation: str | None = None) -> VerifyResult:
-        """Coverage and freshness of a generation against the source (``.ok`` when complete and fresh)."""
+        """Coverage and freshness of a generation against the source (``.ok`` when complete and
+        fresh)."""
         from ptah.services.verify import verify
 
         return verify(self._project, generation)

@@ -1,4 +1,5 @@
-"""Shared by every test: the test embedders (``model: test/NAME``), the CLI run in-process, and the spec builder."""
+"""Shared by every test: the test embedders (``model: test/NAME``), the CLI run in-process, and the
+spec builder."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ DETERMINISTIC = {"docs": {"model": "ptah/deterministic", "dimension": 16}}
 
 @pytest.fixture
 def embedders():
-    """``embedders["test/NAME"] = embedder`` makes generations with ``model: test/NAME`` embed with it."""
+    """``embedders["test/NAME"] = embedder`` makes generations with ``model: test/NAME`` embed with
+    it."""
     EMBEDDERS.clear()
     yield EMBEDDERS
     EMBEDDERS.clear()
@@ -30,7 +32,8 @@ class Result(NamedTuple):
 
 
 def run_cli(capsys, *argv) -> Result:
-    """``ptah ARGV`` in this process; ``capsys`` None where nothing captures per test (a module's fixture)."""
+    """``ptah ARGV`` in this process; ``capsys`` None where nothing captures per test (a module's
+    fixture)."""
     from ptah.cli import main
 
     with pytest.raises(SystemExit) as info:
@@ -56,7 +59,8 @@ def spec_yaml(
     active="docs",
     generations=None,
 ) -> str:
-    """A ptah.yaml: version 1 (line 1), the source (lines 2-6, then the filter), the store, active, generations.
+    """A ptah.yaml: version 1 (line 1), the source (lines 2-6, then the filter), the store, active,
+    generations.
 
     ``generations`` maps a name to its fields (a dict) or to its YAML body as
     written under the name (a string, later lines indented four spaces);

@@ -15,7 +15,8 @@ EMBEDDERS: dict[str, object] = {}
 
 
 class TestEmbedderKind:
-    """The models ``test/NAME``: each opens ``EMBEDDERS["test/NAME"]``; the identity is the model's name."""
+    """The models ``test/NAME``: each opens ``EMBEDDERS["test/NAME"]``; the identity is the model's
+    name."""
 
     name = "test"
 

@@ -1,4 +1,5 @@
-"""The local HTTP servers the service tests talk to: threaded, on a free port, serving from a daemon thread."""
+"""The local HTTP servers the service tests talk to: threaded, on a free port, serving from a daemon
+thread."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
     def handle_error(self, request, client_address) -> None:
-        """A client that hung up (a timeout, a cancelled build) is what several tests do on purpose: not an error
-        worth a traceback in the suite's output; anything else still prints one."""
+        """A client that hung up (a timeout, a cancelled build) is what several tests do on purpose:
+        not an error worth a traceback in the suite's output; anything else still prints one."""
         if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
             return
         super().handle_error(request, client_address)
@@ -30,11 +31,11 @@ def serve(handler: type[BaseHTTPRequestHandler]) -> tuple[ThreadingHTTPServer, t
 
 
 class FakeService:
-    """What the fake services share: the requests they were sent (``requests``), the fault modes the next requests
-    take, one each (``faults``), or every request takes (``always``), and their server at ``base_url`` (``/v1``).
-    ``handler(service)`` makes the request handler class (a :class:`JsonHandler`); ``retry_after`` is the
-    ``Retry-After`` a ``429`` mode sends, and ``sent`` counts the bytes of a trickled body the client took before
-    it hung up."""
+    """What the fake services share: the requests they were sent (``requests``), the fault modes the
+    next requests take, one each (``faults``), or every request takes (``always``), and their server
+    at ``base_url`` (``/v1``). ``handler(service)`` makes the request handler class (a
+    :class:`JsonHandler`); ``retry_after`` is the ``Retry-After`` a ``429`` mode sends, and ``sent``
+    counts the bytes of a trickled body the client took before it hung up."""
 
     def __init__(self, handler):
         self.requests: list = []
@@ -66,7 +67,8 @@ class FakeService:
 
 
 class JsonHandler(BaseHTTPRequestHandler):
-    """A quiet HTTP/1.1 handler that reads a JSON body and answers JSON (or the bytes it is given)."""
+    """A quiet HTTP/1.1 handler that reads a JSON body and answers JSON (or the bytes it is
+    given)."""
 
     protocol_version = "HTTP/1.1"
 
@@ -75,15 +77,16 @@ class JsonHandler(BaseHTTPRequestHandler):
 
     def setup(self):
         super().setup()
-        # headers and body are two writes: without this, Nagle holds the body for the client's delayed ACK
-        # (40 ms a request on a kept-alive connection), as no production server would
+        # headers and body are two writes: without this, Nagle holds the body for the client's
+        # delayed ACK (40 ms a request on a kept-alive connection), as no production server would
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def body(self):
         return json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
 
     def record(self, body, mode: str | None) -> None:
-        """Keep the request in the service's ``requests``: its path, ``Authorization`` header, body and mode."""
+        """Keep the request in the service's ``requests``: its path, ``Authorization`` header, body
+        and mode."""
         service = self.server.service  # type: ignore[attr-defined]
         with service._lock:
             service.requests.append(
@@ -96,7 +99,8 @@ class JsonHandler(BaseHTTPRequestHandler):
             )
 
     def trickle(self, seconds: int) -> None:
-        """A 200 announcing 100,000 bytes, then one byte a second until the client hangs up (``seconds`` at most)."""
+        """A 200 announcing 100,000 bytes, then one byte a second until the client hangs up
+        (``seconds`` at most)."""
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", "100000")

@@ -82,13 +82,15 @@ def test_the_rule_itself_catches_a_violation(tmp_path):
 
 
 def test_the_cli_and_the_api_import_no_adapter():
-    """The CLI and the server are clients of the API (and services, render, core); none reaches past the use cases."""
+    """The CLI and the server are clients of the API (and services, render, core); none reaches past
+    the use cases."""
     paths = [*under("cli", "serve"), PACKAGE / "_api.py", PACKAGE / "__init__.py"]
     assert offenders(paths, lambda module: module.startswith("ptah.adapters")) == set()
 
 
 def test_the_use_cases_and_the_adapters_never_import_a_renderer():
-    """A report's formats are reached through ``ptah.Report.save`` and its registry, never from a use case."""
+    """A report's formats are reached through ``ptah.Report.save`` and its registry, never from a
+    use case."""
     assert (
         offenders(
             under("core", "adapters", "services"), lambda module: module.startswith("ptah.render")
@@ -114,7 +116,8 @@ def test_the_public_api_names_what_it_exports():
     assert sorted(ptah.__all__) == sorted({*ptah._WHERE, "__version__"})
     for name in ptah.__all__:
         assert getattr(ptah, name) is not None
-    # what a type checker reads (the imports under TYPE_CHECKING) names the same modules as the lazy table
+    # what a type checker reads (the imports under TYPE_CHECKING) names the same modules as the lazy
+    # table
     tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
     (checked,) = [
         node
@@ -125,8 +128,9 @@ def test_the_public_api_names_what_it_exports():
 
 
 def test_what_the_public_api_returns_is_a_type_it_exports():
-    """Every public function, method and property of an exported class (and every field of an exported dataclass)
-    is annotated with types a user can import from ``ptah`` (or builtins), and so is each type those name."""
+    """Every public function, method and property of an exported class (and every field of an
+    exported dataclass) is annotated with types a user can import from ``ptah`` (or builtins), and
+    so is each type those name."""
     import dataclasses
     import inspect
     import typing

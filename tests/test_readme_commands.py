@@ -1,4 +1,5 @@
-"""Every shell command in README.md and docs/*.md runs as written, in order, after the quickstart, from the repo root.
+"""Every shell command in README.md and docs/*.md runs as written, in order, after the quickstart,
+from the repo root.
 
 What counts as a command: every indented code block (four spaces) and every
 fenced block marked ``sh``, ``bash``, ``shell`` or ``console``. Fenced YAML,
@@ -74,8 +75,8 @@ class Command:
 
 
 def blocks(text: str, file: str = "README.md") -> list[Block]:
-    """A page's shell blocks, with their section and skip marker (see the module docs), as CommonMark reads them
-    (markdown-it, which rich brings)."""
+    """A page's shell blocks, with their section and skip marker (see the module docs), as
+    CommonMark reads them (markdown-it, which rich brings)."""
     lines, found, section = text.splitlines(), [], ""
     tokens = MarkdownIt("commonmark").parse(text)
     for index, token in enumerate(tokens):
@@ -261,7 +262,8 @@ OUTPUT = re.compile(r"--(?:output|html|junit|markdown|trec-run)[ =](\S+)|--save 
 
 
 def test_no_docs_command_writes_into_the_repository_root():
-    # a file a reader's command writes goes under a folder git ignores (out/), never beside README.md
+    # a file a reader's command writes goes under a folder git ignores (out/), never beside
+    # README.md
     bare = [
         f"{block.file}:{command.line}: {path}"
         for block in every_block()

@@ -1,4 +1,5 @@
-"""scripts/setup chooses torch's build: the CPU index by default, another by PTAH_TORCH_INDEX (README, Quickstart)."""
+"""scripts/setup chooses torch's build: the CPU index by default, another by PTAH_TORCH_INDEX
+(README, Quickstart)."""
 
 from __future__ import annotations
 
@@ -44,7 +45,9 @@ def test_the_cpu_index_by_default_else_a_quick_fallback_that_says_so():
     stdout, stderr, seconds = torch_args(None)
     if stdout == CPU + "\n":  # a machine that reaches download.pytorch.org
         assert stderr == ""
-    else:  # this machine sees PyPI only: torch from the configured index, said on stderr, within the probe's bound
+    # this machine sees PyPI only: torch from the configured index, said on stderr, within the
+    # probe's bound
+    else:
         assert stdout == "torch==2.13.0\n"
         assert stderr == (
             "setup: https://download.pytorch.org/whl/cpu cannot be reached; "

@@ -2,9 +2,9 @@
 
 A BEIR directory holds (Thakur et al., 2021; the layout ``beir.datasets.data_loader`` reads)::
 
-    corpus.jsonl        one JSON object per line: {"_id", "title", "text", ...}
-    queries.jsonl       one JSON object per line: {"_id", "text", ...}
-    qrels/SPLIT.tsv     a header line "query-id<TAB>corpus-id<TAB>score", then one judgement per line
+    corpus.jsonl        one JSON object per line: {"_id", "title", "text", ...} queries.jsonl
+    one JSON object per line: {"_id", "text", ...} qrels/SPLIT.tsv     a header line
+    "query-id<TAB>corpus-id<TAB>score", then one judgement per line
 
 Only regular files are read, each within a byte limit (:data:`MAX_CORPUS_BYTES`
 for ``corpus.jsonl``, :data:`MAX_SIDE_FILE_BYTES` for the others, and
@@ -46,7 +46,8 @@ MAX_LINE_BYTES = 16 * 1024**2  # one line (one document, query or judgement) of 
 PROGRESS_EVERY_LINES = 2_000
 
 ReadProgress = Callable[[str, int, int], None]
-"""Called as ``progress(file_name, bytes_read, file_bytes)`` while a file is read, and once at its end."""
+"""Called as ``progress(file_name, bytes_read, file_bytes)`` while a file is read, and once at its
+end."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,8 @@ class Judgement:
 def _lines(
     path: Path, progress: ReadProgress | None, limit: int, what: str
 ) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` of each non-blank line, decoded as UTF-8, line ending removed; ``limit`` bytes at most."""
+    """``(line number, text)`` of each non-blank line, decoded as UTF-8, line ending removed;
+    ``limit`` bytes at most."""
     name = str(path)
     done = 0
     with open_lines(path, limit=limit, line_limit=MAX_LINE_BYTES, what=what) as (total, lines):
@@ -201,7 +203,8 @@ def read_corpus(path: Path, progress: ReadProgress | None = None) -> Iterator[Be
 
 
 def read_queries(path: Path, progress: ReadProgress | None = None) -> dict[str, tuple[str, int]]:
-    """``queries.jsonl`` as ``{query id: (text, line)}`` in file order; a duplicate id is refused."""
+    """``queries.jsonl`` as ``{query id: (text, line)}`` in file order; a duplicate id is
+    refused."""
     name = str(path)
     queries: dict[str, tuple[str, int]] = {}
     for number, item in _json_objects(path, progress, MAX_SIDE_FILE_BYTES, "BEIR queries"):
@@ -258,8 +261,9 @@ def read_qrels(path: Path, progress: ReadProgress | None = None) -> list[Judgeme
 
 
 def write_documents(path: Path, documents: Iterable[BeirDocument]) -> None:
-    """Write ``documents`` into the source table ``documents(id, title, text, document)`` of the new SQLite file
-    ``path`` (``sqlite3`` streams them from the iterable; an exception it raises leaves the file to be discarded).
+    """Write ``documents`` into the source table ``documents(id, title, text, document)`` of the new
+    SQLite file ``path`` (``sqlite3`` streams them from the iterable; an exception it raises leaves
+    the file to be discarded).
 
     ``document`` holds ``(title + " " + text).strip()``, computed here with
     Python's ``str.strip`` (SQL's ``trim`` strips spaces only), so the

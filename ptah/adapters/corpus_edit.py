@@ -1,4 +1,5 @@
-"""Editing a corpus file in place: grades, required and forbidden keys added to a case, new cases appended.
+"""Editing a corpus file in place: grades, required and forbidden keys added to a case, new cases
+appended.
 
 An edit is made with ruamel.yaml's round-trip mode, and only the lines it adds
 or changes in ruamel.yaml's writing of the file are spliced into the file's own
@@ -58,7 +59,8 @@ _KEY_LINE = re.compile(r"( *)(?:-\s+)?[^\s#-][^#]*:\s*(?:#.*)?$")
 
 
 class CorpusDocument:
-    """One corpus file, read and validated, held as a round-trip document to edit (see the module docs)."""
+    """One corpus file, read and validated, held as a round-trip document to edit (see the module
+    docs)."""
 
     def __init__(self, path: str | os.PathLike, data: bytes):
         self.path = str(path)
@@ -78,11 +80,13 @@ class CorpusDocument:
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> CorpusDocument:
-        """Read the corpus at ``path`` (a regular file, bounded); :class:`CorpusError` (exit 2) when invalid."""
+        """Read the corpus at ``path`` (a regular file, bounded); :class:`CorpusError` (exit 2) when
+        invalid."""
         return cls(path, read_bounded(path, limit=MAX_FILE_BYTES, what="corpus", hint="split it"))
 
     def judge(self, case_id: str, key: str, grade: float, mark: str | None = None) -> float:
-        """Record ``grade`` for ``key`` in case ``case_id``; ``mark`` REQUIRED or FORBIDDEN adds it there too.
+        """Record ``grade`` for ``key`` in case ``case_id``; ``mark`` REQUIRED or FORBIDDEN adds it
+        there too.
 
         Grades above 0 go into ``relevant`` (created from the required keys,
         graded 1, when the case had none; a required key graded 1 in a case
@@ -121,8 +125,8 @@ class CorpusDocument:
         k: int | None,
         judgements: Iterable[tuple[str, float, str | None]],
     ) -> None:
-        """Append the case ``case_id`` with its judgements ``(key, grade, mark)``; exit 2 for a taken id or
-        for a case no judgement makes relevant (it would be no case)."""
+        """Append the case ``case_id`` with its judgements ``(key, grade, mark)``; exit 2 for a
+        taken id or for a case no judgement makes relevant (it would be no case)."""
         self._before = self._before or _dumped(self._yaml, self._data)
         if case_id in self.case_ids:
             raise InputError(
@@ -161,7 +165,8 @@ class CorpusDocument:
         return frozenset(case.id for case in self.corpus.cases)
 
     def save(self) -> Corpus:
-        """Validate and write the edited corpus (see the module docs); returns it as loaded from the new text."""
+        """Validate and write the edited corpus (see the module docs); returns it as loaded from the
+        new text."""
         if not self._changed:
             return self.corpus
         after = _dumped(self._yaml, self._data)
@@ -176,7 +181,8 @@ class CorpusDocument:
                 kept = None
             if kept == corpus:
                 corpus = kept  # its cases' lines are the text's
-            else:  # a layout the file mixes, that ruamel.yaml writes one way: its writing of the whole
+            # a layout the file mixes, that ruamel.yaml writes one way: its writing of the whole
+            else:
                 text, added, changed = _spliced(self._text, self._text, after)
         if read_bounded(self.path, limit=MAX_FILE_BYTES, what="corpus") != self.original:
             raise OperationalError(
@@ -220,8 +226,8 @@ class CorpusDocument:
         self._append(mapping, _grade(grade), DoubleQuotedScalarString(key))
 
     def _append(self, node, value, key=None) -> None:
-        """Add ``value`` to the end of the list ``node``, or as ``key`` of the mapping ``node``, before the comment
-        lines that follow its last entry."""
+        """Add ``value`` to the end of the list ``node``, or as ``key`` of the mapping ``node``,
+        before the comment lines that follow its last entry."""
         trailing = _take_trailing(node)
         if key is None:
             node.append(value)
@@ -231,7 +237,8 @@ class CorpusDocument:
         self._changed = True
 
     def _new_collection(self, field: str, items, case: CommentedMap | None = None):
-        """A new list or mapping for ``field``, in the style the corpus uses for it (module docs)."""
+        """A new list or mapping for ``field``, in the style the corpus uses for it (module
+        docs)."""
         collection = (
             CommentedMap((key, _grade(grade)) for key, grade in items.items())
             if isinstance(items, dict)
@@ -285,7 +292,8 @@ def _check_contradiction(case: Case, key: str, grade: float, mark: str | None) -
 
 
 def _last_slots(node) -> list[tuple[CommentedMap | CommentedSeq, Any, int]]:
-    """``(collection, key or index, slot)`` from ``node`` down through each last entry of a block collection."""
+    """``(collection, key or index, slot)`` from ``node`` down through each last entry of a block
+    collection."""
     slots = []
     while isinstance(node, (CommentedMap, CommentedSeq)) and len(node) and not node.fa.flow_style():
         if isinstance(node, CommentedMap):
@@ -298,8 +306,8 @@ def _last_slots(node) -> list[tuple[CommentedMap | CommentedSeq, Any, int]]:
 
 
 def _take_trailing(node) -> CommentToken | None:
-    """Detach the comment lines after ``node``'s last entry (its end-of-line comment stays): ruamel keeps them
-    on the deepest last entry, and an entry appended after it must come before them."""
+    """Detach the comment lines after ``node``'s last entry (its end-of-line comment stays): ruamel
+    keeps them on the deepest last entry, and an entry appended after it must come before them."""
     for collection, key, slot in _last_slots(node):
         entry = collection.ca.items.get(key)
         token = entry[slot] if entry and len(entry) > slot else None
@@ -332,9 +340,10 @@ def _give_trailing(node, token: CommentToken | None) -> None:
 
 
 class _TextResolver(VersionedResolver):
-    """Every plain scalar is text, exactly as written: ptah's own reading (``0042`` is the key "0042", and
-    ``1e3`` and ``1000`` are two keys), which the round trip must keep -- its number and boolean forms would
-    merge keys YAML reads as equal and rewrite how numbers are spelt. A plain text is written back plain."""
+    """Every plain scalar is text, exactly as written: ptah's own reading (``0042`` is the key
+    "0042", and ``1e3`` and ``1000`` are two keys), which the round trip must keep -- its number and
+    boolean forms would merge keys YAML reads as equal and rewrite how numbers are spelt. A plain
+    text is written back plain."""
 
     @property
     def versioned_resolver(self) -> dict:
@@ -352,7 +361,8 @@ def _round_trip_yaml(text: str) -> YAML:
 
 
 def _layout(text: str) -> tuple[int, int, int]:
-    """(mapping indent, sequence indent, dash offset) as ruamel counts them, from the first block of each kind."""
+    """(mapping indent, sequence indent, dash offset) as ruamel counts them, from the first block of
+    each kind."""
     mapping = sequence = offset = None
     lines = [
         line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")
@@ -379,9 +389,10 @@ def _layout(text: str) -> tuple[int, int, int]:
 
 
 def _spliced(original: str, before: str, after: str) -> tuple[str, int, int]:
-    """``original`` with only the lines ``after`` adds to or changes in ``before`` (ruamel.yaml's writing of
-    ``original`` unedited) put in their place, in the file's line ending; and ``(added, changed)``, the lines
-    inserted and the lines of ``original`` rewritten or dropped. Every other line stays byte for byte."""
+    """``original`` with only the lines ``after`` adds to or changes in ``before`` (ruamel.yaml's
+    writing of ``original`` unedited) put in their place, in the file's line ending; and ``(added,
+    changed)``, the lines inserted and the lines of ``original`` rewritten or dropped. Every other
+    line stays byte for byte."""
     lines = list(io.StringIO(original, newline=""))  # each with its own ending: LF, CRLF or CR
     cut = next((n for n, line in enumerate(lines) if _END.match(line)), len(lines))
     lines, tail = (
@@ -396,8 +407,9 @@ def _spliced(original: str, before: str, after: str) -> tuple[str, int, int]:
     anchor = [run for _, *run in difflib.SequenceMatcher(None, keys, old).get_opcodes()]
 
     def place(p: int, end: bool = False) -> tuple[int, int]:
-        """``(line of original, line of before)`` where the line ``p`` of ``before`` starts; inside a run that
-        ruamel.yaml wrote in another number of lines, the start of the run (with ``end``, its end)."""
+        """``(line of original, line of before)`` where the line ``p`` of ``before`` starts; inside
+        a run that ruamel.yaml wrote in another number of lines, the start of the run (with ``end``,
+        its end)."""
         a1, a2, b1, b2 = next(block for block in anchor if block[2] <= p <= block[3])
         if a2 - a1 == b2 - b1:
             return a1 + p - b1, p

@@ -74,8 +74,9 @@ MAX_DISAGREEMENTS_SHOWN = 10  # of a record with its corpus; the rest are counte
 
 
 def load_corpus(given: str | os.PathLike) -> Corpus:
-    """Read and validate the corpus at ``given``, with its judgement record ``NAME.judged.yaml`` when one lies
-    beside it (:mod:`ptah.core.judged`); raise :class:`CorpusError` listing every problem."""
+    """Read and validate the corpus at ``given``, with its judgement record ``NAME.judged.yaml``
+    when one lies beside it (:mod:`ptah.core.judged`); raise :class:`CorpusError` listing every
+    problem."""
     from ptah.adapters.judgements_yaml import read_record
 
     path = Path(given)
@@ -89,10 +90,11 @@ def load_corpus(given: str | os.PathLike) -> Corpus:
 
 
 def _check_agreement(corpus: Corpus, record: JudgementRecord, path: Path) -> None:
-    """:class:`CorpusError` (exit 2) for each record entry grading a key relevant (grade > 0) that its case in
-    the corpus neither grades nor requires. Grades above 0 live in the corpus too, and the corpus is the truth of
-    every measure: taken as they are, such entries would make their keys judged and not relevant, silently
-    lowering every high bound. An entry for a case the corpus no longer has moves no bound and is kept."""
+    """:class:`CorpusError` (exit 2) for each record entry grading a key relevant (grade > 0) that
+    its case in the corpus neither grades nor requires. Grades above 0 live in the corpus too, and
+    the corpus is the truth of every measure: taken as they are, such entries would make their keys
+    judged and not relevant, silently lowering every high bound. An entry for a case the corpus no
+    longer has moves no bound and is kept."""
     from ptah.adapters.judgements_yaml import record_path
 
     named = {case.id: case.relevant.keys() | set(case.required) for case in corpus.cases}
@@ -340,7 +342,8 @@ class _Reader(ProblemReader):
         return self._text(fields["query"].value, field="query", limit=MAX_QUERY_CHARS, case=case_id)
 
     def _text(self, node: Node, *, field: str, limit: int, case: str | None) -> str | None:
-        """Non-empty text of at most ``limit`` characters and no NUL (an id, a query); reports anything else."""
+        """Non-empty text of at most ``limit`` characters and no NUL (an id, a query); reports
+        anything else."""
         text = scalar_text(node)
         if text is None or not text.strip():
             self.report(
@@ -385,7 +388,8 @@ class _Reader(ProblemReader):
         return None if self._holds_nul(text, node, field=field, case=case_id) else text
 
     def _holds_nul(self, text: str, node: Node, *, field: str, case: str | None) -> bool:
-        """Report a NUL character: PostgreSQL text cannot hold one, so no store could keep this value."""
+        """Report a NUL character: PostgreSQL text cannot hold one, so no store could keep this
+        value."""
         if "\0" in text:
             message = (
                 "holds a NUL character (\\x00), which a PostgreSQL store cannot keep; remove it"
@@ -425,7 +429,8 @@ class _Reader(ProblemReader):
         return keys
 
     def _tags(self, fields: dict, case_id: str) -> list[str]:
-        """The case's tags as written: a list of distinct tags of the documented alphabet (module docs)."""
+        """The case's tags as written: a list of distinct tags of the documented alphabet (module
+        docs)."""
         if "tags" not in fields:
             return []
         node = fields["tags"].value

@@ -74,7 +74,8 @@ def _too_big(
 
 
 def _open_regular(name: str, what: str, limit: int, hint: str = ""):
-    """A binary handle on the regular file ``name`` at most ``limit`` bytes long; :class:`InputError` otherwise."""
+    """A binary handle on the regular file ``name`` at most ``limit`` bytes long;
+    :class:`InputError` otherwise."""
     try:
         found = os.stat(name)
         if stat.S_ISDIR(found.st_mode):
@@ -94,10 +95,12 @@ def _open_regular(name: str, what: str, limit: int, hint: str = ""):
 
 
 def read_bounded(path: str | os.PathLike, *, limit: int, what: str, hint: str = "") -> bytes:
-    """The bytes of the regular file ``path``, at most ``limit`` of them, else :class:`InputError` (exit 2).
+    """The bytes of the regular file ``path``, at most ``limit`` of them, else :class:`InputError`
+    (exit 2).
 
-    ``what`` names the kind of file in messages (``corpus``, ``baseline report``); ``hint`` is appended to the
-    over-limit message (``split it``). At most ``limit + 1`` bytes are read, whatever ``st_size`` says.
+    ``what`` names the kind of file in messages (``corpus``, ``baseline report``); ``hint`` is
+    appended to the over-limit message (``split it``). At most ``limit + 1`` bytes are read,
+    whatever ``st_size`` says.
     """
     name = os.fspath(path)
     handle, size = _open_regular(name, what, limit, hint)
@@ -117,9 +120,9 @@ def read_bounded(path: str | os.PathLike, *, limit: int, what: str, hint: str = 
 def open_lines(
     path: str | os.PathLike, *, limit: int, line_limit: int, what: str
 ) -> Iterator[tuple[int, Iterator]]:
-    """``(size, lines)`` of the regular file ``path`` (:class:`InputError`, exit 2, if it is not one): its size
-    when opened (for progress), and its ``(number, raw bytes with their ending)``, each at most ``line_limit``
-    bytes and all at most ``limit``."""
+    """``(size, lines)`` of the regular file ``path`` (:class:`InputError`, exit 2, if it is not
+    one): its size when opened (for progress), and its ``(number, raw bytes with their ending)``,
+    each at most ``line_limit`` bytes and all at most ``limit``."""
     name = os.fspath(path)
     handle, size = _open_regular(name, what, limit)
     with handle:
@@ -161,7 +164,8 @@ def _label(raw: str, option: str | None) -> str:
 
 
 def _looked_at(raw: str, label: str) -> os.stat_result | None:
-    """What is at the output path ``raw`` (a link followed); :class:`OutputRefused` where ptah writes nothing."""
+    """What is at the output path ``raw`` (a link followed); :class:`OutputRefused` where ptah
+    writes nothing."""
     if raw == "":
         raise OutputRefused(f"{label}: is an empty path; give the path of a file to write")
     if os.path.basename(raw) in ("", ".", ".."):
@@ -184,13 +188,15 @@ def _looked_at(raw: str, label: str) -> os.stat_result | None:
 
 
 def check_output(path: str | os.PathLike, option: str | None = None) -> None:
-    """Refuse (exit 2) before any work an output path the write would refuse; ``option`` prefixes messages."""
+    """Refuse (exit 2) before any work an output path the write would refuse; ``option`` prefixes
+    messages."""
     raw = os.fspath(path)
     _looked_at(raw, _label(raw, option))
 
 
 def _names(path: str) -> set:
-    """What makes two paths one file: the resolved path, and the device and inode of what is there."""
+    """What makes two paths one file: the resolved path, and the device and inode of what is
+    there."""
     names: set = {os.path.realpath(path)}
     with suppress(OSError):
         found = os.stat(path)
@@ -199,7 +205,8 @@ def _names(path: str) -> set:
 
 
 def _written_through(path: str) -> bool:
-    """A device or FIFO is written through and nothing there is replaced: two outputs may share one."""
+    """A device or FIFO is written through and nothing there is replaced: two outputs may share
+    one."""
     with suppress(OSError):
         return not stat.S_ISREG(os.stat(path).st_mode)
     return False
@@ -209,9 +216,10 @@ def check_apart(
     outputs: Sequence[tuple[str, str | os.PathLike]],
     inputs: Sequence[tuple[str, str | os.PathLike]],
 ) -> None:
-    """Refuse (:class:`OutputRefused`, exit 2), before any work, an output ``(option, path)`` that is one of the
-    run's ``inputs`` (``(what, path)``: ``the corpus``…) or that an earlier output names too: the same file by
-    device and inode (a link, a hard link), or the same path resolved."""
+    """Refuse (:class:`OutputRefused`, exit 2), before any work, an output ``(option, path)`` that
+    is one of the run's ``inputs`` (``(what, path)``: ``the corpus``…) or that an earlier output
+    names too: the same file by device and inode (a link, a hard link), or the same path
+    resolved."""
     read = [(what, os.fspath(path), _names(os.fspath(path))) for what, path in inputs]
     written: list[tuple[str, set]] = []
     for option, given in outputs:
@@ -234,9 +242,10 @@ def check_apart(
 
 @contextmanager
 def replacing_entry(path: str | os.PathLike) -> Iterator[str]:
-    """A temporary file made in ``path``'s own folder (never through a link: ``O_EXCL``) that replaces the folder's
-    entry ``path`` when the block ends -- a link, FIFO or device there is replaced, never written through; removed
-    if the block raises. For files ptah makes for itself (its caches), where no link of the user's is kept."""
+    """A temporary file made in ``path``'s own folder (never through a link: ``O_EXCL``) that
+    replaces the folder's entry ``path`` when the block ends -- a link, FIFO or device there is
+    replaced, never written through; removed if the block raises. For files ptah makes for itself
+    (its caches), where no link of the user's is kept."""
     folder = os.path.dirname(os.fspath(path)) or "."
     fd, temporary = tempfile.mkstemp(prefix=".ptah-", suffix=".tmp", dir=folder)
     os.close(fd)
@@ -250,8 +259,9 @@ def replacing_entry(path: str | os.PathLike) -> Iterator[str]:
 
 @contextmanager
 def replacing(path: str | os.PathLike, label: str | None = None) -> Iterator[str]:
-    """A temporary path beside ``path`` (a link followed) whose file replaces ``path`` atomically, with the
-    permission bits of the file it replaces, when the block ends; removed if the block raises."""
+    """A temporary path beside ``path`` (a link followed) whose file replaces ``path`` atomically,
+    with the permission bits of the file it replaces, when the block ends; removed if the block
+    raises."""
     raw = os.fspath(path)
     label = label or _label(raw, None)
     found = _looked_at(raw, label)
@@ -282,15 +292,17 @@ def _umask() -> int:
 
 
 def write_text_atomically(path: str | os.PathLike, text: str, *, option: str | None = None) -> None:
-    """Write ``text`` (UTF-8) to ``path`` by the rules of the module docs; ``option`` prefixes messages."""
+    """Write ``text`` (UTF-8) to ``path`` by the rules of the module docs; ``option`` prefixes
+    messages."""
     write_pieces_atomically(path, (text,), option=option)
 
 
 def write_pieces_atomically(
     path: str | os.PathLike, pieces: Iterable[str], *, option: str | None = None
 ) -> None:
-    """:func:`write_text_atomically` of ``"".join(pieces)``, encoded and written as the pieces come. An exception
-    raised by ``pieces`` propagates, and a replaced file then keeps its earlier content."""
+    """:func:`write_text_atomically` of ``"".join(pieces)``, encoded and written as the pieces come.
+    An exception raised by ``pieces`` propagates, and a replaced file then keeps its earlier
+    content."""
     raw = os.fspath(path)
     label = _label(raw, option)
     found = _looked_at(raw, label)
@@ -306,7 +318,8 @@ def write_pieces_atomically(
 
 
 def _write_through(raw: str, pieces: Iterable[str], label: str) -> None:
-    """Write into the device or FIFO at ``raw``, never replacing it; a FIFO without a reader is refused."""
+    """Write into the device or FIFO at ``raw``, never replacing it; a FIFO without a reader is
+    refused."""
     try:
         fd = os.open(raw, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as exc:
@@ -327,8 +340,8 @@ def _write_through(raw: str, pieces: Iterable[str], label: str) -> None:
 def append_text(
     path: str | os.PathLike, text: str, *, limit: int = STEP_SUMMARY_LIMIT, label: str | None = None
 ) -> None:
-    """Append ``text`` (UTF-8) to the regular file ``path`` (created if missing; GitHub's step summary), refused
-    (exit 2) for anything else or when the file would pass ``limit`` bytes."""
+    """Append ``text`` (UTF-8) to the regular file ``path`` (created if missing; GitHub's step
+    summary), refused (exit 2) for anything else or when the file would pass ``limit`` bytes."""
     raw = os.fspath(path)
     label = label or _label(raw, None)
     data = text.encode("utf-8")

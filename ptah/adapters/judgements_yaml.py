@@ -75,8 +75,9 @@ MAX_SAMPLES = 1_000
 MAX_JUDGEMENTS = (
     500_000  # in all, people's and models' (a record of the largest size holds about 450,000)
 )
-# The lines of the form record_text writes (read by _canonical); anything else goes to the YAML reader. A
-# character YAML allows nowhere is refused at once, as libyaml would refuse it after reading what came before.
+# The lines of the form record_text writes (read by _canonical); anything else goes to the YAML
+# reader. A character YAML allows nowhere is refused at once, as libyaml would refuse it after
+# reading what came before.
 _NOT_YAML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]")
 _QUOTED = r'"((?:[^"\\\r\ufeff]|\\(?:["\\]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}))*)"'
 _ESCAPE = re.compile(r'\\(?:(["\\])|x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8}))')
@@ -97,14 +98,16 @@ _JUDGEMENT_LINE = re.compile(
 
 
 def record_path(corpus_path: str | os.PathLike) -> Path:
-    """``NAME.judged.yaml`` beside the corpus ``NAME.yaml`` (or ``NAME.yml``; any other name gains the suffix)."""
+    """``NAME.judged.yaml`` beside the corpus ``NAME.yaml`` (or ``NAME.yml``; any other name gains
+    the suffix)."""
     path = Path(corpus_path)
     stem = path.stem if path.suffix in (".yaml", ".yml") else path.name
     return path.with_name(stem + ".judged.yaml")
 
 
 def read_record(corpus_path: str | os.PathLike) -> JudgementRecord:
-    """The judgement record beside ``corpus_path``; the empty record when there is none (see the module docs)."""
+    """The judgement record beside ``corpus_path``; the empty record when there is none (see the
+    module docs)."""
     path = record_path(corpus_path)
     name = str(path)
     try:
@@ -135,15 +138,17 @@ def read_record(corpus_path: str | os.PathLike) -> JudgementRecord:
 
 
 def _canonical(data: bytes, name: str = "") -> JudgementRecord | None:
-    """The record, when ``data`` is in the form :func:`record_text` writes and every value is one the YAML
-    reader accepts; else None, and the YAML reader reads it (and names any problem with its line).
+    """The record, when ``data`` is in the form :func:`record_text` writes and every value is one
+    the YAML reader accepts; else None, and the YAML reader reads it (and names any problem with its
+    line).
 
-    A line at a time, one regular expression a line: composing a YAML node for every value took about
-    twenty times as long. Only text that cannot read differently is taken: escapes only of the kinds
-    :func:`ptah.adapters.yaml_nodes.quoted` writes, no duplicate, every grade a plain decimal and every date
-    one of the calendar; blank and comment lines are passed over. A character YAML allows nowhere, a case,
-    judge or sample over its limit, and a case or key given twice are refused here, at their line, as soon as
-    they are read: in this form nothing after them can change that (:class:`CorpusError`, named ``name``).
+    A line at a time, one regular expression a line: composing a YAML node for every value took
+    about twenty times as long. Only text that cannot read differently is taken: escapes only of the
+    kinds :func:`ptah.adapters.yaml_nodes.quoted` writes, no duplicate, every grade a plain decimal
+    and every date one of the calendar; blank and comment lines are passed over. A character YAML
+    allows nowhere, a case, judge or sample over its limit, and a case or key given twice are
+    refused here, at their line, as soon as they are read: in this form nothing after them can
+    change that (:class:`CorpusError`, named ``name``).
     """
     try:
         text = data.decode("utf-8")
@@ -261,8 +266,8 @@ def _canonical(data: bytes, name: str = "") -> JudgementRecord | None:
 
 
 class _Refusal:
-    """Raises :class:`CorpusError` for the line at an index of :func:`_canonical`'s lines (``numbers``: each
-    one's line in the file)."""
+    """Raises :class:`CorpusError` for the line at an index of :func:`_canonical`'s lines
+    (``numbers``: each one's line in the file)."""
 
     def __init__(self, name: str, numbers: list[int]) -> None:
         self.name, self.numbers = name, numbers
@@ -276,8 +281,8 @@ class _Refusal:
 
 
 def _unescaped(text: str) -> str | None:
-    """The text of a double-quoted scalar as :func:`quoted` writes it; None where it holds no Unicode text (a
-    lone surrogate) or a NUL, which the YAML reader names."""
+    """The text of a double-quoted scalar as :func:`quoted` writes it; None where it holds no
+    Unicode text (a lone surrogate) or a NUL, which the YAML reader names."""
     if "\\" in text:
         text = _ESCAPE.sub(
             lambda found: found[1] or chr(int(found[2] or found[3] or found[4], 16)), text
@@ -296,8 +301,9 @@ def _canonical_cases(
     refuse: _Refusal,
     count: list[int],
 ) -> dict[str, dict[str, Judgement]] | None:
-    """The cases of :func:`_canonical`'s lines (the first at index ``first``), each line indented by ``indent``
-    more (None: not in that form); ``count``: the judgements read so far, in the whole record."""
+    """The cases of :func:`_canonical`'s lines (the first at index ``first``), each line indented by
+    ``indent`` more (None: not in that form); ``count``: the judgements read so far, in the whole
+    record."""
     cases: dict[str, dict[str, Judgement]] = {}
     judgements: dict[str, Judgement] | None = None
     case_id = ""
@@ -755,7 +761,8 @@ def _case_lines(cases, indent: str) -> list[str]:
 
 
 def write_record(corpus_path: str | os.PathLike, record: JudgementRecord) -> Path:
-    """Replace the judgement record beside ``corpus_path`` with ``record``, atomically; returns its path."""
+    """Replace the judgement record beside ``corpus_path`` with ``record``, atomically; returns its
+    path."""
     path = record_path(corpus_path)
     write_text_atomically(path, record_text(record))
     return path

@@ -1,4 +1,5 @@
-"""A registry of kinds (embedders, rerankers, model judges) that installed packages extend by entry point.
+"""A registry of kinds (embedders, rerankers, model judges) that installed packages extend by entry
+point.
 
 ptah registers its own kinds first, then every entry point of the kind's group,
 at the first lookup. An entry point names a kind object or a function
@@ -25,11 +26,12 @@ K = TypeVar("K")
 
 
 class KindRegistry(Generic[K]):
-    """Kinds by name, ptah's (``builtins``) and the installed plugins' (entry point ``group``) registered at the
-    first lookup; ``discover=False`` gives an empty registry holding only what is registered on it (tests).
+    """Kinds by name, ptah's (``builtins``) and the installed plugins' (entry point ``group``)
+    registered at the first lookup; ``discover=False`` gives an empty registry holding only what is
+    registered on it (tests).
 
-    ``protocol`` is the runtime-checkable protocol a kind satisfies, ``what`` its name in messages ("reranker
-    kind") and ``shape`` what a kind must have ("a name and open(settings, context)").
+    ``protocol`` is the runtime-checkable protocol a kind satisfies, ``what`` its name in messages
+    ("reranker kind") and ``shape`` what a kind must have ("a name and open(settings, context)").
     """
 
     group: str
@@ -84,7 +86,8 @@ class KindRegistry(Generic[K]):
         return self._kinds.names()
 
     def origin(self, name: str) -> str:
-        """Who registered the kind ``name`` (``ptah``, or the plugin's entry point and distribution)."""
+        """Who registered the kind ``name`` (``ptah``, or the plugin's entry point and
+        distribution)."""
         self._discover()
         return self._origins[name]
 
@@ -128,7 +131,8 @@ class KindRegistry(Generic[K]):
 
     def _load(self, entry: EntryPoint) -> None:
         """Register what one entry point names: a kind, or a function called with this registry;
-        :class:`PluginError` (exit 3) naming the entry point and the distribution to reinstall or uninstall."""
+        :class:`PluginError` (exit 3) naming the entry point and the distribution to reinstall or
+        uninstall."""
         dist = getattr(entry, "dist", None)
         origin = self._origin = f'the {self.group} entry point "{entry.name} = {entry.value}"' + (
             f" of the distribution {dist.name} {dist.version}" if dist is not None else ""

@@ -62,7 +62,8 @@ def _bm25s_version() -> str:
 
 
 def settings() -> dict:
-    """Everything a BM25 score depends on besides the text: tokenizer, parameters, library version."""
+    """Everything a BM25 score depends on besides the text: tokenizer, parameters, library
+    version."""
     return {
         "format": FORMAT,
         "library": "bm25s",
@@ -109,7 +110,8 @@ def tokenize(texts: Sequence[str]) -> list[list[str]]:
 
 @dataclass
 class LexicalIndex:
-    """A BM25 index over rows, in document order ``keys``, built from the text with ``fingerprint``."""
+    """A BM25 index over rows, in document order ``keys``, built from the text with
+    ``fingerprint``."""
 
     keys: list[str]
     fingerprint: str
@@ -121,7 +123,8 @@ class LexicalIndex:
         return len(self.retriever.vocab_dict)
 
     def scores(self, queries: Sequence[str]) -> np.ndarray:
-        """The BM25 score of every query against every row: float32, shape ``(len(queries), len(keys))``."""
+        """The BM25 score of every query against every row: float32, shape ``(len(queries),
+        len(keys))``."""
         matrix = np.zeros((len(queries), len(self.keys)), dtype=np.float32)
         if not self.keys:
             return matrix
@@ -150,9 +153,10 @@ class LexicalIndex:
 
     @classmethod
     def from_bytes(cls, blob: bytes, where: str, limit: int) -> LexicalIndex:
-        """Read a serialised index; ``StoreDamaged`` naming ``where`` when it is damaged: not a ZIP of this format,
-        unpacking to more than ``limit`` bytes (see :func:`unpacked_limit`; read at most that far), arrays whose
-        size is not their header's, or postings that name a document or token the index does not have."""
+        """Read a serialised index; ``StoreDamaged`` naming ``where`` when it is damaged: not a ZIP
+        of this format, unpacking to more than ``limit`` bytes (see :func:`unpacked_limit`; read at
+        most that far), arrays whose size is not their header's, or postings that name a document or
+        token the index does not have."""
         import bm25s
 
         try:
@@ -193,8 +197,8 @@ class LexicalIndex:
         return index
 
     def _check(self) -> None:
-        """_Damage unless the postings (bm25s's CSC arrays: one column per token) fit the keys and the vocabulary,
-        so no score reads outside them."""
+        """_Damage unless the postings (bm25s's CSC arrays: one column per token) fit the keys and
+        the vocabulary, so no score reads outside them."""
         if not all(isinstance(key, str) for key in self.keys) or not isinstance(
             self.fingerprint, str
         ):
@@ -203,7 +207,8 @@ class LexicalIndex:
         data, indices, indptr = (np.asarray(scores[name]) for name in ("data", "indices", "indptr"))
         if scores["num_docs"] != len(self.keys) or indptr.ndim != 1 or len(indptr) < 1:
             raise _Damage("does not fit its keys")
-        # bm25s's vocabulary also holds "" with the id after the last column, which no query token can name
+        # bm25s's vocabulary also holds "" with the id after the last column, which no query token
+        # can name
         ids = np.fromiter((id_ for token, id_ in vocabulary.items() if token != ""), dtype=np.int64)
         if ids.size and (ids.min() < 0 or ids.max() >= len(indptr) - 1):
             raise _Damage("names a token it has no postings for")
@@ -219,14 +224,15 @@ class LexicalIndex:
 
 
 def unpacked_limit(keys: Sequence[str], texts: Sequence[str]) -> int:
-    """The most bytes a serialised index of these rows can unpack to, with room: each posting (at most one per
-    three characters of text) is 8 bytes, each token's vocabulary entry at most 12 bytes a character; a ZIP whose
-    members claim more (a ZIP bomb) is damaged."""
+    """The most bytes a serialised index of these rows can unpack to, with room: each posting (at
+    most one per three characters of text) is 8 bytes, each token's vocabulary entry at most 12
+    bytes a character; a ZIP whose members claim more (a ZIP bomb) is damaged."""
     return 2**20 + 32 * (sum(map(len, texts)) + sum(map(len, keys)) + len(keys))
 
 
 def _unpacked(archive: zipfile.ZipFile, limit: int) -> Iterable[tuple[str, bytes]]:
-    """The archive's files (no folders), decompressed at most ``limit`` bytes in all; _Damage past that."""
+    """The archive's files (no folders), decompressed at most ``limit`` bytes in all; _Damage past
+    that."""
     left = limit
     for info in archive.infolist():
         if "/" in info.filename:
@@ -240,7 +246,8 @@ def _unpacked(archive: zipfile.ZipFile, limit: int) -> Iterable[tuple[str, bytes
 
 
 def _check_npy(name: str, data: bytes) -> None:
-    """_Damage unless ``data`` is a .npy file holding exactly the bytes its header's shape says, without pickle."""
+    """_Damage unless ``data`` is a .npy file holding exactly the bytes its header's shape says,
+    without pickle."""
     from numpy.lib import format as npy
 
     stream = io.BytesIO(data)
@@ -256,7 +263,8 @@ def _check_npy(name: str, data: bytes) -> None:
 
 
 class _Damage(ValueError):
-    """What :meth:`LexicalIndex.from_bytes` found, in words that follow "its stored lexical index"."""
+    """What :meth:`LexicalIndex.from_bytes` found, in words that follow "its stored lexical
+    index"."""
 
 
 def _shown(exc: BaseException) -> str:
@@ -276,7 +284,9 @@ def build_index(keys: Sequence[str], texts: Sequence[str], fingerprint: str) -> 
     tokens = tokenize(texts) if texts else []
     if any(tokens):
         retriever.index(tokens, show_progress=False)
-    else:  # bm25s cannot index no token: an empty table, or texts of stop words only, has an empty vocabulary
+    # bm25s cannot index no token: an empty table, or texts of stop words only, has an empty
+    # vocabulary
+    else:
         retriever.scores = {
             "data": np.zeros(0, np.float32),
             "indices": np.zeros(0, np.int32),

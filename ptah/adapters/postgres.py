@@ -5,9 +5,9 @@ names the database by its redacted URL (:func:`ptah.core.spec.redact_url`)
 and has any password the URL holds scrubbed from the server's or libpq's own
 text, so no password is ever printed.
 
-psycopg is an optional dependency (ptah's ``postgres`` extra, or ``pip install 'psycopg[binary]>=3.1'``): this
-module imports it, and only the PostgreSQL adapters import this module, so a
-SQLite-only installation never needs it.
+psycopg is an optional dependency (ptah's ``postgres`` extra, or ``pip install
+'psycopg[binary]>=3.1'``): this module imports it, and only the PostgreSQL adapters import this
+module, so a SQLite-only installation never needs it.
 """
 
 from __future__ import annotations
@@ -34,11 +34,13 @@ DEFAULT_CONNECT_TIMEOUT_S = 10
 
 
 def secrets_of(url: str) -> list[str]:
-    """Every spelling of a password ``url`` carries (user:PASSWORD@, ?password=), to scrub from messages."""
+    """Every spelling of a password ``url`` carries (user:PASSWORD@, ?password=), to scrub from
+    messages."""
     found: set[str] = set()
     with suppress(psycopg.Error):
         found.add(str(conninfo_to_dict(url).get("password") or ""))
-    # user:PASSWORD@ read by hand too, up to the last @ before the query: a password may hold an unencoded /
+    # user:PASSWORD@ read by hand too, up to the last @ before the query: a password may hold an
+    # unencoded /
     head = url.partition("://")[2].partition("?")[0]
     userinfo = head[: head.rfind("@")] if "@" in head else ""
     by_hand = userinfo.partition(":")[2]
@@ -55,7 +57,8 @@ def secrets_of(url: str) -> list[str]:
 
 
 def reason(exc: BaseException, url: str) -> str:
-    """The server's or libpq's message on one line, with any password of ``url`` replaced by ``***``."""
+    """The server's or libpq's message on one line, with any password of ``url`` replaced by
+    ``***``."""
     diagnostic = getattr(exc, "diag", None)
     text = (getattr(diagnostic, "message_primary", None) or str(exc)).strip()
     text = "; ".join(line.strip() for line in text.splitlines() if line.strip())
@@ -109,7 +112,8 @@ def describe(exc: BaseException, url: str) -> str:
 
 @contextmanager
 def guarded(url: str, error: type[OperationalError], what: str) -> Iterator[None]:
-    """Turn any psycopg failure inside the block into ``error`` naming ``what`` and the redacted URL."""
+    """Turn any psycopg failure inside the block into ``error`` naming ``what`` and the redacted
+    URL."""
     try:
         yield
     except psycopg.Error as exc:
@@ -117,8 +121,9 @@ def guarded(url: str, error: type[OperationalError], what: str) -> Iterator[None
 
 
 class DatabaseIdentity(NamedTuple):
-    """Which database a URL reaches, as its server tells: ``(system_identifier, database OID)``; with a table
-    asked for, the schema it lives in and its qualified name (None when there is no such table)."""
+    """Which database a URL reaches, as its server tells: ``(system_identifier, database OID)``;
+    with a table asked for, the schema it lives in and its qualified name (None when there is no
+    such table)."""
 
     database: tuple[int, int]
     table_schema: str | None = None
@@ -138,9 +143,9 @@ _IDENTITY = """
 def database_identity(
     url: str, error: type[OperationalError], what: str, table: str | None = None
 ) -> DatabaseIdentity:
-    """Ask the server ``url`` reaches which database it is (and where ``table`` lives: the name as written,
-    search_path applying, else ``schema.table`` split at the dot), in a read-only transaction of a
-    connection of its own; ``error`` (exit 3) when it cannot be asked."""
+    """Ask the server ``url`` reaches which database it is (and where ``table`` lives: the name as
+    written, search_path applying, else ``schema.table`` split at the dot), in a read-only
+    transaction of a connection of its own; ``error`` (exit 3) when it cannot be asked."""
     schema, dot, name = (table or "").partition(".")
     with connect(url, error, what) as connection, guarded(url, error, what):
         connection.read_only = True
@@ -156,7 +161,8 @@ def client_label() -> str:
 
 
 def vector_literal(vector) -> str:
-    """A float32 vector as pgvector's text input, exact: each value's shortest round-trip decimal."""
+    """A float32 vector as pgvector's text input, exact: each value's shortest round-trip
+    decimal."""
     import numpy as np
 
     return (
@@ -167,9 +173,9 @@ def vector_literal(vector) -> str:
 
 
 def plan_uses_index(plan: list, index: str) -> bool:
-    """Whether an ``EXPLAIN (FORMAT JSON)`` plan reads through ``index`` anywhere: ``enable_seqscan = off``
-    discourages a scan but does not forbid one, and an exact answer passed off as the index's would be the
-    silent fallback ptah never makes."""
+    """Whether an ``EXPLAIN (FORMAT JSON)`` plan reads through ``index`` anywhere: ``enable_seqscan
+    = off`` discourages a scan but does not forbid one, and an exact answer passed off as the
+    index's would be the silent fallback ptah never makes."""
 
     def uses(node: dict) -> bool:
         return node.get("Index Name") == index or any(

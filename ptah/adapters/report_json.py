@@ -38,7 +38,8 @@ _SURROGATE_ESCAPE = re.compile(
 
 
 class _Refused(ValueError):
-    """A number or constant the parse hooks refuse; turned into a ReportError with the file's name."""
+    """A number or constant the parse hooks refuse; turned into a ReportError with the file's
+    name."""
 
 
 class _TooLong(_Refused):
@@ -65,7 +66,8 @@ def _no_constant(name: str) -> float:
 
 
 def _line_of_long_number(text: str) -> str:
-    """``:LINE`` of the first number literal longer than MAX_NUMBER_CHARS (only after one was refused)."""
+    """``:LINE`` of the first number literal longer than MAX_NUMBER_CHARS (only after one was
+    refused)."""
     for match in _NUMBER.finditer(text):
         if match.end() - match.start() > MAX_NUMBER_CHARS:
             return f":{text.count(chr(10), 0, match.start()) + 1}"
@@ -73,8 +75,9 @@ def _line_of_long_number(text: str) -> str:
 
 
 def lone_surrogate_escape(text: str) -> re.Match | None:
-    """The first ``\\uD800``-``\\uDFFF`` escape that is not half of a pair (JSON joins a high escape followed
-    at once by a low one into one character; any other becomes a lone surrogate, which is not text)."""
+    """The first ``\\uD800``-``\\uDFFF`` escape that is not half of a pair (JSON joins a high escape
+    followed at once by a low one into one character; any other becomes a lone surrogate, which is
+    not text)."""
     high: re.Match | None = None
     for match in _SURROGATE_ESCAPE.finditer(text):
         if len(match.group(1)) % 2 == 0:
@@ -94,7 +97,8 @@ def lone_surrogate_escape(text: str) -> re.Match | None:
 
 
 def parse_report(text: str, path: str) -> dict:
-    """The report in ``text`` (the file ``path``), parsed and checked against the report schema (module docs)."""
+    """The report in ``text`` (the file ``path``), parsed and checked against the report schema
+    (module docs)."""
     try:
         document = json.loads(
             text, parse_int=_bounded_int, parse_float=_bounded_float, parse_constant=_no_constant
@@ -160,7 +164,8 @@ def json_path(parts: Iterable[object]) -> str:
 
 
 def _type_name(value: object) -> str:
-    """What a parsed value is, in words: a number with no fractional part is an integer (as JSON Schema says)."""
+    """What a parsed value is, in words: a number with no fractional part is an integer (as JSON
+    Schema says)."""
     if isinstance(value, float) and value.is_integer():
         return _TYPE_NAMES["integer"]
     kinds = {
@@ -175,7 +180,8 @@ def _type_name(value: object) -> str:
 
 
 def _violation(path: list, keyword: str, expected: Any, value: object) -> str:
-    """The sentence for one schema violation: ``FIELD what is wrong``, never echoing a long value."""
+    """The sentence for one schema violation: ``FIELD what is wrong``, never echoing a long
+    value."""
     if keyword in ("required", "additionalProperties"):
         path = [*path, expected]
     if keyword == "type":
@@ -199,8 +205,9 @@ def _violation(path: list, keyword: str, expected: Any, value: object) -> str:
 
 @lru_cache(maxsize=1)
 def _validator() -> Callable[[object], str | None]:
-    """The report schema's first violation in a document, as a sentence (None: it matches): with jsonschema-rs
-    where its wheel is installed, else with jsonschema (the same sentences, slower)."""
+    """The report schema's first violation in a document, as a sentence (None: it matches): with
+    jsonschema-rs where its wheel is installed, else with jsonschema (the same sentences,
+    slower)."""
     schema = json.loads(
         resources.files("ptah").joinpath("schemas/report.schema.json").read_text(encoding="utf-8")
     )

@@ -67,7 +67,8 @@ _URL_HINT = (
 
 
 def database_problem(written: str, expanded: str) -> str | None:
-    """Why ``source.database`` (as ``written``, and after ``${VAR}`` expansion) is refused; None when it is not."""
+    """Why ``source.database`` (as ``written``, and after ``${VAR}`` expansion) is refused; None
+    when it is not."""
     shown = f'"{redact_url(written)}"'
     kind = source_kind(expanded)
     if kind is not None and kind != SQLITE_SOURCE:
@@ -85,7 +86,8 @@ def database_problem(written: str, expanded: str) -> str | None:
 
 
 def store_problem(written: str, expanded: str) -> str | None:
-    """Why ``store`` (as ``written``, and after ``${VAR}`` expansion) is refused; None when it is not."""
+    """Why ``store`` (as ``written``, and after ``${VAR}`` expansion) is refused; None when it is
+    not."""
     shown = f'"{redact_url(written)}"'
     if store_kind(expanded) != SQLITE_STORE:
         return system_schema_problem(
@@ -101,7 +103,8 @@ def store_problem(written: str, expanded: str) -> str | None:
 
 
 def store_location(expanded: str, root: str) -> str:
-    """Where a ``store`` value :func:`store_problem` accepts points: its URL, or its file's absolute path."""
+    """Where a ``store`` value :func:`store_problem` accepts points: its URL, or its file's absolute
+    path."""
     if store_kind(expanded) != SQLITE_STORE:
         return expanded
     return os.path.normpath(
@@ -126,7 +129,8 @@ def _path_problem(path: str, *, store: bool) -> str | None:
 def same_database(
     database: str, store: str, root: str, env: Mapping[str, str] = os.environ
 ) -> bool:
-    """Whether the store (a resolved file path or a URL) is the source ``database``, as the values show.
+    """Whether the store (a resolved file path or a URL) is the source ``database``, as the values
+    show.
 
     SQLite: the same file (one inode, else one resolved path -- symbolic links
     followed). PostgreSQL: the same host, port and database name, as libpq
@@ -174,13 +178,15 @@ def _target(url: str, env: Mapping[str, str]) -> tuple[str, str, str]:
 
 
 def refuse_store_in_source(spec: Spec) -> None:
-    """Refuse (:class:`SpecError`, exit 2) a PostgreSQL store in the source's database, as the servers tell.
+    """Refuse (:class:`SpecError`, exit 2) a PostgreSQL store in the source's database, as the
+    servers tell.
 
-    One database is one ``system_identifier`` (the cluster's, ``pg_control_system()``) and one database OID,
-    whatever the URLs spell. There the store must name a schema of its own (:func:`same_database`'s
-    sentence otherwise), and not the schema the source table lives in. Each side is asked on a connection of
-    its own, in a read-only transaction; one that cannot be reached is :class:`SourceUnavailable` or
-    :class:`StoreUnavailable` (exit 3). Other pairs of kinds were decided when the specification was read.
+    One database is one ``system_identifier`` (the cluster's, ``pg_control_system()``) and one
+    database OID, whatever the URLs spell. There the store must name a schema of its own
+    (:func:`same_database`'s sentence otherwise), and not the schema the source table lives in. Each
+    side is asked on a connection of its own, in a read-only transaction; one that cannot be reached
+    is :class:`SourceUnavailable` or :class:`StoreUnavailable` (exit 3). Other pairs of kinds were
+    decided when the specification was read.
     """
     if (source_kind(spec.source.database), store_kind(spec.store)) != (
         POSTGRES_SOURCE,

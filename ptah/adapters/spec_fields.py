@@ -1,4 +1,5 @@
-"""What the parts of the specification reader share: collecting problems, and reading a field's value.
+"""What the parts of the specification reader share: collecting problems, and reading a field's
+value.
 
 The reader (:mod:`ptah.adapters.spec_yaml`) is built of parts -- generations
 (:mod:`ptah.adapters.spec_generations`), variants (:mod:`ptah.adapters.spec_variants`),
@@ -37,7 +38,8 @@ _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def base_url_problem(url: str) -> str | None:
-    """Why ``url`` cannot be a service's base URL (``None``: it can); never repeats a credential it holds."""
+    """Why ``url`` cannot be a service's base URL (``None``: it can); never repeats a credential it
+    holds."""
     if any(not char.isprintable() or char.isspace() for char in url):
         return "must not contain spaces or control characters"
     try:
@@ -176,9 +178,9 @@ class FieldReader:
         needs: str,
         read: Callable[[str, Field], T | None],
     ) -> dict[str, T]:
-        """A top-level mapping of named settings (``variants:``, ``judges:``): each entry whose name is 1 to 64
-        letters, digits, ``.``, ``_`` or ``-`` and whose value is a mapping is read by ``read``; an entry with a
-        problem is left out (and the problem reported)."""
+        """A top-level mapping of named settings (``variants:``, ``judges:``): each entry whose name
+        is 1 to 64 letters, digits, ``.``, ``_`` or ``-`` and whose value is a mapping is read by
+        ``read``; an entry with a problem is left out (and the problem reported)."""
         if field is None or is_null(field.value):
             return {}
         node = field.value
@@ -223,7 +225,8 @@ class FieldReader:
         return name
 
     def options(self, fields: dict[str, Field], prefix: str) -> dict:
-        """A plug-in kind's ``options:`` as plain values (``{}`` and a problem when it is no mapping)."""
+        """A plug-in kind's ``options:`` as plain values (``{}`` and a problem when it is no
+        mapping)."""
         field = fields.get("options")
         if field is not None and not isinstance(field.value, MappingNode):
             self.add(
@@ -245,8 +248,9 @@ class FieldReader:
         key_env: str | None = None,
         key_hint: str = "",
     ) -> tuple[str | None, str | None, int]:
-        """A service's ``base_url``, ``api_key_env`` and ``timeout_s``, each checked; an absent ``api_key_env``
-        reads as ``key_env``, and null (a server that wants no key) is accepted where that default is a name."""
+        """A service's ``base_url``, ``api_key_env`` and ``timeout_s``, each checked; an absent
+        ``api_key_env`` reads as ``key_env``, and null (a server that wants no key) is accepted
+        where that default is a name."""
         base_url = self.text(fields, "base_url", prefix, at, required=url_required, hint=url_hint)
         if base_url is not None and (problem := base_url_problem(base_url)):
             self.add(problem, line=line_of(fields["base_url"].value), field=prefix + "base_url")

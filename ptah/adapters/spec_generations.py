@@ -1,18 +1,16 @@
-"""Reading ``generations:`` of the specification: each generation's model and, for a service, its endpoint.
+"""Reading ``generations:`` of the specification: each generation's model and, for a service, its
+endpoint.
 
 A part of the specification reader (:mod:`ptah.adapters.spec_fields`). A
 generation embedded by a service names a ``provider``::
 
-    generations:
-      small-512:
-        provider: openai                    # any server speaking the OpenAI embeddings API
-        model: text-embedding-3-small
-        base_url: http://127.0.0.1:8080/v1  # default https://api.openai.com/v1; http or https, no credentials
-        api_key_env: OPENAI_API_KEY         # default; null for a server that wants no key
-        dimensions: 512                     # optional, passed to the API
-        batch_size: 256                     # inputs per request (default 64)
-        max_concurrency: 4                  # requests in flight (default 4)
-        timeout_s: 60                       # seconds one request may take in all (default 60)
+    generations: small-512: provider: openai                    # any server speaking the OpenAI
+    embeddings API model: text-embedding-3-small base_url: http://127.0.0.1:8080/v1  # default
+    https://api.openai.com/v1; http or https, no credentials api_key_env: OPENAI_API_KEY         #
+    default; null for a server that wants no key dimensions: 512                     # optional,
+    passed to the API batch_size: 256                     # inputs per request (default 64)
+    max_concurrency: 4                  # requests in flight (default 4) timeout_s: 60
+    # seconds one request may take in all (default 60)
 
 The key itself is never in the file: it is read from the variable when texts
 must be embedded.
@@ -20,10 +18,8 @@ must be embedded.
 An *external* generation names the column of ``source.table`` that already
 holds each row's vector; its model (or provider) embeds the queries only::
 
-    generations:
-      production:
-        vectors: {column: embedding}   # PostgreSQL: pgvector vector/halfvec; SQLite: float32 BLOB or JSON array text
-        model: sentence-transformers/all-MiniLM-L6-v2
+    generations: production: vectors: {column: embedding}   # PostgreSQL: pgvector vector/halfvec;
+    SQLite: float32 BLOB or JSON array text model: sentence-transformers/all-MiniLM-L6-v2
 
 ``text`` and ``document_prefix`` are refused beside ``vectors``: ptah embeds no
 row text for it, so they could change nothing.
@@ -224,7 +220,8 @@ class GenerationFields(FieldReader):
     def backend(
         self, fields: dict[str, Field], prefix: str, at: int, *, local: bool
     ) -> tuple[str, str | None]:
-        """``backend:`` and ``quantize:``: what runs a local model, and how its weights are stored."""
+        """``backend:`` and ``quantize:``: what runs a local model, and how its weights are
+        stored."""
         if not local:
             for name in ("backend", "quantize"):
                 self.refuse(
@@ -247,7 +244,8 @@ class GenerationFields(FieldReader):
     def choice(
         self, fields: dict[str, Field], name: str, prefix: str, at: int, allowed: tuple[str, ...]
     ) -> str | None:
-        """The field ``name`` when it is one of ``allowed`` (None when absent; a problem otherwise)."""
+        """The field ``name`` when it is one of ``allowed`` (None when absent; a problem
+        otherwise)."""
         hint = "write " + " or ".join(allowed)
         value = self.text(fields, name, prefix, at, required=False, hint=hint)
         if value is not None and value not in allowed:
@@ -260,7 +258,8 @@ class GenerationFields(FieldReader):
         return value
 
     def vectors(self, fields: dict[str, Field], prefix: str) -> str | None:
-        """The column ``vectors: {column: NAME}`` names; fields that only shape the rows' text are refused."""
+        """The column ``vectors: {column: NAME}`` names; fields that only shape the rows' text are
+        refused."""
         node = fields["vectors"].value
         entries = (
             self.fields(node, ("column",), prefix + "vectors.", prefix + "vectors")
@@ -295,7 +294,8 @@ class GenerationFields(FieldReader):
         return column
 
     def service(self, fields: dict[str, Field], prefix: str, at: int) -> ServiceSettings | None:
-        """The service a ``provider:`` names; without one, each service field is refused as out of place."""
+        """The service a ``provider:`` names; without one, each service field is refused as out of
+        place."""
         if "provider" not in fields:
             for name in SERVICE_FIELDS:
                 self.refuse(

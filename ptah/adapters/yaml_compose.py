@@ -102,7 +102,8 @@ _IMPLICIT = [
 
 
 def _by_first_character(version: str) -> dict[str, tuple[tuple[str, re.Pattern], ...]]:
-    """The rules of ``version``, by the first character of the text they can match ("" for the empty text)."""
+    """The rules of ``version``, by the first character of the text they can match ("" for the empty
+    text)."""
     rules: dict[str, list[tuple[str, re.Pattern]]] = {}
     for versions, tag, pattern, firsts in _IMPLICIT:
         if version in versions:
@@ -117,7 +118,8 @@ _YAML_1_1 = re.compile(rb"(?:[ \t]*(?:#[^\n]*)?\n|%[^\n]*\n)*%YAML[ \t]+1\.1(?![
 
 
 class _Types:
-    """The resolver the composer asks for each node's tag: ptah's rules (module docs), no path resolvers."""
+    """The resolver the composer asks for each node's tag: ptah's rules (module docs), no path
+    resolvers."""
 
     rules = _RULES["1.2"]
 
@@ -154,13 +156,15 @@ except ImportError:  # PyYAML built without libyaml
 else:
 
     class _LibyamlComposer(CParser, _Types):
-        """libyaml's parser with PyYAML's composer in C (Cython), which asks :class:`_Types` for each tag."""
+        """libyaml's parser with PyYAML's composer in C (Cython), which asks :class:`_Types` for
+        each tag."""
 
     _Composer = _LibyamlComposer
 
 
 class NotAccepted(Exception):
-    """A document that is not YAML ptah reads: ``message`` for a ``FILE:LINE: message``, at ``line`` (1-based)."""
+    """A document that is not YAML ptah reads: ``message`` for a ``FILE:LINE: message``, at ``line``
+    (1-based)."""
 
     def __init__(self, message: str, line: int | None) -> None:
         super().__init__(message)
@@ -169,8 +173,9 @@ class NotAccepted(Exception):
 
 
 def compose_documents(data: bytes) -> list[Node]:
-    """The root node of each document of ``data`` (UTF-8 without a byte order mark, as the caller checked: libyaml
-    reads the bytes themselves, no copy); raises :class:`NotAccepted` for text that is no YAML."""
+    """The root node of each document of ``data`` (UTF-8 without a byte order mark, as the caller
+    checked: libyaml reads the bytes themselves, no copy); raises :class:`NotAccepted` for text that
+    is no YAML."""
     stand_ins = _stand_ins(data)
     for character, stand_in in stand_ins.items():
         data = data.replace(character.encode("utf-8"), stand_in.encode("utf-8"))
@@ -199,9 +204,9 @@ _TEXT_NOT_BREAKS = ("\x85", "\u2028", "\u2029")
 
 
 def _stand_ins(data: bytes) -> dict[str, str]:
-    """For each of NEL, LS and PS that ``data`` holds, a character of the private use area it holds neither
-    written nor as an escape, to stand in for it while libyaml reads: so that it stays text, and every line after
-    it keeps its number."""
+    """For each of NEL, LS and PS that ``data`` holds, a character of the private use area it holds
+    neither written nor as an escape, to stand in for it while libyaml reads: so that it stays text,
+    and every line after it keeps its number."""
     found = [character for character in _TEXT_NOT_BREAKS if character.encode("utf-8") in data]
     if not found:
         return {}
@@ -265,7 +270,8 @@ def _refusal(exc: YAMLError, data: bytes, in_python: bool) -> NotAccepted:
 
 
 def _surrogate_at(data: bytes, mark: yaml.Mark) -> bool:
-    """Whether the escape libyaml stopped at (the last one starting at or before ``mark``) is a lone surrogate."""
+    """Whether the escape libyaml stopped at (the last one starting at or before ``mark``) is a lone
+    surrogate."""
     line = data.split(b"\n", mark.line + 1)[mark.line].decode("utf-8")
     escapes = [found for found in _ESCAPE.finditer(line) if found.start() <= mark.column]
     if not escapes:
@@ -275,12 +281,12 @@ def _surrogate_at(data: bytes, mark: yaml.Mark) -> bool:
 
 
 def refuse_repeats(root: Node, data: bytes) -> None:
-    """Raise :class:`NotAccepted` where a node occurs twice (the composer makes an alias a second reference to its
-    anchor's node) or a scalar holds a lone surrogate (a double-quoted ``"\\ud800"``: no Unicode text, which
-    could be neither digested nor embedded).
+    """Raise :class:`NotAccepted` where a node occurs twice (the composer makes an alias a second
+    reference to its anchor's node) or a scalar holds a lone surrogate (a double-quoted
+    ``"\\ud800"``: no Unicode text, which could be neither digested nor embedded).
 
-    Only a ``*`` writes an alias, and libyaml refuses a surrogate escape itself, so without a ``*`` in ``data``
-    there is nothing to walk.
+    Only a ``*`` writes an alias, and libyaml refuses a surrogate escape itself, so without a ``*``
+    in ``data`` there is nothing to walk.
     """
     if b"*" not in data and _Composer is not _PurePythonComposer:
         return

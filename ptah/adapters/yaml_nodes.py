@@ -52,7 +52,8 @@ def line_of(node: Node) -> int:
 
 
 def shown(node: Node, limit: int = 40) -> str:
-    """A scalar's text for a message, cut to ``limit`` characters (and its length said) so a huge value cannot flood it."""
+    """A scalar's text for a message, cut to ``limit`` characters (and its length said) so a huge
+    value cannot flood it."""
     return abbreviated(str(node.value), limit)
 
 
@@ -147,8 +148,9 @@ def parse_document(
 
 
 class ProblemReader:
-    """A pass over one composed document that collects every problem (``FILE:LINE: case "ID": field: message``)
-    instead of stopping at the first; the corpus and judgement-record readers build on it."""
+    """A pass over one composed document that collects every problem (``FILE:LINE: case "ID": field:
+    message``) instead of stopping at the first; the corpus and judgement-record readers build on
+    it."""
 
     def __init__(self, path: str):
         self.path = path
@@ -171,9 +173,10 @@ class ProblemReader:
         field: str | None,
         case: str | None = None,
     ) -> bool:
-        """Whether ``node`` is a ``kind`` (a list or a mapping) of at most ``limit`` items and, where ``empty`` says
-        what to do instead, of at least one; otherwise reports ``must be {shape}, not …``, ``is empty; {empty}``
-        or ``over`` formatted with the count and the limit."""
+        """Whether ``node`` is a ``kind`` (a list or a mapping) of at most ``limit`` items and,
+        where ``empty`` says what to do instead, of at least one; otherwise reports ``must be
+        {shape}, not …``, ``is empty; {empty}`` or ``over`` formatted with the count and the
+        limit."""
         message = (
             f"must be {shape}, not {describe(node)}"
             if not isinstance(node, kind)
@@ -190,8 +193,9 @@ class ProblemReader:
     def top(
         self, root: Node, *, known: tuple[str, ...], what: str, holds: str, format_: str
     ) -> dict[str, Field]:
-        """The fields of the document's root, its ``version`` checked to be 1; raises :class:`CorpusError` when
-        the root is no mapping (``holds``: the fields it needs, ``format_``: the format's name, for messages)."""
+        """The fields of the document's root, its ``version`` checked to be 1; raises
+        :class:`CorpusError` when the root is no mapping (``holds``: the fields it needs,
+        ``format_``: the format's name, for messages)."""
         if not isinstance(root, MappingNode):
             self.report(
                 f"a {what} is a YAML mapping with {holds}, not {describe(root)}",
@@ -227,7 +231,8 @@ def suggestion(name: str, known: tuple[str, ...]) -> str | None:
 
 
 def suggestions(node: MappingNode, known: tuple[str, ...]) -> set[str]:
-    """The known field names the mapping's unknown ones are likely misspellings of (``defualt_k``: ``default_k``)."""
+    """The known field names the mapping's unknown ones are likely misspellings of (``defualt_k``:
+    ``default_k``)."""
     return {
         found
         for key, _ in node.value
@@ -325,7 +330,8 @@ def is_null(node: Node) -> bool:
 
 
 def scalar_text(node: Node) -> str | None:
-    """The text of a scalar exactly as written (quoted or not); ``None`` for null or a collection."""
+    """The text of a scalar exactly as written (quoted or not); ``None`` for null or a
+    collection."""
     if not isinstance(node, ScalarNode) or tag_of(node) == TAG_NULL:
         return None
     return str(node.value)
@@ -335,14 +341,16 @@ def scalar_text(node: Node) -> str | None:
 
 
 def grade_text(grade: float) -> str:
-    """A grade as YAML: ``1`` for a whole number, else the shortest float that reads back the same."""
+    """A grade as YAML: ``1`` for a whole number, else the shortest float that reads back the
+    same."""
     return str(int(grade)) if float(grade).is_integer() else repr(float(grade))
 
 
 def quoted(text: str) -> str:
-    """``text`` as a YAML double-quoted scalar that reads back as exactly ``text``: ``"`` and ``\\`` escaped,
-    printable characters as themselves, and everything else -- controls, line and paragraph separators, NEL,
-    BOM, non-printable code points -- as a ``\\xXX``, ``\\uXXXX`` or ``\\UXXXXXXXX`` escape."""
+    """``text`` as a YAML double-quoted scalar that reads back as exactly ``text``: ``"`` and ``\\``
+    escaped, printable characters as themselves, and everything else -- controls, line and paragraph
+    separators, NEL, BOM, non-printable code points -- as a ``\\xXX``, ``\\uXXXX`` or
+    ``\\UXXXXXXXX`` escape."""
     out = ['"']
     for char in text:
         code = ord(char)

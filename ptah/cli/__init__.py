@@ -22,9 +22,10 @@ from ptah.cli.streams import ReaderGone, guarded_streams, leave_quietly
 from ptah.core.errors import EXIT_OPERATIONAL, PtahError
 from ptah.core.visible import visible
 
-# Each name under ``ptah``, in the order the app adds them: the module holding its group (``app``) or command,
-# imported only when a command line needs it. (``ptah.cli.judge`` adds holes, judge, add and pin to the corpus
-# group's app; ``inference`` and ``report`` add evaluate and rebaseline themselves.)
+# Each name under ``ptah``, in the order the app adds them: the module holding its group (``app``)
+# or command, imported only when a command line needs it. (``ptah.cli.judge`` adds holes, judge, add
+# and pin to the corpus group's app; ``inference`` and ``report`` add evaluate and rebaseline
+# themselves.)
 _PARTS = {
     "corpus": ("ptah.cli.judge", "app"),
     "inference": ("ptah.cli.inference", "app"),
@@ -83,8 +84,8 @@ def __getattr__(name: str):
 
 
 def _app_for(argv: list[str] | None) -> typer.Typer:
-    """The app for a command line: the one group or command its first word names, else the whole app (whose
-    root help, root options, shell completion and "no such command" need every part)."""
+    """The app for a command line: the one group or command its first word names, else the whole app
+    (whose root help, root options, shell completion and "no such command" need every part)."""
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in _PARTS and not os.environ.get("_PTAH_COMPLETE"):
         return _app((args[0],))
@@ -128,7 +129,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _say(text: str) -> None:
-    """A notice on stderr, at once ("loading all-MiniLM-L6-v2 …" before the seconds a model takes to load)."""
+    """A notice on stderr, at once ("loading all-MiniLM-L6-v2 …" before the seconds a model takes to
+    load)."""
     print(visible(text), file=sys.stderr, flush=True)
 
 

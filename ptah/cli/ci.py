@@ -1,4 +1,5 @@
-"""What ``evaluate`` tells a CI: GitHub workflow annotations, and the summary appended to the step's page.
+"""What ``evaluate`` tells a CI: GitHub workflow annotations, and the summary appended to the step's
+page.
 
 * ``GITHUB_ACTIONS=true``: an ``::error`` annotation on the corpus line of each
   failed case (:mod:`ptah.render.annotations`), printed to stderr; the file is

@@ -85,7 +85,8 @@ def export_qrels(
         help="Multiply every grade by this to make fractional grades whole (trec_eval reads integers).",
     ),
 ) -> None:
-    """Write the corpus judgements as TREC qrels (QID 0 DOCID GRADE), for trec_eval, pytrec_eval or ranx.
+    """Write the corpus judgements as TREC qrels (QID 0 DOCID GRADE), for trec_eval, pytrec_eval or
+    ranx.
 
     Exit 2 when a grade is fractional (give --scale) or a case id or key holds
     whitespace, which TREC files cannot carry.
@@ -122,7 +123,8 @@ def plan(
     ),
     json_output: bool = typer.Option(False, "--json", help="Print the plans as JSON."),
 ) -> None:
-    """How many cases the corpus, and each slice (tag), needs to see a change of X with the given power.
+    """How many cases the corpus, and each slice (tag), needs to see a change of X with the given
+    power.
 
     The paired normal approximation: n = ((z(1 - alpha/2) + z(power)) * s / X)^2,
     rounded up (never below the 6 cases at alpha 0.05 that the sign-flip test
@@ -184,7 +186,8 @@ def plan(
 
 
 def _change(text: str) -> float:
-    """The X of ``--detect NAME=X``: a number, 1e-6 <= X <= 1; ``ValueError`` saying so otherwise."""
+    """The X of ``--detect NAME=X``: a number, 1e-6 <= X <= 1; ``ValueError`` saying so
+    otherwise."""
     from ptah.core.power import check_settings
 
     try:

@@ -1,4 +1,5 @@
-"""How the CLI prints what came from a file or a database: controls made visible, rich markup escaped.
+"""How the CLI prints what came from a file or a database: controls made visible, rich markup
+escaped.
 
 Every case id, query, key, path, generation, table or column name and every
 message that may quote one passes through :func:`plain` or :func:`markup`
@@ -33,8 +34,8 @@ SPEC_HELP = "The specification file (default: $PTAH_SPEC, else the nearest ptah.
 
 
 def wrote(path: object, *, err: bool = False) -> None:
-    """Say where a file went: ``wrote report.html``, the last line of a command's output (``err``: on stderr,
-    when stdout holds a ``--json`` document)."""
+    """Say where a file went: ``wrote report.html``, the last line of a command's output (``err``:
+    on stderr, when stdout holds a ``--json`` document)."""
     import typer
 
     typer.echo(f"wrote {plain(path)}", err=err)
@@ -55,8 +56,8 @@ def error_text(exc: BaseException) -> str:
 def check_outputs(
     *pairs: tuple[str, str | os.PathLike | None], inputs: Sequence[tuple[str, str]] = ()
 ) -> None:
-    """Refuse (exit 2), before any work, each ``(option, path)`` output ptah would refuse to write, two outputs
-    on one file, and an output over one of the run's ``inputs`` (``(what, path)``,
+    """Refuse (exit 2), before any work, each ``(option, path)`` output ptah would refuse to write,
+    two outputs on one file, and an output over one of the run's ``inputs`` (``(what, path)``,
     :func:`ptah.services.files.run_inputs`)."""
     from ptah.services.files import check_apart, check_output
 
@@ -89,9 +90,10 @@ def save_help() -> str:
 def outputs(
     spelled: dict[str, str | None], saves: list[str] | None, inputs: Sequence[tuple[str, str]] = ()
 ) -> list[tuple[str, str]]:
-    """Each ``(format, path)`` to write: the spelled options given, then each ``--save FORMAT=PATH``; a path ptah
-    would refuse, an unknown format, two outputs on one file or an output over one of the run's ``inputs``
-    (:func:`check_outputs`) is refused now (exit 2), before any work."""
+    """Each ``(format, path)`` to write: the spelled options given, then each ``--save
+    FORMAT=PATH``; a path ptah would refuse, an unknown format, two outputs on one file or an output
+    over one of the run's ``inputs`` (:func:`check_outputs`) is refused now (exit 2), before any
+    work."""
     from ptah.core.errors import InputError
     from ptah.core.visible import abbreviated
     from ptah.render.formats import FORMATS
@@ -115,8 +117,8 @@ def outputs(
 
 
 def show_report(report, *, json_output: bool, written: tuple = ()) -> None:
-    """Print a report -- its ``--json`` document, or the summary and tables -- then ``wrote FILE`` for each file
-    written (on stderr beside ``--json``, whose stdout stays one document)."""
+    """Print a report -- its ``--json`` document, or the summary and tables -- then ``wrote FILE``
+    for each file written (on stderr beside ``--json``, whose stdout stays one document)."""
     import typer
 
     if json_output:

@@ -1,8 +1,10 @@
-"""``ptah inference evaluate``: the main job, rendered for people (rich) or machines (``--json``) by :mod:`ptah.render`.
+"""``ptah inference evaluate``: the main job, rendered for people (rich) or machines (``--json``) by
+:mod:`ptah.render`.
 
-The request's options (``--generation`` … ``--ef-search``, ``--seed``) are made from their declaration on
-:class:`~ptah.core.request.EvaluationRequest`, one typer option each, placed in the command's signature; the
-command's own are the corpus, the outputs and the three drop spellings ``--max-recall-drop`` and friends.
+The request's options (``--generation`` … ``--ef-search``, ``--seed``) are made from their
+declaration on :class:`~ptah.core.request.EvaluationRequest`, one typer option each, placed in the
+command's signature; the command's own are the corpus, the outputs and the three drop spellings
+``--max-recall-drop`` and friends.
 """
 
 from __future__ import annotations
@@ -61,7 +63,8 @@ def evaluate(
     save: list[str] | None = typer.Option(None, "--save", help=save_help()),
     **requested,
 ) -> None:
-    """Measure a generation on a corpus: recall, MRR, nDCG, required and forbidden keys, baseline gates.
+    """Measure a generation on a corpus: recall, MRR, nDCG, required and forbidden keys, baseline
+    gates.
 
     With several runs (--generation A --generation B, or --channel), the first
     is the reference and each other is compared with it side by side: mean
@@ -127,8 +130,8 @@ def evaluate(
 
 
 def drops(spelled: dict[str, float | None], given: list[str]) -> dict[str, float]:
-    """The drop gates: ``--max-recall-drop X`` and friends, and each ``--max-drop NAME=X`` (``NAME=X@TAG``: the
-    slice of tag TAG); a measure named twice is refused (exit 2)."""
+    """The drop gates: ``--max-recall-drop X`` and friends, and each ``--max-drop NAME=X``
+    (``NAME=X@TAG``: the slice of tag TAG); a measure named twice is refused (exit 2)."""
     from ptah.cli.named import measure_values
 
     found = {name: value for name, value in spelled.items() if value is not None}
@@ -139,7 +142,8 @@ def drops(spelled: dict[str, float | None], given: list[str]) -> dict[str, float
 
 @contextmanager
 def as_flags():
-    """A refused option named by its flag (``--ef-search: …``) where the API and the server name the option."""
+    """A refused option named by its flag (``--ef-search: …``) where the API and the server name the
+    option."""
     try:
         yield
     except OptionError as exc:
@@ -147,7 +151,8 @@ def as_flags():
 
 
 def _parameter(option: Option) -> inspect.Parameter:
-    """The typer option of a request option: a list for names and for NAME=X pairs, else its own type."""
+    """The typer option of a request option: a list for names and for NAME=X pairs, else its own
+    type."""
     many = option.kind in (tuple, dict)
     annotation = (
         Optional[list[str]]  # noqa: UP045 (typer reads Optional)

@@ -33,7 +33,8 @@ def beir(
     ),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary of the import."),
 ) -> None:
-    """Import a BEIR dataset: source.db, ptah.yaml (generation minilm) and corpora at depths 10 and 100.
+    """Import a BEIR dataset: source.db, ptah.yaml (generation minilm) and corpora at depths 10 and
+    100.
 
     Documents embed as (title + " " + text).strip(), as MTEB did for the
     published numbers; one case per query of the split judged above 0. Exit 2

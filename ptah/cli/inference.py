@@ -121,8 +121,9 @@ def build(
 
 
 def _usage_text(usage: dict | None) -> str:
-    """What a service was asked, for the build's line ("" for a local model): ptah's count of texts and characters,
-    the server's own token count under its name, and the waits (summed over concurrent requests, said so)."""
+    """What a service was asked, for the build's line ("" for a local model): ptah's count of texts
+    and characters, the server's own token count under its name, and the waits (summed over
+    concurrent requests, said so)."""
     if usage is None:
         return ""
     tokens = usage.get("server_prompt_tokens")
@@ -145,7 +146,8 @@ def _usage_text(usage: dict | None) -> str:
 
 @contextmanager
 def _progress_bar() -> Iterator:
-    """A rich progress bar on stderr with rows/s and ETA, driven by the build's progress callback."""
+    """A rich progress bar on stderr with rows/s and ETA, driven by the build's progress
+    callback."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -177,7 +179,8 @@ def _progress_bar() -> Iterator:
             def __call__(self, done: int, total: int) -> None:
                 progress.update(task, completed=done, total=total)
 
-            rows = __call__  # rows as the model embeds them, between commits: a rate and an ETA from the first
+            # rows as the model embeds them, between commits: a rate and an ETA from the first
+            rows = __call__
 
             def partitions(
                 self, done: int, total: int
@@ -193,7 +196,8 @@ def verify(
     spec: str | None = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
     json_output: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """Check coverage (every row has a vector) and freshness (each vector matches its row's text now).
+    """Check coverage (every row has a vector) and freshness (each vector matches its row's text
+    now).
 
     Exit 0 when complete and fresh with no orphans, 1 when not (the first
     offenders are listed by key), 3 when the store or source is unavailable.
@@ -297,7 +301,8 @@ def search(
     spec: str | None = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
     json_output: bool = typer.Option(False, "--json", help="Print the results as JSON."),
 ) -> None:
-    """The top k rows for a query by exact cosine similarity: score descending, ties by key ascending.
+    """The top k rows for a query by exact cosine similarity: score descending, ties by key
+    ascending.
 
     Each row is printed with its score, key and text (on one line, cut to the
     terminal's width; --json holds the whole text). A query searched before
@@ -334,8 +339,8 @@ def search(
 
 
 def _one_line(text: str, room: int) -> str:
-    """``text`` on one line (runs of white space, newlines included, as one space; controls made visible), cut with
-    an ellipsis to ``room`` characters (at least 20)."""
+    """``text`` on one line (runs of white space, newlines included, as one space; controls made
+    visible), cut with an ellipsis to ``room`` characters (at least 20)."""
     flat = plain(" ".join(text.split()))
     room = max(room, 20)
     return flat if len(flat) <= room else flat[: room - 1].rstrip() + "…"
@@ -356,7 +361,8 @@ def index(
     spec: str | None = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary."),
 ) -> None:
-    """Build (or replace) a generation's vector index in the pgvector store, for `evaluate --search index|both`.
+    """Build (or replace) a generation's vector index in the pgvector store, for `evaluate --search
+    index|both`.
 
     Exit 2 without --hnsw or for a generation never built, 3 on the SQLite
     store (it has no index) or while a build of the generation runs.

@@ -1,4 +1,5 @@
-"""``ptah corpus holes``, ``judge``, ``add`` and ``pin``: fill the holes of a corpus from the source table.
+"""``ptah corpus holes``, ``judge``, ``add`` and ``pin``: fill the holes of a corpus from the source
+table.
 
 * ``holes`` lists, per case, the rows the runs asked for rank in the top k that
   nobody judged (the pooled worklist, :mod:`ptah.core.worklist`);
@@ -55,7 +56,8 @@ def holes(
     json_output: bool = typer.Option(False, "--json", help="Print the worklist as JSON."),
     spec: str | None = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
 ) -> None:
-    """List the holes: rows in a case's top k that neither the corpus nor its judgement record judges.
+    """List the holes: rows in a case's top k that neither the corpus nor its judgement record
+    judges.
 
     For each case, the union over every run asked for, with the rank each run
     gave the row and its text; best rank first. Exit 0 (holes or none).
@@ -179,14 +181,14 @@ def judge(
     variant: list[str] = typer.Option([], "--variant", help=VARIANT_HELP),
     spec: str | None = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
 ) -> None:
-    """Judge the holes in the terminal, one row at a time, or one key from a script (--case --key --grade).
+    """Judge the holes in the terminal, one row at a time, or one key from a script (--case --key
+    --grade).
 
-    Keys: 0 not relevant, 1... the grades the corpus uses (ascending), r required,
-    f forbidden, s skip, u undo, q save and quit (resumable: the next session asks only what is still
-    unjudged). Grades above 0, required and forbidden keys go into the
-    corpus; every judgement, with the SHA-256 of the row's text, into the
-    judgement record. Exit 2 for a case not in the corpus or a key that is
-    not a row of the source.
+    Keys: 0 not relevant, 1... the grades the corpus uses (ascending), r required, f forbidden, s
+    skip, u undo, q save and quit (resumable: the next session asks only what is still unjudged).
+    Grades above 0, required and forbidden keys go into the corpus; every judgement, with the
+    SHA-256 of the row's text, into the judgement record. Exit 2 for a case not in the corpus or a
+    key that is not a row of the source.
     """
     from ptah.cli.judge_session import say_saved
     from ptah.services.judging import FORBIDDEN, REQUIRED, judge_key, off_scale
@@ -314,8 +316,8 @@ def _scale(corpus: Path) -> tuple[float, ...]:
 
 
 def _ask_in_terminal(corpus: Path, items: list) -> list:
-    """The judgements of ``items`` made in the terminal session, offering the corpus's grades (said first) and
-    showing with each row the grades its case already gives."""
+    """The judgements of ``items`` made in the terminal session, offering the corpus's grades (said
+    first) and showing with each row the grades its case already gives."""
     from ptah.cli.judge_session import key_reader, run_session
     from ptah.services.files import load_corpus
 
@@ -437,7 +439,8 @@ def add(
     ),
     spec: str | None = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
 ) -> None:
-    """Author a case against the table: judge the pooled top rows of the query, then append the case.
+    """Author a case against the table: judge the pooled top rows of the query, then append the
+    case.
 
     The same keys as judge; at least one row must be graded relevant or
     required. Exit 2 for an id the corpus has already.

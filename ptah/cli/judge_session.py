@@ -1,4 +1,5 @@
-"""The terminal session of ``ptah corpus judge`` and ``ptah corpus add``: one row at a time, one key each.
+"""The terminal session of ``ptah corpus judge`` and ``ptah corpus add``: one row at a time, one key
+each.
 
 For each hole: the case's query, the row's key and text, and which runs
 returned it at which rank. Keys: ``0`` not relevant, ``1``... the grades the
@@ -12,11 +13,11 @@ session resumes with the rows still unjudged. On a terminal Ctrl-C is read
 as a key, not taken as a signal, so it means the same wherever the session is
 when it is pressed.
 
-On a terminal a key is read as it is pressed; from a pipe, a line at a time
-(its first character). A key that sends several bytes (Delete, F5, PageUp,
-an arrow: an escape sequence) and pasted text arrive as a burst, not a key
-press: a burst is ignored whole, so no digit inside one is taken as a grade. Text from the corpus and the source is printed with its
-controls made visible (:mod:`ptah.cli.display`).
+On a terminal a key is read as it is pressed; from a pipe, a line at a time (its first character). A
+key that sends several bytes (Delete, F5, PageUp, an arrow: an escape sequence) and pasted text
+arrive as a burst, not a key press: a burst is ignored whole, so no digit inside one is taken as a
+grade. Text from the corpus and the source is printed with its controls made visible
+(:mod:`ptah.cli.display`).
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ DEFAULT_SCALE = (1.0,)
 
 
 def answers(scale: Sequence[float]) -> dict[str, tuple[float, str | None]]:
-    """The keys of a session on the corpus's grade ``scale`` (ascending; at most 9): ``1``... its grades in
-    order, ``0`` not relevant, ``r`` required (grade 1), ``f`` forbidden."""
+    """The keys of a session on the corpus's grade ``scale`` (ascending; at most 9): ``1``... its
+    grades in order, ``0`` not relevant, ``r`` required (grade 1), ``f`` forbidden."""
     graded = {str(number): (grade, None) for number, grade in enumerate(scale[:9], start=1)}
     return {"0": (0.0, None), **graded, "r": (1.0, REQUIRED), "f": (0.0, FORBIDDEN)}
 
@@ -75,7 +76,8 @@ def uses(grades: Sequence[float]) -> str:
 
 
 def prompt(scale: Sequence[float]) -> str:
-    """``[0 not relevant · 1 grade 0.5 · 2 grade 1 · r required · …]``: the keys on the corpus's scale."""
+    """``[0 not relevant · 1 grade 0.5 · 2 grade 1 · r required · …]``: the keys on the corpus's
+    scale."""
     grades = " · ".join(
         f"{number} grade {grade:g}" for number, grade in enumerate(scale[:9], start=1)
     )
@@ -103,7 +105,8 @@ def _hung_up(_signum, _frame) -> None:
 
 
 def _terminated(_signum, _frame) -> None:
-    """SIGTERM: the session ends (and saves); another one while it unwinds is not a second interruption."""
+    """SIGTERM: the session ends (and saves); another one while it unwinds is not a second
+    interruption."""
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise Terminated()
 
@@ -127,8 +130,9 @@ def _silenced() -> None:
 
 @contextmanager
 def key_reader() -> Iterator[Callable[[], str]]:
-    """A function returning the next key pressed ('' at the end of input); a key at a time on a terminal. While
-    it is open, SIGTERM raises :class:`Terminated` (and, on a terminal, SIGHUP :class:`HungUp`)."""
+    """A function returning the next key pressed ('' at the end of input); a key at a time on a
+    terminal. While it is open, SIGTERM raises :class:`Terminated` (and, on a terminal, SIGHUP
+    :class:`HungUp`)."""
     with _ended_by_sigterm(), _keys() as read:
         yield read
 
@@ -149,7 +153,8 @@ def _keys() -> Iterator[Callable[[], str]]:
     previous = signal.signal(signal.SIGHUP, _hung_up)
     try:
         tty.setcbreak(fd)
-        # Ctrl-C arrives as a key (\x03), read like q: a SIGINT could land anywhere, between the prompt and read()
+        # Ctrl-C arrives as a key (\x03), read like q: a SIGINT could land anywhere, between the
+        # prompt and read()
         quiet = termios.tcgetattr(fd)
         quiet[3] &= ~termios.ISIG
         termios.tcsetattr(fd, termios.TCSANOW, quiet)
@@ -185,8 +190,9 @@ def _keys() -> Iterator[Callable[[], str]]:
 def show(
     item: tuple[WorkCase, Hole], index: int, total: int, grades: Sequence[float] | None = None
 ) -> None:
-    """The case (its query, what it already judges, the grades it gives: ``grades``, None when unknown) and the
-    row: its key, where the runs ranked it, and its judging text wrapped to the terminal."""
+    """The case (its query, what it already judges, the grades it gives: ``grades``, None when
+    unknown) and the row: its key, where the runs ranked it, and its judging text wrapped to the
+    terminal."""
     case, hole = item
     where = ", ".join(f"{plain(run)} #{rank}" for run, rank in hole.ranks.items())
     width = max(40, shutil.get_terminal_size().columns - 4)
@@ -215,9 +221,9 @@ def run_session(
     scale: Sequence[float] = DEFAULT_SCALE,
     grades: Mapping[str, Sequence[float]] | None = None,
 ) -> list[Verdict]:
-    """Ask for each ``(case, hole)`` in turn (module docs), offering the grades of the corpus's ``scale`` and
-    saying what each key does first and, with each row, the grades its case gives (``grades``, by case id);
-    returns the judgements made, in order."""
+    """Ask for each ``(case, hole)`` in turn (module docs), offering the grades of the corpus's
+    ``scale`` and saying what each key does first and, with each row, the grades its case gives
+    (``grades``, by case id); returns the judgements made, in order."""
     verdicts: list[Verdict] = []
     typer.echo(legend(scale))
     try:

@@ -1,4 +1,5 @@
-"""Options that name a measure and give it a number, ``--OPTION NAME=X`` (``--detect nDCG=0.02``)."""
+"""Options that name a measure and give it a number, ``--OPTION NAME=X`` (``--detect
+nDCG=0.02``)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ def measure_values(
     *,
     tagged: bool = False,
 ) -> dict[str, float]:
-    """Each ``OPTION NAME=X`` in ``given`` added to ``found``, keyed by the measure's string form (``nDCG``,
-    ``MAP@10``); X is what ``value`` makes of its text (a ``ValueError`` says what is wrong). ``tagged``: X may
-    end in a slice's ``@TAG`` (``recall=0.02@billing``), keyed ``recall@billing``. ``InputError`` (exit 2) for an
-    unknown measure, a bad X, or a measure named twice (``again`` formats that sentence with the measure)."""
+    """Each ``OPTION NAME=X`` in ``given`` added to ``found``, keyed by the measure's string form
+    (``nDCG``, ``MAP@10``); X is what ``value`` makes of its text (a ``ValueError`` says what is
+    wrong). ``tagged``: X may end in a slice's ``@TAG`` (``recall=0.02@billing``), keyed
+    ``recall@billing``. ``InputError`` (exit 2) for an unknown measure, a bad X, or a measure named
+    twice (``again`` formats that sentence with the measure)."""
     from ptah.core.measures import Measure
     from ptah.core.visible import abbreviated
 

@@ -1,4 +1,5 @@
-"""``ptah report rebaseline``: a new baseline from an old report, after the corpus changed (no hand work)."""
+"""``ptah report rebaseline``: a new baseline from an old report, after the corpus changed (no hand
+work)."""
 
 from __future__ import annotations
 

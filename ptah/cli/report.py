@@ -1,4 +1,5 @@
-"""``ptah report show``, ``diff`` and ``trend``: saved reports (``--output``) re-read, with no store and no model.
+"""``ptah report show``, ``diff`` and ``trend``: saved reports (``--output``) re-read, with no store
+and no model.
 
 Each report is read as a baseline is (bounded, checked against the report
 schema and against itself; exit 2 otherwise).
@@ -106,8 +107,8 @@ def diff(
     Mean deltas, wins/ties/losses, the paired bootstrap interval and sign-flip
     p-value per measure, and the cases that changed, as evaluate compares runs.
 
-    Exit 0 when compared; 2 when the reports measured different corpora (their digests differ, or their runs hold
-    other case ids) or a run is missing.
+    Exit 0 when compared; 2 when the reports measured different corpora (their digests differ, or
+    their runs hold other case ids) or a run is missing.
     """
     from ptah.cli.evaluate import as_flags
     from ptah.core.baseline import Evidence, check_cases

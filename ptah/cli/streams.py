@@ -30,7 +30,8 @@ class ReaderGone(Exception):
 
 
 class _Guarded:
-    """A text stream whose broken pipe raises :class:`ReaderGone`; everything else passes through."""
+    """A text stream whose broken pipe raises :class:`ReaderGone`; everything else passes
+    through."""
 
     def __init__(self, stream: TextIO):
         self._stream = stream

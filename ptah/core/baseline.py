@@ -1,11 +1,10 @@
 """Baselines and gates: comparing a report with an earlier one, and the verdict.
 
-Comparability: a baseline is comparable with a corpus when their digests
-match or they differ in judgements alone (:mod:`ptah.core.rescore`, which
-measures the baseline again from its rankings); otherwise
-:func:`check_comparable` raises ``IncomparableBaseline`` naming both
-digests. The digest is what a report says of itself, so the cases it holds are checked too (:func:`check_cases`): a run's case ids must be
-exactly its corpus's, or a baseline cut down to its worst cases (every mean
+Comparability: a baseline is comparable with a corpus when their digests match or they differ in
+judgements alone (:mod:`ptah.core.rescore`, which measures the baseline again from its rankings);
+otherwise :func:`check_comparable` raises ``IncomparableBaseline`` naming both digests. The digest
+is what a report says of itself, so the cases it holds are checked too (:func:`check_cases`): a
+run's case ids must be exactly its corpus's, or a baseline cut down to its worst cases (every mean
 recomputed to match) would pass a gate it should not.
 
 Each run of the current report is compared with the baseline's *reference*
@@ -53,7 +52,8 @@ MAX_CASES_NAMED = 5
 
 
 def check_report_format(document: object, path: str) -> dict:
-    """Refuse a parsed JSON document that is not an object whose ``format`` is ``ptah-report@1`` or ``@2``."""
+    """Refuse a parsed JSON document that is not an object whose ``format`` is ``ptah-report@1`` or
+    ``@2``."""
     if not isinstance(document, dict):
         raise ReportError(f"{path}: not a ptah report (the top level is not a JSON object)")
     found = document.get("format")
@@ -77,10 +77,11 @@ def check_comparable(
     corpus_path: str | None = None,
     spec_path: str | None = None,
 ) -> None:
-    """The baseline at ``path`` measured ``corpus``, or one that differs from it in judgements alone (the same case
-    ids, queries and depths: :func:`ptah.core.rescore.difference`); :class:`IncomparableBaseline` (exit 2) naming
-    both digests, how they differ and the rebaseline command with ``corpus_path`` (``corpus``'s path) and
-    ``spec_path`` (the spec the evaluation used) otherwise."""
+    """The baseline at ``path`` measured ``corpus``, or one that differs from it in judgements alone
+    (the same case ids, queries and depths: :func:`ptah.core.rescore.difference`);
+    :class:`IncomparableBaseline` (exit 2) naming both digests, how they differ and the rebaseline
+    command with ``corpus_path`` (``corpus``'s path) and ``spec_path`` (the spec the evaluation
+    used) otherwise."""
     theirs = baseline.corpus["digest"]
     if theirs == corpus.digest:
         return
@@ -99,8 +100,9 @@ def check_comparable(
 
 
 def check_cases(expected: Sequence[str], runs: Sequence[Run], path: str, corpus: str) -> None:
-    """Every one of ``runs`` (of the report at ``path``) holds exactly the cases ``expected`` (``corpus``'s
-    ids); :class:`IncomparableBaseline` (exit 2) naming the first missing and the first extra id otherwise."""
+    """Every one of ``runs`` (of the report at ``path``) holds exactly the cases ``expected``
+    (``corpus``'s ids); :class:`IncomparableBaseline` (exit 2) naming the first missing and the
+    first extra id otherwise."""
     wanted = set(expected)
     for run in runs:
         ids = [case.id for case in run.cases]
@@ -125,7 +127,8 @@ def _more(count: int) -> str:
 
 
 def check_measures(baseline: Report, thresholds: Mapping[str, float], path: str) -> None:
-    """A drop gate needs its measure on the baseline's reference run: say how to get it, or refuse (exit 2)."""
+    """A drop gate needs its measure on the baseline's reference run: say how to get it, or refuse
+    (exit 2)."""
     run = baseline.runs[0]
     for gated in thresholds:
         name = str(gate_key(gated)[0])
@@ -143,9 +146,9 @@ def _delta(current: float | None, baseline: float | None) -> float | None:
 
 
 def compare(run: Run, baseline_run: Run) -> dict:
-    """Deltas (current - baseline) of every mean both carry, and every case whose measures or verdict
-    changed (those that flipped between pass and fail first). ``current_high`` is the current mean's high
-    bound (null when unknown)."""
+    """Deltas (current - baseline) of every mean both carry, and every case whose measures or
+    verdict changed (those that flipped between pass and fail first). ``current_high`` is the
+    current mean's high bound (null when unknown)."""
     measures = [m for m in run.measures if str(m) in baseline_run.means]
     aggregates = {}
     for m in measures:
@@ -192,7 +195,8 @@ def compare(run: Run, baseline_run: Run) -> dict:
 
 
 def movement(drop: float) -> str:
-    """How a mean moved, said with one sign: ``dropped 0.0625``, ``rose 0.0625`` or ``unchanged``."""
+    """How a mean moved, said with one sign: ``dropped 0.0625``, ``rose 0.0625`` or
+    ``unchanged``."""
     if abs(drop) <= FLOAT_NOISE:
         return "unchanged"
     shown = f"{abs(drop):.4f}"
@@ -203,10 +207,11 @@ def movement(drop: float) -> str:
 
 @dataclass(frozen=True)
 class Evidence:
-    """What a run's drop gates know of its holes beyond the two rankings, one value per run: the hole policy,
-    the judged samples' counts per stratum (all samples: ``rates``; the latest: ``latest``, stratum ->
-    (population, judged, relevant), for U), why other samples were not used, the model judges, and the paths
-    the settling command names (None: the corpus has no file, the server's)."""
+    """What a run's drop gates know of its holes beyond the two rankings, one value per run: the
+    hole policy, the judged samples' counts per stratum (all samples: ``rates``; the latest:
+    ``latest``, stratum -> (population, judged, relevant), for U), why other samples were not used,
+    the model judges, and the paths the settling command names (None: the corpus has no file, the
+    server's)."""
 
     policy: str = "bound"
     rates: Rates = NO_RATES
@@ -224,9 +229,9 @@ class Evidence:
 
 
 def required_gate(run: Run, reference: Run | None = None) -> Gate:
-    """Every required key in its case's top k; against a baseline (``reference``, its reference run), every one
-    the baseline found: a key its case's baseline missed too is a known miss, reported with both ranks and not
-    failed on (DESIGN.md, "Known misses")."""
+    """Every required key in its case's top k; against a baseline (``reference``, its reference
+    run), every one the baseline found: a key its case's baseline missed too is a known miss,
+    reported with both ranks and not failed on (DESIGN.md, "Known misses")."""
     required = run.required
     if not required["cases"]:
         return Gate("required", run.name, True, "no required keys: no case names one")
@@ -280,8 +285,9 @@ def gates(
     evidence: Evidence = Evidence(),
     baseline_run: Run | None = None,
 ) -> list[Gate]:
-    """The gate verdicts of one run (see the module docs); a drop gate with ``baseline_run`` in hand (and both
-    runs listing their holes) is settled by the holes of both (:func:`_decided_by_holes`)."""
+    """The gate verdicts of one run (see the module docs); a drop gate with ``baseline_run`` in hand
+    (and both runs listing their holes) is settled by the holes of both
+    (:func:`_decided_by_holes`)."""
     forbidden = run.forbidden
     result = [
         required_gate(run, baseline_run),
@@ -348,9 +354,10 @@ def gates(
 def _threshold_decides(
     drop: float, threshold: float, passed: bool, tested: Mapping | None
 ) -> str | None:
-    """Which of the two a drop gate's reader sees decides it, where they disagree: the threshold, never the paired
-    test (``tested``, the measure's significance entry) that the findings beside the gate report; None when the
-    test's finding agrees with the gate (worse for a failure, anything else for a pass) or there is none."""
+    """Which of the two a drop gate's reader sees decides it, where they disagree: the threshold,
+    never the paired test (``tested``, the measure's significance entry) that the findings beside
+    the gate report; None when the test's finding agrees with the gate (worse for a failure,
+    anything else for a pass) or there is none."""
     if tested is None or tested.get("test") is None:
         return None
     finding = tested.get("judged", tested["finding"])
@@ -376,8 +383,9 @@ def _decided_by_holes(
     passes: bool,
     evidence: Evidence,
 ) -> dict:
-    """What the holes of both runs say of a drop gate that ``passes`` (or not) on its judged values (DESIGN.md,
-    "Judged keys and holes"): the gate's ``holes`` member, with its verdict under holes in ``passed``."""
+    """What the holes of both runs say of a drop gate that ``passes`` (or not) on its judged values
+    (DESIGN.md, "Judged keys and holes"): the gate's ``holes`` member, with its verdict under holes
+    in ``passed``."""
     cases = [case for case in paired_cases(baseline_run, run) if case.grades]
     pairs = [(case.id, key) for case in cases for key in case.holes]
     count = len(pairs)
@@ -388,8 +396,9 @@ def _decided_by_holes(
     plausible = max(used) if used else plausible
     found = estimate(cases, measure, evidence.rates) if count else None
     exact_rule = flips.m is None or flips.m > plausible
-    # the estimate may turn the judged values' verdict over only on two samples or more: one pilot's view of the
-    # relevant rate is the likeliest to mislead it (replayed on CISI: one wrong pass of 60 loops, after a pilot)
+    # the estimate may turn the judged values' verdict over only on two samples or more: one pilot's
+    # view of the relevant rate is the likeliest to mislead it (replayed on CISI: one wrong pass of
+    # 60 loops, after a pilot)
     within = (
         found is not None
         and found.high <= threshold + FLOAT_NOISE
@@ -435,8 +444,8 @@ def _decided_by_holes(
 
 
 def _plausible_relevant(count: int, latest: Mapping[str, tuple[int, int, int]] | None) -> int:
-    """U: every hole, or the sum over the latest sample's strata of each one's exact one-sided bound (97.5% in
-    all, shared equally between the strata: Bonferroni), never more than the holes."""
+    """U: every hole, or the sum over the latest sample's strata of each one's exact one-sided bound
+    (97.5% in all, shared equally between the strata: Bonferroni), never more than the holes."""
     if latest is None:
         return count
     alpha = (1, 40 * max(1, len(latest)))
@@ -455,10 +464,11 @@ PILOT = 20
 def _settling(
     count: int, m: int | None, found: Estimate | None, threshold: float, rates: Rates
 ) -> int:
-    """The sample expected to settle an inconclusive gate, from the relevant rate seen so far: the smaller of
-    the sample whose bound on the relevant holes falls below m at that rate and the one that narrows the
-    estimate's interval to its distance from the threshold, and never more than as many again as judged so far
-    (before any sample: a pilot of 2 x sqrt(holes), at least 20) nor than the holes."""
+    """The sample expected to settle an inconclusive gate, from the relevant rate seen so far: the
+    smaller of the sample whose bound on the relevant holes falls below m at that rate and the one
+    that narrows the estimate's interval to its distance from the threshold, and never more than as
+    many again as judged so far (before any sample: a pilot of 2 x sqrt(holes), at least 20) nor
+    than the holes."""
     judged = sum(rates.judged.values())
     seen = rates.seen()
     sizes = []
@@ -479,8 +489,9 @@ def _settling(
         margin = abs(found.drop - threshold)
         if margin > FLOAT_NOISE and half > 0:
             sizes.append(math.ceil(judged * ((half / margin) ** 2 - 1)) if half > margin else PILOT)
-    # a step at a time: at most as many again as judged so far (before any sample, a pilot of 2 x sqrt(holes),
-    # at least 20), so an estimate still unsure of the rate does not name every hole at once
+    # a step at a time: at most as many again as judged so far (before any sample, a pilot of 2 x
+    # sqrt(holes), at least 20), so an estimate still unsure of the rate does not name every hole at
+    # once
     sizes.append(max(PILOT, math.ceil(2 * math.sqrt(count)), judged))
     return max(1, min(count, *sizes))
 
@@ -495,8 +506,9 @@ def _sizes(count: int) -> list[int]:
 
 
 def run_flags(run: Run) -> str:
-    """The flags that make ``run`` again in ``ptah corpus holes`` and ``judge``: ``--variant NAME`` for a variant's
-    run, else ``-g NAME`` and, for a channel other than vector, ``--channel CHANNEL``."""
+    """The flags that make ``run`` again in ``ptah corpus holes`` and ``judge``: ``--variant NAME``
+    for a variant's run, else ``-g NAME`` and, for a channel other than vector, ``--channel
+    CHANNEL``."""
     if run.variant is not None:
         return f" --variant {run.variant['name']}"
     channel = run.search.get("channel")
@@ -507,7 +519,8 @@ def run_flags(run: Run) -> str:
 
 
 def _holes_sentence(run: Run, holes: Mapping, evidence: Evidence) -> str:
-    """What the holes of both runs do to a drop gate, and the one command that settles it when they decide it."""
+    """What the holes of both runs do to a drop gate, and the one command that settles it when they
+    decide it."""
     count, m, plausible = holes["holes"], holes["flip_count"], holes["plausible_relevant"]
     if holes["policy"] == "misses":
         return f"{counted(count, 'unjudged row')} of either run counted as not relevant (--holes misses)"
@@ -555,8 +568,9 @@ def _shown(value: float) -> str:
 
 
 def judge_command(runs: Sequence[Run], size: int, evidence: Evidence) -> str:
-    """The one command whose sample settles an inconclusive gate or finding: a stratified sample of the holes of
-    ``runs`` (and of the baseline's reference run, when ``evidence`` names a baseline)."""
+    """The one command whose sample settles an inconclusive gate or finding: a stratified sample of
+    the holes of ``runs`` (and of the baseline's reference run, when ``evidence`` names a
+    baseline)."""
     corpus = evidence.corpus_path or "CORPUS"
     baseline = f" --baseline {evidence.baseline_path}" if evidence.baseline_path else ""
     flags = "".join(dict.fromkeys(run_flags(run) for run in runs))
@@ -575,7 +589,8 @@ def _evidence(holes: Mapping) -> str:
 
 
 def _judge_said(entry: Mapping) -> str:
-    """One model judge's part of a gate's evidence: its agreement with the person and what it did to U."""
+    """One model judge's part of a gate's evidence: its agreement with the person and what it did to
+    U."""
     kappa = "undefined" if entry["kappa"] is None else f"{entry['kappa']:.2f}"
     rates = "".join(
         f", {name.upper()} {entry[name]:.2f} [{entry[name + '_interval'][0]:.2f}, "

@@ -1,4 +1,5 @@
-"""How far a model judge can be trusted on this corpus, measured on the holes a person judged from a random sample.
+"""How far a model judge can be trusted on this corpus, measured on the holes a person judged from a
+random sample.
 
 Pinned (DESIGN.md, "Model judges"):
 
@@ -46,7 +47,8 @@ CONFIDENCE = 0.95
 
 
 def _at_most(x: int, n: int, p: float) -> float:
-    """P(X <= x) for X ~ Binomial(n, p), summed in logarithms (comb(n, i) overflows a float past n ~ 1,000)."""
+    """P(X <= x) for X ~ Binomial(n, p), summed in logarithms (comb(n, i) overflows a float past n ~
+    1,000)."""
     if p <= 0.0 or p >= 1.0:
         return 1.0 if p <= 0.0 or x >= n else 0.0
     log_p, log_q = math.log(p), math.log1p(-p)
@@ -63,7 +65,8 @@ def _at_most(x: int, n: int, p: float) -> float:
 
 
 def _solve(f, target: float) -> float:
-    """The p in [0, 1] where the decreasing function ``f`` crosses ``target`` (bisection to 1e-12)."""
+    """The p in [0, 1] where the decreasing function ``f`` crosses ``target`` (bisection to
+    1e-12)."""
     low, high = 0.0, 1.0
     while high - low > 1e-12:
         middle = (low + high) / 2
@@ -75,14 +78,16 @@ def _solve(f, target: float) -> float:
 
 
 def upper_rate(x: int, n: int, alpha: float = 1 - CONFIDENCE) -> float:
-    """The exact one-sided upper confidence bound (level 1 - alpha) on a binomial rate from x of n."""
+    """The exact one-sided upper confidence bound (level 1 - alpha) on a binomial rate from x of
+    n."""
     if not 0 <= x <= n or n == 0:
         raise ValueError(f"{x} of {n} is not a rate")
     return 1.0 if x == n else _solve(lambda p: _at_most(x, n, p), alpha)
 
 
 def lower_rate(x: int, n: int, alpha: float = 1 - CONFIDENCE) -> float:
-    """The exact one-sided lower confidence bound (level 1 - alpha) on a binomial rate from x of n."""
+    """The exact one-sided lower confidence bound (level 1 - alpha) on a binomial rate from x of
+    n."""
     return 1.0 - upper_rate(n - x, n, alpha)
 
 
@@ -96,7 +101,8 @@ def interval(x: int, n: int, confidence: float = CONFIDENCE) -> tuple[float, flo
 
 @dataclass(frozen=True)
 class Agreement:
-    """The sampled holes both a person and the model judged, as a 2 x 2 table (relevant = grade above 0)."""
+    """The sampled holes both a person and the model judged, as a 2 x 2 table (relevant = grade
+    above 0)."""
 
     both: int
     model_only: int
@@ -142,12 +148,14 @@ class Agreement:
         return self.neither / irrelevant if irrelevant else None
 
     def fnr_upper(self) -> float | None:
-        """The exact one-sided 95% upper bound on the share of relevant holes the model calls not relevant."""
+        """The exact one-sided 95% upper bound on the share of relevant holes the model calls not
+        relevant."""
         relevant = self.both + self.person_only
         return upper_rate(self.person_only, relevant) if relevant else None
 
     def fpr_upper(self) -> float | None:
-        """The exact one-sided 95% upper bound on the share of not-relevant holes the model calls relevant."""
+        """The exact one-sided 95% upper bound on the share of not-relevant holes the model calls
+        relevant."""
         irrelevant = self.neither + self.model_only
         return upper_rate(self.model_only, irrelevant) if irrelevant else None
 
@@ -182,8 +190,9 @@ class Agreement:
 def plausible_with_model(
     called_relevant: int, called_not: int, unjudged: int, agreement: Agreement
 ) -> int:
-    """U of a run's holes when the model may move it (see the module docs): ``called_relevant``, ``called_not``
-    and ``unjudged`` are the run's holes now by the model's answer (unjudged: it gave none)."""
+    """U of a run's holes when the model may move it (see the module docs): ``called_relevant``,
+    ``called_not`` and ``unjudged`` are the run's holes now by the model's answer (unjudged: it gave
+    none)."""
     rejected_sampled = agreement.person_only + agreement.neither
     return (
         called_relevant
@@ -194,9 +203,9 @@ def plausible_with_model(
 
 @dataclass(frozen=True)
 class ModelJudge:
-    """What one model judge brings to a run's gates: its agreement with the person's sample the run's U uses,
-    its grades of the run's holes now (``(case id, key) -> grade``, only those pinned to the row's judging text
-    as it is now) and why it may not move U (None: it may)."""
+    """What one model judge brings to a run's gates: its agreement with the person's sample the
+    run's U uses, its grades of the run's holes now (``(case id, key) -> grade``, only those pinned
+    to the row's judging text as it is now) and why it may not move U (None: it may)."""
 
     by: str
     agreement: Agreement
@@ -220,9 +229,9 @@ class ModelJudge:
         return plausible_with_model(tally[0], tally[1], tally[2], self.agreement)
 
     def entry(self, holes: Sequence[tuple[str, str]], without: int) -> dict:
-        """The report's account of this judge for a gate whose holes are ``holes`` and whose U is ``without``
-        when no model is used: its calibration, how many of the holes it graded, its U (None when it may not
-        move U) and how far that moved U."""
+        """The report's account of this judge for a gate whose holes are ``holes`` and whose U is
+        ``without`` when no model is used: its calibration, how many of the holes it graded, its U
+        (None when it may not move U) and how far that moved U."""
         plausible = None if self.untrusted is not None else min(len(holes), self.plausible(holes))
         return {
             "by": self.by,

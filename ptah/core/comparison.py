@@ -1,4 +1,5 @@
-"""Side by side: every run of a report against the reference (the first), case by case, with significance.
+"""Side by side: every run of a report against the reference (the first), case by case, with
+significance.
 
 A report's ``comparison`` section (null when only one run was measured)::
 
@@ -11,14 +12,13 @@ A report's ``comparison`` section (null when only one run was measured)::
                  "flipped": {"now_failing": N, "now_passing": N},
                  "cases_changed": [CASE, ...]}   # flips first, then corpus order
 
-    MEASURE = {"reference": MEAN, "candidate": MEAN, "delta": candidate - reference (null when either is N/A),
-               "cases": paired cases, "wins": N, "ties": N, "losses": N, "undefined": N,
-               "interval": {"low", "high", "level"} | null,   # paired bootstrap CI of the mean difference
-               "test": {"p_value", "method", "nonzero", "patterns"} | null,   # paired sign-flip test
-               "finding": "better" | "worse" | "no clear difference" | "inconclusive",
-               "judged": "better" | "worse" | "no clear difference",   # the finding on the judged values alone
-               "settle": {"flip_count", "plausible", "sample", "command"} | null,
-               "holes": N}
+    MEASURE = {"reference": MEAN, "candidate": MEAN, "delta": candidate - reference (null when
+    either is N/A), "cases": paired cases, "wins": N, "ties": N, "losses": N, "undefined": N,
+    "interval": {"low", "high", "level"} | null,   # paired bootstrap CI of the mean difference
+    "test": {"p_value", "method", "nonzero", "patterns"} | null,   # paired sign-flip test
+    "finding": "better" | "worse" | "no clear difference" | "inconclusive", "judged": "better" |
+    "worse" | "no clear difference",   # the finding on the judged values alone "settle":
+    {"flip_count", "plausible", "sample", "command"} | null, "holes": N}
 
 A case is *paired* for a measure when both runs define it (a case with no
 relevant key defines none). Per case, the candidate *wins* when its value is
@@ -32,23 +32,20 @@ otherwise ``no clear difference`` -- the runs may differ, but a difference
 that size is what shuffling the two runs' results per case produces too
 often to call it more than noise.
 
-The holes (:mod:`ptah.core.judged`, :mod:`ptah.core.flips`): a finding, like
-a gate, is inconclusive when the holes that may plausibly be relevant could
-flip it. ``holes`` (U) counts the holes in either run's top k over the paired
-cases; the finding is ``inconclusive`` when m of them, taken relevant, change
-the finding drawn on the judged values (``judged``, always given), and
-``settle`` says how to settle it: m (``flip_count``), U (``plausible``), the
-sample expected to settle it when none of it is relevant
-(:func:`ptah.core.flips.settling_sample`; every hole when no smaller sample
+The holes (:mod:`ptah.core.judged`, :mod:`ptah.core.flips`): a finding, like a gate, is inconclusive
+when the holes that may plausibly be relevant could flip it. ``holes`` (U) counts the holes in
+either run's top k over the paired cases; the finding is ``inconclusive`` when m of them, taken
+relevant, change the finding drawn on the judged values (``judged``, always given), and ``settle``
+says how to settle it: m (``flip_count``), U (``plausible``), the sample expected to settle it when
+none of it is relevant (:func:`ptah.core.flips.settling_sample`; every hole when no smaller sample
 does) and the one command that draws it from both runs' holes
-(:func:`ptah.core.baseline.judge_command`). The holes taken: the candidate's (towards ``better``) for a
-``worse`` or unclear finding, the reference's (towards ``worse``) for a
-``better`` or unclear one, greedily, the holes that move a case's value most
-first (each case's best holes are its highest-ranked, as for a gate's flip
-count). The greedy m only bounds the least number from above, so it can show a
-finding inconclusive, never prove one conclusive: a finding no such set flips
-stands as drawn. A run whose holes are unknown (read from a ``ptah-report@1``
-baseline) has its finding drawn on the values alone.
+(:func:`ptah.core.baseline.judge_command`). The holes taken: the candidate's (towards ``better``)
+for a ``worse`` or unclear finding, the reference's (towards ``worse``) for a ``better`` or unclear
+one, greedily, the holes that move a case's value most first (each case's best holes are its
+highest-ranked, as for a gate's flip count). The greedy m only bounds the least number from above,
+so it can show a finding inconclusive, never prove one conclusive: a finding no such set flips
+stands as drawn. A run whose holes are unknown (read from a ``ptah-report@1`` baseline) has its
+finding drawn on the values alone.
 """
 
 from __future__ import annotations
@@ -68,8 +65,8 @@ BETTER, WORSE, UNCLEAR, INCONCLUSIVE = "better", "worse", "no clear difference",
 
 
 def settle(flips: int, plausible: int, runs: Sequence[Run], paths: Evidence) -> dict:
-    """How to settle a finding ``flips`` of the ``plausible`` holes could change: the ``settle`` member (module
-    docs), its command naming the paths of ``paths`` and every one of ``runs``."""
+    """How to settle a finding ``flips`` of the ``plausible`` holes could change: the ``settle``
+    member (module docs), its command naming the paths of ``paths`` and every one of ``runs``."""
     size = settling_sample(plausible, flips) or plausible
     return {
         "flip_count": flips,
@@ -84,8 +81,8 @@ def compare_runs(
     settings: StatisticsSettings = StatisticsSettings(),
     paths: Evidence = Evidence(),
 ) -> dict | None:
-    """The ``comparison`` section: every run after the first against the first; None for a single run. ``paths``:
-    the corpus and spec the settling commands name."""
+    """The ``comparison`` section: every run after the first against the first; None for a single
+    run. ``paths``: the corpus and spec the settling commands name."""
     if len(runs) < 2:
         return None
     reference = runs[0]
@@ -107,8 +104,9 @@ def compare_pair(
     settings: StatisticsSettings = StatisticsSettings(),
     paths: Evidence = Evidence(),
 ) -> dict:
-    """One candidate run against the reference run, paired by case id (see the module docs); ``paths``: what the
-    settling command names (a baseline's path makes it draw from the baseline's reference run, not ``reference``)."""
+    """One candidate run against the reference run, paired by case id (see the module docs);
+    ``paths``: what the settling command names (a baseline's path makes it draw from the baseline's
+    reference run, not ``reference``)."""
     sides = [candidate] if paths.baseline_path else [reference, candidate]
     theirs = {case.id: case for case in reference.cases}
     pairs = [(theirs[case.id], case) for case in candidate.cases if case.id in theirs]
@@ -136,7 +134,8 @@ def compare_pair(
 
 
 def _cost(reference: Run, candidate: Run) -> dict:
-    """``cost``: the candidate's time per query minus the reference's (p50, p95 ms), when both were timed."""
+    """``cost``: the candidate's time per query minus the reference's (p50, p95 ms), when both were
+    timed."""
     before, after = reference.cost, candidate.cost
     if (
         before is None
@@ -157,7 +156,8 @@ def _measure(
     sides: Sequence[Run],
     paths: Evidence,
 ) -> dict:
-    """One measure's entry (module docs); ``sides`` and ``paths``: the runs and paths its settling command names."""
+    """One measure's entry (module docs); ``sides`` and ``paths``: the runs and paths its settling
+    command names."""
     differences = list(paired_differences(reference, candidate, name).values())
     wins, losses = sum(1 for d in differences if d > 0), sum(1 for d in differences if d < 0)
     old_mean = reference.means[name].value
@@ -193,8 +193,8 @@ def _measure(
 def _flips(
     name: str, paired: Sequence[PairedCase], finding: str, settings: StatisticsSettings
 ) -> int | None:
-    """The fewest holes found that, taken relevant, change ``finding`` (module docs); None when none found.
-    ``paired``: the cases both runs define the measure on, with the holes of either."""
+    """The fewest holes found that, taken relevant, change ``finding`` (module docs); None when none
+    found. ``paired``: the cases both runs define the measure on, with the holes of either."""
     found = []
     if finding != BETTER:  # holes that lift the candidate over the reference
         found.append(_flip_way(name, paired, True, finding, settings))
@@ -207,9 +207,9 @@ def _flips(
 def _flip_way(
     name: str, paired: Sequence[PairedCase], up: bool, finding: str, settings: StatisticsSettings
 ) -> int | None:
-    """Take holes relevant one at a time, each lifting both runs that return it, the greatest move of a case's
-    difference (candidate - reference) ``up`` (or down) first, and return the fewest that change the finding (by
-    bisection over that order)."""
+    """Take holes relevant one at a time, each lifting both runs that return it, the greatest move
+    of a case's difference (candidate - reference) ``up`` (or down) first, and return the fewest
+    that change the finding (by bisection over that order)."""
     measure = Measure.parse(name)
     curves = []
     for case in paired:
@@ -273,8 +273,8 @@ def _case_change(before: CaseResult, after: CaseResult, measures: Sequence[Measu
 
 
 def paired_differences(reference: Run, candidate: Run, name: str) -> dict[str, float]:
-    """Each candidate case's ``name`` value minus the reference's (by case id), in the candidate's order, over the
-    cases both runs define it on."""
+    """Each candidate case's ``name`` value minus the reference's (by case id), in the candidate's
+    order, over the cases both runs define it on."""
     theirs = {case.id: case.values.get(name) for case in reference.cases}
     return {
         case.id: new - old
@@ -297,5 +297,6 @@ def against_baseline(
     paths: Evidence = Evidence(),
 ) -> dict:
     """The per-measure statistics of ``run`` against a baseline report's reference run (as in
-    :func:`compare_pair`'s ``measures``), over the measures both carry; ``paths`` names the baseline."""
+    :func:`compare_pair`'s ``measures``), over the measures both carry; ``paths`` names the
+    baseline."""
     return compare_pair(baseline_run, run, settings, paths)["measures"]

@@ -142,19 +142,22 @@ class Corpus:
         return corpus_digest(self.cases)
 
     def with_judgements(self, record: JudgementRecord) -> Corpus:
-        """This corpus with its judgement record: each case also judges the keys the record holds for it."""
+        """This corpus with its judgement record: each case also judges the keys the record holds
+        for it."""
         cases = tuple(replace(case, judged=record.keys(case.id)) for case in self.cases)
         return replace(self, cases=cases, judgements=record)
 
     def grade_scale(self) -> tuple[float, ...]:
-        """The grades above 0 the corpus uses, ascending (a required key without a grade counts as 1); ``(1.0,)``
-        when it grades nothing. A judge offers these, so a new grade cannot outrank what the author wrote."""
+        """The grades above 0 the corpus uses, ascending (a required key without a grade counts as
+        1); ``(1.0,)`` when it grades nothing. A judge offers these, so a new grade cannot outrank
+        what the author wrote."""
         return tuple(
             sorted({grade for case in self.cases for grade in case.relevant.values() if grade > 0})
         ) or (1.0,)
 
     def lines(self) -> dict[str, int]:
-        """Each case's line in its corpus file, where the loader knew it (JUnit's ``line``, the annotations' place)."""
+        """Each case's line in its corpus file, where the loader knew it (JUnit's ``line``, the
+        annotations' place)."""
         return {case.id: case.line for case in self.cases if case.line is not None}
 
     def slices(self) -> dict[str, tuple[Case, ...]]:
@@ -198,7 +201,8 @@ def corpus_digest(cases: tuple[Case, ...] | list[Case]) -> str:
 
 
 def slice_digest(tag: str, cases: tuple[Case, ...] | list[Case]) -> str:
-    """The slice digest of ``tag`` over ``cases`` (see the module docs): ``sha256:`` and 64 hex digits."""
+    """The slice digest of ``tag`` over ``cases`` (see the module docs): ``sha256:`` and 64 hex
+    digits."""
     return (
         "sha256:"
         + hashlib.sha256(_canonical({"format": SLICE_DIGEST_FORMAT, "tag": tag}, cases)).hexdigest()
@@ -211,14 +215,15 @@ def join_key(components: list[str] | tuple[str, ...]) -> str:
 
 
 def shown_key(key: str) -> str:
-    """A key as people read it: a composite key's components joined with `` · `` (``1 · pruning``); any other key
-    as it is. (Files, JSON and YAML keep the U+001F.)"""
+    """A key as people read it: a composite key's components joined with `` · `` (``1 · pruning``);
+    any other key as it is. (Files, JSON and YAML keep the U+001F.)"""
     return key.replace(COMPOSITE_KEY_SEPARATOR, " · ")
 
 
 def composite_spellings(key: str, width: int) -> list[str]:
-    """The composite keys of ``width`` components that ``key`` would be were one of its other separators (``|``,
-    ``:``, ``/``, a space...) U+001F: ``1|pruning`` -> ``1\x1fpruning``. None for a key of one component."""
+    """The composite keys of ``width`` components that ``key`` would be were one of its other
+    separators (``|``, ``:``, ``/``, a space...) U+001F: ``1|pruning`` -> ``1\x1fpruning``. None for
+    a key of one component."""
     if width < 2 or COMPOSITE_KEY_SEPARATOR in key:
         return []
     return [

@@ -93,8 +93,9 @@ def _joined(problems: tuple[Problem, ...] | list[Problem]) -> str:
 
 
 def in_file_order(problems: tuple[Problem, ...] | list[Problem]) -> tuple[Problem, ...]:
-    """``problems`` as a reader meets them in the file: by line within each file (files in the order first
-    named, problems without a line last in theirs); problems on one line keep the order they were found in."""
+    """``problems`` as a reader meets them in the file: by line within each file (files in the order
+    first named, problems without a line last in theirs); problems on one line keep the order they
+    were found in."""
     files: dict[str | None, int] = {}
     for problem in problems:
         files.setdefault(problem.path, len(files))
@@ -102,8 +103,8 @@ def in_file_order(problems: tuple[Problem, ...] | list[Problem]) -> tuple[Proble
 
 
 class VariantUnavailable(InputError):
-    """A variant names a stage or capability that is absent (an index, a reranker kind or model): exit 2, never a
-    fallback (DESIGN.md, "Variants and stages")."""
+    """A variant names a stage or capability that is absent (an index, a reranker kind or model):
+    exit 2, never a fallback (DESIGN.md, "Variants and stages")."""
 
 
 class CorpusError(InputError):
@@ -159,7 +160,8 @@ class ModelUnavailable(OperationalError):
 
 
 class ServiceUnavailable(ModelUnavailable):
-    """An embedding service failed, kept failing past its retries, or answered something refused (exit 3)."""
+    """An embedding service failed, kept failing past its retries, or answered something refused
+    (exit 3)."""
 
 
 class CredentialMissing(InputError):
@@ -167,8 +169,8 @@ class CredentialMissing(InputError):
 
 
 def spec_flag(path: str | None) -> str:
-    """What a command a sentence names adds for the spec the work used: `` --spec PATH``; nothing for none
-    (ptah.yaml of the working directory), so that the command runs as written."""
+    """What a command a sentence names adds for the spec the work used: `` --spec PATH``; nothing
+    for none (ptah.yaml of the working directory), so that the command runs as written."""
     return f" --spec {path}" if path else ""
 
 
@@ -177,7 +179,8 @@ class StaleGeneration(OperationalError):
 
 
 class NotBuilt(StaleGeneration):
-    """A generation asked for has no vectors built with its current settings (exit 3): the most incomplete of all."""
+    """A generation asked for has no vectors built with its current settings (exit 3): the most
+    incomplete of all."""
 
     def __init__(self, name: str, identity: str, spec_path: str | None = None) -> None:
         super().__init__(
@@ -192,7 +195,8 @@ class OutputUnwritable(OperationalError):
 
 
 class OutputRefused(InputError):
-    """An output path ptah must not write: a folder, a read-only file, a link to a file, a FIFO nobody reads."""
+    """An output path ptah must not write: a folder, a read-only file, a link to a file, a FIFO
+    nobody reads."""
 
 
 class CapabilityUnavailable(OperationalError):

@@ -1,4 +1,5 @@
-"""The random sample of a comparison's holes, and the estimate of a gated difference under complete judgement.
+"""The random sample of a comparison's holes, and the estimate of a gated difference under complete
+judgement.
 
 **Strata.** A hole of a comparison (an unjudged key in the reference's or a
 candidate's top k) *favours* the side that ranks it better or alone returns it
@@ -58,7 +59,8 @@ STRATA = tuple(f"{side}/{band}" for side in SIDES for _, band in BANDS)
 
 
 class Unit(NamedTuple):
-    """A hole of a sample's population: its stratum, its weight in the allocation and its better rank."""
+    """A hole of a sample's population: its stratum, its weight in the allocation and its better
+    rank."""
 
     stratum: str
     weight: float
@@ -66,8 +68,8 @@ class Unit(NamedTuple):
 
 
 def stratum(reference_rank: int | None, candidate_rank: int | None) -> str:
-    """The stratum of a hole ranked ``reference_rank`` by the reference and ``candidate_rank`` by the candidate(s)
-    (None: not in that side's top k; at least one is given)."""
+    """The stratum of a hole ranked ``reference_rank`` by the reference and ``candidate_rank`` by
+    the candidate(s) (None: not in that side's top k; at least one is given)."""
     ranks = [rank for rank in (reference_rank, candidate_rank) if rank is not None]
     if not ranks:
         raise ValueError("a hole of a comparison is in one side's top k at least")
@@ -78,7 +80,8 @@ def stratum(reference_rank: int | None, candidate_rank: int | None) -> str:
 
 
 def weight(reference_rank: int | None, candidate_rank: int | None) -> float:
-    """How much a hole can move a difference, for the allocation: 1 / log2(best rank + 1), half for ``both``."""
+    """How much a hole can move a difference, for the allocation: 1 / log2(best rank + 1), half for
+    ``both``."""
     best = min(rank for rank in (reference_rank, candidate_rank) if rank is not None)
     return (0.5 if reference_rank is not None and candidate_rank is not None else 1.0) / math.log2(
         best + 1
@@ -86,9 +89,9 @@ def weight(reference_rank: int | None, candidate_rank: int | None) -> float:
 
 
 def allocate(weights: Mapping[str, Sequence[float]], size: int) -> dict[str, int]:
-    """How many of ``size`` holes each stratum gets (``weights``: each stratum's holes' weights): at least one a
-    non-empty stratum while ``size`` allows, the rest in proportion to the strata's total weights (largest
-    remainders), never more than a stratum holds."""
+    """How many of ``size`` holes each stratum gets (``weights``: each stratum's holes' weights): at
+    least one a non-empty stratum while ``size`` allows, the rest in proportion to the strata's
+    total weights (largest remainders), never more than a stratum holds."""
     sizes = {name: len(found) for name, found in weights.items() if found}
     size = min(size, sum(sizes.values()))
     given = dict.fromkeys(sizes, 0)
@@ -109,8 +112,8 @@ def allocate(weights: Mapping[str, Sequence[float]], size: int) -> dict[str, int
 
 
 def draw(units: Mapping[tuple[str, str], Unit], size: int, seed: int) -> list[tuple[str, str]]:
-    """A stratified random sample of ``size`` of ``units`` ((case id, key) -> :class:`Unit`), in a shuffled
-    order (module docs); reproducible from ``seed`` and the units alone."""
+    """A stratified random sample of ``size`` of ``units`` ((case id, key) -> :class:`Unit`), in a
+    shuffled order (module docs); reproducible from ``seed`` and the units alone."""
     members: dict[str, list[tuple[str, str]]] = {name: [] for name in STRATA}
     for pair, (name, *_) in units.items():
         members[name].append(pair)
@@ -129,7 +132,8 @@ def draw(units: Mapping[tuple[str, str], Unit], size: int, seed: int) -> list[tu
 
 @dataclass(frozen=True)
 class Rates:
-    """What the judged samples say of each stratum: how many of its holes were judged, and how many relevant."""
+    """What the judged samples say of each stratum: how many of its holes were judged, and how many
+    relevant."""
 
     judged: Mapping[str, int]
     relevant: Mapping[str, int]
@@ -160,15 +164,15 @@ PRIOR_SCALES = (
 
 
 def _features(side: str, rank: int) -> list[float]:
-    """A hole's place in the relevance model: a common term, its side (the baseline's alone, the run's alone;
-    both is the base) and the log of its better rank."""
+    """A hole's place in the relevance model: a common term, its side (the baseline's alone, the
+    run's alone; both is the base) and the log of its better rank."""
     return [1.0, float(side == "reference"), float(side == "candidate"), math.log2(rank + 1) - 2.0]
 
 
 def relevance_draws(rates: Rates, count: int, rng: np.random.Generator) -> np.ndarray:
-    """``count`` draws of the relevance model's coefficients: a logistic regression of a judged hole's relevance
-    on its side and the log of its better rank, with a normal prior (:data:`PRIOR_SCALES`), from the normal
-    approximation of its posterior (Laplace)."""
+    """``count`` draws of the relevance model's coefficients: a logistic regression of a judged
+    hole's relevance on its side and the log of its better rank, with a normal prior
+    (:data:`PRIOR_SCALES`), from the normal approximation of its posterior (Laplace)."""
     size = len(PRIOR_SCALES)
     prior = np.diag([1 / scale**2 for scale in PRIOR_SCALES])
     coefficients = np.zeros(size)
@@ -188,8 +192,8 @@ def relevance_draws(rates: Rates, count: int, rng: np.random.Generator) -> np.nd
 
 @dataclass(frozen=True)
 class Estimate:
-    """The estimated drop (reference - candidate) of a measure's mean under complete judgement, and its 95%
-    interval."""
+    """The estimated drop (reference - candidate) of a measure's mean under complete judgement, and
+    its 95% interval."""
 
     drop: float
     low: float
@@ -200,7 +204,8 @@ class Estimate:
 
 
 def ranks(case: PairedCase, key: str) -> tuple[int | None, int | None]:
-    """Where the reference and the candidate rank ``key`` within the case's top k (None: not there)."""
+    """Where the reference and the candidate rank ``key`` within the case's top k (None: not
+    there)."""
 
     def rank(ranking: Sequence[str]) -> int | None:
         top = list(ranking[: case.k])
@@ -212,8 +217,8 @@ def ranks(case: PairedCase, key: str) -> tuple[int | None, int | None]:
 def estimate(
     cases: Sequence[PairedCase], measure: Measure, rates: Rates, seed: int = 0
 ) -> Estimate | None:
-    """The estimated drop of ``measure``'s mean over the cases where it is defined (module docs); None when no
-    case is, or the measure is neither a "sum" nor a "first" one."""
+    """The estimated drop of ``measure``'s mean over the cases where it is defined (module docs);
+    None when no case is, or the measure is neither a "sum" nor a "first" one."""
     structure = (
         measure.kind.holes if all(measure.depth(case.k) <= case.k for case in cases) else None
     )
@@ -291,7 +296,8 @@ def high_grades_of(grades: Mapping[str, float], key: str) -> dict[str, float]:
 def _denominator(
     measure: Measure, case: PairedCase, grades: Mapping[str, float], extra: int, grade: float
 ) -> float:
-    """The shared denominator with ``extra`` more relevant keys at ``grade`` (keys no run returns)."""
+    """The shared denominator with ``extra`` more relevant keys at ``grade`` (keys no run
+    returns)."""
     padded = dict(grades) | {f"\x00unranked {i}": grade for i in range(extra)}
     parts = measure.kind.split(case.reference, padded, measure.depth(case.k))
     assert parts is not None
@@ -301,9 +307,10 @@ def _denominator(
 def units_of(
     reference: Run | None, candidates: Sequence[Run], also: Iterable[tuple[str, str]] = ()
 ) -> dict[tuple[str, str], Unit]:
-    """The population of a sample of holes: every hole of ``reference`` and ``candidates`` (and the pairs
-    ``also``: judged since it was drawn), each with its stratum and weight from where the reference and the best
-    of the candidates rank it in their top k; a pair neither ranks is left out."""
+    """The population of a sample of holes: every hole of ``reference`` and ``candidates`` (and the
+    pairs ``also``: judged since it was drawn), each with its stratum and weight from where the
+    reference and the best of the candidates rank it in their top k; a pair neither ranks is left
+    out."""
     where: dict[str, dict[str, list[int | None]]] = {}
     sides = [(0, reference)] if reference is not None else []
     sides += [(1, run) for run in candidates]

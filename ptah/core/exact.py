@@ -158,7 +158,8 @@ class ExactRanking:
     # --- the first pass --------------------------------------------------------------
 
     def add(self, keys: Sequence[str], rows: np.ndarray) -> None:
-        """Add a block of rows: ``rows[j]`` (float32, the queries' dimension) is the vector of ``keys[j]``."""
+        """Add a block of rows: ``rows[j]`` (float32, the queries' dimension) is the vector of
+        ``keys[j]``."""
         rows = self._checked(keys, rows)
         self._block += 1
         self.rows += len(keys)
@@ -211,7 +212,8 @@ class ExactRanking:
         rows: np.ndarray,
         keys: Sequence[str],
     ) -> None:
-        """Score this block's candidates for queries ``start..stop`` in float64 and fold them into the rankings."""
+        """Score this block's candidates for queries ``start..stop`` in float64 and fold them into
+        the rankings."""
         n = len(keys)
         floor = np.empty(stop - start, dtype=np.float64)
         for i, query in enumerate(self._queries[start:stop]):
@@ -248,7 +250,8 @@ class ExactRanking:
         keys: Sequence[str],
         counts,
     ) -> None:
-        """Add this block's rows ranking above each asked key that ``counts(query, key)`` names (module docs).
+        """Add this block's rows ranking above each asked key that ``counts(query, key)`` names
+        (module docs).
 
         A row whose float32 score is above the key's score plus the margin
         ranks above it; the rows within the margin (few, unless the scores
@@ -275,7 +278,8 @@ class ExactRanking:
             above.append(over)
             # reaching is more than ``over`` only when some row is within the margin
             within = np.flatnonzero((row >= low) & (row <= high)) if reaching > over else _NONE
-            # rows equal to the key's own vector score exactly its score: no need to compute it (one text many times)
+            # rows equal to the key's own vector score exactly its score: no need to compute it (one
+            # text many times)
             equal = (
                 (rows[within] == self._queries[number].vectors[key]).all(axis=1)
                 if len(within)
@@ -297,7 +301,8 @@ class ExactRanking:
     # --- the second pass ----------------------------------------------------------------
 
     def recount(self) -> int:
-        """How many leading blocks :meth:`count` must be given again (0: none); call it once the blocks are added."""
+        """How many leading blocks :meth:`count` must be given again (0: none); call it once the
+        blocks are added."""
         for query in self._queries:
             query.missed = frozenset(self._missed(query))
         return max(
@@ -374,7 +379,8 @@ def rank_exact(
     block_rows: int = 1 << 16,
     **options,
 ) -> ExactRanking:
-    """:class:`ExactRanking` of ``queries`` over every row of a matrix held whole, ``block_rows`` rows at a time.
+    """:class:`ExactRanking` of ``queries`` over every row of a matrix held whole, ``block_rows``
+    rows at a time.
 
     ``options`` are :class:`ExactRanking`'s; its rankings (and the scores of
     its watched keys) are ready to read.
@@ -391,7 +397,8 @@ def rank_exact(
 def _paired(
     queries: np.ndarray, rows: np.ndarray, numbers: Sequence[int], columns: list[np.ndarray]
 ) -> list[np.ndarray]:
-    """For each i, the float64 scores of query ``numbers[i]`` against ``rows[columns[i]]``, computed at once."""
+    """For each i, the float64 scores of query ``numbers[i]`` against ``rows[columns[i]]``, computed
+    at once."""
     sizes = [len(chosen) for chosen in columns]
     if not sum(sizes):
         return [np.empty(0) for _ in columns]
@@ -402,9 +409,9 @@ def _paired(
 
 
 def _rounded(bounds: np.ndarray, side: float) -> np.ndarray:
-    """``bounds`` (float64) rounded to float32 toward ``side``: -inf, the largest float32 values at most them (a
-    float32 score at or above one may reach the bound); +inf, the smallest at least them (a float32 score above
-    one is above the bound)."""
+    """``bounds`` (float64) rounded to float32 toward ``side``: -inf, the largest float32 values at
+    most them (a float32 score at or above one may reach the bound); +inf, the smallest at least
+    them (a float32 score above one is above the bound)."""
     rounded = bounds.astype(np.float32)
     return np.where(
         rounded > bounds if side < 0 else rounded < bounds,
@@ -414,7 +421,8 @@ def _rounded(bounds: np.ndarray, side: float) -> np.ndarray:
 
 
 def _merge(query: _Query, scores: np.ndarray, keys: list[str]) -> None:
-    """Fold a block's candidate rows (every row at or above the threshold, perhaps more) into the kept rows."""
+    """Fold a block's candidate rows (every row at or above the threshold, perhaps more) into the
+    kept rows."""
     merged = np.concatenate([query.scores, scores]) if query.keys else scores.copy()
     merged_keys = query.keys + keys
     old = query.threshold
@@ -451,7 +459,8 @@ def _ranking(query: _Query, n: int) -> list[tuple[str, float]]:
 
 
 def _ties(query: _Query, ranked: list[tuple[str, float]], n: int) -> Ties:
-    """:func:`ptah.core.ranking.find_ties` at depth k, from the kept rows and the count at the threshold."""
+    """:func:`ptah.core.ranking.find_ties` at depth k, from the kept rows and the count at the
+    threshold."""
     cutoff = ranked[min(query.k, n) - 1][1]
 
     def group(score: float) -> int:

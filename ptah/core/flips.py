@@ -55,7 +55,8 @@ class FlipCount:
 
 @dataclass(frozen=True)
 class PairedCase:
-    """One case of a comparison: both runs' top k, the judged grades (> 0) and the holes of either run."""
+    """One case of a comparison: both runs' top k, the judged grades (> 0) and the holes of either
+    run."""
 
     id: str
     k: int
@@ -65,7 +66,8 @@ class PairedCase:
     holes: tuple[str, ...]
 
     def delta(self, measure: Measure, relevant_holes: Sequence[str] = ()) -> float | None:
-        """The candidate's value minus the reference's with ``relevant_holes`` relevant at the top grade."""
+        """The candidate's value minus the reference's with ``relevant_holes`` relevant at the top
+        grade."""
         grades = high_grades(dict(self.grades), list(relevant_holes))
         after = measure.score(self.candidate, grades, self.k)
         before = measure.score(self.reference, grades, self.k)
@@ -73,7 +75,8 @@ class PairedCase:
 
     @classmethod
     def of(cls, before: CaseResult, after: CaseResult) -> PairedCase:
-        """A case measured by two runs, under the same judgements: the holes of either, each once."""
+        """A case measured by two runs, under the same judgements: the holes of either, each
+        once."""
         holes = dict.fromkeys(hole.key for hole in (*(before.holes or ()), *(after.holes or ())))
         return cls(after.id, after.k, before.keys, after.keys, dict(after.relevant), tuple(holes))
 
@@ -93,7 +96,8 @@ def _score(measure: Measure, ranking: Sequence[str], grades: Mapping[str, float]
 
 
 def paired_cases(reference: Run, candidate: Run) -> list[PairedCase]:
-    """The cases the two runs share, with the holes of either (each run's own, under the same judgements)."""
+    """The cases the two runs share, with the holes of either (each run's own, under the same
+    judgements)."""
     theirs = {case.id: case for case in reference.cases}
     paired = []
     for case in candidate.cases:
@@ -105,8 +109,8 @@ def paired_cases(reference: Run, candidate: Run) -> list[PairedCase]:
 
 
 def extremes(case: PairedCase, measure: Measure) -> tuple[list[float], list[float], bool] | None:
-    """The least and the greatest difference with exactly 0, 1, ... of the case's holes relevant, and whether
-    they are exact; None when the measure is N/A for the case."""
+    """The least and the greatest difference with exactly 0, 1, ... of the case's holes relevant,
+    and whether they are exact; None when the measure is N/A for the case."""
     base = case.delta(measure)
     if base is None:
         return None
@@ -126,8 +130,9 @@ def extremes(case: PairedCase, measure: Measure) -> tuple[list[float], list[floa
 def _sum_extremes(
     case: PairedCase, measure: Measure, base: float
 ) -> tuple[list[float], list[float], bool]:
-    # with j holes relevant the difference is (c + sum of w(h)) / D(j), w(h) the candidate's gain less the
-    # reference's: the best j are the j of largest w, and one hole's difference orders them by w
+    # with j holes relevant the difference is (c + sum of w(h)) / D(j), w(h) the candidate's gain
+    # less the reference's: the best j are the j of largest w, and one hole's difference orders them
+    # by w
     alone = sorted(case.holes, key=lambda key: (case.defined(measure, [key]), key))
     lowest, highest = [base], [base]
     for j in range(1, len(alone) + 1):
@@ -156,7 +161,8 @@ def _first_extremes(
 
 
 def _best_first(gain: list[float], loss: list[float], gain0: float, loss0: float) -> list[float]:
-    """For j = 1..n: the largest max(gain0, max gain over S) - max(loss0, max loss over S), |S| = j."""
+    """For j = 1..n: the largest max(gain0, max gain over S) - max(loss0, max loss over S), |S| =
+    j."""
     order = sorted(range(len(gain)), key=lambda index: loss[index])
     values, best_gain = [], gain0
     # S within the first position + 1 by loss: its loss <= this one's
@@ -179,8 +185,9 @@ def _enumerated(case: PairedCase, measure: Measure) -> tuple[list[float], list[f
 
 
 def flip_count(cases: Sequence[PairedCase], measure: Measure, target: float, up: bool) -> FlipCount:
-    """The least number of holes whose relevance moves the mean difference (candidate - reference) over the
-    cases where the measure is defined to ``target`` or above (``up``), or below it (not ``up``).
+    """The least number of holes whose relevance moves the mean difference (candidate - reference)
+    over the cases where the measure is defined to ``target`` or above (``up``), or below it (not
+    ``up``).
 
     Taking holes relevant never changes which cases are defined (a case with
     no relevant key has no grade to give them).
@@ -215,11 +222,11 @@ def flip_count(cases: Sequence[PairedCase], measure: Measure, target: float, up:
 
 
 def completions(case: CaseResult, measure: Measure) -> tuple[float, float] | None:
-    """The least and the greatest value ``measure`` takes on ``case`` over every way its holes could be judged
-    (each relevant at the case's highest grade, or not): the true interval, min first, which the value (no hole
-    relevant) and the high bound (every hole relevant) need not span -- nDCG with a hole below its relevant
-    keys falls when the hole is relevant. Exact where :func:`extremes` is; else the whole [0, 1]. None when
-    the measure is N/A for the case."""
+    """The least and the greatest value ``measure`` takes on ``case`` over every way its holes could
+    be judged (each relevant at the case's highest grade, or not): the true interval, min first,
+    which the value (no hole relevant) and the high bound (every hole relevant) need not span --
+    nDCG with a hole below its relevant keys falls when the hole is relevant. Exact where
+    :func:`extremes` is; else the whole [0, 1]. None when the measure is N/A for the case."""
     alone = PairedCase(
         case.id,
         case.k,
@@ -238,8 +245,9 @@ def completions(case: CaseResult, measure: Measure) -> tuple[float, float] | Non
 
 
 def mean_completions(cases: Sequence[CaseResult], measure: Measure) -> tuple[float, float] | None:
-    """The true interval of the mean of ``measure`` over ``cases`` (those defining it) however the holes are
-    judged: each case's holes are its own, so the means of the cases' least and greatest values are reached."""
+    """The true interval of the mean of ``measure`` over ``cases`` (those defining it) however the
+    holes are judged: each case's holes are its own, so the means of the cases' least and greatest
+    values are reached."""
     found = [bounds for case in cases if (bounds := completions(case, measure)) is not None]
     if not found:
         return None
@@ -253,8 +261,8 @@ def _plausible(
     found: int,
     alpha: tuple[int, int] = CONFIDENCE_ALPHA,
 ) -> bool:
-    """Whether ``relevant`` relevant rows among ``population`` leave a chance above alpha of finding at most
-    ``found`` in a uniform sample of ``drawn``: P(X <= found) > alpha, in exact integers."""
+    """Whether ``relevant`` relevant rows among ``population`` leave a chance above alpha of finding
+    at most ``found`` in a uniform sample of ``drawn``: P(X <= found) > alpha, in exact integers."""
     numerator, denominator = alpha
     ways = sum(comb(relevant, i) * comb(population - relevant, drawn - i) for i in range(found + 1))
     return ways * denominator > comb(population, drawn) * numerator
@@ -263,15 +271,16 @@ def _plausible(
 def upper_relevant(
     population: int, drawn: int, found: int, alpha: tuple[int, int] = CONFIDENCE_ALPHA
 ) -> int:
-    """The one-sided upper bound (1 - alpha, 95% by default) on the relevant rows among the ``population -
-    drawn`` not sampled, when a uniform sample of ``drawn`` of ``population`` rows held ``found`` relevant ones
-    (hypergeometric, exact)."""
+    """The one-sided upper bound (1 - alpha, 95% by default) on the relevant rows among the
+    ``population - drawn`` not sampled, when a uniform sample of ``drawn`` of ``population`` rows
+    held ``found`` relevant ones (hypergeometric, exact)."""
     if not 0 <= found <= drawn <= population:
         raise ValueError(
             f"a sample of {drawn} with {found} relevant cannot come from {population} rows"
         )
-    # the total relevant lies in [found, population - (drawn - found)]; found itself is plausible (P = 1), and
-    # plausibility falls as the total grows: the first total above found that is not, less one, is the largest
+    # the total relevant lies in [found, population - (drawn - found)]; found itself is plausible (P
+    # = 1), and plausibility falls as the total grows: the first total above found that is not, less
+    # one, is the largest
     totals = range(found + 1, population - (drawn - found) + 1)
     return bisect_left(
         totals, True, key=lambda total: not _plausible(population, total, drawn, found, alpha)
@@ -279,9 +288,9 @@ def upper_relevant(
 
 
 def settling_sample(holes: int, m: int) -> int | None:
-    """The smallest uniform sample of the ``holes`` that, with none of it relevant, bounds the relevant holes
-    left below ``m`` (so a gate with flip count m fails conclusively); None when no sample short of judging
-    them all does (then judging every hole settles it)."""
+    """The smallest uniform sample of the ``holes`` that, with none of it relevant, bounds the
+    relevant holes left below ``m`` (so a gate with flip count m fails conclusively); None when no
+    sample short of judging them all does (then judging every hole settles it)."""
     if m > holes:
         return 0
     if upper_relevant(holes, holes - 1, 0) >= m:

@@ -22,7 +22,8 @@ from typing import NamedTuple
 
 
 class RowDigest(NamedTuple):
-    """One source row as verification reads it: its key, its row identity and its text's :func:`text_digest`."""
+    """One source row as verification reads it: its key, its row identity and its text's
+    :func:`text_digest`."""
 
     key: str
     identity: str
@@ -30,7 +31,8 @@ class RowDigest(NamedTuple):
 
 
 def row_identity(components: list[str] | tuple[str, ...]) -> str:
-    """``len(c):c`` for each key component ``c``, concatenated: ``("acme1", "2")`` reads ``5:acme11:2``.
+    """``len(c):c`` for each key component ``c``, concatenated: ``("acme1", "2")`` reads
+    ``5:acme11:2``.
 
     Lengths count Unicode code points, written in decimal without padding.
     """
@@ -43,7 +45,8 @@ def text_digest(text: str) -> str:
 
 
 def identity_components(identity: str) -> tuple[str, ...] | None:
-    """The key components :func:`row_identity` wrote into ``identity``; None when it is not one's spelling."""
+    """The key components :func:`row_identity` wrote into ``identity``; None when it is not one's
+    spelling."""
     components: list[str] = []
     start = 0
     while start < len(identity):

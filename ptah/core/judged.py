@@ -51,7 +51,8 @@ JUDGED_DIGEST_FORMAT = "ptah-judged@1"
 
 @dataclass(frozen=True, slots=True)
 class Judgement:
-    """One key a person looked at for one case: its grade (0: not relevant), the row text's SHA-256 then, and when."""
+    """One key a person looked at for one case: its grade (0: not relevant), the row text's SHA-256
+    then, and when."""
 
     grade: float
     text_sha256: str
@@ -63,9 +64,9 @@ class Judgement:
 
 @dataclass(frozen=True, slots=True)
 class Sample:
-    """A random sample of holes drawn for judging: the seed, the digest of the population of (case, key) holes
-    it was drawn from (:func:`population_digest`), how many were drawn, the identities of the runs whose holes
-    made the population, and when (UTC)."""
+    """A random sample of holes drawn for judging: the seed, the digest of the population of (case,
+    key) holes it was drawn from (:func:`population_digest`), how many were drawn, the identities of
+    the runs whose holes made the population, and when (UTC)."""
 
     seed: int
     population: str
@@ -75,7 +76,8 @@ class Sample:
 
 
 def population_digest(pairs: Iterable[tuple[str, str]]) -> str:
-    """``sha256:`` of the canonical JSON of the sorted, distinct (case id, key) pairs of a population of holes."""
+    """``sha256:`` of the canonical JSON of the sorted, distinct (case id, key) pairs of a
+    population of holes."""
     text = json.dumps(sorted(set(pairs)), separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -89,7 +91,8 @@ def _frozen_cases(
 
 
 def _canonical_cases(cases: Mapping[str, Mapping[str, Judgement]]) -> list[dict]:
-    """The canonical form of case id -> key -> judgement: the cases that hold one, by id; their judgements by key."""
+    """The canonical form of case id -> key -> judgement: the cases that hold one, by id; their
+    judgements by key."""
     return [
         {
             "id": case_id,
@@ -117,11 +120,13 @@ class JudgementRecord:
     corpus: str | None = None
     cases: Mapping[str, Mapping[str, Judgement]] = field(default_factory=dict)
     samples: tuple[Sample, ...] = ()
-    # a model judge's grades (DESIGN.md, "Model judges"): judge id (``model:NAME@IDENTITY``, the ``by`` of each) ->
-    # case id -> key -> Judgement. They never make a key judged and never enter the corpus; they may move U.
+    # a model judge's grades (DESIGN.md, "Model judges"): judge id (``model:NAME@IDENTITY``, the
+    # ``by`` of each) -> case id -> key -> Judgement. They never make a key judged and never enter
+    # the corpus; they may move U.
     models: Mapping[str, Mapping[str, Mapping[str, Judgement]]] = field(default_factory=dict)
-    # what each model judge cost, summed over its invocations: judge id -> {requests, retries, pairs,
-    # server_prompt_tokens, server_completion_tokens, refused}. Informative, like ``corpus``: outside the digest.
+    # what each model judge cost, summed over its invocations: judge id -> {requests, retries,
+    # pairs, server_prompt_tokens, server_completion_tokens, refused}. Informative, like ``corpus``:
+    # outside the digest.
     usage: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -193,8 +198,9 @@ EMPTY = JudgementRecord()
 
 
 def judged_keys(case: Case, record: JudgementRecord | None = None) -> frozenset[str]:
-    """The keys judged for ``case``: required, relevant and forbidden, and those its record entry holds
-    (``record``'s, else those the case was loaded with: :meth:`ptah.core.corpus.Corpus.with_judgements`)."""
+    """The keys judged for ``case``: required, relevant and forbidden, and those its record entry
+    holds (``record``'s, else those the case was loaded with:
+    :meth:`ptah.core.corpus.Corpus.with_judgements`)."""
     return case.expected_keys() | (case.judged if record is None else record.keys(case.id))
 
 

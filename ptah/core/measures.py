@@ -1,4 +1,5 @@
-"""The measures ptah reports: one registry, the single source of names, labels, formulas and report keys.
+"""The measures ptah reports: one registry, the single source of names, labels, formulas and report
+keys.
 
 Every measure scores one case's ranking against its grades at a depth k:
 
@@ -36,7 +37,8 @@ from dataclasses import dataclass
 from ptah.core.registry import Registry
 
 Score = Callable[[Sequence[str], Mapping[str, float], int], float]
-"""``score(top, relevant, k)``: ``top`` is the ranking cut at k, ``relevant`` the grades > 0 (non-empty)."""
+"""``score(top, relevant, k)``: ``top`` is the ranking cut at k, ``relevant`` the grades > 0
+(non-empty)."""
 Parts = Callable[[Sequence[str], Mapping[str, float], int], tuple[float, float]]
 """``parts(top, relevant, k)``: the numerator and denominator whose ratio is the value."""
 
@@ -61,10 +63,12 @@ class MeasureKind:
     score: Score
     default: bool = False
     top_holes_first: bool = False
-    # how relevant holes move the value (:mod:`ptah.core.flips`): "sum", the value with a set S of relevant keys
-    # added is (c + sum of each one's gain) / D(|S|); "first", the largest of each relevant key's own value
+    # how relevant holes move the value (:mod:`ptah.core.flips`): "sum", the value with a set S of
+    # relevant keys added is (c + sum of each one's gain) / D(|S|); "first", the largest of each
+    # relevant key's own value
     holes: str | None = None
-    # a "sum" measure's numerator and denominator (value = numerator / denominator): the estimate's parts
+    # a "sum" measure's numerator and denominator (value = numerator / denominator): the estimate's
+    # parts
     parts: Parts | None = None
 
     def __call__(self, ranking: Sequence[str], grades: Mapping[str, float], k: int) -> float | None:
@@ -77,8 +81,8 @@ class MeasureKind:
     def split(
         self, ranking: Sequence[str], grades: Mapping[str, float], k: int
     ) -> tuple[float, float] | None:
-        """The numerator and denominator of a "sum" measure of one ranking at depth k; None when no key is
-        relevant or the measure has no parts."""
+        """The numerator and denominator of a "sum" measure of one ranking at depth k; None when no
+        key is relevant or the measure has no parts."""
         top, relevant = _prepared(ranking, grades, k)
         if not relevant or self.parts is None:
             return None
@@ -89,7 +93,8 @@ MEASURES: Registry[MeasureKind] = Registry("measure", unknown=ValueError, use="u
 
 
 def register(kind: MeasureKind) -> MeasureKind:
-    """Add a measure to the registry; its name and key must be new, in any case spelling (ValueError otherwise)."""
+    """Add a measure to the registry; its name and key must be new, in any case spelling (ValueError
+    otherwise)."""
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", kind.name):
         raise ValueError(
             f"a measure name is letters, digits and _ starting with a letter, not {kind.name!r}"
@@ -116,7 +121,8 @@ def kinds() -> Iterator[MeasureKind]:
 
 
 def kind(name: str) -> MeasureKind:
-    """The measure registered as ``name`` (or its report key, or any case spelling); ValueError otherwise."""
+    """The measure registered as ``name`` (or its report key, or any case spelling); ValueError
+    otherwise."""
     if name in MEASURES:
         return MEASURES.get(name)
     for candidate in MEASURES:
@@ -127,7 +133,8 @@ def kind(name: str) -> MeasureKind:
 
 @dataclass(frozen=True)
 class Measure:
-    """A measure at a depth: ``Measure("MAP", 10)`` is ``MAP@10``; ``Measure("nDCG")`` is nDCG at each case's k.
+    """A measure at a depth: ``Measure("MAP", 10)`` is ``MAP@10``; ``Measure("nDCG")`` is nDCG at
+    each case's k.
 
     ``str(Measure.parse(text)) == text`` for every canonical text, and
     ``Measure.parse(str(m)) == m`` for every measure.
@@ -149,7 +156,8 @@ class Measure:
 
     @property
     def key(self) -> str:
-        """Its key in a report's means and case values: ``ndcg`` at each case's depth, ``MAP@10`` at a fixed one."""
+        """Its key in a report's means and case values: ``ndcg`` at each case's depth, ``MAP@10`` at
+        a fixed one."""
         return self.kind.key if self.k is None else f"{self.name}@{self.k}"
 
     @property
@@ -161,7 +169,8 @@ class Measure:
 
     @classmethod
     def parse(cls, text: str) -> Measure:
-        """The measure ``text`` names: ``NAME`` or ``NAME@K`` (``MAP@10``, ``recall``, ``mrr``); ValueError otherwise."""
+        """The measure ``text`` names: ``NAME`` or ``NAME@K`` (``MAP@10``, ``recall``, ``mrr``);
+        ValueError otherwise."""
         match = re.fullmatch(r"([A-Za-z][A-Za-z0-9_]*)(?:@([1-9][0-9]{0,5}))?", text)
         if match is None:
             shown = text if len(text) <= 40 else text[:40] + "…"
@@ -186,8 +195,9 @@ class Measure:
 
 
 def registry_order(names: Iterable[str]) -> list[str]:
-    """``names`` (string forms or report keys) in the registry's order: by kind as registered, each kind at its
-    cases' own depth first, then by depth; a name no registered measure reads keeps its place after them."""
+    """``names`` (string forms or report keys) in the registry's order: by kind as registered, each
+    kind at its cases' own depth first, then by depth; a name no registered measure reads keeps its
+    place after them."""
     order = {kind.name: index for index, kind in enumerate(MEASURES)}
 
     def place(name: str) -> tuple[int, int]:

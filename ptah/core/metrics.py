@@ -1,4 +1,5 @@
-"""Means with explicit denominators (the measures themselves are the registry's, :mod:`ptah.core.measures`).
+"""Means with explicit denominators (the measures themselves are the registry's,
+:mod:`ptah.core.measures`).
 
 Means carry their numerator and denominator so a report can say "over 47 of
 50 cases"; an empty mean is N/A (``None``), never 0 or 1.
@@ -59,8 +60,8 @@ def mean_of(values: Iterable[float | None]) -> Mean:
 
 
 def bounded_mean(values: Iterable[float | None], highs: Iterable[float | None]) -> Mean:
-    """:func:`mean_of` the values, with the high bounds of the same cases summed beside (a high bound is
-    defined exactly where its value is)."""
+    """:func:`mean_of` the values, with the high bounds of the same cases summed beside (a high
+    bound is defined exactly where its value is)."""
     mean = mean_of(values)
     return Mean(
         mean.numerator,

@@ -1,4 +1,5 @@
-"""Options declared once, on the dataclass field that holds them (:func:`option`: type, default, bounds, help).
+"""Options declared once, on the dataclass field that holds them (:func:`option`: type, default,
+bounds, help).
 
 The dataclass checks them in ``__post_init__`` (:func:`check_options`);
 :func:`declared` lists them, those of nested option dataclasses included, and
@@ -24,7 +25,8 @@ _KEY = "ptah.option"
 
 
 class OptionError(InputError):
-    """An option's value refused: ``name`` (the option) and ``problem`` (what is wrong, one sentence without it)."""
+    """An option's value refused: ``name`` (the option) and ``problem`` (what is wrong, one sentence
+    without it)."""
 
     def __init__(self, name: str, problem: str):
         super().__init__(f"{name}: {problem}.")
@@ -33,9 +35,9 @@ class OptionError(InputError):
 
 @dataclass(frozen=True)
 class Option:
-    """One option: ``kind`` is bool, int, float, str, tuple (a list of names) or dict (name -> number);
-    ``default`` None makes it optional; ``flags`` spell it on the command line (default ``--the-name``);
-    ``served``: a field of the server's evaluation body."""
+    """One option: ``kind`` is bool, int, float, str, tuple (a list of names) or dict (name ->
+    number); ``default`` None makes it optional; ``flags`` spell it on the command line (default
+    ``--the-name``); ``served``: a field of the server's evaluation body."""
 
     name: str
     kind: type
@@ -68,7 +70,8 @@ class Option:
         }[self.kind]
 
     def check(self, value: Any) -> Any:
-        """``value`` as the option holds it (a tuple of names, a dict, a path as text); OptionError otherwise."""
+        """``value`` as the option holds it (a tuple of names, a dict, a path as text); OptionError
+        otherwise."""
         if value is None and self.default is None:
             return None
         if (
@@ -109,8 +112,9 @@ class Option:
 def option(
     default: Any, help: str, *, kind: type | None = None, name: str = "", **bounds: Any
 ) -> Any:
-    """A dataclass field holding an option (its name: the field's, unless ``name`` is given); ``bounds``: the
-    other :class:`Option` attributes (``low``, ``high``, ``choices``, ``flags``, ``served``)."""
+    """A dataclass field holding an option (its name: the field's, unless ``name`` is given);
+    ``bounds``: the other :class:`Option` attributes (``low``, ``high``, ``choices``, ``flags``,
+    ``served``)."""
     declared_option = Option(name, kind or type(default), default, help, **bounds)
     if isinstance(default, (dict, list)):
         return field(default_factory=type(default), metadata={_KEY: declared_option})
@@ -123,14 +127,16 @@ def _named(item: Field) -> Option | None:
 
 
 def _nested(item: Field) -> type | None:
-    """The dataclass of options a field's default is (EvaluationRequest.search: SearchOptions), else None."""
+    """The dataclass of options a field's default is (EvaluationRequest.search: SearchOptions), else
+    None."""
     kind = type(item.default)
     return kind if item.default is not MISSING and is_dataclass(kind) and declared(kind) else None
 
 
 @functools.cache
 def declared(cls: type) -> tuple[Option, ...]:
-    """The options of a dataclass, in field order, those of its nested option dataclasses in their place."""
+    """The options of a dataclass, in field order, those of its nested option dataclasses in their
+    place."""
     found: list[Option] = []
     for item in fields(cls):
         own, nested = _named(item), _nested(item)
@@ -139,7 +145,8 @@ def declared(cls: type) -> tuple[Option, ...]:
 
 
 def check_options(instance: Any) -> None:
-    """Check and normalise each option field of a dataclass instance (its ``__post_init__`` calls this)."""
+    """Check and normalise each option field of a dataclass instance (its ``__post_init__`` calls
+    this)."""
     for item in fields(instance):
         own = _named(item)
         if own is not None:

@@ -1,5 +1,6 @@
-"""Measuring: the one per-case loop that turns a ranking into a :class:`~ptah.core.report.CaseResult`,
-and the one place a :class:`~ptah.core.report.Run` and its means are made.
+"""Measuring: the one per-case loop that turns a ranking into a
+:class:`~ptah.core.report.CaseResult`, and the one place a :class:`~ptah.core.report.Run` and its
+means are made.
 
 Every channel (vector, exact or through an index; lexical; hybrid) ranks each
 case its own way and hands the ranking here, so every number in a report is
@@ -56,7 +57,8 @@ def placement_text(rank: int | None, searched: int) -> str:
 
 
 def ranking_depth(case: Case, measures: Sequence[Measure] = DEFAULT_MEASURES) -> int:
-    """How deep a case's ranking must go: its own k, or deeper when a fixed-depth measure looks further."""
+    """How deep a case's ranking must go: its own k, or deeper when a fixed-depth measure looks
+    further."""
     return max([case.k, *(m.k for m in measures if m.k is not None)])
 
 
@@ -70,8 +72,8 @@ def measure_case(
     ties: Ties | None = None,
     unranked: str | None = None,
 ) -> CaseResult:
-    """Measure ``case`` on ``ranked``, ``(key, score)`` pairs best first, at least :func:`ranking_depth` deep
-    (or every row there is).
+    """Measure ``case`` on ``ranked``, ``(key, score)`` pairs best first, at least
+    :func:`ranking_depth` deep (or every row there is).
 
     ``rank_of`` answers the full rank of a missed required key (None when it
     cannot say: the miss then reads ``unranked``, by default "not in the top
@@ -127,8 +129,8 @@ def high_bounds(
     values: Mapping[str, float | None],
     measures: Sequence[Measure],
 ) -> dict[str, float | None]:
-    """Each measure's high bound: its value with each hole in its top (its depth) graded the case's highest
-    grade; the value itself where the measure's top holds no hole."""
+    """Each measure's high bound: its value with each hole in its top (its depth) graded the case's
+    highest grade; the value itself where the measure's top holds no hole."""
     highs = {}
     grades_at: dict[
         int, dict[str, float] | None
@@ -144,8 +146,9 @@ def high_bounds(
 
 
 def means(results: Sequence[CaseResult], measures: Sequence[Measure]) -> dict[str, Mean]:
-    """Each measure's mean over the cases where it is defined, keyed by the measure's string form, with the
-    mean of its high bounds beside (unknown when a case's is: read from a ``ptah-report@1``)."""
+    """Each measure's mean over the cases where it is defined, keyed by the measure's string form,
+    with the mean of its high bounds beside (unknown when a case's is: read from a
+    ``ptah-report@1``)."""
     if any(result.highs is None for result in results):
         return {str(m): mean_of(result.values[str(m)] for result in results) for m in measures}
     return {

@@ -1,4 +1,5 @@
-"""Power planning: how many cases a corpus -- and each of its slices -- needs to see a change of a given size.
+"""Power planning: how many cases a corpus -- and each of its slices -- needs to see a change of a
+given size.
 
 The method is the paired normal approximation. A comparison of two runs tests
 the mean of the per-case paired differences ``d_i = candidate_i -
@@ -53,9 +54,10 @@ SMALLEST = 1e-6  # of a change, a power, an alpha: below it a quantile is 1.0 or
 
 
 def check_settings(delta: float, power: float, alpha: float) -> None:
-    """``ValueError`` (a sentence) unless ``SMALLEST`` <= delta <= 1 and ``SMALLEST`` <= power, alpha <= 1 -
-    ``SMALLEST``: the range in which every quantile and count :func:`cases_for_spread` takes is a finite number
-    (alpha 1e-300 makes ``1 - alpha / 2`` equal 1, a change of 1e-300 makes the count overflow)."""
+    """``ValueError`` (a sentence) unless ``SMALLEST`` <= delta <= 1 and ``SMALLEST`` <= power,
+    alpha <= 1 - ``SMALLEST``: the range in which every quantile and count :func:`cases_for_spread`
+    takes is a finite number (alpha 1e-300 makes ``1 - alpha / 2`` equal 1, a change of 1e-300 makes
+    the count overflow)."""
     for name, value, top in (
         ("the change to detect", delta, 1.0),
         ("power", power, 1 - SMALLEST),
@@ -78,8 +80,8 @@ def fewest_cases(alpha: float) -> int:
 
 
 def cases_for_spread(spread: float, delta: float, power: float, alpha: float) -> int | None:
-    """The cases needed when the paired differences have standard deviation ``spread`` (module docs); None when
-    ``spread`` is 0 (nothing varies, nothing to plan) or not finite."""
+    """The cases needed when the paired differences have standard deviation ``spread`` (module
+    docs); None when ``spread`` is 0 (nothing varies, nothing to plan) or not finite."""
     check_settings(delta, power, alpha)
     if not math.isfinite(spread) or spread <= 0:
         return None
@@ -98,9 +100,10 @@ def spread(differences: Sequence[float]) -> float | None:
 def cases_needed(
     differences: Sequence[float], delta: float, power: float, alpha: float
 ) -> int | None:
-    """The cases needed to see a mean paired difference of ``delta`` with probability ``power`` at two-sided level
-    ``alpha``, from the spread of the paired ``differences`` measured (module docs); None when it cannot say:
-    fewer than two differences, or all equal. ``ValueError`` for a setting out of range."""
+    """The cases needed to see a mean paired difference of ``delta`` with probability ``power`` at
+    two-sided level ``alpha``, from the spread of the paired ``differences`` measured (module docs);
+    None when it cannot say: fewer than two differences, or all equal. ``ValueError`` for a setting
+    out of range."""
     check_settings(delta, power, alpha)
     found = spread(differences)
     return None if found is None else cases_for_spread(found, delta, power, alpha)
@@ -108,8 +111,9 @@ def cases_needed(
 
 @dataclass(frozen=True)
 class Sample:
-    """What a report measured of one measure, for planning: per pairing, each case's paired difference (basis
-    ``paired``), or the single run's per-case values (basis ``independent``); ``source`` says which, in words."""
+    """What a report measured of one measure, for planning: per pairing, each case's paired
+    difference (basis ``paired``), or the single run's per-case values (basis ``independent``);
+    ``source`` says which, in words."""
 
     measure: str
     basis: str
@@ -119,8 +123,9 @@ class Sample:
     ]  # per pairing: case id -> difference (or value); undefined cases absent
 
     def spread(self, case_ids: Sequence[str]) -> tuple[int, float | None]:
-        """Over ``case_ids``: how many cases have a value, and the spread of the paired differences (the largest
-        over the pairings; sqrt(2) x the values' for the independent basis); None when it cannot say."""
+        """Over ``case_ids``: how many cases have a value, and the spread of the paired differences
+        (the largest over the pairings; sqrt(2) x the values' for the independent basis); None when
+        it cannot say."""
         found: list[tuple[float, int]] = []
         count = 0
         for values in self.values:
@@ -136,8 +141,8 @@ class Sample:
 
 
 def report_sample(report: Report, measure: str) -> Sample:
-    """The paired differences (or single-run values) of ``measure`` a report holds (module docs). ``KeyError``
-    when the report's first run does not carry the measure."""
+    """The paired differences (or single-run values) of ``measure`` a report holds (module docs).
+    ``KeyError`` when the report's first run does not carry the measure."""
     name = str(Measure.parse(measure))
     reference = report.runs[0]
     if name not in reference.means:
@@ -187,8 +192,8 @@ def report_sample(report: Report, measure: str) -> Sample:
 
 @dataclass(frozen=True)
 class SlicePlan:
-    """The plan for the whole corpus (``tag`` None) or one slice: cases with a value, their spread, and the cases
-    needed (None: cannot say)."""
+    """The plan for the whole corpus (``tag`` None) or one slice: cases with a value, their spread,
+    and the cases needed (None: cannot say)."""
 
     tag: str | None
     digest: str
@@ -206,7 +211,8 @@ class SlicePlan:
 
 @dataclass(frozen=True)
 class MeasurePlan:
-    """One measure's plan: the change to detect, the settings, the basis, and the corpus's and each slice's plan."""
+    """One measure's plan: the change to detect, the settings, the basis, and the corpus's and each
+    slice's plan."""
 
     measure: str
     delta: float
@@ -231,7 +237,8 @@ class MeasurePlan:
 
 
 def plan(corpus: Corpus, sample: Sample, delta: float, power: float, alpha: float) -> MeasurePlan:
-    """The cases ``corpus`` and each of its slices need to see a change of ``delta`` in ``sample``'s measure."""
+    """The cases ``corpus`` and each of its slices need to see a change of ``delta`` in ``sample``'s
+    measure."""
     check_settings(delta, power, alpha)
 
     def one(tag: str | None, digest: str, case_ids: list[str]) -> SlicePlan:

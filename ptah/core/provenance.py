@@ -1,4 +1,5 @@
-"""Where a baseline came from, against the run compared with it: ``baseline.comparisons[i].provenance``.
+"""Where a baseline came from, against the run compared with it:
+``baseline.comparisons[i].provenance``.
 
 A baseline gates a run honestly only when the difference it measures is the
 one you mean. Two differences are said in words, never silently:
@@ -27,7 +28,8 @@ from ptah.core.report import Run
 
 
 def provenance(run: Run, baseline_run: Run) -> dict:
-    """How ``baseline_run`` (the baseline's reference run) differs in origin from ``run`` (see the module docs)."""
+    """How ``baseline_run`` (the baseline's reference run) differs in origin from ``run`` (see the
+    module docs)."""
     ours, theirs = run.generation, baseline_run.generation
     same_identity = ours.get("identity") == theirs.get("identity")
     now, then = _fingerprint(ours), _fingerprint(theirs)

@@ -144,7 +144,8 @@ def rank_many(
     columns: Mapping[str, int] | None = None,
     reach: Sequence[int] | None = None,
 ) -> list[QueryRanking]:
-    """Rank q queries at once: query i's top ``ks[i]``, its ties and the ranks of the keys it asks about.
+    """Rank q queries at once: query i's top ``ks[i]``, its ties and the ranks of the keys it asks
+    about.
 
     ``reach[i]`` (at least ``ks[i]``; default ``ks[i]``) is how deep query i's
     ranking goes -- deeper than its k when a measure looks further -- while
@@ -238,9 +239,9 @@ def ties_of(
     scores: Mapping[str, float],
     group: Callable[[float], int],
 ) -> Ties:
-    """The :class:`Ties` at depth ``depth`` of a ranking with ``above`` rows above the ``cutoff`` score and
-    ``at_cutoff`` at it, given the expected keys' ``scores`` and how many rows share a score at or above the
-    cutoff (``group``)."""
+    """The :class:`Ties` at depth ``depth`` of a ranking with ``above`` rows above the ``cutoff``
+    score and ``at_cutoff`` at it, given the expected keys' ``scores`` and how many rows share a
+    score at or above the cutoff (``group``)."""
     tied = sorted(key for key, score in scores.items() if score >= cutoff and group(score) > 1)
     return Ties(
         cutoff_score=cutoff, tied_outside=at_cutoff - (depth - above), expected_tied=tuple(tied)
@@ -248,7 +249,8 @@ def ties_of(
 
 
 def _rank_at(scores: np.ndarray, keys: Sequence[str], index: int) -> int:
-    """The 1-based rank of row ``index``: 1 + the rows with a greater score, or an equal one and a smaller key."""
+    """The 1-based rank of row ``index``: 1 + the rows with a greater score, or an equal one and a
+    smaller key."""
     score, key = scores[index], keys[index]
     above = int(np.count_nonzero(scores > score))
     tied_before = sum(1 for j in np.flatnonzero(scores == score).tolist() if keys[j] < key)

@@ -1,4 +1,5 @@
-"""Named things of one kind, in the order registered: the one registry class behind ptah's extension points.
+"""Named things of one kind, in the order registered: the one registry class behind ptah's extension
+points.
 
 Sources, stores, channels, embedders, measures and output formats each keep a
 :class:`Registry`; what a registry adds (which kind claims a URL, a measure's
@@ -16,8 +17,8 @@ T = TypeVar("T")
 
 
 class Registry(Generic[T]):
-    """``what`` names an item in messages (``channel``, ``store kind``); ``unknown`` is the error a miss raises,
-    ``use`` the words before the registered names in it."""
+    """``what`` names an item in messages (``channel``, ``store kind``); ``unknown`` is the error a
+    miss raises, ``use`` the words before the registered names in it."""
 
     def __init__(
         self, what: str, unknown: Callable[[str], Exception] = InputError, use: str = "use"
@@ -39,7 +40,8 @@ class Registry(Generic[T]):
         self._items.pop(name, None)
 
     def get(self, name: str) -> T:
-        """The item registered as ``name``; the ``unknown`` error naming every registered name otherwise."""
+        """The item registered as ``name``; the ``unknown`` error naming every registered name
+        otherwise."""
         try:
             return self._items[name]
         except KeyError:

@@ -1,4 +1,5 @@
-"""The typed report: one result object, built in one place, read back from every ``ptah-report@1`` and ``@2`` file.
+"""The typed report: one result object, built in one place, read back from every ``ptah-report@1``
+and ``@2`` file.
 
 :class:`Report` and its parts are frozen dataclasses. ``Report.to_dict()`` is
 exactly the JSON document ``ptah inference evaluate --output`` writes (schema:
@@ -64,8 +65,9 @@ _DESCRIBED = (
 
 
 def excerpt(text: str) -> str:
-    """A row's text as the pages show it beside its key: each line's words one space apart, the lines joined by
-    `` · ``, cut to :data:`EXCERPT_CHARS` characters (the last an ellipsis when cut)."""
+    """A row's text as the pages show it beside its key: each line's words one space apart, the
+    lines joined by `` · ``, cut to :data:`EXCERPT_CHARS` characters (the last an ellipsis when
+    cut)."""
     flat = " · ".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
     return flat if len(flat) <= EXCERPT_CHARS else flat[: EXCERPT_CHARS - 1] + "…"
 
@@ -110,7 +112,8 @@ def mean_from_dict(data: Mapping) -> Mean:
 
 
 def _measure_keys(data: Mapping) -> dict[str, str]:
-    """The report keys in ``data`` that name measures, mapped to each measure's string form, in order."""
+    """The report keys in ``data`` that name measures, mapped to each measure's string form, in
+    order."""
     found = {}
     for key in data:
         try:
@@ -132,7 +135,8 @@ class Result:
 
 @dataclass(frozen=True, slots=True)
 class Miss:
-    """A required key absent from the top k: where it ranked (``rank`` None when not known) and the sentence."""
+    """A required key absent from the top k: where it ranked (``rank`` None when not known) and the
+    sentence."""
 
     key: str
     rank: int | None
@@ -309,7 +313,8 @@ class Run:
         return tuple(Measure.parse(name) for name in self.means)
 
     def to_dict(self, *, cases: bool = True) -> dict:
-        """The run's JSON document; ``cases=False`` leaves ``cases`` empty, for a writer that adds them one by one."""
+        """The run's JSON document; ``cases=False`` leaves ``cases`` empty, for a writer that adds
+        them one by one."""
         aggregates: dict = {
             Measure.parse(name).key: mean_to_dict(mean) for name, mean in self.means.items()
         }
@@ -382,8 +387,8 @@ class Report:
 
     @property
     def verdict(self) -> str:
-        """``pass`` when every gate passed; ``fail`` when one failed outright; else ``inconclusive`` (the holes
-        decide a drop gate)."""
+        """``pass`` when every gate passed; ``fail`` when one failed outright; else ``inconclusive``
+        (the holes decide a drop gate)."""
         if all(gate.passed for gate in self.gates):
             return "pass"
         return (
@@ -397,7 +402,8 @@ class Report:
         return self.verdict == "pass"
 
     def to_dict(self, *, cases: bool = True) -> dict:
-        """The report's JSON document; ``cases=False``: every run's ``cases`` empty (see :meth:`Run.to_dict`)."""
+        """The report's JSON document; ``cases=False``: every run's ``cases`` empty (see
+        :meth:`Run.to_dict`)."""
         baseline = None
         if self.baseline is not None:
             baseline = plain(self.baseline) | {
@@ -423,7 +429,8 @@ class Report:
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Self:
-        """The report a ``ptah-report@1`` or ``@2`` document holds (validate it first: see ``ptah.core.baseline``)."""
+        """The report a ``ptah-report@1`` or ``@2`` document holds (validate it first: see
+        ``ptah.core.baseline``)."""
         baseline = data.get("baseline")
         return cls(
             format=data["format"],

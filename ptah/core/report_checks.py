@@ -38,7 +38,8 @@ DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 def measure_keys(aggregates: Mapping) -> list[str]:
-    """The report keys of the measures a run carries: the defaults, then any fixed-depth ones (``MAP@10``)."""
+    """The report keys of the measures a run carries: the defaults, then any fixed-depth ones
+    (``MAP@10``)."""
     keys = [m.key for m in DEFAULT_MEASURES]
     for key in aggregates:
         if key not in keys and "@" in key:
@@ -135,8 +136,8 @@ def _check_mean(
     value_part: str = "value",
     numerator_part: str = "numerator",
 ) -> None:
-    """``mean`` (a report's MEAN) against the per-case ``values`` it was computed from (its ``value_part`` and
-    ``numerator_part``: ``high`` and ``high_numerator`` for the high bounds)."""
+    """``mean`` (a report's MEAN) against the per-case ``values`` it was computed from (its
+    ``value_part`` and ``numerator_part``: ``high`` and ``high_numerator`` for the high bounds)."""
     defined: list[float] = []
     for number, value in enumerate(values):
         if not is_measure(value):
@@ -192,7 +193,8 @@ def _check_mean(
 
 
 def _check_high(mean: Mapping, cases: Sequence[Mapping], name: str, where: str, path: str) -> None:
-    """A mean's high bound against its cases' (``ptah-report@2``): the same sums over the same cases."""
+    """A mean's high bound against its cases' (``ptah-report@2``): the same sums over the same
+    cases."""
     if "high_numerator" not in mean:
         return
     highs = []
@@ -270,7 +272,8 @@ def _check_counts(aggregates: Mapping, cases: int, where: str, path: str) -> Non
 
 
 def _check_ann(ann: object, cases: Sequence[Mapping], where: str, path: str) -> None:
-    """``--search both``: the ANN recall and the exact search's means against each case's ``ann``."""
+    """``--search both``: the ANN recall and the exact search's means against each case's
+    ``ann``."""
     if not isinstance(ann, Mapping) or not isinstance(ann.get("exact"), Mapping):
         raise _damaged(path, f"{where}.aggregates.ann", "is not an object with recall and exact")
     per_case = []

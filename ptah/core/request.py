@@ -59,7 +59,8 @@ class Fusion:
 
 @dataclass(frozen=True)
 class SearchOptions:
-    """How the vector channel searches: ``mode`` (exact, index, both) and the HNSW ``ef_search`` (None: 40)."""
+    """How the vector channel searches: ``mode`` (exact, index, both) and the HNSW ``ef_search``
+    (None: 40)."""
 
     mode: str = option(
         "exact",
@@ -148,9 +149,10 @@ def _measures(given: Iterable[Measure | str]) -> tuple[Measure, ...]:
 
 
 def gate_key(name: str) -> tuple[Measure, str | None]:
-    """A drop gate's measure and slice: ``recall`` (the whole run), ``recall@billing`` (the slice of tag
-    ``billing``), ``MAP@10@de``, ``nDCG@*`` (every slice). A suffix of digits is a measure's depth, so a tag of
-    digits only is reached by ``@*``. ValueError for an unknown measure or a tag ptah does not accept."""
+    """A drop gate's measure and slice: ``recall`` (the whole run), ``recall@billing`` (the slice of
+    tag ``billing``), ``MAP@10@de``, ``nDCG@*`` (every slice). A suffix of digits is a measure's
+    depth, so a tag of digits only is reached by ``@*``. ValueError for an unknown measure or a tag
+    ptah does not accept."""
     head, at, tail = name.rpartition("@")
     if not at or tail.isdigit():
         return Measure.parse(name), None
@@ -165,8 +167,9 @@ def gate_key(name: str) -> tuple[Measure, str | None]:
 def check_thresholds(
     thresholds: Mapping[str, float | None], has_baseline: bool
 ) -> dict[str, float]:
-    """The drop thresholds that were given, keyed by measure (``recall``, ``MAP@10``) and slice (``recall@billing``,
-    ``nDCG@*``; :func:`gate_key`), checked: a known measure, 0 <= X <= 1, and only with a baseline."""
+    """The drop thresholds that were given, keyed by measure (``recall``, ``MAP@10``) and slice
+    (``recall@billing``, ``nDCG@*``; :func:`gate_key`), checked: a known measure, 0 <= X <= 1, and
+    only with a baseline."""
     given: dict[str, float] = {}
     for name, value in thresholds.items():
         if value is None:
@@ -198,16 +201,15 @@ HOLE_POLICIES = ("bound", "misses")
 
 @dataclass(frozen=True)
 class EvaluationRequest:
-    """One evaluation, as asked: each field is an option (:mod:`ptah.core.options`), its help says what it is.
+    """One evaluation, as asked: each field is an option (:mod:`ptah.core.options`), its help says
+    what it is.
 
-    Each channel with each generation is a run, channel-major, then each
-    variant named (none are asked when only variants are: ``channels`` is
-    then empty); the first run is the reference. ``measures`` are measured beyond the defaults (recall,
-    MRR, nDCG at each case's depth), and so is each measure a drop gate
-    names. ``search``, ``fusion`` and ``statistics`` hold options of their
-    own. :meth:`of` makes one from the options by name (``ef_search``,
-    ``rrf_k``, ``bootstrap`` …), as the API's keywords and the server's body
-    name them.
+    Each channel with each generation is a run, channel-major, then each variant named (none are
+    asked when only variants are: ``channels`` is then empty); the first run is the reference.
+    ``measures`` are measured beyond the defaults (recall, MRR, nDCG at each case's depth), and so
+    is each measure a drop gate names. ``search``, ``fusion`` and ``statistics`` hold options of
+    their own. :meth:`of` makes one from the options by name (``ef_search``, ``rrf_k``,
+    ``bootstrap`` …), as the API's keywords and the server's body name them.
     """
 
     generations: tuple[str, ...] = option(
@@ -304,8 +306,8 @@ class EvaluationRequest:
 
     @classmethod
     def of(cls, **options: Any) -> EvaluationRequest:
-        """The request with these options (named as :func:`ptah.core.options.declared` names them); TypeError
-        for a name that is none of them."""
+        """The request with these options (named as :func:`ptah.core.options.declared` names them);
+        TypeError for a name that is none of them."""
         return made(cls, options)
 
     @property

@@ -1,5 +1,5 @@
-"""A baseline measured again from its own rankings under the current corpus (DESIGN.md, "Judging never breaks
-the baseline").
+"""A baseline measured again from its own rankings under the current corpus (DESIGN.md, "Judging
+never breaks the baseline").
 
 A baseline report keeps each case's ranking (its top k), query and depth. A
 gate reads the baseline's values from those rankings, never from the numbers
@@ -40,9 +40,9 @@ NOISE = 1e-12  # a recomputed value this close to the stored one is the same val
 
 @dataclass(frozen=True)
 class Rescored:
-    """A baseline measured again (:func:`rescore`): the report with its runs re-measured, the digest it measured,
-    the judgements added and changed since (over every run's cases), and the cases whose values or verdict
-    differ from what the file stored."""
+    """A baseline measured again (:func:`rescore`): the report with its runs re-measured, the digest
+    it measured, the judgements added and changed since (over every run's cases), and the cases
+    whose values or verdict differ from what the file stored."""
 
     report: Report
     measured: str
@@ -52,12 +52,14 @@ class Rescored:
 
     @property
     def judged_since(self) -> bool:
-        """Whether the judgements differ from those the baseline measured under: the corpus's digest (which then
-        differs in judgements alone), or a judgement of its record that the baseline's top k did not have."""
+        """Whether the judgements differ from those the baseline measured under: the corpus's digest
+        (which then differs in judgements alone), or a judgement of its record that the baseline's
+        top k did not have."""
         return self.measured != self.report.corpus["digest"] or bool(self.added or self.changed)
 
     def entry(self) -> dict | None:
-        """The report's ``baseline.rescored`` member; None when the file's numbers stand as they were."""
+        """The report's ``baseline.rescored`` member; None when the file's numbers stand as they
+        were."""
         if not self.judged_since and not self.cases_changed:
             return None
         return {
@@ -69,8 +71,9 @@ class Rescored:
 
 
 def difference(corpus: Corpus, baseline: Report) -> str | None:
-    """How the baseline's cases differ from ``corpus``'s beyond their judgements: the first case missing on
-    either side, asking another query or looking to another depth; None when they differ in judgements alone."""
+    """How the baseline's cases differ from ``corpus``'s beyond their judgements: the first case
+    missing on either side, asking another query or looking to another depth; None when they differ
+    in judgements alone."""
     cases = {case.id: case for case in corpus.cases}
     for run in baseline.runs:
         for stored in run.cases:
@@ -89,9 +92,10 @@ def difference(corpus: Corpus, baseline: Report) -> str | None:
 
 
 def rescore(corpus: Corpus, baseline: Report) -> Rescored:
-    """``baseline`` with every run re-measured from its stored rankings under ``corpus`` and its judgement record
-    (module docs), its corpus member saying ``corpus``'s digest and each slice's digest over the same cases now.
-    The baseline holds exactly ``corpus``'s cases (:func:`difference` is None)."""
+    """``baseline`` with every run re-measured from its stored rankings under ``corpus`` and its
+    judgement record (module docs), its corpus member saying ``corpus``'s digest and each slice's
+    digest over the same cases now. The baseline holds exactly ``corpus``'s cases
+    (:func:`difference` is None)."""
     cases = {case.id: case for case in corpus.cases}
     runs = tuple(rescore_run(cases, run) for run in baseline.runs)
     added: set[tuple[str, str]] = set()
@@ -121,8 +125,8 @@ def rescore(corpus: Corpus, baseline: Report) -> Rescored:
 
 
 def rescore_run(cases: Mapping[str, Case], run: Run) -> Run:
-    """``run`` re-measured from its stored rankings: every case by :func:`rescore_case`, its means and counts
-    made again; what it describes (generation, search, variant, cost) kept as written."""
+    """``run`` re-measured from its stored rankings: every case by :func:`rescore_case`, its means
+    and counts made again; what it describes (generation, search, variant, cost) kept as written."""
     results = [rescore_case(cases[stored.id], stored, run.measures) for stored in run.cases]
     search = {name: value for name, value in run.search.items() if name != "ranking"}
     made = make_run(run.generation, search, results, run.measures, run.ann)
@@ -130,8 +134,9 @@ def rescore_run(cases: Mapping[str, Case], run: Run) -> Run:
 
 
 def rescore_case(case: Case, stored: CaseResult, measures: Sequence[Measure]) -> CaseResult:
-    """The stored case measured again on its stored ranking under ``case`` (its grades and judged keys now): its
-    values, highs, holes, judged@k, misses and hits; ties and the index comparison kept as written."""
+    """The stored case measured again on its stored ranking under ``case`` (its grades and judged
+    keys now): its values, highs, holes, judged@k, misses and hits; ties and the index comparison
+    kept as written."""
     ties = Ties(stored.ties.cutoff_score, stored.ties.tied_outside, stored.ties.expected_tied)
     ranked = [(result.key, result.score) for result in stored.ranking]
     result = measure_case(case, ranked, measures=measures, searched=case.k, ties=ties)
@@ -154,9 +159,10 @@ def rescore_case(case: Case, stored: CaseResult, measures: Sequence[Measure]) ->
 
 
 def judgement_changes(case: Case, stored: CaseResult) -> tuple[set[str], set[str]]:
-    """The keys judged for ``case`` now that the stored case did not judge (as far as it tells: the keys it names,
-    and its top k less its holes), and those whose grade or role (required, forbidden) changed since. A key the
-    record judges outside the stored top k is left out: no number of the baseline depends on it."""
+    """The keys judged for ``case`` now that the stored case did not judge (as far as it tells: the
+    keys it names, and its top k less its holes), and those whose grade or role (required,
+    forbidden) changed since. A key the record judges outside the stored top k is left out: no
+    number of the baseline depends on it."""
     grades = dict(stored.relevant)
     named = set(grades) | set(stored.required) | set(stored.forbidden)
     known = named | (

@@ -1,4 +1,5 @@
-"""Scoring queries against rows: float32 products choose candidates, one float64 computation per pair decides.
+"""Scoring queries against rows: float32 products choose candidates, one float64 computation per
+pair decides.
 
 Why two computations
 --------------------
@@ -104,7 +105,8 @@ def pair_scores(
 
 
 def margins(queries: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """For each query, how far a float32 score of it against any of ``rows`` can be from its float64 score.
+    """For each query, how far a float32 score of it against any of ``rows`` can be from its float64
+    score.
 
     ``(d + 2) * 2**-23 * |q| * max|v|`` (module docs). The squared lengths
     are float32 sums, so they are taken larger by their own worst rounding,
@@ -137,8 +139,8 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
 
 
 def _dots(rows: np.ndarray, other: np.ndarray) -> np.ndarray:
-    """Each row's float64 dot product with ``other`` (a row of its own, or one row for all): the exact products
-    added in dimension order."""
+    """Each row's float64 dot product with ``other`` (a row of its own, or one row for all): the
+    exact products added in dimension order."""
     products = np.multiply(rows, other, dtype=np.float64)
     if products.shape[1] == 0:
         return np.zeros(len(products))

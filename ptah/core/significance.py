@@ -108,7 +108,8 @@ class SignFlipResult:
 
 
 def _differences(values: Sequence[float], resamples: int, seed: int) -> np.ndarray:
-    """``values`` as a float64 array, once they and the draws' ``resamples`` and ``seed`` are checked."""
+    """``values`` as a float64 array, once they and the draws' ``resamples`` and ``seed`` are
+    checked."""
     array = np.asarray(values, dtype=np.float64)
     if array.ndim != 1:
         raise ValueError(f"differences must be 1-D, got shape {array.shape}")
@@ -155,7 +156,8 @@ def paired_bootstrap(
     seed: int = DEFAULT_SEED,
     level: float = DEFAULT_LEVEL,
 ) -> Interval | None:
-    """The percentile bootstrap interval of the mean of ``differences``; None when there are none."""
+    """The percentile bootstrap interval of the mean of ``differences``; None when there are
+    none."""
     if not (isinstance(level, float) and 0 < level < 1):
         raise ValueError(f"level must be a float strictly between 0 and 1, got {level!r}")
     if len(differences) == 0:
@@ -172,7 +174,8 @@ def sign_flip_test(
     seed: int = DEFAULT_SEED,
     exact_limit: int = EXACT_LIMIT,
 ) -> SignFlipResult | None:
-    """The two-sided paired sign-flip p-value of the mean of ``differences``; None when there are none.
+    """The two-sided paired sign-flip p-value of the mean of ``differences``; None when there are
+    none.
 
     Exact when at most ``exact_limit`` differences are non-zero, else seeded
     Monte Carlo (see the module docs).
@@ -211,7 +214,8 @@ def sign_flip_test(
 
 
 def holm_adjusted(p_values: Sequence[float | None]) -> list[float | None]:
-    """Holm's adjusted p-values, in the order given (see the module docs); ``None`` stays ``None``."""
+    """Holm's adjusted p-values, in the order given (see the module docs); ``None`` stays
+    ``None``."""
     family = sorted((p, index) for index, p in enumerate(p_values) if p is not None)
     for p, _ in family:
         if not 0 <= p <= 1:
@@ -225,16 +229,16 @@ def holm_adjusted(p_values: Sequence[float | None]) -> list[float | None]:
 
 
 def holm(p_values: Sequence[float | None], alpha: float) -> list[bool | None]:
-    """Which hypotheses Holm's method rejects at family-wise error ``alpha`` (adjusted p below alpha), in the
-    order given; ``None`` (no test) stays ``None``."""
+    """Which hypotheses Holm's method rejects at family-wise error ``alpha`` (adjusted p below
+    alpha), in the order given; ``None`` (no test) stays ``None``."""
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha!r}")
     return [None if q is None else q < alpha for q in holm_adjusted(p_values)]
 
 
 def p_value_text(test: dict | None) -> str:
-    """How a test's p-value reads in a column: ``0.0039`` (exact), ``~0.0002`` (Monte Carlo), ``<0.0001`` (either:
-    a bound needs no mark); N/A without a test."""
+    """How a test's p-value reads in a column: ``0.0039`` (exact), ``~0.0002`` (Monte Carlo),
+    ``<0.0001`` (either: a bound needs no mark); N/A without a test."""
     if test is None:
         return "N/A"
     value = test["p_value"]
@@ -244,8 +248,8 @@ def p_value_text(test: dict | None) -> str:
 
 
 def p_value_phrase(test: dict | None) -> str:
-    """How a test's p-value reads in a sentence: ``p = 0.0039``, ``p ~ 0.0002`` (Monte Carlo), ``p < 0.0001``,
-    ``p N/A``."""
+    """How a test's p-value reads in a sentence: ``p = 0.0039``, ``p ~ 0.0002`` (Monte Carlo), ``p <
+    0.0001``, ``p N/A``."""
     text = p_value_text(test)
     if text[0] in "<~":
         return f"p {text[0]} {text[1:]}"

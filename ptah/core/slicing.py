@@ -1,4 +1,5 @@
-"""Slices of a report: each tag's cases measured, compared and gated on their own (DESIGN's corpus tags).
+"""Slices of a report: each tag's cases measured, compared and gated on their own (DESIGN's corpus
+tags).
 
 A corpus's tags make *slices* (:meth:`ptah.core.corpus.Corpus.slices`), each
 with a slice digest over its tag and its cases. For every run the report
@@ -56,7 +57,8 @@ def corpus_slices(corpus: Corpus) -> dict[str, tuple[str, tuple[str, ...]]]:
 
 def check_tests(slices: Slices, measures: int, compared: int) -> None:
     """Refuse (exit 2), before any run is measured, a comparison whose family would hold more than
-    :data:`MAX_TESTS` tests: each slice of :data:`MIN_CASES` cases or more, for each measure and run compared."""
+    :data:`MAX_TESTS` tests: each slice of :data:`MIN_CASES` cases or more, for each measure and run
+    compared."""
     tested = sum(1 for _, ids in slices.values() if len(ids) >= MIN_CASES)
     tests = tested * measures * compared
     if tests > MAX_TESTS:
@@ -73,7 +75,8 @@ def listed(slices: Slices) -> dict:
 
 
 def sliced(run: Run, ids: Sequence[str]) -> Run:
-    """``run`` over the cases ``ids`` names only, its means and counts made again from those cases."""
+    """``run`` over the cases ``ids`` names only, its means and counts made again from those
+    cases."""
     wanted = set(
         ids
     )  # a set: a slice's cases found in one pass over the run's, not one scan of ids per case
@@ -85,7 +88,8 @@ def sliced(run: Run, ids: Sequence[str]) -> Run:
 
 
 def slice_means(run: Run, slices: Slices) -> dict:
-    """The run's ``slices`` member: each slice's cases and, from :data:`MIN_CASES` cases, its means and judged@k."""
+    """The run's ``slices`` member: each slice's cases and, from :data:`MIN_CASES` cases, its means
+    and judged@k."""
     found = {}
     for tag, (digest, ids) in slices.items():
         entry: dict = {"digest": digest, "cases": len(ids), "means": None, "judged": None}
@@ -107,10 +111,10 @@ def slice_comparisons(
     reference_slices: Mapping | None = None,
     paths: Evidence = Evidence(),
 ) -> dict:
-    """Each slice's comparison of ``candidate`` with ``reference``: per measure the interval, test and finding, and
-    the slice's cases now failing or worse on a measure. ``reference_slices`` (a baseline's ``corpus.slices``):
-    a slice is compared only where the baseline holds one of the same digest. ``paths``: what a settling command
-    names (:func:`ptah.core.comparison.compare_pair`)."""
+    """Each slice's comparison of ``candidate`` with ``reference``: per measure the interval, test
+    and finding, and the slice's cases now failing or worse on a measure. ``reference_slices`` (a
+    baseline's ``corpus.slices``): a slice is compared only where the baseline holds one of the same
+    digest. ``paths``: what a settling command names (:func:`ptah.core.comparison.compare_pair`)."""
     found = {}
     for tag, (digest, ids) in slices.items():
         entry: dict = {"digest": digest, "cases": len(ids), "comparable": True, "why": None}
@@ -152,8 +156,9 @@ def slice_comparisons(
 
 
 def correct(sections: Sequence[Mapping], correction: str, alpha: float) -> dict:
-    """Control the family of every slice test in ``sections`` (each a :func:`slice_comparisons` result): add each
-    measure's ``adjusted_p`` and ``survives``; the ``family`` member the report keeps."""
+    """Control the family of every slice test in ``sections`` (each a :func:`slice_comparisons`
+    result): add each measure's ``adjusted_p`` and ``survives``; the ``family`` member the report
+    keeps."""
     entries = [
         measure
         for section in sections
@@ -184,16 +189,17 @@ def slice_gates(
     baseline_path: str,
     evidence: Evidence = Evidence(),
 ) -> list[Gate]:
-    """The drop gates of ``run``'s slices (``recall@billing``, ``nDCG@*``: :func:`ptah.core.request.gate_key`),
-    each judged like a whole run's (:func:`ptah.core.baseline.gates`: the holes rules included) on the slice's
-    cases against the same slice of the baseline's reference run, and named ``max-recall-drop@billing``.
+    """The drop gates of ``run``'s slices (``recall@billing``, ``nDCG@*``:
+    :func:`ptah.core.request.gate_key`), each judged like a whole run's
+    (:func:`ptah.core.baseline.gates`: the holes rules included) on the slice's cases against the
+    same slice of the baseline's reference run, and named ``max-recall-drop@billing``.
 
-    A slice named by its tag must be in the corpus, hold :data:`MIN_CASES` cases or more and be in the baseline
-    with the same digest (else :class:`IncomparableBaseline`, exit 2). ``@*`` gates every slice of the baseline
-    that held :data:`MIN_CASES` cases or more: tags are outside the corpus digest, so one the corpus no longer
-    has, or whose cases changed (a retag), fails its gate naming the tag and the cases it held -- renaming tags
-    never switches a gate off. A slice only the corpus has is left to the comparison (there is nothing to drop
-    from).
+    A slice named by its tag must be in the corpus, hold :data:`MIN_CASES` cases or more and be in
+    the baseline with the same digest (else :class:`IncomparableBaseline`, exit 2). ``@*`` gates
+    every slice of the baseline that held :data:`MIN_CASES` cases or more: tags are outside the
+    corpus digest, so one the corpus no longer has, or whose cases changed (a retag), fails its gate
+    naming the tag and the cases it held -- renaming tags never switches a gate off. A slice only
+    the corpus has is left to the comparison (there is nothing to drop from).
     """
     found = []
     for key, threshold in thresholds.items():
@@ -236,7 +242,8 @@ def slice_gates(
 
 
 def _retagged(tag: str, slices: Slices, held: Sequence[str]) -> str:
-    """Why the baseline's slice ``tag`` (its cases ``held``) fails an ``@*`` gate: the corpus lost or changed it."""
+    """Why the baseline's slice ``tag`` (its cases ``held``) fails an ``@*`` gate: the corpus lost
+    or changed it."""
     cases = f"{len(held)} cases: {_some(held)}"
     if tag not in slices:
         now = f"no case of the corpus is tagged {tag} now"
@@ -272,9 +279,10 @@ def _ungated(tag: str, slices: Slices, reference_slices: Mapping) -> str | None:
 def power_note(
     gate: Gate, run: Run, reference: Run, slices: Slices, alpha: float, power: float = POWER
 ) -> Gate:
-    """``gate`` with its ``power`` member: the cases the corpus (or the gate's slice) needs to see a drop of its
-    threshold with probability ``power`` at level ``alpha``, from the per-case differences the run measured
-    against the baseline (:func:`ptah.core.power.cases_needed`), beside the cases it has. A note, never a verdict."""
+    """``gate`` with its ``power`` member: the cases the corpus (or the gate's slice) needs to see a
+    drop of its threshold with probability ``power`` at level ``alpha``, from the per-case
+    differences the run measured against the baseline (:func:`ptah.core.power.cases_needed`), beside
+    the cases it has. A note, never a verdict."""
     if not gate.is_drop_gate or not gate.threshold:
         return gate
     name, tag = gate.name, ""

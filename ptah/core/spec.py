@@ -46,9 +46,10 @@ DEFAULT_STATEMENT_TIMEOUT_S = 600
 REDACTED = "***"
 
 _SECRET_PARAMETERS = {"password", "passwd", "pass", "pwd", "sslpassword", "secret", "token"}
-# NAME = VALUE for a secret NAME, as libpq's key=value strings write it: VALUE quoted ('…', backslash escapes)
-# or bare up to whitespace (a backslash escapes there too). An unclosed quote hides the rest. NAME may end a
-# longer name (DB_PASSWORD=…): hiding too much is safer than showing a password.
+# NAME = VALUE for a secret NAME, as libpq's key=value strings write it: VALUE quoted ('…',
+# backslash escapes) or bare up to whitespace (a backslash escapes there too). An unclosed quote
+# hides the rest. NAME may end a longer name (DB_PASSWORD=…): hiding too much is safer than showing
+# a password.
 _SECRET_PAIR = re.compile(
     r"(" + "|".join(sorted(_SECRET_PARAMETERS, key=len, reverse=True)) + r")(\s*=\s*)"
     r"('(?:[^'\\]|\\.)*'?|(?:\\.|[^\s\\])*\\?)",
@@ -148,7 +149,8 @@ class SourceSpec:
 
 @dataclass(frozen=True)
 class ServiceSettings:
-    """Where an embedding service is and how to talk to it (``provider:``; the key is read from ``api_key_env``).
+    """Where an embedding service is and how to talk to it (``provider:``; the key is read from
+    ``api_key_env``).
 
     ``base_url`` has no credentials, query or fragment; ``api_key_env`` is
     ``None`` for a server that wants no key. ``timeout_s`` bounds one request
@@ -208,8 +210,9 @@ RERANK_APIS = (
 
 @dataclass(frozen=True)
 class RerankSettings:
-    """A variant's rerank stage (DESIGN.md, "Variants and stages"): ``kind`` re-scores the (query, row text) pairs
-    of the top ``candidates`` rows the variant's channel ranked, and the rows are ranked again on those scores.
+    """A variant's rerank stage (DESIGN.md, "Variants and stages"): ``kind`` re-scores the (query,
+    row text) pairs of the top ``candidates`` rows the variant's channel ranked, and the rows are
+    ranked again on those scores.
 
     ``kind``: ``cross-encoder``, ``bi-encoder``, ``service`` or a plug-in's.
     ``generation``: a bi-encoder's model is this generation's; for every kind
@@ -254,9 +257,10 @@ class RerankSettings:
 
 @dataclass(frozen=True)
 class Variant:
-    """A named configuration evaluated side by side with others (``variants:``): the channels it fuses (``channel``
-    is the registered channel they make: ``[lexical, vector]`` is ``hybrid``), its generation (None: the active
-    one), an optional rerank stage and its own vector search (``search``: exact, index or both; ``ef_search``)."""
+    """A named configuration evaluated side by side with others (``variants:``): the channels it
+    fuses (``channel`` is the registered channel they make: ``[lexical, vector]`` is ``hybrid``),
+    its generation (None: the active one), an optional rerank stage and its own vector search
+    (``search``: exact, index or both; ``ef_search``)."""
 
     name: str
     channels: tuple[str, ...]
@@ -272,7 +276,8 @@ DEFAULT_MAX_JUDGE_REQUESTS = 10_000
 
 @dataclass(frozen=True)
 class JudgeSettings:
-    """A model judge (``judges:``; DESIGN.md, "Model judges"): ``kind`` grades (query, judging text) pairs.
+    """A model judge (``judges:``; DESIGN.md, "Model judges"): ``kind`` grades (query, judging text)
+    pairs.
 
     ``encoder``: a generation's model (``generation``, as the bi-encoder reranker
     scores) or a cross-encoder (``model``) scores each pair, and ``thresholds``
@@ -292,8 +297,8 @@ class JudgeSettings:
     options: Mapping = field(default_factory=dict)
 
     def controls(self) -> dict:
-        """What decides its grades, as JSON values (its identity is their digest): every setting but the
-        service's key variable, its time-out and the spend cap."""
+        """What decides its grades, as JSON values (its identity is their digest): every setting but
+        the service's key variable, its time-out and the spend cap."""
         return {
             "kind": self.kind,
             "model": self.model,
@@ -321,10 +326,11 @@ class Spec:
     judges: dict[str, JudgeSettings] = field(default_factory=dict)
 
     def judging_template(self) -> str:
-        """The template of a row's *judging text* (DESIGN.md, "Judged keys and holes"): ``source.judge_text``,
-        else every column that the source's or any generation's template uses, each on its line after its name
-        (``title: {title}``), in order of first use. A person judges the row, never one generation's rendering
-        of it, so adding or changing a generation never changes it."""
+        """The template of a row's *judging text* (DESIGN.md, "Judged keys and holes"):
+        ``source.judge_text``, else every column that the source's or any generation's template
+        uses, each on its line after its name (``title: {title}``), in order of first use. A person
+        judges the row, never one generation's rendering of it, so adding or changing a generation
+        never changes it."""
         if self.source.judge_text is not None:
             return self.source.judge_text
         templates = [
@@ -386,7 +392,8 @@ class TemplateSyntaxError(ValueError):
 _NOT_IN_NAME = re.compile(r"[{}:!.\[\]\x00-\x1f\x7f]")
 
 
-# A literal brace written twice, a placeholder, or a lone brace (an error), tried in that order at each brace.
+# A literal brace written twice, a placeholder, or a lone brace (an error), tried in that order at
+# each brace.
 _TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
 
 

@@ -1,4 +1,5 @@
-"""TREC qrels lines of a corpus's judgements, so trec_eval, pytrec_eval and ranx users can check ptah's numbers.
+"""TREC qrels lines of a corpus's judgements, so trec_eval, pytrec_eval and ranx users can check
+ptah's numbers.
 
 Pure: these functions build the lines; the CLI writes them (atomically). The
 run side -- a report's ranked results as ``QID Q0 DOCID RANK SCORE TAG`` --

@@ -1,4 +1,5 @@
-"""The verdict parts of a report: each gate's verdict, and the comparisons with a baseline and between runs.
+"""The verdict parts of a report: each gate's verdict, and the comparisons with a baseline and
+between runs.
 
 Re-exported by :mod:`ptah.core.report`, which builds and reads them with the
 rest of the report.
@@ -13,7 +14,8 @@ from ptah.core.measures import Measure
 
 
 def counted(count: int, word: str) -> str:
-    """A count and its noun, singular or plural as the count asks: ``1 case``, ``0 cases``, ``2 holes``."""
+    """A count and its noun, singular or plural as the count asks: ``1 case``, ``0 cases``, ``2
+    holes``."""
     return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
 
 
@@ -24,8 +26,8 @@ def all_of(count: int, word: str) -> str:
 
 @dataclass(frozen=True)
 class KnownMiss:
-    """A required key the run missed in a case whose baseline missed it too: where each ranked (``rank`` None:
-    not known) and the sentences (``ranked 11th``, ``not in the top 5``)."""
+    """A required key the run missed in a case whose baseline missed it too: where each ranked
+    (``rank`` None: not known) and the sentences (``ranked 11th``, ``not in the top 5``)."""
 
     case: str
     key: str
@@ -37,7 +39,8 @@ class KnownMiss:
 
 @dataclass(frozen=True)
 class Gate:
-    """One gate's verdict: ``required``, ``forbidden`` or ``max-NAME-drop`` (with its threshold and the drop).
+    """One gate's verdict: ``required``, ``forbidden`` or ``max-NAME-drop`` (with its threshold and
+    the drop).
 
     A drop gate that fails on the current run's mean carries ``holes``, what
     its unjudged rows say (:mod:`ptah.core.flips`): their count, the flip
@@ -98,7 +101,8 @@ class Gate:
 
 @dataclass(frozen=True)
 class BaselineComparison:
-    """One current run against the baseline's reference run: deltas, significance and the cases that changed."""
+    """One current run against the baseline's reference run: deltas, significance and the cases that
+    changed."""
 
     data: Mapping
 

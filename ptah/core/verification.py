@@ -1,4 +1,5 @@
-"""What verifying a generation found: its coverage and freshness against the source (the numbers, no I/O).
+"""What verifying a generation found: its coverage and freshness against the source (the numbers, no
+I/O).
 
 :func:`ptah.services.verify.verify` counts them; reports, the CLI and the
 vector channel read them. Coverage = rows with a vector / rows; freshness =
@@ -15,7 +16,8 @@ MAX_OFFENDERS = 10
 
 @dataclass(frozen=True)
 class VerifyResult:
-    """Coverage and freshness of one generation (each count defined in :mod:`ptah.services.verify`)."""
+    """Coverage and freshness of one generation (each count defined in
+    :mod:`ptah.services.verify`)."""
 
     generation: str
     identity: str
@@ -33,8 +35,9 @@ class VerifyResult:
     freshness_note: str | None = (
         None  # set when freshness cannot be verified (an external generation): why
     )
-    # the source snapshot as this generation renders it: SHA-256 over each row's identity and text digest, in
-    # source order (the report's verification.fingerprint; a baseline's tells another snapshot). Not in as_dict.
+    # the source snapshot as this generation renders it: SHA-256 over each row's identity and text
+    # digest, in source order (the report's verification.fingerprint; a baseline's tells another
+    # snapshot). Not in as_dict.
     fingerprint: str | None = None
 
     @property

@@ -58,7 +58,8 @@ def visible_json(text: str) -> str:
 
 
 def abbreviated(text: str, limit: int = 40, unit: str = "characters") -> str:
-    """``text`` when at most ``limit`` characters, else its start, ``…`` and its length: ``12345… (5,000 digits)``."""
+    """``text`` when at most ``limit`` characters, else its start, ``…`` and its length: ``12345…
+    (5,000 digits)``."""
     if len(text) <= limit:
         return text
     return f"{text[: limit - 1]}… ({len(text):,} {unit})"

@@ -1,4 +1,5 @@
-"""The pooled worklist of holes: what ``ptah corpus holes`` lists and ``ptah corpus judge`` walks through.
+"""The pooled worklist of holes: what ``ptah corpus holes`` lists and ``ptah corpus judge`` walks
+through.
 
 For each case, the union of the holes (:mod:`ptah.core.judged`) in the top k
 of every run asked for, each with the rank every run gave it, the row's
@@ -8,11 +9,11 @@ rank of the earlier run, then the key). Cases without a hole are left out.
 
 As JSON (``--output``, ``--json``)::
 
-    {"format": "ptah-worklist@1",
-     "corpus": {"path": P, "digest": "sha256:…"}, "judgements": {"path": P, "digest": "sha256:…"},
-     "runs": [NAME, …], "text_of": GENERATION, "holes": N,
-     "cases": [{"id": ID, "query": Q, "k": K, "judged": ['"7" required (grade 1)', '"5" not relevant', …],
-                "holes": [{"key": KEY, "ranks": {RUN: RANK, …}, "text": T, "text_sha256": H}, …]}, …]}
+    {"format": "ptah-worklist@1", "corpus": {"path": P, "digest": "sha256:…"}, "judgements":
+    {"path": P, "digest": "sha256:…"}, "runs": [NAME, …], "text_of": GENERATION, "holes": N,
+    "cases": [{"id": ID, "query": Q, "k": K, "judged": ['"7" required (grade 1)', '"5" not
+    relevant', …], "holes": [{"key": KEY, "ranks": {RUN: RANK, …}, "text": T, "text_sha256": H},
+    …]}, …]}
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ TEXT_CHARS = 600
 
 @dataclass(frozen=True)
 class Hole:
-    """An unjudged row in a case's top k: its key, the rank each run gave it, its text (cut) and its SHA-256."""
+    """An unjudged row in a case's top k: its key, the rank each run gave it, its text (cut) and its
+    SHA-256."""
 
     key: str
     ranks: Mapping[str, int]
@@ -52,9 +54,9 @@ class Hole:
 
 @dataclass(frozen=True)
 class WorkCase:
-    """A case with holes: its query, depth and holes, and what the corpus and its record already judge for it
-    (``judged``: ``"7" required (grade 1)``, ``"3" grade 2``, ``"9" forbidden``, ``"5" not relevant``, shown
-    beside each hole)."""
+    """A case with holes: its query, depth and holes, and what the corpus and its record already
+    judge for it (``judged``: ``"7" required (grade 1)``, ``"3" grade 2``, ``"9" forbidden``, ``"5"
+    not relevant``, shown beside each hole)."""
 
     id: str
     query: str
@@ -73,8 +75,9 @@ class WorkCase:
 
 
 def judged_summary(case: Case, record: JudgementRecord) -> tuple[str, ...]:
-    """What is already judged for ``case``, one short phrase a key, the key quoted so that a key ``1`` never
-    reads as a count (:attr:`WorkCase.judged`): ``"7" required (grade 1)``, ``"3" grade 2``."""
+    """What is already judged for ``case``, one short phrase a key, the key quoted so that a key
+    ``1`` never reads as a count (:attr:`WorkCase.judged`): ``"7" required (grade 1)``, ``"3" grade
+    2``."""
     said = [f'"{key}" required (grade {case.relevant.get(key, 1.0):g})' for key in case.required]
     said += [
         f'"{key}" grade {grade:g}'
@@ -181,7 +184,8 @@ def _count(value: object) -> int:
 def pooled_holes(
     corpus: Corpus, record: JudgementRecord, runs: Sequence[tuple[str, Mapping[str, Sequence[str]]]]
 ) -> list[tuple[str, list[tuple[str, dict[str, int]]]]]:
-    """For each case with holes, in corpus order: ``(case id, [(key, {run: rank}), …])``, best rank first.
+    """For each case with holes, in corpus order: ``(case id, [(key, {run: rank}), …])``, best rank
+    first.
 
     ``runs`` are ``(run name, {case id: ranked keys})``; a key is a hole of a
     case when some run ranks it in the case's top k and neither the corpus

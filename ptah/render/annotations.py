@@ -28,17 +28,20 @@ MAX_MESSAGE = 1000
 
 
 def escape_data(text: str) -> str:
-    """A workflow command's message: ``%``, CR and LF percent-encoded, other controls made visible."""
+    """A workflow command's message: ``%``, CR and LF percent-encoded, other controls made
+    visible."""
     return visible(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(text: str) -> str:
-    """A workflow command's property value: :func:`escape_data`, and ``:`` and ``,`` percent-encoded."""
+    """A workflow command's property value: :func:`escape_data`, and ``:`` and ``,``
+    percent-encoded."""
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def command(kind: str, message: str, **properties: object) -> str:
-    """One workflow command line: ``::KIND name=value,…::message`` (properties with a None value left out)."""
+    """One workflow command line: ``::KIND name=value,…::message`` (properties with a None value
+    left out)."""
     given = ",".join(
         f"{name}={escape_property(str(value))}"
         for name, value in properties.items()
@@ -52,7 +55,8 @@ def command(kind: str, message: str, **properties: object) -> str:
 def failure_annotations(
     report: Report, corpus_file: str, lines: Mapping[str, int]
 ) -> Iterator[str]:
-    """The ``::error`` lines of a report's failed cases and of its failed gates no case explains (module docs)."""
+    """The ``::error`` lines of a report's failed cases and of its failed gates no case explains
+    (module docs)."""
     found = []
     for run, case in failed_cases(report):
         title = f"ptah: case {case.id} failed ({run.name}, {run.channel})"

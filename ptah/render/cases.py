@@ -1,4 +1,5 @@
-"""What happened to one case, in sentences the CI renderers share (JUnit, Markdown, workflow annotations).
+"""What happened to one case, in sentences the CI renderers share (JUnit, Markdown, workflow
+annotations).
 
 Every sentence holds the exact values (keys and case ids as the corpus wrote
 them); each renderer escapes them for its own format.
@@ -12,7 +13,8 @@ from ptah.core.report import CaseResult, Report, Run
 
 
 def problems(case: CaseResult) -> list[str]:
-    """Why a case failed, one sentence per problem: ``required key '42' missed (ranked 14th, top 5 searched)``."""
+    """Why a case failed, one sentence per problem: ``required key '42' missed (ranked 14th, top 5
+    searched)``."""
     found = [
         f"required key {miss.key!r} missed ({miss.where}; k = {case.k})" for miss in case.missed
     ]
@@ -23,7 +25,8 @@ def problems(case: CaseResult) -> list[str]:
 
 
 def whereabouts(case: CaseResult | None) -> str:
-    """Where a case's expected keys went: its problems, else the rank of its first required or relevant key."""
+    """Where a case's expected keys went: its problems, else the rank of its first required or
+    relevant key."""
     if case is None:
         return "not measured"
     found = problems(case)
@@ -47,7 +50,8 @@ def failed_cases(report: Report) -> Iterator[tuple[Run, CaseResult]]:
 
 
 def changes(report: Report) -> list[dict]:
-    """Every case that changed, against the baseline and between runs, flips first, then the largest drop.
+    """Every case that changed, against the baseline and between runs, flips first, then the largest
+    drop.
 
     Each entry: ``run``, ``against`` (the baseline's generation or the
     reference run), ``id``, ``flipped``, ``now`` (``failing``, ``passing`` or

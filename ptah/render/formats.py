@@ -1,4 +1,5 @@
-"""The formats a report is written in: one registry, filled here, behind ``ptah.Report.save(path, format)``.
+"""The formats a report is written in: one registry, filled here, behind ``ptah.Report.save(path,
+format)``.
 
 Each format is a module of :mod:`ptah.render` with a function
 ``pieces(report, corpus)`` that gives the file's text in pieces (``corpus``,

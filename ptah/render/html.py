@@ -143,7 +143,8 @@ def _sign(value: float | None) -> str:
 
 
 def _measures(run: Run) -> list[tuple[str, str, str]]:
-    """The run's measures as (string form, report key, the registry's label), in the registry's order."""
+    """The run's measures as (string form, report key, the registry's label), in the registry's
+    order."""
     return [
         (name, Measure.parse(name).key, Measure.parse(name).label)
         for name in registry_order(run.means)
@@ -184,7 +185,8 @@ def render_html(report: Report) -> str:
 
 
 def _baseline_delta(report: Report, index: int, key: str) -> float | None:
-    """Run ``index``'s delta of measure ``key`` against the baseline (None: no baseline, or not measured)."""
+    """Run ``index``'s delta of measure ``key`` against the baseline (None: no baseline, or not
+    measured)."""
     if index >= len(report.comparisons):
         return None
     entry = report.comparisons[index].data["aggregates"].get(key)
@@ -192,9 +194,10 @@ def _baseline_delta(report: Report, index: int, key: str) -> float | None:
 
 
 def _baseline_section(report: Report) -> str:
-    """What the terminal shows of each run against ``--baseline``: per measure the baseline's mean, the run's,
-    the delta, the interval, p and the finding, a sentence each, and every case that changed (empty without a
-    baseline). Each number carries ``data-field`` ``baseline``, ``current``, ``baseline-delta`` or ``baseline-p``."""
+    """What the terminal shows of each run against ``--baseline``: per measure the baseline's mean,
+    the run's, the delta, the interval, p and the finding, a sentence each, and every case that
+    changed (empty without a baseline). Each number carries ``data-field`` ``baseline``,
+    ``current``, ``baseline-delta`` or ``baseline-p``."""
     if not report.comparisons:
         return ""
     baseline = report.baseline or {}
@@ -238,8 +241,8 @@ def _baseline_run(name: str, channel: str, data: Mapping, level: float) -> str:
 
 
 def _tested(run: str, key: str, field: str, stats: Mapping) -> str:
-    """A paired test's cells: the interval, p (``data-field`` ``field``), the cases better, tied and worse, the
-    finding (each empty, and the finding ``N/A``, where the measure was not tested)."""
+    """A paired test's cells: the interval, p (``data-field`` ``field``), the cases better, tied and
+    worse, the finding (each empty, and the finding ``N/A``, where the measure was not tested)."""
     test, finding = stats.get("test"), finding_cell(stats)
     return (
         f"<td>{interval(stats.get('interval'))}</td>"
@@ -250,11 +253,12 @@ def _tested(run: str, key: str, field: str, stats: Mapping) -> str:
 
 
 def _slices(report: Report) -> str:
-    """Each run's slice means (bounds and denominator) and judged@k, the slices too small to measure, then each
-    comparison's tests per slice and measure under the family's correction, with each slice's cases now failing or
-    worse (empty for a corpus without tags). Each number carries ``data-run``, ``data-slice``, ``data-measure``,
-    ``data-slice-field`` (``slice-mean``, ``slice-judged``, ``slice-delta``, ``slice-p``, ``slice-adjusted-p``) and
-    ``data-value``; a comparison's table and numbers carry ``data-against`` (the reference run, or ``baseline``)."""
+    """Each run's slice means (bounds and denominator) and judged@k, the slices too small to
+    measure, then each comparison's tests per slice and measure under the family's correction, with
+    each slice's cases now failing or worse (empty for a corpus without tags). Each number carries
+    ``data-run``, ``data-slice``, ``data-measure``, ``data-slice-field`` (``slice-mean``,
+    ``slice-judged``, ``slice-delta``, ``slice-p``, ``slice-adjusted-p``) and ``data-value``; a
+    comparison's table and numbers carry ``data-against`` (the reference run, or ``baseline``)."""
     first = report.runs[0]
     if first.slices is None:
         return ""
@@ -431,7 +435,8 @@ def _verdict(report: Report) -> str:
 
 
 def _summary(report: Report) -> str:
-    """Every run's means with deltas against the reference; then each candidate's significance per measure."""
+    """Every run's means with deltas against the reference; then each candidate's significance per
+    measure."""
     comparison = report.comparison
     candidates = {c["run"]: c for c in comparison.candidates} if comparison is not None else {}
     measures = _measures(report.runs[0])
@@ -537,10 +542,11 @@ def _summary(report: Report) -> str:
 
 
 def _cost(report: Report) -> str:
-    """Each timed run's time per query (p50, p95), its difference from the reference run's, each stage's time
-    and a variant's controls (empty when no run was timed). Each time carries ``data-run``, ``data-stage``
-    (``all``: every stage), ``data-cost`` (``p50_ms``, ``p95_ms``, ``delta_p50_ms``, ``delta_p95_ms``) and
-    ``data-value`` (the report's float as Python's ``repr``)."""
+    """Each timed run's time per query (p50, p95), its difference from the reference run's, each
+    stage's time and a variant's controls (empty when no run was timed). Each time carries
+    ``data-run``, ``data-stage`` (``all``: every stage), ``data-cost`` (``p50_ms``, ``p95_ms``,
+    ``delta_p50_ms``, ``delta_p95_ms``) and ``data-value`` (the report's float as Python's
+    ``repr``)."""
     stages, timed = timed_runs(report)
     if not timed:
         return ""
@@ -708,7 +714,8 @@ def _cases(report: Report) -> str:
 
 
 def _legend(report: Report) -> str:
-    """What each marker of the case tables means; whether the report lists its holes and holds its rows' words."""
+    """What each marker of the case tables means; whether the report lists its holes and holds its
+    rows' words."""
     holes = all(case.holes is not None for run in report.runs for case in run.cases)
     unmarked = (
         "Unmarked: a row judged not relevant."

@@ -1,4 +1,5 @@
-"""The report as its ``ptah-report@1`` JSON document: the file ``--output`` writes, and what ``--json`` prints.
+"""The report as its ``ptah-report@1`` JSON document: the file ``--output`` writes, and what
+``--json`` prints.
 
 :func:`report_json` is the file: non-ASCII characters kept, a trailing
 newline, and never a ``NaN`` or ``Infinity`` (which JSON lacks). The document
@@ -28,8 +29,8 @@ def report_json(report: Report) -> str:
 
 
 def report_chunks(report: Report) -> Iterator[str]:
-    """:func:`report_json`'s text in pieces: the document without its cases indented by two, and in each run's
-    ``cases`` one case a line, each encoded by itself.
+    """:func:`report_json`'s text in pieces: the document without its cases indented by two, and in
+    each run's ``cases`` one case a line, each encoded by itself.
 
     The document without its cases is encoded with a mark (a random token) in
     place of each run's ``cases``; the mark's line gives the member's indent.
@@ -62,7 +63,8 @@ def report_chunks(report: Report) -> Iterator[str]:
 
 
 def terminal_json(report: Report) -> str:
-    """:func:`report_json` with the characters a terminal would act on escaped, for ``--json`` on stdout."""
+    """:func:`report_json` with the characters a terminal would act on escaped, for ``--json`` on
+    stdout."""
     return visible_json(report_json(report))
 
 

@@ -1,23 +1,20 @@
 """The report as JUnit XML (``evaluate --junit FILE``), the test report CI systems draw natively.
 
-One ``<testsuite>`` per run, named ``GENERATION [CHANNEL]``, with the run's
-properties (generation, identity, model, channel, corpus digest, verdict)
-and one ``<testcase>`` per corpus case (``classname`` ``ptah.GENERATION.CHANNEL``,
-``name`` the case id): a ``<failure>`` when a required key was missed
-(saying where it ranked) or a forbidden key leaked. Then one ``<testsuite>``
-named ``gates`` with one ``<testcase>`` per gate, failed when the gate failed
-(``type="gate"``) and skipped when it is inconclusive (``<skipped
-type="inconclusive">``: the holes in the judgements decide it, evaluate exits 4;
-never counted among the failures, which are real ones only), and a ``<system-out>`` with the
-verdict and every finding, in the sentences every format says
-(:mod:`ptah.render.sentences`). A corpus with tags adds one ``<testsuite>``
-per slice that is gated, named ``slice TAG`` (a slice with no gate writes no
-suite: an empty suite reads as a test run of nothing): the slice's digest,
-cases and each run's means as properties, the slice's gates
-(``max-recall-drop@TAG``, which are then not in ``gates``) as test cases (``classname`` ``ptah.slices.TAG``), and as output
-each comparison's test per measure (the adjusted p, whether the finding
-survives the family's correction) and the slice's cases now failing or worse.
-A drop gate's test case says its power note as its output where it has one.
+One ``<testsuite>`` per run, named ``GENERATION [CHANNEL]``, with the run's properties (generation,
+identity, model, channel, corpus digest, verdict) and one ``<testcase>`` per corpus case
+(``classname`` ``ptah.GENERATION.CHANNEL``, ``name`` the case id): a ``<failure>`` when a required
+key was missed (saying where it ranked) or a forbidden key leaked. Then one ``<testsuite>`` named
+``gates`` with one ``<testcase>`` per gate, failed when the gate failed (``type="gate"``) and
+skipped when it is inconclusive (``<skipped type="inconclusive">``: the holes in the judgements
+decide it, evaluate exits 4; never counted among the failures, which are real ones only), and a
+``<system-out>`` with the verdict and every finding, in the sentences every format says
+(:mod:`ptah.render.sentences`). A corpus with tags adds one ``<testsuite>`` per slice that is gated,
+named ``slice TAG`` (a slice with no gate writes no suite: an empty suite reads as a test run of
+nothing): the slice's digest, cases and each run's means as properties, the slice's gates
+(``max-recall-drop@TAG``, which are then not in ``gates``) as test cases (``classname``
+``ptah.slices.TAG``), and as output each comparison's test per measure (the adjusted p, whether the
+finding survives the family's correction) and the slice's cases now failing or worse. A drop gate's
+test case says its power note as its output where it has one.
 
 Times: a case's ``time`` is its share of the run's search (the report keeps
 one time per step, not per case): the evaluation's total seconds spread
@@ -56,7 +53,8 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _clean(value: object) -> str:
-    """``value`` as text XML 1.0 can hold: each character it cannot written as an escape (module docs)."""
+    """``value`` as text XML 1.0 can hold: each character it cannot written as an escape (module
+    docs)."""
     return _NOT_XML.sub(
         lambda m: (
             f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}"
@@ -71,14 +69,16 @@ def _xml_text(value: object) -> str:
 
 
 def _attr(value: object) -> str:
-    """``value`` as a quoted XML attribute value (newlines and tabs kept as character references)."""
+    """``value`` as a quoted XML attribute value (newlines and tabs kept as character
+    references)."""
     return quoteattr(_clean(value), {"\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
 
 
 def render_junit(
     report: Report, lines: Mapping[str, int] | None = None, corpus_file: str | None = None
 ) -> str:
-    """The JUnit XML document of ``report`` (module docs); ``lines`` maps case ids to their corpus lines."""
+    """The JUnit XML document of ``report`` (module docs); ``lines`` maps case ids to their corpus
+    lines."""
     total = float(report.timings.get("total", 0.0) or 0.0)
     per_run = total / len(report.runs) if report.runs else 0.0
     suites = [_suite(report, run, per_run, lines or {}, corpus_file) for run in report.runs]
@@ -138,7 +138,8 @@ def _suite(
 
 
 def _timestamp(created_at: str) -> str:
-    """ISO 8601 without the offset, as the Ant schema's ``xs:dateTime`` in JUnit files is usually written."""
+    """ISO 8601 without the offset, as the Ant schema's ``xs:dateTime`` in JUnit files is usually
+    written."""
     return created_at.replace("+00:00", "").rstrip("Z")
 
 
@@ -166,8 +167,8 @@ def _failed(gate: Gate) -> bool:
 
 
 def _gate_case(gate: Gate, classname: str) -> str:
-    """A gate's test case: failed as the gate did, skipped when inconclusive, and a drop gate's power note
-    (:func:`power_phrase`) as its output."""
+    """A gate's test case: failed as the gate did, skipped when inconclusive, and a drop gate's
+    power note (:func:`power_phrase`) as its output."""
     head = f'    <testcase name={_attr(f"{gate.name} ({gate.generation})")} classname={_attr(classname)} time="0.000000"'
     note = power_phrase(gate)
     said = "" if note is None else f"      <system-out>{_xml_text(note)}</system-out>\n"
@@ -204,8 +205,8 @@ def _gates(report: Report, gates: Sequence[Gate]) -> str:
 
 
 def _slice_suite(report: Report, tag: str, listed: Mapping) -> str:
-    """The suite ``slice TAG``: the slice's digest, cases and each run's means as properties, its gates
-    (``max-recall-drop@TAG``) as test cases, and its comparisons as output."""
+    """The suite ``slice TAG``: the slice's digest, cases and each run's means as properties, its
+    gates (``max-recall-drop@TAG``) as test cases, and its comparisons as output."""
     pairs: list[tuple[str, object]] = [
         ("slice_digest", listed["digest"]),
         ("cases", ", ".join(listed["cases"])),
@@ -264,8 +265,8 @@ def _slice_suite(report: Report, tag: str, listed: Mapping) -> str:
 
 
 def pieces(report: Report, corpus: Corpus | None = None) -> list[str]:
-    """The ``junit`` format (:mod:`ptah.render.formats`); with the ``corpus`` it measured, each case carries
-    its file and line."""
+    """The ``junit`` format (:mod:`ptah.render.formats`); with the ``corpus`` it measured, each case
+    carries its file and line."""
     if corpus is None:
         return [render_junit(report)]
     return [render_junit(report, corpus.lines(), corpus.path)]

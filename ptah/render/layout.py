@@ -45,7 +45,8 @@ class PlainConsole:
     is_terminal = False
 
     def print(self, text: str = "", *, markup: bool = True, highlight: bool = False) -> None:
-        """One line (or more, where ``text`` holds line breaks); ``markup`` False prints ``text`` as it is."""
+        """One line (or more, where ``text`` holds line breaks); ``markup`` False prints ``text`` as
+        it is."""
         sys.stdout.write((unmarked(text) if markup else text) + "\n")
         sys.stdout.flush()
 
@@ -55,13 +56,15 @@ class PlainConsole:
         rows: Sequence[Sequence[str]],
         title: str | None = None,
     ) -> None:
-        """``columns`` (heading, justify) and ``rows`` of markup cells as :func:`table_lines` lays them out."""
+        """``columns`` (heading, justify) and ``rows`` of markup cells as :func:`table_lines` lays
+        them out."""
         self.print("\n".join(([title] if title else []) + table_lines(columns, rows)), markup=False)
 
 
 def table_lines(columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]]) -> list[str]:
-    """The headings, a rule of dashes and a line per row: cells two spaces apart, each column as wide as its
-    widest cell (right-aligned where its justify says ``right``), no space at the end of a line."""
+    """The headings, a rule of dashes and a line per row: cells two spaces apart, each column as
+    wide as its widest cell (right-aligned where its justify says ``right``), no space at the end of
+    a line."""
     grid = [
         [heading for heading, _ in columns],
         *([unmarked(cell) for cell in row] for row in rows),
@@ -79,8 +82,8 @@ def table_lines(columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]
 
 
 def output_console() -> Console | PlainConsole:
-    """The console to print a report on: rich's on a terminal (or where ``FORCE_COLOR`` or ``TTY_COMPATIBLE``
-    asks rich to decide), else ptah's plain text."""
+    """The console to print a report on: rich's on a terminal (or where ``FORCE_COLOR`` or
+    ``TTY_COMPATIBLE`` asks rich to decide), else ptah's plain text."""
     isatty = getattr(sys.stdout, "isatty", None)
     if (
         (isatty is not None and isatty())
@@ -102,7 +105,8 @@ def _plain(console: Console, cell: str) -> str:
 def column_widths(
     console: Console, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]]
 ) -> list[int] | None:
-    """Each column's width for a table in the console's width with no cell cut, or None when there is none.
+    """Each column's width for a table in the console's width with no cell cut, or None when there
+    is none.
 
     A column whose cells are single words keeps its full width; a column of
     several words may narrow (the widest first) to its longest word, or to
@@ -134,8 +138,9 @@ def column_widths(
 
 
 def packed(pairs: Sequence[tuple[str, int]], width: int, indent: str = "    ") -> list[str]:
-    """``(text, cells it takes)`` pairs packed into lines of ``indent`` and pairs two spaces apart, at most
-    ``width`` cells each; a pair is never split (one wider than a line has a line of its own)."""
+    """``(text, cells it takes)`` pairs packed into lines of ``indent`` and pairs two spaces apart,
+    at most ``width`` cells each; a pair is never split (one wider than a line has a line of its
+    own)."""
     lines, line, used = [], "", 0
     for text, size in pairs:
         if line and len(indent) + used + 2 + size > width:
@@ -146,7 +151,8 @@ def packed(pairs: Sequence[tuple[str, int]], width: int, indent: str = "    ") -
 
 
 def stacked_text(headings: Sequence[str], rows: Sequence[Sequence[str]], width: int) -> list[str]:
-    """Rows of plain text stacked as :func:`print_stacked` stacks markup: the first cell, then the others."""
+    """Rows of plain text stacked as :func:`print_stacked` stacks markup: the first cell, then the
+    others."""
     lines = []
     for row in rows:
         lines.append(row[0])
@@ -167,7 +173,8 @@ def print_stacked(
     rows: Sequence[Sequence[str]],
     title: str | None = None,
 ) -> None:
-    """Each row as its first cell, then its other cells as ``heading value`` pairs on indented lines."""
+    """Each row as its first cell, then its other cells as ``heading value`` pairs on indented
+    lines."""
     from rich.markup import escape
 
     if title:

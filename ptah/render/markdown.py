@@ -154,8 +154,8 @@ def _variants(report: Report) -> str:
 
 
 def _cost(report: Report) -> str:
-    """Each timed run's time per query, p50 and p95, its difference from the reference run's and each stage's
-    time (empty when no run was timed: a report written before ptah timed them)."""
+    """Each timed run's time per query, p50 and p95, its difference from the reference run's and
+    each stage's time (empty when no run was timed: a report written before ptah timed them)."""
     stages, timed = timed_runs(report)
     if not timed:
         return ""
@@ -261,8 +261,8 @@ def _side_by_side(report: Report) -> str:
 
 
 def _slice_means(report: Report) -> str:
-    """Each slice's means in each run (bounds and denominator) and judged@k; the slices too small to measure
-    (empty for a corpus without tags)."""
+    """Each slice's means in each run (bounds and denominator) and judged@k; the slices too small to
+    measure (empty for a corpus without tags)."""
     first = report.runs[0]
     if first.slices is None:
         return ""
@@ -294,8 +294,8 @@ def _slice_means(report: Report) -> str:
 
 
 def _slice_tests(slices: Mapping | None, level: float) -> list[str]:
-    """A comparison's tests per slice and measure, the slices not compared, and each slice's cases now failing or
-    worse (nothing for a corpus without tags)."""
+    """A comparison's tests per slice and measure, the slices not compared, and each slice's cases
+    now failing or worse (nothing for a corpus without tags)."""
     if slices is None:
         return []
     rows = [

@@ -1,12 +1,12 @@
-"""The sentences of a report -- its verdict, each gate, each finding, a variant's controls, a run's time per
-query -- built once for every format.
+"""The sentences of a report -- its verdict, each gate, each finding, a variant's controls, a run's
+time per query -- built once for every format.
 
-Each format only marks the words up: a value from a file or the source comes in quoted as the format quotes
-it (a code span, escaped markup), or plain where the format escapes the whole sentence (HTML, XML). A
-finding's sentence follows its finding, so it agrees with the cell beside it; a difference whose interval
-excludes 0 but whose test finds none is "no clear difference", never "within noise". A finding between two
-runs that were both timed ends with what the run costs more a query: "..., +180.2 ms p50 and +190.1 ms p95 a
-query"; a report written before runs were timed reads as it did.
+Each format only marks the words up: a value from a file or the source comes in quoted as the format
+quotes it (a code span, escaped markup), or plain where the format escapes the whole sentence (HTML,
+XML). A finding's sentence follows its finding, so it agrees with the cell beside it; a difference
+whose interval excludes 0 but whose test finds none is "no clear difference", never "within noise".
+A finding between two runs that were both timed ends with what the run costs more a query: "...,
++180.2 ms p50 and +190.1 ms p95 a query"; a report written before runs were timed reads as it did.
 """
 
 from __future__ import annotations
@@ -23,12 +23,14 @@ from ptah.render.text import milliseconds
 
 
 def interval_text(found: Mapping | None) -> str:
-    """An interval of differences as sentences and the terminal write it: ``-0.1875..+0.0000``, or ``N/A``."""
+    """An interval of differences as sentences and the terminal write it: ``-0.1875..+0.0000``, or
+    ``N/A``."""
     return "N/A" if found is None else f"{found['low']:+.4f}..{found['high']:+.4f}"
 
 
 def verdict_sentence(report: Report) -> tuple[str, str]:
-    """The verdict's word (``pass``, ``FAIL``, ``INCONCLUSIVE``) and what decided it, counting the gates."""
+    """The verdict's word (``pass``, ``FAIL``, ``INCONCLUSIVE``) and what decided it, counting the
+    gates."""
     gates = report.gates
     total = counted(len(gates), "gate")
     failed = [gate for gate in gates if not gate.passed and not gate.inconclusive]
@@ -57,8 +59,8 @@ def verdict_sentence(report: Report) -> tuple[str, str]:
 
 
 def settling_commands(gates: Sequence[Gate]) -> list[str]:
-    """One settling command for each pair of runs the inconclusive ``gates`` compare: a sample of both runs' holes
-    serves every gate between them, so the largest size any of them names."""
+    """One settling command for each pair of runs the inconclusive ``gates`` compare: a sample of
+    both runs' holes serves every gate between them, so the largest size any of them names."""
     sizes: dict[str, int] = {}
     for gate in gates:
         command = (gate.holes or {}).get("command")
@@ -76,21 +78,23 @@ def gate_word(gate: Gate) -> str:
 def gate_sentence(
     gate: Gate, quote: Callable[[object], str] = str, mark: Callable[[str], str] = str
 ) -> str:
-    """``WORD NAME (RUN): DETAIL``, the word marked by ``mark`` and the values quoted by ``quote``, and the power
-    note of a drop gate whose corpus (or slice) is too small for its threshold (:func:`gate_detail`); never cut."""
+    """``WORD NAME (RUN): DETAIL``, the word marked by ``mark`` and the values quoted by ``quote``,
+    and the power note of a drop gate whose corpus (or slice) is too small for its threshold
+    (:func:`gate_detail`); never cut."""
     return f"{mark(gate_word(gate))} {quote(gate.name)} ({quote(gate.generation)}): {quote(gate_detail(gate))}"
 
 
 def gate_detail(gate: Gate) -> str:
-    """The gate's detail, then its power note where it has one: ``...; underpowered: needs 120 cases ...``."""
+    """The gate's detail, then its power note where it has one: ``...; underpowered: needs 120 cases
+    ...``."""
     note = power_phrase(gate)
     return gate.detail if note is None else f"{gate.detail}; {note}"
 
 
 def rescored_sentence(report: Report) -> str | None:
-    """How the baseline was measured again from its rankings (``baseline.rescored``): ``baseline re-scored under 12
-    judgements added since`` (and those changed), or that its stored values did not follow from its rankings;
-    None when the baseline's numbers stood as written."""
+    """How the baseline was measured again from its rankings (``baseline.rescored``): ``baseline
+    re-scored under 12 judgements added since`` (and those changed), or that its stored values did
+    not follow from its rankings; None when the baseline's numbers stood as written."""
     rescored = (report.baseline or {}).get("rescored")
     if not rescored:
         return None
@@ -116,9 +120,9 @@ def level_of(report: Report) -> float:
 def finding_sentence(
     run: str, against: str, key: str, entry: Mapping, level: float, cost: Mapping | None = None
 ) -> str:
-    """One sentence on ``run`` against ``against`` (both already quoted) on measure ``key``: the finding, the
-    interval, p and the cases that moved (module docs); and, when both runs were timed, what ``run`` costs more
-    a query (``cost``: the comparison's ``cost``, :func:`time_delta`)."""
+    """One sentence on ``run`` against ``against`` (both already quoted) on measure ``key``: the
+    finding, the interval, p and the cases that moved (module docs); and, when both runs were timed,
+    what ``run`` costs more a query (``cost``: the comparison's ``cost``, :func:`time_delta`)."""
     label, change, finding = Measure.parse(key).label, entry.get("delta"), entry["finding"]
     if entry.get("test") is None or change is None:
         return f"{run} vs {against}: {label} cannot be compared (no case defines it on both sides)"
@@ -147,8 +151,9 @@ def finding_sentence(
 
 
 def judged_phrase(entry: Mapping) -> str:
-    """A finding on the judged values first, its p and how the changed cases went: ``worse: p = 0.0020, 10 of 10
-    changed cases worse``; ``no clear difference: p = 0.4102, 3 of 7 changed cases better, 4 worse``."""
+    """A finding on the judged values first, its p and how the changed cases went: ``worse: p =
+    0.0020, 10 of 10 changed cases worse``; ``no clear difference: p = 0.4102, 3 of 7 changed cases
+    better, 4 worse``."""
     judged, wins, losses = entry.get("judged", entry["finding"]), entry["wins"], entry["losses"]
     changed = wins + losses
     if changed == 0:
@@ -163,9 +168,9 @@ def judged_phrase(entry: Mapping) -> str:
 
 
 def settle_phrase(settle: Mapping) -> str:
-    """What the holes could change of a finding and the one command that settles it: ``inconclusive: 2 of 93
-    plausible holes, taken relevant, would change it; judge a random sample of both runs' holes to settle it:
-    `ptah corpus judge ...```."""
+    """What the holes could change of a finding and the one command that settles it: ``inconclusive:
+    2 of 93 plausible holes, taken relevant, would change it; judge a random sample of both runs'
+    holes to settle it: `ptah corpus judge ...```."""
     m = settle["flip_count"]
     holes = counted(settle["plausible"], "plausible hole")
     return (
@@ -175,8 +180,9 @@ def settle_phrase(settle: Mapping) -> str:
 
 
 def finding_cell(entry: Mapping) -> str:
-    """A finding in a table's cell: ``worse``, or for one the holes decide, the judged values' finding and how
-    many holes could change it: ``worse on judged rows; inconclusive (2 of 93 plausible holes)``."""
+    """A finding in a table's cell: ``worse``, or for one the holes decide, the judged values'
+    finding and how many holes could change it: ``worse on judged rows; inconclusive (2 of 93
+    plausible holes)``."""
     settle = entry.get("settle")
     if not settle:
         return entry.get("finding", "N/A")
@@ -188,7 +194,8 @@ def _inconclusive(settle: Mapping) -> str:
 
 
 def time_delta(cost: Mapping) -> str:
-    """A comparison's ``cost`` (candidate minus reference, ms a query): ``+180.2 ms p50 and +190.1 ms p95 a query``."""
+    """A comparison's ``cost`` (candidate minus reference, ms a query): ``+180.2 ms p50 and +190.1
+    ms p95 a query``."""
     return f"{milliseconds(cost['p50_ms'], sign=True)} p50 and {milliseconds(cost['p95_ms'], sign=True)} p95 a query"
 
 
@@ -206,7 +213,8 @@ def finding_brief(key: str, change: float | None, entry: Mapping) -> str:
 
 
 def findings(report: Report, quote: Callable[[object], str] = str) -> list[str]:
-    """Every finding's sentence: each candidate against the reference run, then each run against the baseline."""
+    """Every finding's sentence: each candidate against the reference run, then each run against the
+    baseline."""
     level = level_of(report)
     found = []
     if report.comparison is not None:
@@ -244,10 +252,10 @@ def baseline_findings(
 
 
 def variant_sentence(variant: Mapping, quote: Callable[[object], str] = str) -> str:
-    """A variant's executed controls in one line: ``variant reranked: lexical over title-body, rerank bi-encoder
-    (title-body) on the top 20``; the channels a channel fuses in brackets (``hybrid (lexical + vector)``), a
-    vector search other than exact, and the rerank stage: its kind, what scores (a model, or the generation
-    whose model does), and a service's address."""
+    """A variant's executed controls in one line: ``variant reranked: lexical over title-body,
+    rerank bi-encoder (title-body) on the top 20``; the channels a channel fuses in brackets
+    (``hybrid (lexical + vector)``), a vector search other than exact, and the rerank stage: its
+    kind, what scores (a model, or the generation whose model does), and a service's address."""
     channels, made = list(variant["channels"]), variant["channel"]
     searched = made if channels == [made] else f"{made} ({' + '.join(channels)})"
     text = (
@@ -267,9 +275,10 @@ def variant_sentence(variant: Mapping, quote: Callable[[object], str] = str) -> 
 
 
 def model_phrase(run: Run, quote: Callable[[object], str] = str) -> str:
-    """What scored ``run``, for its header, never ``None``: ``model sentence-transformers/all-MiniLM-L6-v2``; a
-    lexical run has no model: ``BM25 (lexical: lucene, k1=1.5, b=0.75)``; a hybrid run fuses its model with
-    BM25; a run whose report names no model says so."""
+    """What scored ``run``, for its header, never ``None``: ``model
+    sentence-transformers/all-MiniLM-L6-v2``; a lexical run has no model: ``BM25 (lexical: lucene,
+    k1=1.5, b=0.75)``; a hybrid run fuses its model with BM25; a run whose report names no model
+    says so."""
     if run.channel == "lexical":
         settings = run.generation.get("settings") or {}
         told = ", ".join(
@@ -284,8 +293,9 @@ def model_phrase(run: Run, quote: Callable[[object], str] = str) -> str:
 
 
 def cost_sentence(cost: Mapping, quote: Callable[[object], str] = str) -> str:
-    """A run's ``cost`` in one line: ``time per query: p50 186.8 ms, p95 217.1 ms (search 6.8 ms timed per batch,
-    3.1% of the evaluation; rerank p50 180.0 ms, p95 210.0 ms timed per query, 95.0% of the evaluation)``."""
+    """A run's ``cost`` in one line: ``time per query: p50 186.8 ms, p95 217.1 ms (search 6.8 ms
+    timed per batch, 3.1% of the evaluation; rerank p50 180.0 ms, p95 210.0 ms timed per query,
+    95.0% of the evaluation)``."""
     stages = "; ".join(
         f"{quote(name)} {stage_phrase(stage, quote)}" for name, stage in cost["stages"].items()
     )
@@ -296,9 +306,9 @@ def cost_sentence(cost: Mapping, quote: Callable[[object], str] = str) -> str:
 
 
 def stage_phrase(stage: Mapping, quote: Callable[[object], str] = str) -> str:
-    """One stage's time per query (one figure when p50 and p95 agree, as a stage timed per batch's do), how it
-    was timed, its share of the evaluation's time and a service's usage: ``6.8 ms timed per batch, 3.1% of the
-    evaluation``."""
+    """One stage's time per query (one figure when p50 and p95 agree, as a stage timed per batch's
+    do), how it was timed, its share of the evaluation's time and a service's usage: ``6.8 ms timed
+    per batch, 3.1% of the evaluation``."""
     p50, p95 = stage["p50_ms"], stage["p95_ms"]
     times = milliseconds(p50) if p50 == p95 else f"p50 {milliseconds(p50)}, p95 {milliseconds(p95)}"
     text = f"{times} timed {stage['timed']}"
@@ -314,7 +324,8 @@ def stage_phrase(stage: Mapping, quote: Callable[[object], str] = str) -> str:
 
 
 def usage_phrase(usage: Mapping, quote: Callable[[object], str] = str) -> str:
-    """A service's usage as ``requests 3, retries 0, input tokens 1,234``: each figure it reported, in its order."""
+    """A service's usage as ``requests 3, retries 0, input tokens 1,234``: each figure it reported,
+    in its order."""
     return ", ".join(
         f"{quote(name.replace('_', ' '))} {value:,}"
         for name, value in usage.items()
@@ -323,9 +334,10 @@ def usage_phrase(usage: Mapping, quote: Callable[[object], str] = str) -> str:
 
 
 def timed_runs(report: Report) -> tuple[list[str], list[tuple[Run, Mapping, Mapping | None]]]:
-    """What the reports tabulate of the runs' cost: every stage named (in the order the runs first name them),
-    and each timed run with its cost and its ``cost`` against the reference run (None for the reference, or when
-    either run was not timed). No run is timed in a report written before ptah timed them: ``([], [])``."""
+    """What the reports tabulate of the runs' cost: every stage named (in the order the runs first
+    name them), and each timed run with its cost and its ``cost`` against the reference run (None
+    for the reference, or when either run was not timed). No run is timed in a report written before
+    ptah timed them: ``([], [])``."""
     costs = [(run, run.cost) for run in report.runs if run.cost is not None]
     stages = list(dict.fromkeys(name for _, cost in costs for name in cost["stages"]))
     against = (

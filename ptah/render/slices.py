@@ -1,4 +1,5 @@
-"""What every format shows of a report's slices (:mod:`ptah.core.slicing`), built once: each format marks it up.
+"""What every format shows of a report's slices (:mod:`ptah.core.slicing`), built once: each format
+marks it up.
 
 Per run, each slice's means (:func:`mean_text`: the judged mean and the
 mean with every hole relevant, smaller first, where the holes move it, and its
@@ -32,7 +33,8 @@ class SliceTest(NamedTuple):
     tag: str
     cases: int
     key: str  # the measure's report key
-    entry: Mapping  # the report's entry: reference, candidate, delta, interval, test, finding, adjusted_p, survives
+    # the report's entry: reference, candidate, delta, interval, test, finding, adjusted_p, survives
+    entry: Mapping
 
     @property
     def label(self) -> str:
@@ -64,19 +66,22 @@ MEAN_RANGE = "a..b where the holes move it: judged and with every hole relevant,
 
 
 def mean_text(mean: Mapping | None) -> str:
-    """A slice's mean with its bounds and its denominator: ``0.7500..0.8750 (4)``; ``N/A`` when not measured."""
+    """A slice's mean with its bounds and its denominator: ``0.7500..0.8750 (4)``; ``N/A`` when not
+    measured."""
     if mean is None:
         return "N/A"
     return f"{bounded(mean['value'], mean.get('high'))} ({mean['denominator']})"
 
 
 def measured(slices: Mapping | None) -> list[tuple[str, Mapping]]:
-    """The slices of a run's ``slices`` member that have means, in the report's order (tags in code point order)."""
+    """The slices of a run's ``slices`` member that have means, in the report's order (tags in code
+    point order)."""
     return [(tag, entry) for tag, entry in (slices or {}).items() if entry["means"] is not None]
 
 
 def unmeasured_phrase(slices: Mapping | None, quote: Callable[[object], str] = str) -> str | None:
-    """``not measured, fewer than 2 cases: estimates (1), taxes (1)``; None when every slice was measured."""
+    """``not measured, fewer than 2 cases: estimates (1), taxes (1)``; None when every slice was
+    measured."""
     small = [
         f"{quote(tag)} ({entry['cases']})"
         for tag, entry in (slices or {}).items()
@@ -105,7 +110,8 @@ def not_compared(slices: Mapping | None, quote: Callable[[object], str] = str) -
 
 
 def failing_phrases(slices: Mapping | None, quote: Callable[[object], str] = str) -> list[str]:
-    """Each slice's cases now failing or worse on a measure: ``billing (3 of 4): stop-paying, pricing, plan-refund``."""
+    """Each slice's cases now failing or worse on a measure: ``billing (3 of 4): stop-paying,
+    pricing, plan-refund``."""
     return [
         f"{quote(tag)} ({len(entry['failing'])} of {entry['cases']}): "
         + ", ".join(map(quote, entry["failing"]))
@@ -115,7 +121,8 @@ def failing_phrases(slices: Mapping | None, quote: Callable[[object], str] = str
 
 
 def family_sentence(family: Mapping) -> str:
-    """``27 slice tests, Holm at alpha 0.05: 1 finding survives``; without a correction, the findings at p < alpha."""
+    """``27 slice tests, Holm at alpha 0.05: 1 finding survives``; without a correction, the
+    findings at p < alpha."""
     tests, surviving, alpha = family["tests"], family["surviving"], f"{family['alpha']:.4g}"
     found = counted(surviving, "finding")
     if family["correction"] == "holm":
@@ -133,9 +140,9 @@ def survivors(slices: Mapping | None, quote: Callable[[object], str] = str) -> l
 
 
 def family_lines(report: Report, quote: Callable[[object], str] = str) -> list[str]:
-    """One line per family of slice tests: how many tests, the correction, and each finding that survives it:
-    ``slices vs title-body: 27 slice tests, Holm at alpha 0.05: 1 finding survives (hybrid billing nDCG -0.3208
-    worse)``."""
+    """One line per family of slice tests: how many tests, the correction, and each finding that
+    survives it: ``slices vs title-body: 27 slice tests, Holm at alpha 0.05: 1 finding survives
+    (hybrid billing nDCG -0.3208 worse)``."""
     lines = []
     comparison = report.comparison
     if comparison is not None and comparison.data.get("family"):
@@ -163,16 +170,17 @@ def family_lines(report: Report, quote: Callable[[object], str] = str) -> list[s
 
 
 def gate_slice(gate: Gate, slices: Mapping) -> str | None:
-    """The tag of a slice's drop gate (``max-recall-drop@billing``: ``billing``); None for a whole run's gate,
-    ``max-DCG@5-drop`` included."""
+    """The tag of a slice's drop gate (``max-recall-drop@billing``: ``billing``); None for a whole
+    run's gate, ``max-DCG@5-drop`` included."""
     name, _, tag = gate.name.rpartition("@")
     return tag if gate.is_drop_gate and name.endswith("-drop") and tag in slices else None
 
 
 def power_phrase(gate: Gate) -> str | None:
-    """A drop gate's note when its corpus (or slice) is underpowered for its threshold: ``underpowered: needs 120
-    cases to see a drop of 0.02 (power 0.8, alpha 0.05), has 25``; None otherwise (a note, never a verdict), and
-    None for a gate that failed conclusively: the drop it saw is real whatever the power to see one."""
+    """A drop gate's note when its corpus (or slice) is underpowered for its threshold:
+    ``underpowered: needs 120 cases to see a drop of 0.02 (power 0.8, alpha 0.05), has 25``; None
+    otherwise (a note, never a verdict), and None for a gate that failed conclusively: the drop it
+    saw is real whatever the power to see one."""
     power = gate.power
     if not power or not power.get("underpowered") or not (gate.passed or gate.inconclusive):
         return None

@@ -80,7 +80,8 @@ def render_summary(report: Report, console: Console | PlainConsole) -> None:
 
 
 def gate_line(gate: Gate) -> str:
-    """One gate as the terminal shows it: ``  pass|INCONCLUSIVE|FAIL NAME (GENERATION): DETAIL`` (Rich markup)."""
+    """One gate as the terminal shows it: ``  pass|INCONCLUSIVE|FAIL NAME (GENERATION): DETAIL``
+    (Rich markup)."""
     return "  " + gate_sentence(
         gate, markup, lambda word: f"[{COLOUR[word]}]{word}[/{COLOUR[word]}]"
     )
@@ -113,9 +114,9 @@ def _means(report: Report, console: Console | PlainConsole) -> None:
 
 
 def findings(report: Report) -> list[str]:
-    """One line per comparison, each measure's delta and finding, and the time it costs more a query when both
-    runs were timed: every candidate against the reference run, then every run against the baseline's
-    reference run (the sentences and intervals are in the detail)."""
+    """One line per comparison, each measure's delta and finding, and the time it costs more a query
+    when both runs were timed: every candidate against the reference run, then every run against the
+    baseline's reference run (the sentences and intervals are in the detail)."""
     lines = []
     if report.comparison is not None:
         for candidate in report.comparison.candidates:

@@ -1,4 +1,5 @@
-"""The report for people on a terminal: a table of cases per run, the means, deltas, comparisons and the verdict.
+"""The report for people on a terminal: a table of cases per run, the means, deltas, comparisons and
+the verdict.
 
 Under each run's header, a variant's executed controls (``variant reranked:
 lexical over title-body, rerank bi-encoder (title-body) on the top 20``); under
@@ -58,8 +59,8 @@ def _labels(keys: Iterable[str]) -> list[tuple[str, str]]:
 
 
 def _changed(change: Mapping, before: bool, after: bool) -> str:
-    """A changed case's line: ``    ID: recall +0.5000, MRR N/A, … now failing`` (the flip, where it passed before and
-    fails now or the other way)."""
+    """A changed case's line: ``    ID: recall +0.5000, MRR N/A, … now failing`` (the flip, where it
+    passed before and fails now or the other way)."""
     flip = (
         ""
         if before == after
@@ -73,8 +74,8 @@ def _changed(change: Mapping, before: bool, after: bool) -> str:
 
 
 def render(report: Report, console: Console | PlainConsole) -> None:
-    """The human report: a one-screen summary (:mod:`ptah.render.summary`), then a table of cases per run, the
-    means with denominators, deltas, the gates and the verdict."""
+    """The human report: a one-screen summary (:mod:`ptah.render.summary`), then a table of cases
+    per run, the means with denominators, deltas, the gates and the verdict."""
     from ptah.render.summary import COLOUR, gate_line, render_summary
 
     render_summary(report, console)
@@ -204,7 +205,8 @@ def _render_run(
 
 
 def render_slice_means(console: Console | PlainConsole, run: Run) -> None:
-    """Each slice's means (bounds and denominator) and judged@k, then the slices too small to measure."""
+    """Each slice's means (bounds and denominator) and judged@k, then the slices too small to
+    measure."""
     found = measured(run.slices)
     keys = [Measure.parse(name).key for name in run.means]
     if found:
@@ -238,8 +240,9 @@ def render_slice_means(console: Console | PlainConsole, run: Run) -> None:
 def render_slice_tests(
     console: Console | PlainConsole, slices: Mapping, against: str, level: float
 ) -> None:
-    """A comparison's tests per slice and measure (the adjusted p and whether the finding survives the family's
-    correction), the slices not compared and why, and each slice's cases now failing or worse."""
+    """A comparison's tests per slice and measure (the adjusted p and whether the finding survives
+    the family's correction), the slices not compared and why, and each slice's cases now failing or
+    worse."""
     tests = slice_tests(slices)
     if tests:
         console.print(f"  slices {against}:")
@@ -296,10 +299,10 @@ def print_table(
     rows: Sequence[Sequence[str]],
     **options,
 ) -> None:
-    """A table of ``columns`` (heading, justify) and ``rows`` of markup cells, as ``Table(show_edge=False,
-    pad_edge=False, **options)`` prints it, its single-word cells never cut (:mod:`ptah.render.layout`); a
-    table that cannot be laid out without cutting one is printed stacked. Output that is not a terminal gets
-    ptah's plain table."""
+    """A table of ``columns`` (heading, justify) and ``rows`` of markup cells, as
+    ``Table(show_edge=False, pad_edge=False, **options)`` prints it, its single-word cells never cut
+    (:mod:`ptah.render.layout`); a table that cannot be laid out without cutting one is printed
+    stacked. Output that is not a terminal gets ptah's plain table."""
     if isinstance(console, PlainConsole):
         console.table(columns, rows, options.get("title"))
         return
@@ -391,7 +394,8 @@ def render_index_search(console: Console | PlainConsole, run: Run) -> None:
 
 
 def render_comparison(comparison: Comparison, console: Console | PlainConsole) -> None:
-    """Print the means of every run with deltas against the reference, then each candidate's statistics."""
+    """Print the means of every run with deltas against the reference, then each candidate's
+    statistics."""
     statistics = comparison.statistics
     bootstrap, permutation = statistics["bootstrap"], statistics["permutation"]
     level = bootstrap["level"]

@@ -1,4 +1,5 @@
-"""A time axis for the SVG charts of the trend page and the server's page: x placed by time, labels that never overlap.
+"""A time axis for the SVG charts of the trend page and the server's page: x placed by time, labels
+that never overlap.
 
 The points are placed by their time (UTC) between the first and the last;
 one point alone sits in the middle. Each distinct time gets a label -- its
@@ -47,7 +48,8 @@ class TimeAxis:
         return when.strftime("%H:%M:%S" if short else "%H:%M")
 
     def ticks(self) -> list[tuple[float, str]]:
-        """(x, label) of each label kept: left to right, each clear of the one before and unlike it."""
+        """(x, label) of each label kept: left to right, each clear of the one before and unlike
+        it."""
         kept: list[tuple[float, str]] = []
         for when in self.times:
             x, text = self.x(when), self.label(when)
@@ -60,7 +62,8 @@ class TimeAxis:
         return kept
 
     def svg(self, y: float) -> str:
-        """The labels at baseline ``y`` (class ``x-tick``, each a tick mark above it) and the caption below them."""
+        """The labels at baseline ``y`` (class ``x-tick``, each a tick mark above it) and the
+        caption below them."""
         parts = [
             f'<line x1="{x:.1f}" y1="{y - 14:.1f}" x2="{x:.1f}" y2="{y - 10:.1f}" stroke="#8a93a5"/>'
             f'<text class="x-tick" x="{x:.1f}" y="{y:.1f}" text-anchor="middle">{escape(text)}</text>'

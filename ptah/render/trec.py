@@ -1,4 +1,5 @@
-"""A run of the report as TREC run lines (``QID Q0 DOCID RANK SCORE TAG``), for trec_eval, pytrec_eval and ranx.
+"""A run of the report as TREC run lines (``QID Q0 DOCID RANK SCORE TAG``), for trec_eval,
+pytrec_eval and ranx.
 
 One line per ranked result of one run (``report.runs[i].cases[j].ranking``):
 the case id as QID, the literal ``Q0``, the key as DOCID, the 1-based rank in
@@ -32,9 +33,9 @@ DEFAULT_TAG = "ptah"
 
 
 def run_lines(report: Report) -> list[str]:
-    """The TREC run lines of the reference run (the report's first; see the module docs), tagged with its
-    generation's name, else ``ptah``. Raises :class:`InputError` for case ids, keys or a tag that hold
-    whitespace or are empty.
+    """The TREC run lines of the reference run (the report's first; see the module docs), tagged
+    with its generation's name, else ``ptah``. Raises :class:`InputError` for case ids, keys or a
+    tag that hold whitespace or are empty.
     """
     run = report.runs[0]  # a report holds one run at least (its schema)
     tag = run.generation.get("name") or DEFAULT_TAG

@@ -45,7 +45,8 @@ svg{max-width:100%;height:auto}
 
 
 def created(report: Report) -> datetime:
-    """When the report was made (``ValueError`` when ``created_at`` is not ISO 8601); UTC when it names no zone."""
+    """When the report was made (``ValueError`` when ``created_at`` is not ISO 8601); UTC when it
+    names no zone."""
     when = datetime.fromisoformat(report.created_at.replace("Z", "+00:00"))
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 

@@ -1,4 +1,5 @@
-"""``ptah serve``: one project's registered corpora and evaluation jobs over HTTP, with scoped tokens.
+"""``ptah serve``: one project's registered corpora and evaluation jobs over HTTP, with scoped
+tokens.
 
 A client of the Python API (:mod:`ptah._api`) and of the typed report: an
 evaluation job calls ``Project.evaluate`` and keeps ``Report.to_json()``.

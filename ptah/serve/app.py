@@ -81,7 +81,8 @@ async def get_corpus(request: Request) -> Response:
 
 
 def _admit(state, checked: dict, owner: str) -> dict:
-    """Check an evaluation against what is registered and the limits, then queue it (in a thread)."""
+    """Check an evaluation against what is registered and the limits, then queue it (in a
+    thread)."""
     request = evaluation_request(checked)
     corpus = state.jobs.corpus(checked["corpus"])
     if corpus is None:
@@ -203,7 +204,8 @@ async def _problem(request: Request, exc: Exception) -> Response:
 
 
 async def _client_left(request: Request, exc: Exception) -> Response:
-    """A client that left before sending its whole body: one quiet line, no traceback (nobody reads the answer)."""
+    """A client that left before sending its whole body: one quiet line, no traceback (nobody reads
+    the answer)."""
     log.warning(
         "client left before sending the whole body of %s %s", request.method, request.url.path
     )
@@ -211,7 +213,8 @@ async def _client_left(request: Request, exc: Exception) -> Response:
 
 
 def _same_site_only(route: Route) -> Route:
-    """A page's form route that first refuses a post from another site (:func:`~ptah.serve.auth.refuse_cross_site`)."""
+    """A page's form route that first refuses a post from another site
+    (:func:`~ptah.serve.auth.refuse_cross_site`)."""
     endpoint = route.endpoint
 
     async def checked(request: Request) -> Response:

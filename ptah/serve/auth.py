@@ -7,14 +7,12 @@ API). No token, a malformed, unknown or revoked one: 401 with
 check reads the token's record every time, so a revocation counts from the
 next request.
 
-The page's login form posts the token once; it is kept in the cookie
-``ptah_session`` (``HttpOnly; SameSite=Strict; Path=/``, and ``Secure``
-when the page is served over TLS), never in a URL, and never logged. The
-login and logout forms refuse a post from another site (403
-``CROSS_SITE``): its ``Sec-Fetch-Site`` says ``cross-site`` or
-``same-site``, or its ``Origin`` is not this server's (host and port, as the
-``Host`` or a proxy's ``X-Forwarded-Host`` header names it), so no other page can sign a browser in with the
-attacker's token or out of its session.
+The page's login form posts the token once; it is kept in the cookie ``ptah_session`` (``HttpOnly;
+SameSite=Strict; Path=/``, and ``Secure`` when the page is served over TLS), never in a URL, and
+never logged. The login and logout forms refuse a post from another site (403 ``CROSS_SITE``): its
+``Sec-Fetch-Site`` says ``cross-site`` or ``same-site``, or its ``Origin`` is not this server's
+(host and port, as the ``Host`` or a proxy's ``X-Forwarded-Host`` header names it), so no other page
+can sign a browser in with the attacker's token or out of its session.
 """
 
 from __future__ import annotations
@@ -77,7 +75,8 @@ def refuse_cross_site(request: Request) -> None:
     """HttpProblem 403 for a form posted from another site (see the module docs)."""
     fetched_from = request.headers.get("sec-fetch-site")
     origin = request.headers.get("origin")
-    # A proxy may rewrite Host and say the public one in X-Forwarded-Host; a cross-site form cannot set that header.
+    # A proxy may rewrite Host and say the public one in X-Forwarded-Host; a cross-site form cannot
+    # set that header.
     own = {request.headers.get(name, "").lower() for name in ("host", "x-forwarded-host")} - {""}
     if fetched_from in ("cross-site", "same-site") or (
         origin is not None and urlsplit(origin).netloc.lower() not in own

@@ -1,13 +1,15 @@
-"""``POST /v1/evaluations``: the JSON body, checked field by field, and the EvaluationRequest it asks for.
+"""``POST /v1/evaluations``: the JSON body, checked field by field, and the EvaluationRequest it
+asks for.
 
 The body holds the corpus and the options of
 :class:`~ptah.core.request.EvaluationRequest` its declaration marks served,
 by their names, with the corpus and the baseline named by what the server
 registered (a corpus digest, an evaluation id), never by a path::
 
-    {"corpus": "sha256:…", "generations": ["title-body"], "channels": ["vector"], "variants": ["reranked"],
-     "measures": ["MAP@10"], "search": "exact", "ef_search": null, "rrf_k": 60, "rrf_depth": 1000,
-     "bootstrap": 10000, "seed": 0, "baseline": "ev_…", "max_drop": {"recall": 0.02}, "allow_stale": false}
+    {"corpus": "sha256:…", "generations": ["title-body"], "channels": ["vector"], "variants":
+    ["reranked"], "measures": ["MAP@10"], "search": "exact", "ef_search": null, "rrf_k": 60,
+    "rrf_depth": 1000, "bootstrap": 10000, "seed": 0, "baseline": "ev_…", "max_drop": {"recall":
+    0.02}, "allow_stale": false}
 
 Only ``corpus`` is required. An unknown field, a list or mapping past the
 server's bounds, or a value the option's declaration refuses is a 422 naming
@@ -34,7 +36,8 @@ FIELDS = ("corpus", *(option.name for option in SERVED))
 
 
 def _names(values: object, name: str) -> None:
-    """The server's bounds on a list of names or a mapping's keys (what is not one is the option's to refuse)."""
+    """The server's bounds on a list of names or a mapping's keys (what is not one is the option's
+    to refuse)."""
     names = values if isinstance(values, (list, dict)) else ()
     if len(names) > MAX_NAMES:
         raise InputError(f"{name}: at most {MAX_NAMES} names are expected.")
@@ -46,8 +49,8 @@ def _names(values: object, name: str) -> None:
 
 
 def checked_body(body: object) -> dict:
-    """The evaluation body with every field present (defaults filled in) and within the server's bounds on
-    names; :func:`evaluation_request` checks the options' values."""
+    """The evaluation body with every field present (defaults filled in) and within the server's
+    bounds on names; :func:`evaluation_request` checks the options' values."""
     if not isinstance(body, dict):
         raise InputError("the body must be a JSON object.")
     unknown = sorted(set(body) - set(FIELDS))

@@ -10,14 +10,13 @@ dropped). Every change of status is written before it is announced. A
 graceful stop fails the running jobs (``SERVER_STOPPED``) and leaves the
 queued ones for the next start.
 
-Each worker thread opens the project once through the Python API and keeps
-it, so a generation's vectors and cached query vectors are read once, and
-every later evaluation is warm. The source is not kept: each evaluation
-opens it, reads it in one snapshot and closes it, so no read transaction is
-held on the application's table between evaluations (a SQLite source in
-rollback-journal mode would refuse the application's writes while one is). When the server starts, a job the store says
-is running was running when the server stopped: it is marked failed
-(``SERVER_RESTARTED``), never lost silently; queued jobs are queued again.
+Each worker thread opens the project once through the Python API and keeps it, so a generation's
+vectors and cached query vectors are read once, and every later evaluation is warm. The source is
+not kept: each evaluation opens it, reads it in one snapshot and closes it, so no read transaction
+is held on the application's table between evaluations (a SQLite source in rollback-journal mode
+would refuse the application's writes while one is). When the server starts, a job the store says is
+running was running when the server stopped: it is marked failed (``SERVER_RESTARTED``), never lost
+silently; queued jobs are queued again.
 """
 
 from __future__ import annotations
@@ -49,7 +48,8 @@ def _now() -> str:
 
 
 def error_code(exc: BaseException) -> str:
-    """A failed job's code: ``LIMIT_EXCEEDED``, else the error's kind (``NotBuilt``, ``UnknownGeneration``…)."""
+    """A failed job's code: ``LIMIT_EXCEEDED``, else the error's kind (``NotBuilt``,
+    ``UnknownGeneration``…)."""
     return getattr(exc, "code", None) or type(exc).__name__
 
 
@@ -90,9 +90,10 @@ class Jobs:
     def page(
         self, after: str | None, limit: int, matches: Callable[[dict], bool]
     ) -> tuple[list[dict], str | None]:
-        """Up to ``limit`` jobs ``matches`` keeps, oldest first, from after the job ``after``, and the ``after`` of
-        the next page (None: no more). The records are read ``limit + 1`` at a time, no further than the page
-        and the one record saying whether there is more need, however many jobs the store keeps."""
+        """Up to ``limit`` jobs ``matches`` keeps, oldest first, from after the job ``after``, and
+        the ``after`` of the next page (None: no more). The records are read ``limit + 1`` at a
+        time, no further than the page and the one record saying whether there is more need, however
+        many jobs the store keeps."""
         found: list[dict] = []
         while True:
             chunk = self._records.page("evaluation", after, limit + 1)
@@ -109,7 +110,8 @@ class Jobs:
     # --- lifecycle --------------------------------------------------------------
 
     def recover(self) -> None:
-        """After a restart: fail the jobs that were running, queue again the ones that were queued."""
+        """After a restart: fail the jobs that were running, queue again the ones that were
+        queued."""
         for job in self.all():
             if job["status"] == "running":
                 job.update(
@@ -125,8 +127,8 @@ class Jobs:
                 self._pool.submit(self._run, job["id"])
 
     def submit(self, checked: dict, owner: str) -> dict:
-        """Queue a checked evaluation body for the token named ``owner``; its job record. HttpProblem 429 when the
-        token has ``max_queued`` evaluations waiting already."""
+        """Queue a checked evaluation body for the token named ``owner``; its job record.
+        HttpProblem 429 when the token has ``max_queued`` evaluations waiting already."""
         job = {
             "id": f"ev_{secrets.token_hex(12)}",
             "status": "queued",
@@ -155,12 +157,14 @@ class Jobs:
         return job
 
     def _dequeue(self, job_id: str) -> None:
-        """The job left the queue (started or cancelled): one less for its token (under the lock)."""
+        """The job left the queue (started or cancelled): one less for its token (under the
+        lock)."""
         for waiting in self._queued.values():
             waiting.discard(job_id)
 
     def cancel(self, job_id: str) -> dict | None:
-        """Cancel a queued or running job (None: no such job); a finished one is returned unchanged."""
+        """Cancel a queued or running job (None: no such job); a finished one is returned
+        unchanged."""
         with self._lock:
             job = self.get(job_id)
             if job is not None and job["status"] not in FINAL:
@@ -171,7 +175,8 @@ class Jobs:
 
     def close(self) -> None:
         """On a graceful stop: queued jobs stay queued (for the next start), running ones are failed
-        (``SERVER_STOPPED``) now; an evaluation still computing finishes in its thread and is dropped."""
+        (``SERVER_STOPPED``) now; an evaluation still computing finishes in its thread and is
+        dropped."""
         self._pool.shutdown(wait=False, cancel_futures=True)
         with self._lock:
             for job in self.all():
@@ -198,8 +203,8 @@ class Jobs:
         return project
 
     def corpus(self, digest: str):
-        """The registered corpus with this digest (None: unregistered); registered corpora never change, so each
-        is read once."""
+        """The registered corpus with this digest (None: unregistered); registered corpora never
+        change, so each is read once."""
         corpus = self._corpora.get(digest)
         if corpus is None:
             corpus = registered_corpus(self._records, digest)
@@ -240,7 +245,8 @@ class Jobs:
             self._finish(
                 job_id, status="done", report=text, verdict=report.verdict, runs=summary(report)
             )
-        except PtahError as exc:  # or the store refused the result (locked, full): the job failed, not "running" for good
+        # or the store refused the result (locked, full): the job failed, not "running" for good
+        except PtahError as exc:
             self._finish(
                 job_id,
                 status="failed",
@@ -282,7 +288,8 @@ class Jobs:
 
 
 def summary(report: Report) -> list[dict]:
-    """Each run's name, channel and means (value, numerator, denominator): what listings and the page show."""
+    """Each run's name, channel and means (value, numerator, denominator): what listings and the
+    page show."""
     runs = report.to_dict(cases=False)["runs"]
     return [
         {

@@ -1,4 +1,5 @@
-"""What the server admits: request bodies, searches per evaluation and report sizes -- refused, never truncated.
+"""What the server admits: request bodies, searches per evaluation and report sizes -- refused,
+never truncated.
 
 The defaults follow the evaluation service the issue cites: at most 1,024
 case x run searches per evaluation and a report of at most 64 MiB, both
@@ -46,14 +47,15 @@ class BodyTooLarge(InputError):
     """A request body past its byte bound (413)."""
 
 
-# What one case adds to one run in the report, generously: its fields and measures, and per ranked result its
-# key (JSON-escaped: at most 6 bytes a character) and score.
+# What one case adds to one run in the report, generously: its fields and measures, and per ranked
+# result its key (JSON-escaped: at most 6 bytes a character) and score.
 _CASE_BYTES = 4096
 _RESULT_BYTES = 96
 
 
 def report_bytes_estimate(corpus: Corpus, runs: int, measures: int) -> int:
-    """A generous estimate of the report's size for ``runs`` runs over ``corpus`` (see the module docs)."""
+    """A generous estimate of the report's size for ``runs`` runs over ``corpus`` (see the module
+    docs)."""
     longest_key = max(
         (len(key) for case in corpus.cases for key in case.expected_keys()), default=0
     )
@@ -73,7 +75,8 @@ def report_bytes_estimate(corpus: Corpus, runs: int, measures: int) -> int:
 
 
 def admit(limits: Limits, corpus: Corpus, runs: int, measures: int) -> None:
-    """Refuse (LimitExceeded) an evaluation of ``runs`` runs on ``corpus`` past the searches or report limit."""
+    """Refuse (LimitExceeded) an evaluation of ``runs`` runs on ``corpus`` past the searches or
+    report limit."""
     searches = len(corpus.cases) * runs
     if searches > limits.max_searches:
         raise LimitExceeded(

@@ -1,5 +1,6 @@
-"""The OpenAPI 3.1 document of ``ptah serve`` (``GET /openapi.json``): the routes written by hand, the evaluation
-body made from the request options' declaration (:data:`ptah.serve.evaluations.SERVED`)."""
+"""The OpenAPI 3.1 document of ``ptah serve`` (``GET /openapi.json``): the routes written by hand,
+the evaluation body made from the request options' declaration
+(:data:`ptah.serve.evaluations.SERVED`)."""
 
 from __future__ import annotations
 

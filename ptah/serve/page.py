@@ -1,5 +1,5 @@
-"""The page at ``/``: every corpus, its evaluations over time with verdicts, a trend chart per mean and
-generation, and each report's own HTML page.
+"""The page at ``/``: every corpus, its evaluations over time with verdicts, a trend chart per mean
+and generation, and each report's own HTML page.
 
 Reading needs a read token, given once in the login form and kept in the
 session cookie (:mod:`ptah.serve.auth`), never in a URL. Self-contained like
@@ -121,7 +121,8 @@ async def report_page(request: Request) -> Response:
     from ptah.render.html import render_html
 
     html = await run_in_threadpool(lambda: render_html(Report.from_dict(json.loads(text))))
-    # the report page's own meta tag is its Content-Security-Policy (its script toggles what is shown)
+    # the report page's own meta tag is its Content-Security-Policy (its script toggles what is
+    # shown)
     return HTMLResponse(
         html,
         headers={

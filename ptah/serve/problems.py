@@ -1,4 +1,5 @@
-"""Errors as ``application/problem+json`` (RFC 9457), and request bodies read within their byte bound.
+"""Errors as ``application/problem+json`` (RFC 9457), and request bodies read within their byte
+bound.
 
 Every error the server answers is one JSON object: ``type``, ``title``,
 ``status``, ``detail`` (one or two sentences, never a traceback), ``code``
@@ -71,8 +72,8 @@ def problem(
 
 
 def unrooted(text: str, root: str | None) -> str:
-    """``text`` with the project folder ``root`` (absolute) written relative to it: the spec's and the store's
-    errors start with their absolute paths, which a client has no business learning."""
+    """``text`` with the project folder ``root`` (absolute) written relative to it: the spec's and
+    the store's errors start with their absolute paths, which a client has no business learning."""
     if not root or not os.path.isabs(root) or root == os.sep:
         return text
     inside = re.compile(
@@ -82,7 +83,8 @@ def unrooted(text: str, root: str | None) -> str:
 
 
 def from_error(exc: BaseException, root: str | None = None) -> Response:
-    """The problem a typed error (or an HttpProblem) is; paths under ``root`` shown relative to it."""
+    """The problem a typed error (or an HttpProblem) is; paths under ``root`` shown relative to
+    it."""
     if isinstance(exc, HttpProblem):
         return problem(exc.status, exc.code, exc.detail, headers=exc.headers)
     if isinstance(exc, BodyTooLarge):
@@ -126,7 +128,8 @@ async def bounded_body(request: Request, limit: int) -> bytes:
 
 
 async def json_body(request: Request, limit: int) -> object:
-    """The request body as JSON (422 when it is not UTF-8 JSON; numbers as Python reads them, no NaN)."""
+    """The request body as JSON (422 when it is not UTF-8 JSON; numbers as Python reads them, no
+    NaN)."""
     data = await bounded_body(request, limit)
 
     def refuse(constant: str):

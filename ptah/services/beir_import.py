@@ -111,7 +111,8 @@ class ImportSummary:
 
 
 def default_project_dir(directory: str | os.PathLike) -> Path:
-    """Where an import goes without ``--into``: a folder named after the dataset, in the working directory."""
+    """Where an import goes without ``--into``: a folder named after the dataset, in the working
+    directory."""
     return Path.cwd() / Path(directory).resolve().name
 
 
@@ -258,7 +259,8 @@ def _corpus_file(split: str, k: int) -> str:
 def _judgements_by_query(
     judgements: list[Judgement], qrels_file: Path
 ) -> tuple[dict[str, dict[str, Judgement]], int]:
-    """Judgements grouped by query, in qrels order. Repeats of a line are counted; conflicts refused."""
+    """Judgements grouped by query, in qrels order. Repeats of a line are counted; conflicts
+    refused."""
     by_query: dict[str, dict[str, Judgement]] = {}
     duplicates = 0
     for judgement in judgements:
@@ -295,7 +297,8 @@ def _refuse_unknown(
 def _load_documents(
     corpus_file: Path, path: Path, progress: ReadProgress | None
 ) -> tuple[set[str], int]:
-    """Stream ``corpus.jsonl`` into the source table at ``path``; the ids seen and the count of missing titles."""
+    """Stream ``corpus.jsonl`` into the source table at ``path``; the ids seen and the count of
+    missing titles."""
     ids: set[str] = set()
     missing_titles = 0
 
@@ -336,7 +339,8 @@ def _cases(
 def _corpus_text(
     cases: list[Case], name: str, split: str, k: int, unjudged: int, qrels_file: Path
 ) -> tuple[str, str]:
-    """The corpus at depth ``k`` as YAML, checked to read back as the same corpus; and its digest."""
+    """The corpus at depth ``k`` as YAML, checked to read back as the same corpus; and its
+    digest."""
     corpus = Corpus(
         cases=tuple(Case(id=c.id, query=c.query, k=k, relevant=c.relevant) for c in cases),
         name=f"{name} {split} @{k}",

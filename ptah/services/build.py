@@ -65,9 +65,10 @@ if TYPE_CHECKING:
     from ptah.adapters.stores.base import Snapshot, Store
 
 Progress = Callable[[int, int], None]
-"""Called as ``progress(rows_embedded_so_far, rows_to_embed)``: once before the first batch, then after each commit
-(and, when it has a ``rows`` attribute, ``rows(done, total)`` as rows are embedded between commits:
-:mod:`ptah.services.build_progress`). A Ctrl-C from then on is :class:`BuildInterrupted`, saying what was embedded and what committed."""
+"""Called as ``progress(rows_embedded_so_far, rows_to_embed)``: once before the first batch, then
+after each commit (and, when it has a ``rows`` attribute, ``rows(done, total)`` as rows are embedded
+between commits: :mod:`ptah.services.build_progress`). A Ctrl-C from then on is
+:class:`BuildInterrupted`, saying what was embedded and what committed."""
 
 ROWS_PER_BATCH_FACTOR = 16
 """Default rows per committed batch, as a multiple of the generation's ``batch_size``.
@@ -183,9 +184,9 @@ def build(
 def _plan(
     project: Project, identity: str, template: str, snapshot: Snapshot
 ) -> tuple[int, int, int, bytearray]:
-    """``(rows, rows to embed, vectors gone, marks)``: one pass over the source's digests by blocks. New rows and
-    rows whose text digest changed need a vector, marked with a bit each (``numpy.packbits`` of each block in
-    turn); the vectors less those covered are gone."""
+    """``(rows, rows to embed, vectors gone, marks)``: one pass over the source's digests by blocks.
+    New rows and rows whose text digest changed need a vector, marked with a bit each
+    (``numpy.packbits`` of each block in turn); the vectors less those covered are gone."""
     reads = block_digests(snapshot)
     vectors = snapshot.vector_count(identity)
     rows = todo = covered = 0
@@ -199,8 +200,9 @@ def _plan(
 
 
 def _delete_gone(project: Project, store: Store, identity: str, gone: int) -> int:
-    """Delete the ``gone`` vectors whose row left the source, a block at a time: the store's row identities
-    merged with the source's (each block of stored ones asked of the source when it cannot sort its own)."""
+    """Delete the ``gone`` vectors whose row left the source, a block at a time: the store's row
+    identities merged with the source's (each block of stored ones asked of the source when it
+    cannot sort its own)."""
     if not gone:
         return 0
     source = row_digests(project.source)

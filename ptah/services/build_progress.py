@@ -1,14 +1,12 @@
 """A build's progress: rows as the model embeds them, and what an interrupted build kept.
 
-Rows.
-A build commits ``16 x batch_size`` rows at once (:mod:`ptah.services.build`)
-and calls ``progress(done, total)`` after each commit. A progress callback
-that also has a ``rows`` attribute is told ``rows(done, total)`` as rows are
-embedded inside a batch, before their commit -- when the embedder reports
-them: an ``embed_documents(texts, progress=...)`` that calls
-``progress(rows_done_in_this_call)`` (the local sentence-transformers model
-does once per model batch, an embedding service once per answered request). So a progress bar moves, and has a rate and an
-ETA, from the first rows; ``done`` at a commit is what is kept.
+Rows. A build commits ``16 x batch_size`` rows at once (:mod:`ptah.services.build`) and calls
+``progress(done, total)`` after each commit. A progress callback that also has a ``rows`` attribute
+is told ``rows(done, total)`` as rows are embedded inside a batch, before their commit -- when the
+embedder reports them: an ``embed_documents(texts, progress=...)`` that calls
+``progress(rows_done_in_this_call)`` (the local sentence-transformers model does once per model
+batch, an embedding service once per answered request). So a progress bar moves, and has a rate and
+an ETA, from the first rows; ``done`` at a commit is what is kept.
 
 Interruption. A build stopped by Ctrl-C (``KeyboardInterrupt``) while it
 embeds raises :class:`BuildInterrupted`, still a ``KeyboardInterrupt``, whose
@@ -36,7 +34,8 @@ def reports_rows(embedder: Embedder) -> bool:
 
 
 class RowProgress:
-    """The embedder, passing each ``embed_documents`` call's row counts on to ``rows(done, total)``."""
+    """The embedder, passing each ``embed_documents`` call's row counts on to ``rows(done,
+    total)``."""
 
     def __init__(
         self, embedder: Any, rows: Callable[[int, int], None], total: int
@@ -57,8 +56,9 @@ class RowProgress:
 
 
 class Embedded:
-    """How many rows were embedded so far, committed or not: the furthest ``rows(done, total)`` an embedder reported,
-    passed on to ``progress.rows`` where there is one, and each commit's count."""
+    """How many rows were embedded so far, committed or not: the furthest ``rows(done, total)`` an
+    embedder reported, passed on to ``progress.rows`` where there is one, and each commit's
+    count."""
 
     def __init__(self, progress: Callable | None):
         self.done = 0
@@ -76,8 +76,8 @@ def with_row_progress(embedder: Embedder, embedded: Embedded, total: int) -> Emb
 
 
 class BuildInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a build's embedding: ``embedded`` of ``total`` rows to embed were embedded, ``kept`` of them
-    committed (the rest are embedded again by the next build)."""
+    """Ctrl-C during a build's embedding: ``embedded`` of ``total`` rows to embed were embedded,
+    ``kept`` of them committed (the rest are embedded again by the next build)."""
 
     def __init__(self, kept: int, total: int, embedded: int | None = None):
         embedded = kept if embedded is None else max(embedded, kept)

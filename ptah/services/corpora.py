@@ -1,4 +1,5 @@
-"""Corpora registered with ``ptah serve``: kept in the store by digest, immutable, split development/test.
+"""Corpora registered with ``ptah serve``: kept in the store by digest, immutable, split
+development/test.
 
 Registering reads the uploaded YAML with the same loader and limits as a
 corpus file (:func:`ptah.adapters.corpus_yaml.parse_corpus`; its problems
@@ -38,12 +39,13 @@ _REGISTERING = threading.Lock()  # the leakage check and the write are one step 
 
 
 class CorpusConflict(InputError):
-    """Registering would break a rule of registered corpora (leakage across splits, a split changed)."""
+    """Registering would break a rule of registered corpora (leakage across splits, a split
+    changed)."""
 
 
-# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt, Unicode 15.1): characters shown as
-# nothing -- zero-width space and joiners, soft hyphen, word joiner, U+FEFF, bidi controls, variation
-# selectors, tags -- so a query holding one reads the same as one without it.
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt, Unicode 15.1): characters shown
+# as nothing -- zero-width space and joiners, soft hyphen, word joiner, U+FEFF, bidi controls,
+# variation selectors, tags -- so a query holding one reads the same as one without it.
 DEFAULT_IGNORABLE = (
     (0x00AD, 0x00AD),
     (0x034F, 0x034F),
@@ -69,14 +71,16 @@ _IGNORABLE = re.compile(
 
 
 def query_form(query: str) -> str:
-    """A query as the leakage check compares it: default-ignorable code points dropped (before NFKC, so that
-    what they separated composes as it would have), NFKC, case-folded, runs of whitespace one space, stripped."""
+    """A query as the leakage check compares it: default-ignorable code points dropped (before NFKC,
+    so that what they separated composes as it would have), NFKC, case-folded, runs of whitespace
+    one space, stripped."""
     return " ".join(unicodedata.normalize("NFKC", _IGNORABLE.sub("", query)).casefold().split())
 
 
 def open_records(spec: Spec):
-    """The record store beside the project's store (created when absent): tokens, corpora, evaluations; refused
-    (exit 2) in the source's database unless the store names a schema of its own, as the servers tell."""
+    """The record store beside the project's store (created when absent): tokens, corpora,
+    evaluations; refused (exit 2) in the source's database unless the store names a schema of its
+    own, as the servers tell."""
     from ptah.adapters.spec_databases import refuse_store_in_source
     from ptah.adapters.stores.registry import open_records as open_store_records
 
@@ -85,15 +89,17 @@ def open_records(spec: Spec):
 
 
 def parse_corpus(data: bytes) -> Corpus:
-    """Uploaded YAML read as a corpus file is; CorpusError (exit 2) lists every problem with its line."""
+    """Uploaded YAML read as a corpus file is; CorpusError (exit 2) lists every problem with its
+    line."""
     from ptah.adapters.corpus_yaml import parse_corpus as parse
 
     return parse(data, name=UPLOAD_NAME)
 
 
 def register_corpus(records, data: bytes, split: str | None = None) -> tuple[bool, dict]:
-    """Register uploaded corpus bytes: ``(created, description)``; ``created`` is False when its digest was
-    registered already (nothing stored). CorpusError for an invalid corpus, CorpusConflict as the module says."""
+    """Register uploaded corpus bytes: ``(created, description)``; ``created`` is False when its
+    digest was registered already (nothing stored). CorpusError for an invalid corpus,
+    CorpusConflict as the module says."""
     if split is not None and split not in SPLITS:
         raise InputError(f"split must be development or test, not {abbreviated(repr(split))}.")
     corpus = parse_corpus(data)
@@ -159,9 +165,10 @@ def list_corpora(records) -> list[dict]:
 
 
 def registered_corpus(records, digest: str) -> Corpus | None:
-    """The registered corpus with this digest, read back from its stored bytes; None when unregistered, and
-    StoreDamaged when those bytes no longer have that digest (the record was changed outside ptah). Its
-    ``path`` (what reports and messages name it by) is :func:`registered_label`: the server has no file of it."""
+    """The registered corpus with this digest, read back from its stored bytes; None when
+    unregistered, and StoreDamaged when those bytes no longer have that digest (the record was
+    changed outside ptah). Its ``path`` (what reports and messages name it by) is
+    :func:`registered_label`: the server has no file of it."""
     text = records.get("corpus_text", digest)
     if text is None:
         return None
@@ -181,5 +188,6 @@ def registered_corpus(records, digest: str) -> Corpus | None:
 
 
 def registered_label(name: str | None, digest: str) -> str:
-    """How a registered corpus is named where a file's path would be: ``support (sha256:0123456789ab…)``."""
+    """How a registered corpus is named where a file's path would be: ``support
+    (sha256:0123456789ab…)``."""
     return f"{name or 'unnamed'} ({digest[:19]}…)"

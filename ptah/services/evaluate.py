@@ -78,8 +78,9 @@ MAX_BASELINE_BYTES = 1024 * 1024 * 1024  # a report of 50,000 cases at k=100 is 
 
 
 def load_baseline(path: str | os.PathLike) -> Report:
-    """Read a baseline report; ``ReportError`` (exit 2, naming the field) when it is not a ptah report that
-    matches the report schema and agrees with itself (``ptah.adapters.report_json``, ``ptah.core.report_checks``)."""
+    """Read a baseline report; ``ReportError`` (exit 2, naming the field) when it is not a ptah
+    report that matches the report schema and agrees with itself (``ptah.adapters.report_json``,
+    ``ptah.core.report_checks``)."""
     from ptah.adapters.files import read_bounded
     from ptah.adapters.report_json import (
         parse_report,
@@ -105,13 +106,15 @@ def evaluate(
 ) -> Report:
     """Evaluate ``request``'s runs on ``corpus`` and return the report (see the module docs).
 
-    ``baseline_report``: the baseline in hand (the server's earlier evaluation), named by ``request.baseline``.
+    ``baseline_report``: the baseline in hand (the server's earlier evaluation), named by
+    ``request.baseline``.
     """
     started = time.perf_counter()
     baseline = baseline_report
     if baseline is None and request.baseline is not None:
         baseline = load_baseline(request.baseline)
-    # the commands a gate's sentence names take the corpus's file; a corpus the server registered has none
+    # the commands a gate's sentence names take the corpus's file; a corpus the server registered
+    # has none
     commands_path = (
         None if corpus.path == registered_label(corpus.name, corpus.digest) else corpus.path
     )
@@ -191,7 +194,8 @@ def evaluate(
         comparisons = [BaselineComparison(read_only(entry)) for entry in compared]
     reference: Run | None = baseline.runs[0] if baseline is not None else None
     evidence = samples_of(corpus.judgements, runs, reference)
-    # one read of the ranked rows' judging text serves the page's excerpts and the model judges' freshness
+    # one read of the ranked rows' judging text serves the page's excerpts and the model judges'
+    # freshness
     texts = ranked_texts(project, runs) if request.excerpts or corpus.judgements.models else {}
     judges = model_judges(corpus.judgements, runs, evidence, request.min_kappa, texts)
     verdicts = []
@@ -296,9 +300,10 @@ def ranked_texts(project: Project, runs: Sequence[Run]) -> dict[str, str]:
 
 
 def environment(project: Project, embedded: Iterable[GenerationSettings] = ()) -> dict:
-    """Versions and hardware, read without importing torch, with the libraries of the embedders ``embedded``
-    use: the installed ones where this process loaded the model, else those the store recorded when the
-    generation was built (every query vector came from the cache: no model was loaded)."""
+    """Versions and hardware, read without importing torch, with the libraries of the embedders
+    ``embedded`` use: the installed ones where this process loaded the model, else those the store
+    recorded when the generation was built (every query vector came from the cache: no model was
+    loaded)."""
     from ptah.adapters.embedders.registry import REGISTRY
 
     libraries: dict = {}
@@ -341,12 +346,13 @@ def _cpu_name() -> str:
 def samples_of(
     record: JudgementRecord, runs: Sequence[Run], reference: Run | None = None
 ) -> dict[str, Evidence]:
-    """For each run, what the record's random samples of holes say (:class:`Evidence`'s rates, latest, seed and
-    ignored): every sample naming its generation that was drawn from exactly the holes its runs have now (with
-    those judged since the draw) and whose seed draws exactly the keys it claims; the reason for each other.
+    """For each run, what the record's random samples of holes say (:class:`Evidence`'s rates,
+    latest, seed and ignored): every sample naming its generation that was drawn from exactly the
+    holes its runs have now (with those judged since the draw) and whose seed draws exactly the keys
+    it claims; the reason for each other.
 
-    Exit 2 (:class:`InputError`) when a sample's seed over its population does not draw the keys the record
-    says it drew: a recorded sample that is not the random one cannot bound anything."""
+    Exit 2 (:class:`InputError`) when a sample's seed over its population does not draw the keys the
+    record says it drew: a recorded sample that is not the random one cannot bound anything."""
     found: dict[str, dict] = {
         run.name: {
             "judged": {},
@@ -440,7 +446,8 @@ def samples_of(
 
 
 def check_drawn(record: JudgementRecord, index: int, units: Mapping[tuple[str, str], Unit]) -> None:
-    """Refuse (exit 2) a recorded sample whose seed over its population does not draw every key it claims."""
+    """Refuse (exit 2) a recorded sample whose seed over its population does not draw every key it
+    claims."""
     sample = record.samples[index]
     if sample.drawn > len(units):
         raise InputError(
@@ -467,9 +474,10 @@ def model_judges(
     min_kappa: float,
     texts: Mapping[str, str],
 ) -> dict[str, list[ModelJudge]]:
-    """For each run, every model judge of the record that graded its holes or the sample its U uses: the grades
-    of its holes pinned to each row's judging text as it is now (``texts``: ranked key -> judging text), and its
-    agreement with the person on that sample (pairs where both saw the same text) -- :mod:`ptah.core.calibration`."""
+    """For each run, every model judge of the record that graded its holes or the sample its U uses:
+    the grades of its holes pinned to each row's judging text as it is now (``texts``: ranked key ->
+    judging text), and its agreement with the person on that sample (pairs where both saw the same
+    text) -- :mod:`ptah.core.calibration`."""
     if not record.models:
         return {}
     wanted = {hole.key for run in runs for case in run.cases for hole in case.holes or ()}
@@ -507,9 +515,9 @@ def model_judges(
 
 
 def holes_lost(corpus: Corpus, reference: Run, run: Run) -> int | None:
-    """The rows in the baseline's top k that nobody has judged and the current run no longer returns: they could
-    hide a regression a gate passing on its mean does not see (DESIGN.md). None when the baseline does not list
-    its holes (a ``ptah-report@1``)."""
+    """The rows in the baseline's top k that nobody has judged and the current run no longer
+    returns: they could hide a regression a gate passing on its mean does not see (DESIGN.md). None
+    when the baseline does not list its holes (a ``ptah-report@1``)."""
     if any(case.holes is None for case in reference.cases):
         return None
     cases = {case.id: case for case in corpus.cases}

@@ -1,4 +1,5 @@
-"""External generations: vectors the table already holds (``vectors: {column: …}``), read instead of built.
+"""External generations: vectors the table already holds (``vectors: {column: …}``), read instead of
+built.
 
 Their vectors, keys and filter come from the source's one read-only snapshot
 (:meth:`Source.vectors`), never from the store; the store keeps only their
@@ -40,8 +41,8 @@ def is_external(generation: Generation) -> bool:
 
 
 def refuse_build(generation: Generation, instead: str = "nothing to build") -> None:
-    """InputError (exit 2) for building an external generation, or (``instead`` saying what is used then) an index
-    on one."""
+    """InputError (exit 2) for building an external generation, or (``instead`` saying what is used
+    then) an index on one."""
     if is_external(generation):
         raise InputError(
             f'generation "{generation.name}" reads its vectors from column '
@@ -52,11 +53,12 @@ def refuse_build(generation: Generation, instead: str = "nothing to build") -> N
 def read_external(
     project: Project, generation: Generation, *, measure: bool = True
 ) -> tuple[Matrix, VerifyResult, bool]:
-    """The rows' vectors (rows with one, unit length), the coverage of the rows passing the filter, and
-    whether the table's vectors all were unit length already (inner product then ranks as cosine).
+    """The rows' vectors (rows with one, unit length), the coverage of the rows passing the filter,
+    and whether the table's vectors all were unit length already (inner product then ranks as
+    cosine).
 
-    With ``measure``, a column without a single vector is :class:`StaleGeneration` (exit 3, even with
-    --allow-stale): there is nothing to score and no dimension to embed the queries at.
+    With ``measure``, a column without a single vector is :class:`StaleGeneration` (exit 3, even
+    with --allow-stale): there is nothing to score and no dimension to embed the queries at.
     """
     column = generation.settings.vectors
     if column is None:
@@ -109,7 +111,8 @@ def unit_rows(vectors: np.ndarray) -> int:
 
 
 def external_settings(generation: Generation) -> dict:
-    """The settings a report shows for an external generation: how its queries are embedded, and its column."""
+    """The settings a report shows for an external generation: how its queries are embedded, and its
+    column."""
     settings = generation.settings
     return {
         "model": settings.model,
@@ -123,7 +126,8 @@ def external_settings(generation: Generation) -> dict:
 
 
 def hold_table_index(project: Project, generation: Generation, options, unit_vectors: bool):
-    """For index modes: the table's own index on the column, searched in the source's snapshot; None for exact.
+    """For index modes: the table's own index on the column, searched in the source's snapshot; None
+    for exact.
 
     InputError (exit 2) when the source has no index to offer (SQLite), or the
     column none whose operator class ranks by cosine (:mod:`ptah.adapters.sources.postgres_index`).
@@ -154,7 +158,8 @@ def hold_table_index(project: Project, generation: Generation, options, unit_vec
 
 
 def cache_store(project: Project, generation: Generation, dimension: int):
-    """The store (created if needed) with the generation registered, so its query cache can hold the queries.
+    """The store (created if needed) with the generation registered, so its query cache can hold the
+    queries.
 
     The record holds no vectors: it is there for the cache's sake, with the
     dimension the table's vectors have now.

@@ -1,7 +1,8 @@
-"""The files commands read and write, for the CLI and the API (which reach no adapter): a corpus with its
-judgement record, and output paths checked before the work and written atomically (devices and FIFOs
-written through, folders refused) by :mod:`ptah.adapters.files`; an output naming a file the run reads, or
-another output's file, is refused (:func:`check_apart` over :func:`run_inputs`)."""
+"""The files commands read and write, for the CLI and the API (which reach no adapter): a corpus
+with its judgement record, and output paths checked before the work and written atomically (devices
+and FIFOs written through, folders refused) by :mod:`ptah.adapters.files`; an output naming a file
+the run reads, or another output's file, is refused (:func:`check_apart` over
+:func:`run_inputs`)."""
 
 from __future__ import annotations
 
@@ -32,9 +33,10 @@ def run_inputs(
     corpus: str | os.PathLike | None = None,
     reports: tuple[tuple[str, str | os.PathLike | None], ...] = (),
 ) -> list[tuple[str, str]]:
-    """The files a run reads, as ``(what, path)`` for :func:`check_apart`: the specification, its SQLite source
-    database and store, the corpus and its judgement record (``NAME.judged.yaml``, there or not), and
-    ``reports`` (``(what, path)``: the baseline report, the reports a command re-reads; a None path left out)."""
+    """The files a run reads, as ``(what, path)`` for :func:`check_apart`: the specification, its
+    SQLite source database and store, the corpus and its judgement record (``NAME.judged.yaml``,
+    there or not), and ``reports`` (``(what, path)``: the baseline report, the reports a command
+    re-reads; a None path left out)."""
     found: list[tuple[str, str]] = []
     if spec is not None:
         found.append(("the specification", spec.path))

@@ -1,4 +1,5 @@
-"""Building a generation's vector index: ``ptah inference index NAME --hnsw [--m M --ef-construction E]``.
+"""Building a generation's vector index: ``ptah inference index NAME --hnsw [--m M --ef-construction
+E]``.
 
 Builds (or replaces) a generation's HNSW index over cosine distance while
 holding its build lock; only a store whose ``capabilities.vector_index`` is

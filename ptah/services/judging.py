@@ -76,8 +76,8 @@ SAVE_WAIT_S = 60.0  # how long a save waits for another process saving to the sa
 
 @dataclass(frozen=True)
 class Verdict:
-    """One judgement made: ``grade`` (0: not relevant), ``mark`` REQUIRED, FORBIDDEN or None, and the SHA-256
-    of the row text the person read."""
+    """One judgement made: ``grade`` (0: not relevant), ``mark`` REQUIRED, FORBIDDEN or None, and
+    the SHA-256 of the row text the person read."""
 
     case: str
     key: str
@@ -88,7 +88,8 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Saved:
-    """What a save wrote: the corpus digest before and after, the lines it added and changed, the record."""
+    """What a save wrote: the corpus digest before and after, the lines it added and changed, the
+    record."""
 
     before: str
     after: str
@@ -108,7 +109,8 @@ def row_texts(project: Project, keys: Iterable[str]) -> dict[str, str]:
 
 
 def _known_texts(project: Project, keys: AbstractSet[str], where: str) -> dict[str, str]:
-    """The judging text of each of ``keys``; :class:`UnknownKey` (exit 2) when one is no row of the source."""
+    """The judging text of each of ``keys``; :class:`UnknownKey` (exit 2) when one is no row of the
+    source."""
     texts = row_texts(project, keys)
     unknown = sorted(keys - set(texts))
     if not unknown:
@@ -132,9 +134,10 @@ def make_worklist(
     baseline: str | os.PathLike | None = None,
     variants: Sequence[str] = (),
 ) -> Worklist:
-    """The pooled holes of the runs ``generations`` x ``channels`` on the corpus (see the module docs); with
-    ``baseline`` (a report of this corpus), also the rows in its reference run's top k that nobody judged --
-    those the current runs no longer return could hide a regression (the report's baseline holes lost)."""
+    """The pooled holes of the runs ``generations`` x ``channels`` on the corpus (see the module
+    docs); with ``baseline`` (a report of this corpus), also the rows in its reference run's top k
+    that nobody judged -- those the current runs no longer return could hide a regression (the
+    report's baseline holes lost)."""
     return _worklist(project, corpus_path, generations, channels, baseline, variants)[0]
 
 
@@ -146,8 +149,9 @@ def _worklist(
     baseline: str | os.PathLike | None = None,
     variants: Sequence[str] = (),
 ) -> tuple[Worklist, tuple[str, ...], dict[tuple[str, str], Unit]]:
-    """The worklist, the identities of its runs (the baseline's reference run's too) and the strata of its holes
-    (:func:`ptah.core.estimate.units_of`; ``variants``: the spec's variants, as runs of their own)."""
+    """The worklist, the identities of its runs (the baseline's reference run's too) and the strata
+    of its holes (:func:`ptah.core.estimate.units_of`; ``variants``: the spec's variants, as runs of
+    their own)."""
     corpus = load_corpus(corpus_path)
     record = read_record(corpus_path)
     report = evaluate(
@@ -223,10 +227,10 @@ def draw_sample(
     variants: Sequence[str] = (),
     baseline: str | os.PathLike | None = None,
 ) -> tuple[list[tuple[WorkCase, Hole]], Sample]:
-    """``size`` holes of the runs and of ``baseline``'s reference run, drawn at random within the strata of the
-    side each favours and the gain it can make (:func:`ptah.core.estimate.draw`, reproducible from ``seed``), in
-    a shuffled order (judging a first part of it judges a smaller stratified sample), and the :class:`Sample` to
-    record."""
+    """``size`` holes of the runs and of ``baseline``'s reference run, drawn at random within the
+    strata of the side each favours and the gain it can make (:func:`ptah.core.estimate.draw`,
+    reproducible from ``seed``), in a shuffled order (judging a first part of it judges a smaller
+    stratified sample), and the :class:`Sample` to record."""
     worklist, identities, units = _worklist(
         project, corpus_path, generations, channels, baseline, variants
     )
@@ -238,7 +242,8 @@ def draw_sample(
 
 
 def _rankings(report) -> list[tuple[str, dict[str, list[str]]]]:
-    """Each run's name with each case's ranked keys, as :func:`ptah.core.worklist.pooled_holes` takes them."""
+    """Each run's name with each case's ranked keys, as :func:`ptah.core.worklist.pooled_holes`
+    takes them."""
     return [
         (run.generation["name"], {case.id: case.keys for case in run.cases}) for run in report.runs
     ]
@@ -255,8 +260,8 @@ def _holes(found: list[tuple[str, dict[str, int]]], texts: dict[str, str]) -> tu
 def _hole_texts(
     project: Project, keys: set[str], gone_allowed: AbstractSet[str] = frozenset()
 ) -> dict[str, str]:
-    """The judging text of each ranked key; exit 3 when a row the runs ranked has left the source (a row only
-    a baseline ranked, ``gone_allowed``, is left out instead)."""
+    """The judging text of each ranked key; exit 3 when a row the runs ranked has left the source (a
+    row only a baseline ranked, ``gone_allowed``, is left out instead)."""
     texts = row_texts(project, keys)
     gone = sorted(keys - set(texts) - gone_allowed)
     if gone:
@@ -276,7 +281,8 @@ def candidates(
     generation: str | None = None,
     channels: Sequence[str] = (VECTOR, LEXICAL),
 ) -> WorkCase:
-    """The pooled top rows of ``query`` in the runs ``generation`` x ``channels``, to judge for a new case."""
+    """The pooled top rows of ``query`` in the runs ``generation`` x ``channels``, to judge for a
+    new case."""
     corpus = load_corpus(corpus_path)
     if case_id in {case.id for case in corpus.cases}:
         raise InputError(
@@ -313,8 +319,8 @@ def read_worklist(path: str | os.PathLike) -> Worklist:
 def still_unjudged(
     corpus_path: str | os.PathLike, worklist: Worklist
 ) -> list[tuple[WorkCase, Hole]]:
-    """The worklist's rows that neither the corpus nor its record judges now (a resumed session asks only
-    these); cases no longer in the corpus are left out."""
+    """The worklist's rows that neither the corpus nor its record judges now (a resumed session asks
+    only these); cases no longer in the corpus are left out."""
     corpus = load_corpus(corpus_path)
     record = read_record(corpus_path)
     cases = {case.id: case for case in corpus.cases}
@@ -368,11 +374,12 @@ def save_judgements(
     new_case: tuple[str, str, int | None] | None = None,
     sample: Sample | None = None,
 ) -> Saved:
-    """Write ``verdicts`` into the corpus and its record (module docs); ``new_case`` ``(id, query, k)`` is
-    appended with them. The record is read (and so checked) before the corpus is written; the corpus is
-    written first, so a record that cannot be written loses no grade. Saves to one corpus folder take
-    turns (:func:`saving`), so judges running at once lose nothing. With ``sample``, the verdicts are its
-    draws: it is added to the record's samples and each judgement names it."""
+    """Write ``verdicts`` into the corpus and its record (module docs); ``new_case`` ``(id, query,
+    k)`` is appended with them. The record is read (and so checked) before the corpus is written;
+    the corpus is written first, so a record that cannot be written loses no grade. Saves to one
+    corpus folder take turns (:func:`saving`), so judges running at once lose nothing. With
+    ``sample``, the verdicts are its draws: it is added to the record's samples and each judgement
+    names it."""
     with saving(corpus_path):
         record = read_record(corpus_path)
         document = CorpusDocument.open(corpus_path)
@@ -428,8 +435,8 @@ def judge_key(
 
 
 def pin(project: Project, corpus_path: str | os.PathLike) -> tuple[int, str]:
-    """Record every key the corpus names with its corpus grade (a forbidden key 0, a required key without a
-    grade 1) and its row's current text digest; returns how many and the record's path."""
+    """Record every key the corpus names with its corpus grade (a forbidden key 0, a required key
+    without a grade 1) and its row's current text digest; returns how many and the record's path."""
     with saving(corpus_path):
         corpus = load_corpus(corpus_path)
         record = read_record(corpus_path)
@@ -457,8 +464,8 @@ _GRADE = re.compile(
 
 
 def off_scale(grade: float, scale: Sequence[float], new_grade: bool) -> str | None:
-    """Why a grade above 0 the corpus does not use is refused (unless ``new_grade``): a judged 2 beside an
-    author's 1s would outrank their required keys; None when it is fine."""
+    """Why a grade above 0 the corpus does not use is refused (unless ``new_grade``): a judged 2
+    beside an author's 1s would outrank their required keys; None when it is fine."""
     if grade > 0 and grade not in scale and not new_grade:
         return (
             f"grade {grade:g} is not on the corpus's scale ({', '.join(f'{g:g}' for g in scale)}); use one of "
@@ -473,12 +480,13 @@ def verdicts_from_file(
     scale: Sequence[float],
     new_grade: bool = False,
 ) -> list[Verdict]:
-    """Judgements of drawn ``items`` from a file of lines ``KEY<TAB>GRADE`` (every drawn hole of that key) or
-    ``CASE<TAB>KEY<TAB>GRADE``; blank lines and lines starting with ``#`` are skipped, and so is a UTF-8 byte
-    order mark before the first line. Lines for rows the sample did not draw are not used; drawn holes the file
-    does not grade stay unjudged. A grade is a plain decimal number in ASCII digits (``1_0`` is not 10), on the
-    corpus's ``scale`` (:func:`off_scale`); the same key given two different grades is refused naming both
-    lines. Exit 2 naming the line otherwise."""
+    """Judgements of drawn ``items`` from a file of lines ``KEY<TAB>GRADE`` (every drawn hole of
+    that key) or ``CASE<TAB>KEY<TAB>GRADE``; blank lines and lines starting with ``#`` are skipped,
+    and so is a UTF-8 byte order mark before the first line. Lines for rows the sample did not draw
+    are not used; drawn holes the file does not grade stay unjudged. A grade is a plain decimal
+    number in ASCII digits (``1_0`` is not 10), on the corpus's ``scale`` (:func:`off_scale`); the
+    same key given two different grades is refused naming both lines. Exit 2 naming the line
+    otherwise."""
     try:
         text = read_bounded(path, limit=MAX_GRADES_BYTES, what="grades file").decode("utf-8-sig")
     except UnicodeDecodeError as exc:

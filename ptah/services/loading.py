@@ -1,4 +1,5 @@
-"""The notice a command line shows while a model loads: :data:`LOADING` (set it to a function of one line)."""
+"""The notice a command line shows while a model loads: :data:`LOADING` (set it to a function of one
+line)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``ptah corpus judge CORPUS --judge NAME``: a model judge grades the holes (DESIGN.md, "Model judges").
+"""``ptah corpus judge CORPUS --judge NAME``: a model judge grades the holes (DESIGN.md, "Model
+judges").
 
 The pairs it grades: every hole of the runs asked for (the pooled worklist of
 :mod:`ptah.services.judging`) and every key a person judged from a random
@@ -33,8 +34,9 @@ CHUNK = 50
 
 @dataclass
 class ModelJudged:
-    """What one invocation did: the judge's ``by``, the pairs there were, those graded before on the same text
-    (kept), graded now, refused (by reason), left for another invocation (the spend cap), and the usage."""
+    """What one invocation did: the judge's ``by``, the pairs there were, those graded before on the
+    same text (kept), graded now, refused (by reason), left for another invocation (the spend cap),
+    and the usage."""
 
     by: str
     pairs: int
@@ -56,7 +58,8 @@ def judge_with_model(
     variants: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
 ) -> ModelJudged:
-    """Grade the holes of the runs with the spec's judge ``name`` (module docs); exit 2 for an undeclared judge."""
+    """Grade the holes of the runs with the spec's judge ``name`` (module docs); exit 2 for an
+    undeclared judge."""
     from ptah.adapters.judges import JudgeContext, open_judge
     from ptah.services.files import load_corpus
 
@@ -125,7 +128,8 @@ COUNTED = ("requests", "retries", "pairs", "server_prompt_tokens", "server_compl
 
 
 def _add_usage(corpus_path: str | os.PathLike, by: str, result: ModelJudged) -> None:
-    """Add what this invocation cost to the record's ``usage`` of ``by`` (the counts only), when it asked anything."""
+    """Add what this invocation cost to the record's ``usage`` of ``by`` (the counts only), when it
+    asked anything."""
     spent = {
         name: result.usage[name]
         for name in COUNTED

@@ -43,7 +43,8 @@ _KEY = "probe"
 
 
 class ProbeMismatch(StaleGeneration):
-    """The service's model no longer answers the probe as it did at build (exit 3; ``--allow-stale`` measures)."""
+    """The service's model no longer answers the probe as it did at build (exit 3; ``--allow-stale``
+    measures)."""
 
 
 def stored_probe(settings: Mapping) -> dict | None:
@@ -58,7 +59,8 @@ def report_settings(settings: Mapping) -> dict:
 
 
 def probe_for_build(embedder, previous: Mapping, name: str = "") -> dict | None:
-    """The probe to keep with the record: the one kept already, else the embedder's now (None when it has none).
+    """The probe to keep with the record: the one kept already, else the embedder's now (None when
+    it has none).
 
     A build that embeds into a generation holding a probe checks it first:
     vectors of two models in one generation would rank nonsense, so a failed
@@ -94,7 +96,8 @@ BUILD_ADVICE = (
 
 
 def checked_embedder(project, generation, store):
-    """``generation``'s embedder, its probe checked first against the one ``store`` keeps (exit 3 on a failure).
+    """``generation``'s embedder, its probe checked first against the one ``store`` keeps (exit 3 on
+    a failure).
 
     For ``ptah inference search`` on a query the cache lacks: the query would
     otherwise be embedded by a model that may not be the one that made the rows.

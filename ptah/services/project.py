@@ -62,7 +62,8 @@ class Project:
 
     @property
     def spec_path(self) -> str | None:
-        """The spec's file, as the commands a sentence names pass it (``--spec``); None for a spec without one."""
+        """The spec's file, as the commands a sentence names pass it (``--spec``); None for a spec
+        without one."""
         return None if self.spec.path is None else str(self.spec.path)
 
     def generation(self, name: str | None = None) -> Generation:
@@ -96,7 +97,8 @@ class Project:
         return self._store
 
     def embedder(self, settings: GenerationSettings):
-        """The embedder of these settings, loaded once per process (its seconds added to ``load_seconds``)."""
+        """The embedder of these settings, loaded once per process (its seconds added to
+        ``load_seconds``)."""
         if settings not in self._embedders:
             from ptah.adapters.embedders import open_embedder
 
@@ -110,7 +112,8 @@ class Project:
         return settings in self._embedders
 
     def matrix(self, generation: Generation) -> Matrix:
-        """The generation's vectors as one float32 matrix with unit-length rows, read once per process.
+        """The generation's vectors as one float32 matrix with unit-length rows, read once per
+        process.
 
         The rows are read from one store snapshot. When the generation's
         settings did not normalise at build, the rows are normalised here
@@ -147,9 +150,9 @@ class Project:
 
     @contextmanager
     def fresh_source(self) -> Iterator[None]:
-        """The source opened afresh for one piece of work (one snapshot of it) and closed after it, so that a
-        long-lived project (a server's worker) holds no read transaction on the source between pieces of work;
-        the store and the loaded matrices stay as they are."""
+        """The source opened afresh for one piece of work (one snapshot of it) and closed after it,
+        so that a long-lived project (a server's worker) holds no read transaction on the source
+        between pieces of work; the store and the loaded matrices stay as they are."""
         self.source.close()
         self.source = open_source(self.spec.source, self.spec.root, str(self.spec.path))
         try:
@@ -172,26 +175,26 @@ class Project:
 
 
 def open_project(spec: str | None = None, cwd: str | os.PathLike | None = None) -> Project:
-    """Find the specification (``--spec``, ``PTAH_SPEC``, else upward from ``cwd``), load it and wire it.
+    """Find the specification (``--spec``, ``PTAH_SPEC``, else upward from ``cwd``), load it and
+    wire it.
 
-    The source kind that reads ``source.database`` opens it
-    (:mod:`ptah.adapters.sources.base`: SQLite for ``sqlite:///``, PostgreSQL
-    for ``postgresql://``); the store is opened on first use by the store
-    kind that claims ``store`` (:mod:`ptah.adapters.stores.registry`:
-    pgvector for ``postgresql://``, else a SQLite file). Raises
-    :class:`SpecError` (exit 2) for a missing or invalid specification, :class:`SourceUnavailable` (exit 3) when the source
-    cannot be opened and :class:`CapabilityUnavailable` (exit 3) when
-    PostgreSQL support (psycopg) is not installed.
+    The source kind that reads ``source.database`` opens it (:mod:`ptah.adapters.sources.base`:
+    SQLite for ``sqlite:///``, PostgreSQL for ``postgresql://``); the store is opened on first use
+    by the store kind that claims ``store`` (:mod:`ptah.adapters.stores.registry`: pgvector for
+    ``postgresql://``, else a SQLite file). Raises :class:`SpecError` (exit 2) for a missing or
+    invalid specification, :class:`SourceUnavailable` (exit 3) when the source cannot be opened and
+    :class:`CapabilityUnavailable` (exit 3) when PostgreSQL support (psycopg) is not installed.
     """
     return project_of(read_spec(spec, cwd))
 
 
 def read_spec(spec: str | None = None, cwd: str | os.PathLike | None = None) -> Spec:
-    """The specification :func:`open_project` would use, loaded and checked (:class:`SpecError`, exit 2), with
-    nothing opened yet."""
+    """The specification :func:`open_project` would use, loaded and checked (:class:`SpecError`,
+    exit 2), with nothing opened yet."""
     return load_spec(find_spec(spec, cwd=cwd))
 
 
 def project_of(spec: Spec) -> Project:
-    """A project over a specification already loaded (or built in code); its source is opened here."""
+    """A project over a specification already loaded (or built in code); its source is opened
+    here."""
     return Project(spec=spec, source=open_source(spec.source, spec.root, str(spec.path)))

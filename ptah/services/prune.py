@@ -32,7 +32,8 @@ _SHORT_IDENTITY = len("sha256:") + 12
 
 @dataclass(frozen=True)
 class PrunedGeneration:
-    """A stored generation and what prune did with it (``why`` it was kept, or None when removed)."""
+    """A stored generation and what prune did with it (``why`` it was kept, or None when
+    removed)."""
 
     identity: str
     name: str
@@ -101,7 +102,8 @@ def prune(project: Project, keep: Sequence[str] = (), *, dry_run: bool = False) 
 
 
 def _declared(project: Project) -> dict[str, str]:
-    """``identity -> name`` of every declared generation; ModelUnavailable (exit 3) when one cannot be known."""
+    """``identity -> name`` of every declared generation; ModelUnavailable (exit 3) when one cannot
+    be known."""
     declared: dict[str, str] = {}
     for name in project.spec.generations:
         try:

@@ -1,4 +1,5 @@
-"""``ptah report rebaseline``: the runs of an old report measured again, by identity, on a new corpus.
+"""``ptah report rebaseline``: the runs of an old report measured again, by identity, on a new
+corpus.
 
 After a corpus changes (cases judged, added, holes filled) its digest differs,
 and a baseline report of the old corpus can no longer be compared with. The

@@ -36,7 +36,8 @@ from ptah.services.channels import RunPlan, Sides
 
 @dataclass
 class Reranked:
-    """The cases measured on their reranked candidates, each case's seconds, and what the report keeps."""
+    """The cases measured on their reranked candidates, each case's seconds, and what the report
+    keeps."""
 
     results: list[CaseResult]
     seconds: list[float]
@@ -44,7 +45,8 @@ class Reranked:
 
 
 def rerank(plan: RunPlan, sides: Sides, candidates: Run, settings: RerankSettings) -> Reranked:
-    """Rerank ``candidates`` (the plan's channel measured at the candidate depth) case by case (module docs)."""
+    """Rerank ``candidates`` (the plan's channel measured at the candidate depth) case by case
+    (module docs)."""
     from ptah.adapters.embedders.base import usage_of
     from ptah.adapters.rerankers import RerankContext, open_reranker
 

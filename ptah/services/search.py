@@ -52,8 +52,8 @@ def search(project: Project, name: str | None, queries: list[str], k: int) -> li
 def cached_queries(
     project: Project, generation: Generation, queries: list[str], dimension: int
 ) -> np.ndarray:
-    """The queries as unit-length float32 rows: from the query cache where it holds them, else embedded (and
-    then kept there)."""
+    """The queries as unit-length float32 rows: from the query cache where it holds them, else
+    embedded (and then kept there)."""
     from ptah.services.external import cache_store, is_external
 
     store = (
@@ -77,7 +77,8 @@ def cached_queries(
 
 
 def row_texts(project: Project, generation: Generation, keys: set[str]) -> dict[str, str]:
-    """The text the generation's template renders now for each of ``keys`` that is a row, read by key."""
+    """The text the generation's template renders now for each of ``keys`` that is a row, read by
+    key."""
     return texts_of(project.source, generation.settings.template(project.spec.source), keys)
 
 
@@ -91,7 +92,8 @@ def embed_queries(
     """
     vectors = np.array(embedder.embed_queries(list(queries)), dtype=np.float32, order="C")
     if vectors.shape != (len(queries), dimension) and generation.settings.vectors is not None:
-        raise InputError(  # the specification pairs the column with a model that embeds at another dimension
+        # the specification pairs the column with a model that embeds at another dimension
+        raise InputError(
             f'generation "{generation.name}": column {generation.settings.vectors} holds vectors of dimension '
             f"{dimension}, and its model {generation.settings.model} embeds the queries at dimension "
             f"{vectors.shape[-1] if vectors.ndim == 2 else vectors.shape}; name the model that made the column's "
@@ -106,7 +108,8 @@ def embed_queries(
 
 
 def rank(query_vectors: np.ndarray, vectors: np.ndarray, keys: list[str], k: int) -> list[Ranked]:
-    """Each unit-length query's top k of the unit-length rows (:func:`ptah.core.exact.rank_exact`)."""
+    """Each unit-length query's top k of the unit-length rows
+    (:func:`ptah.core.exact.rank_exact`)."""
     return [
         ranking.ranked
         for ranking in rank_exact(query_vectors, keys, vectors, [k] * len(query_vectors)).rankings()

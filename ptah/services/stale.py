@@ -26,8 +26,8 @@ from ptah.services.project import Project
 
 
 def stale_judgements(project: Project, record: JudgementRecord) -> list[dict]:
-    """``{case, key, judged_at, why}`` for each judgement whose row's judging text no longer hashes to its
-    digest, in case then key order."""
+    """``{case, key, judged_at, why}`` for each judgement whose row's judging text no longer hashes
+    to its digest, in case then key order."""
     wanted = {key for keys in record.cases.values() for key in keys}
     if not wanted:
         return []

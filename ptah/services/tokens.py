@@ -1,4 +1,5 @@
-"""Bearer tokens of ``ptah serve``: created once, kept only as a digest in the store, revoked at once.
+"""Bearer tokens of ``ptah serve``: created once, kept only as a digest in the store, revoked at
+once.
 
 A token reads ``ptah.ID.SECRET``: ``ID`` (12 URL-safe characters) finds its
 record, ``SECRET`` (43 URL-safe characters, 256 random bits from
@@ -59,7 +60,8 @@ class Grant:
 
 
 def _digest(secret: str, record: dict | None = None) -> bytes:
-    """The secret's digest as ``record`` keeps it: SHA-256, or scrypt with its salt for a token of an earlier ptah."""
+    """The secret's digest as ``record`` keeps it: SHA-256, or scrypt with its salt for a token of
+    an earlier ptah."""
     if record is not None and record["kdf"].startswith("scrypt"):
         return hashlib.scrypt(secret.encode("ascii"), salt=bytes.fromhex(record["salt"]), **_SCRYPT)
     return hashlib.sha256(secret.encode("ascii")).digest()
@@ -70,8 +72,8 @@ def _records_of(records) -> list[dict]:
 
 
 def create_token(records, scope: str, name: str | None = None) -> tuple[str, str]:
-    """A new token of ``scope``: ``(name, token)``; the token is shown only now. InputError for a bad scope or
-    a name an active token has."""
+    """A new token of ``scope``: ``(name, token)``; the token is shown only now. InputError for a
+    bad scope or a name an active token has."""
     if scope not in SCOPES:
         raise InputError(f"the scope must be read or manage, not {abbreviated(repr(scope))}.")
     token_id = secrets.token_urlsafe(9)
@@ -114,7 +116,8 @@ def list_tokens(records) -> list[dict]:
 
 
 def revoke_token(records, name: str) -> None:
-    """Revoke the active token named ``name`` (from the next request on); InputError when there is none."""
+    """Revoke the active token named ``name`` (from the next request on); InputError when there is
+    none."""
     for token_id, body in records.items(KIND):
         record = json.loads(body)
         if record["name"] == name and record["revoked_at"] is None:

@@ -1,4 +1,5 @@
-"""Measuring one planned run as its stages: the channel's search, then a variant's rerank; and what each cost.
+"""Measuring one planned run as its stages: the channel's search, then a variant's rerank; and what
+each cost.
 
 A run of ``--channel``/``--generation`` is its channel's search. A variant's
 run (:class:`~ptah.core.spec.Variant`) searches with its own vector search
@@ -6,16 +7,14 @@ options when it names them, and, with a rerank stage, has its channel rank
 each case's top ``candidates`` rows (:mod:`ptah.services.rerank`). The run
 is named by the variant and keeps its executed controls (``variant``).
 
-Cost (DESIGN.md, "Variants and stages"): every stage's seconds, its share of
-the evaluation's time, and its time per query over the cases, p50 and p95.
-The search stage works on batches of queries (one matrix product scores a
-block of them), so it is timed per batch: each query is charged an equal
-share of the stage's seconds, less the seconds it spent loading a model
-(``load_s``: a cold run's p50 and p95 would measure the load, not a query). The rerank stage is timed per query. A
-run's own time per query adds the two. Stages share what earlier runs made
-(a generation's vectors, a template's lexical index, the query cache): a
-run's search seconds are what *it* spent, after the runs before it. Times are
-reported, and gated only when asked (``max_p95_ms``).
+Cost (DESIGN.md, "Variants and stages"): every stage's seconds, its share of the evaluation's time,
+and its time per query over the cases, p50 and p95. The search stage works on batches of queries
+(one matrix product scores a block of them), so it is timed per batch: each query is charged an
+equal share of the stage's seconds, less the seconds it spent loading a model (``load_s``: a cold
+run's p50 and p95 would measure the load, not a query). The rerank stage is timed per query. A run's
+own time per query adds the two. Stages share what earlier runs made (a generation's vectors, a
+template's lexical index, the query cache): a run's search seconds are what *it* spent, after the
+runs before it. Times are reported, and gated only when asked (``max_p95_ms``).
 """
 
 from __future__ import annotations
@@ -38,9 +37,9 @@ from ptah.services.channels.index import check_search
 
 @dataclass
 class Stage:
-    """One stage of a run: its seconds, each query's seconds, how they were timed, a service's usage, and the
-    seconds it spent loading a model (in ``seconds``, never in a query's: a cold run's p50 and p95 are not the
-    model's load)."""
+    """One stage of a run: its seconds, each query's seconds, how they were timed, a service's
+    usage, and the seconds it spent loading a model (in ``seconds``, never in a query's: a cold
+    run's p50 and p95 are not the model's load)."""
 
     seconds: float
     per_query: list[float]
@@ -58,8 +57,8 @@ def search_options(plan: RunPlan, sides: Sides) -> SearchOptions:
 
 
 def check_plans(project, plans: list[RunPlan], sides: Sides) -> None:
-    """Refuse, before any work, index search where it cannot be (:func:`check_search`): exit 3 for the request's
-    search, :class:`VariantUnavailable` (exit 2) for a variant's own."""
+    """Refuse, before any work, index search where it cannot be (:func:`check_search`): exit 3 for
+    the request's search, :class:`VariantUnavailable` (exit 2) for a variant's own."""
     for options in dict.fromkeys(search_options(plan, sides) for plan in plans):
         group = [plan for plan in plans if search_options(plan, sides) == options]
         try:
@@ -156,7 +155,8 @@ def _search_controls(options: SearchOptions) -> dict:
 
 
 def cost(stages: dict[str, Stage], total: float | None) -> dict:
-    """The report's ``cost`` of a run from its stages, ``total`` the evaluation's seconds (None: not yet known)."""
+    """The report's ``cost`` of a run from its stages, ``total`` the evaluation's seconds (None: not
+    yet known)."""
     per_query = (
         np.sum([stage.per_query for stage in stages.values()], axis=0) if stages else np.zeros(0)
     )
@@ -184,7 +184,8 @@ def _percentiles(seconds) -> dict:
 
 
 def p95_gates(runs: list[Run], limit: float | None) -> list[Gate]:
-    """``max_p95_ms``: each run whose p95 time per query exceeds ``limit`` milliseconds fails its gate."""
+    """``max_p95_ms``: each run whose p95 time per query exceeds ``limit`` milliseconds fails its
+    gate."""
     if limit is None:
         return []
     gates = []

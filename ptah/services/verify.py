@@ -64,8 +64,8 @@ def verify(project: Project, name: str | None = None) -> VerifyResult:
 
 
 def verify_in(project: Project, generation: Generation, snapshot: Snapshot | None) -> VerifyResult:
-    """Compare the source with the generation's vectors in ``snapshot`` (open; None: a project without a store)
-    -- for callers that read the store in their own snapshot.
+    """Compare the source with the generation's vectors in ``snapshot`` (open; None: a project
+    without a store) -- for callers that read the store in their own snapshot.
 
     One pass over the source's rows in key order (:meth:`Source.digests`), a
     block of :data:`BLOCK_ROWS` at a time, each block's stored digests asked
@@ -130,7 +130,8 @@ BLOCK_ROWS = 2048  # rows compared at a time: a verification's memory
 
 
 def in_blocks(items: Iterable[_Item], size: int | None = None) -> Iterator[list[_Item]]:
-    """``items`` in consecutive lists of ``size`` (:data:`BLOCK_ROWS` when None; the last fewer, none empty)."""
+    """``items`` in consecutive lists of ``size`` (:data:`BLOCK_ROWS` when None; the last fewer,
+    none empty)."""
     iterator = iter(items)
     while block := list(itertools.islice(iterator, size or BLOCK_ROWS)):
         yield block
@@ -139,8 +140,9 @@ def in_blocks(items: Iterable[_Item], size: int | None = None) -> Iterator[list[
 def _orphan_keys(
     source: RowDigests, snapshot: BlockDigests, identity: str, orphans: int
 ) -> tuple[str, ...]:
-    """The first :data:`MAX_OFFENDERS` keys, by key, of the generation's ``orphans`` vectors whose row the source
-    lacks (:func:`lacking`, one row of each side held at a time; it stops once it has found all ``orphans``)."""
+    """The first :data:`MAX_OFFENDERS` keys, by key, of the generation's ``orphans`` vectors whose
+    row the source lacks (:func:`lacking`, one row of each side held at a time; it stops once it has
+    found all ``orphans``)."""
     with (
         closing(snapshot.stored_in_order(identity)) as stored,
         closing(lacking(stored, source)) as gone,
@@ -149,9 +151,10 @@ def _orphan_keys(
 
 
 def lacking(stored: Iterator[tuple[str, str]], source: RowDigests) -> Generator[str, None, None]:
-    """The second member of each ``stored`` pair (row identity, key or identity), in row identity order, whose
-    row ``source`` lacks: merged with the source's identities, both by row identity; each block of ``stored``
-    asked of the source instead when it cannot sort its identities. Close it to end the source's read early."""
+    """The second member of each ``stored`` pair (row identity, key or identity), in row identity
+    order, whose row ``source`` lacks: merged with the source's identities, both by row identity;
+    each block of ``stored`` asked of the source instead when it cannot sort its identities. Close
+    it to end the source's read early."""
     rows = source.identities()
     if rows is None:
         for block in in_blocks(stored):
@@ -212,7 +215,8 @@ class GenerationListing:
 
 
 def list_generations(project: Project) -> list[GenerationListing]:
-    """Every generation in the store, then every declared one never built, with coverage at a glance."""
+    """Every generation in the store, then every declared one never built, with coverage at a
+    glance."""
     current: dict[str, str] = {}
     unavailable: list[str] = []
     external: list[GenerationListing] = []
@@ -294,7 +298,8 @@ EXTERNAL_STATUS = "external (the table's vectors)"
 
 
 def _external_listing(project: Project, generation: Generation) -> GenerationListing:
-    """An external generation's line: its column's coverage, read from the source (never 'not built')."""
+    """An external generation's line: its column's coverage, read from the source (never 'not
+    built')."""
     from ptah.services.external import read_external
 
     identity, model = generation.identity.identity, generation.settings.model

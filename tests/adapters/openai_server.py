@@ -1,4 +1,5 @@
-"""A real OpenAI-compatible embeddings server on 127.0.0.1 serving the bundled MiniLM, with injectable faults.
+"""A real OpenAI-compatible embeddings server on 127.0.0.1 serving the bundled MiniLM, with
+injectable faults.
 
 ``POST /v1/embeddings`` encodes ``input`` with sentence-transformers
 (normalised, like ``normalize: true`` locally) and writes each float32 value
@@ -165,7 +166,8 @@ def _handler(server: EmbeddingServer):
             )
 
         def flood(self, status: int):
-            """A body of ``flood_bytes`` with no length, written until done or the client hangs up."""
+            """A body of ``flood_bytes`` with no length, written until done or the client hangs
+            up."""
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Connection", "close")

@@ -1,4 +1,5 @@
-"""``ptah import beir`` on a small BEIR-format directory written here: exact cases, counts, messages and exit codes."""
+"""``ptah import beir`` on a small BEIR-format directory written here: exact cases, counts, messages
+and exit codes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The corpus digest: invariant under presentation, changed by anything a number depends on, pinned by golden values."""
+"""The corpus digest: invariant under presentation, changed by anything a number depends on, pinned
+by golden values."""
 
 from __future__ import annotations
 
@@ -39,8 +40,8 @@ BASE_CANONICAL = (
 )
 
 RESTYLED = [
-    # name and description changed, comments added, flow style, other quoting, reordered keys and cases,
-    # the inherited k written out, grades written as integers where equal
+    # name and description changed, comments added, flow style, other quoting, reordered keys and
+    # cases, the inherited k written out, grades written as integers where equal
     """\
 # a comment
 cases:

@@ -1,4 +1,5 @@
-"""Editing a corpus in place: only the added entries change; comments, order, quoting and style stay."""
+"""Editing a corpus in place: only the added entries change; comments, order, quoting and style
+stay."""
 
 from __future__ import annotations
 
@@ -83,7 +84,8 @@ def test_grades_added_to_block_collections_and_new_fields_are_the_only_new_lines
         '+       "10": 1',
         '+     forbidden: ["1"]',
     ]
-    # the comment that followed the invoices grades still follows them, the end comment still ends the file
+    # the comment that followed the invoices grades still follows them, the end comment still ends
+    # the file
     assert after.splitlines()[14:17] == [
         '      "6": 1   # plan changes mention billing',
         '      "2": 1',
@@ -217,7 +219,8 @@ def test_an_unindented_list_layout_is_kept(tmp_path):
 
 
 def test_unquoted_numbers_and_booleans_stay_the_text_written(tmp_path):
-    """ptah reads ``0042`` as the key "0042" and ``1e3`` and ``1000`` as two keys; the round trip must too."""
+    """ptah reads ``0042`` as the key "0042" and ``1e3`` and ``1000`` as two keys; the round trip
+    must too."""
     path = tmp_path / "c.yaml"
     text = (
         "version: 1\ndefault_k: 0003\ncases:\n- id: 0042\n  query: q\n"
@@ -297,7 +300,8 @@ def test_a_file_that_mixes_layouts_is_written_in_one_where_an_edit_needs_it(tmp_
 def test_flow_collections_written_over_lines_are_rewritten_with_the_lines_between_them_only(
     tmp_path, mark, required
 ):
-    """ruamel.yaml writes a flow collection on one line: an edit takes in the whole run of lines it rewrote."""
+    """ruamel.yaml writes a flow collection on one line: an edit takes in the whole run of lines it
+    rewrote."""
     path, case = tmp_path / "c.yaml", '    query: "x y"\n    relevant:\n      "1": 1\n'
     path.write_text(
         PLAIN.replace(

@@ -1,4 +1,5 @@
-"""Property tests: whatever bytes the loader is fed, it returns a Corpus or raises CorpusError -- nothing else."""
+"""Property tests: whatever bytes the loader is fed, it returns a Corpus or raises CorpusError --
+nothing else."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Case tags: read as written, refused at their line when malformed, outside the corpus digest and inside the slice
-digest."""
+"""Case tags: read as written, refused at their line when malformed, outside the corpus digest and
+inside the slice digest."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The corpus loader: valid corpora load exactly; every bad input is a CorpusError naming line and field."""
+"""The corpus loader: valid corpora load exactly; every bad input is a CorpusError naming line and
+field."""
 
 from __future__ import annotations
 
@@ -410,9 +411,9 @@ def test_missing_file_and_directory(tmp_path):
 
 
 def test_parsing_a_corpus_peaks_at_a_few_kb_a_case():
-    """libyaml's nodes (two marks each) peak at some 4.4 KB a case of this corpus, and each case's nodes go once it
-    is read; ruamel's round-trip nodes, with their comments, made it 7.5 KB (some 300 MB held after a 50,000-case
-    corpus)."""
+    """libyaml's nodes (two marks each) peak at some 4.4 KB a case of this corpus, and each case's
+    nodes go once it is read; ruamel's round-trip nodes, with their comments, made it 7.5 KB (some
+    300 MB held after a 50,000-case corpus)."""
     import tracemalloc
 
     cases = 5_000

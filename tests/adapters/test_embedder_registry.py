@@ -1,5 +1,6 @@
-"""The embedder registry: kinds chosen by model; plugins are real distributions (a module and a dist-info
-folder on the path) found through the ptah.embedders entry point as a pip-installed package is."""
+"""The embedder registry: kinds chosen by model; plugins are real distributions (a module and a
+dist-info folder on the path) found through the ptah.embedders entry point as a pip-installed
+package is."""
 
 from __future__ import annotations
 
@@ -79,7 +80,8 @@ def install(
     modules: dict[str, str],
     group: str = "ptah.embedders",
 ) -> Path:
-    """A distribution ``distribution`` 0.1 in ``folder`` whose entry point of ``group`` is ``entry``."""
+    """A distribution ``distribution`` 0.1 in ``folder`` whose entry point of ``group`` is
+    ``entry``."""
     for name, source in modules.items():
         (folder / f"{name}.py").write_text(textwrap.dedent(source))
     info = folder / f"{distribution.replace('-', '_')}-0.1.dist-info"
@@ -91,7 +93,8 @@ def install(
 
 @pytest.fixture
 def on_path(tmp_path, monkeypatch):
-    """``tmp_path / "site"`` on sys.path, as a site-packages folder would be; its modules forgotten afterwards."""
+    """``tmp_path / "site"`` on sys.path, as a site-packages folder would be; its modules forgotten
+    afterwards."""
     site = tmp_path / "site"
     site.mkdir()
     monkeypatch.syspath_prepend(str(site))
@@ -124,7 +127,8 @@ def letters_project(folder: Path, model: str = "toy/letters") -> Path:
     return folder
 
 
-# -- a plugin through the real entry point, end to end ---------------------------------------------------
+# -- a plugin through the real entry point, end to end
+# ---------------------------------------------------
 
 
 def test_a_toy_embedder_installed_as_a_plugin_builds_and_evaluates(tmp_path):
@@ -163,14 +167,16 @@ def test_a_toy_embedder_installed_as_a_plugin_builds_and_evaluates(tmp_path):
     assert (run["generation"]["dimension"], run["generation"]["model_digest"]) == (26, None)
     assert run["generation"]["versions"] == {"ptah": "0.1.0", "toy-embedder": "0.1"}
     assert report["environment"]["toy-embedder"] == "0.1" and "torch" not in report["environment"]
-    # cosines: "a" 1 (1.0), 3 (0.71); "b" 2 (1.0), 3 (0.71); "ccb" 4 (0.89), 2 (0.45): required keys at ranks 1, 2, 1
+    # cosines: "a" 1 (1.0), 3 (0.71); "b" 2 (1.0), 3 (0.71); "ccb" 4 (0.89), 2 (0.45): required keys
+    # at ranks 1, 2, 1
     assert [[r["key"] for r in case["results"]] for case in run["cases"]] == [
         ["1", "3"],
         ["2", "3"],
         ["4", "2"],
     ]
     aggregates = run["aggregates"]
-    # each case's one other row is a hole; taken as relevant (grade 1) every case is perfect: high bounds 1
+    # each case's one other row is a hole; taken as relevant (grade 1) every case is perfect: high
+    # bounds 1
     assert aggregates["recall"] == {
         "value": 1.0,
         "numerator": 3.0,
@@ -193,7 +199,8 @@ def test_a_toy_embedder_installed_as_a_plugin_builds_and_evaluates(tmp_path):
     assert aggregates["ndcg"]["value"] == pytest.approx(ndcg / 3, abs=1e-12)
     assert report["verdict"] == "pass"
 
-    # Upgraded: a cached evaluate loads no model and reports the versions recorded at build; a new query loads it.
+    # Upgraded: a cached evaluate loads no model and reports the versions recorded at build; a new
+    # query loads it.
     metadata = site / "toy_embedder-0.1.dist-info" / "METADATA"
     metadata.write_text(metadata.read_text().replace("Version: 0.1", "Version: 0.2"))
     again = ptah(
@@ -241,7 +248,8 @@ def test_without_the_plugin_the_toy_model_is_a_missing_model_not_a_crash(tmp_pat
     assert built.stderr.startswith('model "toy/letters" was not found offline; ')
 
 
-# -- which kind handles a model -----------------------------------------------------------------------
+# -- which kind handles a model
+# -----------------------------------------------------------------------
 
 
 def test_ptahs_kinds_are_registered_with_sentence_transformers_the_default():
@@ -345,7 +353,8 @@ def test_what_cannot_be_registered_is_a_plugin_error(register, message):
     )
 
 
-# -- plugins found in installed distributions ------------------------------------------------------------
+# -- plugins found in installed distributions
+# ------------------------------------------------------------
 
 
 def test_an_entry_point_may_name_a_kind_object(on_path):
@@ -534,11 +543,13 @@ def test_open_refuses_what_is_not_an_embedder(monkeypatch):
         open_embedder(GenerationSettings("g", "toy/x"), "/nowhere")
 
 
-# -- ptah's own kinds keep every identity they ever gave --------------------------------------------------
+# -- ptah's own kinds keep every identity they ever gave
+# --------------------------------------------------
 
 
 def test_the_identities_of_ptahs_kinds_are_unchanged(tmp_path):
-    """The deterministic kind's exact identity: test_embedders.test_identity_covers_what_vectors_depend_on_and_not_the_name."""
+    """The deterministic kind's exact identity:
+    test_embedders.test_identity_covers_what_vectors_depend_on_and_not_the_name."""
     spec = load_spec(str(REPO / "examples" / "support" / "ptah.yaml"))
     baseline = json.loads((REPO / "examples" / "support" / "baseline.json").read_text())
     minilm = generation_identity(
@@ -552,8 +563,8 @@ def test_the_identities_of_ptahs_kinds_are_unchanged(tmp_path):
 
 
 def test_threads_looking_up_while_the_kinds_are_discovered_wait_for_them(monkeypatch):
-    """A server's workers resolve their first generations at once: none may see a registry half discovered
-    (it said "the kinds registered are none" before discovery held a lock)."""
+    """A server's workers resolve their first generations at once: none may see a registry half
+    discovered (it said "the kinds registered are none" before discovery held a lock)."""
     import threading
     import time
 

@@ -1,4 +1,5 @@
-"""Embedders: the deterministic test embedder, offline model resolution, identity, the real MiniLM."""
+"""Embedders: the deterministic test embedder, offline model resolution, identity, the real
+MiniLM."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Writing a file from pieces (``write_pieces_atomically``): the bytes of the joined text, by the rules of one write."""
+"""Writing a file from pieces (``write_pieces_atomically``): the bytes of the joined text, by the
+rules of one write."""
 
 from __future__ import annotations
 

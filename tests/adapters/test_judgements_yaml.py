@@ -1,4 +1,5 @@
-"""The judgement record beside a corpus: read strictly with FILE:LINE errors, written atomically, read back exactly."""
+"""The judgement record beside a corpus: read strictly with FILE:LINE errors, written atomically,
+read back exactly."""
 
 from __future__ import annotations
 
@@ -249,7 +250,8 @@ def test_a_bad_record_is_refused_naming_file_line_and_field(tmp_path, body, expe
 
 
 def by_yaml(text: str) -> JudgementRecord:
-    """The record as the YAML reader reads it (the path every record took before the line reader)."""
+    """The record as the YAML reader reads it (the path every record took before the line
+    reader)."""
     root = parse_document(
         text.encode("utf-8"), name="c.judged.yaml", max_bytes=1 << 26, what="judgement record"
     )
@@ -409,8 +411,8 @@ def _timed_read(path) -> tuple[float, JudgementRecord | CorpusError]:
 
 
 def test_an_odd_byte_or_all_judgements_in_one_case_read_in_time_proportional_to_size(tmp_path):
-    # 300 cases x 334 keys (14 MB): an escape or a comment anywhere sent it all to the YAML reader (about 20 times
-    # slower), and all judgements in one case were read twice before the refusal
+    # 300 cases x 334 keys (14 MB): an escape or a comment anywhere sent it all to the YAML reader
+    # (about 20 times slower), and all judgements in one case were read twice before the refusal
     canonical = _large_record(tmp_path, 300, 334)
     (tmp_path / "c.judged.yaml").write_text(canonical)
     took, record = _timed_read(tmp_path / "c.yaml")

@@ -1,4 +1,5 @@
-"""The lexical index: its scores are bm25s's, it survives serialisation, its fingerprint sees every change."""
+"""The lexical index: its scores are bm25s's, it survives serialisation, its fingerprint sees every
+change."""
 
 from __future__ import annotations
 

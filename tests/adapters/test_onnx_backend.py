@@ -1,4 +1,5 @@
-"""backend: onnx and quantize: int8 -- the settings, the identity, and the real MiniLM run by onnxruntime."""
+"""backend: onnx and quantize: int8 -- the settings, the identity, and the real MiniLM run by
+onnxruntime."""
 
 from __future__ import annotations
 
@@ -110,7 +111,8 @@ def test_without_onnxruntime_a_build_is_exit_2_naming_the_install(tmp_path, monk
 
 @pytest.fixture(scope="module")
 def embedders(tmp_path_factory):
-    """torch, ONNX fp32 and ONNX int8 embedders of MiniLM, the ONNX ones exported into one project folder."""
+    """torch, ONNX fp32 and ONNX int8 embedders of MiniLM, the ONNX ones exported into one project
+    folder."""
     root = tmp_path_factory.mktemp("onnx-project")
     opened = {
         name: open_embedder(settings(**fields), str(root))

@@ -1,4 +1,5 @@
-"""The openai embedder kind against a real OpenAI-compatible server on 127.0.0.1 serving MiniLM (openai_server.py)."""
+"""The openai embedder kind against a real OpenAI-compatible server on 127.0.0.1 serving MiniLM
+(openai_server.py)."""
 
 from __future__ import annotations
 
@@ -223,17 +224,20 @@ def test_a_lasting_fault_is_one_sentence_and_exit_3(server, mode, what, requests
     assert len(server.requests) == requests
 
 
-# -- the example, built and evaluated through the server -----------------------------------------------------------
+# -- the example, built and evaluated through the server
+# -----------------------------------------------------------
 
 
 def run(argv, capsys):
-    """``ptah ARGV``: the exit code, and stdout and stderr as one text (what a key must never reach)."""
+    """``ptah ARGV``: the exit code, and stdout and stderr as one text (what a key must never
+    reach)."""
     code, out, err = run_cli(capsys, *argv)
     return code, out + err
 
 
 def served_example(folder: Path, server, batch_size: int = 16) -> Path:
-    """A copy of the example whose generation ``served`` embeds through ``server``, its key in PTAH_TEST_KEY."""
+    """A copy of the example whose generation ``served`` embeds through ``server``, its key in
+    PTAH_TEST_KEY."""
     spec = (
         copy_example(folder) / "ptah.yaml"
     )  # the generation goes under generations:, before the example's variants:

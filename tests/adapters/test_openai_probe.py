@@ -1,4 +1,5 @@
-"""A service generation's usage (build summary, report) and its probe against a silent model change."""
+"""A service generation's usage (build summary, report) and its probe against a silent model
+change."""
 
 from __future__ import annotations
 

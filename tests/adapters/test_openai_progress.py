@@ -1,4 +1,5 @@
-"""A service reports each answered request to a build's progress (ptah.services.build_progress), in any order."""
+"""A service reports each answered request to a build's progress (ptah.services.build_progress), in
+any order."""
 
 from __future__ import annotations
 

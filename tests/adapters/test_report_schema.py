@@ -1,5 +1,6 @@
-"""The baseline's schema check (ptah.adapters.report_json): jsonschema-rs and its fallback, jsonschema, give the same
-verdict and the same sentence on every single-value replacement and every removal in a report."""
+"""The baseline's schema check (ptah.adapters.report_json): jsonschema-rs and its fallback,
+jsonschema, give the same verdict and the same sentence on every single-value replacement and every
+removal in a report."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ MEASURE = {
 
 
 def small_report() -> dict:
-    """The checked-in baseline cut to one case of two results, with a baseline comparison and a run comparison."""
+    """The checked-in baseline cut to one case of two results, with a baseline comparison and a run
+    comparison."""
     report = json.loads((REPO / "examples" / "support" / "baseline.json").read_text())
     run = report["runs"][0]
     run["cases"] = run["cases"][:1]

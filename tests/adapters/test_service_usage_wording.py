@@ -1,5 +1,5 @@
-"""A service build's usage says whose count is whose: ptah's texts and characters, the server's prompt tokens, and
-waits summed over the concurrent requests."""
+"""A service build's usage says whose count is whose: ptah's texts and characters, the server's
+prompt tokens, and waits summed over the concurrent requests."""
 
 from __future__ import annotations
 

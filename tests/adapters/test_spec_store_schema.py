@@ -1,4 +1,5 @@
-"""``store: {url: postgresql://…, schema: ptah}``, as the specification reader takes it (no server needed).
+"""``store: {url: postgresql://…, schema: ptah}``, as the specification reader takes it (no server
+needed).
 
 The schema travels in the URL's libpq ``options`` (``-csearch_path=SCHEMA``),
 so every connection to the store starts there; the values alone never refuse

@@ -1,4 +1,5 @@
-"""``variants:`` in ptah.yaml: each variant read into its settings, every problem as FILE:LINE: field: message."""
+"""``variants:`` in ptah.yaml: each variant read into its settings, every problem as FILE:LINE:
+field: message."""
 
 from __future__ import annotations
 

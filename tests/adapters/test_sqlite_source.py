@@ -1,5 +1,6 @@
-"""What only the SQLite reader meets, on real files: untyped columns, REAL and BLOB keys, batched lookups, its
-read-only snapshot. What both readers share is held by ``tests/contract/test_source_contract.py``."""
+"""What only the SQLite reader meets, on real files: untyped columns, REAL and BLOB keys, batched
+lookups, its read-only snapshot. What both readers share is held by
+``tests/contract/test_source_contract.py``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What only the SQLite store does, on real files: its folder, WAL mode, little-endian blobs, chunked reads.
+"""What only the SQLite store does, on real files: its folder, WAL mode, little-endian blobs,
+chunked reads.
 
 The behaviour both stores share (migrations, vectors, snapshots, query cache,
 build lock) is held by ``tests/contract/test_store_contract.py``; damage by

@@ -1,4 +1,5 @@
-"""The store and source seams: one registry decides each value's kind, and a store kind is added by one registration.
+"""The store and source seams: one registry decides each value's kind, and a store kind is added by
+one registration.
 
 The toy kind is a dict-backed store in this process (``store: memory:NAME``)
 implementing the whole :class:`~ptah.adapters.stores.base.Store` protocol; a

@@ -1,4 +1,5 @@
-"""libyaml's composer reads what ruamel.yaml's composer read: the same nodes, types, corpus, digest and problems.
+"""libyaml's composer reads what ruamel.yaml's composer read: the same nodes, types, corpus, digest
+and problems.
 
 ruamel.yaml's composer (its plain scanner and parser, YAML 1.2 types, as
 ptah read every file before libyaml) is kept here as the reference only.
@@ -33,7 +34,8 @@ from tests.adapters.test_corpus_digest import BASE
 
 
 def ruamel_root(data: bytes) -> Node:
-    """The document as ruamel.yaml composed it, in PyYAML's node classes (the reader's) with ruamel's lines."""
+    """The document as ruamel.yaml composed it, in PyYAML's node classes (the reader's) with
+    ruamel's lines."""
     reader = YAML(typ="rt")
     reader.Scanner = Scanner
     reader.Parser = Parser
@@ -137,11 +139,13 @@ STYLES = [
     FoldedScalarString,
 ]
 
-# Written raw, NEL, LS and PS were half line breaks to ruamel.yaml (it folded the spaces after them and counted
-# a line); they are text now, as YAML 1.2 says (test_nel_ls_and_ps_written_raw_are_text), so they are left out.
+# Written raw, NEL, LS and PS were half line breaks to ruamel.yaml (it folded the spaces after them
+# and counted a line); they are text now, as YAML 1.2 says
+# (test_nel_ls_and_ps_written_raw_are_text), so they are left out.
 BREAKS_TO_RUAMEL = "\x85\u2028\u2029"
-# A tab: ruamel.yaml writes some texts holding one where libyaml then finds "a tab character where an indentation
-# space is expected" and refuses the file at its line (exit 2, never a wrong value); a known difference, left out.
+# A tab: ruamel.yaml writes some texts holding one where libyaml then finds "a tab character where
+# an indentation space is expected" and refuses the file at its line (exit 2, never a wrong value);
+# a known difference, left out.
 texts = st.one_of(
     st.sampled_from(SPECIAL),
     st.text(
@@ -155,7 +159,8 @@ texts = st.one_of(
 
 def styled(style: type, text: str) -> str:
     if style is FoldedScalarString and "\a" in text:
-        return text  # ruamel.yaml marks its fold points with BEL, and cannot write one in a folded text
+        # ruamel.yaml marks its fold points with BEL, and cannot write one in a folded text
+        return text
     return style(text)
 
 
@@ -183,8 +188,8 @@ def collection(draw, items, *, mapping: bool):
 
 @st.composite
 def ruamel_corpus(draw) -> bytes:
-    """A corpus (valid or not) as ruamel.yaml writes it, each scalar in a random style and each collection in flow
-    or block style."""
+    """A corpus (valid or not) as ruamel.yaml writes it, each scalar in a random style and each
+    collection in flow or block style."""
 
     def keys(mapping: bool):
         return collection(

@@ -1,4 +1,5 @@
-"""A small built project for the CI outputs' tests: two deterministic generations, a corpus, a baseline.
+"""A small built project for the CI outputs' tests: two deterministic generations, a corpus, a
+baseline.
 
 Generation ``docs`` (dimension 16) misses a required key of case c1 (it
 ranks 2nd at k = 1); generation ``small`` (dimension 2) also fails c2 (key
@@ -36,7 +37,8 @@ cases:
 
 
 def make_ci_project(folder: Path) -> Path:
-    """``folder`` with source.db, ptah.yaml, corpus.yaml, both generations built and base.json (``docs``'s report)."""
+    """``folder`` with source.db, ptah.yaml, corpus.yaml, both generations built and base.json
+    (``docs``'s report)."""
     make_project(folder)  # the three-row source, generation docs built
     (folder / "ptah.yaml").write_text(SPEC)
     (folder / "corpus.yaml").write_text(CORPUS)

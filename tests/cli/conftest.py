@@ -1,4 +1,5 @@
-"""The bundled example, built once per test session with the real MiniLM model (both generations)."""
+"""The bundled example, built once per test session with the real MiniLM model (both
+generations)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ BASELINE = EXAMPLE / "baseline.json"  # its checked-in report
 def ptah_process(
     *argv, cwd: Path | None = None, path: Path | None = None
 ) -> subprocess.CompletedProcess:
-    """The ptah CLI in a new process, ``path`` on PYTHONPATH; prints the heavy modules it imported last on stderr."""
+    """The ptah CLI in a new process, ``path`` on PYTHONPATH; prints the heavy modules it imported
+    last on stderr."""
     script = (
         "import sys\nfrom ptah.cli import main\n"
         "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    code = exit.code\n"
@@ -40,12 +42,14 @@ def ptah_process(
 
 
 def evaluate(project: Path, *extra, corpus: Path = CORPUS) -> list:
-    """The command line of ``ptah inference evaluate`` of ``project`` (a folder holding ptah.yaml) on ``corpus``."""
+    """The command line of ``ptah inference evaluate`` of ``project`` (a folder holding ptah.yaml)
+    on ``corpus``."""
     return ["inference", "evaluate", "--spec", project / "ptah.yaml", "--corpus", corpus, *extra]
 
 
 def copy_example(folder: Path) -> Path:
-    """examples/support in ``folder``: its ptah.yaml, and its source database made by its make_db.py."""
+    """examples/support in ``folder``: its ptah.yaml, and its source database made by its
+    make_db.py."""
     for name in ("ptah.yaml", "make_db.py", "articles.jsonl"):
         shutil.copy(EXAMPLE / name, folder / name)
     subprocess.run([sys.executable, str(folder / "make_db.py")], check=True, capture_output=True)
@@ -54,7 +58,8 @@ def copy_example(folder: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def example_project(tmp_path_factory) -> Path:
-    """A copy of examples/support with generations title-body and body-only built (shared: restore what you change)."""
+    """A copy of examples/support with generations title-body and body-only built (shared: restore
+    what you change)."""
     folder = copy_example(tmp_path_factory.mktemp("support"))
     for name in ("title-body", "body-only"):
         assert (

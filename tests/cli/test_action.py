@@ -1,5 +1,6 @@
-"""The composite GitHub Action (``action.yml``): installs ptah from its own checkout, and its evaluate step,
-run by bash as a runner runs it, gates, annotates, summarises and sets the verdict output."""
+"""The composite GitHub Action (``action.yml``): installs ptah from its own checkout, and its
+evaluate step, run by bash as a runner runs it, gates, annotates, summarises and sets the verdict
+output."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ def test_the_action_installs_ptah_from_its_checkout_with_the_cpu_torch():
 
 @pytest.fixture(scope="module")
 def runner(tmp_path_factory):
-    """A folder that plays the runner: a ``ptah`` and a ``python`` on PATH that run this checkout."""
+    """A folder that plays the runner: a ``ptah`` and a ``python`` on PATH that run this
+    checkout."""
     folder = tmp_path_factory.mktemp("runner")
     bin_ = folder / "bin"
     bin_.mkdir()

@@ -1,4 +1,5 @@
-"""The public Python API on the bundled example: what the README shows, and that the CLI is its client."""
+"""The public Python API on the bundled example: what the README shows, and that the CLI is its
+client."""
 
 from __future__ import annotations
 
@@ -129,7 +130,8 @@ def test_evaluate_takes_a_request_or_its_options_never_both(example_project):
 def test_a_baseline_report_in_hand_of_another_corpus_is_refused_as_the_baseline_report(
     example_project,
 ):
-    # another digest and another query (another digest alone would differ in judgements: re-scored, not refused)
+    # another digest and another query (another digest alone would differ in judgements: re-scored,
+    # not refused)
     with ptah.open_project(example_project / "ptah.yaml") as project:
         report = project.evaluate(CORPUS, generations=["title-body"])
         first = report.runs[0].cases[0]

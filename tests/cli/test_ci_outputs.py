@@ -1,4 +1,5 @@
-"""``evaluate --junit/--markdown``, the GitHub step summary and workflow annotations, on a deterministic project."""
+"""``evaluate --junit/--markdown``, the GitHub step summary and workflow annotations, on a
+deterministic project."""
 
 from __future__ import annotations
 
@@ -20,9 +21,11 @@ C2 = "required key '2' missed (ranked 2nd; k = 1); forbidden key '3' leaked at r
 
 
 def ptah(*argv, env: dict | None = None) -> tuple[int, str, str]:
-    """``ptah ARGV`` in this process with ``env`` added to the environment: (exit code, stdout, stderr).
+    """``ptah ARGV`` in this process with ``env`` added to the environment: (exit code, stdout,
+    stderr).
 
-    Not tests.conftest.run_cli: the module's fixtures have no capsys, so the streams are redirected here.
+    Not tests.conftest.run_cli: the module's fixtures have no capsys, so the streams are redirected
+    here.
     """
     out, err = io.StringIO(), io.StringIO()
     with pytest.MonkeyPatch.context() as patch:
@@ -37,7 +40,8 @@ def ptah(*argv, env: dict | None = None) -> tuple[int, str, str]:
 
 @pytest.fixture(scope="module")
 def regressed(tmp_path_factory):
-    """``small`` against the baseline of ``docs`` with every CI output, as GitHub Actions runs it."""
+    """``small`` against the baseline of ``docs`` with every CI output, as GitHub Actions runs
+    it."""
     folder = make_ci_project(tmp_path_factory.mktemp("ci"))
     summary = folder / "summary.md"
     summary.write_text("earlier step\n")

@@ -1,4 +1,5 @@
-"""Comparing generations and channels end to end through the CLI, on the example built with the real model."""
+"""Comparing generations and channels end to end through the CLI, on the example built with the real
+model."""
 
 from __future__ import annotations
 
@@ -50,9 +51,10 @@ def test_two_generations_side_by_side_say_which_is_better_by_how_much_and_on_whi
     )
     assert ndcg["wins"] + ndcg["ties"] + ndcg["losses"] == 25
     assert ndcg["interval"]["low"] <= ndcg["delta"] <= ndcg["interval"]["high"]
-    # worse on the judged keys (p < 0.05), but the example corpus leaves most of each top k unjudged: 4 of the 118
-    # holes in either run's top 5s (a row both return counted once, lifting both), taken relevant, change the
-    # finding; the judged result comes first and a sample of both runs' holes settles it
+    # worse on the judged keys (p < 0.05), but the example corpus leaves most of each top k
+    # unjudged: 4 of the 118 holes in either run's top 5s (a row both return counted once, lifting
+    # both), taken relevant, change the finding; the judged result comes first and a sample of both
+    # runs' holes settles it
     assert (ndcg["finding"], ndcg["judged"], ndcg["holes"]) == ("inconclusive", "worse", 118)
     assert ndcg["test"]["p_value"] < 0.05
     spec = example_project / "ptah.yaml"
@@ -83,8 +85,8 @@ def test_two_generations_side_by_side_say_which_is_better_by_how_much_and_on_whi
     assert (
         same["significance"]["ndcg"]["test"]["p_value"] == 1.0
     )  # the baseline's rankings, reproduced
-    # the checked-in baseline is re-scored from its rankings, so its holes are known and can decide a finding
-    # the same rankings: a hole lifts both alike, so nothing can change the finding
+    # the checked-in baseline is re-scored from its rankings, so its holes are known and can decide
+    # a finding the same rankings: a hole lifts both alike, so nothing can change the finding
     assert (same["significance"]["ndcg"]["finding"], same["significance"]["ndcg"]["judged"]) == (
         "no clear difference",
         "no clear difference",

@@ -1,4 +1,5 @@
-"""``ptah corpus validate`` / ``digest`` through the real entry point: exact output and exit codes."""
+"""``ptah corpus validate`` / ``digest`` through the real entry point: exact output and exit
+codes."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pytest
 GOOD = (
     'version: 1\ndefault_k: 5\ncases:\n  - {id: a, query: "How do I cancel?", required: ["17"]}\n'
 )
-# sha256sum of the canonical form {"cases":[{"forbidden":[],"id":"a","k":5,"query":"How do I cancel?","relevant":[["17",1.0]],"required":["17"]}],"format":"ptah-corpus@1"}
+# sha256sum of the canonical form {"cases":[{"forbidden":[],"id":"a","k":5,"query":"How do I
+# cancel?","relevant":[["17",1.0]],"required":["17"]}],"format":"ptah-corpus@1"}
 GOOD_DIGEST = "sha256:8516f4092c73267f4f2d1bbc6804856e6e6a199921e2b14851b4f31e0bc8c995"
 BAD = 'version: 1\ndefault_k: 5\ncases:\n  - {id: a, query: "", requried: ["17"]}\n'
 

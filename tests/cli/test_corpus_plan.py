@@ -1,4 +1,5 @@
-"""``ptah corpus plan`` through the real entry point: exact output, exit codes, and the paired spread of real runs."""
+"""``ptah corpus plan`` through the real entry point: exact output, exit codes, and the paired
+spread of real runs."""
 
 from __future__ import annotations
 
@@ -79,7 +80,8 @@ def test_json_gives_each_measure_s_plan_with_the_slice_digests(cli):
         case["metrics"]["recall"] for case in json.loads(BASELINE.read_text())["runs"][0]["cases"]
     ]
     spread = math.sqrt(2) * statistics.stdev(values)
-    # z(0.995) + z(0.9) = 2.575829 + 1.281552 = 3.857381; (3.857381 x 0.284816 / 0.2)^2 = 30.18 -> 31
+    # z(0.995) + z(0.9) = 2.575829 + 1.281552 = 3.857381; (3.857381 x 0.284816 / 0.2)^2 = 30.18 ->
+    # 31
     assert recall["corpus"] == {
         "tag": None,
         "digest": document["digest"],

@@ -11,7 +11,8 @@ from tests.cli.conftest import BASELINE, CORPUS, evaluate, ptah_process
 
 @pytest.fixture(scope="module")
 def project(example_project):
-    """A copy of the example with both generations built by the real model (tests/cli/conftest.py)."""
+    """A copy of the example with both generations built by the real model
+    (tests/cli/conftest.py)."""
     return example_project
 
 
@@ -66,7 +67,8 @@ def test_a_corpus_edited_by_one_character_is_incomparable(project, cli, tmp_path
 
 
 def test_warm_cache_evaluate_never_imports_torch(project, cli):
-    """Every query vector cached: no model is loaded, so neither torch nor sentence-transformers is imported."""
+    """Every query vector cached: no model is loaded, so neither torch nor sentence-transformers is
+    imported."""
     cli(
         *evaluate(project, "--json")
     )  # warms the cache (the module fixture's builds did not embed queries)

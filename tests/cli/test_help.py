@@ -1,4 +1,5 @@
-"""Help and docs derived from the Typer app itself: a command or option added later is checked without a list to update.
+"""Help and docs derived from the Typer app itself: a command or option added later is checked
+without a list to update.
 
 Every group and command is walked from ``ptah.cli.app``; each must answer
 ``--help`` with exit 0 and show every option it declares; every command must be
@@ -45,7 +46,8 @@ def spellings(option) -> list[str]:
 
 
 def mentions(text: str, word: str) -> bool:
-    """Whether ``word`` occurs in ``text`` as a whole word: ``--m`` is not in ``--max-drop``, nor ``-k`` in ``--k``."""
+    """Whether ``word`` occurs in ``text`` as a whole word: ``--m`` is not in ``--max-drop``, nor
+    ``-k`` in ``--k``."""
     return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text) is not None
 
 

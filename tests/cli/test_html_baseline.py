@@ -1,4 +1,5 @@
-"""The HTML page of one run with ``--baseline``, and the trend page: rendered and photographed in headless Chromium.
+"""The HTML page of one run with ``--baseline``, and the trend page: rendered and photographed in
+headless Chromium.
 
 The page must show what the terminal shows against a baseline: the baseline's
 means, the deltas (in the summary's Δ columns too), the intervals, the
@@ -93,7 +94,8 @@ def test_the_single_run_page_shows_every_baseline_number_the_terminal_shows(page
         '<tr data-case="c2"><td class="l"><b>c2</b> <span class="flip">now failing</span></td>'
         in dom
     )
-    # failing cases first (the one that flipped before the other), opened; the passing case after them
+    # failing cases first (the one that flipped before the other), opened; the passing case after
+    # them
     order = [dom.index(f"<summary><b>{case}</b>") for case in ("c2", "c1", "c3")]
     assert order == sorted(order)
     assert (

@@ -52,7 +52,8 @@ needs_chromium = pytest.mark.skipif(
 
 
 def render_in_chromium(page: Path, *options: str) -> tuple[str, list[str]]:
-    """The DOM after the page's scripts ran, and every console message Chromium logged (``options``: more flags)."""
+    """The DOM after the page's scripts ran, and every console message Chromium logged (``options``:
+    more flags)."""
     assert CHROMIUM is not None, "CI must have chromium: .ci/run installs it"
     with tempfile.TemporaryDirectory(prefix="ptah-chromium-") as profile:
         result = subprocess.run(
@@ -73,7 +74,8 @@ def render_in_chromium(page: Path, *options: str) -> tuple[str, list[str]]:
 
 
 class Numbers(HTMLParser):
-    """Every element carrying data-field, with its attributes and text; and the <html> element's attributes."""
+    """Every element carrying data-field, with its attributes and text; and the <html> element's
+    attributes."""
 
     def __init__(self):
         super().__init__()

@@ -1,4 +1,5 @@
-"""``ptah inference build|verify|list|search`` through the real entry point: exact output and exit codes."""
+"""``ptah inference build|verify|list|search`` through the real entry point: exact output and exit
+codes."""
 
 from __future__ import annotations
 
@@ -148,13 +149,11 @@ def test_list_shows_identity_rows_and_coverage(spec, cli):
     code, out, _ = cli("inference", "list", "--spec", str(spec))
     identity = identity_of(spec)
     assert code == 0
-    assert (
-        out.splitlines()
-        == [
-            "NAME  STATUS       IDENTITY             MODEL               VECTORS  ROWS  COVERAGE",
-            f"docs  partial 75%  {identity[:19]}  ptah/deterministic  3        4     75.00%",  # a row added: not current
-        ]
-    )
+    assert out.splitlines() == [
+        "NAME  STATUS       IDENTITY             MODEL               VECTORS  ROWS  COVERAGE",
+        # a row added: not current
+        f"docs  partial 75%  {identity[:19]}  ptah/deterministic  3        4     75.00%",
+    ]
     code, out, _ = cli("inference", "list", "--spec", str(spec), "--json")
     (listing,) = json.loads(out)
     assert (

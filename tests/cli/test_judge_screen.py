@@ -1,4 +1,5 @@
-"""The judge screen says what each key does and, with each row, the grades its case already gives."""
+"""The judge screen says what each key does and, with each row, the grades its case already
+gives."""
 
 from __future__ import annotations
 

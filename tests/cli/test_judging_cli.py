@@ -1,4 +1,5 @@
-"""Filling the holes end to end: holes, the judge session in a real pseudo-terminal, scripted judge, add, pin.
+"""Filling the holes end to end: holes, the judge session in a real pseudo-terminal, scripted judge,
+add, pin.
 
 A real SQLite source and store and the deterministic embedder; the session is
 ``python -m ptah`` driven through a pseudo-terminal by pexpect, a key at a
@@ -51,7 +52,8 @@ def top(space, query: str, k: int = 3) -> list[str]:
 
 
 def expected_worklist(space, runs: dict[str, dict[str, list[str]]]) -> list[dict]:
-    """The pooled holes written out from the definitions: unjudged keys of each run's top 3, best rank first."""
+    """The pooled holes written out from the definitions: unjudged keys of each run's top 3, best
+    rank first."""
     cases = []
     for case_id, query in (
         ("cancel", "how do I cancel my subscription?"),
@@ -184,7 +186,8 @@ def graded(folder) -> dict[tuple[str, str], float]:
 
 
 def ended(session: pexpect.spawn, leave=lambda session: session.send("q")) -> str:
-    """What the session printed once ``leave`` (q: save and quit) answered its next prompt and it exited 0."""
+    """What the session printed once ``leave`` (q: save and quit) answered its next prompt and it
+    exited 0."""
     session.expect_exact("q save and quit] ")
     leave(session)
     session.expect(pexpect.EOF)
@@ -222,7 +225,8 @@ def test_the_terminal_session_writes_only_added_lines_and_the_record_and_resumes
         and f"{digest_after.strip()} after" in transcript
     )
     assert digest_before != digest_after
-    # the corpus differs only by added lines, but for a flow list that gained entries on its own line
+    # the corpus differs only by added lines, but for a flow list that gained entries on its own
+    # line
     diff = [
         line
         for line in difflib.ndiff(before.splitlines(), after.splitlines())
@@ -272,7 +276,8 @@ def test_special_keys_and_pasted_text_are_ignored_whole(space, cli):
     # the case's grades and judged keys (quoted: key "1", not one key), then the row's judging text
     session.expect_exact('  this case grades 1\r\n  already judged: "1" required (grade 1)')
     session.expect_exact(f"  | title: {DOCS[int(items[0][1]) - 1][1]}")
-    # Delete, F5, PageUp and a pasted "2103": each a burst of bytes holding digits, none of them a grade
+    # Delete, F5, PageUp and a pasted "2103": each a burst of bytes holding digits, none of them a
+    # grade
     for burst in ("\x1b[3~", "\x1b[15~", "\x1b[5~", "2103", "\x1b"):
         session.expect_exact("q save and quit] ")
         session.send(burst)
@@ -292,9 +297,10 @@ def test_closing_the_terminal_saves_what_was_judged(space, cli):
         session.send(key)
         session.expect_exact(f"[{number}/7]")
     session.expect_exact("q save and quit] ")
-    # the terminal window closes: the kernel hangs up the session (SIGHUP). Closed through the file object that
-    # owns the descriptor: an os.close behind its back left it to close, when collected, whatever file had
-    # taken that number since (once a later test's SQLite journal: 'disk I/O error')
+    # the terminal window closes: the kernel hangs up the session (SIGHUP). Closed through the file
+    # object that owns the descriptor: an os.close behind its back left it to close, when collected,
+    # whatever file had taken that number since (once a later test's SQLite journal: 'disk I/O
+    # error')
     session.ptyproc.fileobj.close()
     session.ptyproc.wait()
     assert graded(folder) == {items[0]: 2.0, items[1]: 1.0, items[2]: 0.0}
@@ -450,7 +456,8 @@ def test_add_authors_a_case_from_the_pooled_top_rows(space):
     with ptah.open_project(space.spec_path) as project:
         vector = [key for key, _ in project.search("api tokens for developers", 3)]
     assert vector == ["8", "1", "9"]
-    # BM25 matches only row 8 ("API tokens … developer settings"): the pool is the vector top 3, ranked by both
+    # BM25 matches only row 8 ("API tokens … developer settings"): the pool is the vector top 3,
+    # ranked by both
     assert (
         result.stdout.splitlines()[0] == 'case "tokens": 3 rows in the top 3 of docs, lexical:docs'
     )
@@ -490,7 +497,8 @@ cases:
 def test_grades_are_offered_and_checked_on_the_corpus_scale(space, cli):
     corpus = space.folder / "support.yaml"
     corpus.write_text(HALVES)
-    # the corpus grades 0.5 and 1: a "2" would outrank the author's best row, so it is refused without --new-grade
+    # the corpus grades 0.5 and 1: a "2" would outrank the author's best row, so it is refused
+    # without --new-grade
     code, out, err = cli(
         "corpus",
         "judge",
@@ -545,7 +553,8 @@ def test_grades_are_offered_and_checked_on_the_corpus_scale(space, cli):
         "2": 0.5,
         "3": 2.0,
     }
-    # the session offers the scale: key 1 is grade 0.5, key 2 grade 1, key 3 grade 2, and 4 is no answer
+    # the session offers the scale: key 1 is grade 0.5, key 2 grade 1, key 3 grade 2, and 4 is no
+    # answer
     corpus.write_text(HALVES)
     (space.folder / "support.judged.yaml").unlink()
     result = subprocess.run(

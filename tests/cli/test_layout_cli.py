@@ -1,4 +1,5 @@
-"""An evaluation printed to a pipe is never wrapped; on an 80-column terminal it is laid out, never cut.
+"""An evaluation printed to a pipe is never wrapped; on an 80-column terminal it is laid out, never
+cut.
 
 Both run the real ``ptah`` in another process: once with stdout a pipe (as a
 CI log reads it), once with stdout a pseudo-terminal of 80 columns.

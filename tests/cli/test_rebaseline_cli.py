@@ -1,4 +1,5 @@
-"""``ptah report rebaseline``: an old report's runs measured again by identity on a new corpus, or exit 3 saying why."""
+"""``ptah report rebaseline``: an old report's runs measured again by identity on a new corpus, or
+exit 3 saying why."""
 
 from __future__ import annotations
 

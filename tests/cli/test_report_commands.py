@@ -1,4 +1,5 @@
-"""``ptah report show``, ``diff`` and ``trend``: saved reports re-read with no store and no model."""
+"""``ptah report show``, ``diff`` and ``trend``: saved reports re-read with no store and no
+model."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from tests.cli.test_ci_outputs import ptah
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
-    """base.json (``docs``) and now.json (``small`` against it, with its page, summary and JUnit); the store removed."""
+    """base.json (``docs``) and now.json (``small`` against it, with its page, summary and JUnit);
+    the store removed."""
     folder = make_ci_project(tmp_path_factory.mktemp("reports"))
     code, _out, _err = ptah(
         *evaluate(
@@ -111,7 +113,8 @@ def test_diff_refuses_reports_of_different_corpora_with_exit_2(saved, tmp_path):
 
 
 def test_diff_refuses_reports_whose_runs_hold_other_cases_with_exit_2(saved, tmp_path):
-    # the same digest and means, no case in common: "no case changed" would be a comparison of nothing
+    # the same digest and means, no case in common: "no case changed" would be a comparison of
+    # nothing
     other = json.loads((saved / "now.json").read_text())
     ids = [case["id"] for case in other["runs"][0]["cases"]]
     for run in other["runs"]:

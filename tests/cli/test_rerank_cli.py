@@ -1,4 +1,5 @@
-"""The rerank stage end to end with the real MiniLM: BM25's top candidates re-scored by the model, on the example."""
+"""The rerank stage end to end with the real MiniLM: BM25's top candidates re-scored by the model,
+on the example."""
 
 from __future__ import annotations
 
@@ -42,8 +43,9 @@ def test_bm25_candidates_reranked_by_minilm_are_ranked_by_the_models_own_scores(
     stages = reranked["cost"]["stages"]
     assert set(stages) == {"search", "rerank"} and stages["rerank"]["timed"] == "per query"
 
-    # The same candidates and scores computed here, outside the stage: BM25's top 20 (the lexical channel at
-    # depth 20) re-scored by float64 dot products of the model's unit vectors, ranked by score then key.
+    # The same candidates and scores computed here, outside the stage: BM25's top 20 (the lexical
+    # channel at depth 20) re-scored by float64 dot products of the model's unit vectors, ranked by
+    # score then key.
     deep = example_project / "deep.yaml"
     deep.write_text(
         CORPUS.read_text()

@@ -1,5 +1,6 @@
-"""A baseline measured again from its own rankings (DESIGN.md, "Judging never breaks the baseline"; issue 39's
-forged baseline): ``ptah inference evaluate --baseline`` on a real project with the deterministic embedder.
+"""A baseline measured again from its own rankings (DESIGN.md, "Judging never breaks the baseline";
+issue 39's forged baseline): ``ptah inference evaluate --baseline`` on a real project with the
+deterministic embedder.
 
 The generation ranks (k 2): c1 1, 5; c2 2, 6; c3 1, 5; c4 5, 1 -- so recall is 1, 1, 1, 0 (0.75).
 """
@@ -50,7 +51,8 @@ def built(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def project(built, tmp_path) -> Path:
-    """The built project with its own corpus and baseline (written by evaluate) in a folder of the test's."""
+    """The built project with its own corpus and baseline (written by evaluate) in a folder of the
+    test's."""
     for name in ("ptah.yaml", "source.db"):
         shutil.copy(built / name, tmp_path / name)
     shutil.copytree(built / ".ptah", tmp_path / ".ptah")
@@ -79,7 +81,8 @@ def test_a_grade_added_since_rescores_the_baseline_instead_of_breaking_it(projec
         ["1", "5"],
         ["5", "1"],
     ]
-    # a person judges c4's first row relevant: the corpus digest changes, the cases, queries and depths do not
+    # a person judges c4's first row relevant: the corpus digest changes, the cases, queries and
+    # depths do not
     (project / "corpus.yaml").write_text(
         CORPUS.replace('relevant: {"6": 1}', 'relevant: {"6": 1, "5": 1}')
     )
@@ -107,7 +110,8 @@ def test_a_grade_added_since_rescores_the_baseline_instead_of_breaking_it(projec
         "cases_changed": 1,
         "judged_since": True,
     }
-    # the baseline's c4 re-scored from its stored ranking (5, 1): recall 1/2, so the means agree with the run's
+    # the baseline's c4 re-scored from its stored ranking (5, 1): recall 1/2, so the means agree
+    # with the run's
     assert report["baseline"]["comparisons"][0]["aggregates"]["recall"] == {
         "baseline": 0.875,
         "current": 0.875,
@@ -125,8 +129,9 @@ def test_a_grade_added_since_rescores_the_baseline_instead_of_breaking_it(projec
 
 
 def forged(document: dict) -> dict:
-    """Issue 39's payload: the baseline's c3 and c4 rank their relevant key first, but say recall (and MRR, nDCG)
-    0, every mean lowered to match (check_consistency passes); the corpus digest unchanged."""
+    """Issue 39's payload: the baseline's c3 and c4 rank their relevant key first, but say recall
+    (and MRR, nDCG) 0, every mean lowered to match (check_consistency passes); the corpus digest
+    unchanged."""
     report = Report.from_dict(document)
     run = report.runs[0]
     first = {"c3": ("5", "1"), "c4": ("6", "1")}
@@ -160,7 +165,8 @@ def test_a_forged_baseline_cannot_lower_the_bar(project, cli):
     gated = ("--max-recall-drop", "0", "--max-drop", "recall=0@*", "--holes", "misses")
     # the same run against the honest baseline passes every gate
     assert cli(*evaluate(project, "--baseline", project / "baseline.json", *gated)).code == 0
-    # against the forged one: its values come from its rankings (recall 1, 1, 1, 1), so the run's 0.75 is a drop
+    # against the forged one: its values come from its rankings (recall 1, 1, 1, 1), so the run's
+    # 0.75 is a drop
     code, out, err = cli(
         *evaluate(project, "--baseline", path, *gated, "--output", project / "now.json")
     )
@@ -206,7 +212,8 @@ def test_a_changed_query_stays_incomparable_and_names_the_real_corpus(project, c
 
 
 def test_a_required_key_the_baseline_missed_too_is_a_known_miss(project, cli):
-    # c2 requires 3 and c4 requires 6, which neither the baseline nor the run finds: known misses, not failed on
+    # c2 requires 3 and c4 requires 6, which neither the baseline nor the run finds: known misses,
+    # not failed on
     (project / "corpus.yaml").write_text(
         CORPUS.replace('relevant: {"6": 1}', 'relevant: {"6": 1}, required: ["6"]').replace(
             'relevant: {"2": 1}', 'relevant: {"2": 1}, required: ["3"]'
@@ -257,7 +264,8 @@ def test_a_required_key_the_baseline_missed_too_is_a_known_miss(project, cli):
         f"pass required (small): 0 of 2 cases missed a required key the baseline found; {known}"
         in out
     )
-    # a baseline that ranked c4's 6 first: the run's miss of it is new, and fails; c2's 3 stays a known miss
+    # a baseline that ranked c4's 6 first: the run's miss of it is new, and fails; c2's 3 stays a
+    # known miss
     document = json.loads(baseline.read_text())
     document["runs"][0]["cases"][3]["results"] = [
         {"key": "6", "score": 0.9},

@@ -1,10 +1,11 @@
-"""The newcomer's loop on the bundled example, end to end: evaluate, judge the sample the sentence names, evaluate.
+"""The newcomer's loop on the bundled example, end to end: evaluate, judge the sample the sentence
+names, evaluate.
 
-body-only's recall falls 0.16 below the checked-in baseline on the bundled corpus (one right answer per
-question), and many rows of either run's top 5 were never judged, so the gate starts inconclusive. Following
-the exit-4 sentence -- judge the stratified sample of both runs' holes it names (here from a grades file that
-calls every hole not relevant), then evaluate again -- settles it with no rebaseline, in at most 30 judgements.
-The real MiniLM model (tests/cli/conftest.py).
+body-only's recall falls 0.16 below the checked-in baseline on the bundled corpus (one right answer
+per question), and many rows of either run's top 5 were never judged, so the gate starts
+inconclusive. Following the exit-4 sentence -- judge the stratified sample of both runs' holes it
+names (here from a grades file that calls every hole not relevant), then evaluate again -- settles
+it with no rebaseline, in at most 30 judgements. The real MiniLM model (tests/cli/conftest.py).
 """
 
 from __future__ import annotations

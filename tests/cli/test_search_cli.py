@@ -1,4 +1,5 @@
-"""``ptah inference search``: the query cache (a repeated query loads no model), and each row's text beside it."""
+"""``ptah inference search``: the query cache (a repeated query loads no model), and each row's text
+beside it."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ LONG = "export as pdf " + "and then some more words about invoices " * 5
 
 @pytest.fixture
 def counted(spec, embedders, monkeypatch, cli):  # noqa: F811 (the fixture imported above)
-    """A built project whose model ``test/count`` records each load (``opens``) and each text it embeds; row 3's
-    body is long and row 1's holds a newline."""
+    """A built project whose model ``test/count`` records each load (``opens``) and each text it
+    embeds; row 3's body is long and row 1's holds a newline."""
     spec.write_text(SPEC)
     update(spec, f"UPDATE articles SET body = '{LONG}' WHERE id = 3")
     update(
@@ -97,8 +98,8 @@ def test_each_row_is_one_line_with_its_text_cut_to_the_width(counted, cli, monke
 
 
 def test_a_warm_search_never_imports_the_model_library(example_project):
-    """The bundled example with the real MiniLM: after one search, the same search in a fresh process imports no
-    torch, sentence-transformers or transformers."""
+    """The bundled example with the real MiniLM: after one search, the same search in a fresh
+    process imports no torch, sentence-transformers or transformers."""
     argv = [
         "inference",
         "search",

@@ -1,4 +1,5 @@
-"""The typed report reads back every report the CLI writes, exactly: ``Report.from_dict(d).to_dict() == d``."""
+"""The typed report reads back every report the CLI writes, exactly: ``Report.from_dict(d).to_dict()
+== d``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What a new user reads: flags without a value word in help, --version, digest --json, p-values, gate sentences, corpus problems.
+"""What a new user reads: flags without a value word in help, --version, digest --json, p-values,
+gate sentences, corpus problems.
 
 Every command and group is walked from the Typer app itself (as in
 ``test_help.py``), so a command added later is checked without a list to update.
@@ -18,7 +19,8 @@ from tests.cli.test_help import OPTIONS, label
 
 
 def spelled(option) -> str:
-    """A pattern of the option's spellings as its help row shows them: the long one, then any short one."""
+    """A pattern of the option's spellings as its help row shows them: the long one, then any short
+    one."""
     long = [opt for opt in option.opts if opt.startswith("--")][0]
     return re.escape(long) + "".join(
         rf"\s+{re.escape(opt)}" for opt in option.opts if not opt.startswith("--")

@@ -1,4 +1,5 @@
-"""A real PostgreSQL with pgvector for the contract tests, started by ``pgserver`` in a temporary folder.
+"""A real PostgreSQL with pgvector for the contract tests, started by ``pgserver`` in a temporary
+folder.
 
 One server per test session (it starts in about a second); every test that
 asks for ``postgres_url`` gets a database of its own, so tests never see each
@@ -81,7 +82,8 @@ def postgres_url(postgres_server, postgres_database) -> str:
 
 
 class PostgresWorkspace(Workspace):
-    """A :class:`Workspace` whose specification names a store (and optionally the source) in PostgreSQL.
+    """A :class:`Workspace` whose specification names a store (and optionally the source) in
+    PostgreSQL.
 
     ``store`` is the store line's value (a URL, or None for the default SQLite
     file); with ``source_url`` the DOCS table is also created there and the
@@ -125,7 +127,8 @@ class PostgresWorkspace(Workspace):
 def make_workspace(
     folder: Path, store: str | None, source_url: str | None = None
 ) -> PostgresWorkspace:
-    """The ten DOCS in ``articles`` (and in PostgreSQL too with ``source_url``), a deterministic generation ``docs``."""
+    """The ten DOCS in ``articles`` (and in PostgreSQL too with ``source_url``), a deterministic
+    generation ``docs``."""
     folder.mkdir(parents=True, exist_ok=True)
     space = PostgresWorkspace(folder, store, source_url)
     space.execute(

@@ -1,5 +1,6 @@
-"""A build whose memory is a block of rows: planned by one pass over the source's digests, the rows gone found by a
-merge, the rows to embed read again a block at a time; and the pgvector store's check read by blocks.
+"""A build whose memory is a block of rows: planned by one pass over the source's digests, the rows
+gone found by a merge, the rows to embed read again a block at a time; and the pgvector store's
+check read by blocks.
 
 Blocks of 3 rows (``BLOCK_ROWS``) make the ten DOCS span several, on both
 stores and both sources; a plug-in's store and source, which read no blocks,
@@ -127,8 +128,8 @@ def test_rows_gone_are_looked_up_when_the_source_cannot_sort_its_keys(tmp_path, 
 def test_the_sqlite_store_s_wal_stays_small_while_a_build_writes(
     tmp_path, small_blocks, monkeypatch
 ):
-    """No read transaction stays open while the build writes: one would keep SQLite from checkpointing, and the
-    write-ahead log would grow with every vector written."""
+    """No read transaction stays open while the build writes: one would keep SQLite from
+    checkpointing, and the write-ahead log would grow with every vector written."""
     monkeypatch.setattr(verification, "BLOCK_ROWS", 512)
     space = Workspace(tmp_path)
     space.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT)")

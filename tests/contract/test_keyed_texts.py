@@ -1,4 +1,5 @@
-"""A few rows' texts read by key (``texts_of``) are exactly the texts a full pass over the rows gives those keys.
+"""A few rows' texts read by key (``texts_of``) are exactly the texts a full pass over the rows
+gives those keys.
 
 On a real SQLite file and a real PostgreSQL server: integer, text and
 composite keys, a filter, unknown keys, more keys than one statement takes,

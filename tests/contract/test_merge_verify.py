@@ -1,4 +1,5 @@
-"""Verification as one pass: the store's digests asked a block of rows at a time, the rows gone found in key order.
+"""Verification as one pass: the store's digests asked a block of rows at a time, the rows gone
+found in key order.
 
 The store methods verification reads (``digests_of``, ``stored_in_order``,
 ``held_keys``) on both stores; verify's counts and offender lists when rows
@@ -153,8 +154,8 @@ def sqlite_source(tmp_path, table: str, key_fields=("id",), filter=None) -> Sqli
 
 
 def in_both(tmp_path, postgres_url, columns: str, rows: list[tuple]) -> None:
-    """Table ``t`` of ``columns`` (SQLite's spelling; PostgreSQL's is lower-cased) holding ``rows`` in the SQLite
-    file ``source.db`` and in the PostgreSQL database."""
+    """Table ``t`` of ``columns`` (SQLite's spelling; PostgreSQL's is lower-cased) holding ``rows``
+    in the SQLite file ``source.db`` and in the PostgreSQL database."""
     with sqlite3.connect(tmp_path / "source.db") as connection:
         connection.execute(f"CREATE TABLE t ({columns})")
         connection.executemany(f"INSERT INTO t VALUES ({', '.join('?' * len(rows[0]))})", rows)
@@ -326,7 +327,8 @@ def test_a_nul_in_a_sqlite_key_is_looked_up_instead_of_merged(tmp_path):
 
 
 class Plain:
-    """A snapshot or source seen only through the protocol a plug-in implements: ``hidden`` are not there."""
+    """A snapshot or source seen only through the protocol a plug-in implements: ``hidden`` are not
+    there."""
 
     def __init__(self, inner, hidden: tuple[str, ...]):
         self._inner, self._hidden = inner, hidden

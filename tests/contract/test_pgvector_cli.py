@@ -1,4 +1,5 @@
-"""PostgreSQL end to end through the CLI: source and store in PostgreSQL, an HNSW index, evaluate --search both.
+"""PostgreSQL end to end through the CLI: source and store in PostgreSQL, an HNSW index, evaluate
+--search both.
 
 Also the operational failures a PostgreSQL user meets -- an unreachable
 server, a database without pgvector, a user without privileges -- each exit
@@ -37,7 +38,8 @@ CORPUS = (
 
 @pytest.fixture
 def postgres_project(tmp_path, postgres_server, postgres_url, cli):
-    """Source table and store in two databases of one PostgreSQL server; generation ``docs`` built; a corpus."""
+    """Source table and store in two databases of one PostgreSQL server; generation ``docs`` built;
+    a corpus."""
     source_url = postgres_server.url(postgres_server.create_database())
     space = make_workspace(tmp_path / "project", postgres_url, source_url=source_url)
     (space.folder / "corpus.yaml").write_text(CORPUS)
@@ -140,7 +142,8 @@ def test_index_search_is_refused_until_an_index_exists_then_measured_against_exa
     ann = both["aggregates"]["ann"]
     assert ann["recall"] == {"value": 1.0, "numerator": 5.0, "denominator": 5, "undefined": 0}
     assert ann["delta"] == {"recall": 0.0, "mrr": 0.0, "ndcg": 0.0}
-    # what the index costs is measured on the values (the judged rows); the exact run's high bound is its own
+    # what the index costs is measured on the values (the judged rows); the exact run's high bound
+    # is its own
     plain = {
         name: value
         for name, value in exact["aggregates"]["recall"].items()

@@ -30,7 +30,8 @@ PTAH_TABLES = [
 
 
 def source_database(postgres_server, *setup: str, table: str = "articles") -> str:
-    """A fresh database holding the DOCS in ``table``, after the administrator's ``setup`` statements."""
+    """A fresh database holding the DOCS in ``table``, after the administrator's ``setup``
+    statements."""
     database = postgres_server.create_database()
     with postgres_server.admin(database) as db:
         for statement in setup:
@@ -43,7 +44,8 @@ def source_database(postgres_server, *setup: str, table: str = "articles") -> st
 
 
 def tables(postgres_server, database: str) -> dict[str, list[str]]:
-    """Every user table of ``database``, by schema (a generation's vectors table as ``ptah_vectors_…``)."""
+    """Every user table of ``database``, by schema (a generation's vectors table as
+    ``ptah_vectors_…``)."""
     found: dict[str, list[str]] = {}
     with postgres_server.admin(database) as db:
         for schema, name in db.execute(
@@ -72,7 +74,8 @@ class Untouched:
 
 
 def evaluation(capsys, spec) -> dict:
-    """The report's one run, as ``evaluate --json`` prints it, without what differs between two runs."""
+    """The report's one run, as ``evaluate --json`` prints it, without what differs between two
+    runs."""
     code, out, err = run_cli(
         capsys,
         "inference",

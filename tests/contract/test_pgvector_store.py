@@ -1,4 +1,5 @@
-"""What only the pgvector store does: a snapshot shared by a second transaction, the index, its search."""
+"""What only the pgvector store does: a snapshot shared by a second transaction, the index, its
+search."""
 
 from __future__ import annotations
 

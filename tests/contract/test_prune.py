@@ -1,4 +1,5 @@
-"""``ptah inference prune`` on both stores: superseded generations go, declared and --keep ones stay."""
+"""``ptah inference prune`` on both stores: superseded generations go, declared and --keep ones
+stay."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ OTHER = "model: ptah/deterministic\n    dimension: 8"
 
 @pytest.fixture
 def superseded(store_workspace, cli):
-    """``docs`` built at dimension 32, then its settings changed to 16 and built again; ``other`` built too.
+    """``docs`` built at dimension 32, then its settings changed to 16 and built again; ``other``
+    built too.
 
     Returns the workspace, the superseded identity and the two current ones.
     """

@@ -1,4 +1,5 @@
-"""The pgvector snapshot reads the next block of vectors on a thread while the caller scores the one it holds.
+"""The pgvector snapshot reads the next block of vectors on a thread while the caller scores the one
+it holds.
 
 What a caller must still be able to count on: the blocks in order, an error
 from a later block raised to it after the earlier blocks, and a snapshot it

@@ -1,5 +1,5 @@
-"""Every store kind's record store (``capabilities.records``) behaves the same: ``ptah serve`` keeps tokens,
-corpora and evaluations there, on SQLite and on PostgreSQL alike."""
+"""Every store kind's record store (``capabilities.records``) behaves the same: ``ptah serve`` keeps
+tokens, corpora and evaluations there, on SQLite and on PostgreSQL alike."""
 
 from __future__ import annotations
 

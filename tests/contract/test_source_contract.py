@@ -55,7 +55,8 @@ INSERTS = (("articles", ARTICLES), ("tenants", TENANTS), ("codes", CODES))
 
 @pytest.fixture
 def databases(tmp_path, postgres_url):
-    """The same tables and rows in ``source.db`` and in a fresh PostgreSQL database: (sqlite URL, postgres URL)."""
+    """The same tables and rows in ``source.db`` and in a fresh PostgreSQL database: (sqlite URL,
+    postgres URL)."""
     with sqlite3.connect(tmp_path / "source.db") as connection:
         for statement in SQLITE_TABLES:
             connection.execute(statement)

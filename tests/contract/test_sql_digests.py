@@ -1,4 +1,5 @@
-"""Digests where the text lives: PostgreSQL hashes each row's rendered text exactly as ptah renders and hashes it.
+"""Digests where the text lives: PostgreSQL hashes each row's rendered text exactly as ptah renders
+and hashes it.
 
 A PostgreSQL source renders a template of text, varchar and integer columns
 in SQL and reads 32 bytes of SHA-256 a row instead of the text; anything it
@@ -51,8 +52,8 @@ def hostile_url(postgres_url) -> str:
 def digests_both_ways(
     url: str, template: str, rows: list[tuple]
 ) -> tuple[list[RowDigest], list[RowDigest]]:
-    """(the database's digests, ptah's: ``text_digest`` of ``render`` over the values as written), after
-    replacing the table's rows with ``rows``."""
+    """(the database's digests, ptah's: ``text_digest`` of ``render`` over the values as written),
+    after replacing the table's rows with ``rows``."""
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute("DELETE FROM hostile")
         connection.cursor().executemany(
@@ -99,7 +100,8 @@ def test_postgresql_text_refuses_nul_so_no_row_holds_one(hostile_url):
     "template", ["{t}\x00{v}", "{score}", "{code}", "{flag}", "{amount}", "{t}|{score}"]
 )
 def test_what_sql_cannot_render_exactly_is_read_as_text(postgres_url, template):
-    """A NUL in a literal; a float, char(n) (psycopg reads its padding, a cast drops it), boolean and numeric."""
+    """A NUL in a literal; a float, char(n) (psycopg reads its padding, a cast drops it), boolean
+    and numeric."""
     with psycopg.connect(postgres_url, autocommit=True) as connection:
         connection.execute(
             "CREATE TABLE mixed (id integer, t text, v text, score double precision, code char(4), "
@@ -129,7 +131,8 @@ def test_what_sql_cannot_render_exactly_is_read_as_text(postgres_url, template):
 def test_the_database_path_and_the_text_path_verify_alike_after_edits(
     store_kind, tmp_path, request
 ):
-    """Rows edited, deleted and inserted between builds: the same counts, offenders and fingerprint either way."""
+    """Rows edited, deleted and inserted between builds: the same counts, offenders and fingerprint
+    either way."""
     store = request.getfixturevalue("postgres_url") if store_kind == "pgvector" else None
     space = make_workspace(
         tmp_path,

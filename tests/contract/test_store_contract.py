@@ -46,7 +46,8 @@ def record(identity: str = IDENTITY, dimension: int = 3, name: str = "docs") -> 
 
 
 class Location:
-    """Where one kind of store lives, and the few things a test does to it behind the store's back."""
+    """Where one kind of store lives, and the few things a test does to it behind the store's
+    back."""
 
     def __init__(self, kind: str, target):
         self.kind = kind

@@ -1,4 +1,5 @@
-"""Exact search over vectors streamed in blocks gives the report the whole matrix gives, on both stores.
+"""Exact search over vectors streamed in blocks gives the report the whole matrix gives, on both
+stores.
 
 The generation is made bigger than one block (``STREAM_ROWS`` patched to
 4,096, ``STREAM_BYTES`` to 0 so it streams) and full of ties: many rows share
@@ -45,7 +46,8 @@ def big_workspace(store_workspace):
 
 
 def filled(space):
-    """``space`` with ROWS look-alike rows (ties everywhere), the corpus, and generation ``docs`` built."""
+    """``space`` with ROWS look-alike rows (ties everywhere), the corpus, and generation ``docs``
+    built."""
     rng = random.Random(3)
     rows = [
         (i, " ".join(rng.sample(WORDS, 2)), " ".join(rng.sample(WORDS, 1)), "published")

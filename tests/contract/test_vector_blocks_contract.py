@@ -1,4 +1,5 @@
-"""One contract, two stores: a snapshot streams a generation's vectors in blocks that join into its matrix.
+"""One contract, two stores: a snapshot streams a generation's vectors in blocks that join into its
+matrix.
 
 ``Snapshot.vector_blocks(identity, rows)`` is what exact evaluation reads at
 scale: the same vectors as ``matrix``, in its order, ``rows`` at a time, from
@@ -22,13 +23,15 @@ DIMENSION = 16
 
 
 def identities(count: int) -> list[str]:
-    """Row identities whose code-point order is not their insertion order (digits, capitals, accents, emoji)."""
+    """Row identities whose code-point order is not their insertion order (digits, capitals,
+    accents, emoji)."""
     found = [f"{len(k)}:{k}" for k in (f"k{(i * 7919) % count:05d}" for i in range(count - 6))]
     return found + ["1:é", "1:Z", "1:a", "2:10", "3:a\x1fb", "1:😀"]
 
 
 def stored(opened, count: int, dimension: int = DIMENSION, seed: int = 3) -> np.ndarray:
-    """Register the generation and write ``count`` vectors to it in three batches; the vectors in write order."""
+    """Register the generation and write ``count`` vectors to it in three batches; the vectors in
+    write order."""
     rows = [
         (row_identity, row_identity.split(":", 1)[1], "d") for row_identity in identities(count)
     ]
@@ -142,7 +145,8 @@ def test_a_stream_does_not_see_batches_committed_while_it_streams(location):
 
 
 def test_a_stream_holds_one_block_in_memory_not_the_generation(location):
-    """20,000 vectors of dimension 64 are 5 MiB: read 200 at a time, the peak is a small part of the matrix's."""
+    """20,000 vectors of dimension 64 are 5 MiB: read 200 at a time, the peak is a small part of the
+    matrix's."""
     with location.open() as opened:
         stored(opened, 20_000, dimension=64)
         with opened.snapshot() as snapshot:
@@ -160,7 +164,8 @@ def test_a_stream_holds_one_block_in_memory_not_the_generation(location):
 
 
 def damage(location, key: str, what: str) -> None:
-    """Change one stored vector behind the store's back: ``nan`` at its first value, or ``short`` (3 values)."""
+    """Change one stored vector behind the store's back: ``nan`` at its first value, or ``short`` (3
+    values)."""
     if location.kind == "sqlite":
         with sqlite3.connect(location.target) as connection:
             blob = bytearray(

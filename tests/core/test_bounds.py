@@ -1,5 +1,5 @@
-"""The high bounds and judged@k, term by term on hand-built cases, and against pytrec_eval on qrels augmented
-with the holes; a finding the holes decide reads inconclusive."""
+"""The high bounds and judged@k, term by term on hand-built cases, and against pytrec_eval on qrels
+augmented with the holes; a finding the holes decide reads inconclusive."""
 
 from __future__ import annotations
 
@@ -45,13 +45,15 @@ def test_bounds_term_by_term_with_grades_half_and_two_and_a_forbidden_key_in_the
     assert result.values["nDCG"] == pytest.approx(
         (2 / log2(2)) / (2 / log2(1) + 0.5 / log2(2)), abs=1e-15
     )
-    # high: x and y relevant at the case's highest grade, 2 -- in recall's denominator and nDCG's ideal too
+    # high: x and y relevant at the case's highest grade, 2 -- in recall's denominator and nDCG's
+    # ideal too
     assert result.highs["recall"] == 3 / 4
     assert result.highs["MRR"] == 1.0
     dcg = 2 / log2(1) + 2 / log2(2) + 0 / log2(3) + 2 / log2(4)
     ideal = 2 / log2(1) + 2 / log2(2) + 2 / log2(3) + 0.5 / log2(4)
     assert result.highs["nDCG"] == pytest.approx(dcg / ideal, abs=1e-15)
-    # a fixed depth looks at its own top: z (rank 6) is a hole of MAP@10 and P@10, not of the case's top 4
+    # a fixed depth looks at its own top: z (rank 6) is a hole of MAP@10 and P@10, not of the case's
+    # top 4
     assert (
         result.values["P@10"] == 2 / 10 and result.highs["P@10"] == 5 / 10
     )  # x, a, y, c, z; P divides by 10
@@ -167,11 +169,13 @@ def test_a_finding_the_holes_decide_is_inconclusive():
         {"name": "new"}, {"channel": "vector"}, [measured(case, [f"h{case.id}"]) for case in cases]
     )
     mrr = compare_pair(reference, candidate)["measures"]["mrr"]
-    # worse on the judged rows (8 losses: exact p = 2/256); with 3 of the candidate's holes relevant, 5 losses
-    # and 3 ties give p = 2/32 >= 0.05 (2 give 2/64 < 0.05, still worse): 3 of the 8 holes flip it
+    # worse on the judged rows (8 losses: exact p = 2/256); with 3 of the candidate's holes
+    # relevant, 5 losses and 3 ties give p = 2/32 >= 0.05 (2 give 2/64 < 0.05, still worse): 3 of
+    # the 8 holes flip it
     assert mrr["test"]["p_value"] == 2 / 256
     assert (mrr["finding"], mrr["judged"], mrr["holes"]) == ("inconclusive", "worse", 8)
-    # a sample of 5 of the 8 holes, none relevant, bounds the relevant ones left at 2 < 3 (95%): it settles it
+    # a sample of 5 of the 8 holes, none relevant, bounds the relevant ones left at 2 < 3 (95%): it
+    # settles it
     assert mrr["settle"] == {
         "flip_count": 3,
         "plausible": 8,
@@ -203,7 +207,8 @@ def test_a_finding_the_holes_decide_is_inconclusive():
 
 
 def low_holes():
-    """A relevant key first and two holes at ranks 4 and 5 of a top 5 (x and y judged: forbidden)."""
+    """A relevant key first and two holes at ranks 4 and 5 of a top 5 (x and y judged:
+    forbidden)."""
     case = Case(id="c", query="q", k=5, relevant={"a": 1.0}, forbidden=("x", "y"))
     return measured(case, ["a", "x", "y", "h4", "h5"])
 

@@ -1,5 +1,5 @@
-"""The calibration of a model judge: kappa, exact rate bounds and the U a trusted model gives, against hand-worked
-examples and scipy."""
+"""The calibration of a model judge: kappa, exact rate bounds and the U a trusted model gives,
+against hand-worked examples and scipy."""
 
 import pytest
 from scipy.stats import beta, hypergeom
@@ -77,8 +77,8 @@ def test_a_trusted_models_u_counts_its_yes_answers_and_bounds_its_no_answers():
     # the run's holes now: 12 the model calls relevant, 180 it rejects, 3 it did not judge
     u = plausible_with_model(12, 180, 3, table)
     assert u == 12 + 3 + upper_relevant(200, 20, 1)
-    # of the 180 unsampled rejections at most 40 are relevant (95%): 41 relevant among the 200 rejections leave
-    # P(at most 1 in a sample of 20) above 5%, 42 do not
+    # of the 180 unsampled rejections at most 40 are relevant (95%): 41 relevant among the 200
+    # rejections leave P(at most 1 in a sample of 20) above 5%, 42 do not
     assert upper_relevant(200, 20, 1) == 40
     assert hypergeom(200, 41, 20).cdf(1) > 0.05 >= hypergeom(200, 42, 20).cdf(1)
     # with no rejection in the sample, every rejected hole stays plausible

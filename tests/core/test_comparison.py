@@ -1,4 +1,5 @@
-"""The comparison section built from two hand-written runs: counts, flips, intervals, tests, findings."""
+"""The comparison section built from two hand-written runs: counts, flips, intervals, tests,
+findings."""
 
 from __future__ import annotations
 
@@ -86,7 +87,8 @@ def test_counts_deltas_and_statistics_per_measure():
     interval = paired_bootstrap(differences, 2_000, 4)
     assert recall["interval"] == {"low": interval.low, "high": interval.high, "level": 0.95}
     assert recall["test"] == sign_flip_test(differences, 2_000, 4).as_dict()
-    # two non-zero differences (-0.5, +1): patterns +-0.5 +-1 -> |sums| 0.5, 1.5, 1.5, 0.5 >= 0.5: p = 1
+    # two non-zero differences (-0.5, +1): patterns +-0.5 +-1 -> |sums| 0.5, 1.5, 1.5, 0.5 >= 0.5: p
+    # = 1
     assert recall["test"]["p_value"] == 1.0
     assert recall["finding"] == "no clear difference"
     ndcg = result["measures"]["ndcg"]
@@ -160,7 +162,8 @@ def test_bad_settings_are_usage_errors():
 
 
 def test_against_a_baseline_report_pairs_by_case_id():
-    # a damaged baseline never gets this far: it is refused when read (tests/hostile/test_baselines.py)
+    # a damaged baseline never gets this far: it is refused when read
+    # (tests/hostile/test_baselines.py)
     measures = against_baseline(REFERENCE, CANDIDATE, StatisticsSettings(resamples=100))
     assert (
         measures

@@ -1,4 +1,5 @@
-"""The one exact scoring plan gives the ranking of every pair's float64 score, whatever else changes.
+"""The one exact scoring plan gives the ranking of every pair's float64 score, whatever else
+changes.
 
 The oracle is :func:`rank_many` over the float64 score of *every* pair
 (:func:`pair_scores`): the definition of the ranking. :class:`ExactRanking`
@@ -33,7 +34,8 @@ def every_pair(queries: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def near(rng: np.random.Generator, count: int, dimension: int, spread: float = 1e-7) -> np.ndarray:
-    """Unit-length float32 vectors within about ``spread`` of one direction: float32 scores barely differ."""
+    """Unit-length float32 vectors within about ``spread`` of one direction: float32 scores barely
+    differ."""
     direction = rng.standard_normal(dimension)
     vectors = (
         direction / np.linalg.norm(direction) + rng.standard_normal((count, dimension)) * spread
@@ -73,7 +75,8 @@ def wanted(rng: random.Random, keys: list[str], q: int, n: int):
 
 
 def in_blocks(queries, keys, rows, rng: random.Random, **options) -> list:
-    """:class:`ExactRanking` over random blocks of rows, with a random query budget; its rankings."""
+    """:class:`ExactRanking` over random blocks of rows, with a random query budget; its
+    rankings."""
     n = len(keys)
     bounds = sorted({0, n, *(rng.randrange(1, n) for _ in range(rng.randrange(0, 5)) if n > 1)})
     blocks = list(zip(bounds, bounds[1:]))
@@ -150,7 +153,8 @@ def test_near_ties_are_decided_by_the_float64_scores_not_float32_rounding():
 
 
 def test_a_missed_key_is_ranked_across_blocks_it_did_not_see():
-    # "x" comes in the last block; the rows above it came in the first: counted again, only as far as needed
+    # "x" comes in the last block; the rows above it came in the first: counted again, only as far
+    # as needed
     rows = np.array([[0.9], [0.8], [0.7], [0.6], [0.1], [0.6], [0.6]], dtype=np.float32)
     keys = ["a", "b", "c", "d", "e", "w", "x"]
     ranking = ExactRanking(np.ones((1, 1), np.float32), [2], expected=[{"x"}], asked=[["x"]])

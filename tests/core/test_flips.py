@@ -1,4 +1,5 @@
-"""Plausible relevant holes and settling samples, against exact sums (flip counts: test_flips_both_sides)."""
+"""Plausible relevant holes and settling samples, against exact sums (flip counts:
+test_flips_both_sides)."""
 
 from __future__ import annotations
 

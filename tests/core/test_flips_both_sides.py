@@ -1,4 +1,5 @@
-"""Flip counts of a comparison, both ways, against brute force over every subset of the holes of both runs."""
+"""Flip counts of a comparison, both ways, against brute force over every subset of the holes of
+both runs."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ KEYS = [f"d{i}" for i in range(8)]
 
 @st.composite
 def paired(draw):
-    """A few cases: two rankings over eight keys, some relevant (graded 0.5 to 2), some judged not relevant; the
-    holes are the unjudged keys of either top k, shared or one-sided."""
+    """A few cases: two rankings over eight keys, some relevant (graded 0.5 to 2), some judged not
+    relevant; the holes are the unjudged keys of either top k, shared or one-sided."""
     made = []
     for number in range(draw(st.integers(1, 3))):
         k = draw(st.integers(1, 4))
@@ -35,8 +36,8 @@ def paired(draw):
 
 
 def brute_force(cases, measure, target, up):
-    """The least number of holes (every subset of every case's holes) that puts the mean difference at or above
-    ``target`` (``up``) or below it; None when none does."""
+    """The least number of holes (every subset of every case's holes) that puts the mean difference
+    at or above ``target`` (``up``) or below it; None when none does."""
     holes = [(index, key) for index, case in enumerate(cases) for key in case.holes]
     defined = [index for index, case in enumerate(cases) if case.delta(measure) is not None]
     if not defined:
@@ -81,7 +82,8 @@ def test_a_shared_hole_lifts_both_runs_and_grows_both_denominators():
 
 
 def test_a_hole_only_the_reference_returns_can_fail_a_passing_gate():
-    # the candidate keeps the one judged relevant key; the reference also ranks an unjudged "y" first
+    # the candidate keeps the one judged relevant key; the reference also ranks an unjudged "y"
+    # first
     case = PairedCase("c", 2, ("y", "r"), ("r", "z"), {"r": 1.0}, ("y", "z"))
     recall = Measure("recall")
     assert case.delta(recall) == 0.0

@@ -36,7 +36,8 @@ def test_equal_fused_scores_are_broken_by_key_ascending():
 
 
 def test_the_constant_changes_the_balance():
-    # a: rank 1 in one channel only; b: rank 3 in both. Small k favours a lone top rank, large k agreement.
+    # a: rank 1 in one channel only; b: rank 3 in both. Small k favours a lone top rank, large k
+    # agreement.
     small = rrf_scores([[0, 2, 1], [2, 3, 1]], 4, k=0)
     assert small[0] > small[1]  # 1/1 > 1/3 + 1/3
     large = rrf_scores([[0, 2, 1], [2, 3, 1]], 4, k=60)

@@ -1,4 +1,5 @@
-"""The stored formats of core/identity.py, pinned: a store written earlier must still compare equal."""
+"""The stored formats of core/identity.py, pinned: a store written earlier must still compare
+equal."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Judged keys, holes, judged@k and the judgement record's digest (DESIGN.md, "Judged keys and holes")."""
+"""Judged keys, holes, judged@k and the judgement record's digest (DESIGN.md, "Judged keys and
+holes")."""
 
 from ptah.core.corpus import Case
 from ptah.core.judged import (

@@ -1,4 +1,5 @@
-"""The measure registry: every measure agrees with trec_eval (pytrec_eval) to 1e-9; names parse back."""
+"""The measure registry: every measure agrees with trec_eval (pytrec_eval) to 1e-9; names parse
+back."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ TREC = {
 
 
 def trec_eval(name: str, grades: dict[str, int], ranking: list[str], k: int) -> float | None:
-    """pytrec_eval's value of ``name`` at k for one query whose run is ``ranking`` cut at k (strictly decreasing scores)."""
+    """pytrec_eval's value of ``name`` at k for one query whose run is ``ranking`` cut at k
+    (strictly decreasing scores)."""
     request, result_key = TREC[name]
     run = {key: float(len(ranking) - rank) for rank, key in enumerate(ranking[:k])}
     result = (

@@ -21,7 +21,8 @@ MEASURE_NAMES = [m.name for m in DEFAULT_MEASURES]
 
 
 def evaluate_case(case, ranked, rank_of=None):
-    """The one per-case loop (ptah.core.outcomes.measure_case), seen as the three measures and the expectations."""
+    """The one per-case loop (ptah.core.outcomes.measure_case), seen as the three measures and the
+    expectations."""
     result = measure_case(case, ranked, searched=1000, rank_of=rank_of)
     return (
         result.values["recall"],
@@ -216,8 +217,9 @@ def test_evaluate_case_with_no_relevant_key_is_not_applicable():
 
 
 def trec_eval3(grades, ranking, k):
-    """pytrec_eval's recall.k, recip_rank (on the run cut at k) and ndcg_cut.k for one query (None each where
-    trec_eval leaves the query out): :func:`tests.core.test_measures.trec_eval` of each."""
+    """pytrec_eval's recall.k, recip_rank (on the run cut at k) and ndcg_cut.k for one query (None
+    each where trec_eval leaves the query out): :func:`tests.core.test_measures.trec_eval` of
+    each."""
     return tuple(trec_eval(name, grades, ranking, k) for name in ("recall", "MRR", "nDCG"))
 
 

@@ -1,5 +1,6 @@
-"""A model judge in a drop gate's holes rule: trusted on the person's sample it replaces the sample's U with its
-own; below the kappa threshold, or on too small a sample, it is reported and never changes a verdict."""
+"""A model judge in a drop gate's holes rule: trusted on the person's sample it replaces the
+sample's U with its own; below the kappa threshold, or on too small a sample, it is reported and
+never changes a verdict."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ BEFORE = make_run(
     {"channel": "vector"},
     [measure_case(case, [("r", 0.9)], searched=2) for case in CASES],
 )
-# now every case ranks an unjudged row first: MRR 1 -> 0, 30 holes; 15 of them taken relevant bring MRR back to 0.5
+# now every case ranks an unjudged row first: MRR 1 -> 0, 30 holes; 15 of them taken relevant bring
+# MRR back to 0.5
 NOW = make_run(
     {"name": "new"},
     {"channel": "vector"},

@@ -1,5 +1,5 @@
-"""Power planning: the paired normal approximation, worked by hand, read from reports, and checked against a
-simulation of the sign-flip test and bootstrap interval a comparison uses."""
+"""Power planning: the paired normal approximation, worked by hand, read from reports, and checked
+against a simulation of the sign-flip test and bootstrap interval a comparison uses."""
 
 from __future__ import annotations
 
@@ -32,14 +32,17 @@ Z = 1.959964 + 0.841621  # z(0.975) + z(0.8), from a normal table
 
 
 def test_cases_needed_worked_by_hand():
-    # differences 0, 1, 0, -1, 0.5: mean 0.1, squared deviations 0.01 + 0.81 + 0.01 + 1.21 + 0.16 = 2.2,
-    # s = sqrt(2.2 / 4) = 0.741620; n = (2.801585 x 0.741620 / 0.1)^2 = 20.7771^2 = 431.69 -> 432
+    # differences 0, 1, 0, -1, 0.5: mean 0.1, squared deviations 0.01 + 0.81 + 0.01 + 1.21 + 0.16 =
+    # 2.2, s = sqrt(2.2 / 4) = 0.741620; n = (2.801585 x 0.741620 / 0.1)^2 = 20.7771^2 = 431.69 ->
+    # 432
     assert math.ceil((Z * math.sqrt(2.2 / 4) / 0.1) ** 2) == 432
     assert cases_needed([0, 1, 0, -1, 0.5], 0.1, 0.8, 0.05) == 432
-    # s = 0.1, a change of 0.03: (2.801585 x 0.1 / 0.03)^2 = 87.21 -> 88; halving the change quadruples it
+    # s = 0.1, a change of 0.03: (2.801585 x 0.1 / 0.03)^2 = 87.21 -> 88; halving the change
+    # quadruples it
     assert cases_for_spread(0.1, 0.03, 0.8, 0.05) == 88
     assert cases_for_spread(0.1, 0.015, 0.8, 0.05) == 349  # 348.84
-    # a stricter alpha and a higher power need more: (2.575829 + 1.281552) x 0.1 / 0.03 = 12.858^2 = 165.33
+    # a stricter alpha and a higher power need more: (2.575829 + 1.281552) x 0.1 / 0.03 = 12.858^2 =
+    # 165.33
     assert cases_for_spread(0.1, 0.03, 0.9, 0.01) == 166
 
 
@@ -50,7 +53,8 @@ def test_it_cannot_say_without_two_differences_or_any_spread():
 
 
 def test_never_fewer_cases_than_the_sign_flip_test_needs_to_reach_alpha():
-    # the smallest exact two-sided p over n differences is 2 / 2^n: 2/32 = 0.0625 >= 0.05, 2/64 = 0.03125 < 0.05
+    # the smallest exact two-sided p over n differences is 2 / 2^n: 2/32 = 0.0625 >= 0.05, 2/64 =
+    # 0.03125 < 0.05
     assert (
         fewest_cases(0.05) == 6 and fewest_cases(0.01) == 8
     )  # 2/128 = 0.0156 >= 0.01, 2/256 < 0.01
@@ -80,8 +84,9 @@ def test_settings_out_of_range_are_refused(delta, power, alpha):
 
 
 def simulated_power(draw, n: int, corpora: int = 200, resamples: int = 400) -> tuple[float, float]:
-    """The share of ``corpora`` simulated corpora of ``n`` paired differences in which the sign-flip test finds the
-    candidate better (p < 0.05, positive mean) and in which the 95% bootstrap interval lies above 0."""
+    """The share of ``corpora`` simulated corpora of ``n`` paired differences in which the sign-flip
+    test finds the candidate better (p < 0.05, positive mean) and in which the 95% bootstrap
+    interval lies above 0."""
     rng = np.random.default_rng(2026)
     by_test = by_interval = 0
     for index in range(corpora):
@@ -102,7 +107,8 @@ def simulated_power(draw, n: int, corpora: int = 200, resamples: int = 400) -> t
             lambda rng, size: rng.normal(0.03, 0.1, size), 0.1, 0.03, 88, (0.785, 0.82), id="smooth"
         ),
         # recall@k on single-key cases moves by -1, 0 or +1: P(+1) = 0.25, P(-1) = 0.15 -> mean 0.1,
-        # variance 0.4 - 0.1^2 = 0.39, sd 0.6245; (2.801585 x 0.6245 / 0.1)^2 = 306.1 -> 307, most differences 0
+        # variance 0.4 - 0.1^2 = 0.39, sd 0.6245; (2.801585 x 0.6245 / 0.1)^2 = 306.1 -> 307, most
+        # differences 0
         pytest.param(
             lambda rng, size: rng.choice([1.0, 0.0, -1.0], size, p=[0.25, 0.6, 0.15]),
             math.sqrt(0.4 - 0.1**2),
@@ -162,8 +168,8 @@ def test_a_single_run_has_no_pairs_and_plans_as_for_two_independent_runs():
 
 
 def two_runs() -> dict:
-    """The baseline with a second and a third run: each case's nDCG lowered by a tenth of its position (second)
-    or a twentieth (third), so the second run's differences spread more."""
+    """The baseline with a second and a third run: each case's nDCG lowered by a tenth of its
+    position (second) or a twentieth (third), so the second run's differences spread more."""
     document = copy.deepcopy(BASELINE)
     for name, step in (("lower", 0.1), ("slightly-lower", 0.05)):
         run = copy.deepcopy(BASELINE["runs"][0])

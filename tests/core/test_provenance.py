@@ -1,4 +1,5 @@
-"""Where a baseline came from: another generation identity, another source snapshot (ptah.core.provenance)."""
+"""Where a baseline came from: another generation identity, another source snapshot
+(ptah.core.provenance)."""
 
 from __future__ import annotations
 

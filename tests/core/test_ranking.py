@@ -55,7 +55,8 @@ def brute_ties(scores, keys, k, expected):
             [("z", 0.9), ("a", 0.5), ("b", 0.5), ("c", 0.5)],
             id="ties-by-key-ascending",
         ),
-        # three rows share the cutoff score; only two places remain after "top": the smallest keys keep them
+        # three rows share the cutoff score; only two places remain after "top": the smallest keys
+        # keep them
         pytest.param(
             [2.0, 3.0, 2.0, 2.0, 1.0],
             ["m", "top", "b", "x", "a"],
@@ -224,8 +225,9 @@ def _tied_scores(rng, q: int, n: int, dtype) -> np.ndarray:
     scores[rng.random((q, n)) < 0.2] = 0
     if q > 2:
         scores[1] = 0.5
-    # -0.0 equals 0.0, so which of the two a partition leaves at a zero cutoff is its own affair; none of
-    # ptah's scorers makes -0.0 (BLAS adds products onto +0, BM25 and RRF sum non-negative terms).
+    # -0.0 equals 0.0, so which of the two a partition leaves at a zero cutoff is its own affair;
+    # none of ptah's scorers makes -0.0 (BLAS adds products onto +0, BM25 and RRF sum non-negative
+    # terms).
     return scores + dtype(0)
 
 

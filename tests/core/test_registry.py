@@ -1,4 +1,5 @@
-"""The one registry class: items by name in the order registered, a taken name refused, a miss naming them all."""
+"""The one registry class: items by name in the order registered, a taken name refused, a miss
+naming them all."""
 
 from __future__ import annotations
 

@@ -62,7 +62,8 @@ def test_case_outcomes_exact(outcomes):
     ]
     assert (one.values["recall"], one.values["MRR"], one.values["nDCG"]) == (1.0, 1.0, 1.0)
     assert one.passed
-    # two: top 2 = b, d. recall = 1/2 (d of c,d); rr = 1/2; ndcg = (1/log2(3)) / (2/log2(2) + 1/log2(3))
+    # two: top 2 = b, d. recall = 1/2 (d of c,d); rr = 1/2; ndcg = (1/log2(3)) / (2/log2(2) +
+    # 1/log2(3))
     assert two.values["recall"] == 0.5
     assert two.values["MRR"] == 0.5
     assert two.values["nDCG"] == pytest.approx(
@@ -71,7 +72,8 @@ def test_case_outcomes_exact(outcomes):
     assert [(p.key, p.rank) for p in two.missed] == [("c", 3)]
     assert [(p.key, p.rank) for p in two.hits] == [("b", 1)]
     assert not two.passed
-    # three: a, b, c, e all score 0.5; key order fills k=3 with a, b, c and leaves e (the relevant key) outside
+    # three: a, b, c, e all score 0.5; key order fills k=3 with a, b, c and leaves e (the relevant
+    # key) outside
     assert list(three.keys) == ["a", "b", "c"]
     assert (
         three.values["recall"] == 0.0 and three.values["MRR"] == 0.0 and three.values["nDCG"] == 0.0
@@ -82,7 +84,8 @@ def test_case_outcomes_exact(outcomes):
 
 def test_aggregates_carry_denominators(outcomes):
     result = run_of(outcomes).to_dict()["aggregates"]
-    # high: one's hole b counts (2/2), two's top 2 is judged (1/2), three's holes a, b, c join e (3/4)
+    # high: one's hole b counts (2/2), two's top 2 is judged (1/2), three's holes a, b, c join e
+    # (3/4)
     assert result["recall"] == {
         "value": (1.0 + 0.5 + 0.0) / 3,
         "numerator": 1.5,
@@ -167,7 +170,8 @@ def test_comparison_and_drop_gates(outcomes):
     ]
     current = make_report(better)
     comparison = compare(current.runs[0], baseline.runs[0])
-    # current_high: one's hole b relevant (1), two's top 2 judged (1), three's holes a, b, c relevant (3/4)
+    # current_high: one's hole b relevant (1), two's top 2 judged (1), three's holes a, b, c
+    # relevant (3/4)
     assert comparison["aggregates"]["recall"] == {
         "baseline": 0.5,
         "current": 2 / 3,
@@ -188,10 +192,12 @@ def test_comparison_and_drop_gates(outcomes):
         ("max-ndcg-drop", True, False),
     ]
     assert verdicts[2].drop == pytest.approx(2 / 3 - 0.5, abs=1e-15)
-    # the old run's recall is 0.5 on its judged keys and 0.75 if its holes are relevant: 2/3 - 0.75 < 0
+    # the old run's recall is 0.5 on its judged keys and 0.75 if its holes are relevant: 2/3 - 0.75
+    # < 0
     assert verdicts[2].drop_high == pytest.approx(2 / 3 - 0.75, abs=1e-15)
-    # but both runs rank one's and three's holes alike, and two is judged: whatever the holes hold, both runs
-    # move together, so no set of them makes the gate pass (the one-sided rule called it inconclusive)
+    # but both runs rank one's and three's holes alike, and two is judged: whatever the holes hold,
+    # both runs move together, so no set of them makes the gate pass (the one-sided rule called it
+    # inconclusive)
     assert verdicts[2].detail.startswith(
         "recall 0.6667 -> 0.5000 (dropped 0.1667; a drop of 0.0000 is allowed); none of the 4 unjudged rows of "
         "either run could make it pass"
@@ -253,7 +259,8 @@ def test_a_gate_the_paired_test_disagrees_with_says_the_threshold_decides():
 
 
 def test_comparability_names_both_digests_and_the_real_corpus(outcomes):
-    # a changed query is more than judgements: refused, naming both digests and the corpus's own path
+    # a changed query is more than judgements: refused, naming both digests and the corpus's own
+    # path
     baseline = make_report(outcomes)
     asked = Corpus(
         cases=(replace(CASES[0], query="q1 again"), *CASES[1:]), name="t", path="corpora/c.yaml"
@@ -305,7 +312,8 @@ def test_thresholds_are_checked():
     ],
 )
 def test_what_is_not_a_ptah_report_is_refused_before_its_schema(document, message):
-    """The shape of a report ptah can read is the schema's (tests/hostile/test_baselines.py names each field)."""
+    """The shape of a report ptah can read is the schema's (tests/hostile/test_baselines.py names
+    each field)."""
     with pytest.raises(ReportError) as info:
         check_report_format(document, "b.json")
     assert str(info.value) == message

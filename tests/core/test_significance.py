@@ -72,7 +72,8 @@ def test_bootstrap_edge_cases():
 
 
 def exhaustive_p(differences) -> float:
-    """P(|mean of sign-flipped differences| >= |observed mean|) by listing every sign pattern of all n cases."""
+    """P(|mean of sign-flipped differences| >= |observed mean|) by listing every sign pattern of all
+    n cases."""
     values = list(differences)
     observed = abs(sum(values)) / len(values)
     extreme = total = 0
@@ -89,8 +90,9 @@ def test_exact_p_value_equals_an_exhaustive_enumeration():
     assert result.nonzero == 7  # five cases tie; zero differences flip to themselves
     assert result.patterns == 2**7
     assert result.p_value == exhaustive_p(DIFFERENCES)
-    # by hand: six differences are negative and one (+0.088) positive; only the observed pattern, the one
-    # that also flips +0.088 to negative, and the negations of both reach |sum| >= |observed|: 4 of 128
+    # by hand: six differences are negative and one (+0.088) positive; only the observed pattern,
+    # the one that also flips +0.088 to negative, and the negations of both reach |sum| >=
+    # |observed|: 4 of 128
     assert result.p_value == 4 / 128
 
 

@@ -1,4 +1,5 @@
-"""TREC qrels lines: exact text and refusals (run lines and agreement with pytrec_eval: tests/render/test_trec_run.py)."""
+"""TREC qrels lines: exact text and refusals (run lines and agreement with pytrec_eval:
+tests/render/test_trec_run.py)."""
 
 from __future__ import annotations
 

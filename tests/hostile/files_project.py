@@ -1,4 +1,5 @@
-"""A small built project for the file-I/O hostile tests: SQLite source, deterministic embedder, a corpus."""
+"""A small built project for the file-I/O hostile tests: SQLite source, deterministic embedder, a
+corpus."""
 
 from __future__ import annotations
 
@@ -59,7 +60,8 @@ def evaluate(project: Path, *extra) -> list[str]:
 
 
 def python_process(*argv, timeout: float = 60, **options) -> subprocess.CompletedProcess:
-    """``python ARGV`` in a child process that sees this checkout, killed after ``timeout`` seconds (a hang fails the test)."""
+    """``python ARGV`` in a child process that sees this checkout, killed after ``timeout`` seconds
+    (a hang fails the test)."""
     return subprocess.run(
         [sys.executable, *[str(a) for a in argv]],
         capture_output=True,

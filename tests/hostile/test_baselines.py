@@ -1,9 +1,10 @@
-"""Hostile baselines: a file passed as --baseline must never switch a gate off or end in "internal error".
+"""Hostile baselines: a file passed as --baseline must never switch a gate off or end in "internal
+error".
 
-Each attack edits a report that ptah itself wrote (a real project: SQLite source, deterministic embedder,
-two generations, vector and lexical channels) and runs ``ptah inference evaluate --baseline FILE
---max-recall-drop 0.02`` through the CLI: exit 2 and one line naming the field. The untouched report, and the
-checked-in example baseline, still load.
+Each attack edits a report that ptah itself wrote (a real project: SQLite source, deterministic
+embedder, two generations, vector and lexical channels) and runs ``ptah inference evaluate
+--baseline FILE --max-recall-drop 0.02`` through the CLI: exit 2 and one line naming the field. The
+untouched report, and the checked-in example baseline, still load.
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ def evaluate(project, *extra):
 
 @pytest.fixture(scope="module")
 def written(project) -> tuple[dict, int]:
-    """A multi-run report written by ptah (two generations x vector and lexical), and the exit code it gave."""
+    """A multi-run report written by ptah (two generations x vector and lexical), and the exit code
+    it gave."""
     output = project / "report.json"
     code = run_cli(
         None,
@@ -166,7 +168,8 @@ def test_the_checked_in_baseline_still_loads():
 
 
 def edited(report: dict, path: str, value) -> dict:
-    """A deep copy of ``report`` with the value at ``path`` (``runs.0.aggregates.recall.value``) replaced."""
+    """A deep copy of ``report`` with the value at ``path`` (``runs.0.aggregates.recall.value``)
+    replaced."""
     document = copy.deepcopy(report)
     *parents, last = [int(p) if p.isdigit() else p for p in path.split(".")]
     target = document
@@ -305,7 +308,8 @@ def test_means_that_disagree_with_their_cases_are_refused(project, written, caps
         "high": high / 4,
         "high_numerator": high,
     }
-    # a high bound that is not its cases' mean would decide an inconclusive gate with a made-up number
+    # a high bound that is not its cases' mean would decide an inconclusive gate with a made-up
+    # number
     assert refused(project, tmp_path, capsys, edited(written[0], f"{MEAN}.high", 0.0)) == (
         2,
         f"B: runs[0].aggregates.recall.high is 0.0, but the mean of the cases' values is {high / 4!r}; the report is damaged",
@@ -313,7 +317,8 @@ def test_means_that_disagree_with_their_cases_are_refused(project, written, caps
     assert refused(
         project, tmp_path, capsys, edited(written[0], "runs.0.cases.0.high.recall", 7.0)
     ) == (2, "B: runs[0].cases[0].high.recall is 7.0, above the maximum 1; the report is damaged")
-    # a value within [0, 1] that is not the cases' mean: the gate would compare against a made-up number
+    # a value within [0, 1] that is not the cases' mean: the gate would compare against a made-up
+    # number
     assert refused(project, tmp_path, capsys, edited(written[0], f"{MEAN}.value", 1.0)) == (
         2,
         f"B: runs[0].aggregates.recall.value is 1.0, but the mean of the cases' values is {total / 4!r}; the report is damaged",
@@ -430,8 +435,9 @@ def test_not_a_report_at_all(project, written, capsys, tmp_path):
 
 
 def with_ann(report: dict) -> dict:
-    """``report`` as ``--search both`` writes it: each case's ANN recall (1/3 each, for float rounding) and
-    exact measures, and their means in ``aggregates.ann`` (ptah.services.index_search)."""
+    """``report`` as ``--search both`` writes it: each case's ANN recall (1/3 each, for float
+    rounding) and exact measures, and their means in ``aggregates.ann``
+    (ptah.services.index_search)."""
     document = copy.deepcopy(report)
     run = document["runs"][0]
     for case in run["cases"]:
@@ -527,8 +533,9 @@ def test_a_huge_baseline_is_refused_by_its_size_before_it_is_parsed(project, cap
 
 
 def cut_to(report: dict, keep: set[str], *, extra: str | None = None) -> dict:
-    """``report`` with each run cut to the cases ``keep`` (one renamed ``extra`` when given) and every aggregate
-    recomputed from those cases by ptah's own ``make_run``: a subset that checks out except for its ids."""
+    """``report`` with each run cut to the cases ``keep`` (one renamed ``extra`` when given) and
+    every aggregate recomputed from those cases by ptah's own ``make_run``: a subset that checks out
+    except for its ids."""
     from ptah.core.outcomes import make_run
     from ptah.core.report import Report
 
@@ -558,7 +565,8 @@ def cut_to(report: dict, keep: set[str], *, extra: str | None = None) -> dict:
 def test_a_baseline_cut_to_some_cases_is_refused(
     project, written, capsys, tmp_path, keep, extra, message
 ):
-    # every mean recomputed to match and the digest unchanged: only the case ids tell, and they must be the corpus's
+    # every mean recomputed to match and the digest unchanged: only the case ids tell, and they must
+    # be the corpus's
     code, err = refused(project, tmp_path, capsys, cut_to(written[0], keep, extra=extra))
     assert (code, err.replace(str(project / "corpus.yaml"), "C")) == (
         2,

@@ -1,4 +1,5 @@
-"""A reader that leaves early (``ptah … | head -1``) ends ptah with 141, never 1 ("negative verdict").
+"""A reader that leaves early (``ptah … | head -1``) ends ptah with 141, never 1 ("negative
+verdict").
 
 Real subprocesses with a real pipe: the parent reads the first line of a
 long output and closes its end, as ``head -1`` does.

@@ -17,7 +17,8 @@ from tests.services.conftest import DOCS, Workspace
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    """The ten DOCS and a deterministic generation, nothing built; (workspace, the generation's lock file)."""
+    """The ten DOCS and a deterministic generation, nothing built; (workspace, the generation's lock
+    file)."""
     space = Workspace(tmp_path)
     space.execute(
         "CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)"

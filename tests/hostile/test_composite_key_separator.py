@@ -1,4 +1,5 @@
-"""Keys that read alike: U+001F inside a composite key's components, and one value stored as two types.
+"""Keys that read alike: U+001F inside a composite key's components, and one value stored as two
+types.
 
 A corpus names a row by its key, the components joined with U+001F, so
 tenant ``a`` with id ``b␟c`` and tenant ``a␟b`` with id ``c`` would both be
@@ -24,7 +25,8 @@ COLLIDING = ("a\x1fb", "c", "the colliding body")
 
 
 class Source:
-    """Table ``tenants (tenant, id, body)`` in SQLite or PostgreSQL, and a spec reading it from ``folder``."""
+    """Table ``tenants (tenant, id, body)`` in SQLite or PostgreSQL, and a spec reading it from
+    ``folder``."""
 
     def __init__(self, kind: str, folder, url: str | None):
         self.kind, self.folder, self.url = kind, folder, url

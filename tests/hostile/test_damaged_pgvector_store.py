@@ -34,7 +34,8 @@ cases:
 
 @pytest.fixture
 def pg_built(tmp_path, postgres_url, capsys, monkeypatch):
-    """The ten DOCS built into a pgvector store (deterministic model, dimension 32); (workspace, table name)."""
+    """The ten DOCS built into a pgvector store (deterministic model, dimension 32); (workspace,
+    table name)."""
     space = make_workspace(tmp_path / "project", postgres_url)
     (space.folder / "corpus.yaml").write_text(CORPUS)
     monkeypatch.chdir(space.folder)

@@ -1,4 +1,5 @@
-"""A store whose records were changed outside ptah, on both stores: never measured, never an internal error.
+"""A store whose records were changed outside ptah, on both stores: never measured, never an
+internal error.
 
 A vector moved under another row's key, a generation's settings that are not
 JSON, a stored dimension no model gives (10^12 would allocate terabytes), a
@@ -49,7 +50,8 @@ LEXICAL = (*EVALUATE, "--channel", "lexical")
 
 
 class Built:
-    """The published DOCS built into one store kind, in the working folder; SQL on that store as another tool."""
+    """The published DOCS built into one store kind, in the working folder; SQL on that store as
+    another tool."""
 
     def __init__(self, space, kind: str, url: str | None):
         self.space, self.kind, self.url = space, kind, url
@@ -59,7 +61,8 @@ class Built:
     def change(
         self, sqlite_statement: str, postgres_statement: str | None = None, parameters=()
     ) -> int:
-        """Run a statement on the store (``{vectors}``: the generation's vectors table); the rows it changed."""
+        """Run a statement on the store (``{vectors}``: the generation's vectors table); the rows it
+        changed."""
         if self.kind == "sqlite":
             connection = sqlite3.connect(self.space.store_path)
             with connection:
@@ -120,7 +123,8 @@ def test_a_vector_moved_under_another_rows_key_is_damage_found_by_verify(built, 
     code, before, _ = run_cli(capsys, *EVALUATE)
     assert code == 0
     assert json.loads(before)["runs"][0]["cases"][0]["results"][0]["key"] == "1"
-    # rows 1 and 2 trade keys: row 1's vector ("Cancel a subscription") would rank as row 2, every vector intact
+    # rows 1 and 2 trade keys: row 1's vector ("Cancel a subscription") would rank as row 2, every
+    # vector intact
     assert built.change("UPDATE {vectors} SET key = '1' WHERE key = '2'", None) == 1
     assert built.change("UPDATE {vectors} SET key = '2' WHERE row_identity = '1:1'", None) == 1
     what = (
@@ -257,8 +261,8 @@ def test_a_lexical_index_that_points_outside_itself_or_unpacks_to_gigabytes_is_d
 
 
 def test_a_leftover_parsed_corpus_record_is_never_used(tmp_path, capsys, monkeypatch):
-    """The store once kept each corpus's parse under the SHA-256 of the loader and the file; a record forged there
-    (another relevant row) must change nothing: the file is what is measured."""
+    """The store once kept each corpus's parse under the SHA-256 of the loader and the file; a
+    record forged there (another relevant row) must change nothing: the file is what is measured."""
     space = make_workspace(tmp_path, None)
     (space.folder / "corpus.yaml").write_text(CORPUS)
     monkeypatch.chdir(space.folder)
@@ -323,7 +327,8 @@ def test_each_key_is_checked_against_the_identity_it_is_stored_with():
     ids=["another-relevant-row", "not-yaml"],
 )
 def test_a_registered_corpus_whose_stored_text_was_changed_is_never_evaluated(tmp_path, tampered):
-    """The server keeps each registered corpus's text under its digest; text that no longer has it is damage."""
+    """The server keeps each registered corpus's text under its digest; text that no longer has it
+    is damage."""
     records = SqliteRecords(tmp_path / "ptah.db")
     try:
         created, info = register_corpus(records, CORPUS.encode())

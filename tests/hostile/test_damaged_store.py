@@ -45,7 +45,8 @@ REMEDY = "; move it aside and run `ptah inference build` again.\n"
 
 @pytest.fixture
 def built(tmp_path, capsys, monkeypatch):
-    """240 articles built into a SQLite store (deterministic model, dimension 32), in the working folder."""
+    """240 articles built into a SQLite store (deterministic model, dimension 32), in the working
+    folder."""
     space = Workspace(tmp_path)
     space.execute(
         "CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)"
@@ -63,7 +64,8 @@ def ptah(capsys, command: str) -> tuple[int, str, str]:
 
 
 def contents(path) -> list:
-    """Every row of every ptah table, read afresh; raises sqlite3.Error on a file SQLite cannot read."""
+    """Every row of every ptah table, read afresh; raises sqlite3.Error on a file SQLite cannot
+    read."""
     connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         return [
@@ -79,7 +81,8 @@ def damaged(store, what: str) -> str:
 
 
 def change(path, statement: str, parameters=()) -> int:
-    """Run one statement on the store with SQLite itself, as a tool other than ptah could; the rows it changed."""
+    """Run one statement on the store with SQLite itself, as a tool other than ptah could; the rows
+    it changed."""
     connection = sqlite3.connect(path)
     with connection:
         changed = connection.execute(statement, parameters).rowcount

@@ -37,7 +37,8 @@ HOW = ("empty table", "filter matching nothing")
 
 @pytest.fixture(params=["sqlite", "pgvector"])
 def space(request, tmp_path):
-    """The DOCS workspace over one store kind, with the corpus; the source in PostgreSQL beside a pgvector store."""
+    """The DOCS workspace over one store kind, with the corpus; the source in PostgreSQL beside a
+    pgvector store."""
     if request.param == "pgvector":
         server = request.getfixturevalue("postgres_server")
         store, source = server.url(server.create_database()), server.url(server.create_database())
@@ -159,7 +160,8 @@ def test_every_channel_measures_an_empty_generation_once_rows_exist(space, how, 
 def test_texts_without_a_word_the_lexical_channel_indexes_give_it_an_empty_vocabulary(
     space, capsys
 ):
-    """Every row's text is stop words and single letters: BM25 has no token to index, yet every row is a row."""
+    """Every row's text is stop words and single letters: BM25 has no token to index, yet every row
+    is a row."""
     space.execute("DELETE FROM articles")
     space.execute(
         "INSERT INTO articles VALUES (?, ?, ?, ?)",

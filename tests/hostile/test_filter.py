@@ -1,4 +1,5 @@
-"""A ``source.filter`` is one boolean expression in one read-only snapshot, or it is refused with exit 2.
+"""A ``source.filter`` is one boolean expression in one read-only snapshot, or it is refused with
+exit 2.
 
 Each hostile filter is tried on every command that opens the source --
 build, verify, list, search, evaluate (vector channel: key lookup) and
@@ -56,7 +57,8 @@ REFUSED = [
         "the ; at character 13",
     ),  # inside quotes too: one check for all
 ]
-# (filter, PostgreSQL's reason, SQLite's reason): one statement the database cannot run, whatever the command
+# (filter, PostgreSQL's reason, SQLite's reason): one statement the database cannot run, whatever
+# the command
 REJECTED = [
     (
         "1=1) UNION SELECT id, secret FROM secrets WHERE (1=1",
@@ -97,7 +99,8 @@ REJECTED_POSTGRES = [
 REJECTED_SQLITE = [
     ("load_extension('/tmp/ptah-no-such-extension') IS NULL", None, "not authorized")
 ]
-# One boolean expression, though ) or quotes look dangerous: every command succeeds and nothing changes.
+# One boolean expression, though ) or quotes look dangerous: every command succeeds and nothing
+# changes.
 HARMLESS = [
     "title <> 'a) OR (true'",
     "\"title\" <> 'it''s )'",
@@ -116,7 +119,8 @@ HARMLESS_SQLITE = ["[title] <> 'x' AND `body` <> ')'"]
 
 
 class Project:
-    """A folder with ptah.yaml over ``articles`` (and a ``secrets`` table, a sequence in PostgreSQL), built once."""
+    """A folder with ptah.yaml over ``articles`` (and a ``secrets`` table, a sequence in
+    PostgreSQL), built once."""
 
     def __init__(self, folder, database: str, fingerprint):
         self.folder = folder
@@ -210,11 +214,13 @@ def sqlite_project(tmp_path_factory) -> Project:
     return _built(Project(folder, "sqlite:///source.db", fingerprint))
 
 
-# --- ; and comments: refused before any database sees them, on every command -----------------------------
+# --- ; and comments: refused before any database sees them, on every command
+# -----------------------------
 
 
 def _everywhere(project: Project, capsys, filter_: str) -> list[tuple[str, int, str, str]]:
-    """Every command run with ``filter_``: (command, exit code, stdout, stderr); the source unchanged."""
+    """Every command run with ``filter_``: (command, exit code, stdout, stderr); the source
+    unchanged."""
     project.write_spec(filter_)
     before = project.fingerprint()
     results = [(command, *project.run(capsys, command)) for command in COMMANDS]
@@ -234,7 +240,8 @@ def test_a_filter_with_a_semicolon_or_a_comment_is_refused_and_writes_nothing(
     ]
 
 
-# --- one statement the database cannot run: exit 2 naming the filter, on every command ---------------------
+# --- one statement the database cannot run: exit 2 naming the filter, on every command
+# ---------------------
 
 
 def cannot_run(database: str, reason: str) -> str:
@@ -255,10 +262,11 @@ def test_a_filter_the_database_rejects_is_exit_2_naming_the_filter(
     assert results == [(command, EXIT_INPUT, "", expected) for command in COMMANDS]
 
 
-# --- one expression that tries to write: the read-only snapshot refuses it, exit 2 -----------------------
+# --- one expression that tries to write: the read-only snapshot refuses it, exit 2
+# -----------------------
 
-# (filter, the server's reason); every command that reads the source's rows meets it (search too: it shows
-# each result's text, read from the source)
+# (filter, the server's reason); every command that reads the source's rows meets it (search too: it
+# shows each result's text, read from the source)
 WRITING = [
     (
         "set_config('transaction_read_only', 'off', true) = 'off'",
@@ -283,7 +291,8 @@ def test_a_postgres_filter_that_writes_is_stopped_by_the_read_only_snapshot(
     ]
 
 
-# --- quotes and parentheses that only look dangerous: every command works -----------------------------------
+# --- quotes and parentheses that only look dangerous: every command works
+# -----------------------------------
 
 
 @pytest.mark.parametrize(
@@ -299,7 +308,8 @@ def test_a_filter_with_dangerous_looking_quotes_works(request, capsys, project, 
     ]
 
 
-# --- the readers hold the line without the specification loader ------------------------------------------
+# --- the readers hold the line without the specification loader
+# ------------------------------------------
 
 
 def test_the_readers_refuse_a_filter_given_to_them_directly(postgres_project, sqlite_project):
@@ -382,7 +392,8 @@ def test_the_check_refuses_semicolons_and_comment_markers_wherever_they_are(text
     assert (filter_problem(text) is not None) == refused
 
 
-# --- a statement that runs too long: stopped, exit 3 naming the setting -------------------------------------
+# --- a statement that runs too long: stopped, exit 3 naming the setting
+# -------------------------------------
 
 
 def test_a_postgres_statement_past_the_timeout_is_stopped_with_exit_3(postgres_project, capsys):

@@ -1,4 +1,5 @@
-"""A number with thousands of digits in a corpus or a specification is refused, and never echoed whole.
+"""A number with thousands of digits in a corpus or a specification is refused, and never echoed
+whole.
 
 Python converts at most 4,300 digits to an int; a 5,000-digit ``k`` used to
 read as "not a whole number", a 1,000-digit one was printed in full. Each is

@@ -1,4 +1,5 @@
-"""A judgement record that is not a regular file of a sane size is refused, read or written, naming the file.
+"""A judgement record that is not a regular file of a sane size is refused, read or written, naming
+the file.
 
 A link could make ptah read (and then replace) a file outside the corpus's
 folder; a FIFO with no writer would hang the read; a huge file would fill

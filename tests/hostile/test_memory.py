@@ -23,8 +23,8 @@ from tests.conftest import run_cli
 from tests.services.conftest import Workspace
 
 ROWS, CASES, HEADROOM = 50_000, 2_400, 400 * 1024 * 1024
-# Runs the CLI in a child process (not tests.conftest.run_cli: the cap must not bind pytest) under an optional
-# address-space cap; writes how it ended and the process's peak virtual size.
+# Runs the CLI in a child process (not tests.conftest.run_cli: the cap must not bind pytest) under
+# an optional address-space cap; writes how it ended and the process's peak virtual size.
 CHILD = """
 import json, resource, sys
 cap = int(sys.argv[2])
@@ -60,7 +60,8 @@ def corpus(cases: int) -> str:
 
 @pytest.fixture
 def large(tmp_path, capsys) -> Workspace:
-    """50,000 rows of 9-40 random words, built with the deterministic 128-d embedder; corpora of 10 and 2,400 cases."""
+    """50,000 rows of 9-40 random words, built with the deterministic 128-d embedder; corpora of 10
+    and 2,400 cases."""
     space = Workspace(tmp_path)
     rng = random.Random(3)
     space.execute(
@@ -89,7 +90,8 @@ def large(tmp_path, capsys) -> Workspace:
 
 
 def evaluate(space: Workspace, corpus_name: str, cap: int = 0) -> tuple[dict, dict]:
-    """``evaluate --json`` in a child process (capped at ``cap`` bytes of address space): how it ended, the report."""
+    """``evaluate --json`` in a child process (capped at ``cap`` bytes of address space): how it
+    ended, the report."""
     ended_path = space.folder / "ended.json"
     child = subprocess.run(
         [

@@ -1,4 +1,5 @@
-"""A table's own vector column holding JSON nested 100,000 deep: a bad row named (exit 2), never a RecursionError."""
+"""A table's own vector column holding JSON nested 100,000 deep: a bad row named (exit 2), never a
+RecursionError."""
 
 from __future__ import annotations
 

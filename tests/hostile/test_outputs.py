@@ -1,9 +1,10 @@
-"""Hostile outputs: every file ptah writes is replaced atomically, written through, or refused -- never misplaced.
+"""Hostile outputs: every file ptah writes is replaced atomically, written through, or refused --
+never misplaced.
 
 What is at the path decides, a link followed (ptah/adapters/files.py): a regular file or nothing is
-replaced atomically, keeping its permission bits (a link to it stays a link); a character device or FIFO
-is written through; a folder, a socket, an empty path, a read-only file and a FIFO nobody reads are
-refused with exit 2. Runs that could hang (a FIFO) run in a child process with a timeout.
+replaced atomically, keeping its permission bits (a link to it stays a link); a character device or
+FIFO is written through; a folder, a socket, an empty path, a read-only file and a FIFO nobody reads
+are refused with exit 2. Runs that could hang (a FIFO) run in a child process with a timeout.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def is_report(text: str) -> bool:
     return json.loads(text)["format"] == "ptah-report@2"
 
 
-# -- devices, FIFOs, links to them: written through, never replaced ------------------------------------
+# -- devices, FIFOs, links to them: written through, never replaced
+# ------------------------------------
 
 
 @pytest.mark.parametrize("command", ["evaluate", "export-qrels"])
@@ -148,7 +150,8 @@ def test_a_socket_is_refused_with_exit_2(project, tmp_path, capsys):
     assert stat.S_ISSOCK(os.lstat(path).st_mode)
 
 
-# -- regular files: atomic, protection kept ------------------------------------------------------------
+# -- regular files: atomic, protection kept
+# ------------------------------------------------------------
 
 
 def test_a_new_report_has_the_umask_mode_and_leaves_no_temporary(project, tmp_path, capsys):
@@ -187,7 +190,8 @@ def test_a_replaced_report_keeps_its_permission_bits(project, tmp_path, capsys):
     assert os.listdir(tmp_path) == ["report.html"]
 
 
-# -- paths that are no file: exit 2 naming the option and its value -------------------------------------
+# -- paths that are no file: exit 2 naming the option and its value
+# -------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -216,7 +220,8 @@ def test_export_qrels_to_an_empty_path_is_exit_2(project, capsys):
     assert (code, err) == (2, '"": is an empty path; give the path of a file to write\n')
 
 
-# -- outputs over inputs: exit 2 before anything is read or written ------------------------------------
+# -- outputs over inputs: exit 2 before anything is read or written
+# ------------------------------------
 
 
 INPUTS = (
@@ -241,7 +246,8 @@ def contents(project: Path) -> dict[str, bytes]:
 
 
 def refused_over(project: Path, baseline: Path, capsys, *given) -> str:
-    """The sentence of an evaluation refused (exit 2, nothing printed) for ``given`` outputs, every input intact."""
+    """The sentence of an evaluation refused (exit 2, nothing printed) for ``given`` outputs, every
+    input intact."""
     before = contents(project)
     code, out, err = run_cli(capsys, *evaluate(project, "--baseline", baseline, *given))
     assert (code, out) == (2, "")
@@ -358,7 +364,8 @@ def test_report_commands_refuse_an_output_over_the_reports_they_read(
     assert baseline.read_bytes() == before
 
 
-# -- import beir ----------------------------------------------------------------------------------------
+# -- import beir
+# ----------------------------------------------------------------------------------------
 
 
 def test_import_beir_force_keeps_linked_files_and_folders_as_links(tmp_path, capsys):

@@ -1,4 +1,5 @@
-"""A Ray worker's error that quotes a database password reaches no message, and none of Ray's logs, with it.
+"""A Ray worker's error that quotes a database password reaches no message, and none of Ray's logs,
+with it.
 
 The workers of a distributed build receive the source's and the store's URLs
 whole (they connect with them). What a worker raises travels to the driver

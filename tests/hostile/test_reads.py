@@ -1,4 +1,5 @@
-"""Hostile reads: every file ptah reads is a regular file read within a byte bound, whatever st_size says.
+"""Hostile reads: every file ptah reads is a regular file read within a byte bound, whatever st_size
+says.
 
 A device (/dev/zero: st_size 0, endless), a FIFO with no writer (opening it would wait forever) or a
 socket given as corpus, specification, baseline or BEIR file is exit 2 at once, naming the file; a

@@ -1,4 +1,5 @@
-"""A saved report re-rendered by ``report show --markdown``: its free-text fields stay code, never HTML or links.
+"""A saved report re-rendered by ``report show --markdown``: its free-text fields stay code, never
+HTML or links.
 
 The report schema types a gate's ``name`` and the report's ``created_at`` only
 as strings, and the self-consistency checks do not read them, so a hand-edited

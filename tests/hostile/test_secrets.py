@@ -1,4 +1,5 @@
-"""A password the user writes -- in a URL, a libpq key=value string, or through ${VAR} -- is never shown or stored.
+"""A password the user writes -- in a URL, a libpq key=value string, or through ${VAR} -- is never
+shown or stored.
 
 Every form is tried where it can surface: a specification error (exit 2),
 a connection that fails (exit 3: an unreachable host, a wrong password
@@ -28,7 +29,8 @@ UNREACHABLE = "127.0.0.1:1"  # nothing listens on port 1: the connection is refu
 
 
 def write_project(folder: Path, database: str, store: str | None = None) -> Path:
-    """ptah.yaml over ``articles`` (and source.db holding it), ``database`` and ``store`` as given, and a corpus."""
+    """ptah.yaml over ``articles`` (and source.db holding it), ``database`` and ``store`` as given,
+    and a corpus."""
     folder.mkdir(parents=True, exist_ok=True)
     if not (folder / "source.db").exists():
         with sqlite3.connect(folder / "source.db") as db:
@@ -62,7 +64,8 @@ def every_command(capsys, spec: Path) -> list[tuple[int, str, str]]:
     return [run_cli(capsys, *command, "--spec", spec) for command in commands]
 
 
-# --- values that are refused, exit 2, at the line that holds them ---------------------------------------------
+# --- values that are refused, exit 2, at the line that holds them
+# ---------------------------------------------
 
 KEY_VALUE = [
     f"host=db.internal password={SECRET} dbname=src",
@@ -194,7 +197,8 @@ def test_a_value_from_the_environment_is_quoted_as_written_never_expanded(
     assert_nowhere(SECRET, tmp_path, out, err)
 
 
-# --- connections that fail: exit 3, the URL shown with *** ---------------------------------------------------------
+# --- connections that fail: exit 3, the URL shown with ***
+# ---------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -234,9 +238,11 @@ def test_a_store_path_with_an_equals_sign_is_refused(tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def password_role(postgres_server):
-    """A role that must give its password (scram-sha-256) on the server's socket; every other role stays trusted.
+    """A role that must give its password (scram-sha-256) on the server's socket; every other role
+    stays trusted.
 
-    Yields (role, two databases: the source's, holding ``articles``, and the store's, with pgvector).
+    Yields (role, two databases: the source's, holding ``articles``, and the store's, with
+    pgvector).
     """
     role = "ptah_secret_reader"
     hba = Path(postgres_server.socket) / "pg_hba.conf"
@@ -321,8 +327,8 @@ def test_a_run_that_succeeds_keeps_the_password_out_of_output_report_and_file_na
 
 
 def test_a_ray_build_plan_never_shows_the_passwords_it_carries_to_the_workers():
-    """Ray writes an argument's ``repr`` into its own errors ("Could not serialize the argument …"), and the
-    plan every Ray actor receives holds both URLs whole (the workers connect with them)."""
+    """Ray writes an argument's ``repr`` into its own errors ("Could not serialize the argument …"),
+    and the plan every Ray actor receives holds both URLs whole (the workers connect with them)."""
     import pickle
     from dataclasses import fields
 

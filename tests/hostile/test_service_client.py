@@ -1,8 +1,8 @@
-"""The OpenAI-compatible client against hostile servers: what a server answers never costs unbounded memory or
-time, never takes the key elsewhere, and never puts it in a message.
+"""The OpenAI-compatible client against hostile servers: what a server answers never costs unbounded
+memory or time, never takes the key elsewhere, and never puts it in a message.
 
-The server is tests/adapters/openai_server.py, real HTTP on 127.0.0.1, its model a stand-in (the client is
-under test, not the vectors). Each test fails on a client without the protection it names.
+The server is tests/adapters/openai_server.py, real HTTP on 127.0.0.1, its model a stand-in (the
+client is under test, not the vectors). Each test fails on a client without the protection it names.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ ONCE = Policy(attempts=1, backoff_s=0.01, max_delay_s=0.2)
 
 
 class StandIn:
-    """Encodes any text as the same unit vector of 384 values (what the server's model would hand back)."""
+    """Encodes any text as the same unit vector of 384 values (what the server's model would hand
+    back)."""
 
     max_seq_length = 256
 

@@ -1,5 +1,5 @@
-"""``$GITHUB_STEP_SUMMARY`` names a file evaluate appends to without being asked: it must never be a way to hang
-(a FIFO without a reader), to write into a device, or to grow without bound."""
+"""``$GITHUB_STEP_SUMMARY`` names a file evaluate appends to without being asked: it must never be a
+way to hang (a FIFO without a reader), to write into a device, or to grow without bound."""
 
 from __future__ import annotations
 

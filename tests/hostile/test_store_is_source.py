@@ -1,4 +1,5 @@
-"""The store may not be the source database: refused with exit 2 and a sentence, before anything is written.
+"""The store may not be the source database: refused with exit 2 and a sentence, before anything is
+written.
 
 Otherwise ptah would write its tables into the database it promises only to
 read (and, later, blame "a newer ptah" for tables it does not recognise).

@@ -1,4 +1,5 @@
-"""Terminal injection: ids, queries, keys, names and paths from files and databases never reach a terminal raw.
+"""Terminal injection: ids, queries, keys, names and paths from files and databases never reach a
+terminal raw.
 
 Each hostile string is a sequence a terminal (or rich) would act on: ESC [2J
 clears the screen, ESC ] 0;…BEL sets the window title, U+009B is the C1 form
@@ -39,7 +40,8 @@ RAW = ("\x1b", "\x07", "\x9b", "\u202e")
 
 
 def yaml_text(value: str) -> str:
-    """A YAML double-quoted scalar for any string (JSON with every non-ASCII character escaped is one)."""
+    """A YAML double-quoted scalar for any string (JSON with every non-ASCII character escaped is
+    one)."""
     return json.dumps(value, ensure_ascii=True)
 
 
@@ -57,7 +59,8 @@ def wide_terminal(monkeypatch):
 
 @pytest.fixture
 def project(tmp_path, capsys):
-    """A deterministic generation over rows whose keys and texts hold every hostile sequence, built."""
+    """A deterministic generation over rows whose keys and texts hold every hostile sequence,
+    built."""
     connection = sqlite3.connect(tmp_path / "source.db")
     with connection:
         connection.execute("CREATE TABLE articles (id TEXT PRIMARY KEY, title TEXT, body TEXT)")

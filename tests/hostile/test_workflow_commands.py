@@ -1,4 +1,5 @@
-"""A case id or query written to start a second GitHub workflow command, or a Markdown link, or to break XML.
+"""A case id or query written to start a second GitHub workflow command, or a Markdown link, or to
+break XML.
 
 ``evaluate`` prints an ``::error`` annotation per failed case when
 ``GITHUB_ACTIONS=true``; GitHub runs every stdout/stderr line that starts with
@@ -84,7 +85,8 @@ def test_a_hostile_query_and_id_stay_inside_one_annotation_each(hostile):
 
 
 def outside_code_spans(line: str) -> str:
-    """``line`` without its Markdown code spans (a run of n backticks up to the next run of exactly n)."""
+    """``line`` without its Markdown code spans (a run of n backticks up to the next run of exactly
+    n)."""
     return re.sub(r"(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)", "", line)
 
 

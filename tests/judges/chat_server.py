@@ -1,4 +1,5 @@
-"""A local OpenAI-compatible chat completions server that grades by a deterministic rule, with fault modes.
+"""A local OpenAI-compatible chat completions server that grades by a deterministic rule, with fault
+modes.
 
 ``POST /v1/chat/completions``: the user message ptah sends holds the query and
 the row's text; the grade is 1 when they share a word of four letters or more
@@ -27,7 +28,8 @@ WORD = re.compile(r"[a-z]{4,}")
 
 
 def rule(message: str) -> int:
-    """The server's grade of ptah's user message: 1 when the query and the row's text share a word of 4+ letters."""
+    """The server's grade of ptah's user message: 1 when the query and the row's text share a word
+    of 4+ letters."""
     query = message.split("Query:\n", 1)[1].split("\n\nRow text:\n", 1)[0]
     text = message.split("\n\nRow text:\n", 1)[1]
     return int(bool(set(WORD.findall(query.lower())) & set(WORD.findall(text.lower()))))

@@ -1,5 +1,6 @@
-"""A project with a SQLite source of the ten DOCS, the deterministic generation ``docs``, a corpus of four cases and
-a chat judge ``gpt`` served by the local chat server (tests/judges/chat_server.py)."""
+"""A project with a SQLite source of the ten DOCS, the deterministic generation ``docs``, a corpus
+of four cases and a chat judge ``gpt`` served by the local chat server
+(tests/judges/chat_server.py)."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ def chat_server():
 
 @pytest.fixture
 def judged_space(tmp_path, chat_server, monkeypatch):
-    """The workspace, its spec declaring the chat judge ``gpt`` (max_requests 100, timeout 2 s) and the corpus."""
+    """The workspace, its spec declaring the chat judge ``gpt`` (max_requests 100, timeout 2 s) and
+    the corpus."""
     chat_server.reset()
     monkeypatch.setattr(
         chat, "POLICY", http_client.Policy(attempts=3, backoff_s=0.01, max_delay_s=0.5)

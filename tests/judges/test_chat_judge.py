@@ -1,6 +1,6 @@
-"""The chat judge against a local OpenAI-compatible server: every hole graded by the server's rule into the record's
-models section; every wrong answer refused and counted, never recorded; a failing server is exit 3 with nothing
-half-written."""
+"""The chat judge against a local OpenAI-compatible server: every hole graded by the server's rule
+into the record's models section; every wrong answer refused and counted, never recorded; a failing
+server is exit 3 with nothing half-written."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The encoder judge: a generation's model scores each (query, judging text) pair, and the thresholds turn the
-score into the highest grade it reaches."""
+"""The encoder judge: a generation's model scores each (query, judging text) pair, and the
+thresholds turn the score into the highest grade it reaches."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Ray for the distributed-build tests: one local instance (2 CPUs) per module, beside a real PostgreSQL.
+"""Ray for the distributed-build tests: one local instance (2 CPUs) per module, beside a real
+PostgreSQL.
 
 Ray workers import ``tests.ray.kinds`` at start (``worker_process_setup_hook``)
 so the ``raytest/…`` embedders open there as in this process. The instance is
@@ -22,7 +23,8 @@ register()
 
 
 def ray_runtime_env() -> dict:
-    """What every Ray worker of these tests needs: the repository on its path, the test kinds registered."""
+    """What every Ray worker of these tests needs: the repository on its path, the test kinds
+    registered."""
     path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
     return {
         "env_vars": {"PYTHONPATH": path},
@@ -31,7 +33,8 @@ def ray_runtime_env() -> dict:
 
 
 @pytest.fixture(scope="module")
-def ray_local():  # shut down after the module: the rest of the suite runs without Ray's threads and processes
+# shut down after the module: the rest of the suite runs without Ray's threads and processes
+def ray_local():
     import ray
 
     ray.init(

@@ -1,4 +1,5 @@
-"""One partition worker, run in this process (no Ray), against a real PostgreSQL: what it asks the store.
+"""One partition worker, run in this process (no Ray), against a real PostgreSQL: what it asks the
+store.
 
 A partition reads its rows a block at a time and asks the store for each
 block's stored digests by row identity; it counts its range's vectors once,
@@ -36,7 +37,8 @@ def _statements(connection) -> list[str]:
 
 
 def _snapshots(monkeypatch) -> list[int]:
-    """One entry for each store snapshot opened from now on (the worker reads the range's stored rows in one)."""
+    """One entry for each store snapshot opened from now on (the worker reads the range's stored
+    rows in one)."""
     opened: list[int] = []
     snapshot = PgvectorStore.snapshot
 
@@ -63,7 +65,8 @@ def _worker(spec: str, batch_rows: int) -> tuple[PartitionWorker, object]:
 
 
 def _run(worker: PartitionWorker, source_spec, partitions: int) -> list:
-    """Each of ``partitions`` key ranges of the source run by ``worker``, in one exported snapshot."""
+    """Each of ``partitions`` key ranges of the source run by ``worker``, in one exported
+    snapshot."""
     with PartitionedSource(source_spec, worker.plan.root) as source:
         worker.begin(source.export_snapshot(), 32)
         ranges = source.partitions(partitions)
@@ -118,7 +121,8 @@ def test_a_partition_asks_the_store_a_block_of_rows_at_a_time(databases: Databas
 
 
 def _reads(statements: list[str]) -> list[str]:
-    """The store's reads among ``statements``: ``count`` (the range's vectors) and ``by identity`` (a block's)."""
+    """The store's reads among ``statements``: ``count`` (the range's vectors) and ``by identity``
+    (a block's)."""
     return [
         "count" if text.startswith("SELECT count(*)") else "by identity"
         for text in statements
@@ -214,9 +218,10 @@ def test_a_range_reads_the_same_rows_through_the_keys_index(databases: Databases
         )
         index = f"{store._table(identity)[0]}_keys_tb"
         table = store._table(identity)[0]
-        # a key whose integer component is not an integer (the key column's type changed since): the index's
-        # expression must not raise, or every later write to the table would fail; at most the range its text
-        # component falls in holds it (whose worker deletes it: the source has no such row)
+        # a key whose integer component is not an integer (the key column's type changed since): the
+        # index's expression must not raise, or every later write to the table would fail; at most
+        # the range its text component falls in holds it (whose worker deletes it: the source has no
+        # such row)
         store._connection.execute(
             f"INSERT INTO {table} SELECT 'odd', 'a' || chr(31) || '12x', text_sha256, embedding "
             f"FROM {table} LIMIT 1"
@@ -242,7 +247,8 @@ def test_a_range_reads_the_same_rows_through_the_keys_index(databases: Databases
         [count for count, _ in scanned] == [len(rows) for _, rows in scanned] == [90, 91, 90, 271]
     )
     assert all(rows == sorted(rows) for rows in in_ranges) and f"3:a{SEP}b1:7" in in_ranges[0]
-    # the range's rows in the source's code point order, but for the row whose key holds U+001F (the driver's)
+    # the range's rows in the source's code point order, but for the row whose key holds U+001F (the
+    # driver's)
     assert [rows for _, rows in scanned] == [
         [row for row in rows if row != f"3:a{SEP}b1:7"] for rows in in_ranges
     ]

@@ -1,4 +1,5 @@
-"""A ``--ray-address`` where nothing answers is refused at once (exit 3, one sentence), not after Ray's retries.
+"""A ``--ray-address`` where nothing answers is refused at once (exit 3, one sentence), not after
+Ray's retries.
 
 No Ray instance is needed: the address is tried before the build takes the
 store's lock or reads the source (nothing listens on 127.0.0.1 port 1, so the

@@ -30,8 +30,8 @@ SEP = "\x1f"
 
 
 def _rows(count: int) -> list[tuple]:
-    """Composite keys (text tenant, integer id); every 5th body NULL; every 11th row a draft (filtered out);
-    one tenant holding U+001F, the composite key separator."""
+    """Composite keys (text tenant, integer id); every 5th body NULL; every 11th row a draft
+    (filtered out); one tenant holding U+001F, the composite key separator."""
     return [
         (
             f"a{SEP}b" if i == 7 else f"t{i % 3}",
@@ -91,7 +91,8 @@ class Databases:
 
 
 def vectors(spec: str) -> list[tuple]:
-    """Every stored row of the spec's active generation: (row identity, key, text SHA-256, vector text, xmin)."""
+    """Every stored row of the spec's active generation: (row identity, key, text SHA-256, vector
+    text, xmin)."""
     with ptah.open_project(spec) as project:
         url = project._project.spec.store
     with psycopg.connect(url) as connection:
@@ -117,7 +118,8 @@ def check(spec: str):
 
 
 def the_next_build_embeds_exactly_the_rest(spec: str, partitions: int) -> None:
-    """Some of the 272 rows were kept and not all; the next build embeds exactly the others, and verify is ok."""
+    """Some of the 272 rows were kept and not all; the next build embeds exactly the others, and
+    verify is ok."""
     kept = len(vectors(spec))
     assert 0 < kept < 272
     summary = build(spec, partitions=partitions)

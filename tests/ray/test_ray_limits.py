@@ -1,4 +1,5 @@
-"""The ``ray`` engine never hangs on what the cluster cannot place, and leaves none of Ray's processes behind.
+"""The ``ray`` engine never hangs on what the cluster cannot place, and leaves none of Ray's
+processes behind.
 
 Each build runs as ``ptah`` in a process of its own, which starts its own local
 Ray (the way a user's first ``--engine ray`` does), so what ptah started is
@@ -89,7 +90,8 @@ def test_actors_beyond_the_maximum_are_refused_before_ray_starts(databases, cli)
 
 
 def test_what_the_cluster_cannot_place_is_refused_and_sigterm_stops_every_ray_process(databases):
-    """Two local Ray instances, started by ptah: one asked for a GPU this machine lacks, one stopped by SIGTERM."""
+    """Two local Ray instances, started by ptah: one asked for a GPU this machine lacks, one stopped
+    by SIGTERM."""
     spec = databases.spec("ray", batch_size=1)
     marker = uuid.uuid4().hex
     started = time.monotonic()

@@ -1,4 +1,5 @@
-"""A Ray build into a schema of the source's own database: every actor's connections start in that schema.
+"""A Ray build into a schema of the source's own database: every actor's connections start in that
+schema.
 
 The schema travels in the store's URL (its libpq ``options``), so the
 actors, which open the store from the URL alone, write where the driver does.

@@ -1,4 +1,5 @@
-"""A page's layout as headless Chromium draws it at a given width, and its screenshot kept as a test artefact.
+"""A page's layout as headless Chromium draws it at a given width, and its screenshot kept as a test
+artefact.
 
 :func:`layout` loads a copy of the page with a probe script added (and the
 page's Content-Security-Policy meta tag dropped from the copy, since the trend
@@ -49,7 +50,8 @@ PROBE = """<script>(function () {
 
 
 def layout(html: str, name: str, width: int, height: int = HEIGHT) -> dict:
-    """What the probe measured on ``html`` in a window ``width`` px wide (screenshot: ``ARTIFACTS/NAME-WIDTH.png``)."""
+    """What the probe measured on ``html`` in a window ``width`` px wide (screenshot:
+    ``ARTIFACTS/NAME-WIDTH.png``)."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     probed = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html, count=1)
     probed = probed.replace("</body>", PROBE + "</body>")
@@ -69,7 +71,8 @@ def layout(html: str, name: str, width: int, height: int = HEIGHT) -> dict:
 
 
 def overlapping(boxes: list[tuple[str, list[float]]]) -> list[tuple[str, str]]:
-    """Each pair of named boxes (left, top, right, bottom) that overlap by more than a pixel's rounding."""
+    """Each pair of named boxes (left, top, right, bottom) that overlap by more than a pixel's
+    rounding."""
     found = []
     for i, (a, (l1, t1, r1, b1)) in enumerate(boxes):
         for b, (l2, t2, r2, b2) in boxes[i + 1 :]:

@@ -1,4 +1,5 @@
-"""Small typed reports for the renderers' tests, built the way a reader builds them: ``Report.from_dict``."""
+"""Small typed reports for the renderers' tests, built the way a reader builds them:
+``Report.from_dict``."""
 
 from __future__ import annotations
 
@@ -125,7 +126,8 @@ def entry(reference: float, candidate: float, finding: str = "no clear differenc
 
 
 def compared() -> dict:
-    """:func:`document` with a second, worse run compared side by side against it (MAP@10 included)."""
+    """:func:`document` with a second, worse run compared side by side against it (MAP@10
+    included)."""
     data = document()
     worse_values = {"recall": 0.0, "mrr": 0.0, "ndcg": 0.0, "MAP@10": 0.0}
     means = {
@@ -184,7 +186,8 @@ def sliced_entry(
     finding: str = "no clear difference",
     survives: bool = False,
 ) -> dict:
-    """One slice's test on one measure: :func:`entry` with the family's adjusted p and whether it survives."""
+    """One slice's test on one measure: :func:`entry` with the family's adjusted p and whether it
+    survives."""
     return entry(reference, candidate, finding) | {
         "test": {"p_value": p, "method": "exact"},
         "adjusted_p": adjusted,
@@ -194,8 +197,9 @@ def sliced_entry(
 
 
 def sliced() -> dict:
-    """:func:`compared` over a tagged corpus: ``billing`` holds both cases, ``de`` one (listed, not measured); the
-    candidate's slice tests are a family of four under Holm, MAP@10 surviving; a slice drop gate, underpowered."""
+    """:func:`compared` over a tagged corpus: ``billing`` holds both cases, ``de`` one (listed, not
+    measured); the candidate's slice tests are a family of four under Holm, MAP@10 surviving; a
+    slice drop gate, underpowered."""
     data = compared()
     data["corpus"]["slices"] = {
         "billing": {"digest": "sha256:b111", "cases": ["a", "b"]},
@@ -271,7 +275,8 @@ def sliced() -> dict:
 
 
 def plain_text(value: Report | None, draw=render) -> str:
-    """What ``draw`` (the terminal report) prints of ``value`` where output is not a terminal: ptah's plain text."""
+    """What ``draw`` (the terminal report) prints of ``value`` where output is not a terminal:
+    ptah's plain text."""
     buffer = io.StringIO()
     with redirect_stdout(buffer):
         draw(value, PlainConsole())
@@ -290,6 +295,7 @@ def rich_lines(value: Report, width: int, draw=render) -> list[str]:
 
 
 def valid_junit(text: str) -> str:
-    """``text``, once the JUnit schema the CI systems read (``tests/render/junit.xsd``) holds it valid."""
+    """``text``, once the JUnit schema the CI systems read (``tests/render/junit.xsd``) holds it
+    valid."""
     xmlschema.XMLSchema(str(Path(__file__).resolve().parent / "junit.xsd")).validate(text)
     return text

@@ -1,4 +1,5 @@
-"""The CI renderers on small typed reports: an inconclusive drop gate, the holes' high bounds, side-by-side runs."""
+"""The CI renderers on small typed reports: an inconclusive drop gate, the holes' high bounds,
+side-by-side runs."""
 
 from __future__ import annotations
 
@@ -66,7 +67,8 @@ def test_side_by_side_runs_are_compared_in_the_summary_and_the_junit_file():
         "- `worse` is worse than `base` on MAP@10 by 0.5000 (95% CI -1.0000..+0.0000, p = 0.5000; 0 cases better, "
         "1 worse, 1 tied)"
     ) in text
-    # both runs' results are in the report: where the case's key went before and now (a relevant key: its rank)
+    # both runs' results are in the report: where the case's key went before and now (a relevant
+    # key: its rank)
     assert (
         "- `a` in `worse` against `base`: **now failing**; query `query a`; now: `'d1' at rank 1`; before: "
         "`'d1' at rank 1`"
@@ -83,7 +85,8 @@ def test_a_code_span_outlasts_any_run_of_backticks_and_escapes_pipes_in_tables()
 
 
 def test_a_saved_reports_created_at_is_shown_as_code_in_the_summary():
-    # report show re-renders a file: its created_at is only "a string" to the schema, so it may hold Markdown or HTML.
+    # report show re-renders a file: its created_at is only "a string" to the schema, so it may hold
+    # Markdown or HTML.
     typed = replace(
         report(), created_at="x\n\n<img src=https://evil.example/p.png> [go](https://evil.example)"
     )

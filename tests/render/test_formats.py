@@ -1,4 +1,5 @@
-"""The output formats' registry behind ``Report.save``: each registered format writes its renderer's text."""
+"""The output formats' registry behind ``Report.save``: each registered format writes its renderer's
+text."""
 
 from __future__ import annotations
 

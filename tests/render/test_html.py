@@ -1,4 +1,5 @@
-"""The HTML page follows the measures a report holds: an extra MAP@10 is in the summary, the tests, the chart and each case."""
+"""The HTML page follows the measures a report holds: an extra MAP@10 is in the summary, the tests,
+the chart and each case."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Pages people read: each ranked key with its row's first words, the legend's hole, time axes, the registry's order.
+"""Pages people read: each ranked key with its row's first words, the legend's hole, time axes, the
+registry's order.
 
 The same pages drawn by Chromium at 1280 and 800 px: ``test_pages_in_chromium.py``.
 """
@@ -20,7 +21,8 @@ REGISTRY_ORDER = ["recall", "MRR", "nDCG", "MAP@10", "P@2"]
 
 
 def with_p_at_2_first(data: dict) -> dict:
-    """The report with P@2 measured too, written (as a request naming P@2 before MAP@10 writes it) before MAP@10."""
+    """The report with P@2 measured too, written (as a request naming P@2 before MAP@10 writes it)
+    before MAP@10."""
     data = copy.deepcopy(data)
     for run in data["runs"]:
         aggregates = run["aggregates"]
@@ -160,7 +162,8 @@ def test_the_time_axis_keeps_a_label_only_where_it_fits_beside_the_last():
     start = datetime(2026, 1, 1, 12, tzinfo=UTC)
     axis = time_axis([start + timedelta(days=day) for day in range(30)], 60, 620)
     ticks = axis.ticks()
-    # 30 days in 620 px: 21.4 px a day; a date needs 10 * 7 + 10 = 80 px, so every fourth day is labelled
+    # 30 days in 620 px: 21.4 px a day; a date needs 10 * 7 + 10 = 80 px, so every fourth day is
+    # labelled
     assert [label for _, label in ticks] == [f"2026-01-{day:02d}" for day in range(1, 31, 4)]
     assert all(b - a >= 80 for (a, _), (b, _) in zip(ticks, ticks[1:]))
     one_day = time_axis([start, start + timedelta(minutes=3), start + timedelta(minutes=7)], 0, 600)

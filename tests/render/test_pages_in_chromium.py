@@ -1,4 +1,5 @@
-"""The trend page drawn by headless Chromium at 1280 and 800 px: no text of a chart over another, each chart in the window.
+"""The trend page drawn by headless Chromium at 1280 and 800 px: no text of a chart over another,
+each chart in the window.
 
 Screenshots: ``test-artifacts/pages/`` (:mod:`tests.render.pages`).
 """

@@ -1,4 +1,5 @@
-"""Output that is not a terminal is ptah's plain text (ptah.render.layout): no markup, tables as columns, nothing cut."""
+"""Output that is not a terminal is ptah's plain text (ptah.render.layout): no markup, tables as
+columns, nothing cut."""
 
 from __future__ import annotations
 

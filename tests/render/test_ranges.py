@@ -1,4 +1,5 @@
-"""A value the holes move reads min..max over every way they could be judged, never a "high" below the low."""
+"""A value the holes move reads min..max over every way they could be judged, never a "high" below
+the low."""
 
 from __future__ import annotations
 

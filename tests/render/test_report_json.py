@@ -1,4 +1,5 @@
-"""The report's JSON: the file is the document as written; the terminal form escapes what a terminal would act on."""
+"""The report's JSON: the file is the document as written; the terminal form escapes what a terminal
+would act on."""
 
 from __future__ import annotations
 

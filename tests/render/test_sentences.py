@@ -1,4 +1,5 @@
-"""One sentence per finding, gate and verdict, the same words in the terminal, Markdown, HTML and JUnit."""
+"""One sentence per finding, gate and verdict, the same words in the terminal, Markdown, HTML and
+JUnit."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ INCONCLUSIVE_GATE = {
     "relevant, within the allowed drop; 93 unjudged rows in 2 cases ('a', 'b') decide it: list them with "
     "`ptah corpus holes corpus.yaml -g worse`, judge them, and evaluate again",
 }
-# one finding of each kind: the holes decide recall; MAP@10 is worse; MRR is noise; nDCG's interval excludes 0
+# one finding of each kind: the holes decide recall; MAP@10 is worse; MRR is noise; nDCG's interval
+# excludes 0
 SENTENCES = [
     "worse vs base: recall -0.2500 on the judged rows is worse: p = 0.0002, 1 of 1 changed case worse (95% CI "
     "-1.0000..+0.0000); inconclusive: 2 of 93 plausible holes, taken relevant, would change it; judge a random "
@@ -41,7 +43,8 @@ SETTLE = {
     "sample": 40,
     "command": "ptah corpus judge corpus.yaml --sample 40 -g base -g worse",
 }
-CELL = "worse on judged rows; inconclusive (2 of 93 plausible holes)"  # the finding's cell in every table
+# the finding's cell in every table
+CELL = "worse on judged rows; inconclusive (2 of 93 plausible holes)"
 VERDICT = (
     "INCONCLUSIVE",
     "the holes in the judgements decide 1 of 2 gates; judge them and evaluate again",
@@ -185,7 +188,8 @@ def test_an_inconclusive_verdict_names_one_sample_for_the_gates_it_serves():
             {"settling_sample": size, "command": command},
         )
 
-    # two gates between the same runs: one sample of the larger size serves both; another run needs its own
+    # two gates between the same runs: one sample of the larger size serves both; another run needs
+    # its own
     found = [
         undecided("max-recall-drop", 12, "-g new"),
         undecided("max-ndcg-drop", 20, "-g new"),

@@ -1,6 +1,6 @@
-"""Every format shows a tagged corpus's slices: each run's slice means, each comparison's slice tests under the
-family's correction, each slice's failing cases, slice gates and their power note; a corpus without tags reads as
-before."""
+"""Every format shows a tagged corpus's slices: each run's slice means, each comparison's slice
+tests under the family's correction, each slice's failing cases, slice gates and their power note; a
+corpus without tags reads as before."""
 
 from __future__ import annotations
 
@@ -66,7 +66,8 @@ def test_the_terminal_shows_each_slices_means_tests_failing_cases_family_and_gat
 
 
 def with_baseline_slices(correction: str = "holm") -> dict:
-    """:func:`sliced` with the candidate run also compared with a baseline, its slices a family of its own."""
+    """:func:`sliced` with the candidate run also compared with a baseline, its slices a family of
+    its own."""
     data = sliced()
     data["baseline"] = {
         "path": "old.json",

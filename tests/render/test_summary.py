@@ -1,4 +1,5 @@
-"""The first screen of an evaluation: verdict and exit code, failed gates, means, findings, baseline notes."""
+"""The first screen of an evaluation: verdict and exit code, failed gates, means, findings, baseline
+notes."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from tests.render.test_table import DETAIL
 
 
 def summary(data: dict) -> list[str]:
-    """The summary as a wide console prints it (nothing wraps), up to the line that announces the detail."""
+    """The summary as a wide console prints it (nothing wraps), up to the line that announces the
+    detail."""
     lines = rich_lines(report(data), 400, render_summary)
     assert lines[-1] == DETAIL
     return lines[:-1]

@@ -1,4 +1,5 @@
-"""The terminal table follows the measures a report holds: an extra MAP@10 is a column, a mean line and a delta."""
+"""The terminal table follows the measures a report holds: an extra MAP@10 is a column, a mean line
+and a delta."""
 
 from __future__ import annotations
 
@@ -125,7 +126,8 @@ def test_runs_side_by_side_compare_every_measure_the_comparison_holds():
 
 
 COLUMNS = [("case", "left"), ("k", "right"), ("nDCG", "right"), ("status", "left")]
-ROWS = [  # ids as markup() passes them, statuses with styles, a wide id, a long status that wraps when narrow
+# ids as markup() passes them, statuses with styles, a wide id, a long status that wraps when narrow
+ROWS = [
     [markup("1"), "10", "0.3869", "[green]ok[/green]"],
     [
         markup("[bold]x[/bold]"),
@@ -175,8 +177,8 @@ NATURAL = max(
 
 @pytest.mark.parametrize("colour", [None, "truecolor"])
 def test_a_table_that_fits_prints_exactly_what_rich_prints(colour):
-    """Every width where the table fits, with styles; narrower is laid out by ptah (the next test), since rich
-    would cut cells there."""
+    """Every width where the table fits, with styles; narrower is laid out by ptah (the next test),
+    since rich would cut cells there."""
     for width in range(NATURAL, 100):
         for options in ({}, {"title": "index against exact search", "title_justify": "left"}):
             ours, rich = both_ways(ROWS, width, colour, **options)
@@ -184,8 +186,9 @@ def test_a_table_that_fits_prints_exactly_what_rich_prints(colour):
 
 
 def test_a_table_too_wide_for_the_terminal_is_laid_out_never_cut():
-    """Rich fits a narrow terminal by cutting cells ("…"); ptah wraps a status at its spaces, keeps single-word
-    cells whole and, when even that does not fit, stacks each row: every word of every cell is printed whole."""
+    """Rich fits a narrow terminal by cutting cells ("…"); ptah wraps a status at its spaces, keeps
+    single-word cells whole and, when even that does not fit, stacks each row: every word of every
+    cell is printed whole."""
     words = {
         word for row in ROWS for cell in row for word in Console().render_str(cell).plain.split()
     }

@@ -1,4 +1,5 @@
-"""TREC run lines of a typed report: exact text, refusals, and agreement with pytrec_eval on the written files."""
+"""TREC run lines of a typed report: exact text, refusals, and agreement with pytrec_eval on the
+written files."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A variant's controls and each run's time per query in every format; a report without them reads as before."""
+"""A variant's controls and each run's time per query in every format; a report without them reads
+as before."""
 
 from __future__ import annotations
 
@@ -77,8 +78,8 @@ RERANK_TIME = (
 
 
 def timed(gate: bool = True) -> dict:
-    """:func:`compared` as ptah writes it now: both runs timed, the second a variant's with a rerank stage, and
-    (``gate``) the p95 gate failing it."""
+    """:func:`compared` as ptah writes it now: both runs timed, the second a variant's with a rerank
+    stage, and (``gate``) the p95 gate failing it."""
     data = compared()
     base, worse = data["runs"]
     base["cost"], worse["cost"], worse["variant"] = copy.deepcopy(
@@ -131,8 +132,8 @@ def test_the_terminal_says_each_runs_time_and_controls_and_each_comparisons_time
 
 
 def test_a_report_without_times_or_variants_reads_exactly_as_before_they_were_added():
-    """What the times and controls add is lines and suffixes of their own: take them away and the rest is
-    what a report written before them prints."""
+    """What the times and controls add is lines and suffixes of their own: take them away and the
+    rest is what a report written before them prints."""
     now = plain_lines(report(timed(gate=False)))
     added = [line for line in now if line.startswith(("  time per query", "  variant "))]
     assert len(added) == 4

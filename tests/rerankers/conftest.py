@@ -1,4 +1,5 @@
-"""A real rerank server on 127.0.0.1 (both API shapes) with injectable faults, and a context to open rerankers in.
+"""A real rerank server on 127.0.0.1 (both API shapes) with injectable faults, and a context to open
+rerankers in.
 
 ``POST /v1/rerank`` scores each document by how many of the query's words
 (lower-cased, split on spaces) it holds -- :func:`overlap`, which a test

@@ -1,5 +1,5 @@
-"""The bi-encoder reranker: a generation's embedder re-scores candidates as float64 dot products, with the
-deterministic embedder (exact values by hand) and the real MiniLM."""
+"""The bi-encoder reranker: a generation's embedder re-scores candidates as float64 dot products,
+with the deterministic embedder (exact values by hand) and the real MiniLM."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ TEXTS = [
 
 
 def dot(left, right) -> float:
-    """The float64 dot product of two float32 vectors, the exact products added in dimension order."""
+    """The float64 dot product of two float32 vectors, the exact products added in dimension
+    order."""
     total = 0.0
     for a, b in zip(left.tolist(), right.tolist()):
         total += a * b

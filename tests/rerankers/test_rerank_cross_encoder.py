@@ -1,5 +1,6 @@
-"""The cross-encoder reranker on a tiny randomly initialised BERT saved to a temporary folder: the real loading
-(resolve_model, sentence-transformers' CrossEncoder) and scoring path, checked against transformers' own forward pass."""
+"""The cross-encoder reranker on a tiny randomly initialised BERT saved to a temporary folder: the
+real loading (resolve_model, sentence-transformers' CrossEncoder) and scoring path, checked against
+transformers' own forward pass."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ TEXTS = [
 
 
 def save_tiny_model(folder: Path, *, nan: bool = False, labels: int = 1) -> Path:
-    """A 2-layer BERT with ``labels`` outputs and a 17-word vocabulary, randomly initialised (seed 0), and its
-    tokenizer; with ``nan`` its classifier's bias is NaN."""
+    """A 2-layer BERT with ``labels`` outputs and a 17-word vocabulary, randomly initialised (seed
+    0), and its tokenizer; with ``nan`` its classifier's bias is NaN."""
     import torch
     import transformers
     from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
@@ -52,7 +53,8 @@ def save_tiny_model(folder: Path, *, nan: bool = False, labels: int = 1) -> Path
         with torch.no_grad():
             model.classifier.bias.fill_(float("nan"))
     model.save_pretrained(folder)
-    # transformers 5 reads the vocabulary from vocab= and ignores 4.x's vocab_file= (every word then [UNK])
+    # transformers 5 reads the vocabulary from vocab= and ignores 4.x's vocab_file= (every word then
+    # [UNK])
     tokenizer = BertTokenizerFast(
         **{"vocab" if transformers.__version__ >= "5" else "vocab_file": str(vocabulary)}
     )
@@ -67,8 +69,9 @@ def save_tiny_model(folder: Path, *, nan: bool = False, labels: int = 1) -> Path
 
 
 def forward(folder: Path, query: str, texts: list[str], batch_size: int) -> list[float]:
-    """Each pair's logit from transformers directly, the pairs padded together ``batch_size`` at a time in order,
-    longest first within a batch as sentence-transformers orders them (a row's last bits depend on its place)."""
+    """Each pair's logit from transformers directly, the pairs padded together ``batch_size`` at a
+    time in order, longest first within a batch as sentence-transformers orders them (a row's last
+    bits depend on its place)."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 

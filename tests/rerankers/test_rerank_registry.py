@@ -1,5 +1,6 @@
-"""Reranker kinds by name: ptah's three, a plug-in found through the ptah.rerankers entry point as a pip-installed
-package is (a module and a dist-info folder on the path), and the refusals of an unknown kind or a broken plug-in."""
+"""Reranker kinds by name: ptah's three, a plug-in found through the ptah.rerankers entry point as a
+pip-installed package is (a module and a dist-info folder on the path), and the refusals of an
+unknown kind or a broken plug-in."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The service reranker against a real rerank server on 127.0.0.1 (conftest.py): both API shapes, the shared client
-policy (retries honouring Retry-After, the key only in its header, usage) and every wrong answer refused."""
+"""The service reranker against a real rerank server on 127.0.0.1 (conftest.py): both API shapes,
+the shared client policy (retries honouring Retry-After, the key only in its header, usage) and
+every wrong answer refused."""
 
 from __future__ import annotations
 

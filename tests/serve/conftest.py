@@ -1,4 +1,5 @@
-"""A real ``ptah serve`` on 127.0.0.1 (a free port) over a project of ten rows and two deterministic generations.
+"""A real ``ptah serve`` on 127.0.0.1 (a free port) over a project of ten rows and two deterministic
+generations.
 
 The server is the installed command in its own process, exactly as a user
 starts it; tokens are made with ``ptah token create`` (its last stdout line);
@@ -135,7 +136,8 @@ class Project:
 
 
 def make_project(folder: Path, store: str | None = None) -> Project:
-    """The ten DOCS, generations docs and wide built, tokens manage, read and revoked; ``store``: a URL."""
+    """The ten DOCS, generations docs and wide built, tokens manage, read and revoked; ``store``: a
+    URL."""
     import sqlite3
 
     project = Project(folder)
@@ -183,7 +185,8 @@ def server(project) -> Server:
 def wait_done(
     client: httpx.Client, job_id: str, timeout: float = 120, until=("done", "failed", "cancelled")
 ) -> dict:
-    """The job once its status is one of ``until`` (by default: finished); AssertionError past ``timeout`` s."""
+    """The job once its status is one of ``until`` (by default: finished); AssertionError past
+    ``timeout`` s."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         job = client.get(f"/v1/evaluations/{job_id}").json()

@@ -1,4 +1,5 @@
-"""Every endpoint x (no token, read, manage, revoked): the documented status, and revocation counts at once."""
+"""Every endpoint x (no token, read, manage, revoked): the documented status, and revocation counts
+at once."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The whole flow over HTTP against a real server: register, evaluate, poll, fetch; the report is the CLI's."""
+"""The whole flow over HTTP against a real server: register, evaluate, poll, fetch; the report is
+the CLI's."""
 
 from __future__ import annotations
 
@@ -191,7 +192,8 @@ def test_a_baseline_is_an_earlier_evaluation_and_its_gates_are_judged(project, s
     )
     gate = next(gate for gate in report["gates"] if gate["name"] == "max-recall-drop")
     assert drop <= 0.0
-    # it passes on its judged values, but the baseline's unjudged rows could make it fail: questioned, not passed
+    # it passes on its judged values, but the baseline's unjudged rows could make it fail:
+    # questioned, not passed
     assert (gate["passed"], gate["inconclusive"], gate["holes"]["direction"]) == (
         False,
         True,

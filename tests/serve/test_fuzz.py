@@ -1,5 +1,6 @@
-"""Schemathesis over ``/openapi.json``: every endpoint, valid and invalid inputs, with a manage token and
-without: never a 500, never a traceback, every error a problem+json. Bounded in examples and time."""
+"""Schemathesis over ``/openapi.json``: every endpoint, valid and invalid inputs, with a manage
+token and without: never a 500, never a traceback, every error a problem+json. Bounded in examples
+and time."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Job states in process, with an evaluation held open: a cancel or a graceful stop during a run wins over its
-result, and a restart fails what was running."""
+"""Job states in process, with an evaluation held open: a cancel or a graceful stop during a run
+wins over its result, and a restart fails what was running."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Load on loopback, bounded in count and time: 50 concurrent clients; and a restart during a running job."""
+"""Load on loopback, bounded in count and time: 50 concurrent clients; and a restart during a
+running job."""
 
 from __future__ import annotations
 

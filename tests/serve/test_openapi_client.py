@@ -1,6 +1,6 @@
-"""The OpenAPI document serves a client: openapi-python-client generates one from ``/openapi.json`` and it
-registers a corpus and drives an evaluation through the real server; and each request option's declaration is
-what the command line, the server and the document enforce."""
+"""The OpenAPI document serves a client: openapi-python-client generates one from ``/openapi.json``
+and it registers a corpus and drives an evaluation through the real server; and each request
+option's declaration is what the command line, the server and the document enforce."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The page at ``/`` rendered in headless Chromium: its trend charts' numbers are the reports' means exactly, on a
-time axis, in the measure registry's order, readable at 1280 and 800 px (screenshots: ``test-artifacts/pages/``);
-each report's page shows its keys with their rows' first words."""
+"""The page at ``/`` rendered in headless Chromium: its trend charts' numbers are the reports' means
+exactly, on a time axis, in the measure registry's order, readable at 1280 and 800 px (screenshots:
+``test-artifacts/pages/``); each report's page shows its keys with their rows' first words."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from tests.serve.conftest import wait_done
 
 
 class Points(HTMLParser):
-    """Every chart point (``circle`` with ``data-evaluation``) and every element's ``src``/``href`` to the network."""
+    """Every chart point (``circle`` with ``data-evaluation``) and every element's ``src``/``href``
+    to the network."""
 
     def __init__(self):
         super().__init__()

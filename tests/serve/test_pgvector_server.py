@@ -1,4 +1,5 @@
-"""The server over a pgvector store: tokens, corpora, jobs and reports kept in PostgreSQL, across a restart."""
+"""The server over a pgvector store: tokens, corpora, jobs and reports kept in PostgreSQL, across a
+restart."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""``ptah serve`` under real use (issue 26, item 3): a second server, a stop, clients that leave, cross-site forms,
-near-duplicate queries across splits, long listings, a flooded queue, concurrent token names, the report's corpus."""
+"""``ptah serve`` under real use (issue 26, item 3): a second server, a stop, clients that leave,
+cross-site forms, near-duplicate queries across splits, long listings, a flooded queue, concurrent
+token names, the report's corpus."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ def server(project):
 
 @contextmanager
 def source_locked(folder):
-    """The source held under an exclusive lock: a job that starts cannot read it, and stays running meanwhile."""
+    """The source held under an exclusive lock: a job that starts cannot read it, and stays running
+    meanwhile."""
     blocker = sqlite3.connect(folder / "source.db", isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")
     try:
@@ -198,8 +200,8 @@ def test_a_test_query_differing_only_in_form_from_a_development_query_is_refused
 
 
 class _ScanTogether:
-    """A real record store whose every listing of tokens waits (up to 2 s) for the other creator's: the interleaving
-    in which two creators both look for the name before either writes its token."""
+    """A real record store whose every listing of tokens waits (up to 2 s) for the other creator's:
+    the interleaving in which two creators both look for the name before either writes its token."""
 
     def __init__(self, records, barrier: threading.Barrier):
         self._records, self._barrier = records, barrier
@@ -283,7 +285,9 @@ def test_a_listing_reads_the_job_records_no_further_than_its_page(project, serve
             wait_done(client, job_id)
         with ptah.open_project(project.spec) as opened:
             records = open_records(opened.spec)
-        try:  # a record past the page that cannot be read: a listing that read every record would fail on it
+        # a record past the page that cannot be read: a listing that read every record would fail on
+        # it
+        try:
             records.put("evaluation", "ev_" + "f" * 24, "{not a job")
             first = client.get("/v1/evaluations", params={"limit": 2}).json()
         finally:

@@ -1,5 +1,5 @@
-"""What ``ptah serve`` needs of a record store beyond add/put/get/items, on SQLite and on PostgreSQL alike: a page
-of a kind after a key, removing a record, and the one-server-per-store lock."""
+"""What ``ptah serve`` needs of a record store beyond add/put/get/items, on SQLite and on PostgreSQL
+alike: a page of a kind after a key, removing a record, and the one-server-per-store lock."""
 
 from __future__ import annotations
 

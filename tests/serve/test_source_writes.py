@@ -1,4 +1,5 @@
-"""The application keeps writing to its SQLite table while ``ptah serve`` evaluates over it (issue 26, item 2).
+"""The application keeps writing to its SQLite table while ``ptah serve`` evaluates over it (issue
+26, item 2).
 
 The source is the application's file in SQLite's default rollback-journal
 mode, where a reader holding a transaction makes every writer wait. The

@@ -1,4 +1,5 @@
-"""``ptah token create|list|revoke``: the token is printed once, only a digest is stored, bad input is exit 2."""
+"""``ptah token create|list|revoke``: the token is printed once, only a digest is stored, bad input
+is exit 2."""
 
 from __future__ import annotations
 

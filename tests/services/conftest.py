@@ -1,4 +1,5 @@
-"""A real project in a tmp folder: a SQLite source table, a ptah.yaml and (after a build) a store."""
+"""A real project in a tmp folder: a SQLite source table, a ptah.yaml and (after a build) a
+store."""
 
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ class Workspace:
         connection.close()
 
     def write_spec(self, **fields) -> Path:
-        """ptah.yaml made by ``tests.conftest.spec_yaml(**fields)``; by default generation ``docs``, 32 dimensions."""
+        """ptah.yaml made by ``tests.conftest.spec_yaml(**fields)``; by default generation ``docs``,
+        32 dimensions."""
         fields.setdefault(
             "generations",
             {"docs": {"model": "ptah/deterministic", "dimension": 32, "batch_size": 4}},
@@ -66,13 +68,15 @@ class Workspace:
 
     @staticmethod
     def judging_text(row) -> str:
-        """A DOCS row's judging text under the default spec: every column a template uses, labelled."""
+        """A DOCS row's judging text under the default spec: every column a template uses,
+        labelled."""
         return f"title: {row[1]}\nbody: {row[2]}"
 
 
 @pytest.fixture
 def workspace(tmp_path) -> Workspace:
-    """The ten DOCS in table ``articles`` (id, title, body, status) and a deterministic generation ``docs``."""
+    """The ten DOCS in table ``articles`` (id, title, body, status) and a deterministic generation
+    ``docs``."""
     space = Workspace(tmp_path)
     space.execute(
         "CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT, body TEXT, status TEXT)"
@@ -83,7 +87,8 @@ def workspace(tmp_path) -> Workspace:
 
 
 def request(*, names=None, baseline_path=None, thresholds=None, **options):
-    """An EvaluationRequest from the keywords these tests spell: ``names``, ``baseline_path``, ``thresholds``."""
+    """An EvaluationRequest from the keywords these tests spell: ``names``, ``baseline_path``,
+    ``thresholds``."""
     from ptah.core.request import EvaluationRequest
 
     return EvaluationRequest(

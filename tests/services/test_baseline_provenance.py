@@ -1,4 +1,5 @@
-"""The gate says when its baseline came from another generation identity or another snapshot of the source."""
+"""The gate says when its baseline came from another generation identity or another snapshot of the
+source."""
 
 from __future__ import annotations
 

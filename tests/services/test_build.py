@@ -22,7 +22,8 @@ from ptah.services.verify import list_generations, verify
 
 
 def model_of(project) -> DeterministicEmbedder:
-    """The embedder the project opens for its active generation (one per project), which records its calls."""
+    """The embedder the project opens for its active generation (one per project), which records its
+    calls."""
     return project.embedder(project.generation().settings)
 
 
@@ -189,7 +190,8 @@ def test_progress_is_reported_before_the_first_batch_and_after_each_commit(works
 # --- interruption and concurrency, with a real second process ------------------------
 
 SLOW_MODEL = "test/slow"
-"""The model of the slow builds; the other process registers a slow deterministic embedder under it."""
+"""The model of the slow builds; the other process registers a slow deterministic embedder under
+it."""
 
 SLOW_BUILD = textwrap.dedent(
     """
@@ -217,8 +219,9 @@ SLOW_BUILD = textwrap.dedent(
 
 @contextmanager
 def slow_build_of(workspace):
-    """Generation ``docs`` of model ``test/slow``, built in another process (run from the repository root, so it
-    imports ``tests.embedders``) and stopped inside its second batch after committing the first three rows."""
+    """Generation ``docs`` of model ``test/slow``, built in another process (run from the repository
+    root, so it imports ``tests.embedders``) and stopped inside its second batch after committing
+    the first three rows."""
     workspace.write_spec(generations={"docs": f"model: {SLOW_MODEL}"})
     process = subprocess.Popen(
         [sys.executable, "-c", SLOW_BUILD, str(workspace.spec_path), SLOW_MODEL],

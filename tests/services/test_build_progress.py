@@ -1,4 +1,5 @@
-"""A build's progress between commits, what Ctrl-C says it kept, and the status ``inference list`` gives after it."""
+"""A build's progress between commits, what Ctrl-C says it kept, and the status ``inference list``
+gives after it."""
 
 from __future__ import annotations
 
@@ -94,8 +95,9 @@ def test_the_local_model_reports_each_model_batch_and_embeds_the_same_vectors():
     assert np.allclose(vectors, minilm.embed_documents(texts), atol=1e-5)
 
 
-# A build in a child process, not tests.conftest.run_cli: the test interrupts it with SIGINT mid-batch. Its model
-# test/stops reports REPORTED rows of its batch number BATCHES_FIRST (from 0), says "embedding" and waits there.
+# A build in a child process, not tests.conftest.run_cli: the test interrupts it with SIGINT
+# mid-batch. Its model test/stops reports REPORTED rows of its batch number BATCHES_FIRST (from 0),
+# says "embedding" and waits there.
 INTERRUPTED_BUILD = textwrap.dedent(
     """
     import sys, time
@@ -119,8 +121,9 @@ INTERRUPTED_BUILD = textwrap.dedent(
 
 
 def interrupt_build(spec_path: Path, batches_first: int, reported: int = 0) -> tuple[int, str]:
-    """Build ``spec_path`` (model ``test/stops``) in a child process, SIGINT it once its embedder has reported
-    ``reported`` rows of the batch after ``batches_first`` and printed "embedding": its exit code and stderr."""
+    """Build ``spec_path`` (model ``test/stops``) in a child process, SIGINT it once its embedder
+    has reported ``reported`` rows of the batch after ``batches_first`` and printed "embedding": its
+    exit code and stderr."""
     process = subprocess.Popen(
         [
             sys.executable,
@@ -150,9 +153,9 @@ def interrupt_build(spec_path: Path, batches_first: int, reported: int = 0) -> t
 def test_ctrl_c_says_how_many_rows_were_kept_exits_130_and_list_says_partial(
     workspace, embedders, batches_first, kept, status
 ):
-    """A real ``ptah inference build`` in another process (39 rows, committed 16 at a time), SIGINT while it embeds
-    a batch: the rows of the batches committed before are kept, the sentence says so, and ``inference list``
-    never says current."""
+    """A real ``ptah inference build`` in another process (39 rows, committed 16 at a time), SIGINT
+    while it embeds a batch: the rows of the batches committed before are kept, the sentence says
+    so, and ``inference list`` never says current."""
     workspace.execute(
         "INSERT INTO articles VALUES (?, ?, ?, ?)",
         [(n, f"Article {n}", f"Body {n}.", "published") for n in range(11, 41)],

@@ -1,4 +1,5 @@
-"""Channels through the evaluate use case on a real SQLite project: lexical, hybrid, the runs they make, their errors."""
+"""Channels through the evaluate use case on a real SQLite project: lexical, hybrid, the runs they
+make, their errors."""
 
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ def built(workspace, embedders):
 
 
 def measured(workspace, corpus_text=CORPUS, baseline=None, **options):
-    """The report of ``corpus_text`` evaluated on ``workspace``, a fresh TableEmbedder the model ``test/table``."""
+    """The report of ``corpus_text`` evaluated on ``workspace``, a fresh TableEmbedder the model
+    ``test/table``."""
     EMBEDDERS["test/table"] = TableEmbedder()
     with workspace.project() as project:
         return evaluate(
@@ -248,8 +250,8 @@ def test_bad_fusion_settings_are_usage_errors():
 def test_rows_a_query_does_not_match_are_not_results_and_a_miss_says_how_many_its_own_query_matched(
     built,
 ):
-    """Each case's query matches its own number of rows (none, for the first): the miss says that number, never
-    one depth for all."""
+    """Each case's query matches its own number of rows (none, for the first): the miss says that
+    number, never one depth for all."""
     corpus = (
         'version: 1\ndefault_k: 3\ncases:\n  - {id: nothing, query: "zzzzqq xxyyzz", required: ["1"]}\n'
         '  - {id: billing, query: billing, required: ["2"]}\n  - {id: hooks, query: webhooks, required: ["2"]}\n'

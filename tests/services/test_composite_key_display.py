@@ -1,4 +1,5 @@
-"""Composite keys as people read them (``1 · published``) and the hint when a corpus joins them with another mark."""
+"""Composite keys as people read them (``1 · published``) and the hint when a corpus joins them with
+another mark."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The evaluate use case on a real SQLite project with hand-set vectors, so every number is known exactly."""
+"""The evaluate use case on a real SQLite project with hand-set vectors, so every number is known
+exactly."""
 
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ def angle_vector(degrees: float) -> list[float]:
 
 
 class TableEmbedder:
-    """Vectors by text: document i sits at i*10 degrees; a query "at D" sits at D degrees, plus ``turn`` (a changed
-    query model). Records calls."""
+    """Vectors by text: document i sits at i*10 degrees; a query "at D" sits at D degrees, plus
+    ``turn`` (a changed query model). Records calls."""
 
     dimension = 3
 
@@ -83,7 +84,8 @@ def built(workspace, embedders):
 
 
 def run(workspace, corpus_text=CORPUS, embedder=None, **options):
-    """The report as a dict, evaluated with ``embedder`` (default: a fresh TableEmbedder) as the model."""
+    """The report as a dict, evaluated with ``embedder`` (default: a fresh TableEmbedder) as the
+    model."""
     corpus = parse_corpus(corpus_text, name="c.yaml")
     EMBEDDERS["test/table"] = embedder or TableEmbedder()
     with workspace.project() as project:

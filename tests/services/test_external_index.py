@@ -1,4 +1,5 @@
-"""Index search of an external generation: the index the table already has on its column, in a real PostgreSQL.
+"""Index search of an external generation: the index the table already has on its column, in a real
+PostgreSQL.
 
 The table holds generation ``own``'s very vectors (ten rows), so an index
 that finds every row (HNSW at ef_search 40; IVFFlat with one list) must
@@ -22,7 +23,8 @@ from tests.services.test_external_vectors import (
 
 @pytest.fixture
 def pg_external(sqlite_external, postgres_server, postgres_database):
-    """The articles in PostgreSQL with ``embedding vector(32)`` holding ``own``'s vectors; the spec reads them there."""
+    """The articles in PostgreSQL with ``embedding vector(32)`` holding ``own``'s vectors; the spec
+    reads them there."""
     workspace, vectors = sqlite_external
     db = pg_table(workspace, vectors, postgres_server, postgres_database)
     yield workspace, db
@@ -190,14 +192,16 @@ HALF_ERROR = (
 def test_half_precision_vectors_rank_as_the_built_generation(
     sqlite_external, postgres_server, postgres_database, column_type
 ):
-    """A halfvec column (or, where the server's pgvector predates halfvec, 0.7, a vector column holding the same
-    float16-rounded values a halfvec hands back) ranks every case as the built generation does.
+    """A halfvec column (or, where the server's pgvector predates halfvec, 0.7, a vector column
+    holding the same float16-rounded values a halfvec hands back) ranks every case as the built
+    generation does.
 
-    Rounding to float16 moves each component by at most 2^-11 of itself, so a unit vector moves by at most
-    2^-11 and, scaled back to unit length, by at most 2^-10; a cosine with a unit query moves as much. So each
-    score is asserted within 2^-10 (+1e-6 for float32 arithmetic) of the built generation's, and -- since no two
-    rows of these cases score within 2 x 2^-10 of each other at the ranks that count -- the same keys in the same
-    order, hence exactly the same recall, MRR and nDCG means.
+    Rounding to float16 moves each component by at most 2^-11 of itself, so a unit vector moves by
+    at most 2^-11 and, scaled back to unit length, by at most 2^-10; a cosine with a unit query
+    moves as much. So each score is asserted within 2^-10 (+1e-6 for float32 arithmetic) of the
+    built generation's, and -- since no two rows of these cases score within 2 x 2^-10 of each other
+    at the ranks that count -- the same keys in the same order, hence exactly the same recall, MRR
+    and nDCG means.
     """
     workspace, vectors = sqlite_external
     with postgres_server.admin(postgres_database) as db:

@@ -1,4 +1,5 @@
-"""External generations: vectors the table already holds, in a SQLite BLOB or JSON column and a real pgvector column.
+"""External generations: vectors the table already holds, in a SQLite BLOB or JSON column and a real
+pgvector column.
 
 The table is filled with the very vectors ptah's own generation of the same
 model stores, so evaluating the external generation must give that built
@@ -56,8 +57,8 @@ def ptah_in(capsys, workspace, *argv) -> tuple[int, str]:
 
 
 def evaluate_cli(capsys, workspace, *options) -> tuple[int, str]:
-    """``ptah inference evaluate -g ext`` on CORPUS (written to ``c.yaml``): the exit code and the output, its lines
-    joined (a narrow terminal wraps them)."""
+    """``ptah inference evaluate -g ext`` on CORPUS (written to ``c.yaml``): the exit code and the
+    output, its lines joined (a narrow terminal wraps them)."""
     (workspace.folder / "c.yaml").write_text(CORPUS)
     code, output = ptah_in(
         capsys,
@@ -74,8 +75,8 @@ def evaluate_cli(capsys, workspace, *options) -> tuple[int, str]:
 
 
 def pg_table(workspace, vectors, server, database, column_type: str = "vector(32)"):
-    """The articles in PostgreSQL with ``embedding COLUMN_TYPE`` holding ``vectors`` (by key), the spec reading them
-    there; the admin connection, open."""
+    """The articles in PostgreSQL with ``embedding COLUMN_TYPE`` holding ``vectors`` (by key), the
+    spec reading them there; the admin connection, open."""
     db = server.admin(database)
     db.execute("CREATE EXTENSION IF NOT EXISTS vector")
     db.execute(
@@ -275,7 +276,8 @@ def test_postgres_pgvector_column_measures_exactly_as_the_built_generation(
 
 
 def test_minilm_vectors_in_the_example_table_measure_exactly_as_its_built_generation(tmp_path):
-    """The bundled example, with the real MiniLM: its own generation's vectors copied into a BLOB column."""
+    """The bundled example, with the real MiniLM: its own generation's vectors copied into a BLOB
+    column."""
     import sqlite3
 
     from ptah.services.project import open_project

@@ -1,5 +1,6 @@
-"""The holes end to end, through the CLI: a drop the holes decide is inconclusive (exit 4) until they are
-judged in the record beside the corpus; a judged row whose text changed is stale (listed; exit 1 on request)."""
+"""The holes end to end, through the CLI: a drop the holes decide is inconclusive (exit 4) until
+they are judged in the record beside the corpus; a judged row whose text changed is stale (listed;
+exit 1 on request)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ cases:
 
 @pytest.fixture
 def project(workspace):
-    """Generations ``old`` and ``new``: the same rows; ``new``'s queries turn 20 degrees (row 5 comes first)."""
+    """Generations ``old`` and ``new``: the same rows; ``new``'s queries turn 20 degrees (row 5
+    comes first)."""
     workspace.write_spec(
         generations={"old": "model: test/old", "new": "model: test/new"}, active="old"
     )
@@ -128,7 +130,8 @@ def test_a_drop_the_holes_decide_is_inconclusive_until_they_are_judged(project, 
     )
     assert gate["detail"].endswith(f"`{holes['command']}`")
 
-    # --holes misses: the trec_eval convention -- the hole is a miss, the gate fails (exit 1, never 4)
+    # --holes misses: the trec_eval convention -- the hole is a miss, the gate fails (exit 1, never
+    # 4)
     code, _, err = evaluate(
         capsys,
         project,
@@ -159,8 +162,9 @@ def test_a_drop_the_holes_decide_is_inconclusive_until_they_are_judged(project, 
     assert "verdict: INCONCLUSIVE" in words
     assert report["corpus"]["judgements"] is None
 
-    # recall too: row 5 relevant would grow the baseline's denominator as well as lift new (1/2 on both sides),
-    # so the one hole decides that gate as well (the one-sided rule called it a failure)
+    # recall too: row 5 relevant would grow the baseline's denominator as well as lift new (1/2 on
+    # both sides), so the one hole decides that gate as well (the one-sided rule called it a
+    # failure)
     code, _, err = evaluate(
         capsys,
         project,
@@ -182,7 +186,8 @@ def test_a_drop_the_holes_decide_is_inconclusive_until_they_are_judged(project, 
         ("max-recall-drop", True),
     ]
 
-    # row 5 judged not relevant, in the record beside the corpus (the corpus and its digest unchanged): a plain fail
+    # row 5 judged not relevant, in the record beside the corpus (the corpus and its digest
+    # unchanged): a plain fail
     record = judged("5", 0, Workspace.text(DOCS[4]))
     write_record(corpus, record)
     code, _, err = evaluate(
@@ -265,8 +270,8 @@ def test_a_judged_row_edited_in_the_source_is_stale(project, capsys):
 
 
 def test_the_baseline_holes_the_new_run_lost_are_counted_and_listed(project, capsys):
-    # depth 2: old (at 28 degrees) ranks 3, then 2 (a hole); new turns to 48 degrees: 5, then 4 -- the
-    # baseline's hole 2 is gone from its top 2
+    # depth 2: old (at 28 degrees) ranks 3, then 2 (a hole); new turns to 48 degrees: 5, then 4 --
+    # the baseline's hole 2 is gone from its top 2
     (project.folder / "c.yaml").write_text(
         CORPUS.replace("default_k: 1", "default_k: 2").replace("at 30", "at 28")
     )

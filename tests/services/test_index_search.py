@@ -1,4 +1,5 @@
-"""Index search without a server: the options, the ANN recall, and the refusal on the SQLite store."""
+"""Index search without a server: the options, the ANN recall, and the refusal on the SQLite
+store."""
 
 from __future__ import annotations
 

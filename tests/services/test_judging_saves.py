@@ -1,4 +1,5 @@
-"""Judges saving at once: a save takes turns with others on the same corpus folder and loses nothing.
+"""Judges saving at once: a save takes turns with others on the same corpus folder and loses
+nothing.
 
 Real processes (``python -m ptah corpus judge --grade``) on a real SQLite
 source; grade-0 judgements live only in the record (``NAME.judged.yaml``),

@@ -1,4 +1,5 @@
-"""Judging text: a judgement pins the row (every column any template uses), not one generation's rendering."""
+"""Judging text: a judgement pins the row (every column any template uses), not one generation's
+rendering."""
 
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ def test_judging_one_generations_holes_and_evaluating_another_reports_nothing_st
         worklist = make_worklist(project, workspace.folder / "c.yaml", ["title-only"])
         hole = worklist.cases[0].holes[0]
         row = DOCS[int(hole.key) - 1]
-        # the worklist shows the row's judging text -- title and body, labelled -- not title-only's rendering
+        # the worklist shows the row's judging text -- title and body, labelled -- not title-only's
+        # rendering
         assert (worklist.text_of, hole.text) == (
             "columns title, body",
             f"title: {row[1]}\nbody: {row[2]}",
@@ -57,8 +59,8 @@ def test_judging_one_generations_holes_and_evaluating_another_reports_nothing_st
     ].text_sha256 == text_digest(Workspace.judging_text(row))
     assert stale_of(workspace, "title-body") == [] and stale_of(workspace, "title-only") == []
 
-    # the body is a column only title-body's template uses: exactly that row's judgement goes stale, whichever
-    # generation is evaluated
+    # the body is a column only title-body's template uses: exactly that row's judgement goes stale,
+    # whichever generation is evaluated
     workspace.execute("UPDATE articles SET body = 'Rewritten.' WHERE id = 5")
     expected = [
         {

@@ -1,5 +1,5 @@
-"""Which model grades an evaluation uses: only those pinned to the row's judging text as it is now, calibrated on
-the pairs of the run's sample where the person and the model saw the same text."""
+"""Which model grades an evaluation uses: only those pinned to the row's judging text as it is now,
+calibrated on the pairs of the run's sample where the person and the model saw the same text."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What a newcomer sees first: "loading MODEL …" before a model's load, and what an interrupted build embedded and kept."""
+"""What a newcomer sees first: "loading MODEL …" before a model's load, and what an interrupted
+build embedded and kept."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from tests.services.test_build_progress import interrupt_build
 
 @pytest.fixture
 def loads_model(monkeypatch, workspace, embedders):
-    """Generation ``docs`` of model ``test/org/all-MiniLM-L6-v2``, whose ``test/`` kind loads its models into the
-    process, as sentence-transformers does."""
+    """Generation ``docs`` of model ``test/org/all-MiniLM-L6-v2``, whose ``test/`` kind loads its
+    models into the process, as sentence-transformers does."""
     monkeypatch.setattr(TestEmbedderKind, "loads_model", True, raising=False)
     workspace.write_spec(generations={"docs": "model: test/org/all-MiniLM-L6-v2"})
     embedders["test/org/all-MiniLM-L6-v2"] = DeterministicEmbedder(dimension=8)
@@ -66,7 +67,8 @@ def test_a_kind_that_loads_nothing_says_nothing(workspace, embedders, cli):
     ],
 )
 def test_ctrl_c_says_what_was_embedded_and_what_was_committed(workspace, batches_first, message):
-    """40 rows committed 16 at a time; the bar showed the rows the model reported, the commits kept fewer."""
+    """40 rows committed 16 at a time; the bar showed the rows the model reported, the commits kept
+    fewer."""
     workspace.execute(
         "INSERT INTO articles VALUES (?, ?, ?, ?)",
         [(n, f"A {n}", f"B {n}.", "x") for n in range(11, 41)],

@@ -1,4 +1,5 @@
-"""The same ranking on every machine, end to end: a case's results do not depend on what else is evaluated with it.
+"""The same ranking on every machine, end to end: a case's results do not depend on what else is
+evaluated with it.
 
 The table's own vectors (an external generation: ``vectors: {column: …}``)
 lie within about 3e-7 of one direction, so their float32 scores against a

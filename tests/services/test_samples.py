@@ -37,7 +37,8 @@ def test_a_sample_counts_for_the_runs_it_was_drawn_from_and_holes_judged_since_s
         },
     )  # judged by hand after the draw
     found = samples_of(record, [run(IDENTITY, {"a", "b"}), run(OTHER, {"a", "b"})])
-    # a (first) and b (second) are holes only the run ranks: two strata; the one drawn hole went to the first
+    # a (first) and b (second) are holes only the run ranks: two strata; the one drawn hole went to
+    # the first
     assert dict(found["1111"].latest) == {"candidate/1": (1, 1, 0), "candidate/2-3": (1, 0, 0)}
     assert (found["1111"].seed, found["1111"].index, found["1111"].rates.as_dict()) == (
         5,
@@ -75,7 +76,8 @@ def test_a_sample_whose_seed_does_not_draw_its_keys_is_refused():
 
     from ptah.core.errors import InputError
 
-    # seed 5 draws a (ranked first), not b: a record that tags b as the sample's is not the random one
+    # seed 5 draws a (ranked first), not b: a record that tags b as the sample's is not the random
+    # one
     forged = JudgementRecord(
         samples=(DRAWN,),
         cases={

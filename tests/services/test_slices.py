@@ -1,4 +1,5 @@
-"""Slices through the evaluate use case on a real SQLite project: per-slice means, comparisons, Holm, gates, power."""
+"""Slices through the evaluate use case on a real SQLite project: per-slice means, comparisons,
+Holm, gates, power."""
 
 from __future__ import annotations
 
@@ -126,7 +127,8 @@ def test_a_slice_gate_judges_the_slices_cases_against_the_same_slice_of_the_base
     before = baseline.runs[0].slices["account"]["means"]["recall"]["value"]
     now = report.runs[0].slices["account"]["means"]["recall"]["value"]
     assert gate.drop == pytest.approx(before - now) and before - now <= 0
-    # it passes on its judged values, but the baseline's holes could make it fail: a pass is questioned too
+    # it passes on its judged values, but the baseline's holes could make it fail: a pass is
+    # questioned too
     assert (gate.passed, gate.inconclusive, gate.holes["direction"]) == (False, True, "fail")
     assert sorted(g.name for g in report.gates if g.name.startswith("max-ndcg-drop@")) == [
         "max-ndcg-drop@account",

@@ -1,4 +1,5 @@
-"""Variants through the evaluate use case on a real SQLite project: their runs, executed controls, costs and errors."""
+"""Variants through the evaluate use case on a real SQLite project: their runs, executed controls,
+costs and errors."""
 
 from __future__ import annotations
 
@@ -169,7 +170,8 @@ def test_the_p95_gate_fails_a_run_over_its_limit_only_when_asked(built):
     assert [g.name for g in gated.gates if not g.passed] == ["max-p95-ms"]
 
 
-# -- the rerank stage ------------------------------------------------------------------------------------------------
+# -- the rerank stage
+# ------------------------------------------------------------------------------------------------
 
 
 class Vowels:

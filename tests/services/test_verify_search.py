@@ -147,7 +147,8 @@ def test_list_shows_a_declared_generation_whose_model_is_missing(workspace):
 
 
 def expected_ranking(workspace, query: str, rows) -> list[tuple[str, float]]:
-    """The ranking by the formula: float32 cosine of unit vectors, score descending then key ascending."""
+    """The ranking by the formula: float32 cosine of unit vectors, score descending then key
+    ascending."""
     embedder = recorder()
     documents = embedder.embed_documents([workspace.text(row) for row in rows])
     (query_vector,) = embedder.embed_queries([query])

@@ -1,4 +1,5 @@
-"""Every file a command writes ends its output with ``wrote FILE``; on stderr when stdout is a --json document."""
+"""Every file a command writes ends its output with ``wrote FILE``; on stderr when stdout is a
+--json document."""
 
 from __future__ import annotations
 

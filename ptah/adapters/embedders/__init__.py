@@ -1,4 +1,5 @@
-"""Embedders: sentence-transformers (imported lazily), the deterministic test embedder, and plugins' kinds.
+"""Embedders: sentence-transformers (imported lazily), the deterministic test embedder, and plugins'
+kinds.
 
 The kind that handles a model comes from :mod:`ptah.adapters.embedders.registry`.
 Importing this package imports neither torch nor sentence-transformers, nor
@@ -19,14 +20,15 @@ if TYPE_CHECKING:
 
 
 LOADING: ContextVar[Callable[[str], None] | None] = ContextVar("ptah_loading", default=None)
-"""Told "loading all-MiniLM-L6-v2 …" (the model's last path part) just before :func:`open_embedder` opens a
-model with a kind that loads it into this process (its ``loads_model`` is true: sentence-transformers), so that
-a person knows what the seconds of silence are. The command line prints it on stderr (not under ``--quiet``);
-None, the default: nothing is said."""
+"""Told "loading all-MiniLM-L6-v2 …" (the model's last path part) just before :func:`open_embedder`
+opens a model with a kind that loads it into this process (its ``loads_model`` is true:
+sentence-transformers), so that a person knows what the seconds of silence are. The command line
+prints it on stderr (not under ``--quiet``); None, the default: nothing is said."""
 
 
 def open_embedder(settings: GenerationSettings, root: str) -> Embedder:
-    """The embedder for ``settings``, opened by the kind that handles its model (announced to :data:`LOADING`).
+    """The embedder for ``settings``, opened by the kind that handles its model (announced to
+    :data:`LOADING`).
 
     Raises :class:`ModelUnavailable` when the model cannot be found or loaded
     offline, :class:`UnknownModelKind` when no kind handles it.

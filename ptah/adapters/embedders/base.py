@@ -30,14 +30,13 @@ if TYPE_CHECKING:
 class Embedder(Protocol):
     """Turns texts into vectors for one generation.
 
-    Two members are optional, for embedders that ask a service (read them
-    through :func:`usage_of` and :func:`probe_of`, never directly):
-    ``usage()`` -- a JSON dict of what was asked of the server since the
-    embedder was opened or ``usage()`` last called (``requests``, ``retries``,
+    Two members are optional, for embedders that ask a service (read them through :func:`usage_of`
+    and :func:`probe_of`, never directly): ``usage()`` -- a JSON dict of what was asked of the
+    server since the embedder was opened or ``usage()`` last called (``requests``, ``retries``,
     ``texts``, ``characters``, ``server_prompt_tokens``, ``server_seconds`` summed over
-    ``max_concurrency`` requests in flight, ``backoff_seconds``); ``probe()`` -- ``{"model": served name or None,
-    "vector": [floats]}``, a fixed text embedded now, so a later run can tell
-    whether the model behind the name changed.
+    ``max_concurrency`` requests in flight, ``backoff_seconds``); ``probe()`` -- ``{"model": served
+    name or None, "vector": [floats]}``, a fixed text embedded now, so a later run can tell whether
+    the model behind the name changed.
     """
 
     dimension: int
@@ -71,7 +70,8 @@ class EmbedderKind(Protocol):
     def identity_parts(
         self, settings: GenerationSettings, root: str, *, cache_dir: Path | None = None
     ) -> dict:
-        """What of the model the generation identity covers (JSON values; ``kind`` is added by ptah).
+        """What of the model the generation identity covers (JSON values; ``kind`` is added by
+        ptah).
 
         ``root`` is the specification's folder (for relative paths);
         ``cache_dir`` a folder for caches that only save time (``None``: ptah's default).
@@ -79,28 +79,33 @@ class EmbedderKind(Protocol):
         ...
 
     def open(self, settings: GenerationSettings, root: str) -> Embedder:
-        """The embedder, loaded; raises :class:`ptah.core.errors.ModelUnavailable` when it cannot be."""
+        """The embedder, loaded; raises :class:`ptah.core.errors.ModelUnavailable` when it cannot
+        be."""
         ...
 
     def versions(self) -> dict[str, str | None]:
-        """Installed versions of the libraries its vectors depend on, read without importing them."""
+        """Installed versions of the libraries its vectors depend on, read without importing
+        them."""
         ...
 
 
 def usage_of(embedder: object) -> dict | None:
-    """The embedder's optional ``usage()`` (see :class:`Embedder`); None for one that reports none."""
+    """The embedder's optional ``usage()`` (see :class:`Embedder`); None for one that reports
+    none."""
     usage = getattr(embedder, "usage", None)
     return usage() if callable(usage) else None
 
 
 def probe_of(embedder: object) -> dict | None:
-    """The embedder's optional ``probe()`` (see :class:`Embedder`); None for one that offers none."""
+    """The embedder's optional ``probe()`` (see :class:`Embedder`); None for one that offers
+    none."""
     probe = getattr(embedder, "probe", None)
     return probe() if callable(probe) else None
 
 
 def installed_versions(*names: str) -> dict[str, str | None]:
-    """``{name: version}`` of installed distributions (``None`` when absent); imports none of them."""
+    """``{name: version}`` of installed distributions (``None`` when absent); imports none of
+    them."""
     from importlib import metadata
 
     versions: dict[str, str | None] = {}
@@ -113,7 +118,8 @@ def installed_versions(*names: str) -> dict[str, str | None]:
 
 
 def as_matrix(vectors: object, dimension: int) -> np.ndarray:
-    """``vectors`` as a C-contiguous float32 ``(n, dimension)`` matrix (``(0, dimension)`` when empty)."""
+    """``vectors`` as a C-contiguous float32 ``(n, dimension)`` matrix (``(0, dimension)`` when
+    empty)."""
     matrix = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32))
     if matrix.size == 0:
         return np.zeros((0, dimension), dtype=np.float32)
@@ -129,9 +135,9 @@ def l2_normalize(matrix: np.ndarray) -> np.ndarray:
 
 
 def service_key(service: ServiceSettings, env: Mapping[str, str], who: str = "") -> str | None:
-    """The key of ``service`` read from the variable its ``api_key_env`` names (None when it names none);
-    :class:`CredentialMissing` (exit 2) naming the variable when it is not set. ``who`` begins the sentence
-    (``generation "docs": ``)."""
+    """The key of ``service`` read from the variable its ``api_key_env`` names (None when it names
+    none); :class:`CredentialMissing` (exit 2) naming the variable when it is not set. ``who``
+    begins the sentence (``generation "docs": ``)."""
     if service.api_key_env is None:
         return None
     key = env.get(service.api_key_env)

@@ -82,7 +82,8 @@ class DeterministicEmbedder:
             self._recorded += len(texts)
 
     def embedded_texts(self, kind: str = "documents") -> list[str]:
-        """Every text of one kind embedded so far, in order (of the first :data:`RECORDED_TEXTS`)."""
+        """Every text of one kind embedded so far, in order (of the first
+        :data:`RECORDED_TEXTS`)."""
         return [text for call_kind, texts in self.calls if call_kind == kind for text in texts]
 
     def _embed(self, texts: Sequence[str], prefix: str) -> np.ndarray:
@@ -99,7 +100,8 @@ class DeterministicEmbedder:
 
 
 class DeterministicKind:
-    """The kind for the model ``ptah/deterministic``; its identity is the algorithm and the dimension."""
+    """The kind for the model ``ptah/deterministic``; its identity is the algorithm and the
+    dimension."""
 
     name = DETERMINISTIC_MODEL
 

@@ -1,6 +1,7 @@
-"""Clients of HTTP services, each on one pooled ``httpx.Client``: :class:`ServiceClient`, the transport and its
-policy, and :class:`EmbeddingsClient` on it, the OpenAI embeddings API (``POST {base_url}/embeddings``). The rerank
-service's client (:mod:`ptah.adapters.rerankers.rerank_client`) is the other one on it.
+"""Clients of HTTP services, each on one pooled ``httpx.Client``: :class:`ServiceClient`, the
+transport and its policy, and :class:`EmbeddingsClient` on it, the OpenAI embeddings API (``POST
+{base_url}/embeddings``). The rerank service's client (:mod:`ptah.adapters.rerankers.rerank_client`)
+is the other one on it.
 
 The transport. Requests are JSON, ``max_concurrency`` of them in flight
 (threads sharing the client's kept-alive connections). Each request has a
@@ -74,9 +75,10 @@ class Policy:
 
 @dataclass
 class Usage:
-    """What embedding cost: requests sent (retries included), retries, the texts and characters answered (ptah's
-    count), the prompt tokens the server said it counted (its own measure: some servers count characters), and
-    seconds -- waits summed over the requests, so with several in flight they add up to more than the time taken."""
+    """What embedding cost: requests sent (retries included), retries, the texts and characters
+    answered (ptah's count), the prompt tokens the server said it counted (its own measure: some
+    servers count characters), and seconds -- waits summed over the requests, so with several in
+    flight they add up to more than the time taken."""
 
     requests: int = 0
     retries: int = 0
@@ -130,11 +132,12 @@ class _Retry(Exception):
 
 
 class ServiceClient:
-    """POSTs JSON to one endpoint of a service under the module's policy (retries, whole-request deadline, bounded
-    reads, no redirects, the key in the ``Authorization`` header only) and counts :attr:`usage`.
+    """POSTs JSON to one endpoint of a service under the module's policy (retries, whole-request
+    deadline, bounded reads, no redirects, the key in the ``Authorization`` header only) and counts
+    :attr:`usage`.
 
-    A subclass says what it sends and checks what comes back; ``service`` names it in messages (``the embedding
-    service URL ...``), ``refused`` ends the sentence that refuses an answer.
+    A subclass says what it sends and checks what comes back; ``service`` names it in messages
+    (``the embedding service URL ...``), ``refused`` ends the sentence that refuses an answer.
     """
 
     service = "service"
@@ -172,15 +175,17 @@ class ServiceClient:
         )
 
     def in_parallel(self, work: Callable[[T], R], batches: list[T]) -> list[R]:
-        """``work`` of each batch, in order, ``max_concurrency`` of them in flight (threads sharing the connections)."""
+        """``work`` of each batch, in order, ``max_concurrency`` of them in flight (threads sharing
+        the connections)."""
         if len(batches) <= 1 or self.max_concurrency == 1:
             return [work(batch) for batch in batches]
         with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(batches))) as pool:
             return list(pool.map(work, batches))
 
     def post(self, body: dict, limit: int) -> bytes:
-        """The body of the answer to ``body`` sent as JSON, at most ``limit`` bytes (more is refused), after the
-        retries the policy allows; :class:`ServiceUnavailable` once they are spent or for an answer never retried."""
+        """The body of the answer to ``body`` sent as JSON, at most ``limit`` bytes (more is
+        refused), after the retries the policy allows; :class:`ServiceUnavailable` once they are
+        spent or for an answer never retried."""
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         policy = self.policy
         for attempt in range(1, policy.attempts + 1):
@@ -207,8 +212,9 @@ class ServiceClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def document(self, raw: bytes, *, constants: bool = False) -> Any:
-        """The answer read as JSON (``NaN`` and ``Infinity`` too, with ``constants``); refused if it is not, or if
-        an object in it names one key twice (which of the two values counts is no parser's to choose)."""
+        """The answer read as JSON (``NaN`` and ``Infinity`` too, with ``constants``); refused if it
+        is not, or if an object in it names one key twice (which of the two values counts is no
+        parser's to choose)."""
         try:
             return loads_unique(raw, parse_constant=None if constants else _no_constant)
         except DuplicateKey as exc:
@@ -217,7 +223,8 @@ class ServiceClient:
             self.refuse("answered with something that is not JSON")
 
     def refuse(self, what: str) -> NoReturn:
-        """:class:`ServiceUnavailable`: the service ``what`` (e.g. ``answered 2 scores for 3 documents``)."""
+        """:class:`ServiceUnavailable`: the service ``what`` (e.g. ``answered 2 scores for 3
+        documents``)."""
         raise ServiceUnavailable(f"the {self.service} {self.endpoint} {what}; {self.refused}")
 
     def visible(self, text: str) -> str:
@@ -341,8 +348,8 @@ class EmbeddingsClient(ServiceClient):
     def embed(
         self, texts: Sequence[str], progress: Callable[[int], None] | None = None
     ) -> np.ndarray:
-        """One float32 row per text, in order (``(0, dimension)`` for none); ``progress(texts answered so far)``
-        after each request that is answered."""
+        """One float32 row per text, in order (``(0, dimension)`` for none); ``progress(texts
+        answered so far)`` after each request that is answered."""
         batches = list(self._batches(texts))
         if not batches:
             return np.zeros((0, self.dimension or 0), dtype=np.float32)
@@ -443,7 +450,8 @@ def _no_constant(name: str) -> float:
 
 
 def _retry_after(value: str | None) -> float | None:
-    """Seconds a ``Retry-After`` header asks to wait (a number of seconds or an HTTP date); ``None`` if unreadable."""
+    """Seconds a ``Retry-After`` header asks to wait (a number of seconds or an HTTP date); ``None``
+    if unreadable."""
     if not value:
         return None
     try:

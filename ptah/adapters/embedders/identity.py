@@ -86,7 +86,8 @@ def generation_identity(
     *,
     cache_dir: str | Path | None = None,
 ) -> GenerationIdentity:
-    """The identity of ``settings`` over ``source``; asks the model's kind what of it counts (no torch import).
+    """The identity of ``settings`` over ``source``; asks the model's kind what of it counts (no
+    torch import).
 
     Raises :class:`UnknownModelKind` when no kind handles the model and
     :class:`ModelUnavailable` when the model cannot be found offline.

@@ -1,4 +1,5 @@
-"""JSON a service answers, read without letting a key named twice decide silently which value counts.
+"""JSON a service answers, read without letting a key named twice decide silently which value
+counts.
 
 Kept apart from :mod:`ptah.adapters.embedders.http_client` so that a reader of
 an answer's inner JSON (the chat judge's message) needs no httpx.
@@ -33,6 +34,7 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def loads_unique(text: str | bytes, **options: Any) -> Any:
-    """``json.loads`` that raises :class:`DuplicateKey` where an object names a key twice: a service answering
-    ``{"grade": 0, "grade": 1}`` has said nothing, and the last value must not silently win."""
+    """``json.loads`` that raises :class:`DuplicateKey` where an object names a key twice: a service
+    answering ``{"grade": 0, "grade": 1}`` has said nothing, and the last value must not silently
+    win."""
     return json.loads(text, object_pairs_hook=_unique_pairs, **options)

@@ -1,4 +1,5 @@
-"""A sentence-transformers model run by onnxruntime (``backend: onnx``), its weights optionally int8.
+"""A sentence-transformers model run by onnxruntime (``backend: onnx``), its weights optionally
+int8.
 
 The kind ``sentence-transformers-onnx`` claims a local model whose
 generation says ``backend: onnx``. Its identity parts are the model folder's
@@ -104,7 +105,8 @@ class OnnxKind(SentenceTransformersKind):
 
 
 class OnnxEmbedder(SentenceTransformerEmbedder):
-    """The model loaded by sentence-transformers (for its tokenizer, and to export once); onnxruntime embeds."""
+    """The model loaded by sentence-transformers (for its tokenizer, and to export once);
+    onnxruntime embeds."""
 
     def __init__(self, settings: GenerationSettings, root: str, parts: dict):
         super().__init__(settings, root)
@@ -139,14 +141,15 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
             ) from None
 
     def _features(self, texts: list[str]) -> dict:
-        """The model's tokenizer's tensors for ``texts`` (``preprocess`` since sentence-transformers 6)."""
+        """The model's tokenizer's tensors for ``texts`` (``preprocess`` since sentence-transformers
+        6)."""
         tokenize = getattr(self.model, "preprocess", None) or self.model.tokenize
         return {name: value for name, value in tokenize(texts).items() if hasattr(value, "numpy")}
 
     def _exported(self, folder: Path, parts: dict, exports: _Exports | None) -> Path:
-        """The file the model with ``parts`` is exported to under ``folder``, made now unless ptah made it there
-        before and ``exports`` vouches for it (None: a fresh folder of this run); an int8 model is quantised from
-        the fp32 one (made first, and kept too)."""
+        """The file the model with ``parts`` is exported to under ``folder``, made now unless ptah
+        made it there before and ``exports`` vouches for it (None: a fresh folder of this run); an
+        int8 model is quantised from the fp32 one (made first, and kept too)."""
         path = folder / (hashlib.sha256(canonical_json(parts)).hexdigest()[:32] + ".onnx")
         if exports is not None and exports.vouches_for(path):
             return path
@@ -210,16 +213,18 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
 
 
 class _Exports:
-    """The SHA-256 of each export ptah made, by its real path, kept in the user's cache folder ``folder``: what a
-    project's ``.ptah/`` holds cannot vouch for itself. An unreadable record vouches for nothing (the exports are
-    made again); one that cannot be written only costs the next run an export."""
+    """The SHA-256 of each export ptah made, by its real path, kept in the user's cache folder
+    ``folder``: what a project's ``.ptah/`` holds cannot vouch for itself. An unreadable record
+    vouches for nothing (the exports are made again); one that cannot be written only costs the next
+    run an export."""
 
     def __init__(self, folder: Path):
         self.file = folder / EXPORTS_FILE
         self.entries: dict[str, str] = cached_files(self.file, EXPORTS_FORMAT, MAX_EXPORTS_BYTES)
 
     def vouches_for(self, path: Path) -> bool:
-        """Whether ``path`` is a regular file (no link followed) whose SHA-256 is the one recorded for it."""
+        """Whether ``path`` is a regular file (no link followed) whose SHA-256 is the one recorded
+        for it."""
         try:
             if not stat.S_ISREG(os.lstat(path).st_mode):
                 return False
@@ -241,8 +246,8 @@ class _Exports:
 
 @contextmanager
 def _quiet() -> Iterator[None]:
-    """The exporter's tracer warnings and the quantiser's advice (logged to the root logger) drawn nowhere: ptah
-    draws its own progress, and neither says anything a user of ptah could act on."""
+    """The exporter's tracer warnings and the quantiser's advice (logged to the root logger) drawn
+    nowhere: ptah draws its own progress, and neither says anything a user of ptah could act on."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         logging.disable(logging.WARNING)

@@ -1,4 +1,5 @@
-"""The ``openai`` embedder kind: a generation embedded by a server speaking the OpenAI embeddings API.
+"""The ``openai`` embedder kind: a generation embedded by a server speaking the OpenAI embeddings
+API.
 
 It handles generations whose specification names ``provider: openai``
 (:mod:`ptah.adapters.spec_generations`): OpenAI itself, or Ollama, vLLM, TEI,
@@ -43,7 +44,8 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def normalised_base_url(url: str) -> str:
-    """``scheme://host:port/path``: scheme and host lower-cased, the port always written, no trailing ``/``.
+    """``scheme://host:port/path``: scheme and host lower-cased, the port always written, no
+    trailing ``/``.
 
     The specification refuses credentials, a query and a fragment, so none is here to drop.
     """
@@ -57,7 +59,8 @@ def normalised_base_url(url: str) -> str:
 
 
 class OpenAICompatibleKind:
-    """Generations with ``provider: openai``; identity: provider, model, dimensions, normalised base URL."""
+    """Generations with ``provider: openai``; identity: provider, model, dimensions, normalised base
+    URL."""
 
     name = KIND
 
@@ -82,11 +85,13 @@ class OpenAICompatibleKind:
         return ServiceEmbedder(settings, os.environ if env is None else env)
 
     def versions(self) -> dict[str, str | None]:
-        return {}  # what the server runs cannot be seen from here; the HTTP client does not change a vector
+        # what the server runs cannot be seen from here; the HTTP client does not change a vector
+        return {}
 
 
 class ServiceEmbedder:
-    """Embeds through an :class:`EmbeddingsClient`; :meth:`usage` says what it cost, :meth:`probe` what it serves."""
+    """Embeds through an :class:`EmbeddingsClient`; :meth:`usage` says what it cost, :meth:`probe`
+    what it serves."""
 
     def __init__(
         self, settings: GenerationSettings, env: Mapping[str, str], *, policy: Policy | None = None
@@ -95,7 +100,8 @@ class ServiceEmbedder:
         assert service is not None
         key = service_key(service, env, f'generation "{settings.name}": ')
         # the HTTP client (httpx, ssl, threads) is imported only when texts must be embedded:
-        # choosing the kind and computing the identity, which every warm evaluate does, need none of it
+        # choosing the kind and computing the identity, which every warm evaluate does, need none of
+        # it
         from ptah.adapters.embedders.http_client import EmbeddingsClient, Policy
 
         self.settings = settings
@@ -116,12 +122,14 @@ class ServiceEmbedder:
         self.dimension = int(self.client.dimension)
 
     def usage(self) -> dict:
-        """What this embedder asked of the server since it was opened or last asked this (:meth:`Usage.as_dict`)."""
+        """What this embedder asked of the server since it was opened or last asked this
+        (:meth:`Usage.as_dict`)."""
         usage, self.client.usage = self.client.usage, type(self.client.usage)()
         return usage.as_dict(self.client.max_concurrency)
 
     def probe(self) -> dict:
-        """:data:`PROBE_TEXT` embedded now (bare, no prefix, as served) and the model name the server answered with."""
+        """:data:`PROBE_TEXT` embedded now (bare, no prefix, as served) and the model name the
+        server answered with."""
         vector, self._probe = self._probe, None
         if vector is None:
             vector = self.client.embed([PROBE_TEXT])[0]

@@ -43,7 +43,8 @@ GROUP = "ptah.embedders"
 
 
 class EmbedderRegistry(KindRegistry[EmbedderKind]):
-    """Embedder kinds by name, one of them the default; ptah's and the installed plugins' loaded at first lookup.
+    """Embedder kinds by name, one of them the default; ptah's and the installed plugins' loaded at
+    first lookup.
 
     ``discover=False`` gives an empty registry that holds only what is
     registered on it (tests).
@@ -57,7 +58,8 @@ class EmbedderRegistry(KindRegistry[EmbedderKind]):
         self._default: str | None = None
 
     def register(self, kind: EmbedderKind, *, default: bool = False) -> None:
-        """Add ``kind``; ``default`` makes it handle what no other kind claims (one default at most)."""
+        """Add ``kind``; ``default`` makes it handle what no other kind claims (one default at
+        most)."""
         if default and self._default is not None:
             origin = self._origin or f"the module {type(kind).__module__}"
             raise PluginError(
@@ -94,9 +96,11 @@ class EmbedderRegistry(KindRegistry[EmbedderKind]):
         )
 
     def library_versions(self, settings: GenerationSettings) -> dict[str, str | None]:
-        """ptah's version and those of the libraries the settings' kind depends on, recorded at build.
+        """ptah's version and those of the libraries the settings' kind depends on, recorded at
+        build.
 
-        ptah's is its own ``__version__``: the distribution is named ptah-eval, and a checkout runs uninstalled."""
+        ptah's is its own ``__version__``: the distribution is named ptah-eval, and a checkout runs
+        uninstalled."""
         from ptah import __version__
 
         return {"ptah": __version__, **self._versions(self.kind_for(settings))}

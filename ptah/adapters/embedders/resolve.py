@@ -57,7 +57,8 @@ def _holds_model(folder: Path) -> bool:
 
 
 def bundle_package_name(model: str) -> str:
-    """The package that would bundle ``org/name``: ``gt_`` + name, lower-cased, ``-``/``.`` -> ``_``."""
+    """The package that would bundle ``org/name``: ``gt_`` + name, lower-cased, ``-``/``.`` ->
+    ``_``."""
     name = model.rstrip("/").rsplit("/", 1)[-1]
     return "gt_" + re.sub(r"[-.]", "_", name.lower())
 
@@ -159,7 +160,8 @@ def _cached_snapshot(entry: Path) -> Path | None:
 
 
 def default_cache_dir(env: Mapping[str, str] = os.environ) -> Path:
-    """Where ptah keeps small caches: ``$PTAH_CACHE_DIR``, ``$XDG_CACHE_HOME/ptah`` or ``~/.cache/ptah``."""
+    """Where ptah keeps small caches: ``$PTAH_CACHE_DIR``, ``$XDG_CACHE_HOME/ptah`` or
+    ``~/.cache/ptah``."""
     if env.get("PTAH_CACHE_DIR"):
         return Path(env["PTAH_CACHE_DIR"]).expanduser()
     if env.get("XDG_CACHE_HOME"):
@@ -193,8 +195,9 @@ def model_digest(path: str | Path, cache_dir: str | Path | None = None) -> str:
 
 
 def cached_files(file: Path, format: str, limit: int) -> dict:
-    """The ``files`` of a cache ``file`` written as ``{"format": format, "files": {...}}``; empty when it is absent,
-    unreadable, over ``limit`` bytes or of another format (a cache only saves time)."""
+    """The ``files`` of a cache ``file`` written as ``{"format": format, "files": {...}}``; empty
+    when it is absent, unreadable, over ``limit`` bytes or of another format (a cache only saves
+    time)."""
     try:
         document = json.loads(read_bounded(file, limit=limit, what="cache"))
         if document.get("format") == format and isinstance(document.get("files"), dict):
@@ -205,7 +208,8 @@ def cached_files(file: Path, format: str, limit: int) -> dict:
 
 
 def file_sha256(path: str | Path) -> str:
-    """The hex SHA-256 of the file at ``path``, read a MiB at a time (``OSError`` if it cannot be read)."""
+    """The hex SHA-256 of the file at ``path``, read a MiB at a time (``OSError`` if it cannot be
+    read)."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):

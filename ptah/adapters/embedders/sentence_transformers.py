@@ -29,7 +29,8 @@ RESERVED_PREFIX = (
 
 
 class SentenceTransformersKind:
-    """The default kind: any model outside ``ptah/``, found offline; its identity is the model folder's digest."""
+    """The default kind: any model outside ``ptah/``, found offline; its identity is the model
+    folder's digest."""
 
     name = KIND
     loads_model = True  # seconds to load: open_embedder says "loading NAME …" first
@@ -55,10 +56,10 @@ def _first_sentence(exc: BaseException) -> str:
 
 
 def offline_and_quiet() -> None:
-    """Before loading a model with the Hugging Face libraries: never reach the network, and draw none of their
-    bars or notices (ptah draws its own progress; theirs would garble it). The variables act when the libraries
-    are imported; one imported already (by the caller, or a test) is told directly, unless the user chose
-    otherwise in the environment."""
+    """Before loading a model with the Hugging Face libraries: never reach the network, and draw
+    none of their bars or notices (ptah draws its own progress; theirs would garble it). The
+    variables act when the libraries are imported; one imported already (by the caller, or a test)
+    is told directly, unless the user chose otherwise in the environment."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     if (
@@ -118,8 +119,9 @@ class SentenceTransformerEmbedder:
     def embed_documents(
         self, texts: Sequence[str], progress: Callable[[int], None] | None = None
     ) -> np.ndarray:
-        """The texts' vectors; with ``progress``, encoded one model batch at a time, longest texts first (the
-        batches the library's own length sort makes), and ``progress(rows done)`` told after each."""
+        """The texts' vectors; with ``progress``, encoded one model batch at a time, longest texts
+        first (the batches the library's own length sort makes), and ``progress(rows done)`` told
+        after each."""
         prefix = self.settings.document_prefix
         if progress is None or not texts:
             return self._encode(texts, prefix)

@@ -14,9 +14,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class JudgeContext:
-    """What a kind may need besides its settings: ``root`` (the specification's folder), ``env`` (a service's key
-    variable is read from it), ``embedder`` (a generation's name -> its opened embedder) and ``scale`` (the grades
-    the corpus uses, ascending, 0 first: a judge answers one of them)."""
+    """What a kind may need besides its settings: ``root`` (the specification's folder), ``env`` (a
+    service's key variable is read from it), ``embedder`` (a generation's name -> its opened
+    embedder) and ``scale`` (the grades the corpus uses, ascending, 0 first: a judge answers one of
+    them)."""
 
     root: str
     env: Mapping[str, str]
@@ -27,17 +28,18 @@ class JudgeContext:
 @runtime_checkable
 class Judge(Protocol):
     """Grades pairs. One member is optional, for judges that ask a service (read through
-    :func:`ptah.adapters.embedders.base.usage_of`): ``usage()``, a JSON dict of what was asked since the last
-    call (``requests``, ``retries``, ``prompt_tokens``...)."""
+    :func:`ptah.adapters.embedders.base.usage_of`): ``usage()``, a JSON dict of what was asked since
+    the last call (``requests``, ``retries``, ``prompt_tokens``...)."""
 
     def grades(self, pairs: Sequence[tuple[str, str]]) -> list[float | None]:
-        """One grade of the context's scale per ``(query, judging text)`` pair, in order; None for an answer the
-        judge refused (it is counted, never recorded)."""
+        """One grade of the context's scale per ``(query, judging text)`` pair, in order; None for
+        an answer the judge refused (it is counted, never recorded)."""
         ...
 
     def describe(self) -> dict:
-        """What grades, as JSON values: ``kind`` and whatever decides the grades (a model's digest, a prompt's
-        digest, the thresholds). The judge's identity is the digest of it and the scale."""
+        """What grades, as JSON values: ``kind`` and whatever decides the grades (a model's digest,
+        a prompt's digest, the thresholds). The judge's identity is the digest of it and the
+        scale."""
         ...
 
 
@@ -48,6 +50,6 @@ class JudgeKind(Protocol):
     name: str
 
     def open(self, settings: JudgeSettings, context: JudgeContext) -> Judge:
-        """The judge, loaded; :class:`ptah.core.errors.InputError` (exit 2) for a setting it lacks, an
-        :class:`~ptah.core.errors.OperationalError` (exit 3) when what it needs cannot be had."""
+        """The judge, loaded; :class:`ptah.core.errors.InputError` (exit 2) for a setting it lacks,
+        an :class:`~ptah.core.errors.OperationalError` (exit 3) when what it needs cannot be had."""
         ...

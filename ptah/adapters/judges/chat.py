@@ -79,8 +79,8 @@ class ChatKind:
 
 
 class ChatJudge:
-    """Grades through a chat completions endpoint; :meth:`usage` says what it cost, :attr:`refusals` why answers
-    were refused."""
+    """Grades through a chat completions endpoint; :meth:`usage` says what it cost, :attr:`refusals`
+    why answers were refused."""
 
     def __init__(self, model: str, client, scale: tuple[float, ...]):
         self.model, self.client, self.scale = model, client, scale
@@ -115,7 +115,8 @@ class ChatJudge:
         return self._parsed(content)
 
     def _content(self, answer: Any) -> str | None:
-        """The first choice's message text; the answer refused (exit 3) when it is no chat completion at all."""
+        """The first choice's message text; the answer refused (exit 3) when it is no chat
+        completion at all."""
         choices = answer.get("choices") if isinstance(answer, dict) else None
         first = choices[0] if isinstance(choices, list) and choices else None
         message = first.get("message") if isinstance(first, dict) else None

@@ -1,4 +1,5 @@
-"""Which judge a ``judges:`` entry's ``kind:`` names: ptah's ``encoder`` and ``chat``, and plug-ins' kinds.
+"""Which judge a ``judges:`` entry's ``kind:`` names: ptah's ``encoder`` and ``chat``, and plug-ins'
+kinds.
 
 A package adds a kind by an entry point in the group ``ptah.judges`` naming a
 :class:`~ptah.adapters.judges.base.JudgeKind` object or a function
@@ -51,7 +52,8 @@ def judge_kinds() -> tuple[str, ...]:
 
 
 def open_judge(name: str, settings: JudgeSettings, context: JudgeContext) -> CheckedJudge:
-    """The judge ``settings.kind`` opens, its answers checked against the scale, and its identity."""
+    """The judge ``settings.kind`` opens, its answers checked against the scale, and its
+    identity."""
     kind = REGISTRY.get(settings.kind)
     judge = kind.open(settings, context)
     if not isinstance(judge, Judge):
@@ -63,7 +65,8 @@ def open_judge(name: str, settings: JudgeSettings, context: JudgeContext) -> Che
 
 
 class CheckedJudge:
-    """A judge whose every answer is checked: a grade of the scale or None (refused), one per pair."""
+    """A judge whose every answer is checked: a grade of the scale or None (refused), one per
+    pair."""
 
     def __init__(self, name: str, judge: Judge, scale: tuple[float, ...]):
         self.name, self.judge, self.scale = name, judge, scale

@@ -1,4 +1,5 @@
-"""The ``cross-encoder`` reranker: a sentence-transformers ``CrossEncoder`` loaded offline on the CPU.
+"""The ``cross-encoder`` reranker: a sentence-transformers ``CrossEncoder`` loaded offline on the
+CPU.
 
 ``model:`` is found as a generation's model is (:func:`resolve_model`: a local
 folder, an installed model package, the Hugging Face cache; missing: exit 3).
@@ -58,7 +59,8 @@ class CrossEncoderReranker:
                 f"sentence-transformers cannot be imported ({describe_exception(exc)}); install "
                 "ptah's dependencies"
             ) from None
-        # the logits, whatever activation the model's configuration names (the argument's name before 4.0 differs)
+        # the logits, whatever activation the model's configuration names (the argument's name
+        # before 4.0 differs)
         old = int(sentence_transformers.__version__.split(".")[0]) < 4
         activation = {
             "default_activation_function" if old else "activation_fn": torch.nn.Identity()

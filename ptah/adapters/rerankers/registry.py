@@ -80,7 +80,8 @@ def open_reranker(settings: RerankSettings, context: RerankContext) -> Reranker:
 
 
 class CheckedReranker:
-    """A reranker whose every answer is checked: one finite score per text, as float64 (a plug-in's too)."""
+    """A reranker whose every answer is checked: one finite score per text, as float64 (a plug-in's
+    too)."""
 
     def __init__(self, kind: str, reranker: Reranker):
         self.kind, self.reranker = kind, reranker

@@ -1,4 +1,5 @@
-"""The client of an HTTP rerank API (see :mod:`ptah.adapters.rerankers.service` for the shapes it speaks)."""
+"""The client of an HTTP rerank API (see :mod:`ptah.adapters.rerankers.service` for the shapes it
+speaks)."""
 
 from __future__ import annotations
 

@@ -2,12 +2,12 @@
 
 ``service.provider`` names the shape (:data:`ptah.core.spec.RERANK_APIS`):
 
-* ``cohere`` (Cohere, Jina, infinity): ``{"model", "query", "documents",
-  "top_n": len(documents), "return_documents": false}`` answered by
-  ``{"results": [{"index", "relevance_score"}, ...], "model"?}``;
-* ``tei`` (text-embeddings-inference, which serves one model):
-  ``{"query", "texts", "truncate": true}`` (a text past the model's limit is cut, as a local model cuts
-  it, not refused) answered by ``[{"index", "score"}, ...]``.
+* ``cohere`` (Cohere, Jina, infinity): ``{"model", "query", "documents", "top_n": len(documents),
+  "return_documents": false}`` answered by ``{"results": [{"index", "relevance_score"}, ...],
+  "model"?}``;
+* ``tei`` (text-embeddings-inference, which serves one model): ``{"query", "texts", "truncate":
+  true}`` (a text past the model's limit is cut, as a local model cuts it, not refused) answered by
+  ``[{"index", "score"}, ...]``.
 
 Documents are sent ``batch_size`` at a time, ``max_concurrency`` requests in
 flight, on the embedding service's client policy

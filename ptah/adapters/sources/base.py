@@ -43,9 +43,10 @@ _NOT_IN_A_FILTER = re.compile("\x00|;|--|/\\*")
 def filter_problem(text: str) -> str | None:
     """Why ``source.filter`` cannot be placed in ptah's ``WHERE (…)``, or None.
 
-    A ``;`` could end ptah's statement and ``--`` or ``/*`` comment out the rest of it, so they are refused
-    wherever they stand, quotes included. What holds the filter to reading is the reader: one statement per
-    execute, in a read-only transaction (:mod:`ptah.adapters.sources.sqlite`, :mod:`~ptah.adapters.sources.postgres`).
+    A ``;`` could end ptah's statement and ``--`` or ``/*`` comment out the rest of it, so they are
+    refused wherever they stand, quotes included. What holds the filter to reading is the reader:
+    one statement per execute, in a read-only transaction (:mod:`ptah.adapters.sources.sqlite`,
+    :mod:`~ptah.adapters.sources.postgres`).
     """
     found = _NOT_IN_A_FILTER.search(text)
     if found is None:
@@ -66,14 +67,16 @@ class Source(Protocol):
         """How many rows pass the filter."""
 
     def rows(self, template: str) -> Iterator[SourceRow]:
-        """Every row passing the filter with its key, row identity and ``template`` rendered, by key."""
+        """Every row passing the filter with its key, row identity and ``template`` rendered, by
+        key."""
 
     def lookup(self, keys: Iterable[str]) -> dict[str, str]:
-        """For each key: ``present``, ``filtered`` (in the table, excluded by the filter) or ``absent``."""
+        """For each key: ``present``, ``filtered`` (in the table, excluded by the filter) or
+        ``absent``."""
 
     def vectors(self, column: str) -> TableVectors:
-        """Every row passing the filter with the vector ``column`` holds, in the order of :meth:`rows`
-        (:mod:`ptah.adapters.sources.vectors`); for an external generation."""
+        """Every row passing the filter with the vector ``column`` holds, in the order of
+        :meth:`rows` (:mod:`ptah.adapters.sources.vectors`); for an external generation."""
 
     def close(self) -> None: ...
 
@@ -84,30 +87,32 @@ class Source(Protocol):
 
 @runtime_checkable
 class RowDigests(Protocol):
-    """What verification reads from a source besides its rows; ptah's SQLite and PostgreSQL readers are ones,
-    and :func:`row_digests` answers for any other source from :meth:`Source.rows`."""
+    """What verification reads from a source besides its rows; ptah's SQLite and PostgreSQL readers
+    are ones, and :func:`row_digests` answers for any other source from :meth:`Source.rows`."""
 
     def digests(self, template: str) -> Iterator[RowDigest]:
         """Every row of :meth:`Source.rows` as its key, row identity and the
-        :func:`~ptah.core.identity.text_digest` of ``template`` rendered, in the same order (hashed where the
-        text lives when the database can)."""
+        :func:`~ptah.core.identity.text_digest` of ``template`` rendered, in the same order (hashed
+        where the text lives when the database can)."""
 
     def identities(self) -> Generator[str, None, None] | None:
-        """The row identity of every row passing the filter, ordered by the identity's code points (the
-        database sorts them), or None when the database cannot spell an identity to sort on (a NUL in a
-        SQLite key)."""
+        """The row identity of every row passing the filter, ordered by the identity's code points
+        (the database sorts them), or None when the database cannot spell an identity to sort on (a
+        NUL in a SQLite key)."""
 
     def lookup_identities(self, identities: Iterable[str]) -> dict[str, str]:
         """:meth:`Source.lookup` for row identities, read back into their key components exactly."""
 
 
 def row_digests(source: Source) -> RowDigests:
-    """``source`` itself when it reads digests and sorted identities, else :class:`RenderedDigests` over it."""
+    """``source`` itself when it reads digests and sorted identities, else :class:`RenderedDigests`
+    over it."""
     return source if isinstance(source, RowDigests) else RenderedDigests(source)
 
 
 class RenderedDigests:
-    """:class:`RowDigests` from :meth:`Source.rows`: each text hashed here, the identities sorted in memory."""
+    """:class:`RowDigests` from :meth:`Source.rows`: each text hashed here, the identities sorted in
+    memory."""
 
     def __init__(self, source: Source):
         self._source = source
@@ -127,17 +132,18 @@ class RenderedDigests:
 
 @runtime_checkable
 class KeyedTexts(Protocol):
-    """Reading a few rows' texts by key; ptah's SQLite and PostgreSQL readers do, and :func:`texts_of` answers
-    for any other source from :meth:`Source.rows`."""
+    """Reading a few rows' texts by key; ptah's SQLite and PostgreSQL readers do, and
+    :func:`texts_of` answers for any other source from :meth:`Source.rows`."""
 
     def texts_of(self, template: str, keys: Iterable[str]) -> dict[str, str]:
-        """The text ``template`` renders for each of ``keys`` that is a row of :meth:`Source.rows` (a key no row
-        has, or that the filter excludes, left out), read by key rather than by reading the table."""
+        """The text ``template`` renders for each of ``keys`` that is a row of :meth:`Source.rows`
+        (a key no row has, or that the filter excludes, left out), read by key rather than by
+        reading the table."""
 
 
 def texts_of(source: Source, template: str, keys: Iterable[str]) -> dict[str, str]:
-    """The text ``template`` renders for each of ``keys`` that is a row of ``source``: read by key where the
-    source can (:class:`KeyedTexts`), else picked from one pass over its rows."""
+    """The text ``template`` renders for each of ``keys`` that is a row of ``source``: read by key
+    where the source can (:class:`KeyedTexts`), else picked from one pass over its rows."""
     wanted = set(keys)
     if not wanted:
         return {}
@@ -147,9 +153,9 @@ def texts_of(source: Source, template: str, keys: Iterable[str]) -> dict[str, st
 
 
 class OneSnapshot:
-    """What both readers share: a connection (``_db``) holding one read transaction until :meth:`close`, and key
-    lookups through the reader's ``_find(wanted, result)``, which marks each of ``wanted``'s components (by the
-    key or identity asking) that a row has."""
+    """What both readers share: a connection (``_db``) holding one read transaction until
+    :meth:`close`, and key lookups through the reader's ``_find(wanted, result)``, which marks each
+    of ``wanted``'s components (by the key or identity asking) that a row has."""
 
     _db: Any = None
     source: SourceSpec
@@ -192,7 +198,8 @@ class OneSnapshot:
 
 @dataclass(frozen=True)
 class SourceKind:
-    """A kind of source: its name, whether it reads a ``source.database`` URL, and how to open one."""
+    """A kind of source: its name, whether it reads a ``source.database`` URL, and how to open
+    one."""
 
     name: str
     reads: Callable[[str], bool]
@@ -203,7 +210,8 @@ KINDS: Registry[SourceKind] = Registry("source kind")
 
 
 def register(kind: SourceKind) -> None:
-    """Add a source kind, asked before those registered earlier; PluginError (exit 3) for a name taken."""
+    """Add a source kind, asked before those registered earlier; PluginError (exit 3) for a name
+    taken."""
     KINDS.register(kind.name, kind)
 
 
@@ -216,7 +224,8 @@ def source_kind(database: str) -> str | None:
 
 
 def open_source(source: SourceSpec, root: str, where: str) -> Source:
-    """The source ``source.database`` names, opened by its kind; ``where`` names the specification in messages.
+    """The source ``source.database`` names, opened by its kind; ``where`` names the specification
+    in messages.
 
     Raises :class:`CapabilityUnavailable` (exit 3) for a URL no kind reads, or
     when the kind's library is not installed, and whatever the kind raises

@@ -71,12 +71,13 @@ from ptah.core.spec import SourceRow, SourceSpec, parse_template, template_colum
 LOOKUP_BATCH = 10_000  # keys per statement: one array parameter per key column
 ROWS_PER_FETCH = 2_000  # rows per round trip of a server-side cursor
 INTEGER_TYPES = frozenset({"smallint", "integer", "bigint"})
-# Template columns whose text PostgreSQL writes as render_value does: text as it is, an integer as str(int).
-# (char(n) is not: psycopg reads its padding, a cast to text drops it.)
+# Template columns whose text PostgreSQL writes as render_value does: text as it is, an integer as
+# str(int). (char(n) is not: psycopg reads its padding, a cast to text drops it.)
 _RENDERED_IN_SQL = INTEGER_TYPES | {"text", "character varying"}
-# SQLSTATEs that mean the filter cannot run in a read-only snapshot: class 42 syntax, unknown name or wrong type;
-# 25 invalid transaction state (a write, or set_config of transaction_read_only); 0A not supported there; 22 data
-# (the filter is the only expression ptah's statements evaluate on a row's values); 08P01 a $1 nobody binds.
+# SQLSTATEs that mean the filter cannot run in a read-only snapshot: class 42 syntax, unknown name
+# or wrong type; 25 invalid transaction state (a write, or set_config of transaction_read_only); 0A
+# not supported there; 22 data (the filter is the only expression ptah's statements evaluate on a
+# row's values); 08P01 a $1 nobody binds.
 _FILTER_FAULTS = ("42", "25", "0A", "22", "08P01")
 
 _COLUMNS = """
@@ -152,7 +153,8 @@ class PostgresSource(OneSnapshot):
     # --- opening ------------------------------------------------------------------
 
     def _relation(self) -> int:
-        """The table's oid: the name as written (search_path applies), else ``schema.table`` split at the dot."""
+        """The table's oid: the name as written (search_path applies), else ``schema.table`` split
+        at the dot."""
         table = self.source.table
         oid = self._db.execute("SELECT to_regclass(quote_ident(%s))::oid", (table,)).fetchone()[0]
         if oid is None and "." in table:
@@ -192,7 +194,8 @@ class PostgresSource(OneSnapshot):
         )
 
     def _check_filter(self) -> None:
-        """Run the filter once on no rows: a filter PostgreSQL cannot run is the specification's fault (exit 2)."""
+        """Run the filter once on no rows: a filter PostgreSQL cannot run is the specification's
+        fault (exit 2)."""
         query = sql.SQL("SELECT {} FROM {} {} LIMIT 0").format(self._keys, self._table, self._where)
         try:
             self._db.execute(query, prepare=True)
@@ -204,7 +207,8 @@ class PostgresSource(OneSnapshot):
             raise self._fault(exc) from None
 
     def _timed_out(self, exc: psycopg.Error) -> SourceUnavailable | None:
-        """The SourceUnavailable (exit 3) to raise when ``exc`` is ``source.statement_timeout_s`` running out."""
+        """The SourceUnavailable (exit 3) to raise when ``exc`` is ``source.statement_timeout_s``
+        running out."""
         if not isinstance(exc, pg_errors.QueryCanceled):
             return None
         return SourceUnavailable(
@@ -215,8 +219,8 @@ class PostgresSource(OneSnapshot):
     def _fault(
         self, exc: psycopg.Error, what: str = "cannot be read"
     ) -> OperationalError | SpecError:
-        """The error for a failed statement: the filter's fault (SpecError, exit 2), a timeout, or else the source
-        unreadable (SourceUnavailable, exit 3) saying ``what``."""
+        """The error for a failed statement: the filter's fault (SpecError, exit 2), a timeout, or
+        else the source unreadable (SourceUnavailable, exit 3) saying ``what``."""
         if (timed_out := self._timed_out(exc)) is not None:
             return timed_out
         if not self.source.filter or not (exc.sqlstate or "").startswith(_FILTER_FAULTS):
@@ -271,9 +275,9 @@ class PostgresSource(OneSnapshot):
         )
 
     def digests(self, template: str) -> Iterator[RowDigest]:
-        """:meth:`rows`, each as its key, identity and text digest -- hashed by the server, 32 bytes a row read
-        instead of the text, when it can render ``template`` exactly as ptah does (:meth:`_rendered`); else read
-        from the text."""
+        """:meth:`rows`, each as its key, identity and text digest -- hashed by the server, 32 bytes
+        a row read instead of the text, when it can render ``template`` exactly as ptah does
+        (:meth:`_rendered`); else read from the text."""
         rendered = self._rendered(template) if self.digests_in_database else None
         if rendered is None:
             return text_digests(self.rows(template))
@@ -289,7 +293,8 @@ class PostgresSource(OneSnapshot):
         return self._guarded(cursor, "rows", digests)
 
     def identities(self) -> Generator[str, None, None] | None:
-        """Sorted by the server on the identity spelled in SQL, ``COLLATE "C"`` (no PostgreSQL text holds a NUL)."""
+        """Sorted by the server on the identity spelled in SQL, ``COLLATE "C"`` (no PostgreSQL text
+        holds a NUL)."""
         spelled = sql.SQL(" || ").join(
             sql.SQL("length({0}::text) || ':' || {0}::text").format(sql.Identifier(c))
             for c in self._key_columns
@@ -308,9 +313,9 @@ class PostgresSource(OneSnapshot):
     )
 
     def _rendered(self, template: str) -> sql.Composable | None:
-        """``template`` as one SQL text expression equal to ptah's rendering (NULL as nothing, an integer as its
-        decimal text), or None when it cannot be: a column of another type, a literal with a NUL (no PostgreSQL
-        text holds one), a database not encoded in UTF-8."""
+        """``template`` as one SQL text expression equal to ptah's rendering (NULL as nothing, an
+        integer as its decimal text), or None when it cannot be: a column of another type, a literal
+        with a NUL (no PostgreSQL text holds one), a database not encoded in UTF-8."""
         if self._db.info.parameter_status("server_encoding") != "UTF8":
             return None
         parts: list[sql.Composable] = [sql.SQL("''::text")]
@@ -331,15 +336,16 @@ class PostgresSource(OneSnapshot):
         return sql.SQL(", ").join(self._key_expressions())
 
     def _key_expressions(self) -> list[sql.Composable]:
-        """Each key column as it orders: integers as they are, text ``COLLATE "C"`` (code point order)."""
+        """Each key column as it orders: integers as they are, text ``COLLATE "C"`` (code point
+        order)."""
         return [
             sql.SQL('{} COLLATE "C"' if kind == "text" else "{}").format(sql.Identifier(c))
             for c, kind in zip(self._key_columns, self._kinds)
         ]
 
     def _cursor(self, query: sql.Composable, binary: bool = False):
-        """A server-side cursor running ``query`` (one statement, extended protocol; ``binary``: values read in
-        PostgreSQL's binary form, a ``bytea`` as its bytes)."""
+        """A server-side cursor running ``query`` (one statement, extended protocol; ``binary``:
+        values read in PostgreSQL's binary form, a ``bytea`` as its bytes)."""
         cursor = self._db.cursor(name=f"ptah_rows_{next(self._names)}", binary=binary)
         cursor.itersize = ROWS_PER_FETCH
         try:
@@ -351,7 +357,8 @@ class PostgresSource(OneSnapshot):
         return cursor
 
     def _guarded(self, cursor, what: str, items: Iterator) -> Generator:
-        """``items`` (read from ``cursor``) with a failed read said in one sentence; the cursor closed at the end."""
+        """``items`` (read from ``cursor``) with a failed read said in one sentence; the cursor
+        closed at the end."""
         try:
             yield from items
         except psycopg.Error as exc:
@@ -363,7 +370,8 @@ class PostgresSource(OneSnapshot):
                 pass  # the transaction already failed; closing the connection ends the cursor
 
     def vectors(self, column: str) -> TableVectors:
-        """Every row passing the filter with the vector ``column`` holds, by key (the order of :meth:`rows`).
+        """Every row passing the filter with the vector ``column`` holds, by key (the order of
+        :meth:`rows`).
 
         The column must be a pgvector ``vector`` or ``halfvec``; it is read as
         its text form ``[1,2,3]`` (no adapter registered on psycopg), through
@@ -392,7 +400,8 @@ class PostgresSource(OneSnapshot):
         )
 
     def index_search(self, column: str, *, unit_vectors: bool) -> TableIndexSearch:
-        """Search ``column`` through the index the table has on it (:mod:`~ptah.adapters.sources.postgres_index`).
+        """Search ``column`` through the index the table has on it
+        (:mod:`~ptah.adapters.sources.postgres_index`).
 
         InputError (exit 2) when it has none whose operator class ranks by cosine.
         """
@@ -421,17 +430,18 @@ class PostgresSource(OneSnapshot):
     # --- lookup -------------------------------------------------------------------
 
     def texts_of(self, template: str, keys: Iterable[str]) -> dict[str, str]:
-        """The text ``template`` renders for each of ``keys`` that is a row passing the filter, read through the
-        key's index (:data:`LOOKUP_BATCH` keys a statement), not by reading the table.
+        """The text ``template`` renders for each of ``keys`` that is a row passing the filter, read
+        through the key's index (:data:`LOOKUP_BATCH` keys a statement), not by reading the table.
 
-        The same texts :meth:`rows` gives those keys; a key no row has, or whose rows the filter excludes, is
-        left out. Raises as :meth:`rows` does for the rows read.
+        The same texts :meth:`rows` gives those keys; a key no row has, or whose rows the filter
+        excludes, is left out. Raises as :meth:`rows` does for the rows read.
         """
         columns = template_columns(template)
         actual = [self._column(c, "the text template") for c in columns]
         selected = sql.SQL(", ").join(sql.Identifier(c) for c in (*self._key_columns, *actual))
         wanted = key_splits(keys, len(self._key_columns))
-        # The filter inside CASE WHEN … THEN, as lookup() holds it: one expression, whatever parentheses it closes.
+        # The filter inside CASE WHEN … THEN, as lookup() holds it: one expression, whatever
+        # parentheses it closes.
         statements = (
             self._execute(
                 sql.SQL("SELECT {} FROM {} WHERE {} AND {} = 1").format(
@@ -446,7 +456,8 @@ class PostgresSource(OneSnapshot):
         )
 
     def _find(self, found: dict[tuple[str, ...], str], result: dict[str, str]) -> None:
-        """Mark in ``result`` each of ``found``'s components (for its key or identity) that a row has."""
+        """Mark in ``result`` each of ``found``'s components (for its key or identity) that a row
+        has."""
         for match, parameters in self._matching(found):
             query = sql.SQL("SELECT {}, {} FROM {} WHERE {}").format(
                 self._keys, self._passes, self._table, match
@@ -454,9 +465,10 @@ class PostgresSource(OneSnapshot):
             mark_found(self._execute(query, parameters), self.source.key_fields, found, result)
 
     def _matching(self, wanted: Iterable[tuple[str, ...]]) -> Iterator[tuple[sql.Composable, list]]:
-        """The condition on the key columns matching ``wanted``'s components, with its parameters (one array per
-        key column), :data:`LOOKUP_BATCH` at a time; components no key column can hold (``0042`` or ``x`` for an
-        integer column, a NUL in any text) are left out, and the caller compares the rendered keys."""
+        """The condition on the key columns matching ``wanted``'s components, with its parameters
+        (one array per key column), :data:`LOOKUP_BATCH` at a time; components no key column can
+        hold (``0042`` or ``x`` for an integer column, a NUL in any text) are left out, and the
+        caller compares the rendered keys."""
         arrays = sql.SQL(", ").join(sql.SQL(f"%s::{kind}[]") for kind in self._kinds)
         match = sql.SQL("({}) IN (SELECT * FROM unnest({}))").format(self._keys, arrays)
         pending = [

@@ -1,4 +1,5 @@
-"""Search an external generation's column through the index the table already has (pgvector HNSW or IVFFlat).
+"""Search an external generation's column through the index the table already has (pgvector HNSW or
+IVFFlat).
 
 The index is found in the catalog (``pg_index``, ``pg_class``, ``pg_am``,
 ``pg_opclass``): an HNSW or IVFFlat index whose only key is the column itself
@@ -82,7 +83,8 @@ class FoundIndex:
 
 
 def find_index(db, relation: int, table: str, column: str, *, unit_vectors: bool) -> FoundIndex:
-    """The index to search ``column`` through, or InputError (exit 2) saying what the column has instead."""
+    """The index to search ``column`` through, or InputError (exit 2) saying what the column has
+    instead."""
     found = db.execute(_INDEXES, (relation, column)).fetchall()
     usable, other = [], []
     for name, kind, operator_class, reloptions, valid in found:
@@ -140,7 +142,8 @@ class TableIndexSearch:
     def nearest(
         self, identity: str, vectors: np.ndarray, limits: list[int], ef_search: int
     ) -> list[list[tuple[str, float]]]:
-        """Each query's rows through the index, ``(key, cosine)`` in the index's order (``identity`` unused)."""
+        """Each query's rows through the index, ``(key, cosine)`` in the index's order (``identity``
+        unused)."""
         operator = "<#>" if self.index.inner_product else "<=>"
         score = "-({col} <#> %s::{t})" if self.index.inner_product else "1 - ({col} <=> %s::{t})"
         keys = sql.SQL(", ").join(sql.Identifier(c) for c in self.key_columns)

@@ -1,4 +1,5 @@
-"""A PostgreSQL source cut into key ranges, all read inside one exported snapshot (distributed builds).
+"""A PostgreSQL source cut into key ranges, all read inside one exported snapshot (distributed
+builds).
 
 A distributed build's driver opens a :class:`PartitionedSource` (the source's
 one read-only ``REPEATABLE READ`` transaction, filter checked exactly as
@@ -31,14 +32,16 @@ _ROW_NUMBER = sql.Identifier("ptah partition row")
 
 
 class KeyRange(NamedTuple):
-    """Rows whose key (as a tuple of key column values) is ``>= low`` and ``< high``; None: unbounded."""
+    """Rows whose key (as a tuple of key column values) is ``>= low`` and ``< high``; None:
+    unbounded."""
 
     low: tuple | None
     high: tuple | None
 
 
 class PartitionedSource(PostgresSource):
-    """A PostgreSQL source, optionally inside an exported ``snapshot`` and narrowed to one key range."""
+    """A PostgreSQL source, optionally inside an exported ``snapshot`` and narrowed to one key
+    range."""
 
     def __init__(
         self,
@@ -66,8 +69,8 @@ class PartitionedSource(PostgresSource):
         return self._execute(sql.SQL("SELECT pg_export_snapshot()")).fetchone()[0]
 
     def partitions(self, count: int, rows: int | None = None) -> list[KeyRange]:
-        """At most ``count`` key ranges of about equal row counts covering every row that passes the filter
-        (``rows``: their number, when the caller counted them in this snapshot already).
+        """At most ``count`` key ranges of about equal row counts covering every row that passes the
+        filter (``rows``: their number, when the caller counted them in this snapshot already).
 
         Raises :class:`SourceUnavailable` for a row whose key is NULL, as reading the rows would.
         """
@@ -102,7 +105,8 @@ class PartitionedSource(PostgresSource):
 
 
 def range_clause(expressions: list[sql.Composable], within: KeyRange) -> sql.Composable:
-    """``(expressions) >= (low) AND (expressions) < (high)`` as SQL with literal bounds (TRUE when unbounded)."""
+    """``(expressions) >= (low) AND (expressions) < (high)`` as SQL with literal bounds (TRUE when
+    unbounded)."""
     row = (
         sql.SQL("({})").format(sql.SQL(", ").join(expressions))
         if len(expressions) > 1

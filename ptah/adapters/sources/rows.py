@@ -1,4 +1,5 @@
-"""Turning a source's raw rows into :class:`SourceRow` values, and key lookups: the parts every source reader shares.
+"""Turning a source's raw rows into :class:`SourceRow` values, and key lookups: the parts every
+source reader shares.
 
 A source reader selects the key columns, then the template's columns, in key
 order; :func:`source_rows` renders each row's key (as the corpus spells it),
@@ -63,13 +64,14 @@ def keyed_texts(
     where: str,
 ) -> dict[str, str]:
     """The text of each record (key values, then ``columns`` values) whose key components are among
-    ``wanted``'s, by the key ``wanted`` gives them; the records come from several statements, in any order, and
-    one row may come again from another statement (SQLite finds row ``0`` for ``'-0'`` as for ``0``). A
-    record whose key renders as none of ``wanted`` (a REAL, BLOB or NULL key; ``42`` for ``0042``) is no row
-    asked for.
+    ``wanted``'s, by the key ``wanted`` gives them; the records come from several statements, in any
+    order, and one row may come again from another statement (SQLite finds row ``0`` for ``'-0'`` as
+    for ``0``). A record whose key renders as none of ``wanted`` (a REAL, BLOB or NULL key; ``42``
+    for ``0042``) is no row asked for.
 
-    Raises :class:`SourceUnavailable` as :func:`source_rows` does for two rows with one key (``1`` and ``'1'``,
-    components that join alike, or one statement finding the key twice) or a template column holding binary data.
+    Raises :class:`SourceUnavailable` as :func:`source_rows` does for two rows with one key (``1``
+    and ``'1'``, components that join alike, or one statement finding the key twice) or a template
+    column holding binary data.
     """
     fill = renderer(template, columns)
     width = len(key_fields)
@@ -102,7 +104,8 @@ def keyed_texts(
 
 
 def text_digests(rows: Iterable[SourceRow]) -> Iterator[RowDigest]:
-    """Each row's key, identity and :func:`text_digest` of its text (a source's digests, read from the text)."""
+    """Each row's key, identity and :func:`text_digest` of its text (a source's digests, read from
+    the text)."""
     for row in rows:
         yield RowDigest(row.key, row.identity, text_digest(row.text))
 
@@ -130,8 +133,9 @@ def keyed_records(
     both read ``a␟b␟c``, ␟ being U+001F).
     """
     previous: str | None = None
-    # Keys of composite rows with U+001F inside a component: only these can read like another row's key
-    # (a row without one has exactly width - 1 separators in its key, which such a row's key exceeds).
+    # Keys of composite rows with U+001F inside a component: only these can read like another row's
+    # key (a row without one has exactly width - 1 separators in its key, which such a row's key
+    # exceeds).
     ambiguous: dict[str, tuple[str, ...]] = {}
     width = len(key_fields)
     integers = [False] * width  # whether an integer was read in each key column
@@ -170,7 +174,8 @@ def _two_rows(where: str, key: str, key_fields: tuple[str, ...]) -> SourceUnavai
 
 
 def _twin_possible(integers: list[bool], values: Sequence[object], index: int) -> bool:
-    """Note an integer in key column ``index``; True for text spelled like an integer read after one there."""
+    """Note an integer in key column ``index``; True for text spelled like an integer read after one
+    there."""
     value = values[index]
     if type(value) is int:
         integers[index] = True
@@ -181,7 +186,8 @@ def _twin_possible(integers: list[bool], values: Sequence[object], index: int) -
 def record_identities(
     records: Iterable[Sequence[object]], key_fields: tuple[str, ...], where: str
 ) -> Iterator[str]:
-    """Each record's (its key values') row identity, rendered here whatever order the database computed."""
+    """Each record's (its key values') row identity, rendered here whatever order the database
+    computed."""
     for values in records:
         first = values[0]
         if len(values) == 1 and type(first) in (int, str):  # the common case, as in keyed_records
@@ -194,7 +200,8 @@ def record_identities(
 def rendered_components(
     values: Sequence[object], key_fields: tuple[str, ...]
 ) -> tuple[str, ...] | None:
-    """The key components ``values`` render to; None for a value no key can hold (a REAL matching ``= 1``)."""
+    """The key components ``values`` render to; None for a value no key can hold (a REAL matching
+    ``= 1``)."""
     try:
         return tuple(key_component(v, c) for v, c in zip(values, key_fields))
     except TypeError:
@@ -204,7 +211,8 @@ def rendered_components(
 def key_components(
     values: Sequence[object], key_fields: tuple[str, ...], where: str
 ) -> tuple[str, ...]:
-    """The key columns' values as the corpus spells them; SourceUnavailable for a float, BLOB or NULL."""
+    """The key columns' values as the corpus spells them; SourceUnavailable for a float, BLOB or
+    NULL."""
     try:
         return tuple(key_component(v, c) for v, c in zip(values, key_fields))
     except TypeError as exc:
@@ -220,7 +228,8 @@ def _check_ambiguous(
     key_fields: tuple[str, ...],
     where: str,
 ) -> None:
-    """SourceUnavailable when another row's components, holding U+001F elsewhere, join to the same key."""
+    """SourceUnavailable when another row's components, holding U+001F elsewhere, join to the same
+    key."""
     other = seen.setdefault(key, components)
     if other != components:
         raise SourceUnavailable(
@@ -236,21 +245,24 @@ def _shown(values: Sequence[object], key_fields: tuple[str, ...]) -> str:
 
 
 def no_such_column(where: str, name: str, field: str, columns: list[str]) -> SourceUnavailable:
-    """The error for a column ``name`` (named in ``field``) the table lacks, with the closest it has."""
+    """The error for a column ``name`` (named in ``field``) the table lacks, with the closest it
+    has."""
     close = difflib.get_close_matches(name, columns, n=1, cutoff=0.6)
     hint = f'did you mean "{close[0]}"?' if close else "its columns are " + ", ".join(columns)
     return SourceUnavailable(f"{where}: has no column {name} (named in {field}); {hint}")
 
 
 def is_int64(component: str) -> bool:
-    """Whether a key component is the exact spelling of a 64-bit integer (``0042``, ``+1`` and ``1.0`` are not)."""
+    """Whether a key component is the exact spelling of a 64-bit integer (``0042``, ``+1`` and
+    ``1.0`` are not)."""
     return _CANONICAL_INT.match(component) is not None and -(2**63) <= int(component) < 2**63
 
 
 def lookup_keys(
     keys: Iterable[str], width: int
 ) -> tuple[dict[str, str], dict[tuple[str, ...], str]]:
-    """Each key ``missing`` until found, and the keys that split into ``width`` components, by components."""
+    """Each key ``missing`` until found, and the keys that split into ``width`` components, by
+    components."""
     result: dict[str, str] = {}
     wanted: dict[tuple[str, ...], str] = {}
     for key in keys:
@@ -262,9 +274,9 @@ def lookup_keys(
 
 
 def key_splits(keys: Iterable[str], width: int) -> dict[tuple[str, ...], str]:
-    """Each key by every way it reads as ``width`` components: split at ``width - 1`` of its U+001F, since a
-    component may hold one (:func:`source_rows` names tenant ``a␟b`` with id ``c`` ``a␟b␟c``, ␟ being
-    U+001F); a key with fewer separators reads as none."""
+    """Each key by every way it reads as ``width`` components: split at ``width - 1`` of its U+001F,
+    since a component may hold one (:func:`source_rows` names tenant ``a␟b`` with id ``c``
+    ``a␟b␟c``, ␟ being U+001F); a key with fewer separators reads as none."""
     wanted: dict[tuple[str, ...], str] = {}
     for key in keys:
         if width == 1:
@@ -282,7 +294,8 @@ def key_splits(keys: Iterable[str], width: int) -> dict[tuple[str, ...], str]:
 def lookup_identities(
     identities: Iterable[str], width: int
 ) -> tuple[dict[str, str], dict[tuple[str, ...], str]]:
-    """As :func:`lookup_keys`, for row identities: read back into their components exactly (U+001F and all)."""
+    """As :func:`lookup_keys`, for row identities: read back into their components exactly (U+001F
+    and all)."""
     result: dict[str, str] = {}
     wanted: dict[tuple[str, ...], str] = {}
     for identity in identities:
@@ -299,8 +312,9 @@ def mark_found(
     wanted: dict[tuple[str, ...], str],
     result: dict[str, str],
 ) -> None:
-    """Each row found (key values, then 1 when it passes the filter) marks its key ``ok`` or ``filtered``; a row
-    whose key renders as none of ``wanted`` (a REAL, BLOB or NULL key; ``42`` for ``0042``) marks nothing."""
+    """Each row found (key values, then 1 when it passes the filter) marks its key ``ok`` or
+    ``filtered``; a row whose key renders as none of ``wanted`` (a REAL, BLOB or NULL key; ``42``
+    for ``0042``) marks nothing."""
     width = len(key_fields)
     for values in found:
         components = rendered_components(values[:width], key_fields)

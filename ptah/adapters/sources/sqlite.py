@@ -98,8 +98,8 @@ class SqliteSource(OneSnapshot):
             ) from None
         self._table = quote_identifier(source.table)
         self._keys = ", ".join(quote_identifier(k) for k in source.key_fields)
-        # Text by code point whatever a column's declared collation (PostgreSQL's COLLATE "C"): equal keys are
-        # neighbours, and both sources list rows in one order.
+        # Text by code point whatever a column's declared collation (PostgreSQL's COLLATE "C"):
+        # equal keys are neighbours, and both sources list rows in one order.
         self._order = ", ".join(f"{quote_identifier(k)} COLLATE BINARY" for k in source.key_fields)
         self._where = f"WHERE ({source.filter})" if source.filter else ""
         self._passes = f"CASE WHEN ({source.filter}) THEN 1 ELSE 0 END" if source.filter else "1"
@@ -131,7 +131,8 @@ class SqliteSource(OneSnapshot):
     def _fault(
         self, exc: sqlite3.Error, what: str = "cannot be read"
     ) -> SpecError | SourceUnavailable:
-        """The SpecError (exit 2) when ``exc`` is the filter's fault, else SourceUnavailable (exit 3) saying ``what``.
+        """The SpecError (exit 2) when ``exc`` is the filter's fault, else SourceUnavailable (exit
+        3) saying ``what``.
 
         With the table and columns checked at open, SQLite's generic error
         (``SQLITE_ERROR``: syntax, unknown name, ``load_extension`` not
@@ -174,11 +175,13 @@ class SqliteSource(OneSnapshot):
         )
 
     def digests(self, template: str) -> Iterator[RowDigest]:
-        """:meth:`rows`, each as its key, identity and text digest (SQLite has no SHA-256: hashed here)."""
+        """:meth:`rows`, each as its key, identity and text digest (SQLite has no SHA-256: hashed
+        here)."""
         return text_digests(self.rows(template))
 
     def identities(self) -> Generator[str, None, None] | None:
-        """Sorted by SQLite on the identity spelled in SQL; None when a key holds a NUL (``length`` stops at one)."""
+        """Sorted by SQLite on the identity spelled in SQL; None when a key holds a NUL (``length``
+        stops at one)."""
         columns = [quote_identifier(k) for k in self.source.key_fields]
         nul = " OR ".join(f"instr(CAST({column} AS BLOB), x'00') > 0" for column in columns)
         passes = f"({self.source.filter}) AND " if self.source.filter else ""
@@ -202,7 +205,8 @@ class SqliteSource(OneSnapshot):
             raise self._fault(exc, "reading rows failed") from None
 
     def _twin(self, components: tuple[str, ...]) -> bool:
-        """Whether more than one row passing the filter renders to ``components`` (``1`` and ``'1'``)."""
+        """Whether more than one row passing the filter renders to ``components`` (``1`` and
+        ``'1'``)."""
         fields = self.source.key_fields
         candidates = _candidates(components)
         term = "(" + " AND ".join(f"{quote_identifier(k)} = ?" for k in fields) + ")"
@@ -212,7 +216,8 @@ class SqliteSource(OneSnapshot):
         return sum(1 for values in found if rendered_components(values, fields) == components) > 1
 
     def vectors(self, column: str) -> TableVectors:
-        """Every row passing the filter with the vector ``column`` holds (see :mod:`~ptah.adapters.sources.vectors`), by key."""
+        """Every row passing the filter with the vector ``column`` holds (see
+        :mod:`~ptah.adapters.sources.vectors`), by key."""
         self._check_columns((column,), "vectors.column")
         selected = f"{self._keys}, {quote_identifier(self._columns[column.lower()])}"
         cursor = self._execute(
@@ -224,17 +229,19 @@ class SqliteSource(OneSnapshot):
             raise self._fault(exc, "reading vectors failed") from None
 
     def texts_of(self, template: str, keys: Iterable[str]) -> dict[str, str]:
-        """The text ``template`` renders for each of ``keys`` that is a row passing the filter, read through the
-        key's index (a few statements of at most :data:`LOOKUP_PARAMETERS` values), not by reading the table.
+        """The text ``template`` renders for each of ``keys`` that is a row passing the filter, read
+        through the key's index (a few statements of at most :data:`LOOKUP_PARAMETERS` values), not
+        by reading the table.
 
-        The same texts :meth:`rows` gives those keys; a key no row has, or whose rows the filter excludes, is
-        left out. Raises as :meth:`rows` does for the rows read.
+        The same texts :meth:`rows` gives those keys; a key no row has, or whose rows the filter
+        excludes, is left out. Raises as :meth:`rows` does for the rows read.
         """
         columns = template_columns(template)
         self._check_columns(columns, "the text template")
         selected = ", ".join(quote_identifier(c) for c in (*self.source.key_fields, *columns))
         wanted = key_splits(keys, len(self.source.key_fields))
-        # The filter inside CASE WHEN … THEN, as lookup() holds it: one expression, whatever parentheses it closes.
+        # The filter inside CASE WHEN … THEN, as lookup() holds it: one expression, whatever
+        # parentheses it closes.
         statements = (
             self._execute(
                 f"SELECT {selected} FROM {self._table} WHERE ({match}) AND {self._passes} = 1",
@@ -258,8 +265,9 @@ class SqliteSource(OneSnapshot):
             mark_found(found, self.source.key_fields, wanted, result)
 
     def _matching(self, wanted: Iterable[tuple[str, ...]]) -> Iterator[tuple[str, list]]:
-        """The condition on the key columns matching ``wanted``'s components, with its parameters, one statement's
-        worth (:data:`LOOKUP_PARAMETERS`) at a time; SQL only narrows, the caller compares the rendered keys."""
+        """The condition on the key columns matching ``wanted``'s components, with its parameters,
+        one statement's worth (:data:`LOOKUP_PARAMETERS`) at a time; SQL only narrows, the caller
+        compares the rendered keys."""
         width = len(self.source.key_fields)
         batch: list[tuple] = []
         for components in wanted:
@@ -285,7 +293,8 @@ class SqliteSource(OneSnapshot):
 
 
 def _candidates(components: tuple[str, ...]) -> list[tuple]:
-    """Every way the key's components can be stored: as text, and as an integer where it renders back exactly.
+    """Every way the key's components can be stored: as text, and as an integer where it renders
+    back exactly.
 
     SQL only narrows the search; the caller compares the rendered keys.
     """

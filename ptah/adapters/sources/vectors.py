@@ -1,4 +1,5 @@
-"""Reading the vectors a table already holds (an *external* generation's), the part every source reader shares.
+"""Reading the vectors a table already holds (an *external* generation's), the part every source
+reader shares.
 
 A source reader selects the key columns, then the vector column, in key order
 (the order of :meth:`Source.rows`), from its one read-only snapshot;
@@ -32,7 +33,8 @@ MAX_NAMED = 5  # rows named in a message about bad vectors
 
 @dataclass
 class TableVectors:
-    """The vectors of the rows passing the filter: ``keys``/``identities``/``vectors`` for rows that have one."""
+    """The vectors of the rows passing the filter: ``keys``/``identities``/``vectors`` for rows that
+    have one."""
 
     keys: list[str]
     identities: list[str]
@@ -54,8 +56,8 @@ def table_vectors(
     where: str,
     twin: Twin | None = None,
 ) -> TableVectors:
-    """Each record (key values, then the vector column's value) read into a :class:`TableVectors` (``twin``: as
-    :func:`~ptah.adapters.sources.rows.keyed_records` asks it)."""
+    """Each record (key values, then the vector column's value) read into a :class:`TableVectors`
+    (``twin``: as :func:`~ptah.adapters.sources.rows.keyed_records` asks it)."""
     width = len(key_fields)
     raw: list[object] = [None]
 

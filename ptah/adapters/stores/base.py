@@ -1,4 +1,5 @@
-"""What a store is: the protocols every store kind implements, and the capabilities that tell the optional parts.
+"""What a store is: the protocols every store kind implements, and the capabilities that tell the
+optional parts.
 
 A store keeps generations (:class:`~ptah.adapters.stores.records.GenerationRecord`)
 and their vectors, cached query vectors and, optionally, lexical indexes and a
@@ -52,37 +53,42 @@ class Snapshot(Protocol):
         """How many vectors the generation has (0 when unregistered)."""
 
     def digests(self, identity: str) -> dict[str, tuple[str, str]]:
-        """``row identity -> (key, text SHA-256)`` for every vector of the generation, no vector read."""
+        """``row identity -> (key, text SHA-256)`` for every vector of the generation, no vector
+        read."""
 
     def matrix(self, identity: str) -> Matrix:
-        """The generation's vectors as one C-contiguous float32 matrix, rows by row identity (``(0, 0)``
-        when unregistered); the caller owns the array. StoreDamaged for a vector that is not finite."""
+        """The generation's vectors as one C-contiguous float32 matrix, rows by row identity (``(0,
+        0)`` when unregistered); the caller owns the array. StoreDamaged for a vector that is not
+        finite."""
 
     def vector_blocks(self, identity: str, rows: int) -> Iterator[Matrix]:
-        """The same vectors as :meth:`matrix`, in its order, as consecutive blocks of ``rows`` rows (the last
-        fewer, none empty; nothing when unregistered or empty) read in this snapshot while it is open, so the
-        memory is one block; joined, they equal :meth:`matrix` bit for bit. ValueError unless ``rows`` >= 1;
-        StoreDamaged for a vector that is not finite, in :meth:`matrix`'s sentence, before its block."""
+        """The same vectors as :meth:`matrix`, in its order, as consecutive blocks of ``rows`` rows
+        (the last fewer, none empty; nothing when unregistered or empty) read in this snapshot while
+        it is open, so the memory is one block; joined, they equal :meth:`matrix` bit for bit.
+        ValueError unless ``rows`` >= 1; StoreDamaged for a vector that is not finite, in
+        :meth:`matrix`'s sentence, before its block."""
 
     def check(self, identity: str) -> None:
         """StoreDamaged unless the store and the generation's vectors are sound (``verify``)."""
 
     def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
-        """The cached float32 vectors of those ``texts`` that have a usable one under this generation."""
+        """The cached float32 vectors of those ``texts`` that have a usable one under this
+        generation."""
 
 
 @runtime_checkable
 class BlockDigests(Protocol):
-    """The digests a snapshot reads a block of rows at a time, so verifying and building cost a block of memory
-    whatever the generation's size. Both of ptah's stores' snapshots are ones; :func:`block_digests` answers for any other
-    from :meth:`Snapshot.digests`, held whole."""
+    """The digests a snapshot reads a block of rows at a time, so verifying and building cost a
+    block of memory whatever the generation's size. Both of ptah's stores' snapshots are ones;
+    :func:`block_digests` answers for any other from :meth:`Snapshot.digests`, held whole."""
 
     def digests_of(self, identity: str, row_identities: list[str]) -> dict[str, tuple[str, str]]:
-        """:meth:`Snapshot.digests` of those ``row_identities`` (a block of them) that have a vector."""
+        """:meth:`Snapshot.digests` of those ``row_identities`` (a block of them) that have a
+        vector."""
 
     def stored_in_order(self, identity: str) -> Generator[tuple[str, str], None, None]:
-        """Every vector's ``(row identity, key)``, by row identity in code point order, streamed from this
-        snapshot while it is open."""
+        """Every vector's ``(row identity, key)``, by row identity in code point order, streamed
+        from this snapshot while it is open."""
 
     def held_keys(self, identity: str, keys: Iterable[str]) -> set[str]:
         """Those of ``keys`` that a vector of the generation has."""
@@ -94,8 +100,9 @@ def block_digests(snapshot: Snapshot) -> BlockDigests:
 
 
 class HeldDigests:
-    """:class:`BlockDigests` from :meth:`Snapshot.digests`, read once per generation and held (a store kind
-    that reads no blocks: its memory grows with the generation, as every verification's did before blocks)."""
+    """:class:`BlockDigests` from :meth:`Snapshot.digests`, read once per generation and held (a
+    store kind that reads no blocks: its memory grows with the generation, as every verification's
+    did before blocks)."""
 
     def __init__(self, snapshot: Snapshot):
         self._snapshot = snapshot
@@ -134,20 +141,22 @@ class Store(Protocol):
     def generations(self) -> list[GenerationRecord]: ...
 
     def register_generation(self, record: GenerationRecord) -> None:
-        """Record a generation, or refresh its name, versions and ``updated_at`` (``created_at`` kept);
-        StoreUnavailable when it is stored with another dimension."""
+        """Record a generation, or refresh its name, versions and ``updated_at`` (``created_at``
+        kept); StoreUnavailable when it is stored with another dimension."""
 
     def write_vectors(
         self, identity: str, rows: list[tuple[str, str, str]], vectors: np.ndarray
     ) -> None:
-        """Insert or replace vectors in one transaction; ``rows`` are ``(row identity, key, text SHA-256)``."""
+        """Insert or replace vectors in one transaction; ``rows`` are ``(row identity, key, text
+        SHA-256)``."""
 
     def delete_vectors(self, identity: str, row_identities: Iterable[str]) -> int:
         """Delete the vectors of these rows in one transaction; how many were deleted."""
 
     def drop_generation(self, identity: str) -> int:
-        """Remove a generation -- its vectors, cached queries and record -- in one transaction; how many
-        vectors went (0 when it is not registered). The caller holds its build lock (``ptah inference prune``)."""
+        """Remove a generation -- its vectors, cached queries and record -- in one transaction; how
+        many vectors went (0 when it is not registered). The caller holds its build lock (``ptah
+        inference prune``)."""
 
     def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]: ...
 
@@ -191,7 +200,8 @@ class VectorIndexSnapshot(Snapshot, Protocol):
         """This snapshot's id, for ``snapshot(like=…)`` while this one is open."""
 
     def index(self, identity: str) -> dict | None:
-        """The generation's index as ``{name, kind, m, ef_construction, operator_class}``, or None."""
+        """The generation's index as ``{name, kind, m, ef_construction, operator_class}``, or
+        None."""
 
     def nearest(
         self, identity: str, vectors: np.ndarray, limits: list[int], ef_search: int
@@ -214,8 +224,9 @@ class VectorIndexStore(Store, Protocol):
 
 @runtime_checkable
 class RecordStore(Protocol):
-    """Small text records by ``(kind, key)`` beside the generations (``capabilities.records``): the server's
-    tokens, corpora and evaluations. Each call is one transaction; records list in the order first added."""
+    """Small text records by ``(kind, key)`` beside the generations (``capabilities.records``): the
+    server's tokens, corpora and evaluations. Each call is one transaction; records list in the
+    order first added."""
 
     def add(self, kind: str, key: str, body: str) -> bool:
         """Add a record; False (and nothing written) when ``(kind, key)`` exists already."""
@@ -229,20 +240,22 @@ class RecordStore(Protocol):
         """Every ``(key, body)`` of a kind, in the order first added."""
 
     def page(self, kind: str, after: str | None, limit: int) -> list[tuple[str, str]]:
-        """At most ``limit`` ``(key, body)`` of a kind in that order, those added after the record ``after`` (None:
-        from the first; a key that does not exist: none)."""
+        """At most ``limit`` ``(key, body)`` of a kind in that order, those added after the record
+        ``after`` (None: from the first; a key that does not exist: none)."""
 
     def remove(self, kind: str, key: str) -> bool:
         """Remove a record; False when there was none."""
 
     def server_lock(self) -> ContextManager[None]:
-        """Held by the one server of this store for its life; StoreUnavailable at once when another holds it."""
+        """Held by the one server of this store for its life; StoreUnavailable at once when another
+        holds it."""
 
     def close(self) -> None: ...
 
 
 def conformance_problem(store: object) -> str | None:
-    """What ``store`` lacks to be a :class:`Store` with the capabilities it declares; None when nothing."""
+    """What ``store`` lacks to be a :class:`Store` with the capabilities it declares; None when
+    nothing."""
     capabilities = getattr(store, "capabilities", None)
     if not isinstance(capabilities, Capabilities):
         return "it has no capabilities (a ptah.adapters.stores.base.Capabilities)"

@@ -59,7 +59,8 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "0002_lexical_indexes",
         (
-            # The lexical channel's BM25 indexes (ptah.adapters.lexical), one per text template and settings.
+            # The lexical channel's BM25 indexes (ptah.adapters.lexical), one per text template and
+            # settings.
             """
             CREATE TABLE lexical_indexes (
                 fingerprint     TEXT NOT NULL,       -- sha256 over sorted (row identity, text SHA-256)
@@ -77,9 +78,10 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "0003_vector_checksums",
         (
-            # zlib.crc32 of `vector`, so a vector damaged on disk is told from the one ptah wrote (SQLite
-            # checks its pages' structure, not their contents): verify checks the generation's, and a cached
-            # query vector that fails is embedded again. NULL: written before ptah kept it.
+            # zlib.crc32 of `vector`, so a vector damaged on disk is told from the one ptah wrote
+            # (SQLite checks its pages' structure, not their contents): verify checks the
+            # generation's, and a cached query vector that fails is embedded again. NULL: written
+            # before ptah kept it.
             "ALTER TABLE vectors ADD COLUMN vector_crc32 INTEGER",
             "ALTER TABLE query_cache ADD COLUMN vector_crc32 INTEGER",
         ),
@@ -87,7 +89,8 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "0004_records",
         (
-            # Small text records by (kind, key) for `ptah serve`: tokens (digests), corpora, evaluations.
+            # Small text records by (kind, key) for `ptah serve`: tokens (digests), corpora,
+            # evaluations.
             """
             CREATE TABLE records (
                 seq        INTEGER PRIMARY KEY AUTOINCREMENT,   -- the order first added
@@ -139,7 +142,8 @@ def migrate(connection: sqlite3.Connection, path: str) -> None:
 
 
 def check_migrations(migrations: tuple, applied: list[str], where: str) -> bool:
-    """True when every one of ``migrations`` is applied; StoreUnavailable for an applied one ptah does not know."""
+    """True when every one of ``migrations`` is applied; StoreUnavailable for an applied one ptah
+    does not know."""
     known = [name for name, _ in migrations]
     unknown = [name for name in applied if name not in known]
     if unknown:

@@ -142,7 +142,8 @@ class PgvectorStore(SnapshotReads, LexicalTable):
 
     @contextmanager
     def snapshot(self, like: PgvectorSnapshot | None = None) -> Iterator[PgvectorSnapshot]:
-        """One read-only REPEATABLE READ transaction on its own connection: every read inside sees one state.
+        """One read-only REPEATABLE READ transaction on its own connection: every read inside sees
+        one state.
 
         ``like``: an open snapshot whose state this one shares
         (``SET TRANSACTION SNAPSHOT``); this one stays valid after ``like`` ends.
@@ -166,7 +167,8 @@ class PgvectorStore(SnapshotReads, LexicalTable):
     # --- writing ------------------------------------------------------------------
 
     def register_generation(self, record: GenerationRecord) -> None:
-        """Record a generation and create its vectors table (or refresh its name, versions and ``updated_at``)."""
+        """Record a generation and create its vectors table (or refresh its name, versions and
+        ``updated_at``)."""
         with self._guarded(), self._connection.transaction():
             self._connection.execute(
                 f"INSERT INTO ptah_generations ({GENERATION_COLUMNS}, vectors_table) "
@@ -248,7 +250,8 @@ class PgvectorStore(SnapshotReads, LexicalTable):
         return deleted
 
     def drop_generation(self, identity: str) -> int:
-        """Drops its vectors table (its index with it); a reader holding a snapshot of the table is waited for."""
+        """Drops its vectors table (its index with it); a reader holding a snapshot of the table is
+        waited for."""
         with self._guarded():
             found = self._table(identity)
             if found is None:

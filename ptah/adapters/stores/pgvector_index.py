@@ -27,7 +27,8 @@ DEFAULT_EF_SEARCH = 40  # pgvector's own default
 
 
 def describe_index(connection, table: str) -> dict | None:
-    """The HNSW cosine index on ``table`` as ``{name, kind, m, ef_construction, operator_class}``, or None."""
+    """The HNSW cosine index on ``table`` as ``{name, kind, m, ef_construction, operator_class}``,
+    or None."""
     row = connection.execute(
         """
         SELECT i.relname, i.reloptions FROM pg_index x
@@ -51,7 +52,8 @@ def describe_index(connection, table: str) -> dict | None:
 
 
 def create_hnsw_index(connection, table: str, m: int, ef_construction: int) -> None:
-    """Replace ``table``'s HNSW index with one of these parameters (inside the caller's transaction)."""
+    """Replace ``table``'s HNSW index with one of these parameters (inside the caller's
+    transaction)."""
     index = sql.Identifier(f"{table}_hnsw")
     connection.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(index))
     connection.execute(
@@ -70,7 +72,8 @@ def create_hnsw_index(connection, table: str, m: int, ef_construction: int) -> N
 def nearest(
     connection, table: str, vectors: np.ndarray, limits: list[int], ef_search: int
 ) -> list[list[tuple[str, float]]]:
-    """Each query's nearest rows through the index: ``(key, cosine similarity)`` in the index's order.
+    """Each query's nearest rows through the index: ``(key, cosine similarity)`` in the index's
+    order.
 
     Runs inside the caller's (read-only) transaction; the settings are
     ``SET LOCAL``, so they end with it.
@@ -95,7 +98,8 @@ def nearest(
 
 
 def _require_index_plan(connection, query, table: str, literal: str, limit: int) -> None:
-    """Refuse unless the planner answers the query through the HNSW index (:func:`plan_uses_index`)."""
+    """Refuse unless the planner answers the query through the HNSW index
+    (:func:`plan_uses_index`)."""
     plan = connection.execute(
         sql.SQL("EXPLAIN (FORMAT JSON) ") + query, (literal, literal, int(limit))
     ).fetchone()[0]

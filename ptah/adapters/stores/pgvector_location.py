@@ -1,4 +1,5 @@
-"""A pgvector store in a schema of its own: how ``store: {url: …, schema: ptah}`` travels as one URL.
+"""A pgvector store in a schema of its own: how ``store: {url: …, schema: ptah}`` travels as one
+URL.
 
 The specification's mapping form becomes the URL with libpq's own
 ``options=-csearch_path=SCHEMA`` added (:func:`with_schema`), so every
@@ -38,16 +39,17 @@ def _options(url: str) -> str | None:
 
 
 def schema_of(url: str) -> str | None:
-    """The one schema a ``postgresql://`` URL's ``options`` sets ``search_path`` to, else None (the server's
-    default path, or a path of several schemas the user manages)."""
+    """The one schema a ``postgresql://`` URL's ``options`` sets ``search_path`` to, else None (the
+    server's default path, or a path of several schemas the user manages)."""
     options = _options(url)
     match = _SEARCH_PATH.search(options) if options else None
     return match.group(1) if match else None
 
 
 def system_schema_problem(schema: str | None) -> str | None:
-    """Why ``schema`` is PostgreSQL's own (``information_schema``, or ``pg_…``: ``pg_catalog``, ``pg_toast``,
-    ``pg_temp_3``, a name PostgreSQL reserves), or None: ptah's tables there would sit among the server's."""
+    """Why ``schema`` is PostgreSQL's own (``information_schema``, or ``pg_…``: ``pg_catalog``,
+    ``pg_toast``, ``pg_temp_3``, a name PostgreSQL reserves), or None: ptah's tables there would sit
+    among the server's."""
     if schema is not None and (schema == "information_schema" or schema.startswith("pg_")):
         return f'"{schema}" is a system schema of PostgreSQL; ptah writes only into a schema of its own, such as ptah'
     return None
@@ -65,8 +67,8 @@ def schema_problem(url: str, schema: str) -> str | None:
 
 
 def with_schema(url: str, schema: str) -> str:
-    """``url`` with ``-csearch_path=SCHEMA`` first in its ``options`` (any other options kept, nothing else
-    re-encoded); ``schema`` is one :func:`schema_problem` accepts."""
+    """``url`` with ``-csearch_path=SCHEMA`` first in its ``options`` (any other options kept,
+    nothing else re-encoded); ``schema`` is one :func:`schema_problem` accepts."""
     base, _, query = url.partition("?")
     parts = [part for part in query.split("&") if part]
     setting = f"-csearch_path={schema}"

@@ -1,5 +1,5 @@
-"""The pgvector store's locks: a PostgreSQL session-level advisory lock per generation identity being built, and one
-for the server (``ptah serve``) of the store.
+"""The pgvector store's locks: a PostgreSQL session-level advisory lock per generation identity
+being built, and one for the server (``ptah serve``) of the store.
 
 Keys: ptah's namespace (:data:`pgvector_schema.LOCK_NAMESPACE`) and 31 bits
 of a hash of the identity. The lock is held on a connection of its own whose
@@ -25,7 +25,8 @@ _BUILD, _SERVER = "ptah build ", "ptah serve "
 
 
 def build_lock(url: str, identity: str, name: str):
-    """Hold the exclusive build lock of generation ``identity`` (shown as ``name``), or refuse at once.
+    """Hold the exclusive build lock of generation ``identity`` (shown as ``name``), or refuse at
+    once.
 
     Raises :class:`StoreUnavailable` (exit 3): ``another build of generation
     NAME is running (pid N); wait for it to finish, then run the build again.``
@@ -42,7 +43,8 @@ def build_lock(url: str, identity: str, name: str):
 
 
 def server_lock(url: str):
-    """Hold the lock of the one server (``ptah serve``) of the store in this database and schema, or refuse at once."""
+    """Hold the lock of the one server (``ptah serve``) of the store in this database and schema, or
+    refuse at once."""
 
     def key(connection) -> int:
         schema = connection.execute("SELECT current_schema()").fetchone()[0]
@@ -63,8 +65,8 @@ def server_lock(url: str):
 def _advisory_lock(
     url: str, label: str, key_of: Callable[[Any], int], refusal: Callable[[str], str]
 ) -> Iterator[None]:
-    """Hold an advisory lock on a connection of its own named ``label`` + pid and host, or refuse at once:
-    ``StoreUnavailable(refusal(who holds it))``."""
+    """Hold an advisory lock on a connection of its own named ``label`` + pid and host, or refuse at
+    once: ``StoreUnavailable(refusal(who holds it))``."""
     connection = connect(
         url, StoreUnavailable, "store", autocommit=True, application_name=label + client_label()
     )
@@ -82,7 +84,8 @@ def _advisory_lock(
 
 
 def _holder(connection, key: int, label: str) -> str:
-    """``pid N`` of the holding ptah process (``pid N on HOST`` when it runs elsewhere), else the server backend's."""
+    """``pid N`` of the holding ptah process (``pid N on HOST`` when it runs elsewhere), else the
+    server backend's."""
     row = connection.execute(
         "SELECT a.application_name, l.pid FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid "
         "WHERE l.locktype = 'advisory' AND l.classid = %s::bigint::oid AND l.objid = %s::bigint::oid "

@@ -29,8 +29,8 @@ _SEPARATORS = sql.SQL("length(key) - length(replace(key, chr(31), ''))")
 def _selected(
     store: PgvectorStore, identity: str, query, parameters: tuple | None = None
 ) -> dict[str, str]:
-    """The two columns ``query(table)`` selects from the generation's vectors table, as a dict ({} when the
-    generation is not registered)."""
+    """The two columns ``query(table)`` selects from the generation's vectors table, as a dict ({}
+    when the generation is not registered)."""
     with store._guarded():
         found = store._table(identity)
         if found is None:
@@ -43,7 +43,8 @@ def _selected(
 def stored_digests(
     store: PgvectorStore, identity: str, row_identities: list[str]
 ) -> dict[str, str]:
-    """``row identity -> text SHA-256`` of those of ``row_identities`` the generation holds a vector for."""
+    """``row identity -> text SHA-256`` of those of ``row_identities`` the generation holds a vector
+    for."""
     if not row_identities:
         return {}
     return _selected(
@@ -57,8 +58,8 @@ def stored_digests(
 
 
 def _components(kinds: tuple[str, ...]) -> list[sql.Composable]:
-    """Each key component as the source orders it (``bigint``, or text by code point); NULL for every component
-    of a key that does not split into ``len(kinds)`` (no range holds it).
+    """Each key component as the source orders it (``bigint``, or text by code point); NULL for
+    every component of a key that does not split into ``len(kinds)`` (no range holds it).
 
     An integer component is cast to ``numeric`` (the integers' order, and no
     overflow) only when it is written as an integer: these expressions are
@@ -87,12 +88,12 @@ def _components(kinds: tuple[str, ...]) -> list[sql.Composable]:
 
 
 def ensure_range_index(store: PgvectorStore, identity: str, kinds: tuple[str, ...]) -> None:
-    """Index the generation's vectors by key components of these kinds, unless they are already: each
-    partition's :func:`count_in_range` and :func:`stored_in_range_in_order` then read its range through the
-    index, not the whole table.
+    """Index the generation's vectors by key components of these kinds, unless they are already:
+    each partition's :func:`count_in_range` and :func:`stored_in_range_in_order` then read its range
+    through the index, not the whole table.
 
-    Built once per generation and kinds (a sort of the keys; instant on an empty table), kept up to date by
-    every write after, and dropped with the generation's table.
+    Built once per generation and kinds (a sort of the keys; instant on an empty table), kept up to
+    date by every write after, and dropped with the generation's table.
     """
     with store._guarded():
         found = store._table(identity)
@@ -119,7 +120,8 @@ def _in_range(kinds: tuple[str, ...], within: KeyRange) -> sql.Composable:
 def count_in_range(
     store: PgvectorStore, identity: str, kinds: tuple[str, ...], within: KeyRange
 ) -> int:
-    """How many of the generation's vectors have a key that lies in ``within`` (keys that split cleanly)."""
+    """How many of the generation's vectors have a key that lies in ``within`` (keys that split
+    cleanly)."""
     with store._guarded():
         found = store._table(identity)
         if found is None:
@@ -136,9 +138,9 @@ def count_in_range(
 def stored_in_range_in_order(
     store: PgvectorStore, identity: str, kinds: tuple[str, ...], within: KeyRange
 ) -> Generator[str, None, None]:
-    """The row identity of each of the generation's vectors whose key lies in ``within``, in code point order
-    (``COLLATE "C"``), through a server-side cursor of a snapshot of the store (its own connection: the store
-    may write meanwhile, and the snapshot does not see it)."""
+    """The row identity of each of the generation's vectors whose key lies in ``within``, in code
+    point order (``COLLATE "C"``), through a server-side cursor of a snapshot of the store (its own
+    connection: the store may write meanwhile, and the snapshot does not see it)."""
     with store.snapshot() as snapshot, store._guarded():
         found = store._table(identity)
         if found is None:
@@ -156,8 +158,9 @@ def stored_in_range_in_order(
 def stored_unsplittable(
     store: PgvectorStore, identity: str, kinds: tuple[str, ...]
 ) -> dict[str, str]:
-    """``row identity -> key`` of the vectors whose key has more separators than ``len(kinds)`` components allow
-    (their first component is NULL: read through the index of :func:`ensure_range_index` where there is one)."""
+    """``row identity -> key`` of the vectors whose key has more separators than ``len(kinds)``
+    components allow (their first component is NULL: read through the index of
+    :func:`ensure_range_index` where there is one)."""
     return _selected(
         store,
         identity,

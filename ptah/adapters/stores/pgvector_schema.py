@@ -110,7 +110,8 @@ _HEX_IDENTITY = re.compile(r"sha256:([0-9a-f]{64})\Z")
 
 
 def vectors_table(identity: str) -> str:
-    """``ptah_vectors_`` + the first 32 hex digits of the identity's digest (of a hash of it otherwise)."""
+    """``ptah_vectors_`` + the first 32 hex digits of the identity's digest (of a hash of it
+    otherwise)."""
     match = _HEX_IDENTITY.match(identity)
     digest = match.group(1) if match else hashlib.sha256(identity.encode("utf-8")).hexdigest()
     return f"ptah_vectors_{digest[:32]}"
@@ -135,7 +136,8 @@ def create_vectors_table(name: str, dimension: int) -> sql.Composed:
 
 
 def generation_lock_key(identity: str) -> int:
-    """The second advisory-lock key of a generation's build lock: 31 bits of a hash of its identity, never 0."""
+    """The second advisory-lock key of a generation's build lock: 31 bits of a hash of its identity,
+    never 0."""
     value = (
         int.from_bytes(hashlib.sha256(identity.encode("utf-8")).digest()[:4], "big") & 0x7FFFFFFF
     )
@@ -209,12 +211,12 @@ def _ensure_extension(connection, url: str) -> None:
 
 
 def enter_schema(connection, url: str, schema: str, *, create: bool) -> bool:
-    """Make sure the store's ``schema`` exists (created when missing and ``create``) and this user may create
-    tables in it (``create``); False when it does not exist and ``create`` is False.
+    """Make sure the store's ``schema`` exists (created when missing and ``create``) and this user
+    may create tables in it (``create``); False when it does not exist and ``create`` is False.
 
-    ``connection`` is in autocommit mode and its search_path is already ``schema`` (the URL's options). The
-    schema is created under the migration lock, so two first runs do not race; a user who may not create
-    it, or tables in it, is :class:`StoreUnavailable` saying what to ask for.
+    ``connection`` is in autocommit mode and its search_path is already ``schema`` (the URL's
+    options). The schema is created under the migration lock, so two first runs do not race; a user
+    who may not create it, or tables in it, is :class:`StoreUnavailable` saying what to ask for.
     """
     shown = redact_url(url)
     with guarded(url, StoreUnavailable, "store"), connection.transaction():
@@ -248,8 +250,8 @@ def enter_schema(connection, url: str, schema: str, *, create: bool) -> bool:
 
 
 def search_path(connection, url: str, schema: str) -> sql.Composed:
-    """``SET search_path`` to ``schema`` and then the schema the ``vector`` extension is installed in (when
-    another), so its type, operators and operator classes resolve wherever it lives."""
+    """``SET search_path`` to ``schema`` and then the schema the ``vector`` extension is installed
+    in (when another), so its type, operators and operator classes resolve wherever it lives."""
     with guarded(url, StoreUnavailable, "store"):
         row = connection.execute(
             "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
@@ -260,7 +262,8 @@ def search_path(connection, url: str, schema: str) -> sql.Composed:
 
 
 def check_vector_type(connection, url: str) -> None:
-    """:class:`StoreUnavailable` unless the ``vector`` type resolves on this connection's search_path."""
+    """:class:`StoreUnavailable` unless the ``vector`` type resolves on this connection's
+    search_path."""
     with guarded(url, StoreUnavailable, "store"):
         found, where = connection.execute(
             "SELECT to_regtype('vector') IS NOT NULL, (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
@@ -284,7 +287,8 @@ _TEXT_FIELD = struct.Struct(">i")
 
 
 def encode_rows(rows: list[tuple[str, str, str]], vectors: np.ndarray) -> bytes:
-    """``(row identity, key, text SHA-256)`` rows with their float32 vectors as one binary COPY stream.
+    """``(row identity, key, text SHA-256)`` rows with their float32 vectors as one binary COPY
+    stream.
 
     A vector's binary form is pgvector's ``vector_recv`` input: int16
     dimension, int16 0, then the values as big-endian float4.
@@ -314,7 +318,8 @@ def encode_rows(rows: list[tuple[str, str, str]], vectors: np.ndarray) -> bytes:
 
 
 class VectorDecoder:
-    """Reads a binary ``COPY (SELECT embedding …) TO STDOUT`` stream into a preallocated float32 matrix.
+    """Reads a binary ``COPY (SELECT embedding …) TO STDOUT`` stream into a preallocated float32
+    matrix.
 
     Every record has the same size (one field of ``4 + 4 + 4 * dimension``
     bytes), so runs of records are converted by numpy at once. The server

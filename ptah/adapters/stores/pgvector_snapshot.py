@@ -1,4 +1,5 @@
-"""A read snapshot of the pgvector store: one ``REPEATABLE READ READ ONLY`` transaction (see :mod:`.pgvector`).
+"""A read snapshot of the pgvector store: one ``REPEATABLE READ READ ONLY`` transaction (see
+:mod:`.pgvector`).
 
 Everything an evaluation reads -- generation records, vectors as one matrix,
 digests, cached queries, the HNSW index and index search -- comes through one
@@ -52,7 +53,8 @@ class PgvectorSnapshot:
         self._store = store
 
     def _table(self, identity: str) -> tuple[sql.Identifier, int, str] | None:
-        """The generation's vectors table (as an identifier), its dimension and its name; None if unregistered."""
+        """The generation's vectors table (as an identifier), its dimension and its name; None if
+        unregistered."""
         row = self._connection.execute(
             "SELECT vectors_table, dimension, name FROM ptah_generations WHERE identity = %s",
             (identity,),
@@ -83,8 +85,8 @@ class PgvectorSnapshot:
         return [generation_record(row, self._record_damaged) for row in rows]
 
     def _select(self, identity: str, statement: str, parameters: tuple = ()) -> list[tuple]:
-        """The rows ``statement`` reads from the generation's vectors table (``{}`` in it), fetched at once (faster
-        than row by row); none when it is unregistered."""
+        """The rows ``statement`` reads from the generation's vectors table (``{}`` in it), fetched
+        at once (faster than row by row); none when it is unregistered."""
         with self._store._guarded():
             table = self._table(identity)
             if table is None:
@@ -112,7 +114,8 @@ class PgvectorSnapshot:
         return {row_identity: (key, digest) for row_identity, key, digest in rows}
 
     def stored_in_order(self, identity: str) -> Generator[tuple[str, str], None, None]:
-        """Through a server-side cursor of this snapshot, sorted ``COLLATE "C"`` (code point order)."""
+        """Through a server-side cursor of this snapshot, sorted ``COLLATE "C"`` (code point
+        order)."""
         with self._store._guarded():
             table = self._table(identity)
         if table is None:
@@ -140,7 +143,8 @@ class PgvectorSnapshot:
         }
 
     def matrix(self, identity: str) -> Matrix:
-        """Keys by one query, vectors by a binary ``COPY`` into the preallocated matrix, in this snapshot."""
+        """Keys by one query, vectors by a binary ``COPY`` into the preallocated matrix, in this
+        snapshot."""
         with self._store._guarded():
             table = self._table(identity)
         if table is None:
@@ -152,13 +156,13 @@ class PgvectorSnapshot:
         )
 
     def vector_blocks(self, identity: str, rows: int) -> Iterator[Matrix]:
-        """Each block is one range of the primary key (the ``rows`` row identities after the previous block's
-        last), read as :meth:`matrix` reads the whole."""
+        """Each block is one range of the primary key (the ``rows`` row identities after the
+        previous block's last), read as :meth:`matrix` reads the whole."""
         return self._blocks(identity, block_rows(rows))
 
     def _blocks(self, identity: str, rows: int) -> Iterator[Matrix]:
-        """The blocks of :meth:`vector_blocks`, the next one read (:func:`_read_ahead`) while the caller works on
-        the one it holds."""
+        """The blocks of :meth:`vector_blocks`, the next one read (:func:`_read_ahead`) while the
+        caller works on the one it holds."""
         with self._store._guarded():
             table = self._table(identity)
         if table is None:
@@ -183,9 +187,9 @@ class PgvectorSnapshot:
         after: str | None,
         limit: int | None,
     ) -> Matrix:
-        """The generation's rows after row identity ``after`` (from the first when None), at most ``limit`` (all
-        when None), by row identity: keys by one query, vectors by a binary COPY of the same rows, decoded by numpy
-        straight into the preallocated matrix."""
+        """The generation's rows after row identity ``after`` (from the first when None), at most
+        ``limit`` (all when None), by row identity: keys by one query, vectors by a binary COPY of
+        the same rows, decoded by numpy straight into the preallocated matrix."""
         name, dimension, _ = table
         where = sql.SQL("" if after is None else " WHERE row_identity > %(after)s")
         bound = sql.SQL("" if limit is None else " LIMIT %(limit)s")
@@ -219,17 +223,19 @@ class PgvectorSnapshot:
         )
 
     def _damaged(self, identity: str, table: str) -> tuple[str, Callable[[str], Exception]]:
-        """The generation's name, and what :func:`sound_blocks` raises for what it found in ``table``."""
+        """The generation's name, and what :func:`sound_blocks` raises for what it found in
+        ``table``."""
         record = self.generation(identity)
-        # pgvector refuses NaN and infinities on every input path: only damage on disk, or a key changed, gets here
+        # pgvector refuses NaN and infinities on every input path: only damage on disk, or a key
+        # changed, gets here
         return (identity if record is None else record.name), lambda what: StoreDamaged(
             f"{self._store.where} is damaged: {what}; "
             f"delete those rows from table {table} and run `ptah inference build` to embed them again."
         )
 
     def check(self, identity: str) -> None:
-        """StoreDamaged unless every vector of the generation decodes at its dimension, is finite and is stored
-        under its own row's key.
+        """StoreDamaged unless every vector of the generation decodes at its dimension, is finite
+        and is stored under its own row's key.
 
         Reads them as :meth:`vector_blocks` does, :data:`_CHECK_ROWS` at a
         time, so the memory is a block whatever the generation's size; the
@@ -281,7 +287,8 @@ class PgvectorSnapshot:
 
 
 def _read_ahead(blocks: Iterator[Matrix]) -> Iterator[Matrix]:
-    """``blocks`` in order, each read by a thread of its own while the caller works on the one before.
+    """``blocks`` in order, each read by a thread of its own while the caller works on the one
+    before.
 
     Reading a block is mostly the server's work (each vector's binary send)
     and the socket's, neither holding the GIL, so an exact search scores one

@@ -1,4 +1,5 @@
-"""The :class:`~ptah.adapters.stores.base.RecordStore` of each store kind: one table of small text records.
+"""The :class:`~ptah.adapters.stores.base.RecordStore` of each store kind: one table of small text
+records.
 
 ``records`` (SQLite, migration ``0004_records``) and ``ptah_records``
 (PostgreSQL, ``0003_records``) hold ``(kind, key) -> body`` with the order
@@ -25,15 +26,17 @@ _UPSERT = "INSERT INTO {table} (kind, key, body, updated_at) VALUES (?, ?, ?, ?)
 
 
 class RecordTable:
-    """The records in ``table`` of an open store whose connection runs one statement per call in autocommit mode;
-    ``marker`` is its driver's parameter marker, ``guarded`` what turns its failures into ptah's errors."""
+    """The records in ``table`` of an open store whose connection runs one statement per call in
+    autocommit mode; ``marker`` is its driver's parameter marker, ``guarded`` what turns its
+    failures into ptah's errors."""
 
     def __init__(self, store, table: str, marker: str, guarded: Callable[[], ContextManager]):
         self._store, self._table, self._marker, self._guarded = store, table, marker, guarded
         self._lock = threading.Lock()
 
     def _run(self, statement: str, parameters: tuple) -> tuple[int, list]:
-        """``(rows changed, rows returned)`` of one statement (``{table}`` and ``?`` in it), under the lock."""
+        """``(rows changed, rows returned)`` of one statement (``{table}`` and ``?`` in it), under
+        the lock."""
         with self._lock, self._guarded():
             statement = statement.format(table=self._table).replace("?", self._marker)
             cursor = self._store._connection.execute(statement, parameters)
@@ -112,7 +115,8 @@ class PostgresRecords(RecordTable):
         self._url = url
 
     def server_lock(self) -> ContextManager[None]:
-        """A session-level advisory lock, on a connection of its own (:mod:`~ptah.adapters.stores.pgvector_lock`)."""
+        """A session-level advisory lock, on a connection of its own
+        (:mod:`~ptah.adapters.stores.pgvector_lock`)."""
         from ptah.adapters.stores.pgvector_lock import server_lock
 
         return server_lock(self._url)

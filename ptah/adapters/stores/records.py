@@ -1,4 +1,5 @@
-"""What both stores return and share: a generation's record, its vectors as a matrix, how records are written and read."""
+"""What both stores return and share: a generation's record, its vectors as a matrix, how records
+are written and read."""
 
 from __future__ import annotations
 
@@ -64,9 +65,9 @@ def to_json(value: Mapping) -> str:
 def generation_record(
     row: tuple, damaged: Callable[[str], Exception], decode: Callable = lambda value: value
 ) -> GenerationRecord:
-    """A row of :data:`GENERATION_COLUMNS` as a record; ``decode`` reads its JSON columns. ``damaged(what was
-    found)`` is raised for a record ptah cannot have written: JSON that does not read as an object, a dimension
-    no model gives (:func:`stored_dimension`)."""
+    """A row of :data:`GENERATION_COLUMNS` as a record; ``decode`` reads its JSON columns.
+    ``damaged(what was found)`` is raised for a record ptah cannot have written: JSON that does not
+    read as an object, a dimension no model gives (:func:`stored_dimension`)."""
     identity, name, model, settings, dimension, digest, parts, versions, created, updated = row
     mappings = []
     for column, value in (
@@ -96,8 +97,9 @@ def generation_record(
 
 
 def stored_dimension(value: object, name: str, damaged: Callable[[str], Exception]) -> int:
-    """A generation's stored dimension, when it is one a model can give (1 to the specification's maximum): a
-    larger one would allocate terabytes before a vector is read, so ``damaged(what was found)`` is raised."""
+    """A generation's stored dimension, when it is one a model can give (1 to the specification's
+    maximum): a larger one would allocate terabytes before a vector is read, so ``damaged(what was
+    found)`` is raised."""
     from ptah.adapters.spec_generations import MAX_DIMENSION
 
     if type(value) is not int or not 0 < value <= MAX_DIMENSION:
@@ -157,7 +159,8 @@ class SnapshotReads:
             return snapshot.generations()
 
     def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
-        """The cached float32 vectors of those ``texts`` that have a usable one under this generation."""
+        """The cached float32 vectors of those ``texts`` that have a usable one under this
+        generation."""
         with self.snapshot() as snapshot:
             return snapshot.cached_queries(identity, texts)
 
@@ -169,9 +172,10 @@ class SnapshotReads:
 
 
 class LexicalTable:
-    """The lexical channel's indexes (:mod:`ptah.adapters.lexical`) in a store's ``lexical_indexes`` table (named
-    with its ``_prefix``; ``_marker``: its driver's parameter marker): the store's ``_guarded()`` turns a failed
-    read into ptah's error, its ``_transaction()`` yields its connection inside one write transaction."""
+    """The lexical channel's indexes (:mod:`ptah.adapters.lexical`) in a store's ``lexical_indexes``
+    table (named with its ``_prefix``; ``_marker``: its driver's parameter marker): the store's
+    ``_guarded()`` turns a failed read into ptah's error, its ``_transaction()`` yields its
+    connection inside one write transaction."""
 
     _prefix, _marker = "", "?"
     _connection: Any
@@ -202,7 +206,8 @@ class LexicalTable:
         vocabulary: int,
         serialized: bytes,
     ) -> None:
-        """Replaces the index of the same template and settings (and the one of the same text and settings)."""
+        """Replaces the index of the same template and settings (and the one of the same text and
+        settings)."""
         with self._transaction() as connection:
             connection.execute(
                 self._sql(

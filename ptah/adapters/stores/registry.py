@@ -57,7 +57,8 @@ KINDS: Registry[StoreKind] = Registry("store kind")
 
 
 def register(kind: StoreKind) -> None:
-    """Add a store kind, asked before those registered earlier; PluginError (exit 3) for a name taken."""
+    """Add a store kind, asked before those registered earlier; PluginError (exit 3) for a name
+    taken."""
     KINDS.register(kind.name, kind)
 
 
@@ -68,7 +69,8 @@ def unregister(name: str) -> None:
 
 
 def store_kind(value: str) -> str:
-    """The name of the kind that keeps the store ``value`` names: the last registered that claims it, else sqlite."""
+    """The name of the kind that keeps the store ``value`` names: the last registered that claims
+    it, else sqlite."""
     for kind in reversed(tuple(KINDS)):
         if kind.name != DEFAULT and kind.claims(value):
             return kind.name
@@ -102,8 +104,8 @@ def open_store(location: str, *, create: bool) -> Store | None:
 
 
 def open_records(location: str) -> RecordStore:
-    """The record store beside the store at ``location`` (created when absent); CapabilityUnavailable (exit 3)
-    when its kind keeps no records."""
+    """The record store beside the store at ``location`` (created when absent);
+    CapabilityUnavailable (exit 3) when its kind keeps no records."""
     kind = KINDS.get(store_kind(location))
     if not kind.capabilities.records or kind.records is None:
         raise CapabilityUnavailable(

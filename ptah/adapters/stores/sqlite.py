@@ -122,7 +122,8 @@ class SqliteStore(SnapshotReads, LexicalTable):
     # --- writing --------------------------------------------------------------
 
     def register_generation(self, record: GenerationRecord) -> None:
-        """Record a generation (or refresh its name, versions and ``updated_at``); ``created_at`` is kept."""
+        """Record a generation (or refresh its name, versions and ``updated_at``); ``created_at`` is
+        kept."""
         with self._transaction() as connection:
             connection.execute(
                 f"INSERT INTO generations ({GENERATION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "

@@ -1,4 +1,5 @@
-"""How the SQLite store tells a damaged file from other failures, and checks a generation for damage.
+"""How the SQLite store tells a damaged file from other failures, and checks a generation for
+damage.
 
 SQLite reports a damaged file as SQLITE_CORRUPT or SQLITE_NOTADB (and Python
 as text that does not decode); its ``integrity_check`` finds pages and
@@ -20,12 +21,14 @@ import numpy as np
 from ptah.adapters.stores.vector_checks import misfiled, misfiled_text, non_finite, non_finite_text
 from ptah.core.errors import StoreDamaged, StoreUnavailable
 
-# SQLite's result codes for a damaged file (the low byte of an extended code): SQLITE_CORRUPT, SQLITE_NOTADB.
+# SQLite's result codes for a damaged file (the low byte of an extended code): SQLITE_CORRUPT,
+# SQLITE_NOTADB.
 _DAMAGE_CODES = frozenset({11, 26})
 
 
 def damaged(path: Path, what: str) -> StoreDamaged:
-    """The one sentence for a damaged store file: what was found, and a remedy that deletes nothing."""
+    """The one sentence for a damaged store file: what was found, and a remedy that deletes
+    nothing."""
     return StoreDamaged(
         f"store {path} is damaged ({what}); move it aside and run `ptah inference build` again."
     )
@@ -43,7 +46,8 @@ def _damage(exc: sqlite3.Error) -> str | None:
 
 @contextmanager
 def guarded(path: Path) -> Iterator[None]:
-    """Turn SQLite's operational failures into StoreDamaged (a corrupt file) or StoreUnavailable (locked, disk full)."""
+    """Turn SQLite's operational failures into StoreDamaged (a corrupt file) or StoreUnavailable
+    (locked, disk full)."""
     try:
         yield
     except (sqlite3.OperationalError, sqlite3.DatabaseError) as exc:
@@ -73,8 +77,8 @@ def integrity_problems(connection: sqlite3.Connection) -> str | None:
 
 
 def check_vectors(path: Path, name: str, blocks: Iterable[tuple[list[tuple], np.ndarray]]) -> None:
-    """StoreDamaged when a vector of generation ``name`` is not finite, does not match its CRC-32 or is stored
-    under another key than its row identity spells.
+    """StoreDamaged when a vector of generation ``name`` is not finite, does not match its CRC-32 or
+    is stored under another key than its row identity spells.
 
     ``blocks``: ``(rows, vectors)`` pairs, each row ``(key, row identity,
     vector bytes, CRC-32 or None)`` (None: written before ptah kept CRCs).

@@ -1,5 +1,5 @@
-"""The SQLite store's locks: an ``fcntl.flock`` on a file beside the store, one per generation identity being built,
-and one for the server (``ptah serve``) of the store."""
+"""The SQLite store's locks: an ``fcntl.flock`` on a file beside the store, one per generation
+identity being built, and one for the server (``ptah serve``) of the store."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from ptah.core.errors import StoreUnavailable
 
 
 def build_lock(path: Path, name: str):
-    """Hold the exclusive build lock of a generation (``<store>.build-<identity prefix>.lock``), or refuse at once."""
+    """Hold the exclusive build lock of a generation (``<store>.build-<identity prefix>.lock``), or
+    refuse at once."""
     return exclusive_lock(
         path,
         "build lock",
@@ -40,8 +41,8 @@ def server_lock(path: Path):
 
 @contextmanager
 def exclusive_lock(path: Path, what: str, refusal: Callable[[str], str]) -> Iterator[None]:
-    """Hold an exclusive lock (``what``: its name in messages) on the file ``path``, or refuse at once:
-    ``StoreUnavailable(refusal(the holder's pid))``.
+    """Hold an exclusive lock (``what``: its name in messages) on the file ``path``, or refuse at
+    once: ``StoreUnavailable(refusal(the holder's pid))``.
 
     An ``fcntl.flock``: the OS drops it when the holder exits, however it
     exits, so a killed build or server never leaves a stale lock. The holder
@@ -50,7 +51,8 @@ def exclusive_lock(path: Path, what: str, refusal: Callable[[str], str]) -> Iter
     different inode).
     """
     try:
-        # O_NOFOLLOW: a link planted at the lock's name must not make ptah create or truncate its target.
+        # O_NOFOLLOW: a link planted at the lock's name must not make ptah create or truncate its
+        # target.
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
         raise StoreUnavailable(f"cannot open the {what} {path}: {exc.strerror}.") from exc
@@ -62,8 +64,9 @@ def exclusive_lock(path: Path, what: str, refusal: Callable[[str], str]) -> Iter
             raise StoreUnavailable(refusal(holder)) from None
         except OSError as exc:
             raise StoreUnavailable(f"cannot take the {what} {path}: {exc.strerror}.") from exc
-        # A failed write (disk full, read-only) is refused here; the lock is released when fd closes, and
-        # the next holder truncates whatever was half written, so nothing is left that blocks a later holder.
+        # A failed write (disk full, read-only) is refused here; the lock is released when fd
+        # closes, and the next holder truncates whatever was half written, so nothing is left that
+        # blocks a later holder.
         try:
             os.ftruncate(fd, 0)
             pid = f"{os.getpid()}\n".encode("ascii")

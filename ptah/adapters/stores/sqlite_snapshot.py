@@ -84,9 +84,11 @@ class StoreSnapshot:
         }
 
     def digests_of(self, identity: str, row_identities: list[str]) -> dict[str, tuple[str, str]]:
-        """One probe of the covering index per row (bound parameters: an identity may hold a NUL)."""
+        """One probe of the covering index per row (bound parameters: an identity may hold a
+        NUL)."""
         found: dict[str, tuple[str, str]] = {}
-        # As many as this SQLite binds (32,766 since 3.32; 999 before): fewer statements, each probing in order.
+        # As many as this SQLite binds (32,766 since 3.32; 999 before): fewer statements, each
+        # probing in order.
         size = min(
             _PROBE_CHUNK, self._connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - 1
         )
@@ -112,7 +114,8 @@ class StoreSnapshot:
                 yield from rows
 
     def held_keys(self, identity: str, keys: Iterable[str]) -> set[str]:
-        """One pass over the covering index, the keys bound as one JSON array (a corpus key holds no NUL)."""
+        """One pass over the covering index, the keys bound as one JSON array (a corpus key holds no
+        NUL)."""
         return {
             key
             for (key,) in self._all(
@@ -123,8 +126,9 @@ class StoreSnapshot:
         }
 
     def matrix(self, identity: str) -> Matrix:
-        """Allocated once at its final size and filled chunk by chunk (the peak memory is the matrix plus one
-        chunk); StoreDamaged also when the table and the index :meth:`digests` reads disagree on the count."""
+        """Allocated once at its final size and filled chunk by chunk (the peak memory is the matrix
+        plus one chunk); StoreDamaged also when the table and the index :meth:`digests` reads
+        disagree on the count."""
         record = self.generation(identity)
         if record is None:
             return Matrix([], [], np.empty((0, 0), dtype=np.float32))
@@ -145,7 +149,8 @@ class StoreSnapshot:
         return next(sound_blocks([whole], record.name, self._damaged))
 
     def vector_blocks(self, identity: str, rows: int) -> Iterator[Matrix]:
-        """One query in this read transaction, copied into each block as :meth:`matrix` is filled."""
+        """One query in this read transaction, copied into each block as :meth:`matrix` is
+        filled."""
         return self._stream(identity, block_rows(rows))
 
     def _stream(self, identity: str, rows: int) -> Iterator[Matrix]:
@@ -158,8 +163,8 @@ class StoreSnapshot:
         return damaged(self._path, what)
 
     def _filled(self, record: GenerationRecord, size: int) -> Iterator[Matrix]:
-        """The generation's vectors in blocks of ``size`` rows (the last fewer, none empty), each allocated once
-        and filled from :meth:`_blocks` read at most ``size`` rows at a time."""
+        """The generation's vectors in blocks of ``size`` rows (the last fewer, none empty), each
+        allocated once and filled from :meth:`_blocks` read at most ``size`` rows at a time."""
         block, filled = None, 0
         keys: list[str] = []
         row_identities: list[str] = []
@@ -185,8 +190,9 @@ class StoreSnapshot:
             yield Matrix(keys, row_identities, block[:filled])
 
     def check(self, identity: str) -> None:
-        """StoreDamaged unless SQLite's ``integrity_check`` passes and the generation's vectors are finite, match
-        their CRC-32s and are stored under their own rows' keys (:mod:`ptah.adapters.stores.sqlite_damage`): one read of the whole file."""
+        """StoreDamaged unless SQLite's ``integrity_check`` passes and the generation's vectors are
+        finite, match their CRC-32s and are stored under their own rows' keys
+        (:mod:`ptah.adapters.stores.sqlite_damage`): one read of the whole file."""
         with _guarded(self._path):
             found = integrity_problems(self._connection)
         if found:
@@ -198,8 +204,9 @@ class StoreSnapshot:
     def _blocks(
         self, record: GenerationRecord, chunk: int = _READ_CHUNK
     ) -> Iterator[tuple[list[tuple], np.ndarray]]:
-        """The generation's ``(key, row identity, vector, CRC-32)`` rows by row identity, ``chunk`` at a time,
-        each with its vectors as a read-only array; StoreDamaged for a vector of another size."""
+        """The generation's ``(key, row identity, vector, CRC-32)`` rows by row identity, ``chunk``
+        at a time, each with its vectors as a read-only array; StoreDamaged for a vector of another
+        size."""
         size = record.dimension
         row_bytes = size * VECTOR_DTYPE.itemsize
         with _guarded(self._path):
@@ -221,8 +228,8 @@ class StoreSnapshot:
                 yield rows, np.frombuffer(data, dtype=VECTOR_DTYPE).reshape(len(rows), size)
 
     def cached_queries(self, identity: str, texts: Iterable[str]) -> dict[str, np.ndarray]:
-        """A cached vector that is not ``dimension`` finite values, or fails its CRC-32, is left out (embedded
-        again, and replaced)."""
+        """A cached vector that is not ``dimension`` finite values, or fails its CRC-32, is left out
+        (embedded again, and replaced)."""
         wanted = list(dict.fromkeys(texts))
         record = self.generation(identity)
         dimension = record.dimension if record is not None else None

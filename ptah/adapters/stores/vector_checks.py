@@ -1,5 +1,5 @@
-"""Whether stored vectors can be measured: finite float32 values of their generation's dimension, each under
-its own row's key.
+"""Whether stored vectors can be measured: finite float32 values of their generation's dimension,
+each under its own row's key.
 
 ptah never writes a vector holding NaN or an infinity (a build refuses a model
 that returns one), nor a key that is not the one its row identity spells
@@ -52,8 +52,8 @@ def non_finite_text(count: int, total: int, name: str, first: str | None) -> str
 
 
 def key_of(identity: str) -> str | None:
-    """The key a row identity spells (its length-prefixed components joined as a corpus joins them); None when
-    ``identity`` is not a row identity."""
+    """The key a row identity spells (its length-prefixed components joined as a corpus joins them);
+    None when ``identity`` is not a row identity."""
     components, at = [], 0
     while at < len(identity):
         colon = identity.find(":", at)
@@ -68,7 +68,8 @@ def key_of(identity: str) -> str | None:
 
 
 def misfiled(keys: Sequence[str], row_identities: Sequence[str]) -> tuple[int, str | None]:
-    """How many rows are stored under a key other than the one their row identity spells, and the first such key.
+    """How many rows are stored under a key other than the one their row identity spells, and the
+    first such key.
 
     A vector whose key was changed to another row's would be ranked as that
     row: measured, it raises or lowers recall with no vector out of place.
@@ -79,7 +80,8 @@ def misfiled(keys: Sequence[str], row_identities: Sequence[str]) -> tuple[int, s
     identities = list(row_identities)
     if [f"{len(key)}:{key}" for key in keys] == identities:
         return 0, None
-    # row_identity(key.split(U+001F)) (ptah.core.identity) inlined: a call a row would double the cost
+    # row_identity(key.split(U+001F)) (ptah.core.identity) inlined: a call a row would double the
+    # cost
     if [
         "".join([f"{len(c)}:{c}" for c in key.split(COMPOSITE_KEY_SEPARATOR)]) for key in keys
     ] == identities:
@@ -97,7 +99,8 @@ def misfiled_text(count: int, total: int, name: str, first: str | None) -> str:
 
 
 def block_rows(rows: int) -> int:
-    """``rows`` for a snapshot's ``vector_blocks``: a whole number of at least 1, else ValueError."""
+    """``rows`` for a snapshot's ``vector_blocks``: a whole number of at least 1, else
+    ValueError."""
     if isinstance(rows, bool) or not isinstance(rows, numbers.Integral) or rows < 1:
         raise ValueError(
             f"blocks of vectors need a whole number of rows of at least 1, not {rows!r}"
@@ -108,7 +111,8 @@ def block_rows(rows: int) -> int:
 def sound_blocks(
     blocks: Iterable[Matrix], name: str, damaged: Callable[[str], Exception]
 ) -> Iterator[Matrix]:
-    """``blocks`` of generation ``name`` as they come while every vector is finite and under its own row's key.
+    """``blocks`` of generation ``name`` as they come while every vector is finite and under its own
+    row's key.
 
     At the first block holding NaN or an infinity, or a key another row
     identity spells, that block and the rest are read without being yielded,
@@ -137,8 +141,8 @@ def sound_blocks(
 def usable_query_vector(
     blob: bytes, dimension: int | None, crc32: int | None = None
 ) -> np.ndarray | None:
-    """A cached query vector as float32; None (to embed it again) unless it is ``dimension`` finite values
-    whose CRC-32 is ``crc32`` (when one was kept)."""
+    """A cached query vector as float32; None (to embed it again) unless it is ``dimension`` finite
+    values whose CRC-32 is ``crc32`` (when one was kept)."""
     if (
         dimension is None
         or not isinstance(blob, bytes)

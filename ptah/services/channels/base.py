@@ -1,4 +1,5 @@
-"""The channel seam: what a run of an evaluation searches with, declared once and registered by name.
+"""The channel seam: what a run of an evaluation searches with, declared once and registered by
+name.
 
 A :class:`Channel` measures one planned run (:class:`RunPlan`: a channel over
 a declared generation) and returns a typed :class:`~ptah.core.report.Run`.
@@ -45,7 +46,8 @@ MAX_UNKNOWN_LISTED = 10
 
 @dataclass(frozen=True)
 class RunPlan:
-    """One run to measure: a channel over a declared generation, as a variant's (named by it) or not."""
+    """One run to measure: a channel over a declared generation, as a variant's (named by it) or
+    not."""
 
     channel: str
     generation: str
@@ -138,8 +140,9 @@ def _plain_runs(
 
 @dataclass
 class Sides:
-    """What the runs of one evaluation share, each made once: a generation's vector side, a template's
-    lexical side. ``timings`` collects the seconds each step took, for the run that first needed it."""
+    """What the runs of one evaluation share, each made once: a generation's vector side, a
+    template's lexical side. ``timings`` collects the seconds each step took, for the run that first
+    needed it."""
 
     project: Project
     corpus: Corpus
@@ -154,9 +157,9 @@ class Sides:
         self.channels = self.channels or tuple(self.request.channels)
 
     def within(self, search: SearchOptions, depth: int | None = None) -> Sides:
-        """The sides of runs searching with ``search``, each case ranked at least ``depth`` deep (a rerank stage's
-        candidates): these sides when nothing differs, else sides of their own, made once, charging the same
-        timings."""
+        """The sides of runs searching with ``search``, each case ranked at least ``depth`` deep (a
+        rerank stage's candidates): these sides when nothing differs, else sides of their own, made
+        once, charging the same timings."""
         if search == self.request.search and depth is None:
             return self
 
@@ -199,7 +202,8 @@ class Sides:
         return taken
 
     def check_keys(self, keys: set[str]) -> None:
-        """Every key the corpus expects must be a row of the run; say which are not, and why (exit 2).
+        """Every key the corpus expects must be a row of the run; say which are not, and why (exit
+        2).
 
         A key whose row is in the source but has no vector (an incomplete
         generation measured with ``allow_stale``) is a miss, not a bad corpus.
@@ -259,7 +263,8 @@ def measure_scores(
     matched_only: bool = False,
     matched_by: str = "the query matched",
 ) -> list[CaseResult]:
-    """Each case measured on its row of ``scores`` (cases x rows, one column per key; ``columns`` by key).
+    """Each case measured on its row of ``scores`` (cases x rows, one column per key; ``columns`` by
+    key).
 
     With ``matched_only`` (lexical, hybrid) a score of 0 means the row did not
     match at all (no query term, or in neither fused channel's top rows): such
@@ -307,7 +312,8 @@ def measure_rankings(
     searched: int,
     measures: Sequence[Measure],
 ) -> list[CaseResult]:
-    """Each case measured on its ranking of every one of ``searched`` rows (:func:`rank_many`'s, or a stream's)."""
+    """Each case measured on its ranking of every one of ``searched`` rows (:func:`rank_many`'s, or
+    a stream's)."""
     return [
         measure_case(
             case,

@@ -37,10 +37,12 @@ from ptah.services.channels.base import measure_rankings
 STREAM_ROWS = 1 << 16
 """Rows per block (65,536: 16 MiB at 64 dimensions, 96 MiB at 384)."""
 STREAM_BYTES = 1 << 28
-"""A generation whose vectors take more than this (256 MiB of float32; 1,048,576 rows at 64 dimensions) is streamed."""
+"""A generation whose vectors take more than this (256 MiB of float32; 1,048,576 rows at 64
+dimensions) is streamed."""
 
 Blocks = Callable[[], Iterator[tuple[Sequence[str], np.ndarray]]]
-"""Gives, each time it is called, the generation's rows as ``(keys, unit float32 vectors)`` blocks, in one order."""
+"""Gives, each time it is called, the generation's rows as ``(keys, unit float32 vectors)`` blocks,
+in one order."""
 
 
 def streams(channels: Sequence[str], rows: int, dimension: int) -> bool:
@@ -57,7 +59,8 @@ def matrix_blocks(keys: Sequence[str], vectors: np.ndarray) -> Blocks:
 
 
 def snapshot_blocks(snapshot, identity: str, *, normalize: bool) -> Blocks:
-    """The :data:`Blocks` of a generation read from ``snapshot``, scaled to unit length when ``normalize``."""
+    """The :data:`Blocks` of a generation read from ``snapshot``, scaled to unit length when
+    ``normalize``."""
 
     def blocks() -> Iterator[tuple[Sequence[str], np.ndarray]]:
         for block in snapshot.vector_blocks(identity, STREAM_ROWS):

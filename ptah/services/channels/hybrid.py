@@ -1,4 +1,5 @@
-"""The hybrid channel: reciprocal rank fusion (:mod:`ptah.core.fusion`) of the lexical and vector channels.
+"""The hybrid channel: reciprocal rank fusion (:mod:`ptah.core.fusion`) of the lexical and vector
+channels.
 
 Each row scores ``sum of 1 / (c + rank)`` over the two channels, each
 contributing its top ``depth`` rows in ranking order (the lexical channel only
@@ -91,7 +92,8 @@ class HybridChannel:
 def _fused(
     sides: Sides, vector: VectorSide, lexical: LexicalSide, keys: list[str]
 ) -> list[CaseResult]:
-    """Every case measured on its fused scores, a block of cases at a time (neither grows with cases x rows)."""
+    """Every case measured on its fused scores, a block of cases at a time (neither grows with cases
+    x rows)."""
     fusion = sides.request.fusion
     position = key_columns(keys)
     cases = sides.corpus.cases

@@ -1,4 +1,5 @@
-"""Index search, a mode of the vector channel: what a generation's HNSW index answers, measured as served.
+"""Index search, a mode of the vector channel: what a generation's HNSW index answers, measured as
+served.
 
 * ``index`` -- each case's ranking is what the index answers (``ORDER BY
   embedding <=> query LIMIT n`` with ``SET LOCAL hnsw.ef_search``); a store
@@ -66,7 +67,8 @@ def check_search(
     if generations is not None and all(
         project.spec.generations[name].vectors is not None for name in generations
     ):
-        return  # external generations only: each searches its table's own index (ptah.services.external)
+        # external generations only: each searches its table's own index (ptah.services.external)
+        return
     if options.uses_index and not project.store_capabilities.vector_index:
         raise CapabilityUnavailable(
             f"--search {options.mode} needs a vector index, and the SQLite store has none; keep the "
@@ -76,7 +78,8 @@ def check_search(
 
 
 def hold_index(project, store, snapshot, generation, options: SearchOptions) -> IndexSearch | None:
-    """For index modes: check the generation has an HNSW index and pin a second transaction on ``snapshot``'s state.
+    """For index modes: check the generation has an HNSW index and pin a second transaction on
+    ``snapshot``'s state.
 
     Call it while ``snapshot`` is open; None for exact search. Raises
     :class:`CapabilityUnavailable` (exit 3) when the generation has no index.
@@ -108,7 +111,8 @@ class IndexSearch:
     identity: str
     index: dict
     options: SearchOptions
-    snapshot: Any  # a store snapshot shared with the exact search, or a table's index (both answer nearest)
+    # a store snapshot shared with the exact search, or a table's index (both answer nearest)
+    snapshot: Any
     stack: ExitStack
     results: list[CaseResult] = field(default_factory=list)
     exact_scores: list[dict[str, float]] = field(
@@ -124,7 +128,8 @@ class IndexSearch:
     def search(
         self, cases: Sequence[Case], queries: np.ndarray, measures: Sequence[Measure]
     ) -> list[CaseResult]:
-        """Search the index for these cases and measure its rankings (kept for :meth:`run`; returned too).
+        """Search the index for these cases and measure its rankings (kept for :meth:`run`; returned
+        too).
 
         With mode both, :meth:`run` also needs each case's exact score of every
         key of its index ranking: the exact search sets :attr:`exact_scores`
@@ -180,7 +185,8 @@ def _measured(
 def ann_recall(
     index_top: list[str], exact_top: list[tuple[str, float]], exact_score: dict[str, float]
 ) -> float | None:
-    """Share of the exact top k that the index returned; a row tied with the exact cutoff counts (module docs)."""
+    """Share of the exact top k that the index returned; a row tied with the exact cutoff counts
+    (module docs)."""
     if not exact_top:
         return None
     wanted = {key for key, _ in exact_top}
@@ -199,7 +205,8 @@ def _compare_with_exact(
     exact_scores: list[dict[str, float]],
     measures: Sequence[Measure],
 ) -> tuple[list[CaseResult], dict]:
-    """Each case with its ``ann`` (recall, exact measures, deltas, missed keys), and the means' ``ann``.
+    """Each case with its ``ann`` (recall, exact measures, deltas, missed keys), and the means'
+    ``ann``.
 
     ``exact_scores[i]`` holds case i's exact score of each key of its index top k that is a row.
     """

@@ -1,4 +1,5 @@
-"""The lexical channel: BM25 (:mod:`ptah.adapters.lexical`) over the text a generation's template renders.
+"""The lexical channel: BM25 (:mod:`ptah.adapters.lexical`) over the text a generation's template
+renders.
 
 It needs no model and never imports torch: only the template is read from the
 generation, which need not have been built. Its index is kept in the store
@@ -62,7 +63,8 @@ class LexicalChannel:
 
 
 def lexical_side(sides: Sides, name: str) -> LexicalSide:
-    """The lexical side of generation ``name``'s template, made the first time any run asks for it."""
+    """The lexical side of generation ``name``'s template, made the first time any run asks for
+    it."""
     settings = sides.project.spec.generation(name)
     template = settings.template(sides.project.spec.source)
     return sides.once(("lexical", template), lambda: _index(sides, template))

@@ -1,4 +1,5 @@
-"""The vector channel: a generation's vectors, searched exactly (every row scored) or through an index.
+"""The vector channel: a generation's vectors, searched exactly (every row scored) or through an
+index.
 
 For a generation (its *vector side*, made once per evaluation and shared with
 the hybrid channel):
@@ -67,7 +68,8 @@ _CACHE_READ = 4096  # distinct queries read from the query cache at a time
 
 @dataclass
 class VectorSide:
-    """A generation's vectors measured once: its run, and each case's exact top rows on demand (for fusion)."""
+    """A generation's vectors measured once: its run, and each case's exact top rows on demand (for
+    fusion)."""
 
     run: Run
     keys: list[str]
@@ -90,7 +92,8 @@ def vector_side(sides: Sides, name: str) -> VectorSide:
 
 
 def _measure(sides: Sides, generation: Generation) -> VectorSide:
-    """Read the generation's vectors (whole, or as blocks from the store's snapshot), verify, search, measure."""
+    """Read the generation's vectors (whole, or as blocks from the store's snapshot), verify,
+    search, measure."""
     project, request = sides.project, sides.request
     clock = time.perf_counter()
     identity = generation.identity.identity
@@ -129,7 +132,8 @@ def _measure(sides: Sides, generation: Generation) -> VectorSide:
 def _search_streamed(
     sides: Sides, generation: Generation, store, snapshot, record, rows: int, clock: float
 ) -> VectorSide:
-    """:func:`_search` over blocks read from ``snapshot`` (open throughout) of the generation's ``rows`` vectors."""
+    """:func:`_search` over blocks read from ``snapshot`` (open throughout) of the generation's
+    ``rows`` vectors."""
     identity = generation.identity.identity
     index_search = hold_index(sides.project, store, snapshot, generation, sides.request.search)
     sides.charge("load_vectors", clock)
@@ -152,8 +156,9 @@ def _search_streamed(
 
 @dataclass
 class _Vectors:
-    """Where a vector side's rows come from, one shape for all: a matrix held whole (a store's or a table's own
-    vectors) or blocks read from a snapshot; with its verification and, for index modes, the index search."""
+    """Where a vector side's rows come from, one shape for all: a matrix held whole (a store's or a
+    table's own vectors) or blocks read from a snapshot; with its verification and, for index modes,
+    the index search."""
 
     store: Any
     record: Any  # the generation's record; None for a table's own vectors
@@ -171,7 +176,8 @@ class _Vectors:
 
 
 def _held(store, record, verification: VerifyResult, index_search, matrix) -> _Vectors:
-    """:class:`_Vectors` over a matrix held whole (scaled to unit length when the record says it was not)."""
+    """:class:`_Vectors` over a matrix held whole (scaled to unit length when the record says it was
+    not)."""
     keys, vectors = list(matrix.keys), matrix.vectors
     if record is not None and not record.settings.get("normalize", True):
         normalize_rows(vectors)
@@ -189,7 +195,8 @@ def _held(store, record, verification: VerifyResult, index_search, matrix) -> _V
 
 
 def _search(sides: Sides, generation: Generation, source: _Vectors) -> VectorSide:
-    """Embed the queries, search every case exactly (and through the index if asked) and measure; the side."""
+    """Embed the queries, search every case exactly (and through the index if asked) and measure;
+    the side."""
     record, index_search, dimension = source.record, source.index_search, source.dimension
     settings = record.settings if record is not None else {}
     sides.check_keys(source.present)
@@ -240,7 +247,8 @@ def _generation_info(
     cached: int,
     service: dict,
 ) -> dict:
-    """The report's ``generation`` member of a vector run (``record`` None for a table's own vectors)."""
+    """The report's ``generation`` member of a vector run (``record`` None for a table's own
+    vectors)."""
     return {
         "name": generation.name,
         "identity": generation.identity.identity,
@@ -256,12 +264,14 @@ def _generation_info(
         | {"allow_stale": request.allow_stale}
         | ({} if verification.fingerprint is None else {"fingerprint": verification.fingerprint}),
         "queries_from_cache": cached,
-        **service,  # a service's probe check and usage (ptah.services.probe); nothing for a local model
+        # a service's probe check and usage (ptah.services.probe); nothing for a local model
+        **service,
     }
 
 
 def _refuse_stale(sides: Sides, verification: VerifyResult, clock: float) -> None:
-    """Charge the verification's time; refuse a generation not complete and fresh unless the request allows it."""
+    """Charge the verification's time; refuse a generation not complete and fresh unless the request
+    allows it."""
     sides.charge("verify", clock)
     if not verification.ok and not sides.request.allow_stale:
         raise StaleGeneration(_stale_message(verification, sides.project.spec_path))

@@ -1,4 +1,5 @@
-"""Build engines: what runs a build. ``local`` (the default: this process) and ``ray`` (a Ray cluster).
+"""Build engines: what runs a build. ``local`` (the default: this process) and ``ray`` (a Ray
+cluster).
 
 An engine is registered in :data:`ENGINES`: its name, the options it takes
 and a function ``build(project, name, progress, **options)`` returning a
@@ -47,7 +48,8 @@ def run_build(
     engine: str = DEFAULT,
     **options,
 ) -> BuildSummary:
-    """Build generation ``name`` with the engine ``engine``; options the engine does not take are refused."""
+    """Build generation ``name`` with the engine ``engine``; options the engine does not take are
+    refused."""
     if engine not in ENGINES:
         raise InputError(
             f'there is no build engine "{engine}"; the engines are ' + ", ".join(ENGINES.names())

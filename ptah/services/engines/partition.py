@@ -107,12 +107,14 @@ class BuildPlan:
 
 
 class WorkerFailed(RuntimeError):
-    """What a worker raised, said without the build's passwords (the driver counts its partition as failed)."""
+    """What a worker raised, said without the build's passwords (the driver counts its partition as
+    failed)."""
 
 
 def _said_safely(method):
-    """``method`` of a worker, whatever it raises said without the plan's passwords: a library's error may quote
-    the URL it was given, and the error travels to the driver and into Ray's logs."""
+    """``method`` of a worker, whatever it raises said without the plan's passwords: a library's
+    error may quote the URL it was given, and the error travels to the driver and into Ray's
+    logs."""
 
     @functools.wraps(method)
     def guarded(self, *args):
@@ -132,8 +134,9 @@ def _said_safely(method):
 
 @dataclass
 class PartitionResult:
-    """What one partition did; ``unsplittable``: ``(key, row identity)`` of its rows whose key holds U+001F
-    inside a component (the driver settles their vectors, since a stored key cannot be cut back by range)."""
+    """What one partition did; ``unsplittable``: ``(key, row identity)`` of its rows whose key holds
+    U+001F inside a component (the driver settles their vectors, since a stored key cannot be cut
+    back by range)."""
 
     index: int
     rows: int = 0
@@ -157,7 +160,8 @@ class PartitionWorker:
 
     @_said_safely
     def open(self) -> None:
-        """Connect to the store: the driver asks it of each actor as it starts, before it cuts the snapshot."""
+        """Connect to the store: the driver asks it of each actor as it starts, before it cuts the
+        snapshot."""
         self._opened()
 
     def _opened(self) -> PgvectorStore:
@@ -167,7 +171,8 @@ class PartitionWorker:
 
     @_said_safely
     def describe(self) -> tuple[int, dict | None]:
-        """The model's dimension and the probe to keep with a generation registered for the first time."""
+        """The model's dimension and the probe to keep with a generation registered for the first
+        time."""
         embedder = self.embedder()
         return int(embedder.dimension), probe_for_build(embedder, {})
 
@@ -183,16 +188,19 @@ class PartitionWorker:
         return self._embedder
 
     def progress(self) -> tuple[int, int, int]:
-        """``(partition index, rows read, rows embedded)`` of the partition running now (or that ran last)."""
+        """``(partition index, rows read, rows embedded)`` of the partition running now (or that ran
+        last)."""
         return self.index, self.scanned, self.embedded
 
     def usage(self) -> dict | None:
-        """What a service was asked by this worker's embedder so far (None: no service, or no model loaded)."""
+        """What a service was asked by this worker's embedder so far (None: no service, or no model
+        loaded)."""
         return None if self._embedder is None else usage_of(self._embedder)
 
     @_said_safely
     def run(self, index: int, within: KeyRange) -> PartitionResult:
-        """Bring the rows of key range ``within`` up to date; ``index`` names the partition in the result."""
+        """Bring the rows of key range ``within`` up to date; ``index`` names the partition in the
+        result."""
         started = time.perf_counter()
         plan = self.plan
         store = self._opened()
@@ -231,8 +239,8 @@ class PartitionWorker:
         return result
 
     def _delete_gone(self, source: PartitionedSource, within: KeyRange) -> int:
-        """Delete the range's vectors whose row the range lacks, a block at a time: the store's row identities
-        of the range merged with the source's, both in code point order."""
+        """Delete the range's vectors whose row the range lacks, a block at a time: the store's row
+        identities of the range merged with the source's, both in code point order."""
         deleted, store = 0, self._opened()
         with (
             closing(

@@ -1,4 +1,5 @@
-"""The ``ray`` build engine: a generation built by a pool of Ray actors, from one snapshot of the source.
+"""The ``ray`` build engine: a generation built by a pool of Ray actors, from one snapshot of the
+source.
 
 The driver (this process):
 
@@ -238,10 +239,10 @@ def _ray():
 
 @contextmanager
 def _session(ray, address: str | None) -> Iterator[None]:
-    """Ray joined (:func:`_connect`) for one build. A local instance ptah started is shut down on every way out:
-    the build's end, an error, Ctrl-C and SIGTERM, which, in the main thread, raises SystemExit(143) once (and
-    is ignored after, so a second one cannot cut the shutdown short): Ray's own handler stops Ray's processes
-    under the running driver, which then aborts."""
+    """Ray joined (:func:`_connect`) for one build. A local instance ptah started is shut down on
+    every way out: the build's end, an error, Ctrl-C and SIGTERM, which, in the main thread, raises
+    SystemExit(143) once (and is ignored after, so a second one cannot cut the shutdown short):
+    Ray's own handler stops Ray's processes under the running driver, which then aborts."""
     main = threading.current_thread() is threading.main_thread()
     before = signal.getsignal(signal.SIGTERM) if main else None
     owned = _connect(ray, address)
@@ -264,7 +265,8 @@ def _terminated(signum: int, frame) -> None:
 
 
 def _connect(ray, address: str | None) -> bool:
-    """Join the cluster at ``address`` (None: start a local instance); False when this process had joined one."""
+    """Join the cluster at ``address`` (None: start a local instance); False when this process had
+    joined one."""
     if ray.is_initialized():
         return False
     options = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
@@ -281,8 +283,9 @@ def _connect(ray, address: str | None) -> bool:
 
 
 def _reach(address: str | None) -> None:
-    """Refuse at once a cluster address where nothing answers within CONNECT_SECONDS: ``ray.init`` would retry
-    for minutes. Only a ``host:port`` (or ``ray://host:port``) is tried; ``auto`` and the like go to Ray."""
+    """Refuse at once a cluster address where nothing answers within CONNECT_SECONDS: ``ray.init``
+    would retry for minutes. Only a ``host:port`` (or ``ray://host:port``) is tried; ``auto`` and
+    the like go to Ray."""
     host, _, port = (address or "").split("://", 1)[-1].rstrip("/").rpartition(":")
     if not host or not port.isdigit():
         return
@@ -303,7 +306,8 @@ def _reach(address: str | None) -> None:
 
 
 def _pool(ray, actors: int | None, cpus: float | None, gpus: float | None) -> int:
-    """How many actors: as asked, else as many as the cluster's CPUs (and GPUs, if each needs some) hold."""
+    """How many actors: as asked, else as many as the cluster's CPUs (and GPUs, if each needs some)
+    hold."""
     if actors is not None:
         return actors
     resources = ray.cluster_resources()
@@ -316,8 +320,9 @@ def _pool(ray, actors: int | None, cpus: float | None, gpus: float | None) -> in
 
 
 def _refuse_unplaceable(ray, count: int, cpus: float | None, gpus: float | None) -> None:
-    """InputError (exit 2) naming the resource when ``count`` actors ask for more CPUs or GPUs than the whole
-    cluster has: Ray would keep them pending, and the build would wait for them, for ever."""
+    """InputError (exit 2) naming the resource when ``count`` actors ask for more CPUs or GPUs than
+    the whole cluster has: Ray would keep them pending, and the build would wait for them, for
+    ever."""
     resources = ray.cluster_resources()
     for name, each, option in (
         ("CPU", 1 if cpus is None else cpus, "--actor-cpus"),
@@ -341,8 +346,8 @@ def _actors(ray, plan, count: int, cpus: float | None, gpus: float | None) -> li
 
 
 def _started(ray, opening: list) -> None:
-    """Wait for every actor to start and open the store; RayUnavailable when the cluster cannot place them all
-    in time."""
+    """Wait for every actor to start and open the store; RayUnavailable when the cluster cannot
+    place them all in time."""
     ready, _ = ray.wait(opening, num_returns=len(opening), timeout=ACTOR_START_SECONDS)
     if len(ready) < len(opening):
         raise RayUnavailable(
@@ -390,7 +395,8 @@ def _run(ray, workers: list, ranges: list, total: int, progress: Callable | None
         ):  # asked after the idle actors got their next partition, so none waits for it
             in_flight = _in_flight(ray, list(running.values()))
             _report(progress, min(total, done_rows + in_flight), total, len(results), len(ranges))
-        # Woken by a partition's end; with progress to show, also every PROGRESS_SECONDS to ask how far they are.
+        # Woken by a partition's end; with progress to show, also every PROGRESS_SECONDS to ask how
+        # far they are.
         ready, _ = ray.wait(
             list(running), num_returns=1, timeout=None if progress is None else PROGRESS_SECONDS
         )
@@ -424,8 +430,9 @@ def _run(ray, workers: list, ranges: list, total: int, progress: Callable | None
 
 
 def _in_flight(ray, running: list) -> int:
-    """Rows the running partitions (``(actor, index)``) have read so far; 0 for an actor that does not answer
-    in time, or that has not begun the partition yet (it still counts its previous one)."""
+    """Rows the running partitions (``(actor, index)``) have read so far; 0 for an actor that does
+    not answer in time, or that has not begun the partition yet (it still counts its previous
+    one)."""
     refs = {worker.progress.remote(): index for worker, index in running}
     ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=PROGRESS_SECONDS)
     read = 0
@@ -474,7 +481,8 @@ def _usage(ray, workers: list) -> dict | None:
 def _settle_unsplittable(
     store, identity: str, kinds: tuple[str, ...], results: list, where: str
 ) -> int:
-    """Rows whose key holds U+001F inside a component: refuse two that read alike, delete such vectors gone."""
+    """Rows whose key holds U+001F inside a component: refuse two that read alike, delete such
+    vectors gone."""
     from ptah.adapters.stores.pgvector_ranges import stored_unsplittable
 
     keys: dict[str, str] = {}

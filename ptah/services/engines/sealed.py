@@ -41,8 +41,8 @@ class Sealed:
 
 
 def scrub(text: str, *urls: Sealed) -> str:
-    """``text`` with each of ``urls`` shown redacted, and each of their passwords (as written, percent-decoded
-    or percent-encoded) replaced by ``***``."""
+    """``text`` with each of ``urls`` shown redacted, and each of their passwords (as written,
+    percent-decoded or percent-encoded) replaced by ``***``."""
     for url in urls:
         text = text.replace(url.reveal(), str(url))
     forms = {
