@@ -5,35 +5,23 @@ Command modules import services lazily inside their functions, so that
 themselves are imported when their commands are used: ``ptah inference
 evaluate`` builds the app with the ``inference`` group alone, and anything
 else -- ``ptah --help``, a root option, a misspelt command -- the whole app,
-``ptah.cli.app``.
+``ptah.cli.app``: ptah's own commands and the installed plugins', through the door
+(hook ``register_commands``).
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 import sys
 
 import typer
 
+from ptah.cli.commands import PARTS, add_parts
 from ptah.cli.display import error_text
 from ptah.cli.streams import ReaderGone, guarded_streams, leave_quietly
 from ptah.core.errors import EXIT_OPERATIONAL, PtahError
 from ptah.core.visible import visible
-
-# Each name under ``ptah``, in the order the app adds them: the module holding its group (``app``)
-# or command, imported only when a command line needs it. (``ptah.cli.judge`` adds holes, judge, add
-# and pin to the corpus group's app; ``inference`` and ``report`` add evaluate and rebaseline
-# themselves.)
-_PARTS = {
-    "corpus": ("ptah.cli.judge", "app"),
-    "inference": ("ptah.cli.inference", "app"),
-    "import": ("ptah.cli.imports", "app"),
-    "report": ("ptah.cli.report", "app"),
-    "serve": ("ptah.cli.serve", "serve"),
-    "token": ("ptah.cli.serve", "token_app"),
-}
 
 
 def _version(asked: bool) -> None:
@@ -62,19 +50,19 @@ def _app(names) -> typer.Typer:
         pretty_exceptions_enable=False,
     )
     made.callback()(_root)
-    for name, (module, attribute) in _PARTS.items():
-        if name in names:
-            part = getattr(importlib.import_module(module), attribute)
-            if isinstance(part, typer.Typer):
-                made.add_typer(part, name=name)
-            else:
-                made.command(name)(part)
+    add_parts(made, names)
     return made
 
 
 @functools.cache
 def _whole() -> typer.Typer:
-    return _app(_PARTS)
+    """Every command: ptah's own and the installed plugins', through the door."""
+    from ptah.core import plugins
+
+    made = _app(())
+    plugins.fill("register_commands", installed=False, cli=made)
+    plugins.fill("register_commands", installed=True, cli=made)
+    return made
 
 
 def __getattr__(name: str):
@@ -87,7 +75,7 @@ def _app_for(argv: list[str] | None) -> typer.Typer:
     """The app for a command line: the one group or command its first word names, else the whole app
     (whose root help, root options, shell completion and "no such command" need every part)."""
     args = sys.argv[1:] if argv is None else argv
-    if args and args[0] in _PARTS and not os.environ.get("_PTAH_COMPLETE"):
+    if args and args[0] in PARTS and not os.environ.get("_PTAH_COMPLETE"):
         return _app((args[0],))
     return _whole()
 

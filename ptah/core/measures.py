@@ -34,6 +34,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from ptah.core.plugins import hookimpl
 from ptah.core.registry import Registry
 
 Score = Callable[[Sequence[str], Mapping[str, float], int], float]
@@ -89,7 +90,10 @@ class MeasureKind:
         return self.parts(top, relevant, k)
 
 
-MEASURES: Registry[MeasureKind] = Registry("measure", unknown=ValueError, use="use one of")
+MEASURES: Registry[MeasureKind] = Registry(
+    "measure", unknown=ValueError, use="use one of", hook="register_measures"
+)
+_OWN: list[MeasureKind] = []  # ptah's own measures, registered through the door below
 
 
 def register(kind: MeasureKind) -> MeasureKind:
@@ -265,7 +269,7 @@ def _success(top: Sequence[str], relevant: Mapping[str, float], k: int) -> float
     return 1.0 if any(key in relevant for key in top) else 0.0
 
 
-register(
+_OWN.append(
     MeasureKind(
         "recall",
         "recall",
@@ -279,7 +283,7 @@ register(
         parts=_recall_parts,
     )
 )
-register(
+_OWN.append(
     MeasureKind(
         "MRR",
         "mrr",
@@ -292,7 +296,7 @@ register(
         holes="first",
     )
 )
-register(
+_OWN.append(
     MeasureKind(
         "nDCG",
         "ndcg",
@@ -306,7 +310,7 @@ register(
         parts=_ndcg_parts,
     )
 )
-register(
+_OWN.append(
     MeasureKind(
         "MAP",
         "map",
@@ -317,7 +321,7 @@ register(
         top_holes_first=True,
     )
 )
-register(
+_OWN.append(
     MeasureKind(
         "P",
         "p",
@@ -330,7 +334,7 @@ register(
         parts=_precision_parts,
     )
 )
-register(
+_OWN.append(
     MeasureKind(
         "success",
         "success",
@@ -343,7 +347,17 @@ register(
     )
 )
 
-DEFAULT_MEASURES = tuple(Measure(k.name) for k in kinds() if k.default)
+
+def _own_measure(name: str) -> Measure:
+    """One of ptah's own measures at each case's depth, made without a lookup: importing this
+    module must not fill the registry (the door imports every plugin, this module among them)."""
+    measure = object.__new__(Measure)
+    object.__setattr__(measure, "name", name)
+    object.__setattr__(measure, "k", None)
+    return measure
+
+
+DEFAULT_MEASURES = tuple(_own_measure(kind.name) for kind in _OWN if kind.default)
 """The measures every evaluation reports, each at the case's own depth."""
 
 
@@ -365,3 +379,12 @@ def _prepared(
         if grade > 0:
             relevant[key] = float(grade)
     return top, relevant
+
+
+@hookimpl
+def register_measures(register: Callable) -> None:
+    for kind in _OWN:
+        register(kind)
+
+
+MEASURES.adding(register)

@@ -151,12 +151,14 @@ def means(results: Sequence[CaseResult], measures: Sequence[Measure]) -> dict[st
     ``ptah-report@1``)."""
     if any(result.highs is None for result in results):
         return {str(m): mean_of(result.values[str(m)] for result in results) for m in measures}
+    # every case's highs are known: checked above
     return {
         str(m): bounded_mean(
-            (r.values[str(m)] for r in results), (r.highs[str(m)] for r in results)
+            (r.values[str(m)] for r in results),
+            (r.highs[str(m)] for r in results),  # type: ignore[index]
         )
         for m in measures
-    }  # type: ignore[index]  # every highs checked above
+    }
 
 
 def make_run(

@@ -373,17 +373,16 @@ class Report:
     timings: Mapping[str, float]
     environment: Mapping
     baseline: Mapping | None = None  # path, digest; see ``comparisons``
-    comparisons: tuple[
-        BaselineComparison, ...
-    ] = ()  # per run, against the baseline's reference run
+    # per run, against the baseline's reference run
+    comparisons: tuple[BaselineComparison, ...] = ()
     comparison: Comparison | None = None  # several runs side by side (ptah.core.comparison)
     format: str = field(default=REPORT_FORMAT)
-    stale_judgements: tuple[
-        Mapping, ...
-    ] = ()  # {case, key, judged_at, why}: the row's text changed since
-    excerpts: Mapping[str, str] | None = (
-        None  # ranked key -> its judging text's excerpt; None: not recorded
-    )
+    # {case, key, judged_at, why}: the row's text changed since
+    stale_judgements: tuple[Mapping, ...] = ()
+    # ranked key -> its judging text's excerpt; None: not recorded
+    excerpts: Mapping[str, str] | None = None
+    # a plugin section's result by its name (:mod:`ptah.core.sections`); read back as its JSON
+    sections: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def verdict(self) -> str:
@@ -425,6 +424,11 @@ class Report:
             data["stale_judgements"] = [plain(stale) for stale in self.stale_judgements]
         if self.excerpts is not None:
             data["excerpts"] = dict(self.excerpts)
+        if self.sections:
+            data["sections"] = {
+                name: result.to_dict() if hasattr(result, "to_dict") else plain(result)
+                for name, result in self.sections.items()
+            }
         return data
 
     @classmethod
@@ -453,4 +457,5 @@ class Report:
             excerpts=None
             if data.get("excerpts") is None
             else MappingProxyType(dict(data["excerpts"])),
+            sections=read_only(data.get("sections") or {}),
         )

@@ -568,11 +568,14 @@ def test_threads_looking_up_while_the_kinds_are_discovered_wait_for_them(monkeyp
     import threading
     import time
 
-    def slow_entry_points(self):
-        time.sleep(0.3)  # an installed plugin being looked up
-        return []
+    from ptah.core import plugins
 
-    monkeypatch.setattr(EmbedderRegistry, "_entry_points", slow_entry_points)
+    def slow_entry_points(group):
+        time.sleep(0.3)  # an installed plugin being looked up
+        return iter(())
+
+    monkeypatch.setattr(plugins, "_entry_point_plugins", slow_entry_points)
+    monkeypatch.setattr(plugins, "_installed", {})
     registry = EmbedderRegistry()
     found, failed = [], []
 

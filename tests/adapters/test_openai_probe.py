@@ -14,8 +14,11 @@ from tests.adapters.openai_server import MODEL
 from tests.adapters.test_openai_embedder import (
     CORPUS,
     KEY,
+    fast_policy,
+    local,
     run,
     served_example,
+    server,
 )  # noqa: F401
 from tests.conftest import run_cli
 

@@ -16,7 +16,12 @@ from ptah.adapters.rerankers import RerankerRegistry, open_reranker, reranker_ki
 from ptah.adapters.rerankers import registry as registry_module
 from ptah.core.errors import EXIT_INPUT, EXIT_OPERATIONAL, InputError, OperationalError, PluginError
 from ptah.core.spec import RerankSettings
-from tests.adapters.test_embedder_registry import install as install_distribution  # noqa: F401
+from tests.adapters.test_embedder_registry import (
+    install as install_distribution,
+)
+from tests.adapters.test_embedder_registry import (
+    on_path,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -18,6 +18,7 @@ from tests.services.test_external_vectors import (
     pg_table,
     ptah_in,
     runs,
+    sqlite_external,
 )  # noqa: F401
 
 

@@ -8,7 +8,7 @@ from ptah.core.corpus import Case
 from ptah.core.identity import text_digest
 from ptah.core.judged import Judgement, JudgementRecord, Sample
 from ptah.core.outcomes import make_run, measure_case
-from ptah.services.evaluate import model_judges, ranked_texts
+from ptah.services.evidence import model_judges, ranked_texts
 from tests.services.conftest import DOCS, Workspace
 
 BY = "model:encoder@sha256:" + "e" * 64

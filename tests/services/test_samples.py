@@ -5,7 +5,7 @@ from __future__ import annotations
 from ptah.core.corpus import Case
 from ptah.core.judged import Judgement, JudgementRecord, Sample, population_digest
 from ptah.core.outcomes import make_run, measure_case
-from ptah.services.evaluate import samples_of
+from ptah.services.evidence import samples_of
 
 SHA = "a" * 64
 IDENTITY = "sha256:" + "1" * 64
@@ -98,7 +98,7 @@ def test_a_sample_whose_seed_does_not_draw_its_keys_is_refused():
 
 def test_the_baseline_holes_the_current_run_lost_are_counted():
     from ptah.core.corpus import Corpus
-    from ptah.services.evaluate import holes_lost
+    from ptah.services.evidence import holes_lost
 
     corpus = Corpus(cases=(CASE,))
     before = run(IDENTITY)  # top 3: a, b (holes), r

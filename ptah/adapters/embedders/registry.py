@@ -33,8 +33,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ptah.adapters.embedders.base import EmbedderKind
-from ptah.adapters.kinds import KindRegistry, describe_exception
+from ptah.adapters.kinds import KindRegistry
+from ptah.core import plugins
 from ptah.core.errors import PluginError, PtahError, UnknownModelKind
+from ptah.core.plugins import describe_exception
 
 if TYPE_CHECKING:
     from ptah.core.spec import GenerationSettings
@@ -50,7 +52,7 @@ class EmbedderRegistry(KindRegistry[EmbedderKind]):
     registered on it (tests).
     """
 
-    group, what, protocol = GROUP, "embedder kind", EmbedderKind
+    hook, group, what, protocol = "register_embedders", GROUP, "embedder kind", EmbedderKind
     shape = "name, claims(), identity_parts(), open() and versions()"
 
     def __init__(self, *, discover: bool = True):
@@ -61,7 +63,7 @@ class EmbedderRegistry(KindRegistry[EmbedderKind]):
         """Add ``kind``; ``default`` makes it handle what no other kind claims (one default at
         most)."""
         if default and self._default is not None:
-            origin = self._origin or f"the module {type(kind).__module__}"
+            origin = plugins.origin() or f"the module {type(kind).__module__}"
             raise PluginError(
                 f'{origin} registered "{getattr(kind, "name", kind)}" as the default embedder kind; '
                 f'"{self._default}" already is'
@@ -134,17 +136,6 @@ class EmbedderRegistry(KindRegistry[EmbedderKind]):
                 f'the embedder kind "{kind.name}" ({self._origins[kind.name]}) failed to say whether '
                 f'it handles model "{settings.model}": {describe_exception(exc)}'
             ) from None
-
-    def _register_builtins(self) -> None:
-        from ptah.adapters.embedders.deterministic import DeterministicKind
-        from ptah.adapters.embedders.onnx_backend import OnnxKind
-        from ptah.adapters.embedders.openai_compatible import OpenAICompatibleKind
-        from ptah.adapters.embedders.sentence_transformers import SentenceTransformersKind
-
-        self.register(DeterministicKind())
-        self.register(OpenAICompatibleKind())
-        self.register(OnnxKind())
-        self.register(SentenceTransformersKind(), default=True)
 
 
 REGISTRY = EmbedderRegistry()

@@ -29,18 +29,8 @@ GROUP = "ptah.judges"
 
 
 class JudgeRegistry(KindRegistry[JudgeKind]):
-    group, what, shape, protocol = (
-        GROUP,
-        "judge kind",
-        "a name and open(settings, context)",
-        JudgeKind,
-    )
-
-    def builtins(self) -> Sequence[JudgeKind]:
-        from ptah.adapters.judges.chat import ChatKind
-        from ptah.adapters.judges.encoder import EncoderKind
-
-        return EncoderKind(), ChatKind()
+    hook, group = "register_judges", GROUP
+    what, shape, protocol = "judge kind", "a name and open(settings, context)", JudgeKind
 
 
 REGISTRY = JudgeRegistry()

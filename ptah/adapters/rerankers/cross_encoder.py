@@ -20,9 +20,9 @@ import numpy as np
 from ptah.adapters.embedders.base import installed_versions
 from ptah.adapters.embedders.resolve import default_cache_dir, model_digest, resolve_model
 from ptah.adapters.embedders.sentence_transformers import offline_and_quiet
-from ptah.adapters.kinds import describe_exception
 from ptah.adapters.rerankers.base import RerankContext, batches
 from ptah.core.errors import InputError, ModelUnavailable
+from ptah.core.plugins import describe_exception
 from ptah.core.spec import RerankSettings
 
 KIND = "cross-encoder"

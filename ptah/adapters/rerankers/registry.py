@@ -39,19 +39,8 @@ class RerankerRegistry(KindRegistry[RerankerKind]):
     ``discover=False`` gives an empty registry holding only what is registered on it (tests).
     """
 
-    group, what, shape, protocol = (
-        GROUP,
-        "reranker kind",
-        "a name and open(settings, context)",
-        RerankerKind,
-    )
-
-    def builtins(self) -> Sequence[RerankerKind]:
-        from ptah.adapters.rerankers.bi_encoder import BiEncoderKind
-        from ptah.adapters.rerankers.cross_encoder import CrossEncoderKind
-        from ptah.adapters.rerankers.service import ServiceKind
-
-        return CrossEncoderKind(), BiEncoderKind(), ServiceKind()
+    hook, group = "register_rerankers", GROUP
+    what, shape, protocol = "reranker kind", "a name and open(settings, context)", RerankerKind
 
 
 REGISTRY = RerankerRegistry()

@@ -17,7 +17,7 @@ for the capabilities it declares.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -290,3 +290,22 @@ def _members(protocol: type) -> set[str]:
         )
         names.update(getattr(cls, "__annotations__", {}))
     return names
+
+
+@dataclass(frozen=True)
+class StoreKind:
+    """A kind of store.
+
+    ``claims(value)``: whether a ``store:`` value (after ``${VAR}``
+    expansion) is this kind's. ``open(location, create)``: the store at
+    ``location`` (the value as the specification resolved it); with
+    ``create=False`` None when nothing was ever stored there, and nothing
+    is created. ``records(location)``: the kind's record store (a kind with
+    ``capabilities.records``), created when absent.
+    """
+
+    name: str
+    capabilities: Capabilities
+    claims: Callable[[str], bool]
+    open: Callable[[str, bool], Store | None]
+    records: Callable[[str], RecordStore] | None = None

@@ -39,7 +39,7 @@ from psycopg import IsolationLevel, sql
 
 from ptah.adapters.postgres import connect, guarded
 from ptah.adapters.stores.pgvector_index import create_hnsw_index, describe_index
-from ptah.adapters.stores.pgvector_location import schema_of
+from ptah.adapters.stores.pgvector_location import PGVECTOR_CAPABILITIES, schema_of
 from ptah.adapters.stores.pgvector_lock import build_lock
 from ptah.adapters.stores.pgvector_schema import (
     check_vector_type,
@@ -61,7 +61,6 @@ from ptah.adapters.stores.records import (
     generation_values,
 )
 from ptah.adapters.stores.records import now as _now
-from ptah.adapters.stores.registry import PGVECTOR_CAPABILITIES
 from ptah.adapters.stores.vector_checks import VECTOR_DTYPE
 from ptah.core.errors import StoreUnavailable
 from ptah.core.spec import redact_url

@@ -19,6 +19,11 @@ from __future__ import annotations
 import re
 from urllib.parse import quote, unquote
 
+from ptah.adapters.stores.base import Capabilities
+
+# what a pgvector store can do, known without psycopg
+PGVECTOR_CAPABILITIES = Capabilities(lexical_index=True, vector_index=True, records=True)
+
 SCHEMA_NAME = re.compile(
     r"[a-z_][a-z0-9_]{0,62}\Z"
 )  # a lower-case SQL name: the same quoted or not

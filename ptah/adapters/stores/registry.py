@@ -1,8 +1,8 @@
 """Which store kind keeps a specification's ``store:``, and how it is opened.
 
-A store kind is registered once with :func:`register`: its name, its
+A store kind is registered once, through the door (hook ``register_stores``): its name, its
 :class:`~ptah.adapters.stores.base.Capabilities`, which ``store:`` values it
-claims, and how to open one. ptah registers
+claims, and how to open one. ptah registers (:mod:`ptah.adapters.stores.kinds`)
 
 * ``pgvector`` -- ``postgresql://`` and ``postgres://`` URLs (psycopg is
   imported only when one is opened; without it, opening says how to install
@@ -18,13 +18,9 @@ it. Kinds registered later are asked first.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ptah.adapters.sources.base import POSTGRES_SCHEMES, postgres_module
-from ptah.adapters.stores.base import Capabilities, conformance_problem
+from ptah.adapters.stores.base import Capabilities, StoreKind, conformance_problem
 from ptah.core.errors import CapabilityUnavailable, PluginError
 from ptah.core.registry import Registry
 
@@ -34,26 +30,7 @@ if TYPE_CHECKING:
 DEFAULT = "sqlite"
 
 
-@dataclass(frozen=True)
-class StoreKind:
-    """A kind of store.
-
-    ``claims(value)``: whether a ``store:`` value (after ``${VAR}``
-    expansion) is this kind's. ``open(location, create)``: the store at
-    ``location`` (the value as the specification resolved it); with
-    ``create=False`` None when nothing was ever stored there, and nothing
-    is created. ``records(location)``: the kind's record store (a kind with
-    ``capabilities.records``), created when absent.
-    """
-
-    name: str
-    capabilities: Capabilities
-    claims: Callable[[str], bool]
-    open: Callable[[str, bool], Store | None]
-    records: Callable[[str], RecordStore] | None = None
-
-
-KINDS: Registry[StoreKind] = Registry("store kind")
+KINDS: Registry[StoreKind] = Registry("store kind", hook="register_stores")
 
 
 def register(kind: StoreKind) -> None:
@@ -114,46 +91,4 @@ def open_records(location: str) -> RecordStore:
     return kind.records(location)
 
 
-def _sqlite_records(location: str) -> RecordStore:
-    from ptah.adapters.stores.record_tables import SqliteRecords
-
-    return SqliteRecords(location)
-
-
-def _pgvector_records(location: str) -> RecordStore:
-    postgres_module("ptah.adapters.stores.pgvector")  # psycopg, or how to install it
-    from ptah.adapters.stores.record_tables import PostgresRecords
-
-    return PostgresRecords(location)
-
-
-def _open_sqlite(location: str, create: bool) -> Store | None:
-    from ptah.adapters.stores.sqlite import SqliteStore
-
-    path = Path(location)
-    if not create and not path.exists():
-        return None
-    return SqliteStore(path)
-
-
-def _open_pgvector(location: str, create: bool) -> Store | None:
-    store = postgres_module("ptah.adapters.stores.pgvector").PgvectorStore(location, create=create)
-    if not store.initialised:
-        store.close()
-        return None
-    return store
-
-
-SQLITE_CAPABILITIES = Capabilities(lexical_index=True, vector_index=False, records=True)
-PGVECTOR_CAPABILITIES = Capabilities(lexical_index=True, vector_index=True, records=True)
-
-register(StoreKind(DEFAULT, SQLITE_CAPABILITIES, lambda value: True, _open_sqlite, _sqlite_records))
-register(
-    StoreKind(
-        "pgvector",
-        PGVECTOR_CAPABILITIES,
-        lambda value: value.startswith(POSTGRES_SCHEMES),
-        _open_pgvector,
-        _pgvector_records,
-    )
-)
+KINDS.adding(register)

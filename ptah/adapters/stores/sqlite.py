@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ptah.adapters.stores.base import Capabilities
 from ptah.adapters.stores.migrations import migrate
 from ptah.adapters.stores.records import (
     GENERATION_COLUMNS,
@@ -42,7 +43,6 @@ from ptah.adapters.stores.records import (
 from ptah.adapters.stores.records import (
     now as _now,
 )
-from ptah.adapters.stores.registry import SQLITE_CAPABILITIES
 from ptah.adapters.stores.sqlite_damage import guarded as _guarded
 from ptah.adapters.stores.sqlite_lock import build_lock
 from ptah.adapters.stores.sqlite_snapshot import StoreSnapshot  # re-exported
@@ -50,6 +50,7 @@ from ptah.adapters.stores.vector_checks import VECTOR_DTYPE
 from ptah.core.errors import StoreUnavailable
 
 _BUSY_TIMEOUT_S = 30.0
+SQLITE_CAPABILITIES = Capabilities(lexical_index=True, vector_index=False, records=True)
 
 
 class SqliteStore(SnapshotReads, LexicalTable):

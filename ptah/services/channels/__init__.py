@@ -1,12 +1,12 @@
 """Channels: what each run of an evaluation searches with (see :mod:`ptah.services.channels.base`).
 
-Importing this package registers ptah's own channels -- ``vector`` (exact, or
-through an index), ``lexical`` and ``hybrid`` -- in that order.
+ptah's own channels -- ``vector`` (exact, or through an index), ``lexical`` and ``hybrid`` --
+come in through the door (:mod:`ptah.core.plugins`), in that order.
 """
 
-from ptah.services.channels import vector  # noqa: F401, I001  (registers the channels, in this order)
-from ptah.services.channels import lexical  # noqa: F401, I001
-from ptah.services.channels import hybrid  # noqa: F401, I001
+from collections.abc import Callable
+
+from ptah.core.plugins import hookimpl
 from ptah.services.channels.base import (
     Channel,
     RunPlan,
@@ -26,3 +26,14 @@ __all__ = [
     "plan_runs",
     "register_channel",
 ]
+
+
+@hookimpl
+def register_channels(register: Callable) -> None:
+    from ptah.services.channels.hybrid import HybridChannel
+    from ptah.services.channels.lexical import LexicalChannel
+    from ptah.services.channels.vector import VectorChannel
+
+    register(VectorChannel())
+    register(LexicalChannel())
+    register(HybridChannel())

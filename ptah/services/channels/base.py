@@ -75,7 +75,7 @@ class Channel(Protocol):
     def measure(self, plan: RunPlan, sides: Sides) -> Run: ...
 
 
-CHANNELS: Registry[Channel] = Registry("channel")
+CHANNELS: Registry[Channel] = Registry("channel", hook="register_channels")
 
 
 def register_channel(channel: Channel) -> Channel:

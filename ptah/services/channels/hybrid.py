@@ -23,7 +23,7 @@ from ptah.core.ranking import key_columns, top_k
 from ptah.core.report import CaseResult, Run
 from ptah.core.request import HYBRID, LEXICAL
 from ptah.core.scoring import query_blocks
-from ptah.services.channels.base import RunPlan, Sides, measure_scores, register_channel
+from ptah.services.channels.base import RunPlan, Sides, measure_scores
 from ptah.services.channels.lexical import LexicalSide, lexical_side
 from ptah.services.channels.vector import VectorSide, vector_side
 
@@ -126,6 +126,3 @@ def _fused(
             )
         )
     return results
-
-
-register_channel(HybridChannel())

@@ -24,7 +24,7 @@ from ptah.core.ranking import key_columns
 from ptah.core.report import CaseResult, Run
 from ptah.core.request import LEXICAL
 from ptah.core.scoring import query_blocks
-from ptah.services.channels.base import RunPlan, Sides, measure_scores, register_channel
+from ptah.services.channels.base import RunPlan, Sides, measure_scores
 
 if TYPE_CHECKING:
     from ptah.adapters import lexical
@@ -147,6 +147,3 @@ def _index(sides: Sides, template: str) -> LexicalSide:
         "keys": index.keys,
     }
     return LexicalSide(info, index)
-
-
-register_channel(LexicalChannel())

@@ -40,7 +40,7 @@ from ptah.core.report import Run
 from ptah.core.request import VECTOR
 from ptah.core.scoring import normalize_rows
 from ptah.core.verification import VerifyResult
-from ptah.services.channels.base import RunPlan, Sides, register_channel
+from ptah.services.channels.base import RunPlan, Sides
 from ptah.services.channels.exact import (
     Blocks,
     matrix_blocks,
@@ -344,6 +344,3 @@ def _query_vectors(
         for text, vector in computed.items():
             vectors[rows[text]] = vector
     return vectors, len(texts) - len(missing), service
-
-
-register_channel(VectorChannel())

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ptah.core.errors import InputError
+from ptah.core.plugins import hookimpl
 from ptah.core.registry import Registry
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ class Engine:
     build: Callable[..., BuildSummary]  # (project, name, progress, **options)
 
 
-ENGINES: Registry[Engine] = Registry("build engine")
+ENGINES: Registry[Engine] = Registry("build engine", hook="register_engines")
 
 
 def run_build(
@@ -78,10 +79,13 @@ def _ray(project: Project, name: str | None, progress: Progress | None, **option
     return build(project, name, progress, **options)
 
 
-ENGINES.register("local", Engine("local", frozenset(), _local))
-ENGINES.register(
-    "ray",
-    Engine(
-        "ray", frozenset({"ray_address", "partitions", "actors", "actor_cpus", "actor_gpus"}), _ray
-    ),
-)
+@hookimpl
+def register_engines(register: Callable) -> None:
+    register(Engine("local", frozenset(), _local))
+    register(
+        Engine(
+            "ray",
+            frozenset({"ray_address", "partitions", "actors", "actor_cpus", "actor_gpus"}),
+            _ray,
+        )
+    )
