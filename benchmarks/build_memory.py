@@ -1,8 +1,8 @@
 """Benchmark: a build's and verify's peak memory into a pgvector store, before and after the build
 read by blocks.
 
-Usage: python benchmarks/build_memory.py --before /tmp/ptah-before [--rows 200000 1000000]
-[--dimension 384] [--workdir DIR] [--json FILE]
+Usage: python benchmarks/build_memory.py --before /tmp/ptah-before [--rows 200000 1000000] [--dimension 384]
+                                         [--workdir DIR] [--json FILE]
 
 For each row count, a SQLite source table of N rows (integer key, a title and
 a body of a few words) and, in one PostgreSQL with pgvector (``pgserver`` in a

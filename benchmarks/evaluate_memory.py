@@ -1,7 +1,7 @@
 """Benchmark: evaluate's peak memory and time as the cases grow, over 100,000 rows.
 
 Usage: python benchmarks/evaluate_memory.py [--rows 100000] [--cases 1000,10000,50000] [--repeat 3]
-[--cap-gib 10] [--label NAME] [--workdir DIR] [--json FILE]
+                                            [--cap-gib 10] [--label NAME] [--workdir DIR] [--json FILE]
 
 A synthetic table of --rows rows (24 random words each), embedded by ptah's
 deterministic 384-d embedder (model ``ptah/deterministic``: no model time,

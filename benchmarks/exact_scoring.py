@@ -1,8 +1,8 @@
 """What the exact re-scoring costs: the float32 plan ranked on BLAS bits vs the one exact plan, same
 blocks.
 
-    python benchmarks/exact_scoring.py [--rows 10000000] [--queries 100] [--dimension 64] [--kind
-    ties|random] [--before REV] [--json FILE]
+    python benchmarks/exact_scoring.py [--rows 10000000] [--queries 100] [--dimension 64] [--kind ties|random]
+                                       [--before REV] [--json FILE]
 
 Until the ranking issue, exact search ranked on float32 scores straight from
 the BLAS product (``ptah/core/streamed.py``'s ``StreamedRanking`` at

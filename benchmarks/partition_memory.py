@@ -1,8 +1,8 @@
 """Benchmark: the peak memory and time of one Ray partition worker on an incremental build, now and
 at REV.
 
-    python benchmarks/partition_memory.py --rows 1000000 [--dimension 64] [--changes 1000]
-    [--deletes N] [--before REV] [--repeats 2]
+    python benchmarks/partition_memory.py --rows 1000000 [--dimension 64] [--changes 1000] [--deletes N]
+                                          [--before REV] [--repeats 2]
 
 Starts its own PostgreSQL 16 + pgvector with ``pgserver`` in a temporary folder (removed at the
 end): the source table of ``benchmarks/ray_build.py`` (N synthetic documents), a store built by the

@@ -2,8 +2,8 @@
 generation.
 
     python benchmarks/ray_build.py throughput --rows 20000 [--model ptah/deterministic] [--actors 2]
-    python benchmarks/ray_build.py evaluate --rows 1000000 [--dimension 64] [--cases 100] [--keep
-    FOLDER] [--search exact both index] [--before REV]
+    python benchmarks/ray_build.py evaluate --rows 1000000 [--dimension 64] [--cases 100] [--keep FOLDER]
+                                   [--search exact both index] [--before REV]
 
 Starts its own PostgreSQL 16 + pgvector with ``pgserver`` in a temporary
 folder (removed at the end) holding the source table and the stores.

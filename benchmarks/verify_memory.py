@@ -1,8 +1,8 @@
 """Benchmark: verification's peak memory and time at 1M and 10M rows, before and after it became one
 pass by blocks.
 
-Usage: python benchmarks/verify_memory.py --rows 1000000 10000000 [--before /tmp/ptah-before]
-[--before-max ROWS] [--evaluate] [--postgres ROWS] [--workdir DIR] [--json FILE]
+Usage: python benchmarks/verify_memory.py --rows 1000000 10000000 [--before /tmp/ptah-before] [--before-max ROWS]
+                                          [--evaluate] [--postgres ROWS] [--workdir DIR] [--json FILE]
 
 For each row count, a project is synthesized once in --workdir/ROWS (kept, so
 a second run reuses it): a SQLite source table of N rows (integer key, a

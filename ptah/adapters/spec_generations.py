@@ -4,13 +4,16 @@ endpoint.
 A part of the specification reader (:mod:`ptah.adapters.spec_fields`). A
 generation embedded by a service names a ``provider``::
 
-    generations: small-512: provider: openai                    # any server speaking the OpenAI
-    embeddings API model: text-embedding-3-small base_url: http://127.0.0.1:8080/v1  # default
-    https://api.openai.com/v1; http or https, no credentials api_key_env: OPENAI_API_KEY         #
-    default; null for a server that wants no key dimensions: 512                     # optional,
-    passed to the API batch_size: 256                     # inputs per request (default 64)
-    max_concurrency: 4                  # requests in flight (default 4) timeout_s: 60
-    # seconds one request may take in all (default 60)
+    generations:
+      small-512:
+        provider: openai                    # any server speaking the OpenAI embeddings API
+        model: text-embedding-3-small
+        base_url: http://127.0.0.1:8080/v1  # default https://api.openai.com/v1; http or https, no credentials
+        api_key_env: OPENAI_API_KEY         # default; null for a server that wants no key
+        dimensions: 512                     # optional, passed to the API
+        batch_size: 256                     # inputs per request (default 64)
+        max_concurrency: 4                  # requests in flight (default 4)
+        timeout_s: 60                       # seconds one request may take in all (default 60)
 
 The key itself is never in the file: it is read from the variable when texts
 must be embedded.
@@ -18,8 +21,10 @@ must be embedded.
 An *external* generation names the column of ``source.table`` that already
 holds each row's vector; its model (or provider) embeds the queries only::
 
-    generations: production: vectors: {column: embedding}   # PostgreSQL: pgvector vector/halfvec;
-    SQLite: float32 BLOB or JSON array text model: sentence-transformers/all-MiniLM-L6-v2
+    generations:
+      production:
+        vectors: {column: embedding}   # PostgreSQL: pgvector vector/halfvec; SQLite: float32 BLOB or JSON array text
+        model: sentence-transformers/all-MiniLM-L6-v2
 
 ``text`` and ``document_prefix`` are refused beside ``vectors``: ptah embeds no
 row text for it, so they could change nothing.

@@ -4,13 +4,19 @@ judges").
 A part of the specification reader (:mod:`ptah.adapters.spec_fields`), like
 :mod:`ptah.adapters.spec_variants`::
 
-    judges: encoder: {kind: encoder, generation: minilm, threshold: 0.45}   # grade 1 from a cosine
-    of 0.45 graded: kind: encoder model: cross-encoder/ms-marco-MiniLM-L6-v2                      #
-    a cross-encoder scores each pair thresholds: {1: 0.0, 2: 4.5}
-    # the highest grade whose score is reached gpt: kind: chat model: gpt-4o-mini base_url:
-    https://api.openai.com/v1                             # POST {base_url}/chat/completions
-    api_key_env: OPENAI_API_KEY max_requests: 2000                                              #
-    the spend cap of one invocation timeout_s: 60
+    judges:
+      encoder: {kind: encoder, generation: minilm, threshold: 0.45}   # grade 1 from a cosine of 0.45
+      graded:
+        kind: encoder
+        model: cross-encoder/ms-marco-MiniLM-L6-v2                      # a cross-encoder scores each pair
+        thresholds: {1: 0.0, 2: 4.5}                                    # the highest grade whose score is reached
+      gpt:
+        kind: chat
+        model: gpt-4o-mini
+        base_url: https://api.openai.com/v1                             # POST {base_url}/chat/completions
+        api_key_env: OPENAI_API_KEY
+        max_requests: 2000                                              # the spend cap of one invocation
+        timeout_s: 60
 
 A judge's name is 1 to 64 letters, digits, ``.``, ``_`` or ``-``. Every problem
 is reported as FILE:LINE: field: message, like the rest of the specification.

@@ -4,16 +4,29 @@ A part of the specification reader (:mod:`ptah.adapters.spec_fields`), like
 :mod:`ptah.adapters.spec_generations`. Each variant names the channels it
 fuses, its generation, and optionally a rerank stage and its own search::
 
-    variants: lexical:  {channels: [lexical]} hybrid:   {channels: [lexical, vector], generation:
-    minilm} reranked: channels: [lexical] generation: minilm                 # default: the active
-    generation rerank: kind: bi-encoder                 # or cross-encoder, service, or a plug-in's
-    kind generation: minilm               # bi-encoder: whose model re-scores; every kind: whose
-    text is scored candidates: 50                   # the channel's top rows re-scored (default 100)
-    served: channels: [vector] search: index                      # exact (default), index or both
-    ef_search: 100 cohere: channels: [vector] rerank: kind: service api: cohere
-    # or tei (text-embeddings-inference: texts -> [{index, score}]) base_url: http://127.0.0.1:7997
-    # POST {base_url}/rerank model: rerank-english-v3.0 api_key_env: RERANK_API_KEY      # default
-    none: a server that wants no key timeout_s: 60
+    variants:
+      lexical:  {channels: [lexical]}
+      hybrid:   {channels: [lexical, vector], generation: minilm}
+      reranked:
+        channels: [lexical]
+        generation: minilm                 # default: the active generation
+        rerank:
+          kind: bi-encoder                 # or cross-encoder, service, or a plug-in's kind
+          generation: minilm               # bi-encoder: whose model re-scores; every kind: whose text is scored
+          candidates: 50                   # the channel's top rows re-scored (default 100)
+      served:
+        channels: [vector]
+        search: index                      # exact (default), index or both
+        ef_search: 100
+      cohere:
+        channels: [vector]
+        rerank:
+          kind: service
+          api: cohere                      # or tei (text-embeddings-inference: texts -> [{index, score}])
+          base_url: http://127.0.0.1:7997  # POST {base_url}/rerank
+          model: rerank-english-v3.0
+          api_key_env: RERANK_API_KEY      # default none: a server that wants no key
+          timeout_s: 60
 
 ``channels`` is ``[vector]``, ``[lexical]``, ``[lexical, vector]`` (the hybrid
 channel's fusion; ``[hybrid]`` says the same) or one registered channel's

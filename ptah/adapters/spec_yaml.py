@@ -4,26 +4,34 @@ The file is read at the node level (:mod:`ptah.adapters.yaml_nodes`), so every
 problem is reported as ``FILE:LINE: field: what is wrong and how to fix it``,
 all of them at once, sorted by line. Format (DESIGN.md, "Specification")::
 
-    version: 1                          # required; only 1 is accepted source: database:
-    sqlite:///support.db    # relative to this file; sqlite:////abs for absolute; # or
-    postgresql://...; ${ENV} is expanded table: articles key_fields: [id]                  #
-    non-empty list of distinct column names text: "{title}\\n\\n{body}"         # template (see
-    ptah.core.spec) judge_text: "{title}\\n{body}"      # optional: the text a person judges a row
-    by filter: "status = 'published'"    # optional SQL boolean expression statement_timeout_s: 600
-    # default 600; PostgreSQL stops a statement after this long store: .ptah/ptah.db
-    # default; relative to this file; or postgresql://... # or {url: postgresql://..., schema:
-    ptah}: ptah's tables in # that schema, which may be in the source's own database active: minilm
-    # optional when only one generation is declared generations:                        # at least
-    one; names: letters, digits, . _ - minilm: model: sentence-transformers/all-MiniLM-L6-v2   # or
-    ptah/deterministic normalize: true                 # default true: vectors scaled to unit length
-    max_seq_length: 256             # default: the model's own limit (256 tokens for MiniLM); longer
-    texts are cut query_prefix: ""                # default ""; null means "" document_prefix: ""
-    text: "{body}"                  # optional: overrides source.text for this generation
-    batch_size: 64                  # default 64 dimension: 64                   #
-    ptah/deterministic only; default 64 variants:                           # optional: named
-    configurations (ptah.adapters.spec_variants) hybrid: {channels: [lexical, vector], generation:
-    minilm} judges:                             # optional: model judges of the holes
-    (ptah.adapters.spec_judges) encoder: {kind: encoder, generation: minilm, threshold: 0.45}
+    version: 1                          # required; only 1 is accepted
+    source:
+      database: sqlite:///support.db    # relative to this file; sqlite:////abs for absolute;
+                                        # or postgresql://...; ${ENV} is expanded
+      table: articles
+      key_fields: [id]                  # non-empty list of distinct column names
+      text: "{title}\\n\\n{body}"         # template (see ptah.core.spec)
+      judge_text: "{title}\\n{body}"      # optional: the text a person judges a row by
+      filter: "status = 'published'"    # optional SQL boolean expression
+      statement_timeout_s: 600          # default 600; PostgreSQL stops a statement after this long
+    store: .ptah/ptah.db                # default; relative to this file; or postgresql://...
+                                        # or {url: postgresql://..., schema: ptah}: ptah's tables in
+                                        # that schema, which may be in the source's own database
+    active: minilm                      # optional when only one generation is declared
+    generations:                        # at least one; names: letters, digits, . _ -
+      minilm:
+        model: sentence-transformers/all-MiniLM-L6-v2   # or ptah/deterministic
+        normalize: true                 # default true: vectors scaled to unit length
+        max_seq_length: 256             # default: the model's own limit (256 tokens for MiniLM); longer texts are cut
+        query_prefix: ""                # default ""; null means ""
+        document_prefix: ""
+        text: "{body}"                  # optional: overrides source.text for this generation
+        batch_size: 64                  # default 64
+        dimension: 64                   # ptah/deterministic only; default 64
+    variants:                           # optional: named configurations (ptah.adapters.spec_variants)
+      hybrid: {channels: [lexical, vector], generation: minilm}
+    judges:                             # optional: model judges of the holes (ptah.adapters.spec_judges)
+      encoder: {kind: encoder, generation: minilm, threshold: 0.45}
 
 A generation embedded by a service (``provider: openai``) is read by
 :mod:`ptah.adapters.spec_generations`, which documents its fields.

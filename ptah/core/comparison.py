@@ -12,13 +12,14 @@ A report's ``comparison`` section (null when only one run was measured)::
                  "flipped": {"now_failing": N, "now_passing": N},
                  "cases_changed": [CASE, ...]}   # flips first, then corpus order
 
-    MEASURE = {"reference": MEAN, "candidate": MEAN, "delta": candidate - reference (null when
-    either is N/A), "cases": paired cases, "wins": N, "ties": N, "losses": N, "undefined": N,
-    "interval": {"low", "high", "level"} | null,   # paired bootstrap CI of the mean difference
-    "test": {"p_value", "method", "nonzero", "patterns"} | null,   # paired sign-flip test
-    "finding": "better" | "worse" | "no clear difference" | "inconclusive", "judged": "better" |
-    "worse" | "no clear difference",   # the finding on the judged values alone "settle":
-    {"flip_count", "plausible", "sample", "command"} | null, "holes": N}
+    MEASURE = {"reference": MEAN, "candidate": MEAN, "delta": candidate - reference (null when either is N/A),
+               "cases": paired cases, "wins": N, "ties": N, "losses": N, "undefined": N,
+               "interval": {"low", "high", "level"} | null,   # paired bootstrap CI of the mean difference
+               "test": {"p_value", "method", "nonzero", "patterns"} | null,   # paired sign-flip test
+               "finding": "better" | "worse" | "no clear difference" | "inconclusive",
+               "judged": "better" | "worse" | "no clear difference",   # the finding on the judged values alone
+               "settle": {"flip_count", "plausible", "sample", "command"} | null,
+               "holes": N}
 
 A case is *paired* for a measure when both runs define it (a case with no
 relevant key defines none). Per case, the candidate *wins* when its value is

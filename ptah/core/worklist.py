@@ -9,11 +9,11 @@ rank of the earlier run, then the key). Cases without a hole are left out.
 
 As JSON (``--output``, ``--json``)::
 
-    {"format": "ptah-worklist@1", "corpus": {"path": P, "digest": "sha256:…"}, "judgements":
-    {"path": P, "digest": "sha256:…"}, "runs": [NAME, …], "text_of": GENERATION, "holes": N,
-    "cases": [{"id": ID, "query": Q, "k": K, "judged": ['"7" required (grade 1)', '"5" not
-    relevant', …], "holes": [{"key": KEY, "ranks": {RUN: RANK, …}, "text": T, "text_sha256": H},
-    …]}, …]}
+    {"format": "ptah-worklist@1",
+     "corpus": {"path": P, "digest": "sha256:…"}, "judgements": {"path": P, "digest": "sha256:…"},
+     "runs": [NAME, …], "text_of": GENERATION, "holes": N,
+     "cases": [{"id": ID, "query": Q, "k": K, "judged": ['"7" required (grade 1)', '"5" not relevant', …],
+                "holes": [{"key": KEY, "ranks": {RUN: RANK, …}, "text": T, "text_sha256": H}, …]}, …]}
 """
 
 from __future__ import annotations

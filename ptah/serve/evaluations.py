@@ -6,10 +6,9 @@ The body holds the corpus and the options of
 by their names, with the corpus and the baseline named by what the server
 registered (a corpus digest, an evaluation id), never by a path::
 
-    {"corpus": "sha256:…", "generations": ["title-body"], "channels": ["vector"], "variants":
-    ["reranked"], "measures": ["MAP@10"], "search": "exact", "ef_search": null, "rrf_k": 60,
-    "rrf_depth": 1000, "bootstrap": 10000, "seed": 0, "baseline": "ev_…", "max_drop": {"recall":
-    0.02}, "allow_stale": false}
+    {"corpus": "sha256:…", "generations": ["title-body"], "channels": ["vector"], "variants": ["reranked"],
+     "measures": ["MAP@10"], "search": "exact", "ef_search": null, "rrf_k": 60, "rrf_depth": 1000,
+     "bootstrap": 10000, "seed": 0, "baseline": "ev_…", "max_drop": {"recall": 0.02}, "allow_stale": false}
 
 Only ``corpus`` is required. An unknown field, a list or mapping past the
 server's bounds, or a value the option's declaration refuses is a 422 naming

@@ -8,13 +8,12 @@ import pytest
 
 from ptah.core.significance import holm, holm_adjusted
 
-# A family of five tests and one that could not be made (None). Sorted ascending, m = 5: rank 1: p =
-# 0.005 (index 3)  5 x 0.005 = 0.025                     -> q = 0.025   0.005 < 0.05/5 = 0.0100:
-# reject rank 2: p = 0.01  (index 0)  4 x 0.01  = 0.04                      -> q = 0.04    0.01  <
-# 0.05/4 = 0.0125: reject rank 3: p = 0.03  (index 2)  3 x 0.03  = 0.09                      -> q =
-# 0.09    0.03 >= 0.05/3 = 0.0167: stop rank 4: p = 0.04  (index 1)  2 x 0.04  = 0.08, below 0.09
-# before   -> q = 0.09 (monotone) rank 5: p = 0.20  (index 5)  1 x 0.20  = 0.20
-# -> q = 0.20
+# A family of five tests and one that could not be made (None). Sorted ascending, m = 5:
+#   rank 1: p = 0.005 (index 3)  5 x 0.005 = 0.025                     -> q = 0.025   0.005 < 0.05/5 = 0.0100: reject
+#   rank 2: p = 0.01  (index 0)  4 x 0.01  = 0.04                      -> q = 0.04    0.01  < 0.05/4 = 0.0125: reject
+#   rank 3: p = 0.03  (index 2)  3 x 0.03  = 0.09                      -> q = 0.09    0.03 >= 0.05/3 = 0.0167: stop
+#   rank 4: p = 0.04  (index 1)  2 x 0.04  = 0.08, below 0.09 before   -> q = 0.09 (monotone)
+#   rank 5: p = 0.20  (index 5)  1 x 0.20  = 0.20                      -> q = 0.20
 FAMILY = [0.01, 0.04, 0.03, 0.005, None, 0.20]
 
 
