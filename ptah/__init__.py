@@ -40,9 +40,9 @@ if (
     from ptah.core.measures import Measure, MeasureKind
     from ptah.core.metrics import Mean
     from ptah.core.plugins import hookimpl
-    from ptah.core.sections import Section
     from ptah.core.report import CaseResult, CaseTies, Hit, Hole, KnownMiss, Miss, Result, Run
     from ptah.core.request import EvaluationRequest, Fusion, SearchOptions, StatisticsSettings
+    from ptah.core.sections import Section
     from ptah.core.spec import (
         GenerationSettings,
         JudgeSettings,

@@ -78,6 +78,12 @@ class KindRegistry(Generic[K]):
         self._discover()
         return self._origins[name]
 
+    def find(self, name: str) -> K | None:
+        """The kind ``name``, or None when none is registered (a specification reader checks what
+        it can of a kind it knows)."""
+        self._discover()
+        return self._kinds.get(name) if name in self._kinds else None
+
     def get(self, name: str) -> K:
         """The kind ``name``; :class:`InputError` naming the registered kinds when there is none."""
         self._discover()

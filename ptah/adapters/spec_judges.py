@@ -50,7 +50,7 @@ JUDGE_FIELDS = (
     "batch_size",
     "options",
 )
-CHAT_ONLY = ("base_url", "api_key_env", "timeout_s")
+CHAT_ONLY = ("base_url", "api_key_env", "timeout_s")  # what a kind that calls a service reads
 MAX_REQUESTS = 10_000_000
 MAX_BATCH = 4096
 
@@ -83,35 +83,19 @@ class JudgeFields(FieldReader):
             fields.get("batch_size"), prefix + "batch_size", MAX_BATCH, DEFAULT_RERANK_BATCH
         )
         options = self.options(fields, prefix)
-        service = self.chat_service(fields, prefix, at) if kind == "chat" else None
-        for other in CHAT_ONLY if kind != "chat" else ():
+        known = None if kind is None else judge_kind(kind)
+        calls = getattr(known, "service", False)
+        service = self.chat_service(fields, prefix, at) if calls else None
+        for other in () if calls else CHAT_ONLY:
             self.refuse(fields, prefix, other, "applies to kind: chat only; remove it")
-        if kind == "encoder":
-            if (model is None) == (generation is None and "generation" not in fields):
-                self.add(
-                    "an encoder judge scores with a generation's model (generation:) or a cross-encoder "
-                    "(model:); name exactly one",
-                    line=at,
-                    field=where,
-                )
-            if not thresholds and "threshold" not in fields and "thresholds" not in fields:
-                self.add(
-                    "missing; an encoder judge turns scores into grades: write threshold: SCORE (grade 1 from "
-                    "it) or thresholds: {GRADE: SCORE, ...}",
-                    line=at,
-                    field=prefix + "threshold",
-                )
-        if kind == "chat" and model is None:
-            self.add(
-                "missing; name the model the chat service is asked for",
-                line=at,
-                field=prefix + "model",
-            )
+        settings = JudgeSettings(
+            kind or "", model, generation, thresholds, service, max_requests, batch_size, options
+        )
+        for name, message in getattr(known, "check", _nothing)(settings, set(fields)):
+            self.add(message, line=at, field=prefix + name if name else where)
         if kind is None or len(self.problems) > count:
             return None
-        return JudgeSettings(
-            kind, model, generation, thresholds, service, max_requests, batch_size, options
-        )
+        return settings
 
     def thresholds(self, fields: dict[str, Field], prefix: str) -> dict[float, float]:
         if "threshold" in fields and "thresholds" in fields:
@@ -181,3 +165,15 @@ class JudgeFields(FieldReader):
         if base_url is None:
             return None
         return ServiceSettings("openai", base_url.rstrip("/"), key_env, 1, timeout_s)
+
+
+def judge_kind(name: str) -> object | None:
+    """The registered judge kind ``name`` (it checks its own settings), or None: an unknown kind
+    is refused when the judge is opened."""
+    from ptah.adapters.judges.registry import REGISTRY
+
+    return REGISTRY.find(name)
+
+
+def _nothing(settings: object, written: object) -> list[tuple[str, str]]:
+    return []

@@ -182,25 +182,19 @@ class VariantFields(FieldReader):
             fields.get("batch_size"), prefix + "batch_size", MAX_BATCH_SIZE, DEFAULT_RERANK_BATCH
         )
         options = self.options(fields, prefix)
-        service = self.rerank_service(fields, prefix, at) if kind == "service" else None
-        for name in SERVICE_ONLY if kind != "service" else ():
+        known = None if kind is None else rerank_kind(kind)
+        calls = getattr(known, "service", False)
+        service = self.rerank_service(fields, prefix, at) if calls else None
+        for name in () if calls else SERVICE_ONLY:
             self.refuse(fields, prefix, name, "applies to kind: service only; remove it")
-        if kind == "cross-encoder" and model is None:
-            self.add(
-                "missing; a cross-encoder needs model: (a local folder, an installed model package or a cached "
-                "Hugging Face name)",
-                line=at,
-                field=prefix + "model",
-            )
-        if kind == "bi-encoder" and generation is None and "generation" not in fields:
-            self.add(
-                "missing; a bi-encoder re-scores with a generation's model: name it",
-                line=at,
-                field=prefix + "generation",
-            )
+        settings = RerankSettings(
+            kind or "", candidates, generation, model, service, batch_size, options
+        )
+        for name, message in getattr(known, "check", _nothing)(settings, set(fields)):
+            self.add(message, line=at, field=prefix + name if name else where)
         if kind is None or len(self.problems) > count:
             return None
-        return RerankSettings(kind, candidates, generation, model, service, batch_size, options)
+        return settings
 
     def rerank_service(
         self, fields: dict[str, Field], prefix: str, at: int
@@ -218,3 +212,15 @@ class VariantFields(FieldReader):
         if base_url is None:
             return None
         return ServiceSettings(api, base_url.rstrip("/"), key_env, 1, timeout_s)
+
+
+def rerank_kind(name: str) -> object | None:
+    """The registered reranker kind ``name`` (it checks its own settings), or None: an unknown
+    kind is refused when the reranker is opened."""
+    from ptah.adapters.rerankers.registry import REGISTRY
+
+    return REGISTRY.find(name)
+
+
+def _nothing(settings: object, written: object) -> list[tuple[str, str]]:
+    return []

@@ -23,6 +23,7 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 from ptah.adapters.embedders.base import service_key
@@ -51,6 +52,13 @@ _FENCED = re.compile(r"```(?:json)?\s*(\{.*\})\s*```\Z", re.DOTALL)
 
 class ChatKind:
     name = KIND
+    service = True  # asks a chat service: the specification reads its endpoint
+
+    def check(self, settings: JudgeSettings, written: AbstractSet[str]) -> list[tuple[str, str]]:
+        """What ``settings`` lack, as (field, message) pairs."""
+        if settings.model is None:
+            return [("model", "missing; name the model the chat service is asked for")]
+        return []
 
     def open(self, settings: JudgeSettings, context: JudgeContext) -> ChatJudge:
         service = settings.service

@@ -11,6 +11,7 @@ a development split of judged pairs.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 from ptah.adapters.judges.base import JudgeContext
 from ptah.adapters.rerankers import RerankContext, open_reranker
@@ -22,6 +23,31 @@ KIND = "encoder"
 
 class EncoderKind:
     name = KIND
+    service = False  # scores with a local model
+
+    def check(self, settings: JudgeSettings, written: AbstractSet[str]) -> list[tuple[str, str]]:
+        """What ``settings`` lack, as (field, message) pairs (field "": the judge itself);
+        ``written``: the fields the specification wrote."""
+        problems = []
+        if (settings.model is None) == (
+            settings.generation is None and "generation" not in written
+        ):
+            problems.append(
+                (
+                    "",
+                    "an encoder judge scores with a generation's model (generation:) or a "
+                    "cross-encoder (model:); name exactly one",
+                )
+            )
+        if not settings.thresholds and not {"threshold", "thresholds"} & written:
+            problems.append(
+                (
+                    "threshold",
+                    "missing; an encoder judge turns scores into grades: write threshold: SCORE "
+                    "(grade 1 from it) or thresholds: {GRADE: SCORE, ...}",
+                )
+            )
+        return problems
 
     def open(self, settings: JudgeSettings, context: JudgeContext) -> EncoderJudge:
         if not settings.thresholds:

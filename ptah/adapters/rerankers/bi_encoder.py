@@ -13,6 +13,7 @@ it first and beside which texts.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 import numpy as np
 
@@ -27,6 +28,15 @@ KIND = "bi-encoder"
 
 class BiEncoderKind:
     name = KIND
+    service = False
+
+    def check(self, settings: RerankSettings, written: AbstractSet[str]) -> list[tuple[str, str]]:
+        """What ``settings`` lack, as (field, message) pairs."""
+        if settings.generation is None and "generation" not in written:
+            return [
+                ("generation", "missing; a bi-encoder re-scores with a generation's model: name it")
+            ]
+        return []
 
     def open(self, settings: RerankSettings, context: RerankContext) -> BiEncoderReranker:
         if not settings.generation:

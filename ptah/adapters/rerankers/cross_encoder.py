@@ -13,6 +13,7 @@ call a batch, so a batch never depends on the texts' lengths.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,19 @@ LIBRARIES = ("sentence-transformers", "transformers", "torch")
 
 class CrossEncoderKind:
     name = KIND
+    service = False
+
+    def check(self, settings: RerankSettings, written: AbstractSet[str]) -> list[tuple[str, str]]:
+        """What ``settings`` lack, as (field, message) pairs."""
+        if settings.model is None:
+            return [
+                (
+                    "model",
+                    "missing; a cross-encoder needs model: (a local folder, an installed model "
+                    "package or a cached Hugging Face name)",
+                )
+            ]
+        return []
 
     def open(self, settings: RerankSettings, context: RerankContext) -> CrossEncoderReranker:
         if not settings.model:

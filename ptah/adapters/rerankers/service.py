@@ -42,6 +42,7 @@ POLICY: Policy | None = None  # the client's retries (None: its defaults); tests
 
 class ServiceKind:
     name = KIND
+    service = True  # asks a rerank service: the specification reads its endpoint
 
     def open(self, settings: RerankSettings, context: RerankContext) -> ServiceReranker:
         service = settings.service

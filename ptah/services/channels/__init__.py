@@ -7,15 +7,8 @@ come in through the door (:mod:`ptah.core.plugins`), in that order.
 from collections.abc import Callable
 
 from ptah.core.plugins import hookimpl
-from ptah.services.channels.base import (
-    Channel,
-    RunPlan,
-    Sides,
-    channel,
-    channel_names,
-    plan_runs,
-    register_channel,
-)
+from ptah.services.channels.base import RunPlan, Sides, plan_runs
+from ptah.services.channels.registry import Channel, channel, channel_names, register_channel
 
 __all__ = [
     "Channel",

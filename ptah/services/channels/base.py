@@ -26,7 +26,6 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
 import numpy as np
 
@@ -35,10 +34,10 @@ from ptah.core.errors import InputError, UnknownGeneration, UnknownKey
 from ptah.core.measures import Measure
 from ptah.core.outcomes import measure_case, ranking_depth
 from ptah.core.ranking import QueryRanking, rank_many
-from ptah.core.registry import Registry
-from ptah.core.report import CaseResult, Run
+from ptah.core.report import CaseResult
 from ptah.core.request import VECTOR, EvaluationRequest, SearchOptions
 from ptah.core.spec import Spec, Variant
+from ptah.services.channels.registry import channel
 from ptah.services.project import Project
 
 MAX_UNKNOWN_LISTED = 10
@@ -57,39 +56,9 @@ class RunPlan:
     def name(self) -> str:
         if self.variant is not None:
             return self.variant.name
-        return self.generation if self.channel == VECTOR else f"{self.channel}:{self.generation}"
-
-
-class Channel(Protocol):
-    """A way of ranking rows for a query, measured as a run.
-
-    ``name`` is how it is asked for (``--channel NAME``); ``needs_vectors``
-    says whether it reads a generation's vectors (so its generation must be
-    built, and its embedder's libraries are the report's environment);
-    ``measure`` measures one planned run, sharing sides through ``sides``.
-    """
-
-    name: str
-    needs_vectors: bool
-
-    def measure(self, plan: RunPlan, sides: Sides) -> Run: ...
-
-
-CHANNELS: Registry[Channel] = Registry("channel", hook="register_channels")
-
-
-def register_channel(channel: Channel) -> Channel:
-    """Add a channel; its name must be new."""
-    return CHANNELS.register(channel.name, channel)
-
-
-def channel(name: str) -> Channel:
-    """The channel registered as ``name``; :class:`InputError` (exit 2) otherwise."""
-    return CHANNELS.get(name)
-
-
-def channel_names() -> tuple[str, ...]:
-    return CHANNELS.names()
+        if getattr(channel(self.channel), "bare_name", False):
+            return self.generation
+        return f"{self.channel}:{self.generation}"
 
 
 def plan_runs(
@@ -127,7 +96,8 @@ def _plain_runs(
     plans: list[RunPlan] = []
     for name in channels:
         for generation in names or [None]:
-            if generation is None and name != VECTOR and spec.active is None:
+            bare = getattr(channel(name), "bare_name", False)
+            if generation is None and not bare and spec.active is None:
                 raise UnknownGeneration(
                     f"{spec.path}: --channel {name} reads its text (and, for hybrid, its vectors) from a "
                     "generation, and none is named or active; pass --generation NAME"

@@ -30,9 +30,9 @@ from ptah.core.measures import Measure
 from ptah.core.outcomes import ranking_depth
 from ptah.core.ranking import Ranked
 from ptah.core.report import CaseResult
-from ptah.core.request import HYBRID
 from ptah.core.scoring import normalize_rows, query_blocks
 from ptah.services.channels.base import measure_rankings
+from ptah.services.channels.registry import channel
 
 STREAM_ROWS = 1 << 16
 """Rows per block (65,536: 16 MiB at 64 dimensions, 96 MiB at 384)."""
@@ -47,7 +47,8 @@ in one order."""
 
 def streams(channels: Sequence[str], rows: int, dimension: int) -> bool:
     """Whether a generation of ``rows`` x ``dimension`` is read block by block (module docs)."""
-    return HYBRID not in channels and rows * dimension * 4 > STREAM_BYTES
+    whole = any(getattr(channel(name), "whole_ranking", False) for name in channels)
+    return not whole and rows * dimension * 4 > STREAM_BYTES
 
 
 def matrix_blocks(keys: Sequence[str], vectors: np.ndarray) -> Blocks:

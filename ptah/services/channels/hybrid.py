@@ -30,6 +30,7 @@ from ptah.services.channels.vector import VectorSide, vector_side
 
 class HybridChannel:
     name = HYBRID
+    whole_ranking = True  # it fuses the exact vector ranking of every row
     needs_vectors = True
 
     def measure(self, plan: RunPlan, sides: Sides) -> Run:

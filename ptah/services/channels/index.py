@@ -40,7 +40,8 @@ from ptah.core.metrics import mean_of
 from ptah.core.outcomes import make_run, measure_case, ranking_depth
 from ptah.core.ranking import find_ties, top_k
 from ptah.core.report import CaseResult, Run, mean_to_dict
-from ptah.core.request import HYBRID, VECTOR, SearchOptions
+from ptah.core.request import VECTOR, SearchOptions
+from ptah.services.channels.registry import channel
 
 
 def check_search(
@@ -57,10 +58,12 @@ def check_search(
     index search. The lexical channel is exact by nature and is measured as
     such beside the index-searched vector runs.
     """
-    if options.uses_index and HYBRID in channels:
+    whole = [name for name in channels if getattr(channel(name), "whole_ranking", False)]
+    if options.uses_index and whole:
         raise CapabilityUnavailable(
-            f"--search {options.mode} applies to the vector channel; the hybrid channel fuses the exact vector "
-            "ranking, so run it with --search exact (or evaluate the index on --channel vector)."
+            f"--search {options.mode} applies to the vector channel; the {whole[0]} channel fuses the "
+            f"exact vector ranking, so run it with --search exact (or evaluate the index on "
+            "--channel vector)."
         )
     if not options.uses_index:
         return

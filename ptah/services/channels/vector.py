@@ -80,6 +80,7 @@ class VectorSide:
 
 class VectorChannel:
     name = VECTOR
+    bare_name = True  # a vector run is named by its generation
     needs_vectors = True
 
     def measure(self, plan: RunPlan, sides: Sides) -> Run:
