@@ -33,6 +33,7 @@ from ptah.adapters.yaml_nodes import (
     ProblemReader,
     ScalarNode,
     SequenceNode,
+    Size,
     describe,
     integer,
     integer_like,
@@ -229,11 +230,13 @@ class _Reader(ProblemReader):
         node = fields["cases"].value
         if not self.sized(
             node,
-            SequenceNode,
-            shape="a list of cases",
-            empty="a corpus needs at least one case",
-            limit=MAX_CASES,
-            over="holds {:,} cases, more than the limit of {:,}; split the corpus",
+            Size(
+                SequenceNode,
+                "a list of cases",
+                MAX_CASES,
+                "holds {:,} cases, more than the limit of {:,}; split the corpus",
+                empty="a corpus needs at least one case",
+            ),
             field="cases",
         ):
             return []
@@ -406,11 +409,13 @@ class _Reader(ProblemReader):
         )
         if not self.sized(
             node,
-            SequenceNode,
-            shape=f"a list of keys such as {example}",
-            empty="list at least one key or leave the field out",
-            limit=MAX_KEYS_PER_CASE,
-            over="lists {:,} keys, above the limit of {:,}",
+            Size(
+                SequenceNode,
+                f"a list of keys such as {example}",
+                MAX_KEYS_PER_CASE,
+                "lists {:,} keys, above the limit of {:,}",
+                empty="list at least one key or leave the field out",
+            ),
             field=name,
             case=case_id,
         ):
@@ -436,10 +441,12 @@ class _Reader(ProblemReader):
         node = fields["tags"].value
         if not self.sized(
             node,
-            SequenceNode,
-            shape="a list of tags such as [billing, de]",
-            limit=MAX_TAGS_PER_CASE,
-            over="lists {} tags, above the limit of {}",
+            Size(
+                SequenceNode,
+                "a list of tags such as [billing, de]",
+                MAX_TAGS_PER_CASE,
+                "lists {} tags, above the limit of {}",
+            ),
             field="tags",
             case=case_id,
         ):
@@ -485,11 +492,13 @@ class _Reader(ProblemReader):
         node = fields["relevant"].value
         if not self.sized(
             node,
-            MappingNode,
-            shape='a mapping from key to grade such as {"42": 1}',
-            empty="grade at least one key or leave the field out",
-            limit=MAX_KEYS_PER_CASE,
-            over="grades {:,} keys, above the limit of {:,}",
+            Size(
+                MappingNode,
+                'a mapping from key to grade such as {"42": 1}',
+                MAX_KEYS_PER_CASE,
+                "grades {:,} keys, above the limit of {:,}",
+                empty="grade at least one key or leave the field out",
+            ),
             field="relevant",
             case=case_id,
         ):

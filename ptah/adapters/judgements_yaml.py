@@ -42,6 +42,7 @@ from ptah.adapters.yaml_nodes import (
     ProblemReader,
     ScalarNode,
     SequenceNode,
+    Size,
     describe,
     grade_text,
     integer,
@@ -532,10 +533,12 @@ class _Reader(ProblemReader):
             return {}  # `cases:` with nothing under it: no judgement yet
         if not self.sized(
             node,
-            MappingNode,
-            shape="a mapping from case id to its judgements",
-            limit=MAX_CASES,
-            over="holds {:,} cases, more than the limit of {:,}",
+            Size(
+                MappingNode,
+                "a mapping from case id to its judgements",
+                MAX_CASES,
+                "holds {:,} cases, more than the limit of {:,}",
+            ),
             field=field,
         ):
             return {}
@@ -558,10 +561,12 @@ class _Reader(ProblemReader):
     def _judgements(self, node: Node, case_id: str, sampled: bool = True) -> dict[str, Judgement]:
         if not self.sized(
             node,
-            MappingNode,
-            shape='a mapping from key to its judgement such as "42": {grade: 1, …}',
-            limit=MAX_KEYS_PER_CASE,
-            over="holds {:,} judgements, above the limit of {:,}",
+            Size(
+                MappingNode,
+                'a mapping from key to its judgement such as "42": {grade: 1, …}',
+                MAX_KEYS_PER_CASE,
+                "holds {:,} judgements, above the limit of {:,}",
+            ),
             field=None,
             case=case_id,
         ):

@@ -147,6 +147,19 @@ def parse_document(
     return root
 
 
+@dataclass(frozen=True)
+class Size:
+    """What a list or mapping must be: a ``kind`` (``shape``, its name in messages) of at most
+    ``limit`` items (``over``, the message past it, formatted with the count and the limit) and,
+    where ``empty`` says what to do instead, at least one."""
+
+    kind: type[MappingNode] | type[SequenceNode]
+    shape: str
+    limit: int
+    over: str
+    empty: str = ""
+
+
 class ProblemReader:
     """A pass over one composed document that collects every problem (``FILE:LINE: case "ID": field:
     message``) instead of stopping at the first; the corpus and judgement-record readers build on
@@ -161,22 +174,11 @@ class ProblemReader:
     ) -> None:
         self.problems.append(Problem(message, path=self.path, line=line, case=case, field=field))
 
-    def sized(
-        self,
-        node: Node,
-        kind: type[MappingNode] | type[SequenceNode],
-        *,
-        shape: str,
-        limit: int,
-        over: str,
-        empty: str = "",
-        field: str | None,
-        case: str | None = None,
-    ) -> bool:
-        """Whether ``node`` is a ``kind`` (a list or a mapping) of at most ``limit`` items and,
-        where ``empty`` says what to do instead, of at least one; otherwise reports ``must be
-        {shape}, not …``, ``is empty; {empty}`` or ``over`` formatted with the count and the
+    def sized(self, node: Node, size: Size, *, field: str | None, case: str | None = None) -> bool:
+        """Whether ``node`` is of the ``size`` asked (see :class:`Size`); otherwise reports ``must
+        be {shape}, not …``, ``is empty; {empty}`` or ``over`` formatted with the count and the
         limit."""
+        kind, shape, limit, over, empty = size.kind, size.shape, size.limit, size.over, size.empty
         message = (
             f"must be {shape}, not {describe(node)}"
             if not isinstance(node, kind)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from ptah.adapters.embedders import http_client
-from ptah.adapters.embedders.http_client import EmbeddingsClient, Policy
+from ptah.adapters.embedders.http_client import Connection, EmbeddingsClient, Policy
 from ptah.core.errors import EXIT_OPERATIONAL, ServiceUnavailable
 from tests.adapters.openai_server import MODEL, EmbeddingServer
 
@@ -50,16 +50,10 @@ def server(servers):
 
 
 def client(server, policy=ONCE, dimensions=None, timeout_s=10.0) -> EmbeddingsClient:
-    return EmbeddingsClient(
-        server.base_url,
-        MODEL,
-        key=KEY,
-        dimensions=dimensions,
-        batch_size=8,
-        max_concurrency=1,
-        policy=policy,
-        timeout_s=timeout_s,
+    connection = Connection(
+        KEY, batch_size=8, max_concurrency=1, policy=policy, timeout_s=timeout_s
     )
+    return EmbeddingsClient(server.base_url, MODEL, dimensions, connection)
 
 
 def refused(server, mode, policy=ONCE, timeout_s=10.0) -> str:

@@ -73,6 +73,18 @@ class Policy:
         return 1024 * 1024 + inputs * (dimension or 8192) * self.bytes_per_value
 
 
+@dataclass(frozen=True)
+class Connection:
+    """How a client talks to its server: the key (never shown), texts per request, requests in
+    flight, the retry policy and the seconds a whole request may take."""
+
+    key: str | None = field(repr=False)
+    batch_size: int
+    max_concurrency: int
+    policy: Policy
+    timeout_s: float
+
+
 @dataclass
 class Usage:
     """What embedding cost: requests sent (retries included), retries, the texts and characters
@@ -143,19 +155,13 @@ class ServiceClient:
     service = "service"
     refused = "the answer was refused"
 
-    def __init__(
-        self,
-        endpoint: str,
-        *,
-        key: str | None,
-        batch_size: int,
-        max_concurrency: int,
-        policy: Policy,
-        timeout_s: float,
-    ):
+    def __init__(self, endpoint: str, connection: Connection):
+        key = connection.key
         self.endpoint = endpoint
-        self.batch_size, self.max_concurrency, self.policy = batch_size, max_concurrency, policy
-        self.timeout_s = timeout_s
+        self.batch_size = connection.batch_size
+        self.max_concurrency = connection.max_concurrency
+        self.policy = connection.policy
+        self.timeout_s = connection.timeout_s
         self.usage = Usage()
         self._key = key
         headers = {
@@ -170,7 +176,8 @@ class ServiceClient:
             headers=headers,
             follow_redirects=False,
             limits=httpx.Limits(
-                max_connections=max_concurrency, max_keepalive_connections=max_concurrency
+                max_connections=self.max_concurrency,
+                max_keepalive_connections=self.max_concurrency,
             ),
         )
 
@@ -319,26 +326,8 @@ class EmbeddingsClient(ServiceClient):
     service = "embedding service"
     refused = "the answer was refused and nothing was stored"
 
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        *,
-        key: str | None,
-        dimensions: int | None,
-        batch_size: int,
-        max_concurrency: int,
-        policy: Policy,
-        timeout_s: float,
-    ):
-        super().__init__(
-            base_url.rstrip("/") + "/embeddings",
-            key=key,
-            batch_size=batch_size,
-            max_concurrency=max_concurrency,
-            policy=policy,
-            timeout_s=timeout_s,
-        )
+    def __init__(self, base_url: str, model: str, dimensions: int | None, connection: Connection):
+        super().__init__(base_url.rstrip("/") + "/embeddings", connection)
         self.model, self.dimensions = model, dimensions
         self.dimension: int | None = dimensions  # learnt from the first answer when not asked
         self.served_model: str | None = (

@@ -102,18 +102,18 @@ class ServiceEmbedder:
         # the HTTP client (httpx, ssl, threads) is imported only when texts must be embedded:
         # choosing the kind and computing the identity, which every warm evaluate does, need none of
         # it
-        from ptah.adapters.embedders.http_client import EmbeddingsClient, Policy
+        from ptah.adapters.embedders.http_client import Connection, EmbeddingsClient, Policy
 
         self.settings = settings
+        connection = Connection(
+            key,
+            settings.batch_size,
+            service.max_concurrency,
+            policy or POLICY or Policy(),
+            service.timeout_s,
+        )
         self.client = EmbeddingsClient(
-            service.base_url,
-            settings.model,
-            key=key,
-            dimensions=settings.dimension,
-            batch_size=settings.batch_size,
-            max_concurrency=service.max_concurrency,
-            policy=policy or POLICY or Policy(),
-            timeout_s=service.timeout_s,
+            service.base_url, settings.model, settings.dimension, connection
         )
         self._probe: np.ndarray | None = None
         if self.client.dimension is None:

@@ -67,22 +67,14 @@ class ChatKind:
                 "the chat judge needs model: and base_url: (an OpenAI-compatible server)"
             )
         key = service_key(service, context.env)
-        from ptah.adapters.embedders.http_client import (  # httpx only once a chat judge is used
-            Policy,
-            ServiceClient,
-        )
+        # httpx only once a chat judge is used
+        from ptah.adapters.embedders.http_client import Connection, Policy, ServiceClient
 
         class ChatClient(ServiceClient):
             service = "chat service"
 
-        client = ChatClient(
-            service.base_url + "/chat/completions",
-            key=key,
-            batch_size=1,
-            max_concurrency=1,
-            policy=POLICY or Policy(),
-            timeout_s=service.timeout_s,
-        )
+        connection = Connection(key, 1, 1, POLICY or Policy(), service.timeout_s)
+        client = ChatClient(service.base_url + "/chat/completions", connection)
         return ChatJudge(settings.model, client, context.scale)
 
 

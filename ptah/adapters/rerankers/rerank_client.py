@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ptah.adapters.embedders.http_client import Policy, ServiceClient
+from ptah.adapters.embedders.http_client import Connection, ServiceClient
 from ptah.adapters.rerankers.base import batches
 
 ANSWER_BYTES = 1024 * 1024  # the most bytes of an answer read, beyond BYTES_PER_RESULT a document
@@ -22,26 +22,8 @@ class RerankClient(ServiceClient):
 
     service = "rerank service"
 
-    def __init__(
-        self,
-        base_url: str,
-        model: str | None,
-        api: str,
-        *,
-        key: str | None,
-        batch_size: int,
-        max_concurrency: int,
-        policy: Policy,
-        timeout_s: float,
-    ):
-        super().__init__(
-            base_url.rstrip("/") + "/rerank",
-            key=key,
-            batch_size=batch_size,
-            max_concurrency=max_concurrency,
-            policy=policy,
-            timeout_s=timeout_s,
-        )
+    def __init__(self, base_url: str, model: str | None, api: str, connection: Connection):
+        super().__init__(base_url.rstrip("/") + "/rerank", connection)
         self.model, self.api = model, api
         self.field = "score" if api == "tei" else "relevance_score"
 

@@ -61,22 +61,18 @@ class ServiceKind:
             )
         key = service_key(service, context.env)
         # httpx, ssl and threads only once a service reranks
-        from ptah.adapters.embedders.http_client import Policy
+        from ptah.adapters.embedders.http_client import Connection, Policy
         from ptah.adapters.rerankers.rerank_client import RerankClient
 
-        return ServiceReranker(
-            settings,
-            RerankClient(
-                service.base_url,
-                settings.model,
-                service.provider,
-                key=key,
-                batch_size=settings.batch_size,
-                max_concurrency=service.max_concurrency,
-                policy=POLICY or Policy(),
-                timeout_s=service.timeout_s,
-            ),
+        connection = Connection(
+            key,
+            settings.batch_size,
+            service.max_concurrency,
+            POLICY or Policy(),
+            service.timeout_s,
         )
+        client = RerankClient(service.base_url, settings.model, service.provider, connection)
+        return ServiceReranker(settings, client)
 
 
 class ServiceReranker:

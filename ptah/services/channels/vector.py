@@ -215,14 +215,7 @@ def _search(sides: Sides, generation: Generation, source: _Vectors) -> VectorSid
             index_search.close()
     sides.charge("search", clock)
     generation_info = _generation_info(
-        generation,
-        record,
-        source.verification,
-        sides.request,
-        source.rows,
-        dimension,
-        cached,
-        service,
+        generation, record, source, sides.request.allow_stale, dimension, cached, service
     )
 
     def top(start: int, stop: int, depth: int) -> list[Ranked]:
@@ -241,15 +234,15 @@ def _search(sides: Sides, generation: Generation, source: _Vectors) -> VectorSid
 def _generation_info(
     generation: Generation,
     record,
-    verification,
-    request,
-    rows: int,
+    source,
+    allow_stale: bool,
     dimension: int,
     cached: int,
     service: dict,
 ) -> dict:
     """The report's ``generation`` member of a vector run (``record`` None for a table's own
-    vectors)."""
+    vectors; ``source``, what the vectors were read from: its rows and their verification)."""
+    verification, rows = source.verification, source.rows
     return {
         "name": generation.name,
         "identity": generation.identity.identity,
@@ -262,7 +255,7 @@ def _generation_info(
         "verification": (
             verification_dict(verification) if record is None else verification.as_dict()
         )
-        | {"allow_stale": request.allow_stale}
+        | {"allow_stale": allow_stale}
         | ({} if verification.fingerprint is None else {"fingerprint": verification.fingerprint}),
         "queries_from_cache": cached,
         # a service's probe check and usage (ptah.services.probe); nothing for a local model
