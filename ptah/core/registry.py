@@ -49,8 +49,7 @@ class Registry(Generic[T]):
 
     def register(self, name: str, item: T) -> T:
         """Add ``item`` as ``name``; :class:`PluginError` (exit 3) when the name is taken."""
-        if not self._filling:
-            self._fill(installed=False)
+        self._fill(installed=False)
         if name in self._items:
             raise PluginError(f'the {self.what} "{name}" is registered already')
         self._items[name] = item
@@ -90,13 +89,15 @@ class Registry(Generic[T]):
         return len(self._items)
 
     def _fill(self, *, installed: bool) -> None:
-        if self._scanned or (self._filled and not installed) or self._filling:
+        if self._scanned or (self._filled and not installed):
             return
         from ptah.core import plugins
 
         assert self._hook is not None
-        with self._lock:
-            if self._filling:  # a hook looking this registry up while it is being filled
+        with self._lock:  # another thread waits here until the registry is filled
+            if self._filling:  # this thread, in a hook that looks the registry up while it fills
+                return
+            if self._scanned or (self._filled and not installed):
                 return
             add = self._add or self._by_name
             self._filling = True
