@@ -23,8 +23,8 @@ invocation:
 3. **The gate.** BM25 (the lexical channel) is the baseline and MiniLM the
    current run on the hidden corpus, with ``--max-drop nDCG=0``; the drop is
    decided by the holes. A random sample of ``--sample`` of MiniLM's holes is
-   judged from the truth (``ptah corpus judge --sample --grades``), the encoder
-   judge grades every hole (``ptah corpus judge --judge``), and the gate is
+   judged from the truth (``ptah corpus sample --grades``), the encoder
+   judge grades every hole (``ptah corpus judge-model``), and the gate is
    evaluated again. The report's judge entry gives kappa, TPR/TNR, the FNR
    bound and U with and without the judge; the truth of every hole checks the
    bound.
@@ -248,9 +248,8 @@ def measure(dataset: Path, work: Path, sample: int, dev_queries: int, seed: int)
         ptah_cli(
             work,
             "corpus",
-            "judge",
+            "sample",
             "hidden.yaml",
-            "--sample",
             str(sample),
             "--seed",
             str(seed),
@@ -262,9 +261,7 @@ def measure(dataset: Path, work: Path, sample: int, dev_queries: int, seed: int)
     sampled = gated("sampled.json")
     clock = time.perf_counter()
     judged_out = json.loads(
-        ptah_cli(
-            work, "corpus", "judge", "hidden.yaml", "--judge", "encoder", "-g", "minilm", "--json"
-        )
+        ptah_cli(work, "corpus", "judge-model", "hidden.yaml", "encoder", "-g", "minilm", "--json")
     )
     judge_seconds = time.perf_counter() - clock
     after = gated("after.json", again=True)

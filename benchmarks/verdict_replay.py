@@ -23,7 +23,7 @@ report (good on the sparse corpus). Then, for each change and gate, on a fresh
 copy, the loop follows what ptah says, through its CLI only: evaluate with the
 gate; on exit 4 run the command the inconclusive gate names (its
 ``holes.command`` when the report has one, else the backticked commands of
-its ``detail``: a ``corpus judge --sample`` answered with ``--grades`` from the
+its ``detail``: a ``corpus sample`` answered with ``--grades`` from the
 truth, else ``corpus holes`` with every hole judged from the truth in
 ``corpus judge --worklist``, which the loop also follows once it has judged
 ``--max-samples`` samples); on exit 2 naming ``ptah report rebaseline`` run
@@ -317,7 +317,7 @@ def settle(
     """Follow what an inconclusive gate names (its sample while ``samples_left``, else its hole
     listing when it names one); what was run."""
     commands = named_commands(entry)
-    sample = [command for command in commands if "--sample" in command]
+    sample = [command for command in commands if " corpus sample " in f" {command} "]
     holes = [command for command in commands if " corpus holes " in f" {command} "]
     if sample and (samples_left or not holes):
         argv = ptah_argv(sample[0])
@@ -327,7 +327,7 @@ def settle(
         done = ptah(argv, cwd=project)
         if done.returncode != 0:
             raise RuntimeError(f"ptah {shlex.join(map(str, argv))} failed: {done.stderr}")
-        return f"sample {argv[argv.index('--sample') + 1]}"
+        return f"sample {argv[argv.index('sample') + 2]}"
     if holes:
         return f"holes {judge_all_holes(project, ptah_argv(holes[0]), folder, grades, step)}"
     raise RuntimeError(f"the inconclusive gate names no command to follow: {entry.get('detail')!r}")

@@ -12,7 +12,9 @@ from ptah.core.errors import EXIT_INPUT, CorpusError, InputError
 from ptah.services.files import load_corpus, write_text
 
 app = typer.Typer(
-    help="Check evaluation corpora, print their digests, export their judgements, plan their size.",
+    help="Check evaluation corpora, print their digests, export their judgements, plan their size; "
+    "list their holes and judge them (in the terminal, one key from a script, a random sample, a "
+    "model judge).",
     no_args_is_help=True,
 )
 

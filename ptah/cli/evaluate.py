@@ -77,8 +77,8 @@ def evaluate(
     the verdict is inconclusive: the unjudged rows of either run (the
     baseline's or this one's) could flip a drop gate, passing or failing, and
     the estimate under complete judgement does not settle it -- judge the
-    sample the gate names (`ptah corpus judge CORPUS --sample N --baseline
-    B ...`) and evaluate again (a failing gate wins: exit 1).
+    sample the gate names (`ptah corpus sample CORPUS SIZE --baseline B
+    ...`) and evaluate again (a failing gate wins: exit 1).
     """
     import ptah
     from ptah.cli.display import outputs, show_report

@@ -3,8 +3,9 @@ table.
 
 * ``holes`` lists, per case, the rows the runs asked for rank in the top k that
   nobody judged (the pooled worklist, :mod:`ptah.core.worklist`);
-* ``judge`` walks a worklist in the terminal (:mod:`ptah.cli.judge_session`),
-  or records one judgement from a script;
+* ``judge`` walks a worklist in the terminal (:mod:`ptah.cli.judge_session`);
+  one key from a script, a random sample and a model judge are ``grade``,
+  ``forbid``, ``sample`` and ``judge-model`` (:mod:`ptah.cli.grading`);
 * ``add`` authors a new case against the table: the pooled top rows of the
   vector and lexical channels, judged in the same session, then appended;
 * ``pin`` records the current text digest of every key the corpus names.
@@ -18,14 +19,13 @@ inside the commands, so ``ptah corpus --help`` stays light.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import typer
 
 from ptah.cli.corpus import app
 from ptah.cli.display import SPEC_HELP, check_outputs, json_text, plain, wrote
-from ptah.core.corpus import MAX_GRADE, shown_key
+from ptah.core.corpus import shown_key
 from ptah.core.errors import InputError, spec_flag
 from ptah.core.verdicts import counted
 
@@ -72,7 +72,7 @@ def holes(
     )
     with project_of(found) as project:
         worklist = make_worklist(
-            project, corpus, generation, _channels(channel, variant), baseline, variant
+            project, corpus, generation, runs_channels(channel, variant), baseline, variant
         )
     if output is not None:
         write_text(output, json.dumps(worklist.to_dict(), indent=2, ensure_ascii=False) + "\n")
@@ -119,203 +119,65 @@ def judge(
     worklist: Path | None = typer.Option(
         None, "--worklist", help="A worklist from holes --output (default: list the holes now)."
     ),
-    case: str | None = typer.Option(None, "--case", help="Script: the case id to judge a key for."),
-    key: str | None = typer.Option(
-        None, "--key", help="Script: the row's key (a row of the source)."
-    ),
-    grade: float | None = typer.Option(
-        None, "--grade", help="Script: the grade; 0 means judged not relevant."
-    ),
-    required: bool = typer.Option(
-        False, "--required", help="Script: the key is required (grade 1 unless given)."
-    ),
-    forbidden: bool = typer.Option(
-        False, "--forbidden", help="Script: the key is forbidden (grade 0)."
-    ),
-    sample: int | None = typer.Option(
-        None,
-        "--sample",
-        min=1,
-        help="Judge a random sample of N holes of the runs "
-        "(-g, --channel), drawn uniformly and recorded, so evaluate can bound the "
-        "relevant holes left (the number an inconclusive gate names).",
-    ),
-    seed: int | None = typer.Option(
-        None,
-        "--seed",
-        min=0,
-        help="With --sample: the seed of the draw (default: a new one, recorded).",
-    ),
-    baseline: Path | None = typer.Option(
-        None,
-        "--baseline",
-        help="With --sample: draw from the holes of this "
-        "baseline report's reference run too (both sides of the gate).",
-    ),
-    grades: Path | None = typer.Option(
-        None,
-        "--grades",
-        help="With --sample: grades from a file, not the terminal: "
-        "a line KEY<TAB>GRADE (every drawn hole of that key) or CASE<TAB>KEY<TAB>GRADE.",
-    ),
-    model_judge: str | None = typer.Option(
-        None,
-        "--judge",
-        metavar="NAME",
-        help="Let the spec's model judge NAME "
-        "(judges:) grade every hole of the runs and every key a person judged "
-        "from a random sample; its grades go into the record under models:, "
-        "never into the corpus (see docs/judges.md).",
-    ),
-    json_output: bool = typer.Option(
-        False, "--json", help="With --judge: print what was graded as JSON."
-    ),
-    new_grade: bool = typer.Option(
-        False,
-        "--new-grade",
-        help="Allow a --grade (or a grade of --grades) the corpus does "
-        "not use yet; without it, grades above 0 must be on the corpus's scale.",
-    ),
     generation: list[str] = typer.Option([], "--generation", "-g", help=GENERATION_HELP),
     channel: list[str] = typer.Option([], "--channel", help=CHANNEL_HELP),
     variant: list[str] = typer.Option([], "--variant", help=VARIANT_HELP),
     spec: str | None = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+    # The spellings from before grade, forbid, sample and judge-model, kept for one release
+    # (ptah.cli.judge_aliases): hidden, so that help offers only what goes with a session.
+    case: str | None = typer.Option(None, "--case", hidden=True),
+    key: str | None = typer.Option(None, "--key", hidden=True),
+    grade: float | None = typer.Option(None, "--grade", hidden=True),
+    required: bool = typer.Option(False, "--required", hidden=True),
+    forbidden: bool = typer.Option(False, "--forbidden", hidden=True),
+    sample: int | None = typer.Option(None, "--sample", min=1, hidden=True),
+    seed: int | None = typer.Option(None, "--seed", min=0, hidden=True),
+    baseline: Path | None = typer.Option(None, "--baseline", hidden=True),
+    grades: Path | None = typer.Option(None, "--grades", hidden=True),
+    model_judge: str | None = typer.Option(None, "--judge", hidden=True),
+    json_output: bool = typer.Option(False, "--json", hidden=True),
+    new_grade: bool = typer.Option(False, "--new-grade", hidden=True),
 ) -> None:
-    """Judge the holes in the terminal, one row at a time, or one key from a script (--case --key
-    --grade).
+    """Judge the holes in the terminal, one row at a time.
 
     Keys: 0 not relevant, 1... the grades the corpus uses (ascending), r required, f forbidden, s
     skip, u undo, q save and quit (resumable: the next session asks only what is still unjudged).
     Grades above 0, required and forbidden keys go into the corpus; every judgement, with the
-    SHA-256 of the row's text, into the judgement record. Exit 2 for a case not in the corpus or a
-    key that is not a row of the source.
+    SHA-256 of the row's text, into the judgement record. One key from a script: grade and forbid;
+    a random sample: sample; a model judge: judge-model.
     """
-    from ptah.cli.judge_session import say_saved
-    from ptah.services.judging import FORBIDDEN, REQUIRED, judge_key, off_scale
-    from ptah.services.project import open_project
+    from ptah.cli.judge_aliases import OldSpelling, run_old_spelling
 
-    scripted = case is not None or key is not None or grade is not None or required or forbidden
-    if model_judge is not None:
-        if scripted or worklist is not None or sample is not None or grades is not None:
-            raise InputError(
-                "--judge grades the holes with a model: leave out --worklist, --sample, --grades, --case, "
-                "--key and --grade"
-            )
-        _judge_with_model(
-            corpus, model_judge, generation, _channels(channel, variant), spec, variant, json_output
-        )
-        return
-    if json_output:
-        raise InputError("--json goes with --judge NAME")
-    if sample is not None:
-        if scripted or worklist is not None:
-            raise InputError(
-                "--sample draws the rows to judge itself: leave out --worklist, --case, --key and --grade"
-            )
-        _judge_sample(
-            corpus,
-            sample,
-            seed,
-            grades,
-            new_grade,
-            generation,
-            _channels(channel, variant),
-            spec,
-            variant,
-            baseline,
-        )
-        return
-    if seed is not None or grades is not None or baseline is not None:
-        raise InputError("--seed, --grades and --baseline go with --sample N")
-    if not scripted:
-        _judge_interactively(
-            corpus, worklist, generation, _channels(channel, variant), spec, variant
-        )
-        return
-    if case is None or key is None:
-        raise InputError(
-            "--case and --key go together: give both (and --grade, --required or --forbidden)"
-        )
-    if required and forbidden:
-        raise InputError("--required and --forbidden exclude each other: a key is one or the other")
-    if worklist is not None:
-        raise InputError(
-            "--worklist is for the terminal session; a scripted judgement names --case and --key"
-        )
-    mark = REQUIRED if required else FORBIDDEN if forbidden else None
-    if grade is None:
-        if mark is None:
-            raise InputError(
-                "--grade: give the grade (0 for not relevant), or --required or --forbidden"
-            )
-        grade = 1.0 if mark == REQUIRED else 0.0
-    if not math.isfinite(grade) or not 0 <= grade <= MAX_GRADE:
-        raise InputError(
-            f"--grade must be a number from 0 (not relevant) to {MAX_GRADE:,}, not {grade:g}"
-        )
-    if mark is None and (problem := off_scale(grade, _scale(corpus), new_grade)):
-        raise InputError(f"--grade: {problem}")
-    with open_project(spec) as project:
-        saved = judge_key(project, corpus, case, key, grade, mark)
-    say_saved(saved, str(corpus))
-
-
-def _judge_with_model(
-    corpus: Path,
-    name: str,
-    generations: list[str],
-    channels: list[str],
-    spec: str | None,
-    variants: list[str],
-    json_output: bool,
-) -> None:
-    from dataclasses import asdict
-
-    from ptah.services.model_judging import judge_with_model
-    from ptah.services.project import open_project
-
-    def progress(done: int, total: int) -> None:
-        typer.echo(f"judge {name}: {done:,} of {total:,} pairs asked", err=True)
-
-    with open_project(spec) as project:
-        done = judge_with_model(
-            project, corpus, name, generations, channels, variants, progress=progress
-        )
-    if json_output:
-        typer.echo(json_text(asdict(done)))
-        return
-    refused = sum(done.refused.values())
-    typer.echo(
-        f"judge {plain(name)} ({done.by}): {done.pairs:,} pairs (holes and sampled keys); {done.graded:,} graded "
-        f"now ({done.relevant:,} relevant), {done.kept:,} graded before on the same text, {refused:,} answers "
-        "refused"
-        + (
-            " ("
-            + ", ".join(f"{count:,} {why}" for why, count in sorted(done.refused.items()))
-            + ")"
-            if refused
-            else ""
-        )
-        + (f", {done.left:,} left for another run (max_requests)" if done.left else "")
+    old = OldSpelling(
+        case,
+        key,
+        grade,
+        required,
+        forbidden,
+        sample,
+        seed,
+        baseline,
+        grades,
+        model_judge,
+        json_output,
+        new_grade,
     )
-    if done.usage:
-        typer.echo(
-            "usage: "
-            + ", ".join(f"{key} {value}" for key, value in done.usage.items() if value is not None)
-        )
-    typer.echo(
-        f"grades in {plain(done.record)} under models: (never counted as judged; evaluate calibrates them on a "
-        "person's random sample)"
+    if old.flags():
+        run_old_spelling(old, corpus, worklist, generation, channel, variant, spec)
+        return
+    judge_interactively(
+        corpus, worklist, generation, runs_channels(channel, variant), spec, variant
     )
 
 
-def _scale(corpus: Path) -> tuple[float, ...]:
+def corpus_scale(corpus: Path) -> tuple[float, ...]:
+    """The grades above 0 the corpus uses, ascending (``(1.0,)`` when it grades nothing yet)."""
     from ptah.services.files import load_corpus
 
     return load_corpus(corpus).grade_scale()
 
 
-def _ask_in_terminal(corpus: Path, items: list) -> list:
+def ask_in_terminal(corpus: Path, items: list) -> list:
     """The judgements of ``items`` made in the terminal session, offering the corpus's grades (said
     first) and showing with each row the grades its case already gives."""
     from ptah.cli.judge_session import key_reader, run_session
@@ -332,7 +194,7 @@ def _ask_in_terminal(corpus: Path, items: list) -> list:
         return run_session(items, read, scale, grades)
 
 
-def _judge_interactively(
+def judge_interactively(
     corpus: Path,
     worklist: Path | None,
     generations: list[str],
@@ -340,6 +202,7 @@ def _judge_interactively(
     spec: str | None,
     variants: list[str],
 ) -> None:
+    """The terminal session over ``worklist`` (default: the holes of the runs listed now)."""
     from ptah.cli.judge_session import say_saved
     from ptah.services.judging import make_worklist, read_worklist, save_judgements, still_unjudged
 
@@ -361,60 +224,16 @@ def _judge_interactively(
     )
     if not items:
         return
-    verdicts = _ask_in_terminal(corpus, items)
+    verdicts = ask_in_terminal(corpus, items)
     if not verdicts:
         typer.echo("nothing judged; nothing written")
         return
     say_saved(save_judgements(corpus, verdicts), str(corpus))
 
 
-def _channels(channels: list[str], variants: list[str]) -> list[str]:
+def runs_channels(channels: list[str], variants: list[str]) -> list[str]:
     """The channels asked for; with none, vector -- unless variants are the runs."""
     return channels or ([] if variants else ["vector"])
-
-
-def _judge_sample(
-    corpus: Path,
-    size: int,
-    seed: int | None,
-    grades: Path | None,
-    new_grade: bool,
-    generations: list[str],
-    channels: list[str],
-    spec: str | None,
-    variants: list[str],
-    baseline: Path | None = None,
-) -> None:
-    import secrets
-
-    from ptah.cli.judge_session import say_saved
-    from ptah.services.judging import draw_sample, save_judgements, verdicts_from_file
-    from ptah.services.project import open_project
-
-    seed = secrets.randbelow(2**31) if seed is None else seed
-    with open_project(spec) as project:
-        items, drawn = draw_sample(
-            project, corpus, size, seed, generations, channels, variants, baseline
-        )
-    typer.echo(
-        f"corpus {plain(corpus)}: {drawn.drawn} holes drawn at random (seed {seed}) from the holes of "
-        f"{len(drawn.generations)} {'run' if len(drawn.generations) == 1 else 'runs'}"
-    )
-    if not items:
-        typer.echo("no holes: nothing to judge")
-        return
-    if grades is not None:
-        verdicts = verdicts_from_file(grades, items, _scale(corpus), new_grade)
-    else:
-        verdicts = _ask_in_terminal(corpus, items)
-    if not verdicts:
-        typer.echo("nothing judged; nothing written")
-        return
-    say_saved(save_judgements(corpus, verdicts, sample=drawn), str(corpus))
-    typer.echo(
-        f"sample: {len(verdicts)} of {drawn.drawn} drawn holes judged, "
-        f"{sum(1 for v in verdicts if v.grade > 0)} relevant"
-    )
 
 
 @app.command()
@@ -458,7 +277,7 @@ def add(
         f'case "{plain(case_id)}": {len(found.holes)} rows in the top {found.k} of '
         f"{plain(', '.join(dict.fromkeys(run for hole in found.holes for run in hole.ranks)))}"
     )
-    verdicts = _ask_in_terminal(corpus, [(found, hole) for hole in found.holes])
+    verdicts = ask_in_terminal(corpus, [(found, hole) for hole in found.holes])
     if not any(v.grade > 0 for v in verdicts):
         raise InputError(
             f'no row was judged relevant (a grade) or required (r): case "{case_id}" was not added'

@@ -1,4 +1,4 @@
-"""The terminal session of ``ptah corpus judge`` and ``ptah corpus add``: one row at a time, one key
+"""The terminal session of ``ptah corpus judge``, ``sample`` and ``add``: one row at a time, one key
 each.
 
 For each hole: the case's query, the row's key and text, and which runs

@@ -327,7 +327,7 @@ def gates(
                 passed = holes["passed"]
                 del holes["passed"]
                 holes["command"] = (
-                    judge_command([run], holes["settling_sample"], evidence)
+                    sample_command([run], holes["settling_sample"], evidence)
                     if inconclusive
                     else None
                 )
@@ -506,7 +506,7 @@ def _sizes(count: int) -> list[int]:
 
 
 def run_flags(run: Run) -> str:
-    """The flags that make ``run`` again in ``ptah corpus holes`` and ``judge``: ``--variant NAME``
+    """The flags that make ``run`` again in ``ptah corpus holes`` and ``sample``: ``--variant NAME``
     for a variant's run, else ``-g NAME`` and, for a channel other than vector, ``--channel
     CHANNEL``."""
     if run.variant is not None:
@@ -567,14 +567,14 @@ def _shown(value: float) -> str:
     return "0.0000" if shown == "-0.0000" else shown
 
 
-def judge_command(runs: Sequence[Run], size: int, evidence: Evidence) -> str:
+def sample_command(runs: Sequence[Run], size: int, evidence: Evidence) -> str:
     """The one command whose sample settles an inconclusive gate or finding: a stratified sample of
     the holes of ``runs`` (and of the baseline's reference run, when ``evidence`` names a
     baseline)."""
     corpus = evidence.corpus_path or "CORPUS"
     baseline = f" --baseline {evidence.baseline_path}" if evidence.baseline_path else ""
     flags = "".join(dict.fromkeys(run_flags(run) for run in runs))
-    return f"ptah corpus judge {corpus} --sample {size}{baseline}{flags}{spec_flag(evidence.spec_path)}"
+    return f"ptah corpus sample {corpus} {size}{baseline}{flags}{spec_flag(evidence.spec_path)}"
 
 
 def _evidence(holes: Mapping) -> str:

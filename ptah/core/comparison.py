@@ -40,7 +40,7 @@ relevant, change the finding drawn on the judged values (``judged``, always give
 says how to settle it: m (``flip_count``), U (``plausible``), the sample expected to settle it when
 none of it is relevant (:func:`ptah.core.flips.settling_sample`; every hole when no smaller sample
 does) and the one command that draws it from both runs' holes
-(:func:`ptah.core.baseline.judge_command`). The holes taken: the candidate's (towards ``better``)
+(:func:`ptah.core.baseline.sample_command`). The holes taken: the candidate's (towards ``better``)
 for a ``worse`` or unclear finding, the reference's (towards ``worse``) for a ``better`` or unclear
 one, greedily, the holes that move a case's value most first (each case's best holes are its
 highest-ranked, as for a gate's flip count). The greedy m only bounds the least number from above,
@@ -55,7 +55,7 @@ import math
 from bisect import bisect_left
 from collections.abc import Sequence
 
-from ptah.core.baseline import Evidence, judge_command
+from ptah.core.baseline import Evidence, sample_command
 from ptah.core.flips import PairedCase, extremes, settling_sample
 from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Run
@@ -73,7 +73,7 @@ def settle(flips: int, plausible: int, runs: Sequence[Run], paths: Evidence) -> 
         "flip_count": flips,
         "plausible": plausible,
         "sample": size,
-        "command": judge_command(runs, size, paths),
+        "command": sample_command(runs, size, paths),
     }
 
 

@@ -258,7 +258,7 @@ class EvaluationRequest:
     )
     min_kappa: float = option(
         0.6,
-        "A model judge's grades (ptah corpus judge --judge) may move the plausible relevant holes only when its "
+        "A model judge's grades (ptah corpus judge-model) may move the plausible relevant holes only when its "
         "Cohen's kappa with the person's random sample of holes is at least this (and 20 or more sampled holes were "
         "judged by both); below it they are reported and change nothing.",
         kind=float,

@@ -60,15 +60,16 @@ def verdict_sentence(report: Report) -> tuple[str, str]:
 
 def settling_commands(gates: Sequence[Gate]) -> list[str]:
     """One settling command for each pair of runs the inconclusive ``gates`` compare: a sample of
-    both runs' holes serves every gate between them, so the largest size any of them names."""
-    sizes: dict[str, int] = {}
+    both runs' holes serves every gate between them (the gates of one run against the baseline),
+    so the command of the largest size any of them names."""
+    largest: dict[str, tuple[int, str]] = {}
     for gate in gates:
         command = (gate.holes or {}).get("command")
         size = (gate.holes or {}).get("settling_sample")
-        if command and size:
-            shape = command.replace(f"--sample {size}", "--sample {}", 1)
-            sizes[shape] = max(sizes.get(shape, 0), size)
-    return [shape.replace("{}", str(size), 1) for shape, size in sizes.items()]
+        run = gate.generation or ""
+        if command and size and size > largest.get(run, (0, ""))[0]:
+            largest[run] = (size, command)
+    return [command for _, command in largest.values()]
 
 
 def gate_word(gate: Gate) -> str:
@@ -170,7 +171,7 @@ def judged_phrase(entry: Mapping) -> str:
 def settle_phrase(settle: Mapping) -> str:
     """What the holes could change of a finding and the one command that settles it: ``inconclusive:
     2 of 93 plausible holes, taken relevant, would change it; judge a random sample of both runs'
-    holes to settle it: `ptah corpus judge ...```."""
+    holes to settle it: `ptah corpus sample ...```."""
     m = settle["flip_count"]
     holes = counted(settle["plausible"], "plausible hole")
     return (

@@ -1,4 +1,4 @@
-"""``ptah corpus judge CORPUS --judge NAME``: a model judge grades the holes (DESIGN.md, "Model
+"""``ptah corpus judge-model CORPUS NAME``: a model judge grades the holes (DESIGN.md, "Model
 judges").
 
 The pairs it grades: every hole of the runs asked for (the pooled worklist of

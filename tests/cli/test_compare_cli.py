@@ -58,7 +58,9 @@ def test_two_generations_side_by_side_say_which_is_better_by_how_much_and_on_whi
     assert (ndcg["finding"], ndcg["judged"], ndcg["holes"]) == ("inconclusive", "worse", 118)
     assert ndcg["test"]["p_value"] < 0.05
     spec = example_project / "ptah.yaml"
-    command = f"ptah corpus judge {report['corpus']['path']} --sample 62 -g title-body -g body-only --spec {spec}"
+    command = (
+        f"ptah corpus sample {report['corpus']['path']} 62 -g title-body -g body-only --spec {spec}"
+    )
     assert ndcg["settle"] == {"flip_count": 4, "plausible": 118, "sample": 62, "command": command}
     changed = candidate["cases_changed"]
     flips = [c["id"] for c in changed if c["flipped"]]

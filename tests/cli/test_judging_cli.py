@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pexpect
 import pytest
@@ -350,52 +352,216 @@ def test_sigterm_on_a_piped_session_saves_what_was_judged(space, cli):
 
 def test_a_scripted_judgement_goes_into_the_corpus_and_the_record(space, cli):
     corpus = space.folder / "support.yaml"
-    code, out, err = cli(
-        "corpus",
-        "judge",
-        corpus,
-        "--spec",
-        space.spec_path,
-        "--case",
-        "login",
-        "--key",
-        "2",
-        "--grade",
-        "2",
-    )
-    assert code == 0, err
+    code, out, err = cli("corpus", "grade", corpus, "login", "2", "2", "--spec", space.spec_path)
+    assert (code, err) == (0, "")
     assert "(+3 lines, 0 changed)" in out  # relevant: made from required ("7": 1) and the new grade
     assert dict(ptah.load_corpus(corpus).case("login").relevant) == {"7": 1.0, "2": 2.0}
-    code, out, err = cli(
-        "corpus",
-        "judge",
-        corpus,
-        "--spec",
-        space.spec_path,
-        "--case",
-        "login",
-        "--key",
-        "4",
-        "--forbidden",
-    )
-    assert code == 0, err
+    code, out, err = cli("corpus", "forbid", corpus, "login", "4", "--spec", space.spec_path)
+    assert (code, err) == (0, "")
     assert ptah.load_corpus(corpus).case("login").forbidden == ("9", "4")
+    code, out, err = cli(
+        "corpus", "grade", corpus, "cancel", "5", "1", "--required", "--spec", space.spec_path
+    )
+    assert (code, err) == (0, "")
+    assert ptah.load_corpus(corpus).case("cancel").required == ("1", "5")
     record = read_record(corpus)
-    assert {key: (j.grade, j.text_sha256) for key, j in record.cases["login"].items()} == {
-        "2": (2.0, text_digest(TEXT["2"])),
-        "4": (0.0, text_digest(TEXT["4"])),
+    assert {
+        (case, key): (j.grade, j.text_sha256)
+        for case, keys in record.cases.items()
+        for key, j in keys.items()
+    } == {
+        ("login", "2"): (2.0, text_digest(TEXT["2"])),
+        ("login", "4"): (0.0, text_digest(TEXT["4"])),
+        ("cancel", "5"): (1.0, text_digest(TEXT["5"])),
     }
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--case", "nope", "--key", "1", "--grade", "1"], 'no case "nope" in the corpus'),
+        (["grade", "nope", "1", "1"], 'no case "nope" in the corpus'),
         (
-            ["--case", "login", "--key", "99", "--grade", "1"],
+            ["grade", "login", "99", "1"],
             "case \"login\": key '99' is not in table articles; judge rows of the source only",
         ),
-        (["--case", "login", "--key", "9", "--grade", "1"], "the corpus forbids this key"),
+        (["grade", "login", "9", "1"], "the corpus forbids this key"),
+        (["grade", "login", "2", "0", "--required"], "a required key is relevant"),
+        (["forbid", "login", "7"], "the corpus expects this key (required or relevant)"),
+        (["forbid", "nope", "7"], 'no case "nope" in the corpus'),
+        (
+            ["grade", "login", "2", "nan"],
+            "GRADE must be a number from 0 (not relevant) to 1,000,000, not nan",
+        ),
+        (["grade", "login", "2", "5"], "GRADE: grade 5 is not on the corpus's scale (1, 2)"),
+    ],
+)
+def test_a_scripted_judgement_of_what_is_not_there_is_refused_and_writes_nothing(
+    space, cli, argv, message
+):
+    corpus = space.folder / "support.yaml"
+    command, *rest = argv
+    code, out, err = cli("corpus", command, corpus, *rest, "--spec", space.spec_path)
+    assert code == 2 and message in err, err
+    assert corpus.read_text() == CORPUS and not (space.folder / "support.judged.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        # each was one of judge's errors about options that do not go together
+        (["grade", "login", "2", "1", "--forbidden"], "No such option: --forbidden"),
+        (["grade", "login", "2"], "Missing argument 'grade'"),
+        (["grade", "login", "2", "1", "--worklist", "wl.json"], "No such option: --worklist"),
+        (["forbid", "login", "4", "0"], "Got unexpected extra argument"),
+        (["forbid", "login", "4", "--required"], "No such option: --required"),
+        (["sample", "3", "--case", "login"], "No such option: --case"),
+        (["sample", "3", "--worklist", "wl.json"], "No such option: --worklist"),
+        (["sample", "3", "--json"], "No such option: --json"),
+        (["judge-model", "gpt", "--sample", "3"], "No such option: --sample"),
+        (["judge-model", "gpt", "--grades", "g.tsv"], "No such option: --grades"),
+        (["judge-model", "gpt", "--worklist", "wl.json"], "No such option: --worklist"),
+    ],
+)
+def test_options_that_do_not_go_together_are_not_on_the_same_command(space, cli, argv, message):
+    corpus = space.folder / "support.yaml"
+    command, *rest = argv
+    code, out, err = cli("corpus", command, corpus, *rest, "--spec", space.spec_path)
+    assert (code, out) == (2, "") and message in err, err
+    assert corpus.read_text() == CORPUS and not (space.folder / "support.judged.yaml").exists()
+
+
+def test_the_terminal_judge_offers_only_the_options_of_a_session(cli):
+    code, out, err = cli("corpus", "judge", "--help")
+    assert (code, err) == (0, "")
+    offered = set(re.findall(r"(?<![\w-])--[a-z][\w-]*", out))
+    assert offered == {
+        "--worklist",
+        "--generation",
+        "--channel",
+        "--variant",
+        "--spec",
+        "--help",
+        "--output",  # holes --output, in the help of --worklist
+    }
+
+
+def holes_graded_zero(space) -> Path:
+    """A grades file calling every row of the source not relevant."""
+    path = space.folder / "grades.tsv"
+    path.write_text("# none relevant\n" + "".join(f"{key}\t0\n" for key in TEXT))
+    return path
+
+
+def test_sample_judges_a_seeded_draw_of_the_holes_from_a_grades_file(space, cli):
+    corpus = space.folder / "support.yaml"
+    grades = holes_graded_zero(space)
+    digest = ptah.load_corpus(corpus).digest
+    code, out, err = cli(
+        "corpus",
+        "sample",
+        corpus,
+        "3",
+        "--seed",
+        "7",
+        "--grades",
+        grades,
+        "--spec",
+        space.spec_path,
+    )
+    assert (code, err) == (0, "")
+    assert out == (
+        f"corpus {corpus}: 3 holes drawn at random (seed 7) from the holes of 1 run\n"
+        f"corpus {corpus}: {digest} before\n"
+        f"corpus {corpus}: {digest} after (+0 lines, 0 changed)\n"
+        f"judgement record {space.folder / 'support.judged.yaml'}: 3 judgements\n"
+        "sample: 3 of 3 drawn holes judged, 0 relevant\n"
+    )
+    record = read_record(corpus)
+    (drawn,) = record.samples
+    assert (drawn.seed, drawn.drawn) == (7, 3)
+    judged = [(case, key, j) for case, keys in record.cases.items() for key, j in keys.items()]
+    assert len(judged) == 3
+    assert all((j.grade, j.sample) == (0.0, 0) for _, _, j in judged)
+    holes = {
+        (case["id"], hole["key"])
+        for case in json.loads(
+            cli("corpus", "holes", corpus, "--spec", space.spec_path, "--json").out
+        )["cases"]
+        for hole in case["holes"]
+    }
+    assert len(holes) == 7 - 3  # what the sample judged is no hole any more
+    assert corpus.read_text() == CORPUS
+
+
+def judged(space) -> tuple[str, dict]:
+    """The corpus text and its record's grades (without when they were made), then both reset."""
+    corpus = space.folder / "support.yaml"
+    record = read_record(corpus)
+    grades = {
+        case: {key: (j.grade, j.text_sha256, j.sample) for key, j in keys.items()}
+        for case, keys in record.cases.items()
+    }
+    text = corpus.read_text()
+    corpus.write_text(CORPUS)
+    (space.folder / "support.judged.yaml").unlink(missing_ok=True)
+    return text, grades
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line"),
+    [
+        (
+            ["--case", "login", "--key", "2", "--grade", "2"],
+            ["grade", "login", "2", "2"],
+            "--case --key --grade goes in the next release; use ptah corpus grade CORPUS CASE KEY "
+            "GRADE",
+        ),
+        (
+            ["--case", "cancel", "--key", "5", "--required"],
+            ["grade", "cancel", "5", "1", "--required"],
+            "--case --key --required goes in the next release; use ptah corpus grade CORPUS CASE "
+            "KEY GRADE",
+        ),
+        (
+            ["--case", "login", "--key", "4", "--forbidden"],
+            ["forbid", "login", "4"],
+            "--case --key --forbidden goes in the next release; use ptah corpus forbid CORPUS CASE "
+            "KEY",
+        ),
+        (
+            ["--case", "login", "--key", "3", "--grade", "3", "--new-grade"],
+            ["grade", "login", "3", "3", "--new-grade"],
+            "--case --key --grade --new-grade goes in the next release; use ptah corpus grade "
+            "CORPUS CASE KEY GRADE",
+        ),
+        (
+            ["--sample", "3", "--seed", "7", "--grades", "grades.tsv"],
+            ["sample", "3", "--seed", "7", "--grades", "grades.tsv"],
+            "--sample --seed --grades goes in the next release; use ptah corpus sample CORPUS SIZE",
+        ),
+    ],
+)
+def test_an_old_spelling_of_judge_does_the_same_and_names_its_new_command_on_stderr(
+    space, cli, monkeypatch, old, new, line
+):
+    monkeypatch.chdir(space.folder)
+    holes_graded_zero(space)
+    corpus = space.folder / "support.yaml"
+    command, *rest = new
+    code, out, err = cli("corpus", command, corpus, *rest, "--spec", space.spec_path)
+    assert (code, err) == (0, "")
+    after = judged(space)
+    assert cli("corpus", "judge", corpus, *old, "--spec", space.spec_path) == (
+        0,
+        out,
+        f"deprecated: ptah corpus judge {line}\n",
+    )
+    assert judged(space) == after
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
         (
             ["--case", "login", "--key", "2"],
             "--grade: give the grade (0 for not relevant), or --required or --forbidden",
@@ -415,18 +581,24 @@ def test_a_scripted_judgement_goes_into_the_corpus_and_the_record(space, cli):
             "--key and --grade",
         ),
         (["--seed", "1"], "--seed, --grades and --baseline go with --sample N"),
+        (["--json"], "--json goes with --judge NAME"),
+        (
+            ["--judge", "gpt", "--sample", "3"],
+            "--judge grades the holes with a model: leave out --worklist, --sample, --grades, "
+            "--case, --key and --grade",
+        ),
         (
             ["--case", "login", "--key", "2", "--grade", "5"],
             "--grade: grade 5 is not on the corpus's scale (1, 2)",
         ),
     ],
 )
-def test_a_scripted_judgement_of_what_is_not_there_is_refused_and_writes_nothing(
-    space, cli, argv, message
-):
+def test_an_old_spelling_keeps_its_errors_after_the_deprecation_line(space, cli, argv, message):
     corpus = space.folder / "support.yaml"
     code, out, err = cli("corpus", "judge", corpus, "--spec", space.spec_path, *argv)
-    assert code == 2 and message in err, err
+    first, said = err.split("\n", 1)
+    assert (code, out) == (2, "") and first.startswith("deprecated: ptah corpus judge --")
+    assert said.startswith(message), said
     assert corpus.read_text() == CORPUS and not (space.folder / "support.judged.yaml").exists()
 
 
@@ -499,52 +671,17 @@ def test_grades_are_offered_and_checked_on_the_corpus_scale(space, cli):
     corpus.write_text(HALVES)
     # the corpus grades 0.5 and 1: a "2" would outrank the author's best row, so it is refused
     # without --new-grade
-    code, out, err = cli(
-        "corpus",
-        "judge",
-        corpus,
-        "--spec",
-        space.spec_path,
-        "--case",
-        "login",
-        "--key",
-        "2",
-        "--grade",
-        "2",
-    )
+    code, out, err = cli("corpus", "grade", corpus, "login", "2", "2", "--spec", space.spec_path)
     assert (code, err) == (
         2,
-        "--grade: grade 2 is not on the corpus's scale (0.5, 1); use one of those, or pass "
+        "GRADE: grade 2 is not on the corpus's scale (0.5, 1); use one of those, or pass "
         "--new-grade to add it\n",
     )
     assert corpus.read_text() == HALVES
-    code, out, err = cli(
-        "corpus",
-        "judge",
-        corpus,
-        "--spec",
-        space.spec_path,
-        "--case",
-        "login",
-        "--key",
-        "2",
-        "--grade",
-        "0.5",
-    )
+    code, out, err = cli("corpus", "grade", corpus, "login", "2", "0.5", "--spec", space.spec_path)
     assert code == 0, err
     code, out, err = cli(
-        "corpus",
-        "judge",
-        corpus,
-        "--spec",
-        space.spec_path,
-        "--case",
-        "login",
-        "--key",
-        "3",
-        "--grade",
-        "2",
-        "--new-grade",
+        "corpus", "grade", corpus, "login", "3", "2", "--new-grade", "--spec", space.spec_path
     )
     assert code == 0, err
     assert dict(ptah.load_corpus(corpus).case("login").relevant) == {

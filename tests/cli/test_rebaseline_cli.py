@@ -34,16 +34,13 @@ def old_report(space, cli):  # noqa: F811
     (folder / "new.yaml").write_text((folder / "support.yaml").read_text())
     code, out, err = cli(
         "corpus",
-        "judge",
+        "grade",
         folder / "new.yaml",
+        "cancel",
+        "2",
+        "1",
         "--spec",
         space.spec_path,
-        "--case",
-        "cancel",
-        "--key",
-        "2",
-        "--grade",
-        "1",
     )
     assert code == 0, err
     return folder / "old.json"

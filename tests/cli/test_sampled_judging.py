@@ -84,10 +84,11 @@ def test_following_the_named_sample_settles_the_gate_without_a_rebaseline(
     while gate["inconclusive"]:
         rounds += 1
         assert rounds <= 5
-        command = re.search(r"`(ptah corpus judge [^`]*)`", gate["detail"]).group(1)
+        command = re.search(r"`(ptah corpus sample [^`]*)`", gate["detail"]).group(1)
         assert command == gate["holes"]["command"]
         words = shlex.split(command)[1:]
-        size = int(words[words.index("--sample") + 1])
+        assert words[:3] == ["corpus", "sample", str(folder / "support.yaml")]
+        size = int(words[3])
         code, out, err = cli(*words, "--seed", str(rounds), "--grades", tmp_path / "grades.tsv")
         assert code == 0, err
         assert f"{size} holes drawn at random (seed {rounds}) from the holes of 2 runs" in out

@@ -180,17 +180,17 @@ def test_a_finding_the_holes_decide_is_inconclusive():
         "flip_count": 3,
         "plausible": 8,
         "sample": 5,
-        "command": "ptah corpus judge CORPUS --sample 5 -g ref -g new",
+        "command": "ptah corpus sample CORPUS 5 -g ref -g new",
     }
     paths = Evidence(corpus_path="c.yaml", spec_path="p/ptah.yaml")
     assert compare_pair(reference, candidate, paths=paths)["measures"]["mrr"]["settle"][
         "command"
-    ] == ("ptah corpus judge c.yaml --sample 5 -g ref -g new --spec p/ptah.yaml")
+    ] == ("ptah corpus sample c.yaml 5 -g ref -g new --spec p/ptah.yaml")
     against = against_baseline(
         reference, candidate, paths=replace(paths, baseline_path="base.json")
     )["mrr"]
     assert against["settle"]["command"] == (
-        "ptah corpus judge c.yaml --sample 5 --baseline base.json -g new --spec p/ptah.yaml"
+        "ptah corpus sample c.yaml 5 --baseline base.json -g new --spec p/ptah.yaml"
     )
     judged = [
         Case(id=c.id, query="q", k=1, relevant={"r": 1.0}, forbidden=(f"h{c.id}",)) for c in cases

@@ -73,7 +73,7 @@ def test_judging_with_a_linked_record_writes_neither_the_corpus_nor_the_link_tar
     target.write_text(VALID)
     os.symlink(target, space.folder / "support.judged.yaml")
     for argv in (
-        ["judge", space.folder / "support.yaml", "--case", "login", "--key", "2", "--grade", "1"],
+        ["grade", space.folder / "support.yaml", "login", "2", "1"],
         ["holes", space.folder / "support.yaml"],
         ["pin", space.folder / "support.yaml"],
     ):

@@ -25,12 +25,11 @@ def judge(capsys, space, *extra, name: str = "gpt"):
     return run_cli(
         capsys,
         "corpus",
-        "judge",
+        "judge-model",
         space.folder / "c.yaml",
+        name,
         "--spec",
         space.spec_path,
-        "--judge",
-        name,
         "-g",
         "docs",
         *extra,
@@ -195,12 +194,42 @@ def test_a_missing_key_or_judge_is_exit_2_before_any_request(
     code, _, err = run_cli(
         capsys,
         "corpus",
+        "judge-model",
+        judged_space.folder / "c.yaml",
+        "nobody",
+        "--spec",
+        judged_space.spec_path,
+    )
+    assert code == 2 and 'no judge "nobody" under judges: (declared: gpt)' in err
+    assert chat_server.requests == []
+
+
+def test_the_old_spelling_judge_dash_dash_judge_still_grades_and_keeps_stdout_json(
+    judged_space, chat_server, capsys
+):
+    code, out, err = judge(capsys, judged_space, "--json")
+    assert code == 0 and "deprecated" not in err, err
+    first = json.loads(out)
+    assert (first["pairs"], first["graded"], first["kept"]) == (8, 8, 0)
+    code, out, err = run_cli(
+        capsys,
+        "corpus",
         "judge",
         judged_space.folder / "c.yaml",
         "--spec",
         judged_space.spec_path,
         "--judge",
-        "nobody",
+        "gpt",
+        "-g",
+        "docs",
+        "--json",
     )
-    assert code == 2 and 'no judge "nobody" under judges: (declared: gpt)' in err
-    assert chat_server.requests == []
+    assert code == 0, err
+    assert err.splitlines()[0] == (
+        "deprecated: ptah corpus judge --judge --json goes in the next release; use ptah corpus "
+        "judge-model CORPUS NAME"
+    )
+    again = json.loads(out)  # the deprecation is on stderr: stdout is the JSON alone
+    assert (again["pairs"], again["graded"], again["kept"]) == (8, 0, 8)
+    assert again["record"] == first["record"] == str(judged_space.folder / "c.judged.yaml")
+    assert len(chat_server.requests) == 8  # the second run asked nothing: graded on the same text

@@ -30,7 +30,7 @@ INCONCLUSIVE_GATE = {
 SENTENCES = [
     "worse vs base: recall -0.2500 on the judged rows is worse: p = 0.0002, 1 of 1 changed case worse (95% CI "
     "-1.0000..+0.0000); inconclusive: 2 of 93 plausible holes, taken relevant, would change it; judge a random "
-    "sample of both runs' holes to settle it: ptah corpus judge corpus.yaml --sample 40 -g base -g worse",
+    "sample of both runs' holes to settle it: ptah corpus sample corpus.yaml 40 -g base -g worse",
     "worse vs base: MRR -0.2500 is within noise (95% CI -1.0000..+0.0000, p = 0.5000; 0 cases better, 1 worse, 1 tied)",
     "worse vs base: nDCG -0.1655 is no clear difference: the interval excludes 0 but the test does not find a "
     "difference (95% CI -0.3000..-0.1000, p = 0.5000; 0 cases better, 1 worse, 1 tied)",
@@ -41,7 +41,7 @@ SETTLE = {
     "flip_count": 2,
     "plausible": 93,
     "sample": 40,
-    "command": "ptah corpus judge corpus.yaml --sample 40 -g base -g worse",
+    "command": "ptah corpus sample corpus.yaml 40 -g base -g worse",
 }
 # the finding's cell in every table
 CELL = "worse on judged rows; inconclusive (2 of 93 plausible holes)"
@@ -174,11 +174,11 @@ def test_an_inconclusive_verdict_names_one_sample_for_the_gates_it_serves():
     from ptah.core.report import Gate
     from ptah.render.sentences import settling_commands
 
-    def undecided(name: str, size: int, runs: str) -> Gate:
-        command = f"ptah corpus judge c.yaml --sample {size} --baseline b.json {runs}"
+    def undecided(name: str, size: int, run: str) -> Gate:
+        command = f"ptah corpus sample c.yaml {size} --baseline b.json -g {run}"
         return Gate(
             name,
-            "new",
+            run,
             False,
             "inconclusive",
             0.02,
@@ -191,14 +191,14 @@ def test_an_inconclusive_verdict_names_one_sample_for_the_gates_it_serves():
     # two gates between the same runs: one sample of the larger size serves both; another run needs
     # its own
     found = [
-        undecided("max-recall-drop", 12, "-g new"),
-        undecided("max-ndcg-drop", 20, "-g new"),
-        undecided("max-mrr-drop", 7, "-g other"),
+        undecided("max-recall-drop", 12, "new"),
+        undecided("max-ndcg-drop", 20, "new"),
+        undecided("max-mrr-drop", 7, "other"),
     ]
     assert settling_commands(found) == [
-        "ptah corpus judge c.yaml --sample 20 --baseline b.json -g new",
-        "ptah corpus judge c.yaml --sample 7 --baseline b.json -g other",
+        "ptah corpus sample c.yaml 20 --baseline b.json -g new",
+        "ptah corpus sample c.yaml 7 --baseline b.json -g other",
     ]
     assert settling_commands(
         found[:1] + [Gate("required", "new", False, "1 of 2 cases missed a key")]
-    ) == ["ptah corpus judge c.yaml --sample 12 --baseline b.json -g new"]
+    ) == ["ptah corpus sample c.yaml 12 --baseline b.json -g new"]

@@ -126,7 +126,7 @@ def test_a_drop_the_holes_decide_is_inconclusive_until_they_are_judged(project, 
     assert (holes["settling_sample"], holes["inconclusive"], holes["sample"]) == (1, True, None)
     assert (
         holes["command"]
-        == f"ptah corpus judge {corpus} --sample 1 --baseline {baseline} -g new --spec {project.spec_path}"
+        == f"ptah corpus sample {corpus} 1 --baseline {baseline} -g new --spec {project.spec_path}"
     )
     assert gate["detail"].endswith(f"`{holes['command']}`")
 

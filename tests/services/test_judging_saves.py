@@ -1,7 +1,7 @@
 """Judges saving at once: a save takes turns with others on the same corpus folder and loses
 nothing.
 
-Real processes (``python -m ptah corpus judge --grade``) on a real SQLite
+Real processes (``python -m ptah corpus grade``) on a real SQLite
 source; grade-0 judgements live only in the record (``NAME.judged.yaml``),
 which is what concurrent saves used to overwrite.
 """
@@ -36,16 +36,13 @@ def judge(workspace, corpus, key: str) -> subprocess.Popen:
             "-m",
             "ptah",
             "corpus",
-            "judge",
+            "grade",
             str(corpus),
+            "cancel",
+            key,
+            "0",
             "--spec",
             str(workspace.spec_path),
-            "--case",
-            "cancel",
-            "--key",
-            key,
-            "--grade",
-            "0",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

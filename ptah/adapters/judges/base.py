@@ -1,4 +1,4 @@
-"""What ``ptah corpus judge --judge`` calls: a :class:`Judge` grades (query, judging text) pairs; a
+"""What ``ptah corpus judge-model`` calls: a :class:`Judge` grades (query, judging text) pairs; a
 :class:`JudgeKind` opens one from a judge's settings (``judges:`` of the specification)."""
 
 from __future__ import annotations
