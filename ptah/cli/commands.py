@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+import inspect
+from collections.abc import Callable, Iterable
 
 import typer
 
@@ -30,10 +31,43 @@ def add_parts(cli: typer.Typer, names: Iterable[str]) -> None:
     for name, (module, attribute) in PARTS.items():
         if name in names:
             part = getattr(importlib.import_module(module), attribute)
+            flatten_help(part)
             if isinstance(part, typer.Typer):
                 cli.add_typer(part, name=name)
             else:
                 cli.command(name)(part)
+
+
+def flatten_help(part: typer.Typer | Callable) -> None:
+    """Give each command of ``part`` (a group, recursively, or a command's function) its
+    docstring as help with each paragraph's lines joined: the terminal wraps the text to its
+    width, where the source wraps it at 100 columns. Indented lines (an example) stay as written.
+    """
+    if not isinstance(part, typer.Typer):
+        part.__doc__ = joined(part.__doc__)
+        return
+    for info in part.registered_commands:
+        if info.help is None and info.callback is not None:
+            info.help = joined(info.callback.__doc__)
+    for group in part.registered_groups:
+        if group.typer_instance is not None:
+            flatten_help(group.typer_instance)
+    if isinstance(part.info.help, str):
+        part.info.help = joined(part.info.help)
+
+
+def joined(text: str | None) -> str | None:
+    """``text`` (a docstring) with the lines of each paragraph joined by a space, but for a
+    paragraph with an indented line or click's ``\\b`` (kept as written)."""
+    if text is None:
+        return None
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(
+        paragraph
+        if paragraph.startswith("\b") or any(line[:1].isspace() for line in paragraph.splitlines())
+        else " ".join(line.strip() for line in paragraph.splitlines())
+        for paragraph in paragraphs
+    )
 
 
 @hookimpl
