@@ -19,11 +19,14 @@ unknown field, every grade a number from 0 to the corpus's grade limit, every
 ``text_sha256`` 64 lowercase hex digits and every ``judged_at`` a UTC time
 written ``YYYY-MM-DDTHH:MM:SSZ``; every problem is reported with its
 ``FILE:LINE`` (:class:`CorpusError`, exit 2). A corpus without a record has
-the empty one.
+the empty one. One reader reads every record, whatever its bytes (a comment,
+an escape, a record edited by hand or written by an earlier version), in time
+linear in its size: the nodes libyaml composes (:mod:`ptah.adapters.yaml_nodes`).
 
-Writing replaces the file atomically (:mod:`ptah.adapters.files`); cases and
-keys are written sorted, every text double-quoted, so the file diffs well
-under version control.
+Writing replaces the file atomically (:mod:`ptah.adapters.files`) in one
+form, :func:`record_text` (cases and keys sorted, every text double-quoted,
+one judgement a line), so the file diffs well under version control and a
+record in any other form takes this one at its first write.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ptah.adapters.files import kind_of, read_bounded, write_text_atomically
+from ptah.adapters.yaml_compose import collector_paused
 from ptah.adapters.yaml_nodes import (
     MappingNode,
     Node,
@@ -67,34 +71,11 @@ JUDGE_ID = re.compile(
 MAX_JUDGES = 100
 _TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\Z")
 _TOP_FIELDS = ("version", "corpus", "samples", "cases", "models", "usage")
-_USAGE_LINE = re.compile(
-    r'  "(model:[A-Za-z0-9_.-]{1,64}@sha256:[0-9a-f]{64})": \{((?:[a-z_]{1,32}: [0-9]{1,15}(?:, )?)*)\}'
-)
 _JUDGEMENT_FIELDS = ("grade", "text_sha256", "judged_at", "sample")
 _SAMPLE_FIELDS = ("seed", "population", "drawn", "generations", "drawn_at")
 MAX_SAMPLES = 1_000
 MAX_JUDGEMENTS = (
     500_000  # in all, people's and models' (a record of the largest size holds about 450,000)
-)
-# The lines of the form record_text writes (read by _canonical); anything else goes to the YAML
-# reader. A character YAML allows nowhere is refused at once, as libyaml would refuse it after
-# reading what came before.
-_NOT_YAML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]")
-_QUOTED = r'"((?:[^"\\\r\ufeff]|\\(?:["\\]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}))*)"'
-_ESCAPE = re.compile(r'\\(?:(["\\])|x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8}))')
-_IGNORED = re.compile(r"[ ]*(?:#[^\r\ufeff]*)?")  # a blank or comment line
-_CORPUS_LINE = re.compile(r'corpus: "(sha256:[0-9a-f]{64})"')
-_CASE_LINE = re.compile(r"  " + _QUOTED + ":")
-_SAMPLE_LINE = re.compile(
-    r'  - \{seed: (0|[1-9][0-9]{0,17}), population: "(sha256:[0-9a-f]{64})", drawn: (0|[1-9][0-9]{0,8}), '
-    r'generations: \[((?:"sha256:[0-9a-f]{64}"(?:, )?)*)\], drawn_at: "([0-9]{4}-[0-9]{2}-[0-9]{2}T'
-    r'(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)"\}'
-)
-_JUDGEMENT_LINE = re.compile(
-    r"    " + _QUOTED + r": \{grade: ([0-9]{1,7}(?:\.[0-9]{1,17})?(?:e-[0-9]{2,3})?), "
-    r'text_sha256: "([0-9a-f]{64})", '
-    r'judged_at: "(([0-9]{4}-[0-9]{2}-[0-9]{2})T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)"'
-    r"(?:, sample: (0|[1-9][0-9]{0,2}))?\}"
 )
 
 
@@ -131,239 +112,14 @@ def read_record(corpus_path: str | os.PathLike) -> JudgementRecord:
         data = read_bounded(path, limit=MAX_RECORD_BYTES, what="judgement record", hint="split it")
     except InputError as exc:  # a folder, unreadable, over the limit
         raise CorpusError([exc.problems[0]]) from None
-    record = _canonical(data, name)
-    if record is not None:
-        return record
-    root = parse_document(data, name=name, max_bytes=MAX_RECORD_BYTES, what="judgement record")
-    return _Reader(name).record(root)
+    return parse_record(data, name)
 
 
-def _canonical(data: bytes, name: str = "") -> JudgementRecord | None:
-    """The record, when ``data`` is in the form :func:`record_text` writes and every value is one
-    the YAML reader accepts; else None, and the YAML reader reads it (and names any problem with its
-    line).
-
-    A line at a time, one regular expression a line: composing a YAML node for every value took
-    about twenty times as long. Only text that cannot read differently is taken: escapes only of the
-    kinds :func:`ptah.adapters.yaml_nodes.quoted` writes, no duplicate, every grade a plain decimal
-    and every date one of the calendar; blank and comment lines are passed over. A character YAML
-    allows nowhere, a case, judge or sample over its limit, and a case or key given twice are
-    refused here, at their line, as soon as they are read: in this form nothing after them can
-    change that (:class:`CorpusError`, named ``name``).
-    """
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    if (odd := _NOT_YAML.search(text)) is not None:
-        line = text.count("\n", 0, odd.start()) + 1
-        raise CorpusError(
-            [
-                Problem(
-                    f"not valid YAML: the character U+{ord(odd[0]):04X} is not allowed in YAML; write "
-                    "it as an escape (\\u...) in a double-quoted text, or remove it",
-                    path=name,
-                    line=line,
-                )
-            ]
-        )
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    if not text.endswith("\n"):
-        return None
-    numbered = [
-        (number, line)
-        for number, line in enumerate(text[:-1].split("\n"), 1)
-        if not _IGNORED.fullmatch(line)
-    ]
-    numbers = [number for number, _ in numbered]
-    lines = [line for _, line in numbered]
-    refuse = _Refusal(name, numbers)
-    at = 0
-    if lines[at : at + 1] != [f"version: {JUDGED_VERSION}"]:
-        return None
-    at += 1
-    corpus = None
-    if at < len(lines) and (found := _CORPUS_LINE.fullmatch(lines[at])):
-        corpus, at = found[1], at + 1
-    samples: list[Sample] = []
-    if lines[at : at + 1] == ["samples:"]:
-        at += 1
-        while at < len(lines) and (found := _SAMPLE_LINE.fullmatch(lines[at])):
-            if len(samples) == MAX_SAMPLES:
-                refuse(at, f"more than the limit of {MAX_SAMPLES:,} samples", field="samples")
-            seed, population, drawn, generations, drawn_at = found.groups()
-            if not _real_day(drawn_at[:10], set()):
-                return None
-            samples.append(
-                Sample(
-                    int(seed),
-                    population,
-                    int(drawn),
-                    tuple(generations[1:-1].split('", "')) if generations else (),
-                    drawn_at,
-                )
-            )
-            at += 1
-        if not samples:
-            return None
-    if lines[at:] == ["cases: {}"]:
-        return JudgementRecord(
-            version=JUDGED_VERSION, corpus=corpus, cases={}, samples=tuple(samples)
-        )
-    if lines[at : at + 1] not in (
-        ["cases:"],
-        ["cases: {}"],
-    ):  # `cases: {}`: no person's judgement; a model's may follow
-        return None
-    first = at + 1
-    body = lines[first:]
-    usage: dict[str, dict[str, float]] = {}
-    if "usage:" in body:  # written last: each judge's line
-        start = body.index("usage:")
-        for entry in body[start + 1 :]:
-            found = _USAGE_LINE.fullmatch(entry)
-            if found is None or found[1] in usage:
-                return None
-            usage[found[1]] = {
-                name: float(value)
-                for name, value in (item.split(": ") for item in found[2].split(", ") if item)
-            }
-        body = body[:start]
-    split = body.index("models:") if "models:" in body else len(body)
-    if lines[at] == "cases: {}" and split:
-        return None
-    days: set[str] = set()
-    count = [0]
-    cases = _canonical_cases(body[:split], first, "", len(samples), days, refuse, count)
-    if cases is None:
-        return None
-    models: dict[str, dict[str, dict[str, Judgement]]] = {}
-    rest = body[split + 1 :]
-    starts = [i for i, line in enumerate(rest) if _CASE_LINE.fullmatch(line)]
-    if (split < len(body) and not starts) or (starts and starts[0] != 0):
-        return None
-    if len(starts) > MAX_JUDGES:
-        refuse(
-            first + split + 1 + starts[MAX_JUDGES],
-            f"more than the limit of {MAX_JUDGES:,} model judges",
-            field="models",
-        )
-    for start, end in zip(starts, starts[1:] + [len(rest)]):
-        by = _unescaped(_CASE_LINE.fullmatch(rest[start])[1])  # type: ignore[index]
-        at = first + split + 1 + start
-        graded = _canonical_cases(rest[start + 1 : end], at + 1, "  ", 0, days, refuse, count)
-        if by is None or by in models or not JUDGE_ID.match(by) or not graded:
-            return None
-        models[by] = graded
-    return JudgementRecord(
-        version=JUDGED_VERSION,
-        corpus=corpus,
-        cases=cases,
-        samples=tuple(samples),
-        models=models,
-        usage=usage,
-    )
-
-
-class _Refusal:
-    """Raises :class:`CorpusError` for the line at an index of :func:`_canonical`'s lines
-    (``numbers``: each one's line in the file)."""
-
-    def __init__(self, name: str, numbers: list[int]) -> None:
-        self.name, self.numbers = name, numbers
-
-    def __call__(
-        self, at: int, message: str, *, field: str | None = None, case: str | None = None
-    ) -> None:
-        raise CorpusError(
-            [Problem(message, path=self.name, line=self.numbers[at], case=case, field=field)]
-        )
-
-
-def _unescaped(text: str) -> str | None:
-    """The text of a double-quoted scalar as :func:`quoted` writes it; None where it holds no
-    Unicode text (a lone surrogate) or a NUL, which the YAML reader names."""
-    if "\\" in text:
-        text = _ESCAPE.sub(
-            lambda found: found[1] or chr(int(found[2] or found[3] or found[4], 16)), text
-        )
-        if any(0xD800 <= ord(char) <= 0xDFFF or ord(char) > 0x10FFFF for char in text):
-            return None
-    return None if "\0" in text else text
-
-
-def _canonical_cases(
-    lines: list[str],
-    first: int,
-    indent: str,
-    samples: int,
-    days: set[str],
-    refuse: _Refusal,
-    count: list[int],
-) -> dict[str, dict[str, Judgement]] | None:
-    """The cases of :func:`_canonical`'s lines (the first at index ``first``), each line indented by
-    ``indent`` more (None: not in that form); ``count``: the judgements read so far, in the whole
-    record."""
-    cases: dict[str, dict[str, Judgement]] = {}
-    judgements: dict[str, Judgement] | None = None
-    case_id = ""
-    for at, line in enumerate(lines, first):
-        if not line.startswith(indent):
-            return None
-        line = line[len(indent) :]
-        if (found := _JUDGEMENT_LINE.fullmatch(line)) is not None and judgements is not None:
-            key_text, grade_text, digest, judged_at, day, sample = found.groups()
-            key = _unescaped(key_text)
-            grade = float(grade_text)
-            if key is None or not 0 < len(key) <= MAX_KEY_CHARS or grade > MAX_GRADE:
-                return None
-            if not _real_day(day, days) or (sample is not None and int(sample) >= samples):
-                return None
-            if key in judgements:
-                refuse(at, f"key {key!r} is judged twice; keep one", field="key", case=case_id)
-            if len(judgements) == MAX_KEYS_PER_CASE:
-                refuse(
-                    at,
-                    f"holds more than the limit of {MAX_KEYS_PER_CASE:,} judgements",
-                    case=case_id,
-                )
-            count[0] += 1
-            if count[0] > MAX_JUDGEMENTS:
-                refuse(
-                    at,
-                    f"the record holds more than the limit of {MAX_JUDGEMENTS:,} judgements in all",
-                )
-            judgements[key] = Judgement(
-                grade, digest, judged_at, None if sample is None else int(sample)
-            )
-        elif (found := _CASE_LINE.fullmatch(line)) is not None:
-            if judgements is not None and not judgements:
-                return None  # a case without judgements: the YAML reader says what it must be
-            case_id = _unescaped(found[1])  # type: ignore[assignment]
-            if case_id is None or not 0 < len(case_id) <= MAX_ID_CHARS:
-                return None
-            if case_id in cases:
-                refuse(at, "the case is given twice; keep one", field="cases", case=case_id)
-            if len(cases) == MAX_CASES:
-                refuse(at, f"holds more than the limit of {MAX_CASES:,} cases", field="cases")
-            judgements = cases[case_id] = {}
-        else:
-            return None
-    if judgements is not None and not judgements:
-        return None
-    return cases
-
-
-def _real_day(day: str, seen: set[str]) -> bool:
-    """Whether ``YYYY-MM-DD`` is a day of the calendar (``seen``: days already found to be)."""
-    if day not in seen:
-        try:
-            datetime.strptime(day, "%Y-%m-%d")
-        except ValueError:
-            return False
-        seen.add(day)
-    return True
+def parse_record(data: bytes, name: str) -> JudgementRecord:
+    """The judgement record in ``data``, read from the file ``name`` (see the module docs)."""
+    with collector_paused():  # over the nodes' reading too, while the whole tree is kept
+        root = parse_document(data, name=name, max_bytes=MAX_RECORD_BYTES, what="judgement record")
+        return _Reader(name).record(root)
 
 
 class _Reader(ProblemReader):
@@ -646,8 +402,8 @@ class _Reader(ProblemReader):
             "judged_at",
         )
         if judged_at is not None:
-            try:
-                datetime.strptime(judged_at, TIME_FORMAT)
+            try:  # _TIME fixed the form; fromisoformat (in C) checks the calendar, as strptime would
+                datetime.fromisoformat(judged_at[:-1])
             except ValueError:
                 report(
                     f"{judged_at!r} is no date and time of the calendar",

@@ -19,7 +19,10 @@ same nodes, more slowly.
 
 from __future__ import annotations
 
+import gc
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import yaml
 from yaml.composer import Composer
@@ -183,9 +186,10 @@ def compose_documents(data: bytes) -> list[Node]:
     if _YAML_1_1.match(data):
         composer.rules = _RULES["1.1"]
     try:
-        documents = []
-        while composer.check_node():
-            documents.append(composer.get_node())
+        with collector_paused():
+            documents = []
+            while composer.check_node():
+                documents.append(composer.get_node())
     except RecursionError:  # the pure-Python composer; libyaml stops at a depth of 1,000
         raise NotAccepted("not accepted: the YAML is nested too deeply", None) from None
     except YAMLError as exc:
@@ -197,6 +201,25 @@ def compose_documents(data: bytes) -> list[Node]:
             {ord(stand_in): character for character, stand_in in stand_ins.items()}, documents
         )
     return documents
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector off for the ``with`` block, and back on after unless it was off
+    before.
+
+    For composing a document and reading its nodes: the tree is kept whole until it is read, and
+    each pass of the collector walks all of it again, which was most of the time of reading a large
+    judgement record (benchmarks/RESULTS.md). Nodes are freed by their reference counts; a cycle
+    (a recursive alias, refused, or other code's) is collected once the block ends.
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 # YAML 1.1 (libyaml, PyYAML) reads these as line breaks; YAML 1.2, as ptah reads its files, as text.

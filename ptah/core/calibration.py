@@ -35,7 +35,6 @@ used. Both rates are reported.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
@@ -46,43 +45,17 @@ MIN_SAMPLED = 20
 CONFIDENCE = 0.95
 
 
-def _at_most(x: int, n: int, p: float) -> float:
-    """P(X <= x) for X ~ Binomial(n, p), summed in logarithms (comb(n, i) overflows a float past n ~
-    1,000)."""
-    if p <= 0.0 or p >= 1.0:
-        return 1.0 if p <= 0.0 or x >= n else 0.0
-    log_p, log_q = math.log(p), math.log1p(-p)
-    return math.fsum(
-        math.exp(
-            math.lgamma(n + 1)
-            - math.lgamma(i + 1)
-            - math.lgamma(n - i + 1)
-            + i * log_p
-            + (n - i) * log_q
-        )
-        for i in range(x + 1)
-    )
-
-
-def _solve(f, target: float) -> float:
-    """The p in [0, 1] where the decreasing function ``f`` crosses ``target`` (bisection to
-    1e-12)."""
-    low, high = 0.0, 1.0
-    while high - low > 1e-12:
-        middle = (low + high) / 2
-        if f(middle) > target:
-            low = middle
-        else:
-            high = middle
-    return (low + high) / 2
-
-
 def upper_rate(x: int, n: int, alpha: float = 1 - CONFIDENCE) -> float:
-    """The exact one-sided upper confidence bound (level 1 - alpha) on a binomial rate from x of
-    n."""
+    """The exact one-sided upper confidence bound (level 1 - alpha) on a binomial rate from x of n:
+    the p at which P(X <= x) = alpha for X ~ Binomial(n, p), which is the 1 - alpha quantile of
+    Beta(x + 1, n - x) (Clopper and Pearson, 1934); 1 when x is n."""
     if not 0 <= x <= n or n == 0:
         raise ValueError(f"{x} of {n} is not a rate")
-    return 1.0 if x == n else _solve(lambda p: _at_most(x, n, p), alpha)
+    if x == n:
+        return 1.0
+    from scipy.special import betaincinv  # here: scipy's import is not paid where this is not used
+
+    return float(betaincinv(x + 1, n - x, 1 - alpha))
 
 
 def lower_rate(x: int, n: int, alpha: float = 1 - CONFIDENCE) -> float:

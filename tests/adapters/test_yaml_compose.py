@@ -7,8 +7,10 @@ ptah read every file before libyaml) is kept here as the reference only.
 
 from __future__ import annotations
 
+import gc
 import io
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
@@ -343,6 +345,29 @@ def test_nel_ls_and_ps_written_raw_are_text():
         "\ue000 \ue001",
         "\u2028",
     ]
+
+
+def test_composing_pauses_the_cycle_collector_and_leaves_it_as_it_was(monkeypatch):
+    seen = []
+
+    class Watching(yaml_compose._Composer):
+        def get_node(self):
+            seen.append(gc.isenabled())
+            return super().get_node()
+
+    monkeypatch.setattr(yaml_compose, "_Composer", Watching)
+    assert gc.isenabled()
+    assert yaml_compose.compose_documents(b"a: 1\n---\nb: 2\n")[1].value[0][0].value == "b"
+    assert seen == [False, False] and gc.isenabled()
+    with pytest.raises(yaml_compose.NotAccepted):
+        yaml_compose.compose_documents(b"a: [1\n")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        yaml_compose.compose_documents(b"a: 1\n")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 # -- without libyaml -------------------------------------------------------------

@@ -2,7 +2,8 @@
 against hand-worked examples and scipy."""
 
 import pytest
-from scipy.stats import beta, hypergeom
+from scipy.stats import beta, binom, hypergeom
+from sklearn.metrics import cohen_kappa_score
 
 from ptah.core.calibration import (
     MIN_SAMPLED,
@@ -25,6 +26,17 @@ def test_kappa_of_a_hand_worked_table():
     assert table.tpr == 0.8 and table.tnr == 0.6
     assert table.trusted() == "kappa 0.400 is below 0.6"
     assert table.trusted(min_kappa=0.4) is None
+
+
+@pytest.mark.parametrize(
+    "both, model_only, person_only, neither",
+    [(20, 10, 5, 15), (9, 1, 1, 19), (0, 3, 4, 0), (1, 0, 0, 29), (40, 2, 7, 1)],
+)
+def test_kappa_is_scikit_learns(both, model_only, person_only, neither):
+    table = Agreement(both=both, model_only=model_only, person_only=person_only, neither=neither)
+    person = [1] * both + [0] * model_only + [1] * person_only + [0] * neither
+    model = [1] * both + [1] * model_only + [0] * person_only + [0] * neither
+    assert table.kappa == pytest.approx(cohen_kappa_score(person, model), abs=1e-15)
 
 
 def test_the_table_is_counted_from_grades_above_zero():
@@ -58,6 +70,8 @@ def test_the_rate_bounds_are_clopper_pearsons(x, n):
     low, high = interval(x, n)
     assert low == (0.0 if x == 0 else pytest.approx(beta.ppf(0.025, x, n - x + 1), abs=1e-9))
     assert high == pytest.approx(beta.ppf(0.975, x + 1, n - x), abs=1e-9)
+    # the definition: at the upper bound, as few as x of n has a chance of exactly alpha
+    assert binom.cdf(x, n, upper_rate(x, n)) == pytest.approx(0.05, rel=1e-9)
 
 
 def test_rate_bounds_at_the_edges():
