@@ -153,10 +153,11 @@ def means(results: Sequence[CaseResult], measures: Sequence[Measure]) -> dict[st
         return {str(m): mean_of(result.values[str(m)] for result in results) for m in measures}
     return {
         str(m): bounded_mean(
-            (r.values[str(m)] for r in results), (r.highs[str(m)] for r in results)
+            (r.values[str(m)] for r in results),
+            (r.highs[str(m)] for r in results),  # type: ignore[index]  # every highs checked above
         )
         for m in measures
-    }  # type: ignore[index]  # every highs checked above
+    }
 
 
 def make_run(
