@@ -41,7 +41,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ptah.adapters import spec_databases as databases
-from ptah.adapters.sources.base import filter_problem
+from ptah.adapters.sources.reader import filter_problem
 from ptah.adapters.spec_fields import _VARIABLE
 from ptah.adapters.spec_generations import GenerationFields
 from ptah.adapters.spec_judges import JudgeFields
