@@ -292,11 +292,7 @@ def evaluate(
 
 def ranked_texts(project: Project, runs: Sequence[Run]) -> dict[str, str]:
     """Each ranked key's judging text, read by key."""
-    from ptah.services.judging import (
-        row_texts,
-    )  # judging evaluates runs to find holes: imported here, not above
-
-    return row_texts(project, {key for run in runs for case in run.cases for key in case.keys})
+    return project.judging_texts({key for run in runs for case in run.cases for key in case.keys})
 
 
 def environment(project: Project, embedded: Iterable[GenerationSettings] = ()) -> dict:

@@ -31,7 +31,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -40,7 +40,6 @@ from ptah.adapters.corpus_edit import FORBIDDEN, REQUIRED, CorpusDocument
 from ptah.adapters.corpus_yaml import load_corpus
 from ptah.adapters.files import read_bounded
 from ptah.adapters.judgements_yaml import TIME_FORMAT, read_record, record_path, write_record
-from ptah.adapters.sources.base import texts_of
 from ptah.core.baseline import check_cases, check_comparable
 from ptah.core.corpus import MAX_GRADE, Case, Corpus
 from ptah.core.errors import InputError, OperationalError, UnknownKey
@@ -103,15 +102,10 @@ def now() -> str:
     return datetime.now(UTC).strftime(TIME_FORMAT)
 
 
-def row_texts(project: Project, keys: Iterable[str]) -> dict[str, str]:
-    """The judging text of each of ``keys`` that is a row of the source, read by key."""
-    return texts_of(project.source, project.spec.judging_template(), keys)
-
-
 def _known_texts(project: Project, keys: AbstractSet[str], where: str) -> dict[str, str]:
     """The judging text of each of ``keys``; :class:`UnknownKey` (exit 2) when one is no row of the
     source."""
-    texts = row_texts(project, keys)
+    texts = project.judging_texts(keys)
     unknown = sorted(keys - set(texts))
     if not unknown:
         return texts
@@ -262,7 +256,7 @@ def _hole_texts(
 ) -> dict[str, str]:
     """The judging text of each ranked key; exit 3 when a row the runs ranked has left the source (a
     row only a baseline ranked, ``gone_allowed``, is left out instead)."""
-    texts = row_texts(project, keys)
+    texts = project.judging_texts(keys)
     gone = sorted(keys - set(texts) - gone_allowed)
     if gone:
         raise OperationalError(

@@ -26,7 +26,7 @@ from ptah.core.errors import InputError
 from ptah.core.identity import text_digest
 from ptah.core.judged import Judgement
 from ptah.core.request import VECTOR
-from ptah.services.judging import make_worklist, now, row_texts, saving
+from ptah.services.judging import make_worklist, now, saving
 from ptah.services.project import Project
 
 CHUNK = 50
@@ -82,7 +82,7 @@ def judge_with_model(
                 if case_id in queries
             }
         )
-    texts = row_texts(project, {key for _, key in wanted})
+    texts = project.judging_texts({key for _, key in wanted})
     scale = (0.0, *corpus.grade_scale())
     context = JudgeContext(
         project.spec.root,
