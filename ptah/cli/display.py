@@ -58,8 +58,8 @@ def check_outputs(
 ) -> None:
     """Refuse (exit 2), before any work, each ``(option, path)`` output ptah would refuse to write,
     two outputs on one file, and an output over one of the run's ``inputs`` (``(what, path)``,
-    :func:`ptah.services.files.run_inputs`)."""
-    from ptah.services.files import check_apart, check_output
+    :func:`ptah.services.inputs.run_inputs`)."""
+    from ptah.adapters.files import check_apart, check_output
 
     given = [(option, value) for option, value in pairs if value is not None]
     for option, value in given:

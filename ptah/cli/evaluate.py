@@ -82,7 +82,7 @@ def evaluate(
     """
     import ptah
     from ptah.cli.display import outputs, show_report
-    from ptah.services.files import run_inputs
+    from ptah.services.inputs import run_inputs
     from ptah.services.project import read_spec
 
     values = {

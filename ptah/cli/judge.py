@@ -62,7 +62,8 @@ def holes(
     For each case, the union over every run asked for, with the rank each run
     gave the row and its text; best rank first. Exit 0 (holes or none).
     """
-    from ptah.services.files import run_inputs, write_text
+    from ptah.adapters.files import write_text_atomically
+    from ptah.services.inputs import run_inputs
     from ptah.services.judging import make_worklist
     from ptah.services.project import project_of, read_spec
 
@@ -75,7 +76,9 @@ def holes(
             project, corpus, generation, _channels(channel, variant), baseline, variant
         )
     if output is not None:
-        write_text(output, json.dumps(worklist.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        write_text_atomically(
+            output, json.dumps(worklist.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        )
     if json_output:
         typer.echo(json_text(worklist.to_dict()))
         if output is not None:
@@ -191,7 +194,8 @@ def judge(
     key that is not a row of the source.
     """
     from ptah.cli.judge_session import say_saved
-    from ptah.services.judging import FORBIDDEN, REQUIRED, judge_key, off_scale
+    from ptah.core.corpus import FORBIDDEN, REQUIRED
+    from ptah.services.judging import judge_key, off_scale
     from ptah.services.project import open_project
 
     scripted = case is not None or key is not None or grade is not None or required or forbidden
@@ -310,7 +314,7 @@ def _judge_with_model(
 
 
 def _scale(corpus: Path) -> tuple[float, ...]:
-    from ptah.services.files import load_corpus
+    from ptah import load_corpus
 
     return load_corpus(corpus).grade_scale()
 
@@ -318,8 +322,8 @@ def _scale(corpus: Path) -> tuple[float, ...]:
 def _ask_in_terminal(corpus: Path, items: list) -> list:
     """The judgements of ``items`` made in the terminal session, offering the corpus's grades (said
     first) and showing with each row the grades its case already gives."""
+    from ptah import load_corpus
     from ptah.cli.judge_session import key_reader, run_session
-    from ptah.services.files import load_corpus
 
     loaded = load_corpus(corpus)
     scale = loaded.grade_scale()
@@ -445,8 +449,8 @@ def add(
     The same keys as judge; at least one row must be graded relevant or
     required. Exit 2 for an id the corpus has already.
     """
+    from ptah import load_corpus
     from ptah.cli.judge_session import say_saved
-    from ptah.services.files import load_corpus
     from ptah.services.judging import candidates, save_judgements
     from ptah.services.project import open_project
 

@@ -83,6 +83,8 @@ TAG_PATTERN = re.compile(
 )  # fullmatch; a tag fits a column, a file name and a URL
 
 COMPOSITE_KEY_SEPARATOR = "\x1f"
+# the marks a judgement can put on a key: the case lists it joins
+REQUIRED, FORBIDDEN = "required", "forbidden"
 
 
 @dataclass(frozen=True)

@@ -36,12 +36,12 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from ptah.adapters.corpus_edit import FORBIDDEN, REQUIRED, CorpusDocument
+from ptah.adapters.corpus_edit import CorpusDocument
 from ptah.adapters.corpus_yaml import load_corpus
 from ptah.adapters.files import read_bounded
 from ptah.adapters.judgements_yaml import TIME_FORMAT, read_record, record_path, write_record
 from ptah.core.baseline import check_cases, check_comparable
-from ptah.core.corpus import MAX_GRADE, Case, Corpus
+from ptah.core.corpus import FORBIDDEN, MAX_GRADE, Case, Corpus
 from ptah.core.errors import InputError, OperationalError, UnknownKey
 from ptah.core.estimate import Unit, draw, units_of
 from ptah.core.identity import text_digest
@@ -55,8 +55,6 @@ from ptah.services.evaluate import evaluate, load_baseline
 from ptah.services.project import Project
 
 __all__ = [
-    "FORBIDDEN",
-    "REQUIRED",
     "Saved",
     "Verdict",
     "candidates",

@@ -60,8 +60,8 @@ def judge_with_model(
 ) -> ModelJudged:
     """Grade the holes of the runs with the spec's judge ``name`` (module docs); exit 2 for an
     undeclared judge."""
+    from ptah.adapters.corpus_yaml import load_corpus
     from ptah.adapters.judges import JudgeContext, open_judge
-    from ptah.services.files import load_corpus
 
     settings = project.spec.judges.get(name)
     if settings is None:
