@@ -4,7 +4,8 @@
 adapters; services import both; renderers import ``core`` and ``render``. The CLI, the server and
 the public API import services, ``core`` and ``render``, and of the adapters only what
 :data:`CLIENT_ADAPTERS` names: reading a corpus file, the checks and atomic writes of the files a
-person names, and the notice that a model is loading.
+person names, and the notice that a model is loading. No module of ptah sits in an import circle
+but for the ones :data:`REGISTRY_CIRCLES` lists.
 """
 
 from __future__ import annotations
@@ -22,6 +23,25 @@ CLIENT_ADAPTERS: dict[str, frozenset[str] | None] = {
     "ptah.adapters.corpus_yaml": frozenset({"load_corpus"}),
     "ptah.adapters.files": None,
     "ptah.adapters.embedders": frozenset({"LOADING"}),
+}
+
+# The import circles still there: the plug-in registries and the built-in kinds they import.
+REGISTRY_CIRCLES = {
+    frozenset(
+        {
+            "ptah.adapters.stores.pgvector",
+            "ptah.adapters.stores.record_tables",
+            "ptah.adapters.stores.registry",
+            "ptah.adapters.stores.sqlite",
+        }
+    ),
+    frozenset(
+        {
+            "ptah.adapters.embedders.identity",
+            "ptah.adapters.embedders.onnx_backend",
+            "ptah.adapters.embedders.registry",
+        }
+    ),
 }
 
 
@@ -215,3 +235,89 @@ def test_what_the_public_api_returns_is_a_type_it_exports():
         if kind.__module__.startswith("ptah") and kind not in exported
     }
     assert private == set()
+
+
+def module_name(path: Path, root: Path) -> str:
+    """``ptah.a.b`` for ``ROOT/ptah/a/b.py`` and for ``ROOT/ptah/a/b/__init__.py``."""
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """Each module of ``package`` and the modules of ``package`` it imports, wherever the import
+    stands (inside a function too) but under ``if TYPE_CHECKING:``; ``from P import N`` imports
+    module ``P.N`` when there is one, else ``P``."""
+    paths = {module_name(path, package.parent): path for path in package.rglob("*.py")}
+
+    def module_of(name: str) -> str | None:
+        while name and name not in paths:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        checked_only = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for inner in ast.walk(node)
+        }
+        here = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        named: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in checked_only:
+                continue
+            if isinstance(node, ast.Import):
+                named.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parent = here.split(".")[: len(here.split(".")) - node.level + 1]
+                    base = ".".join([*parent, *([base] if base else [])])
+                named.update(f"{base}.{alias.name}" for alias in node.names)
+        graph[module] = {module_of(name) for name in named} - {None, module}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
+    """The strongly connected components of ``graph`` with more than one module: each a set of
+    modules that reach one another through their imports."""
+
+    def reachable(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for target in graph[todo.pop()]:
+                if target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+        return seen
+
+    reach = {module: reachable(module) for module in graph}
+    found = {
+        frozenset({module, *(other for other in reach[module] if module in reach[other])})
+        for module in graph
+    }
+    return {component for component in found if len(component) > 1}
+
+
+def test_no_module_sits_in_an_import_circle_but_the_registries():
+    assert circles(import_graph(PACKAGE)) == REGISTRY_CIRCLES
+
+
+def test_the_circle_finder_sees_imports_in_functions_and_skips_type_checking(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "a.py").write_text("def f():\n    from pkg.sub import b\n")
+    (package / "sub" / "b.py").write_text("from .. import c\n")
+    (package / "c.py").write_text("import pkg.a\n")
+    (package / "d.py").write_text("import pkg.e\n")
+    (package / "e.py").write_text(
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    import pkg.d\n"
+    )
+    graph = import_graph(package)
+    assert graph["pkg.sub.b"] == {"pkg.c"}
+    assert graph["pkg.e"] == set()
+    assert circles(graph) == {frozenset({"pkg.a", "pkg.sub.b", "pkg.c"})}
