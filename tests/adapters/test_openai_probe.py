@@ -14,9 +14,12 @@ from tests.adapters.openai_server import MODEL
 from tests.adapters.test_openai_embedder import (
     CORPUS,
     KEY,
+    fast_policy,  # noqa: F401 (a fixture)
+    local,  # noqa: F401 (a fixture)
     run,
     served_example,
-)  # noqa: F401
+    server,  # noqa: F401 (a fixture)
+)
 from tests.conftest import run_cli
 
 ROWS, BATCH = 187, 16
