@@ -47,9 +47,14 @@ def json_text(value: object) -> str:
 
 
 def error_text(exc: BaseException) -> str:
-    """An error for stderr: one line per located problem, each with its controls made visible."""
+    """An error for stderr: one line per located problem, each with its controls made visible; its
+    advice in the command line's flags and commands (:mod:`ptah.cli.words`)."""
     if isinstance(exc, PtahError) and exc.problems:
         return "\n".join(visible(str(problem)) for problem in exc.problems)
+    if isinstance(exc, PtahError):
+        from ptah.cli.words import COMMAND_LINE
+
+        return visible(exc.said(COMMAND_LINE), newlines=True)
     return visible(str(exc), newlines=True)
 
 

@@ -26,7 +26,7 @@ import typer
 from ptah.cli.corpus import app
 from ptah.cli.display import SPEC_HELP, check_outputs, json_text, plain, wrote
 from ptah.core.corpus import MAX_GRADE, shown_key
-from ptah.core.errors import InputError, spec_flag
+from ptah.core.errors import InputError
 from ptah.core.verdicts import counted
 
 GENERATION_HELP = "A generation to search (repeat for several; default: the active one)."
@@ -63,6 +63,7 @@ def holes(
     gave the row and its text; best rank first. Exit 0 (holes or none).
     """
     from ptah.adapters.files import write_text_atomically
+    from ptah.core.baseline import spec_flag
     from ptah.services.inputs import run_inputs
     from ptah.services.judging import make_worklist
     from ptah.services.project import project_of, read_spec

@@ -110,14 +110,12 @@ def diff(
     Exit 0 when compared; 2 when the reports measured different corpora (their digests differ, or
     their runs hold other case ids) or a run is missing.
     """
-    from ptah.cli.evaluate import as_flags
     from ptah.core.baseline import Evidence, check_cases
     from ptah.core.comparison import StatisticsSettings, compare_runs
     from ptah.core.errors import IncomparableBaseline
     from ptah.core.report import Comparison, read_only
 
-    with as_flags():
-        settings = StatisticsSettings(resamples=bootstrap, seed=seed)
+    settings = StatisticsSettings(resamples=bootstrap, seed=seed)
     first, second = _load(a), _load(b)
     if first.corpus["digest"] != second.corpus["digest"]:
         raise IncomparableBaseline(

@@ -36,7 +36,7 @@ from typing import Any
 
 from ptah.core.calibration import ModelJudge
 from ptah.core.corpus import Corpus
-from ptah.core.errors import IncomparableBaseline, ReportError, spec_flag
+from ptah.core.errors import IncomparableBaseline, ReportError, capital
 from ptah.core.estimate import NO_RATES, Estimate, Rates, estimate
 from ptah.core.flips import flip_count, paired_cases, upper_relevant
 from ptah.core.measures import Measure
@@ -88,14 +88,14 @@ def check_comparable(
     why = difference(corpus, baseline)
     if why is None:
         return
-    command = (
-        f"ptah report rebaseline {path} --corpus {corpus_path or corpus.path or 'CORPUS'} --output NEW.json"
-        f"{spec_flag(spec_path)}"
-    )
+    again = corpus_path or corpus.path or "CORPUS"
     raise IncomparableBaseline(
-        f"the baseline {path} measured a different corpus (digest {theirs}); this corpus is {corpus.digest}, and "
-        f"they differ in more than judgements: {why}. Measure its runs again on this corpus with `{command}`, or "
-        "evaluate the corpus it was made with."
+        lambda words: (
+            f"the baseline {path} measured a different corpus (digest {theirs}); this corpus is "
+            f"{corpus.digest}, and they differ in more than judgements: {why}. "
+            f"{capital(words.rebaseline(path, again, spec_path))}, or evaluate the corpus it was "
+            "made with."
+        )
     )
 
 
@@ -503,6 +503,12 @@ def _sizes(count: int) -> list[int]:
         sizes.append(size)
         size = max(size + 1, math.ceil(size * 1.25))
     return [*sizes, count]
+
+
+def spec_flag(path: str | None) -> str:
+    """What a command a sentence names adds for the spec the work used: `` --spec PATH``; nothing
+    for none (ptah.yaml of the working directory), so that the command runs as written."""
+    return f" --spec {path}" if path else ""
 
 
 def run_flags(run: Run) -> str:

@@ -282,7 +282,7 @@ def candidates(
             "`ptah corpus judge`"
         )
     if not query.strip():
-        raise InputError("--query: give the text to search with")
+        raise InputError(lambda words: f"{words.option('query')}: give the text to search with")
     depth = k or corpus.default_k or 10
     probe = Corpus(cases=(Case(id=case_id, query=query, k=depth),), path=str(corpus_path))
     generations = () if generation is None else (generation,)

@@ -71,8 +71,13 @@ def check_plans(project, plans: list[RunPlan], sides: Sides) -> None:
         except CapabilityUnavailable as exc:
             if options == sides.request.search:
                 raise
-            names = ", ".join(plan.name for plan in group)
-            raise VariantUnavailable(f"variant {names}: {exc}") from None
+            raise _unavailable(group, exc) from None
+
+
+def _unavailable(group: list[RunPlan], exc: CapabilityUnavailable) -> VariantUnavailable:
+    """The variants of ``group`` ask for a search that ``exc`` refused (exit 2)."""
+    names = ", ".join(plan.name for plan in group)
+    return VariantUnavailable(lambda words: f"variant {names}: {exc.said(words)}")
 
 
 def measure_plan(plan: RunPlan, sides: Sides) -> tuple[Run, dict[str, Stage]]:
