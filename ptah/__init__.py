@@ -4,12 +4,17 @@ The public Python API (the CLI is its client)::
 
     import ptah
 
-    with ptah.open_project("examples/support/ptah.yaml") as project: corpus =
-    ptah.load_corpus("corpora/support.yaml") report = project.evaluate(corpus,
-    generations=["title-body"], baseline="examples/support/baseline.json", max_drop={"recall":
-    0.02}) report.verdict                            # "pass" | "fail" | "inconclusive"
-    report.runs[0].means["nDCG"].value        # .high: every unjudged row in the top k relevant
-    report.save("report.json")                # or save(PATH, "html"): ptah.render.formats
+    with ptah.open_project("examples/support/ptah.yaml") as project:
+        corpus = ptah.load_corpus("corpora/support.yaml")
+        report = project.evaluate(
+            corpus,
+            generations=["title-body"],
+            baseline="examples/support/baseline.json",
+            max_drop={"recall": 0.02},
+        )
+        report.verdict  # "pass" | "fail" | "inconclusive"
+        report.runs[0].means["nDCG"].value  # .high: every unjudged row in the top k relevant
+        report.save("report.json")  # or save(PATH, "html"): ptah.render.formats
 
 Names not in ``__all__`` are private.
 """
