@@ -2,7 +2,7 @@
 
 The file is read at the node level (:mod:`ptah.adapters.yaml_nodes`), so every
 problem is reported as ``FILE:LINE: field: what is wrong and how to fix it``,
-all of them at once, sorted by line. Format (DESIGN.md, "Specification")::
+all of them at once, sorted by line. Format (docs/specification.md)::
 
     version: 1                          # required; only 1 is accepted source: database:
     sqlite:///support.db    # relative to this file; sqlite:////abs for absolute; # or

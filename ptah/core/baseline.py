@@ -231,7 +231,7 @@ class Evidence:
 def required_gate(run: Run, reference: Run | None = None) -> Gate:
     """Every required key in its case's top k; against a baseline (``reference``, its reference
     run), every one the baseline found: a key its case's baseline missed too is a known miss,
-    reported with both ranks and not failed on (DESIGN.md, "Known misses")."""
+    reported with both ranks and not failed on (docs/evaluating.md, "The numbers")."""
     required = run.required
     if not required["cases"]:
         return Gate("required", run.name, True, "no required keys: no case names one")
@@ -384,7 +384,7 @@ def _decided_by_holes(
     evidence: Evidence,
 ) -> dict:
     """What the holes of both runs say of a drop gate that ``passes`` (or not) on its judged values
-    (DESIGN.md, "Judged keys and holes"): the gate's ``holes`` member, with its verdict under holes
+    (docs/holes.md): the gate's ``holes`` member, with its verdict under holes
     in ``passed``."""
     cases = [case for case in paired_cases(baseline_run, run) if case.grades]
     pairs = [(case.id, key) for case in cases for key in case.holes]

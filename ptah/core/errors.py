@@ -1,4 +1,4 @@
-"""Typed errors. Each carries the exit code DESIGN.md assigns to its kind.
+"""Typed errors. Each carries the exit code of its kind (docs/exit-codes.md).
 
 Exit codes, the same in every command:
 
@@ -185,7 +185,7 @@ def in_file_order(problems: tuple[Problem, ...] | list[Problem]) -> tuple[Proble
 
 class VariantUnavailable(InputError):
     """A variant names a stage or capability that is absent (an index, a reranker kind or model):
-    exit 2, never a fallback (DESIGN.md, "Variants and stages")."""
+    exit 2, never a fallback (docs/variants.md)."""
 
 
 class CorpusError(InputError):

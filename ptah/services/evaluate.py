@@ -512,8 +512,8 @@ def model_judges(
 
 def holes_lost(corpus: Corpus, reference: Run, run: Run) -> int | None:
     """The rows in the baseline's top k that nobody has judged and the current run no longer
-    returns: they could hide a regression a gate passing on its mean does not see (DESIGN.md). None
-    when the baseline does not list its holes (a ``ptah-report@1``)."""
+    returns: they could hide a regression a gate passing on its mean does not see
+    (docs/holes.md). None when the baseline does not list its holes (a ``ptah-report@1``)."""
     if any(case.holes is None for case in reference.cases):
         return None
     cases = {case.id: case for case in corpus.cases}

@@ -16,7 +16,7 @@
   digest and its corpus grade, so that ``evaluate`` can say when a judged row
   changed.
 
-The text of a row is its *judging text* (DESIGN.md, "Judged keys and holes";
+The text of a row is its *judging text* (docs/holes.md, "The judgement record";
 :meth:`ptah.core.spec.Spec.judging_template`): ``source.judge_text``, else
 every column any generation's template uses, each labelled -- never one
 generation's rendering, so a judgement pins the row, and stays fresh whichever

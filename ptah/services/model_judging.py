@@ -1,5 +1,4 @@
-"""``ptah corpus judge CORPUS --judge NAME``: a model judge grades the holes (DESIGN.md, "Model
-judges").
+"""``ptah corpus judge CORPUS --judge NAME``: a model judge grades the holes (docs/judges.md).
 
 The pairs it grades: every hole of the runs asked for (the pooled worklist of
 :mod:`ptah.services.judging`) and every key a person judged from a random
