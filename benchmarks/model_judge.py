@@ -119,7 +119,6 @@ def measure(dataset: Path, work: Path, sample: int, dev_queries: int, seed: int)
     from ptah.core.calibration import Agreement
     from ptah.core.spec import RerankSettings
     from ptah.services.beir_import import import_beir
-    from ptah.services.judging import row_texts
 
     clock = time.perf_counter()
     spec = work / "ptah.yaml"
@@ -145,7 +144,7 @@ def measure(dataset: Path, work: Path, sample: int, dev_queries: int, seed: int)
             report = project.evaluate(ptah.load_corpus(work / "dev.yaml"), generations=["minilm"])
             pairs = [(case.id, key) for case in report.runs[0].cases for key in case.keys[:10]]
             inner = project._project  # the service layer's project: its source and embedders
-            texts = row_texts(inner, {key for _, key in pairs})
+            texts = inner.judging_texts({key for _, key in pairs})
             context = RerankContext(
                 inner.spec.root,
                 os.environ,

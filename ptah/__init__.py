@@ -6,11 +6,15 @@ The public Python API (the CLI is its client)::
 
     with ptah.open_project("examples/support/ptah.yaml") as project:
         corpus = ptah.load_corpus("corpora/support.yaml")
-        report = project.evaluate(corpus, generations=["title-body"],
-                                  baseline="examples/support/baseline.json", max_drop={"recall": 0.02})
-        report.verdict                            # "pass" | "fail" | "inconclusive"
-        report.runs[0].means["nDCG"].value        # .high: every unjudged row in the top k relevant
-        report.save("report.json")                # or save(PATH, "html"): ptah.render.formats
+        report = project.evaluate(
+            corpus,
+            generations=["title-body"],
+            baseline="examples/support/baseline.json",
+            max_drop={"recall": 0.02},
+        )
+        report.verdict  # "pass" | "fail" | "inconclusive"
+        report.runs[0].means["nDCG"].value  # .high: every unjudged row in the top k relevant
+        report.save("report.json")  # or save(PATH, "html"): ptah.render.formats
 
 Names not in ``__all__`` are private.
 """
@@ -39,10 +43,8 @@ if (
     from ptah.core.judged import Judgement, JudgementRecord, Sample
     from ptah.core.measures import Measure, MeasureKind
     from ptah.core.metrics import Mean
-    from ptah.core.plugins import hookimpl
     from ptah.core.report import CaseResult, CaseTies, Hit, Hole, KnownMiss, Miss, Result, Run
     from ptah.core.request import EvaluationRequest, Fusion, SearchOptions, StatisticsSettings
-    from ptah.core.sections import Section
     from ptah.core.spec import (
         GenerationSettings,
         JudgeSettings,
@@ -89,8 +91,6 @@ _WHERE = {
     "Measure": "ptah.core.measures",
     "MeasureKind": "ptah.core.measures",
     "Mean": "ptah.core.metrics",
-    "hookimpl": "ptah.core.plugins",
-    "Section": "ptah.core.sections",
     "CaseResult": "ptah.core.report",
     "CaseTies": "ptah.core.report",
     "Hit": "ptah.core.report",
@@ -180,7 +180,6 @@ __all__ = [
     "Run",
     "Sample",
     "SearchOptions",
-    "Section",
     "ServiceSettings",
     "SourceSpec",
     "Spec",
@@ -191,7 +190,6 @@ __all__ = [
     "VariantUnavailable",
     "VerifyResult",
     "__version__",
-    "hookimpl",
     "load_corpus",
     "load_report",
     "open_project",

@@ -52,16 +52,16 @@ class Report(_report.Report):
         json, html, junit, markdown, trec), atomically (devices and FIFOs written through); an
         unknown format is an InputError (exit 2). Give the measured ``corpus`` for JUnit's file and
         line of each case."""
+        from ptah.adapters.files import write_pieces_atomically
         from ptah.render.formats import FORMATS
-        from ptah.services.files import write_pieces
 
-        write_pieces(path, FORMATS.get(format).pieces(self, corpus))
+        write_pieces_atomically(path, FORMATS.get(format).pieces(self, corpus))
 
 
 def load_corpus(path: str | os.PathLike) -> Corpus:
     """Read and validate a corpus file (format 1); :class:`CorpusError` (exit 2) lists every
     problem."""
-    from ptah.services.files import load_corpus as load
+    from ptah.adapters.corpus_yaml import load_corpus as load
 
     return load(path)
 

@@ -50,10 +50,9 @@ from ptah.adapters.files import read_bounded, write_text_atomically
 from ptah.adapters.yaml_nodes import (
     grade_text as _grade,
 )  # the corpus and the record spell a grade alike
-from ptah.core.corpus import MAX_FILE_BYTES, Case, Corpus
+from ptah.core.corpus import FORBIDDEN, MAX_FILE_BYTES, REQUIRED, Case, Corpus
 from ptah.core.errors import CorpusError, InputError, OperationalError
 
-REQUIRED, FORBIDDEN = "required", "forbidden"
 _END = re.compile(r"\.\.\.(?:[ \t]|$)")  # a document end marker: "..." at the start of a line
 _KEY_LINE = re.compile(r"( *)(?:-\s+)?[^\s#-][^#]*:\s*(?:#.*)?$")
 

@@ -1,6 +1,6 @@
 """Reading and writing a corpus's judgement record: ``NAME.judged.yaml`` beside ``NAME.yaml``.
 
-The format is pinned in DESIGN.md ("Judged keys and holes")::
+The format (docs/holes.md, "The judgement record")::
 
     version: 1
     corpus: sha256:…            # the corpus digest it was last written against (informative)

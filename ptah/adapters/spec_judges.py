@@ -1,5 +1,4 @@
-"""Reading ``judges:`` of the specification: model judges that grade the holes (DESIGN.md, "Model
-judges").
+"""Reading ``judges:`` of the specification: model judges that grade the holes (docs/judges.md).
 
 A part of the specification reader (:mod:`ptah.adapters.spec_fields`), like
 :mod:`ptah.adapters.spec_variants`::

@@ -2,7 +2,7 @@
 
 The file is read at the node level (:mod:`ptah.adapters.yaml_nodes`), so every
 problem is reported as ``FILE:LINE: field: what is wrong and how to fix it``,
-all of them at once, sorted by line. Format (DESIGN.md, "Specification")::
+all of them at once, sorted by line. Format (docs/specification.md)::
 
     version: 1                          # required; only 1 is accepted
     source:
@@ -49,7 +49,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ptah.adapters import spec_databases as databases
-from ptah.adapters.sources.base import filter_problem
+from ptah.adapters.sources.reader import filter_problem
 from ptah.adapters.spec_fields import _VARIABLE
 from ptah.adapters.spec_generations import GenerationFields
 from ptah.adapters.spec_judges import JudgeFields

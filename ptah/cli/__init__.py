@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     (:mod:`ptah.cli.streams`). Messages quote input, so their controls are
     made visible (:mod:`ptah.cli.display`).
     """
-    from ptah.services.loading import LOADING
+    from ptah.adapters.embedders import LOADING
 
     said = LOADING.set(_say)
     try:

@@ -47,8 +47,8 @@ def report_to_ci(report: Report, corpus: Corpus, environ: Mapping[str, str] | No
             print(line, file=sys.stderr)
     summary = environ.get("GITHUB_STEP_SUMMARY")
     if summary:
+        from ptah.adapters.files import append_text
         from ptah.render.markdown import render_markdown
-        from ptah.services.files import append_text
 
         try:
             append_text(

@@ -11,11 +11,12 @@ import typer
 from ptah.core.plugins import hookimpl
 
 # Each name under ``ptah``, in the order the app adds them: the module holding its group (``app``)
-# or command, imported only when a command line needs it. (``ptah.cli.judge`` adds holes, judge, add
-# and pin to the corpus group's app, and ``ptah.cli.grading``, which imports it, grade, forbid,
-# sample and judge-model; ``inference`` and ``report`` add evaluate and rebaseline themselves.)
+# or command, imported only when a command line needs it. (``ptah.cli.judge`` adds holes, add and
+# pin to the corpus group's app, ``ptah.cli.grading``, which imports it, grade, forbid, sample and
+# judge-model, and ``ptah.cli.judge_aliases``, which imports both, judge; ``inference`` and
+# ``report`` add evaluate and rebaseline themselves.)
 PARTS = {
-    "corpus": ("ptah.cli.grading", "app"),
+    "corpus": ("ptah.cli.judge_aliases", "app"),
     "inference": ("ptah.cli.inference", "app"),
     "import": ("ptah.cli.imports", "app"),
     "report": ("ptah.cli.report", "app"),

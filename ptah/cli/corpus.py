@@ -6,10 +6,11 @@ from pathlib import Path
 
 import typer
 
+from ptah import load_corpus
+from ptah.adapters.files import write_text_atomically
 from ptah.cli.display import error_text, json_text, plain
 from ptah.cli.named import measure_values
 from ptah.core.errors import EXIT_INPUT, CorpusError, InputError
-from ptah.services.files import load_corpus, write_text
 
 app = typer.Typer(
     help="Check evaluation corpora, print their digests, export their judgements, plan their size; "
@@ -96,7 +97,7 @@ def export_qrels(
     from ptah.core.trec import qrels_lines
 
     lines = qrels_lines(load_corpus(corpus), scale)
-    write_text(file, "".join(line + "\n" for line in lines))
+    write_text_atomically(file, "".join(line + "\n" for line in lines))
     typer.echo(f"wrote {plain(file)} ({len(lines)} judgements)")
 
 

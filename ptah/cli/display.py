@@ -47,9 +47,14 @@ def json_text(value: object) -> str:
 
 
 def error_text(exc: BaseException) -> str:
-    """An error for stderr: one line per located problem, each with its controls made visible."""
+    """An error for stderr: one line per located problem, each with its controls made visible; its
+    advice in the command line's flags and commands (:mod:`ptah.cli.words`)."""
     if isinstance(exc, PtahError) and exc.problems:
         return "\n".join(visible(str(problem)) for problem in exc.problems)
+    if isinstance(exc, PtahError):
+        from ptah.cli.words import COMMAND_LINE
+
+        return visible(exc.said(COMMAND_LINE), newlines=True)
     return visible(str(exc), newlines=True)
 
 
@@ -58,8 +63,8 @@ def check_outputs(
 ) -> None:
     """Refuse (exit 2), before any work, each ``(option, path)`` output ptah would refuse to write,
     two outputs on one file, and an output over one of the run's ``inputs`` (``(what, path)``,
-    :func:`ptah.services.files.run_inputs`)."""
-    from ptah.services.files import check_apart, check_output
+    :func:`ptah.services.inputs.run_inputs`)."""
+    from ptah.adapters.files import check_apart, check_output
 
     given = [(option, value) for option, value in pairs if value is not None]
     for option, value in given:

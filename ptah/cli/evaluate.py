@@ -10,15 +10,14 @@ command's signature; the command's own are the corpus, the outputs and the three
 from __future__ import annotations
 
 import inspect
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from ptah.cli.display import SPEC_HELP, save_help
-from ptah.core.errors import EXIT_INCONCLUSIVE, EXIT_NEGATIVE, InputError
-from ptah.core.options import Option, OptionError, declared
+from ptah.core.errors import EXIT_INCONCLUSIVE, EXIT_NEGATIVE
+from ptah.core.options import Option, declared
 from ptah.core.request import EvaluationRequest
 
 
@@ -82,7 +81,7 @@ def evaluate(
     """
     import ptah
     from ptah.cli.display import outputs, show_report
-    from ptah.services.files import run_inputs
+    from ptah.services.inputs import run_inputs
     from ptah.services.project import read_spec
 
     values = {
@@ -95,8 +94,7 @@ def evaluate(
         {"recall": max_recall_drop, "MRR": max_mrr_drop, "nDCG": max_ndcg_drop},
         requested["max_drop"] or [],
     )
-    with as_flags():
-        EvaluationRequest.of(**values)  # a refused option is said before any file is looked for
+    EvaluationRequest.of(**values)  # a refused option is said before any file is looked for
     found = read_spec(spec)
     # a path ptah would refuse, or a file this run reads, is refused now, not after the evaluation
     inputs = run_inputs(found, corpus, (("the baseline report", requested["baseline"]),))
@@ -114,8 +112,7 @@ def evaluate(
     values["excerpts"] = values["excerpts"] or any(
         format == "html" for format, _ in saved
     )  # the page shows them
-    with as_flags():
-        request = EvaluationRequest.of(**values)
+    request = EvaluationRequest.of(**values)
     with ptah.open_project(found) as project:
         loaded = project.load_corpus(corpus)
         report = project.evaluate(loaded, request)
@@ -138,16 +135,6 @@ def drops(spelled: dict[str, float | None], given: list[str]) -> dict[str, float
     return measure_values(
         "--max-drop", given, float, "a drop of {} is already gated", found, tagged=True
     )
-
-
-@contextmanager
-def as_flags():
-    """A refused option named by its flag (``--ef-search: …``) where the API and the server name the
-    option."""
-    try:
-        yield
-    except OptionError as exc:
-        raise InputError(f"{FLAGS.get(exc.name, exc.name)}: {exc.problem}.") from None
 
 
 def _parameter(option: Option) -> inspect.Parameter:
@@ -176,7 +163,6 @@ def _parameter(option: Option) -> inspect.Parameter:
 
 
 OPTIONS = declared(EvaluationRequest)
-FLAGS = {option.name: option.spellings[0] for option in OPTIONS}
 _own = [
     parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY)
     for parameter in inspect.signature(evaluate).parameters.values()

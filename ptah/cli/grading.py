@@ -62,7 +62,7 @@ def grade_key(
     not a row of the source, a grade off the corpus's scale (without --new-grade) or one the corpus
     contradicts.
     """
-    from ptah.services.judging import REQUIRED
+    from ptah.core.corpus import REQUIRED
 
     record_grade(corpus, case, key, grade, REQUIRED if required else None, new_grade, spec)
 
@@ -79,7 +79,7 @@ def forbid_key(
     Exit 2 for a case not in the corpus, a key that is not a row of the source, or a key the case
     expects (required or relevant).
     """
-    from ptah.services.judging import FORBIDDEN
+    from ptah.core.corpus import FORBIDDEN
 
     record_grade(corpus, case, key, 0.0, FORBIDDEN, False, spec)
 

@@ -86,7 +86,7 @@ def build(
     worker reading the driver's one exported snapshot (exit 2 for SQLite).
     """
     import ptah
-    from ptah.services.loading import LOADING
+    from ptah.adapters.embedders import LOADING
 
     if quiet:
         LOADING.set(None)  # main() resets it

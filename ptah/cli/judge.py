@@ -3,9 +3,10 @@ table.
 
 * ``holes`` lists, per case, the rows the runs asked for rank in the top k that
   nobody judged (the pooled worklist, :mod:`ptah.core.worklist`);
-* ``judge`` walks a worklist in the terminal (:mod:`ptah.cli.judge_session`);
-  one key from a script, a random sample and a model judge are ``grade``,
-  ``forbid``, ``sample`` and ``judge-model`` (:mod:`ptah.cli.grading`);
+* ``judge`` walks a worklist in the terminal (:mod:`ptah.cli.judge_session`; the command
+  itself is in :mod:`ptah.cli.judge_aliases`, with its old spellings); one key from a script, a
+  random sample and a model judge are ``grade``, ``forbid``, ``sample`` and ``judge-model``
+  (:mod:`ptah.cli.grading`);
 * ``add`` authors a new case against the table: the pooled top rows of the
   vector and lexical channels, judged in the same session, then appended;
 * ``pin`` records the current text digest of every key the corpus names.
@@ -26,7 +27,7 @@ import typer
 from ptah.cli.corpus import app
 from ptah.cli.display import SPEC_HELP, check_outputs, json_text, plain, wrote
 from ptah.core.corpus import shown_key
-from ptah.core.errors import InputError, spec_flag
+from ptah.core.errors import InputError
 from ptah.core.verdicts import counted
 
 GENERATION_HELP = "A generation to search (repeat for several; default: the active one)."
@@ -62,7 +63,9 @@ def holes(
     For each case, the union over every run asked for, with the rank each run
     gave the row and its text; best rank first. Exit 0 (holes or none).
     """
-    from ptah.services.files import run_inputs, write_text
+    from ptah.adapters.files import write_text_atomically
+    from ptah.core.baseline import spec_flag
+    from ptah.services.inputs import run_inputs
     from ptah.services.judging import make_worklist
     from ptah.services.project import project_of, read_spec
 
@@ -75,7 +78,9 @@ def holes(
             project, corpus, generation, runs_channels(channel, variant), baseline, variant
         )
     if output is not None:
-        write_text(output, json.dumps(worklist.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        write_text_atomically(
+            output, json.dumps(worklist.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        )
     if json_output:
         typer.echo(json_text(worklist.to_dict()))
         if output is not None:
@@ -111,68 +116,9 @@ def _line(text: str) -> str:
     return flat if len(flat) <= LINE_CHARS else flat[: LINE_CHARS - 1] + "…"
 
 
-@app.command()
-def judge(
-    corpus: Path = typer.Argument(
-        ..., help="The corpus file (edited in place; its judgement record beside it)."
-    ),
-    worklist: Path | None = typer.Option(
-        None, "--worklist", help="A worklist from holes --output (default: list the holes now)."
-    ),
-    generation: list[str] = typer.Option([], "--generation", "-g", help=GENERATION_HELP),
-    channel: list[str] = typer.Option([], "--channel", help=CHANNEL_HELP),
-    variant: list[str] = typer.Option([], "--variant", help=VARIANT_HELP),
-    spec: str | None = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
-    # The spellings from before grade, forbid, sample and judge-model, kept for one release
-    # (ptah.cli.judge_aliases): hidden, so that help offers only what goes with a session.
-    case: str | None = typer.Option(None, "--case", hidden=True),
-    key: str | None = typer.Option(None, "--key", hidden=True),
-    grade: float | None = typer.Option(None, "--grade", hidden=True),
-    required: bool = typer.Option(False, "--required", hidden=True),
-    forbidden: bool = typer.Option(False, "--forbidden", hidden=True),
-    sample: int | None = typer.Option(None, "--sample", min=1, hidden=True),
-    seed: int | None = typer.Option(None, "--seed", min=0, hidden=True),
-    baseline: Path | None = typer.Option(None, "--baseline", hidden=True),
-    grades: Path | None = typer.Option(None, "--grades", hidden=True),
-    model_judge: str | None = typer.Option(None, "--judge", hidden=True),
-    json_output: bool = typer.Option(False, "--json", hidden=True),
-    new_grade: bool = typer.Option(False, "--new-grade", hidden=True),
-) -> None:
-    """Judge the holes in the terminal, one row at a time.
-
-    Keys: 0 not relevant, 1... the grades the corpus uses (ascending), r required, f forbidden, s
-    skip, u undo, q save and quit (resumable: the next session asks only what is still unjudged).
-    Grades above 0, required and forbidden keys go into the corpus; every judgement, with the
-    SHA-256 of the row's text, into the judgement record. One key from a script: grade and forbid;
-    a random sample: sample; a model judge: judge-model.
-    """
-    from ptah.cli.judge_aliases import OldSpelling, run_old_spelling
-
-    old = OldSpelling(
-        case,
-        key,
-        grade,
-        required,
-        forbidden,
-        sample,
-        seed,
-        baseline,
-        grades,
-        model_judge,
-        json_output,
-        new_grade,
-    )
-    if old.flags():
-        run_old_spelling(old, corpus, worklist, generation, channel, variant, spec)
-        return
-    judge_interactively(
-        corpus, worklist, generation, runs_channels(channel, variant), spec, variant
-    )
-
-
 def corpus_scale(corpus: Path) -> tuple[float, ...]:
     """The grades above 0 the corpus uses, ascending (``(1.0,)`` when it grades nothing yet)."""
-    from ptah.services.files import load_corpus
+    from ptah import load_corpus
 
     return load_corpus(corpus).grade_scale()
 
@@ -180,8 +126,8 @@ def corpus_scale(corpus: Path) -> tuple[float, ...]:
 def ask_in_terminal(corpus: Path, items: list) -> list:
     """The judgements of ``items`` made in the terminal session, offering the corpus's grades (said
     first) and showing with each row the grades its case already gives."""
+    from ptah import load_corpus
     from ptah.cli.judge_session import key_reader, run_session
-    from ptah.services.files import load_corpus
 
     loaded = load_corpus(corpus)
     scale = loaded.grade_scale()
@@ -264,8 +210,8 @@ def add(
     The same keys as judge; at least one row must be graded relevant or
     required. Exit 2 for an id the corpus has already.
     """
+    from ptah import load_corpus
     from ptah.cli.judge_session import say_saved
-    from ptah.services.files import load_corpus
     from ptah.services.judging import candidates, save_judgements
     from ptah.services.project import open_project
 

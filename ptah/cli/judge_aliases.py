@@ -1,10 +1,14 @@
-"""The spellings of ``ptah corpus judge`` from before it was split, kept for one release.
+"""``ptah corpus judge``: the holes judged in the terminal; and its spellings from before it was
+split, kept for one release.
 
 ``judge --case --key --grade`` (or ``--required``, ``--forbidden``) is now ``grade`` or
 ``forbid``, ``judge --sample N`` is ``sample``, ``judge --judge NAME`` is ``judge-model``
 (:mod:`ptah.cli.grading`). An old spelling behaves exactly as before -- the same output, the same
 errors for options that do not go together -- and says first, on stderr, which command replaces it.
-The next release deletes this module and the hidden options of ``judge`` that lead here.
+The next release deletes the hidden options of ``judge`` and what they lead to here.
+
+The corpus group's commands come in here (``ptah.cli.commands``): this module imports
+:mod:`ptah.cli.grading`, which imports :mod:`ptah.cli.judge`, each adding its commands.
 """
 
 from __future__ import annotations
@@ -14,6 +18,16 @@ from pathlib import Path
 
 import typer
 
+from ptah.cli.display import SPEC_HELP
+from ptah.cli.grading import grade_with_model, judge_sample, record_grade
+from ptah.cli.judge import (
+    CHANNEL_HELP,
+    GENERATION_HELP,
+    VARIANT_HELP,
+    app,
+    judge_interactively,
+    runs_channels,
+)
 from ptah.core.errors import InputError
 
 
@@ -92,9 +106,7 @@ def run_old_spelling(
 ) -> None:
     """Say :func:`deprecation` on stderr, then do what ``ptah corpus judge`` did with these
     options."""
-    from ptah.cli.grading import grade_with_model, judge_sample, record_grade
-    from ptah.cli.judge import judge_interactively, runs_channels
-    from ptah.services.judging import FORBIDDEN, REQUIRED
+    from ptah.core.corpus import FORBIDDEN, REQUIRED
 
     typer.echo(deprecation(old), err=True)
     channels = runs_channels(channel, variant)
@@ -153,3 +165,60 @@ def run_old_spelling(
             )
         grade = 1.0 if mark == REQUIRED else 0.0
     record_grade(corpus, old.case, old.key, grade, mark, old.new_grade, spec, "--grade")
+
+
+@app.command()
+def judge(
+    corpus: Path = typer.Argument(
+        ..., help="The corpus file (edited in place; its judgement record beside it)."
+    ),
+    worklist: Path | None = typer.Option(
+        None, "--worklist", help="A worklist from holes --output (default: list the holes now)."
+    ),
+    generation: list[str] = typer.Option([], "--generation", "-g", help=GENERATION_HELP),
+    channel: list[str] = typer.Option([], "--channel", help=CHANNEL_HELP),
+    variant: list[str] = typer.Option([], "--variant", help=VARIANT_HELP),
+    spec: str | None = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
+    # The spellings from before grade, forbid, sample and judge-model, kept for one release
+    # (ptah.cli.judge_aliases): hidden, so that help offers only what goes with a session.
+    case: str | None = typer.Option(None, "--case", hidden=True),
+    key: str | None = typer.Option(None, "--key", hidden=True),
+    grade: float | None = typer.Option(None, "--grade", hidden=True),
+    required: bool = typer.Option(False, "--required", hidden=True),
+    forbidden: bool = typer.Option(False, "--forbidden", hidden=True),
+    sample: int | None = typer.Option(None, "--sample", min=1, hidden=True),
+    seed: int | None = typer.Option(None, "--seed", min=0, hidden=True),
+    baseline: Path | None = typer.Option(None, "--baseline", hidden=True),
+    grades: Path | None = typer.Option(None, "--grades", hidden=True),
+    model_judge: str | None = typer.Option(None, "--judge", hidden=True),
+    json_output: bool = typer.Option(False, "--json", hidden=True),
+    new_grade: bool = typer.Option(False, "--new-grade", hidden=True),
+) -> None:
+    """Judge the holes in the terminal, one row at a time.
+
+    Keys: 0 not relevant, 1... the grades the corpus uses (ascending), r required, f forbidden, s
+    skip, u undo, q save and quit (resumable: the next session asks only what is still unjudged).
+    Grades above 0, required and forbidden keys go into the corpus; every judgement, with the
+    SHA-256 of the row's text, into the judgement record. One key from a script: grade and forbid;
+    a random sample: sample; a model judge: judge-model.
+    """
+    old = OldSpelling(
+        case,
+        key,
+        grade,
+        required,
+        forbidden,
+        sample,
+        seed,
+        baseline,
+        grades,
+        model_judge,
+        json_output,
+        new_grade,
+    )
+    if old.flags():
+        run_old_spelling(old, corpus, worklist, generation, channel, variant, spec)
+        return
+    judge_interactively(
+        corpus, worklist, generation, runs_channels(channel, variant), spec, variant
+    )

@@ -37,10 +37,10 @@ from contextlib import contextmanager
 import typer
 
 from ptah.cli.display import plain
-from ptah.core.corpus import shown_key
+from ptah.core.corpus import FORBIDDEN, REQUIRED, shown_key
 from ptah.core.visible import visible
 from ptah.core.worklist import Hole, WorkCase
-from ptah.services.judging import FORBIDDEN, REQUIRED, Verdict
+from ptah.services.judging import Verdict
 
 DEFAULT_SCALE = (1.0,)
 

@@ -30,7 +30,7 @@ def rebaseline(
     """
     import ptah
     from ptah.cli.display import check_outputs
-    from ptah.services.files import load_corpus, run_inputs
+    from ptah.services.inputs import run_inputs
     from ptah.services.project import project_of, read_spec
     from ptah.services.rebaseline import rebaseline as measure_again
 
@@ -38,7 +38,7 @@ def rebaseline(
     check_outputs(
         ("--output", output), inputs=run_inputs(found, corpus, (("the old report", old),))
     )
-    loaded = load_corpus(corpus)
+    loaded = ptah.load_corpus(corpus)
     with project_of(found) as project:
         report = measure_again(project, old, loaded)
     if output is not None:

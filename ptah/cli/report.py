@@ -49,7 +49,7 @@ def show(
     Exit 0 when it was read and rendered, whatever its verdict (the verdict
     was evaluate's exit code); 2 when it is not a ptah report.
     """
-    from ptah.services.files import run_inputs
+    from ptah.services.inputs import run_inputs
 
     saved = outputs(
         {"--html": html, "--markdown": markdown, "--junit": junit},
@@ -110,14 +110,12 @@ def diff(
     Exit 0 when compared; 2 when the reports measured different corpora (their digests differ, or
     their runs hold other case ids) or a run is missing.
     """
-    from ptah.cli.evaluate import as_flags
     from ptah.core.baseline import Evidence, check_cases
     from ptah.core.comparison import StatisticsSettings, compare_runs
     from ptah.core.errors import IncomparableBaseline
     from ptah.core.report import Comparison, read_only
 
-    with as_flags():
-        settings = StatisticsSettings(resamples=bootstrap, seed=seed)
+    settings = StatisticsSettings(resamples=bootstrap, seed=seed)
     first, second = _load(a), _load(b)
     if first.corpus["digest"] != second.corpus["digest"]:
         raise IncomparableBaseline(
@@ -172,9 +170,10 @@ def trend(
     One line per generation and channel, each mean with its interval.
     Exit 0 when written; 2 when a report is not a ptah report.
     """
+    from ptah.adapters.files import write_text_atomically
     from ptah.core.errors import ReportError
     from ptah.render.trend import created, render_trend
-    from ptah.services.files import run_inputs, write_text
+    from ptah.services.inputs import run_inputs
 
     check_outputs(
         ("--html", html), inputs=run_inputs(reports=tuple(("a report", path) for path in reports))
@@ -189,7 +188,7 @@ def trend(
                 f"{path}: created_at is not an ISO 8601 time; the report is damaged"
             ) from None
         loaded.append(report)
-    write_text(html, render_trend(loaded))
+    write_text_atomically(html, render_trend(loaded))
     from ptah.cli.display import plain
 
     typer.echo(f"wrote {plain(html)}: {len(loaded)} reports")

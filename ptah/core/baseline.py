@@ -36,7 +36,7 @@ from typing import Any
 
 from ptah.core.calibration import ModelJudge
 from ptah.core.corpus import Corpus
-from ptah.core.errors import IncomparableBaseline, ReportError, spec_flag
+from ptah.core.errors import IncomparableBaseline, ReportError, capital
 from ptah.core.estimate import NO_RATES, Estimate, Rates, estimate
 from ptah.core.flips import flip_count, paired_cases, upper_relevant
 from ptah.core.measures import Measure
@@ -88,14 +88,14 @@ def check_comparable(
     why = difference(corpus, baseline)
     if why is None:
         return
-    command = (
-        f"ptah report rebaseline {path} --corpus {corpus_path or corpus.path or 'CORPUS'} --output NEW.json"
-        f"{spec_flag(spec_path)}"
-    )
+    again = corpus_path or corpus.path or "CORPUS"
     raise IncomparableBaseline(
-        f"the baseline {path} measured a different corpus (digest {theirs}); this corpus is {corpus.digest}, and "
-        f"they differ in more than judgements: {why}. Measure its runs again on this corpus with `{command}`, or "
-        "evaluate the corpus it was made with."
+        lambda words: (
+            f"the baseline {path} measured a different corpus (digest {theirs}); this corpus is "
+            f"{corpus.digest}, and they differ in more than judgements: {why}. "
+            f"{capital(words.rebaseline(path, again, spec_path))}, or evaluate the corpus it was "
+            "made with."
+        )
     )
 
 
@@ -231,7 +231,7 @@ class Evidence:
 def required_gate(run: Run, reference: Run | None = None) -> Gate:
     """Every required key in its case's top k; against a baseline (``reference``, its reference
     run), every one the baseline found: a key its case's baseline missed too is a known miss,
-    reported with both ranks and not failed on (DESIGN.md, "Known misses")."""
+    reported with both ranks and not failed on (docs/evaluating.md, "The numbers")."""
     required = run.required
     if not required["cases"]:
         return Gate("required", run.name, True, "no required keys: no case names one")
@@ -384,7 +384,7 @@ def _decided_by_holes(
     evidence: Evidence,
 ) -> dict:
     """What the holes of both runs say of a drop gate that ``passes`` (or not) on its judged values
-    (DESIGN.md, "Judged keys and holes"): the gate's ``holes`` member, with its verdict under holes
+    (docs/holes.md): the gate's ``holes`` member, with its verdict under holes
     in ``passed``."""
     cases = [case for case in paired_cases(baseline_run, run) if case.grades]
     pairs = [(case.id, key) for case in cases for key in case.holes]
@@ -503,6 +503,12 @@ def _sizes(count: int) -> list[int]:
         sizes.append(size)
         size = max(size + 1, math.ceil(size * 1.25))
     return [*sizes, count]
+
+
+def spec_flag(path: str | None) -> str:
+    """What a command a sentence names adds for the spec the work used: `` --spec PATH``; nothing
+    for none (ptah.yaml of the working directory), so that the command runs as written."""
+    return f" --spec {path}" if path else ""
 
 
 def run_flags(run: Run) -> str:

@@ -1,7 +1,7 @@
 """How far a model judge can be trusted on this corpus, measured on the holes a person judged from a
 random sample.
 
-Pinned (DESIGN.md, "Model judges"):
+Pinned (docs/judges.md, "Calibration on the person's sample"):
 
 * a grade above 0 is *relevant*, 0 is *not relevant*, for the person and the
   model alike; the **agreement table** counts the sampled holes both judged:

@@ -1,52 +1,14 @@
 """Side by side: every run of a report against the reference (the first), case by case, with
 significance.
 
-A report's ``comparison`` section (null when only one run was measured)::
-
-    {"reference": NAME,
-     "statistics": {STATISTICS},
-     "candidates": [CANDIDATE, ...]}      # one per run after the first, in run order
-
-    CANDIDATE = {"run": NAME, "channel": CHANNEL,
-                 "measures": {"recall" | "mrr" | "ndcg": MEASURE},
-                 "flipped": {"now_failing": N, "now_passing": N},
-                 "cases_changed": [CASE, ...]}   # flips first, then corpus order
-
-    MEASURE = {"reference": MEAN, "candidate": MEAN, "delta": candidate - reference (null when either is N/A),
-               "cases": paired cases, "wins": N, "ties": N, "losses": N, "undefined": N,
-               "interval": {"low", "high", "level"} | null,   # paired bootstrap CI of the mean difference
-               "test": {"p_value", "method", "nonzero", "patterns"} | null,   # paired sign-flip test
-               "finding": "better" | "worse" | "no clear difference" | "inconclusive",
-               "judged": "better" | "worse" | "no clear difference",   # the finding on the judged values alone
-               "settle": {"flip_count", "plausible", "sample", "command"} | null,
-               "holes": N}
-
-A case is *paired* for a measure when both runs define it (a case with no
-relevant key defines none). Per case, the candidate *wins* when its value is
-greater, *loses* when smaller, and *ties* when equal. The interval and the
-test come from :mod:`ptah.core.significance` over the paired differences
-``candidate - reference``; both are null when no case is paired.
-
-The finding: ``better`` (``worse``) when the mean paired difference is above
-(below) zero and the test's p-value is below ``1 - level`` (0.05 by default);
-otherwise ``no clear difference`` -- the runs may differ, but a difference
-that size is what shuffling the two runs' results per case produces too
-often to call it more than noise.
-
-The holes (:mod:`ptah.core.judged`, :mod:`ptah.core.flips`): a finding, like a gate, is inconclusive
-when the holes that may plausibly be relevant could flip it. ``holes`` (U) counts the holes in
-either run's top k over the paired cases; the finding is ``inconclusive`` when m of them, taken
-relevant, change the finding drawn on the judged values (``judged``, always given), and ``settle``
-says how to settle it: m (``flip_count``), U (``plausible``), the sample expected to settle it when
-none of it is relevant (:func:`ptah.core.flips.settling_sample`; every hole when no smaller sample
-does) and the one command that draws it from both runs' holes
-(:func:`ptah.core.baseline.sample_command`). The holes taken: the candidate's (towards ``better``)
-for a ``worse`` or unclear finding, the reference's (towards ``worse``) for a ``better`` or unclear
-one, greedily, the holes that move a case's value most first (each case's best holes are its
-highest-ranked, as for a gate's flip count). The greedy m only bounds the least number from above,
-so it can show a finding inconclusive, never prove one conclusive: a finding no such set flips
-stands as drawn. A run whose holes are unknown (read from a ``ptah-report@1`` baseline) has its
-finding drawn on the values alone.
+:func:`compare_runs` makes a report's ``comparison`` section (its shape: ``ptah-report``'s schema,
+``ptah/schemas/report.schema.json``). Per measure, a case is *paired* when both runs define it; the
+candidate wins, ties or loses it on its value, and the interval and the test are
+:mod:`ptah.core.significance`'s over the paired differences ``candidate - reference``. The finding
+is ``better`` (``worse``) when their mean is above (below) zero and the test's p-value is below
+``alpha``, else ``no clear difference``; it is ``inconclusive`` when holes that may plausibly be
+relevant could change it, and ``settle`` then says how to settle it. How those holes are counted,
+and why: docs/design.md ("Findings and their holes").
 """
 
 from __future__ import annotations
@@ -66,8 +28,10 @@ BETTER, WORSE, UNCLEAR, INCONCLUSIVE = "better", "worse", "no clear difference",
 
 
 def settle(flips: int, plausible: int, runs: Sequence[Run], paths: Evidence) -> dict:
-    """How to settle a finding ``flips`` of the ``plausible`` holes could change: the ``settle``
-    member (module docs), its command naming the paths of ``paths`` and every one of ``runs``."""
+    """How to settle a finding ``flips`` of the ``plausible`` holes could change: m
+    (``flip_count``), U (``plausible``), the sample expected to settle it when none of it is
+    relevant (every hole when no smaller one does) and the command that draws it, naming the paths
+    of ``paths`` and every one of ``runs``."""
     size = settling_sample(plausible, flips) or plausible
     return {
         "flip_count": flips,
@@ -105,9 +69,9 @@ def compare_pair(
     settings: StatisticsSettings = StatisticsSettings(),
     paths: Evidence = Evidence(),
 ) -> dict:
-    """One candidate run against the reference run, paired by case id (see the module docs);
-    ``paths``: what the settling command names (a baseline's path makes it draw from the baseline's
-    reference run, not ``reference``)."""
+    """One candidate run against the reference run, paired by case id, the changed cases flips
+    first; ``paths``: what the settling command names (a baseline's path makes it draw from the
+    baseline's reference run, not ``reference``)."""
     sides = [candidate] if paths.baseline_path else [reference, candidate]
     theirs = {case.id: case for case in reference.cases}
     pairs = [(theirs[case.id], case) for case in candidate.cases if case.id in theirs]
@@ -157,8 +121,9 @@ def _measure(
     sides: Sequence[Run],
     paths: Evidence,
 ) -> dict:
-    """One measure's entry (module docs); ``sides`` and ``paths``: the runs and paths its settling
-    command names."""
+    """One measure's entry: both means and their delta, wins, ties, losses, the interval, the
+    test, the finding (and the one on the judged values alone) and the holes; ``sides`` and
+    ``paths``: the runs and paths its settling command names."""
     differences = list(paired_differences(reference, candidate, name).values())
     wins, losses = sum(1 for d in differences if d > 0), sum(1 for d in differences if d < 0)
     old_mean = reference.means[name].value
@@ -194,8 +159,10 @@ def _measure(
 def _flips(
     name: str, paired: Sequence[PairedCase], finding: str, settings: StatisticsSettings
 ) -> int | None:
-    """The fewest holes found that, taken relevant, change ``finding`` (module docs); None when none
-    found. ``paired``: the cases both runs define the measure on, with the holes of either."""
+    """The fewest holes found that, taken relevant, change ``finding``: the candidate's (towards
+    ``better``) unless it is ``better``, the reference's (towards ``worse``) unless it is ``worse``;
+    None when none found. Greedy, so an upper bound of the least. ``paired``: the cases both runs
+    define the measure on, with the holes of either."""
     found = []
     if finding != BETTER:  # holes that lift the candidate over the reference
         found.append(_flip_way(name, paired, True, finding, settings))

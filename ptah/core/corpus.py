@@ -1,55 +1,11 @@
-"""The evaluation corpus (format v1) and its content digest.
+"""The evaluation corpus (format v1), its content digest and its slices.
 
-A corpus is a set of cases; each case has a query, an effective depth ``k``
-and expectations: ``required`` keys (must appear in the top k), graded
-``relevant`` keys (for the ranked measures) and ``forbidden`` keys (must not
-appear in the top k -- a ptah extension, reported as leakage).
-
-The loader (``ptah.adapters.corpus_yaml``) validates the file and builds these
-objects; the objects here hold values that already passed validation.
-
-Digest
-------
-The digest is the SHA-256 of a canonical JSON document, printed as
-``sha256:<64 hex digits>``. The canonical document is::
-
-    {"cases":[CASE,...],"format":"ptah-corpus@1"}
-
-with the cases sorted by ``id`` (Unicode code point order), and each CASE::
-
-    {"forbidden":[KEY,...],"id":ID,"k":K,"query":QUERY,
-     "relevant":[[KEY,GRADE],...],"required":[KEY,...]}
-
-where ``k`` is the *effective* depth (a case's own ``k``, or ``default_k``),
-``relevant`` holds the *effective* grades (the declared ones, or grade 1 for
-each required key when none are declared), and every key list is sorted by
-code point. A GRADE is written as a JSON number in Python's shortest
-round-trip ``repr`` of the IEEE-754 double (``1.0``, ``0.5``, ``2.0``), so a
-grade written ``1`` and one written ``1.0`` are the same. The document is
-serialised with object keys sorted, no whitespace (separators ``,`` and
-``:``), non-ASCII characters written as themselves (not escaped), and encoded
-as UTF-8. Queries and keys are taken exactly as written: no trimming, no case
-folding, no Unicode normalisation.
-
-Outside the digest: ``name``, ``description``, ``default_k`` itself (only the
-depths it resolves to count), the cases' ``tags``, YAML formatting, quoting,
-comments, mapping key order and the order of the cases.
-
-Tags and slices
----------------
-A case may carry ``tags`` (a ptah addition): each 1 to 32 characters of
-lowercase ASCII letters, digits, ``-``, ``_`` and ``.``, starting with a letter
-or a digit (:data:`TAG_PATTERN`), at most 16 a case, none twice; a case keeps
-them in the order written. The cases carrying a tag are its *slice*
-(:meth:`Corpus.slices`). Tags are outside the corpus digest -- renaming a
-slice does not make two measurements incomparable -- but each slice has a
-*slice digest* (:func:`slice_digest`), the SHA-256 of::
-
-    {"cases":[CASE,...],"format":"ptah-slice@1","tag":TAG}
-
-serialised as the corpus's canonical document is, CASE as above (sorted by
-id). A baseline's slice is compared only with a slice of the same digest: the
-same tag over the same cases, with the same contents.
+A corpus is a set of cases, each with a query, an effective depth ``k`` and expectations:
+``required`` keys (in the top k), graded ``relevant`` keys and ``forbidden`` keys (not in the top
+k: leakage). The loader (:mod:`ptah.adapters.corpus_yaml`) validates a file; these objects hold
+values that passed. The digest and the slices (``tags``, :data:`TAG_PATTERN`) are specified in
+docs/corpus.md ("The digest", "Tags and slices"); why tags stay outside the digest:
+docs/design.md ("The corpus digest").
 """
 
 from __future__ import annotations
@@ -83,6 +39,8 @@ TAG_PATTERN = re.compile(
 )  # fullmatch; a tag fits a column, a file name and a URL
 
 COMPOSITE_KEY_SEPARATOR = "\x1f"
+# the marks a judgement can put on a key: the case lists it joins
+REQUIRED, FORBIDDEN = "required", "forbidden"
 
 
 @dataclass(frozen=True)
@@ -94,7 +52,7 @@ class Case:
     ``line`` is where the case starts in its file (for messages), if known.
     ``judged`` holds the keys its entry in the judgement record holds (outside
     the digest; see :mod:`ptah.core.judged`). ``tags`` names the slices the
-    case belongs to, as written (outside the digest; see the module docs).
+    case belongs to, as written (outside the digest).
     """
 
     id: str
@@ -115,7 +73,8 @@ class Case:
         return frozenset(self.required) | frozenset(self.relevant) | frozenset(self.forbidden)
 
     def canonical(self) -> dict:
-        """This case's part of the canonical digest document (see module docs)."""
+        """This case's part of the canonical digest document: its effective ``k`` and grades (1
+        for each required key when none are declared), every key list sorted."""
         return {
             "id": self.id,
             "query": self.query,
@@ -182,12 +141,15 @@ class Corpus:
 
 
 def canonical_document(cases: tuple[Case, ...] | list[Case]) -> bytes:
-    """The exact bytes the digest hashes (see module docs)."""
+    """The exact bytes the digest hashes: ``{"cases":[CASE,...],"format":"ptah-corpus@1"}``, the
+    cases sorted by id, keys sorted, no whitespace, non-ASCII unescaped, UTF-8; a grade is the
+    shortest round-trip ``repr`` of its double (``1.0``)."""
     return _canonical({"format": DIGEST_FORMAT}, cases)
 
 
 def _canonical(head: dict, cases: tuple[Case, ...] | list[Case]) -> bytes:
-    """``head`` with the cases' canonical forms sorted by id, serialised as the module docs say."""
+    """``head`` with the cases' canonical forms sorted by id, serialised as
+    :func:`canonical_document` says."""
     document = head | {"cases": [case.canonical() for case in sorted(cases, key=lambda c: c.id)]}
     text = json.dumps(
         document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
@@ -201,8 +163,9 @@ def corpus_digest(cases: tuple[Case, ...] | list[Case]) -> str:
 
 
 def slice_digest(tag: str, cases: tuple[Case, ...] | list[Case]) -> str:
-    """The slice digest of ``tag`` over ``cases`` (see the module docs): ``sha256:`` and 64 hex
-    digits."""
+    """The slice digest of ``tag`` over ``cases``: ``sha256:`` and the 64 hex digits of
+    ``{"cases":[CASE,...],"format":"ptah-slice@1","tag":TAG}``, serialised as
+    :func:`canonical_document` is."""
     return (
         "sha256:"
         + hashlib.sha256(_canonical({"format": SLICE_DIGEST_FORMAT, "tag": tag}, cases)).hexdigest()

@@ -1,4 +1,4 @@
-"""Typed errors. Each carries the exit code DESIGN.md assigns to its kind.
+"""Typed errors. Each carries the exit code of its kind (docs/exit-codes.md).
 
 Exit codes, the same in every command:
 
@@ -12,12 +12,17 @@ Exit codes, the same in every command:
   gate failed: 1 wins). Like 1, a verdict, not an error.
 
 The CLI has one error boundary that turns a :class:`PtahError` into its
-message on stderr and its exit code. Nothing here formats for a terminal.
+message on stderr and its exit code. Nothing here formats for a terminal, and
+nothing here or in the use cases spells a flag: a message that advises an
+option or a command is a function of :class:`Words`, which each interface
+supplies (:data:`PLAIN` for ``str()``, the Python API and the server).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 EXIT_OK = 0
 EXIT_NEGATIVE = 1
@@ -62,15 +67,91 @@ class Problem:
         }
 
 
+class Words(Protocol):
+    """How an interface names, in an error's advice, an option to set and a command to run.
+
+    The methods naming a command return an imperative (``run `ptah inference build docs```), to be
+    capitalised (:func:`capital`) where it starts a sentence.
+    """
+
+    def option(self, name: str, value: object = None) -> str:
+        """Option ``name`` (a field of the request or a keyword: ``allow_stale``, ``search``), set
+        to ``value`` where given (True: set, for a switch)."""
+        ...
+
+    def build(self, generation: str, spec: str | None) -> str:
+        """Building ``generation`` of the specification at ``spec`` (None: the one found from the
+        working folder)."""
+        ...
+
+    def index(self, generation: str) -> str:
+        """Building ``generation``'s HNSW index."""
+        ...
+
+    def prune(self) -> str:
+        """Removing from the store the generations no longer declared."""
+        ...
+
+    def listing(self) -> str:
+        """What lists the stored generations, as a noun."""
+        ...
+
+    def rebaseline(self, report: str, corpus: str, spec: str | None) -> str:
+        """Measuring the runs of the report at ``report`` again on the corpus at ``corpus``."""
+        ...
+
+
+class PlainWords:
+    """:class:`Words` for the Python API and the server: an option by its name, a command by what it
+    does or by the method that does it."""
+
+    def option(self, name: str, value: object = None) -> str:
+        return name if value is None else f"{name}={value}"
+
+    def build(self, generation: str, spec: str | None) -> str:
+        return f'build generation "{generation}"'
+
+    def index(self, generation: str) -> str:
+        return f'build one with Project.index("{generation}")'
+
+    def prune(self) -> str:
+        return "prune the store"
+
+    def listing(self) -> str:
+        return "Project.list_generations()"
+
+    def rebaseline(self, report: str, corpus: str, spec: str | None) -> str:
+        return "measure its runs again on this corpus"
+
+
+PLAIN = PlainWords()
+
+Said = Callable[[Words], str]
+
+
+def capital(text: str) -> str:
+    """``text`` with its first letter a capital, to start a sentence."""
+    return text[:1].upper() + text[1:]
+
+
 class PtahError(Exception):
-    """Base of every error ptah reports to a user. Never shown as a traceback."""
+    """Base of every error ptah reports to a user. Never shown as a traceback.
+
+    ``message`` is a text, or a function of the :class:`Words` an interface names options and
+    commands in; ``str()`` is it in :data:`PLAIN` words.
+    """
 
     exit_code = EXIT_OPERATIONAL
 
-    def __init__(self, message: str, *, problems: tuple[Problem, ...] | list[Problem] = ()):
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: str | Said, *, problems: tuple[Problem, ...] | list[Problem] = ()):
+        self._said = message if callable(message) else None
+        self.message = message(PLAIN) if callable(message) else message
+        super().__init__(self.message)
         self.problems = tuple(problems)
+
+    def said(self, words: Words) -> str:
+        """The message with its advice in ``words`` (the command line's flags and commands)."""
+        return self.message if self._said is None else self._said(words)
 
     def __str__(self) -> str:
         return self.message
@@ -104,7 +185,7 @@ def in_file_order(problems: tuple[Problem, ...] | list[Problem]) -> tuple[Proble
 
 class VariantUnavailable(InputError):
     """A variant names a stage or capability that is absent (an index, a reranker kind or model):
-    exit 2, never a fallback (DESIGN.md, "Variants and stages")."""
+    exit 2, never a fallback (docs/variants.md)."""
 
 
 class CorpusError(InputError):
@@ -168,14 +249,17 @@ class CredentialMissing(InputError):
     """The environment variable that should hold a service's key is not set (exit 2)."""
 
 
-def spec_flag(path: str | None) -> str:
-    """What a command a sentence names adds for the spec the work used: `` --spec PATH``; nothing
-    for none (ptah.yaml of the working directory), so that the command runs as written."""
-    return f" --spec {path}" if path else ""
-
-
 class StaleGeneration(OperationalError):
-    """Evaluation was asked of a generation that is incomplete or stale."""
+    """Evaluation was asked of a generation that is incomplete or stale.
+
+    Where the generation can be made fresh, ``what`` says what is wrong with it and ``remedy`` (in
+    an interface's words, a capitalised imperative) what makes it fresh, so that a use case that
+    cannot measure it as it is says only that.
+    """
+
+    def __init__(self, message: str | Said, *, what: str = "", remedy: Said | None = None):
+        super().__init__(message)
+        self.what, self.remedy = what, remedy
 
 
 class NotBuilt(StaleGeneration):
@@ -184,8 +268,10 @@ class NotBuilt(StaleGeneration):
 
     def __init__(self, name: str, identity: str, spec_path: str | None = None) -> None:
         super().__init__(
-            f'generation "{name}" has not been built with its current settings (identity {identity}); '
-            f"run `ptah inference build {name}{spec_flag(spec_path)}` first."
+            lambda words: (
+                f'generation "{name}" has not been built with its current settings (identity '
+                f"{identity}); {words.build(name, spec_path)} first."
+            )
         )
         self.generation, self.identity = name, identity
 

@@ -1,47 +1,11 @@
 """Exact search: each query's ranking of every row, the rows added a block at a time.
 
-:class:`ExactRanking` is the one scoring plan of exact search. The whole
-matrix of a generation that fits in memory and the blocks streamed from a
-store snapshot go through it alike (the matrix is a sequence of blocks too),
-so there is no second implementation that has to agree with the first.
-
-For each query it gives what :func:`ptah.core.ranking.rank_many` gives on the
-float64 scores of :func:`ptah.core.scoring.pair_scores` of every row -- the
-same top ``reach`` (score descending, ties by key), the same :class:`Ties` at
-depth k, the same ranks of the asked keys -- without computing those scores
-for every row: float32 products choose the candidates, within the proven
-margin of :mod:`ptah.core.scoring`, and only candidates are scored in float64.
-Since every decision is taken on float64 scores that depend on a pair's
-vectors alone, a ranking does not depend on the CPU, the BLAS threads, the
-blocks, the order of the rows, or the other queries.
-``tests/core/test_exact.py`` checks it against ``rank_many`` of every pair's
-score, on data full of near-ties.
-
-What a query keeps
-------------------
-Its *threshold* T is the ``reach``-th best score seen so far (it only rises).
-Every row scoring above T is kept (fewer than ``reach`` of them); of the rows
-scoring exactly T it keeps a count and the ``reach`` smallest keys -- all the
-top ``reach`` can take from them. So a query holds about ``reach`` rows
-whatever the block count. A row of a new block is a candidate when its
-float32 score is at least T less the margin; before a query has a threshold,
-at least the block's own ``reach``-th float32 score less twice the margin.
-
-The scores of *watched* keys (the expected and asked keys, and any others a
-caller names) are computed as their rows go by: ties of expected keys need
-them, and so does the rank of a missed key.
-
-Ranks of missed keys: a second pass over the first blocks
----------------------------------------------------------
-The rank of an asked key that is not in the ranking is one plus the rows
-scoring above it, plus the rows scoring the same with a smaller key. A row
-whose float32 score is more than the margin away from the key's score is
-counted on its float32 score; the rows within the margin are scored in
-float64. From the block the key's row is in onwards, rows are counted as they
-go by; the rows of the blocks before it were dropped before its score was
-known, so when some asked key is missed, :meth:`ExactRanking.recount` says how
-many leading blocks must be given again (:meth:`ExactRanking.count` them, in
-the same order) -- on average half a pass, and none when nothing is missed.
+:class:`ExactRanking` is the one scoring plan of exact search, for a whole matrix and for blocks
+streamed from a store alike. For each query it gives what :func:`ptah.core.ranking.rank_many` gives
+on the float64 :func:`ptah.core.scoring.pair_scores` of every row (the same top ``reach``, ties at
+depth k and ranks of the asked keys) while scoring in float64 only the candidates float32 products
+choose; ``tests/core/test_exact.py`` holds it to ``rank_many``. How a query keeps about ``reach``
+rows, and why a missed key's rank takes a second pass: docs/design.md ("Exact search").
 """
 
 from __future__ import annotations
@@ -69,7 +33,9 @@ _NONE = np.empty(0, dtype=np.int64)
 
 @dataclass
 class _Query:
-    """One query's running state (see the module docs); every score float64."""
+    """One query's running state; every score float64. Its threshold T is the ``reach``-th best
+    score seen so far: it keeps every row above T and, of the rows at T, their count and the
+    ``reach`` smallest keys."""
 
     k: int
     reach: int
@@ -95,7 +61,7 @@ class _Query:
 
 
 class ExactRanking:
-    """Rank q queries over rows added a block at a time (module docs).
+    """Rank q queries over rows added a block at a time.
 
     ``queries`` (q, d) are float32 query vectors; ``ks``, ``expected``,
     ``asked`` and ``reach`` mean what they mean to :func:`rank_many`;
@@ -250,8 +216,8 @@ class ExactRanking:
         keys: Sequence[str],
         counts,
     ) -> None:
-        """Add this block's rows ranking above each asked key that ``counts(query, key)`` names
-        (module docs).
+        """Add this block's rows ranking above each asked key that ``counts(query, key)`` names:
+        those scoring above it, and those scoring the same with a smaller key.
 
         A row whose float32 score is above the key's score plus the margin
         ranks above it; the rows within the margin (few, unless the scores

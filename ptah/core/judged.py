@@ -1,6 +1,6 @@
 """Judged keys and holes: the judgement record, judged@k and the holes of a ranking.
 
-Definitions (pinned in DESIGN.md, "Judged keys and holes"):
+Definitions (pinned in docs/holes.md, "Holes, judged@k and the bounds"):
 
 * a key in a case's top k is *judged* when the corpus names it for that case
   (``required``, ``relevant`` or ``forbidden``) or the case's entry in the
@@ -120,7 +120,7 @@ class JudgementRecord:
     corpus: str | None = None
     cases: Mapping[str, Mapping[str, Judgement]] = field(default_factory=dict)
     samples: tuple[Sample, ...] = ()
-    # a model judge's grades (DESIGN.md, "Model judges"): judge id (``model:NAME@IDENTITY``, the
+    # a model judge's grades (docs/judges.md): judge id (``model:NAME@IDENTITY``, the
     # ``by`` of each) -> case id -> key -> Judgement. They never make a key judged and never enter
     # the corpus; they may move U.
     models: Mapping[str, Mapping[str, Mapping[str, Judgement]]] = field(default_factory=dict)

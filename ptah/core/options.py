@@ -29,7 +29,7 @@ class OptionError(InputError):
     without it)."""
 
     def __init__(self, name: str, problem: str):
-        super().__init__(f"{name}: {problem}.")
+        super().__init__(lambda words: f"{words.option(name)}: {problem}.")
         self.name, self.problem = name, problem
 
 

@@ -1,7 +1,7 @@
 """Ranking rows by score: the one ordering every number in ptah is measured on.
 
-Ordering (pinned in DESIGN.md, "Numbers")
------------------------------------------
+Ordering (pinned in docs/evaluating.md, "The numbers")
+------------------------------------------------------
 Rows are ordered by score descending; rows with equal scores are ordered by
 key ascending in Python's ``str`` order (Unicode code points). The ordering is
 total because keys are distinct, so every ranking is deterministic. Scores

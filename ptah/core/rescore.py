@@ -1,5 +1,5 @@
-"""A baseline measured again from its own rankings under the current corpus (DESIGN.md, "Judging
-never breaks the baseline").
+"""A baseline measured again from its own rankings under the current corpus (docs/holes.md,
+"A new baseline after the corpus changed").
 
 A baseline report keeps each case's ranking (its top k), query and depth. A
 gate reads the baseline's values from those rankings, never from the numbers

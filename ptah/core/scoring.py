@@ -1,48 +1,11 @@
 """Scoring queries against rows: float32 products choose candidates, one float64 computation per
 pair decides.
 
-Why two computations
---------------------
-A float32 matrix product computed by BLAS is fast, and its last bits depend
-on the kernel the CPU gets (AVX2 or AVX-512), the thread count and how the
-matrices are cut into blocks. A ranking decided on those bits moves when a
-case is added to the corpus or BLAS takes another thread (DESIGN.md, "The same
-ranking on every machine"). So ptah never ranks on a BLAS product:
-
-1. the product ``queries @ rows.T`` in float32 only *selects candidates*: a
-   row is a candidate when its float32 score is within a proven margin of the
-   score that decides (the running cutoff of a ranking, or a missed key's
-   score);
-2. each candidate's score is recomputed by :func:`pair_scores` -- the float64
-   dot product of the two float32 vectors, the products (exact in float64)
-   summed one after the other in dimension order -- which depends on the two
-   vectors' bits alone, on every machine;
-3. ranks, ties and the counted rank of a missed key are decided on those
-   float64 scores, and those are the scores reported.
-
-The margin
-----------
-Any float32 dot product of length d, in any order, with or without fused
-multiply-adds, is within ``gamma_d * sum_j |q_j v_j|`` of the exact value,
-where ``gamma_d = d u / (1 - d u)`` and ``u = 2**-24``; by Cauchy-Schwarz that
-sum is at most ``|q| |v|``. The float64 score is within the same expression
-with ``u = 2**-53``. :func:`margins` takes twice the float32 bound plus the
-float64 one (``(d + 2) * 2**-23 * |q| * max|v|``), so a float32 score and the
-float64 score of the same pair never differ by more than the margin, and:
-
-* a row whose float64 score reaches a threshold T has a float32 score of at
-  least ``T - margin`` (it is a candidate against T);
-* when a block's float32 scores put ``r`` rows at or above t, those rows'
-  float64 scores are at least ``t - margin``, so any row of the top ``r``
-  (by float64 score) has a float32 score of at least ``t - 2 x margin``.
-
-Blocks
-------
-Scores are computed a block at a time so memory never grows with queries x
-rows: :func:`query_blocks` cuts the queries so one block of float32 scores
-holds at most :data:`BLOCK_SCORES` (128 MiB), or one query's row when the rows
-alone need more. How the work is cut changes float32 bits only, never a
-candidate's fate (the margin holds for any bits) nor a float64 score.
+A row is a candidate when its float32 score (``queries @ rows.T``, a block at a time:
+:func:`query_blocks`) is within :func:`margins` of the score that decides; each candidate's score
+is then :func:`pair_scores`, which depends on the pair's bits alone, and ranks, ties and the rank of
+a missed key are decided, and reported, on those. Why two computations and where the margin comes
+from: docs/design.md ("The same ranking on every machine").
 """
 
 from __future__ import annotations
@@ -108,8 +71,11 @@ def margins(queries: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """For each query, how far a float32 score of it against any of ``rows`` can be from its float64
     score.
 
-    ``(d + 2) * 2**-23 * |q| * max|v|`` (module docs). The squared lengths
-    are float32 sums, so they are taken larger by their own worst rounding,
+    ``(d + 2) * 2**-23 * |q| * max|v|``: twice the float32 error bound of a dot product of
+    length d plus the float64 one. So a row whose float64 score reaches T has a float32 score of at
+    least ``T - margin``, and any row of the top r (by float64 score) of a block whose float32
+    scores put r rows at or above t has a float32 score of at least ``t - 2 x margin``. The squared
+    lengths are float32 sums, so they are taken larger by their own worst rounding,
     ``(1 + d * 2**-23)``; an empty block of rows has margin 0.
     """
     dimension = queries.shape[1]

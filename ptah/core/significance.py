@@ -1,59 +1,10 @@
 """Paired statistics for comparing two runs case by case: is a difference more than noise?
 
-Both runs measured the same cases, so the unit of comparison is the case: for
-each case defined on both sides, its *paired difference* ``d_i = candidate_i -
-reference_i``. Pure and seeded: the same inputs and seed give the same numbers,
-bit for bit, on every machine with the same numpy.
-
-Paired bootstrap confidence interval (:func:`paired_bootstrap`)
-----------------------------------------------------------------
-``resamples`` times, draw n case indices uniformly with replacement and take
-the mean of those cases' differences; the interval is the percentile interval
-of those means (``numpy.percentile`` with its default linear interpolation at
-``(1 - level) / 2`` and ``(1 + level) / 2``). The indices are exactly
-``numpy.random.default_rng(seed).integers(0, n, size=(resamples, n))`` --
-drawn in blocks of rows to bound memory, which gives the same numbers as one
-call -- and :func:`bootstrap_means` returns the means themselves so the
-interval can be checked independently.
-
-Paired randomization test (:func:`sign_flip_test`)
---------------------------------------------------
-H0: the two runs are exchangeable on every case, so each difference is as
-likely to have either sign. The statistic is the mean difference; the test is
-two-sided: p = P(|mean of sign-flipped differences| >= |observed mean|).
-
-* Zero differences keep their value under any flip and are left out; m is the
-  number of non-zero ones. m = 0 gives p = 1.
-* m <= ``exact_limit`` (default 20, i.e. at most 2^20 = 1,048,576 sign
-  patterns): exact enumeration of every pattern; p is the exact proportion.
-* m > ``exact_limit``: ``resamples`` random sign patterns from
-  ``numpy.random.default_rng(seed)``; p = (1 + extreme draws) / (1 +
-  resamples), the Monte Carlo estimate that never reports 0 (Phipson & Smyth,
-  2010; ``scipy.stats.permutation_test`` does the same).
-* "At least as extreme" allows a relative slack of 100 machine epsilons of
-  the observed statistic, so sign patterns whose mean equals the observed one
-  up to summation order count (as in ``scipy.stats.permutation_test``).
-
-On a symmetric null the two-sided p here equals scipy's ``permutation_test(...,
-permutation_type='samples', alternative='two-sided')`` with exhaustive
-enumeration (its doubled one-sided p).
-
-A family of tests: Holm's method (:func:`holm`, :func:`holm_adjusted`)
----------------------------------------------------------------------
-Testing many slices and measures at once, some p-values fall below alpha by
-chance alone. Holm's step-down method (Holm, 1979) keeps the chance of even
-one false finding in the family at most alpha, under any dependence between
-the tests. With the family's m p-values sorted ascending, p_(1) <= ... <=
-p_(m), the adjusted p-values are::
-
-    q_(i) = min(1, max over j <= i of (m - j + 1) * p_(j))
-
-(non-decreasing in i, capped at 1), and a hypothesis is rejected when its
-adjusted p is *below* alpha -- strictly, as a single finding needs p < alpha
-(:mod:`ptah.core.comparison`). That is the step-down rule: reject H_(1),
-H_(2), ... while p_(i) < alpha / (m - i + 1), and stop at the first that is
-not. A test that could not be made (``None``) is no member of the family and
-stays ``None``; equal p-values get equal adjusted values whatever their order.
+The unit is the case: each case defined on both sides gives a paired difference
+``d_i = candidate_i - reference_i``. :func:`paired_bootstrap` gives a percentile interval of their
+mean, :func:`sign_flip_test` a two-sided p-value, :func:`holm_adjusted` and :func:`holm` correct a
+family of tests. Pure and seeded: the same inputs and seed give the same numbers, bit for bit, on
+every machine with the same numpy. Why these tests: docs/design.md ("Paired statistics").
 """
 
 from __future__ import annotations
@@ -131,7 +82,10 @@ def _differences(values: Sequence[float], resamples: int, seed: int) -> np.ndarr
 def bootstrap_means(
     differences: Sequence[float], resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
 ) -> np.ndarray:
-    """The ``resamples`` bootstrap means of ``differences`` (see the module docs), as float64.
+    """The ``resamples`` bootstrap means of ``differences``, as float64: each the mean of n
+    differences drawn uniformly with replacement, the indices exactly
+    ``numpy.random.default_rng(seed).integers(0, n, size=(resamples, n))`` (drawn in blocks of rows
+    to bound memory, which gives the same numbers as one call).
 
     Raises ``ValueError`` for no differences, a non-finite one, or a bad
     ``resamples`` or ``seed``.
@@ -156,8 +110,9 @@ def paired_bootstrap(
     seed: int = DEFAULT_SEED,
     level: float = DEFAULT_LEVEL,
 ) -> Interval | None:
-    """The percentile bootstrap interval of the mean of ``differences``; None when there are
-    none."""
+    """The percentile bootstrap interval of the mean of ``differences`` (``numpy.percentile``, its
+    default linear interpolation, at ``(1 - level) / 2`` and ``(1 + level) / 2`` of
+    :func:`bootstrap_means`); None when there are none."""
     if not (isinstance(level, float) and 0 < level < 1):
         raise ValueError(f"level must be a float strictly between 0 and 1, got {level!r}")
     if len(differences) == 0:
@@ -177,8 +132,14 @@ def sign_flip_test(
     """The two-sided paired sign-flip p-value of the mean of ``differences``; None when there are
     none.
 
-    Exact when at most ``exact_limit`` differences are non-zero, else seeded
-    Monte Carlo (see the module docs).
+    H0: each difference is as likely to have either sign; p = P(|mean of
+    sign-flipped differences| >= |observed mean|). Zero differences are left
+    out; m is the number of the others, and m = 0 gives p = 1. With m at most
+    ``exact_limit``, every sign pattern is enumerated and p is the exact
+    proportion; beyond, ``resamples`` patterns are drawn from
+    ``numpy.random.default_rng(seed)`` and p = (1 + extreme draws) / (1 +
+    resamples). "At least as extreme" allows a relative slack of 100 machine
+    epsilons of the observed statistic (summation order).
     """
     values = _differences(differences, resamples, seed)
     if not 0 <= exact_limit <= 24:
@@ -214,8 +175,12 @@ def sign_flip_test(
 
 
 def holm_adjusted(p_values: Sequence[float | None]) -> list[float | None]:
-    """Holm's adjusted p-values, in the order given (see the module docs); ``None`` stays
-    ``None``."""
+    """Holm's adjusted p-values, in the order given; ``None`` (no test) is no member of the family
+    and stays ``None``.
+
+    With the family's m p-values sorted ascending, ``q_(i) = min(1, max over j <= i of
+    (m - j + 1) * p_(j))``; equal p-values get equal adjusted values whatever their order.
+    """
     family = sorted((p, index) for index, p in enumerate(p_values) if p is not None)
     for p, _ in family:
         if not 0 <= p <= 1:

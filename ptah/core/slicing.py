@@ -214,9 +214,7 @@ def slice_gates(
             problem = _ungated(each, slices, reference_slices)
             if problem is not None:
                 if tag != "*":
-                    raise IncomparableBaseline(
-                        f"--max-drop {key}: {problem} (the baseline {baseline_path})"
-                    )
+                    raise _ungated_error(key, problem, baseline_path)
                 found.append(
                     Gate(
                         f"max-{measure.key}-drop@{each}",
@@ -259,6 +257,13 @@ def _some(ids: Sequence[str], shown: int = 10) -> str:
     """``a, b, c`` -- at most ``shown`` ids, then how many more."""
     head = ", ".join(ids[:shown])
     return head if len(ids) <= shown else f"{head} and {len(ids) - shown:,} more"
+
+
+def _ungated_error(key: str, problem: str, baseline_path: str | None) -> IncomparableBaseline:
+    """The drop gate ``key`` of one slice cannot be held against the baseline (exit 2)."""
+    return IncomparableBaseline(
+        lambda words: f"{words.option('max_drop', key)}: {problem} (the baseline {baseline_path})"
+    )
 
 
 def _ungated(tag: str, slices: Slices, reference_slices: Mapping) -> str | None:

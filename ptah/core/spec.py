@@ -210,7 +210,7 @@ RERANK_APIS = (
 
 @dataclass(frozen=True)
 class RerankSettings:
-    """A variant's rerank stage (DESIGN.md, "Variants and stages"): ``kind`` re-scores the (query,
+    """A variant's rerank stage (docs/variants.md): ``kind`` re-scores the (query,
     row text) pairs of the top ``candidates`` rows the variant's channel ranked, and the rows are
     ranked again on those scores.
 
@@ -276,7 +276,7 @@ DEFAULT_MAX_JUDGE_REQUESTS = 10_000
 
 @dataclass(frozen=True)
 class JudgeSettings:
-    """A model judge (``judges:``; DESIGN.md, "Model judges"): ``kind`` grades (query, judging text)
+    """A model judge (``judges:``; docs/judges.md): ``kind`` grades (query, judging text)
     pairs.
 
     ``encoder``: a generation's model (``generation``, as the bi-encoder reranker
@@ -326,7 +326,7 @@ class Spec:
     judges: dict[str, JudgeSettings] = field(default_factory=dict)
 
     def judging_template(self) -> str:
-        """The template of a row's *judging text* (DESIGN.md, "Judged keys and holes"):
+        """The template of a row's *judging text* (docs/holes.md, "The judgement record"):
         ``source.judge_text``, else every column that the source's or any generation's template
         uses, each on its line after its name (``title: {title}``), in order of first use. A person
         judges the row, never one generation's rendering of it, so adding or changing a generation

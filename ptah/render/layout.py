@@ -28,12 +28,12 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ptah.render.text import unmarked
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, JustifyMethod
 
 WRAPPED_ROOM = 12  # the least a column of several words keeps before the table is stacked instead
 GAP = 3  # between two columns of a table without edges: padding, the rule, padding
@@ -189,3 +189,32 @@ def print_stacked(
         ]
         for line in packed(pairs, console.options.max_width):
             console.print(line)
+
+
+def print_table(
+    console: Console | PlainConsole,
+    columns: Sequence[tuple[str, str]],
+    rows: Sequence[Sequence[str]],
+    **options,
+) -> None:
+    """A table of ``columns`` (heading, justify) and ``rows`` of markup cells, as
+    ``Table(show_edge=False, pad_edge=False, **options)`` prints it, its single-word cells never cut
+    (:func:`column_widths`); a table that cannot be laid out without cutting one is printed
+    stacked. Output that is not a terminal gets ptah's plain table."""
+    if isinstance(console, PlainConsole):
+        console.table(columns, rows, options.get("title"))
+        return
+    from rich.table import Table
+
+    widths = column_widths(console, columns, rows)
+    if widths is None:
+        print_stacked(console, columns, rows, options.get("title"))
+        return
+    table = Table(show_edge=False, pad_edge=False, **options)
+    for (heading, justify), width in zip(columns, widths):
+        table.add_column(
+            heading, justify=cast("JustifyMethod", justify), width=width, overflow="fold"
+        )
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)

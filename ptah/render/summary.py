@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from ptah.core.measures import Measure
 from ptah.core.report import Gate, Report
+from ptah.render.layout import PlainConsole, print_table
 from ptah.render.sentences import (
     finding_brief,
     gate_sentence,
@@ -34,8 +35,6 @@ from ptah.render.text import delta, markup, milliseconds, number, plain
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-    from ptah.render.layout import PlainConsole
 
 # The exit code of each verdict (ptah.core.errors: 0 ok, 1 negative, 4 inconclusive).
 VERDICT_EXIT = {"pass": 0, "fail": 1, "inconclusive": 4}
@@ -88,8 +87,6 @@ def gate_line(gate: Gate) -> str:
 
 
 def _means(report: Report, console: Console | PlainConsole) -> None:
-    from ptah.render.table import print_table
-
     keys = [Measure.parse(name).key for name in report.runs[0].means]
     deltas = {
         candidate["run"]: {key: entry["delta"] for key, entry in candidate["measures"].items()}

@@ -16,14 +16,14 @@ where rich markup is off): controls made visible, markup escaped.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, cast
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from ptah.core.measures import Measure
 from ptah.core.report import BaselineComparison, CaseResult, Comparison, Report, Run
 from ptah.core.significance import p_value_phrase, p_value_text
 from ptah.core.verdicts import counted
-from ptah.render.layout import PlainConsole, column_widths, print_stacked
+from ptah.render.layout import PlainConsole, print_table
 from ptah.render.sentences import (
     baseline_findings,
     candidate_findings,
@@ -45,10 +45,11 @@ from ptah.render.slices import (
     slice_tests,
     unmeasured_phrase,
 )
+from ptah.render.summary import COLOUR, gate_line, render_summary
 from ptah.render.text import case_range, delta, markup, mean_range, number, plain
 
 if TYPE_CHECKING:
-    from rich.console import Console, JustifyMethod
+    from rich.console import Console
 
 FINDING_STYLE = {"better": "green", "worse": "red"}
 
@@ -76,8 +77,6 @@ def _changed(change: Mapping, before: bool, after: bool) -> str:
 def render(report: Report, console: Console | PlainConsole) -> None:
     """The human report: a one-screen summary (:mod:`ptah.render.summary`), then a table of cases
     per run, the means with denominators, deltas, the gates and the verdict."""
-    from ptah.render.summary import COLOUR, gate_line, render_summary
-
     render_summary(report, console)
     corpus = report.corpus
     console.print(
@@ -291,35 +290,6 @@ def render_slice_tests(
         console.print("  cases now failing or worse, by slice:")
         for phrase in failing:
             console.print(f"    {phrase}")
-
-
-def print_table(
-    console: Console | PlainConsole,
-    columns: Sequence[tuple[str, str]],
-    rows: Sequence[Sequence[str]],
-    **options,
-) -> None:
-    """A table of ``columns`` (heading, justify) and ``rows`` of markup cells, as
-    ``Table(show_edge=False, pad_edge=False, **options)`` prints it, its single-word cells never cut
-    (:mod:`ptah.render.layout`); a table that cannot be laid out without cutting one is printed
-    stacked. Output that is not a terminal gets ptah's plain table."""
-    if isinstance(console, PlainConsole):
-        console.table(columns, rows, options.get("title"))
-        return
-    from rich.table import Table
-
-    widths = column_widths(console, columns, rows)
-    if widths is None:
-        print_stacked(console, columns, rows, options.get("title"))
-        return
-    table = Table(show_edge=False, pad_edge=False, **options)
-    for (heading, justify), width in zip(columns, widths):
-        table.add_column(
-            heading, justify=cast("JustifyMethod", justify), width=width, overflow="fold"
-        )
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
 
 
 def _status(case: CaseResult) -> str:

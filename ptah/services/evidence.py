@@ -209,6 +209,4 @@ def holes_lost(corpus: Corpus, reference: Run, run: Run) -> int | None:
 
 def ranked_texts(project: Project, runs: Sequence[Run]) -> dict[str, str]:
     """Each ranked key's judging text, read by key."""
-    from ptah.services.judging import row_texts
-
-    return row_texts(project, {key for run in runs for case in run.cases for key in case.keys})
+    return project.judging_texts({key for run in runs for case in run.cases for key in case.keys})

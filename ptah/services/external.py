@@ -138,16 +138,20 @@ def hold_table_index(project: Project, generation: Generation, options, unit_vec
     search_table = getattr(project.source, "index_search", None)
     if search_table is None:
         raise InputError(
-            f'generation "{generation.name}" reads column {column} of table '
-            f"{project.spec.source.table} in {project.spec.source.redacted_database}, where no vector "
-            "index exists to search; evaluate it with --search exact"
+            lambda words: (
+                f'generation "{generation.name}" reads column {column} of table '
+                f"{project.spec.source.table} in {project.spec.source.redacted_database}, where no "
+                f"vector index exists to search; evaluate it with {words.option('search', 'exact')}"
+            )
         )
     table_index = search_table(column, unit_vectors=unit_vectors)
     if table_index.index.kind != "hnsw" and options.ef_search is not None:
         raise InputError(
-            f"--ef-search applies to HNSW; the index {table_index.index.name} on table "
-            f"{project.spec.source.table}, column {column} is IVFFlat (it searches the server's "
-            "ivfflat.probes lists)"
+            lambda words: (
+                f"{words.option('ef_search')} applies to HNSW; the index {table_index.index.name} on "
+                f"table {project.spec.source.table}, column {column} is IVFFlat (it searches the "
+                "server's ivfflat.probes lists)"
+            )
         )
     from ptah.services.channels.index import IndexSearch
 

@@ -50,17 +50,17 @@ def build_index(
     :class:`StoreUnavailable` (exit 3) while a build of it runs.
     """
     for option, value, allowed in (
-        ("--m", m, M_RANGE),
-        ("--ef-construction", ef_construction, EF_CONSTRUCTION_RANGE),
+        ("m", m, M_RANGE),
+        ("ef_construction", ef_construction, EF_CONSTRUCTION_RANGE),
     ):
         if isinstance(value, bool) or value not in allowed:
-            raise InputError(
-                f"{option} must be a whole number from {allowed.start} to {allowed.stop - 1}, "
-                f"not {abbreviated(repr(value))}."
-            )
+            raise _out_of_range(option, value, allowed)
     if ef_construction < 2 * m:
         raise InputError(
-            f"--ef-construction ({ef_construction}) must be at least twice --m ({m}); pgvector requires it."
+            lambda words: (
+                f"{words.option('ef_construction')} ({ef_construction}) must be at least twice "
+                f"{words.option('m')} ({m}); pgvector requires it."
+            )
         )
     generation = project.generation(name)
     refuse_build(
@@ -82,4 +82,14 @@ def build_index(
             vectors = snapshot.vector_count(identity)
     return IndexSummary(
         generation.name, identity, index, vectors, round(time.perf_counter() - started, 3)
+    )
+
+
+def _out_of_range(option: str, value: object, allowed: range) -> InputError:
+    """``option``'s ``value`` outside what pgvector accepts (exit 2)."""
+    return InputError(
+        lambda words: (
+            f"{words.option(option)} must be a whole number from {allowed.start} to "
+            f"{allowed.stop - 1}, not {abbreviated(repr(value))}."
+        )
     )

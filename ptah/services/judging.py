@@ -16,7 +16,7 @@
   digest and its corpus grade, so that ``evaluate`` can say when a judged row
   changed.
 
-The text of a row is its *judging text* (DESIGN.md, "Judged keys and holes";
+The text of a row is its *judging text* (docs/holes.md, "The judgement record";
 :meth:`ptah.core.spec.Spec.judging_template`): ``source.judge_text``, else
 every column any generation's template uses, each labelled -- never one
 generation's rendering, so a judgement pins the row, and stays fresh whichever
@@ -31,18 +31,17 @@ import math
 import os
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from ptah.adapters.corpus_edit import FORBIDDEN, REQUIRED, CorpusDocument
+from ptah.adapters.corpus_edit import CorpusDocument
 from ptah.adapters.corpus_yaml import load_corpus
 from ptah.adapters.files import read_bounded
 from ptah.adapters.judgements_yaml import TIME_FORMAT, read_record, record_path, write_record
-from ptah.adapters.sources.base import texts_of
 from ptah.core.baseline import check_cases, check_comparable
-from ptah.core.corpus import MAX_GRADE, Case, Corpus
+from ptah.core.corpus import FORBIDDEN, MAX_GRADE, Case, Corpus
 from ptah.core.errors import InputError, OperationalError, UnknownKey
 from ptah.core.estimate import Unit, draw, units_of
 from ptah.core.identity import text_digest
@@ -56,8 +55,6 @@ from ptah.services.evaluate import evaluate, load_baseline
 from ptah.services.project import Project
 
 __all__ = [
-    "FORBIDDEN",
-    "REQUIRED",
     "Saved",
     "Verdict",
     "candidates",
@@ -103,15 +100,10 @@ def now() -> str:
     return datetime.now(UTC).strftime(TIME_FORMAT)
 
 
-def row_texts(project: Project, keys: Iterable[str]) -> dict[str, str]:
-    """The judging text of each of ``keys`` that is a row of the source, read by key."""
-    return texts_of(project.source, project.spec.judging_template(), keys)
-
-
 def _known_texts(project: Project, keys: AbstractSet[str], where: str) -> dict[str, str]:
     """The judging text of each of ``keys``; :class:`UnknownKey` (exit 2) when one is no row of the
     source."""
-    texts = row_texts(project, keys)
+    texts = project.judging_texts(keys)
     unknown = sorted(keys - set(texts))
     if not unknown:
         return texts
@@ -262,7 +254,7 @@ def _hole_texts(
 ) -> dict[str, str]:
     """The judging text of each ranked key; exit 3 when a row the runs ranked has left the source (a
     row only a baseline ranked, ``gone_allowed``, is left out instead)."""
-    texts = row_texts(project, keys)
+    texts = project.judging_texts(keys)
     gone = sorted(keys - set(texts) - gone_allowed)
     if gone:
         raise OperationalError(
@@ -290,7 +282,7 @@ def candidates(
             "`ptah corpus judge`"
         )
     if not query.strip():
-        raise InputError("--query: give the text to search with")
+        raise InputError(lambda words: f"{words.option('query')}: give the text to search with")
     depth = k or corpus.default_k or 10
     probe = Corpus(cases=(Case(id=case_id, query=query, k=depth),), path=str(corpus_path))
     generations = () if generation is None else (generation,)

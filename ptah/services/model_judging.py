@@ -1,5 +1,4 @@
-"""``ptah corpus judge-model CORPUS NAME``: a model judge grades the holes (DESIGN.md, "Model
-judges").
+"""``ptah corpus judge-model CORPUS NAME``: a model judge grades the holes (docs/judges.md).
 
 The pairs it grades: every hole of the runs asked for (the pooled worklist of
 :mod:`ptah.services.judging`) and every key a person judged from a random
@@ -26,7 +25,7 @@ from ptah.core.errors import InputError
 from ptah.core.identity import text_digest
 from ptah.core.judged import Judgement
 from ptah.core.request import VECTOR
-from ptah.services.judging import make_worklist, now, row_texts, saving
+from ptah.services.judging import make_worklist, now, saving
 from ptah.services.project import Project
 
 CHUNK = 50
@@ -60,8 +59,8 @@ def judge_with_model(
 ) -> ModelJudged:
     """Grade the holes of the runs with the spec's judge ``name`` (module docs); exit 2 for an
     undeclared judge."""
+    from ptah.adapters.corpus_yaml import load_corpus
     from ptah.adapters.judges import JudgeContext, open_judge
-    from ptah.services.files import load_corpus
 
     settings = project.spec.judges.get(name)
     if settings is None:
@@ -82,7 +81,7 @@ def judge_with_model(
                 if case_id in queries
             }
         )
-    texts = row_texts(project, {key for _, key in wanted})
+    texts = project.judging_texts({key for _, key in wanted})
     scale = (0.0, *corpus.grade_scale())
     context = JudgeContext(
         project.spec.root,

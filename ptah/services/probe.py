@@ -35,7 +35,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ptah.adapters.embedders.base import probe_of
-from ptah.core.errors import StaleGeneration
+from ptah.core.errors import Said, StaleGeneration, Words, capital
 from ptah.core.visible import visible
 
 TOLERANCE = 0.999
@@ -69,7 +69,7 @@ def probe_for_build(embedder, previous: Mapping, name: str = "") -> dict | None:
     """
     kept = stored_probe(previous)
     if kept is not None:
-        check(name, previous, embedder, allow_stale=False, advice=BUILD_ADVICE)
+        check(name, previous, embedder, allow_stale=False, advice=build_advice)
         return dict(kept)
     probe = probe_of(embedder)
     if probe is None:
@@ -82,17 +82,27 @@ def probe_for_build(embedder, previous: Mapping, name: str = "") -> dict | None:
     }
 
 
-FROM_EMPTY = (
-    "build it again from empty (undeclare it, run `ptah inference prune`, declare it again)"
-)
-MEASURE_ADVICE = (
-    f"To measure it as it is now, {FROM_EMPTY}; or pass --allow-stale to measure it anyway."
-)
-SEARCH_ADVICE = f"Nothing was searched; {FROM_EMPTY}."
-BUILD_ADVICE = (
-    f"Embedding more rows now would mix two models' vectors in one generation, so nothing was embedded; "
-    f"{FROM_EMPTY}."
-)
+def from_empty(words: Words) -> str:
+    """What makes a generation whose probe failed whole again."""
+    return f"build it again from empty (undeclare it, {words.prune()}, declare it again)"
+
+
+def measure_advice(words: Words) -> str:
+    return (
+        f"To measure it as it is now, {from_empty(words)}; or pass "
+        f"{words.option('allow_stale', True)} to measure it anyway."
+    )
+
+
+def search_advice(words: Words) -> str:
+    return f"Nothing was searched; {from_empty(words)}."
+
+
+def build_advice(words: Words) -> str:
+    return (
+        "Embedding more rows now would mix two models' vectors in one generation, so nothing was "
+        f"embedded; {from_empty(words)}."
+    )
 
 
 def checked_embedder(project, generation, store):
@@ -105,12 +115,12 @@ def checked_embedder(project, generation, store):
     embedder = project.embedder(generation.settings)
     record = store.generation(generation.identity.identity) if store is not None else None
     if record is not None:
-        check(generation.name, record.settings, embedder, allow_stale=False, advice=SEARCH_ADVICE)
+        check(generation.name, record.settings, embedder, allow_stale=False, advice=search_advice)
     return embedder
 
 
 def check(
-    name: str, settings: Mapping, embedder, *, allow_stale: bool, advice: str = MEASURE_ADVICE
+    name: str, settings: Mapping, embedder, *, allow_stale: bool, advice: Said = measure_advice
 ) -> dict | None:
     """Embed the probe again and hold it against the stored one; the report's record of the check.
 
@@ -145,9 +155,14 @@ def check(
             what = f"the server now answers as model {_named(probe['model'])}, at build as {_named(kept['model'])}"
         else:
             what = f"its probe vector's cosine with the one stored at build is {cosine:.6f}, below {TOLERANCE}"
+        said = (
+            f'generation "{name}": {what}, so the model behind the name may have changed and the '
+            "stored vectors may not match new queries."
+        )
         raise ProbeMismatch(
-            f'generation "{name}": {what}, so the model behind the name may have changed and the stored vectors '
-            f"may not match new queries. {advice}"
+            lambda words: f"{said} {advice(words)}",
+            what=said,
+            remedy=lambda words: capital(from_empty(words)),
         )
     return result
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal, overload
 
 from ptah.adapters.embedders.identity import GenerationIdentity, generation_identity
-from ptah.adapters.sources.base import Source, open_source
+from ptah.adapters.sources.base import Source, open_source, texts_of
 from ptah.adapters.spec_databases import refuse_store_in_source
 from ptah.adapters.spec_yaml import find_spec, load_spec
 from ptah.adapters.stores import registry as stores
@@ -75,6 +75,10 @@ class Project:
         if settings not in self._identities:
             self._identities[settings] = generation_identity(settings, self.spec.source, self.root)
         return Generation(settings, self._identities[settings])
+
+    def judging_texts(self, keys: Iterable[str]) -> dict[str, str]:
+        """The judging text of each of ``keys`` that is a row of the source, read by key."""
+        return texts_of(self.source, self.spec.judging_template(), keys)
 
     @property
     def store_capabilities(self) -> Capabilities:

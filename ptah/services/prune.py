@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ptah.core.errors import InputError, ModelUnavailable
+from ptah.core.errors import InputError, ModelUnavailable, Said
 from ptah.services.project import Project
 
 _SHORT_IDENTITY = len("sha256:") + 12
@@ -125,17 +125,28 @@ def _matches(record, wanted: str) -> bool:
 def _check_keep(keep: Sequence[str], records: list, declared: dict[str, str]) -> None:
     for wanted in keep:
         if wanted.startswith("sha256:") and len(wanted) < _SHORT_IDENTITY:
-            raise InputError(
-                f"--keep {wanted}: an identity needs at least its first {_SHORT_IDENTITY} characters "
-                "(as `ptah inference list` shows them)."
+            raise _refused_keep(
+                wanted,
+                lambda words: (
+                    f"an identity needs at least its first {_SHORT_IDENTITY} characters (as "
+                    f"{words.listing()} shows them)."
+                ),
             )
         if wanted not in declared.values() and not any(
             _matches(record, wanted) for record in records
         ):
-            raise InputError(
-                f"--keep {wanted}: no stored or declared generation has that name or identity "
-                "(see `ptah inference list`); nothing was removed."
+            raise _refused_keep(
+                wanted,
+                lambda words: (
+                    "no stored or declared generation has that name or identity (see "
+                    f"{words.listing()}); nothing was removed."
+                ),
             )
+
+
+def _refused_keep(wanted: str, why: Said) -> InputError:
+    """``keep``'s ``wanted`` refused (exit 2): ``why``, after the option as an interface names it."""
+    return InputError(lambda words: f"{words.option('keep', wanted)}: {why(words)}")
 
 
 def _kept_because(record, declared: dict[str, str], keep: Sequence[str]) -> str | None:

@@ -23,7 +23,7 @@ import os
 
 from ptah.core.comparison import StatisticsSettings
 from ptah.core.corpus import Corpus
-from ptah.core.errors import OperationalError
+from ptah.core.errors import OperationalError, Said, StaleGeneration
 from ptah.core.measures import DEFAULT_MEASURES, Measure
 from ptah.core.report import Report, Run
 from ptah.core.request import VECTOR, EvaluationRequest, Fusion, SearchOptions
@@ -57,12 +57,18 @@ def rebaseline(project: Project, old_path: str | os.PathLike, corpus: Corpus) ->
     )
     try:
         report = evaluate(project, corpus, request)
+    except StaleGeneration as exc:
+        what, remedy = exc.what, exc.remedy  # a baseline is never measured as it is
+        if remedy is None:
+            raise CannotRebaseline(_cannot(where, exc)) from None
+        raise CannotRebaseline(
+            lambda words: (
+                f"cannot rebaseline {where}: {what} {remedy(words)} first: a baseline is measured "
+                "only on complete and fresh generations."
+            )
+        ) from None
     except OperationalError as exc:
-        said = str(exc).replace(
-            ", or pass --allow-stale to measure it as it is.",
-            " first: a baseline is measured only on complete and fresh generations.",
-        )  # rebaseline has no --allow-stale
-        raise CannotRebaseline(f"cannot rebaseline {where}: {said}") from None
+        raise CannotRebaseline(_cannot(where, exc)) from None
     if len(report.runs) != len(old.runs):
         raise CannotRebaseline(
             f"cannot rebaseline {where}: its runs ({', '.join(r.name for r in old.runs)}) are not "
@@ -76,6 +82,11 @@ def rebaseline(project: Project, old_path: str | os.PathLike, corpus: Corpus) ->
                 "runs can no longer be reproduced"
             )
     return report
+
+
+def _cannot(where: str, exc: OperationalError) -> Said:
+    """``cannot rebaseline WHERE: `` and what ``exc`` says, in an interface's words."""
+    return lambda words: f"cannot rebaseline {where}: {exc.said(words)}"
 
 
 def _base_name(run: Run) -> str:

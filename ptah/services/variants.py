@@ -7,14 +7,15 @@ options when it names them, and, with a rerank stage, has its channel rank
 each case's top ``candidates`` rows (:mod:`ptah.services.rerank`). The run
 is named by the variant and keeps its executed controls (``variant``).
 
-Cost (DESIGN.md, "Variants and stages"): every stage's seconds, its share of the evaluation's time,
-and its time per query over the cases, p50 and p95. The search stage works on batches of queries
-(one matrix product scores a block of them), so it is timed per batch: each query is charged an
-equal share of the stage's seconds, less the seconds it spent loading a model (``load_s``: a cold
-run's p50 and p95 would measure the load, not a query). The rerank stage is timed per query. A run's
-own time per query adds the two. Stages share what earlier runs made (a generation's vectors, a
-template's lexical index, the query cache): a run's search seconds are what *it* spent, after the
-runs before it. Times are reported, and gated only when asked (``max_p95_ms``).
+Cost (docs/variants.md, "Cost: time per query"): every stage's seconds, its share of the
+evaluation's time, and its time per query over the cases, p50 and p95. The search stage works on
+batches of queries (one matrix product scores a block of them), so it is timed per batch: each query
+is charged an equal share of the stage's seconds, less the seconds it spent loading a model
+(``load_s``: a cold run's p50 and p95 would measure the load, not a query). The rerank stage is
+timed per query. A run's own time per query adds the two. Stages share what earlier runs made (a
+generation's vectors, a template's lexical index, the query cache): a run's search seconds are what
+*it* spent, after the runs before it. Times are reported, and gated only when asked
+(``max_p95_ms``).
 """
 
 from __future__ import annotations
@@ -71,8 +72,13 @@ def check_plans(project, plans: list[RunPlan], sides: Sides) -> None:
         except CapabilityUnavailable as exc:
             if options == sides.request.search:
                 raise
-            names = ", ".join(plan.name for plan in group)
-            raise VariantUnavailable(f"variant {names}: {exc}") from None
+            raise _unavailable(group, exc) from None
+
+
+def _unavailable(group: list[RunPlan], exc: CapabilityUnavailable) -> VariantUnavailable:
+    """The variants of ``group`` ask for a search that ``exc`` refused (exit 2)."""
+    names = ", ".join(plan.name for plan in group)
+    return VariantUnavailable(lambda words: f"variant {names}: {exc.said(words)}")
 
 
 def measure_plan(plan: RunPlan, sides: Sides) -> tuple[Run, dict[str, Stage]]:

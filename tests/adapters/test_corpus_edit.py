@@ -7,8 +7,9 @@ import difflib
 
 import pytest
 
-from ptah.adapters.corpus_edit import FORBIDDEN, REQUIRED, CorpusDocument
+from ptah.adapters.corpus_edit import CorpusDocument
 from ptah.adapters.corpus_yaml import load_corpus
+from ptah.core.corpus import FORBIDDEN, REQUIRED
 from ptah.core.errors import CorpusError, InputError, OperationalError
 
 CORPUS = """\

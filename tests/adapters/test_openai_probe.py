@@ -9,20 +9,24 @@ import sqlite3
 import pytest
 
 from ptah.adapters.embedders.openai_compatible import PROBE_TEXT
-from ptah.services.probe import MEASURE_ADVICE, NOT_CHECKED, TOLERANCE
+from ptah.services.probe import NOT_CHECKED, TOLERANCE
 from tests.adapters.openai_server import MODEL
 from tests.adapters.test_openai_embedder import (
     CORPUS,
     KEY,
-    fast_policy,
-    local,
+    fast_policy,  # noqa: F401 (a fixture)
+    local,  # noqa: F401 (a fixture)
     run,
     served_example,
-    server,
-)  # noqa: F401
+    server,  # noqa: F401 (a fixture)
+)
 from tests.conftest import run_cli
 
 ROWS, BATCH = 187, 16
+MEASURE_ADVICE = (
+    "To measure it as it is now, build it again from empty (undeclare it, run `ptah inference "
+    "prune`, declare it again); or pass --allow-stale to measure it anyway."
+)
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
-"""A baseline measured again from its own rankings (DESIGN.md, "Judging never breaks the baseline";
-issue 39's forged baseline): ``ptah inference evaluate --baseline`` on a real project with the
-deterministic embedder.
+"""A baseline measured again from its own rankings (docs/holes.md, "A new baseline after the corpus
+changed"; issue 39's forged baseline): ``ptah inference evaluate --baseline`` on a real project with
+the deterministic embedder.
 
 The generation ranks (k 2): c1 1, 5; c2 2, 6; c3 1, 5; c4 5, 1 -- so recall is 1, 1, 1, 0 (0.75).
 """

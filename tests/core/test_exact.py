@@ -7,7 +7,7 @@ scores only candidates in float64, so these tests check it on data where
 float32 rounding decides orders -- vectors within 1e-7 of one direction, whose
 scores differ by less than a float32 step -- as well as on random vectors and
 on integer vectors full of exact ties. And they check the invariants of
-DESIGN.md ("The same ranking on every machine"): rows permuted, cases added,
+docs/evaluating.md ("The same ranking on every machine"): rows permuted, cases added,
 removed and reordered, blocks of rows and of queries resized, one BLAS thread
 or two. Nothing is compared with the bits of a BLAS product.
 """

@@ -1,5 +1,4 @@
-"""Judged keys, holes, judged@k and the judgement record's digest (DESIGN.md, "Judged keys and
-holes")."""
+"""Judged keys, holes, judged@k and the judgement record's digest (docs/holes.md)."""
 
 from ptah.core.corpus import Case
 from ptah.core.judged import (

@@ -9,6 +9,7 @@ from types import MappingProxyType
 import numpy as np
 import pytest
 
+from ptah.cli.words import COMMAND_LINE
 from ptah.core.baseline import check_comparable, check_report_format, compare, gates
 from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import IncomparableBaseline, InputError, ReportError
@@ -267,11 +268,17 @@ def test_comparability_names_both_digests_and_the_real_corpus(outcomes):
     )
     with pytest.raises(IncomparableBaseline) as info:
         check_comparable(asked, baseline, "base.json")
-    assert str(info.value) == (
+    assert info.value.said(COMMAND_LINE) == (
         f"the baseline base.json measured a different corpus (digest {baseline.corpus['digest']}); this corpus is "
         f'{asked.digest}, and they differ in more than judgements: case "one" asks another query now. Measure its runs '
         "again on this corpus with `ptah report rebaseline base.json --corpus corpora/c.yaml --output NEW.json`, or "
         "evaluate the corpus it was made with."
+    )
+    assert str(info.value) == (
+        f"the baseline base.json measured a different corpus (digest {baseline.corpus['digest']}); "
+        f'this corpus is {asked.digest}, and they differ in more than judgements: case "one" asks '
+        "another query now. Measure its runs again on this corpus, or evaluate the corpus it was "
+        "made with."
     )
     deeper = Corpus(cases=(*CASES[:2], replace(CASES[2], k=4)), path="c.yaml")
     with pytest.raises(

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from ptah.adapters.corpus_yaml import parse_corpus
+from ptah.cli.words import COMMAND_LINE
 from ptah.core.comparison import StatisticsSettings
 from ptah.core.errors import (
     InputError,
@@ -228,11 +229,17 @@ def test_what_does_not_exist_is_an_error_never_a_fallback(built, workspace):
     with pytest.raises(UnknownKey, match="'42'"):
         run(built, CORPUS.replace('required: ["2"]', 'required: ["42"]'), channels=["lexical"])
     built.write_spec(generations=TWO, active="null")
-    with pytest.raises(
-        UnknownGeneration, match="--channel hybrid .* none is named or active"
-    ) as info:
+    with pytest.raises(UnknownGeneration) as info:
         run(built, channels=["hybrid"])
     assert info.value.exit_code == 2
+    assert info.value.said(COMMAND_LINE) == (
+        f"{built.spec_path}: --channel hybrid reads its text (and, for hybrid, its vectors) from a "
+        "generation, and none is named or active; pass --generation NAME"
+    )
+    assert str(info.value) == (
+        f"{built.spec_path}: channels=hybrid reads its text (and, for hybrid, its vectors) from a "
+        "generation, and none is named or active; pass generations=NAME"
+    )
 
 
 def test_bad_fusion_settings_are_usage_errors():

@@ -11,6 +11,7 @@ import pytest
 
 import ptah
 from ptah.adapters.corpus_yaml import parse_corpus
+from ptah.cli.words import COMMAND_LINE
 from ptah.core.errors import IncomparableBaseline, InputError, StaleGeneration, UnknownKey
 from ptah.core.report import Report
 from ptah.services.build import build
@@ -285,7 +286,12 @@ def test_a_stale_generation_is_refused_unless_allowed(built):
     assert info.value.exit_code == 3
     assert str(info.value) == (
         'generation "docs" is not complete and fresh: 1 vectors are stale (e.g. 3). '
-        f"Run `ptah inference build docs --spec {built.spec_path}`, or pass --allow-stale to measure it as it is."
+        'Build generation "docs", or pass allow_stale=True to measure it as it is.'
+    )
+    assert info.value.said(COMMAND_LINE) == (
+        'generation "docs" is not complete and fresh: 1 vectors are stale (e.g. 3). '
+        f"Run `ptah inference build docs --spec {built.spec_path}`, or pass --allow-stale to "
+        "measure it as it is."
     )
     report = run(built, allow_stale=True)
     verification = report["runs"][0]["generation"]["verification"]

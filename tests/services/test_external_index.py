@@ -18,8 +18,8 @@ from tests.services.test_external_vectors import (
     pg_table,
     ptah_in,
     runs,
-    sqlite_external,
-)  # noqa: F401
+    sqlite_external,  # noqa: F401 (a fixture)
+)
 
 
 @pytest.fixture

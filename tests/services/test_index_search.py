@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from ptah.cli.words import COMMAND_LINE
 from ptah.core.errors import EXIT_INPUT, EXIT_OPERATIONAL, CapabilityUnavailable, InputError
 from ptah.core.request import DEFAULT_EF_SEARCH, SearchOptions
 from ptah.services.channels.index import ann_recall, check_search
@@ -60,16 +61,27 @@ def test_the_sqlite_store_refuses_index_search_and_index_building(workspace):
             with pytest.raises(CapabilityUnavailable) as raised:
                 check_search(project, SearchOptions(mode))
             assert raised.value.exit_code == EXIT_OPERATIONAL
-            assert str(raised.value).startswith(
-                f"--search {mode} needs a vector index, and the SQLite store has none;"
+            assert raised.value.said(COMMAND_LINE) == (
+                f"--search {mode} needs a vector index, and the SQLite store has none; keep the "
+                "generations in PostgreSQL with pgvector (store: postgresql://…) and build one "
+                "with `ptah inference index NAME --hnsw`, or evaluate with --search exact."
             )
-        with pytest.raises(
-            CapabilityUnavailable, match="^--search both applies to the vector channel;"
-        ):
+            assert str(raised.value) == (
+                f"search={mode} needs a vector index, and the SQLite store has none; keep the "
+                "generations in PostgreSQL with pgvector (store: postgresql://…) and build one "
+                'with Project.index("NAME"), or evaluate with search=exact.'
+            )
+        with pytest.raises(CapabilityUnavailable) as raised:
             check_search(project, SearchOptions("both"), ["vector", "hybrid"])
+        assert raised.value.said(COMMAND_LINE) == (
+            "--search both applies to the vector channel; the hybrid channel fuses the exact vector "
+            "ranking, so run it with --search exact (or evaluate the index on --channel vector)."
+        )
         with pytest.raises(CapabilityUnavailable, match="^the SQLite store has no vector index;"):
             build_index(project)
-        with pytest.raises(
-            InputError, match=r"^--m must be a whole number from 2 to 100, not 1\.$"
-        ):
+        with pytest.raises(InputError) as refused:
             build_index(project, m=1)
+        assert str(refused.value) == "m must be a whole number from 2 to 100, not 1."
+        assert (
+            refused.value.said(COMMAND_LINE) == "--m must be a whole number from 2 to 100, not 1."
+        )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from ptah.cli.words import COMMAND_LINE
 from ptah.core.errors import IncomparableBaseline
 from ptah.core.power import cases_needed
 from ptah.core.significance import holm_adjusted
@@ -143,9 +144,11 @@ def test_a_slice_the_baseline_lacks_or_that_changed_is_refused_by_name(built):
     baseline = run(built, channels=["vector"])
     with pytest.raises(IncomparableBaseline) as missing:
         run(built, baseline=baseline, baseline_path="b.json", thresholds={"recall@security": 0.1})
-    assert (
-        str(missing.value)
-        == "--max-drop recall@security: no case of the corpus is tagged security (the baseline b.json)"
+    assert str(missing.value) == (
+        "max_drop=recall@security: no case of the corpus is tagged security (the baseline b.json)"
+    )
+    assert missing.value.said(COMMAND_LINE) == (
+        "--max-drop recall@security: no case of the corpus is tagged security (the baseline b.json)"
     )
     moved = CORPUS.replace(
         "    tags: [account]\n", "    tags: [billing]\n"
@@ -158,7 +161,7 @@ def test_a_slice_the_baseline_lacks_or_that_changed_is_refused_by_name(built):
             baseline_path="b.json",
             thresholds={"recall@account": 0.1},
         )
-    assert str(changed.value) == (
+    assert changed.value.said(COMMAND_LINE) == (
         "--max-drop recall@account: the baseline's slice account holds other cases (or other "
         "expectations); make a new baseline (the baseline b.json)"
     )

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from ptah.cli.words import COMMAND_LINE
 from ptah.core.errors import InputError, VariantUnavailable
 from ptah.core.report import Run
 from ptah.render.sentences import stage_phrase
@@ -108,6 +109,9 @@ def test_a_variant_searching_an_index_the_store_lacks_is_refused_before_any_work
         run(built, channels=["vector"], variants=["served"])
     assert caught.value.exit_code == 2
     assert str(caught.value).startswith(
+        "variant served: search=index needs a vector index, and the SQLite store has none"
+    )
+    assert caught.value.said(COMMAND_LINE).startswith(
         "variant served: --search index needs a vector index, and the SQLite store has none"
     )
 

@@ -1,4 +1,4 @@
-"""Model judges: the kinds that grade (query, judging text) pairs (DESIGN.md, "Model judges").
+"""Model judges: the kinds that grade (query, judging text) pairs (docs/judges.md).
 
 ``encoder`` (a generation's model or a cross-encoder, with thresholds) and
 ``chat`` (an OpenAI-compatible chat completions service), plus plug-ins' kinds

@@ -1,4 +1,4 @@
-"""Rerankers: the kinds that re-score a query's candidate rows (DESIGN.md, "Variants and stages").
+"""Rerankers: the kinds that re-score a query's candidate rows (docs/variants.md).
 
 ``cross-encoder`` (sentence-transformers, imported only when opened),
 ``bi-encoder`` (a generation's embedder) and ``service`` (an HTTP rerank API),

@@ -13,18 +13,15 @@ one says how to install it, :class:`CapabilityUnavailable`, exit 3).
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
-    Any,
     Protocol,
-    Self,
     runtime_checkable,
 )
 
-from ptah.adapters.sources.rows import lookup_identities, lookup_keys, text_digests
+from ptah.adapters.sources.rows import text_digests
 from ptah.core.errors import CapabilityUnavailable
 from ptah.core.registry import Registry
 
@@ -37,26 +34,6 @@ if TYPE_CHECKING:
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 SQLITE_PREFIX = "sqlite:///"
-_NOT_IN_A_FILTER = re.compile("\x00|;|--|/\\*")
-
-
-def filter_problem(text: str) -> str | None:
-    """Why ``source.filter`` cannot be placed in ptah's ``WHERE (…)``, or None.
-
-    A ``;`` could end ptah's statement and ``--`` or ``/*`` comment out the rest of it, so they are
-    refused wherever they stand, quotes included. What holds the filter to reading is the reader:
-    one statement per execute, in a read-only transaction (:mod:`ptah.adapters.sources.sqlite`,
-    :mod:`~ptah.adapters.sources.postgres`).
-    """
-    found = _NOT_IN_A_FILTER.search(text)
-    if found is None:
-        return None
-    shown = "the NUL character" if found.group() == "\x00" else f"the {found.group()}"
-    return (
-        f"{shown} at character {found.start() + 1} is not allowed in a filter, even inside quotes: it could end "
-        "ptah's statement or comment out the rest of it; a filter is one boolean expression, such as "
-        "status = 'published'"
-    )
 
 
 @runtime_checkable
@@ -150,50 +127,6 @@ def texts_of(source: Source, template: str, keys: Iterable[str]) -> dict[str, st
     if isinstance(source, KeyedTexts):
         return source.texts_of(template, wanted)
     return {row.key: row.text for row in source.rows(template) if row.key in wanted}
-
-
-class OneSnapshot:
-    """What both readers share: a connection (``_db``) holding one read transaction until
-    :meth:`close`, and key lookups through the reader's ``_find(wanted, result)``, which marks each
-    of ``wanted``'s components (by the key or identity asking) that a row has."""
-
-    _db: Any = None
-    source: SourceSpec
-
-    def _find(self, wanted: dict[tuple[str, ...], str], result: dict[str, str]) -> None:
-        raise NotImplementedError
-
-    def lookup(self, keys: Iterable[str]) -> dict[str, str]:
-        """For each key as the corpus spells it: ``"ok"``, ``"filtered"`` or ``"missing"``.
-
-        ``ok``: a row has exactly this key and passes the filter; ``filtered``:
-        rows have it and none passes; ``missing``: no row has it, or (with
-        several key fields) the key does not split on U+001F into one component
-        per key field, or a component cannot be stored in its column (in
-        PostgreSQL, ``"0042"`` or ``"x"`` for an integer column). Matching is
-        exact against the rendered key: ``"0042"`` does not match integer 42.
-        """
-        result, wanted = lookup_keys(keys, len(self.source.key_fields))
-        self._find(wanted, result)
-        return result
-
-    def lookup_identities(self, identities: Iterable[str]) -> dict[str, str]:
-        """:meth:`lookup` for row identities (each read back into its key components exactly)."""
-        result, wanted = lookup_identities(identities, len(self.source.key_fields))
-        self._find(wanted, result)
-        return result
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """End the read transaction and close the connection."""
-        if self._db is not None:
-            self._db.close()
-            self._db = None
 
 
 @dataclass(frozen=True)

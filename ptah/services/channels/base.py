@@ -87,6 +87,17 @@ def plan_runs(
     return plans
 
 
+def _no_generation(spec: Spec, name: str) -> UnknownGeneration:
+    """Channel ``name`` asked without a generation, and the specification has no active one."""
+    return UnknownGeneration(
+        lambda words: (
+            f"{spec.path}: {words.option('channels', name)} reads its text (and, for hybrid, its "
+            "vectors) from a generation, and none is named or active; pass "
+            f"{words.option('generations', 'NAME')}"
+        )
+    )
+
+
 def _plain_runs(
     spec: Spec, names: Sequence[str | None] | None, channels: Sequence[str] | None
 ) -> list[RunPlan]:
@@ -98,10 +109,7 @@ def _plain_runs(
         for generation in names or [None]:
             bare = getattr(channel(name), "bare_name", False)
             if generation is None and not bare and spec.active is None:
-                raise UnknownGeneration(
-                    f"{spec.path}: --channel {name} reads its text (and, for hybrid, its vectors) from a "
-                    "generation, and none is named or active; pass --generation NAME"
-                )
+                raise _no_generation(spec, name)
             plan = RunPlan(name, spec.generation(generation).name)
             if plan not in plans:
                 plans.append(plan)

@@ -61,9 +61,12 @@ def check_search(
     whole = [name for name in channels if getattr(channel(name), "whole_ranking", False)]
     if options.uses_index and whole:
         raise CapabilityUnavailable(
-            f"--search {options.mode} applies to the vector channel; the {whole[0]} channel fuses the "
-            f"exact vector ranking, so run it with --search exact (or evaluate the index on "
-            "--channel vector)."
+            lambda words: (
+                f"{words.option('search', options.mode)} applies to the vector channel; the "
+                f"{whole[0]} channel fuses the exact vector ranking, so run it with "
+                f"{words.option('search', 'exact')} (or evaluate the index on "
+                f"{words.option('channels', 'vector')})."
+            )
         )
     if not options.uses_index:
         return
@@ -74,9 +77,11 @@ def check_search(
         return
     if options.uses_index and not project.store_capabilities.vector_index:
         raise CapabilityUnavailable(
-            f"--search {options.mode} needs a vector index, and the SQLite store has none; keep the "
-            "generations in PostgreSQL with pgvector (store: postgresql://…) and build one with `ptah inference index "
-            "NAME --hnsw`, or evaluate with --search exact."
+            lambda words: (
+                f"{words.option('search', options.mode)} needs a vector index, and the SQLite store "
+                "has none; keep the generations in PostgreSQL with pgvector (store: postgresql://…) "
+                f"and {words.index('NAME')}, or evaluate with {words.option('search', 'exact')}."
+            )
         )
 
 
@@ -94,8 +99,10 @@ def hold_index(project, store, snapshot, generation, options: SearchOptions) -> 
     index = snapshot.index(identity)
     if index is None:
         raise CapabilityUnavailable(
-            f'generation "{generation.name}" has no HNSW index in {store.where}; build one with '
-            f"`ptah inference index {generation.name} --hnsw`, or evaluate with --search exact."
+            lambda words: (
+                f'generation "{generation.name}" has no HNSW index in {store.where}; '
+                f"{words.index(generation.name)}, or evaluate with {words.option('search', 'exact')}."
+            )
         )
     stack = ExitStack()
     shared = stack.enter_context(store.snapshot(like=snapshot))

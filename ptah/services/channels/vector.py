@@ -33,7 +33,7 @@ import numpy as np
 
 from ptah.adapters.embedders.base import usage_of
 from ptah.adapters.stores.base import block_digests
-from ptah.core.errors import NotBuilt, StaleGeneration, spec_flag
+from ptah.core.errors import NotBuilt, StaleGeneration, Words, capital
 from ptah.core.outcomes import make_run
 from ptah.core.ranking import Ranked
 from ptah.core.report import Run
@@ -268,10 +268,10 @@ def _refuse_stale(sides: Sides, verification: VerifyResult, clock: float) -> Non
     allows it."""
     sides.charge("verify", clock)
     if not verification.ok and not sides.request.allow_stale:
-        raise StaleGeneration(_stale_message(verification, sides.project.spec_path))
+        raise _stale(verification, sides.project.spec_path)
 
 
-def _stale_message(result: VerifyResult, spec_path: str | None) -> str:
+def _stale(result: VerifyResult, spec_path: str | None) -> StaleGeneration:
     parts = []
     if result.missing:
         parts.append(
@@ -283,14 +283,20 @@ def _stale_message(result: VerifyResult, spec_path: str | None) -> str:
         parts.append(
             f"{result.orphans} vectors belong to rows gone from the source (e.g. {', '.join(result.orphan_keys[:3])})"
         )
-    return (
-        f'generation "{result.generation}" is not complete and fresh: {"; ".join(parts)}. '
-        + (
-            "Fill the table's missing vectors"
-            if result.freshness_note
-            else f"Run `ptah inference build {result.generation}{spec_flag(spec_path)}`"
-        )
-        + ", or pass --allow-stale to measure it as it is."
+    what = f'generation "{result.generation}" is not complete and fresh: {"; ".join(parts)}.'
+
+    def remedy(words: Words) -> str:
+        if result.freshness_note:
+            return "Fill the table's missing vectors"
+        return capital(words.build(result.generation, spec_path))
+
+    return StaleGeneration(
+        lambda words: (
+            f"{what} {remedy(words)}, or pass {words.option('allow_stale', True)} to measure it "
+            "as it is."
+        ),
+        what=what,
+        remedy=remedy,
     )
 
 

@@ -1,31 +1,14 @@
-"""The files commands read and write, for the CLI and the API (which reach no adapter): a corpus
-with its judgement record, and output paths checked before the work and written atomically (devices
-and FIFOs written through, folders refused) by :mod:`ptah.adapters.files`; an output naming a file
-the run reads, or another output's file, is refused (:func:`check_apart` over
-:func:`run_inputs`)."""
+"""The files a run reads (:func:`run_inputs`), so that a command can refuse an output that names
+one of them (:func:`ptah.adapters.files.check_apart`)."""
 
 from __future__ import annotations
 
 import os
 
-from ptah.adapters.corpus_yaml import load_corpus
-from ptah.adapters.files import append_text, check_apart, check_output
-from ptah.adapters.files import write_pieces_atomically as write_pieces
-from ptah.adapters.files import write_text_atomically as write_text
 from ptah.adapters.judgements_yaml import record_path
 from ptah.adapters.stores.registry import DEFAULT as SQLITE_STORE
 from ptah.adapters.stores.registry import store_kind
 from ptah.core.spec import Spec, sqlite_database_path
-
-__all__ = [
-    "append_text",
-    "check_apart",
-    "check_output",
-    "load_corpus",
-    "run_inputs",
-    "write_pieces",
-    "write_text",
-]
 
 
 def run_inputs(
