@@ -43,8 +43,10 @@ if (
     from ptah.core.judged import Judgement, JudgementRecord, Sample
     from ptah.core.measures import Measure, MeasureKind
     from ptah.core.metrics import Mean
+    from ptah.core.plugins import hookimpl
     from ptah.core.report import CaseResult, CaseTies, Hit, Hole, KnownMiss, Miss, Result, Run
     from ptah.core.request import EvaluationRequest, Fusion, SearchOptions, StatisticsSettings
+    from ptah.core.sections import Section
     from ptah.core.spec import (
         GenerationSettings,
         JudgeSettings,
@@ -91,6 +93,8 @@ _WHERE = {
     "Measure": "ptah.core.measures",
     "MeasureKind": "ptah.core.measures",
     "Mean": "ptah.core.metrics",
+    "hookimpl": "ptah.core.plugins",
+    "Section": "ptah.core.sections",
     "CaseResult": "ptah.core.report",
     "CaseTies": "ptah.core.report",
     "Hit": "ptah.core.report",
@@ -180,6 +184,7 @@ __all__ = [
     "Run",
     "Sample",
     "SearchOptions",
+    "Section",
     "ServiceSettings",
     "SourceSpec",
     "Spec",
@@ -190,6 +195,7 @@ __all__ = [
     "VariantUnavailable",
     "VerifyResult",
     "__version__",
+    "hookimpl",
     "load_corpus",
     "load_report",
     "open_project",
