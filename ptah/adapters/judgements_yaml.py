@@ -473,8 +473,8 @@ def record_text(record: JudgementRecord) -> str:
     """The YAML text of ``record`` as :func:`write_record` writes it (cases and keys sorted)."""
     lines = [
         "# Judgement record: every key a person judged for each case (grade 0: not relevant), the SHA-256 of",
-        "# the row's text then, and when (UTC). Written by `ptah corpus judge`, `grade`, `forbid`,",
-        "# `sample`, `judge-model` (under models:), `add` and `pin`.",
+        "# the row's text then, and when (UTC). Written by `ptah corpus judge`, `grade`, `forbid`, "
+        "`sample`, `judge-model` (under models:), `add` and `pin`.",
         f"version: {JUDGED_VERSION}",
     ]
     if record.corpus is not None:

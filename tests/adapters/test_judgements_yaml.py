@@ -287,7 +287,8 @@ def test_every_written_record_reads_back_the_same(cases, corpus):
 WRITTEN = (
     "# Judgement record: every key a person judged for each case (grade 0: not relevant), the "
     "SHA-256 of\n"
-    "# the row's text then, and when (UTC). Written by `ptah corpus judge`, `add` and `pin`.\n"
+    "# the row's text then, and when (UTC). Written by `ptah corpus judge`, `grade`, `forbid`, "
+    "`sample`, `judge-model` (under models:), `add` and `pin`.\n"
     "version: 1\n"
     f'corpus: "{DIGEST}"\n'
     "samples:\n"
