@@ -1,5 +1,6 @@
 """One door: a throwaway package outside ``ptah/``, installed as a distribution with an entry point
-in the group ``ptah``, adds a command, a channel and a report section -- with no change to ptah."""
+in the group ``ptah``, adds a command, a source, a channel and a report section -- with no change
+to ptah."""
 
 from __future__ import annotations
 
@@ -9,13 +10,23 @@ from tests.adapters.test_embedder_registry import install, letters_project
 from tests.cli.conftest import ptah_process as ptah
 
 TOY_PLUGIN = '''
+import dataclasses
+
 import numpy as np
 import typer
 
 from ptah import hookimpl
 from ptah.core.outcomes import make_run
 from ptah.core.ranking import key_columns
+from ptah.adapters.sources.base import SourceKind
+from ptah.adapters.sources.sqlite import SqliteSource
 from ptah.services.channels.base import measure_scores
+
+
+def open_toy(source, root):
+    """toy:///FILE: a SQLite file under another name (a source kind of the plugin's own)."""
+    database = "sqlite:///" + source.database.removeprefix("toy:///")
+    return SqliteSource(dataclasses.replace(source, database=database), root)
 
 
 class CountChannel:
@@ -87,6 +98,11 @@ def register_commands(cli):
 
 
 @hookimpl
+def register_sources(register):
+    register(SourceKind("toy", lambda database: database.startswith("toy:///"), open_toy))
+
+
+@hookimpl
 def register_channels(register):
     register(CountChannel())
 
@@ -97,11 +113,13 @@ def register_sections(register):
 '''
 
 
-def test_a_package_adds_a_command_a_channel_and_a_section_through_the_door(tmp_path):
+def test_a_package_adds_a_command_a_source_a_channel_and_a_section_through_the_door(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
     install(site, "toy-plugin", "toy = toy_plugin", {"toy_plugin": TOY_PLUGIN}, "ptah")
     project = letters_project(tmp_path, model="ptah/deterministic")
+    spec = project / "ptah.yaml"
+    spec.write_text(spec.read_text().replace("sqlite:///source.db", "toy:///source.db"))
 
     shown = ptah("--help", cwd=project, path=site)
     assert shown.returncode == 0, shown.stderr

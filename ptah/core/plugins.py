@@ -40,6 +40,7 @@ hookimpl = pluggy.HookimplMarker(GROUP)
 # ptah's own plugins, in the order they register
 DEFAULT_PLUGINS = (
     "ptah.core.measures",
+    "ptah.adapters.sources.kinds",
     "ptah.adapters.stores.kinds",
     "ptah.adapters.embedders.kinds",
     "ptah.adapters.rerankers.kinds",
@@ -69,6 +70,10 @@ class Hooks:
     @hookspec
     def register_stores(self, register: Callable) -> None:
         """Register store kinds (:class:`ptah.adapters.stores.registry.StoreKind`)."""
+
+    @hookspec
+    def register_sources(self, register: Callable) -> None:
+        """Register source kinds (:class:`ptah.adapters.sources.base.SourceKind`)."""
 
     @hookspec
     def register_channels(self, register: Callable) -> None:

@@ -3,8 +3,9 @@
 A :class:`Source` is the rows of ``source.table`` as ptah sees them, read from
 one snapshot of the database (``tests/contract/test_source_contract.py`` holds
 the SQLite and the PostgreSQL reader to the same answers). A source kind is
-registered with :func:`register`: its name, which URLs it reads, and how to
-open one. ptah registers ``sqlite`` (``sqlite:///FILE``) and ``postgresql``
+registered through the door (hook ``register_sources``): its name, which URLs it reads, and how
+to open one. ptah registers (:mod:`ptah.adapters.sources.kinds`) ``sqlite`` (``sqlite:///FILE``)
+and ``postgresql``
 (``postgresql://`` and ``postgres://``, needing psycopg: without it, opening
 one says how to install it, :class:`CapabilityUnavailable`, exit 3).
 :func:`source_kind` is the one place that decides which kind a URL is.
@@ -139,7 +140,7 @@ class SourceKind:
     open: Callable[[SourceSpec, str], Source]  # (the source's settings, the specification's folder)
 
 
-KINDS: Registry[SourceKind] = Registry("source kind")
+KINDS: Registry[SourceKind] = Registry("source kind", hook="register_sources")
 
 
 def register(kind: SourceKind) -> None:
@@ -180,19 +181,3 @@ def postgres_module(module: str) -> ModuleType:
         raise CapabilityUnavailable(
             f"PostgreSQL support is not installed ({exc}); install it with: pip install 'psycopg[binary]>=3.1' (the postgres extra of ptah-eval)"
         ) from None
-
-
-def _open_sqlite(source: SourceSpec, root: str) -> Source:
-    from ptah.adapters.sources.sqlite import SqliteSource
-
-    return SqliteSource(source, root)
-
-
-def _open_postgres(source: SourceSpec, root: str) -> Source:
-    return postgres_module("ptah.adapters.sources.postgres").PostgresSource(source, root)
-
-
-register(SourceKind("sqlite", lambda database: database.startswith(SQLITE_PREFIX), _open_sqlite))
-register(
-    SourceKind("postgresql", lambda database: database.startswith(POSTGRES_SCHEMES), _open_postgres)
-)
