@@ -60,10 +60,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from ptah.core.compared import Interval, SignFlipResult
 from ptah.core.request import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
@@ -75,36 +75,6 @@ from ptah.core.request import (
 # Bounds the temporary index block of a bootstrap or sign matrix of a Monte Carlo test (values).
 _BLOCK_VALUES = 4_000_000
 _SLACK = 100 * np.finfo(np.float64).eps
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A percentile bootstrap interval of the mean paired difference."""
-
-    low: float
-    high: float
-    level: float
-
-    def as_dict(self) -> dict:
-        return {"low": self.low, "high": self.high, "level": self.level}
-
-
-@dataclass(frozen=True)
-class SignFlipResult:
-    """A sign-flip test's two-sided p-value, how it was computed and over how many differences."""
-
-    p_value: float
-    method: str  # "exact" or "monte-carlo"
-    nonzero: int
-    patterns: int  # sign patterns enumerated (exact) or drawn (monte-carlo)
-
-    def as_dict(self) -> dict:
-        return {
-            "p_value": self.p_value,
-            "method": self.method,
-            "nonzero": self.nonzero,
-            "patterns": self.patterns,
-        }
 
 
 def _differences(values: Sequence[float], resamples: int, seed: int) -> np.ndarray:

@@ -86,7 +86,7 @@ def test_counts_deltas_and_statistics_per_measure():
     differences = [0.0, -0.5, 0.0, 1.0]
     interval = paired_bootstrap(differences, 2_000, 4)
     assert recall["interval"] == {"low": interval.low, "high": interval.high, "level": 0.95}
-    assert recall["test"] == sign_flip_test(differences, 2_000, 4).as_dict()
+    assert recall["test"] == sign_flip_test(differences, 2_000, 4).to_dict()
     # two non-zero differences (-0.5, +1): patterns +-0.5 +-1 -> |sums| 0.5, 1.5, 1.5, 0.5 >= 0.5: p
     # = 1
     assert recall["test"]["p_value"] == 1.0
