@@ -206,18 +206,18 @@ def holm(p_values: Sequence[float | None], alpha: float) -> list[bool | None]:
     return [None if q is None else q < alpha for q in holm_adjusted(p_values)]
 
 
-def p_value_text(test: dict | None) -> str:
+def p_value_text(test: SignFlipResult | None) -> str:
     """How a test's p-value reads in a column: ``0.0039`` (exact), ``~0.0002`` (Monte Carlo),
     ``<0.0001`` (either: a bound needs no mark); N/A without a test."""
     if test is None:
         return "N/A"
-    value = test["p_value"]
+    value = test.p_value
     if value < 0.0001:
         return "<0.0001"
-    return ("~" if test["method"] == "monte-carlo" else "") + f"{value:.4f}"
+    return ("~" if test.method == "monte-carlo" else "") + f"{value:.4f}"
 
 
-def p_value_phrase(test: dict | None) -> str:
+def p_value_phrase(test: SignFlipResult | None) -> str:
     """How a test's p-value reads in a sentence: ``p = 0.0039``, ``p ~ 0.0002`` (Monte Carlo), ``p <
     0.0001``, ``p N/A``."""
     text = p_value_text(test)

@@ -1,4 +1,5 @@
-"""The typed comparisons and the report's JSON schema agree field for field."""
+"""The typed comparisons and the report's JSON schema agree field for field, and a comparison of an
+older report reads back with its absent members absent."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import pytest
 
+from ptah.core.baseline import compare
 from ptah.core.baseline_comparison import BaselineComparison
 from ptah.core.compared import Family, MeasureComparison
+from ptah.core.comparison import compare_runs
 from ptah.core.side_by_side import Comparison
+from tests.core.test_comparison import CANDIDATE, REFERENCE
 
 SCHEMA = json.loads(
     resources.files("ptah").joinpath("schemas/report.schema.json").read_text(encoding="utf-8")
@@ -114,3 +118,19 @@ def test_the_walk_finds_a_member_the_schema_lacks_or_types_otherwise():
         "m.wins: a field the schema lacks",
         "m.cases: int, the schema says ['string']",
     ]
+
+
+def test_a_comparison_of_an_older_report_reads_back_without_the_members_it_lacked():
+    side = compare_runs([REFERENCE, CANDIDATE]).to_dict()
+    for entry in side["candidates"][0]["measures"].values():  # ptah-report@1: no holes
+        for name in ("judged", "settle", "holes"):
+            del entry[name]
+    assert Comparison.from_dict(side).to_dict() == side
+    against = compare(CANDIDATE, REFERENCE).to_dict()
+    for name in ("identity", "provenance", "against", "significance", "baseline_holes_lost"):
+        del against[name]
+    for entry in against["aggregates"].values():
+        del entry["current_high"]
+    back = BaselineComparison.from_dict(against)
+    assert back.to_dict() == against and back.significance is None
+    assert json.dumps(back.to_dict()) == json.dumps(against)  # in the order written
