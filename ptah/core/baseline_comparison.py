@@ -12,6 +12,7 @@ from typing import ClassVar
 
 from ptah.core.compared import (
     CostDelta,
+    Flat,
     MeasureComparison,
     SliceComparison,
     by_key,
@@ -60,34 +61,20 @@ class BaselineMean:
 
 
 @dataclass(frozen=True)
-class BaselinePassed:
+class BaselinePassed(Flat):
     """Whether a changed case passed in the baseline's reference run and now."""
 
     baseline: bool
     current: bool
 
-    def to_dict(self) -> dict:
-        return {"baseline": self.baseline, "current": self.current}
-
-    @classmethod
-    def from_dict(cls, data: Mapping) -> BaselinePassed:
-        return cls(data["baseline"], data["current"])
-
 
 @dataclass(frozen=True)
-class BaselineValue:
+class BaselineValue(Flat):
     """A changed case's value of one measure in the baseline and now, and current - baseline."""
 
     baseline: float | None
     current: float | None
     delta: float | None
-
-    def to_dict(self) -> dict:
-        return {"baseline": self.baseline, "current": self.current, "delta": self.delta}
-
-    @classmethod
-    def from_dict(cls, data: Mapping) -> BaselineValue:
-        return cls(data["baseline"], data["current"], data["delta"])
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ without tags) is None and absent.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self, cast
 
 
 def written(data: dict, omitted: frozenset[str]) -> dict:
@@ -43,24 +43,28 @@ def plain_members(data: Mapping) -> dict:
     return {key: value.to_dict() for key, value in data.items()}
 
 
+class Flat:
+    """A part whose JSON members are its fields, in order, each a JSON value."""
+
+    def to_dict(self) -> dict:
+        return {field.name: getattr(self, field.name) for field in fields(cast("Any", self))}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Self:
+        return cls(*(data[field.name] for field in fields(cast("Any", cls))))
+
+
 @dataclass(frozen=True)
-class Interval:
+class Interval(Flat):
     """A percentile bootstrap interval of the mean paired difference."""
 
     low: float
     high: float
     level: float
 
-    def to_dict(self) -> dict:
-        return {"low": self.low, "high": self.high, "level": self.level}
-
-    @classmethod
-    def from_dict(cls, data: Mapping) -> Interval:
-        return cls(data["low"], data["high"], data["level"])
-
 
 @dataclass(frozen=True)
-class SignFlipResult:
+class SignFlipResult(Flat):
     """A sign-flip test's two-sided p-value, how it was computed and over how many differences."""
 
     p_value: float
@@ -68,21 +72,9 @@ class SignFlipResult:
     nonzero: int
     patterns: int  # sign patterns enumerated (exact) or drawn (monte-carlo)
 
-    def to_dict(self) -> dict:
-        return {
-            "p_value": self.p_value,
-            "method": self.method,
-            "nonzero": self.nonzero,
-            "patterns": self.patterns,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping) -> SignFlipResult:
-        return cls(data["p_value"], data["method"], data["nonzero"], data["patterns"])
-
 
 @dataclass(frozen=True)
-class Settle:
+class Settle(Flat):
     """How to settle a finding the holes could change: ``flip_count`` (m) of the ``plausible`` (U)
     holes change it; the ``sample`` expected to settle it and the ``command`` that draws it."""
 
@@ -90,18 +82,6 @@ class Settle:
     plausible: int
     sample: int
     command: str
-
-    def to_dict(self) -> dict:
-        return {
-            "flip_count": self.flip_count,
-            "plausible": self.plausible,
-            "sample": self.sample,
-            "command": self.command,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping) -> Settle:
-        return cls(data["flip_count"], data["plausible"], data["sample"], data["command"])
 
 
 @dataclass(frozen=True)
@@ -189,18 +169,11 @@ def measures_from_dict(data: Mapping) -> Mapping[str, MeasureComparison]:
 
 
 @dataclass(frozen=True)
-class CostDelta:
+class CostDelta(Flat):
     """The candidate run's time per query minus the reference's (or the baseline's), milliseconds."""
 
     p50_ms: float
     p95_ms: float
-
-    def to_dict(self) -> dict:
-        return {"p50_ms": self.p50_ms, "p95_ms": self.p95_ms}
-
-    @classmethod
-    def from_dict(cls, data: Mapping) -> CostDelta:
-        return cls(data["p50_ms"], data["p95_ms"])
 
 
 @dataclass(frozen=True)
@@ -249,7 +222,7 @@ def slices_member(slices: Mapping[str, SliceComparison] | None) -> dict:
 
 
 @dataclass(frozen=True)
-class Family:
+class Family(Flat):
     """The family of one comparison section's slice tests and its correction: how many were tested
     and how many findings survive."""
 
@@ -257,15 +230,3 @@ class Family:
     alpha: float
     tests: int
     surviving: int
-
-    def to_dict(self) -> dict:
-        return {
-            "correction": self.correction,
-            "alpha": self.alpha,
-            "tests": self.tests,
-            "surviving": self.surviving,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping) -> Family:
-        return cls(data["correction"], data["alpha"], data["tests"], data["surviving"])

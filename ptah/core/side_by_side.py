@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ptah.core.compared import (
     CostDelta,
     Family,
+    Flat,
     MeasureComparison,
     SliceComparison,
     by_key,
@@ -22,35 +23,21 @@ from ptah.core.compared import (
 
 
 @dataclass(frozen=True)
-class PairPassed:
+class PairPassed(Flat):
     """Whether a changed case passed in the reference run and in the candidate."""
 
     reference: bool
     candidate: bool
 
-    def to_dict(self) -> dict:
-        return {"reference": self.reference, "candidate": self.candidate}
-
-    @classmethod
-    def from_dict(cls, data: Mapping) -> PairPassed:
-        return cls(data["reference"], data["candidate"])
-
 
 @dataclass(frozen=True)
-class PairValue:
+class PairValue(Flat):
     """A changed case's value of one measure in both runs, and candidate - reference (None when
     either is N/A)."""
 
     reference: float | None
     candidate: float | None
     delta: float | None
-
-    def to_dict(self) -> dict:
-        return {"reference": self.reference, "candidate": self.candidate, "delta": self.delta}
-
-    @classmethod
-    def from_dict(cls, data: Mapping) -> PairValue:
-        return cls(data["reference"], data["candidate"], data["delta"])
 
 
 @dataclass(frozen=True)
@@ -81,18 +68,11 @@ class PairCaseChange:
 
 
 @dataclass(frozen=True)
-class Flipped:
+class Flipped(Flat):
     """The changed cases that flipped between pass and fail, each way."""
 
     now_failing: int
     now_passing: int
-
-    def to_dict(self) -> dict:
-        return {"now_failing": self.now_failing, "now_passing": self.now_passing}
-
-    @classmethod
-    def from_dict(cls, data: Mapping) -> Flipped:
-        return cls(data["now_failing"], data["now_passing"])
 
 
 @dataclass(frozen=True)
@@ -136,7 +116,7 @@ class PairComparison:
 
 
 @dataclass(frozen=True)
-class Bootstrap:
+class Bootstrap(Flat):
     """How the intervals were drawn."""
 
     resamples: int
@@ -144,21 +124,9 @@ class Bootstrap:
     method: str
     paired: bool
 
-    def to_dict(self) -> dict:
-        return {
-            "resamples": self.resamples,
-            "level": self.level,
-            "method": self.method,
-            "paired": self.paired,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping) -> Bootstrap:
-        return cls(data["resamples"], data["level"], data["method"], data["paired"])
-
 
 @dataclass(frozen=True)
-class Permutation:
+class Permutation(Flat):
     """How the tests were drawn."""
 
     test: str
@@ -166,25 +134,6 @@ class Permutation:
     alternative: str
     exact_limit: int
     resamples: int
-
-    def to_dict(self) -> dict:
-        return {
-            "test": self.test,
-            "statistic": self.statistic,
-            "alternative": self.alternative,
-            "exact_limit": self.exact_limit,
-            "resamples": self.resamples,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping) -> Permutation:
-        return cls(
-            data["test"],
-            data["statistic"],
-            data["alternative"],
-            data["exact_limit"],
-            data["resamples"],
-        )
 
 
 @dataclass(frozen=True)
