@@ -27,6 +27,23 @@ if (
     TYPE_CHECKING
 ):  # what type checkers read; at run time each name is imported on first use (_WHERE)
     from ptah._api import Project, Report, load_corpus, load_report, open_project
+    from ptah.core.baseline_comparison import (
+        BaselineCaseChange,
+        BaselineComparison,
+        BaselineMean,
+        BaselinePassed,
+        BaselineValue,
+        Provenance,
+    )
+    from ptah.core.compared import (
+        CostDelta,
+        Family,
+        Interval,
+        MeasureComparison,
+        Settle,
+        SignFlipResult,
+        SliceComparison,
+    )
     from ptah.core.corpus import Case, Corpus
     from ptah.core.errors import (
         CorpusError,
@@ -47,6 +64,17 @@ if (
     from ptah.core.report import CaseResult, CaseTies, Hit, Hole, KnownMiss, Miss, Result, Run
     from ptah.core.request import EvaluationRequest, Fusion, SearchOptions, StatisticsSettings
     from ptah.core.sections import Section
+    from ptah.core.side_by_side import (
+        Bootstrap,
+        Comparison,
+        Flipped,
+        PairCaseChange,
+        PairComparison,
+        PairPassed,
+        PairValue,
+        Permutation,
+        Statistics,
+    )
     from ptah.core.spec import (
         GenerationSettings,
         JudgeSettings,
@@ -56,7 +84,7 @@ if (
         Spec,
         Variant,
     )
-    from ptah.core.verdicts import BaselineComparison, Comparison, Gate
+    from ptah.core.verdicts import Gate
     from ptah.core.verification import VerifyResult
     from ptah.services.build import BuildSummary
     from ptah.services.index_search import IndexSummary
@@ -115,8 +143,28 @@ _WHERE = {
     "RerankSettings": "ptah.core.spec",
     "Variant": "ptah.core.spec",
     "VerifyResult": "ptah.core.verification",
-    "BaselineComparison": "ptah.core.verdicts",
-    "Comparison": "ptah.core.verdicts",
+    "BaselineCaseChange": "ptah.core.baseline_comparison",
+    "BaselineComparison": "ptah.core.baseline_comparison",
+    "BaselineMean": "ptah.core.baseline_comparison",
+    "BaselinePassed": "ptah.core.baseline_comparison",
+    "BaselineValue": "ptah.core.baseline_comparison",
+    "Provenance": "ptah.core.baseline_comparison",
+    "CostDelta": "ptah.core.compared",
+    "Family": "ptah.core.compared",
+    "Interval": "ptah.core.compared",
+    "MeasureComparison": "ptah.core.compared",
+    "Settle": "ptah.core.compared",
+    "SignFlipResult": "ptah.core.compared",
+    "SliceComparison": "ptah.core.compared",
+    "Bootstrap": "ptah.core.side_by_side",
+    "Comparison": "ptah.core.side_by_side",
+    "Flipped": "ptah.core.side_by_side",
+    "PairCaseChange": "ptah.core.side_by_side",
+    "PairComparison": "ptah.core.side_by_side",
+    "PairPassed": "ptah.core.side_by_side",
+    "PairValue": "ptah.core.side_by_side",
+    "Permutation": "ptah.core.side_by_side",
+    "Statistics": "ptah.core.side_by_side",
     "Gate": "ptah.core.verdicts",
     "BuildSummary": "ptah.services.build",
     "IndexSummary": "ptah.services.index_search",
@@ -143,7 +191,12 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "BaselineCaseChange",
     "BaselineComparison",
+    "BaselineMean",
+    "BaselinePassed",
+    "BaselineValue",
+    "Bootstrap",
     "BuildSummary",
     "Case",
     "CaseResult",
@@ -151,7 +204,10 @@ __all__ = [
     "Comparison",
     "Corpus",
     "CorpusError",
+    "CostDelta",
     "EvaluationRequest",
+    "Family",
+    "Flipped",
     "Fusion",
     "Gate",
     "Generation",
@@ -163,18 +219,26 @@ __all__ = [
     "IncomparableBaseline",
     "IndexSummary",
     "InputError",
+    "Interval",
     "Judgement",
     "JudgementRecord",
     "JudgeSettings",
     "KnownMiss",
     "Mean",
     "Measure",
+    "MeasureComparison",
     "MeasureKind",
     "Miss",
     "NotBuilt",
     "OperationalError",
+    "PairCaseChange",
+    "PairComparison",
+    "PairPassed",
+    "PairValue",
+    "Permutation",
     "Problem",
     "Project",
+    "Provenance",
     "RerankSettings",
     "PruneResult",
     "PrunedGeneration",
@@ -186,10 +250,14 @@ __all__ = [
     "SearchOptions",
     "Section",
     "ServiceSettings",
+    "Settle",
+    "SignFlipResult",
+    "SliceComparison",
     "SourceSpec",
     "Spec",
     "SpecError",
     "StaleGeneration",
+    "Statistics",
     "StatisticsSettings",
     "Variant",
     "VariantUnavailable",

@@ -113,7 +113,6 @@ def diff(
     from ptah.core.baseline import Evidence, check_cases
     from ptah.core.comparison import StatisticsSettings, compare_runs
     from ptah.core.errors import IncomparableBaseline
-    from ptah.core.report import Comparison, read_only
 
     settings = StatisticsSettings(resamples=bootstrap, seed=seed)
     first, second = _load(a), _load(b)
@@ -131,17 +130,17 @@ def diff(
         _labelled(candidate, f"B {candidate.name}"),
     ]
     paths = Evidence(corpus_path=first.corpus.get("path"))  # the settling command's corpus
-    comparison = Comparison(read_only(compare_runs(runs, settings, paths)))
+    comparison = compare_runs(runs, settings, paths)
+    assert comparison is not None, "two runs make a comparison"
     if json_output:
         from ptah.cli.display import json_text
-        from ptah.core.report import plain
 
         typer.echo(
             json_text(
                 {
                     "a": {"path": str(a), "created_at": first.created_at, "run": reference.name},
                     "b": {"path": str(b), "created_at": second.created_at, "run": candidate.name},
-                    "comparison": plain(comparison.data),
+                    "comparison": comparison.to_dict(),
                 }
             )
         )

@@ -32,9 +32,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from types import MappingProxyType
 
+from ptah.core.baseline_comparison import (
+    BaselineCaseChange,
+    BaselineComparison,
+    BaselineMean,
+    BaselinePassed,
+    BaselineValue,
+)
 from ptah.core.calibration import ModelJudge
+from ptah.core.compared import MeasureComparison
 from ptah.core.corpus import Corpus
 from ptah.core.errors import IncomparableBaseline, ReportError, capital
 from ptah.core.estimate import NO_RATES, Estimate, Rates, estimate
@@ -145,53 +153,47 @@ def _delta(current: float | None, baseline: float | None) -> float | None:
     return current - baseline
 
 
-def compare(run: Run, baseline_run: Run) -> dict:
+def compare(run: Run, baseline_run: Run) -> BaselineComparison:
     """Deltas (current - baseline) of every mean both carry, and every case whose measures or
     verdict changed (those that flipped between pass and fail first). ``current_high`` is the
-    current mean's high bound (null when unknown)."""
+    current mean's high bound (null when unknown). ``against`` names ``run``; the paired
+    ``significance`` and the baseline's holes lost are the caller's to add."""
     measures = [m for m in run.measures if str(m) in baseline_run.means]
     aggregates = {}
     for m in measures:
         now, before = run.means[str(m)].value, baseline_run.means[str(m)].value
-        aggregates[m.key] = {
-            "baseline": before,
-            "current": now,
-            "delta": _delta(now, before),
-            "current_high": run.means[str(m)].high,
-        }
+        aggregates[m.key] = BaselineMean(before, now, _delta(now, before), run.means[str(m)].high)
     before_cases = {case.id: case for case in baseline_run.cases}
-    changed: list[dict[str, Any]] = []
+    changed: list[BaselineCaseChange] = []
     for case in run.cases:
         old = before_cases.get(case.id)
         if old is None:
             continue
         deltas = {
-            m.key: {
-                "baseline": old.values[str(m)],
-                "current": case.values[str(m)],
-                "delta": _delta(case.values[str(m)], old.values[str(m)]),
-            }
+            m.key: BaselineValue(
+                old.values[str(m)],
+                case.values[str(m)],
+                _delta(case.values[str(m)], old.values[str(m)]),
+            )
             for m in measures
         }
-        if any(d["baseline"] != d["current"] for d in deltas.values()) or old.passed != case.passed:
+        if any(d.baseline != d.current for d in deltas.values()) or old.passed != case.passed:
             changed.append(
-                {
-                    "id": case.id,
-                    "passed": {"baseline": old.passed, "current": case.passed},
-                    "metrics": deltas,
-                }
+                BaselineCaseChange(
+                    case.id, BaselinePassed(old.passed, case.passed), MappingProxyType(deltas)
+                )
             )
     # cases that flipped between pass and fail first, then file order
-    changed.sort(key=lambda c: c["passed"]["baseline"] == c["passed"]["current"])
-    return {
-        "generation": baseline_run.generation.get("name"),
-        "identity": baseline_run.generation.get("identity"),
-        "provenance": provenance(
-            run, baseline_run
-        ),  # another generation identity, another source snapshot
-        "aggregates": aggregates,
-        "cases_changed": changed,
-    }
+    changed.sort(key=lambda c: not c.flipped)
+    return BaselineComparison(
+        generation=baseline_run.generation.get("name"),
+        identity=baseline_run.generation.get("identity"),
+        # another generation identity, another source snapshot
+        provenance=provenance(run, baseline_run),
+        aggregates=MappingProxyType(aggregates),
+        cases_changed=tuple(changed),
+        against=run.name,
+    )
 
 
 def movement(drop: float) -> str:
@@ -280,7 +282,7 @@ def required_gate(run: Run, reference: Run | None = None) -> Gate:
 
 def gates(
     run: Run,
-    comparison: Mapping | None,
+    comparison: BaselineComparison | None,
     thresholds: Mapping[str, float],
     evidence: Evidence = Evidence(),
     baseline_run: Run | None = None,
@@ -305,8 +307,12 @@ def gates(
     )
     for name, threshold in thresholds.items():
         measure = Measure.parse(name)
-        entry = (comparison or {}).get("aggregates", {}).get(measure.key, {})
-        before, now, high = entry.get("baseline"), entry.get("current"), entry.get("current_high")
+        entry = None if comparison is None else comparison.aggregates.get(measure.key)
+        before, now, high = (
+            (None, None, None)
+            if entry is None
+            else (entry.baseline, entry.current, entry.current_high)
+        )
         drop_high, inconclusive, holes = None, False, None
         if before is None or now is None:
             passed, drop = False, None
@@ -332,7 +338,11 @@ def gates(
                     else None
                 )
                 detail += "; " + _holes_sentence(run, holes, evidence)
-            tested = (comparison or {}).get("significance", {}).get(measure.key)
+            tested = (
+                None
+                if comparison is None or comparison.significance is None
+                else comparison.significance.get(measure.key)
+            )
             if not inconclusive and (said := _threshold_decides(drop, threshold, passed, tested)):
                 detail += "; " + said
         result.append(
@@ -352,18 +362,18 @@ def gates(
 
 
 def _threshold_decides(
-    drop: float, threshold: float, passed: bool, tested: Mapping | None
+    drop: float, threshold: float, passed: bool, tested: MeasureComparison | None
 ) -> str | None:
     """Which of the two a drop gate's reader sees decides it, where they disagree: the threshold,
     never the paired test (``tested``, the measure's significance entry) that the findings beside
     the gate report; None when the test's finding agrees with the gate (worse for a failure,
     anything else for a pass) or there is none."""
-    if tested is None or tested.get("test") is None:
+    if tested is None or tested.test is None:
         return None
-    finding = tested.get("judged", tested["finding"])
+    finding = tested.judged_finding
     if passed == (finding != "worse"):
         return None
-    p = p_value_phrase(tested["test"])
+    p = p_value_phrase(tested.test)
     if passed:
         return (
             f"the gate decides: a drop of {_shown(drop)} is within the {threshold:.4f} allowed, though the paired "

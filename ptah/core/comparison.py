@@ -1,8 +1,8 @@
 """Side by side: every run of a report against the reference (the first), case by case, with
 significance.
 
-:func:`compare_runs` makes a report's ``comparison`` section (its shape: ``ptah-report``'s schema,
-``ptah/schemas/report.schema.json``). Per measure, a case is *paired* when both runs define it; the
+:func:`compare_runs` makes a report's ``comparison`` section (typed as
+:class:`ptah.core.side_by_side.Comparison`; its JSON: ``ptah/schemas/report.schema.json``). Per measure, a case is *paired* when both runs define it; the
 candidate wins, ties or loses it on its value, and the interval and the test are
 :mod:`ptah.core.significance`'s over the paired differences ``candidate - reference``. The finding
 is ``better`` (``worse``) when their mean is above (below) zero and the test's p-value is below
@@ -15,47 +15,53 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 
 from ptah.core.baseline import Evidence, sample_command
+from ptah.core.compared import CostDelta, MeasureComparison, Settle
 from ptah.core.flips import PairedCase, extremes, settling_sample
 from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Run
 from ptah.core.request import StatisticsSettings
+from ptah.core.side_by_side import (
+    Comparison,
+    Flipped,
+    PairCaseChange,
+    PairComparison,
+    PairPassed,
+    PairValue,
+    Statistics,
+)
 from ptah.core.significance import paired_bootstrap, sign_flip_test
 
 BETTER, WORSE, UNCLEAR, INCONCLUSIVE = "better", "worse", "no clear difference", "inconclusive"
 
 
-def settle(flips: int, plausible: int, runs: Sequence[Run], paths: Evidence) -> dict:
+def settle(flips: int, plausible: int, runs: Sequence[Run], paths: Evidence) -> Settle:
     """How to settle a finding ``flips`` of the ``plausible`` holes could change: m
     (``flip_count``), U (``plausible``), the sample expected to settle it when none of it is
     relevant (every hole when no smaller one does) and the command that draws it, naming the paths
     of ``paths`` and every one of ``runs``."""
     size = settling_sample(plausible, flips) or plausible
-    return {
-        "flip_count": flips,
-        "plausible": plausible,
-        "sample": size,
-        "command": sample_command(runs, size, paths),
-    }
+    return Settle(flips, plausible, size, sample_command(runs, size, paths))
 
 
 def compare_runs(
     runs: Sequence[Run],
     settings: StatisticsSettings = StatisticsSettings(),
     paths: Evidence = Evidence(),
-) -> dict | None:
+) -> Comparison | None:
     """The ``comparison`` section: every run after the first against the first; None for a single
     run. ``paths``: the corpus and spec the settling commands name."""
     if len(runs) < 2:
         return None
     reference = runs[0]
-    return {
-        "reference": reference.name,
-        "statistics": settings.as_dict(),
-        "candidates": [compare_pair(reference, run, settings, paths) for run in runs[1:]],
-    }
+    return Comparison(
+        reference.name,
+        Statistics.from_dict(settings.as_dict()),
+        tuple(compare_pair(reference, run, settings, paths) for run in runs[1:]),
+    )
 
 
 def shared_measures(reference: Run, candidate: Run) -> list[Measure]:
@@ -68,7 +74,7 @@ def compare_pair(
     candidate: Run,
     settings: StatisticsSettings = StatisticsSettings(),
     paths: Evidence = Evidence(),
-) -> dict:
+) -> PairComparison:
     """One candidate run against the reference run, paired by case id, the changed cases flips
     first; ``paths``: what the settling command names (a baseline's path makes it draw from the
     baseline's reference run, not ``reference``)."""
@@ -81,24 +87,26 @@ def compare_pair(
         for before, after in pairs
         if (change := _case_change(before, after, measures)) is not None
     ]
-    changed.sort(key=lambda change: not change["flipped"])  # stable: flips first, then corpus order
-    return {
-        "run": candidate.name,
-        "channel": candidate.search.get("channel"),
-        "measures": {
-            m.key: _measure(str(m), reference, candidate, pairs, settings, sides, paths)
-            for m in measures
-        },
-        "flipped": {
-            "now_failing": sum(1 for c in changed if c["flipped"] and not c["passed"]["candidate"]),
-            "now_passing": sum(1 for c in changed if c["flipped"] and c["passed"]["candidate"]),
-        },
-        **_cost(reference, candidate),
-        "cases_changed": changed,
-    }
+    changed.sort(key=lambda change: not change.flipped)  # stable: flips first, then corpus order
+    return PairComparison(
+        candidate.name,
+        candidate.search.get("channel"),
+        MappingProxyType(
+            {
+                m.key: _measure(str(m), reference, candidate, pairs, settings, sides, paths)
+                for m in measures
+            }
+        ),
+        Flipped(
+            now_failing=sum(1 for c in changed if c.flipped and not c.passed.candidate),
+            now_passing=sum(1 for c in changed if c.flipped and c.passed.candidate),
+        ),
+        _cost(reference, candidate),
+        tuple(changed),
+    )
 
 
-def _cost(reference: Run, candidate: Run) -> dict:
+def _cost(reference: Run, candidate: Run) -> CostDelta | None:
     """``cost``: the candidate's time per query minus the reference's (p50, p95 ms), when both were
     timed."""
     before, after = reference.cost, candidate.cost
@@ -108,8 +116,8 @@ def _cost(reference: Run, candidate: Run) -> dict:
         or before.get("p50_ms") is None
         or after.get("p50_ms") is None
     ):
-        return {}
-    return {"cost": {name: after[name] - before[name] for name in ("p50_ms", "p95_ms")}}
+        return None
+    return CostDelta(after["p50_ms"] - before["p50_ms"], after["p95_ms"] - before["p95_ms"])
 
 
 def _measure(
@@ -120,7 +128,7 @@ def _measure(
     settings: StatisticsSettings,
     sides: Sequence[Run],
     paths: Evidence,
-) -> dict:
+) -> MeasureComparison:
     """One measure's entry: both means and their delta, wins, ties, losses, the interval, the
     test, the finding (and the one on the judged values alone) and the holes; ``sides`` and
     ``paths``: the runs and paths its settling command names."""
@@ -138,22 +146,22 @@ def _measure(
     both = [] if unknown else [PairedCase.of(before, after) for before, after in paired]
     holes = sum(len(case.holes) for case in both)  # either run's, each once, over the paired cases
     flips = _flips(name, both, judged, settings) if holes else None
-    return {
-        "reference": old_mean,
-        "candidate": new_mean,
-        "delta": None if old_mean is None or new_mean is None else new_mean - old_mean,
-        "cases": len(differences),
-        "wins": wins,
-        "ties": len(differences) - wins - losses,
-        "losses": losses,
-        "undefined": len(pairs) - len(differences),
-        "interval": interval.as_dict() if interval else None,
-        "test": test.as_dict() if test else None,
-        "finding": judged if flips is None else INCONCLUSIVE,
-        "judged": judged,
-        "settle": None if flips is None else settle(flips, holes, sides, paths),
-        "holes": holes,
-    }
+    return MeasureComparison(
+        reference=old_mean,
+        candidate=new_mean,
+        delta=None if old_mean is None or new_mean is None else new_mean - old_mean,
+        cases=len(differences),
+        wins=wins,
+        ties=len(differences) - wins - losses,
+        losses=losses,
+        undefined=len(pairs) - len(differences),
+        interval=interval,
+        test=test,
+        finding=judged if flips is None else INCONCLUSIVE,
+        judged=judged,
+        settle=None if flips is None else settle(flips, holes, sides, paths),
+        holes=holes,
+    )
 
 
 def _flips(
@@ -219,25 +227,20 @@ def _finding(differences: list[float], p_value: float | None, alpha: float) -> s
     return BETTER if total > 0 else WORSE if total < 0 else UNCLEAR
 
 
-def _case_change(before: CaseResult, after: CaseResult, measures: Sequence[Measure]) -> dict | None:
+def _case_change(
+    before: CaseResult, after: CaseResult, measures: Sequence[Measure]
+) -> PairCaseChange | None:
     """The case's per-measure values on both sides, or None when nothing about it changed."""
     metrics = {}
     for m in measures:
         old, new = before.values[str(m)], after.values[str(m)]
-        metrics[m.key] = {
-            "reference": old,
-            "candidate": new,
-            "delta": None if old is None or new is None else new - old,
-        }
+        metrics[m.key] = PairValue(old, new, None if old is None or new is None else new - old)
     flipped = before.passed != after.passed
-    if not flipped and all(m["reference"] == m["candidate"] for m in metrics.values()):
+    if not flipped and all(m.reference == m.candidate for m in metrics.values()):
         return None
-    return {
-        "id": after.id,
-        "passed": {"reference": before.passed, "candidate": after.passed},
-        "flipped": flipped,
-        "metrics": metrics,
-    }
+    return PairCaseChange(
+        after.id, PairPassed(before.passed, after.passed), flipped, MappingProxyType(metrics)
+    )
 
 
 def paired_differences(reference: Run, candidate: Run, name: str) -> dict[str, float]:
@@ -263,8 +266,8 @@ def against_baseline(
     run: Run,
     settings: StatisticsSettings = StatisticsSettings(),
     paths: Evidence = Evidence(),
-) -> dict:
+) -> Mapping[str, MeasureComparison]:
     """The per-measure statistics of ``run`` against a baseline report's reference run (as in
     :func:`compare_pair`'s ``measures``), over the measures both carry; ``paths`` names the
     baseline."""
-    return compare_pair(baseline_run, run, settings, paths)["measures"]
+    return compare_pair(baseline_run, run, settings, paths).measures

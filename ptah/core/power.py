@@ -161,16 +161,16 @@ def report_sample(report: Report, measure: str) -> Sample:
             )
     if len(report.runs) == 1 and report.comparisons:
         key = Measure.parse(name).key
-        data = report.comparisons[0].data
-        if key in data["aggregates"]:
-            moved = {case["id"]: case["metrics"][key]["delta"] for case in data["cases_changed"]}
+        compared = report.comparisons[0]
+        if key in compared.aggregates:
+            moved = {case.id: case.metrics[key].delta for case in compared.cases_changed}
             differences = {
-                case.id: moved.get(case.id, 0.0)
+                case.id: delta
                 for case in reference.cases
                 if case.values.get(name) is not None
-                and (case.id not in moved or moved[case.id] is not None)
+                and (delta := moved.get(case.id, 0.0)) is not None
             }
-            baseline = data.get("generation") or "the baseline"
+            baseline = compared.generation or "the baseline"
             return Sample(
                 name,
                 PAIRED,

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ptah.core.baseline_comparison import Provenance
 from ptah.core.report import Run
 
 
-def provenance(run: Run, baseline_run: Run) -> dict:
+def provenance(run: Run, baseline_run: Run) -> Provenance:
     """How ``baseline_run`` (the baseline's reference run) differs in origin from ``run`` (see the
     module docs)."""
     ours, theirs = run.generation, baseline_run.generation
@@ -46,7 +47,7 @@ def provenance(run: Run, baseline_run: Run) -> dict:
             f"the baseline measured generation {ours.get('name')} on another snapshot of the source "
             f"({theirs.get('rows')} rows then, {ours.get('rows')} now; rows were added, removed or edited since)"
         )
-    return {"same_identity": same_identity, "same_source": same_source, "notes": notes}
+    return Provenance(same_identity, same_source, tuple(notes))
 
 
 def _fingerprint(generation: Mapping) -> str | None:

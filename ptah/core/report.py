@@ -23,8 +23,9 @@ may hold ``excerpts``: each ranked key's judging text cut by :func:`excerpt`,
 what the HTML pages show beside the key (reports written before have none).
 
 The descriptive parts -- a run's generation and search, the environment, the
-timings, the comparison statistics -- are read-only mappings kept as written:
-they describe, and nothing computes on them.
+timings -- are read-only mappings kept as written: they describe, and nothing
+computes on them. The comparisons are typed all the way down
+(:mod:`ptah.core.side_by_side`, :mod:`ptah.core.baseline_comparison`).
 """
 
 from __future__ import annotations
@@ -34,9 +35,11 @@ from dataclasses import asdict, dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Self
 
+from ptah.core.baseline_comparison import BaselineComparison
 from ptah.core.measures import Measure
 from ptah.core.metrics import Mean
-from ptah.core.verdicts import BaselineComparison, Comparison, Gate, KnownMiss
+from ptah.core.side_by_side import Comparison
+from ptah.core.verdicts import Gate, KnownMiss
 
 __all__ = [
     "BaselineComparison",
@@ -406,7 +409,7 @@ class Report:
         baseline = None
         if self.baseline is not None:
             baseline = plain(self.baseline) | {
-                "comparisons": [plain(c.data) for c in self.comparisons]
+                "comparisons": [comparison.to_dict() for comparison in self.comparisons]
             }
         data = {
             "format": self.format,
@@ -416,7 +419,7 @@ class Report:
             "baseline": baseline,
             "gates": [gate.to_dict() for gate in self.gates],
             "verdict": self.verdict,
-            "comparison": None if self.comparison is None else plain(self.comparison.data),
+            "comparison": None if self.comparison is None else self.comparison.to_dict(),
             "timings": plain(self.timings),
             "environment": plain(self.environment),
         }
@@ -449,10 +452,10 @@ class Report:
             else read_only({k: v for k, v in baseline.items() if k != "comparisons"}),
             comparisons=()
             if baseline is None
-            else tuple(BaselineComparison(read_only(c)) for c in baseline["comparisons"]),
+            else tuple(BaselineComparison.from_dict(c) for c in baseline["comparisons"]),
             comparison=None
             if data.get("comparison") is None
-            else Comparison(read_only(data["comparison"])),
+            else Comparison.from_dict(data["comparison"]),
             stale_judgements=tuple(read_only(stale) for stale in data.get("stale_judgements", ())),
             excerpts=None
             if data.get("excerpts") is None

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from ptah.core.compared import Interval, SignFlipResult
 from ptah.core.request import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
@@ -26,36 +26,6 @@ from ptah.core.request import (
 # Bounds the temporary index block of a bootstrap or sign matrix of a Monte Carlo test (values).
 _BLOCK_VALUES = 4_000_000
 _SLACK = 100 * np.finfo(np.float64).eps
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A percentile bootstrap interval of the mean paired difference."""
-
-    low: float
-    high: float
-    level: float
-
-    def as_dict(self) -> dict:
-        return {"low": self.low, "high": self.high, "level": self.level}
-
-
-@dataclass(frozen=True)
-class SignFlipResult:
-    """A sign-flip test's two-sided p-value, how it was computed and over how many differences."""
-
-    p_value: float
-    method: str  # "exact" or "monte-carlo"
-    nonzero: int
-    patterns: int  # sign patterns enumerated (exact) or drawn (monte-carlo)
-
-    def as_dict(self) -> dict:
-        return {
-            "p_value": self.p_value,
-            "method": self.method,
-            "nonzero": self.nonzero,
-            "patterns": self.patterns,
-        }
 
 
 def _differences(values: Sequence[float], resamples: int, seed: int) -> np.ndarray:
@@ -201,18 +171,18 @@ def holm(p_values: Sequence[float | None], alpha: float) -> list[bool | None]:
     return [None if q is None else q < alpha for q in holm_adjusted(p_values)]
 
 
-def p_value_text(test: dict | None) -> str:
+def p_value_text(test: SignFlipResult | None) -> str:
     """How a test's p-value reads in a column: ``0.0039`` (exact), ``~0.0002`` (Monte Carlo),
     ``<0.0001`` (either: a bound needs no mark); N/A without a test."""
     if test is None:
         return "N/A"
-    value = test["p_value"]
+    value = test.p_value
     if value < 0.0001:
         return "<0.0001"
-    return ("~" if test["method"] == "monte-carlo" else "") + f"{value:.4f}"
+    return ("~" if test.method == "monte-carlo" else "") + f"{value:.4f}"
 
 
-def p_value_phrase(test: dict | None) -> str:
+def p_value_phrase(test: SignFlipResult | None) -> str:
     """How a test's p-value reads in a sentence: ``p = 0.0039``, ``p ~ 0.0002`` (Monte Carlo), ``p <
     0.0001``, ``p N/A``."""
     text = p_value_text(test)

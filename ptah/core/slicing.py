@@ -22,10 +22,12 @@ content); another is reported as not comparable, with why.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
+from types import MappingProxyType
 
 from ptah.core.baseline import Evidence, compare, gates
+from ptah.core.compared import Family, MeasureComparison, SliceComparison
 from ptah.core.comparison import BETTER, WORSE, compare_pair, paired_differences
 from ptah.core.corpus import Corpus, slice_digest
 from ptah.core.errors import IncomparableBaseline, InputError
@@ -110,14 +112,13 @@ def slice_comparisons(
     settings: StatisticsSettings,
     reference_slices: Mapping | None = None,
     paths: Evidence = Evidence(),
-) -> dict:
+) -> dict[str, SliceComparison]:
     """Each slice's comparison of ``candidate`` with ``reference``: per measure the interval, test
     and finding, and the slice's cases now failing or worse on a measure. ``reference_slices`` (a
     baseline's ``corpus.slices``): a slice is compared only where the baseline holds one of the same
     digest. ``paths``: what a settling command names (:func:`ptah.core.comparison.compare_pair`)."""
     found = {}
     for tag, (digest, ids) in slices.items():
-        entry: dict = {"digest": digest, "cases": len(ids), "comparable": True, "why": None}
         if reference_slices is not None:
             theirs = reference_slices.get(tag)
             if theirs is None or theirs["digest"] != digest:
@@ -126,58 +127,64 @@ def slice_comparisons(
                     if theirs is None
                     else "the baseline's slice holds other cases (or other expectations)"
                 )
-                found[tag] = entry | {
-                    "comparable": False,
-                    "why": why,
-                    "measures": None,
-                    "failing": [],
-                }
+                found[tag] = SliceComparison(digest, len(ids), False, why, None, ())
                 continue
         if len(ids) < MIN_CASES:
-            found[tag] = entry | {
-                "comparable": False,
-                "why": f"fewer than {MIN_CASES} cases",
-                "measures": None,
-                "failing": [],
-            }
+            why = f"fewer than {MIN_CASES} cases"
+            found[tag] = SliceComparison(digest, len(ids), False, why, None, ())
             continue
         compared = compare_pair(sliced(reference, ids), sliced(candidate, ids), settings, paths)
-        failing = [
-            change["id"]
-            for change in compared["cases_changed"]
-            if not change["passed"]["candidate"]
+        failing = tuple(
+            change.id
+            for change in compared.cases_changed
+            if not change.passed.candidate
             or any(
-                metric.get("delta") is not None and metric["delta"] < 0
-                for metric in change["metrics"].values()
+                metric.delta is not None and metric.delta < 0 for metric in change.metrics.values()
             )
-        ]
-        found[tag] = entry | {"measures": compared["measures"], "failing": failing}
+        )
+        found[tag] = SliceComparison(digest, len(ids), True, None, compared.measures, failing)
     return found
 
 
-def correct(sections: Sequence[Mapping], correction: str, alpha: float) -> dict:
+def correct(
+    sections: Sequence[Mapping[str, SliceComparison]], correction: str, alpha: float
+) -> tuple[list[dict[str, SliceComparison]], Family]:
     """Control the family of every slice test in ``sections`` (each a :func:`slice_comparisons`
-    result): add each measure's ``adjusted_p`` and ``survives``; the ``family`` member the report
-    keeps."""
-    entries = [
+    result): each section again with each measure's ``adjusted_p`` and ``survives``, and the
+    ``family`` member the report keeps."""
+    p_values = [None if test.test is None else test.test.p_value for test in _tests(sections)]
+    adjusted = iter(holm_adjusted(p_values) if correction == "holm" else p_values)
+    corrected = [
+        {tag: _adjusted(entry, adjusted, alpha) for tag, entry in section.items()}
+        for section in sections
+    ]
+    tested = sum(1 for p in p_values if p is not None)
+    surviving = sum(1 for test in _tests(corrected) if test.survives)
+    return corrected, Family(correction, alpha, tested, surviving)
+
+
+def _tests(sections: Sequence[Mapping[str, SliceComparison]]) -> list[MeasureComparison]:
+    """Every slice's comparison of each measure in ``sections``, in order."""
+    return [
         measure
         for section in sections
         for entry in section.values()
-        if entry["measures"]
-        for measure in entry["measures"].values()
+        if entry.measures
+        for measure in entry.measures.values()
     ]
-    p_values = [None if entry["test"] is None else entry["test"]["p_value"] for entry in entries]
-    adjusted = holm_adjusted(p_values) if correction == "holm" else p_values
-    for entry, p in zip(entries, adjusted):
-        entry["adjusted_p"] = p
-        entry["survives"] = p is not None and p < alpha and entry["finding"] in (BETTER, WORSE)
-    tested = sum(1 for p in p_values if p is not None)
-    return {
-        "correction": correction,
-        "alpha": alpha,
-        "tests": tested,
-        "surviving": sum(1 for entry in entries if entry["survives"]),
-    }
+
+
+def _adjusted(entry: SliceComparison, adjusted: Iterator, alpha: float) -> SliceComparison:
+    """``entry`` with each measure's next adjusted p from ``adjusted`` (in the order
+    :func:`correct` collects them) and whether its finding survives at ``alpha``."""
+    if not entry.measures:
+        return entry
+    measures = {}
+    for key, measure in entry.measures.items():
+        p = next(adjusted)
+        survives = p is not None and p < alpha and measure.finding in (BETTER, WORSE)
+        measures[key] = replace(measure, adjusted_p=p, survives=survives)
+    return replace(entry, measures=MappingProxyType(measures))
 
 
 def slice_gates(

@@ -1,5 +1,5 @@
-"""The verdict parts of a report: each gate's verdict, and the comparisons with a baseline and
-between runs.
+"""The verdict parts of a report: each gate's verdict (the comparisons it reads are
+:mod:`ptah.core.baseline_comparison` and :mod:`ptah.core.side_by_side`).
 
 Re-exported by :mod:`ptah.core.report`, which builds and reads them with the
 rest of the report.
@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-
-from ptah.core.measures import Measure
 
 
 def counted(count: int, word: str) -> str:
@@ -97,43 +95,3 @@ class Gate:
             data.get("power"),
             tuple(KnownMiss(**miss) for miss in data.get("known_misses", ())),
         )
-
-
-@dataclass(frozen=True)
-class BaselineComparison:
-    """One current run against the baseline's reference run: deltas, significance and the cases that
-    changed."""
-
-    data: Mapping
-
-    @property
-    def generation(self) -> str | None:
-        return self.data.get("generation")
-
-    def delta(self, measure: str) -> float | None:
-        entry = self.data["aggregates"].get(Measure.parse(measure).key)
-        return None if entry is None else entry["delta"]
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Several runs side by side: each candidate run against the reference (the first), per measure.
-
-    ``candidates[i]["measures"][KEY]`` holds the means, the delta, wins/ties/losses,
-    the paired bootstrap interval, the sign-flip test and the finding
-    (:mod:`ptah.core.comparison`); ``statistics`` how they were drawn.
-    """
-
-    data: Mapping
-
-    @property
-    def reference(self) -> str | None:
-        return self.data["reference"]
-
-    @property
-    def statistics(self) -> Mapping:
-        return self.data["statistics"]
-
-    @property
-    def candidates(self) -> tuple[Mapping, ...]:
-        return self.data["candidates"]

@@ -7,9 +7,12 @@ them); each renderer escapes them for its own format.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
+from dataclasses import dataclass
 
+from ptah.core.baseline_comparison import BaselineCaseChange
 from ptah.core.report import CaseResult, Report, Run
+from ptah.core.side_by_side import PairCaseChange
 
 
 def problems(case: CaseResult) -> list[str]:
@@ -49,29 +52,39 @@ def failed_cases(report: Report) -> Iterator[tuple[Run, CaseResult]]:
                 yield run, case
 
 
-def changes(report: Report) -> list[dict]:
-    """Every case that changed, against the baseline and between runs, flips first, then the largest
-    drop.
+@dataclass(frozen=True)
+class Changed:
+    """A case that changed in ``run`` against ``against`` (the baseline's generation or the
+    reference run): whether it ``flipped`` and is ``now`` ``failing`` or ``passing`` (None when it
+    did not flip), its ``drop`` (the largest fall of any measure, 0 when none fell) and the case
+    results ``before`` and ``after`` when the report holds them."""
 
-    Each entry: ``run``, ``against`` (the baseline's generation or the
-    reference run), ``id``, ``flipped``, ``now`` (``failing``, ``passing`` or
-    None), ``drop`` (the largest fall of any measure, 0 when none fell) and
-    ``before``/``after`` (the case results when the report holds them).
-    """
+    run: str
+    against: str
+    id: str
+    flipped: bool
+    now: str | None
+    drop: float
+    before: CaseResult | None
+    after: CaseResult | None
+
+
+def changes(report: Report) -> list[Changed]:
+    """Every case that changed, against the baseline and between runs, flips first, then the largest
+    drop."""
     found = []
     cases = [{case.id: case for case in run.cases} for run in report.runs]  # each run's, by id
     for index, comparison in enumerate(report.comparisons):  # one per run, in run order
-        for change in comparison.data["cases_changed"]:
-            passed = change["passed"]
+        for change in comparison.cases_changed:
             found.append(
                 _change(
                     report.runs[index].name,
                     f"baseline {comparison.generation}",
                     change,
-                    passed["baseline"],
-                    passed["current"],
+                    change.passed.baseline,
+                    change.passed.current,
                     None,
-                    cases[index].get(change["id"]),
+                    cases[index].get(change.id),
                 )
             )
     if report.comparison is not None:
@@ -79,33 +92,32 @@ def changes(report: Report) -> list[dict]:
         for index, candidate in enumerate(
             report.comparison.candidates, start=1
         ):  # one per run after the first
-            for change in candidate["cases_changed"]:
-                passed = change["passed"]
+            for moved in candidate.cases_changed:
                 found.append(
                     _change(
                         report.runs[index].name,
                         reference.name,
-                        change,
-                        passed["reference"],
-                        passed["candidate"],
-                        cases[0].get(change["id"]),
-                        cases[index].get(change["id"]),
+                        moved,
+                        moved.passed.reference,
+                        moved.passed.candidate,
+                        cases[0].get(moved.id),
+                        cases[index].get(moved.id),
                     )
                 )
-    found.sort(key=lambda entry: (not entry["flipped"], -entry["drop"]))
+    found.sort(key=lambda entry: (not entry.flipped, -entry.drop))
     return found
 
 
-def _change(run: str, against: str, change: Mapping, before: bool, after: bool, old, new) -> dict:
-    drops = [-entry["delta"] for entry in change["metrics"].values() if entry["delta"] is not None]
+def _change(
+    run: str,
+    against: str,
+    change: BaselineCaseChange | PairCaseChange,
+    before: bool,
+    after: bool,
+    old: CaseResult | None,
+    new: CaseResult | None,
+) -> Changed:
+    drops = [-entry.delta for entry in change.metrics.values() if entry.delta is not None]
     flipped = before != after
-    return {
-        "run": run,
-        "against": against,
-        "id": change["id"],
-        "flipped": flipped,
-        "now": ("passing" if after else "failing") if flipped else None,
-        "drop": max([0.0, *drops]),
-        "before": old,
-        "after": new,
-    }
+    now = ("passing" if after else "failing") if flipped else None
+    return Changed(run, against, change.id, flipped, now, max([0.0, *drops]), old, new)

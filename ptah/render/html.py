@@ -33,7 +33,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from html import escape
+from typing import TypeVar
 
+from ptah.core.baseline_comparison import BaselineCaseChange, BaselineComparison, BaselineValue
+from ptah.core.compared import MeasureComparison
 from ptah.core.comparison import case_deltas
 from ptah.core.measures import Measure, registry_order
 from ptah.core.report import EXCERPT_CHARS, CaseResult, Report, Run
@@ -55,6 +58,9 @@ from ptah.render.sentences import (
 )
 from ptah.render.slices import (
     MEAN_RANGE,
+    Slices,
+    SliceTest,
+    baseline_family,
     failing_phrases,
     family_sentence,
     mean_text,
@@ -65,6 +71,7 @@ from ptah.render.slices import (
 )
 from ptah.render.text import case_range, interval, mean_range, milliseconds, number, signed
 
+T = TypeVar("T")
 CHART_MEASURE = "ndcg"  # the report key of the measure the chart shows first
 MAX_CHART_CASES = 200
 PERCENTILES = ("p50_ms", "p95_ms")  # a cost's times per query
@@ -151,7 +158,7 @@ def _measures(run: Run) -> list[tuple[str, str, str]]:
     ]
 
 
-def _ordered(by_measure: Mapping) -> list[tuple[str, Mapping]]:
+def _ordered(by_measure: Mapping[str, T]) -> list[tuple[str, T]]:
     """The items of a mapping keyed by measure, in the registry's order."""
     return [(key, by_measure[key]) for key in registry_order(by_measure)]
 
@@ -189,8 +196,8 @@ def _baseline_delta(report: Report, index: int, key: str) -> float | None:
     measured)."""
     if index >= len(report.comparisons):
         return None
-    entry = report.comparisons[index].data["aggregates"].get(key)
-    return None if entry is None else entry["delta"]
+    entry = report.comparisons[index].aggregates.get(key)
+    return None if entry is None else entry.delta
 
 
 def _baseline_section(report: Report) -> str:
@@ -210,45 +217,47 @@ def _baseline_section(report: Report) -> str:
     if rescored := rescored_sentence(report):
         parts.append(f'<p class="meta rescored">{escape(rescored[0].upper() + rescored[1:])}.</p>')
     for run, comparison in zip(report.runs, report.comparisons):
-        parts.append(_baseline_run(run.name, run.channel, comparison.data, level_of(report)))
+        parts.append(_baseline_run(run.name, run.channel, comparison, level_of(report)))
     return "".join(parts)
 
 
-def _baseline_run(name: str, channel: str, data: Mapping, level: float) -> str:
-    significance = data.get("significance") or {}
+def _baseline_run(name: str, channel: str, compared: BaselineComparison, level: float) -> str:
+    significance = compared.significance or {}
     rows = []
-    for key, entry in _ordered(data["aggregates"]):
-        delta = entry["delta"]
+    for key, entry in _ordered(compared.aggregates):
+        delta = entry.delta
         rows.append(
             f'<tr><td class="l">{escape(Measure.parse(key).label)}</td>'
-            + _cell(name, key, "baseline", entry["baseline"])
-            + _cell(name, key, "current", entry["current"])
+            + _cell(name, key, "baseline", entry.baseline)
+            + _cell(name, key, "current", entry.current)
             + _cell(name, key, "baseline-delta", delta, signed(delta), _sign(delta))
-            + _tested(name, key, "baseline-p", significance.get(key) or {})
+            + _tested(name, key, "baseline-p", significance.get(key))
             + "</tr>"
         )
     table = (
-        f'<h3>{escape(name)} <span class="meta">({escape(channel)}) against {escape(str(data.get("generation")))}'
+        f'<h3>{escape(name)} <span class="meta">({escape(channel)}) against {escape(str(compared.generation))}'
         '</span></h3><table class="baseline"><thead><tr><th class="l">measure</th><th>baseline</th><th>now</th>'
         '<th>Δ</th><th>95% CI</th><th>p</th><th>better</th><th>tied</th><th>worse</th><th class="l">finding</th>'
         f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
     return (
         table
-        + _headlines(baseline_findings(name, data, level))
-        + _baseline_changed(data["cases_changed"])
+        + _headlines(baseline_findings(name, compared, level))
+        + _baseline_changed(compared.cases_changed)
     )
 
 
-def _tested(run: str, key: str, field: str, stats: Mapping) -> str:
+def _tested(run: str, key: str, field: str, stats: MeasureComparison | None) -> str:
     """A paired test's cells: the interval, p (``data-field`` ``field``), the cases better, tied and
     worse, the finding (each empty, and the finding ``N/A``, where the measure was not tested)."""
-    test, finding = stats.get("test"), finding_cell(stats)
+    test = None if stats is None else stats.test
+    counts = ("", "", "") if stats is None else (stats.wins, stats.ties, stats.losses)
     return (
-        f"<td>{interval(stats.get('interval'))}</td>"
-        + _cell(run, key, field, None if test is None else test["p_value"], p_value_text(test))
-        + f"<td>{stats.get('wins', '')}</td><td>{stats.get('ties', '')}</td><td>{stats.get('losses', '')}</td>"
-        f'<td class="l {_finding(stats.get("finding", "N/A"))}">{escape(finding)}</td>'
+        f"<td>{interval(None if stats is None else stats.interval)}</td>"
+        + _cell(run, key, field, None if test is None else test.p_value, p_value_text(test))
+        + "".join(f"<td>{count}</td>" for count in counts)
+        + f'<td class="l {_finding("N/A" if stats is None else stats.finding)}">'
+        f"{escape(finding_cell(stats))}</td>"
     )
 
 
@@ -301,25 +310,19 @@ def _slices(report: Report) -> str:
         reference = str(report.comparison.reference)
         for candidate in report.comparison.candidates:
             parts.append(
-                _slice_tests(candidate["run"], reference, reference, candidate.get("slices"), level)
+                _slice_tests(str(candidate.run), reference, reference, candidate.slices, level)
             )
-        if report.comparison.data.get("family"):
+        if report.comparison.family is not None:
             parts.append(
                 f'<p class="family">Slices against {escape(reference)}: '
-                f"{escape(family_sentence(report.comparison.data['family']))}.</p>"
+                f"{escape(family_sentence(report.comparison.family))}.</p>"
             )
     for comparison in report.comparisons:
         against = f"the baseline {comparison.generation}"
         parts.append(
-            _slice_tests(
-                str(comparison.data.get("against")),
-                against,
-                "baseline",
-                comparison.data.get("slices"),
-                level,
-            )
+            _slice_tests(str(comparison.against), against, "baseline", comparison.slices, level)
         )
-    if family := (report.baseline or {}).get("family"):
+    if family := baseline_family(report):
         parts.append(
             f'<p class="family">Slices against the baseline: {escape(family_sentence(family))}.</p>'
         )
@@ -336,11 +339,11 @@ def _slice_cell(
     )
 
 
-def _slice_tests(run: str, against: str, marker: str, slices: Mapping | None, level: float) -> str:
+def _slice_tests(run: str, against: str, marker: str, slices: Slices | None, level: float) -> str:
     if slices is None:
         return ""
 
-    def cell(test, field: str, value: float | None, text: str, css: str = "") -> str:
+    def cell(test: SliceTest, field: str, value: float | None, text: str, css: str = "") -> str:
         return (
             f'<td class="{css}" data-run="{escape(run)}" data-against="{escape(marker)}" data-slice="{escape(test.tag)}" '
             f'data-measure="{escape(test.key)}" data-slice-field="{field}" data-value="{_data(value)}">{escape(text)}</td>'
@@ -353,18 +356,14 @@ def _slice_tests(run: str, against: str, marker: str, slices: Mapping | None, le
         registry_order(dict.fromkeys(test.key for test in tests)),
     )
     for test in sorted(tests, key=lambda test: (tags.index(test.tag), measures.index(test.key))):
-        entry, found = test.entry, test.entry["test"]
+        entry, found = test.entry, test.entry.test
         rows.append(
             f'<tr><td class="l">{escape(test.tag)}</td><td>{test.cases}</td><td class="l">{escape(test.label)}</td>'
-            + cell(
-                test, "slice-delta", entry["delta"], signed(entry["delta"]), _sign(entry["delta"])
-            )
-            + f"<td>{interval(entry['interval'])}</td>"
-            + cell(
-                test, "slice-p", None if found is None else found["p_value"], p_value_text(found)
-            )
-            + cell(test, "slice-adjusted-p", entry.get("adjusted_p"), test.adjusted)
-            + f'<td class="l {_finding(entry["finding"])}">{escape(finding_cell(entry))}</td>'
+            + cell(test, "slice-delta", entry.delta, signed(entry.delta), _sign(entry.delta))
+            + f"<td>{interval(entry.interval)}</td>"
+            + cell(test, "slice-p", None if found is None else found.p_value, p_value_text(found))
+            + cell(test, "slice-adjusted-p", entry.adjusted_p, test.adjusted)
+            + f'<td class="l {_finding(entry.finding)}">{escape(finding_cell(entry))}</td>'
             f'<td class="l">{test.survives}</td></tr>'
         )
     notes = [f"not compared: {phrase}" for phrase in not_compared(slices)]
@@ -384,16 +383,16 @@ def _slice_tests(run: str, against: str, marker: str, slices: Mapping | None, le
     )
 
 
-def _baseline_changed(changed: list) -> str:
+def _baseline_changed(changed: tuple[BaselineCaseChange, ...]) -> str:
     if not changed:
         return '<p class="meta">No case changed against the baseline.</p>'
-    failing = sum(1 for c in changed if c["passed"]["baseline"] and not c["passed"]["current"])
-    passing = sum(1 for c in changed if not c["passed"]["baseline"] and c["passed"]["current"])
-    keys = registry_order(changed[0]["metrics"])
+    failing = sum(1 for c in changed if c.passed.baseline and not c.passed.current)
+    passing = sum(1 for c in changed if not c.passed.baseline and c.passed.current)
+    keys = registry_order(changed[0].metrics)
     head = "".join(f"<th>{escape(Measure.parse(key).label)} was → now</th>" for key in keys)
     rows = []
     for change in changed:
-        was, now = change["passed"]["baseline"], change["passed"]["current"]
+        was, now = change.passed.baseline, change.passed.current
         flip = (
             ""
             if was == now
@@ -404,13 +403,11 @@ def _baseline_changed(changed: list) -> str:
             )
         )
         values = "".join(
-            "<td>" + _pair(change["metrics"][key]) + "</td>"
-            if key in change["metrics"]
-            else "<td></td>"
+            "<td>" + _pair(change.metrics[key]) + "</td>" if key in change.metrics else "<td></td>"
             for key in keys
         )
         rows.append(
-            f'<tr data-case="{escape(change["id"])}"><td class="l"><b>{escape(change["id"])}</b>{flip}</td>'
+            f'<tr data-case="{escape(change.id)}"><td class="l"><b>{escape(change.id)}</b>{flip}</td>'
             f"{values}</tr>"
         )
     cases = counted(len(changed), "case")
@@ -421,9 +418,9 @@ def _baseline_changed(changed: list) -> str:
     )
 
 
-def _pair(entry: Mapping) -> str:
-    delta = entry["delta"]
-    return f"{number(entry['baseline'])} → {number(entry['current'])}" + (
+def _pair(entry: BaselineValue) -> str:
+    delta = entry.delta
+    return f"{number(entry.baseline)} → {number(entry.current)}" + (
         "" if delta is None else f" ({delta:+.4f})"
     )
 
@@ -438,7 +435,7 @@ def _summary(report: Report) -> str:
     """Every run's means with deltas against the reference; then each candidate's significance per
     measure."""
     comparison = report.comparison
-    candidates = {c["run"]: c for c in comparison.candidates} if comparison is not None else {}
+    candidates = {c.run: c for c in comparison.candidates} if comparison is not None else {}
     measures = _measures(report.runs[0])
     head = "".join(f"<th>{escape(label)}</th><th>Δ</th>" for _, _, label in measures)
     rows = []
@@ -462,7 +459,7 @@ def _summary(report: Report) -> str:
                     + ("" if mean.high is None else f"; every hole relevant {mean.high:.4f}"),
                 )
             )
-            entry = None if candidate is None else candidate["measures"].get(key)
+            entry = None if candidate is None else candidate.measures.get(key)
             if entry is None and (comparison is not None or not report.comparisons):
                 cells.append(
                     '<td class="unclear">reference</td>'
@@ -471,7 +468,7 @@ def _summary(report: Report) -> str:
                 )
                 continue
             delta = (
-                _baseline_delta(report, index, key) if entry is None else entry["delta"]
+                _baseline_delta(report, index, key) if entry is None else entry.delta
             )  # one run: the baseline's
             cells.append(_cell(name, key, "delta", delta, signed(delta), _sign(delta)))
         rows.append(f'<tr data-run="{escape(name)}">{"".join(cells)}</tr>')
@@ -497,7 +494,7 @@ def _summary(report: Report) -> str:
         )
         return "".join(parts)
     statistics = comparison.statistics
-    level = round(statistics["bootstrap"]["level"] * 100)
+    level = round(statistics.bootstrap.level * 100)
     parts.append(
         f'<p class="meta">Means over cases (hover a mean for its numerator and denominator); '
         f"Δ = run − reference ({escape(str(comparison.reference))}).</p>"
@@ -506,21 +503,21 @@ def _summary(report: Report) -> str:
         f'<th class="l">finding</th></tr></thead><tbody>'
     )
     for candidate in comparison.candidates:
-        name = candidate["run"]
-        for key, entry in _ordered(candidate["measures"]):
+        name = str(candidate.run)
+        for key, entry in _ordered(candidate.measures):
             parts.append(
                 f'<tr><td class="l">{escape(name)}</td><td class="l">{escape(Measure.parse(key).label)}</td>'
-                f'<td class="{_sign(entry["delta"])}">{signed(entry["delta"])}</td>'
+                f'<td class="{_sign(entry.delta)}">{signed(entry.delta)}</td>'
                 + _tested(name, key, "p", entry)
                 + "</tr>"
             )
     parts.append("</tbody></table>")
     parts.append(
         f'<p class="meta">Paired by case. Interval: paired bootstrap percentile interval of the mean difference, '
-        f"{statistics['bootstrap']['resamples']:,} resamples, seed {statistics['seed']}. p: "
-        f"{escape(statistics['permutation']['alternative'])} paired sign-flip (randomization) test, exact up to "
-        f"{statistics['permutation']['exact_limit']} non-zero differences, else Monte Carlo (marked ~) with the same "
-        f"resamples and seed. A run is called better or worse only when p &lt; {statistics['alpha']:.2f}.</p>"
+        f"{statistics.bootstrap.resamples:,} resamples, seed {statistics.seed}. p: "
+        f"{escape(statistics.permutation.alternative)} paired sign-flip (randomization) test, exact up to "
+        f"{statistics.permutation.exact_limit} non-zero differences, else Monte Carlo (marked ~) with the same "
+        f"resamples and seed. A run is called better or worse only when p &lt; {statistics.alpha:.2f}.</p>"
     )
     parts.append(
         _headlines(
@@ -532,8 +529,8 @@ def _summary(report: Report) -> str:
                 )
             ]
             + [
-                f"{candidate['run']}: {counted(candidate['flipped']['now_failing'], 'case')} now failing, "
-                f"{candidate['flipped']['now_passing']} now passing"
+                f"{candidate.run}: {counted(candidate.flipped.now_failing, 'case')} now failing, "
+                f"{candidate.flipped.now_passing} now passing"
                 for candidate in comparison.candidates
             ]
         )
@@ -570,7 +567,10 @@ def _cost(report: Report) -> str:
             cells += (
                 ["<td></td><td></td>"]
                 if change is None
-                else [time(run.name, f"delta_{name}", change[name], True) for name in PERCENTILES]
+                else [
+                    time(run.name, "delta_p50_ms", change.p50_ms, True),
+                    time(run.name, "delta_p95_ms", change.p95_ms, True),
+                ]
             )
         for name in stages:
             stage = cost["stages"].get(name)
@@ -626,14 +626,14 @@ def _chart(report: Report) -> str:
         f'unchanged cases are left out.</p><div class="controls">{radios}</div>'
     ]
     for candidate in report.comparison.candidates:
-        run = runs.get(candidate["run"])
+        run = runs.get(str(candidate.run))
         if run is None:
             continue
         groups = [
             _bars(case_deltas(reference, run, name), key, label) for name, key, label in measures
         ]
         parts.append(
-            f"<h3>{escape(candidate['run'])} − {escape(reference.name)}</h3>" + "".join(groups)
+            f"<h3>{escape(str(candidate.run))} − {escape(reference.name)}</h3>" + "".join(groups)
         )
     return "".join(parts)
 
@@ -677,8 +677,8 @@ def _cases(report: Report) -> str:
     runs = report.runs
     found = changes(report)
     changed, flipped = (
-        {entry["id"] for entry in found},
-        {entry["id"] for entry in found if entry["flipped"]},
+        {entry.id for entry in found},
+        {entry.id for entry in found if entry.flipped},
     )
     failing = {case.id for run in runs for case in run.cases if not case.passed}
     reference = runs[0].cases

@@ -229,32 +229,32 @@ def _slice_suite(report: Report, tag: str, listed: Mapping) -> str:
         []
         if side is None
         else [
-            (candidate["run"], str(side.reference), candidate.get("slices"))
+            (str(candidate.run), str(side.reference), candidate.slices)
             for candidate in side.candidates
         ]
     )
     comparisons += [
         (
-            str(comparison.data.get("against")),
+            str(comparison.against),
             f"the baseline {comparison.generation}",
-            comparison.data.get("slices"),
+            comparison.slices,
         )
         for comparison in report.comparisons
     ]
-    for run, against, slices in comparisons:
+    for name, against, slices in comparisons:
         entry = (slices or {}).get(tag)
         if entry is None:
             continue
-        if not entry["comparable"]:
-            said.append(f"{run} vs {against}: not compared ({entry['why']})")
+        if not entry.comparable:
+            said.append(f"{name} vs {against}: not compared ({entry.why})")
             continue
         for test in slice_tests({tag: entry}):
             said.append(
-                f"{run} vs {against}: {test.label} {signed(test.entry['delta'])} {finding_cell(test.entry)} "
-                f"({p_value_phrase(test.entry['test'])}, adjusted {test.adjusted}, survives: {test.survives})"
+                f"{name} vs {against}: {test.label} {signed(test.entry.delta)} {finding_cell(test.entry)} "
+                f"({p_value_phrase(test.entry.test)}, adjusted {test.adjusted}, survives: {test.survives})"
             )
-        if entry["failing"]:
-            said.append(f"{run} vs {against}: now failing or worse: {', '.join(entry['failing'])}")
+        if entry.failing:
+            said.append(f"{name} vs {against}: now failing or worse: {', '.join(entry.failing)}")
     return (
         f"  <testsuite name={_attr(f'slice {tag}')} {_counts(gates)} "
         f'time="0.000000" timestamp={_attr(_timestamp(report.created_at))}>\n'

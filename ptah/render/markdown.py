@@ -24,8 +24,8 @@ is escaped inside tables, and a value longer than :data:`MAX_VALUE` is cut.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 
+from ptah.core.baseline_comparison import BaselineComparison
 from ptah.core.measures import Measure
 from ptah.core.report import Report, Run
 from ptah.core.significance import p_value_text
@@ -45,6 +45,8 @@ from ptah.render.sentences import (
 )
 from ptah.render.slices import (
     MEAN_RANGE,
+    Slices,
+    baseline_family,
     failing_phrases,
     family_sentence,
     mean_text,
@@ -93,10 +95,10 @@ def render_markdown(report: Report) -> str:
     if rescored := rescored_sentence(report):
         parts.append(rescored[0].upper() + rescored[1:] + ".")
     parts += [
-        _baseline(report, run, comparison.data)
+        _baseline(report, run, comparison)
         for run, comparison in zip(report.runs, report.comparisons)
     ]
-    if family := (report.baseline or {}).get("family"):
+    if family := baseline_family(report):
         parts.append(f"Slices against the baseline: {family_sentence(family)}.")
     if report.comparison is not None:
         parts.append(_side_by_side(report))
@@ -165,7 +167,7 @@ def _cost(report: Report) -> str:
         deltas = (
             ["", ""]
             if change is None
-            else [milliseconds(change[name], sign=True) for name in ("p50_ms", "p95_ms")]
+            else [milliseconds(change.p50_ms, sign=True), milliseconds(change.p95_ms, sign=True)]
         )
         rows.append(
             [
@@ -199,30 +201,30 @@ def _cost(report: Report) -> str:
     )
 
 
-def _baseline(report: Report, run: Run, data: Mapping) -> str:
-    significance = data.get("significance") or {}
+def _baseline(report: Report, run: Run, compared: BaselineComparison) -> str:
+    significance = compared.significance or {}
     rows = []
-    for key, entry in data["aggregates"].items():
-        stats = significance.get(key) or {}
+    for key, entry in compared.aggregates.items():
+        stats = significance.get(key)
         rows.append(
             [
                 Measure.parse(key).label,
-                number(entry["baseline"]),
-                number(entry["current"]),
-                signed(entry["delta"]),
-                interval(stats.get("interval")),
-                p_value_text(stats.get("test")),
+                number(entry.baseline),
+                number(entry.current),
+                signed(entry.delta),
+                interval(None if stats is None else stats.interval),
+                p_value_text(None if stats is None else stats.test),
                 finding_cell(stats),
             ]
         )
     head = ["measure", "baseline", "now", "Δ", "95% CI", "p", "finding"]
-    title = f"### {code(run_label(run))} against the baseline {code(data.get('generation'))}"
+    title = f"### {code(run_label(run))} against the baseline {code(compared.generation)}"
     return "\n\n".join(
         [
             title,
             _table(head, rows),
-            *_bullets(baseline_findings(run.name, data, level_of(report), code)),
-            *_slice_tests(data.get("slices"), level_of(report)),
+            *_bullets(baseline_findings(run.name, compared, level_of(report), code)),
+            *_slice_tests(compared.slices, level_of(report)),
         ]
     )
 
@@ -238,25 +240,23 @@ def _side_by_side(report: Report) -> str:
         rows = [
             [
                 Measure.parse(key).label,
-                number(entry["reference"]),
-                number(entry["candidate"]),
-                signed(entry["delta"]),
-                interval(entry["interval"]),
-                p_value_text(entry["test"]),
+                number(entry.reference),
+                number(entry.candidate),
+                signed(entry.delta),
+                interval(entry.interval),
+                p_value_text(entry.test),
                 finding_cell(entry),
             ]
-            for key, entry in candidate["measures"].items()
+            for key, entry in candidate.measures.items()
         ]
         parts.append(
             f"{code(run_label(run))}\n\n"
             + _table(["measure", "reference", "run", "Δ", "95% CI", "p", "finding"], rows)
         )
         parts += _bullets(candidate_findings(candidate, reference, level_of(report), code))
-        parts += _slice_tests(candidate.get("slices"), level_of(report))
-    if comparison.data.get("family"):
-        parts.append(
-            f"Slices against {code(reference)}: {family_sentence(comparison.data['family'])}."
-        )
+        parts += _slice_tests(candidate.slices, level_of(report))
+    if comparison.family is not None:
+        parts.append(f"Slices against {code(reference)}: {family_sentence(comparison.family)}.")
     return "\n\n".join(parts)
 
 
@@ -293,7 +293,7 @@ def _slice_means(report: Report) -> str:
     )
 
 
-def _slice_tests(slices: Mapping | None, level: float) -> list[str]:
+def _slice_tests(slices: Slices | None, level: float) -> list[str]:
     """A comparison's tests per slice and measure, the slices not compared, and each slice's cases
     now failing or worse (nothing for a corpus without tags)."""
     if slices is None:
@@ -303,9 +303,9 @@ def _slice_tests(slices: Mapping | None, level: float) -> list[str]:
             code(test.tag, cell=True),
             str(test.cases),
             test.label,
-            signed(test.entry["delta"]),
-            interval(test.entry["interval"]),
-            p_value_text(test.entry["test"]),
+            signed(test.entry.delta),
+            interval(test.entry.interval),
+            p_value_text(test.entry.test),
             test.adjusted,
             finding_cell(test.entry),
             test.survives,
@@ -349,20 +349,18 @@ def _gates(report: Report) -> str:
 
 
 def _changed(report: Report) -> str:
-    found = [entry for entry in changes(report) if entry["flipped"] or entry["drop"] > 0]
+    found = [entry for entry in changes(report) if entry.flipped or entry.drop > 0]
     if not found:
         return ""
     lines = []
     for entry in found[:TOP_CASES]:
-        case = entry["after"] or entry["before"]
-        what = f"now {entry['now']}" if entry["flipped"] else f"fell by {entry['drop']:.4f}"
-        before = (
-            "" if entry["before"] is None else f"; before: {code(whereabouts(entry['before']))}"
-        )
+        case = entry.after or entry.before
+        what = f"now {entry.now}" if entry.flipped else f"fell by {entry.drop:.4f}"
+        before = "" if entry.before is None else f"; before: {code(whereabouts(entry.before))}"
         query = f" query {code(case.query)}" if case is not None else ""
         lines.append(
-            f"- {code(entry['id'])} in {code(entry['run'])} against {code(entry['against'])}: **{what}**;"
-            f"{query}; now: {code(whereabouts(entry['after']))}{before}"
+            f"- {code(entry.id)} in {code(entry.run)} against {code(entry.against)}: **{what}**;"
+            f"{query}; now: {code(whereabouts(entry.after))}{before}"
         )
     more = len(found) - TOP_CASES
     tail = f"\n\n{more} more changed cases are not listed here." if more > 0 else ""

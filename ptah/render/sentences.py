@@ -13,19 +13,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from ptah.core.baseline_comparison import BaselineComparison
+from ptah.core.compared import CostDelta, Interval, MeasureComparison, Settle
 from ptah.core.measures import Measure
 from ptah.core.report import Gate, Report, Run
 from ptah.core.request import DEFAULT_LEVEL
+from ptah.core.side_by_side import PairComparison
 from ptah.core.significance import p_value_phrase
 from ptah.core.verdicts import counted
 from ptah.render.slices import power_phrase
 from ptah.render.text import milliseconds
 
 
-def interval_text(found: Mapping | None) -> str:
+def interval_text(found: Interval | None) -> str:
     """An interval of differences as sentences and the terminal write it: ``-0.1875..+0.0000``, or
     ``N/A``."""
-    return "N/A" if found is None else f"{found['low']:+.4f}..{found['high']:+.4f}"
+    return "N/A" if found is None else f"{found.low:+.4f}..{found.high:+.4f}"
 
 
 def verdict_sentence(report: Report) -> tuple[str, str]:
@@ -112,36 +115,43 @@ def rescored_sentence(report: Report) -> str | None:
 def level_of(report: Report) -> float:
     """The interval's level the report's statistics were drawn at."""
     return (
-        DEFAULT_LEVEL
-        if report.comparison is None
-        else report.comparison.statistics["bootstrap"]["level"]
+        DEFAULT_LEVEL if report.comparison is None else report.comparison.statistics.bootstrap.level
     )
 
 
 def finding_sentence(
-    run: str, against: str, key: str, entry: Mapping, level: float, cost: Mapping | None = None
+    run: str,
+    against: str,
+    key: str,
+    entry: MeasureComparison,
+    level: float,
+    cost: CostDelta | None = None,
 ) -> str:
     """One sentence on ``run`` against ``against`` (both already quoted) on measure ``key``: the
     finding, the interval, p and the cases that moved (module docs); and, when both runs were timed,
     what ``run`` costs more a query (``cost``: the comparison's ``cost``, :func:`time_delta`)."""
-    label, change, finding = Measure.parse(key).label, entry.get("delta"), entry["finding"]
-    if entry.get("test") is None or change is None:
+    label, change, finding = Measure.parse(key).label, entry.delta, entry.finding
+    if entry.test is None or change is None:
         return f"{run} vs {against}: {label} cannot be compared (no case defines it on both sides)"
-    spread = f"{round(level * 100)}% CI {interval_text(entry['interval'])}, {p_value_phrase(entry['test'])}"
-    told = f"({spread}; {counted(entry['wins'], 'case')} better, {entry['losses']} worse, {entry['ties']} tied)"
+    spread = (
+        f"{round(level * 100)}% CI {interval_text(entry.interval)}, {p_value_phrase(entry.test)}"
+    )
+    told = (
+        f"({spread}; {counted(entry.wins, 'case')} better, {entry.losses} worse, {entry.ties} tied)"
+    )
     if cost is not None:
         told += ", " + time_delta(cost)
-    if entry.get("settle"):
+    if entry.settle:
         return (
             f"{run} vs {against}: {label} {change:+.4f} on the judged rows is {judged_phrase(entry)} "
-            f"({round(level * 100)}% CI {interval_text(entry['interval'])}); {settle_phrase(entry['settle'])}"
+            f"({round(level * 100)}% CI {interval_text(entry.interval)}); {settle_phrase(entry.settle)}"
             + ("" if cost is None else f"; {time_delta(cost)}")
         )
     if finding in ("better", "worse"):
         return f"{run} is {finding} than {against} on {label} by {abs(change):.4f} {told}"
     if finding.startswith("inconclusive"):
         why = "unjudged rows, taken relevant, would change it"
-    elif entry["interval"] and (entry["interval"]["low"] > 0 or entry["interval"]["high"] < 0):
+    elif entry.interval and (entry.interval.low > 0 or entry.interval.high < 0):
         finding, why = (
             "no clear difference",
             "the interval excludes 0 but the test does not find a difference",
@@ -151,11 +161,11 @@ def finding_sentence(
     return f"{run} vs {against}: {label} {change:+.4f} is {finding}: {why} {told}"
 
 
-def judged_phrase(entry: Mapping) -> str:
+def judged_phrase(entry: MeasureComparison) -> str:
     """A finding on the judged values first, its p and how the changed cases went: ``worse: p =
     0.0020, 10 of 10 changed cases worse``; ``no clear difference: p = 0.4102, 3 of 7 changed cases
     better, 4 worse``."""
-    judged, wins, losses = entry.get("judged", entry["finding"]), entry["wins"], entry["losses"]
+    judged, wins, losses = entry.judged_finding, entry.wins, entry.losses
     changed = wins + losses
     if changed == 0:
         moved = "no case changed"
@@ -165,51 +175,50 @@ def judged_phrase(entry: Mapping) -> str:
         moved = f"{losses:,} of {counted(changed, 'changed case')} worse"
     else:
         moved = f"{wins:,} of {counted(changed, 'changed case')} better, {losses:,} worse"
-    return f"{judged}: {p_value_phrase(entry['test'])}, {moved}"
+    return f"{judged}: {p_value_phrase(entry.test)}, {moved}"
 
 
-def settle_phrase(settle: Mapping) -> str:
+def settle_phrase(settle: Settle) -> str:
     """What the holes could change of a finding and the one command that settles it: ``inconclusive:
     2 of 93 plausible holes, taken relevant, would change it; judge a random sample of both runs'
     holes to settle it: `ptah corpus sample ...```."""
-    m = settle["flip_count"]
-    holes = counted(settle["plausible"], "plausible hole")
+    m = settle.flip_count
+    holes = counted(settle.plausible, "plausible hole")
     return (
         f"inconclusive: {m:,} of {holes}, taken relevant, would change it; judge a random sample of both "
-        f"runs' holes to settle it: `{settle['command']}`"
+        f"runs' holes to settle it: `{settle.command}`"
     )
 
 
-def finding_cell(entry: Mapping) -> str:
+def finding_cell(entry: MeasureComparison | None) -> str:
     """A finding in a table's cell: ``worse``, or for one the holes decide, the judged values'
     finding and how many holes could change it: ``worse on judged rows; inconclusive (2 of 93
-    plausible holes)``."""
-    settle = entry.get("settle")
-    if not settle:
-        return entry.get("finding", "N/A")
-    return f"{entry['judged']} on judged rows; {_inconclusive(settle)}"
+    plausible holes)``; ``N/A`` for a measure not compared."""
+    if entry is None:
+        return "N/A"
+    if not entry.settle:
+        return entry.finding
+    return f"{entry.judged} on judged rows; {_inconclusive(entry.settle)}"
 
 
-def _inconclusive(settle: Mapping) -> str:
-    return f"inconclusive ({settle['flip_count']:,} of {counted(settle['plausible'], 'plausible hole')})"
+def _inconclusive(settle: Settle) -> str:
+    return f"inconclusive ({settle.flip_count:,} of {counted(settle.plausible, 'plausible hole')})"
 
 
-def time_delta(cost: Mapping) -> str:
+def time_delta(cost: CostDelta) -> str:
     """A comparison's ``cost`` (candidate minus reference, ms a query): ``+180.2 ms p50 and +190.1
     ms p95 a query``."""
-    return f"{milliseconds(cost['p50_ms'], sign=True)} p50 and {milliseconds(cost['p95_ms'], sign=True)} p95 a query"
+    return f"{milliseconds(cost.p50_ms, sign=True)} p50 and {milliseconds(cost.p95_ms, sign=True)} p95 a query"
 
 
-def finding_brief(key: str, change: float | None, entry: Mapping) -> str:
+def finding_brief(key: str, change: float | None, entry: MeasureComparison) -> str:
     """A finding in a few words, for a line of several: ``recall -0.1600 worse (p = 0.0312)``."""
-    judged = entry.get("judged", entry["finding"])
+    judged = entry.judged_finding
     text = f"{Measure.parse(key).label} {'N/A' if change is None else f'{change:+.4f}'} {judged}"
     text += (
-        f" ({p_value_phrase(entry['test'])})"
-        if judged in ("better", "worse") and entry.get("test")
-        else ""
+        f" ({p_value_phrase(entry.test)})" if judged in ("better", "worse") and entry.test else ""
     )
-    settle = entry.get("settle")
+    settle = entry.settle
     return text if not settle else text + f" on judged rows; {_inconclusive(settle)}"
 
 
@@ -222,30 +231,31 @@ def findings(report: Report, quote: Callable[[object], str] = str) -> list[str]:
         for candidate in report.comparison.candidates:
             found += candidate_findings(candidate, str(report.comparison.reference), level, quote)
     for run, comparison in zip(report.runs, report.comparisons):
-        found += baseline_findings(run.name, comparison.data, level, quote)
+        found += baseline_findings(run.name, comparison, level, quote)
     return found
 
 
 def candidate_findings(
-    candidate: Mapping, reference: str | None, level: float, quote: Callable[[object], str] = str
+    candidate: PairComparison,
+    reference: str | None,
+    level: float,
+    quote: Callable[[object], str] = str,
 ) -> list[str]:
     """The finding sentences of one candidate run against the reference run."""
     return [
-        finding_sentence(
-            quote(candidate["run"]), quote(reference), key, entry, level, candidate.get("cost")
-        )
-        for key, entry in candidate["measures"].items()
+        finding_sentence(quote(candidate.run), quote(reference), key, entry, level, candidate.cost)
+        for key, entry in candidate.measures.items()
     ]
 
 
 def baseline_findings(
-    run: str, data: Mapping, level: float, quote: Callable[[object], str] = str
+    run: str, compared: BaselineComparison, level: float, quote: Callable[[object], str] = str
 ) -> list[str]:
     """The finding sentences of one run against the baseline's reference run."""
-    against = f"the baseline {quote(data.get('generation'))}"
+    against = f"the baseline {quote(compared.generation)}"
     return [
-        finding_sentence(quote(run), against, key, entry, level, data.get("cost"))
-        for key, entry in (data.get("significance") or {}).items()
+        finding_sentence(quote(run), against, key, entry, level, compared.cost)
+        for key, entry in (compared.significance or {}).items()
     ]
 
 
@@ -334,7 +344,9 @@ def usage_phrase(usage: Mapping, quote: Callable[[object], str] = str) -> str:
     )
 
 
-def timed_runs(report: Report) -> tuple[list[str], list[tuple[Run, Mapping, Mapping | None]]]:
+def timed_runs(
+    report: Report,
+) -> tuple[list[str], list[tuple[Run, Mapping, CostDelta | None]]]:
     """What the reports tabulate of the runs' cost: every stage named (in the order the runs first
     name them), and each timed run with its cost and its ``cost`` against the reference run (None
     for the reference, or when either run was not timed). No run is timed in a report written before
@@ -344,6 +356,6 @@ def timed_runs(report: Report) -> tuple[list[str], list[tuple[Run, Mapping, Mapp
     against = (
         {}
         if report.comparison is None
-        else {candidate["run"]: candidate.get("cost") for candidate in report.comparison.candidates}
+        else {candidate.run: candidate.cost for candidate in report.comparison.candidates}
     )
     return stages, [(run, cost, against.get(run.name)) for run, cost in costs]

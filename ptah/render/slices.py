@@ -17,8 +17,10 @@ note (:func:`power_phrase`) is said wherever the gate is.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import NamedTuple
 
+from ptah.core.compared import Family, MeasureComparison, SliceComparison
 from ptah.core.measures import Measure
 from ptah.core.report import Gate, Report
 from ptah.core.significance import p_value_text
@@ -33,8 +35,8 @@ class SliceTest(NamedTuple):
     tag: str
     cases: int
     key: str  # the measure's report key
-    # the report's entry: reference, candidate, delta, interval, test, finding, adjusted_p, survives
-    entry: Mapping
+    # the slice's comparison on the measure, with the family's adjusted_p and survives
+    entry: MeasureComparison
 
     @property
     def label(self) -> str:
@@ -43,22 +45,14 @@ class SliceTest(NamedTuple):
     @property
     def adjusted(self) -> str:
         """The adjusted p as p reads (``~`` for a Monte Carlo test's), ``N/A`` without a test."""
-        test = self.entry.get("test")
+        test, adjusted = self.entry.test, self.entry.adjusted_p
         return p_value_text(
-            None
-            if test is None or self.entry.get("adjusted_p") is None
-            else {"p_value": self.entry["adjusted_p"], "method": test["method"]}
+            None if test is None or adjusted is None else replace(test, p_value=adjusted)
         )
 
     @property
     def survives(self) -> str:
-        return (
-            "N/A"
-            if self.entry.get("test") is None
-            else "yes"
-            if self.entry.get("survives")
-            else "no"
-        )
+        return "N/A" if self.entry.test is None else "yes" if self.entry.survives else "no"
 
 
 # what a slice's mean a..b is, said once for every format
@@ -90,53 +84,62 @@ def unmeasured_phrase(slices: Mapping | None, quote: Callable[[object], str] = s
     return f"not measured, fewer than {MIN_CASES} cases: " + ", ".join(small) if small else None
 
 
-def slice_tests(slices: Mapping | None) -> list[SliceTest]:
+Slices = Mapping[str, SliceComparison]  # a comparison's slices, by tag
+
+
+def slice_tests(slices: Slices | None) -> list[SliceTest]:
     """Every compared slice's test per measure, slice by slice."""
     return [
-        SliceTest(tag, entry["cases"], key, measure)
+        SliceTest(tag, entry.cases, key, measure)
         for tag, entry in (slices or {}).items()
-        if entry["measures"]
-        for key, measure in entry["measures"].items()
+        if entry.measures
+        for key, measure in entry.measures.items()
     ]
 
 
-def not_compared(slices: Mapping | None, quote: Callable[[object], str] = str) -> list[str]:
+def not_compared(slices: Slices | None, quote: Callable[[object], str] = str) -> list[str]:
     """The slices not compared, a phrase per reason: ``estimates, taxes: fewer than 2 cases``."""
-    why: dict[str, list[str]] = {}
+    why: dict[str | None, list[str]] = {}
     for tag, entry in (slices or {}).items():
-        if not entry["comparable"]:
-            why.setdefault(entry["why"], []).append(quote(tag))
+        if not entry.comparable:
+            why.setdefault(entry.why, []).append(quote(tag))
     return [f"{', '.join(tags)}: {reason}" for reason, tags in why.items()]
 
 
-def failing_phrases(slices: Mapping | None, quote: Callable[[object], str] = str) -> list[str]:
+def failing_phrases(slices: Slices | None, quote: Callable[[object], str] = str) -> list[str]:
     """Each slice's cases now failing or worse on a measure: ``billing (3 of 4): stop-paying,
     pricing, plan-refund``."""
     return [
-        f"{quote(tag)} ({len(entry['failing'])} of {entry['cases']}): "
-        + ", ".join(map(quote, entry["failing"]))
+        f"{quote(tag)} ({len(entry.failing)} of {entry.cases}): "
+        + ", ".join(map(quote, entry.failing))
         for tag, entry in (slices or {}).items()
-        if entry["failing"]
+        if entry.failing
     ]
 
 
-def family_sentence(family: Mapping) -> str:
+def family_sentence(family: Family) -> str:
     """``27 slice tests, Holm at alpha 0.05: 1 finding survives``; without a correction, the
     findings at p < alpha."""
-    tests, surviving, alpha = family["tests"], family["surviving"], f"{family['alpha']:.4g}"
+    tests, surviving, alpha = family.tests, family.surviving, f"{family.alpha:.4g}"
     found = counted(surviving, "finding")
-    if family["correction"] == "holm":
+    if family.correction == "holm":
         return f"{counted(tests, 'slice test')}, Holm at alpha {alpha}: {found} {'survives' if surviving == 1 else 'survive'}"
     return f"{counted(tests, 'slice test')}, no correction: {found} at p < {alpha}"
 
 
-def survivors(slices: Mapping | None, quote: Callable[[object], str] = str) -> list[str]:
+def survivors(slices: Slices | None, quote: Callable[[object], str] = str) -> list[str]:
     """The findings that survive the correction: ``billing nDCG -0.3208 worse``."""
     return [
-        f"{quote(test.tag)} {test.label} {test.entry['delta']:+.4f} {test.entry['finding']}"
+        f"{quote(test.tag)} {test.label} {test.entry.delta:+.4f} {test.entry.finding}"
         for test in slice_tests(slices)
-        if test.entry.get("survives")
+        if test.entry.survives
     ]
+
+
+def baseline_family(report: Report) -> Family | None:
+    """The family of the slice tests against the baseline (None without one, or without tags)."""
+    family = (report.baseline or {}).get("family")
+    return None if not family else Family.from_dict(family)
 
 
 def family_lines(report: Report, quote: Callable[[object], str] = str) -> list[str]:
@@ -145,22 +148,22 @@ def family_lines(report: Report, quote: Callable[[object], str] = str) -> list[s
     (hybrid billing nDCG -0.3208 worse)``."""
     lines = []
     comparison = report.comparison
-    if comparison is not None and comparison.data.get("family"):
+    if comparison is not None and comparison.family is not None:
         found = [
-            f"{quote(candidate['run'])} {found}"
+            f"{quote(candidate.run)} {found}"
             for candidate in comparison.candidates
-            for found in survivors(candidate.get("slices"), quote)
+            for found in survivors(candidate.slices, quote)
         ]
         lines.append(
-            f"slices vs {quote(comparison.reference)}: {family_sentence(comparison.data['family'])}"
+            f"slices vs {quote(comparison.reference)}: {family_sentence(comparison.family)}"
             + (f" ({'; '.join(found)})" if found else "")
         )
-    family = (report.baseline or {}).get("family")
-    if family:
+    family = baseline_family(report)
+    if family is not None:
         found = [
-            f"{quote(each.data.get('against', ''))} {found}"
+            f"{quote(each.against or '')} {found}"
             for each in report.comparisons
-            for found in survivors(each.data.get("slices"), quote)
+            for found in survivors(each.slices, quote)
         ]
         lines.append(
             f"slices vs the baseline: {family_sentence(family)}"

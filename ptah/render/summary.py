@@ -17,9 +17,9 @@ again -- follows (:mod:`ptah.render.table`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from ptah.core.compared import CostDelta
 from ptah.core.measures import Measure
 from ptah.core.report import Gate, Report
 from ptah.render.layout import PlainConsole, print_table
@@ -89,7 +89,7 @@ def gate_line(gate: Gate) -> str:
 def _means(report: Report, console: Console | PlainConsole) -> None:
     keys = [Measure.parse(name).key for name in report.runs[0].means]
     deltas = {
-        candidate["run"]: {key: entry["delta"] for key, entry in candidate["measures"].items()}
+        candidate.run: {key: entry.delta for key, entry in candidate.measures.items()}
         for candidate in (report.comparison.candidates if report.comparison is not None else ())
     }
     columns = [("means", "left"), *((Measure.parse(key).label, "right") for key in keys)]
@@ -118,41 +118,41 @@ def findings(report: Report) -> list[str]:
     if report.comparison is not None:
         for candidate in report.comparison.candidates:
             lines.append(
-                f"{plain(candidate['run'])} vs {plain(report.comparison.reference)}: "
+                f"{plain(candidate.run)} vs {plain(report.comparison.reference)}: "
                 + "; ".join(
                     [
-                        finding_brief(key, entry["delta"], entry)
-                        for key, entry in candidate["measures"].items()
+                        finding_brief(key, entry.delta, entry)
+                        for key, entry in candidate.measures.items()
                     ]
-                    + _time(candidate)
+                    + _time(candidate.cost)
                 )
             )
     for comparison in report.comparisons:
-        significance = comparison.data.get("significance") or {}
+        significance = comparison.significance or {}
         if significance:
             lines.append(
-                f"{plain(comparison.data.get('against', ''))} vs the baseline's {plain(comparison.generation)}: "
+                f"{plain(comparison.against or '')} vs the baseline's {plain(comparison.generation)}: "
                 + "; ".join(
                     [
                         finding_brief(key, comparison.delta(key), entry)
                         for key, entry in significance.items()
                     ]
-                    + _time(comparison.data)
+                    + _time(comparison.cost)
                 )
             )
     return lines
 
 
-def _time(comparison: Mapping) -> list[str]:
-    return [time_delta(comparison["cost"])] if comparison.get("cost") is not None else []
+def _time(cost: CostDelta | None) -> list[str]:
+    return [] if cost is None else [time_delta(cost)]
 
 
 def provenance_notes(report: Report) -> list[str]:
     """The baseline comparisons' notes on where the baseline came from, each said once."""
     notes: list[str] = []
     for comparison in report.comparisons:
-        provenance: Mapping = comparison.data.get("provenance") or {}
-        for note in provenance.get("notes", ()):
+        provenance = comparison.provenance
+        for note in () if provenance is None else provenance.notes:
             if note not in notes:
                 notes.append(note)
     return notes

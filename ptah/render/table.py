@@ -19,8 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from ptah.core.baseline_comparison import BaselineValue
 from ptah.core.measures import Measure
 from ptah.core.report import BaselineComparison, CaseResult, Comparison, Report, Run
+from ptah.core.side_by_side import PairComparison, PairValue
 from ptah.core.significance import p_value_phrase, p_value_text
 from ptah.core.verdicts import counted
 from ptah.render.layout import PlainConsole, print_table
@@ -37,6 +39,8 @@ from ptah.render.sentences import (
 )
 from ptah.render.slices import (
     MEAN_RANGE,
+    Slices,
+    baseline_family,
     failing_phrases,
     family_sentence,
     mean_text,
@@ -59,7 +63,12 @@ def _labels(keys: Iterable[str]) -> list[tuple[str, str]]:
     return [(key, Measure.parse(key).label) for key in keys]
 
 
-def _changed(change: Mapping, before: bool, after: bool) -> str:
+def _changed(
+    case_id: str,
+    metrics: Mapping[str, BaselineValue] | Mapping[str, PairValue],
+    before: bool,
+    after: bool,
+) -> str:
     """A changed case's line: ``    ID: recall +0.5000, MRR N/A, … now failing`` (the flip, where it
     passed before and fails now or the other way)."""
     flip = (
@@ -69,9 +78,8 @@ def _changed(change: Mapping, before: bool, after: bool) -> str:
         if not after
         else " [green]now passing[/green]"
     )
-    metrics = change["metrics"]
-    deltas = ", ".join(f"{label} {delta(metrics[key]['delta'])}" for key, label in _labels(metrics))
-    return f"    {markup(change['id'])}: {deltas}{flip}"
+    deltas = ", ".join(f"{label} {delta(metrics[key].delta)}" for key, label in _labels(metrics))
+    return f"    {markup(case_id)}: {deltas}{flip}"
 
 
 def render(report: Report, console: Console | PlainConsole) -> None:
@@ -87,7 +95,7 @@ def render(report: Report, console: Console | PlainConsole) -> None:
         _render_run(
             console, run, comparisons[index] if index < len(comparisons) else None, level_of(report)
         )
-    if family := (report.baseline or {}).get("family"):
+    if family := baseline_family(report):
         console.print(f"\nslices against the baseline: {family_sentence(family)}")
     if report.comparison is not None:
         render_comparison(report.comparison, console)
@@ -144,15 +152,15 @@ def _render_run(
             )
         key = Measure.parse(name).key
         if comparison is not None and (
-            entry := comparison.data["aggregates"].get(key)
+            entry := comparison.aggregates.get(key)
         ):  # None: not in the baseline
-            line += f"  baseline {number(entry['baseline'])}  delta {delta(entry['delta'])}"
-            found = (comparison.data.get("significance") or {}).get(key)
-            if found and found["interval"] and found["test"]:
-                line += f"  CI {interval_text(found['interval'])}  {p_value_phrase(found['test'])}  {finding_cell(found)}"
+            line += f"  baseline {number(entry.baseline)}  delta {delta(entry.delta)}"
+            found = (comparison.significance or {}).get(key)
+            if found and found.interval and found.test:
+                line += f"  CI {interval_text(found.interval)}  {p_value_phrase(found.test)}  {finding_cell(found)}"
         console.print(line)
     for sentence in (
-        baseline_findings(run.name, comparison.data, level, plain) if comparison is not None else ()
+        baseline_findings(run.name, comparison, level, plain) if comparison is not None else ()
     ):
         console.print("  " + sentence, markup=False)
     if run.judged is not None:
@@ -177,24 +185,23 @@ def _render_run(
         "index"
     ):  # --search index|both: the index, and with both its ANN recall against exact
         render_index_search(console, run)
-    lost = comparison.data.get("baseline_holes_lost") if comparison is not None else None
+    lost = comparison.baseline_holes_lost if comparison is not None else None
     if lost:
         console.print(
             f"  baseline holes lost: {counted(lost, 'row')} in the baseline's top k that nobody judged "
             "and this run no longer returns (they could hide a regression)"
         )
-    if comparison is not None and comparison.data["cases_changed"]:
+    if comparison is not None and comparison.cases_changed:
         console.print(f"  cases changed against baseline ({markup(comparison.generation)}):")
-        for change in comparison.data["cases_changed"]:
-            console.print(
-                _changed(change, change["passed"]["baseline"], change["passed"]["current"])
-            )
+        for change in comparison.cases_changed:
+            passed = change.passed
+            console.print(_changed(change.id, change.metrics, passed.baseline, passed.current))
     if run.slices is not None:
         render_slice_means(console, run)
-    if comparison is not None and comparison.data.get("slices") is not None:
+    if comparison is not None and comparison.slices is not None:
         render_slice_tests(
             console,
-            comparison.data["slices"],
+            comparison.slices,
             f"against the baseline ({markup(comparison.generation)})",
             level,
         )
@@ -237,7 +244,7 @@ def render_slice_means(console: Console | PlainConsole, run: Run) -> None:
 
 
 def render_slice_tests(
-    console: Console | PlainConsole, slices: Mapping, against: str, level: float
+    console: Console | PlainConsole, slices: Slices, against: str, level: float
 ) -> None:
     """A comparison's tests per slice and measure (the adjusted p and whether the finding survives
     the family's correction), the slices not compared and why, and each slice's cases now failing or
@@ -268,15 +275,15 @@ def render_slice_tests(
         rows = []
         for test in tests:
             entry = test.entry
-            style = FINDING_STYLE.get(entry["finding"], "dim")
+            style = FINDING_STYLE.get(entry.finding, "dim")
             rows.append(
                 [
                     markup(test.tag),
                     str(test.cases),
                     test.label,
-                    delta(entry["delta"]),
-                    interval_text(entry["interval"]),
-                    p_value_text(entry["test"]),
+                    delta(entry.delta),
+                    interval_text(entry.interval),
+                    p_value_text(entry.test),
                     test.adjusted,
                     f"[{style}]{markup(finding_cell(entry))}[/{style}]",
                     test.survives,
@@ -367,16 +374,16 @@ def render_comparison(comparison: Comparison, console: Console | PlainConsole) -
     """Print the means of every run with deltas against the reference, then each candidate's
     statistics."""
     statistics = comparison.statistics
-    bootstrap, permutation = statistics["bootstrap"], statistics["permutation"]
-    level = bootstrap["level"]
+    bootstrap, permutation = statistics.bootstrap, statistics.permutation
+    level = bootstrap.level
     reference = comparison.reference
     console.print(
         f"\n[bold]side by side[/bold] against [bold]{markup(reference)}[/bold] (the reference): paired by case; "
-        f"{round(level * 100)}% CI by paired bootstrap ({bootstrap['resamples']:,} resamples, seed {statistics['seed']}); "
-        f"p by {permutation['alternative']} {permutation['test']} test "
-        f"(exact up to {permutation['exact_limit']} non-zero differences, else Monte Carlo, marked ~)"
+        f"{round(level * 100)}% CI by paired bootstrap ({bootstrap.resamples:,} resamples, seed {statistics.seed}); "
+        f"p by {permutation.alternative} {permutation.test} test "
+        f"(exact up to {permutation.exact_limit} non-zero differences, else Monte Carlo, marked ~)"
     )
-    first = comparison.candidates[0]["measures"]
+    first = comparison.candidates[0].measures
     measures = _labels(first)
     columns = [
         ("run", "left"),
@@ -387,30 +394,28 @@ def render_comparison(comparison: Comparison, console: Console | PlainConsole) -
         [
             markup(reference),
             "reference",
-            *[cell for key, _ in measures for cell in (number(first[key]["reference"]), "")],
+            *[cell for key, _ in measures for cell in (number(first[key].reference), "")],
         ]
     ]
     for candidate in comparison.candidates:
-        entries = candidate["measures"]
+        entries = candidate.measures
         cells = [
             cell
             for key, _ in measures
-            for cell in (number(entries[key]["candidate"]), delta(entries[key]["delta"]))
+            for cell in (number(entries[key].candidate), delta(entries[key].delta))
         ]
-        rows.append([markup(candidate["run"]), markup(candidate["channel"] or ""), *cells])
+        rows.append([markup(candidate.run), markup(candidate.channel or ""), *cells])
     print_table(console, columns, rows)
     for candidate in comparison.candidates:
         _render_candidate(console, candidate, reference, level)
-    if comparison.data.get("family"):
-        console.print(
-            f"\nslices against {markup(reference)}: {family_sentence(comparison.data['family'])}"
-        )
+    if comparison.family is not None:
+        console.print(f"\nslices against {markup(reference)}: {family_sentence(comparison.family)}")
 
 
 def _render_candidate(
-    console: Console | PlainConsole, candidate: Mapping, reference: str | None, level: float
+    console: Console | PlainConsole, candidate: PairComparison, reference: str | None, level: float
 ) -> None:
-    console.print(f"\n[bold]{markup(candidate['run'])}[/bold] vs [bold]{markup(reference)}[/bold]")
+    console.print(f"\n[bold]{markup(candidate.run)}[/bold] vs [bold]{markup(reference)}[/bold]")
     headings = (
         "measure",
         "delta",
@@ -426,38 +431,37 @@ def _render_candidate(
         (heading, "left" if heading in ("measure", "p", "finding") else "right")
         for heading in headings
     ]
-    measures = _labels(candidate["measures"])
+    measures = _labels(candidate.measures)
     rows = []
     for key, label in measures:
-        entry = candidate["measures"][key]
-        style = FINDING_STYLE.get(entry["finding"], "dim")
+        entry = candidate.measures[key]
+        style = FINDING_STYLE.get(entry.finding, "dim")
         rows.append(
             [
                 label,
-                delta(entry["delta"]),
-                interval_text(entry["interval"]),
-                p_value_text(entry["test"]),
-                str(entry["cases"]),
-                str(entry["wins"]),
-                str(entry["ties"]),
-                str(entry["losses"]),
+                delta(entry.delta),
+                interval_text(entry.interval),
+                p_value_text(entry.test),
+                str(entry.cases),
+                str(entry.wins),
+                str(entry.ties),
+                str(entry.losses),
                 f"[{style}]{markup(finding_cell(entry))}[/{style}]",
             ]
         )
     print_table(console, columns, rows)
     for sentence in candidate_findings(candidate, reference, level, plain):
         console.print("  " + sentence, markup=False)
-    flipped = candidate["flipped"]
-    changed = candidate["cases_changed"]
+    flipped = candidate.flipped
+    changed = candidate.cases_changed
     if not changed:
         console.print("  no case changed")
     else:
         console.print(
-            f"  cases changed: {len(changed)} ({flipped['now_failing']} now failing, {flipped['now_passing']} now passing)"
+            f"  cases changed: {len(changed)} ({flipped.now_failing} now failing, {flipped.now_passing} now passing)"
         )
     for change in changed:
-        console.print(
-            _changed(change, change["passed"]["reference"], change["passed"]["candidate"])
-        )
-    if candidate.get("slices") is not None:
-        render_slice_tests(console, candidate["slices"], f"against {markup(reference)}", level)
+        passed = change.passed
+        console.print(_changed(change.id, change.metrics, passed.reference, passed.candidate))
+    if candidate.slices is not None:
+        render_slice_tests(console, candidate.slices, f"against {markup(reference)}", level)

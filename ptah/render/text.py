@@ -10,8 +10,8 @@ how); files ptah writes (reports, runs, pages) hold the exact values.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 
+from ptah.core.compared import Interval
 from ptah.core.flips import completions, mean_completions
 from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Run
@@ -93,9 +93,9 @@ def signed(value: float | None) -> str:
     return "N/A" if value is None else f"{value:+.4f}"
 
 
-def interval(found: Mapping | None) -> str:
+def interval(found: Interval | None) -> str:
     """An interval of differences as the files write it: ``[-0.1875, +0.0000]``, or ``N/A``."""
-    return "N/A" if found is None else f"[{found['low']:+.4f}, {found['high']:+.4f}]"
+    return "N/A" if found is None else f"[{found.low:+.4f}, {found.high:+.4f}]"
 
 
 def milliseconds(value: float | None, *, sign: bool = False) -> str:

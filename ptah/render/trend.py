@@ -69,7 +69,7 @@ def points(reports: Sequence[Report]) -> list[dict]:
     for report in sorted(reports, key=created):
         level = DEFAULT_LEVEL
         if report.comparison is not None:
-            level = report.comparison.statistics["bootstrap"]["level"]
+            level = report.comparison.statistics.bootstrap.level
         for run in report.runs:
             for name in registry_order(run.means):
                 mean = run.means[name]

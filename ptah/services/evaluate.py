@@ -184,7 +184,7 @@ def report(
     verdicts: Verdicts = results["verdicts"]
     baseline = None
     if context.baseline_member is not None:
-        family = {"family": verdicts.family} if verdicts.family else {}
+        family = {"family": verdicts.family.to_dict()} if verdicts.family else {}
         baseline = read_only(context.baseline_member | family)
     return Report(
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),

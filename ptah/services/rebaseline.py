@@ -132,12 +132,11 @@ def _fusion(runs: tuple[Run, ...]) -> Fusion:
 
 
 def _statistics(report: Report) -> StatisticsSettings:
-    statistics = report.comparison.statistics if report.comparison is not None else None
-    if statistics is None:
+    if report.comparison is None:
         return StatisticsSettings()
-    bootstrap = statistics.get("bootstrap", {})
+    statistics = report.comparison.statistics
     return StatisticsSettings(
-        resamples=bootstrap.get("resamples", StatisticsSettings.resamples),
-        seed=statistics.get("seed", StatisticsSettings.seed),
-        level=bootstrap.get("level", StatisticsSettings.level),
+        resamples=statistics.bootstrap.resamples,
+        seed=statistics.seed,
+        level=statistics.bootstrap.level,
     )

@@ -16,9 +16,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ptah.core.baseline import Evidence, compare, gates
+from ptah.core.compared import Family
 from ptah.core.comparison import against_baseline, compare_runs
 from ptah.core.plugins import hookimpl
 from ptah.core.report import BaselineComparison, Comparison, Gate, excerpt, read_only
@@ -121,12 +123,12 @@ class Verdicts:
     of the slice tests (None without slices)."""
 
     comparisons: tuple[BaselineComparison, ...] = ()
-    family: Mapping | None = None
+    family: Family | None = None
 
     def to_dict(self) -> dict:
         return {
-            "comparisons": [dict(entry.data) for entry in self.comparisons],
-            "family": self.family,
+            "comparisons": [entry.to_dict() for entry in self.comparisons],
+            "family": None if self.family is None else self.family.to_dict(),
         }
 
 
@@ -142,26 +144,31 @@ class VerdictsSection:
         assert context.baseline is not None
         statistics, slices = context.request.statistics, context.slices
         theirs = context.baseline.corpus.get("slices") or {}
-        compared = []
-        for run in context.runs:
-            entry = compare(run, reference) | {
-                "against": run.name,
-                "significance": against_baseline(reference, run, statistics, context.paths),
-                "baseline_holes_lost": holes_lost(context.corpus, reference, run),
-            }
-            if slices:
-                entry["slices"] = slice_comparisons(
-                    reference, run, slices, statistics, theirs, context.paths
-                )
-            compared.append(entry)
-        family = None
-        if slices:
-            family = correct(
-                [entry["slices"] for entry in compared],
-                context.request.correction,
-                statistics.alpha,
+        compared = [
+            replace(
+                compare(run, reference),
+                significance=against_baseline(reference, run, statistics, context.paths),
+                baseline_holes_lost=holes_lost(context.corpus, reference, run),
             )
-        return Verdicts(tuple(BaselineComparison(read_only(entry)) for entry in compared), family)
+            for run in context.runs
+        ]
+        if not slices:
+            return Verdicts(tuple(compared))
+        corrected, family = correct(
+            [
+                slice_comparisons(reference, run, slices, statistics, theirs, context.paths)
+                for run in context.runs
+            ],
+            context.request.correction,
+            statistics.alpha,
+        )
+        return Verdicts(
+            tuple(
+                replace(entry, slices=MappingProxyType(found))
+                for entry, found in zip(compared, corrected)
+            ),
+            family,
+        )
 
     def gates(self, context: Context) -> Sequence[Gate]:
         verdicts: Verdicts = context.results[self.name]
@@ -176,7 +183,7 @@ class VerdictsSection:
                 found += gates(run, None, whole, known, None)
                 continue
             assert context.baseline is not None
-            comparison = verdicts.comparisons[index].data
+            comparison = verdicts.comparisons[index]
             mine = gates(run, comparison, whole, known, reference) + slice_gates(
                 run,
                 reference,
@@ -242,18 +249,22 @@ class SideBySideSection:
         paths = replace(context.paths, baseline_path=None)  # a finding draws from the runs compared
         statistics, slices = context.request.statistics, context.slices
         found = compare_runs(list(context.runs), statistics, paths)
-        if found is None:
-            return None
-        if slices:
-            first = context.runs[0]
-            for entry, run in zip(found["candidates"], context.runs[1:]):
-                entry["slices"] = slice_comparisons(first, run, slices, statistics, paths=paths)
-            found["family"] = correct(
-                [entry["slices"] for entry in found["candidates"]],
-                context.request.correction,
-                statistics.alpha,
-            )
-        return Comparison(read_only(found))
+        if found is None or not slices:
+            return found
+        first = context.runs[0]
+        corrected, family = correct(
+            [
+                slice_comparisons(first, run, slices, statistics, paths=paths)
+                for run in context.runs[1:]
+            ],
+            context.request.correction,
+            statistics.alpha,
+        )
+        candidates = tuple(
+            replace(candidate, slices=MappingProxyType(sliced))
+            for candidate, sliced in zip(found.candidates, corrected)
+        )
+        return replace(found, candidates=candidates, family=family)
 
     def gates(self, context: Context) -> Sequence[Gate]:
         return ()

@@ -60,9 +60,10 @@ def small_report() -> dict:
         "reference": "g",
         "statistics": {
             "seed": 0,
-            "bootstrap": {"resamples": 10, "level": 0.95, "method": "percentile"},
+            "bootstrap": {"resamples": 10, "level": 0.95, "method": "percentile", "paired": True},
             "permutation": {
                 "test": "sign-flip",
+                "statistic": "mean difference",
                 "alternative": "two-sided",
                 "exact_limit": 16,
                 "resamples": 10,
@@ -74,7 +75,7 @@ def small_report() -> dict:
                 "run": "h",
                 "channel": "vector",
                 "measures": {name: copy.deepcopy(MEASURE) for name in ("recall", "mrr", "ndcg")},
-                "flipped": {"now_failing": [], "now_passing": []},
+                "flipped": {"now_failing": 0, "now_passing": 0},
                 "cases_changed": [],
             }
         ],

@@ -8,6 +8,7 @@ from importlib import resources
 
 import jsonschema
 
+from ptah.core.compared import Interval
 from ptah.render.sentences import interval_text
 from tests.cli.conftest import BASELINE, REPO, evaluate
 
@@ -73,7 +74,7 @@ def test_two_generations_side_by_side_say_which_is_better_by_how_much_and_on_whi
     words = " ".join(out.split())  # rich wraps long lines at the terminal's width
     assert (
         f"body-only vs title-body: nDCG {ndcg['delta']:+.4f} on the judged rows is worse: p = 0.0038, 11 of 15 "
-        f"changed cases worse (95% CI {interval_text(ndcg['interval'])}); inconclusive: 4 of 118 plausible holes, "
+        f"changed cases worse (95% CI {interval_text(Interval.from_dict(ndcg['interval']))}); inconclusive: 4 of 118 plausible holes, "
         f"taken relevant, would change it; judge a random sample of both runs' holes to settle it: `{command}`"
         in words
     )

@@ -87,7 +87,7 @@ def test_diff_compares_two_reports_case_by_case_with_the_paired_statistics(saved
     candidate = document["comparison"]["candidates"][0]
     assert document["comparison"]["reference"] == "A docs"
     assert candidate["run"] == "B small"
-    assert candidate["measures"] == json.loads(json.dumps(expected["measures"]))
+    assert candidate["measures"] == json.loads(json.dumps(expected.to_dict()["measures"]))
     assert candidate["measures"]["recall"]["delta"] == pytest.approx(0.5 - 2.5 / 3)
     assert [(c["id"], c["flipped"]) for c in candidate["cases_changed"]] == [("c2", True)]
     assert candidate["flipped"] == {"now_failing": 1, "now_passing": 0}

@@ -14,8 +14,10 @@ import pytest
 
 import ptah
 from ptah.core.baseline import gates, movement
+from ptah.core.compared import SignFlipResult
 from ptah.core.significance import p_value_phrase, p_value_text
 from tests.cli.test_help import OPTIONS, label
+from tests.core.comparisons import against
 
 
 def spelled(option) -> str:
@@ -54,10 +56,10 @@ def test_digest_json(cli):
 @pytest.mark.parametrize(
     "test, column, phrase",
     [
-        ({"p_value": 0.00390625, "method": "exact"}, "0.0039", "p = 0.0039"),
-        ({"p_value": 0.0002, "method": "monte-carlo"}, "~0.0002", "p ~ 0.0002"),
-        ({"p_value": 1 / 10_001, "method": "monte-carlo"}, "<0.0001", "p < 0.0001"),
-        ({"p_value": 1 / 2**20, "method": "exact"}, "<0.0001", "p < 0.0001"),
+        (SignFlipResult(0.00390625, "exact", 8, 256), "0.0039", "p = 0.0039"),
+        (SignFlipResult(0.0002, "monte-carlo", 30, 10_000), "~0.0002", "p ~ 0.0002"),
+        (SignFlipResult(1 / 10_001, "monte-carlo", 30, 10_000), "<0.0001", "p < 0.0001"),
+        (SignFlipResult(1 / 2**20, "exact", 20, 2**20), "<0.0001", "p < 0.0001"),
         (None, "N/A", "p N/A"),
     ],
 )
@@ -102,7 +104,7 @@ def test_gates_without_required_or_forbidden_keys_say_so():
 
 
 def test_a_drop_gate_says_rose_when_the_mean_rose():
-    comparison = {"aggregates": {"recall": {"baseline": 0.5, "current": 0.5625, "delta": 0.0625}}}
+    comparison = against({"recall": (0.5, 0.5625)})
     (gate,) = gates(run_of(1, 0), comparison, {"recall": 0.02})[2:]
     assert (gate.passed, gate.detail) == (
         True,

@@ -10,6 +10,7 @@ from dataclasses import replace
 import pytest
 
 from ptah.core.baseline import Evidence
+from ptah.core.compared import Settle
 from ptah.core.comparison import against_baseline, compare_pair
 from ptah.core.corpus import Case
 from ptah.core.flips import completions, mean_completions
@@ -168,28 +169,28 @@ def test_a_finding_the_holes_decide_is_inconclusive():
     candidate = make_run(
         {"name": "new"}, {"channel": "vector"}, [measured(case, [f"h{case.id}"]) for case in cases]
     )
-    mrr = compare_pair(reference, candidate)["measures"]["mrr"]
+    mrr = compare_pair(reference, candidate).measures["mrr"]
     # worse on the judged rows (8 losses: exact p = 2/256); with 3 of the candidate's holes
     # relevant, 5 losses and 3 ties give p = 2/32 >= 0.05 (2 give 2/64 < 0.05, still worse): 3 of
     # the 8 holes flip it
-    assert mrr["test"]["p_value"] == 2 / 256
-    assert (mrr["finding"], mrr["judged"], mrr["holes"]) == ("inconclusive", "worse", 8)
+    assert mrr.test.p_value == 2 / 256
+    assert (mrr.finding, mrr.judged, mrr.holes) == ("inconclusive", "worse", 8)
     # a sample of 5 of the 8 holes, none relevant, bounds the relevant ones left at 2 < 3 (95%): it
     # settles it
-    assert mrr["settle"] == {
-        "flip_count": 3,
-        "plausible": 8,
-        "sample": 5,
-        "command": "ptah corpus sample CORPUS 5 -g ref -g new",
-    }
+    assert mrr.settle == Settle(
+        flip_count=3,
+        plausible=8,
+        sample=5,
+        command="ptah corpus sample CORPUS 5 -g ref -g new",
+    )
     paths = Evidence(corpus_path="c.yaml", spec_path="p/ptah.yaml")
-    assert compare_pair(reference, candidate, paths=paths)["measures"]["mrr"]["settle"][
-        "command"
-    ] == ("ptah corpus sample c.yaml 5 -g ref -g new --spec p/ptah.yaml")
+    assert compare_pair(reference, candidate, paths=paths).measures["mrr"].settle.command == (
+        "ptah corpus sample c.yaml 5 -g ref -g new --spec p/ptah.yaml"
+    )
     against = against_baseline(
         reference, candidate, paths=replace(paths, baseline_path="base.json")
     )["mrr"]
-    assert against["settle"]["command"] == (
+    assert against.settle.command == (
         "ptah corpus sample c.yaml 5 --baseline base.json -g new --spec p/ptah.yaml"
     )
     judged = [
@@ -198,8 +199,8 @@ def test_a_finding_the_holes_decide_is_inconclusive():
     settled = make_run(
         {"name": "new"}, {"channel": "vector"}, [measured(case, [f"h{case.id}"]) for case in judged]
     )
-    settled_mrr = compare_pair(reference, settled)["measures"]["mrr"]
-    assert (settled_mrr["finding"], settled_mrr["judged"], settled_mrr["settle"]) == (
+    settled_mrr = compare_pair(reference, settled).measures["mrr"]
+    assert (settled_mrr.finding, settled_mrr.judged, settled_mrr.settle) == (
         "worse",
         "worse",
         None,

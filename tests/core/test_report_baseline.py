@@ -11,12 +11,14 @@ import pytest
 
 from ptah.cli.words import COMMAND_LINE
 from ptah.core.baseline import check_comparable, check_report_format, compare, gates
+from ptah.core.baseline_comparison import BaselinePassed
 from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import IncomparableBaseline, InputError, ReportError
 from ptah.core.outcomes import make_run, measure_case, ordinal
 from ptah.core.ranking import rank_many
 from ptah.core.report import CaseResult, Report, Run
 from ptah.core.request import check_thresholds
+from tests.core.comparisons import against, paired
 
 KEYS = ["a", "b", "c", "d", "e"]
 
@@ -173,14 +175,14 @@ def test_comparison_and_drop_gates(outcomes):
     comparison = compare(current.runs[0], baseline.runs[0])
     # current_high: one's hole b relevant (1), two's top 2 judged (1), three's holes a, b, c
     # relevant (3/4)
-    assert comparison["aggregates"]["recall"] == {
+    assert comparison.aggregates["recall"].to_dict() == {
         "baseline": 0.5,
         "current": 2 / 3,
         "delta": 2 / 3 - 0.5,
         "current_high": (1 + 1 + 0.75) / 3,
     }
-    assert [c["id"] for c in comparison["cases_changed"]] == ["two"]
-    assert comparison["cases_changed"][0]["passed"] == {"baseline": False, "current": True}
+    assert [c.id for c in comparison.cases_changed] == ["two"]
+    assert comparison.cases_changed[0].passed == BaselinePassed(baseline=False, current=True)
     # worse: current is the old one compared against the better baseline
     worse = compare(baseline.runs[0], current.runs[0])
     verdicts = gates(
@@ -215,12 +217,7 @@ def test_comparison_and_drop_gates(outcomes):
 
 def test_a_drop_of_exactly_the_threshold_passes_and_na_fails():
     run = run_of([outcome(CASES[0], SCORES[0])])
-    comparison = {
-        "aggregates": {
-            "recall": {"baseline": 0.8, "current": 0.78},
-            "mrr": {"baseline": None, "current": 0.5},
-        }
-    }
+    comparison = against({"recall": (0.8, 0.78), "mrr": (None, 0.5)})
     result = gates(run, comparison, {"recall": 0.02, "MRR": 0.5})
     assert [(g.name, g.passed) for g in result] == [
         ("required", True),
@@ -232,28 +229,22 @@ def test_a_drop_of_exactly_the_threshold_passes_and_na_fails():
 
 def test_a_gate_the_paired_test_disagrees_with_says_the_threshold_decides():
     run = run_of([outcome(CASES[0], SCORES[0])])
-    unclear = {"finding": "no clear difference", "test": {"p_value": 0.3125, "method": "exact"}}
-    worse = {"finding": "worse", "test": {"p_value": 0.0039, "method": "exact"}}
-    dropped = {
-        "aggregates": {"recall": {"baseline": 0.88, "current": 0.76}},
-        "significance": {"recall": unclear},
-    }
+    unclear = paired("no clear difference", 0.3125)
+    worse = paired("worse", 0.0039)
+    dropped = against({"recall": (0.88, 0.76)}, {"recall": unclear})
     (failed,) = gates(run, dropped, {"recall": 0.02})[2:]
     assert failed.detail == (
         "recall 0.8800 -> 0.7600 (dropped 0.1200; a drop of 0.0200 is allowed); the gate decides: a drop of 0.1200 "
         "is more than the 0.0200 allowed; the paired test alone finds no clear difference (p = 0.3125)"
     )
-    within = {
-        "aggregates": {"recall": {"baseline": 0.88, "current": 0.87}},
-        "significance": {"recall": worse},
-    }
+    within = against({"recall": (0.88, 0.87)}, {"recall": worse})
     (passed,) = gates(run, within, {"recall": 0.02})[2:]
     assert passed.detail == (
         "recall 0.8800 -> 0.8700 (dropped 0.0100; a drop of 0.0200 is allowed); the gate decides: a drop of 0.0100 "
         "is within the 0.0200 allowed, though the paired test finds the run worse (p = 0.0039): a real drop no "
         "larger than the allowance"
     )
-    agreeing = {"aggregates": dropped["aggregates"], "significance": {"recall": worse}}
+    agreeing = replace(dropped, significance={"recall": worse})
     assert gates(run, agreeing, {"recall": 0.02})[2].detail == (
         "recall 0.8800 -> 0.7600 (dropped 0.1200; a drop of 0.0200 is allowed)"
     )

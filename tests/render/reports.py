@@ -119,8 +119,9 @@ def entry(reference: float, candidate: float, finding: str = "no clear differenc
         "wins": 0,
         "ties": 1,
         "losses": 1,
-        "interval": {"low": -1.0, "high": 0.0},
-        "test": {"p_value": 0.5, "method": "exact"},
+        "undefined": 0,
+        "interval": {"low": -1.0, "high": 0.0, "level": 0.95},
+        "test": {"p_value": 0.5, "method": "exact", "nonzero": 1, "patterns": 2},
         "finding": finding,
     }
 
@@ -144,8 +145,14 @@ def compared() -> dict:
         "statistics": {
             "seed": 0,
             "alpha": 0.05,
-            "bootstrap": {"level": 0.95, "resamples": 100},
-            "permutation": {"alternative": "two-sided", "test": "sign-flip", "exact_limit": 20},
+            "bootstrap": {"level": 0.95, "resamples": 100, "method": "percentile", "paired": True},
+            "permutation": {
+                "alternative": "two-sided",
+                "test": "sign-flip",
+                "statistic": "mean difference",
+                "exact_limit": 20,
+                "resamples": 100,
+            },
         },
         "candidates": [
             {
@@ -163,7 +170,10 @@ def compared() -> dict:
                         "id": "a",
                         "passed": {"reference": True, "candidate": False},
                         "flipped": True,
-                        "metrics": {key: {"delta": -0.5} for key in MEASURES},
+                        "metrics": {
+                            key: {"reference": 0.5, "candidate": 0.0, "delta": -0.5}
+                            for key in MEASURES
+                        },
                     }
                 ],
             }
@@ -189,7 +199,7 @@ def sliced_entry(
     """One slice's test on one measure: :func:`entry` with the family's adjusted p and whether it
     survives."""
     return entry(reference, candidate, finding) | {
-        "test": {"p_value": p, "method": "exact"},
+        "test": {"p_value": p, "method": "exact", "nonzero": 2, "patterns": 4},
         "adjusted_p": adjusted,
         "survives": survives,
         "holes": 0,

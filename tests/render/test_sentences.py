@@ -11,6 +11,7 @@ from ptah.core.baseline import gates
 from ptah.render.html import render_html
 from ptah.render.junit import render_junit
 from ptah.render.markdown import render_markdown
+from tests.core.comparisons import against
 from tests.render.reports import compared, entry, plain_lines, report
 
 INCONCLUSIVE_GATE = {
@@ -55,11 +56,11 @@ def three_findings():
     data = compared()
     measures = data["comparison"]["candidates"][0]["measures"]
     measures["recall"] = entry(0.5, 0.25, "inconclusive") | {
-        "test": {"p_value": 0.0002, "method": "exact"},
+        "test": {"p_value": 0.0002, "method": "exact", "nonzero": 16, "patterns": 65536},
         "judged": "worse",
         "settle": SETTLE,
     }
-    measures["ndcg"]["interval"] = {"low": -0.3, "high": -0.1}
+    measures["ndcg"]["interval"] = {"low": -0.3, "high": -0.1, "level": 0.95}
     data["gates"] = [data["gates"][0] | {"passed": True}, INCONCLUSIVE_GATE]
     data["verdict"] = "inconclusive"
     return report(data)
@@ -146,11 +147,7 @@ def test_the_verdict_counts_gates_in_words_and_a_gate_names_its_measure_by_label
         "## ptah evaluate: FAIL: 1 of 4 gates failed; the holes in the judgements decide 1 more"
     )
     run = report().runs[0]
-    required, forbidden, drop = gates(
-        run,
-        {"aggregates": {"ndcg": {"baseline": 0.9, "current": 0.6, "current_high": None}}},
-        {"ndcg": 0.1},
-    )
+    required, forbidden, drop = gates(run, against({"ndcg": (0.9, 0.6)}), {"ndcg": 0.1})
     assert (required.detail, forbidden.detail, drop.name, drop.detail) == (
         "0 of 1 case missed a required key",
         "no forbidden keys: no case names one",

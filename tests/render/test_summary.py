@@ -4,7 +4,7 @@ notes."""
 from __future__ import annotations
 
 from ptah.render.summary import render_summary
-from tests.render.reports import compared, document, report, rich_lines
+from tests.render.reports import compared, document, entry, report, rich_lines
 from tests.render.test_table import DETAIL
 
 
@@ -46,11 +46,9 @@ def test_a_baseline_from_another_identity_is_a_note_on_the_first_screen():
                 "identity": "sha256:" + "f" * 64,
                 "against": "base",
                 "provenance": {"same_identity": False, "same_source": None, "notes": [note]},
-                "aggregates": {"recall": {"baseline": 0.75, "delta": -0.25}},
+                "aggregates": {"recall": {"baseline": 0.75, "current": 0.5, "delta": -0.25}},
                 "cases_changed": [],
-                "significance": {
-                    "recall": {"finding": "no clear difference", "test": None, "interval": None}
-                },
+                "significance": {"recall": entry(0.75, 0.5) | {"test": None, "interval": None}},
             }
         ],
     }

@@ -74,18 +74,18 @@ def test_deltas_against_a_baseline_are_read_by_report_key_and_a_measure_it_lacks
                 "generation": "base",
                 "identity": "sha256:0123456789abcdef0123",
                 "aggregates": {
-                    "recall": {"baseline": 0.75, "delta": -0.25},
-                    "mrr": {"baseline": 0.25, "delta": 0.0},
-                    "ndcg": {"baseline": 0.3155, "delta": 0.0},
+                    "recall": {"baseline": 0.75, "current": 0.5, "delta": -0.25},
+                    "mrr": {"baseline": 0.25, "current": 0.25, "delta": 0.0},
+                    "ndcg": {"baseline": 0.3155, "current": 0.3155, "delta": 0.0},
                 },
                 "cases_changed": [
                     {
                         "id": "a",
                         "passed": {"baseline": False, "current": True},
                         "metrics": {
-                            "recall": {"delta": 0.5},
-                            "mrr": {"delta": 0.0},
-                            "ndcg": {"delta": None},
+                            "recall": {"baseline": 0.5, "current": 1.0, "delta": 0.5},
+                            "mrr": {"baseline": 0.5, "current": 0.5, "delta": 0.0},
+                            "ndcg": {"baseline": None, "current": 0.6309, "delta": None},
                         },
                     }
                 ],

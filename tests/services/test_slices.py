@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ptah.cli.words import COMMAND_LINE
+from ptah.core.compared import Family
 from ptah.core.errors import IncomparableBaseline
 from ptah.core.power import cases_needed
 from ptah.core.significance import holm_adjusted
@@ -75,42 +76,39 @@ def test_a_corpus_without_tags_has_no_slices(built):
     plain = "\n".join(line for line in CORPUS.splitlines() if "tags:" not in line) + "\n"
     report = run(built, plain, channels=["vector", "lexical"])
     assert "slices" not in report.corpus and report.runs[0].slices is None
-    assert (
-        "family" not in report.comparison.data
-        and "slices" not in report.comparison.data["candidates"][0]
-    )
+    assert report.comparison.family is None and report.comparison.candidates[0].slices is None
+    written = report.comparison.to_dict()
+    assert "family" not in written and "slices" not in written["candidates"][0]
 
 
 def test_the_slice_tests_of_a_comparison_are_one_family_under_holm(built):
     report = run(built, channels=["vector", "lexical", "hybrid"])
-    comparison = report.comparison.data
+    comparison = report.comparison
     entries = [
         measure
-        for candidate in comparison["candidates"]
+        for candidate in comparison.candidates
         for tag in ("account", "billing")
-        for measure in candidate["slices"][tag]["measures"].values()
+        for measure in candidate.slices[tag].measures.values()
     ]
-    p_values = [entry["test"]["p_value"] for entry in entries]
-    assert [entry["adjusted_p"] for entry in entries] == holm_adjusted(p_values)
-    assert comparison["family"] == {
-        "correction": "holm",
-        "alpha": report.comparison.data["statistics"]["alpha"],
-        "tests": 12,
-        "surviving": 0,
-    }
-    dev = comparison["candidates"][0]["slices"]["dev"]
-    assert (dev["comparable"], dev["why"], dev["measures"]) == (False, "fewer than 2 cases", None)
-    uncorrected = run(
-        built, channels=["vector", "lexical", "hybrid"], correction="none"
-    ).comparison.data
+    p_values = [entry.test.p_value for entry in entries]
+    assert [entry.adjusted_p for entry in entries] == holm_adjusted(p_values)
+    assert comparison.family == Family(
+        correction="holm",
+        alpha=comparison.statistics.alpha,
+        tests=12,
+        surviving=0,
+    )
+    dev = comparison.candidates[0].slices["dev"]
+    assert (dev.comparable, dev.why, dev.measures) == (False, "fewer than 2 cases", None)
+    uncorrected = run(built, channels=["vector", "lexical", "hybrid"], correction="none").comparison
     again = [
         measure
-        for candidate in uncorrected["candidates"]
+        for candidate in uncorrected.candidates
         for tag in ("account", "billing")
-        for measure in candidate["slices"][tag]["measures"].values()
+        for measure in candidate.slices[tag].measures.values()
     ]
-    assert [entry["adjusted_p"] for entry in again] == [entry["test"]["p_value"] for entry in again]
-    assert uncorrected["family"]["correction"] == "none"
+    assert [entry.adjusted_p for entry in again] == [entry.test.p_value for entry in again]
+    assert uncorrected.family.correction == "none"
 
 
 def test_a_slice_gate_judges_the_slices_cases_against_the_same_slice_of_the_baseline(built):
@@ -175,8 +173,8 @@ def test_a_slice_the_baseline_lacks_or_that_changed_is_refused_by_name(built):
         ("max-recall-drop@billing", False),
     ]
     for tag in ("account", "billing"):
-        entry = report.comparisons[0].data["slices"][tag]
-        assert (entry["comparable"], entry["why"]) == (
+        entry = report.comparisons[0].slices[tag]
+        assert (entry.comparable, entry.why) == (
             False,
             "the baseline's slice holds other cases (or other expectations)",
         )

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from ptah.cli.words import COMMAND_LINE
+from ptah.core.compared import CostDelta
 from ptah.core.errors import InputError, VariantUnavailable
 from ptah.core.report import Run
 from ptah.render.sentences import stage_phrase
@@ -76,7 +77,7 @@ def test_a_variant_measures_exactly_what_its_channels_measure_and_keeps_its_cont
     }
     assert bm25.variant["generation"] == "bodies" and bm25.generation["name"] == "bm25"
     assert bm25.generation["text_of"] == "bodies"
-    assert report.comparison.data["reference"] == "fused"
+    assert report.comparison.reference == "fused"
     data = report.to_dict()
     assert Run.from_dict(data["runs"][0]).variant == fused.variant
 
@@ -97,11 +98,11 @@ def test_a_plain_run_has_no_variant_and_every_run_is_timed_per_batch(built):
         sum(each.cost["stages"]["search"]["seconds"] for each in report.runs)
         <= report.timings["total"]
     )
-    delta = report.comparison.data["candidates"][0]["cost"]
-    assert delta == {
-        "p50_ms": report.runs[1].cost["p50_ms"] - report.runs[0].cost["p50_ms"],
-        "p95_ms": report.runs[1].cost["p95_ms"] - report.runs[0].cost["p95_ms"],
-    }
+    delta = report.comparison.candidates[0].cost
+    assert delta == CostDelta(
+        p50_ms=report.runs[1].cost["p50_ms"] - report.runs[0].cost["p50_ms"],
+        p95_ms=report.runs[1].cost["p95_ms"] - report.runs[0].cost["p95_ms"],
+    )
 
 
 def test_a_variant_searching_an_index_the_store_lacks_is_refused_before_any_work(built):

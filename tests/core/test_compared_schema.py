@@ -1,0 +1,136 @@
+"""The typed comparisons and the report's JSON schema agree field for field, and a comparison of an
+older report reads back with its absent members absent."""
+
+from __future__ import annotations
+
+import json
+import types
+from collections.abc import Mapping
+from dataclasses import fields, is_dataclass
+from importlib import resources
+from typing import Any, Union, get_args, get_origin, get_type_hints
+
+import pytest
+
+from ptah.core.baseline import compare
+from ptah.core.baseline_comparison import BaselineComparison
+from ptah.core.compared import Family, MeasureComparison
+from ptah.core.comparison import compare_runs
+from ptah.core.side_by_side import Comparison
+from tests.core.test_comparison import CANDIDATE, REFERENCE
+
+SCHEMA = json.loads(
+    resources.files("ptah").joinpath("schemas/report.schema.json").read_text(encoding="utf-8")
+)
+JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def resolved(node: Mapping) -> Mapping:
+    """``node``, or the definition its ``$ref`` names."""
+    ref = node.get("$ref")
+    return node if ref is None else SCHEMA["$defs"][ref.removeprefix("#/$defs/")]
+
+
+def members(cls: type) -> dict[str, Any]:
+    """Each JSON member of a typed part (its fields but ``omitted``) and its type."""
+    hints = get_type_hints(cls)
+    return {field.name: hints[field.name] for field in fields(cls) if field.name != "omitted"}
+
+
+def without_none(hint: Any) -> tuple[Any, bool]:
+    """``hint`` without ``None``, and whether it allowed None."""
+    if get_origin(hint) in (Union, types.UnionType):
+        rest = [arg for arg in get_args(hint) if arg is not type(None)]
+        assert len(rest) == 1, hint
+        return rest[0], len(rest) < len(get_args(hint))
+    return hint, False
+
+
+def disagreements(cls: type, node: Mapping, path: str) -> list[str]:
+    """Where the dataclass ``cls`` and the schema ``node`` disagree, each as a sentence."""
+    node = resolved(node)
+    properties = node.get("properties", {})
+    ours = members(cls)
+    found = [f"{path}.{name}: a field the schema lacks" for name in ours if name not in properties]
+    found += [
+        f"{path}.{name}: in the schema, not a field" for name in properties if name not in ours
+    ]
+    found += [
+        f"{path}.{name}: required, but an older report may lack it"
+        for name in getattr(cls, "OPTIONAL", ())
+        if name in node.get("required", ())
+    ]
+    found += [
+        f"{path}.{name}: required by the schema, not a field"
+        for name in node.get("required", ())
+        if name not in ours
+    ]
+    for name, hint in ours.items():
+        if name in properties:
+            found += _disagreements_of(hint, properties[name], f"{path}.{name}")
+    return found
+
+
+def _disagreements_of(hint: Any, node: Mapping, path: str) -> list[str]:
+    hint, nullable = without_none(hint)
+    node = resolved(node)
+    allowed = node.get("type")
+    allowed = [allowed] if isinstance(allowed, str) else allowed
+    if allowed is not None and "null" in allowed and not nullable:
+        return [f"{path}: the schema allows null, the field does not"]
+    origin = get_origin(hint)
+    if is_dataclass(hint):
+        return disagreements(hint, node, path)
+    if origin is Mapping:
+        return _disagreements_of(get_args(hint)[1], node["additionalProperties"], f"{path}[*]")
+    if origin is tuple:
+        if allowed is not None and "array" not in allowed:
+            return [f"{path}: a tuple, not an array in the schema"]
+        return _disagreements_of(get_args(hint)[0], node["items"], f"{path}[*]")
+    if allowed is not None and JSON_TYPES[hint] not in allowed:
+        if not (hint is float and "integer" in allowed):
+            return [f"{path}: {hint.__name__}, the schema says {allowed}"]
+    return []
+
+
+@pytest.mark.parametrize(
+    ("cls", "node"),
+    [
+        (Comparison, SCHEMA["properties"]["comparison"]),
+        (
+            BaselineComparison,
+            SCHEMA["properties"]["baseline"]["properties"]["comparisons"]["items"],
+        ),
+        (Family, SCHEMA["properties"]["baseline"]["properties"]["family"]),
+    ],
+    ids=["comparison", "baseline.comparisons", "baseline.family"],
+)
+def test_the_dataclasses_and_the_schema_agree_field_for_field(cls, node):
+    assert disagreements(cls, node, cls.__name__) == []
+
+
+def test_the_walk_finds_a_member_the_schema_lacks_or_types_otherwise():
+    measure = SCHEMA["$defs"]["measure_comparison"]
+    properties = {name: value for name, value in measure["properties"].items() if name != "wins"}
+    properties["cases"] = {"type": "string"}
+    lacking = measure | {"properties": properties}
+    assert disagreements(MeasureComparison, lacking, "m") == [
+        "m.wins: a field the schema lacks",
+        "m.cases: int, the schema says ['string']",
+    ]
+
+
+def test_a_comparison_of_an_older_report_reads_back_without_the_members_it_lacked():
+    side = compare_runs([REFERENCE, CANDIDATE]).to_dict()
+    for entry in side["candidates"][0]["measures"].values():  # ptah-report@1: no holes
+        for name in ("judged", "settle", "holes"):
+            del entry[name]
+    assert Comparison.from_dict(side).to_dict() == side
+    against = compare(CANDIDATE, REFERENCE).to_dict()
+    for name in ("identity", "provenance", "against", "significance", "baseline_holes_lost"):
+        del against[name]
+    for entry in against["aggregates"].values():
+        del entry["current_high"]
+    back = BaselineComparison.from_dict(against)
+    assert back.to_dict() == against and back.significance is None
+    assert json.dumps(back.to_dict()) == json.dumps(against)  # in the order written
