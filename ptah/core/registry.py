@@ -90,11 +90,13 @@ class Registry(Generic[T]):
         return len(self._items)
 
     def _fill(self, *, installed: bool) -> None:
-        if self._scanned or (self._filled and not installed) or self._filling:
+        if self._scanned or (self._filled and not installed):
             return
         from ptah.core import plugins
 
         assert self._hook is not None
+        # another thread waits here until the registry is filled; the filling thread itself passes
+        # (the lock is re-entrant) and finds _filling set
         with self._lock:
             if self._filling:  # a hook looking this registry up while it is being filled
                 return
