@@ -95,6 +95,30 @@ def test_the_cli_and_the_api_import_no_adapter():
     assert offenders(paths, lambda module: module.startswith("ptah.adapters")) == set()
 
 
+# what the add-ons under packages/ bring: the core imports none of it, nor the add-ons themselves
+ADD_ONS = ("starlette", "uvicorn", "ray", "ptah_serve", "ptah_ray")
+
+
+def test_no_module_of_the_core_imports_the_server_or_ray_or_an_add_on():
+    assert (
+        offenders(
+            under("."),
+            lambda module: module.split(".")[0] in ADD_ONS or module.startswith("ptah_"),
+        )
+        == set()
+    )
+
+
+def test_the_add_on_rule_itself_catches_each_import(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import ray\nfrom starlette.routing import Route\nimport uvicorn.config\n"
+        "from ptah_serve import serve\nimport ptah_ray.engine\nfrom ptah.core import errors\n"
+    )
+    found = {m for m in imported_modules(bad) if m.split(".")[0] in ADD_ONS}
+    assert found == {"ray", "starlette.routing", "uvicorn.config", "ptah_serve", "ptah_ray.engine"}
+
+
 def test_the_use_cases_and_the_adapters_never_import_a_renderer():
     """A report's formats are reached through ``ptah.Report.save`` and its registry, never from a
     use case."""

@@ -5,7 +5,7 @@ A :class:`PartitionWorker` lives as long as its actor: it opens the embedder
 a vector, and the store once, as it starts. For each partition it is given it:
 
 1. reads the partition's rows from the driver's exported snapshot
-   (:class:`~ptah.adapters.sources.postgres_partitions.PartitionedSource`: the
+   (:class:`~ptah_ray.partitions.PartitionedSource`: the
    source's filter checks and read-only transaction, narrowed to the range),
    a block of :data:`~ptah.services.verify.BLOCK_ROWS` rows at a time;
 2. asks the store for each block's stored digests by row identity, and
@@ -36,22 +36,21 @@ import time
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 
+from ptah import GenerationSettings, PtahError, SourceSpec
 from ptah.adapters.embedders.base import usage_of
-from ptah.adapters.sources.postgres_partitions import KeyRange, PartitionedSource
 from ptah.adapters.stores.pgvector import PgvectorStore
-from ptah.adapters.stores.pgvector_ranges import (
+from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
+from ptah.core.identity import text_digest
+from ptah.services.build import embed_batch
+from ptah.services.probe import probe_for_build
+from ptah.services.verify import in_blocks, lacking
+from ptah_ray.partitions import KeyRange, PartitionedSource
+from ptah_ray.ranges import (
     count_in_range,
     stored_digests,
     stored_in_range_in_order,
 )
-from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
-from ptah.core.errors import PtahError
-from ptah.core.identity import text_digest
-from ptah.core.spec import GenerationSettings, SourceSpec
-from ptah.services.build import embed_batch
-from ptah.services.engines.sealed import Sealed, scrub
-from ptah.services.probe import probe_for_build
-from ptah.services.verify import in_blocks, lacking
+from ptah_ray.sealed import Sealed, scrub
 
 
 @dataclass(frozen=True)

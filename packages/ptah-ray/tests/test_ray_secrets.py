@@ -10,19 +10,20 @@ every row with an error quoting the specification, both URLs included.
 
 from __future__ import annotations
 
+import pickle
+from dataclasses import fields
 from pathlib import Path
 
 import psycopg
 import pytest
+from distributed import SECRET, assert_nowhere, run_cli, spec_yaml
 
 from ptah.core.errors import EXIT_OPERATIONAL
-from tests.conftest import run_cli, spec_yaml
-from tests.hostile.test_secrets import SECRET, assert_nowhere
-from tests.ray.conftest import ray_local  # noqa: F401 (fixture)
-
-pytestmark = pytest.mark.slow
+from ptah.core.spec import GenerationSettings, SourceSpec
+from ptah_ray.partition import BuildPlan
 
 
+@pytest.mark.slow
 def test_a_worker_error_quoting_the_password_is_said_without_it(
     ray_local,
     postgres_server,
@@ -76,3 +77,32 @@ def test_a_worker_error_quoting_the_password_is_said_without_it(
         path.read_bytes().decode("utf-8", "replace") for path in logs.rglob("*") if path.is_file()
     ]
     assert_nowhere(SECRET, tmp_path, out, err, *written)
+
+
+def test_a_ray_build_plan_never_shows_the_passwords_it_carries_to_the_workers():
+    """Ray writes an argument's ``repr`` into its own errors ("Could not serialize the argument …"),
+    and the plan every Ray actor receives holds both URLs whole (the workers connect with them)."""
+
+    source = SourceSpec(
+        f"postgresql://reader:{SECRET}@db.example/src", "articles", ("id",), "{title}"
+    )
+    store = f"host=db.example dbname=store user=writer password='{SECRET}'"
+    plan = BuildPlan.sealing(
+        source, GenerationSettings("docs", "ptah/deterministic"), "/project", store, "abc123", 64
+    )
+    shown = [repr(plan), str(plan), f"{plan}"] + [
+        text
+        for field in fields(plan)
+        for text in (repr(getattr(plan, field.name)), str(getattr(plan, field.name)))
+    ]
+    assert_nowhere(SECRET, Path("/nonexistent"), *shown)
+    assert str(
+        plan.source_url
+    ) == "postgresql://reader:***@db.example/src" and plan.source.database == str(plan.source_url)
+    assert repr(plan.store_url) == "Sealed('host=db.example dbname=store user=writer password=***')"
+    received = pickle.loads(pickle.dumps(plan))  # what the workers receive is whole
+    assert (
+        received == plan
+        and received.connected_source() == source
+        and received.store_url.reveal() == store
+    )

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import psycopg
 import pytest
-
-from tests.ray.test_ray_build import build, check, databases, equals_a_local_build  # noqa: F401 (a fixture)
+from distributed import build, check, equals_a_local_build
 
 pytestmark = pytest.mark.slow
 

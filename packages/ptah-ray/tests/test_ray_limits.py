@@ -19,10 +19,9 @@ import uuid
 from pathlib import Path
 
 import pytest
+from distributed import ROOT, Databases
 
 from ptah.core.errors import EXIT_INPUT
-from tests.ray.conftest import ROOT
-from tests.ray.test_ray_build import Databases
 
 pytestmark = pytest.mark.slow
 

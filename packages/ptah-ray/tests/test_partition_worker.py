@@ -12,13 +12,13 @@ those of a local build.
 from __future__ import annotations
 
 import pytest
+from distributed import SEP, Databases, equals_a_local_build
 
 import ptah
-from ptah.adapters.sources.postgres_partitions import KeyRange, PartitionedSource
 from ptah.adapters.stores.pgvector import PgvectorStore
 from ptah.services import verify
-from ptah.services.engines.partition import BuildPlan, PartitionWorker
-from tests.ray.test_ray_build import SEP, Databases, content, databases, equals_a_local_build  # noqa: F401 (fixture)
+from ptah_ray.partition import BuildPlan, PartitionWorker
+from ptah_ray.partitions import KeyRange, PartitionedSource
 
 ROWS = 5_000  # more than a block of 2,048 rows in each of the two partitions
 
@@ -174,7 +174,7 @@ EXPECTED_PARTITIONS = [
 
 
 def test_a_range_reads_the_same_rows_through_the_keys_index(databases: Databases):
-    from ptah.adapters.stores.pgvector_ranges import (
+    from ptah_ray.ranges import (
         count_in_range,
         ensure_range_index,
         stored_in_range_in_order,

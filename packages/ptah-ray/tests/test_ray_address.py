@@ -12,10 +12,9 @@ import time
 
 import psycopg
 import pytest
+from distributed import spec_yaml
 
 from ptah.core.errors import EXIT_INPUT, EXIT_OPERATIONAL
-from tests.conftest import spec_yaml
-from tests.ray.conftest import postgres_server  # noqa: F401 (fixture)
 
 
 @pytest.fixture

@@ -24,9 +24,9 @@ from typing import NamedTuple
 
 from psycopg import sql
 
+from ptah import SourceSpec
 from ptah.adapters.sources.postgres import PostgresSource
 from ptah.adapters.sources.rows import key_components
-from ptah.core.spec import SourceSpec
 
 _ROW_NUMBER = sql.Identifier("ptah partition row")
 

@@ -18,103 +18,23 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from distributed import (
+    ROOT,
+    SEP,
+    Databases,
+    build,
+    check,
+    content,
+    equals_a_local_build,
+    source_rows,
+    sqlite_workspace,
+    vectors,
+)
 
 import ptah
 from ptah.core.errors import EXIT_INPUT, EXIT_OPERATIONAL, StoreUnavailable
-from tests.conftest import spec_yaml
-from tests.ray.conftest import ROOT
 
 pytestmark = pytest.mark.slow
-
-SEP = "\x1f"
-
-
-def _rows(count: int) -> list[tuple]:
-    """Composite keys (text tenant, integer id); every 5th body NULL; every 11th row a draft
-    (filtered out); one tenant holding U+001F, the composite key separator."""
-    return [
-        (
-            f"a{SEP}b" if i == 7 else f"t{i % 3}",
-            i,
-            f"title {i}",
-            None if i % 5 == 0 else f"body words {i}",
-            "draft" if i % 11 == 0 else "published",
-        )
-        for i in range(count)
-    ]
-
-
-class Databases:
-    def __init__(self, server, folder: Path):
-        self.server, self.folder = server, folder
-        self.source = server.url(server.create_database())
-        with psycopg.connect(self.source, autocommit=True) as connection:
-            connection.execute(
-                "CREATE TABLE items (tenant text, id integer, title text, body text, status text, "
-                "PRIMARY KEY (tenant, id))"
-            )
-            connection.cursor().executemany(
-                "INSERT INTO items VALUES (%s, %s, %s, %s, %s)", _rows(300)
-            )
-
-    def spec(
-        self,
-        name: str,
-        *,
-        model: str = "ptah/deterministic",
-        batch_size: int = 4,
-        store: str | None = None,
-    ) -> str:
-        """A specification in its own folder whose store is a database of its own (or ``store``)."""
-        folder = self.folder / name
-        if (folder / "ptah.yaml").exists():
-            return str(folder / "ptah.yaml")
-        folder.mkdir()
-        store = store or self.server.url(self.server.create_database())
-        dimension = {"dimension": 32} if model.startswith("ptah/") else {}
-        generation = {"model": model, **dimension, "batch_size": batch_size}
-        (folder / "ptah.yaml").write_text(
-            spec_yaml(
-                database=self.source,
-                table="items",
-                key_fields=("tenant", "id"),
-                filter="status = 'published'",
-                store=store,
-                generations={"docs": generation},
-            )
-        )
-        return str(folder / "ptah.yaml")
-
-    def execute(self, statement: str, parameters=None) -> None:
-        with psycopg.connect(self.source, autocommit=True) as connection:
-            connection.execute(statement, parameters)
-
-
-def vectors(spec: str) -> list[tuple]:
-    """Every stored row of the spec's active generation: (row identity, key, text SHA-256, vector
-    text, xmin)."""
-    with ptah.open_project(spec) as project:
-        url = project._project.spec.store
-    with psycopg.connect(url) as connection:
-        (table,) = connection.execute("SELECT vectors_table FROM ptah_generations").fetchone()
-        return connection.execute(
-            f"SELECT row_identity, key, text_sha256, embedding::text, xmin::text::bigint "
-            f"FROM {table} ORDER BY row_identity"
-        ).fetchall()
-
-
-def content(spec: str) -> list[tuple]:
-    return [row[:4] for row in vectors(spec)]
-
-
-def build(spec: str, **options):
-    with ptah.open_project(spec) as project:
-        return project.build(engine="ray", actors=2, **options)
-
-
-def check(spec: str):
-    with ptah.open_project(spec) as project:
-        return project.verify()
 
 
 def the_next_build_embeds_exactly_the_rest(spec: str, partitions: int) -> None:
@@ -127,23 +47,12 @@ def the_next_build_embeds_exactly_the_rest(spec: str, partitions: int) -> None:
     assert check(spec).ok
 
 
-def equals_a_local_build(databases, spec: str) -> None:
-    with ptah.open_project(databases.spec("local")) as project:
-        project.build()
-    assert content(spec) == content(databases.spec("local"))
-
-
 def until_a_row_is_stored(driver, spec: str) -> None:
     """Wait until the driver's build has stored a row; it must still be running then."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and driver.poll() is None and not _stored(spec):
         time.sleep(0.05)
     assert driver.poll() is None, "the build ended before it could be stopped"
-
-
-@pytest.fixture
-def databases(postgres_server, tmp_path) -> Databases:
-    return Databases(postgres_server, tmp_path)
 
 
 def test_a_ray_build_equals_a_local_build_bit_for_bit(ray_local, databases, cli):
@@ -165,7 +74,7 @@ def test_a_ray_build_equals_a_local_build_bit_for_bit(ray_local, databases, cli)
     )
     assert code == 0, err
     summary = json.loads(out)
-    published = sum(1 for row in _rows(300) if row[4] == "published")
+    published = sum(1 for row in source_rows(300) if row[4] == "published")
     assert (summary["rows"], summary["embedded"], summary["unchanged"], summary["deleted"]) == (
         published,
         published,
@@ -304,7 +213,9 @@ DRIVER = textwrap.dedent(
     import logging, sys
     import ray
     import ptah
-    from tests.ray.conftest import ray_runtime_env
+    from distributed import ray_runtime_env
+    from raytest_kinds import register
+    register()
     ray.init(address=sys.argv[2], log_to_driver=False, logging_level=logging.ERROR, runtime_env=ray_runtime_env())
     with ptah.open_project(sys.argv[1]) as project:
         project.build(engine="ray", actors=2, partitions=4)
@@ -334,7 +245,9 @@ INTERRUPTED = textwrap.dedent(
     """
     import logging, sys, time
     import psycopg, ray, ptah
-    from tests.ray.conftest import ray_runtime_env
+    from distributed import ray_runtime_env
+    from raytest_kinds import register
+    register()
     ray.init(address=sys.argv[2], log_to_driver=False, logging_level=logging.ERROR, runtime_env=ray_runtime_env())
     print("building", flush=True)
     with ptah.open_project(sys.argv[1]) as project:
@@ -406,30 +319,28 @@ def _wait_for_workers_to_go(databases: Databases, spec: str) -> None:
 
 
 def test_sqlite_with_the_ray_engine_is_refused_in_one_sentence(tmp_path, cli, postgres_url):
-    from tests.contract.conftest import make_workspace
-
-    space = make_workspace(tmp_path / "sqlite", None)
-    code, out, err = cli("inference", "build", "--spec", space.spec_path, "--engine", "ray")
+    spec = sqlite_workspace(tmp_path / "sqlite")
+    code, out, err = cli("inference", "build", "--spec", spec, "--engine", "ray")
     assert (code, out) == (EXIT_INPUT, "")
     assert err == (
         "--engine ray reads a PostgreSQL source: this source is a SQLite file, which one machine "
         "reads; build it with the local engine\n"
     )
-    space = make_workspace(tmp_path / "store", None, source_url=postgres_url)
-    code, out, err = cli("inference", "build", "--spec", space.spec_path, "--engine", "ray")
+    spec = sqlite_workspace(tmp_path / "store", source_url=postgres_url)
+    code, out, err = cli("inference", "build", "--spec", spec, "--engine", "ray")
     assert (code, out) == (EXIT_INPUT, "")
     assert err.startswith(
         "--engine ray writes to a pgvector store (store: postgresql://…): this store is a "
         "SQLite file"
     )
-    code, out, err = cli("inference", "build", "--spec", space.spec_path, "--partitions", 3)
+    code, out, err = cli("inference", "build", "--spec", spec, "--partitions", 3)
     assert (code, out, err) == (
         EXIT_INPUT,
         "",
         '--partitions applies to another build engine, not to "local"; '
         "choose the engine with --engine\n",
     )
-    code, out, err = cli("inference", "build", "--spec", space.spec_path, "--engine", "spark")
+    code, out, err = cli("inference", "build", "--spec", spec, "--engine", "spark")
     assert (code, err) == (
         EXIT_INPUT,
         'there is no build engine "spark"; the engines are local, ray\n',
@@ -438,8 +349,8 @@ def test_sqlite_with_the_ray_engine_is_refused_in_one_sentence(tmp_path, cli, po
 
 def test_nothing_but_the_ray_engine_imports_ray():
     probe = (
-        "import sys, ptah, ptah.cli, ptah.services.engines, ptah.services.engines.partition, "
-        "ptah.adapters.sources.postgres_partitions; print('ray' in sys.modules)"
+        "import sys, ptah, ptah.cli, ptah.services.engines, ptah_ray.partition, "
+        "ptah_ray.partitions; print('ray' in sys.modules)"
     )
     assert (
         subprocess.run(

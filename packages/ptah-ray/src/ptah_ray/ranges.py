@@ -19,8 +19,8 @@ from collections.abc import Generator
 
 from psycopg import sql
 
-from ptah.adapters.sources.postgres_partitions import KeyRange, range_clause
 from ptah.adapters.stores.pgvector import PgvectorStore
+from ptah_ray.partitions import KeyRange, range_clause
 
 _IDENTITIES_PER_FETCH = 8192  # row identities per round trip of stored_in_range_in_order's cursor
 _SEPARATORS = sql.SQL("length(key) - length(replace(key, chr(31), ''))")

@@ -1,5 +1,5 @@
 """The ``ray`` build engine: a generation built by a pool of Ray actors, from one snapshot of the
-source.
+source (registered through ptah's door by :mod:`ptah_ray.plugin`).
 
 The driver (this process):
 
@@ -13,7 +13,7 @@ The driver (this process):
    out, SIGTERM included), refuses (exit 2) a pool that asks for more CPUs or
    GPUs than the whole cluster has -- Ray would keep it pending for ever --
    and starts its pool of actors (at most :data:`MAX_ACTORS`)
-   (:class:`~ptah.services.engines.partition.PartitionWorker`), which start
+   (:class:`~ptah_ray.partition.PartitionWorker`), which start
    (a process, its imports, a store connection) while the driver
 4. opens the source's read-only ``REPEATABLE READ`` transaction, exports its
    snapshot (``pg_export_snapshot()``) and cuts the rows it sees into key
@@ -55,14 +55,15 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from ptah import BuildSummary, InputError, OperationalError, PtahError
 from ptah.adapters.sources.base import source_kind
-from ptah.adapters.stores import registry as stores
-from ptah.core.errors import InputError, OperationalError, PtahError, SourceUnavailable
-from ptah.services.build import BuildSummary, library_versions, register_generation
-from ptah.services.engines.sealed import Sealed, scrub
+from ptah.adapters.stores.registry import store_kind
+from ptah.core.errors import SourceUnavailable
+from ptah.services.build import library_versions, register_generation
 from ptah.services.external import refuse_build
 from ptah.services.probe import stored_probe
 from ptah.services.project import Project
+from ptah_ray.sealed import Sealed, scrub
 
 LOCAL_OBJECT_STORE = (
     256 * 2**20
@@ -112,10 +113,10 @@ def _build(
     actor_cpus: float | None = None,
     actor_gpus: float | None = None,
 ) -> BuildSummary:
-    from ptah.adapters.sources.postgres_partitions import PartitionedSource
     from ptah.adapters.stores.pgvector import PgvectorStore
-    from ptah.adapters.stores.pgvector_ranges import ensure_range_index
-    from ptah.services.engines.partition import BuildPlan
+    from ptah_ray.partition import BuildPlan
+    from ptah_ray.partitions import PartitionedSource
+    from ptah_ray.ranges import ensure_range_index
 
     started = time.perf_counter()
     generation = project.generation(name)
@@ -219,7 +220,7 @@ def _refuse_single_machine(project: Project) -> None:
             "--engine ray reads a PostgreSQL source: this source is a SQLite file, which one machine "
             "reads; build it with the local engine"
         )
-    if stores.store_kind(spec.store) != "pgvector":
+    if store_kind(spec.store) != "pgvector":
         raise InputError(
             "--engine ray writes to a pgvector store (store: postgresql://…): this store is a SQLite "
             "file, which one machine writes; build it with the local engine"
@@ -232,7 +233,7 @@ def _ray():
     except ImportError as exc:
         raise RayUnavailable(
             f"Ray is not installed ({exc}); install it with: pip install 'ray>=2.9' "
-            "(the ray extra of ptah-eval)"
+            "(a dependency of ptah-ray)"
         ) from None
     return ray
 
@@ -337,7 +338,7 @@ def _refuse_unplaceable(ray, count: int, cpus: float | None, gpus: float | None)
 
 
 def _actors(ray, plan, count: int, cpus: float | None, gpus: float | None) -> list:
-    from ptah.services.engines.partition import PartitionWorker
+    from ptah_ray.partition import PartitionWorker
 
     remote = ray.remote(PartitionWorker).options(
         num_cpus=1 if cpus is None else cpus, num_gpus=gpus or 0, max_concurrency=2, max_restarts=0
@@ -483,7 +484,7 @@ def _settle_unsplittable(
 ) -> int:
     """Rows whose key holds U+001F inside a component: refuse two that read alike, delete such
     vectors gone."""
-    from ptah.adapters.stores.pgvector_ranges import stored_unsplittable
+    from ptah_ray.ranges import stored_unsplittable
 
     keys: dict[str, str] = {}
     for result in results:
