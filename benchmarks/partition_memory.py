@@ -8,8 +8,9 @@ Starts its own PostgreSQL 16 + pgvector with ``pgserver`` in a temporary folder 
 end): the source table of ``benchmarks/ray_build.py`` (N synthetic documents), a store built by the
 local engine with the deterministic embedder at ``--dimension``, then ``--changes`` rows edited, as
 many inserted and ``--deletes`` (default: as many) deleted in the source. Each run copies the built
-store (``CREATE DATABASE … TEMPLATE``) and, in a fresh process with one code's ``ptah`` on
-PYTHONPATH (this work tree, or a temporary git work tree of ``--before``), indexes it by key as the
+store (``CREATE DATABASE … TEMPLATE``) and, in a fresh process with one code's ``ptah`` and
+``ptah_ray`` on PYTHONPATH (this work tree, or a temporary git work tree of ``--before``, a revision
+with the add-on ptah-ray in ``packages/``), indexes it by key as the
 driver does, exports a snapshot of the source and calls :meth:`PartitionWorker.run` on one partition
 holding every row (no Ray): the process's own peak RSS (``VmHWM``) before and after the run, the
 run's seconds and its result. Runs alternate now, before, before, now (``--repeats`` pairs); the
@@ -28,6 +29,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+RAY_SOURCE = Path("packages") / "ptah-ray" / "src"  # ptah_ray, the add-on
 
 
 def _hwm_mib() -> float:
@@ -43,9 +45,9 @@ def worker(path: str) -> dict:
     import time
 
     import ptah
-    from ptah.adapters.sources.postgres_partitions import KeyRange, PartitionedSource
-    from ptah.adapters.stores.pgvector_ranges import ensure_range_index
-    from ptah.services.engines.partition import BuildPlan, PartitionWorker
+    from ptah_ray.partition import BuildPlan, PartitionWorker
+    from ptah_ray.partitions import KeyRange, PartitionedSource
+    from ptah_ray.ranges import ensure_range_index
 
     with ptah.open_project(path) as project:
         inner = project._project
@@ -146,7 +148,10 @@ def main() -> None:
                     "--worker",
                     str(path / "ptah.yaml"),
                 ],
-                env={**os.environ, "PYTHONPATH": str(tree)},
+                env={
+                    **os.environ,
+                    "PYTHONPATH": os.pathsep.join([str(tree), str(tree / RAY_SOURCE)]),
+                },
                 cwd=tree,
                 check=True,
                 capture_output=True,

@@ -46,9 +46,9 @@ from pathlib import Path
 import httpx
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "packages" / "ptah-serve" / "tests"))
 
-from tests.serve.conftest import Server  # noqa: E402  (the tests' server fixture: a real process on a free port)
+from serving import Server  # noqa: E402  (ptah-serve's tests' server: a real process on a free port)
 
 
 def ptah(*args: str) -> subprocess.CompletedProcess:

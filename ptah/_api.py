@@ -152,9 +152,9 @@ class Project:
 
         ``progress(done, total)`` is called before the first batch and after
         each committed batch. Returns what the build did (rows, embedded,
-        deleted, unchanged, seconds). ``engine="ray"`` builds on Ray
-        (:mod:`ptah.services.engines.ray_engine`; options ``ray_address``,
-        ``partitions``, ``actors``, ``actor_cpus``, ``actor_gpus``).
+        deleted, unchanged, seconds). ``engine`` names another registered
+        engine (:mod:`ptah.services.engines`; an add-on's, such as ptah-ray's
+        ``ray``), which takes the ``engine_options`` it declares.
         """
         from ptah.services.engines import run_build
 

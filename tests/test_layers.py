@@ -167,9 +167,9 @@ def imported_names(path: Path) -> Iterator[tuple[str, str | None]]:
 
 
 def test_the_cli_and_the_api_reach_an_adapter_only_for_files_and_the_loading_notice():
-    """The CLI and the server are clients of the API (and services, render, core); of the adapters
+    """The CLI is a client of the API (and services, render, core); of the adapters
     they reach only :data:`CLIENT_ADAPTERS`."""
-    paths = [*under("cli", "serve"), PACKAGE / "_api.py", PACKAGE / "__init__.py"]
+    paths = [*under("cli"), PACKAGE / "_api.py", PACKAGE / "__init__.py"]
     reached = {
         f"{path.relative_to(PACKAGE.parent)}: {module}.{name}"
         for path in paths
@@ -181,6 +181,30 @@ def test_the_cli_and_the_api_reach_an_adapter_only_for_files_and_the_loading_not
         )
     }
     assert reached == set()
+
+
+# what the add-ons under packages/ bring: the core imports none of it, nor the add-ons themselves
+ADD_ONS = ("starlette", "uvicorn", "ray", "ptah_serve", "ptah_ray")
+
+
+def test_no_module_of_the_core_imports_the_server_or_ray_or_an_add_on():
+    assert (
+        offenders(
+            under("."),
+            lambda module: module.split(".")[0] in ADD_ONS or module.startswith("ptah_"),
+        )
+        == set()
+    )
+
+
+def test_the_add_on_rule_itself_catches_each_import(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import ray\nfrom starlette.routing import Route\nimport uvicorn.config\n"
+        "from ptah_serve import serve\nimport ptah_ray.engine\nfrom ptah.core import errors\n"
+    )
+    found = {m for m in imported_modules(bad) if m.split(".")[0] in ADD_ONS}
+    assert found == {"ray", "starlette.routing", "uvicorn.config", "ptah_serve", "ptah_ray.engine"}
 
 
 def test_the_use_cases_and_the_adapters_never_import_a_renderer():

@@ -1,10 +1,13 @@
 """One door: a throwaway package outside ``ptah/``, installed as a distribution with an entry point
-in the group ``ptah``, adds a command, a source, a channel and a report section -- with no change
-to ptah."""
+in the group ``ptah``, adds a command, a source, a channel and a report section; another, an add-on
+like ptah-serve and ptah-ray, a command and a build engine -- with no change to ptah. Without ptah's
+own add-ons, what they bring is refused in one sentence saying how to install them."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 from tests.adapters.test_embedder_registry import install, letters_project
 from tests.cli.conftest import ptah_process as ptah
@@ -170,3 +173,163 @@ def test_without_the_package_the_channel_is_unknown_and_the_report_has_no_sectio
     )
     assert evaluated.returncode == 2
     assert "unknown channel 'letters'" in evaluated.stderr
+
+
+# -- a third add-on, beside ptah-serve and ptah-ray: a command and a build engine
+# ---------------------------------------------------------------------------------
+
+CENSUS_ADD_ON = '''
+import typer
+
+from ptah import BuildSummary, hookimpl
+from ptah.services.engines import Engine, EngineOption
+
+census = typer.Typer(help="Count rows (a toy add-on).")
+
+
+@census.command()
+def hello():
+    """Say where it comes from."""
+    typer.echo("hello from the census add-on")
+
+
+def build(project, name, progress, *, census_limit=None, census_label="counted"):
+    """Count the generation's rows, embedding nothing."""
+    generation = project.generation(name)
+    template = generation.settings.template(project.spec.source)
+    rows = sum(1 for _ in project.source.rows(template))
+    if census_limit is not None:
+        rows = min(rows, census_limit)
+    return BuildSummary(
+        generation=f"{census_label}:{generation.settings.name}",
+        identity=generation.identity.identity,
+        rows=rows,
+        embedded=0,
+        deleted=0,
+        unchanged=rows,
+        dimension=0,
+        seconds=0.0,
+    )
+
+
+@hookimpl
+def register_commands(cli):
+    cli.add_typer(census, name="census")
+
+
+@hookimpl
+def register_engines(register):
+    register(
+        Engine(
+            "census",
+            (
+                EngineOption("census_limit", int, "N", "census: count at most N rows."),
+                EngineOption("census_label", str, "TEXT", "census: the summary's label."),
+            ),
+            build,
+        )
+    )
+'''
+
+
+def test_an_add_on_adds_a_command_and_a_build_engine_with_its_options_through_the_door(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    install(
+        site, "census-add-on", "census = census_add_on", {"census_add_on": CENSUS_ADD_ON}, "ptah"
+    )
+    project = letters_project(tmp_path, model="ptah/deterministic")
+
+    said = ptah("census", "hello", cwd=project, path=site)
+    assert (said.returncode, said.stdout) == (0, "hello from the census add-on\n")
+    shown = ptah("inference", "build", "--help", cwd=project, path=site)
+    assert shown.returncode == 0, shown.stderr
+    assert "--census-limit" in shown.stdout and "--census-label" in shown.stdout
+
+    built = ptah(
+        "inference",
+        "build",
+        "--engine",
+        "census",
+        "--census-limit",
+        "3",
+        "--census-label",
+        "toy",
+        "--json",
+        cwd=project,
+        path=site,
+    )
+    assert built.returncode == 0, built.stderr
+    summary = json.loads(built.stdout)
+    del summary["identity"]
+    assert summary == {
+        "generation": "toy:letters",
+        "rows": 3,
+        "embedded": 0,
+        "deleted": 0,
+        "unchanged": 3,
+        "dimension": 0,
+        "seconds": 0.0,
+    }
+    # an engine's option is refused by another engine, and its value is read as its kind
+    local = ptah("inference", "build", "--census-limit", "3", cwd=project, path=site)
+    assert (local.returncode, local.stderr.splitlines()[0]) == (
+        2,
+        '--census-limit applies to another build engine, not to "local"; choose the engine '
+        "with --engine",
+    )
+    wrong = ptah(
+        "inference", "build", "--engine", "census", "--census-limit", "x", cwd=project, path=site
+    )
+    assert wrong.returncode == 2
+    assert "'x' is not a valid int" in wrong.stderr
+    # nothing was embedded: the local engine still has every row to build
+    assert ptah("inference", "verify", cwd=project, path=site).returncode != 0
+
+
+# ptah's own add-ons hidden from importlib.metadata, whether installed or not: what a machine
+# without them sees
+WITHOUT_ADD_ONS = (
+    "import importlib.metadata as metadata, sys\n"
+    "found = metadata.entry_points\n"
+    "def entry_points(**params):\n"
+    "    return metadata.EntryPoints(e for e in found(**params) if e.dist is None or "
+    "e.dist.name.lower().replace('_', '-') not in ('ptah-serve', 'ptah-ray'))\n"
+    "metadata.entry_points = entry_points\n"
+    "from ptah.cli import main\n"
+    "main(sys.argv[1:])\n"
+)
+
+
+def without_add_ons(*argv, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", WITHOUT_ADD_ONS, *map(str, argv)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+def test_without_its_add_on_a_command_or_an_engine_says_how_to_install_it(tmp_path):
+    project = letters_project(tmp_path, model="ptah/deterministic")
+    for argv, asked, distribution in (
+        (("serve",), "ptah serve", "ptah-serve"),
+        (("token", "list"), "ptah token", "ptah-serve"),
+        (("inference", "build", "--engine", "ray"), "--engine ray", "ptah-ray"),
+    ):
+        done = without_add_ons(*argv, cwd=project)
+        assert (done.returncode, done.stdout, done.stderr) == (
+            2,
+            "",
+            f"{asked} comes with the add-on {distribution}, which is not installed; install it "
+            f"from a checkout of ptah with: pip install ./packages/{distribution}\n",
+        ), argv
+    shown = without_add_ons("--help", cwd=project)
+    assert shown.returncode == 0
+    assert "serve" not in shown.stdout and "token" not in shown.stdout
+    other = without_add_ons("inference", "build", "--engine", "spark", cwd=project)
+    assert (other.returncode, other.stderr) == (
+        2,
+        'there is no build engine "spark"; the engines are local\n',
+    )

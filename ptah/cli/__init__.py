@@ -17,10 +17,10 @@ import sys
 
 import typer
 
-from ptah.cli.commands import PARTS, add_parts
+from ptah.cli.commands import ADD_ONS, PARTS, add_parts
 from ptah.cli.display import error_text
 from ptah.cli.streams import ReaderGone, guarded_streams, leave_quietly
-from ptah.core.errors import EXIT_OPERATIONAL, PtahError
+from ptah.core.errors import EXIT_OPERATIONAL, InputError, PtahError
 from ptah.core.visible import visible
 
 
@@ -73,11 +73,23 @@ def __getattr__(name: str):
 
 def _app_for(argv: list[str] | None) -> typer.Typer:
     """The app for a command line: the one group or command its first word names, else the whole app
-    (whose root help, root options, shell completion and "no such command" need every part)."""
+    (whose root help, root options, shell completion and "no such command" need every part).
+    InputError (exit 2) for a command of an add-on that is not installed, saying how to install
+    it."""
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in PARTS and not os.environ.get("_PTAH_COMPLETE"):
         return _app((args[0],))
-    return _whole()
+    whole = _whole()
+    if args and args[0] in ADD_ONS and args[0] not in _names(whole):
+        from ptah.core.plugins import not_installed
+
+        raise InputError(not_installed(f"ptah {args[0]}", ADD_ONS[args[0]]))
+    return whole
+
+
+def _names(made: typer.Typer) -> set[str]:
+    """The names of the groups and commands of ``made``, as the command line reads them."""
+    return set(getattr(typer.main.get_command(made), "commands", {}))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -20,9 +20,11 @@ PARTS = {
     "inference": ("ptah.cli.inference", "app"),
     "import": ("ptah.cli.imports", "app"),
     "report": ("ptah.cli.report", "app"),
-    "serve": ("ptah.cli.serve", "serve"),
-    "token": ("ptah.cli.serve", "token_app"),
 }
+
+# The commands of the add-ons in ptah's repository (packages/), by name: the distribution that
+# brings each, told to a user who asks for one that is not installed.
+ADD_ONS = {"serve": "ptah-serve", "token": "ptah-serve"}
 
 
 def add_parts(cli: typer.Typer, names: Iterable[str]) -> None:

@@ -22,6 +22,7 @@ from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import typer
+from typer.core import TyperCommand, TyperOption
 
 from ptah.cli.display import SPEC_HELP, json_text, plain
 from ptah.cli.evaluate import evaluate
@@ -43,38 +44,53 @@ def _percent(value: float | None) -> str:
     return "N/A" if value is None else f"{100 * value:.2f}%"
 
 
-@app.command()
+ENGINE_OPTIONS = "ptah_engine_options"  # where the build command keeps its engines' options
+
+
+class BuildCommand(TyperCommand):
+    """``build``, taking the options of every registered build engine too (the engines are asked
+    only when a build parses its command line or shows its help)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        from ptah.services.engines import ENGINES
+
+        own = super().get_params(ctx)
+        taken = {param.name for param in own}
+        added: list[Any] = []
+        for engine in ENGINES:
+            for option in engine.options:
+                if option.name not in taken:
+                    taken.add(option.name)
+                    added.append(
+                        TyperOption(
+                            param_decls=[option.flag, option.name],
+                            type=option.kind,
+                            metavar=option.metavar,
+                            help=option.help,
+                        )
+                    )
+        helps = [param for param in own if param.name == "help"]  # --help stays last
+        return [*(param for param in own if param.name != "help"), *added, *helps]
+
+    def invoke(self, ctx: Any) -> Any:
+        own = {param.name for param in super().get_params(ctx)}
+        ctx.meta[ENGINE_OPTIONS] = {
+            name: ctx.params.pop(name) for name in list(ctx.params) if name not in own
+        }
+        return super().invoke(ctx)
+
+
+@app.command(cls=BuildCommand)
 def build(
+    ctx: typer.Context,
     name: str | None = typer.Argument(None, help=NAME_HELP),
     spec: str | None = typer.Option(None, "--spec", metavar="PATH", help=SPEC_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
     json_output: bool = typer.Option(False, "--json", help="Print a JSON summary of the build."),
     engine: str = typer.Option(
-        "local", "--engine", help="What runs the build: local (this process) or ray."
-    ),
-    ray_address: str | None = typer.Option(
-        None,
-        "--ray-address",
-        metavar="ADDRESS",
-        help="ray: the cluster to join (default: start a local Ray instance).",
-    ),
-    partitions: int | None = typer.Option(
-        None,
-        "--partitions",
-        metavar="N",
-        help="ray: key ranges to cut the source into (default: 4 per actor).",
-    ),
-    actors: int | None = typer.Option(
-        None,
-        "--actors",
-        metavar="N",
-        help="ray: embedding actors (default: as many as the cluster's CPUs hold).",
-    ),
-    actor_cpus: float | None = typer.Option(
-        None, "--actor-cpus", metavar="C", help="ray: CPUs per actor (default 1)."
-    ),
-    actor_gpus: float | None = typer.Option(
-        None, "--actor-gpus", metavar="G", help="ray: GPUs per actor (default 0)."
+        "local",
+        "--engine",
+        help="What runs the build: local (this process), or an engine an add-on brings.",
     ),
 ) -> None:
     """Embed rows that are new or whose text changed; delete vectors of rows gone.
@@ -82,22 +98,17 @@ def build(
     Incremental and resumable: an interrupted build keeps every committed batch,
     and the next one embeds only what is still missing. Shows a progress bar
     on a terminal. Exit 3 when another build of the generation is running.
-    --engine ray builds a PostgreSQL source into a pgvector store on Ray, every
-    worker reading the driver's one exported snapshot (exit 2 for SQLite).
+    An engine an add-on brings takes its own options, listed here once it is
+    installed.
     """
     import ptah
     from ptah.adapters.embedders import LOADING
+    from ptah.services.engines import engine_named
 
+    engine_named(engine)  # an engine that is not installed is refused before the project is read
     if quiet:
         LOADING.set(None)  # main() resets it
-    options: dict[str, Any] = {
-        "engine": engine,
-        "ray_address": ray_address,
-        "partitions": partitions,
-        "actors": actors,
-        "actor_cpus": actor_cpus,
-        "actor_gpus": actor_gpus,
-    }
+    options: dict[str, Any] = {"engine": engine, **ctx.meta[ENGINE_OPTIONS]}
     try:
         bar = not (quiet or json_output) and sys.stderr.isatty()
         with (
@@ -184,7 +195,7 @@ def _progress_bar() -> Iterator:
 
             def partitions(
                 self, done: int, total: int
-            ) -> None:  # the ray engine's partitions, as they finish
+            ) -> None:  # an engine's partitions, as they finish
                 progress.update(task, description=f"embedding, partitions {done}/{total}")
 
         yield Update()

@@ -95,6 +95,9 @@ class Corpus:
     default_k: int | None = None
     path: str | None = field(default=None, compare=False)
     judgements: JudgementRecord = field(default=EMPTY, compare=False)
+    # False: ``path`` only names the corpus (one kept by a server, say), and no command can be given
+    # a file of it
+    has_file: bool = field(default=True, compare=False)
 
     @property
     def digest(self) -> str:

@@ -267,6 +267,15 @@ def _legacy(target: Any, who: str) -> Callable[..., None]:
     return hook
 
 
+def not_installed(asked: str, distribution: str) -> str:
+    """The sentence for ``asked`` (``ptah serve``, ``--engine ray``) when the add-on that brings it,
+    ``distribution`` (one of ptah's repository, under ``packages/``), is not installed."""
+    return (
+        f"{asked} comes with the add-on {distribution}, which is not installed; install it from a "
+        f"checkout of ptah with: pip install ./packages/{distribution}"
+    )
+
+
 def describe_exception(exc: BaseException) -> str:
     """``Type: message`` on one line, at most 300 characters."""
     text = " ".join(f"{type(exc).__name__}: {exc}".split())

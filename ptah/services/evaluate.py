@@ -49,7 +49,6 @@ from ptah.core.sections import sections
 from ptah.core.slicing import check_tests, corpus_slices, listed, slice_means
 from ptah.core.spec import GenerationSettings
 from ptah.services.channels import RunPlan, Sides, channel, plan_runs
-from ptah.services.corpora import registered_label
 from ptah.services.project import Project
 from ptah.services.sections import OWN_NAMES, Context, Verdicts
 from ptah.services.variants import check_plans, cost, measure_plan
@@ -106,10 +105,8 @@ def plan(
     if baseline is None and request.baseline is not None:
         baseline = load_baseline(request.baseline)
     member: dict | None = None
-    # the commands a gate's sentence names take the corpus's file; a corpus the server registered
-    # has none
-    registered = corpus.path == registered_label(corpus.name, corpus.digest)
-    commands_path = None if registered else corpus.path
+    # the commands a gate's sentence names take the corpus's file, which it may not have
+    commands_path = corpus.path if corpus.has_file else None
     paths = Evidence(
         corpus_path=commands_path, baseline_path=request.baseline, spec_path=project.spec_path
     )

@@ -263,11 +263,9 @@ def test_store_kind_is_pgvector_for_postgres_urls_and_sqlite_for_everything_else
         )
     ] == ["pgvector", "pgvector", "sqlite", "sqlite", "sqlite", "sqlite"]
     assert capabilities_of("postgresql://db/x") == Capabilities(
-        lexical_index=True, vector_index=True, records=True
+        lexical_index=True, vector_index=True
     )
-    assert capabilities_of("/srv/ptah.db") == Capabilities(
-        lexical_index=True, vector_index=False, records=True
-    )
+    assert capabilities_of("/srv/ptah.db") == Capabilities(lexical_index=True, vector_index=False)
 
 
 def test_source_kind_reads_only_the_schemes_a_kind_registered():

@@ -22,15 +22,18 @@ BASELINE = EXAMPLE / "baseline.json"  # its checked-in report
 def ptah_process(
     *argv, cwd: Path | None = None, path: Path | None = None
 ) -> subprocess.CompletedProcess:
-    """The ptah CLI in a new process, ``path`` on PYTHONPATH; prints the heavy modules it imported
-    last on stderr."""
+    """The ptah CLI in a new process, ``path`` first on PYTHONPATH; prints the heavy modules it
+    imported last on stderr."""
     script = (
         "import sys\nfrom ptah.cli import main\n"
         "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    code = exit.code\n"
         "heavy = sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules)\n"
         "print('exit', code, 'heavy', heavy, file=sys.stderr)\nraise SystemExit(code)\n"
     )
-    env = os.environ | ({"PYTHONPATH": str(path)} if path is not None else {})
+    before = [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []
+    env = os.environ | (
+        {"PYTHONPATH": os.pathsep.join([str(path), *before])} if path is not None else {}
+    )
     return subprocess.run(
         [sys.executable, "-c", script, *map(str, argv)],
         capture_output=True,

@@ -5,9 +5,7 @@ A vector moved under another row's key, a generation's settings that are not
 JSON, a stored dimension no model gives (10^12 would allocate terabytes), a
 lexical index whose postings point outside it or that unpacks to gigabytes:
 each is one sentence, exit 3, for every command that reads it. A leftover
-parsed-corpus record (the parse cache is gone) is never used, and a corpus
-registered with the server whose stored text no longer has its digest is
-damage, never evaluated.
+parsed-corpus record (the parse cache is gone) is never used.
 """
 
 from __future__ import annotations
@@ -26,11 +24,8 @@ import pytest
 
 from ptah.adapters.lexical import unpacked_limit
 from ptah.adapters.stores.pgvector_schema import vectors_table
-from ptah.adapters.stores.record_tables import SqliteRecords
 from ptah.adapters.stores.vector_checks import key_of, misfiled
-from ptah.core.errors import StoreDamaged
 from ptah.core.spec import redact_url
-from ptah.services.corpora import parse_corpus, register_corpus, registered_corpus
 from tests.conftest import run_cli
 from tests.contract.conftest import make_workspace
 from tests.services.conftest import DOCS, Workspace
@@ -319,28 +314,3 @@ def test_each_key_is_checked_against_the_identity_it_is_stored_with():
         "1:51:",
     ):  # not row identities (Arabic-Indic 3 too)
         assert misfiled(["5"], [forged]) == (1, "5"), forged
-
-
-@pytest.mark.parametrize(
-    "tampered",
-    [CORPUS.replace('"1": 1', '"8": 1'), "cases: [unclosed"],
-    ids=["another-relevant-row", "not-yaml"],
-)
-def test_a_registered_corpus_whose_stored_text_was_changed_is_never_evaluated(tmp_path, tampered):
-    """The server keeps each registered corpus's text under its digest; text that no longer has it
-    is damage."""
-    records = SqliteRecords(tmp_path / "ptah.db")
-    try:
-        created, info = register_corpus(records, CORPUS.encode())
-        assert created and registered_corpus(records, info["digest"]).digest == info["digest"]
-        records.put("corpus_text", info["digest"], tampered)
-        with pytest.raises(StoreDamaged) as raised:
-            registered_corpus(records, info["digest"])
-    finally:
-        records.close()
-    found = "no corpus" if tampered.startswith("cases") else parse_corpus(tampered.encode()).digest
-    assert str(raised.value) == (
-        f"the store is damaged: the corpus registered as {info['digest']} now reads as "
-        f"{found}, so its record was changed outside ptah; register the corpus again as a "
-        "new one."
-    )

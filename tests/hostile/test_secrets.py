@@ -324,37 +324,3 @@ def test_a_run_that_succeeds_keeps_the_password_out_of_output_report_and_file_na
     report = (tmp_path / "report.json").read_text()
     assert json.loads(report)["runs"][0]["generation"]["name"] == "docs"
     assert_nowhere(SECRET, tmp_path, *outputs, report, (tmp_path / "report.html").read_text())
-
-
-def test_a_ray_build_plan_never_shows_the_passwords_it_carries_to_the_workers():
-    """Ray writes an argument's ``repr`` into its own errors ("Could not serialize the argument …"),
-    and the plan every Ray actor receives holds both URLs whole (the workers connect with them)."""
-    import pickle
-    from dataclasses import fields
-
-    from ptah.core.spec import GenerationSettings, SourceSpec
-    from ptah.services.engines.partition import BuildPlan
-
-    source = SourceSpec(
-        f"postgresql://reader:{SECRET}@db.example/src", "articles", ("id",), "{title}"
-    )
-    store = f"host=db.example dbname=store user=writer password='{SECRET}'"
-    plan = BuildPlan.sealing(
-        source, GenerationSettings("docs", "ptah/deterministic"), "/project", store, "abc123", 64
-    )
-    shown = [repr(plan), str(plan), f"{plan}"] + [
-        text
-        for field in fields(plan)
-        for text in (repr(getattr(plan, field.name)), str(getattr(plan, field.name)))
-    ]
-    assert_nowhere(SECRET, Path("/nonexistent"), *shown)
-    assert str(
-        plan.source_url
-    ) == "postgresql://reader:***@db.example/src" and plan.source.database == str(plan.source_url)
-    assert repr(plan.store_url) == "Sealed('host=db.example dbname=store user=writer password=***')"
-    received = pickle.loads(pickle.dumps(plan))  # what the workers receive is whole
-    assert (
-        received == plan
-        and received.connected_source() == source
-        and received.store_url.reveal() == store
-    )

@@ -34,9 +34,6 @@ class Capabilities:
 
     lexical_index: bool = False  # keeps lexical indexes (:class:`LexicalIndexStore`)
     vector_index: bool = False  # builds and searches a vector index (:class:`VectorIndexStore`)
-    records: bool = (
-        False  # keeps small text records by (kind, key) (:class:`RecordStore`, for ``ptah serve``)
-    )
 
 
 @runtime_checkable
@@ -222,37 +219,6 @@ class VectorIndexStore(Store, Protocol):
         """(Re)build the generation's HNSW cosine index; its description."""
 
 
-@runtime_checkable
-class RecordStore(Protocol):
-    """Small text records by ``(kind, key)`` beside the generations (``capabilities.records``): the
-    server's tokens, corpora and evaluations. Each call is one transaction; records list in the
-    order first added."""
-
-    def add(self, kind: str, key: str, body: str) -> bool:
-        """Add a record; False (and nothing written) when ``(kind, key)`` exists already."""
-
-    def put(self, kind: str, key: str, body: str) -> None:
-        """Add a record or replace its body (its place in the order kept)."""
-
-    def get(self, kind: str, key: str) -> str | None: ...
-
-    def items(self, kind: str) -> list[tuple[str, str]]:
-        """Every ``(key, body)`` of a kind, in the order first added."""
-
-    def page(self, kind: str, after: str | None, limit: int) -> list[tuple[str, str]]:
-        """At most ``limit`` ``(key, body)`` of a kind in that order, those added after the record
-        ``after`` (None: from the first; a key that does not exist: none)."""
-
-    def remove(self, kind: str, key: str) -> bool:
-        """Remove a record; False when there was none."""
-
-    def server_lock(self) -> ContextManager[None]:
-        """Held by the one server of this store for its life; StoreUnavailable at once when another
-        holds it."""
-
-    def close(self) -> None: ...
-
-
 def conformance_problem(store: object) -> str | None:
     """What ``store`` lacks to be a :class:`Store` with the capabilities it declares; None when
     nothing."""
@@ -300,12 +266,10 @@ class StoreKind:
     expansion) is this kind's. ``open(location, create)``: the store at
     ``location`` (the value as the specification resolved it); with
     ``create=False`` None when nothing was ever stored there, and nothing
-    is created. ``records(location)``: the kind's record store (a kind with
-    ``capabilities.records``), created when absent.
+    is created.
     """
 
     name: str
     capabilities: Capabilities
     claims: Callable[[str], bool]
     open: Callable[[str, bool], Store | None]
-    records: Callable[[str], RecordStore] | None = None

@@ -16,20 +16,7 @@ from ptah.adapters.stores.base import StoreKind
 from ptah.core.plugins import hookimpl
 
 if TYPE_CHECKING:
-    from ptah.adapters.stores.base import RecordStore, Store
-
-
-def _sqlite_records(location: str) -> RecordStore:
-    from ptah.adapters.stores.record_tables import SqliteRecords
-
-    return SqliteRecords(location)
-
-
-def _pgvector_records(location: str) -> RecordStore:
-    postgres_module("ptah.adapters.stores.pgvector")  # psycopg, or how to install it
-    from ptah.adapters.stores.record_tables import PostgresRecords
-
-    return PostgresRecords(location)
+    from ptah.adapters.stores.base import Store
 
 
 def _open_sqlite(location: str, create: bool) -> Store | None:
@@ -54,12 +41,8 @@ def register_stores(register: Callable) -> None:
     from ptah.adapters.stores.pgvector_location import PGVECTOR_CAPABILITIES
     from ptah.adapters.stores.sqlite import SQLITE_CAPABILITIES
 
-    register(StoreKind("sqlite", SQLITE_CAPABILITIES, _anything, _open_sqlite, _sqlite_records))
-    register(
-        StoreKind(
-            "pgvector", PGVECTOR_CAPABILITIES, _postgres_url, _open_pgvector, _pgvector_records
-        )
-    )
+    register(StoreKind("sqlite", SQLITE_CAPABILITIES, _anything, _open_sqlite))
+    register(StoreKind("pgvector", PGVECTOR_CAPABILITIES, _postgres_url, _open_pgvector))
 
 
 def _anything(value: str) -> bool:

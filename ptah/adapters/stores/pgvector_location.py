@@ -4,8 +4,9 @@ URL.
 The specification's mapping form becomes the URL with libpq's own
 ``options=-csearch_path=SCHEMA`` added (:func:`with_schema`), so every
 connection anything opens to the store -- the build, a snapshot, the build
-lock, the server's records, a Ray partition -- starts in that schema, and the
-location stays the one string every store kind is given. The pgvector store
+lock, an add-on's (the server's records, a distributed build's partition)
+-- starts in that schema, and the location stays the one string every store
+kind is given. The pgvector store
 reads the schema back (:func:`schema_of`) to create it when missing and to put
 the ``vector`` extension's own schema on the path after it
 (:mod:`ptah.adapters.stores.pgvector_schema`). A URL written with
@@ -22,7 +23,7 @@ from urllib.parse import quote, unquote
 from ptah.adapters.stores.base import Capabilities
 
 # what a pgvector store can do, known without psycopg
-PGVECTOR_CAPABILITIES = Capabilities(lexical_index=True, vector_index=True, records=True)
+PGVECTOR_CAPABILITIES = Capabilities(lexical_index=True, vector_index=True)
 
 SCHEMA_NAME = re.compile(
     r"[a-z_][a-z0-9_]{0,62}\Z"

@@ -1,5 +1,5 @@
 """The pgvector store's locks: a PostgreSQL session-level advisory lock per generation identity
-being built, and one for the server (``ptah serve``) of the store.
+being built (and one for whatever else must run once per store: :func:`advisory_lock`).
 
 Keys: ptah's namespace (:data:`pgvector_schema.LOCK_NAMESPACE`) and 31 bits
 of a hash of the identity. The lock is held on a connection of its own whose
@@ -21,7 +21,7 @@ from ptah.adapters.postgres import client_label, connect, guarded
 from ptah.adapters.stores.pgvector_schema import LOCK_NAMESPACE, generation_lock_key
 from ptah.core.errors import StoreUnavailable
 
-_BUILD, _SERVER = "ptah build ", "ptah serve "
+_BUILD = "ptah build "
 
 
 def build_lock(url: str, identity: str, name: str):
@@ -31,7 +31,7 @@ def build_lock(url: str, identity: str, name: str):
     Raises :class:`StoreUnavailable` (exit 3): ``another build of generation
     NAME is running (pid N); wait for it to finish, then run the build again.``
     """
-    return _advisory_lock(
+    return advisory_lock(
         url,
         _BUILD,
         lambda connection: generation_lock_key(identity),
@@ -42,27 +42,8 @@ def build_lock(url: str, identity: str, name: str):
     )
 
 
-def server_lock(url: str):
-    """Hold the lock of the one server (``ptah serve``) of the store in this database and schema, or
-    refuse at once."""
-
-    def key(connection) -> int:
-        schema = connection.execute("SELECT current_schema()").fetchone()[0]
-        return generation_lock_key(f"ptah serve in schema {schema}")
-
-    return _advisory_lock(
-        url,
-        _SERVER,
-        key,
-        lambda holder: (
-            f"another ptah serve is running on this store "
-            f"({holder}); stop it first: one server per store."
-        ),
-    )
-
-
 @contextmanager
-def _advisory_lock(
+def advisory_lock(
     url: str, label: str, key_of: Callable[[Any], int], refusal: Callable[[str], str]
 ) -> Iterator[None]:
     """Hold an advisory lock on a connection of its own named ``label`` + pid and host, or refuse at

@@ -21,11 +21,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ptah.adapters.stores.base import Capabilities, StoreKind, conformance_problem
-from ptah.core.errors import CapabilityUnavailable, PluginError
+from ptah.core.errors import PluginError
 from ptah.core.registry import Registry
 
 if TYPE_CHECKING:
-    from ptah.adapters.stores.base import RecordStore, Store
+    from ptah.adapters.stores.base import Store
 
 DEFAULT = "sqlite"
 
@@ -78,17 +78,6 @@ def open_store(location: str, *, create: bool) -> Store | None:
             f'the store kind "{kind.name}" opened {type(store).__name__}, but {problem}'
         )
     return store
-
-
-def open_records(location: str) -> RecordStore:
-    """The record store beside the store at ``location`` (created when absent);
-    CapabilityUnavailable (exit 3) when its kind keeps no records."""
-    kind = KINDS.get(store_kind(location))
-    if not kind.capabilities.records or kind.records is None:
-        raise CapabilityUnavailable(
-            f'the store kind "{kind.name}" keeps no records, which the server needs.'
-        )
-    return kind.records(location)
 
 
 KINDS.adding(register)

@@ -50,7 +50,7 @@ from ptah.adapters.stores.vector_checks import VECTOR_DTYPE
 from ptah.core.errors import StoreUnavailable
 
 _BUSY_TIMEOUT_S = 30.0
-SQLITE_CAPABILITIES = Capabilities(lexical_index=True, vector_index=False, records=True)
+SQLITE_CAPABILITIES = Capabilities(lexical_index=True, vector_index=False)
 
 
 class SqliteStore(SnapshotReads, LexicalTable):

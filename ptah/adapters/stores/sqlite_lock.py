@@ -1,5 +1,5 @@
 """The SQLite store's locks: an ``fcntl.flock`` on a file beside the store, one per generation
-identity being built, and one for the server (``ptah serve``) of the store."""
+identity being built (and one for whatever else must run once per store: :func:`exclusive_lock`)."""
 
 from __future__ import annotations
 
@@ -23,18 +23,6 @@ def build_lock(path: Path, name: str):
             f"another build of generation {name} is running "
             f"(pid {holder}); wait for it to finish, then run the "
             "build again."
-        ),
-    )
-
-
-def server_lock(path: Path):
-    """Hold the lock of the one server of this store (``<store>.serve.lock``), or refuse at once."""
-    return exclusive_lock(
-        path,
-        "server lock",
-        lambda holder: (
-            f"another ptah serve is running on this store "
-            f"(pid {holder}); stop it first: one server per store."
         ),
     )
 

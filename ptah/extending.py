@@ -1,0 +1,72 @@
+"""The extension surface: what an add-on may use of ptah beyond the public API (``import ptah``).
+
+An add-on is a distribution that plugs into the door (:mod:`ptah.core.plugins`: its module in the
+entry point group ``ptah``, its functions named after the hooks). :data:`SURFACE` names each module
+an add-on may import and the names it may import from it; :data:`MEMBERS` the members of a class
+that its name alone does not make public (a store's own connection, a source's query parts), which
+an add-on of the same storage uses. Each name keeps its meaning across the releases of one minor
+version (0.1.x). ``docs/extending.md`` writes the surface down; ptah's tests check that every name
+exists, and an add-on's tests check that it imports nothing else of ptah.
+"""
+
+from __future__ import annotations
+
+SURFACE: dict[str, tuple[str, ...]] = {
+    "ptah.adapters.corpus_yaml": ("parse_corpus",),
+    "ptah.adapters.embedders": ("open_embedder",),
+    "ptah.adapters.embedders.base": ("usage_of",),
+    "ptah.adapters.postgres": ("secrets_of",),
+    "ptah.adapters.sources.base": ("source_kind",),
+    "ptah.adapters.sources.postgres": ("PostgresSource",),
+    "ptah.adapters.sources.rows": ("key_components",),
+    "ptah.adapters.spec_databases": ("refuse_store_in_source",),
+    "ptah.adapters.stores.pgvector": ("PgvectorStore",),
+    "ptah.adapters.stores.pgvector_lock": ("advisory_lock",),
+    "ptah.adapters.stores.pgvector_schema": ("generation_lock_key",),
+    "ptah.adapters.stores.records": ("now",),
+    "ptah.adapters.stores.registry": ("open_store", "store_kind"),
+    "ptah.adapters.stores.sqlite_lock": ("exclusive_lock",),
+    "ptah.cli.display": ("SPEC_HELP",),
+    "ptah.core.corpus": ("COMPOSITE_KEY_SEPARATOR",),
+    "ptah.core.errors": (
+        "CapabilityUnavailable",
+        "ReportError",
+        "SourceUnavailable",
+        "StoreDamaged",
+    ),
+    "ptah.core.identity": ("text_digest",),
+    "ptah.core.measures": ("registry_order",),
+    "ptah.core.options": ("Option", "declared"),
+    "ptah.core.spec": ("redact_url",),
+    "ptah.core.visible": ("abbreviated", "visible"),
+    "ptah.render.html": ("render_html",),
+    "ptah.render.text": ("number",),
+    "ptah.render.timeaxis": ("time_axis",),
+    "ptah.services.build": ("embed_batch", "library_versions", "register_generation"),
+    "ptah.services.channels": ("plan_runs",),
+    "ptah.services.engines": ("Engine", "EngineOption"),
+    "ptah.services.external": ("refuse_build",),
+    "ptah.services.probe": ("probe_for_build", "stored_probe"),
+    "ptah.services.project": ("Project",),
+    "ptah.services.verify": ("in_blocks", "lacking"),
+}
+
+MEMBERS: dict[str, tuple[str, ...]] = {
+    # the use-case project a public Project wraps (a server's worker opens its source afresh)
+    "ptah._api.Project": ("_project",),
+    # a store's own connection and what turns its failures into ptah's errors
+    "ptah.adapters.stores.sqlite.SqliteStore": ("_connection", "_guarded"),
+    "ptah.adapters.stores.pgvector.PgvectorStore": ("_connection", "_guarded", "_table"),
+    "ptah.adapters.stores.pgvector_snapshot.PgvectorSnapshot": ("_connection",),
+    # the parts of a PostgreSQL source's query, for a subclass that narrows it
+    "ptah.adapters.sources.postgres.PostgresSource": (
+        "_execute",
+        "_key_columns",
+        "_key_expressions",
+        "_keys",
+        "_kinds",
+        "_order",
+        "_table",
+        "_where",
+    ),
+}
