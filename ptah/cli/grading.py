@@ -173,14 +173,13 @@ def judge_sample(
     import secrets
 
     from ptah.cli.judge_session import say_saved
-    from ptah.services.judging import draw_sample, save_judgements, verdicts_from_file
+    from ptah.services.judging import RunsAsked, draw_sample, save_judgements, verdicts_from_file
     from ptah.services.project import open_project
 
     seed = secrets.randbelow(2**31) if seed is None else seed
     with open_project(spec) as project:
-        items, drawn = draw_sample(
-            project, corpus, size, seed, generations, channels, variants, baseline
-        )
+        runs = RunsAsked(generations, channels, variants, baseline)
+        items, drawn = draw_sample(project, corpus, size, seed, runs)
     typer.echo(
         f"corpus {plain(corpus)}: {drawn.drawn} holes drawn at random (seed {seed}) from the holes of "
         f"{len(drawn.generations)} {'run' if len(drawn.generations) == 1 else 'runs'}"

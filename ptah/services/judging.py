@@ -55,6 +55,7 @@ from ptah.services.evaluate import evaluate, load_baseline
 from ptah.services.project import Project
 
 __all__ = [
+    "RunsAsked",
     "Saved",
     "Verdict",
     "candidates",
@@ -209,22 +210,30 @@ def _worklist(
     return worklist, tuple(dict.fromkeys(identities)), units_of(before, report.runs)
 
 
+@dataclass(frozen=True)
+class RunsAsked:
+    """Which runs a sample is drawn from: generations, channels and variants as ``evaluate`` takes
+    them, and the baseline whose reference run's holes join theirs."""
+
+    generations: Sequence[str] = ()
+    channels: Sequence[str] = (VECTOR,)
+    variants: Sequence[str] = ()
+    baseline: str | os.PathLike | None = None
+
+
 def draw_sample(
     project: Project,
     corpus_path: str | os.PathLike,
     size: int,
     seed: int,
-    generations: Sequence[str] = (),
-    channels: Sequence[str] = (VECTOR,),
-    variants: Sequence[str] = (),
-    baseline: str | os.PathLike | None = None,
+    runs: RunsAsked = RunsAsked(),
 ) -> tuple[list[tuple[WorkCase, Hole]], Sample]:
-    """``size`` holes of the runs and of ``baseline``'s reference run, drawn at random within the
+    """``size`` holes of the runs and of the baseline's reference run, drawn at random within the
     strata of the side each favours and the gain it can make (:func:`ptah.core.estimate.draw`,
     reproducible from ``seed``), in a shuffled order (judging a first part of it judges a smaller
     stratified sample), and the :class:`Sample` to record."""
     worklist, identities, units = _worklist(
-        project, corpus_path, generations, channels, baseline, variants
+        project, corpus_path, runs.generations, runs.channels, runs.baseline, runs.variants
     )
     holes = {(case.id, hole.key): (case, hole) for case in worklist.cases for hole in case.holes}
     units = {pair: found for pair, found in units.items() if pair in holes}
