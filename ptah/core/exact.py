@@ -26,9 +26,16 @@ from ptah.core.ranking import (
     _order,
     ties_of,
 )
-from ptah.core.scoring import BLOCK_SCORES, margins, pair_scores, query_blocks
+from ptah.core.scoring import (
+    BLOCK_SCORES,
+    PAIRS_AT_ONCE,
+    margins,
+    pair_scores,
+    query_blocks,
+)
 
 _NONE = np.empty(0, dtype=np.int64)
+_PARTITIONED = 32  # queries whose float32 scores are partitioned, or masked, at once
 
 
 @dataclass
@@ -205,6 +212,7 @@ class ExactRanking:
                 chosen,
             )
             self._fold(start, stop, keys, chosen)
+            del approximate  # before the next product: one set of float32 scores at a time
 
     def _positions(self, keys: Sequence[str]) -> dict[str, int]:
         """Each watched key of this block with its column (blocks are large; watched keys few)."""
@@ -258,10 +266,11 @@ class ExactRanking:
             floor[unset[reaches > n]] = -np.inf
             for reach in np.unique(reaches[reaches <= n]).tolist():
                 # the block's own reach-th score: the threshold can only be higher
-                chosen = unset[reaches == reach]
-                scores = approximate if len(chosen) == len(queries) else approximate[chosen]
-                own = np.partition(scores, n - reach, axis=1)[:, n - reach]
-                floor[chosen] = own.astype(np.float64) - 2 * margin[start + chosen]
+                for first in range(0, len(unset), _PARTITIONED):
+                    part = unset[first : first + _PARTITIONED]
+                    chosen = part[reaches[first : first + _PARTITIONED] == reach]
+                    own = np.partition(approximate[chosen], n - reach, axis=1)[:, n - reach]
+                    floor[chosen] = own.astype(np.float64) - 2 * margin[start + chosen]
         least = _rounded(floor, -np.inf)
         number, column = np.divmod(np.flatnonzero(approximate >= least[:, None]), n)
         return _Candidates(
@@ -355,22 +364,30 @@ class ExactRanking:
         lows = _rounded(scores - margin[numbers], -np.inf)
         highs = _rounded(scores + margin[numbers], np.inf)
         pairs, columns = [_NONE], [_NONE]
-        for chosen in _one_per_query(numbers):
-            chosen = chosen[scanned[chosen]]
-            if not len(chosen):
-                continue
-            local = numbers[chosen] - start
-            block = approximate if len(local) == stop - start else approximate[local]
-            over[chosen] += np.count_nonzero(block > highs[chosen, None], axis=1)
-            within = (block >= lows[chosen, None]) & (block <= highs[chosen, None])
-            which, column = np.divmod(np.flatnonzero(within), len(rows))
-            pairs.append(chosen[which])
-            columns.append(column)
+        for every in _one_per_query(numbers):
+            every = every[scanned[every]]
+            for first in range(0, len(every), _PARTITIONED):  # a few queries' masks at a time
+                chosen = every[first : first + _PARTITIONED]
+                local = numbers[chosen] - start
+                if local[-1] - local[0] + 1 == len(local):  # a range of queries: a view
+                    block = approximate[local[0] : local[-1] + 1]
+                else:
+                    block = approximate[local]
+                over[chosen] += np.count_nonzero(block > highs[chosen, None], axis=1)
+                within = (block >= lows[chosen, None]) & (block <= highs[chosen, None])
+                which, column = np.divmod(np.flatnonzero(within), len(rows))
+                pairs.append(chosen[which])
+                columns.append(column)
         pair, column = np.concatenate(pairs), np.concatenate(columns)
         own = np.stack([self._queries[number].vectors[key] for number, key in asked])
         # rows equal to the key's own vector score exactly its score: no need to compute it (one
         # text many times)
-        equal = (rows[column] == own[pair]).all(axis=1)
+        equal = np.concatenate(
+            [
+                (rows[column[first:last]] == own[pair[first:last]]).all(axis=1)
+                for first, last in _chunks(len(pair), PAIRS_AT_ONCE)
+            ]
+        )
         near, near_column = pair[~equal], column[~equal]
         values = pair_scores(self._vectors, rows, numbers[near], near_column)
         over += np.bincount(near[values > scores[near]], minlength=len(asked))
@@ -410,6 +427,7 @@ class ExactRanking:
             if any(missed[start:stop]):
                 approximate = self._vectors[start:stop] @ rows.T
                 self._count_better(start, stop, approximate, margin, rows, keys, counts)
+                del approximate
 
     def _missed(self, query: _Query) -> list[str]:
         ranked = {key for key, _ in _ranking(query, self.rows)}
@@ -493,6 +511,12 @@ def _rounded(bounds: np.ndarray, side: float) -> np.ndarray:
         np.nextafter(rounded, np.float32(side)),
         rounded,
     )
+
+
+def _chunks(count: int, size: int) -> list[tuple[int, int]]:
+    """``(first, last)`` ranges of at most ``size`` covering ``range(count)``; one empty when
+    ``count`` is 0."""
+    return [(first, first + size) for first in range(0, count, size)] or [(0, 0)]
 
 
 def _one_per_query(numbers: np.ndarray) -> list[np.ndarray]:
