@@ -11,7 +11,7 @@ rows, and why a missed key's rank takes a second pass: docs/design.md ("Exact se
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
@@ -26,9 +26,16 @@ from ptah.core.ranking import (
     _order,
     ties_of,
 )
-from ptah.core.scoring import BLOCK_SCORES, margins, pair_scores, query_blocks
+from ptah.core.scoring import (
+    BLOCK_SCORES,
+    PAIRS_AT_ONCE,
+    margins,
+    pair_scores,
+    query_blocks,
+)
 
 _NONE = np.empty(0, dtype=np.int64)
+_PARTITIONED = 32  # queries whose float32 scores are partitioned, or masked, at once
 
 
 @dataclass
@@ -58,6 +65,21 @@ class _Query:
         frozenset()
     )  # asked keys outside the ranking, once the first pass is over
     vectors: dict[str, np.ndarray] = field(default_factory=dict)  # asked key -> its row's vector
+    known: dict[str, float] = field(
+        default_factory=dict
+    )  # asked key -> its score, for keys whose vector was given: counted from the first block
+
+
+@dataclass(frozen=True)
+class _Candidates:
+    """A block's candidates for a range of queries: ``floor[i]``, the float64 score below which the
+    i-th query's candidates were not taken (its float32 ones at least ``floor`` rounded down), and
+    each candidate's query (``number``, from 0, ascending), ``column`` and float64 score."""
+
+    floor: np.ndarray
+    number: np.ndarray
+    column: np.ndarray
+    scores: np.ndarray
 
 
 class ExactRanking:
@@ -66,7 +88,10 @@ class ExactRanking:
     ``queries`` (q, d) are float32 query vectors; ``ks``, ``expected``,
     ``asked`` and ``reach`` mean what they mean to :func:`rank_many`;
     ``watched[i]`` are further keys whose scores query i wants to know
-    (:meth:`score_of`). Add every block of rows with :meth:`add`; then, when
+    (:meth:`score_of`). ``asked_vectors`` maps asked keys to their rows'
+    vectors when they are known before their blocks come: those keys' ranks
+    are counted in the one pass (a key whose row then brings another vector
+    is refused). Add every block of rows with :meth:`add`; then, when
     :meth:`recount` is non-zero, :meth:`count` that many leading blocks again,
     in the same order; then :meth:`rankings`.
     """
@@ -80,6 +105,7 @@ class ExactRanking:
         reach: Sequence[int] | None = None,
         watched: Sequence[Iterable[str]] | None = None,
         *,
+        asked_vectors: Mapping[str, np.ndarray] | None = None,
         budget: int = BLOCK_SCORES,
     ):
         queries = np.asarray(queries)
@@ -116,10 +142,49 @@ class ExactRanking:
                     watched=wanted | frozenset(asking) | extra,
                 )
             )
-        self._watched = frozenset().union(*(query.watched for query in self._queries))
+        self._watchers: dict[str, list[int]] = {}  # watched key -> the queries watching it
+        for number, query in enumerate(self._queries):
+            for key in query.watched:
+                self._watchers.setdefault(key, []).append(number)
+        self._watched = frozenset(self._watchers)
+        if asked_vectors:
+            self._know(asked_vectors)
         self.rows = 0  # rows added so far
         self._block = -1
         self._counting = -1
+
+    def _know(self, asked_vectors: Mapping[str, np.ndarray]) -> None:
+        """Score each query's asked keys whose vectors are given: they are counted from the first
+        block on."""
+        given = {key: np.asarray(vector) for key, vector in asked_vectors.items()}
+        dimension = self._vectors.shape[1]
+        for key, vector in given.items():
+            if vector.dtype != np.float32 or vector.shape != (dimension,):
+                raise ValueError(
+                    f"the vector given for asked key {key!r} must be float32 of shape "
+                    f"({dimension},), got {vector.dtype} of shape {vector.shape}"
+                )
+        pairs = [
+            (number, key)
+            for number, query in enumerate(self._queries)
+            for key in query.asked
+            if key in given
+        ]
+        if not pairs:
+            return
+        columns = {key: column for column, key in enumerate(dict.fromkeys(key for _, key in pairs))}
+        rows = np.stack([given[key] for key in columns])
+        scores = pair_scores(
+            self._vectors,
+            rows,
+            np.array([number for number, _ in pairs]),
+            np.array([columns[key] for _, key in pairs]),
+        )
+        for (number, key), score in zip(pairs, scores.tolist()):
+            query = self._queries[number]
+            query.known[key] = score
+            query.better[key] = 0
+            query.vectors[key] = rows[columns[key]]
 
     # --- the first pass --------------------------------------------------------------
 
@@ -135,10 +200,19 @@ class ExactRanking:
             approximate = self._vectors[start:stop] @ rows.T
             _check_not_nan(approximate)
             self._watch(start, stop, rows, positions)
+            chosen = self._candidates(start, stop, approximate, margin, rows)
             self._count_better(
-                start, stop, approximate, margin, rows, keys, lambda query, key: key in query.better
+                start,
+                stop,
+                approximate,
+                margin,
+                rows,
+                keys,
+                lambda query, key: key in query.better,
+                chosen,
             )
-            self._fold(start, stop, approximate, margin, rows, keys)
+            self._fold(start, stop, keys, chosen)
+            del approximate  # before the next product: one set of float32 scores at a time
 
     def _positions(self, keys: Sequence[str]) -> dict[str, int]:
         """Each watched key of this block with its column (blocks are large; watched keys few)."""
@@ -149,9 +223,9 @@ class ExactRanking:
         """Score the watched keys of this block for queries ``start..stop``."""
         pairs = [
             (number, key)
-            for number in range(start, stop)
             for key in positions
-            if key in self._queries[number].watched
+            for number in self._watchers[key]
+            if start <= number < stop
         ]
         if not pairs:
             return
@@ -164,47 +238,54 @@ class ExactRanking:
         for (number, key), score in zip(pairs, scores.tolist()):
             query = self._queries[number]
             query.seen[key] = score
-            if key in query.asked:
+            if key in query.known:  # counted from the first block: its row must be the one given
+                if not np.array_equal(rows[positions[key]], query.vectors[key]):
+                    raise ValueError(
+                        f"asked key {key!r} came with another vector than the one given for it"
+                    )
+                query.found_in[key] = self._block
+            elif key in query.asked:
                 query.found_in[key] = self._block
                 query.better[key] = 0
                 query.vectors[key] = rows[positions[key]].copy()
 
-    def _fold(
-        self,
-        start: int,
-        stop: int,
-        approximate: np.ndarray,
-        margin: np.ndarray,
-        rows: np.ndarray,
-        keys: Sequence[str],
-    ) -> None:
-        """Score this block's candidates for queries ``start..stop`` in float64 and fold them into
-        the rankings."""
-        n = len(keys)
-        floor = np.empty(stop - start, dtype=np.float64)
+    def _candidates(
+        self, start: int, stop: int, approximate: np.ndarray, margin: np.ndarray, rows: np.ndarray
+    ) -> _Candidates:
+        """This block's candidates for queries ``start..stop``, scored in float64."""
+        n = len(rows)
+        queries = self._queries[start:stop]
+        # a row reaching T scores at least T - margin in float32
+        thresholds = np.array(
+            [np.nan if query.threshold is None else query.threshold for query in queries]
+        )
+        floor = thresholds - margin[start:stop]
+        unset = np.flatnonzero(np.isnan(thresholds))
+        if len(unset):
+            reaches = np.array([queries[i].reach for i in unset.tolist()])
+            floor[unset[reaches > n]] = -np.inf
+            for reach in np.unique(reaches[reaches <= n]).tolist():
+                # the block's own reach-th score: the threshold can only be higher
+                for first in range(0, len(unset), _PARTITIONED):
+                    part = unset[first : first + _PARTITIONED]
+                    chosen = part[reaches[first : first + _PARTITIONED] == reach]
+                    own = np.partition(approximate[chosen], n - reach, axis=1)[:, n - reach]
+                    floor[chosen] = own.astype(np.float64) - 2 * margin[start + chosen]
+        least = _rounded(floor, -np.inf)
+        number, column = np.divmod(np.flatnonzero(approximate >= least[:, None]), n)
+        return _Candidates(
+            floor, number, column, pair_scores(self._vectors, rows, number + start, column)
+        )
+
+    def _fold(self, start: int, stop: int, keys: Sequence[str], chosen: _Candidates) -> None:
+        """Fold this block's candidates for queries ``start..stop`` into the rankings."""
+        bounds = np.searchsorted(chosen.number, np.arange(stop - start + 1)).tolist()
         for i, query in enumerate(self._queries[start:stop]):
-            if (
-                query.threshold is not None
-            ):  # a row reaching T scores at least T - margin in float32
-                floor[i] = query.threshold - margin[start + i]
-            elif (
-                n >= query.reach
-            ):  # the block's own reach-th score: the threshold can only be higher
-                floor[i] = (
-                    float(np.partition(approximate[i], n - query.reach)[n - query.reach])
-                    - 2 * margin[start + i]
-                )
-            else:
-                floor[i] = -np.inf
-        candidates = [
-            np.flatnonzero(row >= least)
-            for row, least in zip(approximate, _rounded(floor, -np.inf))
-        ]
-        scores = _paired(self._vectors, rows, range(start, stop), candidates)
-        for i, query in enumerate(self._queries[start:stop]):
-            query.rows += n
-            if len(candidates[i]):
-                _merge(query, scores[i], [keys[c] for c in candidates[i].tolist()])
+            query.rows += len(keys)
+            first, last = bounds[i], bounds[i + 1]
+            if last > first:
+                columns = chosen.column[first:last].tolist()
+                _merge(query, chosen.scores[first:last], [keys[c] for c in columns])
 
     def _count_better(
         self,
@@ -215,13 +296,17 @@ class ExactRanking:
         rows: np.ndarray,
         keys: Sequence[str],
         counts,
+        chosen: _Candidates | None = None,
     ) -> None:
         """Add this block's rows ranking above each asked key that ``counts(query, key)`` names:
         those scoring above it, and those scoring the same with a smaller key.
 
-        A row whose float32 score is above the key's score plus the margin
-        ranks above it; the rows within the margin (few, unless the scores
-        are near-ties) are decided on their float64 scores.
+        When the key's score less the margin is at least the floor of the
+        block's ``chosen`` candidates, every row at or above it is one of them,
+        scored already. Otherwise a row whose float32 score is above the key's
+        score plus the margin ranks above it, and the rows within the margin
+        (few, unless the scores are near-ties) are decided on their float64
+        scores, or, when equal to the key's own vector, by key alone.
         """
         asked = [
             (number, key)
@@ -231,38 +316,89 @@ class ExactRanking:
         ]
         if not asked:
             return
-        scores = np.array([self._queries[number].seen[key] for number, key in asked])
-        width = margin[[number for number, _ in asked]]
-        lows, highs = _rounded(scores - width, -np.inf), _rounded(scores + width, np.inf)
-        above, twins, near = [], [], []
-        for (number, key), low, high in zip(asked, lows, highs):
-            row = approximate[number - start]
-            reaching = int(
-                np.count_nonzero(row >= low)
-            )  # none, most often: then none is above either (high >= low)
-            over = int(np.count_nonzero(row > high)) if reaching else 0
-            above.append(over)
-            # reaching is more than ``over`` only when some row is within the margin
-            within = np.flatnonzero((row >= low) & (row <= high)) if reaching > over else _NONE
-            # rows equal to the key's own vector score exactly its score: no need to compute it (one
-            # text many times)
-            equal = (
-                (rows[within] == self._queries[number].vectors[key]).all(axis=1)
-                if len(within)
-                else _NONE
-            )
-            twins.append(within[equal] if len(within) else _NONE)
-            near.append(within[~equal] if len(within) else _NONE)
-        exact = _paired(self._vectors, rows, [number for number, _ in asked], near)
-        for (number, key), score, over, same, columns, values in zip(
-            asked, scores.tolist(), above, twins, near, exact
-        ):
-            over += int(np.count_nonzero(values > score))
-            tied = [*same.tolist(), *columns[values == score].tolist()]
-            over += sum(
-                1 for c in tied if keys[c] < key
-            )  # the same score: a smaller key ranks above
-            self._queries[number].better[key] += over
+        numbers = np.array([number for number, _ in asked])
+        scores = np.array([self._score(number, key) for number, key in asked])
+        over = np.zeros(len(asked), dtype=np.int64)
+        tied = [(_NONE, _NONE)]
+        scanned = np.ones(len(asked), dtype=bool)
+        if chosen is not None:
+            scanned = scores - margin[numbers] < chosen.floor[numbers - start]
+            owner = np.full(stop - start, -1)
+            for pairs in _one_per_query(numbers):
+                pairs = pairs[~scanned[pairs]]
+                if not len(pairs):
+                    continue
+                owner[:] = -1
+                owner[numbers[pairs] - start] = pairs
+                pair = owner[chosen.number]
+                mine = pair >= 0
+                pair, column, values = pair[mine], chosen.column[mine], chosen.scores[mine]
+                over += np.bincount(pair[values > scores[pair]], minlength=len(asked))
+                same = values == scores[pair]
+                tied.append((pair[same], column[same]))
+        if scanned.any():
+            self._scan(start, stop, approximate, margin, rows, asked, scanned, over, tied)
+        for pair, column in tied:
+            for index, c in zip(pair.tolist(), column.tolist()):
+                if keys[c] < asked[index][1]:  # the same score: a smaller key ranks above
+                    over[index] += 1
+        for (number, key), count in zip(asked, over.tolist()):
+            self._queries[number].better[key] += count
+
+    def _scan(
+        self,
+        start: int,
+        stop: int,
+        approximate: np.ndarray,
+        margin: np.ndarray,
+        rows: np.ndarray,
+        asked: list[tuple[int, str]],
+        scanned: np.ndarray,
+        over: np.ndarray,
+        tied: list[tuple[np.ndarray, np.ndarray]],
+    ) -> None:
+        """:meth:`_count_better` over the whole block for the ``scanned`` pairs of ``asked``: adds
+        to ``over`` the rows above each, and to ``tied`` the rows with its very score."""
+        numbers = np.array([number for number, _ in asked])
+        scores = np.array([self._score(number, key) for number, key in asked])
+        lows = _rounded(scores - margin[numbers], -np.inf)
+        highs = _rounded(scores + margin[numbers], np.inf)
+        pairs, columns = [_NONE], [_NONE]
+        for every in _one_per_query(numbers):
+            every = every[scanned[every]]
+            for first in range(0, len(every), _PARTITIONED):  # a few queries' masks at a time
+                chosen = every[first : first + _PARTITIONED]
+                local = numbers[chosen] - start
+                if local[-1] - local[0] + 1 == len(local):  # a range of queries: a view
+                    block = approximate[local[0] : local[-1] + 1]
+                else:
+                    block = approximate[local]
+                over[chosen] += np.count_nonzero(block > highs[chosen, None], axis=1)
+                within = (block >= lows[chosen, None]) & (block <= highs[chosen, None])
+                which, column = np.divmod(np.flatnonzero(within), len(rows))
+                pairs.append(chosen[which])
+                columns.append(column)
+        pair, column = np.concatenate(pairs), np.concatenate(columns)
+        own = np.stack([self._queries[number].vectors[key] for number, key in asked])
+        # rows equal to the key's own vector score exactly its score: no need to compute it (one
+        # text many times)
+        equal = np.concatenate(
+            [
+                (rows[column[first:last]] == own[pair[first:last]]).all(axis=1)
+                for first, last in _chunks(len(pair), PAIRS_AT_ONCE)
+            ]
+        )
+        near, near_column = pair[~equal], column[~equal]
+        values = pair_scores(self._vectors, rows, numbers[near], near_column)
+        over += np.bincount(near[values > scores[near]], minlength=len(asked))
+        same = values == scores[near]
+        tied.append((pair[equal], column[equal]))
+        tied.append((near[same], near_column[same]))
+
+    def _score(self, number: int, key: str) -> float:
+        """Query ``number``'s score of asked ``key``: given before its row came, or seen since."""
+        query = self._queries[number]
+        return query.known[key] if key in query.known else query.seen[key]
 
     # --- the second pass ----------------------------------------------------------------
 
@@ -291,10 +427,15 @@ class ExactRanking:
             if any(missed[start:stop]):
                 approximate = self._vectors[start:stop] @ rows.T
                 self._count_better(start, stop, approximate, margin, rows, keys, counts)
+                del approximate
 
     def _missed(self, query: _Query) -> list[str]:
         ranked = {key for key, _ in _ranking(query, self.rows)}
-        return [key for key in query.asked if key in query.found_in and key not in ranked]
+        return [
+            key
+            for key in query.asked
+            if key in query.found_in and key not in ranked and key not in query.known
+        ]
 
     # --- the result -----------------------------------------------------------------------
 
@@ -360,20 +501,6 @@ def rank_exact(
     return ranking
 
 
-def _paired(
-    queries: np.ndarray, rows: np.ndarray, numbers: Sequence[int], columns: list[np.ndarray]
-) -> list[np.ndarray]:
-    """For each i, the float64 scores of query ``numbers[i]`` against ``rows[columns[i]]``, computed
-    at once."""
-    sizes = [len(chosen) for chosen in columns]
-    if not sum(sizes):
-        return [np.empty(0) for _ in columns]
-    scores = pair_scores(
-        queries, rows, np.repeat(np.asarray(numbers), sizes), np.concatenate(columns)
-    )
-    return np.split(scores, np.cumsum(sizes)[:-1])
-
-
 def _rounded(bounds: np.ndarray, side: float) -> np.ndarray:
     """``bounds`` (float64) rounded to float32 toward ``side``: -inf, the largest float32 values at
     most them (a float32 score at or above one may reach the bound); +inf, the smallest at least
@@ -384,6 +511,19 @@ def _rounded(bounds: np.ndarray, side: float) -> np.ndarray:
         np.nextafter(rounded, np.float32(side)),
         rounded,
     )
+
+
+def _chunks(count: int, size: int) -> list[tuple[int, int]]:
+    """``(first, last)`` ranges of at most ``size`` covering ``range(count)``; one empty when
+    ``count`` is 0."""
+    return [(first, first + size) for first in range(0, count, size)] or [(0, 0)]
+
+
+def _one_per_query(numbers: np.ndarray) -> list[np.ndarray]:
+    """Positions into ``numbers`` (query numbers, ascending, a query's pairs together) in rounds
+    that hold each query at most once: the first pair of every query, then the second..."""
+    place = np.arange(len(numbers)) - np.searchsorted(numbers, numbers)
+    return [np.flatnonzero(place == round_) for round_ in range(int(place.max()) + 1)]
 
 
 def _merge(query: _Query, scores: np.ndarray, keys: list[str]) -> None:

@@ -51,19 +51,10 @@ def pair_scores(
         np.asarray(query_index, dtype=np.int64),
         np.asarray(row_index, dtype=np.int64),
     )
-    scores = np.zeros(len(query_index), dtype=np.float64)
-    order = None
-    if len(query_index) > 1 and (np.diff(query_index) < 0).any():  # pairs of one query together
-        order = np.argsort(query_index, kind="stable")
-        query_index, row_index = query_index[order], row_index[order]
-    starts = np.flatnonzero(np.diff(query_index, prepend=-1))
-    for first, last in zip(starts.tolist(), [*starts[1:].tolist(), len(query_index)]):
-        query = queries[query_index[first]]
-        for begin in range(first, last, PAIRS_AT_ONCE):
-            end = min(last, begin + PAIRS_AT_ONCE)
-            scores[begin:end] = _dots(rows[row_index[begin:end]], query)
-    if order is not None:
-        scores[order] = scores.copy()
+    scores = np.empty(len(query_index), dtype=np.float64)
+    for begin in range(0, len(query_index), PAIRS_AT_ONCE):
+        end = begin + PAIRS_AT_ONCE
+        scores[begin:end] = _dots(rows[row_index[begin:end]], queries[query_index[begin:end]])
     return scores
 
 
@@ -105,8 +96,8 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
 
 
 def _dots(rows: np.ndarray, other: np.ndarray) -> np.ndarray:
-    """Each row's float64 dot product with ``other`` (a row of its own, or one row for all): the
-    exact products added in dimension order."""
+    """Each row's float64 dot product with ``other`` (a row of its own each, or one row for all):
+    the exact products added in dimension order."""
     products = np.multiply(rows, other, dtype=np.float64)
     if products.shape[1] == 0:
         return np.zeros(len(products))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 import ptah
@@ -146,3 +147,11 @@ def test_index_search_both_streams_the_exact_side_and_index_alone_reads_no_vecto
     assert [case.ranking for case in index_only.runs[0].cases] == [
         case.ranking for case in whole.runs[0].cases
     ]
+
+
+def test_a_matrix_gives_the_vectors_of_keys_of_one_row_before_its_blocks():
+    vectors = np.arange(8, dtype=np.float32).reshape(4, 2)
+    rows_of = exact.matrix_rows(["a", "b", "a", "c"], vectors)
+    found = rows_of({"a", "c", "absent"})
+    assert list(found) == ["c"]  # "a" is two rows: its rank is counted as before
+    assert found["c"].tolist() == [6.0, 7.0]

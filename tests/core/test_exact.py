@@ -170,6 +170,49 @@ def test_a_missed_key_is_ranked_across_blocks_it_did_not_see():
     )
 
 
+@pytest.mark.parametrize("kind", ["random", "near", "integer"])
+@pytest.mark.parametrize("seed", range(40))
+def test_asked_keys_given_their_vectors_rank_in_one_pass_as_in_two(kind, seed):
+    rng, generator = random.Random(seed), np.random.default_rng(seed)
+    q, n, dimension = rng.randrange(1, 7), rng.randrange(1, 80), rng.choice([3, 16, 64])
+    queries, rows = data(kind, generator, q, n, dimension)
+    keys = rng.sample([f"k{i}" for i in range(3 * n)], n)
+    options = wanted(rng, keys, q, n)
+    options["ks"] = [rng.randrange(1, 4) for _ in range(q)]  # most asked keys missed
+    options["reach"] = list(options["ks"])
+    columns = {key: column for column, key in enumerate(keys)}
+    given = {
+        key: rows[columns[key]] for chosen in options["asked"] for key in chosen if key in columns
+    }
+    bounds = sorted({0, n, *(rng.randrange(1, n) for _ in range(rng.randrange(0, 5)) if n > 1)})
+    budget = rng.choice([1, 7, 100, 1 << 25])
+    one = ExactRanking(queries, budget=budget, asked_vectors=given, **options)
+    two = ExactRanking(queries, budget=budget, **options)
+    for first, last in zip(bounds, bounds[1:]):
+        one.add(keys[first:last], rows[first:last])
+        two.add(keys[first:last], rows[first:last])
+    assert one.recount() == 0
+    for first, last in list(zip(bounds, bounds[1:]))[: two.recount()]:
+        two.count(keys[first:last], rows[first:last])
+    assert one.rankings() == two.rankings() == rank_many(every_pair(queries, rows), keys, **options)
+
+
+def test_an_asked_key_whose_row_brings_another_vector_is_refused():
+    ranking = ExactRanking(
+        np.ones((1, 2), np.float32),
+        [1],
+        asked=[["a"]],
+        asked_vectors={"a": np.array([0.5, 0.5], np.float32)},
+    )
+    ranking.add(["b"], np.array([[1, 0]], np.float32))
+    with pytest.raises(ValueError, match="asked key 'a' came with another vector"):
+        ranking.add(["a"], np.array([[0.5, 0.25]], np.float32))
+    with pytest.raises(ValueError, match="must be float32 of shape \\(2,\\)"):
+        ExactRanking(
+            np.ones((1, 2), np.float32), [1], asked=[["a"]], asked_vectors={"a": np.ones(3)}
+        )
+
+
 def test_nothing_to_count_again_when_every_asked_key_is_ranked():
     ranking = ExactRanking(
         np.ones((1, 1), np.float32), [2], expected=[{"b"}], asked=[["b", "nope"]]

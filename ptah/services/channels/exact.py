@@ -8,8 +8,10 @@ come one at a time from the snapshot the evaluation reads
 way every block goes through :class:`ptah.core.exact.ExactRanking`, so a
 case's ranking, scores and the rank of a missed key are the same whichever
 way the vectors came (and on every machine: see :mod:`ptah.core.scoring`).
-When a required key was missed, the blocks before its row are given a second
-time (from the same snapshot) to count the rows that ranked above it.
+A required key's rank is counted as the blocks go by when its vector can be
+read before them (:data:`KeyedRows`: a matrix held whole); otherwise, when
+it was missed, the blocks before its row are given a second time (from the
+same snapshot) to count the rows that ranked above it.
 
 A generation a hybrid run also fuses is not streamed (fusion reads each
 case's whole exact ranking). With ``--search index`` the index's answers are
@@ -19,7 +21,8 @@ the index returned are watched as they go by.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from itertools import islice
 
 import numpy as np
@@ -45,6 +48,11 @@ Blocks = Callable[[], Iterator[tuple[Sequence[str], np.ndarray]]]
 in one order."""
 
 
+KeyedRows = Callable[[AbstractSet[str]], Mapping[str, np.ndarray]]
+"""Gives, before the blocks are read, the vectors of those of the keys that are the key of exactly
+one row (the vector that row's block will bring)."""
+
+
 def streams(channels: Sequence[str], rows: int, dimension: int) -> bool:
     """Whether a generation of ``rows`` x ``dimension`` is read block by block (module docs)."""
     whole = any(getattr(channel(name), "whole_ranking", False) for name in channels)
@@ -57,6 +65,22 @@ def matrix_blocks(keys: Sequence[str], vectors: np.ndarray) -> Blocks:
         (keys[first : first + STREAM_ROWS], vectors[first : first + STREAM_ROWS])
         for first in range(0, len(keys), STREAM_ROWS)
     )
+
+
+def matrix_rows(keys: Sequence[str], vectors: np.ndarray) -> KeyedRows:
+    """The :data:`KeyedRows` of a matrix held whole: rows of it, by key."""
+
+    def rows_of(wanted: AbstractSet[str]) -> dict[str, np.ndarray]:
+        columns: dict[str, int] = {}
+        repeated = set()
+        for column, key in enumerate(keys):
+            if key in wanted:
+                if key in columns:
+                    repeated.add(key)
+                columns[key] = column
+        return {key: vectors[column] for key, column in columns.items() if key not in repeated}
+
+    return rows_of
 
 
 def snapshot_blocks(snapshot, identity: str, *, normalize: bool) -> Blocks:
@@ -76,8 +100,12 @@ def search_exact(
     queries: np.ndarray,
     measures: Sequence[Measure],
     index_search=None,
+    rows_of: KeyedRows | None = None,
 ) -> list[CaseResult]:
     """Each case measured on its exact ranking over every row of ``blocks``.
+
+    ``rows_of`` gives the required keys' vectors before the blocks when it
+    can, so their ranks are counted in one pass.
 
     With ``index_search`` (:class:`~ptah.services.channels.index.IndexSearch`)
     the index is searched first; mode ``index`` then scores no vector and
@@ -103,6 +131,9 @@ def search_exact(
             asked=[case.required for case in cases],
             reach=[ranking_depth(case, measures) for case in cases],
             watched=watched,
+            asked_vectors=(
+                rows_of(set().union(*(case.required for case in cases))) if rows_of else None
+            ),
         ),
     )
     if watched is not None:

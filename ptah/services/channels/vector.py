@@ -43,7 +43,9 @@ from ptah.core.verification import VerifyResult
 from ptah.services.channels.base import RunPlan, Sides
 from ptah.services.channels.exact import (
     Blocks,
+    KeyedRows,
     matrix_blocks,
+    matrix_rows,
     search_exact,
     snapshot_blocks,
     streams,
@@ -174,6 +176,7 @@ class _Vectors:
     keys: list[str] = field(
         default_factory=list
     )  # a matrix held whole: its keys, in order (hybrid fuses them)
+    rows_of: KeyedRows | None = None  # a matrix held whole: its rows by key, read before the blocks
 
 
 def _held(store, record, verification: VerifyResult, index_search, matrix) -> _Vectors:
@@ -192,6 +195,7 @@ def _held(store, record, verification: VerifyResult, index_search, matrix) -> _V
         int(vectors.shape[1]),
         set(keys),
         keys,
+        matrix_rows(keys, vectors),
     )
 
 
@@ -208,7 +212,7 @@ def _search(sides: Sides, generation: Generation, source: _Vectors) -> VectorSid
     clock = time.perf_counter()
     try:
         results = search_exact(
-            source.blocks, sides.corpus.cases, queries, sides.measures, index_search
+            source.blocks, sides.corpus.cases, queries, sides.measures, index_search, source.rows_of
         )
     finally:
         if index_search is not None:
