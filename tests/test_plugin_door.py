@@ -20,6 +20,7 @@ import typer
 
 from ptah import hookimpl
 from ptah.core.outcomes import make_run
+from ptah.core.run_parts import RunGeneration, Search
 from ptah.core.ranking import key_columns
 from ptah.adapters.sources.base import SourceKind
 from ptah.adapters.sources.sqlite import SqliteSource
@@ -61,8 +62,8 @@ class CountChannel:
             "text_of": plan.generation,
         }
         search = {"channel": "letters", "mode": "exact", "similarity": "letter count"}
-        return make_run(generation, search, results,
-                        sides.measures)
+        return make_run(RunGeneration.from_dict(generation), Search.from_dict(search),
+                        results, sides.measures)
 
 
 class Counted:

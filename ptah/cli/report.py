@@ -78,9 +78,7 @@ def _pick(report, path: Path, name: str | None):
 
 
 def _labelled(run, label: str):
-    from ptah.core.report import plain, read_only
-
-    return replace(run, generation=read_only(plain(run.generation) | {"name": label}))
+    return replace(run, generation=replace(run.generation, name=label))
 
 
 @app.command()

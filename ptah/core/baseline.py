@@ -186,8 +186,8 @@ def compare(run: Run, baseline_run: Run) -> BaselineComparison:
     # cases that flipped between pass and fail first, then file order
     changed.sort(key=lambda c: not c.flipped)
     return BaselineComparison(
-        generation=baseline_run.generation.get("name"),
-        identity=baseline_run.generation.get("identity"),
+        generation=baseline_run.generation.name,
+        identity=baseline_run.generation.identity,
         # another generation identity, another source snapshot
         provenance=provenance(run, baseline_run),
         aggregates=MappingProxyType(aggregates),
@@ -235,15 +235,15 @@ def required_gate(run: Run, reference: Run | None = None) -> Gate:
     run), every one the baseline found: a key its case's baseline missed too is a known miss,
     reported with both ranks and not failed on (docs/evaluating.md, "The numbers")."""
     required = run.required
-    if not required["cases"]:
+    if not required.cases:
         return Gate("required", run.name, True, "no required keys: no case names one")
-    cases = counted(required["cases"], "case")
+    cases = counted(required.cases, "case")
     if reference is None:
         return Gate(
             "required",
             run.name,
-            required["failed"] == 0,
-            f"{required['failed']} of {cases} missed a required key",
+            required.failed == 0,
+            f"{required.failed} of {cases} missed a required key",
         )
     before = {case.id: {miss.key: miss for miss in case.missed} for case in reference.cases}
     known, failed = [], 0
@@ -296,9 +296,9 @@ def gates(
         Gate(
             "forbidden",
             run.name,
-            forbidden["leaking"] == 0,
-            f"{forbidden['leaking']} of {counted(forbidden['cases'], 'case')} leaked a forbidden key"
-            if forbidden["cases"]
+            forbidden.leaking == 0,
+            f"{forbidden.leaking} of {counted(forbidden.cases, 'case')} leaked a forbidden key"
+            if forbidden.cases
             else "no forbidden keys: no case names one",
         ),
     ]
@@ -526,12 +526,12 @@ def run_flags(run: Run) -> str:
     for a variant's run, else ``-g NAME`` and, for a channel other than vector, ``--channel
     CHANNEL``."""
     if run.variant is not None:
-        return f" --variant {run.variant['name']}"
-    channel = run.search.get("channel")
-    name = run.generation.get("text_of") or run.generation.get("name") or ""
-    if channel not in (None, "vector") and name.startswith(f"{channel}:"):
+        return f" --variant {run.variant.name}"
+    channel = run.search.channel
+    name = run.generation.text_of or run.generation.name or ""
+    if channel != "vector" and name.startswith(f"{channel}:"):
         name = name[len(channel) + 1 :]  # hybrid:NAME is the hybrid channel over generation NAME
-    return f" -g {name}" + (f" --channel {channel}" if channel not in (None, "vector") else "")
+    return f" -g {name}" + (f" --channel {channel}" if channel != "vector" else "")
 
 
 def _holes_sentence(run: Run, holes: Mapping, evidence: Evidence) -> str:

@@ -90,7 +90,7 @@ def compare_pair(
     changed.sort(key=lambda change: not change.flipped)  # stable: flips first, then corpus order
     return PairComparison(
         candidate.name,
-        candidate.search.get("channel"),
+        candidate.search.channel,
         MappingProxyType(
             {
                 m.key: _measure(str(m), reference, candidate, pairs, settings, sides, paths)
@@ -110,14 +110,9 @@ def _cost(reference: Run, candidate: Run) -> CostDelta | None:
     """``cost``: the candidate's time per query minus the reference's (p50, p95 ms), when both were
     timed."""
     before, after = reference.cost, candidate.cost
-    if (
-        before is None
-        or after is None
-        or before.get("p50_ms") is None
-        or after.get("p50_ms") is None
-    ):
+    if before is None or after is None or before.p50_ms is None or after.p50_ms is None:
         return None
-    return CostDelta(after["p50_ms"] - before["p50_ms"], after["p95_ms"] - before["p95_ms"])
+    return CostDelta(after.p50_ms - before.p50_ms, after.p95_ms - before.p95_ms)  # type: ignore[operator]
 
 
 def _measure(

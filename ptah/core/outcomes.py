@@ -33,7 +33,6 @@ from ptah.core.measures import DEFAULT_MEASURES, Measure
 from ptah.core.metrics import Mean, bounded_mean, mean_of
 from ptah.core.ranking import NO_TIES, Ties
 from ptah.core.report import (
-    RANKING_RULE,
     CaseResult,
     CaseTies,
     Hit,
@@ -41,7 +40,14 @@ from ptah.core.report import (
     Miss,
     Result,
     Run,
-    read_only,
+)
+from ptah.core.run_parts import (
+    ForbiddenCounts,
+    RequiredCounts,
+    RunAnn,
+    RunGeneration,
+    Search,
+    TieCounts,
 )
 
 
@@ -162,11 +168,11 @@ def means(results: Sequence[CaseResult], measures: Sequence[Measure]) -> dict[st
 
 
 def make_run(
-    generation: Mapping,
-    search: Mapping,
+    generation: RunGeneration,
+    search: Search,
     results: Sequence[CaseResult],
     measures: Sequence[Measure] = DEFAULT_MEASURES,
-    ann: Mapping | None = None,
+    ann: RunAnn | None = None,
 ) -> Run:
     """A run: what was searched, every case, the means and the expectation counts.
 
@@ -177,33 +183,25 @@ def make_run(
     with_forbidden = [r for r in results if r.forbidden]
     leaking = sum(1 for r in with_forbidden if r.hits)
     return Run(
-        generation=read_only(generation),
-        search=read_only({**search, "ranking": RANKING_RULE}),
+        generation=generation,
+        search=search,
         cases=tuple(results),
         means=MappingProxyType(means(results, measures)),
-        required=MappingProxyType(
-            {
-                "cases": len(with_required),
-                "failed": sum(1 for r in with_required if r.missed),
-                "keys_missed": sum(len(r.missed) for r in results),
-            }
+        required=RequiredCounts(
+            cases=len(with_required),
+            failed=sum(1 for r in with_required if r.missed),
+            keys_missed=sum(len(r.missed) for r in results),
         ),
-        forbidden=MappingProxyType(
-            {
-                "cases": len(with_forbidden),
-                "leaking": leaking,
-                "hits": sum(len(r.hits) for r in results),
-                "rate": (leaking / len(with_forbidden)) if with_forbidden else None,
-            }
+        forbidden=ForbiddenCounts(
+            cases=len(with_forbidden),
+            leaking=leaking,
+            hits=sum(len(r.hits) for r in results),
+            rate=(leaking / len(with_forbidden)) if with_forbidden else None,
         ),
-        ties=MappingProxyType(
-            {
-                "cases_flagged": sum(
-                    1 for r in results if r.ties.straddles_cutoff or r.ties.expected_tied
-                )
-            }
+        ties=TieCounts(
+            cases_flagged=sum(1 for r in results if r.ties.straddles_cutoff or r.ties.expected_tied)
         ),
-        ann=None if ann is None else read_only(ann),
+        ann=ann,
         judged=mean_of(r.judged for r in results)
         if all(r.holes is not None for r in results)
         else None,

@@ -22,38 +22,37 @@ sentence the terminal prints as ``note: …``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from ptah.core.baseline_comparison import Provenance
 from ptah.core.report import Run
+from ptah.core.run_parts import RunGeneration
 
 
 def provenance(run: Run, baseline_run: Run) -> Provenance:
     """How ``baseline_run`` (the baseline's reference run) differs in origin from ``run`` (see the
     module docs)."""
     ours, theirs = run.generation, baseline_run.generation
-    same_identity = ours.get("identity") == theirs.get("identity")
+    same_identity = ours.identity == theirs.identity
     now, then = _fingerprint(ours), _fingerprint(theirs)
     same_source = now == then if same_identity and now is not None and then is not None else None
     notes = []
     if not same_identity:
         notes.append(
-            f"the baseline measured generation {theirs.get('name')} ({_short(theirs.get('identity'))}), another "
-            f"generation identity than {ours.get('name')} ({_short(ours.get('identity'))}): its deltas compare "
+            f"the baseline measured generation {theirs.name} ({_short(theirs.identity)}), another "
+            f"generation identity than {ours.name} ({_short(ours.identity)}): its deltas compare "
             "other vectors (another model, settings or text)"
         )
     if same_source is False:
         notes.append(
-            f"the baseline measured generation {ours.get('name')} on another snapshot of the source "
-            f"({theirs.get('rows')} rows then, {ours.get('rows')} now; rows were added, removed or edited since)"
+            f"the baseline measured generation {ours.name} on another snapshot of the source "
+            f"({theirs.rows} rows then, {ours.rows} now; rows were added, removed or edited since)"
         )
     return Provenance(same_identity, same_source, tuple(notes))
 
 
-def _fingerprint(generation: Mapping) -> str | None:
-    verification = generation.get("verification") or {}
-    found = verification.get("fingerprint")
-    return found if isinstance(found, str) else None
+def _fingerprint(generation: RunGeneration) -> str | None:
+    """The text fingerprint the generation was verified with (None: not recorded)."""
+    verification = generation.verification
+    return None if verification is None else verification.fingerprint
 
 
 def _short(identity: object) -> str:

@@ -22,10 +22,10 @@ reads with those unknown (None) and writes back as it was. An ``@2`` report
 may hold ``excerpts``: each ranked key's judging text cut by :func:`excerpt`,
 what the HTML pages show beside the key (reports written before have none).
 
-The descriptive parts -- a run's generation and search, the environment, the
-timings -- are read-only mappings kept as written: they describe, and nothing
-computes on them. The comparisons are typed all the way down
-(:mod:`ptah.core.side_by_side`, :mod:`ptah.core.baseline_comparison`).
+A run's members are typed (:mod:`ptah.core.run_parts`), and so are the
+comparisons (:mod:`ptah.core.side_by_side`, :mod:`ptah.core.baseline_comparison`).
+The report's corpus, baseline, timings, environment and stale judgements are
+still read-only mappings kept as written.
 """
 
 from __future__ import annotations
@@ -38,6 +38,19 @@ from typing import Any, Self
 from ptah.core.baseline_comparison import BaselineComparison
 from ptah.core.measures import Measure
 from ptah.core.metrics import Mean
+from ptah.core.parts import mean_from_dict, mean_to_dict, plain, read_only
+from ptah.core.run_parts import (
+    CaseAnn,
+    Cost,
+    ForbiddenCounts,
+    RequiredCounts,
+    RunAnn,
+    RunGeneration,
+    RunVariant,
+    Search,
+    SliceMeans,
+    TieCounts,
+)
 from ptah.core.side_by_side import Comparison
 from ptah.core.verdicts import Gate, KnownMiss
 
@@ -58,13 +71,7 @@ __all__ = [
 
 REPORT_FORMAT = "ptah-report@2"
 REPORT_FORMATS = ("ptah-report@1", REPORT_FORMAT)  # every format ptah reads
-RANKING_RULE = "score descending, ties broken by key ascending"
 EXCERPT_CHARS = 100  # the report schema's maxLength of an excerpt
-_DESCRIBED = (
-    "variant",
-    "cost",
-    "slices",
-)  # a run's optional members, written and read as they are when present
 
 
 def excerpt(text: str) -> str:
@@ -73,45 +80,6 @@ def excerpt(text: str) -> str:
     cut)."""
     flat = " · ".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
     return flat if len(flat) <= EXCERPT_CHARS else flat[: EXCERPT_CHARS - 1] + "…"
-
-
-def read_only(value: Any) -> Any:
-    """A read-only deep copy of JSON data: mappings become read-only, lists tuples."""
-    if isinstance(value, Mapping):
-        return MappingProxyType({key: read_only(item) for key, item in value.items()})
-    if isinstance(value, (list, tuple)):
-        return tuple(read_only(item) for item in value)
-    return value
-
-
-def plain(value: Any) -> Any:
-    """JSON data back from :func:`read_only`: dicts and lists."""
-    if isinstance(value, Mapping):
-        return {key: plain(item) for key, item in value.items()}
-    if isinstance(value, tuple):
-        return [plain(item) for item in value]
-    return value
-
-
-def mean_to_dict(mean: Mean) -> dict:
-    data = {
-        "value": mean.value,
-        "numerator": mean.numerator,
-        "denominator": mean.denominator,
-        "undefined": mean.undefined,
-    }
-    if mean.high_numerator is not None:
-        data |= {"high": mean.high, "high_numerator": mean.high_numerator}
-    return data
-
-
-def mean_from_dict(data: Mapping) -> Mean:
-    return Mean(
-        numerator=data["numerator"],
-        denominator=data["denominator"],
-        undefined=data["undefined"],
-        high_numerator=data.get("high_numerator"),
-    )
 
 
 def _measure_keys(data: Mapping) -> dict[str, str]:
@@ -196,7 +164,7 @@ class CaseResult:
     forbidden: tuple[str, ...]
     hits: tuple[Hit, ...]
     ties: CaseTies
-    ann: Mapping | None = None  # --search both: the index against exact search for this case
+    ann: CaseAnn | None = None  # --search both: the index against exact search for this case
     highs: Mapping[str, float | None] | None = None
     holes: tuple[Hole, ...] | None = None
     judged: float | None = None
@@ -206,9 +174,9 @@ class CaseResult:
         """The ranked keys, best first."""
         return tuple(result.key for result in self.ranking)
 
-    def with_ann(self, ann: Mapping) -> CaseResult:
+    def with_ann(self, ann: CaseAnn) -> CaseResult:
         """This case with the index-against-exact comparison of ``--search both``."""
-        return replace(self, ann=read_only(ann))
+        return replace(self, ann=ann)
 
     def to_dict(self) -> dict:
         data = {
@@ -230,7 +198,7 @@ class CaseResult:
             "ties": asdict(self.ties) | {"expected_tied": list(self.ties.expected_tied)},
         }
         if self.ann is not None:
-            data["ann"] = plain(self.ann)
+            data["ann"] = self.ann.to_dict()
         if self.highs is not None:
             data["high"] = {Measure.parse(name).key: value for name, value in self.highs.items()}
         if self.holes is not None:
@@ -263,7 +231,7 @@ class CaseResult:
                 ties["tied_outside"],
                 tuple(ties["expected_tied"]),
             ),
-            ann=read_only(data["ann"]) if data.get("ann") is not None else None,
+            ann=CaseAnn.from_dict(data["ann"]) if data.get("ann") is not None else None,
             highs=None
             if highs is None
             else MappingProxyType({name: highs[key] for key, name in _measure_keys(highs).items()}),
@@ -285,18 +253,18 @@ class Run:
     ``slices`` each tag's means (:mod:`ptah.core.slicing`; None without tags).
     """
 
-    generation: Mapping
-    search: Mapping
+    generation: RunGeneration
+    search: Search
     cases: tuple[CaseResult, ...]
     means: Mapping[str, Mean]
-    required: Mapping
-    forbidden: Mapping
-    ties: Mapping
-    ann: Mapping | None = None
+    required: RequiredCounts
+    forbidden: ForbiddenCounts
+    ties: TieCounts
+    ann: RunAnn | None = None
     judged: Mean | None = None
-    variant: Mapping | None = None
-    cost: Mapping | None = None
-    slices: Mapping | None = None
+    variant: RunVariant | None = None
+    cost: Cost | None = None
+    slices: Mapping[str, SliceMeans] | None = None
 
     @property
     def holes(self) -> int:
@@ -305,11 +273,11 @@ class Run:
 
     @property
     def name(self) -> str:
-        return self.generation["name"]
+        return self.generation.name
 
     @property
     def channel(self) -> str:
-        return self.search["channel"]
+        return self.search.channel
 
     @property
     def measures(self) -> tuple[Measure, ...]:
@@ -321,22 +289,22 @@ class Run:
         aggregates: dict = {
             Measure.parse(name).key: mean_to_dict(mean) for name, mean in self.means.items()
         }
-        aggregates["required"] = plain(self.required)
-        aggregates["forbidden"] = plain(self.forbidden)
-        aggregates["ties"] = plain(self.ties)
+        aggregates["required"] = self.required.to_dict()
+        aggregates["forbidden"] = self.forbidden.to_dict()
+        aggregates["ties"] = self.ties.to_dict()
         aggregates["cases"] = len(self.cases)
         if self.ann is not None:
-            aggregates["ann"] = plain(self.ann)
+            aggregates["ann"] = self.ann.to_dict()
         if self.judged is not None:
             aggregates["judged"] = mean_to_dict(self.judged) | {"holes": self.holes}
-        return {
-            "generation": plain(self.generation),
-            "search": plain(self.search),
-            **{
-                name: plain(value)
-                for name in _DESCRIBED
-                if (value := getattr(self, name)) is not None
-            },
+        data = {"generation": self.generation.to_dict(), "search": self.search.to_dict()}
+        if self.variant is not None:
+            data["variant"] = self.variant.to_dict()
+        if self.cost is not None:
+            data["cost"] = self.cost.to_dict()
+        if self.slices is not None:
+            data["slices"] = {tag: entry.to_dict() for tag, entry in self.slices.items()}
+        return data | {
             "cases": [case.to_dict() for case in self.cases] if cases else [],
             "aggregates": aggregates,
         }
@@ -344,9 +312,10 @@ class Run:
     @classmethod
     def from_dict(cls, data: Mapping) -> Run:
         aggregates = data["aggregates"]
+        variant, cost, slices = data.get("variant"), data.get("cost"), data.get("slices")
         return cls(
-            generation=read_only(data["generation"]),
-            search=read_only(data["search"]),
+            generation=RunGeneration.from_dict(data["generation"]),
+            search=Search.from_dict(data["search"]),
             cases=tuple(CaseResult.from_dict(case) for case in data["cases"]),
             means=MappingProxyType(
                 {
@@ -354,14 +323,18 @@ class Run:
                     for key, name in _measure_keys(aggregates).items()
                 }
             ),
-            required=read_only(aggregates["required"]),
-            forbidden=read_only(aggregates["forbidden"]),
-            ties=read_only(aggregates["ties"]),
-            ann=read_only(aggregates["ann"]) if aggregates.get("ann") is not None else None,
+            required=RequiredCounts.from_dict(aggregates["required"]),
+            forbidden=ForbiddenCounts.from_dict(aggregates["forbidden"]),
+            ties=TieCounts.from_dict(aggregates["ties"]),
+            ann=RunAnn.from_dict(aggregates["ann"]) if aggregates.get("ann") is not None else None,
             judged=mean_from_dict(aggregates["judged"])
             if aggregates.get("judged") is not None
             else None,
-            **{name: read_only(data[name]) for name in _DESCRIBED if data.get(name) is not None},
+            variant=None if variant is None else RunVariant.from_dict(variant),
+            cost=None if cost is None else Cost.from_dict(cost),
+            slices=None
+            if slices is None
+            else MappingProxyType({tag: SliceMeans.from_dict(e) for tag, e in slices.items()}),
         )
 
 

@@ -128,9 +128,8 @@ def rescore_run(cases: Mapping[str, Case], run: Run) -> Run:
     """``run`` re-measured from its stored rankings: every case by :func:`rescore_case`, its means
     and counts made again; what it describes (generation, search, variant, cost) kept as written."""
     results = [rescore_case(cases[stored.id], stored, run.measures) for stored in run.cases]
-    search = {name: value for name, value in run.search.items() if name != "ranking"}
-    made = make_run(run.generation, search, results, run.measures, run.ann)
-    return replace(made, search=run.search, variant=run.variant, cost=run.cost, slices=run.slices)
+    made = make_run(run.generation, run.search, results, run.measures, run.ann)
+    return replace(made, variant=run.variant, cost=run.cost, slices=run.slices)
 
 
 def rescore_case(case: Case, stored: CaseResult, measures: Sequence[Measure]) -> CaseResult:

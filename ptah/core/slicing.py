@@ -34,8 +34,9 @@ from ptah.core.errors import IncomparableBaseline, InputError
 from ptah.core.measures import Measure
 from ptah.core.outcomes import make_run
 from ptah.core.power import cases_needed
-from ptah.core.report import Run, mean_to_dict, read_only
+from ptah.core.report import Run, read_only
 from ptah.core.request import StatisticsSettings, gate_key
+from ptah.core.run_parts import SliceMeans
 from ptah.core.significance import holm_adjusted
 from ptah.core.verdicts import Gate
 
@@ -82,27 +83,24 @@ def sliced(run: Run, ids: Sequence[str]) -> Run:
     wanted = set(
         ids
     )  # a set: a slice's cases found in one pass over the run's, not one scan of ids per case
-    search = {name: value for name, value in run.search.items() if name != "ranking"}
     part = make_run(
-        run.generation, search, [case for case in run.cases if case.id in wanted], run.measures
+        run.generation, run.search, [case for case in run.cases if case.id in wanted], run.measures
     )
     return replace(part, variant=run.variant)
 
 
-def slice_means(run: Run, slices: Slices) -> dict:
+def slice_means(run: Run, slices: Slices) -> Mapping[str, SliceMeans]:
     """The run's ``slices`` member: each slice's cases and, from :data:`MIN_CASES` cases, its means
     and judged@k."""
     found = {}
     for tag, (digest, ids) in slices.items():
-        entry: dict = {"digest": digest, "cases": len(ids), "means": None, "judged": None}
+        entry = SliceMeans(digest, len(ids), None, None)
         if len(ids) >= MIN_CASES:
             part = sliced(run, ids)
-            entry["means"] = {
-                Measure.parse(name).key: mean_to_dict(mean) for name, mean in part.means.items()
-            }
-            entry["judged"] = None if part.judged is None else mean_to_dict(part.judged)
+            means = {Measure.parse(name).key: mean for name, mean in part.means.items()}
+            entry = replace(entry, means=MappingProxyType(means), judged=part.judged)
         found[tag] = entry
-    return found
+    return MappingProxyType(found)
 
 
 def slice_comparisons(

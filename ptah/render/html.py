@@ -39,6 +39,7 @@ from ptah.core.baseline_comparison import BaselineCaseChange, BaselineComparison
 from ptah.core.compared import MeasureComparison
 from ptah.core.comparison import case_deltas
 from ptah.core.measures import Measure, registry_order
+from ptah.core.metrics import Mean
 from ptah.core.report import EXCERPT_CHARS, CaseResult, Report, Run
 from ptah.core.significance import p_value_text
 from ptah.core.verdicts import counted
@@ -74,7 +75,6 @@ from ptah.render.text import case_range, interval, mean_range, milliseconds, num
 T = TypeVar("T")
 CHART_MEASURE = "ndcg"  # the report key of the measure the chart shows first
 MAX_CHART_CASES = 200
-PERCENTILES = ("p50_ms", "p95_ms")  # a cost's times per query
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
 STYLE = """
@@ -277,23 +277,24 @@ def _slices(report: Report) -> str:
     for tag, _ in measured(first.slices):
         for run in report.runs:
             entry = (run.slices or {}).get(tag)
-            if entry is None or entry["means"] is None:
+            if entry is None or entry.means is None:
                 continue
+            means = entry.means
             cells = "".join(
-                _slice_cell(run.name, tag, key, "slice-mean", entry["means"].get(key))
+                _slice_cell(run.name, tag, key, "slice-mean", means.get(key))
                 for _, key, _ in measures
             )
-            judged = entry["judged"]
+            judged = entry.judged
             rows.append(
                 f'<tr data-run="{escape(run.name)}" data-slice="{escape(tag)}"><td class="l">{escape(tag)}</td>'
-                f'<td>{entry["cases"]}</td><td class="l">{escape(run.name)}</td>{cells}'
+                f'<td>{entry.cases}</td><td class="l">{escape(run.name)}</td>{cells}'
                 + _slice_cell(
                     run.name,
                     tag,
                     "judged",
                     "slice-judged",
                     judged,
-                    lambda mean: number(None if mean is None else mean["value"]),
+                    lambda mean: number(None if mean is None else mean.value),
                 )
                 + "</tr>"
             )
@@ -330,12 +331,12 @@ def _slices(report: Report) -> str:
 
 
 def _slice_cell(
-    run: str, tag: str, key: str, field: str, mean: Mapping | None, shown=mean_text
+    run: str, tag: str, key: str, field: str, mean: Mean | None, shown=mean_text
 ) -> str:
-    tip = "" if mean is None else f' title="{mean["numerator"]:.4f} / {mean["denominator"]} cases"'
+    tip = "" if mean is None else f' title="{mean.numerator:.4f} / {mean.denominator} cases"'
     return (
         f'<td data-run="{escape(run)}" data-slice="{escape(tag)}" data-measure="{escape(key)}" data-slice-field="{field}" '
-        f'data-value="{_data(None if mean is None else mean["value"])}"{tip}>{escape(shown(mean))}</td>'
+        f'data-value="{_data(None if mean is None else mean.value)}"{tip}>{escape(shown(mean))}</td>'
     )
 
 
@@ -561,7 +562,8 @@ def _cost(report: Report) -> str:
     for run, cost, change in timed:
         cells = [
             f'<td class="l">{escape(run.name)}</td>',
-            *(time(run.name, name, cost[name]) for name in PERCENTILES),
+            time(run.name, "p50_ms", cost.p50_ms),
+            time(run.name, "p95_ms", cost.p95_ms),
         ]
         if compared:
             cells += (
@@ -573,7 +575,7 @@ def _cost(report: Report) -> str:
                 ]
             )
         for name in stages:
-            stage = cost["stages"].get(name)
+            stage = cost.stages.get(name)
             cells.append(
                 "<td></td>"
                 if stage is None

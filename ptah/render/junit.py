@@ -113,11 +113,11 @@ def _suite(
     generation = run.generation
     properties = _properties(
         [
-            ("generation", generation.get("name")),
-            ("identity", generation.get("identity")),
-            ("model", generation.get("model")),
+            ("generation", generation.name),
+            ("identity", generation.identity),
+            ("model", generation.model),
             ("channel", run.channel),
-            ("search", run.search.get("mode")),
+            ("search", run.search.mode),
             ("corpus_digest", report.corpus.get("digest")),
             ("corpus", report.corpus.get("path")),
             ("created_at", report.created_at),
@@ -212,13 +212,15 @@ def _slice_suite(report: Report, tag: str, listed: Mapping) -> str:
         ("cases", ", ".join(listed["cases"])),
     ]
     for run in report.runs:
-        entry = (run.slices or {}).get(tag) or {}
-        for key, mean in (entry.get("means") or {}).items():
+        means = (run.slices or {}).get(tag)
+        if means is None:
+            continue
+        for key, mean in (means.means or {}).items():
             pairs.append(
                 (f"{run.name} [{run.channel}] {Measure.parse(key).label}", mean_text(mean))
             )
-        if entry.get("judged") is not None:
-            pairs.append((f"{run.name} [{run.channel}] judged@k", number(entry["judged"]["value"])))
+        if means.judged is not None:
+            pairs.append((f"{run.name} [{run.channel}] judged@k", number(means.judged.value)))
     gates = [gate for gate in report.gates if gate_slice(gate, report.corpus["slices"]) == tag]
     said = [
         f"slice {tag}: {counted(len(listed['cases']), 'case')}"

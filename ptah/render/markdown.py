@@ -172,11 +172,11 @@ def _cost(report: Report) -> str:
         rows.append(
             [
                 code(run_label(run), cell=True),
-                milliseconds(cost["p50_ms"]),
-                milliseconds(cost["p95_ms"]),
+                milliseconds(cost.p50_ms),
+                milliseconds(cost.p95_ms),
                 *(deltas if compared else []),
                 *(
-                    stage_phrase(cost["stages"][name], _cell_code) if name in cost["stages"] else ""
+                    stage_phrase(cost.stages[name], _cell_code) if name in cost.stages else ""
                     for name in stages
                 ),
             ]
@@ -270,15 +270,15 @@ def _slice_means(report: Report) -> str:
     rows = [
         [
             code(tag, cell=True),
-            str(entry["cases"]),
+            str(entry.cases),
             code(run_label(run), cell=True),
-            *(mean_text(entry["means"].get(Measure.parse(name).key)) for name in measures),
-            number(None if entry["judged"] is None else entry["judged"]["value"]),
+            *(mean_text(entry.means.get(Measure.parse(name).key)) for name in measures),
+            number(None if entry.judged is None else entry.judged.value),
         ]
         for tag, _ in measured(first.slices)
         for run in report.runs
         for entry in [(run.slices or {}).get(tag)]
-        if entry is not None and entry["means"] is not None
+        if entry is not None and entry.means is not None
     ]
     head = ["slice", "cases", "run", *(Measure.parse(name).label for name in measures), "judged@k"]
     small = unmeasured_phrase(first.slices, code)

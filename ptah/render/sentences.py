@@ -18,6 +18,7 @@ from ptah.core.compared import CostDelta, Interval, MeasureComparison, Settle
 from ptah.core.measures import Measure
 from ptah.core.report import Gate, Report, Run
 from ptah.core.request import DEFAULT_LEVEL
+from ptah.core.run_parts import Cost, RunVariant, StageCost
 from ptah.core.side_by_side import PairComparison
 from ptah.core.significance import p_value_phrase
 from ptah.core.verdicts import counted
@@ -262,26 +263,24 @@ def baseline_findings(
 # --- variants and what each run cost ------------------------------------------
 
 
-def variant_sentence(variant: Mapping, quote: Callable[[object], str] = str) -> str:
+def variant_sentence(variant: RunVariant, quote: Callable[[object], str] = str) -> str:
     """A variant's executed controls in one line: ``variant reranked: lexical over title-body,
     rerank bi-encoder (title-body) on the top 20``; the channels a channel fuses in brackets
     (``hybrid (lexical + vector)``), a vector search other than exact, and the rerank stage: its
     kind, what scores (a model, or the generation whose model does), and a service's address."""
-    channels, made = list(variant["channels"]), variant["channel"]
+    channels, made = list(variant.channels), variant.channel
     searched = made if channels == [made] else f"{made} ({' + '.join(channels)})"
-    text = (
-        f"variant {quote(variant['name'])}: {quote(searched)} over {quote(variant['generation'])}"
-    )
-    search = variant.get("search") or {}
-    if search.get("mode", "exact") != "exact":
-        at = f" at ef_search {search['ef_search']}" if search.get("ef_search") is not None else ""
-        text += f", {quote(search['mode'])} search{at}"
-    rerank = variant.get("rerank")
-    if rerank:
-        scorer = rerank.get("model") or rerank.get("generation") or variant["generation"]
-        service = rerank.get("service") or {}
-        where = f" at {quote(service['base_url'])}" if service.get("base_url") else ""
-        text += f", rerank {quote(rerank['kind'])} ({quote(scorer)}{where}) on the top {rerank['candidates']:,}"
+    text = f"variant {quote(variant.name)}: {quote(searched)} over {quote(variant.generation)}"
+    search = variant.search
+    if search.mode != "exact":
+        at = f" at ef_search {search.ef_search}" if search.ef_search is not None else ""
+        text += f", {quote(search.mode)} search{at}"
+    rerank = variant.rerank
+    if rerank is not None:
+        scorer = rerank.model or rerank.generation or variant.generation
+        service = rerank.service
+        where = f" at {quote(service.base_url)}" if service is not None and service.base_url else ""
+        text += f", rerank {quote(rerank.kind)} ({quote(scorer)}{where}) on the top {rerank.candidates:,}"
     return text
 
 
@@ -291,46 +290,43 @@ def model_phrase(run: Run, quote: Callable[[object], str] = str) -> str:
     k1=1.5, b=0.75)``; a hybrid run fuses its model with BM25; a run whose report names no model
     says so."""
     if run.channel == "lexical":
-        settings = run.generation.get("settings") or {}
+        settings = run.generation.settings or {}
         told = ", ".join(
             f"{name}={settings[name]}" if name != "method" else str(settings[name])
             for name in ("method", "k1", "b")
             if name in settings
         )
         return f"BM25 (lexical{': ' + quote(told) if told else ''})"
-    model = run.generation.get("model")
+    model = run.generation.model
     said = "no model recorded" if model is None else f"model {quote(model)}"
     return said + (" fused with BM25 (lexical)" if run.channel == "hybrid" else "")
 
 
-def cost_sentence(cost: Mapping, quote: Callable[[object], str] = str) -> str:
+def cost_sentence(cost: Cost, quote: Callable[[object], str] = str) -> str:
     """A run's ``cost`` in one line: ``time per query: p50 186.8 ms, p95 217.1 ms (search 6.8 ms
     timed per batch, 3.1% of the evaluation; rerank p50 180.0 ms, p95 210.0 ms timed per query,
     95.0% of the evaluation)``."""
     stages = "; ".join(
-        f"{quote(name)} {stage_phrase(stage, quote)}" for name, stage in cost["stages"].items()
+        f"{quote(name)} {stage_phrase(stage, quote)}" for name, stage in cost.stages.items()
     )
-    return (
-        f"time per query: p50 {milliseconds(cost['p50_ms'])}, p95 {milliseconds(cost['p95_ms'])}"
-        + (f" ({stages})" if stages else "")
+    return f"time per query: p50 {milliseconds(cost.p50_ms)}, p95 {milliseconds(cost.p95_ms)}" + (
+        f" ({stages})" if stages else ""
     )
 
 
-def stage_phrase(stage: Mapping, quote: Callable[[object], str] = str) -> str:
+def stage_phrase(stage: StageCost, quote: Callable[[object], str] = str) -> str:
     """One stage's time per query (one figure when p50 and p95 agree, as a stage timed per batch's
     do), how it was timed, its share of the evaluation's time and a service's usage: ``6.8 ms timed
     per batch, 3.1% of the evaluation``."""
-    p50, p95 = stage["p50_ms"], stage["p95_ms"]
+    p50, p95 = stage.p50_ms, stage.p95_ms
     times = milliseconds(p50) if p50 == p95 else f"p50 {milliseconds(p50)}, p95 {milliseconds(p95)}"
-    text = f"{times} timed {stage['timed']}"
-    if stage.get("load_s"):
-        text += (
-            f" (loading the model took {stage['load_s']:,.2f} s, left out of the time per query)"
-        )
-    if stage.get("share") is not None:
-        text += f", {stage['share']:.1%} of the evaluation"
-    if stage.get("usage"):
-        text += f", usage {usage_phrase(stage['usage'], quote)}"
+    text = f"{times} timed {stage.timed}"
+    if stage.load_s:
+        text += f" (loading the model took {stage.load_s:,.2f} s, left out of the time per query)"
+    if stage.share is not None:
+        text += f", {stage.share:.1%} of the evaluation"
+    if stage.usage:
+        text += f", usage {usage_phrase(stage.usage, quote)}"
     return text
 
 
@@ -346,13 +342,13 @@ def usage_phrase(usage: Mapping, quote: Callable[[object], str] = str) -> str:
 
 def timed_runs(
     report: Report,
-) -> tuple[list[str], list[tuple[Run, Mapping, CostDelta | None]]]:
+) -> tuple[list[str], list[tuple[Run, Cost, CostDelta | None]]]:
     """What the reports tabulate of the runs' cost: every stage named (in the order the runs first
     name them), and each timed run with its cost and its ``cost`` against the reference run (None
     for the reference, or when either run was not timed). No run is timed in a report written before
     ptah timed them: ``([], [])``."""
     costs = [(run, run.cost) for run in report.runs if run.cost is not None]
-    stages = list(dict.fromkeys(name for _, cost in costs for name in cost["stages"]))
+    stages = list(dict.fromkeys(name for _, cost in costs for name in cost.stages))
     against = (
         {}
         if report.comparison is None

@@ -22,7 +22,9 @@ from typing import NamedTuple
 
 from ptah.core.compared import Family, MeasureComparison, SliceComparison
 from ptah.core.measures import Measure
+from ptah.core.metrics import Mean
 from ptah.core.report import Gate, Report
+from ptah.core.run_parts import SliceMeans
 from ptah.core.significance import p_value_text
 from ptah.core.slicing import MIN_CASES
 from ptah.core.verdicts import counted
@@ -59,27 +61,29 @@ class SliceTest(NamedTuple):
 MEAN_RANGE = "a..b where the holes move it: judged and with every hole relevant, the smaller first"
 
 
-def mean_text(mean: Mapping | None) -> str:
+def mean_text(mean: Mean | None) -> str:
     """A slice's mean with its bounds and its denominator: ``0.7500..0.8750 (4)``; ``N/A`` when not
     measured."""
     if mean is None:
         return "N/A"
-    return f"{bounded(mean['value'], mean.get('high'))} ({mean['denominator']})"
+    return f"{bounded(mean.value, mean.high)} ({mean.denominator})"
 
 
-def measured(slices: Mapping | None) -> list[tuple[str, Mapping]]:
+def measured(slices: Mapping[str, SliceMeans] | None) -> list[tuple[str, SliceMeans]]:
     """The slices of a run's ``slices`` member that have means, in the report's order (tags in code
     point order)."""
-    return [(tag, entry) for tag, entry in (slices or {}).items() if entry["means"] is not None]
+    return [(tag, entry) for tag, entry in (slices or {}).items() if entry.means is not None]
 
 
-def unmeasured_phrase(slices: Mapping | None, quote: Callable[[object], str] = str) -> str | None:
+def unmeasured_phrase(
+    slices: Mapping[str, SliceMeans] | None, quote: Callable[[object], str] = str
+) -> str | None:
     """``not measured, fewer than 2 cases: estimates (1), taxes (1)``; None when every slice was
     measured."""
     small = [
-        f"{quote(tag)} ({entry['cases']})"
+        f"{quote(tag)} ({entry.cases})"
         for tag, entry in (slices or {}).items()
-        if entry["means"] is None
+        if entry.means is None
     ]
     return f"not measured, fewer than {MIN_CASES} cases: " + ", ".join(small) if small else None
 

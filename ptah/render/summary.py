@@ -63,7 +63,7 @@ def render_summary(report: Report, console: Console | PlainConsole) -> None:
         console.print(
             "  time per query, p50 / p95: "
             + "; ".join(
-                f"{markup(name)} {milliseconds(cost['p50_ms'])} / {milliseconds(cost['p95_ms'])}"
+                f"{markup(name)} {milliseconds(cost.p50_ms)} / {milliseconds(cost.p95_ms)}"
                 for name, cost in timed
             )
         )

@@ -116,13 +116,13 @@ def _render_run(
     generation = run.generation
     stale = (
         ""
-        if generation["verification"]["ok"]
+        if generation.verification.ok
         else " [yellow](incomplete or stale, measured with --allow-stale)[/yellow]"
     )
     console.print(
-        f"\ngeneration [bold]{markup(generation['name'])}[/bold] {markup(generation['identity'][:19])}… "
-        f"{model_phrase(run, markup)}, {generation['rows']} rows, "
-        f"{markup(run.search['mode'])} {markup(run.search['similarity'])}{stale}"
+        f"\ngeneration [bold]{markup(generation.name)}[/bold] {markup(generation.identity[:19])}… "
+        f"{model_phrase(run, markup)}, {generation.rows} rows, "
+        f"{markup(run.search.mode)} {markup(run.search.similarity)}{stale}"
     )
     if run.variant is not None:
         console.print("  " + variant_sentence(run.variant, markup))
@@ -175,14 +175,14 @@ def _render_run(
             )
         )
     forbidden = run.forbidden
-    if forbidden["cases"]:
+    if forbidden.cases:
         console.print(
-            f"  forbidden leakage {forbidden['leaking']} of {forbidden['cases']} cases (rate {number(forbidden['rate'])})"
+            f"  forbidden leakage {forbidden.leaking} of {forbidden.cases} cases (rate {number(forbidden.rate)})"
         )
     if run.cost is not None:
         console.print("  " + cost_sentence(run.cost, markup))
-    if run.search.get(
-        "index"
+    if (
+        run.search.index
     ):  # --search index|both: the index, and with both its ANN recall against exact
         render_index_search(console, run)
     lost = comparison.baseline_holes_lost if comparison is not None else None
@@ -231,9 +231,9 @@ def render_slice_means(console: Console | PlainConsole, run: Run) -> None:
             [
                 [
                     markup(tag),
-                    str(entry["cases"]),
-                    *(mean_text(entry["means"].get(key)) for key in keys),
-                    number(None if entry["judged"] is None else entry["judged"]["value"]),
+                    str(entry.cases),
+                    *(mean_text((entry.means or {}).get(key)) for key in keys),
+                    number(None if entry.judged is None else entry.judged.value),
                 ]
                 for tag, entry in found
             ],
@@ -317,21 +317,23 @@ def _status(case: CaseResult) -> str:
 def render_index_search(console: Console | PlainConsole, run: Run) -> None:
     """The index line; with ``--search both``, each case's ANN recall and deltas, then the means."""
     search = run.search
-    index = search["index"]
-    if index["kind"] == "ivfflat":  # a table's own index (an external generation's)
-        shape, at = f"lists {index['lists']}", f"probes {index['probes']}"
+    index = search.index
+    if index is None:
+        return
+    if index.kind == "ivfflat":  # a table's own index (an external generation's)
+        shape, at = f"lists {index.lists}", f"probes {index.probes}"
     else:
         shape, at = (
-            f"m {index['m']}, ef_construction {index['ef_construction']}",
-            f"ef_search {search['ef_search']}",
+            f"m {index.m}, ef_construction {index.ef_construction}",
+            f"ef_search {search.ef_search}",
         )
     console.print(
-        f"  searched with index {markup(index['name'])} ({markup(index['kind'])}, {shape}) at {at}"
+        f"  searched with index {markup(index.name)} ({markup(index.kind)}, {shape}) at {at}"
     )
     ann = run.ann
     if ann is None:
         return
-    measures = _labels(ann["delta"])
+    measures = _labels(ann.delta)
     columns = [
         ("case", "left"),
         ("ANN recall", "right"),
@@ -343,27 +345,27 @@ def render_index_search(console: Console | PlainConsole, run: Run) -> None:
         entry = case.ann
         if entry is None:
             continue
-        missed = ", ".join(markup(key) for key in entry["missed"][:5]) + (
-            " …" if len(entry["missed"]) > 5 else ""
+        missed = ", ".join(markup(key) for key in entry.missed[:5]) + (
+            " …" if len(entry.missed) > 5 else ""
         )
         rows.append(
             [
                 markup(case.id),
-                number(entry["recall"]),
-                *(delta(entry["delta"][key]) for key, _ in measures),
+                number(entry.recall),
+                *(delta(entry.delta[key]) for key, _ in measures),
                 missed,
             ]
         )
     print_table(console, columns, rows, title="index against exact search", title_justify="left")
-    recall = ann["recall"]
+    recall = ann.recall
     console.print(
-        f"  mean ANN recall {number(recall['value'])}  ({recall['numerator']:.4f} / {recall['denominator']} cases)"
+        f"  mean ANN recall {number(recall.value)}  ({recall.numerator:.4f} / {recall.denominator} cases)"
     )
     for key, label in measures:
         mean = run.means.get(str(Measure.parse(key)))
         console.print(
             f"  mean {label:<6} index {number(None if mean is None else mean.value)}  "
-            f"exact {number(ann['exact'][key]['value'])}  delta {delta(ann['delta'][key])}"
+            f"exact {number(ann.exact[key].value)}  delta {delta(ann.delta[key])}"
         )
 
 

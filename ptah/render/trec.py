@@ -38,7 +38,7 @@ def run_lines(report: Report) -> list[str]:
     tag that hold whitespace or are empty.
     """
     run = report.runs[0]  # a report holds one run at least (its schema)
-    tag = run.generation.get("name") or DEFAULT_TAG
+    tag = run.generation.name or DEFAULT_TAG
     check_fields("tag", [tag])
     check_fields("case id", [case.id for case in run.cases])
     check_fields("key", [result.key for case in run.cases for result in case.ranking])

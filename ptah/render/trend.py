@@ -82,7 +82,7 @@ def points(reports: Sequence[Report]) -> list[dict]:
                         "value": mean.value,
                         "interval": interval(run, name, level),
                         "digest": report.corpus["digest"],
-                        "identity": run.generation.get("identity"),
+                        "identity": run.generation.identity,
                     }
                 )
     return found

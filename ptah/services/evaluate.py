@@ -158,7 +158,7 @@ def measure(context: Context, plans: Sequence[RunPlan]) -> tuple[Context, Measur
         if "rerank" in staged:
             timings["rerank"] = timings.get("rerank", 0.0) + staged["rerank"].seconds
         means = slice_means(run, context.slices) if context.slices else None
-        runs.append(replace(run, cost=read_only(cost(staged, None)), slices=read_only(means)))
+        runs.append(replace(run, cost=cost(staged, None), slices=means))
     context = replace(context, runs=tuple(runs))
     return context, Measured(tuple(stages), timings)
 
@@ -170,8 +170,7 @@ def report(
     project, corpus, results = context.project, context.corpus, context.results
     timings = measured.timings | {"total": total}
     runs = [
-        replace(run, cost=read_only(cost(staged, total)))
-        for run, staged in zip(context.runs, measured.stages)
+        replace(run, cost=cost(staged, total)) for run, staged in zip(context.runs, measured.stages)
     ]
     embedded = [
         project.spec.generation(planned.generation)

@@ -43,16 +43,16 @@ def samples_of(
     }
     for index in reversed(range(len(record.samples))):
         sample = record.samples[index]
-        named = [run for run in runs if run.generation.get("identity") in sample.generations]
+        named = [run for run in runs if run.generation.identity in sample.generations]
         if not named:
             continue
         base = (
             reference
-            if reference is not None and reference.generation.get("identity") in sample.generations
+            if reference is not None and reference.generation.identity in sample.generations
             else None
         )
-        identities = {run.generation.get("identity") for run in named} | (
-            {base.generation.get("identity")} if base is not None else set()
+        identities = {run.generation.identity for run in named} | (
+            {base.generation.identity} if base is not None else set()
         )
         judged = record.sampled(index)
         since = {

@@ -204,9 +204,9 @@ def _worklist(
         text_of,
         cases,
     )
-    identities = [run.generation["identity"] for run in report.runs]
+    identities = [run.generation.identity for run in report.runs]
     if before is not None:
-        identities.append(before.generation["identity"])
+        identities.append(before.generation.identity)
     return worklist, tuple(dict.fromkeys(identities)), units_of(before, report.runs)
 
 
@@ -246,7 +246,7 @@ def _rankings(report) -> list[tuple[str, dict[str, list[str]]]]:
     """Each run's name with each case's ranked keys, as :func:`ptah.core.worklist.pooled_holes`
     takes them."""
     return [
-        (run.generation["name"], {case.id: case.keys for case in run.cases}) for run in report.runs
+        (run.generation.name, {case.id: case.keys for case in run.cases}) for run in report.runs
     ]
 
 

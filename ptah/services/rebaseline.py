@@ -42,7 +42,7 @@ def rebaseline(project: Project, old_path: str | os.PathLike, corpus: Corpus) ->
     names = [_declared(project, run, where) for run in old.runs]
     request = EvaluationRequest(
         generations=tuple(dict.fromkeys(names)),
-        channels=tuple(dict.fromkeys(run.search["channel"] for run in old.runs)),
+        channels=tuple(dict.fromkeys(run.search.channel for run in old.runs)),
         measures=tuple(
             dict.fromkeys(
                 measure
@@ -75,10 +75,10 @@ def rebaseline(project: Project, old_path: str | os.PathLike, corpus: Corpus) ->
             "every channel with every generation, as evaluate measures them"
         )
     for before, now in zip(old.runs, report.runs):
-        if before.generation["identity"] != now.generation["identity"]:
+        if before.generation.identity != now.generation.identity:
             raise CannotRebaseline(
-                f"cannot rebaseline {where}: run {before.name} measured {before.generation['identity']}, and measured "
-                f"now it is {now.generation['identity']} (its text or settings changed since); the old report's "
+                f"cannot rebaseline {where}: run {before.name} measured {before.generation.identity}, and measured "
+                f"now it is {now.generation.identity} (its text or settings changed since); the old report's "
                 "runs can no longer be reproduced"
             )
     return report
@@ -91,22 +91,22 @@ def _cannot(where: str, exc: OperationalError) -> Said:
 
 def _base_name(run: Run) -> str:
     """The declared generation a run searched: ``NAME`` of ``NAME`` or ``CHANNEL:NAME``."""
-    channel = run.search["channel"]
-    name = run.generation["name"]
+    channel = run.search.channel
+    name = run.generation.name
     return name if channel == VECTOR else name.removeprefix(f"{channel}:")
 
 
 def _declared(project: Project, run: Run, where: str) -> str:
     """The declared generation of ``run``: a vector run's by its identity, else by its name."""
     name = _base_name(run)
-    if run.search["channel"] != VECTOR:
+    if run.search.channel != VECTOR:
         if name not in project.spec.generations:
             raise CannotRebaseline(
                 f"cannot rebaseline {where}: run {run.name} searched the text of generation {name}, "
                 "which the specification no longer declares"
             )
         return name
-    identity = run.generation["identity"]
+    identity = run.generation.identity
     for declared in project.spec.generations:
         if project.generation(declared).identity.identity == identity:
             return declared
@@ -118,16 +118,16 @@ def _declared(project: Project, run: Run, where: str) -> str:
 
 def _search(runs: tuple[Run, ...]) -> SearchOptions:
     for run in runs:
-        if run.search["channel"] == VECTOR and run.search.get("mode", "exact") != "exact":
-            return SearchOptions(run.search["mode"], run.search.get("ef_search"))
+        if run.search.channel == VECTOR and run.search.mode != "exact":
+            return SearchOptions(run.search.mode, run.search.ef_search)
     return SearchOptions()
 
 
 def _fusion(runs: tuple[Run, ...]) -> Fusion:
     for run in runs:
-        fusion = run.search.get("fusion")
+        fusion = run.search.fusion
         if fusion is not None:
-            return Fusion(k=fusion["k"], depth=fusion["depth"])
+            return Fusion(k=fusion.k, depth=fusion.depth)
     return Fusion()
 
 

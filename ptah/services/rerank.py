@@ -30,6 +30,7 @@ from ptah.core.errors import ModelUnavailable, ServiceUnavailable, VariantUnavai
 from ptah.core.outcomes import measure_case
 from ptah.core.ranking import find_ties, top_k
 from ptah.core.report import CaseResult, Run
+from ptah.core.run_parts import VariantRerank
 from ptah.core.spec import RerankSettings
 from ptah.services.channels import RunPlan, Sides
 
@@ -41,7 +42,7 @@ class Reranked:
 
     results: list[CaseResult]
     seconds: list[float]
-    controls: dict
+    controls: VariantRerank
 
 
 def rerank(plan: RunPlan, sides: Sides, candidates: Run, settings: RerankSettings) -> Reranked:
@@ -99,5 +100,5 @@ def rerank(plan: RunPlan, sides: Sides, candidates: Run, settings: RerankSetting
     scorer = dict(reranker.describe())
     if settings.generation is not None:  # a bi-encoder knows its embedder, not the model's name
         scorer.setdefault("model", project.spec.generation(settings.generation).model)
-    controls = settings.controls() | {"scorer": scorer, **({"usage": usage} if usage else {})}
-    return Reranked(results, seconds, controls)
+    controls = settings.controls() | {"scorer": scorer, "usage": usage or None}
+    return Reranked(results, seconds, VariantRerank.from_dict(controls))

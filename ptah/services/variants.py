@@ -23,14 +23,18 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 
 import numpy as np
 
 from ptah.core.errors import CapabilityUnavailable, InputError, VariantUnavailable
 from ptah.core.outcomes import make_run
-from ptah.core.report import Run, read_only
+from ptah.core.parts import read_only
+from ptah.core.report import Run
 from ptah.core.request import SearchOptions
+from ptah.core.run_parts import Cost, RunVariant, SearchRerank, StageCost, VariantSearch
 from ptah.core.verdicts import Gate
 from ptah.services.channels import RunPlan, Sides, channel
 from ptah.services.channels.index import check_search
@@ -45,7 +49,7 @@ class Stage:
     seconds: float
     per_query: list[float]
     timed: str
-    usage: dict | None = None
+    usage: Mapping | None = None
     load_s: float | None = None
 
 
@@ -114,79 +118,75 @@ def measure_plan(plan: RunPlan, sides: Sides) -> tuple[Run, dict[str, Stage]]:
     }
     if variant is None:
         return run, stages
-    controls: dict = {
-        "name": variant.name,
-        "channels": list(variant.channels),
-        "channel": variant.channel,
-        "generation": plan.generation,
-        "search": _search_controls(within.request.search),
-        "rerank": None,
-    }
+    controls = RunVariant(
+        name=variant.name,
+        channels=tuple(variant.channels),
+        channel=variant.channel,
+        generation=plan.generation,
+        search=_search_controls(within.request.search),
+        rerank=None,
+    )
     if rerank_settings is None:
         return replace(
-            run,
-            generation=read_only({**run.generation, "name": plan.name}),
-            variant=read_only(controls),
+            run, generation=replace(run.generation, name=plan.name), variant=controls
         ), stages
     clock = time.perf_counter()
     reranked = rerank(plan, sides, run, rerank_settings)
     stages["rerank"] = Stage(
-        time.perf_counter() - clock, reranked.seconds, "per query", reranked.controls.get("usage")
+        time.perf_counter() - clock, reranked.seconds, "per query", reranked.controls.usage
     )
-    controls["rerank"] = reranked.controls
-    parts = {"candidates": run.generation["identity"], "rerank": rerank_settings.controls()}
+    controls = replace(controls, rerank=reranked.controls)
+    parts = {"candidates": run.generation.identity, "rerank": rerank_settings.controls()}
     identity = (
         "sha256:"
         + hashlib.sha256(
             json.dumps(parts, sort_keys=True, separators=(",", ":")).encode()
         ).hexdigest()
     )
-    generation = {
-        **run.generation,
-        "name": plan.name,
-        "identity": identity,
-    }  # its rankings are its own
-    search = {name: value for name, value in run.search.items() if name != "ranking"} | {
-        "rerank": {"kind": rerank_settings.kind, "candidates": depth}
-    }
+    generation = replace(
+        run.generation, name=plan.name, identity=identity
+    )  # its rankings are its own
+    search = replace(
+        run.search, rerank=SearchRerank(rerank_settings.kind, rerank_settings.candidates)
+    )
     final = make_run(generation, search, reranked.results, sides.measures)
-    return replace(final, variant=read_only(controls)), stages
+    return replace(final, variant=controls), stages
 
 
-def _search_controls(options: SearchOptions) -> dict:
-    return {
-        "mode": options.mode,
-        "ef_search": options.effective_ef_search if options.uses_index else None,
-    }
+def _search_controls(options: SearchOptions) -> VariantSearch:
+    return VariantSearch(options.mode, options.effective_ef_search if options.uses_index else None)
 
 
-def cost(stages: dict[str, Stage], total: float | None) -> dict:
+def cost(stages: dict[str, Stage], total: float | None) -> Cost:
     """The report's ``cost`` of a run from its stages, ``total`` the evaluation's seconds (None: not
     yet known)."""
     per_query = (
         np.sum([stage.per_query for stage in stages.values()], axis=0) if stages else np.zeros(0)
     )
-    return {
-        "stages": {
-            name: {
-                "seconds": stage.seconds,
-                "share": stage.seconds / total if total else None,
-                **_percentiles(stage.per_query),
-                "timed": stage.timed,
-                **({"usage": stage.usage} if stage.usage else {}),
-                **({"load_s": stage.load_s} if stage.load_s else {}),
+    return Cost(
+        MappingProxyType(
+            {
+                name: StageCost(
+                    stage.seconds,
+                    stage.seconds / total if total else None,
+                    *_percentiles(stage.per_query),
+                    stage.timed,
+                    read_only(stage.usage) if stage.usage else None,
+                    stage.load_s or None,
+                )
+                for name, stage in stages.items()
             }
-            for name, stage in stages.items()
-        },
-        **_percentiles(per_query),
-    }
+        ),
+        *_percentiles(per_query),
+    )
 
 
-def _percentiles(seconds) -> dict:
+def _percentiles(seconds) -> tuple[float | None, float | None]:
+    """The p50 and p95 of ``seconds``, in milliseconds (None: no time)."""
     if len(seconds) == 0:
-        return {"p50_ms": None, "p95_ms": None}
+        return None, None
     p50, p95 = np.percentile(np.asarray(seconds, dtype=np.float64) * 1000.0, [50, 95])
-    return {"p50_ms": float(p50), "p95_ms": float(p95)}
+    return float(p50), float(p95)
 
 
 def p95_gates(runs: list[Run], limit: float | None) -> list[Gate]:
@@ -196,7 +196,7 @@ def p95_gates(runs: list[Run], limit: float | None) -> list[Gate]:
         return []
     gates = []
     for run in runs:
-        p95 = None if run.cost is None else run.cost["p95_ms"]
+        p95 = None if run.cost is None else run.cost.p95_ms
         passed = p95 is not None and p95 <= limit
         gates.append(
             Gate(

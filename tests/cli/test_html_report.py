@@ -164,7 +164,7 @@ def test_the_page_renders_without_console_errors_and_its_numbers_are_the_reports
         elif (
             where[2] == "mean"
         ):  # a mean the holes move reads its least..greatest over every way to judge them
-            run = next(r for r in typed.runs if r.generation["name"] == where[0])
+            run = next(r for r in typed.runs if r.generation.name == where[0])
             bounds = mean_completions(run.cases, Measure.parse(where[1]))
             moved = bounds is not None and f"{bounds[0]:.4f}" != f"{bounds[1]:.4f}"
             assert shown == (f"{bounds[0]:.4f}..{bounds[1]:.4f}" if moved else f"{value:.4f}"), (

@@ -19,6 +19,7 @@ import pytest
 from ptah.adapters.corpus_yaml import load_corpus
 from ptah.core.outcomes import make_run
 from ptah.core.report import Report, Result
+from ptah.core.run_parts import RunGeneration, Search
 from tests.conftest import run_cli
 from tests.hostile.test_baselines import ROWS, SPEC  # six help-centre rows; generation small
 
@@ -146,7 +147,10 @@ def forged(document: dict) -> dict:
         for case in run.cases
     ]
     remade = make_run(
-        run.generation, {k: v for k, v in run.search.items() if k != "ranking"}, cases, run.measures
+        run.generation,
+        run.search,
+        cases,
+        run.measures,
     )
     out = json.loads(json.dumps(document))
     out["runs"][0]["cases"] = remade.to_dict()["cases"]

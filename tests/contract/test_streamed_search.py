@@ -113,7 +113,7 @@ def test_a_streamed_evaluation_reports_exactly_what_the_whole_matrix_does(
     assert calls == []
     assert measured(streamed_report) == measured(whole)
     run = whole.runs[0]
-    assert run.generation["rows"] == ROWS - 1
+    assert run.generation.rows == ROWS - 1
     assert (
         sum(1 for case in run.cases if case.ties.straddles_cutoff) > 5
     )  # ties were there to get right

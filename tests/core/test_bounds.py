@@ -16,6 +16,7 @@ from ptah.core.corpus import Case
 from ptah.core.flips import completions, mean_completions
 from ptah.core.measures import DEFAULT_MEASURES, Measure
 from ptah.core.outcomes import make_run, measure_case
+from ptah.core.run_parts import RunGeneration, Search
 from tests.core.test_measures import trec_eval
 
 MEASURES = (*DEFAULT_MEASURES, Measure("MAP", 10), Measure("P", 10), Measure("success", 1))
@@ -147,8 +148,8 @@ def test_run_means_carry_the_high_bounds_and_judged_at_k():
         Case(id="b", query="q", k=2, relevant={"r": 1.0}),
     ]
     run = make_run(
-        {"name": "g"},
-        {"channel": "vector"},
+        RunGeneration.from_dict({"name": "g"}),
+        Search.from_dict({"channel": "vector"}),
         [measured(cases[0], ["r", "h"]), measured(cases[1], [])],
     )
     assert run.means["recall"].value == 1 / 2 and run.means["recall"].high == 1 / 2
@@ -164,10 +165,14 @@ def test_run_means_carry_the_high_bounds_and_judged_at_k():
 def test_a_finding_the_holes_decide_is_inconclusive():
     cases = [Case(id=f"c{i}", query="q", k=1, relevant={"r": 1.0}) for i in range(8)]
     reference = make_run(
-        {"name": "ref"}, {"channel": "vector"}, [measured(case, ["r"]) for case in cases]
+        RunGeneration.from_dict({"name": "ref"}),
+        Search.from_dict({"channel": "vector"}),
+        [measured(case, ["r"]) for case in cases],
     )
     candidate = make_run(
-        {"name": "new"}, {"channel": "vector"}, [measured(case, [f"h{case.id}"]) for case in cases]
+        RunGeneration.from_dict({"name": "new"}),
+        Search.from_dict({"channel": "vector"}),
+        [measured(case, [f"h{case.id}"]) for case in cases],
     )
     mrr = compare_pair(reference, candidate).measures["mrr"]
     # worse on the judged rows (8 losses: exact p = 2/256); with 3 of the candidate's holes
@@ -197,7 +202,9 @@ def test_a_finding_the_holes_decide_is_inconclusive():
         Case(id=c.id, query="q", k=1, relevant={"r": 1.0}, forbidden=(f"h{c.id}",)) for c in cases
     ]
     settled = make_run(
-        {"name": "new"}, {"channel": "vector"}, [measured(case, [f"h{case.id}"]) for case in judged]
+        RunGeneration.from_dict({"name": "new"}),
+        Search.from_dict({"channel": "vector"}),
+        [measured(case, [f"h{case.id}"]) for case in judged],
     )
     settled_mrr = compare_pair(reference, settled).measures["mrr"]
     assert (settled_mrr.finding, settled_mrr.judged, settled_mrr.settle) == (

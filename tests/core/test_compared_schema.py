@@ -1,5 +1,6 @@
-"""The typed comparisons and the report's JSON schema agree field for field, and a comparison of an
-older report reads back with its absent members absent."""
+"""The typed parts of a report (the comparisons, a run's members) and the report's JSON schema
+agree field for field, and a comparison of an older report reads back with its absent members
+absent."""
 
 from __future__ import annotations
 
@@ -16,6 +17,19 @@ from ptah.core.baseline import compare
 from ptah.core.baseline_comparison import BaselineComparison
 from ptah.core.compared import Family, MeasureComparison
 from ptah.core.comparison import compare_runs
+from ptah.core.metrics import Mean
+from ptah.core.run_parts import (
+    CaseAnn,
+    Cost,
+    ForbiddenCounts,
+    RequiredCounts,
+    RunAnn,
+    RunGeneration,
+    RunVariant,
+    Search,
+    SliceMeans,
+    TieCounts,
+)
 from ptah.core.side_by_side import Comparison
 from tests.core.test_comparison import CANDIDATE, REFERENCE
 
@@ -32,9 +46,11 @@ def resolved(node: Mapping) -> Mapping:
 
 
 def members(cls: type) -> dict[str, Any]:
-    """Each JSON member of a typed part (its fields but ``omitted``) and its type."""
+    """Each JSON member of a typed part (its fields but ``omitted`` and the one that holds the rest
+    of a free-form part, its ``REST``) and its type."""
     hints = get_type_hints(cls)
-    return {field.name: hints[field.name] for field in fields(cls) if field.name != "omitted"}
+    left_out = {"omitted", getattr(cls, "REST", None)}
+    return {field.name: hints[field.name] for field in fields(cls) if field.name not in left_out}
 
 
 def without_none(hint: Any) -> tuple[Any, bool]:
@@ -56,8 +72,8 @@ def disagreements(cls: type, node: Mapping, path: str) -> list[str]:
         f"{path}.{name}: in the schema, not a field" for name in properties if name not in ours
     ]
     found += [
-        f"{path}.{name}: required, but an older report may lack it"
-        for name in getattr(cls, "OPTIONAL", ())
+        f"{path}.{name}: required, but a report may lack it"
+        for name in (*getattr(cls, "OPTIONAL", ()), *getattr(cls, "ABSENT_WHEN_NONE", ()))
         if name in node.get("required", ())
     ]
     found += [
@@ -73,14 +89,21 @@ def disagreements(cls: type, node: Mapping, path: str) -> list[str]:
 
 def _disagreements_of(hint: Any, node: Mapping, path: str) -> list[str]:
     hint, nullable = without_none(hint)
+    if "oneOf" in node:  # a part or null
+        (node,) = [each for each in node["oneOf"] if each.get("type") != "null"]
     node = resolved(node)
     allowed = node.get("type")
     allowed = [allowed] if isinstance(allowed, str) else allowed
     if allowed is not None and "null" in allowed and not nullable:
         return [f"{path}: the schema allows null, the field does not"]
     origin = get_origin(hint)
+    if hint is Mean:
+        return [] if node is SCHEMA["$defs"]["mean"] else [f"{path}: a mean, not the schema's mean"]
     if is_dataclass(hint):
         return disagreements(hint, node, path)
+    if hint is Mapping or (origin is Mapping and node.get("additionalProperties") is None):
+        # free-form (where the schema names no members' type); an object either way
+        return [] if allowed is None or "object" in allowed else [f"{path}: not an object"]
     if origin is Mapping:
         return _disagreements_of(get_args(hint)[1], node["additionalProperties"], f"{path}[*]")
     if origin is tuple:
@@ -93,6 +116,10 @@ def _disagreements_of(hint: Any, node: Mapping, path: str) -> list[str]:
     return []
 
 
+RUN = SCHEMA["$defs"]["run"]["properties"]
+AGGREGATES = RUN["aggregates"]["properties"]
+
+
 @pytest.mark.parametrize(
     ("cls", "node"),
     [
@@ -102,8 +129,32 @@ def _disagreements_of(hint: Any, node: Mapping, path: str) -> list[str]:
             SCHEMA["properties"]["baseline"]["properties"]["comparisons"]["items"],
         ),
         (Family, SCHEMA["properties"]["baseline"]["properties"]["family"]),
+        (RunGeneration, RUN["generation"]),
+        (Search, RUN["search"]),
+        (RunVariant, RUN["variant"]),
+        (Cost, RUN["cost"]),
+        (SliceMeans, RUN["slices"]["additionalProperties"]),
+        (RequiredCounts, AGGREGATES["required"]),
+        (ForbiddenCounts, AGGREGATES["forbidden"]),
+        (TieCounts, AGGREGATES["ties"]),
+        (RunAnn, AGGREGATES["ann"]),
+        (CaseAnn, SCHEMA["$defs"]["case"]["properties"]["ann"]),
     ],
-    ids=["comparison", "baseline.comparisons", "baseline.family"],
+    ids=[
+        "comparison",
+        "baseline.comparisons",
+        "baseline.family",
+        "run.generation",
+        "run.search",
+        "run.variant",
+        "run.cost",
+        "run.slices",
+        "aggregates.required",
+        "aggregates.forbidden",
+        "aggregates.ties",
+        "aggregates.ann",
+        "case.ann",
+    ],
 )
 def test_the_dataclasses_and_the_schema_agree_field_for_field(cls, node):
     assert disagreements(cls, node, cls.__name__) == []

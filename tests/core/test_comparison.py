@@ -18,6 +18,7 @@ from ptah.core.comparison import (
 from ptah.core.errors import InputError
 from ptah.core.metrics import mean_of
 from ptah.core.report import CaseResult, CaseTies, Run
+from ptah.core.run_parts import RunGeneration, Search
 from ptah.core.side_by_side import Flipped, PairPassed, PairValue
 from ptah.core.significance import paired_bootstrap, sign_flip_test
 
@@ -41,8 +42,8 @@ def case(case_id, recall, mrr, ndcg, passed=True):
 
 def run(name, cases, channel="vector"):
     return Run(
-        generation={"name": name},
-        search={"channel": channel},
+        generation=RunGeneration.from_dict({"name": name}),
+        search=Search.from_dict({"channel": channel}),
         cases=tuple(cases),
         means={m: mean_of(c.values[m] for c in cases) for m in ("recall", "MRR", "nDCG")},
         required={},

@@ -9,19 +9,20 @@ from ptah.core.calibration import Agreement, ModelJudge
 from ptah.core.corpus import Case
 from ptah.core.flips import upper_relevant
 from ptah.core.outcomes import make_run, measure_case
+from ptah.core.run_parts import RunGeneration, Search
 
 BY = "model:encoder@sha256:" + "e" * 64
 CASES = [Case(id=f"c{i:02}", query="q", k=1, relevant={"r": 1.0}) for i in range(30)]
 BEFORE = make_run(
-    {"name": "old"},
-    {"channel": "vector"},
+    RunGeneration.from_dict({"name": "old"}),
+    Search.from_dict({"channel": "vector"}),
     [measure_case(case, [("r", 0.9)], searched=2) for case in CASES],
 )
 # now every case ranks an unjudged row first: MRR 1 -> 0, 30 holes; 15 of them taken relevant bring
 # MRR back to 0.5
 NOW = make_run(
-    {"name": "new"},
-    {"channel": "vector"},
+    RunGeneration.from_dict({"name": "new"}),
+    Search.from_dict({"channel": "vector"}),
     [measure_case(case, [(f"h{case.id}", 0.9), ("r", 0.8)], searched=2) for case in CASES],
 )
 HOLES = {(case.id, f"h{case.id}") for case in CASES}

@@ -8,6 +8,7 @@ import pytest
 from ptah.core.baseline import compare
 from ptah.core.provenance import provenance
 from ptah.core.report import Run
+from ptah.core.run_parts import RunGeneration, Search
 
 
 def run(name: str, identity: str, rows: int, fingerprint: str | None) -> Run:
@@ -15,8 +16,10 @@ def run(name: str, identity: str, rows: int, fingerprint: str | None) -> Run:
         {} if fingerprint is None else {"fingerprint": fingerprint}
     )
     return Run(
-        generation={"name": name, "identity": identity, "rows": rows, "verification": verification},
-        search={"channel": "vector"},
+        generation=RunGeneration.from_dict(
+            {"name": name, "identity": identity, "rows": rows, "verification": verification}
+        ),
+        search=Search.from_dict({"channel": "vector"}),
         cases=(),
         means={},
         required={},

@@ -18,6 +18,7 @@ from ptah.core.outcomes import make_run, measure_case, ordinal
 from ptah.core.ranking import rank_many
 from ptah.core.report import CaseResult, Report, Run
 from ptah.core.request import check_thresholds
+from ptah.core.run_parts import RunGeneration, Search
 from tests.core.comparisons import against, paired
 
 KEYS = ["a", "b", "c", "d", "e"]
@@ -34,7 +35,9 @@ def outcome(case: Case, scores: list[float]) -> CaseResult:
 
 def run_of(outcomes) -> Run:
     return make_run(
-        {"name": "g", "identity": "sha256:x"}, {"channel": "vector", "mode": "exact"}, outcomes
+        RunGeneration.from_dict({"name": "g", "identity": "sha256:x"}),
+        Search.from_dict({"channel": "vector", "mode": "exact"}),
+        outcomes,
     )
 
 

@@ -16,6 +16,7 @@ from ptah.core.outcomes import make_run, measure_case, ranking_depth
 from ptah.core.ranking import rank_many
 from ptah.core.report import KnownMiss, Report
 from ptah.core.rescore import rescore
+from ptah.core.run_parts import RunGeneration, Search
 
 KEYS = ["a", "b", "c", "d", "e"]
 CASES = (
@@ -55,8 +56,8 @@ def baseline(cases=CASES, measures=(Measure("recall"), Measure("MRR"), Measure("
             )
         )
     run = make_run(
-        {"name": "g", "identity": "sha256:x"},
-        {"channel": "vector", "mode": "exact"},
+        RunGeneration.from_dict({"name": "g", "identity": "sha256:x"}),
+        Search.from_dict({"channel": "vector", "mode": "exact"}),
         results,
         measures,
     )
@@ -126,7 +127,7 @@ def test_forged_values_never_survive():
     )
     run = make_run(
         old.runs[0].generation,
-        {"channel": "vector", "mode": "exact"},
+        Search.from_dict({"channel": "vector", "mode": "exact"}),
         [forged, *old.runs[0].cases[1:]],
         old.runs[0].measures,
     )
@@ -157,7 +158,7 @@ def test_a_measure_deeper_than_the_kept_ranking_is_never_lowered_below_the_kept_
     lowered = replace(two, values=MappingProxyType({"recall": 0.5, "P@4": 0.0}))
     run = make_run(
         old.runs[0].generation,
-        {"channel": "vector"},
+        Search.from_dict({"channel": "vector"}),
         [old.runs[0].cases[0], lowered, old.runs[0].cases[2]],
         measures,
     )

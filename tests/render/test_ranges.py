@@ -4,6 +4,7 @@ the low."""
 from __future__ import annotations
 
 from ptah.core.outcomes import make_run
+from ptah.core.run_parts import RunGeneration, Search
 from ptah.render.text import bounded, case_range, mean_range
 from tests.core.test_bounds import low_holes
 
@@ -14,7 +15,9 @@ def test_a_case_and_a_mean_read_their_interval_over_completions_min_first():
     )  # nDCG 1.0 judged, 0.8529 with every hole relevant, 0.8503 with the deepest alone
     assert (result.values["nDCG"], round(result.highs["nDCG"], 4)) == (1.0, 0.8529)
     assert case_range(result, "nDCG") == "0.8503..1.0000"
-    run = make_run({"name": "g"}, {"channel": "vector"}, [result])
+    run = make_run(
+        RunGeneration.from_dict({"name": "g"}), Search.from_dict({"channel": "vector"}), [result]
+    )
     assert mean_range(run, "nDCG") == "0.8503..1.0000"
     assert case_range(result, "recall") == "1.0000"  # a relevant hole cannot move recall from 1
 

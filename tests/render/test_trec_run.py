@@ -12,6 +12,7 @@ from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import InputError
 from ptah.core.measures import kind
 from ptah.core.report import CaseResult, CaseTies, Report, Result, Run
+from ptah.core.run_parts import RunGeneration, Search
 from ptah.core.trec import qrels_lines
 from ptah.render.trec import run_lines
 
@@ -25,8 +26,8 @@ recall_at_k, reciprocal_rank_at_k, ndcg_at_k = (
 def run_of(cases: list[tuple[str, list[tuple[str, float]]]], name: str = "minilm") -> Run:
     """A run whose cases hold ranked results (what run_lines reads) and nothing else of note."""
     return Run(
-        generation={"name": name},
-        search={},
+        generation=RunGeneration.from_dict({"name": name}),
+        search=Search.from_dict({}),
         cases=tuple(
             CaseResult(
                 id=case_id,

@@ -7,6 +7,7 @@ import copy
 import re
 import xml.etree.ElementTree as ElementTree
 
+from ptah.core.run_parts import Cost, RunVariant
 from ptah.render.html import render_html
 from ptah.render.junit import render_junit
 from ptah.render.markdown import render_markdown
@@ -238,7 +239,7 @@ def test_a_variant_says_its_fused_channels_its_search_and_what_reranks():
         "rerank": None,
     }
     assert (
-        variant_sentence(hybrid)
+        variant_sentence(RunVariant.from_dict(hybrid))
         == "variant served: hybrid (lexical + vector) over minilm, index search at ef_search 100"
     )
     cross = RERANKED | {
@@ -248,7 +249,7 @@ def test_a_variant_says_its_fused_channels_its_search_and_what_reranks():
         | {"kind": "cross-encoder", "model": "models/ms-marco", "candidates": 1000},
     }
     assert (
-        variant_sentence(cross)
+        variant_sentence(RunVariant.from_dict(cross))
         == "variant worse: vector over base, rerank cross-encoder (models/ms-marco) on the top 1,000"
     )
     service = RERANKED | {
@@ -259,12 +260,12 @@ def test_a_variant_says_its_fused_channels_its_search_and_what_reranks():
             "service": {"api": "cohere", "base_url": "http://127.0.0.1:7997", "timeout_s": 60},
         }
     }
-    assert variant_sentence(service, lambda value: f"`{value}`") == (
+    assert variant_sentence(RunVariant.from_dict(service), lambda value: f"`{value}`") == (
         "variant `worse`: `lexical` over `base`, rerank `service` (`rerank-english-v3.0` at `http://127.0.0.1:7997`) "
         "on the top 20"
     )
     assert variant_sentence(
-        RERANKED | {"rerank": RERANKED["rerank"] | {"generation": "minilm"}}
+        RunVariant.from_dict(RERANKED | {"rerank": RERANKED["rerank"] | {"generation": "minilm"}})
     ).endswith("rerank bi-encoder (minilm) on the top 20")
 
 
@@ -283,11 +284,11 @@ def test_a_fast_stage_does_not_read_zero_and_a_share_not_yet_known_is_left_out()
         "p95_ms": 0.04,
     }
     assert (
-        cost_sentence(cost)
+        cost_sentence(Cost.from_dict(cost))
         == "time per query: p50 0.04 ms, p95 0.04 ms (search 0.04 ms timed per batch)"
     )
     assert (
-        cost_sentence(cost | {"stages": {}, "p50_ms": None, "p95_ms": None})
+        cost_sentence(Cost.from_dict(cost | {"stages": {}, "p50_ms": None, "p95_ms": None}))
         == "time per query: p50 N/A, p95 N/A"
     )
 

@@ -8,6 +8,7 @@ from ptah.core.corpus import Case
 from ptah.core.identity import text_digest
 from ptah.core.judged import Judgement, JudgementRecord, Sample
 from ptah.core.outcomes import make_run, measure_case
+from ptah.core.run_parts import RunGeneration, Search
 from ptah.services.evidence import model_judges, ranked_texts
 from tests.services.conftest import DOCS, Workspace
 
@@ -22,8 +23,8 @@ def text_of(key: str) -> str:
 def test_model_grades_of_changed_rows_and_of_other_text_are_not_used(workspace):
     cases = [Case(id=f"c{i}", query="q", k=2, relevant={"1": 1.0}) for i in range(3)]
     run = make_run(
-        {"name": "docs"},
-        {"channel": "vector"},
+        RunGeneration.from_dict({"name": "docs"}),
+        Search.from_dict({"channel": "vector"}),
         [measure_case(case, [("2", 0.9), ("3", 0.8)], searched=2) for case in cases],
     )  # holes 2 and 3
     person = {

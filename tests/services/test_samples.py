@@ -5,6 +5,7 @@ from __future__ import annotations
 from ptah.core.corpus import Case
 from ptah.core.judged import Judgement, JudgementRecord, Sample, population_digest
 from ptah.core.outcomes import make_run, measure_case
+from ptah.core.run_parts import RunGeneration, Search
 from ptah.services.evidence import samples_of
 
 SHA = "a" * 64
@@ -20,8 +21,8 @@ def run(identity: str, judged=frozenset()):
     case = Case(id="c", query="q", k=3, relevant={"r": 1.0}, judged=frozenset(judged))
     result = measure_case(case, [("a", 0.9), ("b", 0.8), ("r", 0.7)], searched=3)
     return make_run(
-        {"name": identity[-4:], "identity": identity},
-        {"channel": "vector", "mode": "exact"},
+        RunGeneration.from_dict({"name": identity[-4:], "identity": identity}),
+        Search.from_dict({"channel": "vector", "mode": "exact"}),
         [result],
     )
 
@@ -103,8 +104,8 @@ def test_the_baseline_holes_the_current_run_lost_are_counted():
     corpus = Corpus(cases=(CASE,))
     before = run(IDENTITY)  # top 3: a, b (holes), r
     now = make_run(
-        {"name": "now", "identity": OTHER},
-        {"channel": "vector", "mode": "exact"},
+        RunGeneration.from_dict({"name": "now", "identity": OTHER}),
+        Search.from_dict({"channel": "vector", "mode": "exact"}),
         [measure_case(CASE, [("r", 0.9), ("b", 0.8), ("x", 0.7)], searched=3)],
     )
     assert (

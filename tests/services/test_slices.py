@@ -56,15 +56,15 @@ def test_each_slice_has_the_means_of_its_own_cases_and_a_one_case_slice_is_liste
             ("account", ["plan", "password", "tokens"]),
             ("billing", ["cancel", "plan"]),
         ):
-            means = each.slices[tag]["means"]
+            means = each.slices[tag].means
             for measure in ("recall", "MRR", "nDCG"):
                 key = {"recall": "recall", "MRR": "mrr", "nDCG": "ndcg"}[measure]
-                assert means[key]["value"] == pytest.approx(
+                assert means[key].value == pytest.approx(
                     sum(values[i][measure] for i in ids) / len(ids)
                 )
-                assert means[key]["denominator"] == len(ids)
-            assert each.slices[tag]["cases"] == len(ids) and each.slices[tag]["judged"] is not None
-        assert dict(each.slices["dev"]) == {
+                assert means[key].denominator == len(ids)
+            assert each.slices[tag].cases == len(ids) and each.slices[tag].judged is not None
+        assert each.slices["dev"].to_dict() == {
             "digest": report.corpus["slices"]["dev"]["digest"],
             "cases": 1,
             "means": None,
@@ -123,8 +123,8 @@ def test_a_slice_gate_judges_the_slices_cases_against_the_same_slice_of_the_base
     )
     account = [gate for gate in report.gates if gate.name == "max-recall-drop@account"]
     (gate,) = account
-    before = baseline.runs[0].slices["account"]["means"]["recall"]["value"]
-    now = report.runs[0].slices["account"]["means"]["recall"]["value"]
+    before = baseline.runs[0].slices["account"].means["recall"].value
+    now = report.runs[0].slices["account"].means["recall"].value
     assert gate.drop == pytest.approx(before - now) and before - now <= 0
     # it passes on its judged values, but the baseline's holes could make it fail: a pass is
     # questioned too

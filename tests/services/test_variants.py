@@ -12,6 +12,7 @@ from ptah.cli.words import COMMAND_LINE
 from ptah.core.compared import CostDelta
 from ptah.core.errors import InputError, VariantUnavailable
 from ptah.core.report import Run
+from ptah.core.run_parts import SearchRerank
 from ptah.render.sentences import stage_phrase
 from ptah.render.text import milliseconds
 from ptah.services.build import build
@@ -67,16 +68,16 @@ def test_a_variant_measures_exactly_what_its_channels_measure_and_keeps_its_cont
     assert [(c.id, c.ranking, dict(c.values)) for c in fused.cases] == [
         (c.id, c.ranking, dict(c.values)) for c in plain.cases
     ]
-    assert dict(fused.variant) == {
+    assert fused.variant.to_dict() == {
         "name": "fused",
-        "channels": ("vector", "lexical"),
+        "channels": ["vector", "lexical"],
         "channel": "hybrid",
         "generation": "docs",
         "search": {"mode": "exact", "ef_search": None},
         "rerank": None,
     }
-    assert bm25.variant["generation"] == "bodies" and bm25.generation["name"] == "bm25"
-    assert bm25.generation["text_of"] == "bodies"
+    assert bm25.variant.generation == "bodies" and bm25.generation.name == "bm25"
+    assert bm25.generation.text_of == "bodies"
     assert report.comparison.reference == "fused"
     data = report.to_dict()
     assert Run.from_dict(data["runs"][0]).variant == fused.variant
@@ -86,22 +87,19 @@ def test_a_plain_run_has_no_variant_and_every_run_is_timed_per_batch(built):
     report = run(built, channels=["vector", "lexical"])
     for each in report.runs:
         assert each.variant is None
-        (stage,) = each.cost["stages"].values()
-        assert stage["timed"] == "per batch"
-        charged = stage["seconds"] - stage.get(
-            "load_s", 0.0
-        )  # the model's load is the stage's, not a query's
-        assert stage["p50_ms"] == stage["p95_ms"] == pytest.approx(charged * 1000 / 3)
-        assert each.cost["p50_ms"] == stage["p50_ms"]
-        assert 0 < stage["share"] < 1
+        (stage,) = each.cost.stages.values()
+        assert stage.timed == "per batch"
+        charged = stage.seconds - (stage.load_s or 0.0)  # the model's load is the stage's
+        assert stage.p50_ms == stage.p95_ms == pytest.approx(charged * 1000 / 3)
+        assert each.cost.p50_ms == stage.p50_ms
+        assert 0 < stage.share < 1
     assert (
-        sum(each.cost["stages"]["search"]["seconds"] for each in report.runs)
-        <= report.timings["total"]
+        sum(each.cost.stages["search"].seconds for each in report.runs) <= report.timings["total"]
     )
     delta = report.comparison.candidates[0].cost
     assert delta == CostDelta(
-        p50_ms=report.runs[1].cost["p50_ms"] - report.runs[0].cost["p50_ms"],
-        p95_ms=report.runs[1].cost["p95_ms"] - report.runs[0].cost["p95_ms"],
+        p50_ms=report.runs[1].cost.p50_ms - report.runs[0].cost.p50_ms,
+        p95_ms=report.runs[1].cost.p95_ms - report.runs[0].cost.p95_ms,
     )
 
 
@@ -122,7 +120,7 @@ def test_cost_percentiles_and_shares_from_stages():
         "search": Stage(0.3, [0.1, 0.1, 0.1], "per batch"),
         "rerank": Stage(0.7, [0.1, 0.2, 0.4], "per query", {"requests": 3}),
     }
-    made = cost(stages, 2.0)
+    made = cost(stages, 2.0).to_dict()
     assert made["stages"]["rerank"] == {
         "seconds": 0.7,
         "share": 0.35,
@@ -134,7 +132,7 @@ def test_cost_percentiles_and_shares_from_stages():
     assert made["p50_ms"] == pytest.approx(300.0) and made["p95_ms"] == pytest.approx(
         480.0
     )  # 0.2,0.3,0.5 s
-    assert cost(stages, None)["stages"]["search"]["share"] is None
+    assert cost(stages, None).stages["search"].share is None
 
 
 def test_a_cold_run_keeps_the_model_load_out_of_its_time_per_query(built, monkeypatch):
@@ -148,21 +146,21 @@ def test_a_cold_run_keeps_the_model_load_out_of_its_time_per_query(built, monkey
 
     monkeypatch.setattr(embedders_module, "open_embedder", slow)
     report = run(built, names=["docs"], channels=["vector", "hybrid"])
-    cold, warm = (run_.cost["stages"]["search"] for run_ in report.runs)
-    assert cold["load_s"] >= 1.0 and cold["seconds"] >= cold["load_s"]  # its seconds keep the load
+    cold, warm = (run_.cost.stages["search"] for run_ in report.runs)
+    assert cold.load_s >= 1.0 and cold.seconds >= cold.load_s  # its seconds keep the load
     assert (
-        cold["p95_ms"] < 1000.0 * cold["load_s"] / 3 / 2
+        cold.p95_ms < 1000.0 * cold.load_s / 3 / 2
     )  # each of the 3 queries charged its share less the load
-    assert "load_s" not in warm  # the second run found the model loaded
+    assert "load_s" not in warm.to_dict()  # the second run found the model loaded
     assert stage_phrase(cold).startswith(
-        f"{milliseconds(cold['p50_ms'])} timed per batch (loading the model took "
-        f"{cold['load_s']:,.2f} s, left out of the time per query), "
+        f"{milliseconds(cold.p50_ms)} timed per batch (loading the model took "
+        f"{cold.load_s:,.2f} s, left out of the time per query), "
     )
 
 
 def test_the_p95_gate_fails_a_run_over_its_limit_only_when_asked(built):
     report = run(built, channels=["vector"])
-    p95 = report.runs[0].cost["p95_ms"]
+    p95 = report.runs[0].cost.p95_ms
     assert p95_gates(list(report.runs), None) == []
     (passing,) = p95_gates(list(report.runs), p95)
     (failing,) = p95_gates(list(report.runs), p95 / 2)
@@ -249,15 +247,13 @@ def test_the_rerank_stage_ranks_the_channels_top_candidates_by_the_rerankers_sco
             for key in order[:3]
             if key not in {*dict(case.relevant), *case.required, *case.forbidden}
         ]
-    rerank = reranked.variant["rerank"]
-    assert rerank["kind"] == "vowels" and rerank["candidates"] == 5
-    assert rerank["scorer"] == {"kind": "vowels", "model": None} and rerank["usage"] == {
-        "requests": 3
-    }
-    assert reranked.search["rerank"] == {"kind": "vowels", "candidates": 5}
-    stages = reranked.cost["stages"]
-    assert stages["rerank"]["timed"] == "per query" and stages["rerank"]["usage"] == {"requests": 3}
-    assert reranked.cost["p95_ms"] >= reranked.cost["p50_ms"] > stages["search"]["p50_ms"]
+    rerank = reranked.variant.rerank
+    assert rerank.kind == "vowels" and rerank.candidates == 5
+    assert rerank.scorer == {"kind": "vowels", "model": None} and rerank.usage == {"requests": 3}
+    assert reranked.search.rerank == SearchRerank("vowels", 5)
+    stages = reranked.cost.stages
+    assert stages["rerank"].timed == "per query" and stages["rerank"].usage == {"requests": 3}
+    assert reranked.cost.p95_ms >= reranked.cost.p50_ms > stages["search"].p50_ms
 
 
 def test_an_unknown_reranker_kind_is_exit_2_naming_the_registered_ones(built, vowels):
@@ -356,7 +352,7 @@ def test_a_cross_encoder_reranks_through_evaluate_with_the_models_own_logits(bui
     with built.project() as project:
         texts = {row.key: row.text for row in project.source.rows("{title}\n\n{body}")}
     (crossed,) = run(built, variants=["crossed"]).runs
-    assert crossed.variant["rerank"]["scorer"]["kind"] == "cross-encoder"
+    assert crossed.variant.rerank.scorer["kind"] == "cross-encoder"
     for case, listed in zip(crossed.cases, candidates.cases):
         keys = [result.key for result in listed.ranking]
         logits = forward(tiny, case.query, [texts[key] for key in keys], batch_size=4)

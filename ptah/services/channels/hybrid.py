@@ -14,14 +14,17 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from dataclasses import replace
 
 import numpy as np
 
 from ptah.core.fusion import rrf_scores
 from ptah.core.outcomes import make_run
+from ptah.core.parts import read_only
 from ptah.core.ranking import key_columns, top_k
 from ptah.core.report import CaseResult, Run
 from ptah.core.request import HYBRID, LEXICAL
+from ptah.core.run_parts import Search, SearchFusion
 from ptah.core.scoring import query_blocks
 from ptah.services.channels.base import RunPlan, Sides, measure_scores
 from ptah.services.channels.lexical import LexicalSide, lexical_side
@@ -44,8 +47,8 @@ class HybridChannel:
         fusion = sides.request.fusion
         side = vector.run.generation
         parts = {
-            "vector": side["identity"],
-            "lexical": lexical.info["identity"],
+            "vector": side.identity,
+            "lexical": lexical.generation.identity,
             "rrf_k": fusion.k,
             "depth": fusion.depth,
         }
@@ -55,38 +58,32 @@ class HybridChannel:
                 json.dumps(parts, sort_keys=True, separators=(",", ":")).encode()
             ).hexdigest()
         )
-        generation = {
-            "name": plan.name,
-            "identity": identity,
-            "model": side["model"],
-            "settings": {
-                "rrf_k": fusion.k,
-                "depth": fusion.depth,
-                "vector": side["settings"],
-                "lexical": lexical.info["settings"],
-            },
-            "dimension": side["dimension"],
-            "rows": len(keys),
-            "model_digest": side.get("model_digest"),
-            "versions": {**side.get("versions", {}), **lexical.info["versions"]},
-            "verification": side["verification"],
-            "queries_from_cache": side.get("queries_from_cache"),
-            **{
-                name: side[name] for name in ("probe", "usage") if name in side
-            },  # a service's, as the vector run's
-            "index": lexical.info["index"],
+        settings = {
+            "rrf_k": fusion.k,
+            "depth": fusion.depth,
+            "vector": side.settings,
+            "lexical": lexical.generation.settings,
         }
-        search = {
-            "channel": HYBRID,
-            "mode": "exact",
-            "similarity": "rrf",
-            "fusion": {
-                "method": "reciprocal rank fusion",
-                "k": fusion.k,
-                "depth": fusion.depth,
-                "channels": [f"{LEXICAL}:{plan.generation}", plan.generation],
-            },
-        }
+        generation = replace(
+            side,  # a service's probe and usage as the vector run's
+            name=plan.name,
+            identity=identity,
+            settings=read_only(settings),
+            rows=len(keys),
+            versions=read_only({**(side.versions or {}), **(lexical.generation.versions or {})}),
+            index=lexical.generation.index,
+        )
+        search = Search(
+            HYBRID,
+            "exact",
+            "rrf",
+            fusion=SearchFusion(
+                "reciprocal rank fusion",
+                fusion.k,
+                fusion.depth,
+                (f"{LEXICAL}:{plan.generation}", plan.generation),
+            ),
+        )
         return make_run(generation, search, results, sides.measures)
 
 

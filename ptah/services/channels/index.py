@@ -29,6 +29,7 @@ import time
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -39,8 +40,9 @@ from ptah.core.measures import Measure
 from ptah.core.metrics import mean_of
 from ptah.core.outcomes import make_run, measure_case, ranking_depth
 from ptah.core.ranking import find_ties, top_k
-from ptah.core.report import CaseResult, Run, mean_to_dict
+from ptah.core.report import CaseResult, Run
 from ptah.core.request import VECTOR, SearchOptions
+from ptah.core.run_parts import CaseAnn, RunAnn, RunGeneration, Search, SearchIndex
 from ptah.services.channels.registry import channel
 
 
@@ -157,19 +159,19 @@ class IndexSearch:
         self.seconds += time.perf_counter() - clock
         return results
 
-    def run(self, generation: dict, exact: list[CaseResult], measures: Sequence[Measure]) -> Run:
+    def run(
+        self, generation: RunGeneration, exact: list[CaseResult], measures: Sequence[Measure]
+    ) -> Run:
         """The index search's run (mode both: with the exact comparison)."""
         self.close()
-        search: dict[str, Any] = {
-            "channel": VECTOR,
-            "mode": self.options.mode,
-            "similarity": "cosine",
-            "index": dict(self.index),
-        }
-        if (
-            self.index["kind"] == "hnsw"
-        ):  # an IVFFlat index (a table's own) searches its probes instead
-            search["ef_search"] = self.options.effective_ef_search
+        search = Search(
+            VECTOR,
+            self.options.mode,
+            "cosine",
+            SearchIndex.from_dict(self.index),
+            # an IVFFlat index (a table's own) searches its probes instead
+            self.options.effective_ef_search if self.index["kind"] == "hnsw" else None,
+        )
         if self.options.mode != "both":
             return make_run(generation, search, self.results, measures)
         results, ann = _compare_with_exact(self.results, exact, self.exact_scores, measures)
@@ -214,7 +216,7 @@ def _compare_with_exact(
     exact: list[CaseResult],
     exact_scores: list[dict[str, float]],
     measures: Sequence[Measure],
-) -> tuple[list[CaseResult], dict]:
+) -> tuple[list[CaseResult], RunAnn]:
     """Each case with its ``ann`` (recall, exact measures, deltas, missed keys), and the means'
     ``ann``.
 
@@ -228,20 +230,24 @@ def _compare_with_exact(
         recall = ann_recall(index_top, exact_top, exact_score)
         recalls.append(recall)
         values = {m.key: exact_result.values[str(m)] for m in measures}
-        ann = {
-            "recall": recall,
-            "exact": values,
-            "delta": {m.key: _delta(index_result.values[str(m)], values[m.key]) for m in measures},
-            "missed": [key for key, _ in exact_top if key not in set(index_top)],
-        }
+        ann = CaseAnn(
+            recall,
+            MappingProxyType(values),
+            MappingProxyType(
+                {m.key: _delta(index_result.values[str(m)], values[m.key]) for m in measures}
+            ),
+            tuple(key for key, _ in exact_top if key not in set(index_top)),
+        )
         with_ann.append(index_result.with_ann(ann))
-    exact_means = {m.key: mean_to_dict(mean_of(r.values[str(m)] for r in exact)) for m in measures}
+    exact_means = {m.key: mean_of(r.values[str(m)] for r in exact) for m in measures}
     index_means = {m.key: mean_of(r.values[str(m)] for r in results).value for m in measures}
-    return with_ann, {
-        "recall": mean_to_dict(mean_of(recalls)),
-        "exact": exact_means,
-        "delta": {m.key: _delta(index_means[m.key], exact_means[m.key]["value"]) for m in measures},
-    }
+    return with_ann, RunAnn(
+        mean_of(recalls),
+        MappingProxyType(exact_means),
+        MappingProxyType(
+            {m.key: _delta(index_means[m.key], exact_means[m.key].value) for m in measures}
+        ),
+    )
 
 
 def _delta(index: float | None, exact: float | None) -> float | None:

@@ -14,15 +14,17 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, cast
 
 from ptah.core.errors import CapabilityUnavailable
 from ptah.core.identity import text_digest
 from ptah.core.outcomes import make_run
+from ptah.core.parts import read_only
 from ptah.core.ranking import key_columns
 from ptah.core.report import CaseResult, Run
 from ptah.core.request import LEXICAL
+from ptah.core.run_parts import RunGeneration, Search, Verification
 from ptah.core.scoring import query_blocks
 from ptah.services.channels.base import RunPlan, Sides, measure_scores
 
@@ -33,14 +35,12 @@ if TYPE_CHECKING:
 
 @dataclass
 class LexicalSide:
-    """A template's lexical index, loaded or built once per evaluation, and what describes it."""
+    """A template's lexical index, loaded or built once per evaluation: what describes it (a run's
+    ``generation``, but for its name), its keys and the index."""
 
-    info: dict
+    generation: RunGeneration
+    keys: list[str]
     index: lexical.LexicalIndex
-
-    @property
-    def keys(self) -> list[str]:
-        return self.info["keys"]
 
 
 class LexicalChannel:
@@ -53,12 +53,8 @@ class LexicalChannel:
         )
         side = lexical_side(sides, plan.generation)
         results = sides.once(("lexical results", template), lambda: _results(sides, side))
-        generation = {
-            "name": plan.name,
-            **{n: v for n, v in side.info.items() if n != "keys"},
-            "text_of": plan.generation,
-        }
-        search = {"channel": LEXICAL, "mode": "exact", "similarity": "bm25"}
+        generation = replace(side.generation, name=plan.name, text_of=plan.generation)
+        search = Search(LEXICAL, "exact", "bm25")
         return make_run(generation, search, results, sides.measures)
 
 
@@ -134,16 +130,16 @@ def _index(sides: Sides, template: str) -> LexicalSide:
             ).encode()
         ).hexdigest()
     )
-    info = {
-        "identity": identity,
-        "model": f"bm25 ({values['method']}, k1={values['k1']}, b={values['b']})",
-        "settings": {"text": template, **values},
-        "dimension": index.vocabulary,
-        "rows": len(index.keys),
-        "model_digest": None,
-        "versions": {"bm25s": values["version"]},
-        "verification": {"ok": True, "allow_stale": False, "fingerprint": fingerprint},
-        "index": {"fingerprint": fingerprint, "reused": reused},
-        "keys": index.keys,
-    }
-    return LexicalSide(info, index)
+    generation = RunGeneration(
+        name="",  # the run's, set by each run that reads this side
+        identity=identity,
+        model=f"bm25 ({values['method']}, k1={values['k1']}, b={values['b']})",
+        settings=read_only({"text": template, **values}),
+        dimension=index.vocabulary,
+        rows=len(index.keys),
+        model_digest=None,
+        versions=read_only({"bm25s": values["version"]}),
+        verification=Verification(read_only({}), True, False, fingerprint),
+        index=read_only({"fingerprint": fingerprint, "reused": reused}),
+    )
+    return LexicalSide(generation, index.keys, index)

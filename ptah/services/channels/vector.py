@@ -35,9 +35,11 @@ from ptah.adapters.embedders.base import usage_of
 from ptah.adapters.stores.base import block_digests
 from ptah.core.errors import NotBuilt, StaleGeneration, Words, capital
 from ptah.core.outcomes import make_run
+from ptah.core.parts import read_only
 from ptah.core.ranking import Ranked
 from ptah.core.report import Run
 from ptah.core.request import VECTOR
+from ptah.core.run_parts import RunGeneration, Search, Verification
 from ptah.core.scoring import normalize_rows
 from ptah.core.verification import VerifyResult
 from ptah.services.channels.base import RunPlan, Sides
@@ -226,7 +228,7 @@ def _search(sides: Sides, generation: Generation, source: _Vectors) -> VectorSid
         return top_rows(source.blocks, queries[start:stop], depth)
 
     if index_search is None:
-        search = {"channel": VECTOR, "mode": "exact", "similarity": "cosine"}
+        search = Search(VECTOR, "exact", "cosine")
         return VectorSide(
             make_run(generation_info, search, results, sides.measures), source.keys, top
         )
@@ -243,28 +245,33 @@ def _generation_info(
     dimension: int,
     cached: int,
     service: dict,
-) -> dict:
+) -> RunGeneration:
     """The report's ``generation`` member of a vector run (``record`` None for a table's own
     vectors; ``source``, what the vectors were read from: its rows and their verification)."""
     verification, rows = source.verification, source.rows
-    return {
-        "name": generation.name,
-        "identity": generation.identity.identity,
-        "model": record.model if record else generation.settings.model,
-        "settings": report_settings(record.settings) if record else external_settings(generation),
-        "dimension": dimension,
-        "rows": rows,
-        "model_digest": record.model_digest if record else generation.identity.model_digest,
-        "versions": dict(record.library_versions) if record else {},
-        "verification": (
-            verification_dict(verification) if record is None else verification.as_dict()
-        )
-        | {"allow_stale": allow_stale}
-        | ({} if verification.fingerprint is None else {"fingerprint": verification.fingerprint}),
-        "queries_from_cache": cached,
+    checks = verification_dict(verification) if record is None else verification.as_dict()
+    return RunGeneration(
+        name=generation.name,
+        identity=generation.identity.identity,
+        model=record.model if record else generation.settings.model,
+        settings=read_only(
+            report_settings(record.settings) if record else external_settings(generation)
+        ),
+        dimension=dimension,
+        rows=rows,
+        model_digest=record.model_digest if record else generation.identity.model_digest,
+        versions=read_only(dict(record.library_versions) if record else {}),
+        verification=Verification(
+            read_only({name: value for name, value in checks.items() if name != "ok"}),
+            checks["ok"],
+            allow_stale,
+            verification.fingerprint,
+        ),
+        queries_from_cache=cached,
         # a service's probe check and usage (ptah.services.probe); nothing for a local model
-        **service,
-    }
+        probe=read_only(service.get("probe")),
+        usage=read_only(service.get("usage")),
+    )
 
 
 def _refuse_stale(sides: Sides, verification: VerifyResult, clock: float) -> None:

@@ -294,7 +294,7 @@ def summary(report: Report) -> list[dict]:
     return [
         {
             "name": run.name,
-            "generation": run.generation["name"],
+            "generation": run.generation.name,
             "channel": run.channel,
             "means": {
                 name: {

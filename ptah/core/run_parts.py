@@ -1,0 +1,271 @@
+"""A run's typed members: what was searched (:class:`RunGeneration`, :class:`Search`), a variant's
+executed controls, the run's cost, its slices' means, the index against exact search and the
+expectation counts.
+
+Each is a :class:`~ptah.core.parts.Part`: its JSON members are its fields in the order written
+(schema: ``ptah/schemas/report.schema.json``'s ``run``, held to these fields by
+``tests/core/test_compared_schema.py``). Free-form parts stay mappings where the schema leaves
+them free: a generation's ``settings``, ``versions``, a service's ``probe`` and ``usage``, a
+stage's ``usage``, a reranker's ``scorer`` and ``options``; what they hold depends on the model,
+the service or the plugin that made them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import ClassVar, Self
+
+from ptah.core.compared import written
+from ptah.core.metrics import Mean
+from ptah.core.parts import Part, plain, read_only
+
+RANKING_RULE = "score descending, ties broken by key ascending"
+
+
+@dataclass(frozen=True)
+class Verification(Part):
+    """A generation's verification when measured: ``ok``, whether stale vectors were allowed, the
+    text fingerprint (a lexical index's, or a table's own vectors'); ``checks`` the verification's
+    counts (:class:`ptah.services.verify.VerifyResult`), written before them."""
+
+    checks: Mapping
+    ok: bool
+    allow_stale: bool
+    fingerprint: str | None = None
+
+    REST: ClassVar[str] = "checks"  # the members besides the named ones
+    ABSENT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("fingerprint",)
+
+    def to_dict(self) -> dict:
+        return plain(self.checks) | written(super().to_dict(), frozenset(["checks"]))
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Self:
+        named = ("ok", "allow_stale", "fingerprint")
+        rest = {key: value for key, value in data.items() if key not in named}
+        return replace(super().from_dict({**data, "checks": rest}), checks=read_only(rest))
+
+
+@dataclass(frozen=True)
+class RunGeneration(Part):
+    """What a run searched: the generation's name (the run's), identity, model, settings, size and
+    verification; a service's ``probe`` and ``usage``; a lexical index's ``index`` and the
+    generation whose text it indexes (``text_of``)."""
+
+    name: str
+    identity: str
+    model: str
+    settings: Mapping
+    dimension: int
+    rows: int
+    model_digest: str | None
+    versions: Mapping | None
+    verification: Verification
+    queries_from_cache: int | None = None
+    probe: Mapping | None = None
+    usage: Mapping | None = None
+    index: Mapping | None = None
+    text_of: str | None = None
+
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("model_digest", "versions")
+    ABSENT_WHEN_NONE: ClassVar[tuple[str, ...]] = (
+        "queries_from_cache",
+        "probe",
+        "usage",
+        "index",
+        "text_of",
+    )
+
+
+@dataclass(frozen=True)
+class SearchIndex(Part):
+    """The index a search went through: its name, kind and shape (hnsw: ``m``,
+    ``ef_construction``; ivfflat: ``lists``, ``probes``), operator class and, for a table's own
+    index, the table and column."""
+
+    name: str
+    kind: str
+    m: int | None = None
+    ef_construction: int | None = None
+    lists: int | None = None
+    probes: int | None = None
+    operator_class: str | None = None
+    table: str | None = None
+    column: str | None = None
+
+    ABSENT_WHEN_NONE: ClassVar[tuple[str, ...]] = (
+        "m",
+        "ef_construction",
+        "lists",
+        "probes",
+        "table",
+        "column",
+    )
+
+
+@dataclass(frozen=True)
+class SearchFusion(Part):
+    """A hybrid run's fusion: the method, its k, the depth fused and the channels."""
+
+    method: str
+    k: float
+    depth: int
+    channels: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SearchRerank(Part):
+    """A reranked run's rerank stage: its kind and the candidates it reranked."""
+
+    kind: str
+    candidates: int
+
+
+@dataclass(frozen=True)
+class Search(Part):
+    """How a run searched: its channel, mode and similarity; the index (index and both), the hybrid
+    fusion, the rerank stage; and the ranking rule."""
+
+    channel: str
+    mode: str
+    similarity: str
+    index: SearchIndex | None = None
+    ef_search: int | None = None
+    fusion: SearchFusion | None = None
+    rerank: SearchRerank | None = None
+    ranking: str = RANKING_RULE
+
+    ABSENT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("index", "ef_search", "fusion", "rerank")
+
+
+@dataclass(frozen=True)
+class VariantSearch(Part):
+    """A variant's vector search: its mode and, through an index, ef_search."""
+
+    mode: str
+    ef_search: int | None
+
+
+@dataclass(frozen=True)
+class RerankService(Part):
+    """The service a reranker asked: its API, address and time-out."""
+
+    api: str
+    base_url: str
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class VariantRerank(Part):
+    """A variant's rerank stage as executed: its settings (:meth:`ptah.core.spec.Rerank.controls`),
+    what scored and a service's usage."""
+
+    kind: str
+    candidates: int
+    generation: str | None
+    model: str | None
+    service: RerankService | None
+    batch_size: int | None
+    options: Mapping | None = None
+    scorer: Mapping | None = None
+    usage: Mapping | None = None
+
+    ABSENT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("options", "usage")
+
+
+@dataclass(frozen=True)
+class RunVariant(Part):
+    """A variant's executed controls: the channels fused, the channel they make, the generation,
+    the vector search and the rerank stage."""
+
+    name: str
+    channels: tuple[str, ...]
+    channel: str
+    generation: str
+    search: VariantSearch
+    rerank: VariantRerank | None
+
+
+@dataclass(frozen=True)
+class StageCost(Part):
+    """One stage's cost: its seconds, share of the evaluation's time, time per query (p50, p95,
+    milliseconds), how it was timed; a service's ``usage`` and a model's ``load_s``."""
+
+    seconds: float
+    share: float | None
+    p50_ms: float | None
+    p95_ms: float | None
+    timed: str
+    usage: Mapping | None = None
+    load_s: float | None = None
+
+    ABSENT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("usage", "load_s")
+
+
+@dataclass(frozen=True)
+class Cost(Part):
+    """What a run cost: each stage's, and the time per query over every stage."""
+
+    stages: Mapping[str, StageCost]
+    p50_ms: float | None
+    p95_ms: float | None
+
+
+@dataclass(frozen=True)
+class SliceMeans(Part):
+    """One slice of a run: its digest and case count and, from 2 cases, its means (keyed by the
+    measure's report key) and judged@k."""
+
+    digest: str
+    cases: int
+    means: Mapping[str, Mean] | None
+    judged: Mean | None
+
+
+@dataclass(frozen=True)
+class RunAnn(Part):
+    """``--search both``: the mean ANN recall, exact search's means and the deltas index - exact,
+    keyed by the measure's report key."""
+
+    recall: Mean
+    exact: Mapping[str, Mean]
+    delta: Mapping[str, float | None]
+
+
+@dataclass(frozen=True)
+class CaseAnn(Part):
+    """``--search both``, one case: its ANN recall, exact search's values, the deltas and the keys
+    of the exact top k the index missed."""
+
+    recall: float | None
+    exact: Mapping[str, float | None]
+    delta: Mapping[str, float | None]
+    missed: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RequiredCounts(Part):
+    """Cases declaring required keys, those that missed one, and the keys missed."""
+
+    cases: int
+    failed: int
+    keys_missed: int
+
+
+@dataclass(frozen=True)
+class ForbiddenCounts(Part):
+    """Cases declaring forbidden keys, those leaking one, the hits, and leaking / cases (None when
+    no case declares any)."""
+
+    cases: int
+    leaking: int
+    hits: int
+    rate: float | None
+
+
+@dataclass(frozen=True)
+class TieCounts(Part):
+    """Cases whose top k a tie straddles or whose expected keys tie."""
+
+    cases_flagged: int
