@@ -106,7 +106,6 @@ class ExactRanking:
         watched: Sequence[Iterable[str]] | None = None,
         *,
         asked_vectors: Mapping[str, np.ndarray] | None = None,
-        budget: int = BLOCK_SCORES,
     ):
         queries = np.asarray(queries)
         if queries.ndim != 2 or queries.dtype != np.float32:
@@ -126,7 +125,8 @@ class ExactRanking:
         for k in ks:
             _check_depth(k)
         self._vectors = np.ascontiguousarray(queries)
-        self._budget = budget
+        # the scores one block of queries may hold at once; a test sets it to exercise the blocks
+        self.budget = BLOCK_SCORES
         self._expected = expected is not None
         self._queries = []
         for i, k in enumerate(ks):
@@ -196,14 +196,13 @@ class ExactRanking:
         self.rows += len(keys)
         margin = margins(self._vectors, rows)
         positions = self._positions(keys)
-        for start, stop in query_blocks(len(self._queries), len(keys), self._budget):
+        for start, stop in query_blocks(len(self._queries), len(keys), self.budget):
             approximate = self._vectors[start:stop] @ rows.T
             _check_not_nan(approximate)
             self._watch(start, stop, rows, positions)
             chosen = self._candidates(start, stop, approximate, margin, rows)
             self._count_better(
-                start,
-                stop,
+                range(start, stop),
                 approximate,
                 margin,
                 rows,
@@ -289,8 +288,7 @@ class ExactRanking:
 
     def _count_better(
         self,
-        start: int,
-        stop: int,
+        span: range,
         approximate: np.ndarray,
         margin: np.ndarray,
         rows: np.ndarray,
@@ -308,6 +306,7 @@ class ExactRanking:
         (few, unless the scores are near-ties) are decided on their float64
         scores, or, when equal to the key's own vector, by key alone.
         """
+        start, stop = span.start, span.stop  # the block's queries
         asked = [
             (number, key)
             for number in range(start, stop)
@@ -337,7 +336,9 @@ class ExactRanking:
                 same = values == scores[pair]
                 tied.append((pair[same], column[same]))
         if scanned.any():
-            self._scan(start, stop, approximate, margin, rows, asked, scanned, over, tied)
+            found, more = self._scan(start, approximate, margin, rows, asked, scanned)
+            over += found
+            tied += more
         for pair, column in tied:
             for index, c in zip(pair.tolist(), column.tolist()):
                 if keys[c] < asked[index][1]:  # the same score: a smaller key ranks above
@@ -348,17 +349,16 @@ class ExactRanking:
     def _scan(
         self,
         start: int,
-        stop: int,
         approximate: np.ndarray,
         margin: np.ndarray,
         rows: np.ndarray,
         asked: list[tuple[int, str]],
         scanned: np.ndarray,
-        over: np.ndarray,
-        tied: list[tuple[np.ndarray, np.ndarray]],
-    ) -> None:
-        """:meth:`_count_better` over the whole block for the ``scanned`` pairs of ``asked``: adds
-        to ``over`` the rows above each, and to ``tied`` the rows with its very score."""
+    ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+        """:meth:`_count_better` over the whole block (its first query ``start``) for the
+        ``scanned`` pairs of ``asked``: the rows above each, and the rows with its very score."""
+        over = np.zeros(len(asked), dtype=np.int64)
+        tied: list[tuple[np.ndarray, np.ndarray]] = []
         numbers = np.array([number for number, _ in asked])
         scores = np.array([self._score(number, key) for number, key in asked])
         lows = _rounded(scores - margin[numbers], -np.inf)
@@ -394,6 +394,7 @@ class ExactRanking:
         same = values == scores[near]
         tied.append((pair[equal], column[equal]))
         tied.append((near[same], near_column[same]))
+        return over, tied
 
     def _score(self, number: int, key: str) -> float:
         """Query ``number``'s score of asked ``key``: given before its row came, or seen since."""
@@ -423,10 +424,10 @@ class ExactRanking:
         ) -> bool:  # from its own block on, the first pass counted
             return key in query.missed and self._counting < query.found_in[key]
 
-        for start, stop in query_blocks(len(self._queries), len(keys), self._budget):
+        for start, stop in query_blocks(len(self._queries), len(keys), self.budget):
             if any(missed[start:stop]):
                 approximate = self._vectors[start:stop] @ rows.T
-                self._count_better(start, stop, approximate, margin, rows, keys, counts)
+                self._count_better(range(start, stop), approximate, margin, rows, keys, counts)
                 del approximate
 
     def _missed(self, query: _Query) -> list[str]:

@@ -80,7 +80,8 @@ def in_blocks(queries, keys, rows, rng: random.Random, **options) -> list:
     n = len(keys)
     bounds = sorted({0, n, *(rng.randrange(1, n) for _ in range(rng.randrange(0, 5)) if n > 1)})
     blocks = list(zip(bounds, bounds[1:]))
-    ranking = ExactRanking(queries, budget=rng.choice([1, 7, 100, 1 << 25]), **options)
+    ranking = ExactRanking(queries, **options)
+    ranking.budget = rng.choice([1, 7, 100, 1 << 25])
     for first, last in blocks:
         ranking.add(keys[first:last], rows[first:last])
     for first, last in blocks[: ranking.recount()]:
@@ -186,8 +187,9 @@ def test_asked_keys_given_their_vectors_rank_in_one_pass_as_in_two(kind, seed):
     }
     bounds = sorted({0, n, *(rng.randrange(1, n) for _ in range(rng.randrange(0, 5)) if n > 1)})
     budget = rng.choice([1, 7, 100, 1 << 25])
-    one = ExactRanking(queries, budget=budget, asked_vectors=given, **options)
-    two = ExactRanking(queries, budget=budget, **options)
+    one = ExactRanking(queries, asked_vectors=given, **options)
+    two = ExactRanking(queries, **options)
+    one.budget = two.budget = budget
     for first, last in zip(bounds, bounds[1:]):
         one.add(keys[first:last], rows[first:last])
         two.add(keys[first:last], rows[first:last])
