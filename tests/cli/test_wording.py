@@ -15,6 +15,7 @@ import pytest
 import ptah
 from ptah.core.baseline import gates, movement
 from ptah.core.compared import SignFlipResult
+from ptah.core.run_parts import ForbiddenCounts, RequiredCounts
 from ptah.core.significance import p_value_phrase, p_value_text
 from tests.cli.test_help import OPTIONS, label
 from tests.core.comparisons import against
@@ -86,8 +87,8 @@ def run_of(required_cases: int, forbidden_cases: int):
 
     class Counts:
         name = "g"
-        required = {"cases": required_cases, "failed": 0, "keys_missed": 0}
-        forbidden = {"cases": forbidden_cases, "leaking": 0, "hits": 0, "rate": None}
+        required = RequiredCounts(cases=required_cases, failed=0, keys_missed=0)
+        forbidden = ForbiddenCounts(cases=forbidden_cases, leaking=0, hits=0, rate=None)
 
     return Counts()
 
