@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from ptah.core.baseline_comparison import (
@@ -47,6 +47,7 @@ from ptah.core.corpus import Corpus
 from ptah.core.errors import IncomparableBaseline, ReportError, capital
 from ptah.core.estimate import NO_RATES, Estimate, Rates, estimate
 from ptah.core.flips import flip_count, paired_cases, upper_relevant
+from ptah.core.gate_parts import GateHoles, HolesSample, JudgeAccount
 from ptah.core.measures import Measure
 from ptah.core.provenance import provenance
 from ptah.core.report import REPORT_FORMATS, Gate, KnownMiss, Report, Run
@@ -328,15 +329,14 @@ def gates(
                 drop_high = before - high
             if both_listed and run.cases:
                 assert baseline_run is not None
-                holes = _decided_by_holes(run, baseline_run, measure, threshold, passed, evidence)
-                inconclusive = holes["inconclusive"]
-                passed = holes["passed"]
-                del holes["passed"]
-                holes["command"] = (
-                    sample_command([run], holes["settling_sample"], evidence)
-                    if inconclusive
-                    else None
+                holes, passed = _decided_by_holes(
+                    run, baseline_run, measure, threshold, passed, evidence
                 )
+                inconclusive = holes.inconclusive
+                if inconclusive:
+                    assert holes.settling_sample is not None
+                    command = sample_command([run], holes.settling_sample, evidence)
+                    holes = replace(holes, command=command)
                 detail += "; " + _holes_sentence(run, holes, evidence)
             tested = (
                 None
@@ -392,17 +392,17 @@ def _decided_by_holes(
     threshold: float,
     passes: bool,
     evidence: Evidence,
-) -> dict:
+) -> tuple[GateHoles, bool]:
     """What the holes of both runs say of a drop gate that ``passes`` (or not) on its judged values
-    (docs/holes.md): the gate's ``holes`` member, with its verdict under holes
-    in ``passed``."""
+    (docs/holes.md): the gate's ``holes`` member (its command the caller's to add), and its verdict
+    under holes."""
     cases = [case for case in paired_cases(baseline_run, run) if case.grades]
     pairs = [(case.id, key) for case in cases for key in case.holes]
     count = len(pairs)
     flips = flip_count(cases, measure, -threshold, up=not passes)
     plausible = _plausible_relevant(count, evidence.latest)
     accounts = [judge.entry(pairs, plausible) for judge in evidence.judges]
-    used = [entry["plausible_relevant"] for entry in accounts if entry["used"]]
+    used = [entry.plausible_relevant for entry in accounts if entry.plausible_relevant is not None]
     plausible = max(used) if used else plausible
     found = estimate(cases, measure, evidence.rates) if count else None
     exact_rule = flips.m is None or flips.m > plausible
@@ -428,29 +428,30 @@ def _decided_by_holes(
     else:
         passed, inconclusive = False, True
     latest = evidence.latest
-    decided = {
-        "policy": evidence.policy,
-        "holes": count,
-        "flip_count": flips.m,
-        "flip_count_exact": flips.exact,
-        "direction": "pass" if not passes else "fail",
-        "plausible_relevant": plausible,
-        "sample": None
-        if latest is None
-        else {
-            "seed": evidence.seed,
-            "population": sum(counts[0] for counts in latest.values()),
-            "drawn": sum(counts[1] for counts in latest.values()),
-            "relevant": sum(counts[2] for counts in latest.values()),
-        },
-        "strata": evidence.rates.as_dict(),
-        "estimate": None if found is None else found.as_dict(),
-        "inconclusive": inconclusive,
-        "passed": passed,
-        "samples_ignored": list(evidence.ignored),
-    } | ({"judges": accounts} if accounts else {})
     settle = _settling(count, flips.m, found, threshold, evidence.rates) if inconclusive else None
-    return decided | {"settling_sample": settle}
+    decided = GateHoles(
+        policy=evidence.policy,
+        holes=count,
+        flip_count=flips.m,
+        flip_count_exact=flips.exact,
+        direction="pass" if not passes else "fail",
+        plausible_relevant=plausible,
+        sample=None
+        if latest is None
+        else HolesSample(
+            seed=evidence.seed,
+            population=sum(counts[0] for counts in latest.values()),
+            drawn=sum(counts[1] for counts in latest.values()),
+            relevant=sum(counts[2] for counts in latest.values()),
+        ),
+        strata=evidence.rates.strata(),
+        estimate=None if found is None else found.part(),
+        inconclusive=inconclusive,
+        samples_ignored=tuple(evidence.ignored),
+        judges=tuple(accounts) if accounts else None,
+        settling_sample=settle,
+    )
+    return decided, passed
 
 
 def _plausible_relevant(count: int, latest: Mapping[str, tuple[int, int, int]] | None) -> int:
@@ -534,15 +535,15 @@ def run_flags(run: Run) -> str:
     return f" -g {name}" + (f" --channel {channel}" if channel != "vector" else "")
 
 
-def _holes_sentence(run: Run, holes: Mapping, evidence: Evidence) -> str:
+def _holes_sentence(run: Run, holes: GateHoles, evidence: Evidence) -> str:
     """What the holes of both runs do to a drop gate, and the one command that settles it when they
     decide it."""
-    count, m, plausible = holes["holes"], holes["flip_count"], holes["plausible_relevant"]
-    if holes["policy"] == "misses":
+    count, m, plausible = holes.holes, holes.flip_count, holes.plausible_relevant
+    if holes.policy == "misses":
         return f"{counted(count, 'unjudged row')} of either run counted as not relevant (--holes misses)"
     if count == 0:
         return "every row in either run's top k is judged"
-    way = "pass" if holes["direction"] == "pass" else "fail"
+    way = "pass" if holes.direction == "pass" else "fail"
     rows = (
         "the only unjudged row of either run"
         if count == 1
@@ -560,21 +561,21 @@ def _holes_sentence(run: Run, holes: Mapping, evidence: Evidence) -> str:
             f"{'it plausibly is not' if m > plausible else 'it may be'} ({_evidence(holes)})"
         )
     else:
-        least = "" if holes["flip_count_exact"] else "at least "
+        least = "" if holes.flip_count_exact else "at least "
         said = (
             f"{least}{m:,} of {rows} would have to be relevant to make it {way}, and "
             f"{'at most' if m > plausible else 'as many as'} {plausible:,} plausibly are ({_evidence(holes)})"
         )
-    found = holes["estimate"]
+    found = holes.estimate
     if found is not None:
-        low, high = found["interval"]
+        low, high = found.interval
         said += (
-            f"; under complete judgement the drop is estimated at {_shown(found['drop'])} "
+            f"; under complete judgement the drop is estimated at {_shown(found.drop)} "
             f"(95% interval {_shown(low)} to {_shown(high)})"
         )
-    if not holes["inconclusive"]:
+    if not holes.inconclusive:
         return said
-    return f"inconclusive: {said}; judge a random sample of both runs' holes to settle it: `{holes['command']}`"
+    return f"inconclusive: {said}; judge a random sample of both runs' holes to settle it: `{holes.command}`"
 
 
 def _shown(value: float) -> str:
@@ -593,28 +594,30 @@ def sample_command(runs: Sequence[Run], size: int, evidence: Evidence) -> str:
     return f"ptah corpus sample {corpus} {size}{baseline}{flags}{spec_flag(evidence.spec_path)}"
 
 
-def _evidence(holes: Mapping) -> str:
-    sample = holes["sample"]
+def _evidence(holes: GateHoles) -> str:
+    sample = holes.sample
     said = (
         "no random sample of them judged"
         if sample is None
-        else f"bound from a random sample of {sample['drawn']:,} of {sample['population']:,} holes "
-        f"with {sample['relevant']:,} relevant"
+        else f"bound from a random sample of {sample.drawn:,} of {sample.population:,} holes "
+        f"with {sample.relevant:,} relevant"
     )
-    return "; ".join([said, *(_judge_said(entry) for entry in holes.get("judges", ()))])
+    return "; ".join([said, *(_judge_said(entry) for entry in holes.judges or ())])
 
 
-def _judge_said(entry: Mapping) -> str:
+def _judge_said(entry: JudgeAccount) -> str:
     """One model judge's part of a gate's evidence: its agreement with the person and what it did to
     U."""
-    kappa = "undefined" if entry["kappa"] is None else f"{entry['kappa']:.2f}"
+    kappa = "undefined" if entry.kappa is None else f"{entry.kappa:.2f}"
     rates = "".join(
-        f", {name.upper()} {entry[name]:.2f} [{entry[name + '_interval'][0]:.2f}, "
-        f"{entry[name + '_interval'][1]:.2f}]"
-        for name in ("tpr", "tnr")
-        if entry[name] is not None
+        f", {name.upper()} {rate:.2f} [{bounds[0]:.2f}, {bounds[1]:.2f}]"
+        for name, rate, bounds in (
+            ("tpr", entry.tpr, entry.tpr_interval),
+            ("tnr", entry.tnr, entry.tnr_interval),
+        )
+        if rate is not None and bounds is not None
     )
-    cost = entry.get("cost")
+    cost = entry.cost
     spent = (
         ""
         if not cost
@@ -625,15 +628,15 @@ def _judge_said(entry: Mapping) -> str:
             else ""
         )
     )
-    agreed = f"model judge {entry['name']} (kappa {kappa} on {entry['sampled']:,} sampled holes{rates}{spent})"
-    if not entry["used"]:
-        return (
-            f"{agreed} graded {entry['graded']:,} of them but may not move it: {entry['why_not']}"
-        )
-    moved = entry["moved"]
+    agreed = (
+        f"model judge {entry.name} (kappa {kappa} on {entry.sampled:,} sampled holes{rates}{spent})"
+    )
+    if not entry.used:
+        return f"{agreed} graded {entry.graded:,} of them but may not move it: {entry.why_not}"
+    moved = entry.moved
     return (
-        f"{agreed} graded {entry['graded']:,} of them and puts it at {entry['plausible_relevant']:,} "
+        f"{agreed} graded {entry.graded:,} of them and puts it at {entry.plausible_relevant:,} "
         f"({'+' if moved > 0 else ''}{moved:,} from the sample alone)"
         if moved
-        else f"{agreed} graded {entry['graded']:,} of them and leaves it at {entry['plausible_relevant']:,}"
+        else f"{agreed} graded {entry.graded:,} of them and leaves it at {entry.plausible_relevant:,}"
     )

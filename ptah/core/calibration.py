@@ -36,9 +36,10 @@ used. Both rates are reported.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from ptah.core.flips import FLOAT_NOISE, upper_relevant
+from ptah.core.gate_parts import JudgeAccount
 
 MIN_KAPPA = 0.6
 MIN_SAMPLED = 20
@@ -143,22 +144,6 @@ class Agreement:
             return f"kappa {kappa:.3f} is below {min_kappa:g}"
         return None
 
-    def as_dict(self) -> dict:
-        tpr, tnr = (
-            interval(self.both, self.both + self.person_only),
-            interval(self.neither, self.neither + self.model_only),
-        )
-        return asdict(self) | {
-            "sampled": self.n,
-            "kappa": self.kappa,
-            "tpr": self.tpr,
-            "tpr_interval": None if tpr is None else list(tpr),
-            "tnr": self.tnr,
-            "tnr_interval": None if tnr is None else list(tnr),
-            "fnr_upper": self.fnr_upper(),
-            "fpr_upper": self.fpr_upper(),
-        }
-
 
 def plausible_with_model(
     called_relevant: int, called_not: int, unjudged: int, agreement: Agreement
@@ -201,21 +186,35 @@ class ModelJudge:
             tally[2 if grade is None else 0 if grade > 0 else 1] += 1
         return plausible_with_model(tally[0], tally[1], tally[2], self.agreement)
 
-    def entry(self, holes: Sequence[tuple[str, str]], without: int) -> dict:
+    def entry(self, holes: Sequence[tuple[str, str]], without: int) -> JudgeAccount:
         """The report's account of this judge for a gate whose holes are ``holes`` and whose U is
         ``without`` when no model is used: its calibration, how many of the holes it graded, its U
         (None when it may not move U) and how far that moved U."""
         plausible = None if self.untrusted is not None else min(len(holes), self.plausible(holes))
-        return {
-            "by": self.by,
-            "name": self.name,
-            "graded": sum(1 for pair in holes if pair in self.grades),
-            **self.agreement.as_dict(),
-            "used": self.untrusted is None,
-            "why_not": self.untrusted,
-            "plausible_relevant": plausible,
-            "moved": None if plausible is None else plausible - without,
-            "cost": None
+        table = self.agreement
+        tpr = interval(table.both, table.both + table.person_only)
+        tnr = interval(table.neither, table.neither + table.model_only)
+        return JudgeAccount(
+            by=self.by,
+            name=self.name,
+            graded=sum(1 for pair in holes if pair in self.grades),
+            both=table.both,
+            model_only=table.model_only,
+            person_only=table.person_only,
+            neither=table.neither,
+            sampled=table.n,
+            kappa=table.kappa,
+            tpr=table.tpr,
+            tpr_interval=None if tpr is None else tuple(tpr),
+            tnr=table.tnr,
+            tnr_interval=None if tnr is None else tuple(tnr),
+            fnr_upper=table.fnr_upper(),
+            fpr_upper=table.fpr_upper(),
+            used=self.untrusted is None,
+            why_not=self.untrusted,
+            plausible_relevant=plausible,
+            moved=None if plausible is None else plausible - without,
+            cost=None
             if self.cost is None
             else {name: int(count) for name, count in self.cost.items()},
-        }
+        )

@@ -42,6 +42,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ptah.core.flips import PairedCase
+from ptah.core.gate_parts import HolesEstimate, HolesStratum
 from ptah.core.measures import Measure
 from ptah.core.report import Run
 
@@ -148,6 +149,14 @@ class Rates:
             if self.judged.get(name)
         }
 
+    def strata(self) -> dict[str, HolesStratum]:
+        """Each stratum with judged holes: a gate's ``holes.strata``."""
+        return {
+            name: HolesStratum(self.judged.get(name, 0), self.relevant.get(name, 0))
+            for name in STRATA
+            if self.judged.get(name)
+        }
+
     def seen(self) -> float | None:
         """The relevant rate over every judged hole (None: none judged)."""
         total = sum(self.judged.values())
@@ -199,8 +208,9 @@ class Estimate:
     low: float
     high: float
 
-    def as_dict(self) -> dict:
-        return {"drop": self.drop, "interval": [self.low, self.high], "level": LEVEL}
+    def part(self) -> HolesEstimate:
+        """A gate's ``holes.estimate``."""
+        return HolesEstimate(self.drop, (self.low, self.high), LEVEL)
 
 
 def ranks(case: PairedCase, key: str) -> tuple[int | None, int | None]:

@@ -31,10 +31,11 @@ from ptah.core.compared import Family, MeasureComparison, SliceComparison
 from ptah.core.comparison import BETTER, WORSE, compare_pair, paired_differences
 from ptah.core.corpus import Corpus, slice_digest
 from ptah.core.errors import IncomparableBaseline, InputError
+from ptah.core.gate_parts import GatePower
 from ptah.core.measures import Measure
 from ptah.core.outcomes import make_run
 from ptah.core.power import cases_needed
-from ptah.core.report import Run, read_only
+from ptah.core.report import Run
 from ptah.core.request import StatisticsSettings, gate_key
 from ptah.core.run_parts import SliceMeans
 from ptah.core.significance import holm_adjusted
@@ -313,13 +314,11 @@ def power_note(
     has = len(differences)
     return replace(
         gate,
-        power=read_only(
-            {
-                "power": power,
-                "alpha": alpha,
-                "cases": has,
-                "needed": needed,
-                "underpowered": needed is not None and needed > has,
-            }
+        power=GatePower(
+            power=power,
+            alpha=alpha,
+            cases=has,
+            needed=needed,
+            underpowered=needed is not None and needed > has,
         ),
     )

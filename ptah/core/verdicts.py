@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
+from ptah.core.gate_parts import GateHoles, GatePower
+
 
 def counted(count: int, word: str) -> str:
     """A count and its noun, singular or plural as the count asks: ``1 case``, ``0 cases``, ``2
@@ -56,8 +58,8 @@ class Gate:
     drop: float | None = None
     drop_high: float | None = None
     inconclusive: bool = False
-    holes: Mapping | None = None
-    power: Mapping | None = (
+    holes: GateHoles | None = None
+    power: GatePower | None = (
         None  # a drop gate's cases needed to see its threshold, beside the cases it has
     )
     known_misses: tuple[KnownMiss, ...] = ()
@@ -73,9 +75,9 @@ class Gate:
             if self.drop_high is not None or self.inconclusive:
                 data |= {"drop_high": self.drop_high, "inconclusive": self.inconclusive}
             if self.holes is not None:
-                data["holes"] = dict(self.holes)
+                data["holes"] = self.holes.to_dict()
             if self.power is not None:
-                data["power"] = dict(self.power)
+                data["power"] = self.power.to_dict()
         if self.known_misses:
             data["known_misses"] = [asdict(miss) for miss in self.known_misses]
         return data | {"passed": self.passed, "detail": self.detail}
@@ -91,7 +93,7 @@ class Gate:
             data.get("drop"),
             data.get("drop_high"),
             data.get("inconclusive", False),
-            data.get("holes"),
-            data.get("power"),
+            None if data.get("holes") is None else GateHoles.from_dict(data["holes"]),
+            None if data.get("power") is None else GatePower.from_dict(data["power"]),
             tuple(KnownMiss(**miss) for miss in data.get("known_misses", ())),
         )

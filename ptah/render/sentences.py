@@ -68,8 +68,8 @@ def settling_commands(gates: Sequence[Gate]) -> list[str]:
     so the command of the largest size any of them names."""
     largest: dict[str, tuple[int, str]] = {}
     for gate in gates:
-        command = (gate.holes or {}).get("command")
-        size = (gate.holes or {}).get("settling_sample")
+        command = None if gate.holes is None else gate.holes.command
+        size = None if gate.holes is None else gate.holes.settling_sample
         run = gate.generation or ""
         if command and size and size > largest.get(run, (0, ""))[0]:
             largest[run] = (size, command)

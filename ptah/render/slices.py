@@ -189,9 +189,9 @@ def power_phrase(gate: Gate) -> str | None:
     otherwise (a note, never a verdict), and None for a gate that failed conclusively: the drop it
     saw is real whatever the power to see one."""
     power = gate.power
-    if not power or not power.get("underpowered") or not (gate.passed or gate.inconclusive):
+    if power is None or not power.underpowered or not (gate.passed or gate.inconclusive):
         return None
     return (
-        f"underpowered: needs {power['needed']:,} cases to see a drop of {gate.threshold:.4g} "
-        f"(power {power['power']:.4g}, alpha {power['alpha']:.4g}), has {power['cases']:,}"
+        f"underpowered: needs {power.needed:,} cases to see a drop of {gate.threshold:.4g} "
+        f"(power {power.power:.4g}, alpha {power.alpha:.4g}), has {power.cases:,}"
     )

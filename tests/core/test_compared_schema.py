@@ -17,6 +17,7 @@ from ptah.core.baseline import compare
 from ptah.core.baseline_comparison import BaselineComparison
 from ptah.core.compared import Family, MeasureComparison
 from ptah.core.comparison import compare_runs
+from ptah.core.gate_parts import GateHoles, GatePower, HolesEstimate, HolesSample, JudgeAccount
 from ptah.core.metrics import Mean
 from ptah.core.run_parts import (
     CaseAnn,
@@ -118,6 +119,7 @@ def _disagreements_of(hint: Any, node: Mapping, path: str) -> list[str]:
 
 RUN = SCHEMA["$defs"]["run"]["properties"]
 AGGREGATES = RUN["aggregates"]["properties"]
+GATE = SCHEMA["properties"]["gates"]["items"]["properties"]
 
 
 @pytest.mark.parametrize(
@@ -139,6 +141,8 @@ AGGREGATES = RUN["aggregates"]["properties"]
         (TieCounts, AGGREGATES["ties"]),
         (RunAnn, AGGREGATES["ann"]),
         (CaseAnn, SCHEMA["$defs"]["case"]["properties"]["ann"]),
+        (GateHoles, GATE["holes"]),
+        (GatePower, GATE["power"]),
     ],
     ids=[
         "comparison",
@@ -154,6 +158,8 @@ AGGREGATES = RUN["aggregates"]["properties"]
         "aggregates.ties",
         "aggregates.ann",
         "case.ann",
+        "gate.holes",
+        "gate.power",
     ],
 )
 def test_the_dataclasses_and_the_schema_agree_field_for_field(cls, node):
@@ -185,3 +191,50 @@ def test_a_comparison_of_an_older_report_reads_back_without_the_members_it_lacke
     back = BaselineComparison.from_dict(against)
     assert back.to_dict() == against and back.significance is None
     assert json.dumps(back.to_dict()) == json.dumps(against)  # in the order written
+
+
+def test_a_gates_holes_read_back_in_the_order_written_and_without_what_an_older_report_lacked():
+    judge = JudgeAccount(
+        "model:encoder@sha256:" + "a" * 64,
+        "encoder",
+        3,
+        5,
+        0,
+        0,
+        15,
+        20,
+        1.0,
+        1.0,
+        (0.5, 1.0),
+        1.0,
+        (0.8, 1.0),
+        0.5,
+        0.2,
+        True,
+        None,
+        6,
+        -11,
+    )
+    holes = GateHoles(
+        policy="bound",
+        holes=50,
+        flip_count=15,
+        flip_count_exact=True,
+        direction="pass",
+        plausible_relevant=6,
+        sample=HolesSample(seed=7, population=50, drawn=20, relevant=5),
+        strata={},
+        estimate=HolesEstimate(0.1, (0.05, 0.15), 0.95),
+        inconclusive=False,
+        samples_ignored=(),
+        judges=(judge,),
+        settling_sample=None,
+        command=None,
+    )
+    written = json.loads(json.dumps(holes.to_dict()))
+    assert list(written) == [name for name in members(GateHoles)]
+    assert "cost" in written["judges"][0]
+    assert json.dumps(GateHoles.from_dict(written).to_dict()) == json.dumps(written)
+    for name in ("direction", "strata", "estimate", "command", "judges"):
+        del written[name]
+    assert json.dumps(GateHoles.from_dict(written).to_dict()) == json.dumps(written)

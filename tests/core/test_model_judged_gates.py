@@ -45,8 +45,9 @@ def test_without_a_model_the_sample_leaves_the_gate_inconclusive():
     gate = mrr_gate()
     assert upper_relevant(50, 20, 5, ALPHA) == 17
     assert (gate.passed, gate.inconclusive) == (False, True)
-    assert (gate.holes["flip_count"], gate.holes["plausible_relevant"]) == (15, 17)
-    assert "judges" not in gate.holes
+    assert (gate.holes.flip_count, gate.holes.plausible_relevant) == (15, 17)
+    assert gate.holes.judges is None
+    assert "judges" not in gate.holes.to_dict()
 
 
 def test_a_trusted_model_that_rejects_every_hole_settles_it():
@@ -62,17 +63,17 @@ def test_a_trusted_model_that_rejects_every_hole_settles_it():
     # U = the relevant among 30 + 15 rejections of which the 15 sampled held none: at most 6
     assert upper_relevant(45, 15, 0) == 6
     assert (gate.passed, gate.inconclusive) == (False, False)
-    assert gate.holes["plausible_relevant"] == 6
-    (entry,) = gate.holes["judges"]
-    assert (entry["name"], entry["graded"], entry["sampled"], entry["kappa"], entry["used"]) == (
+    assert gate.holes.plausible_relevant == 6
+    (entry,) = gate.holes.judges
+    assert (entry.name, entry.graded, entry.sampled, entry.kappa, entry.used) == (
         "encoder",
         30,
         20,
         1.0,
         True,
     )
-    assert (entry["plausible_relevant"], entry["moved"], entry["why_not"]) == (6, -11, None)
-    assert entry["cost"] == {"requests": 50, "server_prompt_tokens": 1234}
+    assert (entry.plausible_relevant, entry.moved, entry.why_not) == (6, -11, None)
+    assert entry.cost == {"requests": 50, "server_prompt_tokens": 1234}
     assert (
         "at most 6 plausibly are (bound from a random sample of 20 of 50 holes with 5 relevant; "
         "model judge encoder (kappa 1.00 on 20 sampled holes, TPR 1.00 [0.48, 1.00], TNR 1.00 [0.78, 1.00], 50 "
@@ -89,7 +90,7 @@ def test_a_trusted_model_that_calls_holes_relevant_counts_them():
         None,
     )
     gate = mrr_gate([judge])
-    assert gate.holes["plausible_relevant"] == 20 + upper_relevant(25, 15, 0)
+    assert gate.holes.plausible_relevant == 20 + upper_relevant(25, 15, 0)
     assert (gate.passed, gate.inconclusive) == (False, True)
 
 
@@ -98,10 +99,10 @@ def test_a_model_below_the_kappa_threshold_never_changes_the_verdict():
     assert round(table.kappa, 12) == 0.2
     judge = ModelJudge(BY, table, {pair: 0.0 for pair in HOLES}, table.trusted())
     gate = mrr_gate([judge])
-    assert (gate.passed, gate.inconclusive, gate.holes["plausible_relevant"]) == (False, True, 17)
-    (entry,) = gate.holes["judges"]
-    assert (entry["used"], entry["plausible_relevant"], entry["moved"]) == (False, None, None)
-    assert entry["why_not"] == "kappa 0.200 is below 0.6"
+    assert (gate.passed, gate.inconclusive, gate.holes.plausible_relevant) == (False, True, 17)
+    (entry,) = gate.holes.judges
+    assert (entry.used, entry.plausible_relevant, entry.moved) == (False, None, None)
+    assert entry.why_not == "kappa 0.200 is below 0.6"
     assert "graded 30 of them but may not move it: kappa 0.200 is below 0.6" in gate.detail
 
 
@@ -109,9 +110,9 @@ def test_a_model_checked_on_19_sampled_holes_never_changes_the_verdict():
     table = Agreement(both=5, model_only=0, person_only=0, neither=14)
     judge = ModelJudge(BY, table, {pair: 0.0 for pair in HOLES}, table.trusted())
     gate = mrr_gate([judge])
-    assert (gate.inconclusive, gate.holes["plausible_relevant"]) == (True, 17)
+    assert (gate.inconclusive, gate.holes.plausible_relevant) == (True, 17)
     assert (
-        gate.holes["judges"][0]["why_not"]
+        gate.holes.judges[0].why_not
         == "only 19 sampled holes judged by both (at least 20 are needed)"
     )
 
@@ -123,4 +124,4 @@ def test_with_two_trusted_models_the_larger_u_is_used():
         "model:chat@sha256:" + "c" * 64, agreeing, {pair: 1.0 for pair in HOLES}, None
     )
     gate = mrr_gate([strict, generous])
-    assert gate.holes["plausible_relevant"] == 30 and gate.inconclusive
+    assert gate.holes.plausible_relevant == 30 and gate.inconclusive

@@ -209,13 +209,13 @@ def test_comparison_and_drop_gates(outcomes):
         "either run could make it pass"
     )
     holes = verdicts[2].holes
-    assert (holes["holes"], holes["flip_count"], holes["direction"], holes["inconclusive"]) == (
+    assert (holes.holes, holes.flip_count, holes.direction, holes.inconclusive) == (
         4,
         None,
         "pass",
         False,
     )
-    assert holes["estimate"]["interval"] == [pytest.approx(1 / 6, abs=1e-12)] * 2
+    assert holes.estimate.interval == (pytest.approx(1 / 6, abs=1e-12),) * 2
 
 
 def test_a_drop_of_exactly_the_threshold_passes_and_na_fails():

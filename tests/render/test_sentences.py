@@ -168,6 +168,7 @@ def test_the_markdown_summary_points_to_no_json_report_it_cannot_know_was_writte
 
 
 def test_an_inconclusive_verdict_names_one_sample_for_the_gates_it_serves():
+    from ptah.core.gate_parts import GateHoles
     from ptah.core.report import Gate
     from ptah.render.sentences import settling_commands
 
@@ -182,7 +183,7 @@ def test_an_inconclusive_verdict_names_one_sample_for_the_gates_it_serves():
             0.1,
             None,
             True,
-            {"settling_sample": size, "command": command},
+            GateHoles.from_dict({"settling_sample": size, "command": command}),
         )
 
     # two gates between the same runs: one sample of the larger size serves both; another run needs

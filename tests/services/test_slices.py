@@ -128,14 +128,14 @@ def test_a_slice_gate_judges_the_slices_cases_against_the_same_slice_of_the_base
     assert gate.drop == pytest.approx(before - now) and before - now <= 0
     # it passes on its judged values, but the baseline's holes could make it fail: a pass is
     # questioned too
-    assert (gate.passed, gate.inconclusive, gate.holes["direction"]) == (False, True, "fail")
+    assert (gate.passed, gate.inconclusive, gate.holes.direction) == (False, True, "fail")
     assert sorted(g.name for g in report.gates if g.name.startswith("max-ndcg-drop@")) == [
         "max-ndcg-drop@account",
         "max-ndcg-drop@billing",
     ]  # dev holds one case: not gated
     assert gate.power is None  # a threshold of 0: no drop to plan for
     (ndcg,) = [g for g in report.gates if g.name == "max-ndcg-drop@account"]
-    assert ndcg.power["cases"] == 3  # the slice's pairs
+    assert ndcg.power.cases == 3  # the slice's pairs
 
 
 def test_a_slice_the_baseline_lacks_or_that_changed_is_refused_by_name(built):
@@ -220,7 +220,7 @@ def test_a_drop_gate_notes_the_cases_its_threshold_needs(built):
     theirs = {case.id: case.values["nDCG"] for case in baseline.runs[0].cases}
     differences = [case.values["nDCG"] - theirs[case.id] for case in report.runs[0].cases]
     needed = cases_needed(differences, 0.05, 0.8, 1 - 0.95)
-    assert dict(gate.power) == {
+    assert gate.power.to_dict() == {
         "power": 0.8,
         "alpha": pytest.approx(0.05),
         "cases": 4,
@@ -240,5 +240,5 @@ def test_the_power_note_reads_a_measure_with_a_depth_in_whole_and_slice_gates(bu
         channels=["lexical"],
         thresholds={"MAP@5": 0.1, "MAP@5@account": 0.1},
     )
-    noted = {gate.name: gate.power["cases"] for gate in report.gates if gate.power is not None}
+    noted = {gate.name: gate.power.cases for gate in report.gates if gate.power is not None}
     assert noted == {"max-MAP@5-drop": 4, "max-MAP@5-drop@account": 3}
