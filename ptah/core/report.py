@@ -39,6 +39,7 @@ from ptah.core.baseline_comparison import BaselineComparison
 from ptah.core.measures import Measure
 from ptah.core.metrics import Mean
 from ptah.core.parts import mean_from_dict, mean_to_dict, plain, read_only
+from ptah.core.report_parts import StaleJudgement
 from ptah.core.run_parts import (
     CaseAnn,
     Cost,
@@ -353,8 +354,8 @@ class Report:
     comparisons: tuple[BaselineComparison, ...] = ()
     comparison: Comparison | None = None  # several runs side by side (ptah.core.comparison)
     format: str = field(default=REPORT_FORMAT)
-    # {case, key, judged_at, why}: the row's text changed since
-    stale_judgements: tuple[Mapping, ...] = ()
+    # the judgements whose row's text changed since
+    stale_judgements: tuple[StaleJudgement, ...] = ()
     # ranked key -> its judging text's excerpt; None: not recorded
     excerpts: Mapping[str, str] | None = None
     # a plugin section's result by its name (:mod:`ptah.core.sections`); read back as its JSON
@@ -397,7 +398,7 @@ class Report:
             "environment": plain(self.environment),
         }
         if self.format != REPORT_FORMATS[0]:
-            data["stale_judgements"] = [plain(stale) for stale in self.stale_judgements]
+            data["stale_judgements"] = [stale.to_dict() for stale in self.stale_judgements]
         if self.excerpts is not None:
             data["excerpts"] = dict(self.excerpts)
         if self.sections:
@@ -429,7 +430,9 @@ class Report:
             comparison=None
             if data.get("comparison") is None
             else Comparison.from_dict(data["comparison"]),
-            stale_judgements=tuple(read_only(stale) for stale in data.get("stale_judgements", ())),
+            stale_judgements=tuple(
+                StaleJudgement.from_dict(stale) for stale in data.get("stale_judgements", ())
+            ),
             excerpts=None
             if data.get("excerpts") is None
             else MappingProxyType(dict(data["excerpts"])),

@@ -826,8 +826,8 @@ def _gates(report: Report) -> str:
         f'<td class="l">{escape(gate_detail(gate))}</td></tr>'
         for gate in report.gates
     ) + "".join(
-        f'<tr class="stale"><td class="l">stale judgement</td><td class="l">{escape(stale["case"])}</td>'
-        f'<td class="l mono">{escape(stale["key"])}</td><td class="l">{escape(stale["why"])}</td></tr>'
+        f'<tr class="stale"><td class="l">stale judgement</td><td class="l">{escape(stale.case)}</td>'
+        f'<td class="l mono">{escape(stale.key)}</td><td class="l">{escape(stale.why)}</td></tr>'
         for stale in report.stale_judgements
     )
     bottom = _verdict(report).replace('id="verdict"', 'id="verdict-bottom"')

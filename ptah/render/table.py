@@ -101,8 +101,8 @@ def render(report: Report, console: Console | PlainConsole) -> None:
         render_comparison(report.comparison, console)
     for stale in report.stale_judgements:
         console.print(
-            f"  [yellow]stale judgement[/yellow] case {markup(stale['case'])} key {markup(repr(stale['key']))}: "
-            f"{markup(stale['why'])}"
+            f"  [yellow]stale judgement[/yellow] case {markup(stale.case)} key {markup(repr(stale.key))}: "
+            f"{markup(stale.why)}"
         )
     for gate in report.gates:
         console.print(gate_line(gate))

@@ -24,6 +24,7 @@ from ptah.core.compared import Family
 from ptah.core.comparison import against_baseline, compare_runs
 from ptah.core.plugins import hookimpl
 from ptah.core.report import BaselineComparison, Comparison, Gate, excerpt, read_only
+from ptah.core.report_parts import StaleJudgement
 from ptah.core.request import gate_key
 from ptah.core.slicing import correct, power_note, slice_comparisons, slice_gates
 
@@ -214,11 +215,14 @@ class P95Section:
 class Stale:
     """Each judgement made on a row whose judging text changed since, and the record's size."""
 
-    entries: tuple[Mapping, ...]
+    entries: tuple[StaleJudgement, ...]
     judgements: int
 
     def to_dict(self) -> dict:
-        return {"entries": [dict(entry) for entry in self.entries], "judgements": self.judgements}
+        return {
+            "entries": [entry.to_dict() for entry in self.entries],
+            "judgements": self.judgements,
+        }
 
 
 class StaleSection:
@@ -229,7 +233,7 @@ class StaleSection:
 
         record = context.corpus.judgements
         found = stale_judgements(context.project, record)
-        return Stale(tuple(read_only(entry) for entry in found), len(record))
+        return Stale(tuple(found), len(record))
 
     def gates(self, context: Context) -> Sequence[Gate]:
         if not context.request.fail_on_stale_judgements:

@@ -22,11 +22,12 @@ from __future__ import annotations
 from ptah.adapters.sources.base import texts_of
 from ptah.core.identity import text_digest
 from ptah.core.judged import JudgementRecord
+from ptah.core.report_parts import StaleJudgement
 from ptah.services.project import Project
 
 
-def stale_judgements(project: Project, record: JudgementRecord) -> list[dict]:
-    """``{case, key, judged_at, why}`` for each judgement whose row's judging text no longer hashes
+def stale_judgements(project: Project, record: JudgementRecord) -> list[StaleJudgement]:
+    """The case, key, judged_at and why of each judgement whose row's judging text no longer hashes
     to its digest, in case then key order."""
     wanted = {key for keys in record.cases.values() for key in keys}
     if not wanted:
@@ -54,7 +55,5 @@ def stale_judgements(project: Project, record: JudgementRecord) -> list[dict]:
                 if found is not None
                 else f"judged {day}, row no longer in the table"
             )
-            stale.append(
-                {"case": case_id, "key": key, "judged_at": judgement.judged_at, "why": why}
-            )
+            stale.append(StaleJudgement(case_id, key, judgement.judged_at, why))
     return stale

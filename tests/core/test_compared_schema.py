@@ -19,6 +19,7 @@ from ptah.core.compared import Family, MeasureComparison
 from ptah.core.comparison import compare_runs
 from ptah.core.gate_parts import GateHoles, GatePower, HolesEstimate, HolesSample, JudgeAccount
 from ptah.core.metrics import Mean
+from ptah.core.report_parts import StaleJudgement
 from ptah.core.run_parts import (
     CaseAnn,
     Cost,
@@ -143,6 +144,7 @@ GATE = SCHEMA["properties"]["gates"]["items"]["properties"]
         (CaseAnn, SCHEMA["$defs"]["case"]["properties"]["ann"]),
         (GateHoles, GATE["holes"]),
         (GatePower, GATE["power"]),
+        (StaleJudgement, SCHEMA["properties"]["stale_judgements"]["items"]),
     ],
     ids=[
         "comparison",
@@ -160,6 +162,7 @@ GATE = SCHEMA["properties"]["gates"]["items"]["properties"]
         "case.ann",
         "gate.holes",
         "gate.power",
+        "stale_judgements",
     ],
 )
 def test_the_dataclasses_and_the_schema_agree_field_for_field(cls, node):
