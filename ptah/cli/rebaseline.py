@@ -43,7 +43,7 @@ def rebaseline(
         report = measure_again(project, old, loaded)
     if output is not None:
         ptah.Report.of(report).save(output)
-    typer.echo(f"{plain(old)} measured again on {plain(corpus)} ({report.corpus['digest']}):")
+    typer.echo(f"{plain(old)} measured again on {plain(corpus)} ({report.corpus.digest}):")
     for run in report.runs:
         means = ", ".join(
             f"{name} {'N/A' if mean.value is None else f'{mean.value:.4f}'}"

@@ -114,9 +114,9 @@ def diff(
 
     settings = StatisticsSettings(resamples=bootstrap, seed=seed)
     first, second = _load(a), _load(b)
-    if first.corpus["digest"] != second.corpus["digest"]:
+    if first.corpus.digest != second.corpus.digest:
         raise IncomparableBaseline(
-            f"{a} and {b} measured different corpora (digests {first.corpus['digest']} and {second.corpus['digest']}); "
+            f"{a} and {b} measured different corpora (digests {first.corpus.digest} and {second.corpus.digest}); "
             "only reports of the same corpus can be compared case by case"
         )
     reference, candidate = _pick(first, a, run), _pick(second, b, run)
@@ -127,7 +127,7 @@ def diff(
         _labelled(reference, f"A {reference.name}"),
         _labelled(candidate, f"B {candidate.name}"),
     ]
-    paths = Evidence(corpus_path=first.corpus.get("path"))  # the settling command's corpus
+    paths = Evidence(corpus_path=first.corpus.path)  # the settling command's corpus
     comparison = compare_runs(runs, settings, paths)
     assert comparison is not None, "two runs make a comparison"
     if json_output:
@@ -150,7 +150,7 @@ def diff(
     console = output_console()
     console.print(
         f"A {markup(a)} ({markup(first.created_at)}), B {markup(b)} ({markup(second.created_at)}); "
-        f"corpus {markup(first.corpus['digest'])}"
+        f"corpus {markup(first.corpus.digest)}"
     )
     render_comparison(comparison, console)
 

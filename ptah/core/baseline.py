@@ -91,7 +91,7 @@ def check_comparable(
     :class:`IncomparableBaseline` (exit 2) naming both digests, how they differ and the rebaseline
     command with ``corpus_path`` (``corpus``'s path) and ``spec_path`` (the spec the evaluation
     used) otherwise."""
-    theirs = baseline.corpus["digest"]
+    theirs = baseline.corpus.digest
     if theirs == corpus.digest:
         return
     why = difference(corpus, baseline)

@@ -39,7 +39,7 @@ from ptah.core.baseline_comparison import BaselineComparison
 from ptah.core.measures import Measure
 from ptah.core.metrics import Mean
 from ptah.core.parts import mean_from_dict, mean_to_dict, plain, read_only
-from ptah.core.report_parts import StaleJudgement
+from ptah.core.report_parts import ReportCorpus, StaleJudgement
 from ptah.core.run_parts import (
     CaseAnn,
     Cost,
@@ -344,7 +344,7 @@ class Report:
     """The result of one evaluation (see the module docs)."""
 
     created_at: str
-    corpus: Mapping
+    corpus: ReportCorpus
     runs: tuple[Run, ...]
     gates: tuple[Gate, ...]
     timings: Mapping[str, float]
@@ -388,7 +388,7 @@ class Report:
         data = {
             "format": self.format,
             "created_at": self.created_at,
-            "corpus": plain(self.corpus),
+            "corpus": self.corpus.to_dict(),
             "runs": [run.to_dict(cases=cases) for run in self.runs],
             "baseline": baseline,
             "gates": [gate.to_dict() for gate in self.gates],
@@ -416,7 +416,7 @@ class Report:
         return cls(
             format=data["format"],
             created_at=data["created_at"],
-            corpus=read_only(data["corpus"]),
+            corpus=ReportCorpus.from_dict(data["corpus"]),
             runs=tuple(Run.from_dict(run) for run in data["runs"]),
             gates=tuple(Gate.from_dict(gate) for gate in data["gates"]),
             timings=read_only(data["timings"]),

@@ -33,7 +33,7 @@ from ptah.core.corpus import Case, Corpus, slice_digest
 from ptah.core.measures import Measure
 from ptah.core.outcomes import make_run, measure_case
 from ptah.core.ranking import Ties
-from ptah.core.report import CaseResult, Report, Run, plain, read_only
+from ptah.core.report import CaseResult, Report, Run
 
 NOISE = 1e-12  # a recomputed value this close to the stored one is the same value
 
@@ -55,7 +55,7 @@ class Rescored:
         """Whether the judgements differ from those the baseline measured under: the corpus's digest
         (which then differs in judgements alone), or a judgement of its record that the baseline's
         top k did not have."""
-        return self.measured != self.report.corpus["digest"] or bool(self.added or self.changed)
+        return self.measured != self.report.corpus.digest or bool(self.added or self.changed)
 
     def entry(self) -> dict | None:
         """The report's ``baseline.rescored`` member; None when the file's numbers stand as they
@@ -112,16 +112,18 @@ def rescore(corpus: Corpus, baseline: Report) -> Rescored:
         if _differs(old, new)
     )
     slices = {
-        tag: {**entry, "digest": slice_digest(tag, [cases[case_id] for case_id in entry["cases"]])}
-        if all(case_id in cases for case_id in entry["cases"])
+        tag: replace(entry, digest=slice_digest(tag, [cases[case_id] for case_id in entry.cases]))
+        if all(case_id in cases for case_id in entry.cases)
         else entry
-        for tag, entry in (baseline.corpus.get("slices") or {}).items()
+        for tag, entry in (baseline.corpus.slices or {}).items()
     }
-    described = (
-        plain(baseline.corpus) | {"digest": corpus.digest} | ({"slices": slices} if slices else {})
+    described = replace(
+        baseline.corpus,
+        digest=corpus.digest,
+        slices=MappingProxyType(slices) if slices else baseline.corpus.slices,
     )
-    report = replace(baseline, runs=runs, corpus=read_only(described))
-    return Rescored(report, baseline.corpus["digest"], len(added), len(changed), differing)
+    report = replace(baseline, runs=runs, corpus=described)
+    return Rescored(report, baseline.corpus.digest, len(added), len(changed), differing)
 
 
 def rescore_run(cases: Mapping[str, Case], run: Run) -> Run:

@@ -36,6 +36,7 @@ from ptah.core.measures import Measure
 from ptah.core.outcomes import make_run
 from ptah.core.power import cases_needed
 from ptah.core.report import Run
+from ptah.core.report_parts import ListedSlice
 from ptah.core.request import StatisticsSettings, gate_key
 from ptah.core.run_parts import SliceMeans
 from ptah.core.significance import holm_adjusted
@@ -73,9 +74,9 @@ def check_tests(slices: Slices, measures: int, compared: int) -> None:
         )
 
 
-def listed(slices: Slices) -> dict:
+def listed(slices: Slices) -> dict[str, ListedSlice]:
     """The report's ``corpus.slices``: each tag's digest and case ids."""
-    return {tag: {"digest": digest, "cases": list(ids)} for tag, (digest, ids) in slices.items()}
+    return {tag: ListedSlice(digest, tuple(ids)) for tag, (digest, ids) in slices.items()}
 
 
 def sliced(run: Run, ids: Sequence[str]) -> Run:
@@ -109,7 +110,7 @@ def slice_comparisons(
     candidate: Run,
     slices: Slices,
     settings: StatisticsSettings,
-    reference_slices: Mapping | None = None,
+    reference_slices: Mapping[str, ListedSlice] | None = None,
     paths: Evidence = Evidence(),
 ) -> dict[str, SliceComparison]:
     """Each slice's comparison of ``candidate`` with ``reference``: per measure the interval, test
@@ -120,7 +121,7 @@ def slice_comparisons(
     for tag, (digest, ids) in slices.items():
         if reference_slices is not None:
             theirs = reference_slices.get(tag)
-            if theirs is None or theirs["digest"] != digest:
+            if theirs is None or theirs.digest != digest:
                 why = (
                     "the baseline has no slice of this tag"
                     if theirs is None
@@ -191,7 +192,7 @@ def slice_gates(
     reference: Run,
     thresholds: Mapping[str, float],
     slices: Slices,
-    reference_slices: Mapping,
+    reference_slices: Mapping[str, ListedSlice],
     baseline_path: str,
     evidence: Evidence = Evidence(),
 ) -> list[Gate]:
@@ -212,7 +213,7 @@ def slice_gates(
         measure, tag = gate_key(key)
         if tag == "*":
             held = [
-                each for each, entry in reference_slices.items() if len(entry["cases"]) >= MIN_CASES
+                each for each, entry in reference_slices.items() if len(entry.cases) >= MIN_CASES
             ]
         else:
             held = [tag or ""]
@@ -226,7 +227,7 @@ def slice_gates(
                         f"max-{measure.key}-drop@{each}",
                         run.name,
                         False,
-                        _retagged(each, slices, reference_slices[each]["cases"]),
+                        _retagged(each, slices, reference_slices[each].cases),
                         threshold,
                     )
                 )
@@ -272,7 +273,7 @@ def _ungated_error(key: str, problem: str, baseline_path: str | None) -> Incompa
     )
 
 
-def _ungated(tag: str, slices: Slices, reference_slices: Mapping) -> str | None:
+def _ungated(tag: str, slices: Slices, reference_slices: Mapping[str, ListedSlice]) -> str | None:
     """Why the slice ``tag`` cannot be gated against the baseline; None when it can."""
     if tag not in slices:
         return f"no case of the corpus is tagged {tag}"
@@ -282,7 +283,7 @@ def _ungated(tag: str, slices: Slices, reference_slices: Mapping) -> str | None:
     theirs = reference_slices.get(tag)
     if theirs is None:
         return f"the baseline has no slice {tag}; make a new baseline with the corpus's tags"
-    if theirs["digest"] != digest:
+    if theirs.digest != digest:
         return f"the baseline's slice {tag} holds other cases (or other expectations); make a new baseline"
     return None
 

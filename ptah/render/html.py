@@ -166,11 +166,11 @@ def _ordered(by_measure: Mapping[str, T]) -> list[tuple[str, T]]:
 def render_html(report: Report) -> str:
     """The whole page as one string (see the module docs)."""
     corpus = report.corpus
-    title = f"ptah evaluation: {corpus.get('name') or corpus.get('path') or 'corpus'}"
+    title = f"ptah evaluation: {corpus.name or corpus.path or 'corpus'}"
     body = [
         f"<h1>{escape(title)}</h1>",
-        f'<div class="meta">corpus <span class="mono">{escape(str(corpus.get("path")))}</span>, '
-        f'{corpus["cases"]} cases, digest <span class="mono">{escape(corpus["digest"])}</span>; '
+        f'<div class="meta">corpus <span class="mono">{escape(str(corpus.path))}</span>, '
+        f'{corpus.cases} cases, digest <span class="mono">{escape(corpus.digest)}</span>; '
         f"created {escape(report.created_at)}</div>",
         _verdict(report),
         _summary(report),

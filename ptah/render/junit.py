@@ -38,6 +38,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Gate, Report, Run
+from ptah.core.report_parts import ListedSlice
 from ptah.core.significance import p_value_phrase
 from ptah.core.slicing import MIN_CASES
 from ptah.core.verdicts import counted
@@ -82,7 +83,7 @@ def render_junit(
     total = float(report.timings.get("total", 0.0) or 0.0)
     per_run = total / len(report.runs) if report.runs else 0.0
     suites = [_suite(report, run, per_run, lines or {}, corpus_file) for run in report.runs]
-    slices = report.corpus.get("slices") or {}
+    slices = report.corpus.slices or {}
     whole = [gate for gate in report.gates if gate_slice(gate, slices) is None]
     suites.append(_gates(report, whole))
     gated = {gate_slice(gate, slices) for gate in report.gates}
@@ -90,7 +91,7 @@ def render_junit(
     failures = sum(1 for run in report.runs for case in run.cases if not case.passed)
     failures += sum(1 for gate in report.gates if _failed(gate))
     tests = sum(len(run.cases) for run in report.runs) + len(report.gates)
-    name = report.corpus.get("name") or report.corpus.get("path") or "corpus"
+    name = report.corpus.name or report.corpus.path or "corpus"
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         f'<testsuites name={_attr(f"ptah evaluate {name}")} tests="{tests}" failures="{failures}" '
@@ -118,8 +119,8 @@ def _suite(
             ("model", generation.model),
             ("channel", run.channel),
             ("search", run.search.mode),
-            ("corpus_digest", report.corpus.get("digest")),
-            ("corpus", report.corpus.get("path")),
+            ("corpus_digest", report.corpus.digest),
+            ("corpus", report.corpus.path),
             ("created_at", report.created_at),
             ("verdict", report.verdict),
         ]
@@ -204,12 +205,12 @@ def _gates(report: Report, gates: Sequence[Gate]) -> str:
     )
 
 
-def _slice_suite(report: Report, tag: str, listed: Mapping) -> str:
+def _slice_suite(report: Report, tag: str, listed: ListedSlice) -> str:
     """The suite ``slice TAG``: the slice's digest, cases and each run's means as properties, its
     gates (``max-recall-drop@TAG``) as test cases, and its comparisons as output."""
     pairs: list[tuple[str, object]] = [
-        ("slice_digest", listed["digest"]),
-        ("cases", ", ".join(listed["cases"])),
+        ("slice_digest", listed.digest),
+        ("cases", ", ".join(listed.cases)),
     ]
     for run in report.runs:
         means = (run.slices or {}).get(tag)
@@ -221,10 +222,10 @@ def _slice_suite(report: Report, tag: str, listed: Mapping) -> str:
             )
         if means.judged is not None:
             pairs.append((f"{run.name} [{run.channel}] judged@k", number(means.judged.value)))
-    gates = [gate for gate in report.gates if gate_slice(gate, report.corpus["slices"]) == tag]
+    gates = [gate for gate in report.gates if gate_slice(gate, report.corpus.slices or {}) == tag]
     said = [
-        f"slice {tag}: {counted(len(listed['cases']), 'case')}"
-        + ("" if len(listed["cases"]) >= MIN_CASES else f", fewer than {MIN_CASES}: not measured")
+        f"slice {tag}: {counted(len(listed.cases), 'case')}"
+        + ("" if len(listed.cases) >= MIN_CASES else f", fewer than {MIN_CASES}: not measured")
     ]
     side = report.comparison
     comparisons = (

@@ -110,8 +110,8 @@ def _verdict(report: Report) -> str:
     word, told = verdict_sentence(report)
     corpus = report.corpus
     return (
-        f"## ptah evaluate: {word}: {told}\n\ncorpus {code(corpus.get('path'))}, {corpus.get('cases')} cases, "
-        f"digest {code(corpus.get('digest'))}; created {code(report.created_at)}"
+        f"## ptah evaluate: {word}: {told}\n\ncorpus {code(corpus.path)}, {corpus.cases} cases, "
+        f"digest {code(corpus.digest)}; created {code(report.created_at)}"
     )
 
 

@@ -56,7 +56,7 @@ def render_summary(report: Report, console: Console | PlainConsole) -> None:
         if not gate.passed or gate.known_misses:  # a known miss is said even where the gate passes
             console.print(gate_line(gate))
     corpus = report.corpus
-    console.print(f"corpus {markup(corpus['path'])}: {corpus['cases']} cases")
+    console.print(f"corpus {markup(corpus.path)}: {corpus.cases} cases")
     _means(report, console)
     timed = [(run.name, run.cost) for run in report.runs if run.cost is not None]
     if timed:

@@ -87,9 +87,7 @@ def render(report: Report, console: Console | PlainConsole) -> None:
     per run, the means with denominators, deltas, the gates and the verdict."""
     render_summary(report, console)
     corpus = report.corpus
-    console.print(
-        f"corpus {markup(corpus['path'])} ({corpus['cases']} cases, {markup(corpus['digest'])})"
-    )
+    console.print(f"corpus {markup(corpus.path)} ({corpus.cases} cases, {markup(corpus.digest)})")
     comparisons = report.comparisons
     for index, run in enumerate(report.runs):
         _render_run(

@@ -81,7 +81,7 @@ def points(reports: Sequence[Report]) -> list[dict]:
                         "measure": name,
                         "value": mean.value,
                         "interval": interval(run, name, level),
-                        "digest": report.corpus["digest"],
+                        "digest": report.corpus.digest,
                         "identity": run.generation.identity,
                     }
                 )

@@ -43,10 +43,11 @@ from ptah.core.corpus import Corpus
 from ptah.core.errors import InputError, ReportError
 from ptah.core.report import Gate, Report, read_only
 from ptah.core.report_checks import check_consistency
+from ptah.core.report_parts import ReportCorpus
 from ptah.core.request import EvaluationRequest
 from ptah.core.rescore import rescore
 from ptah.core.sections import sections
-from ptah.core.slicing import check_tests, corpus_slices, listed, slice_means
+from ptah.core.slicing import Slices, check_tests, corpus_slices, listed, slice_means
 from ptah.core.spec import GenerationSettings
 from ptah.services.channels import RunPlan, Sides, channel, plan_runs
 from ptah.services.project import Project
@@ -184,7 +185,7 @@ def report(
         baseline = read_only(context.baseline_member | family)
     return Report(
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        corpus=read_only(corpus_member(corpus, context.slices)),
+        corpus=corpus_member(corpus, context.slices),
         runs=tuple(runs),
         gates=tuple(found),
         timings=read_only(timings),
@@ -200,19 +201,17 @@ def report(
     )
 
 
-def corpus_member(corpus: Corpus, slices) -> dict:
+def corpus_member(corpus: Corpus, slices: Slices) -> ReportCorpus:
     """The report's ``corpus``: what it is, and its slices."""
     judged = corpus.judgements.digest() if len(corpus.judgements) else None
-    member: dict = {
-        "path": corpus.path,
-        "name": corpus.name,
-        "digest": corpus.digest,
-        "cases": len(corpus.cases),
-        "judgements": judged,
-    }
-    if slices:
-        member["slices"] = listed(slices)
-    return member
+    return ReportCorpus(
+        path=corpus.path,
+        name=corpus.name,
+        digest=corpus.digest,
+        cases=len(corpus.cases),
+        judgements=judged,
+        slices=listed(slices) if slices else None,
+    )
 
 
 def environment(project: Project, embedded: Iterable[GenerationSettings] = ()) -> dict:

@@ -144,7 +144,7 @@ class VerdictsSection:
 
         assert context.baseline is not None
         statistics, slices = context.request.statistics, context.slices
-        theirs = context.baseline.corpus.get("slices") or {}
+        theirs = context.baseline.corpus.slices or {}
         compared = [
             replace(
                 compare(run, reference),
@@ -190,7 +190,7 @@ class VerdictsSection:
                 reference,
                 sliced,
                 context.slices,
-                context.baseline.corpus.get("slices") or {},
+                context.baseline.corpus.slices or {},
                 context.paths.baseline_path or "report",
                 known,
             )

@@ -139,13 +139,13 @@ def test_a_baseline_report_in_hand_of_another_corpus_is_refused_as_the_baseline_
             replace(run, cases=(replace(run.cases[0], query="another question"), *run.cases[1:]))
             for run in report.runs
         )
-        other = replace(report, corpus={**report.corpus, "digest": "sha256:0"}, runs=asked)
+        other = replace(report, corpus=replace(report.corpus, digest="sha256:0"), runs=asked)
         with pytest.raises(ptah.IncomparableBaseline) as refused:
             project.evaluate(CORPUS, generations=["title-body"], baseline_report=other)
     # the API's words name no command line
     assert (str(refused.value), refused.value.exit_code) == (
         f"the baseline report measured a different corpus (digest sha256:0); this corpus is "
-        f'{report.corpus["digest"]}, and they differ in more than judgements: case "{first.id}" '
+        f'{report.corpus.digest}, and they differ in more than judgements: case "{first.id}" '
         "asks another query now. Measure its runs again on this corpus, or evaluate the corpus it "
         "was made with.",
         2,

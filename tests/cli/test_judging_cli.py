@@ -128,7 +128,7 @@ def test_holes_lists_the_pooled_unjudged_rows_of_every_run_with_their_ranks_and_
     cases = expected_worklist(space, runs)
     assert worklist == {
         "format": "ptah-worklist@1",
-        "corpus": {"path": str(folder / "support.yaml"), "digest": report.corpus["digest"]},
+        "corpus": {"path": str(folder / "support.yaml"), "digest": report.corpus.digest},
         "judgements": {
             "path": str(folder / "support.judged.yaml"),
             "digest": read_record(folder / "support.yaml").digest(),

@@ -19,7 +19,7 @@ from ptah.core.compared import Family, MeasureComparison
 from ptah.core.comparison import compare_runs
 from ptah.core.gate_parts import GateHoles, GatePower, HolesEstimate, HolesSample, JudgeAccount
 from ptah.core.metrics import Mean
-from ptah.core.report_parts import StaleJudgement
+from ptah.core.report_parts import ReportCorpus, StaleJudgement
 from ptah.core.run_parts import (
     CaseAnn,
     Cost,
@@ -145,6 +145,7 @@ GATE = SCHEMA["properties"]["gates"]["items"]["properties"]
         (GateHoles, GATE["holes"]),
         (GatePower, GATE["power"]),
         (StaleJudgement, SCHEMA["properties"]["stale_judgements"]["items"]),
+        (ReportCorpus, SCHEMA["properties"]["corpus"]),
     ],
     ids=[
         "comparison",
@@ -163,6 +164,7 @@ GATE = SCHEMA["properties"]["gates"]["items"]["properties"]
         "gate.holes",
         "gate.power",
         "stale_judgements",
+        "corpus",
     ],
 )
 def test_the_dataclasses_and_the_schema_agree_field_for_field(cls, node):
@@ -241,3 +243,13 @@ def test_a_gates_holes_read_back_in_the_order_written_and_without_what_an_older_
     for name in ("direction", "strata", "estimate", "command", "judges"):
         del written[name]
     assert json.dumps(GateHoles.from_dict(written).to_dict()) == json.dumps(written)
+
+
+def test_the_corpus_member_of_an_older_report_reads_back_without_its_record_or_slices():
+    older = {"path": "c.yaml", "name": None, "digest": "sha256:" + "0" * 64, "cases": 3}
+    assert json.dumps(ReportCorpus.from_dict(older).to_dict()) == json.dumps(older)
+    tagged = older | {
+        "judgements": None,
+        "slices": {"billing": {"digest": "sha256:" + "1" * 64, "cases": ["a", "b"]}},
+    }
+    assert json.dumps(ReportCorpus.from_dict(tagged).to_dict()) == json.dumps(tagged)

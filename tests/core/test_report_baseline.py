@@ -17,6 +17,7 @@ from ptah.core.errors import IncomparableBaseline, InputError, ReportError
 from ptah.core.outcomes import make_run, measure_case, ordinal
 from ptah.core.ranking import rank_many
 from ptah.core.report import CaseResult, Report, Run
+from ptah.core.report_parts import ReportCorpus
 from ptah.core.request import check_thresholds
 from ptah.core.run_parts import RunGeneration, Search
 from tests.core.comparisons import against, paired
@@ -142,7 +143,7 @@ def make_report(outcomes, *, digest_corpus=None) -> Report:
     run = run_of(outcomes)
     return Report(
         created_at="now",
-        corpus=MappingProxyType(
+        corpus=ReportCorpus.from_dict(
             {
                 "path": corpus.path,
                 "name": corpus.name,
@@ -263,13 +264,13 @@ def test_comparability_names_both_digests_and_the_real_corpus(outcomes):
     with pytest.raises(IncomparableBaseline) as info:
         check_comparable(asked, baseline, "base.json")
     assert info.value.said(COMMAND_LINE) == (
-        f"the baseline base.json measured a different corpus (digest {baseline.corpus['digest']}); this corpus is "
+        f"the baseline base.json measured a different corpus (digest {baseline.corpus.digest}); this corpus is "
         f'{asked.digest}, and they differ in more than judgements: case "one" asks another query now. Measure its runs '
         "again on this corpus with `ptah report rebaseline base.json --corpus corpora/c.yaml --output NEW.json`, or "
         "evaluate the corpus it was made with."
     )
     assert str(info.value) == (
-        f"the baseline base.json measured a different corpus (digest {baseline.corpus['digest']}); "
+        f"the baseline base.json measured a different corpus (digest {baseline.corpus.digest}); "
         f'this corpus is {asked.digest}, and they differ in more than judgements: case "one" asks '
         "another query now. Measure its runs again on this corpus, or evaluate the corpus it was "
         "made with."
@@ -285,7 +286,7 @@ def test_comparability_names_both_digests_and_the_real_corpus(outcomes):
     # the same digest, or the same cases with other judgements (a grade added): comparable
     check_comparable(Corpus(cases=tuple(CASES)), baseline, "base.json")
     judged = Corpus(cases=(*CASES[:2], replace(CASES[2], relevant={"e": 1.0, "a": 1.0})))
-    assert judged.digest != baseline.corpus["digest"]
+    assert judged.digest != baseline.corpus.digest
     check_comparable(judged, baseline, "base.json")
 
 

@@ -15,6 +15,7 @@ from ptah.core.measures import Measure
 from ptah.core.outcomes import make_run, measure_case, ranking_depth
 from ptah.core.ranking import rank_many
 from ptah.core.report import KnownMiss, Report
+from ptah.core.report_parts import ReportCorpus
 from ptah.core.rescore import rescore
 from ptah.core.run_parts import RunGeneration, Search
 
@@ -64,7 +65,7 @@ def baseline(cases=CASES, measures=(Measure("recall"), Measure("MRR"), Measure("
     corpus = Corpus(cases=tuple(cases))
     return Report(
         created_at="now",
-        corpus=MappingProxyType(
+        corpus=ReportCorpus.from_dict(
             {"path": "c.yaml", "name": None, "digest": corpus.digest, "cases": len(cases)}
         ),
         runs=(run,),
@@ -97,7 +98,7 @@ def test_a_grade_added_since_rescores_the_stored_ranking():
     assert [hole.key for hole in three.holes] == ["b", "c"] and three.judged == 1 / 3
     assert dict(old.runs[0].cases[2].values) == {"recall": 0.0, "MRR": 0.0, "nDCG": 0.0}
     assert again.report.runs[0].means["recall"].value == (1.0 + 0.5 + 0.5) / 3
-    assert again.report.corpus["digest"] == judged.digest and again.measured == old.corpus["digest"]
+    assert again.report.corpus.digest == judged.digest and again.measured == old.corpus.digest
     assert again.entry() == {
         "judgements_added": 1,
         "judgements_changed": 0,

@@ -12,6 +12,7 @@ from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import InputError
 from ptah.core.measures import kind
 from ptah.core.report import CaseResult, CaseTies, Report, Result, Run
+from ptah.core.report_parts import ReportCorpus
 from ptah.core.run_parts import RunGeneration, Search
 from ptah.core.trec import qrels_lines
 from ptah.render.trec import run_lines
@@ -55,7 +56,12 @@ def run_of(cases: list[tuple[str, list[tuple[str, float]]]], name: str = "minilm
 def report_of(cases: list[tuple[str, list[tuple[str, float]]]], name: str = "minilm") -> Report:
     """A report of one such run."""
     return Report(
-        created_at="", corpus={}, runs=(run_of(cases, name),), gates=(), timings={}, environment={}
+        created_at="",
+        corpus=ReportCorpus(None, None, "sha256:" + "0" * 64, len(cases)),
+        runs=(run_of(cases, name),),
+        gates=(),
+        timings={},
+        environment={},
     )
 
 

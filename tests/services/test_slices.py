@@ -45,7 +45,7 @@ def test_each_slice_has_the_means_of_its_own_cases_and_a_one_case_slice_is_liste
     built,
 ):
     report = run(built, channels=["vector", "lexical"])
-    assert {tag: list(entry["cases"]) for tag, entry in report.corpus["slices"].items()} == {
+    assert {tag: list(entry.cases) for tag, entry in report.corpus.slices.items()} == {
         "account": ["plan", "password", "tokens"],
         "billing": ["cancel", "plan"],
         "dev": ["tokens"],
@@ -65,7 +65,7 @@ def test_each_slice_has_the_means_of_its_own_cases_and_a_one_case_slice_is_liste
                 assert means[key].denominator == len(ids)
             assert each.slices[tag].cases == len(ids) and each.slices[tag].judged is not None
         assert each.slices["dev"].to_dict() == {
-            "digest": report.corpus["slices"]["dev"]["digest"],
+            "digest": report.corpus.slices["dev"].digest,
             "cases": 1,
             "means": None,
             "judged": None,
@@ -75,7 +75,8 @@ def test_each_slice_has_the_means_of_its_own_cases_and_a_one_case_slice_is_liste
 def test_a_corpus_without_tags_has_no_slices(built):
     plain = "\n".join(line for line in CORPUS.splitlines() if "tags:" not in line) + "\n"
     report = run(built, plain, channels=["vector", "lexical"])
-    assert "slices" not in report.corpus and report.runs[0].slices is None
+    assert report.corpus.slices is None and report.runs[0].slices is None
+    assert "slices" not in report.corpus.to_dict()
     assert report.comparison.family is None and report.comparison.candidates[0].slices is None
     written = report.comparison.to_dict()
     assert "family" not in written and "slices" not in written["candidates"][0]

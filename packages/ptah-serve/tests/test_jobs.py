@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("starlette")
 
 from ptah.core.report import Report  # noqa: E402
+from ptah.core.report_parts import ReportCorpus  # noqa: E402
 from ptah_serve.jobs import Jobs  # noqa: E402
 from ptah_serve.limits import Limits  # noqa: E402
 from ptah_serve.records import open_records  # noqa: E402
@@ -29,7 +30,12 @@ class Held(Jobs):
         self.started.set()
         assert self.release.wait(30)
         return "{}", Report(
-            created_at="now", corpus={}, runs=(), gates=(), timings={}, environment={}
+            created_at="now",
+            corpus=ReportCorpus(None, None, "sha256:" + "0" * 64, 0),
+            runs=(),
+            gates=(),
+            timings={},
+            environment={},
         )
 
 
