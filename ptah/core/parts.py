@@ -1,8 +1,8 @@
 """Report parts whose JSON members are their fields, in order: one ``to_dict``/``from_dict`` for
 all of them, led by each field's type.
 
-A field typed as another :class:`Part` (or a :class:`~ptah.core.metrics.Mean`, a tuple or a
-mapping of them) is read and written as that; a field typed ``Mapping`` alone is free-form JSON,
+A field typed as another :class:`Part` (or a :class:`~ptah.core.metrics.Mean`, a
+:class:`~ptah.core.compared.Flat` part, a tuple or a mapping of them) is read and written as that; a field typed ``Mapping`` alone is free-form JSON,
 kept read-only. A member in ``ABSENT_WHEN_NONE`` is absent by nature when None (a stage's
 ``load_s`` when no model was loaded); one in ``OPTIONAL`` may be missing from a report of an older
 ptah. A part read without a member reads it None, keeps its name in ``omitted`` and writes it back
@@ -18,6 +18,7 @@ from functools import cache
 from types import MappingProxyType
 from typing import Any, ClassVar, Self, Union, cast, get_args, get_origin, get_type_hints
 
+from ptah.core.compared import Flat
 from ptah.core.metrics import Mean
 
 
@@ -62,7 +63,7 @@ def mean_from_dict(data: Mapping) -> Mean:
 
 def to_json(value: Any) -> Any:
     """A field's JSON."""
-    if isinstance(value, Part):
+    if isinstance(value, (Part, Flat)):
         return value.to_dict()
     if isinstance(value, Mean):
         return mean_to_dict(value)
@@ -80,7 +81,7 @@ def from_json(hint: Any, value: Any) -> Any:
     if get_origin(hint) in (Union, types.UnionType):
         hint = next(arg for arg in get_args(hint) if arg is not type(None))
     origin = get_origin(hint) or hint
-    if isinstance(origin, type) and issubclass(origin, Part):
+    if isinstance(origin, type) and issubclass(origin, (Part, Flat)):
         return origin.from_dict(value)
     if origin is Mean:
         return mean_from_dict(value)

@@ -39,7 +39,7 @@ from ptah.core.baseline_comparison import BaselineComparison
 from ptah.core.measures import Measure
 from ptah.core.metrics import Mean
 from ptah.core.parts import mean_from_dict, mean_to_dict, plain, read_only
-from ptah.core.report_parts import ReportCorpus, StaleJudgement
+from ptah.core.report_parts import ReportBaseline, ReportCorpus, StaleJudgement
 from ptah.core.run_parts import (
     CaseAnn,
     Cost,
@@ -349,7 +349,7 @@ class Report:
     gates: tuple[Gate, ...]
     timings: Mapping[str, float]
     environment: Mapping
-    baseline: Mapping | None = None  # path, digest; see ``comparisons``
+    baseline: ReportBaseline | None = None  # path, digest; see ``comparisons``
     # per run, against the baseline's reference run
     comparisons: tuple[BaselineComparison, ...] = ()
     comparison: Comparison | None = None  # several runs side by side (ptah.core.comparison)
@@ -382,7 +382,7 @@ class Report:
         :meth:`Run.to_dict`)."""
         baseline = None
         if self.baseline is not None:
-            baseline = plain(self.baseline) | {
+            baseline = self.baseline.to_dict() | {
                 "comparisons": [comparison.to_dict() for comparison in self.comparisons]
             }
         data = {
@@ -421,9 +421,7 @@ class Report:
             gates=tuple(Gate.from_dict(gate) for gate in data["gates"]),
             timings=read_only(data["timings"]),
             environment=read_only(data["environment"]),
-            baseline=None
-            if baseline is None
-            else read_only({k: v for k, v in baseline.items() if k != "comparisons"}),
+            baseline=None if baseline is None else ReportBaseline.from_dict(baseline),
             comparisons=()
             if baseline is None
             else tuple(BaselineComparison.from_dict(c) for c in baseline["comparisons"]),

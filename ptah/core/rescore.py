@@ -34,6 +34,7 @@ from ptah.core.measures import Measure
 from ptah.core.outcomes import make_run, measure_case
 from ptah.core.ranking import Ties
 from ptah.core.report import CaseResult, Report, Run
+from ptah.core.report_parts import Rescoring
 
 NOISE = 1e-12  # a recomputed value this close to the stored one is the same value
 
@@ -57,17 +58,17 @@ class Rescored:
         top k did not have."""
         return self.measured != self.report.corpus.digest or bool(self.added or self.changed)
 
-    def entry(self) -> dict | None:
+    def entry(self) -> Rescoring | None:
         """The report's ``baseline.rescored`` member; None when the file's numbers stand as they
         were."""
         if not self.judged_since and not self.cases_changed:
             return None
-        return {
-            "judgements_added": self.added,
-            "judgements_changed": self.changed,
-            "cases_changed": self.cases_changed,
-            "judged_since": self.judged_since,
-        }
+        return Rescoring(
+            judgements_added=self.added,
+            judgements_changed=self.changed,
+            cases_changed=self.cases_changed,
+            judged_since=self.judged_since,
+        )
 
 
 def difference(corpus: Corpus, baseline: Report) -> str | None:

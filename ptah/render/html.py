@@ -207,11 +207,12 @@ def _baseline_section(report: Report) -> str:
     ``current``, ``baseline-delta`` or ``baseline-p``."""
     if not report.comparisons:
         return ""
-    baseline = report.baseline or {}
+    baseline = report.baseline
+    path, digest = (None, None) if baseline is None else (baseline.path, baseline.digest)
     parts = [
         '<h2 id="baseline">Against the baseline</h2>',
-        f'<p class="meta">baseline <span class="mono">{escape(str(baseline.get("path")))}</span>, '
-        f'corpus digest <span class="mono">{escape(str(baseline.get("digest")))}</span>: each run against the '
+        f'<p class="meta">baseline <span class="mono">{escape(str(path))}</span>, '
+        f'corpus digest <span class="mono">{escape(str(digest))}</span>: each run against the '
         "baseline's reference run, paired by case.</p>",
     ]
     if rescored := rescored_sentence(report):

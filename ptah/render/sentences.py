@@ -100,13 +100,13 @@ def rescored_sentence(report: Report) -> str | None:
     """How the baseline was measured again from its rankings (``baseline.rescored``): ``baseline
     re-scored under 12 judgements added since`` (and those changed), or that its stored values did
     not follow from its rankings; None when the baseline's numbers stood as written."""
-    rescored = (report.baseline or {}).get("rescored")
-    if not rescored:
+    rescored = None if report.baseline is None else report.baseline.rescored
+    if rescored is None:
         return None
-    cases = counted(rescored["cases_changed"], "case")
-    if not rescored["judged_since"]:
+    cases = counted(rescored.cases_changed, "case")
+    if not rescored.judged_since:
         return f"baseline re-scored from its rankings: the values it stored for {cases} do not follow from them"
-    added, changed = rescored["judgements_added"], rescored["judgements_changed"]
+    added, changed = rescored.judgements_added, rescored.judgements_changed
     since = f"{counted(added, 'judgement')} added" + (
         f" and {changed:,} changed" if changed else ""
     )

@@ -142,8 +142,7 @@ def survivors(slices: Slices | None, quote: Callable[[object], str] = str) -> li
 
 def baseline_family(report: Report) -> Family | None:
     """The family of the slice tests against the baseline (None without one, or without tags)."""
-    family = (report.baseline or {}).get("family")
-    return None if not family else Family.from_dict(family)
+    return None if report.baseline is None else report.baseline.family
 
 
 def family_lines(report: Report, quote: Callable[[object], str] = str) -> list[str]:

@@ -43,7 +43,7 @@ from ptah.core.corpus import Corpus
 from ptah.core.errors import InputError, ReportError
 from ptah.core.report import Gate, Report, read_only
 from ptah.core.report_checks import check_consistency
-from ptah.core.report_parts import ReportCorpus
+from ptah.core.report_parts import ReportBaseline, ReportCorpus
 from ptah.core.request import EvaluationRequest
 from ptah.core.rescore import rescore
 from ptah.core.sections import sections
@@ -105,7 +105,7 @@ def plan(
     and re-scored from its rankings, the corpus's slices, the paths a gate's command names."""
     if baseline is None and request.baseline is not None:
         baseline = load_baseline(request.baseline)
-    member: dict | None = None
+    member: ReportBaseline | None = None
     # the commands a gate's sentence names take the corpus's file, which it may not have
     commands_path = corpus.path if corpus.has_file else None
     paths = Evidence(
@@ -119,9 +119,7 @@ def plan(
         rescored = rescore(corpus, baseline)  # its values from its rankings, never its numbers
         baseline = rescored.report
         check_measures(baseline, request.max_drop, named)
-        member = {"path": request.baseline, "digest": rescored.measured}
-        if entry := rescored.entry():
-            member["rescored"] = entry
+        member = ReportBaseline(request.baseline, rescored.measured, rescored.entry())
     spec = project.spec
     plans = plan_runs(spec, list(request.generations) or None, request.channels, request.variants)
     slices = corpus_slices(corpus)
@@ -181,8 +179,7 @@ def report(
     verdicts: Verdicts = results["verdicts"]
     baseline = None
     if context.baseline_member is not None:
-        family = {"family": verdicts.family.to_dict()} if verdicts.family else {}
-        baseline = read_only(context.baseline_member | family)
+        baseline = replace(context.baseline_member, family=verdicts.family)
     return Report(
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         corpus=corpus_member(corpus, context.slices),

@@ -24,7 +24,7 @@ from ptah.core.compared import Family
 from ptah.core.comparison import against_baseline, compare_runs
 from ptah.core.plugins import hookimpl
 from ptah.core.report import BaselineComparison, Comparison, Gate, excerpt, read_only
-from ptah.core.report_parts import StaleJudgement
+from ptah.core.report_parts import ReportBaseline, StaleJudgement
 from ptah.core.request import gate_key
 from ptah.core.slicing import correct, power_note, slice_comparisons, slice_gates
 
@@ -51,7 +51,7 @@ class Context:
     baseline: Report | None
     slices: Slices
     paths: Evidence
-    baseline_member: dict | None = None  # the report's baseline: its path, digest, re-scoring
+    baseline_member: ReportBaseline | None = None  # the report's baseline: path, digest, re-scoring
     results: Mapping[str, Any] = field(default_factory=dict)
 
     @property

@@ -19,7 +19,7 @@ from ptah.core.compared import Family, MeasureComparison
 from ptah.core.comparison import compare_runs
 from ptah.core.gate_parts import GateHoles, GatePower, HolesEstimate, HolesSample, JudgeAccount
 from ptah.core.metrics import Mean
-from ptah.core.report_parts import ReportCorpus, StaleJudgement
+from ptah.core.report_parts import ReportBaseline, ReportCorpus, StaleJudgement
 from ptah.core.run_parts import (
     CaseAnn,
     Cost,
@@ -121,6 +121,12 @@ def _disagreements_of(hint: Any, node: Mapping, path: str) -> list[str]:
 RUN = SCHEMA["$defs"]["run"]["properties"]
 AGGREGATES = RUN["aggregates"]["properties"]
 GATE = SCHEMA["properties"]["gates"]["items"]["properties"]
+BASELINE = SCHEMA["properties"]["baseline"]
+# the baseline's own members: its comparisons are the report's (Report.comparisons)
+BASELINE_OWN = BASELINE | {
+    "properties": {k: v for k, v in BASELINE["properties"].items() if k != "comparisons"},
+    "required": [name for name in BASELINE["required"] if name != "comparisons"],
+}
 
 
 @pytest.mark.parametrize(
@@ -146,6 +152,7 @@ GATE = SCHEMA["properties"]["gates"]["items"]["properties"]
         (GatePower, GATE["power"]),
         (StaleJudgement, SCHEMA["properties"]["stale_judgements"]["items"]),
         (ReportCorpus, SCHEMA["properties"]["corpus"]),
+        (ReportBaseline, BASELINE_OWN),
     ],
     ids=[
         "comparison",
@@ -165,6 +172,7 @@ GATE = SCHEMA["properties"]["gates"]["items"]["properties"]
         "gate.power",
         "stale_judgements",
         "corpus",
+        "baseline",
     ],
 )
 def test_the_dataclasses_and_the_schema_agree_field_for_field(cls, node):
@@ -253,3 +261,23 @@ def test_the_corpus_member_of_an_older_report_reads_back_without_its_record_or_s
         "slices": {"billing": {"digest": "sha256:" + "1" * 64, "cases": ["a", "b"]}},
     }
     assert json.dumps(ReportCorpus.from_dict(tagged).to_dict()) == json.dumps(tagged)
+
+
+def test_the_baseline_member_reads_back_with_what_it_held_and_no_more():
+    digest = "sha256:" + "0" * 64
+    bare = {"path": None, "digest": digest}
+    assert ReportBaseline.from_dict(bare).to_dict() == bare
+    full = {
+        "path": "base.json",
+        "digest": digest,
+        "rescored": {
+            "judgements_added": 2,
+            "judgements_changed": 0,
+            "cases_changed": 1,
+            "judged_since": True,
+        },
+        "family": {"correction": "holm", "alpha": 0.05, "tests": 4, "surviving": 1},
+    }
+    back = ReportBaseline.from_dict(full)
+    assert isinstance(back.family, Family) and back.rescored is not None
+    assert json.dumps(back.to_dict()) == json.dumps(full)

@@ -99,7 +99,7 @@ def test_a_grade_added_since_rescores_the_stored_ranking():
     assert dict(old.runs[0].cases[2].values) == {"recall": 0.0, "MRR": 0.0, "nDCG": 0.0}
     assert again.report.runs[0].means["recall"].value == (1.0 + 0.5 + 0.5) / 3
     assert again.report.corpus.digest == judged.digest and again.measured == old.corpus.digest
-    assert again.entry() == {
+    assert again.entry().to_dict() == {
         "judgements_added": 1,
         "judgements_changed": 0,
         "cases_changed": 1,
@@ -112,7 +112,7 @@ def test_a_zero_in_the_record_fills_a_hole_without_changing_the_digest():
     again = rescore(Corpus(cases=CASES).with_judgements(record), baseline())
     three = again.report.runs[0].cases[2]
     assert [hole.key for hole in three.holes] == ["a", "c"] and three.judged == 1 / 3
-    assert again.entry() == {
+    assert again.entry().to_dict() == {
         "judgements_added": 1,
         "judgements_changed": 0,
         "cases_changed": 0,
@@ -138,7 +138,7 @@ def test_forged_values_never_survive():
     assert dict(again.report.runs[0].cases[0].values) == {"recall": 1.0, "MRR": 1.0, "nDCG": 1.0}
     assert again.report.runs[0].cases[0].passed is True
     assert again.report.runs[0].means["recall"].value == (1.0 + 0.5 + 0.0) / 3
-    assert again.entry() == {
+    assert again.entry().to_dict() == {
         "judgements_added": 0,
         "judgements_changed": 0,
         "cases_changed": 1,
