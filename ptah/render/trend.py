@@ -21,6 +21,7 @@ carries ``data-series``, ``data-measure``, ``data-created`` and
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
 
@@ -63,7 +64,23 @@ def interval(run: Run, measure: str, level: float) -> tuple[float, float] | None
     return None if found is None else (found.low, found.high)
 
 
-def points(reports: Sequence[Report]) -> list[dict]:
+@dataclass(frozen=True)
+class Point:
+    """One run's mean of one measure in one report: when the report was made (and as it says so),
+    the run's series, the measure, the mean (None: N/A) and its interval, the corpus digest and the
+    generation identity."""
+
+    when: datetime
+    created_at: str
+    series: str
+    measure: str
+    value: float | None
+    interval: tuple[float, float] | None
+    digest: str
+    identity: str
+
+
+def points(reports: Sequence[Report]) -> list[Point]:
     """Every (report, run, measure) point, oldest report first."""
     found = []
     for report in sorted(reports, key=created):
@@ -74,16 +91,16 @@ def points(reports: Sequence[Report]) -> list[dict]:
             for name in registry_order(run.means):
                 mean = run.means[name]
                 found.append(
-                    {
-                        "when": created(report),
-                        "created_at": report.created_at,
-                        "series": series_name(run),
-                        "measure": name,
-                        "value": mean.value,
-                        "interval": interval(run, name, level),
-                        "digest": report.corpus.digest,
-                        "identity": run.generation.identity,
-                    }
+                    Point(
+                        when=created(report),
+                        created_at=report.created_at,
+                        series=series_name(run),
+                        measure=name,
+                        value=mean.value,
+                        interval=interval(run, name, level),
+                        digest=report.corpus.digest,
+                        identity=run.generation.identity,
+                    )
                 )
     return found
 
@@ -92,12 +109,12 @@ def render_trend(reports: Sequence[Report]) -> str:
     """The page (module docs)."""
     found = points(reports)
     measures = registry_order(reports[0].runs[0].means) if reports else []
-    series = list(dict.fromkeys(point["series"] for point in found))
+    series = list(dict.fromkeys(point.series for point in found))
     colour = {name: COLOURS[i % len(COLOURS)] for i, name in enumerate(series)}
-    digests = list(dict.fromkeys(point["digest"] for point in found))
+    digests = list(dict.fromkeys(point.digest for point in found))
     identities: dict[str, set[str]] = {}
     for point in found:
-        identities.setdefault(point["series"], set()).add(point["identity"])
+        identities.setdefault(point.series, set()).add(point.identity)
     notes = []
     if len(digests) > 1:
         notes.append(
@@ -128,14 +145,14 @@ def render_trend(reports: Sequence[Report]) -> str:
     )
 
 
-def _chart(found: list[dict], measure: str, series: list[str], colour: dict) -> str:
-    mine = [point for point in found if point["measure"] == measure]
+def _chart(found: list[Point], measure: str, series: list[str], colour: dict) -> str:
+    mine = [point for point in found if point.measure == measure]
     label = Measure.parse(measure).label
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    axis = time_axis([point["when"] for point in mine] or [datetime.now(UTC)], LEFT, plot_w)
+    axis = time_axis([point.when for point in mine] or [datetime.now(UTC)], LEFT, plot_w)
 
-    def x(point: dict) -> float:
-        return axis.x(point["when"])
+    def x(point: Point) -> float:
+        return axis.x(point.when)
 
     def y(value: float) -> float:
         return TOP + (1 - value) * plot_h
@@ -148,30 +165,35 @@ def _chart(found: list[dict], measure: str, series: list[str], colour: dict) -> 
         )
     items.append(axis.svg(HEIGHT - BOTTOM + 18))
     for index, name in enumerate(series):
-        line = [point for point in mine if point["series"] == name and point["value"] is not None]
+        # each point of the series with a mean, and the mean
+        line = [
+            (point, value)
+            for point in mine
+            if point.series == name and (value := point.value) is not None
+        ]
         if len(line) > 1:
-            path = " ".join(f"{x(p):.1f},{y(p['value']):.1f}" for p in line)
+            path = " ".join(f"{x(p):.1f},{y(value):.1f}" for p, value in line)
             items.append(
                 f'<polyline points="{path}" fill="none" stroke="{colour[name]}" stroke-width="2"/>'
             )
-        for point in line:
+        for point, value in line:
             px = x(point)
-            if point["interval"] is not None:
-                low, high = point["interval"]
+            if point.interval is not None:
+                low, high = point.interval
                 items.append(
                     f'<path d="M{px:.1f},{y(high):.1f}V{y(low):.1f}M{px - 5:.1f},{y(high):.1f}h10'
                     f'M{px - 5:.1f},{y(low):.1f}h10" stroke="{colour[name]}" stroke-opacity="0.6" fill="none"/>'
                 )
             shown = (
                 ""
-                if point["interval"] is None
-                else f" [{point['interval'][0]:.4f}, {point['interval'][1]:.4f}]"
+                if point.interval is None
+                else f" [{point.interval[0]:.4f}, {point.interval[1]:.4f}]"
             )
             items.append(
-                f'<circle cx="{px:.1f}" cy="{y(point["value"]):.1f}" r="4" fill="{colour[name]}" '
+                f'<circle cx="{px:.1f}" cy="{y(value):.1f}" r="4" fill="{colour[name]}" '
                 f'data-series="{escape(name)}" data-measure="{escape(Measure.parse(measure).key)}" '
-                f'data-created="{escape(point["created_at"])}" data-value="{point["value"]!r}">'
-                f"<title>{escape(name)} {escape(point['created_at'])}: {label} {point['value']:.4f}{shown}</title></circle>"
+                f'data-created="{escape(point.created_at)}" data-value="{value!r}">'
+                f"<title>{escape(name)} {escape(point.created_at)}: {label} {value:.4f}{shown}</title></circle>"
             )
         ly = TOP + 14 * index + 6
         items.append(
@@ -184,20 +206,20 @@ def _chart(found: list[dict], measure: str, series: list[str], colour: dict) -> 
     )
 
 
-def _table(found: list[dict]) -> str:
+def _table(found: list[Point]) -> str:
     rows = []
     for point in found:
-        value = "N/A" if point["value"] is None else f"{point['value']:.4f}"
+        value = "N/A" if point.value is None else f"{point.value:.4f}"
         bounds = (
             "N/A"
-            if point["interval"] is None
-            else f"[{point['interval'][0]:.4f}, {point['interval'][1]:.4f}]"
+            if point.interval is None
+            else f"[{point.interval[0]:.4f}, {point.interval[1]:.4f}]"
         )
         rows.append(
-            f'<tr><td class="l">{escape(point["created_at"])}</td><td class="l">{escape(point["series"])}</td>'
-            f'<td class="l">{escape(Measure.parse(point["measure"]).label)}</td><td>{value}</td><td>{bounds}</td>'
-            f'<td class="l mono">{escape(str(point["digest"])[:19])}…</td>'
-            f'<td class="l mono">{escape(str(point["identity"])[:19])}…</td></tr>'
+            f'<tr><td class="l">{escape(point.created_at)}</td><td class="l">{escape(point.series)}</td>'
+            f'<td class="l">{escape(Measure.parse(point.measure).label)}</td><td>{value}</td><td>{bounds}</td>'
+            f'<td class="l mono">{escape(str(point.digest)[:19])}…</td>'
+            f'<td class="l mono">{escape(str(point.identity)[:19])}…</td></tr>'
         )
     return (
         '<h2>Every point</h2><table id="points"><thead><tr><th>created</th><th class="l">series</th>'
