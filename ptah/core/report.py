@@ -23,9 +23,10 @@ may hold ``excerpts``: each ranked key's judging text cut by :func:`excerpt`,
 what the HTML pages show beside the key (reports written before have none).
 
 A run's members are typed (:mod:`ptah.core.run_parts`), and so are the
-comparisons (:mod:`ptah.core.side_by_side`, :mod:`ptah.core.baseline_comparison`).
-The report's corpus, baseline, timings, environment and stale judgements are
-still read-only mappings kept as written.
+comparisons (:mod:`ptah.core.side_by_side`, :mod:`ptah.core.baseline_comparison`),
+a gate's holes and power (:mod:`ptah.core.gate_parts`) and the report's corpus,
+baseline and stale judgements (:mod:`ptah.core.report_parts`). Its timings
+(seconds per step) and environment are read-only mappings kept as written.
 """
 
 from __future__ import annotations
@@ -376,6 +377,11 @@ class Report:
     @property
     def passed(self) -> bool:
         return self.verdict == "pass"
+
+    @property
+    def total_seconds(self) -> float:
+        """The seconds the evaluation took in all: its timings' ``total`` (0 where it has none)."""
+        return float(self.timings.get("total", 0.0) or 0.0)
 
     def to_dict(self, *, cases: bool = True) -> dict:
         """The report's JSON document; ``cases=False``: every run's ``cases`` empty (see

@@ -80,7 +80,7 @@ def render_junit(
 ) -> str:
     """The JUnit XML document of ``report`` (module docs); ``lines`` maps case ids to their corpus
     lines."""
-    total = float(report.timings.get("total", 0.0) or 0.0)
+    total = report.total_seconds
     per_run = total / len(report.runs) if report.runs else 0.0
     suites = [_suite(report, run, per_run, lines or {}, corpus_file) for run in report.runs]
     slices = report.corpus.slices or {}
