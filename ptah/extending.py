@@ -6,10 +6,14 @@ an add-on may import and the names it may import from it; :data:`MEMBERS` the me
 that its name alone does not make public (a store's own connection, a source's query parts), which
 an add-on of the same storage uses. Each name keeps its meaning across the releases of one minor
 version (0.1.x). ``docs/extending.md`` writes the surface down; ptah's tests check that every name
-exists, and an add-on's tests check that it imports nothing else of ptah.
+exists, and an add-on's tests check with :func:`outside_the_surface` that it imports nothing else
+of ptah.
 """
 
 from __future__ import annotations
+
+import ast
+from pathlib import Path
 
 SURFACE: dict[str, tuple[str, ...]] = {
     "ptah.adapters.corpus_yaml": ("parse_corpus",),
@@ -70,3 +74,46 @@ MEMBERS: dict[str, tuple[str, ...]] = {
         "_where",
     ),
 }
+
+
+def outside_the_surface(path: Path) -> list[str]:
+    """``FILE: what`` for each import of ptah, and each private member read on an object not made
+    in ``path``, that the surface does not hold."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    own = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+    }
+    own |= {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    own |= {  # a dataclass's fields
+        node.target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+    }
+    import ptah
+
+    private = {member for members in MEMBERS.values() for member in members}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "ptah":
+            allowed = ptah.__all__ if node.module == "ptah" else SURFACE.get(node.module, ())
+            found += [f"{node.module}.{a.name}" for a in node.names if a.name not in allowed]
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.startswith("ptah.")]
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "ptah"
+            and node.attr not in ptah.__all__
+        ):
+            found.append(f"ptah.{node.attr}")
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and node.attr not in own
+            and node.attr not in private
+        ):
+            found.append(f".{node.attr}")
+    return [f"{path.name}: {what}" for what in found]

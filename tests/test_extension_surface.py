@@ -10,7 +10,7 @@ import inspect
 import textwrap
 from pathlib import Path
 
-from ptah.extending import MEMBERS, SURFACE
+from ptah.extending import MEMBERS, SURFACE, outside_the_surface
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "extending.md"
 
@@ -90,3 +90,20 @@ def test_docs_extending_names_every_module_name_and_member_in_its_row():
         if f"`{member}`" not in row(text, path)
     ]
     assert unnamed == []
+
+
+def test_the_rule_itself_catches_what_the_surface_does_not_hold(tmp_path):
+    module = tmp_path / "module.py"
+    module.write_text(
+        "import ptah\nimport ptah.core.report\nfrom ptah import open_project, _WHERE\n"
+        "from ptah.core.errors import StoreDamaged, SpecError\n"
+        "ptah.open_project\nptah.cli\nstore._connection\nstore._secret\n"
+        "class Mine:\n    def __init__(self):\n        self._mine = 1\n        self._mine\n"
+    )
+    assert outside_the_surface(module) == [
+        "module.py: ptah.core.report",
+        "module.py: ptah._WHERE",
+        "module.py: ptah.core.errors.SpecError",
+        "module.py: ptah.cli",
+        "module.py: ._secret",
+    ]
