@@ -107,6 +107,9 @@ def evaluate_body_lines() -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", help="write the figures to this file")
+    parser.add_argument(
+        "--list", action="store_true", help="also list each file entered, with its functions"
+    )
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
@@ -133,6 +136,10 @@ def main() -> None:
         "most_parameters_at": where,
     }
     print(json.dumps(figures, indent=2))
+    if options.list:
+        for name in sorted(files):
+            entered = sorted(f for n, f in functions if n == name)
+            print(f"{len(entered):4d} {Path(name).relative_to(REPO)}: {', '.join(entered)}")
     if options.json:
         Path(options.json).write_text(json.dumps(figures, indent=2) + "\n")
 
