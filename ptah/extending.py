@@ -23,7 +23,7 @@ SURFACE: dict[str, tuple[str, ...]] = {
     "ptah.adapters.sources.base": ("source_kind",),
     "ptah.adapters.sources.postgres": ("PostgresSource",),
     "ptah.adapters.sources.rows": ("key_components",),
-    "ptah.adapters.spec_databases": ("refuse_store_in_source",),
+    "ptah.adapters.spec_yaml": ("refuse_store_in_source",),
     "ptah.adapters.stores.pgvector": ("PgvectorStore",),
     "ptah.adapters.stores.pgvector_lock": ("advisory_lock",),
     "ptah.adapters.stores.pgvector_schema": ("generation_lock_key",),

@@ -25,9 +25,9 @@ import os
 from pathlib import Path
 from typing import cast
 
-from ptah.adapters.yaml_compose import TAG_STR
 from ptah.adapters.yaml_nodes import (
     TAG_INT,
+    TAG_STR,
     MappingNode,
     Node,
     ProblemReader,

@@ -39,7 +39,6 @@ from datetime import datetime
 from pathlib import Path
 
 from ptah.adapters.files import kind_of, read_bounded, write_text_atomically
-from ptah.adapters.yaml_compose import collector_paused
 from ptah.adapters.yaml_nodes import (
     MappingNode,
     Node,
@@ -47,6 +46,7 @@ from ptah.adapters.yaml_nodes import (
     ScalarNode,
     SequenceNode,
     Size,
+    collector_paused,
     describe,
     grade_text,
     integer,

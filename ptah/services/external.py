@@ -4,7 +4,7 @@ built.
 Their vectors, keys and filter come from the source's one read-only snapshot
 (:meth:`Source.vectors`), never from the store; the store keeps only their
 query cache, under the generation's identity (``ptah-external@1``, see
-:mod:`ptah.adapters.embedders.identity`). Verification is coverage only:
+:mod:`ptah.adapters.embedders.registry`). Verification is coverage only:
 rows whose vector is NULL are *missing*; freshness cannot be verified (ptah
 never saw the text the vectors were made from) and the verification says so
 in :data:`FRESHNESS_NOTE`, with ``freshness``, ``fresh``, ``stale`` and

@@ -18,10 +18,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal, overload
 
-from ptah.adapters.embedders.identity import GenerationIdentity, generation_identity
+from ptah.adapters.embedders.registry import GenerationIdentity, generation_identity
 from ptah.adapters.sources.base import Source, open_source, texts_of
-from ptah.adapters.spec_databases import refuse_store_in_source
-from ptah.adapters.spec_yaml import find_spec, load_spec
+from ptah.adapters.spec_yaml import find_spec, load_spec, refuse_store_in_source
 from ptah.adapters.stores import registry as stores
 from ptah.adapters.stores.base import Capabilities, Store
 from ptah.adapters.stores.records import Matrix

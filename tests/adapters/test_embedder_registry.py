@@ -18,8 +18,7 @@ import pytest
 from ptah.adapters.embedders import open_embedder
 from ptah.adapters.embedders import registry as registry_module
 from ptah.adapters.embedders.deterministic import DeterministicKind
-from ptah.adapters.embedders.identity import generation_identity
-from ptah.adapters.embedders.registry import EmbedderRegistry
+from ptah.adapters.embedders.registry import EmbedderRegistry, generation_identity
 from ptah.adapters.spec_yaml import load_spec
 from ptah.core.errors import EXIT_INPUT, EXIT_OPERATIONAL, PluginError, UnknownModelKind
 from ptah.core.spec import GenerationSettings, SourceSpec

@@ -15,8 +15,7 @@ import pytest
 from ptah.adapters.embedders import open_embedder
 from ptah.adapters.embedders.base import Embedder
 from ptah.adapters.embedders.deterministic import DeterministicEmbedder
-from ptah.adapters.embedders.identity import generation_identity
-from ptah.adapters.embedders.registry import REGISTRY
+from ptah.adapters.embedders.registry import REGISTRY, generation_identity
 from ptah.adapters.embedders.resolve import bundle_package_name, model_digest, resolve_model
 from ptah.core.errors import EXIT_OPERATIONAL, ModelUnavailable
 from ptah.core.spec import GenerationSettings, SourceSpec
@@ -117,7 +116,7 @@ def test_the_bundled_package_is_found_and_digested_without_importing_torch(tmp_p
     code = f"""
 import json, sys
 from ptah.adapters.embedders.resolve import resolve_model
-from ptah.adapters.embedders.identity import generation_identity
+from ptah.adapters.embedders.registry import generation_identity
 from ptah.core.spec import GenerationSettings, SourceSpec
 path = resolve_model({MINILM!r}, {str(tmp_path)!r})
 identity = generation_identity(GenerationSettings("minilm", {MINILM!r}), SourceSpec("sqlite:///x.db", "t", ("id",), "{{a}}"),

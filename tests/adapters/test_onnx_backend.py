@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from ptah.adapters.embedders import open_embedder
-from ptah.adapters.embedders.identity import generation_identity
 from ptah.adapters.embedders.onnx_backend import EXPORT_FORMAT
+from ptah.adapters.embedders.registry import generation_identity
 from ptah.adapters.embedders.resolve import model_digest, resolve_model
 from ptah.adapters.spec_yaml import load_spec
 from ptah.core.errors import InputError

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ptah.adapters.embedders.identity import generation_identity
 from ptah.adapters.embedders.openai_compatible import OpenAICompatibleKind, normalised_base_url
-from ptah.adapters.embedders.registry import EmbedderRegistry
+from ptah.adapters.embedders.registry import EmbedderRegistry, generation_identity
 from ptah.adapters.spec_yaml import load_spec
 from ptah.core.errors import EXIT_INPUT, CredentialMissing
 from ptah.core.spec import GenerationSettings, ServiceSettings, SourceSpec

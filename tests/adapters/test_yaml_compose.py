@@ -28,7 +28,7 @@ from ruamel.yaml.scalarstring import (
 from ruamel.yaml.scanner import Scanner
 from yaml.error import Mark
 
-from ptah.adapters import corpus_yaml, yaml_compose
+from ptah.adapters import corpus_yaml, yaml_nodes
 from ptah.adapters.corpus_yaml import parse_corpus
 from ptah.adapters.yaml_nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ptah.core.errors import CorpusError
@@ -247,7 +247,7 @@ def test_a_corpus_ruamel_wrote_reads_as_ruamels_composer_read_it(data):
         assert read[0] == "refused" and len(read[1]) == 1 and "c.yaml:" in read[1][0]
         assert "not valid YAML" in read[1][0]
         return
-    assert shape(yaml_compose.compose_documents(data)[0]) == shape(reference)
+    assert shape(yaml_nodes.compose_documents(data)[0]) == shape(reference)
     assert read == outcome(lambda: corpus_yaml._Reader("c.yaml").corpus(reference))
 
 
@@ -316,7 +316,7 @@ PLAIN = st.one_of(
 )
 def test_a_plain_scalar_has_the_type_ruamel_gave_it(text, directive):
     data = f"{directive}key: {text}\nlisted: [{text}]\n".encode()
-    assert composed(lambda: yaml_compose.compose_documents(data)[0]) == composed(
+    assert composed(lambda: yaml_nodes.compose_documents(data)[0]) == composed(
         lambda: ruamel_root(data)
     )
 
@@ -324,14 +324,14 @@ def test_a_plain_scalar_has_the_type_ruamel_gave_it(text, directive):
 def composed(compose) -> tuple | str:
     try:
         return shape(compose())
-    except (yaml_compose.NotAccepted, YAMLError):
+    except (yaml_nodes.NotAccepted, YAMLError):
         return "refused"
 
 
 def test_nel_ls_and_ps_written_raw_are_text():
     for character in BREAKS_TO_RUAMEL:
         data = f"plain: x{character}y\nquoted: 'x{character}  y'\nblock: |\n  x{character}y\nlast: 1\n".encode()
-        root = yaml_compose.compose_documents(data)[0]
+        root = yaml_nodes.compose_documents(data)[0]
         assert [(key.value, value.value, value.start_mark.line) for key, value in root.value] == [
             ("plain", f"x{character}y", 0),
             ("quoted", f"x{character}  y", 1),
@@ -341,7 +341,7 @@ def test_nel_ls_and_ps_written_raw_are_text():
     stood_in = (
         'q: "\\ue000 \ue001"\nr: \u2028\n'.encode()
     )  # the stand-in is a character written nowhere
-    assert [value.value for _, value in yaml_compose.compose_documents(stood_in)[0].value] == [
+    assert [value.value for _, value in yaml_nodes.compose_documents(stood_in)[0].value] == [
         "\ue000 \ue001",
         "\u2028",
     ]
@@ -350,21 +350,21 @@ def test_nel_ls_and_ps_written_raw_are_text():
 def test_composing_pauses_the_cycle_collector_and_leaves_it_as_it_was(monkeypatch):
     seen = []
 
-    class Watching(yaml_compose._Composer):
+    class Watching(yaml_nodes._Composer):
         def get_node(self):
             seen.append(gc.isenabled())
             return super().get_node()
 
-    monkeypatch.setattr(yaml_compose, "_Composer", Watching)
+    monkeypatch.setattr(yaml_nodes, "_Composer", Watching)
     assert gc.isenabled()
-    assert yaml_compose.compose_documents(b"a: 1\n---\nb: 2\n")[1].value[0][0].value == "b"
+    assert yaml_nodes.compose_documents(b"a: 1\n---\nb: 2\n")[1].value[0][0].value == "b"
     assert seen == [False, False] and gc.isenabled()
-    with pytest.raises(yaml_compose.NotAccepted):
-        yaml_compose.compose_documents(b"a: [1\n")
+    with pytest.raises(yaml_nodes.NotAccepted):
+        yaml_nodes.compose_documents(b"a: [1\n")
     assert gc.isenabled()
     gc.disable()
     try:
-        yaml_compose.compose_documents(b"a: 1\n")
+        yaml_nodes.compose_documents(b"a: 1\n")
         assert not gc.isenabled()
     finally:
         gc.enable()
@@ -375,7 +375,7 @@ def test_composing_pauses_the_cycle_collector_and_leaves_it_as_it_was(monkeypatc
 
 def test_pyyamls_python_parser_composes_the_same_corpus(monkeypatch):
     expected = parse_corpus(BASE)
-    monkeypatch.setattr(yaml_compose, "_Composer", yaml_compose._PurePythonComposer)
+    monkeypatch.setattr(yaml_nodes, "_Composer", yaml_nodes._PurePythonComposer)
     assert parse_corpus(BASE) == expected
     lone = BASE.replace("How do I cancel?", "bad \\ud800 text")
     assert outcome(lambda: parse_corpus(lone, name="c.yaml")) == (

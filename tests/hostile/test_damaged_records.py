@@ -23,8 +23,8 @@ import psycopg
 import pytest
 
 from ptah.adapters.lexical import unpacked_limit
+from ptah.adapters.stores.base import key_of, misfiled
 from ptah.adapters.stores.pgvector_schema import vectors_table
-from ptah.adapters.stores.vector_checks import key_of, misfiled
 from ptah.core.spec import redact_url
 from tests.conftest import run_cli
 from tests.contract.conftest import make_workspace

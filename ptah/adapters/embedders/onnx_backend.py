@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ptah.adapters.embedders.base import installed_versions, l2_normalize
-from ptah.adapters.embedders.identity import canonical_json
+from ptah.adapters.embedders.registry import canonical_json
 from ptah.adapters.embedders.resolve import cached_files, default_cache_dir, file_sha256
 from ptah.adapters.embedders.sentence_transformers import (
     LIBRARIES,

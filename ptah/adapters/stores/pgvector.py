@@ -38,6 +38,7 @@ import numpy as np
 from psycopg import IsolationLevel, sql
 
 from ptah.adapters.postgres import connect, guarded
+from ptah.adapters.stores.base import VECTOR_DTYPE
 from ptah.adapters.stores.pgvector_index import create_hnsw_index, describe_index
 from ptah.adapters.stores.pgvector_location import PGVECTOR_CAPABILITIES, schema_of
 from ptah.adapters.stores.pgvector_lock import build_lock
@@ -61,7 +62,6 @@ from ptah.adapters.stores.records import (
     generation_values,
 )
 from ptah.adapters.stores.records import now as _now
-from ptah.adapters.stores.vector_checks import VECTOR_DTYPE
 from ptah.core.errors import StoreUnavailable
 from ptah.core.spec import redact_url
 

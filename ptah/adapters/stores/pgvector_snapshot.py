@@ -19,6 +19,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 from psycopg import sql
 
+from ptah.adapters.stores.base import (
+    VECTOR_DTYPE,
+    block_rows,
+    sound_blocks,
+    usable_query_vector,
+)
 from ptah.adapters.stores.pgvector_index import describe_index, nearest
 from ptah.adapters.stores.pgvector_schema import VectorDecoder
 from ptah.adapters.stores.records import GENERATION_COLUMNS as _GENERATION_COLUMNS
@@ -27,12 +33,6 @@ from ptah.adapters.stores.records import (
     Matrix,
     generation_record,
     stored_dimension,
-)
-from ptah.adapters.stores.vector_checks import (
-    VECTOR_DTYPE,
-    block_rows,
-    sound_blocks,
-    usable_query_vector,
 )
 from ptah.core.errors import StoreDamaged, StoreUnavailable
 

@@ -9,7 +9,7 @@ claims, and how to open one. ptah registers (:mod:`ptah.adapters.stores.kinds`)
   it, :class:`CapabilityUnavailable`, exit 3);
 * ``sqlite`` -- the default: every value no other kind claims is a file path
   (``sqlite:///FILE`` too), which the specification reader checks and
-  resolves (:mod:`ptah.adapters.spec_databases`).
+  resolves (:mod:`ptah.adapters.spec_yaml`).
 
 :func:`store_kind` is the one place that decides which kind a value is: the
 specification reader, :func:`open_store` and :func:`capabilities_of` all ask

@@ -11,7 +11,7 @@ same generation are kept apart by :meth:`SqliteStore.build_lock`, an
 ``fcntl.flock`` on a file beside the store that the OS releases when the
 holder dies.
 
-Damage (:mod:`ptah.adapters.stores.sqlite_damage`). A file SQLite reports as
+Damage (:mod:`ptah.adapters.stores.sqlite_snapshot`). A file SQLite reports as
 corrupt, a vector that is not finite, or one that disagrees with its CRC-32
 or with the index is a :class:`StoreDamaged` (exit 3), never a result:
 :meth:`StoreSnapshot.matrix` checks what it reads, :meth:`StoreSnapshot.check`
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ptah.adapters.stores.base import Capabilities
+from ptah.adapters.stores.base import VECTOR_DTYPE, Capabilities
 from ptah.adapters.stores.migrations import migrate
 from ptah.adapters.stores.records import (
     GENERATION_COLUMNS,
@@ -43,10 +43,9 @@ from ptah.adapters.stores.records import (
 from ptah.adapters.stores.records import (
     now as _now,
 )
-from ptah.adapters.stores.sqlite_damage import guarded as _guarded
 from ptah.adapters.stores.sqlite_lock import build_lock
 from ptah.adapters.stores.sqlite_snapshot import StoreSnapshot  # re-exported
-from ptah.adapters.stores.vector_checks import VECTOR_DTYPE
+from ptah.adapters.stores.sqlite_snapshot import guarded as _guarded
 from ptah.core.errors import StoreUnavailable
 
 _BUSY_TIMEOUT_S = 30.0

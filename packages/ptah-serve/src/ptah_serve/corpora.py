@@ -80,7 +80,7 @@ def open_records(spec: Spec):
     """The record store beside the project's store (created when absent): tokens, corpora,
     evaluations; refused (exit 2) in the source's database unless the store names a schema of its
     own, as the servers tell."""
-    from ptah.adapters.spec_databases import refuse_store_in_source
+    from ptah.adapters.spec_yaml import refuse_store_in_source
     from ptah_serve.records import open_records as open_store_records
 
     refuse_store_in_source(spec)
