@@ -8,7 +8,7 @@ Until the ranking issue, exact search ranked on float32 scores straight from
 the BLAS product (``ptah/core/streamed.py``'s ``StreamedRanking`` at
 ``--before``, default ``bf34c1e``, loaded from git history into a temporary
 module). Now :class:`ptah.core.exact.ExactRanking` uses the product only to
-choose candidates and scores them in float64 (``ptah.core.scoring``). This
+choose candidates and scores them in float64 (``ptah.core.ranking``). This
 script streams one synthetic generation in blocks of 65,536 rows -- each block
 made once, from a seeded generator, and handed to both plans in turn, so
 neither pays for making it -- with every case asking for one required key
@@ -39,7 +39,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from ptah.core.exact import ExactRanking  # noqa: E402
-from ptah.core.scoring import query_blocks  # noqa: E402
+from ptah.core.ranking import query_blocks  # noqa: E402
 
 BLOCK = 1 << 16
 

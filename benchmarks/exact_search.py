@@ -14,7 +14,7 @@ blocks over; the page cache is not the process's memory):
 * ``product``: each block's float32 product with the queries, nothing kept
   (the one-block floor of memory: a block and a product);
 * ``bare``: the bare streamer -- each block's float32 product with the
-  queries (as many queries at a time as :func:`ptah.core.scoring.query_blocks`
+  queries (as many queries at a time as :func:`ptah.core.ranking.query_blocks`
   allows) and each query's running top k by ``argpartition``;
 * ``found`` and ``missed``: :class:`ptah.core.exact.ExactRanking` as the
   channel drives it (k 10, one required key a case, the blocks given again
@@ -104,7 +104,7 @@ def run_read(args) -> dict:
 def run_product(args) -> dict:
     """The float32 product of each block with the queries, nothing kept: the one-block floor of
     memory (a block and one product)."""
-    from ptah.core.scoring import query_blocks
+    from ptah.core.ranking import query_blocks
 
     queries, _ = cases(args.path, args.rows, args.dimension, args.queries, "found")
     for _, keys, vectors in blocks(args.path, args.rows, args.dimension):
@@ -116,7 +116,7 @@ def run_product(args) -> dict:
 def run_bare(args) -> dict:
     """Each query's running top k: a row is a candidate when its float32 score reaches the k-th
     best so far (the first block's own k-th score before there are k), merged by one sort."""
-    from ptah.core.scoring import query_blocks
+    from ptah.core.ranking import query_blocks
 
     queries, _ = cases(args.path, args.rows, args.dimension, args.queries, "found")
     q = len(queries)

@@ -27,19 +27,17 @@ if (
     TYPE_CHECKING
 ):  # what type checkers read; at run time each name is imported on first use (_WHERE)
     from ptah._api import Project, Report, load_corpus, load_report, open_project
-    from ptah.core.baseline_comparison import (
+    from ptah.core.compared import (
         BaselineCaseChange,
         BaselineComparison,
         BaselineMean,
         BaselinePassed,
         BaselineValue,
-        Provenance,
-    )
-    from ptah.core.compared import (
         CostDelta,
         Family,
         Interval,
         MeasureComparison,
+        Provenance,
         Settle,
         SignFlipResult,
         SliceComparison,
@@ -66,8 +64,7 @@ if (
         JudgeAccount,
     )
     from ptah.core.judged import Judgement, JudgementRecord, Sample
-    from ptah.core.measures import Measure, MeasureKind
-    from ptah.core.metrics import Mean
+    from ptah.core.measures import Mean, Measure, MeasureKind
     from ptah.core.plugins import hookimpl
     from ptah.core.report import CaseResult, CaseTies, Hit, Hole, KnownMiss, Miss, Result, Run
     from ptah.core.report_parts import (
@@ -97,6 +94,7 @@ if (
         VariantRerank,
         VariantSearch,
         Verification,
+        VerifyResult,
     )
     from ptah.core.sections import Section
     from ptah.core.side_by_side import (
@@ -120,7 +118,6 @@ if (
         Variant,
     )
     from ptah.core.verdicts import Gate
-    from ptah.core.verification import VerifyResult
     from ptah.services.build import BuildSummary
     from ptah.services.index_search import IndexSummary
     from ptah.services.project import (
@@ -166,7 +163,7 @@ _WHERE = {
     "Sample": "ptah.core.judged",
     "Measure": "ptah.core.measures",
     "MeasureKind": "ptah.core.measures",
-    "Mean": "ptah.core.metrics",
+    "Mean": "ptah.core.measures",
     "hookimpl": "ptah.core.plugins",
     "Section": "ptah.core.sections",
     "CaseResult": "ptah.core.report",
@@ -206,13 +203,13 @@ _WHERE = {
     "JudgeSettings": "ptah.core.spec",
     "RerankSettings": "ptah.core.spec",
     "Variant": "ptah.core.spec",
-    "VerifyResult": "ptah.core.verification",
-    "BaselineCaseChange": "ptah.core.baseline_comparison",
-    "BaselineComparison": "ptah.core.baseline_comparison",
-    "BaselineMean": "ptah.core.baseline_comparison",
-    "BaselinePassed": "ptah.core.baseline_comparison",
-    "BaselineValue": "ptah.core.baseline_comparison",
-    "Provenance": "ptah.core.baseline_comparison",
+    "VerifyResult": "ptah.core.run_parts",
+    "BaselineCaseChange": "ptah.core.compared",
+    "BaselineComparison": "ptah.core.compared",
+    "BaselineMean": "ptah.core.compared",
+    "BaselinePassed": "ptah.core.compared",
+    "BaselineValue": "ptah.core.compared",
+    "Provenance": "ptah.core.compared",
     "CostDelta": "ptah.core.compared",
     "Family": "ptah.core.compared",
     "Interval": "ptah.core.compared",

@@ -19,7 +19,7 @@ from ptah.core.request import EvaluationRequest
 from ptah.core.spec import Spec
 
 if TYPE_CHECKING:  # the services load when a method first needs them
-    from ptah.core.verification import VerifyResult
+    from ptah.core.run_parts import VerifyResult
     from ptah.services import project as projects
     from ptah.services.build import BuildSummary
     from ptah.services.index_search import IndexSummary

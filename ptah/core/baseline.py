@@ -34,15 +34,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from ptah.core.baseline_comparison import (
+from ptah.core.calibration import ModelJudge
+from ptah.core.compared import (
     BaselineCaseChange,
     BaselineComparison,
     BaselineMean,
     BaselinePassed,
     BaselineValue,
+    MeasureComparison,
 )
-from ptah.core.calibration import ModelJudge
-from ptah.core.compared import MeasureComparison
 from ptah.core.corpus import Corpus
 from ptah.core.errors import IncomparableBaseline, ReportError, capital
 from ptah.core.estimate import NO_RATES, Estimate, Rates, estimate

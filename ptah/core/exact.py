@@ -2,7 +2,7 @@
 
 :class:`ExactRanking` is the one scoring plan of exact search, for a whole matrix and for blocks
 streamed from a store alike. For each query it gives what :func:`ptah.core.ranking.rank_many` gives
-on the float64 :func:`ptah.core.scoring.pair_scores` of every row (the same top ``reach``, ties at
+on the float64 :func:`ptah.core.ranking.pair_scores` of every row (the same top ``reach``, ties at
 depth k and ranks of the asked keys) while scoring in float64 only the candidates float32 products
 choose; ``tests/core/test_exact.py`` holds it to ``rank_many``. How a query keeps about ``reach``
 rows, and why a missed key's rank takes a second pass: docs/design.md ("Exact search").
@@ -18,20 +18,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ptah.core.ranking import (
+    BLOCK_SCORES,
     NO_TIES,
+    PAIRS_AT_ONCE,
     QueryRanking,
     Ties,
     _check_depth,
     _check_not_nan,
     _order,
-    ties_of,
-)
-from ptah.core.scoring import (
-    BLOCK_SCORES,
-    PAIRS_AT_ONCE,
     margins,
     pair_scores,
     query_blocks,
+    ties_of,
 )
 
 _NONE = np.empty(0, dtype=np.int64)

@@ -19,7 +19,7 @@ measured by the same code:
   each hole in the measure's top (its depth) graded the case's highest grade.
 
 Means are over cases, each case measured at its own depth; they carry their
-numerator and denominator (:func:`ptah.core.metrics.mean_of`).
+numerator and denominator (:func:`ptah.core.measures.mean_of`).
 """
 
 from __future__ import annotations
@@ -29,8 +29,7 @@ from types import MappingProxyType
 
 from ptah.core.corpus import Case
 from ptah.core.judged import high_grades, holes, judged_at_k, judged_keys
-from ptah.core.measures import DEFAULT_MEASURES, Measure
-from ptah.core.metrics import Mean, bounded_mean, mean_of
+from ptah.core.measures import DEFAULT_MEASURES, Mean, Measure, bounded_mean, mean_of
 from ptah.core.ranking import NO_TIES, Ties
 from ptah.core.report import (
     CaseResult,

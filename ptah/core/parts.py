@@ -1,7 +1,7 @@
 """Report parts whose JSON members are their fields, in order: one ``to_dict``/``from_dict`` for
 all of them, led by each field's type.
 
-A field typed as another :class:`Part` (or a :class:`~ptah.core.metrics.Mean`, a
+A field typed as another :class:`Part` (or a :class:`~ptah.core.measures.Mean`, a
 :class:`~ptah.core.compared.Flat` part, a tuple or a mapping of them) is read and written as that; a field typed ``Mapping`` alone is free-form JSON,
 kept read-only. A member in ``ABSENT_WHEN_NONE`` is absent by nature when None (a stage's
 ``load_s`` when no model was loaded); one in ``OPTIONAL`` may be missing from a report of an older
@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Self, Union, cast, get_args, get_origin, get_type_hints
 
 from ptah.core.compared import Flat
-from ptah.core.metrics import Mean
+from ptah.core.measures import Mean
 
 
 def read_only(value: Any) -> Any:

@@ -22,7 +22,7 @@ sentence the terminal prints as ``note: …``.
 
 from __future__ import annotations
 
-from ptah.core.baseline_comparison import Provenance
+from ptah.core.compared import Provenance
 from ptah.core.report import Run
 from ptah.core.run_parts import RunGeneration
 

@@ -23,7 +23,7 @@ may hold ``excerpts``: each ranked key's judging text cut by :func:`excerpt`,
 what the HTML pages show beside the key (reports written before have none).
 
 A run's members are typed (:mod:`ptah.core.run_parts`), and so are the
-comparisons (:mod:`ptah.core.side_by_side`, :mod:`ptah.core.baseline_comparison`),
+comparisons (:mod:`ptah.core.side_by_side`, :mod:`ptah.core.compared`),
 a gate's holes and power (:mod:`ptah.core.gate_parts`) and the report's corpus,
 baseline and stale judgements (:mod:`ptah.core.report_parts`). Its timings
 (seconds per step) and environment are read-only mappings kept as written.
@@ -36,9 +36,8 @@ from dataclasses import asdict, dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Self
 
-from ptah.core.baseline_comparison import BaselineComparison
-from ptah.core.measures import Measure
-from ptah.core.metrics import Mean
+from ptah.core.compared import BaselineComparison
+from ptah.core.measures import Mean, Measure
 from ptah.core.parts import mean_from_dict, mean_to_dict, plain, read_only
 from ptah.core.report_parts import ReportBaseline, ReportCorpus, StaleJudgement
 from ptah.core.run_parts import (

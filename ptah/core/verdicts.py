@@ -1,5 +1,5 @@
 """The verdict parts of a report: each gate's verdict (the comparisons it reads are
-:mod:`ptah.core.baseline_comparison` and :mod:`ptah.core.side_by_side`).
+:mod:`ptah.core.compared` and :mod:`ptah.core.side_by_side`).
 
 Re-exported by :mod:`ptah.core.report`, which builds and reads them with the
 rest of the report.

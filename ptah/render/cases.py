@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ptah.core.baseline_comparison import BaselineCaseChange
+from ptah.core.compared import BaselineCaseChange
 from ptah.core.report import CaseResult, Report, Run
 from ptah.core.side_by_side import PairCaseChange
 

@@ -35,11 +35,14 @@ from collections.abc import Mapping
 from html import escape
 from typing import TypeVar
 
-from ptah.core.baseline_comparison import BaselineCaseChange, BaselineComparison, BaselineValue
-from ptah.core.compared import MeasureComparison
+from ptah.core.compared import (
+    BaselineCaseChange,
+    BaselineComparison,
+    BaselineValue,
+    MeasureComparison,
+)
 from ptah.core.comparison import case_deltas
-from ptah.core.measures import Measure, registry_order
-from ptah.core.metrics import Mean
+from ptah.core.measures import Mean, Measure, registry_order
 from ptah.core.report import EXCERPT_CHARS, CaseResult, Report, Run
 from ptah.core.significance import p_value_text
 from ptah.core.verdicts import counted

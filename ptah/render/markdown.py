@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from ptah.core.baseline_comparison import BaselineComparison
+from ptah.core.compared import BaselineComparison
 from ptah.core.measures import Measure
 from ptah.core.report import Report, Run
 from ptah.core.significance import p_value_text

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from ptah.core.baseline_comparison import BaselineComparison
-from ptah.core.compared import CostDelta, Interval, MeasureComparison, Settle
+from ptah.core.compared import BaselineComparison, CostDelta, Interval, MeasureComparison, Settle
 from ptah.core.measures import Measure
 from ptah.core.report import Gate, Report, Run
 from ptah.core.request import DEFAULT_LEVEL

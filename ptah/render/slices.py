@@ -21,8 +21,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from ptah.core.compared import Family, MeasureComparison, SliceComparison
-from ptah.core.measures import Measure
-from ptah.core.metrics import Mean
+from ptah.core.measures import Mean, Measure
 from ptah.core.report import Gate, Report
 from ptah.core.run_parts import SliceMeans
 from ptah.core.significance import p_value_text

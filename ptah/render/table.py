@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from ptah.core.baseline_comparison import BaselineValue
+from ptah.core.compared import BaselineValue
 from ptah.core.measures import Measure
 from ptah.core.report import BaselineComparison, CaseResult, Comparison, Report, Run
 from ptah.core.side_by_side import PairComparison, PairValue

@@ -25,7 +25,7 @@ import numpy as np
 
 from ptah.adapters.stores.records import GenerationRecord, Matrix
 from ptah.core.errors import InputError, StaleGeneration
-from ptah.core.verification import MAX_OFFENDERS, VerifyResult
+from ptah.core.run_parts import MAX_OFFENDERS, VerifyResult
 
 if (
     TYPE_CHECKING

@@ -25,7 +25,7 @@ from ptah.adapters.stores import registry as stores
 from ptah.adapters.stores.base import Capabilities, Store
 from ptah.adapters.stores.records import Matrix
 from ptah.core.errors import NotBuilt
-from ptah.core.scoring import normalize_rows
+from ptah.core.ranking import normalize_rows
 from ptah.core.spec import GenerationSettings, Spec
 
 

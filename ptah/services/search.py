@@ -21,8 +21,7 @@ import numpy as np
 from ptah.adapters.sources.base import texts_of
 from ptah.core.errors import InputError, ModelUnavailable, NotBuilt
 from ptah.core.exact import rank_exact
-from ptah.core.ranking import Ranked
-from ptah.core.scoring import normalize_rows
+from ptah.core.ranking import Ranked, normalize_rows
 from ptah.services.probe import checked_embedder
 from ptah.services.project import Generation, Project
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, TypeVar
 from ptah.adapters.sources.base import RowDigests, row_digests
 from ptah.adapters.stores.base import BlockDigests, block_digests
 from ptah.core.errors import InputError, ModelUnavailable, SourceUnavailable
-from ptah.core.verification import MAX_OFFENDERS, VerifyResult
+from ptah.core.run_parts import MAX_OFFENDERS, VerifyResult
 from ptah.services.project import Generation, Project
 
 if TYPE_CHECKING:

@@ -23,8 +23,8 @@ from ptah.adapters.stores.base import BlockDigests, Snapshot
 from ptah.core.corpus import join_key
 from ptah.core.errors import SourceUnavailable
 from ptah.core.identity import row_identity
+from ptah.core.run_parts import MAX_OFFENDERS
 from ptah.core.spec import SourceSpec
-from ptah.core.verification import MAX_OFFENDERS
 from ptah.services.build import build
 from ptah.services.verify import list_generations, verify, verify_in
 from tests.contract.test_store_contract import IDENTITY, location, record, store  # noqa: F401 (fixtures)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ptah.core.baseline_comparison import BaselineComparison, BaselineMean
-from ptah.core.compared import MeasureComparison, SignFlipResult
+from ptah.core.compared import BaselineComparison, BaselineMean, MeasureComparison, SignFlipResult
 
 
 def against(

@@ -14,11 +14,10 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 import pytest
 
 from ptah.core.baseline import compare
-from ptah.core.baseline_comparison import BaselineComparison
-from ptah.core.compared import Family, MeasureComparison
+from ptah.core.compared import BaselineComparison, Family, MeasureComparison
 from ptah.core.comparison import compare_runs
 from ptah.core.gate_parts import GateHoles, GatePower, HolesEstimate, HolesSample, JudgeAccount
-from ptah.core.metrics import Mean
+from ptah.core.measures import Mean
 from ptah.core.report_parts import ReportBaseline, ReportCorpus, StaleJudgement
 from ptah.core.run_parts import (
     CaseAnn,

@@ -16,7 +16,7 @@ from ptah.core.comparison import (
     compare_runs,
 )
 from ptah.core.errors import InputError
-from ptah.core.metrics import mean_of
+from ptah.core.measures import mean_of
 from ptah.core.report import CaseResult, CaseTies, Run
 from ptah.core.run_parts import RunGeneration, Search
 from ptah.core.side_by_side import Flipped, PairPassed, PairValue

@@ -21,8 +21,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from ptah.core.exact import ExactRanking, rank_exact
-from ptah.core.ranking import Ties, rank_many
-from ptah.core.scoring import pair_scores
+from ptah.core.ranking import Ties, pair_scores, rank_many
 
 
 def every_pair(queries: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -11,8 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ptah.core.corpus import Case
-from ptah.core.measures import DEFAULT_MEASURES, Measure, kind
-from ptah.core.metrics import Mean, mean_of
+from ptah.core.measures import DEFAULT_MEASURES, Mean, Measure, kind, mean_of
 from ptah.core.outcomes import measure_case
 from ptah.core.report import Hit, Miss
 from tests.core.test_measures import trec_eval

@@ -11,7 +11,7 @@ import pytest
 
 from ptah.cli.words import COMMAND_LINE
 from ptah.core.baseline import check_comparable, check_report_format, compare, gates
-from ptah.core.baseline_comparison import BaselinePassed
+from ptah.core.compared import BaselinePassed
 from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import IncomparableBaseline, InputError, ReportError
 from ptah.core.outcomes import make_run, measure_case, ordinal

@@ -1,6 +1,6 @@
 """Scoring: the block plan, the deterministic float64 pair score, the float32 margin, unit rows.
 
-:mod:`ptah.core.scoring` promises that a float32 product, however BLAS
+:mod:`ptah.core.ranking` promises that a float32 product, however BLAS
 computes it, is within :func:`margins` of the float64 pair score; that the
 pair score is the products summed in dimension order and nothing else; and
 that the block plan bounds memory. These tests check each promise on random
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from ptah.core import scoring
-from ptah.core.scoring import BLOCK_SCORES, margins, normalize_rows, pair_scores, query_blocks
+from ptah.core import ranking
+from ptah.core.ranking import BLOCK_SCORES, margins, normalize_rows, pair_scores, query_blocks
 from tests.core.test_exact import data, every_pair
 
 # --- the plan -------------------------------------------------------------
@@ -80,7 +80,7 @@ def test_a_pair_score_does_not_depend_on_the_other_pairs_or_how_many_are_scored_
     rng = np.random.default_rng(3)
     queries, rows = data("near", rng, 7, 300, 384)
     whole = every_pair(queries, rows)
-    monkeypatch.setattr(scoring, "PAIRS_AT_ONCE", 13)
+    monkeypatch.setattr(ranking, "PAIRS_AT_ONCE", 13)
     order = rng.permutation(7 * 300)
     some = pair_scores(queries, rows, order // 300, order % 300)
     assert (some == whole.reshape(-1)[order]).all()
@@ -119,6 +119,6 @@ def test_unit_rows_are_the_same_bits_alone_or_among_others_and_zero_rows_stay_ze
     assert whole[3].tolist() == [0.0] * 96
     lengths = np.sqrt((whole.astype(np.float64) ** 2).sum(axis=1))
     assert np.abs(np.delete(lengths, 3) - 1).max() < 1e-6
-    monkeypatch.setattr(scoring, "PAIRS_AT_ONCE", 7)
+    monkeypatch.setattr(ranking, "PAIRS_AT_ONCE", 7)
     for i in (0, 3, 49):
         assert normalize_rows(vectors[i : i + 1].copy()).tobytes() == whole[i : i + 1].tobytes()

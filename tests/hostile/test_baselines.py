@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ptah.adapters.report_json import lone_surrogate_escape
-from ptah.core.metrics import mean_of
+from ptah.core.measures import mean_of
 from ptah.core.report import mean_to_dict as mean_dict
 from ptah.services.evaluate import load_baseline
 from tests.conftest import run_cli, spec_yaml

@@ -2,7 +2,7 @@
 
 2,400 cases over 50,000 rows: one score matrix of every case against every
 row is 480 MB of float32, and ranking it copied it. Scored a block of cases
-at a time (``ptah.core.scoring``), the same evaluation needs a few hundred MB
+at a time (``ptah.core.ranking``), the same evaluation needs a few hundred MB
 above what it needs for 10 cases. The proof runs ``evaluate`` in a child
 process whose address space is capped (``RLIMIT_AS``) at the 10-case run's
 peak plus 400 MiB -- less than the whole matrix alone -- and checks it

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ptah.core.scoring import pair_scores
+from ptah.core.ranking import pair_scores
 from tests.judges.test_chat_judge import QUERIES, holes, judge, model_grades
 from tests.services.conftest import DOCS, Workspace
 

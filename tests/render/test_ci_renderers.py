@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from types import MappingProxyType
 
-from ptah.core.metrics import Mean
+from ptah.core.measures import Mean
 from ptah.core.report import Gate
 from ptah.render.annotations import failure_annotations
 from ptah.render.cases import whereabouts

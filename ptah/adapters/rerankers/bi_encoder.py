@@ -2,7 +2,7 @@
 
 A score is the float64 dot product of the query's vector (``embed_queries``)
 and the text's (``embed_documents``), summed in dimension order
-(:func:`ptah.core.scoring.pair_scores`), so it depends only on the two vectors.
+(:func:`ptah.core.ranking.pair_scores`), so it depends only on the two vectors.
 Texts' vectors are kept by text for the reranker's life (candidates come back
 query after query: at most cases x candidates vectors). A text missing from
 them is embedded by itself, never batched with others: a batch's padding moves
@@ -20,7 +20,7 @@ import numpy as np
 from ptah.adapters.embedders.base import Embedder, as_matrix
 from ptah.adapters.rerankers.base import RerankContext
 from ptah.core.errors import InputError
-from ptah.core.scoring import pair_scores
+from ptah.core.ranking import pair_scores
 from ptah.core.spec import RerankSettings
 
 KIND = "bi-encoder"

@@ -7,7 +7,7 @@ come one at a time from the snapshot the evaluation reads
 (:meth:`Snapshot.vector_blocks`) and each is dropped once folded in. Either
 way every block goes through :class:`ptah.core.exact.ExactRanking`, so a
 case's ranking, scores and the rank of a missed key are the same whichever
-way the vectors came (and on every machine: see :mod:`ptah.core.scoring`).
+way the vectors came (and on every machine: see :mod:`ptah.core.ranking`).
 A required key's rank is counted as the blocks go by when its vector can be
 read before them (:data:`KeyedRows`: a matrix held whole); otherwise, when
 it was missed, the blocks before its row are given a second time (from the
@@ -31,9 +31,8 @@ from ptah.core.corpus import Case
 from ptah.core.exact import ExactRanking
 from ptah.core.measures import Measure
 from ptah.core.outcomes import ranking_depth
-from ptah.core.ranking import Ranked
+from ptah.core.ranking import Ranked, normalize_rows, query_blocks
 from ptah.core.report import CaseResult
-from ptah.core.scoring import normalize_rows, query_blocks
 from ptah.services.channels.base import measure_rankings
 from ptah.services.channels.registry import channel
 

@@ -36,8 +36,7 @@ import numpy as np
 
 from ptah.core.corpus import Case
 from ptah.core.errors import CapabilityUnavailable
-from ptah.core.measures import Measure
-from ptah.core.metrics import mean_of
+from ptah.core.measures import Measure, mean_of
 from ptah.core.outcomes import make_run, measure_case, ranking_depth
 from ptah.core.ranking import find_ties, top_k
 from ptah.core.report import CaseResult, Run

@@ -36,12 +36,10 @@ from ptah.adapters.stores.base import block_digests
 from ptah.core.errors import NotBuilt, StaleGeneration, Words, capital
 from ptah.core.outcomes import make_run
 from ptah.core.parts import read_only
-from ptah.core.ranking import Ranked
+from ptah.core.ranking import Ranked, normalize_rows
 from ptah.core.report import Run
 from ptah.core.request import VECTOR
-from ptah.core.run_parts import RunGeneration, Search, Verification
-from ptah.core.scoring import normalize_rows
-from ptah.core.verification import VerifyResult
+from ptah.core.run_parts import RunGeneration, Search, Verification, VerifyResult
 from ptah.services.channels.base import RunPlan, Sides
 from ptah.services.channels.exact import (
     Blocks,
