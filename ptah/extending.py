@@ -44,14 +44,13 @@ SURFACE: dict[str, tuple[str, ...]] = {
     "ptah.core.spec": ("redact_url",),
     "ptah.core.visible": ("abbreviated", "visible"),
     "ptah.render.html": ("render_html",),
-    "ptah.render.text": ("number",),
+    "ptah.render.layout": ("number",),
     "ptah.render.timeaxis": ("time_axis",),
     "ptah.services.build": ("embed_batch", "library_versions", "register_generation"),
     "ptah.services.channels": ("plan_runs",),
     "ptah.services.engines": ("Engine", "EngineOption"),
     "ptah.services.external": ("refuse_build",),
-    "ptah.services.probe": ("probe_for_build", "stored_probe"),
-    "ptah.services.project": ("Project",),
+    "ptah.services.project": ("Project", "probe_for_build", "stored_probe"),
     "ptah.services.verify": ("in_blocks", "lacking"),
 }
 

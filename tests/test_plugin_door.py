@@ -19,7 +19,7 @@ import numpy as np
 import typer
 
 from ptah import hookimpl
-from ptah.core.outcomes import make_run
+from ptah.core.report import make_run
 from ptah.core.run_parts import RunGeneration, Search
 from ptah.core.ranking import key_columns
 from ptah.adapters.sources.base import SourceKind

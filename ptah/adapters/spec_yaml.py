@@ -87,7 +87,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, unquote
 
 from ptah.adapters.sources.base import SQLITE_PREFIX, postgres_module, source_kind
-from ptah.adapters.sources.reader import filter_problem
+from ptah.adapters.sources.rows import filter_problem
 from ptah.adapters.spec_fields import _VARIABLE
 from ptah.adapters.spec_generations import GenerationFields
 from ptah.adapters.spec_variants import JudgeFields, VariantFields

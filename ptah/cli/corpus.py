@@ -8,8 +8,7 @@ import typer
 
 from ptah import load_corpus
 from ptah.adapters.files import write_text_atomically
-from ptah.cli.display import error_text, json_text, plain
-from ptah.cli.named import measure_values
+from ptah.cli.display import error_text, json_text, measure_values, plain
 from ptah.core.errors import EXIT_INPUT, CorpusError, InputError
 
 app = typer.Typer(

@@ -3,21 +3,40 @@ escaped.
 
 Every case id, query, key, path, generation, table or column name and every
 message that may quote one passes through :func:`plain` or :func:`markup`
-(from :mod:`ptah.render.text`, shared with the report's renderers) on its way
+(from :mod:`ptah.render.layout`, shared with the report's renderers) on its way
 to a terminal (see :mod:`ptah.core.visible` for what is escaped and how).
 ``--json`` output goes through :func:`json_text`; files ptah writes (reports,
 runs, pages) hold the exact values and are not touched.
+
+What ``evaluate`` tells a CI: GitHub workflow annotations, and the summary appended to the step's
+page.
+
+* ``GITHUB_ACTIONS=true``: an ``::error`` annotation on the corpus line of each
+  failed case (:mod:`ptah.render.annotations`), printed to stderr; the file is
+  named relative to ``GITHUB_WORKSPACE`` when the corpus lies inside it, as
+  GitHub places annotations by a path from the repository root.
+* ``GITHUB_STEP_SUMMARY`` set: the Markdown summary (:mod:`ptah.render.markdown`)
+  is appended to that file without being asked (:func:`ptah.adapters.files.append_text`:
+  a regular file only, at most 1 MiB in all). The summary
+  is a courtesy: when it cannot be appended, a one-line warning says why on
+  stderr and the exit code stays the verdict's.
+
+Options that name a measure and give it a number, ``--OPTION NAME=X`` (``--detect
+nDCG=0.02``).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from ptah.core.errors import PtahError
+from ptah.core.corpus import Corpus
+from ptah.core.errors import InputError, PtahError
+from ptah.core.report import Report
 from ptah.core.visible import visible, visible_json
-from ptah.render.text import markup, plain
+from ptah.render.layout import markup, plain
 
 __all__ = [
     "SPEC_HELP",
@@ -63,7 +82,7 @@ def check_outputs(
 ) -> None:
     """Refuse (exit 2), before any work, each ``(option, path)`` output ptah would refuse to write,
     two outputs on one file, and an output over one of the run's ``inputs`` (``(what, path)``,
-    :func:`ptah.services.inputs.run_inputs`)."""
+    :func:`ptah.services.evidence.run_inputs`)."""
     from ptah.adapters.files import check_apart, check_output
 
     given = [(option, value) for option, value in pairs if value is not None]
@@ -138,3 +157,70 @@ def show_report(report, *, json_output: bool, written: tuple = ()) -> None:
     for path in written:
         if path is not None:
             wrote(path, err=json_output)
+
+
+def workspace_path(path: str, environ: Mapping[str, str]) -> str:
+    """``path`` relative to ``GITHUB_WORKSPACE`` when it lies inside it; else as given."""
+    workspace = environ.get("GITHUB_WORKSPACE")
+    if not workspace:
+        return path
+    absolute, root = os.path.realpath(path), os.path.realpath(workspace)
+    if os.path.commonpath([absolute, root]) != root:
+        return path
+    return os.path.relpath(absolute, root)
+
+
+def report_to_ci(report: Report, corpus: Corpus, environ: Mapping[str, str] | None = None) -> None:
+    """Annotations and the step summary, as the environment asks (module docs)."""
+    environ = os.environ if environ is None else environ
+    if environ.get("GITHUB_ACTIONS") == "true" and not report.passed:
+        from ptah.render.annotations import failure_annotations
+
+        for line in failure_annotations(
+            report, workspace_path(corpus.path or "corpus", environ), corpus.lines()
+        ):
+            print(line, file=sys.stderr)
+    summary = environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        from ptah.adapters.files import append_text
+        from ptah.render.markdown import render_markdown
+
+        try:
+            append_text(
+                summary, render_markdown(report) + "\n", label=f"GITHUB_STEP_SUMMARY {summary}"
+            )
+        except PtahError as exc:
+            print(visible(f"ptah: warning: the summary was not appended: {exc}"), file=sys.stderr)
+
+
+def measure_values(
+    option: str,
+    given: Iterable[str],
+    value: Callable[[str], float],
+    again: str,
+    found: dict[str, float] | None = None,
+    *,
+    tagged: bool = False,
+) -> dict[str, float]:
+    """Each ``OPTION NAME=X`` in ``given`` added to ``found``, keyed by the measure's string form
+    (``nDCG``, ``MAP@10``); X is what ``value`` makes of its text (a ``ValueError`` says what is
+    wrong). ``tagged``: X may end in a slice's ``@TAG`` (``recall=0.02@billing``), keyed
+    ``recall@billing``. ``InputError`` (exit 2) for an unknown measure, a bad X, or a measure named
+    twice (``again`` formats that sentence with the measure)."""
+    from ptah.core.measures import Measure
+    from ptah.core.visible import abbreviated
+
+    result = dict(found or {})
+    for text in given:
+        name, sep, number = text.partition("=")
+        number, at, tag = number.partition("@") if tagged else (number, "", "")
+        try:
+            measure = str(Measure.parse(name)) + (f"@{tag}" if at else "")
+            amount = value(number)
+        except ValueError as exc:
+            detail = str(exc) if sep and name else f"write NAME=X, e.g. {option} nDCG=0.02"
+            raise InputError(f"{option} {abbreviated(text)}: {detail}") from None
+        if measure in result:
+            raise InputError(f"{option} {abbreviated(text)}: {again.format(measure)}")
+        result[measure] = amount
+    return result

@@ -81,7 +81,7 @@ def evaluate(
     """
     import ptah
     from ptah.cli.display import outputs, show_report
-    from ptah.services.inputs import run_inputs
+    from ptah.services.evidence import run_inputs
     from ptah.services.project import read_spec
 
     values = {
@@ -118,7 +118,7 @@ def evaluate(
         report = project.evaluate(loaded, request)
     for format, path in saved:
         report.save(path, format, corpus=loaded)
-    from ptah.cli.ci import report_to_ci
+    from ptah.cli.display import report_to_ci
 
     report_to_ci(report, loaded)
     show_report(report, json_output=json_output, written=tuple(path for _, path in saved))
@@ -129,7 +129,7 @@ def evaluate(
 def drops(spelled: dict[str, float | None], given: list[str]) -> dict[str, float]:
     """The drop gates: ``--max-recall-drop X`` and friends, and each ``--max-drop NAME=X``
     (``NAME=X@TAG``: the slice of tag TAG); a measure named twice is refused (exit 2)."""
-    from ptah.cli.named import measure_values
+    from ptah.cli.display import measure_values
 
     found = {name: value for name, value in spelled.items() if value is not None}
     return measure_values(

@@ -65,7 +65,7 @@ def holes(
     """
     from ptah.adapters.files import write_text_atomically
     from ptah.core.baseline import spec_flag
-    from ptah.services.inputs import run_inputs
+    from ptah.services.evidence import run_inputs
     from ptah.services.judging import make_worklist
     from ptah.services.project import project_of, read_spec
 

@@ -30,7 +30,7 @@ def rebaseline(
     """
     import ptah
     from ptah.cli.display import check_outputs
-    from ptah.services.inputs import run_inputs
+    from ptah.services.evidence import run_inputs
     from ptah.services.project import project_of, read_spec
     from ptah.services.rebaseline import rebaseline as measure_again
 

@@ -49,7 +49,7 @@ def show(
     Exit 0 when it was read and rendered, whatever its verdict (the verdict
     was evaluate's exit code); 2 when it is not a ptah report.
     """
-    from ptah.services.inputs import run_inputs
+    from ptah.services.evidence import run_inputs
 
     saved = outputs(
         {"--html": html, "--markdown": markdown, "--junit": junit},
@@ -143,9 +143,8 @@ def diff(
             )
         )
         return
-    from ptah.render.layout import output_console
+    from ptah.render.layout import markup, output_console
     from ptah.render.table import render_comparison
-    from ptah.render.text import markup
 
     console = output_console()
     console.print(
@@ -170,7 +169,7 @@ def trend(
     from ptah.adapters.files import write_text_atomically
     from ptah.core.errors import ReportError
     from ptah.render.trend import created, render_trend
-    from ptah.services.inputs import run_inputs
+    from ptah.services.evidence import run_inputs
 
     check_outputs(
         ("--html", html), inputs=run_inputs(reports=tuple(("a report", path) for path in reports))

@@ -40,7 +40,7 @@ hookimpl = pluggy.HookimplMarker(GROUP)
 # ptah's own plugins, in the order they register
 DEFAULT_PLUGINS = (
     "ptah.core.measures",
-    "ptah.adapters.sources.kinds",
+    "ptah.adapters.sources.base",
     "ptah.adapters.stores.kinds",
     "ptah.adapters.embedders.kinds",
     "ptah.adapters.rerankers.kinds",

@@ -4,8 +4,8 @@
 A baseline report keeps each case's ranking (its top k), query and depth. A
 gate reads the baseline's values from those rankings, never from the numbers
 the file holds: :func:`rescore` measures every stored ranking again with the
-per-case loop every fresh run uses (:func:`ptah.core.outcomes.measure_case`,
-:func:`ptah.core.outcomes.make_run`), under the current corpus and its
+per-case loop every fresh run uses (:func:`ptah.core.report.measure_case`,
+:func:`ptah.core.report.make_run`), under the current corpus and its
 judgement record. So a judgement added since (a grade in the corpus, a 0 in
 the record) re-scores the baseline instead of breaking it, and a value edited
 by hand never reaches a gate.
@@ -31,9 +31,8 @@ from types import MappingProxyType
 
 from ptah.core.corpus import Case, Corpus, slice_digest
 from ptah.core.measures import Measure
-from ptah.core.outcomes import make_run, measure_case
 from ptah.core.ranking import Ties
-from ptah.core.report import CaseResult, Report, Run
+from ptah.core.report import CaseResult, Report, Run, make_run, measure_case
 from ptah.core.report_parts import Rescoring
 
 NOISE = 1e-12  # a recomputed value this close to the stored one is the same value

@@ -33,9 +33,8 @@ from ptah.core.corpus import Corpus, slice_digest
 from ptah.core.errors import IncomparableBaseline, InputError
 from ptah.core.gate_parts import GatePower
 from ptah.core.measures import Measure
-from ptah.core.outcomes import make_run
 from ptah.core.power import cases_needed
-from ptah.core.report import Run
+from ptah.core.report import Run, make_run
 from ptah.core.report_parts import ListedSlice
 from ptah.core.request import StatisticsSettings, gate_key
 from ptah.core.run_parts import SliceMeans

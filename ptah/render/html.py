@@ -47,6 +47,7 @@ from ptah.core.report import EXCERPT_CHARS, CaseResult, Report, Run
 from ptah.core.significance import p_value_text
 from ptah.core.verdicts import counted
 from ptah.render.cases import changes
+from ptah.render.layout import case_range, interval, mean_range, milliseconds, number, signed
 from ptah.render.sentences import (
     baseline_findings,
     candidate_findings,
@@ -73,7 +74,6 @@ from ptah.render.slices import (
     slice_tests,
     unmeasured_phrase,
 )
-from ptah.render.text import case_range, interval, mean_range, milliseconds, number, signed
 
 T = TypeVar("T")
 CHART_MEASURE = "ndcg"  # the report key of the measure the chart shows first

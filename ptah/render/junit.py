@@ -43,9 +43,9 @@ from ptah.core.significance import p_value_phrase
 from ptah.core.slicing import MIN_CASES
 from ptah.core.verdicts import counted
 from ptah.render.cases import problems
+from ptah.render.layout import number, signed
 from ptah.render.sentences import finding_cell, findings, verdict_sentence
 from ptah.render.slices import family_lines, gate_slice, mean_text, power_phrase, slice_tests
-from ptah.render.text import number, signed
 
 if TYPE_CHECKING:
     from ptah.core.corpus import Corpus

@@ -31,6 +31,7 @@ from ptah.core.report import Report, Run
 from ptah.core.significance import p_value_text
 from ptah.core.visible import abbreviated, visible
 from ptah.render.cases import changes, failed_cases, problems, whereabouts
+from ptah.render.layout import interval, mean_range, milliseconds, number, signed
 from ptah.render.sentences import (
     baseline_findings,
     candidate_findings,
@@ -55,7 +56,6 @@ from ptah.render.slices import (
     slice_tests,
     unmeasured_phrase,
 )
-from ptah.render.text import interval, mean_range, milliseconds, number, signed
 
 TOP_CASES = 10
 MAX_VALUE = 160

@@ -21,8 +21,8 @@ from ptah.core.run_parts import Cost, RunVariant, StageCost
 from ptah.core.side_by_side import PairComparison
 from ptah.core.significance import p_value_phrase
 from ptah.core.verdicts import counted
+from ptah.render.layout import milliseconds
 from ptah.render.slices import power_phrase
-from ptah.render.text import milliseconds
 
 
 def interval_text(found: Interval | None) -> str:

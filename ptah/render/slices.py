@@ -27,7 +27,7 @@ from ptah.core.run_parts import SliceMeans
 from ptah.core.significance import p_value_text
 from ptah.core.slicing import MIN_CASES
 from ptah.core.verdicts import counted
-from ptah.render.text import bounded
+from ptah.render.layout import bounded
 
 
 class SliceTest(NamedTuple):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from ptah.core.compared import CostDelta
 from ptah.core.measures import Measure
 from ptah.core.report import Gate, Report
-from ptah.render.layout import PlainConsole, print_table
+from ptah.render.layout import PlainConsole, delta, markup, milliseconds, number, plain, print_table
 from ptah.render.sentences import (
     finding_brief,
     gate_sentence,
@@ -31,7 +31,6 @@ from ptah.render.sentences import (
     verdict_sentence,
 )
 from ptah.render.slices import family_lines
-from ptah.render.text import delta, markup, milliseconds, number, plain
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -10,7 +10,7 @@ labelled by the measure registry), so a report with ``MAP@10`` shows a
 ``MAP@10`` column and mean line. Deltas against a baseline and between runs
 follow the measures their data holds (keyed by report key). Every value that
 came from a file or the source -- ids, keys, names, paths, messages -- passes
-through :func:`ptah.render.text.markup` (or :func:`~ptah.render.text.plain`
+through :func:`ptah.render.layout.markup` (or :func:`~ptah.render.layout.plain`
 where rich markup is off): controls made visible, markup escaped.
 """
 
@@ -25,7 +25,16 @@ from ptah.core.report import BaselineComparison, CaseResult, Comparison, Report,
 from ptah.core.side_by_side import PairComparison, PairValue
 from ptah.core.significance import p_value_phrase, p_value_text
 from ptah.core.verdicts import counted
-from ptah.render.layout import PlainConsole, print_table
+from ptah.render.layout import (
+    PlainConsole,
+    case_range,
+    delta,
+    markup,
+    mean_range,
+    number,
+    plain,
+    print_table,
+)
 from ptah.render.sentences import (
     baseline_findings,
     candidate_findings,
@@ -50,7 +59,6 @@ from ptah.render.slices import (
     unmeasured_phrase,
 )
 from ptah.render.summary import COLOUR, gate_line, render_summary
-from ptah.render.text import case_range, delta, markup, mean_range, number, plain
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -57,8 +57,7 @@ from ptah.core.identity import text_digest
 from ptah.core.spec import SourceRow
 from ptah.services.build_progress import BuildInterrupted, Embedded, with_row_progress
 from ptah.services.external import refuse_build
-from ptah.services.probe import probe_for_build, stored_probe
-from ptah.services.project import Generation, Project
+from ptah.services.project import Generation, Project, probe_for_build, stored_probe
 from ptah.services.verify import in_blocks, lacking
 
 if TYPE_CHECKING:

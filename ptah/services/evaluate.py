@@ -15,7 +15,7 @@ returns a typed :class:`~ptah.core.report.Report`:
    with the baseline's reference run and its drop gates judged
    (:mod:`ptah.core.baseline`);
 4. the corpus's judgement record is checked against the rows' text: each
-   judgement whose row changed since is listed (:mod:`ptah.services.stale`),
+   judgement whose row changed since is listed (:mod:`ptah.services.sections`),
    a failed gate with ``fail_on_stale_judgements``;
 5. with ``excerpts`` (an HTML page asked for, or the server), each ranked
    key's judging text is read, cut to an excerpt the pages show beside the key

@@ -1,12 +1,19 @@
 """What each run's gates know beyond its rankings: the judgement record's random samples of its
 holes (each checked to be the draw its seed makes), its model judges and their agreement with a
 person, and the baseline's holes a run no longer returns.
+
+The files a run reads (:func:`run_inputs`), so that a command can refuse an output that names
+one of them (:func:`ptah.adapters.files.check_apart`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 
+from ptah.adapters.judgements_yaml import record_path
+from ptah.adapters.stores.registry import DEFAULT as SQLITE_STORE
+from ptah.adapters.stores.registry import store_kind
 from ptah.core.baseline import Evidence
 from ptah.core.calibration import Agreement, ModelJudge
 from ptah.core.corpus import Corpus
@@ -15,6 +22,7 @@ from ptah.core.estimate import Rates, Unit, draw, units_of
 from ptah.core.identity import text_digest
 from ptah.core.judged import JudgementRecord, judged_keys, population_digest
 from ptah.core.report import Run
+from ptah.core.spec import Spec, sqlite_database_path
 from ptah.services.project import Project
 
 
@@ -210,3 +218,29 @@ def holes_lost(corpus: Corpus, reference: Run, run: Run) -> int | None:
 def ranked_texts(project: Project, runs: Sequence[Run]) -> dict[str, str]:
     """Each ranked key's judging text, read by key."""
     return project.judging_texts({key for run in runs for case in run.cases for key in case.keys})
+
+
+def run_inputs(
+    spec: Spec | None = None,
+    corpus: str | os.PathLike | None = None,
+    reports: tuple[tuple[str, str | os.PathLike | None], ...] = (),
+) -> list[tuple[str, str]]:
+    """The files a run reads, as ``(what, path)`` for :func:`check_apart`: the specification, its
+    SQLite source database and store, the corpus and its judgement record (``NAME.judged.yaml``,
+    there or not), and ``reports`` (``(what, path)``: the baseline report, the reports a command
+    re-reads; a None path left out)."""
+    found: list[tuple[str, str]] = []
+    if spec is not None:
+        found.append(("the specification", spec.path))
+        database = sqlite_database_path(spec.source.database, spec.root)
+        if database is not None:
+            found.append(("the source database", database))
+        if store_kind(spec.store) == SQLITE_STORE:
+            found.append(("the store", spec.store))
+    if corpus is not None:
+        found += [
+            ("the corpus", os.fspath(corpus)),
+            ("the corpus's judgement record", str(record_path(corpus))),
+        ]
+    found += [(what, os.fspath(report)) for what, report in reports if report is not None]
+    return found

@@ -22,8 +22,7 @@ from ptah.adapters.sources.base import texts_of
 from ptah.core.errors import InputError, ModelUnavailable, NotBuilt
 from ptah.core.exact import rank_exact
 from ptah.core.ranking import Ranked, normalize_rows
-from ptah.services.probe import checked_embedder
-from ptah.services.project import Generation, Project
+from ptah.services.project import Generation, Project, checked_embedder
 
 
 def search(project: Project, name: str | None, queries: list[str], k: int) -> list[Ranked]:

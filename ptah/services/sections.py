@@ -9,6 +9,24 @@ context they read.
 4. ``stale`` -- the judgements made on a row whose text changed since (a gate when asked);
 5. ``side_by_side`` -- with two runs or more, each compared with the first;
 6. ``excerpts`` -- each ranked key's judging text, cut for the pages (when asked).
+
+Stale judgements: a judged row whose judging text changed since a person judged it.
+
+Each judgement in a corpus's record (:mod:`ptah.core.judged`) carries the
+SHA-256 of the row's *judging text* when it was judged
+(:meth:`ptah.core.spec.Spec.judging_template`: ``source.judge_text``, else
+every column any generation's template uses, labelled). :func:`stale_judgements`
+reads the rows those judgements name from the source's snapshot and lists each
+judgement whose digest no longer matches -- the row changed, or is gone. Which
+generations an evaluation measures does not matter: a person judged the row.
+
+Records written before the judging text pinned what one generation's template
+rendered; such a judgement is read as fresh while its digest still matches
+that rendering under any declared generation (both forms are read; judging
+the row again, or ``ptah corpus pin``, writes the new form).
+
+Only the rows of the table are read, once per template, and only when the
+record holds a judgement.
 """
 
 from __future__ import annotations
@@ -19,14 +37,18 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from ptah.adapters.sources.base import texts_of
 from ptah.core.baseline import Evidence, compare, gates
 from ptah.core.compared import Family
 from ptah.core.comparison import against_baseline, compare_runs
+from ptah.core.identity import text_digest
+from ptah.core.judged import JudgementRecord
 from ptah.core.plugins import hookimpl
 from ptah.core.report import BaselineComparison, Comparison, Gate, excerpt, read_only
 from ptah.core.report_parts import ReportBaseline, StaleJudgement
 from ptah.core.request import gate_key
 from ptah.core.slicing import correct, power_note, slice_comparisons, slice_gates
+from ptah.services.project import Project
 
 if TYPE_CHECKING:
     from ptah.core.calibration import ModelJudge
@@ -34,6 +56,7 @@ if TYPE_CHECKING:
     from ptah.core.report import Report, Run
     from ptah.core.request import EvaluationRequest
     from ptah.services.project import Project
+
 
 Slices = Mapping[str, tuple[str, tuple[str, ...]]]
 
@@ -229,8 +252,6 @@ class StaleSection:
     name = "stale"
 
     def compute(self, context: Context) -> Stale:
-        from ptah.services.stale import stale_judgements
-
         record = context.corpus.judgements
         found = stale_judgements(context.project, record)
         return Stale(tuple(found), len(record))
@@ -303,3 +324,36 @@ OWN_NAMES = frozenset(section.name for section in OWN)
 def register_sections(register: Callable) -> None:
     for section in OWN:
         register(section)
+
+
+def stale_judgements(project: Project, record: JudgementRecord) -> list[StaleJudgement]:
+    """The case, key, judged_at and why of each judgement whose row's judging text no longer hashes
+    to its digest, in case then key order."""
+    wanted = {key for keys in record.cases.values() for key in keys}
+    if not wanted:
+        return []
+    spec = project.spec
+    judging = spec.judging_template()
+    legacy = [
+        template
+        for template in dict.fromkeys(g.template(spec.source) for g in spec.generations.values())
+        if template != judging
+    ]
+    digests: dict[str, set[str]] = {}
+    for template in (judging, *legacy):
+        for key, text in texts_of(project.source, template, wanted).items():
+            digests.setdefault(key, set()).add(text_digest(text))
+    stale = []
+    for case_id in sorted(record.cases):
+        for key, judgement in sorted(record.cases[case_id].items()):
+            found = digests.get(key)
+            if found is not None and judgement.text_sha256 in found:
+                continue
+            day = judgement.judged_at[:10]
+            why = (
+                f"judged {day}, row text changed since"
+                if found is not None
+                else f"judged {day}, row no longer in the table"
+            )
+            stale.append(StaleJudgement(case_id, key, judgement.judged_at, why))
+    return stale

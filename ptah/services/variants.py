@@ -30,9 +30,8 @@ from types import MappingProxyType
 import numpy as np
 
 from ptah.core.errors import CapabilityUnavailable, InputError, VariantUnavailable
-from ptah.core.outcomes import make_run
 from ptah.core.parts import read_only
-from ptah.core.report import Run
+from ptah.core.report import Run, make_run
 from ptah.core.request import SearchOptions
 from ptah.core.run_parts import Cost, RunVariant, SearchRerank, StageCost, VariantSearch
 from ptah.core.verdicts import Gate

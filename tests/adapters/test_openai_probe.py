@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from ptah.adapters.embedders.openai_compatible import PROBE_TEXT
-from ptah.services.probe import NOT_CHECKED, TOLERANCE
+from ptah.services.project import NOT_CHECKED, TOLERANCE
 from tests.adapters.openai_server import MODEL
 from tests.adapters.test_openai_embedder import (
     CORPUS,

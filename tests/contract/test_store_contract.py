@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from ptah.adapters.embedders.deterministic import DeterministicEmbedder
-from ptah.adapters.stores.migrations import MIGRATIONS as SQLITE_MIGRATIONS
+from ptah.adapters.stores.records import MIGRATIONS as SQLITE_MIGRATIONS
 from ptah.adapters.stores.sqlite import GenerationRecord, SqliteStore
 from ptah.core.errors import EXIT_OPERATIONAL, StoreUnavailable
 from ptah.core.identity import text_digest

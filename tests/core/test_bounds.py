@@ -15,7 +15,7 @@ from ptah.core.comparison import against_baseline, compare_pair
 from ptah.core.corpus import Case
 from ptah.core.flips import completions, mean_completions
 from ptah.core.measures import DEFAULT_MEASURES, Measure
-from ptah.core.outcomes import make_run, measure_case
+from ptah.core.report import make_run, measure_case
 from ptah.core.run_parts import RunGeneration, Search
 from tests.core.test_measures import trec_eval
 

@@ -12,15 +12,14 @@ from hypothesis import strategies as st
 
 from ptah.core.corpus import Case
 from ptah.core.measures import DEFAULT_MEASURES, Mean, Measure, kind, mean_of
-from ptah.core.outcomes import measure_case
-from ptah.core.report import Hit, Miss
+from ptah.core.report import Hit, Miss, measure_case
 from tests.core.test_measures import trec_eval
 
 MEASURE_NAMES = [m.name for m in DEFAULT_MEASURES]
 
 
 def evaluate_case(case, ranked, rank_of=None):
-    """The one per-case loop (ptah.core.outcomes.measure_case), seen as the three measures and the
+    """The one per-case loop (ptah.core.report.measure_case), seen as the three measures and the
     expectations."""
     result = measure_case(case, ranked, searched=1000, rank_of=rank_of)
     return (

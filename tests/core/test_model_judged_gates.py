@@ -8,7 +8,7 @@ from ptah.core.baseline import Evidence, compare, gates
 from ptah.core.calibration import Agreement, ModelJudge
 from ptah.core.corpus import Case
 from ptah.core.flips import upper_relevant
-from ptah.core.outcomes import make_run, measure_case
+from ptah.core.report import make_run, measure_case
 from ptah.core.run_parts import RunGeneration, Search
 
 BY = "model:encoder@sha256:" + "e" * 64

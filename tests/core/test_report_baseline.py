@@ -14,9 +14,8 @@ from ptah.core.baseline import check_comparable, check_report_format, compare, g
 from ptah.core.compared import BaselinePassed
 from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import IncomparableBaseline, InputError, ReportError
-from ptah.core.outcomes import make_run, measure_case, ordinal
 from ptah.core.ranking import rank_many
-from ptah.core.report import CaseResult, Report, Run
+from ptah.core.report import CaseResult, Report, Run, make_run, measure_case, ordinal
 from ptah.core.report_parts import ReportCorpus
 from ptah.core.request import check_thresholds
 from ptah.core.run_parts import RunGeneration, Search

@@ -12,9 +12,8 @@ from ptah.core.baseline import required_gate
 from ptah.core.corpus import Case, Corpus
 from ptah.core.judged import Judgement, JudgementRecord
 from ptah.core.measures import Measure
-from ptah.core.outcomes import make_run, measure_case, ranking_depth
 from ptah.core.ranking import rank_many
-from ptah.core.report import KnownMiss, Report
+from ptah.core.report import KnownMiss, Report, make_run, measure_case, ranking_depth
 from ptah.core.report_parts import ReportCorpus
 from ptah.core.rescore import rescore
 from ptah.core.run_parts import RunGeneration, Search

@@ -536,8 +536,7 @@ def cut_to(report: dict, keep: set[str], *, extra: str | None = None) -> dict:
     """``report`` with each run cut to the cases ``keep`` (one renamed ``extra`` when given) and
     every aggregate recomputed from those cases by ptah's own ``make_run``: a subset that checks out
     except for its ids."""
-    from ptah.core.outcomes import make_run
-    from ptah.core.report import Report
+    from ptah.core.report import Report, make_run
 
     parsed = Report.from_dict(copy.deepcopy(report))
     document = copy.deepcopy(report)

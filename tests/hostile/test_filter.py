@@ -17,7 +17,7 @@ import sqlite3
 
 import pytest
 
-from ptah.adapters.sources.reader import filter_problem
+from ptah.adapters.sources.rows import filter_problem
 from ptah.core.errors import EXIT_INPUT, EXIT_OK, SpecError
 from tests.conftest import run_cli, spec_yaml
 from tests.services.conftest import DOCS

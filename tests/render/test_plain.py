@@ -14,8 +14,14 @@ from rich.markup import escape
 
 from ptah.core.report import Report
 from ptah.core.visible import visible
-from ptah.render.layout import PlainConsole, output_console, print_table, table_lines
-from ptah.render.text import markup, unmarked
+from ptah.render.layout import (
+    PlainConsole,
+    markup,
+    output_console,
+    print_table,
+    table_lines,
+    unmarked,
+)
 from tests.render.reports import document, plain_lines, plain_text, report
 from tests.render.test_table import COLUMNS, ROWS
 

@@ -3,9 +3,9 @@ the low."""
 
 from __future__ import annotations
 
-from ptah.core.outcomes import make_run
+from ptah.core.report import make_run
 from ptah.core.run_parts import RunGeneration, Search
-from ptah.render.text import bounded, case_range, mean_range
+from ptah.render.layout import bounded, case_range, mean_range
 from tests.core.test_bounds import low_holes
 
 

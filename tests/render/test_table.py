@@ -12,8 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ptah.core.report import Report
-from ptah.render.layout import print_table
-from ptah.render.text import markup
+from ptah.render.layout import markup, print_table
 from tests.render.reports import compared, document, report, rich_lines
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,8 +13,8 @@ from ptah.core.compared import CostDelta
 from ptah.core.errors import InputError, VariantUnavailable
 from ptah.core.report import Run
 from ptah.core.run_parts import SearchRerank
+from ptah.render.layout import milliseconds
 from ptah.render.sentences import stage_phrase
-from ptah.render.text import milliseconds
 from ptah.services.build import build
 from ptah.services.channels import plan_runs
 from ptah.services.variants import Stage, cost, p95_gates

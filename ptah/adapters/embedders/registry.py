@@ -80,10 +80,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ptah.adapters.embedders.base import EmbedderKind
-from ptah.adapters.kinds import KindRegistry
 from ptah.core import plugins
 from ptah.core.errors import PluginError, PtahError, UnknownModelKind
 from ptah.core.plugins import describe_exception
+from ptah.core.registry import KindRegistry
 from ptah.core.spec import GenerationSettings, SourceSpec
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@ kinds.
 
 A package adds a kind by an entry point in the group ``ptah.judges`` naming a
 :class:`~ptah.adapters.judges.base.JudgeKind` object or a function
-``register(registry)`` (the rules of :mod:`ptah.adapters.kinds`)::
+``register(registry)`` (the rules of :mod:`ptah.core.registry`)::
 
     [project.entry-points."ptah.judges"]
     toy = "toy_judge:register"
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 from ptah.adapters.embedders.base import usage_of
 from ptah.adapters.judges.base import Judge, JudgeContext, JudgeKind
-from ptah.adapters.kinds import KindRegistry
 from ptah.core.errors import PluginError
+from ptah.core.registry import KindRegistry
 
 if TYPE_CHECKING:
     from ptah.core.spec import JudgeSettings

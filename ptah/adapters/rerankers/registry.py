@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ptah.adapters.embedders.base import usage_of
-from ptah.adapters.kinds import KindRegistry
 from ptah.adapters.rerankers.base import RerankContext, Reranker, RerankerKind
 from ptah.core.errors import OperationalError, PluginError
+from ptah.core.registry import KindRegistry
 
 if TYPE_CHECKING:
     from ptah.core.spec import RerankSettings

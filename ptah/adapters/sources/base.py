@@ -4,11 +4,15 @@ A :class:`Source` is the rows of ``source.table`` as ptah sees them, read from
 one snapshot of the database (``tests/contract/test_source_contract.py`` holds
 the SQLite and the PostgreSQL reader to the same answers). A source kind is
 registered through the door (hook ``register_sources``): its name, which URLs it reads, and how
-to open one. ptah registers (:mod:`ptah.adapters.sources.kinds`) ``sqlite`` (``sqlite:///FILE``)
+to open one. ptah registers (:mod:`ptah.adapters.sources.base`) ``sqlite`` (``sqlite:///FILE``)
 and ``postgresql``
 (``postgresql://`` and ``postgres://``, needing psycopg: without it, opening
 one says how to install it, :class:`CapabilityUnavailable`, exit 3).
 :func:`source_kind` is the one place that decides which kind a URL is.
+
+ptah's own source kinds, registered through the door (:mod:`ptah.core.plugins`): ``sqlite``
+(``sqlite:///FILE``) and ``postgresql`` (``postgresql://`` and ``postgres://``; psycopg is
+imported only when one is opened).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import (
 
 from ptah.adapters.sources.rows import text_digests
 from ptah.core.errors import CapabilityUnavailable
+from ptah.core.plugins import hookimpl
 from ptah.core.registry import Registry
 
 if TYPE_CHECKING:
@@ -32,6 +37,7 @@ if TYPE_CHECKING:
     from ptah.adapters.sources.vectors import TableVectors
     from ptah.core.identity import RowDigest
     from ptah.core.spec import SourceRow, SourceSpec
+
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 SQLITE_PREFIX = "sqlite:///"
@@ -181,3 +187,27 @@ def postgres_module(module: str) -> ModuleType:
         raise CapabilityUnavailable(
             f"PostgreSQL support is not installed ({exc}); install it with: pip install 'psycopg[binary]>=3.1' (the postgres extra of ptah-eval)"
         ) from None
+
+
+def _open_sqlite(source: SourceSpec, root: str) -> Source:
+    from ptah.adapters.sources.sqlite import SqliteSource
+
+    return SqliteSource(source, root)
+
+
+def _open_postgres(source: SourceSpec, root: str) -> Source:
+    return postgres_module("ptah.adapters.sources.postgres").PostgresSource(source, root)
+
+
+def _sqlite_url(database: str) -> bool:
+    return database.startswith(SQLITE_PREFIX)
+
+
+def _postgres_url(database: str) -> bool:
+    return database.startswith(POSTGRES_SCHEMES)
+
+
+@hookimpl
+def register_sources(register: Callable) -> None:
+    register(SourceKind("sqlite", _sqlite_url, _open_sqlite))
+    register(SourceKind("postgresql", _postgres_url, _open_postgres))

@@ -10,7 +10,7 @@ Safety: the table and every column are quoted identifiers
 piece of SQL taken as written is ``source.filter``, the user's own boolean
 expression from their own specification, inserted as one parenthesised
 ``WHERE`` clause without ``;`` or a comment
-(:func:`ptah.adapters.sources.reader.filter_problem`). Every statement holding it
+(:func:`ptah.adapters.sources.rows.filter_problem`). Every statement holding it
 goes through the extended query protocol (prepared, or a server-side cursor),
 which accepts exactly one statement -- so it can never ``COMMIT`` the
 read-only transaction and write. A filter the server refuses to run in that
@@ -51,8 +51,9 @@ from psycopg import IsolationLevel, sql
 
 from ptah.adapters.postgres import connect, pg_errors, psycopg, reason
 from ptah.adapters.sources.postgres_index import TableIndexSearch, find_index
-from ptah.adapters.sources.reader import OneSnapshot, filter_problem
 from ptah.adapters.sources.rows import (
+    OneSnapshot,
+    filter_problem,
     is_int64,
     key_splits,
     keyed_records,

@@ -4,7 +4,7 @@ Safety: the table, key and template columns are quoted identifiers and every
 value is a bound parameter; nothing from a corpus or a row is ever spliced
 into SQL. The one exception is ``source.filter``: it is the user's own SQL
 from their own specification, inserted as one parenthesised expression
-without ``;`` or a comment (:func:`ptah.adapters.sources.reader.filter_problem`),
+without ``;`` or a comment (:func:`ptah.adapters.sources.rows.filter_problem`),
 and ``sqlite3``'s ``execute`` refuses a second statement. Nothing it holds can
 write: the file is opened read-only and ``PRAGMA query_only`` is on (an
 expression cannot ``ATTACH`` or change a pragma, and loading extensions stays
@@ -33,8 +33,9 @@ import sqlite3
 from collections.abc import Generator, Iterable, Iterator
 from urllib.parse import quote
 
-from ptah.adapters.sources.reader import OneSnapshot, filter_problem
 from ptah.adapters.sources.rows import (
+    OneSnapshot,
+    filter_problem,
     is_int64,
     key_splits,
     keyed_texts,

@@ -33,8 +33,7 @@ import numpy as np
 from psycopg import sql
 
 from ptah.adapters.postgres import guarded, pg_errors, reason
-from ptah.adapters.stores.migrations import check_migrations
-from ptah.adapters.stores.records import now
+from ptah.adapters.stores.records import check_migrations, now
 from ptah.core.errors import StoreDamaged, StoreUnavailable
 from ptah.core.spec import redact_url
 

@@ -1,6 +1,6 @@
 """The default store: generations and their vectors in one SQLite file.
 
-Layout: the tables :mod:`ptah.adapters.stores.migrations` creates, each column described there.
+Layout: the tables :mod:`ptah.adapters.stores.records` creates, each column described there.
 
 Concurrency. The file is in WAL mode: a writer never blocks readers, and a
 reader inside :meth:`SqliteStore.snapshot` sees one consistent state of the
@@ -30,7 +30,6 @@ from pathlib import Path
 import numpy as np
 
 from ptah.adapters.stores.base import VECTOR_DTYPE, Capabilities
-from ptah.adapters.stores.migrations import migrate
 from ptah.adapters.stores.records import (
     GENERATION_COLUMNS,
     GENERATION_REFRESH,
@@ -39,6 +38,7 @@ from ptah.adapters.stores.records import (
     SnapshotReads,
     check_dimension,
     generation_values,
+    migrate,
 )  # GenerationRecord re-exported
 from ptah.adapters.stores.records import (
     now as _now,

@@ -8,7 +8,7 @@ Channels share the expensive *sides* of an evaluation through
 once however many runs use them; a template's lexical index is loaded once.
 
 Every channel ranks its own way and measures through the same loop,
-:func:`ptah.core.outcomes.measure_case` (here :func:`measure_scores` for
+:func:`ptah.core.report.measure_case` (here :func:`measure_scores` for
 channels that score every row), so every number in a report comes from one
 piece of code.
 
@@ -32,9 +32,8 @@ import numpy as np
 from ptah.core.corpus import Case, Corpus, composite_spellings, shown_key
 from ptah.core.errors import InputError, UnknownGeneration, UnknownKey
 from ptah.core.measures import Measure
-from ptah.core.outcomes import measure_case, ranking_depth
 from ptah.core.ranking import QueryRanking, rank_many
-from ptah.core.report import CaseResult
+from ptah.core.report import CaseResult, measure_case, ranking_depth
 from ptah.core.request import VECTOR, EvaluationRequest, SearchOptions
 from ptah.core.spec import Spec, Variant
 from ptah.services.channels.registry import channel

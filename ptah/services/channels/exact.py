@@ -30,9 +30,8 @@ import numpy as np
 from ptah.core.corpus import Case
 from ptah.core.exact import ExactRanking
 from ptah.core.measures import Measure
-from ptah.core.outcomes import ranking_depth
 from ptah.core.ranking import Ranked, normalize_rows, query_blocks
-from ptah.core.report import CaseResult
+from ptah.core.report import CaseResult, ranking_depth
 from ptah.services.channels.base import measure_rankings
 from ptah.services.channels.registry import channel
 

@@ -19,10 +19,9 @@ from dataclasses import replace
 import numpy as np
 
 from ptah.core.fusion import rrf_scores
-from ptah.core.outcomes import make_run
 from ptah.core.parts import read_only
 from ptah.core.ranking import key_columns, query_blocks, top_k
-from ptah.core.report import CaseResult, Run
+from ptah.core.report import CaseResult, Run, make_run
 from ptah.core.request import HYBRID, LEXICAL
 from ptah.core.run_parts import Search, SearchFusion
 from ptah.services.channels.base import RunPlan, Sides, measure_scores

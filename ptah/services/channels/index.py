@@ -37,9 +37,8 @@ import numpy as np
 from ptah.core.corpus import Case
 from ptah.core.errors import CapabilityUnavailable
 from ptah.core.measures import Measure, mean_of
-from ptah.core.outcomes import make_run, measure_case, ranking_depth
 from ptah.core.ranking import find_ties, top_k
-from ptah.core.report import CaseResult, Run
+from ptah.core.report import CaseResult, Run, make_run, measure_case, ranking_depth
 from ptah.core.request import VECTOR, SearchOptions
 from ptah.core.run_parts import CaseAnn, RunAnn, RunGeneration, Search, SearchIndex
 from ptah.services.channels.registry import channel

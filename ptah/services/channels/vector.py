@@ -34,10 +34,9 @@ import numpy as np
 from ptah.adapters.embedders.base import usage_of
 from ptah.adapters.stores.base import block_digests
 from ptah.core.errors import NotBuilt, StaleGeneration, Words, capital
-from ptah.core.outcomes import make_run
 from ptah.core.parts import read_only
 from ptah.core.ranking import Ranked, normalize_rows
-from ptah.core.report import Run
+from ptah.core.report import Run, make_run
 from ptah.core.request import VECTOR
 from ptah.core.run_parts import RunGeneration, Search, Verification, VerifyResult
 from ptah.services.channels.base import RunPlan, Sides
@@ -60,8 +59,7 @@ from ptah.services.external import (
     read_external,
     verification_dict,
 )
-from ptah.services.probe import NOT_CHECKED, check, report_settings, stored_probe
-from ptah.services.project import Generation
+from ptah.services.project import NOT_CHECKED, Generation, check, report_settings, stored_probe
 from ptah.services.search import embed_queries
 from ptah.services.verify import verify_in
 
@@ -266,7 +264,7 @@ def _generation_info(
             verification.fingerprint,
         ),
         queries_from_cache=cached,
-        # a service's probe check and usage (ptah.services.probe); nothing for a local model
+        # a service's probe check and usage (ptah.services.project); nothing for a local model
         probe=read_only(service.get("probe")),
         usage=read_only(service.get("usage")),
     )
@@ -315,7 +313,7 @@ def _query_vectors(
     """Unit-length query vectors in case order, from the cache where possible.
 
     Returns (vectors, cached count, the report's members for a service: its
-    probe check and usage, :mod:`ptah.services.probe`; ``kept`` is the record's
+    probe check and usage, :mod:`ptah.services.project`; ``kept`` is the record's
     settings, holding the probe).
 
     The model is asked only for the queries the cache lacks, through the same

@@ -61,8 +61,7 @@ from ptah.adapters.stores.registry import store_kind
 from ptah.core.errors import SourceUnavailable
 from ptah.services.build import library_versions, register_generation
 from ptah.services.external import refuse_build
-from ptah.services.probe import stored_probe
-from ptah.services.project import Project
+from ptah.services.project import Project, stored_probe
 from ptah_ray.sealed import Sealed, scrub
 
 LOCAL_OBJECT_STORE = (

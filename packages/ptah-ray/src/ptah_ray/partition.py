@@ -42,7 +42,7 @@ from ptah.adapters.stores.pgvector import PgvectorStore
 from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
 from ptah.core.identity import text_digest
 from ptah.services.build import embed_batch
-from ptah.services.probe import probe_for_build
+from ptah.services.project import probe_for_build
 from ptah.services.verify import in_blocks, lacking
 from ptah_ray.partitions import KeyRange, PartitionedSource
 from ptah_ray.ranges import (

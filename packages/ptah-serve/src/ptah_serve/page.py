@@ -28,7 +28,7 @@ from starlette.routing import Route
 
 from ptah import Report
 from ptah.core.measures import registry_order
-from ptah.render.text import number
+from ptah.render.layout import number
 from ptah.render.timeaxis import time_axis
 from ptah_serve.auth import grant_of, page_grant, session_cookie
 from ptah_serve.corpora import list_corpora
