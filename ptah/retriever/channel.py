@@ -201,6 +201,8 @@ def _service(options: Mapping, where: str) -> Retriever:
 
 def _whole(options: Mapping, name: str, default: int, where: str) -> int:
     value = options.get(name, default)
+    if isinstance(value, str) and value.isdigit():  # YAML options: come as written
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 3600:
         raise InputError(f"{where}.{name}: must be a whole number from 1 to 3,600, not {value!r}")
     return value

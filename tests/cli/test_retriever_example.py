@@ -1,0 +1,109 @@
+"""Issue 43's "done when": the bundled example gated through the retriever channel, over an
+embedded Qdrant collection of the very MiniLM vectors ptah stored for ``title-body``, served over
+HTTP, and through the run it recorded, gives ptah's own vector channel's measures exactly and the
+same rankings (rows whose scores agree to float32 rounding may trade places)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import CORPUS, evaluate
+from tests.retriever.team_search import TeamSearch
+
+ROUNDING = 1e-6  # float32 cosine (Qdrant) against ptah's float64 re-scoring of the same vectors
+
+
+def retriever_spec(example: Path, folder: Path, url: str, run: Path) -> Path:
+    """The example's specification in ``folder`` (its database and store where they are), with the
+    variants ``team`` (the service), ``replay`` (the recorded run) and ``team-reranked``."""
+    spec = (example / "ptah.yaml").read_text()
+    spec = spec.replace("sqlite:///support.db", f"sqlite:///{example / 'support.db'}")
+    spec = spec.replace("store: .ptah/ptah.db", f"store: {example / '.ptah' / 'ptah.db'}")
+    spec += (
+        f"  team:\n    channels: [retriever]\n    options: {{url: {url}, batch_size: 8}}\n"
+        f"  replay:\n    channels: [retriever]\n    options: {{run: {run}}}\n"
+        "  team-reranked:\n    channels: [retriever]\n"
+        f"    options: {{url: {url}}}\n"
+        "    rerank: {kind: bi-encoder, generation: title-body, candidates: 20}\n"
+    )
+    (folder / "ptah.yaml").write_text(spec)
+    return folder / "ptah.yaml"
+
+
+@pytest.fixture(scope="module")
+def team(example_project):
+    search = TeamSearch(example_project / "ptah.yaml", "title-body")
+    yield search
+    search.close()
+
+
+def same_up_to_rounding(ours: list[dict], theirs: list[dict]) -> bool:
+    """The two rankings hold the same keys, each at the same rank but where rows whose scores (ours,
+    float64) lie within :data:`ROUNDING` of each other trade places."""
+    if len(ours) != len(theirs):
+        return False
+    for rank, (mine, other) in enumerate(zip(ours, theirs)):
+        if mine["key"] == other["key"]:
+            continue
+        near = [r["key"] for r in ours if abs(r["score"] - mine["score"]) <= ROUNDING]
+        if other["key"] not in near:
+            return False
+    return True
+
+
+def test_qdrant_over_http_and_its_recorded_run_give_the_vector_channels_verdict(
+    example_project, team, tmp_path, cli
+):
+    run = tmp_path / "team.jsonl"
+    spec = retriever_spec(example_project, tmp_path, team.url, run)
+    project = spec.parent
+    live = cli(
+        *evaluate(project, "-g", "title-body", "--variant", "team"),
+        "--record-run",
+        run,
+        "--output",
+        tmp_path / "live.json",
+    )
+    assert live.code == 0, live.err
+    vector, served = json.loads((tmp_path / "live.json").read_text())["runs"]
+    names = (vector["generation"]["name"], served["generation"]["name"])
+    assert names == ("title-body", "team")
+    assert served["search"]["channel"] == "retriever"
+    for measure in ("recall", "mrr", "ndcg", "required", "forbidden", "judged"):
+        assert served["aggregates"][measure] == vector["aggregates"][measure]
+    for ours, theirs in zip(vector["cases"], served["cases"]):
+        assert ours["metrics"] == theirs["metrics"]
+        assert ours["holes"] == theirs["holes"]
+        assert same_up_to_rounding(ours["results"], theirs["results"]), ours["id"]
+    note = served["generation"]["verification"]["note"]
+    assert note.startswith("coverage and freshness are not verified for an outside retriever")
+    assert "coverage and freshness are not verified for an outside retriever" in live.out
+    # the same cases asked in batches of 8: 25 cases, 4 requests
+    assert len(team.service.requests) == 4
+
+    replayed = cli(
+        *evaluate(project, "-g", "title-body", "--variant", "replay"),
+        "--output",
+        tmp_path / "replay.json",
+    )
+    assert replayed.code == 0, replayed.err
+    _, again = json.loads((tmp_path / "replay.json").read_text())["runs"]
+    assert again["generation"]["identity"] == served["generation"]["identity"]
+    assert again["aggregates"] == served["aggregates"]
+    assert [c["results"] for c in again["cases"]] == [c["results"] for c in served["cases"]]
+    assert len(team.service.requests) == 4  # a replay asks no service
+
+
+def test_a_variant_reranks_the_services_candidates(example_project, team, tmp_path, cli):
+    spec = retriever_spec(example_project, tmp_path, team.url, tmp_path / "unused.jsonl")
+    team.service.reset()
+    done = cli(
+        *evaluate(spec.parent, "--variant", "team-reranked"), "--output", tmp_path / "r.json"
+    )
+    assert done.code == 0, done.err
+    (run,) = json.loads((tmp_path / "r.json").read_text())["runs"]
+    assert run["search"]["rerank"] == {"kind": "bi-encoder", "candidates": 20}
+    assert {query["k"] for query in team.service.requests[0]["body"]["queries"]} == {20}
