@@ -12,7 +12,9 @@ A variant declares it (docs/retriever.md)::
         rerank: {kind: bi-encoder, generation: title-body, candidates: 50}
 
 and the API hands it a function: ``project.evaluate(corpus, retriever=fn)``.
-The channel is :class:`ptah.retriever.channel.RetrieverChannel`; it imports
+The channel is :class:`ptah.retriever.channel.RetrieverChannel`, and the
+section ``retriever`` (:mod:`ptah.retriever.answers`) says when a service
+answered otherwise than the baseline's run. They import
 nothing of ptah beyond the extension surface's channel seam, the embedding
 client's transport and the public errors.
 """
@@ -29,3 +31,10 @@ def register_channels(register: Callable) -> None:
     from ptah.retriever.channel import RetrieverChannel
 
     register(RetrieverChannel())
+
+
+@hookimpl
+def register_sections(register: Callable) -> None:
+    from ptah.retriever.answers import AnswersSection
+
+    register(AnswersSection())

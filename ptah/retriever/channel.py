@@ -82,7 +82,7 @@ class RetrieverChannel:
             dimension=0,
             rows=len(returned),
             model_digest=None,
-            versions=None,
+            versions=read_only({}),
             verification=Verification(read_only({"note": note}), True, False, digest),
             text_of=plan.generation,
         )
@@ -257,9 +257,31 @@ def _recorded(sides: Sides, run: str, pairs: list[tuple[str, Ranking]], digest: 
     from ptah.adapters.files import write_pieces_atomically
 
     kept: dict = sides.once(("retriever", "recorded"), dict)
+    before = sides.once(("retriever", "before"), lambda: _read_before(path))
     kept[run] = pairs
     pieces = [
         line for name, ranked in kept.items() for line in answers.recorded_lines(name, ranked)
     ]
     write_pieces_atomically(path, pieces)
-    return f"{NOT_VERIFIED}; its rankings ({digest}) are recorded in {path}"
+    said = f"{NOT_VERIFIED}; its rankings ({digest}) are recorded in {path}"
+    earlier = before.get(run)
+    if earlier is None:
+        return said
+    old = answers.digest([(case, earlier[case]) for case, _ in pairs if case in earlier])
+    if old == digest:
+        return said + ", as they were"
+    return said + f", replacing a recording that answered otherwise ({old})"
+
+
+def _read_before(path: str) -> dict[str, dict[str, Ranking]]:
+    """The rankings ``path`` recorded before this evaluation, by run (none when it cannot be
+    read)."""
+    from ptah.adapters.files import read_bounded
+
+    if not os.path.isfile(path):
+        return {}
+    try:
+        data = read_bounded(path, limit=answers.MAX_RUN_BYTES, what="recorded run")
+        return answers.recorded_runs(path, data)
+    except (InputError, OperationalError, UnicodeDecodeError):
+        return {}  # another file; it is replaced

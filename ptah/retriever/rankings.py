@@ -146,7 +146,24 @@ def read_run(path: str, data: bytes, run: str) -> dict[str, Ranking]:
     return _trec(path, text)
 
 
+def recorded_runs(path: str, data: bytes) -> dict[str, dict[str, Ranking]]:
+    """The rankings a ``--record-run`` file holds, by run and case."""
+    return _runs(path, data.decode("utf-8"))
+
+
 def _json_lines(path: str, text: str, run: str) -> dict[str, Ranking]:
+    found = _runs(path, text)
+    if len(found) <= 1:
+        return next(iter(found.values()), {})
+    if run not in found:
+        raise InputError(
+            f"{path}: records the runs {', '.join(sorted(found))}, none named {run!r}; replay one "
+            "run a file"
+        )
+    return found[run]
+
+
+def _runs(path: str, text: str) -> dict[str, dict[str, Ranking]]:
     found: dict[str, dict[str, Ranking]] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -165,14 +182,7 @@ def _json_lines(path: str, text: str, run: str) -> dict[str, Ranking]:
             mine[entry["case"]] = ranking_of(entry)
         except BadRanking as exc:
             raise InputError(f"{path}:{number}: {_as_file(exc)}") from None
-    if len(found) <= 1:
-        return next(iter(found.values()), {})
-    if run not in found:
-        raise InputError(
-            f"{path}: records the runs {', '.join(sorted(found))}, none named {run!r}; replay one "
-            "run a file"
-        )
-    return found[run]
+    return found
 
 
 def _constant(name: str) -> float:

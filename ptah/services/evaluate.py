@@ -198,7 +198,11 @@ def report(
         stale_judgements=results["stale"].entries,
         excerpts=results["excerpts"],
         sections=read_only(
-            {name: result for name, result in results.items() if name not in OWN_NAMES}
+            {
+                name: result
+                for name, result in results.items()
+                if name not in OWN_NAMES and result is not None  # None: nothing to report
+            }
         ),
     )
 

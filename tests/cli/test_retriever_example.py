@@ -45,7 +45,7 @@ def same_up_to_rounding(ours: list[dict], theirs: list[dict]) -> bool:
     float64) lie within :data:`ROUNDING` of each other trade places."""
     if len(ours) != len(theirs):
         return False
-    for rank, (mine, other) in enumerate(zip(ours, theirs)):
+    for mine, other in zip(ours, theirs):
         if mine["key"] == other["key"]:
             continue
         near = [r["key"] for r in ours if abs(r["score"] - mine["score"]) <= ROUNDING]
@@ -107,3 +107,75 @@ def test_a_variant_reranks_the_services_candidates(example_project, team, tmp_pa
     (run,) = json.loads((tmp_path / "r.json").read_text())["runs"]
     assert run["search"]["rerank"] == {"kind": "bi-encoder", "candidates": 20}
     assert {query["k"] for query in team.service.requests[0]["body"]["queries"]} == {20}
+
+
+def test_a_replay_of_the_recorded_run_gives_the_exact_verdict_and_a_drift_is_told(
+    example_project, team, tmp_path, cli
+):
+    recorded = tmp_path / "team.jsonl"
+    live_spec = retriever_spec(example_project, tmp_path, team.url, recorded)
+    replay_folder = tmp_path / "replay"
+    replay_folder.mkdir()
+    replay_spec = retriever_spec(example_project, replay_folder, team.url, recorded)
+    text = replay_spec.read_text().replace(
+        f"{{url: {team.url}, batch_size: 8}}", f"{{run: {recorded}}}"
+    )
+    replay_spec.write_text(text)
+    team.service.reset()
+    live = cli(
+        *evaluate(live_spec.parent, "--variant", "team"),
+        "--record-run",
+        recorded,
+        "--output",
+        tmp_path / "live.json",
+    )
+    assert live.code == 0, live.err
+    (served,) = json.loads((tmp_path / "live.json").read_text())["runs"]
+    digest = served["generation"]["identity"]
+    assert served["generation"]["verification"]["note"] == (
+        "coverage and freshness are not verified for an outside retriever; its rankings "
+        f"({digest}) are recorded in {recorded}"
+    )
+    assert len(recorded.read_text().splitlines()) == 25
+
+    replayed = cli(
+        *evaluate(replay_folder, "--variant", "team"),
+        "--baseline",
+        tmp_path / "live.json",
+        "--max-recall-drop",
+        "0",
+        "--output",
+        tmp_path / "replayed.json",
+    )
+    assert replayed.code == 0, replayed.err
+    report = json.loads((tmp_path / "replayed.json").read_text())
+    (again,) = report["runs"]
+    assert again["generation"]["identity"] == digest
+    assert [c["results"] for c in again["cases"]] == [c["results"] for c in served["cases"]]
+    assert "sections" not in report  # the same answers: nothing to tell
+
+    team.service.reset()
+    team.service.always = "drifted"  # each request's first case: its top two rows swapped
+    drifted = cli(
+        *evaluate(live_spec.parent, "--variant", "team"),
+        "--baseline",
+        tmp_path / "live.json",
+        "--record-run",
+        recorded,
+        "--output",
+        tmp_path / "drifted.json",
+    )
+    report = json.loads((tmp_path / "drifted.json").read_text())
+    (changed,) = report["sections"]["retriever"]["changed"]
+    every_eighth = [case["id"] for case in served["cases"]][::8]  # batches of 8
+    assert changed["cases"] == every_eighth
+    assert changed["before"] == digest != changed["now"]
+    gate = next(g for g in report["gates"] if g["name"] == "retriever-answers")
+    assert gate["passed"] is True
+    assert gate["detail"].startswith("the retriever answered otherwise than the baseline's run")
+    assert "retriever-answers" in drifted.out
+    (run,) = report["runs"]
+    assert run["generation"]["verification"]["note"].endswith(
+        f", replacing a recording that answered otherwise ({digest})"
+    )
+    team.service.reset()
