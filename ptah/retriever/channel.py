@@ -209,7 +209,7 @@ def _whole(options: Mapping, name: str, default: int, where: str) -> int:
 
 
 def _callable(function: Callable[..., Any]) -> Retriever:
-    who = getattr(function, "__qualname__", type(function).__name__)
+    who = getattr(function, "__name__", type(function).__name__)
 
     def ask(asked: Asked) -> list[Ranking]:
         found = []
