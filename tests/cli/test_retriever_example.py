@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import CORPUS, evaluate
+from tests.cli.conftest import BASELINE, CORPUS, evaluate
 from tests.retriever.team_search import TeamSearch
 
 ROUNDING = 1e-6  # float32 cosine (Qdrant) against ptah's float64 re-scoring of the same vectors
@@ -179,3 +179,66 @@ def test_a_replay_of_the_recorded_run_gives_the_exact_verdict_and_a_drift_is_tol
         f", replacing a recording that answered otherwise ({digest})"
     )
     team.service.reset()
+
+
+def test_holes_samples_slices_gates_and_ci_outputs_work_on_a_retriever_run(
+    example_project, team, tmp_path, cli
+):
+    spec = retriever_spec(example_project, tmp_path, team.url, tmp_path / "unused.jsonl")
+    corpus = tmp_path / "support.yaml"
+    corpus.write_text(CORPUS.read_text())
+    baseline = BASELINE  # the checked-in report: title-body's vector run
+    outputs = {name: tmp_path / f"report.{name}" for name in ("json", "xml", "md", "html")}
+    gated = cli(
+        *evaluate(spec.parent, "--variant", "team", corpus=corpus),
+        "--baseline",
+        baseline,
+        "--max-recall-drop",
+        "0.02",
+        "--output",
+        outputs["json"],
+        "--junit",
+        outputs["xml"],
+        "--markdown",
+        outputs["md"],
+        "--html",
+        outputs["html"],
+    )
+    assert gated.code == 0, gated.err
+    report = json.loads(outputs["json"].read_text())
+    (run,) = report["runs"]
+    assert run["slices"]  # the corpus's tags, measured on the retriever's rankings
+    drop = next(g for g in report["gates"] if g["name"] == "max-recall-drop")
+    assert (drop["generation"], drop["passed"], drop["drop"]) == ("team", True, 0.0)
+    assert drop["holes"]["holes"] > 0  # unjudged rows of either run, bounded
+    assert 'testcase name="max-recall-drop' in outputs["xml"].read_text()
+    assert "team" in outputs["md"].read_text()
+    assert 'data-run="team"' in outputs["html"].read_text()
+
+    holes = cli("corpus", "holes", corpus, "--variant", "team", "--spec", spec, "--json")
+    assert holes.code == 0, holes.err
+    worklist = json.loads(holes.out)
+    assert worklist["runs"] == ["team"]
+    assert sum(len(case["holes"]) for case in worklist["cases"]) > 0
+
+    keys = {hole["key"] for case in worklist["cases"] for hole in case["holes"]}
+    grades = tmp_path / "grades.tsv"
+    grades.write_text("".join(f"{key}\t0\n" for key in sorted(keys)))
+    sampled = cli(
+        "corpus",
+        "sample",
+        corpus,
+        "4",
+        "--seed",
+        "7",
+        "--grades",
+        grades,
+        "--variant",
+        "team",
+        "--spec",
+        spec,
+    )
+    assert sampled.code == 0, sampled.err
+    record = (tmp_path / "support.judged.yaml").read_text()
+    assert "seed: 7" in record
+    assert record.count("sample: 0") == 4
