@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ptah.core.plugins import hookimpl
+from ptah import hookimpl
 
 
 @hookimpl

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ptah.core.verdicts import Gate
+from ptah import Gate
 
 RETRIEVER = "retriever"
 

@@ -27,11 +27,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ptah.core.errors import CredentialMissing, InputError, OperationalError
+from ptah import CaseResult, InputError, OperationalError, Run, RunGeneration, Search, Verification
+from ptah.core.errors import CredentialMissing
 from ptah.core.outcomes import make_run, measure_case, ranking_depth
 from ptah.core.parts import read_only
-from ptah.core.report import CaseResult, Run
-from ptah.core.run_parts import RunGeneration, Search, Verification
 from ptah.retriever import rankings as answers
 from ptah.retriever.rankings import BadRanking, Ranking
 from ptah.services.channels import RunPlan, Sides

@@ -23,7 +23,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ptah.core.errors import InputError
+from ptah import InputError
 
 MAX_KEYS = 10_000  # keys in one case's ranking
 MAX_RUN_BYTES = 1024 * 1024 * 1024
