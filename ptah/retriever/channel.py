@@ -38,6 +38,7 @@ from ptah.services.channels import RunPlan, Sides
 RETRIEVER = "retriever"
 NOT_VERIFIED = "coverage and freshness are not verified for an outside retriever"
 OPTIONS = ("run", "url", "api_key_env", "timeout_s", "batch_size", "max_concurrency")
+FORMS = {"run": "recorded run", "url": "service", "callable": "callable"}  # the run's search mode
 DEFAULT_BATCH, DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S = 16, 4, 60
 Asked = Sequence[tuple[str, str, int]]  # (case, query, k) for each case
 
@@ -53,6 +54,11 @@ class Retriever:
     form: str
     where: str
     ask: Callable[[Asked], list[Ranking]]
+
+    @property
+    def shown(self) -> str:
+        """``recorded run FILE``, ``service URL`` or ``callable NAME``."""
+        return f"{FORMS[self.form]} {self.where}"
 
 
 class RetrieverChannel:
@@ -76,7 +82,7 @@ class RetrieverChannel:
         generation = RunGeneration(
             name=plan.name,
             identity=digest,
-            model=f"an outside retriever ({retriever.form} {retriever.where})",
+            model=f"an outside retriever ({retriever.shown})",
             settings=read_only({"form": retriever.form, retriever.form: retriever.where}),
             dimension=0,
             rows=len(returned),
@@ -85,7 +91,8 @@ class RetrieverChannel:
             verification=Verification(read_only({"note": note}), True, False, digest),
             text_of=plan.generation,
         )
-        search = Search(RETRIEVER, retriever.form, "the retriever's own", ranking=RANKED)
+        mode = FORMS[retriever.form]
+        search = Search(RETRIEVER, mode, "ranked by the retriever", ranking=RANKED)
         return make_run(generation, search, results, sides.measures)
 
 
@@ -242,7 +249,7 @@ def _refuse_unknown(
     more = f" and {len(unknown) - len(first)} more" if len(unknown) > len(first) else ""
     table = sides.project.spec.source.table
     raise UnknownRows(
-        f"the retriever ({retriever.form} {retriever.where}) answered keys that are no row of "
+        f"the retriever ({retriever.shown}) answered keys that are no row of "
         f"table {table}: {named}{more}; its index has drifted from the table"
     )
 

@@ -92,7 +92,7 @@ def test_keys_that_are_no_row_of_the_table_are_exit_3_naming_them(
     refused = run(cli, folder, "--variant", "svc")
     assert refused.code == 3
     assert refused.err == (
-        f"the retriever (url {endpoint(service)}) answered keys that are no row of table docs: "
+        f"the retriever (service {endpoint(service)}) answered keys that are no row of table docs: "
         f"{key} (case 'a'); its index has drifted from the table\n"
     )
 
@@ -181,3 +181,39 @@ def test_a_trec_run_is_read_by_rank(service, tmp_path, cli):
         ["3"],
         ["4"],
     ]
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (
+            {"batch": 3},
+            "variants.svc.options: 'batch' is not a retriever option; write run, url, api_key_env, "
+            "timeout_s, batch_size, max_concurrency",
+        ),
+        (
+            {"run": "run.jsonl"},
+            "variants.svc.options: write run: FILE (a recorded run) or url: URL (a service), one",
+        ),
+        (
+            {"batch_size": 0},
+            "variants.svc.options.batch_size: must be a whole number from 1 to 3,600, not 0",
+        ),
+    ],
+)
+def test_a_variants_options_are_checked_when_it_is_measured(service, tmp_path, cli, options, said):
+    folder = small_project(tmp_path, endpoint(service), **options)
+    refused = run(cli, folder, "--variant", "svc")
+    assert (refused.code, refused.err) == (2, said + "\n")
+    assert service.requests == []
+
+
+def test_a_run_says_what_it_searched(service, tmp_path, cli):
+    folder = small_project(tmp_path, endpoint(service))
+    done = run(cli, folder, "--variant", "svc")
+    assert done.code == 0, done.err
+    header = next(line for line in done.out.splitlines() if line.startswith("generation svc"))
+    assert header.endswith(
+        f"model an outside retriever (service {endpoint(service)}), 4 rows, service ranked by "
+        "the retriever"
+    )
