@@ -226,8 +226,9 @@ def _callable(function: Callable[..., Any]) -> Retriever:
                 raise OperationalError(
                     f"the retriever {who} raised {type(exc).__name__} on case {case!r}: {exc}"
                 ) from None
+            listed = answer if isinstance(answer, Mapping) else list(answer)
             try:
-                found.append(answers.ranking_of(list(answer)))
+                found.append(answers.ranking_of(listed))
             except (BadRanking, TypeError) as exc:
                 raise InputError(f"the retriever {who} {exc} (case {case!r})") from None
         return found
