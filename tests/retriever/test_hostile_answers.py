@@ -28,7 +28,11 @@ def test_the_service_is_asked_in_batches_and_measured(service, tmp_path, cli):
     folder = small_project(tmp_path, endpoint(service), batch_size=2)
     done = run(cli, folder, "--variant", "svc", "--json")
     assert done.code == 0, done.err
-    bodies = [request["body"] for request in service.requests]
+    # two requests in flight at once: in either order
+    bodies = sorted(
+        (request["body"] for request in service.requests),
+        key=lambda body: body["queries"][0]["case"],
+    )
     assert bodies == [
         {"queries": [{"case": "a", "query": "a", "k": 2}, {"case": "b", "query": "b", "k": 2}]},
         {"queries": [{"case": "c", "query": "ccb", "k": 2}]},
@@ -217,3 +221,24 @@ def test_a_run_says_what_it_searched(service, tmp_path, cli):
         f"model an outside retriever (service {endpoint(service)}), 4 rows, service ranked by "
         "the retriever"
     )
+
+
+def test_record_run_is_refused_over_an_input_or_another_output_before_any_request(
+    service, tmp_path, cli
+):
+    folder = small_project(tmp_path, endpoint(service))
+    corpus = folder / "corpus.yaml"
+    over_input = run(cli, folder, "--variant", "svc", "--record-run", corpus)
+    assert over_input.code == 2
+    assert over_input.err == (
+        f"--record-run {corpus}: is the corpus this run reads ({corpus}); ptah never writes over "
+        "an input, so give another path\n"
+    )
+    report = tmp_path / "r.json"
+    twice = run(cli, folder, "--variant", "svc", "--record-run", report, "--output", report)
+    assert (twice.code, twice.err) == (
+        2,
+        f"--output {report}: --record-run {report} writes there too; give each output a path of "
+        "its own\n",
+    )
+    assert service.requests == []
