@@ -125,8 +125,19 @@ class Project:
         gives it), never both (TypeError). A negative verdict is not an
         error: it is ``report.verdict``. ``baseline_report``: a baseline report
         in hand (``request.baseline`` then only names it).
+
+        A keyword named after a registered channel hands that channel a value
+        (``retriever=fn``: a function ``fn(query, k)`` answering keys best
+        first, docs/retriever.md); with no ``channels`` asked, that channel
+        is the run.
         """
+        from ptah.services.channels import channel_names
         from ptah.services.evaluate import evaluate
+
+        names = set(channel_names())
+        given = {name: options.pop(name) for name in list(options) if name in names}
+        if given and request is None and not options.get("channels"):
+            options["channels"] = tuple(given)
 
         if request is not None and options:
             raise TypeError(
@@ -137,7 +148,7 @@ class Project:
             request = EvaluationRequest.of(**options)
         if not isinstance(corpus, Corpus):
             corpus = self.load_corpus(corpus)
-        return Report.of(evaluate(self._project, corpus, request, baseline_report))
+        return Report.of(evaluate(self._project, corpus, request, baseline_report, given))
 
     def build(
         self,

@@ -27,6 +27,9 @@ fuses, its generation, and optionally a rerank stage and its own search::
           model: rerank-english-v3.0
           api_key_env: RERANK_API_KEY      # default none: a server that wants no key
           timeout_s: 60
+      team:
+        channels: [retriever]              # a plug-in channel (ptah.retriever) ...
+        options: {run: runs/team.jsonl}    # ... reads its own options:, checking them when it measures
 
 ``channels`` is ``[vector]``, ``[lexical]``, ``[lexical, vector]`` (the hybrid
 channel's fusion; ``[hybrid]`` says the same) or one registered channel's
@@ -86,7 +89,7 @@ from ptah.core.spec import (
     Variant,
 )
 
-VARIANT_FIELDS = ("channels", "generation", "rerank", "search", "ef_search")
+VARIANT_FIELDS = ("channels", "generation", "rerank", "search", "ef_search", "options")
 RERANK_FIELDS = (
     "kind",
     "candidates",
@@ -139,6 +142,7 @@ class VariantFields(FieldReader):
                 field=prefix + "ef_search",
             )
         rerank = self.rerank(fields["rerank"], prefix + "rerank") if "rerank" in fields else None
+        options = self.options(fields, prefix)
         if channels is None or len(self.problems) > count:
             return None
         return Variant(
@@ -149,6 +153,7 @@ class VariantFields(FieldReader):
             rerank,
             search,
             ef_search,
+            options,
         )
 
     def channel_list(self, field: Field | None, where: str, at: int) -> tuple[str, ...] | None:

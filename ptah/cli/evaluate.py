@@ -80,7 +80,7 @@ def evaluate(
     ...`) and evaluate again (a failing gate wins: exit 1).
     """
     import ptah
-    from ptah.cli.display import outputs, show_report
+    from ptah.cli.display import check_outputs, outputs, show_report
     from ptah.services.evidence import run_inputs
     from ptah.services.project import read_spec
 
@@ -98,17 +98,18 @@ def evaluate(
     found = read_spec(spec)
     # a path ptah would refuse, or a file this run reads, is refused now, not after the evaluation
     inputs = run_inputs(found, corpus, (("the baseline report", requested["baseline"]),))
-    saved = outputs(
-        {
-            "--output": output,
-            "--html": html,
-            "--trec-run": trec_run,
-            "--junit": junit,
-            "--markdown": markdown,
-        },
-        save,
-        inputs,
-    )
+    spelled = {
+        "--output": output,
+        "--html": html,
+        "--trec-run": trec_run,
+        "--junit": junit,
+        "--markdown": markdown,
+    }
+    saved = outputs(spelled, save, inputs)
+    saves = [("--save", text.partition("=")[2]) for text in save or ()]
+    # the rankings a retriever returned: a file of its own, beside the report's
+    recorded: str | None = requested["record_run"]
+    check_outputs(("--record-run", recorded), *spelled.items(), *saves, inputs=inputs)
     values["excerpts"] = values["excerpts"] or any(
         format == "html" for format, _ in saved
     )  # the page shows them

@@ -46,6 +46,7 @@ DEFAULT_PLUGINS = (
     "ptah.adapters.rerankers.kinds",
     "ptah.adapters.judges.kinds",
     "ptah.services.channels",
+    "ptah.retriever",
     "ptah.services.sections",
     "ptah.services.engines",
     "ptah.render.formats",

@@ -285,6 +285,13 @@ class EvaluationRequest:
         "testing many at once: holm (Holm's step-down method, default) or none.",
         choices=("holm", "none"),
     )
+    record_run: str | None = option(
+        None,
+        "Write the rankings each outside retriever returned (a run of the retriever channel) to this "
+        "file, as JSON Lines that options: {run: FILE} replays exactly; the report pins their digest.",
+        kind=str,
+        served=False,
+    )  # a file on the server's machine is no client's to name
     search: SearchOptions = EXACT
     fusion: Fusion = Fusion()
     statistics: StatisticsSettings = StatisticsSettings()

@@ -260,7 +260,8 @@ class Variant:
     """A named configuration evaluated side by side with others (``variants:``): the channels it
     fuses (``channel`` is the registered channel they make: ``[lexical, vector]`` is ``hybrid``),
     its generation (None: the active one), an optional rerank stage and its own vector search
-    (``search``: exact, index or both; ``ef_search``)."""
+    (``search``: exact, index or both; ``ef_search``); ``options``: what a plug-in channel reads
+    (it checks them when it measures)."""
 
     name: str
     channels: tuple[str, ...]
@@ -269,6 +270,7 @@ class Variant:
     rerank: RerankSettings | None = None
     search: str | None = None
     ef_search: int | None = None
+    options: Mapping = field(default_factory=dict, compare=False)  # a plug-in channel's settings
 
 
 DEFAULT_MAX_JUDGE_REQUESTS = 10_000

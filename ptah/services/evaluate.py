@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import platform
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -83,15 +83,17 @@ def evaluate(
     corpus: Corpus,
     request: EvaluationRequest = EvaluationRequest(),
     baseline_report: Report | None = None,
+    given: Mapping[str, object] | None = None,
 ) -> Report:
     """Evaluate ``request``'s runs on ``corpus`` and return the report (see the module docs).
 
     ``baseline_report``: the baseline in hand (the server's earlier evaluation), named by
-    ``request.baseline``.
+    ``request.baseline``; ``given``: what the caller hands a channel, by its name
+    (:class:`~ptah.services.channels.Sides`).
     """
     started = time.perf_counter()
     context, plans = plan(project, corpus, request, baseline_report)
-    context, measured = measure(context, plans)
+    context, measured = measure(context, plans, given or {})
     for section in sections():
         context = context.with_result(section.name, section.compute(context))
     found = [gate for section in sections() for gate in section.gates(context)]
@@ -138,7 +140,9 @@ class Measured:
     timings: dict[str, float]
 
 
-def measure(context: Context, plans: Sequence[RunPlan]) -> tuple[Context, Measured]:
+def measure(
+    context: Context, plans: Sequence[RunPlan], given: Mapping[str, object] | None = None
+) -> tuple[Context, Measured]:
     """Each planned run measured by its channel, sharing what runs share (a generation's vectors,
     a template's lexical index), with its stages' cost and its slices' means."""
     sides = Sides(
@@ -146,6 +150,7 @@ def measure(context: Context, plans: Sequence[RunPlan]) -> tuple[Context, Measur
         context.corpus,
         context.request,
         channels=tuple(dict.fromkeys(plan.channel for plan in plans)),
+        given=given or {},
     )
     check_plans(context.project, list(plans), sides)
     runs, stages, timings = [], [], {"total": 0.0}
@@ -193,7 +198,11 @@ def report(
         stale_judgements=results["stale"].entries,
         excerpts=results["excerpts"],
         sections=read_only(
-            {name: result for name, result in results.items() if name not in OWN_NAMES}
+            {
+                name: result
+                for name, result in results.items()
+                if name not in OWN_NAMES and result is not None  # None: nothing to report
+            }
         ),
     )
 

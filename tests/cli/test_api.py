@@ -112,6 +112,7 @@ def test_evaluate_takes_a_request_or_its_options_never_both(example_project):
     assert str(unknown.value) == (
         "'statistics' is not an option of EvaluationRequest; its options are generations, "
         "channels, variants, measures, max_drop, baseline, allow_stale, holes, min_kappa, excerpts, max_p95_ms, correction, "
+        "record_run, "
         "search, "
         "ef_search, rrf_k, rrf_depth, bootstrap, seed, fail_on_stale_judgements"
     )

@@ -118,7 +118,7 @@ def _plain_runs(
 @dataclass
 class Sides:
     """What the runs of one evaluation share, each made once: a generation's vector side, a
-    template's lexical side. ``timings`` collects the seconds each step took, for the run that first
+    template's lexical side; ``given``, what the caller handed a channel by its name. ``timings`` collects the seconds each step took, for the run that first
     needed it."""
 
     project: Project
@@ -129,6 +129,9 @@ class Sides:
     channels: tuple[
         str, ...
     ] = ()  # every channel the evaluation's runs use (default: the request's)
+    given: Mapping[str, object] = field(
+        default_factory=dict
+    )  # what the caller handed a channel by its name (the API's retriever=fn)
 
     def __post_init__(self) -> None:
         self.channels = self.channels or tuple(self.request.channels)
@@ -155,6 +158,7 @@ class Sides:
                 replace(self.request, search=search),
                 timings=self.timings,
                 channels=self.channels,
+                given=self.given,
             )
 
         return self.once(("sides", search, depth), make)
