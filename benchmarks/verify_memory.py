@@ -125,7 +125,7 @@ def synthesize(folder: Path, rows: int) -> Path:
         )
     )
     sys.path.insert(0, str(HERE))
-    from ptah.core.identity import text_digest
+    from ptah.core.provenance import text_digest
     from ptah.services.build import library_versions, register_generation
     from ptah.services.project import open_project
 

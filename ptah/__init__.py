@@ -65,17 +65,7 @@ if (
     )
     from ptah.core.judged import Judgement, JudgementRecord, Sample
     from ptah.core.measures import Mean, Measure, MeasureKind
-    from ptah.core.plugins import hookimpl
-    from ptah.core.report import CaseResult, CaseTies, Hit, Hole, KnownMiss, Miss, Result, Run
-    from ptah.core.report_parts import (
-        ListedSlice,
-        ReportBaseline,
-        ReportCorpus,
-        Rescoring,
-        StaleJudgement,
-    )
-    from ptah.core.request import EvaluationRequest, Fusion, SearchOptions, StatisticsSettings
-    from ptah.core.run_parts import (
+    from ptah.core.parts import (
         CaseAnn,
         Cost,
         ForbiddenCounts,
@@ -88,6 +78,7 @@ if (
         SearchFusion,
         SearchIndex,
         SearchRerank,
+        Section,
         SliceMeans,
         StageCost,
         TieCounts,
@@ -96,7 +87,16 @@ if (
         Verification,
         VerifyResult,
     )
-    from ptah.core.sections import Section
+    from ptah.core.plugins import hookimpl
+    from ptah.core.report import CaseResult, CaseTies, Gate, Hit, Hole, KnownMiss, Miss, Result, Run
+    from ptah.core.report_parts import (
+        ListedSlice,
+        ReportBaseline,
+        ReportCorpus,
+        Rescoring,
+        StaleJudgement,
+    )
+    from ptah.core.request import EvaluationRequest, Fusion, SearchOptions, StatisticsSettings
     from ptah.core.side_by_side import (
         Bootstrap,
         Comparison,
@@ -117,7 +117,6 @@ if (
         Spec,
         Variant,
     )
-    from ptah.core.verdicts import Gate
     from ptah.services.build import BuildSummary
     from ptah.services.index_search import IndexSummary
     from ptah.services.project import (
@@ -165,27 +164,27 @@ _WHERE = {
     "MeasureKind": "ptah.core.measures",
     "Mean": "ptah.core.measures",
     "hookimpl": "ptah.core.plugins",
-    "Section": "ptah.core.sections",
+    "Section": "ptah.core.parts",
     "CaseResult": "ptah.core.report",
     "CaseTies": "ptah.core.report",
-    "CaseAnn": "ptah.core.run_parts",
-    "Cost": "ptah.core.run_parts",
-    "ForbiddenCounts": "ptah.core.run_parts",
-    "RequiredCounts": "ptah.core.run_parts",
-    "RerankService": "ptah.core.run_parts",
-    "RunAnn": "ptah.core.run_parts",
-    "RunGeneration": "ptah.core.run_parts",
-    "RunVariant": "ptah.core.run_parts",
-    "Search": "ptah.core.run_parts",
-    "SearchFusion": "ptah.core.run_parts",
-    "SearchIndex": "ptah.core.run_parts",
-    "SearchRerank": "ptah.core.run_parts",
-    "SliceMeans": "ptah.core.run_parts",
-    "StageCost": "ptah.core.run_parts",
-    "TieCounts": "ptah.core.run_parts",
-    "VariantRerank": "ptah.core.run_parts",
-    "VariantSearch": "ptah.core.run_parts",
-    "Verification": "ptah.core.run_parts",
+    "CaseAnn": "ptah.core.parts",
+    "Cost": "ptah.core.parts",
+    "ForbiddenCounts": "ptah.core.parts",
+    "RequiredCounts": "ptah.core.parts",
+    "RerankService": "ptah.core.parts",
+    "RunAnn": "ptah.core.parts",
+    "RunGeneration": "ptah.core.parts",
+    "RunVariant": "ptah.core.parts",
+    "Search": "ptah.core.parts",
+    "SearchFusion": "ptah.core.parts",
+    "SearchIndex": "ptah.core.parts",
+    "SearchRerank": "ptah.core.parts",
+    "SliceMeans": "ptah.core.parts",
+    "StageCost": "ptah.core.parts",
+    "TieCounts": "ptah.core.parts",
+    "VariantRerank": "ptah.core.parts",
+    "VariantSearch": "ptah.core.parts",
+    "Verification": "ptah.core.parts",
     "Hit": "ptah.core.report",
     "Hole": "ptah.core.report",
     "KnownMiss": "ptah.core.report",
@@ -203,7 +202,7 @@ _WHERE = {
     "JudgeSettings": "ptah.core.spec",
     "RerankSettings": "ptah.core.spec",
     "Variant": "ptah.core.spec",
-    "VerifyResult": "ptah.core.run_parts",
+    "VerifyResult": "ptah.core.parts",
     "BaselineCaseChange": "ptah.core.compared",
     "BaselineComparison": "ptah.core.compared",
     "BaselineMean": "ptah.core.compared",
@@ -226,7 +225,7 @@ _WHERE = {
     "PairValue": "ptah.core.side_by_side",
     "Permutation": "ptah.core.side_by_side",
     "Statistics": "ptah.core.side_by_side",
-    "Gate": "ptah.core.verdicts",
+    "Gate": "ptah.core.report",
     "BuildSummary": "ptah.services.build",
     "IndexSummary": "ptah.services.index_search",
     "Generation": "ptah.services.project",

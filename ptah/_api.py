@@ -19,7 +19,7 @@ from ptah.core.request import EvaluationRequest
 from ptah.core.spec import Spec
 
 if TYPE_CHECKING:  # the services load when a method first needs them
-    from ptah.core.run_parts import VerifyResult
+    from ptah.core.parts import VerifyResult
     from ptah.services import project as projects
     from ptah.services.build import BuildSummary
     from ptah.services.index_search import IndexSummary
@@ -131,10 +131,10 @@ class Project:
         first, docs/retriever.md); with no ``channels`` asked, that channel
         is the run.
         """
-        from ptah.services.channels import channel_names
+        from ptah.services.channels import CHANNELS
         from ptah.services.evaluate import evaluate
 
-        names = set(channel_names())
+        names = set(CHANNELS.names())
         given = {name: options.pop(name) for name in list(options) if name in names}
         if given and request is None and not options.get("channels"):
             options["channels"] = tuple(given)

@@ -42,9 +42,9 @@ SURFACE: dict[str, tuple[str, ...]] = {
         "SourceUnavailable",
         "StoreDamaged",
     ),
-    "ptah.core.identity": ("text_digest",),
+    "ptah.core.provenance": ("text_digest",),
     "ptah.core.measures": ("registry_order",),
-    "ptah.core.options": ("Option", "declared"),
+    "ptah.core.registry": ("Option", "declared"),
     "ptah.core.report": ("make_run", "measure_case", "ranking_depth"),
     "ptah.core.parts": ("read_only",),
     "ptah.core.spec": ("redact_url",),
@@ -55,8 +55,7 @@ SURFACE: dict[str, tuple[str, ...]] = {
     "ptah.services.build": ("embed_batch", "library_versions", "register_generation"),
     "ptah.services.channels": ("RunPlan", "Sides", "plan_runs"),
     "ptah.services.engines": ("Engine", "EngineOption"),
-    "ptah.services.external": ("refuse_build",),
-    "ptah.services.project": ("Project", "probe_for_build", "stored_probe"),
+    "ptah.services.project": ("Project", "probe_for_build", "refuse_build", "stored_probe"),
     "ptah.services.verify": ("in_blocks", "lacking"),
 }
 

@@ -20,7 +20,7 @@ import typer
 
 from ptah import hookimpl
 from ptah.core.report import make_run
-from ptah.core.run_parts import RunGeneration, Search
+from ptah.core.parts import RunGeneration, Search
 from ptah.core.ranking import key_columns
 from ptah.adapters.sources.base import SourceKind
 from ptah.adapters.sources.sqlite import SqliteSource

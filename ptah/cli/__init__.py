@@ -7,21 +7,166 @@ evaluate`` builds the app with the ``inference`` group alone, and anything
 else -- ``ptah --help``, a root option, a misspelt command -- the whole app,
 ``ptah.cli.app``: ptah's own commands and the installed plugins', through the door
 (hook ``register_commands``).
+
+A reader that goes away (``ptah … | head -1``) ends ptah with exit 141, never 1.
+
+Exit 1 means "negative verdict", and click turns a broken pipe into exactly
+that. ptah instead ends as every Unix filter killed by SIGPIPE does, with the
+status a shell reports for one (128 + 13 = 141): under ``set -o pipefail`` a
+pipeline that cut ptah short fails as it would with ``git log | head``, and a
+script can tell "the reader left" from a pass (0), a failed gate (1) and
+ptah's own failures (2, 3, 4). Whatever ptah wrote to files before (the
+``--output`` report) is complete: the pipe breaks only while printing.
+
+The standard streams are wrapped so that a broken pipe surfaces as
+:class:`ReaderGone`, which is not an ``OSError`` and so passes click by;
+:func:`leave_quietly` points them at ``/dev/null`` so that Python's flush at
+exit cannot fail a second time and print a traceback.
+
+ptah's own commands, registered through the door (:mod:`ptah.core.plugins`).
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
+import inspect
 import os
 import sys
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import TextIO
 
 import typer
 
-from ptah.cli.commands import ADD_ONS, PARTS, add_parts
 from ptah.cli.display import error_text
-from ptah.cli.streams import ReaderGone, guarded_streams, leave_quietly
 from ptah.core.errors import EXIT_OPERATIONAL, InputError, PtahError
+from ptah.core.plugins import hookimpl
 from ptah.core.visible import visible
+
+# Each name under ``ptah``, in the order the app adds them: the module holding its group (``app``)
+# or command, imported only when a command line needs it. (``ptah.cli.judge`` adds holes, add and
+# pin to the corpus group's app, ``ptah.cli.grading``, which imports it, grade, forbid, sample and
+# judge-model, and ``ptah.cli.judge_aliases``, which imports both, judge; ``inference`` and
+# ``report`` add evaluate and rebaseline themselves.)
+PARTS = {
+    "corpus": ("ptah.cli.judge_aliases", "app"),
+    "inference": ("ptah.cli.inference", "app"),
+    "import": ("ptah.cli.imports", "app"),
+    "report": ("ptah.cli.report", "app"),
+}
+
+# The commands of the add-ons in ptah's repository (packages/), by name: the distribution that
+# brings each, told to a user who asks for one that is not installed.
+ADD_ONS = {"serve": "ptah-serve", "token": "ptah-serve"}
+
+
+def add_parts(cli: typer.Typer, names: Iterable[str]) -> None:
+    """Add the groups and commands ``names`` to ``cli``, in the order of :data:`PARTS`, each
+    module imported only now."""
+    names = set(names)
+    for name, (module, attribute) in PARTS.items():
+        if name in names:
+            part = getattr(importlib.import_module(module), attribute)
+            flatten_help(part)
+            if isinstance(part, typer.Typer):
+                cli.add_typer(part, name=name)
+            else:
+                cli.command(name)(part)
+
+
+def flatten_help(part: typer.Typer | Callable) -> None:
+    """Give each command of ``part`` (a group, recursively, or a command's function) its
+    docstring as help with each paragraph's lines joined: the terminal wraps the text to its
+    width, where the source wraps it at 100 columns. Indented lines (an example) stay as written.
+    """
+    if not isinstance(part, typer.Typer):
+        part.__doc__ = joined(part.__doc__)
+        return
+    for info in part.registered_commands:
+        if info.help is None and info.callback is not None:
+            info.help = joined(info.callback.__doc__)
+    for group in part.registered_groups:
+        if group.typer_instance is not None:
+            flatten_help(group.typer_instance)
+    if isinstance(part.info.help, str):
+        part.info.help = joined(part.info.help)
+
+
+def joined(text: str | None) -> str | None:
+    """``text`` (a docstring) with the lines of each paragraph joined by a space, but for a
+    paragraph with an indented line or click's ``\\b`` (kept as written)."""
+    if text is None:
+        return None
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(
+        paragraph
+        if paragraph.startswith("\b") or any(line[:1].isspace() for line in paragraph.splitlines())
+        else " ".join(line.strip() for line in paragraph.splitlines())
+        for paragraph in paragraphs
+    )
+
+
+@hookimpl
+def register_commands(cli: typer.Typer) -> None:
+    add_parts(cli, PARTS)
+
+
+EXIT_READER_GONE = 141
+
+
+class ReaderGone(Exception):
+    """The other end of stdout or stderr was closed."""
+
+
+class _Guarded:
+    """A text stream whose broken pipe raises :class:`ReaderGone`; everything else passes
+    through."""
+
+    def __init__(self, stream: TextIO):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise ReaderGone from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise ReaderGone from None
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def guarded_streams() -> Iterator[None]:
+    """Wrap ``sys.stdout`` and ``sys.stderr`` for the duration of one command."""
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Guarded(stdout), _Guarded(stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
+
+
+def leave_quietly() -> None:
+    """Exit 141 with stdout and stderr sent to ``/dev/null``: there is nobody left to tell."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (
+            OSError,
+            ValueError,
+            AttributeError,
+        ):  # a stream without a descriptor (a test's capture)
+            pass
+    os.close(devnull)
+    sys.exit(EXIT_READER_GONE)
 
 
 def _version(asked: bool) -> None:
@@ -98,7 +243,7 @@ def main(argv: list[str] | None = None) -> None:
     Usage errors are click's (exit 2); ptah's typed errors carry their exit
     code; anything else is a bug, reported in one line (set ``PTAH_DEBUG=1``
     for the traceback) with exit 3. A closed pipe is exit 141
-    (:mod:`ptah.cli.streams`). Messages quote input, so their controls are
+    (:mod:`ptah.cli`). Messages quote input, so their controls are
     made visible (:mod:`ptah.cli.display`).
     """
     from ptah.adapters.embedders import LOADING

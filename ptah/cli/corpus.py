@@ -140,10 +140,9 @@ def plan(
     s; "underpowered" marks one with fewer cases than it needs. Exit 0; 2 for
     bad input or a report of another corpus.
     """
-    from ptah.core.baseline import check_cases, check_comparable
-    from ptah.core.power import check_settings, report_sample
-    from ptah.core.power import plan as plan_measure
-    from ptah.core.rescore import rescore
+    from ptah.core.baseline import check_cases, check_comparable, rescore
+    from ptah.core.slicing import check_settings, report_sample
+    from ptah.core.slicing import plan as plan_measure
     from ptah.services.evaluate import load_baseline
 
     wanted = measure_values("--detect", detect, _change, "{} is already planned")
@@ -190,7 +189,7 @@ def plan(
 def _change(text: str) -> float:
     """The X of ``--detect NAME=X``: a number, 1e-6 <= X <= 1; ``ValueError`` saying so
     otherwise."""
-    from ptah.core.power import check_settings
+    from ptah.core.slicing import check_settings
 
     try:
         delta = float(text)

@@ -17,7 +17,7 @@ import typer
 
 from ptah.cli.display import SPEC_HELP, save_help
 from ptah.core.errors import EXIT_INCONCLUSIVE, EXIT_NEGATIVE
-from ptah.core.options import Option, declared
+from ptah.core.registry import Option, declared
 from ptah.core.request import EvaluationRequest
 
 

@@ -28,7 +28,7 @@ from ptah.cli.corpus import app
 from ptah.cli.display import SPEC_HELP, check_outputs, json_text, plain, wrote
 from ptah.core.corpus import shown_key
 from ptah.core.errors import InputError
-from ptah.core.verdicts import counted
+from ptah.core.report import counted
 
 GENERATION_HELP = "A generation to search (repeat for several; default: the active one)."
 CHANNEL_HELP = (

@@ -7,7 +7,7 @@ split, kept for one release.
 errors for options that do not go together -- and says first, on stderr, which command replaces it.
 The next release deletes the hidden options of ``judge`` and what they lead to here.
 
-The corpus group's commands come in here (``ptah.cli.commands``): this module imports
+The corpus group's commands come in here (``ptah.cli``): this module imports
 :mod:`ptah.cli.grading`, which imports :mod:`ptah.cli.judge`, each adding its commands.
 """
 

@@ -4,7 +4,7 @@ its flag, a command as the ``ptah`` command line that runs it."""
 from __future__ import annotations
 
 from ptah.core.baseline import spec_flag
-from ptah.core.options import declared
+from ptah.core.registry import declared
 from ptah.core.request import EvaluationRequest
 
 # an evaluation option's first spelling (``generations``: ``--generation``); another option is

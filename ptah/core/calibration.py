@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ptah.core.flips import FLOAT_NOISE, upper_relevant
+from ptah.core.estimate import FLOAT_NOISE, upper_relevant
 from ptah.core.gate_parts import JudgeAccount
 
 MIN_KAPPA = 0.6

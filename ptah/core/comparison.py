@@ -20,7 +20,7 @@ from types import MappingProxyType
 
 from ptah.core.baseline import Evidence, sample_command
 from ptah.core.compared import CostDelta, MeasureComparison, Settle
-from ptah.core.flips import PairedCase, extremes, settling_sample
+from ptah.core.estimate import PairedCase, extremes, settling_sample
 from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Run
 from ptah.core.request import StatisticsSettings

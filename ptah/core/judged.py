@@ -11,7 +11,7 @@ Definitions (pinned in docs/holes.md, "Holes, judged@k and the bounds"):
 The judgement record of ``NAME.yaml`` is ``NAME.judged.yaml`` beside it (read
 and written by :mod:`ptah.adapters.judgements_yaml`): for each case, each key a
 person looked at, with its grade (0: judged not relevant), the SHA-256 of the
-row's text when it was judged (:func:`ptah.core.identity.text_digest`) and the
+row's text when it was judged (:func:`ptah.core.provenance.text_digest`) and the
 time. It does not change the corpus digest; it has its own.
 
 Digest

@@ -70,7 +70,7 @@ class MeasureKind:
     score: Score
     default: bool = False
     top_holes_first: bool = False
-    # how relevant holes move the value (:mod:`ptah.core.flips`): "sum", the value with a set S of
+    # how relevant holes move the value (:mod:`ptah.core.estimate`): "sum", the value with a set S of
     # relevant keys added is (c + sum of each one's gain) / D(|S|); "first", the largest of each
     # relevant key's own value
     holes: str | None = None

@@ -7,19 +7,66 @@ kept read-only. A member in ``ABSENT_WHEN_NONE`` is absent by nature when None (
 ``load_s`` when no model was loaded); one in ``OPTIONAL`` may be missing from a report of an older
 ptah. A part read without a member reads it None, keeps its name in ``omitted`` and writes it back
 absent, so ``from_dict(d).to_dict() == d``.
+
+Sections: the parts of a report, each computed from the evaluation's context, in order.
+
+A section has a ``name``; ``compute(context)`` returns its typed, frozen result (or None: nothing
+to report), which later sections read as ``context.results[name]``; ``gates(context)`` the gates
+it contributes, once every section has computed. ptah's own sections (the runs' evidence, the
+verdicts against a baseline, p95 times, stale judgements, the side-by-side comparison, excerpts)
+and a plugin's come in through the door (hook ``register_sections``), in the order registered.
+
+A plugin section's result is written in the report under ``sections.NAME`` by its ``to_dict()``.
+
+A run's typed members: what was searched (:class:`RunGeneration`, :class:`Search`), a variant's
+executed controls, the run's cost, its slices' means, the index against exact search and the
+expectation counts.
+
+Each is a :class:`~ptah.core.parts.Part`: its JSON members are its fields in the order written
+(schema: ``ptah/schemas/report.schema.json``'s ``run``, held to these fields by
+``tests/core/test_compared_schema.py``). Free-form parts stay mappings where the schema leaves
+them free: a generation's ``settings``, ``versions``, a service's ``probe`` and ``usage``, a
+stage's ``usage``, a reranker's ``scorer`` and ``options``; what they hold depends on the model,
+the service or the plugin that made them.
+
+What verifying a generation found: its coverage and freshness against the source (the numbers, no
+I/O).
+
+:func:`ptah.services.verify.verify` counts them; reports, the CLI and the
+vector channel read them. Coverage = rows with a vector / rows; freshness =
+vectors made from the text the row holds now / vectors (none when it cannot be
+verified, for a table's own vectors).
 """
 
 from __future__ import annotations
 
 import types
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
 from functools import cache
 from types import MappingProxyType
-from typing import Any, ClassVar, Self, Union, cast, get_args, get_origin, get_type_hints
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Protocol,
+    Self,
+    Union,
+    cast,
+    get_args,
+    get_origin,
+    get_type_hints,
+    runtime_checkable,
+)
 
-from ptah.core.compared import Flat
+from ptah.core.compared import Flat, written
 from ptah.core.measures import Mean
+from ptah.core.registry import Registry
+
+if TYPE_CHECKING:
+    from ptah.core.corpus import Corpus
+    from ptah.core.report import Gate, Report, Run
+    from ptah.core.request import EvaluationRequest
 
 
 def read_only(value: Any) -> Any:
@@ -126,3 +173,366 @@ class Part:
         names = [member.name for member in fields(cast("Any", cls)) if member.name != "omitted"]
         values = {name: from_json(hints[name], data.get(name)) for name in names}
         return cls(**values, omitted=frozenset(name for name in names if name not in data))
+
+
+class Context(Protocol):
+    """What every section may read: the corpus, the request, the measured runs, the baseline
+    (re-scored from its rankings; None without one) and the results of the sections before."""
+
+    @property
+    def corpus(self) -> Corpus: ...
+
+    @property
+    def request(self) -> EvaluationRequest: ...
+
+    @property
+    def runs(self) -> tuple[Run, ...]: ...
+
+    @property
+    def baseline(self) -> Report | None: ...
+
+    @property
+    def results(self) -> Mapping[str, Any]: ...
+
+
+@runtime_checkable
+class Section(Protocol):
+    """A part of the report (see the module docs)."""
+
+    name: str
+
+    def compute(self, context: Any) -> Any: ...
+
+    def gates(self, context: Any) -> Sequence[Gate]: ...
+
+
+SECTIONS: Registry[Section] = Registry("report section", hook="register_sections")
+
+
+def register_section(section: Section) -> Section:
+    """Add a section after those registered; its name must be new."""
+    return SECTIONS.register(section.name, section)
+
+
+def sections() -> tuple[Section, ...]:
+    """Every registered section, in the order registered."""
+    return tuple(SECTIONS)
+
+
+RANKING_RULE = "score descending, ties broken by key ascending"
+
+
+@dataclass(frozen=True)
+class Verification(Part):
+    """A generation's verification when measured: ``ok``, whether stale vectors were allowed, the
+    text fingerprint (a lexical index's, or a table's own vectors'); ``checks`` the verification's
+    counts (:class:`ptah.services.verify.VerifyResult`), written before them."""
+
+    checks: Mapping
+    ok: bool
+    allow_stale: bool
+    fingerprint: str | None = None
+
+    REST: ClassVar[str] = "checks"  # the members besides the named ones
+    ABSENT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("fingerprint",)
+
+    def to_dict(self) -> dict:
+        return plain(self.checks) | written(super().to_dict(), frozenset(["checks"]))
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Self:
+        named = ("ok", "allow_stale", "fingerprint")
+        rest = {key: value for key, value in data.items() if key not in named}
+        return replace(super().from_dict({**data, "checks": rest}), checks=read_only(rest))
+
+
+@dataclass(frozen=True)
+class RunGeneration(Part):
+    """What a run searched: the generation's name (the run's), identity, model, settings, size and
+    verification; a service's ``probe`` and ``usage``; a lexical index's ``index`` and the
+    generation whose text it indexes (``text_of``)."""
+
+    name: str
+    identity: str
+    model: str
+    settings: Mapping
+    dimension: int
+    rows: int
+    model_digest: str | None
+    versions: Mapping | None
+    verification: Verification
+    queries_from_cache: int | None = None
+    probe: Mapping | None = None
+    usage: Mapping | None = None
+    index: Mapping | None = None
+    text_of: str | None = None
+
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("model_digest", "versions")
+    ABSENT_WHEN_NONE: ClassVar[tuple[str, ...]] = (
+        "queries_from_cache",
+        "probe",
+        "usage",
+        "index",
+        "text_of",
+    )
+
+
+@dataclass(frozen=True)
+class SearchIndex(Part):
+    """The index a search went through: its name, kind and shape (hnsw: ``m``,
+    ``ef_construction``; ivfflat: ``lists``, ``probes``), operator class and, for a table's own
+    index, the table and column."""
+
+    name: str
+    kind: str
+    m: int | None = None
+    ef_construction: int | None = None
+    lists: int | None = None
+    probes: int | None = None
+    operator_class: str | None = None
+    table: str | None = None
+    column: str | None = None
+
+    ABSENT_WHEN_NONE: ClassVar[tuple[str, ...]] = (
+        "m",
+        "ef_construction",
+        "lists",
+        "probes",
+        "table",
+        "column",
+    )
+
+
+@dataclass(frozen=True)
+class SearchFusion(Part):
+    """A hybrid run's fusion: the method, its k, the depth fused and the channels."""
+
+    method: str
+    k: float
+    depth: int
+    channels: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SearchRerank(Part):
+    """A reranked run's rerank stage: its kind and the candidates it reranked."""
+
+    kind: str
+    candidates: int
+
+
+@dataclass(frozen=True)
+class Search(Part):
+    """How a run searched: its channel, mode and similarity; the index (index and both), the hybrid
+    fusion, the rerank stage; and the ranking rule."""
+
+    channel: str
+    mode: str
+    similarity: str
+    index: SearchIndex | None = None
+    ef_search: int | None = None
+    fusion: SearchFusion | None = None
+    rerank: SearchRerank | None = None
+    ranking: str = RANKING_RULE
+
+    ABSENT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("index", "ef_search", "fusion", "rerank")
+
+
+@dataclass(frozen=True)
+class VariantSearch(Part):
+    """A variant's vector search: its mode and, through an index, ef_search."""
+
+    mode: str
+    ef_search: int | None
+
+
+@dataclass(frozen=True)
+class RerankService(Part):
+    """The service a reranker asked: its API, address and time-out."""
+
+    api: str
+    base_url: str
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class VariantRerank(Part):
+    """A variant's rerank stage as executed: its settings (:meth:`ptah.core.spec.Rerank.controls`),
+    what scored and a service's usage."""
+
+    kind: str
+    candidates: int
+    generation: str | None
+    model: str | None
+    service: RerankService | None
+    batch_size: int | None
+    options: Mapping | None = None
+    scorer: Mapping | None = None
+    usage: Mapping | None = None
+
+    ABSENT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("options", "usage")
+
+
+@dataclass(frozen=True)
+class RunVariant(Part):
+    """A variant's executed controls: the channels fused, the channel they make, the generation,
+    the vector search and the rerank stage."""
+
+    name: str
+    channels: tuple[str, ...]
+    channel: str
+    generation: str
+    search: VariantSearch
+    rerank: VariantRerank | None
+
+
+@dataclass(frozen=True)
+class StageCost(Part):
+    """One stage's cost: its seconds, share of the evaluation's time, time per query (p50, p95,
+    milliseconds), how it was timed; a service's ``usage`` and a model's ``load_s``."""
+
+    seconds: float
+    share: float | None
+    p50_ms: float | None
+    p95_ms: float | None
+    timed: str
+    usage: Mapping | None = None
+    load_s: float | None = None
+
+    ABSENT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("usage", "load_s")
+
+
+@dataclass(frozen=True)
+class Cost(Part):
+    """What a run cost: each stage's, and the time per query over every stage."""
+
+    stages: Mapping[str, StageCost]
+    p50_ms: float | None
+    p95_ms: float | None
+
+
+@dataclass(frozen=True)
+class SliceMeans(Part):
+    """One slice of a run: its digest and case count and, from 2 cases, its means (keyed by the
+    measure's report key) and judged@k."""
+
+    digest: str
+    cases: int
+    means: Mapping[str, Mean] | None
+    judged: Mean | None
+
+
+@dataclass(frozen=True)
+class RunAnn(Part):
+    """``--search both``: the mean ANN recall, exact search's means and the deltas index - exact,
+    keyed by the measure's report key."""
+
+    recall: Mean
+    exact: Mapping[str, Mean]
+    delta: Mapping[str, float | None]
+
+
+@dataclass(frozen=True)
+class CaseAnn(Part):
+    """``--search both``, one case: its ANN recall, exact search's values, the deltas and the keys
+    of the exact top k the index missed."""
+
+    recall: float | None
+    exact: Mapping[str, float | None]
+    delta: Mapping[str, float | None]
+    missed: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RequiredCounts(Part):
+    """Cases declaring required keys, those that missed one, and the keys missed."""
+
+    cases: int
+    failed: int
+    keys_missed: int
+
+
+@dataclass(frozen=True)
+class ForbiddenCounts(Part):
+    """Cases declaring forbidden keys, those leaking one, the hits, and leaking / cases (None when
+    no case declares any)."""
+
+    cases: int
+    leaking: int
+    hits: int
+    rate: float | None
+
+
+@dataclass(frozen=True)
+class TieCounts(Part):
+    """Cases whose top k a tie straddles or whose expected keys tie."""
+
+    cases_flagged: int
+
+
+MAX_OFFENDERS = 10
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """Coverage and freshness of one generation (each count defined in
+    :mod:`ptah.services.verify`)."""
+
+    generation: str
+    identity: str
+    built: bool
+    rows: int
+    vectors: int
+    covered: int
+    fresh: int
+    stale: int
+    missing: int
+    orphans: int
+    stale_keys: tuple[str, ...]
+    missing_keys: tuple[str, ...]
+    orphan_keys: tuple[str, ...]
+    freshness_note: str | None = (
+        None  # set when freshness cannot be verified (an external generation): why
+    )
+    # the source snapshot as this generation renders it: SHA-256 over each row's identity and text
+    # digest, in source order (the report's verification.fingerprint; a baseline's tells another
+    # snapshot). Not in as_dict.
+    fingerprint: str | None = None
+
+    @property
+    def coverage(self) -> float | None:
+        return self.covered / self.rows if self.rows else None
+
+    @property
+    def freshness(self) -> float | None:
+        return self.fresh / self.covered if self.covered and self.freshness_note is None else None
+
+    @property
+    def complete(self) -> bool:
+        return self.missing == 0
+
+    @property
+    def fresh_ok(self) -> bool:
+        return self.stale == 0
+
+    @property
+    def ok(self) -> bool:
+        return self.complete and self.fresh_ok and self.orphans == 0
+
+    def as_dict(self) -> dict:
+        values = asdict(self)
+        for name in ("stale_keys", "missing_keys", "orphan_keys"):
+            values[name] = list(values[name])
+        values.update(
+            coverage=self.coverage,
+            freshness=self.freshness,
+            complete=self.complete,
+            fresh_ok=self.fresh_ok,
+            ok=self.ok,
+        )
+        if (
+            self.freshness_note is None
+        ):  # a built generation's verification reads as before external ones existed
+            del values["freshness_note"]
+        del values["fingerprint"]
+        return values

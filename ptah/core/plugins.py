@@ -41,7 +41,7 @@ hookimpl = pluggy.HookimplMarker(GROUP)
 DEFAULT_PLUGINS = (
     "ptah.core.measures",
     "ptah.adapters.sources.base",
-    "ptah.adapters.stores.kinds",
+    "ptah.adapters.stores.registry",
     "ptah.adapters.embedders.kinds",
     "ptah.adapters.rerankers.kinds",
     "ptah.adapters.judges.kinds",
@@ -50,7 +50,7 @@ DEFAULT_PLUGINS = (
     "ptah.services.sections",
     "ptah.services.engines",
     "ptah.render.formats",
-    "ptah.cli.commands",
+    "ptah.cli",
 )
 
 # the entry point groups of earlier releases: each names a kind, or a function register(registry)
@@ -106,7 +106,7 @@ class Hooks:
 
     @hookspec
     def register_sections(self, register: Callable) -> None:
-        """Register report sections (:class:`ptah.core.sections.Section`)."""
+        """Register report sections (:class:`ptah.core.parts.Section`)."""
 
 
 @dataclass(frozen=True)

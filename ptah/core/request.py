@@ -2,7 +2,7 @@
 
 :class:`EvaluationRequest` carries the generations, channels, extra measures,
 drop gates, baseline, search mode, fusion and statistics of one evaluation.
-Each option is declared once, on its field (:func:`ptah.core.options.option`:
+Each option is declared once, on its field (:func:`ptah.core.registry.option`:
 type, default, bounds, help); ``ptah inference evaluate``'s options, the
 keywords of ``Project.evaluate``, the server's evaluation body and its
 OpenAPI schema are made from those declarations, and every one of them ends
@@ -19,7 +19,7 @@ from typing import Any
 
 from ptah.core.corpus import TAG_PATTERN
 from ptah.core.measures import DEFAULT_MEASURES, Measure
-from ptah.core.options import OptionError, check_options, made, option
+from ptah.core.registry import OptionError, check_options, made, option
 from ptah.core.visible import abbreviated
 
 VECTOR, LEXICAL, HYBRID = "vector", "lexical", "hybrid"
@@ -201,7 +201,7 @@ HOLE_POLICIES = ("bound", "misses")
 
 @dataclass(frozen=True)
 class EvaluationRequest:
-    """One evaluation, as asked: each field is an option (:mod:`ptah.core.options`), its help says
+    """One evaluation, as asked: each field is an option (:mod:`ptah.core.registry`), its help says
     what it is.
 
     Each channel with each generation is a run, channel-major, then each variant named (none are
@@ -313,7 +313,7 @@ class EvaluationRequest:
 
     @classmethod
     def of(cls, **options: Any) -> EvaluationRequest:
-        """The request with these options (named as :func:`ptah.core.options.declared` names them);
+        """The request with these options (named as :func:`ptah.core.registry.declared` names them);
         TypeError for a name that is none of them."""
         return made(cls, options)
 

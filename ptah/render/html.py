@@ -43,36 +43,33 @@ from ptah.core.compared import (
 )
 from ptah.core.comparison import case_deltas
 from ptah.core.measures import Mean, Measure, registry_order
-from ptah.core.report import EXCERPT_CHARS, CaseResult, Report, Run
+from ptah.core.report import EXCERPT_CHARS, CaseResult, Report, Run, counted
 from ptah.core.significance import p_value_text
-from ptah.core.verdicts import counted
 from ptah.render.cases import changes
 from ptah.render.layout import case_range, interval, mean_range, milliseconds, number, signed
 from ptah.render.sentences import (
-    baseline_findings,
-    candidate_findings,
-    finding_cell,
-    gate_detail,
-    gate_word,
-    level_of,
-    rescored_sentence,
-    stage_phrase,
-    timed_runs,
-    variant_sentence,
-    verdict_sentence,
-)
-from ptah.render.slices import (
     MEAN_RANGE,
     Slices,
     SliceTest,
     baseline_family,
+    baseline_findings,
+    candidate_findings,
     failing_phrases,
     family_sentence,
+    finding_cell,
+    gate_detail,
+    gate_word,
+    level_of,
     mean_text,
     measured,
     not_compared,
+    rescored_sentence,
     slice_tests,
+    stage_phrase,
+    timed_runs,
     unmeasured_phrase,
+    variant_sentence,
+    verdict_sentence,
 )
 
 T = TypeVar("T")

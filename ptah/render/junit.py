@@ -37,15 +37,22 @@ from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
 from ptah.core.measures import Measure
-from ptah.core.report import CaseResult, Gate, Report, Run
+from ptah.core.report import CaseResult, Gate, Report, Run, counted
 from ptah.core.report_parts import ListedSlice
 from ptah.core.significance import p_value_phrase
 from ptah.core.slicing import MIN_CASES
-from ptah.core.verdicts import counted
 from ptah.render.cases import problems
 from ptah.render.layout import number, signed
-from ptah.render.sentences import finding_cell, findings, verdict_sentence
-from ptah.render.slices import family_lines, gate_slice, mean_text, power_phrase, slice_tests
+from ptah.render.sentences import (
+    family_lines,
+    finding_cell,
+    findings,
+    gate_slice,
+    mean_text,
+    power_phrase,
+    slice_tests,
+    verdict_sentence,
+)
 
 if TYPE_CHECKING:
     from ptah.core.corpus import Corpus

@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
 from ptah.core.compared import Interval
-from ptah.core.flips import completions, mean_completions
+from ptah.core.estimate import completions, mean_completions
 from ptah.core.measures import Measure
 from ptah.core.report import CaseResult, Run
 from ptah.core.visible import visible
@@ -95,7 +95,7 @@ def bounded(value: float | None, high: float | None) -> str:
 
 def ranged(value: float | None, bounds: tuple[float, float] | None) -> str:
     """A value and, where the holes move it, the least and the greatest it takes however they are
-    judged (:func:`ptah.core.flips.completions`): ``0.8503..1.0000``; the value alone where they do
+    judged (:func:`ptah.core.estimate.completions`): ``0.8503..1.0000``; the value alone where they do
     not move it."""
     if value is None or bounds is None or f"{bounds[0]:.4f}" == f"{bounds[1]:.4f}":
         return number(value)

@@ -3,7 +3,7 @@
 The verdict first, then each run's means (a range ``a..b`` where the
 holes in the judgements move one: its least and greatest over every way they
 could be judged, and judged@k) and each slice's
-(:mod:`ptah.render.slices`), each variant's controls and
+(:mod:`ptah.render.sentences`), each variant's controls and
 each run's time per query (p50, p95, the difference from the reference run
 and each stage's time) -- with the baseline's means, the
 deltas, the paired bootstrap intervals, the p-values and the findings when
@@ -33,28 +33,26 @@ from ptah.core.visible import abbreviated, visible
 from ptah.render.cases import changes, failed_cases, problems, whereabouts
 from ptah.render.layout import interval, mean_range, milliseconds, number, signed
 from ptah.render.sentences import (
-    baseline_findings,
-    candidate_findings,
-    finding_cell,
-    gate_sentence,
-    level_of,
-    rescored_sentence,
-    stage_phrase,
-    timed_runs,
-    variant_sentence,
-    verdict_sentence,
-)
-from ptah.render.slices import (
     MEAN_RANGE,
     Slices,
     baseline_family,
+    baseline_findings,
+    candidate_findings,
     failing_phrases,
     family_sentence,
+    finding_cell,
+    gate_sentence,
+    level_of,
     mean_text,
     measured,
     not_compared,
+    rescored_sentence,
     slice_tests,
+    stage_phrase,
+    timed_runs,
     unmeasured_phrase,
+    variant_sentence,
+    verdict_sentence,
 )
 
 TOP_CASES = 10

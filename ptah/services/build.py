@@ -53,11 +53,10 @@ from ptah.adapters.sources.base import row_digests
 from ptah.adapters.stores.base import block_digests
 from ptah.adapters.stores.sqlite import GenerationRecord
 from ptah.core.errors import ModelUnavailable
-from ptah.core.identity import text_digest
+from ptah.core.provenance import text_digest
 from ptah.core.spec import SourceRow
 from ptah.services.build_progress import BuildInterrupted, Embedded, with_row_progress
-from ptah.services.external import refuse_build
-from ptah.services.project import Generation, Project, probe_for_build, stored_probe
+from ptah.services.project import Generation, Project, probe_for_build, refuse_build, stored_probe
 from ptah.services.verify import in_blocks, lacking
 
 if TYPE_CHECKING:

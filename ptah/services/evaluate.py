@@ -6,7 +6,7 @@ returns a typed :class:`~ptah.core.report.Report`:
 1. the baseline (when asked) is read, bounded, checked against the report
    schema and against itself, and must have measured the same corpus, or one
    that differs in judgements alone (exit 2); its runs are measured again from
-   their stored rankings under the corpus now (:mod:`ptah.core.rescore`);
+   their stored rankings under the corpus now (:mod:`ptah.core.baseline`);
 2. the runs are planned -- every channel with every generation, channel-major
    (:mod:`ptah.services.channels`) -- and each is measured by its channel,
    sharing what runs share (a generation's vectors, a template's lexical index);
@@ -38,21 +38,19 @@ from pathlib import Path
 import numpy as np
 
 from ptah import __version__
-from ptah.core.baseline import Evidence, check_cases, check_comparable, check_measures
+from ptah.core.baseline import Evidence, check_cases, check_comparable, check_measures, rescore
 from ptah.core.corpus import Corpus
 from ptah.core.errors import InputError, ReportError
+from ptah.core.parts import sections
 from ptah.core.report import Gate, Report, read_only
 from ptah.core.report_checks import check_consistency
 from ptah.core.report_parts import ReportBaseline, ReportCorpus
 from ptah.core.request import EvaluationRequest
-from ptah.core.rescore import rescore
-from ptah.core.sections import sections
 from ptah.core.slicing import Slices, check_tests, corpus_slices, listed, slice_means
 from ptah.core.spec import GenerationSettings
-from ptah.services.channels import RunPlan, Sides, channel, plan_runs
+from ptah.services.channels import CHANNELS, RunPlan, Sides, plan_runs
 from ptah.services.project import Project
-from ptah.services.sections import OWN_NAMES, Context, Verdicts
-from ptah.services.variants import check_plans, cost, measure_plan
+from ptah.services.sections import OWN_NAMES, Context, Verdicts, check_plans, cost, measure_plan
 
 MAX_BASELINE_BYTES = 1024 * 1024 * 1024  # a report of 50,000 cases at k=100 is about 450 MB
 
@@ -179,7 +177,7 @@ def report(
     embedded = [
         project.spec.generation(planned.generation)
         for planned in plans
-        if channel(planned.channel).needs_vectors
+        if CHANNELS.get(planned.channel).needs_vectors
     ]
     verdicts: Verdicts = results["verdicts"]
     baseline = None

@@ -19,8 +19,8 @@ from ptah.core.calibration import Agreement, ModelJudge
 from ptah.core.corpus import Corpus
 from ptah.core.errors import InputError
 from ptah.core.estimate import Rates, Unit, draw, units_of
-from ptah.core.identity import text_digest
 from ptah.core.judged import JudgementRecord, judged_keys, population_digest
+from ptah.core.provenance import text_digest
 from ptah.core.report import Run
 from ptah.core.spec import Spec, sqlite_database_path
 from ptah.services.project import Project

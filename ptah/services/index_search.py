@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 
 from ptah.core.errors import CapabilityUnavailable, InputError, NotBuilt
 from ptah.core.visible import abbreviated
-from ptah.services.external import refuse_build
+from ptah.services.project import refuse_build
 
 DEFAULT_M, M_RANGE = 16, range(2, 101)  # pgvector's defaults and limits for an HNSW index
 DEFAULT_EF_CONSTRUCTION, EF_CONSTRUCTION_RANGE = 64, range(4, 1001)

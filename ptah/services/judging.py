@@ -40,14 +40,13 @@ from ptah.adapters.corpus_edit import CorpusDocument
 from ptah.adapters.corpus_yaml import load_corpus
 from ptah.adapters.files import read_bounded
 from ptah.adapters.judgements_yaml import TIME_FORMAT, read_record, record_path, write_record
-from ptah.core.baseline import check_cases, check_comparable
+from ptah.core.baseline import check_cases, check_comparable, rescore
 from ptah.core.corpus import FORBIDDEN, MAX_GRADE, Case, Corpus
 from ptah.core.errors import InputError, OperationalError, UnknownKey
 from ptah.core.estimate import Unit, draw, units_of
-from ptah.core.identity import text_digest
 from ptah.core.judged import Judgement, JudgementRecord, Sample, judged_keys, population_digest
+from ptah.core.provenance import text_digest
 from ptah.core.request import LEXICAL, VECTOR, EvaluationRequest
-from ptah.core.rescore import rescore
 from ptah.core.spec import template_columns
 from ptah.core.visible import abbreviated
 from ptah.core.worklist import TEXT_CHARS, Hole, WorkCase, Worklist, judged_summary, pooled_holes

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field, replace
 
 from ptah.adapters.judgements_yaml import read_record, record_path, write_record
 from ptah.core.errors import InputError
-from ptah.core.identity import text_digest
 from ptah.core.judged import Judgement
+from ptah.core.provenance import text_digest
 from ptah.core.request import VECTOR
 from ptah.services.judging import make_worklist, now, saving
 from ptah.services.project import Project

@@ -27,9 +27,9 @@ import numpy as np
 
 from ptah.adapters.sources.base import texts_of
 from ptah.core.errors import ModelUnavailable, ServiceUnavailable, VariantUnavailable
+from ptah.core.parts import VariantRerank
 from ptah.core.ranking import find_ties, top_k
 from ptah.core.report import CaseResult, Run, measure_case
-from ptah.core.run_parts import VariantRerank
 from ptah.core.spec import RerankSettings
 from ptah.services.channels import RunPlan, Sides
 

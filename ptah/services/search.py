@@ -52,7 +52,7 @@ def cached_queries(
 ) -> np.ndarray:
     """The queries as unit-length float32 rows: from the query cache where it holds them, else
     embedded (and then kept there)."""
-    from ptah.services.external import cache_store, is_external
+    from ptah.services.project import cache_store, is_external
 
     store = (
         cache_store(project, generation, dimension) if is_external(generation) else project.store()

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, TypeVar
 from ptah.adapters.sources.base import RowDigests, row_digests
 from ptah.adapters.stores.base import BlockDigests, block_digests
 from ptah.core.errors import InputError, ModelUnavailable, SourceUnavailable
-from ptah.core.run_parts import MAX_OFFENDERS, VerifyResult
+from ptah.core.parts import MAX_OFFENDERS, VerifyResult
 from ptah.services.project import Generation, Project
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def verify(project: Project, name: str | None = None) -> VerifyResult:
     """
     generation = project.generation(name)
     if generation.settings.vectors is not None:  # coverage of the table's own vectors
-        from ptah.services.external import read_external
+        from ptah.services.project import read_external
 
         return read_external(project, generation, measure=False)[1]
     store = project.store()
@@ -300,7 +300,7 @@ EXTERNAL_STATUS = "external (the table's vectors)"
 def _external_listing(project: Project, generation: Generation) -> GenerationListing:
     """An external generation's line: its column's coverage, read from the source (never 'not
     built')."""
-    from ptah.services.external import read_external
+    from ptah.services.project import read_external
 
     identity, model = generation.identity.identity, generation.settings.model
     try:

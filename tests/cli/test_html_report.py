@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from ptah.core.flips import mean_completions
+from ptah.core.estimate import mean_completions
 from ptah.core.measures import Measure
 from ptah.core.report import EXCERPT_CHARS, Report, excerpt
 from ptah.render.html import render_html

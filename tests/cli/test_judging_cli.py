@@ -21,7 +21,7 @@ import pytest
 
 import ptah
 from ptah.adapters.judgements_yaml import read_record
-from ptah.core.identity import text_digest
+from ptah.core.provenance import text_digest
 from ptah.services.project import open_project
 from ptah.services.search import search
 from tests.adapters.test_corpus_edit import (

@@ -17,8 +17,8 @@ from types import MappingProxyType
 import pytest
 
 from ptah.adapters.corpus_yaml import load_corpus
+from ptah.core.parts import RunGeneration, Search
 from ptah.core.report import Report, Result, make_run
-from ptah.core.run_parts import RunGeneration, Search
 from tests.conftest import run_cli
 from tests.hostile.test_baselines import ROWS, SPEC  # six help-centre rows; generation small
 

@@ -15,7 +15,7 @@ import pytest
 import ptah
 from ptah.core.baseline import gates, movement
 from ptah.core.compared import SignFlipResult
-from ptah.core.run_parts import ForbiddenCounts, RequiredCounts
+from ptah.core.parts import ForbiddenCounts, RequiredCounts
 from ptah.core.significance import p_value_phrase, p_value_text
 from tests.cli.test_help import OPTIONS, label
 from tests.core.comparisons import against

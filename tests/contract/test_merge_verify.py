@@ -22,8 +22,8 @@ from ptah.adapters.sources.sqlite import SqliteSource
 from ptah.adapters.stores.base import BlockDigests, Snapshot
 from ptah.core.corpus import join_key
 from ptah.core.errors import SourceUnavailable
-from ptah.core.identity import row_identity
-from ptah.core.run_parts import MAX_OFFENDERS
+from ptah.core.parts import MAX_OFFENDERS
+from ptah.core.provenance import row_identity
 from ptah.core.spec import SourceSpec
 from ptah.services.build import build
 from ptah.services.verify import list_generations, verify, verify_in

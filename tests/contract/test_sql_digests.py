@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ptah.adapters.sources.postgres import PostgresSource
-from ptah.core.identity import RowDigest, row_identity, text_digest
+from ptah.core.provenance import RowDigest, row_identity, text_digest
 from ptah.core.spec import SourceSpec, render
 from ptah.services.build import build
 from ptah.services.verify import verify

@@ -23,7 +23,7 @@ from ptah.adapters.embedders.deterministic import DeterministicEmbedder
 from ptah.adapters.stores.records import MIGRATIONS as SQLITE_MIGRATIONS
 from ptah.adapters.stores.sqlite import GenerationRecord, SqliteStore
 from ptah.core.errors import EXIT_OPERATIONAL, StoreUnavailable
-from ptah.core.identity import text_digest
+from ptah.core.provenance import text_digest
 from ptah.services.build import build
 from ptah.services.verify import verify
 from tests.services.test_build import SLOW_MODEL, model_of, slow_build_of

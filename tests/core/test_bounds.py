@@ -13,10 +13,10 @@ from ptah.core.baseline import Evidence
 from ptah.core.compared import Settle
 from ptah.core.comparison import against_baseline, compare_pair
 from ptah.core.corpus import Case
-from ptah.core.flips import completions, mean_completions
+from ptah.core.estimate import completions, mean_completions
 from ptah.core.measures import DEFAULT_MEASURES, Measure
+from ptah.core.parts import RunGeneration, Search
 from ptah.core.report import make_run, measure_case
-from ptah.core.run_parts import RunGeneration, Search
 from tests.core.test_measures import trec_eval
 
 MEASURES = (*DEFAULT_MEASURES, Measure("MAP", 10), Measure("P", 10), Measure("success", 1))

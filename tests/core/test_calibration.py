@@ -13,7 +13,7 @@ from ptah.core.calibration import (
     plausible_with_model,
     upper_rate,
 )
-from ptah.core.flips import upper_relevant
+from ptah.core.estimate import upper_relevant
 
 
 def test_kappa_of_a_hand_worked_table():

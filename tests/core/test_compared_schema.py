@@ -18,8 +18,7 @@ from ptah.core.compared import BaselineComparison, Family, MeasureComparison
 from ptah.core.comparison import compare_runs
 from ptah.core.gate_parts import GateHoles, GatePower, HolesEstimate, HolesSample, JudgeAccount
 from ptah.core.measures import Mean
-from ptah.core.report_parts import ReportBaseline, ReportCorpus, StaleJudgement
-from ptah.core.run_parts import (
+from ptah.core.parts import (
     CaseAnn,
     Cost,
     ForbiddenCounts,
@@ -31,6 +30,7 @@ from ptah.core.run_parts import (
     SliceMeans,
     TieCounts,
 )
+from ptah.core.report_parts import ReportBaseline, ReportCorpus, StaleJudgement
 from ptah.core.side_by_side import Comparison
 from tests.core.test_comparison import CANDIDATE, REFERENCE
 

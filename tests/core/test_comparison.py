@@ -17,8 +17,8 @@ from ptah.core.comparison import (
 )
 from ptah.core.errors import InputError
 from ptah.core.measures import mean_of
+from ptah.core.parts import RunGeneration, Search
 from ptah.core.report import CaseResult, CaseTies, Run
-from ptah.core.run_parts import RunGeneration, Search
 from ptah.core.side_by_side import Flipped, PairPassed, PairValue
 from ptah.core.significance import paired_bootstrap, sign_flip_test
 

@@ -8,7 +8,7 @@ from math import comb
 
 import pytest
 
-from ptah.core.flips import settling_sample, upper_relevant
+from ptah.core.estimate import settling_sample, upper_relevant
 from ptah.core.measures import Measure
 
 MEASURES = [Measure(name) for name in ("recall", "MRR", "nDCG", "MAP", "P", "success")]

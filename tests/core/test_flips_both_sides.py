@@ -9,7 +9,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ptah.core.flips import PairedCase, extremes, flip_count
+from ptah.core.estimate import PairedCase, extremes, flip_count
 from ptah.core.measures import Measure
 
 MEASURES = [Measure(name) for name in ("recall", "MRR", "nDCG", "MAP", "P", "success")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ptah.core.measures import Measure
-from ptah.core.options import OptionError
+from ptah.core.registry import OptionError
 from ptah.core.request import EvaluationRequest, gate_key
 
 

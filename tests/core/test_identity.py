@@ -3,7 +3,7 @@ equal."""
 
 from __future__ import annotations
 
-from ptah.core.identity import row_identity, text_digest
+from ptah.core.provenance import row_identity, text_digest
 
 
 def test_row_identity_prefixes_each_component_with_its_length_in_code_points():

@@ -7,9 +7,9 @@ from __future__ import annotations
 from ptah.core.baseline import Evidence, compare, gates
 from ptah.core.calibration import Agreement, ModelJudge
 from ptah.core.corpus import Case
-from ptah.core.flips import upper_relevant
+from ptah.core.estimate import upper_relevant
+from ptah.core.parts import RunGeneration, Search
 from ptah.core.report import make_run, measure_case
-from ptah.core.run_parts import RunGeneration, Search
 
 BY = "model:encoder@sha256:" + "e" * 64
 CASES = [Case(id=f"c{i:02}", query="q", k=1, relevant={"r": 1.0}) for i in range(30)]

@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 from ptah.adapters.corpus_yaml import load_corpus
-from ptah.core.power import (
+from ptah.core.report import Report
+from ptah.core.significance import paired_bootstrap, sign_flip_test
+from ptah.core.slicing import (
     INDEPENDENT,
     PAIRED,
     cases_for_spread,
@@ -22,8 +24,6 @@ from ptah.core.power import (
     plan,
     report_sample,
 )
-from ptah.core.report import Report
-from ptah.core.significance import paired_bootstrap, sign_flip_test
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = load_corpus(REPO / "corpora" / "support.yaml")

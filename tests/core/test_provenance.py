@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from ptah.core.baseline import compare
+from ptah.core.parts import RunGeneration, Search
 from ptah.core.provenance import provenance
 from ptah.core.report import Run
-from ptah.core.run_parts import RunGeneration, Search
 
 
 def run(name: str, identity: str, rows: int, fingerprint: str | None) -> Run:

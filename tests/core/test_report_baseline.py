@@ -14,11 +14,11 @@ from ptah.core.baseline import check_comparable, check_report_format, compare, g
 from ptah.core.compared import BaselinePassed
 from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import IncomparableBaseline, InputError, ReportError
+from ptah.core.parts import RunGeneration, Search
 from ptah.core.ranking import rank_many
 from ptah.core.report import CaseResult, Report, Run, make_run, measure_case, ordinal
 from ptah.core.report_parts import ReportCorpus
 from ptah.core.request import check_thresholds
-from ptah.core.run_parts import RunGeneration, Search
 from tests.core.comparisons import against, paired
 
 KEYS = ["a", "b", "c", "d", "e"]

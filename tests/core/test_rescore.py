@@ -1,4 +1,4 @@
-"""A baseline measured again from its stored rankings (ptah.core.rescore): exact values."""
+"""A baseline measured again from its stored rankings (ptah.core.baseline): exact values."""
 
 from __future__ import annotations
 
@@ -8,15 +8,14 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ptah.core.baseline import required_gate
+from ptah.core.baseline import required_gate, rescore
 from ptah.core.corpus import Case, Corpus
 from ptah.core.judged import Judgement, JudgementRecord
 from ptah.core.measures import Measure
+from ptah.core.parts import RunGeneration, Search
 from ptah.core.ranking import rank_many
 from ptah.core.report import KnownMiss, Report, make_run, measure_case, ranking_depth
 from ptah.core.report_parts import ReportCorpus
-from ptah.core.rescore import rescore
-from ptah.core.run_parts import RunGeneration, Search
 
 KEYS = ["a", "b", "c", "d", "e"]
 CASES = (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ptah.core.verdicts import all_of, counted
+from ptah.core.report import all_of, counted
 
 
 def test_a_count_of_one_is_singular():

@@ -3,8 +3,8 @@ the low."""
 
 from __future__ import annotations
 
+from ptah.core.parts import RunGeneration, Search
 from ptah.core.report import make_run
-from ptah.core.run_parts import RunGeneration, Search
 from ptah.render.layout import bounded, case_range, mean_range
 from tests.core.test_bounds import low_holes
 

@@ -3,7 +3,7 @@ notes."""
 
 from __future__ import annotations
 
-from ptah.render.summary import render_summary
+from ptah.render.table import render_summary
 from tests.render.reports import compared, document, entry, report, rich_lines
 from tests.render.test_table import DETAIL
 

@@ -22,7 +22,7 @@ DETAIL = "detail: each run's cases, then the comparisons, the gates and the verd
 
 
 def detail(value: Report) -> list[str]:
-    """The lines after the one-screen summary (ptah.render.summary)."""
+    """The lines after the one-screen summary (ptah.render.table)."""
     lines = rich_lines(value, 120)
     return lines[lines.index(DETAIL) + 1 :]
 

@@ -11,9 +11,9 @@ import pytrec_eval
 from ptah.core.corpus import Case, Corpus
 from ptah.core.errors import InputError
 from ptah.core.measures import kind
+from ptah.core.parts import RunGeneration, Search
 from ptah.core.report import CaseResult, CaseTies, Report, Result, Run
 from ptah.core.report_parts import ReportCorpus
-from ptah.core.run_parts import RunGeneration, Search
 from ptah.core.trec import qrels_lines
 from ptah.render.trec import run_lines
 

@@ -7,7 +7,7 @@ import copy
 import re
 import xml.etree.ElementTree as ElementTree
 
-from ptah.core.run_parts import Cost, RunVariant
+from ptah.core.parts import Cost, RunVariant
 from ptah.render.html import render_html
 from ptah.render.junit import render_junit
 from ptah.render.markdown import render_markdown

@@ -17,8 +17,8 @@ def test_the_retriever_uses_only_the_public_api_and_the_extension_surface():
 
 
 def test_it_comes_in_through_the_door_as_a_default_plugin():
+    from ptah.core.parts import sections
     from ptah.core.plugins import DEFAULT_PLUGINS
-    from ptah.core.sections import sections
     from ptah.services.channels import channel
 
     assert "ptah.retriever" in DEFAULT_PLUGINS

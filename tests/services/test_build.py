@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ptah.adapters.embedders.deterministic import DeterministicEmbedder
-from ptah.core.identity import text_digest
+from ptah.core.provenance import text_digest
 from ptah.services.build import build
 from ptah.services.verify import list_generations, verify
 

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from ptah.adapters.judgements_yaml import write_record
-from ptah.core.identity import text_digest
 from ptah.core.judged import Judgement, JudgementRecord
+from ptah.core.provenance import text_digest
 from ptah.services.build import build
 from tests.conftest import run_cli
 from tests.embedders import EMBEDDERS

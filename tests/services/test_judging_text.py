@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ptah.adapters.corpus_yaml import parse_corpus
 from ptah.adapters.judgements_yaml import read_record, write_record
-from ptah.core.identity import text_digest
 from ptah.core.judged import Judgement, JudgementRecord
+from ptah.core.provenance import text_digest
 from ptah.services.build import build
 from ptah.services.evaluate import evaluate
 from ptah.services.judging import judge_key, make_worklist

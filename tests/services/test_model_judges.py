@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from ptah.core.baseline import Evidence
 from ptah.core.corpus import Case
-from ptah.core.identity import text_digest
 from ptah.core.judged import Judgement, JudgementRecord, Sample
+from ptah.core.parts import RunGeneration, Search
+from ptah.core.provenance import text_digest
 from ptah.core.report import make_run, measure_case
-from ptah.core.run_parts import RunGeneration, Search
 from ptah.services.evidence import model_judges, ranked_texts
 from tests.services.conftest import DOCS, Workspace
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ptah.core.corpus import Case
 from ptah.core.judged import Judgement, JudgementRecord, Sample, population_digest
+from ptah.core.parts import RunGeneration, Search
 from ptah.core.report import make_run, measure_case
-from ptah.core.run_parts import RunGeneration, Search
 from ptah.services.evidence import samples_of
 
 SHA = "a" * 64

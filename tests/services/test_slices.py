@@ -8,8 +8,8 @@ import pytest
 from ptah.cli.words import COMMAND_LINE
 from ptah.core.compared import Family
 from ptah.core.errors import IncomparableBaseline
-from ptah.core.power import cases_needed
 from ptah.core.significance import holm_adjusted
+from ptah.core.slicing import cases_needed
 from tests.services.test_channels import built, measured  # noqa: F401 (built: the fixture)
 
 CORPUS = """\

@@ -11,13 +11,13 @@ import pytest
 from ptah.cli.words import COMMAND_LINE
 from ptah.core.compared import CostDelta
 from ptah.core.errors import InputError, VariantUnavailable
+from ptah.core.parts import SearchRerank
 from ptah.core.report import Run
-from ptah.core.run_parts import SearchRerank
 from ptah.render.layout import milliseconds
 from ptah.render.sentences import stage_phrase
 from ptah.services.build import build
 from ptah.services.channels import plan_runs
-from ptah.services.variants import Stage, cost, p95_gates
+from ptah.services.sections import Stage, cost, p95_gates
 from tests.embedders import EMBEDDERS
 from tests.rerankers.conftest import rerank_server  # noqa: F401  (the fixture: a real rerank server)
 from tests.services.test_channels import CORPUS, TWO

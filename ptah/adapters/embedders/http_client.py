@@ -48,7 +48,7 @@ import numpy as np
 
 from ptah.adapters.embedders.json_answers import DuplicateKey, loads_unique
 from ptah.core.errors import ServiceUnavailable
-from ptah.core.verdicts import all_of
+from ptah.core.report import all_of
 
 MESSAGE_LIMIT = 200  # characters of a provider's message told to the user
 ERROR_BODY_LIMIT = 64 * 1024

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from types import ModuleType
 
     from ptah.adapters.sources.vectors import TableVectors
-    from ptah.core.identity import RowDigest
+    from ptah.core.provenance import RowDigest
     from ptah.core.spec import SourceRow, SourceSpec
 
 
@@ -76,7 +76,7 @@ class RowDigests(Protocol):
 
     def digests(self, template: str) -> Iterator[RowDigest]:
         """Every row of :meth:`Source.rows` as its key, row identity and the
-        :func:`~ptah.core.identity.text_digest` of ``template`` rendered, in the same order (hashed
+        :func:`~ptah.core.provenance.text_digest` of ``template`` rendered, in the same order (hashed
         where the text lives when the database can)."""
 
     def identities(self) -> Generator[str, None, None] | None:

@@ -66,7 +66,7 @@ from ptah.adapters.sources.rows import (
 )
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
 from ptah.core.errors import OperationalError, Problem, SourceUnavailable, SpecError
-from ptah.core.identity import RowDigest
+from ptah.core.provenance import RowDigest
 from ptah.core.spec import SourceRow, SourceSpec, parse_template, template_columns
 
 LOOKUP_BATCH = 10_000  # keys per statement: one array parameter per key column

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR, join_key
 from ptah.core.errors import SourceUnavailable
-from ptah.core.identity import RowDigest, identity_components, row_identity, text_digest
+from ptah.core.provenance import RowDigest, identity_components, row_identity, text_digest
 from ptah.core.spec import SourceRow, key_component, renderer
 
 if TYPE_CHECKING:

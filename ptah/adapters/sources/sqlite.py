@@ -48,7 +48,7 @@ from ptah.adapters.sources.rows import (
 )
 from ptah.adapters.sources.vectors import TableVectors, table_vectors
 from ptah.core.errors import Problem, SourceUnavailable, SpecError
-from ptah.core.identity import RowDigest
+from ptah.core.provenance import RowDigest
 from ptah.core.spec import SourceRow, SourceSpec, sqlite_database_path, template_columns
 
 LOOKUP_PARAMETERS = 900  # below SQLite's oldest default limit of 999 bound parameters per statement

@@ -19,7 +19,7 @@ each under its own row's key.
 
 ptah never writes a vector holding NaN or an infinity (a build refuses a model
 that returns one), nor a key that is not the one its row identity spells
-(:mod:`ptah.core.identity`), so finding either means the store was damaged or
+(:mod:`ptah.core.provenance`), so finding either means the store was damaged or
 changed outside ptah. Both stores check every matrix they read, and ``verify``
 checks the generation's vectors, with these.
 """
@@ -348,7 +348,7 @@ def misfiled(keys: Sequence[str], row_identities: Sequence[str]) -> tuple[int, s
     identities = list(row_identities)
     if [f"{len(key)}:{key}" for key in keys] == identities:
         return 0, None
-    # row_identity(key.split(U+001F)) (ptah.core.identity) inlined: a call a row would double the
+    # row_identity(key.split(U+001F)) (ptah.core.provenance) inlined: a call a row would double the
     # cost
     if [
         "".join([f"{len(c)}:{c}" for c in key.split(COMPOSITE_KEY_SEPARATOR)]) for key in keys

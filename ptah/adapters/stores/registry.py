@@ -2,7 +2,7 @@
 
 A store kind is registered once, through the door (hook ``register_stores``): its name, its
 :class:`~ptah.adapters.stores.base.Capabilities`, which ``store:`` values it
-claims, and how to open one. ptah registers (:mod:`ptah.adapters.stores.kinds`)
+claims, and how to open one. ptah registers (:mod:`ptah.adapters.stores.registry`)
 
 * ``pgvector`` -- ``postgresql://`` and ``postgres://`` URLs (psycopg is
   imported only when one is opened; without it, opening says how to install
@@ -14,18 +14,29 @@ claims, and how to open one. ptah registers (:mod:`ptah.adapters.stores.kinds`)
 :func:`store_kind` is the one place that decides which kind a value is: the
 specification reader, :func:`open_store` and :func:`capabilities_of` all ask
 it. Kinds registered later are asked first.
+
+ptah's own store kinds, registered through the door (:mod:`ptah.core.plugins`).
+
+``sqlite`` -- the default: every value no other kind claims is a file path; ``pgvector`` --
+``postgresql://`` and ``postgres://`` URLs (psycopg is imported only when one is opened; without
+it, opening says how to install it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ptah.adapters.sources.base import POSTGRES_SCHEMES, postgres_module
 from ptah.adapters.stores.base import Capabilities, StoreKind, conformance_problem
 from ptah.core.errors import PluginError
+from ptah.core.plugins import hookimpl
 from ptah.core.registry import Registry
 
 if TYPE_CHECKING:
     from ptah.adapters.stores.base import Store
+
 
 DEFAULT = "sqlite"
 
@@ -81,3 +92,37 @@ def open_store(location: str, *, create: bool) -> Store | None:
 
 
 KINDS.adding(register)
+
+
+def _open_sqlite(location: str, create: bool) -> Store | None:
+    from ptah.adapters.stores.sqlite import SqliteStore
+
+    path = Path(location)
+    if not create and not path.exists():
+        return None
+    return SqliteStore(path)
+
+
+def _open_pgvector(location: str, create: bool) -> Store | None:
+    store = postgres_module("ptah.adapters.stores.pgvector").PgvectorStore(location, create=create)
+    if not store.initialised:
+        store.close()
+        return None
+    return store
+
+
+@hookimpl
+def register_stores(register: Callable) -> None:
+    from ptah.adapters.stores.pgvector_location import PGVECTOR_CAPABILITIES
+    from ptah.adapters.stores.sqlite import SQLITE_CAPABILITIES
+
+    register(StoreKind("sqlite", SQLITE_CAPABILITIES, _anything, _open_sqlite))
+    register(StoreKind("pgvector", PGVECTOR_CAPABILITIES, _postgres_url, _open_pgvector))
+
+
+def _anything(value: str) -> bool:
+    return True
+
+
+def _postgres_url(value: str) -> bool:
+    return value.startswith(POSTGRES_SCHEMES)

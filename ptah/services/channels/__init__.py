@@ -8,9 +8,16 @@ from collections.abc import Callable
 
 from ptah.core.plugins import hookimpl
 from ptah.services.channels.base import RunPlan, Sides, plan_runs
-from ptah.services.channels.registry import Channel, channel, channel_names, register_channel
+from ptah.services.channels.registry import (
+    CHANNELS,
+    Channel,
+    channel,
+    channel_names,
+    register_channel,
+)
 
 __all__ = [
+    "CHANNELS",
     "Channel",
     "RunPlan",
     "Sides",

@@ -36,7 +36,7 @@ from ptah.core.ranking import QueryRanking, rank_many
 from ptah.core.report import CaseResult, measure_case, ranking_depth
 from ptah.core.request import VECTOR, EvaluationRequest, SearchOptions
 from ptah.core.spec import Spec, Variant
-from ptah.services.channels.registry import channel
+from ptah.services.channels.registry import CHANNELS
 from ptah.services.project import Project
 
 MAX_UNKNOWN_LISTED = 10
@@ -55,7 +55,7 @@ class RunPlan:
     def name(self) -> str:
         if self.variant is not None:
             return self.variant.name
-        if getattr(channel(self.channel), "bare_name", False):
+        if getattr(CHANNELS.get(self.channel), "bare_name", False):
             return self.generation
         return f"{self.channel}:{self.generation}"
 
@@ -75,7 +75,7 @@ def plan_runs(
                 f"{', '.join(spec.variants) or 'none (add variants:)'}"
             )
         variant = spec.variants[name]
-        channel(variant.channel)
+        CHANNELS.get(variant.channel)
         plan = RunPlan(variant.channel, spec.generation(variant.generation).name, variant)
         if any(other.name == plan.name for other in plans):
             raise InputError(
@@ -102,11 +102,11 @@ def _plain_runs(
 ) -> list[RunPlan]:
     channels = list(channels or [VECTOR])
     for name in channels:
-        channel(name)
+        CHANNELS.get(name)
     plans: list[RunPlan] = []
     for name in channels:
         for generation in names or [None]:
-            bare = getattr(channel(name), "bare_name", False)
+            bare = getattr(CHANNELS.get(name), "bare_name", False)
             if generation is None and not bare and spec.active is None:
                 raise _no_generation(spec, name)
             plan = RunPlan(name, spec.generation(generation).name)

@@ -33,7 +33,7 @@ from ptah.core.measures import Measure
 from ptah.core.ranking import Ranked, normalize_rows, query_blocks
 from ptah.core.report import CaseResult, ranking_depth
 from ptah.services.channels.base import measure_rankings
-from ptah.services.channels.registry import channel
+from ptah.services.channels.registry import CHANNELS
 
 STREAM_ROWS = 1 << 16
 """Rows per block (65,536: 16 MiB at 64 dimensions, 96 MiB at 384)."""
@@ -53,7 +53,7 @@ one row (the vector that row's block will bring)."""
 
 def streams(channels: Sequence[str], rows: int, dimension: int) -> bool:
     """Whether a generation of ``rows`` x ``dimension`` is read block by block (module docs)."""
-    whole = any(getattr(channel(name), "whole_ranking", False) for name in channels)
+    whole = any(getattr(CHANNELS.get(name), "whole_ranking", False) for name in channels)
     return not whole and rows * dimension * 4 > STREAM_BYTES
 
 

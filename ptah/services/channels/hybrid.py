@@ -19,11 +19,10 @@ from dataclasses import replace
 import numpy as np
 
 from ptah.core.fusion import rrf_scores
-from ptah.core.parts import read_only
+from ptah.core.parts import Search, SearchFusion, read_only
 from ptah.core.ranking import key_columns, query_blocks, top_k
 from ptah.core.report import CaseResult, Run, make_run
 from ptah.core.request import HYBRID, LEXICAL
-from ptah.core.run_parts import Search, SearchFusion
 from ptah.services.channels.base import RunPlan, Sides, measure_scores
 from ptah.services.channels.lexical import LexicalSide, lexical_side
 from ptah.services.channels.vector import VectorSide, vector_side

@@ -37,11 +37,11 @@ import numpy as np
 from ptah.core.corpus import Case
 from ptah.core.errors import CapabilityUnavailable
 from ptah.core.measures import Measure, mean_of
+from ptah.core.parts import CaseAnn, RunAnn, RunGeneration, Search, SearchIndex
 from ptah.core.ranking import find_ties, top_k
 from ptah.core.report import CaseResult, Run, make_run, measure_case, ranking_depth
 from ptah.core.request import VECTOR, SearchOptions
-from ptah.core.run_parts import CaseAnn, RunAnn, RunGeneration, Search, SearchIndex
-from ptah.services.channels.registry import channel
+from ptah.services.channels.registry import CHANNELS
 
 
 def check_search(
@@ -58,7 +58,7 @@ def check_search(
     index search. The lexical channel is exact by nature and is measured as
     such beside the index-searched vector runs.
     """
-    whole = [name for name in channels if getattr(channel(name), "whole_ranking", False)]
+    whole = [name for name in channels if getattr(CHANNELS.get(name), "whole_ranking", False)]
     if options.uses_index and whole:
         raise CapabilityUnavailable(
             lambda words: (
@@ -73,7 +73,7 @@ def check_search(
     if generations is not None and all(
         project.spec.generations[name].vectors is not None for name in generations
     ):
-        # external generations only: each searches its table's own index (ptah.services.external)
+        # external generations only: each searches its table's own index (ptah.services.project)
         return
     if options.uses_index and not project.store_capabilities.vector_index:
         raise CapabilityUnavailable(

@@ -18,12 +18,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, cast
 
 from ptah.core.errors import CapabilityUnavailable
-from ptah.core.identity import text_digest
-from ptah.core.parts import read_only
+from ptah.core.parts import RunGeneration, Search, Verification, read_only
+from ptah.core.provenance import text_digest
 from ptah.core.ranking import key_columns, query_blocks
 from ptah.core.report import CaseResult, Run, make_run
 from ptah.core.request import LEXICAL
-from ptah.core.run_parts import RunGeneration, Search, Verification
 from ptah.services.channels.base import RunPlan, Sides, measure_scores
 
 if TYPE_CHECKING:

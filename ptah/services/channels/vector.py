@@ -34,11 +34,10 @@ import numpy as np
 from ptah.adapters.embedders.base import usage_of
 from ptah.adapters.stores.base import block_digests
 from ptah.core.errors import NotBuilt, StaleGeneration, Words, capital
-from ptah.core.parts import read_only
+from ptah.core.parts import RunGeneration, Search, Verification, VerifyResult, read_only
 from ptah.core.ranking import Ranked, normalize_rows
 from ptah.core.report import Run, make_run
 from ptah.core.request import VECTOR
-from ptah.core.run_parts import RunGeneration, Search, Verification, VerifyResult
 from ptah.services.channels.base import RunPlan, Sides
 from ptah.services.channels.exact import (
     Blocks,
@@ -51,15 +50,19 @@ from ptah.services.channels.exact import (
     top_rows,
 )
 from ptah.services.channels.index import hold_index
-from ptah.services.external import (
+from ptah.services.project import (
+    NOT_CHECKED,
+    Generation,
     cache_store,
+    check,
     external_settings,
     hold_table_index,
     is_external,
     read_external,
+    report_settings,
+    stored_probe,
     verification_dict,
 )
-from ptah.services.project import NOT_CHECKED, Generation, check, report_settings, stored_probe
 from ptah.services.search import embed_queries
 from ptah.services.verify import verify_in
 

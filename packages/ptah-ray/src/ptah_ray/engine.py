@@ -60,8 +60,7 @@ from ptah.adapters.sources.base import source_kind
 from ptah.adapters.stores.registry import store_kind
 from ptah.core.errors import SourceUnavailable
 from ptah.services.build import library_versions, register_generation
-from ptah.services.external import refuse_build
-from ptah.services.project import Project, stored_probe
+from ptah.services.project import Project, refuse_build, stored_probe
 from ptah_ray.sealed import Sealed, scrub
 
 LOCAL_OBJECT_STORE = (

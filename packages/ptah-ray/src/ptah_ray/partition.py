@@ -40,7 +40,7 @@ from ptah import GenerationSettings, PtahError, SourceSpec
 from ptah.adapters.embedders.base import usage_of
 from ptah.adapters.stores.pgvector import PgvectorStore
 from ptah.core.corpus import COMPOSITE_KEY_SEPARATOR
-from ptah.core.identity import text_digest
+from ptah.core.provenance import text_digest
 from ptah.services.build import embed_batch
 from ptah.services.project import probe_for_build
 from ptah.services.verify import in_blocks, lacking

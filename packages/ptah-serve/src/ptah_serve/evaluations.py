@@ -21,7 +21,7 @@ import copy
 import re
 
 from ptah import EvaluationRequest, InputError
-from ptah.core.options import declared
+from ptah.core.registry import declared
 from ptah.core.visible import abbreviated
 
 MAX_NAMES = 16  # generations, channels or measures in one evaluation; drop gates

@@ -5,7 +5,7 @@ the evaluation body made from the request options' declaration
 from __future__ import annotations
 
 from ptah import __version__
-from ptah.core.options import Option
+from ptah.core.registry import Option
 from ptah_serve.evaluations import MAX_NAME_CHARS, MAX_NAMES, SERVED
 
 _PROBLEM = {
