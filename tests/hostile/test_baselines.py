@@ -241,8 +241,9 @@ MEAN = "runs.0.aggregates.recall"
         ("runs", {}, "B: runs is an object, not an array; the report is damaged"),
         (
             "runs.2.search.channel",
-            "psychic",
-            'B: runs[2].search.channel is not one of "vector", "lexical", "hybrid"; the report is damaged',
+            "psychic channel",
+            "B: runs[2].search.channel is not well-formed (it must match ^[a-z][a-z0-9_-]{0,63}$); "
+            "the report is damaged",
         ),
         (
             "corpus.digest",
