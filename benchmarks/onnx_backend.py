@@ -2,7 +2,7 @@
 fresh process per backend beside a bare ``SentenceTransformer.encode``, and SciFact quality.
 
     python benchmarks/onnx_backend.py [DATASET_DIR] [--docs 300] [--rounds 2] [--project DIR]
-    [--before DIR] [--json FILE]
+    [--before DIR] [--arena-options] [--json FILE]
 
 Needs the onnx extra (``pip install -e '.[onnx]'``). DATASET_DIR defaults to
 ``../shared/datasets/scifact`` beside this repository (read in place, never

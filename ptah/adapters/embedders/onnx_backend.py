@@ -115,9 +115,8 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
 
     def __init__(self, settings: GenerationSettings, root: str, parts: dict):
         super().__init__(settings, root)
-        self.tokenizer: Any = self.model[
-            0
-        ]  # the input module: its tokenizer and the config it reads
+        # the input module: the tokenizer, and the model config its preprocess reads
+        self.tokenizer: Any = self.model[0]
         self.inputs = sorted(self._features(["ptah"]))
         folder = Path(root) / CACHE_FOLDER
         try:
