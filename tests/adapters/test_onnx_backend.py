@@ -3,7 +3,9 @@ onnxruntime."""
 
 from __future__ import annotations
 
+import gc
 import importlib.util
+import os
 import sqlite3
 import sys
 
@@ -152,6 +154,50 @@ def test_onnx_vectors_are_torchs_and_int8_stays_close(embedders):
     assert cosines(query, opened["torch"].embed_queries([TEXTS[1]]))[0] > 0.9999
     assert cosines(query, onnx[1:2])[0] < 0.99
     assert opened["onnx"].embed_queries([]).shape == (0, 384)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # torch's deprecated names, met by the scan
+@needs_onnxruntime
+def test_the_session_never_spins_and_holds_the_only_copy_of_the_weights(embedders):
+    from sentence_transformers import SentenceTransformer
+
+    _, opened = embedders
+    for name in ("onnx", "int8"):  # exported when the fixture opened them
+        options = opened[name].session.get_session_options()
+        assert options.intra_op_num_threads == len(os.sched_getaffinity(0))
+        assert options.inter_op_num_threads == 1
+        assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+        assert options.get_session_config_entry("session.inter_op.allow_spinning") == "0"
+        assert (options.enable_cpu_mem_arena, options.enable_mem_pattern) == (True, False)
+        assert not hasattr(opened[name], "model")
+        tensors = [*opened[name].tokenizer.parameters(), *opened[name].tokenizer.buffers()]
+        assert len(tensors) > 100 and all(tensor.is_meta for tensor in tensors)
+
+    def models() -> int:
+        gc.collect()
+        return sum(isinstance(held, SentenceTransformer) for held in gc.get_objects())
+
+    before = models()  # torch's embedder holds one
+    again = open_embedder(settings(backend="onnx"), str(embedders[0]))  # the export found
+    assert models() == before and not hasattr(again, "model")
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
+@needs_onnxruntime
+def test_the_session_has_a_thread_for_each_cpu_the_process_may_use(embedders):
+    allowed = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(allowed)})
+    try:
+        one = open_embedder(settings(backend="onnx"), str(embedders[0]))
+    finally:
+        os.sched_setaffinity(0, allowed)
+    assert one.session.get_session_options().intra_op_num_threads == 1
+    assert (
+        cosines(
+            one.embed_documents(TEXTS[:2]), embedders[1]["onnx"].embed_documents(TEXTS[:2])
+        ).min()
+        > 0.99999
+    )
 
 
 @needs_onnxruntime

@@ -13,7 +13,11 @@ the model has one, its Normalize module) exported by torch's TorchScript
 exporter with the batch and sequence axes dynamic; ``int8`` quantises its
 weights with onnxruntime's dynamic quantisation, per channel (per tensor lost
 far more of the vectors' direction on MiniLM). Texts are tokenised by the
-model's own tokenizer, with the generation's ``max_seq_length``.
+model's own tokenizer, with the generation's ``max_seq_length``; once the graph
+is exported or found, only that tokenizer is kept (the model's input module, its
+weights dropped), so the session's weights are the only copy. The session runs
+on the CPUs this process may use, its threads never spinning
+(:func:`session_options`).
 
 The exported file is kept under the project's ``.ptah/onnx/``, named by a
 digest of the identity parts, so only the first build exports. It is made in
@@ -41,7 +45,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -105,11 +109,14 @@ class OnnxKind(SentenceTransformersKind):
 
 
 class OnnxEmbedder(SentenceTransformerEmbedder):
-    """The model loaded by sentence-transformers (for its tokenizer, and to export once);
-    onnxruntime embeds."""
+    """The model loaded by sentence-transformers, to export once; then only its tokenizer is
+    kept (``tokenizer``, the model's input module with its weights dropped) and onnxruntime
+    embeds."""
 
     def __init__(self, settings: GenerationSettings, root: str, parts: dict):
         super().__init__(settings, root)
+        # the input module: the tokenizer, and the model config its preprocess reads
+        self.tokenizer: Any = self.model[0]
         self.inputs = sorted(self._features(["ptah"]))
         folder = Path(root) / CACHE_FOLDER
         try:
@@ -128,12 +135,17 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
             with tempfile.TemporaryDirectory(prefix="ptah-onnx-") as scratch:
                 self.session = self._session(self._exported(Path(scratch), parts, None))
 
-    @staticmethod
-    def _session(path: Path):
+    def _session(self, path: Path):
+        """onnxruntime's session of ``path``, opened once the torch weights are dropped: the
+        session holds its own copy, and a second would only cost memory."""
         import onnxruntime
 
+        del self.model
+        self.tokenizer.to("meta")  # the weights' storage freed; the config and tokenizer kept
         try:
-            return onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+            return onnxruntime.InferenceSession(
+                str(path), session_options(), providers=["CPUExecutionProvider"]
+            )
         except Exception as exc:  # onnxruntime's load errors share no base class
             raise ModelUnavailable(
                 f"the ONNX model {path} could not be loaded ({' '.join(str(exc).split())[:200]}); "
@@ -143,7 +155,7 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
     def _features(self, texts: list[str]) -> dict:
         """The model's tokenizer's tensors for ``texts`` (``preprocess`` since sentence-transformers
         6)."""
-        tokenize = getattr(self.model, "preprocess", None) or self.model.tokenize
+        tokenize = getattr(self.tokenizer, "preprocess", None) or self.tokenizer.tokenize
         return {name: value for name, value in tokenize(texts).items() if hasattr(value, "numpy")}
 
     def _exported(self, folder: Path, parts: dict, exports: _Exports | None) -> Path:
@@ -210,6 +222,29 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                 [OUTPUT], {name: features[name].numpy() for name in self.inputs}
             )[0]
         return l2_normalize(vectors) if self.settings.normalize else vectors
+
+
+def session_options():
+    """onnxruntime's options for a build (each measured in ``benchmarks/RESULTS.md``): one
+    intra-op thread for each CPU this process may use, none of them spinning between operators (a
+    spinning thread burns CPU seconds a shared runner's other work needs, and bought no wall time);
+    the memory arena kept (without it the same rows cost far more CPU) but no memory pattern (a
+    plan kept for each batch shape: 0.5 GB more at the peak, no CPU saved)."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = usable_cpus()
+    options.inter_op_num_threads = 1  # operators run one after another (the sequential mode)
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    options.enable_mem_pattern = False
+    return options
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, where the system says), else all of them."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 class _Exports:
