@@ -64,6 +64,7 @@ class Retriever:
 class RetrieverChannel:
     name = RETRIEVER
     needs_vectors = False
+    outside = True  # record_run writes its rankings; its identity is their digest
 
     def measure(self, plan: RunPlan, sides: Sides) -> Run:
         retriever = retriever_of(plan, sides)

@@ -49,7 +49,7 @@ from ptah.core.rescore import rescore
 from ptah.core.sections import sections
 from ptah.core.slicing import Slices, check_tests, corpus_slices, listed, slice_means
 from ptah.core.spec import GenerationSettings
-from ptah.services.channels import RunPlan, Sides, channel, plan_runs
+from ptah.services.channels import RunPlan, Sides, channel, check_record_run, plan_runs
 from ptah.services.project import Project
 from ptah.services.sections import OWN_NAMES, Context, Verdicts
 from ptah.services.variants import check_plans, cost, measure_plan
@@ -105,6 +105,7 @@ def plan(
 ) -> tuple[Context, list[RunPlan]]:
     """The runs to measure and the context they will be measured in: the baseline read, checked
     and re-scored from its rankings, the corpus's slices, the paths a gate's command names."""
+    check_record_run(project.spec, request)  # before the baseline is read
     if baseline is None and request.baseline is not None:
         baseline = load_baseline(request.baseline)
     member: ReportBaseline | None = None

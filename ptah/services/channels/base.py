@@ -36,7 +36,7 @@ from ptah.core.ranking import QueryRanking, rank_many
 from ptah.core.report import CaseResult, measure_case, ranking_depth
 from ptah.core.request import VECTOR, EvaluationRequest, SearchOptions
 from ptah.core.spec import Spec, Variant
-from ptah.services.channels.registry import channel
+from ptah.services.channels.registry import channel, channel_names
 from ptah.services.project import Project
 
 MAX_UNKNOWN_LISTED = 10
@@ -84,6 +84,26 @@ def plan_runs(
             )
         plans.append(plan)
     return plans
+
+
+def check_record_run(spec: Spec, request: EvaluationRequest) -> None:
+    """Refuse (exit 2), before any work, ``record_run`` on an evaluation none of whose runs is of
+    an ``outside`` channel (:class:`~ptah.services.channels.registry.Channel`): it would record
+    nothing."""
+    path = request.record_run
+    if path is None:
+        return
+    plans = plan_runs(spec, list(request.generations) or None, request.channels, request.variants)
+    if any(getattr(channel(plan.channel), "outside", False) for plan in plans):
+        return
+    outside = [name for name in channel_names() if getattr(channel(name), "outside", False)]
+    runs = f"runs of channel {' or '.join(outside)}" if outside else "runs of an outside search"
+    raise InputError(
+        lambda words: (
+            f"{words.option('record_run', path)}: records the rankings of {runs}, and this "
+            f"evaluation has none; evaluate one, or leave {words.option('record_run')} out"
+        )
+    )
 
 
 def _no_generation(spec: Spec, name: str) -> UnknownGeneration:
