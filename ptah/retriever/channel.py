@@ -89,7 +89,7 @@ class RetrieverChannel:
             rows=len(returned),
             model_digest=None,
             versions=read_only({}),
-            verification=Verification(read_only({"note": note}), True, False, digest),
+            verification=Verification(read_only({}), True, False, digest, note),
             text_of=plan.generation,
         )
         mode = FORMS[retriever.form]

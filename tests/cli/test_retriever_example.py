@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ptah.retriever.channel import NOT_VERIFIED
 from tests.cli.conftest import BASELINE, CORPUS, evaluate
 from tests.retriever.team_search import TeamSearch
 
@@ -214,6 +215,12 @@ def test_holes_samples_slices_gates_and_ci_outputs_work_on_a_retriever_run(
     assert 'testcase name="max-recall-drop' in outputs["xml"].read_text()
     assert "team" in outputs["md"].read_text()
     assert 'data-run="team"' in outputs["html"].read_text()
+    # what ptah cannot know, said by every renderer as by the terminal
+    assert f"\n- `team (retriever)`: `{NOT_VERIFIED}`\n" in outputs["md"].read_text()
+    assert (
+        f'<p class="meta" data-note="team">team: {NOT_VERIFIED}</p>' in outputs["html"].read_text()
+    )
+    assert f"\n  {NOT_VERIFIED}\n" in gated.out
 
     holes = cli("corpus", "holes", corpus, "--variant", "team", "--spec", spec, "--json")
     assert holes.code == 0, holes.err
