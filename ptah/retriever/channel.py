@@ -49,11 +49,13 @@ class UnknownRows(OperationalError):
 
 @dataclass(frozen=True)
 class Retriever:
-    """One outside retriever: its form, what it is (a file, a URL, a function) and how to ask it."""
+    """One outside retriever: its form, what it is (a file, a URL, a function), how to ask it and
+    how to let it go once asked (a service's pooled connections)."""
 
     form: str
     where: str
     ask: Callable[[Asked], list[Ranking]]
+    close: Callable[[], None] = lambda: None
 
     @property
     def shown(self) -> str:
@@ -71,7 +73,10 @@ class RetrieverChannel:
         cases = sides.corpus.cases
         asked = [(case.id, case.query, ranking_depth(case, sides.measures)) for case in cases]
         clock = time.perf_counter()
-        found = retriever.ask(asked)
+        try:
+            found = retriever.ask(asked)
+        finally:  # asked once: a service's connections are closed, answered or not
+            retriever.close()
         sides.charge("retriever", clock)
         pairs = [(case.id, ranking) for case, ranking in zip(cases, found)]
         returned = {key for ranking in found for key in ranking.keys}
@@ -203,7 +208,7 @@ def _service(options: Mapping, where: str) -> Retriever:
         url,
         connection(key, numbers["batch_size"], numbers["max_concurrency"], numbers["timeout_s"]),
     )
-    return Retriever("url", url, client.rankings)
+    return Retriever("url", url, client.rankings, client.close)
 
 
 def _whole(options: Mapping, name: str, default: int, where: str) -> int:

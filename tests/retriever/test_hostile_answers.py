@@ -276,3 +276,31 @@ def test_the_api_refuses_record_run_without_a_retriever_run_before_the_baseline_
         "evaluation has none; evaluate one, or leave record_run out"
     )
     assert not recorded.exists()
+
+
+@pytest.fixture
+def clients(monkeypatch):
+    """Every retriever client the evaluation makes, kept to be looked at after it."""
+    from ptah.retriever import service as module
+
+    made = []
+
+    class Kept(module.RetrieverClient):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(module, "RetrieverClient", Kept)
+    return made
+
+
+@pytest.mark.parametrize(("mode", "code"), [(None, 0), ("nan", 3), ("unknown", 3)])
+def test_the_services_connections_are_closed_when_asked_answered_or_refused(
+    service, tmp_path, cli, clients, mode, code
+):
+    folder = small_project(tmp_path, endpoint(service))
+    service.always = mode
+    done = run(cli, folder, "--variant", "svc")
+    assert done.code == code, done.err
+    assert len(service.requests) == 1
+    assert [client.closed for client in clients] == [True]
