@@ -14,7 +14,10 @@ Each case is asked for its ranking depth (a rerank stage's candidates when a
 variant reranks). Every key answered must be a row of the source table as
 the specification filters it, else :class:`UnknownRows` (exit 3, naming the
 first few): an outside index that drifted from the table. Coverage and
-freshness cannot be verified for an outside retriever; the run says so.
+freshness cannot be verified for an outside retriever; the run says so, and
+its ``rows`` are the source table's as the specification filters it (the
+rows it is gated against, as every run over the table reports), never a
+count of an index ptah cannot see.
 The run's identity is the digest of its rankings; with ``record_run`` the
 rankings are written as JSON Lines that ``run:`` replays exactly.
 """
@@ -91,7 +94,7 @@ class RetrieverChannel:
             model=f"an outside retriever ({retriever.shown})",
             settings=read_only({"form": retriever.form, retriever.form: retriever.where}),
             dimension=0,
-            rows=len(returned),
+            rows=sides.project.source.count(),  # the table's, as filtered: its index is not seen
             model_digest=None,
             versions=read_only({}),
             verification=Verification(read_only({}), True, False, digest, note),

@@ -73,6 +73,7 @@ def test_qdrant_over_http_and_its_recorded_run_give_the_vector_channels_verdict(
     names = (vector["generation"]["name"], served["generation"]["name"])
     assert names == ("title-body", "team")
     assert served["search"]["channel"] == "retriever"
+    assert served["generation"]["rows"] == vector["generation"]["rows"]  # the table's, as filtered
     for measure in ("recall", "mrr", "ndcg", "required", "forbidden", "judged"):
         assert served["aggregates"][measure] == vector["aggregates"][measure]
     for ours, theirs in zip(vector["cases"], served["cases"]):
