@@ -81,6 +81,7 @@ def evaluate(
     """
     import ptah
     from ptah.cli.display import check_outputs, outputs, show_report
+    from ptah.services.channels import check_record_run
     from ptah.services.evidence import run_inputs
     from ptah.services.project import read_spec
 
@@ -114,6 +115,7 @@ def evaluate(
         format == "html" for format, _ in saved
     )  # the page shows them
     request = EvaluationRequest.of(**values)
+    check_record_run(found, request)  # a file no run would write is refused now, too
     with ptah.open_project(found) as project:
         loaded = project.load_corpus(corpus)
         report = project.evaluate(loaded, request)

@@ -225,23 +225,26 @@ RANKING_RULE = "score descending, ties broken by key ascending"
 @dataclass(frozen=True)
 class Verification(Part):
     """A generation's verification when measured: ``ok``, whether stale vectors were allowed, the
-    text fingerprint (a lexical index's, or a table's own vectors'); ``checks`` the verification's
-    counts (:class:`ptah.services.verify.VerifyResult`), written before them."""
+    text fingerprint (a lexical index's, or a table's own vectors'), and ``note``, what the run's
+    channel could not verify, one line every renderer prints under the run (an outside
+    retriever's coverage and freshness); ``checks`` the verification's counts
+    (:class:`ptah.services.verify.VerifyResult`), written before them."""
 
     checks: Mapping
     ok: bool
     allow_stale: bool
     fingerprint: str | None = None
+    note: str | None = None
 
     REST: ClassVar[str] = "checks"  # the members besides the named ones
-    ABSENT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("fingerprint",)
+    ABSENT_WHEN_NONE: ClassVar[tuple[str, ...]] = ("fingerprint", "note")
 
     def to_dict(self) -> dict:
         return plain(self.checks) | written(super().to_dict(), frozenset(["checks"]))
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Self:
-        named = ("ok", "allow_stale", "fingerprint")
+        named = ("ok", "allow_stale", "fingerprint", "note")
         rest = {key: value for key, value in data.items() if key not in named}
         return replace(super().from_dict({**data, "checks": rest}), checks=read_only(rest))
 

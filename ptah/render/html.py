@@ -4,7 +4,8 @@ Everything is inline -- CSS, a few lines of JavaScript, the charts as SVG --
 and a Content-Security-Policy meta tag forbids every network resource, so the
 page reads the same offline, attached to a CI run, forever. Sections: the
 verdict, the summary table (every run's means with deltas, interval and p
-against the reference), each run's time per query (its stages, its difference
+against the reference, and under it what a run's channel could not verify,
+``data-note``), each run's time per query (its stages, its difference
 from the reference, a variant's controls), each run against the baseline,
 the slices (each run's slice means, each comparison's tests per slice with
 the family's correction and the cases now failing or worse in each), a chart
@@ -478,6 +479,11 @@ def _summary(report: Report) -> str:
         "<h2>Summary</h2>",
         f'<table id="summary"><thead><tr><th>run</th><th class="l">channel</th>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>",
+    ]
+    parts += [  # what a run's channel could not verify (an outside retriever's coverage)
+        f'<p class="meta" data-note="{escape(run.name)}">{escape(run.name)}: {escape(note)}</p>'
+        for run in report.runs
+        if (note := run.generation.verification.note)
     ]
     parts.append(
         '<p class="meta" id="judged">judged@k (judged rows in each top k; a mean a..b: the least and the greatest '

@@ -2,7 +2,7 @@
 
 The verdict first, then each run's means (a range ``a..b`` where the
 holes in the judgements move one: its least and greatest over every way they
-could be judged, and judged@k) and each slice's
+could be judged, and judged@k; then what a run's channel could not verify) and each slice's
 (:mod:`ptah.render.sentences`), each variant's controls and
 each run's time per query (p50, p95, the difference from the reference run
 and each stage's time) -- with the baseline's means, the
@@ -142,7 +142,13 @@ def _means(report: Report) -> str:
         *(Measure.parse(name).label for name in measures),
         *(["judged@k"] if judged else []),
     ]
-    return "### Means\n\n" + _table(head, rows) + note
+    unverified = [  # what a run's channel could not verify (an outside retriever's coverage)
+        f"- {code(run_label(run))}: {code(said, limit=MAX_DETAIL)}"
+        for run in report.runs
+        if (said := run.generation.verification.note)
+    ]
+    told = "\n\n" + "\n".join(unverified) if unverified else ""
+    return "### Means\n\n" + _table(head, rows) + note + told
 
 
 def _variants(report: Report) -> str:

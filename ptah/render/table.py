@@ -273,7 +273,7 @@ def _render_run(
     )
     if run.variant is not None:
         console.print("  " + variant_sentence(run.variant, markup))
-    note = generation.verification.checks.get("note")
+    note = generation.verification.note
     if note:  # what a channel could not verify (an outside retriever's coverage and freshness)
         console.print(f"  [yellow]{markup(note)}[/yellow]")
     measures = _labels(run.means)

@@ -14,7 +14,10 @@ Each case is asked for its ranking depth (a rerank stage's candidates when a
 variant reranks). Every key answered must be a row of the source table as
 the specification filters it, else :class:`UnknownRows` (exit 3, naming the
 first few): an outside index that drifted from the table. Coverage and
-freshness cannot be verified for an outside retriever; the run says so.
+freshness cannot be verified for an outside retriever; the run says so, and
+its ``rows`` are the source table's as the specification filters it (the
+rows it is gated against, as every run over the table reports), never a
+count of an index ptah cannot see.
 The run's identity is the digest of its rankings; with ``record_run`` the
 rankings are written as JSON Lines that ``run:`` replays exactly.
 """
@@ -49,11 +52,13 @@ class UnknownRows(OperationalError):
 
 @dataclass(frozen=True)
 class Retriever:
-    """One outside retriever: its form, what it is (a file, a URL, a function) and how to ask it."""
+    """One outside retriever: its form, what it is (a file, a URL, a function), how to ask it and
+    how to let it go once asked (a service's pooled connections)."""
 
     form: str
     where: str
     ask: Callable[[Asked], list[Ranking]]
+    close: Callable[[], None] = lambda: None
 
     @property
     def shown(self) -> str:
@@ -64,13 +69,17 @@ class Retriever:
 class RetrieverChannel:
     name = RETRIEVER
     needs_vectors = False
+    outside = True  # record_run writes its rankings; its identity is their digest
 
     def measure(self, plan: RunPlan, sides: Sides) -> Run:
         retriever = retriever_of(plan, sides)
         cases = sides.corpus.cases
         asked = [(case.id, case.query, ranking_depth(case, sides.measures)) for case in cases]
         clock = time.perf_counter()
-        found = retriever.ask(asked)
+        try:
+            found = retriever.ask(asked)
+        finally:  # asked once: a service's connections are closed, answered or not
+            retriever.close()
         sides.charge("retriever", clock)
         pairs = [(case.id, ranking) for case, ranking in zip(cases, found)]
         returned = {key for ranking in found for key in ranking.keys}
@@ -85,10 +94,10 @@ class RetrieverChannel:
             model=f"an outside retriever ({retriever.shown})",
             settings=read_only({"form": retriever.form, retriever.form: retriever.where}),
             dimension=0,
-            rows=len(returned),
+            rows=sides.project.source.count(),  # the table's, as filtered: its index is not seen
             model_digest=None,
             versions=read_only({}),
-            verification=Verification(read_only({"note": note}), True, False, digest),
+            verification=Verification(read_only({}), True, False, digest, note),
             text_of=plan.generation,
         )
         mode = FORMS[retriever.form]
@@ -202,7 +211,7 @@ def _service(options: Mapping, where: str) -> Retriever:
         url,
         connection(key, numbers["batch_size"], numbers["max_concurrency"], numbers["timeout_s"]),
     )
-    return Retriever("url", url, client.rankings)
+    return Retriever("url", url, client.rankings, client.close)
 
 
 def _whole(options: Mapping, name: str, default: int, where: str) -> int:

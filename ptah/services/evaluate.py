@@ -48,7 +48,7 @@ from ptah.core.report_parts import ReportBaseline, ReportCorpus
 from ptah.core.request import EvaluationRequest
 from ptah.core.slicing import Slices, check_tests, corpus_slices, listed, slice_means
 from ptah.core.spec import GenerationSettings
-from ptah.services.channels import CHANNELS, RunPlan, Sides, plan_runs
+from ptah.services.channels import CHANNELS, RunPlan, Sides, check_record_run, plan_runs
 from ptah.services.project import Project
 from ptah.services.sections import OWN_NAMES, Context, Verdicts, check_plans, cost, measure_plan
 
@@ -103,6 +103,7 @@ def plan(
 ) -> tuple[Context, list[RunPlan]]:
     """The runs to measure and the context they will be measured in: the baseline read, checked
     and re-scored from its rankings, the corpus's slices, the paths a gate's command names."""
+    check_record_run(project.spec, request)  # before the baseline is read
     if baseline is None and request.baseline is not None:
         baseline = load_baseline(request.baseline)
     member: ReportBaseline | None = None

@@ -12,9 +12,14 @@ the same runs, channels, search mode, fusion, extra measures and statistics
   identity: exit 3;
 * it must be in the store, complete and fresh (``evaluate``'s own checks,
   never ``allow_stale``): otherwise exit 3;
+* a variant's run is the variant of that name measured again, which must
+  still be declared: otherwise exit 3;
 * each run measured again must have the identity it had (a lexical or hybrid
   run's identity covers the text it searched): otherwise exit 3, since the
-  new report would not be the old generations' baseline.
+  new report would not be the old generations' baseline. A run of an
+  ``outside`` channel (an outside retriever's: its identity is the digest of
+  its answers, so it changes with the cases asked) must instead rank each
+  case both corpora hold as it did, its top keys the same.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from ptah.core.errors import OperationalError, Said, StaleGeneration
 from ptah.core.measures import DEFAULT_MEASURES, Measure
 from ptah.core.report import Report, Run
 from ptah.core.request import VECTOR, EvaluationRequest, Fusion, SearchOptions
+from ptah.services.channels import channel
 from ptah.services.evaluate import evaluate, load_baseline
 from ptah.services.project import Project
 
@@ -39,10 +45,16 @@ def rebaseline(project: Project, old_path: str | os.PathLike, corpus: Corpus) ->
     """The old report's runs measured on ``corpus`` (see the module docs)."""
     old = load_baseline(old_path)
     where = f"{old_path}"
-    names = [_declared(project, run, where) for run in old.runs]
+    plain = tuple(run for run in old.runs if run.variant is None)
+    names = [_declared(project, run, where) for run in plain]
     request = EvaluationRequest(
         generations=tuple(dict.fromkeys(names)),
-        channels=tuple(dict.fromkeys(run.search.channel for run in old.runs)),
+        channels=tuple(dict.fromkeys(run.search.channel for run in plain)),
+        variants=tuple(
+            _variant(project, run, run.variant.name, where)
+            for run in old.runs
+            if run.variant is not None
+        ),
         measures=tuple(
             dict.fromkeys(
                 measure
@@ -51,8 +63,8 @@ def rebaseline(project: Project, old_path: str | os.PathLike, corpus: Corpus) ->
                 if measure not in DEFAULT_MEASURES
             )
         ),
-        search=_search(old.runs),
-        fusion=_fusion(old.runs),
+        search=_search(plain),  # a variant's run searched as its variant declares
+        fusion=_fusion(plain),
         statistics=_statistics(old),
     )
     try:
@@ -75,13 +87,54 @@ def rebaseline(project: Project, old_path: str | os.PathLike, corpus: Corpus) ->
             "every channel with every generation, as evaluate measures them"
         )
     for before, now in zip(old.runs, report.runs):
-        if before.generation.identity != now.generation.identity:
+        if getattr(channel(now.search.channel), "outside", False):
+            _check_answers(before, now, where)
+        elif before.generation.identity != now.generation.identity:
             raise CannotRebaseline(
                 f"cannot rebaseline {where}: run {before.name} measured {before.generation.identity}, and measured "
                 f"now it is {now.generation.identity} (its text or settings changed since); the old report's "
                 "runs can no longer be reproduced"
             )
     return report
+
+
+def _check_answers(before: Run, now: Run, where: str) -> None:
+    """An outside search's run ranks each case both corpora hold as it did (the shorter of the two
+    top keys the same); :class:`CannotRebaseline` naming the cases otherwise."""
+    if before.generation.identity == now.generation.identity:
+        return
+    then = {case.id: case.keys for case in before.cases}
+    held = [case for case in now.cases if case.id in then]
+    if not held:
+        raise CannotRebaseline(
+            f"cannot rebaseline {where}: run {before.name} is an outside search's answers, and the "
+            "corpus holds none of the old report's cases to hold them to"
+        )
+    changed = [
+        case.id
+        for case in held
+        if case.keys[: len(then[case.id])] != then[case.id][: len(case.keys)]
+    ]
+    if changed:
+        shown = ", ".join(changed[:3]) + (
+            f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+        )
+        cases = "case" if len(changed) == 1 else "cases"
+        raise CannotRebaseline(
+            f"cannot rebaseline {where}: run {before.name}'s search answers otherwise now than the "
+            f"old report recorded ({cases} {shown} ranked otherwise in the top k); its run can no "
+            "longer be reproduced"
+        )
+
+
+def _variant(project: Project, run: Run, name: str, where: str) -> str:
+    """The variant ``name`` that ``run`` was, still declared."""
+    if name not in project.spec.variants:
+        raise CannotRebaseline(
+            f"cannot rebaseline {where}: run {run.name} was the variant {name}, which the "
+            "specification no longer declares"
+        )
+    return name
 
 
 def _cannot(where: str, exc: OperationalError) -> Said:

@@ -139,7 +139,9 @@ def test_the_lexical_channel_end_to_end_with_a_seed(example_project, cli, tmp_pa
 
 def test_asking_for_what_does_not_exist_exits_2(example_project, cli):
     code, out, err = cli(*evaluate(example_project, "--channel", "semantic"))
-    assert code == 2 and err == "unknown channel 'semantic'; use vector, lexical, hybrid, retriever\n"
+    assert (
+        code == 2 and err == "unknown channel 'semantic'; use vector, lexical, hybrid, retriever\n"
+    )
     code, out, err = cli(*evaluate(example_project, "--channel", "hybrid", "-g", "nope"))
     assert code == 2 and 'no generation named "nope"' in err
     code, out, err = cli(*evaluate(example_project, "--bootstrap", "0", "-g", "title-body"))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ptah.retriever.channel import NOT_VERIFIED
 from tests.cli.conftest import BASELINE, CORPUS, evaluate
 from tests.retriever.team_search import TeamSearch
 
@@ -72,6 +73,7 @@ def test_qdrant_over_http_and_its_recorded_run_give_the_vector_channels_verdict(
     names = (vector["generation"]["name"], served["generation"]["name"])
     assert names == ("title-body", "team")
     assert served["search"]["channel"] == "retriever"
+    assert served["generation"]["rows"] == vector["generation"]["rows"]  # the table's, as filtered
     for measure in ("recall", "mrr", "ndcg", "required", "forbidden", "judged"):
         assert served["aggregates"][measure] == vector["aggregates"][measure]
     for ours, theirs in zip(vector["cases"], served["cases"]):
@@ -214,6 +216,12 @@ def test_holes_samples_slices_gates_and_ci_outputs_work_on_a_retriever_run(
     assert 'testcase name="max-recall-drop' in outputs["xml"].read_text()
     assert "team" in outputs["md"].read_text()
     assert 'data-run="team"' in outputs["html"].read_text()
+    # what ptah cannot know, said by every renderer as by the terminal
+    assert f"\n- `team (retriever)`: `{NOT_VERIFIED}`\n" in outputs["md"].read_text()
+    assert (
+        f'<p class="meta" data-note="team">team: {NOT_VERIFIED}</p>' in outputs["html"].read_text()
+    )
+    assert f"\n  {NOT_VERIFIED}\n" in gated.out
 
     holes = cli("corpus", "holes", corpus, "--variant", "team", "--spec", spec, "--json")
     assert holes.code == 0, holes.err

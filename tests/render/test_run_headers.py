@@ -31,3 +31,39 @@ def test_a_run_without_a_model_says_so_and_a_hybrid_run_names_both():
     assert "no model recorded, 3 rows" in header({"model": None}, "vector")
     assert "None" not in header({"model": None}, "vector")
     assert "model ptah/deterministic fused with BM25 (lexical), 3 rows" in header({}, "hybrid")
+
+
+NOTE = "coverage | not <verified>"  # a channel's note, with what Markdown and HTML must escape
+
+
+def noted() -> dict:
+    data = document()
+    data["runs"][0]["generation"]["verification"]["note"] = NOTE
+    return data
+
+
+def test_a_channels_note_is_a_typed_member_and_reads_back_the_same():
+    typed = report(noted())
+    verification = typed.runs[0].generation.verification
+    assert verification.note == NOTE
+    assert "note" not in verification.checks
+    assert typed.to_dict()["runs"][0]["generation"]["verification"]["note"] == NOTE
+    assert report(document()).runs[0].generation.verification.note is None
+
+
+def test_every_renderer_prints_a_channels_note_under_its_run():
+    from ptah.render.html import render_html
+    from ptah.render.markdown import render_markdown
+
+    typed = report(noted())
+    lines = plain_lines(typed)
+    header = next(i for i, line in enumerate(lines) if line.startswith("generation base "))
+    assert lines[header + 1] == f"  {NOTE}"
+    assert "\n- `base (vector)`: `coverage | not <verified>`\n" in render_markdown(typed)
+    assert (
+        '<p class="meta" data-note="base">base: coverage | not &lt;verified&gt;</p>'
+        in render_html(typed)
+    )
+    plain = report(document())
+    assert "data-note" not in render_html(plain)
+    assert "verified" not in render_markdown(plain)

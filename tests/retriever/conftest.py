@@ -72,6 +72,8 @@ def _answers(queries: list[dict], mode: str | None) -> bytes:
         first["keys"][1] = "5"
     elif mode == "number":
         first["keys"][0] = 1
+    elif mode == "swapped":
+        first["keys"].reverse()
     elif mode == "rising":
         first["scores"] = [0.1, 0.4]
     elif mode == "short":

@@ -85,3 +85,12 @@ def test_channel_retriever_on_the_command_line_needs_one_declared_retriever(tmp_
         f"{folder / 'ptah.yaml'}: --channel retriever asks the one variant with channels: "
         "[retriever], and the specification declares 2; pass --variant NAME\n"
     )
+
+
+def test_a_runs_rows_are_the_source_tables_as_filtered_not_the_keys_answered(tmp_path):
+    folder = small_project(tmp_path, "http://127.0.0.1:9/unused")  # rows 1-4, and a draft 5
+    with ptah.open_project(folder / "ptah.yaml") as project:
+        report = project.evaluate(folder / "corpus.yaml", retriever=lambda query, k: ["1"])
+    (run,) = report.runs
+    assert {case.keys for case in run.cases} == {("1",)}  # one key answered in all
+    assert run.generation.rows == 4

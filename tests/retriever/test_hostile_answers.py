@@ -242,3 +242,65 @@ def test_record_run_is_refused_over_an_input_or_another_output_before_any_reques
         "its own\n",
     )
     assert service.requests == []
+
+
+def test_record_run_without_a_retriever_run_is_refused_before_any_work(service, tmp_path, cli):
+    folder = small_project(tmp_path, endpoint(service))
+    recorded = tmp_path / "recorded.jsonl"
+    refused = run(cli, folder, "--channel", "lexical", "--record-run", recorded)
+    assert (refused.code, refused.err) == (
+        2,
+        f"--record-run {recorded}: records the rankings of runs of channel retriever, and this "
+        "evaluation has none; evaluate one, or leave --record-run out\n",
+    )
+    assert refused.out == ""  # nothing measured
+    assert not recorded.exists()
+
+
+def test_the_api_refuses_record_run_without_a_retriever_run_before_the_baseline_is_read(tmp_path):
+    import ptah
+    from ptah.core.errors import InputError
+
+    folder = small_project(tmp_path, "http://127.0.0.1:9/unused")
+    recorded = tmp_path / "recorded.jsonl"
+    with ptah.open_project(folder / "ptah.yaml") as project:
+        with pytest.raises(InputError) as raised:
+            project.evaluate(
+                folder / "corpus.yaml",
+                channels=["lexical"],
+                record_run=str(recorded),
+                baseline=str(tmp_path / "no-such-report.json"),  # never read
+            )
+    assert str(raised.value) == (
+        f"record_run={recorded}: records the rankings of runs of channel retriever, and this "
+        "evaluation has none; evaluate one, or leave record_run out"
+    )
+    assert not recorded.exists()
+
+
+@pytest.fixture
+def clients(monkeypatch):
+    """Every retriever client the evaluation makes, kept to be looked at after it."""
+    from ptah.retriever import service as module
+
+    made = []
+
+    class Kept(module.RetrieverClient):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(module, "RetrieverClient", Kept)
+    return made
+
+
+@pytest.mark.parametrize(("mode", "code"), [(None, 0), ("nan", 3), ("unknown", 3)])
+def test_the_services_connections_are_closed_when_asked_answered_or_refused(
+    service, tmp_path, cli, clients, mode, code
+):
+    folder = small_project(tmp_path, endpoint(service))
+    service.always = mode
+    done = run(cli, folder, "--variant", "svc")
+    assert done.code == code, done.err
+    assert len(service.requests) == 1
+    assert [client.closed for client in clients] == [True]

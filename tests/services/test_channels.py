@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sqlite3
 from importlib import resources
 
@@ -286,5 +287,7 @@ def test_the_report_schema_names_the_registered_channels():
     schema = json.loads(resources.files("ptah").joinpath("schemas/report.schema.json").read_text())
     channel = schema["$defs"]["run"]["properties"]["search"]["properties"]["channel"]
     assert list(channel_names()) == ["vector", "lexical", "hybrid", "retriever"]
-    assert (channel["type"], channel["minLength"]) == ("string", 1)
+    assert channel["type"] == "string"
+    assert all(re.fullmatch(channel["pattern"], name) for name in channel_names())
+    assert not re.fullmatch(channel["pattern"], "psychic channel")
     assert all(f"{name}:" in channel["description"] for name in channel_names())

@@ -181,6 +181,14 @@ class ServiceClient:
             ),
         )
 
+    def close(self) -> None:
+        """Close the pooled connections (a closed client sends nothing more)."""
+        self._http.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._http.is_closed
+
     def in_parallel(self, work: Callable[[T], R], batches: list[T]) -> list[R]:
         """``work`` of each batch, in order, ``max_concurrency`` of them in flight (threads sharing
         the connections)."""

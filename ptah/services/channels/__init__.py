@@ -7,7 +7,7 @@ come in through the door (:mod:`ptah.core.plugins`), in that order.
 from collections.abc import Callable
 
 from ptah.core.plugins import hookimpl
-from ptah.services.channels.base import RunPlan, Sides, plan_runs
+from ptah.services.channels.base import RunPlan, Sides, check_record_run, plan_runs
 from ptah.services.channels.registry import (
     CHANNELS,
     Channel,
@@ -23,6 +23,7 @@ __all__ = [
     "Sides",
     "channel",
     "channel_names",
+    "check_record_run",
     "plan_runs",
     "register_channel",
 ]

@@ -86,6 +86,26 @@ def plan_runs(
     return plans
 
 
+def check_record_run(spec: Spec, request: EvaluationRequest) -> None:
+    """Refuse (exit 2), before any work, ``record_run`` on an evaluation none of whose runs is of
+    an ``outside`` channel (:class:`~ptah.services.channels.registry.Channel`): it would record
+    nothing."""
+    path = request.record_run
+    if path is None:
+        return
+    plans = plan_runs(spec, list(request.generations) or None, request.channels, request.variants)
+    if any(getattr(CHANNELS.get(plan.channel), "outside", False) for plan in plans):
+        return
+    outside = [name for name in CHANNELS.names() if getattr(CHANNELS.get(name), "outside", False)]
+    runs = f"runs of channel {' or '.join(outside)}" if outside else "runs of an outside search"
+    raise InputError(
+        lambda words: (
+            f"{words.option('record_run', path)}: records the rankings of {runs}, and this "
+            f"evaluation has none; evaluate one, or leave {words.option('record_run')} out"
+        )
+    )
+
+
 def _no_generation(spec: Spec, name: str) -> UnknownGeneration:
     """Channel ``name`` asked without a generation, and the specification has no active one."""
     return UnknownGeneration(

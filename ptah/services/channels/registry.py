@@ -22,7 +22,10 @@ class Channel(Protocol):
     What else it needs it declares, each optional (False when absent): ``whole_ranking``, the
     whole exact vector ranking of every row (so the vectors are read whole, never streamed, and
     no index search can stand in); ``bare_name``, its runs are named by their generation alone
-    (``docs``, where another channel's run is ``lexical:docs``).
+    (``docs``, where another channel's run is ``lexical:docs``); ``outside``, its runs are the
+    answers of a search ptah did not build (the retriever's): the request's ``record_run`` writes
+    their rankings, and a run's identity is their digest, so a report's run is measured again as it
+    was when the cases both corpora hold are ranked as they were.
     """
 
     name: str
