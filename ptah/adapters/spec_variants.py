@@ -1,23 +1,18 @@
-"""Reading ``variants:`` of the specification: named configurations evaluated side by side.
+"""Reading ``variants:`` and ``judges:`` of the specification (docs/variants.md, docs/judges.md).
 
-A part of the specification reader (:mod:`ptah.adapters.spec_fields`), like
-:mod:`ptah.adapters.spec_generations`. Each variant names the channels it
-fuses, its generation, and optionally a rerank stage and its own search::
+Part of the specification reader, like :mod:`ptah.adapters.spec_generations`; every problem is
+reported as ``FILE:LINE: field: message``. A variant names the channels it fuses, its generation,
+and optionally a rerank stage and its own search; a judge grades the holes::
 
     variants:
-      lexical:  {channels: [lexical]}
-      hybrid:   {channels: [lexical, vector], generation: minilm}
+      hybrid:   {channels: [lexical, vector], generation: minilm}  # default: the active one
       reranked:
         channels: [lexical]
-        generation: minilm                 # default: the active generation
         rerank:
           kind: bi-encoder                 # or cross-encoder, service, or a plug-in's kind
           generation: minilm               # bi-encoder: whose model re-scores; every kind: whose text is scored
           candidates: 50                   # the channel's top rows re-scored (default 100)
-      served:
-        channels: [vector]
-        search: index                      # exact (default), index or both
-        ef_search: 100
+      served: {channels: [vector], search: index, ef_search: 100}  # exact (default), index, both
       cohere:
         channels: [vector]
         rerank:
@@ -28,20 +23,8 @@ fuses, its generation, and optionally a rerank stage and its own search::
           api_key_env: RERANK_API_KEY      # default none: a server that wants no key
           timeout_s: 60
       team:
-        channels: [retriever]              # a plug-in channel (ptah.retriever) ...
-        options: {run: runs/team.jsonl}    # ... reads its own options:, checking them when it measures
-
-``channels`` is ``[vector]``, ``[lexical]``, ``[lexical, vector]`` (the hybrid
-channel's fusion; ``[hybrid]`` says the same) or one registered channel's
-name. A name is 1 to 64 letters, digits, ``.``, ``_`` or ``-``. A rerank's
-``model`` is a cross-encoder's local folder, installed model package or cached
-Hugging Face name, or the model a service is asked for.
-
-Reading ``judges:`` of the specification: model judges that grade the holes (docs/judges.md).
-
-A part of the specification reader (:mod:`ptah.adapters.spec_fields`), like
-:mod:`ptah.adapters.spec_variants`::
-
+        channels: [retriever]              # a plug-in channel ...
+        options: {run: runs/team.jsonl}    # ... checks its own options: when it measures
     judges:
       encoder: {kind: encoder, generation: minilm, threshold: 0.45}   # grade 1 from a cosine of 0.45
       graded:
@@ -56,8 +39,10 @@ A part of the specification reader (:mod:`ptah.adapters.spec_fields`), like
         max_requests: 2000                                              # the spend cap of one invocation
         timeout_s: 60
 
-A judge's name is 1 to 64 letters, digits, ``.``, ``_`` or ``-``. Every problem
-is reported as FILE:LINE: field: message, like the rest of the specification.
+``channels`` is ``[vector]``, ``[lexical]``, ``[lexical, vector]`` (the hybrid fusion;
+``[hybrid]`` says the same) or one registered channel's name. A variant's or judge's name is 1 to
+64 letters, digits, ``.``, ``_`` or ``-``. A rerank's ``model`` is a cross-encoder's local folder,
+installed model package or cached Hugging Face name, or the model a service is asked for.
 """
 
 from __future__ import annotations
