@@ -1,28 +1,22 @@
 """Reading a BEIR-format directory, and writing what an import makes of it.
 
-A BEIR directory holds (Thakur et al., 2021; the layout ``beir.datasets.data_loader`` reads)::
+A BEIR directory (Thakur et al., 2021; the layout ``beir.datasets.data_loader`` reads) holds::
 
-    corpus.jsonl        one JSON object per line: {"_id", "title", "text", ...} queries.jsonl
-    one JSON object per line: {"_id", "text", ...} qrels/SPLIT.tsv     a header line
-    "query-id<TAB>corpus-id<TAB>score", then one judgement per line
+    corpus.jsonl      one JSON object a line: {"_id", "title", "text", ...}
+    queries.jsonl     one JSON object a line: {"_id", "text", ...}
+    qrels/SPLIT.tsv   a header "query-id<TAB>corpus-id<TAB>score", then one judgement a line
 
-Only regular files are read, each within a byte limit (:data:`MAX_CORPUS_BYTES`
-for ``corpus.jsonl``, :data:`MAX_SIDE_FILE_BYTES` for the others, and
-:data:`MAX_LINE_BYTES` for one line); past one, or for a FIFO or device, the
-read stops with an :class:`InputError` naming the file and the limit.
-Reading is strict where BEIR's own loader is silent: a malformed line, a
-missing ``_id`` or ``text``, a duplicate id, a qrels line without three
-tab-separated fields or with a score that is not a whole number is an
-:class:`InputError` reading ``FILE:LINE: field: what is wrong``. Ids are taken
-exactly as written (a JSON number id becomes its decimal text); text is what
-``json`` decodes, unicode escapes included. A missing or null ``title`` reads
-as ``""`` and is flagged, so the import can say how many there were. Lines
-end at ``\\n``; a ``\\r`` before it is part of the line ending (BEIR's qrels
-files are CRLF), never of the last field.
+Only regular files are read, within :data:`MAX_CORPUS_BYTES` (``corpus.jsonl``),
+:data:`MAX_SIDE_FILE_BYTES` (the others) and :data:`MAX_LINE_BYTES` a line; past one, or for a
+FIFO or device, an :class:`InputError` names the file and the limit. Reading is strict where
+BEIR's loader is silent: a malformed line, a missing ``_id`` or ``text``, a duplicate id, a qrels
+line without three tab-separated fields or with a score that is not a whole number is an
+:class:`InputError` reading ``FILE:LINE: field: what is wrong``. Ids are taken as written (a JSON
+number as its decimal text); a missing or null ``title`` reads ``""`` and is counted. Lines end at
+``\\n``, a ``\\r`` before it being part of the ending (BEIR's qrels are CRLF).
 
-Writing: the source table (SQLite, streamed into a temporary file the
-caller renames into place), corpus YAML text that :mod:`ptah.adapters.corpus_yaml`
-reads back to the same corpus, and atomic file replacement.
+Writing: the source table (SQLite, streamed into a temporary file the caller renames into place)
+and corpus YAML that :mod:`ptah.adapters.corpus_yaml` reads back to the same corpus.
 """
 
 from __future__ import annotations

@@ -1,32 +1,21 @@
 """Editing a corpus file in place: grades, required and forbidden keys added to a case, new cases
 appended.
 
-An edit is made with ruamel.yaml's round-trip mode, and only the lines it adds
-or changes in ruamel.yaml's writing of the file are spliced into the file's own
-text (:func:`_spliced`): every other byte stays as the author wrote it (line
-endings, a BOM, ``---`` and ``...`` and what follows, tabs, spacing, comments):
+An edit is made with ruamel.yaml's round-trip mode, and only the lines it adds or changes are
+spliced into the file's own text (:func:`_spliced`); every other byte stays as written (line
+endings, a BOM, ``---`` and ``...``, tabs, spacing, comments):
 
-* a new key is written double-quoted (``"42"``), so no YAML reader can take it
-  for a number; a grade as a whole number when it is one (``1``), else as the
-  shortest float that reads back (``0.5``);
-* a key is appended to its collection in that collection's style (a flow list
-  ``[a, b]`` gains ``, c`` on its line, which is rewritten, and when it spans
-  lines, so are the lines beside it that ruamel.yaml writes otherwise); a field
-  a case lacks is added at the end of the case, in the style the corpus uses
-  for that field elsewhere (block when no case has it); a new case is appended
-  at the end of ``cases``; new lines end as the file's lines do;
-* comment lines that followed the collection's last entry still follow it,
-  after the added entry;
-* the layout (indentation of mappings, of lists and of their dashes) is read
-  from the file. A save counts the lines it added and the lines it changed;
-  where the file mixes layouts that ruamel.yaml writes back one way and the
-  splice would not read as the edit, the file is written as ruamel.yaml
-  writes it -- the count of changed lines says so.
+* a new key is written double-quoted (``"42"``), a grade as a whole number when it is one, else
+  the shortest float that reads back;
+* a key joins its collection in that collection's style (a flow list gains ``, c`` on its line); a
+  field a case lacks goes at the end of the case, in the style the corpus uses for it elsewhere; a
+  new case at the end of ``cases``; comments after a collection's last entry stay after it;
+* the layout is read from the file; where it mixes layouts the splice cannot follow, the file is
+  written as ruamel.yaml writes it, and the count of changed lines says so.
 
-Nothing is written until :meth:`CorpusDocument.save`: the edited text must be
-a valid corpus (:func:`ptah.adapters.corpus_yaml.parse_corpus`), the file must
-hold the bytes it held when read (else exit 3: it changed meanwhile), and it
-is then replaced atomically -- never half written (a link to it stays a link).
+Nothing is written until :meth:`CorpusDocument.save`: the text must be a valid corpus
+(:func:`ptah.adapters.corpus_yaml.parse_corpus`) and the file hold the bytes it held when read
+(else exit 3); it is then replaced atomically (a link to it stays a link).
 """
 
 from __future__ import annotations

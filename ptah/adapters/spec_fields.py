@@ -2,8 +2,8 @@
 value.
 
 The reader (:mod:`ptah.adapters.spec_yaml`) is built of parts -- generations
-(:mod:`ptah.adapters.spec_generations`), variants (:mod:`ptah.adapters.spec_variants`),
-judges (:mod:`ptah.adapters.spec_variants`) -- each a :class:`FieldReader`, so
+(:mod:`ptah.adapters.spec_generations`), variants and judges
+(:mod:`ptah.adapters.spec_variants`) -- each a :class:`FieldReader`, so
 every problem is reported alike: ``FILE:LINE: field: message``.
 """
 

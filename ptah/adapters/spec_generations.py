@@ -1,37 +1,20 @@
 """Reading ``generations:`` of the specification: each generation's model and, for a service, its
-endpoint.
+endpoint (format: docs/specification.md).
 
-A part of the specification reader (:mod:`ptah.adapters.spec_fields`). A
-generation embedded by a service names a ``provider``::
+Part of the specification reader (:mod:`ptah.adapters.spec_fields`). A generation embedded by a
+service names a ``provider`` (``openai``: any server speaking the OpenAI embeddings API) with
+``model``, ``base_url`` (default ``https://api.openai.com/v1``; http or https, no credentials),
+``api_key_env`` (default ``OPENAI_API_KEY``; null for a server that wants no key: the key itself is
+never in the file, read when texts must be embedded), optional ``dimensions``, ``batch_size``
+(inputs a request, default 64), ``max_concurrency`` (default 4) and ``timeout_s`` (one request in
+all, default 60).
 
-    generations:
-      small-512:
-        provider: openai                    # any server speaking the OpenAI embeddings API
-        model: text-embedding-3-small
-        base_url: http://127.0.0.1:8080/v1  # default https://api.openai.com/v1; http or https, no credentials
-        api_key_env: OPENAI_API_KEY         # default; null for a server that wants no key
-        dimensions: 512                     # optional, passed to the API
-        batch_size: 256                     # inputs per request (default 64)
-        max_concurrency: 4                  # requests in flight (default 4)
-        timeout_s: 60                       # seconds one request may take in all (default 60)
-
-The key itself is never in the file: it is read from the variable when texts
-must be embedded.
-
-An *external* generation names the column of ``source.table`` that already
-holds each row's vector; its model (or provider) embeds the queries only::
-
-    generations:
-      production:
-        vectors: {column: embedding}   # PostgreSQL: pgvector vector/halfvec; SQLite: float32 BLOB or JSON array text
-        model: sentence-transformers/all-MiniLM-L6-v2
-
-``text`` and ``document_prefix`` are refused beside ``vectors``: ptah embeds no
-row text for it, so they could change nothing.
-
-A local model runs on torch unless ``backend: onnx`` asks for onnxruntime
-(the ``onnx`` extra), optionally with ``quantize: int8``; both are refused
-for a service and for ``ptah/deterministic``, ``quantize`` without ``backend: onnx``.
+An *external* generation names the column of ``source.table`` that holds each row's vector
+(``vectors: {column: embedding}``: pgvector ``vector``/``halfvec``, or in SQLite a float32 BLOB or
+JSON array text); its model or provider embeds the queries only, so ``text`` and
+``document_prefix`` are refused beside it. A local model runs on torch unless ``backend: onnx``
+(the ``onnx`` extra), optionally ``quantize: int8``; both are refused for a service and for
+``ptah/deterministic``, and ``quantize`` without ``backend: onnx``.
 """
 
 from __future__ import annotations

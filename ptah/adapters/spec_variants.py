@@ -1,63 +1,19 @@
-"""Reading ``variants:`` of the specification: named configurations evaluated side by side.
+"""Reading ``variants:`` and ``judges:`` of the specification (formats: docs/variants.md,
+docs/judges.md).
 
-A part of the specification reader (:mod:`ptah.adapters.spec_fields`), like
-:mod:`ptah.adapters.spec_generations`. Each variant names the channels it
-fuses, its generation, and optionally a rerank stage and its own search::
-
-    variants:
-      lexical:  {channels: [lexical]}
-      hybrid:   {channels: [lexical, vector], generation: minilm}
-      reranked:
-        channels: [lexical]
-        generation: minilm                 # default: the active generation
-        rerank:
-          kind: bi-encoder                 # or cross-encoder, service, or a plug-in's kind
-          generation: minilm               # bi-encoder: whose model re-scores; every kind: whose text is scored
-          candidates: 50                   # the channel's top rows re-scored (default 100)
-      served:
-        channels: [vector]
-        search: index                      # exact (default), index or both
-        ef_search: 100
-      cohere:
-        channels: [vector]
-        rerank:
-          kind: service
-          api: cohere                      # or tei (text-embeddings-inference: texts -> [{index, score}])
-          base_url: http://127.0.0.1:7997  # POST {base_url}/rerank
-          model: rerank-english-v3.0
-          api_key_env: RERANK_API_KEY      # default none: a server that wants no key
-          timeout_s: 60
-      team:
-        channels: [retriever]              # a plug-in channel (ptah.retriever) ...
-        options: {run: runs/team.jsonl}    # ... reads its own options:, checking them when it measures
-
-``channels`` is ``[vector]``, ``[lexical]``, ``[lexical, vector]`` (the hybrid
-channel's fusion; ``[hybrid]`` says the same) or one registered channel's
-name. A name is 1 to 64 letters, digits, ``.``, ``_`` or ``-``. A rerank's
-``model`` is a cross-encoder's local folder, installed model package or cached
-Hugging Face name, or the model a service is asked for.
-
-Reading ``judges:`` of the specification: model judges that grade the holes (docs/judges.md).
-
-A part of the specification reader (:mod:`ptah.adapters.spec_fields`), like
-:mod:`ptah.adapters.spec_variants`::
-
-    judges:
-      encoder: {kind: encoder, generation: minilm, threshold: 0.45}   # grade 1 from a cosine of 0.45
-      graded:
-        kind: encoder
-        model: cross-encoder/ms-marco-MiniLM-L6-v2                      # a cross-encoder scores each pair
-        thresholds: {1: 0.0, 2: 4.5}                                    # the highest grade whose score is reached
-      gpt:
-        kind: chat
-        model: gpt-4o-mini
-        base_url: https://api.openai.com/v1                             # POST {base_url}/chat/completions
-        api_key_env: OPENAI_API_KEY
-        max_requests: 2000                                              # the spend cap of one invocation
-        timeout_s: 60
-
-A judge's name is 1 to 64 letters, digits, ``.``, ``_`` or ``-``. Every problem
-is reported as FILE:LINE: field: message, like the rest of the specification.
+Part of the specification reader, like :mod:`ptah.adapters.spec_generations`; every problem is
+reported as ``FILE:LINE: field: message``. A variant names the channels it fuses, its generation
+(default: the active one), and optionally its own search (``search: exact``, ``index`` or
+``both``, ``ef_search``) and a rerank stage (``kind``: ``bi-encoder``, ``cross-encoder``,
+``service`` or a plug-in's; ``generation``, whose text is scored and, for a bi-encoder, whose model
+re-scores; ``candidates``, default 100). ``channels`` is ``[vector]``, ``[lexical]``, ``[lexical,
+vector]`` (the hybrid fusion; ``[hybrid]`` says the same) or one registered channel's name, whose
+``options:`` are read as plain values and checked by the channel when it measures. A variant's or
+judge's name is 1 to 64 letters, digits, ``.``, ``_`` or ``-``. A rerank's ``model`` is a
+cross-encoder's local folder, installed model package or cached Hugging Face name, or the model a
+service is asked for. A judge is an ``encoder`` (a ``threshold`` on the cosine, or a
+cross-encoder's ``thresholds`` per grade) or a ``chat`` model (``base_url``, ``api_key_env``,
+``max_requests``: the spend cap of one invocation, ``timeout_s``).
 """
 
 from __future__ import annotations

@@ -1,79 +1,29 @@
-"""Finding and loading the specification, ``ptah.yaml``.
+"""Finding and loading the specification, ``ptah.yaml`` (format: docs/specification.md).
 
-The file is read at the node level (:mod:`ptah.adapters.yaml_nodes`), so every
-problem is reported as ``FILE:LINE: field: what is wrong and how to fix it``,
-all of them at once, sorted by line. Format (docs/specification.md)::
+The file is read as located nodes (:mod:`ptah.adapters.yaml_nodes`), so every problem is reported
+as ``FILE:LINE: field: what is wrong and how to fix it``, all at once, sorted by line. Generations
+are read by :mod:`ptah.adapters.spec_generations`, variants and judges by
+:mod:`ptah.adapters.spec_variants`. ``${NAME}`` is expanded in ``source.database`` and ``store``
+(``store.url``) only, an unset one being an error naming it; other ``$`` are kept as written.
 
-    version: 1                          # required; only 1 is accepted
-    source:
-      database: sqlite:///support.db    # relative to this file; sqlite:////abs for absolute;
-                                        # or postgresql://...; ${ENV} is expanded
-      table: articles
-      key_fields: [id]                  # non-empty list of distinct column names
-      text: "{title}\n\n{body}"         # template (see ptah.core.spec)
-      judge_text: "{title}\n{body}"      # optional: the text a person judges a row by
-      filter: "status = 'published'"    # optional SQL boolean expression
-      statement_timeout_s: 600          # default 600; PostgreSQL stops a statement after this long
-    store: .ptah/ptah.db                # default; relative to this file; or postgresql://...
-                                        # or {url: postgresql://..., schema: ptah}: ptah's tables in
-                                        # that schema, which may be in the source's own database
-    active: minilm                      # optional when only one generation is declared
-    generations:                        # at least one; names: letters, digits, . _ -
-      minilm:
-        model: sentence-transformers/all-MiniLM-L6-v2   # or ptah/deterministic
-        normalize: true                 # default true: vectors scaled to unit length
-        max_seq_length: 256             # default: the model's own limit (256 tokens for MiniLM); longer texts are cut
-        query_prefix: ""                # default ""; null means ""
-        document_prefix: ""
-        text: "{body}"                  # optional: overrides source.text for this generation
-        batch_size: 64                  # default 64
-        dimension: 64                   # ptah/deterministic only; default 64
-    variants:                           # optional: named configurations (ptah.adapters.spec_variants)
-      hybrid: {channels: [lexical, vector], generation: minilm}
-    judges:                             # optional: model judges of the holes (ptah.adapters.spec_variants)
-      encoder: {kind: encoder, generation: minilm, threshold: 0.45}
+``source.database`` is ``sqlite:///FILE`` (relative to the specification's folder),
+``sqlite:////ABSOLUTE/FILE`` or a ``postgresql://`` (``postgres://``) URL; ``store`` is one of
+those URLs, ``{url: …, schema: …}``, or a file path (relative, ``~/…`` or absolute). Refused,
+exit 2:
 
-A generation embedded by a service (``provider: openai``) is read by
-:mod:`ptah.adapters.spec_generations`, which documents its fields.
+* a file path that looks like a libpq ``key=value`` string (it would become a file name holding
+  the password), has a ``user:password@`` part, names a scheme ptah does not open, or holds a
+  control character; a store path may hold no ``=`` at all, a source path one that cannot start a
+  pair (``exports/date=2024-01-01.db``);
+* the store in the source database, where ptah promises only to read: :func:`same_database`
+  decides from the values as the specification is read, :func:`refuse_store_in_source` asks the
+  servers before the store is opened. A store in a schema of its own may share the source's
+  PostgreSQL database, outside the source table's schema.
 
-``${NAME}`` is expanded in ``source.database`` and ``store`` (``store.url``) only; an unset
-variable is an error naming it. Other ``$`` characters are kept as written.
-
-What ``source.database`` and ``store`` may name, checked when the specification is read.
-
-``source.database`` is ``sqlite:///FILE`` (relative to the specification's
-folder), ``sqlite:////ABSOLUTE/FILE``, or a ``postgresql://`` (``postgres://``)
-URL. ``store`` is one of those URLs, or a file path: relative to the
-specification's folder, ``~/…``, or absolute. A file path (a store, or what
-follows ``sqlite:///``) is refused, exit 2, when it
-
-* looks like a libpq ``key=value`` connection string (``host=db password=…
-  dbname=src``): taken as a path, it would become a file name with the
-  password in it. A store path may hold no ``=`` at all (ptah creates the
-  store, so choosing a name without one costs nothing); a source path may
-  hold one where it cannot start a pair (``exports/date=2024-01-01.db``);
-* has a ``user:password@`` part, or names a URL scheme ptah does not open;
-* holds a control character.
-
-A refused value is quoted as written in the specification -- ``${VAR}``
-unexpanded, so nothing from the environment is echoed -- with every password
-redacted (:func:`ptah.core.spec.redact_url`).
-
-The store may not be the source database: ptah writes its own tables into the
-store, and promises only to read the source. A store in a schema of its own
-(``store: {url: …, schema: ptah}``) may share the source's PostgreSQL
-database, in a schema the source table does not live in. The specification
-reader refuses what the values alone show (:func:`same_database`: one SQLite
-file; one host, port and database name in both URLs and no schema named);
-:func:`refuse_store_in_source` then asks the servers before the store is
-opened, so a second spelling of one database (``?host=/run/pg/`` and
-``?host=/run/pg``, two names of one host) is refused too.
-
-Which kind a value is comes from the registries alone
-(:func:`~ptah.adapters.sources.base.source_kind`,
-:func:`~ptah.adapters.stores.registry.store_kind`): the checks above are the
-SQLite kinds' (file paths) and a ``postgresql://`` URL's; a value a store kind
-added by a package claims is that kind's to check when it opens it.
+A refused value is quoted as written (``${VAR}`` unexpanded), passwords redacted. Which kind a
+value is comes from the registries alone (:func:`~ptah.adapters.sources.base.source_kind`,
+:func:`~ptah.adapters.stores.registry.store_kind`): a value a package's store kind claims is that
+kind's to check.
 """
 
 from __future__ import annotations

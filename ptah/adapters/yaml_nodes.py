@@ -1,33 +1,13 @@
-"""Reading YAML files as located nodes, for loaders that report ``FILE:LINE``.
+"""Reading ptah's YAML files (corpora, the specification, the judgement record) as located nodes,
+for loaders that report ``FILE:LINE``.
 
-ptah's YAML files (corpora, the specification, the judgement record) are
-read at the node level, composed by libyaml
-(:mod:`ptah.adapters.yaml_nodes`), instead of being constructed into
-Python objects, for three reasons:
-
-* every value keeps its line, so an error can name it;
-* a scalar keeps the text the author wrote, so an unquoted key ``0042`` stays
-  ``"0042"`` instead of silently becoming the integer 42;
-* aliases are refused outright (an alias bomb expands to nothing here) and
-  duplicate mapping keys are found, which the constructor would hide.
-
-Composing YAML text into located nodes with libyaml, PyYAML's C parser.
-
-The nodes are PyYAML's (:mod:`yaml.nodes`): each keeps its tag, its value
-(a scalar's text exactly as written), its style and its line. Nothing is
-constructed, so an alias is still visible as a second reference to one node
-and a duplicated key as a second pair.
-
-Types are ptah's own, decided from a plain scalar's text: the implicit
-types of YAML 1.2's core schema as ruamel.yaml spells them (``true``,
-``0o17``, ``1_000``, ``.inf``, ``~``…; ``yes`` and ``on`` are text), or
-YAML 1.1's after a ``%YAML 1.1`` directive -- never PyYAML's own 1.1
-resolver. A quoted or block scalar is text. NEL, LS and PS written raw
-are text too, as YAML 1.2 says, not the line breaks libyaml takes them for.
-
-A document libyaml refuses raises :class:`NotAccepted` with a message and
-its line. Where PyYAML has no libyaml, its pure-Python parser composes the
-same nodes, more slowly.
+libyaml (PyYAML's C parser; its pure-Python one where libyaml is missing) composes PyYAML's
+nodes (:mod:`yaml.nodes`) and nothing is constructed, so every value keeps its line, a scalar the
+text written (an unquoted key ``0042`` stays ``"0042"``), an alias is refused and a duplicate key
+is found. A plain scalar's type is ptah's own: YAML 1.2's core schema as ruamel.yaml spells it
+(``true``, ``0o17``, ``1_000``, ``.inf``, ``~``; ``yes`` and ``on`` are text), or YAML 1.1's after a
+``%YAML 1.1`` directive. A quoted or block scalar is text, and so are NEL, LS and PS written raw.
+A document libyaml refuses raises :class:`NotAccepted` with a message and its line.
 """
 
 from __future__ import annotations

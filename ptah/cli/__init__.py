@@ -1,29 +1,16 @@
 """The ``ptah`` command line: a thin typer app with one error boundary.
 
-Command modules import services lazily inside their functions, so that
-``ptah --help`` and ``ptah corpus ...`` never import torch. The modules
-themselves are imported when their commands are used: ``ptah inference
-evaluate`` builds the app with the ``inference`` group alone, and anything
-else -- ``ptah --help``, a root option, a misspelt command -- the whole app,
-``ptah.cli.app``: ptah's own commands and the installed plugins', through the door
-(hook ``register_commands``).
+Command modules import services inside their functions, so ``ptah --help`` and ``ptah corpus
+...`` never import torch, and are imported when their commands are used: ``ptah inference
+evaluate`` builds the app with the ``inference`` group alone; anything else (``--help``, a root
+option, a misspelt command) the whole app, ``ptah.cli.app``, ptah's own commands and the
+installed plugins' through the door (hook ``register_commands``).
 
-A reader that goes away (``ptah … | head -1``) ends ptah with exit 141, never 1.
-
-Exit 1 means "negative verdict", and click turns a broken pipe into exactly
-that. ptah instead ends as every Unix filter killed by SIGPIPE does, with the
-status a shell reports for one (128 + 13 = 141): under ``set -o pipefail`` a
-pipeline that cut ptah short fails as it would with ``git log | head``, and a
-script can tell "the reader left" from a pass (0), a failed gate (1) and
-ptah's own failures (2, 3, 4). Whatever ptah wrote to files before (the
-``--output`` report) is complete: the pipe breaks only while printing.
-
-The standard streams are wrapped so that a broken pipe surfaces as
-:class:`ReaderGone`, which is not an ``OSError`` and so passes click by;
-:func:`leave_quietly` points them at ``/dev/null`` so that Python's flush at
-exit cannot fail a second time and print a traceback.
-
-ptah's own commands, registered through the door (:mod:`ptah.core.plugins`).
+A reader that goes away (``ptah … | head -1``) ends ptah with exit 141 (128 + SIGPIPE), as any
+Unix filter, never the 1 of a negative verdict (docs/exit-codes.md); files written before are
+whole. The standard streams are wrapped so a broken pipe surfaces as :class:`ReaderGone`, which
+is not an ``OSError`` and so passes click by; :func:`leave_quietly` points them at ``/dev/null``
+so that Python's flush at exit cannot fail again and print a traceback.
 """
 
 from __future__ import annotations
@@ -186,7 +173,7 @@ def _root(
 
 
 def _app(names) -> typer.Typer:
-    """The app with the groups and commands ``names`` (in the order of :data:`_PARTS`)."""
+    """The app with the groups and commands ``names`` (in the order of :data:`PARTS`)."""
     made = typer.Typer(
         name="ptah",
         help="Keep text-embedding generations of a table and measure, honestly, whether they work.",
@@ -243,7 +230,7 @@ def main(argv: list[str] | None = None) -> None:
     Usage errors are click's (exit 2); ptah's typed errors carry their exit
     code; anything else is a bug, reported in one line (set ``PTAH_DEBUG=1``
     for the traceback) with exit 3. A closed pipe is exit 141
-    (:mod:`ptah.cli`). Messages quote input, so their controls are
+    (:class:`ReaderGone`). Messages quote input, so their controls are
     made visible (:mod:`ptah.cli.display`).
     """
     from ptah.adapters.embedders import LOADING

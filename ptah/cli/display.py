@@ -1,28 +1,17 @@
-"""How the CLI prints what came from a file or a database: controls made visible, rich markup
-escaped.
+"""How the CLI prints: values from a file or a database made visible, reports, what ``evaluate``
+tells a CI, and ``--OPTION NAME=X`` options (``--detect nDCG=0.02``, :func:`measure_values`).
 
-Every case id, query, key, path, generation, table or column name and every
-message that may quote one passes through :func:`plain` or :func:`markup`
-(from :mod:`ptah.render.layout`, shared with the report's renderers) on its way
-to a terminal (see :mod:`ptah.core.visible` for what is escaped and how).
-``--json`` output goes through :func:`json_text`; files ptah writes (reports,
-runs, pages) hold the exact values and are not touched.
+Every value that may quote a file or the source passes through
+:func:`~ptah.render.layout.plain` or :func:`~ptah.render.layout.markup` on its way to a terminal;
+``--json`` output through :func:`json_text`; files ptah writes hold the exact values.
+:func:`report_to_ci`:
 
-What ``evaluate`` tells a CI: GitHub workflow annotations, and the summary appended to the step's
-page.
-
-* ``GITHUB_ACTIONS=true``: an ``::error`` annotation on the corpus line of each
-  failed case (:mod:`ptah.render.annotations`), printed to stderr; the file is
-  named relative to ``GITHUB_WORKSPACE`` when the corpus lies inside it, as
-  GitHub places annotations by a path from the repository root.
-* ``GITHUB_STEP_SUMMARY`` set: the Markdown summary (:mod:`ptah.render.markdown`)
-  is appended to that file without being asked (:func:`ptah.adapters.files.append_text`:
-  a regular file only, at most 1 MiB in all). The summary
-  is a courtesy: when it cannot be appended, a one-line warning says why on
-  stderr and the exit code stays the verdict's.
-
-Options that name a measure and give it a number, ``--OPTION NAME=X`` (``--detect
-nDCG=0.02``).
+* ``GITHUB_ACTIONS=true``: an ``::error`` annotation on the corpus line of each failed case
+  (:mod:`ptah.render.annotations`), on stderr, the file named relative to ``GITHUB_WORKSPACE``
+  when the corpus lies inside it;
+* ``GITHUB_STEP_SUMMARY`` set: the Markdown summary is appended to that file
+  (:func:`ptah.adapters.files.append_text`: a regular file only, at most 1 MiB in all). When it
+  cannot be, a one-line warning on stderr says why and the exit code stays the verdict's.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Services (and through them numpy, the store and the model) are imported inside
 each command, so ``ptah --help`` and ``ptah inference --help`` stay light and
 never import torch. Errors are ptah's typed errors, raised to the one boundary
-in :mod:`ptah.cli`.
+in :func:`ptah.cli.main`.
 
 Keys are printed as written, a composite key as its components (``acme · 2``);
 a key holding another control character is printed as a JSON string so it

@@ -1,53 +1,29 @@
-"""Baselines and gates: comparing a report with an earlier one, and the verdict.
+"""Baselines and gates: a report compared with an earlier one, re-scored under the current corpus,
+and the verdict.
 
-Comparability: a baseline is comparable with a corpus when their digests match or they differ in
-judgements alone (:mod:`ptah.core.baseline`, which measures the baseline again from its rankings);
-otherwise :func:`check_comparable` raises ``IncomparableBaseline`` naming both digests. The digest
-is what a report says of itself, so the cases it holds are checked too (:func:`check_cases`): a
-run's case ids must be exactly its corpus's, or a baseline cut down to its worst cases (every mean
-recomputed to match) would pass a gate it should not.
+A baseline is comparable with a corpus when their digests match or they differ in judgements
+alone (the same case ids, queries and depths: :func:`difference`); otherwise
+:func:`check_comparable` raises ``IncomparableBaseline``. A run's case ids must be exactly its
+corpus's (:func:`check_cases`), or a baseline cut down to its worst cases would pass. Each run is
+compared with the baseline's *reference* run, its first.
 
-Each run of the current report is compared with the baseline's *reference*
-run (its first), so a new generation is measured against what was shipped.
-
-Gates, each a ``{"name", "passed", ...}`` entry in the report:
-
-* ``required`` -- every required key of every case is in its top k; with a
-  baseline, every one the baseline found (a key it missed too is a *known
-  miss*, reported with both ranks, not failed on);
-* ``forbidden`` -- no forbidden key appears in any top k;
-* ``max-<measure>-drop`` (recall, mrr, ndcg), only with a baseline -- fails
-  when ``baseline mean - current mean > threshold``. Thresholds are absolute,
-  0 <= X <= 1. The comparison allows 1e-12 of floating-point noise so that a
-  drop of exactly X passes. A mean that is N/A on either side fails the gate:
-  a number that cannot be compared is never taken as no regression.
-  *Inconclusive* (not passed; the report's verdict ``inconclusive``, exit 4,
-  unless another gate fails) when it fails on the current run's mean and
-  passes on the current run's high bound (the baseline at its recorded
-  value): the holes in the judgements decide it (:mod:`ptah.core.judged`).
-
-A baseline measured again from its own rankings under the current corpus (docs/holes.md,
-"A new baseline after the corpus changed").
-
-A baseline report keeps each case's ranking (its top k), query and depth. A
-gate reads the baseline's values from those rankings, never from the numbers
-the file holds: :func:`rescore` measures every stored ranking again with the
-per-case loop every fresh run uses (:func:`ptah.core.report.measure_case`,
-:func:`ptah.core.report.make_run`), under the current corpus and its
-judgement record. So a judgement added since (a grade in the corpus, a 0 in
-the record) re-scores the baseline instead of breaking it, and a value edited
-by hand never reaches a gate.
-
-A baseline is comparable with a corpus of another digest when they differ in
-their judgements alone: the same case ids, queries and depths
-(:func:`difference` names the first way they differ otherwise).
-
-What the file cannot tell: a fixed-depth measure looking deeper than a case's
-k (``MAP@10`` at k 5) needs ranks the report does not keep, so its value is
-the stored one raised to the kept top k's value where that is higher (each
-registered measure only grows with the rows below k); a missed required key
-keeps the rank the file gives it, and a key required since reads "not in the
+A gate never reads the numbers the file holds: :func:`rescore` measures each stored ranking again
+with the loop every fresh run uses (:func:`ptah.core.report.measure_case`), under the current
+corpus and judgement record (docs/holes.md, "A new baseline after the corpus changed"). A
+fixed-depth measure deeper than a case's k keeps its stored value, raised to the kept top k's
+where higher; a missed required key keeps its stored rank, one required since reads "not in the
 top k".
+
+Gates, each a :class:`~ptah.core.report.Gate`:
+
+* ``required`` -- every required key of every case is in its top k; with a baseline, every one the
+  baseline found (a key it missed too is a *known miss*, reported with both ranks);
+* ``forbidden`` -- no forbidden key appears in any top k;
+* ``max-<measure>-drop`` (with a baseline) -- fails when ``baseline mean - current mean >
+  threshold`` (absolute, 0 <= X <= 1, with 1e-12 of noise allowed, so a drop of exactly X passes);
+  a mean N/A on either side fails. *Inconclusive* (verdict ``inconclusive``, exit 4, unless
+  another gate fails) when it fails on the current mean and passes on its high bound: the holes
+  decide it (:mod:`ptah.core.judged`).
 """
 
 from __future__ import annotations
@@ -288,7 +264,7 @@ def check_comparable(
     spec_path: str | None = None,
 ) -> None:
     """The baseline at ``path`` measured ``corpus``, or one that differs from it in judgements alone
-    (the same case ids, queries and depths: :func:`ptah.core.baseline.difference`);
+    (the same case ids, queries and depths: :func:`difference`);
     :class:`IncomparableBaseline` (exit 2) naming both digests, how they differ and the rebaseline
     command with ``corpus_path`` (``corpus``'s path) and ``spec_path`` (the spec the evaluation
     used) otherwise."""

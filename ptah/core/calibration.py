@@ -1,36 +1,21 @@
 """How far a model judge can be trusted on this corpus, measured on the holes a person judged from a
-random sample.
+random sample (docs/judges.md, "Calibration on the person's sample").
 
-Pinned (docs/judges.md, "Calibration on the person's sample"):
-
-* a grade above 0 is *relevant*, 0 is *not relevant*, for the person and the
-  model alike; the **agreement table** counts the sampled holes both judged:
-  ``both`` (both relevant), ``model_only``, ``person_only`` and ``neither``;
-* **Cohen's kappa** = (p_o - p_e) / (1 - p_e), p_o the share of agreement and
-  p_e the agreement expected from the two sides' margins; None when p_e = 1
-  (both sides gave one answer to everything: nothing to measure agreement on);
-* the **true positive rate** both / (both + person_only) and the **true
-  negative rate** neither / (neither + model_only), each with its exact
-  two-sided 95% (Clopper-Pearson) interval; the **false negative rate** is
-  1 - TPR, and its exact one-sided 95% upper bound is 1 minus TPR's one-sided
-  lower bound (the false positive rate likewise from TNR);
-* the model **may move U** (the plausible relevant holes of a run) only when
-  at least :data:`MIN_SAMPLED` sampled holes were judged by both and kappa is
-  at least the threshold (default :data:`MIN_KAPPA`, ``--min-kappa``);
-* then the run's holes split into those the model called relevant (``R``,
-  each counted relevant), those it called not relevant (``Q``) and those it
-  did not judge (``X``, each counted relevant), and
-  ``U = R + upper_relevant(Q + n, n, f) + X`` where n is the number of sampled
-  holes the model called not relevant and f how many of them the person found
-  relevant: the sampled holes the model called not relevant are a uniform
-  sample of all the holes it calls not relevant, so the exact hypergeometric
-  bound of the holes rule applies within them.
-
-The issue that asked for this phrased the last step as "the false-negative
-rate's upper bound"; the share that bounds relevant rows among those the model
-rejected is the share of relevant among the model's rejections (its false
-omission rate), which is what the sample measures directly, so that is the one
-used. Both rates are reported.
+* A grade above 0 is *relevant*, 0 *not relevant*, for person and model alike; the **agreement
+  table** counts the sampled holes both judged: ``both``, ``model_only``, ``person_only``,
+  ``neither``.
+* **Cohen's kappa** = (p_o - p_e) / (1 - p_e), p_o the share of agreement, p_e the agreement the
+  margins expect; None when p_e = 1 (each side gave one answer to everything).
+* **TPR** both / (both + person_only) and **TNR** neither / (neither + model_only), each with its
+  exact two-sided 95% (Clopper-Pearson) interval; FNR = 1 - TPR, its one-sided 95% upper bound 1
+  minus TPR's one-sided lower bound (FPR likewise from TNR).
+* The model **may move U** (a run's plausible relevant holes) only when at least
+  :data:`MIN_SAMPLED` sampled holes were judged by both and kappa reaches the threshold (default
+  :data:`MIN_KAPPA`, ``--min-kappa``). Then ``U = R + upper_relevant(Q + n, n, f) + X``: R the
+  holes the model called relevant, Q those it called not relevant, X those it did not judge (R and
+  X counted relevant), n the sampled holes it called not relevant and f how many of those the
+  person found relevant -- a uniform sample of its rejections, so the bound is on its false
+  omission rate, which the sample measures directly (both rates are reported).
 """
 
 from __future__ import annotations

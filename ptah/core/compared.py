@@ -1,23 +1,16 @@
-"""The typed parts every comparison of a report shares: a measure compared between two runs, with
-its interval, test and how to settle it, and each slice's comparison under its family.
+"""The typed parts of a report's comparisons: a measure compared between two runs (its interval,
+test and how to settle it), each slice's comparison under its family, and a run against the
+baseline.
 
 The comparisons themselves are :class:`ptah.core.side_by_side.Comparison` (the report's
-``comparison``) and :class:`ptah.core.compared.BaselineComparison` (each of
-``baseline.comparisons``). Every part is a frozen dataclass whose fields are its JSON members in the
-order written; ``to_dict`` is that JSON and ``from_dict`` reads it back (schema:
-``ptah/schemas/report.schema.json``, which ``tests/core/test_compared_schema.py`` holds to these
-fields). What each member means is said where it is computed (:mod:`ptah.core.comparison`,
-:mod:`ptah.core.baseline`, :mod:`ptah.core.slicing`).
-
-A member that a report of an older ptah lacks (``ptah-report@1`` has no holes) is named in the
-part's ``omitted`` and written back absent, so ``from_dict(d).to_dict() == d``; its field reads
-None. A member absent by nature (a candidate's ``cost`` when a run was not timed, ``slices``
-without tags) is None and absent.
-
-A run against the baseline, typed: each of the report's ``baseline.comparisons``
-(:class:`BaselineComparison`), built by :func:`ptah.core.baseline.compare` and the verdicts section
-(what each member means), read by the drop gates and every renderer. The parts every comparison
-shares are in :mod:`ptah.core.compared`.
+``comparison``) and :class:`BaselineComparison` (each of ``baseline.comparisons``, built by
+:func:`ptah.core.baseline.compare` and the verdicts section, read by the drop gates and every
+renderer). Each part is a :class:`~ptah.core.parts.Part` (schema:
+``ptah/schemas/report.schema.json``); what a member means is said where it is computed
+(:mod:`ptah.core.comparison`, :mod:`ptah.core.baseline`, :mod:`ptah.core.slicing`). A member an
+older report lacks (``ptah-report@1`` has no holes) reads None and is written back absent; one
+absent by nature (a candidate's ``cost`` when a run was not timed, ``slices`` without tags) is
+None and absent.
 """
 
 from __future__ import annotations

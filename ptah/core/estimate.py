@@ -1,58 +1,30 @@
-"""The random sample of a comparison's holes, and the estimate of a gated difference under complete
-judgement.
+"""When holes can decide a comparison: flip counts both ways, the plausible relevant holes, the
+random sample of a comparison's holes and the estimate of a difference under complete judgement
+(docs/holes.md).
 
-**Strata.** A hole of a comparison (an unjudged key in the reference's or a
-candidate's top k) *favours* the side that ranks it better or alone returns it
-(``both`` when the ranks are equal), and its *band* is ``top`` when its better
-rank is 3 or less, else ``deep``: six strata, a function of the two rankings
-alone, so a recorded sample's strata are recomputed exactly from the runs.
+A comparison puts a *candidate* run beside a *reference* run (a gate: the run against the
+baseline's reference run; a finding: a run against the first). A *hole* is an unjudged key in
+either top k; taken relevant (at the case's highest grade) it lifts every run that returns it, at
+its own rank, and grows both denominators; a key no compared run returns stays not relevant.
 
-**The draw** (:func:`draw`): a sample of n holes is allocated to the strata in
-proportion to each stratum's weight (the sum of 1 / log2(rank + 1) over its
-holes at their better rank, halved for ``both``, whose holes move the two
-sides alike), at least one hole a stratum while n allows, then drawn
-uniformly within each stratum with ``random.Random(seed)`` and shuffled, so
-any first part of it judged is a stratified random sample too.
-
-**The estimate** (:func:`estimate`): a judged hole's relevance is modelled
-by a logistic regression on its side (the baseline's alone, the run's
-alone, both) and the log of its better rank, fitted to every hole the
-recorded samples drew and a person judged, with a normal prior on each
-coefficient (:data:`PRIOR_SCALES`: a sample with nothing relevant found still
-leaves its uncertainty). :data:`IMPUTATIONS` times, coefficients are drawn
-from the posterior's normal approximation and each unjudged hole made
-relevant (at the case's highest grade) with the chance they give it, lifting
-each run that returns it at its own rank and growing both runs'
-denominators; the difference of the means is taken. The estimate is their
-mean and the 95% interval their 2.5th and 97.5th percentiles: the
-sampling-and-imputation view of infAP/infNDCG (Yilmaz, Kanoulas and Aslam
-2008) for the difference of two runs (Schnabel et al. 2016 sample to estimate
-a difference), whose coverage ``benchmarks/verdict_replay.py`` checks against
-complete judgements.
-
-When holes can decide a comparison: flip counts both ways, and the plausible relevant holes.
-
-A comparison puts a *candidate* run beside a *reference* run (a gate: the run
-against the baseline's reference run; a finding: a run against the first).
-Both rankings are in hand, so a *hole of the comparison* is an unjudged key in
-either run's top k. A relevant hole lifts every run that returns it, each at
-its own rank, and grows both runs' denominators (recall's relevant count,
-nDCG's ideal DCG); a key no compared run returns stays not relevant.
-
-* :func:`flip_count` -- the least number of holes whose relevance (at the
-  case's highest grade) would move the mean difference across a target, in
-  the direction asked: up, for a gate failing on its judged values; down, for
-  one passing on them.
-* :func:`upper_relevant` -- the one-sided bound on the relevant rows left
-  among a population's unjudged rows after a uniform sample (hypergeometric).
-
-Each case's extremes are exact for a measure whose ``holes`` structure is
-``sum`` (the value with a set S of relevant holes is ``(c + sum of a(h))/D(|S|)``:
-recall, nDCG, P) or ``first`` (the value is the largest of each relevant key's
-own value: MRR, success); any other measure is solved exactly by enumerating
-subsets up to :data:`BRUTE_FORCE_HOLES` holes a case and otherwise bounded as if
-one hole could move a case's difference anywhere in [-1, 1] (a measure lies in
-[0, 1]), which makes m a lower bound: it can only leave a verdict inconclusive.
+* :func:`flip_count` -- the least number of holes whose relevance moves the mean difference across
+  a target: up for a gate failing on its judged values, down for one passing. Exact for a measure
+  whose ``holes`` structure is ``sum`` (``(c + sum of a(h)) / D(|S|)``: recall, nDCG, P) or
+  ``first`` (the largest relevant key's own value: MRR, success), by enumeration up to
+  :data:`BRUTE_FORCE_HOLES` holes a case otherwise, and beyond that a lower bound (each case's
+  difference anywhere in [-1, 1]), which can only leave a verdict inconclusive.
+* :func:`upper_relevant` -- the one-sided hypergeometric bound on the relevant rows left among a
+  population's unjudged rows after a uniform sample.
+* :func:`draw` -- a hole's stratum is the side it favours (``reference``, ``candidate`` or
+  ``both``) and the band of its better rank (:data:`BANDS`), a function of the two rankings alone;
+  n holes are allocated by each stratum's weight (1 / log2(rank + 1), halved for ``both``), at
+  least one a stratum while n allows, drawn uniformly within each with ``random.Random(seed)`` and
+  shuffled, so any first part of it is a stratified sample too.
+* :func:`estimate` -- relevance modelled by a logistic regression on a hole's side and log rank
+  over every judged sampled hole, with a normal prior (:data:`PRIOR_SCALES`); :data:`IMPUTATIONS`
+  draws from its posterior's normal approximation make each unjudged hole relevant with the chance
+  they give it; the estimate is the mean difference of the means, its 95% interval their 2.5th and
+  97.5th percentiles (``benchmarks/verdict_replay.py`` checks the coverage).
 """
 
 from __future__ import annotations

@@ -1,36 +1,22 @@
 """The measures ptah reports: one registry, the single source of names, labels, formulas and report
-keys.
+keys, and means with explicit denominators.
 
 Every measure scores one case's ranking against its grades at a depth k:
 
-* a *ranking* is a list of distinct keys, best first; only its first ``k``
-  entries count; rank i is 1-based;
-* ``grades`` maps judged keys to their grade; a key is *relevant* when its
-  grade is > 0 (trec_eval's ``relevance_level`` 1 on integer grades); a key
-  absent from ``grades`` is unjudged and gains 0;
-* a case with no relevant key is N/A (``None``) for every measure -- never 0
-  or 1 -- and is left out of the mean's denominator (where trec_eval would
-  report 0, or skip the query).
+* a *ranking* is a list of distinct keys, best first; only its first ``k`` entries count; rank i
+  is 1-based;
+* a key is *relevant* when its grade is > 0 (trec_eval's ``relevance_level`` 1); a key absent from
+  ``grades`` is unjudged and gains 0;
+* a case with no relevant key is N/A (``None``) for every measure -- never 0 or 1 -- and is left
+  out of the mean's denominator.
 
-The definitions agree with trec_eval 9.x as wrapped by pytrec_eval to 1e-9
-(the tests check each on random rankings); each :class:`MeasureKind` names its
-trec_eval counterpart and states its formula.
-
-A :class:`Measure` is a kind at a depth. ``Measure("nDCG")`` (no depth) is
-measured at each case's own ``k`` -- the three default measures, reported
-under the flat keys ``recall``, ``mrr`` and ``ndcg``; ``Measure("MAP", 10)``
-is measured at depth 10 for every case and reported as ``MAP@10``. Both parse
-back from their string form (``nDCG``, ``MAP@10``).
-
-Adding a measure is one :func:`register` call with its scoring function (and
-a test that checks it against trec_eval); every table, report, HTML page and
-gate takes the registry's word for it.
-
-Means with explicit denominators (the measures themselves are the registry's,
-:mod:`ptah.core.measures`).
-
-Means carry their numerator and denominator so a report can say "over 47 of
-50 cases"; an empty mean is N/A (``None``), never 0 or 1.
+Each :class:`MeasureKind` states its formula and its trec_eval 9.x counterpart, which it agrees
+with to 1e-9 (tested on random rankings). A :class:`Measure` is a kind at a depth:
+``Measure("nDCG")`` is measured at each case's own ``k`` (the defaults, reported as ``recall``,
+``mrr``, ``ndcg``), ``Measure("MAP", 10)`` at 10, reported as ``MAP@10``; both parse back from
+their string form. Adding a measure is one :func:`register` call (and a test against trec_eval).
+A :class:`Mean` carries its numerator and denominator ("over 47 of 50 cases"); an empty one is
+N/A.
 """
 
 from __future__ import annotations

@@ -1,41 +1,22 @@
-"""Report parts whose JSON members are their fields, in order: one ``to_dict``/``from_dict`` for
-all of them, led by each field's type.
+"""The parts of a report, typed: the :class:`Part` base, the sections that compute them, and a run's
+members.
 
-A field typed as another :class:`Part` (or a :class:`~ptah.core.measures.Mean`, a
-:class:`~ptah.core.compared.Flat` part, a tuple or a mapping of them) is read and written as that; a field typed ``Mapping`` alone is free-form JSON,
-kept read-only. A member in ``ABSENT_WHEN_NONE`` is absent by nature when None (a stage's
-``load_s`` when no model was loaded); one in ``OPTIONAL`` may be missing from a report of an older
-ptah. A part read without a member reads it None, keeps its name in ``omitted`` and writes it back
-absent, so ``from_dict(d).to_dict() == d``.
-
-Sections: the parts of a report, each computed from the evaluation's context, in order.
-
-A section has a ``name``; ``compute(context)`` returns its typed, frozen result (or None: nothing
-to report), which later sections read as ``context.results[name]``; ``gates(context)`` the gates
-it contributes, once every section has computed. ptah's own sections (the runs' evidence, the
-verdicts against a baseline, p95 times, stale judgements, the side-by-side comparison, excerpts)
-and a plugin's come in through the door (hook ``register_sections``), in the order registered.
-
-A plugin section's result is written in the report under ``sections.NAME`` by its ``to_dict()``.
-
-A run's typed members: what was searched (:class:`RunGeneration`, :class:`Search`), a variant's
-executed controls, the run's cost, its slices' means, the index against exact search and the
-expectation counts.
-
-Each is a :class:`~ptah.core.parts.Part`: its JSON members are its fields in the order written
-(schema: ``ptah/schemas/report.schema.json``'s ``run``, held to these fields by
-``tests/core/test_compared_schema.py``). Free-form parts stay mappings where the schema leaves
-them free: a generation's ``settings``, ``versions``, a service's ``probe`` and ``usage``, a
-stage's ``usage``, a reranker's ``scorer`` and ``options``; what they hold depends on the model,
-the service or the plugin that made them.
-
-What verifying a generation found: its coverage and freshness against the source (the numbers, no
-I/O).
-
-:func:`ptah.services.verify.verify` counts them; reports, the CLI and the
-vector channel read them. Coverage = rows with a vector / rows; freshness =
-vectors made from the text the row holds now / vectors (none when it cannot be
-verified, for a table's own vectors).
+* :class:`Part` -- a frozen dataclass whose fields are its JSON members, in order; one
+  ``to_dict``/``from_dict`` serves all, led by each field's type (another part, a
+  :class:`~ptah.core.measures.Mean`, a tuple or mapping of them; ``Mapping`` alone is free-form
+  JSON, kept read-only). A member in ``ABSENT_WHEN_NONE`` is absent when None; one in
+  ``OPTIONAL`` may be missing from an older report, reads None, is kept in ``omitted`` and written
+  back absent, so ``from_dict(d).to_dict() == d``.
+* :class:`Section` -- a ``name``, ``compute(context)`` (a frozen result, or None, which later
+  sections read as ``context.results[name]``) and ``gates(context)``, asked once every section has
+  computed. Sections come through the door (hook ``register_sections``) in the order registered;
+  a plugin's result is written under ``sections.NAME`` by its ``to_dict()``.
+* A run's members (schema ``run``): what was searched (:class:`RunGeneration`, :class:`Search`), a
+  variant's controls, the cost, its slices' means, the index against exact search, the expectation
+  counts, and the verification: coverage = rows with a vector / rows; freshness = vectors made from
+  the text the row holds now / vectors (None when it cannot be verified). Free-form where the
+  schema is: a generation's ``settings`` and ``versions``, a service's ``probe`` and ``usage``, a
+  reranker's ``scorer`` and ``options``.
 """
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ class Hooks:
 
     @hookspec
     def register_channels(self, register: Callable) -> None:
-        """Register search channels (:class:`ptah.services.channels.base.Channel`)."""
+        """Register search channels (:class:`ptah.services.channels.registry.Channel`)."""
 
     @hookspec
     def register_embedders(self, register: Callable) -> None:

@@ -1,39 +1,18 @@
-"""Where a baseline came from, against the run compared with it:
-``baseline.comparisons[i].provenance``.
+"""Where a baseline came from, against the run compared with it
+(``baseline.comparisons[i].provenance``), and the two identities the store keeps for each row.
 
-A baseline gates a run honestly only when the difference it measures is the
-one you mean. Two differences are said in words, never silently:
+:func:`provenance` says two differences in words (``{"same_identity", "same_source", "notes"}``,
+each note a sentence the terminal prints as ``note: …``): **another generation identity** (the
+baseline's reference run measured other vectors) and **another source snapshot** (the same
+identity over other rows or texts: the runs' ``verification.fingerprint``, SHA-256 over each row's
+identity and text digest, differ). ``same_source`` is null for another identity or when either
+report lacks a fingerprint (older reports, external generations).
 
-* **another generation identity** -- the baseline's reference run measured
-  other vectors (another model, settings, template or generation): expected
-  when a new generation is held against the shipped one, a warning sign when
-  the same generation's settings changed unnoticed;
-* **another source snapshot** -- the same generation identity measured over
-  other rows or texts (rows added, removed or edited since the baseline): the
-  run's ``verification.fingerprint`` (SHA-256 over each row's identity and text
-  digest, :func:`ptah.services.verify.verify_in`) differs from the
-  baseline's. Judged only for the same identity (another template renders
-  other texts) and when both reports record a fingerprint (older reports and
-  external generations do not): ``same_source`` is null otherwise.
-
-``provenance`` is ``{"same_identity", "same_source", "notes"}``; each note is a
-sentence the terminal prints as ``note: …``.
-
-The two identities the store keeps for each row: which row it is, and which text was embedded.
-
-Both are stored, compared by verify and build, and never shown to a reader
-as anything but opaque strings, so their formats must not drift:
-
-* :func:`row_identity` -- each key component prefixed by its length in
-  Unicode code points and ``:``, concatenated without a separator: the key
-  ``("acme1", "2")`` reads ``5:acme11:2`` and the key ``("42",)`` reads
-  ``2:42``. No character inside a component can make two keys read alike.
-* :func:`text_digest` -- the lowercase hex SHA-256 (64 characters, no
-  ``sha256:`` prefix) of the exact text embedded, encoded as UTF-8.
-
-A source streams each row's :class:`RowDigest` (its key, identity and text
-digest) for verification; :func:`identity_components` reads a stored row
-identity back into its key components.
+A row's identities are stored, compared by verify and build, and shown only as opaque strings, so
+their formats must not drift: :func:`row_identity` (length-prefixed key components, so no
+character can make two keys read alike) and :func:`text_digest` (of the exact text embedded). A
+source streams each row's :class:`RowDigest` for verification; :func:`identity_components` reads
+an identity back.
 """
 
 from __future__ import annotations

@@ -1,52 +1,19 @@
-"""Ranking rows by score: the one ordering every number in ptah is measured on.
+"""Ranking rows by score: the one ordering every number in ptah is measured on, and the scoring that
+decides it.
 
-Ordering (pinned in docs/evaluating.md, "The numbers")
-------------------------------------------------------
-Rows are ordered by score descending; rows with equal scores are ordered by
-key ascending in Python's ``str`` order (Unicode code points). The ordering is
-total because keys are distinct, so every ranking is deterministic. Scores
-are compared in the dtype they arrive in: two float32 scores that are equal
-in float32 are a tie even if the float64 values they were rounded from
-differed. A NaN score cannot be ordered and is refused with ``ValueError``.
+Rows are ordered by score descending, equal scores by key ascending in Python's ``str`` order, so
+every ranking is total and deterministic (docs/evaluating.md, "The numbers"). Scores compare in
+their dtype (two float32 scores equal in float32 tie); a NaN is refused with ``ValueError``. Rank
+r is 1-based, the top k is ranks 1..k, and the score of rank k is the *cutoff score*.
 
-Under this ordering, "rank r" is 1-based, the top k is ranks 1..k, and the
-score of rank k is the *cutoff score*.
-
-Selection
----------
-:func:`top_k` never sorts all n rows. It finds the cutoff score with a
-partial selection (``np.partition``, linear time), keeps the rows scoring
-strictly above it (fewer than k of them) and sorts only those, then fills the
-remaining places with the smallest keys among the rows *at* the cutoff score.
-Ties at the cutoff are why this is more than ``argpartition`` alone: which of
-several equally scored rows make the top k is decided by key, not by where
-the partition happened to put them.
-
-Ties in a report
-----------------
-An evaluation is only as stable as its ties. :func:`find_ties` says whether a
-tie straddles the cutoff (a row outside the top k has the cutoff score, so the
-top k's membership was decided by key order alone) and which expected keys
-share their score with another row while scoring at or above the cutoff (their
-rank, and perhaps their membership, was decided by key order).
-
-Many queries in one pass
-------------------------
-:func:`rank_many` gives, for each query of a score matrix, its top k, its
-ties and the rank of each asked key (:func:`top_k` and :func:`find_ties` are
-it on one row) from one batched partition and two passes over the row: the
-rows above the cutoff and the rows at it decide the top k, the tie counts and
-which expected keys are tied; only an asked key outside the top k costs two
-more passes (its rank by counting).
-
-Scoring queries against rows: float32 products choose candidates, one float64 computation per
-pair decides.
-
-A row is a candidate when its float32 score (``queries @ rows.T``, a block at a time:
-:func:`query_blocks`) is within :func:`margins` of the score that decides; each candidate's score
-is then :func:`pair_scores`, which depends on the pair's bits alone, and ranks, ties and the rank of
-a missed key are decided, and reported, on those. Why two computations and where the margin comes
-from: docs/design.md ("The same ranking on every machine").
+* :func:`top_k` -- partial selection (never a sort of all n rows), the places at the cutoff filled
+  by the smallest keys scoring it;
+* :func:`find_ties` -- whether a tie straddles the cutoff, and which expected keys at or above it
+  share their score with another row (their place was decided by key order);
+* :func:`rank_many` -- both for every query of a score matrix, and the rank of each asked key;
+* scoring: float32 products (:func:`query_blocks`) select candidates within :func:`margins` of the
+  deciding score, which is :func:`pair_scores`, a float64 value of the pair's bits alone
+  (docs/design.md, "The same ranking on every machine").
 """
 
 from __future__ import annotations

@@ -1,29 +1,19 @@
-"""Named things of one kind, in the order registered: the one registry class behind ptah's
-extension points.
+"""Named things of one kind, in the order registered: the registries behind ptah's extension points,
+and options declared once.
 
-A registry with a ``hook`` is filled through the door (:mod:`ptah.core.plugins`) at its first
-lookup: ptah's own kinds first, then the installed plugins' when a lookup needs them (a name that
-is not one of ptah's own, or every name). What a registry adds (which kind claims a URL, a
-measure's case-blind aliases) stays with its owner, which passes its own ``add`` when it checks
-what is registered.
-
-A registry of kinds (embedders, rerankers, model judges), filled through the door.
-
-ptah's own kinds and the installed plugins' come in by the kind's hook (:mod:`ptah.core.plugins`)
-at the first lookup. An unknown kind is an :class:`InputError` (exit 2) naming the registered ones;
-a plugin that cannot be loaded, registers something that is not a kind, or reuses a kind's name is
-a :class:`PluginError` (exit 3) naming its entry point and distribution, and fails every later
-lookup too.
-
-Options declared once, on the dataclass field that holds them (:func:`option`: type, default,
-bounds, help).
-
-The dataclass checks them in ``__post_init__`` (:func:`check_options`);
-:func:`declared` lists them, those of nested option dataclasses included, and
-:func:`made` builds one from their values by name. ``ptah inference
-evaluate``'s options, the API's keywords, the server's evaluation body and its
-OpenAPI schema are made from :func:`declared`; a refusal is an
-:class:`OptionError` naming the option (the CLI names its flag instead).
+* :class:`Registry` -- with a ``hook``, filled through the door (:mod:`ptah.core.plugins`) at its
+  first lookup: ptah's own first, the installed plugins' when a lookup needs them (a name not
+  ptah's own, or every name). What an owner adds (which kind claims a URL, a measure's case-blind
+  aliases) stays with it, passing its own ``add``.
+* :class:`KindRegistry` -- embedders, rerankers, model judges. An unknown kind is an
+  :class:`InputError` (exit 2) naming the registered ones; a plugin that cannot be loaded,
+  registers a non-kind or reuses a name is a :class:`PluginError` (exit 3) naming its entry point
+  and distribution, and fails every later lookup too.
+* :func:`option` -- an option declared on the dataclass field that holds it (type, default,
+  bounds, help), checked in ``__post_init__`` (:func:`check_options`); :func:`declared` lists them,
+  nested ones included, and :func:`made` builds one from values by name. The CLI's ``evaluate``
+  options, the API's keywords and the server's body and schema come from :func:`declared`; a
+  refusal is an :class:`OptionError` naming the option.
 """
 
 from __future__ import annotations

@@ -1,61 +1,31 @@
 """The typed report: one result object, built in one place, read back from every ``ptah-report@1``
-and ``@2`` file.
+and ``@2`` file; and the per-case loop that measures it.
 
-:class:`Report` and its parts are frozen dataclasses. ``Report.to_dict()`` is
-exactly the JSON document ``ptah inference evaluate --output`` writes (schema:
-``ptah/schemas/report.schema.json``); ``Report.from_dict()`` reads every
-``ptah-report@1`` document written so far, the checked-in baseline included,
-and ``Report.from_dict(d).to_dict() == d`` for each of them (older reports
-without a ``comparison`` member read it as null).
+:class:`Report` and its parts are frozen dataclasses: ``to_dict()`` is exactly the document
+``ptah inference evaluate --output`` writes (``ptah/schemas/report.schema.json``), and
+``Report.from_dict(d).to_dict() == d`` for every report written so far (an older one lacking a
+member reads it None). A run's ``means`` and a case's ``values`` are keyed by the measure's string
+form (``nDCG``, ``MAP@10``), the JSON by its report key (``ndcg``, ``MAP@10``). ``@2`` adds the
+holes (:mod:`ptah.core.judged`): a case's ``judged``, ``holes`` and ``high``; a run's
+``aggregates.judged``; ``high`` and ``high_numerator`` in every mean; the corpus's
+``judgements``; ``stale_judgements``; the ``inconclusive`` verdict; and optional ``excerpts``
+(:func:`excerpt`). The parts are typed in :mod:`ptah.core.parts` (a run's),
+:mod:`ptah.core.compared` and :mod:`ptah.core.side_by_side` (comparisons),
+:mod:`ptah.core.gate_parts` and :mod:`ptah.core.report_parts`; timings and environment are
+read-only mappings kept as written.
 
-Measures are named by :class:`ptah.core.measures.Measure`: a run's ``means``
-and a case's ``values`` are keyed by the measure's string form (``recall``,
-``MRR``, ``nDCG``, ``MAP@10``); the JSON keys them by the measure's report key
-(``recall``, ``mrr``, ``ndcg``, ``MAP@10``).
+Every channel hands its ranking to :func:`measure_case`, and :func:`make_run` makes the run:
 
-``ptah-report@2`` adds the holes in the judgements (:mod:`ptah.core.judged`):
-each case's ``judged`` (judged@k), ``holes`` (key, rank) and ``high`` (each
-measure's high bound); each run's ``aggregates.judged`` and, in every mean,
-``high`` and ``high_numerator``; the corpus's ``judgements`` digest;
-``stale_judgements``; and the ``inconclusive`` verdict. A ``ptah-report@1``
-reads with those unknown (None) and writes back as it was. An ``@2`` report
-may hold ``excerpts``: each ranked key's judging text cut by :func:`excerpt`,
-what the HTML pages show beside the key (reports written before have none).
+* the results are the top ``k`` (score descending, ties by key);
+* each measure is scored at the case's ``k``, a fixed-depth one at its depth (so a ranking may
+  run deeper, :func:`ranking_depth`);
+* a required key outside the top k is a miss, placed where it ranked ("ranked 11th") or "not in
+  the top N"; a forbidden key in it is a hit; a case passes with neither;
+* the holes: each unjudged key of the top k with its rank, judged@k, and each measure's *high*
+  bound (each hole in the measure's depth graded the case's highest grade).
 
-A run's members are typed (:mod:`ptah.core.parts`), and so are the
-comparisons (:mod:`ptah.core.side_by_side`, :mod:`ptah.core.compared`),
-a gate's holes and power (:mod:`ptah.core.gate_parts`) and the report's corpus,
-baseline and stale judgements (:mod:`ptah.core.report_parts`). Its timings
-(seconds per step) and environment are read-only mappings kept as written.
-
-Measuring: the one per-case loop that turns a ranking into a
-:class:`~ptah.core.report.CaseResult`, and the one place a :class:`~ptah.core.report.Run` and its
-means are made.
-
-Every channel (vector, exact or through an index; lexical; hybrid) ranks each
-case its own way and hands the ranking here, so every number in a report is
-measured by the same code:
-
-* the case's results are its top ``k`` (score descending, ties by key);
-* each measure (:mod:`ptah.core.measures`) is scored on the ranking: the
-  default ones at the case's own ``k``, a fixed-depth one (``MAP@10``) at its
-  depth -- which is why a ranking may run deeper than ``k``
-  (:func:`ranking_depth`);
-* a required key absent from the top k is a miss, placed where it ranked
-  ("ranked 11th") or "not in the top N" when its rank is not known; a
-  forbidden key in the top k is a hit (leakage); a case passes with neither;
-* the holes (:mod:`ptah.core.judged`): each unjudged key of the top k with its
-  rank, judged@k, and each measure's *high* bound -- the same formula with
-  each hole in the measure's top (its depth) graded the case's highest grade.
-
-Means are over cases, each case measured at its own depth; they carry their
-numerator and denominator (:func:`ptah.core.measures.mean_of`).
-
-The verdict parts of a report: each gate's verdict (the comparisons it reads are
-:mod:`ptah.core.compared` and :mod:`ptah.core.side_by_side`).
-
-Re-exported by :mod:`ptah.core.report`, which builds and reads them with the
-rest of the report.
+Means are over cases with their numerator and denominator (:func:`ptah.core.measures.mean_of`).
+Each gate's verdict is a :class:`Gate`.
 """
 
 from __future__ import annotations

@@ -1,26 +1,20 @@
 """A report checked against itself before it is trusted as a baseline.
 
-A baseline's means decide the ``max-<measure>-drop`` gates, so a mean that a
-hand (or a bug) edited could switch a gate off: a mean of 7.0, or a negative
-one, makes every drop pass. :func:`check_consistency` recomputes what the
-report can recompute and refuses (``ReportError``, exit 2, naming the field as
-a JSON path such as ``runs[0].aggregates.recall.value``) a report where
+A baseline's means decide the drop gates, so a mean edited by hand (or a bug) could switch a gate
+off. :func:`check_consistency` recomputes what the report can and refuses (``ReportError``, exit 2,
+naming the field as a JSON path such as ``runs[0].aggregates.recall.value``) a report where
 
-* a case's measure is not null or within [0, 1];
-* a mean disagrees with its cases: its ``denominator`` is not the number of
-  cases that define the measure, ``undefined`` not the number that leave it
-  N/A, ``numerator`` not their sum, or ``value`` not their mean (null when the
-  denominator is 0). Recorded and recomputed numbers may differ by float
-  rounding, :data:`TOLERANCE` relative or absolute; the same for a mean's
-  ``high`` and ``high_numerator`` against the cases' ``high`` values, and for
-  ``aggregates.judged`` against the cases' ``judged`` (``ptah-report@2``);
-* a count (cases, failed, leaking, ...) is not a non-negative integer, or more
-  than the run has cases; ``forbidden.rate`` is not leaking / cases;
-* a case id appears twice in a run, or the corpus digest is not
-  ``sha256:`` and 64 lowercase hexadecimal digits.
+* a case's measure is neither null nor within [0, 1];
+* a mean disagrees with its cases: ``denominator`` (cases defining it), ``undefined`` (cases
+  leaving it N/A), ``numerator`` (their sum) or ``value`` (their mean; null over 0), within
+  :data:`TOLERANCE` relative or absolute; likewise ``high`` and ``high_numerator`` against the
+  cases' ``high``, and ``aggregates.judged`` against their ``judged`` (``ptah-report@2``);
+* a count is not a non-negative integer at most the run's cases, or ``forbidden.rate`` is not
+  leaking / cases;
+* a case id appears twice in a run, or the corpus digest is not ``sha256:`` and 64 lowercase hex
+  digits.
 
-The report's shape is checked first, against the JSON schema, by the adapter
-that reads the file (``ptah.adapters.report_json``).
+The shape is checked first, against the JSON schema, by ``ptah.adapters.report_json``.
 """
 
 from __future__ import annotations

@@ -1,58 +1,27 @@
-"""Slices of a report: each tag's cases measured, compared and gated on their own (DESIGN's corpus
-tags).
+"""Slices of a report -- each tag's cases measured, compared and gated on their own -- and power
+planning: how many cases a corpus and each slice need to see a change (docs/slices.md).
 
-A corpus's tags make *slices* (:meth:`ptah.core.corpus.Corpus.slices`), each
-with a slice digest over its tag and its cases. For every run the report
-keeps each slice's means -- the same means as the whole run's, over the
-slice's cases, with their denominators, bounds and judged@k; a slice of
-fewer than :data:`MIN_CASES` cases is listed, not measured.
+A corpus's tags make slices (:meth:`ptah.core.corpus.Corpus.slices`), each with a digest over its
+tag and cases. Each run keeps each slice's means, as the whole run's over the slice's cases; a
+slice of fewer than :data:`MIN_CASES` cases is listed, not measured. A slice comparison is the
+whole run's restricted to the slice's cases (paired bootstrap interval and sign-flip test per
+measure); the tests of one comparison section -- every (run, slice, measure) -- are one family,
+Holm-corrected (:func:`ptah.core.significance.holm_adjusted`) unless the request says
+``correction: none``, each carrying its ``adjusted_p`` and whether it ``survives``. A baseline's
+slice is compared only with the slice of the same digest; another is reported not comparable,
+with why.
 
-Comparisons per slice (a run against the reference run, or against a
-baseline's) are the whole run's comparison restricted to the slice's cases:
-the paired bootstrap interval and sign-flip test per measure. Testing many
-slices and measures at once finds differences by chance, so the tests of one
-comparison section -- every (run, slice, measure) -- are one *family*, and
-Holm's step-down method (:func:`ptah.core.significance.holm_adjusted`)
-controls its family-wise error at the statistics' alpha unless the request
-says ``correction: none``: each slice's measure carries its ``adjusted_p``
-and whether its finding ``survives`` the correction. A baseline's slice is
-compared only with the slice of the same digest (same tag, same cases, same
-content); another is reported as not comparable, with why.
-
-Power planning: how many cases a corpus -- and each of its slices -- needs to see a change of a
-given size.
-
-The method is the paired normal approximation. A comparison of two runs tests
-the mean of the per-case paired differences ``d_i = candidate_i -
-reference_i`` (:mod:`ptah.core.comparison`); with ``s`` the standard deviation
-of those differences (the sample one, n - 1 in the denominator), the cases
-needed to see a true mean difference ``delta`` with probability ``power`` in a
-two-sided test at level ``alpha`` are::
+:func:`cases_needed` is the paired normal approximation over the per-case differences ``d_i =
+candidate_i - reference_i`` with sample spread ``s``::
 
     n = ceil(((z(1 - alpha / 2) + z(power)) * s / delta) ** 2)
 
-with ``z`` the standard normal quantile -- but never fewer than the smallest n
-at which the comparison's sign-flip test can reach p < alpha at all (its
-smallest p over n differences is 2 / 2^n: 6 cases at alpha 0.05). The tests
-check the count against a simulation of the sign-flip test and the bootstrap
-interval the comparison draws (:mod:`ptah.core.significance`): at the planned
-n, the share of simulated corpora whose test finds the change is within 10%
-of ``power``.
-
-Where ``s`` comes from (:func:`report_sample`): a report of two or more runs
-pairs each later run with the first, as its comparison does, and the plan
-takes the largest ``s`` among those pairs (the count holds for each of them);
-a report of one run compared with a baseline pairs it with the baseline's
-reference run (its ``cases_changed`` list the cases whose values moved; every
-other case moved by 0). A report of one run alone has no pairs: then ``s`` is
-taken as ``sqrt(2)`` times the standard deviation of the run's per-case
-values -- the spread of the difference of two *independent* runs of that
-spread. Two generations measured on the same questions agree on which are
-hard, so their paired differences usually spread less and those counts err
-high; the plan says which basis it used.
-
-A slice's count uses the slice's own ``s`` over its own cases; one with fewer
-than two values (or ``s`` = 0: the runs never differ there) cannot say.
+never below the smallest n at which the sign-flip test can reach p < alpha (2 / 2^n: 6 cases at
+0.05); tests hold it within 10% of ``power`` by simulating that test. :func:`report_sample` takes
+``s`` from the largest of a report's pairs (each later run with the first, or one run with the
+baseline's reference run, cases not in ``cases_changed`` moving by 0), or, for one run alone,
+``sqrt(2)`` times its per-case spread (two independent runs: errs high, and the plan says so). A
+slice uses its own ``s``; with fewer than two values, or ``s`` = 0, it cannot say.
 """
 
 from __future__ import annotations
@@ -548,7 +517,7 @@ def power_note(
 ) -> Gate:
     """``gate`` with its ``power`` member: the cases the corpus (or the gate's slice) needs to see a
     drop of its threshold with probability ``power`` at level ``alpha``, from the per-case
-    differences the run measured against the baseline (:func:`ptah.core.slicing.cases_needed`), beside
+    differences the run measured against the baseline (:func:`cases_needed`), beside
     the cases it has. A note, never a verdict."""
     if not gate.is_drop_gate or not gate.threshold:
         return gate

@@ -1,26 +1,14 @@
-"""TREC qrels lines of a corpus's judgements, so trec_eval, pytrec_eval and ranx users can check
-ptah's numbers.
+"""TREC qrels lines (``QID 0 DOCID GRADE``) of a corpus's judgements, so trec_eval, pytrec_eval and
+ranx users can check ptah's numbers; the run side is :func:`ptah.render.trec.run_lines`.
 
-Pure: these functions build the lines; the CLI writes them (atomically). The
-run side -- a report's ranked results as ``QID Q0 DOCID RANK SCORE TAG`` --
-is :func:`ptah.render.trec.run_lines`, which shares :func:`check_fields`.
-
-Qrels lines (``QID 0 DOCID GRADE``)
------------------------------------
-One line per graded key of each case (its effective grades: the declared
-``relevant``, else grade 1 per ``required`` key), cases in corpus order and
-keys in code point order. trec_eval reads grades as integers, so a grade is
-written as an integer when it is one. A fractional grade is refused unless a
-``scale`` is given: every grade is then multiplied by ``scale`` and must land
-on a whole number (within 1e-9 relative, to absorb binary rounding such as
-``0.3 * 10``). Scaling all grades by one factor changes no measure ptah
-reports: recall and MRR only ask whether a grade is above 0, and nDCG's
-linear gain scales its DCG and ideal DCG alike.
-
-Fields are separated by single spaces, and trec_eval splits lines on any
-whitespace, so a case id, key or tag holding whitespace (including the
-U+001F separator of composite keys, which Python's ``str.split`` also splits
-on) cannot be written: :class:`InputError` names them.
+Pure: the CLI writes the lines (atomically). One line per graded key of each case (the declared
+``relevant``, else grade 1 per ``required`` key), cases in corpus order, keys in code point order.
+A grade is written as an integer; a fractional one is refused unless a ``scale`` multiplies every
+grade onto a whole number (within 1e-9 relative, for ``0.3 * 10``), which changes no measure ptah
+reports (recall and MRR ask only grade > 0; nDCG's gain scales DCG and ideal DCG alike). Fields
+are single-space separated and trec_eval splits on any whitespace, so a case id, key or tag holding
+whitespace (the U+001F of composite keys included) is an :class:`InputError` naming it
+(:func:`check_fields`).
 """
 
 from __future__ import annotations

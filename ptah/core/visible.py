@@ -1,26 +1,16 @@
 """Text from files and databases made safe to print on a terminal.
 
-Case ids, queries, keys, generation names, column names and the messages that
-quote them come from files and databases a user may not control. Printed raw,
-an ESC sequence clears the screen or sets the window title, a C1 CSI (U+009B)
-does the same on terminals that honour it, and a bidi override reorders what
-the reader sees. :func:`visible` writes each such character as an escape, the
-way Python's ``repr`` does (``\\x1b``, ``\\x9b``, ``\\u202e``, ``\\n``), and
-leaves every other character as it is.
+Case ids, queries, keys, names and the messages quoting them come from files a user may not
+control; printed raw, an ESC or C1 CSI sequence can clear the screen or set the title, and a bidi
+override reorders what the reader sees. :func:`visible` writes each such character as ``repr``
+does (``\\x1b``, ``\\x9b``, ``\\u202e``, ``\\n``) and leaves every other as it is: C0 controls, DEL,
+C1 controls, the bidi embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069) and
+U+2028/U+2029; a newline too unless the caller keeps newlines. Backslashes are not doubled: the
+result is for reading, not parsing back.
 
-Escaped: C0 controls (U+0000-U+001F), DEL (U+007F), C1 controls
-(U+0080-U+009F), the bidi embeddings, overrides and isolates
-(U+202A-U+202E, U+2066-U+2069) and the line and paragraph separators
-(U+2028, U+2029). A newline is escaped too unless the caller keeps newlines
-(a multi-line message); in a table cell or a one-line listing it reads ``\\n``.
-Backslashes are not doubled: the result is for reading, not for parsing back.
-
-:func:`visible_json` does the same for JSON text printed to a terminal: JSON
-already escapes C0 controls, and this writes DEL, C1, bidi and separator
-characters as ``\\uXXXX`` escapes, which JSON reads back as the same string.
-
-:func:`abbreviated` cuts a value a file may make huge (a 5,000-digit ``k``)
-to a few characters and says how long it was, so that a message stays short.
+:func:`visible_json` writes DEL, C1, bidi and separator characters of JSON text as ``\\uXXXX``
+(JSON already escapes C0), which reads back as the same string. :func:`abbreviated` cuts a value
+a file may make huge (a 5,000-digit ``k``) to a few characters and says how long it was.
 """
 
 from __future__ import annotations

@@ -1,33 +1,20 @@
-"""The report as one self-contained HTML page (``evaluate --html FILE``).
+"""The report as one self-contained HTML page (``evaluate --html FILE``); the caller writes it
+(``ptah.adapters.files``).
 
-Everything is inline -- CSS, a few lines of JavaScript, the charts as SVG --
-and a Content-Security-Policy meta tag forbids every network resource, so the
-page reads the same offline, attached to a CI run, forever. Sections: the
-verdict, the summary table (every run's means with deltas, interval and p
-against the reference, and under it what a run's channel could not verify,
-``data-note``), each run's time per query (its stages, its difference
-from the reference, a variant's controls), each run against the baseline,
-the slices (each run's slice means, each comparison's tests per slice with
-the family's correction and the cases now failing or worse in each), a chart
-of per-case deltas per candidate, each case's top results side by side with
-expected keys marked, and the gates (with a drop gate's power note).
+Everything is inline (CSS, a few lines of JavaScript, SVG charts) and a Content-Security-Policy
+forbids every network resource, so the page reads the same offline, forever. Sections: the
+verdict; the summary table (each run's means with deltas, interval and p against the reference, and under it what a run's
+channel could not verify, ``data-note``);
+each run's time per query (stages, difference, a variant's controls); each run against the
+baseline; the slices (means, tests per slice under the family's correction, cases now failing or
+worse); a chart of per-case deltas; each case's top results side by side, expected keys marked,
+each key beside its ``excerpts`` text, a legend for every marker; the gates (with a drop gate's
+power note). Measures follow the reference run's, labelled and ordered by the registry.
 
-Machine-checkable: every number of the summary table carries ``data-run``,
-``data-measure``, ``data-field`` and ``data-value`` (the report's float as
-Python's ``repr``, or ``null``), so a test can compare the rendered page with
-the JSON report exactly. The script only toggles what is shown; the page is
-complete without it, and sets ``data-ready`` on ``<html>`` when it ran.
-
-Measures: the summary's columns, the chart's choices and each case's line
-are the measures the reference run holds, labelled by the measure registry
-and in its order, as on every page ptah draws (a report with ``MAP@10`` shows
-a ``MAP@10`` column after nDCG's); ``data-measure`` is the measure's report
-key (``recall``, ``mrr``, ``ndcg``, ``MAP@10``).
-
-Each case's table shows beside each ranked key the first words of its row
-(the report's ``excerpts``: the judging text, cut when the report was made),
-and its legend says what each marker means, the hole's included.
-Writing the page to a file is the caller's (``ptah.adapters.files``).
+Every number of the summary table carries ``data-run``, ``data-measure`` (the report key),
+``data-field`` and ``data-value`` (the float's ``repr``, or ``null``), so a test compares the page
+with the JSON exactly. The script only toggles what is shown, and sets ``data-ready`` on
+``<html>`` when it ran.
 """
 
 from __future__ import annotations

@@ -1,32 +1,22 @@
-"""The report as JUnit XML (``evaluate --junit FILE``), the test report CI systems draw natively.
+"""The report as JUnit XML (``evaluate --junit FILE``), the test report CI systems draw natively;
+the schema the tests validate it against is ``tests/render/junit.xsd``.
 
-One ``<testsuite>`` per run, named ``GENERATION [CHANNEL]``, with the run's properties (generation,
-identity, model, channel, corpus digest, verdict) and one ``<testcase>`` per corpus case
-(``classname`` ``ptah.GENERATION.CHANNEL``, ``name`` the case id): a ``<failure>`` when a required
-key was missed (saying where it ranked) or a forbidden key leaked. Then one ``<testsuite>`` named
-``gates`` with one ``<testcase>`` per gate, failed when the gate failed (``type="gate"``) and
-skipped when it is inconclusive (``<skipped type="inconclusive">``: the holes in the judgements
-decide it, evaluate exits 4; never counted among the failures, which are real ones only), and a
-``<system-out>`` with the verdict and every finding, in the sentences every format says
-(:mod:`ptah.render.sentences`). A corpus with tags adds one ``<testsuite>`` per slice that is gated,
-named ``slice TAG`` (a slice with no gate writes no suite: an empty suite reads as a test run of
-nothing): the slice's digest, cases and each run's means as properties, the slice's gates
-(``max-recall-drop@TAG``, which are then not in ``gates``) as test cases (``classname``
-``ptah.slices.TAG``), and as output each comparison's test per measure (the adjusted p, whether the
-finding survives the family's correction) and the slice's cases now failing or worse. A drop gate's
-test case says its power note as its output where it has one.
+* One ``<testsuite>`` per run, ``GENERATION [CHANNEL]``, with the run's properties and one
+  ``<testcase>`` per case (``classname`` ``ptah.GENERATION.CHANNEL``, ``name`` the case id),
+  failed when a required key was missed (saying where it ranked) or a forbidden key leaked.
+* A ``gates`` suite, one test case per gate: failed when it failed (``type="gate"``), skipped when
+  inconclusive (``<skipped type="inconclusive">``, exit 4, never counted as a failure); its
+  ``<system-out>`` holds the verdict and every finding (:mod:`ptah.render.sentences`), and a drop
+  gate's power note.
+* With tags, one ``slice TAG`` suite per gated slice (none for an ungated one: an empty suite
+  reads as a run of nothing): digest, cases and means as properties, its gates
+  (``max-recall-drop@TAG``, then not in ``gates``) as test cases of ``ptah.slices.TAG``, each
+  comparison's tests and the cases now failing or worse as output.
 
-Times: a case's ``time`` is its share of the run's search (the report keeps
-one time per step, not per case): the evaluation's total seconds spread
-evenly over the runs, then over each run's cases; the suites' times add up
-to the total. ``file`` and ``line`` of a case are its place in the corpus
-when the caller knows it (``evaluate`` does; a re-rendered report does not).
-
-The text is XML 1.0: characters XML cannot hold (C0 controls other than tab
-and newline, lone surrogates, U+FFFE/U+FFFF) are written as ``\\xNN``-style
-escapes (:func:`ptah.core.visible.visible`), so a hostile case id never makes
-the file unreadable; everything else is escaped by the XML rules.
-The schema the tests validate it against: ``tests/render/junit.xsd``.
+A case's ``time`` is its share of the run's search (the total spread evenly over runs, then
+cases), so the suites add up to the total; ``file`` and ``line`` are its place in the corpus when
+the caller knows it. Characters XML 1.0 cannot hold are written as ``\\xNN``-style escapes
+(:func:`ptah.core.visible.visible`), so a hostile case id never makes the file unreadable.
 """
 
 from __future__ import annotations

@@ -1,34 +1,20 @@
-"""Fitting a table to a narrow terminal by layout, never by cutting a name, a number or an interval.
+"""Values and tables as they read on a terminal: values from files made visible, numbers formatted,
+and a table fitted by layout, never by cutting a name, a number or an interval.
 
-Rich fits a table wider than the terminal by shrinking its columns, and a
-cell that cannot wrap -- a run name, ``+0.0625``, ``-0.1875..+0.0000`` -- is
-then cut with an ellipsis. So ptah sets the widths (:func:`column_widths`): a column
-whose cells are single words never wraps; a column of several words (a
-status, a finding) may wrap at its spaces and folds a word longer than the
-column rather than cutting it. When the single-word columns leave those too
-little room, the table is printed stacked instead (:func:`print_stacked`):
-each row's first cell on a line of its own, then ``heading value`` pairs
-packed into indented lines of the terminal's width, a pair never split.
+Every case id, query, key, path, name and message that may quote one passes through :func:`plain`
+or :func:`markup` on its way to a terminal (:mod:`ptah.core.visible` says what is escaped); files
+ptah writes hold the exact values. :func:`column_widths` lets a column of single words never wrap
+and a column of several words wrap at its spaces (folding a longer word, never cutting it); when
+that leaves too little room, :func:`print_stacked` prints each row's first cell on its own line,
+then ``heading value`` pairs packed to the terminal's width, a pair never split.
 
-Output that is not a terminal (a pipe, a file, a CI log) gets ptah's own plain
-text (:class:`PlainConsole`, chosen by :func:`output_console`): the markup
-dropped, no colour, no line ever wrapped, and each table as columns two
-spaces apart under a rule of dashes, every cell whole::
+Output that is not a terminal gets ptah's own plain text (:class:`PlainConsole`, chosen by
+:func:`output_console`), a format of its own, not rich's: no markup, colour or wrapping, each
+table as columns two spaces apart under a rule of dashes::
 
     case  k  recall     MRR  status
     ----  -  ------  ------  ------
     a     2  1.0000  0.5000  ok
-
-It is a format of its own, not rich's: a script reads it line by line, a
-person reads it in a CI log.
-
-Values as they read on a terminal: from files and databases made visible, numbers and deltas
-formatted.
-
-Every case id, query, key, path, generation, table or column name and every
-message that may quote one passes through :func:`plain` or :func:`markup` on
-its way to a terminal (see :mod:`ptah.core.visible` for what is escaped and
-how); files ptah writes (reports, runs, pages) hold the exact values.
 """
 
 from __future__ import annotations

@@ -1,24 +1,17 @@
 """The report as a Markdown summary for a pull-request comment (``evaluate --markdown FILE``).
 
-The verdict first, then each run's means (a range ``a..b`` where the
-holes in the judgements move one: its least and greatest over every way they
-could be judged, and judged@k; then what a run's channel could not verify) and each slice's
-(:mod:`ptah.render.sentences`), each variant's controls and
-each run's time per query (p50, p95, the difference from the reference run
-and each stage's time) -- with the baseline's means, the
-deltas, the paired bootstrap intervals, the p-values and the findings when
-there is a baseline or a second run, and each slice's tests with the
-family's correction and its cases now failing or worse -- the gates (with
-a drop gate's power note), and the cases that flipped
-or regressed most (:data:`TOP_CASES` of them, each with its query and where
-its key went), then the failing cases. It reads as plain text too: tables
-are pipe tables, there is no link, no image and no HTML.
+In order: the verdict; each run's means (a range ``a..b`` where the holes move one, and judged@k; then what a
+run's channel could not verify),
+its slices' (:mod:`ptah.render.sentences`), a variant's controls and its time per query (p50,
+p95, the difference from the reference, each stage's); with a baseline or a second run, the
+baseline's means, deltas, bootstrap intervals, p-values, findings and each slice's tests and
+cases now failing or worse; the gates (with a drop gate's power note); the :data:`TOP_CASES` cases
+that flipped or regressed most (query, where its key went); the failing cases. It reads as plain
+text too: pipe tables, no link, image or HTML.
 
-Every value from a file or the source (case ids, queries, keys, run names,
-paths, gate details) is shown in a code span: Markdown, HTML and autolinks
-are not read inside one, its fence is longer than any run of backticks in
-the value, controls are escaped (:func:`ptah.core.visible.visible`), ``|``
-is escaped inside tables, and a value longer than :data:`MAX_VALUE` is cut.
+Every value from a file or the source is shown in a code span (Markdown, HTML and autolinks are
+not read inside one), its fence longer than any run of backticks in it, controls escaped
+(:func:`ptah.core.visible.visible`), ``|`` escaped in tables, and cut past :data:`MAX_VALUE`.
 """
 
 from __future__ import annotations

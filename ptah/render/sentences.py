@@ -1,27 +1,19 @@
-"""The sentences of a report -- its verdict, each gate, each finding, a variant's controls, a run's
-time per query -- built once for every format.
+"""The sentences of a report -- its verdict, each gate, each finding, its slices, a variant's
+controls, a run's time per query -- built once for every format.
 
-Each format only marks the words up: a value from a file or the source comes in quoted as the format
-quotes it (a code span, escaped markup), or plain where the format escapes the whole sentence (HTML,
-XML). A finding's sentence follows its finding, so it agrees with the cell beside it; a difference
-whose interval excludes 0 but whose test finds none is "no clear difference", never "within noise".
-A finding between two runs that were both timed ends with what the run costs more a query: "...,
-+180.2 ms p50 and +190.1 ms p95 a query"; a report written before runs were timed reads as it did.
+Each format only marks the words up: a value from a file or the source comes in quoted as the
+format quotes it, or plain where the format escapes the whole sentence (HTML, XML). A finding's
+sentence follows its finding, so it agrees with the cell beside it; an interval that excludes 0
+with no finding of the test is "no clear difference", never "within noise". A finding between two
+timed runs ends with the cost more a query ("..., +180.2 ms p50 and +190.1 ms p95 a query").
 
-What every format shows of a report's slices (:mod:`ptah.core.slicing`), built once: each format
-marks it up.
-
-Per run, each slice's means (:func:`mean_text`: the judged mean and the
-mean with every hole relevant, smaller first, where the holes move it, and its
-denominator) and judged@k; a slice of
-fewer than :data:`ptah.core.slicing.MIN_CASES` cases is listed as not
-measured. Per comparison (a candidate against the reference run, or a run
-against the baseline's), each slice's tests per measure (:func:`slice_tests`:
-the delta, the interval, p, the p that the family's correction adjusted and
-whether the finding survives it), the slices not compared and why, and each
-slice's cases now failing or worse; the family line (:func:`family_sentence`:
-"27 slice tests, Holm at alpha 0.05: 1 finding survives"). A drop gate's power
-note (:func:`power_phrase`) is said wherever the gate is.
+Of the slices (:mod:`ptah.core.slicing`): each slice's means per run (:func:`mean_text`: the
+judged mean and the mean with every hole relevant where they differ, its denominator, judged@k;
+one under :data:`ptah.core.slicing.MIN_CASES` cases is listed not measured); per comparison each
+slice's tests (:func:`slice_tests`: delta, interval, p, adjusted p, survives), the slices not
+compared and why, the cases now failing or worse, and the family line (:func:`family_sentence`:
+"27 slice tests, Holm at alpha 0.05: 1 finding survives"). A drop gate's power note
+(:func:`power_phrase`) is said wherever the gate is.
 """
 
 from __future__ import annotations

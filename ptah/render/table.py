@@ -1,33 +1,18 @@
-"""The report for people on a terminal: a table of cases per run, the means, deltas, comparisons and
-the verdict.
+"""The report for people on a terminal: its first screen, then a table of cases per run, the means,
+deltas, comparisons and the verdict.
 
-Under each run's header, a variant's executed controls (``variant reranked:
-lexical over title-body, rerank bi-encoder (title-body) on the top 20``); under
-its means, its time per query and each stage's (:mod:`ptah.render.sentences`).
+:func:`render_summary` is the first screen: the verdict with its exit code, every gate that did
+not pass (and the required gate passed over known misses); one table of every run's means with
+its delta against the reference run; each timed run's p50 / p95 time per query; one line per
+comparison (each measure's finding and the cost more a query); one line per family of slice tests
+(:func:`ptah.render.sentences.family_lines`); and the notes on the baseline's provenance and
+re-scoring. :func:`render` is the detail: under each run's header a variant's controls, under its
+means its time per query (:mod:`ptah.render.sentences`), every case, the side-by-side statistics,
+the gates and the verdict again.
 
-Columns and mean lines follow the measures each run holds (``run.means``,
-labelled by the measure registry), so a report with ``MAP@10`` shows a
-``MAP@10`` column and mean line. Deltas against a baseline and between runs
-follow the measures their data holds (keyed by report key). Every value that
-came from a file or the source -- ids, keys, names, paths, messages -- passes
-through :func:`ptah.render.layout.markup` (or :func:`~ptah.render.layout.plain`
-where rich markup is off): controls made visible, markup escaped.
-
-The first screen of an evaluation on a terminal: what a reader needs before the detail.
-
-The verdict with the exit code it gives, every gate that did not pass and
-the required gate that passed over known misses;
-one table of every run's means, each with its delta against the reference
-run; every timed run's time per query (p50 / p95); one line per comparison
-(each candidate against the reference, and each run against the baseline:
-each measure's finding and what the run costs more a query); one line per
-family of slice tests (its size, its correction and the findings that
-survive it: :func:`ptah.render.sentences.family_lines`); and the notes on where the baseline came
-from (another generation identity, another snapshot of the source:
-``baseline.comparisons[i].provenance``) and how it was re-scored from its
-rankings (``baseline.rescored``). The
-detail -- every case, the side-by-side statistics, the gates and the verdict
-again -- follows (:mod:`ptah.render.table`).
+Columns, mean lines and deltas follow the measures each run holds (labelled by the measure
+registry), so ``MAP@10`` gets a column. Every value from a file or the source passes through
+:func:`~ptah.render.layout.markup` (:func:`~ptah.render.layout.plain` where markup is off).
 """
 
 from __future__ import annotations
@@ -232,7 +217,7 @@ def _changed(
 
 
 def render(report: Report, console: Console | PlainConsole) -> None:
-    """The human report: a one-screen summary (:mod:`ptah.render.table`), then a table of cases
+    """The human report: a one-screen summary (:func:`render_summary`), then a table of cases
     per run, the means with denominators, deltas, the gates and the verdict."""
     render_summary(report, console)
     corpus = report.corpus

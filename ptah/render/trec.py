@@ -1,24 +1,15 @@
 """A run of the report as TREC run lines (``QID Q0 DOCID RANK SCORE TAG``), for trec_eval,
-pytrec_eval and ranx.
+pytrec_eval and ranx; the qrels side is :func:`ptah.core.trec.qrels_lines`.
 
-One line per ranked result of one run (``report.runs[i].cases[j].ranking``):
-the case id as QID, the literal ``Q0``, the key as DOCID, the 1-based rank in
-ptah's order (score descending, key ascending on ties), the score as Python's
-shortest round-trip ``repr`` of the double (exactly the score in the report),
-and the run's tag. A case with no results writes no line (trec_eval then
-leaves the query out of its means unless run with ``-c``).
+One line per ranked result of one run: the case id, ``Q0``, the key, the 1-based rank in ptah's
+order, the score as the shortest round-trip ``repr`` (exactly the report's), the run's tag. A
+case with no results writes no line (trec_eval leaves it out of its means unless ``-c``). Fields
+are single-space separated, so an empty value or one holding whitespace is refused
+(:func:`ptah.core.trec.check_fields`).
 
-Ties: trec_eval ignores the RANK column. It re-sorts each query's lines by
-score descending and breaks ties by DOCID *descending*, the opposite of
-ptah's key-ascending rule. The true scores are written, never nudged apart,
-so on a ranking with tied scores trec_eval may order (and, at a cutoff,
-select) the tied keys differently from ptah, and its numbers may then differ.
-The report flags every such tie (``CaseResult.ties``); without ties the
-numbers agree.
-
-Fields are separated by single spaces, so a case id, key or tag that is
-empty or holds whitespace cannot be written (:func:`ptah.core.trec.check_fields`).
-The qrels side -- a corpus's judgements -- is :func:`ptah.core.trec.qrels_lines`.
+trec_eval ignores RANK: it re-sorts by score and breaks ties by DOCID *descending*, the opposite of
+ptah's rule. Scores are written true, never nudged apart, so on tied scores its numbers may differ
+from ptah's; the report flags every such tie (``CaseResult.ties``), and without ties they agree.
 """
 
 from __future__ import annotations

@@ -2,32 +2,22 @@
 
 What an import writes into PROJECT_DIR:
 
-* ``source.db`` -- SQLite table ``documents(id TEXT PRIMARY KEY, title, text,
-  document)`` holding every document of ``corpus.jsonl``, where ``document``
-  is ``(title + " " + text).strip()``: the text MTEB embedded for the published
-  BEIR numbers. It is computed at import because the template language cannot
-  say "strip": ``"{title} {text}"`` would keep a leading space where a title is
-  empty. A missing title reads as ``""`` (and is counted).
-* ``ptah.yaml`` -- the source above with ``text: "{document}"`` and one active
-  generation, ``minilm`` (all-MiniLM-L6-v2, normalised, max_seq_length 256,
-  no prefixes: how MTEB ran it).
-* ``corpora/SPLIT-k10.yaml`` and ``corpora/SPLIT-k100.yaml`` -- one case per
-  query of the split with at least one judgement graded above 0, in
-  ``queries.jsonl`` order: ``id`` the query id, ``query`` its text exactly,
-  ``relevant`` its qrels graded above 0 (keys exactly as the qrels spell them,
-  in qrels order); ``default_k`` 10 and 100.
+* ``source.db`` -- table ``documents(id TEXT PRIMARY KEY, title, text, document)`` of every
+  document of ``corpus.jsonl``, ``document`` being ``(title + " " + text).strip()``, the text MTEB
+  embedded for the published numbers (the template language cannot strip); a missing title reads
+  ``""`` and is counted;
+* ``ptah.yaml`` -- that source, ``text: "{document}"``, one active generation ``minilm``
+  (all-MiniLM-L6-v2, normalised, max_seq_length 256, no prefixes, as MTEB ran it);
+* ``corpora/SPLIT-k10.yaml`` and ``corpora/SPLIT-k100.yaml`` -- one case per query of the split
+  with a judgement graded above 0, in ``queries.jsonl`` order: the query id and exact text, and its
+  qrels graded above 0 as ``relevant`` (keys as the qrels spell them, in their order).
 
-Nothing is written until everything has been read and checked: queries
-without judgements in the split are skipped and counted; judged queries whose
-grades are all 0 or below are skipped and counted apart; qrels naming unknown
-documents or queries, and conflicting duplicate judgements, are an
-:class:`InputError`. Every file is written to a temporary file beside it,
-then renamed into place (:mod:`ptah.adapters.files`); a folder, socket or
-read-only file in the way is refused with exit 2 before anything is read or
-written.
-An existing non-empty PROJECT_DIR is refused unless ``force``; with ``force``
-the four files above are replaced and nothing else is touched (a store
-already there keeps its vectors; the next build re-embeds only what changed).
+Nothing is written until everything is read and checked: queries without judgements, or with
+grades all 0 or below, are skipped and counted apart; qrels naming unknown documents or queries
+and conflicting duplicates are an :class:`InputError`. Each file is written atomically
+(:mod:`ptah.adapters.files`); a folder, socket or read-only file in the way is exit 2 before
+anything is read. A non-empty PROJECT_DIR is refused unless ``force``, which replaces the four
+files and touches nothing else (a store there keeps its vectors).
 """
 
 from __future__ import annotations

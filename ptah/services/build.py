@@ -1,40 +1,22 @@
 """Building a generation: embed what is new or changed, delete what is gone.
 
-The build compares each source row with what the store holds for the
-generation's identity, by row identity *and* the SHA-256 of the exact text the
-row's template renders to now:
+Each source row is compared with what the store holds for the generation's identity, by row
+identity and the SHA-256 of the text its template renders now: a row without a vector, or whose
+digest differs, is embedded; a vector whose row left the source (or the filter) is deleted;
+nothing else is touched, and the model is not loaded when nothing needs embedding.
 
-* a row without a vector, or whose text digest differs from the stored one,
-  is embedded;
-* a vector whose row left the source (or the filter) is deleted;
-* everything else is left alone -- the model is not even loaded when nothing
-  needs embedding.
-
-Memory. A block of rows, whatever the table's size, and one bit a row (12 MiB
-at 100,000,000 rows). A first pass over the source's digests in key order, as
-``verify`` reads them (:mod:`ptah.services.verify`), a block of
-:data:`~ptah.services.verify.BLOCK_ROWS` rows at a time, each block's stored
-digests asked of the store, marks the rows to embed (one bit each, in source
-order) and counts them, so progress has its total; the vectors gone are found
-by a merge of the store's row identities with the source's, both in code
-point order, and deleted a block at a time; a second pass over the source's
-rows, in the same snapshot and order, embeds the marked ones in batches. No
-read transaction of the store stays open while the build writes (one would
-keep SQLite from checkpointing its write-ahead log). A store whose snapshots
-read no blocks of digests (:func:`~ptah.adapters.stores.base.block_digests`)
-holds the generation's digests during the first pass, as every build did
-before.
-
-Crash safety. Vectors are written in batches of ``batch_rows`` rows, each
-batch one transaction; a build killed at any moment (SIGKILL included) leaves
-the store as of its last committed batch, and the next build embeds only what
-is still missing. Two builds of one generation never run at once: the second
-is refused (:class:`StoreUnavailable`, exit 3) by the store's build lock.
-
-Identity. A generation whose settings changed has a new identity: its vectors
-are built afresh under it, and the old identity's vectors stay in the store
-(``ptah inference list`` shows them). The display name is outside the
-identity, so renaming a generation re-registers the name and embeds nothing.
+* Memory: a block of rows and one bit a row (12 MiB at 100,000,000 rows). A first pass over the
+  source's digests in key order (:data:`~ptah.services.verify.BLOCK_ROWS` at a time, each block's
+  stored digests asked of the store) marks the rows to embed; the vectors gone are found by a merge
+  of both sides' row identities in code point order; a second pass in the same snapshot embeds the
+  marked rows. No store read transaction stays open while the build writes (it would keep SQLite
+  from checkpointing). A store without block digests
+  (:func:`~ptah.adapters.stores.base.block_digests`) holds the generation's digests in memory.
+* Crash safety: each batch of ``batch_rows`` rows is one transaction, so a killed build leaves the
+  store as of its last batch and the next embeds only what is missing. A second build of one
+  generation is refused by the store's build lock (:class:`StoreUnavailable`, exit 3).
+* Identity: changed settings are a new identity, built afresh, the old one's vectors kept
+  (``ptah inference list`` shows them); renaming a generation embeds nothing.
 """
 
 from __future__ import annotations

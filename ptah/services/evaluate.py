@@ -6,7 +6,7 @@ returns a typed :class:`~ptah.core.report.Report`:
 1. the baseline (when asked) is read, bounded, checked against the report
    schema and against itself, and must have measured the same corpus, or one
    that differs in judgements alone (exit 2); its runs are measured again from
-   their stored rankings under the corpus now (:mod:`ptah.core.baseline`);
+   their stored rankings under the corpus now (:func:`ptah.core.baseline.rescore`);
 2. the runs are planned -- every channel with every generation, channel-major
    (:mod:`ptah.services.channels`) -- and each is measured by its channel,
    sharing what runs share (a generation's vectors, a template's lexical index);
@@ -15,7 +15,8 @@ returns a typed :class:`~ptah.core.report.Report`:
    with the baseline's reference run and its drop gates judged
    (:mod:`ptah.core.baseline`);
 4. the corpus's judgement record is checked against the rows' text: each
-   judgement whose row changed since is listed (:mod:`ptah.services.sections`),
+   judgement whose row changed since is listed
+   (:func:`ptah.services.sections.stale_judgements`),
    a failed gate with ``fail_on_stale_judgements``;
 5. with ``excerpts`` (an HTML page asked for, or the server), each ranked
    key's judging text is read, cut to an excerpt the pages show beside the key

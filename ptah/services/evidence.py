@@ -1,9 +1,11 @@
-"""What each run's gates know beyond its rankings: the judgement record's random samples of its
-holes (each checked to be the draw its seed makes), its model judges and their agreement with a
-person, and the baseline's holes a run no longer returns.
+"""What each run's gates know beyond its rankings, and the files a run reads.
 
-The files a run reads (:func:`run_inputs`), so that a command can refuse an output that names
-one of them (:func:`ptah.adapters.files.check_apart`).
+* :func:`samples_of` -- the judgement record's random samples of a run's holes, each checked to be
+  the draw its seed makes (:func:`check_drawn`);
+* :func:`model_judges` -- its model judges and their agreement with a person;
+* :func:`holes_lost` -- the baseline's holes a run no longer returns;
+* :func:`run_inputs` -- the files a run reads, so that a command can refuse an output naming one
+  (:func:`ptah.adapters.files.check_apart`).
 """
 
 from __future__ import annotations
@@ -225,7 +227,7 @@ def run_inputs(
     corpus: str | os.PathLike | None = None,
     reports: tuple[tuple[str, str | os.PathLike | None], ...] = (),
 ) -> list[tuple[str, str]]:
-    """The files a run reads, as ``(what, path)`` for :func:`check_apart`: the specification, its
+    """The files a run reads, as ``(what, path)`` for :func:`~ptah.adapters.files.check_apart`: the specification, its
     SQLite source database and store, the corpus and its judgement record (``NAME.judged.yaml``,
     there or not), and ``reports`` (``(what, path)``: the baseline report, the reports a command
     re-reads; a None path left out)."""

@@ -1,26 +1,19 @@
 """Filling the holes: the pooled worklist, judgements written into the corpus and its record, pins.
 
-* :func:`make_worklist` -- the runs asked for are evaluated (the same
-  searches as ``evaluate``: a warm query cache is used), and each case's holes
-  are pooled (:mod:`ptah.core.worklist`) with the row's judging text;
-* :func:`save_judgements` -- judgements made in a session: grades above 0,
-  required and forbidden keys go into the corpus (edited in place,
-  :mod:`ptah.adapters.corpus_edit`), every judgement into the record beside it
-  (:mod:`ptah.adapters.judgements_yaml`) with the SHA-256 of the row's text and
-  the UTC time;
-* :func:`judge_key` -- one judgement from a script: the case must be in the
-  corpus and the key a row of the source (exit 2 otherwise);
-* :func:`candidates` -- the pooled top rows of a query not in the corpus yet,
-  for ``ptah corpus add``;
-* :func:`pin` -- every key the corpus names recorded with its current text
-  digest and its corpus grade, so that ``evaluate`` can say when a judged row
-  changed.
+* :func:`make_worklist` -- the runs asked for are evaluated as ``evaluate`` would (a warm query
+  cache is used), and each case's holes pooled (:mod:`ptah.core.worklist`) with their judging text;
+* :func:`save_judgements` -- grades above 0, required and forbidden keys go into the corpus (edited
+  in place, :mod:`ptah.adapters.corpus_edit`), every judgement into the record beside it
+  (:mod:`ptah.adapters.judgements_yaml`) with the SHA-256 of the row's text and the UTC time;
+* :func:`judge_key` -- one judgement from a script: the case must be in the corpus and the key a
+  row of the source (exit 2 otherwise);
+* :func:`candidates` -- the pooled top rows of a query not in the corpus yet (``ptah corpus add``);
+* :func:`pin` -- every key the corpus names recorded with its text digest and corpus grade, so
+  ``evaluate`` can say when a judged row changed.
 
-The text of a row is its *judging text* (docs/holes.md, "The judgement record";
-:meth:`ptah.core.spec.Spec.judging_template`): ``source.judge_text``, else
-every column any generation's template uses, each labelled -- never one
-generation's rendering, so a judgement pins the row, and stays fresh whichever
-generation is evaluated next.
+A row's text is its *judging text* (:meth:`ptah.core.spec.Spec.judging_template`:
+``source.judge_text``, else every column any generation's template uses, labelled), never one
+generation's rendering, so a judgement stays fresh whichever generation is evaluated.
 """
 
 from __future__ import annotations

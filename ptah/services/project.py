@@ -1,57 +1,23 @@
-"""A project: the specification, its source and its store, opened once per process.
+"""A project: the specification, its source and its store, opened once per process, with the probe
+of a served model and the generations whose vectors the table holds.
 
-:func:`open_project` finds and loads ``ptah.yaml`` and wires the adapters it
-names. A :class:`Project` also keeps what is worth loading only once per
-process: each generation's identity, each model, and each generation's vectors
-as one contiguous matrix (for search and evaluate).
+:func:`open_project` finds and loads ``ptah.yaml`` and wires the adapters it names; a
+:class:`Project` keeps what is worth loading once (each generation's identity, model and vectors
+as one contiguous matrix). Whatever it says of its source uses the redacted URL.
 
-Secrets: the source URL may hold a password; everything a project says about
-its source (error messages) uses the redacted URL.
-
-The probe against a silent change of a service's model, and what a service was asked.
-
-A model served behind a name can change without its name changing. At build,
-an embedder that offers a probe (:func:`ptah.adapters.embedders.base.probe_of`:
-the ``openai`` kind) embeds a fixed text; the vector, its SHA-256 and the model
-name the server answered with are kept with the generation's record, in its
-settings under ``"probe"`` (so no store migration: the reports' ``settings``
-leave it out, see :func:`report_settings`). A later build that embeds checks
-the kept probe first and refuses (exit 3, no override) when it fails, so one
-generation never holds two models' vectors; it keeps the first probe.
-``ptah inference search`` on a query the cache lacks checks it too
-(:func:`checked_embedder`).
-
-A cold evaluation (one that must embed queries, so asks the server anyway)
-embeds the probe again and refuses (:class:`ProbeMismatch`, exit 3;
-``--allow-stale`` measures anyway, the report saying the probe failed) when
-the server names another model than at build or the cosine of the two probe
-vectors is below :data:`TOLERANCE`. A warm evaluation asks nothing: its report
-says the probe was not checked.
-
-:data:`TOLERANCE` is 0.999. Measured: MiniLM through the test server
-(sentence-transformers, float32, CPU) gives the probe a cosine of exactly 1.0
-with itself, alone or batched with longer texts (padding moves no value by
-more than 1e-7). Hosted services do not promise bit-identical vectors from one
-request to the next (batching and hardware differ), so exact equality would
-refuse a model that did not change; 0.999 leaves that numeric noise room
-while a different model, or a retrained one, moves the vector far more.
-
-External generations: vectors the table already holds (``vectors: {column: …}``), read instead of
-built.
-
-Their vectors, keys and filter come from the source's one read-only snapshot
-(:meth:`Source.vectors`), never from the store; the store keeps only their
-query cache, under the generation's identity (``ptah-external@1``, see
-:mod:`ptah.adapters.embedders.registry`). Verification is coverage only:
-rows whose vector is NULL are *missing*; freshness cannot be verified (ptah
-never saw the text the vectors were made from) and the verification says so
-in :data:`FRESHNESS_NOTE`, with ``freshness``, ``fresh``, ``stale`` and
-``fresh_ok`` left null rather than claimed.
-
-Rows are scored by cosine: a vector whose length already is 1 (to float32
-rounding, :data:`UNIT_TOLERANCE`) is used exactly as the table holds it -- so
-vectors the same model made score bit for bit as ptah's own generation's --
-and any other nonzero vector is scaled to unit length.
+* The probe (docs/specification.md, "Probe"): at build an embedder with a probe
+  (:func:`ptah.adapters.embedders.base.probe_of`) embeds a fixed text, kept in the generation's
+  settings under ``"probe"`` (left out of a report's, :func:`report_settings`). A later embedding
+  build, and ``ptah inference search`` on an uncached query (:func:`checked_embedder`), refuse
+  when it fails (exit 3, no override); a cold evaluation raises :class:`ProbeMismatch` (exit 3;
+  ``--allow-stale`` measures anyway) when the server names another model or the probes' cosine is
+  below :data:`TOLERANCE` (0.999); a warm one says the probe was not checked.
+* External generations (``vectors: {column: …}``): vectors, keys and filter are read from the
+  source's one snapshot, never the store, which keeps only their query cache under
+  ``ptah-external@1``. Verification is coverage only (a NULL vector is missing; freshness,
+  ``fresh``, ``stale`` and ``fresh_ok`` are null, :data:`FRESHNESS_NOTE` says why). A vector of
+  length 1 (to :data:`UNIT_TOLERANCE`) is used as held, so it scores bit for bit as ptah's own;
+  any other nonzero vector is scaled to unit length.
 """
 
 from __future__ import annotations

@@ -1,51 +1,25 @@
-"""ptah's own report sections (:mod:`ptah.core.parts`), in the order they compute, and the
-context they read.
+"""ptah's own report sections, in the order they compute, the context they read, and how one planned
+run is measured.
 
-1. ``evidence`` -- what each run's gates know beyond its rankings: the record's random samples of
-   its holes, its model judges, the hole policy and the paths a settling command names;
+1. ``evidence`` -- what each run's gates know beyond its rankings: the record's samples of its
+   holes, its model judges, the hole policy and the paths a settling command names;
 2. ``verdicts`` -- with a baseline, each run compared with the baseline's reference run (and its
    slices); every run's gates;
-3. ``p95`` -- the gate on each run's p95 time per query;
-4. ``stale`` -- the judgements made on a row whose text changed since (a gate when asked);
+3. ``p95`` -- the gate on each run's p95 time per query (only when ``max_p95_ms`` is asked);
+4. ``stale`` -- :func:`stale_judgements`: each judgement whose row's judging text
+   (:meth:`ptah.core.spec.Spec.judging_template`) no longer has the SHA-256 recorded when it was
+   judged, or whose row is gone, whichever generations are measured. A judgement of an older
+   record (digest of one generation's template) is fresh while it matches under any declared
+   generation. Rows are read only when the record holds a judgement, once per template;
 5. ``side_by_side`` -- with two runs or more, each compared with the first;
 6. ``excerpts`` -- each ranked key's judging text, cut for the pages (when asked).
 
-Stale judgements: a judged row whose judging text changed since a person judged it.
-
-Each judgement in a corpus's record (:mod:`ptah.core.judged`) carries the
-SHA-256 of the row's *judging text* when it was judged
-(:meth:`ptah.core.spec.Spec.judging_template`: ``source.judge_text``, else
-every column any generation's template uses, labelled). :func:`stale_judgements`
-reads the rows those judgements name from the source's snapshot and lists each
-judgement whose digest no longer matches -- the row changed, or is gone. Which
-generations an evaluation measures does not matter: a person judged the row.
-
-Records written before the judging text pinned what one generation's template
-rendered; such a judgement is read as fresh while its digest still matches
-that rendering under any declared generation (both forms are read; judging
-the row again, or ``ptah corpus pin``, writes the new form).
-
-Only the rows of the table are read, once per template, and only when the
-record holds a judgement.
-
-Measuring one planned run as its stages: the channel's search, then a variant's rerank; and what
-each cost.
-
-A run of ``--channel``/``--generation`` is its channel's search. A variant's
-run (:class:`~ptah.core.spec.Variant`) searches with its own vector search
-options when it names them, and, with a rerank stage, has its channel rank
-each case's top ``candidates`` rows (:mod:`ptah.services.rerank`). The run
-is named by the variant and keeps its executed controls (``variant``).
-
-Cost (docs/variants.md, "Cost: time per query"): every stage's seconds, its share of the
-evaluation's time, and its time per query over the cases, p50 and p95. The search stage works on
-batches of queries (one matrix product scores a block of them), so it is timed per batch: each query
-is charged an equal share of the stage's seconds, less the seconds it spent loading a model
-(``load_s``: a cold run's p50 and p95 would measure the load, not a query). The rerank stage is
-timed per query. A run's own time per query adds the two. Stages share what earlier runs made (a
-generation's vectors, a template's lexical index, the query cache): a run's search seconds are what
-*it* spent, after the runs before it. Times are reported, and gated only when asked
-(``max_p95_ms``).
+:func:`measure_plan` runs a plan's stages: its channel's search (with a variant's own search
+options), then a variant's rerank of each case's top ``candidates`` rows. :func:`cost` reports
+each stage's seconds, share and p50/p95 time per query (docs/variants.md, "Cost: time per query"):
+the batched search charges each query an equal share of its seconds less ``load_s`` (a model's
+load), the rerank is timed per query, and a run's search seconds are what it spent after the runs
+before it, whose vectors, indexes and cached queries it shares.
 """
 
 from __future__ import annotations

@@ -1,34 +1,21 @@
-"""Clients of HTTP services, each on one pooled ``httpx.Client``: :class:`ServiceClient`, the
-transport and its policy, and :class:`EmbeddingsClient` on it, the OpenAI embeddings API (``POST
-{base_url}/embeddings``). The rerank service's client (:mod:`ptah.adapters.rerankers.rerank_client`)
-is the other one on it.
+"""Clients of HTTP services on one pooled ``httpx.Client``: :class:`ServiceClient`, the transport
+and its policy, and :class:`EmbeddingsClient`, the OpenAI embeddings API (``POST
+{base_url}/embeddings``); the rerank service's client
+(:mod:`ptah.adapters.rerankers.rerank_client`) is the other.
 
-The transport. Requests are JSON, ``max_concurrency`` of them in flight
-(threads sharing the client's kept-alive connections). Each request has a
-whole-request deadline of ``timeout_s`` (the service's ``timeout_s``):
-connecting, sending, waiting for the answer and each read of it are each
-bounded by it (``httpx.Timeout``), and the answer's body is read in pieces
-with the deadline checked between them, so a server trickling its answer a
-byte at a time fails at the deadline (headers trickled so are bounded only by
-each read's timeout and httpx's limit on their size). A request that times
-out, loses its connection or is answered 429 or 5xx is retried after an
-exponential backoff with jitter (``Retry-After`` honoured), at most
-:attr:`Policy.attempts` times in all, each wait capped at
-:attr:`Policy.max_delay_s`; then, or at once for any other status, or a
-redirect, :class:`ServiceUnavailable` (exit 3) says in one sentence the
-endpoint, the HTTP status and the provider's message (bounded, control
-characters escaped, the key masked). An answer is refused unless it is
-labelled JSON when labelled at all (``application/json`` or ``…+json``: a
-``text/html`` 200 is a proxy's or a login page's); at most a bound the client
-sets of it is read, uncompressed (``Accept-Encoding: identity``). Redirects
-are not followed, so the key is never sent to another host. The key goes into
-the ``Authorization`` header and nowhere else.
-
-Embeddings. Texts are sent in requests of at most ``batch_size`` inputs and
-:attr:`Policy.max_request_chars` characters. An answer is refused unless it is
-JSON with one finite vector per input, in order, all of the same dimension
-(the one asked for, when asked), from the model asked for; at most
-:meth:`Policy.response_limit` bytes of it are read.
+* Transport: JSON requests, ``max_concurrency`` in flight on kept-alive connections, each with a
+  whole-request deadline of ``timeout_s`` (the body is read in pieces with the deadline checked
+  between them, so a trickling server fails at it). A timeout, a lost connection, 429 or 5xx is
+  retried with jittered exponential backoff (``Retry-After`` honoured), at most
+  :attr:`Policy.attempts` times, each wait at most :attr:`Policy.max_delay_s`; then, or at once
+  for another status or a redirect, :class:`ServiceUnavailable` (exit 3) names the endpoint, the
+  status and the provider's message (bounded, controls escaped, the key masked).
+* An answer is refused unless labelled JSON when labelled at all (a ``text/html`` 200 is a proxy's
+  page); a bound of it is read, uncompressed. Redirects are not followed and the key goes into the
+  ``Authorization`` header only, so it never reaches another host.
+* Embeddings: at most ``batch_size`` inputs and :attr:`Policy.max_request_chars` characters a
+  request; an answer must hold one finite vector per input, in order, of one dimension (the one
+  asked for, if asked), from the model asked for, within :meth:`Policy.response_limit` bytes.
 """
 
 from __future__ import annotations

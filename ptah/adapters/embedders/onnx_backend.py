@@ -1,36 +1,25 @@
 """A sentence-transformers model run by onnxruntime (``backend: onnx``), its weights optionally
 int8.
 
-The kind ``sentence-transformers-onnx`` claims a local model whose
-generation says ``backend: onnx``. Its identity parts are the model folder's
-digest, :data:`EXPORT_FORMAT` (how the graph is made) and ``quantize``
-(``null`` or ``int8``), so the same model on torch, on ONNX and quantised
-are three generations.
+The kind ``sentence-transformers-onnx`` claims a local model whose generation says ``backend:
+onnx``; its identity parts are the model folder's digest, :data:`EXPORT_FORMAT` and ``quantize``
+(``null`` or ``int8``), so torch, ONNX and quantised are three generations. The graph is exported
+here, offline, from the loaded model (the whole forward: transformer, pooling and any Normalize,
+batch and sequence axes dynamic); ``int8`` is onnxruntime's dynamic quantisation per channel (per
+tensor lost far more of the vectors' direction on MiniLM). Texts use the model's tokenizer and the
+generation's ``max_seq_length``. sentence-transformers' own ONNX backend needs optimum, which pins
+an older transformers, so it is not used.
 
-The graph is made here, offline, from the loaded model: the whole
-SentenceTransformer forward (transformer, the model's own pooling and, where
-the model has one, its Normalize module) exported by torch's TorchScript
-exporter with the batch and sequence axes dynamic; ``int8`` quantises its
-weights with onnxruntime's dynamic quantisation, per channel (per tensor lost
-far more of the vectors' direction on MiniLM). Texts are tokenised by the
-model's own tokenizer, with the generation's ``max_seq_length``; once the graph
-is exported or found, only that tokenizer is kept (the model's input module, its
-weights dropped), so the session's weights are the only copy. The session runs
-on the CPUs this process may use, its threads never spinning
-(:func:`session_options`).
+The export is kept under ``.ptah/onnx/``, named by a digest of the identity parts, made in that
+folder and renamed over the name (a link or device there is replaced, never written through). Its
+SHA-256 is recorded in the user's cache folder (``onnx-exports.json``), and a cached export is run
+only when it is a regular file of that SHA-256, so one swapped or committed under ``.ptah/`` is
+exported again. An unwritable folder, or an ``onnx`` folder that is a link, means an export in a
+temporary folder each time, never a failure.
 
-The exported file is kept under the project's ``.ptah/onnx/``, named by a
-digest of the identity parts, so only the first build exports. It is made in
-that folder and renamed over the name (a link, FIFO or device there is
-replaced, never written through), and its SHA-256 is recorded in the user's
-cache folder (``onnx-exports.json`` beside the model-files cache of
-:mod:`ptah.adapters.embedders.resolve`), outside any project: a cached export
-is used only when it is a regular file whose SHA-256 is the one recorded when
-ptah made it there, so a file swapped or committed under ``.ptah/`` (a pull
-request, a CI cache) is exported again, never run. An unwritable folder, or
-an ``onnx`` folder that is itself a link, means an export in a temporary
-folder each time the model is opened, never a failure. Sentence-transformers' own
-ONNX backend is not used: it needs optimum, which pins an older transformers.
+Once the graph is exported or found, only the model's tokenizer is kept (its weights dropped), so
+the session's weights are the only copy; the session runs on the CPUs this process may use, its
+threads never spinning (:func:`session_options`).
 """
 
 from __future__ import annotations

@@ -1,73 +1,30 @@
-"""Which embedder kind handles a generation's model: a registry that installed packages extend.
+"""Which embedder kind handles a generation's model, and the generation's identity.
 
-ptah registers four kinds: ``ptah/deterministic`` (the model of that name),
-``openai`` (a generation with ``provider: openai``: an embedding service),
-``sentence-transformers-onnx`` (a local model with ``backend: onnx``) and
-``sentence-transformers``, the *default*: it handles any model no other kind
-claims, except names under ``ptah/``, which are ptah's own. The local kinds
-never claim a generation that names a provider. A package adds a
-kind by declaring an entry point in the group ``ptah.embedders``::
-
-    [project.entry-points."ptah.embedders"]
-    toy = "toy_embedder:register"
-
-The entry point names either an :class:`~ptah.adapters.embedders.base.EmbedderKind`
-object or a function ``register(registry)`` that calls
-``registry.register(kind)`` once per kind. Entry points are loaded once, at
-the first lookup (so ``ptah --help`` and the corpus commands never load
-them), after ptah's own kinds.
-
-Choosing a kind for a model: the kinds other than the default that claim it;
-exactly one wins, two or more are a conflict between installed packages
-(:class:`PluginError`, exit 3) rather than an order nobody declared; none
-leaves the default, if it claims the model; else :class:`UnknownModelKind`
-(exit 2) names the registered kinds. A plugin that cannot be imported,
-raises while registering, registers something that is not a kind, or reuses
-a kind's name is a :class:`PluginError` naming its distribution and entry
+ptah registers ``ptah/deterministic``, ``openai`` (``provider: openai``: an embedding service),
+``sentence-transformers-onnx`` (``backend: onnx``) and the default, ``sentence-transformers``: any
+model no other kind claims, except names under ``ptah/``. Local kinds never claim a generation
+that names a provider. A package adds kinds through the entry-point group ``ptah.embedders``
+(an :class:`~ptah.adapters.embedders.base.EmbedderKind`, or ``register(registry)``), loaded once
+at the first lookup, after ptah's own. Of the kinds other than the default that claim a model
+exactly one wins; two are a :class:`PluginError` (exit 3); none leaves the default, else
+:class:`UnknownModelKind` (exit 2). A plugin that cannot be imported, raises while registering,
+registers a non-kind or reuses a name is a :class:`PluginError` naming its distribution and entry
 point.
 
-The identity of a generation: a digest of everything its vectors depend on.
+A generation's identity is ``sha256:`` + the hex SHA-256 of its canonical JSON (keys sorted,
+separators ``,`` and ``:``, non-ASCII as itself, UTF-8)::
 
-Canonical form (``ptah-generation@1``): the JSON document ::
+    {"document_prefix": …, "format": "ptah-generation@1", "max_seq_length": N or null,
+     "model": MODEL, "normalize": true|false, "query_prefix": …, "text_template": TEMPLATE}
 
-    {"document_prefix": DOCUMENT_PREFIX,
-     "format": "ptah-generation@1",
-     "max_seq_length": N or null,
-     "model": MODEL,
-     "normalize": true|false,
-     "query_prefix": QUERY_PREFIX,
-     "text_template": TEMPLATE}
-
-where MODEL is ``{"kind": NAME, ...}``: the name of the embedder kind that
-handles the model (:mod:`ptah.adapters.embedders.registry`) and the parts its
-``identity_parts`` gives -- for ``sentence-transformers``, ``{"digest":
-"sha256:…"}`` (the model folder's digest,
-:func:`ptah.adapters.embedders.resolve.model_digest`, which covers weights,
-configs, tokenizer and pooling); for ``ptah/deterministic``, ``{"algorithm":
-"ptah-deterministic@1", "dimension": D}``. TEMPLATE is the *effective*
-template (the generation's ``text`` else ``source.text``). It is serialised
-with object keys sorted, separators ``,`` and ``:``, non-ASCII written as
-itself, encoded as UTF-8; the identity is ``sha256:`` + its hex SHA-256.
-
-Outside the identity: the generation's display name, the model's *name* (the
-same weights found in a folder or in a package are the same model),
-``batch_size``, the source's database, table, keys and filter (they choose
-rows, not vectors), and library versions (recorded beside, not hashed).
-
-An external generation (``vectors: {column: …}``: the table holds the
-vectors) has the canonical form ``ptah-external@1`` instead ::
-
-    {"format": "ptah-external@1",
-     "max_seq_length": N or null,
-     "model": MODEL,
-     "normalize": true|false,
-     "query_prefix": QUERY_PREFIX,
-     "vectors": {"column": COLUMN, "table": TABLE}}
-
-MODEL being the query embedder's parts as above. The database URL stays out
-(it may hold a password); the table and column say which vectors these are,
-the rest how queries are embedded against them -- so the query cache kept
-under this identity is never used for another model or prefix.
+MODEL is ``{"kind": NAME, ...}`` plus the kind's ``identity_parts`` (``sentence-transformers``: the
+model folder's ``digest``, :func:`~ptah.adapters.embedders.resolve.model_digest`;
+``ptah/deterministic``: ``algorithm`` and ``dimension``); TEMPLATE is the effective template. The
+display name, the model's name, ``batch_size``, the rows chosen and library versions stay out. An
+external generation (``vectors: {column: …}``) is ``{"format": "ptah-external@1",
+"max_seq_length", "model", "normalize", "query_prefix", "vectors": {"column", "table"}}``: the
+database URL stays out (it may hold a password), and its query cache is never used for another
+model or prefix.
 """
 
 from __future__ import annotations

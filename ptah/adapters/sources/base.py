@@ -1,18 +1,12 @@
 """What a source is, and which source kind reads a ``source.database`` URL.
 
-A :class:`Source` is the rows of ``source.table`` as ptah sees them, read from
-one snapshot of the database (``tests/contract/test_source_contract.py`` holds
-the SQLite and the PostgreSQL reader to the same answers). A source kind is
-registered through the door (hook ``register_sources``): its name, which URLs it reads, and how
-to open one. ptah registers (:mod:`ptah.adapters.sources.base`) ``sqlite`` (``sqlite:///FILE``)
-and ``postgresql``
-(``postgresql://`` and ``postgres://``, needing psycopg: without it, opening
-one says how to install it, :class:`CapabilityUnavailable`, exit 3).
-:func:`source_kind` is the one place that decides which kind a URL is.
-
-ptah's own source kinds, registered through the door (:mod:`ptah.core.plugins`): ``sqlite``
-(``sqlite:///FILE``) and ``postgresql`` (``postgresql://`` and ``postgres://``; psycopg is
-imported only when one is opened).
+A :class:`Source` is the rows of ``source.table`` as ptah sees them, read from one snapshot of
+the database (``tests/contract/test_source_contract.py`` holds every reader to the same answers).
+A source kind is registered through the door (hook ``register_sources``): its name, which URLs it
+reads, and how to open one. ptah's own are ``sqlite`` (``sqlite:///FILE``) and ``postgresql``
+(``postgresql://``, ``postgres://``; psycopg is imported only when one is opened, and without it
+opening says how to install it, :class:`CapabilityUnavailable`, exit 3). :func:`source_kind` is
+the one place that decides which kind a URL is.
 """
 
 from __future__ import annotations

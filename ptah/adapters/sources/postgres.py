@@ -1,44 +1,24 @@
 """Reading source rows from a PostgreSQL table or view (psycopg 3).
 
-The contract is :class:`ptah.adapters.sources.sqlite.SqliteSource`'s, exactly:
-the same keys, row identities and texts (both render through
-:func:`ptah.adapters.sources.rows.source_rows`), the same filter semantics, the same order, the same
-``lookup`` answers, the same errors and exit codes.
+The contract is :class:`ptah.adapters.sources.sqlite.SqliteSource`'s, exactly: the same keys, row
+identities, texts (:func:`~ptah.adapters.sources.rows.source_rows`), filter semantics, order,
+``lookup`` answers, errors and exit codes.
 
-Safety: the table and every column are quoted identifiers
-(``psycopg.sql.Identifier``) and every value is a bound parameter; the one
-piece of SQL taken as written is ``source.filter``, the user's own boolean
-expression from their own specification, inserted as one parenthesised
-``WHERE`` clause without ``;`` or a comment
-(:func:`ptah.adapters.sources.rows.filter_problem`). Every statement holding it
-goes through the extended query protocol (prepared, or a server-side cursor),
-which accepts exactly one statement -- so it can never ``COMMIT`` the
-read-only transaction and write. A filter the server refuses to run in that
-transaction (``nextval()``, ``set_config('transaction_read_only', …)``, a
-syntax error, ``$1``, a division by zero) is the specification's fault:
-:class:`SpecError`, exit 2. Every statement of the transaction is stopped
-after ``source.statement_timeout_s`` seconds (``SET LOCAL statement_timeout``),
-so a slow filter cannot hold the snapshot for ever: exit 3 naming the setting.
-
-Snapshot: one ``REPEATABLE READ READ ONLY`` transaction per source object,
-pinned when it is opened, so everything one :class:`PostgresSource` answers --
-rows, count, lookups -- reads one snapshot even while others write. Rows
-stream through server-side (named) cursors, so a table larger than memory is
-read in pieces.
-
-Order: rows come ordered by the key columns, integers numerically and text
-by code point (``COLLATE "C"``, which is SQLite's ``BINARY`` order for UTF-8),
-so both sources list rows identically whatever the database's collation.
-
-Types: a key column must be an integer (``smallint``, ``integer``,
-``bigint``) or a text type (``text``, ``varchar``, ``char``…); anything else is
-refused when the source is opened. A template column renders as
-:func:`ptah.core.spec.render_value` says: ``numeric`` as its exact decimal
-text, ``boolean`` as ``True``/``False``, dates and times as ``str()`` of the
-Python value; ``bytea`` is refused like a BLOB.
-
-Column names: a name is matched exactly, else case-insensitively when that
-names one column (as SQLite matches), so ``{Title}`` reads column ``title``.
+* Safety: identifiers are quoted and values bound; only ``source.filter`` is taken as written, as
+  one parenthesised ``WHERE`` clause without ``;`` or a comment
+  (:func:`~ptah.adapters.sources.rows.filter_problem`), through the extended query protocol, which
+  accepts one statement, so it can never ``COMMIT`` and write. A filter the server refuses in the
+  read-only transaction is a :class:`SpecError` (exit 2); every statement stops after
+  ``source.statement_timeout_s`` (exit 3 naming the setting).
+* Snapshot: one ``REPEATABLE READ READ ONLY`` transaction per :class:`PostgresSource`, pinned when
+  opened; rows stream through server-side cursors, so a table larger than memory is read in
+  pieces.
+* Order: by the key columns, integers numerically, text by code point (``COLLATE "C"``, SQLite's
+  ``BINARY`` for UTF-8), whatever the database's collation.
+* Types: a key column is an integer or a text type, anything else refused at opening; a template
+  column renders as :func:`ptah.core.spec.render_value` says (``numeric`` exact, ``boolean`` as
+  ``True``/``False``, dates as ``str()``); ``bytea`` is refused like a BLOB.
+* Column names match exactly, else case-insensitively when that names one column (as SQLite).
 """
 
 from __future__ import annotations

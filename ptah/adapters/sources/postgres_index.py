@@ -1,31 +1,19 @@
 """Search an external generation's column through the index the table already has (pgvector HNSW or
 IVFFlat).
 
-The index is found in the catalog (``pg_index``, ``pg_class``, ``pg_am``,
-``pg_opclass``): an HNSW or IVFFlat index whose only key is the column itself
-(an index over an expression of it, such as a cast, does not count). Its
-operator class must rank as ptah scores, by cosine:
+The index is found in the catalog: an HNSW or IVFFlat index whose only key is the column itself
+(not an expression of it), whose operator class ranks as ptah scores, by cosine:
+``vector_cosine_ops`` / ``halfvec_cosine_ops`` always; ``vector_ip_ops`` / ``halfvec_ip_ops``
+only when the caller says every vector the filtered rows hold is unit length (``unit_vectors``);
+anything else is refused. No such index is an :class:`InputError` (exit 2) naming table, column
+and what was found: the table is the user's, and ptah never builds an index there.
 
-* ``vector_cosine_ops`` / ``halfvec_cosine_ops``: always;
-* ``vector_ip_ops`` / ``halfvec_ip_ops`` (inner product): only when every
-  vector the rows passing the filter hold is unit length (to float32
-  rounding), where inner product *is* cosine; the caller says so with
-  ``unit_vectors``;
-* anything else (``l2``, ``l1``, bit classes): refused.
-
-A column without such an index, or with one of another operator class, is
-:class:`InputError` (exit 2), one sentence naming table, column and what was
-found: the table is the user's, and ptah never builds an index there.
-
-Search runs inside the source's own read-only snapshot, between a savepoint
-and its rollback, so its ``SET LOCAL`` settings (``hnsw.ef_search``,
-``enable_seqscan = off``) end with the search. The query is the one a
-service of the table would run: ``SELECT keys, score FROM table WHERE
-(filter) ORDER BY column <=> query LIMIT n`` (``<#>`` for inner product), the
-filter applied as the server applies it beside an index scan. IVFFlat
-searches the ``ivfflat.probes`` lists the server's settings give a session
-(reported), HNSW ``hnsw.ef_search``. The plan is checked to go through the
-index: an exact answer is never passed off as the index's.
+Search runs in the source's read-only snapshot between a savepoint and its rollback, so its ``SET
+LOCAL`` settings (``hnsw.ef_search``, ``enable_seqscan = off``) end with it. The query is the one
+a service of the table would run, ``SELECT keys, score FROM table WHERE (filter) ORDER BY column
+<=> query LIMIT n`` (``<#>`` for inner product); IVFFlat searches the session's
+``ivfflat.probes`` (reported). The plan is checked to use the index: an exact answer is never
+passed off as the index's.
 """
 
 from __future__ import annotations

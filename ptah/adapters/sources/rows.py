@@ -1,15 +1,11 @@
-"""Turning a source's raw rows into :class:`SourceRow` values, and key lookups: the parts every
-source reader shares.
+"""What every source reader shares: raw rows turned into :class:`SourceRow` values, key lookups, the
+filter check and one read snapshot.
 
-A source reader selects the key columns, then the template's columns, in key
-order; :func:`source_rows` renders each row's key (as the corpus spells it),
-its length-prefixed identity and its text, exactly the same way whatever the
-database, and refuses what cannot be read as the specification says.
-
-What ptah's own SQL readers (:mod:`~ptah.adapters.sources.sqlite`,
-:mod:`~ptah.adapters.sources.postgres`) share: the check that a ``source.filter`` can stand inside
-ptah's ``WHERE (…)`` (:func:`filter_problem`), and one read snapshot with key lookups
-(:class:`OneSnapshot`).
+A reader selects the key columns, then the template's columns, in key order; :func:`source_rows`
+renders each row's key (as the corpus spells it), its length-prefixed identity and its text the
+same way whatever the database, and refuses what cannot be read as the specification says.
+:func:`filter_problem` says whether a ``source.filter`` can stand inside ptah's ``WHERE (…)``;
+:class:`OneSnapshot` is one read snapshot with key lookups.
 """
 
 from __future__ import annotations

@@ -1,29 +1,17 @@
 """Reading source rows from a SQLite table with the standard library.
 
-Safety: the table, key and template columns are quoted identifiers and every
-value is a bound parameter; nothing from a corpus or a row is ever spliced
-into SQL. The one exception is ``source.filter``: it is the user's own SQL
-from their own specification, inserted as one parenthesised expression
-without ``;`` or a comment (:func:`ptah.adapters.sources.rows.filter_problem`),
-and ``sqlite3``'s ``execute`` refuses a second statement. Nothing it holds can
-write: the file is opened read-only and ``PRAGMA query_only`` is on (an
-expression cannot ``ATTACH`` or change a pragma, and loading extensions stays
-disabled). ``source.statement_timeout_s`` is PostgreSQL's: SQLite has no
-function that waits.
-
-Snapshot: the database is opened read-only (``file:…?mode=ro``) and a read
-transaction is begun and pinned at once, so everything one
-:class:`SqliteSource` answers -- rows, count, lookups -- comes from one
-snapshot, even while another process writes (in WAL mode). :meth:`close`
-ends it.
-
-Errors: a missing file, table or column, an unreadable database, a key value
-that is not an integer or text (REAL, BLOB, NULL), two rows with one key, or
-a BLOB in a template column raise :class:`SourceUnavailable` (exit 3): the
-specification is well formed, but the source cannot be read as it says. The
-message names the table, the column, the row and the redacted database. A
-``filter`` that SQLite cannot run raises :class:`SpecError` (exit 2) with
-SQLite's reason, since the fix is in the specification.
+* Safety: identifiers are quoted and values bound; only ``source.filter``, the user's own SQL, is
+  taken as written, as one parenthesised expression without ``;`` or a comment
+  (:func:`~ptah.adapters.sources.rows.filter_problem`), and ``execute`` refuses a second
+  statement. Nothing can write: the file is opened read-only with ``PRAGMA query_only`` on (no
+  ``ATTACH``, no pragma, no extension). ``source.statement_timeout_s`` is PostgreSQL's alone.
+* Snapshot: opened read-only (``file:…?mode=ro``) with a read transaction pinned at once, so all
+  one :class:`SqliteSource` answers comes from one snapshot while others write; :meth:`close`
+  ends it.
+* Errors: a missing file, table or column, an unreadable database, a key that is not an integer
+  or text, two rows with one key, or a BLOB in a template column is :class:`SourceUnavailable`
+  (exit 3), naming table, column, row and the redacted database; a ``filter`` SQLite cannot run is
+  :class:`SpecError` (exit 2) with SQLite's reason.
 """
 
 from __future__ import annotations

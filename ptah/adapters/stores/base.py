@@ -1,27 +1,18 @@
-"""What a store is: the protocols every store kind implements, and the capabilities that tell the
-optional parts.
+"""What a store is: the protocols every store kind implements, its capabilities, and the checks of
+stored vectors.
 
-A store keeps generations (:class:`~ptah.adapters.stores.records.GenerationRecord`)
-and their vectors, cached query vectors and, optionally, lexical indexes and a
-vector index. The contract suite (``tests/contract/test_store_contract.py``)
-holds every store kind to the same behaviour; these protocols name the methods
-it and the services call. A snapshot is one consistent state of the store:
-every read through it sees the same vectors however many batches a build
-commits meanwhile.
+A store keeps generations (:class:`~ptah.adapters.stores.records.GenerationRecord`) and their
+vectors, cached query vectors and, optionally, lexical indexes and a vector index
+(``tests/contract/test_store_contract.py`` holds every kind to the same behaviour). A snapshot is
+one consistent state: every read through it sees the same vectors however many batches a build
+commits meanwhile. Callers ask ``store.capabilities`` (before a store is opened,
+:func:`~ptah.adapters.stores.registry.capabilities_of`), never the store's type;
+:func:`conformance_problem` says what a store lacks for the capabilities it declares.
 
-Callers ask ``store.capabilities`` (or, before any store is opened, the
-registered kind's, :func:`ptah.adapters.stores.registry.capabilities_of`),
-never the store's type. :func:`conformance_problem` says what a store lacks
-for the capabilities it declares.
-
-Whether stored vectors can be measured: finite float32 values of their generation's dimension,
-each under its own row's key.
-
-ptah never writes a vector holding NaN or an infinity (a build refuses a model
-that returns one), nor a key that is not the one its row identity spells
-(:mod:`ptah.core.provenance`), so finding either means the store was damaged or
-changed outside ptah. Both stores check every matrix they read, and ``verify``
-checks the generation's vectors, with these.
+Stored vectors can be measured when they are finite float32 values of their generation's
+dimension, each under the key its row identity spells. ptah never writes anything else, so
+:func:`non_finite` or :func:`misfiled` finding one means the store was changed outside ptah; both
+stores check every matrix they read, and ``verify`` a generation's vectors.
 """
 
 from __future__ import annotations

@@ -1,32 +1,24 @@
 """Generations in PostgreSQL with pgvector: the SQLite store's interface and guarantees, at scale.
 
-Layout: see :mod:`ptah.adapters.stores.pgvector_schema` -- a generations
-table, a query cache, and one ``vector(dimension)`` table per generation
-identity, in the connection's current schema or in a schema of the store's own
-(``store: {url: …, schema: ptah}``, :mod:`.pgvector_location`): created when
-missing, and every connection's search_path is that schema, then the one the
-``vector`` extension is installed in.
+Layout (:mod:`ptah.adapters.stores.pgvector_schema`): a generations table, a query cache and one
+``vector(dimension)`` table per generation identity, in the connection's schema or one of the
+store's own (``store: {url: …, schema: ptah}``, :mod:`.pgvector_location`), created when missing;
+each connection's search_path is that schema, then the ``vector`` extension's.
 
-Guarantees, the same as :class:`ptah.adapters.stores.sqlite.SqliteStore`'s
-(one contract test suite runs over both):
+The guarantees are :class:`ptah.adapters.stores.sqlite.SqliteStore`'s (one contract suite runs
+over both):
 
-* every write is one short transaction -- a batch of vectors is a ``DELETE``
-  of the rows it replaces and a binary ``COPY`` of the new ones, committed
-  together -- so a process killed at any moment leaves the store as of its
-  last commit;
-* :meth:`PgvectorStore.snapshot` is one ``REPEATABLE READ READ ONLY``
-  transaction on its own connection: every read inside sees one state of the
-  store however many batches a build commits meanwhile;
-* :meth:`PgvectorStore.build_lock` is a session-level ``pg_advisory_lock``
-  keyed on the identity, held on its own connection: the server releases it
-  when the holder's session ends, however it ends, so a killed build never
-  leaves a stale lock, and builds on different machines exclude each other.
+* every write is one short transaction (a batch is a ``DELETE`` of the rows it replaces and a
+  binary ``COPY``, committed together), so a killed process leaves the last commit;
+* :meth:`PgvectorStore.snapshot` is one ``REPEATABLE READ READ ONLY`` transaction on its own
+  connection;
+* :meth:`PgvectorStore.build_lock` is a session-level ``pg_advisory_lock`` keyed on the identity,
+  on its own connection: released when the session ends however it ends, and exclusive across
+  machines.
 
-Beyond the SQLite store: an HNSW index per generation
-(:meth:`PgvectorStore.create_hnsw_index`), index search inside a snapshot
-(:meth:`PgvectorSnapshot.nearest`), and a snapshot that shares another's
-state (``snapshot(like=…)``), so an evaluation's index search sees exactly
-the vectors its exact search read.
+Beyond it: an HNSW index per generation (:meth:`PgvectorStore.create_hnsw_index`), index search
+in a snapshot (:meth:`PgvectorSnapshot.nearest`), and ``snapshot(like=…)``, sharing another's
+state so an evaluation's index search sees exactly the vectors its exact search read.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """What both stores return and share: a generation's record, its vectors as a matrix, how records
-are written and read.
+are written and read, and the SQLite store's migrations.
 
-The SQLite store's schema, as named migrations applied in order.
-
-Each migration runs in one transaction together with the row that records it
-in ``migrations(name, applied_at)``: a store is either before or after a
-migration, never half-way. A store that records a migration this ptah does not
-know was written by a newer ptah and is refused, never guessed at.
-
-Append new migrations at the end; never edit or reorder an applied one.
+:data:`MIGRATIONS` are named and applied in order (:func:`migrate`), each in one transaction with
+its row in ``migrations(name, applied_at)``, so a store is never half-way. A store recording a
+migration this ptah does not know was written by a newer one and is refused. Append new migrations
+at the end; never edit or reorder an applied one.
 """
 
 from __future__ import annotations

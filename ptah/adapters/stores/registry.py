@@ -1,25 +1,12 @@
 """Which store kind keeps a specification's ``store:``, and how it is opened.
 
-A store kind is registered once, through the door (hook ``register_stores``): its name, its
-:class:`~ptah.adapters.stores.base.Capabilities`, which ``store:`` values it
-claims, and how to open one. ptah registers (:mod:`ptah.adapters.stores.registry`)
-
-* ``pgvector`` -- ``postgresql://`` and ``postgres://`` URLs (psycopg is
-  imported only when one is opened; without it, opening says how to install
-  it, :class:`CapabilityUnavailable`, exit 3);
-* ``sqlite`` -- the default: every value no other kind claims is a file path
-  (``sqlite:///FILE`` too), which the specification reader checks and
-  resolves (:mod:`ptah.adapters.spec_yaml`).
-
-:func:`store_kind` is the one place that decides which kind a value is: the
-specification reader, :func:`open_store` and :func:`capabilities_of` all ask
-it. Kinds registered later are asked first.
-
-ptah's own store kinds, registered through the door (:mod:`ptah.core.plugins`).
-
-``sqlite`` -- the default: every value no other kind claims is a file path; ``pgvector`` --
-``postgresql://`` and ``postgres://`` URLs (psycopg is imported only when one is opened; without
-it, opening says how to install it).
+A store kind is registered through the door (hook ``register_stores``): its name, its
+:class:`~ptah.adapters.stores.base.Capabilities`, which values it claims and how to open one.
+ptah's own are ``pgvector`` (``postgresql://`` and ``postgres://``; psycopg is imported only when
+one is opened, and without it opening says how to install it, :class:`CapabilityUnavailable`,
+exit 3) and ``sqlite``, the default: every value no other kind claims is a file path
+(``sqlite:///FILE`` too), checked by the specification reader. :func:`store_kind` is the one
+place that decides which kind a value is; kinds registered later are asked first.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ same generation are kept apart by :meth:`SqliteStore.build_lock`, an
 ``fcntl.flock`` on a file beside the store that the OS releases when the
 holder dies.
 
-Damage (:mod:`ptah.adapters.stores.sqlite_snapshot`). A file SQLite reports as
+Damage. A file SQLite reports as
 corrupt, a vector that is not finite, or one that disagrees with its CRC-32
 or with the index is a :class:`StoreDamaged` (exit 3), never a result:
 :meth:`StoreSnapshot.matrix` checks what it reads, :meth:`StoreSnapshot.check`

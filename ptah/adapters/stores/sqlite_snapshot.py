@@ -1,17 +1,12 @@
-"""A read snapshot of the SQLite store: one read transaction (see :mod:`.sqlite`).
+"""A read snapshot of the SQLite store (one read transaction), and how a damaged file is told apart.
 
-Everything an evaluation or ``verify`` reads -- generation records, vectors as
-one matrix (checked as they are read), digests, cached queries and the whole
-file's integrity -- comes through one :class:`StoreSnapshot`.
-
-How the SQLite store tells a damaged file from other failures, and checks a generation for
-damage.
-
-SQLite reports a damaged file as SQLITE_CORRUPT or SQLITE_NOTADB (and Python
-as text that does not decode); its ``integrity_check`` finds pages and
-indexes that disagree; neither sees a vector whose bytes changed in place,
-which the CRC-32 written beside each vector does. Every finding is a
-:class:`StoreDamaged` with one remedy that deletes nothing.
+Everything an evaluation or ``verify`` reads -- generation records, vectors as one matrix
+(checked as they are read), digests, cached queries and the file's integrity -- comes through one
+:class:`StoreSnapshot`. SQLite reports a damaged file as SQLITE_CORRUPT or SQLITE_NOTADB (or text
+that does not decode), and ``integrity_check`` finds pages and indexes that disagree; neither sees
+a vector whose bytes changed in place, which the CRC-32 kept beside each vector does
+(:func:`check_vectors`). Every finding is a :class:`StoreDamaged` whose one remedy deletes
+nothing.
 """
 
 from __future__ import annotations
@@ -295,7 +290,7 @@ class StoreSnapshot:
     def check(self, identity: str) -> None:
         """StoreDamaged unless SQLite's ``integrity_check`` passes and the generation's vectors are
         finite, match their CRC-32s and are stored under their own rows' keys
-        (:mod:`ptah.adapters.stores.sqlite_snapshot`): one read of the whole file."""
+        (:func:`check_vectors`): one read of the whole file."""
         with guarded(self._path):
             found = integrity_problems(self._connection)
         if found:
