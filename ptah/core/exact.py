@@ -271,13 +271,7 @@ class ExactRanking:
                     own = np.partition(approximate[chosen], n - reach, axis=1)[:, n - reach]
                     floor[chosen] = own.astype(np.float64) - 2 * margin[start + chosen]
         least = _rounded(floor, -np.inf)
-        found = [_NONE]
-        for first in range(0, stop - start, _PARTITIONED):  # a few queries' masks at a time
-            part = approximate[first : first + _PARTITIONED]
-            found.append(
-                np.flatnonzero(part >= least[first : first + _PARTITIONED, None]) + first * n
-            )
-        number, column = np.divmod(np.concatenate(found), n)
+        number, column = np.divmod(np.flatnonzero(approximate >= least[:, None]), n)
         return _Candidates(
             floor, number, column, pair_scores(self._vectors, rows, number + start, column)
         )
