@@ -91,6 +91,17 @@ class BlockDigests(Protocol):
         """Those of ``keys`` that a vector of the generation has."""
 
 
+@runtime_checkable
+class KeyedVectors(Protocol):
+    """A snapshot that reads a few vectors by key, so exact search over its streamed blocks knows a
+    required row's vector before the blocks come (both of ptah's stores' snapshots are ones)."""
+
+    def vectors_of(self, identity: str, keys: Iterable[str]) -> dict[str, np.ndarray]:
+        """The float32 vector of each of ``keys`` that is the key of exactly one vector of the
+        generation -- bit for bit the one its block brings -- read in this snapshot; a key two rows
+        share, and a vector that is not finite or not whole, is left out."""
+
+
 def block_digests(snapshot: Snapshot) -> BlockDigests:
     """``snapshot`` itself when it reads digests by blocks, else :class:`HeldDigests` over it."""
     return snapshot if isinstance(snapshot, BlockDigests) else HeldDigests(snapshot)

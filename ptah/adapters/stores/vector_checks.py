@@ -90,6 +90,17 @@ def misfiled(keys: Sequence[str], row_identities: Sequence[str]) -> tuple[int, s
     return len(wrong), (wrong[0] if wrong else None)
 
 
+def one_row_each(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """``key -> row identity`` of the ``(key, row identity)`` pairs whose key no other pair has."""
+    rows: dict[str, str] = {}
+    shared = set()
+    for key, row_identity in pairs:
+        if key in rows:
+            shared.add(key)
+        rows[key] = row_identity
+    return {key: row_identity for key, row_identity in rows.items() if key not in shared}
+
+
 def misfiled_text(count: int, total: int, name: str, first: str | None) -> str:
     """What :func:`misfiled` found, in words."""
     return (
