@@ -245,3 +245,19 @@ def test_a_snapshot_reads_a_few_vectors_by_key_bit_for_bit_as_its_blocks_bring_t
         assert vector.dtype == np.float32 and vector.shape == (DIMENSION,)
         assert same_bits(vector, rows[key])
     assert nothing == {}
+
+
+@pytest.mark.parametrize("what", ["nan", "short"])
+def test_a_damaged_vector_read_by_key_is_left_out_for_the_stream_to_report(location, what):
+    if what == "nan" and location.kind == "pgvector":
+        pytest.skip("pgvector cannot hold NaN (tests/hostile/test_damaged_pgvector_store.py)")
+    with location.open() as opened:
+        stored(opened, 300)
+        with opened.snapshot() as snapshot:
+            order = snapshot.matrix(IDENTITY).keys
+        damage(location, order[150], what)
+        with opened.snapshot() as snapshot:
+            found = snapshot.vectors_of(IDENTITY, [order[150], order[3]])
+            with pytest.raises(StoreDamaged):
+                list(snapshot.vector_blocks(IDENTITY, 16))
+    assert list(found) == [order[3]]

@@ -144,22 +144,24 @@ class PgvectorSnapshot:
         }
 
     def vectors_of(self, identity: str, keys: Iterable[str]) -> dict[str, np.ndarray]:
-        """The keys' rows by one query, then their vectors as :meth:`matrix` reads vectors (a binary
-        ``COPY``), in this snapshot."""
+        """The keys' rows by one query, then the vectors of those at the generation's dimension as
+        :meth:`matrix` reads vectors (a binary ``COPY``), in this snapshot."""
         with self._store._guarded():
             table = self._table(identity)
         if table is None:
             return {}
-        rows = one_row_each(
-            self._select(
-                identity,
-                "SELECT key, row_identity FROM {} WHERE key = ANY(%s::text[])",
-                (list(keys),),
-            )
+        found = self._select(
+            identity,
+            "SELECT key, row_identity, vector_dims(embedding) = %s FROM {} "
+            "WHERE key = ANY(%s::text[])",
+            (table[1], list(keys)),
         )
-        if not rows:
+        whole = {row_identity for _, row_identity, sound in found if sound}
+        rows = one_row_each((key, row_identity) for key, row_identity, _ in found)
+        among = [row_identity for row_identity in rows.values() if row_identity in whole]
+        if not among:
             return {}
-        block = self._range(identity, table, None, None, among=list(rows.values()))
+        block = self._range(identity, table, None, None, among=among)
         finite = np.isfinite(block.vectors).all(axis=1).tolist()
         return {key: block.vectors[i] for i, key in enumerate(block.keys) if finite[i]}
 
