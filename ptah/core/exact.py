@@ -34,7 +34,6 @@ from ptah.core.scoring import (
     query_blocks,
 )
 
-_NONE = np.empty(0, dtype=np.int64)
 _PARTITIONED = 32  # queries whose float32 scores are partitioned, or masked, at once
 
 
