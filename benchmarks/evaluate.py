@@ -92,15 +92,21 @@ def example(workdir: Path, repeat: int) -> dict:
     return cold_and_warm(folder, REPO / "corpora" / "support.yaml", repeat)
 
 
-def synthetic_project(folder: Path, rows: int, rng: random.Random) -> None:
-    """``rows.db`` (``rows`` rows of 24 random words) and ``ptah.yaml`` (generation ``hashed``:
-    deterministic, 384-d)."""
+def synthetic_project(
+    folder: Path,
+    rows: int,
+    rng: random.Random,
+    words: list[str] = WORDS,
+    per_row: int = 24,
+) -> None:
+    """``rows.db`` (``rows`` rows of ``per_row`` random ``words``) and ``ptah.yaml`` (generation
+    ``hashed``: deterministic, 384-d)."""
     folder.mkdir(parents=True)
     with sqlite3.connect(folder / "rows.db") as connection:
         connection.execute("CREATE TABLE rows (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
         connection.executemany(
             "INSERT INTO rows VALUES (?, ?)",
-            ((i, " ".join(rng.choice(WORDS) for _ in range(24))) for i in range(1, rows + 1)),
+            ((i, " ".join(rng.choice(words) for _ in range(per_row))) for i in range(1, rows + 1)),
         )
     (folder / "ptah.yaml").write_text(
         'version: 1\nsource:\n  database: sqlite:///rows.db\n  table: rows\n  key_fields: [id]\n  text: "{body}"\n'

@@ -32,7 +32,6 @@ from ptah.core.ranking import (
     ties_of,
 )
 
-_NONE = np.empty(0, dtype=np.int64)
 _PARTITIONED = 32  # queries whose float32 scores are partitioned, or masked, at once
 
 
@@ -316,7 +315,6 @@ class ExactRanking:
         numbers = np.array([number for number, _ in asked])
         scores = np.array([self._score(number, key) for number, key in asked])
         over = np.zeros(len(asked), dtype=np.int64)
-        tied = [(_NONE, _NONE)]
         scanned = np.ones(len(asked), dtype=bool)
         if chosen is not None:
             scanned = scores - margin[numbers] < chosen.floor[numbers - start]
@@ -332,15 +330,9 @@ class ExactRanking:
                 pair, column, values = pair[mine], chosen.column[mine], chosen.scores[mine]
                 over += np.bincount(pair[values > scores[pair]], minlength=len(asked))
                 same = values == scores[pair]
-                tied.append((pair[same], column[same]))
+                _smaller(keys, asked, pair[same], column[same], over)
         if scanned.any():
-            found, more = self._scan(start, approximate, margin, rows, asked, scanned)
-            over += found
-            tied += more
-        for pair, column in tied:
-            for index, c in zip(pair.tolist(), column.tolist()):
-                if keys[c] < asked[index][1]:  # the same score: a smaller key ranks above
-                    over[index] += 1
+            over += self._scan(start, approximate, margin, rows, keys, asked, scanned)
         for (number, key), count in zip(asked, over.tolist()):
             self._queries[number].better[key] += count
 
@@ -350,18 +342,19 @@ class ExactRanking:
         approximate: np.ndarray,
         margin: np.ndarray,
         rows: np.ndarray,
+        keys: Sequence[str],
         asked: list[tuple[int, str]],
         scanned: np.ndarray,
-    ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+    ) -> np.ndarray:
         """:meth:`_count_better` over the whole block (its first query ``start``) for the
-        ``scanned`` pairs of ``asked``: the rows above each, and the rows with its very score."""
+        ``scanned`` pairs of ``asked``: the rows ranking above each, a few queries at a time (their
+        rows within the margin decided before the next few are looked at)."""
         over = np.zeros(len(asked), dtype=np.int64)
-        tied: list[tuple[np.ndarray, np.ndarray]] = []
         numbers = np.array([number for number, _ in asked])
         scores = np.array([self._score(number, key) for number, key in asked])
         lows = _rounded(scores - margin[numbers], -np.inf)
         highs = _rounded(scores + margin[numbers], np.inf)
-        pairs, columns = [_NONE], [_NONE]
+        own = np.stack([self._queries[number].vectors[key] for number, key in asked])
         for every in _one_per_query(numbers):
             every = every[scanned[every]]
             for first in range(0, len(every), _PARTITIONED):  # a few queries' masks at a time
@@ -374,25 +367,22 @@ class ExactRanking:
                 over[chosen] += np.count_nonzero(block > highs[chosen, None], axis=1)
                 within = (block >= lows[chosen, None]) & (block <= highs[chosen, None])
                 which, column = np.divmod(np.flatnonzero(within), len(rows))
-                pairs.append(chosen[which])
-                columns.append(column)
-        pair, column = np.concatenate(pairs), np.concatenate(columns)
-        own = np.stack([self._queries[number].vectors[key] for number, key in asked])
-        # rows equal to the key's own vector score exactly its score: no need to compute it (one
-        # text many times)
-        equal = np.concatenate(
-            [
-                (rows[column[first:last]] == own[pair[first:last]]).all(axis=1)
-                for first, last in _chunks(len(pair), PAIRS_AT_ONCE)
-            ]
-        )
-        near, near_column = pair[~equal], column[~equal]
-        values = pair_scores(self._vectors, rows, numbers[near], near_column)
-        over += np.bincount(near[values > scores[near]], minlength=len(asked))
-        same = values == scores[near]
-        tied.append((pair[equal], column[equal]))
-        tied.append((near[same], near_column[same]))
-        return over, tied
+                pair = chosen[which]
+                # rows equal to the key's own vector score exactly its score: no need to compute
+                # it (one text many times)
+                equal = np.concatenate(
+                    [
+                        (rows[column[low:high]] == own[pair[low:high]]).all(axis=1)
+                        for low, high in _chunks(len(pair), PAIRS_AT_ONCE)
+                    ]
+                )
+                near, near_column = pair[~equal], column[~equal]
+                values = pair_scores(self._vectors, rows, numbers[near], near_column)
+                over += np.bincount(near[values > scores[near]], minlength=len(asked))
+                same = values == scores[near]
+                _smaller(keys, asked, pair[equal], column[equal], over)
+                _smaller(keys, asked, near[same], near_column[same], over)
+        return over
 
     def _score(self, number: int, key: str) -> float:
         """Query ``number``'s score of asked ``key``: given before its row came, or seen since."""
@@ -516,6 +506,20 @@ def _chunks(count: int, size: int) -> list[tuple[int, int]]:
     """``(first, last)`` ranges of at most ``size`` covering ``range(count)``; one empty when
     ``count`` is 0."""
     return [(first, first + size) for first in range(0, count, size)] or [(0, 0)]
+
+
+def _smaller(
+    keys: Sequence[str],
+    asked: list[tuple[int, str]],
+    pair: np.ndarray,
+    column: np.ndarray,
+    over: np.ndarray,
+) -> None:
+    """Add to ``over`` each row (``column``) scoring the same as its ``pair``'s asked key with a
+    smaller key: it ranks above."""
+    for index, c in zip(pair.tolist(), column.tolist()):
+        if keys[c] < asked[index][1]:
+            over[index] += 1
 
 
 def _one_per_query(numbers: np.ndarray) -> list[np.ndarray]:

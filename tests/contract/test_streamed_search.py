@@ -4,8 +4,9 @@ stores.
 The generation is made bigger than one block (``STREAM_ROWS`` patched to
 4,096, ``STREAM_BYTES`` to 0 so it streams) and full of ties: many rows share
 one text, so their vectors and scores are equal, and ties straddle the cutoffs.
-Required keys are missed and ranked thousands deep, which the stream counts in
-a second pass over the blocks before theirs.
+Required keys are missed and ranked thousands deep; the snapshot reads their
+vectors by key before the blocks, so the stream counts those ranks as the
+blocks go by and reads each block once.
 """
 
 from __future__ import annotations
@@ -155,3 +156,42 @@ def test_a_matrix_gives_the_vectors_of_keys_of_one_row_before_its_blocks():
     found = rows_of({"a", "c", "absent"})
     assert list(found) == ["c"]  # "a" is two rows: its rank is counted as before
     assert found["c"].tolist() == [6.0, 7.0]
+
+
+@pytest.mark.parametrize("normalize", [True, False])
+def test_a_streamed_missed_key_is_ranked_in_the_one_pass_over_the_blocks(
+    big_workspace, monkeypatch, normalize
+):
+    if not normalize:  # stored as embedded, scaled as read: the blocks and the rows read by key
+        big_workspace.write_spec(
+            generations={
+                "docs": "model: ptah/deterministic\n    dimension: 32\n    batch_size: 512\n"
+                "    normalize: false"
+            }
+        )
+        with ptah.open_project(big_workspace.spec_path) as project:
+            project.build()
+    whole = evaluate(big_workspace, monkeypatch, streaming=False)
+    streams, again = [], []
+    for kind in ("sqlite_snapshot.StoreSnapshot", "pgvector_snapshot.PgvectorSnapshot"):
+        module, name = kind.split(".")
+        cls = getattr(__import__(f"ptah.adapters.stores.{module}", fromlist=[name]), name)
+
+        def counted(self, identity, rows, original=cls.vector_blocks):
+            streams.append(rows)
+            return original(self, identity, rows)
+
+        monkeypatch.setattr(cls, "vector_blocks", counted)
+    original_count = ExactRanking.count
+
+    def recounted(self, *args, **kwargs):
+        again.append(1)
+        return original_count(self, *args, **kwargs)
+
+    monkeypatch.setattr(ExactRanking, "count", recounted)
+    streamed_report = evaluate(big_workspace, monkeypatch, streaming=True)
+    assert streams == [4_096]  # one stream of the generation's blocks, 3 of them
+    assert again == []  # no block given a second time
+    assert measured(streamed_report) == measured(whole)
+    missed = [miss for case in streamed_report.runs[0].cases for miss in case.missed]
+    assert sum(1 for miss in missed if miss.rank is not None and miss.rank > 4_096) >= 1

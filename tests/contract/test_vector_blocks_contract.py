@@ -227,3 +227,37 @@ def test_a_damaged_vector_stops_the_stream_with_the_matrix_sentence(location, wh
             else ": a stored vector does not have the generation's dimension, so the table was changed outside ptah; "
             "delete the rows whose vector_dims(embedding) differs and run `ptah inference build` to embed them again."
         )
+
+
+def test_a_snapshot_reads_a_few_vectors_by_key_bit_for_bit_as_its_blocks_bring_them(location):
+    with location.open() as opened:
+        stored(opened, 300)
+        # one key, two rows: a composite key (a, b) and a single key spelt "a<U+001F>b"
+        shared = np.array([[0.5] * DIMENSION, [-0.25] * DIMENSION], dtype=np.float32)
+        opened.write_vectors(IDENTITY, [("1:a1:b", "a\x1fb", "d")], shared[:1])
+        with opened.snapshot() as snapshot:
+            whole = snapshot.matrix(IDENTITY)
+            found = snapshot.vectors_of(IDENTITY, ["k00000", "k00119", "é", "😀", "a\x1fb", "no"])
+            nothing = snapshot.vectors_of(OTHER, ["k00000"])
+    rows = dict(zip(whole.keys, whole.vectors))
+    assert sorted(found) == ["k00000", "k00119", "é", "😀"]  # "a\x1fb" is the key of two rows
+    for key, vector in found.items():
+        assert vector.dtype == np.float32 and vector.shape == (DIMENSION,)
+        assert same_bits(vector, rows[key])
+    assert nothing == {}
+
+
+@pytest.mark.parametrize("what", ["nan", "short"])
+def test_a_damaged_vector_read_by_key_is_left_out_for_the_stream_to_report(location, what):
+    if what == "nan" and location.kind == "pgvector":
+        pytest.skip("pgvector cannot hold NaN (tests/hostile/test_damaged_pgvector_store.py)")
+    with location.open() as opened:
+        stored(opened, 300)
+        with opened.snapshot() as snapshot:
+            order = snapshot.matrix(IDENTITY).keys
+        damage(location, order[150], what)
+        with opened.snapshot() as snapshot:
+            found = snapshot.vectors_of(IDENTITY, [order[150], order[3]])
+            with pytest.raises(StoreDamaged):
+                list(snapshot.vector_blocks(IDENTITY, 16))
+    assert list(found) == [order[3]]

@@ -97,6 +97,17 @@ class BlockDigests(Protocol):
         """Those of ``keys`` that a vector of the generation has."""
 
 
+@runtime_checkable
+class KeyedVectors(Protocol):
+    """A snapshot that reads a few vectors by key, so exact search over its streamed blocks knows a
+    required row's vector before the blocks come (both of ptah's stores' snapshots are ones)."""
+
+    def vectors_of(self, identity: str, keys: Iterable[str]) -> dict[str, np.ndarray]:
+        """The float32 vector of each of ``keys`` that is the key of exactly one vector of the
+        generation -- bit for bit the one its block brings -- read in this snapshot; a key two rows
+        share, and a vector that is not finite or not whole, is left out."""
+
+
 def block_digests(snapshot: Snapshot) -> BlockDigests:
     """``snapshot`` itself when it reads digests by blocks, else :class:`HeldDigests` over it."""
     return snapshot if isinstance(snapshot, BlockDigests) else HeldDigests(snapshot)
@@ -347,6 +358,17 @@ def misfiled(keys: Sequence[str], row_identities: Sequence[str]) -> tuple[int, s
         return 0, None
     wrong = [key for key, identity in zip(keys, identities) if key_of(identity) != key]
     return len(wrong), (wrong[0] if wrong else None)
+
+
+def one_row_each(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """``key -> row identity`` of the ``(key, row identity)`` pairs whose key no other pair has."""
+    rows: dict[str, str] = {}
+    shared = set()
+    for key, row_identity in pairs:
+        if key in rows:
+            shared.add(key)
+        rows[key] = row_identity
+    return {key: row_identity for key, row_identity in rows.items() if key not in shared}
 
 
 def misfiled_text(count: int, total: int, name: str, first: str | None) -> str:

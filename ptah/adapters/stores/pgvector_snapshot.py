@@ -22,6 +22,7 @@ from psycopg import sql
 from ptah.adapters.stores.base import (
     VECTOR_DTYPE,
     block_rows,
+    one_row_each,
     sound_blocks,
     usable_query_vector,
 )
@@ -142,6 +143,28 @@ class PgvectorSnapshot:
             )
         }
 
+    def vectors_of(self, identity: str, keys: Iterable[str]) -> dict[str, np.ndarray]:
+        """The keys' rows by one query, then the vectors of those at the generation's dimension as
+        :meth:`matrix` reads vectors (a binary ``COPY``), in this snapshot."""
+        with self._store._guarded():
+            table = self._table(identity)
+        if table is None:
+            return {}
+        found = self._select(
+            identity,
+            "SELECT key, row_identity, vector_dims(embedding) = %s FROM {} "
+            "WHERE key = ANY(%s::text[])",
+            (table[1], list(keys)),
+        )
+        whole = {row_identity for _, row_identity, sound in found if sound}
+        rows = one_row_each((key, row_identity) for key, row_identity, _ in found)
+        among = [row_identity for row_identity in rows.values() if row_identity in whole]
+        if not among:
+            return {}
+        block = self._range(identity, table, None, None, among=among)
+        finite = np.isfinite(block.vectors).all(axis=1).tolist()
+        return {key: block.vectors[i] for i, key in enumerate(block.keys) if finite[i]}
+
     def matrix(self, identity: str) -> Matrix:
         """Keys by one query, vectors by a binary ``COPY`` into the preallocated matrix, in this
         snapshot."""
@@ -186,14 +209,21 @@ class PgvectorSnapshot:
         table: tuple[sql.Identifier, int, str],
         after: str | None,
         limit: int | None,
+        *,
+        among: list[str] | None = None,
     ) -> Matrix:
         """The generation's rows after row identity ``after`` (from the first when None), at most
-        ``limit`` (all when None), by row identity: keys by one query, vectors by a binary COPY of
-        the same rows, decoded by numpy straight into the preallocated matrix."""
+        ``limit`` (all when None) -- or those whose row identity is ``among`` -- by row identity:
+        keys by one query, vectors by a binary COPY of the same rows, decoded by numpy straight into
+        the preallocated matrix."""
         name, dimension, _ = table
-        where = sql.SQL("" if after is None else " WHERE row_identity > %(after)s")
+        where = sql.SQL(
+            " WHERE row_identity = ANY(%(among)s::text[])"
+            if among is not None
+            else ("" if after is None else " WHERE row_identity > %(after)s")
+        )
         bound = sql.SQL("" if limit is None else " LIMIT %(limit)s")
-        parameters = {"after": after, "limit": limit}
+        parameters = {"after": after, "limit": limit, "among": among}
         with self._store._guarded():
             pairs = self._connection.execute(
                 sql.SQL("SELECT key, row_identity FROM {}{} ORDER BY row_identity{}").format(

@@ -27,6 +27,7 @@ from ptah.adapters.stores.base import (
     misfiled_text,
     non_finite,
     non_finite_text,
+    one_row_each,
     sound_blocks,
     usable_query_vector,
 )
@@ -222,6 +223,34 @@ class StoreSnapshot:
                 (identity, json.dumps(list(keys))),
             )
         }
+
+    def vectors_of(self, identity: str, keys: Iterable[str]) -> dict[str, np.ndarray]:
+        """The keys' rows found in one pass over the covering index (as :meth:`held_keys`), then
+        each row's vector by a probe of the primary key; one failing its CRC-32 is left out too."""
+        record = self.generation(identity)
+        if record is None:
+            return {}
+        rows = one_row_each(
+            self._all(
+                "SELECT key, row_identity FROM vectors INDEXED BY vectors_digests "
+                "WHERE generation = ? AND key IN (SELECT value FROM json_each(?))",
+                (identity, json.dumps(list(keys))),
+            )
+        )
+        keys_of = {row_identity: key for key, row_identity in rows.items()}
+        found: dict[str, np.ndarray] = {}
+        with guarded(self._path):
+            for chunk in _chunks(list(keys_of), _IN_CHUNK):
+                cursor = self._connection.execute(
+                    "SELECT row_identity, vector, vector_crc32 FROM vectors WHERE generation = ? "
+                    f"AND row_identity IN ({', '.join('?' * len(chunk))})",
+                    (identity, *chunk),
+                )
+                for row_identity, blob, crc32 in cursor:
+                    vector = usable_query_vector(blob, record.dimension, crc32)
+                    if vector is not None:
+                        found[keys_of[row_identity]] = vector
+        return found
 
     def matrix(self, identity: str) -> Matrix:
         """Allocated once at its final size and filled chunk by chunk (the peak memory is the matrix

@@ -9,9 +9,10 @@ way every block goes through :class:`ptah.core.exact.ExactRanking`, so a
 case's ranking, scores and the rank of a missed key are the same whichever
 way the vectors came (and on every machine: see :mod:`ptah.core.ranking`).
 A required key's rank is counted as the blocks go by when its vector can be
-read before them (:data:`KeyedRows`: a matrix held whole); otherwise, when
-it was missed, the blocks before its row are given a second time (from the
-same snapshot) to count the rows that ranked above it.
+read before them (:data:`KeyedRows`: a matrix held whole, or a snapshot that
+reads vectors by key, as both of ptah's stores' do); otherwise, when it was
+missed, the blocks before its row are given a second time (from the same
+snapshot) to count the rows that ranked above it.
 
 A generation a hybrid run also fuses is not streamed (fusion reads each
 case's whole exact ranking). With ``--search index`` the index's answers are
@@ -27,6 +28,7 @@ from itertools import islice
 
 import numpy as np
 
+from ptah.adapters.stores.base import KeyedVectors
 from ptah.core.corpus import Case
 from ptah.core.exact import ExactRanking
 from ptah.core.measures import Measure
@@ -90,6 +92,21 @@ def snapshot_blocks(snapshot, identity: str, *, normalize: bool) -> Blocks:
             yield block.keys, normalize_rows(block.vectors) if normalize else block.vectors
 
     return blocks
+
+
+def snapshot_rows(snapshot, identity: str, *, normalize: bool) -> KeyedRows | None:
+    """The :data:`KeyedRows` of a generation read from ``snapshot`` by key, scaled as
+    :func:`snapshot_blocks` scales its blocks; None when the snapshot reads no vectors by key."""
+    if not isinstance(snapshot, KeyedVectors):
+        return None
+
+    def rows_of(wanted: AbstractSet[str]) -> Mapping[str, np.ndarray]:
+        found = snapshot.vectors_of(identity, wanted) if wanted else {}
+        if not normalize or not found:
+            return found
+        return dict(zip(found, normalize_rows(np.stack(list(found.values())))))
+
+    return rows_of
 
 
 def search_exact(

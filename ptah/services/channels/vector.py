@@ -46,6 +46,7 @@ from ptah.services.channels.exact import (
     matrix_rows,
     search_exact,
     snapshot_blocks,
+    snapshot_rows,
     streams,
     top_rows,
 )
@@ -146,14 +147,20 @@ def _search_streamed(
     _refuse_stale(sides, verification, clock)
     expected = set().union(*(case.expected_keys() for case in sides.corpus.cases))
     present = block_digests(snapshot).held_keys(identity, expected)
-    blocks = snapshot_blocks(
-        snapshot, identity, normalize=not record.settings.get("normalize", True)
-    )
+    normalize = not record.settings.get("normalize", True)
     return _search(
         sides,
         generation,
         _Vectors(
-            store, record, verification, index_search, blocks, rows, record.dimension, present
+            store,
+            record,
+            verification,
+            index_search,
+            snapshot_blocks(snapshot, identity, normalize=normalize),
+            rows,
+            record.dimension,
+            present,
+            rows_of=snapshot_rows(snapshot, identity, normalize=normalize),
         ),
     )
 
@@ -177,7 +184,7 @@ class _Vectors:
     keys: list[str] = field(
         default_factory=list
     )  # a matrix held whole: its keys, in order (hybrid fuses them)
-    rows_of: KeyedRows | None = None  # a matrix held whole: its rows by key, read before the blocks
+    rows_of: KeyedRows | None = None  # rows by key, read before the blocks (None: not readable)
 
 
 def _held(store, record, verification: VerifyResult, index_search, matrix) -> _Vectors:
