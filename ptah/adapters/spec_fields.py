@@ -170,6 +170,18 @@ class FieldReader:
         if name in fields:
             self.add(message, line=line_of(fields[name].key), field=prefix + name)
 
+    def kind_checks(
+        self, kind: object, settings: object, fields: dict[str, Field], where: str, at: int
+    ) -> None:
+        """What a registered kind (a reranker's, a judge's) finds wrong in its own ``settings``:
+        ``kind.check(settings, written)`` gives ``(field, message)`` pairs, the field relative to
+        the entry (empty: the entry itself). A kind with no ``check`` finds nothing."""
+        check = getattr(kind, "check", None)
+        if check is None:
+            return
+        for name, message in check(settings, set(fields)):
+            self.add(message, line=at, field=f"{where}.{name}" if name else where)
+
     def named(
         self,
         field: Field | None,

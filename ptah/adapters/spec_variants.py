@@ -178,8 +178,7 @@ class VariantFields(FieldReader):
         settings = RerankSettings(
             kind or "", candidates, generation, model, service, batch_size, options
         )
-        for name, message in getattr(known, "check", _nothing)(settings, set(fields)):
-            self.add(message, line=at, field=prefix + name if name else where)
+        self.kind_checks(known, settings, fields, where, at)
         if kind is None or len(self.problems) > count:
             return None
         return settings
@@ -208,10 +207,6 @@ def rerank_kind(name: str) -> object | None:
     from ptah.adapters.rerankers.registry import REGISTRY
 
     return REGISTRY.find(name)
-
-
-def _nothing(settings: object, written: object) -> list[tuple[str, str]]:
-    return []
 
 
 JUDGE_FIELDS = (
@@ -268,8 +263,7 @@ class JudgeFields(FieldReader):
         settings = JudgeSettings(
             kind or "", model, generation, thresholds, service, max_requests, batch_size, options
         )
-        for name, message in getattr(known, "check", _nothing)(settings, set(fields)):
-            self.add(message, line=at, field=prefix + name if name else where)
+        self.kind_checks(known, settings, fields, where, at)
         if kind is None or len(self.problems) > count:
             return None
         return settings
