@@ -1,5 +1,5 @@
-"""Shared by every test: the test embedders (``model: test/NAME``), the CLI run in-process, and the
-spec builder."""
+"""Shared by every test: the test embedders (``model: test/NAME``), the CLI run in-process, the
+spec builder, and a cache folder of the test run's own."""
 
 from __future__ import annotations
 
@@ -12,6 +12,15 @@ import pytest
 from tests.embedders import EMBEDDERS
 
 DETERMINISTIC = {"docs": {"model": "ptah/deterministic", "dimension": 16}}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def own_cache_folder(tmp_path_factory):
+    """``PTAH_CACHE_DIR`` in a folder of this run's: the user's cache is neither read nor written,
+    and a run beside another cannot drop its records."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PTAH_CACHE_DIR", str(tmp_path_factory.mktemp("ptah-cache")))
+        yield
 
 
 @pytest.fixture

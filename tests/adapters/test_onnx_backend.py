@@ -251,3 +251,22 @@ def test_an_export_folder_that_is_a_link_is_not_written_into(tmp_path):
     embedder = open_embedder(settings(backend="onnx"), str(tmp_path / "project"))
     assert embedder.embed_documents(TEXTS[:1]).shape == (1, 384)
     assert list(elsewhere.iterdir()) == []
+
+
+def test_two_processes_recording_exports_keep_each_others_records(tmp_path):
+    """Each opener reads the record before either writes (two CI jobs, or a test run beside
+    another): the second write keeps the first's export, so neither is exported again."""
+    from ptah.adapters.embedders.onnx_backend import _Exports
+
+    first, second = tmp_path / "a.onnx", tmp_path / "b.onnx"
+    first.write_bytes(b"one model")
+    second.write_bytes(b"another model")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    one, two = _Exports(cache), _Exports(cache)
+    one.made(first)
+    two.made(second)
+    later = _Exports(cache)
+    assert later.vouches_for(first) and later.vouches_for(second)
+    second.write_bytes(b"swapped")
+    assert later.vouches_for(first) and not later.vouches_for(second)

@@ -258,7 +258,10 @@ class _Exports:
             return False
 
     def made(self, path: Path) -> None:
-        self.entries[os.path.realpath(path)] = file_sha256(path)
+        """Record ``path``'s SHA-256, over the record as it is now on disk: another process may
+        have recorded its own exports since this one read it, and they are kept."""
+        now = cached_files(self.file, EXPORTS_FORMAT, MAX_EXPORTS_BYTES)
+        self.entries = now | {os.path.realpath(path): file_sha256(path)}
         kept = {name: digest for name, digest in self.entries.items() if os.path.exists(name)}
         try:
             write_text_atomically(
