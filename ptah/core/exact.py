@@ -267,8 +267,7 @@ class ExactRanking:
                     chosen = part[reaches[first : first + _PARTITIONED] == reach]
                     own = np.partition(approximate[chosen], n - reach, axis=1)[:, n - reach]
                     floor[chosen] = own.astype(np.float64) - 2 * margin[start + chosen]
-        least = _rounded(floor, -np.inf)
-        number, column = np.divmod(np.flatnonzero(approximate >= least[:, None]), n)
+        number, column = _columns(_marks(approximate, _rounded(floor, -np.inf), strict=False))
         return _Candidates(
             floor, number, column, pair_scores(self._vectors, rows, number + start, column)
         )
@@ -348,12 +347,19 @@ class ExactRanking:
     ) -> np.ndarray:
         """:meth:`_count_better` over the whole block (its first query ``start``) for the
         ``scanned`` pairs of ``asked``: the rows ranking above each, a few queries at a time (their
-        rows within the margin decided before the next few are looked at)."""
+        rows within the margin decided before the next few are looked at). The rows above the
+        margin are counted from packed bits of the float32 scores; those within it by a float64
+        score summed in any order, and by :func:`pair_scores` only when that is too close to
+        decide."""
         over = np.zeros(len(asked), dtype=np.int64)
         numbers = np.array([number for number, _ in asked])
         scores = np.array([self._score(number, key) for number, key in asked])
         lows = _rounded(scores - margin[numbers], -np.inf)
         highs = _rounded(scores + margin[numbers], np.inf)
+        # two float64 sums of the same exact products differ by at most 2**-29 of the float32
+        # margin (the unit roundoff 2**-53, not 2**-23, for each); twice that covers the rounding
+        # of the bounds themselves
+        close = margin[numbers] * 2.0**-28
         own = np.stack([self._queries[number].vectors[key] for number, key in asked])
         for every in _one_per_query(numbers):
             every = every[scanned[every]]
@@ -364,10 +370,27 @@ class ExactRanking:
                     block = approximate[local[0] : local[-1] + 1]
                 else:
                     block = approximate[local]
-                over[chosen] += np.count_nonzero(block > highs[chosen, None], axis=1)
-                within = (block >= lows[chosen, None]) & (block <= highs[chosen, None])
-                which, column = np.divmod(np.flatnonzero(within), len(rows))
+                above = _marks(block, highs[chosen], strict=True)
+                over[chosen] += _ones(above)
+                which, column = _columns(_marks(block, lows[chosen], strict=False) & ~above)
                 pair = chosen[which]
+                # a float64 score summed in any order is within close of pair_scores': only the
+                # rows that close to the key's score need its order
+                rough = np.concatenate(
+                    [
+                        np.einsum(
+                            "ij,ij->i",
+                            rows[column[low:high]],
+                            self._vectors[numbers[pair[low:high]]],
+                            dtype=np.float64,
+                        )
+                        for low, high in _chunks(len(pair), PAIRS_AT_ONCE)
+                    ]
+                )
+                higher = rough > scores[pair] + close[pair]
+                over += np.bincount(pair[higher], minlength=len(asked))
+                tight = ~higher & (rough >= scores[pair] - close[pair])
+                pair, column = pair[tight], column[tight]
                 # rows equal to the key's own vector score exactly its score: no need to compute
                 # it (one text many times)
                 equal = np.concatenate(
@@ -500,6 +523,47 @@ def _rounded(bounds: np.ndarray, side: float) -> np.ndarray:
         np.nextafter(rounded, np.float32(side)),
         rounded,
     )
+
+
+def _marks(scores: np.ndarray, bounds: np.ndarray, *, strict: bool) -> np.ndarray:
+    """Which float32 ``scores`` (q, n) are above (``strict``) or at least their row's ``bounds``, as
+    bits: row i's columns packed 64 to a word (uint64, (q, ceil(n / 64)), the bits past n clear).
+
+    The comparisons are made a few rows at a time into one buffer, so the mask of a whole block of
+    queries is never held; the words are an eighth of it and found set in a pass over them.
+    """
+    q, n = scores.shape
+    width = -(-n // 64) * 64
+    words = np.empty((q, width // 64), dtype=np.uint64)
+    buffer = np.zeros((min(q, _PARTITIONED), width), dtype=bool)
+    compare = np.greater if strict else np.greater_equal
+    for first in range(0, q, _PARTITIONED):
+        last = min(q, first + _PARTITIONED)
+        mask = buffer[: last - first]
+        compare(scores[first:last], bounds[first:last, None], out=mask[:, :n])
+        words[first:last] = np.packbits(mask, axis=1).view(np.uint64)
+    return words
+
+
+def _columns(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The set bits of :func:`_marks`'s ``words``: their rows and columns, in row then column order
+    (as ``np.nonzero`` of the mask gives them)."""
+    per_row = words.shape[1]
+    set_words = np.flatnonzero(words)
+    bits = np.unpackbits(words.ravel()[set_words].view(np.uint8)).reshape(-1, 64)
+    word, bit = np.nonzero(bits)
+    row, place = np.divmod(set_words[word], per_row)
+    return row, place * 64 + bit
+
+
+def _ones(words: np.ndarray) -> np.ndarray:
+    """The set bits of each row of :func:`_marks`'s ``words``, counted."""
+    if hasattr(np, "bitwise_count"):  # numpy 2
+        return np.bitwise_count(words).sum(axis=1, dtype=np.int64)
+    return _BITS_SET[words.view(np.uint8)].sum(axis=1, dtype=np.int64)
+
+
+_BITS_SET = np.array([bin(byte).count("1") for byte in range(256)], dtype=np.uint8)
 
 
 def _chunks(count: int, size: int) -> list[tuple[int, int]]:
