@@ -263,14 +263,19 @@ def _completions(
     measure: Measure,
     kind: MeasureKind,
 ) -> tuple[float, float] | None:
-    alone = PairedCase(id, k, (), keys, dict(relevant), holes)
-    found = extremes(
-        alone, measure
-    )  # against an empty ranking, which scores 0, the difference is the value
+    found = extremes(_Alone(id, k, (), keys, dict(relevant), holes), measure)
     if found is None:
         return None
     lowest, highest, exact = found
     return (min(lowest), max(highest)) if exact else (0.0, 1.0)
+
+
+class _Alone(PairedCase):
+    """A case's ranking against an empty one, which scores 0 wherever the measure is defined: the
+    difference is the ranking's value, measured alone."""
+
+    def delta(self, measure: Measure, relevant_holes: Sequence[str] = ()) -> float | None:
+        return measure.score(self.candidate, high_grades(self.grades, relevant_holes), self.k)
 
 
 def mean_completions(cases: Sequence[CaseResult], measure: Measure) -> tuple[float, float] | None:
