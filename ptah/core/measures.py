@@ -353,7 +353,7 @@ _OWN.append(
 
 def _own_measure(name: str) -> Measure:
     """One of ptah's own measures at each case's depth, made without a lookup: importing this
-    module must not fill the registry (the door imports every plugin, this module among them)."""
+    module must not fill the registry (the door imports this module to fill it)."""
     measure = object.__new__(Measure)
     object.__setattr__(measure, "name", name)
     object.__setattr__(measure, "k", None)
