@@ -6,10 +6,12 @@ own add-ons, what they bring is refused in one sentence saying how to install th
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 from tests.adapters.test_embedder_registry import install, letters_project
+from tests.cli.conftest import REPO
 from tests.cli.conftest import ptah_process as ptah
 
 TOY_PLUGIN = '''
@@ -334,3 +336,39 @@ def test_without_its_add_on_a_command_or_an_engine_says_how_to_install_it(tmp_pa
         2,
         'there is no build engine "spark"; the engines are local\n',
     )
+
+
+def test_the_door_knows_the_hooks_of_each_of_ptahs_own_plugins():
+    """DEFAULT_PLUGINS names each module's hooks, so that a registry imports only the modules that
+    fill it: the table is the modules' own @hookimpl functions, as the door reads them."""
+    import importlib
+
+    from ptah.core import plugins
+
+    found = {
+        name: sorted(plugins._of(importlib.import_module(name), "ptah").hooks)
+        for name in plugins.DEFAULT_PLUGINS
+    }
+    assert found == {name: sorted(hooks) for name, hooks in plugins.DEFAULT_PLUGINS.items()}
+
+
+def test_filling_one_registry_imports_only_the_plugins_that_fill_it():
+    """The measures, in a fresh process with this repository's add-ons first on the path (their
+    plugin modules are imported to look for measures too): neither the command line (typer) nor
+    the formats or the other kinds' modules."""
+    script = (
+        "import sys\nfrom ptah.core.measures import kinds\n"
+        "names = [kind.name for kind in kinds()]\n"
+        "others = ('typer', 'ptah.cli', 'ptah.render.formats', 'ptah.adapters.rerankers.kinds',"
+        " 'ptah.adapters.judges.kinds')\n"
+        "print(names[:3], sorted(m for m in others if m in sys.modules))\n"
+    )
+    add_ons = [str(REPO / "packages" / name / "src") for name in ("ptah-serve", "ptah-ray")]
+    paths = [str(REPO), *add_ons, *filter(None, [os.environ.get("PYTHONPATH")])]
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=os.environ | {"PYTHONPATH": os.pathsep.join(paths)},
+    )
+    assert done.stdout == "['recall', 'MRR', 'nDCG'] []\n", done.stderr

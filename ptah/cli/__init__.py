@@ -26,7 +26,6 @@ from typing import TextIO
 
 import typer
 
-from ptah.cli.display import error_text
 from ptah.core.errors import EXIT_OPERATIONAL, InputError, PtahError
 from ptah.core.plugins import hookimpl
 from ptah.core.visible import visible
@@ -244,6 +243,8 @@ def main(argv: list[str] | None = None) -> None:
     except ReaderGone:
         leave_quietly()
     except PtahError as exc:
+        from ptah.cli.display import error_text
+
         _fail(error_text(exc), exc.exit_code)
     except KeyboardInterrupt:
         _fail("interrupted", 130)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import typer
 
-from ptah import load_corpus
 from ptah.adapters.files import write_text_atomically
 from ptah.cli.display import error_text, json_text, measure_values, plain
 from ptah.core.errors import EXIT_INPUT, CorpusError, InputError
@@ -29,6 +28,8 @@ def validate(
     ),
 ) -> None:
     """Check corpus files. Exit 0 when all are valid, 2 when any is not."""
+    from ptah import load_corpus
+
     results = []
     for path in files:
         try:
@@ -68,6 +69,8 @@ def digest(
     ),
 ) -> None:
     """Print the corpus digest (sha256:...): what --baseline comparability rests on."""
+    from ptah import load_corpus
+
     corpus = load_corpus(file)
     if json_output:
         typer.echo(
@@ -93,6 +96,7 @@ def export_qrels(
     Exit 2 when a grade is fractional (give --scale) or a case id or key holds
     whitespace, which TREC files cannot carry.
     """
+    from ptah import load_corpus
     from ptah.core.trec import qrels_lines
 
     lines = qrels_lines(load_corpus(corpus), scale)
@@ -140,6 +144,7 @@ def plan(
     s; "underpowered" marks one with fewer cases than it needs. Exit 0; 2 for
     bad input or a report of another corpus.
     """
+    from ptah import load_corpus
     from ptah.core.baseline import check_cases, check_comparable, rescore
     from ptah.core.slicing import check_settings, report_sample
     from ptah.core.slicing import plan as plan_measure

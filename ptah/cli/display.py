@@ -20,12 +20,15 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from ptah.core.corpus import Corpus
 from ptah.core.errors import InputError, PtahError
-from ptah.core.report import Report
 from ptah.core.visible import visible, visible_json
 from ptah.render.layout import markup, plain
+
+if TYPE_CHECKING:  # types only: importing the report's module imports numpy, which help never needs
+    from ptah.core.corpus import Corpus
+    from ptah.core.report import Report
 
 __all__ = [
     "SPEC_HELP",

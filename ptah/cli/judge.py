@@ -28,7 +28,6 @@ from ptah.cli.corpus import app
 from ptah.cli.display import SPEC_HELP, check_outputs, json_text, plain, wrote
 from ptah.core.corpus import shown_key
 from ptah.core.errors import InputError
-from ptah.core.report import counted
 
 GENERATION_HELP = "A generation to search (repeat for several; default: the active one)."
 CHANNEL_HELP = (
@@ -65,6 +64,7 @@ def holes(
     """
     from ptah.adapters.files import write_text_atomically
     from ptah.core.baseline import spec_flag
+    from ptah.core.report import counted
     from ptah.services.evidence import run_inputs
     from ptah.services.judging import make_worklist
     from ptah.services.project import project_of, read_spec

@@ -29,6 +29,7 @@ its own rank, and grows both denominators; a key no compared run returns stays n
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from bisect import bisect_left
@@ -42,7 +43,7 @@ import numpy as np
 
 from ptah.core.gate_parts import HolesEstimate, HolesStratum
 from ptah.core.judged import high_grades
-from ptah.core.measures import Measure
+from ptah.core.measures import Measure, MeasureKind
 from ptah.core.report import CaseResult, Run
 
 CONFIDENCE_ALPHA = (
@@ -76,9 +77,10 @@ class PairedCase:
     def delta(self, measure: Measure, relevant_holes: Sequence[str] = ()) -> float | None:
         """The candidate's value minus the reference's with ``relevant_holes`` relevant at the top
         grade."""
-        grades = high_grades(dict(self.grades), list(relevant_holes))
-        after = measure.score(self.candidate, grades, self.k)
-        before = measure.score(self.reference, grades, self.k)
+        grades = high_grades(self.grades, relevant_holes)
+        after, before = measure.kind.pair(
+            self.candidate, self.reference, grades, measure.depth(self.k)
+        )
         return None if after is None or before is None else after - before
 
     @classmethod
@@ -141,11 +143,19 @@ def _sum_extremes(
     # with j holes relevant the difference is (c + sum of w(h)) / D(j), w(h) the candidate's gain
     # less the reference's: the best j are the j of largest w, and one hole's difference orders them
     # by w
-    alone = sorted(case.holes, key=lambda key: (case.defined(measure, [key]), key))
+    own = {key: case.defined(measure, [key]) for key in case.holes}
+    alone = sorted(case.holes, key=lambda key: (own[key], key))
     lowest, highest = [base], [base]
-    for j in range(1, len(alone) + 1):
-        lowest.append(case.defined(measure, alone[:j]))
-        highest.append(case.defined(measure, alone[-j:]))
+    for j in range(1, len(alone) + 1):  # one hole, or all of them: a set already measured
+        low = own[alone[0]] if j == 1 else case.defined(measure, alone[:j])
+        lowest.append(low)
+        highest.append(
+            own[alone[-1]]
+            if j == 1
+            else low
+            if j == len(alone)
+            else case.defined(measure, alone[-j:])
+        )
     return lowest, highest, True
 
 
@@ -234,22 +244,38 @@ def completions(case: CaseResult, measure: Measure) -> tuple[float, float] | Non
     be judged (each relevant at the case's highest grade, or not): the true interval, min first,
     which the value (no hole relevant) and the high bound (every hole relevant) need not span --
     nDCG with a hole below its relevant keys falls when the hole is relevant. Exact where
-    :func:`extremes` is; else the whole [0, 1]. None when the measure is N/A for the case."""
-    alone = PairedCase(
-        case.id,
-        case.k,
-        (),
-        case.keys,
-        dict(case.relevant),
-        tuple(dict.fromkeys(hole.key for hole in case.holes or ())),
-    )
-    found = extremes(
-        alone, measure
-    )  # against an empty ranking, which scores 0, the difference is the value
+    :func:`extremes` is; else the whole [0, 1]. None when the measure is N/A for the case.
+
+    Remembered for the last few thousand cases, keyed by what it reads (the measure's registered
+    kind included): a report's table asks it for each case and again for each mean."""
+    holes = tuple(dict.fromkeys(hole.key for hole in case.holes or ()))
+    relevant = tuple(dict(case.relevant).items())
+    return _completions(case.id, case.k, case.keys, relevant, holes, measure, measure.kind)
+
+
+@functools.lru_cache(maxsize=8192)
+def _completions(
+    id: str,
+    k: int,
+    keys: tuple[str, ...],
+    relevant: tuple[tuple[str, float], ...],
+    holes: tuple[str, ...],
+    measure: Measure,
+    kind: MeasureKind,
+) -> tuple[float, float] | None:
+    found = extremes(_Alone(id, k, (), keys, dict(relevant), holes), measure)
     if found is None:
         return None
     lowest, highest, exact = found
     return (min(lowest), max(highest)) if exact else (0.0, 1.0)
+
+
+class _Alone(PairedCase):
+    """A case's ranking against an empty one, which scores 0 wherever the measure is defined: the
+    difference is the ranking's value, measured alone."""
+
+    def delta(self, measure: Measure, relevant_holes: Sequence[str] = ()) -> float | None:
+        return measure.score(self.candidate, high_grades(self.grades, relevant_holes), self.k)
 
 
 def mean_completions(cases: Sequence[CaseResult], measure: Measure) -> tuple[float, float] | None:

@@ -71,6 +71,17 @@ class MeasureKind:
             return None
         return self.score(top, relevant, k)
 
+    def pair(
+        self, first: Sequence[str], second: Sequence[str], grades: Mapping[str, float], k: int
+    ) -> tuple[float | None, float | None]:
+        """This measure of two rankings under the same grades, which are checked once: what two
+        calls give."""
+        top, relevant = _prepared(first, grades, k)
+        other = _top(second, k)
+        if not relevant:
+            return None, None
+        return self.score(top, relevant, k), self.score(other, relevant, k)
+
     def split(
         self, ranking: Sequence[str], grades: Mapping[str, float], k: int
     ) -> tuple[float, float] | None:
@@ -342,7 +353,7 @@ _OWN.append(
 
 def _own_measure(name: str) -> Measure:
     """One of ptah's own measures at each case's depth, made without a lookup: importing this
-    module must not fill the registry (the door imports every plugin, this module among them)."""
+    module must not fill the registry (the door imports this module to fill it)."""
     measure = object.__new__(Measure)
     object.__setattr__(measure, "name", name)
     object.__setattr__(measure, "k", None)
@@ -357,6 +368,18 @@ def _prepared(
     ranking: Sequence[str], grades: Mapping[str, float], k: int
 ) -> tuple[Sequence[str], dict[str, float]]:
     """The ranking cut at k and the relevant keys' grades, after checking both."""
+    top = _top(ranking, k)
+    relevant: dict[str, float] = {}
+    for key, grade in grades.items():
+        if not 0 <= grade < math.inf:  # finite and >= 0; NaN fails every comparison
+            raise ValueError(f"grade of {key!r} must be a finite number >= 0, got {grade!r}")
+        if grade > 0:
+            relevant[key] = float(grade)
+    return top, relevant
+
+
+def _top(ranking: Sequence[str], k: int) -> Sequence[str]:
+    """The ranking cut at k, after checking k and that its keys are distinct."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"depth k must be an integer >= 1, got {k!r}")
     top = ranking[:k]
@@ -364,13 +387,7 @@ def _prepared(
         raise ValueError(
             "a ranking must hold distinct keys; remove the duplicates before measuring"
         )
-    relevant: dict[str, float] = {}
-    for key, grade in grades.items():
-        if not (math.isfinite(grade) and grade >= 0):
-            raise ValueError(f"grade of {key!r} must be a finite number >= 0, got {grade!r}")
-        if grade > 0:
-            relevant[key] = float(grade)
-    return top, relevant
+    return top
 
 
 @hookimpl

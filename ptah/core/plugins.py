@@ -1,8 +1,8 @@
 """The one door: every kind ptah knows -- its own and an installed package's -- comes in by a hook.
 
 A plugin is a module whose functions, marked ``@ptah.hookimpl``, are named after the hooks of
-:class:`Hooks`. ptah's own plugins are the modules of :data:`DEFAULT_PLUGINS`; an installed
-package declares its module in the entry point group ``ptah``::
+:class:`Hooks`. ptah's own plugins are the modules of :data:`DEFAULT_PLUGINS`, each imported when a
+registry first asks for a hook it implements; an installed package declares its module in the entry point group ``ptah``::
 
     [project.entry-points.ptah]
     toy = "toy_plugin"
@@ -37,21 +37,24 @@ GROUP = "ptah"
 hookspec = pluggy.HookspecMarker(GROUP)
 hookimpl = pluggy.HookimplMarker(GROUP)
 
-# ptah's own plugins, in the order they register
-DEFAULT_PLUGINS = (
-    "ptah.core.measures",
-    "ptah.adapters.sources.base",
-    "ptah.adapters.stores.registry",
-    "ptah.adapters.embedders.kinds",
-    "ptah.adapters.rerankers.kinds",
-    "ptah.adapters.judges.kinds",
-    "ptah.services.channels",
-    "ptah.retriever",
-    "ptah.services.sections",
-    "ptah.services.engines",
-    "ptah.render.formats",
-    "ptah.cli",
-)
+# ptah's own plugins, in the order they register: each module and the hooks it implements,
+# imported only when a registry first asks for one of them (tests/test_plugin_door.py holds this
+# table to the modules' @hookimpl functions), so that filling one registry does not import every
+# other's kinds
+DEFAULT_PLUGINS = {
+    "ptah.core.measures": ("register_measures",),
+    "ptah.adapters.sources.base": ("register_sources",),
+    "ptah.adapters.stores.registry": ("register_stores",),
+    "ptah.adapters.embedders.kinds": ("register_embedders",),
+    "ptah.adapters.rerankers.kinds": ("register_rerankers",),
+    "ptah.adapters.judges.kinds": ("register_judges",),
+    "ptah.services.channels": ("register_channels",),
+    "ptah.retriever": ("register_channels", "register_sections"),
+    "ptah.services.sections": ("register_sections",),
+    "ptah.services.engines": ("register_engines",),
+    "ptah.render.formats": ("register_formats",),
+    "ptah.cli": ("register_commands",),
+}
 
 # the entry point groups of earlier releases: each names a kind, or a function register(registry)
 LEGACY_GROUPS = {
@@ -119,7 +122,7 @@ class Plugin:
 
 
 _lock = threading.RLock()
-_builtin: list[Plugin] | None = None
+_builtin: dict[str, Plugin] = {}  # ptah's own plugins imported so far, by module
 # by entry point group: the sys.path it was found on, and its plugins or the error loading them
 _installed: dict[str, tuple[tuple[str, ...], list[Plugin] | PluginError]] = {}
 _origin: contextvars.ContextVar[str | None] = contextvars.ContextVar("ptah_origin", default=None)
@@ -135,7 +138,7 @@ def fill(hook: str, *, installed: bool, **arguments: Any) -> None:
     """Call every implementation of ``hook`` with ``arguments`` (each takes those it names): ptah's
     own plugins', or (``installed``) the installed plugins'. A legacy entry point gets
     ``arguments["owner"]``, the registry it registers on."""
-    for plugin in _installed_plugins(hook) if installed else _builtin_plugins():
+    for plugin in _installed_plugins(hook) if installed else _builtin_plugins(hook):
         function = plugin.hooks.get(hook)
         if function is None:
             continue
@@ -158,12 +161,14 @@ def _registering(plugin: Plugin) -> Iterator[None]:
         _origin.reset(token)
 
 
-def _builtin_plugins() -> list[Plugin]:
-    global _builtin
+def _builtin_plugins(hook: str) -> list[Plugin]:
+    """ptah's own plugins that implement ``hook``, in the order of :data:`DEFAULT_PLUGINS`."""
+    names = [name for name, hooks in DEFAULT_PLUGINS.items() if hook in hooks]
     with _lock:
-        if _builtin is None:
-            _builtin = [_of(importlib.import_module(name), "ptah") for name in DEFAULT_PLUGINS]
-        return _builtin
+        for name in names:
+            if name not in _builtin:
+                _builtin[name] = _of(importlib.import_module(name), "ptah")
+        return [_builtin[name] for name in names]
 
 
 def _installed_plugins(hook: str) -> list[Plugin]:

@@ -25,14 +25,13 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
-from ptah.core.compared import Interval
-from ptah.core.estimate import completions, mean_completions
-from ptah.core.measures import Measure
-from ptah.core.report import CaseResult, Run
 from ptah.core.visible import visible
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the report's modules import numpy: imported where a range is computed
     from rich.console import Console, JustifyMethod
+
+    from ptah.core.compared import Interval
+    from ptah.core.report import CaseResult, Run
 
 
 # What rich reads as a tag, with the backslashes before it: ``[bold]``, ``\\[/red]`` (see
@@ -92,6 +91,9 @@ def case_range(case: CaseResult, name: str) -> str:
     """A case's value of measure ``name`` and its interval however its holes are judged
     (:func:`ranged`); a report that does not list the holes has only the two bounds
     (:func:`bounded`)."""
+    from ptah.core.estimate import completions
+    from ptah.core.measures import Measure
+
     if case.holes is None:
         return bounded(case.values.get(name), (case.highs or {}).get(name))
     return ranged(case.values.get(name), completions(case, Measure.parse(name)))
@@ -100,6 +102,9 @@ def case_range(case: CaseResult, name: str) -> str:
 def mean_range(run: Run, name: str) -> str:
     """A run's mean of measure ``name`` and its interval however the holes of its cases are judged;
     a report that does not list the holes has only the two bounds (:func:`bounded`)."""
+    from ptah.core.estimate import mean_completions
+    from ptah.core.measures import Measure
+
     mean = run.means[name]
     if any(case.holes is None for case in run.cases):
         return bounded(mean.value, mean.high)

@@ -19,15 +19,36 @@ CORPUS = REPO / "corpora" / "support.yaml"  # the example's corpus
 BASELINE = EXAMPLE / "baseline.json"  # its checked-in report
 
 
+HEAVY = ("torch", "sentence_transformers", "transformers")
+
+# what a warm evaluate (every query vector cached, tables to a pipe) needs none of: the model's
+# libraries, statistics beyond numpy, schema checks, HTTP, the terminal's styling, the add-ons'
+# server and cluster, another database's driver
+NOT_ON_A_WARM_EVALUATE = (
+    *HEAVY,
+    "onnxruntime",
+    "scipy",
+    "sklearn",
+    "jsonschema",
+    "jsonschema_rs",
+    "httpx",
+    "rich",
+    "starlette",
+    "uvicorn",
+    "ray",
+    "psycopg",
+)
+
+
 def ptah_process(
-    *argv, cwd: Path | None = None, path: Path | None = None
+    *argv, cwd: Path | None = None, path: Path | None = None, heavy: tuple[str, ...] = HEAVY
 ) -> subprocess.CompletedProcess:
-    """The ptah CLI in a new process, ``path`` first on PYTHONPATH; prints the heavy modules it
-    imported last on stderr."""
+    """The ptah CLI in a new process, ``path`` first on PYTHONPATH; prints those of the modules
+    ``heavy`` it imported last on stderr."""
     script = (
         "import sys\nfrom ptah.cli import main\n"
         "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    code = exit.code\n"
-        "heavy = sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules)\n"
+        f"heavy = sorted(m for m in {heavy!r} if m in sys.modules)\n"
         "print('exit', code, 'heavy', heavy, file=sys.stderr)\nraise SystemExit(code)\n"
     )
     before = [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
-from tests.cli.conftest import BASELINE, CORPUS, evaluate, ptah_process
+from tests.cli.conftest import (
+    BASELINE,
+    CORPUS,
+    NOT_ON_A_WARM_EVALUATE,
+    REPO,
+    evaluate,
+    ptah_process,
+)
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +85,39 @@ def test_warm_cache_evaluate_never_imports_torch(project, cli):
     result = ptah_process(*evaluate(project, "--json"))
     assert result.stderr.strip().splitlines()[-1] == "exit 0 heavy []"
     assert json.loads(result.stdout)["runs"][0]["generation"]["queries_from_cache"] == 25
+
+
+def test_a_warm_evaluate_with_its_tables_imports_nothing_it_does_not_use(project, cli):
+    """The start-up of a fresh process is most of a warm evaluate's time (benchmarks/RESULTS.md,
+    issue 42 item 1): neither the model's libraries nor scipy, schema checks, HTTP, rich (the tables
+    go to a pipe) or the add-ons' servers."""
+    cli(*evaluate(project, "--json"))  # warms the query cache
+    result = ptah_process(*evaluate(project), heavy=NOT_ON_A_WARM_EVALUATE)
+    assert result.stderr.strip().splitlines()[-1] == "exit 0 heavy []"
+    assert "verdict: pass" in result.stdout
+
+
+def test_a_warm_evaluate_through_the_api_imports_no_part_of_the_command_line(project, cli):
+    """ptah's own plugins are imported hook by hook, and the add-ons' plugin modules import their
+    commands only when the command line is built: the API never pays for typer."""
+    cli(*evaluate(project, "--json"))  # warms the query cache
+    script = (
+        "import sys\nimport ptah\n"
+        "with ptah.open_project(sys.argv[1]) as project:\n"
+        "    report = project.evaluate(project.load_corpus(sys.argv[2]))\n"
+        f"print(report.verdict, sorted(m for m in {(*NOT_ON_A_WARM_EVALUATE, 'typer', 'click')!r}"
+        " + ('ptah.cli',) if m in sys.modules))\n"
+    )
+    add_ons = [str(REPO / "packages" / name / "src") for name in ("ptah-serve", "ptah-ray")]
+    paths = [str(REPO), *add_ons, *filter(None, [os.environ.get("PYTHONPATH")])]
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(project / "ptah.yaml"), str(CORPUS)],
+        capture_output=True,
+        text=True,
+        env=os.environ | {"PYTHONPATH": os.pathsep.join(paths)},
+        timeout=300,
+    )
+    assert (done.returncode, done.stdout) == (0, "pass []\n"), done.stderr
 
 
 def test_trec_run_and_qrels_reproduce_the_report_in_pytrec_eval(project, cli, tmp_path):

@@ -98,3 +98,14 @@ def test_every_option_is_documented_in_the_readme_or_docs(path, option):
     assert any(mentions(text, word) for text in DOCS.values() for word in spellings(option)), (
         f"{label(path)} {'/'.join(spellings(option))} is not documented in README.md or docs/"
     )
+
+
+def test_help_imports_neither_numpy_nor_the_report():
+    """``ptah --help`` (and a command's help) builds every command without numpy, the report's
+    modules or a model's libraries: they are imported by the commands that use them."""
+    from tests.cli.conftest import HEAVY, ptah_process
+
+    modules = (*HEAVY, "numpy", "ptah.core.report", "ptah.core.estimate", "ptah._api")
+    for argv in (["--help"], ["corpus", "validate", "--help"]):
+        result = ptah_process(*argv, heavy=modules)
+        assert result.stderr.strip().splitlines()[-1] == "exit 0 heavy []", argv
