@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
-from ptah.core import report as _report
 from ptah.core.corpus import Corpus
+from ptah.core.report import Report
 from ptah.core.request import EvaluationRequest
 from ptah.core.spec import Spec
 
@@ -26,36 +25,6 @@ if TYPE_CHECKING:  # the services load when a method first needs them
     from ptah.services.project import Generation
     from ptah.services.prune import PruneResult
     from ptah.services.verify import GenerationListing
-
-
-class Report(_report.Report):
-    """The result of one evaluation (:class:`ptah.core.report.Report`), with the ways to write
-    it."""
-
-    @classmethod
-    def of(cls, report: _report.Report) -> Report:
-        """The same report as this class."""
-        if isinstance(report, cls):
-            return report
-        return cls(**{f.name: getattr(report, f.name) for f in fields(report)})
-
-    def to_json(self) -> str:
-        """Exactly the text ``--output`` writes."""
-        from ptah.render.json import report_json
-
-        return report_json(self)
-
-    def save(
-        self, path: str | os.PathLike, format: str = "json", *, corpus: Corpus | None = None
-    ) -> None:
-        """Write the report at ``path`` in a registered ``format`` (:mod:`ptah.render.formats`:
-        json, html, junit, markdown, trec), atomically (devices and FIFOs written through); an
-        unknown format is an InputError (exit 2). Give the measured ``corpus`` for JUnit's file and
-        line of each case."""
-        from ptah.adapters.files import write_pieces_atomically
-        from ptah.render.formats import FORMATS
-
-        write_pieces_atomically(path, FORMATS.get(format).pieces(self, corpus))
 
 
 def load_corpus(path: str | os.PathLike) -> Corpus:
@@ -70,7 +39,7 @@ def load_report(path: str | os.PathLike) -> Report:
     """Read a report written earlier (``--output``), checked as a baseline is."""
     from ptah.services.evaluate import load_baseline
 
-    return Report.of(load_baseline(path))
+    return load_baseline(path)
 
 
 def open_project(
@@ -113,7 +82,7 @@ class Project:
         corpus: Corpus | str | os.PathLike,
         request: EvaluationRequest | None = None,
         *,
-        baseline_report: _report.Report | None = None,
+        baseline_report: Report | None = None,
         **options: Any,
     ) -> Report:
         """Measure generations on a corpus and judge the gates.
@@ -148,7 +117,7 @@ class Project:
             request = EvaluationRequest.of(**options)
         if not isinstance(corpus, Corpus):
             corpus = self.load_corpus(corpus)
-        return Report.of(evaluate(self._project, corpus, request, baseline_report, given))
+        return evaluate(self._project, corpus, request, baseline_report, given)
 
     def build(
         self,

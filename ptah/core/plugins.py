@@ -50,6 +50,7 @@ DEFAULT_PLUGINS = (
     "ptah.services.sections",
     "ptah.services.engines",
     "ptah.render.formats",
+    "ptah.adapters.files",
     "ptah.cli",
 )
 
@@ -98,7 +99,11 @@ class Hooks:
 
     @hookspec
     def register_formats(self, register: Callable) -> None:
-        """Register report output formats (:class:`ptah.render.formats.Format`)."""
+        """Register report output formats (:class:`ptah.core.formats.Format`)."""
+
+    @hookspec
+    def register_writers(self, register: Callable) -> None:
+        """Register what writes a report's file (:class:`ptah.core.formats.Writer`)."""
 
     @hookspec
     def register_engines(self, register: Callable) -> None:

@@ -30,13 +30,14 @@ Each gate's verdict is a :class:`Gate`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Self
 
 from ptah.core.compared import BaselineComparison
-from ptah.core.corpus import Case
+from ptah.core.corpus import Case, Corpus
 from ptah.core.gate_parts import GateHoles, GatePower
 from ptah.core.judged import high_grades, holes, judged_at_k, judged_keys
 from ptah.core.measures import DEFAULT_MEASURES, Mean, Measure, bounded_mean, mean_of
@@ -504,6 +505,24 @@ class Report:
                 for name, result in self.sections.items()
             }
         return data
+
+    def to_json(self) -> str:
+        """Exactly the text ``--output`` writes (the ``json`` format of :mod:`ptah.core.formats`)."""
+        from ptah.core.formats import FORMATS
+
+        return "".join(FORMATS.get("json").pieces(self))
+
+    def save(
+        self, path: str | os.PathLike, format: str = "json", *, corpus: Corpus | None = None
+    ) -> None:
+        """Write the report at ``path`` in a registered ``format`` (:mod:`ptah.core.formats`: json,
+        html, junit, markdown, trec), atomically (devices and FIFOs written through); an unknown
+        format is an InputError (exit 2), before anything is written. Give the measured ``corpus``
+        for JUnit's file and line of each case."""
+        from ptah.core.formats import FILE, FORMATS, WRITERS
+
+        pieces = FORMATS.get(format).pieces(self, corpus)
+        WRITERS.get(FILE).write(path, pieces)
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Self:
