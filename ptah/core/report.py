@@ -4,8 +4,10 @@ and ``@2`` file; and the per-case loop that measures it.
 :class:`Report` and its parts are frozen dataclasses: ``to_dict()`` is exactly the document
 ``ptah inference evaluate --output`` writes (``ptah/schemas/report.schema.json``), and
 ``Report.from_dict(d).to_dict() == d`` for every report written so far (an older one lacking a
-member reads it None). A run's ``means`` and a case's ``values`` are keyed by the measure's string
-form (``nDCG``, ``MAP@10``), the JSON by its report key (``ndcg``, ``MAP@10``). ``@2`` adds the
+member reads it None); ``to_json()`` is that document's text and ``save(path, format)`` writes
+it in a registered format, both through the door (:mod:`ptah.core.formats`). A run's ``means``
+and a case's ``values`` are keyed by the measure's string form (``nDCG``, ``MAP@10``), the JSON by
+its report key (``ndcg``, ``MAP@10``). ``@2`` adds the
 holes (:mod:`ptah.core.judged`): a case's ``judged``, ``holes`` and ``high``; a run's
 ``aggregates.judged``; ``high`` and ``high_numerator`` in every mean; the corpus's
 ``judgements``; ``stale_judgements``; the ``inconclusive`` verdict; and optional ``excerpts``
