@@ -161,7 +161,7 @@ def bare_read(args) -> dict:
     from ptah.services.channels.exact import snapshot_blocks
 
     with ptah.open_project(_spec(Path(args.keep))) as project:
-        inner = project._project
+        inner = project._opened
         identity = inner.generation(None).identity.identity
         with inner.store().snapshot() as snapshot:
             started = time.perf_counter()

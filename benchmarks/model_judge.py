@@ -143,7 +143,7 @@ def measure(dataset: Path, work: Path, sample: int, dev_queries: int, seed: int)
             project.build()
             report = project.evaluate(ptah.load_corpus(work / "dev.yaml"), generations=["minilm"])
             pairs = [(case.id, key) for case in report.runs[0].cases for key in case.keys[:10]]
-            inner = project._project  # the service layer's project: its source and embedders
+            inner = project._opened  # the service layer's project: its source and embedders
             texts = inner.judging_texts({key for _, key in pairs})
             context = RerankContext(
                 inner.spec.root,

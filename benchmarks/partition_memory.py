@@ -50,7 +50,7 @@ def worker(path: str) -> dict:
     from ptah_ray.ranges import ensure_range_index
 
     with ptah.open_project(path) as project:
-        inner = project._project
+        inner = project._opened
         generation = inner.generation(None)
         spec = inner.spec
     identity = generation.identity.identity

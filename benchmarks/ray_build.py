@@ -110,7 +110,7 @@ def drop_vectors(spec_path: str) -> None:
     import ptah
 
     with ptah.open_project(spec_path) as project:
-        store = project._project.spec.store
+        store = project.spec.store
     with psycopg.connect(store, autocommit=True) as connection:
         for (table,) in connection.execute("SELECT vectors_table FROM ptah_generations").fetchall():
             connection.execute(f"TRUNCATE {table}")

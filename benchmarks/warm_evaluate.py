@@ -175,7 +175,7 @@ def set_up(dataset: Path, work: Path) -> dict:
             file=sys.stderr,
         )
         loaded = ptah.load_corpus(corpus)
-        inner = project._project  # the stored vectors, exactly as ptah reads them (not public API)
+        inner = project._opened  # the stored vectors, exactly as ptah reads them (not public API)
         generation = inner.generation()
         matrix = inner.matrix(generation)
         texts = [case.query for case in loaded.cases]

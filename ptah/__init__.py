@@ -14,7 +14,7 @@ The public Python API (the CLI is its client)::
         )
         report.verdict  # "pass" | "fail" | "inconclusive"
         report.runs[0].means["nDCG"].value  # .high: every unjudged row in the top k relevant
-        report.save("report.json")  # or save(PATH, "html"): ptah.render.formats
+        report.save("report.json")  # or save(PATH, "html"): ptah.core.formats
 
 Names not in ``__all__`` are private.
 """
@@ -26,7 +26,7 @@ __version__ = "0.1.0"
 if (
     TYPE_CHECKING
 ):  # what type checkers read; at run time each name is imported on first use (_WHERE)
-    from ptah._api import Project, Report, load_corpus, load_report, open_project
+    from ptah._api import Project, load_corpus, load_report, open_project
     from ptah.core.compared import (
         BaselineCaseChange,
         BaselineComparison,
@@ -88,7 +88,18 @@ if (
         VerifyResult,
     )
     from ptah.core.plugins import hookimpl
-    from ptah.core.report import CaseResult, CaseTies, Gate, Hit, Hole, KnownMiss, Miss, Result, Run
+    from ptah.core.report import (
+        CaseResult,
+        CaseTies,
+        Gate,
+        Hit,
+        Hole,
+        KnownMiss,
+        Miss,
+        Report,
+        Result,
+        Run,
+    )
     from ptah.core.report_parts import (
         ListedSlice,
         ReportBaseline,
@@ -141,7 +152,6 @@ _WHERE = {
     "Rescoring": "ptah.core.report_parts",
     "StaleJudgement": "ptah.core.report_parts",
     "Project": "ptah._api",
-    "Report": "ptah._api",
     "load_corpus": "ptah._api",
     "load_report": "ptah._api",
     "open_project": "ptah._api",
@@ -189,6 +199,7 @@ _WHERE = {
     "Hole": "ptah.core.report",
     "KnownMiss": "ptah.core.report",
     "Miss": "ptah.core.report",
+    "Report": "ptah.core.report",
     "Result": "ptah.core.report",
     "Run": "ptah.core.report",
     "EvaluationRequest": "ptah.core.request",

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import fields
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from ptah.core import report as _report
 from ptah.core.corpus import Corpus
+from ptah.core.report import Report
 from ptah.core.request import EvaluationRequest
 from ptah.core.spec import Spec
 
@@ -26,36 +26,6 @@ if TYPE_CHECKING:  # the services load when a method first needs them
     from ptah.services.project import Generation
     from ptah.services.prune import PruneResult
     from ptah.services.verify import GenerationListing
-
-
-class Report(_report.Report):
-    """The result of one evaluation (:class:`ptah.core.report.Report`), with the ways to write
-    it."""
-
-    @classmethod
-    def of(cls, report: _report.Report) -> Report:
-        """The same report as this class."""
-        if isinstance(report, cls):
-            return report
-        return cls(**{f.name: getattr(report, f.name) for f in fields(report)})
-
-    def to_json(self) -> str:
-        """Exactly the text ``--output`` writes."""
-        from ptah.render.json import report_json
-
-        return report_json(self)
-
-    def save(
-        self, path: str | os.PathLike, format: str = "json", *, corpus: Corpus | None = None
-    ) -> None:
-        """Write the report at ``path`` in a registered ``format`` (:mod:`ptah.render.formats`:
-        json, html, junit, markdown, trec), atomically (devices and FIFOs written through); an
-        unknown format is an InputError (exit 2). Give the measured ``corpus`` for JUnit's file and
-        line of each case."""
-        from ptah.adapters.files import write_pieces_atomically
-        from ptah.render.formats import FORMATS
-
-        write_pieces_atomically(path, FORMATS.get(format).pieces(self, corpus))
 
 
 def load_corpus(path: str | os.PathLike) -> Corpus:
@@ -70,7 +40,7 @@ def load_report(path: str | os.PathLike) -> Report:
     """Read a report written earlier (``--output``), checked as a baseline is."""
     from ptah.services.evaluate import load_baseline
 
-    return Report.of(load_baseline(path))
+    return load_baseline(path)
 
 
 def open_project(
@@ -90,19 +60,20 @@ def open_project(
 
 
 class Project:
-    """An opened specification: its source, its store, its generations."""
+    """An opened specification: its generations, and the use cases on them (the one project class
+    of the API; the use cases take what it holds, a :class:`ptah.services.project.Opened`)."""
 
-    def __init__(self, opened: projects.Project) -> None:
-        self._project = opened
+    def __init__(self, opened: projects.Opened) -> None:
+        self._opened = opened  # the source, the store and what is loaded once: what use cases take
 
     @property
     def spec(self) -> Spec:
-        return self._project.spec
+        return self._opened.spec
 
     @property
     def generations(self) -> tuple[str, ...]:
         """The declared generations' names, in the specification's order."""
-        return tuple(self._project.spec.generations)
+        return tuple(self._opened.spec.generations)
 
     def load_corpus(self, path: str | os.PathLike) -> Corpus:
         """Read and validate a corpus as :func:`load_corpus` does."""
@@ -113,7 +84,7 @@ class Project:
         corpus: Corpus | str | os.PathLike,
         request: EvaluationRequest | None = None,
         *,
-        baseline_report: _report.Report | None = None,
+        baseline_report: Report | None = None,
         **options: Any,
     ) -> Report:
         """Measure generations on a corpus and judge the gates.
@@ -148,7 +119,7 @@ class Project:
             request = EvaluationRequest.of(**options)
         if not isinstance(corpus, Corpus):
             corpus = self.load_corpus(corpus)
-        return Report.of(evaluate(self._project, corpus, request, baseline_report, given))
+        return evaluate(self._opened, corpus, request, baseline_report, given)
 
     def build(
         self,
@@ -169,21 +140,21 @@ class Project:
         """
         from ptah.services.engines import run_build
 
-        summary = run_build(self._project, generation, progress, engine=engine, **engine_options)
-        self._project.forget_matrices()
+        summary = run_build(self._opened, generation, progress, engine=engine, **engine_options)
+        self._opened.forget_matrices()
         return summary
 
     def generation(self, name: str | None = None) -> Generation:
         """The declared generation ``name`` (None: the active one): ``.name``, ``.settings``,
         ``.identity.identity``."""
-        return self._project.generation(name)
+        return self._opened.generation(name)
 
     def list_generations(self) -> list[GenerationListing]:
         """The generations in the store and the declared ones: identity, model, vectors, rows,
         coverage."""
         from ptah.services.verify import list_generations
 
-        return list_generations(self._project)
+        return list_generations(self._opened)
 
     def index(
         self, generation: str | None = None, *, m: int = 16, ef_construction: int = 64
@@ -192,7 +163,7 @@ class Project:
         ``capabilities.vector_index``)."""
         from ptah.services.index_search import build_index
 
-        return build_index(self._project, generation, m=m, ef_construction=ef_construction)
+        return build_index(self._opened, generation, m=m, ef_construction=ef_construction)
 
     def prune(self, keep: Sequence[str] = (), *, dry_run: bool = False) -> PruneResult:
         """Remove superseded generations from the store, keeping every declared one and those
@@ -200,14 +171,14 @@ class Project:
         ``.removed`` and ``.kept``."""
         from ptah.services.prune import prune
 
-        return prune(self._project, tuple(keep), dry_run=dry_run)
+        return prune(self._opened, tuple(keep), dry_run=dry_run)
 
     def verify(self, generation: str | None = None) -> VerifyResult:
         """Coverage and freshness of a generation against the source (``.ok`` when complete and
         fresh)."""
         from ptah.services.verify import verify
 
-        return verify(self._project, generation)
+        return verify(self._opened, generation)
 
     def search(
         self, query: str, k: int = 10, *, generation: str | None = None
@@ -215,11 +186,16 @@ class Project:
         """The top ``k`` rows for ``query`` as ``(key, cosine score)`` pairs, best first."""
         from ptah.services.search import search
 
-        (ranked,) = search(self._project, generation, [query], k)
+        (ranked,) = search(self._opened, generation, [query], k)
         return list(ranked)
 
+    def fresh_source(self) -> AbstractContextManager[None]:
+        """The source opened afresh for one piece of work and closed after it, so that a long-lived
+        project (a server's worker) holds no read transaction between pieces of work."""
+        return self._opened.fresh_source()
+
     def close(self) -> None:
-        self._project.close()
+        self._opened.close()
 
     def __enter__(self) -> Project:
         return self

@@ -55,13 +55,11 @@ SURFACE: dict[str, tuple[str, ...]] = {
     "ptah.services.build": ("embed_batch", "library_versions", "register_generation"),
     "ptah.services.channels": ("RunPlan", "Sides", "plan_runs"),
     "ptah.services.engines": ("Engine", "EngineOption"),
-    "ptah.services.project": ("Project", "probe_for_build", "refuse_build", "stored_probe"),
+    "ptah.services.project": ("Opened", "probe_for_build", "refuse_build", "stored_probe"),
     "ptah.services.verify": ("in_blocks", "lacking"),
 }
 
 MEMBERS: dict[str, tuple[str, ...]] = {
-    # the use-case project a public Project wraps (a server's worker opens its source afresh)
-    "ptah._api.Project": ("_project",),
     # a store's own connection and what turns its failures into ptah's errors
     "ptah.adapters.stores.sqlite.SqliteStore": ("_connection", "_guarded"),
     "ptah.adapters.stores.pgvector.PgvectorStore": ("_connection", "_guarded", "_table"),

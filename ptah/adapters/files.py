@@ -25,10 +25,12 @@ import errno
 import os
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 
 from ptah.core.errors import InputError, OutputRefused, OutputUnwritable, Problem
+from ptah.core.formats import FILE, Writer
+from ptah.core.plugins import hookimpl
 
 STEP_SUMMARY_LIMIT = 1024 * 1024
 _BUFFER = (
@@ -315,6 +317,12 @@ def write_pieces_atomically(
         handle.writelines(pieces)
         handle.flush()
         os.fsync(handle.fileno())
+
+
+@hookimpl
+def register_writers(register: Callable) -> None:
+    """The writer ``Report.save`` writes a file with (:mod:`ptah.core.formats`)."""
+    register(Writer(FILE, write_pieces_atomically))
 
 
 def _write_through(raw: str, pieces: Iterable[str], label: str) -> None:

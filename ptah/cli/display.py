@@ -94,7 +94,7 @@ SPELLINGS = {
 
 
 def save_help() -> str:
-    from ptah.render.formats import FORMATS
+    from ptah.core.formats import FORMATS
 
     return (
         "FORMAT=PATH: also write the report here in FORMAT, one of "
@@ -111,8 +111,8 @@ def outputs(
     over one of the run's ``inputs`` (:func:`check_outputs`) is refused now (exit 2), before any
     work."""
     from ptah.core.errors import InputError
+    from ptah.core.formats import FORMATS
     from ptah.core.visible import abbreviated
-    from ptah.render.formats import FORMATS
 
     chosen = [
         (SPELLINGS[option], path, option) for option, path in spelled.items() if path is not None

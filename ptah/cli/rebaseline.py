@@ -42,7 +42,7 @@ def rebaseline(
     with project_of(found) as project:
         report = measure_again(project, old, loaded)
     if output is not None:
-        ptah.Report.of(report).save(output)
+        report.save(output)
     typer.echo(f"{plain(old)} measured again on {plain(corpus)} ({report.corpus.digest}):")
     for run in report.runs:
         means = ", ".join(

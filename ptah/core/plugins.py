@@ -53,6 +53,7 @@ DEFAULT_PLUGINS = {
     "ptah.services.sections": ("register_sections",),
     "ptah.services.engines": ("register_engines",),
     "ptah.render.formats": ("register_formats",),
+    "ptah.adapters.files": ("register_writers",),
     "ptah.cli": ("register_commands",),
 }
 
@@ -101,7 +102,11 @@ class Hooks:
 
     @hookspec
     def register_formats(self, register: Callable) -> None:
-        """Register report output formats (:class:`ptah.render.formats.Format`)."""
+        """Register report output formats (:class:`ptah.core.formats.Format`)."""
+
+    @hookspec
+    def register_writers(self, register: Callable) -> None:
+        """Register what writes a report's file (:class:`ptah.core.formats.Writer`)."""
 
     @hookspec
     def register_engines(self, register: Callable) -> None:

@@ -4,8 +4,10 @@ and ``@2`` file; and the per-case loop that measures it.
 :class:`Report` and its parts are frozen dataclasses: ``to_dict()`` is exactly the document
 ``ptah inference evaluate --output`` writes (``ptah/schemas/report.schema.json``), and
 ``Report.from_dict(d).to_dict() == d`` for every report written so far (an older one lacking a
-member reads it None). A run's ``means`` and a case's ``values`` are keyed by the measure's string
-form (``nDCG``, ``MAP@10``), the JSON by its report key (``ndcg``, ``MAP@10``). ``@2`` adds the
+member reads it None); ``to_json()`` is that document's text and ``save(path, format)`` writes
+it in a registered format, both through the door (:mod:`ptah.core.formats`). A run's ``means``
+and a case's ``values`` are keyed by the measure's string form (``nDCG``, ``MAP@10``), the JSON by
+its report key (``ndcg``, ``MAP@10``). ``@2`` adds the
 holes (:mod:`ptah.core.judged`): a case's ``judged``, ``holes`` and ``high``; a run's
 ``aggregates.judged``; ``high`` and ``high_numerator`` in every mean; the corpus's
 ``judgements``; ``stale_judgements``; the ``inconclusive`` verdict; and optional ``excerpts``
@@ -30,13 +32,14 @@ Each gate's verdict is a :class:`Gate`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Self
 
 from ptah.core.compared import BaselineComparison
-from ptah.core.corpus import Case
+from ptah.core.corpus import Case, Corpus
 from ptah.core.gate_parts import GateHoles, GatePower
 from ptah.core.judged import high_grades, holes, judged_at_k, judged_keys
 from ptah.core.measures import DEFAULT_MEASURES, Mean, Measure, bounded_mean, mean_of
@@ -504,6 +507,24 @@ class Report:
                 for name, result in self.sections.items()
             }
         return data
+
+    def to_json(self) -> str:
+        """Exactly the text ``--output`` writes (the ``json`` format of :mod:`ptah.core.formats`)."""
+        from ptah.core.formats import FORMATS
+
+        return "".join(FORMATS.get("json").pieces(self))
+
+    def save(
+        self, path: str | os.PathLike, format: str = "json", *, corpus: Corpus | None = None
+    ) -> None:
+        """Write the report at ``path`` in a registered ``format`` (:mod:`ptah.core.formats`: json,
+        html, junit, markdown, trec), atomically (devices and FIFOs written through); an unknown
+        format is an InputError (exit 2), before anything is written. Give the measured ``corpus``
+        for JUnit's file and line of each case."""
+        from ptah.core.formats import FILE, FORMATS, WRITERS
+
+        pieces = FORMATS.get(format).pieces(self, corpus)
+        WRITERS.get(FILE).write(path, pieces)
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Self:

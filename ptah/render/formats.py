@@ -1,41 +1,14 @@
-"""The formats a report is written in: one registry, filled through the door (hook
-``register_formats``), behind ``ptah.Report.save(path, format)``.
-
-Each format is a module of :mod:`ptah.render` with a function
-``pieces(report, corpus)`` that gives the file's text in pieces (``corpus``,
-the corpus the report measured, or None); it is imported only when its
-format is written. The CLI offers every registered format (``--save
-FORMAT=PATH``; ``--output``, ``--html``, ``--junit``, ``--markdown`` and
-``--trec-run`` are its spellings). A new format is a module and one
-``register`` call in a plugin (ptah's own are registered below).
+"""ptah's own report formats, registered through the door (hook ``register_formats``) in
+:data:`ptah.core.formats.FORMATS`, behind ``ptah.Report.save(path, format)``: each a module of
+:mod:`ptah.render` with a function ``pieces(report, corpus)``.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
+from ptah.core.formats import Format
 from ptah.core.plugins import hookimpl
-from ptah.core.registry import Registry
-
-if TYPE_CHECKING:
-    from ptah.core.corpus import Corpus
-    from ptah.core.report import Report
-
-
-@dataclass(frozen=True)
-class Format:
-    name: str
-    module: str  # the module whose pieces(report, corpus) make the text
-    help: str
-
-    def pieces(self, report: Report, corpus: Corpus | None = None) -> Iterable[str]:
-        return importlib.import_module(self.module).pieces(report, corpus)
-
-
-FORMATS: Registry[Format] = Registry("output format", hook="register_formats")
 
 
 @hookimpl

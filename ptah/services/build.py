@@ -38,7 +38,7 @@ from ptah.core.errors import ModelUnavailable
 from ptah.core.provenance import text_digest
 from ptah.core.spec import SourceRow
 from ptah.services.build_progress import BuildInterrupted, Embedded, with_row_progress
-from ptah.services.project import Generation, Project, probe_for_build, refuse_build, stored_probe
+from ptah.services.project import Generation, Opened, probe_for_build, refuse_build, stored_probe
 from ptah.services.verify import in_blocks, lacking
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ class BuildSummary:
 
 
 def build(
-    project: Project,
+    project: Opened,
     name: str | None = None,
     progress: Progress | None = None,
     *,
@@ -162,7 +162,7 @@ def build(
 
 
 def _plan(
-    project: Project, identity: str, template: str, snapshot: Snapshot
+    project: Opened, identity: str, template: str, snapshot: Snapshot
 ) -> tuple[int, int, int, bytearray]:
     """``(rows, rows to embed, vectors gone, marks)``: one pass over the source's digests by blocks.
     New rows and rows whose text digest changed need a vector, marked with a bit each
@@ -179,7 +179,7 @@ def _plan(
     return rows, todo, vectors - covered, marks
 
 
-def _delete_gone(project: Project, store: Store, identity: str, gone: int) -> int:
+def _delete_gone(project: Opened, store: Store, identity: str, gone: int) -> int:
     """Delete the ``gone`` vectors whose row left the source, a block at a time: the store's row
     identities merged with the source's (each block of stored ones asked of the source when it
     cannot sort its own)."""
@@ -200,7 +200,7 @@ def _delete_gone(project: Project, store: Store, identity: str, gone: int) -> in
 
 
 def _rows_to_embed(
-    project: Project, template: str, marks: bytearray
+    project: Opened, template: str, marks: bytearray
 ) -> Iterator[tuple[SourceRow, str]]:
     """The rows :func:`_plan` marked, read again with their text and its digest as they are now.
 

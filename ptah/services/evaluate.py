@@ -50,7 +50,7 @@ from ptah.core.request import EvaluationRequest
 from ptah.core.slicing import Slices, check_tests, corpus_slices, listed, slice_means
 from ptah.core.spec import GenerationSettings
 from ptah.services.channels import CHANNELS, RunPlan, Sides, check_record_run, plan_runs
-from ptah.services.project import Project
+from ptah.services.project import Opened
 from ptah.services.sections import OWN_NAMES, Context, Verdicts, check_plans, cost, measure_plan
 
 MAX_BASELINE_BYTES = 1024 * 1024 * 1024  # a report of 50,000 cases at k=100 is about 450 MB
@@ -78,7 +78,7 @@ def load_baseline(path: str | os.PathLike) -> Report:
 
 
 def evaluate(
-    project: Project,
+    project: Opened,
     corpus: Corpus,
     request: EvaluationRequest = EvaluationRequest(),
     baseline_report: Report | None = None,
@@ -100,7 +100,7 @@ def evaluate(
 
 
 def plan(
-    project: Project, corpus: Corpus, request: EvaluationRequest, baseline: Report | None
+    project: Opened, corpus: Corpus, request: EvaluationRequest, baseline: Report | None
 ) -> tuple[Context, list[RunPlan]]:
     """The runs to measure and the context they will be measured in: the baseline read, checked
     and re-scored from its rankings, the corpus's slices, the paths a gate's command names."""
@@ -220,7 +220,7 @@ def corpus_member(corpus: Corpus, slices: Slices) -> ReportCorpus:
     )
 
 
-def environment(project: Project, embedded: Iterable[GenerationSettings] = ()) -> dict:
+def environment(project: Opened, embedded: Iterable[GenerationSettings] = ()) -> dict:
     """Versions and hardware, read without importing torch, with the libraries of the embedders
     ``embedded`` use: the installed ones where this process loaded the model, else those the store
     recorded when the generation was built (every query vector came from the cache: no model was

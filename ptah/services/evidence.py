@@ -25,7 +25,7 @@ from ptah.core.judged import JudgementRecord, judged_keys, population_digest
 from ptah.core.provenance import text_digest
 from ptah.core.report import Run
 from ptah.core.spec import Spec, sqlite_database_path
-from ptah.services.project import Project
+from ptah.services.project import Opened
 
 
 def samples_of(
@@ -217,7 +217,7 @@ def holes_lost(corpus: Corpus, reference: Run, run: Run) -> int | None:
     )
 
 
-def ranked_texts(project: Project, runs: Sequence[Run]) -> dict[str, str]:
+def ranked_texts(project: Opened, runs: Sequence[Run]) -> dict[str, str]:
     """Each ranked key's judging text, read by key."""
     return project.judging_texts({key for run in runs for case in run.cases for key in case.keys})
 

@@ -44,7 +44,7 @@ from ptah.core.spec import template_columns
 from ptah.core.visible import abbreviated
 from ptah.core.worklist import TEXT_CHARS, Hole, WorkCase, Worklist, judged_summary, pooled_holes
 from ptah.services.evaluate import evaluate, load_baseline
-from ptah.services.project import Project
+from ptah.services.project import Opened
 
 __all__ = [
     "RunsAsked",
@@ -93,7 +93,7 @@ def now() -> str:
     return datetime.now(UTC).strftime(TIME_FORMAT)
 
 
-def _known_texts(project: Project, keys: AbstractSet[str], where: str) -> dict[str, str]:
+def _known_texts(project: Opened, keys: AbstractSet[str], where: str) -> dict[str, str]:
     """The judging text of each of ``keys``; :class:`UnknownKey` (exit 2) when one is no row of the
     source."""
     texts = project.judging_texts(keys)
@@ -112,7 +112,7 @@ def _known_texts(project: Project, keys: AbstractSet[str], where: str) -> dict[s
 
 
 def make_worklist(
-    project: Project,
+    project: Opened,
     corpus_path: str | os.PathLike,
     generations: Sequence[str] = (),
     channels: Sequence[str] = (VECTOR,),
@@ -127,7 +127,7 @@ def make_worklist(
 
 
 def _worklist(
-    project: Project,
+    project: Opened,
     corpus_path: str | os.PathLike,
     generations: Sequence[str],
     channels: Sequence[str],
@@ -214,7 +214,7 @@ class RunsAsked:
 
 
 def draw_sample(
-    project: Project,
+    project: Opened,
     corpus_path: str | os.PathLike,
     size: int,
     seed: int,
@@ -251,7 +251,7 @@ def _holes(found: list[tuple[str, dict[str, int]]], texts: dict[str, str]) -> tu
 
 
 def _hole_texts(
-    project: Project, keys: set[str], gone_allowed: AbstractSet[str] = frozenset()
+    project: Opened, keys: set[str], gone_allowed: AbstractSet[str] = frozenset()
 ) -> dict[str, str]:
     """The judging text of each ranked key; exit 3 when a row the runs ranked has left the source (a
     row only a baseline ranked, ``gone_allowed``, is left out instead)."""
@@ -266,7 +266,7 @@ def _hole_texts(
 
 
 def candidates(
-    project: Project,
+    project: Opened,
     corpus_path: str | os.PathLike,
     case_id: str,
     query: str,
@@ -407,7 +407,7 @@ def save_judgements(
 
 
 def judge_key(
-    project: Project,
+    project: Opened,
     corpus_path: str | os.PathLike,
     case_id: str,
     key: str,
@@ -427,7 +427,7 @@ def judge_key(
     )
 
 
-def pin(project: Project, corpus_path: str | os.PathLike) -> tuple[int, str]:
+def pin(project: Opened, corpus_path: str | os.PathLike) -> tuple[int, str]:
     """Record every key the corpus names with its corpus grade (a forbidden key 0, a required key
     without a grade 1) and its row's current text digest; returns how many and the record's path."""
     with saving(corpus_path):

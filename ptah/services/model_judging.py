@@ -26,7 +26,7 @@ from ptah.core.judged import Judgement
 from ptah.core.provenance import text_digest
 from ptah.core.request import VECTOR
 from ptah.services.judging import make_worklist, now, saving
-from ptah.services.project import Project
+from ptah.services.project import Opened
 
 CHUNK = 50
 
@@ -49,7 +49,7 @@ class ModelJudged:
 
 
 def judge_with_model(
-    project: Project,
+    project: Opened,
     corpus_path: str | os.PathLike,
     name: str,
     generations: Sequence[str] = (),

@@ -1,9 +1,11 @@
-"""A project: the specification, its source and its store, opened once per process, with the probe
-of a served model and the generations whose vectors the table holds.
+"""A project as the use cases hold it: the specification, its source and its store, opened once per
+process, with the probe of a served model and the generations whose vectors the table holds.
 
-:func:`open_project` finds and loads ``ptah.yaml`` and wires the adapters it names; a
-:class:`Project` keeps what is worth loading once (each generation's identity, model and vectors
-as one contiguous matrix). Whatever it says of its source uses the redacted URL.
+:func:`open_project` finds and loads ``ptah.yaml`` and wires the adapters it names; an
+:class:`Opened` keeps what is worth loading once (each generation's identity, model and vectors
+as one contiguous matrix). Whatever it says of its source uses the redacted URL. The public
+``ptah.Project`` (:mod:`ptah._api`) holds one and calls the use cases with it; ``Opened`` is not
+a second project class but what they read: the source and store, the loaded models and matrices.
 
 * The probe (docs/specification.md, "Probe"): at build an embedder with a probe
   (:func:`ptah.adapters.embedders.base.probe_of`) embeds a fixed text, kept in the generation's
@@ -59,8 +61,9 @@ class Generation:
 
 
 @dataclass
-class Project:
-    """An opened specification with its source and (lazily) its store."""
+class Opened:
+    """An opened specification with its source and (lazily) its store: what the use cases take
+    (and a build engine), behind the public ``ptah.Project``."""
 
     spec: Spec
     source: Source
@@ -184,14 +187,14 @@ class Project:
             self._store = None
         self._matrices.clear()
 
-    def __enter__(self) -> Project:
+    def __enter__(self) -> Opened:
         return self
 
     def __exit__(self, *exc_info) -> None:
         self.close()
 
 
-def open_project(spec: str | None = None, cwd: str | os.PathLike | None = None) -> Project:
+def open_project(spec: str | None = None, cwd: str | os.PathLike | None = None) -> Opened:
     """Find the specification (``--spec``, ``PTAH_SPEC``, else upward from ``cwd``), load it and
     wire it.
 
@@ -211,10 +214,10 @@ def read_spec(spec: str | None = None, cwd: str | os.PathLike | None = None) -> 
     return load_spec(find_spec(spec, cwd=cwd))
 
 
-def project_of(spec: Spec) -> Project:
+def project_of(spec: Spec) -> Opened:
     """A project over a specification already loaded (or built in code); its source is opened
     here."""
-    return Project(spec=spec, source=open_source(spec.source, spec.root, str(spec.path)))
+    return Opened(spec=spec, source=open_source(spec.source, spec.root, str(spec.path)))
 
 
 TOLERANCE = 0.999
@@ -372,7 +375,7 @@ def refuse_build(generation: Generation, instead: str = "nothing to build") -> N
 
 
 def read_external(
-    project: Project, generation: Generation, *, measure: bool = True
+    project: Opened, generation: Generation, *, measure: bool = True
 ) -> tuple[Matrix, VerifyResult, bool]:
     """The rows' vectors (rows with one, unit length), the coverage of the rows passing the filter,
     and whether the table's vectors all were unit length already (inner product then ranks as
@@ -446,7 +449,7 @@ def external_settings(generation: Generation) -> dict:
     }
 
 
-def hold_table_index(project: Project, generation: Generation, options, unit_vectors: bool):
+def hold_table_index(project: Opened, generation: Generation, options, unit_vectors: bool):
     """For index modes: the table's own index on the column, searched in the source's snapshot; None
     for exact.
 
@@ -482,7 +485,7 @@ def hold_table_index(project: Project, generation: Generation, options, unit_vec
     return IndexSearch(generation.identity.identity, described, options, table_index, ExitStack())
 
 
-def cache_store(project: Project, generation: Generation, dimension: int):
+def cache_store(project: Opened, generation: Generation, dimension: int):
     """The store (created if needed) with the generation registered, so its query cache can hold the
     queries.
 

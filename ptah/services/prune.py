@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ptah.core.errors import InputError, ModelUnavailable, Said
-from ptah.services.project import Project
+from ptah.services.project import Opened
 
 _SHORT_IDENTITY = len("sha256:") + 12
 
@@ -66,7 +66,7 @@ class PruneResult:
         }
 
 
-def prune(project: Project, keep: Sequence[str] = (), *, dry_run: bool = False) -> PruneResult:
+def prune(project: Opened, keep: Sequence[str] = (), *, dry_run: bool = False) -> PruneResult:
     """Remove every stored generation that is neither declared nor kept (see the module)."""
     declared = _declared(project)
     store = project.store()
@@ -101,7 +101,7 @@ def prune(project: Project, keep: Sequence[str] = (), *, dry_run: bool = False) 
     return PruneResult(dry_run, tuple(removed), tuple(kept))
 
 
-def _declared(project: Project) -> dict[str, str]:
+def _declared(project: Opened) -> dict[str, str]:
     """``identity -> name`` of every declared generation; ModelUnavailable (exit 3) when one cannot
     be known."""
     declared: dict[str, str] = {}

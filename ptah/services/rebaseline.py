@@ -34,14 +34,14 @@ from ptah.core.report import Report, Run
 from ptah.core.request import VECTOR, EvaluationRequest, Fusion, SearchOptions
 from ptah.services.channels import channel
 from ptah.services.evaluate import evaluate, load_baseline
-from ptah.services.project import Project
+from ptah.services.project import Opened
 
 
 class CannotRebaseline(OperationalError):
     """An old report's runs cannot be measured again as they were (exit 3)."""
 
 
-def rebaseline(project: Project, old_path: str | os.PathLike, corpus: Corpus) -> Report:
+def rebaseline(project: Opened, old_path: str | os.PathLike, corpus: Corpus) -> Report:
     """The old report's runs measured on ``corpus`` (see the module docs)."""
     old = load_baseline(old_path)
     where = f"{old_path}"
@@ -127,7 +127,7 @@ def _check_answers(before: Run, now: Run, where: str) -> None:
         )
 
 
-def _variant(project: Project, run: Run, name: str, where: str) -> str:
+def _variant(project: Opened, run: Run, name: str, where: str) -> str:
     """The variant ``name`` that ``run`` was, still declared."""
     if name not in project.spec.variants:
         raise CannotRebaseline(
@@ -149,7 +149,7 @@ def _base_name(run: Run) -> str:
     return name if channel == VECTOR else name.removeprefix(f"{channel}:")
 
 
-def _declared(project: Project, run: Run, where: str) -> str:
+def _declared(project: Opened, run: Run, where: str) -> str:
     """The declared generation of ``run``: a vector run's by its identity, else by its name."""
     name = _base_name(run)
     if run.search.channel != VECTOR:

@@ -1,7 +1,7 @@
 """Exact cosine search over one generation.
 
 The generation's vectors are read once per process into one contiguous
-float32 matrix of unit-length rows (:meth:`Project.matrix`). A call embeds all
+float32 matrix of unit-length rows (:meth:`Opened.matrix`). A call embeds all
 its queries at once (unit length, as the rows) and ranks every row for each
 by the one exact plan of ``evaluate`` (:mod:`ptah.core.exact`: a score is the
 cosine similarity computed in float64, the same on every machine; ranked
@@ -22,10 +22,10 @@ from ptah.adapters.sources.base import texts_of
 from ptah.core.errors import InputError, ModelUnavailable, NotBuilt
 from ptah.core.exact import rank_exact
 from ptah.core.ranking import Ranked, normalize_rows
-from ptah.services.project import Generation, Project, checked_embedder
+from ptah.services.project import Generation, Opened, checked_embedder
 
 
-def search(project: Project, name: str | None, queries: list[str], k: int) -> list[Ranked]:
+def search(project: Opened, name: str | None, queries: list[str], k: int) -> list[Ranked]:
     """The top ``k`` ``(key, score)`` pairs of each query, best first, in generation ``name``.
 
     ``name`` None means the active generation; its model is opened through
@@ -48,7 +48,7 @@ def search(project: Project, name: str | None, queries: list[str], k: int) -> li
 
 
 def cached_queries(
-    project: Project, generation: Generation, queries: list[str], dimension: int
+    project: Opened, generation: Generation, queries: list[str], dimension: int
 ) -> np.ndarray:
     """The queries as unit-length float32 rows: from the query cache where it holds them, else
     embedded (and then kept there)."""
@@ -74,7 +74,7 @@ def cached_queries(
     )
 
 
-def row_texts(project: Project, generation: Generation, keys: set[str]) -> dict[str, str]:
+def row_texts(project: Opened, generation: Generation, keys: set[str]) -> dict[str, str]:
     """The text the generation's template renders now for each of ``keys`` that is a row, read by
     key."""
     return texts_of(project.source, generation.settings.template(project.spec.source), keys)

@@ -50,14 +50,14 @@ from ptah.core.request import SearchOptions, gate_key
 from ptah.core.slicing import correct, power_note, slice_comparisons, slice_gates
 from ptah.services.channels import CHANNELS, RunPlan, Sides
 from ptah.services.channels.index import check_search
-from ptah.services.project import Project
+from ptah.services.project import Opened
 
 if TYPE_CHECKING:
     from ptah.core.calibration import ModelJudge
     from ptah.core.corpus import Corpus
     from ptah.core.report import Report, Run
     from ptah.core.request import EvaluationRequest
-    from ptah.services.project import Project
+    from ptah.services.project import Opened
 
 
 Slices = Mapping[str, tuple[str, tuple[str, ...]]]
@@ -69,7 +69,7 @@ class Context:
     the measured runs, the baseline re-scored (None without one), the corpus's slices, the paths
     a gate's settling command names, the project (its rows' texts), and the results so far."""
 
-    project: Project
+    project: Opened
     corpus: Corpus
     request: EvaluationRequest
     runs: tuple[Run, ...]
@@ -326,7 +326,7 @@ def register_sections(register: Callable) -> None:
         register(section)
 
 
-def stale_judgements(project: Project, record: JudgementRecord) -> list[StaleJudgement]:
+def stale_judgements(project: Opened, record: JudgementRecord) -> list[StaleJudgement]:
     """The case, key, judged_at and why of each judgement whose row's judging text no longer hashes
     to its digest, in case then key order."""
     wanted = {key for keys in record.cases.values() for key in keys}

@@ -30,7 +30,7 @@ from ptah.adapters.sources.base import RowDigests, row_digests
 from ptah.adapters.stores.base import BlockDigests, block_digests
 from ptah.core.errors import InputError, ModelUnavailable, SourceUnavailable
 from ptah.core.parts import MAX_OFFENDERS, VerifyResult
-from ptah.services.project import Generation, Project
+from ptah.services.project import Generation, Opened
 
 if TYPE_CHECKING:
     from ptah.adapters.stores.base import Snapshot
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 _Item = TypeVar("_Item")
 
 
-def verify(project: Project, name: str | None = None) -> VerifyResult:
+def verify(project: Opened, name: str | None = None) -> VerifyResult:
     """Compare generation ``name`` (None: the active one) with the source, row by row.
 
     Reads the store in one snapshot, so a build running meanwhile is seen as
@@ -63,7 +63,7 @@ def verify(project: Project, name: str | None = None) -> VerifyResult:
         return verify_in(project, generation, snapshot)
 
 
-def verify_in(project: Project, generation: Generation, snapshot: Snapshot | None) -> VerifyResult:
+def verify_in(project: Opened, generation: Generation, snapshot: Snapshot | None) -> VerifyResult:
     """Compare the source with the generation's vectors in ``snapshot`` (open; None: a project
     without a store) -- for callers that read the store in their own snapshot.
 
@@ -214,7 +214,7 @@ class GenerationListing:
         return {**asdict(self), "coverage": self.coverage}
 
 
-def list_generations(project: Project) -> list[GenerationListing]:
+def list_generations(project: Opened) -> list[GenerationListing]:
     """Every generation in the store, then every declared one never built, with coverage at a
     glance."""
     current: dict[str, str] = {}
@@ -297,7 +297,7 @@ def _built_status(declared: bool, rows: int, covered: int) -> str:
 EXTERNAL_STATUS = "external (the table's vectors)"
 
 
-def _external_listing(project: Project, generation: Generation) -> GenerationListing:
+def _external_listing(project: Opened, generation: Generation) -> GenerationListing:
     """An external generation's line: its column's coverage, read from the source (never 'not
     built')."""
     from ptah.services.project import read_external

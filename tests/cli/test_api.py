@@ -3,6 +3,7 @@ client."""
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 from dataclasses import replace
@@ -15,6 +16,8 @@ from ptah.core import measures
 from ptah.core.measures import MeasureKind
 from tests.cli.conftest import BASELINE, CORPUS, evaluate
 
+PACKAGE = Path(ptah.__file__).resolve().parent
+
 
 def test_the_readme_example(example_project, tmp_path):
     with ptah.open_project(example_project / "ptah.yaml") as project:
@@ -26,7 +29,7 @@ def test_the_readme_example(example_project, tmp_path):
             max_drop={"recall": 0.02},
             measures=["MAP@10"],
         )
-        assert isinstance(report, ptah.Report)
+        assert type(report) is ptah.Report
         assert report.verdict == "pass"
         baseline = json.loads(BASELINE.read_text())["runs"][0]["aggregates"]
         assert (
@@ -41,7 +44,9 @@ def test_the_readme_example(example_project, tmp_path):
         report.save(tmp_path / "r.json")
         report.save(tmp_path / "r.html", "html")
         assert json.loads((tmp_path / "r.json").read_text()) == report.to_dict()
-        assert ptah.load_report(tmp_path / "r.json").to_dict() == report.to_dict()
+        loaded = ptah.load_report(tmp_path / "r.json")
+        assert type(loaded) is ptah.Report and loaded.to_dict() == report.to_dict()
+        assert (tmp_path / "r.json").read_text(encoding="utf-8") == report.to_json()
         assert project.verify("title-body").ok
         assert project.generations == ("title-body", "body-only")
         top = project.search("refund", k=5)
@@ -241,3 +246,23 @@ def test_a_measure_added_by_one_registration_reaches_the_cli_report_and_gates(
 def test_measures_and_drops_that_cannot_be_are_exit_2(example_project, cli, argv, message):
     code, out, err = cli(*evaluate(example_project, *argv))
     assert (code, out, err) == (2, "", message)
+
+
+def test_the_api_has_one_report_class_and_one_project_class(example_project, tmp_path):
+    """``ptah.Report`` is the core's report, whatever path returned it, and ``ptah.Project`` the one
+    project class: no other module of ptah defines a class of either name."""
+    from ptah.core.report import Report
+
+    assert ptah.Report is Report
+    defined = sorted(
+        (node.name, str(path.relative_to(PACKAGE.parent)))
+        for path in PACKAGE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef) and node.name in ("Project", "Report")
+    )
+    assert defined == [("Project", "ptah/_api.py"), ("Report", "ptah/core/report.py")]
+    with ptah.open_project(example_project / "ptah.yaml") as project:
+        assert type(project) is ptah.Project
+        report = project.evaluate(CORPUS, generations=["title-body"])
+    report.save(tmp_path / "r.json")
+    assert type(ptah.load_report(tmp_path / "r.json")) is Report

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import ptah
-from ptah.render.formats import FORMATS
+from ptah.core.formats import FORMATS
 from ptah.render.html import render_html
 from ptah.render.json import report_json
 from ptah.render.junit import render_junit
@@ -16,7 +16,7 @@ from tests.render.reports import compared, report
 
 
 def test_save_writes_each_registered_format_as_its_renderer_makes_it(tmp_path):
-    measured = ptah.Report.of(report(compared()))
+    measured = report(compared())
     expected = {
         "json": report_json(measured),
         "html": render_html(measured),
@@ -34,7 +34,7 @@ def test_save_writes_each_registered_format_as_its_renderer_makes_it(tmp_path):
 
 def test_an_unknown_format_is_exit_2_and_writes_nothing(tmp_path):
     with pytest.raises(ptah.InputError) as raised:
-        ptah.Report.of(report(compared())).save(tmp_path / "r.pdf", "pdf")
+        report(compared()).save(tmp_path / "r.pdf", "pdf")
     assert raised.value.exit_code == 2
     assert str(raised.value) == "unknown output format 'pdf'; use json, html, junit, markdown, trec"
     assert list(tmp_path.iterdir()) == []

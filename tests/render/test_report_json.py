@@ -65,7 +65,7 @@ def test_a_report_of_many_cases_is_written_without_its_whole_text_in_memory(tmp_
     path = tmp_path / "report.json"
     tracemalloc.start()
     try:
-        ptah.Report.of(measured).save(path)
+        measured.save(path)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

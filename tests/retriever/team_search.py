@@ -26,7 +26,7 @@ class TeamSearch:
         self.models = models
         self.project = ptah.open_project(spec)
         self.generation = self.project.generation(generation)
-        store = self.project._project.store()
+        store = self.project._opened.store()
         with store.snapshot() as snapshot:
             matrix = snapshot.matrix(self.generation.identity.identity)
         keys, vectors = list(matrix.keys), np.asarray(matrix.vectors, dtype=np.float32)
@@ -55,7 +55,7 @@ class TeamSearch:
         from ptah.services.search import embed_queries
 
         with self._lock:
-            embedder = self.project._project.embedder(self.generation.settings)
+            embedder = self.project._opened.embedder(self.generation.settings)
             vectors = embed_queries(embedder, self.generation, queries, self.dimension)
             found = []
             for vector in vectors:

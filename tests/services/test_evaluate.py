@@ -166,7 +166,7 @@ def test_report_matches_its_schema(built, tmp_path):
     report = run(built)
     jsonschema.validate(report, schema)
     path = tmp_path / "out" / "report.json"
-    ptah.Report.of(Report.from_dict(report)).save(path)
+    Report.from_dict(report).save(path)
     assert json.loads(path.read_text()) == report
     assert sorted(p.name for p in path.parent.iterdir()) == ["report.json"]
 
@@ -206,7 +206,7 @@ def test_queries_read_from_the_cache_a_slice_at_a_time_with_repeats_and_misses_p
 
 def test_baseline_comparison_and_gates(built, tmp_path):
     baseline = tmp_path / "baseline.json"
-    ptah.Report.of(Report.from_dict(run(built))).save(baseline)
+    Report.from_dict(run(built)).save(baseline)
     same = run(built, baseline_path=str(baseline), thresholds={"recall": 0.0})
     comparison = same["baseline"]["comparisons"][0]
     assert comparison["aggregates"]["recall"] == {
@@ -228,7 +228,7 @@ def test_baseline_comparison_and_gates(built, tmp_path):
 
 def test_a_drop_beyond_the_threshold_fails(built, tmp_path):
     baseline = tmp_path / "baseline.json"
-    ptah.Report.of(Report.from_dict(run(built))).save(baseline)
+    Report.from_dict(run(built)).save(baseline)
     # c1 now at 30 degrees: 3, 2|4 ... required 1 falls out of the top 3
     worse = {"at 10": 30.0}
 

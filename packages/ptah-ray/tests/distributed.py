@@ -209,7 +209,7 @@ def vectors(spec: str) -> list[tuple]:
     """Every stored row of the spec's active generation: (row identity, key, text SHA-256, vector
     text, xmin)."""
     with ptah.open_project(spec) as project:
-        url = project._project.spec.store
+        url = project.spec.store
     with psycopg.connect(url) as connection:
         (table,) = connection.execute("SELECT vectors_table FROM ptah_generations").fetchone()
         return connection.execute(

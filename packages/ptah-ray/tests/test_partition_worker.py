@@ -52,9 +52,8 @@ def _snapshots(monkeypatch) -> list[int]:
 
 def _worker(spec: str, batch_rows: int) -> tuple[PartitionWorker, object]:
     with ptah.open_project(spec) as project:
-        inner = project._project
-        generation = inner.generation(None)
-        source_spec, root, store = inner.spec.source, inner.spec.root, inner.spec.store
+        generation = project.generation(None)
+        source_spec, root, store = project.spec.source, project.spec.root, project.spec.store
     worker = PartitionWorker(
         BuildPlan.sealing(
             source_spec, generation.settings, root, store, generation.identity.identity, batch_rows
@@ -184,11 +183,10 @@ def test_a_range_reads_the_same_rows_through_the_keys_index(databases: Databases
     spec = databases.spec("indexed")
     with ptah.open_project(spec) as project:
         project.build()
-        inner = project._project
         identity, source_spec, url = (
-            inner.generation(None).identity.identity,
-            inner.spec.source,
-            inner.spec.store,
+            project.generation(None).identity.identity,
+            project.spec.source,
+            project.spec.store,
         )
     with PartitionedSource(source_spec) as source:
         ranges, kinds = [*source.partitions(3), KeyRange(None, None)], source.key_kinds

@@ -304,7 +304,7 @@ def _wait_for_workers_to_go(databases: Databases, spec: str) -> None:
     with ptah.open_project(spec) as project:
         names = [
             psycopg.conninfo.conninfo_to_dict(url)["dbname"]
-            for url in (databases.source, project._project.spec.store)
+            for url in (databases.source, project.spec.store)
         ]
     deadline = time.monotonic() + 60
     with databases.server.admin() as connection:

@@ -37,7 +37,7 @@ from ptah.core.report import CaseResult, measure_case, ranking_depth
 from ptah.core.request import VECTOR, EvaluationRequest, SearchOptions
 from ptah.core.spec import Spec, Variant
 from ptah.services.channels.registry import CHANNELS
-from ptah.services.project import Project
+from ptah.services.project import Opened
 
 MAX_UNKNOWN_LISTED = 10
 
@@ -141,7 +141,7 @@ class Sides:
     template's lexical side; ``given``, what the caller handed a channel by its name. ``timings`` collects the seconds each step took, for the run that first
     needed it."""
 
-    project: Project
+    project: Opened
     corpus: Corpus
     request: EvaluationRequest
     cache: dict = field(default_factory=dict)

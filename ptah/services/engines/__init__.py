@@ -25,7 +25,7 @@ from ptah.core.registry import Registry
 
 if TYPE_CHECKING:
     from ptah.services.build import BuildSummary, Progress
-    from ptah.services.project import Project
+    from ptah.services.project import Opened
 
 DEFAULT = "local"
 
@@ -62,7 +62,7 @@ ENGINES: Registry[Engine] = Registry("build engine", hook="register_engines")
 
 
 def run_build(
-    project: Project,
+    project: Opened,
     name: str | None = None,
     progress: Progress | None = None,
     *,
@@ -95,7 +95,7 @@ def engine_named(engine: str) -> Engine:
     )
 
 
-def _local(project: Project, name: str | None, progress: Progress | None) -> BuildSummary:
+def _local(project: Opened, name: str | None, progress: Progress | None) -> BuildSummary:
     from ptah.services.build import build
 
     return build(project, name, progress)

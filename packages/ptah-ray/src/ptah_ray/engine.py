@@ -60,7 +60,7 @@ from ptah.adapters.sources.base import source_kind
 from ptah.adapters.stores.registry import store_kind
 from ptah.core.errors import SourceUnavailable
 from ptah.services.build import library_versions, register_generation
-from ptah.services.project import Project, refuse_build, stored_probe
+from ptah.services.project import Opened, refuse_build, stored_probe
 from ptah_ray.sealed import Sealed, scrub
 
 LOCAL_OBJECT_STORE = (
@@ -84,7 +84,7 @@ class BuildIncomplete(OperationalError):
 
 
 def build(
-    project: Project, name: str | None = None, progress: Callable | None = None, **options
+    project: Opened, name: str | None = None, progress: Callable | None = None, **options
 ) -> BuildSummary:
     """Bring generation ``name`` up to date on Ray; see the module's documentation for the steps."""
     try:
@@ -101,7 +101,7 @@ def build(
 
 
 def _build(
-    project: Project,
+    project: Opened,
     name: str | None,
     progress: Callable | None,
     *,
@@ -211,7 +211,7 @@ def _build(
     )
 
 
-def _refuse_single_machine(project: Project) -> None:
+def _refuse_single_machine(project: Opened) -> None:
     spec = project.spec
     if source_kind(spec.source.database) != "postgresql":
         raise InputError(

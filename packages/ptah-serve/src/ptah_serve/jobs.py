@@ -273,9 +273,7 @@ class Jobs:
                 )
             baseline = Report.from_dict(json.loads(baseline_text))
         project = self._project()
-        with (
-            project._project.fresh_source()
-        ):  # one snapshot of the source per evaluation, none between
+        with project.fresh_source():  # one snapshot of the source per evaluation, none between
             report = project.evaluate(corpus, evaluation_request(checked), baseline_report=baseline)
         text = report.to_json()
         size = len(text.encode("utf-8"))
