@@ -146,16 +146,15 @@ def _sum_extremes(
     own = {key: case.defined(measure, [key]) for key in case.holes}
     alone = sorted(case.holes, key=lambda key: (own[key], key))
     lowest, highest = [base], [base]
-    for j in range(1, len(alone) + 1):  # one hole, or all of them: a set already measured
-        low = own[alone[0]] if j == 1 else case.defined(measure, alone[:j])
+    for j in range(1, len(alone) + 1):
+        if j == 1:  # one hole: measured above
+            low, high = own[alone[0]], own[alone[-1]]
+        elif j == len(alone):  # every hole: one set, measured once
+            low = high = case.defined(measure, alone)
+        else:
+            low, high = case.defined(measure, alone[:j]), case.defined(measure, alone[-j:])
         lowest.append(low)
-        highest.append(
-            own[alone[-1]]
-            if j == 1
-            else low
-            if j == len(alone)
-            else case.defined(measure, alone[-j:])
-        )
+        highest.append(high)
     return lowest, highest, True
 
 

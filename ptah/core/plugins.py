@@ -1,8 +1,9 @@
 """The one door: every kind ptah knows -- its own and an installed package's -- comes in by a hook.
 
 A plugin is a module whose functions, marked ``@ptah.hookimpl``, are named after the hooks of
-:class:`Hooks`. ptah's own plugins are the modules of :data:`DEFAULT_PLUGINS`, each imported when a
-registry first asks for a hook it implements; an installed package declares its module in the entry point group ``ptah``::
+:class:`Hooks`. ptah's own plugins are the modules of :data:`DEFAULT_PLUGINS`, each imported when
+a registry first asks for a hook it implements; an installed package declares its module in the
+entry point group ``ptah``::
 
     [project.entry-points.ptah]
     toy = "toy_plugin"

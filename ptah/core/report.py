@@ -509,7 +509,8 @@ class Report:
         return data
 
     def to_json(self) -> str:
-        """Exactly the text ``--output`` writes (the ``json`` format of :mod:`ptah.core.formats`)."""
+        """Exactly the text ``--output`` writes (the ``json`` format of
+        :mod:`ptah.core.formats`)."""
         from ptah.core.formats import FORMATS
 
         return "".join(FORMATS.get("json").pieces(self))
