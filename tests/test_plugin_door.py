@@ -6,13 +6,12 @@ own add-ons, what they bring is refused in one sentence saying how to install th
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
 from tests.adapters.test_embedder_registry import install, letters_project
-from tests.cli.conftest import REPO
 from tests.cli.conftest import ptah_process as ptah
+from tests.cli.conftest import python_with_add_ons
 
 TOY_PLUGIN = '''
 import dataclasses
@@ -363,12 +362,5 @@ def test_filling_one_registry_imports_only_the_plugins_that_fill_it():
         " 'ptah.adapters.judges.kinds')\n"
         "print(names[:3], sorted(m for m in others if m in sys.modules))\n"
     )
-    add_ons = [str(REPO / "packages" / name / "src") for name in ("ptah-serve", "ptah-ray")]
-    paths = [str(REPO), *add_ons, *filter(None, [os.environ.get("PYTHONPATH")])]
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        env=os.environ | {"PYTHONPATH": os.pathsep.join(paths)},
-    )
+    done = python_with_add_ons(script)
     assert done.stdout == "['recall', 'MRR', 'nDCG'] []\n", done.stderr

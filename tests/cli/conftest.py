@@ -65,6 +65,20 @@ def ptah_process(
     )
 
 
+def python_with_add_ons(script: str, *argv) -> subprocess.CompletedProcess:
+    """``python -c script ARGV`` in a new process with this repository and its add-ons' sources
+    first on PYTHONPATH: what an installed checkout imports, whatever copy the environment holds."""
+    add_ons = [str(REPO / "packages" / name / "src") for name in ("ptah-serve", "ptah-ray")]
+    paths = [str(REPO), *add_ons, *filter(None, [os.environ.get("PYTHONPATH")])]
+    return subprocess.run(
+        [sys.executable, "-c", script, *map(str, argv)],
+        capture_output=True,
+        text=True,
+        env=os.environ | {"PYTHONPATH": os.pathsep.join(paths)},
+        timeout=300,
+    )
+
+
 def evaluate(project: Path, *extra, corpus: Path = CORPUS) -> list:
     """The command line of ``ptah inference evaluate`` of ``project`` (a folder holding ptah.yaml)
     on ``corpus``."""

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -13,9 +10,9 @@ from tests.cli.conftest import (
     BASELINE,
     CORPUS,
     NOT_ON_A_WARM_EVALUATE,
-    REPO,
     evaluate,
     ptah_process,
+    python_with_add_ons,
 )
 
 
@@ -108,15 +105,7 @@ def test_a_warm_evaluate_through_the_api_imports_no_part_of_the_command_line(pro
         f"print(report.verdict, sorted(m for m in {(*NOT_ON_A_WARM_EVALUATE, 'typer', 'click')!r}"
         " + ('ptah.cli',) if m in sys.modules))\n"
     )
-    add_ons = [str(REPO / "packages" / name / "src") for name in ("ptah-serve", "ptah-ray")]
-    paths = [str(REPO), *add_ons, *filter(None, [os.environ.get("PYTHONPATH")])]
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(project / "ptah.yaml"), str(CORPUS)],
-        capture_output=True,
-        text=True,
-        env=os.environ | {"PYTHONPATH": os.pathsep.join(paths)},
-        timeout=300,
-    )
+    done = python_with_add_ons(script, project / "ptah.yaml", CORPUS)
     assert (done.returncode, done.stdout) == (0, "pass []\n"), done.stderr
 
 
