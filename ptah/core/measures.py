@@ -378,6 +378,16 @@ def _prepared(
     return top, relevant
 
 
+def checked(
+    rankings: Sequence[Sequence[str]], grades: Mapping[str, float], k: int
+) -> tuple[list[Sequence[str]], dict[str, float]]:
+    """Each ranking cut at k and the relevant keys' grades, checked as :meth:`MeasureKind.pair`
+    checks them (ValueError otherwise): for a caller that measures the same rankings under many
+    grades, calling a kind's ``score`` itself."""
+    top, relevant = _prepared(rankings[0], grades, k)
+    return [top, *(_top(ranking, k) for ranking in rankings[1:])], relevant
+
+
 def _top(ranking: Sequence[str], k: int) -> Sequence[str]:
     """The ranking cut at k, after checking k and that its keys are distinct."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
