@@ -134,14 +134,22 @@ class _Scores:
 
     def values(self, chosen: Sequence[str]) -> list[float]:
         """Each ranking's value with the ``chosen`` holes relevant."""
-        if not chosen:
-            relevant = self.relevant
-        elif self.apart:
-            relevant = self.relevant | dict.fromkeys(chosen, float(self.high))
-        else:
-            graded = {**self.grades, **dict.fromkeys(chosen, self.high)}
-            relevant = {key: float(grade) for key, grade in graded.items() if grade > 0}
+        relevant = self.with_relevant(chosen)
         return [self.score(top, relevant, self.depth) for top in self.tops]
+
+    def first(self, chosen: Sequence[str]) -> float:
+        """The first ranking's value with the ``chosen`` holes relevant."""
+        return self.score(self.tops[0], self.with_relevant(chosen), self.depth)
+
+    def with_relevant(self, chosen: Sequence[str]) -> dict[str, float]:
+        """The relevant grades with the ``chosen`` holes at the highest grade, in high_grades'
+        order."""
+        if not chosen:
+            return self.relevant
+        if self.apart:
+            return self.relevant | dict.fromkeys(chosen, float(self.high))
+        graded = {**self.grades, **dict.fromkeys(chosen, self.high)}
+        return {key: float(grade) for key, grade in graded.items() if grade > 0}
 
 
 def extremes(case: PairedCase, measure: Measure) -> tuple[list[float], list[float], bool] | None:
@@ -291,10 +299,7 @@ def _completions(
     scores = _Scores(measure, k, (keys,), dict(relevant), holes)
     if not scores.relevant:
         return None
-
-    def value(chosen: Sequence[str]) -> float:
-        return scores.values(chosen)[0]
-
+    value = scores.first
     base = value(())
     structure = kind.holes if measure.depth(k) <= k else None
     if not holes:
