@@ -127,7 +127,7 @@ def measured_cases(draw):
     return measure_case(case, ranked, measures=MEASURES, searched=len(ranking))
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(measured_cases(), st.sampled_from(MEASURES))
 def test_an_interval_is_the_same_float_as_measuring_every_set(result, measure):
     found = completions(result, measure)
@@ -137,7 +137,7 @@ def test_an_interval_is_the_same_float_as_measuring_every_set(result, measure):
         assert tuple(map(bits, found)) == tuple(map(bits, expected))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(measured_cases(), st.sampled_from(MEASURES))
 def test_an_interval_is_the_least_and_the_greatest_over_every_subset(result, measure):
     holes = [hole.key for hole in result.holes or ()]
@@ -175,7 +175,7 @@ def paired(draw):
     return PairedCase("c", k, reference, candidate, grades, tuple(dict.fromkeys(holes)))
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(paired(), st.sampled_from(MEASURES))
 def test_the_extremes_of_a_comparison_are_the_same_floats_as_measuring_every_set(case, measure):
     found = extremes(case, measure)
