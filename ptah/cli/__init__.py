@@ -20,7 +20,7 @@ import importlib
 import inspect
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from contextlib import contextmanager
 from typing import TextIO
 
@@ -232,6 +232,7 @@ def main(argv: list[str] | None = None) -> None:
     (:class:`ReaderGone`). Messages quote input, so their controls are
     made visible (:mod:`ptah.cli.display`).
     """
+    quiet_blas_threads(os.environ)
     from ptah.adapters.embedders import LOADING
 
     said = LOADING.set(_say)
@@ -259,6 +260,13 @@ def main(argv: list[str] | None = None) -> None:
         )
     finally:
         LOADING.reset(said)
+
+
+def quiet_blas_threads(environ: MutableMapping[str, str]) -> None:
+    """Ask OpenBLAS's threads to sleep as soon as a product is done, unless ``environ`` says
+    otherwise; set before numpy is imported (docs/design.md, "Exact search"). The API leaves the
+    caller's process as it is."""
+    environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # OpenBLAS's least: 2^4 cycles
 
 
 def _say(text: str) -> None:

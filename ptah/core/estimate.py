@@ -33,7 +33,7 @@ import functools
 import math
 import random
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from math import comb
@@ -43,7 +43,7 @@ import numpy as np
 
 from ptah.core.gate_parts import HolesEstimate, HolesStratum
 from ptah.core.judged import high_grades
-from ptah.core.measures import Measure, MeasureKind
+from ptah.core.measures import Measure, MeasureKind, checked
 from ptah.core.report import CaseResult, Run
 
 CONFIDENCE_ALPHA = (
@@ -98,13 +98,6 @@ class PairedCase:
         return found
 
 
-def _score(measure: Measure, ranking: Sequence[str], grades: Mapping[str, float], k: int) -> float:
-    """The measure of a ranking with at least one relevant key (never N/A)."""
-    found = measure.score(ranking, grades, k)
-    assert found is not None
-    return found
-
-
 def paired_cases(reference: Run, candidate: Run) -> list[PairedCase]:
     """The cases the two runs share, with the holes of either (each run's own, under the same
     judgements)."""
@@ -118,60 +111,99 @@ def paired_cases(reference: Run, candidate: Run) -> list[PairedCase]:
     return paired
 
 
+class _Scores:
+    """A case's rankings measured with sets of its holes relevant at its highest grade: what
+    ``measure.score(ranking, high_grades(grades, chosen), k)`` gives for each, the rankings and the
+    grades checked once and the measure looked up once. No ``relevant`` key: the measure is N/A."""
+
+    def __init__(
+        self,
+        measure: Measure,
+        k: int,
+        rankings: Sequence[Sequence[str]],
+        grades: Mapping[str, float],
+        holes: Sequence[str],
+    ) -> None:
+        self.score = measure.kind.score
+        self.depth = measure.depth(k)
+        self.tops, self.relevant = checked(rankings, grades, self.depth)
+        self.grades = grades
+        self.high = max((grade for grade in grades.values() if grade > 0), default=0.0)
+        # a hole that is also a graded key keeps its place among the grades, as in high_grades
+        self.apart = grades.keys().isdisjoint(holes)
+
+    def values(self, chosen: Sequence[str]) -> list[float]:
+        """Each ranking's value with the ``chosen`` holes relevant."""
+        relevant = self.with_relevant(chosen)
+        return [self.score(top, relevant, self.depth) for top in self.tops]
+
+    def first(self, chosen: Sequence[str]) -> float:
+        """The first ranking's value with the ``chosen`` holes relevant."""
+        return self.score(self.tops[0], self.with_relevant(chosen), self.depth)
+
+    def with_relevant(self, chosen: Sequence[str]) -> dict[str, float]:
+        """The relevant grades with the ``chosen`` holes at the highest grade, in high_grades'
+        order."""
+        if not chosen:
+            return self.relevant
+        if self.apart:
+            return self.relevant | dict.fromkeys(chosen, float(self.high))
+        graded = {**self.grades, **dict.fromkeys(chosen, self.high)}
+        return {key: float(grade) for key, grade in graded.items() if grade > 0}
+
+
 def extremes(case: PairedCase, measure: Measure) -> tuple[list[float], list[float], bool] | None:
     """The least and the greatest difference with exactly 0, 1, ... of the case's holes relevant,
     and whether they are exact; None when the measure is N/A for the case."""
-    base = case.delta(measure)
-    if base is None:
+    scores = _Scores(measure, case.k, (case.candidate, case.reference), case.grades, case.holes)
+    if not scores.relevant:
         return None
+
+    def delta(chosen: Sequence[str]) -> float:
+        after, before = scores.values(chosen)
+        return after - before
+
+    base = delta(())
     holes = case.holes
     structure = measure.kind.holes if measure.depth(case.k) <= case.k else None
     if not holes:
         return [base], [base], True
     if structure == "sum":
-        return _sum_extremes(case, measure, base)
+        return _sum_extremes(holes, delta, base)
     if structure == "first":
-        return _first_extremes(case, measure, base)
+        return _first_extremes(holes, scores, base)
     if len(holes) <= BRUTE_FORCE_HOLES:
-        return _enumerated(case, measure)
+        return _enumerated(holes, delta)
     return [base, -1.0], [base, 1.0], False
 
 
 def _sum_extremes(
-    case: PairedCase, measure: Measure, base: float
+    holes: Sequence[str], value: Callable[[Sequence[str]], float], base: float
 ) -> tuple[list[float], list[float], bool]:
     # with j holes relevant the difference is (c + sum of w(h)) / D(j), w(h) the candidate's gain
     # less the reference's: the best j are the j of largest w, and one hole's difference orders them
     # by w
-    own = {key: case.defined(measure, [key]) for key in case.holes}
-    alone = sorted(case.holes, key=lambda key: (own[key], key))
+    own = {key: value([key]) for key in holes}
+    alone = sorted(holes, key=lambda key: (own[key], key))
     lowest, highest = [base], [base]
     for j in range(1, len(alone) + 1):
         if j == 1:  # one hole: measured above
             low, high = own[alone[0]], own[alone[-1]]
         elif j == len(alone):  # every hole: one set, measured once
-            low = high = case.defined(measure, alone)
+            low = high = value(alone)
         else:
-            low, high = case.defined(measure, alone[:j]), case.defined(measure, alone[-j:])
+            low, high = value(alone[:j]), value(alone[-j:])
         lowest.append(low)
         highest.append(high)
     return lowest, highest, True
 
 
 def _first_extremes(
-    case: PairedCase, measure: Measure, base: float
+    holes: Sequence[str], scores: _Scores, base: float
 ) -> tuple[list[float], list[float], bool]:
     # each run's value is the largest of its base value and each relevant hole's own value
-    grades = dict(case.grades)
-
-    def own(ranking: tuple[str, ...]) -> list[float]:
-        return [_score(measure, ranking, high_grades(grades, [key]), case.k) for key in case.holes]
-
-    after, before = own(case.candidate), own(case.reference)
-    after0, before0 = (
-        _score(measure, case.candidate, grades, case.k),
-        _score(measure, case.reference, grades, case.k),
-    )
+    after, before = (list(values) for values in zip(*(scores.values([key]) for key in holes)))
+    after0, before0 = scores.values(())
     highest = [base] + _best_first(after, before, after0, before0)
     lowest = [base] + [-value for value in _best_first(before, after, before0, after0)]
     return lowest, highest, True
@@ -192,10 +224,12 @@ def _best_first(gain: list[float], loss: list[float], gain0: float, loss0: float
     return values
 
 
-def _enumerated(case: PairedCase, measure: Measure) -> tuple[list[float], list[float], bool]:
+def _enumerated(
+    holes: Sequence[str], value: Callable[[Sequence[str]], float]
+) -> tuple[list[float], list[float], bool]:
     lowest, highest = [], []
-    for j in range(len(case.holes) + 1):
-        found = [case.defined(measure, chosen) for chosen in combinations(case.holes, j)]
+    for j in range(len(holes) + 1):
+        found = [value(chosen) for chosen in combinations(holes, j)]
         lowest.append(min(found))
         highest.append(max(found))
     return lowest, highest, True
@@ -262,19 +296,23 @@ def _completions(
     measure: Measure,
     kind: MeasureKind,
 ) -> tuple[float, float] | None:
-    found = extremes(_Alone(id, k, (), keys, dict(relevant), holes), measure)
-    if found is None:
+    scores = _Scores(measure, k, (keys,), dict(relevant), holes)
+    if not scores.relevant:
         return None
-    lowest, highest, exact = found
-    return (min(lowest), max(highest)) if exact else (0.0, 1.0)
-
-
-class _Alone(PairedCase):
-    """A case's ranking against an empty one, which scores 0 wherever the measure is defined: the
-    difference is the ranking's value, measured alone."""
-
-    def delta(self, measure: Measure, relevant_holes: Sequence[str] = ()) -> float | None:
-        return measure.score(self.candidate, high_grades(self.grades, relevant_holes), self.k)
+    value = scores.first
+    base = value(())
+    structure = kind.holes if measure.depth(k) <= k else None
+    if not holes:
+        return base, base
+    if structure == "first":  # the largest of the value and each relevant hole's own value
+        return base, max([base, *(value([key]) for key in holes)])
+    if structure == "sum":
+        lowest, highest, _ = _sum_extremes(holes, value, base)
+    elif len(holes) <= BRUTE_FORCE_HOLES:
+        lowest, highest, _ = _enumerated(holes, value)
+    else:
+        return 0.0, 1.0
+    return min(lowest), max(highest)
 
 
 def mean_completions(cases: Sequence[CaseResult], measure: Measure) -> tuple[float, float] | None:

@@ -236,10 +236,21 @@ def _reciprocal_rank(top: Sequence[str], relevant: Mapping[str, float], k: int) 
     return 0.0
 
 
+_LOG2S = tuple(math.log2(rank + 1) for rank in range(257))  # log2(rank + 1), by rank
+
+
 def _ndcg_parts(top: Sequence[str], relevant: Mapping[str, float], k: int) -> tuple[float, float]:
-    dcg = sum(relevant.get(key, 0.0) / math.log2(rank + 1) for rank, key in enumerate(top, start=1))
     ideal = sorted(relevant.values(), reverse=True)[:k]
-    idcg = sum(grade / math.log2(rank + 1) for rank, grade in enumerate(ideal, start=1))
+    deepest = max(len(top), len(ideal))
+    log2s = (
+        _LOG2S if deepest < len(_LOG2S) else [math.log2(rank + 1) for rank in range(deepest + 1)]
+    )
+    # the keys gaining nothing are left out of the sum: adding 0.0 changes no partial sum
+    dcg = sum(
+        (relevant[key] / log2s[rank] for rank, key in enumerate(top, start=1) if key in relevant),
+        0.0,
+    )
+    idcg = sum(grade / log2s[rank] for rank, grade in enumerate(ideal, start=1))
     return dcg, idcg
 
 
@@ -376,6 +387,16 @@ def _prepared(
         if grade > 0:
             relevant[key] = float(grade)
     return top, relevant
+
+
+def checked(
+    rankings: Sequence[Sequence[str]], grades: Mapping[str, float], k: int
+) -> tuple[list[Sequence[str]], dict[str, float]]:
+    """Each ranking cut at k and the relevant keys' grades, checked as :meth:`MeasureKind.pair`
+    checks them (ValueError otherwise): for a caller that measures the same rankings under many
+    grades, calling a kind's ``score`` itself."""
+    top, relevant = _prepared(rankings[0], grades, k)
+    return [top, *(_top(ranking, k) for ranking in rankings[1:])], relevant
 
 
 def _top(ranking: Sequence[str], k: int) -> Sequence[str]:

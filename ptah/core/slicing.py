@@ -27,7 +27,6 @@ slice uses its own ``s``; with fewer than two values, or ``s`` = 0, it cannot sa
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from types import MappingProxyType
@@ -46,7 +45,6 @@ from ptah.core.request import StatisticsSettings, gate_key
 from ptah.core.significance import holm_adjusted
 
 PAIRED, INDEPENDENT = "paired", "independent"
-_NORMAL = statistics.NormalDist()
 
 
 SMALLEST = 1e-6  # of a change, a power, an alpha: below it a quantile is 1.0 or a count overflows
@@ -84,7 +82,10 @@ def cases_for_spread(spread: float, delta: float, power: float, alpha: float) ->
     check_settings(delta, power, alpha)
     if not math.isfinite(spread) or spread <= 0:
         return None
-    z = _NORMAL.inv_cdf(1 - alpha / 2) + _NORMAL.inv_cdf(power)
+    from statistics import NormalDist  # with fractions and decimal: 2 ms a process, asked rarely
+
+    normal = NormalDist()
+    z = normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(power)
     needed = math.ceil(
         round((z * spread / delta) ** 2, 9)
     )  # rounding: 16.000000000001 is 16 cases, not 17
@@ -93,7 +94,9 @@ def cases_for_spread(spread: float, delta: float, power: float, alpha: float) ->
 
 def spread(differences: Sequence[float]) -> float | None:
     """The sample standard deviation of ``differences``; None for fewer than two."""
-    return statistics.stdev(differences) if len(differences) >= 2 else None
+    from statistics import stdev
+
+    return stdev(differences) if len(differences) >= 2 else None
 
 
 def cases_needed(

@@ -9,7 +9,10 @@ README or a page under docs/.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -109,3 +112,24 @@ def test_help_imports_neither_numpy_nor_the_report():
     for argv in (["--help"], ["corpus", "validate", "--help"]):
         result = ptah_process(*argv, heavy=modules)
         assert result.stderr.strip().splitlines()[-1] == "exit 0 heavy []", argv
+
+
+def test_the_command_line_asks_openblas_threads_to_sleep_unless_told_otherwise():
+    """Before numpy is imported, the CLI sets ``OPENBLAS_THREAD_TIMEOUT`` to OpenBLAS's least (its
+    threads sleep as soon as a product is done, not after a tenth of a second of spinning); a value
+    the user set stays."""
+    script = (
+        "import os, sys\nfrom ptah.cli import main\n"
+        "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+        "print(os.environ.get('OPENBLAS_THREAD_TIMEOUT'), 'numpy' in sys.modules)\n"
+    )
+    unset = {key: value for key, value in os.environ.items() if key != "OPENBLAS_THREAD_TIMEOUT"}
+    for given, expected in ({}, "4 False"), ({"OPENBLAS_THREAD_TIMEOUT": "28"}, "28 False"):
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            env=unset | given,
+            timeout=300,
+        )
+        assert (done.returncode, done.stdout.splitlines()[-1]) == (0, expected), done.stderr

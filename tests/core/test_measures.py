@@ -65,6 +65,27 @@ def test_agrees_with_pytrec_eval_on_random_rankings(name):
     assert checked >= 250
 
 
+def test_ndcg_is_the_plain_sums_over_every_rank_to_the_bit():
+    """nDCG's sums leave out the ranks gaining nothing and read log2(rank + 1) from a table: the same
+    floats as summing every rank's grade / log2(rank + 1), ranks beyond the table included."""
+
+    def plain(top, relevant, k):
+        dcg = sum(relevant.get(key, 0.0) / math.log2(rank + 1) for rank, key in enumerate(top, 1))
+        ideal = sorted(relevant.values(), reverse=True)[:k]
+        return dcg, sum(grade / math.log2(rank + 1) for rank, grade in enumerate(ideal, 1))
+
+    rng = random.Random(11)
+    for _ in range(3000):
+        keys = [f"d{i}" for i in range(rng.choice([3, 12, 40, 400]))]
+        k = rng.randint(1, len(keys))
+        top = rng.sample(keys, rng.randint(0, k))
+        graded = rng.sample(keys, rng.randint(1, min(len(keys), 60)))
+        relevant = {key: rng.choice([0.5, 1.0, 2.0, 3.0]) for key in graded}
+        found, expected = measures._ndcg_parts(top, relevant, k), plain(top, relevant, k)
+        assert (repr(found[0]), repr(found[1])) == (repr(float(expected[0])), repr(expected[1]))
+        assert repr(measures._ndcg(top, relevant, k)) == repr(expected[0] / expected[1])
+
+
 def test_map_precision_and_success_term_by_term():
     grades = {"a": 1.0, "c": 2.0, "z": 1.0}  # z is never retrieved
     ranking = ["a", "b", "c", "d"]

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import stat
 import tempfile
@@ -275,6 +274,8 @@ class _Exports:
 def _quiet() -> Iterator[None]:
     """The exporter's tracer warnings and the quantiser's advice (logged to the root logger) drawn
     nowhere: ptah draws its own progress, and neither says anything a user of ptah could act on."""
+    import logging  # only where a graph is exported or quantised
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         logging.disable(logging.WARNING)
