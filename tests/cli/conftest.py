@@ -23,7 +23,7 @@ HEAVY = ("torch", "sentence_transformers", "transformers")
 
 # what a warm evaluate (every query vector cached, tables to a pipe) needs none of: the model's
 # libraries, statistics beyond numpy, schema checks, HTTP, the terminal's styling, the add-ons'
-# server and cluster, another database's driver, numpy's masked arrays
+# server and cluster, another database's driver
 NOT_ON_A_WARM_EVALUATE = (
     *HEAVY,
     "onnxruntime",
@@ -37,7 +37,6 @@ NOT_ON_A_WARM_EVALUATE = (
     "uvicorn",
     "ray",
     "psycopg",
-    "numpy.ma",  # np.unique's import (np.percentile calls it): 7 ms
 )
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import time
 
-import numpy as np
 import pytest
 
 from ptah.cli.words import COMMAND_LINE
@@ -18,7 +17,7 @@ from ptah.render.layout import milliseconds
 from ptah.render.sentences import stage_phrase
 from ptah.services.build import build
 from ptah.services.channels import plan_runs
-from ptah.services.sections import Stage, _percentiles, cost, p95_gates
+from ptah.services.sections import Stage, cost, p95_gates
 from tests.embedders import EMBEDDERS
 from tests.rerankers.conftest import rerank_server  # noqa: F401  (the fixture: a real rerank server)
 from tests.services.test_channels import CORPUS, TWO
@@ -134,18 +133,6 @@ def test_cost_percentiles_and_shares_from_stages():
         480.0
     )  # 0.2,0.3,0.5 s
     assert cost(stages, None).stages["search"].share is None
-
-
-def test_the_percentiles_are_numpys_to_the_bit():
-    rng = np.random.default_rng(7)
-    for size in (1, 2, 3, 4, 5, 19, 20, 21, 100, 301):
-        for rounded in (False, True):  # rounded: many equal times
-            for _ in range(10):
-                seconds = rng.exponential(0.002, size)
-                seconds = np.round(seconds, 4) if rounded else seconds
-                expected = np.percentile(np.asarray(seconds) * 1000.0, [50, 95])
-                assert _percentiles(seconds.tolist()) == (float(expected[0]), float(expected[1]))
-    assert _percentiles([]) == (None, None)
 
 
 def test_a_cold_run_keeps_the_model_load_out_of_its_time_per_query(built, monkeypatch):
