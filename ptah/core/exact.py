@@ -26,6 +26,7 @@ from ptah.core.ranking import (
     _check_depth,
     _check_not_nan,
     _order,
+    finite_scores,
     margins,
     pair_scores,
     query_blocks,
@@ -192,10 +193,12 @@ class ExactRanking:
         self._block += 1
         self.rows += len(keys)
         margin = margins(self._vectors, rows)
+        finite = finite_scores(margin, rows.shape[1])  # no score NaN: no pass looking for one
         positions = self._positions(keys)
         for start, stop in query_blocks(len(self._queries), len(keys), self.budget):
             approximate = self._vectors[start:stop] @ rows.T
-            _check_not_nan(approximate)
+            if not finite:
+                _check_not_nan(approximate)
             self._watch(start, stop, rows, positions)
             chosen = self._candidates(start, stop, approximate, margin, rows)
             self._count_better(
@@ -357,10 +360,13 @@ class ExactRanking:
         scores = np.array([self._score(number, key) for number, key in asked])
         lows = _rounded(scores - margin[numbers], -np.inf)
         highs = _rounded(scores + margin[numbers], np.inf)
-        # two float64 sums of the same exact products differ by at most 2**-29 of the float32
-        # margin (the unit roundoff 2**-53, not 2**-23, for each); twice that covers the rounding
-        # of the bounds themselves
-        close = margin[numbers] * 2.0**-28
+        # two float64 sums of the same exact products, each within gamma_d(2**-53) |q| max|v| of
+        # the exact value, differ by at most 2 d 2**-53 (1 + d 2**-53) |q| max|v|; the margin is at
+        # least d 2**-24 |q| max|v|, so 2**-27 of it, 4 d 2**-53 |q| max|v|, covers that and the
+        # rounding of the key's score plus or less it (within a margin of the float32 score of a
+        # row looked at here, the key's score is at most |q| max|v| (1 + 2 d 2**-24): rounded by
+        # at most 2**-53 of about that)
+        close = margin[numbers] * 2.0**-27
         own = np.stack([self._queries[number].vectors[key] for number, key in asked])
         for every in _one_per_query(numbers):
             every = every[scanned[every]]

@@ -321,14 +321,31 @@ def pair_scores(
 
 def margins(queries: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """For each query, how far a float32 score of it against any of ``rows`` can be from its float64
-    score.
+    score (:func:`pair_scores`).
 
-    ``(d + 2) * 2**-23 * |q| * max|v|``: twice the float32 error bound of a dot product of
-    length d plus the float64 one. So a row whose float64 score reaches T has a float32 score of at
-    least ``T - margin``, and any row of the top r (by float64 score) of a block whose float32
-    scores put r rows at or above t has a float32 score of at least ``t - 2 x margin``. The squared
-    lengths are float32 sums, so they are taken larger by their own worst rounding,
-    ``(1 + d * 2**-23)``; an empty block of rows has margin 0.
+    A float32 dot product of length d, summed in any order (recursive,
+    pairwise, blocked, with or without fused multiply-adds: whatever the BLAS
+    kernel does), is within ``gamma_d * sum |q_i v_i|`` of the exact value,
+    ``gamma_d = d u / (1 - d u)`` with the unit roundoff ``u = 2**-24``
+    (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., section
+    3.1, (3.4)-(3.5): each product goes through at most d roundings, one
+    multiplication and at most d - 1 additions, in any summation tree); and
+    ``sum |q_i v_i| <= |q| |v|`` (Cauchy-Schwarz). The float64 score's products
+    are exact and its sum is within the same bound with ``u = 2**-53``. So
+    ``(gamma_d(2**-24) + gamma_d(2**-53)) * |q| * max|v|``, about
+    ``d * 2**-24 * |q| * max|v|``, bounds the distance between the two, plus
+    ``d * 2**-149`` for products that fall below float32's normal range
+    (gradual underflow: each such product is off by at most 2**-150, and an
+    addition whose result is subnormal is exact).
+
+    So a row whose float64 score reaches T has a float32 score of at least
+    ``T - margin``, and any row of the top r (by float64 score) of a block
+    whose float32 scores put r rows at or above t has a float32 score of at
+    least ``t - 2 x margin``. The squared lengths are float32 sums, so they
+    are taken larger by ``(1 + (d + 2) * 2**-23)``, more than their own worst
+    rounding ``1 / (1 - gamma_d)`` and the float64 roundings of the margin
+    itself; an empty block of rows has margin 0. A margin that is not finite
+    means some vector is not (or its squared length overflows float32).
     """
     dimension = queries.shape[1]
     if len(rows) == 0 or dimension == 0:
@@ -336,7 +353,24 @@ def margins(queries: np.ndarray, rows: np.ndarray) -> np.ndarray:
     slack = 1 + (dimension + 2) * 2.0**-23
     largest = np.sqrt(float(np.max(np.einsum("ij,ij->i", rows, rows))) * slack)
     lengths = np.sqrt(np.einsum("ij,ij->i", queries, queries).astype(np.float64) * slack)
-    return (dimension + 2) * 2.0**-23 * slack * lengths * largest
+    return _gamma(dimension) * slack * lengths * largest + dimension * 2.0**-149
+
+
+def _gamma(dimension: int) -> float:
+    """``gamma_d(2**-24) + gamma_d(2**-53)``, the relative bound of :func:`margins` (infinite
+    from d = 2**24 on, where the bound says nothing)."""
+    float32, float64 = dimension * 2.0**-24, dimension * 2.0**-53
+    return float32 / (1 - float32) + float64 / (1 - float64) if float32 < 1 else np.inf
+
+
+def finite_scores(margin: np.ndarray, dimension: int) -> bool:
+    """Whether no float32 score within ``margin`` (:func:`margins`) can be NaN or infinite: every
+    vector is finite and ``|q| * max|v|`` is at most 2**126, so no product or partial sum of a
+    float32 dot product (at most ``(1 + gamma_d) * |q| * max|v|``) reaches float32's largest
+    value, 2**128 less a step."""
+    return bool(np.isfinite(margin).all()) and (
+        not len(margin) or float(margin.max()) <= _gamma(dimension) * 2.0**126
+    )
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
