@@ -34,6 +34,7 @@ from ptah.core.ranking import (
 )
 
 _PARTITIONED = 32  # queries whose float32 scores are partitioned, or masked, at once
+_SAMPLED = 1 << 13  # columns whose reach-th largest score bounds a row's from below (_reach_th)
 
 
 @dataclass
@@ -269,7 +270,7 @@ class ExactRanking:
                 for first in range(0, len(unset), _PARTITIONED):
                     part = unset[first : first + _PARTITIONED]
                     chosen = part[reaches[first : first + _PARTITIONED] == reach]
-                    own = np.partition(approximate[chosen], n - reach, axis=1)[:, n - reach]
+                    own = _reach_th(_rows_of(approximate, chosen), reach)
                     floor[chosen] = own.astype(np.float64) - 2 * margin[start + chosen]
         number, column = _columns(_marks(approximate, _rounded(floor, -np.inf), strict=False))
         return _Candidates(
@@ -372,11 +373,7 @@ class ExactRanking:
             every = every[scanned[every]]
             for first in range(0, len(every), _PARTITIONED):  # a few queries' masks at a time
                 chosen = every[first : first + _PARTITIONED]
-                local = numbers[chosen] - start
-                if local[-1] - local[0] + 1 == len(local):  # a range of queries: a view
-                    block = approximate[local[0] : local[-1] + 1]
-                else:
-                    block = approximate[local]
+                block = _rows_of(approximate, numbers[chosen] - start)
                 above = _marks(block, highs[chosen], strict=True)
                 over[chosen] += _ones(above)
                 which, column = _columns(_marks(block, lows[chosen], strict=False) & ~above)
@@ -530,6 +527,36 @@ def _rounded(bounds: np.ndarray, side: float) -> np.ndarray:
         np.nextafter(rounded, np.float32(side)),
         rounded,
     )
+
+
+def _rows_of(scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``scores[rows]`` (``rows`` ascending): a view when they are a range, as they mostly are."""
+    if len(rows) and rows[-1] - rows[0] + 1 == len(rows):
+        return scores[rows[0] : rows[-1] + 1]
+    return scores[rows]
+
+
+def _reach_th(scores: np.ndarray, reach: int) -> np.ndarray:
+    """Each row's ``reach``-th largest float32 score (``reach`` at most the row's length): what
+    ``np.partition(scores, n - reach, axis=1)[:, n - reach]`` gives, for about an eighth of its
+    work.
+
+    The ``reach``-th largest of the first ``max(reach, _SAMPLED)`` columns is
+    at most the row's own, so the row's ``reach`` largest scores are among
+    those at or above it (about ``reach`` times the share the sample is of
+    the row), and the ``reach``-th largest of those is the row's.
+    """
+    q, n = scores.shape
+    if q == 0:
+        return np.empty(0, dtype=scores.dtype)
+    sample = min(n, max(reach, _SAMPLED))
+    low = np.partition(scores[:, :sample], sample - reach, axis=1)[:, sample - reach]
+    row, column = _columns(_marks(scores, low, strict=False))  # row ascending
+    values = scores[row, column]
+    order = np.lexsort(
+        (-values, row)
+    )  # each row's scores together (where they were), largest first
+    return values[order][np.searchsorted(row, np.arange(q)) + reach - 1]
 
 
 def _marks(scores: np.ndarray, bounds: np.ndarray, *, strict: bool) -> np.ndarray:

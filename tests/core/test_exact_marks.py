@@ -1,12 +1,14 @@
 """The packed comparisons exact search counts and finds rows with: the same rows, in the same order,
-as NumPy's own comparisons of the float32 scores."""
+as NumPy's own comparisons of the float32 scores; and each row's reach-th largest score, as NumPy's
+partition gives it."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ptah.core.exact import _columns, _marks, _ones
+from ptah.core import exact
+from ptah.core.exact import _columns, _marks, _ones, _reach_th, _rows_of
 
 
 @pytest.mark.parametrize("columns", [0, 1, 63, 64, 65, 200])
@@ -31,3 +33,31 @@ def test_the_count_without_numpy_2s_bit_count_is_the_same(monkeypatch):
     words = _marks(scores, np.array([10, 100], dtype=np.float32), strict=True)
     monkeypatch.delattr(np, "bitwise_count", raising=False)
     assert _ones(words).tolist() == [54, 29]  # 11..64 and 101..129
+
+
+@pytest.mark.parametrize(
+    "columns, reach",
+    [(c, r) for c in (1, 9, 64, 100, 5000) for r in (1, 2, 9, 10, 100) if r <= c],
+)
+@pytest.mark.parametrize("sampled", [1, 8, 64, 1 << 13])
+def test_the_reach_th_score_is_the_partitions(monkeypatch, columns, reach, sampled):
+    monkeypatch.setattr(exact, "_SAMPLED", sampled)
+    generator = np.random.default_rng(columns * reach)
+    scores = generator.standard_normal((40, columns)).astype(np.float32)
+    scores[:10] = generator.integers(-2, 3, size=(10, columns))  # ties at the reach-th score
+    scores[10, :] = 1.5  # one score everywhere
+    scores[11, : columns // 2] = -1  # the largest ones all after the sample
+    expected = np.partition(scores, columns - reach, axis=1)[:, columns - reach]
+    assert _reach_th(scores, reach).tolist() == expected.tolist()
+
+
+def test_the_reach_th_score_of_no_rows_is_none():
+    assert _reach_th(np.empty((0, 5), np.float32), 2).tolist() == []
+
+
+def test_rows_of_is_a_view_for_a_range_and_a_copy_otherwise():
+    scores = np.arange(12, dtype=np.float32).reshape(4, 3)
+    assert np.shares_memory(_rows_of(scores, np.array([1, 2, 3])), scores)
+    assert _rows_of(scores, np.array([0, 2])).tolist() == [[0, 1, 2], [6, 7, 8]]
+    assert not np.shares_memory(_rows_of(scores, np.array([0, 2])), scores)
+    assert _rows_of(scores, np.array([], dtype=np.int64)).shape == (0, 3)
