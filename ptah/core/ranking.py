@@ -392,9 +392,28 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
 
 def _dots(rows: np.ndarray, other: np.ndarray) -> np.ndarray:
     """Each row's float64 dot product with ``other`` (a row of its own each, or one row for all):
-    the exact products added in dimension order."""
+    the exact products added in dimension order.
+
+    Few rows: ``np.add.accumulate`` along each (every step adds the next
+    product to the sum so far, one row after another). Many: the same
+    additions a dimension at a time across ``_ACROSS`` rows, so the CPU adds
+    many independent sums at once instead of waiting on each one's last
+    addition (the same operations in the same order: the same bits).
+    """
     products = np.multiply(rows, other, dtype=np.float64)
-    if products.shape[1] == 0:
-        return np.zeros(len(products))
-    np.add.accumulate(products, axis=1, out=products)
-    return products[:, -1]
+    count, dimension = products.shape
+    if dimension == 0:
+        return np.zeros(count)
+    if count < _FEW:
+        np.add.accumulate(products, axis=1, out=products)
+        return products[:, -1]
+    sums = products[:, 0].copy()
+    for first in range(0, count, _ACROSS):
+        part, block = sums[first : first + _ACROSS], products[first : first + _ACROSS]
+        for column in range(1, dimension):
+            np.add(part, block[:, column], out=part)
+    return sums
+
+
+_FEW = 1 << 8  # rows below which each row's sum is accumulated along it
+_ACROSS = 1 << 10  # rows summed a dimension at a time together (their products stay in cache)

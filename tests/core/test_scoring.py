@@ -84,6 +84,18 @@ def test_a_pair_score_is_the_exact_products_added_in_dimension_order():
             assert got[i, j] == total
 
 
+def test_many_pair_scores_at_once_are_the_products_added_in_dimension_order_too():
+    rng = np.random.default_rng(5)
+    queries, rows = data("near", rng, 3, 1_100, 37)  # 3,300 pairs: summed across, in 4 parts
+    got = every_pair(queries, rows)
+    for i in range(3):
+        for j in range(1_100):
+            total = 0.0
+            for a, b in zip(queries[i].tolist(), rows[j].tolist()):
+                total += a * b
+            assert got[i, j] == total
+
+
 def test_a_pair_score_does_not_depend_on_the_other_pairs_or_how_many_are_scored_at_once(
     monkeypatch,
 ):
