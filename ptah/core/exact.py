@@ -369,14 +369,15 @@ class ExactRanking:
         # at most 2**-53 of about that)
         close = margin[numbers] * 2.0**-27
         own = np.stack([self._queries[number].vectors[key] for number, key in asked])
+        buffer = _buffer(min(len(asked), _PARTITIONED), len(rows))
         for every in _one_per_query(numbers):
             every = every[scanned[every]]
             for first in range(0, len(every), _PARTITIONED):  # a few queries' masks at a time
                 chosen = every[first : first + _PARTITIONED]
                 block = _rows_of(approximate, numbers[chosen] - start)
-                above = _marks(block, highs[chosen], strict=True)
-                over[chosen] += _ones(above)
-                which, column = _columns(_marks(block, lows[chosen], strict=False) & ~above)
+                above, within = _band(block, lows[chosen], highs[chosen], buffer)
+                over[chosen] += above
+                which, column = _columns(within)
                 pair = chosen[which]
                 # a float64 score summed in any order is within close of pair_scores': only the
                 # rows that close to the key's score need its order
@@ -567,9 +568,8 @@ def _marks(scores: np.ndarray, bounds: np.ndarray, *, strict: bool) -> np.ndarra
     queries is never held; the words are an eighth of it and found set in a pass over them.
     """
     q, n = scores.shape
-    width = -(-n // 64) * 64
-    words = np.empty((q, width // 64), dtype=np.uint64)
-    buffer = np.zeros((min(q, _PARTITIONED), width), dtype=bool)
+    words = np.empty((q, -(-n // 64)), dtype=np.uint64)
+    buffer = _buffer(min(q, _PARTITIONED), n)
     compare = np.greater if strict else np.greater_equal
     for first in range(0, q, _PARTITIONED):
         last = min(q, first + _PARTITIONED)
@@ -577,6 +577,29 @@ def _marks(scores: np.ndarray, bounds: np.ndarray, *, strict: bool) -> np.ndarra
         compare(scores[first:last], bounds[first:last, None], out=mask[:, :n])
         words[first:last] = np.packbits(mask, axis=1).view(np.uint64)
     return words
+
+
+def _buffer(rows: int, columns: int) -> np.ndarray:
+    """A mask for :func:`_marks` and :func:`_band`: ``rows`` of ``columns`` rounded up to 64, the
+    columns past ``columns`` clear (and left so)."""
+    return np.zeros((rows, -(-columns // 64) * 64), dtype=bool)
+
+
+def _band(
+    scores: np.ndarray, lows: np.ndarray, highs: np.ndarray, buffer: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each row of float32 ``scores`` (q, n): how many are above its ``highs`` bound, and, as
+    :func:`_marks`'s words, which are at least its ``lows`` and not above ``highs``. One comparison
+    of each kind, made into ``buffer`` (:func:`_buffer` of at least q rows and n columns)."""
+    q, n = scores.shape
+    mask = buffer[:q]
+    np.greater(scores, highs[:, None], out=mask[:, :n])
+    above = np.packbits(mask, axis=1).view(np.uint64)
+    counts = _ones(above)
+    np.greater_equal(scores, lows[:, None], out=mask[:, :n])
+    within = np.packbits(mask, axis=1).view(np.uint64)
+    within &= np.invert(above, out=above)
+    return counts, within
 
 
 def _columns(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ptah.core import exact
-from ptah.core.exact import _columns, _marks, _ones, _reach_th, _rows_of
+from ptah.core.exact import _band, _buffer, _columns, _marks, _ones, _reach_th, _rows_of
 
 
 @pytest.mark.parametrize("columns", [0, 1, 63, 64, 65, 200])
@@ -26,6 +26,26 @@ def test_marks_find_and_count_the_rows_the_comparison_finds(columns, strict):
     assert rows.tolist() == expected_rows.tolist()
     assert found.tolist() == expected_columns.tolist()
     assert _ones(words).tolist() == mask.sum(axis=1).tolist()
+
+
+@pytest.mark.parametrize("columns", [0, 1, 63, 64, 65, 200])
+def test_a_band_counts_the_rows_above_it_and_finds_those_in_it(columns):
+    generator = np.random.default_rng(100 + columns)
+    scores = generator.integers(-3, 4, size=(20, columns)).astype(np.float32)  # ties at both bounds
+    lows = generator.integers(-3, 3, size=20).astype(np.float32)
+    highs = lows + generator.integers(0, 2, size=20).astype(
+        np.float32
+    )  # a band of one value or two
+    buffer = _buffer(32, columns)
+    for rows in (slice(0, 20), slice(3, 7), slice(0, 0)):  # one buffer, used again by fewer rows
+        part = scores[rows]
+        above, within = _band(part, lows[rows], highs[rows], buffer)
+        assert above.tolist() == (part > highs[rows, None]).sum(axis=1).tolist()
+        band = (part >= lows[rows, None]) & (part <= highs[rows, None])
+        found_rows, found_columns = _columns(within)
+        expected_rows, expected_columns = np.nonzero(band)
+        assert found_rows.tolist() == expected_rows.tolist()
+        assert found_columns.tolist() == expected_columns.tolist()
 
 
 def test_the_count_without_numpy_2s_bit_count_is_the_same(monkeypatch):
