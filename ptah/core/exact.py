@@ -11,9 +11,13 @@ rows, and why a missed key's rank takes a second pass: docs/design.md ("Exact se
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
+from typing import TypeVar
 
 import numpy as np
 
@@ -34,6 +38,7 @@ from ptah.core.ranking import (
 )
 
 _PARTITIONED = 32  # queries whose float32 scores are partitioned, or masked, at once
+_T = TypeVar("_T")
 _SAMPLED = 1 << 13  # columns whose reach-th largest score bounds a row's from below (_reach_th)
 
 
@@ -126,6 +131,9 @@ class ExactRanking:
         self._vectors = np.ascontiguousarray(queries)
         # the scores one block of queries may hold at once; a test sets it to exercise the blocks
         self.budget = BLOCK_SCORES
+        # parts of a block of queries whose candidates and counts are settled at once, on threads
+        # of their own (the cores BLAS used for the product); a test sets it
+        self.threads = _cores()
         self._expected = expected is not None
         self._queries = []
         for i, k in enumerate(ks):
@@ -201,18 +209,43 @@ class ExactRanking:
             if not finite:
                 _check_not_nan(approximate)
             self._watch(start, stop, rows, positions)
-            chosen = self._candidates(start, stop, approximate, margin, rows)
-            self._count_better(
-                range(start, stop),
-                approximate,
+            parts = _parts(start, stop, self.threads)
+            settled = _at_once(
+                [
+                    partial(self._settle, first, last, approximate[first - start : last - start])
+                    for first, last in parts
+                ],
                 margin,
                 rows,
                 keys,
-                lambda query, key: key in query.better,
-                chosen,
             )
-            self._fold(start, stop, keys, chosen)
-            del approximate  # before the next product: one set of float32 scores at a time
+            for (first, last), chosen in zip(parts, settled):
+                self._fold(first, last, keys, chosen)
+            del approximate, settled  # before the next product: one set of float32 scores at a time
+
+    def _settle(
+        self,
+        start: int,
+        stop: int,
+        approximate: np.ndarray,
+        margin: np.ndarray,
+        rows: np.ndarray,
+        keys: Sequence[str],
+    ) -> _Candidates:
+        """The candidates of queries ``start..stop`` (their float32 scores ``approximate``) and
+        the rows above their asked keys, counted: all a query's work on a block but the fold,
+        touching no other query's state, so parts of a block of queries run at once."""
+        chosen = self._candidates(start, stop, approximate, margin, rows)
+        self._count_better(
+            range(start, stop),
+            approximate,
+            margin,
+            rows,
+            keys,
+            lambda query, key: key in query.better,
+            chosen,
+        )
+        return chosen
 
     def _positions(self, keys: Sequence[str]) -> dict[str, int]:
         """Each watched key of this block with its column (blocks are large; watched keys few)."""
@@ -528,6 +561,31 @@ def _rounded(bounds: np.ndarray, side: float) -> np.ndarray:
         np.nextafter(rounded, np.float32(side)),
         rounded,
     )
+
+
+def _cores() -> int:
+    """The CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _parts(start: int, stop: int, count: int) -> list[tuple[int, int]]:
+    """``range(start, stop)`` in at most ``count`` ranges of about equal size, in order, each of
+    at least ``_PARTITIONED`` queries when there are that many."""
+    count = max(1, min(count, (stop - start) // _PARTITIONED))
+    bounds = [start + (stop - start) * i // count for i in range(count + 1)]
+    return list(zip(bounds, bounds[1:]))
+
+
+def _at_once(work: list[Callable[..., _T]], *arguments) -> list[_T]:
+    """Each of ``work`` called with ``arguments``, all at once: the first on this thread, the
+    others on threads of their own; their results, in order (an exception of any is raised
+    here, once all are done). NumPy lets go of the GIL in its loops, so they share the cores."""
+    if len(work) == 1:
+        return [work[0](*arguments)]
+    with ThreadPoolExecutor(max_workers=len(work) - 1) as pool:
+        others = [pool.submit(each, *arguments) for each in work[1:]]
+        first = work[0](*arguments)
+        return [first, *(other.result() for other in others)]
 
 
 def _rows_of(scores: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -8,7 +8,17 @@ import numpy as np
 import pytest
 
 from ptah.core import exact
-from ptah.core.exact import _band, _buffer, _columns, _marks, _ones, _reach_th, _rows_of
+from ptah.core.exact import (
+    _at_once,
+    _band,
+    _buffer,
+    _columns,
+    _marks,
+    _ones,
+    _parts,
+    _reach_th,
+    _rows_of,
+)
 
 
 @pytest.mark.parametrize("columns", [0, 1, 63, 64, 65, 200])
@@ -81,3 +91,30 @@ def test_rows_of_is_a_view_for_a_range_and_a_copy_otherwise():
     assert _rows_of(scores, np.array([0, 2])).tolist() == [[0, 1, 2], [6, 7, 8]]
     assert not np.shares_memory(_rows_of(scores, np.array([0, 2])), scores)
     assert _rows_of(scores, np.array([], dtype=np.int64)).shape == (0, 3)
+
+
+def test_parts_cover_the_queries_in_order_each_of_32_or_more():
+    assert _parts(0, 100, 2) == [(0, 50), (50, 100)]
+    assert _parts(10, 74, 2) == [(10, 42), (42, 74)]
+    assert _parts(10, 73, 2) == [(10, 73)]  # 63: two parts would hold fewer than 32
+    assert _parts(0, 100, 8) == [(0, 33), (33, 66), (66, 100)]  # at most 100 // 32 parts
+    assert _parts(5, 30, 4) == [(5, 30)]  # fewer than 32: one part
+    assert _parts(0, 0, 2) == [(0, 0)]
+    assert _parts(0, 64, 1) == [(0, 64)]
+
+
+def test_work_at_once_gives_each_result_in_order_and_raises_what_one_raised():
+    def square(value: int) -> int:
+        if value < 0:
+            raise ValueError(f"negative {value}")
+        return value * value
+
+    def work(value):
+        return lambda: square(value)
+
+    assert _at_once([work(v) for v in (3, 1, 2)]) == [9, 1, 4]
+    assert _at_once([work(5)]) == [25]
+    with pytest.raises(ValueError, match="negative -2"):
+        _at_once([work(1), work(-2), work(3)])
+    with pytest.raises(ValueError, match="negative -1"):
+        _at_once([work(-1), work(2)])
