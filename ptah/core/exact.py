@@ -612,9 +612,8 @@ def _reach_th(scores: np.ndarray, reach: int) -> np.ndarray:
     low = np.partition(scores[:, :sample], sample - reach, axis=1)[:, sample - reach]
     row, column = _columns(_marks(scores, low, strict=False))  # row ascending
     values = scores[row, column]
-    order = np.lexsort(
-        (-values, row)
-    )  # each row's scores together (where they were), largest first
+    # each row's scores together (where they were), largest first
+    order = np.lexsort((-values, row))
     return values[order][np.searchsorted(row, np.arange(q)) + reach - 1]
 
 

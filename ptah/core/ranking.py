@@ -342,18 +342,19 @@ def margins(queries: np.ndarray, rows: np.ndarray) -> np.ndarray:
     ``T - margin``, and any row of the top r (by float64 score) of a block
     whose float32 scores put r rows at or above t has a float32 score of at
     least ``t - 2 x margin``. The squared lengths are float32 sums, so they
-    are taken larger by ``(1 + (d + 2) * 2**-23)``, more than their own worst
-    rounding ``1 / (1 - gamma_d)`` and the float64 roundings of the margin
-    itself; an empty block of rows has margin 0. A margin that is not finite
-    means some vector is not (or its squared length overflows float32).
+    are taken larger by ``d * 2**-149`` (squares that underflow) and then by
+    ``(1 + (d + 2) * 2**-23)``, more than their own worst rounding
+    ``1 / (1 - gamma_d)`` and the float64 roundings of the margin itself; an
+    empty block of rows has margin 0. A margin that is not finite means some
+    vector is not (or its squared length overflows float32).
     """
     dimension = queries.shape[1]
     if len(rows) == 0 or dimension == 0:
         return np.zeros(len(queries), dtype=np.float64)
-    slack = 1 + (dimension + 2) * 2.0**-23
-    largest = np.sqrt(float(np.max(np.einsum("ij,ij->i", rows, rows))) * slack)
-    lengths = np.sqrt(np.einsum("ij,ij->i", queries, queries).astype(np.float64) * slack)
-    return _gamma(dimension) * slack * lengths * largest + dimension * 2.0**-149
+    slack, underflow = 1 + (dimension + 2) * 2.0**-23, dimension * 2.0**-149
+    largest = np.sqrt((float(np.max(np.einsum("ij,ij->i", rows, rows))) + underflow) * slack)
+    squares = np.einsum("ij,ij->i", queries, queries).astype(np.float64)
+    return _gamma(dimension) * slack * np.sqrt((squares + underflow) * slack) * largest + underflow
 
 
 def _gamma(dimension: int) -> float:

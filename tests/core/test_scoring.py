@@ -139,7 +139,7 @@ def gamma(dimension: int, unit: Fraction) -> Fraction:
 def test_the_margin_is_the_float32_and_float64_bounds_and_no_more(dimension):
     # |q| = 2 sqrt(d) and max|v| = sqrt(d): both squared lengths are exact in float32
     queries = np.full((2, dimension), 2, np.float32)
-    queries[1] = 0  # a zero query: only the underflow term is left
+    queries[1] = 0  # a zero query
     rows = np.ones((3, dimension), np.float32)
     bound = (gamma(dimension, Fraction(1, 2**24)) + gamma(dimension, Fraction(1, 2**53))) * 2
     bound *= dimension
@@ -149,11 +149,23 @@ def test_the_margin_is_the_float32_and_float64_bounds_and_no_more(dimension):
     # float64 roundings of the margin's own arithmetic
     slack = Fraction(1 + (dimension + 2) * 2.0**-23)
     assert bound + underflow <= Fraction(widths[0])
-    assert Fraction(widths[0]) <= (bound + underflow) * slack**2 * (1 + Fraction(1, 2**45))
-    assert Fraction(widths[1]) == underflow
+    assert Fraction(widths[0]) <= (bound + underflow) * slack**2 * (1 + Fraction(1, 2**44))
+    assert underflow < Fraction(widths[1]) < Fraction(1, 10**20)  # a zero query: little but that
     # against (d + 2) 2**-23 |q| max|v| before: d / (2 (d + 2)) of it, about half
     before = (dimension + 2) * 2.0**-23 * 2 * dimension
     assert widths[0] / before == pytest.approx(dimension / (2 * (dimension + 2)), rel=2e-3)
+
+
+def test_the_margin_holds_for_rows_whose_squared_lengths_underflow_float32():
+    # rows of 1e-24 a component: their squares, 1e-48, are below float32's smallest; the queries'
+    # 1e17 make the scores about 1e-7, rounded as any float32 sum is
+    rng = np.random.default_rng(8)
+    queries = (rng.choice([-1.0, 1.0], size=(4, 384)) * 1e17).astype(np.float32)
+    rows = (rng.standard_normal((50, 384)) * 1e-24).astype(np.float32)
+    assert float(np.max(np.einsum("ij,ij->i", rows, rows))) < 1e-40
+    error = np.abs(queries @ rows.T - every_pair(queries, rows))
+    assert error.max() > 0
+    assert (error <= margins(queries, rows)[:, None]).all()
 
 
 def test_the_margin_holds_where_one_rounding_of_a_float32_sum_is_half_a_step():
