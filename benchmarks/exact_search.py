@@ -1,7 +1,8 @@
 """Benchmark: ptah's exact search against the bare streamer, the same float32 blocks, whole processes.
 
     python benchmarks/exact_search.py [--rows 500000] [--queries 1000] [--dimension 384]
-                                      [--rounds 2] [--tree DIR] [--json FILE]
+                                      [--rounds 2] [--tree LABEL=DIR ...] [--path FILE]
+                                      [--modes product bare found missed] [--json FILE]
 
 One invocation writes a seeded matrix of unit float32 vectors to a file
 once, then runs, interleaved round after round, fresh processes under
@@ -22,9 +23,12 @@ blocks over; the page cache is not the process's memory):
   asks for that row (ranked first); *missed*: each query is a random unit
   vector asking for a random row (far outside the top 10).
 
-``--tree`` runs ptah's processes on another checkout's ``ptah`` (the code
-before a change). The ratios are each ptah process over the bare streamer of
-its own round; the machine's load is recorded before and after each process.
+``--tree LABEL=DIR`` runs the modes on another checkout's ``ptah`` (the code
+before a change); given several times, the trees take turns, every mode of
+one tree and then of the next, round after round. The ratios are each ptah
+process over the bare streamer just before it (its tree's, in its round); the
+machine's load is recorded before and after each process. ``--path`` reuses a
+matrix file written before (by the same seed, rows and dimension).
 """
 
 from __future__ import annotations
@@ -232,8 +236,15 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--dimension", type=int, default=384)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--path", help="the matrix file (made when measuring)")
-    parser.add_argument("--tree", help="run ptah's processes on this checkout's ptah")
+    parser.add_argument(
+        "--path", help="the matrix file (made, and removed after, when not given to measure)"
+    )
+    parser.add_argument(
+        "--tree",
+        action="append",
+        help="LABEL=DIR: run every mode on this checkout's ptah, the trees taking turns a round; "
+        "repeat for several (default: this checkout)",
+    )
     parser.add_argument("--modes", nargs="+", default=["product", "bare", "found", "missed"])
     parser.add_argument("--json")
     args = parser.parse_args()
@@ -243,23 +254,28 @@ def main() -> None:
         runner = runners.get(args.mode, run_ptah)
         print(json.dumps(runner(args)))
         return
-    tree = Path(args.tree).resolve() if args.tree else ROOT
+    trees = dict(_labelled(tree) for tree in args.tree) if args.tree else {"this": ROOT}
     with tempfile.TemporaryDirectory() as folder:
-        args.path = str(Path(folder) / "matrix.f32")
-        started = time.perf_counter()
-        make_matrix(Path(args.path), args.rows, args.dimension)
-        print(f"matrix written in {time.perf_counter() - started:.1f} s", flush=True)
-        runs = [process(args, mode, tree) for _ in range(args.rounds) for mode in args.modes]
-    summary = {}
-    for number in range(args.rounds):
-        round_runs = {
-            run["mode"]: run for run in runs[number * len(args.modes) :][: len(args.modes)]
-        }
+        if args.path is None:
+            args.path = str(Path(folder) / "matrix.f32")
+            started = time.perf_counter()
+            make_matrix(Path(args.path), args.rows, args.dimension)
+            print(f"matrix written in {time.perf_counter() - started:.1f} s", flush=True)
+        runs = [
+            process(args, mode, tree) | {"tree": label}
+            for _ in range(args.rounds)
+            for label, tree in trees.items()
+            for mode in args.modes
+        ]
+    summary: dict[str, dict[str, list]] = {}
+    per_round = len(args.modes)
+    for first in range(0, len(runs), per_round):
+        round_runs = {run["mode"]: run for run in runs[first : first + per_round]}
         bare = round_runs.get("bare")
         for mode in ("found", "missed"):
             if bare and mode in round_runs:
                 run = round_runs[mode]
-                summary.setdefault(mode, []).append(
+                summary.setdefault(run["tree"], {}).setdefault(mode, []).append(
                     {
                         "cpu_ratio": round(run["cpu_s"] / bare["cpu_s"], 2),
                         "wall_ratio": round(run["wall_s"] / bare["wall_s"], 2),
@@ -275,13 +291,19 @@ def main() -> None:
         "rows": args.rows,
         "queries": args.queries,
         "dimension": args.dimension,
-        "tree": str(tree),
+        "trees": {label: str(tree) for label, tree in trees.items()},
         "runs": runs,
         "ratios": summary,
     }
     print(json.dumps(summary, indent=2))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+
+
+def _labelled(tree: str) -> tuple[str, Path]:
+    """``LABEL=DIR`` (or ``DIR``, labelled by itself) as the label and the checkout."""
+    label, _, folder = tree.rpartition("=")
+    return label or folder, Path(folder).resolve()
 
 
 if __name__ == "__main__":

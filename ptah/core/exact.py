@@ -11,9 +11,13 @@ rows, and why a missed key's rank takes a second pass: docs/design.md ("Exact se
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
+from typing import TypeVar
 
 import numpy as np
 
@@ -26,6 +30,7 @@ from ptah.core.ranking import (
     _check_depth,
     _check_not_nan,
     _order,
+    finite_scores,
     margins,
     pair_scores,
     query_blocks,
@@ -33,6 +38,8 @@ from ptah.core.ranking import (
 )
 
 _PARTITIONED = 32  # queries whose float32 scores are partitioned, or masked, at once
+_T = TypeVar("_T")
+_SAMPLED = 1 << 13  # columns whose reach-th largest score bounds a row's from below (_reach_th)
 
 
 @dataclass
@@ -124,6 +131,9 @@ class ExactRanking:
         self._vectors = np.ascontiguousarray(queries)
         # the scores one block of queries may hold at once; a test sets it to exercise the blocks
         self.budget = BLOCK_SCORES
+        # parts of a block of queries whose candidates and counts are settled at once, on threads
+        # of their own (the cores BLAS used for the product); a test sets it
+        self.threads = _cores()
         self._expected = expected is not None
         self._queries = []
         for i, k in enumerate(ks):
@@ -192,23 +202,50 @@ class ExactRanking:
         self._block += 1
         self.rows += len(keys)
         margin = margins(self._vectors, rows)
+        finite = finite_scores(margin, rows.shape[1])  # no score NaN: no pass looking for one
         positions = self._positions(keys)
         for start, stop in query_blocks(len(self._queries), len(keys), self.budget):
             approximate = self._vectors[start:stop] @ rows.T
-            _check_not_nan(approximate)
+            if not finite:
+                _check_not_nan(approximate)
             self._watch(start, stop, rows, positions)
-            chosen = self._candidates(start, stop, approximate, margin, rows)
-            self._count_better(
-                range(start, stop),
-                approximate,
+            parts = _parts(start, stop, self.threads)
+            settled = _at_once(
+                [
+                    partial(self._settle, first, last, approximate[first - start : last - start])
+                    for first, last in parts
+                ],
                 margin,
                 rows,
                 keys,
-                lambda query, key: key in query.better,
-                chosen,
             )
-            self._fold(start, stop, keys, chosen)
-            del approximate  # before the next product: one set of float32 scores at a time
+            for (first, last), chosen in zip(parts, settled):
+                self._fold(first, last, keys, chosen)
+            del approximate, settled  # before the next product: one set of float32 scores at a time
+
+    def _settle(
+        self,
+        start: int,
+        stop: int,
+        approximate: np.ndarray,
+        margin: np.ndarray,
+        rows: np.ndarray,
+        keys: Sequence[str],
+    ) -> _Candidates:
+        """The candidates of queries ``start..stop`` (their float32 scores ``approximate``) and
+        the rows above their asked keys, counted: all a query's work on a block but the fold,
+        touching no other query's state, so parts of a block of queries run at once."""
+        chosen = self._candidates(start, stop, approximate, margin, rows)
+        self._count_better(
+            range(start, stop),
+            approximate,
+            margin,
+            rows,
+            keys,
+            lambda query, key: key in query.better,
+            chosen,
+        )
+        return chosen
 
     def _positions(self, keys: Sequence[str]) -> dict[str, int]:
         """Each watched key of this block with its column (blocks are large; watched keys few)."""
@@ -266,7 +303,7 @@ class ExactRanking:
                 for first in range(0, len(unset), _PARTITIONED):
                     part = unset[first : first + _PARTITIONED]
                     chosen = part[reaches[first : first + _PARTITIONED] == reach]
-                    own = np.partition(approximate[chosen], n - reach, axis=1)[:, n - reach]
+                    own = _reach_th(_rows_of(approximate, chosen), reach)
                     floor[chosen] = own.astype(np.float64) - 2 * margin[start + chosen]
         number, column = _columns(_marks(approximate, _rounded(floor, -np.inf), strict=False))
         return _Candidates(
@@ -357,23 +394,23 @@ class ExactRanking:
         scores = np.array([self._score(number, key) for number, key in asked])
         lows = _rounded(scores - margin[numbers], -np.inf)
         highs = _rounded(scores + margin[numbers], np.inf)
-        # two float64 sums of the same exact products differ by at most 2**-29 of the float32
-        # margin (the unit roundoff 2**-53, not 2**-23, for each); twice that covers the rounding
-        # of the bounds themselves
-        close = margin[numbers] * 2.0**-28
+        # two float64 sums of the same exact products, each within gamma_d(2**-53) |q| max|v| of
+        # the exact value, differ by at most 2 d 2**-53 (1 + d 2**-53) |q| max|v|; the margin is at
+        # least d 2**-24 |q| max|v|, so 2**-27 of it, 4 d 2**-53 |q| max|v|, covers that and the
+        # rounding of the key's score plus or less it (within a margin of the float32 score of a
+        # row looked at here, the key's score is at most |q| max|v| (1 + 2 d 2**-24): rounded by
+        # at most 2**-53 of about that)
+        close = margin[numbers] * 2.0**-27
         own = np.stack([self._queries[number].vectors[key] for number, key in asked])
+        buffer = _buffer(min(len(asked), _PARTITIONED), len(rows))
         for every in _one_per_query(numbers):
             every = every[scanned[every]]
             for first in range(0, len(every), _PARTITIONED):  # a few queries' masks at a time
                 chosen = every[first : first + _PARTITIONED]
-                local = numbers[chosen] - start
-                if local[-1] - local[0] + 1 == len(local):  # a range of queries: a view
-                    block = approximate[local[0] : local[-1] + 1]
-                else:
-                    block = approximate[local]
-                above = _marks(block, highs[chosen], strict=True)
-                over[chosen] += _ones(above)
-                which, column = _columns(_marks(block, lows[chosen], strict=False) & ~above)
+                block = _rows_of(approximate, numbers[chosen] - start)
+                above, within = _band(block, lows[chosen], highs[chosen], buffer)
+                over[chosen] += above
+                which, column = _columns(within)
                 pair = chosen[which]
                 # a float64 score summed in any order is within close of pair_scores': only the
                 # rows that close to the key's score need its order
@@ -526,6 +563,60 @@ def _rounded(bounds: np.ndarray, side: float) -> np.ndarray:
     )
 
 
+def _cores() -> int:
+    """The CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _parts(start: int, stop: int, count: int) -> list[tuple[int, int]]:
+    """``range(start, stop)`` in at most ``count`` ranges of about equal size, in order, each of
+    at least ``_PARTITIONED`` queries when there are that many."""
+    count = max(1, min(count, (stop - start) // _PARTITIONED))
+    bounds = [start + (stop - start) * i // count for i in range(count + 1)]
+    return list(zip(bounds, bounds[1:]))
+
+
+def _at_once(work: list[Callable[..., _T]], *arguments) -> list[_T]:
+    """Each of ``work`` called with ``arguments``, all at once: the first on this thread, the
+    others on threads of their own; their results, in order (an exception of any is raised
+    here, once all are done). NumPy lets go of the GIL in its loops, so they share the cores."""
+    if len(work) == 1:
+        return [work[0](*arguments)]
+    with ThreadPoolExecutor(max_workers=len(work) - 1) as pool:
+        others = [pool.submit(each, *arguments) for each in work[1:]]
+        first = work[0](*arguments)
+        return [first, *(other.result() for other in others)]
+
+
+def _rows_of(scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``scores[rows]`` (``rows`` ascending): a view when they are a range, as they mostly are."""
+    if len(rows) and rows[-1] - rows[0] + 1 == len(rows):
+        return scores[rows[0] : rows[-1] + 1]
+    return scores[rows]
+
+
+def _reach_th(scores: np.ndarray, reach: int) -> np.ndarray:
+    """Each row's ``reach``-th largest float32 score (``reach`` at most the row's length): what
+    ``np.partition(scores, n - reach, axis=1)[:, n - reach]`` gives, for about an eighth of its
+    work.
+
+    The ``reach``-th largest of the first ``max(reach, _SAMPLED)`` columns is
+    at most the row's own, so the row's ``reach`` largest scores are among
+    those at or above it (about ``reach`` times the share the sample is of
+    the row), and the ``reach``-th largest of those is the row's.
+    """
+    q, n = scores.shape
+    if q == 0:
+        return np.empty(0, dtype=scores.dtype)
+    sample = min(n, max(reach, _SAMPLED))
+    low = np.partition(scores[:, :sample], sample - reach, axis=1)[:, sample - reach]
+    row, column = _columns(_marks(scores, low, strict=False))  # row ascending
+    values = scores[row, column]
+    # each row's scores together (where they were), largest first
+    order = np.lexsort((-values, row))
+    return values[order][np.searchsorted(row, np.arange(q)) + reach - 1]
+
+
 def _marks(scores: np.ndarray, bounds: np.ndarray, *, strict: bool) -> np.ndarray:
     """Which float32 ``scores`` (q, n) are above (``strict``) or at least their row's ``bounds``, as
     bits: row i's columns packed 64 to a word (uint64, (q, ceil(n / 64)), the bits past n clear).
@@ -534,9 +625,8 @@ def _marks(scores: np.ndarray, bounds: np.ndarray, *, strict: bool) -> np.ndarra
     queries is never held; the words are an eighth of it and found set in a pass over them.
     """
     q, n = scores.shape
-    width = -(-n // 64) * 64
-    words = np.empty((q, width // 64), dtype=np.uint64)
-    buffer = np.zeros((min(q, _PARTITIONED), width), dtype=bool)
+    words = np.empty((q, -(-n // 64)), dtype=np.uint64)
+    buffer = _buffer(min(q, _PARTITIONED), n)
     compare = np.greater if strict else np.greater_equal
     for first in range(0, q, _PARTITIONED):
         last = min(q, first + _PARTITIONED)
@@ -544,6 +634,29 @@ def _marks(scores: np.ndarray, bounds: np.ndarray, *, strict: bool) -> np.ndarra
         compare(scores[first:last], bounds[first:last, None], out=mask[:, :n])
         words[first:last] = np.packbits(mask, axis=1).view(np.uint64)
     return words
+
+
+def _buffer(rows: int, columns: int) -> np.ndarray:
+    """A mask for :func:`_marks` and :func:`_band`: ``rows`` of ``columns`` rounded up to 64, the
+    columns past ``columns`` clear (and left so)."""
+    return np.zeros((rows, -(-columns // 64) * 64), dtype=bool)
+
+
+def _band(
+    scores: np.ndarray, lows: np.ndarray, highs: np.ndarray, buffer: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each row of float32 ``scores`` (q, n): how many are above its ``highs`` bound, and, as
+    :func:`_marks`'s words, which are at least its ``lows`` and not above ``highs``. One comparison
+    of each kind, made into ``buffer`` (:func:`_buffer` of at least q rows and n columns)."""
+    q, n = scores.shape
+    mask = buffer[:q]
+    np.greater(scores, highs[:, None], out=mask[:, :n])
+    above = np.packbits(mask, axis=1).view(np.uint64)
+    counts = _ones(above)
+    np.greater_equal(scores, lows[:, None], out=mask[:, :n])
+    within = np.packbits(mask, axis=1).view(np.uint64)
+    within &= np.invert(above, out=above)
+    return counts, within
 
 
 def _columns(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -321,22 +321,57 @@ def pair_scores(
 
 def margins(queries: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """For each query, how far a float32 score of it against any of ``rows`` can be from its float64
-    score.
+    score (:func:`pair_scores`).
 
-    ``(d + 2) * 2**-23 * |q| * max|v|``: twice the float32 error bound of a dot product of
-    length d plus the float64 one. So a row whose float64 score reaches T has a float32 score of at
-    least ``T - margin``, and any row of the top r (by float64 score) of a block whose float32
-    scores put r rows at or above t has a float32 score of at least ``t - 2 x margin``. The squared
-    lengths are float32 sums, so they are taken larger by their own worst rounding,
-    ``(1 + d * 2**-23)``; an empty block of rows has margin 0.
+    A float32 dot product of length d, summed in any order (recursive,
+    pairwise, blocked, with or without fused multiply-adds: whatever the BLAS
+    kernel does), is within ``gamma_d * sum |q_i v_i|`` of the exact value,
+    ``gamma_d = d u / (1 - d u)`` with the unit roundoff ``u = 2**-24``
+    (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., section
+    3.1, (3.4)-(3.5): each product goes through at most d roundings, one
+    multiplication and at most d - 1 additions, in any summation tree); and
+    ``sum |q_i v_i| <= |q| |v|`` (Cauchy-Schwarz). The float64 score's products
+    are exact and its sum is within the same bound with ``u = 2**-53``. So
+    ``(gamma_d(2**-24) + gamma_d(2**-53)) * |q| * max|v|``, about
+    ``d * 2**-24 * |q| * max|v|``, bounds the distance between the two, plus
+    ``d * 2**-149`` for products that fall below float32's normal range
+    (gradual underflow: each such product is off by at most 2**-150, and an
+    addition whose result is subnormal is exact).
+
+    So a row whose float64 score reaches T has a float32 score of at least
+    ``T - margin``, and any row of the top r (by float64 score) of a block
+    whose float32 scores put r rows at or above t has a float32 score of at
+    least ``t - 2 x margin``. The squared lengths are float32 sums, so they
+    are taken larger by ``d * 2**-149`` (squares that underflow) and then by
+    ``(1 + (d + 2) * 2**-23)``, more than their own worst rounding
+    ``1 / (1 - gamma_d)`` and the float64 roundings of the margin itself; an
+    empty block of rows has margin 0. A margin that is not finite means some
+    vector is not (or its squared length overflows float32).
     """
     dimension = queries.shape[1]
     if len(rows) == 0 or dimension == 0:
         return np.zeros(len(queries), dtype=np.float64)
-    slack = 1 + (dimension + 2) * 2.0**-23
-    largest = np.sqrt(float(np.max(np.einsum("ij,ij->i", rows, rows))) * slack)
-    lengths = np.sqrt(np.einsum("ij,ij->i", queries, queries).astype(np.float64) * slack)
-    return (dimension + 2) * 2.0**-23 * slack * lengths * largest
+    slack, underflow = 1 + (dimension + 2) * 2.0**-23, dimension * 2.0**-149
+    largest = np.sqrt((float(np.max(np.einsum("ij,ij->i", rows, rows))) + underflow) * slack)
+    squares = np.einsum("ij,ij->i", queries, queries).astype(np.float64)
+    return _gamma(dimension) * slack * np.sqrt((squares + underflow) * slack) * largest + underflow
+
+
+def _gamma(dimension: int) -> float:
+    """``gamma_d(2**-24) + gamma_d(2**-53)``, the relative bound of :func:`margins` (infinite
+    from d = 2**24 on, where the bound says nothing)."""
+    float32, float64 = dimension * 2.0**-24, dimension * 2.0**-53
+    return float32 / (1 - float32) + float64 / (1 - float64) if float32 < 1 else np.inf
+
+
+def finite_scores(margin: np.ndarray, dimension: int) -> bool:
+    """Whether no float32 score within ``margin`` (:func:`margins`) can be NaN or infinite: every
+    vector is finite and ``|q| * max|v|`` is at most 2**126, so no product or partial sum of a
+    float32 dot product (at most ``(1 + gamma_d) * |q| * max|v|``) reaches float32's largest
+    value, 2**128 less a step."""
+    return bool(np.isfinite(margin).all()) and (
+        not len(margin) or float(margin.max()) <= _gamma(dimension) * 2.0**126
+    )
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
@@ -358,9 +393,28 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
 
 def _dots(rows: np.ndarray, other: np.ndarray) -> np.ndarray:
     """Each row's float64 dot product with ``other`` (a row of its own each, or one row for all):
-    the exact products added in dimension order."""
+    the exact products added in dimension order.
+
+    Few rows: ``np.add.accumulate`` along each (every step adds the next
+    product to the sum so far, one row after another). Many: the same
+    additions a dimension at a time across ``_ACROSS`` rows, so the CPU adds
+    many independent sums at once instead of waiting on each one's last
+    addition (the same operations in the same order: the same bits).
+    """
     products = np.multiply(rows, other, dtype=np.float64)
-    if products.shape[1] == 0:
-        return np.zeros(len(products))
-    np.add.accumulate(products, axis=1, out=products)
-    return products[:, -1]
+    count, dimension = products.shape
+    if dimension == 0:
+        return np.zeros(count)
+    if count < _FEW:
+        np.add.accumulate(products, axis=1, out=products)
+        return products[:, -1]
+    sums = products[:, 0].copy()
+    for first in range(0, count, _ACROSS):
+        part, block = sums[first : first + _ACROSS], products[first : first + _ACROSS]
+        for column in range(1, dimension):
+            np.add(part, block[:, column], out=part)
+    return sums
+
+
+_FEW = 1 << 8  # rows below which each row's sum is accumulated along it
+_ACROSS = 1 << 10  # rows summed a dimension at a time together (their products stay in cache)

@@ -279,3 +279,29 @@ def test_nan_shapes_and_dtypes_are_refused():
         ranking.add(["a"], np.array([[0.5]], dtype=np.float64))
     with pytest.raises(ValueError, match="queries must be a 2-D float32 array"):
         ExactRanking(np.ones(3, np.float32), [1])
+
+
+@pytest.mark.parametrize("kind", ["random", "near", "integer"])
+def test_parts_of_a_block_of_queries_settled_on_threads_rank_as_one(kind):
+    generator, rng = np.random.default_rng(21), random.Random(21)
+    queries, rows = data(kind, generator, 100, 1_500, 16)
+    keys = [f"row-{i:05d}" for i in range(len(rows))]
+    options = wanted(rng, keys, len(queries), len(rows))
+    options["ks"] = [rng.randrange(1, 6) for _ in range(len(queries))]  # most asked keys missed
+    options["reach"] = list(options["ks"])
+    columns = {key: column for column, key in enumerate(keys)}
+    given = {
+        key: rows[columns[key]]
+        for chosen in options["asked"][::2]
+        for key in chosen
+        if key in columns
+    }
+    expected = rank_many(every_pair(queries, rows), keys, **options)
+    for threads in (1, 2, 3, 8):  # 100 queries: at most 3 parts of 32 or more
+        ranking = ExactRanking(queries, asked_vectors=given, **options)
+        ranking.threads = threads
+        for first in range(0, len(rows), 400):
+            ranking.add(keys[first : first + 400], rows[first : first + 400])
+        for first in range(0, 400 * ranking.recount(), 400):
+            ranking.count(keys[first : first + 400], rows[first : first + 400])
+        assert ranking.rankings() == expected

@@ -10,12 +10,22 @@ never against the bits of one BLAS product.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
 from ptah.core import ranking
-from ptah.core.ranking import BLOCK_SCORES, margins, normalize_rows, pair_scores, query_blocks
+from ptah.core.exact import ExactRanking
+from ptah.core.ranking import (
+    BLOCK_SCORES,
+    finite_scores,
+    margins,
+    normalize_rows,
+    pair_scores,
+    query_blocks,
+)
 from tests.core.test_exact import data, every_pair
 
 # --- the plan -------------------------------------------------------------
@@ -74,6 +84,18 @@ def test_a_pair_score_is_the_exact_products_added_in_dimension_order():
             assert got[i, j] == total
 
 
+def test_many_pair_scores_at_once_are_the_products_added_in_dimension_order_too():
+    rng = np.random.default_rng(5)
+    queries, rows = data("near", rng, 3, 1_100, 37)  # 3,300 pairs: summed across, in 4 parts
+    got = every_pair(queries, rows)
+    for i in range(3):
+        for j in range(1_100):
+            total = 0.0
+            for a, b in zip(queries[i].tolist(), rows[j].tolist()):
+                total += a * b
+            assert got[i, j] == total
+
+
 def test_a_pair_score_does_not_depend_on_the_other_pairs_or_how_many_are_scored_at_once(
     monkeypatch,
 ):
@@ -106,6 +128,95 @@ def test_float32_products_stay_within_the_margin_of_the_pair_score(kind, dimensi
 
 def test_margins_of_an_empty_block_are_zero():
     assert margins(np.ones((2, 3), np.float32), np.ones((0, 3), np.float32)).tolist() == [0.0, 0.0]
+
+
+def gamma(dimension: int, unit: Fraction) -> Fraction:
+    """Higham's gamma_d for unit roundoff ``unit``, exactly."""
+    return dimension * unit / (1 - dimension * unit)
+
+
+@pytest.mark.parametrize("dimension", [1, 4, 384, 4096])
+def test_the_margin_is_the_float32_and_float64_bounds_and_no_more(dimension):
+    # |q| = 2 sqrt(d) and max|v| = sqrt(d): both squared lengths are exact in float32
+    queries = np.full((2, dimension), 2, np.float32)
+    queries[1] = 0  # a zero query
+    rows = np.ones((3, dimension), np.float32)
+    bound = (gamma(dimension, Fraction(1, 2**24)) + gamma(dimension, Fraction(1, 2**53))) * 2
+    bound *= dimension
+    underflow = Fraction(dimension, 2**149)
+    widths = margins(queries, rows)
+    # no less than the bound; more only by the lengths' slack (float32 squared lengths) and the
+    # float64 roundings of the margin's own arithmetic
+    slack = Fraction(1 + (dimension + 2) * 2.0**-23)
+    assert bound + underflow <= Fraction(widths[0])
+    assert Fraction(widths[0]) <= (bound + underflow) * slack**2 * (1 + Fraction(1, 2**44))
+    assert underflow < Fraction(widths[1]) < Fraction(1, 10**20)  # a zero query: little but that
+    # against (d + 2) 2**-23 |q| max|v| before: d / (2 (d + 2)) of it, about half
+    before = (dimension + 2) * 2.0**-23 * 2 * dimension
+    assert widths[0] / before == pytest.approx(dimension / (2 * (dimension + 2)), rel=2e-3)
+
+
+def test_the_margin_holds_for_rows_whose_squared_lengths_underflow_float32():
+    # rows of 1e-24 a component: their squares, 1e-48, are below float32's smallest; the queries'
+    # 1e17 make the scores about 1e-7, rounded as any float32 sum is
+    rng = np.random.default_rng(8)
+    queries = (rng.choice([-1.0, 1.0], size=(4, 384)) * 1e17).astype(np.float32)
+    rows = (rng.standard_normal((50, 384)) * 1e-24).astype(np.float32)
+    assert float(np.max(np.einsum("ij,ij->i", rows, rows))) < 1e-40
+    error = np.abs(queries @ rows.T - every_pair(queries, rows))
+    assert error.max() > 0
+    assert (error <= margins(queries, rows)[:, None]).all()
+
+
+def test_the_margin_holds_where_one_rounding_of_a_float32_sum_is_half_a_step():
+    # 1 + (2**-24 + 2**-47) rounds up to 1 + 2**-23 in float32: an error of almost 2**-24, in any
+    # order, against a margin of about 2 x 2**-24
+    queries = np.array([[1, 1]], np.float32)
+    rows = np.array([[1, 2.0**-24 + 2.0**-47]], np.float32)
+    product = queries @ rows.T
+    exact = every_pair(queries, rows)
+    assert float(product[0, 0]) == 1 + 2.0**-23
+    assert float(exact[0, 0]) == 1 + 2.0**-24 + 2.0**-47
+    assert 0.3 < (product[0, 0] - exact[0, 0]) / margins(queries, rows)[0] < 0.4
+
+
+@pytest.mark.parametrize(
+    "query, row, finite",
+    [
+        ([1, 1], [1, -1], True),
+        ([2.0**63, 0], [1, 0], True),  # |q| max|v| = 2**63
+        ([2.0**63, 0], [2.0**63, 0], False),  # 2**126 (times the lengths' slack): just over
+        ([2.0**62, 0], [2.0**63, 0], True),  # 2**125
+        ([2.0**64, 2.0**64], [2.0**64, -(2.0**64)], False),  # products overflow: inf - inf
+        ([np.nan, 1], [1, 1], False),
+        ([1, 1], [np.inf, 1], False),
+        ([0, 0], [0, 0], True),
+    ],
+)
+def test_scores_are_finite_unless_a_vector_is_not_or_too_long(query, row, finite):
+    queries, rows = np.array([query, [1, 0]], np.float32), np.array([row, [0, 1]], np.float32)
+    assert finite_scores(margins(queries, rows), 2) is finite
+    if finite:  # what it promises: every float32 score is a number
+        assert np.isfinite(queries @ rows.T).all()
+
+
+def test_exact_search_still_refuses_the_nan_of_finite_vectors_whose_products_overflow():
+    queries = np.array([[2.0**64, 2.0**64]], np.float32)  # finite; q . v is inf - inf
+    ranking = ExactRanking(queries, [1])
+    ranking.add(["a"], np.array([[1, 1]], np.float32))  # 2**65: |q| |v| far below 2**126
+    with np.errstate(over="ignore", invalid="ignore"):
+        with pytest.raises(ValueError, match="scores contain NaN"):
+            ranking.add(["b"], np.array([[2.0**64, -(2.0**64)]], np.float32))
+
+
+def test_scores_are_finite_up_to_the_bound_exactly():
+    limit = ranking._gamma(3) * 2.0**126
+    assert finite_scores(np.array([0.0, limit]), 3)
+    assert not finite_scores(np.array([0.0, np.nextafter(limit, np.inf)]), 3)
+    assert finite_scores(np.zeros(0), 3)
+    assert finite_scores(np.zeros(2), 0)
+    assert ranking._gamma(2**24) == np.inf
+    assert ranking._gamma(1) == 2.0**-24 / (1 - 2.0**-24) + 2.0**-53 / (1 - 2.0**-53)
 
 
 # --- unit rows ------------------------------------------------------------
