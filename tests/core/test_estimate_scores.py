@@ -12,7 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ptah.core.corpus import Case
-from ptah.core.estimate import PairedCase, completions, extremes, flip_count
+
+# _best_first is the combinatorics of a "first" measure, unchanged: the oracle shares it and
+# differs in how each set is scored
+from ptah.core.estimate import PairedCase, _best_first, completions, extremes, flip_count
 from ptah.core.judged import high_grades
 from ptah.core.measures import Measure
 from ptah.core.report import measure_case
@@ -71,8 +74,8 @@ def oracle_extremes(case, measure, alone=False):
         before = [scored(measure, case.reference, case.grades, case.k, [key]) for key in holes]
         after0 = scored(measure, case.candidate, case.grades, case.k)
         before0 = scored(measure, case.reference, case.grades, case.k)
-        highest = [base] + best_first(after, before, after0, before0)
-        lowest = [base] + [-value for value in best_first(before, after, before0, after0)]
+        highest = [base] + _best_first(after, before, after0, before0)
+        lowest = [base] + [-value for value in _best_first(before, after, before0, after0)]
         return lowest, highest, True
     if len(holes) <= 10:
         lowest, highest = [], []
@@ -82,17 +85,6 @@ def oracle_extremes(case, measure, alone=False):
             highest.append(max(found))
         return lowest, highest, True
     return [base, -1.0], [base, 1.0], False
-
-
-def best_first(gain, loss, gain0, loss0):
-    order = sorted(range(len(gain)), key=lambda index: loss[index])
-    values, best = [], gain0
-    for index in order:
-        best = max(best, gain[index])
-        values.append(best - max(loss0, loss[index]))
-    for position in range(len(values) - 2, -1, -1):
-        values[position] = max(values[position], values[position + 1])
-    return values
 
 
 def oracle_completions(result, measure):
