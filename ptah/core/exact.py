@@ -133,7 +133,7 @@ class ExactRanking:
         self.budget = BLOCK_SCORES
         # parts of a block of queries whose candidates and counts are settled at once, on threads
         # of their own (the cores BLAS used for the product); a test sets it
-        self.threads = _cores()
+        self.threads = usable_cpus()
         self._expected = expected is not None
         self._queries = []
         for i, k in enumerate(ks):
@@ -563,9 +563,10 @@ def _rounded(bounds: np.ndarray, side: float) -> np.ndarray:
     )
 
 
-def _cores() -> int:
-    """The CPUs this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, where the system says), else all of them."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 def _parts(start: int, stop: int, count: int) -> list[tuple[int, int]]:

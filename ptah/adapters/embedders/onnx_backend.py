@@ -47,6 +47,7 @@ from ptah.adapters.embedders.sentence_transformers import (
 )
 from ptah.adapters.files import replacing_entry, write_text_atomically
 from ptah.core.errors import InputError, ModelUnavailable, OutputRefused, OutputUnwritable
+from ptah.core.exact import usable_cpus
 
 if TYPE_CHECKING:
     from ptah.core.spec import GenerationSettings
@@ -227,12 +228,6 @@ def session_options():
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
     options.enable_mem_pattern = False
     return options
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity, where the system says), else all of them."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 class _Exports:
