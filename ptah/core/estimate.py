@@ -77,11 +77,13 @@ class PairedCase:
     def delta(self, measure: Measure, relevant_holes: Sequence[str] = ()) -> float | None:
         """The candidate's value minus the reference's with ``relevant_holes`` relevant at the top
         grade."""
-        grades = high_grades(self.grades, relevant_holes)
-        after, before = measure.kind.pair(
-            self.candidate, self.reference, grades, measure.depth(self.k)
+        scores = _Scores(
+            measure, self.k, (self.candidate, self.reference), self.grades, relevant_holes
         )
-        return None if after is None or before is None else after - before
+        if not scores.relevant:
+            return None
+        after, before = scores.values(relevant_holes)
+        return after - before
 
     @classmethod
     def of(cls, before: CaseResult, after: CaseResult) -> PairedCase:
@@ -148,7 +150,7 @@ class _Scores:
             return self.relevant
         if self.apart:
             return self.relevant | dict.fromkeys(chosen, float(self.high))
-        graded = {**self.grades, **dict.fromkeys(chosen, self.high)}
+        graded = high_grades(self.grades, chosen)
         return {key: float(grade) for key, grade in graded.items() if grade > 0}
 
 

@@ -71,17 +71,6 @@ class MeasureKind:
             return None
         return self.score(top, relevant, k)
 
-    def pair(
-        self, first: Sequence[str], second: Sequence[str], grades: Mapping[str, float], k: int
-    ) -> tuple[float | None, float | None]:
-        """This measure of two rankings under the same grades, which are checked once: what two
-        calls give."""
-        top, relevant = _prepared(first, grades, k)
-        other = _top(second, k)
-        if not relevant:
-            return None, None
-        return self.score(top, relevant, k), self.score(other, relevant, k)
-
     def split(
         self, ranking: Sequence[str], grades: Mapping[str, float], k: int
     ) -> tuple[float, float] | None:
@@ -392,8 +381,8 @@ def _prepared(
 def checked(
     rankings: Sequence[Sequence[str]], grades: Mapping[str, float], k: int
 ) -> tuple[list[Sequence[str]], dict[str, float]]:
-    """Each ranking cut at k and the relevant keys' grades, checked as :meth:`MeasureKind.pair`
-    checks them (ValueError otherwise): for a caller that measures the same rankings under many
+    """Each ranking cut at k and the relevant keys' grades, checked as calling a kind checks
+    them (ValueError otherwise): for a caller that measures the same rankings under many
     grades, calling a kind's ``score`` itself."""
     top, relevant = _prepared(rankings[0], grades, k)
     return [top, *(_top(ranking, k) for ranking in rankings[1:])], relevant
