@@ -1,6 +1,6 @@
 """The intervals however the holes are judged, and the extremes of a comparison, measured with the
 rankings and grades checked once: the same floats, bit for bit, as measuring every set of holes
-through ``Measure.score`` (the computation as it was before, kept below as the oracle), and the
+through ``Measure.score`` (the scoring as it was before, kept below as the oracle), and the
 true least and greatest over every subset."""
 
 from __future__ import annotations
@@ -13,9 +13,17 @@ from hypothesis import strategies as st
 
 from ptah.core.corpus import Case
 
-# _best_first is the combinatorics of a "first" measure, unchanged: the oracle shares it and
-# differs in how each set is scored
-from ptah.core.estimate import PairedCase, _best_first, completions, extremes, flip_count
+# which sets of holes bound the value (_sum_extremes, _best_first, _enumerated) is shared with the
+# code: the oracle differs in how each set is scored
+from ptah.core.estimate import (
+    PairedCase,
+    _best_first,
+    _enumerated,
+    _sum_extremes,
+    completions,
+    extremes,
+    flip_count,
+)
 from ptah.core.judged import high_grades
 from ptah.core.measures import Measure
 from ptah.core.report import measure_case
@@ -56,19 +64,7 @@ def oracle_extremes(case, measure, alone=False):
     if not holes:
         return [base], [base], True
     if structure == "sum":
-        own = {key: delta([key]) for key in holes}
-        ordered = sorted(holes, key=lambda key: (own[key], key))
-        lowest, highest = [base], [base]
-        for j in range(1, len(ordered) + 1):
-            if j == 1:
-                low, high = own[ordered[0]], own[ordered[-1]]
-            elif j == len(ordered):
-                low = high = delta(ordered)
-            else:
-                low, high = delta(ordered[:j]), delta(ordered[-j:])
-            lowest.append(low)
-            highest.append(high)
-        return lowest, highest, True
+        return _sum_extremes(holes, delta, base)
     if structure == "first":
         after = [scored(measure, case.candidate, case.grades, case.k, [key]) for key in holes]
         before = [scored(measure, case.reference, case.grades, case.k, [key]) for key in holes]
@@ -78,12 +74,7 @@ def oracle_extremes(case, measure, alone=False):
         lowest = [base] + [-value for value in _best_first(before, after, before0, after0)]
         return lowest, highest, True
     if len(holes) <= 10:
-        lowest, highest = [], []
-        for j in range(len(holes) + 1):
-            found = [delta(chosen) for chosen in itertools.combinations(holes, j)]
-            lowest.append(min(found))
-            highest.append(max(found))
-        return lowest, highest, True
+        return _enumerated(holes, delta)
     return [base, -1.0], [base, 1.0], False
 
 
