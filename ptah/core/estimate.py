@@ -168,14 +168,29 @@ def extremes(case: PairedCase, measure: Measure) -> tuple[list[float], list[floa
     base = delta(())
     holes = case.holes
     structure = measure.kind.holes if measure.depth(case.k) <= case.k else None
+    return _by_structure(
+        holes, delta, base, structure, lambda: _first_extremes(holes, scores, base)
+    )
+
+
+def _by_structure(
+    holes: Sequence[str],
+    value: Callable[[Sequence[str]], float],
+    base: float,
+    structure: str | None,
+    first: Callable[[], tuple[list[float], list[float], bool]],
+) -> tuple[list[float], list[float], bool]:
+    """The least and the greatest ``value`` with exactly 0, 1, ... of ``holes`` relevant, and
+    whether they are exact, by the measure's ``structure`` (``first``: what a "first" measure's
+    extremes are); ``base``, the value with none."""
     if not holes:
         return [base], [base], True
     if structure == "sum":
-        return _sum_extremes(holes, delta, base)
+        return _sum_extremes(holes, value, base)
     if structure == "first":
-        return _first_extremes(holes, scores, base)
+        return first()
     if len(holes) <= BRUTE_FORCE_HOLES:
-        return _enumerated(holes, delta)
+        return _enumerated(holes, value)
     return [base, -1.0], [base, 1.0], False
 
 
@@ -304,17 +319,15 @@ def _completions(
     value = scores.first
     base = value(())
     structure = kind.holes if measure.depth(k) <= k else None
-    if not holes:
-        return base, base
-    if structure == "first":  # the largest of the value and each relevant hole's own value
-        return base, max([base, *(value([key]) for key in holes)])
-    if structure == "sum":
-        lowest, highest, _ = _sum_extremes(holes, value, base)
-    elif len(holes) <= BRUTE_FORCE_HOLES:
-        lowest, highest, _ = _enumerated(holes, value)
-    else:
-        return 0.0, 1.0
-    return min(lowest), max(highest)
+    lowest, highest, exact = _by_structure(
+        holes,
+        value,
+        base,
+        structure,
+        # one ranking: the largest of its value and each relevant hole's own value
+        lambda: ([base], [base, *(value([key]) for key in holes)], True),
+    )
+    return (min(lowest), max(highest)) if exact else (0.0, 1.0)
 
 
 def mean_completions(cases: Sequence[CaseResult], measure: Measure) -> tuple[float, float] | None:
